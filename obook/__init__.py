@@ -1,0 +1,53 @@
+"""obook: replay exchange market-data feeds through limit order books into Arrow,
+DuckDB, polars and Parquet.
+
+    >>> import obook
+    >>> reader = obook.bbo("12302019.NASDAQ_ITCH50.gz", workers=2)   # pyarrow.RecordBatchReader
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
+from .schema import bbo_schema, itch_message_schema
+
+__version__ = "0.1.0"
+logging.getLogger("obook").addHandler(logging.NullHandler())
+
+
+def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
+        stats: dict | None = None):
+    """Replay a feed and stream its BBO rows (``bbo_schema``) as a ``pyarrow.RecordBatchReader``.
+
+    ``workers``: processes that apply the books (default: one per core, at most 8;
+    1 runs in this process). ``format``: "itch" or "csv" (default: detected).
+    ``on_error``: "raise" stops at the first failing record after delivering every
+    earlier row; "skip" applies the tolerant rules and counts what it skipped.
+    ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).
+    """
+    from .engine.replay import Replay
+
+    replay = Replay(path, workers=workers, format=format, on_error=on_error)
+    if stats is None:
+        return replay.reader()
+
+    def batches():
+        yield from replay.batches()
+        stats.update(replay.stats)
+
+    import pyarrow as pa
+    return pa.RecordBatchReader.from_batches(bbo_schema, batches())
+
+
+def read_itch(path):
+    """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
+    from .feeds.itch_messages import read_itch as _read
+
+    return _read(path)
+
+
+__all__ = [
+    "bbo", "read_itch", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
+]

@@ -1,0 +1,6 @@
+"""numba kernels: arrays and scalars in, counts and status codes out.
+
+Every kernel is ``@njit(cache=True)`` and small; the Python layer turns the
+status codes into exceptions. Kernels live in their own modules so that
+``cache=True`` (keyed on the source file) is not invalidated by driver edits.
+"""

@@ -1,0 +1,419 @@
+"""The limit order book kernels: orders, price levels, sides, and apply_events.
+
+State is a handful of flat arrays (see obook.engine.books.BookState):
+
+- ``lv[L, 4]``: price levels: price, total shares, order count, owner (book*2 + side).
+- ``sides[B*2, 3]``: per book and side, a segment of ``pool``: start, len, cap.
+- ``pool[P, 2]``: side segments of (sort key, level); sorted by key, best at the end
+  (key = price for bids, -price for asks). Segments have power-of-two sizes and
+  freed ones are kept on per-size free lists (``seg_free``).
+- ``pages[G * PAGE]``: the paged direct order index for refs < 2**32: ``page_dir``
+  maps ``ref >> PAGE_BITS`` to a page, ``page_live`` counts live orders of a page
+  (freed at 0). An entry is ``shares << 32 | level + 1`` (0 = empty).
+- ``ov_key[O, 2]`` / ``ov_val[O]`` / ``ov_state[O]``: an open-addressing table for
+  orders the direct index can't hold (refs >= 2**32, or a ref live in two books).
+- ``st``: scalar counters (indices ST_*).
+
+Every kernel returns a status; nothing raises; NEED_ROOM asks the caller to grow
+an array and call again from the returned position (no event is half applied).
+"""
+
+import numpy as np
+from numba import njit
+
+from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_DELETE, ACT_EXEC,
+                     ACT_EXEC_CLAMP, ACT_REDUCE_TO, ACT_REPLACE, ERR_DUPLICATE_REF,
+                     ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF, ERR_ZERO_ADD,
+                     NEED_ROOM, OK)
+
+PAGE_BITS = 12
+PAGE = 1 << PAGE_BITS
+DIRECT_REFS = 1 << 32
+# st[] indices
+ST_LV_TOP = 0      # levels ever handed out
+ST_LV_FREE = 1     # free level ids on the lv_free stack
+ST_POOL_TOP = 2
+ST_PAGE_TOP = 3
+ST_PAGE_FREE = 4
+ST_OV_USED = 5     # live entries in the overflow table
+ST_OV_FILL = 6     # live + tombstones
+ST_LIVE = 7        # live orders
+ST_WIDTH = 8
+# what NEED_ROOM asks for (the returned detail)
+ROOM_LEVELS = 1
+ROOM_POOL = 2
+ROOM_PAGES = 3
+ROOM_OVERFLOW = 4
+ROOM_BOOKS = 5
+ROOM_ROWS = 6
+
+LV_PRICE = 0
+LV_QTY = 1
+LV_COUNT = 2
+LV_OWNER = 3
+
+
+@njit(cache=True, inline="always")
+def _u(i):
+    return np.uint64(i)
+
+
+@njit(cache=True)
+def _ov_slot(ov_key, ov_state, book, ref, for_insert):
+    """Slot of (book, ref) in the overflow table; with for_insert, the first reusable slot."""
+    mask = ov_key.shape[0] - 1
+    h = (np.uint64(ref) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(book) * np.uint64(0xC2B2AE3D27D4EB4F))
+    i = np.int64((h >> np.uint64(20)) & np.uint64(mask))
+    first_free = -1
+    while True:
+        s = ov_state[_u(i)]
+        if s == 0:
+            if for_insert:
+                return first_free if first_free >= 0 else i
+            return -1
+        if s == 2:
+            if first_free < 0:
+                first_free = i
+        elif ov_key[_u(i), 0] == book and ov_key[_u(i), 1] == ref:
+            return i
+        i = (i + 1) & mask
+
+
+@njit(cache=True)
+def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
+    """Address of the live order (book, ref): >= 0 in pages, <= -2 in overflow, -1 if none."""
+    if 0 <= ref < DIRECT_REFS:
+        p = page_dir[_u(ref >> PAGE_BITS)]
+        if p >= 0:
+            a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
+            e = pages[_u(a)]
+            if e != 0 and (lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] >> 1) == book:
+                return a
+    if st[ST_OV_USED] > 0:
+        s = _ov_slot(ov_key, ov_state, book, ref, False)
+        if s >= 0:
+            return -2 - s
+    return -1
+
+
+@njit(cache=True)
+def order_room(ref, pages, page_dir, ov_key, st):
+    """0 if an order with this ref can be inserted now, else the ROOM_* to grow."""
+    if st[ST_OV_FILL] * 2 + 2 > ov_key.shape[0]:
+        return ROOM_OVERFLOW
+    if 0 <= ref < DIRECT_REFS and page_dir[_u(ref >> PAGE_BITS)] < 0:
+        if st[ST_PAGE_FREE] == 0 and (st[ST_PAGE_TOP] + 1) * PAGE > pages.shape[0]:
+            return ROOM_PAGES
+    return 0
+
+
+@njit(cache=True)
+def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_free,
+                 ov_key, ov_val, ov_state, st):
+    """Store a new order's entry (room checked by order_room; (book, ref) not live)."""
+    st[ST_LIVE] += 1
+    if 0 <= ref < DIRECT_REFS:
+        pn = ref >> PAGE_BITS
+        p = page_dir[_u(pn)]
+        if p < 0:
+            if st[ST_PAGE_FREE] > 0:
+                st[ST_PAGE_FREE] -= 1
+                p = page_free[_u(st[ST_PAGE_FREE])]
+            else:
+                p = st[ST_PAGE_TOP]
+                st[ST_PAGE_TOP] += 1
+            page_dir[_u(pn)] = p
+            page_key[_u(p)] = pn
+        a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
+        if pages[_u(a)] == 0:
+            pages[_u(a)] = entry
+            page_live[_u(p)] += 1
+            return
+    s = _ov_slot(ov_key, ov_state, book, ref, True)
+    if ov_state[_u(s)] == 0:
+        st[ST_OV_FILL] += 1
+    ov_state[_u(s)] = 1
+    ov_key[_u(s), 0] = book
+    ov_key[_u(s), 1] = ref
+    ov_val[_u(s)] = entry
+    st[ST_OV_USED] += 1
+
+
+@njit(cache=True)
+def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st):
+    st[ST_LIVE] -= 1
+    if a >= 0:
+        pages[_u(a)] = 0
+        p = a >> PAGE_BITS
+        page_live[_u(p)] -= 1
+        if page_live[_u(p)] == 0:
+            page_dir[_u(page_key[_u(p)])] = -1
+            page_free[_u(st[ST_PAGE_FREE])] = p
+            st[ST_PAGE_FREE] += 1
+    else:
+        ov_state[_u(-2 - a)] = 2
+        st[ST_OV_USED] -= 1
+
+
+@njit(cache=True)
+def level_room(book, sides, pool, lv, st):
+    """0 if a new level can be made in this book (both sides), else the ROOM_* to grow."""
+    if book * 2 + 1 >= sides.shape[0]:
+        return ROOM_BOOKS
+    if st[ST_LV_FREE] == 0 and st[ST_LV_TOP] >= lv.shape[0]:
+        return ROOM_LEVELS
+    need = 4
+    for sd in range(2):
+        c = sides[_u(book * 2 + sd), 2]
+        if c * 2 > need:
+            need = c * 2
+    if st[ST_POOL_TOP] + need > pool.shape[0]:
+        return ROOM_POOL
+    return 0
+
+
+@njit(cache=True)
+def _seg_alloc(cap, pool, seg_free, st):
+    k = 0
+    while (1 << k) < cap:
+        k += 1
+    s = seg_free[k]
+    if s >= 0:
+        seg_free[k] = pool[_u(s), 0]
+        return s
+    s = st[ST_POOL_TOP]
+    st[ST_POOL_TOP] += cap
+    return s
+
+
+@njit(cache=True)
+def _seg_release(start, cap, pool, seg_free):
+    k = 0
+    while (1 << k) < cap:
+        k += 1
+    pool[_u(start), 0] = seg_free[k]
+    seg_free[k] = start
+
+
+@njit(cache=True)
+def level_at(book, side, price, make, lv, lv_free, sides, pool, seg_free, st):
+    """The level of (book, side, price); with make, create it (room checked by level_room)."""
+    sd = book * 2 + side
+    start = sides[_u(sd), 0]
+    n = sides[_u(sd), 1]
+    key = price if side == 0 else -price
+    i = n - 1
+    stop = n - 16
+    while i >= 0 and i >= stop and pool[_u(start + i), 0] > key:
+        i -= 1
+    if i >= 0 and i < stop:          # far from the touch: binary search in [0, stop)
+        lo = 0
+        hi = stop
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if pool[_u(start + mid), 0] > key:
+                hi = mid
+            else:
+                lo = mid + 1
+        i = lo - 1
+    if i >= 0 and pool[_u(start + i), 0] == key:
+        return pool[_u(start + i), 1]
+    if not make:
+        return -1
+    if n == sides[_u(sd), 2]:        # grow the segment
+        cap = sides[_u(sd), 2]
+        ncap = 4 if cap == 0 else cap * 2
+        ns = _seg_alloc(ncap, pool, seg_free, st)
+        for j in range(n):
+            pool[_u(ns + j), 0] = pool[_u(start + j), 0]
+            pool[_u(ns + j), 1] = pool[_u(start + j), 1]
+        if cap > 0:
+            _seg_release(start, cap, pool, seg_free)
+        start = ns
+        sides[_u(sd), 0] = ns
+        sides[_u(sd), 2] = ncap
+    if st[ST_LV_FREE] > 0:
+        st[ST_LV_FREE] -= 1
+        lvl = lv_free[_u(st[ST_LV_FREE])]
+    else:
+        lvl = st[ST_LV_TOP]
+        st[ST_LV_TOP] += 1
+    lv[_u(lvl), LV_PRICE] = price
+    lv[_u(lvl), LV_QTY] = 0
+    lv[_u(lvl), LV_COUNT] = 0
+    lv[_u(lvl), LV_OWNER] = sd
+    j = n
+    while j > i + 1:
+        pool[_u(start + j), 0] = pool[_u(start + j - 1), 0]
+        pool[_u(start + j), 1] = pool[_u(start + j - 1), 1]
+        j -= 1
+    pool[_u(start + i + 1), 0] = key
+    pool[_u(start + i + 1), 1] = lvl
+    sides[_u(sd), 1] = n + 1
+    return lvl
+
+
+@njit(cache=True)
+def drop_level(lvl, lv, lv_free, sides, pool, st):
+    """Remove an empty level from its side and free it."""
+    sd = lv[_u(lvl), LV_OWNER]
+    start = sides[_u(sd), 0]
+    n = sides[_u(sd), 1]
+    i = n - 1
+    while pool[_u(start + i), 1] != lvl:
+        i -= 1
+    for j in range(i, n - 1):
+        pool[_u(start + j), 0] = pool[_u(start + j + 1), 0]
+        pool[_u(start + j), 1] = pool[_u(start + j + 1), 1]
+    sides[_u(sd), 1] = n - 1
+    lv_free[_u(st[ST_LV_FREE])] = lvl
+    st[ST_LV_FREE] += 1
+
+
+@njit(cache=True, inline="always")
+def _entry_at(a, pages, ov_val):
+    return pages[_u(a)] if a >= 0 else ov_val[_u(-2 - a)]
+
+
+@njit(cache=True)
+def _take(a, entry, by, remove, lv, lv_free, sides, pool, pages, page_dir, page_live,
+          page_key, page_free, ov_val, ov_state, st):
+    """Take ``by`` shares from the order at address a; remove it at 0 or when ``remove``."""
+    lvl = (entry & 0xFFFFFFFF) - 1
+    left = ((entry >> 32) & 0xFFFFFFFF) - by
+    lv[_u(lvl), LV_QTY] -= by
+    if left == 0 or remove:
+        lv[_u(lvl), LV_QTY] -= left
+        remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
+        lv[_u(lvl), LV_COUNT] -= 1
+        if lv[_u(lvl), LV_COUNT] == 0:
+            drop_level(lvl, lv, lv_free, sides, pool, st)
+    elif a >= 0:
+        pages[_u(a)] = (left << 32) | (lvl + 1)
+    else:
+        ov_val[_u(-2 - a)] = (left << 32) | (lvl + 1)
+
+
+@njit(cache=True, inline="always")
+def _top(sd, sides, pool, lv):
+    n = sides[_u(sd), 1]
+    if n == 0:
+        return -1, -1, 0
+    lvl = pool[_u(sides[_u(sd), 0] + n - 1), 1]
+    return lv[_u(lvl), LV_PRICE], lv[_u(lvl), LV_QTY], lv[_u(lvl), LV_COUNT]
+
+
+@njit(cache=True)
+def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, seg_free,
+                 pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, st):
+    """Apply events ev[i:n] to the books, writing a BBO row for each event that changes one.
+
+    Returns (status, i, nrow, detail): OK when done; NEED_ROOM with detail = ROOM_* and i
+    the event to resume at; an ERR_* (strict) with i the failing event. In tolerant mode
+    failing events are counted in skips[ERR_*] and handled by SPEC's tolerant rules.
+    """
+    while i < n:
+        if nrow >= rows.shape[0]:
+            return NEED_ROOM, i, nrow, ROOM_ROWS
+        book = ev[_u(i), 2]
+        act = ev[_u(i), 3] & 0xFF
+        side = (ev[_u(i), 3] >> 8) & 1
+        ref = ev[_u(i), 4]
+        shares = ev[_u(i), 5]
+        if act == ACT_ADD or act == ACT_ADD_ZERO_OK or act == ACT_REPLACE:
+            room = level_room(book, sides, pool, lv, st)
+            if room == 0:
+                room = order_room(ev[_u(i), 7] if act == ACT_REPLACE else ref, pages, page_dir, ov_key, st)
+            if room != 0:
+                return NEED_ROOM, i, nrow, room
+        elif book < 0 or book * 2 + 1 >= sides.shape[0]:
+            if strict:
+                return ERR_UNKNOWN_REF, i, nrow, 0
+            skips[ERR_UNKNOWN_REF] += 1
+            i += 1
+            continue
+        bpx, bq, bn = _top(book * 2, sides, pool, lv)
+        apx, aq, an = _top(book * 2 + 1, sides, pool, lv)
+        err = 0
+        add = False
+        price = ev[_u(i), 6]
+        if act == ACT_ADD or act == ACT_ADD_ZERO_OK:
+            add = True
+        else:
+            a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)
+            if a == -1:
+                err = ERR_UNKNOWN_REF
+            else:
+                e = _entry_at(a, pages, ov_val)
+                have = (e >> 32) & 0xFFFFFFFF
+                by = shares
+                remove = False
+                if act == ACT_EXEC or act == ACT_CANCEL:
+                    if shares > have:
+                        err = ERR_OVER_EXECUTION if act == ACT_EXEC else ERR_OVER_CANCEL
+                        remove = True
+                elif act == ACT_REDUCE_TO:
+                    by = have - shares if shares < have else 0
+                elif act == ACT_EXEC_CLAMP:
+                    by = shares if shares < have else have
+                    remove = by == have
+                else:  # delete, replace
+                    remove = True
+                if act == ACT_REPLACE:
+                    side = lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] & 1
+                    ref = ev[_u(i), 7]
+                    add = True
+                if (err == 0 or not strict) and (remove or by != 0):
+                    _take(a, e, 0 if remove else by, remove, lv, lv_free, sides, pool, pages,
+                          page_dir, page_live, page_key, page_free, ov_val, ov_state, st)
+        if add and err == 0:
+            if shares == 0 and act != ACT_ADD_ZERO_OK:
+                err = ERR_ZERO_ADD
+            else:
+                a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)
+                if a != -1:
+                    err = ERR_DUPLICATE_REF
+                    if not strict:
+                        _take(a, _entry_at(a, pages, ov_val), 0, True, lv, lv_free, sides, pool,
+                              pages, page_dir, page_live, page_key, page_free, ov_val, ov_state, st)
+                if err == 0 or not strict:
+                    lvl = level_at(book, side, price, True, lv, lv_free, sides, pool, seg_free, st)
+                    lv[_u(lvl), LV_QTY] += shares
+                    lv[_u(lvl), LV_COUNT] += 1
+                    insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live,
+                                 page_key, page_free, ov_key, ov_val, ov_state, st)
+        if err != 0:
+            if strict:
+                return err, i, nrow, 0
+            skips[err] += 1
+        nbpx, nbq, nbn = _top(book * 2, sides, pool, lv)
+        napx, naq, nan_ = _top(book * 2 + 1, sides, pool, lv)
+        if nbpx != bpx or nbq != bq or napx != apx or naq != aq:
+            r = _u(nrow)
+            rows[r, 0] = ev[_u(i), 0]
+            rows[r, 1] = ev[_u(i), 1]
+            rows[r, 2] = book
+            rows[r, 3] = nbpx
+            rows[r, 4] = nbq
+            rows[r, 5] = nbn
+            rows[r, 6] = napx
+            rows[r, 7] = naq
+            rows[r, 8] = nan_
+            nrow += 1
+        i += 1
+    return OK, i, nrow, 0
+
+
+@njit(cache=True)
+def ov_rehash(old_key, old_val, old_state, new_key, new_val, new_state):
+    """Move the live entries of an overflow table into a larger, empty one; returns the count."""
+    n = 0
+    for s in range(old_state.shape[0]):
+        if old_state[s] == 1:
+            t = _ov_slot(new_key, new_state, old_key[s, 0], old_key[s, 1], True)
+            new_state[t] = 1
+            new_key[t, 0] = old_key[s, 0]
+            new_key[t, 1] = old_key[s, 1]
+            new_val[t] = old_val[s]
+            n += 1
+    return n

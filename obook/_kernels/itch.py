@@ -1,0 +1,222 @@
+"""ITCH 5.0 kernels: framing (parent), decoding to book events (workers), and
+decoding to message columns (obook.read_itch).
+
+A BinaryFILE is a sequence of frames: a 2-byte big-endian length, then the
+message (type byte first). All integers are big-endian.
+"""
+
+import numpy as np
+from numba import njit
+
+from .layout import ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_REPLACE
+
+#: message size (type byte included) of the types the spec names; 0 = unknown (skipped)
+SIZES = np.zeros(256, dtype=np.int64)
+for _t, _n in {"S": 12, "R": 39, "H": 25, "Y": 20, "L": 26, "V": 35, "W": 12, "K": 28,
+               "J": 35, "h": 21, "A": 36, "F": 40, "E": 31, "C": 36, "X": 23, "D": 19,
+               "U": 35, "P": 44, "Q": 40, "B": 19, "I": 50, "N": 20, "O": 48}.items():
+    SIZES[ord(_t)] = _n
+
+FRAME_OK = 0
+FRAME_MALFORMED = 1
+
+
+@njit(cache=True, inline="always")
+def _be16(b, p):
+    return (np.int64(b[p]) << 8) | np.int64(b[p + 1])
+
+
+@njit(cache=True, inline="always")
+def _be32(b, p):
+    return ((np.int64(b[p]) << 24) | (np.int64(b[p + 1]) << 16)
+            | (np.int64(b[p + 2]) << 8) | np.int64(b[p + 3]))
+
+
+@njit(cache=True, inline="always")
+def _be48(b, p):
+    return (_be16(b, p) << 32) | _be32(b, p + 2)
+
+
+@njit(cache=True, inline="always")
+def _be64(b, p):
+    return (_be32(b, p) << 32) | _be32(b, p + 4)
+
+
+@njit(cache=True)
+def owner_of(locate, n_workers):
+    """The worker that owns a stock locate: a multiplicative hash."""
+    return (((locate * 2654435761) >> 16) & 0xFFFF) % n_workers
+
+
+@njit(cache=True)
+def itch_frame(buf, n, max_records, strict, sizes):
+    """Walk whole frames at the front of buf[:n].
+
+    Returns (records, bytes, status, malformed): status FRAME_MALFORMED (strict
+    only) means the frame after the returned records is shorter than its type.
+    """
+    pos = 0
+    k = 0
+    bad = 0
+    while k < max_records and pos + 2 <= n:
+        ln = _be16(buf, pos)
+        if pos + 2 + ln > n:
+            break
+        if ln == 0 or ln < sizes[buf[pos + 2]]:
+            if strict:
+                return k, pos, FRAME_MALFORMED, bad
+            bad += 1
+        pos += 2 + ln
+        k += 1
+    return k, pos, FRAME_OK, bad
+
+
+@njit(cache=True)
+def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names):
+    """Book events of the records (buf holds whole frames) whose locate this worker owns.
+
+    names receives (locate, byte position of the 8-byte stock) of owned 'R'
+    messages. Malformed frames are skipped (the framer accounted for them).
+    Returns (events, names).
+    """
+    pos = 0
+    ne = 0
+    nn = 0
+    k = -1
+    n = buf.shape[0]
+    while pos + 2 <= n:
+        k += 1
+        ln = _be16(buf, pos)
+        m = pos + 2
+        pos = m + ln
+        if ln == 0:
+            continue
+        t = buf[m]
+        if ln < sizes[t] or ln < 11:
+            continue
+        loc = _be16(buf, m + 1)
+        if n_workers > 1 and owner_of(loc, n_workers) != worker:
+            continue
+        act = 0
+        if t == 65 or t == 70:      # A, F
+            act = ACT_ADD | ((0 if buf[m + 19] == 66 else 1) << 8)
+            ev[ne, 4] = _be64(buf, m + 11)
+            ev[ne, 5] = _be32(buf, m + 20)
+            ev[ne, 6] = _be32(buf, m + 32)
+        elif t == 69 or t == 67:    # E, C
+            act = ACT_EXEC
+            ev[ne, 4] = _be64(buf, m + 11)
+            ev[ne, 5] = _be32(buf, m + 19)
+        elif t == 88:               # X
+            act = ACT_CANCEL
+            ev[ne, 4] = _be64(buf, m + 11)
+            ev[ne, 5] = _be32(buf, m + 19)
+        elif t == 68:               # D
+            act = ACT_DELETE
+            ev[ne, 4] = _be64(buf, m + 11)
+        elif t == 85:               # U
+            act = ACT_REPLACE
+            ev[ne, 4] = _be64(buf, m + 11)
+            ev[ne, 7] = _be64(buf, m + 19)
+            ev[ne, 5] = _be32(buf, m + 27)
+            ev[ne, 6] = _be32(buf, m + 31)
+        elif t == 82:               # R
+            names[nn, 0] = loc
+            names[nn, 1] = m + 11
+            nn += 1
+        if act != 0:
+            ev[ne, 0] = base_seq + k
+            ev[ne, 1] = _be48(buf, m + 5)
+            ev[ne, 2] = loc
+            ev[ne, 3] = act
+            ne += 1
+    return ne, nn
+
+
+# field-presence bits of itch_messages
+F_REF = 1
+F_SIDE = 2
+F_SHARES = 4
+F_PRICE = 8
+F_NEWREF = 16
+F_MATCH = 32
+F_STOCK = 64
+
+
+@njit(cache=True)
+def itch_messages(buf, n_records, base_seq, base_offset, sizes, ints, fields, stock_pos):
+    """Decode every record into columns.
+
+    ints[k] = seq, offset, type, locate, tracking, time, ref, side, shares,
+    price, new_ref, match; fields[k] = F_* bits of the columns that apply;
+    stock_pos[k] = byte position of the 8-byte stock (or -1).
+    Malformed frames keep only seq, offset and type (-1 when the frame is empty).
+    """
+    pos = 0
+    for k in range(n_records):
+        ln = _be16(buf, pos)
+        m = pos + 2
+        r = ints[k]
+        r[0] = base_seq + k
+        r[1] = base_offset + pos
+        pos = m + ln
+        fields[k] = 0
+        stock_pos[k] = -1
+        for j in range(3, 12):
+            r[j] = 0
+        if ln == 0:
+            r[2] = -1
+            continue
+        t = buf[m]
+        r[2] = t
+        if ln < sizes[t] or ln < 11:
+            continue
+        r[3] = _be16(buf, m + 1)
+        r[4] = _be16(buf, m + 3)
+        r[5] = _be48(buf, m + 5)
+        f = 0
+        if t == 65 or t == 70 or t == 80:        # A F P
+            r[6] = _be64(buf, m + 11)
+            r[7] = buf[m + 19]
+            r[8] = _be32(buf, m + 20)
+            r[9] = _be32(buf, m + 32)
+            stock_pos[k] = m + 24
+            f = F_REF | F_SIDE | F_SHARES | F_PRICE | F_STOCK
+            if t == 80:
+                r[11] = _be64(buf, m + 36)
+                f |= F_MATCH
+        elif t == 69 or t == 67:                 # E C
+            r[6] = _be64(buf, m + 11)
+            r[8] = _be32(buf, m + 19)
+            r[11] = _be64(buf, m + 23)
+            f = F_REF | F_SHARES | F_MATCH
+            if t == 67:
+                r[9] = _be32(buf, m + 32)
+                f |= F_PRICE
+        elif t == 88:                            # X
+            r[6] = _be64(buf, m + 11)
+            r[8] = _be32(buf, m + 19)
+            f = F_REF | F_SHARES
+        elif t == 68:                            # D
+            r[6] = _be64(buf, m + 11)
+            f = F_REF
+        elif t == 85:                            # U
+            r[6] = _be64(buf, m + 11)
+            r[10] = _be64(buf, m + 19)
+            r[8] = _be32(buf, m + 27)
+            r[9] = _be32(buf, m + 31)
+            f = F_REF | F_SHARES | F_PRICE | F_NEWREF
+        elif t == 81:                            # Q
+            r[8] = _be64(buf, m + 11)
+            r[9] = _be32(buf, m + 27)
+            r[11] = _be64(buf, m + 31)
+            stock_pos[k] = m + 19
+            f = F_SHARES | F_PRICE | F_MATCH | F_STOCK
+        elif t == 66:                            # B
+            r[11] = _be64(buf, m + 11)
+            f = F_MATCH
+        elif t == 82 or t == 72:                 # R H
+            stock_pos[k] = m + 11
+            f = F_STOCK
+        fields[k] = f
+    return n_records

@@ -1,0 +1,65 @@
+"""The normalized event row shared by every decoder and the book kernel.
+
+A decoder turns the records of a batch that its worker owns into rows of an
+int64 array of shape (n, EV_WIDTH); the book kernel applies them. This is the
+seam between feed formats and the engine: a new format writes a decoder that
+emits these rows and nothing else changes.
+"""
+
+# event columns
+EV_SEQ = 0      # record number (ITCH: 1-based message number, CSV: physical line)
+EV_TIME = 1     # feed time (ITCH: ns since midnight, CSV: Time column)
+EV_BOOK = 2     # book index local to the worker's decoder (ITCH: locate)
+EV_ACTION = 3   # action code | side << 8
+EV_REF = 4      # order key within the book (ITCH ref, CSV interned id)
+EV_SHARES = 5
+EV_PRICE = 6
+EV_NEWREF = 7   # REPLACE: the new order key
+EV_WIDTH = 8
+
+# sides
+BID = 0
+ASK = 1
+
+# actions
+ACT_ADD = 1          # add; 0 shares is an error ("zero-share add"; ITCH)
+ACT_ADD_ZERO_OK = 2  # add; 0 shares makes a level of 0 shares (CSV)
+ACT_EXEC = 3         # reduce by shares; more than remain is "over-execution"
+ACT_CANCEL = 4       # reduce by shares; more than remain is "over-cancel"
+ACT_DELETE = 5       # remove the order
+ACT_REPLACE = 6      # remove REF, add NEWREF with the same side at PRICE, SHARES (back of queue)
+ACT_REDUCE_TO = 7    # CSV C: reduce TO shares; shares >= remaining changes nothing
+ACT_EXEC_CLAMP = 8   # CSV E: reduce by min(shares, remaining); removed at 0
+
+# status / error codes returned by the book kernel (and counted in tolerant mode)
+OK = 0
+ERR_UNKNOWN_REF = 1
+ERR_DUPLICATE_REF = 2
+ERR_OVER_EXECUTION = 3
+ERR_OVER_CANCEL = 4
+ERR_ZERO_ADD = 5
+N_BOOK_ERRORS = 6
+NEED_ROOM = 100      # a pool is full: grow it and call again from the returned position
+
+BOOK_ERROR_NAMES = {
+    ERR_UNKNOWN_REF: "unknown order ref",
+    ERR_DUPLICATE_REF: "duplicate order ref",
+    ERR_OVER_EXECUTION: "over-execution",
+    ERR_OVER_CANCEL: "over-cancel",
+    ERR_ZERO_ADD: "zero-share add",
+}
+
+# BBO row columns written by the book kernel
+ROW_SEQ = 0
+ROW_TIME = 1
+ROW_BOOK = 2
+ROW_BID_PX = 3
+ROW_BID_QTY = 4
+ROW_BID_N = 5      # 0 when the side is empty
+ROW_ASK_PX = 6
+ROW_ASK_QTY = 7
+ROW_ASK_N = 8
+ROW_WIDTH = 9
+
+#: at most this many records in one batch handed to the workers
+MAX_BATCH_RECORDS = 1 << 16

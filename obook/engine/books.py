@@ -1,0 +1,82 @@
+"""BookState: the arrays of one worker's books, grown on demand around apply_events."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import book as K
+from .._kernels.layout import N_BOOK_ERRORS, NEED_ROOM, OK
+
+
+class BookState:
+    """All books of one worker. ``apply`` runs the kernel and grows pools it fills."""
+
+    def __init__(self, strict: bool = True, books: int = 1024, levels: int = 4096,
+                 pages: int = 16, overflow: int = 64):
+        self.strict = strict
+        self.lv = np.zeros((levels, 4), dtype=np.int64)
+        self.lv_free = np.zeros(levels, dtype=np.int64)
+        self.sides = np.zeros((books * 2, 3), dtype=np.int64)
+        self.pool = np.zeros((levels * 4, 2), dtype=np.int64)
+        self.seg_free = np.full(64, -1, dtype=np.int64)
+        self.pages = np.zeros(pages * K.PAGE, dtype=np.int64)
+        self.page_dir = np.full(K.DIRECT_REFS >> K.PAGE_BITS, -1, dtype=np.int32)
+        self.page_live = np.zeros(pages, dtype=np.int64)
+        self.page_key = np.zeros(pages, dtype=np.int64)
+        self.page_free = np.zeros(pages, dtype=np.int64)
+        self.ov_key = np.zeros((overflow, 2), dtype=np.int64)
+        self.ov_val = np.zeros(overflow, dtype=np.int64)
+        self.ov_state = np.zeros(overflow, dtype=np.int8)
+        self.st = np.zeros(K.ST_WIDTH, dtype=np.int64)
+        self.skips = np.zeros(N_BOOK_ERRORS, dtype=np.int64)
+
+    @property
+    def live_orders(self) -> int:
+        return int(self.st[K.ST_LIVE])
+
+    def apply(self, ev: np.ndarray, n: int, rows: np.ndarray) -> tuple[int, int, int]:
+        """Apply ev[:n]; returns (status, failing event index, rows written)."""
+        i = nrow = 0
+        while True:
+            status, i, nrow, room = K.apply_events(
+                ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.sides,
+                self.pool, self.seg_free, self.pages, self.page_dir, self.page_live, self.page_key,
+                self.page_free, self.ov_key, self.ov_val, self.ov_state, self.st)
+            if status != NEED_ROOM:
+                return status, i, nrow
+            if room == K.ROOM_ROWS:
+                raise ValueError("rows buffer smaller than the events")  # engine sizes it; a bug
+            self._grow(room)
+
+    def _grow(self, room: int) -> None:
+        if room == K.ROOM_LEVELS:
+            self.lv = _bigger(self.lv)
+            self.lv_free = _bigger(self.lv_free)
+        elif room == K.ROOM_POOL:
+            self.pool = _bigger(self.pool)
+        elif room == K.ROOM_BOOKS:
+            self.sides = _bigger(self.sides)
+        elif room == K.ROOM_PAGES:
+            self.pages = _bigger(self.pages)
+            self.page_live = _bigger(self.page_live)
+            self.page_key = _bigger(self.page_key)
+            self.page_free = _bigger(self.page_free)
+        elif room == K.ROOM_OVERFLOW:
+            size = self.ov_key.shape[0] * (2 if self.st[K.ST_OV_USED] * 4 > self.ov_key.shape[0] else 1)
+            key = np.zeros((size, 2), dtype=np.int64)
+            val = np.zeros(size, dtype=np.int64)
+            state = np.zeros(size, dtype=np.int8)
+            n = K.ov_rehash(self.ov_key, self.ov_val, self.ov_state, key, val, state)
+            self.ov_key, self.ov_val, self.ov_state = key, val, state
+            self.st[K.ST_OV_USED] = self.st[K.ST_OV_FILL] = n
+        else:
+            raise ValueError(f"unknown room request {room}")
+
+
+def _bigger(a: np.ndarray) -> np.ndarray:
+    out = np.zeros((a.shape[0] * 2,) + a.shape[1:], dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+__all__ = ["BookState", "OK"]

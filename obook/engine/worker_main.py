@@ -1,0 +1,67 @@
+"""The body of a worker process (imported by the forkserver, so kernels load once)."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import signal
+from multiprocessing import reduction
+
+import numpy as np
+
+from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
+from .applier import Applier
+
+
+def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    try:
+        fd = reduction.recv_handle(conn)
+        mm = mmap.mmap(fd, size)
+        os.close(fd)
+        inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
+        rows = np.frombuffer(mm, np.int64, (size - slots * in_capacity) // 8, slots * in_capacity)
+        rows = rows.reshape(n_workers, slots, MAX_BATCH_RECORDS, ROW_WIDTH)[worker]
+        applier = Applier(fmt, path, worker, n_workers, on_error)
+        conn.send(applier.book_map)
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
+        conn.send(("failed", f"{type(e).__name__}: {e}"))
+        return
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        if msg is None:
+            return
+        try:
+            if msg[0] == "batch":
+                _, slot, n, base_seq, data = msg
+                buf = inputs[slot, :n] if data is None else np.frombuffer(data, np.uint8)
+                r = applier.run(buf, base_seq, rows[slot])
+                conn.send((r.n_rows, r.error, r.names))
+            elif msg[0] == "stats":
+                conn.send((applier.skipped(), applier.state()))
+        except Exception as e:  # noqa: BLE001
+            conn.send(("failed", f"{type(e).__name__}: {e}"))
+            return
+
+
+def _warm() -> None:
+    """Load the compiled kernels (numba cache) once, in the forkserver."""
+    from .._kernels.layout import ACT_ADD, EV_WIDTH
+    from .books import BookState
+
+    ev = np.zeros((2, EV_WIDTH), dtype=np.int64)
+    ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
+    ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
+    BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
+    from .._kernels import itch
+    itch.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, itch.SIZES, np.zeros((1, EV_WIDTH), np.int64),
+                     np.zeros((1, 2), np.int64))
+
+
+try:
+    _warm()
+except Exception:  # noqa: BLE001 - a cold start is slower, not wrong
+    pass

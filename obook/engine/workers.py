@@ -1,0 +1,199 @@
+"""Worker processes: each owns a share of the books for the whole replay.
+
+The parent copies each batch once into a ring of input slots in one anonymous
+shared-memory file (memfd: nothing in /dev/shm, freed with the last process
+holding it); every worker decodes the records of its books from the slot,
+applies them and writes its BBO rows into its own output slot; the parent
+merges the slots back into feed order. Control messages are small tuples on a
+pipe per worker. Workers are started by multiprocessing's forkserver (safe in
+processes that already run DuckDB's or polars' threads) with the compiled
+kernels preloaded.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import multiprocessing as mp
+import os
+import threading
+from contextlib import contextmanager
+from multiprocessing import connection, reduction, spawn
+
+import numpy as np
+
+from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
+from ..errors import WorkerError
+
+log = logging.getLogger("obook")
+
+_context = None
+
+
+def mp_context():
+    global _context
+    if _context is None:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["obook.engine.worker_main"])
+        _context = ctx
+    return _context
+
+
+_start_lock = threading.Lock()
+
+
+@contextmanager
+def _without_main():
+    """Start children without re-running the user's __main__ script.
+
+    Workers run obook code only; re-importing a script that calls obook at the
+    top level (no ``if __name__ == "__main__"`` guard) would replay recursively.
+    """
+    original = spawn.get_preparation_data
+
+    def preparation_data(name):
+        data = original(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    with _start_lock:
+        spawn.get_preparation_data = preparation_data
+        try:
+            yield
+        finally:
+            spawn.get_preparation_data = original
+
+
+class WorkerPool:
+    """N worker processes and their shared slots; use as a context manager."""
+
+    def __init__(self, fmt: str, path: str, n_workers: int, on_error: str, slots: int,
+                 in_capacity: int):
+        self.n = n_workers
+        self.slots = slots
+        self.in_capacity = in_capacity
+        rows_bytes = n_workers * slots * MAX_BATCH_RECORDS * ROW_WIDTH * 8
+        self.size = slots * in_capacity + rows_bytes
+        self.fd = os.memfd_create("obook-replay", os.MFD_CLOEXEC)
+        self.procs: list = []
+        self.conns: list = []
+        try:
+            os.ftruncate(self.fd, self.size)
+            self.mm = mmap.mmap(self.fd, self.size)
+            self.inputs = np.frombuffer(self.mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
+            self.rows = np.frombuffer(self.mm, np.int64, rows_bytes // 8, slots * in_capacity).reshape(
+                n_workers, slots, MAX_BATCH_RECORDS, ROW_WIDTH)
+            ctx = mp_context()
+            from . import worker_main
+            for w in range(n_workers):
+                parent, child = ctx.Pipe(duplex=True)
+                p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
+                                args=(child, fmt, str(path), w, n_workers, on_error, slots,
+                                      in_capacity, self.size))
+                with _without_main():
+                    p.start()
+                child.close()
+                self.procs.append(p)
+                self.conns.append(parent)
+                reduction.send_handle(parent, self.fd, p.pid)
+            self.book_mul = np.zeros(n_workers, dtype=np.int64)
+            self.book_add = np.zeros(n_workers, dtype=np.int64)
+            for w, reply in enumerate(self._replies()):
+                self.book_mul[w], self.book_add[w] = reply
+        except BaseException:
+            self.close()
+            raise
+
+    def submit(self, slot: int, data: np.ndarray, base_seq: int) -> None:
+        n = len(data)
+        if n <= self.in_capacity:
+            self.inputs[slot, :n] = data
+            msg = ("batch", slot, n, base_seq, None)
+        else:  # a record longer than a slot (a huge CSV line): send the bytes along
+            msg = ("batch", slot, n, base_seq, data.tobytes())
+        for w, c in enumerate(self.conns):
+            try:
+                c.send(msg)
+            except OSError as e:
+                raise self._died(w) from e
+
+    def results(self) -> list:
+        """The next reply of every worker (in worker order)."""
+        return list(self._replies())
+
+    def _replies(self):
+        pending = dict(enumerate(self.conns))
+        got: dict[int, object] = {}
+        sentinels = {p.sentinel: w for w, p in enumerate(self.procs)}
+        while pending:
+            waiting = [self.procs[w].sentinel for w in pending]
+            ready = connection.wait(list(pending.values()) + waiting)
+            for r in ready:
+                if r in sentinels:
+                    w = sentinels[r]
+                    if w in pending and not pending[w].poll():
+                        raise self._died(w)
+                    continue
+                if not any(c is r for c in pending.values()):
+                    continue
+                w = next(k for k, c in pending.items() if c is r)
+                try:
+                    reply = r.recv()
+                except (EOFError, OSError) as e:
+                    raise self._died(w) from e
+                if isinstance(reply, tuple) and reply and reply[0] == "failed":
+                    raise WorkerError(f"worker {w} failed: {reply[1]}")
+                got[w] = reply
+                del pending[w]
+        return [got[w] for w in range(self.n)]
+
+    def _died(self, w: int) -> WorkerError:
+        p = self.procs[w]
+        p.join(0.5)
+        return WorkerError(f"worker process {w} (pid {p.pid}) died (exit code {p.exitcode}); replay stopped")
+
+    def finish(self) -> list:
+        """Ask every worker for its final counts."""
+        for w, c in enumerate(self.conns):
+            try:
+                c.send(("stats",))
+            except OSError as e:
+                raise self._died(w) from e
+        return self.results()
+
+    def close(self) -> None:
+        for c in self.conns:
+            try:
+                c.send(None)
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(2.0)
+            if p.exitcode is None:
+                log.warning("worker %s did not stop; terminating it", p.pid)
+                p.terminate()
+                p.join(1.0)
+            if p.exitcode is None:
+                p.kill()
+                p.join()
+        for c in self.conns:
+            c.close()
+        self.procs, self.conns = [], []
+        self.inputs = self.rows = None
+        mm = getattr(self, "mm", None)
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:  # a view is still alive somewhere; the GC frees the mapping
+                pass
+            self.mm = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

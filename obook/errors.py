@@ -1,0 +1,41 @@
+"""The exceptions obook raises: one base class, a few precise kinds."""
+
+from __future__ import annotations
+
+
+class ObookError(Exception):
+    """Base class of every error obook raises on purpose."""
+
+
+class FeedError(ObookError):
+    """A record of the feed fails (bad frame, unknown order, bad field ...).
+
+    Carries the feed's path, the record number (ITCH: 1-based message number,
+    CSV: physical line number) and the reason. Every row caused by earlier
+    records has been delivered before this is raised.
+    """
+
+    def __init__(self, path: str, record: int | None, reason: str, *, unit: str = "message"):
+        self.path = str(path)
+        self.record = record
+        self.reason = reason
+        self.unit = unit
+        where = f"{unit} {record}" if record is not None else "feed"
+        super().__init__(f"{self.path}: {where}: {reason}")
+
+
+class TruncatedFeedError(FeedError):
+    """The feed ends in the middle of a record."""
+
+    def __init__(self, path: str, record: int | None, offset: int, reason: str | None = None, *,
+                 unit: str = "message"):
+        self.offset = offset
+        super().__init__(path, record, reason or f"truncated record at byte offset {offset}", unit=unit)
+
+
+class WorkerError(ObookError):
+    """A worker process died or failed; the replay was stopped."""
+
+
+class OutputError(ObookError):
+    """Writing the result failed (disk full, closed pipe ...)."""

@@ -1,0 +1,80 @@
+"""The contract between a feed format and the replay engine.
+
+The engine (obook.engine) reads the file in blocks of at least 1 MiB and asks
+the format's :class:`Framer` (in the parent process) to cut whole records into
+batches; every worker then runs the format's :class:`Decoder` over each batch,
+turning the records of the books it owns into normalized event rows
+(obook._kernels.layout) that one shared book kernel applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import FeedError
+
+
+@dataclass
+class FrameResult:
+    """What a framer found at the front of a buffer."""
+
+    n_records: int                 # records in the batch (they get numbers base_seq .. base_seq+n-1)
+    n_bytes: int                   # bytes of the batch (0 with not final: need more data)
+    error: FeedError | None = None  # strict mode: raise after the batch's rows are delivered
+    skip: bool = False             # tolerant mode: the batch's bytes are dropped, not decoded
+
+
+@dataclass
+class DecodeResult:
+    n_events: int
+    names: list[tuple[int, str]] = field(default_factory=list)   # (local book, ticker) first seen
+    error: tuple[int, str] | None = None                       # (record number, reason), strict mode
+
+
+class Framer:
+    """Parent side: cuts whole records; counts records; sees every record once."""
+
+    unit = "record"
+
+    def __init__(self, path: str, on_error: str = "raise"):
+        self.path = str(path)
+        self.on_error = on_error
+        self.skipped: dict[str, int] = {}  # tolerant-mode counts of what the framer skipped
+
+    def frame(self, buf: np.ndarray, base_seq: int, byte_offset: int, final: bool,
+              max_records: int) -> FrameResult:
+        """Find the batch at the front of ``buf`` (uint8, whole array is valid data).
+
+        ``base_seq`` is the number of the first record in ``buf``; ``byte_offset``
+        the position of ``buf[0]`` in the (decompressed) file. With ``final`` the
+        buffer holds the rest of the file.
+        """
+        raise NotImplementedError
+
+
+class Decoder:
+    """Worker side: one per worker process, kept for the whole replay."""
+
+    #: global book id = local book id * book_mul + book_add (set by the engine per worker)
+    book_mul = 1
+    book_add = 0
+
+    def __init__(self, path: str, worker: int, n_workers: int, on_error: str = "raise"):
+        self.path = str(path)
+        self.worker = worker
+        self.n_workers = n_workers
+        self.on_error = on_error
+        self.skipped: dict[str, int] = {}  # tolerant-mode counts of what the decoder skipped
+
+    def decode(self, buf: np.ndarray, base_seq: int, events: np.ndarray) -> DecodeResult:
+        """Write the event rows of the owned records of ``buf`` into ``events``.
+
+        ``events`` has at least as many rows as ``buf`` has records.
+        """
+        raise NotImplementedError
+
+    def describe(self, code: int, event: np.ndarray) -> str:
+        """The reason text of a book error (layout.ERR_*) caused by ``event``."""
+        raise NotImplementedError
