@@ -53,12 +53,12 @@ LV_COUNT = 2
 LV_OWNER = 3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _u(i):
     return np.uint64(i)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _ov_slot(ov_key, ov_state, book, ref, for_insert):
     """Slot of (book, ref) in the overflow table; with for_insert, the first reusable slot."""
     mask = ov_key.shape[0] - 1
@@ -79,7 +79,7 @@ def _ov_slot(ov_key, ov_state, book, ref, for_insert):
         i = (i + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
     """Address of the live order (book, ref): >= 0 in pages, <= -2 in overflow, -1 if none."""
     if 0 <= ref < DIRECT_REFS:
@@ -96,7 +96,7 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def order_room(ref, pages, page_dir, ov_key, st):
     """0 if an order with this ref can be inserted now, else the ROOM_* to grow."""
     if st[ST_OV_FILL] * 2 + 2 > ov_key.shape[0]:
@@ -107,7 +107,7 @@ def order_room(ref, pages, page_dir, ov_key, st):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_free,
                  ov_key, ov_val, ov_state, st):
     """Store a new order's entry (room checked by order_room; (book, ref) not live)."""
@@ -139,7 +139,7 @@ def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_fr
     st[ST_OV_USED] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st):
     st[ST_LIVE] -= 1
     if a >= 0:
@@ -155,7 +155,7 @@ def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, s
         st[ST_OV_USED] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def level_room(book, sides, pool, lv, st):
     """0 if a new level can be made in this book (both sides), else the ROOM_* to grow."""
     if book * 2 + 1 >= sides.shape[0]:
@@ -172,7 +172,7 @@ def level_room(book, sides, pool, lv, st):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _seg_alloc(cap, pool, seg_free, st):
     k = 0
     while (1 << k) < cap:
@@ -186,7 +186,7 @@ def _seg_alloc(cap, pool, seg_free, st):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _seg_release(start, cap, pool, seg_free):
     k = 0
     while (1 << k) < cap:
@@ -195,7 +195,7 @@ def _seg_release(start, cap, pool, seg_free):
     seg_free[k] = start
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def level_at(book, side, price, make, lv, lv_free, sides, pool, seg_free, st):
     """The level of (book, side, price); with make, create it (room checked by level_room)."""
     sd = book * 2 + side
@@ -253,7 +253,7 @@ def level_at(book, side, price, make, lv, lv_free, sides, pool, seg_free, st):
     return lvl
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def drop_level(lvl, lv, lv_free, sides, pool, st):
     """Remove an empty level from its side and free it."""
     sd = lv[_u(lvl), LV_OWNER]
@@ -270,12 +270,12 @@ def drop_level(lvl, lv, lv_free, sides, pool, st):
     st[ST_LV_FREE] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _entry_at(a, pages, ov_val):
     return pages[_u(a)] if a >= 0 else ov_val[_u(-2 - a)]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _take(a, entry, by, remove, lv, lv_free, sides, pool, pages, page_dir, page_live,
           page_key, page_free, ov_val, ov_state, st):
     """Take ``by`` shares from the order at address a; remove it at 0 or when ``remove``."""
@@ -294,7 +294,7 @@ def _take(a, entry, by, remove, lv, lv_free, sides, pool, pages, page_dir, page_
         ov_val[_u(-2 - a)] = (left << 32) | (lvl + 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _top(sd, sides, pool, lv):
     n = sides[_u(sd), 1]
     if n == 0:
@@ -303,7 +303,7 @@ def _top(sd, sides, pool, lv):
     return lv[_u(lvl), LV_PRICE], lv[_u(lvl), LV_QTY], lv[_u(lvl), LV_COUNT]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, seg_free,
                  pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, st):
     """Apply events ev[i:n] to the books, writing a BBO row for each event that changes one.
@@ -404,7 +404,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
     return OK, i, nrow, 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ov_rehash(old_key, old_val, old_state, new_key, new_val, new_state):
     """Move the live entries of an overflow table into a larger, empty one; returns the count."""
     n = 0

@@ -21,34 +21,34 @@ FRAME_OK = 0
 FRAME_MALFORMED = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _be16(b, p):
     return (np.int64(b[p]) << 8) | np.int64(b[p + 1])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _be32(b, p):
     return ((np.int64(b[p]) << 24) | (np.int64(b[p + 1]) << 16)
             | (np.int64(b[p + 2]) << 8) | np.int64(b[p + 3]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _be48(b, p):
     return (_be16(b, p) << 32) | _be32(b, p + 2)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _be64(b, p):
     return (_be32(b, p) << 32) | _be32(b, p + 4)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def owner_of(locate, n_workers):
     """The worker that owns a stock locate: a multiplicative hash."""
     return (((locate * 2654435761) >> 16) & 0xFFFF) % n_workers
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def itch_frame(buf, n, max_records, strict, sizes):
     """Walk whole frames at the front of buf[:n].
 
@@ -71,7 +71,7 @@ def itch_frame(buf, n, max_records, strict, sizes):
     return k, pos, FRAME_OK, bad
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names):
     """Book events of the records (buf holds whole frames) whose locate this worker owns.
 
@@ -143,7 +143,7 @@ F_MATCH = 32
 F_STOCK = 64
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def itch_messages(buf, n_records, base_seq, base_offset, sizes, ints, fields, stock_pos):
     """Decode every record into columns.
 

@@ -1,18 +1,19 @@
 """Merging the workers' BBO rows back into feed order."""
 
-import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
-def merge_rows(rows, counts, limit, book_mul, book_add, out):
+@njit(cache=True, _nrt=False)
+def merge_rows(rows, counts, limit, book_mul, book_add, head, out):
     """k-way merge of rows[w, :counts[w]] (each sorted by seq) into out (columns x rows).
 
     Rows with seq >= limit are left out; book ids become global
-    (book * book_mul[w] + book_add[w]). Returns the number of rows written.
+    (book * book_mul[w] + book_add[w]); head (scratch, >= workers) is zeroed here.
+    Returns the number of rows written.
     """
     nw = rows.shape[0]
-    head = np.zeros(nw, dtype=np.int64)
+    for w in range(nw):
+        head[w] = 0
     n = 0
     while True:
         best = -1

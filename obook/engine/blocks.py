@@ -23,6 +23,7 @@ class Batch:
     offset: int               # byte offset of data[0] in the (decompressed) feed
     n_records: int
     error: FeedError | None   # raise after this batch's rows are delivered
+    source_pos: int = 0       # bytes of the file (compressed, for .gz) read so far
 
 
 def _read_full(f, view: memoryview) -> int:
@@ -44,6 +45,7 @@ def iter_batches(path: str | Path, framer: Framer, block_size: int = BLOCK_SIZE,
     offset = 0
     eof = False
     with open_feed(path) as f:
+        raw = getattr(f, "fileobj", f)
         while not eof:
             if len(buf) - have < block_size:
                 grown = np.empty(2 * len(buf), dtype=np.uint8)
@@ -55,12 +57,13 @@ def iter_batches(path: str | Path, framer: Framer, block_size: int = BLOCK_SIZE,
                 raise ObookError(f"{path}: read failed at byte {offset + have}: {e}") from e
             eof = got < block_size
             have += got
+            source_pos = raw.tell()
             pos = 0
             while True:
                 r = framer.frame(buf[pos:have], seq, offset, eof, max_records)
                 if r.n_bytes == 0 and r.n_records == 0 and r.error is None:
                     break
-                yield Batch(buf[pos:pos + r.n_bytes], seq, offset, r.n_records, r.error)
+                yield Batch(buf[pos:pos + r.n_bytes], seq, offset, r.n_records, r.error, source_pos)
                 if r.error is not None:
                     return
                 pos += r.n_bytes

@@ -68,17 +68,18 @@ class Replay:
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False}
         feed = iter_batches(self.path, framer, self.block_size)
         engine = _Local(self) if self.workers == 1 else _Pool(self)
+        in_flight = 1 if self.workers == 1 else self.slots
         try:
             pending: deque = deque()
             for number, batch in enumerate(feed):
-                if len(pending) == self.slots:
+                if len(pending) == in_flight:
                     yield from self._finish(engine, pending.popleft(), tickers, has_locate, out)
-                slot = number % self.slots
+                slot = number % in_flight
                 engine.submit(slot, batch)
                 pending.append((slot, batch.n_records, batch.error))
                 self.stats["records"] += batch.n_records
                 if self.progress:
-                    self.progress(batch.offset + len(batch.data))
+                    self.progress(batch.source_pos)
                 if batch.error is not None:
                     break
             while pending:
@@ -106,7 +107,8 @@ class Replay:
                 first = r.error
         limit = first[0] if first else NO_LIMIT
         counts = np.array([r.n_rows for r in results], dtype=np.int64)
-        n = merge_rows(engine.rows(slot), counts, limit, engine.book_mul, engine.book_add, out)
+        n = merge_rows(engine.rows(slot), counts, limit, engine.book_mul, engine.book_add,
+                       np.zeros(len(counts), dtype=np.int64), out)
         if n:
             self.stats["rows"] += n
             yield bbo_batch(out, n, tickers, has_locate)

@@ -7,7 +7,7 @@ applies them and writes its BBO rows into its own output slot; the parent
 merges the slots back into feed order. Control messages are small tuples on a
 pipe per worker. Workers are started by multiprocessing's forkserver (safe in
 processes that already run DuckDB's or polars' threads) with the compiled
-kernels preloaded.
+kernels preloaded, or by fork when this process has a single thread.
 """
 
 from __future__ import annotations
@@ -27,16 +27,29 @@ from ..errors import WorkerError
 
 log = logging.getLogger("obook")
 
-_context = None
+_forkserver = None
+
+
+def _single_threaded() -> bool:
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 def mp_context():
-    global _context
-    if _context is None:
+    """fork when this process has a single OS thread (instant, kernels inherited);
+    otherwise (DuckDB's, polars' or pyarrow's threads are running) the forkserver,
+    since fork in a multi-threaded process can deadlock the child."""
+    global _forkserver
+    if _single_threaded():
+        from . import worker_main  # noqa: F401 - loads the kernels before forking
+        return mp.get_context("fork")
+    if _forkserver is None:
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["obook.engine.worker_main"])
-        _context = ctx
-    return _context
+        _forkserver = ctx
+    return _forkserver
 
 
 _start_lock = threading.Lock()

@@ -1,0 +1,39 @@
+"""The ``obook`` command line: one small module per command group."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from ..errors import FeedError, ObookError
+from . import bbo as _bbo
+from . import gen as _gen
+
+app = typer.Typer(
+    name="obook",
+    help="Replay exchange market-data feeds (Nasdaq ITCH 5.0, CSV order feeds) through limit "
+         "order books, and write the best bid/offer and more as text, CSV, Parquet or Arrow.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("bbo")(_bbo.bbo)
+app.add_typer(_gen.app, name="gen")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
+    try:
+        app()
+    except FeedError as e:
+        typer.echo(f"error: {e.unit} {e.record}: {e.reason}" if e.record is not None
+                   else f"error: {e}", err=True)
+        raise SystemExit(1) from None
+    except ObookError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise SystemExit(130) from None

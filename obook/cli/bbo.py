@@ -1,0 +1,59 @@
+"""``obook bbo``: replay a feed and write its best bid/offer rows."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..engine.replay import Replay
+from ..output import write_file, write_text
+from .progress import file_progress
+
+
+class FeedFormatName(str, Enum):
+    itch = "itch"
+    csv = "csv"
+
+
+class OnError(str, Enum):
+    raise_ = "raise"
+    skip = "skip"
+
+
+def bbo(
+    feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
+                                          help="Worker processes applying the books (default: one per core, at most 8)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                          help="Write to a file instead of stdout; the type follows the extension: "
+                                               ".parquet, .arrow, .csv (with header), .txt (the stdout text)."),
+    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
+    on_error: OnError = typer.Option(OnError.raise_, "--on-error",
+                                     help="raise: stop at the first failing record (after writing every earlier row); "
+                                          "skip: apply the tolerant rules and report what was skipped."),
+) -> None:
+    """Replay FEED through its order books and write one row per BBO change.
+
+    Text lines on stdout are TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY with raw integer
+    prices (1/10000 $) and empty fields for an empty side. A failing record prints
+    'error: <unit> N: <reason>' on stderr and exits 1 after every earlier row is written.
+    """
+    with file_progress(feed) as progress:
+        replay = Replay(feed, workers=workers, format=format.value if format else None,
+                        on_error=on_error.value, progress=progress)
+        reader = replay.reader()
+        if output is not None:
+            write_file(reader, output)
+            return
+        try:
+            write_text(reader, sys.stdout.buffer)
+        except BrokenPipeError:
+            # the reader of our stdout went away (`obook bbo day.itch | head`): a quiet exit
+            reader.close()
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(0)

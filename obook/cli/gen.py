@@ -1,0 +1,39 @@
+"""``obook gen``: write deterministic synthetic feeds for tests, demos and benchmarks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True)
+
+
+@app.command("itch")
+def itch(
+    out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
+    messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write."),
+    stocks: int = typer.Option(100, "--stocks", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+) -> None:
+    """Write a synthetic Nasdaq ITCH 5.0 day: directory, adds near the touch, deletes, cancels,
+    executions, replaces, trades, and a few other message types."""
+    from ..gen.itch import write_itch
+
+    n = write_itch(out, messages, stocks, seed)
+    typer.echo(f"wrote {n} messages to {out}", err=True)
+
+
+@app.command("csv")
+def csv(
+    out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
+    events: int = typer.Option(100_000, "--events", "-n", min=1, help="Events to write (before the final drain)."),
+    tickers: int = typer.Option(100, "--tickers", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    depth: int = typer.Option(200, "--depth", "-d", min=1, help="At most this many live orders a ticker."),
+) -> None:
+    """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
+    from ..gen.csv import write_csv
+
+    n = write_csv(out, events, tickers, seed, depth)
+    typer.echo(f"wrote {n} events to {out}", err=True)

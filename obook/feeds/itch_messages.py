@@ -1,0 +1,70 @@
+"""obook.read_itch: the ITCH reader's decoded messages as Arrow batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .._kernels import itch as K
+from ..schema import itch_message_schema
+from ..engine.blocks import iter_batches
+from .itch import ItchFramer
+
+_COLUMNS = ("seq", "offset", "type", "locate", "tracking", "time", "ref", "side", "shares",
+            "price", "new_ref", "match")
+_CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
+
+
+def _messages_batch(data: np.ndarray, ints: np.ndarray, fields: np.ndarray,
+                    stock_pos: np.ndarray, n: int) -> pa.RecordBatch:
+    v = ints[:n].T.copy()
+    f = fields[:n]
+
+    def absent(bit):
+        return (f & bit) == 0
+
+    types = v[2]
+    has_stock = stock_pos[:n] >= 0
+    stocks = np.zeros((n, 8), dtype=np.uint8)
+    idx = stock_pos[:n][has_stock]
+    stocks[has_stock] = data[idx[:, None] + np.arange(8)]
+    stock_col = pa.array(stocks.view("S8").ravel(), type=pa.binary(8)).cast(pa.string())
+    import pyarrow.compute as pc
+    stock_col = pc.if_else(pa.array(has_stock), pc.utf8_rtrim_whitespace(stock_col), None)
+    type_col = pc.if_else(pa.array(types >= 0), _CHARS.take(pa.array(np.maximum(types, 0))), "")
+    arrays = [
+        pa.array(v[0]), pa.array(v[1]), type_col,
+        pa.array(v[3].astype(np.uint16)), pa.array(v[4].astype(np.uint16)), pa.array(v[5]),
+        pa.array(v[6].view(np.uint64), mask=absent(K.F_REF)),
+        _CHARS.take(pa.array(v[7], mask=absent(K.F_SIDE))),
+        pa.array(v[8].view(np.uint64), mask=absent(K.F_SHARES)),
+        pa.array(v[9], mask=absent(K.F_PRICE)),
+        pa.array(v[10].view(np.uint64), mask=absent(K.F_NEWREF)),
+        pa.array(v[11].view(np.uint64), mask=absent(K.F_MATCH)),
+        stock_col,
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=itch_message_schema)
+
+
+def iter_messages(path, on_error: str = "raise"):
+    framer = ItchFramer(str(path), on_error)
+    ints = np.empty((0, len(_COLUMNS)), dtype=np.int64)
+    for batch in iter_batches(path, framer):
+        n = batch.n_records
+        if n:
+            if len(ints) < n:
+                ints = np.empty((n, len(_COLUMNS)), dtype=np.int64)
+                fields = np.empty(n, dtype=np.int64)
+                stock_pos = np.empty(n, dtype=np.int64)
+            K.itch_messages(batch.data, n, batch.base_seq, batch.offset, K.SIZES, ints, fields, stock_pos)
+            yield _messages_batch(batch.data, ints, fields, stock_pos, n)
+        if batch.error is not None:
+            raise batch.error
+
+
+def read_itch(path, on_error: str = "raise") -> pa.RecordBatchReader:
+    from ..errors import ObookError
+    from pathlib import Path
+    if not Path(path).is_file():
+        raise ObookError(f"{path}: no such feed file")
+    return pa.RecordBatchReader.from_batches(itch_message_schema, iter_messages(path, on_error))

@@ -1,0 +1,98 @@
+"""Writing BBO streams: SPEC text lines, CSV, Parquet, Arrow IPC; files appear only when complete."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import BinaryIO
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from .errors import FeedError, ObookError, OutputError
+
+TEXT_COLUMNS = ["time", "ticker", "bid_px", "bid_qty", "ask_px", "ask_qty"]
+_TEXT_OPTIONS = pacsv.WriteOptions(include_header=False, quoting_style="none")
+OUTPUT_KINDS = {".parquet": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
+                ".csv": "csv", ".txt": "text"}
+
+
+def text_lines(batch: pa.RecordBatch) -> bytes:
+    """SPEC §3 text: TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY (empty fields for an empty side)."""
+    part = batch.select(TEXT_COLUMNS)
+    sink = pa.BufferOutputStream()
+    try:
+        pacsv.write_csv(part, sink, _TEXT_OPTIONS)
+        return sink.getvalue().to_pybytes()
+    except pa.ArrowInvalid:  # a ticker with a quote or comma: the same lines, by hand
+        rows = zip(*(part.column(c).to_pylist() for c in TEXT_COLUMNS))
+        return "".join(",".join("" if v is None else str(v) for v in r) + "\n" for r in rows).encode()
+
+
+def write_text(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
+    n = 0
+    for batch in reader:
+        out.write(text_lines(batch))
+        n += batch.num_rows
+    out.flush()
+    return n
+
+
+def output_kind(path: Path) -> str:
+    try:
+        return OUTPUT_KINDS[path.suffix.lower()]
+    except KeyError:
+        raise ObookError(f"{path}: unknown output type {path.suffix!r}; use one of "
+                         f"{', '.join(sorted(OUTPUT_KINDS))}") from None
+
+
+def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None) -> int:
+    """Write to a temporary name beside ``path`` and rename it when complete.
+
+    On a feed error the rows before it are kept as ``<path>.partial`` and the error
+    re-raised; on any other failure nothing is left behind.
+    """
+    path = Path(path)
+    kind = output_kind(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    n = 0
+    try:
+        if kind == "parquet":
+            schema = reader.schema.with_metadata({**(reader.schema.metadata or {}), **(metadata or {})})
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+                for batch in reader:
+                    w.write_batch(batch, row_group_size=1 << 20)
+                    n += batch.num_rows
+        elif kind == "arrow":
+            with ipc.new_file(tmp, reader.schema) as w:
+                for batch in reader:
+                    w.write_batch(batch)
+                    n += batch.num_rows
+        else:
+            with open(tmp, "wb") as f:
+                if kind == "csv":
+                    f.write((",".join(reader.schema.names) + "\n").encode())
+                    for batch in reader:
+                        pacsv.write_csv(batch, f, pacsv.WriteOptions(include_header=False))
+                        n += batch.num_rows
+                else:
+                    n = write_text(reader, f)
+        os.replace(tmp, path)
+        return n
+    except FeedError:
+        if tmp.exists():
+            os.replace(tmp, path.with_name(path.name + ".partial"))
+        raise
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{path}: write failed: {e.strerror or e}") from e
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def stdout_binary() -> BinaryIO:
+    return sys.stdout.buffer
