@@ -1,0 +1,55 @@
+import os
+from pathlib import Path
+
+import psutil
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def helper_pids() -> set[int]:
+    """multiprocessing's own long-lived helpers (forkserver, resource tracker)."""
+    pids = set()
+    from multiprocessing import forkserver, resource_tracker
+    for obj, attr in ((forkserver._forkserver, "_forkserver_pid"), (resource_tracker._resource_tracker, "_pid")):
+        pid = getattr(obj, attr, None)
+        if pid:
+            pids.add(pid)
+    return pids
+
+
+def worker_children() -> list[psutil.Process]:
+    """Child processes of this test process other than multiprocessing's helpers."""
+    helpers = helper_pids()
+    out = []
+    for p in psutil.Process(os.getpid()).children(recursive=True):
+        try:
+            if p.pid in helpers or p.ppid() in helpers and p.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+@pytest.fixture
+def no_leaks():
+    """Fails the test if a worker process or a /dev/shm segment outlives it."""
+    shm_before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    yield
+    import time
+    deadline = time.time() + 5
+    while worker_children() and time.time() < deadline:
+        time.sleep(0.05)
+    assert worker_children() == []
+    shm_after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    assert shm_after - shm_before == set()
+
+
+@pytest.fixture(scope="session")
+def shared_itch():
+    path = SHARED_DATA / "itch" / "nasdaq_20191230_first1000.itch"
+    if not path.exists():
+        pytest.skip("../shared/data is not here (it is not part of the repository)")
+    return path
