@@ -1,0 +1,130 @@
+"""A deliberately simple pure-Python reference of the CSV order feed (SPEC §2-3).
+
+Dict books, a full scan for the BBO after every line: slow and obviously right.
+This is the oracle the numba decoder + book kernel are compared against.
+
+``reference_csv_bbo(path_or_bytes, on_error="raise")`` returns
+``(text_lines, error, skipped)``: the BBO text rows
+``<TIME>,<TICKER>,<BID_PX>,<BID_QTY>,<ASK_PX>,<ASK_QTY>`` in feed order, the
+first failing ``(line, reason)`` (strict) or None, and the tolerant-mode counts
+(field errors under the reason without its text, book errors under
+``layout.BOOK_ERROR_NAMES``: a duplicate add replaces the live order, an
+unknown order changes nothing).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+from obook._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF
+
+_UINT = re.compile(rb"[0-9]+")
+_TYPES = {b"B", b"S", b"C", b"D", b"E", b"F", b"T", b"X"}
+
+
+class _Fail(Exception):
+    def __init__(self, reason: str, kind: str):
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _uint(field: bytes, name: str, bits: int) -> int:
+    if not _UINT.fullmatch(field):
+        raise _Fail(f"{name} is not an unsigned integer: '{_text(field)}'", f"{name} is not an unsigned integer")
+    v = int(field)
+    if v >= 1 << bits:
+        raise _Fail(f"{name} out of range: '{_text(field)}'", f"{name} out of range")
+    return v
+
+
+def _bbo(book: dict) -> tuple:
+    """(bid px, bid qty, ask px, ask qty), None for an empty side."""
+    bids = [(p, q) for side, p, q in book.values() if side == b"B"]
+    asks = [(p, q) for side, p, q in book.values() if side == b"S"]
+    bp = max(p for p, _ in bids) if bids else None
+    ap = min(p for p, _ in asks) if asks else None
+    bq = sum(q for p, q in bids if p == bp) if bids else None
+    aq = sum(q for p, q in asks if p == ap) if asks else None
+    return bp, bq, ap, aq
+
+
+def _row(time: int, ticker: bytes, bbo: tuple) -> str:
+    return ",".join([str(time), _text(ticker)] + ["" if v is None else str(v) for v in bbo])
+
+
+def _read(path_or_bytes) -> bytes:
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_bytes)
+    else:
+        data = Path(path_or_bytes).read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data
+
+
+def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
+    data = _read(path_or_bytes)
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()               # the newline ends the last line; it starts none
+    books: dict[bytes, dict[bytes, list]] = {}
+    rows: list[str] = []
+    skipped: dict[str, int] = {}
+    for no, raw in enumerate(lines, 1):
+        if no == 1:
+            continue
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        if not line.strip():
+            continue
+        f = line.split(b",")
+        try:
+            if len(f) < 6:
+                raise _Fail(f"expected at least 6 fields, got {len(f)}", "expected at least 6 fields")
+            time = _uint(f[0], "time", 64)
+            ticker, oid, typ = f[1], f[2], f[3]
+            if typ not in _TYPES:
+                raise _Fail(f"unknown message type '{_text(typ)}'", "unknown message type")
+            shares = _uint(f[4], "shares", 32)
+            price = _uint(f[5], "price", 32)
+            if typ in (b"T", b"X"):
+                continue
+            book = books.setdefault(ticker, {})
+            before = _bbo(book)
+            order = book.get(oid)
+            if typ in (b"B", b"S"):
+                if order is not None:
+                    if on_error == "raise":
+                        raise _Fail(f"duplicate order '{_text(oid)}'", "")
+                    skipped[BOOK_ERROR_NAMES[ERR_DUPLICATE_REF]] = skipped.get(BOOK_ERROR_NAMES[ERR_DUPLICATE_REF], 0) + 1
+                    del book[oid]
+                book[oid] = [typ, price, shares]
+            elif order is None:
+                if on_error == "raise":
+                    raise _Fail(f"unknown order '{_text(oid)}'", "")
+                skipped[BOOK_ERROR_NAMES[ERR_UNKNOWN_REF]] = skipped.get(BOOK_ERROR_NAMES[ERR_UNKNOWN_REF], 0) + 1
+            elif typ == b"C":
+                if shares < order[2]:
+                    order[2] = shares
+                    if shares == 0:
+                        del book[oid]
+            elif typ == b"E":
+                order[2] -= min(shares, order[2])
+                if order[2] == 0:
+                    del book[oid]
+            else:                      # D, F
+                del book[oid]
+            after = _bbo(book)
+            if after != before:
+                rows.append(_row(time, ticker, after))
+        except _Fail as e:
+            if on_error == "raise":
+                return rows, (no, e.reason), skipped
+            skipped[e.kind] = skipped.get(e.kind, 0) + 1
+    return rows, None, skipped

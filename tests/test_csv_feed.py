@@ -1,0 +1,164 @@
+"""The CSV feed end to end (obook.bbo) against the pure-Python reference (SPEC §2-4)."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+import obook
+from obook._kernels.layout import EV_WIDTH
+from obook.feeds.csv import CsvDecoder, CsvFramer
+from obook.gen.csv import write_csv
+
+from reference_csv import reference_csv_bbo
+
+HEADER = b"Time,Ticker,Order,T,Shares,Price\n"
+
+
+def _fmt(v):
+    return "" if v is None else str(v)
+
+
+def replay(path, workers=1, on_error="raise"):
+    """(text lines, (line, reason) or None, skipped) through obook.bbo."""
+    stats = {}
+    lines, error = [], None
+    reader = obook.bbo(path, workers=workers, format="csv", on_error=on_error, stats=stats)
+    try:
+        for batch in reader:
+            for r in batch.to_pylist():
+                lines.append(f"{r['time']},{r['ticker']},{_fmt(r['bid_px'])},{_fmt(r['bid_qty'])},"
+                             f"{_fmt(r['ask_px'])},{_fmt(r['ask_qty'])}")
+    except obook.FeedError as e:
+        error = (e.record, e.reason)
+    return lines, error, stats.get("skipped", {})
+
+
+def check(tmp_path, data: bytes, workers=(1, 2, 3), on_error="raise", name="feed.csv"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    want = reference_csv_bbo(data, on_error)
+    for w in workers:
+        got = replay(path, w, on_error)
+        assert got[0] == want[0], f"workers={w}"
+        assert got[1] == want[1], f"workers={w}"
+        if on_error != "raise":
+            assert got[2] == want[2], f"workers={w}"
+    return want
+
+
+ERRORS = [
+    (b"1,AAA,1,B,100\n", "expected at least 6 fields, got 5"),
+    (b"x\n", "expected at least 6 fields, got 1"),
+    (b"-1,AAA,1,B,1,1\n", "time is not an unsigned integer: '-1'"),
+    (b" 1,AAA,1,B,1,1\n", "time is not an unsigned integer: ' 1'"),
+    (b",AAA,1,B,1,1\n", "time is not an unsigned integer: ''"),
+    (b"18446744073709551616,AAA,1,B,1,1\n", "time out of range: '18446744073709551616'"),
+    (b"1,AAA,1,Q,1,1\n", "unknown message type 'Q'"),
+    (b"1,AAA,1,BB,x,1\n", "unknown message type 'BB'"),
+    (b"1,AAA,1,b,1,1\n", "unknown message type 'b'"),
+    (b"1,AAA,1,B,+1,1\n", "shares is not an unsigned integer: '+1'"),
+    (b"1,AAA,1,B,4294967296,1\n", "shares out of range: '4294967296'"),
+    (b"1,AAA,1,B,1,1.5\n", "price is not an unsigned integer: '1.5'"),
+    (b"1,AAA,1,B,1,4294967296\n", "price out of range: '4294967296'"),
+    (b"1,AAA,1,T,1,\n", "price is not an unsigned integer: ''"),
+    (b"1,AAA,1,B,1,1\n2,AAA,1,S,1,2\n", "duplicate order '1'"),
+    (b"1,AAA,7,C,1,1\n", "unknown order '7'"),
+    (b"1,AAA,7,D,1,1\n", "unknown order '7'"),
+    (b"1,AAA,7,E,1,1\n", "unknown order '7'"),
+    (b"1,AAA,1,B,1,1\n2,AAA,1,F,1,1\n3,AAA,1,F,1,1\n", "unknown order '1'"),
+]
+
+
+@pytest.mark.parametrize("body,reason", ERRORS)
+def test_bbo_failing_line_reports_spec_reason(tmp_path, body, reason):
+    data = HEADER + b"0,ZZZ,1,B,5,5\n" + body + b"9,ZZZ,1,D,5,5\n"
+    lines, error, _ = check(tmp_path, data, workers=(1, 2))
+    assert error is not None and error[1] == reason
+    assert lines[0] == "0,ZZZ,5,5,,"
+
+
+def test_bbo_failing_line_same_for_1_2_3_8_workers(tmp_path):
+    path = tmp_path / "g.csv"
+    write_csv(path, 3000, 11, seed=5, depth=20)
+    data = path.read_bytes().split(b"\n")
+    data.insert(2500, b"1,ABC,1,B,1,x\r")
+    check(tmp_path, b"\n".join(data), workers=(1, 2, 3, 8))
+
+
+def test_bbo_edge_cases_match_reference(tmp_path):
+    data = (HEADER
+            + b"1,AAA,1,B,100,50\r\n"            # CRLF
+            + b"2,BBB,1,B,200,60,extra,cols\n"   # same id in another ticker, extra columns
+            + b"\n   \n\t\r\n"                   # blank lines count in line numbers
+            + b"3,AAA,2,B,0,51\n"                # a 0-share add makes a 0-share level
+            + b"4,AAA,1,C,500,50\n"              # C to a larger size: nothing changes
+            + b"5,AAA,1,C,40,50\n"
+            + b"6,AAA,1,E,1000,50\n"             # E past remaining: clamped, removed
+            + b"7,AAA,2,E,0,51\n"                # a 0-share order executed by anything leaves
+            + b"8,BBB,1,T,7,7\n9,BBB,1,X,7,7\n"  # trade prints
+            + b"4294967295,BBB,2,S,4294967295,4294967295\n"
+            + b"18446744073709551615,BBB,2,D,0,0\n"
+            + b"10,,,B,1,1\n11,,,D,1,1\n"        # empty ticker and id
+            + b"12,CCC,abcdefghijklmnopqrstuvwxyz,S,3,3\n13,CCC,abcdefghijklmnopqrstuvwxyZ,S,3,3\n"
+            + b"14,CCC,abcdefghijklmnopqrstuvwxyz,C,0,3\n"
+            + b"15,AAA,1,B,1,1")                 # no trailing newline
+    lines, error, _ = check(tmp_path, data, workers=(1, 2, 3, 8))
+    assert error is None
+    assert "6,AAA,,,," not in lines and "7,AAA,,,," in lines
+    assert lines[-1] == "15,AAA,1,1,,"
+
+
+@pytest.mark.parametrize("data", [b"", HEADER, HEADER[:-1], b"\n\n"])
+def test_bbo_empty_or_header_only_gives_no_rows(tmp_path, data):
+    assert check(tmp_path, data) == ([], None, {})
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_bbo_generated_feed_matches_reference(tmp_path, seed):
+    path = tmp_path / "g.csv"
+    write_csv(path, 5000, 9, seed=seed, depth=25)
+    lines, error, _ = check(tmp_path, path.read_bytes(), workers=(1, 2, 3, 8))
+    assert error is None and len(lines) > 500
+
+
+def test_bbo_gzipped_feed_matches_reference(tmp_path):
+    path = tmp_path / "g.csv"
+    write_csv(path, 2000, 5, seed=4)
+    gz = tmp_path / "g.csv.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert replay(gz, 2)[0] == reference_csv_bbo(path)[0]
+
+
+def test_bbo_tolerant_mode_counts_and_matches_reference(tmp_path):
+    body = b"".join(b for b, _ in ERRORS)
+    data = HEADER + b"0,ZZZ,1,B,5,5\n" + body + b"9,ZZZ,1,D,5,5\n"
+    lines, error, skipped = check(tmp_path, data, workers=(1, 2, 3), on_error="skip")
+    assert error is None and sum(skipped.values()) >= len(ERRORS) - 1
+
+
+def test_decoder_without_engine_matches_reference(tmp_path):
+    """Framer + decoder alone, tiny batches: every line of the right worker, once."""
+    path = tmp_path / "g.csv"
+    write_csv(path, 3000, 6, seed=9, depth=15)
+    data = np.fromfile(path, np.uint8)
+    ev = np.zeros((64, EV_WIDTH), np.int64)
+    for workers in (1, 3):
+        fr = CsvFramer(path)
+        decs = [CsvDecoder(path, w, workers) for w in range(workers)]
+        pos, seq, seen = 0, 1, []
+        while True:
+            r = fr.frame(data[pos:], seq, pos, True, 64)
+            if r.n_records == 0:
+                break
+            for d in decs:
+                res = d.decode(data[pos:pos + r.n_bytes], seq, ev)
+                assert res.error is None
+                seen += ev[:res.n_events, 0].tolist()
+            pos, seq = pos + r.n_bytes, seq + r.n_records
+        assert pos == data.shape[0]
+        lines = path.read_bytes().split(b"\r\n")
+        want = [i for i, ln in enumerate(lines, 1) if i > 1 and ln and ln.split(b",")[3] not in (b"T", b"X")]
+        assert sorted(seen) == want
