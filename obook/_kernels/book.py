@@ -359,15 +359,19 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
                     remove = by == have
                 else:  # delete, replace
                     remove = True
-                if act == ACT_REPLACE:
+                if act == ACT_REPLACE:  # checked while the original is still live
                     side = lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] & 1
                     ref = ev[_u(i), 7]
-                    add = True
+                    add = shares != 0
+                    if shares == 0:
+                        err = ERR_ZERO_ADD
+                    elif find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st) != -1:
+                        err = ERR_DUPLICATE_REF
                 if (err == 0 or not strict) and (remove or by != 0):
                     _take(a, e, 0 if remove else by, remove, lv, lv_free, sides, pool, pages,
                           page_dir, page_live, page_key, page_free, ov_val, ov_state, st)
-        if add and err == 0:
-            if shares == 0 and act != ACT_ADD_ZERO_OK:
+        if add and (err == 0 or not strict):
+            if shares == 0 and act == ACT_ADD:
                 err = ERR_ZERO_ADD
             else:
                 a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)

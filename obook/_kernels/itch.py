@@ -10,11 +10,11 @@ from numba import njit
 
 from .layout import ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_REPLACE
 
-#: message size (type byte included) of the types the spec names; 0 = unknown (skipped)
+#: message size (type byte included) of the types SPEC §1 lists; other types are framed by
+#: their length and skipped, whatever it is
 SIZES = np.zeros(256, dtype=np.int64)
-for _t, _n in {"S": 12, "R": 39, "H": 25, "Y": 20, "L": 26, "V": 35, "W": 12, "K": 28,
-               "J": 35, "h": 21, "A": 36, "F": 40, "E": 31, "C": 36, "X": 23, "D": 19,
-               "U": 35, "P": 44, "Q": 40, "B": 19, "I": 50, "N": 20, "O": 48}.items():
+for _t, _n in {"S": 12, "R": 39, "H": 25, "A": 36, "F": 40, "E": 31, "C": 36, "X": 23,
+               "D": 19, "U": 35, "P": 44, "Q": 40, "B": 19}.items():
     SIZES[ord(_t)] = _n
 
 FRAME_OK = 0

@@ -1,0 +1,1 @@
+"""Synthetic feed generators (deterministic for a seed), used by tests and benchmarks."""

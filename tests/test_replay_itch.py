@@ -1,0 +1,195 @@
+"""obook.bbo on ITCH feeds against the pure-Python reference book, for any worker count."""
+
+import gzip
+
+import pytest
+
+import obook
+from obook.engine.replay import Replay
+from obook.errors import FeedError, TruncatedFeedError
+from obook.gen.itch import write_itch
+
+from itch_builder import ItchBuilder
+from reference_itch import reference_bbo
+
+WORKERS = [1, 2, 3, 8]
+
+
+def as_tuples(table):
+    cols = table.to_pydict()
+    return [(s, t, loc, tk, bp, bq, bn or 0, ap, aq, an or 0) for s, t, loc, tk, bp, bq, bn, ap, aq, an in zip(
+        cols["seq"], cols["time"], cols["locate"], cols["ticker"], cols["bid_px"], cols["bid_qty"],
+        cols["bid_orders"], cols["ask_px"], cols["ask_qty"], cols["ask_orders"])]
+
+
+def replay(path, workers, on_error="raise", **kw):
+    """(rows, error) of obook for a feed: rows delivered before the error, then the error."""
+    rows, error = [], None
+    try:
+        for batch in Replay(path, workers=workers, on_error=on_error, **kw).batches():
+            rows.extend(as_tuples(batch))
+    except FeedError as e:
+        error = e
+    return rows, error
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("itch") / "day.itch"
+    write_itch(path, 60_000, 12, seed=5)
+    return path
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_bbo_generated_day_matches_reference(day, workers, no_leaks):
+    expected, err, _ = reference_bbo(day)
+    assert err is None and len(expected) > 10_000
+    rows, error = replay(day, workers)
+    assert error is None
+    assert rows == expected
+
+
+@pytest.mark.parametrize("seed,stocks", [(1, 1), (2, 3), (3, 40)])
+def test_bbo_generated_feeds_one_and_two_workers_match_reference(tmp_path, seed, stocks):
+    path = tmp_path / "f.itch.gz"
+    write_itch(path, 20_000, stocks, seed=seed)
+    expected, err, _ = reference_bbo(path)
+    assert err is None
+    for workers in (1, 2):
+        assert replay(path, workers) == (expected, None)
+
+
+@pytest.mark.parametrize("block", [1, 7, 36, 1000, 4099])
+def test_bbo_feed_split_mid_message_at_every_batch_boundary_same_rows(day, block):
+    expected, _, _ = reference_bbo(day)
+    rows, error = replay(day, 2 if block == 4099 else 1, block_size=block)
+    assert error is None and rows == expected
+
+
+def test_bbo_gzip_and_raw_give_same_rows(day, tmp_path):
+    gz = tmp_path / "day.itch.gz"
+    gz.write_bytes(gzip.compress(day.read_bytes(), 1))
+    assert replay(gz, 2) == replay(day, 2)
+
+
+def edge_feed():
+    b = ItchBuilder()
+    b.system("O")
+    b.directory(1, "AAPL")
+    b.directory(2, "MSFT")
+    b.add(1, 10, "B", 100, 1000000)
+    b.add(1, 11, "S", 100, 1001000)
+    b.add(1, 12, "B", 50, 999000)          # below the touch: no row
+    b.cancel(1, 12, 20)                    # below the touch: no row
+    b.add(2, 10, "B", 5, 500000)           # same ref, another book
+    b.replace(1, 11, 13, 80, 1000500)      # replace
+    b.replace(1, 13, 14, 70, 1000400)      # replace of a replaced order
+    b.execute(1, 10, 100, match=1)         # execution to zero
+    b.add(1, 15, "S", 10, 990000)          # crossed book, reported as is
+    b.cancel(1, 15, 10)                    # cancel to zero
+    b.trade(1, 99, "B", 100, 1000000, match=2)
+    b.delete(2, 10)
+    return b
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_bbo_edge_cases_match_reference(tmp_path, workers):
+    path = tmp_path / "edge.itch"
+    edge_feed().write(path)
+    expected, err, _ = reference_bbo(path)
+    assert err is None
+    assert replay(path, workers) == (expected, None)
+
+
+FAILURES = {
+    "unknown": lambda b: b.delete(1, 777),
+    "duplicate": lambda b: b.add(1, 14, "B", 1, 990000),
+    "over_execution": lambda b: b.execute(1, 14, 71, match=3),
+    "over_cancel": lambda b: b.cancel(1, 14, 71),
+    "zero_add": lambda b: b.add(1, 50, "B", 0, 990000),
+    "replace_unknown": lambda b: b.replace(1, 777, 778, 5, 990000),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FAILURES))
+@pytest.mark.parametrize("workers", WORKERS)
+def test_bbo_failing_message_delivers_earlier_rows_then_raises(tmp_path, kind, workers, no_leaks):
+    b = edge_feed()
+    FAILURES[kind](b)
+    b.add(2, 60, "S", 5, 600000)            # after the failure: never delivered
+    path = tmp_path / "bad.itch"
+    b.write(path)
+    expected, err, _ = reference_bbo(path)
+    rows, error = replay(path, workers)
+    assert rows == expected
+    assert error is not None and error.record == err[0]
+    assert err[1] in error.reason and str(path) in str(error)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bbo_failure_in_later_batch_same_for_all_workers(tmp_path, day, workers):
+    data = bytearray(day.read_bytes())
+    b = ItchBuilder()
+    b.delete(3, 2**40)
+    path = tmp_path / "late.itch"
+    path.write_bytes(bytes(data) + b.bytes())
+    expected, err, _ = reference_bbo(path)
+    rows, error = replay(path, workers)
+    assert rows == expected and error.record == err[0] == 60_001
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bbo_truncated_tail_names_byte_offset(tmp_path, workers):
+    data = edge_feed().bytes()
+    path = tmp_path / "cut.itch"
+    path.write_bytes(data[:-5])
+    expected, err, _ = reference_bbo(path)
+    rows, error = replay(path, workers)
+    assert isinstance(error, TruncatedFeedError) and error.record == err[0]
+    assert error.offset == len(data) - 21 and f"byte offset {error.offset}" in str(error)
+    assert rows == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bbo_short_frame_is_malformed_record(tmp_path, workers):
+    b = edge_feed()
+    b.frame(b"A" + bytes(20))                # an add frame of 21 bytes (needs 36)
+    path = tmp_path / "short.itch"
+    b.write(path)
+    expected, err, _ = reference_bbo(path)
+    rows, error = replay(path, workers)
+    assert rows == expected and error.record == err[0] and "malformed" in error.reason
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_bbo_tolerant_mode_counts_match_reference(tmp_path, workers):
+    b = edge_feed()
+    for f in FAILURES.values():
+        f(b)
+    b.frame(b"X" + bytes(3))
+    b.add(2, 60, "S", 5, 600000)
+    path = tmp_path / "bad.itch"
+    b.write(path)
+    expected, err, skipped = reference_bbo(path, on_error="skip")
+    assert err is None
+    stats = {}
+    table = obook.bbo(path, workers=workers, on_error="skip", stats=stats).read_all()
+    assert as_tuples(table) == expected
+    assert stats["skipped"] == skipped
+
+
+def test_bbo_consumer_stops_after_first_batch_no_workers_left(day, no_leaks):
+    reader = obook.bbo(day, workers=2)
+    first = reader.read_next_batch()
+    assert first.num_rows > 0
+    reader.close()
+
+
+def test_bbo_missing_file_raises_obook_error(tmp_path):
+    with pytest.raises(obook.ObookError, match="no such feed file"):
+        obook.bbo(tmp_path / "nope.itch")
+
+
+def test_bbo_real_nasdaq_sample_matches_reference(shared_itch):
+    expected, err, _ = reference_bbo(shared_itch)
+    assert replay(shared_itch, 2) == (expected, err)
