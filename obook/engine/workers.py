@@ -7,7 +7,7 @@ applies them and writes its BBO rows into its own output slot; the parent
 merges the slots back into feed order. Control messages are small tuples on a
 pipe per worker. Workers are started by multiprocessing's forkserver (safe in
 processes that already run DuckDB's or polars' threads) with the compiled
-kernels preloaded, or by fork when this process has a single thread.
+kernels preloaded, or by fork when no foreign thread pool is running.
 """
 
 from __future__ import annotations
@@ -30,19 +30,26 @@ log = logging.getLogger("obook")
 _forkserver = None
 
 
-def _single_threaded() -> bool:
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
+#: libraries whose native thread pools make fork unsafe once they are loaded
+_THREAD_POOL_OWNERS = ("duckdb", "polars", "torch", "tensorflow", "grpc", "jax")
+
+
+def _fork_is_safe() -> bool:
+    """fork is safe when no other Python thread runs and no library known to keep
+    its own thread pool (DuckDB, polars ...) is loaded. numpy's OpenBLAS and
+    pyarrow's pools are fork-aware (they register at-fork handlers)."""
+    import sys
+    if threading.active_count() > 1:
         return False
+    return not any(name in sys.modules for name in _THREAD_POOL_OWNERS)
 
 
 def mp_context():
-    """fork when this process has a single OS thread (instant, kernels inherited);
-    otherwise (DuckDB's, polars' or pyarrow's threads are running) the forkserver,
-    since fork in a multi-threaded process can deadlock the child."""
+    """fork when it is safe (instant, compiled kernels inherited); otherwise, next to
+    DuckDB's or polars' threads, the forkserver, since fork in a process whose other
+    threads hold locks can deadlock the child."""
     global _forkserver
-    if _single_threaded():
+    if _fork_is_safe():
         from . import worker_main  # noqa: F401 - loads the kernels before forking
         return mp.get_context("fork")
     if _forkserver is None:
