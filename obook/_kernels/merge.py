@@ -1,19 +1,25 @@
-"""Merging the workers' BBO rows back into feed order."""
+"""Merging the workers' BBO rows back into feed order, straight into Arrow-ready columns."""
 
+import numpy as np
 from numba import njit
 
 
 @njit(cache=True, _nrt=False)
-def merge_rows(rows, counts, limit, book_mul, book_add, head, out):
-    """k-way merge of rows[w, :counts[w]] (each sorted by seq) into out (columns x rows).
+def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, px, qty,
+               n_orders, valid):
+    """k-way merge of rows[w, :counts[w]] (each sorted by seq) into columns.
 
-    Rows with seq >= limit are left out; book ids become global
-    (book * book_mul[w] + book_add[w]); head (scratch, >= workers) is zeroed here.
-    Returns the number of rows written.
+    Rows with seq >= limit are left out; book ids become global (book * book_mul[w] +
+    book_add[w]). px/qty/n_orders are (2, >= rows) for bid and ask; valid (2, bytes)
+    receives Arrow validity bitmaps (a side is valid when it has orders). head is
+    scratch (>= workers). Returns the number of rows written.
     """
     nw = rows.shape[0]
     for w in range(nw):
         head[w] = 0
+    for b in range(valid.shape[1]):
+        valid[0, b] = 0
+        valid[1, b] = 0
     n = 0
     while True:
         best = -1
@@ -26,8 +32,39 @@ def merge_rows(rows, counts, limit, book_mul, book_add, head, out):
         if best < 0:
             return n
         h = head[best]
-        for c in range(rows.shape[2]):
-            out[c, n] = rows[best, h, c]
-        out[2, n] = rows[best, h, 2] * book_mul[best] + book_add[best]
+        seq[n] = bseq
+        time[n] = rows[best, h, 1]
+        book[n] = rows[best, h, 2] * book_mul[best] + book_add[best]
+        for s in range(2):
+            c = rows[best, h, 5 + 3 * s]
+            px[s, n] = rows[best, h, 3 + 3 * s]
+            qty[s, n] = rows[best, h, 4 + 3 * s]
+            n_orders[s, n] = c
+            if c != 0:
+                valid[s, n >> 3] |= np.uint8(1 << (n & 7))
         head[best] = h + 1
         n += 1
+
+
+@njit(cache=True, _nrt=False)
+def gather_names(book, n, name_off, name_len, arena, offsets, data, valid):
+    """Arrow string column of the names of book[:n] (name_len < 0: unknown, null).
+
+    offsets (int32, n + 1) and data (uint8, large enough) are written; valid gets
+    the validity bitmap. Returns the bytes of data used.
+    """
+    for b in range(valid.shape[0]):
+        valid[b] = 0
+    pos = 0
+    offsets[0] = 0
+    for i in range(n):
+        k = book[i]
+        if 0 <= k < name_len.shape[0] and name_len[k] >= 0:
+            ln = name_len[k]
+            o = name_off[k]
+            for j in range(ln):
+                data[pos + j] = arena[o + j]
+            pos += ln
+            valid[i >> 3] |= np.uint8(1 << (i & 7))
+        offsets[i + 1] = pos
+    return pos

@@ -1,56 +1,77 @@
-"""Turning merged BBO row columns into Arrow record batches of bbo_schema."""
+"""Turning the workers' BBO rows into Arrow record batches of bbo_schema (merge + columns)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import (ROW_ASK_N, ROW_ASK_PX, ROW_ASK_QTY, ROW_BID_N, ROW_BID_PX,
-                               ROW_BID_QTY, ROW_BOOK, ROW_SEQ, ROW_TIME)
+from .._kernels.merge import gather_names, merge_rows
 from ..schema import bbo_schema
 
 
 class Tickers:
-    """Ticker names by global book id, as an Arrow array to ``take`` from."""
+    """Ticker names by global book id, packed for the gather_names kernel."""
 
     def __init__(self):
-        self._names: list[str | None] = []
-        self._array: pa.Array | None = None
+        self.names: dict[int, bytes] = {}
+        self._packed = None
 
     def update(self, pairs) -> None:
         for book, name in pairs:
-            if book >= len(self._names):
-                self._names.extend([None] * (book + 1 - len(self._names)))
-            if self._names[book] != name:
-                self._names[book] = name
-                self._array = None
+            raw = name.encode("utf-8")
+            if self.names.get(book) != raw:
+                self.names[book] = raw
+                self._packed = None
 
-    def take(self, books: np.ndarray) -> pa.Array:
-        if len(books) and int(books.max()) >= len(self._names):
-            self._names.extend([None] * (int(books.max()) + 1 - len(self._names)))
-            self._array = None
-        if self._array is None:
-            self._array = pa.array(self._names, type=pa.string())
-        return self._array.take(pa.array(books))
+    def packed(self):
+        if self._packed is None:
+            size = max(self.names, default=-1) + 1
+            off = np.zeros(size, dtype=np.int64)
+            ln = np.full(size, -1, dtype=np.int64)
+            arena = bytearray()
+            for book, raw in self.names.items():
+                off[book], ln[book] = len(arena), len(raw)
+                arena += raw
+            self.max_len = int(ln.max(initial=0))
+            self._packed = (off, ln, np.frombuffer(bytes(arena) or b"\0", dtype=np.uint8))
+        return self._packed
 
 
-def bbo_batch(cols: np.ndarray, n: int, tickers: Tickers, has_locate: bool) -> pa.RecordBatch:
-    """cols: int64 (ROW_WIDTH, >= n) merged rows; copies out of cols (a reused buffer)."""
-    c = cols[:, :n].copy()
-    books = c[ROW_BOOK]
-    bid_empty = c[ROW_BID_N] == 0
-    ask_empty = c[ROW_ASK_N] == 0
-    locate = pa.array(books.astype(np.uint16)) if has_locate else pa.nulls(n, pa.uint16())
-    arrays = [
-        pa.array(c[ROW_SEQ]),
-        pa.array(c[ROW_TIME].view(np.uint64)),
-        tickers.take(books),
-        locate,
-        pa.array(c[ROW_BID_PX], mask=bid_empty),
-        pa.array(c[ROW_BID_QTY], mask=bid_empty),
-        pa.array(c[ROW_BID_N].astype(np.int32), mask=bid_empty),
-        pa.array(c[ROW_ASK_PX], mask=ask_empty),
-        pa.array(c[ROW_ASK_QTY], mask=ask_empty),
-        pa.array(c[ROW_ASK_N].astype(np.int32), mask=ask_empty),
-    ]
+def _column(typ, n: int, values: np.ndarray, validity=None) -> pa.Array:
+    return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(values)])
+
+
+def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.ndarray,
+                book_add: np.ndarray, tickers: Tickers, has_locate: bool) -> pa.RecordBatch | None:
+    """Merge rows[w, :counts[w]] (seq < limit) in feed order into one batch (None if empty)."""
+    cap = int(counts.sum())
+    if cap == 0:
+        return None
+    seq = np.empty(cap, np.int64)
+    time = np.empty(cap, np.int64)
+    book = np.empty(cap, np.int64)
+    px = np.empty((2, cap), np.int64)
+    qty = np.empty((2, cap), np.int64)
+    n_orders = np.empty((2, cap), np.int32)
+    valid = np.empty((2, (cap + 7) // 8), np.uint8)
+    n = merge_rows(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64),
+                   seq, time, book, px, qty, n_orders, valid)
+    if n == 0:
+        return None
+    off, ln, arena = tickers.packed()
+    offsets = np.empty(n + 1, np.int32)
+    data = np.empty(max(1, n * tickers.max_len), np.uint8)
+    tvalid = np.empty((n + 7) // 8, np.uint8)
+    gather_names(book, n, off, ln, arena, offsets, data, tvalid)
+    ticker = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(tvalid), pa.py_buffer(offsets),
+                                                   pa.py_buffer(data)])
+    locate = (_column(pa.uint16(), n, book[:n].astype(np.uint16)) if has_locate
+              else pa.nulls(n, pa.uint16()))
+    sides = []
+    for s in range(2):
+        v = pa.py_buffer(valid[s])
+        sides += [_column(pa.int64(), n, px[s], v), _column(pa.int64(), n, qty[s], v),
+                  _column(pa.int32(), n, n_orders[s], v)]
+    arrays = [_column(pa.int64(), n, seq), _column(pa.uint64(), n, time.view(np.uint64)), ticker,
+              locate] + sides
     return pa.RecordBatch.from_arrays(arrays, schema=bbo_schema)

@@ -12,12 +12,11 @@ import numpy as np
 import pyarrow as pa
 
 from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
-from .._kernels.merge import merge_rows
 from ..errors import FeedError, ObookError
 from ..feeds import detect_format, get_format
 from ..schema import bbo_schema
 from .applier import Applier
-from .arrow import Tickers, bbo_batch
+from .arrow import Tickers, merge_batch
 from .blocks import BLOCK_SIZE, iter_batches
 from .workers import WorkerPool
 
@@ -64,7 +63,6 @@ class Replay:
         framer = self.format.framer_class()(self.path, self.on_error)
         tickers = Tickers()
         has_locate = self.format.name == "itch"
-        out = np.empty((ROW_WIDTH, MAX_BATCH_RECORDS), dtype=np.int64)
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False}
         feed = iter_batches(self.path, framer, self.block_size)
         engine = _Local(self) if self.workers == 1 else _Pool(self)
@@ -73,7 +71,7 @@ class Replay:
             pending: deque = deque()
             for number, batch in enumerate(feed):
                 if len(pending) == in_flight:
-                    yield from self._finish(engine, pending.popleft(), tickers, has_locate, out)
+                    yield from self._finish(engine, pending.popleft(), tickers, has_locate)
                 slot = number % in_flight
                 engine.submit(slot, batch)
                 pending.append((slot, batch.n_records, batch.error))
@@ -83,7 +81,7 @@ class Replay:
                 if batch.error is not None:
                     break
             while pending:
-                yield from self._finish(engine, pending.popleft(), tickers, has_locate, out)
+                yield from self._finish(engine, pending.popleft(), tickers, has_locate)
             counts = engine.finish()
             for name, n in framer.skipped.items():
                 counts[name] = counts.get(name, 0) + n
@@ -93,12 +91,20 @@ class Replay:
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+        except BaseException:
+            # the last batch holds the feed error: drop it, or error -> traceback -> this
+            # frame -> error is a cycle keeping every array of the replay until a gc run
+            batch = None  # noqa: F841
+            pending.clear()
+            raise
         finally:
             engine.close()
             feed.close()
+            engine = feed = None  # a kept error's traceback holds this frame, not the arrays
 
-    def _finish(self, engine, item, tickers, has_locate, out):
+    def _finish(self, engine, item, tickers, has_locate):
         slot, n_records, frame_error = item
+        item = None
         results = engine.collect(slot)
         first = None
         for r in results:
@@ -107,15 +113,18 @@ class Replay:
                 first = r.error
         limit = first[0] if first else NO_LIMIT
         counts = np.array([r.n_rows for r in results], dtype=np.int64)
-        n = merge_rows(engine.rows(slot), counts, limit, engine.book_mul, engine.book_add,
-                       np.zeros(len(counts), dtype=np.int64), out)
-        if n:
-            self.stats["rows"] += n
-            yield bbo_batch(out, n, tickers, has_locate)
-        if first is not None:
-            raise FeedError(self.path, first[0], first[1], unit=self.format.unit)
-        if frame_error is not None:
-            raise frame_error
+        batch = merge_batch(engine.rows(slot), counts, limit, engine.book_mul, engine.book_add,
+                            tickers, has_locate)
+        if batch is not None:
+            self.stats["rows"] += batch.num_rows
+            yield batch
+            batch = None
+        error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
+        if error is not None:
+            try:
+                raise error
+            finally:  # no frame -> error reference (a cycle through the traceback), no arrays
+                error = frame_error = engine = results = None
 
 
 class _Local:
