@@ -47,7 +47,18 @@ def read_itch(path):
     return _read(path)
 
 
+def __getattr__(name):
+    # the DuckDB and polars front ends load lazily: importing polars costs ~0.5 s
+    if name == "connect":
+        from .duckdb import connect
+        return connect
+    if name in ("scan_bbo", "scan_messages"):
+        from . import polars as _polars
+        return getattr(_polars, name)
+    raise AttributeError(f"module 'obook' has no attribute {name!r}")
+
+
 __all__ = [
-    "bbo", "read_itch", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "read_itch", "connect", "scan_bbo", "scan_messages", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

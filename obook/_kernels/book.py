@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .prefetch import prefetch
-from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_DELETE, ACT_EXEC,
+from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_REDUCE_TO, ACT_REPLACE, ERR_DUPLICATE_REF,
                      ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF, ERR_ZERO_ADD,
                      NEED_ROOM, OK)

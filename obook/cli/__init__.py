@@ -10,6 +10,7 @@ import typer
 from ..errors import FeedError, ObookError
 from . import bbo as _bbo
 from . import gen as _gen
+from .sql import sql as _sql
 
 app = typer.Typer(
     name="obook",
@@ -20,6 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("bbo")(_bbo.bbo)
+app.command("sql")(_sql)
 app.add_typer(_gen.app, name="gen")
 
 

@@ -1,0 +1,199 @@
+"""``obook sql "QUERY" [--output PATH]``: run SQL over feeds with DuckDB.
+
+Registered by the CLI with ``app.command("sql")(sql)``. The query runs on
+``obook.duckdb.connect()``, so ``obook_bbo(...)``, ``obook_messages(...)``, the
+``obook.sql`` macros and the ``obook.udfs`` functions are all available.
+
+Without ``--output`` the first ``--max-rows`` rows are printed as a table. With it the
+whole result is streamed (batch by batch, never held in memory) into a Parquet, CSV or
+Arrow IPC file chosen by the extension; the file is written under a temporary name and
+renamed at the end, so a failed query never leaves a partial file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import ObookError, OutputError
+
+__all__ = ["sql", "run_query", "write_result", "OUTPUT_FORMATS"]
+
+#: file extension -> writer name
+OUTPUT_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
+                  ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+
+# noise DuckDB wraps around errors raised in obook's Python code
+_NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:Invalid: )?"
+                    r"|Python exception occurred while executing the UDF: ")
+
+
+def _output_format(path: Path) -> str:
+    fmt = OUTPUT_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise OutputError(f"{path}: unknown output format {path.suffix or '(no extension)'!r}; "
+                          f"use one of {', '.join(sorted(OUTPUT_FORMATS))}")
+    return fmt
+
+
+def run_query(query: str, database: str = ":memory:"):
+    """``(connection, pyarrow.RecordBatchReader or None)`` of ``query`` on an installed
+    connection; None for a statement without a result (``CREATE ...``)."""
+    import duckdb
+
+    from ..duckdb import connect
+
+    con = connect(database)
+    try:
+        rel = con.sql(query)
+        return con, (None if rel is None else rel.to_arrow_reader())
+    except duckdb.Error as e:
+        con.close()
+        raise ObookError(f"query failed: {_first_line(e)}") from e
+    except BaseException:
+        con.close()
+        raise
+
+
+def _first_line(e: BaseException) -> str:
+    """DuckDB errors carrying a Python traceback: keep the message, drop the ``Detail:``."""
+    text = str(e).strip()
+    for marker in (". Detail: Python exception:", "\n\nLINE "):
+        cut = text.find(marker)
+        if cut >= 0:
+            text = text[:cut]
+    return " ".join(_NOISE.sub("", text).split())
+
+
+def write_result(reader, path: Path) -> int:
+    """Stream ``reader`` into ``path`` (format from the extension); returns the row count."""
+    import pyarrow as pa
+
+    fmt = _output_format(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    rows = 0
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=directory)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from e
+    os.close(fd)
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetWriter(tmp, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
+        elif fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            with pcsv.CSVWriter(tmp, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
+        else:
+            with pa.ipc.new_file(tmp, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
+        os.replace(tmp, path)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from e
+    except pa.ArrowException as e:
+        raise ObookError(f"query failed: {_first_line(e)}") from e
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return rows
+
+
+def _print_table(reader, max_rows: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold")
+    for field in reader.schema:
+        table.add_column(field.name, justify="right" if _numeric(field.type) else "left",
+                         overflow="fold")
+    shown, more = 0, False
+    for batch in reader:
+        for row in batch.to_pylist():
+            if shown == max_rows:
+                more = True
+                break
+            table.add_row(*("" if v is None else str(v) for v in row.values()))
+            shown += 1
+        if more:
+            break
+    console = Console()
+    console.print(table)
+    suffix = f" (first {max_rows}; more rows not shown)" if more else ""
+    console.print(f"{shown} row{'s' if shown != 1 else ''}{suffix}", style="dim")
+
+
+def _numeric(t) -> bool:
+    import pyarrow.types as pt
+
+    return pt.is_integer(t) or pt.is_floating(t) or pt.is_decimal(t)
+
+
+def sql(
+    query: Annotated[str, typer.Argument(
+        help="SQL to run (DuckDB dialect), e.g. \"SELECT * FROM obook_bbo('day.itch') LIMIT 10\".",
+        show_default=False)],
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o",
+        help="Write the whole result to this file instead of printing it; the format "
+             "comes from the extension: .parquet, .csv or .arrow.",
+        dir_okay=False, writable=True)] = None,
+    max_rows: Annotated[int, typer.Option(
+        "--max-rows", "-n", min=0,
+        help="Rows to print when writing to the terminal (the query stops early).")] = 40,
+    database: Annotated[str, typer.Option(
+        "--database", "-d",
+        help="DuckDB database file to open (default: a fresh in-memory database).")] = ":memory:",
+) -> None:
+    """Run a SQL query over market-data feeds with DuckDB; print or save the result.
+
+    Table functions: obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')
+    (the BBO rows of an ITCH or CSV feed), obook_messages(path) (decoded ITCH messages),
+    obook_spread(path), obook_twas(path), obook_bbo_grid(path, every). Scalar functions:
+    obook_price(ticks), obook_ticks(price), obook_time_of_day(ns), obook_time_of_day_ms(ms).
+    Prices are integers in 1/10000 $; obook_price() turns them into exact decimals.
+
+    \b
+    Examples:
+      obook sql "SELECT ticker, count(*) FROM obook_bbo('day.itch') GROUP BY ALL"
+      obook sql "FROM obook_twas('day.itch')" --output twas.parquet
+      obook sql "FROM obook_bbo_grid('day.itch', 60000000000)" -o grid.csv
+    """
+    if output is not None:
+        _output_format(output)            # fail before running a long query
+    con, reader = run_query(query, database)
+    try:
+        if reader is None:
+            if output is not None:
+                raise OutputError(f"{output}: the statement returned no rows to write")
+            typer.echo("ok", err=True)
+        elif output is None:
+            try:
+                _print_table(reader, max_rows)
+            except Exception as e:
+                import pyarrow as pa
+
+                if isinstance(e, pa.ArrowException):
+                    raise ObookError(f"query failed: {_first_line(e)}") from e
+                raise
+        else:
+            rows = write_result(reader, output)
+            typer.echo(f"wrote {rows} rows to {output}", err=True)
+    finally:
+        del reader
+        con.close()
+

@@ -1,0 +1,268 @@
+"""DuckDB front end: ``obook_bbo(...)`` and ``obook_messages(...)`` as table macros.
+
+DuckDB 2.0's Python API has no table functions, so this module uses the pattern
+measured in the project notes:
+
+* per connection, a small pool of *sources* is registered as views; a source is an
+  object implementing ``__arrow_c_schema__`` / ``__arrow_c_stream__``, and every
+  stream call starts a fresh, lazy replay (``obook.bbo`` / ``obook.read_itch``) of the
+  arguments assigned to it;
+* a scalar UDF (``__obook_bbo_slot_<token>``) is evaluated by DuckDB at bind time; it
+  validates the arguments (the path must be a readable file), assigns them to a pool
+  entry and returns the entry's view name;
+* ``CREATE TEMP MACRO obook_bbo(path, ...) AS TABLE FROM query_table(<slot>(path, ...))``.
+
+The same arguments always map to the same pool entry, so a self-join or a UNION ALL of
+one feed scans one view twice (two independent replays), and different arguments get
+different entries. Entries whose stream has not been opened yet (bound, not executed)
+are reused last. A ``LIMIT`` stops pulling; DuckDB then releases the stream, which
+closes the engine's reader and so stops its worker processes.
+
+Limits (DuckDB's, not obook's): arguments must be constants or prepared parameters (no
+lateral ``FROM t, obook_bbo(t.path)``); the install is per connection (a ``cursor()``
+needs its own :func:`install`); no projection or filter pushdown into the replay (the
+replay computes every column anyway).
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import os
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
+
+import duckdb
+import pyarrow as pa
+
+from .errors import ObookError
+from .schema import bbo_schema, itch_message_schema
+
+__all__ = ["connect", "install", "POOL_SIZE"]
+
+#: Distinct argument tuples a connection can keep bound at once, per table macro.
+POOL_SIZE = 32
+
+_tokens = itertools.count(1)
+_token_lock = threading.Lock()
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
+    """Yield the batches of a replay opened on first pull; always close the reader.
+
+    Obook errors are re-raised as ``ArrowInvalid`` carrying ``"<Kind>: <message>"`` so
+    that DuckDB's error text contains the obook error text.
+    """
+    reader = None
+    try:
+        reader = open_reader()
+        same = reader.schema.equals(schema, check_metadata=False)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            yield batch if same else batch.cast(schema)
+    except ObookError as e:
+        raise pa.ArrowInvalid(f"{type(e).__name__}: {e}") from e
+    finally:
+        if reader is not None:
+            close = getattr(reader, "close", None)
+            if close is not None:
+                close()
+
+
+class _Source:
+    """One pool entry: an Arrow stream producer for the arguments last assigned to it."""
+
+    __slots__ = ("name", "schema", "opener", "args", "pending", "streams")
+
+    def __init__(self, name: str, schema: pa.Schema, opener: Callable[..., Any]):
+        self.name = name
+        self.schema = schema
+        self.opener = opener       # opener(*args) -> RecordBatchReader
+        self.args: tuple | None = None
+        self.pending = False       # assigned at bind, no stream opened since
+        self.streams = 0           # streams opened (diagnostics)
+
+    def __arrow_c_schema__(self):
+        return self.schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        args = self.args
+        if args is None:
+            # DuckDB only scans a view after the slot UDF assigned it; an empty stream
+            # keeps a direct ``FROM <view>`` harmless.
+            reader = pa.RecordBatchReader.from_batches(self.schema, iter(()))
+        else:
+            opener = self.opener
+            reader = pa.RecordBatchReader.from_batches(
+                self.schema, _stream_batches(lambda: opener(*args), self.schema))
+        self.pending = False
+        self.streams += 1
+        return reader.__arrow_c_stream__(requested_schema)
+
+
+class _Pool:
+    """Pool entries of one kind (bbo or messages) for one connection."""
+
+    def __init__(self, prefix: str, schema: pa.Schema, opener: Callable[..., Any], size: int):
+        self.entries = [_Source(f"{prefix}_{i}", schema, opener) for i in range(size)]
+        self.by_args: dict[tuple, _Source] = {}
+        self.lru: OrderedDict[str, _Source] = OrderedDict((e.name, e) for e in self.entries)
+        self.lock = threading.Lock()
+
+    def assign(self, args: tuple) -> str:
+        with self.lock:
+            entry = self.by_args.get(args)
+            if entry is None:
+                entry = self._victim()
+                if entry.args is not None:
+                    self.by_args.pop(entry.args, None)
+                entry.args = args
+                self.by_args[args] = entry
+            entry.pending = True
+            self.lru.move_to_end(entry.name)
+            return entry.name
+
+    def _victim(self) -> _Source:
+        # Least recently used entry that is not waiting for its scan; failing that,
+        # the least recently used one (its query is most likely long gone).
+        for entry in self.lru.values():
+            if not entry.pending:
+                return entry
+        return next(iter(self.lru.values()))
+
+
+# --------------------------------------------------------------------------- argument checks
+
+
+def _check_path(path: str | None) -> str:
+    if path is None:
+        raise ObookError("the feed path is NULL")
+    full = os.path.abspath(os.path.expanduser(path))
+    if not os.path.exists(full):
+        raise ObookError(f"{path}: no such feed file")
+    if not os.path.isfile(full):
+        raise ObookError(f"{path}: not a file")
+    if not os.access(full, os.R_OK):
+        raise ObookError(f"{path}: feed file is not readable")
+    return full
+
+
+def _check_workers(workers: int | None) -> int | None:
+    if workers is not None and workers < 1:
+        raise ObookError(f"workers must be at least 1, got {workers}")
+    return workers
+
+
+def _check_format(fmt: str | None) -> str | None:
+    if fmt is None:
+        return None
+    from .feeds import get_format   # raises ObookError for an unknown format
+
+    return get_format(fmt).name
+
+
+def _open_bbo(path, workers, fmt, on_error):
+    import obook
+
+    return obook.bbo(path, workers=workers, format=fmt, on_error=on_error)
+
+
+def _open_messages(path):
+    import obook
+
+    return obook.read_itch(path)
+
+
+# --------------------------------------------------------------------------- install
+
+
+def shipped_package(name: str):
+    """``obook.udfs`` / ``obook.sql``: the repo's top-level ``udfs/`` and ``sql/`` folders,
+    which the install maps into the ``obook`` namespace (pyproject ``package-dir``)."""
+    try:
+        return importlib.import_module(f"obook.{name}")
+    except ModuleNotFoundError as e:
+        raise ObookError(f"cannot import obook.{name}: is obook installed (pip install -e .)?") from e
+
+
+
+def _duck_type(t: str):
+    return duckdb.sqltype(t)
+
+
+def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
+    """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
+
+    Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')``,
+    ``obook_messages(path)``, the macros of ``obook.sql`` (``obook_spread``,
+    ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
+    (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
+
+    Everything is per connection; calling it again on the same connection replaces the
+    macros. It also sets ``asof_loop_join_threshold = 0`` on ``con`` (see below). Python UDFs live in the database's catalog, so their names carry a token
+    unique to this install (connections and cursors of one database don't collide).
+    """
+    with _token_lock:
+        token = f"{os.getpid()}_{next(_tokens)}"
+
+    bbo_pool = _Pool(f"__obook_bbo_{token}", bbo_schema, _open_bbo, pool_size)
+    msg_pool = _Pool(f"__obook_messages_{token}", itch_message_schema, _open_messages, pool_size)
+    for entry in itertools.chain(bbo_pool.entries, msg_pool.entries):
+        con.register(entry.name, entry)
+
+    def bbo_slot(path, workers, fmt, on_error):
+        args = (_check_path(path), _check_workers(workers), _check_format(fmt),
+                "raise" if on_error is None else on_error)
+        return bbo_pool.assign(args)
+
+    def messages_slot(path):
+        return msg_pool.assign((_check_path(path),))
+
+    varchar, bigint = _duck_type("VARCHAR"), _duck_type("BIGINT")
+    bbo_fn, msg_fn = f"__obook_bbo_slot_{token}", f"__obook_messages_slot_{token}"
+    con.create_function(bbo_fn, bbo_slot, [varchar, bigint, varchar, varchar], varchar,
+                        null_handling="special", side_effects=True)
+    con.create_function(msg_fn, messages_slot, [varchar], varchar,
+                        null_handling="special", side_effects=True)
+    con.execute(
+        "CREATE OR REPLACE TEMP MACRO obook_bbo(path, workers := NULL, format := NULL, "
+        "on_error := 'raise') AS TABLE "
+        f"SELECT * FROM query_table({bbo_fn}(path, workers, format, on_error))"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP MACRO obook_messages(path) AS TABLE "
+        f"SELECT * FROM query_table({msg_fn}(path))"
+    )
+
+    # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
+    # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,
+    # quadratic in rows per ticker (minutes on a real day). The setting is per connection.
+    try:
+        con.execute("SET asof_loop_join_threshold = 0")
+    except duckdb.Error:   # a DuckDB without the setting has no loop-join ASOF path either
+        pass
+
+    udfs = shipped_package("udfs")
+    sql_macros = shipped_package("sql")
+    udfs.register(con)
+    for _name, text in sql_macros.macro_texts():
+        con.execute(text)
+    return con
+
+
+def connect(database: str = ":memory:", *, read_only: bool = False,
+            config: dict | None = None) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect(...)`` with :func:`install` already applied."""
+    con = duckdb.connect(database, read_only=read_only, config=config or {})
+    try:
+        return install(con)
+    except BaseException:
+        con.close()
+        raise

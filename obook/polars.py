@@ -1,0 +1,112 @@
+"""polars front end: ``scan_bbo`` / ``scan_messages`` as true LazyFrames.
+
+Both go through ``polars.io.plugins.register_io_source``: nothing runs until the
+LazyFrame is collected, every collect starts a fresh replay (``obook.bbo`` /
+``obook.read_itch``), and the replay is stopped (its reader closed, its worker
+processes ended) as soon as polars stops pulling, e.g. after ``head(10)``.
+
+polars hands the source the projection, the predicate and the row limit and does not
+re-apply them, so the source applies all three itself: filter first (a predicate may use
+columns that are not projected), then project, then cut at ``n_rows``.
+
+The polars schema is derived from the Arrow schemas in ``obook.schema``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterator
+
+import polars as pl
+import pyarrow as pa
+from polars.io.plugins import register_io_source
+
+from .errors import ObookError
+from .schema import bbo_schema, itch_message_schema
+
+__all__ = ["scan_bbo", "scan_messages", "polars_schema"]
+
+
+def polars_schema(schema: pa.Schema) -> pl.Schema:
+    """The polars schema of an Arrow schema (via an empty table: one conversion rule)."""
+    return pl.from_arrow(schema.empty_table()).schema
+
+
+def _check_path(path) -> str:
+    path = os.fspath(path)
+    full = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isfile(full):
+        raise ObookError(f"{path}: no such feed file" if not os.path.exists(full)
+                         else f"{path}: not a file")
+    return full
+
+
+def _scan(open_reader: Callable[[], Any], arrow_schema: pa.Schema, name: str,
+          detail: str) -> pl.LazyFrame:
+    schema = polars_schema(arrow_schema)
+
+    def source(with_columns: list[str] | None, predicate: pl.Expr | None,
+               n_rows: int | None, batch_size: int | None) -> Iterator[pl.DataFrame]:
+        if n_rows is not None and n_rows <= 0:
+            return
+        remaining = n_rows
+        reader = open_reader()
+        try:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                df = pl.from_arrow(batch)
+                if not isinstance(df, pl.DataFrame):   # a single-column batch may come back as a Series
+                    df = df.to_frame()
+                if predicate is not None:
+                    df = df.filter(predicate)
+                if with_columns is not None:
+                    df = df.select(with_columns)
+                if remaining is not None:
+                    if df.height >= remaining:
+                        yield df.head(remaining)
+                        return
+                    remaining -= df.height
+                if df.height:
+                    yield df
+        finally:
+            close = getattr(reader, "close", None)
+            if close is not None:
+                close()
+
+    return register_io_source(source, schema=schema, validate_schema=False,
+                              is_pure=True, explain_name=name, explain_detail=detail)
+
+
+def scan_bbo(path, *, workers: int | None = None, format: str | None = None,
+             on_error: str = "raise") -> pl.LazyFrame:
+    """A LazyFrame of the feed's BBO rows (``obook.schema.bbo_schema``).
+
+    The options are ``obook.bbo``'s. The path is checked now (a missing file raises
+    ``ObookError`` here); the replay itself runs at collect time, once per collect.
+    Feed errors (``FeedError`` ...) are raised by ``collect``.
+    """
+    full = _check_path(path)
+    if workers is not None and workers < 1:
+        raise ObookError(f"workers must be at least 1, got {workers}")
+
+    def open_reader():
+        import obook
+
+        return obook.bbo(full, workers=workers, format=format, on_error=on_error)
+
+    return _scan(open_reader, bbo_schema, "obook_bbo", os.fspath(path))
+
+
+def scan_messages(path) -> pl.LazyFrame:
+    """A LazyFrame of the decoded ITCH messages (``obook.schema.itch_message_schema``)."""
+    full = _check_path(path)
+
+    def open_reader():
+        import obook
+
+        return obook.read_itch(full)
+
+    return _scan(open_reader, itch_message_schema, "obook_messages", os.fspath(path))

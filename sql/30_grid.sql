@@ -1,0 +1,34 @@
+-- obook_bbo_grid: the BBO of every ticker sampled on a regular time grid (ASOF join).
+--   every       grid step in feed time units (ITCH ns, CSV ms), a positive integer
+--   start_time  first grid point; default: the feed's first BBO time rounded up to a multiple of every
+--   end_time    last grid point (inclusive); default: the feed's last BBO time
+--   For each (ticker, grid time) the row holds the ticker's last BBO at or before that time
+--   (the row of the highest seq among rows sharing a time); before the ticker's first BBO
+--   the quote columns are NULL. quote_seq / quote_time say which BBO row was picked.
+--   Prices and quantities stay exact integers (ticks, shares), as in obook_bbo.
+CREATE OR REPLACE TEMP MACRO obook_bbo_grid(path, every, start_time := NULL, end_time := NULL,
+                                            workers := NULL, format := NULL, on_error := 'raise') AS TABLE
+WITH b AS MATERIALIZED (
+    SELECT * FROM obook_bbo(path, workers := workers, format := format, on_error := on_error)
+    QUALIFY row_number() OVER (PARTITION BY ticker, time ORDER BY seq DESC) = 1
+),
+bounds AS (
+    SELECT CAST(coalesce(start_time, ((min(time) + CAST(every AS UBIGINT) - 1) // CAST(every AS UBIGINT))
+                                     * CAST(every AS UBIGINT)) AS BIGINT) AS t0,
+           CAST(coalesce(end_time, max(time)) AS BIGINT) AS t1
+    FROM b
+),
+grid AS (
+    SELECT CAST(unnest(generate_series(t0, t1, CAST(every AS BIGINT))) AS UBIGINT) AS time
+    FROM bounds
+    WHERE t0 IS NOT NULL AND t1 IS NOT NULL
+),
+g AS (
+    SELECT t.ticker, grid.time FROM (SELECT DISTINCT ticker FROM b) AS t CROSS JOIN grid
+)
+SELECT
+    g.time, g.ticker, b.locate,
+    b.bid_px, b.bid_qty, b.bid_orders, b.ask_px, b.ask_qty, b.ask_orders,
+    b.seq AS quote_seq, b.time AS quote_time
+FROM g ASOF LEFT JOIN b ON g.ticker = b.ticker AND g.time >= b.time
+ORDER BY g.ticker, g.time;

@@ -1,0 +1,49 @@
+"""SQL table macros shipped with obook (package ``obook.sql``, the repo's ``sql/`` folder).
+
+Each ``.sql`` file holds ``CREATE OR REPLACE TEMP MACRO`` statements; ``obook.duckdb.install``
+runs them all, in file-name order, after ``obook_bbo`` and the scalar UDFs exist.
+
+=========================================================  =====================================
+macro                                                      rows
+=========================================================  =====================================
+``obook_spread(path, ...)``                                every BBO row plus ``spread_ticks``
+                                                           (BIGINT), ``spread`` (DECIMAL(18,4)
+                                                           dollars) and ``mid`` (DECIMAL(18,5)
+                                                           dollars: a mid can be half a tick)
+``obook_twas(path, start_time := NULL, end_time := NULL,   one row per ticker: time-weighted
+...)``                                                     average spread (DOUBLE: an average)
+``obook_bbo_grid(path, every, start_time := NULL,          the BBO of every ticker at every
+end_time := NULL, ...)``                                   point of a regular time grid (ASOF
+                                                           join); prices stay integer ticks
+=========================================================  =====================================
+
+``...`` are ``obook_bbo``'s options: ``workers := NULL, format := NULL, on_error := 'raise'``.
+Times are the feed's (ITCH: ns since midnight; CSV: ms since midnight).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+__all__ = ["macro_files", "read_sql", "macro_texts"]
+
+
+def _root():
+    return resources.files(__name__)
+
+
+def macro_files() -> list[str]:
+    """Names of the shipped ``.sql`` files, in the order they are installed."""
+    return sorted(p.name for p in _root().iterdir() if p.name.endswith(".sql"))
+
+
+def read_sql(name: str) -> str:
+    """The text of one shipped ``.sql`` file (``name`` with or without ``.sql``)."""
+    if not name.endswith(".sql"):
+        name += ".sql"
+    return _root().joinpath(name).read_text(encoding="utf-8")
+
+
+def macro_texts() -> list[tuple[str, str]]:
+    """``(file name, SQL text)`` of every shipped file, in install order."""
+    return [(name, read_sql(name)) for name in macro_files()]

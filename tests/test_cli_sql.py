@@ -1,0 +1,85 @@
+"""``obook sql``: the typer command of obook/cli/sql.py, run through typer's CliRunner."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from obook.cli.sql import sql
+from obook.errors import ObookError, OutputError
+from frontend_feeds import SMALL_BBO, write_failing_feed, write_small_feed
+
+
+@pytest.fixture()
+def app():
+    a = typer.Typer()
+    a.command("sql")(sql)
+    a.command("noop")(lambda: None)    # two commands: "sql" stays a sub-command
+    return a
+
+
+@pytest.fixture()
+def small(tmp_path):
+    return write_small_feed(tmp_path / "small.itch")
+
+
+def test_cli_sql_prints_table_of_query_result(app, small):
+    result = CliRunner().invoke(app, ["sql", f"SELECT ticker, count(*) AS n FROM obook_bbo('{small}') "
+                                             "GROUP BY ALL ORDER BY 1"])
+    assert result.exit_code == 0, result.output
+    assert "AAA" in result.output and "BBB" in result.output
+    assert "2 rows" in result.output
+
+
+def test_cli_sql_max_rows_limits_printed_rows(app, small):
+    result = CliRunner().invoke(app, ["sql", f"SELECT seq FROM obook_bbo('{small}')", "--max-rows", "3"])
+    assert result.exit_code == 0, result.output
+    assert "3 rows (first 3" in result.output
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".arrow"])
+def test_cli_sql_output_writes_whole_result_by_extension(app, small, tmp_path, suffix):
+    out = tmp_path / f"x{suffix}"
+    result = CliRunner().invoke(app, ["sql", f"SELECT * FROM obook_spread('{small}') ORDER BY seq",
+                                      "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    if suffix == ".parquet":
+        table = pq.read_table(out)
+    elif suffix == ".csv":
+        table = pcsv.read_csv(out)
+    else:
+        table = pa.ipc.open_file(out).read_all()
+    assert table.num_rows == len(SMALL_BBO)
+    assert table.column("seq").to_pylist() == [r[0] for r in SMALL_BBO]
+    assert [p.name for p in tmp_path.iterdir()] == ["small.itch", out.name]
+
+
+def test_cli_sql_unknown_output_extension_raises_output_error(app, small, tmp_path):
+    result = CliRunner().invoke(app, ["sql", "SELECT 1", "--output", str(tmp_path / "x.xlsx")])
+    assert isinstance(result.exception, OutputError)
+    assert "unknown output format" in str(result.exception)
+
+
+def test_cli_sql_bad_query_raises_one_line_obook_error(app):
+    result = CliRunner().invoke(app, ["sql", "SELEC 1"])
+    assert isinstance(result.exception, ObookError)
+    assert "\n" not in str(result.exception) and "syntax error" in str(result.exception)
+
+
+def test_cli_sql_failing_feed_leaves_no_output_file(app, tmp_path):
+    bad = write_failing_feed(tmp_path / "bad.itch")
+    out = tmp_path / "x.parquet"
+    result = CliRunner().invoke(app, ["sql", f"SELECT * FROM obook_bbo('{bad}')", "--output", str(out)])
+    assert isinstance(result.exception, ObookError)
+    assert "message 7" in str(result.exception)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.itch"]
+
+
+def test_cli_sql_missing_feed_raises_obook_error(app, tmp_path):
+    result = CliRunner().invoke(app, ["sql", f"SELECT * FROM obook_bbo('{tmp_path / 'nope.itch'}')"])
+    assert isinstance(result.exception, ObookError)
+    assert "no such feed file" in str(result.exception)

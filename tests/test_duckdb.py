@@ -1,0 +1,247 @@
+"""obook_bbo / obook_messages through a real DuckDB connection (obook.duckdb)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import obook
+from obook.duckdb import connect, install
+from frontend_feeds import (BBO_COLUMNS, SMALL_BBO, wait_no_workers, write_failing_feed,
+                            write_generated_feed, write_small_feed)
+
+
+@pytest.fixture()
+def small(tmp_path):
+    return write_small_feed(tmp_path / "small.itch")
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    return write_generated_feed(tmp_path_factory.mktemp("day") / "day.itch", 400_000, stocks=30)
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    return write_generated_feed(tmp_path_factory.mktemp("big") / "big.itch", 3_000_000, stocks=50)
+
+
+@pytest.fixture()
+def con():
+    c = connect()
+    yield c
+    c.close()
+
+
+def _rows(reader: pa.RecordBatchReader) -> list[tuple]:
+    return [tuple(r[c] for c in BBO_COLUMNS) for r in reader.read_all().to_pylist()]
+
+
+def test_obook_bbo_exact_select_star_query_returns_every_row(con, tmp_path, monkeypatch):
+    write_small_feed(tmp_path / "day.itch")
+    monkeypatch.chdir(tmp_path)
+    got = con.execute("SELECT * FROM obook_bbo('day.itch')").fetchall()
+    assert got == SMALL_BBO
+    assert [d[0] for d in con.description] == BBO_COLUMNS
+
+
+def test_obook_bbo_exact_group_by_query_counts_rows_per_ticker(con, day, monkeypatch):
+    monkeypatch.chdir(day.parent)
+    got = dict(con.execute(
+        "SELECT ticker, count(*) FROM obook_bbo('day.itch', workers := 2) GROUP BY ALL").fetchall())
+    expected: dict[str, int] = {}
+    for t in obook.bbo(str(day), workers=1).read_all().column("ticker").to_pylist():
+        expected[t] = expected.get(t, 0) + 1
+    assert got == expected
+
+
+def test_obook_bbo_column_types_follow_arrow_schema(con, small):
+    types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM obook_bbo('{small}')").fetchall()}
+    assert types == {"seq": "BIGINT", "time": "UBIGINT", "ticker": "VARCHAR", "locate": "USMALLINT",
+                     "bid_px": "BIGINT", "bid_qty": "BIGINT", "bid_orders": "INTEGER",
+                     "ask_px": "BIGINT", "ask_qty": "BIGINT", "ask_orders": "INTEGER"}
+
+
+def test_obook_bbo_filter_and_projection_match_engine_rows(con, small):
+    got = con.execute(f"SELECT seq, ask_px - bid_px FROM obook_bbo('{small}') "
+                      "WHERE ticker = 'AAA' AND bid_px IS NOT NULL AND ask_px IS NOT NULL ORDER BY seq").fetchall()
+    assert got == [(r[0], r[7] - r[4]) for r in SMALL_BBO
+                   if r[2] == "AAA" and r[4] is not None and r[7] is not None]
+
+
+def test_obook_bbo_workers_give_identical_rows(con, day):
+    one = con.execute(f"SELECT * FROM obook_bbo('{day}', workers := 1) ORDER BY seq").fetchall()
+    three = con.execute(f"SELECT * FROM obook_bbo('{day}', workers := 3) ORDER BY seq").fetchall()
+    assert one == three
+    assert one == _rows(obook.bbo(str(day), workers=2))
+
+
+def test_obook_bbo_limit_returns_early_and_stops_workers(con, big):
+    start = time.monotonic()
+    con.execute(f"SELECT count(*) FROM obook_bbo('{big}', workers := 2)").fetchall()
+    full = time.monotonic() - start
+    start = time.monotonic()
+    got = con.execute(f"SELECT * FROM obook_bbo('{big}', workers := 2) LIMIT 10").fetchall()
+    limited = time.monotonic() - start
+    assert len(got) == 10
+    assert limited < max(full / 2, 0.5), (limited, full)
+    assert wait_no_workers() == []
+
+
+def test_obook_bbo_self_join_runs_two_replays(con, small):
+    got = con.execute(f"""
+        SELECT count(*), sum(CASE WHEN a.bid_px IS NOT DISTINCT FROM b.bid_px THEN 1 ELSE 0 END)
+        FROM obook_bbo('{small}') a JOIN obook_bbo('{small}') b USING (seq)""").fetchall()
+    assert got == [(len(SMALL_BBO), len(SMALL_BBO))]
+
+
+def test_obook_bbo_union_all_of_two_feeds_keeps_both(con, small, day):
+    got = con.execute(f"""
+        SELECT src, count(*) FROM (
+            SELECT 'small' AS src, * FROM obook_bbo('{small}')
+            UNION ALL SELECT 'day' AS src, * FROM obook_bbo('{day}', workers := 2)
+            UNION ALL SELECT 'small2' AS src, * FROM obook_bbo('{small}', workers := 1)
+        ) GROUP BY src ORDER BY src""").fetchall()
+    n_day = obook.bbo(str(day), workers=1).read_all().num_rows
+    assert got == [("day", n_day), ("small", len(SMALL_BBO)), ("small2", len(SMALL_BBO))]
+
+
+def test_obook_bbo_prepared_parameters_bind_path_and_workers(con, small):
+    sql = "SELECT count(*) FROM obook_bbo(?, workers := ?) WHERE ticker = ?"
+    assert con.execute(sql, [str(small), 1, "AAA"]).fetchall() == [(7,)]
+    assert con.execute(sql, [str(small), 2, "BBB"]).fetchall() == [(3,)]
+
+
+def test_obook_bbo_missing_path_raises_duckdb_error_with_obook_text(con, tmp_path):
+    missing = tmp_path / "nope.itch"
+    with pytest.raises(duckdb.Error, match="no such feed file"):
+        con.execute(f"SELECT * FROM obook_bbo('{missing}')").fetchall()
+    assert wait_no_workers() == []
+
+
+def test_obook_bbo_failing_record_raises_duckdb_error_with_feed_error_text(con, tmp_path):
+    bad = write_failing_feed(tmp_path / "bad.itch")
+    with pytest.raises(obook.FeedError) as engine_error:
+        obook.bbo(str(bad), workers=1).read_all()
+    text = str(engine_error.value)
+    assert "message 7" in text
+    for workers in (1, 2):
+        with pytest.raises(duckdb.Error) as err:
+            con.execute(f"SELECT * FROM obook_bbo('{bad}', workers := {workers})").fetchall()
+        assert text in str(err.value)
+    assert wait_no_workers() == []
+
+
+def test_obook_bbo_bad_arguments_fail_at_bind(con, small):
+    with pytest.raises(duckdb.Error, match="workers must be at least 1"):
+        con.execute(f"SELECT * FROM obook_bbo('{small}', workers := 0)").fetchall()
+    with pytest.raises(duckdb.Error, match="unknown feed format"):
+        con.execute(f"SELECT * FROM obook_bbo('{small}', format := 'fix')").fetchall()
+
+
+def test_obook_bbo_explicit_format_and_on_error_are_passed(con, tmp_path):
+    bad = write_failing_feed(tmp_path / "bad.feed")
+    got = con.execute(f"SELECT count(*) FROM obook_bbo('{bad}', format := 'itch', "
+                      "on_error := 'skip')").fetchall()
+    assert got == [(obook.bbo(str(bad), format="itch", on_error="skip").read_all().num_rows,)]
+
+
+def test_connect_two_connections_query_concurrently(small, day):
+    cons = [connect(), connect()]
+    results: dict[int, object] = {}
+
+    def run(i: int) -> None:
+        try:
+            results[i] = cons[i].execute(
+                f"SELECT count(*) FROM obook_bbo('{day}', workers := 2)").fetchall()
+        except Exception as e:  # reported below
+            results[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    n = obook.bbo(str(day), workers=1).read_all().num_rows
+    assert results == {0: [(n,)], 1: [(n,)]}
+    assert cons[1].execute(f"SELECT count(*) FROM obook_bbo('{small}')").fetchall() == [(len(SMALL_BBO),)]
+    for c in cons:
+        c.close()
+
+
+def test_install_on_cursor_of_installed_connection_works(con, small):
+    cur = con.cursor()
+    install(cur)
+    assert cur.execute(f"SELECT count(*) FROM obook_bbo('{small}')").fetchall() == [(len(SMALL_BBO),)]
+    assert con.execute(f"SELECT count(*) FROM obook_bbo('{small}')").fetchall() == [(len(SMALL_BBO),)]
+    cur.close()
+
+
+def test_install_on_shared_file_database_works_for_two_connections(tmp_path, small):
+    db = str(tmp_path / "x.duckdb")
+    a = connect(db)
+    a.execute(f"CREATE TABLE bbo AS SELECT * FROM obook_bbo('{small}')")
+    a.close()
+    b = connect(db)
+    assert b.execute("SELECT count(*) FROM bbo").fetchall() == [(len(SMALL_BBO),)]
+    assert b.execute(f"SELECT count(*) FROM obook_spread('{small}')").fetchall() == [(len(SMALL_BBO),)]
+    b.close()
+
+
+def test_obook_bbo_many_distinct_calls_in_one_query_get_distinct_sources(con, tmp_path):
+    paths = [write_small_feed(tmp_path / f"f{i}.itch") for i in range(5)]
+    union = " UNION ALL ".join(f"SELECT {i} AS k, count(*) AS n FROM obook_bbo('{p}', workers := 1)"
+                               for i, p in enumerate(paths))
+    got = con.execute(f"SELECT * FROM ({union}) ORDER BY k").fetchall()
+    assert got == [(i, len(SMALL_BBO)) for i in range(5)]
+
+
+def test_obook_bbo_relation_reexecutes_fresh_replay(con, small):
+    rel = con.sql(f"SELECT count(*) FROM obook_bbo('{small}')")
+    assert rel.fetchall() == [(len(SMALL_BBO),)]
+    assert rel.fetchall() == [(len(SMALL_BBO),)]
+
+
+def test_obook_bbo_arrow_and_polars_results_match_rows(con, small):
+    table = con.sql(f"SELECT * FROM obook_bbo('{small}')").arrow()
+    if isinstance(table, pa.RecordBatchReader):
+        table = table.read_all()
+    assert [tuple(r[c] for c in BBO_COLUMNS) for r in table.to_pylist()] == SMALL_BBO
+    df = con.sql(f"SELECT * FROM obook_bbo('{small}')").pl()
+    assert df.rows() == SMALL_BBO
+
+
+def test_obook_messages_decodes_every_message(con, small):
+    got = con.execute(f"SELECT seq, type, locate, time FROM obook_messages('{small}') ORDER BY seq").fetchall()
+    assert [g[0] for g in got] == list(range(1, 16))
+    assert "".join(g[1] for g in got) == "SRRAAAAAAEDXAUS"
+    assert got[3] == (4, "A", 1, 10_000)
+
+
+def test_obook_messages_missing_path_raises_at_bind(con, tmp_path):
+    with pytest.raises(duckdb.Error, match="no such feed file"):
+        con.execute(f"SELECT * FROM obook_messages('{tmp_path / 'nope.itch'}')").fetchall()
+
+
+def test_obook_bbo_streamed_reader_dropped_early_stops_workers(con, big):
+    reader = con.sql(f"SELECT * FROM obook_bbo('{big}', workers := 2)").to_arrow_reader()
+    assert reader.read_next_batch().num_rows > 0
+    del reader
+    assert wait_no_workers() == []
+    assert con.execute("SELECT 42").fetchall() == [(42,)]
+
+
+def test_obook_bbo_csv_feed_matches_engine_rows(con, tmp_path):
+    feed = tmp_path / "orders.csv"
+    feed.write_text("Time,Ticker,Order,T,Shares,Price\n"
+                    "34200001,AAA,1,B,100,1172400\n"
+                    "34200002,AAA,2,S,50,1172600\n"
+                    "34200003,BBB,1,S,10,500000\n"
+                    "34200004,AAA,1,E,40,0\n")
+    got = con.execute(f"SELECT * FROM obook_bbo('{feed}', format := 'csv')").fetchall()
+    assert got == _rows(obook.bbo(str(feed), format="csv", workers=1))
+    assert [(r[0], r[3], r[5]) for r in got] == [(2, None, 100), (3, None, 100), (4, None, None), (5, None, 60)]

@@ -1,0 +1,57 @@
+"""Each script of examples/ runs as a subprocess and exits 0."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import obook
+from frontend_feeds import write_generated_feed
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+pytestmark = pytest.mark.skipif(
+    not (hasattr(obook, "connect") and hasattr(obook, "scan_bbo")),
+    reason="obook.connect / obook.scan_bbo are not re-exported from obook/__init__.py yet")
+
+
+@pytest.fixture(scope="module")
+def feed(tmp_path_factory):
+    return write_generated_feed(tmp_path_factory.mktemp("examples") / "day.itch", 100_000, stocks=10)
+
+
+def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, str(EXAMPLES / script), *args], cwd=cwd,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_example_query_duckdb_with_feed_argument_prints_results(feed, tmp_path):
+    run = _run("query_duckdb.py", str(feed), cwd=tmp_path)
+    assert "BBO updates per ticker" in run.stdout
+    assert "first 3 rows" in run.stdout
+
+
+def test_example_query_duckdb_without_argument_generates_feed(tmp_path):
+    run = _run("query_duckdb.py", cwd=tmp_path)
+    assert "generated" in run.stderr
+    assert "time-weighted average spread" in run.stdout
+
+
+def test_example_scan_polars_with_feed_argument_prints_frames(feed, tmp_path):
+    run = _run("scan_polars.py", str(feed), cwd=tmp_path)
+    assert "median_spread_ticks" in run.stdout
+
+
+def test_example_write_parquet_writes_three_equal_files(feed, tmp_path):
+    out = tmp_path / "out"
+    _run("write_parquet.py", str(feed), str(out), cwd=tmp_path)
+    rows = {name: pq.read_metadata(out / name).num_rows
+            for name in ("bbo.parquet", "spread.parquet", "bbo_polars.parquet")}
+    n = obook.bbo(str(feed), workers=1).read_all().num_rows
+    assert rows == {"bbo.parquet": n, "spread.parquet": n, "bbo_polars.parquet": n}

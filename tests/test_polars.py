@@ -1,0 +1,120 @@
+"""scan_bbo / scan_messages through real polars LazyFrames (obook.polars)."""
+
+from __future__ import annotations
+
+import time
+
+import polars as pl
+import pytest
+
+import obook
+from obook.errors import FeedError, ObookError
+from obook.polars import polars_schema, scan_bbo, scan_messages
+from frontend_feeds import (SMALL_BBO, wait_no_workers, write_failing_feed,
+                            write_generated_feed, write_small_feed)
+
+
+@pytest.fixture()
+def small(tmp_path):
+    return write_small_feed(tmp_path / "small.itch")
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    return write_generated_feed(tmp_path_factory.mktemp("day") / "day.itch", 400_000, stocks=30)
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    return write_generated_feed(tmp_path_factory.mktemp("big") / "big.itch", 3_000_000, stocks=50)
+
+
+def test_scan_bbo_schema_derived_from_arrow_schema(small):
+    schema = scan_bbo(small).collect_schema()
+    assert schema == polars_schema(obook.bbo_schema)
+    assert dict(schema) == {"seq": pl.Int64, "time": pl.UInt64, "ticker": pl.String,
+                            "locate": pl.UInt16, "bid_px": pl.Int64, "bid_qty": pl.Int64,
+                            "bid_orders": pl.Int32, "ask_px": pl.Int64, "ask_qty": pl.Int64,
+                            "ask_orders": pl.Int32}
+
+
+def test_scan_bbo_collect_returns_every_row(small):
+    assert scan_bbo(small).collect().rows() == SMALL_BBO
+
+
+def test_scan_bbo_streaming_engine_returns_every_row(small):
+    assert scan_bbo(small, workers=2).collect(engine="streaming").rows() == SMALL_BBO
+
+
+def test_scan_bbo_projection_returns_only_selected_columns(small):
+    df = scan_bbo(small).select("ticker", "bid_px").collect()
+    assert df.columns == ["ticker", "bid_px"]
+    assert df.rows() == [(r[2], r[4]) for r in SMALL_BBO]
+
+
+def test_scan_bbo_predicate_on_unprojected_column_is_applied(small):
+    df = scan_bbo(small).filter(pl.col("ticker") == "BBB").select("seq").collect()
+    assert df["seq"].to_list() == [6, 9, 12]
+    df = scan_bbo(small).filter((pl.col("ask_px") - pl.col("bid_px")) < 450).select("seq").collect(
+        engine="streaming")
+    assert df["seq"].to_list() == [8, 9, 10, 14]
+
+
+def test_scan_bbo_n_rows_limit_is_applied(small):
+    assert scan_bbo(small).head(3).collect().rows() == SMALL_BBO[:3]
+    assert scan_bbo(small).filter(pl.col("ticker") == "AAA").head(2).collect()["seq"].to_list() == [4, 5]
+    assert scan_bbo(small).head(0).collect().height == 0
+
+
+def test_scan_bbo_head_returns_early_and_stops_workers(big):
+    lf = scan_bbo(big, workers=2)
+    start = time.monotonic()
+    n = lf.select(pl.len()).collect().item()
+    full = time.monotonic() - start
+    start = time.monotonic()
+    df = lf.head(10).collect()
+    limited = time.monotonic() - start
+    assert df.height == 10 and n > 10
+    assert limited < max(full / 2, 0.5), (limited, full)
+    assert wait_no_workers() == []
+
+
+def test_scan_bbo_group_by_matches_engine_counts(day):
+    got = dict(scan_bbo(day, workers=2).group_by("ticker").agg(pl.len())
+               .collect(engine="streaming").iter_rows())
+    table = obook.bbo(str(day), workers=1).read_all()
+    expected = dict(pl.from_arrow(table).group_by("ticker").agg(pl.len()).iter_rows())
+    assert got == expected
+
+
+def test_scan_bbo_each_collect_runs_a_fresh_replay(small):
+    lf = scan_bbo(small)
+    assert lf.collect().rows() == lf.collect().rows() == SMALL_BBO
+
+
+def test_scan_bbo_missing_path_raises_obook_error_at_scan(tmp_path):
+    with pytest.raises(ObookError, match="no such feed file"):
+        scan_bbo(tmp_path / "nope.itch")
+
+
+def test_scan_bbo_failing_record_raises_feed_error_at_collect(tmp_path):
+    bad = write_failing_feed(tmp_path / "bad.itch")
+    lf = scan_bbo(bad, workers=2)
+    with pytest.raises(FeedError) as err:
+        lf.collect()
+    assert err.value.record == 7
+    assert wait_no_workers() == []
+
+
+def test_scan_bbo_tolerant_mode_passes_on_error(tmp_path):
+    bad = write_failing_feed(tmp_path / "bad.itch")
+    n = obook.bbo(str(bad), on_error="skip").read_all().num_rows
+    assert scan_bbo(bad, on_error="skip").collect().height == n
+
+
+def test_scan_messages_decodes_every_message(small):
+    df = scan_messages(small).select("seq", "type").collect()
+    assert df["seq"].to_list() == list(range(1, 16))
+    assert "".join(df["type"].to_list()) == "SRRAAAAAAEDXAUS"
+    adds = scan_messages(small).filter(pl.col("type") == "A").select("ref", "price").head(2).collect()
+    assert adds.rows() == [(1, 1_000_000), (2, 1_000_500)]
