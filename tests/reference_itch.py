@@ -115,7 +115,7 @@ def reference_bbo(data_or_path, on_error: str = "raise"):
             skipped[MALFORMED] = skipped.get(MALFORMED, 0) + 1
             continue
         if typ == "R":
-            tickers[_u(msg, 1, 2)] = msg[11:19].decode("ascii").rstrip()
+            tickers[_u(msg, 1, 2)] = msg[11:19].decode("latin-1").rstrip()  # as the engine
         if typ not in "AFECXDU":
             continue
 
@@ -140,7 +140,8 @@ def _apply(book: dict, typ: str, msg: bytes, ref: int) -> str | None:
     right after, so the state no longer matters).
     """
     if typ in "AF":
-        side, shares, price = chr(msg[19]), _u(msg, 20, 4), _u(msg, 32, 4)
+        side = "B" if msg[19] == ord("B") else "S"   # README: a side byte other than B is a sell
+        shares, price = _u(msg, 20, 4), _u(msg, 32, 4)
         if shares == 0:
             return ZERO_ADD
         failure = DUPLICATE if ref in book else None

@@ -8,7 +8,8 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   (key = price for bids, -price for asks). Segments have power-of-two sizes and
   freed ones are kept on per-size free lists (``seg_free``).
 - ``pages[G * PAGE]``: the paged direct order index for refs < 2**32: ``page_dir``
-  maps ``ref >> PAGE_BITS`` to a page, ``page_live`` counts live orders of a page
+  is two-level (row 0 maps ``ref >> 20`` to a row, whose slots map ``ref >> 7`` to
+  page + 1; 0: none), ``page_live`` counts live orders of a page
   (freed at 0). An entry is ``shares << 32 | level + 1`` (0 = empty).
 - ``ov_key[O, 2]`` / ``ov_val[O]`` / ``ov_state[O]``: an open-addressing table for
   orders the direct index can't hold (refs >= 2**32, or a ref live in two books).
@@ -27,7 +28,8 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_EXEC,
                      ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF, ERR_ZERO_ADD,
                      NEED_ROOM, OK)
 
-PAGE_BITS = 12
+PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
+CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
 PAGE = 1 << PAGE_BITS
 DIRECT_REFS = 1 << 32
 # st[] indices
@@ -39,7 +41,8 @@ ST_PAGE_FREE = 4
 ST_OV_USED = 5     # live entries in the overflow table
 ST_OV_FILL = 6     # live + tombstones
 ST_LIVE = 7        # live orders
-ST_WIDTH = 8
+ST_CHUNKS = 8      # page_dir rows in use (row 0 is the top level)
+ST_WIDTH = 9
 # what NEED_ROOM asks for (the returned detail)
 ROOM_LEVELS = 1
 ROOM_POOL = 2
@@ -47,6 +50,7 @@ ROOM_PAGES = 3
 ROOM_OVERFLOW = 4
 ROOM_BOOKS = 5
 ROOM_ROWS = 6
+ROOM_CHUNKS = 7
 
 LV_PRICE = 0
 LV_QTY = 1
@@ -80,13 +84,22 @@ def _ov_slot(ov_key, ov_state, book, ref, for_insert):
         i = (i + 1) & mask
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _page_of(ref, page_dir):
+    """The page holding ref (0 <= ref < 2**32), or -1."""
+    c = page_dir[0, _u(ref >> (PAGE_BITS + CHUNK_BITS))]
+    if c == 0:
+        return np.int64(-1)
+    return np.int64(page_dir[_u(c), _u((ref >> PAGE_BITS) & ((1 << CHUNK_BITS) - 1))]) - 1
+
+
 @njit(cache=True, _nrt=False)
 def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
     """Address of the live order (book, ref): >= 0 in pages, <= -2 in overflow, -1 if none."""
     if 0 <= ref < DIRECT_REFS:
-        p = page_dir[_u(ref >> PAGE_BITS)]
+        p = _page_of(ref, page_dir)
         if p >= 0:
-            a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
+            a = (p << PAGE_BITS) + (ref & (PAGE - 1))
             e = pages[_u(a)]
             if e != 0 and (lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] >> 1) == book:
                 return a
@@ -102,9 +115,11 @@ def order_room(ref, pages, page_dir, ov_key, st):
     """0 if an order with this ref can be inserted now, else the ROOM_* to grow."""
     if st[ST_OV_FILL] * 2 + 2 > ov_key.shape[0]:
         return ROOM_OVERFLOW
-    if 0 <= ref < DIRECT_REFS and page_dir[_u(ref >> PAGE_BITS)] < 0:
+    if 0 <= ref < DIRECT_REFS and _page_of(ref, page_dir) < 0:
         if st[ST_PAGE_FREE] == 0 and (st[ST_PAGE_TOP] + 1) * PAGE > pages.shape[0]:
             return ROOM_PAGES
+        if page_dir[0, _u(ref >> (PAGE_BITS + CHUNK_BITS))] == 0 and st[ST_CHUNKS] >= page_dir.shape[0]:
+            return ROOM_CHUNKS
     return 0
 
 
@@ -115,15 +130,20 @@ def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_fr
     st[ST_LIVE] += 1
     if 0 <= ref < DIRECT_REFS:
         pn = ref >> PAGE_BITS
-        p = page_dir[_u(pn)]
+        p = _page_of(ref, page_dir)
         if p < 0:
+            c = page_dir[0, _u(pn >> CHUNK_BITS)]
+            if c == 0:
+                c = st[ST_CHUNKS]
+                st[ST_CHUNKS] += 1
+                page_dir[0, _u(pn >> CHUNK_BITS)] = c
             if st[ST_PAGE_FREE] > 0:
                 st[ST_PAGE_FREE] -= 1
                 p = page_free[_u(st[ST_PAGE_FREE])]
             else:
                 p = st[ST_PAGE_TOP]
                 st[ST_PAGE_TOP] += 1
-            page_dir[_u(pn)] = p
+            page_dir[_u(c), _u(pn & ((1 << CHUNK_BITS) - 1))] = p + 1
             page_key[_u(p)] = pn
         a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
         if pages[_u(a)] == 0:
@@ -148,7 +168,8 @@ def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, s
         p = a >> PAGE_BITS
         page_live[_u(p)] -= 1
         if page_live[_u(p)] == 0:
-            page_dir[_u(page_key[_u(p)])] = -1
+            pn = page_key[_u(p)]
+            page_dir[_u(page_dir[0, _u(pn >> CHUNK_BITS)]), _u(pn & ((1 << CHUNK_BITS) - 1))] = 0
             page_free[_u(st[ST_PAGE_FREE])] = p
             st[ST_PAGE_FREE] += 1
     else:
@@ -313,9 +334,9 @@ AHEAD = 16
 @njit(cache=True, _nrt=False, inline="always")
 def _page_addr(ref, page_dir):
     if 0 <= ref < DIRECT_REFS:
-        p = page_dir[_u(ref >> PAGE_BITS)]
+        p = _page_of(ref, page_dir)
         if p >= 0:
-            return (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
+            return (p << PAGE_BITS) + (ref & (PAGE - 1))
     return -1
 
 

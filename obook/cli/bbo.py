@@ -10,8 +10,6 @@ from typing import Optional
 
 import typer
 
-from ..engine.replay import Replay
-from ..output import write_file, write_text
 from .progress import file_progress
 
 
@@ -43,6 +41,10 @@ def bbo(
     prices (1/10000 $) and empty fields for an empty side. A failing record prints
     'error: <unit> N: <reason>' on stderr and exits 1 after every earlier row is written.
     """
+    # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
+    from ..engine.replay import Replay
+    from ..output import write_file, write_text
+
     with file_progress(feed) as progress:
         replay = Replay(feed, workers=workers, format=format.value if format else None,
                         on_error=on_error.value, progress=progress)

@@ -12,7 +12,7 @@ class BookState:
     """All books of one worker. ``apply`` runs the kernel and grows pools it fills."""
 
     def __init__(self, strict: bool = True, books: int = 1024, levels: int = 4096,
-                 pages: int = 16, overflow: int = 64, kernel=None):
+                 pages: int = 64, overflow: int = 64, kernel=None):
         self.strict = strict
         self.kernel = kernel or K.apply_events  # tests pass K.apply_events.py_func
         self.lv = np.zeros((levels, 4), dtype=np.int64)
@@ -21,7 +21,7 @@ class BookState:
         self.pool = np.zeros((levels * 4, 2), dtype=np.int64)
         self.seg_free = np.full(64, -1, dtype=np.int64)
         self.pages = np.zeros(pages * K.PAGE, dtype=np.int64)
-        self.page_dir = np.full(K.DIRECT_REFS >> K.PAGE_BITS, -1, dtype=np.int32)
+        self.page_dir = np.zeros((4, 1 << K.CHUNK_BITS), dtype=np.int32)  # see _kernels/book.py
         self.page_live = np.zeros(pages, dtype=np.int64)
         self.page_key = np.zeros(pages, dtype=np.int64)
         self.page_free = np.zeros(pages, dtype=np.int64)
@@ -29,6 +29,7 @@ class BookState:
         self.ov_val = np.zeros(overflow, dtype=np.int64)
         self.ov_state = np.zeros(overflow, dtype=np.int8)
         self.st = np.zeros(K.ST_WIDTH, dtype=np.int64)
+        self.st[K.ST_CHUNKS] = 1
         self.skips = np.zeros(N_BOOK_ERRORS, dtype=np.int64)
 
     @property
@@ -55,6 +56,8 @@ class BookState:
             self.lv_free = _bigger(self.lv_free)
         elif room == K.ROOM_POOL:
             self.pool = _bigger(self.pool)
+        elif room == K.ROOM_CHUNKS:
+            self.page_dir = _bigger(self.page_dir)
         elif room == K.ROOM_BOOKS:
             self.sides = _bigger(self.sides)
         elif room == K.ROOM_PAGES:

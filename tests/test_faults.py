@@ -1,0 +1,227 @@
+"""Faults in the middle of a replay (issue 5, SPEC §4): a killed worker, a full disk, a
+closed stdout, a consumer that stops early, Ctrl-C. Each ends promptly with a clear
+result, and leaves no worker process, no /dev/shm entry and no file under the final
+name (the ``no_leaks`` fixture, plus checks of the output directory)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+import obook
+from obook.engine.replay import Replay
+from obook.gen.itch import write_itch
+
+from conftest import worker_children
+from fuzz_support import watchdog
+
+MESSAGES = 6_000_000           # about 180 MB, replayed in a few seconds
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    path = tmp_path_factory.mktemp("faults") / "day.itch"
+    write_itch(path, MESSAGES, 300, seed=11)
+    return path
+
+
+def cli(*args, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "obook", *map(str, args)], stdout=kw.pop("stdout", subprocess.PIPE),
+                            stderr=subprocess.PIPE, **kw)
+
+
+def wait_for_workers(proc: subprocess.Popen, n: int, timeout: float = 30) -> list[psutil.Process]:
+    """The CLI's worker processes, once ``n`` of them run."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        kids = [k for k in psutil.Process(proc.pid).children(recursive=True) if "forkserver" not in " ".join(k.cmdline())]
+        if len(kids) >= n:
+            return kids
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.01)
+    raise AssertionError("workers did not start")
+
+
+def assert_gone(procs, timeout: float = 5):
+    gone, alive = psutil.wait_procs(procs, timeout=timeout)
+    assert alive == [], f"left behind: {alive}"
+
+
+def only_feed_left(directory, feed=None):
+    names = sorted(p.name for p in directory.iterdir() if feed is None or p != feed)
+    assert names == [], f"left in {directory}: {names}"
+
+
+# ---------------------------------------------------------------- a killed worker
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_replay_worker_sigkilled_mid_replay_raises_worker_error_promptly(big, workers, no_leaks):
+    reader = obook.bbo(big, workers=workers)
+    batches = iter(reader)
+    with watchdog(30, hard=False):
+        assert next(batches).num_rows > 0
+        victim = worker_children()[-1]
+        assert "python" in victim.name() or victim.pid
+        victim.send_signal(signal.SIGKILL)
+        t0 = time.time()
+        with pytest.raises(obook.WorkerError, match=f"pid {victim.pid}.*died"):
+            for _ in batches:
+                pass
+        assert time.time() - t0 < 10
+    del batches, reader
+
+
+def test_replay_worker_killed_before_first_batch_raises_worker_error(big, no_leaks):
+    gen = Replay(big, workers=2).batches()
+    with watchdog(30, hard=False):
+        first = next(gen)                      # workers run; kill one, then keep consuming
+        for p in worker_children():
+            p.kill()
+        with pytest.raises(obook.WorkerError):
+            for _ in gen:
+                pass
+    assert first.num_rows > 0
+
+
+# ---------------------------------------------------------------- a consumer that stops
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_reader_break_after_first_batch_stops_workers(big, workers, no_leaks):
+    reader = obook.bbo(big, workers=workers)
+    for batch in reader:
+        assert batch.num_rows > 0
+        break
+    del reader, batch
+    t0 = time.time()
+    while worker_children() and time.time() - t0 < 5:
+        time.sleep(0.02)
+    assert worker_children() == [] and time.time() - t0 < 5
+
+
+def test_reader_del_after_first_batch_stops_workers_at_once(big, no_leaks):
+    reader = obook.bbo(big, workers=2)
+    reader.read_next_batch()
+    kids = worker_children()
+    assert len(kids) == 2
+    del reader
+    assert_gone(kids, timeout=3)
+
+
+@pytest.mark.xfail(strict=True, reason="pyarrow's RecordBatchReader.from_batches: close() (and `with`) "
+                   "keep the Python iterator alive, so the workers stay until the reader is deleted")
+def test_reader_close_after_first_batch_stops_workers_at_once(big):
+    reader = obook.bbo(big, workers=2)
+    reader.read_next_batch()
+    kids = worker_children()
+    reader.close()
+    try:
+        _, alive = psutil.wait_procs(kids, timeout=3)
+        assert alive == []
+    finally:
+        del reader
+        psutil.wait_procs(kids, timeout=5)
+
+
+def test_generator_close_mid_replay_stops_workers(big, no_leaks):
+    gen = Replay(big, workers=2).batches()
+    next(gen)
+    kids = worker_children()
+    gen.close()
+    assert_gone(kids, timeout=3)
+
+
+# ---------------------------------------------------------------- a full disk
+
+FULL_DISK = textwrap.dedent("""
+    import resource, signal, sys
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)        # write() fails with EFBIG instead
+    limit = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    sys.argv = ["obook"] + sys.argv[2:]
+    from obook.cli import main
+    main()
+""")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("suffix", [".parquet", ".txt", ".arrow"])
+def test_cli_output_on_full_disk_exits_1_leaves_no_file(big, tmp_path, suffix, workers, no_leaks):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / f"day{suffix}"
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(1 << 20), "bbo", str(big), "--workers",
+                        str(workers), "--output", str(out)], capture_output=True, timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "error:" in err and "write failed" in err and "Traceback" not in err
+    only_feed_left(out_dir)                     # no day.parquet, no .day.parquet.<pid>.tmp, no .partial
+
+
+def test_cli_output_into_missing_directory_exits_1_clean(big, tmp_path):
+    p = subprocess.run([sys.executable, "-m", "obook", "bbo", str(big), "--workers", "1", "--output",
+                        str(tmp_path / "no" / "day.parquet")], capture_output=True, timeout=120)
+    assert p.returncode == 1 and b"error:" in p.stderr and b"Traceback" not in p.stderr
+
+
+# ---------------------------------------------------------------- stdout closed early
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_cli_stdout_closed_after_first_line_exits_quietly(big, workers):
+    p = cli("bbo", big, "--workers", workers)
+    first = p.stdout.readline()
+    assert first.count(b",") == 5
+    kids = wait_for_workers(p, workers) if workers > 1 else []
+    p.stdout.close()                           # `| head -1`
+    rc = p.wait(timeout=30)
+    err = p.stderr.read().decode()
+    assert rc == 0, err
+    assert err == "", err                      # no traceback, no "Exception ignored ... BrokenPipeError"
+    assert_gone(kids)
+
+
+def test_cli_stdout_closed_by_head_in_shell_pipeline(big):
+    p = subprocess.run(f"{sys.executable} -m obook bbo {big} --workers 2 | head -1", shell=True,
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.count(b"\n") == 1 and p.stderr == b""
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_cli_sigint_mid_replay_to_file_exits_130_no_file_no_children(big, tmp_path, workers):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p = cli("bbo", big, "--workers", workers, "--output", out_dir / "day.parquet", start_new_session=True)
+    kids = wait_for_workers(p, workers) if workers > 1 else []
+    deadline = time.time() + 30
+    while not any(out_dir.iterdir()) and time.time() < deadline:   # mid-replay: the temp file grows
+        time.sleep(0.01)
+    assert p.poll() is None, "replay finished before Ctrl-C; make the feed longer"
+    os.killpg(p.pid, signal.SIGINT)            # a terminal's Ctrl-C: the whole process group
+    t0 = time.time()
+    rc = p.wait(timeout=15)
+    err = p.stderr.read().decode()
+    assert rc == 130, err
+    assert time.time() - t0 < 5
+    assert "Traceback" not in err
+    assert_gone(kids)
+    only_feed_left(out_dir)
+
+
+def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
+    p = cli("bbo", big, "--workers", 2, start_new_session=True)   # nobody reads stdout: blocked
+    kids = wait_for_workers(p, 2)
+    time.sleep(1.0)
+    assert p.poll() is None
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=15)        # drains the pipe, as a pager would on exit
+    assert p.returncode == 130, err.decode()
+    assert b"Traceback" not in err
+    assert_gone(kids)
