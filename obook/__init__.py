@@ -55,10 +55,16 @@ def __getattr__(name):
     if name in ("scan_bbo", "scan_messages"):
         from . import polars as _polars
         return getattr(_polars, name)
+    if name == "convert":
+        from .convert import convert
+        return convert
+    if name == "scan_dataset":
+        from .dataset import scan_dataset
+        return scan_dataset
     raise AttributeError(f"module 'obook' has no attribute {name!r}")
 
 
 __all__ = [
-    "bbo", "read_itch", "connect", "scan_bbo", "scan_messages", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "read_itch", "connect", "scan_bbo", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

@@ -37,9 +37,10 @@ import duckdb
 import pyarrow as pa
 
 from .errors import ObookError
+from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 from .schema import bbo_schema, itch_message_schema
 
-__all__ = ["connect", "install", "POOL_SIZE"]
+__all__ = ["connect", "install", "attach", "POOL_SIZE"]
 
 #: Distinct argument tuples a connection can keep bound at once, per table macro.
 POOL_SIZE = 32

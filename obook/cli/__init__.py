@@ -9,7 +9,9 @@ import typer
 
 from ..errors import FeedError, ObookError
 from . import bbo as _bbo
+from . import convert as _convert
 from . import gen as _gen
+from . import pipeline as _pipeline
 from .sql import sql as _sql
 
 app = typer.Typer(
@@ -21,8 +23,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("bbo")(_bbo.bbo)
+app.command("convert")(_convert.convert)
 app.command("sql")(_sql)
 app.add_typer(_gen.app, name="gen")
+app.add_typer(_pipeline.app, name="pipeline")
 
 
 def main() -> None:

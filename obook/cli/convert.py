@@ -1,0 +1,36 @@
+"""``obook convert``: one feed file → Parquet tables with provenance in their footers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .bbo import OnError
+
+
+def convert(
+    feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
+    outdir: Path = typer.Argument(..., help="Directory for <table>.parquet (created if missing)."),
+    tables: str = typer.Option("bbo", "--tables", "-t",
+                               help="Comma-separated tables: bbo, symbols, system_events, trading_actions "
+                                    "(the last three need an ITCH feed)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
+                                          help="Worker processes applying the books (default: one per core, at most 8)."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date (default: from a MMDDYYYY.NASDAQ_ITCH50[.gz] file name). "
+                                            "When known, the tables get a timestamp column (America/New_York)."),
+    on_error: OnError = typer.Option(OnError.raise_, "--on-error",
+                                     help="raise: stop at the first failing record and write nothing; "
+                                          "skip: apply the tolerant rules and record the skipped counts."),
+) -> None:
+    """Replay FEED and write OUTDIR/<table>.parquet for each table (zstd, in feed order).
+
+    Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
+    """
+    from ..convert import convert as _convert
+
+    result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value)
+    for table, path in result["files"].items():
+        typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

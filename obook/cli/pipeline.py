@@ -1,0 +1,64 @@
+"""``obook pipeline``: run a pipeline definition (TOML) and show what it has done."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="Turn day files into a Hive-partitioned Parquet dataset, as a pipeline defined "
+                       "in a TOML file (see obook/pipelines/example.toml).", no_args_is_help=True)
+
+_PIPELINE = typer.Argument(..., exists=True, dir_okay=False, help="Pipeline definition (TOML).")
+
+
+@app.command("run")
+def run(
+    pipeline: Path = _PIPELINE,
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    lock_timeout: Optional[float] = typer.Option(
+        None, "--lock-timeout", min=0, metavar="SECONDS",
+        help="Give up when another run holds the dataset's lock this long (default: wait)."),
+) -> None:
+    """Convert every day that is not done yet (new, changed since: size + sha256, or failed).
+
+    Progress goes to stderr. Exit code 0 when every day is done, 1 when a day failed (after its retries) or a file is not a day; the other days complete either way.
+    """
+    from ..pipelines import load, run as _run
+
+    p = load(pipeline)
+    summary = _run(p, progress=lambda msg: typer.echo(msg, err=True), lock_timeout=lock_timeout)
+    if json_out:
+        typer.echo(json.dumps(summary, indent=1))
+    bad = {**summary["failed"], **summary["invalid"]}
+    typer.echo(f"{len(summary['converted'])} converted, {summary['unchanged']} unchanged, "
+               f"{len(bad)} failed ({summary['seconds']:.1f} s)", err=True)
+    for what, error in sorted(bad.items()):
+        typer.echo(f"failed: {what}: {error}", err=True)
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command("status")
+def status(
+    pipeline: Path = _PIPELINE,
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Show each day's state: done, pending, failed or invalid.
+
+    pending: new, changed (size or sha256) or converted with other options; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day. Hashes the day files.
+    """
+    from ..pipelines import load, status as _status
+
+    st = _status(load(pipeline))
+    if json_out:
+        typer.echo(json.dumps(st, indent=1))
+        return
+    for d in st["days"]:
+        typer.echo(f"{d['date'] or '-':<10}  {d['state']:<8}  {Path(d['file']).name}"
+                   + (f"  ({d['reason']})" if d["reason"] else ""))
+    c = st["counts"]
+    typer.echo(f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['invalid']} invalid "
+               f"in {st['dataset']}")

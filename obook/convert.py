@@ -1,0 +1,356 @@
+"""``obook.convert``: one feed file → self-describing Parquet tables in a directory.
+
+Tables (``TABLES``):
+
+* ``bbo`` — the rows of :func:`obook.bbo` (the one replay path), unchanged, plus a
+  ``timestamp`` column when the session date is known;
+* ``symbols`` — the ITCH stock directory (``R``): locate, stock and the directory fields;
+* ``system_events`` — ITCH ``S``: seq, time, event code;
+* ``trading_actions`` — ITCH ``H``: seq, time, locate, stock, trading state, reason.
+
+The three ITCH tables come from :func:`obook.read_itch` (filtered by type). It does not
+decode the bytes after the stock of ``R``/``H`` or the event code of ``S``, so those are
+read here from the frames' bytes at the offsets ``read_itch`` reports (one forward pass
+over the feed, only when one of these tables is asked for). A CSV feed has only ``bbo``.
+
+Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
+rows, in feed order), written under a temporary name; the files are renamed into place
+only when every table is complete, so a failing feed leaves no final file. The footer's
+key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .errors import ObookError
+
+log = logging.getLogger("obook")
+
+__all__ = ["convert", "session_date", "file_digest", "TABLES", "ROW_GROUP_ROWS", "TIMEZONE",
+           "read_metadata"]
+
+TABLES = ("bbo", "symbols", "system_events", "trading_actions")
+ITCH_TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
+ROW_GROUP_ROWS = 1 << 20
+TIMEZONE = "America/New_York"
+METADATA_KEY = b"obook"
+
+_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz)?$", re.IGNORECASE)
+_TIME_NS = {"itch": 1, "csv": 1_000_000}   # feed time unit → ns
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def session_date(path, date=None) -> _dt.date | None:
+    """The trading day of a feed: ``date`` (``YYYY-MM-DD`` or a ``datetime.date``) when given,
+    else from a Nasdaq file name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``, else None."""
+    if date is not None:
+        if isinstance(date, _dt.datetime):
+            return date.date()
+        if isinstance(date, _dt.date):
+            return date
+        try:
+            return _dt.date.fromisoformat(str(date))
+        except ValueError:
+            raise ObookError(f"date must be YYYY-MM-DD, not {date!r}") from None
+    m = _NASDAQ_NAME.match(Path(path).name)
+    if not m:
+        return None
+    month, day, year = (int(g) for g in m.groups())
+    try:
+        return _dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+_digests: dict[tuple, tuple[int, str]] = {}
+
+
+def file_digest(path) -> tuple[int, str]:
+    """(size, sha256 hex) of a file's bytes as stored (compressed for .gz); cached per
+    (path, size, mtime) in this process."""
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    hit = _digests.get(key)
+    if hit is None:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        hit = _digests[key] = (st.st_size, h.hexdigest())
+    return hit
+
+
+def read_metadata(path) -> dict:
+    """The ``obook`` footer metadata of a Parquet file written by :func:`convert`."""
+    meta = pq.read_metadata(path).metadata or {}
+    if METADATA_KEY not in meta:
+        raise ObookError(f"{path}: no obook metadata in the Parquet footer")
+    return json.loads(meta[METADATA_KEY])
+
+
+# --------------------------------------------------------------------------- timestamps
+
+
+def _midnight_ns(day: _dt.date) -> int:
+    from zoneinfo import ZoneInfo
+
+    midnight = _dt.datetime.combine(day, _dt.time(0), tzinfo=ZoneInfo(TIMEZONE))
+    return int(midnight.timestamp()) * 1_000_000_000
+
+
+def _with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int) -> pa.RecordBatch:
+    """Insert ``timestamp`` (session midnight in New York + feed time) after ``time``."""
+    if base_ns is None:
+        return batch
+    ns = pc.add(pc.multiply(batch.column("time").cast(pa.int64()), scale), base_ns)
+    ts = ns.cast(pa.timestamp("ns", tz=TIMEZONE))
+    i = batch.schema.get_field_index("time") + 1
+    arrays = list(batch.columns)
+    arrays.insert(i, ts)
+    fields = list(batch.schema)
+    fields.insert(i, pa.field("timestamp", ts.type, nullable=False))
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=batch.schema.metadata))
+
+
+# --------------------------------------------------------------------------- ITCH side tables
+
+
+def _chars(raw: list[bytes], start: int, width: int = 1, strip: bool = False) -> pa.Array:
+    vals = [r[start:start + width].decode("latin-1") for r in raw]
+    return pa.array([v.rstrip() for v in vals] if strip else vals, type=pa.string())
+
+
+def _u32(raw: list[bytes], start: int) -> pa.Array:
+    return pa.array([int.from_bytes(r[start:start + 4], "big") for r in raw], type=pa.uint32())
+
+
+#: message size including the type byte (SPEC §1)
+_SIZES = {"R": 39, "S": 12, "H": 25}
+
+
+def _frames_at(path, offsets: list[int]) -> list[bytes]:
+    """The message bytes (type byte first) of the frames starting at ``offsets`` (ascending
+    byte offsets of the decompressed feed, as ``read_itch`` reports them)."""
+    from .feeds import open_feed
+
+    out = []
+    with open_feed(path) as f:
+        for off in offsets:
+            f.seek(off)
+            n = int.from_bytes(f.read(2), "big")
+            out.append(f.read(n))
+    return out
+
+
+def _itch_tables(path, wanted: list[str], on_error: str) -> tuple[dict[str, pa.Table], dict]:
+    """symbols / system_events / trading_actions from ``read_itch``; plus message counts."""
+    # obook.read_itch has no on_error; the function behind it has (tolerant mode)
+    from .feeds.itch_messages import read_itch
+
+    types = pa.array(sorted({ITCH_TYPES[t] for t in wanted}))
+    parts, counts = [], {}
+    for batch in read_itch(path, on_error):
+        vc = pc.value_counts(batch.column("type"))
+        for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
+            counts[v] = counts.get(v, 0) + c
+        keep = batch.filter(pc.is_in(batch.column("type"), value_set=types))
+        if keep.num_rows:
+            parts.append(keep.select(["seq", "offset", "type", "locate", "time", "stock"]))
+    msgs = pa.Table.from_batches(parts, schema=parts[0].schema) if parts else None
+    tables = {}
+    for name in wanted:
+        t = ITCH_TYPES[name]
+        rows = msgs.filter(pc.equal(msgs["type"], t)) if msgs is not None else None
+        raw = _frames_at(path, rows["offset"].to_pylist()) if rows is not None and rows.num_rows else []
+        if rows is not None and raw:   # tolerant mode keeps short frames: drop them here
+            ok = [len(r) >= _SIZES[t] for r in raw]
+            if not all(ok):
+                rows, raw = rows.filter(pa.array(ok)), [r for r, k in zip(raw, ok) if k]
+        tables[name] = _build(name, rows if raw else None, raw)
+    return tables, counts
+
+
+def _build(name: str, rows: pa.Table | None, raw: list[bytes]) -> pa.Table:
+    schema = SCHEMAS[name]
+    if rows is None:
+        return schema.empty_table()
+    seq, time = rows["seq"], rows["time"].cast(pa.uint64())
+    if name == "system_events":
+        arrays = [seq, time, _chars(raw, 11)]
+    elif name == "trading_actions":
+        arrays = [seq, time, rows["locate"], rows["stock"], _chars(raw, 19), _chars(raw, 21, 4, strip=True)]
+    else:
+        arrays = [seq, time, rows["locate"], rows["stock"], _chars(raw, 19), _chars(raw, 20), _u32(raw, 21),
+                  _chars(raw, 25), _chars(raw, 26), _chars(raw, 27, 2, strip=True), _chars(raw, 29),
+                  _chars(raw, 30), _chars(raw, 31), _chars(raw, 32), _chars(raw, 33), _u32(raw, 34),
+                  _chars(raw, 38)]
+    return pa.Table.from_arrays([pa.chunked_array(a) if isinstance(a, pa.Array) else a for a in arrays],
+                                schema=schema)
+
+
+def _schema(name: str, fields: list) -> pa.Schema:
+    return pa.schema(fields, metadata={b"obook.table": name.encode()})
+
+
+_SEQ_TIME = [pa.field("seq", pa.int64(), nullable=False), pa.field("time", pa.uint64(), nullable=False)]
+_S = pa.string()
+SCHEMAS = {
+    "system_events": _schema("system_events", _SEQ_TIME + [pa.field("event_code", _S)]),
+    "trading_actions": _schema("trading_actions", _SEQ_TIME + [
+        pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("state", _S),
+        pa.field("reason", _S)]),
+    "symbols": _schema("symbols", _SEQ_TIME + [
+        pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("market_category", _S),
+        pa.field("financial_status", _S), pa.field("round_lot_size", pa.uint32()),
+        pa.field("round_lots_only", _S), pa.field("issue_classification", _S),
+        pa.field("issue_subtype", _S), pa.field("authenticity", _S),
+        pa.field("short_sale_threshold", _S), pa.field("ipo_flag", _S), pa.field("luld_tier", _S),
+        pa.field("etp_flag", _S), pa.field("etp_leverage_factor", pa.uint32()),
+        pa.field("inverse", _S)]),
+}
+
+
+# --------------------------------------------------------------------------- writing
+
+
+class _TableWriter:
+    """One ``<table>.parquet`` under a temporary name; row groups of ``ROW_GROUP_ROWS``."""
+
+    def __init__(self, outdir: Path, table: str):
+        self.final = outdir / f"{table}.parquet"
+        self.tmp = outdir / f".{table}.parquet.{os.getpid()}.tmp"
+        self.writer: pq.ParquetWriter | None = None
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_rows = 0
+        self.rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.tmp, batch.schema, compression="zstd")
+        if batch.num_rows:
+            self.pending.append(batch)
+            self.pending_rows += batch.num_rows
+            self.rows += batch.num_rows
+        if self.pending_rows >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.writer.write_table(pa.Table.from_batches(self.pending), row_group_size=ROW_GROUP_ROWS)
+        self.pending, self.pending_rows = [], 0
+
+    def close(self, metadata: dict) -> None:
+        self._flush()
+        self.writer.add_key_value_metadata({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
+        self.writer.close()
+        self.writer = None
+
+    def discard(self) -> None:
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001 - already failing; the temp file goes anyway
+                pass
+        self.tmp.unlink(missing_ok=True)
+
+
+def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+def _check_tables(tables, fmt: str) -> list[str]:
+    if isinstance(tables, str):
+        tables = [t.strip() for t in tables.split(",") if t.strip()]
+    tables = list(dict.fromkeys(tables))
+    if not tables:
+        raise ObookError("no tables asked for; choose from " + ", ".join(TABLES))
+    for t in tables:
+        if t not in TABLES:
+            raise ObookError(f"unknown table {t!r}; choose from {', '.join(TABLES)}")
+        if fmt != "itch" and t != "bbo":
+            raise ObookError(f"table {t!r} needs an ITCH feed; a {fmt.upper()} feed has only 'bbo'")
+    return tables
+
+
+def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
+            on_error: str = "raise", format: str | None = None) -> dict:
+    """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
+
+    ``tables``: names from ``TABLES`` (a list, or a comma-separated string); a CSV feed
+    has only ``bbo``. ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
+    ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it
+    is known, the tables get a ``timestamp`` column (``timestamp[ns, America/New_York]``:
+    session midnight + the feed time).
+
+    Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
+    "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
+    ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
+    ``stats`` is the replay's (``records``, ``rows``, ``skipped`` by kind, ``live_orders``)
+    when ``bbo`` is converted, plus ``messages_by_type`` when an ITCH side table is.
+    """
+    import obook
+    from .feeds import detect_format, get_format
+
+    feed = Path(feed)
+    if not feed.is_file():
+        raise ObookError(f"{feed}: no such feed file")
+    fmt = get_format(format or detect_format(feed)).name
+    tables = _check_tables(tables, fmt)
+    day = session_date(feed, date)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    size, sha = file_digest(feed)
+    base = _midnight_ns(day) if day else None
+    scale = _TIME_NS[fmt]
+
+    writers = {t: _TableWriter(outdir, t) for t in tables}
+    stats: dict = {}
+    try:
+        if "bbo" in tables:
+            replay_stats: dict = {}
+            for batch in obook.bbo(feed, workers=workers, format=fmt, on_error=on_error, stats=replay_stats):
+                writers["bbo"].write(_with_timestamp(batch, base, scale))
+            if writers["bbo"].writer is None:   # no batch at all: an empty file of the right schema
+                writers["bbo"].write(_with_timestamp(_empty_batch(obook.bbo_schema), base, scale))
+            stats.update({k: replay_stats.get(k) for k in ("records", "rows", "skipped", "live_orders")})
+        side = [t for t in tables if t in ITCH_TYPES]
+        if side:
+            side_tables, counts = _itch_tables(feed, side, on_error)
+            stats["messages_by_type"] = dict(sorted(counts.items()))
+            stats.setdefault("records", sum(counts.values()))
+            for name, table in side_tables.items():
+                b = table.combine_chunks().to_batches()
+                for batch in b or [_empty_batch(table.schema)]:
+                    writers[name].write(_with_timestamp(batch, base, _TIME_NS["itch"]))
+        result = {
+            "source": {"name": feed.name, "size": size, "sha256": sha, "format": fmt},
+            "session_date": day.isoformat() if day else None,
+            "rows": {t: w.rows for t, w in writers.items()},
+            "stats": stats,
+        }
+        options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
+                   "format": fmt}
+        for t, w in writers.items():
+            w.close({**result, "table": t, "obook_version": obook.__version__, "options": options})
+        for w in writers.values():
+            os.replace(w.tmp, w.final)
+    except BaseException:
+        for w in writers.values():
+            w.discard()
+        raise
+    result["files"] = {t: str(w.final) for t, w in writers.items()}
+    log.info("%s: wrote %s", feed, ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))
+    return result

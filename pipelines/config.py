@@ -1,0 +1,108 @@
+"""Pipeline definitions: a small TOML file → :class:`Pipeline`."""
+
+from __future__ import annotations
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from obook.convert import TABLES
+from obook.errors import ObookError
+
+__all__ = ["Pipeline", "PipelineError", "load"]
+
+
+class PipelineError(ObookError):
+    """A pipeline definition is wrong, or the pipeline cannot run."""
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    source_dir: Path
+    glob: str
+    dataset: Path
+    tables: tuple[str, ...] = ("bbo",)
+    workers: int | None = None
+    on_error: str = "raise"
+    executor: str = "local"
+    days_at_once: int = 1
+    retries: int = 0
+    dask_resources: dict = field(default_factory=dict)
+    path: Path | None = None     # the TOML file
+
+    @property
+    def dask_address(self) -> str | None:
+        """``host:port`` of ``executor = "dask://host:port"``; None for local."""
+        return self.executor[len("dask://"):] if self.executor.startswith("dask://") else None
+
+    def options(self) -> dict:
+        """The options that shape the output: a day converted with others is redone."""
+        return {"tables": list(self.tables), "on_error": self.on_error}
+
+
+_KNOWN = {
+    "source": {"directory", "glob"},
+    "convert": {"tables", "workers", "on_error"},
+    "dataset": {"path"},
+    "run": {"executor", "days_at_once", "retries", "dask_resources"},
+}
+
+
+def load(path) -> Pipeline:
+    """Read and check a pipeline TOML file (relative paths are relative to it)."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise PipelineError(f"{path}: cannot read pipeline: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise PipelineError(f"{path}: not valid TOML: {e}") from None
+    for section, value in doc.items():
+        if section not in _KNOWN or not isinstance(value, dict):
+            raise PipelineError(f"{path}: unknown section [{section}]; expected {', '.join(_KNOWN)}")
+        for key in value:
+            if key not in _KNOWN[section]:
+                raise PipelineError(f"{path}: unknown key {key!r} in [{section}]; expected "
+                                    f"{', '.join(sorted(_KNOWN[section]))}")
+    src, conv, ds, run = (doc.get(s, {}) for s in ("source", "convert", "dataset", "run"))
+    base = path.resolve().parent
+
+    def need(section: dict, name: str, key: str):
+        if key not in section:
+            raise PipelineError(f"{path}: [{name}] {key} is required")
+        return section[key]
+
+    tables = conv.get("tables", ["bbo"])
+    if isinstance(tables, str):
+        tables = [t.strip() for t in tables.split(",") if t.strip()]
+    bad = [t for t in tables if t not in TABLES]
+    if bad or not tables:
+        raise PipelineError(f"{path}: [convert] tables must be some of {', '.join(TABLES)}, got {tables}")
+    executor = str(run.get("executor", "local"))
+    if executor != "local" and not executor.startswith("dask://"):
+        raise PipelineError(f"{path}: [run] executor must be 'local' or 'dask://host:port', not {executor!r}")
+    on_error = conv.get("on_error", "raise")
+    if on_error not in ("raise", "skip"):
+        raise PipelineError(f"{path}: [convert] on_error must be 'raise' or 'skip', not {on_error!r}")
+    ints = {"workers": conv.get("workers"), "days_at_once": run.get("days_at_once", 1),
+            "retries": run.get("retries", 0)}
+    for key, v in ints.items():
+        if v is not None and (not isinstance(v, int) or v < (0 if key == "retries" else 1)):
+            raise PipelineError(f"{path}: {key} must be a {'non-negative' if key == 'retries' else 'positive'} "
+                                f"integer, not {v!r}")
+    return Pipeline(
+        source_dir=(base / str(need(src, "source", "directory"))).resolve(),
+        glob=str(src.get("glob", "*.NASDAQ_ITCH50*")),
+        dataset=(base / str(need(ds, "dataset", "path"))).resolve(),
+        tables=tuple(dict.fromkeys(tables)),
+        workers=ints["workers"],
+        on_error=on_error,
+        executor=executor,
+        days_at_once=ints["days_at_once"],
+        retries=ints["retries"],
+        dask_resources=dict(run.get("dask_resources", {})),
+        path=path,
+    )

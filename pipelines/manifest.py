@@ -1,0 +1,80 @@
+"""The dataset's manifest (which days are done, from which file) and its lock.
+
+``DATASET/_manifest.json`` is replaced atomically (temp file, fsync, ``os.replace``), so a
+reader sees the old or the new manifest, never half of one. A day counts as done only when
+the manifest says so: a run that dies after moving a day's files into place but before
+recording it redoes that day next time.
+
+``DATASET/.lock`` is held (``fcntl.flock``, exclusive) for the whole of a run, so two runs on
+one dataset take turns: the second one finds the first one's days done.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from .config import PipelineError
+
+MANIFEST = "_manifest.json"
+LOCK = ".lock"
+VERSION = 1
+
+
+def read(dataset: Path) -> dict:
+    path = Path(dataset) / MANIFEST
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {"version": VERSION, "days": {}, "failed": {}}
+    except (OSError, ValueError) as e:
+        raise PipelineError(f"{path}: cannot read the manifest: {e}") from None
+    doc.setdefault("days", {})
+    doc.setdefault("failed", {})
+    return doc
+
+
+def write(dataset: Path, doc: dict) -> None:
+    path = Path(dataset) / MANIFEST
+    tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def locked(dataset: Path, timeout: float | None = None, on_wait=None):
+    """Hold the dataset's lock; wait for another run (at most ``timeout`` seconds)."""
+    dataset = Path(dataset)
+    dataset.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dataset / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait:
+                on_wait()
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise PipelineError(f"{dataset}: another pipeline run holds {LOCK}") from None
+                    time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)   # closing the descriptor releases the lock

@@ -1,0 +1,247 @@
+"""Running a pipeline: find the days to do, convert each, record it in the manifest.
+
+A day is *done* when the manifest records it with the size and sha256 its file has now and
+the options the pipeline has now; otherwise it is *pending* (new, changed, options changed)
+or *failed* (the last run's attempts all failed; the next run tries again).
+
+Each day is converted by :func:`convert_day`, the unit of work of both executors: it calls
+:func:`obook.convert.convert` into ``DATASET/.tmp/<date>.<pid>.<token>/``, then moves each
+table's file into ``DATASET/table=<table>/date=<date>/part-0.parquet`` with ``os.replace``
+(atomic per file, same filesystem). The run (holding the dataset's lock) records the day in
+the manifest once that returned.
+
+Executors: ``local`` converts the days one after another in this process (each with its own
+book worker processes); ``dask://host:port`` submits each day as a task to an existing Dask
+distributed cluster (``distributed.Client``), at most ``days_at_once`` in flight, with Dask's
+own ``retries`` and worker ``resources``. A task whose worker dies is rescheduled by Dask.
+The dataset must be on a filesystem every Dask worker sees at the same path.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import multiprocessing
+import os
+import shutil
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from obook.convert import convert, file_digest, session_date
+from obook.errors import ObookError
+
+from . import manifest
+from .config import Pipeline, PipelineError
+
+log = logging.getLogger("obook")
+
+__all__ = ["Day", "DayFailed", "plan", "status", "run", "convert_day", "partition_path"]
+
+TMP = ".tmp"
+
+
+class DayFailed(ObookError):
+    """A day's conversion failed (a one-argument exception: it travels through Dask)."""
+
+
+@dataclass
+class Day:
+    date: str | None
+    file: str
+    state: str               # done | pending | failed | invalid
+    reason: str = ""
+    size: int | None = None
+    sha256: str | None = None
+
+
+def partition_path(dataset, table: str, date: str) -> Path:
+    return Path(dataset) / f"table={table}" / f"date={date}" / "part-0.parquet"
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
+    """Every day file of the pipeline with its state (hashes each file: size + sha256)."""
+    doc = manifest.read(p.dataset) if doc is None else doc
+    if not p.source_dir.is_dir():
+        raise PipelineError(f"{p.source_dir}: the pipeline's source directory does not exist")
+    days: list[Day] = []
+    seen: dict[str, str] = {}
+    for f in sorted(x for x in p.source_dir.glob(p.glob) if x.is_file()):
+        d = session_date(f)
+        if d is None:
+            days.append(Day(None, str(f), "invalid", "no session date in the file name (MMDDYYYY.NASDAQ_ITCH50)"))
+            continue
+        date = d.isoformat()
+        if date in seen:
+            days.append(Day(date, str(f), "invalid", f"same date as {Path(seen[date]).name}"))
+            continue
+        seen[date] = str(f)
+        size, sha = file_digest(f)
+        day = Day(date, str(f), "pending", "new", size, sha)
+        done, failed = doc["days"].get(date), doc["failed"].get(date)
+        if done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options():
+            day.state, day.reason = "done", ""
+        elif failed and (failed["size"], failed["sha256"]) == (size, sha):
+            day.state, day.reason = "failed", failed["error"]
+        elif done and (done["size"], done["sha256"]) != (size, sha):
+            day.reason = "changed"
+        elif done:
+            day.reason = "options changed"
+        days.append(day)
+    for date, rec in sorted(doc["days"].items()):
+        if date not in seen:
+            days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
+                            rec["size"], rec["sha256"]))
+    return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+def status(p: Pipeline) -> dict:
+    """What is done, pending, failed (and which files are not days), as a JSON-able dict."""
+    days = plan(p)
+    counts = {s: sum(d.state == s for d in days) for s in ("done", "pending", "failed", "invalid")}
+    return {"pipeline": str(p.path) if p.path else None, "dataset": str(p.dataset),
+            "executor": p.executor, "counts": counts, "days": [asdict(d) for d in days]}
+
+
+# --------------------------------------------------------------------------- one day
+
+
+def convert_day(spec: dict) -> dict:
+    """Convert one day into the dataset (the task both executors run). Returns what the
+    manifest records; raises :class:`DayFailed` (with the reason as text) on failure."""
+    dataset, date = Path(spec["dataset"]), spec["date"]
+    workers = spec.get("workers")
+    if multiprocessing.current_process().daemon and workers != 1:
+        # a daemonic process (a Dask nanny's worker) may not start child processes
+        workers = 1
+    tmp = dataset / TMP / f"{date}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    try:
+        result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
+                         on_error=spec["on_error"])
+        for table in spec["tables"]:
+            dest = partition_path(dataset, table, date)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp / f"{table}.parquet", dest)
+    except Exception as e:  # noqa: BLE001 - reported per day, the run goes on
+        raise DayFailed(f"{Path(spec['file']).name}: {e}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
+            "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
+            "stats": result["stats"]}
+
+
+def _spec(p: Pipeline, day: Day) -> dict:
+    return {"file": day.file, "date": day.date, "dataset": str(p.dataset), "tables": list(p.tables),
+            "workers": p.workers, "on_error": p.on_error, "options": p.options()}
+
+
+# --------------------------------------------------------------------------- executors
+
+
+def _run_local(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:
+    for day in todo:
+        for attempt in range(1, p.retries + 2):
+            say(f"{day.date}: converting {Path(day.file).name}"
+                + (f" (attempt {attempt} of {p.retries + 1})" if attempt > 1 else ""))
+            try:
+                rec = convert_day(_spec(p, day))
+            except DayFailed as e:
+                log.info("%s: attempt %d failed: %s", day.date, attempt, e)
+                error = str(e)
+                continue
+            done(day, rec)
+            break
+        else:
+            failed(day, error, p.retries + 1)
+
+
+def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise PipelineError("executor dask:// needs dask[distributed]: pip install 'obook[dask]'") from None
+    try:
+        client = Client(p.dask_address, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        raise PipelineError(f"cannot reach the Dask scheduler at {p.dask_address}: {e}") from None
+    try:
+        queue = list(todo)
+        run_token = uuid.uuid4().hex[:8]
+        by_key = {}
+
+        def submit():
+            day = queue.pop(0)
+            fut = client.submit(convert_day, _spec(p, day), key=f"obook-day-{day.date}-{run_token}",
+                                retries=p.retries, pure=False, resources=p.dask_resources or None)
+            by_key[fut.key] = day
+            say(f"{day.date}: submitted {Path(day.file).name}")
+            return fut
+
+        pending = as_completed([submit() for _ in range(min(p.days_at_once, len(queue)))])
+        for fut in pending:
+            day = by_key.pop(fut.key)
+            try:
+                rec = fut.result()
+            except DayFailed as e:
+                failed(day, str(e), p.retries + 1)
+            except Exception as e:  # noqa: BLE001 - e.g. KilledWorker after too many worker deaths
+                failed(day, f"{type(e).__name__}: {e}", p.retries + 1)
+            else:
+                done(day, rec)
+            fut.release()
+            if queue:
+                pending.add(submit())
+    finally:
+        client.close()
+
+
+# --------------------------------------------------------------------------- run
+
+
+def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout: float | None = None) -> dict:
+    """Convert every day not done yet; returns a summary (``failed`` non-empty → a day failed)."""
+    t0 = time.monotonic()
+
+    def say(msg: str) -> None:
+        log.info("%s", msg)
+        if progress:
+            progress(msg)
+
+    with manifest.locked(p.dataset, lock_timeout, on_wait=lambda: say("waiting for another run's lock")):
+        shutil.rmtree(p.dataset / TMP, ignore_errors=True)   # left by a run that died
+        doc = manifest.read(p.dataset)
+        days = plan(p, doc)
+        todo = [d for d in days if d.state in ("pending", "failed")]
+        summary = {"dataset": str(p.dataset), "executor": p.executor, "converted": [], "failed": {},
+                   "invalid": {d.file: d.reason for d in days if d.state == "invalid"},
+                   "unchanged": sum(d.state == "done" for d in days), "seconds": 0.0}
+        say(f"{len(todo)} day(s) to convert, {summary['unchanged']} done already")
+
+        def done(day: Day, rec: dict) -> None:
+            rec["completed_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            doc["days"][day.date] = rec
+            doc["failed"].pop(day.date, None)
+            manifest.write(p.dataset, doc)
+            summary["converted"].append(day.date)
+            say(f"{day.date}: done ({', '.join(f'{t} {n}' for t, n in rec['tables'].items())} rows)")
+
+        def failed(day: Day, error: str, attempts: int) -> None:
+            doc["failed"][day.date] = {"source": Path(day.file).name, "size": day.size, "sha256": day.sha256,
+                                       "error": error, "attempts": attempts,
+                                       "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            manifest.write(p.dataset, doc)
+            summary["failed"][day.date] = error
+            say(f"{day.date}: FAILED after {attempts} attempt(s): {error}")
+
+        if todo:
+            (_run_dask if p.dask_address else _run_local)(p, todo, done, failed, say)
+        shutil.rmtree(p.dataset / TMP, ignore_errors=True)
+    summary["converted"].sort()
+    summary["seconds"] = round(time.monotonic() - t0, 3)
+    return summary

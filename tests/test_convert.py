@@ -1,0 +1,164 @@
+"""``obook.convert`` / ``obook convert``: feed → <table>.parquet with provenance metadata."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+from obook.convert import TABLES, convert, read_metadata, session_date
+from obook.errors import FeedError, ObookError
+from obook.gen.csv import write_csv
+from obook.gen.itch import write_itch
+
+DAY = "12302019.NASDAQ_ITCH50"
+MIDNIGHT_NS = 1577682000 * 10**9        # 2019-12-30 00:00 America/New_York (EST, UTC-5)
+
+
+@pytest.fixture(scope="module")
+def itch_day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("feeds") / DAY
+    write_itch(path, 4000, 12, seed=3)
+    return path
+
+
+@pytest.fixture(scope="module")
+def converted(itch_day, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    return convert(itch_day, out, tables=TABLES, workers=2), out
+
+
+def _messages(path, kind):
+    m = obook.read_itch(path).read_all()
+    return m.filter(pc.equal(m["type"], kind))
+
+
+def test_convert_itch_bbo_equals_replay_rows(converted, itch_day):
+    result, out = converted
+    got = pq.read_table(out / "bbo.parquet")
+    want = obook.bbo(itch_day, workers=1).read_all()
+    assert got.drop_columns(["timestamp"]).equals(want.replace_schema_metadata(got.schema.metadata)
+                                                  .cast(got.drop_columns(["timestamp"]).schema))
+    assert got.num_rows == result["rows"]["bbo"] == result["stats"]["rows"] > 0
+    assert pq.ParquetFile(out / "bbo.parquet").metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_convert_itch_timestamp_is_session_midnight_plus_time(converted):
+    _, out = converted
+    t = pq.read_table(out / "bbo.parquet")
+    assert t.schema.field("timestamp").type == pa.timestamp("ns", tz="America/New_York")
+    ns = t["timestamp"].cast(pa.int64()).to_pylist()
+    assert ns == [MIDNIGHT_NS + x for x in t["time"].to_pylist()]
+
+
+def test_convert_itch_side_tables_match_read_itch(converted, itch_day):
+    _, out = converted
+    r, s, h = (_messages(itch_day, k) for k in "RSH")
+    symbols = pq.read_table(out / "symbols.parquet")
+    assert symbols["seq"].to_pylist() == r["seq"].to_pylist()
+    assert symbols["locate"].to_pylist() == r["locate"].to_pylist() == list(range(1, 13))
+    assert symbols["stock"].to_pylist() == r["stock"].to_pylist()
+    assert set(symbols["round_lot_size"].to_pylist()) == {100}
+    events = pq.read_table(out / "system_events.parquet")
+    assert events["seq"].to_pylist() == s["seq"].to_pylist()
+    assert events["event_code"].to_pylist() == ["O", "S", "Q", "M", "E", "C"]
+    actions = pq.read_table(out / "trading_actions.parquet")
+    assert actions["seq"].to_pylist() == h["seq"].to_pylist()
+    assert actions["stock"].to_pylist() == h["stock"].to_pylist()
+    assert all(len(x) == 1 for x in actions["state"].to_pylist())
+
+
+def test_convert_metadata_records_source_options_and_stats(converted, itch_day):
+    result, out = converted
+    sha = hashlib.sha256(itch_day.read_bytes()).hexdigest()
+    for table in TABLES:
+        meta = read_metadata(out / f"{table}.parquet")
+        assert meta["table"] == table
+        assert meta["source"] == {"name": DAY, "size": os.path.getsize(itch_day), "sha256": sha, "format": "itch"}
+        assert meta["session_date"] == "2019-12-30"
+        assert meta["obook_version"] == obook.__version__
+        assert meta["options"] == {"tables": list(TABLES), "date": None, "on_error": "raise", "format": "itch"}
+        stats = meta["stats"]
+        assert stats["records"] == 4000 and stats["skipped"] == {}
+        assert stats["rows"] == result["rows"]["bbo"]
+        assert stats["live_orders"] >= 0
+        assert sum(stats["messages_by_type"].values()) == 4000
+    assert not [p for p in os.listdir(out) if not p.endswith(".parquet")]
+
+
+def test_convert_gzipped_feed_same_tables(converted, itch_day, tmp_path):
+    _, out = converted
+    gz = tmp_path / (DAY + ".gz")
+    write_itch(gz, 4000, 12, seed=3)
+    convert(gz, tmp_path / "gz", tables=TABLES, workers=1)
+    for table in TABLES:
+        assert pq.read_table(tmp_path / "gz" / f"{table}.parquet").equals(pq.read_table(out / f"{table}.parquet"))
+
+
+def test_convert_csv_only_bbo_and_ms_timestamp(tmp_path):
+    feed = tmp_path / "orders.csv"
+    write_csv(feed, 1500, 4, seed=1)
+    result = convert(feed, tmp_path / "a")
+    t = pq.read_table(tmp_path / "a" / "bbo.parquet")
+    assert "timestamp" not in t.column_names and result["session_date"] is None
+    assert t.equals(obook.bbo(feed, workers=1).read_all().replace_schema_metadata(t.schema.metadata))
+    convert(feed, tmp_path / "b", date="2020-01-02")
+    t = pq.read_table(tmp_path / "b" / "bbo.parquet")
+    midnight = 1577941200 * 10**9   # 2020-01-02 00:00 New York
+    assert t["timestamp"].cast(pa.int64()).to_pylist() == [midnight + 1_000_000 * x for x in t["time"].to_pylist()]
+    assert read_metadata(tmp_path / "b" / "bbo.parquet")["session_date"] == "2020-01-02"
+    with pytest.raises(ObookError, match="needs an ITCH feed"):
+        convert(feed, tmp_path / "c", tables=["bbo", "symbols"])
+    assert not (tmp_path / "c").exists() or not os.listdir(tmp_path / "c")
+
+
+def test_convert_unknown_table_raises_obook_error(itch_day, tmp_path):
+    with pytest.raises(ObookError, match="unknown table 'depth'"):
+        convert(itch_day, tmp_path, tables="bbo,depth")
+
+
+def test_convert_truncated_feed_leaves_no_file(itch_day, tmp_path):
+    bad = tmp_path / DAY
+    data = itch_day.read_bytes()
+    bad.write_bytes(data[: len(data) - 7])
+    out = tmp_path / "out"
+    with pytest.raises(FeedError):
+        convert(bad, out, tables=TABLES, workers=2)
+    assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize("name, date, want", [
+    ("12302019.NASDAQ_ITCH50", None, dt.date(2019, 12, 30)),
+    ("01022020.NASDAQ_ITCH50.gz", None, dt.date(2020, 1, 2)),
+    ("/some/dir/07312023.nasdaq_itch50", None, dt.date(2023, 7, 31)),
+    ("13302019.NASDAQ_ITCH50", None, None),          # no month 13
+    ("day.itch", None, None),
+    ("x12302019.NASDAQ_ITCH50", None, None),
+    ("12302019.NASDAQ_ITCH50", "2020-01-03", dt.date(2020, 1, 3)),   # the option wins
+    ("orders.csv", dt.date(2021, 5, 4), dt.date(2021, 5, 4)),
+])
+def test_session_date_name_or_option_expected(name, date, want):
+    assert session_date(name, date) == want
+
+
+def test_session_date_bad_option_raises():
+    with pytest.raises(ObookError, match="YYYY-MM-DD"):
+        session_date("x.itch", "30/12/2019")
+
+
+def test_convert_cli_writes_tables_and_reports(itch_day, tmp_path):
+    res = CliRunner().invoke(app, ["convert", str(itch_day), str(tmp_path), "--tables", "bbo,system_events",
+                                   "--workers", "1", "--date", "2019-12-31"])
+    assert res.exit_code == 0, res.output
+    assert sorted(os.listdir(tmp_path)) == ["bbo.parquet", "system_events.parquet"]
+    meta = read_metadata(tmp_path / "bbo.parquet")
+    assert meta["session_date"] == "2019-12-31" and meta["options"]["date"] == "2019-12-31"
+    assert "rows" in res.output

@@ -1,0 +1,160 @@
+"""Pipelines (obook.pipelines, ``obook pipeline``): day files → a Hive-partitioned dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import duckdb
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+import obook
+from obook.dataset import attach, scan_dataset
+from obook.gen.itch import write_itch
+from obook.pipelines import EXAMPLE, PipelineError, load, run, status
+from obook.pipelines import manifest
+from pipeline_support import DAYS, TABLES, MESSAGES, dataset_tables, obook_cli, write_days, write_pipeline
+
+DATES = sorted(DAYS.values())
+
+
+@pytest.fixture()
+def setup(tmp_path):
+    files = write_days(tmp_path / "days")
+    toml = write_pipeline(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds")
+    return load(toml), files, tmp_path / "ds"
+
+
+def _mtimes(dataset):
+    return {f: f.stat().st_mtime_ns for f in dataset.glob("table=*/date=*/*.parquet")}
+
+
+def test_pipeline_run_three_days_all_converted(setup):
+    p, files, ds = setup
+    summary = run(p)
+    assert summary["converted"] == DATES and summary["failed"] == {} and summary["unchanged"] == 0
+    parts = dataset_tables(ds)
+    assert sorted(parts) == sorted((t, d) for t in TABLES for d in DATES)
+    for date, feed in files.items():
+        bbo, meta = parts[("bbo", date)]
+        want = obook.bbo(feed, workers=1).read_all()
+        assert bbo.drop_columns(["timestamp"]).to_pylist() == want.to_pylist()
+        assert json.loads(meta)["session_date"] == date
+    doc = manifest.read(ds)
+    assert sorted(doc["days"]) == DATES and doc["failed"] == {}
+    assert doc["days"]["2019-12-30"]["stats"]["records"] == MESSAGES
+    assert not (ds / ".tmp").exists()
+
+
+def test_pipeline_rerun_converts_nothing(setup):
+    p, _, ds = setup
+    run(p)
+    before = _mtimes(ds)
+    summary = run(p)
+    assert summary["converted"] == [] and summary["unchanged"] == 3
+    assert _mtimes(ds) == before
+    assert status(p)["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
+
+
+def test_pipeline_changed_day_only_that_day_redone(setup):
+    p, files, ds = setup
+    run(p)
+    before = _mtimes(ds)
+    write_itch(files["2019-12-31"], MESSAGES, 10, seed=99)
+    st = {d["date"]: d for d in status(p)["days"]}
+    assert (st["2019-12-31"]["state"], st["2019-12-31"]["reason"]) == ("pending", "changed")
+    assert run(p)["converted"] == ["2019-12-31"]
+    after = _mtimes(ds)
+    changed = {f.parent.name for f in after if after[f] != before[f]}
+    assert changed == {"date=2019-12-31"}
+    bbo = pq.read_table(ds / "table=bbo/date=2019-12-31/part-0.parquet")
+    assert bbo.drop_columns(["timestamp"]).to_pylist() == obook.bbo(files["2019-12-31"], workers=1).read_all().to_pylist()
+
+
+def test_pipeline_truncated_day_fails_others_complete_exit_1(setup, tmp_path):
+    p, files, ds = setup
+    data = files["2019-12-31"].read_bytes()
+    files["2019-12-31"].write_bytes(data[:len(data) // 2 + 3])
+    res = obook_cli("pipeline", "run", p.path, "--json")
+    assert res.returncode == 1, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["converted"] == ["2019-12-30", "2020-01-02"]
+    assert list(summary["failed"]) == ["2019-12-31"]
+    assert "failed: 2019-12-31" in res.stderr and "12312019.NASDAQ_ITCH50" in res.stderr
+    assert not list(ds.glob("table=*/date=2019-12-31"))
+    st = obook_cli("pipeline", "status", p.path, "--json")
+    assert st.returncode == 0
+    states = {d["date"]: d["state"] for d in json.loads(st.stdout)["days"]}
+    assert states == {"2019-12-30": "done", "2019-12-31": "failed", "2020-01-02": "done"}
+    assert manifest.read(ds)["failed"]["2019-12-31"]["attempts"] == 2     # retries = 1
+    text = obook_cli("pipeline", "status", p.path).stdout
+    assert "2019-12-31  failed" in text and "2 done, 0 pending, 1 failed" in text
+
+
+def test_pipeline_two_runs_at_once_each_day_once(setup):
+    p, _, ds = setup
+    procs = [subprocess.Popen([sys.executable, "-m", "obook", "pipeline", "run", str(p.path), "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], [o[1] for o in outs]
+    converted = [json.loads(o[0])["converted"] for o in outs]
+    assert sorted(converted[0] + converted[1]) == DATES      # every day converted by exactly one run
+    assert sorted(manifest.read(ds)["days"]) == DATES
+    assert len(dataset_tables(ds)) == len(TABLES) * 3
+    assert sorted(os.listdir(ds)) == [".lock", "_manifest.json"] + [f"table={t}" for t in sorted(TABLES)]
+
+
+def test_pipeline_lock_held_times_out(setup):
+    p, _, ds = setup
+    with manifest.locked(ds):
+        res = obook_cli("pipeline", "run", p.path, "--lock-timeout", "0.5")
+    assert res.returncode == 1 and "another pipeline run holds" in res.stderr
+
+
+def test_attach_query_one_date_reads_one_partition(setup):
+    p, _, ds = setup
+    run(p)
+    con = duckdb.connect()
+    assert attach(con, ds) == sorted(TABLES)
+    q = "SELECT count(*) FROM bbo WHERE date = DATE '2019-12-30'"
+    n = con.execute(q).fetchone()[0]
+    assert n == pq.read_metadata(ds / "table=bbo/date=2019-12-30/part-0.parquet").num_rows
+    plan = "\n".join(row[-1] for row in con.execute("EXPLAIN ANALYZE SELECT sum(bid_qty) FROM bbo "
+                                                     "WHERE date = DATE '2019-12-30'").fetchall())
+    assert "Total Files Read: 1" in plan and "date=2019-12-31" not in plan
+    # the other dates' files made unreadable: only a pruned scan still works
+    for date in DATES[1:]:
+        (ds / f"table=bbo/date={date}/part-0.parquet").write_bytes(b"not parquet")
+    assert con.execute(q).fetchone()[0] == n
+    with pytest.raises(duckdb.Error):
+        con.execute("SELECT count(*) FROM bbo").fetchall()
+    assert con.execute("SELECT count(DISTINCT date) FROM symbols").fetchone()[0] == 3
+
+
+def test_scan_dataset_date_filter_skips_other_partitions(setup):
+    import datetime as dt
+
+    p, _, ds = setup
+    run(p)
+    lf = scan_dataset(ds, "bbo")
+    assert lf.collect_schema()["date"] == pl.Date and "table" not in lf.collect_schema()
+    n = lf.filter(pl.col("date") == dt.date(2020, 1, 2)).select(pl.len()).collect().item()
+    for date in DATES[:2]:
+        (ds / f"table=bbo/date={date}/part-0.parquet").write_bytes(b"not parquet")
+    assert lf.filter(pl.col("date") == dt.date(2020, 1, 2)).select(pl.len()).collect().item() == n > 0
+
+
+def test_pipeline_load_example_and_bad_key(tmp_path):
+    ex = load(EXAMPLE)
+    assert ex.executor == "local" and ex.tables == tuple(TABLES)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[source]\ndirectory = "x"\n[dataset]\npath = "y"\n[run]\nexecutor = "yarn"\n')
+    with pytest.raises(PipelineError, match="executor must be"):
+        load(bad)
+    bad.write_text('[source]\ndirectory = "x"\ncolour = 1\n')
+    with pytest.raises(PipelineError, match="unknown key 'colour'"):
+        load(bad)
