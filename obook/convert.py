@@ -8,10 +8,9 @@ Tables (``TABLES``):
 * ``system_events`` — ITCH ``S``: seq, time, event code;
 * ``trading_actions`` — ITCH ``H``: seq, time, locate, stock, trading state, reason.
 
-The three ITCH tables come from :func:`obook.read_itch` (filtered by type). It does not
-decode the bytes after the stock of ``R``/``H`` or the event code of ``S``, so those are
-read here from the frames' bytes at the offsets ``read_itch`` reports (one forward pass
-over the feed, only when one of these tables is asked for). A CSV feed has only ``bbo``.
+The three ITCH tables come from :func:`obook.read_itch` (filtered by type); their fields
+past the stock are decoded here from its ``raw`` column (the message bytes of S, R and H).
+A CSV feed has only ``bbo``.
 
 Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
 rows, in feed order), written under a temporary name; the files are renamed into place
@@ -137,22 +136,6 @@ def _u32(raw: list[bytes], start: int) -> pa.Array:
     return pa.array([int.from_bytes(r[start:start + 4], "big") for r in raw], type=pa.uint32())
 
 
-#: message size including the type byte (SPEC §1)
-_SIZES = {"R": 39, "S": 12, "H": 25}
-
-
-def _frames_at(path, offsets: list[int]) -> list[bytes]:
-    """The message bytes (type byte first) of the frames starting at ``offsets`` (ascending
-    byte offsets of the decompressed feed, as ``read_itch`` reports them)."""
-    from .feeds import open_feed
-
-    out = []
-    with open_feed(path) as f:
-        for off in offsets:
-            f.seek(off)
-            n = int.from_bytes(f.read(2), "big")
-            out.append(f.read(n))
-    return out
 
 
 def _itch_tables(path, wanted: list[str], on_error: str) -> tuple[dict[str, pa.Table], dict]:
@@ -168,17 +151,15 @@ def _itch_tables(path, wanted: list[str], on_error: str) -> tuple[dict[str, pa.T
             counts[v] = counts.get(v, 0) + c
         keep = batch.filter(pc.is_in(batch.column("type"), value_set=types))
         if keep.num_rows:
-            parts.append(keep.select(["seq", "offset", "type", "locate", "time", "stock"]))
+            parts.append(keep.select(["seq", "type", "locate", "time", "stock", "raw"]))
     msgs = pa.Table.from_batches(parts, schema=parts[0].schema) if parts else None
     tables = {}
     for name in wanted:
         t = ITCH_TYPES[name]
         rows = msgs.filter(pc.equal(msgs["type"], t)) if msgs is not None else None
-        raw = _frames_at(path, rows["offset"].to_pylist()) if rows is not None and rows.num_rows else []
-        if rows is not None and raw:   # tolerant mode keeps short frames: drop them here
-            ok = [len(r) >= _SIZES[t] for r in raw]
-            if not all(ok):
-                rows, raw = rows.filter(pa.array(ok)), [r for r, k in zip(raw, ok) if k]
+        if rows is not None:   # tolerant mode keeps short frames (raw is null): drop them here
+            rows = rows.filter(pc.is_valid(rows["raw"]))
+        raw = rows["raw"].to_pylist() if rows is not None else []
         tables[name] = _build(name, rows if raw else None, raw)
     return tables, counts
 

@@ -141,6 +141,7 @@ F_PRICE = 8
 F_NEWREF = 16
 F_MATCH = 32
 F_STOCK = 64
+F_RAW = 128      # S, R, H: the whole message is kept in the raw column
 
 
 @njit(cache=True, _nrt=False)
@@ -217,6 +218,8 @@ def itch_messages(buf, n_records, base_seq, base_offset, sizes, ints, fields, st
             f = F_MATCH
         elif t == 82 or t == 72:                 # R H
             stock_pos[k] = m + 11
-            f = F_STOCK
+            f = F_STOCK | F_RAW
+        elif t == 83:                            # S
+            f = F_RAW
         fields[k] = f
     return n_records

@@ -7,12 +7,23 @@ import pyarrow as pa
 
 from .._kernels import itch as K
 from ..schema import itch_message_schema
-from ..engine.blocks import iter_batches
+from ..engine.blocks import BLOCK_SIZE, iter_batches
 from .itch import ItchFramer
 
 _COLUMNS = ("seq", "offset", "type", "locate", "tracking", "time", "ref", "side", "shares",
             "price", "new_ref", "match")
 _CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
+
+
+def _raw_column(data: np.ndarray, local: np.ndarray, fields: np.ndarray, n: int) -> pa.Array:
+    """The message bytes of the rows flagged F_RAW (S, R, H: a few per stock a day)."""
+    keep = (fields & K.F_RAW) != 0
+    values = [None] * n
+    for i in np.nonzero(keep)[0]:
+        p = int(local[i])
+        ln = (int(data[p]) << 8) | int(data[p + 1])
+        values[i] = bytes(data[p + 2:p + 2 + ln])
+    return pa.array(values, type=pa.binary())
 
 
 def _messages_batch(data: np.ndarray, ints: np.ndarray, fields: np.ndarray,
@@ -42,14 +53,15 @@ def _messages_batch(data: np.ndarray, ints: np.ndarray, fields: np.ndarray,
         pa.array(v[10].view(np.uint64), mask=absent(K.F_NEWREF)),
         pa.array(v[11].view(np.uint64), mask=absent(K.F_MATCH)),
         stock_col,
+        _raw_column(data, v[1] - v[1][0] if n else v[1], f, n),
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=itch_message_schema)
 
 
-def iter_messages(path, on_error: str = "raise"):
+def iter_messages(path, on_error: str = "raise", block_size: int = BLOCK_SIZE):
     framer = ItchFramer(str(path), on_error)
     ints = np.empty((0, len(_COLUMNS)), dtype=np.int64)
-    for batch in iter_batches(path, framer):
+    for batch in iter_batches(path, framer, block_size):
         n = batch.n_records
         if n:
             if len(ints) < n:
