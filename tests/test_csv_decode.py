@@ -180,9 +180,119 @@ def test_decode_lines_py_func_matches_jit():
             while True:
                 s = fn(K.decode_lines, mode)(b(data), 0, 1, False, ev, d.tk.tab, d.tk.keys, d.tk.arena,
                                              d.ids.tab, d.ids.keys, d.ids.arena, d.free, d.pend,
-                                             d.st, d.counts, out, np.zeros(6, np.int64))
+                                             d.st, d.counts, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
                 if s != K.NEED_ROOM:
                     break
                 d._grow(int(out[K.O_ROOM]))
         results.append(ev[:out[K.O_EVENTS]].copy())
     assert s == K.ST_OK and np.array_equal(results[0], results[1]) and len(results[0]) == 300
+
+
+def _mixed_feed(n=700):
+    """Lines of every kind (tolerant errors, blanks, trade prints, short lines) across chunks."""
+    out = [b"h"]
+    for i in range(n):
+        k = i % 11
+        if k == 3:
+            out.append(b"  ")
+        elif k == 5:
+            out.append(b"%d,T%d,9,X,1,1" % (i, i % 7))
+        elif k == 7 and i % 3 == 0:
+            out.append(b"%d,T%d,1,B,1,x" % (i, i % 7))
+        elif k == 8 and i % 5 == 0:
+            out.append(b"short")
+        else:
+            out.append(b"%d,T%d,%d,%s,%d,%d\r" % (i, i % 7, i % 17, b"BSCEDF"[i % 6:i % 6 + 1], i % 50, i))
+    return b"\n".join(out) + b"\n"
+
+
+def _decode_all(data, worker, workers, mode):
+    d = CsvDecoder("x", worker, workers, "skip")
+    ev = np.zeros((len(data), EV_WIDTH), np.int64)
+    out = d.out
+    out[:3] = (0, 1, 0)
+    with np.errstate(over="ignore"):
+        while True:
+            s = fn(K.decode_lines, mode)(b(data), worker, workers, True, ev, d.tk.tab, d.tk.keys,
+                                         d.tk.arena, d.ids.tab, d.ids.keys, d.ids.arena, d.free, d.pend,
+                                         d.st, d.counts, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
+            if s != K.NEED_ROOM:
+                break
+            d._grow(int(out[K.O_ROOM]))
+    return s, ev[:out[K.O_EVENTS]].copy(), d.counts.copy()
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_decode_lines_chunks_resume_and_partition(workers):
+    """Many scan chunks, NEED_ROOM resumes from tiny tables, tolerant counts: jit == py_func,
+    and the workers' events together are every decodable line once."""
+    data = _mixed_feed()
+    seqs, counts = [], np.zeros(K.N_ST, np.int64)
+    for w in range(workers):
+        got = [_decode_all(data, w, workers, mode) for mode in MODES]
+        assert got[0][0] == got[1][0] == K.ST_OK
+        assert np.array_equal(got[0][1], got[1][1]) and np.array_equal(got[0][2], got[1][2])
+        seqs += got[0][1][:, EV_SEQ].tolist()
+        counts += got[0][2]
+    lines = data.split(b"\n")
+    want = [i + 1 for i, ln in enumerate(lines[1:-1], 1)
+            if ln.count(b",") >= 5 and b",X," not in ln and not ln.endswith(b",x")]
+    assert sorted(seqs) == want
+    assert counts[K.ST_PRICE_NAN] == sum(ln.endswith(b",x") for ln in lines)
+    assert counts[K.ST_FIELDS] == lines.count(b"short")
+
+
+def test_decode_lines_strict_error_mid_chunk_resume_position():
+    data = b"h\n" + b"".join(b"%d,A,%d,B,1,1\n" % (i, i) for i in range(100)) + b"1,A,1,Q,1,1\n2,A,x,B,1,1\n"
+    d, ev, res = decoder_run(data, rows=200)
+    assert res.n_events == 100 and res.error == (102, "unknown message type 'Q'")
+    assert d.out[K.O_NEXT] == 102 and d.out[K.O_POS] == data.index(b"1,A,1,Q")
+
+
+def test_decoder_remaining_shares_up_to_u32_max():
+    """The shadow remaining shares (packed beside the key) hold any u32."""
+    data = (b"h\n1,A,1,B,4294967295,1\n2,A,1,E,4294967294,1\n3,A,1,C,4294967295,1\n"
+            b"4,A,1,E,1,1\n5,A,1,D,0,0\n")
+    d, ev, res = decoder_run(data)
+    assert res.error is None and len(ev) == 5 and d.st[K.S_IN_TABLE] == 0
+    assert ev[:4, EV_REF].tolist() == [ev[0, EV_REF]] * 4 and ev[4, EV_REF] != ev[0, EV_REF]
+    assert d.describe(ERR_UNKNOWN_REF, ev[4]) == "unknown order '1'"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_parse_short_and_long_paths_agree(mode):
+    """Every length around the no-overflow fast paths (9 digits u32, 18 digits u64)."""
+    p32, p64 = fn(K.parse_u32, mode), fn(K.parse_u64, mode)
+    for n in range(1, 22):
+        for text in (b"9" * n, b"1" + b"0" * (n - 1), b"0" * n, b"4" * (n - 1) + b"x", b"/" * n, b":"):
+            ok = text.isdigit()
+            v = int(text) if ok else None
+            want32 = (K.P_OK, v) if ok and v <= 0xFFFFFFFF else ((K.P_RANGE, 0) if ok else (K.P_NAN, 0))
+            want64 = (K.P_OK, v - (1 << 64) if v >= 1 << 63 else v) if ok and v < 1 << 64 else \
+                ((K.P_RANGE, 0) if ok else (K.P_NAN, 0))
+            assert p32(b(text), 0, len(text)) == want32, text
+            assert p64(b(text), 0, len(text)) == want64, text
+
+
+def test_find_commas_word_and_byte_paths_agree():
+    """The 8-byte path against a bytewise scan: every offset, line length and buffer end."""
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        data = rng.choice(np.array([10, 44, 65, 0, 255, 0x2D, 0x0B, 0x8A, 0xAC], np.uint8), n)
+        pos = int(rng.integers(0, n + 1))
+        sc = np.full((2, K.SC_WIDTH), -7, np.int64)
+        i, nc = K.find_commas(data, pos, sc, 1)
+        rest = data[pos:]
+        end = pos + (int(np.flatnonzero(rest == 10)[0]) if (rest == 10).any() else len(rest))
+        commas = [pos + int(c) for c in np.flatnonzero(data[pos:end] == 44)][:6]
+        assert (i, nc) == (end, len(commas))
+        assert sc[1, K.SC_C0:K.SC_C0 + nc].tolist() == commas and (sc[0] == -7).all()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_owner_of_is_hash_mod_workers(mode):
+    f = fn(K.owner_of, mode)
+    for h in (0, 1, 7, 2 ** 63 + 5, 2 ** 64 - 1, 0xAF63DC4C8601EC8C):
+        for n in (1, 2, 3, 4, 5, 8, 12):
+            assert f(np.uint64(h), n) == h % n

@@ -83,10 +83,10 @@ class _Table:
             self.keys = keys
         if used + n_text > self.arena.shape[0]:
             cap = self.arena.shape[0]
-            if live + n_text > cap // 2:
-                cap = max(2 * cap, 2 * (live + n_text))
-            arena = np.zeros(cap, np.uint8)
-            used = int(K.arena_compact(self.tab, self.keys, self.arena, arena))
+            if live + n_text > cap // 4:    # then each compaction frees >= 3/4 of it
+                cap = max(2 * cap, 4 * (live + n_text))
+            arena = np.empty(cap, np.uint8)
+            used = int(K.arena_compact(self.keys, n_high, self.arena, arena))
             self.arena = arena
         return used
 
@@ -110,7 +110,7 @@ class CsvDecoder(Decoder):
         self.st = np.zeros(K.S_WIDTH, np.int64)
         self.counts = np.zeros(K.N_ST, np.int64)
         self.out = np.zeros(K.O_WIDTH, np.int64)
-        self._commas = np.zeros(6, np.int64)
+        self._scratch = np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64)
 
     def _grow(self, n_text: int):
         st = self.st
@@ -137,7 +137,7 @@ class CsvDecoder(Decoder):
             status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, events,
                                     self.tk.tab, self.tk.keys, self.tk.arena,
                                     self.ids.tab, self.ids.keys, self.ids.arena, self.free, self.pend,
-                                    st, self.counts, out, self._commas)
+                                    st, self.counts, out, self._scratch)
             if status != K.NEED_ROOM:
                 break
             self._grow(int(out[K.O_ROOM]))
