@@ -296,3 +296,16 @@ def test_owner_of_is_hash_mod_workers(mode):
     for h in (0, 1, 7, 2 ** 63 + 5, 2 ** 64 - 1, 0xAF63DC4C8601EC8C):
         for n in (1, 2, 3, 4, 5, 8, 12):
             assert f(np.uint64(h), n) == h % n
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "py_func"])
+def test_count_lf_swar_any_offsets_matches_bytewise_count(compiled):
+    f = K.count_lf if compiled else K.count_lf.py_func
+    for trial in range(100):
+        rng = np.random.default_rng(trial)
+        data = rng.integers(0, 256, 600).astype(np.uint8)
+        data[data % 5 == 0] = 10
+        a = int(rng.integers(0, 300))
+        b = int(rng.integers(a, 601))
+        with np.errstate(over="ignore"):     # the SWAR multiply wraps on purpose
+            assert f(data, a, b) == np.count_nonzero(data[a:b] == 10)

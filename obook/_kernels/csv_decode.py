@@ -115,13 +115,27 @@ MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 FRAME_CHUNK = 4096
 
 
+_LO7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_LF8 = np.uint64(0x0A0A0A0A0A0A0A0A)
+_ONES = np.uint64(0x0101010101010101)
+
+
 @njit(cache=True, _nrt=False)
 def count_lf(buf, a, b):
-    """Newlines in buf[a:b] (a loop LLVM vectorizes)."""
-    s = 0
-    for i in range(a, b):
-        s += buf[i] == 10
-    return s
+    """Newlines in buf[a:b], eight bytes at a time (SWAR: exact zero-byte mask of w ^ LF*8)."""
+    s = np.uint64(0)
+    m = (b - a) >> 3
+    words = buf[a:a + 8 * m].view(np.uint64)
+    for k in range(m):
+        w = words[k] ^ _LF8
+        z = ~(((w & _LO7) + _LO7) | w | _LO7)            # 0x80 in each byte that was '\n'
+        s += ((z >> np.uint64(7)) * _ONES) >> np.uint64(56)
+    n = np.int64(s)
+    i = a + 8 * m
+    while i < b:
+        n += buf[i] == 10
+        i += 1
+    return n
 
 
 @njit(cache=True, _nrt=False)
