@@ -16,7 +16,7 @@ from .errors import FeedError, ObookError, OutputError
 
 TEXT_COLUMNS = ["time", "ticker", "bid_px", "bid_qty", "ask_px", "ask_qty"]
 _TEXT_OPTIONS = pacsv.WriteOptions(include_header=False, quoting_style="none")
-OUTPUT_KINDS = {".parquet": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
+OUTPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
                 ".csv": "csv", ".txt": "text"}
 
 

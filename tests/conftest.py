@@ -53,3 +53,22 @@ def shared_itch():
     if not path.exists():
         pytest.skip("../shared/data is not here (it is not part of the repository)")
     return path
+
+
+# front-end tests (DuckDB, polars): a hand-computed small feed and generated days
+@pytest.fixture()
+def small(tmp_path):
+    from frontend_feeds import write_small_feed
+    return write_small_feed(tmp_path / "small.itch")
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    from frontend_feeds import write_generated_feed
+    return write_generated_feed(tmp_path_factory.mktemp("day") / "day.itch", 400_000, stocks=30)
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    from frontend_feeds import write_generated_feed
+    return write_generated_feed(tmp_path_factory.mktemp("big") / "big.itch", 3_000_000, stocks=50)

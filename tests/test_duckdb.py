@@ -12,22 +12,7 @@ import pytest
 import obook
 from obook.duckdb import connect, install
 from frontend_feeds import (BBO_COLUMNS, SMALL_BBO, wait_no_workers, write_failing_feed,
-                            write_generated_feed, write_small_feed)
-
-
-@pytest.fixture()
-def small(tmp_path):
-    return write_small_feed(tmp_path / "small.itch")
-
-
-@pytest.fixture(scope="module")
-def day(tmp_path_factory):
-    return write_generated_feed(tmp_path_factory.mktemp("day") / "day.itch", 400_000, stocks=30)
-
-
-@pytest.fixture(scope="module")
-def big(tmp_path_factory):
-    return write_generated_feed(tmp_path_factory.mktemp("big") / "big.itch", 3_000_000, stocks=50)
+                            write_small_feed)
 
 
 @pytest.fixture()

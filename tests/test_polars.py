@@ -10,23 +10,7 @@ import pytest
 import obook
 from obook.errors import FeedError, ObookError
 from obook.polars import polars_schema, scan_bbo, scan_messages
-from frontend_feeds import (SMALL_BBO, wait_no_workers, write_failing_feed,
-                            write_generated_feed, write_small_feed)
-
-
-@pytest.fixture()
-def small(tmp_path):
-    return write_small_feed(tmp_path / "small.itch")
-
-
-@pytest.fixture(scope="module")
-def day(tmp_path_factory):
-    return write_generated_feed(tmp_path_factory.mktemp("day") / "day.itch", 400_000, stocks=30)
-
-
-@pytest.fixture(scope="module")
-def big(tmp_path_factory):
-    return write_generated_feed(tmp_path_factory.mktemp("big") / "big.itch", 3_000_000, stocks=50)
+from frontend_feeds import SMALL_BBO, wait_no_workers, write_failing_feed
 
 
 def test_scan_bbo_schema_derived_from_arrow_schema(small):

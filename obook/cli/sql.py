@@ -12,9 +12,7 @@ renamed at the end, so a failed query never leaves a partial file behind.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -74,43 +72,13 @@ def write_result(reader, path: Path) -> int:
     """Stream ``reader`` into ``path`` (format from the extension); returns the row count."""
     import pyarrow as pa
 
-    fmt = _output_format(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    rows = 0
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=directory)
-    except OSError as e:
-        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from e
-    os.close(fd)
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+    from ..output import write_file
 
-            with pq.ParquetWriter(tmp, reader.schema) as writer:
-                for batch in reader:
-                    writer.write_batch(batch)
-                    rows += batch.num_rows
-        elif fmt == "csv":
-            import pyarrow.csv as pcsv
-
-            with pcsv.CSVWriter(tmp, reader.schema) as writer:
-                for batch in reader:
-                    writer.write_batch(batch)
-                    rows += batch.num_rows
-        else:
-            with pa.ipc.new_file(tmp, reader.schema) as writer:
-                for batch in reader:
-                    writer.write_batch(batch)
-                    rows += batch.num_rows
-        os.replace(tmp, path)
-    except OSError as e:
-        raise OutputError(f"{path}: cannot write: {e.strerror or e}") from e
+    _output_format(path)
+    try:
+        return write_file(reader, path)
     except pa.ArrowException as e:
         raise ObookError(f"query failed: {_first_line(e)}") from e
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return rows
 
 
 def _print_table(reader, max_rows: int) -> None:
