@@ -13,6 +13,11 @@ from pathlib import Path
 
 from ..errors import ObookError
 
+try:  # ISA-L's gunzip: a drop-in GzipFile, about 2x faster than zlib's here
+    from isal.igzip import IGzipFile as _GzipFile
+except ImportError:  # pragma: no cover - isal is a dependency; plain gzip still works
+    _GzipFile = gzip.GzipFile
+
 
 @dataclass(frozen=True)
 class FeedFormat:
@@ -43,7 +48,7 @@ def get_format(name: str) -> FeedFormat:
 
 
 def open_feed(path: str | Path):
-    """Open a feed for binary reading, gunzipping transparently (streamed)."""
+    """Open a feed for binary reading, gunzipping transparently (streamed, never to disk)."""
     path = Path(path)
     try:
         f = open(path, "rb")
@@ -52,7 +57,7 @@ def open_feed(path: str | Path):
     magic = f.read(2)
     f.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")
+        return _GzipFile(fileobj=f, mode="rb")
     return f
 
 
