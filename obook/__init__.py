@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
-from .schema import bbo_schema, itch_message_schema
+from .schema import bbo_schema, depth_schema, itch_message_schema, orders_schema, trades_schema
 
 __version__ = "0.1.0"
 logging.getLogger("obook").addHandler(logging.NullHandler())
@@ -40,6 +40,33 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     return pa.RecordBatchReader.from_batches(bbo_schema, batches())
 
 
+def _table(table, path, workers, format, on_error, levels=10):
+    from .engine.replay import Replay
+
+    return Replay(path, workers=workers, format=format, on_error=on_error, tables=(table,),
+                  levels=levels).reader(table)
+
+
+def trades(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
+    """Every execution and trade print in feed order (``trades_schema``): E at the resting
+    order's price (from the book), printable C at its own price, P and Q as given, and B
+    rows naming the match number a break cancels. Options as :func:`bbo`."""
+    return _table("trades", path, workers, format, on_error)
+
+
+def orders(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
+    """Order-level rows (``orders_schema``): one per book-changing record, with the resting
+    order's side, price and remaining shares after it, so each row stands alone."""
+    return _table("orders", path, workers, format, on_error)
+
+
+def depth(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
+          levels: int = 10):
+    """The top ``levels`` price levels a side (``depth_schema(levels)``), one row per record
+    that changes any of them (price, shares or order count)."""
+    return _table("depth", path, workers, format, on_error, levels)
+
+
 def read_itch(path):
     """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
     from .feeds.itch_messages import read_itch as _read
@@ -52,7 +79,7 @@ def __getattr__(name):
     if name == "connect":
         from .duckdb import connect
         return connect
-    if name in ("scan_bbo", "scan_messages"):
+    if name in ("scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages"):
         from . import polars as _polars
         return getattr(_polars, name)
     if name == "convert":
@@ -65,6 +92,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "read_itch", "connect", "scan_bbo", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "trades", "orders", "depth", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

@@ -39,7 +39,8 @@ log = logging.getLogger("obook")
 __all__ = ["convert", "session_date", "file_digest", "TABLES", "ROW_GROUP_ROWS", "TIMEZONE",
            "read_metadata"]
 
-TABLES = ("bbo", "symbols", "system_events", "trading_actions")
+REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
+TABLES = REPLAY_TABLES + ("symbols", "system_events", "trading_actions")
 ITCH_TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
 ROW_GROUP_ROWS = 1 << 20
 TIMEZONE = "America/New_York"
@@ -235,9 +236,27 @@ class _TableWriter:
 
     def close(self, metadata: dict) -> None:
         self._flush()
+        if self.final.name == "trades.parquet":
+            self._mark_broken()
         self.writer.add_key_value_metadata({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
         self.writer.close()
         self.writer = None
+
+    def _mark_broken(self) -> None:
+        """Rewrite the trades with ``broken``: a later B message names the trade's match."""
+        self.writer.close()
+        table = pq.read_table(self.tmp)
+        is_break = pc.equal(table["kind"], "B")
+        breaks = table.filter(is_break).select(["seq", "match"]).to_pylist()
+        last_break = {}
+        for r in breaks:
+            last_break[r["match"]] = max(last_break.get(r["match"], -1), r["seq"])
+        broken = [not b and m in last_break and last_break[m] > q for q, m, b in zip(
+            table["seq"].to_pylist(), table["match"].to_pylist(), is_break.to_pylist())] if breaks \
+            else [False] * table.num_rows
+        table = table.append_column(pa.field("broken", pa.bool_(), nullable=False), pa.array(broken, pa.bool_()))
+        self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
+        self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
 
     def discard(self) -> None:
         if self.writer is not None:
@@ -252,6 +271,14 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=schema)
 
 
+def _ticker_set(tickers) -> pa.Array | None:
+    if not tickers:
+        return None
+    if isinstance(tickers, str):
+        tickers = tickers.split(",")
+    return pa.array(sorted({t.strip() for t in tickers if t.strip()}), pa.string())
+
+
 def _check_tables(tables, fmt: str) -> list[str]:
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
@@ -261,17 +288,22 @@ def _check_tables(tables, fmt: str) -> list[str]:
     for t in tables:
         if t not in TABLES:
             raise ObookError(f"unknown table {t!r}; choose from {', '.join(TABLES)}")
-        if fmt != "itch" and t != "bbo":
-            raise ObookError(f"table {t!r} needs an ITCH feed; a {fmt.upper()} feed has only 'bbo'")
+        if fmt != "itch" and t in ITCH_TYPES:
+            raise ObookError(f"table {t!r} needs an ITCH feed; a {fmt.upper()} feed has only "
+                             f"{', '.join(REPLAY_TABLES)}")
     return tables
 
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
-            on_error: str = "raise", format: str | None = None) -> dict:
+            on_error: str = "raise", format: str | None = None, levels: int = 10,
+            tickers=None) -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
-    ``tables``: names from ``TABLES`` (a list, or a comma-separated string); a CSV feed
-    has only ``bbo``. ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
+    ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
+    orders and depth (``levels`` a side) come from one replay; a CSV feed has no symbols,
+    system_events or trading_actions. ``tickers`` (a list or comma-separated string) keeps
+    only those tickers' rows. ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
+    The trades table gains a ``broken`` column: whether a later B message broke the trade.
     ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it
     is known, the tables get a ``timestamp`` column (``timestamp[ns, America/New_York]``:
     session midnight + the feed time).
@@ -300,13 +332,22 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     writers = {t: _TableWriter(outdir, t) for t in tables}
     stats: dict = {}
     try:
-        if "bbo" in tables:
-            replay_stats: dict = {}
-            for batch in obook.bbo(feed, workers=workers, format=fmt, on_error=on_error, stats=replay_stats):
-                writers["bbo"].write(_with_timestamp(batch, base, scale))
-            if writers["bbo"].writer is None:   # no batch at all: an empty file of the right schema
-                writers["bbo"].write(_with_timestamp(_empty_batch(obook.bbo_schema), base, scale))
-            stats.update({k: replay_stats.get(k) for k in ("records", "rows", "skipped", "live_orders")})
+        replayed = [t for t in tables if t in REPLAY_TABLES]
+        if replayed:
+            from .engine.replay import Replay
+            from .engine.tables import schema_of
+            keep = _ticker_set(tickers)
+            replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=replayed,
+                            levels=levels)
+            for table, batch in replay.table_batches():
+                if keep is not None:
+                    batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=keep))
+                writers[table].write(_with_timestamp(batch, base, scale))
+            for table in replayed:
+                if writers[table].writer is None:   # no batch at all: an empty file of the right schema
+                    writers[table].write(_with_timestamp(_empty_batch(schema_of(table, levels)), base, scale))
+            stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders")})
+            stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t in ITCH_TYPES]
         if side:
             side_tables, counts = _itch_tables(feed, side, on_error)
@@ -323,7 +364,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             "stats": stats,
         }
         options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
-                   "format": fmt}
+                   "format": fmt, "levels": levels,
+                   "tickers": sorted(_ticker_set(tickers).to_pylist()) if tickers else None}
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": obook.__version__, "options": options})
         for w in writers.values():

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from .errors import ObookError
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
-from .schema import bbo_schema, itch_message_schema
+from .schema import bbo_schema, depth_schema, itch_message_schema, orders_schema, trades_schema
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
 
@@ -169,10 +169,22 @@ def _check_format(fmt: str | None) -> str | None:
     return get_format(fmt).name
 
 
-def _open_bbo(path, workers, fmt, on_error):
-    import obook
+def _replay_slot(pool: _Pool):
+    """The bind-time UDF of a replay table macro: check the arguments, pick a pool entry."""
+    def slot(path, workers, fmt, on_error):
+        args = (_check_path(path), _check_workers(workers), _check_format(fmt),
+                "raise" if on_error is None else on_error)
+        return pool.assign(args)
+    return slot
 
-    return obook.bbo(path, workers=workers, format=fmt, on_error=on_error)
+
+def _opener(table: str):
+    """Opens a replay of one table (``obook.bbo``, ``obook.trades`` ...) for a pool entry."""
+    def open_table(path, workers, fmt, on_error):
+        import obook
+
+        return getattr(obook, table)(path, workers=workers, format=fmt, on_error=on_error)
+    return open_table
 
 
 def _open_messages(path):
@@ -201,7 +213,8 @@ def _duck_type(t: str):
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
     """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
 
-    Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')``,
+    Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')`` and
+    ``obook_trades``, ``obook_orders``, ``obook_depth`` (10 levels) with the same arguments,
     ``obook_messages(path)``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
@@ -213,30 +226,33 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     with _token_lock:
         token = f"{os.getpid()}_{next(_tokens)}"
 
-    bbo_pool = _Pool(f"__obook_bbo_{token}", bbo_schema, _open_bbo, pool_size)
-    msg_pool = _Pool(f"__obook_messages_{token}", itch_message_schema, _open_messages, pool_size)
-    for entry in itertools.chain(bbo_pool.entries, msg_pool.entries):
-        con.register(entry.name, entry)
+    varchar, bigint = _duck_type("VARCHAR"), _duck_type("BIGINT")
+    # the replay tables: same arguments, one pool of stream sources each
+    for table, schema in (("bbo", bbo_schema), ("trades", trades_schema), ("orders", orders_schema),
+                          ("depth", depth_schema())):
+        pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size)
+        for entry in pool.entries:
+            con.register(entry.name, entry)
 
-    def bbo_slot(path, workers, fmt, on_error):
-        args = (_check_path(path), _check_workers(workers), _check_format(fmt),
-                "raise" if on_error is None else on_error)
-        return bbo_pool.assign(args)
+        fn = f"__obook_{table}_slot_{token}"
+        con.create_function(fn, _replay_slot(pool), [varchar, bigint, varchar, varchar], varchar,
+                            null_handling="special", side_effects=True)
+        con.execute(
+            f"CREATE OR REPLACE TEMP MACRO obook_{table}(path, workers := NULL, format := NULL, "
+            "on_error := 'raise') AS TABLE "
+            f"SELECT * FROM query_table({fn}(path, workers, format, on_error))"
+        )
+
+    msg_pool = _Pool(f"__obook_messages_{token}", itch_message_schema, _open_messages, pool_size)
+    for entry in msg_pool.entries:
+        con.register(entry.name, entry)
 
     def messages_slot(path):
         return msg_pool.assign((_check_path(path),))
 
-    varchar, bigint = _duck_type("VARCHAR"), _duck_type("BIGINT")
-    bbo_fn, msg_fn = f"__obook_bbo_slot_{token}", f"__obook_messages_slot_{token}"
-    con.create_function(bbo_fn, bbo_slot, [varchar, bigint, varchar, varchar], varchar,
-                        null_handling="special", side_effects=True)
+    msg_fn = f"__obook_messages_slot_{token}"
     con.create_function(msg_fn, messages_slot, [varchar], varchar,
                         null_handling="special", side_effects=True)
-    con.execute(
-        "CREATE OR REPLACE TEMP MACRO obook_bbo(path, workers := NULL, format := NULL, "
-        "on_error := 'raise') AS TABLE "
-        f"SELECT * FROM query_table({bbo_fn}(path, workers, format, on_error))"
-    )
     con.execute(
         "CREATE OR REPLACE TEMP MACRO obook_messages(path) AS TABLE "
         f"SELECT * FROM query_table({msg_fn}(path))"

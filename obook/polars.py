@@ -22,9 +22,10 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from .errors import ObookError
+from .engine.tables import schema_of
 from .schema import bbo_schema, itch_message_schema
 
-__all__ = ["scan_bbo", "scan_messages", "polars_schema"]
+__all__ = ["scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "polars_schema"]
 
 
 def polars_schema(schema: pa.Schema) -> pl.Schema:
@@ -98,6 +99,36 @@ def scan_bbo(path, *, workers: int | None = None, format: str | None = None,
         return obook.bbo(full, workers=workers, format=format, on_error=on_error)
 
     return _scan(open_reader, bbo_schema, "obook_bbo", os.fspath(path))
+
+
+def _scan_table(table: str, path, workers, format, on_error, levels: int = 10) -> pl.LazyFrame:
+    full = _check_path(path)
+    if workers is not None and workers < 1:
+        raise ObookError(f"workers must be at least 1, got {workers}")
+
+    def open_reader():
+        from .engine.replay import Replay
+        return Replay(full, workers=workers, format=format, on_error=on_error, tables=(table,),
+                      levels=levels).reader(table)
+    return _scan(open_reader, schema_of(table, levels), f"obook_{table}", os.fspath(path))
+
+
+def scan_trades(path, *, workers: int | None = None, format: str | None = None,
+                on_error: str = "raise") -> pl.LazyFrame:
+    """A LazyFrame of ``obook.trades`` (``obook.schema.trades_schema``)."""
+    return _scan_table("trades", path, workers, format, on_error)
+
+
+def scan_orders(path, *, workers: int | None = None, format: str | None = None,
+                on_error: str = "raise") -> pl.LazyFrame:
+    """A LazyFrame of ``obook.orders`` (``obook.schema.orders_schema``)."""
+    return _scan_table("orders", path, workers, format, on_error)
+
+
+def scan_depth(path, *, workers: int | None = None, format: str | None = None,
+               on_error: str = "raise", levels: int = 10) -> pl.LazyFrame:
+    """A LazyFrame of ``obook.depth`` (``obook.schema.depth_schema(levels)``)."""
+    return _scan_table("depth", path, workers, format, on_error, levels)
 
 
 def scan_messages(path) -> pl.LazyFrame:

@@ -42,3 +42,53 @@ itch_message_schema = pa.schema(
     ],
     metadata={b"obook.table": b"messages", b"obook.price_scale": b"10000"},
 )
+
+
+def _head():
+    return [
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("time", pa.uint64(), nullable=False),
+        pa.field("ticker", pa.string()),
+        pa.field("locate", pa.uint16()),
+    ]
+
+
+#: every execution and trade print in feed order: E (at the resting order's price, which
+#: only the book knows), printable C (at its own price), P, Q; and B (a break of `match`)
+trades_schema = pa.schema(
+    _head() + [
+        pa.field("kind", pa.string(), nullable=False),   # E, C, P, Q or B
+        pa.field("price", pa.int64()),                   # null for B
+        pa.field("shares", pa.int64()),                  # null for B
+        pa.field("side", pa.string()),                   # resting side B/S (P: as given); null for Q, B
+        pa.field("ref", pa.uint64()),                    # null for Q, B
+        pa.field("match", pa.uint64()),
+    ],
+    metadata={b"obook.table": b"trades", b"obook.price_scale": b"10000"},
+)
+
+#: one row per book-changing record with the resting order's state after it (MBO)
+orders_schema = pa.schema(
+    _head() + [
+        pa.field("action", pa.string(), nullable=False),  # A (A and F), E, C, X, D, U
+        pa.field("side", pa.string(), nullable=False),
+        pa.field("price", pa.int64(), nullable=False),    # the order's price (U: the new one)
+        pa.field("shares", pa.int64(), nullable=False),   # added / executed / cancelled / deleted / new
+        pa.field("remaining", pa.int64(), nullable=False),  # left on the order after the record
+        pa.field("ref", pa.uint64(), nullable=False),     # U: the original ref
+        pa.field("new_ref", pa.uint64()),                 # U only
+        pa.field("match", pa.uint64()),                   # E and C only
+    ],
+    metadata={b"obook.table": b"orders", b"obook.price_scale": b"10000"},
+)
+
+
+def depth_schema(levels: int = 10) -> pa.Schema:
+    """The top ``levels`` levels a side, one row per record that changes any of them."""
+    fields = _head()
+    for side in ("bid", "ask"):
+        for i in range(1, levels + 1):
+            fields += [pa.field(f"{side}_px_{i}", pa.int64()), pa.field(f"{side}_qty_{i}", pa.int64()),
+                       pa.field(f"{side}_orders_{i}", pa.int32())]
+    return pa.schema(fields, metadata={b"obook.table": b"depth", b"obook.price_scale": b"10000",
+                                       b"obook.levels": str(levels).encode()})

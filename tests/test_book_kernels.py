@@ -17,7 +17,7 @@ def ev(*rows):
     """rows of (action, side, book, ref, shares, price, new_ref); seq = position + 1."""
     out = np.zeros((len(rows), EV_WIDTH), dtype=np.int64)
     for i, (act, side, book, ref, shares, price, new_ref) in enumerate(rows):
-        out[i] = (i + 1, 1000 + i, book, act | (side << 8), ref, shares, price, new_ref)
+        out[i, :8] = (i + 1, 1000 + i, book, act | (side << 8), ref, shares, price, new_ref)
     return out
 
 

@@ -85,7 +85,8 @@ def test_convert_metadata_records_source_options_and_stats(converted, itch_day):
         assert meta["source"] == {"name": DAY, "size": os.path.getsize(itch_day), "sha256": sha, "format": "itch"}
         assert meta["session_date"] == "2019-12-30"
         assert meta["obook_version"] == obook.__version__
-        assert meta["options"] == {"tables": list(TABLES), "date": None, "on_error": "raise", "format": "itch"}
+        assert meta["options"] == {"tables": list(TABLES), "date": None, "on_error": "raise", "format": "itch",
+                                   "levels": 10, "tickers": None}
         stats = meta["stats"]
         assert stats["records"] == 4000 and stats["skipped"] == {}
         assert stats["rows"] == result["rows"]["bbo"]
@@ -121,8 +122,8 @@ def test_convert_csv_only_bbo_and_ms_timestamp(tmp_path):
 
 
 def test_convert_unknown_table_raises_obook_error(itch_day, tmp_path):
-    with pytest.raises(ObookError, match="unknown table 'depth'"):
-        convert(itch_day, tmp_path, tables="bbo,depth")
+    with pytest.raises(ObookError, match="unknown table 'quotes'"):
+        convert(itch_day, tmp_path, tables="bbo,quotes")
 
 
 def test_convert_truncated_feed_leaves_no_file(itch_day, tmp_path):
@@ -162,3 +163,28 @@ def test_convert_cli_writes_tables_and_reports(itch_day, tmp_path):
     meta = read_metadata(tmp_path / "bbo.parquet")
     assert meta["session_date"] == "2019-12-31" and meta["options"]["date"] == "2019-12-31"
     assert "rows" in res.output
+
+
+def test_convert_trades_marks_trades_a_later_break_names_broken(tmp_path):
+    from itch_builder import ItchBuilder
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    b.add(1, 1, "S", 100, 5000)
+    b.execute(1, 1, 10, match=7)
+    b.execute(1, 1, 10, match=8)
+    b.broken(7, locate=1)
+    b.trade(1, 0, "B", 5, 5100, match=9)
+    path = b.write(tmp_path / "f.itch")
+    convert(path, tmp_path / "out", tables="trades,orders,depth", levels=2)
+    trades = pq.read_table(tmp_path / "out" / "trades.parquet").to_pylist()
+    assert [(t["kind"], t["match"], t["broken"]) for t in trades] == [
+        ("E", 7, True), ("E", 8, False), ("B", 7, False), ("P", 9, False)]
+    assert trades[0]["price"] == 5000 and trades[0]["side"] == "S"
+    assert pq.read_table(tmp_path / "out" / "depth.parquet").num_rows == 3
+    assert pq.read_table(tmp_path / "out" / "orders.parquet").column("remaining").to_pylist() == [100, 90, 80]
+
+
+def test_convert_tickers_keeps_only_those_rows(itch_day, tmp_path):
+    convert(itch_day, tmp_path, tables="bbo,trades", tickers="AAA")
+    for t in ("bbo", "trades"):
+        assert set(pq.read_table(tmp_path / f"{t}.parquet").column("ticker").to_pylist()) <= {"AAA"}

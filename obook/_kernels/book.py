@@ -23,10 +23,11 @@ import numpy as np
 from numba import njit
 
 from .prefetch import prefetch
-from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_EXEC,
-                     ACT_EXEC_CLAMP, ACT_REDUCE_TO, ACT_REPLACE, ERR_DUPLICATE_REF,
+from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_DELETE, ACT_EXEC,
+                     ACT_EXEC_CLAMP, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, ERR_DUPLICATE_REF,
                      ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF, ERR_ZERO_ADD,
-                     NEED_ROOM, OK)
+                     NEED_ROOM, NOT_PRINTABLE, OK, TYPE_SHIFT, WANT_DEPTH, WANT_ORDERS,
+                     WANT_TRADES)
 
 PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
 CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
@@ -373,24 +374,131 @@ def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir):
                     prefetch(lv, pool[_u(sides[_u(sd), 0] + ln - 1), 1] * 4)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _levels(book, sides, pool, lv, out):
+    """The top out.shape[1] levels of both sides of a book into out[side, k] = (px, qty, n)."""
+    for sd in range(2):
+        start = sides[_u(book * 2 + sd), 0]
+        ln = sides[_u(book * 2 + sd), 1]
+        for k in range(out.shape[1]):
+            if k < ln:
+                lvl = pool[_u(start + ln - 1 - k), 1]
+                out[sd, k, 0] = lv[_u(lvl), LV_PRICE]
+                out[sd, k, 1] = lv[_u(lvl), LV_QTY]
+                out[sd, k, 2] = lv[_u(lvl), LV_COUNT]
+            else:
+                out[sd, k, 0] = -1
+                out[sd, k, 1] = -1
+                out[sd, k, 2] = 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _letter(act, typ):
+    """The orders table's action letter: the ITCH type, or the CSV action's."""
+    if typ == 70:
+        return 65                      # F is an add
+    if typ != 0:
+        return typ
+    if act == ACT_ADD or act == ACT_ADD_ZERO_OK:
+        return 65
+    if act == ACT_REDUCE_TO:
+        return 67
+    if act == ACT_EXEC_CLAMP:
+        return 69
+    return 68
+
+
+@njit(cache=True, _nrt=False)
+def _extra_rows(ev, i, book, act, typ, side, shares, price, rest_px, left, want, trades,
+                orders, depth, nx, snap, sides, pool, lv):
+    """The trade, order and depth rows of an event applied without error."""
+    if want & WANT_TRADES and (act == ACT_EXEC or act == ACT_EXEC_CLAMP):
+        if not (typ == 67 and ev[_u(i), 3] & NOT_PRINTABLE):
+            t = _u(nx[0])
+            trades[t, 0] = ev[_u(i), 0]
+            trades[t, 1] = ev[_u(i), 1]
+            trades[t, 2] = book
+            trades[t, 3] = 67 if typ == 67 else 69
+            trades[t, 4] = ev[_u(i), 9] if typ == 67 else rest_px
+            trades[t, 5] = shares
+            trades[t, 6] = side
+            trades[t, 7] = ev[_u(i), 4]
+            trades[t, 8] = ev[_u(i), 8] if typ != 0 else 0
+            nx[0] += 1
+    if want & WANT_ORDERS:
+        o = _u(nx[1])
+        orders[o, 0] = ev[_u(i), 0]
+        orders[o, 1] = ev[_u(i), 1]
+        orders[o, 2] = book
+        orders[o, 3] = _letter(act, typ)
+        orders[o, 4] = side
+        orders[o, 5] = price if (act == ACT_ADD or act == ACT_ADD_ZERO_OK or act == ACT_REPLACE) else rest_px
+        orders[o, 6] = shares
+        orders[o, 7] = left
+        orders[o, 8] = ev[_u(i), 4]
+        orders[o, 9] = ev[_u(i), 7]
+        orders[o, 10] = ev[_u(i), 8] if (typ == 69 or typ == 67) else 0
+        nx[1] += 1
+    if want & WANT_DEPTH:
+        _levels(book, sides, pool, lv, snap[1])
+        same = True
+        for sd in range(2):
+            for k in range(snap.shape[2]):
+                for c in range(3):
+                    if snap[0, sd, k, c] != snap[1, sd, k, c]:
+                        same = False
+        if not same:
+            d = _u(nx[2])
+            depth[d, 0] = ev[_u(i), 0]
+            depth[d, 1] = ev[_u(i), 1]
+            depth[d, 2] = book
+            w = 3
+            for sd in range(2):
+                for k in range(snap.shape[2]):
+                    for c in range(3):
+                        depth[d, w] = snap[1, sd, k, c]
+                        w += 1
+            nx[2] += 1
+
+
 @njit(cache=True, _nrt=False)
 def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, seg_free,
-                 pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, st):
+                 pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, st,
+                 want, trades, orders, depth, nx, snap):
     """Apply events ev[i:n] to the books, writing a BBO row for each event that changes one.
 
     Returns (status, i, nrow, detail): OK when done; NEED_ROOM with detail = ROOM_* and i
     the event to resume at; an ERR_* (strict) with i the failing event. In tolerant mode
     failing events are counted in skips[ERR_*] and handled by SPEC's tolerant rules.
+    With ``want`` (WANT_* bits) it also writes trade, order and depth rows; nx holds their
+    counts; snap is (2, 2, levels, 3) scratch for the depth comparison.
     """
     while i < n:
-        if nrow >= rows.shape[0]:
+        if nrow >= rows.shape[0] or (want != 0 and (nx[0] >= trades.shape[0] or nx[1] >= orders.shape[0]
+                                                    or nx[2] >= depth.shape[0])):
             return NEED_ROOM, i, nrow, ROOM_ROWS
         _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir)
         book = ev[_u(i), 2]
         act = ev[_u(i), 3] & 0xFF
         side = (ev[_u(i), 3] >> 8) & 1
+        typ = (ev[_u(i), 3] >> TYPE_SHIFT) & 0xFF
         ref = ev[_u(i), 4]
         shares = ev[_u(i), 5]
+        if act == ACT_PRINT:
+            if want & WANT_TRADES:
+                t = _u(nx[0])
+                trades[t, 0] = ev[_u(i), 0]
+                trades[t, 1] = ev[_u(i), 1]
+                trades[t, 2] = book
+                trades[t, 3] = typ
+                trades[t, 4] = ev[_u(i), 6]
+                trades[t, 5] = shares
+                trades[t, 6] = side
+                trades[t, 7] = ref
+                trades[t, 8] = ev[_u(i), 8]
+                nx[0] += 1
+            i += 1
+            continue
         if act == ACT_ADD or act == ACT_ADD_ZERO_OK or act == ACT_REPLACE:
             room = level_room(book, sides, pool, lv, st)
             if room == 0:
@@ -405,9 +513,13 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
             continue
         bpx, bq, bn = _top(book * 2, sides, pool, lv)
         apx, aq, an = _top(book * 2 + 1, sides, pool, lv)
+        if want & WANT_DEPTH:
+            _levels(book, sides, pool, lv, snap[0])
         err = 0
         add = False
         price = ev[_u(i), 6]
+        rest_px = price
+        left = shares
         if act == ACT_ADD or act == ACT_ADD_ZERO_OK:
             add = True
         else:
@@ -417,6 +529,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
             else:
                 e = _entry_at(a, pages, ov_val)
                 have = (e >> 32) & 0xFFFFFFFF
+                rest_px = lv[_u((e & 0xFFFFFFFF) - 1), LV_PRICE]
+                side = lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] & 1
                 by = shares
                 remove = False
                 if act == ACT_EXEC or act == ACT_CANCEL:
@@ -430,8 +544,10 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
                     remove = by == have
                 else:  # delete, replace
                     remove = True
+                left = 0 if remove else have - by
+                if act == ACT_DELETE:
+                    shares = have
                 if act == ACT_REPLACE:  # checked while the original is still live
-                    side = lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] & 1
                     ref = ev[_u(i), 7]
                     add = shares != 0
                     if shares == 0:
@@ -441,6 +557,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
                 if (err == 0 or not strict) and (remove or by != 0):
                     _take(a, e, 0 if remove else by, remove, lv, lv_free, sides, pool, pages,
                           page_dir, page_live, page_key, page_free, ov_val, ov_state, st)
+                if act == ACT_EXEC_CLAMP:
+                    shares = by
         if add and (err == 0 or not strict):
             if shares == 0 and act == ACT_ADD:
                 err = ERR_ZERO_ADD
@@ -457,6 +575,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
                     lv[_u(lvl), LV_COUNT] += 1
                     insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live,
                                  page_key, page_free, ov_key, ov_val, ov_state, st)
+                    left = shares
         if err != 0:
             if strict:
                 return err, i, nrow, 0
@@ -475,6 +594,9 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
             rows[r, 7] = naq
             rows[r, 8] = nan_
             nrow += 1
+        if want != 0 and err == 0:
+            _extra_rows(ev, i, book, act, typ, side, shares, price, rest_px, left, want, trades,
+                        orders, depth, nx, snap, sides, pool, lv)
         i += 1
     return OK, i, nrow, 0
 

@@ -8,7 +8,8 @@ message (type byte first). All integers are big-endian.
 import numpy as np
 from numba import njit
 
-from .layout import ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_REPLACE
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_PRINT, ACT_REPLACE,
+                     NOT_PRINTABLE, TYPE_SHIFT)
 
 #: message size (type byte included) of the types SPEC §1 lists; other types are framed by
 #: their length and skipped, whatever it is
@@ -72,11 +73,12 @@ def itch_frame(buf, n, max_records, strict, sizes):
 
 
 @njit(cache=True, _nrt=False)
-def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names):
+def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints):
     """Book events of the records (buf holds whole frames) whose locate this worker owns.
 
     names receives (locate, byte position of the 8-byte stock) of owned 'R'
-    messages. Malformed frames are skipped (the framer accounted for them).
+    messages. Malformed frames are skipped (the framer accounted for them). With
+    prints, P, Q and B become ACT_PRINT events (for the trades table).
     Returns (events, names).
     """
     pos = 0
@@ -107,6 +109,11 @@ def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names):
             act = ACT_EXEC
             ev[ne, 4] = _be64(buf, m + 11)
             ev[ne, 5] = _be32(buf, m + 19)
+            ev[ne, 8] = _be64(buf, m + 23)
+            if t == 67:
+                ev[ne, 9] = _be32(buf, m + 32)
+                if buf[m + 31] != 89:   # 'Y'
+                    act |= NOT_PRINTABLE
         elif t == 88:               # X
             act = ACT_CANCEL
             ev[ne, 4] = _be64(buf, m + 11)
@@ -124,11 +131,25 @@ def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names):
             names[nn, 0] = loc
             names[nn, 1] = m + 11
             nn += 1
+        elif prints and t == 80:    # P
+            act = ACT_PRINT | ((0 if buf[m + 19] == 66 else 1) << 8)
+            ev[ne, 4] = _be64(buf, m + 11)
+            ev[ne, 5] = _be32(buf, m + 20)
+            ev[ne, 6] = _be32(buf, m + 32)
+            ev[ne, 8] = _be64(buf, m + 36)
+        elif prints and t == 81:    # Q
+            act = ACT_PRINT
+            ev[ne, 5] = _be64(buf, m + 11)
+            ev[ne, 6] = _be32(buf, m + 27)
+            ev[ne, 8] = _be64(buf, m + 31)
+        elif prints and t == 66:    # B
+            act = ACT_PRINT
+            ev[ne, 8] = _be64(buf, m + 11)
         if act != 0:
             ev[ne, 0] = base_seq + k
             ev[ne, 1] = _be48(buf, m + 5)
             ev[ne, 2] = loc
-            ev[ne, 3] = act
+            ev[ne, 3] = act | (np.int64(t) << TYPE_SHIFT)
             ne += 1
     return ne, nn
 

@@ -15,7 +15,12 @@ EV_REF = 4      # order key within the book (ITCH ref, CSV interned id)
 EV_SHARES = 5
 EV_PRICE = 6
 EV_NEWREF = 7   # REPLACE: the new order key
-EV_WIDTH = 8
+EV_MATCH = 8    # ITCH E, C, P, Q, B: match number
+EV_AUX = 9      # ITCH C: the execution price
+EV_WIDTH = 10
+# EV_ACTION bits: action (0-7), side (8), C not printable (9), ITCH message type letter (16-23)
+NOT_PRINTABLE = 1 << 9
+TYPE_SHIFT = 16
 
 # sides
 BID = 0
@@ -30,6 +35,7 @@ ACT_DELETE = 5       # remove the order
 ACT_REPLACE = 6      # remove REF, add NEWREF with the same side at PRICE, SHARES (back of queue)
 ACT_REDUCE_TO = 7    # CSV C: reduce TO shares; shares >= remaining changes nothing
 ACT_EXEC_CLAMP = 8   # CSV E: reduce by min(shares, remaining); removed at 0
+ACT_PRINT = 9        # ITCH P, Q, B: a trade print (or break); no book change
 
 # status / error codes returned by the book kernel (and counted in tolerant mode)
 OK = 0
@@ -60,6 +66,19 @@ ROW_ASK_PX = 6
 ROW_ASK_QTY = 7
 ROW_ASK_N = 8
 ROW_WIDTH = 9
+
+# trade rows (obook.trades): kind is the letter E, C, P, Q or B
+TR_SEQ, TR_TIME, TR_BOOK, TR_KIND, TR_PRICE, TR_SHARES, TR_SIDE, TR_REF, TR_MATCH = range(9)
+TR_WIDTH = 9
+# order rows (obook.orders): the resting order's state after each book-changing record
+(OR_SEQ, OR_TIME, OR_BOOK, OR_ACTION, OR_SIDE, OR_PRICE, OR_SHARES, OR_REMAINING, OR_REF,
+ OR_NEW_REF, OR_MATCH) = range(11)
+OR_WIDTH = 11
+# depth rows (obook.depth): seq, time, book, then per level (bids then asks) price, qty, orders
+DEPTH_HEAD = 3
+WANT_TRADES = 1
+WANT_ORDERS = 2
+WANT_DEPTH = 4
 
 #: at most this many records in one batch handed to the workers
 MAX_BATCH_RECORDS = 1 << 16

@@ -68,3 +68,29 @@ def gather_names(book, n, name_off, name_len, arena, offsets, data, valid):
             valid[i >> 3] |= np.uint8(1 << (i & 7))
         offsets[i + 1] = pos
     return pos
+
+
+@njit(cache=True, _nrt=False)
+def merge_table(rows, counts, limit, book_mul, book_add, head, out):
+    """k-way merge of rows[w, :counts[w]] (sorted by column 0, seq) into out (columns x rows),
+    leaving out rows with seq >= limit; column 2 (book) becomes global. Returns the count."""
+    nw = rows.shape[0]
+    for w in range(nw):
+        head[w] = 0
+    n = 0
+    while True:
+        best = -1
+        bseq = limit
+        for w in range(nw):
+            h = head[w]
+            if h < counts[w] and rows[w, h, 0] < bseq:
+                bseq = rows[w, h, 0]
+                best = w
+        if best < 0:
+            return n
+        h = head[best]
+        for c in range(rows.shape[2]):
+            out[c, n] = rows[best, h, c]
+        out[2, n] = rows[best, h, 2] * book_mul[best] + book_add[best]
+        head[best] = h + 1
+        n += 1

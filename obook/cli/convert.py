@@ -14,8 +14,10 @@ def convert(
     feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
     outdir: Path = typer.Argument(..., help="Directory for <table>.parquet (created if missing)."),
     tables: str = typer.Option("bbo", "--tables", "-t",
-                               help="Comma-separated tables: bbo, symbols, system_events, trading_actions "
-                                    "(the last three need an ITCH feed)."),
+                               help="Comma-separated tables: bbo, trades, orders, depth (one replay), "
+                                    "symbols, system_events, trading_actions (ITCH only)."),
+    levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Depth levels a side."),
+    tickers: Optional[str] = typer.Option(None, "--tickers", help="Keep only these tickers (comma-separated)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
@@ -31,6 +33,7 @@ def convert(
     """
     from ..convert import convert as _convert
 
-    result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value)
+    result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
+                      levels=levels, tickers=tickers)
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

@@ -41,6 +41,20 @@ def _column(typ, n: int, values: np.ndarray, validity=None) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(values)])
 
 
+def book_columns(book: np.ndarray, n: int, tickers: Tickers, has_locate: bool):
+    """The ticker (string) and locate (uint16, null for CSV) columns of global book ids."""
+    off, ln, arena = tickers.packed()
+    offsets = np.empty(n + 1, np.int32)
+    data = np.empty(max(1, n * tickers.max_len), np.uint8)
+    tvalid = np.empty((n + 7) // 8, np.uint8)
+    gather_names(book, n, off, ln, arena, offsets, data, tvalid)
+    ticker = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(tvalid), pa.py_buffer(offsets),
+                                                   pa.py_buffer(data)])
+    locate = (_column(pa.uint16(), n, book[:n].astype(np.uint16)) if has_locate
+              else pa.nulls(n, pa.uint16()))
+    return ticker, locate
+
+
 def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.ndarray,
                 book_add: np.ndarray, tickers: Tickers, has_locate: bool) -> pa.RecordBatch | None:
     """Merge rows[w, :counts[w]] (seq < limit) in feed order into one batch (None if empty)."""
@@ -58,15 +72,7 @@ def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.n
                    seq, time, book, px, qty, n_orders, valid)
     if n == 0:
         return None
-    off, ln, arena = tickers.packed()
-    offsets = np.empty(n + 1, np.int32)
-    data = np.empty(max(1, n * tickers.max_len), np.uint8)
-    tvalid = np.empty((n + 7) // 8, np.uint8)
-    gather_names(book, n, off, ln, arena, offsets, data, tvalid)
-    ticker = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(tvalid), pa.py_buffer(offsets),
-                                                   pa.py_buffer(data)])
-    locate = (_column(pa.uint16(), n, book[:n].astype(np.uint16)) if has_locate
-              else pa.nulls(n, pa.uint16()))
+    ticker, locate = book_columns(book, n, tickers, has_locate)
     sides = []
     for s in range(2):
         v = pa.py_buffer(valid[s])

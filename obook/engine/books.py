@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import book as K
-from .._kernels.layout import N_BOOK_ERRORS, NEED_ROOM, OK
+from .._kernels.layout import (DEPTH_HEAD, N_BOOK_ERRORS, NEED_ROOM, OK, OR_WIDTH, TR_WIDTH,
+                               WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
 
 
 class BookState:
@@ -36,14 +37,20 @@ class BookState:
     def live_orders(self) -> int:
         return int(self.st[K.ST_LIVE])
 
-    def apply(self, ev: np.ndarray, n: int, rows: np.ndarray) -> tuple[int, int, int]:
-        """Apply ev[:n]; returns (status, failing event index, rows written)."""
+    def apply(self, ev: np.ndarray, n: int, rows: np.ndarray,
+              extra: "ExtraRows | None" = None) -> tuple[int, int, int]:
+        """Apply ev[:n]; returns (status, failing event index, BBO rows written).
+
+        ``extra`` (trade, order and depth rows) receives its rows and counts too."""
+        x = extra or _NO_EXTRA
+        x.counts[:] = 0
         i = nrow = 0
         while True:
             status, i, nrow, room = self.kernel(
                 ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.sides,
                 self.pool, self.seg_free, self.pages, self.page_dir, self.page_live, self.page_key,
-                self.page_free, self.ov_key, self.ov_val, self.ov_state, self.st)
+                self.page_free, self.ov_key, self.ov_val, self.ov_state, self.st,
+                x.want, x.trades, x.orders, x.depth, x.counts, x.snap)
             if status != NEED_ROOM:
                 return status, i, nrow
             if room == K.ROOM_ROWS:
@@ -77,10 +84,29 @@ class BookState:
             raise ValueError(f"unknown room request {room}")
 
 
+class ExtraRows:
+    """Where the kernel writes trade, order and depth rows (the tables besides the BBO)."""
+
+    def __init__(self, want: int = 0, capacity: int = 1, levels: int = 10, trades=None,
+                 orders=None, depth=None):
+        self.want = want
+        self.levels = levels
+        cap = lambda on: capacity if want & on else 1  # noqa: E731
+        self.trades = trades if trades is not None else np.zeros((cap(WANT_TRADES), TR_WIDTH), np.int64)
+        self.orders = orders if orders is not None else np.zeros((cap(WANT_ORDERS), OR_WIDTH), np.int64)
+        self.depth = depth if depth is not None else np.zeros(
+            (cap(WANT_DEPTH), DEPTH_HEAD + 6 * levels), np.int64)
+        self.counts = np.zeros(3, np.int64)
+        self.snap = np.zeros((2, 2, levels, 3), np.int64)
+
+
+_NO_EXTRA = ExtraRows()
+
+
 def _bigger(a: np.ndarray) -> np.ndarray:
     out = np.zeros((a.shape[0] * 2,) + a.shape[1:], dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
 
 
-__all__ = ["BookState", "OK"]
+__all__ = ["BookState", "ExtraRows", "OK"]

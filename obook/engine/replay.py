@@ -11,12 +11,12 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
+from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError
 from ..feeds import detect_format, get_format
-from ..schema import bbo_schema
 from .applier import Applier
 from .arrow import Tickers, merge_batch
+from .tables import check_tables, merge_table_batch, schema_of, want_bits, widths
 from .blocks import BLOCK_SIZE, iter_batches
 from .workers import WorkerPool
 
@@ -40,8 +40,12 @@ class Replay:
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
-                 progress: Callable[[int], None] | None = None):
+                 progress: Callable[[int], None] | None = None, tables=("bbo",), levels: int = 10):
         self.path = str(path)
+        self.tables = check_tables(tables, levels)
+        self.levels = levels
+        self.want = want_bits(self.tables)
+        self.layout = widths(self.tables, levels)
         if not Path(self.path).is_file():
             raise ObookError(f"{self.path}: no such feed file")
         if on_error not in ON_ERROR:
@@ -56,14 +60,24 @@ class Replay:
         self.progress = progress
         self.stats: dict = {}
 
-    def reader(self) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(bbo_schema, self.batches())
+    def reader(self, table: str = "bbo") -> pa.RecordBatchReader:
+        """One table of the replay (one of ``tables``) as a RecordBatchReader."""
+        if table not in self.tables:
+            raise ObookError(f"table {table!r} was not asked of this replay ({', '.join(self.tables)})")
+        batches = (b for t, b in self.table_batches() if t == table)
+        return pa.RecordBatchReader.from_batches(schema_of(table, self.levels), batches)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
+        """The BBO batches (for a replay of the BBO alone)."""
+        return (b for t, b in self.table_batches() if t == "bbo")
+
+    def table_batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """(table, batch) pairs: per batch of records, each asked table's rows in feed order."""
         framer = self.format.framer_class()(self.path, self.on_error)
         tickers = Tickers()
         has_locate = self.format.name == "itch"
-        self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False}
+        self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
+                      "table_rows": {t: 0 for t in self.tables}}
         feed = iter_batches(self.path, framer, self.block_size)
         engine = _Local(self) if self.workers == 1 else _Pool(self)
         in_flight = 1 if self.workers == 1 else self.slots
@@ -112,13 +126,21 @@ class Replay:
             if r.error is not None and (first is None or r.error[0] < first[0]):
                 first = r.error
         limit = first[0] if first else NO_LIMIT
-        counts = np.array([r.n_rows for r in results], dtype=np.int64)
-        batch = merge_batch(engine.rows(slot), counts, limit, engine.book_mul, engine.book_add,
-                            tickers, has_locate)
-        if batch is not None:
-            self.stats["rows"] += batch.num_rows
-            yield batch
-            batch = None
+        for table in self.tables:
+            counts = np.array([r.counts[table] for r in results], dtype=np.int64)
+            rows = engine.rows(table, slot)
+            if table == "bbo":
+                batch = merge_batch(rows, counts, limit, engine.book_mul, engine.book_add, tickers,
+                                    has_locate)
+            else:
+                batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
+                                          tickers, has_locate, self.levels)
+            if batch is not None:
+                if table == "bbo":
+                    self.stats["rows"] += batch.num_rows
+                self.stats["table_rows"][table] += batch.num_rows
+                yield table, batch
+                batch = None
         error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
         if error is not None:
             try:
@@ -131,21 +153,24 @@ class _Local:
     """workers=1: the applier runs in this process."""
 
     def __init__(self, replay: Replay):
-        self.applier = Applier(replay.format.name, replay.path, 0, 1, replay.on_error)
-        self._rows = np.empty((1, MAX_BATCH_RECORDS, ROW_WIDTH), dtype=np.int64)
+        self.applier = Applier(replay.format.name, replay.path, 0, 1, replay.on_error, replay.want,
+                               replay.levels)
+        self._rows = {t: np.empty((1, MAX_BATCH_RECORDS, w), dtype=np.int64)
+                      for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)
         self.book_add = np.array([self.applier.book_map[1]], dtype=np.int64)
         self._result = None
         self.state = {}
 
     def submit(self, slot, batch):
-        self._result = self.applier.run(batch.data, batch.base_seq, self._rows[0])
+        self._result = self.applier.run(batch.data, batch.base_seq,
+                                        {t: r[0] for t, r in self._rows.items()})
 
     def collect(self, slot):
         return [self._result]
 
-    def rows(self, slot):
-        return self._rows
+    def rows(self, table, slot):
+        return self._rows[table]
 
     def finish(self):
         self.state = self.applier.state()
@@ -160,7 +185,8 @@ class _Pool:
 
     def __init__(self, replay: Replay):
         self.pool = WorkerPool(replay.format.name, replay.path, replay.workers, replay.on_error,
-                               replay.slots, 2 * replay.block_size + (1 << 16))
+                               replay.slots, 2 * replay.block_size + (1 << 16), replay.layout,
+                               replay.want, replay.levels)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add
         self.state = {}
         from .applier import BatchResult
@@ -172,8 +198,8 @@ class _Pool:
     def collect(self, slot):
         return [self._result(*r) for r in self.pool.results()]
 
-    def rows(self, slot):
-        return self.pool.rows[:, slot]
+    def rows(self, table, slot):
+        return self.pool.outputs[table][:, slot]
 
     def finish(self):
         counts: dict[str, int] = {}

@@ -9,20 +9,20 @@ from multiprocessing import reduction
 
 import numpy as np
 
-from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
+from .._kernels.layout import ROW_WIDTH
 from .applier import Applier
+from .workers import shared_views
 
 
-def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size):
+def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
         fd = reduction.recv_handle(conn)
         mm = mmap.mmap(fd, size)
         os.close(fd)
-        inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
-        rows = np.frombuffer(mm, np.int64, (size - slots * in_capacity) // 8, slots * in_capacity)
-        rows = rows.reshape(n_workers, slots, MAX_BATCH_RECORDS, ROW_WIDTH)[worker]
-        applier = Applier(fmt, path, worker, n_workers, on_error)
+        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout)
+        mine = {table: out[worker] for table, out in outputs.items()}
+        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels)
         conn.send(applier.book_map)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("failed", f"{type(e).__name__}: {e}"))
@@ -38,8 +38,8 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size):
             if msg[0] == "batch":
                 _, slot, n, base_seq, data = msg
                 buf = inputs[slot, :n] if data is None else np.frombuffer(data, np.uint8)
-                r = applier.run(buf, base_seq, rows[slot])
-                conn.send((r.n_rows, r.error, r.names))
+                r = applier.run(buf, base_seq, {table: out[slot] for table, out in mine.items()})
+                conn.send((r.counts, r.error, r.names))
             elif msg[0] == "stats":
                 conn.send((applier.skipped(), applier.state()))
         except Exception as e:  # noqa: BLE001
@@ -58,7 +58,7 @@ def _warm() -> None:
     BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
     from .._kernels import itch
     itch.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, itch.SIZES, np.zeros((1, EV_WIDTH), np.int64),
-                     np.zeros((1, 2), np.int64))
+                     np.zeros((1, 2), np.int64), False)
 
 
 try:

@@ -85,32 +85,45 @@ def _without_main():
             spawn.get_preparation_data = original
 
 
+def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int]):
+    """The input slots (slots x in_capacity bytes) and, per table, the output slots
+    (workers x slots x MAX_BATCH_RECORDS x width int64) laid out one after the other."""
+    inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
+    outputs, offset = {}, slots * in_capacity
+    for table, width in layout.items():
+        count = n_workers * slots * MAX_BATCH_RECORDS * width
+        outputs[table] = np.frombuffer(mm, np.int64, count, offset).reshape(
+            n_workers, slots, MAX_BATCH_RECORDS, width)
+        offset += count * 8
+    return inputs, outputs
+
+
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
     def __init__(self, fmt: str, path: str, n_workers: int, on_error: str, slots: int,
-                 in_capacity: int):
+                 in_capacity: int, layout: dict[str, int] | None = None, want: int = 0,
+                 levels: int = 10):
         self.n = n_workers
         self.slots = slots
         self.in_capacity = in_capacity
-        rows_bytes = n_workers * slots * MAX_BATCH_RECORDS * ROW_WIDTH * 8
-        self.size = slots * in_capacity + rows_bytes
+        self.layout = layout or {"bbo": ROW_WIDTH}
+        self.size = slots * in_capacity + sum(
+            n_workers * slots * MAX_BATCH_RECORDS * width * 8 for width in self.layout.values())
         self.fd = os.memfd_create("obook-replay", os.MFD_CLOEXEC)
         self.procs: list = []
         self.conns: list = []
         try:
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
-            self.inputs = np.frombuffer(self.mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
-            self.rows = np.frombuffer(self.mm, np.int64, rows_bytes // 8, slots * in_capacity).reshape(
-                n_workers, slots, MAX_BATCH_RECORDS, ROW_WIDTH)
+            self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout)
             ctx = mp_context()
             from . import worker_main
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
                 p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
-                                      in_capacity, self.size))
+                                      in_capacity, self.size, self.layout, want, levels))
                 with _without_main():
                     p.start()
                 child.close()
@@ -200,7 +213,7 @@ class WorkerPool:
         for c in self.conns:
             c.close()
         self.procs, self.conns = [], []
-        self.inputs = self.rows = None
+        self.inputs = self.outputs = None
         mm = getattr(self, "mm", None)
         if mm is not None:
             try:

@@ -61,11 +61,12 @@ class Decoder:
     book_mul = 1
     book_add = 0
 
-    def __init__(self, path: str, worker: int, n_workers: int, on_error: str = "raise"):
+    def __init__(self, path: str, worker: int, n_workers: int, on_error: str = "raise", want: int = 0):
         self.path = str(path)
         self.worker = worker
         self.n_workers = n_workers
         self.on_error = on_error
+        self.want = want  # layout.WANT_* bits: the tables besides the BBO to feed
         self.skipped: dict[str, int] = {}  # tolerant-mode counts of what the decoder skipped
 
     def decode(self, buf: np.ndarray, base_seq: int, events: np.ndarray) -> DecodeResult:

@@ -98,8 +98,8 @@ class _Table:
 class CsvDecoder(Decoder):
     """Parses the lines of the owned tickers; interns tickers and (ticker, order id)."""
 
-    def __init__(self, path, worker, n_workers, on_error="raise"):
-        super().__init__(path, worker, n_workers, on_error)
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
         self.book_mul = n_workers
         self.book_add = worker
         self.tolerant = on_error != "raise"

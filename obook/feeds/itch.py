@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import itch as K
-from .._kernels.layout import BOOK_ERROR_NAMES, EV_REF
+from .._kernels.layout import BOOK_ERROR_NAMES, EV_REF, WANT_TRADES
 from ..errors import FeedError, TruncatedFeedError
 from .base import Decoder, DecodeResult, Framer, FrameResult
 
@@ -34,13 +34,13 @@ class ItchFramer(Framer):
 
 
 class ItchDecoder(Decoder):
-    def __init__(self, path, worker, n_workers, on_error="raise"):
-        super().__init__(path, worker, n_workers, on_error)
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
         self._names = np.zeros((1 << 16, 2), dtype=np.int64)
 
     def decode(self, buf, base_seq, events):
         ne, nn = K.itch_decode(buf, base_seq, self.worker, self.n_workers, K.SIZES,
-                               events, self._names)
+                               events, self._names, bool(self.want & WANT_TRADES))
         names = []
         for loc, p in self._names[:nn]:
             names.append((int(loc), bytes(buf[p:p + 8]).decode("latin-1").rstrip()))

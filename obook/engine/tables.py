@@ -1,0 +1,96 @@
+"""The tables besides the BBO (trades, orders, depth): row widths, merge and Arrow batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .._kernels.layout import (DEPTH_HEAD, OR_WIDTH, ROW_WIDTH, TR_WIDTH, WANT_DEPTH, WANT_ORDERS,
+                               WANT_TRADES)
+from .._kernels.merge import merge_table
+from ..errors import ObookError
+from ..schema import depth_schema, orders_schema, trades_schema
+from .arrow import Tickers, book_columns
+
+TABLES = ("bbo", "trades", "orders", "depth")
+WANT = {"trades": WANT_TRADES, "orders": WANT_ORDERS, "depth": WANT_DEPTH}
+_CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
+_SIDES = pa.array(["B", "S"], type=pa.string())
+
+
+def check_tables(tables, levels: int) -> tuple[str, ...]:
+    tables = tuple(dict.fromkeys(tables))
+    bad = [t for t in tables if t not in TABLES]
+    if bad or not tables:
+        raise ObookError(f"unknown table(s) {', '.join(bad) or '(none)'}; choose from {', '.join(TABLES)}")
+    if not 1 <= levels <= 50:
+        raise ObookError(f"levels must be between 1 and 50, not {levels}")
+    return tables
+
+
+def want_bits(tables) -> int:
+    return sum(WANT.get(t, 0) for t in set(tables))
+
+
+def widths(tables, levels: int) -> dict[str, int]:
+    """Row width of every table the workers write (the BBO always: the books compute it)."""
+    out = {"bbo": ROW_WIDTH}
+    for t in tables:
+        if t == "trades":
+            out[t] = TR_WIDTH
+        elif t == "orders":
+            out[t] = OR_WIDTH
+        elif t == "depth":
+            out[t] = DEPTH_HEAD + 6 * levels
+    return out
+
+
+def schema_of(table: str, levels: int) -> pa.Schema:
+    from ..schema import bbo_schema
+    return {"bbo": bbo_schema, "trades": trades_schema, "orders": orders_schema}.get(table) or depth_schema(levels)
+
+
+def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: int,
+                      book_mul: np.ndarray, book_add: np.ndarray, tickers: Tickers,
+                      has_locate: bool, levels: int) -> pa.RecordBatch | None:
+    cap = int(counts.sum())
+    if cap == 0:
+        return None
+    out = np.empty((rows.shape[2], cap), np.int64)
+    n = merge_table(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64), out)
+    if n == 0:
+        return None
+    c = out[:, :n]
+    ticker, locate = book_columns(c[2].copy(), n, tickers, has_locate)
+    head = [pa.array(c[0]), pa.array(c[1].view(np.uint64)), ticker, locate]
+    if table == "trades":
+        kind = c[3]
+        is_b = kind == ord("B")
+        no_side = is_b | (kind == ord("Q"))
+        arrays = head + [
+            _CHARS.take(pa.array(kind)),
+            pa.array(c[4], mask=is_b), pa.array(c[5], mask=is_b),
+            _SIDES.take(pa.array(c[6], mask=no_side)),
+            pa.array(c[7].view(np.uint64), mask=no_side),
+            pa.array(c[8].view(np.uint64)),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=trades_schema)
+    if table == "orders":
+        action = c[3]
+        arrays = head + [
+            _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[4])),
+            pa.array(c[5]), pa.array(c[6]), pa.array(c[7]), pa.array(c[8].view(np.uint64)),
+            pa.array(c[9].view(np.uint64), mask=action != ord("U")),
+            pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C"))),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=orders_schema)
+    arrays = list(head)
+    for k in range(2 * levels):           # bids 1..levels then asks 1..levels
+        px, qty, cnt = c[3 + 3 * k], c[4 + 3 * k], c[5 + 3 * k]
+        empty = cnt == 0
+        arrays += [pa.array(px, mask=empty), pa.array(qty, mask=empty),
+                   pa.array(cnt.astype(np.int32), mask=empty)]
+    return pa.RecordBatch.from_arrays(arrays, schema=depth_schema(levels))
+
+
+__all__ = ["TABLES", "check_tables", "want_bits", "widths", "schema_of", "merge_table_batch"]
