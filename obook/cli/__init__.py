@@ -11,6 +11,7 @@ from ..errors import FeedError, ObookError
 from . import bbo as _bbo
 from . import convert as _convert
 from . import gen as _gen
+from . import lobster as _lobster
 from . import pipeline as _pipeline
 from .sql import sql as _sql
 
@@ -25,6 +26,7 @@ app = typer.Typer(
 app.command("bbo")(_bbo.bbo)
 app.command("convert")(_convert.convert)
 app.command("sql")(_sql)
+app.command("lobster")(_lobster.lobster)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 

@@ -1,0 +1,34 @@
+"""``obook lobster``: the LOBSTER message + orderbook files of some tickers of a feed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def lobster(
+    feed: Path = typer.Argument(..., help="Nasdaq ITCH 5.0 feed (BinaryFILE, optionally .gz)."),
+    outdir: Path = typer.Argument(..., help="Directory for the CSV files (created if missing)."),
+    tickers: str = typer.Option(..., "--tickers", "-t", help="Comma-separated tickers, e.g. AAPL,MSFT."),
+    levels: int = typer.Option(10, "--levels", "-l", min=1, max=1000,
+                               help="Book levels per side in the orderbook file."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
+                                          help="Worker processes applying the books (default: one per core, at most 8)."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date for the file names (default: from a "
+                                            "MMDDYYYY.NASDAQ_ITCH50[.gz] file name)."),
+) -> None:
+    """Write OUTDIR/<TICKER>_<date>_34200000_57600000_{message,orderbook}_<levels>.csv per ticker.
+
+    Message rows: time (s after midnight), type (1 submission, 2 partial cancel, 3 deletion,
+    4 visible execution, 5 hidden execution, 6 cross, 7 trading action), order id, size,
+    price x10000, direction (1 buy, -1 sell); the orderbook file has the book after each
+    message row. Messages from 09:30 to 16:00 only; files appear only when complete.
+    """
+    from ..lobster import lobster as _lobster
+
+    result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date)
+    for ticker, info in result.items():
+        typer.echo(f"wrote {info['message']} and {info['orderbook']} ({info['rows']} rows)", err=True)

@@ -1,0 +1,266 @@
+"""LOBSTER output: the two-file layout academic code reads, per ticker and day.
+
+    obook.lobster.lobster("12302019.NASDAQ_ITCH50.gz", "out/", tickers=["AAPL"], levels=10)
+
+writes ``out/AAPL_2019-12-30_34200000_57600000_message_10.csv`` and
+``out/AAPL_2019-12-30_34200000_57600000_orderbook_10.csv`` (no header lines).
+
+Built only from the engine's tables (one replay of orders, trades and depth; the book is
+never re-implemented here): the orders and trades rows give the message rows, the depth
+rows the book state after each of them (depth has rows only when the top levels change, so the last state
+of each ticker is carried forward), ``obook.read_itch`` the trading actions (``H``).
+
+Message file columns: time (seconds after midnight, 9 decimals), event type, order id, size,
+price (x10000, the raw ITCH integer), direction (1 buy, -1 sell).
+
+| ITCH | LOBSTER rows |
+|---|---|
+| ``A`` / ``F`` | 1 submission |
+| ``X`` | 2 partial cancellation; 3 total deletion when it leaves the order at 0 shares |
+| ``D`` | 3 deletion: size = the shares that were left, price = the order's |
+| ``U`` | 3 deletion of the original (its remaining shares, its price), then 1 submission of the new ref |
+| ``E`` / ``C`` | 4 execution of a visible order: size executed, price = the resting order's limit price (for ``C`` too, printable or not, so the row names the level it took from), direction = the resting side |
+| ``P`` | 5 execution of a hidden order: ref, shares, price and side as given |
+| ``Q`` | 6 cross: order id -1 opening, -2 closing, -3 halt/IPO, -4 other cross types (when the trades table carries ``cross_type``; else -3), shares, price, direction -1 |
+| ``H`` | 7 trading action: order id 0, size 0, price -1 halted/paused, 0 quotation only, 1 trading; direction -1 |
+| ``B`` | no row (LOBSTER has no broken-trade event) |
+
+Orderbook file: per message row, ``ask px 1, ask size 1, bid px 1, bid size 1, ask px 2 ...``
+for ``levels`` levels, the book after that message; a missing level is LOBSTER's dummy
+(ask price 9999999999, bid price -9999999999, size 0). Both rows of a ``U`` carry the book
+after the ``U`` (the replay has no state between its two halves).
+
+Only messages with ``start_ms <= time < end_ms`` (ms after midnight, default 09:30 to 16:00)
+are written; the book state still counts every earlier message. Files are written under
+temporary names and renamed when the whole replay succeeded; a failing record raises
+``FeedError`` and leaves no file behind.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from pathlib import Path
+
+from .errors import ObookError
+
+__all__ = ["lobster", "lobster_names", "DUMMY_ASK", "DUMMY_BID"]
+
+DUMMY_ASK = 9_999_999_999
+DUMMY_BID = -9_999_999_999
+START_MS = 34_200_000
+END_MS = 57_600_000
+
+_CROSS_IDS = {"O": -1, "C": -2, "H": -3, "I": -4}
+_HALT_PRICE = {"H": -1, "P": -1, "Q": 0, "T": 1}
+
+
+def lobster_names(ticker: str, date, levels: int, start_ms: int = START_MS,
+                  end_ms: int = END_MS) -> tuple[str, str]:
+    """(message file name, orderbook file name) of a ticker and day."""
+    stem = f"{ticker}_{date.isoformat()}_{start_ms}_{end_ms}"
+    return f"{stem}_message_{levels}.csv", f"{stem}_orderbook_{levels}.csv"
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+
+
+def _direction(side) -> int:
+    return 1 if side == "B" else -1
+
+
+def _filtered(reader, tickers, kinds=None, column="ticker"):
+    """Rows (as dicts of Python values) of ``reader`` whose ticker is wanted, in order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    value_set = pa.array(sorted(tickers), type=pa.string())
+    for batch in reader:
+        mask = pc.is_in(batch[column], value_set=value_set)
+        if kinds is not None:
+            mask = pc.and_(mask, pc.is_in(batch[kinds[0]], value_set=pa.array(kinds[1], type=pa.string())))
+        batch = batch.filter(pc.fill_null(mask, False))
+        if batch.num_rows:
+            yield from batch.to_pylist()
+
+
+def _stream(rows, priority: int):
+    for row in rows:
+        yield row["seq"], priority, row
+
+
+def _replay_rows(replay, wanted):
+    """(seq, priority, row) of the replay's depth (0), orders (1) and P/Q trades (1) rows of
+    the wanted tickers, in feed order: the tables of one engine batch are merged by seq."""
+    group: dict = {}
+
+    def flush():
+        streams = [_stream(_filtered([group[t]], wanted, **kw), prio)
+                   for t, prio, kw in (("depth", 0, {}), ("orders", 1, {}),
+                                       ("trades", 1, {"kinds": ("kind", ["P", "Q"])}))
+                   if t in group]
+        yield from heapq.merge(*streams, key=lambda item: (item[0], item[1]))
+        group.clear()
+
+    for table, batch in replay.table_batches():
+        if table in group:
+            yield from flush()
+        group[table] = batch
+    yield from flush()
+
+
+def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None, date=None,
+            start_ms: int = START_MS, end_ms: int = END_MS) -> dict:
+    """Write the LOBSTER message and orderbook files of each ticker of ``tickers``.
+
+    ``tickers``: names (a list, or a comma-separated string). ``date``: the session date
+    (``YYYY-MM-DD``; default from a ``MMDDYYYY.NASDAQ_ITCH50[.gz]`` file name; required
+    otherwise, it is part of the file names). Returns ``{ticker: {"message": path,
+    "orderbook": path, "rows": n}}``.
+    """
+    from .convert import session_date
+
+    if isinstance(tickers, str):
+        tickers = [t.strip() for t in tickers.split(",")]
+    tickers = list(dict.fromkeys(t for t in tickers if t))
+    if not tickers:
+        raise ObookError("no tickers asked for")
+    if levels < 1:
+        raise ObookError(f"levels must be at least 1, not {levels}")
+    day = session_date(feed, date)
+    if day is None:
+        raise ObookError(f"the session date of {feed} is unknown: name the file "
+                         "MMDDYYYY.NASDAQ_ITCH50[.gz] or give a date (YYYY-MM-DD)")
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+
+    readers = []
+    try:
+        return _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers)
+    finally:
+        for reader in readers:
+            try:
+                reader.close()
+            except Exception:  # noqa: BLE001 - closing after a failure; the first error wins
+                pass
+
+
+def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers) -> dict:
+    import obook
+    from .engine.tables import schema_of
+
+    start_ns, end_ns = start_ms * 1_000_000, end_ms * 1_000_000
+    wanted = set(tickers)
+    from .engine.replay import Replay
+
+    replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=levels)
+    cross_types = "cross_type" in schema_of("trades", levels).names
+    messages_reader = obook.read_itch(feed)
+    readers.append(messages_reader)
+
+    def halts():
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        for batch in messages_reader:
+            batch = batch.filter(pc.equal(batch["type"], pa.scalar("H")))
+            for row in batch.to_pylist():
+                if row["stock"] in wanted:
+                    row["ticker"] = row["stock"]
+                    yield row
+
+    # one replay gives the three tables; depth first at a seq: a message row's book is the
+    # state after its own record
+    merged = heapq.merge(_replay_rows(replay, wanted), _stream(halts(), 1),
+                         key=lambda item: (item[0], item[1]))
+
+    empty = ",".join([f"{DUMMY_ASK},0,{DUMMY_BID},0"] * levels)
+    files: dict[str, dict] = {}
+    pid = os.getpid()
+    for t in tickers:
+        message_name, book_name = lobster_names(t, day, levels, start_ms, end_ms)
+        files[t] = {
+            "message": outdir / message_name, "orderbook": outdir / book_name, "rows": 0,
+            "tmp": (outdir / f".{message_name}.{pid}.tmp", outdir / f".{book_name}.{pid}.tmp"),
+            "book": empty, "orders": {},
+        }
+    handles = []
+    try:
+        for f in files.values():
+            f["out"] = tuple(open(p, "w", newline="", encoding="ascii") for p in f["tmp"])
+            handles.extend(f["out"])
+
+        for seq, priority, row in merged:
+            f = files[row["ticker"]]
+            if priority == 0:
+                f["book"] = _book_line(row, levels)
+                continue
+            for msg in _message_rows(row, f["orders"], cross_types):
+                if start_ns <= row["time"] < end_ns:
+                    f["out"][0].write(f"{_seconds(row['time'])},{msg}\n")
+                    f["out"][1].write(f["book"] + "\n")
+                    f["rows"] += 1
+
+        for h in handles:
+            h.close()
+        for f in files.values():
+            os.replace(f["tmp"][0], f["message"])
+            os.replace(f["tmp"][1], f["orderbook"])
+    except BaseException:
+        for h in handles:
+            h.close()
+        for f in files.values():
+            for p in f["tmp"]:
+                p.unlink(missing_ok=True)
+        raise
+    return {t: {"message": f["message"], "orderbook": f["orderbook"], "rows": f["rows"]}
+            for t, f in files.items()}
+
+
+def _book_line(row: dict, levels: int) -> str:
+    parts = []
+    for i in range(1, levels + 1):
+        ask_px, bid_px = row[f"ask_px_{i}"], row[f"bid_px_{i}"]
+        parts.append(f"{DUMMY_ASK},0" if ask_px is None else f"{ask_px},{row[f'ask_qty_{i}']}")
+        parts.append(f"{DUMMY_BID},0" if bid_px is None else f"{bid_px},{row[f'bid_qty_{i}']}")
+    return ",".join(parts)
+
+
+def _message_rows(row: dict, live: dict, cross_types: bool) -> list[str]:
+    """LOBSTER ``type,id,size,price,direction`` of one table row; ``live`` tracks
+    ``ref -> (price, remaining, side)`` of the ticker's orders from the orders rows (the
+    U deletion row needs the original's price and remaining shares)."""
+    action = row.get("action")
+    if action is not None:          # an orders row
+        ref, side, price, shares, remaining = (row["ref"], row["side"], row["price"], row["shares"],
+                                               row["remaining"])
+        d = _direction(side)
+        if action == "A":
+            live[ref] = (price, remaining)
+            return [f"1,{ref},{shares},{price},{d}"]
+        if action == "U":
+            old_price, old_remaining = live.pop(ref, (None, None))
+            live[row["new_ref"]] = (price, remaining)
+            old = (f"3,{ref},{old_remaining},{old_price},{d}" if old_price is not None
+                   else f"3,{ref},0,0,{d}")   # the original was added before a feed we never saw
+            return [old, f"1,{row['new_ref']},{shares},{price},{d}"]
+        if remaining:
+            live[ref] = (price, remaining)
+        else:
+            live.pop(ref, None)
+        if action in ("E", "C"):
+            return [f"4,{ref},{shares},{price},{d}"]
+        if action == "X":
+            return [f"{2 if remaining else 3},{ref},{shares},{price},{d}"]
+        if action == "D":
+            return [f"3,{ref},{shares},{price},{d}"]
+        raise ObookError(f"unknown orders action {action!r}")
+    kind = row.get("kind")
+    if kind == "P":
+        return [f"5,{row['ref']},{row['shares']},{row['price']},{_direction(row['side'])}"]
+    if kind == "Q":
+        cross = _CROSS_IDS.get(row.get("cross_type"), -4) if cross_types else -3
+        return [f"6,{cross},{row['shares']},{row['price']},-1"]
+    # an H message (read_itch): the trading state byte is at offset 19
+    state = chr(row["raw"][19]) if row.get("raw") and len(row["raw"]) > 19 else ""
+    return [f"7,0,0,{_HALT_PRICE.get(state, -1)},-1"]

@@ -1,0 +1,163 @@
+"""obook lobster: the LOBSTER message/orderbook files of a hand-built feed, line by line."""
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import obook
+from obook.errors import FeedError, ObookError
+
+from itch_builder import ItchBuilder
+
+_missing = [name for name in ("trades", "orders", "depth") if not hasattr(obook, name)]
+pytestmark = pytest.mark.skipif(bool(_missing), reason=f"obook.{', obook.'.join(_missing)} "
+                                "not in the engine yet (issue 6): lobster is built on them")
+
+OPEN = 34_200 * 10**9
+A, B = 9_999_999_999, -9_999_999_999      # LOBSTER's dummy prices of a missing level
+
+
+def feed(tmp_path, name="01022020.NASDAQ_ITCH50"):
+    """AAPL (locate 1) with every event type; MSFT (locate 2) to be filtered out."""
+    b = ItchBuilder()
+    b.directory(1, "AAPL", ts=30_000 * 10**9)                  # 1
+    b.directory(2, "MSFT")                                     # 2
+    b.add(1, 7, "S", 10, 1_020_000)                            # 3  before 09:30: in the book, no row
+    b.add(1, 1, "B", 100, 1_000_000, ts=OPEN + 1_000)          # 4
+    b.add(2, 5, "S", 10, 500_000)                              # 5  MSFT
+    b.add(1, 2, "S", 50, 1_010_000, mpid="GSCO")               # 6  F
+    b.add(1, 3, "B", 20, 990_000)                              # 7  bid level 2
+    b.cancel(1, 1, 30)                                         # 8  partial cancel
+    b.execute(1, 2, 10, match=1)                               # 9
+    b.execute_price(1, 2, 5, 1_010_100, match=2)               # 10 C: the order's price in LOBSTER
+    b.replace(1, 3, 4, 25, 995_000)                            # 11 two rows
+    b.trade(1, 0, "S", 100, 1_005_000, match=3)                # 12 hidden execution
+    b.cross(1, 1000, 1_005_000, match=4, cross_type="O")       # 13
+    b.broken(3, locate=1)                                      # 14 no row
+    b.trading_action(1, "H")                                   # 15
+    b.trading_action(1, "T")                                   # 16
+    b.cancel(1, 4, 25)                                         # 17 cancel of everything: 3
+    b.delete(1, 2)                                             # 18
+    b.delete(2, 5)                                             # 19 MSFT
+    b.add(1, 9, "B", 1, 1_000_000, ts=57_600 * 10**9)          # 20 16:00: outside the window
+    return b.write(tmp_path / name)
+
+
+def cross_id(path):
+    return -1 if "cross_type" in obook.trades(path, workers=1).schema.names else -3
+
+
+def expected_lines(path):
+    c = cross_id(path)
+    t = [f"34200.{k:06d}000" for k in range(1, 20)]
+    # ask1 px,size, bid1 px,size, ask2 px,size, bid2 px,size
+    messages = [
+        (f"{t[0]},1,1,100,1000000,1", f"1020000,10,1000000,100,{A},0,{B},0"),
+        (f"{t[2]},1,2,50,1010000,-1", f"1010000,50,1000000,100,1020000,10,{B},0"),
+        (f"{t[3]},1,3,20,990000,1", "1010000,50,1000000,100,1020000,10,990000,20"),
+        (f"{t[4]},2,1,30,1000000,1", "1010000,50,1000000,70,1020000,10,990000,20"),
+        (f"{t[5]},4,2,10,1010000,-1", "1010000,40,1000000,70,1020000,10,990000,20"),
+        (f"{t[6]},4,2,5,1010000,-1", "1010000,35,1000000,70,1020000,10,990000,20"),
+        (f"{t[7]},3,3,20,990000,1", "1010000,35,1000000,70,1020000,10,995000,25"),
+        (f"{t[7]},1,4,25,995000,1", "1010000,35,1000000,70,1020000,10,995000,25"),
+        (f"{t[8]},5,0,100,1005000,-1", "1010000,35,1000000,70,1020000,10,995000,25"),
+        (f"{t[9]},6,{c},1000,1005000,-1", "1010000,35,1000000,70,1020000,10,995000,25"),
+        (f"{t[11]},7,0,0,-1,-1", "1010000,35,1000000,70,1020000,10,995000,25"),
+        (f"{t[12]},7,0,0,1,-1", "1010000,35,1000000,70,1020000,10,995000,25"),
+        (f"{t[13]},3,4,25,995000,1", f"1010000,35,1000000,70,1020000,10,{B},0"),
+        (f"{t[14]},3,2,35,1010000,-1", f"1020000,10,1000000,70,{A},0,{B},0"),
+    ]
+    return [m for m, _ in messages], [o for _, o in messages]
+
+
+def test_lobster_hand_built_feed_hand_checked_lines(tmp_path):
+    path = feed(tmp_path)
+    out = tmp_path / "out"
+    result = run_lobster(path, out, ["AAPL"], levels=2)
+    msg = out / "AAPL_2020-01-02_34200000_57600000_message_2.csv"
+    book = out / "AAPL_2020-01-02_34200000_57600000_orderbook_2.csv"
+    assert result["AAPL"]["message"] == msg and result["AAPL"]["orderbook"] == book
+    assert sorted(p.name for p in out.iterdir()) == sorted([msg.name, book.name])
+    messages, books = expected_lines(path)
+    assert msg.read_text().splitlines() == messages
+    assert book.read_text().splitlines() == books
+    assert result["AAPL"]["rows"] == len(messages)
+
+
+def run_lobster(*args, **kw):
+    from obook.lobster import lobster
+    return lobster(*args, **kw)
+
+
+def test_lobster_two_tickers_each_gets_own_files(tmp_path):
+    path = feed(tmp_path)
+    out = tmp_path / "out"
+    result = run_lobster(path, out, "AAPL,MSFT", levels=1)
+    msft = (out / "MSFT_2020-01-02_34200000_57600000_message_1.csv").read_text().splitlines()
+    assert msft == ["34200.000002000,1,5,10,500000,-1", "34200.000016000,3,5,10,500000,-1"]
+    assert (out / "MSFT_2020-01-02_34200000_57600000_orderbook_1.csv").read_text().splitlines() == [
+        f"500000,10,{B},0", f"{A},0,{B},0"]
+    assert result["AAPL"]["rows"] == 14
+    aapl = (out / "AAPL_2020-01-02_34200000_57600000_orderbook_1.csv").read_text().splitlines()
+    assert aapl == [",".join(line.split(",")[:4]) for line in expected_lines(path)[1]]
+
+
+def test_lobster_unknown_ticker_empty_files(tmp_path):
+    path = feed(tmp_path)
+    result = run_lobster(path, tmp_path / "out", ["NOPE"], levels=10)
+    assert result["NOPE"]["rows"] == 0
+    assert result["NOPE"]["message"].read_text() == ""
+    assert result["NOPE"]["orderbook"].read_text() == ""
+
+
+def test_lobster_date_option_names_files_of_any_feed_name(tmp_path):
+    path = feed(tmp_path, name="day.itch")
+    run_lobster(path, tmp_path / "out", ["AAPL"], levels=2, date="2021-03-04")
+    assert (tmp_path / "out" / "AAPL_2021-03-04_34200000_57600000_message_2.csv").exists()
+
+
+def test_lobster_no_date_known_raises_obook_error(tmp_path):
+    path = feed(tmp_path, name="day.itch")
+    with pytest.raises(ObookError, match="session date"):
+        run_lobster(path, tmp_path / "out", ["AAPL"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_lobster_failing_record_raises_and_leaves_no_files(tmp_path, workers):
+    b = ItchBuilder()
+    b.directory(1, "AAPL")
+    b.add(1, 1, "B", 100, 1_000_000)
+    b.delete(1, 99)
+    path = b.write(tmp_path / "01022020.NASDAQ_ITCH50")
+    out = tmp_path / "out"
+    with pytest.raises(FeedError) as info:
+        run_lobster(path, out, ["AAPL"], workers=workers)
+    assert info.value.record == 3
+    assert list(out.iterdir()) == []
+
+
+def test_lobster_same_files_for_any_worker_count(tmp_path):
+    from obook.gen.itch import write_itch
+    path = tmp_path / "01022020.NASDAQ_ITCH50"
+    write_itch(path, 20_000, 3, seed=4)
+    one, three = tmp_path / "one", tmp_path / "three"
+    run_lobster(path, one, ["AAA", "AAB"], levels=5, workers=1)
+    run_lobster(path, three, ["AAA", "AAB"], levels=5, workers=3)
+    names = sorted(p.name for p in one.iterdir())
+    assert len(names) == 4 and names == sorted(p.name for p in three.iterdir())
+    for name in names:
+        assert (one / name).read_bytes() == (three / name).read_bytes()
+    lines = (one / names[0]).read_text().splitlines()
+    assert len(lines) > 1000
+
+
+def test_lobster_cli_writes_files(tmp_path):
+    from obook.cli.lobster import lobster as command
+    app = typer.Typer()
+    app.command()(command)
+    path = feed(tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, [str(path), str(out), "--tickers", "AAPL", "--levels", "2", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert (out / "AAPL_2020-01-02_34200000_57600000_message_2.csv").read_text().splitlines() == \
+        expected_lines(path)[0]
