@@ -346,7 +346,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             for table in replayed:
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
                     writers[table].write(_with_timestamp(_empty_batch(schema_of(table, levels)), base, scale))
-            stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders")})
+            stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
+                                                            "crossed_books")})
             stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t in ITCH_TYPES]
         if side:

@@ -193,3 +193,18 @@ def test_bbo_missing_file_raises_obook_error(tmp_path):
 def test_bbo_real_nasdaq_sample_matches_reference(shared_itch):
     expected, err, _ = reference_bbo(shared_itch)
     assert replay(shared_itch, 2) == (expected, err)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bbo_stats_count_live_orders_and_crossed_books_at_end(tmp_path, workers):
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    b.directory(2, "BBB")
+    b.add(1, 1, "B", 10, 1000)
+    b.add(1, 2, "S", 10, 990)       # crossed, reported as is
+    b.add(2, 3, "B", 10, 1000)
+    b.add(2, 4, "S", 10, 1010)
+    path = b.write(tmp_path / "x.itch")
+    stats = {}
+    obook.bbo(path, workers=workers, stats=stats).read_all()
+    assert (stats["live_orders"], stats["crossed_books"], stats["records"]) == (4, 1, 6)

@@ -614,3 +614,18 @@ def ov_rehash(old_key, old_val, old_state, new_key, new_val, new_state):
             new_val[t] = old_val[s]
             n += 1
     return n
+
+
+@njit(cache=True, _nrt=False)
+def crossed_books(sides, pool, lv):
+    """Books whose best bid is at or above their best ask."""
+    n = 0
+    for b in range(sides.shape[0] // 2):
+        nb = sides[2 * b, 1]
+        na = sides[2 * b + 1, 1]
+        if nb > 0 and na > 0:
+            bid = lv[pool[sides[2 * b, 0] + nb - 1, 1], LV_PRICE]
+            ask = lv[pool[sides[2 * b + 1, 0] + na - 1, 1], LV_PRICE]
+            if bid >= ask:
+                n += 1
+    return n

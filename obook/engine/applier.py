@@ -65,4 +65,4 @@ class Applier:
         return counts
 
     def state(self) -> dict[str, int]:
-        return {"live_orders": self.books.live_orders}
+        return {"live_orders": self.books.live_orders, "crossed_books": self.books.crossed_books}

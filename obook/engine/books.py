@@ -37,6 +37,10 @@ class BookState:
     def live_orders(self) -> int:
         return int(self.st[K.ST_LIVE])
 
+    @property
+    def crossed_books(self) -> int:
+        return int(K.crossed_books(self.sides, self.pool, self.lv))
+
     def apply(self, ev: np.ndarray, n: int, rows: np.ndarray,
               extra: "ExtraRows | None" = None) -> tuple[int, int, int]:
         """Apply ev[:n]; returns (status, failing event index, BBO rows written).

@@ -203,12 +203,12 @@ class _Pool:
 
     def finish(self):
         counts: dict[str, int] = {}
-        live = 0
+        self.state = {}
         for skipped, state in self.pool.finish():
-            live += state["live_orders"]
+            for k, v in state.items():
+                self.state[k] = self.state.get(k, 0) + v
             for k, v in skipped.items():
                 counts[k] = counts.get(k, 0) + v
-        self.state = {"live_orders": live}
         return counts
 
     def close(self):
