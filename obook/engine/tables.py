@@ -87,9 +87,10 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     arrays = list(head)
     for k in range(2 * levels):           # bids 1..levels then asks 1..levels
         px, qty, cnt = c[3 + 3 * k], c[4 + 3 * k], c[5 + 3 * k]
-        empty = cnt == 0
-        arrays += [pa.array(px, mask=empty), pa.array(qty, mask=empty),
-                   pa.array(cnt.astype(np.int32), mask=empty)]
+        valid = pa.py_buffer(np.packbits(cnt != 0, bitorder="little"))  # one bitmap, three columns
+        arrays += [pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(np.ascontiguousarray(px))]),
+                   pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(np.ascontiguousarray(qty))]),
+                   pa.Array.from_buffers(pa.int32(), n, [valid, pa.py_buffer(cnt.astype(np.int32))])]
     return pa.RecordBatch.from_arrays(arrays, schema=depth_schema(levels))
 
 
