@@ -67,6 +67,29 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
     return _table("depth", path, workers, format, on_error, levels)
 
 
+def _side(table, path):
+    from .convert import side_table
+    import pyarrow as pa
+
+    t = side_table(path, table)
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+
+def symbols(path):
+    """The ITCH stock directory (``R``): locate, stock and the directory fields."""
+    return _side("symbols", path)
+
+
+def system_events(path):
+    """The ITCH system events (``S``): seq, time, event code."""
+    return _side("system_events", path)
+
+
+def trading_actions(path):
+    """The ITCH trading actions (``H``): seq, time, locate, stock, state, reason."""
+    return _side("trading_actions", path)
+
+
 def read_itch(path):
     """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
     from .feeds.itch_messages import read_itch as _read
@@ -79,7 +102,7 @@ def __getattr__(name):
     if name == "connect":
         from .duckdb import connect
         return connect
-    if name in ("scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages"):
+    if name.startswith("scan_") and name != "scan_dataset":
         from . import polars as _polars
         return getattr(_polars, name)
     if name == "convert":
@@ -92,6 +115,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "trades", "orders", "depth", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

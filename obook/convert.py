@@ -165,6 +165,16 @@ def _itch_tables(path, wanted: list[str], on_error: str) -> tuple[dict[str, pa.T
     return tables, counts
 
 
+def side_table(path, name: str, on_error: str = "raise") -> pa.Table:
+    """One of ``symbols``, ``system_events``, ``trading_actions`` of an ITCH feed (small:
+    a few rows per stock a day), decoded from ``obook.read_itch``."""
+    if name not in ITCH_TYPES:
+        raise ObookError(f"unknown table {name!r}; choose from {', '.join(ITCH_TYPES)}")
+    if not Path(path).is_file():
+        raise ObookError(f"{path}: no such feed file")
+    return _itch_tables(path, [name], on_error)[0][name]
+
+
 def _build(name: str, rows: pa.Table | None, raw: list[bytes]) -> pa.Table:
     schema = SCHEMAS[name]
     if rows is None:

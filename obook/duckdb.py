@@ -178,13 +178,24 @@ def _replay_slot(pool: _Pool):
     return slot
 
 
+def _path_slot(pool: _Pool):
+    def slot(path):
+        return pool.assign((_check_path(path),))
+    return slot
+
+
 def _opener(table: str):
     """Opens a replay of one table (``obook.bbo``, ``obook.trades`` ...) for a pool entry."""
     def open_table(path, workers, fmt, on_error):
         import obook
 
         return getattr(obook, table)(path, workers=workers, format=fmt, on_error=on_error)
-    return open_table
+
+    def open_side(path):
+        import obook
+
+        return getattr(obook, table)(path)
+    return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
 
 
 def _open_messages(path):
@@ -243,20 +254,20 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
             f"SELECT * FROM query_table({fn}(path, workers, format, on_error))"
         )
 
-    msg_pool = _Pool(f"__obook_messages_{token}", itch_message_schema, _open_messages, pool_size)
-    for entry in msg_pool.entries:
-        con.register(entry.name, entry)
-
-    def messages_slot(path):
-        return msg_pool.assign((_check_path(path),))
-
-    msg_fn = f"__obook_messages_slot_{token}"
-    con.create_function(msg_fn, messages_slot, [varchar], varchar,
-                        null_handling="special", side_effects=True)
-    con.execute(
-        "CREATE OR REPLACE TEMP MACRO obook_messages(path) AS TABLE "
-        f"SELECT * FROM query_table({msg_fn}(path))"
-    )
+    # the ITCH reader's tables: the path is the only argument
+    from .convert import SCHEMAS
+    for table, schema in (("messages", itch_message_schema), ("symbols", SCHEMAS["symbols"]),
+                          ("system_events", SCHEMAS["system_events"]),
+                          ("trading_actions", SCHEMAS["trading_actions"])):
+        pool = _Pool(f"__obook_{table}_{token}", schema,
+                     _open_messages if table == "messages" else _opener(table), pool_size)
+        for entry in pool.entries:
+            con.register(entry.name, entry)
+        fn = f"__obook_{table}_slot_{token}"
+        con.create_function(fn, _path_slot(pool), [varchar], varchar,
+                            null_handling="special", side_effects=True)
+        con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{table}(path) AS TABLE "
+                    f"SELECT * FROM query_table({fn}(path))")
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,

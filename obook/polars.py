@@ -25,7 +25,8 @@ from .errors import ObookError
 from .engine.tables import schema_of
 from .schema import bbo_schema, itch_message_schema
 
-__all__ = ["scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "polars_schema"]
+__all__ = ["scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
+           "scan_system_events", "scan_trading_actions", "polars_schema"]
 
 
 def polars_schema(schema: pa.Schema) -> pl.Schema:
@@ -129,6 +130,31 @@ def scan_depth(path, *, workers: int | None = None, format: str | None = None,
                on_error: str = "raise", levels: int = 10) -> pl.LazyFrame:
     """A LazyFrame of ``obook.depth`` (``obook.schema.depth_schema(levels)``)."""
     return _scan_table("depth", path, workers, format, on_error, levels)
+
+
+def scan_symbols(path) -> pl.LazyFrame:
+    """A LazyFrame of ``obook.symbols`` (the ITCH stock directory)."""
+    return _scan_side("symbols", path)
+
+
+def scan_system_events(path) -> pl.LazyFrame:
+    """A LazyFrame of ``obook.system_events``."""
+    return _scan_side("system_events", path)
+
+
+def scan_trading_actions(path) -> pl.LazyFrame:
+    """A LazyFrame of ``obook.trading_actions``."""
+    return _scan_side("trading_actions", path)
+
+
+def _scan_side(table: str, path) -> pl.LazyFrame:
+    from .convert import SCHEMAS
+    full = _check_path(path)
+
+    def open_reader():
+        import obook
+        return getattr(obook, table)(full)
+    return _scan(open_reader, SCHEMAS[table], f"obook_{table}", os.fspath(path))
 
 
 def scan_messages(path) -> pl.LazyFrame:

@@ -1,0 +1,48 @@
+"""symbols, system_events and trading_actions: the same rows through obook, DuckDB, polars
+and obook convert."""
+
+import pyarrow.parquet as pq
+import pytest
+
+import obook
+from obook.convert import convert
+
+from itch_builder import ItchBuilder
+
+TABLES = ["symbols", "system_events", "trading_actions"]
+
+
+@pytest.fixture(scope="module")
+def feed(tmp_path_factory):
+    b = ItchBuilder()
+    b.system("O")
+    b.directory(1, "AAA")
+    b.directory(2, "MSFT")
+    b.system("Q")
+    b.trading_action(2, "H")
+    b.add(1, 1, "B", 10, 100)
+    b.trading_action(2, "T")
+    b.system("M")
+    return b.write(tmp_path_factory.mktemp("side") / "side.itch")
+
+
+def test_side_tables_functions_decode_directory_events_and_actions(feed):
+    assert [r["stock"] for r in obook.symbols(feed).read_all().to_pylist()] == ["AAA", "MSFT"]
+    assert [r["event_code"] for r in obook.system_events(feed).read_all().to_pylist()] == ["O", "Q", "M"]
+    actions = obook.trading_actions(feed).read_all().to_pylist()
+    assert [(r["seq"], r["stock"]) for r in actions] == [(5, "MSFT"), (7, "MSFT")]
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_side_tables_duckdb_polars_convert_agree_with_function(feed, table, tmp_path):
+    expected = getattr(obook, table)(feed).read_all()
+    con = obook.connect()
+    assert con.sql(f"SELECT * FROM obook_{table}('{feed}')").arrow().read_all().to_pylist() == expected.to_pylist()
+    assert getattr(obook, f"scan_{table}")(feed).collect().to_arrow().to_pylist() == expected.to_pylist()
+    convert(feed, tmp_path, tables=table)
+    assert pq.read_table(tmp_path / f"{table}.parquet").to_pylist() == expected.to_pylist()
+
+
+def test_side_tables_missing_file_raises_obook_error(tmp_path):
+    with pytest.raises(obook.ObookError, match="no such feed file"):
+        obook.symbols(tmp_path / "none.itch")
