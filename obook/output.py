@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import BinaryIO
 
@@ -93,6 +92,3 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         tmp.unlink(missing_ok=True)
         raise
 
-
-def stdout_binary() -> BinaryIO:
-    return sys.stdout.buffer
