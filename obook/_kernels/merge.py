@@ -4,6 +4,19 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _next_source(rows, counts, head, limit):
+    """The worker whose next row has the smallest seq (< limit), or -1 when none is left."""
+    best = -1
+    bseq = limit
+    for w in range(rows.shape[0]):
+        h = head[w]
+        if h < counts[w] and rows[w, h, 0] < bseq:
+            bseq = rows[w, h, 0]
+            best = w
+    return best
+
+
 @njit(cache=True, _nrt=False)
 def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, px, qty,
                n_orders, valid):
@@ -22,17 +35,11 @@ def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, p
         valid[1, b] = 0
     n = 0
     while True:
-        best = -1
-        bseq = limit
-        for w in range(nw):
-            h = head[w]
-            if h < counts[w] and rows[w, h, 0] < bseq:
-                bseq = rows[w, h, 0]
-                best = w
+        best = _next_source(rows, counts, head, limit)
         if best < 0:
             return n
         h = head[best]
-        seq[n] = bseq
+        seq[n] = rows[best, h, 0]
         time[n] = rows[best, h, 1]
         book[n] = rows[best, h, 2] * book_mul[best] + book_add[best]
         for s in range(2):
@@ -79,13 +86,7 @@ def merge_table(rows, counts, limit, book_mul, book_add, head, out):
         head[w] = 0
     n = 0
     while True:
-        best = -1
-        bseq = limit
-        for w in range(nw):
-            h = head[w]
-            if h < counts[w] and rows[w, h, 0] < bseq:
-                bseq = rows[w, h, 0]
-                best = w
+        best = _next_source(rows, counts, head, limit)
         if best < 0:
             return n
         h = head[best]
