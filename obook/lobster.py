@@ -8,7 +8,7 @@ writes ``out/AAPL_2019-12-30_34200000_57600000_message_10.csv`` and
 Built only from the engine's tables (one replay of orders, trades and depth; the book is
 never re-implemented here): the orders and trades rows give the message rows, the depth
 rows the book state after each of them (depth has rows only when the top levels change, so the last state
-of each ticker is carried forward), ``obook.read_itch`` the trading actions (``H``).
+of each ticker is carried forward), ``obook.trading_actions`` the trading actions (``H``).
 
 Message file columns: time (seconds after midnight, 9 decimals), event type, order id, size,
 price (x10000, the raw ITCH integer), direction (1 buy, -1 sell).
@@ -156,14 +156,11 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
 
     replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=levels)
     cross_types = "cross_type" in schema_of("trades", levels).names
-    messages_reader = obook.read_itch(feed)
-    readers.append(messages_reader)
+    actions_reader = obook.trading_actions(feed)
+    readers.append(actions_reader)
 
     def halts():
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        for batch in messages_reader:
-            batch = batch.filter(pc.equal(batch["type"], pa.scalar("H")))
+        for batch in actions_reader:
             for row in batch.to_pylist():
                 if row["stock"] in wanted:
                     row["ticker"] = row["stock"]
@@ -261,6 +258,5 @@ def _message_rows(row: dict, live: dict, cross_types: bool) -> list[str]:
     if kind == "Q":
         cross = _CROSS_IDS.get(row.get("cross_type"), -4) if cross_types else -3
         return [f"6,{cross},{row['shares']},{row['price']},-1"]
-    # an H message (read_itch): the trading state byte is at offset 19
-    state = chr(row["raw"][19]) if row.get("raw") and len(row["raw"]) > 19 else ""
-    return [f"7,0,0,{_HALT_PRICE.get(state, -1)},-1"]
+    # a trading action (obook.trading_actions)
+    return [f"7,0,0,{_HALT_PRICE.get(row['state'], -1)},-1"]

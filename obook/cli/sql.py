@@ -19,12 +19,12 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ObookError, OutputError
+from ..output import OUTPUT_KINDS
 
 __all__ = ["sql", "run_query", "write_result", "OUTPUT_FORMATS"]
 
-#: file extension -> writer name
-OUTPUT_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
-                  ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+#: file extension -> writer name (obook.output's, less its BBO-only text lines)
+OUTPUT_FORMATS = {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
 
 # noise DuckDB wraps around errors raised in obook's Python code
 _NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:Invalid: )?"
