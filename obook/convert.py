@@ -4,13 +4,15 @@ Tables (``TABLES``):
 
 * ``bbo`` — the rows of :func:`obook.bbo` (the one replay path), unchanged, plus a
   ``timestamp`` column when the session date is known;
+* ``trades``, ``orders``, ``depth`` — the rows of :func:`obook.trades`, :func:`obook.orders`
+  and :func:`obook.depth`, from the same replay as the BBO (and a ``timestamp`` likewise);
 * ``symbols`` — the ITCH stock directory (``R``): locate, stock and the directory fields;
 * ``system_events`` — ITCH ``S``: seq, time, event code;
 * ``trading_actions`` — ITCH ``H``: seq, time, locate, stock, trading state, reason.
 
 The three ITCH tables come from :func:`obook.read_itch` (filtered by type); their fields
 past the stock are decoded here from its ``raw`` column (the message bytes of S, R and H).
-A CSV feed has only ``bbo``.
+A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
 Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
 rows, in feed order), written under a temporary name; the files are renamed into place
@@ -218,6 +220,24 @@ SCHEMAS = {
 # --------------------------------------------------------------------------- writing
 
 
+# The depth table's 60 level columns (price, shares, orders for each level) mix every ticker,
+# so row-group min/max statistics on them prune nothing; seq and time (and timestamp) grow
+# along the file, where DELTA_BINARY_PACKED is smaller and faster than a dictionary that
+# overflows into PLAIN (benchmarks/LEDGER.md #15).
+_DELTA_COLUMNS = ("seq", "time", "timestamp")
+_STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
+
+
+def _parquet_options(table: str, schema: pa.Schema) -> dict:
+    """ParquetWriter options of a table besides zstd (the defaults, except for depth)."""
+    if table != "depth":
+        return {}
+    names = schema.names
+    return {"use_dictionary": [n for n in names if n not in _DELTA_COLUMNS],
+            "column_encoding": {n: "DELTA_BINARY_PACKED" for n in _DELTA_COLUMNS if n in names},
+            "write_statistics": [n for n in names if n in _STATS_COLUMNS]}
+
+
 class _TableWriter:
     """One ``<table>.parquet`` under a temporary name; row groups of ``ROW_GROUP_ROWS``."""
 
@@ -231,7 +251,8 @@ class _TableWriter:
 
     def write(self, batch: pa.RecordBatch) -> None:
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, batch.schema, compression="zstd")
+            self.writer = pq.ParquetWriter(self.tmp, batch.schema, compression="zstd",
+                                           **_parquet_options(self.final.stem, batch.schema))
         if batch.num_rows:
             self.pending.append(batch)
             self.pending_rows += batch.num_rows
@@ -246,27 +267,9 @@ class _TableWriter:
 
     def close(self, metadata: dict) -> None:
         self._flush()
-        if self.final.name == "trades.parquet":
-            self._mark_broken()
         self.writer.add_key_value_metadata({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
         self.writer.close()
         self.writer = None
-
-    def _mark_broken(self) -> None:
-        """Rewrite the trades with ``broken``: a later B message names the trade's match."""
-        self.writer.close()
-        table = pq.read_table(self.tmp)
-        is_break = pc.equal(table["kind"], "B")
-        breaks = table.filter(is_break).select(["seq", "match"]).to_pylist()
-        last_break = {}
-        for r in breaks:
-            last_break[r["match"]] = max(last_break.get(r["match"], -1), r["seq"])
-        broken = [not b and m in last_break and last_break[m] > q for q, m, b in zip(
-            table["seq"].to_pylist(), table["match"].to_pylist(), is_break.to_pylist())] if breaks \
-            else [False] * table.num_rows
-        table = table.append_column(pa.field("broken", pa.bool_(), nullable=False), pa.array(broken, pa.bool_()))
-        self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
-        self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
 
     def discard(self) -> None:
         if self.writer is not None:
@@ -313,7 +316,6 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     orders and depth (``levels`` a side) come from one replay; a CSV feed has no symbols,
     system_events or trading_actions. ``tickers`` (a list or comma-separated string) keeps
     only those tickers' rows. ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
-    The trades table gains a ``broken`` column: whether a later B message broke the trade.
     ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it
     is known, the tables get a ``timestamp`` column (``timestamp[ns, America/New_York]``:
     session midnight + the feed time).

@@ -54,15 +54,18 @@ def _head():
 
 
 #: every execution and trade print in feed order: E (at the resting order's price, which
-#: only the book knows), printable C (at its own price), P, Q; and B (a break of `match`)
+#: only the book knows), printable C (at its own price), P, Q; and B (a break of `match`).
+#: CSV feeds: E (at the resting price, the shares executed) and the prints T and X.
 trades_schema = pa.schema(
     _head() + [
-        pa.field("kind", pa.string(), nullable=False),   # E, C, P, Q or B
+        pa.field("kind", pa.string(), nullable=False),   # E, C, P, Q or B; CSV E, T or X
         pa.field("price", pa.int64()),                   # null for B
         pa.field("shares", pa.int64()),                  # null for B
-        pa.field("side", pa.string()),                   # resting side B/S (P: as given); null for Q, B
-        pa.field("ref", pa.uint64()),                    # null for Q, B
-        pa.field("match", pa.uint64()),
+        pa.field("side", pa.string()),                   # resting side B/S (P: as given); null for Q, B, T, X
+        pa.field("ref", pa.uint64()),                    # ITCH order ref; null for Q, B and CSV
+        pa.field("order_id", pa.string()),               # CSV Order column; null for ITCH
+        pa.field("match", pa.uint64()),                  # ITCH match number; null for CSV
+        pa.field("broken", pa.bool_(), nullable=False),  # a later B names this trade's match
     ],
     metadata={b"obook.table": b"trades", b"obook.price_scale": b"10000"},
 )
@@ -70,14 +73,15 @@ trades_schema = pa.schema(
 #: one row per book-changing record with the resting order's state after it (MBO)
 orders_schema = pa.schema(
     _head() + [
-        pa.field("action", pa.string(), nullable=False),  # A (A and F), E, C, X, D, U
+        pa.field("action", pa.string(), nullable=False),  # A (A and F), E, C, X, D, U; CSV A, E, C, D (D and F)
         pa.field("side", pa.string(), nullable=False),
         pa.field("price", pa.int64(), nullable=False),    # the order's price (U: the new one)
         pa.field("shares", pa.int64(), nullable=False),   # added / executed / cancelled / deleted / new
         pa.field("remaining", pa.int64(), nullable=False),  # left on the order after the record
-        pa.field("ref", pa.uint64(), nullable=False),     # U: the original ref
+        pa.field("ref", pa.uint64()),                     # ITCH (U: the original ref); null for CSV
+        pa.field("order_id", pa.string()),                # CSV Order column; null for ITCH
         pa.field("new_ref", pa.uint64()),                 # U only
-        pa.field("match", pa.uint64()),                   # E and C only
+        pa.field("match", pa.uint64()),                   # ITCH E and C only
     ],
     metadata={b"obook.table": b"orders", b"obook.price_scale": b"10000"},
 )

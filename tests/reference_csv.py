@@ -69,30 +69,40 @@ def _read(path_or_bytes) -> bytes:
     return data
 
 
-def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
-    data = _read(path_or_bytes)
+def data_lines(data: bytes):
+    """(line number, line) of every data line: no header, no blank line, no trailing CR."""
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()               # the newline ends the last line; it starts none
-    books: dict[bytes, dict[bytes, list]] = {}
-    rows: list[str] = []
-    skipped: dict[str, int] = {}
     for no, raw in enumerate(lines, 1):
         if no == 1:
             continue
         line = raw[:-1] if raw.endswith(b"\r") else raw
-        if not line.strip():
-            continue
-        f = line.split(b",")
+        if line.strip():
+            yield no, line
+
+
+def parse_line(line: bytes):
+    """(time, ticker, order id, type, shares, price) of a line, or _Fail, checked in SPEC's order."""
+    f = line.split(b",")
+    if len(f) < 6:
+        raise _Fail(f"expected at least 6 fields, got {len(f)}", "expected at least 6 fields")
+    time = _uint(f[0], "time", 64)
+    ticker, oid, typ = f[1], f[2], f[3]
+    if typ not in _TYPES:
+        raise _Fail(f"unknown message type '{_text(typ)}'", "unknown message type")
+    shares = _uint(f[4], "shares", 32)
+    price = _uint(f[5], "price", 32)
+    return time, ticker, oid, typ, shares, price
+
+
+def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
+    books: dict[bytes, dict[bytes, list]] = {}
+    rows: list[str] = []
+    skipped: dict[str, int] = {}
+    for no, line in data_lines(_read(path_or_bytes)):
         try:
-            if len(f) < 6:
-                raise _Fail(f"expected at least 6 fields, got {len(f)}", "expected at least 6 fields")
-            time = _uint(f[0], "time", 64)
-            ticker, oid, typ = f[1], f[2], f[3]
-            if typ not in _TYPES:
-                raise _Fail(f"unknown message type '{_text(typ)}'", "unknown message type")
-            shares = _uint(f[4], "shares", 32)
-            price = _uint(f[5], "price", 32)
+            time, ticker, oid, typ, shares, price = parse_line(line)
             if typ in (b"T", b"X"):
                 continue
             book = books.setdefault(ticker, {})

@@ -104,13 +104,18 @@ def test_convert_gzipped_feed_same_tables(converted, itch_day, tmp_path):
         assert pq.read_table(tmp_path / "gz" / f"{table}.parquet").equals(pq.read_table(out / f"{table}.parquet"))
 
 
-def test_convert_csv_only_bbo_and_ms_timestamp(tmp_path):
+def test_convert_csv_replay_tables_no_side_tables_ms_timestamp(tmp_path):
     feed = tmp_path / "orders.csv"
     write_csv(feed, 1500, 4, seed=1)
-    result = convert(feed, tmp_path / "a")
-    t = pq.read_table(tmp_path / "a" / "bbo.parquet")
-    assert "timestamp" not in t.column_names and result["session_date"] is None
-    assert t.equals(obook.bbo(feed, workers=1).read_all().replace_schema_metadata(t.schema.metadata))
+    result = convert(feed, tmp_path / "a", tables="bbo,trades,orders,depth", levels=3, workers=2)
+    assert "timestamp" not in pq.read_table(tmp_path / "a" / "bbo.parquet").column_names
+    assert result["session_date"] is None
+    for name, reader in (("bbo", obook.bbo(feed, workers=1)), ("trades", obook.trades(feed, workers=1)),
+                         ("orders", obook.orders(feed, workers=1)),
+                         ("depth", obook.depth(feed, workers=1, levels=3))):
+        t = pq.read_table(tmp_path / "a" / f"{name}.parquet")
+        assert t.num_rows > 0
+        assert t.equals(reader.read_all().replace_schema_metadata(t.schema.metadata)), name
     convert(feed, tmp_path / "b", date="2020-01-02")
     t = pq.read_table(tmp_path / "b" / "bbo.parquet")
     midnight = 1577941200 * 10**9   # 2020-01-02 00:00 New York

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from obook._kernels import csv_decode as K
-from obook._kernels.layout import (ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_REDUCE_TO, ASK,
-                                   ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_ACTION, EV_BOOK, EV_REF,
-                                   EV_SEQ, EV_TIME, EV_WIDTH)
+from obook._kernels.layout import (ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_PRINT,
+                                   ACT_REDUCE_TO, ASK, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_ACTION,
+                                   EV_BOOK, EV_MATCH, EV_REF, EV_SEQ, EV_TIME, EV_WIDTH, TYPE_SHIFT)
 from obook.feeds.csv import CsvDecoder
 
 MODES = ["jit", "py"]
@@ -178,7 +178,7 @@ def test_decode_lines_py_func_matches_jit():
         out[:3] = (0, 1, 0)
         with np.errstate(over="ignore"):
             while True:
-                s = fn(K.decode_lines, mode)(b(data), 0, 1, False, ev, d.tk.tab, d.tk.keys, d.tk.arena,
+                s = fn(K.decode_lines, mode)(b(data), 0, 1, False, False, ev, d.tk.tab, d.tk.keys, d.tk.arena,
                                              d.ids.tab, d.ids.keys, d.ids.arena, d.free, d.pend,
                                              d.st, d.counts, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
                 if s != K.NEED_ROOM:
@@ -206,14 +206,14 @@ def _mixed_feed(n=700):
     return b"\n".join(out) + b"\n"
 
 
-def _decode_all(data, worker, workers, mode):
+def _decode_all(data, worker, workers, mode, prints=False):
     d = CsvDecoder("x", worker, workers, "skip")
     ev = np.zeros((len(data), EV_WIDTH), np.int64)
     out = d.out
     out[:3] = (0, 1, 0)
     with np.errstate(over="ignore"):
         while True:
-            s = fn(K.decode_lines, mode)(b(data), worker, workers, True, ev, d.tk.tab, d.tk.keys,
+            s = fn(K.decode_lines, mode)(b(data), worker, workers, True, prints, ev, d.tk.tab, d.tk.keys,
                                          d.tk.arena, d.ids.tab, d.ids.keys, d.ids.arena, d.free, d.pend,
                                          d.st, d.counts, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
             if s != K.NEED_ROOM:
@@ -240,6 +240,26 @@ def test_decode_lines_chunks_resume_and_partition(workers):
     assert sorted(seqs) == want
     assert counts[K.ST_PRICE_NAN] == sum(ln.endswith(b",x") for ln in lines)
     assert counts[K.ST_FIELDS] == lines.count(b"short")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_decode_lines_prints_emit_print_events_with_id_bytes(mode):
+    """With ``prints`` the T / X lines become ACT_PRINT events carrying their letter; every
+    event's EV_MATCH is its order id's span in the buffer; without, they give no event."""
+    data = _mixed_feed()
+    s, ev, _ = _decode_all(data, 0, 1, mode, prints=True)
+    s0, ev0, _ = _decode_all(data, 0, 1, mode, prints=False)
+    assert s == s0 == K.ST_OK
+    acts = ev[:, EV_ACTION]
+    is_print = (acts & 0xFF) == ACT_PRINT
+    assert ((acts[is_print] >> TYPE_SHIFT) & 0xFF).tolist() == [ord("X")] * int(is_print.sum())
+    assert int(is_print.sum()) == data.count(b",X,")
+    rest = [c for c in range(EV_WIDTH) if c != EV_BOOK]    # a print may see a ticker first
+    assert np.array_equal(ev[~is_print][:, rest], ev0[:, rest])
+    lines = data.split(b"\n")
+    for row in ev:
+        start, n = int(row[EV_MATCH]) >> 32, int(row[EV_MATCH]) & 0xFFFFFFFF
+        assert data[start:start + n] == lines[row[EV_SEQ] - 1].split(b",")[2]
 
 
 def test_decode_lines_strict_error_mid_chunk_resume_position():

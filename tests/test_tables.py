@@ -48,7 +48,7 @@ pytestmark = pytest.mark.skipif(bool(_missing), reason=f"obook.{', obook.'.join(
 def _trade_rows(batch):
     c = batch.to_pydict()
     return list(zip(c["seq"], c["time"], c["locate"], c["ticker"], c["kind"], c["price"],
-                    c["shares"], c["side"], c["ref"], c["match"]))
+                    c["shares"], c["side"], c["ref"], c["match"], c["broken"]))
 
 
 def _order_rows(batch):
@@ -188,7 +188,7 @@ def test_trades_schema_columns_and_types(edge):
     assert [(f.name, f.type) for f in schema] == [
         ("seq", pa.int64()), ("time", pa.uint64()), ("ticker", pa.string()), ("locate", pa.uint16()),
         ("kind", pa.string()), ("price", pa.int64()), ("shares", pa.int64()), ("side", pa.string()),
-        ("ref", pa.uint64()), ("match", pa.uint64())]
+        ("ref", pa.uint64()), ("order_id", pa.string()), ("match", pa.uint64()), ("broken", pa.bool_())]
 
 
 def test_orders_schema_columns_and_types(edge):
@@ -196,7 +196,8 @@ def test_orders_schema_columns_and_types(edge):
     assert [(f.name, f.type) for f in schema] == [
         ("seq", pa.int64()), ("time", pa.uint64()), ("ticker", pa.string()), ("locate", pa.uint16()),
         ("action", pa.string()), ("side", pa.string()), ("price", pa.int64()), ("shares", pa.int64()),
-        ("remaining", pa.int64()), ("ref", pa.uint64()), ("new_ref", pa.uint64()), ("match", pa.uint64())]
+        ("remaining", pa.int64()), ("ref", pa.uint64()), ("order_id", pa.string()), ("new_ref", pa.uint64()),
+        ("match", pa.uint64())]
 
 
 @pytest.mark.parametrize("levels", [1, 3, 10])
@@ -237,19 +238,45 @@ def test_depth_edge_feed_matches_reference(edge, workers, levels):
 def test_trades_edge_feed_hand_checked_rows(edge):
     rows, error = trades(edge, 1)
     assert error is None
-    got = [(kind, price, shares, side, ref, match, ticker) for _, _, _, ticker, kind, price, shares, side, ref, match in rows]
+    got = [(kind, price, shares, side, ref, match, ticker, broken)
+           for _, _, _, ticker, kind, price, shares, side, ref, match, broken in rows]
     assert got == [
-        ("E", 1_000_000, 40, "B", 10, 1, "AAPL"),
-        ("E", 1_000_000, 60, "B", 10, 2, "AAPL"),
-        ("C", 1_000_300, 20, "S", 14, 3, "AAPL"),         # the C's price, not the order's
-        ("P", 1_000_000, 100, "B", 0, 6, "AAPL"),
-        ("P", 1_000_100, 25, "S", 99, 7, "AAPL"),
-        ("Q", 1_000_050, 5_000_000_000, None, None, 8, "AAPL"),
-        ("B", None, None, None, None, 6, "AAPL"),
-        ("B", None, None, None, None, 3, None),
-        ("C", 42_100, 7, "S", 90, 9, None),
-        ("E", 1_000_000, 30, "B", 18, 10, "AAPL"),
+        ("E", 1_000_000, 40, "B", 10, 1, "AAPL", False),
+        ("E", 1_000_000, 60, "B", 10, 2, "AAPL", False),
+        ("C", 1_000_300, 20, "S", 14, 3, "AAPL", True),   # the C's price, not the order's; B 3 below
+        ("P", 1_000_000, 100, "B", 0, 6, "AAPL", True),   # B 6 below
+        ("P", 1_000_100, 25, "S", 99, 7, "AAPL", False),
+        ("Q", 1_000_050, 5_000_000_000, None, None, 8, "AAPL", False),
+        ("B", None, None, None, None, 6, "AAPL", False),
+        ("B", None, None, None, None, 3, None, False),
+        ("C", 42_100, 7, "S", 90, 9, None, False),
+        ("E", 1_000_000, 30, "B", 18, 10, "AAPL", False),
     ]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_trades_break_before_or_after_trade_and_after_failure_broken_flag(tmp_path, workers):
+    """Only a later B breaks a trade, also one past a failing record (the feed says so);
+    B messages past a framing error are not read."""
+    b = ItchBuilder()
+    b.directory(1, "AAPL")
+    b.broken(2, locate=1)                                # before its trade: breaks nothing
+    b.add(1, 10, "B", 100, 1_000_000)
+    b.execute(1, 10, 10, match=1)
+    b.execute(1, 10, 10, match=2)
+    b.execute(1, 10, 10, match=3)
+    b.execute(1, 10, 10, match=4)
+    b.broken(1, locate=1)
+    b.delete(1, 77)                                      # unknown ref: the replay stops here
+    b.broken(3, locate=1)                                # later in the feed: still a break of 3
+    path = b.write(tmp_path / "f.itch")
+    with open(path, "ab") as f:
+        f.write(b"\x00\x13B" + b"\x00" * 8 + (4).to_bytes(8, "big"))   # a truncated B: not read
+    rows, error = trades(path, workers)
+    assert error is not None and "unknown order ref" in error.reason
+    assert [(r[4], r[9], r[10]) for r in rows] == [
+        ("B", 2, False), ("E", 1, True), ("E", 2, False), ("E", 3, True), ("E", 4, False), ("B", 1, False)]
+    assert (rows, error.record) == (reference_trades(path)[0], reference_trades(path)[1][0])
 
 
 def test_orders_edge_feed_replace_rows_carry_both_refs(edge):

@@ -423,7 +423,7 @@ def _extra_rows(ev, i, book, act, typ, side, shares, price, rest_px, left, want,
             trades[t, 5] = shares
             trades[t, 6] = side
             trades[t, 7] = ev[_u(i), 4]
-            trades[t, 8] = ev[_u(i), 8] if typ != 0 else 0
+            trades[t, 8] = ev[_u(i), 8]    # ITCH: the match number; CSV: the order id's bytes
             nx[0] += 1
     if want & WANT_ORDERS:
         o = _u(nx[1])
@@ -437,7 +437,7 @@ def _extra_rows(ev, i, book, act, typ, side, shares, price, rest_px, left, want,
         orders[o, 7] = left
         orders[o, 8] = ev[_u(i), 4]
         orders[o, 9] = ev[_u(i), 7]
-        orders[o, 10] = ev[_u(i), 8] if (typ == 69 or typ == 67) else 0
+        orders[o, 10] = ev[_u(i), 8] if (typ == 69 or typ == 67 or typ == 0) else 0
         nx[1] += 1
     if want & WANT_DEPTH:
         _levels(book, sides, pool, lv, snap[1])
@@ -557,8 +557,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, sides, pool, 
                 if (err == 0 or not strict) and (remove or by != 0):
                     _take(a, e, 0 if remove else by, remove, lv, lv_free, sides, pool, pages,
                           page_dir, page_live, page_key, page_free, ov_val, ov_state, st)
-                if act == ACT_EXEC_CLAMP:
-                    shares = by
+                if act == ACT_EXEC_CLAMP or act == ACT_REDUCE_TO:
+                    shares = by              # what the record executed / cancelled
         if add and (err == 0 or not strict):
             if shares == 0 and act == ACT_ADD:
                 err = ERR_ZERO_ADD

@@ -26,8 +26,9 @@ from numba.extending import intrinsic
 
 from .prefetch import prefetch
 from .layout import (
-    ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_REDUCE_TO, ASK, BID,
-    EV_ACTION, EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME,
+    ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_PRINT, ACT_REDUCE_TO, ASK, BID,
+    EV_ACTION, EV_BOOK, EV_MATCH, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME,
+    TYPE_SHIFT,
 )
 
 # decode status codes (order = the order the fields are checked in)
@@ -608,14 +609,14 @@ def parse_fields(buf, sc, j, start, e, nc):
 
 
 @njit(cache=True, _nrt=False)
-def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab):
+def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab, prints):
     """Scan the lines from pos (line seq) for the rows of sc (pass 1 of decode_lines).
 
     Every line worker has to decode or report gets a row, in order: its position,
     parsed fields or failing status, ticker hash and order-id table hash; the id
     table row of each line to intern is prefetched. Header, blank, foreign and
-    well-formed trade-print lines get none. Returns (rows, pos, seq) after the
-    last line scanned (at most sc.shape[0] rows).
+    (without ``prints``) well-formed trade-print lines get none. Returns (rows, pos,
+    seq) after the last line scanned (at most sc.shape[0] rows).
     """
     n = buf.shape[0]
     cap = sc.shape[0]
@@ -648,7 +649,10 @@ def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab):
             continue
         status, typ = parse_fields(buf, sc, j, start, e, nc)
         if status == ST_OK:
-            if typ == 84 or typ == 88:    # T / X: trade prints
+            if typ == 84 or typ == 88:    # T / X: trade prints, the id is not looked up
+                if prints:
+                    sc[j, SC_HTK] = np.int64(h)
+                    j += 1
                 continue
             hid = id_hash(fnv1a(buf, sc[j, SC_C0 + 1] + 1, sc[j, SC_C0 + 2]), h)
             sc[j, SC_HTK] = np.int64(h)
@@ -662,15 +666,30 @@ def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab):
 @njit(cache=True, _nrt=False, inline="always")
 def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_keys, id_arena,
                free, pend, st):
-    """Intern the ticker and order id of the well-formed line of sc[j]; write its event row ne."""
+    """Intern the ticker and order id of the well-formed line of sc[j]; write its event row ne.
+
+    EV_MATCH holds the order id's bytes in buf (start << 32 | length) for the tables
+    that show it; a trade print (T / X) becomes an ACT_PRINT event with its letter.
+    """
     typ = sc[j, SC_TYP]
     shares = sc[j, SC_SHARES]
     c0 = sc[j, SC_C0]
     c1 = sc[j, SC_C0 + 1]
     book = intern_ticker(tk_tab, tk_keys, tk_arena, st, np.uint64(sc[j, SC_HTK]), buf, c0 + 1, c1)
-    h = sc[j, SC_HID]
     a = c1 + 1
     b = sc[j, SC_C0 + 2]
+    events[ne, EV_SEQ] = sc[j, SC_SEQ]
+    events[ne, EV_TIME] = sc[j, SC_TIME]
+    events[ne, EV_BOOK] = book
+    events[ne, EV_SHARES] = shares
+    events[ne, EV_PRICE] = sc[j, SC_PRICE]
+    events[ne, EV_NEWREF] = 0
+    events[ne, EV_MATCH] = (a << 32) | (b - a)
+    if typ == 84 or typ == 88:
+        events[ne, EV_ACTION] = ACT_PRINT | (typ << TYPE_SHIFT)
+        events[ne, EV_REF] = 0
+        return
+    h = sc[j, SC_HID]
     p = prefix8(buf, a, b)
     r, live = table_find(id_tab, id_arena, id_keys, h, book, p, buf, a, b)   # a row is a live order
     side = BID
@@ -705,18 +724,12 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
         act = ACT_REDUCE_TO if typ == 67 else (ACT_EXEC_CLAMP if typ == 69 else ACT_DELETE)
         key = new_key(id_keys, id_arena, free, st, h, buf, a, b)
         _pend(pend, st, key)
-    events[ne, EV_SEQ] = sc[j, SC_SEQ]
-    events[ne, EV_TIME] = sc[j, SC_TIME]
-    events[ne, EV_BOOK] = book
     events[ne, EV_ACTION] = act | (side << 8)
     events[ne, EV_REF] = key
-    events[ne, EV_SHARES] = shares
-    events[ne, EV_PRICE] = sc[j, SC_PRICE]
-    events[ne, EV_NEWREF] = 0
 
 
 @njit(cache=True, _nrt=False)
-def decode_lines(buf, worker, n_workers, tolerant, events,
+def decode_lines(buf, worker, n_workers, tolerant, prints, events,
                  tk_tab, tk_keys, tk_arena, id_tab, id_keys, id_arena, free, pend,
                  st, counts, out, sc):
     """Decode the lines of buf from out[O_POS] (line out[O_NEXT]) that worker owns into events.
@@ -724,6 +737,7 @@ def decode_lines(buf, worker, n_workers, tolerant, events,
     Returns ST_OK when done; NEED_ROOM with out[O_POS], out[O_NEXT], out[O_EVENTS] at the
     line to resume at once the tables have grown; a failing ST_* (strict: tolerant == 0)
     with out[O_SEQ], out[O_A], out[O_B]. Tolerant: counts[status] += 1 and go on.
+    ``prints``: also emit the trade prints (T / X) as events (for the trades table).
     sc (scratch, (SC_ROWS, SC_WIDTH) int64): a chunk of lines is scanned and parsed
     first (scan_chunk, which prefetches their id table rows), then interned in order.
     """
@@ -733,7 +747,7 @@ def decode_lines(buf, worker, n_workers, tolerant, events,
     ne = out[O_EVENTS]
     ret = ST_OK
     while pos < n and ret == ST_OK:
-        m, next_pos, next_seq = scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab)
+        m, next_pos, next_seq = scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab, prints)
         for j in range(m):
             status = sc[j, SC_STATUS]
             if status != ST_OK:

@@ -15,7 +15,8 @@ EV_REF = 4      # order key within the book (ITCH ref, CSV interned id)
 EV_SHARES = 5
 EV_PRICE = 6
 EV_NEWREF = 7   # REPLACE: the new order key
-EV_MATCH = 8    # ITCH E, C, P, Q, B: match number
+EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in the batch
+                #   (start << 32 | length), shown by the trades and orders tables
 EV_AUX = 9      # ITCH C: the execution price
 EV_WIDTH = 10
 # EV_ACTION bits: action (0-7), side (8), C not printable (9), ITCH message type letter (16-23)
@@ -35,7 +36,7 @@ ACT_DELETE = 5       # remove the order
 ACT_REPLACE = 6      # remove REF, add NEWREF with the same side at PRICE, SHARES (back of queue)
 ACT_REDUCE_TO = 7    # CSV C: reduce TO shares; shares >= remaining changes nothing
 ACT_EXEC_CLAMP = 8   # CSV E: reduce by min(shares, remaining); removed at 0
-ACT_PRINT = 9        # ITCH P, Q, B: a trade print (or break); no book change
+ACT_PRINT = 9        # ITCH P, Q, B, CSV T, X: a trade print (or break); no book change
 
 # status / error codes returned by the book kernel (and counted in tolerant mode)
 OK = 0
@@ -67,7 +68,8 @@ ROW_ASK_QTY = 7
 ROW_ASK_N = 8
 ROW_WIDTH = 9
 
-# trade rows (obook.trades): kind is the letter E, C, P, Q or B
+# trade rows (obook.trades): kind is the letter E, C, P, Q or B (CSV: E, T or X);
+# TR_MATCH (OR_MATCH) of a CSV row is its order id's bytes (EV_MATCH)
 TR_SEQ, TR_TIME, TR_BOOK, TR_KIND, TR_PRICE, TR_SHARES, TR_SIDE, TR_REF, TR_MATCH = range(9)
 TR_WIDTH = 9
 # order rows (obook.orders): the resting order's state after each book-changing record

@@ -18,6 +18,7 @@ from .applier import Applier
 from .arrow import Tickers, merge_batch
 from .tables import check_tables, merge_table_batch, schema_of, want_bits, widths
 from .blocks import BLOCK_SIZE, iter_batches
+from .breaks import Breaks
 from .workers import WorkerPool
 
 log = logging.getLogger("obook")
@@ -40,10 +41,12 @@ class Replay:
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
-                 progress: Callable[[int], None] | None = None, tables=("bbo",), levels: int = 10):
+                 progress: Callable[[int], None] | None = None, tables=("bbo",), levels: int = 10,
+                 breaks: bool = True):
         self.path = str(path)
         self.tables = check_tables(tables, levels)
         self.levels = levels
+        self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
         self.want = want_bits(self.tables)
         self.layout = widths(self.tables, levels)
         if not Path(self.path).is_file():
@@ -78,24 +81,31 @@ class Replay:
         has_locate = self.format.name == "itch"
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}
+        breaks = None
+        if has_locate and "trades" in self.tables and self.find_breaks:   # a trade's break comes later: read them first
+            breaks = Breaks.scan(self.path, self.format.framer_class()(self.path, self.on_error))
+            log.debug("%s: %d broken match numbers", self.path, len(breaks))
         feed = iter_batches(self.path, framer, self.block_size)
         engine = _Local(self) if self.workers == 1 else _Pool(self)
         in_flight = 1 if self.workers == 1 else self.slots
+        # CSV order ids are spans of the batch's bytes, read again by the merge
+        keep_bytes = not has_locate and bool(set(self.tables) & {"trades", "orders"})
         try:
             pending: deque = deque()
             for number, batch in enumerate(feed):
                 if len(pending) == in_flight:
-                    yield from self._finish(engine, pending.popleft(), tickers, has_locate)
+                    yield from self._finish(engine, pending.popleft(), tickers, has_locate, breaks)
                 slot = number % in_flight
                 engine.submit(slot, batch)
-                pending.append((slot, batch.n_records, batch.error))
+                pending.append((slot, batch.n_records, batch.error,
+                                batch.data.copy() if keep_bytes else None))
                 self.stats["records"] += batch.n_records
                 if self.progress:
                     self.progress(batch.source_pos)
                 if batch.error is not None:
                     break
             while pending:
-                yield from self._finish(engine, pending.popleft(), tickers, has_locate)
+                yield from self._finish(engine, pending.popleft(), tickers, has_locate, breaks)
             counts = engine.finish()
             for name, n in framer.skipped.items():
                 counts[name] = counts.get(name, 0) + n
@@ -116,8 +126,8 @@ class Replay:
             feed.close()
             engine = feed = None  # a kept error's traceback holds this frame, not the arrays
 
-    def _finish(self, engine, item, tickers, has_locate):
-        slot, n_records, frame_error = item
+    def _finish(self, engine, item, tickers, has_locate, breaks=None):
+        slot, n_records, frame_error, data = item
         item = None
         results = engine.collect(slot)
         first = None
@@ -134,7 +144,7 @@ class Replay:
                                     has_locate)
             else:
                 batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
-                                          tickers, has_locate, self.levels)
+                                          tickers, has_locate, self.levels, data, breaks)
             if batch is not None:
                 if table == "bbo":
                     self.stats["rows"] += batch.num_rows

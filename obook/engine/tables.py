@@ -18,6 +18,31 @@ _CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
 _SIDES = pa.array(["B", "S"], type=pa.string())
 
 
+def _null_u64(n: int) -> pa.Array:
+    return pa.nulls(n, pa.uint64())
+
+
+def _null_string(n: int) -> pa.Array:
+    return pa.nulls(n, pa.string())
+
+
+def order_ids(spans: np.ndarray, data: np.ndarray) -> pa.Array:
+    """The CSV order ids whose bytes in ``data`` are ``spans`` (start << 32 | length)."""
+    starts = spans >> 32
+    lens = spans & 0xFFFFFFFF
+    offsets = np.zeros(len(spans) + 1, np.int32)
+    offsets[1:] = np.cumsum(lens)
+    index = np.repeat(starts - offsets[:-1], lens) + np.arange(offsets[-1])
+    ids = pa.StringArray.from_buffers(len(spans), pa.py_buffer(offsets),
+                                      pa.py_buffer(np.ascontiguousarray(data[index])))
+    try:
+        ids.validate(full=True)
+    except pa.ArrowInvalid:      # not UTF-8: replacement characters, as the tickers get
+        ids = pa.array([bytes(data[a:a + ln]).decode("utf-8", "replace")
+                        for a, ln in zip(starts.tolist(), lens.tolist())], pa.string())
+    return ids
+
+
 def check_tables(tables, levels: int) -> tuple[str, ...]:
     tables = tuple(dict.fromkeys(tables))
     bad = [t for t in tables if t not in TABLES]
@@ -52,7 +77,13 @@ def schema_of(table: str, levels: int) -> pa.Schema:
 
 def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: int,
                       book_mul: np.ndarray, book_add: np.ndarray, tickers: Tickers,
-                      has_locate: bool, levels: int) -> pa.RecordBatch | None:
+                      has_locate: bool, levels: int, data: np.ndarray | None = None,
+                      breaks=None) -> pa.RecordBatch | None:
+    """One batch of ``table``: the workers' rows merged into feed order (seq < limit).
+
+    ``data``: the batch's bytes, for a CSV feed's order ids (the rows hold their spans).
+    ``breaks``: the feed's trade breaks (engine.breaks.Breaks) for the trades' ``broken``.
+    """
     cap = int(counts.sum())
     if cap == 0:
         return None
@@ -66,23 +97,34 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     if table == "trades":
         kind = c[3]
         is_b = kind == ord("B")
-        no_side = is_b | (kind == ord("Q"))
+        if has_locate:
+            no_side = is_b | (kind == ord("Q"))
+            ref = pa.array(c[7].view(np.uint64), mask=no_side)
+            order_id, match = _null_string(n), pa.array(c[8].view(np.uint64))
+            broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
+        else:
+            no_side = kind != ord("E")    # the prints T and X
+            ref, order_id, match = _null_u64(n), order_ids(c[8], data), _null_u64(n)
+            broken = np.zeros(n, bool)    # a CSV feed has no breaks
         arrays = head + [
             _CHARS.take(pa.array(kind)),
             pa.array(c[4], mask=is_b), pa.array(c[5], mask=is_b),
             _SIDES.take(pa.array(c[6], mask=no_side)),
-            pa.array(c[7].view(np.uint64), mask=no_side),
-            pa.array(c[8].view(np.uint64)),
+            ref, order_id, match, pa.array(broken),
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=trades_schema)
     if table == "orders":
         action = c[3]
+        if has_locate:
+            ids = [pa.array(c[8].view(np.uint64)), _null_string(n),
+                   pa.array(c[9].view(np.uint64), mask=action != ord("U")),
+                   pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
+        else:
+            ids = [_null_u64(n), order_ids(c[10], data), _null_u64(n), _null_u64(n)]
         arrays = head + [
             _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[4])),
-            pa.array(c[5]), pa.array(c[6]), pa.array(c[7]), pa.array(c[8].view(np.uint64)),
-            pa.array(c[9].view(np.uint64), mask=action != ord("U")),
-            pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C"))),
-        ]
+            pa.array(c[5]), pa.array(c[6]), pa.array(c[7]),
+        ] + ids
         return pa.RecordBatch.from_arrays(arrays, schema=orders_schema)
     arrays = list(head)
     for k in range(2 * levels):           # bids 1..levels then asks 1..levels

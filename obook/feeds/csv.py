@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import csv_decode as K
-from .._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF
+from .._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, WANT_TRADES
 from .base import Decoder, DecodeResult, Framer, FrameResult
 
 #: tolerant-mode count keys of the field errors, by decode status
@@ -103,6 +103,7 @@ class CsvDecoder(Decoder):
         self.book_mul = n_workers
         self.book_add = worker
         self.tolerant = on_error != "raise"
+        self.prints = bool(want & WANT_TRADES)   # T / X lines only feed the trades table
         self.tk = _Table()
         self.ids = _Table()
         self.free = np.zeros(self.ids.keys.shape[0], np.int64)   # free order keys (a stack)
@@ -134,7 +135,7 @@ class CsvDecoder(Decoder):
         out[K.O_NEXT] = base_seq
         out[K.O_EVENTS] = 0
         while True:
-            status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, events,
+            status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, self.prints, events,
                                     self.tk.tab, self.tk.keys, self.tk.arena,
                                     self.ids.tab, self.ids.keys, self.ids.arena, self.free, self.pend,
                                     st, self.counts, out, self._scratch)
