@@ -154,7 +154,9 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     wanted = set(tickers)
     from .engine.replay import Replay
 
-    replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=levels)
+    # LOBSTER has no broken-trade event: no pre-pass for the trades' breaks
+    replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=levels,
+                    breaks=False)
     cross_types = "cross_type" in schema_of("trades", levels).names
     actions_reader = obook.trading_actions(feed)
     readers.append(actions_reader)

@@ -116,20 +116,40 @@ def _replay(path, levels: int = 10):
     return trades, orders, depth, None
 
 
+def last_breaks(path) -> dict[int, int]:
+    """match number -> record number of its last B, over the frames before the first bad one."""
+    last = {}
+    for seq, _offset, msg in frames(path):
+        if not msg or (chr(msg[0]) in SIZES and len(msg) < SIZES[chr(msg[0])]):
+            break
+        if msg[0] == ord("B"):
+            last[_u(msg, 11, 8)] = seq
+    return last
+
+
+def with_broken(trades: list, path) -> list:
+    """Each trade row + ``broken``: a later B of the feed (delivered or not) names its match."""
+    last = last_breaks(path)
+    return [t + (t[4] != "B" and last.get(t[9], 0) > t[0],) for t in trades]
+
+
 def reference_all(path, levels: int = 10):
     """``(trades, orders, depth, error)`` of one pass (the three functions below in one)."""
-    return _replay(path, levels)
+    trades, orders, depth, error = _replay(path, levels)
+    return with_broken(trades, path), orders, depth, error
 
 
 def reference_trades(path):
-    """Rows ``(seq, time, locate, ticker, kind, price, shares, side, ref, match)`` in feed order.
+    """Rows ``(seq, time, locate, ticker, kind, price, shares, side, ref, match, broken)`` in
+    feed order.
 
     E: the resting order's price and side; C (printable "Y" only): the C's own price, the
     resting side; P: as given (side byte as a one-letter string); Q: side and ref None;
-    B: price, shares, side, ref None, match = the broken match number.
+    B: price, shares, side, ref None, match = the broken match number. broken: a later B
+    of the feed names the match (False for B rows).
     """
     trades, _, _, error = _replay(path)
-    return trades, error
+    return with_broken(trades, path), error
 
 
 def reference_orders(path):

@@ -73,6 +73,22 @@ def itch_frame(buf, n, max_records, strict, sizes):
 
 
 @njit(cache=True, _nrt=False)
+def itch_breaks(buf, n_records, base_seq, seqs, matches):
+    """The trade breaks (B) among the n_records whole frames of buf: their record numbers
+    and match numbers into seqs and matches (>= n_records long). Returns how many."""
+    pos = 0
+    nb = 0
+    for k in range(n_records):
+        ln = _be16(buf, pos)
+        if ln >= 19 and buf[pos + 2] == 66:
+            seqs[nb] = base_seq + k
+            matches[nb] = _be64(buf, pos + 13)
+            nb += 1
+        pos += 2 + ln
+    return nb
+
+
+@njit(cache=True, _nrt=False)
 def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints):
     """Book events of the records (buf holds whole frames) whose locate this worker owns.
 
