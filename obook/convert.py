@@ -323,8 +323,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
     ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
-    ``stats`` is the replay's (``records``, ``rows``, ``skipped`` by kind, ``live_orders``)
-    when ``bbo`` is converted, plus ``messages_by_type`` when an ITCH side table is.
+    ``stats`` is the replay's (``records``, ``rows``, ``skipped`` by kind, ``live_orders``,
+    ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
+    ITCH side tables, ``records`` and ``messages_by_type``.
     """
     import obook
     from .feeds import detect_format, get_format
@@ -359,12 +360,12 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
                     writers[table].write(_with_timestamp(_empty_batch(schema_of(table, levels)), base, scale))
             stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
-                                                            "crossed_books")})
+                                                            "crossed_books", "messages_by_type")})
             stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t in ITCH_TYPES]
         if side:
             side_tables, counts = _itch_tables(feed, side, on_error)
-            stats["messages_by_type"] = dict(sorted(counts.items()))
+            stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
             for name, table in side_tables.items():
                 b = table.combine_chunks().to_batches()

@@ -193,3 +193,21 @@ def test_convert_tickers_keeps_only_those_rows(itch_day, tmp_path):
     convert(itch_day, tmp_path, tables="bbo,trades", tickers="AAA")
     for t in ("bbo", "trades"):
         assert set(pq.read_table(tmp_path / f"{t}.parquet").column("ticker").to_pylist()) <= {"AAA"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_convert_bbo_only_footer_counts_messages_by_type(itch_day, tmp_path, workers):
+    """The replay alone (no side table) records messages per type, ITCH and CSV."""
+    from collections import Counter
+    from reference_itch import frames
+
+    convert(itch_day, tmp_path / "i", tables="bbo", workers=workers)
+    want = Counter(chr(msg[0]) for _, _, msg in frames(itch_day))
+    assert read_metadata(tmp_path / "i" / "bbo.parquet")["stats"]["messages_by_type"] == dict(sorted(want.items()))
+
+    feed = tmp_path / "orders.csv"
+    write_csv(feed, 3000, 5, seed=4)
+    convert(feed, tmp_path / "c", tables="bbo", workers=workers)
+    lines = [ln for ln in feed.read_bytes().split(b"\n")[1:] if ln.strip()]
+    want = Counter(ln.split(b",")[3].decode() for ln in lines)
+    assert read_metadata(tmp_path / "c" / "bbo.parquet")["stats"]["messages_by_type"] == dict(sorted(want.items()))

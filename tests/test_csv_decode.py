@@ -180,7 +180,7 @@ def test_decode_lines_py_func_matches_jit():
             while True:
                 s = fn(K.decode_lines, mode)(b(data), 0, 1, False, False, ev, d.tk.tab, d.tk.keys, d.tk.arena,
                                              d.ids.tab, d.ids.keys, d.ids.arena, d.free, d.pend,
-                                             d.st, d.counts, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
+                                             d.st, d.counts, d.types, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
                 if s != K.NEED_ROOM:
                     break
                 d._grow(int(out[K.O_ROOM]))
@@ -215,11 +215,11 @@ def _decode_all(data, worker, workers, mode, prints=False):
         while True:
             s = fn(K.decode_lines, mode)(b(data), worker, workers, True, prints, ev, d.tk.tab, d.tk.keys,
                                          d.tk.arena, d.ids.tab, d.ids.keys, d.ids.arena, d.free, d.pend,
-                                         d.st, d.counts, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
+                                         d.st, d.counts, d.types, out, np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
             if s != K.NEED_ROOM:
                 break
             d._grow(int(out[K.O_ROOM]))
-    return s, ev[:out[K.O_EVENTS]].copy(), d.counts.copy()
+    return s, ev[:out[K.O_EVENTS]].copy(), d.counts.copy(), d.types.copy()
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
@@ -227,17 +227,22 @@ def test_decode_lines_chunks_resume_and_partition(workers):
     """Many scan chunks, NEED_ROOM resumes from tiny tables, tolerant counts: jit == py_func,
     and the workers' events together are every decodable line once."""
     data = _mixed_feed()
-    seqs, counts = [], np.zeros(K.N_ST, np.int64)
+    seqs, counts, types = [], np.zeros(K.N_ST, np.int64), np.zeros(256, np.int64)
     for w in range(workers):
         got = [_decode_all(data, w, workers, mode) for mode in MODES]
         assert got[0][0] == got[1][0] == K.ST_OK
-        assert np.array_equal(got[0][1], got[1][1]) and np.array_equal(got[0][2], got[1][2])
+        for k in (1, 2, 3):
+            assert np.array_equal(got[0][k], got[1][k])
         seqs += got[0][1][:, EV_SEQ].tolist()
         counts += got[0][2]
+        types += got[0][3]
     lines = data.split(b"\n")
     want = [i + 1 for i, ln in enumerate(lines[1:-1], 1)
             if ln.count(b",") >= 5 and b",X," not in ln and not ln.endswith(b",x")]
     assert sorted(seqs) == want
+    well_formed = [ln.split(b",")[3] for ln in lines[1:-1] if ln.count(b",") >= 5 and not ln.endswith(b",x")]
+    assert {chr(t): int(n) for t, n in enumerate(types) if n} == {
+        t.decode(): well_formed.count(t) for t in set(well_formed)}
     assert counts[K.ST_PRICE_NAN] == sum(ln.endswith(b",x") for ln in lines)
     assert counts[K.ST_FIELDS] == lines.count(b"short")
 
@@ -247,8 +252,9 @@ def test_decode_lines_prints_emit_print_events_with_id_bytes(mode):
     """With ``prints`` the T / X lines become ACT_PRINT events carrying their letter; every
     event's EV_MATCH is its order id's span in the buffer; without, they give no event."""
     data = _mixed_feed()
-    s, ev, _ = _decode_all(data, 0, 1, mode, prints=True)
-    s0, ev0, _ = _decode_all(data, 0, 1, mode, prints=False)
+    s, ev, _, types = _decode_all(data, 0, 1, mode, prints=True)
+    s0, ev0, _, types0 = _decode_all(data, 0, 1, mode, prints=False)
+    assert np.array_equal(types, types0)
     assert s == s0 == K.ST_OK
     acts = ev[:, EV_ACTION]
     is_print = (acts & 0xFF) == ACT_PRINT

@@ -609,14 +609,14 @@ def parse_fields(buf, sc, j, start, e, nc):
 
 
 @njit(cache=True, _nrt=False)
-def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab, prints):
+def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab):
     """Scan the lines from pos (line seq) for the rows of sc (pass 1 of decode_lines).
 
     Every line worker has to decode or report gets a row, in order: its position,
     parsed fields or failing status, ticker hash and order-id table hash; the id
-    table row of each line to intern is prefetched. Header, blank, foreign and
-    (without ``prints``) well-formed trade-print lines get none. Returns (rows, pos,
-    seq) after the last line scanned (at most sc.shape[0] rows).
+    table row of each line to intern is prefetched. Header, blank and foreign lines
+    get none. Returns (rows, pos, seq) after the last line scanned (at most
+    sc.shape[0] rows).
     """
     n = buf.shape[0]
     cap = sc.shape[0]
@@ -649,13 +649,11 @@ def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab, prints):
             continue
         status, typ = parse_fields(buf, sc, j, start, e, nc)
         if status == ST_OK:
+            sc[j, SC_HTK] = np.int64(h)
             if typ == 84 or typ == 88:    # T / X: trade prints, the id is not looked up
-                if prints:
-                    sc[j, SC_HTK] = np.int64(h)
-                    j += 1
+                j += 1
                 continue
             hid = id_hash(fnv1a(buf, sc[j, SC_C0 + 1] + 1, sc[j, SC_C0 + 2]), h)
-            sc[j, SC_HTK] = np.int64(h)
             sc[j, SC_HID] = hid
             prefetch(id_tab, (hid & mask) * T_WIDTH)
             prefetch(id_tab, ((hid + 2) & mask) * T_WIDTH)   # the next cache line
@@ -731,13 +729,14 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
 @njit(cache=True, _nrt=False)
 def decode_lines(buf, worker, n_workers, tolerant, prints, events,
                  tk_tab, tk_keys, tk_arena, id_tab, id_keys, id_arena, free, pend,
-                 st, counts, out, sc):
+                 st, counts, types, out, sc):
     """Decode the lines of buf from out[O_POS] (line out[O_NEXT]) that worker owns into events.
 
     Returns ST_OK when done; NEED_ROOM with out[O_POS], out[O_NEXT], out[O_EVENTS] at the
     line to resume at once the tables have grown; a failing ST_* (strict: tolerant == 0)
     with out[O_SEQ], out[O_A], out[O_B]. Tolerant: counts[status] += 1 and go on.
     ``prints``: also emit the trade prints (T / X) as events (for the trades table).
+    types[t] counts the well-formed lines of each type.
     sc (scratch, (SC_ROWS, SC_WIDTH) int64): a chunk of lines is scanned and parsed
     first (scan_chunk, which prefetches their id table rows), then interned in order.
     """
@@ -747,7 +746,7 @@ def decode_lines(buf, worker, n_workers, tolerant, prints, events,
     ne = out[O_EVENTS]
     ret = ST_OK
     while pos < n and ret == ST_OK:
-        m, next_pos, next_seq = scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab, prints)
+        m, next_pos, next_seq = scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab)
         for j in range(m):
             status = sc[j, SC_STATUS]
             if status != ST_OK:
@@ -758,6 +757,9 @@ def decode_lines(buf, worker, n_workers, tolerant, prints, events,
                 out[O_A] = sc[j, SC_A]
                 out[O_B] = sc[j, SC_B]
                 ret = status
+            elif not prints and (sc[j, SC_TYP] == 84 or sc[j, SC_TYP] == 88):
+                types[sc[j, SC_TYP]] += 1         # a print, and no trades table to feed
+                continue
             elif not has_room(tk_tab, tk_keys, tk_arena, id_tab, id_keys, id_arena, pend, st,
                               sc[j, SC_END] - sc[j, SC_START]):
                 out[O_ROOM] = sc[j, SC_END] - sc[j, SC_START]
@@ -765,6 +767,7 @@ def decode_lines(buf, worker, n_workers, tolerant, prints, events,
             else:
                 apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_keys,
                            id_arena, free, pend, st)
+                types[sc[j, SC_TYP]] += 1
                 ne += 1
                 continue
             next_pos = sc[j, SC_START]

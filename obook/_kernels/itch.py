@@ -50,8 +50,8 @@ def owner_of(locate, n_workers):
 
 
 @njit(cache=True, _nrt=False)
-def itch_frame(buf, n, max_records, strict, sizes):
-    """Walk whole frames at the front of buf[:n].
+def itch_frame(buf, n, max_records, strict, sizes, types):
+    """Walk whole frames at the front of buf[:n]; types[t] counts the well-formed ones by type.
 
     Returns (records, bytes, status, malformed): status FRAME_MALFORMED (strict
     only) means the frame after the returned records is shorter than its type.
@@ -67,6 +67,8 @@ def itch_frame(buf, n, max_records, strict, sizes):
             if strict:
                 return k, pos, FRAME_MALFORMED, bad
             bad += 1
+        else:
+            types[buf[pos + 2]] += 1
         pos += 2 + ln
         k += 1
     return k, pos, FRAME_OK, bad

@@ -64,5 +64,11 @@ class Applier:
                 counts[name] = counts.get(name, 0) + int(self.books.skips[code])
         return counts
 
-    def state(self) -> dict[str, int]:
-        return {"live_orders": self.books.live_orders, "crossed_books": self.books.crossed_books}
+    def state(self) -> dict:
+        """End-of-replay counts of this worker: live orders, crossed books, and (formats whose
+        framer cannot tell types) messages by type."""
+        state = {"live_orders": self.books.live_orders, "crossed_books": self.books.crossed_books}
+        types = self.decoder.message_counts()
+        if types is not None:
+            state["messages_by_type"] = types
+        return state

@@ -111,6 +111,8 @@ class Replay:
                 counts[name] = counts.get(name, 0) + n
             self.stats["skipped"] = counts
             self.stats.update(engine.state)
+            types = framer.message_counts() or self.stats.get("messages_by_type") or {}
+            self.stats["messages_by_type"] = dict(sorted(types.items()))
             self.stats["complete"] = True
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
@@ -216,7 +218,12 @@ class _Pool:
         self.state = {}
         for skipped, state in self.pool.finish():
             for k, v in state.items():
-                self.state[k] = self.state.get(k, 0) + v
+                if isinstance(v, dict):      # counts by name: add them up name by name
+                    total = self.state.setdefault(k, {})
+                    for name, n in v.items():
+                        total[name] = total.get(name, 0) + n
+                else:
+                    self.state[k] = self.state.get(k, 0) + v
             for k, v in skipped.items():
                 counts[k] = counts.get(k, 0) + v
         return counts

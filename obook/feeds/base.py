@@ -53,6 +53,10 @@ class Framer:
         """
         raise NotImplementedError
 
+    def message_counts(self) -> dict[str, int] | None:
+        """Records framed so far by type (None when the framer does not know types)."""
+        return None
+
 
 class Decoder:
     """Worker side: one per worker process, kept for the whole replay."""
@@ -75,6 +79,10 @@ class Decoder:
         ``events`` has at least as many rows as ``buf`` has records.
         """
         raise NotImplementedError
+
+    def message_counts(self) -> dict[str, int] | None:
+        """This worker's well-formed records by type, when the framer cannot count them."""
+        return None
 
     def describe(self, code: int, event: np.ndarray) -> str:
         """The reason text of a book error (layout.ERR_*) caused by ``event``."""

@@ -110,6 +110,7 @@ class CsvDecoder(Decoder):
         self.pend = np.zeros(self.ids.keys.shape[0], np.int64)   # keys that died this batch
         self.st = np.zeros(K.S_WIDTH, np.int64)
         self.counts = np.zeros(K.N_ST, np.int64)
+        self.types = np.zeros(256, np.int64)   # well-formed lines by type
         self.out = np.zeros(K.O_WIDTH, np.int64)
         self._scratch = np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64)
 
@@ -138,7 +139,7 @@ class CsvDecoder(Decoder):
             status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, self.prints, events,
                                     self.tk.tab, self.tk.keys, self.tk.arena,
                                     self.ids.tab, self.ids.keys, self.ids.arena, self.free, self.pend,
-                                    st, self.counts, out, self._scratch)
+                                    st, self.counts, self.types, out, self._scratch)
             if status != K.NEED_ROOM:
                 break
             self._grow(int(out[K.O_ROOM]))
@@ -154,6 +155,9 @@ class CsvDecoder(Decoder):
         if self.tolerant:
             self.skipped = {SKIP_KINDS[s]: int(c) for s, c in enumerate(self.counts) if c}
         return DecodeResult(int(out[K.O_EVENTS]), names, error)
+
+    def message_counts(self):
+        return {chr(t): int(n) for t, n in enumerate(self.types) if n}
 
     def order_id(self, ref: int) -> str:
         """The text of an order key of the last batch (or of any live order)."""

@@ -13,9 +13,16 @@ from .base import Decoder, DecodeResult, Framer, FrameResult
 class ItchFramer(Framer):
     unit = "message"
 
+    def __init__(self, path, on_error="raise"):
+        super().__init__(path, on_error)
+        self.types = np.zeros(256, np.int64)   # framed messages by type byte
+
+    def message_counts(self):
+        return {chr(t): int(n) for t, n in enumerate(self.types) if n}
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         strict = self.on_error == "raise"
-        k, nbytes, status, bad = K.itch_frame(buf, len(buf), max_records, strict, K.SIZES)
+        k, nbytes, status, bad = K.itch_frame(buf, len(buf), max_records, strict, K.SIZES, self.types)
         if bad:
             self.skipped["malformed frame"] = self.skipped.get("malformed frame", 0) + bad
         error = None
