@@ -12,6 +12,10 @@ measured in the project notes:
   entry and returns the entry's view name;
 * ``CREATE TEMP MACRO obook_bbo(path, ...) AS TABLE FROM query_table(<slot>(path, ...))``.
 
+DuckDB reads a view's schema from its source each time a query binds it, so an entry's
+schema may follow the arguments assigned to it: ``obook_depth(path, levels := N)`` has one
+pool whose entries take ``depth_schema(N)`` with the arguments (no view per depth).
+
 The same arguments always map to the same pool entry, so a self-join or a UNION ALL of
 one feed scans one view twice (two independent replays), and different arguments get
 different entries. Entries whose stream has not been opened yet (bound, not executed)
@@ -78,7 +82,8 @@ def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
 
 
 class _Source:
-    """One pool entry: an Arrow stream producer for the arguments last assigned to it."""
+    """One pool entry: an Arrow stream producer for the arguments last assigned to it,
+    with the schema the pool set for them."""
 
     __slots__ = ("name", "schema", "opener", "args", "pending", "streams")
 
@@ -94,25 +99,31 @@ class _Source:
         return self.schema.__arrow_c_schema__()
 
     def __arrow_c_stream__(self, requested_schema=None):
-        args = self.args
+        args, schema = self.args, self.schema
         if args is None:
             # DuckDB only scans a view after the slot UDF assigned it; an empty stream
             # keeps a direct ``FROM <view>`` harmless.
-            reader = pa.RecordBatchReader.from_batches(self.schema, iter(()))
+            reader = pa.RecordBatchReader.from_batches(schema, iter(()))
         else:
             opener = self.opener
             reader = pa.RecordBatchReader.from_batches(
-                self.schema, _stream_batches(lambda: opener(*args), self.schema))
+                schema, _stream_batches(lambda: opener(*args), schema))
         self.pending = False
         self.streams += 1
         return reader.__arrow_c_stream__(requested_schema)
 
 
 class _Pool:
-    """Pool entries of one kind (bbo or messages) for one connection."""
+    """Pool entries of one kind (bbo, depth, messages ...) for one connection.
 
-    def __init__(self, prefix: str, schema: pa.Schema, opener: Callable[..., Any], size: int):
+    Every entry has ``schema``; with ``schema_of`` (depth: of its levels), :meth:`assign`
+    gives an entry ``schema_of(args)`` with its arguments instead.
+    """
+
+    def __init__(self, prefix: str, schema: pa.Schema, opener: Callable[..., Any], size: int,
+                 schema_of: Callable[[tuple], pa.Schema] | None = None):
         self.entries = [_Source(f"{prefix}_{i}", schema, opener) for i in range(size)]
+        self.schema_of = schema_of or (lambda args: schema)
         self.by_args: dict[tuple, _Source] = {}
         self.lru: OrderedDict[str, _Source] = OrderedDict((e.name, e) for e in self.entries)
         self.lock = threading.Lock()
@@ -124,6 +135,7 @@ class _Pool:
                 entry = self._victim()
                 if entry.args is not None:
                     self.by_args.pop(entry.args, None)
+                entry.schema = self.schema_of(args)
                 entry.args = args
                 self.by_args[args] = entry
             entry.pending = True
@@ -169,12 +181,31 @@ def _check_format(fmt: str | None) -> str | None:
     return get_format(fmt).name
 
 
+def _check_levels(levels: int | None) -> int:
+    """``obook_depth``'s levels a side; NULL is the default (10), like the other NULLs."""
+    from .engine.tables import check_tables   # the engine's range and message
+
+    levels = 10 if levels is None else levels
+    check_tables(("depth",), levels)
+    return levels
+
+
+def _replay_args(path, workers, fmt, on_error) -> tuple:
+    return (_check_path(path), _check_workers(workers), _check_format(fmt),
+            "raise" if on_error is None else on_error)
+
+
 def _replay_slot(pool: _Pool):
     """The bind-time UDF of a replay table macro: check the arguments, pick a pool entry."""
     def slot(path, workers, fmt, on_error):
-        args = (_check_path(path), _check_workers(workers), _check_format(fmt),
-                "raise" if on_error is None else on_error)
-        return pool.assign(args)
+        return pool.assign(_replay_args(path, workers, fmt, on_error))
+    return slot
+
+
+def _depth_slot(pool: _Pool):
+    """``obook_depth``'s UDF: the replay arguments plus the levels a side."""
+    def slot(path, workers, fmt, on_error, levels):
+        return pool.assign(_replay_args(path, workers, fmt, on_error) + (_check_levels(levels),))
     return slot
 
 
@@ -186,16 +217,21 @@ def _path_slot(pool: _Pool):
 
 def _opener(table: str):
     """Opens a replay of one table (``obook.bbo``, ``obook.trades`` ...) for a pool entry."""
-    def open_table(path, workers, fmt, on_error):
+    def open_table(path, workers, fmt, on_error, **more):
         import obook
 
-        return getattr(obook, table)(path, workers=workers, format=fmt, on_error=on_error)
+        return getattr(obook, table)(path, workers=workers, format=fmt, on_error=on_error, **more)
+
+    def open_depth(path, workers, fmt, on_error, levels):
+        return open_table(path, workers, fmt, on_error, levels=levels)
 
     def open_side(path):
         import obook
 
         return getattr(obook, table)(path)
-    return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
+    if table == "depth":
+        return open_depth
+    return open_table if table in ("bbo", "trades", "orders") else open_side
 
 
 def _open_messages(path):
@@ -225,7 +261,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
 
     Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')`` and
-    ``obook_trades``, ``obook_orders``, ``obook_depth`` (10 levels) with the same arguments,
+    ``obook_trades``, ``obook_orders`` with the same arguments, ``obook_depth`` with them
+    and ``levels := 10`` (1 to 50 a side, the columns of ``depth_schema(levels)``),
     ``obook_messages(path)``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
@@ -238,20 +275,27 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         token = f"{os.getpid()}_{next(_tokens)}"
 
     varchar, bigint = _duck_type("VARCHAR"), _duck_type("BIGINT")
-    # the replay tables: same arguments, one pool of stream sources each
-    for table, schema in (("bbo", bbo_schema), ("trades", trades_schema), ("orders", orders_schema),
-                          ("depth", depth_schema())):
-        pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size)
+    # the replay tables: same arguments (depth: and its levels), one pool of stream sources
+    # each; a depth entry's schema follows the levels assigned to it
+    options = {"workers": ("NULL", bigint), "format": ("NULL", varchar),
+               "on_error": ("'raise'", varchar)}
+    depth_options = {**options, "levels": ("10", bigint)}
+    for table, schema, schema_of, slot, named in (
+            ("bbo", bbo_schema, None, _replay_slot, options),
+            ("trades", trades_schema, None, _replay_slot, options),
+            ("orders", orders_schema, None, _replay_slot, options),
+            ("depth", depth_schema(), lambda args: depth_schema(args[-1]), _depth_slot, depth_options)):
+        pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size, schema_of)
         for entry in pool.entries:
             con.register(entry.name, entry)
 
         fn = f"__obook_{table}_slot_{token}"
-        con.create_function(fn, _replay_slot(pool), [varchar, bigint, varchar, varchar], varchar,
+        con.create_function(fn, slot(pool), [varchar] + [t for _, t in named.values()], varchar,
                             null_handling="special", side_effects=True)
+        params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
         con.execute(
-            f"CREATE OR REPLACE TEMP MACRO obook_{table}(path, workers := NULL, format := NULL, "
-            "on_error := 'raise') AS TABLE "
-            f"SELECT * FROM query_table({fn}(path, workers, format, on_error))"
+            f"CREATE OR REPLACE TEMP MACRO obook_{table}(path, {params}) AS TABLE "
+            f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))"
         )
 
     # the ITCH reader's tables: the path is the only argument

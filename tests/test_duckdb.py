@@ -230,3 +230,77 @@ def test_obook_bbo_csv_feed_matches_engine_rows(con, tmp_path):
     got = con.execute(f"SELECT * FROM obook_bbo('{feed}', format := 'csv')").fetchall()
     assert got == _rows(obook.bbo(str(feed), format="csv", workers=1))
     assert [(r[0], r[3], r[5]) for r in got] == [(2, None, 100), (3, None, 100), (4, None, None), (5, None, 60)]
+
+
+# obook_depth(path, ..., levels := N): the columns of depth_schema(N), the rows of obook.depth
+
+
+def _depth_rows(path, levels: int) -> list[tuple]:
+    return [tuple(r.values()) for r in obook.depth(str(path), workers=1, levels=levels).read_all().to_pylist()]
+
+
+def test_obook_depth_levels_3_matches_engine_rows_and_columns(con, day):
+    got = con.execute(f"SELECT * FROM obook_depth('{day}', workers := 2, levels := 3) ORDER BY seq").fetchall()
+    assert [d[0] for d in con.description] == obook.depth_schema(3).names
+    assert len(con.description) == 4 + 2 * 3 * 3
+    assert got == _depth_rows(day, 3)
+    assert got != _depth_rows(day, 10)[:len(got)]     # a change below level 3 makes no row
+
+
+def test_obook_depth_without_levels_has_ten_levels(con, small):
+    got = con.execute(f"SELECT * FROM obook_depth('{small}') ORDER BY seq").fetchall()
+    assert [d[0] for d in con.description] == obook.depth_schema(10).names
+    assert got == _depth_rows(small, 10)
+    assert len(got) > 0
+
+
+@pytest.mark.parametrize("levels", [0, 51, -1])
+def test_obook_depth_levels_out_of_range_raises_error_naming_range(con, small, levels):
+    with pytest.raises(duckdb.Error, match=f"levels must be between 1 and 50, not {levels}"):
+        con.execute(f"SELECT * FROM obook_depth('{small}', levels := {levels})").fetchall()
+    assert wait_no_workers() == []
+
+
+def test_obook_depth_two_levels_in_one_query_keep_their_own_rows(con, day):
+    got = con.execute(f"""
+        SELECT lv, count(*) FROM (
+            SELECT 2 AS lv, seq FROM obook_depth('{day}', levels := 2)
+            UNION ALL SELECT 4 AS lv, seq FROM obook_depth('{day}', levels := 4)
+        ) GROUP BY lv ORDER BY lv""").fetchall()
+    two, four = _depth_rows(day, 2), _depth_rows(day, 4)
+    assert got == [(2, len(two)), (4, len(four))]
+    assert len(two) < len(four)
+    # every change of the top 2 levels is a change of the top 4, with the same top 2
+    joined = con.execute(f"""
+        SELECT count(*), count(b.ask_orders_4),
+               sum(CASE WHEN (a.bid_px_2, a.ask_qty_2) IS NOT DISTINCT FROM (b.bid_px_2, b.ask_qty_2)
+                   THEN 1 ELSE 0 END)
+        FROM obook_depth('{day}', levels := 2) a JOIN obook_depth('{day}', levels := 4) b USING (seq)
+        """).fetchall()
+    seqs_two = {r[0] for r in two}
+    assert joined == [(len(two), sum(r[-1] is not None for r in four if r[0] in seqs_two), len(two))]
+
+
+def test_obook_depth_pool_entry_reused_for_other_levels_takes_their_columns(small):
+    con = install(duckdb.connect(), pool_size=1)
+    try:
+        for levels in (2, 5, 2):
+            got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := {levels}) ORDER BY seq").fetchall()
+            assert [d[0] for d in con.description] == obook.depth_schema(levels).names
+            assert got == _depth_rows(small, levels)
+    finally:
+        con.close()
+
+
+def test_obook_depth_prepared_levels_parameter_binds_its_columns(con, small):
+    sql = "SELECT * FROM obook_depth(?, levels := ?) ORDER BY seq"
+    for levels in (1, 3):
+        got = con.execute(sql, [str(small), levels]).fetchall()
+        assert [d[0] for d in con.description] == obook.depth_schema(levels).names
+        assert got == _depth_rows(small, levels)
+
+
+def test_obook_depth_levels_limit_returns_early_and_stops_workers(con, big):
+    got = con.execute(f"SELECT * FROM obook_depth('{big}', workers := 2, levels := 3) LIMIT 10").fetchall()
+    assert len(got) == 10 and len(got[0]) == 4 + 2 * 3 * 3
+    assert wait_no_workers() == []
