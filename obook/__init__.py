@@ -17,7 +17,7 @@ logging.getLogger("obook").addHandler(logging.NullHandler())
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-        stats: dict | None = None):
+        stats: dict | None = None, date=None):
     """Replay a feed and stream its BBO rows (``bbo_schema``) as a ``pyarrow.RecordBatchReader``.
 
     ``workers``: processes that apply the books (default: one per core, at most 8;
@@ -25,10 +25,13 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     ``on_error``: "raise" stops at the first failing record after delivering every
     earlier row; "skip" applies the tolerant rules and counts what it skipped.
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).
+    ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name
+    ``MMDDYYYY.NASDAQ_ITCH50[.gz]``). When it is known, every table has a ``timestamp``
+    column after ``time`` (``timestamp[ns, America/New_York]``: session midnight + time).
     """
     from .engine.replay import Replay
 
-    replay = Replay(path, workers=workers, format=format, on_error=on_error)
+    replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date)
     if stats is None:
         return replay.reader()
 
@@ -37,34 +40,39 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
         stats.update(replay.stats)
 
     import pyarrow as pa
-    return pa.RecordBatchReader.from_batches(bbo_schema, batches())
+    return pa.RecordBatchReader.from_batches(replay.schema("bbo"), batches())
 
 
-def _table(table, path, workers, format, on_error, levels=10):
+def _table(table, path, workers, format, on_error, levels=10, date=None):
     from .engine.replay import Replay
 
     return Replay(path, workers=workers, format=format, on_error=on_error, tables=(table,),
-                  levels=levels).reader(table)
+                  levels=levels, date=date).reader(table)
 
 
-def trades(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
+def trades(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
+           date=None):
     """Every execution and trade print in feed order (``trades_schema``): E at the resting
     order's price (from the book), printable C at its own price, P and Q as given, and B
-    rows naming the match number a break cancels. Options as :func:`bbo`."""
-    return _table("trades", path, workers, format, on_error)
+    rows naming the match number a break cancels; ``broken``: a later B names the trade's
+    match (an ITCH feed is read once more first, for its B messages). CSV feeds: E and the
+    prints T and X, with the order id as text (``order_id``). Options as :func:`bbo`."""
+    return _table("trades", path, workers, format, on_error, date=date)
 
 
-def orders(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
+def orders(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
+           date=None):
     """Order-level rows (``orders_schema``): one per book-changing record, with the resting
-    order's side, price and remaining shares after it, so each row stands alone."""
-    return _table("orders", path, workers, format, on_error)
+    order's side, price and remaining shares after it, so each row stands alone.
+    Options as :func:`bbo`."""
+    return _table("orders", path, workers, format, on_error, date=date)
 
 
 def depth(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-          levels: int = 10):
+          levels: int = 10, date=None):
     """The top ``levels`` price levels a side (``depth_schema(levels)``), one row per record
-    that changes any of them (price, shares or order count)."""
-    return _table("depth", path, workers, format, on_error, levels)
+    that changes any of them (price, shares or order count). Options as :func:`bbo`."""
+    return _table("depth", path, workers, format, on_error, levels, date)
 
 
 def _side(table, path):

@@ -22,12 +22,10 @@ key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import logging
 import os
-import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,6 +33,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import ObookError
+from .session import TIME_NS as _TIME_NS, TIMEZONE, midnight_ns as _midnight_ns, session_date
+from .session import with_timestamp as _with_timestamp
 
 log = logging.getLogger("obook")
 
@@ -45,36 +45,11 @@ REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 TABLES = REPLAY_TABLES + ("symbols", "system_events", "trading_actions")
 ITCH_TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
 ROW_GROUP_ROWS = 1 << 20
-TIMEZONE = "America/New_York"
 METADATA_KEY = b"obook"
 
-_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz)?$", re.IGNORECASE)
-_TIME_NS = {"itch": 1, "csv": 1_000_000}   # feed time unit → ns
 
 
 # --------------------------------------------------------------------------- provenance
-
-
-def session_date(path, date=None) -> _dt.date | None:
-    """The trading day of a feed: ``date`` (``YYYY-MM-DD`` or a ``datetime.date``) when given,
-    else from a Nasdaq file name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``, else None."""
-    if date is not None:
-        if isinstance(date, _dt.datetime):
-            return date.date()
-        if isinstance(date, _dt.date):
-            return date
-        try:
-            return _dt.date.fromisoformat(str(date))
-        except ValueError:
-            raise ObookError(f"date must be YYYY-MM-DD, not {date!r}") from None
-    m = _NASDAQ_NAME.match(Path(path).name)
-    if not m:
-        return None
-    month, day, year = (int(g) for g in m.groups())
-    try:
-        return _dt.date(year, month, day)
-    except ValueError:
-        return None
 
 
 _digests: dict[tuple, tuple[int, str]] = {}
@@ -101,30 +76,6 @@ def read_metadata(path) -> dict:
     if METADATA_KEY not in meta:
         raise ObookError(f"{path}: no obook metadata in the Parquet footer")
     return json.loads(meta[METADATA_KEY])
-
-
-# --------------------------------------------------------------------------- timestamps
-
-
-def _midnight_ns(day: _dt.date) -> int:
-    from zoneinfo import ZoneInfo
-
-    midnight = _dt.datetime.combine(day, _dt.time(0), tzinfo=ZoneInfo(TIMEZONE))
-    return int(midnight.timestamp()) * 1_000_000_000
-
-
-def _with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int) -> pa.RecordBatch:
-    """Insert ``timestamp`` (session midnight in New York + feed time) after ``time``."""
-    if base_ns is None:
-        return batch
-    ns = pc.add(pc.multiply(batch.column("time").cast(pa.int64()), scale), base_ns)
-    ts = ns.cast(pa.timestamp("ns", tz=TIMEZONE))
-    i = batch.schema.get_field_index("time") + 1
-    arrays = list(batch.columns)
-    arrays.insert(i, ts)
-    fields = list(batch.schema)
-    fields.insert(i, pa.field("timestamp", ts.type, nullable=False))
-    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=batch.schema.metadata))
 
 
 # --------------------------------------------------------------------------- ITCH side tables
@@ -339,8 +290,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     size, sha = file_digest(feed)
-    base = _midnight_ns(day) if day else None
-    scale = _TIME_NS[fmt]
+    base = _midnight_ns(day) if day else None     # the side tables' timestamps (the replay stamps its own)
 
     writers = {t: _TableWriter(outdir, t) for t in tables}
     stats: dict = {}
@@ -348,17 +298,16 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         replayed = [t for t in tables if t in REPLAY_TABLES]
         if replayed:
             from .engine.replay import Replay
-            from .engine.tables import schema_of
             keep = _ticker_set(tickers)
             replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=replayed,
-                            levels=levels)
+                            levels=levels, date=day)
             for table, batch in replay.table_batches():
                 if keep is not None:
                     batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=keep))
-                writers[table].write(_with_timestamp(batch, base, scale))
+                writers[table].write(batch)
             for table in replayed:
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
-                    writers[table].write(_with_timestamp(_empty_batch(schema_of(table, levels)), base, scale))
+                    writers[table].write(_empty_batch(replay.schema(table)))
             stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
                                                             "crossed_books", "messages_by_type")})
             stats["table_rows"] = replay.stats.get("table_rows")

@@ -14,7 +14,9 @@ measured in the project notes:
 
 DuckDB reads a view's schema from its source each time a query binds it, so an entry's
 schema may follow the arguments assigned to it: ``obook_depth(path, levels := N)`` has one
-pool whose entries take ``depth_schema(N)`` with the arguments (no view per depth).
+pool whose entries take ``depth_schema(N)`` with the arguments (no view per depth), and
+an entry whose session date is known (``date :=`` or a Nasdaq file name) gets the
+``timestamp`` column.
 
 The same arguments always map to the same pool entry, so a self-join or a UNION ALL of
 one feed scans one view twice (two independent replays), and different arguments get
@@ -190,23 +192,42 @@ def _check_levels(levels: int | None) -> int:
     return levels
 
 
-def _replay_args(path, workers, fmt, on_error) -> tuple:
-    return (_check_path(path), _check_workers(workers), _check_format(fmt),
-            "raise" if on_error is None else on_error)
+def _check_date(path: str, date: str | None):
+    """The session date (``date``, else from a Nasdaq file name): it decides the columns."""
+    from .session import session_date
+
+    return session_date(path, date)
+
+
+def _replay_args(path, workers, fmt, on_error, date, levels=10) -> tuple:
+    path = _check_path(path)
+    return (path, _check_workers(workers), _check_format(fmt), "raise" if on_error is None else on_error,
+            _check_date(path, date), levels)
 
 
 def _replay_slot(pool: _Pool):
     """The bind-time UDF of a replay table macro: check the arguments, pick a pool entry."""
-    def slot(path, workers, fmt, on_error):
-        return pool.assign(_replay_args(path, workers, fmt, on_error))
+    def slot(path, workers, fmt, on_error, date):
+        return pool.assign(_replay_args(path, workers, fmt, on_error, date))
     return slot
 
 
 def _depth_slot(pool: _Pool):
     """``obook_depth``'s UDF: the replay arguments plus the levels a side."""
-    def slot(path, workers, fmt, on_error, levels):
-        return pool.assign(_replay_args(path, workers, fmt, on_error) + (_check_levels(levels),))
+    def slot(path, workers, fmt, on_error, date, levels):
+        return pool.assign(_replay_args(path, workers, fmt, on_error, date, _check_levels(levels)))
     return slot
+
+
+def _replay_schema(table: str):
+    """A replay entry's schema: its table's (depth: of its levels), plus ``timestamp`` when
+    its session date is known."""
+    def schema_of(args):
+        from .engine.tables import schema_of as table_schema
+        from .session import timestamp_schema
+
+        return timestamp_schema(table_schema(table, args[-1]), args[-2])
+    return schema_of
 
 
 def _path_slot(pool: _Pool):
@@ -217,21 +238,17 @@ def _path_slot(pool: _Pool):
 
 def _opener(table: str):
     """Opens a replay of one table (``obook.bbo``, ``obook.trades`` ...) for a pool entry."""
-    def open_table(path, workers, fmt, on_error, **more):
-        import obook
+    def open_table(path, workers, fmt, on_error, date, levels):
+        from .engine.replay import Replay
 
-        return getattr(obook, table)(path, workers=workers, format=fmt, on_error=on_error, **more)
-
-    def open_depth(path, workers, fmt, on_error, levels):
-        return open_table(path, workers, fmt, on_error, levels=levels)
+        return Replay(path, workers=workers, format=fmt, on_error=on_error, tables=(table,),
+                      levels=levels, date=date).reader(table)
 
     def open_side(path):
         import obook
 
         return getattr(obook, table)(path)
-    if table == "depth":
-        return open_depth
-    return open_table if table in ("bbo", "trades", "orders") else open_side
+    return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
 
 
 def _open_messages(path):
@@ -260,9 +277,11 @@ def _duck_type(t: str):
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
     """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
 
-    Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')`` and
-    ``obook_trades``, ``obook_orders`` with the same arguments, ``obook_depth`` with them
-    and ``levels := 10`` (1 to 50 a side, the columns of ``depth_schema(levels)``),
+    Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise',
+    date := NULL)`` and ``obook_trades``, ``obook_orders`` with the same arguments,
+    ``obook_depth`` with them and ``levels := 10`` (1 to 50 a side, the columns of
+    ``depth_schema(levels)``); with a session date (``date := 'YYYY-MM-DD'`` or from a
+    Nasdaq file name) their rows have ``timestamp``,
     ``obook_messages(path)``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
@@ -278,14 +297,14 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     # the replay tables: same arguments (depth: and its levels), one pool of stream sources
     # each; a depth entry's schema follows the levels assigned to it
     options = {"workers": ("NULL", bigint), "format": ("NULL", varchar),
-               "on_error": ("'raise'", varchar)}
+               "on_error": ("'raise'", varchar), "date": ("NULL", varchar)}
     depth_options = {**options, "levels": ("10", bigint)}
-    for table, schema, schema_of, slot, named in (
-            ("bbo", bbo_schema, None, _replay_slot, options),
-            ("trades", trades_schema, None, _replay_slot, options),
-            ("orders", orders_schema, None, _replay_slot, options),
-            ("depth", depth_schema(), lambda args: depth_schema(args[-1]), _depth_slot, depth_options)):
-        pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size, schema_of)
+    for table, schema, slot, named in (
+            ("bbo", bbo_schema, _replay_slot, options),
+            ("trades", trades_schema, _replay_slot, options),
+            ("orders", orders_schema, _replay_slot, options),
+            ("depth", depth_schema(), _depth_slot, depth_options)):
+        pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size, _replay_schema(table))
         for entry in pool.entries:
             con.register(entry.name, entry)
 

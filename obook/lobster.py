@@ -81,6 +81,8 @@ def _filtered(reader, tickers, kinds=None, column="ticker"):
         if kinds is not None:
             mask = pc.and_(mask, pc.is_in(batch[kinds[0]], value_set=pa.array(kinds[1], type=pa.string())))
         batch = batch.filter(pc.fill_null(mask, False))
+        if "timestamp" in batch.schema.names:   # LOBSTER writes the time column; ns would not fit datetime
+            batch = batch.drop_columns(["timestamp"])
         if batch.num_rows:
             yield from batch.to_pylist()
 

@@ -22,8 +22,7 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from .errors import ObookError
-from .engine.tables import schema_of
-from .schema import bbo_schema, itch_message_schema
+from .schema import itch_message_schema
 
 __all__ = ["scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
            "scan_system_events", "scan_trading_actions", "polars_schema"]
@@ -83,53 +82,46 @@ def _scan(open_reader: Callable[[], Any], arrow_schema: pa.Schema, name: str,
 
 
 def scan_bbo(path, *, workers: int | None = None, format: str | None = None,
-             on_error: str = "raise") -> pl.LazyFrame:
-    """A LazyFrame of the feed's BBO rows (``obook.schema.bbo_schema``).
+             on_error: str = "raise", date=None) -> pl.LazyFrame:
+    """A LazyFrame of the feed's BBO rows (``obook.schema.bbo_schema``, plus ``timestamp``
+    when the session date is known).
 
     The options are ``obook.bbo``'s. The path is checked now (a missing file raises
     ``ObookError`` here); the replay itself runs at collect time, once per collect.
     Feed errors (``FeedError`` ...) are raised by ``collect``.
     """
+    return _scan_table("bbo", path, workers, format, on_error, date=date)
+
+
+def _scan_table(table: str, path, workers, format, on_error, levels: int = 10, date=None) -> pl.LazyFrame:
+    from .engine.replay import Replay
+
     full = _check_path(path)
     if workers is not None and workers < 1:
         raise ObookError(f"workers must be at least 1, got {workers}")
 
-    def open_reader():
-        import obook
-
-        return obook.bbo(full, workers=workers, format=format, on_error=on_error)
-
-    return _scan(open_reader, bbo_schema, "obook_bbo", os.fspath(path))
-
-
-def _scan_table(table: str, path, workers, format, on_error, levels: int = 10) -> pl.LazyFrame:
-    full = _check_path(path)
-    if workers is not None and workers < 1:
-        raise ObookError(f"workers must be at least 1, got {workers}")
-
-    def open_reader():
-        from .engine.replay import Replay
+    def replay():
         return Replay(full, workers=workers, format=format, on_error=on_error, tables=(table,),
-                      levels=levels).reader(table)
-    return _scan(open_reader, schema_of(table, levels), f"obook_{table}", os.fspath(path))
+                      levels=levels, date=date)
+    return _scan(lambda: replay().reader(table), replay().schema(table), f"obook_{table}", os.fspath(path))
 
 
 def scan_trades(path, *, workers: int | None = None, format: str | None = None,
-                on_error: str = "raise") -> pl.LazyFrame:
+                on_error: str = "raise", date=None) -> pl.LazyFrame:
     """A LazyFrame of ``obook.trades`` (``obook.schema.trades_schema``)."""
-    return _scan_table("trades", path, workers, format, on_error)
+    return _scan_table("trades", path, workers, format, on_error, date=date)
 
 
 def scan_orders(path, *, workers: int | None = None, format: str | None = None,
-                on_error: str = "raise") -> pl.LazyFrame:
+                on_error: str = "raise", date=None) -> pl.LazyFrame:
     """A LazyFrame of ``obook.orders`` (``obook.schema.orders_schema``)."""
-    return _scan_table("orders", path, workers, format, on_error)
+    return _scan_table("orders", path, workers, format, on_error, date=date)
 
 
 def scan_depth(path, *, workers: int | None = None, format: str | None = None,
-               on_error: str = "raise", levels: int = 10) -> pl.LazyFrame:
+               on_error: str = "raise", levels: int = 10, date=None) -> pl.LazyFrame:
     """A LazyFrame of ``obook.depth`` (``obook.schema.depth_schema(levels)``)."""
-    return _scan_table("depth", path, workers, format, on_error, levels)
+    return _scan_table("depth", path, workers, format, on_error, levels, date)
 
 
 def scan_symbols(path) -> pl.LazyFrame:

@@ -34,6 +34,9 @@ def bbo(
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record (after writing every earlier row); "
                                           "skip: apply the tolerant rules and report what was skipped."),
+    date: Optional[str] = typer.Option(None, "--date",
+                                       help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name); "
+                                            "when known, file outputs get a timestamp column (New York time)."),
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
@@ -47,7 +50,7 @@ def bbo(
 
     with file_progress(feed) as progress:
         replay = Replay(feed, workers=workers, format=format.value if format else None,
-                        on_error=on_error.value, progress=progress)
+                        on_error=on_error.value, progress=progress, date=date)
         reader = replay.reader()
         if output is not None:
             write_file(reader, output)

@@ -81,6 +81,14 @@ def write_result(reader, path: Path) -> int:
         raise ObookError(f"query failed: {_first_line(e)}") from e
 
 
+def _printable(batch):
+    """Temporal columns as text: a ns timestamp does not fit Python's datetime."""
+    import pyarrow as pa
+
+    columns = [c.cast(pa.string()) if pa.types.is_temporal(c.type) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
 def _print_table(reader, max_rows: int) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -91,7 +99,7 @@ def _print_table(reader, max_rows: int) -> None:
                          overflow="fold")
     shown, more = 0, False
     for batch in reader:
-        for row in batch.to_pylist():
+        for row in _printable(batch).to_pylist():
             if shown == max_rows:
                 more = True
                 break

@@ -14,6 +14,7 @@ import pyarrow as pa
 from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError
 from ..feeds import detect_format, get_format
+from ..session import TIME_NS, midnight_ns, session_date, timestamp_schema, with_timestamp
 from .applier import Applier
 from .arrow import Tickers, merge_batch
 from .tables import check_tables, merge_table_batch, schema_of, want_bits, widths
@@ -42,7 +43,7 @@ class Replay:
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[[int], None] | None = None, tables=("bbo",), levels: int = 10,
-                 breaks: bool = True):
+                 breaks: bool = True, date=None):
         self.path = str(path)
         self.tables = check_tables(tables, levels)
         self.levels = levels
@@ -54,6 +55,9 @@ class Replay:
         if on_error not in ON_ERROR:
             raise ObookError(f"on_error must be one of {ON_ERROR}, not {on_error!r}")
         self.format = get_format(format or detect_format(self.path))
+        # the session date (``date`` or a Nasdaq file name): then every table gets ``timestamp``
+        self.session = session_date(self.path, date)
+        self._stamp = (midnight_ns(self.session), TIME_NS[self.format.name]) if self.session else None
         self.workers = default_workers() if workers is None else int(workers)
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
@@ -68,7 +72,12 @@ class Replay:
         if table not in self.tables:
             raise ObookError(f"table {table!r} was not asked of this replay ({', '.join(self.tables)})")
         batches = (b for t, b in self.table_batches() if t == table)
-        return pa.RecordBatchReader.from_batches(schema_of(table, self.levels), batches)
+        return pa.RecordBatchReader.from_batches(self.schema(table), batches)
+
+    def schema(self, table: str = "bbo") -> pa.Schema:
+        """The schema of a table of this replay (``timestamp`` after ``time`` when the
+        session date is known)."""
+        return timestamp_schema(schema_of(table, self.levels), self.session)
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The BBO batches (for a replay of the BBO alone)."""
@@ -148,6 +157,8 @@ class Replay:
                 batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
                                           tickers, has_locate, self.levels, data, breaks)
             if batch is not None:
+                if self._stamp is not None:
+                    batch = with_timestamp(batch, *self._stamp)
                 if table == "bbo":
                     self.stats["rows"] += batch.num_rows
                 self.stats["table_rows"][table] += batch.num_rows
