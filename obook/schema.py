@@ -76,7 +76,7 @@ orders_schema = pa.schema(
         pa.field("action", pa.string(), nullable=False),  # A (A and F), E, C, X, D, U; CSV A, E, C, D (D and F)
         pa.field("side", pa.string(), nullable=False),
         pa.field("price", pa.int64(), nullable=False),    # the order's price (U: the new one)
-        pa.field("shares", pa.int64(), nullable=False),   # added / executed / cancelled / deleted / new
+        pa.field("shares", pa.int64(), nullable=False),   # added / executed / cancelled (CSV C: 0 = no change) / deleted / new
         pa.field("remaining", pa.int64(), nullable=False),  # left on the order after the record
         pa.field("ref", pa.uint64()),                     # ITCH (U: the original ref); null for CSV
         pa.field("order_id", pa.string()),                # CSV Order column; null for ITCH

@@ -175,8 +175,10 @@ def replay_orders_table(orders_rows, levels: int = 10):
     """Rebuild books from orders-table rows by the documented rules; returns
     ``(bbo_rows, depth_rows)`` in the layouts of ``reference_bbo`` and :func:`reference_depth`.
 
-    A/F: add ``ref`` with (side, price, remaining); E/C/X: set remaining, removed at 0;
-    D: remove; U: remove ``ref``, add ``new_ref`` with (side, price, remaining).
+    A/F: add ``ref`` with (side, price, remaining); E/C/X: set remaining, removed at 0,
+    except that a C of 0 shares changes nothing (a CSV reduce-to at or above the remaining,
+    which leaves even a 0-share order in place); D: remove; U: remove ``ref``, add
+    ``new_ref`` with (side, price, remaining).
     """
     books: dict[int, dict] = {}
     last_depth: dict[int, tuple] = {}
@@ -187,6 +189,8 @@ def replay_orders_table(orders_rows, levels: int = 10):
         book = books.setdefault(locate, {})
         if action == "A":
             book[ref] = (side, price, remaining)
+        elif action == "C" and shares == 0:
+            pass
         elif action in "ECX":
             if remaining:
                 book[ref] = (side, price, remaining)

@@ -171,3 +171,23 @@ def test_csv_bbo_unchanged_by_prints(tmp_path):
     r = Replay(path, workers=2, tables=("bbo", "trades", "orders", "depth"))
     together = pa.Table.from_batches([b for t, b in r.table_batches() if t == "bbo"])
     assert together.equals(alone)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_csv_orders_table_replayed_reproduces_bbo_and_depth(tmp_path, workers):
+    """The orders rows alone (book per ticker, orders keyed by their text id) rebuild the
+    BBO and depth tables (the documented rules of tests/reference_tables.replay_orders_table)."""
+    from reference_tables import replay_orders_table
+
+    for path in (edge_feed(tmp_path), tmp_path / "gen.csv"):
+        if not path.exists():
+            write_csv(path, 20_000, 6, seed=4, depth=25)
+        o = [(r["seq"], r["time"], r["ticker"], r["ticker"], r["action"], r["side"], r["price"], r["shares"],
+              r["remaining"], r["order_id"], None, None)
+             for r in obook.orders(path, workers=workers).read_all().to_pylist()]
+        rebuilt_bbo, rebuilt_depth = replay_orders_table(o, levels=3)
+        b = obook.bbo(path, workers=workers).read_all().to_pylist()
+        assert rebuilt_bbo == [(r["seq"], r["time"], r["ticker"], r["ticker"], r["bid_px"], r["bid_qty"],
+                                r["bid_orders"] or 0, r["ask_px"], r["ask_qty"], r["ask_orders"] or 0) for r in b]
+        d, _ = depth(path, workers, 3)
+        assert rebuilt_depth == [(s, t, tk, tk, bids, asks) for s, t, tk, bids, asks in d]
