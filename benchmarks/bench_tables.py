@@ -3,6 +3,13 @@ bbo alone, bbo + trades, bbo + depth(10), and bbo + trades + depth(10), alternat
 fresh processes, medians, and each set's cost over bbo alone.
 
     python benchmarks/bench_tables.py --messages 5000000 --repeats 3 [--workers 2]
+
+Old against new in the same run (``--variants``, comma-separated; ``+`` joins patches):
+``new`` is the code as it is; ``no-options`` writes depth with the default Parquet options
+(dictionary and statistics on every column); ``serial`` encodes row groups in the
+converting thread instead of a background one. For example:
+
+    python benchmarks/bench_tables.py --sets bbo,depth --variants new,serial+no-options
 """
 
 from __future__ import annotations
@@ -15,16 +22,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import itch_day, median, run_child  # noqa: E402
 
 CONVERT = """
-import time, tempfile, obook.engine.worker_main
+import os, time, tempfile, obook.engine.worker_main, obook.convert
 from obook.convert import convert
+{patch}
 out = tempfile.mkdtemp()
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 res = convert({path!r}, out, tables={tables!r}, workers={workers})
-_r = {{'seconds': time.perf_counter() - t, 'rows': res['rows']}}
-import shutil; shutil.rmtree(out)
+_r = {{'seconds': time.perf_counter() - t, 'cpu': time.process_time() - c, 'rows': res['rows'],
+       'bytes': {{k: os.path.getsize(v) for k, v in res['files'].items()}}}}
+import shutil, resource; shutil.rmtree(out)
+_ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+_r['workers_cpu'] = _ru.ru_utime + _ru.ru_stime
 """
 
 SETS = ["bbo", "bbo,trades", "bbo,depth", "bbo,trades,depth"]
+PATCHES = {
+    "new": "",
+    "no-options": "obook.convert._parquet_options = lambda table, schema: {}",
+    "serial": "obook.convert._TableWriter.background = False",
+}
 
 
 def main() -> None:
@@ -32,18 +48,38 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=5_000_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--sets", default=";".join(SETS),
+                    help="table sets separated by ';' (a set is comma-separated), or 'bbo,depth' "
+                         "for the two sets bbo and bbo,depth")
+    ap.add_argument("--variants", default="new")
     args = ap.parse_args()
+    sets = args.sets.split(";") if ";" in args.sets else ["bbo"] + [f"bbo,{t}" for t in args.sets.split(",")
+                                                                   if t != "bbo"]
+    variants = args.variants.split(",")
     path = itch_day(args.messages)
-    results = {s: [] for s in SETS}
+    runs = [(s, v) for s in sets for v in variants]
+    results = {r: [] for r in runs}
     for rep in range(args.repeats):
-        for s in SETS:
-            results[s].append(run_child(CONVERT.format(path=str(path), tables=s, workers=args.workers)))
-        print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]['seconds']:.2f}s" for k, v in results.items()))
-    base = median([r["seconds"] for r in results["bbo"]])
-    print(f"\n{'tables':<20}{'median s':>10}{'vs bbo':>9}  rows")
-    for s, rs in results.items():
-        m = median([r["seconds"] for r in rs])
-        print(f"{s:<20}{m:>10.3f}{m / base:>8.2f}x  {rs[0]['rows']}")
+        for s, v in runs:
+            patch = "\n".join(PATCHES[p] for p in v.split("+"))
+            results[s, v].append(run_child(CONVERT.format(path=str(path), tables=s, workers=args.workers,
+                                                          patch=patch)))
+        print(f"  run {rep + 1}: " + ", ".join(f"{s} [{v}] {r[-1]['seconds']:.2f}s "
+                                               f"(cpu {r[-1]['cpu']:.2f}+{r[-1]['workers_cpu']:.2f})"
+                                               for (s, v), r in results.items()), flush=True)
+    print(f"\n{'tables':<20}{'variant':<22}{'median s':>10}{'vs bbo':>9}{'cpu s':>8}{'vs bbo':>9}"
+          f"{'peak MiB':>10}  bytes / rows")
+    med = {k: (median([r["seconds"] for r in rs]), median([r["cpu"] for r in rs])) for k, rs in results.items()}
+    for (s, v), rs in results.items():
+        (m, c), (m0, c0) = med[s, v], med[sets[0], v]
+        peak = max(r["peak_kib"] for r in rs) / 1024
+        print(f"{s:<20}{v:<22}{m:>10.3f}{m / m0:>8.2f}x{c:>8.2f}{c / c0:>8.2f}x{peak:>10.0f}  "
+              f"{rs[0]['bytes']} {rs[0]['rows']}")
+    if len(variants) > 1:
+        print(f"\nratio to {variants[0]} (medians of the same set): wall, parent CPU")
+        for (s, v) in results:
+            (m, c), (m0, c0) = med[s, v], med[s, variants[0]]
+            print(f"{s:<20}{v:<22}{m / m0:>8.3f}x{c / c0:>8.3f}x")
 
 
 if __name__ == "__main__":

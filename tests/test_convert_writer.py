@@ -1,0 +1,80 @@
+"""``obook.convert``'s Parquet writer: the depth table's encodings and statistics."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import obook
+import obook.convert as oc
+from obook.convert import convert
+from obook.gen.itch import write_itch
+from obook.schema import depth_schema
+
+DAY = "12302019.NASDAQ_ITCH50"
+
+
+@pytest.fixture(scope="module")
+def itch_day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("feeds") / DAY
+    write_itch(path, 4000, 12, seed=3)
+    return path
+
+
+def _parquet_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("obook-parquet")]
+
+
+def _depth_batch(seq, time, levels=1):
+    n = len(seq)
+    cols = [pa.array(seq, pa.int64()), pa.array(time, pa.uint64()), pa.array(["AAA"] * n),
+            pa.array(np.arange(n, dtype=np.uint16))]
+    for _ in range(2 * levels):
+        cols += [pa.array([None, 10] * (n // 2), pa.int64()), pa.array([None, 5] * (n // 2), pa.int64()),
+                 pa.array([None, 1] * (n // 2), pa.int32())]
+    return pa.RecordBatch.from_arrays(cols, schema=depth_schema(levels))
+
+
+def test_convert_depth_small_row_groups_equals_replay_rows(itch_day, tmp_path, monkeypatch):
+    monkeypatch.setattr(oc, "ROW_GROUP_ROWS", 300)
+    convert(itch_day, tmp_path, tables="bbo,depth", levels=3, workers=2)
+    for name, reader in (("bbo", obook.bbo(itch_day, workers=1)), ("depth", obook.depth(itch_day, levels=3))):
+        got = pq.read_table(tmp_path / f"{name}.parquet")
+        assert got.equals(reader.read_all().replace_schema_metadata(got.schema.metadata)), name
+        assert pq.ParquetFile(tmp_path / f"{name}.parquet").metadata.num_row_groups > 2
+        seq = got["seq"].to_numpy()
+        assert (np.diff(seq) > 0).all()
+    assert oc.read_metadata(tmp_path / "depth.parquet")["table"] == "depth"
+    assert not _parquet_threads()
+
+
+def test_convert_depth_seq_time_delta_statistics_on_head_only(itch_day, tmp_path):
+    convert(itch_day, tmp_path, tables="bbo,depth", levels=2, workers=1)
+    group = pq.ParquetFile(tmp_path / "depth.parquet").metadata.row_group(0)
+    cols = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    for name in ("seq", "time", "timestamp"):
+        assert "DELTA_BINARY_PACKED" in cols[name].encodings, name
+        assert not cols[name].has_dictionary_page
+    for name in ("seq", "time", "timestamp", "ticker", "locate"):
+        assert cols[name].is_stats_set, name
+    assert cols["bid_px_1"].has_dictionary_page and not cols["bid_px_1"].is_stats_set
+    assert cols["ask_orders_2"].has_dictionary_page and not cols["ask_orders_2"].is_stats_set
+    bbo = pq.ParquetFile(tmp_path / "bbo.parquet").metadata.row_group(0)   # other tables: defaults
+    assert bbo.column(0).has_dictionary_page and bbo.column(5).is_stats_set
+
+
+def test_table_writer_depth_extreme_seq_time_round_trip(tmp_path):
+    seq = [0, 2**63 - 1, 1, -2**63, 5, 4]
+    time = [0, 2**64 - 1, 1, 2**63, 2**63 - 1, 7]
+    w = oc._TableWriter(tmp_path, "depth")
+    batch = _depth_batch(seq, time)
+    w.write(batch)
+    w.close({"x": 1})
+    w.tmp.replace(w.final)
+    got = pq.read_table(w.final)
+    assert got["seq"].to_pylist() == seq and got["time"].to_pylist() == time
+    assert got.equals(pa.Table.from_batches([batch]).replace_schema_metadata(got.schema.metadata))
