@@ -11,6 +11,9 @@ import logging
 
 from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
 from .schema import bbo_schema, depth_schema, itch_message_schema, orders_schema, trades_schema
+# eager, not lazy: the first import of the submodule obook.convert (by obook.duckdb, the
+# pipelines ...) would otherwise bind the name obook.convert to the module, not the function
+from .convert import convert
 
 __version__ = "0.1.0"
 logging.getLogger("obook").addHandler(logging.NullHandler())
@@ -113,9 +116,6 @@ def __getattr__(name):
     if name.startswith("scan_") and name != "scan_dataset":
         from . import polars as _polars
         return getattr(_polars, name)
-    if name == "convert":
-        from .convert import convert
-        return convert
     if name == "scan_dataset":
         from .dataset import scan_dataset
         return scan_dataset

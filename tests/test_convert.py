@@ -210,3 +210,14 @@ def test_convert_bbo_only_footer_counts_messages_by_type(itch_day, tmp_path, wor
     lines = [ln for ln in feed.read_bytes().split(b"\n")[1:] if ln.strip()]
     want = Counter(ln.split(b",")[3].decode() for ln in lines)
     assert read_metadata(tmp_path / "c" / "bbo.parquet")["stats"]["messages_by_type"] == dict(sorted(want.items()))
+
+
+def test_convert_name_stays_the_function_after_submodule_import():
+    """obook.duckdb (and users) import the submodule obook.convert; obook.convert must
+    still be the function afterwards."""
+    import subprocess
+    import sys
+    code = ("import obook; obook.connect(); import obook.convert; from obook.convert import read_metadata; "
+            "assert callable(obook.convert) and obook.convert.__name__ == 'convert', obook.convert")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr

@@ -55,3 +55,12 @@ def test_example_write_parquet_writes_three_equal_files(feed, tmp_path):
             for name in ("bbo.parquet", "spread.parquet", "bbo_polars.parquet")}
     n = obook.bbo(str(feed), workers=1).read_all().num_rows
     assert rows == {"bbo.parquet": n, "spread.parquet": n, "bbo_polars.parquet": n}
+
+
+def test_example_trades_and_depth_vwap_imbalance_and_files(feed, tmp_path):
+    out = tmp_path / "out"
+    run = _run("trades_and_depth.py", str(feed), str(out), cwd=tmp_path)
+    assert "VWAP" in run.stdout and "imbalance" in run.stdout and "footer" in run.stdout
+    trades = pq.read_table(out / "trades.parquet")
+    assert trades.num_rows == obook.trades(str(feed), workers=1).read_all().num_rows > 0
+    assert {"bbo.parquet", "trades.parquet", "depth.parquet"} <= {p.name for p in out.iterdir()}
