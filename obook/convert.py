@@ -260,7 +260,7 @@ def _check_tables(tables, fmt: str) -> list[str]:
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
-            tickers=None) -> dict:
+            tickers=None, progress=None) -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
@@ -274,6 +274,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
     ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
+    ``progress``: called with the bytes of the feed read so far (and a label when a new
+    pass over the file starts), e.g. for a progress bar.
     ``stats`` is the replay's (``records``, ``rows``, ``skipped`` by kind, ``live_orders``,
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
@@ -300,7 +302,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             from .engine.replay import Replay
             keep = _ticker_set(tickers)
             replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=replayed,
-                            levels=levels, date=day)
+                            levels=levels, date=day, progress=progress)
             for table, batch in replay.table_batches():
                 if keep is not None:
                     batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=keep))

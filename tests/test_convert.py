@@ -221,3 +221,15 @@ def test_convert_name_stays_the_function_after_submodule_import():
             "assert callable(obook.convert) and obook.convert.__name__ == 'convert', obook.convert")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+def test_convert_progress_reports_breaks_pass_then_replay(itch_day, tmp_path):
+    calls = []
+    convert(itch_day, tmp_path, tables="bbo,trades", workers=1,
+            progress=lambda done, phase=None: calls.append((done, phase)))
+    size = itch_day.stat().st_size
+    first = calls.index((0, "replaying"))
+    assert first > 0 and {p for _, p in calls[:first]} == {"finding trade breaks"}
+    assert calls[first - 1][0] == size and calls[-1] == (size, None)
+    replaying = [d for d, _ in calls[first:]]
+    assert replaying == sorted(replaying)

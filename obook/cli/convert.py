@@ -32,8 +32,10 @@ def convert(
     Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
     """
     from ..convert import convert as _convert
+    from .progress import file_progress
 
-    result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
-                      levels=levels, tickers=tickers)
+    with file_progress(feed) as progress:
+        result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
+                          levels=levels, tickers=tickers, progress=progress)
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

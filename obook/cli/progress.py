@@ -9,7 +9,8 @@ from contextlib import contextmanager
 
 @contextmanager
 def file_progress(path, label: str = "replaying"):
-    """Yields a callback taking the bytes of ``path`` read so far (or None when not a tty)."""
+    """Yields a callback taking the bytes of ``path`` read so far and, when a new pass over
+    the file starts, its label (or None when stderr is not a tty)."""
     if not sys.stderr.isatty():
         yield None
         return
@@ -20,4 +21,9 @@ def file_progress(path, label: str = "replaying"):
                   TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
                   transient=True) as bar:
         task = bar.add_task(label, total=os.path.getsize(path))
-        yield lambda done: bar.update(task, completed=done)
+        def update(done: int, phase: str | None = None) -> None:
+            if phase is None:
+                bar.update(task, completed=done)
+            else:
+                bar.update(task, completed=done, description=phase)
+        yield update

@@ -28,8 +28,9 @@ class Breaks:
         self.last_seq = seqs[last]
 
     @classmethod
-    def scan(cls, path: str, framer) -> "Breaks":
-        """Every B of the feed that ``framer`` (a fresh ItchFramer) frames, up to a framing error."""
+    def scan(cls, path: str, framer, progress=None) -> "Breaks":
+        """Every B of the feed that ``framer`` (a fresh ItchFramer) frames, up to a framing
+        error; ``progress(bytes read)`` after each batch."""
         seqs = np.empty(MAX_BATCH_RECORDS, np.int64)
         matches = np.empty(MAX_BATCH_RECORDS, np.int64)
         found_seqs, found_matches = [], []
@@ -39,6 +40,8 @@ class Breaks:
                 n = itch_breaks(batch.data, batch.n_records, batch.base_seq, seqs, matches)
                 found_seqs.append(seqs[:n].copy())
                 found_matches.append(matches[:n].copy())
+                if progress:
+                    progress(batch.source_pos)
                 if batch.error is not None:
                     break
         except ObookError:

@@ -37,12 +37,14 @@ class Replay:
 
     ``reader()`` streams them as a ``pyarrow.RecordBatchReader``; once it is
     exhausted, ``stats`` holds the record count, row count and (tolerant mode)
-    the skipped records by kind.
+    the skipped records by kind. ``progress(done)`` gets the bytes of the file read so
+    far; ``progress(done, phase)`` marks the start of a pass over the file (an ITCH trades
+    replay first reads the feed for its trade breaks).
     """
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
-                 progress: Callable[[int], None] | None = None, tables=("bbo",), levels: int = 10,
+                 progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
                  breaks: bool = True, date=None):
         self.path = str(path)
         self.tables = check_tables(tables, levels)
@@ -92,7 +94,10 @@ class Replay:
                       "table_rows": {t: 0 for t in self.tables}}
         breaks = None
         if has_locate and "trades" in self.tables and self.find_breaks:   # a trade's break comes later: read them first
-            breaks = Breaks.scan(self.path, self.format.framer_class()(self.path, self.on_error))
+            phase = (lambda pos: self.progress(pos, "finding trade breaks")) if self.progress else None
+            breaks = Breaks.scan(self.path, self.format.framer_class()(self.path, self.on_error), phase)
+            if self.progress:
+                self.progress(0, "replaying")
             log.debug("%s: %d broken match numbers", self.path, len(breaks))
         feed = iter_batches(self.path, framer, self.block_size)
         engine = _Local(self) if self.workers == 1 else _Pool(self)
