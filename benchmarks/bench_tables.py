@@ -6,10 +6,10 @@ fresh processes, medians, and each set's cost over bbo alone.
 
 Old against new in the same run (``--variants``, comma-separated; ``+`` joins patches):
 ``new`` is the code as it is; ``no-options`` writes depth with the default Parquet options
-(dictionary and statistics on every column); ``serial`` encodes row groups in the
-converting thread instead of a background one. For example:
+(dictionary and statistics on every column); ``orders-dict`` keeps the depth options but
+dictionary-encodes the orders counts. For example:
 
-    python benchmarks/bench_tables.py --sets bbo,depth --variants new,serial+no-options
+    python benchmarks/bench_tables.py --sets depth --variants no-options,orders-dict,new
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import itch_day, median, run_child  # noqa: E402
 
 CONVERT = """
-import os, time, tempfile, obook.engine.worker_main, obook.convert
+import os, sys, time, tempfile, obook.engine.worker_main
 from obook.convert import convert
+_oc = sys.modules["obook.convert"]       # obook.convert may name the function
 {patch}
 out = tempfile.mkdtemp()
 t, c = time.perf_counter(), time.process_time()
@@ -38,8 +39,17 @@ _r['workers_cpu'] = _ru.ru_utime + _ru.ru_stime
 SETS = ["bbo", "bbo,trades", "bbo,depth", "bbo,trades,depth"]
 PATCHES = {
     "new": "",
-    "no-options": "obook.convert._parquet_options = lambda table, schema: {}",
-    "serial": "obook.convert._TableWriter.background = False",
+    "no-options": "_oc._parquet_options = lambda table, schema: {}",
+    "orders-dict": """
+_options = _oc._parquet_options
+def _dict_orders(table, schema):
+    o = _options(table, schema)
+    if o:
+        enc = {k: v for k, v in o["column_encoding"].items() if v != "BYTE_STREAM_SPLIT"}
+        o = dict(o, column_encoding=enc, use_dictionary=[n for n in schema.names if n not in enc])
+    return o
+_oc._parquet_options = _dict_orders
+""",
 }
 
 

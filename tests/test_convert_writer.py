@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 import numpy as np
@@ -10,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import obook
-import obook.convert as oc
 from obook.convert import convert
 from obook.gen.itch import write_itch
 from obook.schema import depth_schema
 
+oc = importlib.import_module("obook.convert")     # the module (obook.convert is the function)
 DAY = "12302019.NASDAQ_ITCH50"
 
 
@@ -52,7 +53,7 @@ def test_convert_depth_small_row_groups_equals_replay_rows(itch_day, tmp_path, m
     assert not _parquet_threads()
 
 
-def test_convert_depth_seq_time_delta_statistics_on_head_only(itch_day, tmp_path):
+def test_convert_depth_encodings_per_column_statistics_on_head_only(itch_day, tmp_path):
     convert(itch_day, tmp_path, tables="bbo,depth", levels=2, workers=1)
     group = pq.ParquetFile(tmp_path / "depth.parquet").metadata.row_group(0)
     cols = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
@@ -61,8 +62,11 @@ def test_convert_depth_seq_time_delta_statistics_on_head_only(itch_day, tmp_path
         assert not cols[name].has_dictionary_page
     for name in ("seq", "time", "timestamp", "ticker", "locate"):
         assert cols[name].is_stats_set, name
-    assert cols["bid_px_1"].has_dictionary_page and not cols["bid_px_1"].is_stats_set
-    assert cols["ask_orders_2"].has_dictionary_page and not cols["ask_orders_2"].is_stats_set
+    for name in ("bid_px_1", "bid_qty_2", "ask_px_2", "ask_qty_1"):
+        assert cols[name].has_dictionary_page and not cols[name].is_stats_set, name
+    for name in ("bid_orders_1", "ask_orders_2"):
+        assert "BYTE_STREAM_SPLIT" in cols[name].encodings and not cols[name].has_dictionary_page, name
+        assert not cols[name].is_stats_set, name
     bbo = pq.ParquetFile(tmp_path / "bbo.parquet").metadata.row_group(0)   # other tables: defaults
     assert bbo.column(0).has_dictionary_page and bbo.column(5).is_stats_set
 
