@@ -95,3 +95,29 @@ def merge_table(rows, counts, limit, book_mul, book_add, head, out):
         out[2, n] = rows[best, h, 2] * book_mul[best] + book_add[best]
         head[best] = h + 1
         n += 1
+
+
+@njit(cache=True, _nrt=False)
+def level_counts(cols, first, step, n, counts, valid):
+    """The orders columns of merged depth rows as Arrow wants them, in one pass: level k's
+    column is cols[first + step * k, :n]; counts[k, :n] receives it as int32 and valid[k]
+    its validity bitmap (a level is valid when it has orders), shared by the level's price
+    and shares. Returns n."""
+    full = n >> 3
+    for k in range(counts.shape[0]):
+        row = first + step * k
+        for b in range(full):
+            bits = 0
+            for j in range(8):
+                v = cols[row, 8 * b + j]
+                counts[k, 8 * b + j] = v
+                bits |= (v != 0) << j
+            valid[k, b] = bits
+        bits = 0
+        for i in range(8 * full, n):
+            v = cols[row, i]
+            counts[k, i] = v
+            bits |= (v != 0) << (i & 7)
+        if n & 7:
+            valid[k, full] = bits
+    return n

@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from .._kernels.layout import (DEPTH_HEAD, OR_WIDTH, ROW_WIDTH, TR_WIDTH, WANT_DEPTH, WANT_ORDERS,
                                WANT_TRADES)
-from .._kernels.merge import merge_table
+from .._kernels.merge import level_counts, merge_table
 from ..errors import ObookError
 from ..schema import depth_schema, orders_schema, trades_schema
 from .arrow import Tickers, book_columns
@@ -127,12 +127,14 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
         ] + ids
         return pa.RecordBatch.from_arrays(arrays, schema=orders_schema)
     arrays = list(head)
+    n_orders = np.empty((2 * levels, n), np.int32)
+    valid = np.empty((2 * levels, (n + 7) // 8), np.uint8)
+    level_counts(c, DEPTH_HEAD + 2, 3, n, n_orders, valid)   # one bitmap a level, for its three columns
     for k in range(2 * levels):           # bids 1..levels then asks 1..levels
-        px, qty, cnt = c[3 + 3 * k], c[4 + 3 * k], c[5 + 3 * k]
-        valid = pa.py_buffer(np.packbits(cnt != 0, bitorder="little"))  # one bitmap, three columns
-        arrays += [pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(np.ascontiguousarray(px))]),
-                   pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(np.ascontiguousarray(qty))]),
-                   pa.Array.from_buffers(pa.int32(), n, [valid, pa.py_buffer(cnt.astype(np.int32))])]
+        v = pa.py_buffer(valid[k])
+        arrays += [pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(c[DEPTH_HEAD + 3 * k])]),
+                   pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(c[DEPTH_HEAD + 1 + 3 * k])]),
+                   pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(n_orders[k])])]
     return pa.RecordBatch.from_arrays(arrays, schema=depth_schema(levels))
 
 

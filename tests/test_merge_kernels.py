@@ -1,0 +1,54 @@
+"""The merge kernels (obook/_kernels/merge.py) on hand-made rows, compiled and as .py_func."""
+
+import numpy as np
+import pytest
+
+from obook._kernels import merge as M
+
+
+def both(kernel):
+    return [pytest.param(kernel, id="compiled"), pytest.param(kernel.py_func, id="py_func")]
+
+
+@pytest.mark.parametrize("kernel", both(M.level_counts))
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 16, 23])
+def test_level_counts_any_length_equals_astype_and_packbits(kernel, n):
+    rng = np.random.default_rng(n)
+    cols = rng.integers(0, 3, size=(9, n + 5)).astype(np.int64)   # 2 head columns, 3 levels of 3
+    counts = np.full((3, n), -1, np.int32)
+    valid = np.full((3, (n + 7) // 8), 0xFF, np.uint8)
+    assert kernel(cols, 2, 3, n, counts, valid) == n
+    for k in range(3):
+        col = cols[2 + 3 * k, :n]
+        assert counts[k].tolist() == col.tolist()
+        assert valid[k].tolist() == np.packbits(col != 0, bitorder="little").tolist()
+
+
+@pytest.mark.parametrize("kernel", both(M.level_counts))
+def test_level_counts_columns_past_n_leave_last_byte_bits_clear(kernel):
+    cols = np.ones((6, 16), np.int64)        # every level has orders, also past n
+    counts = np.zeros((2, 11), np.int32)
+    valid = np.zeros((2, 2), np.uint8)
+    kernel(cols, 2, 3, 11, counts, valid)
+    assert valid.tolist() == [[0xFF, 0b111], [0xFF, 0b111]]
+    assert counts.tolist() == [[1] * 11, [1] * 11]
+
+
+@pytest.mark.parametrize("kernel", both(M.level_counts))
+def test_level_counts_large_count_kept_and_valid(kernel):
+    cols = np.array([[0, 2**31 - 1, 0, 5]], np.int64)
+    counts = np.zeros((1, 4), np.int32)
+    valid = np.zeros((1, 1), np.uint8)
+    kernel(cols, 0, 3, 4, counts, valid)
+    assert counts.tolist() == [[0, 2**31 - 1, 0, 5]] and valid.tolist() == [[0b1010]]
+
+
+@pytest.mark.parametrize("kernel", both(M.merge_table))
+def test_merge_table_two_workers_feed_order_global_books_below_limit(kernel):
+    rows = np.zeros((2, 4, 4), np.int64)
+    rows[0, :3] = [[1, 10, 0, 7], [4, 40, 1, 8], [9, 90, 0, 9]]
+    rows[1, :2] = [[2, 20, 0, 5], [3, 30, 1, 6]]
+    out = np.full((4, 5), -1, np.int64)
+    n = kernel(rows, np.array([3, 2]), 9, np.array([2, 2]), np.array([0, 1]), np.zeros(2, np.int64), out)
+    assert n == 4                              # seq 9 is at the limit: left out
+    assert out[:, :n].T.tolist() == [[1, 10, 0, 7], [2, 20, 1, 5], [3, 30, 3, 6], [4, 40, 2, 8]]
