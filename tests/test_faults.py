@@ -59,6 +59,19 @@ def only_feed_left(directory, feed=None):
     assert names == [], f"left in {directory}: {names}"
 
 
+# ---------------------------------------------------------------- a killed parent
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_cli_parent_sigkilled_mid_replay_workers_exit(big, tmp_path, workers):
+    """A parent killed outright (kill -9, the OOM killer) cannot stop its workers; they must
+    not wait forever on a pipe whose other end they inherited (fork) themselves."""
+    p = cli("bbo", big, "--workers", workers, "--output", tmp_path / "day.parquet", start_new_session=True)
+    kids = wait_for_workers(p, workers)
+    p.kill()
+    p.wait(timeout=15)
+    assert_gone(kids)
+
+
 # ---------------------------------------------------------------- a killed worker
 
 @pytest.mark.parametrize("workers", [2, 3])

@@ -13,8 +13,31 @@ from .._kernels.layout import ROW_WIDTH
 from .applier import Applier
 from .workers import shared_views
 
+PR_SET_PDEATHSIG = 1      # <linux/prctl.h>
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel SIGKILL this worker when its parent dies.
+
+    A forked worker inherits the parent's ends of the worker pipes (its own included), so a
+    parent killed outright (SIGKILL, the OOM killer) would never give it EOF: it would wait
+    forever, holding the shared memory. PR_SET_PDEATHSIG covers that; a parent that died
+    before the call is caught by the ppid check.
+    """
+    ppid = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):   # not Linux: EOF on the pipe stays the only signal
+        return
+    if os.getppid() != ppid:
+        os._exit(0)
+
 
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels):
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
         fd = reduction.recv_handle(conn)
