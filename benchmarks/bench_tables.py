@@ -7,7 +7,8 @@ fresh processes, medians, and each set's cost over bbo alone.
 Old against new in the same run (``--variants``, comma-separated; ``+`` joins patches):
 ``new`` is the code as it is; ``no-options`` writes depth with the default Parquet options
 (dictionary and statistics on every column); ``orders-dict`` keeps the depth options but
-dictionary-encodes the orders counts. For example:
+dictionary-encodes the orders counts; ``depth-only-options`` writes every table but depth
+with the default options (before #20). For example:
 
     python benchmarks/bench_tables.py --sets depth --variants no-options,orders-dict,new
 """
@@ -39,6 +40,10 @@ _r['workers_cpu'] = _ru.ru_utime + _ru.ru_stime
 SETS = ["bbo", "bbo,trades", "bbo,depth", "bbo,trades,depth"]
 PATCHES = {
     "new": "",
+    "depth-only-options": """
+_options = _oc._parquet_options
+_oc._parquet_options = lambda table, schema: _options(table, schema) if table == "depth" else {}
+""",
     "no-options": "_oc._parquet_options = lambda table, schema: {}",
     "orders-dict": """
 _options = _oc._parquet_options

@@ -171,26 +171,26 @@ SCHEMAS = {
 # --------------------------------------------------------------------------- writing
 
 
-# The depth table's 60 level columns (price, shares, orders for each level) mix every ticker,
-# so row-group min/max statistics on them prune nothing; seq and time (and timestamp) grow
-# along the file, where DELTA_BINARY_PACKED is smaller and faster than a dictionary that
-# overflows into PLAIN; the orders counts (small int32) are smaller and faster as
-# BYTE_STREAM_SPLIT (zstd drops the zero high bytes) than as a dictionary (benchmarks/LEDGER.md
-# #15, #16).
+# seq and time (and timestamp) grow along every file, where DELTA_BINARY_PACKED is smaller
+# and faster than a dictionary that overflows into PLAIN (benchmarks/LEDGER.md #15, #20). The
+# depth table's 60 level columns (price, shares, orders for each level) mix every ticker, so
+# row-group min/max statistics on them prune nothing; its orders counts (small int32) are
+# smaller and faster as BYTE_STREAM_SPLIT (zstd drops the zero high bytes) than as a
+# dictionary (#16).
 _DELTA_COLUMNS = ("seq", "time", "timestamp")
 _STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
 
 
 def _parquet_options(table: str, schema: pa.Schema) -> dict:
-    """ParquetWriter options of a table besides zstd (the defaults, except for depth)."""
-    if table != "depth":
-        return {}
+    """ParquetWriter options of a table besides zstd."""
     names = schema.names
     encoding = {n: "DELTA_BINARY_PACKED" for n in _DELTA_COLUMNS if n in names}
-    encoding.update({n: "BYTE_STREAM_SPLIT" for n in names if "_orders_" in n})
-    return {"use_dictionary": [n for n in names if n not in encoding],
-            "column_encoding": encoding,
-            "write_statistics": [n for n in names if n in _STATS_COLUMNS]}
+    options = {"use_dictionary": [n for n in names if n not in encoding], "column_encoding": encoding}
+    if table == "depth":
+        encoding.update({n: "BYTE_STREAM_SPLIT" for n in names if "_orders_" in n})
+        options["use_dictionary"] = [n for n in names if n not in encoding]
+        options["write_statistics"] = [n for n in names if n in _STATS_COLUMNS]
+    return options
 
 
 class _TableWriter:

@@ -67,8 +67,9 @@ def test_convert_depth_encodings_per_column_statistics_on_head_only(itch_day, tm
     for name in ("bid_orders_1", "ask_orders_2"):
         assert "BYTE_STREAM_SPLIT" in cols[name].encodings and not cols[name].has_dictionary_page, name
         assert not cols[name].is_stats_set, name
-    bbo = pq.ParquetFile(tmp_path / "bbo.parquet").metadata.row_group(0)   # other tables: defaults
-    assert bbo.column(0).has_dictionary_page and bbo.column(5).is_stats_set
+    bbo = pq.ParquetFile(tmp_path / "bbo.parquet").metadata.row_group(0)   # other tables: delta seq/time
+    assert "DELTA_BINARY_PACKED" in bbo.column(0).encodings and not bbo.column(0).has_dictionary_page
+    assert bbo.column(5).has_dictionary_page and bbo.column(5).is_stats_set   # the rest: defaults
 
 
 def test_table_writer_depth_extreme_seq_time_round_trip(tmp_path):
