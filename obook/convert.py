@@ -185,10 +185,10 @@ def _parquet_options(table: str, schema: pa.Schema) -> dict:
     """ParquetWriter options of a table besides zstd."""
     names = schema.names
     encoding = {n: "DELTA_BINARY_PACKED" for n in _DELTA_COLUMNS if n in names}
-    options = {"use_dictionary": [n for n in names if n not in encoding], "column_encoding": encoding}
     if table == "depth":
         encoding.update({n: "BYTE_STREAM_SPLIT" for n in names if "_orders_" in n})
-        options["use_dictionary"] = [n for n in names if n not in encoding]
+    options = {"use_dictionary": [n for n in names if n not in encoding], "column_encoding": encoding}
+    if table == "depth":
         options["write_statistics"] = [n for n in names if n in _STATS_COLUMNS]
     return options
 

@@ -18,14 +18,6 @@ _CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
 _SIDES = pa.array(["B", "S"], type=pa.string())
 
 
-def _null_u64(n: int) -> pa.Array:
-    return pa.nulls(n, pa.uint64())
-
-
-def _null_string(n: int) -> pa.Array:
-    return pa.nulls(n, pa.string())
-
-
 def order_ids(spans: np.ndarray, data: np.ndarray) -> pa.Array:
     """The CSV order ids whose bytes in ``data`` are ``spans`` (start << 32 | length)."""
     starts = spans >> 32
@@ -100,11 +92,11 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
         if has_locate:
             no_side = is_b | (kind == ord("Q"))
             ref = pa.array(c[7].view(np.uint64), mask=no_side)
-            order_id, match = _null_string(n), pa.array(c[8].view(np.uint64))
+            order_id, match = pa.nulls(n, pa.string()), pa.array(c[8].view(np.uint64))
             broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
         else:
             no_side = kind != ord("E")    # the prints T and X
-            ref, order_id, match = _null_u64(n), order_ids(c[8], data), _null_u64(n)
+            ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[8], data), pa.nulls(n, pa.uint64())
             broken = np.zeros(n, bool)    # a CSV feed has no breaks
         arrays = head + [
             _CHARS.take(pa.array(kind)),
@@ -116,11 +108,11 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     if table == "orders":
         action = c[3]
         if has_locate:
-            ids = [pa.array(c[8].view(np.uint64)), _null_string(n),
+            ids = [pa.array(c[8].view(np.uint64)), pa.nulls(n, pa.string()),
                    pa.array(c[9].view(np.uint64), mask=action != ord("U")),
                    pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
         else:
-            ids = [_null_u64(n), order_ids(c[10], data), _null_u64(n), _null_u64(n)]
+            ids = [pa.nulls(n, pa.uint64()), order_ids(c[10], data), pa.nulls(n, pa.uint64()), pa.nulls(n, pa.uint64())]
         arrays = head + [
             _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[4])),
             pa.array(c[5]), pa.array(c[6]), pa.array(c[7]),

@@ -33,6 +33,11 @@ class DecodeResult:
     error: tuple[int, str] | None = None                       # (record number, reason), strict mode
 
 
+def counts_by_type(types: np.ndarray) -> dict[str, int]:
+    """A count array indexed by type byte as ``{letter: count}`` (the non-zero ones)."""
+    return {chr(t): int(n) for t, n in enumerate(types) if n}
+
+
 class Framer:
     """Parent side: cuts whole records; counts records; sees every record once."""
 

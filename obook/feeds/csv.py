@@ -13,7 +13,7 @@ import numpy as np
 
 from .._kernels import csv_decode as K
 from .._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, WANT_TRADES
-from .base import Decoder, DecodeResult, Framer, FrameResult
+from .base import Decoder, DecodeResult, Framer, FrameResult, counts_by_type
 
 #: tolerant-mode count keys of the field errors, by decode status
 SKIP_KINDS = {
@@ -157,7 +157,7 @@ class CsvDecoder(Decoder):
         return DecodeResult(int(out[K.O_EVENTS]), names, error)
 
     def message_counts(self):
-        return {chr(t): int(n) for t, n in enumerate(self.types) if n}
+        return counts_by_type(self.types)
 
     def order_id(self, ref: int) -> str:
         """The text of an order key of the last batch (or of any live order)."""

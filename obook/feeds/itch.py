@@ -7,7 +7,7 @@ import numpy as np
 from .._kernels import itch as K
 from .._kernels.layout import BOOK_ERROR_NAMES, EV_REF, WANT_TRADES
 from ..errors import FeedError, TruncatedFeedError
-from .base import Decoder, DecodeResult, Framer, FrameResult
+from .base import Decoder, DecodeResult, Framer, FrameResult, counts_by_type
 
 
 class ItchFramer(Framer):
@@ -18,7 +18,7 @@ class ItchFramer(Framer):
         self.types = np.zeros(256, np.int64)   # framed messages by type byte
 
     def message_counts(self):
-        return {chr(t): int(n) for t, n in enumerate(self.types) if n}
+        return counts_by_type(self.types)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         strict = self.on_error == "raise"
