@@ -18,13 +18,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import csv_day, itch_day, median  # noqa: E402
 
+# wall seconds, and CPU seconds of the process and its workers (steadier on a loaded machine)
 REPLAY = """
-import time, obook, json
+import time, obook, json, resource
 import obook.engine.worker_main  # load the compiled kernels before timing
-t = time.perf_counter(); rows = 0
+import obook.engine.replay, pyarrow.compute  # and the modules a replay imports: a thin
+# ``import obook`` leaves them to the first replay (the old front imported them eagerly)
+def cpu():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+t, c = time.perf_counter(), cpu(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format={fmt!r}):
     rows += b.num_rows
-print(json.dumps({{'seconds': time.perf_counter() - t, 'rows': rows, 'file': obook.__file__}}))
+print(json.dumps({{'seconds': time.perf_counter() - t, 'cpu': cpu() - c, 'rows': rows,
+                  'file': obook.__file__}}))
 """
 
 
@@ -64,14 +71,15 @@ def main() -> None:
                 res[(name, side)].append(run(REPLAY.format(path=str(path), workers=workers, fmt=fmt), old))
         print(f"run {rep + 1}: " + ", ".join(f"{k[0]} {k[1]} {v[-1]['seconds']:.2f}s" for k, v in res.items()),
               flush=True)
-    print(f"\n{'case':<16}{'old s':>8}{'new s':>8}{'new/old':>9}{'ratios (per run)':>40}")
-    for name in cases:
-        o = [r["seconds"] for r in res[(name, "old")]]
-        n = [r["seconds"] for r in res[(name, "new")]]
-        assert {r["rows"] for r in res[(name, "old")]} == {r["rows"] for r in res[(name, "new")]}
-        ratios = [b / a for a, b in zip(o, n)]
-        print(f"{name:<16}{median(o):>8.2f}{median(n):>8.2f}{median(ratios):>9.3f}"
-              f"{' '.join(f'{x:.3f}' for x in ratios):>40}")
+    for key in ("seconds", "cpu"):
+        print(f"\n{key:<16}{'old':>8}{'new':>8}{'new/old':>9}   ratios (per run)")
+        for name in cases:
+            o = [r[key] for r in res[(name, "old")]]
+            n = [r[key] for r in res[(name, "new")]]
+            assert {r["rows"] for r in res[(name, "old")]} == {r["rows"] for r in res[(name, "new")]}
+            ratios = [b / a for a, b in zip(o, n)]
+            print(f"{name:<16}{median(o):>8.2f}{median(n):>8.2f}{median(ratios):>9.3f}   "
+                  f"{' '.join(f'{x:.3f}' for x in ratios)}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as _dt
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .errors import ObookError
 
@@ -75,6 +74,8 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
     """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time``."""
     if base_ns is None:
         return batch
+    import pyarrow.compute as pc
+
     ns = pc.add(pc.multiply(batch.column("time").cast(pa.int64()), scale), base_ns)
     arrays = list(batch.columns)
     arrays.insert(batch.schema.get_field_index("time") + 1, ns.cast(pa.timestamp("ns", tz=tz)))
