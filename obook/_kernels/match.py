@@ -22,7 +22,7 @@ from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NB
                            K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
                            LV_TAIL, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
                            MARKET_BIT, NEED_ORDERS, NEED_OUTPUT, NEVER, O_BOOK, O_KEY, O_LV,
-                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, OK, OP_CANCEL, OP_MODIFY,
+                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, OK, OP_CANCEL, OP_MODIFY, OP_NEW,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
                            R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
                            ST_FREE, ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, ST_TOP, STP_CANCEL_INCOMING,
@@ -266,7 +266,8 @@ def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
     if reason == 0 and s < 0:
         reason = R_UNKNOWN_ID if s == NEVER else R_NOT_LIVE
     if reason != 0 and want & W_EVENTS:
-        event(ev, st, seq, time, book, key, K_REJECTED | (reason << 8), (op >> SIDE_SHIFT) & 1, -1, qty, 0, -1)
+        event(ev, st, seq, time, book, key, K_REJECTED | (reason << 8), (op >> SIDE_SHIFT) & 1, -1,
+              qty if qty > 0 else 0, 0, -1)
     return reason != 0
 
 
@@ -338,7 +339,7 @@ def room(m, i, want, od, st, fl, ev, qt, dq):
             (want & W_EVENTS and st[ST_NE] + live > ev.shape[0]) or \
             (want & W_BBO and st[ST_NQ] + 1 > qt.shape[0]) or (want & W_DEPTH and st[ST_ND] + 1 > dq.shape[0]):
         return NEED_OUTPUT
-    if (m[_u(i), M_OP] & 3) != OP_CANCEL and st[ST_FREE] < 0 and st[ST_TOP] >= od.shape[0]:
+    if (m[_u(i), M_OP] & 3) == OP_NEW and st[ST_FREE] < 0 and st[ST_TOP] >= od.shape[0]:
         return NEED_ORDERS
     return OK
 

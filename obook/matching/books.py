@@ -17,6 +17,9 @@ from .._kernels.match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_W
                                      STP_CANCEL_RESTING, STP_NONE, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
 from ..errors import ObookError
 
+#: starting sizes (tests make them tiny to exercise the growth paths)
+CHUNK = 1 << 16
+ORDERS = 1024
 TABLES = ("fills", "events", "bbo", "depth")
 WANT = {"fills": W_FILLS, "events": W_EVENTS, "bbo": W_BBO, "depth": W_DEPTH}
 STP = {None: STP_NONE, "none": STP_NONE, "cancel_resting": STP_CANCEL_RESTING,
@@ -117,7 +120,8 @@ class MatchBooks:
 
 def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
     """Match ``msg`` (the instructions of ``books``) and return every table's int64 rows."""
-    mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels)
+    mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
+                    chunk=CHUNK, orders=ORDERS)
     mb.run(msg)
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)

@@ -94,7 +94,7 @@ def to_table(source) -> pa.Table:
         return source.read_all()
     if hasattr(source, "collect") and hasattr(source, "lazy"):   # a polars LazyFrame
         source = source.collect()
-    for method in ("to_arrow", "fetch_arrow_table", "arrow"):     # polars, DuckDB relations
+    for method in ("to_arrow_table", "to_arrow", "fetch_arrow_table", "arrow"):     # polars, DuckDB relations
         fn = getattr(source, method, None)
         if fn is not None:
             t = fn()
