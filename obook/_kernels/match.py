@@ -31,7 +31,7 @@ from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NB
 from .match_out import emit_bbo, emit_depth, event, fill
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _u(i):
     return np.uint64(i)
 
@@ -149,7 +149,7 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
     return got >= qty
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
     """Trade a taker against the other side up to row `limit` in price-time order.
 
@@ -195,7 +195,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx,
     return qty
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, owner, want,
                   lv, od, idx, bk, st, ev):
     """After crossing: the taker's fill event, then rest what is left (slot o, or a new one
@@ -235,7 +235,7 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
         event(ev, st, seq, time, book, key, K_RESTED, side, price, left, left, pos)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
     side = (op >> SIDE_SHIFT) & 1
     tif = (op >> TIF_SHIFT) & 3
@@ -258,7 +258,7 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
     """Reject an instruction naming an order that is not live; True if it was rejected."""
     reason = (op >> REASON_SHIFT) & 0xFF
@@ -271,7 +271,7 @@ def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
     return reason != 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, idx, bk, st, fl, ev):
     if _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
         return False
@@ -298,7 +298,7 @@ def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, idx, bk, st
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev):
     if _reject_missing(seq, time, book, key, op, 0, want, idx, st, ev):
         return False
@@ -313,7 +313,7 @@ def _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
     """Apply instruction i of m; True if it may have changed the book."""
     seq = m[_u(i), M_SEQ]
@@ -331,7 +331,7 @@ def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
                 stp, want, lv, od, idx, bk, st, fl, ev)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def room(m, i, want, od, st, fl, ev, qt, dq):
     """OK if instruction i can be applied now, else what to make room for."""
     live = st[ST_LIVE] + 8      # a taker touches at most every live order once

@@ -11,7 +11,7 @@ from .match_layout import (BK_ASK, BK_BID, BK_LAST, BK_NASK, BK_NBID, D_HEAD, LV
                            ST_ND, ST_NE, ST_NF, ST_NQ)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _u(i):
     return np.uint64(i)
 
