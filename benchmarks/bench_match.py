@@ -2,7 +2,8 @@
 
 1. Book only: 100,000 warm-up then 1,000,000 timed instructions of one book through
    ``match_rows`` with no output (``want=0``), and again with fills + events written;
-   mean ns per instruction, median of ``--repeats`` fresh runs.
+   mean ns per instruction (CPU time of the thread, and wall time), median of
+   ``--repeats`` fresh runs, configurations alternated.
 2. Latency: a second run with the cycle counter read around every instruction
    (``match_rows_timed``); p50 / p99 / p99.9 / max in ns (TSC calibrated against
    perf_counter_ns), and the cost of an empty pair of counter reads.
@@ -39,16 +40,16 @@ def fresh(levels, n_keys, want):
     return lv, od, idx, bk, st, fl, ev, qt, dq, ds
 
 
-def book_only(msg, levels, warm, n, want):
+def book_only(msg, levels, warm, n, want, pf=16):
     from obook._kernels.match import match_rows
 
     lv, od, idx, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
-    assert match_rows(msg, 0, warm, 0, want, 1, lv, od, idx, bk, st, fl, ev, qt, dq, ds) == 0
-    t = time.perf_counter_ns()
-    status = match_rows(msg, warm, warm + n, 0, want, 1, lv, od, idx, bk, st, fl, ev, qt, dq, ds)
-    dt = time.perf_counter_ns() - t
+    assert match_rows(msg, 0, warm, 0, want, 1, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds) == 0
+    t, c = time.perf_counter_ns(), time.thread_time_ns()
+    status = match_rows(msg, warm, warm + n, 0, want, 1, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds)
+    dc, dt = time.thread_time_ns() - c, time.perf_counter_ns() - t
     assert status == 0, status
-    return dt / n, int(st[6])
+    return dc / n, dt / n, int(st[6])
 
 
 def tsc_per_ns():
@@ -67,7 +68,7 @@ def tsc_per_ns():
     return (b - a) / (t2 - t)
 
 
-def latency(msg, levels, warm, n):
+def latency(msg, levels, warm, n, pf=16):
     from numba import njit
 
     from obook._kernels.clock import cycles
@@ -75,8 +76,8 @@ def latency(msg, levels, warm, n):
 
     lv, od, idx, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
     lat = np.zeros(max(warm, n), np.int64)
-    match_rows_timed(msg, 0, warm, 0, 0, lv, od, idx, bk, st, fl, ev, qt, dq, lat)
-    match_rows_timed(msg, warm, warm + n, 0, 0, lv, od, idx, bk, st, fl, ev, qt, dq, lat)
+    match_rows_timed(msg, 0, warm, 0, 0, pf, lv, od, idx, bk, st, fl, ev, qt, dq, lat)
+    match_rows_timed(msg, warm, warm + n, 0, 0, pf, lv, od, idx, bk, st, fl, ev, qt, dq, lat)
 
     @njit
     def empty_pairs(out):
@@ -131,16 +132,18 @@ def main():
 
     msg, _, levels = seed_rows(a.warmup + a.messages)
     res = {"load": os.getloadavg()[0]}
-    book_only(msg, levels, 1000, 1000, 0)
-    book_only(msg, levels, 1000, 1000, 3)
-    runs = {0: [], 3: []}
-    for _ in range(a.repeats):            # alternate the two configurations
-        for want in (0, 3):
-            ns, live = book_only(msg, levels, a.warmup, a.messages, want)
-            runs[want].append(ns)
-    res["book_only_ns"] = round(statistics.median(runs[0]), 2)
-    res["book_only_ns_runs"] = [round(x, 2) for x in runs[0]]
-    res["with_fills_events_ns"] = round(statistics.median(runs[3]), 2)
+    configs = {"book only": (0, 16), "book only, no prefetch": (0, 0), "with fills + events": (3, 16)}
+    for want, pf in configs.values():
+        book_only(msg, levels, 1000, 1000, want, pf)
+    runs = {name: [] for name in configs}
+    for _ in range(a.repeats):            # alternate the configurations
+        for name, (want, pf) in configs.items():
+            cpu, wall, live = book_only(msg, levels, a.warmup, a.messages, want, pf)
+            runs[name].append((cpu, wall))
+    for name, r in runs.items():
+        res[name] = {"cpu_ns": round(statistics.median(c for c, _ in r), 2),
+                     "wall_ns": round(statistics.median(w for _, w in r), 2),
+                     "cpu_ns_runs": [round(c, 1) for c, _ in r]}
     res["live_orders_at_end"] = live
     res["latency_ns"] = {k: round(v, 2) for k, v in latency(msg, levels, a.warmup, a.messages).items()}
     if a.e2e:

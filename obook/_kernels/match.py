@@ -20,7 +20,7 @@ from numba import njit
 from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
                            E_WIDTH, F_WIDTH, K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
                            K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
-                           LV_TAIL, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
+                           LV_TAIL, LV_WIDTH, O_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
                            MARKET_BIT, NEED_ORDERS, NEED_OUTPUT, NEVER, O_BOOK, O_KEY, O_LV,
                            O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, OK, OP_CANCEL, OP_MODIFY, OP_NEW,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
@@ -28,6 +28,7 @@ from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NB
                            ST_FREE, ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, ST_TOP, STP_CANCEL_INCOMING,
                            TIF_DAY, TIF_FOK, TIF_IOC, TIF_SHIFT, W_BBO, W_DEPTH, W_EVENTS,
                            W_FILLS)
+from .prefetch import prefetch
 from .match_out import emit_bbo, emit_depth, event, fill
 
 
@@ -344,11 +345,41 @@ def room(m, i, want, od, st, fl, ev, qt, dq):
     return OK
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def ahead(m, i, n, pf, lv, od, idx):
+    """Prefetch what instructions i + pf (index entry, level row), i + pf/2 (order slot,
+    the level's last order) and i + pf/4 (the order's neighbours) will touch."""
+    j = i + pf
+    if j < n:
+        prefetch(idx, m[_u(j), M_KEY])
+        r = m[_u(j), M_PRICE]
+        if r >= 0:
+            prefetch(lv, r * LV_WIDTH)
+    j = i + (pf >> 1)
+    if j < n:
+        s = idx[_u(m[_u(j), M_KEY])]
+        if s >= 0:
+            prefetch(od, s * O_WIDTH)
+        r = m[_u(j), M_PRICE]
+        if r >= 0 and lv[_u(r), LV_TAIL] >= 0:
+            prefetch(od, lv[_u(r), LV_TAIL] * O_WIDTH)
+    j = i + (pf >> 2)
+    if j < n:
+        s = idx[_u(m[_u(j), M_KEY])]
+        if s >= 0:
+            if od[_u(s), O_PREV] >= 0:
+                prefetch(od, od[_u(s), O_PREV] * O_WIDTH)
+            if od[_u(s), O_NEXT] >= 0:
+                prefetch(od, od[_u(s), O_NEXT] * O_WIDTH)
+
+
 @njit(cache=True, _nrt=False)
-def match_rows(m, start, n, stp, want, levels, lv, od, idx, bk, st, fl, ev, qt, dq, ds):
+def match_rows(m, start, n, stp, want, levels, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds):
     """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
-    instruction that changed the top of its book."""
+    instruction that changed the top of its book. pf: prefetch distance (0: none)."""
     for i in range(start, n):
+        if pf > 0:
+            ahead(m, i, n, pf, lv, od, idx)
         status = room(m, i, want, od, st, fl, ev, qt, dq)
         if status != OK:
             st[ST_POS] = i

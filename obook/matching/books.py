@@ -20,6 +20,8 @@ from ..errors import ObookError
 #: starting sizes (tests make them tiny to exercise the growth paths)
 CHUNK = 1 << 16
 ORDERS = 1024
+#: prefetch distance of match_rows (instructions ahead; 0: none)
+PREFETCH = 16
 TABLES = ("fills", "events", "bbo", "depth")
 WANT = {"fills": W_FILLS, "events": W_EVENTS, "bbo": W_BBO, "depth": W_DEPTH}
 STP = {None: STP_NONE, "none": STP_NONE, "cancel_resting": STP_CANCEL_RESTING,
@@ -91,7 +93,7 @@ class MatchBooks:
 
         pos, n = 0, len(msg)
         while True:
-            status = match_rows(msg, pos, n, self.stp, self.want, self.levels, self.lv, self.od, self.idx,
+            status = match_rows(msg, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od, self.idx,
                                 self.bk, self.st, self.fl, self.ev, self.qt, self.dq, self.ds)
             pos = int(self.st[ST_POS])
             if status == OK:
