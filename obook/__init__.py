@@ -110,6 +110,9 @@ def read_itch(path):
 
 def __getattr__(name):
     # the DuckDB and polars front ends load lazily: importing polars costs ~0.5 s
+    if name == "match":        # the matching engine (obook.matching) loads on first use
+        from .matching import match
+        return match
     if name == "connect":
         from .duckdb import connect
         return connect
@@ -123,6 +126,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]
