@@ -56,6 +56,19 @@ def _keys(book: np.ndarray, ids: np.ndarray):
     """Dense keys of the (book, id) pairs, and each key's id."""
     if len(ids) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    nb = int(book.max()) + 1
+    lo = np.full(nb, np.iinfo(np.int64).max)
+    hi = np.full(nb, np.iinfo(np.int64).min)
+    np.minimum.at(lo, book, ids)
+    np.maximum.at(hi, book, ids)
+    seen = lo <= hi
+    span = np.where(seen, hi - lo + 1, 0)
+    if span.sum() <= 2 * len(ids) + 1024:
+        # dense ids (the usual 1, 2, 3 ... per instrument): key = the id's place in its
+        # instrument's id range, no sort; unused keys are never touched
+        base = np.r_[0, np.cumsum(span)[:-1]]
+        key_ids = np.arange(int(span.sum()), dtype=np.int64) - np.repeat(base - np.where(seen, lo, 0), span)
+        return base[book] + ids - lo[book], key_ids
     order = np.lexsort((ids, book))
     sb, si = book[order], ids[order]
     new = np.r_[True, (np.diff(sb) != 0) | (np.diff(si) != 0)]
