@@ -7,9 +7,11 @@ import pyarrow as pa
 import pyarrow.csv  # noqa: F401 - pa.csv.write_csv
 import pyarrow.ipc  # noqa: F401
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import obook.matching as matching
-from obook.errors import FeedError
+from obook.errors import FeedError, ObookError
 from obook.matching import books as books_mod
 from match_flows import random_flow, to_table, tuples
 from reference_match import Reference
@@ -272,3 +274,36 @@ def test_match_kernel_allocates_nothing_after_warm_up():
     assert (after.alloc, after.free, after.mi_alloc, after.mi_free) == \
         (before.alloc, before.free, before.mi_alloc, before.mi_free)
     assert np.count_nonzero(mb.st) > 0
+
+
+_VALUES = {"instrument": ["AAA", "BBB", "", " AAA "], "order_id": ["1", "2", "3", "", "x", "-1", "99999999999"],
+           "action": ["new", "N", "modify", "cancel", "C", "", "replace"], "side": ["buy", "S", "", "up"],
+           "type": ["limit", "market", "", "stop"], "tif": ["GTC", "day", "IOC", "fok", "", "GTD"],
+           "price": ["100", "101", "99", "", "1e3", "-5", "9223372036854775807"],
+           "quantity": ["1", "5", "0", "-3", "", "2.5"], "owner": ["", "1", "2"]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.fixed_dictionaries({k: st.sampled_from(v) for k, v in _VALUES.items()}), min_size=1, max_size=25))
+def test_match_arbitrary_text_rows_give_tables_or_a_row_error(rows):
+    t = pa.table({k: pa.array([r[k] for r in rows], pa.string()) for k in _VALUES})
+    try:
+        r = matching.match(t, stp="cancel_resting", levels=2)
+    except FeedError as e:
+        assert 1 <= e.record <= len(rows) and e.unit == "row"
+        return
+    except ObookError as e:        # e.g. one instrument's prices span too many ticks
+        assert "ticks" in str(e)
+        return
+    accepted = sum(1 for e in r.events.to_pylist() if e["event"] in ("accepted", "rejected", "cancelled"))
+    assert accepted >= 1
+    for q in r.bbo.to_pylist():
+        assert q["bid_px"] is None or q["ask_px"] is None or q["bid_px"] < q["ask_px"]
+
+
+def test_match_extreme_ids_and_prices_do_not_overflow():
+    big = 2**63 - 1
+    r = run([new(big, "buy", 100, 1), new(-big, "sell", 100, 1)])
+    assert [(f["taker_order_id"], f["maker_order_id"]) for f in r.fills.to_pylist()] == [(-big, big)]
+    with pytest.raises(ObookError, match="span"):
+        run([new(1, "buy", -big, 1), new(2, "buy", big, 1)])

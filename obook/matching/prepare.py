@@ -62,8 +62,9 @@ def _keys(book: np.ndarray, ids: np.ndarray):
     np.minimum.at(lo, book, ids)
     np.maximum.at(hi, book, ids)
     seen = lo <= hi
-    span = np.where(seen, hi - lo + 1, 0)
-    if span.sum() <= 2 * len(ids) + 1024:
+    wide = np.where(seen, hi.astype(np.float64) - lo.astype(np.float64) + 1, 0)   # no int64 overflow
+    span = np.where(seen, hi - lo + 1, 0) if wide.sum() <= 2 * len(ids) + 1024 else None
+    if span is not None:
         # dense ids (the usual 1, 2, 3 ... per instrument): key = the id's place in its
         # instrument's id range, no sort; unused keys are never touched
         base = np.r_[0, np.cumsum(span)[:-1]]
@@ -109,11 +110,12 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
         np.maximum.at(hi_t, o.book[priced], ticks[priced])
         empty = lo_t > hi_t
         lo_t[empty] = hi_t[empty] = 0
-    width = hi_t - lo_t + 1
-    if width.sum() > MAX_LEVELS:
-        b = int(np.argmax(width))
-        raise ObookError(f"prices of instrument {o.instruments[b]!r} span {int(width[b]):,} ticks; at most "
+    wide = hi_t.astype(np.float64) - lo_t.astype(np.float64) + 1          # no int64 overflow
+    if wide.sum() > MAX_LEVELS:
+        b = int(np.argmax(wide))
+        raise ObookError(f"prices of instrument {o.instruments[b]!r} span {wide[b]:,.0f} ticks; at most "
                          f"{MAX_LEVELS:,} ticks over all instruments (is the tick right?)")
+    width = hi_t - lo_t + 1
     base = np.r_[0, np.cumsum(width)[:-1]].astype(np.int64)
     lv_price = (np.arange(int(width.sum()), dtype=np.int64) - np.repeat(base - lo_t, width)) * tick
     row = np.full(o.n, -1, np.int64)
