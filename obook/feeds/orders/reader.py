@@ -115,12 +115,6 @@ class _Rows:
             raise FeedError(self.name, int(rows[0]) + 1, reason.format(row=int(rows[0])), unit=UNIT)
 
 
-def _text(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
-        col = col.cast(pa.string())
-    return pc.utf8_lower(pc.utf8_trim_whitespace(col))
-
-
 def _ints(table: pa.Table, column: str, rows: _Rows):
     """(values, present) of an integer column; a value that is not an integer is an error."""
     n = table.num_rows
@@ -149,18 +143,24 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
 
 
 def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int | None):
-    """The code of each value of a text column; empty -> default (None: -1)."""
+    """The code of each value of a text column (trimmed, any case); empty -> default
+    (None: -1). Only the column's distinct values are looked at (dictionary encoding)."""
     n = table.num_rows
+    empty = -1 if default is None else default
     if column not in table.column_names:
-        return np.full(n, -1 if default is None else default, np.int8)
-    col = _text(table.column(column))
-    keys = list(codes)
-    i = pc.fill_null(pc.index_in(col, value_set=pa.array(keys)), -1).to_numpy(zero_copy_only=False)
-    present = col.is_valid().to_numpy(zero_copy_only=False) & \
-        pc.fill_null(pc.not_equal(col, ""), False).to_numpy(zero_copy_only=False)
-    rows.fail(present & (i < 0), f"unknown {column} value (one of {', '.join(k for k in keys if len(k) > 1)})")
-    table_codes = np.array([codes[k] for k in keys], np.int8)
-    out = np.where(i >= 0, table_codes[np.maximum(i, 0)], -1 if default is None else default)
+        return np.full(n, empty, np.int8)
+    col = table.column(column)
+    if not pa.types.is_dictionary(col.type):
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            col = col.cast(pa.string())
+        col = col.dictionary_encode()
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    words = [None if v is None else str(v).strip().lower() for v in col.dictionary.to_pylist()]
+    lookup = np.array([empty if not w else codes.get(w, -2) for w in words] + [empty], np.int64)
+    idx = pc.fill_null(col.indices.cast(pa.int64()), len(words)).to_numpy(zero_copy_only=False)
+    out = lookup[idx]
+    keys = [k for k in codes if len(k) > 1]
+    rows.fail(out == -2, f"unknown {column} value (one of {', '.join(keys)})")
     return out.astype(np.int8)
 
 
