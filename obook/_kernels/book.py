@@ -937,26 +937,32 @@ def _book_rows(ev, i, book, defer, bpx, bq, apx, aq, rows, nrow, sides, pool, lv
         st[ST_OPEN] -= 1
     nrow = _bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
     if want & WANT_DEPTH:
-        _levels(book, sides, pool, lv, snap[1])
-        same = True
+        _depth_row(ev, i, book, sides, pool, lv, depth, nx, snap)
+    return nrow
+
+
+@njit(cache=True, _nrt=False)
+def _depth_row(ev, i, book, sides, pool, lv, depth, nx, snap):
+    """A depth row when the book's top levels differ from snap[0] (the book before)."""
+    _levels(book, sides, pool, lv, snap[1])
+    same = True
+    for sd in range(2):
+        for k in range(snap.shape[2]):
+            for c in range(3):
+                if snap[0, sd, k, c] != snap[1, sd, k, c]:
+                    same = False
+    if not same:
+        d = _u(nx[2])
+        depth[d, 0] = ev[_u(i), 0]
+        depth[d, 1] = ev[_u(i), 1]
+        depth[d, 2] = book
+        w = 3
         for sd in range(2):
             for k in range(snap.shape[2]):
                 for c in range(3):
-                    if snap[0, sd, k, c] != snap[1, sd, k, c]:
-                        same = False
-        if not same:
-            d = _u(nx[2])
-            depth[d, 0] = ev[_u(i), 0]
-            depth[d, 1] = ev[_u(i), 1]
-            depth[d, 2] = book
-            w = 3
-            for sd in range(2):
-                for k in range(snap.shape[2]):
-                    for c in range(3):
-                        depth[d, w] = snap[1, sd, k, c]
-                        w += 1
-            nx[2] += 1
-    return nrow
+                    depth[d, w] = snap[1, sd, k, c]
+                    w += 1
+        nx[2] += 1
 
 
 # ---------------------------------------------------------------- applying events
@@ -1014,12 +1020,14 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             continue
         elif act == ACT_CLEAR and queue and nx[1] + book_orders(book, sides, pool, heaps, hp, lv) > orders.shape[0]:
             return NEED_ROOM, i, nrow, ROOM_ROWS
-        slow_rows = defer or st[ST_OPEN] > 0 or (want & WANT_DEPTH) != 0
+        slow_rows = defer or st[ST_OPEN] > 0          # a DEFER run: rows through helpers
         if slow_rows:
             bpx, bq, apx, aq = _before(book, sides, pool, lv, dstate, want, snap, st)
         else:
             bpx, bq, bn = _top(book * 2, sides, pool, lv)
             apx, aq, an = _top(book * 2 + 1, sides, pool, lv)
+            if want & WANT_DEPTH:
+                _levels(book, sides, pool, lv, snap[0])
         err = 0
         add = False
         price = ev[_u(i), 6]
@@ -1115,6 +1123,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                               want, depth, nx, snap, st)
         else:
             nrow = _bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
+            if want & WANT_DEPTH:
+                _depth_row(ev, i, book, sides, pool, lv, depth, nx, snap)
         if err == 0 and act != ACT_CLEAR:
             if want & WANT_TRADES and (act == ACT_EXEC or act == ACT_EXEC_CLAMP):
                 if not (typ == 67 and word & NOT_PRINTABLE):
