@@ -78,6 +78,17 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
     return _table("depth", path, workers, format, on_error, levels, date)
 
 
+def audit(path, workers: int | None = None, on_error: str = "raise", format: str | None = None):
+    """Level-2 logs with exchange snapshots (Shanghai AX-SBE): one row per snapshot comparing
+    its 10 levels and day tallies with the book rebuilt from the ticks
+    (``obook.feeds.sse.audit.audit_schema``), as a ``pyarrow.RecordBatchReader``."""
+    from .feeds.sse.audit import audit as _audit
+
+    t = _audit(path, workers=workers, on_error=on_error, format=format)
+    import pyarrow as pa
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+
 def _side(table, path):
     from .convert import side_table
     import pyarrow as pa
@@ -123,6 +134,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "trades", "orders", "depth", "audit", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

@@ -17,7 +17,7 @@ from .errors import ObookError
 __all__ = ["TIMEZONE", "TIME_NS", "session_date", "midnight_ns", "timestamp_schema", "with_timestamp"]
 
 TIMEZONE = "America/New_York"
-TIME_NS = {"itch": 1, "csv": 1_000_000}   # feed time unit → ns
+TIME_NS = {"itch": 1, "csv": 1_000_000, "sse": 1}   # feed time unit → ns
 TIMESTAMP = pa.timestamp("ns", tz=TIMEZONE)
 
 _NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz)?$", re.IGNORECASE)

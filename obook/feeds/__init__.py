@@ -37,6 +37,7 @@ class FeedFormat:
 FORMATS = {
     "itch": FeedFormat("itch", "message", "obook.feeds.itch", "ItchFramer", "ItchDecoder"),
     "csv": FeedFormat("csv", "line", "obook.feeds.csv", "CsvFramer", "CsvDecoder"),
+    "sse": FeedFormat("sse", "line", "obook.feeds.sse.feed", "SseFramer", "SseDecoder"),
 }
 
 
@@ -48,7 +49,8 @@ def get_format(name: str) -> FeedFormat:
 
 
 def open_feed(path: str | Path):
-    """Open a feed for binary reading, gunzipping transparently (streamed, never to disk)."""
+    """Open a feed for binary reading, gunzipping (or unzipping a one-file zip) transparently
+    (streamed, never to disk)."""
     path = Path(path)
     try:
         f = open(path, "rb")
@@ -58,6 +60,17 @@ def open_feed(path: str | Path):
     f.seek(0)
     if magic == b"\x1f\x8b":
         return _GzipFile(fileobj=f, mode="rb")
+    if magic == b"PK":  # a zip archive of one feed file (exchange samples ship so): streamed
+        import zipfile
+        try:
+            z = zipfile.ZipFile(f)
+            members = [i for i in z.infolist() if not i.is_dir()]
+            if len(members) != 1:
+                raise ObookError(f"{path}: a zipped feed must hold exactly one file, not {len(members)}")
+            return z.open(members[0])
+        except zipfile.BadZipFile as e:
+            f.close()
+            raise ObookError(f"{path}: not a readable zip archive: {e}") from e
     return f
 
 
@@ -65,15 +78,18 @@ def detect_format(path: str | Path) -> str:
     """'csv' or 'itch': by extension first (.csv, .itch, NASDAQ_ITCH50), then by content."""
     name = Path(path).name.lower()
     stem = name[:-3] if name.endswith(".gz") else name
-    if stem.endswith((".csv", ".txt")):
-        return "csv"
-    if stem.endswith((".itch", ".itch50", ".bin")) or "itch" in stem:
-        return "itch"
     with open_feed(path) as f:
         try:
             head = f.read(64)
         except (OSError, EOFError) as e:
             raise ObookError(f"{path}: cannot read feed: {e}") from e
+    from . import sse
+    if sse.sniff(name, head):
+        return "sse"
+    if stem.endswith((".csv", ".txt")):
+        return "csv"
+    if stem.endswith((".itch", ".itch50", ".bin")) or "itch" in stem:
+        return "itch"
     if head.startswith(b"Time,") or (head[:1].isalpha() and b"," in head.split(b"\n")[0]):
         return "csv"
     return "itch"
