@@ -241,6 +241,7 @@ def sse_decode(buf, base_seq, worker, n_workers, khash, kid, vals, have, books, 
                 ev[ne, 3] = act
                 ev[ne, 4] = vals[K_BIDSEQ] if r == 0 else vals[K_OFFERSEQ]
                 ev[ne, 5] = vals[K_LASTQTY]
+                ev[ne, 8] = vals[K_BIZ]
                 ev[ne, 9] = vals[K_LASTPX]
                 first = False
                 ne += 1

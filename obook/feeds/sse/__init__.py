@@ -19,3 +19,24 @@ def sniff(filename: str, head: bytes) -> int:
     if head.startswith(b"//SecurityIDSource=101"):
         return 100
     return 0
+
+
+from .. import FeedFormat  # noqa: E402
+
+FORMAT = FeedFormat(
+    name=NAME,
+    unit="line",
+    framer="obook.feeds.sse.feed:SseFramer",
+    decoder="obook.feeds.sse.feed:SseDecoder",
+    sniff=sniff,
+    book_key=None,            # the ticker is the SecurityID's text
+    price_scale=PRICE_SCALE,
+    tz=TZ,
+    time_unit_ns=1,
+    epoch=False,
+    session_date=None,        # the log has no date: pass date=
+    order_ids="int",          # ref: OrderNo; match (trades, executions): the trade's BizIndex
+    feed_seq=False,           # seq: the line's position in BizIndex order (see feed.py)
+    sideless_kinds="",
+    suffixes=(".log",),
+)

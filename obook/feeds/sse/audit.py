@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ..._kernels import l2_sse as K
 from ..._kernels.l2_text import KHASH, KID, N_KEYS
-from .. import open_feed
+from ..sources import open_source
 
 SECOND = 1_000_000_000
 WINDOW = 3 * SECOND
@@ -60,12 +60,18 @@ def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
     parts = []
     buf = np.zeros(0, np.uint8)
     seq = 1
-    with open_feed(path) as f:
+    block = np.empty(chunk, np.uint8)
+    with open_source(path) as f:
         eof = False
         while not eof:
-            data = f.read(chunk)
-            eof = len(data) < chunk
-            buf = np.concatenate([buf, np.frombuffer(data, np.uint8)])
+            got = 0
+            while got < chunk:
+                k = f.readinto(memoryview(block)[got:])
+                if not k:
+                    break
+                got += k
+            eof = got < chunk
+            buf = np.concatenate([buf, block[:got]])
             pos = 0
             while True:
                 lines, used, rows = K.sse_snapshots(buf[pos:], len(buf) - pos, eof, seq, KHASH, KID,
