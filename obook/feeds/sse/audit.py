@@ -6,7 +6,8 @@ snapshot): a snapshot stamped second T (DataTimeStamp HHMMSS, truncated to the s
 matches when some state of the rebuilt book during [T - 3 s, T + 1 s) has the same 10
 levels a side (price and total quantity; an empty level is price 0 and quantity 0):
 the state in force at T - 3 s, or the state after any event stamped inside the window.
-The first difference is reported against the book as it stood at T + 1 s.
+The first difference is reported against the state of the window closest to the snapshot
+(most equal values; the latest of equals).
 
 The day tallies (NumTrades, TotalVolumeTrade, TotalValueTrade, LastPx, HighPx, LowPx)
 are rebuilt from the trades stamped before T + 1 s. TotalValueTrade carries 5 implied
@@ -152,9 +153,10 @@ def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table) -> pa.Table
         states = levels[rows[max(lo - 1, 0):hi]]
         if lo == 0:   # the book was empty before its first change
             states = np.vstack([np.zeros((1, 4 * LEVELS), np.int64), states])
-        matched[i] = bool((states == want[i]).all(axis=1).any())
+        same = (states == want[i]).sum(axis=1)
+        matched[i] = bool(same.max() == want.shape[1])
         if not matched[i]:
-            last = states[-1]
+            last = states[len(same) - 1 - int(np.argmax(same[::-1]))]   # the closest (latest) state
             for k in range(2 * LEVELS):
                 side, lvl = divmod(k, LEVELS)
                 a, b = 20 * side + lvl, 20 * side + 10 + lvl

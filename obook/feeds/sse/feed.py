@@ -9,7 +9,8 @@ place in (BizIndex, channel) order, the lines that are not events (snapshots, bl
 lines) after them in file order. A record number (``seq``) is therefore a line's
 position in this event order, not its physical line; framer errors (malformed line,
 unknown message type, a BizIndex arriving after a later one was delivered: more out
-of order than the window) name the physical line.
+of order than the window) name the physical line; the lines before it that the BizIndex
+order can already place are replayed first.
 """
 
 from __future__ import annotations
@@ -118,9 +119,9 @@ class SseFramer(Framer):
                               f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} comes after a "
                               f"later one was replayed (more than {self.lookahead} lines out of order)",
                               unit=self.unit)
-        if error is not None:
-            cut = limit
-        else:
+        if error is not None and limit == 0:
+            cut = 0
+        else:   # with an error: the lines before it that BizIndex order can already place
             slots, inv = np.unique(chans, return_inverse=True)
             by_chan = np.lexsort((keys, inv))
             first = np.searchsorted(inv[by_chan], np.arange(len(slots)))
@@ -129,12 +130,12 @@ class SseFramer(Framer):
             cut = int(K.last_cut(kinds, self.chans, self.rank, n, limit, len(slots),
                                  np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)))
             self.chans[ev] = chans
-            if cut == 0:
+            if cut == 0 and error is None:
                 if final or n >= MAX_SCAN:
                     return FrameResult(0, 0, FeedError(
                         self.path, base_seq, f"cannot restore BizIndex order within {n} lines", unit=self.unit))
                 return FrameResult(0, 0)
-        return FrameResult(cut, self._reorder(buf, cut, final), error)
+        return FrameResult(cut, self._reorder(buf, cut, final) if cut else 0, error)
 
     def _late(self, ev, keys, chans):
         """The first event line whose BizIndex is below one already delivered in its channel."""
