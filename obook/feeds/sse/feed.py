@@ -168,6 +168,8 @@ class SseFramer(Framer):
 class SseDecoder(Decoder):
     """Book events of the owned securities (see obook._kernels.l2_sse.sse_decode)."""
 
+    max_events_per_record = 2     # an auction trade reduces both orders
+
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
         self.vals = np.zeros(N_KEYS, np.int64)

@@ -1,0 +1,36 @@
+"""Shenzhen Stock Exchange Level-2 ticks (SPEC §6): the AX-SBE text log (this format,
+``szse``) and the AX-SBE binary records (``obook.feeds.szse.binary``, ``szse-bin``).
+
+Cheap to import (no numba). Units: prices in yuan * 10**4 (price_scale 4), quantities
+in shares * 10**2 as the feed gives them; ``time`` is ns since midnight Asia/Shanghai
+(from TransactTime YYYYMMDDHHMMSSsss); the ticker is the SecurityID's text. Replay rules:
+obook._kernels.l2_szse.
+"""
+
+from __future__ import annotations
+
+from .. import FeedFormat
+
+
+def sniff(name: str, head: bytes) -> int:
+    """100 for a text log whose first message is Shenzhen's (SecurityIDSource=102)."""
+    return 100 if head.startswith(b"//SecurityIDSource=102") else 0
+
+
+FORMAT = FeedFormat(
+    name="szse",
+    unit="line",
+    framer="obook.feeds.szse.feed:SzseTextFramer",
+    decoder="obook.feeds.szse.feed:SzseTextDecoder",
+    sniff=sniff,
+    book_key=None,
+    price_scale=4,
+    tz="Asia/Shanghai",
+    time_unit_ns=1,
+    epoch=False,
+    session_date=None,
+    order_ids="int",          # ref: the order's ApplSeqNum; match: the execution's ApplSeqNum
+    feed_seq=False,
+    sideless_kinds="",
+    suffixes=(".log",),
+)
