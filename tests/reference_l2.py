@@ -5,6 +5,17 @@ of obook's kernels: parse ``//Key=Value`` lines, sort the orders and trades by B
 from __future__ import annotations
 
 
+BBO_COLUMNS = ["time", "bid_px", "bid_qty", "bid_orders", "ask_px", "ask_qty", "ask_orders"]
+
+
+def bbo_by_ticker(table) -> dict[str, list[tuple]]:
+    """An obook BBO table as the references' rows: {ticker: [(time, bid px ... ask orders)]}."""
+    out: dict[str, list[tuple]] = {}
+    for row in table.select(["ticker"] + BBO_COLUMNS).to_pylist():
+        out.setdefault(row["ticker"], []).append(tuple(row[c] for c in BBO_COLUMNS))
+    return out
+
+
 def parse(text: str) -> list[dict]:
     out = []
     for line in text.splitlines():

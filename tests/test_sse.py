@@ -14,7 +14,7 @@ from obook.errors import FeedError
 from obook.feeds import detect_format
 from obook.gen.sse import generate
 
-from reference_l2 import sse_bbo
+from reference_l2 import bbo_by_ticker, sse_bbo
 
 REAL_DAY = Path("/work/shared/data/AX_sbe_sse_600519.zip")
 
@@ -23,14 +23,6 @@ def _write(tmp_path, lines, name="day.log"):
     p = tmp_path / name
     p.write_text("\n".join(lines) + "\n")
     return p
-
-
-def _by_ticker(table):
-    out = {}
-    cols = ["time", "bid_px", "bid_qty", "bid_orders", "ask_px", "ask_qty", "ask_orders"]
-    for row in table.select(["ticker"] + cols).to_pylist():
-        out.setdefault(row["ticker"], []).append(tuple(row[c] for c in cols))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +37,7 @@ def test_detect_sse_log_by_content(day):
 
 
 def test_sse_bbo_generated_equals_reference(day):
-    got = _by_ticker(obook.bbo(day, workers=1).read_all())
+    got = bbo_by_ticker(obook.bbo(day, workers=1).read_all())
     assert got == sse_bbo(day.read_text())
     assert len(got) == 5
 
@@ -55,7 +47,7 @@ def test_sse_bbo_shuffled_file_order_same_as_sorted(day, tmp_path):
     sorted_lines = sorted((ln for ln in lines if "MsgType=111" not in ln),
                           key=lambda ln: int(ln.rsplit("BizIndex=", 1)[1].split()[0]) * 10 + int(ln.split("ChannelNo=")[1].split()[0]))
     p = _write(tmp_path, sorted_lines, "sorted.log")
-    assert _by_ticker(obook.bbo(p, workers=1).read_all()) == _by_ticker(obook.bbo(day, workers=1).read_all())
+    assert bbo_by_ticker(obook.bbo(p, workers=1).read_all()) == bbo_by_ticker(obook.bbo(day, workers=1).read_all())
 
 
 @pytest.mark.parametrize("workers", [2, 3])

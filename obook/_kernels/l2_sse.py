@@ -13,7 +13,7 @@ from numba import njit
 from .l2_text import (K_BID_PX, K_BIDSEQ, K_BIZ, K_CHANNEL, K_DATATS, K_EXECTYPE, K_HIGH,
                       K_LASTPX, K_LASTQTY, K_LOW, K_MSGTYPE, K_NUMTRADES, K_OPEN, K_TOTVAL, K_TOTVOL, K_OFFERSEQ, K_ORDERNO, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID,
                       K_SIDE, K_TTIME, LINE_BAD_TOKEN, LINE_NOT_MESSAGE, parse_line)
-from .layout import ACT_ADD, ACT_DELETE, ACT_EXEC, NOT_PRINTABLE, TYPE_SHIFT
+from .layout import ACT_ADD, ACT_DELETE, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
 
 KIND_NONE = 0
 KIND_EVENT = 1
@@ -238,6 +238,8 @@ def sse_decode(buf, base_seq, worker, n_workers, khash, kid, vals, have, books, 
                 act = ACT_EXEC | (67 << TYPE_SHIFT)
                 if not first:
                     act |= NOT_PRINTABLE
+                elif x == 78:
+                    act |= DEFER      # the second reduction follows: one row for the trade
                 ev[ne, 3] = act
                 ev[ne, 4] = vals[K_BIDSEQ] if r == 0 else vals[K_OFFERSEQ]
                 ev[ne, 5] = vals[K_LASTQTY]

@@ -22,7 +22,7 @@ from numba import njit
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
                       K_APPLSEQ, parse_line)
-from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, NOT_PRINTABLE, TYPE_SHIFT
+from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
 
 # record table columns
 (R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY, R_TIME, R_BID,
@@ -420,10 +420,11 @@ def szse_events(rec, n, aux, books, n_books, names, ev):
             ne += 1
         elif role == ROLE_FILL_BID or role == ROLE_FILL_ASK:
             ref = rec[i, R_OFFER] if role == ROLE_FILL_BID else rec[i, R_BID]
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            more = DEFER if aux[i, A_ADD_QTY] > 0 else 0     # the rest's add follows: one row
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | more, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
             ne += 1
         else:                                   # an auction fill: both orders rest
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C, rec[i, R_BID], rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | DEFER, rec[i, R_BID], rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
             _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | NOT_PRINTABLE, rec[i, R_OFFER], rec[i, R_LASTQTY], 0,
                 rec[i, R_LASTPX])
             ne += 2

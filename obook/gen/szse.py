@@ -8,7 +8,8 @@ price; then continuous trading: limit orders near the touch and crossing ones (t
 fills follow them at once), market orders (their rest either cancelled or resting at
 the first fill's price; with no liquidity, cancelled), own-best orders on an empty own
 side (cancelled by the exchange), cancels of resting orders, securities-lending orders
-(not part of the book); a closing call auction and its uncross; a few snapshots.
+(not part of the book); a thin book with asks only, where own-best buys are cancelled;
+a closing call auction and its uncross; a few snapshots.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class _Day:
         self.rnd = random.Random(seed)
         self.secs = [_Sec(f"{300000 + i if i % 3 == 2 else i + 1:06d}", 2011 + i % 2,
                           self.rnd.randrange(50_000, 500_000) // 100 * 100) for i in range(securities)]
+        self.thin = _Sec("300999", 2012, 100_000)      # asks only: own-best buys are cancelled
         self.appl = {2011: 0, 2012: 0}
         self.prio = 0
         self.out: list[dict] = []
@@ -97,13 +99,15 @@ class _Day:
         if bid is None or ask is None or bid < ask:
             return
         px = ask
-        while True:
-            b = [(k, o) for k, o in s.orders.items() if o[0] == "1" and o[1] >= px]
-            a = [(k, o) for k, o in s.orders.items() if o[0] == "2" and o[1] <= px]
+        while True:       # best bid against best ask while they cross, all at one price
+            b = [(k, o) for k, o in s.orders.items() if o[0] == "1"]
+            a = [(k, o) for k, o in s.orders.items() if o[0] == "2"]
             if not b or not a:
                 break
             kb, ob = max(b, key=lambda x: (x[1][1], -x[1][3]))
             ka, oa = min(a, key=lambda x: (x[1][1], x[1][3]))
+            if ob[1] < oa[1]:
+                break
             q = min(ob[2], oa[2])
             self.fill(s, kb, ka, px, q)
             for k, o in ((kb, ob), (ka, oa)):
@@ -125,6 +129,9 @@ class _Day:
             self.cancel(s, a, o[2], o[0])
         elif auction or r < 0.6:
             price = s.mid + (-tick if side == "1" else tick) + (100 * rnd.randrange(0, 4) if auction else 0)
+            opp = None if auction else self.best(s, "2" if side == "1" else "1")
+            if opp is not None:       # passive in continuous trading: never at or through the other side
+                price = min(price, opp - 100) if side == "1" else max(price, opp + 100)
             self.order(s, side, "2", max(100, price), qty)
         elif r < 0.75:                                      # crossing limit order
             price = s.mid + (tick if side == "1" else -tick)
@@ -141,10 +148,13 @@ class _Day:
             elif left:
                 self.prio += 1
                 s.orders[a] = [side, first, left, self.prio]
-        elif r < 0.92:                                      # own best on an empty own side
-            if self.best(s, side) is None:
-                a = self.order(s, side, "U", 0, qty, rest=False)
-                self.cancel(s, a, qty, side)
+        elif r < 0.92:              # own best on an empty own side (the thin book has no bids)
+            s = self.thin
+            if rnd.random() < 0.5:
+                self.order(s, "2", "2", s.mid + tick, qty)
+            else:
+                a = self.order(s, "1", "U", 0, qty, rest=False)
+                self.cancel(s, a, qty, "1")
         elif r < 0.95:                                      # securities lending
             self.order(s, rnd.choice("GF"), "2", s.mid, qty, rest=False)
         else:
