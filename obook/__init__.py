@@ -115,6 +115,18 @@ def audit(path, workers: int | None = None, on_error: str = "raise", format: str
     return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
 
 
+def bars(path, interval="1 minute", workers: int | None = None, format: str | None = None,
+         on_error: str = "raise", date=None):
+    """OHLCV bars (K-lines) of every security's printed trades per ``interval`` ('1 minute',
+    '1s', a timedelta, or ns), any format (``obook.klines.bars_schema``), as a
+    ``pyarrow.RecordBatchReader``. Options as :func:`bbo`."""
+    from .klines import bars as _bars
+    import pyarrow as pa
+
+    t = _bars(path, interval, workers, format, on_error, date)
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+
 def _side(table, path):
     from .feeds import read_side_table
     import pyarrow as pa
@@ -160,6 +172,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "trades", "orders", "depth", "audit", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "trades", "orders", "depth", "audit", "bars", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]
