@@ -144,3 +144,29 @@ def test_szse_binary_truncated_names_offset(files, tmp_path):
     p.write_bytes(data[:-10])
     with pytest.raises(FeedError, match="truncated"):
         obook.bbo(p, workers=1).read_all()
+
+
+@pytest.mark.parametrize("fn", [obook.bbo, obook.trades, obook.orders])
+def test_szse_vendor_csv_equals_text_log(recs, tmp_path, fn):
+    from obook.gen.szse import vendor_order, write_vendor
+
+    ordered = vendor_order(recs)
+    files = write_vendor(tmp_path / "vendor", ordered)
+    assert len(files) == 2 * len({r["SecurityID"] for r in ordered})
+    assert detect_format(files[0]) == "szse-csv"
+    text = _write(tmp_path, ordered)
+    got = fn(files, workers=1, format="szse-csv").read_all()
+    assert got.num_rows > 100
+    assert got.equals(fn(text, workers=1).read_all())
+
+
+def test_szse_vendor_csv_bad_price_names_file_and_line(recs, tmp_path):
+    from obook.gen.szse import vendor_order, write_vendor
+
+    files = write_vendor(tmp_path / "vendor", vendor_order(recs)[:3000])
+    lines = files[0].read_text().splitlines()
+    lines[5] = lines[5].replace(",", ",x", 3).replace(",x", ",", 2)
+    files[0].write_text("\n".join(lines) + "\n")
+    with pytest.raises(FeedError) as e:
+        obook.bbo(files, workers=1, format="szse-csv").read_all()
+    assert str(files[0]) in str(e.value) and e.value.record == 6

@@ -227,3 +227,40 @@ def write_szse(path, messages: int = 100_000, securities: int = 6, seed: int = 0
         else:
             f.write(("\n".join(text_line(r) for r in recs) + "\n").encode())
     return len(recs)
+
+
+def _decimal(v: int, digits: int) -> str:
+    s = f"{v:0{digits + 1}d}"
+    return f"{s[:-digits]}.{s[-digits:]}"
+
+
+def write_vendor(folder, recs: list[dict]) -> list[Path]:
+    """The records as vendor CSV files, an orders and a ticks file per security (prices in
+    decimal yuan, quantities in shares); returns the files written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict[Path, list[str]] = {}
+    for r in recs:
+        if r["MsgType"] == 192:
+            p = folder / f"{r['SecurityID']}_orders.csv"
+            row = (f"{r['ApplSeqNum']},{chr(r['Side'])},{chr(r['OrdType'])},{_decimal(r['Price'], 4)},"
+                   f"{_decimal(r['OrderQty'], 2)},{r['TransactTime']},{r['ChannelNo']}")
+            head = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo"
+        elif r["MsgType"] == 191:
+            p = folder / f"{r['SecurityID']}_ticks.csv"
+            row = (f"{r['ApplSeqNum']},{r['BidApplSeqNum']},{r['OfferApplSeqNum']},{_decimal(r['LastPx'], 4)},"
+                   f"{_decimal(r['LastQty'], 2)},{chr(r['ExecType'])},{r['TransactTime']},{r['ChannelNo']}")
+            head = "ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo"
+        else:
+            continue
+        out.setdefault(p, [head]).append(row)
+    for p, lines in out.items():
+        p.write_text("\n".join(lines) + "\n")
+    return sorted(out)
+
+
+def vendor_order(recs: list[dict]) -> list[dict]:
+    """The orders and executions in the order the vendor files merge into: (TransactTime,
+    ChannelNo, ApplSeqNum)."""
+    return sorted((r for r in recs if r["MsgType"] in (191, 192)),
+                  key=lambda r: (r["TransactTime"], r["ChannelNo"], r["ApplSeqNum"]))
