@@ -78,7 +78,8 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
     incoming: the fills reduce the resting orders, its rest is added at its last fill
     (market orders at their first fill's price) unless its own cancel follows; an order
     with nothing following rests at once (a market one never); other fills reduce both
-    orders; a cancel reduces the order it names. Securities lending orders are ignored."""
+    orders; a cancel reduces the order it names; an own-best order rests at its side's best.
+    Securities lending orders are ignored."""
     msgs = [r for r in records if r["MsgType"] in (191, 192)]
     by_chan: dict[int, dict[int, int]] = {}
     for i, r in enumerate(msgs):
@@ -129,7 +130,11 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
         steps = plan.get(i)
         if steps is None:
             if m["MsgType"] == 192:
-                steps = [("add", m["ApplSeqNum"], m["Side"], m["Price"], m["OrderQty"])]
+                px = m["Price"]
+                if chr(m["OrdType"]) == "U":     # own best: the best of its own side
+                    own = [o[1] for o in book.values() if o[0] == str(66 if m["Side"] == 49 else 83)]
+                    px = (max(own) if m["Side"] == 49 else min(own)) if own else px
+                steps = [("add", m["ApplSeqNum"], m["Side"], px, m["OrderQty"])]
             elif chr(m["ExecType"]) == "4":
                 steps = [("reduce", m["BidApplSeqNum"] or m["OfferApplSeqNum"])]
             else:

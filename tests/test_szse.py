@@ -170,3 +170,14 @@ def test_szse_vendor_csv_bad_price_names_file_and_line(recs, tmp_path):
     with pytest.raises(FeedError) as e:
         obook.bbo(files, workers=1, format="szse-csv").read_all()
     assert str(files[0]) in str(e.value) and e.value.record == 6
+
+
+def test_szse_own_best_rests_at_own_side_best(files, recs):
+    own = {(r["SecurityID"], r["ApplSeqNum"]) for r in recs
+           if r["MsgType"] == 192 and r["OrdType"] == ord("U") and r["SecurityID"] != "300999"}
+    o = obook.orders(files[0], workers=1).read_all().to_pylist()
+    adds = [r for r in o if r["action"] == "A" and (r["ticker"], r["ref"]) in own]
+    assert len(adds) > 10
+    for r in adds:   # the book just before: the best of its side equals the order's price
+        before = [x for x in o if x["ticker"] == r["ticker"] and x["seq"] < r["seq"]]
+        assert r["price"] > 0 and r["price"] in {x["price"] for x in before if x["side"] == r["side"]}

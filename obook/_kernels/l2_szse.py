@@ -10,7 +10,9 @@ Replay rules (``szse_events``), per channel in ApplSeqNum order:
   last fill is added at that fill's record (so no crossed book is ever published between
   an order and its fills). A market order ('1') rests at the price its first fill prints;
   an order whose own cancel '4' follows its fills (a market order's rest, an
-  immediate-or-cancel) never rests. An order without fills rests at once at its price.
+  immediate-or-cancel) never rests. An order without fills rests at once at its price;
+  an own-best order ('U') at its own side's best (the book kernel's OWN_BEST; with that
+  side empty the exchange cancels it, and its cancel follows: it never rests).
 - an execution 'F' that follows no incoming order (the call auctions' uncross) reduces both
   orders; only the first reduction prints a trade.
 - a cancel '4' reduces the one order it names by LastQty (removed at 0).
@@ -22,7 +24,7 @@ from numba import njit
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
                       K_APPLSEQ, parse_line)
-from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
+from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, DEFER, NOT_PRINTABLE, OWN_BEST, TYPE_SHIFT
 
 # record table columns
 (R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY, R_TIME, R_BID,
@@ -411,7 +413,8 @@ def szse_events(rec, n, aux, books, n_books, names, ev):
             nn += 1
         if rec[i, R_TYPE] == ORDER:
             side = 0 if rec[i, R_SIDE] == 49 else 1
-            _ev(ev, ne, i, rec, b, ACT_ADD | (side << 8) | (np.int64(65) << TYPE_SHIFT), rec[i, R_APPL],
+            own = OWN_BEST if rec[i, R_ORDTYPE] == 85 else 0     # 'U': at its own side's best
+            _ev(ev, ne, i, rec, b, ACT_ADD | own | (side << 8) | (np.int64(65) << TYPE_SHIFT), rec[i, R_APPL],
                 rec[i, R_QTY], rec[i, R_PRICE], 0)
             ne += 1
         elif rec[i, R_EXEC] == 52:             # cancel

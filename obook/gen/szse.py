@@ -148,6 +148,14 @@ class _Day:
             elif left:
                 self.prio += 1
                 s.orders[a] = [side, first, left, self.prio]
+        elif r < 0.89:                                      # own best: rests at its side's best
+            best = self.best(s, side)
+            a = self.order(s, side, "U", 0, qty, rest=False)
+            if best is None:
+                self.cancel(s, a, qty, side)
+            else:
+                self.prio += 1
+                s.orders[a] = [side, best, qty, self.prio]
         elif r < 0.92:              # own best on an empty own side (the thin book has no bids)
             s = self.thin
             if rnd.random() < 0.5:
