@@ -181,6 +181,12 @@ class SseDecoder(Decoder):
         self.book_mul = n_workers
         self.book_add = worker
 
+    @classmethod
+    def warm(cls):
+        K.sse_decode(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, np.zeros(N_KEYS, np.int64),
+                     np.zeros(N_KEYS, np.int8), np.zeros(1, np.int32), 0, np.zeros((1, 2), np.int64),
+                     np.zeros((1, 10), np.int64))
+
     def decode(self, buf, base_seq, events):
         ne, self.n_books, nn = K.sse_decode(buf, base_seq, self.worker, self.n_workers, KHASH, KID,
                                             self.vals, self.have, self.books, self.n_books,

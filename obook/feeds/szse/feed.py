@@ -178,6 +178,12 @@ class _SzseDecoder(Decoder):
         self.book_add = worker
         self.types = np.zeros(256, np.int64)
 
+    @classmethod
+    def warm(cls):
+        rec = np.zeros((1, K.R_WIDTH), np.int64)
+        K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int32), 0,
+                      np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
+
     def _events(self, r, events):
         ne, self.n_books, nn = K.szse_events(self.rec, r, self.aux, self.books, self.n_books,
                                              self._names, events)
@@ -198,6 +204,12 @@ class _SzseDecoder(Decoder):
 
 
 class SzseTextDecoder(_SzseDecoder):
+    @classmethod
+    def warm(cls):
+        super().warm()
+        vals, have = np.zeros(N_KEYS, np.int64), np.zeros(N_KEYS, np.int8)
+        K.text_records(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, vals, have, np.zeros((1, K.R_WIDTH), np.int64))
+
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
         self.vals = np.zeros(N_KEYS, np.int64)
@@ -210,5 +222,10 @@ class SzseTextDecoder(_SzseDecoder):
 
 
 class SzseBinDecoder(_SzseDecoder):
+    @classmethod
+    def warm(cls):
+        super().warm()
+        K.bin_records(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, K.R_WIDTH), np.int64))
+
     def decode(self, buf, base_seq, events):
         return self._events(K.bin_records(buf, base_seq, self.worker, self.n_workers, self.rec), events)
