@@ -89,7 +89,7 @@ def main() -> None:
     t = time.perf_counter()
     szse_bbo(recs)
     ref = len(recs) / (time.perf_counter() - t)
-    print(f"pure-Python reference (records already parsed, {len(recs):,} messages): {ref / 1e6:.3f} M msg/s")
+    print(f"pure-Python reference (records already parsed, {len(recs):,} messages): {ref:,.0f} msg/s")
     contenders = {f"{fmt} {w} worker{'s' * (w > 1)}": OBOOK.format(path=str(p), workers=w, fmt=fmt)
                   for fmt, p in (("szse", text), ("szse-bin", binary)) for w in (1, 2)}
     results: dict[str, list[dict]] = {k: [] for k in contenders}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import FORMAT as _TEXT
+from .. import date_of
 
 ORDER_HEADER = b"ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo"
 TICK_HEADER = b"ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo"
@@ -27,5 +28,16 @@ def sniff(name: str, head: bytes) -> int:
     return 200 if head.startswith((ORDER_HEADER, TICK_HEADER)) else 0
 
 
-FORMAT = replace(_TEXT, name="szse-csv", sniff=sniff, merge="obook.feeds.szse.vendor.merge:merge",
+def session_date(path):
+    """The trading day from the first data row's TransactTime (None otherwise)."""
+    from ...sources import read_head
+    lines = read_head(path, 4096).split(b"\n")
+    if len(lines) < 2 or not lines[0].startswith((ORDER_HEADER, TICK_HEADER)):
+        return None
+    cells = lines[1].split(b",")
+    col = 5 if lines[0].startswith(ORDER_HEADER) else 6
+    return date_of(int(cells[col])) if len(cells) > col and cells[col].strip().isdigit() else None
+
+
+FORMAT = replace(_TEXT, name="szse-csv", sniff=sniff, session_date=session_date, merge="obook.feeds.szse.vendor.merge:merge",
                  suffixes=(".csv",))
