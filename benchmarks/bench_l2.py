@@ -80,16 +80,18 @@ def main() -> None:
     ap.add_argument("--base", type=int, default=100_000)
     ap.add_argument("--copies", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--reference", type=int, default=20_000, help="messages the reference replays")
     args = ap.parse_args()
     text, binary, recs = files(args.base, args.copies)
     n = len(recs) * args.copies
     print(f"day: {n:,} messages; text {text.stat().st_size / 2**20:.0f} MiB, binary "
           f"{binary.stat().st_size / 2**20:.0f} MiB")
     from reference_l2 import szse_bbo
+    part = recs[:args.reference]
     t = time.perf_counter()
-    szse_bbo(recs)
-    ref = len(recs) / (time.perf_counter() - t)
-    print(f"pure-Python reference (records already parsed, {len(recs):,} messages): {ref:,.0f} msg/s")
+    szse_bbo(part)
+    ref = len(part) / (time.perf_counter() - t)
+    print(f"pure-Python reference (records already parsed, first {len(part):,} messages): {ref:,.0f} msg/s")
     contenders = {f"{fmt} {w} worker{'s' * (w > 1)}": OBOOK.format(path=str(p), workers=w, fmt=fmt)
                   for fmt, p in (("szse", text), ("szse-bin", binary)) for w in (1, 2)}
     results: dict[str, list[dict]] = {k: [] for k in contenders}

@@ -314,16 +314,21 @@ A_ADD_QTY = 1      # a last fill: the incoming order's rest to add after it (0: 
 A_ADD_PX = 2
 A_ADD_REF = 3
 A_ADD_SIDE = 4
-A_WIDTH = 5
-#: records of other channels looked past for an order's fills
-MAX_GAP = 1 << 12
+A_NEXT = 5         # the next record of the same channel (n: none)
+A_WIDTH = 6
 
 
 @njit(cache=True, _nrt=False)
-def _roles(rec, n, aux):
+def _roles(rec, n, aux, chan_next):
     for i in range(n):
         for c in range(A_WIDTH):
             aux[i, c] = 0
+    for j in range(n):                      # chan_next: per channel, the next record (backward)
+        chan_next[rec[j, R_CHAN]] = n
+    for i in range(n - 1, -1, -1):
+        ch = rec[i, R_CHAN]
+        aux[i, A_NEXT] = chan_next[ch]
+        chan_next[ch] = i
     for i in range(n):
         if rec[i, R_TYPE] != ORDER:
             continue
@@ -332,19 +337,13 @@ def _roles(rec, n, aux):
             aux[i, A_ROLE] = ROLE_DROP
             continue
         a = rec[i, R_APPL]
-        ch = rec[i, R_CHAN]
         expect = a + 1
         filled = 0
         first_px = -1
         last = -1
         cancelled = False
-        j = i + 1
-        gap = 0
-        while j < n and gap < MAX_GAP:
-            if rec[j, R_CHAN] != ch:
-                j += 1
-                gap += 1
-                continue
+        j = aux[i, A_NEXT]
+        while j < n:
             if rec[j, R_APPL] != expect or rec[j, R_TYPE] != TRADE:
                 break
             if rec[j, R_BID] != a and rec[j, R_OFFER] != a:
@@ -360,7 +359,7 @@ def _roles(rec, n, aux):
                 first_px = rec[j, R_LASTPX]
             last = j
             expect += 1
-            j += 1
+            j = aux[j, A_NEXT]
         market = rec[i, R_ORDTYPE] == 49
         if last < 0:
             aux[i, A_ROLE] = ROLE_DROP if market else ROLE_NONE
@@ -390,11 +389,11 @@ def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
 
 
 @njit(cache=True, _nrt=False)
-def szse_events(rec, n, aux, books, n_books, names, ev):
+def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
     """Book events of the record rows rec[:n] (see the module). ``books[security]``: local
     book + 1; new securities get rows (local book, security) in ``names``.
-    Returns (events, books, new names)."""
-    _roles(rec, n, aux)
+    ``chan_next``: scratch, one row per channel number. Returns (events, books, new names)."""
+    _roles(rec, n, aux, chan_next)
     ne = 0
     nn = 0
     C = np.int64(67) << TYPE_SHIFT

@@ -174,6 +174,7 @@ class _SzseDecoder(Decoder):
         self._names = np.zeros((1 << 16, 2), np.int64)
         self.rec = np.zeros((1 << 16, K.R_WIDTH), np.int64)
         self.aux = np.zeros((1 << 16, K.A_WIDTH), np.int64)
+        self.chan_next = np.zeros(CHANNELS, np.int64)
         self.book_mul = n_workers
         self.book_add = worker
         self.types = np.zeros(256, np.int64)
@@ -181,11 +182,12 @@ class _SzseDecoder(Decoder):
     @classmethod
     def warm(cls):
         rec = np.zeros((1, K.R_WIDTH), np.int64)
-        K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int32), 0,
+        K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int64),
+                      np.zeros(1, np.int32), 0,
                       np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
 
     def _events(self, r, events):
-        ne, self.n_books, nn = K.szse_events(self.rec, r, self.aux, self.books, self.n_books,
+        ne, self.n_books, nn = K.szse_events(self.rec, r, self.aux, self.chan_next, self.books, self.n_books,
                                              self._names, events)
         for t, c in zip(*np.unique(self.rec[:r, K.R_TYPE], return_counts=True)):
             self.types[int(t)] += int(c)
