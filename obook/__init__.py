@@ -118,6 +118,29 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
     return _table("depth", path, workers, format, on_error, levels, date)
 
 
+def audit(path, workers: int | None = None, on_error: str = "raise", format: str | None = None):
+    """Level-2 logs with exchange snapshots (Shanghai AX-SBE): one row per snapshot comparing
+    its 10 levels and day tallies with the book rebuilt from the ticks
+    (``obook.feeds.sse.audit.audit_schema``), as a ``pyarrow.RecordBatchReader``."""
+    from .feeds.sse.audit import audit as _audit
+
+    t = _audit(path, workers=workers, on_error=on_error, format=format)
+    import pyarrow as pa
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+
+def bars(path, interval="1 minute", workers: int | None = None, format: str | None = None,
+         on_error: str = "raise", date=None):
+    """OHLCV bars (K-lines) of every security's printed trades per ``interval`` ('1 minute',
+    '1s', a timedelta, or ns), any format (``obook.klines.bars_schema``), as a
+    ``pyarrow.RecordBatchReader``. Options as :func:`bbo`."""
+    from .klines import bars as _bars
+    import pyarrow as pa
+
+    t = _bars(path, interval, workers, format, on_error, date)
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+
 def _side(table, path):
     from .feeds import read_side_table
     import pyarrow as pa
@@ -163,6 +186,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "match", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "trades", "orders", "depth", "audit", "bars", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

@@ -259,6 +259,12 @@ def _opener(table: str):
     return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
 
 
+def _open_audit(path):
+    from . import audit
+
+    return audit(path)
+
+
 def _open_messages(path):
     from .feeds import resolve_format
 
@@ -352,10 +358,11 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
 
     # the messages reader and the formats' side tables: the path is the only argument
     from .feeds import side_schema, side_table_names
-    for table, schema in [("messages", itch_message_schema)] + [
+    from .feeds.sse.schema import audit_schema
+    for table, schema in [("messages", itch_message_schema), ("audit", audit_schema)] + [
             (name, side_schema(name)) for name in side_table_names()]:
-        pool = _Pool(f"__obook_{table}_{token}", schema,
-                     _open_messages if table == "messages" else _opener(table), pool_size)
+        opener = {"messages": _open_messages, "audit": _open_audit}.get(table) or _opener(table)
+        pool = _Pool(f"__obook_{table}_{token}", schema, opener, pool_size)
         for entry in pool.entries:
             con.register(entry.name, entry)
         fn = f"__obook_{table}_slot_{token}"
@@ -380,6 +387,13 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         con.execute("SET asof_loop_join_threshold = 0")
     except duckdb.Error:   # a DuckDB without the setting has no loop-join ASOF path either
         pass
+
+    # the feed time unit of a path's format (obook_bars turns its interval into time units)
+    def time_unit_ns(path, fmt):
+        from .feeds import resolve_format
+        return resolve_format(fmt, _check_path(path)).time_unit_ns
+    con.create_function("obook_time_unit_ns", time_unit_ns, [varchar, varchar], bigint,
+                        null_handling="special", side_effects=False)
 
     udfs = shipped_package("udfs")
     sql_macros = shipped_package("sql")

@@ -149,6 +149,18 @@ def _scan_side(table: str, path) -> pl.LazyFrame:
     return _scan(open_reader, side_schema(table), f"obook_{table}", os.fspath(path))
 
 
+def scan_audit(path, *, workers: int | None = None) -> pl.LazyFrame:
+    """A LazyFrame of ``obook.audit`` (Level-2 snapshots against the rebuilt book)."""
+    from .feeds.sse.schema import audit_schema
+    full = _check_path(path)
+
+    def open_reader():
+        from . import audit
+
+        return audit(full, workers=workers)
+    return _scan(open_reader, audit_schema, "obook_audit", os.fspath(path))
+
+
 def scan_messages(path) -> pl.LazyFrame:
     """A LazyFrame of the decoded ITCH messages (``obook.schema.itch_message_schema``)."""
     full = _check_path(path)

@@ -39,6 +39,37 @@ def csv(
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
+@app.command("szse")
+def szse(
+    out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
+    messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
+    securities: int = typer.Option(6, "--securities", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
+) -> None:
+    """Write a synthetic Shenzhen Level-2 day: call auctions and their uncross, limit, market,
+    own-best and securities-lending orders, fills, cancels, snapshots; two channels."""
+    from ..gen.szse import write_szse
+
+    n = write_szse(out, messages, securities, seed, binary)
+    typer.echo(f"wrote {n} messages to {out}", err=True)
+
+
+@app.command("sse")
+def sse(
+    out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
+    events: int = typer.Option(10_000, "--events", "-n", min=1, help="Order and trade lines (about)."),
+    securities: int = typer.Option(4, "--securities", "-k", min=1, help="Securities (600xxx)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+) -> None:
+    """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
+    the incoming order, file order not BizIndex order, 10-level snapshots with day tallies."""
+    from ..gen.sse import write_sse
+
+    n = write_sse(out, events, securities, seed)
+    typer.echo(f"wrote {n} lines to {out}", err=True)
+
+
 @app.command("orders")
 def orders(
     out: Path = typer.Argument(..., help="Output file: .parquet, else CSV."),

@@ -2,7 +2,7 @@
 
 A *source* is one of
 
-* a path: a plain, gzip (ISA-L) or zstd (``zstandard``, streamed) file, told apart by its
+* a path: a plain, gzip (ISA-L) or zstd (``zstandard``, streamed) file, or a zip of one file, told apart by its
   first bytes, never by its name;
 * a list of paths: several files that form one feed, concatenated in the given order (or,
   when the format has a ``merge`` hook, merged by the format's own sequence numbers);
@@ -37,6 +37,7 @@ READ_PIECE = 1 << 16
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 def is_stream(source) -> bool:
@@ -216,7 +217,24 @@ def open_file(path) -> tuple:
     magic = f.read(4)
     f.seek(0)
     raw = _Counting(f)
+    if magic[:4] == ZIP_MAGIC:
+        return _unzipping(f, str(path)), raw
     return _decompressing(raw, magic, str(path)), raw
+
+
+def _unzipping(f, name: str):
+    """The one file of a zip archive (exchange samples ship so), streamed."""
+    import zipfile
+
+    try:
+        z = zipfile.ZipFile(f)
+        members = [i for i in z.infolist() if not i.is_dir()]
+        if len(members) != 1:
+            raise ObookError(f"{name}: a zipped feed must hold exactly one file, not {len(members)}")
+        return z.open(members[0])
+    except zipfile.BadZipFile as e:
+        f.close()
+        raise ObookError(f"{name}: not a readable zip archive: {e}") from e
 
 
 def open_source(source) -> Reader:
