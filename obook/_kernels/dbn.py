@@ -1,0 +1,256 @@
+"""Databento DBN kernels: framing records (parent) and decoding MBO records to book events.
+
+A DBN stream is a metadata header ("DBN", version, u32 length, ...; read in Python by
+obook.feeds.databento.metadata) and then records. Every record starts with a 16-byte
+header: ``length`` (u8, in 4-byte words), ``rtype`` (u8), ``publisher_id`` (u16),
+``instrument_id`` (u32), ``ts_event`` (u64). All integers are little-endian. The MBO
+record (rtype 0xA0, 56 bytes) continues with the fields at the ``MBO_*`` offsets below
+(checked against ``databento_dbn.MBOMsg`` by the tests).
+"""
+
+import numpy as np
+from numba import njit
+
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_PRINT, NEED_ROOM, TYPE_SHIFT)
+
+RTYPE_MBO = 0xA0
+MBO_SIZE = 56
+# MBO field offsets from the start of the record
+MBO_PUBLISHER = 2     # u16
+MBO_INSTRUMENT = 4    # u32
+MBO_TS_EVENT = 8      # u64
+MBO_ORDER_ID = 16     # u64
+MBO_PRICE = 24        # i64, 1e-9 units; UNDEF_PRICE = i64 max
+MBO_SIZE_FIELD = 32   # u32
+MBO_FLAGS = 36        # u8
+MBO_CHANNEL = 37      # u8
+MBO_ACTION = 38       # char
+MBO_SIDE = 39         # char
+MBO_TS_RECV = 40      # u64
+MBO_TS_IN_DELTA = 48  # i32
+MBO_SEQUENCE = 52     # u32
+
+F_LAST = 0x80
+F_TOB = 0x40
+
+#: the actions the book helper adds to the layout (obook._kernels.layout on h/book)
+ACT_CLEAR = 10
+ACT_MODIFY = 11
+DEFER = 1 << 10
+
+#: every rtype DBN versions 1-3 define (databento_dbn.RType); others are "unknown rtype"
+KNOWN_RTYPES = np.zeros(256, dtype=np.bool_)
+for _r in (0x00, 0x01, 0x0A, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
+           0x20, 0x21, 0x22, 0x23, 0x24, 0xA0, 0xB1, 0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xC5):
+    KNOWN_RTYPES[_r] = True
+
+# frame status
+FRAME_OK = 0
+FRAME_ZERO = 1        # length 0: framing cannot go on (an error in both modes)
+FRAME_SHORT = 2       # shorter than its rtype's record (strict)
+FRAME_UNKNOWN = 3     # unknown rtype (strict)
+# decode status (besides NEED_ROOM)
+DEC_OK = 0
+DEC_BAD_SIDE = 1      # A or M with a side other than B / A
+DEC_BAD_ACTION = 2    # an action letter DBN does not define
+DEC_TOB = 3           # a top-of-book (F_TOB) record: not an individual order
+# st[] of dbn_decode
+ST_POS = 0            # resume: byte position
+ST_K = 1              # resume: record index within the batch
+ST_NE = 2             # events written
+ST_BOOKS = 3          # local books handed out
+ST_NEW = 4            # books first seen in this call (their ids in new_ids)
+ST_BAD = 5            # failing record index (DEC_* status)
+ST_WIDTH = 6
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _le(b, p, n):
+    v = np.int64(0)
+    for j in range(n - 1, -1, -1):
+        v = (v << 8) | np.int64(b[p + j])
+    return v
+
+
+@njit(cache=True, _nrt=False)
+def dbn_frame(buf, n, max_records, strict, known, rtypes, actions, counts):
+    """Walk whole records at the front of buf[:n]; rtypes[r] counts well-formed records by
+    rtype, actions[a] MBO records by action letter; counts[0] (short) and counts[1]
+    (unknown rtype) the tolerant mode's skipped ones. Returns (records, bytes, status)."""
+    pos = 0
+    k = 0
+    while k < max_records and pos < n:
+        ln = np.int64(buf[pos]) * 4
+        if ln == 0:
+            return k, pos, FRAME_ZERO
+        if pos + ln > n:
+            break
+        rt = buf[pos + 1]
+        if ln < 16 or (rt == RTYPE_MBO and ln < MBO_SIZE):
+            if strict:
+                return k, pos, FRAME_SHORT
+            counts[0] += 1
+        elif not known[rt]:
+            if strict:
+                return k, pos, FRAME_UNKNOWN
+            counts[1] += 1
+        else:
+            rtypes[rt] += 1
+            if rt == RTYPE_MBO:
+                actions[buf[pos + MBO_ACTION]] += 1
+        pos += ln
+        k += 1
+    return k, pos, FRAME_OK
+
+
+@njit(cache=True, _nrt=False)
+def owner_of(instrument_id, n_workers):
+    """The worker that owns an instrument: a multiplicative hash of the u32 id."""
+    return (((instrument_id * 2654435761) & 0xFFFFFFFF) >> 16) % n_workers
+
+
+@njit(cache=True, _nrt=False)
+def book_of(iid, keys, vals, st, new_ids):
+    """The local book of instrument iid, interned on first sight (room checked by the
+    caller: the table stays at most half full)."""
+    mask = keys.shape[0] - 1
+    i = ((iid * 0x9E3779B1) >> 7) & mask
+    while keys[i] != 0:
+        if keys[i] == iid + 1:
+            return vals[i]
+        i = (i + 1) & mask
+    b = st[ST_BOOKS]
+    keys[i] = iid + 1
+    vals[i] = b
+    st[ST_BOOKS] = b + 1
+    new_ids[st[ST_NEW]] = iid
+    st[ST_NEW] += 1
+    return b
+
+
+@njit(cache=True, _nrt=False)
+def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, open_row, new_ids, st, strict,
+               skips):
+    """Book events of the owned MBO records of buf (whole records), from st[ST_POS].
+
+    One event a record: A add, C cancel (size = cancelled shares), M modify, R clear,
+    T/F prints (no book change), N nothing -- except that a record closing an event
+    (F_LAST) whose earlier records were deferred always gives an event (N: a print with
+    type N when the deferred row is not in this call's events, else that row loses
+    DEFER). Records without F_LAST carry DEFER. open_row[book]: 0 no open event, r + 1
+    the open event's last row r in ev, -1 open since an earlier batch. Tolerant mode
+    counts the records it cannot decode in skips[DEC_*].
+    Returns a DEC_* status, or NEED_ROOM when the instrument table must grow (resume).
+    """
+    pos = st[ST_POS]
+    k = st[ST_K]
+    ne = st[ST_NE]
+    n = buf.shape[0]
+    while pos < n:
+        ln = np.int64(buf[pos]) * 4
+        p = pos
+        if ln == 0:
+            break
+        if buf[p + 1] != RTYPE_MBO or ln < MBO_SIZE:
+            pos += ln
+            k += 1
+            continue
+        iid = _le(buf, p + MBO_INSTRUMENT, 4)
+        if n_workers > 1 and owner_of(iid, n_workers) != worker:
+            pos += ln
+            k += 1
+            continue
+        if 2 * (st[ST_BOOKS] + 1) > keys.shape[0] or st[ST_BOOKS] >= open_row.shape[0]:
+            st[ST_POS] = pos
+            st[ST_K] = k
+            st[ST_NE] = ne
+            return NEED_ROOM
+        a = buf[p + MBO_ACTION]
+        s = buf[p + MBO_SIDE]
+        flags = buf[p + MBO_FLAGS]
+        side = 0 if s == 66 else 1          # 'B' bid, 'A' ask (and 'N')
+        bad = DEC_OK
+        act = 0
+        if a == 65 or a == 67 or a == 77:   # A C M
+            if s != 66 and s != 65 and a != 67:
+                bad = DEC_BAD_SIDE
+            elif flags & F_TOB:
+                bad = DEC_TOB
+            elif a == 65:
+                act = ACT_ADD
+            elif a == 67:
+                act = ACT_CANCEL
+            else:
+                act = ACT_MODIFY
+        elif a == 82:                       # R
+            act = ACT_CLEAR
+        elif a == 84 or a == 70:            # T F
+            act = ACT_PRINT
+        elif a != 78:                       # not N
+            bad = DEC_BAD_ACTION
+        if bad != DEC_OK:
+            if strict:
+                st[ST_POS] = pos
+                st[ST_K] = k
+                st[ST_NE] = ne
+                st[ST_BAD] = k
+                return bad
+            skips[bad] += 1
+            pos += ln
+            k += 1
+            continue
+        book = book_of(iid, keys, vals, st, new_ids)
+        last = (flags & F_LAST) != 0
+        if act == 0:                        # N
+            if last and open_row[book] > 0:
+                ev[open_row[book] - 1, 3] &= ~np.int64(DEFER)
+                open_row[book] = 0
+                pos += ln
+                k += 1
+                continue
+            if not (last and open_row[book] < 0):
+                pos += ln
+                k += 1
+                continue
+            act = ACT_PRINT
+        ev[ne, 0] = base_seq + k
+        ev[ne, 1] = _le(buf, p + MBO_TS_EVENT, 8)
+        ev[ne, 2] = book
+        ev[ne, 3] = act | (side << 8) | (np.int64(a) << TYPE_SHIFT) | (0 if last else DEFER)
+        ev[ne, 4] = _le(buf, p + MBO_ORDER_ID, 8)
+        ev[ne, 5] = _le(buf, p + MBO_SIZE_FIELD, 4)
+        ev[ne, 6] = _le(buf, p + MBO_PRICE, 8)
+        ev[ne, 7] = 0
+        ev[ne, 8] = 0
+        ev[ne, 9] = 0
+        open_row[book] = 0 if last else ne + 1
+        ne += 1
+        pos += ln
+        k += 1
+    st[ST_POS] = pos
+    st[ST_K] = k
+    st[ST_NE] = ne
+    return DEC_OK
+
+
+@njit(cache=True, _nrt=False)
+def rehash(keys, vals, new_keys, new_vals):
+    """Move the instrument table into a larger, empty one."""
+    mask = new_keys.shape[0] - 1
+    for j in range(keys.shape[0]):
+        if keys[j] != 0:
+            i = (((keys[j] - 1) * 0x9E3779B1) >> 7) & mask
+            while new_keys[i] != 0:
+                i = (i + 1) & mask
+            new_keys[i] = keys[j]
+            new_vals[i] = vals[j]
+
+
+@njit(cache=True, _nrt=False)
+def record_offsets(buf, n_records, out):
+    """Byte offset of each of the n_records whole records of buf into out."""
+    pos = 0
+    for k in range(n_records):
+        out[k] = pos
+        pos += np.int64(buf[pos]) * 4
+    return pos
