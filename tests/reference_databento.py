@@ -103,12 +103,36 @@ class Book:
         return rows + [None] * (n - len(rows))
 
 
+def _mbp_row(r, rtype, levels_now, levels_seen, symbol, trade):
+    """An mbp row (obook.feeds.databento.mbp's column order) for record r."""
+    side = _ch(r.side)
+    n = len(levels_now) // 2
+    look = ({"B": "A", "A": "B"}.get(side) if trade else side)
+    depth = 0
+    if look in ("B", "A"):
+        for lv in (levels_now, levels_seen):
+            part = lv[:n] if look == "B" else lv[n:]
+            prices = [x[0] if x else None for x in part]
+            if r.price in prices:
+                depth = prices.index(r.price)
+                break
+    row = (r.ts_recv, r.ts_event, rtype, r.publisher_id, r.instrument_id, _ch(r.action), side, depth,
+           None if r.price == UNDEF else r.price, r.size, int(r.flags), r.ts_in_delta, r.sequence)
+    for k in range(n):
+        b, a = levels_now[k], levels_now[n + k]
+        row += (b and b[0], a and a[0], b[1] if b else 0, a[1] if a else 0, b[2] if b else 0,
+                a[2] if a else 0)
+    return row + (symbol,)
+
+
 def replay(path, levels: int = 10):
-    """(tables, error): tables = {"bbo", "depth", "trades", "mbp1", "mbp10"} row lists."""
+    """(tables, error): tables = {"bbo", "depth", "trades", "mbp1", "mbp10"} row lists;
+    depth has ``levels`` levels a side."""
     tickers, recs = records(path)
     books: dict[int, Book] = {}
     before: dict[int, tuple] = {}      # instrument -> (top1, topN) at its open event's start
-    out = {"bbo": [], "depth": [], "trades": []}
+    shown: dict[int, dict] = {}        # instrument -> {1: levels, 10: levels} last published
+    out = {"bbo": [], "depth": [], "trades": [], "mbp1": [], "mbp10": []}
     for seq, r in recs:
         if not isinstance(r, dbn.MBOMsg):
             continue
@@ -116,24 +140,31 @@ def replay(path, levels: int = 10):
         book = books.setdefault(iid, Book())
         action, side = _ch(r.action), _ch(r.side)
         head = (seq, r.ts_event, tickers.get(iid, str(iid)), iid)
+        symbol = head[2]
+        seen = shown.setdefault(iid, {m: [None] * 2 * m for m in (1, 10)})
         if iid not in before:
-            before[iid] = (book.top("B", 1) + book.top("A", 1),
-                           book.top("B", levels) + book.top("A", levels))
+            before[iid] = {m: book.top("B", m) + book.top("A", m) for m in {1, 10, levels}}
         err = book.apply(action, side, r.order_id, r.price, r.size)
         if err:
             return out, (seq, err)
         if action in "TF":
             out["trades"].append(head + (action, r.price, r.size, side if side in "AB" else None,
                                          r.order_id))
+        if action == "T":
+            for m in (1, 10):
+                out[f"mbp{m}"].append((seq,) + _mbp_row(r, m, seen[m], seen[m], symbol, True))
         if not r.flags & F_LAST:
             continue
-        top1, topn = before.pop(iid)
-        now1 = book.top("B", 1) + book.top("A", 1)
-        nown = book.top("B", levels) + book.top("A", levels)
-        if [x and x[:2] for x in now1] != [x and x[:2] for x in top1]:
-            out["bbo"].append(head + _flat(now1))
-        if nown != topn:
-            out["depth"].append(head + _flat(nown))
+        was = before.pop(iid)
+        now = {m: book.top("B", m) + book.top("A", m) for m in was}
+        if [x and x[:2] for x in now[1]] != [x and x[:2] for x in was[1]]:
+            out["bbo"].append(head + _flat(now[1]))
+        if now[levels] != was[levels]:
+            out["depth"].append(head + _flat(now[levels]))
+        for m in (1, 10):
+            if now[m] != was[m]:
+                out[f"mbp{m}"].append((seq,) + _mbp_row(r, m, now[m], was[m], symbol, False))
+            seen[m] = now[m]
     return out, None
 
 

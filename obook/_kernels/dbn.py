@@ -254,3 +254,51 @@ def record_offsets(buf, n_records, out):
         out[k] = pos
         pos += np.int64(buf[pos]) * 4
     return pos
+
+
+#: the MBO record as a numpy structured dtype (databento_dbn.MBOMsg's layout)
+MBO_DTYPE = np.dtype([
+    ("length", "u1"), ("rtype", "u1"), ("publisher_id", "<u2"), ("instrument_id", "<u4"),
+    ("ts_event", "<u8"), ("order_id", "<u8"), ("price", "<i8"), ("size", "<u4"),
+    ("flags", "u1"), ("channel_id", "u1"), ("action", "S1"), ("side", "S1"),
+    ("ts_recv", "<u8"), ("ts_in_delta", "<i4"), ("sequence", "<u4"),
+])
+UNDEF_PRICE = np.iinfo(np.int64).max
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _level_of(levels, side, price, n_levels):
+    """Index of price among the side's levels (px, qty, n per level; bids then asks), or -1."""
+    for k in range(n_levels):
+        if levels[(side * n_levels + k) * 3] == price:
+            return k
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def mbp_rows(is_trade, book, side, price, lv, state, out, depth):
+    """Rows of Databento-shaped MBP tables from depth rows and trade rows in feed order.
+
+    lv[i]: a depth row's levels (per level px, qty, n; bids then asks; empty: UNDEF_PRICE,
+    0, 0); state[b]: book b's levels so far (kept across calls). out[i] gets the book's
+    levels after row i (a trade: the levels it saw); depth[i] the index of the record's
+    price among its side's levels after the row (before it, for a level that went), 0 when
+    it is in neither. A trade's side is the aggressor's: its price is looked up on the
+    resting side.
+    """
+    n_levels = lv.shape[1] // 6
+    for i in range(is_trade.shape[0]):
+        b = book[i]
+        s = side[i]
+        if is_trade[i]:
+            for c in range(lv.shape[1]):
+                out[i, c] = state[b, c]
+            d = _level_of(state[b], 1 - s, price[i], n_levels) if s >= 0 else -1
+        else:
+            d = _level_of(lv[i], s, price[i], n_levels) if s >= 0 else -1
+            if d < 0 and s >= 0:
+                d = _level_of(state[b], s, price[i], n_levels)
+            for c in range(lv.shape[1]):
+                out[i, c] = lv[i, c]
+                state[b, c] = lv[i, c]
+        depth[i] = d if d > 0 else 0

@@ -18,14 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels.dbn import MBO_DTYPE
+
 __all__ = ["MBO_DTYPE", "mbo_flow", "write_dbn", "symbol_of", "PRICE_TICK"]
 
-MBO_DTYPE = np.dtype([
-    ("length", "u1"), ("rtype", "u1"), ("publisher_id", "<u2"), ("instrument_id", "<u4"),
-    ("ts_event", "<u8"), ("order_id", "<u8"), ("price", "<i8"), ("size", "<u4"),
-    ("flags", "u1"), ("channel_id", "u1"), ("action", "S1"), ("side", "S1"),
-    ("ts_recv", "<u8"), ("ts_in_delta", "<i4"), ("sequence", "<u4"),
-])
 PRICE_TICK = 10_000_000         # $0.01 in DBN's 1e-9 units
 F_LAST = 0x80
 START_NS = 1_700_000_000_000_000_000
