@@ -142,14 +142,16 @@ def replay(path, levels: int = 10):
         head = (seq, r.ts_event, tickers.get(iid, str(iid)), iid)
         symbol = head[2]
         seen = shown.setdefault(iid, {m: [None] * 2 * m for m in (1, 10)})
-        if iid not in before:
+        opened = iid in before
+        if not opened:
             before[iid] = {m: book.top("B", m) + book.top("A", m) for m in {1, 10, levels}}
         err = book.apply(action, side, r.order_id, r.price, r.size)
         if err:
             return out, (seq, err)
-        if action in "TF":
-            out["trades"].append(head + (action, r.price, r.size, side if side in "AB" else None,
-                                         r.order_id))
+        if action in "TF" or (action == "N" and opened and r.flags & F_LAST):
+            # an N that ends an event is a print of kind N (it publishes the event's rows)
+            out["trades"].append(head + (action, r.price, r.size, {"B": "B", "A": "S"}.get(side),
+                                         None if action == "N" else r.order_id))
         if action == "T":
             for m in (1, 10):
                 out[f"mbp{m}"].append((seq,) + _mbp_row(r, m, seen[m], seen[m], symbol, True))

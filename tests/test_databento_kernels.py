@@ -96,7 +96,6 @@ class _Dec:
         books = self.st[K.ST_BOOKS]
         self.st[:] = 0
         self.st[K.ST_BOOKS] = books
-        self.open[self.open > 0] = -1
         while True:
             status = self.f(buf, base_seq, self.w, self.n, ev, self.keys, self.vals, self.open, self.new,
                             self.st, self.strict, self.skips)
@@ -132,12 +131,13 @@ def test_dbn_decode_defers_records_without_f_last_and_an_n_closes_the_event(py):
     d = _Dec(py)
     data = mbo("A", oid=1, flags=0) + mbo("A", oid=2, flags=0) + mbo("N", "N", flags=0x80)
     status, ev, _ = d.run(data)
-    assert [bool(a & K.DEFER) for a in ev[:, 3]] == [True, False]       # the N gave the close
-    # an event open since an earlier batch: the N becomes a print that closes it
+    assert [bool(a & K.DEFER) for a in ev[:, 3]] == [True, True, False]
+    assert ev[2, 3] & 0xFF == ACT_PRINT and (ev[2, 3] >> TYPE_SHIFT) & 0xFF == ord("N")
+    # an event open since an earlier batch: the N closes it too
     status, ev, _ = d.run(mbo("A", oid=3, flags=0))
     assert bool(ev[0, 3] & K.DEFER)
-    status, ev, _ = d.run(mbo("N", "N", flags=0x80), base_seq=9)
-    assert len(ev) == 1 and ev[0, 0] == 9 and ev[0, 3] & 0xFF == ACT_PRINT and not ev[0, 3] & K.DEFER
+    status, ev, _ = d.run(mbo("N", "N", flags=0) + mbo("N", "N", flags=0x80), base_seq=9)
+    assert len(ev) == 1 and ev[0, 0] == 10 and ev[0, 3] & 0xFF == ACT_PRINT and not ev[0, 3] & K.DEFER
     # an N with nothing open gives no event
     assert len(d.run(mbo("N", "N"))[1]) == 0
 

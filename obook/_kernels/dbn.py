@@ -129,16 +129,14 @@ def book_of(iid, keys, vals, st, new_ids):
 
 
 @njit(cache=True, _nrt=False)
-def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, open_row, new_ids, st, strict,
+def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_ids, st, strict,
                skips):
     """Book events of the owned MBO records of buf (whole records), from st[ST_POS].
 
     One event a record: A add, C cancel (size = cancelled shares), M modify, R clear,
-    T/F prints (no book change), N nothing -- except that a record closing an event
-    (F_LAST) whose earlier records were deferred always gives an event (N: a print with
-    type N when the deferred row is not in this call's events, else that row loses
-    DEFER). Records without F_LAST carry DEFER. open_row[book]: 0 no open event, r + 1
-    the open event's last row r in ev, -1 open since an earlier batch. Tolerant mode
+    T/F prints (no book change), N nothing -- except an N with F_LAST that ends an event
+    of deferred records: a print of type N, which publishes the event's rows. Records
+    without F_LAST carry DEFER. is_open[book]: an event of the book is open. Tolerant mode
     counts the records it cannot decode in skips[DEC_*].
     Returns a DEC_* status, or NEED_ROOM when the instrument table must grow (resume).
     """
@@ -160,7 +158,7 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, open_row, new_i
             pos += ln
             k += 1
             continue
-        if 2 * (st[ST_BOOKS] + 1) > keys.shape[0] or st[ST_BOOKS] >= open_row.shape[0]:
+        if 2 * (st[ST_BOOKS] + 1) > keys.shape[0] or st[ST_BOOKS] >= is_open.shape[0]:
             st[ST_POS] = pos
             st[ST_K] = k
             st[ST_NE] = ne
@@ -202,13 +200,7 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, open_row, new_i
         book = book_of(iid, keys, vals, st, new_ids)
         last = (flags & F_LAST) != 0
         if act == 0:                        # N
-            if last and open_row[book] > 0:
-                ev[open_row[book] - 1, 3] &= ~np.int64(DEFER)
-                open_row[book] = 0
-                pos += ln
-                k += 1
-                continue
-            if not (last and open_row[book] < 0):
+            if not (last and is_open[book]):
                 pos += ln
                 k += 1
                 continue
@@ -223,7 +215,7 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, open_row, new_i
         ev[ne, 7] = 0
         ev[ne, 8] = 0
         ev[ne, 9] = 0
-        open_row[book] = 0 if last else ne + 1
+        is_open[book] = 0 if last else 1
         ne += 1
         pos += ln
         k += 1

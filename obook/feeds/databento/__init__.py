@@ -44,6 +44,6 @@ FORMAT = FeedFormat(
     session_date=None,
     order_ids="int",
     feed_seq=False,
-    sideless_kinds="",
+    sideless_kinds="N",
     suffixes=(".dbn", ".dbn.zst"),
 )

@@ -55,7 +55,6 @@ class DbnDecoder(Decoder):
                 n = header_length(bytes(buf[:8]))
                 self.tickers = parse(bytes(buf[:n])).tickers()
                 st[K.ST_POS] = n
-        self._open[self._open > 0] = -1           # open events now end in an earlier batch
         st[K.ST_BOOKS] = len(self.instrument_ids)
         while True:
             status = K.dbn_decode(buf, base_seq, self.worker, self.n_workers, events, self._keys,
@@ -65,7 +64,7 @@ class DbnDecoder(Decoder):
             self._grow()
         names = []
         for iid in self._new[:int(st[K.ST_NEW])].tolist():
-            names.append((len(self.instrument_ids), self.tickers.get(iid, str(iid))))
+            names.append((len(self.instrument_ids), self.tickers.get(iid, str(iid)), iid))
             self.instrument_ids.append(iid)
         error = None
         if status != K.DEC_OK:

@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._kernels import dbn as K
+from .metadata import header_length
 
 UINT = {"sz": pa.uint32(), "ct": pa.uint32(), "px": pa.int64()}
 
@@ -74,8 +75,12 @@ class RecordCursor:
         while not self.window or self.window[-1][0] + self.window[-1][1] <= last:
             b = next(self.batches)
             data = np.array(b.data)
+            start = 0
+            if b.offset == 0:                       # the first batch holds the header
+                start = header_length(bytes(data[:8]))
             offsets = np.zeros(max(1, b.n_records), np.int64)
-            K.record_offsets(data, b.n_records, offsets)
+            K.record_offsets(data[start:], b.n_records, offsets)
+            offsets += start
             self.window.append((b.base_seq, b.n_records, data, offsets))
         while self.window[0][0] + self.window[0][1] <= int(seqs[0]):
             self.window.popleft()

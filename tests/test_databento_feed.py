@@ -1,0 +1,186 @@
+"""Databento MBO feeds end to end: DBN files written with databento-dbn's encoder from
+generated MBO flows, every table checked against the plain reference
+(tests/reference_databento.py); 1, 2 and 3 workers; zstd and plain; DBN versions 1-3."""
+
+from __future__ import annotations
+
+import databento_dbn as dbn
+import pyarrow as pa
+import pytest
+
+import obook
+import reference_databento as R
+from obook.errors import FeedError, TruncatedFeedError
+from obook.feeds import detect_format, get_format
+from obook.gen.databento import mbo_flow, metadata_bytes, write_dbn
+
+_FLOWS = {}
+
+
+def flow(records=3000, instruments=4, seed=3):
+    key = (records, instruments, seed)
+    if key not in _FLOWS:
+        _FLOWS[key] = mbo_flow(records, instruments, seed)
+    return _FLOWS[key]
+
+
+def feed(tmp_path, version=3, zstd=False, **kw):
+    path = tmp_path / f"mbo_v{version}.dbn{'.zst' if zstd else ''}"
+    write_dbn(path, flow(**kw), version=version, zstd=zstd)
+    return path
+
+
+def rows(reader, drop=("timestamp",)):
+    t = reader.read_all() if hasattr(reader, "read_all") else pa.Table.from_batches(list(reader))
+    t = t.drop_columns([c for c in drop if c in t.column_names])
+    return [tuple(r.values()) for r in t.to_pylist()]
+
+
+def test_format_plugin_declares_databento_and_detects_dbn_files(tmp_path):
+    fmt = get_format("databento")
+    assert (fmt.book_key, fmt.price_scale, fmt.epoch, fmt.tz, fmt.unit) == (
+        "instrument_id", 9, True, "UTC", "record")
+    plain, packed = feed(tmp_path), feed(tmp_path, zstd=True)
+    renamed = tmp_path / "no_suffix"
+    renamed.write_bytes(plain.read_bytes())
+    assert detect_format(plain) == detect_format(packed) == detect_format(renamed) == "databento"
+
+
+@pytest.mark.parametrize("version,zstd", [(1, False), (2, True), (3, False), (3, True)])
+def test_bbo_versions_and_compression_match_reference(tmp_path, version, zstd):
+    path = feed(tmp_path, version, zstd)
+    ref, err = R.replay(path)
+    assert err is None
+    got = rows(obook.bbo(path, workers=1))
+    assert got == ref["bbo"]
+    assert len(got) > 300
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_every_table_matches_reference_for_each_worker_count(tmp_path, workers):
+    path = feed(tmp_path, 3, True, records=4000, instruments=5, seed=workers)
+    ref, err = R.replay(path, levels=5)
+    assert err is None
+    assert rows(obook.bbo(path, workers=workers)) == ref["bbo"]
+    assert rows(obook.depth(path, workers=workers, levels=5)) == ref["depth"]
+    trades = rows(obook.trades(path, workers=workers))
+    assert [t[:9] for t in trades] == ref["trades"]
+
+
+def test_time_is_ts_event_epoch_utc_and_prices_are_1e9(tmp_path):
+    path = feed(tmp_path)
+    t = obook.bbo(path, workers=1).read_all()
+    f = flow()
+    assert t.schema.field("timestamp").type == pa.timestamp("ns", tz="UTC")
+    assert t.column("time").cast(pa.int64()).equals(t.column("timestamp").cast(pa.int64()))
+    assert set(t.column("time").to_pylist()) <= set(f["ts_event"].tolist())
+    assert t.schema.metadata[b"obook.price_scale"] == b"1000000000"
+
+
+def test_tickers_come_from_symbol_mappings_else_the_instrument_id(tmp_path):
+    f = flow()
+    ids = list(dict.fromkeys(f["instrument_id"].tolist()))
+    path = tmp_path / "nomap.dbn"
+    write_dbn(path, f, mappings=False)
+    t = obook.bbo(path, workers=2).read_all()
+    assert {(a, str(b)) for a, b in zip(t.column("ticker").to_pylist(), t.column("instrument_id").to_pylist())} \
+        == {(str(i), str(i)) for i in ids}
+    t = obook.bbo(feed(tmp_path), workers=2).read_all()
+    names = dict(zip(t.column("instrument_id").to_pylist(), t.column("ticker").to_pylist()))
+    assert names == {i: f"SYM{k}" for k, i in enumerate(ids)}
+
+
+def test_non_mbo_records_are_skipped_and_counted(tmp_path):
+    extra = (bytes(dbn.StatusMsg(publisher_id=1, instrument_id=5, ts_event=1, ts_recv=2))
+             + bytes(dbn.SystemMsg(ts_event=5, msg="heartbeat")))
+    path = tmp_path / "mixed.dbn"
+    write_dbn(path, flow(), extra=extra)
+    stats: dict = {}
+    got = rows(obook.bbo(path, workers=2, stats=stats))
+    ref, err = R.replay(path)
+    assert err is None and got == ref["bbo"]
+    assert stats["messages_by_type"]["status"] == 1 and stats["messages_by_type"]["system"] == 1
+    assert stats["records"] == len(flow()) + 2 and stats["skipped"] == {}
+
+
+def _raw(tmp_path, body: bytes, name="bad.dbn"):
+    path = tmp_path / name
+    path.write_bytes(metadata_bytes(3, [7]) + body)
+    return path
+
+
+def _mbo(action="A", side="B", oid=1, size=10, price=100, flags=0x80):
+    return bytes(dbn.MBOMsg(publisher_id=1, instrument_id=7, ts_event=10, order_id=oid, price=price,
+                            size=size, action=dbn.Action(action), side=dbn.Side(side), ts_recv=11,
+                            flags=flags))
+
+
+def test_truncated_record_raises_after_earlier_rows(tmp_path):
+    path = _raw(tmp_path, _mbo() + _mbo(oid=2, price=101)[:40])
+    reader = obook.bbo(path, workers=1)
+    first = reader.read_next_batch()
+    assert first.num_rows == 1
+    with pytest.raises(TruncatedFeedError) as e:
+        reader.read_next_batch()
+    assert e.value.record == 2 and str(path) in str(e.value) and "record 2" in str(e.value)
+
+
+def test_unknown_rtype_raises_strict_and_is_counted_tolerant(tmp_path):
+    path = _raw(tmp_path, _mbo() + bytes([4, 0x99]) + bytes(14) + _mbo(oid=2, price=101))
+    with pytest.raises(FeedError, match=r"record 2: unknown rtype 0x99"):
+        rows(obook.bbo(path, workers=1))
+    stats: dict = {}
+    got = rows(obook.bbo(path, workers=2, on_error="skip", stats=stats))
+    assert len(got) == 2 and stats["skipped"] == {"unknown rtype": 1}
+
+
+def test_cancel_of_unknown_order_names_file_record_and_order(tmp_path):
+    path = _raw(tmp_path, _mbo() + _mbo("C", oid=99, size=5) + _mbo(oid=2, price=101))
+    with pytest.raises(FeedError) as e:
+        rows(obook.bbo(path, workers=2))
+    assert e.value.record == 2 and "unknown order_id 99 (instrument_id 7)" in str(e.value)
+    stats: dict = {}
+    assert len(rows(obook.bbo(path, workers=1, on_error="skip", stats=stats))) == 2
+    assert stats["skipped"] == {"unknown order ref": 1}
+
+
+def test_not_a_dbn_file_and_bad_version_are_feed_errors(tmp_path):
+    path = tmp_path / "x.dbn"
+    path.write_bytes(b"DBN\x07" + bytes(200))
+    with pytest.raises(FeedError, match="unsupported DBN version 7"):
+        rows(obook.bbo(path, workers=1, format="databento"))
+    path.write_bytes(b"XYZ\x01" + bytes(200))
+    with pytest.raises(FeedError, match="not a DBN file"):
+        rows(obook.bbo(path, workers=1, format="databento"))
+
+
+def mbp(path, levels, workers=1):
+    from obook.engine.replay import Replay
+    from obook.feeds.databento.framer import DbnFramer
+    from obook.feeds.databento.mbp import mbp_batches, mbp_schema
+    from obook.feeds.sources import iter_batches
+
+    replay = Replay(path, workers=workers, format="databento", tables=("depth", "trades"), levels=levels)
+    batches = mbp_batches(replay.table_batches(), iter_batches(str(path), DbnFramer(str(path))), levels)
+    return pa.RecordBatchReader.from_batches(mbp_schema(levels), batches)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_mbp1_and_mbp10_match_reference(tmp_path, workers):
+    path = feed(tmp_path, 2, True, records=4000, instruments=3, seed=11)
+    ref, err = R.replay(path)
+    assert err is None
+    for levels in (1, 10):
+        got = rows(mbp(path, levels, workers))
+        assert got == ref[f"mbp{levels}"], levels
+    assert {r[6] for r in ref["mbp10"]} >= {"A", "C", "M", "T", "R"}
+    assert max(r[8] for r in ref["mbp10"]) > 0
+
+
+def test_mbp_columns_are_databentos(tmp_path):
+    from obook.feeds.databento.mbp import mbp_schema
+
+    names = mbp_schema(10).names
+    databento = [n for n in dbn.MBP10Msg._ordered_fields]
+    assert names[1:-1] == databento and names[0] == "seq" and names[-1] == "symbol"
+    assert mbp_schema(1).names[1:-1] == list(dbn.MBP1Msg._ordered_fields)
