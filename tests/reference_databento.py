@@ -95,6 +95,15 @@ class Book:
             o[2] = size
         return None
 
+    def orders_front_to_back(self):
+        """(side, price, size, id) of every order: bids then asks, best level first, each
+        level front to back."""
+        out = []
+        for side in ("B", "A"):
+            for p in sorted(self.levels[side], reverse=(side == "B")):
+                out += [(side, p, self.orders[o][2], o) for o in self.levels[side][p]]
+        return out
+
     def top(self, side, n):
         """The best n levels of a side: (price, total size, orders), padded with None."""
         prices = sorted(self.levels[side], reverse=(side == "B"))[:n]
@@ -132,7 +141,7 @@ def replay(path, levels: int = 10):
     books: dict[int, Book] = {}
     before: dict[int, tuple] = {}      # instrument -> (top1, topN) at its open event's start
     shown: dict[int, dict] = {}        # instrument -> {1: levels, 10: levels} last published
-    out = {"bbo": [], "depth": [], "trades": [], "mbp1": [], "mbp10": []}
+    out = {"bbo": [], "depth": [], "trades": [], "orders": [], "mbp1": [], "mbp10": []}
     for seq, r in recs:
         if not isinstance(r, dbn.MBOMsg):
             continue
@@ -145,9 +154,13 @@ def replay(path, levels: int = 10):
         opened = iid in before
         if not opened:
             before[iid] = {m: book.top("B", m) + book.top("A", m) for m in {1, 10, levels}}
+        gone = book.orders_front_to_back() if action == "R" else []
+        had = book.orders.get(r.order_id)
+        had = list(had) if had else None
         err = book.apply(action, side, r.order_id, r.price, r.size)
         if err:
             return out, (seq, err)
+        out["orders"] += _order_rows(head, action, side, r, had, book, gone)
         if action in "TF" or (action == "N" and opened and r.flags & F_LAST):
             # an N that ends an event is a print of kind N (it publishes the event's rows)
             out["trades"].append(head + (action, r.price, r.size, {"B": "B", "A": "S"}.get(side),
@@ -168,6 +181,21 @@ def replay(path, levels: int = 10):
                 out[f"mbp{m}"].append((seq,) + _mbp_row(r, m, now[m], was[m], symbol, False))
             seen[m] = now[m]
     return out, None
+
+
+def _order_rows(head, action, side, r, had, book, gone):
+    """The orders table's rows of record r (obook's columns up to ``ref``; sides B/S):
+    A and M: the order's new price and size (remaining = size); C: the order's price, the
+    size cancelled and what remains; R: one row per removed order, remaining 0."""
+    bs = {"B": "B", "A": "S"}
+    if action == "R":
+        return [head + ("R", bs[s], p, n, 0, o) for s, p, n, o in gone]
+    if action in "AM":
+        return [head + (action, bs[side], r.price, r.size, r.size, r.order_id)]
+    if action == "C":
+        left = book.orders[r.order_id][2] if r.order_id in book.orders else 0
+        return [head + ("C", bs[had[0]], had[1], r.size, left, r.order_id)]
+    return []
 
 
 def _flat(levels):

@@ -65,6 +65,9 @@ def test_every_table_matches_reference_for_each_worker_count(tmp_path, workers):
     assert rows(obook.depth(path, workers=workers, levels=5)) == ref["depth"]
     trades = rows(obook.trades(path, workers=workers))
     assert [t[:9] for t in trades] == ref["trades"]
+    orders = rows(obook.orders(path, workers=workers))
+    assert [t[:10] for t in orders] == ref["orders"]
+    assert {t[4] for t in orders} == {"A", "C", "M", "R"}
 
 
 def test_time_is_ts_event_epoch_utc_and_prices_are_1e9(tmp_path):
