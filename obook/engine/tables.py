@@ -113,10 +113,11 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
                    pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
         else:
             ids = [pa.nulls(n, pa.uint64()), order_ids(c[10], data), pa.nulls(n, pa.uint64()), pa.nulls(n, pa.uint64())]
+        resting = c[11] >= 0
         arrays = head + [
             _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[4])),
             pa.array(c[5]), pa.array(c[6]), pa.array(c[7]),
-        ] + ids
+        ] + ids + [pa.array(c[11], mask=~resting), pa.array(c[12], mask=~resting)]
         return pa.RecordBatch.from_arrays(arrays, schema=orders_schema)
     arrays = list(head)
     n_orders = np.empty((2 * levels, n), np.int32)
