@@ -95,6 +95,15 @@ class Book:
             o[2] = size
         return None
 
+    def ahead(self, oid):
+        """(shares, orders) in front of a resting order at its price; (None, None) if gone."""
+        if oid not in self.orders:
+            return None, None
+        side, price, _ = self.orders[oid]
+        q = self.levels[side][price]
+        front = q[:q.index(oid)]
+        return sum(self.orders[o][2] for o in front), len(front)
+
     def orders_front_to_back(self):
         """(side, price, size, id) of every order: bids then asks, best level first, each
         level front to back."""
@@ -184,17 +193,18 @@ def replay(path, levels: int = 10):
 
 
 def _order_rows(head, action, side, r, had, book, gone):
-    """The orders table's rows of record r (obook's columns up to ``ref``; sides B/S):
-    A and M: the order's new price and size (remaining = size); C: the order's price, the
-    size cancelled and what remains; R: one row per removed order, remaining 0."""
+    """The orders table's rows of record r (obook's columns up to ``ref``, then the queue
+    place; sides B/S): A and M: the order's new price and size (remaining = size); C: the
+    order's price, the size cancelled and what remains; R: one row per removed order,
+    remaining 0; queue_shares_ahead / queue_orders_ahead after the record (None: gone)."""
     bs = {"B": "B", "A": "S"}
     if action == "R":
-        return [head + ("R", bs[s], p, n, 0, o) for s, p, n, o in gone]
+        return [head + ("R", bs[s], p, n, 0, o, None, None) for s, p, n, o in gone]
     if action in "AM":
-        return [head + (action, bs[side], r.price, r.size, r.size, r.order_id)]
+        return [head + (action, bs[side], r.price, r.size, r.size, r.order_id) + book.ahead(r.order_id)]
     if action == "C":
         left = book.orders[r.order_id][2] if r.order_id in book.orders else 0
-        return [head + ("C", bs[had[0]], had[1], r.size, left, r.order_id)]
+        return [head + ("C", bs[had[0]], had[1], r.size, left, r.order_id) + book.ahead(r.order_id)]
     return []
 
 

@@ -66,7 +66,8 @@ def test_every_table_matches_reference_for_each_worker_count(tmp_path, workers):
     trades = rows(obook.trades(path, workers=workers))
     assert [t[:9] for t in trades] == ref["trades"]
     orders = rows(obook.orders(path, workers=workers))
-    assert [t[:10] for t in orders] == ref["orders"]
+    assert [t[:10] + t[13:] for t in orders] == ref["orders"]
+    assert any(t[-1] for t in orders)              # some orders rest behind others
     assert {t[4] for t in orders} == {"A", "C", "M", "R"}
 
 

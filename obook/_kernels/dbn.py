@@ -11,7 +11,8 @@ record (rtype 0xA0, 56 bytes) continues with the fields at the ``MBO_*`` offsets
 import numpy as np
 from numba import njit
 
-from .layout import (ACT_ADD, ACT_CANCEL, ACT_PRINT, NEED_ROOM, TYPE_SHIFT)
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, NEED_ROOM,
+                     TYPE_SHIFT)
 
 RTYPE_MBO = 0xA0
 MBO_SIZE = 56
@@ -32,11 +33,6 @@ MBO_SEQUENCE = 52     # u32
 
 F_LAST = 0x80
 F_TOB = 0x40
-
-#: the actions the book helper adds to the layout (obook._kernels.layout on h/book)
-ACT_CLEAR = 10
-ACT_MODIFY = 11
-DEFER = 1 << 10
 
 #: every rtype DBN versions 1-3 define (databento_dbn.RType); others are "unknown rtype"
 KNOWN_RTYPES = np.zeros(256, dtype=np.bool_)

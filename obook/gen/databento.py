@@ -16,6 +16,8 @@ record through ``MBOMsg``; otherwise the array's bytes, identical and much faste
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from .._kernels.dbn import MBO_DTYPE
@@ -26,6 +28,7 @@ PRICE_TICK = 10_000_000         # $0.01 in DBN's 1e-9 units
 F_LAST = 0x80
 START_NS = 1_700_000_000_000_000_000
 BIG_ID = 1 << 63
+CAP = 120           # live orders a book keeps at most (an add to a full book is a cancel)
 
 
 def symbol_of(i: int) -> str:
@@ -34,8 +37,8 @@ def symbol_of(i: int) -> str:
 
 class _Gen:
     def __init__(self, instruments: int, seed: int, big_ids: bool):
-        self.rng = np.random.default_rng(seed)
-        self.ids = [7 + 1000 * i + int(self.rng.integers(0, 1000)) for i in range(instruments)]
+        self.rng = random.Random(seed)
+        self.ids = [7 + 1000 * i + self.rng.randrange(0, 1000) for i in range(instruments)]
         if instruments > 2:
             self.ids[-1] = 4_000_000_000 + seed % 1000     # an id near the top of u32
         self.books = {iid: {} for iid in self.ids}        # order id -> [side, price, size]
@@ -46,21 +49,21 @@ class _Gen:
         self.seq = 0
 
     def rec(self, iid, action, side, order_id=0, price_ticks=None, size=0, last=True):
-        self.t += int(self.rng.integers(1, 5000))
+        self.t += self.rng.randrange(1, 5000)
         self.seq += 1
         price = 0x7FFFFFFFFFFFFFFF if price_ticks is None else price_ticks * PRICE_TICK
         self.rows.append((14, 0xA0, 1, iid, self.t, order_id, price, size, F_LAST if last else 0,
                           0, action, side, self.t + 1000, 250, self.seq))
 
     def new_id(self):
-        self.next_id += int(self.rng.integers(1, 4))
+        self.next_id += self.rng.randrange(1, 4)
         return self.next_id
 
     def add_order(self, iid, last=True):
         side = b"B" if self.rng.random() < 0.5 else b"A"
-        off = int(self.rng.integers(1, 8))
+        off = self.rng.randrange(1, 8)
         px = self.mid[iid] - off if side == b"B" else self.mid[iid] + off
-        size = int(self.rng.integers(1, 10)) * 100
+        size = self.rng.randrange(1, 10) * 100
         oid = self.new_id()
         self.books[iid][oid] = [side, px, size]
         self.rec(iid, b"A", side, oid, px, size, last)
@@ -70,7 +73,7 @@ class _Gen:
         if not book:
             return None
         keys = list(book)
-        return keys[int(self.rng.integers(0, len(keys)))]
+        return keys[self.rng.randrange(0, len(keys))]
 
     def cancel(self, iid, oid, size, last=True):
         side, px, have = self.books[iid][oid]
@@ -85,12 +88,12 @@ class _Gen:
         side, px, have = self.books[iid][oid]
         r = self.rng.random()
         if r < 0.4:
-            size = max(1, have - 100 * int(self.rng.integers(1, 3)))   # keeps priority
+            size = max(1, have - 100 * self.rng.randrange(1, 3))   # keeps priority
         elif r < 0.7:
             size = have + 100                                            # loses it
         else:
             size = have
-            px = px + (1 if self.rng.random() < 0.5 else -1) * int(self.rng.integers(1, 3))
+            px = px + (1 if self.rng.random() < 0.5 else -1) * self.rng.randrange(1, 3)
             px = min(px, self.mid[iid] - 1) if side == b"B" else max(px, self.mid[iid] + 1)
         self.books[iid][oid] = [side, px, size]
         self.rec(iid, b"M", side, oid, px, size, last)
@@ -104,7 +107,7 @@ class _Gen:
             return self.add_order(iid)
         best = max(v[1] for _, v in rest) if side == b"B" else min(v[1] for _, v in rest)
         queue = [o for o, v in rest if v[1] == best]       # dict order is arrival order here
-        want = int(self.rng.integers(1, 4))
+        want = self.rng.randrange(1, 4)
         fills = []
         for oid in queue[:want]:
             have = book[oid][2]
@@ -124,7 +127,7 @@ class _Gen:
 
     def step(self):
         rng = self.rng
-        iid = self.ids[int(rng.integers(0, len(self.ids)))]
+        iid = self.ids[rng.randrange(0, len(self.ids))]
         book = self.books[iid]
         r = rng.random()
         if r < 0.003:                                       # clear, then a small snapshot
@@ -132,9 +135,9 @@ class _Gen:
             self.rec(iid, b"R", b"N", 0, None, 0, last=True)
             for j in range(3):
                 self.add_order(iid, last=(j == 2))
-        elif r < 0.35 or len(book) < 4:
+        elif (r < 0.35 or len(book) < 4) and len(book) < CAP:
             self.add_order(iid)
-        elif r < 0.5:
+        elif r < 0.5 or len(book) >= CAP:
             oid = self.pick(iid)
             self.cancel(iid, oid, book[oid][2] if rng.random() < 0.6 else 100)
         elif r < 0.65:
@@ -148,7 +151,7 @@ class _Gen:
         elif r < 0.8:
             self.trade(iid)
         elif r < 0.9:                                       # an event of several records
-            n = int(rng.integers(2, 5))
+            n = rng.randrange(2, 5)
             for j in range(n):
                 last = j == n - 1 and rng.random() < 0.8
                 if rng.random() < 0.5 or len(book) < 2:
@@ -159,7 +162,7 @@ class _Gen:
             if not self.rows[-1][8] & F_LAST:               # closed by an N record
                 self.rec(iid, b"N", b"N", 0, None, 0, last=True)
         else:
-            self.mid[iid] += int(rng.integers(-1, 2))
+            self.mid[iid] += rng.randrange(-1, 2)
             self.add_order(iid)
 
 
