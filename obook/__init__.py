@@ -7,16 +7,42 @@ DuckDB, polars and Parquet.
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
+import types
 
+from ._version import __version__
 from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
-from .schema import bbo_schema, depth_schema, itch_message_schema, orders_schema, trades_schema
-# eager, not lazy: the first import of the submodule obook.convert (by obook.duckdb, the
-# pipelines ...) would otherwise bind the name obook.convert to the module, not the function
-from .convert import convert
 
-__version__ = "0.1.0"
 logging.getLogger("obook").addHandler(logging.NullHandler())
+
+# Everything else loads on first use (``import obook`` loads no DuckDB, polars, numba or
+# kernels): the schemas, ``convert`` and the adapter modules ``obook.duckdb``,
+# ``obook.polars`` ... are found by the module ``__getattr__`` at the end of this file.
+_LAZY = {
+    "bbo_schema": "obook.schema", "trades_schema": "obook.schema", "orders_schema": "obook.schema",
+    "depth_schema": "obook.schema", "itch_message_schema": "obook.schema",
+    "convert": "obook.to_parquet", "connect": "obook.duckdb", "scan_dataset": "obook.dataset",
+}
+_SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
+               "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen")
+
+
+class _ConvertModule(types.ModuleType):
+    """``obook.convert`` as a module name (``from obook.convert import TABLES``) whose names
+    are those of ``obook.to_parquet``, loaded on first use. It sits in ``sys.modules``, so
+    ``import obook.convert`` never rebinds the attribute ``obook.convert``: that stays the
+    function :func:`obook.to_parquet.convert`."""
+
+    def __getattr__(self, name):
+        return getattr(importlib.import_module("obook.to_parquet"), name)
+
+    def __dir__(self):
+        return dir(importlib.import_module("obook.to_parquet"))
+
+
+sys.modules.setdefault(__name__ + ".convert", _ConvertModule(__name__ + ".convert"))
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
@@ -79,10 +105,10 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
 
 
 def _side(table, path):
-    from .convert import side_table
+    from .feeds import read_side_table
     import pyarrow as pa
 
-    t = side_table(path, table)
+    t = read_side_table(path, table)
     return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
 
 
@@ -103,22 +129,22 @@ def trading_actions(path):
 
 def read_itch(path):
     """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
-    from .feeds.itch_messages import read_itch as _read
+    from .feeds.itch.messages import read_itch as _read
 
     return _read(path)
 
 
 def __getattr__(name):
-    # the DuckDB and polars front ends load lazily: importing polars costs ~0.5 s
-    if name == "connect":
-        from .duckdb import connect
-        return connect
-    if name.startswith("scan_") and name != "scan_dataset":
-        from . import polars as _polars
-        return getattr(_polars, name)
-    if name == "scan_dataset":
-        from .dataset import scan_dataset
-        return scan_dataset
+    # the adapters, schemas and convert load on first use: importing polars costs ~0.5 s,
+    # DuckDB and the kernels too
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name.startswith("scan_"):
+        return getattr(importlib.import_module("obook.polars"), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'obook' has no attribute {name!r}")
 
 

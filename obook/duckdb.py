@@ -192,17 +192,22 @@ def _check_levels(levels: int | None) -> int:
     return levels
 
 
-def _check_date(path: str, date: str | None):
-    """The session date (``date``, else from a Nasdaq file name): it decides the columns."""
+def _check_date(path: str, date: str | None, fmt: str):
+    """The session date (``date``, else the format's, e.g. from a Nasdaq file name): it
+    decides the columns."""
+    from .feeds import get_format
     from .session import session_date
 
-    return session_date(path, date)
+    return session_date(path, date, get_format(fmt))
 
 
 def _replay_args(path, workers, fmt, on_error, date, levels=10) -> tuple:
+    from .feeds import resolve_format
+
     path = _check_path(path)
-    return (path, _check_workers(workers), _check_format(fmt), "raise" if on_error is None else on_error,
-            _check_date(path, date), levels)
+    fmt = resolve_format(_check_format(fmt), path).name
+    return (path, _check_workers(workers), fmt, "raise" if on_error is None else on_error,
+            _check_date(path, date, fmt), levels)
 
 
 def _replay_slot(pool: _Pool):
@@ -224,9 +229,11 @@ def _replay_schema(table: str):
     its session date is known."""
     def schema_of(args):
         from .engine.tables import schema_of as table_schema
-        from .session import timestamp_schema
+        from .feeds import get_format
+        from .session import stamp_of
 
-        return timestamp_schema(table_schema(table, args[-1]), args[-2])
+        fmt = get_format(args[2])
+        return stamp_of(fmt, args[-2]).schema(table_schema(table, args[-1], fmt))
     return schema_of
 
 
@@ -245,16 +252,17 @@ def _opener(table: str):
                       levels=levels, date=date).reader(table)
 
     def open_side(path):
-        import obook
+        from .feeds import read_side_table
 
-        return getattr(obook, table)(path)
+        t = read_side_table(path, table)
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
 
 
 def _open_messages(path):
-    import obook
+    from .feeds import resolve_format
 
-    return obook.read_itch(path)
+    return resolve_format(None, path).messages_reader()(path)
 
 
 # --------------------------------------------------------------------------- install
@@ -317,11 +325,10 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
             f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))"
         )
 
-    # the ITCH reader's tables: the path is the only argument
-    from .convert import SCHEMAS
-    for table, schema in (("messages", itch_message_schema), ("symbols", SCHEMAS["symbols"]),
-                          ("system_events", SCHEMAS["system_events"]),
-                          ("trading_actions", SCHEMAS["trading_actions"])):
+    # the messages reader and the formats' side tables: the path is the only argument
+    from .feeds import side_schema, side_table_names
+    for table, schema in [("messages", itch_message_schema)] + [
+            (name, side_schema(name)) for name in side_table_names()]:
         pool = _Pool(f"__obook_{table}_{token}", schema,
                      _open_messages if table == "messages" else _opener(table), pool_size)
         for entry in pool.entries:

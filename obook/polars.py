@@ -140,13 +140,13 @@ def scan_trading_actions(path) -> pl.LazyFrame:
 
 
 def _scan_side(table: str, path) -> pl.LazyFrame:
-    from .convert import SCHEMAS
+    from .feeds import read_side_table, side_schema
     full = _check_path(path)
 
     def open_reader():
-        import obook
-        return getattr(obook, table)(full)
-    return _scan(open_reader, SCHEMAS[table], f"obook_{table}", os.fspath(path))
+        t = read_side_table(full, table)
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    return _scan(open_reader, side_schema(table), f"obook_{table}", os.fspath(path))
 
 
 def scan_messages(path) -> pl.LazyFrame:
@@ -154,8 +154,8 @@ def scan_messages(path) -> pl.LazyFrame:
     full = _check_path(path)
 
     def open_reader():
-        import obook
+        from .feeds import resolve_format
 
-        return obook.read_itch(full)
+        return resolve_format(None, full).messages_reader()(full)
 
     return _scan(open_reader, itch_message_schema, "obook_messages", os.fspath(path))

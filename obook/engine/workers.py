@@ -101,7 +101,7 @@ def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
-    def __init__(self, fmt: str, path: str, n_workers: int, on_error: str, slots: int,
+    def __init__(self, fmt, path: str, n_workers: int, on_error: str, slots: int,
                  in_capacity: int, layout: dict[str, int] | None = None, want: int = 0,
                  levels: int = 10):
         self.n = n_workers
