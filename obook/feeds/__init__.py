@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..errors import ObookError
 
 #: the format packages, in the order their sniffers are asked (the first of equal scores wins)
-PACKAGES = ("obook.feeds.itch", "obook.feeds.csv")
+PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.databento")
 
 #: bytes of the (decompressed) head of a file handed to the sniffers
 SNIFF_BYTES = 64

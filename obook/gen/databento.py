@@ -36,8 +36,9 @@ def symbol_of(i: int) -> str:
 
 
 class _Gen:
-    def __init__(self, instruments: int, seed: int, big_ids: bool):
+    def __init__(self, instruments: int, seed: int, big_ids: bool, clears: float):
         self.rng = random.Random(seed)
+        self.clears = clears
         self.ids = [7 + 1000 * i + self.rng.randrange(0, 1000) for i in range(instruments)]
         if instruments > 2:
             self.ids[-1] = 4_000_000_000 + seed % 1000     # an id near the top of u32
@@ -130,7 +131,7 @@ class _Gen:
         iid = self.ids[rng.randrange(0, len(self.ids))]
         book = self.books[iid]
         r = rng.random()
-        if r < 0.003:                                       # clear, then a small snapshot
+        if r < self.clears:                                 # clear, then a small snapshot
             book.clear()
             self.rec(iid, b"R", b"N", 0, None, 0, last=True)
             for j in range(3):
@@ -166,9 +167,11 @@ class _Gen:
             self.add_order(iid)
 
 
-def mbo_flow(records: int, instruments: int = 3, seed: int = 0, big_ids: bool = True) -> np.ndarray:
-    """About ``records`` MBO records (a whole last event more at most)."""
-    g = _Gen(instruments, seed, big_ids)
+def mbo_flow(records: int, instruments: int = 3, seed: int = 0, big_ids: bool = True,
+             clears: float = 0.003) -> np.ndarray:
+    """About ``records`` MBO records (a whole last event more at most); ``clears``: the
+    share of steps that clear a book (besides the clear of every book at the start)."""
+    g = _Gen(instruments, seed, big_ids, clears)
     for iid in g.ids:                                       # every day starts with a clear
         g.rec(iid, b"R", b"N", 0, None, 0, last=True)
     while len(g.rows) < records:
