@@ -159,14 +159,7 @@ def test_not_a_dbn_file_and_bad_version_are_feed_errors(tmp_path):
 
 
 def mbp(path, levels, workers=1):
-    from obook.engine.replay import Replay
-    from obook.feeds.databento.framer import DbnFramer
-    from obook.feeds.databento.mbp import mbp_batches, mbp_schema
-    from obook.feeds.sources import iter_batches
-
-    replay = Replay(path, workers=workers, format="databento", tables=("depth", "trades"), levels=levels)
-    batches = mbp_batches(replay.table_batches(), iter_batches(str(path), DbnFramer(str(path))), levels)
-    return pa.RecordBatchReader.from_batches(mbp_schema(levels), batches)
+    return (obook.mbp1 if levels == 1 else obook.mbp10)(path, workers=workers)
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -188,3 +181,10 @@ def test_mbp_columns_are_databentos(tmp_path):
     databento = [n for n in dbn.MBP10Msg._ordered_fields]
     assert names[1:-1] == databento and names[0] == "seq" and names[-1] == "symbol"
     assert mbp_schema(1).names[1:-1] == list(dbn.MBP1Msg._ordered_fields)
+
+
+def test_mbp_of_a_feed_without_them_is_an_error(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,o1,B,10,100\n")
+    with pytest.raises(obook.ObookError, match="no table 'mbp1'"):
+        obook.mbp1(path)

@@ -9,11 +9,16 @@ Cheap to import: everything the engine needs is named by lazy references.
 * Books are by ``instrument_id`` (one book per id, whatever the publisher); the ticker is
   the raw symbol the metadata's symbol mappings give the id, else the id as text.
 * Rows are published at the end of an event: records without F_LAST carry the DEFER bit.
+* Besides bbo/trades/orders/depth it offers ``mbp1`` and ``mbp10``, tables shaped like
+  Databento's mbp-1 and mbp-10 schemas (obook.feeds.databento.tables).
 """
 
 from __future__ import annotations
 
 from .. import FeedFormat
+
+#: where the format's extra tables (``FORMAT.tables``) are built: ``reader(name, ...)``
+TABLES = "obook.feeds.databento.tables:reader"
 
 DBN_MAGIC = b"DBN"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -45,5 +50,6 @@ FORMAT = FeedFormat(
     order_ids="int",
     feed_seq=False,
     sideless_kinds="N",
+    tables=("mbp1", "mbp10"),
     suffixes=(".dbn", ".dbn.zst"),
 )
