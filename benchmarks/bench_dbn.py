@@ -29,11 +29,11 @@ from common import DATA, median, run_child  # noqa: E402
 
 def dbn_day(records: int, instruments: int = 50, seed: int = 7, zstd: bool = False) -> Path:
     DATA.mkdir(parents=True, exist_ok=True)
-    path = DATA / f"mbo_{records}_{instruments}_{seed}.dbn{'.zst' if zstd else ''}"
+    path = DATA / f"mbo_{records}_{instruments}_{seed}_noclear.dbn{'.zst' if zstd else ''}"
     if not path.exists():
         from obook.gen.databento import mbo_flow, write_dbn
         tmp = path.with_name("tmp-" + path.name)
-        write_dbn(tmp, mbo_flow(records, instruments, seed), version=3, zstd=zstd, encoder=False)
+        write_dbn(tmp, mbo_flow(records, instruments, seed, clears=0.0), version=3, zstd=zstd, encoder=False)
         os.replace(tmp, path)
     return path
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import dbn as K
-from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS, NEED_ROOM
+from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, EV_WIDTH, MAX_BATCH_RECORDS, NEED_ROOM
 from ..base import Decoder, DecodeResult
 from .metadata import MAGIC, header_length, parse
 
@@ -72,6 +72,12 @@ class DbnDecoder(Decoder):
         if not self.strict:
             self.skipped = {REASONS[s]: int(c) for s, c in enumerate(self._skips) if c}
         return DecodeResult(int(st[K.ST_NE]), names, error)
+
+    @classmethod
+    def warm(cls):
+        K.dbn_decode(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, EV_WIDTH), np.int64),
+                     np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(2, np.int64),
+                     np.zeros(1, np.int64), np.zeros(K.ST_WIDTH, np.int64), True, np.zeros(4, np.int64))
 
     def instrument_of(self, book: int) -> int:
         return self.instrument_ids[int(book)]
