@@ -31,7 +31,7 @@ def feed(tmp_path, version=3, zstd=False, **kw):
 
 
 def rows(reader, drop=("timestamp",)):
-    t = reader.read_all() if hasattr(reader, "read_all") else pa.Table.from_batches(list(reader))
+    t = reader if isinstance(reader, pa.Table) else reader.read_all()
     t = t.drop_columns([c for c in drop if c in t.column_names])
     return [tuple(r.values()) for r in t.to_pylist()]
 
@@ -188,3 +188,28 @@ def test_mbp_of_a_feed_without_them_is_an_error(tmp_path):
     path.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,o1,B,10,100\n")
     with pytest.raises(obook.ObookError, match="no table 'mbp1'"):
         obook.mbp1(path)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_events_across_small_batches_match_reference(tmp_path, workers):
+    from obook.engine.replay import Replay
+
+    path = feed(tmp_path, 3, False, records=3000, instruments=3, seed=5)
+    ref, err = R.replay(path, levels=3)
+    replay = Replay(path, workers=workers, tables=("bbo", "depth", "trades"), levels=3, block_size=1000)
+    got = {"bbo": [], "depth": [], "trades": []}
+    for table, batch in replay.table_batches():
+        got[table] += rows(pa.Table.from_batches([batch]))
+    assert got["bbo"] == ref["bbo"] and got["depth"] == ref["depth"]
+    assert [t[:9] for t in got["trades"]] == ref["trades"]
+
+
+def test_bad_side_and_top_of_book_records_raise_strict_and_count_tolerant(tmp_path):
+    path = _raw(tmp_path, _mbo() + _mbo("A", "N", oid=2) + _mbo("A", oid=3, flags=0xC0)
+                + _mbo(oid=4, price=101))
+    with pytest.raises(FeedError, match="record 2: add or modify without side B or A"):
+        rows(obook.bbo(path, workers=1))
+    stats: dict = {}
+    assert len(rows(obook.bbo(path, workers=2, on_error="skip", stats=stats))) == 2
+    assert stats["skipped"] == {"add or modify without side B or A": 1,
+                                "top-of-book (F_TOB) record: not supported": 1}
