@@ -175,3 +175,19 @@ def test_record_offsets_walks_lengths(py):
     out = np.zeros(3, np.int64)
     assert _k("record_offsets", py)(data, 3, out) == len(data)
     assert out.tolist() == [0, 56, 56 + len(status_rec)]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_metadata_parse_agrees_with_databento_dbn(version):
+    from obook.feeds.databento.metadata import header_length, parse
+    from obook.gen.databento import metadata_bytes
+
+    raw = metadata_bytes(version, [7, 4_000_000_000], ["AAPL", "A_LONG_SYMBOL_NAME_XY"])
+    theirs = dbn.Metadata.decode(raw, upgrade_policy=dbn.VersionUpgradePolicy.AS_IS)
+    ours = parse(raw + mbo())
+    assert header_length(raw) == ours.length == len(raw)
+    assert (ours.version, ours.dataset, ours.start, ours.end) == (version, theirs.dataset, theirs.start,
+                                                                 theirs.end)
+    assert {k: [(a, b, s) for a, b, s in v] for k, v in ours.mappings.items()} == {
+        k: [(i["start_date"], i["end_date"], i["symbol"]) for i in v] for k, v in theirs.mappings.items()}
+    assert ours.tickers() == {7: "AAPL", 4_000_000_000: "A_LONG_SYMBOL_NAME_XY"}
