@@ -213,3 +213,13 @@ def test_bad_side_and_top_of_book_records_raise_strict_and_count_tolerant(tmp_pa
     assert len(rows(obook.bbo(path, workers=2, on_error="skip", stats=stats))) == 2
     assert stats["skipped"] == {"add or modify without side B or A": 1,
                                 "top-of-book (F_TOB) record: not supported": 1}
+
+
+def test_polars_and_duckdb_read_a_dbn_feed_like_bbo(tmp_path):
+    path = feed(tmp_path, 3, True)
+    want = obook.bbo(path, workers=1).read_all()
+    lf = obook.scan_bbo(str(path)).collect()
+    assert lf["instrument_id"].to_list() == want.column("instrument_id").to_pylist()
+    con = obook.connect()
+    got = con.sql(f"SELECT seq, bid_px, ask_px FROM obook_bbo('{path}') ORDER BY seq").fetchall()
+    assert got == list(zip(*(want.column(c).to_pylist() for c in ("seq", "bid_px", "ask_px"))))
