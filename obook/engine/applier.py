@@ -69,8 +69,9 @@ class Applier:
         return BatchResult(counts, error, [(b * mul + add, *rest) for b, *rest in d.names])
 
     def _decode(self, buf: np.ndarray, base_seq: int) -> DecodeResult:
-        """The decoder over the whole batch; a decoder that stops for room gets a buffer twice
-        as big (the events so far kept) and the rest of the batch."""
+        """The decoder over the whole batch; a decoder that stops for room is called again with
+        the rest of the batch and the rest of the buffer, which doubles (the events so far
+        kept) when not one more record fitted."""
         d = self.decoder.decode(buf, base_seq, self.events)
         if d.n_bytes is None:
             return d
@@ -80,9 +81,10 @@ class Applier:
             seq += d.n_records
             if pos >= len(buf):
                 break
-            grown = np.empty((2 * len(self.events), EV_WIDTH), dtype=np.int64)
-            grown[:n_events] = self.events[:n_events]
-            self.events = grown
+            if d.n_bytes == 0 or n_events == len(self.events):   # not one more record fits
+                grown = np.empty((2 * len(self.events), EV_WIDTH), dtype=np.int64)
+                grown[:n_events] = self.events[:n_events]
+                self.events = grown
             d = self.decoder.decode(buf[pos:], seq, self.events[n_events:])
             n_events += d.n_events
             names += d.names

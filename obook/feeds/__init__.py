@@ -57,7 +57,12 @@ class FeedFormat:
     side_tables: dict[str, str] = field(default_factory=dict)   # name -> lazy ref of a SideTable
     messages: str | None = None      # lazy ref of ``read(path, on_error) -> RecordBatchReader``
     prepass: str | None = None       # lazy ref of ``scan(path, framer, progress) -> breaks``
-    merge: str | None = None         # lazy ref of a multi-file merge (by the feed's own numbers)
+    # lazy ref of ``merge(paths) -> reader`` that reads several files as one feed in the feed's
+    # own order (its sequence numbers); the reader has readinto(view), pos() (bytes of the
+    # files read) and close(). Without it, a list of files is concatenated in the given order.
+    # With feed_seq, the framer and the decoder number records (EV_SEQ, errors) by the
+    # feed's own sequence numbers, which must increase along the feed.
+    merge: str | None = None
     tables: tuple[str, ...] = ()     # extra replay tables the format offers
     sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
