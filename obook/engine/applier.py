@@ -20,6 +20,22 @@ class BatchResult:
     counts: dict[str, int]                     # rows written, by table
     error: tuple[int, str] | None = None       # (record number, reason)
     names: list[tuple] = field(default_factory=list)   # (global book, ticker[, book key])
+    overflow: dict[str, np.ndarray] = field(default_factory=dict)  # rows beyond the output slot
+
+
+def with_overflow(rows: np.ndarray, counts: np.ndarray, extra: list) -> np.ndarray:
+    """The workers' rows of a batch (workers x slot rows x width) followed, for a worker whose
+    rows did not fit its slot, by its overflow rows (``extra[w]``, None when none)."""
+    if all(e is None for e in extra):
+        return rows
+    cap = rows.shape[1]
+    out = np.empty((rows.shape[0], max(cap, int(counts.max())), rows.shape[2]), np.int64)
+    for w, e in enumerate(extra):
+        k = min(int(counts[w]), cap)
+        out[w, :k] = rows[w, :k]
+        if e is not None:
+            out[w, cap:cap + len(e)] = e
+    return out
 
 
 class Applier:
@@ -56,9 +72,18 @@ class Applier:
                               outs.get("depth"))
         status, i, n_rows = self.books.apply(self.events, d.n_events, outs["bbo"], extra)
         counts = {"bbo": n_rows}
+        written = {"bbo": self.books.out_rows}
         for k, t in enumerate(("trades", "orders", "depth")):
             if t in outs:
                 counts[t] = int(extra.counts[k])
+                written[t] = getattr(extra, t)
+        overflow = {}
+        for t, rows in written.items():     # grown past the slot: the slot, then the rest
+            if rows is not outs[t]:
+                cap, c = outs[t].shape[0], counts[t]
+                outs[t][:min(c, cap)] = rows[:min(c, cap)]
+                if c > cap:
+                    overflow[t] = rows[cap:c].copy()
         error = d.error
         if status != OK:
             seq = int(self.events[i, 0])
@@ -66,7 +91,7 @@ class Applier:
                 error = (seq, self.decoder.describe(status, self.events[i]))
         self.failed = error is not None
         mul, add = self.book_map
-        return BatchResult(counts, error, [(b * mul + add, *rest) for b, *rest in d.names])
+        return BatchResult(counts, error, [(b * mul + add, *rest) for b, *rest in d.names], overflow)
 
     def _decode(self, buf: np.ndarray, base_seq: int) -> DecodeResult:
         """The decoder over the whole batch; a decoder that stops for room is called again with

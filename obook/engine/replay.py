@@ -10,12 +10,11 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
 from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
 from ..session import session_date, stamp_of
-from .applier import Applier
+from .applier import Applier, with_overflow
 from .arrow import Tickers, merge_batch
 from .tables import check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
 from .workers import WorkerPool
@@ -163,7 +162,7 @@ class Replay:
         limit = first[0] if first else NO_LIMIT
         for table in self.tables:
             counts = np.array([r.counts[table] for r in results], dtype=np.int64)
-            rows = engine.rows(table, slot)
+            rows = with_overflow(engine.rows(table, slot), counts, [r.overflow.get(table) for r in results])
             if table == "bbo":
                 batch = merge_batch(rows, counts, limit, engine.book_mul, engine.book_add, tickers,
                                     self._key_type, self._bbo_schema)
@@ -191,7 +190,7 @@ class _Local:
     def __init__(self, replay: Replay):
         self.applier = Applier(replay.format, replay.path, 0, 1, replay.on_error, replay.want,
                                replay.levels)
-        self._rows = {t: np.empty((1, MAX_BATCH_RECORDS, w), dtype=np.int64)
+        self._rows = {t: np.empty((1, WorkerPool.rows_per_slot, w), dtype=np.int64)
                       for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)
         self.book_add = np.array([self.applier.book_map[1]], dtype=np.int64)

@@ -36,14 +36,15 @@ def _die_with_parent() -> None:
         os._exit(0)
 
 
-def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels):
+def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
+        rows_per_slot):
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
         fd = reduction.recv_handle(conn)
         mm = mmap.mmap(fd, size)
         os.close(fd)
-        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout)
+        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout, rows_per_slot)
         mine = {table: out[worker] for table, out in outputs.items()}
         applier = Applier(fmt, path, worker, n_workers, on_error, want, levels)
         conn.send(applier.book_map)
@@ -62,7 +63,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
                 _, slot, n, base_seq, data = msg
                 buf = inputs[slot, :n] if data is None else np.frombuffer(data, np.uint8)
                 r = applier.run(buf, base_seq, {table: out[slot] for table, out in mine.items()})
-                conn.send((r.counts, r.error, r.names))
+                conn.send((r.counts, r.error, r.names, r.overflow))
             elif msg[0] == "stats":
                 conn.send((applier.skipped(), applier.state()))
         except Exception as e:  # noqa: BLE001
