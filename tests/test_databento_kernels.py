@@ -191,3 +191,24 @@ def test_metadata_parse_agrees_with_databento_dbn(version):
     assert {k: [(a, b, s) for a, b, s in v] for k, v in ours.mappings.items()} == {
         k: [(i["start_date"], i["end_date"], i["symbol"]) for i in v] for k, v in theirs.mappings.items()}
     assert ours.tickers() == {7: "AAPL", 4_000_000_000: "A_LONG_SYMBOL_NAME_XY"}
+
+
+@pytest.mark.parametrize("py", KERNELS)
+def test_mbp_rows_carries_levels_to_trades_and_finds_depth(py):
+    U = K.UNDEF_PRICE
+    # 2 levels a side: per level (px, qty, n), bids then asks
+    before = [10, 5, 1, 9, 7, 2, 11, 3, 1, U, 0, 0]
+    after = [10, 5, 1, U, 0, 0, 11, 3, 1, 12, 4, 1]       # the bid at 9 went, an ask at 12 came
+    lv = np.array([before, after, [0] * 12, [0] * 12], np.int64)
+    is_trade = np.array([False, False, True, True])
+    book = np.array([0, 0, 0, 1], np.int64)
+    side = np.array([0, 0, 0, 1], np.int64)                # the last: an aggressor ask in book 1
+    price = np.array([9, 9, 11, 10], np.int64)
+    state = np.zeros((2, 12), np.int64)
+    state[:, 0::3] = U
+    out = np.zeros((4, 12), np.int64)
+    depth = np.zeros(4, np.int64)
+    _k("mbp_rows", py)(is_trade, book, side, price, lv, state, out, depth)
+    assert out[0].tolist() == before and out[1].tolist() == after and out[2].tolist() == after
+    assert out[3].tolist() == state[1].tolist() and state[1, 0] == U      # book 1 never shown
+    assert depth.tolist() == [1, 1, 0, 0]   # 9: level 1 before it went; the trade at 11 is the best ask
