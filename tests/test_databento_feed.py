@@ -223,3 +223,11 @@ def test_polars_and_duckdb_read_a_dbn_feed_like_bbo(tmp_path):
     con = obook.connect()
     got = con.sql(f"SELECT seq, bid_px, ask_px FROM obook_bbo('{path}') ORDER BY seq").fetchall()
     assert got == list(zip(*(want.column(c).to_pylist() for c in ("seq", "bid_px", "ask_px"))))
+
+
+def test_a_dbn_stream_replays_like_its_file(tmp_path):
+    import io
+
+    path = feed(tmp_path)
+    want = rows(obook.bbo(path, workers=2))
+    assert rows(obook.bbo(io.BytesIO(path.read_bytes()), workers=2, format="databento")) == want
