@@ -231,3 +231,17 @@ def test_a_dbn_stream_replays_like_its_file(tmp_path):
     path = feed(tmp_path)
     want = rows(obook.bbo(path, workers=2))
     assert rows(obook.bbo(io.BytesIO(path.read_bytes()), workers=2, format="databento")) == want
+
+
+def test_several_dbn_files_form_one_feed(tmp_path):
+    f = flow()
+    whole, a, b = tmp_path / "whole.dbn", tmp_path / "a.dbn", tmp_path / "b.dbn.zst"
+    write_dbn(whole, f)
+    write_dbn(a, f[:1234])
+    write_dbn(b, f[1234:], zstd=True, symbols=[f"B{i}" for i in range(9)])
+    ref, err = R.replay(whole)
+    assert err is None
+    for workers in (1, 2):
+        got = rows(obook.bbo([a, b], workers=workers))
+        assert [r[:2] + r[3:] for r in got] == [r[:2] + r[3:] for r in ref["bbo"]]
+    assert [r[:10] for r in rows(obook.mbp10([a, b]))] == [r[:10] for r in ref["mbp10"]]

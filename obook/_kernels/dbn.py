@@ -45,6 +45,7 @@ FRAME_OK = 0
 FRAME_ZERO = 1        # length 0: framing cannot go on (an error in both modes)
 FRAME_SHORT = 2       # shorter than its rtype's record (strict)
 FRAME_UNKNOWN = 3     # unknown rtype (strict)
+FRAME_HEADER = 4      # a metadata header ("DBN" + version 1-3; the next file of a feed)
 # decode status (besides NEED_ROOM)
 DEC_OK = 0
 DEC_BAD_SIDE = 1      # A or M with a side other than B / A
@@ -72,13 +73,17 @@ def _le(b, p, n):
 def dbn_frame(buf, n, max_records, strict, known, rtypes, actions, counts):
     """Walk whole records at the front of buf[:n]; rtypes[r] counts well-formed records by
     rtype, actions[a] MBO records by action letter; counts[0] (short) and counts[1]
-    (unknown rtype) the tolerant mode's skipped ones. Returns (records, bytes, status)."""
+    (unknown rtype) the tolerant mode's skipped ones. Stops before a metadata header (the
+    next file of a feed of several). Returns (records, bytes, status)."""
     pos = 0
     k = 0
     while k < max_records and pos < n:
         ln = np.int64(buf[pos]) * 4
         if ln == 0:
             return k, pos, FRAME_ZERO
+        if (pos + 4 <= n and buf[pos] == 68 and buf[pos + 1] == 66 and buf[pos + 2] == 78
+                and 1 <= buf[pos + 3] <= 3):        # "DBN": never a record (rtype 0x42)
+            return k, pos, FRAME_HEADER
         if pos + ln > n:
             break
         rt = buf[pos + 1]

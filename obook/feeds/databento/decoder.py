@@ -35,7 +35,6 @@ class DbnDecoder(Decoder):
         self._new = np.zeros(MAX_BATCH_RECORDS, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
         self._skips = np.zeros(4, np.int64)
-        self._started = False
 
     def _grow(self):
         keys = np.zeros(2 * len(self._keys), np.int64)
@@ -49,12 +48,10 @@ class DbnDecoder(Decoder):
     def decode(self, buf, base_seq, events):
         st = self._st
         st[:] = 0
-        if not self._started:
-            self._started = True
-            if bytes(buf[:3]) == MAGIC:
-                n = header_length(bytes(buf[:8]))
-                self.tickers = parse(bytes(buf[:n])).tickers()
-                st[K.ST_POS] = n
+        if bytes(buf[:3]) == MAGIC:                 # a file's header: a batch of its own
+            n = header_length(bytes(buf[:8]))
+            self.tickers.update(parse(bytes(buf[:n])).tickers())
+            st[K.ST_POS] = n
         st[K.ST_BOOKS] = len(self.instrument_ids)
         while True:
             status = K.dbn_decode(buf, base_seq, self.worker, self.n_workers, events, self._keys,

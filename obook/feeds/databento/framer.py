@@ -8,7 +8,7 @@ import numpy as np
 from ..._kernels import dbn as K
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Framer, FrameResult
-from .metadata import MetadataError, header_length, parse
+from .metadata import MAGIC, MetadataError, header_length, parse
 
 #: names of the rtypes DBN defines (message counts and reasons)
 RTYPE_NAMES = {0x00: "mbp-0", 0x01: "mbp-1", 0x0A: "mbp-10", 0x11: "ohlcv-deprecated",
@@ -39,28 +39,32 @@ class DbnFramer(Framer):
                 out[RTYPE_NAMES.get(r, hex(r))] = int(n)
         return out
 
+    def _header(self, buf, final) -> FrameResult:
+        """The metadata header at the front of buf as a batch of no record (every file of a
+        feed starts with one; the decoders read its symbol mappings)."""
+        try:
+            n = header_length(bytes(buf[:8]))
+            if n is not None and len(buf) >= n:
+                meta = parse(bytes(buf[:n]))
+                self.metadata = self.metadata or meta
+                return FrameResult(0, n)
+        except MetadataError as e:
+            return FrameResult(0, 0, FeedError(self.path, None, str(e), unit=self.unit))
+        if final:
+            return FrameResult(0, 0, FeedError(self.path, None, "truncated DBN metadata header",
+                                               unit=self.unit))
+        return FrameResult(0, 0)
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
-        start = 0
-        if self.metadata is None:
-            try:
-                n = header_length(bytes(buf[:8]))
-                if n is not None and len(buf) >= n:
-                    self.metadata = parse(bytes(buf[:n]))
-            except MetadataError as e:
-                return FrameResult(0, 0, FeedError(self.path, None, str(e), unit=self.unit))
-            if self.metadata is None:
-                if final:
-                    return FrameResult(0, 0, FeedError(self.path, None, "truncated DBN metadata header",
-                                                       unit=self.unit))
-                return FrameResult(0, 0)
-            start = n
+        if self.metadata is None or bytes(buf[:3]) == MAGIC:
+            return self._header(buf, final)
         strict = self.on_error == "raise"
-        k, nbytes, status = K.dbn_frame(buf[start:], len(buf) - start, max_records, strict,
+        k, nbytes, status = K.dbn_frame(buf, len(buf), max_records, strict,
                                         K.KNOWN_RTYPES, self.rtypes, self.actions, self.counts)
         for key, n in zip((SHORT, UNKNOWN), self.counts):
             if n:
                 self.skipped[key] = int(n)
-        p = start + nbytes
+        p = nbytes
         error = None
         if status == K.FRAME_ZERO:
             error = FeedError(self.path, base_seq + k, "malformed record: length 0", unit=self.unit)
@@ -70,6 +74,8 @@ class DbnFramer(Framer):
                               f"({int(buf[p]) * 4} bytes)", unit=self.unit)
         elif status == K.FRAME_UNKNOWN:
             error = FeedError(self.path, base_seq + k, f"{UNKNOWN} 0x{int(buf[p + 1]):02x}", unit=self.unit)
+        elif status == K.FRAME_HEADER:
+            pass                                    # the next call frames the header
         elif final and k < max_records and p < len(buf):
             error = TruncatedFeedError(self.path, base_seq + k, byte_offset + p, unit=self.unit)
         return FrameResult(k, p, error)

@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._kernels import dbn as K
-from .metadata import header_length
+from .metadata import MAGIC, header_length
 
 UINT = {"sz": pa.uint32(), "ct": pa.uint32(), "px": pa.int64()}
 
@@ -76,7 +76,7 @@ class RecordCursor:
             b = next(self.batches)
             data = np.array(b.data)
             start = 0
-            if b.offset == 0:                       # the first batch holds the header
+            if bytes(data[:3]) == MAGIC:            # a file's header (a batch of no record)
                 start = header_length(bytes(data[:8]))
             offsets = np.zeros(max(1, b.n_records), np.int64)
             K.record_offsets(data[start:], b.n_records, offsets)
