@@ -245,3 +245,22 @@ def test_several_dbn_files_form_one_feed(tmp_path):
         got = rows(obook.bbo([a, b], workers=workers))
         assert [r[:2] + r[3:] for r in got] == [r[:2] + r[3:] for r in ref["bbo"]]
     assert [r[:10] for r in rows(obook.mbp10([a, b]))] == [r[:10] for r in ref["mbp10"]]
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_symbol_mapping_records_name_the_books(tmp_path, version):
+    f = flow()
+    ids = list(dict.fromkeys(f["instrument_id"].tolist()))
+    if version == 1:
+        maps = [dbn.SymbolMappingMsgV1(publisher_id=1, instrument_id=i, ts_event=1, stype_in_symbol=f"LIVE{i}",
+                                       stype_out_symbol=str(i), start_ts=0, end_ts=1) for i in ids]
+    else:
+        maps = [dbn.SymbolMappingMsg(publisher_id=1, instrument_id=i, ts_event=1, stype_in=dbn.SType.RAW_SYMBOL,
+                                     stype_in_symbol=f"LIVE{i}", stype_out=dbn.SType.INSTRUMENT_ID,
+                                     stype_out_symbol=str(i), start_ts=0, end_ts=1) for i in ids]
+    path = tmp_path / "live.dbn"
+    write_dbn(path, f, version=version, mappings=False, extra=b"".join(bytes(m) for m in maps))
+    for workers in (1, 3):
+        t = obook.bbo(path, workers=workers).read_all()
+        pairs = set(zip(t.column("instrument_id").to_pylist(), t.column("ticker").to_pylist()))
+        assert pairs == {(i, f"LIVE{i}") for i in ids}

@@ -98,7 +98,7 @@ class _Dec:
         self.st[K.ST_BOOKS] = books
         while True:
             status = self.f(buf, base_seq, self.w, self.n, ev, self.keys, self.vals, self.open, self.new,
-                            self.st, self.strict, self.skips)
+                            self.st, self.strict, self.skips, np.zeros((64, 2), np.int64))
             if status != NEED_ROOM:
                 break
             keys, vals = np.zeros(2 * len(self.keys), np.int64), np.zeros(2 * len(self.keys), np.int64)

@@ -58,7 +58,10 @@ ST_NE = 2             # events written
 ST_BOOKS = 3          # local books handed out
 ST_NEW = 4            # books first seen in this call (their ids in new_ids)
 ST_BAD = 5            # failing record index (DEC_* status)
-ST_WIDTH = 6
+ST_MAPS = 6           # symbol mapping records of owned instruments (in maps)
+ST_WIDTH = 7
+RTYPE_SYMBOL_MAPPING = 0x16
+SYMBOL_MAPPING_V1_SIZE = 80     # v1: stype_in_symbol at 16 (22 bytes); v2/v3 (176): at 17 (71)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -131,13 +134,14 @@ def book_of(iid, keys, vals, st, new_ids):
 
 @njit(cache=True, _nrt=False)
 def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_ids, st, strict,
-               skips):
+               skips, maps):
     """Book events of the owned MBO records of buf (whole records), from st[ST_POS].
 
     One event a record: A add, C cancel (size = cancelled shares), M modify, R clear,
     T/F prints (no book change), N nothing -- except an N with F_LAST that ends an event
     of deferred records: a print of type N, which publishes the event's rows. Records
-    without F_LAST carry DEFER. is_open[book]: an event of the book is open. Tolerant mode
+    without F_LAST carry DEFER. is_open[book]: an event of the book is open. A symbol
+    mapping record of an owned instrument gives maps[j] = (book, its byte position). Tolerant mode
     counts the records it cannot decode in skips[DEC_*].
     Returns a DEC_* status, or NEED_ROOM when the instrument table must grow (resume).
     """
@@ -150,7 +154,9 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_id
         p = pos
         if ln == 0:
             break
-        if buf[p + 1] != RTYPE_MBO or ln < MBO_SIZE:
+        rt = buf[p + 1]
+        mapping = rt == RTYPE_SYMBOL_MAPPING and ln >= SYMBOL_MAPPING_V1_SIZE
+        if not mapping and (rt != RTYPE_MBO or ln < MBO_SIZE):
             pos += ln
             k += 1
             continue
@@ -164,6 +170,13 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_id
             st[ST_K] = k
             st[ST_NE] = ne
             return NEED_ROOM
+        if mapping:                         # a live symbol mapping: the book's ticker
+            maps[st[ST_MAPS], 0] = book_of(iid, keys, vals, st, new_ids)
+            maps[st[ST_MAPS], 1] = p
+            st[ST_MAPS] += 1
+            pos += ln
+            k += 1
+            continue
         a = buf[p + MBO_ACTION]
         s = buf[p + MBO_SIDE]
         flags = buf[p + MBO_FLAGS]

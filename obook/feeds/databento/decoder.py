@@ -21,6 +21,15 @@ REASONS = {
 }
 
 
+def symbol_of_mapping(buf, p: int) -> str:
+    """The stype_in symbol (the raw symbol) of the symbol mapping record at buf[p]."""
+    if int(buf[p]) * 4 == K.SYMBOL_MAPPING_V1_SIZE:
+        raw = bytes(buf[p + 16:p + 38])
+    else:
+        raw = bytes(buf[p + 17:p + 88])
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
 class DbnDecoder(Decoder):
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -35,6 +44,7 @@ class DbnDecoder(Decoder):
         self._new = np.zeros(MAX_BATCH_RECORDS, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
         self._skips = np.zeros(4, np.int64)
+        self._maps = np.zeros((MAX_BATCH_RECORDS, 2), np.int64)
 
     def _grow(self):
         keys = np.zeros(2 * len(self._keys), np.int64)
@@ -55,7 +65,8 @@ class DbnDecoder(Decoder):
         st[K.ST_BOOKS] = len(self.instrument_ids)
         while True:
             status = K.dbn_decode(buf, base_seq, self.worker, self.n_workers, events, self._keys,
-                                  self._vals, self._open, self._new, st, self.strict, self._skips)
+                                  self._vals, self._open, self._new, st, self.strict, self._skips,
+                                  self._maps)
             if status != NEED_ROOM:
                 break
             self._grow()
@@ -63,6 +74,10 @@ class DbnDecoder(Decoder):
         for iid in self._new[:int(st[K.ST_NEW])].tolist():
             names.append((len(self.instrument_ids), self.tickers.get(iid, str(iid)), iid))
             self.instrument_ids.append(iid)
+        for book, p in self._maps[:int(st[K.ST_MAPS])].tolist():
+            iid = self.instrument_ids[book]
+            self.tickers[iid] = symbol_of_mapping(buf, p)
+            names.append((book, self.tickers[iid], iid))
         error = None
         if status != K.DEC_OK:
             error = (base_seq + int(st[K.ST_BAD]), REASONS[status])
@@ -74,7 +89,8 @@ class DbnDecoder(Decoder):
     def warm(cls):
         K.dbn_decode(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, EV_WIDTH), np.int64),
                      np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(2, np.int64),
-                     np.zeros(1, np.int64), np.zeros(K.ST_WIDTH, np.int64), True, np.zeros(4, np.int64))
+                     np.zeros(1, np.int64), np.zeros(K.ST_WIDTH, np.int64), True, np.zeros(4, np.int64),
+                     np.zeros((1, 2), np.int64))
 
     def instrument_of(self, book: int) -> int:
         return self.instrument_ids[int(book)]
