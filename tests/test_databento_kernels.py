@@ -77,6 +77,9 @@ def test_dbn_frame_bad_records_stop_strict_and_count_tolerant(py):
     assert (k, n, status, rtypes[0xA0], list(counts)) == (5, len(data), K.FRAME_OK, 3, [1, 1])
     k, n, status, *_ = _frame(mbo() + bytes(8), py, strict=False)
     assert (k, n, status) == (1, 56, K.FRAME_ZERO)
+    for strict in (True, False):       # the next file's metadata header stops the batch
+        k, n, status, *_ = _frame(mbo() + b"DBN\x02" + bytes(60), py, strict=strict)
+        assert (k, n, status) == (1, 56, K.FRAME_HEADER)
 
 
 class _Dec:
