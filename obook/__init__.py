@@ -38,6 +38,15 @@ class _ConvertModule(types.ModuleType):
     def __getattr__(self, name):
         return getattr(importlib.import_module("obook.to_parquet"), name)
 
+    def __setattr__(self, name, value):   # monkeypatching obook.convert.X patches the module
+        if name.startswith("__"):
+            super().__setattr__(name, value)
+        else:
+            setattr(importlib.import_module("obook.to_parquet"), name, value)
+
+    def __delattr__(self, name):
+        delattr(importlib.import_module("obook.to_parquet"), name)
+
     def __dir__(self):
         return dir(importlib.import_module("obook.to_parquet"))
 
@@ -49,8 +58,12 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
         stats: dict | None = None, date=None):
     """Replay a feed and stream its BBO rows (``bbo_schema``) as a ``pyarrow.RecordBatchReader``.
 
+    ``path``: a feed file (plain, gzip or zstd), a list of files that form one feed (read in
+    order, or merged by the format's own sequence numbers), or a binary stream (a file-like
+    object or a socket; give ``format``).
     ``workers``: processes that apply the books (default: one per core, at most 8;
-    1 runs in this process). ``format``: "itch" or "csv" (default: detected).
+    1 runs in this process). ``format``: a registered format name ("itch", "csv" ...;
+    default: detected from the file).
     ``on_error``: "raise" stops at the first failing record after delivering every
     earlier row; "skip" applies the tolerant rules and counts what it skipped.
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).

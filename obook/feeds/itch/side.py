@@ -1,7 +1,8 @@
 """The ITCH side tables: ``symbols`` (R), ``system_events`` (S), ``trading_actions`` (H).
 
 Small (a few rows per stock a day): read whole from the messages reader (filtered by type);
-their fields past the stock are decoded here from its ``raw`` column (the message bytes).
+their fields past the stock are decoded here from its ``raw`` column (the message bytes) by
+the ITCH layout (``obook._kernels.itch_layout``): a column is the message field of its name.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..._kernels.itch_layout import field
 from ..base import SideTable
 
 TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
@@ -48,20 +50,21 @@ def read_side_tables(path, wanted, on_error: str = "raise") -> tuple[dict[str, p
     return tables, counts
 
 
+def _column(raw: list[bytes], typ: str, name: str) -> pa.Array:
+    """One field of the raw messages, decoded by its layout (text is right-stripped)."""
+    start, width, kind = field(typ, name)
+    if kind == "u":
+        return _u32(raw, start)
+    return _chars(raw, start, width, strip=kind == "s")
+
+
 def _build(name: str, rows: pa.Table | None, raw: list[bytes]) -> pa.Table:
     schema = SCHEMAS[name]
     if rows is None:
         return schema.empty_table()
-    seq, time = rows["seq"], rows["time"].cast(pa.uint64())
-    if name == "system_events":
-        arrays = [seq, time, _chars(raw, 11)]
-    elif name == "trading_actions":
-        arrays = [seq, time, rows["locate"], rows["stock"], _chars(raw, 19), _chars(raw, 21, 4, strip=True)]
-    else:
-        arrays = [seq, time, rows["locate"], rows["stock"], _chars(raw, 19), _chars(raw, 20), _u32(raw, 21),
-                  _chars(raw, 25), _chars(raw, 26), _chars(raw, 27, 2, strip=True), _chars(raw, 29),
-                  _chars(raw, 30), _chars(raw, 31), _chars(raw, 32), _chars(raw, 33), _u32(raw, 34),
-                  _chars(raw, 38)]
+    arrays = [rows["seq"], rows["time"].cast(pa.uint64())]
+    for col in schema.names[2:]:   # locate and stock from the reader; the rest from the bytes
+        arrays.append(rows[col] if col in ("locate", "stock") else _column(raw, TYPES[name], col))
     return pa.Table.from_arrays([pa.chunked_array(a) if isinstance(a, pa.Array) else a for a in arrays],
                                 schema=schema)
 
