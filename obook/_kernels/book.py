@@ -673,21 +673,6 @@ def _take(a, entry, by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pa
         qn[_u(_node_of(a, pnode, ovnode)), Q_SHARES] = left
 
 
-@njit(cache=True, _nrt=False)
-def _add(book, side, ref, price, shares, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh,
-         pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, queue, qn,
-         pnode, ovnode, st):
-    """Rest a new order (room checked; (book, ref) not live); returns its level."""
-    lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, st)
-    lv[_u(lvl), LV_QTY] += shares
-    lv[_u(lvl), LV_COUNT] += 1
-    a = insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live,
-                     page_key, page_free, ov_key, ov_val, ov_state, st)
-    if queue:
-        _q_push(lvl, a, shares, ref, qn, lvx, pnode, ovnode, st)
-    return lvl
-
-
 @njit(cache=True, _nrt=False, inline="always")
 def _top(sd, sides, pool, lv):
     n = sides[_u(sd), 1]
@@ -885,6 +870,26 @@ def _trade_row(ev, i, book, kind, price, shares, side, ref, trades, nx):
     nx[0] += 1
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv):
+    """A BBO row when the book's (bid px, qty, ask px, qty) changed; returns the row count."""
+    nbpx, nbq, nbn = _top(book * 2, sides, pool, lv)
+    napx, naq, nan_ = _top(book * 2 + 1, sides, pool, lv)
+    if nbpx != bpx or nbq != bq or napx != apx or naq != aq:
+        r = _u(nrow)
+        rows[r, 0] = ev[_u(i), 0]
+        rows[r, 1] = ev[_u(i), 1]
+        rows[r, 2] = book
+        rows[r, 3] = nbpx
+        rows[r, 4] = nbq
+        rows[r, 5] = nbn
+        rows[r, 6] = napx
+        rows[r, 7] = naq
+        rows[r, 8] = nan_
+        nrow += 1
+    return nrow
+
+
 @njit(cache=True, _nrt=False)
 def _before(book, sides, pool, lv, dstate, want, snap, st):
     """The book's (bid px, qty, ask px, qty) before an event (before the first event of
@@ -930,20 +935,7 @@ def _book_rows(ev, i, book, defer, bpx, bq, apx, aq, rows, nrow, sides, pool, lv
     if st[ST_OPEN] > 0 and dstate[_u(book), DS_OPEN] != 0:
         dstate[_u(book), DS_OPEN] = 0
         st[ST_OPEN] -= 1
-    nbpx, nbq, nbn = _top(book * 2, sides, pool, lv)
-    napx, naq, nan_ = _top(book * 2 + 1, sides, pool, lv)
-    if nbpx != bpx or nbq != bq or napx != apx or naq != aq:
-        r = _u(nrow)
-        rows[r, 0] = ev[_u(i), 0]
-        rows[r, 1] = ev[_u(i), 1]
-        rows[r, 2] = book
-        rows[r, 3] = nbpx
-        rows[r, 4] = nbq
-        rows[r, 5] = nbn
-        rows[r, 6] = napx
-        rows[r, 7] = naq
-        rows[r, 8] = nan_
-        nrow += 1
+    nrow = _bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
     if want & WANT_DEPTH:
         _levels(book, sides, pool, lv, snap[1])
         same = True
@@ -1022,7 +1014,12 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             continue
         elif act == ACT_CLEAR and queue and nx[1] + book_orders(book, sides, pool, heaps, hp, lv) > orders.shape[0]:
             return NEED_ROOM, i, nrow, ROOM_ROWS
-        bpx, bq, apx, aq = _before(book, sides, pool, lv, dstate, want, snap, st)
+        slow_rows = defer or st[ST_OPEN] > 0 or (want & WANT_DEPTH) != 0
+        if slow_rows:
+            bpx, bq, apx, aq = _before(book, sides, pool, lv, dstate, want, snap, st)
+        else:
+            bpx, bq, bn = _top(book * 2, sides, pool, lv)
+            apx, aq, an = _top(book * 2 + 1, sides, pool, lv)
         err = 0
         add = False
         price = ev[_u(i), 6]
@@ -1099,17 +1096,25 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                               heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_val,
                               ov_state, queue, qn, pnode, ovnode, st)
                 if err == 0 or not strict:
-                    q_lvl = _add(book, side, ref, price, shares, lv, lv_free, lvx, sides, pool, seg_free,
-                                 heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key,
-                                 ov_val, ov_state, queue, qn, pnode, ovnode, st)
-                    q_node = lvx[_u(q_lvl), LX_TAIL] if queue else -1
+                    lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps,
+                                   hp, fh, st)
+                    lv[_u(lvl), LV_QTY] += shares
+                    lv[_u(lvl), LV_COUNT] += 1
+                    a = insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live,
+                                     page_key, page_free, ov_key, ov_val, ov_state, st)
+                    if queue:
+                        q_lvl = lvl
+                        q_node = _q_push(lvl, a, shares, ref, qn, lvx, pnode, ovnode, st)
                     left = shares
         if err != 0:
             if strict:
                 return err, i, nrow, 0
             skips[err] += 1
-        nrow = _book_rows(ev, i, book, defer, bpx, bq, apx, aq, rows, nrow, sides, pool, lv, dstate,
-                          want, depth, nx, snap, st)
+        if slow_rows:
+            nrow = _book_rows(ev, i, book, defer, bpx, bq, apx, aq, rows, nrow, sides, pool, lv, dstate,
+                              want, depth, nx, snap, st)
+        else:
+            nrow = _bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
         if err == 0 and act != ACT_CLEAR:
             if want & WANT_TRADES and (act == ACT_EXEC or act == ACT_EXEC_CLAMP):
                 if not (typ == 67 and word & NOT_PRINTABLE):
