@@ -33,7 +33,8 @@ def run(code: str, old: str | None) -> dict:
     env.pop("PYTHONPATH", None)
     if old:
         env["PYTHONPATH"] = old
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    # run from / : a checkout in the working directory would shadow PYTHONPATH
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/")
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -265,6 +265,26 @@ def _open_messages(path):
     return resolve_format(None, path).messages_reader()(path)
 
 
+def _match_slot(pool: _Pool):
+    """The bind-time UDF of a matching table macro: check the arguments, pick a pool entry."""
+    def slot(path, workers, tick, stp):
+        from .matching.books import stp_code
+
+        stp_code(stp)
+        if tick is not None and tick < 1:
+            raise ObookError(f"tick must be a positive integer, not {tick}")
+        return pool.assign((_check_path(path), _check_workers(workers), 1 if tick is None else tick, stp))
+    return slot
+
+
+def _match_opener(table: str):
+    def open_match(path, workers, tick, stp):
+        from .matching import match
+
+        return match(path, workers=workers or 1, tick=tick, stp=stp, tables=(table,)).reader(table)
+    return open_match
+
+
 # --------------------------------------------------------------------------- install
 
 
@@ -282,6 +302,19 @@ def _duck_type(t: str):
     return duckdb.sqltype(t)
 
 
+def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) -> None:
+    """Register a pool's sources and its bind-time UDF, and ``macro(path, name := default
+    ...)`` as a table macro over them (``named``: name -> (default SQL, DuckDB type))."""
+    for entry in pool.entries:
+        con.register(entry.name, entry)
+    fn = f"__{macro}_slot_{token}"
+    con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()], _duck_type("VARCHAR"),
+                        null_handling="special", side_effects=True)
+    params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
+    con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(path, {params}) AS TABLE "
+                f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))")
+
+
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
     """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
 
@@ -290,7 +323,9 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     ``obook_depth`` with them and ``levels := 10`` (1 to 50 a side, the columns of
     ``depth_schema(levels)``); with a session date (``date := 'YYYY-MM-DD'`` or from a
     Nasdaq file name) their rows have ``timestamp``,
-    ``obook_messages(path)``, the macros of ``obook.sql`` (``obook_spread``,
+    ``obook_messages(path)``, the matching engine's ``obook_match(path, workers := NULL,
+    tick := 1, stp := NULL)`` (fills), ``obook_match_events`` and ``obook_match_bbo`` over an
+    order-entry file (``obook.match``), the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
 
@@ -313,17 +348,7 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
             ("orders", orders_schema, _replay_slot, options),
             ("depth", depth_schema(), _depth_slot, depth_options)):
         pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size, _replay_schema(table))
-        for entry in pool.entries:
-            con.register(entry.name, entry)
-
-        fn = f"__obook_{table}_slot_{token}"
-        con.create_function(fn, slot(pool), [varchar] + [t for _, t in named.values()], varchar,
-                            null_handling="special", side_effects=True)
-        params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
-        con.execute(
-            f"CREATE OR REPLACE TEMP MACRO obook_{table}(path, {params}) AS TABLE "
-            f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))"
-        )
+        _table_macro(con, f"obook_{table}", token, pool, slot(pool), named)
 
     # the messages reader and the formats' side tables: the path is the only argument
     from .feeds import side_schema, side_table_names
@@ -338,6 +363,15 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
                             null_handling="special", side_effects=True)
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{table}(path) AS TABLE "
                     f"SELECT * FROM query_table({fn}(path))")
+
+    # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
+    # obook_match_bbo
+    match_options = {"workers": ("NULL", bigint), "tick": ("1", bigint), "stp": ("NULL", varchar)}
+    for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"),
+                         ("obook_match_bbo", "bbo")):
+        from .matching.tables import schema_of as match_schema
+        pool = _Pool(f"__{macro}_{token}", match_schema(table), _match_opener(table), pool_size)
+        _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,

@@ -13,7 +13,6 @@ from obook.engine.replay import Replay
 from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
 
-import reference_itch
 from reference_itch import frames
 
 TABLES = ("bbo", "trades", "orders")
@@ -137,7 +136,6 @@ def test_sources_zstd_detected_by_magic_not_name(itch, tmp_path):
     odd = tmp_path / "day.bin"                      # zstd bytes under a plain name
     odd.write_bytes((itch / "day.itch.zst").read_bytes())
     assert _rows(odd)["bbo"] == _rows(itch / "day.itch")["bbo"]
-    assert reference_itch is not None
 
 
 def test_sources_merge_hook_orders_several_files_by_feed_numbers(tmp_path):
@@ -163,3 +161,31 @@ def test_sources_merge_hook_orders_several_files_by_feed_numbers(tmp_path):
     for workers in (1, 2):
         got = _rows(files, workers=workers, format=chunked_feed.MERGED)
         assert got == _rows(whole, format="csv")
+
+
+@pytest.mark.parametrize("compress", ["gzip", "zstd"])
+def test_sources_cut_compressed_file_rows_then_truncated_error(itch, tmp_path, compress):
+    data = (itch / "day.itch").read_bytes()
+    packed = (gzip.compress(data, mtime=0) if compress == "gzip"
+              else zstandard.ZstdCompressor().compress(data))
+    cut = tmp_path / f"cut.itch.{compress}"
+    cut.write_bytes(packed[:len(packed) // 2])
+    rows, error = [], None
+    try:
+        for batch in Replay(cut, workers=1).batches():
+            rows += batch.to_pylist()
+    except obook.FeedError as e:
+        error = e
+    assert isinstance(error, obook.TruncatedFeedError), error
+    whole = _rows(itch / "day.itch")["bbo"]
+    assert 0 < len(rows) < len(whole)
+    assert rows == whole[:len(rows)]                     # every row before the cut
+    assert all(r["seq"] < error.record for r in rows)
+
+
+def test_sources_zstd_magic_alone_is_a_truncated_feed(tmp_path):
+    path = tmp_path / "r.itch"
+    path.write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(obook.TruncatedFeedError) as e:
+        _rows(path)
+    assert e.value.record == 1

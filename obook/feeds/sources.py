@@ -25,7 +25,7 @@ from typing import Iterator
 import numpy as np
 
 from .._kernels.layout import MAX_BATCH_RECORDS
-from ..errors import FeedError, ObookError
+from ..errors import FeedError, ObookError, TruncatedFeedError
 
 try:  # ISA-L's gunzip: a drop-in GzipFile, about 2x faster than zlib's here
     from isal.igzip import IGzipFile as _GzipFile
@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - isal is a dependency; plain gzip still
     _GzipFile = gzip.GzipFile
 
 BLOCK_SIZE = 1 << 20
+READ_PIECE = 1 << 16
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -154,14 +155,55 @@ class _Stream(_Counting):
         pass   # the caller owns the stream
 
 
+class _ZstdReader:
+    """The frames of a zstd file (one or more, as streaming writers make) decompressed piece
+    by piece; a file that ends inside a frame raises EOFError, as a cut gzip file does."""
+
+    CHUNK = 1 << 17
+
+    def __init__(self, raw):
+        import zstandard
+
+        self.raw = raw
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._d = None
+        self._out = memoryview(b"")
+        self._done = False
+
+    def readinto(self, view) -> int:
+        while not len(self._out):
+            if self._done:
+                return 0
+            chunk = self.raw.read(self.CHUNK)
+            if not chunk:
+                self._done = True
+                if self._d is not None and not self._d.eof:
+                    raise EOFError("zstd stream ended inside a frame")
+                return 0
+            self._out = memoryview(self._feed(chunk))
+        n = min(len(view), len(self._out))
+        view[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _feed(self, chunk: bytes) -> bytes:
+        out = []
+        while chunk:
+            if self._d is None or self._d.eof:
+                self._d = self._new()
+            out.append(self._d.decompress(chunk))
+            chunk = self._d.unused_data if self._d.eof else b""
+        return b"".join(out)
+
+    def close(self) -> None:
+        self._out = memoryview(b"")
+
+
 def _decompressing(raw, magic: bytes, name: str):
     if magic[:2] == GZIP_MAGIC:
         return _GzipFile(fileobj=raw, mode="rb")
     if magic[:4] == ZSTD_MAGIC:
-        import zstandard
-
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True,
-                                                          closefd=False)
+        return _ZstdReader(raw)
     return raw
 
 
@@ -203,9 +245,11 @@ def read_head(source, n: int) -> bytes:
     if not paths:
         return b""
     reader = open_source(paths[0])
+    buf = bytearray(n)
     try:
-        buf = bytearray(n)
-        got = _read_full(reader, memoryview(buf))
+        got = _read_block(reader, memoryview(buf))
+    except _Cut as e:      # a cut compressed file: sniff what there is, the replay reports it
+        got = e.got
     except (OSError, EOFError) as e:
         raise ObookError(f"{paths[0]}: cannot read feed: {e}") from e
     except Exception as e:  # zstandard.ZstdError
@@ -225,10 +269,22 @@ class Batch:
     source_pos: int = 0       # bytes of the source (compressed) read so far
 
 
-def _read_full(f, view: memoryview) -> int:
+class _Cut(Exception):
+    """A compressed stream ended early; ``got`` bytes were read before (kept)."""
+
+    def __init__(self, got: int, cause: EOFError):
+        self.got, self.cause = got, cause
+
+
+def _read_block(f, view: memoryview) -> int:
+    """Fill ``view`` from ``f`` up to its end; returns the bytes read (fewer only at the end).
+    A compressed stream cut short raises _Cut carrying the bytes read before."""
     got = 0
     while got < len(view):
-        n = f.readinto(view[got:])
+        try:   # in pieces: a gzip reader cut short loses the piece it was filling, no more
+            n = f.readinto(view[got:got + READ_PIECE])
+        except EOFError as e:
+            raise _Cut(got, e) from e
         if not n:
             break
         got += n
@@ -253,6 +309,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
     seq = 1
     offset = 0
     eof = False
+    cut = None        # a compressed stream that ended early: a truncated feed after its rows
     name = source_name(source)
     with _reader_of(source, merge) as f:
         while not eof:
@@ -261,14 +318,16 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 grown[:have] = buf[:have]
                 buf = grown
             try:
-                got = _read_full(f, memoryview(buf)[have:have + block_size])
+                got = _read_block(f, memoryview(buf)[have:have + block_size])
+            except _Cut as e:
+                got, cut = e.got, e.cause
             except (OSError, EOFError) as e:  # gzip errors are OSError / EOFError
                 raise ObookError(f"{name}: read failed at byte {offset + have}: {e}") from e
             except Exception as e:
                 if type(e).__name__ != "ZstdError":
                     raise
                 raise ObookError(f"{name}: read failed at byte {offset + have}: {e}") from e
-            eof = got < block_size
+            eof = got < block_size or cut is not None
             have += got
             source_pos = f.pos()
             pos = 0
@@ -285,3 +344,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             tail = have - pos
             buf[:tail] = buf[pos:have]
             have = tail
+        if cut is not None:
+            unit = getattr(framer, "unit", "record")
+            yield Batch(buf[:0], seq, offset, 0, TruncatedFeedError(
+                name, seq, offset, f"compressed stream cut short at byte offset {offset + have} "
+                f"of the decompressed feed ({cut})", unit=unit), f.pos())
