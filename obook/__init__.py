@@ -86,6 +86,33 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     return pa.RecordBatchReader.from_batches(replay.schema("bbo"), batches())
 
 
+def mbp1(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
+    """A Databento MBO feed as Databento's ``mbp-1`` schema (its columns and meaning): one row
+    per event that changes a side's best level and one per trade, with the book's top level
+    after it. Options as :func:`bbo`."""
+    return _format_table("mbp1", path, workers, format, on_error)
+
+
+def mbp10(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
+    """As :func:`mbp1` with the top 10 levels (Databento's ``mbp-10``)."""
+    return _format_table("mbp10", path, workers, format, on_error)
+
+
+def _format_table(name, path, workers, format, on_error):
+    """A table a format offers besides the replay's (``FeedFormat.tables``), built by the
+    ``reader`` its package names in ``TABLES`` over one replay."""
+    import importlib
+
+    from .engine.replay import Replay
+    from .feeds import PACKAGES, load, resolve_format
+
+    fmt = resolve_format(format, path)
+    if name not in fmt.tables:
+        raise ObookError(f"a {fmt.name} feed has no table {name!r}")
+    package = next(p for p in PACKAGES if importlib.import_module(p).FORMAT is fmt)
+    return load(importlib.import_module(package).TABLES)(name, path, workers, on_error, Replay)
+
+
 def _table(table, path, workers, format, on_error, levels=10, date=None):
     from .engine.replay import Replay
 
@@ -121,12 +148,8 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
 def audit(path, workers: int | None = None, on_error: str = "raise", format: str | None = None):
     """Level-2 logs with exchange snapshots (Shanghai AX-SBE): one row per snapshot comparing
     its 10 levels and day tallies with the book rebuilt from the ticks
-    (``obook.feeds.sse.audit.audit_schema``), as a ``pyarrow.RecordBatchReader``."""
-    from .feeds.sse.audit import audit as _audit
-
-    t = _audit(path, workers=workers, on_error=on_error, format=format)
-    import pyarrow as pa
-    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    (``obook.feeds.sse.schema.audit_schema``), as a ``pyarrow.RecordBatchReader``."""
+    return _format_table("audit", path, workers, format, on_error)
 
 
 def bars(path, interval="1 minute", workers: int | None = None, format: str | None = None,
@@ -186,6 +209,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "match", "trades", "orders", "depth", "audit", "bars", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

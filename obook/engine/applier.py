@@ -19,7 +19,7 @@ EVENTS_ROWS = 1 << 12
 class BatchResult:
     counts: dict[str, int]                     # rows written, by table
     error: tuple[int, str] | None = None       # (record number, reason)
-    names: list[tuple[int, str]] = field(default_factory=list)   # (global book, ticker)
+    names: list[tuple] = field(default_factory=list)   # (global book, ticker[, book key])
     overflow: dict[str, np.ndarray] = field(default_factory=dict)  # rows beyond the output slot
 
 
@@ -91,7 +91,7 @@ class Applier:
                 error = (seq, self.decoder.describe(status, self.events[i]))
         self.failed = error is not None
         mul, add = self.book_map
-        return BatchResult(counts, error, [(b * mul + add, name) for b, name in d.names], overflow)
+        return BatchResult(counts, error, [(b * mul + add, *rest) for b, *rest in d.names], overflow)
 
     def _decode(self, buf: np.ndarray, base_seq: int) -> DecodeResult:
         """The decoder over the whole batch; a decoder that stops for room is called again with

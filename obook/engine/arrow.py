@@ -10,18 +10,33 @@ from ..schema import bbo_schema
 
 
 class Tickers:
-    """Ticker names by global book id, packed for the gather_names kernel."""
+    """Ticker names by global book id, packed for the gather_names kernel; and the book
+    keys of a format whose decoder names them ((book, ticker, key) pairs)."""
 
     def __init__(self):
         self.names: dict[int, bytes] = {}
+        self.keys: dict[int, int] = {}
         self._packed = None
+        self._keys = None
 
     def update(self, pairs) -> None:
-        for book, name in pairs:
+        for book, name, *key in pairs:
             raw = name.encode("utf-8")
             if self.names.get(book) != raw:
                 self.names[book] = raw
                 self._packed = None
+            if key:
+                self.keys[book] = key[0]
+                self._keys = None
+
+    def key_values(self, book: np.ndarray) -> np.ndarray:
+        """The book key of global book ids: the decoder's keys, else the ids themselves."""
+        if not self.keys:
+            return book
+        if self._keys is None:
+            self._keys = np.zeros(max(self.keys) + 1, np.int64)
+            self._keys[list(self.keys)] = list(self.keys.values())
+        return self._keys[book]
 
     def packed(self):
         if self._packed is None:
@@ -53,7 +68,7 @@ def book_columns(book: np.ndarray, n: int, tickers: Tickers, key_type: pa.DataTy
                                                    pa.py_buffer(data)])
     if key_type is None:
         return ticker, pa.nulls(n, pa.uint16())
-    return ticker, _column(key_type, n, book[:n].astype(key_type.to_pandas_dtype()))
+    return ticker, _column(key_type, n, tickers.key_values(book[:n]).astype(key_type.to_pandas_dtype()))
 
 
 def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.ndarray,

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..errors import ObookError
 
 #: the format packages, in the order their sniffers are asked (the first of equal scores wins)
-PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.sse", "obook.feeds.szse",
+PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.databento", "obook.feeds.sse", "obook.feeds.szse",
             "obook.feeds.szse.binary", "obook.feeds.szse.vendor")
 
 #: bytes of the (decompressed) head of a file handed to the sniffers

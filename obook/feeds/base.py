@@ -35,7 +35,7 @@ class FrameResult:
 @dataclass
 class DecodeResult:
     n_events: int
-    names: list[tuple[int, str]] = field(default_factory=list)   # (local book, ticker) first seen
+    names: list[tuple] = field(default_factory=list)   # (local book, ticker[, book key]) first seen
     error: tuple[int, str] | None = None                       # (record number, reason), strict mode
     n_bytes: int | None = None     # stopped for room: bytes of buf decoded (whole records); None: all
     n_records: int = 0             # stopped for room: the records those bytes hold

@@ -12,6 +12,8 @@ midnight Asia/Shanghai (TransactTime HHMMSScc). Books are keyed by the SecurityI
 NAME = "sse"
 PRICE_SCALE = 3
 TZ = "Asia/Shanghai"
+#: where the format's extra tables (``FORMAT.tables``) are built: ``reader(name, ...)``
+TABLES = "obook.feeds.sse.audit:reader"
 
 
 def sniff(filename: str, head: bytes) -> int:
@@ -39,4 +41,5 @@ FORMAT = FeedFormat(
     feed_seq=False,           # seq: the line's position in BizIndex order (see feed.py)
     sideless_kinds="",
     suffixes=(".log",),
+    tables=("audit",),
 )

@@ -24,6 +24,7 @@ from ..._kernels import l2_sse as K
 from ..._kernels.l2_text import KHASH, KID, N_KEYS
 from ..sources import open_source
 from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
+from . import NAME
 
 SECOND = 1_000_000_000
 WINDOW = 3 * SECOND
@@ -165,15 +166,20 @@ def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table) -> pa.Table
     return pa.Table.from_arrays(arrays, schema=audit_schema)
 
 
-def audit(path, workers=None, on_error="raise", format=None) -> pa.Table:
-    """Replay the log (depth and trades) and compare every snapshot with the rebuilt book."""
-    from ...engine.replay import Replay
-
-    replay = Replay(path, workers=workers, format=format or "sse", on_error=on_error,
-                    tables=("depth", "trades"), levels=LEVELS)
+def audit(path, workers, on_error, replay_class) -> pa.Table:
+    """Replay the log (depth and trades) with ``replay_class`` (the engine's Replay, handed
+    in: a feed does not import the engine) and compare every snapshot with the rebuilt book."""
+    replay = replay_class(path, workers=workers, format=NAME, on_error=on_error,
+                          tables=("depth", "trades"), levels=LEVELS)
     parts = {"depth": [], "trades": []}
     for table, batch in replay.table_batches():
         parts[table].append(batch)
     depth = pa.Table.from_batches(parts["depth"], replay.schema("depth"))
     trades = pa.Table.from_batches(parts["trades"], replay.schema("trades"))
     return audit_table(snapshots(path), depth, trades)
+
+
+def reader(name: str, path, workers, on_error: str, replay_class) -> pa.RecordBatchReader:
+    """The format's extra tables (``FORMAT.tables``): ``audit``."""
+    t = audit(path, workers, on_error, replay_class)
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
