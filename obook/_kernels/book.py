@@ -69,7 +69,7 @@ from .prefetch import prefetch
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER,
                      ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF,
-                     ERR_ZERO_ADD, NEED_ROOM, NOT_PRINTABLE, OK, TYPE_SHIFT, WANT_DEPTH,
+                     ERR_ZERO_ADD, NEED_ROOM, NOT_PRINTABLE, OK, OWN_BEST, TYPE_SHIFT, WANT_DEPTH,
                      WANT_ORDERS, WANT_TRADES)
 
 PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
@@ -1031,6 +1031,10 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
         err = 0
         add = False
         price = ev[_u(i), 6]
+        if act == ACT_ADD and word & OWN_BEST:   # Shenzhen own-best: at its own side's best
+            opx, _oq, on = _top(book * 2 + side, sides, pool, lv)
+            if on > 0:
+                price = opx
         rest_px = price
         left = shares
         q_lvl = -1                       # the row's order's level and node while it rests

@@ -19,13 +19,16 @@ EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in
                 #   (start << 32 | length), shown by the trades and orders tables
 EV_AUX = 9      # ITCH C: the execution price
 EV_WIDTH = 10
-# EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), message type
+# EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), own best (11), message type
 # letter (16-23)
 NOT_PRINTABLE = 1 << 9
 #: "more records of this event follow": apply the event but write no BBO or depth row; the
 #: next event of the same book without the bit writes them, compared with the book before
 #: the first deferred event (Databento: rows at the record whose flags carry F_LAST)
 DEFER = 1 << 10
+#: ACT_ADD: the order takes its own side's best price at the add (Shenzhen own-best 'U');
+#: the event's PRICE when that side is empty
+OWN_BEST = 1 << 11
 TYPE_SHIFT = 16
 
 # sides

@@ -37,3 +37,50 @@ def csv(
 
     n = write_csv(out, events, tickers, seed, depth)
     typer.echo(f"wrote {n} events to {out}", err=True)
+
+
+@app.command("szse")
+def szse(
+    out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
+    messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
+    securities: int = typer.Option(6, "--securities", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
+) -> None:
+    """Write a synthetic Shenzhen Level-2 day: call auctions and their uncross, limit, market,
+    own-best and securities-lending orders, fills, cancels, snapshots; two channels."""
+    from ..gen.szse import write_szse
+
+    n = write_szse(out, messages, securities, seed, binary)
+    typer.echo(f"wrote {n} messages to {out}", err=True)
+
+
+@app.command("sse")
+def sse(
+    out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
+    events: int = typer.Option(10_000, "--events", "-n", min=1, help="Order and trade lines (about)."),
+    securities: int = typer.Option(4, "--securities", "-k", min=1, help="Securities (600xxx)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+) -> None:
+    """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
+    the incoming order, file order not BizIndex order, 10-level snapshots with day tallies."""
+    from ..gen.sse import write_sse
+
+    n = write_sse(out, events, securities, seed)
+    typer.echo(f"wrote {n} lines to {out}", err=True)
+
+
+@app.command("orders")
+def orders(
+    out: Path = typer.Argument(..., help="Output file: .parquet, else CSV."),
+    messages: int = typer.Option(1_100_000, "--messages", "-n", min=1, help="Instructions to write."),
+    instruments: int = typer.Option(1, "--instruments", "-k", min=1, help="Instruments (S00001, S00002 ...)."),
+    seed: int = typer.Option(42, "--seed", "-s", help="Random seed (42: the seed benchmark)."),
+) -> None:
+    """Write the seed matching benchmark's order entry (SPEC §8): around a mid of 10,000
+    ticks, 48% resting adds a geometric distance from the mid, 37% cancels, 10% IOC takers
+    crossing 1-6 ticks, 5% modifies; adds turn into cancels once a book holds 10,000 orders."""
+    from ..gen.orders import write_orders
+
+    n = write_orders(out, messages, instruments, seed)
+    typer.echo(f"wrote {n} instructions to {out}", err=True)

@@ -80,9 +80,9 @@ def _warm() -> None:
     ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
     ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
     BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
-    from .._kernels import itch
-    itch.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, itch.SIZES, np.zeros((1, EV_WIDTH), np.int64),
-                     np.zeros((1, 2), np.int64), False)
+    from ..feeds import formats
+    for fmt in formats().values():   # each format's decoder kernels
+        fmt.decoder_class().warm()
 
 
 try:

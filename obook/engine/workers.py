@@ -106,7 +106,7 @@ class WorkerPool:
     #: output rows per worker, slot and table in shared memory (tests make it tiny)
     rows_per_slot = MAX_BATCH_RECORDS
 
-    def __init__(self, fmt: str, path: str, n_workers: int, on_error: str, slots: int,
+    def __init__(self, fmt, path: str, n_workers: int, on_error: str, slots: int,
                  in_capacity: int, layout: dict[str, int] | None = None, want: int = 0,
                  levels: int = 10):
         self.n = n_workers

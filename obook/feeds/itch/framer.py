@@ -1,13 +1,12 @@
-"""Nasdaq TotalView-ITCH 5.0 (BinaryFILE framing, raw or gzipped)."""
+"""The ITCH framer (parent process): cuts whole BinaryFILE frames, counts them by type."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import itch as K
-from .._kernels.layout import BOOK_ERROR_NAMES, EV_REF, WANT_TRADES
-from ..errors import FeedError, TruncatedFeedError
-from .base import Decoder, DecodeResult, Framer, FrameResult, counts_by_type
+from ..._kernels import itch as K
+from ...errors import FeedError, TruncatedFeedError
+from ..base import Framer, FrameResult, counts_by_type
 
 
 class ItchFramer(Framer):
@@ -38,20 +37,3 @@ class ItchFramer(Framer):
         elif final and k < max_records and nbytes < len(buf):
             error = TruncatedFeedError(self.path, base_seq + k, byte_offset + nbytes, unit=self.unit)
         return FrameResult(k, nbytes, error)
-
-
-class ItchDecoder(Decoder):
-    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
-        super().__init__(path, worker, n_workers, on_error, want)
-        self._names = np.zeros((1 << 16, 2), dtype=np.int64)
-
-    def decode(self, buf, base_seq, events):
-        ne, nn = K.itch_decode(buf, base_seq, self.worker, self.n_workers, K.SIZES,
-                               events, self._names, bool(self.want & WANT_TRADES))
-        names = []
-        for loc, p in self._names[:nn]:
-            names.append((int(loc), bytes(buf[p:p + 8]).decode("latin-1").rstrip()))
-        return DecodeResult(ne, names)
-
-    def describe(self, code, event):
-        return f"{BOOK_ERROR_NAMES[code]} {int(event[EV_REF]) & 0xFFFFFFFFFFFFFFFF} (locate {int(event[2])})"

@@ -1,0 +1,498 @@
+"""Kernels of the Shenzhen Level-2 ticks (SPEC §6): the AX-SBE text log and binary
+records become rows of one record table (R_* columns), from which one kernel makes
+the book events.
+
+Replay rules (``szse_events``), per channel in ApplSeqNum order:
+
+- an order (192) of side '1'/'2' ('G'/'F', securities lending, are not in the book) whose
+  next records in its channel are executions 'F' naming it is an *incoming* order: each
+  fill reduces the resting order it names, and what the incoming order has left after its
+  last fill is added at that fill's record (so no crossed book is ever published between
+  an order and its fills). A market order ('1') rests at the price its first fill prints;
+  an order whose own cancel '4' follows its fills (a market order's rest, an
+  immediate-or-cancel) never rests. An order without fills rests at once at its price;
+  an own-best order ('U') at its own side's best (the book kernel's OWN_BEST; with that
+  side empty the exchange cancels it, and its cancel follows: it never rests).
+- an execution 'F' that follows no incoming order (the call auctions' uncross) reduces both
+  orders; only the first reduction prints a trade.
+- a cancel '4' reduces the one order it names by LastQty (removed at 0).
+"""
+
+import numpy as np
+from numba import njit
+
+from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
+                      K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
+                      K_APPLSEQ, parse_line)
+from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, DEFER, NOT_PRINTABLE, OWN_BEST, TYPE_SHIFT
+
+# record table columns
+(R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY, R_TIME, R_BID,
+ R_OFFER, R_EXEC, R_LASTPX, R_LASTQTY) = range(15)
+R_WIDTH = 15
+
+ORDER = 192
+TRADE = 191
+SNAPSHOT = 111
+HEADER = 24
+ORDER_LEN = 48
+TRADE_LEN = 64
+MAX_SECURITY = 1_000_000
+
+# scan codes (framer)
+OK = 0
+BAD_TOKEN = -1
+BAD_MISSING = -2
+BAD_NUMBER = -3
+BAD_VALUE = -4
+BAD_TYPE = -5
+BAD_LENGTH = -6
+NOT_MESSAGE = 1
+
+ORDER_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_PRICE, K_ORDERQTY, K_SIDE, K_ORDTYPE, K_TTIME],
+                      np.int64)
+TRADE_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_BIDSEQ, K_OFFERSEQ, K_LASTPX, K_LASTQTY,
+                       K_EXECTYPE, K_TTIME], np.int64)
+
+
+@njit(cache=True, _nrt=False)
+def time_ns(t):
+    """TransactTime YYYYMMDDHHMMSSsss -> ns since midnight."""
+    t = t % 1_000_000_000
+    s = (t // 10_000_000) * 3600 + ((t // 100_000) % 100) * 60 + (t // 1000) % 100
+    return (s * 1000 + t % 1000) * 1_000_000
+
+
+@njit(cache=True, _nrt=False)
+def owner_of(security, n_workers):
+    return (((security * 2654435761) >> 16) & 0xFFFF) % n_workers
+
+
+@njit(cache=True, _nrt=False)
+def text_check(vals, have):
+    """(code, detail) of a parsed message line: OK, or BAD_* with the key id / type."""
+    if have[K_MSGTYPE] == 0:
+        return BAD_MISSING, K_MSGTYPE
+    if have[K_MSGTYPE] < 0:
+        return BAD_NUMBER, K_MSGTYPE
+    t = vals[K_MSGTYPE]
+    if t == SNAPSHOT:
+        return OK, 0
+    if t != ORDER and t != TRADE:
+        return BAD_TYPE, t
+    need = ORDER_KEYS if t == ORDER else TRADE_KEYS
+    for j in range(need.shape[0]):
+        if have[need[j]] == 0:
+            return BAD_MISSING, need[j]
+        if have[need[j]] < 0:
+            return BAD_NUMBER, need[j]
+    if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
+        return BAD_VALUE, K_SECID
+    if t == TRADE and vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
+        return BAD_VALUE, K_EXECTYPE
+    return OK, 0
+
+
+@njit(cache=True, _nrt=False)
+def _put_text(rec, r, seq, vals):
+    for c in range(R_WIDTH):
+        rec[r, c] = 0
+    rec[r, R_SEQ] = seq
+    rec[r, R_CHAN] = vals[K_CHANNEL]
+    rec[r, R_APPL] = vals[K_APPLSEQ]
+    rec[r, R_TYPE] = vals[K_MSGTYPE]
+    rec[r, R_SEC] = vals[K_SECID]
+    rec[r, R_TIME] = time_ns(vals[K_TTIME])
+    if vals[K_MSGTYPE] == ORDER:
+        rec[r, R_SIDE] = vals[K_SIDE]
+        rec[r, R_ORDTYPE] = vals[K_ORDTYPE]
+        rec[r, R_PRICE] = vals[K_PRICE]
+        rec[r, R_QTY] = vals[K_ORDERQTY]
+    else:
+        rec[r, R_BID] = vals[K_BIDSEQ]
+        rec[r, R_OFFER] = vals[K_OFFERSEQ]
+        rec[r, R_EXEC] = vals[K_EXECTYPE]
+        rec[r, R_LASTPX] = vals[K_LASTPX]
+        rec[r, R_LASTQTY] = vals[K_LASTQTY]
+
+
+@njit(cache=True, _nrt=False)
+def text_scan(buf, n, final, max_lines, base_seq, khash, kid, vals, have, ends, codes, details, rec):
+    """Framer: whole lines at the front of buf[:n]; per line its end, code and detail, and
+    for every order or trade line a record row (all securities). Returns (lines, records)."""
+    p = 0
+    k = 0
+    r = 0
+    while k < max_lines and p < n:
+        e = p
+        while e < n and buf[e] != 10:
+            e += 1
+        if e >= n and not final:
+            break
+        ends[k] = e
+        st, _ = parse_line(buf, p, e, khash, kid, vals, have)
+        details[k] = 0
+        if st == 1:
+            codes[k] = NOT_MESSAGE
+        elif st == 2:
+            codes[k] = BAD_TOKEN
+        else:
+            c, d = text_check(vals, have)
+            codes[k] = c
+            details[k] = d
+            if c == OK and vals[K_MSGTYPE] != SNAPSHOT:
+                _put_text(rec, r, base_seq + k, vals)
+                r += 1
+        k += 1
+        p = e + 1
+    return k, r
+
+
+@njit(cache=True, _nrt=False)
+def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec):
+    """Decoder: the record rows of the owned order and trade lines of buf (whole lines)."""
+    n = buf.shape[0]
+    p = 0
+    k = -1
+    r = 0
+    while p < n:
+        e = p
+        while e < n and buf[e] != 10:
+            e += 1
+        k += 1
+        a = p
+        p = e + 1
+        st, _ = parse_line(buf, a, e, khash, kid, vals, have)
+        if st != 0:
+            continue
+        c, _d = text_check(vals, have)
+        if c != OK or vals[K_MSGTYPE] == SNAPSHOT:
+            continue
+        if n_workers > 1 and owner_of(vals[K_SECID], n_workers) != worker:
+            continue
+        _put_text(rec, r, base_seq + k, vals)
+        r += 1
+    return r
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _le(buf, p, nb):
+    x = np.int64(0)
+    for j in range(nb - 1, -1, -1):
+        x = (x << 8) | np.int64(buf[p + j])
+    return x
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _le_signed(buf, p, nb):
+    x = _le(buf, p, nb)
+    if nb < 8 and x >= (np.int64(1) << (8 * nb - 1)):
+        x -= np.int64(1) << (8 * nb)
+    return x
+
+
+@njit(cache=True, _nrt=False)
+def security_of(buf, p):
+    """The SecurityID char[9] at p as an integer (digits, then spaces or NULs); -1 if not."""
+    x = 0
+    nd = 0
+    for j in range(9):
+        c = buf[p + j]
+        if 48 <= c <= 57 and nd == j:
+            x = x * 10 + (c - 48)
+            nd += 1
+        elif c != 32 and c != 0:
+            return -1
+    return x if 0 < nd <= 6 else -1
+
+
+@njit(cache=True, _nrt=False)
+def _put_bin(buf, p, rec, r, seq):
+    for c in range(R_WIDTH):
+        rec[r, c] = 0
+    t = buf[p + 1]
+    rec[r, R_SEQ] = seq
+    rec[r, R_TYPE] = t
+    rec[r, R_SEC] = security_of(buf, p + 4)
+    rec[r, R_CHAN] = _le(buf, p + 13, 2)
+    rec[r, R_APPL] = _le(buf, p + 15, 8)
+    b = p + HEADER
+    if t == ORDER:
+        rec[r, R_PRICE] = _le_signed(buf, b, 4)
+        rec[r, R_QTY] = _le(buf, b + 4, 8)
+        rec[r, R_SIDE] = buf[b + 12]
+        rec[r, R_ORDTYPE] = buf[b + 13]
+        rec[r, R_TIME] = time_ns(_le(buf, b + 14, 8))
+    else:
+        rec[r, R_BID] = _le(buf, b, 8)
+        rec[r, R_OFFER] = _le(buf, b + 8, 8)
+        rec[r, R_LASTPX] = _le_signed(buf, b + 16, 4)
+        rec[r, R_LASTQTY] = _le(buf, b + 20, 8)
+        rec[r, R_EXEC] = buf[b + 28]
+        rec[r, R_TIME] = time_ns(_le(buf, b + 29, 8))
+
+
+@njit(cache=True, _nrt=False)
+def bin_scan(buf, n, max_records, base_seq, codes, details, offs, rec):
+    """Framer: whole binary records at the front of buf[:n]; per record its offset, code
+    (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field) and for
+    orders and trades a record row. Returns (records, bytes, rows)."""
+    p = 0
+    k = 0
+    r = 0
+    while k < max_records and p + 4 <= n:
+        ln = _le(buf, p + 2, 2)
+        if ln < HEADER:
+            codes[k] = BAD_LENGTH
+            details[k] = ln
+            offs[k] = p
+            return k + 1, p, r
+        if p + ln > n:
+            break
+        t = buf[p + 1]
+        offs[k] = p
+        codes[k] = OK
+        details[k] = 0
+        if t == ORDER or t == TRADE:
+            if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
+                codes[k] = BAD_LENGTH
+                details[k] = ln
+            elif security_of(buf, p + 4) < 0:
+                codes[k] = BAD_VALUE
+                details[k] = K_SECID
+            else:
+                _put_bin(buf, p, rec, r, base_seq + k)
+                if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
+                    codes[k] = BAD_VALUE
+                    details[k] = K_EXECTYPE
+                else:
+                    r += 1
+        elif t != SNAPSHOT:
+            codes[k] = BAD_TYPE
+            details[k] = t
+        k += 1
+        p += ln
+    return k, p, r
+
+
+@njit(cache=True, _nrt=False)
+def bin_records(buf, base_seq, worker, n_workers, rec):
+    """Decoder: the record rows of the owned, well-formed orders and trades of buf."""
+    n = buf.shape[0]
+    p = 0
+    k = -1
+    r = 0
+    while p + 4 <= n:
+        ln = _le(buf, p + 2, 2)
+        if ln < HEADER or p + ln > n:
+            break
+        k += 1
+        t = buf[p + 1]
+        q = p
+        p += ln
+        if not ((t == ORDER and ln == ORDER_LEN) or (t == TRADE and ln == TRADE_LEN)):
+            continue
+        sec = security_of(buf, q + 4)
+        if sec < 0 or (n_workers > 1 and owner_of(sec, n_workers) != worker):
+            continue
+        _put_bin(buf, q, rec, r, base_seq + k)
+        if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
+            continue
+        r += 1
+    return r
+
+
+# roles of records (szse_events, first pass)
+ROLE_NONE = 0      # order: rests at once; trade: an auction fill (both orders) or a cancel
+ROLE_INCOMING = 1  # order: its fills follow (nothing at the order itself)
+ROLE_DROP = 2      # order or cancel: no book effect (never rested)
+ROLE_FILL_BID = 3  # a fill of an incoming buy: reduces the resting sell
+ROLE_FILL_ASK = 4  # a fill of an incoming sell: reduces the resting buy
+# aux columns
+A_ROLE = 0
+A_ADD_QTY = 1      # a last fill: the incoming order's rest to add after it (0: none)
+A_ADD_PX = 2
+A_ADD_REF = 3
+A_ADD_SIDE = 4
+A_NEXT = 5         # the next record of the same channel (n: none)
+A_WIDTH = 6
+
+
+@njit(cache=True, _nrt=False)
+def _roles(rec, n, aux, chan_next):
+    for i in range(n):
+        for c in range(A_WIDTH):
+            aux[i, c] = 0
+    for j in range(n):                      # chan_next: per channel, the next record (backward)
+        chan_next[rec[j, R_CHAN]] = n
+    for i in range(n - 1, -1, -1):
+        ch = rec[i, R_CHAN]
+        aux[i, A_NEXT] = chan_next[ch]
+        chan_next[ch] = i
+    for i in range(n):
+        if rec[i, R_TYPE] != ORDER:
+            continue
+        side = rec[i, R_SIDE]
+        if side != 49 and side != 50:          # securities lending: not in the book
+            aux[i, A_ROLE] = ROLE_DROP
+            continue
+        a = rec[i, R_APPL]
+        expect = a + 1
+        filled = 0
+        first_px = -1
+        last = -1
+        cancelled = False
+        j = aux[i, A_NEXT]
+        while j < n:
+            if rec[j, R_APPL] != expect or rec[j, R_TYPE] != TRADE:
+                break
+            if rec[j, R_BID] != a and rec[j, R_OFFER] != a:
+                break
+            if rec[j, R_EXEC] == 52:            # its own cancel: the rest never rests
+                cancelled = True
+                aux[j, A_ROLE] = ROLE_DROP
+                last = j
+                break
+            aux[j, A_ROLE] = ROLE_FILL_BID if side == 49 else ROLE_FILL_ASK
+            filled += rec[j, R_LASTQTY]
+            if first_px < 0:
+                first_px = rec[j, R_LASTPX]
+            last = j
+            expect += 1
+            j = aux[j, A_NEXT]
+        market = rec[i, R_ORDTYPE] == 49
+        if last < 0:
+            aux[i, A_ROLE] = ROLE_DROP if market else ROLE_NONE
+            continue
+        aux[i, A_ROLE] = ROLE_INCOMING
+        left = rec[i, R_QTY] - filled
+        if not cancelled and left > 0:
+            aux[last, A_ADD_QTY] = left
+            aux[last, A_ADD_PX] = first_px if market else rec[i, R_PRICE]
+            aux[last, A_ADD_REF] = a
+            aux[last, A_ADD_SIDE] = 0 if side == 49 else 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
+    for c in range(ev.shape[1]):
+        ev[ne, c] = 0
+    ev[ne, 0] = rec[r, R_SEQ]
+    ev[ne, 1] = rec[r, R_TIME]
+    ev[ne, 2] = b
+    ev[ne, 3] = act
+    ev[ne, 4] = ref
+    ev[ne, 5] = qty
+    ev[ne, 6] = px
+    ev[ne, 8] = rec[r, R_APPL] if rec[r, R_TYPE] == TRADE else 0
+    ev[ne, 9] = aux_px
+
+
+@njit(cache=True, _nrt=False)
+def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
+    """Book events of the record rows rec[:n] (see the module). ``books[security]``: local
+    book + 1; new securities get rows (local book, security) in ``names``.
+    ``chan_next``: scratch, one row per channel number. Returns (events, books, new names)."""
+    _roles(rec, n, aux, chan_next)
+    ne = 0
+    nn = 0
+    C = np.int64(67) << TYPE_SHIFT
+    for i in range(n):
+        role = aux[i, A_ROLE]
+        if role == ROLE_DROP or role == ROLE_INCOMING:
+            continue
+        sec = rec[i, R_SEC]
+        b = books[sec] - 1
+        if b < 0:
+            b = n_books
+            n_books += 1
+            books[sec] = b + 1
+            names[nn, 0] = b
+            names[nn, 1] = sec
+            nn += 1
+        if rec[i, R_TYPE] == ORDER:
+            side = 0 if rec[i, R_SIDE] == 49 else 1
+            own = OWN_BEST if rec[i, R_ORDTYPE] == 85 else 0     # 'U': at its own side's best
+            _ev(ev, ne, i, rec, b, ACT_ADD | own | (side << 8) | (np.int64(65) << TYPE_SHIFT), rec[i, R_APPL],
+                rec[i, R_QTY], rec[i, R_PRICE], 0)
+            ne += 1
+        elif rec[i, R_EXEC] == 52:             # cancel
+            ref = rec[i, R_BID] if rec[i, R_BID] != 0 else rec[i, R_OFFER]
+            _ev(ev, ne, i, rec, b, ACT_CANCEL | (np.int64(88) << TYPE_SHIFT), ref, rec[i, R_LASTQTY], 0, 0)
+            ne += 1
+        elif role == ROLE_FILL_BID or role == ROLE_FILL_ASK:
+            ref = rec[i, R_OFFER] if role == ROLE_FILL_BID else rec[i, R_BID]
+            more = DEFER if aux[i, A_ADD_QTY] > 0 else 0     # the rest's add follows: one row
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | more, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            ne += 1
+        else:                                   # an auction fill: both orders rest
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | DEFER, rec[i, R_BID], rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | NOT_PRINTABLE, rec[i, R_OFFER], rec[i, R_LASTQTY], 0,
+                rec[i, R_LASTPX])
+            ne += 2
+        if aux[i, A_ADD_QTY] > 0:
+            _ev(ev, ne, i, rec, b, ACT_ADD | (aux[i, A_ADD_SIDE] << 8) | (np.int64(65) << TYPE_SHIFT),
+                aux[i, A_ADD_REF], aux[i, A_ADD_QTY], aux[i, A_ADD_PX], 0)
+            ne += 1
+    return ne, n_books, nn
+
+
+@njit(cache=True, _nrt=False)
+def frame_check(rec, r, n_lines, limit, last_appl, gap_ok, cont, nxt):
+    """Framer checks of the record rows rec[:r] (all securities; R_SEQ: the line index here).
+
+    Sequence: each channel's ApplSeqNum follows the last one (``last_appl[ch]``, -1: none
+    seen); the index of the first record that does not is returned as ``gap`` (-1: none;
+    with ``gap_ok`` it is accepted and counted instead). Cut: the largest line count
+    c <= min(limit, gap line) that splits no incoming order from its fills (the first record
+    of each channel at or after c does not continue a chain: a trade naming the channel's
+    last order). Updates ``last_appl`` for the records before the cut.
+    Returns (cut, gap line or -1, gaps accepted)."""
+    last_order = nxt  # scratch: per channel, the last order's ApplSeqNum (forward pass)
+    for j in range(last_order.shape[0]):
+        last_order[j] = -1
+    # forward: chain continuation flags and the first gap
+    gap = -1
+    n_gaps = 0
+    for j in range(r):
+        ch = rec[j, R_CHAN]
+        if rec[j, R_TYPE] == ORDER:
+            cont[j] = 0
+            last_order[ch] = rec[j, R_APPL]
+        else:
+            lo = last_order[ch]
+            cont[j] = 1 if lo >= 0 and (rec[j, R_BID] == lo or rec[j, R_OFFER] == lo) else 0
+    # backward: the largest safe cut <= limit
+    for j in range(nxt.shape[0]):
+        nxt[j] = 0
+    bad = 0
+    cut = 0
+    for j in range(r - 1, -1, -1):
+        line = rec[j, R_SEQ]
+        # state "first record at or after (line_of[j-1], line]" is known after updating with j
+        ch = rec[j, R_CHAN]
+        if nxt[ch] != 0:
+            bad -= 1
+        nxt[ch] = cont[j]
+        if cont[j] != 0:
+            bad += 1
+        if bad == 0 and cut == 0:
+            lo_line = rec[j - 1, R_SEQ] + 1 if j > 0 else 0
+            if lo_line <= limit:
+                cut = min(limit, line)
+    # lines after the last record up to the limit are safe too
+    if r == 0 or rec[r - 1, R_SEQ] < limit:
+        cut = limit
+    # sequence numbers of the records before the cut
+    for j in range(r):
+        if rec[j, R_SEQ] >= cut:
+            break
+        ch = rec[j, R_CHAN]
+        if last_appl[ch] >= 0 and rec[j, R_APPL] != last_appl[ch] + 1:
+            if not gap_ok:
+                gap = rec[j, R_SEQ]
+                cut = gap
+                break
+            n_gaps += 1
+        last_appl[ch] = rec[j, R_APPL]
+    return cut, gap, n_gaps

@@ -1,0 +1,26 @@
+"""The tables a Databento feed offers besides the replay's: ``mbp1`` and ``mbp10``.
+
+``reader(name, source, workers, on_error, replay)`` runs ONE replay of the feed (the
+``replay`` class is handed in: feeds do not import the engine) for its depth (1 or 10
+levels) and trades rows, and joins them with the record fields read in step from the feed
+(see obook.feeds.databento.mbp).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..sources import iter_batches, source_name
+from .framer import DbnFramer
+from .mbp import mbp_batches, mbp_schema
+
+LEVELS = {"mbp1": 1, "mbp10": 10}
+
+
+def reader(name: str, source, workers, on_error: str, replay) -> pa.RecordBatchReader:
+    levels = LEVELS[name]
+    r = replay(source, workers=workers, format="databento", on_error=on_error,
+               tables=("depth", "trades"), levels=levels)
+    records = iter_batches(source, DbnFramer(source_name(source), "skip"))
+    return pa.RecordBatchReader.from_batches(mbp_schema(levels),
+                                             mbp_batches(r.table_batches(), records, levels))

@@ -1,0 +1,45 @@
+"""Shanghai Stock Exchange Level-2 ticks: the AX-SBE text log (SPEC §5).
+
+Cheap to import (no numba): the framer and decoder live in ``obook.feeds.sse.feed``,
+the snapshot reader and the audit in ``obook.feeds.sse.audit``.
+
+Units: prices and quantities are the log's integers with 3 implied decimals
+(price_scale 3: 1808080 is 1808.080 yuan; 100000 is 100 shares); ``time`` is ns since
+midnight Asia/Shanghai (TransactTime HHMMSScc). Books are keyed by the SecurityID
+(an integer below 10**6; the ticker is its 6-digit text).
+"""
+
+NAME = "sse"
+PRICE_SCALE = 3
+TZ = "Asia/Shanghai"
+#: where the format's extra tables (``FORMAT.tables``) are built: ``reader(name, ...)``
+TABLES = "obook.feeds.sse.audit:reader"
+
+
+def sniff(filename: str, head: bytes) -> int:
+    """How sure the content is a Shanghai AX-SBE text log (0: not one)."""
+    if head.startswith(b"//SecurityIDSource=101"):
+        return 100
+    return 0
+
+
+from .. import FeedFormat  # noqa: E402
+
+FORMAT = FeedFormat(
+    name=NAME,
+    unit="line",
+    framer="obook.feeds.sse.feed:SseFramer",
+    decoder="obook.feeds.sse.feed:SseDecoder",
+    sniff=sniff,
+    book_key=None,            # the ticker is the SecurityID's text
+    price_scale=PRICE_SCALE,
+    tz=TZ,
+    time_unit_ns=1,
+    epoch=False,
+    session_date=None,        # the log has no date: pass date=
+    order_ids="int",          # ref: OrderNo; match (trades, executions): the trade's BizIndex
+    feed_seq=False,           # seq: the line's position in BizIndex order (see feed.py)
+    sideless_kinds="",
+    suffixes=(".log",),
+    tables=("audit",),
+)

@@ -1,0 +1,185 @@
+"""The exchange's 10-level snapshots of an AX-SBE text log, and the ``audit`` table:
+each snapshot compared with the book obook rebuilt from the ticks (SPEC §5).
+
+The rule (learnt from the real Shanghai day, where it holds for every continuous-session
+snapshot): a snapshot stamped second T (DataTimeStamp HHMMSS, truncated to the second)
+matches when some state of the rebuilt book during [T - 3 s, T + 1 s) has the same 10
+levels a side (price and total quantity; an empty level is price 0 and quantity 0):
+the state in force at T - 3 s, or the state after any event stamped inside the window.
+The first difference is reported against the state of the window closest to the snapshot
+(most equal values; the latest of equals).
+
+The day tallies (NumTrades, TotalVolumeTrade, TotalValueTrade, LastPx, HighPx, LowPx)
+are rebuilt from the trades stamped before T + 1 s. TotalValueTrade carries 5 implied
+decimals (yuan * 10**5) while price * quantity carries 6: the rebuilt value is
+sum(price * quantity) // 10 (exact: Shanghai prices are whole fen).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..._kernels import l2_sse as K
+from ..._kernels.l2_text import KHASH, KID, N_KEYS
+from ..sources import open_source
+from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
+from . import NAME
+
+SECOND = 1_000_000_000
+WINDOW = 3 * SECOND
+def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
+    """Every snapshot line of the log as rows of int64 (``l2_sse.S_*`` columns)."""
+    vals = np.zeros(N_KEYS, np.int64)
+    have = np.zeros(N_KEYS, np.int8)
+    out = np.zeros((4096, K.S_WIDTH), np.int64)
+    parts = []
+    buf = np.zeros(0, np.uint8)
+    seq = 1
+    block = np.empty(chunk, np.uint8)
+    with open_source(path) as f:
+        eof = False
+        while not eof:
+            got = 0
+            while got < chunk:
+                k = f.readinto(memoryview(block)[got:])
+                if not k:
+                    break
+                got += k
+            eof = got < chunk
+            buf = np.concatenate([buf, block[:got]])
+            pos = 0
+            while True:
+                lines, used, rows = K.sse_snapshots(buf[pos:], len(buf) - pos, eof, seq, KHASH, KID,
+                                                    vals, have, out)
+                if rows:
+                    parts.append(out[:rows].copy())
+                seq += lines
+                pos += used
+                if rows < out.shape[0]:
+                    break
+            buf = buf[pos:].copy()
+    return np.concatenate(parts) if parts else np.zeros((0, K.S_WIDTH), np.int64)
+
+
+def continuous(t: np.ndarray) -> np.ndarray:
+    """Snapshot times (ns since midnight) inside the continuous sessions."""
+    h = lambda hh, mm: (hh * 3600 + mm * 60) * SECOND  # noqa: E731
+    return ((t >= h(9, 30)) & (t <= h(11, 30))) | ((t >= h(13, 0)) & (t < h(14, 57)))
+
+
+def _depth_levels(depth: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(tickers, times, levels[n, 40]: bid px, bid qty, ask px, ask qty) of the depth rows."""
+    cols = []
+    for part in ("bid_px", "bid_qty", "ask_px", "ask_qty"):
+        for i in range(1, LEVELS + 1):
+            cols.append(depth.column(f"{part}_{i}").fill_null(0).to_numpy())
+    lv = np.stack(cols, axis=1) if len(depth) else np.zeros((0, 4 * LEVELS), np.int64)
+    return (np.asarray(depth.column("ticker").to_pylist(), dtype=object),
+            depth.column("time").to_numpy().astype(np.int64), lv)
+
+
+def _snap_levels(snap: np.ndarray) -> np.ndarray:
+    """Snapshot levels in the depth order (bid px, bid qty, ask px, ask qty); an empty level is 0, 0."""
+    lv = snap[:, K.S_LEVELS:K.S_LEVELS + 40].copy()
+    for px, qty in ((0, 10), (20, 30)):
+        empty = lv[:, qty:qty + 10] == 0
+        lv[:, px:px + 10][empty] = 0
+    return lv
+
+
+def _tallies(trades: pa.Table):
+    """Per ticker: trade times and cumulative count, volume, value, last, high, low."""
+    out = {}
+    if not len(trades):
+        return out
+    tick = np.asarray(trades.column("ticker").to_pylist(), dtype=object)
+    time = trades.column("time").to_numpy().astype(np.int64)
+    px = trades.column("price").to_numpy()
+    qty = trades.column("shares").to_numpy()
+    for t in np.unique(tick):
+        m = tick == t
+        p, q = px[m], qty[m]
+        out[t] = (np.maximum.accumulate(time[m]), np.arange(1, len(p) + 1), np.cumsum(q),
+                  np.cumsum(p * q) // 10, p, np.maximum.accumulate(p), np.minimum.accumulate(p))
+    return out
+
+
+def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table) -> pa.Table:
+    """The audit rows of the snapshots ``snap`` against a replay's depth (10 levels) and trades."""
+    tickers, times, levels = _depth_levels(depth)
+    tallies = _tallies(trades)
+    n = len(snap)
+    want = _snap_levels(snap)
+    matched = np.zeros(n, bool)
+    diff = np.full((n, 6), -1, np.int64)         # side, level, snap px, snap qty, book px, book qty
+    book_t = np.zeros((n, 6), np.int64)
+    by_ticker = {}
+    for t in (np.unique(tickers) if len(tickers) else ()):
+        rows = np.flatnonzero(tickers == t)
+        by_ticker[t] = (rows, np.maximum.accumulate(times[rows]))
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    for i in range(n):
+        tk = f"{int(snap[i, K.S_SECURITY]):06d}"
+        T = int(snap[i, K.S_TIME])
+        rows, tt = by_ticker.get(tk, none)
+        lo = int(np.searchsorted(tt, T - WINDOW, "left"))
+        hi = int(np.searchsorted(tt, T + SECOND, "left"))
+        states = levels[rows[max(lo - 1, 0):hi]]
+        if lo == 0:   # the book was empty before its first change
+            states = np.vstack([np.zeros((1, 4 * LEVELS), np.int64), states])
+        same = (states == want[i]).sum(axis=1)
+        matched[i] = bool(same.max() == want.shape[1])
+        if not matched[i]:
+            last = states[len(same) - 1 - int(np.argmax(same[::-1]))]   # the closest (latest) state
+            for k in range(2 * LEVELS):
+                side, lvl = divmod(k, LEVELS)
+                a, b = 20 * side + lvl, 20 * side + 10 + lvl
+                if last[a] != want[i, a] or last[b] != want[i, b]:
+                    diff[i] = (side, lvl + 1, want[i, a], want[i, b], last[a], last[b])
+                    break
+        tl = tallies.get(tk)
+        if tl is not None:
+            # the book's tallies after the snapshot's NumTrades-th trade when that trade falls in
+            # the window, else after the trades before T + 1 s
+            lo = int(np.searchsorted(tl[0], T - WINDOW, "left"))
+            j = int(np.searchsorted(tl[0], T + SECOND, "left"))
+            if lo <= snap[i, K.S_NUM_TRADES] <= j:
+                j = int(snap[i, K.S_NUM_TRADES])
+            if j:
+                book_t[i] = [c[j - 1] for c in tl[1:]]
+    snap_t = snap[:, [K.S_NUM_TRADES, K.S_VOLUME, K.S_VALUE, K.S_LAST, K.S_HIGH, K.S_LOW]]
+    has = diff[:, 0] >= 0
+    side = pa.array([("B" if d == 0 else "S") if h else None for d, h in zip(diff[:, 0].tolist(), has)],
+                    pa.string())
+    opt = lambda c: pa.array(diff[:, c], mask=~has)  # noqa: E731
+    arrays = [
+        pa.array(snap[:, K.S_SEQ]), pa.array(snap[:, K.S_TIME].astype(np.uint64)),
+        pa.array([f"{int(s):06d}" for s in snap[:, K.S_SECURITY]], pa.string()),
+        pa.array(snap[:, K.S_SECURITY].astype(np.int32)),
+        pa.array(continuous(snap[:, K.S_TIME])), pa.array(matched),
+        side, pa.array(diff[:, 1].astype(np.int32), mask=~has), opt(2), opt(3), opt(4), opt(5),
+    ]
+    for c in range(6):
+        arrays += [pa.array(snap_t[:, c]), pa.array(book_t[:, c])]
+    arrays.append(pa.array((snap_t == book_t).all(axis=1)))
+    return pa.Table.from_arrays(arrays, schema=audit_schema)
+
+
+def audit(path, workers, on_error, replay_class) -> pa.Table:
+    """Replay the log (depth and trades) with ``replay_class`` (the engine's Replay, handed
+    in: a feed does not import the engine) and compare every snapshot with the rebuilt book."""
+    replay = replay_class(path, workers=workers, format=NAME, on_error=on_error,
+                          tables=("depth", "trades"), levels=LEVELS)
+    parts = {"depth": [], "trades": []}
+    for table, batch in replay.table_batches():
+        parts[table].append(batch)
+    depth = pa.Table.from_batches(parts["depth"], replay.schema("depth"))
+    trades = pa.Table.from_batches(parts["trades"], replay.schema("trades"))
+    return audit_table(snapshots(path), depth, trades)
+
+
+def reader(name: str, path, workers, on_error: str, replay_class) -> pa.RecordBatchReader:
+    """The format's extra tables (``FORMAT.tables``): ``audit``."""
+    t = audit(path, workers, on_error, replay_class)
+    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())

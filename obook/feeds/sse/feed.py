@@ -1,0 +1,202 @@
+"""Framer and decoder of the Shanghai AX-SBE text log (SPEC §5).
+
+File order is not event order: the order lines (192) and the trade lines (191) are each
+in BizIndex order, but interleaved as they arrived. The framer restores the event
+order batch by batch: it scans ``LOOKAHEAD`` lines past the end of a batch, cuts the
+batch where, in every channel, the events before the cut are exactly that channel's
+lowest BizIndexes among the lines it has seen, and rewrites the batch's lines in
+place in (BizIndex, channel) order, the lines that are not events (snapshots, blank
+lines) after them in file order. A record number (``seq``) is therefore a line's
+position in this event order, not its physical line; framer errors (malformed line,
+unknown message type, a BizIndex arriving after a later one was delivered: more out
+of order than the window) name the physical line; the lines before it that the BizIndex
+order can already place are replayed first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import l2_sse as K
+from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
+from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
+from ...errors import FeedError
+from ..base import Decoder, DecodeResult, Framer, FrameResult
+
+#: lines scanned past a batch's end to be sure no later line precedes it
+LOOKAHEAD = 4096
+#: give up (error) when no batch can be cut from this many lines
+MAX_SCAN = 1 << 20
+
+KEY_NAMES = {v: k for k, v in KEYS.items()}
+TYPE_NAMES = {111: "snapshot", 191: "trade", 192: "order"}
+
+
+def _line_fields(text: str) -> dict[str, str]:
+    return dict(t.split("=", 1) for t in text.lstrip("/").split() if "=" in t)
+
+
+def bad_line_reason(kind: int, detail: int, text: str) -> str:
+    """The reason text of a line the scan rejected (kind < 0)."""
+    if kind == K.BAD_TOKEN:
+        return "malformed line: a token without '='"
+    if kind == K.BAD_TYPE:
+        return f"unknown message type {detail}"
+    name = KEY_NAMES.get(detail, str(detail))
+    if kind == K.BAD_MISSING:
+        return f"malformed line: no {name}"
+    value = _line_fields(text).get(name, "")
+    if kind == K.BAD_NUMBER:
+        return f"malformed line: {name} is not an integer: '{value}'"
+    if kind == K.BAD_SECURITY:
+        return f"malformed line: SecurityID is not a 6-digit number: '{value}'"
+    return f"malformed line: bad {name} {value}"
+
+
+def skip_kind(kind: int) -> str:
+    """The tolerant-mode count key of a rejected line."""
+    return "unknown message type" if kind == K.BAD_TYPE else "malformed line"
+
+
+class SseFramer(Framer):
+    """Cuts batches of whole lines and puts each batch in BizIndex order (see the module)."""
+
+    unit = "line"
+
+    def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
+        super().__init__(path, on_error)
+        self.lookahead = lookahead
+        self.delivered: dict[int, int] = {}    # channel -> highest BizIndex delivered
+        self.types: dict[int, int] = {}
+        self.vals = np.zeros(N_KEYS, np.int64)
+        self.have = np.zeros(N_KEYS, np.int8)
+        self._alloc(1 << 16)
+
+    def _alloc(self, n: int):
+        self.starts, self.ends, self.kinds, self.keys, self.chans, self.rank, self.mtypes = (
+            np.zeros(n, np.int64) for _ in range(7))
+
+    def message_counts(self):
+        return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
+
+    def frame(self, buf, base_seq, byte_offset, final, max_records):
+        cap = max(1, max_records // 2)           # a trade line can make two events
+        want = cap + self.lookahead
+        if self.starts.shape[0] < want:
+            self._alloc(want)
+        if not final and np.count_nonzero(buf == 10) < want:
+            if len(buf) > MAX_SCAN * 512:
+                return FrameResult(0, 0, FeedError(self.path, base_seq, "line too long", unit=self.unit))
+            return FrameResult(0, 0)             # read more before scanning
+        n = K.sse_scan(buf, len(buf), bool(final), want, KHASH, KID, self.vals, self.have,
+                       self.starts, self.ends, self.kinds, self.keys, self.chans, self.mtypes)
+        if n == 0:
+            return FrameResult(0, 0)
+        kinds = self.kinds[:n]
+        limit = min(n if final else n - self.lookahead, cap)
+        error = None
+        bad = np.flatnonzero(kinds < 0)
+        if len(bad):
+            if self.on_error == "raise":
+                if bad[0] < limit:
+                    i = int(bad[0])
+                    text = bytes(buf[self.starts[i]:self.ends[i]]).decode("utf-8", "replace")
+                    error = FeedError(self.path, base_seq + i,
+                                      bad_line_reason(int(kinds[i]), int(self.keys[i]), text), unit=self.unit)
+                    limit = i
+            else:
+                for i in bad[bad < limit]:
+                    key = skip_kind(int(kinds[i]))
+                    self.skipped[key] = self.skipped.get(key, 0) + 1
+                kinds[bad] = K.KIND_NONE
+        ev = np.flatnonzero(kinds == K.KIND_EVENT)
+        keys, chans = self.keys[ev], self.chans[ev]
+        late = self._late(ev, keys, chans)
+        if late is not None and late < limit:
+            i = int(late)
+            limit = i
+            error = FeedError(self.path, base_seq + i,
+                              f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} comes after a "
+                              f"later one was replayed (more than {self.lookahead} lines out of order)",
+                              unit=self.unit)
+        if error is not None and limit == 0:
+            cut = 0
+        else:   # with an error: the lines before it that BizIndex order can already place
+            slots, inv = np.unique(chans, return_inverse=True)
+            by_chan = np.lexsort((keys, inv))
+            first = np.searchsorted(inv[by_chan], np.arange(len(slots)))
+            self.rank[ev[by_chan]] = np.arange(len(ev)) - first[inv[by_chan]]
+            self.chans[ev] = inv
+            cut = int(K.last_cut(kinds, self.chans, self.rank, n, limit, len(slots),
+                                 np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)))
+            self.chans[ev] = chans
+            if cut == 0 and error is None:
+                if final or n >= MAX_SCAN:
+                    return FrameResult(0, 0, FeedError(
+                        self.path, base_seq, f"cannot restore BizIndex order within {n} lines", unit=self.unit))
+                return FrameResult(0, 0)
+        return FrameResult(cut, self._reorder(buf, cut, final) if cut else 0, error)
+
+    def _late(self, ev, keys, chans):
+        """The first event line whose BizIndex is below one already delivered in its channel."""
+        late = None
+        for c, top in self.delivered.items():
+            hit = np.flatnonzero((chans == c) & (keys <= top))
+            if len(hit) and (late is None or ev[hit[0]] < late):
+                late = int(ev[hit[0]])
+        return late
+
+    def _reorder(self, buf, cut: int, final: bool) -> int:
+        """Rewrite lines [0, cut) of buf in event order; returns the batch's bytes."""
+        kinds = self.kinds[:cut]
+        ev = np.flatnonzero(kinds == K.KIND_EVENT)
+        keys, chans = self.keys[ev], self.chans[ev]
+        for c in np.unique(chans).tolist():
+            top = int(keys[chans == c].max())
+            self.delivered[c] = max(self.delivered.get(c, top), top)
+        order = np.concatenate([ev[np.lexsort((chans, keys))], np.flatnonzero(kinds != K.KIND_EVENT)])
+        end = int(self.ends[cut - 1])
+        nbytes = end + 1 if end < len(buf) else end   # the file's last line may lack a newline
+        out = np.empty(end + cut, np.uint8)
+        K.permute_lines(buf, self.starts, self.ends, order, cut, out)
+        buf[:nbytes] = out[:nbytes]
+        for t, c in zip(*np.unique(self.mtypes[:cut][kinds != K.KIND_NONE], return_counts=True)):
+            self.types[int(t)] = self.types.get(int(t), 0) + int(c)
+        return nbytes
+
+
+class SseDecoder(Decoder):
+    """Book events of the owned securities (see obook._kernels.l2_sse.sse_decode)."""
+
+    max_events_per_record = 2     # an auction trade reduces both orders
+
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
+        self.vals = np.zeros(N_KEYS, np.int64)
+        self.have = np.zeros(N_KEYS, np.int8)
+        self.books = np.zeros(K.MAX_SECURITY, np.int32)
+        self.n_books = 0
+        self.tickers: list[str] = []
+        self._names = np.zeros((1 << 16, 2), np.int64)
+        self.book_mul = n_workers
+        self.book_add = worker
+
+    @classmethod
+    def warm(cls):
+        K.sse_decode(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, np.zeros(N_KEYS, np.int64),
+                     np.zeros(N_KEYS, np.int8), np.zeros(1, np.int32), 0, np.zeros((1, 2), np.int64),
+                     np.zeros((1, 10), np.int64))
+
+    def decode(self, buf, base_seq, events):
+        ne, self.n_books, nn = K.sse_decode(buf, base_seq, self.worker, self.n_workers, KHASH, KID,
+                                            self.vals, self.have, self.books, self.n_books,
+                                            self._names, events)
+        names = []
+        for b, sec in self._names[:nn]:
+            self.tickers.append(f"{int(sec):06d}")
+            names.append((int(b), self.tickers[-1]))
+        return DecodeResult(int(ne), names)
+
+    def describe(self, code, event):
+        return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
+                f"(security {self.tickers[int(event[EV_BOOK])]})")

@@ -1,0 +1,233 @@
+"""Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
+
+Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
+turns into book events. The framer checks that each channel's ApplSeqNum follows the
+last one (a gap is an error naming the record, or counted as "sequence gap" in tolerant
+mode) and never ends a batch between an incoming order and its fills (it looks
+``LOOKAHEAD`` records ahead; a channel silent that long is taken as done).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import l2_szse as K
+from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
+from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
+from ...errors import FeedError, TruncatedFeedError
+from ..base import Decoder, DecodeResult, Framer, FrameResult
+
+LOOKAHEAD = 4096
+KEY_NAMES = {v: k for k, v in KEYS.items()}
+TYPE_NAMES = {111: "snapshot", 191: "execution", 192: "order"}
+CHANNELS = 1 << 16
+
+
+def reason(code: int, detail: int, text: str = "") -> str:
+    """The reason text of a rejected record."""
+    if code == K.BAD_TOKEN:
+        return "malformed line: a token without '='"
+    if code == K.BAD_TYPE:
+        return f"unknown message type {detail}"
+    if code == K.BAD_LENGTH:
+        return f"malformed record: length {detail}"
+    name = KEY_NAMES.get(detail, str(detail))
+    if code == K.BAD_MISSING:
+        return f"malformed line: no {name}"
+    value = dict(t.split("=", 1) for t in text.lstrip("/").split() if "=" in t).get(name, "")
+    if code == K.BAD_NUMBER:
+        return f"malformed line: {name} is not an integer: '{value}'"
+    return f"malformed record: bad {name} {value}".rstrip()
+
+
+class _SzseFramer(Framer):
+    def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
+        super().__init__(path, on_error)
+        self.lookahead = lookahead
+        self.last_appl = np.full(CHANNELS, -1, np.int64)
+        self.cont = np.zeros(1, np.int64)
+        self.nxt = np.zeros(CHANNELS, np.int64)
+        self.types: dict[int, int] = {}
+        self._alloc(1 << 16)
+
+    def _alloc(self, n):
+        self.ends, self.codes, self.details = (np.zeros(n, np.int64) for _ in range(3))
+        self.rec = np.zeros((n, K.R_WIDTH), np.int64)
+        self.cont = np.zeros(n, np.int64)
+
+    def message_counts(self):
+        return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
+
+    def _finish(self, buf, base_seq, n, r, final, max_records, byte_of):
+        """Pick the cut of ``n`` scanned records (``r`` record rows, R_SEQ = index); returns
+        a FrameResult. ``byte_of(i)``: the bytes of records [0, i)."""
+        codes = self.codes[:n]
+        limit = min(n if final else n - self.lookahead, max_records)
+        if limit <= 0:
+            return FrameResult(0, 0)
+        error = None
+        bad = np.flatnonzero(codes < 0)
+        if len(bad):
+            if self.on_error == "raise" and bad[0] < limit:
+                i = int(bad[0])
+                error = FeedError(self.path, base_seq + i, self._reason(buf, i), unit=self.unit)
+                limit = i
+            elif self.on_error != "raise":
+                for i in bad[bad < limit]:
+                    key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
+                    self.skipped[key] = self.skipped.get(key, 0) + 1
+        rec = self.rec
+        rec[:r, K.R_SEQ] -= base_seq              # line indices for frame_check
+        cut, gap, n_gaps = K.frame_check(rec, r, n, limit, self.last_appl, self.on_error != "raise",
+                                         self.cont, self.nxt)
+        rec[:r, K.R_SEQ] += base_seq
+        if n_gaps:
+            self.skipped["sequence gap"] = self.skipped.get("sequence gap", 0) + int(n_gaps)
+        if gap >= 0:
+            j = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + gap))
+            error = FeedError(self.path, base_seq + gap,
+                              f"sequence gap in channel {int(rec[j, K.R_CHAN])}: ApplSeqNum "
+                              f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])}",
+                              unit=self.unit)
+        if cut == 0 and error is None:
+            return FrameResult(0, 0)
+        self._count(cut)
+        return FrameResult(int(cut), int(byte_of(cut)), error)
+
+
+class SzseTextFramer(_SzseFramer):
+    unit = "line"
+
+    def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
+        super().__init__(path, on_error, lookahead)
+        self.vals = np.zeros(N_KEYS, np.int64)
+        self.have = np.zeros(N_KEYS, np.int8)
+
+    def frame(self, buf, base_seq, byte_offset, final, max_records):
+        want = max_records + self.lookahead
+        if self.ends.shape[0] < want:
+            self._alloc(want)
+        if not final and np.count_nonzero(buf == 10) < want:
+            return FrameResult(0, 0)
+        n, r = K.text_scan(buf, len(buf), bool(final), want, base_seq, KHASH, KID, self.vals, self.have,
+                           self.ends, self.codes, self.details, self.rec)
+        self._buf, self._n = buf, n
+        ends = self.ends
+        return self._finish(buf, base_seq, n, r, final, max_records,
+                            lambda i: 0 if i == 0 else min(int(ends[i - 1]) + 1, len(buf)))
+
+    def _line(self, buf, i):
+        a = 0 if i == 0 else int(self.ends[i - 1]) + 1
+        return bytes(buf[a:int(self.ends[i])]).decode("utf-8", "replace")
+
+    def _reason(self, buf, i):
+        return reason(int(self.codes[i]), int(self.details[i]), self._line(buf, i))
+
+    def _count(self, cut):
+        pass
+
+    def message_counts(self):
+        return None      # the decoders count the orders and executions they parse
+
+
+class SzseBinFramer(_SzseFramer):
+    unit = "record"
+
+    def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
+        super().__init__(path, on_error, lookahead)
+        self.offs = np.zeros(self.ends.shape[0], np.int64)
+
+    def frame(self, buf, base_seq, byte_offset, final, max_records):
+        want = max_records + self.lookahead
+        if self.ends.shape[0] < want:
+            self._alloc(want)
+            self.offs = np.zeros(want, np.int64)
+        n, nbytes, r = K.bin_scan(buf, len(buf), want, base_seq, self.codes, self.details, self.offs, self.rec)
+        if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
+            return FrameResult(0, 0)
+        self._buf = buf
+        offs = self.offs
+        res = self._finish(buf, base_seq, n, r, final, max_records,
+                           lambda i: int(offs[i]) if i < n else int(nbytes))
+        if final and res.error is None and res.n_records == n and nbytes < len(buf):
+            res.error = TruncatedFeedError(self.path, base_seq + n, byte_offset + nbytes, unit=self.unit)
+        return res
+
+    def _reason(self, buf, i):
+        return reason(int(self.codes[i]), int(self.details[i]))
+
+    def _count(self, cut):
+        ok = self.codes[:cut] >= 0
+        types = np.asarray(self._buf[self.offs[:cut][ok] + 1], np.int64)
+        for t, c in zip(*np.unique(types, return_counts=True)):
+            self.types[int(t)] = self.types.get(int(t), 0) + int(c)
+
+
+class _SzseDecoder(Decoder):
+    max_events_per_record = 2
+
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
+        self.books = np.zeros(K.MAX_SECURITY, np.int32)
+        self.n_books = 0
+        self.tickers: list[str] = []
+        self._names = np.zeros((1 << 16, 2), np.int64)
+        self.rec = np.zeros((1 << 16, K.R_WIDTH), np.int64)
+        self.aux = np.zeros((1 << 16, K.A_WIDTH), np.int64)
+        self.chan_next = np.zeros(CHANNELS, np.int64)
+        self.book_mul = n_workers
+        self.book_add = worker
+        self.types = np.zeros(256, np.int64)
+
+    @classmethod
+    def warm(cls):
+        rec = np.zeros((1, K.R_WIDTH), np.int64)
+        K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int64),
+                      np.zeros(1, np.int32), 0,
+                      np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
+
+    def _events(self, r, events):
+        ne, self.n_books, nn = K.szse_events(self.rec, r, self.aux, self.chan_next, self.books, self.n_books,
+                                             self._names, events)
+        for t, c in zip(*np.unique(self.rec[:r, K.R_TYPE], return_counts=True)):
+            self.types[int(t)] += int(c)
+        names = []
+        for b, sec in self._names[:nn]:
+            self.tickers.append(f"{int(sec):06d}")
+            names.append((int(b), self.tickers[-1]))
+        return DecodeResult(int(ne), names)
+
+    def message_counts(self):
+        return {TYPE_NAMES[t]: int(self.types[t]) for t in (191, 192) if self.types[t]}
+
+    def describe(self, code, event):
+        return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
+                f"(security {self.tickers[int(event[EV_BOOK])]})")
+
+
+class SzseTextDecoder(_SzseDecoder):
+    @classmethod
+    def warm(cls):
+        super().warm()
+        vals, have = np.zeros(N_KEYS, np.int64), np.zeros(N_KEYS, np.int8)
+        K.text_records(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, vals, have, np.zeros((1, K.R_WIDTH), np.int64))
+
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
+        self.vals = np.zeros(N_KEYS, np.int64)
+        self.have = np.zeros(N_KEYS, np.int8)
+
+    def decode(self, buf, base_seq, events):
+        r = K.text_records(buf, base_seq, self.worker, self.n_workers, KHASH, KID, self.vals, self.have,
+                           self.rec)
+        return self._events(r, events)
+
+
+class SzseBinDecoder(_SzseDecoder):
+    @classmethod
+    def warm(cls):
+        super().warm()
+        K.bin_records(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, K.R_WIDTH), np.int64))
+
+    def decode(self, buf, base_seq, events):
+        return self._events(K.bin_records(buf, base_seq, self.worker, self.n_workers, self.rec), events)

@@ -1,0 +1,159 @@
+"""A deterministic synthetic Shanghai AX-SBE text log (SPEC §5) for tests and benchmarks.
+
+Several securities on a few channels; limit orders near the touch, deletes, and orders
+that cross the book: their trades (ExecType 'B' or 'S': the aggressor's side) name the
+resting order and the incoming one, and whatever the incoming order has left is added
+after its trades, as the exchange publishes it. The order lines and the trade lines are
+each in BizIndex order but interleaved with a random lag (file order is not event
+order). A snapshot (10 levels a side and the day tallies) of a security every few of
+its events, stamped with the second of its last event.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+SNAP_FIELDS = ("NumTrades", "TotalVolumeTrade", "TotalValueTrade", "LastPx", "HighPx", "LowPx")
+
+
+class _Book:
+    def __init__(self, sec: int, channel: int, mid: int):
+        self.sec, self.channel, self.mid = sec, channel, mid
+        self.orders: dict[int, list] = {}       # order no -> [side, price, qty]
+        self.trades = self.volume = self.value = self.last = self.high = 0
+        self.low = 0
+
+    def levels(self, side: int) -> list[tuple[int, int]]:
+        lv: dict[int, int] = {}
+        for s, p, q in self.orders.values():
+            if s == side:
+                lv[p] = lv.get(p, 0) + q
+        keys = sorted(lv, reverse=side == 66)[:10]
+        return [(p, lv[p]) for p in keys]
+
+
+def _line(fields: dict) -> str:
+    return "//" + " ".join(f"{k}={v}" for k, v in fields.items())
+
+
+def _time(t: int) -> int:
+    """Centiseconds since midnight -> HHMMSScc."""
+    s, cc = divmod(t, 100)
+    return (s // 3600) * 1000000 + (s // 60 % 60) * 10000 + (s % 60) * 100 + cc
+
+
+def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
+             lag: int = 20) -> list[str]:
+    """The lines of a synthetic log of about ``events`` order and trade lines."""
+    rnd = random.Random(seed)
+    books = [_Book(600000 + 7 * i, 1 + i % channels, rnd.randrange(10_000, 200_000) * 10)
+             for i in range(securities)]
+    biz = {c: 0 for c in range(1, channels + 1)}
+    order_no = {c: 0 for c in range(1, channels + 1)}
+    streams = {"o": [], "t": []}                  # (line, ...) in BizIndex order per kind
+    snaps: list[tuple[int, str]] = []             # (position in the order stream, line)
+    t = (9 * 3600 + 30 * 60) * 100
+    n = 0
+    since = [0] * securities
+
+    def emit(kind, b, fields):
+        c = b.channel
+        biz[c] += 1
+        fields["BizIndex"] = biz[c]
+        streams[kind].append(_line({"SecurityIDSource": 101, "MsgType": 192 if kind == "o" else 191,
+                                    "SecurityID": b.sec, "ChannelNo": c, **fields}))
+
+    while n < events:
+        i = rnd.randrange(securities)
+        b = books[i]
+        t += rnd.randrange(0, 40)
+        tt = _time(t)
+        r = rnd.random()
+        if r < 0.25 and b.orders:                  # delete a resting order
+            no = rnd.choice(list(b.orders))
+            s, p, q = b.orders.pop(no)
+            emit("o", b, {"OrderNo": no, "Price": p, "OrderQty": q, "OrdType": 68, "Side": s,
+                          "TransactTime": tt})
+            n += 1
+        else:
+            side = 66 if rnd.random() < 0.5 else 83
+            cross = r > 0.85
+            tick = 10 * rnd.randrange(0 if cross else 1, 12)
+            price = b.mid + (tick if (side == 66) == cross else -tick)
+            qty = 1000 * rnd.randrange(1, 20) * 100
+            order_no[b.channel] += 1
+            no = order_no[b.channel]
+            left = qty
+            while left and cross:
+                opp = [(o, v) for o, v in b.orders.items() if v[0] != side
+                       and (v[1] <= price if side == 66 else v[1] >= price)]
+                if not opp:
+                    break
+                o, v = min(opp, key=lambda x: (x[1][1] if side == 66 else -x[1][1], x[0]))
+                q = min(left, v[2])
+                emit("t", b, {"BidApplSeqNum": no if side == 66 else o,
+                              "OfferApplSeqNum": o if side == 66 else no, "LastPx": v[1], "LastQty": q,
+                              "ExecType": side, "TransactTime": tt})
+                n += 1
+                b.trades += 1
+                b.volume += q
+                b.value += v[1] * q // 10
+                b.last = v[1]
+                b.high = max(b.high, v[1])
+                b.low = v[1] if not b.low else min(b.low, v[1])
+                left -= q
+                v[2] -= q
+                if not v[2]:
+                    del b.orders[o]
+            if left:
+                b.orders[no] = [side, price, left]
+                emit("o", b, {"OrderNo": no, "Price": price, "OrderQty": left, "OrdType": 65,
+                              "Side": side, "TransactTime": tt})
+                n += 1
+            if b.last:
+                b.mid = b.last
+        since[i] += 1
+        if since[i] >= 15:
+            since[i] = 0
+            snaps.append((len(streams["o"]), _snapshot(b, t + 100)))   # stamped a second on
+    return _interleave(streams["o"], streams["t"], snaps, rnd, lag)
+
+
+def _snapshot(b: _Book, t: int) -> str:
+    s = t // 100
+    f = {"SecurityIDSource": 101, "MsgType": 111, "SecurityID": b.sec, "ChannelNo": 0,
+         "NumTrades": b.trades, "TotalVolumeTrade": b.volume, "TotalValueTrade": b.value,
+         "LastPx": b.last, "HighPx": b.high, "LowPx": b.low,
+         "DataTimeStamp": (s // 3600) * 10000 + (s // 60 % 60) * 100 + s % 60}
+    for name, side in (("Bid", 66), ("Ask", 83)):
+        lv = b.levels(side) + [(0, 0)] * 10
+        for k in range(10):
+            f[f"{name}Level[{k}].Price"] = lv[k][0]
+            f[f"{name}Level[{k}].Qty"] = lv[k][1]
+    return _line(f)
+
+
+def _interleave(orders, trades, snaps, rnd, lag) -> list[str]:
+    """The two sorted streams mixed, each line of one stream at most ``lag`` lines late."""
+    out, i, j, s = [], 0, 0, 0
+    while i < len(orders) or j < len(trades):
+        take_o = j >= len(trades) or (i < len(orders) and rnd.random() < 0.5)
+        if take_o:
+            out.append(orders[i])
+            i += 1
+            while s < len(snaps) and snaps[s][0] <= i - lag:
+                out.append(snaps[s][1])
+                s += 1
+        else:
+            out.append(trades[j])
+            j += 1
+    out += [line for _, line in snaps[s:]]
+    return out
+
+
+def write_sse(path, events: int = 10_000, securities: int = 4, seed: int = 0) -> int:
+    """Write the synthetic log; returns its number of lines."""
+    lines = generate(events, securities, seed)
+    Path(path).write_text("\n".join(lines) + "\n")
+    return len(lines)

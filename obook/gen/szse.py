@@ -1,0 +1,274 @@
+"""A deterministic synthetic Shenzhen Level-2 day (SPEC §6) for tests and benchmarks,
+written as the AX-SBE text log, as AX-SBE binary records, or as vendor CSV files.
+
+Several securities (main board 000xxx and ChiNext 300xxx) on two channels, each channel
+numbering its orders and executions from 1. The day: an opening call auction (orders
+accumulate, the book may cross, cancels) uncrossed by fills of resting orders at one
+price; then continuous trading: limit orders near the touch and crossing ones (their
+fills follow them at once), market orders (their rest either cancelled or resting at
+the first fill's price; with no liquidity, cancelled), own-best orders on an empty own
+side (cancelled by the exchange), cancels of resting orders, securities-lending orders
+(not part of the book); a thin book with asks only, where own-best buys are cancelled;
+a closing call auction and its uncross; a few snapshots.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+DATE = 20240105_000000000
+HEADER = struct.Struct("<BBH9sHQB")
+ORDER = struct.Struct("<iqbbQ2x")
+TRADE = struct.Struct("<qqiqbQ3x")
+
+
+def _ms(h, m, s=0):
+    return ((h * 60 + m) * 60 + s) * 1000
+
+
+def _stamp(ms: int) -> int:
+    s, milli = divmod(ms, 1000)
+    return DATE + ((s // 3600) * 10000 + (s // 60 % 60) * 100 + s % 60) * 1000 + milli
+
+
+class _Sec:
+    def __init__(self, sec, channel, mid):
+        self.sec, self.channel, self.mid = sec, channel, mid
+        self.orders: dict[int, list] = {}   # appl -> [side '1'/'2', price, qty, priority]
+
+
+class _Day:
+    def __init__(self, securities, seed):
+        self.rnd = random.Random(seed)
+        self.secs = [_Sec(f"{300000 + i if i % 3 == 2 else i + 1:06d}", 2011 + i % 2,
+                          self.rnd.randrange(50_000, 500_000) // 100 * 100) for i in range(securities)]
+        self.thin = _Sec("300999", 2012, 100_000)      # asks only: own-best buys are cancelled
+        self.appl = {2011: 0, 2012: 0}
+        self.prio = 0
+        self.out: list[dict] = []
+        self.t = _ms(9, 15)
+
+    def _rec(self, s, **f):
+        self.appl[s.channel] += 1
+        f.update(SecurityID=s.sec, ChannelNo=s.channel, ApplSeqNum=self.appl[s.channel],
+                 TransactTime=_stamp(self.t))
+        self.out.append(f)
+        return self.appl[s.channel]
+
+    def order(self, s, side, typ, price, qty, rest=True):
+        a = self._rec(s, MsgType=192, Price=price, OrderQty=qty, Side=ord(side), OrdType=ord(typ))
+        if rest and side in "12":
+            self.prio += 1
+            s.orders[a] = [side, price, qty, self.prio]
+        return a
+
+    def fill(self, s, bid, offer, px, qty):
+        self._rec(s, MsgType=191, BidApplSeqNum=bid, OfferApplSeqNum=offer, LastPx=px, LastQty=qty,
+                  ExecType=ord("F"))
+
+    def cancel(self, s, a, qty, side):
+        self._rec(s, MsgType=191, BidApplSeqNum=a if side == "1" else 0,
+                  OfferApplSeqNum=a if side == "2" else 0, LastPx=0, LastQty=qty, ExecType=ord("4"))
+
+    def best(self, s, side):
+        px = [o[1] for o in s.orders.values() if o[0] == side]
+        return (max(px) if side == "1" else min(px)) if px else None
+
+    def match(self, s, a, side, limit, qty):
+        """Fills of incoming order a against the book; returns (left, first fill price)."""
+        first = None
+        while qty:
+            opp = [(k, o) for k, o in s.orders.items() if o[0] != side and k != a
+                   and (limit is None or (o[1] <= limit if side == "1" else o[1] >= limit))]
+            if not opp:
+                break
+            k, o = min(opp, key=lambda x: ((x[1][1] if side == "1" else -x[1][1]), x[1][3]))
+            q = min(qty, o[2])
+            self.fill(s, a if side == "1" else k, k if side == "1" else a, o[1], q)
+            first = o[1] if first is None else first
+            qty -= q
+            o[2] -= q
+            if not o[2]:
+                del s.orders[k]
+        return qty, first
+
+    def uncross(self, s):
+        bid, ask = self.best(s, "1"), self.best(s, "2")
+        if bid is None or ask is None or bid < ask:
+            return
+        px = ask
+        while True:       # best bid against best ask while they cross, all at one price
+            b = [(k, o) for k, o in s.orders.items() if o[0] == "1"]
+            a = [(k, o) for k, o in s.orders.items() if o[0] == "2"]
+            if not b or not a:
+                break
+            kb, ob = max(b, key=lambda x: (x[1][1], -x[1][3]))
+            ka, oa = min(a, key=lambda x: (x[1][1], x[1][3]))
+            if ob[1] < oa[1]:
+                break
+            q = min(ob[2], oa[2])
+            self.fill(s, kb, ka, px, q)
+            for k, o in ((kb, ob), (ka, oa)):
+                o[2] -= q
+                if not o[2]:
+                    del s.orders[k]
+
+    def step(self, auction: bool):
+        rnd = self.rnd
+        s = rnd.choice(self.secs)
+        self.t += rnd.randrange(0, 30)
+        side = rnd.choice("12")
+        tick = 100 * rnd.randrange(0, 10)
+        qty = 100 * rnd.randrange(1, 30)
+        r = rnd.random()
+        if r < 0.2 and s.orders:
+            a = rnd.choice(list(s.orders))
+            o = s.orders.pop(a)
+            self.cancel(s, a, o[2], o[0])
+        elif auction or r < 0.6:
+            price = s.mid + (-tick if side == "1" else tick) + (100 * rnd.randrange(0, 4) if auction else 0)
+            opp = None if auction else self.best(s, "2" if side == "1" else "1")
+            if opp is not None:       # passive in continuous trading: never at or through the other side
+                price = min(price, opp - 100) if side == "1" else max(price, opp + 100)
+            self.order(s, side, "2", max(100, price), qty)
+        elif r < 0.75:                                      # crossing limit order
+            price = s.mid + (tick if side == "1" else -tick)
+            a = self.order(s, side, "2", max(100, price), qty, rest=False)
+            left, _ = self.match(s, a, side, price, qty)
+            if left:
+                self.prio += 1
+                s.orders[a] = [side, max(100, price), left, self.prio]
+        elif r < 0.87:                                      # market order
+            a = self.order(s, side, "1", 0, qty, rest=False)
+            left, first = self.match(s, a, side, None, qty)
+            if left and (first is None or rnd.random() < 0.5):
+                self.cancel(s, a, left, side)
+            elif left:
+                self.prio += 1
+                s.orders[a] = [side, first, left, self.prio]
+        elif r < 0.89:                                      # own best: rests at its side's best
+            best = self.best(s, side)
+            a = self.order(s, side, "U", 0, qty, rest=False)
+            if best is None:
+                self.cancel(s, a, qty, side)
+            else:
+                self.prio += 1
+                s.orders[a] = [side, best, qty, self.prio]
+        elif r < 0.92:              # own best on an empty own side (the thin book has no bids)
+            s = self.thin
+            if rnd.random() < 0.5:
+                self.order(s, "2", "2", s.mid + tick, qty)
+            else:
+                a = self.order(s, "1", "U", 0, qty, rest=False)
+                self.cancel(s, a, qty, "1")
+        elif r < 0.95:                                      # securities lending
+            self.order(s, rnd.choice("GF"), "2", s.mid, qty, rest=False)
+        else:
+            self.out.append({"MsgType": 111, "SecurityID": s.sec, "ChannelNo": s.channel,
+                             "ApplSeqNum": 0, "TransactTime": _stamp(self.t)})
+        b = self.best(s, "1")
+        if b and not auction:
+            s.mid = b
+
+
+def generate(messages: int, securities: int = 6, seed: int = 0) -> list[dict]:
+    """The records of a synthetic day of about ``messages`` messages (dicts of SPEC fields)."""
+    day = _Day(securities, seed)
+    n_open = max(1, messages // 10)
+    n_close = max(1, messages // 20)
+    while len(day.out) < n_open:
+        day.step(True)
+    day.t = _ms(9, 25)
+    for s in day.secs:
+        day.uncross(s)
+    day.t = _ms(9, 30)
+    while len(day.out) < messages - n_close:
+        day.step(False)
+    day.t = max(day.t, _ms(14, 57))
+    while len(day.out) < messages:
+        day.step(True)
+    day.t = _ms(15, 0)
+    for s in day.secs:
+        day.uncross(s)
+    return day.out
+
+
+def text_line(r: dict) -> str:
+    t = r["MsgType"]
+    ln = {192: 48, 191: 64}.get(t, 24)
+    head = (f"//SecurityIDSource=102 MsgType={t} MsgLen={ln} SecurityID={r['SecurityID']} "
+            f"ChannelNo={r['ChannelNo']} ApplSeqNum={r['ApplSeqNum']} TradingPhase=0")
+    if t == 192:
+        body = (f" Price={r['Price']} OrderQty={r['OrderQty']} Side={r['Side']} OrdType={r['OrdType']}"
+                f" TransactTime={r['TransactTime']}")
+    elif t == 191:
+        body = (f" BidApplSeqNum={r['BidApplSeqNum']} OfferApplSeqNum={r['OfferApplSeqNum']}"
+                f" LastPx={r['LastPx']} LastQty={r['LastQty']} ExecType={r['ExecType']}"
+                f" TransactTime={r['TransactTime']}")
+    else:
+        body = f" TransactTime={r['TransactTime']}"
+    return head + body
+
+
+def binary_record(r: dict) -> bytes:
+    t = r["MsgType"]
+    if t == 192:
+        body = ORDER.pack(r["Price"], r["OrderQty"], r["Side"], r["OrdType"], r["TransactTime"])
+    elif t == 191:
+        body = TRADE.pack(r["BidApplSeqNum"], r["OfferApplSeqNum"], r["LastPx"], r["LastQty"],
+                          r["ExecType"], r["TransactTime"])
+    else:
+        body = b""
+    return HEADER.pack(102, t, HEADER.size + len(body), r["SecurityID"].encode().ljust(9),
+                       r["ChannelNo"], r["ApplSeqNum"], 0) + body
+
+
+def write_szse(path, messages: int = 100_000, securities: int = 6, seed: int = 0,
+               binary: bool = False) -> int:
+    """Write the synthetic day as a text log (or binary records); returns its messages."""
+    recs = generate(messages, securities, seed)
+    with open(path, "wb") as f:
+        if binary:
+            f.write(b"".join(binary_record(r) for r in recs))
+        else:
+            f.write(("\n".join(text_line(r) for r in recs) + "\n").encode())
+    return len(recs)
+
+
+def _decimal(v: int, digits: int) -> str:
+    s = f"{v:0{digits + 1}d}"
+    return f"{s[:-digits]}.{s[-digits:]}"
+
+
+def write_vendor(folder, recs: list[dict]) -> list[Path]:
+    """The records as vendor CSV files, an orders and a ticks file per security (prices in
+    decimal yuan, quantities in shares); returns the files written."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict[Path, list[str]] = {}
+    for r in recs:
+        if r["MsgType"] == 192:
+            p = folder / f"{r['SecurityID']}_orders.csv"
+            row = (f"{r['ApplSeqNum']},{chr(r['Side'])},{chr(r['OrdType'])},{_decimal(r['Price'], 4)},"
+                   f"{_decimal(r['OrderQty'], 2)},{r['TransactTime']},{r['ChannelNo']}")
+            head = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo"
+        elif r["MsgType"] == 191:
+            p = folder / f"{r['SecurityID']}_ticks.csv"
+            row = (f"{r['ApplSeqNum']},{r['BidApplSeqNum']},{r['OfferApplSeqNum']},{_decimal(r['LastPx'], 4)},"
+                   f"{_decimal(r['LastQty'], 2)},{chr(r['ExecType'])},{r['TransactTime']},{r['ChannelNo']}")
+            head = "ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo"
+        else:
+            continue
+        out.setdefault(p, [head]).append(row)
+    for p, lines in out.items():
+        p.write_text("\n".join(lines) + "\n")
+    return sorted(out)
+
+
+def vendor_order(recs: list[dict]) -> list[dict]:
+    """The orders and executions in the order the vendor files merge into: (TransactTime,
+    ChannelNo, ApplSeqNum)."""
+    return sorted((r for r in recs if r["MsgType"] in (191, 192)),
+                  key=lambda r: (r["TransactTime"], r["ChannelNo"], r["ApplSeqNum"]))

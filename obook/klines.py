@@ -1,0 +1,90 @@
+"""Bars (K-lines): OHLCV, VWAP, trade count and turnover per security per time interval,
+from any format's trades table (its printed trades: rows with a price, not broken).
+
+A bar covers [start, start + interval) of the feed's own ``time`` (its unit is the
+format's: ITCH, Shanghai and Shenzhen ns since midnight, CSV ms). Prices stay exact
+integers in the feed's price unit; ``turnover`` is sum(price * shares) in price unit
+times shares; ``vwap`` is turnover / volume (a float: an average).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import ObookError
+
+bars_schema = pa.schema(
+    [
+        pa.field("ticker", pa.string()),
+        pa.field("start", pa.uint64(), nullable=False),     # bar start, feed time units
+        pa.field("open", pa.int64(), nullable=False),
+        pa.field("high", pa.int64(), nullable=False),
+        pa.field("low", pa.int64(), nullable=False),
+        pa.field("close", pa.int64(), nullable=False),
+        pa.field("volume", pa.int64(), nullable=False),
+        pa.field("turnover", pa.int64(), nullable=False),
+        pa.field("vwap", pa.float64(), nullable=False),
+        pa.field("trades", pa.int64(), nullable=False),
+    ],
+    metadata={b"obook.table": b"bars"},
+)
+
+_UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "sec": 10**9, "second": 10**9,
+          "m": 60 * 10**9, "min": 60 * 10**9, "minute": 60 * 10**9, "h": 3600 * 10**9,
+          "hour": 3600 * 10**9}
+
+
+def interval_ns(interval) -> int:
+    """An interval as ns: an int (ns), a ``timedelta``, or text such as '1 minute', '5s', '100 ms'."""
+    if isinstance(interval, _dt.timedelta):
+        ns = int(round(interval.total_seconds() * 10**9))
+    elif isinstance(interval, (int, np.integer)):
+        ns = int(interval)
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*([a-z]+?)s?\s*", str(interval).lower())
+        if not m or m.group(2) not in _UNITS:
+            raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}")
+        ns = int(m.group(1)) * _UNITS[m.group(2)]
+    if ns <= 0:
+        raise ObookError(f"interval must be positive, not {interval!r}")
+    return ns
+
+
+def bars_table(trades: pa.Table, step: int) -> pa.Table:
+    """The bars of a trades table with bars ``step`` feed time units long."""
+    keep = np.asarray(trades.column("price").is_valid()) & ~np.asarray(trades.column("broken"))
+    t = trades.filter(pa.array(keep))
+    if not len(t):
+        return bars_schema.empty_table()
+    ticker = np.asarray(t.column("ticker").fill_null("").to_pylist(), dtype=object)
+    codes, inv = np.unique(ticker, return_inverse=True)
+    start = t.column("time").to_numpy().astype(np.uint64) // np.uint64(step) * np.uint64(step)
+    px = t.column("price").to_numpy()
+    qty = t.column("shares").to_numpy()
+    order = np.lexsort((np.arange(len(t)), start, inv))         # by ticker, bar, feed order
+    inv, start, px, qty = inv[order], start[order], px[order], qty[order]
+    new = np.ones(len(t), bool)
+    new[1:] = (inv[1:] != inv[:-1]) | (start[1:] != start[:-1])
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], len(t)) - 1
+    volume = np.add.reduceat(qty, first)
+    turnover = np.add.reduceat(px * qty, first)
+    arrays = [pa.array(codes[inv[first]].tolist(), pa.string()), pa.array(start[first]),
+              pa.array(px[first]), pa.array(np.maximum.reduceat(px, first)),
+              pa.array(np.minimum.reduceat(px, first)), pa.array(px[last]), pa.array(volume),
+              pa.array(turnover), pa.array(turnover / np.maximum(volume, 1)),
+              pa.array(last - first + 1)]
+    return pa.Table.from_arrays(arrays, schema=bars_schema)
+
+
+def bars(path, interval="1 minute", workers=None, format=None, on_error="raise", date=None) -> pa.Table:
+    """Replay the feed's trades and cut them into bars of ``interval``."""
+    from .engine.replay import Replay
+
+    replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date)
+    step = max(1, interval_ns(interval) // replay.format.time_unit_ns)
+    return bars_table(replay.reader("trades").read_all(), step)

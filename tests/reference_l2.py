@@ -1,0 +1,155 @@
+"""A pure-Python reference replayer of the Shanghai AX-SBE text log (SPEC §5), independent
+of obook's kernels: parse ``//Key=Value`` lines, sort the orders and trades by BizIndex
+(per channel), apply them to dict books, and list the BBO changes per security."""
+
+from __future__ import annotations
+
+
+BBO_COLUMNS = ["time", "bid_px", "bid_qty", "bid_orders", "ask_px", "ask_qty", "ask_orders"]
+
+
+def bbo_by_ticker(table) -> dict[str, list[tuple]]:
+    """An obook BBO table as the references' rows: {ticker: [(time, bid px ... ask orders)]}."""
+    out: dict[str, list[tuple]] = {}
+    for row in table.select(["ticker"] + BBO_COLUMNS).to_pylist():
+        out.setdefault(row["ticker"], []).append(tuple(row[c] for c in BBO_COLUMNS))
+    return out
+
+
+def parse(text: str) -> list[dict]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("//"):
+            out.append({k: v for k, v in (t.split("=", 1) for t in line[2:].split() if "=" in t)})
+    return out
+
+
+def sse_bbo(text: str) -> dict[str, list[tuple]]:
+    """{ticker: [(time ns, bid px, bid qty, bid orders, ask px, ask qty, ask orders), ...]}:
+    a row per order or trade that changes the security's BBO (None for an empty side)."""
+    msgs = [m for m in parse(text) if m["MsgType"] in ("191", "192")]
+    msgs.sort(key=lambda m: (int(m["ChannelNo"]), int(m["BizIndex"])))
+    books: dict[str, dict[int, list]] = {}
+    out: dict[str, list] = {}
+    for m in msgs:
+        tk = f"{int(m['SecurityID']):06d}"
+        book = books.setdefault(tk, {})
+        before = _bbo(book)
+        if m["MsgType"] == "192":
+            no = int(m["OrderNo"])
+            if m["OrdType"] == "65":
+                book[no] = [m["Side"], int(m["Price"]), int(m["OrderQty"])]
+            else:
+                del book[no]
+        else:
+            x = m["ExecType"]
+            refs = {"66": [m["OfferApplSeqNum"]], "83": [m["BidApplSeqNum"]]}.get(
+                x, [m["BidApplSeqNum"], m["OfferApplSeqNum"]])
+            for r in refs:
+                o = book[int(r)]
+                o[2] -= int(m["LastQty"])
+                if o[2] <= 0:
+                    del book[int(r)]
+        after = _bbo(book)
+        if after != before:
+            t = int(m["TransactTime"])
+            ns = ((t // 1000000 * 3600 + t // 10000 % 100 * 60 + t // 100 % 100) * 100 + t % 100) * 10_000_000
+            out.setdefault(tk, []).append((ns,) + after)
+    return out
+
+
+def _bbo(book) -> tuple:
+    res = ()
+    for side, best in (("66", max), ("83", min)):
+        px = [o[1] for o in book.values() if o[0] == side]
+        if not px:
+            res += (None, None, None)
+            continue
+        p = best(px)
+        at = [o[2] for o in book.values() if o[0] == side and o[1] == p]
+        res += (p, sum(at), len(at))
+    return res
+
+
+def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
+    """The Shenzhen replay (SPEC §6) of record dicts in feed order, as :func:`sse_bbo` rows.
+
+    An order followed in its channel (consecutive ApplSeqNum) by fills naming it is
+    incoming: the fills reduce the resting orders, its rest is added at its last fill
+    (market orders at their first fill's price) unless its own cancel follows; an order
+    with nothing following rests at once (a market one never); other fills reduce both
+    orders; a cancel reduces the order it names; an own-best order rests at its side's best.
+    Securities lending orders are ignored."""
+    msgs = [r for r in records if r["MsgType"] in (191, 192)]
+    by_chan: dict[int, dict[int, int]] = {}
+    for i, r in enumerate(msgs):
+        by_chan.setdefault(r["ChannelNo"], {})[r["ApplSeqNum"]] = i
+    plan: dict[int, list] = {}       # record index -> what to do there
+    skip = set()
+    for i, r in enumerate(msgs):
+        if r["MsgType"] != 192 or chr(r["Side"]) not in "12":
+            if r["MsgType"] == 192:
+                skip.add(i)
+            continue
+        a, ch = r["ApplSeqNum"], r["ChannelNo"]
+        fills, cancel = [], None
+        k = a + 1
+        while k in by_chan[ch]:
+            j = by_chan[ch][k]
+            m = msgs[j]
+            if m["MsgType"] != 191 or a not in (m["BidApplSeqNum"], m["OfferApplSeqNum"]):
+                break
+            if chr(m["ExecType"]) == "4":
+                cancel = j
+                break
+            fills.append(j)
+            k += 1
+        market = chr(r["OrdType"]) == "1"
+        if not fills and cancel is None:
+            if market:
+                skip.add(i)
+            continue
+        skip.add(i)
+        if cancel is not None:
+            skip.add(cancel)
+        for j in fills:
+            m = msgs[j]
+            plan[j] = [("exec", m["OfferApplSeqNum"] if m["BidApplSeqNum"] == a else m["BidApplSeqNum"])]
+        left = r["OrderQty"] - sum(msgs[j]["LastQty"] for j in fills)
+        if fills and cancel is None and left > 0:
+            px = msgs[fills[0]]["LastPx"] if market else r["Price"]
+            plan[fills[-1]].append(("add", a, r["Side"], px, left))
+    books: dict[str, dict[int, list]] = {}
+    out: dict[str, list] = {}
+    for i, m in enumerate(msgs):
+        if i in skip:
+            continue
+        tk = m["SecurityID"]
+        book = books.setdefault(tk, {})
+        before = _bbo(book)
+        steps = plan.get(i)
+        if steps is None:
+            if m["MsgType"] == 192:
+                px = m["Price"]
+                if chr(m["OrdType"]) == "U":     # own best: the best of its own side
+                    own = [o[1] for o in book.values() if o[0] == str(66 if m["Side"] == 49 else 83)]
+                    px = (max(own) if m["Side"] == 49 else min(own)) if own else px
+                steps = [("add", m["ApplSeqNum"], m["Side"], px, m["OrderQty"])]
+            elif chr(m["ExecType"]) == "4":
+                steps = [("reduce", m["BidApplSeqNum"] or m["OfferApplSeqNum"])]
+            else:
+                steps = [("exec", m["BidApplSeqNum"]), ("exec", m["OfferApplSeqNum"])]
+        for step in steps:
+            if step[0] == "add":
+                book[step[1]] = [str(66 if step[2] == 49 else 83), step[3], step[4]]
+            else:
+                o = book[step[1]]
+                o[2] -= m["LastQty"]
+                if o[2] <= 0:
+                    del book[step[1]]
+        after = _bbo(book)
+        if after != before:
+            t = m["TransactTime"] % 1_000_000_000
+            ns = ((t // 10_000_000 * 3600 + t // 100_000 % 100 * 60 + t // 1000 % 100) * 1000 + t % 1000) * 1_000_000
+            out.setdefault(tk, []).append((ns,) + after)
+    return out

@@ -1,0 +1,121 @@
+"""The Shanghai AX-SBE text log: BizIndex order, replay rules, errors, the audit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+
+import obook
+from obook.errors import FeedError
+from obook.feeds import detect_format
+from obook.gen.sse import generate
+
+from reference_l2 import bbo_by_ticker, sse_bbo
+
+REAL_DAY = Path("/work/shared/data/AX_sbe_sse_600519.zip")
+
+
+def _write(tmp_path, lines, name="day.log"):
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    p = tmp_path_factory.mktemp("sse") / "gen.log"
+    p.write_text("\n".join(generate(6000, securities=5, seed=3)) + "\n")
+    return p
+
+
+def test_detect_sse_log_by_content(day):
+    assert detect_format(day) == "sse"
+
+
+def test_sse_bbo_generated_equals_reference(day):
+    got = bbo_by_ticker(obook.bbo(day, workers=1).read_all())
+    assert got == sse_bbo(day.read_text())
+    assert len(got) == 5
+
+
+def test_sse_bbo_shuffled_file_order_same_as_sorted(day, tmp_path):
+    lines = day.read_text().splitlines()
+    sorted_lines = sorted((ln for ln in lines if "MsgType=111" not in ln),
+                          key=lambda ln: int(ln.rsplit("BizIndex=", 1)[1].split()[0]) * 10 + int(ln.split("ChannelNo=")[1].split()[0]))
+    p = _write(tmp_path, sorted_lines, "sorted.log")
+    assert bbo_by_ticker(obook.bbo(p, workers=1).read_all()) == bbo_by_ticker(obook.bbo(day, workers=1).read_all())
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_sse_tables_workers_identical(day, workers):
+    for fn in (obook.bbo, obook.trades, obook.depth):
+        assert fn(day, workers=workers).read_all().equals(fn(day, workers=1).read_all())
+
+
+def test_sse_audit_generated_all_matched(day):
+    a = obook.audit(day, workers=1).read_all()
+    assert a.num_rows > 100
+    assert pc.all(a["matched"]).as_py()
+    assert pc.all(a["tallies_matched"]).as_py()
+
+
+def test_sse_audit_wrong_level_reports_first_difference(day, tmp_path):
+    lines = day.read_text().splitlines()
+    k = max(i for i, ln in enumerate(lines) if "MsgType=111" in ln and "AskLevel[1].Qty=0 " not in ln)
+    lines[k] = lines[k].replace("AskLevel[1].Qty=", "AskLevel[1].Qty=7")
+    a = obook.audit(_write(tmp_path, lines), workers=1).read_all()
+    bad = a.filter(pc.invert(a["matched"])).to_pylist()
+    assert len(bad) == 1
+    assert (bad[0]["side"], bad[0]["level"]) == ("S", 2)
+    assert str(bad[0]["snap_qty"]).startswith("7") and bad[0]["snap_qty"] != bad[0]["book_qty"]
+
+
+def _bad_day(day, tmp_path, old, new):
+    lines = day.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if old in ln and i > 200)
+    lines[k] = lines[k].replace(old, new, 1)
+    return _write(tmp_path, lines, "bad.log"), k + 1
+
+
+@pytest.mark.parametrize("old,new,reason", [
+    ("MsgType=192", "MsgType=199", "unknown message type 199"),
+    ("OrderQty=", "OrderQty=x", "OrderQty is not an integer"),
+    ("MsgType=192", "MsgType=192 junk", "token without '='"),
+])
+def test_sse_bad_line_strict_names_line(day, tmp_path, old, new, reason):
+    p, line = _bad_day(day, tmp_path, old, new)
+    with pytest.raises(FeedError) as e:
+        obook.bbo(p, workers=1).read_all()
+    assert e.value.record == line and reason in str(e.value) and "line" in str(e.value)
+
+
+def test_sse_bad_line_tolerant_counted(day, tmp_path):
+    p, _ = _bad_day(day, tmp_path, "MsgType=111", "MsgType=199")
+    stats = {}
+    obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"] == {"unknown message type": 1}
+
+
+def test_sse_trade_naming_unknown_order_strict_error(day, tmp_path):
+    lines = day.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "MsgType=191" in ln and i > 200)
+    lines[k] = lines[k].replace("BidApplSeqNum=", "BidApplSeqNum=99999").replace(
+        "OfferApplSeqNum=", "OfferApplSeqNum=99999")
+    p = _write(tmp_path, lines)
+    with pytest.raises(FeedError, match="unknown order ref 99999"):
+        obook.bbo(p, workers=1).read_all()
+
+
+@pytest.mark.skipif(not REAL_DAY.exists(), reason="the real Shanghai day is not on this machine")
+def test_sse_real_day_every_continuous_snapshot_matches():
+    a = obook.audit(REAL_DAY, workers=1).read_all()
+    cont = a.filter(a["continuous"])
+    assert a.num_rows == 5146
+    assert (pc.sum(cont["matched"]).as_py(), cont.num_rows) == (4767, 4767)
+    last = a.slice(a.num_rows - 1).to_pylist()[0]
+    assert last["tallies_matched"] and last["num_trades"] == last["book_num_trades"] == 18685
+    assert last["volume"] == last["book_volume"] == 2432171000

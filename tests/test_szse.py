@@ -1,0 +1,183 @@
+"""Shenzhen Level-2: the text log and the AX-SBE binary against a pure-Python reference."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pytest
+
+import obook
+from obook.errors import FeedError
+from obook.feeds import detect_format
+from obook.gen.szse import binary_record, generate, text_line
+
+from reference_l2 import bbo_by_ticker, szse_bbo
+
+CONTINUOUS = ((9 * 60 + 30) * 60 * 10**9, (14 * 60 + 57) * 60 * 10**9)
+
+
+def _write(tmp_path, recs, binary=False, name=None):
+    p = tmp_path / (name or ("day.bin" if binary else "day.log"))
+    if binary:
+        p.write_bytes(b"".join(binary_record(r) for r in recs))
+    else:
+        p.write_text("\n".join(text_line(r) for r in recs) + "\n")
+    return p
+
+
+@pytest.fixture(scope="module")
+def recs():
+    return generate(12_000, securities=6, seed=5)
+
+
+@pytest.fixture(scope="module")
+def files(recs, tmp_path_factory):
+    d = tmp_path_factory.mktemp("szse")
+    return _write(d, recs), _write(d, recs, binary=True)
+
+
+def test_szse_generator_every_order_type_and_auctions(recs):
+    kinds = {(r["MsgType"], chr(r.get("OrdType", 0) or r.get("ExecType", 0))) for r in recs}
+    assert {(192, "2"), (192, "1"), (192, "U"), (191, "F"), (191, "4")} <= kinds
+    assert {chr(r["Side"]) for r in recs if r["MsgType"] == 192} == set("12GF")
+    auction = [r for r in recs if r["MsgType"] == 191 and r["TransactTime"] % 10**9 == 92500000]
+    assert auction and any(r["SecurityID"].startswith("300") for r in recs)
+
+
+def test_detect_szse_text_and_binary(files):
+    assert (detect_format(files[0]), detect_format(files[1])) == ("szse", "szse-bin")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_szse_bbo_generated_equals_reference(tmp_path, seed):
+    recs = generate(6000, securities=4, seed=seed)
+    assert bbo_by_ticker(obook.bbo(_write(tmp_path, recs), workers=1).read_all()) == szse_bbo(recs)
+
+
+@pytest.mark.parametrize("fn", [obook.bbo, obook.trades, obook.orders, obook.depth])
+def test_szse_text_equals_binary(files, fn):
+    assert fn(files[0], workers=1).read_all().equals(fn(files[1], workers=1).read_all())
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_szse_workers_identical(files, workers):
+    for fn in (obook.bbo, obook.trades, obook.orders):
+        for f in files:
+            assert fn(f, workers=workers).read_all().equals(fn(f, workers=1).read_all())
+
+
+def test_szse_no_crossed_book_in_continuous_trading(files):
+    b = obook.bbo(files[0], workers=1).read_all()
+    t = b["time"].to_numpy()
+    cont = b.filter((t >= CONTINUOUS[0] + 10**9) & (t < CONTINUOUS[1]))
+    both = cont.filter(pc.and_(pc.is_valid(cont["bid_px"]), pc.is_valid(cont["ask_px"])))
+    assert both.num_rows > 1000
+    assert pc.all(pc.less(both["bid_px"], both["ask_px"])).as_py()
+
+
+def test_szse_trades_print_fill_prices(files, recs):
+    tr = obook.trades(files[0], workers=1).read_all()
+    fills = [r for r in recs if r["MsgType"] == 191 and r["ExecType"] == ord("F")]
+    assert tr.num_rows == len(fills)
+    assert tr["price"].to_pylist() == [r["LastPx"] for r in fills]
+    assert tr["match"].to_pylist() == [r["ApplSeqNum"] for r in fills]
+
+
+def _broken(recs, k, **change):
+    recs = [dict(r) for r in recs]
+    recs[k].update(change)
+    return recs
+
+
+def _first(recs, msg, start=3000):
+    return next(i for i, r in enumerate(recs) if r["MsgType"] == msg and i > start)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_szse_unknown_type_strict_names_record(recs, tmp_path, binary):
+    k = _first(recs, 192)
+    p = _write(tmp_path, _broken(recs, k, MsgType=199, Price=0, OrderQty=0, Side=49, OrdType=50), binary)
+    with pytest.raises(FeedError, match="unknown message type 199") as e:
+        obook.bbo(p, workers=1).read_all()
+    assert e.value.record == k + 1
+
+
+def test_szse_malformed_line_strict_and_tolerant(recs, tmp_path):
+    k = _first(recs, 192)
+    lines = [text_line(r) for r in recs]
+    lines[k] = lines[k].replace("OrderQty=", "OrderQty=x")
+    p = tmp_path / "bad.log"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(FeedError, match="OrderQty is not an integer") as e:
+        obook.bbo(p, workers=1).read_all()
+    assert e.value.record == k + 1
+    stats = {}
+    obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"].get("malformed record") == 1
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_szse_sequence_gap_strict_error_tolerant_counted(recs, tmp_path, binary):
+    k = _first(recs, 192)
+    gapped = recs[:k] + recs[k + 1:]
+    p = _write(tmp_path, gapped, binary)
+    with pytest.raises(FeedError, match="sequence gap in channel") as e:
+        obook.bbo(p, workers=1).read_all()
+    nxt = next(i for i in range(k, len(gapped))
+               if gapped[i]["ChannelNo"] == recs[k]["ChannelNo"] and gapped[i]["MsgType"] != 111)
+    assert e.value.record == nxt + 1
+    stats = {}
+    obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"].get("sequence gap") == 1
+
+
+def test_szse_cancel_of_unknown_order_strict_error(recs, tmp_path):
+    k = next(i for i, r in enumerate(recs) if r["MsgType"] == 191 and r["ExecType"] == ord("4")
+             and r["BidApplSeqNum"] and i > 3000)
+    p = _write(tmp_path, _broken(recs, k, BidApplSeqNum=987654))
+    with pytest.raises(FeedError, match="unknown order ref 987654"):
+        obook.bbo(p, workers=1).read_all()
+
+
+def test_szse_binary_truncated_names_offset(files, tmp_path):
+    data = files[1].read_bytes()
+    p = tmp_path / "cut.bin"
+    p.write_bytes(data[:-10])
+    with pytest.raises(FeedError, match="truncated"):
+        obook.bbo(p, workers=1).read_all()
+
+
+@pytest.mark.parametrize("fn", [obook.bbo, obook.trades, obook.orders])
+def test_szse_vendor_csv_equals_text_log(recs, tmp_path, fn):
+    from obook.gen.szse import vendor_order, write_vendor
+
+    ordered = vendor_order(recs)
+    files = write_vendor(tmp_path / "vendor", ordered)
+    assert len(files) == 2 * len({r["SecurityID"] for r in ordered})
+    assert detect_format(files[0]) == "szse-csv"
+    text = _write(tmp_path, ordered)
+    got = fn(files, workers=1, format="szse-csv").read_all()
+    assert got.num_rows > 100
+    assert got.equals(fn(text, workers=1).read_all())
+
+
+def test_szse_vendor_csv_bad_price_names_file_and_line(recs, tmp_path):
+    from obook.gen.szse import vendor_order, write_vendor
+
+    files = write_vendor(tmp_path / "vendor", vendor_order(recs)[:3000])
+    lines = files[0].read_text().splitlines()
+    lines[5] = lines[5].replace(",", ",x", 3).replace(",x", ",", 2)
+    files[0].write_text("\n".join(lines) + "\n")
+    with pytest.raises(FeedError) as e:
+        obook.bbo(files, workers=1, format="szse-csv").read_all()
+    assert str(files[0]) in str(e.value) and e.value.record == 6
+
+
+def test_szse_own_best_rests_at_own_side_best(files, recs):
+    own = {(r["SecurityID"], r["ApplSeqNum"]) for r in recs
+           if r["MsgType"] == 192 and r["OrdType"] == ord("U") and r["SecurityID"] != "300999"}
+    o = obook.orders(files[0], workers=1).read_all().to_pylist()
+    adds = [r for r in o if r["action"] == "A" and (r["ticker"], r["ref"]) in own]
+    assert len(adds) > 10
+    for r in adds:   # the book just before: the best of its side equals the order's price
+        before = [x for x in o if x["ticker"] == r["ticker"] and x["seq"] < r["seq"]]
+        assert r["price"] > 0 and r["price"] in {x["price"] for x in before if x["side"] == r["side"]}
