@@ -238,3 +238,44 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
     assert p.returncode == 130, err.decode()
     assert b"Traceback" not in err
     assert_gone(kids)
+
+
+# ---------------------------------------------------------------- a stopped worker (issue 12)
+
+def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, no_leaks):
+    """A worker that makes no progress (SIGSTOP, a wedge) used to hang the replay forever."""
+    reader = obook.bbo(big, workers=2)
+    batches = iter(reader)
+    with watchdog(60, hard=False):
+        assert next(batches).num_rows > 0
+        victim = worker_children()[-1]
+        victim.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(obook.WorkerError, match=f"pid {victim.pid}.*stopped"):
+                for _ in batches:
+                    pass
+        finally:
+            try:
+                victim.send_signal(signal.SIGCONT)
+            except psutil.NoSuchProcess:
+                pass
+    del batches, reader
+
+
+def test_replay_worker_paused_briefly_is_not_killed_rows_complete(tmp_path, no_leaks):
+    """A slow but live worker (here paused for a second, well under the stop limit) is waited
+    for: the replay completes with the same rows as one worker."""
+    path = tmp_path / "day.itch"
+    write_itch(path, 400_000, 50, seed=5)
+    expected = obook.bbo(path, workers=1).read_all()
+    got = []
+    with watchdog(120, hard=False):
+        for i, batch in enumerate(obook.bbo(path, workers=2)):
+            got.append(batch)
+            if i == 0:
+                victim = worker_children()[-1]
+                victim.send_signal(signal.SIGSTOP)
+                time.sleep(1.0)
+                victim.send_signal(signal.SIGCONT)
+    import pyarrow as pa
+    assert pa.Table.from_batches(got).equals(expected)

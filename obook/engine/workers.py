@@ -17,6 +17,7 @@ import mmap
 import multiprocessing as mp
 import os
 import threading
+import time
 from contextlib import contextmanager
 from multiprocessing import connection, reduction, spawn
 
@@ -98,6 +99,58 @@ def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[
     return inputs, outputs
 
 
+#: a worker stopped (SIGSTOP, a debugger: state T/t) this long while the parent waits fails the replay
+STOPPED_SECONDS = 5.0
+#: a worker asleep (not runnable, no CPU time used) this long while the parent waits for its
+#: reply is wedged: workers only sleep when they wait for the parent
+WEDGED_SECONDS = 120.0
+_POLL_SECONDS = 1.0
+
+
+def _proc_state(pid: int) -> tuple[str, int] | None:
+    """(state letter, utime + stime ticks) from /proc/<pid>/stat; None where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return fields[0].decode(), int(fields[11]) + int(fields[12])
+
+
+class _Liveness:
+    """Notices a worker that makes no progress while the parent waits for it.
+
+    Stopped (T/t) for ``STOPPED_SECONDS`` -> stopped; asleep without using CPU for
+    ``WEDGED_SECONDS`` -> wedged. A runnable or busy worker (R, D, or CPU time growing: a
+    huge batch, a loaded machine) is live however long it takes.
+    """
+
+    def __init__(self, pids: dict[int, int]):
+        now = time.monotonic()
+        self.pids = pids
+        self.seen = {w: (_proc_state(pid), now, now) for w, pid in pids.items()}
+
+    def check(self, pending) -> tuple[int, str] | None:
+        """(worker, reason) to give up on a pending worker, or None."""
+        now = time.monotonic()
+        for w in pending:
+            state = _proc_state(self.pids[w])
+            if state is None:
+                continue
+            last, stopped_since, idle_since = self.seen[w]
+            if state[0] not in "Tt":
+                stopped_since = now
+            if state[0] in "RD" or last is None or state[1] != last[1]:
+                idle_since = now
+            self.seen[w] = (state, stopped_since, idle_since)
+            if now - stopped_since >= STOPPED_SECONDS:
+                return w, f"is stopped (state {state[0]}) for {now - stopped_since:.0f} s"
+            if now - idle_since >= WEDGED_SECONDS:
+                return w, f"made no progress for {now - idle_since:.0f} s (state {state[0]})"
+        return None
+
+
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
@@ -159,9 +212,17 @@ class WorkerPool:
         pending = dict(enumerate(self.conns))
         got: dict[int, object] = {}
         sentinels = {p.sentinel: w for w, p in enumerate(self.procs)}
+        watch = _Liveness({w: p.pid for w, p in enumerate(self.procs)})
         while pending:
             waiting = [self.procs[w].sentinel for w in pending]
-            ready = connection.wait(list(pending.values()) + waiting)
+            ready = connection.wait(list(pending.values()) + waiting, timeout=_POLL_SECONDS)
+            if not ready:
+                stuck = watch.check(pending)
+                if stuck is not None:
+                    w, why = stuck
+                    raise WorkerError(f"worker process {w} (pid {self.procs[w].pid}) {why}; "
+                                      "replay stopped")
+                continue
             for r in ready:
                 if r in sentinels:
                     w = sentinels[r]
