@@ -279,3 +279,27 @@ def test_replay_worker_paused_briefly_is_not_killed_rows_complete(tmp_path, no_l
                 victim.send_signal(signal.SIGCONT)
     import pyarrow as pa
     assert pa.Table.from_batches(got).equals(expected)
+
+
+# ---------------------------------------------------------------- inside a daemonic process (issue 12)
+
+IN_POOL = textwrap.dedent("""
+    import multiprocessing as mp, sys
+    import obook
+    def rows(path):
+        return obook.bbo(path).read_all().num_rows, obook.bbo(path, workers=2).read_all().num_rows
+    if __name__ == "__main__":
+        with mp.get_context("fork").Pool(1) as pool:    # pool workers are daemonic: no children
+            print(*pool.apply(rows, (sys.argv[1],)))
+""")
+
+
+def test_replay_inside_multiprocessing_pool_worker_falls_back_to_one_process(tmp_path):
+    path = tmp_path / "day.itch"
+    write_itch(path, 20_000, 10, seed=2)
+    script = tmp_path / "in_pool.py"
+    script.write_text(IN_POOL)
+    p = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    n = obook.bbo(path, workers=1).read_all().num_rows
+    assert p.stdout.split() == [str(n).encode()] * 2
