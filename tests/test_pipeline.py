@@ -159,3 +159,22 @@ def test_pipeline_load_example_and_bad_key(tmp_path):
     bad.write_text('[source]\ndirectory = "x"\ncolour = 1\n')
     with pytest.raises(PipelineError, match="unknown key 'colour'"):
         load(bad)
+
+
+# ---------------------------------------------------------------- hostile paths (issue 12)
+
+@pytest.mark.parametrize("name", ["ds*x", "ds?x", "ds[O]x"])
+def test_attach_and_scan_dataset_glob_characters_in_path_read_only_that_dataset(tmp_path, name):
+    import pyarrow as pa
+
+    for ds, value in ((name, 1), ("dsOx", 2), ("dsOLDx", 3)):
+        part = tmp_path / ds / "table=bbo" / "date=2020-01-02"
+        part.mkdir(parents=True)
+        pq.write_table(pa.table({"seq": [value]}), part / "part-0.parquet")
+    con = duckdb.connect()
+    try:
+        assert attach(con, tmp_path / name) == ["bbo"]
+        assert con.execute("SELECT seq FROM bbo").fetchall() == [(1,)]
+    finally:
+        con.close()
+    assert scan_dataset(tmp_path / name).select("seq").collect()["seq"].to_list() == [1]
