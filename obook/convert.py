@@ -32,9 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import ObookError
+from .errors import ObookError, OutputError
 from .session import TIME_NS as _TIME_NS, TIMEZONE, midnight_ns as _midnight_ns, session_date
 from .session import with_timestamp as _with_timestamp
+from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
@@ -125,6 +126,9 @@ def side_table(path, name: str, on_error: str = "raise") -> pa.Table:
         raise ObookError(f"unknown table {name!r}; choose from {', '.join(ITCH_TYPES)}")
     if not Path(path).is_file():
         raise ObookError(f"{path}: no such feed file")
+    from .feeds import detect_format
+
+    _check_tables([name], detect_format(path))    # a CSV feed: "needs an ITCH feed"
     return _itch_tables(path, [name], on_error)[0][name]
 
 
@@ -198,7 +202,7 @@ class _TableWriter:
 
     def __init__(self, outdir: Path, table: str):
         self.final = outdir / f"{table}.parquet"
-        self.tmp = outdir / f".{table}.parquet.{os.getpid()}.tmp"
+        self.tmp = temp_path(self.final)
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
@@ -232,7 +236,7 @@ class _TableWriter:
                 self.writer.close()
             except Exception:  # noqa: BLE001 - already failing; the temp file goes anyway
                 pass
-        self.tmp.unlink(missing_ok=True)
+        remove_quietly(self.tmp)
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
@@ -294,7 +298,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     tables = _check_tables(tables, fmt)
     day = session_date(feed, date)
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from e
     size, sha = file_digest(feed)
     base = _midnight_ns(day) if day else None     # the side tables' timestamps (the replay stamps its own)
 
@@ -339,9 +346,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             w.close({**result, "table": t, "obook_version": obook.__version__, "options": options})
         for w in writers.values():
             os.replace(w.tmp, w.final)
-    except BaseException:
+    except BaseException as e:
         for w in writers.values():
             w.discard()
+        if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
+            raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise
     result["files"] = {t: str(w.final) for t, w in writers.items()}
     log.info("%s: wrote %s", feed, ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))

@@ -303,3 +303,111 @@ def test_replay_inside_multiprocessing_pool_worker_falls_back_to_one_process(tmp
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     n = obook.bbo(path, workers=1).read_all().num_rows
     assert p.stdout.split() == [str(n).encode()] * 2
+
+
+# ---------------------------------------------------------------- temp files and output failures (issue 12)
+
+def _start_mid_replay(big, out_dir, workers=2):
+    p = cli("bbo", big, "--workers", workers, "--output", out_dir / "day.parquet", start_new_session=True)
+    kids = wait_for_workers(p, workers) if workers > 1 else []
+    deadline = time.time() + 60
+    while not any(out_dir.iterdir()) and time.time() < deadline:   # the temp file exists
+        time.sleep(0.01)
+    assert p.poll() is None, "replay finished too early; make the feed longer"
+    return p, kids
+
+
+def test_cli_sigterm_mid_replay_exits_143_no_temp_file_no_children(big, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p, kids = _start_mid_replay(big, out_dir)
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=30)
+    assert rc == 143, p.stderr.read().decode()
+    assert_gone(kids, timeout=15)
+    only_feed_left(out_dir)
+
+
+def test_cli_sigkilled_writer_temp_file_removed_by_next_run(big, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p, kids = _start_mid_replay(big, out_dir)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait(timeout=30)
+    assert_gone(kids, timeout=15)
+    left = [x.name for x in out_dir.iterdir()]
+    assert left == [f".day.parquet.{p.pid}.tmp"]
+    small = tmp_path / "small.itch"
+    write_itch(small, 5_000, 5, seed=1)
+    done = subprocess.run([sys.executable, "-m", "obook", "bbo", str(small), "--workers", "1", "--output",
+                           str(out_dir / "day.parquet")], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert [x.name for x in out_dir.iterdir()] == ["day.parquet"]
+
+
+def test_write_file_cleanup_unlink_failing_keeps_the_write_error(tmp_path, monkeypatch):
+    """On a read-only file system the cleanup's own unlink fails too: the error reported is
+    still the write's OutputError."""
+    import errno
+    import pyarrow as pa
+    from obook.output import write_file
+
+    def batches():
+        yield pa.record_batch({"a": [1]})
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    def unlink(*a, **k):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    reader = pa.RecordBatchReader.from_batches(pa.schema({"a": pa.int64()}), batches())
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(obook.OutputError, match="write failed: Read-only file system"):
+        write_file(reader, tmp_path / "x.parquet")
+
+
+def test_convert_output_directory_removed_mid_run_raises_output_error(big, tmp_path):
+    import shutil
+
+    out = tmp_path / "out"
+
+    def progress(done, phase=None):
+        shutil.rmtree(out, ignore_errors=True)
+
+    with pytest.raises(obook.OutputError, match="write failed"):
+        obook.convert(big, out, tables="bbo", workers=1, progress=progress)
+
+
+@pytest.mark.parametrize("command", ["convert", "lobster"])
+def test_cli_convert_and_lobster_on_full_disk_exit_1_no_temp_file(big, tmp_path, command):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = (["convert", str(big), str(out_dir), "--tables", "bbo,orders", "--workers", "1"]
+            if command == "convert" else
+            ["lobster", str(big), str(out_dir), "--tickers", obook.symbols(big).read_all()["stock"][0].as_py(),
+             "--date", "2020-01-02", "--workers", "1"])
+    limit = 1 << 20 if command == "convert" else 1 << 16     # lobster: a ticker's files are small
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(limit)] + args, capture_output=True, timeout=300)
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "error:" in err and "write failed" in err and "Traceback" not in err, err
+    only_feed_left(out_dir)
+
+
+MANIFEST_FULL = textwrap.dedent("""
+    import resource, signal, sys
+    from pathlib import Path
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+    from obook.pipelines import PipelineError, manifest
+    try:
+        manifest.write(Path(sys.argv[1]), {"days": {"x": "y" * 200_000}, "failed": {}})
+    except PipelineError as e:
+        print("PipelineError:", e)
+""")
+
+
+def test_pipeline_manifest_write_on_full_disk_pipeline_error_no_temp_file(tmp_path):
+    p = subprocess.run([sys.executable, "-c", MANIFEST_FULL, str(tmp_path)], capture_output=True, timeout=120)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr.decode()
+    assert b"PipelineError:" in p.stdout and b"write failed" in p.stdout
+    only_feed_left(tmp_path)
