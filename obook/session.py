@@ -20,7 +20,7 @@ TIMEZONE = "America/New_York"
 TIME_NS = {"itch": 1, "csv": 1_000_000}   # feed time unit → ns
 TIMESTAMP = pa.timestamp("ns", tz=TIMEZONE)
 
-_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz)?$", re.IGNORECASE)
+_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz)?\Z", re.IGNORECASE)   # \Z: no "\n"
 
 
 def session_date(path, date=None) -> _dt.date | None:
