@@ -163,17 +163,40 @@ FULL_DISK = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("suffix", [".parquet", ".txt", ".arrow"])
+def ring_bytes(workers: int) -> int:
+    """The workers' shared memory (a memfd: it counts against RLIMIT_FSIZE too)."""
+    from obook.engine.blocks import BLOCK_SIZE
+    from obook._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
+    return 4 * (2 * BLOCK_SIZE + (1 << 16)) + workers * 4 * MAX_BATCH_RECORDS * ROW_WIDTH * 8
+
+
+# workers=2: the limit leaves room for the workers' shared memory, so the output writer is what
+# fails (a 6 M message day's Parquet is smaller than that room: text and Arrow only)
+@pytest.mark.parametrize("workers,suffix", [(1, ".parquet"), (1, ".txt"), (1, ".arrow"), (2, ".txt"),
+                                            (2, ".arrow")])
 def test_cli_output_on_full_disk_exits_1_leaves_no_file(big, tmp_path, suffix, workers, no_leaks):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     out = out_dir / f"day{suffix}"
-    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(1 << 20), "bbo", str(big), "--workers",
+    limit = 1 << 20 if workers == 1 else ring_bytes(workers) + (4 << 20)
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(limit), "bbo", str(big), "--workers",
                         str(workers), "--output", str(out)], capture_output=True, timeout=120)
     err = p.stderr.decode()
     assert p.returncode == 1, err
-    assert "error:" in err and "write failed" in err and "Traceback" not in err
+    assert f"error: {out}: write failed" in err and "Traceback" not in err, err
+    only_feed_left(out_dir)
+
+
+def test_cli_file_size_limit_below_workers_shared_memory_says_so(big, tmp_path):
+    """ulimit -f below the workers' shared memory: the error names that, not the output."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(1 << 20), "bbo", str(big), "--workers", "2",
+                        "--output", str(out_dir / "day.txt")], capture_output=True, timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "shared memory" in err and "file size limit" in err and "write failed" not in err, err
+    assert "Traceback" not in err
     only_feed_left(out_dir)                     # no day.parquet, no .day.parquet.<pid>.tmp, no .partial
 
 

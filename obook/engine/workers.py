@@ -151,6 +151,20 @@ class _Liveness:
         return None
 
 
+def _check_file_size_limit(size: int, n_workers: int) -> None:
+    """The shared memory is a memfd, a file: RLIMIT_FSIZE (``ulimit -f``) applies to it, and
+    growing it past the limit would fail with EFBIG (or SIGXFSZ kill the process)."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, AttributeError):
+        return
+    if soft != resource.RLIM_INFINITY and size > soft:
+        raise WorkerError(f"{n_workers} worker processes need {size / 2**20:.0f} MiB of shared memory, "
+                          f"more than the file size limit allows ({soft / 2**20:.1f} MiB, ulimit -f); "
+                          "raise the limit or use workers=1")
+
+
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
@@ -167,6 +181,7 @@ class WorkerPool:
         self.procs: list = []
         self.conns: list = []
         try:
+            _check_file_size_limit(self.size, n_workers)
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
             self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout)
