@@ -434,3 +434,37 @@ def test_pipeline_manifest_write_on_full_disk_pipeline_error_no_temp_file(tmp_pa
     assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr.decode()
     assert b"PipelineError:" in p.stdout and b"write failed" in p.stdout
     only_feed_left(tmp_path)
+
+
+# ---------------------------------------------------------------- startup races (issue 12)
+
+def test_cli_sigint_while_workers_start_exits_130_no_traceback(big, tmp_path):
+    """Ctrl-C as soon as the first of 8 workers exists (the others are being forked): exit
+    130, no traceback from a child's after-fork hooks, no worker left; five times over."""
+    for attempt in range(5):
+        out_dir = tmp_path / f"out{attempt}"
+        out_dir.mkdir()
+        p = cli("bbo", big, "--workers", 8, "--output", out_dir / "day.parquet", start_new_session=True)
+        kids = wait_for_workers(p, 1, timeout=60)
+        os.killpg(p.pid, signal.SIGINT)
+        rc = p.wait(timeout=60)
+        err = p.stderr.read().decode()
+        assert rc == 130 and "Traceback" not in err, (attempt, rc, err)
+        assert_gone(kids + [k for k in psutil.Process().children(recursive=True) if k.pid in
+                            {c.pid for c in kids}], timeout=15)
+        only_feed_left(out_dir)
+
+
+def test_worker_whose_parent_died_before_pdeathsig_exits_at_once():
+    """The parent's pid comes from the parent: a worker that finds another parent after setting
+    PR_SET_PDEATHSIG (its parent died first) exits instead of living on."""
+    from obook.engine.worker_main import _die_with_parent
+
+    pid = os.fork()
+    if pid == 0:                                  # the child: its "parent" is some other pid
+        try:
+            _die_with_parent(os.getppid() + 1_000_000)
+        finally:
+            os._exit(3)                           # still running: the check failed
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

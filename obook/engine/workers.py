@@ -16,6 +16,7 @@ import logging
 import mmap
 import multiprocessing as mp
 import os
+import signal
 import threading
 import time
 from contextlib import contextmanager
@@ -84,6 +85,19 @@ def _without_main():
             yield
         finally:
             spawn.get_preparation_data = original
+
+
+@contextmanager
+def _sigint_held():
+    """Hold SIGINT while a worker is forked: a Ctrl-C then reaches this process once the
+    child exists (KeyboardInterrupt here, exit 130) instead of the child's after-fork hooks
+    (a traceback there, and the parent's interrupt lost). The child inherits the blocked
+    signal and ignores it before unblocking it."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int]):
@@ -187,12 +201,15 @@ class WorkerPool:
             self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout)
             ctx = mp_context()
             from . import worker_main
+            # a forked worker's parent is this process: it checks that after PR_SET_PDEATHSIG
+            # (a forkserver's worker is the server's child; the pipes' EOF stop it)
+            parent_pid = os.getpid() if ctx.get_start_method() == "fork" else None
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
                 p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
-                                      in_capacity, self.size, self.layout, want, levels))
-                with _without_main():
+                                      in_capacity, self.size, self.layout, want, levels, parent_pid))
+                with _without_main(), _sigint_held():
                     p.start()
                 child.close()
                 self.procs.append(p)
