@@ -15,7 +15,7 @@ past the stock are decoded here from its ``raw`` column (the message bytes of S,
 A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
 Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
-rows, in feed order), written under a temporary name; the files are renamed into place
+rows or ``ROW_GROUP_BYTES`` bytes, in feed order), written under a temporary name; the files are renamed into place
 only when every table is complete, so a failing feed leaves no final file. The footer's
 key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
 """
@@ -46,6 +46,9 @@ REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 TABLES = REPLAY_TABLES + ("symbols", "system_events", "trading_actions")
 ITCH_TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
 ROW_GROUP_ROWS = 1 << 20
+#: a row group is also cut at this many bytes of buffered rows (1 M rows of 50-level depth
+#: would be ~3.4 GB in memory)
+ROW_GROUP_BYTES = 128 << 20
 METADATA_KEY = b"obook"
 
 
@@ -206,6 +209,7 @@ class _TableWriter:
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
+        self.pending_bytes = 0
         self.rows = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -215,14 +219,15 @@ class _TableWriter:
         if batch.num_rows:
             self.pending.append(batch)
             self.pending_rows += batch.num_rows
+            self.pending_bytes += batch.nbytes
             self.rows += batch.num_rows
-        if self.pending_rows >= ROW_GROUP_ROWS:
+        if self.pending_rows >= ROW_GROUP_ROWS or self.pending_bytes >= ROW_GROUP_BYTES:
             self._flush()
 
     def _flush(self) -> None:
         if self.pending:
             self.writer.write_table(pa.Table.from_batches(self.pending), row_group_size=ROW_GROUP_ROWS)
-        self.pending, self.pending_rows = [], 0
+        self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
 
     def close(self, metadata: dict) -> None:
         self._flush()
