@@ -79,11 +79,12 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
 
 
 def _side(table, path):
-    from .convert import side_table
+    from .convert import SCHEMAS, check_side_table, side_batches
     import pyarrow as pa
 
-    t = side_table(path, table)
-    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    check_side_table(path, table)    # streamed: a feed of millions of R costs one batch
+    return pa.RecordBatchReader.from_batches(
+        SCHEMAS[table], (b for _, t in side_batches(path, [table]) for b in t.to_batches()))
 
 
 def symbols(path):

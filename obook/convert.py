@@ -96,35 +96,34 @@ def _u32(raw: list[bytes], start: int) -> pa.Array:
 
 
 
-def _itch_tables(path, wanted: list[str], on_error: str) -> tuple[dict[str, pa.Table], dict]:
-    """symbols / system_events / trading_actions from ``read_itch``; plus message counts."""
+def side_batches(path, wanted: list[str], on_error: str = "raise", counts: dict | None = None):
+    """(table, pa.Table) of symbols / system_events / trading_actions, batch by batch of
+    ``read_itch`` (nothing is kept past its batch: a feed of millions of ``R`` costs one
+    batch); ``counts`` gets the messages by type as they go by."""
     # obook.read_itch has no on_error; the function behind it has (tolerant mode)
     from .feeds.itch_messages import read_itch
 
-    types = pa.array(sorted({ITCH_TYPES[t] for t in wanted}))
-    parts, counts = [], {}
     for batch in read_itch(path, on_error):
-        vc = pc.value_counts(batch.column("type"))
-        for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
-            counts[v] = counts.get(v, 0) + c
-        keep = batch.filter(pc.is_in(batch.column("type"), value_set=types))
-        if keep.num_rows:
-            parts.append(keep.select(["seq", "type", "locate", "time", "stock", "raw"]))
-    msgs = pa.Table.from_batches(parts, schema=parts[0].schema) if parts else None
-    tables = {}
-    for name in wanted:
-        t = ITCH_TYPES[name]
-        rows = msgs.filter(pc.equal(msgs["type"], t)) if msgs is not None else None
-        if rows is not None:   # tolerant mode keeps short frames (raw is null): drop them here
-            rows = rows.filter(pc.is_valid(rows["raw"]))
-        raw = rows["raw"].to_pylist() if rows is not None else []
-        tables[name] = _build(name, rows if raw else None, raw)
-    return tables, counts
+        if counts is not None:
+            vc = pc.value_counts(batch.column("type"))
+            for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
+                counts[v] = counts.get(v, 0) + c
+        for name in wanted:
+            rows = batch.filter(pc.equal(batch.column("type"), ITCH_TYPES[name]))
+            rows = rows.filter(pc.is_valid(rows.column("raw")))   # tolerant mode keeps short frames
+            if rows.num_rows:
+                yield name, _build(name, rows, rows.column("raw").to_pylist())
 
 
 def side_table(path, name: str, on_error: str = "raise") -> pa.Table:
     """One of ``symbols``, ``system_events``, ``trading_actions`` of an ITCH feed (small:
     a few rows per stock a day), decoded from ``obook.read_itch``."""
+    check_side_table(path, name)
+    parts = [t for _, t in side_batches(path, [name], on_error)]
+    return pa.concat_tables(parts) if parts else SCHEMAS[name].empty_table()
+
+
+def check_side_table(path, name: str) -> None:
     if name not in ITCH_TYPES:
         raise ObookError(f"unknown table {name!r}; choose from {', '.join(ITCH_TYPES)}")
     if not Path(path).is_file():
@@ -132,20 +131,18 @@ def side_table(path, name: str, on_error: str = "raise") -> pa.Table:
     from .feeds import detect_format
 
     _check_tables([name], detect_format(path))    # a CSV feed: "needs an ITCH feed"
-    return _itch_tables(path, [name], on_error)[0][name]
 
 
-def _build(name: str, rows: pa.Table | None, raw: list[bytes]) -> pa.Table:
+def _build(name: str, rows, raw: list[bytes]) -> pa.Table:
     schema = SCHEMAS[name]
-    if rows is None:
-        return schema.empty_table()
-    seq, time = rows["seq"], rows["time"].cast(pa.uint64())
+    seq, time = rows.column("seq"), rows.column("time").cast(pa.uint64())
     if name == "system_events":
         arrays = [seq, time, _chars(raw, 11)]
     elif name == "trading_actions":
-        arrays = [seq, time, rows["locate"], rows["stock"], _chars(raw, 19), _chars(raw, 21, 4, strip=True)]
+        arrays = [seq, time, rows.column("locate"), rows.column("stock"), _chars(raw, 19),
+                  _chars(raw, 21, 4, strip=True)]
     else:
-        arrays = [seq, time, rows["locate"], rows["stock"], _chars(raw, 19), _chars(raw, 20), _u32(raw, 21),
+        arrays = [seq, time, rows.column("locate"), rows.column("stock"), _chars(raw, 19), _chars(raw, 20), _u32(raw, 21),
                   _chars(raw, 25), _chars(raw, 26), _chars(raw, 27, 2, strip=True), _chars(raw, 29),
                   _chars(raw, 30), _chars(raw, 31), _chars(raw, 32), _chars(raw, 33), _u32(raw, 34),
                   _chars(raw, 38)]
@@ -331,13 +328,15 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t in ITCH_TYPES]
         if side:
-            side_tables, counts = _itch_tables(feed, side, on_error)
+            counts: dict = {}
+            for name, table in side_batches(feed, side, on_error, counts):
+                for batch in table.combine_chunks().to_batches():
+                    writers[name].write(_with_timestamp(batch, base, _TIME_NS["itch"]))
+            for name in side:
+                if writers[name].writer is None:   # no row at all: an empty file of the right schema
+                    writers[name].write(_with_timestamp(_empty_batch(SCHEMAS[name]), base, _TIME_NS["itch"]))
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
-            for name, table in side_tables.items():
-                b = table.combine_chunks().to_batches()
-                for batch in b or [_empty_batch(table.schema)]:
-                    writers[name].write(_with_timestamp(batch, base, _TIME_NS["itch"]))
         result = {
             "source": {"name": feed.name, "size": size, "sha256": sha, "format": fmt},
             "session_date": day.isoformat() if day else None,
