@@ -141,9 +141,8 @@ class _Liveness:
     """
 
     def __init__(self, pids: dict[int, int]):
-        now = time.monotonic()
         self.pids = pids
-        self.seen = {w: (_proc_state(pid), now, now) for w, pid in pids.items()}
+        self.seen: dict = {}      # filled at the first check: nothing to read while replies come
 
     def check(self, pending) -> tuple[int, str] | None:
         """(worker, reason) to give up on a pending worker, or None."""
@@ -152,7 +151,7 @@ class _Liveness:
             state = _proc_state(self.pids[w])
             if state is None:
                 continue
-            last, stopped_since, idle_since = self.seen[w]
+            last, stopped_since, idle_since = self.seen.get(w, (None, now, now))
             if state[0] not in "Tt":
                 stopped_since = now
             if state[0] in "RD" or last is None or state[1] != last[1]:
