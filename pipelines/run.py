@@ -157,6 +157,15 @@ def _remove_empty(directory: Path, dataset: Path) -> None:
         directory = directory.parent
 
 
+def convert_day_once_on_feed_error(spec: dict) -> dict:
+    """:func:`convert_day` for Dask, whose ``retries`` apply to any exception: a feed error
+    comes back as ``{"feed_error": reason}`` instead, so it is not tried again."""
+    try:
+        return convert_day(spec)
+    except DayFeedFailed as e:
+        return {"feed_error": str(e)}
+
+
 def _spec(p: Pipeline, day: Day) -> dict:
     return {"file": day.file, "date": day.date, "dataset": str(p.dataset), "tables": list(p.tables),
             "workers": p.workers, "on_error": p.on_error, "options": p.options()}
@@ -201,7 +210,8 @@ def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, sa
 
         def submit():
             day = queue.pop(0)
-            fut = client.submit(convert_day, _spec(p, day), key=f"obook-day-{day.date}-{run_token}",
+            fut = client.submit(convert_day_once_on_feed_error, _spec(p, day),
+                                key=f"obook-day-{day.date}-{run_token}",
                                 retries=p.retries, pure=False, resources=p.dask_resources or None)
             by_key[fut.key] = day
             say(f"{day.date}: submitted {Path(day.file).name}")
@@ -217,7 +227,10 @@ def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, sa
             except Exception as e:  # noqa: BLE001 - e.g. KilledWorker after too many worker deaths
                 failed(day, f"{type(e).__name__}: {e}", p.retries + 1)
             else:
-                done(day, rec)
+                if "feed_error" in rec:
+                    failed(day, rec["feed_error"], 1)
+                else:
+                    done(day, rec)
             fut.release()
             if queue:
                 pending.add(submit())
