@@ -25,7 +25,7 @@ from common import itch_day, median, run_child  # noqa: E402
 CONVERT = """
 import os, sys, time, tempfile, obook.engine.worker_main
 from obook.convert import convert
-_oc = sys.modules["obook.convert"]       # obook.convert may name the function
+import obook.to_parquet as _oc       # the module behind obook.convert (the function)
 {patch}
 out = tempfile.mkdtemp()
 t, c = time.perf_counter(), time.process_time()

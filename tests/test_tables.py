@@ -197,7 +197,7 @@ def test_orders_schema_columns_and_types(edge):
         ("seq", pa.int64()), ("time", pa.uint64()), ("ticker", pa.string()), ("locate", pa.uint16()),
         ("action", pa.string()), ("side", pa.string()), ("price", pa.int64()), ("shares", pa.int64()),
         ("remaining", pa.int64()), ("ref", pa.uint64()), ("order_id", pa.string()), ("new_ref", pa.uint64()),
-        ("match", pa.uint64())]
+        ("match", pa.uint64()), ("queue_shares_ahead", pa.int64()), ("queue_orders_ahead", pa.int64())]
 
 
 @pytest.mark.parametrize("levels", [1, 3, 10])
@@ -460,7 +460,7 @@ def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_p
     import numpy as np
 
     from itch_builder import ItchBuilder
-    from obook.engine import breaks as B
+    from obook.feeds.itch import breaks as B
     from obook.feeds.itch import ItchFramer
 
     b = ItchBuilder()

@@ -38,7 +38,7 @@ def _die_with_parent(parent_pid: int | None) -> None:
 
 
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
-        parent_pid=None):
+        rows_per_slot, parent_pid=None):
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held while we were forked
@@ -46,7 +46,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
         fd = reduction.recv_handle(conn)
         mm = mmap.mmap(fd, size)
         os.close(fd)
-        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout)
+        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout, rows_per_slot)
         mine = {table: out[worker] for table, out in outputs.items()}
         applier = Applier(fmt, path, worker, n_workers, on_error, want, levels)
         conn.send(applier.book_map)
@@ -65,7 +65,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
                 _, slot, n, base_seq, data = msg
                 buf = inputs[slot, :n] if data is None else np.frombuffer(data, np.uint8)
                 r = applier.run(buf, base_seq, {table: out[slot] for table, out in mine.items()})
-                conn.send((r.counts, r.error, r.names))
+                conn.send((r.counts, r.error, r.names, r.overflow))
             elif msg[0] == "stats":
                 conn.send((applier.skipped(), applier.state()))
         except Exception as e:  # noqa: BLE001
@@ -82,9 +82,9 @@ def _warm() -> None:
     ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
     ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
     BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
-    from .._kernels import itch
-    itch.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, itch.SIZES, np.zeros((1, EV_WIDTH), np.int64),
-                     np.zeros((1, 2), np.int64), False)
+    from ..feeds import formats
+    for fmt in formats().values():   # each format's decoder kernels
+        fmt.decoder_class().warm()
 
 
 try:

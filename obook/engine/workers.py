@@ -100,15 +100,17 @@ def _sigint_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int]):
+def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int],
+                 rows: int = MAX_BATCH_RECORDS):
     """The input slots (slots x in_capacity bytes) and, per table, the output slots
-    (workers x slots x MAX_BATCH_RECORDS x width int64) laid out one after the other."""
+    (workers x slots x rows x width int64) laid out one after the other. Rows that do not
+    fit a slot travel with the batch's result (BatchResult.overflow)."""
     inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
     outputs, offset = {}, slots * in_capacity
     for table, width in layout.items():
-        count = n_workers * slots * MAX_BATCH_RECORDS * width
+        count = n_workers * slots * rows * width
         outputs[table] = np.frombuffer(mm, np.int64, count, offset).reshape(
-            n_workers, slots, MAX_BATCH_RECORDS, width)
+            n_workers, slots, rows, width)
         offset += count * 8
     return inputs, outputs
 
@@ -181,15 +183,19 @@ def _check_file_size_limit(size: int, n_workers: int) -> None:
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
-    def __init__(self, fmt: str, path: str, n_workers: int, on_error: str, slots: int,
+    #: output rows per worker, slot and table in shared memory (tests make it tiny)
+    rows_per_slot = MAX_BATCH_RECORDS
+
+    def __init__(self, fmt, path: str, n_workers: int, on_error: str, slots: int,
                  in_capacity: int, layout: dict[str, int] | None = None, want: int = 0,
                  levels: int = 10):
         self.n = n_workers
         self.slots = slots
         self.in_capacity = in_capacity
         self.layout = layout or {"bbo": ROW_WIDTH}
+        rows = self.rows_per_slot
         self.size = slots * in_capacity + sum(
-            n_workers * slots * MAX_BATCH_RECORDS * width * 8 for width in self.layout.values())
+            n_workers * slots * rows * width * 8 for width in self.layout.values())
         self.fd = os.memfd_create("obook-replay", os.MFD_CLOEXEC)
         self.procs: list = []
         self.conns: list = []
@@ -197,7 +203,7 @@ class WorkerPool:
             _check_file_size_limit(self.size, n_workers)
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
-            self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout)
+            self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout, rows)
             ctx = mp_context()
             from . import worker_main
             # a forked worker's parent is this process: it checks that after PR_SET_PDEATHSIG
@@ -207,7 +213,8 @@ class WorkerPool:
                 parent, child = ctx.Pipe(duplex=True)
                 p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
-                                      in_capacity, self.size, self.layout, want, levels, parent_pid))
+                                      in_capacity, self.size, self.layout, want, levels, rows,
+                                      parent_pid))
                 with _without_main(), _sigint_held():
                     p.start()
                 child.close()

@@ -6,13 +6,9 @@ Tables (``TABLES``):
   ``timestamp`` column when the session date is known;
 * ``trades``, ``orders``, ``depth`` — the rows of :func:`obook.trades`, :func:`obook.orders`
   and :func:`obook.depth`, from the same replay as the BBO (and a ``timestamp`` likewise);
-* ``symbols`` — the ITCH stock directory (``R``): locate, stock and the directory fields;
-* ``system_events`` — ITCH ``S``: seq, time, event code;
-* ``trading_actions`` — ITCH ``H``: seq, time, locate, stock, trading state, reason.
-
-The three ITCH tables come from :func:`obook.read_itch` (filtered by type); their fields
-past the stock are decoded here from its ``raw`` column (the message bytes of S, R and H).
-A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
+* the format's side tables (``FORMAT.side_tables``): ITCH ``symbols`` (the stock directory
+  ``R``), ``system_events`` (``S``) and ``trading_actions`` (``H``), read by the format's
+  own reader. A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
 Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
 rows or ``ROW_GROUP_BYTES`` bytes, in feed order), written under a temporary name; the files are renamed into place
@@ -32,9 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ._version import __version__
 from .errors import ObookError, OutputError
-from .session import TIME_NS as _TIME_NS, TIMEZONE, midnight_ns as _midnight_ns, session_date
-from .session import with_timestamp as _with_timestamp
+from .feeds import side_table_names
+from .session import TIMEZONE, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
@@ -43,8 +40,6 @@ __all__ = ["convert", "session_date", "file_digest", "TABLES", "ROW_GROUP_ROWS",
            "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
-TABLES = REPLAY_TABLES + ("symbols", "system_events", "trading_actions")
-ITCH_TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
 ROW_GROUP_ROWS = 1 << 20
 #: a row group is also cut at this many bytes of buffered rows (1 M rows of 50-level depth
 #: would be ~3.4 GB in memory)
@@ -82,94 +77,8 @@ def read_metadata(path) -> dict:
     return json.loads(meta[METADATA_KEY])
 
 
-# --------------------------------------------------------------------------- ITCH side tables
-
-
-def _chars(raw: list[bytes], start: int, width: int = 1, strip: bool = False) -> pa.Array:
-    vals = [r[start:start + width].decode("latin-1") for r in raw]
-    return pa.array([v.rstrip() for v in vals] if strip else vals, type=pa.string())
-
-
-def _u32(raw: list[bytes], start: int) -> pa.Array:
-    return pa.array([int.from_bytes(r[start:start + 4], "big") for r in raw], type=pa.uint32())
-
-
-
-
-def side_batches(path, wanted: list[str], on_error: str = "raise", counts: dict | None = None):
-    """(table, pa.Table) of symbols / system_events / trading_actions, batch by batch of
-    ``read_itch`` (nothing is kept past its batch: a feed of millions of ``R`` costs one
-    batch); ``counts`` gets the messages by type as they go by."""
-    # obook.read_itch has no on_error; the function behind it has (tolerant mode)
-    from .feeds.itch_messages import read_itch
-
-    for batch in read_itch(path, on_error):
-        if counts is not None:
-            vc = pc.value_counts(batch.column("type"))
-            for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
-                counts[v] = counts.get(v, 0) + c
-        for name in wanted:
-            rows = batch.filter(pc.equal(batch.column("type"), ITCH_TYPES[name]))
-            rows = rows.filter(pc.is_valid(rows.column("raw")))   # tolerant mode keeps short frames
-            if rows.num_rows:
-                yield name, _build(name, rows, rows.column("raw").to_pylist())
-
-
-def side_table(path, name: str, on_error: str = "raise") -> pa.Table:
-    """One of ``symbols``, ``system_events``, ``trading_actions`` of an ITCH feed (small:
-    a few rows per stock a day), decoded from ``obook.read_itch``."""
-    check_side_table(path, name)
-    parts = [t for _, t in side_batches(path, [name], on_error)]
-    return pa.concat_tables(parts) if parts else SCHEMAS[name].empty_table()
-
-
-def check_side_table(path, name: str) -> None:
-    if name not in ITCH_TYPES:
-        raise ObookError(f"unknown table {name!r}; choose from {', '.join(ITCH_TYPES)}")
-    if not Path(path).is_file():
-        raise ObookError(f"{path}: no such feed file")
-    from .feeds import detect_format
-
-    _check_tables([name], detect_format(path))    # a CSV feed: "needs an ITCH feed"
-
-
-def _build(name: str, rows, raw: list[bytes]) -> pa.Table:
-    schema = SCHEMAS[name]
-    seq, time = rows.column("seq"), rows.column("time").cast(pa.uint64())
-    if name == "system_events":
-        arrays = [seq, time, _chars(raw, 11)]
-    elif name == "trading_actions":
-        arrays = [seq, time, rows.column("locate"), rows.column("stock"), _chars(raw, 19),
-                  _chars(raw, 21, 4, strip=True)]
-    else:
-        arrays = [seq, time, rows.column("locate"), rows.column("stock"), _chars(raw, 19), _chars(raw, 20), _u32(raw, 21),
-                  _chars(raw, 25), _chars(raw, 26), _chars(raw, 27, 2, strip=True), _chars(raw, 29),
-                  _chars(raw, 30), _chars(raw, 31), _chars(raw, 32), _chars(raw, 33), _u32(raw, 34),
-                  _chars(raw, 38)]
-    return pa.Table.from_arrays([pa.chunked_array(a) if isinstance(a, pa.Array) else a for a in arrays],
-                                schema=schema)
-
-
-def _schema(name: str, fields: list) -> pa.Schema:
-    return pa.schema(fields, metadata={b"obook.table": name.encode()})
-
-
-_SEQ_TIME = [pa.field("seq", pa.int64(), nullable=False), pa.field("time", pa.uint64(), nullable=False)]
-_S = pa.string()
-SCHEMAS = {
-    "system_events": _schema("system_events", _SEQ_TIME + [pa.field("event_code", _S)]),
-    "trading_actions": _schema("trading_actions", _SEQ_TIME + [
-        pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("state", _S),
-        pa.field("reason", _S)]),
-    "symbols": _schema("symbols", _SEQ_TIME + [
-        pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("market_category", _S),
-        pa.field("financial_status", _S), pa.field("round_lot_size", pa.uint32()),
-        pa.field("round_lots_only", _S), pa.field("issue_classification", _S),
-        pa.field("issue_subtype", _S), pa.field("authenticity", _S),
-        pa.field("short_sale_threshold", _S), pa.field("ipo_flag", _S), pa.field("luld_tier", _S),
-        pa.field("etp_flag", _S), pa.field("etp_leverage_factor", pa.uint32()),
-        pa.field("inverse", _S)]),
-}
+#: every table ``convert`` writes: the replay's, then every format's side tables
+TABLES = REPLAY_TABLES + tuple(side_table_names())
 
 
 # --------------------------------------------------------------------------- writing
@@ -253,7 +162,7 @@ def _ticker_set(tickers) -> pa.Array | None:
     return pa.array(sorted({t.strip() for t in tickers if t.strip()}), pa.string())
 
 
-def _check_tables(tables, fmt: str) -> list[str]:
+def _check_tables(tables, fmt) -> list[str]:
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
     tables = list(dict.fromkeys(tables))
@@ -262,10 +171,17 @@ def _check_tables(tables, fmt: str) -> list[str]:
     for t in tables:
         if t not in TABLES:
             raise ObookError(f"unknown table {t!r}; choose from {', '.join(TABLES)}")
-        if fmt != "itch" and t in ITCH_TYPES:
-            raise ObookError(f"table {t!r} needs an ITCH feed; a {fmt.upper()} feed has only "
-                             f"{', '.join(REPLAY_TABLES)}")
+        if t not in REPLAY_TABLES and t not in fmt.side_tables:
+            owners = [f.name.upper() for f in _formats().values() if t in f.side_tables]
+            raise ObookError(f"table {t!r} needs an {' or '.join(owners)} feed; a {fmt.name.upper()} "
+                             f"feed has only {', '.join(REPLAY_TABLES + tuple(fmt.side_tables))}")
     return tables
+
+
+def _formats():
+    from .feeds import formats
+
+    return formats()
 
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
@@ -290,22 +206,22 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
-    import obook
-    from .feeds import detect_format, get_format
+    from .feeds import resolve_format
 
     feed = Path(feed)
     if not feed.is_file():
         raise ObookError(f"{feed}: no such feed file")
-    fmt = get_format(format or detect_format(feed)).name
-    tables = _check_tables(tables, fmt)
-    day = session_date(feed, date)
+    feed_format = resolve_format(format, feed)
+    fmt = feed_format.name
+    tables = _check_tables(tables, feed_format)
+    day = session_date(feed, date, feed_format)
     outdir = Path(outdir)
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from e
     size, sha = file_digest(feed)
-    base = _midnight_ns(day) if day else None     # the side tables' timestamps (the replay stamps its own)
+    stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
 
     writers = {t: _TableWriter(outdir, t) for t in tables}
     stats: dict = {}
@@ -314,7 +230,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         if replayed:
             from .engine.replay import Replay
             keep = _ticker_set(tickers)
-            replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=replayed,
+            replay = Replay(feed, workers=workers, format=feed_format, on_error=on_error, tables=replayed,
                             levels=levels, date=day, progress=progress)
             for table, batch in replay.table_batches():
                 if keep is not None:
@@ -326,17 +242,15 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
                                                             "crossed_books", "messages_by_type")})
             stats["table_rows"] = replay.stats.get("table_rows")
-        side = [t for t in tables if t in ITCH_TYPES]
+        side = [t for t in tables if t not in REPLAY_TABLES]
         if side:
-            counts: dict = {}
-            for name, table in side_batches(feed, side, on_error, counts):
-                for batch in table.combine_chunks().to_batches():
-                    writers[name].write(_with_timestamp(batch, base, _TIME_NS["itch"]))
-            for name in side:
-                if writers[name].writer is None:   # no row at all: an empty file of the right schema
-                    writers[name].write(_with_timestamp(_empty_batch(SCHEMAS[name]), base, _TIME_NS["itch"]))
+            side_tables, counts = feed_format.read_side_tables(feed, side, on_error)
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
+            for name, table in side_tables.items():
+                b = table.combine_chunks().to_batches()
+                for batch in b or [_empty_batch(table.schema)]:
+                    writers[name].write(stamp.batch(batch))
         result = {
             "source": {"name": feed.name, "size": size, "sha256": sha, "format": fmt},
             "session_date": day.isoformat() if day else None,
@@ -347,7 +261,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                    "format": fmt, "levels": levels,
                    "tickers": sorted(_ticker_set(tickers).to_pylist()) if tickers else None}
         for t, w in writers.items():
-            w.close({**result, "table": t, "obook_version": obook.__version__, "options": options})
+            w.close({**result, "table": t, "obook_version": __version__, "options": options})
         for w in writers.values():
             os.replace(w.tmp, w.final)
     except BaseException as e:

@@ -1,0 +1,35 @@
+"""The ITCH decoder (workers): the owned stocks' messages as normalized book events."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._kernels import itch as K
+from ..._kernels.layout import (ACT_REPLACE, BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_ZERO_ADD, EV_ACTION,
+                                EV_NEWREF, EV_REF, EV_WIDTH, WANT_TRADES)
+from ..base import Decoder, DecodeResult
+
+
+class ItchDecoder(Decoder):
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
+        self._names = np.zeros((1 << 16, 2), dtype=np.int64)
+
+    def decode(self, buf, base_seq, events):
+        ne, nn = K.itch_decode(buf, base_seq, self.worker, self.n_workers, K.SIZES,
+                               events, self._names, bool(self.want & WANT_TRADES))
+        names = []
+        for loc, p in self._names[:nn]:
+            names.append((int(loc), bytes(buf[p:p + 8]).decode("latin-1").rstrip()))
+        return DecodeResult(ne, names)
+
+    @classmethod
+    def warm(cls):
+        K.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, K.SIZES, np.zeros((1, EV_WIDTH), np.int64),
+                      np.zeros((1, 2), np.int64), False)
+
+    def describe(self, code, event):
+        # a U's new order is the one a zero-share add or a duplicate ref is about
+        new = code in (ERR_ZERO_ADD, ERR_DUPLICATE_REF) and int(event[EV_ACTION]) & 0xFF == ACT_REPLACE
+        ref = int(event[EV_NEWREF if new else EV_REF]) & 0xFFFFFFFFFFFFFFFF
+        return f"{BOOK_ERROR_NAMES[code]} {ref} (locate {int(event[2])})"
