@@ -165,7 +165,7 @@ FULL_DISK = textwrap.dedent("""
 
 def ring_bytes(workers: int) -> int:
     """The workers' shared memory (a memfd: it counts against RLIMIT_FSIZE too)."""
-    from obook.engine.blocks import BLOCK_SIZE
+    from obook.feeds.sources import BLOCK_SIZE
     from obook._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
     return 4 * (2 * BLOCK_SIZE + (1 << 16)) + workers * 4 * MAX_BATCH_RECORDS * ROW_WIDTH * 8
 
