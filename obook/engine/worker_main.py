@@ -16,7 +16,7 @@ from .workers import shared_views
 PR_SET_PDEATHSIG = 1      # <linux/prctl.h>
 
 
-def _die_with_parent(parent_pid: int | None) -> None:
+def _die_with_parent(parent_pid: int | None = None) -> None:
     """Linux: have the kernel SIGKILL this worker when its parent dies.
 
     A forked worker inherits the parent's ends of the worker pipes (its own included), so a
