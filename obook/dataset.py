@@ -11,6 +11,7 @@ The ``date`` column comes from the directory names (type DATE); the files do not
 
 from __future__ import annotations
 
+import glob
 import re
 from pathlib import Path
 
@@ -31,7 +32,10 @@ def tables(dataset) -> list[str]:
 
 
 def _glob(dataset, table: str) -> str:
-    return str(Path(dataset).resolve() / f"table={table}" / "*" / "*.parquet")
+    """The pattern of a table's files; the dataset's own path is escaped (``ds*x`` must not
+    also read ``dsOLDx``): DuckDB and polars both read ``[*]`` as a literal ``*``."""
+    base = glob.escape(str(Path(dataset).resolve() / f"table={table}"))
+    return str(Path(base) / "*" / "*.parquet")
 
 
 def attach(con, dataset, prefix: str = "") -> list[str]:
@@ -57,7 +61,6 @@ def scan_dataset(dataset, table: str = "bbo"):
 
     if table not in tables(dataset):
         raise ObookError(f"{dataset}: no table {table!r} (has: {', '.join(tables(dataset)) or 'none'})")
-    base = Path(dataset).resolve() / f"table={table}"
     # polars reads every key=value of the path, table=<name> included: typed, then dropped
-    return pl.scan_parquet(str(base / "*" / "*.parquet"), hive_partitioning=True,
+    return pl.scan_parquet(_glob(dataset, table), hive_partitioning=True,
                            hive_schema={"table": pl.String, "date": pl.Date}).drop("table")

@@ -20,8 +20,11 @@ an entry whose session date is known (``date :=`` or a Nasdaq file name) gets th
 
 The same arguments always map to the same pool entry, so a self-join or a UNION ALL of
 one feed scans one view twice (two independent replays), and different arguments get
-different entries. Entries whose stream has not been opened yet (bound, not executed)
-are reused last. A ``LIMIT`` stops pulling; DuckDB then releases the stream, which
+different entries. The slot UDF also gets ``current_query_id()``: an entry bound by the
+query being bound and not scanned yet is never handed to other arguments (a query with
+more distinct argument sets than the pool has entries fails with a clear error instead
+of reading another feed's rows); entries bound by earlier queries are reused, least
+recently used first. A ``LIMIT`` stops pulling; DuckDB then releases the stream, which
 closes the engine's reader and so stops its worker processes.
 
 Limits (DuckDB's, not obook's): arguments must be constants or prepared parameters (no
@@ -87,7 +90,7 @@ class _Source:
     """One pool entry: an Arrow stream producer for the arguments last assigned to it,
     with the schema the pool set for them."""
 
-    __slots__ = ("name", "schema", "opener", "args", "pending", "streams")
+    __slots__ = ("name", "schema", "opener", "args", "pending", "query", "streams")
 
     def __init__(self, name: str, schema: pa.Schema, opener: Callable[..., Any]):
         self.name = name
@@ -95,6 +98,7 @@ class _Source:
         self.opener = opener       # opener(*args) -> RecordBatchReader
         self.args: tuple | None = None
         self.pending = False       # assigned at bind, no stream opened since
+        self.query = None          # current_query_id() of the query that bound it
         self.streams = 0           # streams opened (diagnostics)
 
     def __arrow_c_schema__(self):
@@ -130,27 +134,34 @@ class _Pool:
         self.lru: OrderedDict[str, _Source] = OrderedDict((e.name, e) for e in self.entries)
         self.lock = threading.Lock()
 
-    def assign(self, args: tuple) -> str:
+    def assign(self, args: tuple, query: int | None = None) -> str:
         with self.lock:
             entry = self.by_args.get(args)
             if entry is None:
-                entry = self._victim()
+                entry = self._victim(query)
                 if entry.args is not None:
                     self.by_args.pop(entry.args, None)
                 entry.schema = self.schema_of(args)
                 entry.args = args
                 self.by_args[args] = entry
             entry.pending = True
+            entry.query = query
             self.lru.move_to_end(entry.name)
             return entry.name
 
-    def _victim(self) -> _Source:
-        # Least recently used entry that is not waiting for its scan; failing that,
-        # the least recently used one (its query is most likely long gone).
+    def _victim(self, query: int | None) -> _Source:
+        # Least recently used entry that is not waiting for its scan; failing that, the
+        # least recently used one bound by an earlier query (never scanned: that query
+        # failed or was only described). An entry the current query is waiting for is
+        # never taken: its scan would read the new arguments' rows.
         for entry in self.lru.values():
             if not entry.pending:
                 return entry
-        return next(iter(self.lru.values()))
+        for entry in self.lru.values():
+            if query is None or entry.query != query:
+                return entry
+        raise ObookError(f"one query can use at most {len(self.entries)} different argument sets "
+                         "of one obook table macro (install(con, pool_size=N) for more)")
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -212,15 +223,15 @@ def _replay_args(path, workers, fmt, on_error, date, levels=10) -> tuple:
 
 def _replay_slot(pool: _Pool):
     """The bind-time UDF of a replay table macro: check the arguments, pick a pool entry."""
-    def slot(path, workers, fmt, on_error, date):
-        return pool.assign(_replay_args(path, workers, fmt, on_error, date))
+    def slot(path, workers, fmt, on_error, date, query):
+        return pool.assign(_replay_args(path, workers, fmt, on_error, date), query)
     return slot
 
 
 def _depth_slot(pool: _Pool):
     """``obook_depth``'s UDF: the replay arguments plus the levels a side."""
-    def slot(path, workers, fmt, on_error, date, levels):
-        return pool.assign(_replay_args(path, workers, fmt, on_error, date, _check_levels(levels)))
+    def slot(path, workers, fmt, on_error, date, levels, query):
+        return pool.assign(_replay_args(path, workers, fmt, on_error, date, _check_levels(levels)), query)
     return slot
 
 
@@ -238,8 +249,8 @@ def _replay_schema(table: str):
 
 
 def _path_slot(pool: _Pool):
-    def slot(path):
-        return pool.assign((_check_path(path),))
+    def slot(path, query):
+        return pool.assign((_check_path(path),), query)
     return slot
 
 
@@ -273,13 +284,14 @@ def _open_messages(path):
 
 def _match_slot(pool: _Pool):
     """The bind-time UDF of a matching table macro: check the arguments, pick a pool entry."""
-    def slot(path, workers, tick, stp):
+    def slot(path, workers, tick, stp, query):
         from .matching.books import stp_code
 
         stp_code(stp)
         if tick is not None and tick < 1:
             raise ObookError(f"tick must be a positive integer, not {tick}")
-        return pool.assign((_check_path(path), _check_workers(workers), 1 if tick is None else tick, stp))
+        return pool.assign((_check_path(path), _check_workers(workers), 1 if tick is None else tick, stp),
+                           query)
     return slot
 
 
@@ -314,11 +326,12 @@ def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) ->
     for entry in pool.entries:
         con.register(entry.name, entry)
     fn = f"__{macro}_slot_{token}"
-    con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()], _duck_type("VARCHAR"),
-                        null_handling="special", side_effects=True)
+    # the UDF also gets current_query_id(): see _Pool._victim
+    con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
+                        _duck_type("VARCHAR"), null_handling="special", side_effects=True)
     params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
     con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(path, {params}) AS TABLE "
-                f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))")
+                f"SELECT * FROM query_table({fn}(path, {', '.join(named)}, current_query_id()))")
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
@@ -342,7 +355,7 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     with _token_lock:
         token = f"{os.getpid()}_{next(_tokens)}"
 
-    varchar, bigint = _duck_type("VARCHAR"), _duck_type("BIGINT")
+    varchar, bigint, ubigint = _duck_type("VARCHAR"), _duck_type("BIGINT"), _duck_type("UBIGINT")
     # the replay tables: same arguments (depth: and its levels), one pool of stream sources
     # each; a depth entry's schema follows the levels assigned to it
     options = {"workers": ("NULL", bigint), "format": ("NULL", varchar),
@@ -366,10 +379,10 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         for entry in pool.entries:
             con.register(entry.name, entry)
         fn = f"__obook_{table}_slot_{token}"
-        con.create_function(fn, _path_slot(pool), [varchar], varchar,
+        con.create_function(fn, _path_slot(pool), [varchar, ubigint], varchar,
                             null_handling="special", side_effects=True)
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{table}(path) AS TABLE "
-                    f"SELECT * FROM query_table({fn}(path))")
+                    f"SELECT * FROM query_table({fn}(path, current_query_id()))")
 
     # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
     # obook_match_bbo

@@ -42,7 +42,8 @@ import heapq
 import os
 from pathlib import Path
 
-from .errors import ObookError
+from .errors import ObookError, OutputError
+from .tempfiles import remove_quietly, temp_path
 
 __all__ = ["lobster", "lobster_names", "DUMMY_ASK", "DUMMY_BID"]
 
@@ -130,6 +131,11 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
         raise ObookError("no tickers asked for")
     if levels < 1:
         raise ObookError(f"levels must be at least 1, not {levels}")
+    from .feeds import detect_format
+
+    fmt = detect_format(feed) if Path(feed).is_file() else "itch"   # (a missing file: the replay says so)
+    if fmt != "itch":   # the messages, trading actions and crosses are ITCH's
+        raise ObookError(f"{feed}: LOBSTER output needs an ITCH feed, not a {fmt.upper()} feed")
     day = session_date(feed, date)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
@@ -178,12 +184,11 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
 
     empty = ",".join([f"{DUMMY_ASK},0,{DUMMY_BID},0"] * levels)
     files: dict[str, dict] = {}
-    pid = os.getpid()
     for t in tickers:
         message_name, book_name = lobster_names(t, day, levels, start_ms, end_ms)
         files[t] = {
             "message": outdir / message_name, "orderbook": outdir / book_name, "rows": 0,
-            "tmp": (outdir / f".{message_name}.{pid}.tmp", outdir / f".{book_name}.{pid}.tmp"),
+            "tmp": (temp_path(outdir / message_name), temp_path(outdir / book_name)),
             "book": empty, "orders": {},
         }
     handles = []
@@ -208,12 +213,17 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
         for f in files.values():
             os.replace(f["tmp"][0], f["message"])
             os.replace(f["tmp"][1], f["orderbook"])
-    except BaseException:
+    except BaseException as e:
         for h in handles:
-            h.close()
+            try:
+                h.close()
+            except OSError:     # its buffer cannot be written either (a full disk)
+                pass
         for f in files.values():
             for p in f["tmp"]:
-                p.unlink(missing_ok=True)
+                remove_quietly(p)
+        if isinstance(e, OSError):
+            raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise
     return {t: {"message": f["message"], "orderbook": f["orderbook"], "rows": f["rows"]}
             for t, f in files.items()}

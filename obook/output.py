@@ -12,6 +12,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from .errors import FeedError, ObookError, OutputError
+from .tempfiles import remove_quietly, temp_path
 
 TEXT_COLUMNS = ["time", "ticker", "bid_px", "bid_qty", "ask_px", "ask_qty"]
 _TEXT_OPTIONS = pacsv.WriteOptions(include_header=False, quoting_style="none")
@@ -56,7 +57,7 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
     """
     path = Path(path)
     kind = output_kind(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temp_path(path)
     n = 0
     try:
         if kind == "parquet":
@@ -82,13 +83,16 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         os.replace(tmp, path)
         return n
     except FeedError:
-        if tmp.exists():
-            os.replace(tmp, path.with_name(path.name + ".partial"))
+        try:
+            if tmp.exists():
+                os.replace(tmp, path.with_name(path.name + ".partial"))
+        except OSError:
+            remove_quietly(tmp)
         raise
     except OSError as e:
-        tmp.unlink(missing_ok=True)
+        remove_quietly(tmp)
         raise OutputError(f"{path}: write failed: {e.strerror or e}") from e
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        remove_quietly(tmp)
         raise
 

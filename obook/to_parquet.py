@@ -11,7 +11,7 @@ Tables (``TABLES``):
   own reader. A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
 Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
-rows, in feed order), written under a temporary name; the files are renamed into place
+rows or ``ROW_GROUP_BYTES`` bytes, in feed order), written under a temporary name; the files are renamed into place
 only when every table is complete, so a failing feed leaves no final file. The footer's
 key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
 """
@@ -29,9 +29,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._version import __version__
-from .errors import ObookError
+from .errors import ObookError, OutputError
 from .feeds import side_table_names
 from .session import TIMEZONE, session_date, stamp_of
+from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
@@ -40,6 +41,9 @@ __all__ = ["convert", "session_date", "file_digest", "TABLES", "ROW_GROUP_ROWS",
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 ROW_GROUP_ROWS = 1 << 20
+#: a row group is also cut at this many bytes of buffered rows (1 M rows of 50-level depth
+#: would be ~3.4 GB in memory)
+ROW_GROUP_BYTES = 128 << 20
 METADATA_KEY = b"obook"
 
 
@@ -107,10 +111,11 @@ class _TableWriter:
 
     def __init__(self, outdir: Path, table: str):
         self.final = outdir / f"{table}.parquet"
-        self.tmp = outdir / f".{table}.parquet.{os.getpid()}.tmp"
+        self.tmp = temp_path(self.final)
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.RecordBatch] = []
         self.pending_rows = 0
+        self.pending_bytes = 0
         self.rows = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -120,14 +125,15 @@ class _TableWriter:
         if batch.num_rows:
             self.pending.append(batch)
             self.pending_rows += batch.num_rows
+            self.pending_bytes += batch.nbytes
             self.rows += batch.num_rows
-        if self.pending_rows >= ROW_GROUP_ROWS:
+        if self.pending_rows >= ROW_GROUP_ROWS or self.pending_bytes >= ROW_GROUP_BYTES:
             self._flush()
 
     def _flush(self) -> None:
         if self.pending:
             self.writer.write_table(pa.Table.from_batches(self.pending), row_group_size=ROW_GROUP_ROWS)
-        self.pending, self.pending_rows = [], 0
+        self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
 
     def close(self, metadata: dict) -> None:
         self._flush()
@@ -141,7 +147,7 @@ class _TableWriter:
                 self.writer.close()
             except Exception:  # noqa: BLE001 - already failing; the temp file goes anyway
                 pass
-        self.tmp.unlink(missing_ok=True)
+        remove_quietly(self.tmp)
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
@@ -210,7 +216,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     tables = _check_tables(tables, feed_format)
     day = session_date(feed, date, feed_format)
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from e
     size, sha = file_digest(feed)
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
 
@@ -255,9 +264,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             w.close({**result, "table": t, "obook_version": __version__, "options": options})
         for w in writers.values():
             os.replace(w.tmp, w.final)
-    except BaseException:
+    except BaseException as e:
         for w in writers.values():
             w.discard()
+        if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
+            raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise
     result["files"] = {t: str(w.final) for t, w in writers.items()}
     log.info("%s: wrote %s", feed, ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))

@@ -93,9 +93,13 @@ def load(path) -> Pipeline:
         if v is not None and (not isinstance(v, int) or v < (0 if key == "retries" else 1)):
             raise PipelineError(f"{path}: {key} must be a {'non-negative' if key == 'retries' else 'positive'} "
                                 f"integer, not {v!r}")
+    glob = str(src.get("glob", "*.NASDAQ_ITCH50*"))
+    if not glob or Path(glob).is_absolute() or ".." in Path(glob).parts:
+        raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "
+                            f"(relative, no '..'), not {glob!r}")
     return Pipeline(
         source_dir=(base / str(need(src, "source", "directory"))).resolve(),
-        glob=str(src.get("glob", "*.NASDAQ_ITCH50*")),
+        glob=glob,
         dataset=(base / str(need(ds, "dataset", "path"))).resolve(),
         tables=tuple(dict.fromkeys(tables)),
         workers=ints["workers"],

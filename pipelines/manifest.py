@@ -41,12 +41,19 @@ def read(dataset: Path) -> dict:
 def write(dataset: Path, doc: dict) -> None:
     path = Path(dataset) / MANIFEST
     tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:   # a full disk: the old manifest stays, the temp file goes
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise PipelineError(f"{path}: write failed: {e.strerror or e}") from e
     fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from obook.convert import convert, file_digest, session_date
-from obook.errors import ObookError
+from obook.convert import TABLES, convert, file_digest, session_date
+from obook.errors import FeedError, ObookError
 
 from . import manifest
 from .config import Pipeline, PipelineError
@@ -45,6 +45,10 @@ TMP = ".tmp"
 
 class DayFailed(ObookError):
     """A day's conversion failed (a one-argument exception: it travels through Dask)."""
+
+
+class DayFeedFailed(DayFailed):
+    """A day failed on its feed (a bad or truncated record): trying again gives the same."""
 
 
 @dataclass
@@ -127,6 +131,13 @@ def convert_day(spec: dict) -> dict:
             dest = partition_path(dataset, table, date)
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / f"{table}.parquet", dest)
+        for table in set(TABLES) - set(spec["tables"]):   # tables the pipeline no longer has
+            stale = partition_path(dataset, table, date)
+            if stale.exists():
+                stale.unlink()
+                _remove_empty(stale.parent, dataset)
+    except FeedError as e:
+        raise DayFeedFailed(f"{Path(spec['file']).name}: {e}") from None
     except Exception as e:  # noqa: BLE001 - reported per day, the run goes on
         raise DayFailed(f"{Path(spec['file']).name}: {e}") from None
     finally:
@@ -134,6 +145,25 @@ def convert_day(spec: dict) -> dict:
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
             "stats": result["stats"]}
+
+
+def _remove_empty(directory: Path, dataset: Path) -> None:
+    """Remove ``directory`` and its parents up to ``dataset`` while they are empty."""
+    while directory != dataset:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def convert_day_once_on_feed_error(spec: dict) -> dict:
+    """:func:`convert_day` for Dask, whose ``retries`` apply to any exception: a feed error
+    comes back as ``{"feed_error": reason}`` instead, so it is not tried again."""
+    try:
+        return convert_day(spec)
+    except DayFeedFailed as e:
+        return {"feed_error": str(e)}
 
 
 def _spec(p: Pipeline, day: Day) -> dict:
@@ -151,6 +181,9 @@ def _run_local(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, s
                 + (f" (attempt {attempt} of {p.retries + 1})" if attempt > 1 else ""))
             try:
                 rec = convert_day(_spec(p, day))
+            except DayFeedFailed as e:    # the file's fault: another attempt gives the same
+                failed(day, str(e), attempt)
+                break
             except DayFailed as e:
                 log.info("%s: attempt %d failed: %s", day.date, attempt, e)
                 error = str(e)
@@ -177,7 +210,8 @@ def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, sa
 
         def submit():
             day = queue.pop(0)
-            fut = client.submit(convert_day, _spec(p, day), key=f"obook-day-{day.date}-{run_token}",
+            fut = client.submit(convert_day_once_on_feed_error, _spec(p, day),
+                                key=f"obook-day-{day.date}-{run_token}",
                                 retries=p.retries, pure=False, resources=p.dask_resources or None)
             by_key[fut.key] = day
             say(f"{day.date}: submitted {Path(day.file).name}")
@@ -193,7 +227,10 @@ def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, sa
             except Exception as e:  # noqa: BLE001 - e.g. KilledWorker after too many worker deaths
                 failed(day, f"{type(e).__name__}: {e}", p.retries + 1)
             else:
-                done(day, rec)
+                if "feed_error" in rec:
+                    failed(day, rec["feed_error"], 1)
+                else:
+                    done(day, rec)
             fut.release()
             if queue:
                 pending.add(submit())

@@ -35,12 +35,17 @@ def _text(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
+def _shown(b: bytes) -> str:
+    """A field in an error's reason: its first 64 bytes and its size when longer."""
+    return _text(b) if len(b) <= 64 else f"{_text(b[:64])}... ({len(b)} bytes)"
+
+
 def _uint(field: bytes, name: str, bits: int) -> int:
     if not _UINT.fullmatch(field):
-        raise _Fail(f"{name} is not an unsigned integer: '{_text(field)}'", f"{name} is not an unsigned integer")
+        raise _Fail(f"{name} is not an unsigned integer: '{_shown(field)}'", f"{name} is not an unsigned integer")
     v = int(field)
     if v >= 1 << bits:
-        raise _Fail(f"{name} out of range: '{_text(field)}'", f"{name} out of range")
+        raise _Fail(f"{name} out of range: '{_shown(field)}'", f"{name} out of range")
     return v
 
 
@@ -90,7 +95,7 @@ def parse_line(line: bytes):
     time = _uint(f[0], "time", 64)
     ticker, oid, typ = f[1], f[2], f[3]
     if typ not in _TYPES:
-        raise _Fail(f"unknown message type '{_text(typ)}'", "unknown message type")
+        raise _Fail(f"unknown message type '{_shown(typ)}'", "unknown message type")
     shares = _uint(f[4], "shares", 32)
     price = _uint(f[5], "price", 32)
     return time, ticker, oid, typ, shares, price
@@ -111,13 +116,13 @@ def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
             if typ in (b"B", b"S"):
                 if order is not None:
                     if on_error == "raise":
-                        raise _Fail(f"duplicate order '{_text(oid)}'", "")
+                        raise _Fail(f"duplicate order '{_shown(oid)}'", "")
                     skipped[BOOK_ERROR_NAMES[ERR_DUPLICATE_REF]] = skipped.get(BOOK_ERROR_NAMES[ERR_DUPLICATE_REF], 0) + 1
                     del book[oid]
                 book[oid] = [typ, price, shares]
             elif order is None:
                 if on_error == "raise":
-                    raise _Fail(f"unknown order '{_text(oid)}'", "")
+                    raise _Fail(f"unknown order '{_shown(oid)}'", "")
                 skipped[BOOK_ERROR_NAMES[ERR_UNKNOWN_REF]] = skipped.get(BOOK_ERROR_NAMES[ERR_UNKNOWN_REF], 0) + 1
             elif typ == b"C":
                 if shares < order[2]:

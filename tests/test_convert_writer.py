@@ -83,3 +83,20 @@ def test_table_writer_depth_extreme_seq_time_round_trip(tmp_path):
     got = pq.read_table(w.final)
     assert got["seq"].to_pylist() == seq and got["time"].to_pylist() == time
     assert got.equals(pa.Table.from_batches([batch]).replace_schema_metadata(got.schema.metadata))
+
+
+def test_convert_depth_50_levels_row_groups_bounded_in_bytes(tmp_path, monkeypatch):
+    """Row groups are cut by size as well as rows: 1 M rows of 50-level depth would be ~3.4 GB
+    buffered (issue 12); with a 1 MiB bound every engine batch (the smallest unit) is a row
+    group of its own, far below ROW_GROUP_ROWS, and the rows are the same."""
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 150_000, 20, seed=3)
+    monkeypatch.setattr(oc, "ROW_GROUP_BYTES", 1 << 20)
+    convert(feed, tmp_path / "out", tables="depth", levels=50, workers=1)
+    meta = pq.ParquetFile(tmp_path / "out" / "depth.parquet").metadata
+    got = pq.read_table(tmp_path / "out" / "depth.parquet")
+    assert meta.num_row_groups >= 2 and got.num_rows < oc.ROW_GROUP_ROWS
+    want = obook.depth(feed, levels=50, workers=1).read_all()
+    assert got.equals(want.replace_schema_metadata(got.schema.metadata))

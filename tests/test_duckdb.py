@@ -304,3 +304,48 @@ def test_obook_depth_levels_limit_returns_early_and_stops_workers(con, big):
     got = con.execute(f"SELECT * FROM obook_depth('{big}', workers := 2, levels := 3) LIMIT 10").fetchall()
     assert len(got) == 10 and len(got[0]) == 4 + 2 * 3 * 3
     assert wait_no_workers() == []
+
+
+# ---------------------------------------------------------------- many feeds in one query (issue 12)
+
+def test_obook_bbo_union_of_40_feeds_each_branch_its_own_rows_or_clear_error(con, tmp_path):
+    """More distinct argument sets in one query than the pool has entries: each branch must
+    get its own file's rows (branch f0 used to get f32's), or the query fails clearly."""
+    from obook.gen.itch import write_itch
+
+    paths = []
+    for i in range(40):
+        paths.append(tmp_path / f"f{i}.itch")
+        write_itch(paths[-1], 60 + 5 * i, 3, seed=i)
+    expected = [(i, obook.bbo(str(p), workers=1).read_all().num_rows) for i, p in enumerate(paths)]
+    union = " UNION ALL ".join(f"SELECT {i} AS f, count(*) AS n FROM obook_bbo('{p}', workers := 1)"
+                               for i, p in enumerate(paths))
+    with pytest.raises(duckdb.Error, match="at most 32 different argument sets"):
+        con.execute(union).fetchall()
+    got = sorted(con.execute(" UNION ALL ".join(
+        f"SELECT {i} AS f, count(*) AS n FROM obook_bbo('{p}', workers := 1)"
+        for i, p in enumerate(paths[:32]))).fetchall())
+    assert got == expected[:32]
+    # a bigger pool takes them all, and later queries reuse the entries correctly
+    big = install(duckdb.connect(), pool_size=48)
+    try:
+        assert sorted(big.execute(union).fetchall()) == expected
+        assert sorted(big.execute(union).fetchall()) == expected
+    finally:
+        big.close()
+
+
+def test_obook_bbo_stale_bound_entries_do_not_block_later_queries(con, tmp_path):
+    """Queries that bound a feed but never scanned it (a failing bind) leave entries waiting;
+    they belong to finished queries and must be reused, not count against the limit."""
+    from obook.gen.itch import write_itch
+
+    paths = []
+    for i in range(34):
+        paths.append(tmp_path / f"g{i}.itch")
+        write_itch(paths[-1], 60 + 5 * i, 3, seed=i)
+    for p in paths:   # binds the feed, then fails on the missing column: never scanned
+        with pytest.raises(duckdb.Error):
+            con.execute(f"SELECT no_such_column FROM obook_bbo('{p}', workers := 1)")
+    got = con.execute(f"SELECT count(*) FROM obook_bbo('{paths[-1]}', workers := 1)").fetchone()[0]
+    assert got == obook.bbo(str(paths[-1]), workers=1).read_all().num_rows

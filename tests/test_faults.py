@@ -163,17 +163,40 @@ FULL_DISK = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("suffix", [".parquet", ".txt", ".arrow"])
+def ring_bytes(workers: int) -> int:
+    """The workers' shared memory (a memfd: it counts against RLIMIT_FSIZE too)."""
+    from obook.feeds.sources import BLOCK_SIZE
+    from obook._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
+    return 4 * (2 * BLOCK_SIZE + (1 << 16)) + workers * 4 * MAX_BATCH_RECORDS * ROW_WIDTH * 8
+
+
+# workers=2: the limit leaves room for the workers' shared memory, so the output writer is what
+# fails (a 6 M message day's Parquet is smaller than that room: text and Arrow only)
+@pytest.mark.parametrize("workers,suffix", [(1, ".parquet"), (1, ".txt"), (1, ".arrow"), (2, ".txt"),
+                                            (2, ".arrow")])
 def test_cli_output_on_full_disk_exits_1_leaves_no_file(big, tmp_path, suffix, workers, no_leaks):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     out = out_dir / f"day{suffix}"
-    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(1 << 20), "bbo", str(big), "--workers",
+    limit = 1 << 20 if workers == 1 else ring_bytes(workers) + (4 << 20)
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(limit), "bbo", str(big), "--workers",
                         str(workers), "--output", str(out)], capture_output=True, timeout=120)
     err = p.stderr.decode()
     assert p.returncode == 1, err
-    assert "error:" in err and "write failed" in err and "Traceback" not in err
+    assert f"error: {out}: write failed" in err and "Traceback" not in err, err
+    only_feed_left(out_dir)
+
+
+def test_cli_file_size_limit_below_workers_shared_memory_says_so(big, tmp_path):
+    """ulimit -f below the workers' shared memory: the error names that, not the output."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(1 << 20), "bbo", str(big), "--workers", "2",
+                        "--output", str(out_dir / "day.txt")], capture_output=True, timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "shared memory" in err and "file size limit" in err and "write failed" not in err, err
+    assert "Traceback" not in err
     only_feed_left(out_dir)                     # no day.parquet, no .day.parquet.<pid>.tmp, no .partial
 
 
@@ -238,3 +261,210 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
     assert p.returncode == 130, err.decode()
     assert b"Traceback" not in err
     assert_gone(kids)
+
+
+# ---------------------------------------------------------------- a stopped worker (issue 12)
+
+def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, no_leaks):
+    """A worker that makes no progress (SIGSTOP, a wedge) used to hang the replay forever."""
+    reader = obook.bbo(big, workers=2)
+    batches = iter(reader)
+    with watchdog(60, hard=False):
+        assert next(batches).num_rows > 0
+        victim = worker_children()[-1]
+        victim.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(obook.WorkerError, match=f"pid {victim.pid}.*stopped"):
+                for _ in batches:
+                    pass
+        finally:
+            try:
+                victim.send_signal(signal.SIGCONT)
+            except psutil.NoSuchProcess:
+                pass
+    del batches, reader
+
+
+def test_replay_worker_paused_briefly_is_not_killed_rows_complete(tmp_path, no_leaks):
+    """A slow but live worker (here paused for a second, well under the stop limit) is waited
+    for: the replay completes with the same rows as one worker."""
+    path = tmp_path / "day.itch"
+    write_itch(path, 400_000, 50, seed=5)
+    expected = obook.bbo(path, workers=1).read_all()
+    got = []
+    with watchdog(120, hard=False):
+        for i, batch in enumerate(obook.bbo(path, workers=2)):
+            got.append(batch)
+            if i == 0:
+                victim = worker_children()[-1]
+                victim.send_signal(signal.SIGSTOP)
+                time.sleep(1.0)
+                victim.send_signal(signal.SIGCONT)
+    import pyarrow as pa
+    assert pa.Table.from_batches(got).equals(expected)
+
+
+# ---------------------------------------------------------------- inside a daemonic process (issue 12)
+
+IN_POOL = textwrap.dedent("""
+    import multiprocessing as mp, sys
+    import obook
+    def rows(path):
+        return obook.bbo(path).read_all().num_rows, obook.bbo(path, workers=2).read_all().num_rows
+    if __name__ == "__main__":
+        with mp.get_context("fork").Pool(1) as pool:    # pool workers are daemonic: no children
+            print(*pool.apply(rows, (sys.argv[1],)))
+""")
+
+
+def test_replay_inside_multiprocessing_pool_worker_falls_back_to_one_process(tmp_path):
+    path = tmp_path / "day.itch"
+    write_itch(path, 20_000, 10, seed=2)
+    script = tmp_path / "in_pool.py"
+    script.write_text(IN_POOL)
+    p = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    n = obook.bbo(path, workers=1).read_all().num_rows
+    assert p.stdout.split() == [str(n).encode()] * 2
+
+
+# ---------------------------------------------------------------- temp files and output failures (issue 12)
+
+def _start_mid_replay(big, out_dir, workers=2):
+    p = cli("bbo", big, "--workers", workers, "--output", out_dir / "day.parquet", start_new_session=True)
+    kids = wait_for_workers(p, workers) if workers > 1 else []
+    deadline = time.time() + 60
+    while not any(out_dir.iterdir()) and time.time() < deadline:   # the temp file exists
+        time.sleep(0.01)
+    assert p.poll() is None, "replay finished too early; make the feed longer"
+    return p, kids
+
+
+def test_cli_sigterm_mid_replay_exits_143_no_temp_file_no_children(big, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p, kids = _start_mid_replay(big, out_dir)
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=30)
+    assert rc == 143, p.stderr.read().decode()
+    assert_gone(kids, timeout=15)
+    only_feed_left(out_dir)
+
+
+def test_cli_sigkilled_writer_temp_file_removed_by_next_run(big, tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p, kids = _start_mid_replay(big, out_dir)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait(timeout=30)
+    assert_gone(kids, timeout=15)
+    left = [x.name for x in out_dir.iterdir()]
+    assert left == [f".day.parquet.{p.pid}.tmp"]
+    small = tmp_path / "small.itch"
+    write_itch(small, 5_000, 5, seed=1)
+    done = subprocess.run([sys.executable, "-m", "obook", "bbo", str(small), "--workers", "1", "--output",
+                           str(out_dir / "day.parquet")], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert [x.name for x in out_dir.iterdir()] == ["day.parquet"]
+
+
+def test_write_file_cleanup_unlink_failing_keeps_the_write_error(tmp_path, monkeypatch):
+    """On a read-only file system the cleanup's own unlink fails too: the error reported is
+    still the write's OutputError."""
+    import errno
+    import pyarrow as pa
+    from obook.output import write_file
+
+    def batches():
+        yield pa.record_batch({"a": [1]})
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    def unlink(*a, **k):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    reader = pa.RecordBatchReader.from_batches(pa.schema({"a": pa.int64()}), batches())
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(obook.OutputError, match="write failed: Read-only file system"):
+        write_file(reader, tmp_path / "x.parquet")
+
+
+def test_convert_output_directory_removed_mid_run_raises_output_error(big, tmp_path):
+    import shutil
+
+    out = tmp_path / "out"
+
+    def progress(done, phase=None):
+        shutil.rmtree(out, ignore_errors=True)
+
+    with pytest.raises(obook.OutputError, match="write failed"):
+        obook.convert(big, out, tables="bbo", workers=1, progress=progress)
+
+
+@pytest.mark.parametrize("command", ["convert", "lobster"])
+def test_cli_convert_and_lobster_on_full_disk_exit_1_no_temp_file(big, tmp_path, command):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = (["convert", str(big), str(out_dir), "--tables", "bbo,orders", "--workers", "1"]
+            if command == "convert" else
+            ["lobster", str(big), str(out_dir), "--tickers", obook.symbols(big).read_all()["stock"][0].as_py(),
+             "--date", "2020-01-02", "--workers", "1"])
+    limit = 1 << 20 if command == "convert" else 1 << 16     # lobster: a ticker's files are small
+    p = subprocess.run([sys.executable, "-c", FULL_DISK, str(limit)] + args, capture_output=True, timeout=300)
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "error:" in err and "write failed" in err and "Traceback" not in err, err
+    only_feed_left(out_dir)
+
+
+MANIFEST_FULL = textwrap.dedent("""
+    import resource, signal, sys
+    from pathlib import Path
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+    from obook.pipelines import PipelineError, manifest
+    try:
+        manifest.write(Path(sys.argv[1]), {"days": {"x": "y" * 200_000}, "failed": {}})
+    except PipelineError as e:
+        print("PipelineError:", e)
+""")
+
+
+def test_pipeline_manifest_write_on_full_disk_pipeline_error_no_temp_file(tmp_path):
+    p = subprocess.run([sys.executable, "-c", MANIFEST_FULL, str(tmp_path)], capture_output=True, timeout=120)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr.decode()
+    assert b"PipelineError:" in p.stdout and b"write failed" in p.stdout
+    only_feed_left(tmp_path)
+
+
+# ---------------------------------------------------------------- startup races (issue 12)
+
+def test_cli_sigint_while_workers_start_exits_130_no_traceback(big, tmp_path):
+    """Ctrl-C as soon as the first of 8 workers exists (the others are being forked): exit
+    130, no traceback from a child's after-fork hooks, no worker left; five times over."""
+    for attempt in range(5):
+        out_dir = tmp_path / f"out{attempt}"
+        out_dir.mkdir()
+        p = cli("bbo", big, "--workers", 8, "--output", out_dir / "day.parquet", start_new_session=True)
+        kids = wait_for_workers(p, 1, timeout=60)
+        os.killpg(p.pid, signal.SIGINT)
+        rc = p.wait(timeout=60)
+        err = p.stderr.read().decode()
+        assert rc == 130 and "Traceback" not in err, (attempt, rc, err)
+        assert_gone(kids + [k for k in psutil.Process().children(recursive=True) if k.pid in
+                            {c.pid for c in kids}], timeout=15)
+        only_feed_left(out_dir)
+
+
+def test_worker_whose_parent_died_before_pdeathsig_exits_at_once():
+    """The parent's pid comes from the parent: a worker that finds another parent after setting
+    PR_SET_PDEATHSIG (its parent died first) exits instead of living on."""
+    from obook.engine.worker_main import _die_with_parent
+
+    pid = os.fork()
+    if pid == 0:                                  # the child: its "parent" is some other pid
+        try:
+            _die_with_parent(os.getppid() + 1_000_000)
+        finally:
+            os._exit(3)                           # still running: the check failed
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

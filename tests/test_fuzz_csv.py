@@ -169,3 +169,59 @@ def test_csv_random_mutations_of_generated_feed_seeded_like_reference(tmp_path):
                 data[at:at] = data[at:at + rng.randint(1, 40)]
         check(tmp_path / "m.csv", bytes(data), workers=2 if i % 10 == 0 else 1,
               on_error="skip" if i % 2 else "raise")
+
+
+# ---------------------------------------------------------------- hostile records, every table (issue 12)
+
+REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
+
+
+def _tables(path, workers):
+    from obook.engine.replay import Replay
+
+    replay = Replay(path, workers=workers, format="csv", tables=REPLAY_TABLES)
+    got = {t: [] for t in REPLAY_TABLES}
+    for table, batch in replay.table_batches():
+        got[table].extend(batch.to_pylist())
+    return got
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_csv_megabyte_ticker_every_table_costs_its_rows_not_rows_times_longest(tmp_path, workers):
+    """One 1 MiB ticker, then 70,000 short lines: the ticker column used to be sized rows x
+    the longest ticker (64 GiB a batch). Every table equals the same feed with a short
+    ticker in its place."""
+    long_ticker = b"T" * (1 << 20)
+    body = b"".join(b"%d,AAA,%d,B,5,%d\n%d,AAA,%d,E,1,0\n" % (2 * i + 2, i, 100 + i % 7, 2 * i + 3, i)
+                    for i in range(35_000))
+    hostile, plain = tmp_path / "long.csv", tmp_path / "short.csv"
+    hostile.write_bytes(HEADER + b"1," + long_ticker + b",x,B,5,5\n" + body + b"80000," + long_ticker
+                        + b",x,E,2,0\n")
+    plain.write_bytes(HEADER + b"1,ZZZ,x,B,5,5\n" + body + b"80000,ZZZ,x,E,2,0\n")
+    got, want = _tables(hostile, workers), _tables(plain, workers)
+    long_name = long_ticker.decode()
+    for table in REPLAY_TABLES:
+        rows = [{**r, "ticker": "ZZZ" if r["ticker"] == long_name else r["ticker"]} for r in got[table]]
+        assert rows == want[table], table
+        assert any(r["ticker"] == long_name for r in got[table]), table
+
+
+@pytest.mark.parametrize("table", REPLAY_TABLES)
+@pytest.mark.parametrize("field", ["time", "type", "shares", "price", "order"])
+def test_csv_ten_megabyte_field_error_text_is_bounded(tmp_path, table, field):
+    """A 10 MB field in a failing line: the error names the line and shows the field's
+    start and size, not all of it."""
+    from obook.engine.replay import Replay
+
+    huge = b"9" * 10_000_000 if field != "order" else b"o" * 10_000_000
+    fields = {"time": huge + b",AAA,1,B,5,5", "type": b"2,AAA,1," + huge + b",5,5",
+              "shares": b"2,AAA,1,B," + huge + b",5", "price": b"2,AAA,1,B,5," + huge,
+              "order": b"2,AAA," + huge + b",D,0,0"}[field]
+    path = tmp_path / "huge.csv"
+    path.write_bytes(HEADER + b"1,AAA,1,B,5,5\n" + fields + b"\n")
+    with pytest.raises(FeedError) as info:
+        for _ in Replay(path, workers=1, format="csv", tables=(table,)).reader(table):
+            pass
+    assert info.value.record == 3
+    assert len(str(info.value)) < 400, str(info.value)[:400]
+    assert "10000000 bytes" in info.value.reason

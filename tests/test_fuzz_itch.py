@@ -258,3 +258,68 @@ def test_itch_regression_side_byte_not_b_is_a_sell(tmp_path):
     data = framed(add_msg(1, side=b"B"), add_msg(2, price=2000, side=b" "), add_msg(3, price=1500, side=b"\xff"))
     rows, err = check(tmp_path / "s.itch", data)
     assert err is None and [(r[7], r[8]) for r in rows] == [(None, None), (2000, 100), (1500, 100)]
+
+
+# ---------------------------------------------------------------- hostile names, every table (issue 12)
+
+NAME = b"\xff\xe9A\x80B"          # not UTF-8; the spec's stock field is 8 bytes of text
+SHOWN = NAME.decode("latin-1")    # every table shows it as latin-1, like the BBO's ticker
+
+
+def hostile_name_feed(path):
+    b = ItchBuilder()
+    b.system("O")
+    b.directory(1, NAME)
+    b.directory(2, "MSFT")
+    b.trading_action(1, "T")
+    b.add(1, 10, "B", 100, 1_000_000)
+    b.add(1, 11, "S", 100, 1_001_000, mpid="GSCO")
+    b.add(2, 12, "B", 5, 500_000)
+    b.execute(1, 10, 30, match=1)
+    b.trade(1, 0, "B", 100, 1_000_000, match=2)
+    b.cross(1, 10**6, 1_000_000, match=3)
+    b.broken(2)
+    b.delete(1, 11)
+    b.system("C")
+    return b.write(path)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("table", ["bbo", "trades", "orders", "depth"])
+def test_itch_non_utf8_stock_name_replay_tables_show_latin1(tmp_path, table, workers):
+    from obook.engine.replay import Replay
+
+    path = hostile_name_feed(tmp_path / "names.itch")
+    rows = Replay(path, workers=workers, tables=(table,)).reader(table).read_all().to_pylist()
+    tickers = {r["ticker"] for r in rows}
+    assert SHOWN in tickers and tickers <= {SHOWN, "MSFT", None}    # a B row has no book
+
+
+@pytest.mark.parametrize("reader", ["read_itch", "symbols", "trading_actions"])
+def test_itch_non_utf8_stock_name_side_tables_show_latin1(tmp_path, reader):
+    import obook
+
+    path = hostile_name_feed(tmp_path / "names.itch")
+    rows = getattr(obook, reader)(path).read_all().to_pylist()
+    stocks = {r["stock"] for r in rows if r["stock"] is not None}
+    assert SHOWN in stocks and stocks <= {SHOWN, "MSFT"}
+
+
+def test_itch_non_utf8_stock_name_convert_every_table_and_duckdb(tmp_path):
+    import obook
+    import pyarrow.parquet as pq
+    from obook.convert import TABLES
+
+    path = hostile_name_feed(tmp_path / "names.itch")
+    result = obook.convert(path, tmp_path / "out", tables=TABLES, workers=1)
+    symbols = pq.read_table(result["files"]["symbols"]).column("stock").to_pylist()
+    assert symbols == [SHOWN, "MSFT"]
+    con = obook.connect()
+    try:
+        got = con.execute(f"SELECT DISTINCT stock FROM obook_messages('{path}') WHERE stock IS NOT NULL "
+                          "ORDER BY stock").fetchall()
+        assert got == sorted([(SHOWN,), ("MSFT",)])
+        assert con.execute(f"SELECT stock FROM obook_symbols('{path}') ORDER BY locate").fetchall() == [
+            (SHOWN,), ("MSFT",)]
+    finally:
+        con.close()

@@ -88,10 +88,11 @@ def test_pipeline_truncated_day_fails_others_complete_exit_1(setup, tmp_path):
     assert "failed: 2019-12-31" in res.stderr and "12312019.NASDAQ_ITCH50" in res.stderr
     assert not list(ds.glob("table=*/date=2019-12-31"))
     st = obook_cli("pipeline", "status", p.path, "--json")
-    assert st.returncode == 0
+    assert st.returncode == 1                    # a failed day: status says so in its exit code too
     states = {d["date"]: d["state"] for d in json.loads(st.stdout)["days"]}
     assert states == {"2019-12-30": "done", "2019-12-31": "failed", "2020-01-02": "done"}
-    assert manifest.read(ds)["failed"]["2019-12-31"]["attempts"] == 2     # retries = 1
+    # retries = 1, but a feed error is the file's, not the machine's: retrying gives it again
+    assert manifest.read(ds)["failed"]["2019-12-31"]["attempts"] == 1
     text = obook_cli("pipeline", "status", p.path).stdout
     assert "2019-12-31  failed" in text and "2 done, 0 pending, 1 failed" in text
 
@@ -159,3 +160,54 @@ def test_pipeline_load_example_and_bad_key(tmp_path):
     bad.write_text('[source]\ndirectory = "x"\ncolour = 1\n')
     with pytest.raises(PipelineError, match="unknown key 'colour'"):
         load(bad)
+
+
+# ---------------------------------------------------------------- hostile paths (issue 12)
+
+@pytest.mark.parametrize("name", ["ds*x", "ds?x", "ds[O]x"])
+def test_attach_and_scan_dataset_glob_characters_in_path_read_only_that_dataset(tmp_path, name):
+    import pyarrow as pa
+
+    for ds, value in ((name, 1), ("dsOx", 2), ("dsOLDx", 3)):
+        part = tmp_path / ds / "table=bbo" / "date=2020-01-02"
+        part.mkdir(parents=True)
+        pq.write_table(pa.table({"seq": [value]}), part / "part-0.parquet")
+    con = duckdb.connect()
+    try:
+        assert attach(con, tmp_path / name) == ["bbo"]
+        assert con.execute("SELECT seq FROM bbo").fetchall() == [(1,)]
+    finally:
+        con.close()
+    assert scan_dataset(tmp_path / name).select("seq").collect()["seq"].to_list() == [1]
+
+
+# ---------------------------------------------------------------- hostile definitions (issue 12)
+
+@pytest.mark.parametrize("pattern", ["/tmp/*.NASDAQ_ITCH50*", "../outside/*", "a/../../*"])
+def test_pipeline_load_glob_outside_source_directory_is_pipeline_error(tmp_path, pattern):
+    toml = write_pipeline(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds")
+    toml.write_text(toml.read_text().replace('glob = "*.NASDAQ_ITCH50*"', f'glob = "{pattern}"'))
+    with pytest.raises(PipelineError, match="glob"):
+        load(toml)
+
+
+def test_pipeline_day_name_with_trailing_newline_is_not_a_day(setup):
+    p, files, ds = setup
+    (p.source_dir / "01062020.NASDAQ_ITCH50\n").write_bytes(files["2019-12-30"].read_bytes())
+    states = {d["file"]: (d["date"], d["state"]) for d in status(p)["days"]}
+    assert states[str(p.source_dir / "01062020.NASDAQ_ITCH50\n")] == (None, "invalid")
+
+
+def test_pipeline_fewer_tables_removes_the_dropped_tables_partitions(setup, tmp_path):
+    p, files, ds = setup
+    run(p)
+    toml = p.path
+    toml.write_text(toml.read_text().replace(f"tables = {json.dumps(TABLES)}", 'tables = ["bbo"]'))
+    summary = run(load(toml))
+    assert summary["converted"] == DATES and summary["failed"] == {}
+    assert sorted({t for t, _ in dataset_tables(ds)}) == ["bbo"]
+    con = duckdb.connect()
+    try:
+        assert attach(con, ds) == ["bbo"]
+    finally:
+        con.close()

@@ -116,3 +116,19 @@ def test_pipeline_dask_worker_killed_every_day_once_same_as_local(cluster, tmp_p
     for key in want:
         assert got[key][0].equals(want[key][0]), key
         assert json.loads(got[key][1]) == json.loads(want[key][1]), key
+
+
+def test_pipeline_dask_feed_error_day_not_retried(cluster, tmp_path):
+    """A truncated day fails on its feed: trying it again gives the same, so the Dask run
+    records one attempt though retries = 2 (issue 12); the other days complete."""
+    days = tmp_path / "days"
+    files = write_days(days)
+    data = files["2019-12-31"].read_bytes()
+    files["2019-12-31"].write_bytes(data[:len(data) // 2 + 3])
+    addr = cluster["address"].removeprefix("tcp://")
+    p = load(write_pipeline(tmp_path / "dask.toml", days, tmp_path / "ds", executor=f"dask://{addr}",
+                            retries=2, days_at_once=2))
+    summary = run(p)
+    assert list(summary["failed"]) == ["2019-12-31"]
+    assert sorted(summary["converted"]) == ["2019-12-30", "2020-01-02"]
+    assert manifest.read(tmp_path / "ds")["failed"]["2019-12-31"]["attempts"] == 1

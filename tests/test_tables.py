@@ -450,3 +450,33 @@ def test_tables_failure_in_later_batch_delivers_every_earlier_row(tmp_path, day,
         expected, err = reference(path)
         rows, error = table(path, workers)
         assert rows == expected and error.record == err[0] == 40_001
+
+
+# ---------------------------------------------------------------- breaks bounded (issue 12)
+
+def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_path, monkeypatch):
+    """Breaks found while scanning are merged as they come (a repeated match costs nothing) and,
+    past SPILL_ENTRIES distinct matches, live in a mapped temporary file: same lookups."""
+    import numpy as np
+
+    from itch_builder import ItchBuilder
+    from obook.feeds.itch import breaks as B
+    from obook.feeds.itch import ItchFramer
+
+    b = ItchBuilder()
+    for i in range(3000):
+        b.broken(i % 700)              # 700 distinct matches, each broken again and again
+    for i in range(500):
+        b.broken(10_000 + i)
+    path = b.write(tmp_path / "b.itch")
+    want = B.Breaks.scan(str(path), ItchFramer(str(path)))
+    monkeypatch.setattr(B, "COMPACT_EVERY", 100)
+    monkeypatch.setattr(B, "SPILL_ENTRIES", 1000)
+    got = B.Breaks.scan(str(path), ItchFramer(str(path)), None)
+    assert len(got) == len(want) == 1200
+    assert isinstance(got.matches, np.memmap) and isinstance(got.last_seq, np.memmap)
+    assert (np.asarray(got.matches) == want.matches).all() and (np.asarray(got.last_seq) == want.last_seq).all()
+    seq = np.arange(0, 4000, 7, dtype=np.int64)
+    match = seq % 1500
+    trade = np.ones(len(seq), bool)
+    assert (got.broken(seq, match, trade) == want.broken(seq, match, trade)).all()

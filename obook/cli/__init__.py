@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 import typer
@@ -33,8 +34,14 @@ app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 
 
+def _terminated(signum, frame):
+    # SIGTERM (kill, a service manager): unwind like Ctrl-C, so temp files and workers go
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except FeedError as e:

@@ -48,13 +48,16 @@ def status(
 ) -> None:
     """Show each day's state: done, pending, failed or invalid.
 
-    pending: new, changed (size or sha256) or converted with other options; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day. Hashes the day files.
+    pending: new, changed (size or sha256) or converted with other options; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day. Hashes the day files. Exit code 1 when a day failed or a file is not a day.
     """
     from ..pipelines import load, status as _status
 
     st = _status(load(pipeline))
+    bad = st["counts"]["failed"] + st["counts"]["invalid"]
     if json_out:
         typer.echo(json.dumps(st, indent=1))
+        if bad:
+            raise typer.Exit(1)
         return
     for d in st["days"]:
         typer.echo(f"{d['date'] or '-':<10}  {d['state']:<8}  {Path(d['file']).name}"
@@ -62,3 +65,5 @@ def status(
     c = st["counts"]
     typer.echo(f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['invalid']} invalid "
                f"in {st['dataset']}")
+    if bad:
+        raise typer.Exit(1)

@@ -61,7 +61,10 @@ def book_columns(book: np.ndarray, n: int, tickers: Tickers, key_type: pa.DataTy
     ``key_type`` (the format's ``book_key``; None: a null uint16 ``locate``)."""
     off, ln, arena = tickers.packed()
     offsets = np.empty(n + 1, np.int32)
-    data = np.empty(max(1, n * tickers.max_len), np.uint8)
+    # the bytes of these rows' names exactly (rows x the longest name would let one hostile
+    # 1 MiB ticker cost every later batch 64 GiB)
+    known = ln[book[:n][(book[:n] >= 0) & (book[:n] < len(ln))]]
+    data = np.empty(max(1, int(known[known > 0].sum())), np.uint8)
     tvalid = np.empty((n + 7) // 8, np.uint8)
     gather_names(book, n, off, ln, arena, offsets, data, tvalid)
     ticker = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(tvalid), pa.py_buffer(offsets),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing as mp
 import os
 from collections import deque
 from typing import Callable, Iterator
@@ -67,6 +68,11 @@ class Replay:
         self.workers = default_workers() if workers is None else int(workers)
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
+        if self.workers > 1 and mp.current_process().daemon:
+            # a multiprocessing.Pool worker (daemonic) may not start processes
+            log.warning("%s: replaying in this process: a daemonic process (a multiprocessing "
+                        "pool worker) cannot start worker processes", self.path)
+            self.workers = 1
         self.on_error = on_error
         self.slots = max(1, slots)
         self.block_size = block_size

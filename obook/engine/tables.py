@@ -40,6 +40,8 @@ def check_tables(tables, levels: int) -> tuple[str, ...]:
     bad = [t for t in tables if t not in TABLES]
     if bad or not tables:
         raise ObookError(f"unknown table(s) {', '.join(bad) or '(none)'}; choose from {', '.join(TABLES)}")
+    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
+        raise ObookError(f"levels must be an integer between 1 and 50, not {levels!r}")
     if not 1 <= levels <= 50:
         raise ObookError(f"levels must be between 1 and 50, not {levels}")
     return tables

@@ -16,15 +16,16 @@ from .workers import shared_views
 PR_SET_PDEATHSIG = 1      # <linux/prctl.h>
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent_pid: int | None = None) -> None:
     """Linux: have the kernel SIGKILL this worker when its parent dies.
 
     A forked worker inherits the parent's ends of the worker pipes (its own included), so a
     parent killed outright (SIGKILL, the OOM killer) would never give it EOF: it would wait
     forever, holding the shared memory. PR_SET_PDEATHSIG covers that; a parent that died
-    before the call is caught by the ppid check.
+    before the call is caught by comparing the ppid with ``parent_pid``, the pid the parent
+    passed (read here, the ppid may already be the reaper's). None: no check (forkserver).
     """
-    ppid = os.getppid()
+    ppid = os.getppid() if parent_pid is None else parent_pid
     try:
         import ctypes
 
@@ -37,9 +38,10 @@ def _die_with_parent() -> None:
 
 
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
-        rows_per_slot):
-    _die_with_parent()
+        rows_per_slot, parent_pid=None):
+    _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held while we were forked
     try:
         fd = reduction.recv_handle(conn)
         mm = mmap.mmap(fd, size)

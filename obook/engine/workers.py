@@ -16,7 +16,9 @@ import logging
 import mmap
 import multiprocessing as mp
 import os
+import signal
 import threading
+import time
 from contextlib import contextmanager
 from multiprocessing import connection, reduction, spawn
 
@@ -85,6 +87,19 @@ def _without_main():
             spawn.get_preparation_data = original
 
 
+@contextmanager
+def _sigint_held():
+    """Hold SIGINT while a worker is forked: a Ctrl-C then reaches this process once the
+    child exists (KeyboardInterrupt here, exit 130) instead of the child's after-fork hooks
+    (a traceback there, and the parent's interrupt lost). The child inherits the blocked
+    signal and ignores it before unblocking it."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int],
                  rows: int = MAX_BATCH_RECORDS):
     """The input slots (slots x in_capacity bytes) and, per table, the output slots
@@ -98,6 +113,71 @@ def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[
             n_workers, slots, rows, width)
         offset += count * 8
     return inputs, outputs
+
+
+#: a worker stopped (SIGSTOP, a debugger: state T/t) this long while the parent waits fails the replay
+STOPPED_SECONDS = 5.0
+#: a worker asleep (not runnable, no CPU time used) this long while the parent waits for its
+#: reply is wedged: workers only sleep when they wait for the parent
+WEDGED_SECONDS = 120.0
+_POLL_SECONDS = 1.0
+
+
+def _proc_state(pid: int) -> tuple[str, int] | None:
+    """(state letter, utime + stime ticks) from /proc/<pid>/stat; None where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return fields[0].decode(), int(fields[11]) + int(fields[12])
+
+
+class _Liveness:
+    """Notices a worker that makes no progress while the parent waits for it.
+
+    Stopped (T/t) for ``STOPPED_SECONDS`` -> stopped; asleep without using CPU for
+    ``WEDGED_SECONDS`` -> wedged. A runnable or busy worker (R, D, or CPU time growing: a
+    huge batch, a loaded machine) is live however long it takes.
+    """
+
+    def __init__(self, pids: dict[int, int]):
+        self.pids = pids
+        self.seen: dict = {}      # filled at the first check: nothing to read while replies come
+
+    def check(self, pending) -> tuple[int, str] | None:
+        """(worker, reason) to give up on a pending worker, or None."""
+        now = time.monotonic()
+        for w in pending:
+            state = _proc_state(self.pids[w])
+            if state is None:
+                continue
+            last, stopped_since, idle_since = self.seen.get(w, (None, now, now))
+            if state[0] not in "Tt":
+                stopped_since = now
+            if state[0] in "RD" or last is None or state[1] != last[1]:
+                idle_since = now
+            self.seen[w] = (state, stopped_since, idle_since)
+            if now - stopped_since >= STOPPED_SECONDS:
+                return w, f"is stopped (state {state[0]}) for {now - stopped_since:.0f} s"
+            if now - idle_since >= WEDGED_SECONDS:
+                return w, f"made no progress for {now - idle_since:.0f} s (state {state[0]})"
+        return None
+
+
+def _check_file_size_limit(size: int, n_workers: int) -> None:
+    """The shared memory is a memfd, a file: RLIMIT_FSIZE (``ulimit -f``) applies to it, and
+    growing it past the limit would fail with EFBIG (or SIGXFSZ kill the process)."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, AttributeError):
+        return
+    if soft != resource.RLIM_INFINITY and size > soft:
+        raise WorkerError(f"{n_workers} worker processes need {size / 2**20:.0f} MiB of shared memory, "
+                          f"more than the file size limit allows ({soft / 2**20:.1f} MiB, ulimit -f); "
+                          "raise the limit or use workers=1")
 
 
 class WorkerPool:
@@ -120,17 +200,22 @@ class WorkerPool:
         self.procs: list = []
         self.conns: list = []
         try:
+            _check_file_size_limit(self.size, n_workers)
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
             self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout, rows)
             ctx = mp_context()
             from . import worker_main
+            # a forked worker's parent is this process: it checks that after PR_SET_PDEATHSIG
+            # (a forkserver's worker is the server's child; the pipes' EOF stop it)
+            parent_pid = os.getpid() if ctx.get_start_method() == "fork" else None
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
                 p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
-                                      in_capacity, self.size, self.layout, want, levels, rows))
-                with _without_main():
+                                      in_capacity, self.size, self.layout, want, levels, rows,
+                                      parent_pid))
+                with _without_main(), _sigint_held():
                     p.start()
                 child.close()
                 self.procs.append(p)
@@ -165,9 +250,17 @@ class WorkerPool:
         pending = dict(enumerate(self.conns))
         got: dict[int, object] = {}
         sentinels = {p.sentinel: w for w, p in enumerate(self.procs)}
+        watch = _Liveness({w: p.pid for w, p in enumerate(self.procs)})
         while pending:
             waiting = [self.procs[w].sentinel for w in pending]
-            ready = connection.wait(list(pending.values()) + waiting)
+            ready = connection.wait(list(pending.values()) + waiting, timeout=_POLL_SECONDS)
+            if not ready:
+                stuck = watch.check(pending)
+                if stuck is not None:
+                    w, why = stuck
+                    raise WorkerError(f"worker process {w} (pid {self.procs[w].pid}) {why}; "
+                                      "replay stopped")
+                continue
             for r in ready:
                 if r in sentinels:
                     w = sentinels[r]

@@ -31,6 +31,17 @@ def _text(b) -> str:
     return bytes(b).decode("utf-8", "replace")
 
 
+#: a field longer than this is shown in an error's reason by its start and its size
+SHOWN_BYTES = 64
+
+
+def shown(b) -> str:
+    """A field's text for an error message: whole when short, else its start and size."""
+    if len(b) <= SHOWN_BYTES:
+        return _text(b)
+    return f"{_text(b[:SHOWN_BYTES])}... ({len(b)} bytes)"
+
+
 def field_reason(status: int, text: str = "", n_fields: int = 0) -> str:
     """SPEC §2 reason of a field error."""
     if status == K.ST_FIELDS:
@@ -80,9 +91,9 @@ class _Table:
             self.arena = arena
         return used
 
-    def text(self, k: int) -> str:
+    def text(self, k: int, show=_text) -> str:
         off, n = int(self.keys[k, K.K_OFF]), int(self.keys[k, K.K_LEN])
-        return _text(self.arena[off:off + n])
+        return show(self.arena[off:off + n])
 
 
 class CsvDecoder(Decoder):
@@ -140,7 +151,7 @@ class CsvDecoder(Decoder):
             if status == K.ST_FIELDS:
                 reason = field_reason(status, n_fields=a)
             else:
-                reason = field_reason(status, _text(buf[a:b]))
+                reason = field_reason(status, shown(buf[a:b]))
             error = (int(out[K.O_SEQ]), reason)
         if self.tolerant:
             self.skipped = {SKIP_KINDS[s]: int(c) for s, c in enumerate(self.counts) if c}
@@ -155,7 +166,7 @@ class CsvDecoder(Decoder):
 
     def describe(self, code, event):
         if code == ERR_DUPLICATE_REF:
-            return f"duplicate order '{self.order_id(event[EV_REF])}'"
+            return f"duplicate order '{self.ids.text(int(event[EV_REF]), shown)}'"
         if code == ERR_UNKNOWN_REF:
-            return f"unknown order '{self.order_id(event[EV_REF])}'"
+            return f"unknown order '{self.ids.text(int(event[EV_REF]), shown)}'"
         return BOOK_ERROR_NAMES.get(int(code), f"book error {int(code)}")

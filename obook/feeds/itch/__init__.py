@@ -11,7 +11,8 @@ from pathlib import Path
 
 from .. import FeedFormat
 
-_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz|\.zst)?$", re.IGNORECASE)
+_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz|\.zst)?\Z",   # \Z: no "\n"
+                          re.IGNORECASE)
 _COMPRESSED = (".gz", ".zst")
 _NAME_SUFFIXES = (".itch", ".itch50", ".bin")
 

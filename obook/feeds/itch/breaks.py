@@ -4,9 +4,16 @@ A break can come any time after its trade, so a streaming replay cannot know it 
 the trade's row goes out. For an ITCH feed with the trades table, the replay first reads
 the feed once more and collects every ``B`` (record number, match number): one more
 read and framing pass (gunzip included), no decoding and no books.
+
+Memory: while scanning, the breaks found are merged every ``COMPACT_EVERY`` into one sorted
+array of the last break per match number (repeats of a match cost nothing); past
+``SPILL_ENTRIES`` distinct matches the sorted arrays live in an unlinked temporary file
+(mapped: the page cache holds them, not the process's heap).
 """
 
 from __future__ import annotations
+
+import tempfile
 
 import numpy as np
 
@@ -14,6 +21,18 @@ from ..._kernels.itch import itch_breaks
 from ..._kernels.layout import MAX_BATCH_RECORDS
 from ...errors import ObookError
 from ..sources import iter_batches
+
+
+COMPACT_EVERY = 1 << 20
+SPILL_ENTRIES = 4 << 20       # 64 MiB of (match, seq) pairs
+
+
+def _spilled(a: np.ndarray) -> np.ndarray:
+    """``a`` in an unlinked temporary file, mapped (freed with the last reference)."""
+    with tempfile.TemporaryFile(prefix="obook-breaks-") as f:
+        out = np.memmap(f, dtype=a.dtype, mode="w+", shape=a.shape)
+    out[:] = a
+    return out
 
 
 class Breaks:
@@ -26,6 +45,8 @@ class Breaks:
         last[:-1] = matches[1:] != matches[:-1]
         self.matches = matches[last]
         self.last_seq = seqs[last]
+        if len(self.matches) > SPILL_ENTRIES:
+            self.matches, self.last_seq = _spilled(self.matches), _spilled(self.last_seq)
 
     @classmethod
     def scan(cls, path, framer, progress=None) -> "Breaks":
@@ -33,13 +54,18 @@ class Breaks:
         error; ``progress(bytes read)`` after each batch."""
         seqs = np.empty(MAX_BATCH_RECORDS, np.int64)
         matches = np.empty(MAX_BATCH_RECORDS, np.int64)
-        found_seqs, found_matches = [], []
+        found_seqs, found_matches, pending = [], [], 0
         feed = iter_batches(path, framer)
         try:
             for batch in feed:
                 n = itch_breaks(batch.data, batch.n_records, batch.base_seq, seqs, matches)
                 found_seqs.append(seqs[:n].copy())
                 found_matches.append(matches[:n].copy())
+                pending += n
+                if pending >= COMPACT_EVERY:     # one sorted array of the last break per match
+                    merged = cls(np.concatenate(found_seqs), np.concatenate(found_matches))
+                    found_seqs, found_matches = [merged.last_seq], [merged.matches]
+                    pending = 0
                 if progress:
                     progress(batch.source_pos)
                 if batch.error is not None:

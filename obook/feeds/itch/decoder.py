@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import itch as K
-from ..._kernels.layout import BOOK_ERROR_NAMES, EV_REF, EV_WIDTH, WANT_TRADES
+from ..._kernels.layout import (ACT_REPLACE, BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_ZERO_ADD, EV_ACTION,
+                                EV_NEWREF, EV_REF, EV_WIDTH, WANT_TRADES)
 from ..base import Decoder, DecodeResult
 
 
@@ -28,4 +29,7 @@ class ItchDecoder(Decoder):
                       np.zeros((1, 2), np.int64), False)
 
     def describe(self, code, event):
-        return f"{BOOK_ERROR_NAMES[code]} {int(event[EV_REF]) & 0xFFFFFFFFFFFFFFFF} (locate {int(event[2])})"
+        # a U's new order is the one a zero-share add or a duplicate ref is about
+        new = code in (ERR_ZERO_ADD, ERR_DUPLICATE_REF) and int(event[EV_ACTION]) & 0xFF == ACT_REPLACE
+        ref = int(event[EV_NEWREF if new else EV_REF]) & 0xFFFFFFFFFFFFFFFF
+        return f"{BOOK_ERROR_NAMES[code]} {ref} (locate {int(event[2])})"

@@ -39,7 +39,10 @@ def _messages_batch(data: np.ndarray, ints: np.ndarray, fields: np.ndarray,
     stocks = np.zeros((n, 8), dtype=np.uint8)
     idx = stock_pos[:n][has_stock]
     stocks[has_stock] = data[idx[:, None] + np.arange(8)]
-    stock_col = pa.array(stocks.view("S8").ravel(), type=pa.binary(8)).cast(pa.string())
+    if stocks.max(initial=0) < 0x80:   # ASCII, as the spec's names are: valid UTF-8 as they are
+        stock_col = pa.array(stocks.view("S8").ravel(), type=pa.binary(8)).cast(pa.string())
+    else:                              # other bytes read as latin-1, like the replay's tickers
+        stock_col = pa.array([bytes(s).decode("latin-1") for s in stocks], type=pa.string())
     import pyarrow.compute as pc
     stock_col = pc.if_else(pa.array(has_stock), pc.utf8_rtrim_whitespace(stock_col), None)
     type_col = pc.if_else(pa.array(types >= 0), _CHARS.take(pa.array(np.maximum(types, 0))), "")
