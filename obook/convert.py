@@ -14,8 +14,8 @@ The three ITCH tables come from :func:`obook.read_itch` (filtered by type); thei
 past the stock are decoded here from its ``raw`` column (the message bytes of S, R and H).
 A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
-Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
-rows, in feed order), written under a temporary name; the files are renamed into place
+Every file is ``OUTDIR/<table>.parquet`` (the one Parquet writer, :mod:`obook.parquet`:
+row groups sized in bytes, tuned encodings, ``compression`` "fast" or "small"; in feed order), written under a temporary name; the files are renamed into place
 only when every table is complete, so a failing feed leaves no final file. The footer's
 key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
 """
@@ -33,18 +33,18 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import ObookError
+from .parquet import COMPRESSIONS, ParquetSink
 from .session import TIME_NS as _TIME_NS, TIMEZONE, midnight_ns as _midnight_ns, session_date
 from .session import with_timestamp as _with_timestamp
 
 log = logging.getLogger("obook")
 
-__all__ = ["convert", "session_date", "file_digest", "TABLES", "ROW_GROUP_ROWS", "TIMEZONE",
+__all__ = ["convert", "session_date", "file_digest", "TABLES", "COMPRESSIONS", "TIMEZONE",
            "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 TABLES = REPLAY_TABLES + ("symbols", "system_events", "trading_actions")
 ITCH_TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
-ROW_GROUP_ROWS = 1 << 20
 METADATA_KEY = b"obook"
 
 
@@ -171,67 +171,36 @@ SCHEMAS = {
 # --------------------------------------------------------------------------- writing
 
 
-# seq and time (and timestamp) grow along every file, where DELTA_BINARY_PACKED is smaller
-# and faster than a dictionary that overflows into PLAIN (benchmarks/LEDGER.md #15, #20). The
-# depth table's 60 level columns (price, shares, orders for each level) mix every ticker, so
-# row-group min/max statistics on them prune nothing; its orders counts (small int32) are
-# smaller and faster as BYTE_STREAM_SPLIT (zstd drops the zero high bytes) than as a
-# dictionary (#16).
-_DELTA_COLUMNS = ("seq", "time", "timestamp")
-_STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
-
-
-def _parquet_options(table: str, schema: pa.Schema) -> dict:
-    """ParquetWriter options of a table besides zstd."""
-    names = schema.names
-    encoding = {n: "DELTA_BINARY_PACKED" for n in _DELTA_COLUMNS if n in names}
-    if table == "depth":
-        encoding.update({n: "BYTE_STREAM_SPLIT" for n in names if "_orders_" in n})
-    options = {"use_dictionary": [n for n in names if n not in encoding], "column_encoding": encoding}
-    if table == "depth":
-        options["write_statistics"] = [n for n in names if n in _STATS_COLUMNS]
-    return options
-
-
 class _TableWriter:
-    """One ``<table>.parquet`` under a temporary name; row groups of ``ROW_GROUP_ROWS``."""
+    """One ``<table>.parquet`` under a temporary name, through the one Parquet writer
+    (:class:`obook.parquet.ParquetSink`: row groups sized in bytes, the tuned encodings)."""
 
-    def __init__(self, outdir: Path, table: str):
+    def __init__(self, outdir: Path, table: str, compression: str = "fast"):
         self.final = outdir / f"{table}.parquet"
         self.tmp = outdir / f".{table}.parquet.{os.getpid()}.tmp"
-        self.writer: pq.ParquetWriter | None = None
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_rows = 0
-        self.rows = 0
+        self.table = table
+        self.compression = compression
+        self.sink: ParquetSink | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.sink.rows if self.sink is not None else 0
+
+    @property
+    def writer(self):
+        return self.sink
 
     def write(self, batch: pa.RecordBatch) -> None:
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, batch.schema, compression="zstd",
-                                           **_parquet_options(self.final.stem, batch.schema))
-        if batch.num_rows:
-            self.pending.append(batch)
-            self.pending_rows += batch.num_rows
-            self.rows += batch.num_rows
-        if self.pending_rows >= ROW_GROUP_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.pending:
-            self.writer.write_table(pa.Table.from_batches(self.pending), row_group_size=ROW_GROUP_ROWS)
-        self.pending, self.pending_rows = [], 0
+        if self.sink is None:
+            self.sink = ParquetSink(self.tmp, batch.schema, self.table, self.compression)
+        self.sink.write(batch)
 
     def close(self, metadata: dict) -> None:
-        self._flush()
-        self.writer.add_key_value_metadata({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
-        self.writer.close()
-        self.writer = None
+        self.sink.close({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
 
     def discard(self) -> None:
-        if self.writer is not None:
-            try:
-                self.writer.close()
-            except Exception:  # noqa: BLE001 - already failing; the temp file goes anyway
-                pass
+        if self.sink is not None:
+            self.sink.discard()
         self.tmp.unlink(missing_ok=True)
 
 
@@ -264,7 +233,7 @@ def _check_tables(tables, fmt: str) -> list[str]:
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
-            tickers=None, progress=None) -> dict:
+            tickers=None, progress=None, compression: str = "fast") -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
@@ -278,6 +247,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
     ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
+    ``compression``: "fast" (default) or "small" (:data:`obook.parquet.COMPRESSIONS`).
     ``progress``: called with the bytes of the feed read so far (and a label when a new
     pass over the file starts), e.g. for a progress bar.
     ``stats`` is the replay's (``records``, ``rows``, ``skipped`` by kind, ``live_orders``,
@@ -298,7 +268,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     size, sha = file_digest(feed)
     base = _midnight_ns(day) if day else None     # the side tables' timestamps (the replay stamps its own)
 
-    writers = {t: _TableWriter(outdir, t) for t in tables}
+    if compression not in COMPRESSIONS:
+        raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
+    writers = {t: _TableWriter(outdir, t, compression) for t in tables}
     stats: dict = {}
     try:
         replayed = [t for t in tables if t in REPLAY_TABLES]
@@ -333,7 +305,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             "stats": stats,
         }
         options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
-                   "format": fmt, "levels": levels,
+                   "format": fmt, "levels": levels, "compression": compression,
                    "tickers": sorted(_ticker_set(tickers).to_pylist()) if tickers else None}
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": obook.__version__, "options": options})

@@ -9,7 +9,6 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
-import pyarrow.parquet as pq
 
 from .errors import FeedError, ObookError, OutputError
 
@@ -48,8 +47,13 @@ def output_kind(path: Path) -> str:
                          f"{', '.join(sorted(OUTPUT_KINDS))}") from None
 
 
-def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None) -> int:
+def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None,
+               compression: str = "fast") -> int:
     """Write to a temporary name beside ``path`` and rename it when complete.
+
+    Parquet goes through the one Parquet writer (:class:`obook.parquet.ParquetSink`, as
+    ``obook convert``): the same rows make the same file. ``compression``: "fast" or
+    "small" (Parquet only).
 
     On a feed error the rows before it are kept as ``<path>.partial`` and the error
     re-raised; on any other failure nothing is left behind.
@@ -60,11 +64,17 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
     n = 0
     try:
         if kind == "parquet":
-            schema = reader.schema.with_metadata({**(reader.schema.metadata or {}), **(metadata or {})})
-            with pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+            from .parquet import ParquetSink
+
+            sink = ParquetSink(tmp, reader.schema, compression=compression)
+            try:
                 for batch in reader:
-                    w.write_batch(batch, row_group_size=1 << 20)
-                    n += batch.num_rows
+                    sink.write(batch)
+                sink.close(metadata)
+            except BaseException:
+                sink.discard()
+                raise
+            n = sink.rows
         elif kind == "arrow":
             with ipc.new_file(tmp, reader.schema) as w:
                 for batch in reader:

@@ -23,6 +23,14 @@ class OnError(str, Enum):
     skip = "skip"
 
 
+class Compression(str, Enum):
+    fast = "fast"
+    small = "small"
+
+
+COMPRESSION_HELP = "Parquet compression: fast (zstd level 1) or small (zstd level 7: a little smaller, slower)."
+
+
 def bbo(
     feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
@@ -37,6 +45,7 @@ def bbo(
     date: Optional[str] = typer.Option(None, "--date",
                                        help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name); "
                                             "when known, file outputs get a timestamp column (New York time)."),
+    compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
@@ -53,7 +62,8 @@ def bbo(
                         on_error=on_error.value, progress=progress, date=date)
         reader = replay.reader()
         if output is not None:
-            write_file(reader, output)
+            rows = write_file(reader, output, compression=compression.value)
+            typer.echo(f"wrote {output} ({rows} rows)", err=True)
             return
         try:
             write_text(reader, sys.stdout.buffer)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .bbo import OnError
+from .bbo import COMPRESSION_HELP, Compression, OnError
 
 
 def convert(
@@ -26,8 +26,9 @@ def convert(
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record and write nothing; "
                                           "skip: apply the tolerant rules and record the skipped counts."),
+    compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
 ) -> None:
-    """Replay FEED and write OUTDIR/<table>.parquet for each table (zstd, in feed order).
+    """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 
     Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
     """
@@ -36,6 +37,7 @@ def convert(
 
     with file_progress(feed) as progress:
         result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
-                          levels=levels, tickers=tickers, progress=progress)
+                          levels=levels, tickers=tickers, progress=progress,
+                          compression=compression.value)
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)
