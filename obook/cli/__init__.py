@@ -1,4 +1,10 @@
-"""The ``obook`` command line: one small module per command group."""
+"""The ``obook`` command line: one small module per command group.
+
+Start-up matters here (issue 13): this package and the command modules import typer and
+the standard library only; each command loads pyarrow, numba's kernels, DuckDB or polars
+inside its body, when it runs, and only what it needs. Help is click's plain text
+(``rich_markup_mode=None``: rich's help formatter costs more than the rest of ``--help``).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,19 @@ from . import convert as _convert
 from . import gen as _gen
 from . import lobster as _lobster
 from . import pipeline as _pipeline
+from .kernels import announce_first_compile
 from .sql import sql as _sql
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .._version import __version__
+
+        typer.echo(f"obook {__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="obook",
@@ -22,7 +40,17 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=CONTEXT,
 )
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="Print obook's version and exit.")) -> None:
+    """Replay exchange market-data feeds through limit order books."""
+
+
 app.command("bbo")(_bbo.bbo)
 app.command("convert")(_convert.convert)
 app.command("sql")(_sql)
@@ -30,9 +58,14 @@ app.command("lobster")(_lobster.lobster)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 
+#: commands that replay a feed (numba kernels)
+_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline"}
+
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
+    if len(sys.argv) > 1 and sys.argv[1] in _REPLAYING and not {"-h", "--help"} & set(sys.argv):
+        announce_first_compile()
     try:
         app()
     except FeedError as e:

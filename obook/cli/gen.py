@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True)
+app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 
 @app.command("itch")

@@ -20,7 +20,9 @@ def lobster(
                                        help="Session date for the file names (default: from a "
                                             "MMDDYYYY.NASDAQ_ITCH50[.gz] file name)."),
 ) -> None:
-    """Write OUTDIR/<TICKER>_<date>_34200000_57600000_{message,orderbook}_<levels>.csv per ticker.
+    """Write the LOBSTER message and orderbook files of some tickers of an ITCH feed.
+
+    Files: OUTDIR/<TICKER>_<date>_34200000_57600000_{message,orderbook}_<levels>.csv per ticker.
 
     Message rows: time (s after midnight), type (1 submission, 2 partial cancel, 3 deletion,
     4 visible execution, 5 hidden execution, 6 cross, 7 trading action), order id, size,

@@ -19,12 +19,16 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ObookError, OutputError
-from ..output import OUTPUT_KINDS
 
-__all__ = ["sql", "run_query", "write_result", "OUTPUT_FORMATS"]
+__all__ = ["sql", "run_query", "write_result", "output_formats"]
 
-#: file extension -> writer name (obook.output's, less its BBO-only text lines)
-OUTPUT_FORMATS = {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
+
+def output_formats() -> dict[str, str]:
+    """file extension -> writer name (obook.output's, less its BBO-only text lines); loaded
+    when asked: obook.output loads pyarrow, which `obook --help` does not need."""
+    from ..output import OUTPUT_KINDS
+
+    return {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
 
 # noise DuckDB wraps around errors raised in obook's Python code
 _NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:Invalid: )?"
@@ -32,10 +36,11 @@ _NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:
 
 
 def _output_format(path: Path) -> str:
-    fmt = OUTPUT_FORMATS.get(path.suffix.lower())
+    formats = output_formats()
+    fmt = formats.get(path.suffix.lower())
     if fmt is None:
         raise OutputError(f"{path}: unknown output format {path.suffix or '(no extension)'!r}; "
-                          f"use one of {', '.join(sorted(OUTPUT_FORMATS))}")
+                          f"use one of {', '.join(sorted(formats))}")
     return fmt
 
 

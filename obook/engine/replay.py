@@ -26,9 +26,19 @@ log = logging.getLogger("obook")
 
 ON_ERROR = ("raise", "skip")
 NO_LIMIT = np.iinfo(np.int64).max
+SMALL_FEED = BLOCK_SIZE   # bytes on disk (a gzipped feed of that size is a few blocks at most)
 
 
-def default_workers() -> int:
+def default_workers(path: str | None = None) -> int:
+    """One per core, at most 8; 1 for a feed smaller than one block (``SMALL_FEED``): its
+    records are one batch, so worker processes would only add their start-up (the rows do
+    not depend on the worker count)."""
+    if path is not None:
+        try:
+            if os.path.getsize(path) < SMALL_FEED:
+                return 1
+        except OSError:
+            pass
     return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
@@ -60,7 +70,7 @@ class Replay:
         # the session date (``date`` or a Nasdaq file name): then every table gets ``timestamp``
         self.session = session_date(self.path, date)
         self._stamp = (midnight_ns(self.session), TIME_NS[self.format.name]) if self.session else None
-        self.workers = default_workers() if workers is None else int(workers)
+        self.workers = default_workers(self.path) if workers is None else int(workers)
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
         self.on_error = on_error
