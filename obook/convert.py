@@ -208,14 +208,6 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=schema)
 
 
-def _ticker_set(tickers) -> pa.Array | None:
-    if not tickers:
-        return None
-    if isinstance(tickers, str):
-        tickers = tickers.split(",")
-    return pa.array(sorted({t.strip() for t in tickers if t.strip()}), pa.string())
-
-
 def _check_tables(tables, fmt: str) -> list[str]:
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
@@ -233,13 +225,14 @@ def _check_tables(tables, fmt: str) -> list[str]:
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
-            tickers=None, progress=None, compression: str = "fast") -> dict:
+            tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise") -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
     orders and depth (``levels`` a side) come from one replay; a CSV feed has no symbols,
-    system_events or trading_actions. ``tickers`` (a list or comma-separated string) keeps
-    only those tickers' rows. ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
+    system_events or trading_actions. ``tickers`` (a list or comma-separated string): replay
+    only those tickers' books (the other books' records are skipped); one the feed does not
+    name raises ``ObookError`` (``unknown_tickers="warn"``: logged, its rows are none). ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
     ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it
     is known, the tables get a ``timestamp`` column (``timestamp[ns, America/New_York]``:
     session midnight + the feed time).
@@ -255,16 +248,17 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
     import obook
+    from .engine.replay import check_feed_path, ticker_tuple
     from .feeds import detect_format, get_format
 
     feed = Path(feed)
-    if not feed.is_file():
-        raise ObookError(f"{feed}: no such feed file")
+    check_feed_path(str(feed))
     fmt = get_format(format or detect_format(feed)).name
     tables = _check_tables(tables, fmt)
     day = session_date(feed, date)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    from .output import make_output_dir
+
+    outdir = make_output_dir(outdir)
     size, sha = file_digest(feed)
     base = _midnight_ns(day) if day else None     # the side tables' timestamps (the replay stamps its own)
 
@@ -276,18 +270,18 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         replayed = [t for t in tables if t in REPLAY_TABLES]
         if replayed:
             from .engine.replay import Replay
-            keep = _ticker_set(tickers)
             replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=replayed,
-                            levels=levels, date=day, progress=progress)
+                            levels=levels, date=day, progress=progress, tickers=tickers or None,
+                            unknown_tickers=unknown_tickers)
             for table, batch in replay.table_batches():
-                if keep is not None:
-                    batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=keep))
                 writers[table].write(batch)
             for table in replayed:
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
                     writers[table].write(_empty_batch(replay.schema(table)))
             stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
                                                             "crossed_books", "messages_by_type")})
+            if replay.tickers:
+                stats["missing_tickers"] = replay.stats.get("missing_tickers")
             stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t in ITCH_TYPES]
         if side:
@@ -306,7 +300,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         }
         options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
                    "format": fmt, "levels": levels, "compression": compression,
-                   "tickers": sorted(_ticker_set(tickers).to_pylist()) if tickers else None}
+                   "tickers": list(ticker_tuple(tickers)) if tickers else None}
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": obook.__version__, "options": options})
         for w in writers.values():

@@ -17,7 +17,9 @@ def convert(
                                help="Comma-separated tables: bbo, trades, orders, depth (one replay), "
                                     "symbols, system_events, trading_actions (ITCH only)."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Depth levels a side."),
-    tickers: Optional[str] = typer.Option(None, "--tickers", help="Keep only these tickers (comma-separated)."),
+    tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
+                                          help="Replay only these tickers' books (comma-separated); a ticker "
+                                               "the feed does not name gets a warning."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
@@ -38,6 +40,6 @@ def convert(
     with file_progress(feed) as progress:
         result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
                           levels=levels, tickers=tickers, progress=progress,
-                          compression=compression.value)
+                          compression=compression.value, unknown_tickers="warn")
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

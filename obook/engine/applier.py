@@ -22,8 +22,10 @@ class Applier:
     """Decoder + books of worker ``worker`` of ``n_workers``, kept for the whole replay."""
 
     def __init__(self, fmt: str, path: str, worker: int, n_workers: int, on_error: str,
-                 want: int = 0, levels: int = 10):
+                 want: int = 0, levels: int = 10, tickers: tuple[str, ...] | None = None):
         self.decoder = get_format(fmt).decoder_class()(path, worker, n_workers, on_error, want)
+        if tickers:     # decoders that can skip the other books' records do (the engine filters the rest)
+            self.decoder.select(tickers)
         self.books = BookState(strict=on_error == "raise")
         self.want = want
         self.levels = levels

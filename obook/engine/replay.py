@@ -29,6 +29,33 @@ NO_LIMIT = np.iinfo(np.int64).max
 SMALL_FEED = BLOCK_SIZE   # bytes on disk (a gzipped feed of that size is a few blocks at most)
 
 
+def ticker_tuple(tickers) -> tuple[str, ...] | None:
+    """Tickers as given (a list, or a comma-separated string): stripped, unique, sorted;
+    None for none."""
+    if tickers is None:
+        return None
+    if isinstance(tickers, str):
+        tickers = tickers.split(",")
+    chosen = tuple(sorted({str(t).strip() for t in tickers if str(t).strip()}))
+    if not chosen:
+        raise ObookError("tickers: no ticker given")
+    return chosen
+
+
+def check_feed_path(path: str) -> None:
+    """A feed must be a regular file (it is read in blocks, and twice for trade breaks)."""
+    p = Path(path)
+    if p.is_file():
+        return
+    if path == "-":
+        raise ObookError("-: reading a feed from stdin is not supported; give a file")
+    if p.is_dir():
+        raise ObookError(f"{path}: is a directory, not a feed file")
+    if p.exists():
+        raise ObookError(f"{path}: not a regular file (a feed is read from a file)")
+    raise ObookError(f"{path}: no such feed file")
+
+
 def default_workers(path: str | None = None) -> int:
     """One per core, at most 8; 1 for a feed smaller than one block (``SMALL_FEED``): its
     records are one batch, so worker processes would only add their start-up (the rows do
@@ -49,21 +76,28 @@ class Replay:
     exhausted, ``stats`` holds the record count, row count and (tolerant mode)
     the skipped records by kind. ``progress(done)`` gets the bytes of the file read so
     far; ``progress(done, phase)`` marks the start of a pass over the file (an ITCH trades
-    replay first reads the feed for its trade breaks).
+    replay first reads the feed for its trade breaks). ``tickers``: replay only these
+    tickers' books (a list, or a comma-separated string); ``unknown_tickers``: what a ticker
+    the feed never names does at the end: "raise" (ObookError), "warn" (logged) or "ignore".
     """
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
-                 breaks: bool = True, date=None):
+                 breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise"):
         self.path = str(path)
+        # ticker pushdown: only these books are replayed (the decoders skip the others'
+        # records); a ticker the feed never names raises at the end (or, "warn", is logged)
+        self.tickers = ticker_tuple(tickers)
+        if unknown_tickers not in ("raise", "warn", "ignore"):
+            raise ObookError(f"unknown_tickers must be raise, warn or ignore, not {unknown_tickers!r}")
+        self.unknown_tickers = unknown_tickers
         self.tables = check_tables(tables, levels)
         self.levels = levels
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
         self.want = want_bits(self.tables)
         self.layout = widths(self.tables, levels)
-        if not Path(self.path).is_file():
-            raise ObookError(f"{self.path}: no such feed file")
+        check_feed_path(self.path)
         if on_error not in ON_ERROR:
             raise ObookError(f"on_error must be one of {ON_ERROR}, not {on_error!r}")
         self.format = get_format(format or detect_format(self.path))
@@ -78,6 +112,7 @@ class Replay:
         self.block_size = block_size
         self.progress = progress
         self.stats: dict = {}
+        self._ticker_set = None
 
     def reader(self, table: str = "bbo") -> pa.RecordBatchReader:
         """One table of the replay (one of ``tables``) as a RecordBatchReader."""
@@ -137,6 +172,7 @@ class Replay:
             self.stats.update(engine.state)
             types = framer.message_counts() or self.stats.get("messages_by_type") or {}
             self.stats["messages_by_type"] = dict(sorted(types.items()))
+            self._check_tickers(tickers)
             self.stats["complete"] = True
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
@@ -151,6 +187,27 @@ class Replay:
             engine.close()
             feed.close()
             engine = feed = None  # a kept error's traceback holds this frame, not the arrays
+
+    def _check_tickers(self, tickers: Tickers) -> None:
+        """A selected ticker the feed never named (no directory message, no row)."""
+        if not self.tickers:
+            return
+        seen = {raw.decode("utf-8", "replace") for raw in tickers.names.values()}
+        missing = [t for t in self.tickers if t not in seen]
+        self.stats["missing_tickers"] = missing
+        if missing:
+            msg = f"{self.path}: not in the feed: {', '.join(missing)}"
+            if self.unknown_tickers == "raise":
+                raise ObookError(msg + " (no directory entry, no record)")
+            if self.unknown_tickers == "warn":
+                log.warning("%s (no rows for them)", msg)
+
+    def _keep_tickers(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        import pyarrow.compute as pc
+
+        if self._ticker_set is None:
+            self._ticker_set = pa.array(self.tickers, pa.string())
+        return batch.filter(pc.is_in(batch.column("ticker"), value_set=self._ticker_set))
 
     def _finish(self, engine, item, tickers, has_locate, breaks=None):
         slot, n_records, frame_error, data = item
@@ -171,6 +228,8 @@ class Replay:
             else:
                 batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
                                           tickers, has_locate, self.levels, data, breaks)
+            if batch is not None and self.tickers:
+                batch = self._keep_tickers(batch)
             if batch is not None:
                 if self._stamp is not None:
                     batch = with_timestamp(batch, *self._stamp)
@@ -192,7 +251,7 @@ class _Local:
 
     def __init__(self, replay: Replay):
         self.applier = Applier(replay.format.name, replay.path, 0, 1, replay.on_error, replay.want,
-                               replay.levels)
+                               replay.levels, replay.tickers)
         self._rows = {t: np.empty((1, MAX_BATCH_RECORDS, w), dtype=np.int64)
                       for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)
@@ -224,7 +283,7 @@ class _Pool:
     def __init__(self, replay: Replay):
         self.pool = WorkerPool(replay.format.name, replay.path, replay.workers, replay.on_error,
                                replay.slots, 2 * replay.block_size + (1 << 16), replay.layout,
-                               replay.want, replay.levels)
+                               replay.want, replay.levels, replay.tickers)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add
         self.state = {}
         from .applier import BatchResult

@@ -36,7 +36,8 @@ def _die_with_parent() -> None:
         os._exit(0)
 
 
-def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels):
+def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
+        tickers=None):
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
@@ -45,7 +46,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
         os.close(fd)
         inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout)
         mine = {table: out[worker] for table, out in outputs.items()}
-        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels)
+        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels, tickers)
         conn.send(applier.book_map)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("failed", f"{type(e).__name__}: {e}"))
@@ -81,7 +82,7 @@ def _warm() -> None:
     BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
     from .._kernels import itch
     itch.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, itch.SIZES, np.zeros((1, EV_WIDTH), np.int64),
-                     np.zeros((1, 2), np.int64), False)
+                     np.zeros((1, 2), np.int64), False, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
 
 
 try:

@@ -85,6 +85,12 @@ class Decoder:
         """
         raise NotImplementedError
 
+    def select(self, tickers: tuple[str, ...]) -> bool:
+        """Decode only the records of these tickers' books (a decoder that can tell a
+        record's book cheaply skips the others right after framing); returns whether this
+        decoder selects. The engine keeps only these tickers' rows either way."""
+        return False
+
     def message_counts(self) -> dict[str, int] | None:
         """This worker's well-formed records by type, when the framer cannot count them."""
         return None
