@@ -39,7 +39,23 @@ def write_text(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
     return n
 
 
+def make_output_dir(outdir: str | Path) -> Path:
+    """Create an output directory (and its parents); a clear ``OutputError`` when that is
+    impossible: a file of that name, a parent that is a file, a read-only place."""
+    outdir = Path(outdir)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{outdir}: exists and is not a directory") from None
+    except OSError as e:
+        raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from None
+    return outdir
+
+
 def output_kind(path: Path) -> str:
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory; give a file name ending in one of "
+                          f"{', '.join(sorted(OUTPUT_KINDS))}")
     try:
         return OUTPUT_KINDS[path.suffix.lower()]
     except KeyError:

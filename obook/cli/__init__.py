@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from ..errors import FeedError, ObookError
+from ..errors import ObookError
 from . import bbo as _bbo
 from . import convert as _convert
 from . import gen as _gen
@@ -68,11 +68,7 @@ def main() -> None:
         announce_first_compile()
     try:
         app()
-    except FeedError as e:
-        typer.echo(f"error: {e.unit} {e.record}: {e.reason}" if e.record is not None
-                   else f"error: {e}", err=True)
-        raise SystemExit(1) from None
-    except ObookError as e:
+    except ObookError as e:     # a FeedError names the file, the record and the reason
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(1) from None
     except KeyboardInterrupt:

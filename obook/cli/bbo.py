@@ -51,7 +51,7 @@ def bbo(
 
     Text lines on stdout are TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY with raw integer
     prices (1/10000 $) and empty fields for an empty side. A failing record prints
-    'error: <unit> N: <reason>' on stderr and exits 1 after every earlier row is written.
+    'error: <file>: <unit> N: <reason>' on stderr and exits 1 after every earlier row is written.
     """
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
     from ..engine.replay import Replay

@@ -10,6 +10,20 @@ app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same byt
                   rich_markup_mode=None)
 
 
+def _writing(out: Path, write):
+    """Run a generator; bad arguments and unwritable outputs become ``error: ...``."""
+    from ..errors import ObookError, OutputError
+
+    if out.is_dir():
+        raise OutputError(f"{out}: is a directory; give a file name")
+    try:
+        return write()
+    except ValueError as e:
+        raise ObookError(f"{out}: {e}") from None
+    except OSError as e:
+        raise OutputError(f"{out}: cannot write: {e.strerror or e}") from None
+
+
 @app.command("itch")
 def itch(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
@@ -21,7 +35,7 @@ def itch(
     executions, replaces, trades, and a few other message types."""
     from ..gen.itch import write_itch
 
-    n = write_itch(out, messages, stocks, seed)
+    n = _writing(out, lambda: write_itch(out, messages, stocks, seed))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
@@ -36,5 +50,5 @@ def csv(
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
     from ..gen.csv import write_csv
 
-    n = write_csv(out, events, tickers, seed, depth)
+    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth))
     typer.echo(f"wrote {n} events to {out}", err=True)
