@@ -17,8 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import itch_day, median  # noqa: E402
 
-CANDIDATES = {"zstd-1": ("zstd", 1), "zstd-3": ("zstd", 3), "zstd-7": ("zstd", 7), "zstd-12": ("zstd", 12),
-              "lz4": ("lz4", None), "snappy": ("snappy", None)}
+CANDIDATES = {"zstd-1": ("zstd", 1, None), "zstd-3": ("zstd", 3, None), "zstd-7": ("zstd", 7, None),
+              "zstd-12": ("zstd", 12, None), "lz4": ("lz4", None, None), "snappy": ("snappy", None, None),
+              "zstd-1-delta": ("zstd", 1, "DELTA_BINARY_PACKED"), "zstd-1-bss": ("zstd", 1, "BYTE_STREAM_SPLIT"),
+              "lz4-delta": ("lz4", None, "DELTA_BINARY_PACKED"), "zstd-1-plain": ("zstd", 1, "PLAIN")}
 
 
 def main() -> None:
@@ -26,14 +28,17 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=3_000_000)
     ap.add_argument("--stocks", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tables", default="bbo,depth")
+    ap.add_argument("--candidates", default=",".join(CANDIDATES))
     args = ap.parse_args()
     import obook
     import obook.parquet as op
 
     path = itch_day(args.messages, args.stocks)
-    tables = {"bbo": obook.bbo(path, workers=2, date="2019-12-30").read_all(),
-              "depth": obook.depth(path, workers=2, levels=10, date="2019-12-30").read_all()}
-    results = {(t, c): [] for t in tables for c in CANDIDATES}
+    readers = {"bbo": lambda: obook.bbo(path, workers=2, date="2019-12-30"),
+               "depth": lambda: obook.depth(path, workers=2, levels=10, date="2019-12-30")}
+    tables = {t: readers[t]().read_all() for t in args.tables.split(",")}
+    results = {(t, c): [] for t in tables for c in args.candidates.split(",")}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "x.parquet"
         for _ in range(args.repeats):

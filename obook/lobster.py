@@ -123,7 +123,7 @@ def _replay_rows(replay, wanted):
 
 
 def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None, date=None,
-            start_ms: int = START_MS, end_ms: int = END_MS, style: str = "lobster") -> dict:
+            start_ms: int = START_MS, end_ms: int = END_MS, style: str = "lobster", progress=None) -> dict:
     """Write the LOBSTER message and orderbook files of each ticker of ``tickers``.
 
     ``tickers``: names (a list, or a comma-separated string). ``date``: the session date
@@ -154,7 +154,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
 
     readers = []
     try:
-        return _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style)
+        return _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress)
     finally:
         for reader in readers:
             try:
@@ -163,7 +163,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
                 pass
 
 
-def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style) -> dict:
+def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress) -> dict:
     import obook
     from .engine.tables import schema_of
 
@@ -177,7 +177,7 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     # one level more than written: a replace's deletion step can bring level N+1 into view
     deep = min(levels + 1, MAX_LEVELS)
     replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
-                    breaks=False, tickers=tickers, unknown_tickers="warn")
+                    breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
     cross_types = "cross_type" in schema_of("trades", levels).names
     actions_reader = obook.trading_actions(feed)
     readers.append(actions_reader)

@@ -25,8 +25,9 @@ __all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES"]
 
 #: Arrow bytes a row group collects before it is written (read at each flush)
 ROW_GROUP_BYTES = 64 << 20
-#: name -> (codec, level); measured in benchmarks/bench_parquet.py
-COMPRESSIONS = {"fast": ("zstd", 1), "small": ("zstd", 7)}
+#: name -> (codec, level, encoding of the depth table's price and shares columns: None for a
+#: dictionary); measured in benchmarks/bench_parquet.py (benchmarks/LEDGER.md, issue 13)
+COMPRESSIONS = {"fast": ("zstd", 1, None), "small": ("zstd", 7, None)}
 
 _DELTA_COLUMNS = ("seq", "time", "timestamp")
 _STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
@@ -40,7 +41,7 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
     """``pq.ParquetWriter`` keyword options for ``schema`` (``table``: obook's table name,
     e.g. "depth", or None for any other stream)."""
     try:
-        codec, level = COMPRESSIONS[compression]
+        codec, level, levels_encoding = COMPRESSIONS[compression]
     except KeyError:
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}") from None
     encoding = {f.name: "DELTA_BINARY_PACKED" for f in schema
@@ -48,6 +49,9 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
     if table == "depth":
         encoding.update({f.name: "BYTE_STREAM_SPLIT" for f in schema
                          if "_orders_" in f.name and pa.types.is_int32(f.type)})
+        if levels_encoding:
+            encoding.update({f.name: levels_encoding for f in schema
+                             if ("_px_" in f.name or "_qty_" in f.name) and pa.types.is_int64(f.type)})
     options = {"compression": codec, "compression_level": level,
                "use_dictionary": [n for n in schema.names if n not in encoding],
                "column_encoding": encoding}

@@ -42,10 +42,13 @@ def bbo(
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record (after writing every earlier row); "
                                           "skip: apply the tolerant rules and report what was skipped."),
-    date: Optional[str] = typer.Option(None, "--date",
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name); "
                                             "when known, file outputs get a timestamp column (New York time)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
+    tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
+                                          help="Replay only these tickers' books (comma-separated); a ticker "
+                                               "the feed does not name gets a warning."),
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
@@ -57,9 +60,12 @@ def bbo(
     from ..engine.replay import Replay
     from ..output import write_file, write_text
 
-    with file_progress(feed) as progress:
+    # rows printed on the terminal would be glued to the bar's line: no bar then
+    show_bar = output is not None or not sys.stdout.isatty()
+    with file_progress(feed, enabled=show_bar) as progress:
         replay = Replay(feed, workers=workers, format=format.value if format else None,
-                        on_error=on_error.value, progress=progress, date=date)
+                        on_error=on_error.value, progress=progress, date=date, tickers=tickers,
+                        unknown_tickers="warn")
         reader = replay.reader()
         if output is not None:
             rows = write_file(reader, output, compression=compression.value)

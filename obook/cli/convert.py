@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .bbo import COMPRESSION_HELP, Compression, OnError
+from .bbo import COMPRESSION_HELP, Compression, FeedFormatName, OnError
 
 
 def convert(
@@ -29,6 +29,7 @@ def convert(
                                      help="raise: stop at the first failing record and write nothing; "
                                           "skip: apply the tolerant rules and record the skipped counts."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
+    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
 ) -> None:
     """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 
@@ -40,6 +41,7 @@ def convert(
     with file_progress(feed) as progress:
         result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
                           levels=levels, tickers=tickers, progress=progress,
-                          compression=compression.value, unknown_tickers="warn")
+                          compression=compression.value, unknown_tickers="warn",
+                          format=format.value if format else None)
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

@@ -45,7 +45,7 @@ def csv(
     events: int = typer.Option(100_000, "--events", "-n", min=1, help="Events to write (before the final drain)."),
     tickers: int = typer.Option(100, "--tickers", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
-    depth: int = typer.Option(200, "--depth", "-d", min=1, help="At most this many live orders a ticker."),
+    depth: int = typer.Option(200, "--depth", min=1, help="At most this many live orders a ticker."),
 ) -> None:
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
     from ..gen.csv import write_csv

@@ -40,7 +40,10 @@ def lobster(
     message row. Messages from 09:30 to 16:00 only; files appear only when complete.
     """
     from ..lobster import lobster as _lobster
+    from .progress import file_progress
 
-    result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date, style=style.value)
+    with file_progress(feed) as progress:
+        result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date, style=style.value,
+                          progress=progress)
     for ticker, info in result.items():
         typer.echo(f"wrote {info['message']} and {info['orderbook']} ({info['rows']} rows)", err=True)
