@@ -17,10 +17,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import itch_day, median  # noqa: E402
 
-CANDIDATES = {"zstd-1": ("zstd", 1, None), "zstd-3": ("zstd", 3, None), "zstd-7": ("zstd", 7, None),
-              "zstd-12": ("zstd", 12, None), "lz4": ("lz4", None, None), "snappy": ("snappy", None, None),
-              "zstd-1-delta": ("zstd", 1, "DELTA_BINARY_PACKED"), "zstd-1-bss": ("zstd", 1, "BYTE_STREAM_SPLIT"),
-              "lz4-delta": ("lz4", None, "DELTA_BINARY_PACKED"), "zstd-1-plain": ("zstd", 1, "PLAIN")}
+def _c(codec, level=None, levels_encoding=None, **more):
+    out = {"compression": codec, **({"compression_level": level} if level else {}), **more}
+    return {**out, "levels_encoding": levels_encoding} if levels_encoding else out
+
+
+CANDIDATES = {"zstd-1": _c("zstd", 1), "zstd-3": _c("zstd", 3), "zstd-7": _c("zstd", 7),
+              "zstd-12": _c("zstd", 12), "lz4": _c("lz4"), "snappy": _c("snappy"),
+              "zstd-1-delta": _c("zstd", 1, "DELTA_BINARY_PACKED"), "zstd-1-bss": _c("zstd", 1, "BYTE_STREAM_SPLIT"),
+              "lz4-delta": _c("lz4", None, "DELTA_BINARY_PACKED"), "zstd-1-plain": _c("zstd", 1, "PLAIN"),
+              "zstd-1-dict8m": _c("zstd", 1, dictionary_pagesize_limit=8 << 20),
+              "zstd-3-dict8m": _c("zstd", 3, dictionary_pagesize_limit=8 << 20),
+              "zstd-1-rg16m": _c("zstd", 1), "zstd-1-rg256m": _c("zstd", 1)}
+#: candidates that change the row-group size (bytes)
+ROW_GROUPS = {"zstd-1-rg16m": 16 << 20, "zstd-1-rg256m": 256 << 20}
 
 
 def main() -> None:
@@ -44,6 +54,7 @@ def main() -> None:
         for _ in range(args.repeats):
             for (t, c) in results:
                 op.COMPRESSIONS["bench"] = CANDIDATES[c]
+                op.ROW_GROUP_BYTES = ROW_GROUPS.get(c, 64 << 20)
                 table = tables[t]
                 cpu = time.process_time()
                 sink = op.ParquetSink(out, table.schema, compression="bench")

@@ -25,9 +25,13 @@ __all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES"]
 
 #: Arrow bytes a row group collects before it is written (read at each flush)
 ROW_GROUP_BYTES = 64 << 20
-#: name -> (codec, level, encoding of the depth table's price and shares columns: None for a
-#: dictionary); measured in benchmarks/bench_parquet.py (benchmarks/LEDGER.md, issue 13)
-COMPRESSIONS = {"fast": ("zstd", 1, None), "small": ("zstd", 7, None)}
+#: name -> ParquetWriter options, plus "levels_encoding": the encoding of the depth table's
+#: price and shares columns (None: a dictionary); measured in benchmarks/bench_parquet.py
+#: (benchmarks/LEDGER.md, issue 13)
+COMPRESSIONS = {
+    "fast": {"compression": "zstd", "compression_level": 1},
+    "small": {"compression": "zstd", "compression_level": 7},
+}
 
 _DELTA_COLUMNS = ("seq", "time", "timestamp")
 _STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
@@ -41,9 +45,10 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
     """``pq.ParquetWriter`` keyword options for ``schema`` (``table``: obook's table name,
     e.g. "depth", or None for any other stream)."""
     try:
-        codec, level, levels_encoding = COMPRESSIONS[compression]
+        chosen = dict(COMPRESSIONS[compression])
     except KeyError:
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}") from None
+    levels_encoding = chosen.pop("levels_encoding", None)
     encoding = {f.name: "DELTA_BINARY_PACKED" for f in schema
                 if f.name in _DELTA_COLUMNS and _delta_ok(f.type)}
     if table == "depth":
@@ -52,8 +57,7 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
         if levels_encoding:
             encoding.update({f.name: levels_encoding for f in schema
                              if ("_px_" in f.name or "_qty_" in f.name) and pa.types.is_int64(f.type)})
-    options = {"compression": codec, "compression_level": level,
-               "use_dictionary": [n for n in schema.names if n not in encoding],
+    options = {**chosen, "use_dictionary": [n for n in schema.names if n not in encoding],
                "column_encoding": encoding}
     if table == "depth":
         options["write_statistics"] = [n for n in schema.names if n in _STATS_COLUMNS]
