@@ -113,7 +113,8 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         raise
     except OSError as e:
         tmp.unlink(missing_ok=True)
-        raise OutputError(f"{path}: write failed: {e.strerror or e}") from e
+        why = e.strerror or str(e).replace(str(tmp), str(path))   # not the temporary name
+        raise OutputError(f"{path}: write failed: {why}") from e
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -86,3 +86,21 @@ def test_cli_feed_error_names_the_file(tmp_path, capsys):
                                               delete(3, 1, 99)])
     err = _error(capsys, ["bbo", bad, "--workers", "1"], str(bad), "message 3")
     assert err.count("\n") == 1
+
+
+def test_write_file_error_names_final_path_not_temporary(tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    import obook.output as out
+
+    target = tmp_path / "x.csv"
+
+    def failing(*args, **kwargs):
+        raise OSError(f"disk trouble writing {tmp_path}/.x.csv.{__import__('os').getpid()}.tmp")
+    monkeypatch.setattr(out.pacsv, "write_csv", failing)
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]),
+                                               [pa.record_batch([pa.array([1])], names=["a"])])
+    with pytest.raises(out.OutputError) as info:
+        out.write_file(reader, target)
+    assert ".tmp" not in str(info.value) and str(target) in str(info.value)
+    assert list(tmp_path.iterdir()) == []
