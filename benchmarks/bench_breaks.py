@@ -1,5 +1,5 @@
 """Cost of the trades' ``broken`` column: the pre-pass that collects a feed's B messages
-(obook.engine.breaks) against the BBO and trades replays it adds to, alternating runs in
+(obook.feeds.itch.breaks) against the BBO and trades replays it adds to, alternating runs in
 fresh processes, medians.
 
     python benchmarks/bench_breaks.py --messages 5000000 --repeats 3 [--workers 2] [--gz]
@@ -17,8 +17,8 @@ from common import itch_day, median, run_child  # noqa: E402
 RUNS = {
     "breaks pre-pass": """
 import time
-from obook.engine.breaks import Breaks
-from obook.feeds.itch import ItchFramer
+from obook.feeds.itch.breaks import Breaks
+from obook.feeds.itch.framer import ItchFramer
 t = time.perf_counter()
 b = Breaks.scan({path!r}, ItchFramer({path!r}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': len(b)}}

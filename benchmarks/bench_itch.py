@@ -6,6 +6,9 @@ included), ns per message, peak RSS of the process and of its workers, and the
 ratio to itch-book's time measured in the same run.
 
     python benchmarks/bench_itch.py --messages 5000000 --repeats 5
+    python benchmarks/bench_itch.py --baseline /tmp/old_checkout --workers 1 --no-itch-book
+
+``--baseline`` adds the same obook runs of another checkout (old against new, alternating).
 """
 
 from __future__ import annotations
@@ -42,21 +45,28 @@ def main() -> None:
     ap.add_argument("--stocks", type=int, default=8000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--gz", action="store_true", help="replay the gzipped file")
+    ap.add_argument("--workers", default="1,2", help="obook worker counts to run")
+    ap.add_argument("--baseline", help="a checkout whose obook to run too (old against new)")
+    ap.add_argument("--no-itch-book", action="store_true")
     args = ap.parse_args()
     path = itch_day(args.messages, args.stocks, gz=args.gz)
     print(f"feed: {path} ({path.stat().st_size / 2**20:.0f} MiB, {args.messages:,} messages)")
-    contenders = {
-        "obook 1 worker": OBOOK.format(path=str(path), workers=1),
-        "obook 2 workers": OBOOK.format(path=str(path), workers=2),
-        "itch-book": ITCH_BOOK.format(path=str(path)),
-    }
+    contenders = {}
+    for w in (int(x) for x in args.workers.split(",")):
+        contenders[f"obook {w} worker{'s' * (w > 1)}"] = (OBOOK.format(path=str(path), workers=w), None)
+        if args.baseline:
+            contenders[f"baseline {w} worker{'s' * (w > 1)}"] = (OBOOK.format(path=str(path), workers=w),
+                                                                  args.baseline)
+    if not args.no_itch_book:
+        contenders["itch-book"] = (ITCH_BOOK.format(path=str(path)), None)
     results: dict[str, list[dict]] = {k: [] for k in contenders}
     for rep in range(args.repeats):
-        for name, code in contenders.items():
-            results[name].append(run_child(code))
+        for name, (code, code_dir) in contenders.items():
+            results[name].append(run_child(code, code_dir))
         print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]['seconds']:.2f}s" for k, v in results.items()))
-    base = median([r["seconds"] for r in results["itch-book"]])
-    print(f"\n{'contender':<18}{'median s':>10}{'ns/msg':>9}{'vs itch-book':>14}{'rows':>12}"
+    first = "itch-book" if "itch-book" in results else next(iter(results))
+    base = median([r["seconds"] for r in results[first]])
+    print(f"\n{'contender':<18}{'median s':>10}{'ns/msg':>9}{'vs ' + first:>14}{'rows':>12}"
           f"{'peak MiB':>10}{'worker peak MiB':>17}")
     for name, rs in results.items():
         s = median([r["seconds"] for r in rs])

@@ -34,15 +34,18 @@ def csv_day(events: int, tickers: int = 100, seed: int = 7) -> Path:
     return path
 
 
-def run_child(code: str) -> dict:
+def run_child(code: str, code_dir: str | None = None) -> dict:
     """Run python code in a fresh process; it prints one JSON line; peak RSS (KiB) of the
-    process and its children is added as 'peak_kib' / 'children_peak_kib'."""
+    process and its children is added as 'peak_kib' / 'children_peak_kib'. ``code_dir``:
+    import obook from that checkout instead (old against new)."""
     wrapper = code + (
         "\nimport resource, json as _j\n"
         "_r['peak_kib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "_r['children_peak_kib'] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
         "print(_j.dumps(_r))\n")
-    out = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=str(Path(code_dir).resolve())) if code_dir else None
+    out = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, env=env,
+                         cwd="/" if code_dir else None)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])

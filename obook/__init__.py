@@ -7,24 +7,64 @@ DuckDB, polars and Parquet.
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
+import types
 
+from ._version import __version__
 from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
-from .schema import bbo_schema, depth_schema, itch_message_schema, orders_schema, trades_schema
-# eager, not lazy: the first import of the submodule obook.convert (by obook.duckdb, the
-# pipelines ...) would otherwise bind the name obook.convert to the module, not the function
-from .convert import convert
 
-__version__ = "0.1.0"
 logging.getLogger("obook").addHandler(logging.NullHandler())
+
+# Everything else loads on first use (``import obook`` loads no DuckDB, polars, numba or
+# kernels): the schemas, ``convert`` and the adapter modules ``obook.duckdb``,
+# ``obook.polars`` ... are found by the module ``__getattr__`` at the end of this file.
+_LAZY = {
+    "bbo_schema": "obook.schema", "trades_schema": "obook.schema", "orders_schema": "obook.schema",
+    "depth_schema": "obook.schema", "itch_message_schema": "obook.schema",
+    "convert": "obook.to_parquet", "connect": "obook.duckdb", "scan_dataset": "obook.dataset",
+    "match": "obook.matching",
+}
+_SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
+               "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching")
+
+
+class _ConvertModule(types.ModuleType):
+    """``obook.convert`` as a module name (``from obook.convert import TABLES``) whose names
+    are those of ``obook.to_parquet``, loaded on first use. It sits in ``sys.modules``, so
+    ``import obook.convert`` never rebinds the attribute ``obook.convert``: that stays the
+    function :func:`obook.to_parquet.convert`."""
+
+    def __getattr__(self, name):
+        return getattr(importlib.import_module("obook.to_parquet"), name)
+
+    def __setattr__(self, name, value):   # monkeypatching obook.convert.X patches the module
+        if name.startswith("__"):
+            super().__setattr__(name, value)
+        else:
+            setattr(importlib.import_module("obook.to_parquet"), name, value)
+
+    def __delattr__(self, name):
+        delattr(importlib.import_module("obook.to_parquet"), name)
+
+    def __dir__(self):
+        return dir(importlib.import_module("obook.to_parquet"))
+
+
+sys.modules.setdefault(__name__ + ".convert", _ConvertModule(__name__ + ".convert"))
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
         stats: dict | None = None, date=None, tickers=None):
     """Replay a feed and stream its BBO rows (``bbo_schema``) as a ``pyarrow.RecordBatchReader``.
 
+    ``path``: a feed file (plain, gzip or zstd), a list of files that form one feed (read in
+    order, or merged by the format's own sequence numbers), or a binary stream (a file-like
+    object or a socket; give ``format``).
     ``workers``: processes that apply the books (default: one per core, at most 8;
-    1 runs in this process). ``format``: "itch" or "csv" (default: detected).
+    1 runs in this process). ``format``: a registered format name ("itch", "csv" ...;
+    default: detected from the file).
     ``on_error``: "raise" stops at the first failing record after delivering every
     earlier row; "skip" applies the tolerant rules and counts what it skipped.
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).
@@ -82,10 +122,10 @@ def depth(path, workers: int | None = None, format: str | None = None, on_error:
 
 
 def _side(table, path):
-    from .convert import side_table
+    from .feeds import read_side_table
     import pyarrow as pa
 
-    t = side_table(path, table)
+    t = read_side_table(path, table)
     return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
 
 
@@ -106,26 +146,26 @@ def trading_actions(path):
 
 def read_itch(path):
     """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
-    from .feeds.itch_messages import read_itch as _read
+    from .feeds.itch.messages import read_itch as _read
 
     return _read(path)
 
 
 def __getattr__(name):
-    # the DuckDB and polars front ends load lazily: importing polars costs ~0.5 s
-    if name == "connect":
-        from .duckdb import connect
-        return connect
-    if name.startswith("scan_") and name != "scan_dataset":
-        from . import polars as _polars
-        return getattr(_polars, name)
-    if name == "scan_dataset":
-        from .dataset import scan_dataset
-        return scan_dataset
+    # the adapters, schemas and convert load on first use: importing polars costs ~0.5 s,
+    # DuckDB and the kernels too
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name.startswith("scan_"):
+        return getattr(importlib.import_module("obook.polars"), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'obook' has no attribute {name!r}")
 
 
 __all__ = [
-    "bbo", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "trades", "orders", "depth", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

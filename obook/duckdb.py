@@ -192,11 +192,13 @@ def _check_levels(levels: int | None) -> int:
     return levels
 
 
-def _check_date(path: str, date: str | None):
-    """The session date (``date``, else from a Nasdaq file name): it decides the columns."""
+def _check_date(path: str, date: str | None, fmt: str):
+    """The session date (``date``, else the format's, e.g. from a Nasdaq file name): it
+    decides the columns."""
+    from .feeds import get_format
     from .session import session_date
 
-    return session_date(path, date)
+    return session_date(path, date, get_format(fmt))
 
 
 def _check_tickers(tickers) -> tuple[str, ...] | None:
@@ -207,9 +209,12 @@ def _check_tickers(tickers) -> tuple[str, ...] | None:
 
 
 def _replay_args(path, workers, fmt, on_error, tickers, date, levels=10) -> tuple:
+    from .feeds import resolve_format
+
     path = _check_path(path)
-    return (path, _check_workers(workers), _check_format(fmt), "raise" if on_error is None else on_error,
-            _check_tickers(tickers), _check_date(path, date), levels)
+    fmt = resolve_format(_check_format(fmt), path).name
+    return (path, _check_workers(workers), fmt, "raise" if on_error is None else on_error,
+            _check_tickers(tickers), _check_date(path, date, fmt), levels)
 
 
 def _replay_slot(pool: _Pool):
@@ -231,9 +236,11 @@ def _replay_schema(table: str):
     its session date is known."""
     def schema_of(args):
         from .engine.tables import schema_of as table_schema
-        from .session import timestamp_schema
+        from .feeds import get_format
+        from .session import stamp_of
 
-        return timestamp_schema(table_schema(table, args[-1]), args[-2])
+        fmt = get_format(args[2])
+        return stamp_of(fmt, args[-2]).schema(table_schema(table, args[-1], fmt))
     return schema_of
 
 
@@ -252,16 +259,37 @@ def _opener(table: str):
                       levels=levels, date=date, tickers=tickers).reader(table)
 
     def open_side(path):
-        import obook
+        from .feeds import read_side_table
 
-        return getattr(obook, table)(path)
+        t = read_side_table(path, table)
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
 
 
 def _open_messages(path):
-    import obook
+    from .feeds import resolve_format
 
-    return obook.read_itch(path)
+    return resolve_format(None, path).messages_reader()(path)
+
+
+def _match_slot(pool: _Pool):
+    """The bind-time UDF of a matching table macro: check the arguments, pick a pool entry."""
+    def slot(path, workers, tick, stp):
+        from .matching.books import stp_code
+
+        stp_code(stp)
+        if tick is not None and tick < 1:
+            raise ObookError(f"tick must be a positive integer, not {tick}")
+        return pool.assign((_check_path(path), _check_workers(workers), 1 if tick is None else tick, stp))
+    return slot
+
+
+def _match_opener(table: str):
+    def open_match(path, workers, tick, stp):
+        from .matching import match
+
+        return match(path, workers=workers or 1, tick=tick, stp=stp, tables=(table,)).reader(table)
+    return open_match
 
 
 # --------------------------------------------------------------------------- install
@@ -281,6 +309,19 @@ def _duck_type(t: str):
     return duckdb.sqltype(t)
 
 
+def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) -> None:
+    """Register a pool's sources and its bind-time UDF, and ``macro(path, name := default
+    ...)`` as a table macro over them (``named``: name -> (default SQL, DuckDB type))."""
+    for entry in pool.entries:
+        con.register(entry.name, entry)
+    fn = f"__{macro}_slot_{token}"
+    con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()], _duck_type("VARCHAR"),
+                        null_handling="special", side_effects=True)
+    params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
+    con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(path, {params}) AS TABLE "
+                f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))")
+
+
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
     """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
 
@@ -290,7 +331,9 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     ``obook_depth`` with them and ``levels := 10`` (1 to 50 a side, the columns of
     ``depth_schema(levels)``); with a session date (``date := 'YYYY-MM-DD'`` or from a
     Nasdaq file name) their rows have ``timestamp``,
-    ``obook_messages(path)``, the macros of ``obook.sql`` (``obook_spread``,
+    ``obook_messages(path)``, the matching engine's ``obook_match(path, workers := NULL,
+    tick := 1, stp := NULL)`` (fills), ``obook_match_events`` and ``obook_match_bbo`` over an
+    order-entry file (``obook.match``), the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
 
@@ -314,23 +357,12 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
             ("orders", orders_schema, _replay_slot, options),
             ("depth", depth_schema(), _depth_slot, depth_options)):
         pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size, _replay_schema(table))
-        for entry in pool.entries:
-            con.register(entry.name, entry)
+        _table_macro(con, f"obook_{table}", token, pool, slot(pool), named)
 
-        fn = f"__obook_{table}_slot_{token}"
-        con.create_function(fn, slot(pool), [varchar] + [t for _, t in named.values()], varchar,
-                            null_handling="special", side_effects=True)
-        params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
-        con.execute(
-            f"CREATE OR REPLACE TEMP MACRO obook_{table}(path, {params}) AS TABLE "
-            f"SELECT * FROM query_table({fn}(path, {', '.join(named)}))"
-        )
-
-    # the ITCH reader's tables: the path is the only argument
-    from .convert import SCHEMAS
-    for table, schema in (("messages", itch_message_schema), ("symbols", SCHEMAS["symbols"]),
-                          ("system_events", SCHEMAS["system_events"]),
-                          ("trading_actions", SCHEMAS["trading_actions"])):
+    # the messages reader and the formats' side tables: the path is the only argument
+    from .feeds import side_schema, side_table_names
+    for table, schema in [("messages", itch_message_schema)] + [
+            (name, side_schema(name)) for name in side_table_names()]:
         pool = _Pool(f"__obook_{table}_{token}", schema,
                      _open_messages if table == "messages" else _opener(table), pool_size)
         for entry in pool.entries:
@@ -340,6 +372,15 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
                             null_handling="special", side_effects=True)
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{table}(path) AS TABLE "
                     f"SELECT * FROM query_table({fn}(path))")
+
+    # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
+    # obook_match_bbo
+    match_options = {"workers": ("NULL", bigint), "tick": ("1", bigint), "stp": ("NULL", varchar)}
+    for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"),
+                         ("obook_match_bbo", "bbo")):
+        from .matching.tables import schema_of as match_schema
+        pool = _Pool(f"__{macro}_{token}", match_schema(table), _match_opener(table), pool_size)
+        _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,

@@ -133,7 +133,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
     event, both replace rows with the book after the replace, 9-decimal times).
     """
-    from .convert import session_date
+    from .session import session_date
 
     if isinstance(tickers, str):
         tickers = [t.strip() for t in tickers.split(",")]
@@ -164,8 +164,8 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
 
 
 def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress) -> dict:
-    import obook
     from .engine.tables import schema_of
+    from .feeds import read_side_table
 
     start_ns, end_ns = start_ms * 1_000_000, end_ms * 1_000_000
     wanted = set(tickers)
@@ -179,11 +179,12 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
                     breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
     cross_types = "cross_type" in schema_of("trades", levels).names
-    actions_reader = obook.trading_actions(feed)
-    readers.append(actions_reader)
+    # the format's trading actions (ITCH H), when it has them
+    actions = (read_side_table(feed, "trading_actions", format=replay.format).to_batches()
+               if "trading_actions" in replay.format.side_tables else [])
 
     def halts():
-        for batch in actions_reader:
+        for batch in actions:
             for row in batch.to_pylist():
                 if row["stock"] in wanted:
                     row["ticker"] = row["stock"]

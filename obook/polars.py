@@ -24,7 +24,7 @@ from polars.io.plugins import register_io_source
 from .errors import ObookError
 from .schema import itch_message_schema
 
-__all__ = ["scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
+__all__ = ["scan_match", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
            "scan_system_events", "scan_trading_actions", "polars_schema"]
 
 
@@ -197,13 +197,13 @@ def scan_trading_actions(path) -> pl.LazyFrame:
 
 
 def _scan_side(table: str, path) -> pl.LazyFrame:
-    from .convert import SCHEMAS
+    from .feeds import read_side_table, side_schema
     full = _check_path(path)
 
     def open_reader():
-        import obook
-        return getattr(obook, table)(full)
-    return _scan(open_reader, SCHEMAS[table], f"obook_{table}", os.fspath(path))
+        t = read_side_table(full, table)
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    return _scan(open_reader, side_schema(table), f"obook_{table}", os.fspath(path))
 
 
 def scan_messages(path) -> pl.LazyFrame:
@@ -211,8 +211,22 @@ def scan_messages(path) -> pl.LazyFrame:
     full = _check_path(path)
 
     def open_reader():
-        import obook
+        from .feeds import resolve_format
 
-        return obook.read_itch(full)
+        return resolve_format(None, full).messages_reader()(full)
 
     return _scan(open_reader, itch_message_schema, "obook_messages", os.fspath(path))
+
+
+def scan_match(path, *, table: str = "fills", workers: int | None = 1, tick: int = 1, stp: str | None = None,
+               levels: int = 10) -> pl.LazyFrame:
+    """A LazyFrame of one table of ``obook.match(path, ...)`` (fills, events, bbo or depth);
+    the engine runs at collect time, once per collect."""
+    from .matching import match
+    from .matching.books import want_bits
+    from .matching.tables import schema_of
+
+    full = _check_path(path)
+    want_bits((table,))
+    return _scan(lambda: match(full, workers=workers, tick=tick, stp=stp, tables=(table,), levels=levels).reader(table),
+                 schema_of(table, levels), f"obook_match_{table}", os.fspath(path))

@@ -82,6 +82,10 @@ orders_schema = pa.schema(
         pa.field("order_id", pa.string()),                # CSV Order column; null for ITCH
         pa.field("new_ref", pa.uint64()),                 # U only
         pa.field("match", pa.uint64()),                   # ITCH E and C only
+        # time priority after the record: shares and orders in front of the row's order
+        # (U: the new one) at its price; null when it does not rest after the record
+        pa.field("queue_shares_ahead", pa.int64()),
+        pa.field("queue_orders_ahead", pa.int64()),
     ],
     metadata={b"obook.table": b"orders", b"obook.price_scale": b"10000"},
 )

@@ -1,31 +1,32 @@
-"""The trading session of a feed: its date (a ``date`` option, or a Nasdaq file name
-``MMDDYYYY.NASDAQ_ITCH50[.gz]``) and, when it is known, the tables' ``timestamp`` column:
-session midnight in New York plus the feed time, as ``timestamp[ns, America/New_York]``.
+"""The trading session of a feed and the tables' ``timestamp`` column.
+
+A format whose ``time`` counts from local midnight (ITCH, CSV) gets ``timestamp`` when the
+session date is known (a ``date`` option, or the format's own ``session_date(path)``, e.g.
+a Nasdaq file name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``): session midnight in the feed's time
+zone plus the feed time. A format whose ``time`` is UTC epoch (``FORMAT.epoch``) always
+gets it. The column is ``timestamp[ns, <FORMAT.tz>]``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import re
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import ObookError
 
-__all__ = ["TIMEZONE", "TIME_NS", "session_date", "midnight_ns", "timestamp_schema", "with_timestamp"]
+__all__ = ["TIMEZONE", "session_date", "midnight_ns", "timestamp_schema", "with_timestamp",
+           "Stamp", "stamp_of"]
 
 TIMEZONE = "America/New_York"
-TIME_NS = {"itch": 1, "csv": 1_000_000}   # feed time unit → ns
 TIMESTAMP = pa.timestamp("ns", tz=TIMEZONE)
 
-_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz)?$", re.IGNORECASE)
 
-
-def session_date(path, date=None) -> _dt.date | None:
+def session_date(path, date=None, fmt=None) -> _dt.date | None:
     """The trading day of a feed: ``date`` (``YYYY-MM-DD`` or a ``datetime.date``) when given,
-    else from a Nasdaq file name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``, else None."""
+    else the format's ``session_date(path)`` (``fmt``: a FeedFormat; None: any registered
+    format's that knows the path), else None."""
     if date is not None:
         if isinstance(date, _dt.datetime):
             return date.date()
@@ -35,38 +36,67 @@ def session_date(path, date=None) -> _dt.date | None:
             return _dt.date.fromisoformat(str(date))
         except ValueError:
             raise ObookError(f"date must be YYYY-MM-DD, not {date!r}") from None
-    m = _NASDAQ_NAME.match(Path(path).name)
-    if not m:
+    if isinstance(path, (list, tuple)):
+        path = path[0] if path else None
+    if path is None or hasattr(path, "read") or hasattr(path, "recv_into"):
         return None
-    month, day, year = (int(g) for g in m.groups())
-    try:
-        return _dt.date(year, month, day)
-    except ValueError:
-        return None
+    if fmt is not None:
+        return fmt.session_date(path) if fmt.session_date else None
+    from .feeds import formats
+
+    for f in formats().values():
+        day = f.session_date(path) if f.session_date else None
+        if day is not None:
+            return day
+    return None
 
 
-def midnight_ns(day: _dt.date) -> int:
-    """Midnight of ``day`` in New York, in ns since the epoch."""
+def midnight_ns(day: _dt.date, tz: str = TIMEZONE) -> int:
+    """Midnight of ``day`` in ``tz``, in ns since the epoch."""
     from zoneinfo import ZoneInfo
 
-    midnight = _dt.datetime.combine(day, _dt.time(0), tzinfo=ZoneInfo(TIMEZONE))
+    midnight = _dt.datetime.combine(day, _dt.time(0), tzinfo=ZoneInfo(tz))
     return int(midnight.timestamp()) * 1_000_000_000
 
 
-def timestamp_schema(schema: pa.Schema, day: _dt.date | None) -> pa.Schema:
-    """``schema`` with ``timestamp`` after ``time`` when the session date is known."""
-    if day is None:
+def timestamp_schema(schema: pa.Schema, day, tz: str = TIMEZONE) -> pa.Schema:
+    """``schema`` with ``timestamp`` after ``time`` when ``day`` is truthy (the session
+    date is known, or the time is epoch)."""
+    if not day:
         return schema
     fields = list(schema)
-    fields.insert(schema.get_field_index("time") + 1, pa.field("timestamp", TIMESTAMP, nullable=False))
+    fields.insert(schema.get_field_index("time") + 1,
+                  pa.field("timestamp", pa.timestamp("ns", tz=tz), nullable=False))
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int) -> pa.RecordBatch:
-    """Insert ``timestamp`` (session midnight ``base_ns`` + time × ``scale``) after ``time``."""
+def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
+                   tz: str = TIMEZONE) -> pa.RecordBatch:
+    """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time``."""
     if base_ns is None:
         return batch
     ns = pc.add(pc.multiply(batch.column("time").cast(pa.int64()), scale), base_ns)
     arrays = list(batch.columns)
-    arrays.insert(batch.schema.get_field_index("time") + 1, ns.cast(TIMESTAMP))
-    return pa.RecordBatch.from_arrays(arrays, schema=timestamp_schema(batch.schema, True))
+    arrays.insert(batch.schema.get_field_index("time") + 1, ns.cast(pa.timestamp("ns", tz=tz)))
+    return pa.RecordBatch.from_arrays(arrays, schema=timestamp_schema(batch.schema, True, tz))
+
+
+class Stamp:
+    """How a format's tables get ``timestamp``: ``base_ns`` + time × ``scale`` in ``tz``
+    (``base_ns`` None: no timestamp column)."""
+
+    def __init__(self, base_ns: int | None, scale: int, tz: str):
+        self.base_ns, self.scale, self.tz = base_ns, scale, tz
+
+    def schema(self, schema: pa.Schema) -> pa.Schema:
+        return timestamp_schema(schema, self.base_ns is not None, self.tz)
+
+    def batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return with_timestamp(batch, self.base_ns, self.scale, self.tz)
+
+
+def stamp_of(fmt, day: _dt.date | None) -> Stamp:
+    """The :class:`Stamp` of a format (a FeedFormat) and session date."""
+    if fmt.epoch:
+        return Stamp(0, fmt.time_unit_ns, fmt.tz)
+    return Stamp(midnight_ns(day, fmt.tz) if day else None, fmt.time_unit_ns, fmt.tz)

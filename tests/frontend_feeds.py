@@ -13,48 +13,43 @@ from pathlib import Path
 
 import psutil
 
+from obook._kernels.itch_layout import pack
+
 
 def _frame(body: bytes) -> bytes:
     return struct.pack(">H", len(body)) + body
 
 
-def _head(typ: str, locate: int, ts: int, tracking: int = 0) -> bytes:
-    return typ.encode() + struct.pack(">HH", locate, tracking) + ts.to_bytes(6, "big")
-
-
+# the messages, laid out by the one ITCH layout (obook._kernels.itch_layout.pack)
 def system_event(ts: int, code: str) -> bytes:
-    return _frame(_head("S", 0, ts) + code.encode())
+    return _frame(pack("S", 0, 0, ts, event_code=code))
 
 
 def directory(ts: int, locate: int, stock: str) -> bytes:
-    rest = b"Q" + b"N" + struct.pack(">I", 100) + b"N" + b"C" + b"Z " + b"P" + b"N" + b" " + b"1" + b"N" \
-        + struct.pack(">I", 0) + b"N"
-    body = _head("R", locate, ts) + stock.encode().ljust(8) + rest
-    assert len(body) == 39
-    return _frame(body)
+    return _frame(pack("R", locate, 0, ts, stock=stock, market_category="Q", financial_status="N",
+                       round_lot_size=100, round_lots_only="N", issue_classification="C", issue_subtype="Z",
+                       authenticity="P", short_sale_threshold="N", ipo_flag=" ", luld_tier="1", etp_flag="N",
+                       etp_leverage_factor=0, inverse="N"))
 
 
 def add(ts: int, locate: int, ref: int, side: str, shares: int, stock: str, price: int) -> bytes:
-    body = _head("A", locate, ts) + struct.pack(">Q", ref) + side.encode() + struct.pack(">I", shares) \
-        + stock.encode().ljust(8) + struct.pack(">I", price)
-    assert len(body) == 36
-    return _frame(body)
+    return _frame(pack("A", locate, 0, ts, ref=ref, side=side, shares=shares, stock=stock, price=price))
 
 
 def execute(ts: int, locate: int, ref: int, shares: int, match: int = 1) -> bytes:
-    return _frame(_head("E", locate, ts) + struct.pack(">QIQ", ref, shares, match))
+    return _frame(pack("E", locate, 0, ts, ref=ref, shares=shares, match=match))
 
 
 def cancel(ts: int, locate: int, ref: int, shares: int) -> bytes:
-    return _frame(_head("X", locate, ts) + struct.pack(">QI", ref, shares))
+    return _frame(pack("X", locate, 0, ts, ref=ref, shares=shares))
 
 
 def delete(ts: int, locate: int, ref: int) -> bytes:
-    return _frame(_head("D", locate, ts) + struct.pack(">Q", ref))
+    return _frame(pack("D", locate, 0, ts, ref=ref))
 
 
 def replace(ts: int, locate: int, ref: int, new_ref: int, shares: int, price: int) -> bytes:
-    return _frame(_head("U", locate, ts) + struct.pack(">QQII", ref, new_ref, shares, price))
+    return _frame(pack("U", locate, 0, ts, ref=ref, new_ref=new_ref, shares=shares, price=price))
 
 
 # message number (1-based) -> message; the comments give the BBO row each one causes

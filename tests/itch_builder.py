@@ -17,6 +17,8 @@ import gzip
 import struct
 from pathlib import Path
 
+from obook._kernels.itch_layout import pack
+
 T_OPEN = 34_200 * 10**9
 
 
@@ -73,61 +75,70 @@ class ItchBuilder:
         return _stock(stock) if stock is not None else self.names.get(locate, _stock("TEST"))
 
     # ------------------------------------------------------------ messages
+    # laid out by the one ITCH layout (obook._kernels.itch_layout.pack)
+    def fields(self, typ: str, locate: int, ts: int | None = None, **values) -> int:
+        """Append a message of a layout type with the named fields (the rest zero)."""
+        if ts is None:
+            self.ts += self.step
+            ts = self.ts
+        else:
+            self.ts = ts
+        return self.frame(pack(typ, locate, self.tracking, ts, **values))
+
     def system(self, code: str = "O", ts: int | None = None) -> int:
-        return self.message("S", 0, code.encode("ascii"), ts)
+        return self.fields("S", 0, ts, event_code=code)
 
     def directory(self, locate: int, stock: str, ts: int | None = None) -> int:
         self.names[locate] = _stock(stock)
-        body = (_stock(stock) + b"QN" + struct.pack(">I", 100) + b"NCZ PN 1N"
-                + struct.pack(">I", 0) + b"N")
-        return self.message("R", locate, body, ts)
+        return self.fields("R", locate, ts, stock=_stock(stock), market_category="Q", financial_status="N",
+                           round_lot_size=100, round_lots_only="N", issue_classification="C",
+                           issue_subtype="Z", authenticity="P", short_sale_threshold="N", ipo_flag=" ",
+                           luld_tier="1", etp_flag="N", etp_leverage_factor=0, inverse="N")
 
     def trading_action(self, locate: int, state: str = "T", stock=None, ts: int | None = None) -> int:
-        body = self.stock_of(locate, stock) + state.encode("ascii") + b" " + b"    "
-        return self.message("H", locate, body, ts)
+        return self.fields("H", locate, ts, stock=self.stock_of(locate, stock), state=state,
+                           reserved=" ", reason="")
 
     def add(self, locate: int, ref: int, side, shares: int, price: int, mpid: str | None = None,
             stock=None, ts: int | None = None) -> int:
         """``A`` add order, or ``F`` when ``mpid`` is given."""
-        body = (struct.pack(">Q", ref) + _side(side) + struct.pack(">I", shares)
-                + self.stock_of(locate, stock) + struct.pack(">I", price))
+        values = dict(ref=ref, side=_side(side), shares=shares, stock=self.stock_of(locate, stock),
+                      price=price)
         if mpid is None:
-            return self.message("A", locate, body, ts)
-        return self.message("F", locate, body + mpid.encode("ascii").ljust(4)[:4], ts)
+            return self.fields("A", locate, ts, **values)
+        return self.fields("F", locate, ts, mpid=mpid, **values)
 
     def execute(self, locate: int, ref: int, shares: int, match: int = 0, ts: int | None = None) -> int:
-        return self.message("E", locate, struct.pack(">QIQ", ref, shares, match), ts)
+        return self.fields("E", locate, ts, ref=ref, shares=shares, match=match)
 
     def execute_price(self, locate: int, ref: int, shares: int, price: int, match: int = 0,
                       printable: str = "Y", ts: int | None = None) -> int:
-        body = struct.pack(">QIQ", ref, shares, match) + printable.encode("ascii") + struct.pack(">I", price)
-        return self.message("C", locate, body, ts)
+        return self.fields("C", locate, ts, ref=ref, shares=shares, match=match, printable=printable,
+                           price=price)
 
     def cancel(self, locate: int, ref: int, shares: int, ts: int | None = None) -> int:
-        return self.message("X", locate, struct.pack(">QI", ref, shares), ts)
+        return self.fields("X", locate, ts, ref=ref, shares=shares)
 
     def delete(self, locate: int, ref: int, ts: int | None = None) -> int:
-        return self.message("D", locate, struct.pack(">Q", ref), ts)
+        return self.fields("D", locate, ts, ref=ref)
 
     def replace(self, locate: int, ref: int, new_ref: int, shares: int, price: int,
                 ts: int | None = None) -> int:
-        return self.message("U", locate, struct.pack(">QQII", ref, new_ref, shares, price), ts)
+        return self.fields("U", locate, ts, ref=ref, new_ref=new_ref, shares=shares, price=price)
 
     def trade(self, locate: int, ref: int, side, shares: int, price: int, match: int = 0,
               stock=None, ts: int | None = None) -> int:
         """``P`` non-cross trade (fields in the order of ``add``); no book change."""
-        body = (struct.pack(">Q", ref) + _side(side) + struct.pack(">I", shares)
-                + self.stock_of(locate, stock) + struct.pack(">IQ", price, match))
-        return self.message("P", locate, body, ts)
+        return self.fields("P", locate, ts, ref=ref, side=_side(side), shares=shares,
+                           stock=self.stock_of(locate, stock), price=price, match=match)
 
     def cross(self, locate: int, shares: int, price: int, match: int = 0, cross_type: str = "O",
               stock=None, ts: int | None = None) -> int:
-        body = (struct.pack(">Q", shares) + self.stock_of(locate, stock)
-                + struct.pack(">IQ", price, match) + cross_type.encode("ascii"))
-        return self.message("Q", locate, body, ts)
+        return self.fields("Q", locate, ts, shares=shares, stock=self.stock_of(locate, stock), price=price,
+                           match=match, cross_type=cross_type)
 
     def broken(self, match: int, locate: int = 0, ts: int | None = None) -> int:
-        return self.message("B", locate, struct.pack(">Q", match), ts)
+        return self.fields("B", locate, ts, match=match)
 
     # ------------------------------------------------------------ output
     def __len__(self) -> int:

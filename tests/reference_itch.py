@@ -25,8 +25,11 @@ import gzip
 import struct
 from pathlib import Path
 
-SIZES = {"S": 12, "R": 39, "H": 25, "A": 36, "F": 40, "E": 31, "C": 36, "X": 23, "D": 19,
-         "U": 35, "P": 44, "Q": 40, "B": 19}
+from obook._kernels.itch_layout import MESSAGES
+
+# the sizes of the one ITCH layout; the fields below are read at their offsets written out
+# here, so a wrong offset in the layout shows as a difference with the engine
+SIZES = {t: n for t, (n, _) in MESSAGES.items()}
 
 UNKNOWN = "unknown order ref"
 DUPLICATE = "duplicate order ref"

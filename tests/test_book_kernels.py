@@ -133,3 +133,138 @@ def test_apply_events_growth_from_tiny_pools_gives_identical_rows():
     big = run(events, K.apply_events)
     tiny = run(events, K.apply_events, books=1, levels=1, pages=1, overflow=2)
     assert big[0] == tiny[0] == OK and big[2] == tiny[2]
+
+
+# ---------------------------------------------------------------- ACT_MODIFY, ACT_CLEAR, DEFER
+
+from obook._kernels.layout import (ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, TYPE_SHIFT,  # noqa: E402
+                                   WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
+from obook.engine.books import ExtraRows  # noqa: E402
+
+
+def run_x(events, kernel, want=WANT_ORDERS, capacity=1, levels=3, **sizes):
+    """Like run, with trade/order/depth rows: (status, bbo rows, orders rows, depth rows, book)."""
+    b = BookState(kernel=kernel, **sizes)
+    x = ExtraRows(want, capacity, levels)
+    status, i, n = b.apply(events, len(events), np.zeros((1, ROW_WIDTH), np.int64), x)
+    as_tuples = lambda a, k: [tuple(int(v) for v in r) for r in a[:k]]  # noqa: E731
+    return (status, as_tuples(b.out_rows, n), as_tuples(x.orders, x.counts[1]),
+            as_tuples(x.depth, x.counts[2]), b)
+
+
+def queue_cols(orders):
+    """(action letter, ref, price, shares, remaining, shares ahead, orders ahead) of orders rows."""
+    return [(chr(r[3]), r[8], r[5], r[6], r[7], r[11], r[12]) for r in orders]
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_modify_keeps_or_loses_queue_place(kernel):
+    events = ev(add(1, BID, 100, 50), add(2, BID, 200, 50), add(3, BID, 300, 50),
+                op(ACT_MODIFY, 1, 60, price=50),      # fewer shares, same price: keeps its place
+                op(ACT_MODIFY, 2, 250, price=50),     # more shares: to the back
+                op(ACT_MODIFY, 3, 300, price=51),     # another price: back of (a new) level
+                op(ACT_MODIFY, 1, 0, price=50),       # 0 shares: removed
+                op(ACT_MODIFY, 9, 40, price=50),      # unknown: added, side from the event
+                op(ACT_MODIFY, 2, 250, price=50))     # nothing changes: keeps its place
+    status, rows, orders, _, b = run_x(events, kernel)
+    assert status == OK
+    assert queue_cols(orders)[3:] == [
+        ("M", 1, 50, 60, 60, 0, 0),
+        ("M", 2, 50, 250, 250, 60 + 300, 2),
+        ("M", 3, 51, 300, 300, 0, 0),
+        ("M", 1, 50, 0, 0, -1, -1),
+        ("M", 9, 50, 40, 40, 250, 1),
+        ("M", 2, 50, 250, 250, 0, 0),
+    ]
+    assert [r[3:6] for r in rows] == [(50, 100, 1), (50, 300, 2), (50, 600, 3), (50, 560, 3),
+                                      (50, 610, 3), (51, 300, 1)]
+    assert b.live_orders == 3
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_modify_type_letter_and_zero_share_unknown(kernel):
+    e = ev(add(1, ASK, 10, 70), op(ACT_MODIFY, 1, 5, price=70), op(ACT_MODIFY, 8, 0, price=70))
+    e[1, 3] |= ord("Q") << TYPE_SHIFT
+    status, i, _, _ = run(e, kernel)
+    assert (status, i) == (ERR_ZERO_ADD, 2)
+    _, _, orders, _, _ = run_x(e[:2], kernel)
+    assert chr(orders[1][3]) == "Q" and orders[1][4] == ASK
+
+
+def clear_feed(n_levels=200):
+    """Book 1: n_levels bid levels (two orders at the best) and two asks; book 2: one bid."""
+    rows = [add(1000 + k, BID, 10 + k, 5000 - k) for k in range(n_levels)]
+    rows += [add(1, BID, 7, 5000), add(2, ASK, 3, 6000), add(3, ASK, 4, 6001), add(1, BID, 9, 100, book=2)]
+    rows += [op(ACT_CLEAR, 0), add(1000, ASK, 5, 7000), op(ACT_CLEAR, 0, book=7)]
+    return ev(*rows)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_clear_removes_every_order_of_the_book(kernel):
+    n = 200                                            # beyond NEAR_MAX: far levels too
+    events = clear_feed(n)
+    status, rows, orders, depth, b = run_x(events, kernel, WANT_ORDERS | WANT_DEPTH)
+    assert status == OK
+    cleared = [r for r in orders if r[0] == n + 5]
+    expected = [(1000, 5000, 10), (1, 5000, 7)] + [(1000 + k, 5000 - k, 10 + k) for k in range(1, n)] \
+        + [(2, 6000, 3), (3, 6001, 4)]
+    assert [(r[8], r[5], r[6]) for r in cleared] == expected    # bids then asks, best first, FIFO
+    assert {(chr(r[3]), r[7], r[11], r[12]) for r in cleared} == {("R", 0, -1, -1)}
+    assert rows[-2][:1] + rows[-2][3:] == (n + 5, -1, -1, 0, -1, -1, 0)
+    assert rows[-1][6:] == (7000, 5, 1)                 # the ref is free again
+    assert depth[-2][3:6] == (-1, -1, 0)
+    assert b.live_orders == 2 and b.st[K.ST_FH_USED] == 0 and b.sides[2, 3] == 0
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_clear_without_queues_scans_the_index(kernel):
+    events = clear_feed(150)
+    events[-3, 2] = 2                                   # the clear hits book 2 (ref 1 lives in both)
+    events[-2, 2] = 2                                   # and ref 1000 comes back there
+    status, rows, orders, _, b = run_x(events, kernel, want=0)
+    assert status == OK and orders == []
+    assert rows[-2][2:] == (2, -1, -1, 0, -1, -1, 0)
+    assert b.live_orders == 150 + 3 + 1
+
+
+def test_apply_events_clear_grows_tiny_orders_array():
+    events = clear_feed(300)
+    small = run_x(events, K.apply_events, WANT_ORDERS, capacity=1)
+    big = run_x(events, K.apply_events, WANT_ORDERS, capacity=4096)
+    assert small[:4] == big[:4] and len(small[2]) == 300 + 4 + 300 + 3 + 1
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_defer_rows_at_the_run_end_against_the_book_before(kernel):
+    events = ev(add(1, BID, 100, 50), add(2, BID, 50, 51), add(3, ASK, 10, 60), op(ACT_DELETE, 2),
+                add(4, BID, 5, 52), op(ACT_DELETE, 4),
+                add(5, BID, 1, 49), add(6, ASK, 1, 61),
+                (ACT_PRINT, 0, 1, 0, 7, 60, 0))
+    for k in (1, 2, 4, 6, 7):       # runs: seq 2-4, 5-6 (no change in the end), 7-9 (a print ends it)
+        events[k, 3] |= DEFER
+    status, rows, orders, depth, _ = run_x(events, kernel, WANT_ORDERS | WANT_DEPTH)
+    assert status == OK
+    assert [r[0] for r in rows] == [1, 4]
+    assert rows[1][3:] == (50, 100, 1, 60, 10, 1)
+    assert [r[0] for r in depth] == [1, 4, 9]           # the depth change below the touch: at the print
+    assert len(orders) == 8                             # orders rows are not deferred
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_defer_runs_kept_per_book(kernel):
+    events = ev(add(1, BID, 100, 50), add(2, BID, 100, 40, book=2), add(3, BID, 100, 60, book=2),
+                add(4, BID, 100, 55))
+    events[0, 3] |= DEFER
+    events[1, 3] |= DEFER
+    status, rows, _, _, _ = run_x(events, kernel, 0)
+    assert status == OK
+    assert [(r[0], r[2], r[3]) for r in rows] == [(3, 2, 60), (4, 1, 55)]
+
+
+def test_apply_events_trades_rows_grow_past_tiny_arrays():
+    e = ev(add(1, BID, 100, 50), *[op(ACT_EXEC, 1, 1) for _ in range(40)])
+    b = BookState()
+    x = ExtraRows(WANT_TRADES | WANT_ORDERS | WANT_DEPTH, 1, 2)
+    status, _, n = b.apply(e, len(e), np.zeros((2, ROW_WIDTH), np.int64), x)
+    assert status == OK and n == 41 and x.counts.tolist() == [40, 41, 41]
+    assert x.trades[:40, 5].tolist() == [1] * 40 and b.out_rows.shape[0] >= 41

@@ -86,7 +86,8 @@ def test_cli_short_options_one_meaning_everywhere():
     for short, long, _ in _short_options(None):
         meanings.setdefault(short, set()).add(long)
     # gen's -k counts tickers (--stocks for ITCH, --tickers for CSV): the same idea
-    meanings["-k"] -= {"--stocks"}
+    meanings["-k"] -= {"--stocks", "--instruments"}     # (obook gen orders: instruments)
+    meanings["-o"] -= {"--out"}                          # (obook match: the output directory)
     # -n is "how many" (messages or events to generate, rows to print)
     assert meanings.pop("-n") <= {"--messages", "--events", "--max-rows"}
     assert {s: m for s, m in meanings.items() if len(m) > 1} == {}

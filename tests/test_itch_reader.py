@@ -39,7 +39,7 @@ def test_read_itch_generated_feed_matches_reference(feed):
 
 @pytest.mark.parametrize("block", [64, 4099])
 def test_read_itch_small_blocks_split_messages_same_rows(feed, block):
-    from obook.feeds.itch_messages import iter_messages
+    from obook.feeds.itch.messages import iter_messages
     batches = list(iter_messages(feed, block_size=block))
     assert len(batches) > 1
     assert pa.Table.from_batches(batches).equals(decoded(feed))

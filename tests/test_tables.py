@@ -197,7 +197,7 @@ def test_orders_schema_columns_and_types(edge):
         ("seq", pa.int64()), ("time", pa.uint64()), ("ticker", pa.string()), ("locate", pa.uint16()),
         ("action", pa.string()), ("side", pa.string()), ("price", pa.int64()), ("shares", pa.int64()),
         ("remaining", pa.int64()), ("ref", pa.uint64()), ("order_id", pa.string()), ("new_ref", pa.uint64()),
-        ("match", pa.uint64())]
+        ("match", pa.uint64()), ("queue_shares_ahead", pa.int64()), ("queue_orders_ahead", pa.int64())]
 
 
 @pytest.mark.parametrize("levels", [1, 3, 10])

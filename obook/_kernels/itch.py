@@ -8,15 +8,33 @@ message (type byte first). All integers are big-endian.
 import numpy as np
 from numba import njit
 
+from .itch_layout import BODY, MESSAGES, offset as _at
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_PRINT, ACT_REPLACE,
                      NOT_PRINTABLE, TYPE_SHIFT)
 
 #: message size (type byte included) of the types SPEC §1 lists; other types are framed by
 #: their length and skipped, whatever it is
 SIZES = np.zeros(256, dtype=np.int64)
-for _t, _n in {"S": 12, "R": 39, "H": 25, "A": 36, "F": 40, "E": 31, "C": 36, "X": 23,
-               "D": 19, "U": 35, "P": 44, "Q": 40, "B": 19}.items():
+for _t, (_n, _fields) in MESSAGES.items():
     SIZES[ord(_t)] = _n
+
+# the field offsets of obook._kernels.itch_layout as module constants (numba folds them)
+LOCATE, TRACKING, TIMESTAMP = _at("A", "locate"), _at("A", "tracking"), _at("A", "timestamp")
+T_S, T_R, T_H, T_A, T_F, T_E, T_C, T_X, T_D, T_U, T_P, T_Q, T_B = (ord(t) for t in "SRHAFECXDUPQB")
+ADD_REF, ADD_SIDE, ADD_SHARES, ADD_STOCK, ADD_PRICE = (_at("A", f) for f in ("ref", "side", "shares",
+                                                                            "stock", "price"))
+assert all(_at(t, f) == _at("A", f) for t in "FP" for f in ("ref", "side", "shares", "stock", "price"))
+P_MATCH = _at("P", "match")
+EXEC_REF, EXEC_SHARES, EXEC_MATCH = _at("E", "ref"), _at("E", "shares"), _at("E", "match")
+assert all(_at("C", f) == _at("E", f) for f in ("ref", "shares", "match"))
+C_PRINTABLE, C_PRICE = _at("C", "printable"), _at("C", "price")
+X_REF, X_SHARES = _at("X", "ref"), _at("X", "shares")
+D_REF = _at("D", "ref")
+U_REF, U_NEW_REF, U_SHARES, U_PRICE = (_at("U", f) for f in ("ref", "new_ref", "shares", "price"))
+Q_SHARES, Q_STOCK, Q_PRICE, Q_MATCH = (_at("Q", f) for f in ("shares", "stock", "price", "match"))
+B_MATCH, B_SIZE = _at("B", "match"), MESSAGES["B"][0]
+R_STOCK = _at("R", "stock")
+assert _at("H", "stock") == R_STOCK
 
 FRAME_OK = 0
 FRAME_MALFORMED = 1
@@ -82,9 +100,9 @@ def itch_breaks(buf, n_records, base_seq, seqs, matches):
     nb = 0
     for k in range(n_records):
         ln = _be16(buf, pos)
-        if ln >= 19 and buf[pos + 2] == 66:
+        if ln >= B_SIZE and buf[pos + 2] == T_B:
             seqs[nb] = base_seq + k
-            matches[nb] = _be64(buf, pos + 13)
+            matches[nb] = _be64(buf, pos + 2 + B_MATCH)
             nb += 1
         pos += 2 + ln
     return nb
@@ -116,9 +134,9 @@ def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints, keep
         if ln == 0:
             continue
         t = buf[m]
-        if ln < sizes[t] or ln < 11:
+        if ln < sizes[t] or ln < BODY:
             continue
-        loc = _be16(buf, m + 1)
+        loc = _be16(buf, m + LOCATE)
         if n_workers > 1 and owner_of(loc, n_workers) != worker:
             continue
         if t == 82 and wanted.shape[0] > 0:     # R: is this locate's stock selected?
@@ -130,54 +148,54 @@ def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints, keep
         if keep[loc] == 0:
             continue
         act = 0
-        if t == 65 or t == 70:      # A, F
-            act = ACT_ADD | ((0 if buf[m + 19] == 66 else 1) << 8)
-            ev[ne, 4] = _be64(buf, m + 11)
-            ev[ne, 5] = _be32(buf, m + 20)
-            ev[ne, 6] = _be32(buf, m + 32)
-        elif t == 69 or t == 67:    # E, C
+        if t == T_A or t == T_F:
+            act = ACT_ADD | ((0 if buf[m + ADD_SIDE] == 66 else 1) << 8)
+            ev[ne, 4] = _be64(buf, m + ADD_REF)
+            ev[ne, 5] = _be32(buf, m + ADD_SHARES)
+            ev[ne, 6] = _be32(buf, m + ADD_PRICE)
+        elif t == T_E or t == T_C:
             act = ACT_EXEC
-            ev[ne, 4] = _be64(buf, m + 11)
-            ev[ne, 5] = _be32(buf, m + 19)
-            ev[ne, 8] = _be64(buf, m + 23)
-            if t == 67:
-                ev[ne, 9] = _be32(buf, m + 32)
-                if buf[m + 31] != 89:   # 'Y'
+            ev[ne, 4] = _be64(buf, m + EXEC_REF)
+            ev[ne, 5] = _be32(buf, m + EXEC_SHARES)
+            ev[ne, 8] = _be64(buf, m + EXEC_MATCH)
+            if t == T_C:
+                ev[ne, 9] = _be32(buf, m + C_PRICE)
+                if buf[m + C_PRINTABLE] != 89:   # 'Y'
                     act |= NOT_PRINTABLE
-        elif t == 88:               # X
+        elif t == T_X:
             act = ACT_CANCEL
-            ev[ne, 4] = _be64(buf, m + 11)
-            ev[ne, 5] = _be32(buf, m + 19)
-        elif t == 68:               # D
+            ev[ne, 4] = _be64(buf, m + X_REF)
+            ev[ne, 5] = _be32(buf, m + X_SHARES)
+        elif t == T_D:
             act = ACT_DELETE
-            ev[ne, 4] = _be64(buf, m + 11)
-        elif t == 85:               # U
+            ev[ne, 4] = _be64(buf, m + D_REF)
+        elif t == T_U:
             act = ACT_REPLACE
-            ev[ne, 4] = _be64(buf, m + 11)
-            ev[ne, 7] = _be64(buf, m + 19)
-            ev[ne, 5] = _be32(buf, m + 27)
-            ev[ne, 6] = _be32(buf, m + 31)
-        elif t == 82:               # R
+            ev[ne, 4] = _be64(buf, m + U_REF)
+            ev[ne, 7] = _be64(buf, m + U_NEW_REF)
+            ev[ne, 5] = _be32(buf, m + U_SHARES)
+            ev[ne, 6] = _be32(buf, m + U_PRICE)
+        elif t == T_R:
             names[nn, 0] = loc
-            names[nn, 1] = m + 11
+            names[nn, 1] = m + R_STOCK
             nn += 1
-        elif prints and t == 80:    # P
-            act = ACT_PRINT | ((0 if buf[m + 19] == 66 else 1) << 8)
-            ev[ne, 4] = _be64(buf, m + 11)
-            ev[ne, 5] = _be32(buf, m + 20)
-            ev[ne, 6] = _be32(buf, m + 32)
-            ev[ne, 8] = _be64(buf, m + 36)
-        elif prints and t == 81:    # Q
+        elif prints and t == T_P:
+            act = ACT_PRINT | ((0 if buf[m + ADD_SIDE] == 66 else 1) << 8)
+            ev[ne, 4] = _be64(buf, m + ADD_REF)
+            ev[ne, 5] = _be32(buf, m + ADD_SHARES)
+            ev[ne, 6] = _be32(buf, m + ADD_PRICE)
+            ev[ne, 8] = _be64(buf, m + P_MATCH)
+        elif prints and t == T_Q:
             act = ACT_PRINT
-            ev[ne, 5] = _be64(buf, m + 11)
-            ev[ne, 6] = _be32(buf, m + 27)
-            ev[ne, 8] = _be64(buf, m + 31)
-        elif prints and t == 66:    # B
+            ev[ne, 5] = _be64(buf, m + Q_SHARES)
+            ev[ne, 6] = _be32(buf, m + Q_PRICE)
+            ev[ne, 8] = _be64(buf, m + Q_MATCH)
+        elif prints and t == T_B:
             act = ACT_PRINT
-            ev[ne, 8] = _be64(buf, m + 11)
+            ev[ne, 8] = _be64(buf, m + B_MATCH)
         if act != 0:
             ev[ne, 0] = base_seq + k
-            ev[ne, 1] = _be48(buf, m + 5)
+            ev[ne, 1] = _be48(buf, m + TIMESTAMP)
             ev[ne, 2] = loc
             ev[ne, 3] = act | (np.int64(t) << TYPE_SHIFT)
             ne += 1
@@ -221,56 +239,56 @@ def itch_messages(buf, n_records, base_seq, base_offset, sizes, ints, fields, st
             continue
         t = buf[m]
         r[2] = t
-        if ln < sizes[t] or ln < 11:
+        if ln < sizes[t] or ln < BODY:
             continue
-        r[3] = _be16(buf, m + 1)
-        r[4] = _be16(buf, m + 3)
-        r[5] = _be48(buf, m + 5)
+        r[3] = _be16(buf, m + LOCATE)
+        r[4] = _be16(buf, m + TRACKING)
+        r[5] = _be48(buf, m + TIMESTAMP)
         f = 0
-        if t == 65 or t == 70 or t == 80:        # A F P
-            r[6] = _be64(buf, m + 11)
-            r[7] = buf[m + 19]
-            r[8] = _be32(buf, m + 20)
-            r[9] = _be32(buf, m + 32)
-            stock_pos[k] = m + 24
+        if t == T_A or t == T_F or t == T_P:
+            r[6] = _be64(buf, m + ADD_REF)
+            r[7] = buf[m + ADD_SIDE]
+            r[8] = _be32(buf, m + ADD_SHARES)
+            r[9] = _be32(buf, m + ADD_PRICE)
+            stock_pos[k] = m + ADD_STOCK
             f = F_REF | F_SIDE | F_SHARES | F_PRICE | F_STOCK
-            if t == 80:
-                r[11] = _be64(buf, m + 36)
+            if t == T_P:
+                r[11] = _be64(buf, m + P_MATCH)
                 f |= F_MATCH
-        elif t == 69 or t == 67:                 # E C
-            r[6] = _be64(buf, m + 11)
-            r[8] = _be32(buf, m + 19)
-            r[11] = _be64(buf, m + 23)
+        elif t == T_E or t == T_C:
+            r[6] = _be64(buf, m + EXEC_REF)
+            r[8] = _be32(buf, m + EXEC_SHARES)
+            r[11] = _be64(buf, m + EXEC_MATCH)
             f = F_REF | F_SHARES | F_MATCH
-            if t == 67:
-                r[9] = _be32(buf, m + 32)
+            if t == T_C:
+                r[9] = _be32(buf, m + C_PRICE)
                 f |= F_PRICE
-        elif t == 88:                            # X
-            r[6] = _be64(buf, m + 11)
-            r[8] = _be32(buf, m + 19)
+        elif t == T_X:
+            r[6] = _be64(buf, m + X_REF)
+            r[8] = _be32(buf, m + X_SHARES)
             f = F_REF | F_SHARES
-        elif t == 68:                            # D
-            r[6] = _be64(buf, m + 11)
+        elif t == T_D:
+            r[6] = _be64(buf, m + D_REF)
             f = F_REF
-        elif t == 85:                            # U
-            r[6] = _be64(buf, m + 11)
-            r[10] = _be64(buf, m + 19)
-            r[8] = _be32(buf, m + 27)
-            r[9] = _be32(buf, m + 31)
+        elif t == T_U:
+            r[6] = _be64(buf, m + U_REF)
+            r[10] = _be64(buf, m + U_NEW_REF)
+            r[8] = _be32(buf, m + U_SHARES)
+            r[9] = _be32(buf, m + U_PRICE)
             f = F_REF | F_SHARES | F_PRICE | F_NEWREF
-        elif t == 81:                            # Q
-            r[8] = _be64(buf, m + 11)
-            r[9] = _be32(buf, m + 27)
-            r[11] = _be64(buf, m + 31)
-            stock_pos[k] = m + 19
+        elif t == T_Q:
+            r[8] = _be64(buf, m + Q_SHARES)
+            r[9] = _be32(buf, m + Q_PRICE)
+            r[11] = _be64(buf, m + Q_MATCH)
+            stock_pos[k] = m + Q_STOCK
             f = F_SHARES | F_PRICE | F_MATCH | F_STOCK
-        elif t == 66:                            # B
-            r[11] = _be64(buf, m + 11)
+        elif t == T_B:
+            r[11] = _be64(buf, m + B_MATCH)
             f = F_MATCH
-        elif t == 82 or t == 72:                 # R H
-            stock_pos[k] = m + 11
+        elif t == T_R or t == T_H:
+            stock_pos[k] = m + R_STOCK
             f = F_STOCK | F_RAW
-        elif t == 83:                            # S
+        elif t == T_S:
             f = F_RAW
         fields[k] = f
     return n_records

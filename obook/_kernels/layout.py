@@ -19,8 +19,13 @@ EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in
                 #   (start << 32 | length), shown by the trades and orders tables
 EV_AUX = 9      # ITCH C: the execution price
 EV_WIDTH = 10
-# EV_ACTION bits: action (0-7), side (8), C not printable (9), ITCH message type letter (16-23)
+# EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), message type
+# letter (16-23)
 NOT_PRINTABLE = 1 << 9
+#: "more records of this event follow": apply the event but write no BBO or depth row; the
+#: next event of the same book without the bit writes them, compared with the book before
+#: the first deferred event (Databento: rows at the record whose flags carry F_LAST)
+DEFER = 1 << 10
 TYPE_SHIFT = 16
 
 # sides
@@ -37,6 +42,11 @@ ACT_REPLACE = 6      # remove REF, add NEWREF with the same side at PRICE, SHARE
 ACT_REDUCE_TO = 7    # CSV C: reduce TO shares; shares >= remaining changes nothing
 ACT_EXEC_CLAMP = 8   # CSV E: reduce by min(shares, remaining); removed at 0
 ACT_PRINT = 9        # ITCH P, Q, B, CSV T, X: a trade print (or break); no book change
+ACT_CLEAR = 10       # remove every order of the book (Databento R)
+ACT_MODIFY = 11      # REF gets PRICE and SHARES (same ref, same side): keeps its queue place
+                     #   if the price is unchanged and shares did not increase, else goes to
+                     #   the back at its (new) price; 0 shares removes it; an unknown REF is
+                     #   added (Databento M)
 
 # status / error codes returned by the book kernel (and counted in tolerant mode)
 OK = 0
@@ -72,10 +82,11 @@ ROW_WIDTH = 9
 # TR_MATCH (OR_MATCH) of a CSV row is its order id's bytes (EV_MATCH)
 TR_SEQ, TR_TIME, TR_BOOK, TR_KIND, TR_PRICE, TR_SHARES, TR_SIDE, TR_REF, TR_MATCH = range(9)
 TR_WIDTH = 9
-# order rows (obook.orders): the resting order's state after each book-changing record
+# order rows (obook.orders): the resting order's state after each book-changing record;
+# OR_Q_SHARES / OR_Q_ORDERS: shares and orders ahead of it at its price (-1: not resting)
 (OR_SEQ, OR_TIME, OR_BOOK, OR_ACTION, OR_SIDE, OR_PRICE, OR_SHARES, OR_REMAINING, OR_REF,
- OR_NEW_REF, OR_MATCH) = range(11)
-OR_WIDTH = 11
+ OR_NEW_REF, OR_MATCH, OR_Q_SHARES, OR_Q_ORDERS) = range(13)
+OR_WIDTH = 13
 # depth rows (obook.depth): seq, time, book, then per level (bids then asks) price, qty, orders
 DEPTH_HEAD = 3
 WANT_TRADES = 1

@@ -18,6 +18,7 @@ from . import bbo as _bbo
 from . import convert as _convert
 from . import gen as _gen
 from . import lobster as _lobster
+from . import match as _match
 from . import pipeline as _pipeline
 from .kernels import announce_first_compile
 from .sql import sql as _sql
@@ -55,6 +56,7 @@ app.command("bbo")(_bbo.bbo)
 app.command("convert")(_convert.convert)
 app.command("sql")(_sql)
 app.command("lobster")(_lobster.lobster)
+app.command("match")(_match.match)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 

@@ -10,12 +10,11 @@ from typing import Optional
 
 import typer
 
+from ..feeds import formats
 from .progress import file_progress
 
-
-class FeedFormatName(str, Enum):
-    itch = "itch"
-    csv = "csv"
+#: the registered formats' names (``--format``)
+FeedFormatName = Enum("FeedFormatName", {name: name for name in formats()}, type=str)
 
 
 class OnError(str, Enum):

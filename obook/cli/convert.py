@@ -35,7 +35,7 @@ def convert(
 
     Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
     """
-    from ..convert import convert as _convert
+    from ..to_parquet import convert as _convert
     from .progress import file_progress
 
     with file_progress(feed) as progress:

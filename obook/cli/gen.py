@@ -52,3 +52,19 @@ def csv(
 
     n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth))
     typer.echo(f"wrote {n} events to {out}", err=True)
+
+
+@app.command("orders")
+def orders(
+    out: Path = typer.Argument(..., help="Output file: .parquet, else CSV."),
+    messages: int = typer.Option(1_100_000, "--messages", "-n", min=1, help="Instructions to write."),
+    instruments: int = typer.Option(1, "--instruments", "-k", min=1, help="Instruments (S00001, S00002 ...)."),
+    seed: int = typer.Option(42, "--seed", "-s", help="Random seed (42: the seed benchmark)."),
+) -> None:
+    """Write the seed matching benchmark's order entry (SPEC §8): around a mid of 10,000
+    ticks, 48% resting adds a geometric distance from the mid, 37% cancels, 10% IOC takers
+    crossing 1-6 ticks, 5% modifies; adds turn into cancels once a book holds 10,000 orders."""
+    from ..gen.orders import write_orders
+
+    n = write_orders(out, messages, instruments, seed)
+    typer.echo(f"wrote {n} instructions to {out}", err=True)

@@ -8,7 +8,11 @@ import numpy as np
 
 from .._kernels.layout import BOOK_ERROR_NAMES, EV_WIDTH, MAX_BATCH_RECORDS, OK
 from ..feeds import get_format
+from ..feeds.base import DecodeResult
 from .books import BookState, ExtraRows
+
+#: first rows of the events buffer of a decoder that may emit several events per record
+EVENTS_ROWS = 1 << 12
 
 
 @dataclass
@@ -16,20 +20,44 @@ class BatchResult:
     counts: dict[str, int]                     # rows written, by table
     error: tuple[int, str] | None = None       # (record number, reason)
     names: list[tuple[int, str]] = field(default_factory=list)   # (global book, ticker)
+    overflow: dict[str, np.ndarray] = field(default_factory=dict)  # rows beyond the output slot
+
+
+def with_overflow(rows: np.ndarray, counts: np.ndarray, extra: list) -> np.ndarray:
+    """The workers' rows of a batch (workers x slot rows x width) followed, for a worker whose
+    rows did not fit its slot, by its overflow rows (``extra[w]``, None when none)."""
+    if all(e is None for e in extra):
+        return rows
+    cap = rows.shape[1]
+    out = np.empty((rows.shape[0], max(cap, int(counts.max())), rows.shape[2]), np.int64)
+    for w, e in enumerate(extra):
+        k = min(int(counts[w]), cap)
+        out[w, :k] = rows[w, :k]
+        if e is not None:
+            out[w, cap:cap + len(e)] = e
+    return out
 
 
 class Applier:
-    """Decoder + books of worker ``worker`` of ``n_workers``, kept for the whole replay."""
+    """Decoder + books of worker ``worker`` of ``n_workers``, kept for the whole replay.
 
-    def __init__(self, fmt: str, path: str, worker: int, n_workers: int, on_error: str,
-                 want: int = 0, levels: int = 10, tickers: tuple[str, ...] | None = None):
-        self.decoder = get_format(fmt).decoder_class()(path, worker, n_workers, on_error, want)
+    ``fmt``: a FeedFormat (or a format name). ``events_rows``: the first size of the events
+    buffer of a decoder that may emit several events per record (it grows as needed).
+    """
+
+    def __init__(self, fmt, path: str, worker: int, n_workers: int, on_error: str,
+                 want: int = 0, levels: int = 10, events_rows: int = EVENTS_ROWS,
+                 tickers: tuple[str, ...] | None = None):
+        fmt = get_format(fmt) if isinstance(fmt, str) else fmt
+        self.decoder = fmt.decoder_class()(path, worker, n_workers, on_error, want)
         if tickers:     # decoders that can skip the other books' records do (the engine filters the rest)
             self.decoder.select(tickers)
         self.books = BookState(strict=on_error == "raise")
         self.want = want
         self.levels = levels
-        self.events = np.empty((MAX_BATCH_RECORDS, EV_WIDTH), dtype=np.int64)
+        per_record = self.decoder.max_events_per_record
+        rows = MAX_BATCH_RECORDS * per_record if per_record else max(1, events_rows)
+        self.events = np.empty((rows, EV_WIDTH), dtype=np.int64)
         self.failed = False
 
     @property
@@ -40,16 +68,25 @@ class Applier:
         """Apply the batch in buf; outs[table] (>= its record count rows) receive the rows."""
         if self.failed:
             return BatchResult({t: 0 for t in outs})
-        d = self.decoder.decode(buf, base_seq, self.events)
+        d = self._decode(buf, base_seq)
         extra = None
         if self.want:
             extra = ExtraRows(self.want, 1, self.levels, outs.get("trades"), outs.get("orders"),
                               outs.get("depth"))
         status, i, n_rows = self.books.apply(self.events, d.n_events, outs["bbo"], extra)
         counts = {"bbo": n_rows}
+        written = {"bbo": self.books.out_rows}
         for k, t in enumerate(("trades", "orders", "depth")):
             if t in outs:
                 counts[t] = int(extra.counts[k])
+                written[t] = getattr(extra, t)
+        overflow = {}
+        for t, rows in written.items():     # grown past the slot: the slot, then the rest
+            if rows is not outs[t]:
+                cap, c = outs[t].shape[0], counts[t]
+                outs[t][:min(c, cap)] = rows[:min(c, cap)]
+                if c > cap:
+                    overflow[t] = rows[cap:c].copy()
         error = d.error
         if status != OK:
             seq = int(self.events[i, 0])
@@ -57,7 +94,29 @@ class Applier:
                 error = (seq, self.decoder.describe(status, self.events[i]))
         self.failed = error is not None
         mul, add = self.book_map
-        return BatchResult(counts, error, [(b * mul + add, name) for b, name in d.names])
+        return BatchResult(counts, error, [(b * mul + add, name) for b, name in d.names], overflow)
+
+    def _decode(self, buf: np.ndarray, base_seq: int) -> DecodeResult:
+        """The decoder over the whole batch; a decoder that stops for room is called again with
+        the rest of the batch and the rest of the buffer, which doubles (the events so far
+        kept) when not one more record fitted."""
+        d = self.decoder.decode(buf, base_seq, self.events)
+        if d.n_bytes is None:
+            return d
+        n_events, names, pos, seq = d.n_events, list(d.names), 0, base_seq
+        while d.n_bytes is not None and d.error is None:
+            pos += d.n_bytes
+            seq += d.n_records
+            if pos >= len(buf):
+                break
+            if d.n_bytes == 0 or n_events == len(self.events):   # not one more record fits
+                grown = np.empty((2 * len(self.events), EV_WIDTH), dtype=np.int64)
+                grown[:n_events] = self.events[:n_events]
+                self.events = grown
+            d = self.decoder.decode(buf[pos:], seq, self.events[n_events:])
+            n_events += d.n_events
+            names += d.names
+        return DecodeResult(n_events, names, d.error)
 
     def skipped(self) -> dict[str, int]:
         counts = dict(self.decoder.skipped)

@@ -41,8 +41,9 @@ def _column(typ, n: int, values: np.ndarray, validity=None) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(values)])
 
 
-def book_columns(book: np.ndarray, n: int, tickers: Tickers, has_locate: bool):
-    """The ticker (string) and locate (uint16, null for CSV) columns of global book ids."""
+def book_columns(book: np.ndarray, n: int, tickers: Tickers, key_type: pa.DataType | None):
+    """The ticker (string) and book key columns of global book ids: the key of type
+    ``key_type`` (the format's ``book_key``; None: a null uint16 ``locate``)."""
     off, ln, arena = tickers.packed()
     offsets = np.empty(n + 1, np.int32)
     data = np.empty(max(1, n * tickers.max_len), np.uint8)
@@ -50,13 +51,14 @@ def book_columns(book: np.ndarray, n: int, tickers: Tickers, has_locate: bool):
     gather_names(book, n, off, ln, arena, offsets, data, tvalid)
     ticker = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(tvalid), pa.py_buffer(offsets),
                                                    pa.py_buffer(data)])
-    locate = (_column(pa.uint16(), n, book[:n].astype(np.uint16)) if has_locate
-              else pa.nulls(n, pa.uint16()))
-    return ticker, locate
+    if key_type is None:
+        return ticker, pa.nulls(n, pa.uint16())
+    return ticker, _column(key_type, n, book[:n].astype(key_type.to_pandas_dtype()))
 
 
 def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.ndarray,
-                book_add: np.ndarray, tickers: Tickers, has_locate: bool) -> pa.RecordBatch | None:
+                book_add: np.ndarray, tickers: Tickers, key_type: pa.DataType | None,
+                schema: pa.Schema = bbo_schema) -> pa.RecordBatch | None:
     """Merge rows[w, :counts[w]] (seq < limit) in feed order into one batch (None if empty)."""
     cap = int(counts.sum())
     if cap == 0:
@@ -72,7 +74,7 @@ def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.n
                    seq, time, book, px, qty, n_orders, valid)
     if n == 0:
         return None
-    ticker, locate = book_columns(book, n, tickers, has_locate)
+    ticker, locate = book_columns(book, n, tickers, key_type)
     sides = []
     for s in range(2):
         v = pa.py_buffer(valid[s])
@@ -80,4 +82,4 @@ def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.n
                   _column(pa.int32(), n, n_orders[s], v)]
     arrays = [_column(pa.int64(), n, seq), _column(pa.uint64(), n, time.view(np.uint64)), ticker,
               locate] + sides
-    return pa.RecordBatch.from_arrays(arrays, schema=bbo_schema)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)

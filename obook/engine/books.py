@@ -10,17 +10,26 @@ from .._kernels.layout import (DEPTH_HEAD, N_BOOK_ERRORS, NEED_ROOM, OK, OR_WIDT
 
 
 class BookState:
-    """All books of one worker. ``apply`` runs the kernel and grows pools it fills."""
+    """All books of one worker. ``apply`` runs the kernel and grows pools it fills.
+
+    ``queue``: keep each level's orders in time priority (the orders table's queue place);
+    turned on by the first ``apply`` that asks for orders rows while no order is live.
+    """
 
     def __init__(self, strict: bool = True, books: int = 1024, levels: int = 4096,
-                 pages: int = 64, overflow: int = 64, kernel=None):
+                 pages: int = 64, overflow: int = 64, kernel=None, queue: bool = False,
+                 depth_levels: int = 0):
         self.strict = strict
         self.kernel = kernel or K.apply_events  # tests pass K.apply_events.py_func
         self.lv = np.zeros((levels, 4), dtype=np.int64)
         self.lv_free = np.zeros(levels, dtype=np.int64)
-        self.sides = np.zeros((books * 2, 3), dtype=np.int64)
+        self.lvx = np.zeros((levels, 4), dtype=np.int64)
+        self.sides = np.zeros((books * 2, 4), dtype=np.int64)
         self.pool = np.zeros((levels * 4, 2), dtype=np.int64)
-        self.seg_free = np.full(64, -1, dtype=np.int64)
+        self.seg_free = np.full(2 * K.HEAP_FREE, -1, dtype=np.int64)
+        self.heaps = np.zeros((books * 2, 2), dtype=np.int64)
+        self.hp = np.zeros((64, 2), dtype=np.int64)
+        self.fh = np.zeros((64, 4), dtype=np.int64)
         self.pages = np.zeros(pages * K.PAGE, dtype=np.int64)
         self.page_dir = np.zeros((4, 1 << K.CHUNK_BITS), dtype=np.int32)  # see _kernels/book.py
         self.page_live = np.zeros(pages, dtype=np.int64)
@@ -31,7 +40,33 @@ class BookState:
         self.ov_state = np.zeros(overflow, dtype=np.int8)
         self.st = np.zeros(K.ST_WIDTH, dtype=np.int64)
         self.st[K.ST_CHUNKS] = 1
+        self.st[K.ST_Q_FREE] = -1
         self.skips = np.zeros(N_BOOK_ERRORS, dtype=np.int64)
+        self.queue = False
+        self.qn = np.zeros((1, 4), dtype=np.int64)
+        self.pnode = np.zeros(1, dtype=np.int64)
+        self.ovnode = np.zeros(1, dtype=np.int64)
+        self.depth_levels = -1
+        self._dstate(depth_levels)
+        if queue:
+            self._enable_queue()
+        self.out_rows = None
+
+    def _enable_queue(self) -> None:
+        if self.live_orders:
+            raise ValueError("time priority must be on before the first order")
+        self.queue = True
+        self.qn = np.zeros((max(64, self.lv.shape[0]), 4), dtype=np.int64)
+        self.pnode = np.zeros(self.pages.shape[0], dtype=np.int64)
+        self.ovnode = np.zeros(self.ov_val.shape[0], dtype=np.int64)
+
+    def _dstate(self, depth_levels: int) -> None:
+        """Per-book DEFER state, with room for depth_levels levels a side."""
+        if depth_levels != self.depth_levels:
+            if self.st[K.ST_OPEN]:
+                raise ValueError("the depth levels changed during a DEFER run")
+            self.depth_levels = depth_levels
+            self.dstate = np.zeros((self.sides.shape[0] // 2, K.DS_WIDTH + 6 * depth_levels), np.int64)
 
     @property
     def live_orders(self) -> int:
@@ -45,44 +80,69 @@ class BookState:
               extra: "ExtraRows | None" = None) -> tuple[int, int, int]:
         """Apply ev[:n]; returns (status, failing event index, BBO rows written).
 
-        ``extra`` (trade, order and depth rows) receives its rows and counts too."""
+        ``extra`` (trade, order and depth rows) receives its rows and counts too. When an
+        output array fills it is replaced by a larger copy: the BBO rows end in
+        ``self.out_rows`` (``rows`` itself unless it grew), the others in ``extra``'s
+        attributes."""
         x = extra or _NO_EXTRA
         x.counts[:] = 0
+        if x.want & WANT_ORDERS and not self.queue:
+            self._enable_queue()
+        self._dstate(x.levels if x.want & WANT_DEPTH else 0)
         i = nrow = 0
         while True:
             status, i, nrow, room = self.kernel(
-                ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.sides,
-                self.pool, self.seg_free, self.pages, self.page_dir, self.page_live, self.page_key,
-                self.page_free, self.ov_key, self.ov_val, self.ov_state, self.st,
+                ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.lvx,
+                self.sides, self.pool, self.seg_free, self.heaps, self.hp, self.fh, self.pages,
+                self.page_dir, self.page_live, self.page_key, self.page_free, self.ov_key, self.ov_val,
+                self.ov_state, self.qn, self.pnode, self.ovnode, self.dstate, self.st,
                 x.want, x.trades, x.orders, x.depth, x.counts, x.snap)
             if status != NEED_ROOM:
+                self.out_rows = rows
                 return status, i, nrow
             if room == K.ROOM_ROWS:
-                raise ValueError("rows buffer smaller than the events")  # engine sizes it; a bug
-            self._grow(room)
+                rows = _bigger(rows) if nrow >= rows.shape[0] else rows
+                x.grow()
+            else:
+                self._grow(room)
 
     def _grow(self, room: int) -> None:
         if room == K.ROOM_LEVELS:
             self.lv = _bigger(self.lv)
             self.lv_free = _bigger(self.lv_free)
+            self.lvx = _bigger(self.lvx)
         elif room == K.ROOM_POOL:
             self.pool = _bigger(self.pool)
+        elif room == K.ROOM_HEAP:
+            self.hp = _bigger(self.hp)
+        elif room == K.ROOM_FAR_HASH:
+            size = self.fh.shape[0] * (2 if self.st[K.ST_FH_USED] * 4 > self.fh.shape[0] else 1)
+            fh = np.zeros((size, 4), dtype=np.int64)
+            self.st[K.ST_FH_USED] = self.st[K.ST_FH_FILL] = K.fh_rehash(self.fh, fh)
+            self.fh = fh
+        elif room == K.ROOM_NODES:
+            self.qn = _bigger(self.qn)
         elif room == K.ROOM_CHUNKS:
             self.page_dir = _bigger(self.page_dir)
         elif room == K.ROOM_BOOKS:
             self.sides = _bigger(self.sides)
+            self.heaps = _bigger(self.heaps)
+            self.dstate = _bigger(self.dstate)
         elif room == K.ROOM_PAGES:
             self.pages = _bigger(self.pages)
             self.page_live = _bigger(self.page_live)
             self.page_key = _bigger(self.page_key)
             self.page_free = _bigger(self.page_free)
+            if self.queue:
+                self.pnode = _bigger(self.pnode)
         elif room == K.ROOM_OVERFLOW:
             size = self.ov_key.shape[0] * (2 if self.st[K.ST_OV_USED] * 4 > self.ov_key.shape[0] else 1)
             key = np.zeros((size, 2), dtype=np.int64)
             val = np.zeros(size, dtype=np.int64)
             state = np.zeros(size, dtype=np.int8)
-            n = K.ov_rehash(self.ov_key, self.ov_val, self.ov_state, key, val, state)
-            self.ov_key, self.ov_val, self.ov_state = key, val, state
+            node = np.zeros(size if self.queue else 1, dtype=np.int64)
+            n = K.ov_rehash(self.ov_key, self.ov_val, self.ov_state, self.ovnode, key, val, state, node)
+            self.ov_key, self.ov_val, self.ov_state, self.ovnode = key, val, state, node
             self.st[K.ST_OV_USED] = self.st[K.ST_OV_FILL] = n
         else:
             raise ValueError(f"unknown room request {room}")
@@ -102,6 +162,13 @@ class ExtraRows:
             (cap(WANT_DEPTH), DEPTH_HEAD + 6 * levels), np.int64)
         self.counts = np.zeros(3, np.int64)
         self.snap = np.zeros((2, 2, levels, 3), np.int64)
+
+    def grow(self) -> None:
+        """Replace each wanted table's array by a copy twice as large (the kernel asked for
+        room: a table is full, or an event needs many rows)."""
+        for name, bit in (("trades", WANT_TRADES), ("orders", WANT_ORDERS), ("depth", WANT_DEPTH)):
+            if self.want & bit:
+                setattr(self, name, _bigger(getattr(self, name)))
 
 
 _NO_EXTRA = ExtraRows()

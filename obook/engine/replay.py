@@ -5,21 +5,18 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError
-from ..feeds import detect_format, get_format
-from ..session import TIME_NS, midnight_ns, session_date, timestamp_schema, with_timestamp
-from .applier import Applier
+from ..feeds import load, resolve_format
+from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
+from ..session import session_date, stamp_of
+from .applier import Applier, with_overflow
 from .arrow import Tickers, merge_batch
-from .tables import check_tables, merge_table_batch, schema_of, want_bits, widths
-from .blocks import BLOCK_SIZE, iter_batches
-from .breaks import Breaks
+from .tables import check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
 from .workers import WorkerPool
 
 log = logging.getLogger("obook")
@@ -42,25 +39,11 @@ def ticker_tuple(tickers) -> tuple[str, ...] | None:
     return chosen
 
 
-def check_feed_path(path: str) -> None:
-    """A feed must be a regular file (it is read in blocks, and twice for trade breaks)."""
-    p = Path(path)
-    if p.is_file():
-        return
-    if path == "-":
-        raise ObookError("-: reading a feed from stdin is not supported; give a file")
-    if p.is_dir():
-        raise ObookError(f"{path}: is a directory, not a feed file")
-    if p.exists():
-        raise ObookError(f"{path}: not a regular file (a feed is read from a file)")
-    raise ObookError(f"{path}: no such feed file")
-
-
 def default_workers(path: str | None = None) -> int:
     """One per core, at most 8; 1 for a feed smaller than one block (``SMALL_FEED``): its
     records are one batch, so worker processes would only add their start-up (the rows do
     not depend on the worker count)."""
-    if path is not None:
+    if isinstance(path, (str, os.PathLike)):
         try:
             if os.path.getsize(path) < SMALL_FEED:
                 return 1
@@ -71,6 +54,10 @@ def default_workers(path: str | None = None) -> int:
 
 class Replay:
     """One replay of a feed into BBO rows.
+
+    ``path``: a feed file (plain, gzip or zstd), a list of files that form one feed, or a
+    binary stream (a file-like object or a socket). ``format``: a format name, a
+    ``FeedFormat``, or None (detected from the first file; a stream needs it).
 
     ``reader()`` streams them as a ``pyarrow.RecordBatchReader``; once it is
     exhausted, ``stats`` holds the record count, row count and (tolerant mode)
@@ -85,7 +72,8 @@ class Replay:
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
                  breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise"):
-        self.path = str(path)
+        self.source = path
+        self.path = source_name(path)     # how errors name the feed
         # ticker pushdown: only these books are replayed (the decoders skip the others'
         # records); a ticker the feed never names raises at the end (or, "warn", is logged)
         self.tickers = ticker_tuple(tickers)
@@ -97,14 +85,17 @@ class Replay:
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
         self.want = want_bits(self.tables)
         self.layout = widths(self.tables, levels)
-        check_feed_path(self.path)
+        check_source(path)
         if on_error not in ON_ERROR:
             raise ObookError(f"on_error must be one of {ON_ERROR}, not {on_error!r}")
-        self.format = get_format(format or detect_format(self.path))
-        # the session date (``date`` or a Nasdaq file name): then every table gets ``timestamp``
-        self.session = session_date(self.path, date)
-        self._stamp = (midnight_ns(self.session), TIME_NS[self.format.name]) if self.session else None
-        self.workers = default_workers(self.path) if workers is None else int(workers)
+        if is_stream(path) and format is None:
+            raise ObookError("a stream source needs format=")
+        self.format = resolve_format(format, path)
+        # the session date (``date`` or the format's, e.g. a Nasdaq file name): then every
+        # table gets ``timestamp`` (always, for a format whose time is epoch)
+        self.session = session_date(path, date, self.format)
+        self._stamp = stamp_of(self.format, self.session)
+        self.workers = default_workers(path) if workers is None else int(workers)
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
         self.on_error = on_error
@@ -112,6 +103,8 @@ class Replay:
         self.block_size = block_size
         self.progress = progress
         self.stats: dict = {}
+        self._key_type = key_type(self.format)
+        self._bbo_schema = schema_of("bbo", levels, self.format)
         self._ticker_set = None
 
     def reader(self, table: str = "bbo") -> pa.RecordBatchReader:
@@ -124,7 +117,7 @@ class Replay:
     def schema(self, table: str = "bbo") -> pa.Schema:
         """The schema of a table of this replay (``timestamp`` after ``time`` when the
         session date is known)."""
-        return timestamp_schema(schema_of(table, self.levels), self.session)
+        return self._stamp.schema(schema_of(table, self.levels, self.format))
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The BBO batches (for a replay of the BBO alone)."""
@@ -132,28 +125,30 @@ class Replay:
 
     def table_batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
         """(table, batch) pairs: per batch of records, each asked table's rows in feed order."""
-        framer = self.format.framer_class()(self.path, self.on_error)
+        fmt = self.format
+        framer = fmt.framer_class()(self.path, self.on_error)
         tickers = Tickers()
-        has_locate = self.format.name == "itch"
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}
         breaks = None
-        if has_locate and "trades" in self.tables and self.find_breaks:   # a trade's break comes later: read them first
+        merge = load(fmt.merge) if fmt.merge else None
+        # a trade's break comes later: the format's prepass reads them first (a file only)
+        if fmt.prepass and "trades" in self.tables and self.find_breaks and not is_stream(self.source):
             phase = (lambda pos: self.progress(pos, "finding trade breaks")) if self.progress else None
-            breaks = Breaks.scan(self.path, self.format.framer_class()(self.path, self.on_error), phase)
+            breaks = load(fmt.prepass)(self.source, fmt.framer_class()(self.path, self.on_error), phase)
             if self.progress:
                 self.progress(0, "replaying")
             log.debug("%s: %d broken match numbers", self.path, len(breaks))
-        feed = iter_batches(self.path, framer, self.block_size)
+        feed = iter_batches(self.source, framer, self.block_size, merge=merge)
         engine = _Local(self) if self.workers == 1 else _Pool(self)
         in_flight = 1 if self.workers == 1 else self.slots
-        # CSV order ids are spans of the batch's bytes, read again by the merge
-        keep_bytes = not has_locate and bool(set(self.tables) & {"trades", "orders"})
+        # text order ids are spans of the batch's bytes, read again by the merge
+        keep_bytes = fmt.order_ids == "text" and bool(set(self.tables) & {"trades", "orders"})
         try:
             pending: deque = deque()
             for number, batch in enumerate(feed):
                 if len(pending) == in_flight:
-                    yield from self._finish(engine, pending.popleft(), tickers, has_locate, breaks)
+                    yield from self._finish(engine, pending.popleft(), tickers, breaks)
                 slot = number % in_flight
                 engine.submit(slot, batch)
                 pending.append((slot, batch.n_records, batch.error,
@@ -164,7 +159,7 @@ class Replay:
                 if batch.error is not None:
                     break
             while pending:
-                yield from self._finish(engine, pending.popleft(), tickers, has_locate, breaks)
+                yield from self._finish(engine, pending.popleft(), tickers, breaks)
             counts = engine.finish()
             for name, n in framer.skipped.items():
                 counts[name] = counts.get(name, 0) + n
@@ -209,7 +204,7 @@ class Replay:
             self._ticker_set = pa.array(self.tickers, pa.string())
         return batch.filter(pc.is_in(batch.column("ticker"), value_set=self._ticker_set))
 
-    def _finish(self, engine, item, tickers, has_locate, breaks=None):
+    def _finish(self, engine, item, tickers, breaks=None):
         slot, n_records, frame_error, data = item
         item = None
         results = engine.collect(slot)
@@ -221,18 +216,17 @@ class Replay:
         limit = first[0] if first else NO_LIMIT
         for table in self.tables:
             counts = np.array([r.counts[table] for r in results], dtype=np.int64)
-            rows = engine.rows(table, slot)
+            rows = with_overflow(engine.rows(table, slot), counts, [r.overflow.get(table) for r in results])
             if table == "bbo":
                 batch = merge_batch(rows, counts, limit, engine.book_mul, engine.book_add, tickers,
-                                    has_locate)
+                                    self._key_type, self._bbo_schema)
             else:
                 batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
-                                          tickers, has_locate, self.levels, data, breaks)
+                                          tickers, self.format, self.levels, data, breaks)
             if batch is not None and self.tickers:
                 batch = self._keep_tickers(batch)
             if batch is not None:
-                if self._stamp is not None:
-                    batch = with_timestamp(batch, *self._stamp)
+                batch = self._stamp.batch(batch)
                 if table == "bbo":
                     self.stats["rows"] += batch.num_rows
                 self.stats["table_rows"][table] += batch.num_rows
@@ -250,9 +244,9 @@ class _Local:
     """workers=1: the applier runs in this process."""
 
     def __init__(self, replay: Replay):
-        self.applier = Applier(replay.format.name, replay.path, 0, 1, replay.on_error, replay.want,
-                               replay.levels, replay.tickers)
-        self._rows = {t: np.empty((1, MAX_BATCH_RECORDS, w), dtype=np.int64)
+        self.applier = Applier(replay.format, replay.path, 0, 1, replay.on_error, replay.want,
+                               replay.levels, tickers=replay.tickers)
+        self._rows = {t: np.empty((1, WorkerPool.rows_per_slot, w), dtype=np.int64)
                       for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)
         self.book_add = np.array([self.applier.book_map[1]], dtype=np.int64)
@@ -281,7 +275,7 @@ class _Pool:
     """workers>1: a WorkerPool."""
 
     def __init__(self, replay: Replay):
-        self.pool = WorkerPool(replay.format.name, replay.path, replay.workers, replay.on_error,
+        self.pool = WorkerPool(replay.format, replay.path, replay.workers, replay.on_error,
                                replay.slots, 2 * replay.block_size + (1 << 16), replay.layout,
                                replay.want, replay.levels, replay.tickers)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add

@@ -62,19 +62,41 @@ def widths(tables, levels: int) -> dict[str, int]:
     return out
 
 
-def schema_of(table: str, levels: int) -> pa.Schema:
+def schema_of(table: str, levels: int, fmt=None) -> pa.Schema:
+    """The schema of a replay table; ``fmt`` (a FeedFormat) names its book key column and
+    its price scale (None: the ITCH/CSV schemas of ``obook.schema``)."""
     from ..schema import bbo_schema
-    return {"bbo": bbo_schema, "trades": trades_schema, "orders": orders_schema}.get(table) or depth_schema(levels)
+    schema = {"bbo": bbo_schema, "trades": trades_schema, "orders": orders_schema}.get(table) or depth_schema(levels)
+    return schema if fmt is None else format_schema(schema, fmt)
+
+
+def key_type(fmt) -> pa.DataType | None:
+    """The Arrow type of a format's book key column (None: the format has none)."""
+    return None if fmt is None or fmt.book_key is None else pa.type_for_alias(fmt.book_key_type)
+
+
+def format_schema(schema: pa.Schema, fmt) -> pa.Schema:
+    """``schema`` with the ``locate`` column named and typed as the format's book key, and
+    the format's price scale in the metadata."""
+    metadata = dict(schema.metadata or {})
+    if b"obook.price_scale" in metadata:
+        metadata[b"obook.price_scale"] = str(10 ** fmt.price_scale).encode()
+    if fmt.book_key is not None and "locate" in schema.names:
+        i = schema.get_field_index("locate")
+        schema = schema.set(i, pa.field(fmt.book_key, key_type(fmt)))
+    return schema.with_metadata(metadata)
 
 
 def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: int,
                       book_mul: np.ndarray, book_add: np.ndarray, tickers: Tickers,
-                      has_locate: bool, levels: int, data: np.ndarray | None = None,
+                      fmt, levels: int, data: np.ndarray | None = None,
                       breaks=None) -> pa.RecordBatch | None:
     """One batch of ``table``: the workers' rows merged into feed order (seq < limit).
 
-    ``data``: the batch's bytes, for a CSV feed's order ids (the rows hold their spans).
-    ``breaks``: the feed's trade breaks (engine.breaks.Breaks) for the trades' ``broken``.
+    ``fmt``: the FeedFormat (its book key, order ids, sideless trade kinds).
+    ``data``: the batch's bytes, for text order ids (the rows hold their spans).
+    ``breaks``: the format's prepass result (``broken(seq, match, is_trade)``) for the
+    trades' ``broken``.
     """
     cap = int(counts.sum())
     if cap == 0:
@@ -84,40 +106,41 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     if n == 0:
         return None
     c = out[:, :n]
-    ticker, locate = book_columns(c[2].copy(), n, tickers, has_locate)
+    ticker, locate = book_columns(c[2].copy(), n, tickers, key_type(fmt))
     head = [pa.array(c[0]), pa.array(c[1].view(np.uint64)), ticker, locate]
+    text_ids = fmt.order_ids == "text"
+    schemas = {"trades": trades_schema, "orders": orders_schema}
     if table == "trades":
         kind = c[3]
         is_b = kind == ord("B")
-        if has_locate:
-            no_side = is_b | (kind == ord("Q"))
+        no_side = np.isin(kind, np.frombuffer(fmt.sideless_kinds.encode(), np.uint8))
+        if text_ids:
+            ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[8], data), pa.nulls(n, pa.uint64())
+        else:
             ref = pa.array(c[7].view(np.uint64), mask=no_side)
             order_id, match = pa.nulls(n, pa.string()), pa.array(c[8].view(np.uint64))
-            broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
-        else:
-            no_side = kind != ord("E")    # the prints T and X
-            ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[8], data), pa.nulls(n, pa.uint64())
-            broken = np.zeros(n, bool)    # a CSV feed has no breaks
+        broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
         arrays = head + [
             _CHARS.take(pa.array(kind)),
             pa.array(c[4], mask=is_b), pa.array(c[5], mask=is_b),
             _SIDES.take(pa.array(c[6], mask=no_side)),
             ref, order_id, match, pa.array(broken),
         ]
-        return pa.RecordBatch.from_arrays(arrays, schema=trades_schema)
+        return pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
     if table == "orders":
         action = c[3]
-        if has_locate:
+        if not text_ids:
             ids = [pa.array(c[8].view(np.uint64)), pa.nulls(n, pa.string()),
                    pa.array(c[9].view(np.uint64), mask=action != ord("U")),
                    pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
         else:
             ids = [pa.nulls(n, pa.uint64()), order_ids(c[10], data), pa.nulls(n, pa.uint64()), pa.nulls(n, pa.uint64())]
+        resting = c[11] >= 0
         arrays = head + [
             _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[4])),
             pa.array(c[5]), pa.array(c[6]), pa.array(c[7]),
-        ] + ids
-        return pa.RecordBatch.from_arrays(arrays, schema=orders_schema)
+        ] + ids + [pa.array(c[11], mask=~resting), pa.array(c[12], mask=~resting)]
+        return pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
     arrays = list(head)
     n_orders = np.empty((2 * levels, n), np.int32)
     valid = np.empty((2 * levels, (n + 7) // 8), np.uint8)
@@ -127,7 +150,8 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
         arrays += [pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(c[DEPTH_HEAD + 3 * k])]),
                    pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(c[DEPTH_HEAD + 1 + 3 * k])]),
                    pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(n_orders[k])])]
-    return pa.RecordBatch.from_arrays(arrays, schema=depth_schema(levels))
+    return pa.RecordBatch.from_arrays(arrays, schema=format_schema(depth_schema(levels), fmt))
 
 
-__all__ = ["TABLES", "check_tables", "want_bits", "widths", "schema_of", "merge_table_batch"]
+__all__ = ["TABLES", "check_tables", "want_bits", "widths", "schema_of", "format_schema", "key_type",
+           "merge_table_batch"]

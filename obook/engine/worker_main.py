@@ -37,16 +37,16 @@ def _die_with_parent() -> None:
 
 
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
-        tickers=None):
+        rows_per_slot, tickers=None):
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     try:
         fd = reduction.recv_handle(conn)
         mm = mmap.mmap(fd, size)
         os.close(fd)
-        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout)
+        inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout, rows_per_slot)
         mine = {table: out[worker] for table, out in outputs.items()}
-        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels, tickers)
+        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels, tickers=tickers)
         conn.send(applier.book_map)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("failed", f"{type(e).__name__}: {e}"))
@@ -63,7 +63,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
                 _, slot, n, base_seq, data = msg
                 buf = inputs[slot, :n] if data is None else np.frombuffer(data, np.uint8)
                 r = applier.run(buf, base_seq, {table: out[slot] for table, out in mine.items()})
-                conn.send((r.counts, r.error, r.names))
+                conn.send((r.counts, r.error, r.names, r.overflow))
             elif msg[0] == "stats":
                 conn.send((applier.skipped(), applier.state()))
         except Exception as e:  # noqa: BLE001
@@ -80,9 +80,9 @@ def _warm() -> None:
     ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
     ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
     BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
-    from .._kernels import itch
-    itch.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, itch.SIZES, np.zeros((1, EV_WIDTH), np.int64),
-                     np.zeros((1, 2), np.int64), False, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
+    from ..feeds import formats
+    for fmt in formats().values():   # each format's decoder kernels
+        fmt.decoder_class().warm()
 
 
 try:

@@ -85,15 +85,17 @@ def _without_main():
             spawn.get_preparation_data = original
 
 
-def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int]):
+def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int],
+                 rows: int = MAX_BATCH_RECORDS):
     """The input slots (slots x in_capacity bytes) and, per table, the output slots
-    (workers x slots x MAX_BATCH_RECORDS x width int64) laid out one after the other."""
+    (workers x slots x rows x width int64) laid out one after the other. Rows that do not
+    fit a slot travel with the batch's result (BatchResult.overflow)."""
     inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
     outputs, offset = {}, slots * in_capacity
     for table, width in layout.items():
-        count = n_workers * slots * MAX_BATCH_RECORDS * width
+        count = n_workers * slots * rows * width
         outputs[table] = np.frombuffer(mm, np.int64, count, offset).reshape(
-            n_workers, slots, MAX_BATCH_RECORDS, width)
+            n_workers, slots, rows, width)
         offset += count * 8
     return inputs, outputs
 
@@ -101,29 +103,33 @@ def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
-    def __init__(self, fmt: str, path: str, n_workers: int, on_error: str, slots: int,
+    #: output rows per worker, slot and table in shared memory (tests make it tiny)
+    rows_per_slot = MAX_BATCH_RECORDS
+
+    def __init__(self, fmt, path: str, n_workers: int, on_error: str, slots: int,
                  in_capacity: int, layout: dict[str, int] | None = None, want: int = 0,
                  levels: int = 10, tickers: tuple[str, ...] | None = None):
         self.n = n_workers
         self.slots = slots
         self.in_capacity = in_capacity
         self.layout = layout or {"bbo": ROW_WIDTH}
+        rows = self.rows_per_slot
         self.size = slots * in_capacity + sum(
-            n_workers * slots * MAX_BATCH_RECORDS * width * 8 for width in self.layout.values())
+            n_workers * slots * rows * width * 8 for width in self.layout.values())
         self.fd = os.memfd_create("obook-replay", os.MFD_CLOEXEC)
         self.procs: list = []
         self.conns: list = []
         try:
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
-            self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout)
+            self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout, rows)
             ctx = mp_context()
             from . import worker_main
             for w in range(n_workers):
                 parent, child = ctx.Pipe(duplex=True)
                 p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
-                                      in_capacity, self.size, self.layout, want, levels, tickers))
+                                      in_capacity, self.size, self.layout, want, levels, rows, tickers))
                 with _without_main():
                     p.start()
                 child.close()

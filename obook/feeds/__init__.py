@@ -1,79 +1,179 @@
-"""Feed formats: each is a Framer (parent) and a Decoder (worker) class.
+"""Feed formats as plug-ins: one package ``obook.feeds.<name>`` per format.
 
-``get_format(name)`` returns the :class:`FeedFormat`; ``detect_format(path)``
-guesses it from the extension, then from the first bytes.
+Each package's ``__init__`` is cheap (no numba, no kernels) and defines ``FORMAT``, a
+:class:`FeedFormat` that declares everything the engine, the tables and the adapters need:
+its framer and decoder (lazy ``"module:attr"`` references), how a file is recognised, the
+identity of a book, the price scale, the time zone and unit, the session date, its side
+tables and the extra passes it needs. Nothing outside ``obook.feeds`` tests a format's name:
+the rest of obook reads these attributes.
+
+``get_format(name)`` returns a :class:`FeedFormat`; ``detect_format(path)`` the name of the
+format whose ``sniff`` is surest about the file; ``formats()`` every registered format.
 """
 
 from __future__ import annotations
 
-import gzip
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from ..errors import ObookError
 
-try:  # ISA-L's gunzip: a drop-in GzipFile, about 2x faster than zlib's here
-    from isal.igzip import IGzipFile as _GzipFile
-except ImportError:  # pragma: no cover - isal is a dependency; plain gzip still works
-    _GzipFile = gzip.GzipFile
+#: the format packages, in the order their sniffers are asked (the first of equal scores wins)
+PACKAGES = ("obook.feeds.itch", "obook.feeds.csv")
+
+#: bytes of the (decompressed) head of a file handed to the sniffers
+SNIFF_BYTES = 64
+
+
+def load(ref: str) -> Any:
+    """The object a lazy ``"package.module:attr"`` reference names."""
+    module, _, attr = ref.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
 
 
 @dataclass(frozen=True)
 class FeedFormat:
-    name: str
-    unit: str            # what a record number counts: "message" or "line"
-    module: str          # module holding the Framer and Decoder classes
-    framer: str
-    decoder: str
+    """What obook knows about one feed format (see PLUGIN.md for the contract)."""
+
+    name: str                        # what users pass as format=
+    unit: str                        # what a record number counts: "message", "line", "record"
+    framer: str                      # lazy ref of the Framer class (parent process)
+    decoder: str                     # lazy ref of the Decoder class (workers)
+    sniff: Callable[[str, bytes], int]   # (file name, head bytes) -> 0: not mine; higher: surer
+    book_key: str | None = None      # the book-identity column (None: ticker only, a null "locate")
+    book_key_type: str = "uint32"    # its Arrow integer type
+    price_scale: int = 4             # decimal digits of the integer prices
+    tz: str = "America/New_York"     # the feed's time zone
+    time_unit_ns: int = 1            # ns per unit of the feed's ``time``
+    epoch: bool = False              # True: ``time`` is UTC epoch; False: since local midnight
+    session_date: Callable[[str], Any] | None = None   # the trading day from a path, or None
+    order_ids: str = "int"           # "int" (ref columns) or "text" (byte spans of the batch)
+    feed_seq: bool = False           # True: ``seq`` is the feed's own sequence number
+    side_tables: dict[str, str] = field(default_factory=dict)   # name -> lazy ref of a SideTable
+    messages: str | None = None      # lazy ref of ``read(path, on_error) -> RecordBatchReader``
+    prepass: str | None = None       # lazy ref of ``scan(path, framer, progress) -> breaks``
+    # lazy ref of ``merge(paths) -> reader`` that reads several files as one feed in the feed's
+    # own order (its sequence numbers); the reader has readinto(view), pos() (bytes of the
+    # files read) and close(). Without it, a list of files is concatenated in the given order.
+    # With feed_seq, the framer and the decoder number records (EV_SEQ, errors) by the
+    # feed's own sequence numbers, which must increase along the feed.
+    merge: str | None = None
+    tables: tuple[str, ...] = ()     # extra replay tables the format offers
+    sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
+    suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
 
     def framer_class(self):
-        return getattr(importlib.import_module(self.module), self.framer)
+        return load(self.framer)
 
     def decoder_class(self):
-        return getattr(importlib.import_module(self.module), self.decoder)
+        return load(self.decoder)
+
+    def side_table(self, name: str):
+        """The :class:`obook.feeds.base.SideTable` ``name`` of this format."""
+        try:
+            return load(self.side_tables[name])
+        except KeyError:
+            have = ", ".join(self.side_tables) or "none"
+            raise ObookError(f"a {self.name} feed has no table {name!r} (it has: {have})") from None
+
+    def read_side_tables(self, path, names, on_error: str = "raise") -> tuple[dict, dict]:
+        """({name: pyarrow.Table}, {record type: count}) of several side tables, one pass
+        per reader they share."""
+        groups: dict = {}
+        for name in names:
+            table = self.side_table(name)
+            groups.setdefault(table.read, []).append(name)
+        tables, counts = {}, {}
+        for read, group in groups.items():
+            got, n = read(path, group, on_error)
+            tables.update(got)
+            for k, v in n.items():
+                counts[k] = counts.get(k, 0) + v
+        return tables, counts
+
+    def messages_reader(self):
+        if self.messages is None:
+            raise ObookError(f"a {self.name} feed has no messages reader")
+        return load(self.messages)
 
 
-FORMATS = {
-    "itch": FeedFormat("itch", "message", "obook.feeds.itch", "ItchFramer", "ItchDecoder"),
-    "csv": FeedFormat("csv", "line", "obook.feeds.csv", "CsvFramer", "CsvDecoder"),
-}
+_formats: dict[str, FeedFormat] | None = None
+
+
+def formats() -> dict[str, FeedFormat]:
+    """Every registered format by name (importing the cheap package fronts once)."""
+    global _formats
+    if _formats is None:
+        found = {}
+        for package in PACKAGES:
+            fmt = importlib.import_module(package).FORMAT
+            found[fmt.name] = fmt
+        _formats = found
+    return _formats
 
 
 def get_format(name: str) -> FeedFormat:
     try:
-        return FORMATS[name.lower()]
+        return formats()[name.lower()]
     except KeyError:
-        raise ObookError(f"unknown feed format {name!r}; choose one of {', '.join(FORMATS)}") from None
+        raise ObookError(f"unknown feed format {name!r}; choose one of {', '.join(formats())}") from None
 
 
-def open_feed(path: str | Path):
-    """Open a feed for binary reading, gunzipping transparently (streamed, never to disk)."""
-    path = Path(path)
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise ObookError(f"{path}: cannot open feed: {e.strerror or e}") from e
-    magic = f.read(2)
-    f.seek(0)
-    if magic == b"\x1f\x8b":
-        return _GzipFile(fileobj=f, mode="rb")
-    return f
+def resolve_format(format, path) -> FeedFormat:
+    """``format`` (a name or a FeedFormat) when given, else the format detected from ``path``."""
+    if isinstance(format, FeedFormat):
+        return format
+    return get_format(format) if format else get_format(detect_format(path))
 
 
 def detect_format(path: str | Path) -> str:
-    """'csv' or 'itch': by extension first (.csv, .itch, NASDAQ_ITCH50), then by content."""
-    name = Path(path).name.lower()
-    stem = name[:-3] if name.endswith(".gz") else name
-    if stem.endswith((".csv", ".txt")):
-        return "csv"
-    if stem.endswith((".itch", ".itch50", ".bin")) or "itch" in stem:
-        return "itch"
-    with open_feed(path) as f:
-        try:
-            head = f.read(64)
-        except (OSError, EOFError) as e:
-            raise ObookError(f"{path}: cannot read feed: {e}") from e
-    if head.startswith(b"Time,") or (head[:1].isalpha() and b"," in head.split(b"\n")[0]):
-        return "csv"
-    return "itch"
+    """The name of the registered format whose sniffer scores ``path`` highest."""
+    from .sources import read_head, source_paths
+
+    paths = source_paths(path)
+    name = Path(paths[0]).name if paths else ""
+    head = read_head(path, SNIFF_BYTES)
+    best, score = None, 0
+    for fmt in formats().values():
+        s = fmt.sniff(name, head)
+        if s > score:
+            best, score = fmt.name, s
+    if best is None:
+        raise ObookError(f"{path}: cannot tell the feed format; pass format= "
+                         f"({', '.join(formats())})")
+    return best
+
+
+def side_table_names() -> dict[str, FeedFormat]:
+    """Every side table name of the registered formats, with the (first) format offering it."""
+    out: dict[str, FeedFormat] = {}
+    for fmt in formats().values():
+        for name in fmt.side_tables:
+            out.setdefault(name, fmt)
+    return out
+
+
+def side_schema(name: str):
+    """The schema of a side table (from the first format offering it)."""
+    return side_table_names()[name].side_table(name).schema
+
+
+def read_side_table(path, name: str, on_error: str = "raise", format=None):
+    """One side table of a feed (ITCH: ``symbols``, ``system_events``, ``trading_actions``)
+    as a ``pyarrow.Table``, small enough to read whole, from the format's own reader."""
+    from .sources import check_source
+
+    if name not in side_table_names():
+        raise ObookError(f"unknown table {name!r}; choose from {', '.join(side_table_names())}")
+    check_source(path)
+    fmt = resolve_format(format, path)
+    return fmt.read_side_tables(path, [name], on_error)[0][name]
+
+
+__all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "load",
+           "side_table_names", "side_schema", "read_side_table", "PACKAGES"]

@@ -1,10 +1,16 @@
 """The contract between a feed format and the replay engine.
 
-The engine (obook.engine) reads the file in blocks of at least 1 MiB and asks
+The engine (obook.engine) reads the feed in blocks of at least 1 MiB and asks
 the format's :class:`Framer` (in the parent process) to cut whole records into
 batches; every worker then runs the format's :class:`Decoder` over each batch,
 turning the records of the books it owns into normalized event rows
 (obook._kernels.layout) that one shared book kernel applies.
+
+A record may become any number of events. A decoder whose records each give at most
+one event says so (``max_events_per_record = 1``): its ``events`` then always has a row
+per record. Any other decoder stops when the next record's events do not fit, and returns
+how far it got (``DecodeResult.n_bytes`` / ``n_records``); the engine grows the events
+buffer and calls it again with the rest of the batch.
 """
 
 from __future__ import annotations
@@ -31,6 +37,22 @@ class DecodeResult:
     n_events: int
     names: list[tuple[int, str]] = field(default_factory=list)   # (local book, ticker) first seen
     error: tuple[int, str] | None = None                       # (record number, reason), strict mode
+    n_bytes: int | None = None     # stopped for room: bytes of buf decoded (whole records); None: all
+    n_records: int = 0             # stopped for room: the records those bytes hold
+
+
+@dataclass(frozen=True)
+class SideTable:
+    """A table a format offers besides the replay's (ITCH symbols ...), small and read whole.
+
+    ``read(path, names, on_error)`` returns ``({name: pyarrow.Table}, {record type: count})``
+    for several of the format's side tables in one pass over the feed (tables sharing a
+    ``read`` are read together).
+    """
+
+    name: str
+    schema: object                 # pyarrow.Schema
+    read: object                   # callable(path, names, on_error) -> (tables, counts)
 
 
 def counts_by_type(types: np.ndarray) -> dict[str, int]:
@@ -69,6 +91,9 @@ class Decoder:
     #: global book id = local book id * book_mul + book_add (set by the engine per worker)
     book_mul = 1
     book_add = 0
+    #: 1: each record gives at most one event (``events`` has a row per record); None: any
+    #: number (the decoder stops when ``events`` is full and is called again)
+    max_events_per_record: int | None = 1
 
     def __init__(self, path: str, worker: int, n_workers: int, on_error: str = "raise", want: int = 0):
         self.path = str(path)
@@ -81,7 +106,10 @@ class Decoder:
     def decode(self, buf: np.ndarray, base_seq: int, events: np.ndarray) -> DecodeResult:
         """Write the event rows of the owned records of ``buf`` into ``events``.
 
-        ``events`` has at least as many rows as ``buf`` has records.
+        With ``max_events_per_record = 1``, ``events`` has at least as many rows as ``buf``
+        has records. Otherwise it has at least one row; when the events of the next record
+        do not fit, return ``DecodeResult(n_events, names, error, n_bytes, n_records)``
+        with the bytes and records decoded so far (whole records only; ``n_bytes`` may be 0).
         """
         raise NotImplementedError
 
@@ -90,6 +118,10 @@ class Decoder:
         record's book cheaply skips the others right after framing); returns whether this
         decoder selects. The engine keeps only these tickers' rows either way."""
         return False
+
+    @classmethod
+    def warm(cls) -> None:
+        """Load the compiled kernels (numba cache) once, e.g. in the forkserver."""
 
     def message_counts(self) -> dict[str, int] | None:
         """This worker's well-formed records by type, when the framer cannot count them."""

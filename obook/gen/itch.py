@@ -36,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from .._kernels.itch_layout import offset, pack, size
+
 __all__ = ["write_itch", "stock_name", "CAP"]
 
 CAP = 200            # live orders per stock, at most
@@ -54,6 +56,28 @@ _MIX = [4000, 500, 2500, 800, 700, 100, 800, 300, 150, 30, 30, 30, 20, 10, 1, 29
 assert sum(_MIX) == 10_000
 _MIX_CUM = np.cumsum(np.array(_MIX, dtype=np.int64))
 
+# sizes and field offsets from the one ITCH layout (obook._kernels.itch_layout), as module
+# constants the kernel folds
+S_A, S_F, S_D, S_X, S_E, S_C, S_U, S_P, S_Q, S_B, S_H, S_I, S_L, S_Y, S_V = (
+    size(t) for t in "AFDXECUPQBHILYV")
+O_LOCATE, O_TIME = offset("A", "locate"), offset("A", "timestamp")
+A_REF, A_SIDE, A_SHARES, A_STOCK, A_PRICE = (offset("A", f) for f in ("ref", "side", "shares", "stock", "price"))
+F_MPID, P_MATCH = offset("F", "mpid"), offset("P", "match")
+D_REF, X_REF, X_SHARES = offset("D", "ref"), offset("X", "ref"), offset("X", "shares")
+E_REF, E_SHARES, E_MATCH = offset("E", "ref"), offset("E", "shares"), offset("E", "match")
+C_PRINTABLE, C_PRICE = offset("C", "printable"), offset("C", "price")
+U_REF, U_NEW_REF, U_SHARES, U_PRICE = (offset("U", f) for f in ("ref", "new_ref", "shares", "price"))
+Q_SHARES, Q_STOCK, Q_PRICE, Q_MATCH, Q_CROSS = (offset("Q", f) for f in ("shares", "stock", "price", "match",
+                                                                           "cross_type"))
+B_MATCH = offset("B", "match")
+H_STOCK, H_STATE, H_RESERVED, H_REASON = (offset("H", f) for f in ("stock", "state", "reserved", "reason"))
+I_PAIRED, I_IMBALANCE, I_DIRECTION, I_STOCK, I_FAR, I_NEAR, I_REF, I_CROSS, I_VARIATION = (
+    offset("I", f) for f in ("paired_shares", "imbalance_shares", "imbalance_direction", "stock", "far_price",
+                             "near_price", "reference_price", "cross_type", "price_variation"))
+L_MPID, L_STOCK, L_PRIMARY, L_MODE, L_STATE = (offset("L", f) for f in ("mpid", "stock", "primary", "mode",
+                                                                         "state"))
+Y_STOCK, Y_ACTION = offset("Y", "stock"), offset("Y", "reg_sho_action")
+V_1, V_2, V_3 = offset("V", "level1"), offset("V", "level2"), offset("V", "level3")
 _MPIDS = np.frombuffer(b"NSDQGSCOMSCOUBSSCDRGVIRTJPMSCITD", dtype=np.uint8).reshape(-1, 4).copy()
 
 _U12, _U25, _U27, _U11 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(11)
@@ -112,8 +136,8 @@ def _head(buf, pos, size, typ, locate, ts):
     for k in range(size):
         buf[m + k] = 0
     buf[m] = typ
-    _put(buf, m + 1, locate, 2)
-    _put(buf, m + 5, ts, 6)
+    _put(buf, m + O_LOCATE, locate, 2)
+    _put(buf, m + O_TIME, ts, 6)
     return m
 
 
@@ -244,10 +268,10 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
         if op == OP_A or op == OP_F:
             if n >= CAP:                       # full book: an old order leaves instead
                 i = _pick(st, oref, s, n, False)
-                m = _head(buf, pos, 19, 68, loc, ts)
-                _put(buf, m + 11, oref[s, i], 8)
+                m = _head(buf, pos, S_D, 68, loc, ts)
+                _put(buf, m + D_REF, oref[s, i], 8)
                 _remove(oref, oside, opx, oqty, counts, top, s, i)
-                pos = m + 19
+                pos = m + S_D
                 continue
             bb, ba = _touch(oside, opx, counts, top, s)
             if bb >= 0:
@@ -277,39 +301,39 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
                     px = bb + 1
             qty = _shares(st)
             ref += 1 + _below(st, 3)
-            size = 36 if op == OP_A else 40
+            size = S_A if op == OP_A else S_F
             m = _head(buf, pos, size, 65 if op == OP_A else 70, loc, ts)
-            _put(buf, m + 11, ref, 8)
-            buf[m + 19] = 66 if side == 0 else 83
-            _put(buf, m + 20, qty, 4)
-            _name(buf, m + 24, names, s)
-            _put(buf, m + 32, px * 100, 4)
+            _put(buf, m + A_REF, ref, 8)
+            buf[m + A_SIDE] = 66 if side == 0 else 83
+            _put(buf, m + A_SHARES, qty, 4)
+            _name(buf, m + A_STOCK, names, s)
+            _put(buf, m + A_PRICE, px * 100, 4)
             if op == OP_F:
                 j = _below(st, mpids.shape[0])
                 for q in range(4):
-                    buf[m + 36 + q] = mpids[j, q]
+                    buf[m + F_MPID + q] = mpids[j, q]
             _append(oref, oside, opx, oqty, counts, top, s, ref, side, px, qty)
             pos = m + size
 
         elif op == OP_D:
             i = _pick(st, oref, s, n, True)
-            m = _head(buf, pos, 19, 68, loc, ts)
-            _put(buf, m + 11, oref[s, i], 8)
+            m = _head(buf, pos, S_D, 68, loc, ts)
+            _put(buf, m + D_REF, oref[s, i], 8)
             _remove(oref, oside, opx, oqty, counts, top, s, i)
-            pos = m + 19
+            pos = m + S_D
 
         elif op == OP_X:
             i = _pick(st, oref, s, n, True)
             q = oqty[s, i]
             c = q if q == 1 else 1 + _below(st, q - 1)
-            m = _head(buf, pos, 23, 88, loc, ts)
-            _put(buf, m + 11, oref[s, i], 8)
-            _put(buf, m + 19, c, 4)
+            m = _head(buf, pos, S_X, 88, loc, ts)
+            _put(buf, m + X_REF, oref[s, i], 8)
+            _put(buf, m + X_SHARES, c, 4)
             if c == q:
                 _remove(oref, oside, opx, oqty, counts, top, s, i)
             else:
                 oqty[s, i] = q - c
-            pos = m + 23
+            pos = m + S_X
 
         elif op == OP_E or op == OP_C:
             i = _below(st, n)
@@ -330,14 +354,14 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
             q = oqty[s, i]
             e = q if (q == 1 or _unif(st) < 0.4) else 1 + _below(st, q - 1)
             match += 1 + _below(st, 2)
-            size = 31 if op == OP_E else 36
+            size = S_E if op == OP_E else S_C
             m = _head(buf, pos, size, 69 if op == OP_E else 67, loc, ts)
-            _put(buf, m + 11, oref[s, i], 8)
-            _put(buf, m + 19, e, 4)
-            _put(buf, m + 23, match, 8)
+            _put(buf, m + E_REF, oref[s, i], 8)
+            _put(buf, m + E_SHARES, e, 4)
+            _put(buf, m + E_MATCH, match, 8)
             if op == OP_C:
-                buf[m + 31] = 89 if _unif(st) < 0.9 else 78
-                _put(buf, m + 32, opx[s, i] * 100 + _below(st, 3) - 1, 4)
+                buf[m + C_PRINTABLE] = 89 if _unif(st) < 0.9 else 78
+                _put(buf, m + C_PRICE, opx[s, i] * 100 + _below(st, 3) - 1, 4)
             if e == q:
                 _remove(oref, oside, opx, oqty, counts, top, s, i)
             else:
@@ -359,14 +383,14 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
             qty = _shares(st)
             old = oref[s, i]
             ref += 1 + _below(st, 3)
-            m = _head(buf, pos, 35, 85, loc, ts)
-            _put(buf, m + 11, old, 8)
-            _put(buf, m + 19, ref, 8)
-            _put(buf, m + 27, qty, 4)
-            _put(buf, m + 31, px * 100, 4)
+            m = _head(buf, pos, S_U, 85, loc, ts)
+            _put(buf, m + U_REF, old, 8)
+            _put(buf, m + U_NEW_REF, ref, 8)
+            _put(buf, m + U_SHARES, qty, 4)
+            _put(buf, m + U_PRICE, px * 100, 4)
             _remove(oref, oside, opx, oqty, counts, top, s, i)
             _append(oref, oside, opx, oqty, counts, top, s, ref, side, px, qty)
-            pos = m + 35
+            pos = m + S_U
 
         elif op == OP_P or op == OP_Q:
             bb, ba = _touch(oside, opx, counts, top, s)
@@ -375,73 +399,73 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
                 px100 = (bb + ba) * 50
             match += 1 + _below(st, 2)
             if op == OP_P:
-                m = _head(buf, pos, 44, 80, loc, ts)
-                buf[m + 19] = 66 if _below(st, 2) == 0 else 83
-                _put(buf, m + 20, _shares(st), 4)
-                _name(buf, m + 24, names, s)
-                _put(buf, m + 32, px100, 4)
-                _put(buf, m + 36, match, 8)
-                pos = m + 44
+                m = _head(buf, pos, S_P, 80, loc, ts)
+                buf[m + A_SIDE] = 66 if _below(st, 2) == 0 else 83
+                _put(buf, m + A_SHARES, _shares(st), 4)
+                _name(buf, m + A_STOCK, names, s)
+                _put(buf, m + A_PRICE, px100, 4)
+                _put(buf, m + P_MATCH, match, 8)
+                pos = m + S_P
             else:
-                m = _head(buf, pos, 40, 81, loc, ts)
-                _put(buf, m + 11, 100 * (1 + _below(st, 5000)), 8)
-                _name(buf, m + 19, names, s)
-                _put(buf, m + 27, px100, 4)
-                _put(buf, m + 31, match, 8)
-                buf[m + 39] = (79, 67, 72, 73)[_below(st, 4)]     # O C H I
-                pos = m + 40
+                m = _head(buf, pos, S_Q, 81, loc, ts)
+                _put(buf, m + Q_SHARES, 100 * (1 + _below(st, 5000)), 8)
+                _name(buf, m + Q_STOCK, names, s)
+                _put(buf, m + Q_PRICE, px100, 4)
+                _put(buf, m + Q_MATCH, match, 8)
+                buf[m + Q_CROSS] = (79, 67, 72, 73)[_below(st, 4)]     # O C H I
+                pos = m + S_Q
 
         elif op == OP_B:
-            m = _head(buf, pos, 19, 66, loc, ts)
-            _put(buf, m + 11, 1 + _below(st, match), 8)
-            pos = m + 19
+            m = _head(buf, pos, S_B, 66, loc, ts)
+            _put(buf, m + B_MATCH, 1 + _below(st, match), 8)
+            pos = m + S_B
 
         elif op == OP_H:
-            m = _head(buf, pos, 25, 72, loc, ts)
-            _name(buf, m + 11, names, s)
-            buf[m + 19] = 84                          # T: trading
-            buf[m + 20] = 32
+            m = _head(buf, pos, S_H, 72, loc, ts)
+            _name(buf, m + H_STOCK, names, s)
+            buf[m + H_STATE] = 84                     # T: trading
+            buf[m + H_RESERVED] = 32
             for q in range(4):
-                buf[m + 21 + q] = 32
-            pos = m + 25
+                buf[m + H_REASON + q] = 32
+            pos = m + S_H
 
         elif op == OP_I:
             ref_px = anchor[s] * 100
-            m = _head(buf, pos, 50, 73, loc, ts)
-            _put(buf, m + 11, 100 * _below(st, 1000), 8)
-            _put(buf, m + 19, 100 * _below(st, 100), 8)
-            buf[m + 27] = (66, 83, 78, 79)[_below(st, 4)]     # B S N O
-            _name(buf, m + 28, names, s)
-            _put(buf, m + 36, ref_px, 4)
-            _put(buf, m + 40, ref_px, 4)
-            _put(buf, m + 44, ref_px, 4)
-            buf[m + 48] = 67                          # C: closing cross
-            buf[m + 49] = 76                          # L
-            pos = m + 50
+            m = _head(buf, pos, S_I, 73, loc, ts)
+            _put(buf, m + I_PAIRED, 100 * _below(st, 1000), 8)
+            _put(buf, m + I_IMBALANCE, 100 * _below(st, 100), 8)
+            buf[m + I_DIRECTION] = (66, 83, 78, 79)[_below(st, 4)]     # B S N O
+            _name(buf, m + I_STOCK, names, s)
+            _put(buf, m + I_FAR, ref_px, 4)
+            _put(buf, m + I_NEAR, ref_px, 4)
+            _put(buf, m + I_REF, ref_px, 4)
+            buf[m + I_CROSS] = 67                     # C: closing cross
+            buf[m + I_VARIATION] = 76                 # L
+            pos = m + S_I
 
         elif op == OP_L:
-            m = _head(buf, pos, 26, 76, loc, ts)
+            m = _head(buf, pos, S_L, 76, loc, ts)
             j = _below(st, mpids.shape[0])
             for q in range(4):
-                buf[m + 11 + q] = mpids[j, q]
-            _name(buf, m + 15, names, s)
-            buf[m + 23] = 78
-            buf[m + 24] = 78
-            buf[m + 25] = 65
-            pos = m + 26
+                buf[m + L_MPID + q] = mpids[j, q]
+            _name(buf, m + L_STOCK, names, s)
+            buf[m + L_PRIMARY] = 78
+            buf[m + L_MODE] = 78
+            buf[m + L_STATE] = 65
+            pos = m + S_L
 
         elif op == OP_Y:
-            m = _head(buf, pos, 20, 89, loc, ts)
-            _name(buf, m + 11, names, s)
-            buf[m + 19] = 48
-            pos = m + 20
+            m = _head(buf, pos, S_Y, 89, loc, ts)
+            _name(buf, m + Y_STOCK, names, s)
+            buf[m + Y_ACTION] = 48
+            pos = m + S_Y
 
         elif op == OP_V:
-            m = _head(buf, pos, 35, 86, 0, ts)
-            _put(buf, m + 11, 4_000_00000000, 8)
-            _put(buf, m + 19, 3_800_00000000, 8)
-            _put(buf, m + 27, 3_600_00000000, 8)
-            pos = m + 35
+            m = _head(buf, pos, S_V, 86, 0, ts)
+            _put(buf, m + V_1, 4_000_00000000, 8)
+            _put(buf, m + V_2, 3_800_00000000, 8)
+            _put(buf, m + V_3, 3_600_00000000, 8)
+            pos = m + S_V
 
         else:                                         # 'z': a type the spec does not know
             size = 11 + _below(st, 30)
@@ -456,14 +480,19 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
 
 # ---------------------------------------------------------------- the driver
 
-def _msg(typ: bytes, locate: int, ts: int, body: bytes) -> bytes:
-    m = typ + struct.pack(">HH", locate, 0) + ts.to_bytes(6, "big") + body
-    return struct.pack(">H", len(m)) + m
+def _frame(message: bytes) -> bytes:
+    return struct.pack(">H", len(message)) + message
+
+
+def _system(code: bytes, ts: int) -> bytes:
+    return _frame(pack("S", 0, 0, ts, event_code=code))
 
 
 def _directory(locate: int, name: bytes, ts: int) -> bytes:
-    body = name + b"QN" + struct.pack(">I", 100) + b"NCZ PN 1N" + struct.pack(">I", 0) + b"N"
-    return _msg(b"R", locate, ts, body)
+    return _frame(pack("R", locate, 0, ts, stock=name, market_category="Q", financial_status="N",
+                       round_lot_size=100, round_lots_only="N", issue_classification="C",
+                       issue_subtype="Z", authenticity="P", short_sale_threshold="N", ipo_flag=" ",
+                       luld_tier="1", etp_flag="N", etp_leverage_factor=0, inverse="N"))
 
 
 def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
@@ -506,10 +535,10 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
     pending = [None, None]
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            head = [_msg(b"S", 0, 10_800 * 10**9, b"O"), _msg(b"S", 0, 14_400 * 10**9, b"S")]
+            head = [_system(b"O", 10_800 * 10**9), _system(b"S", 14_400 * 10**9)]
             head += [_directory(i + 1, names_str[i], 14_400 * 10**9 + 1000 * (i + 1))
                      for i in range(stocks)]
-            head.append(_msg(b"S", 0, T_OPEN, b"Q"))
+            head.append(_system(b"Q", T_OPEN))
             out.write(b"".join(head))
             left, b = body, 0
             while left > 0:
@@ -525,9 +554,9 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
                 if f is not None:
                     f.result()
             ts = int(scal[0])
-            out.write(b"".join([_msg(b"S", 0, max(T_CLOSE, ts + 1), b"M"),
-                                _msg(b"S", 0, max(72_000 * 10**9, ts + 2), b"E"),
-                                _msg(b"S", 0, max(72_300 * 10**9, ts + 3), b"C")]))
+            out.write(b"".join([_system(b"M", max(T_CLOSE, ts + 1)),
+                                _system(b"E", max(72_000 * 10**9, ts + 2)),
+                                _system(b"C", max(72_300 * 10**9, ts + 3))]))
     finally:
         if out is not raw:
             out.close()

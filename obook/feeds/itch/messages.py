@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .._kernels import itch as K
-from ..schema import itch_message_schema
-from ..engine.blocks import BLOCK_SIZE, iter_batches
-from .itch import ItchFramer
+from ..._kernels import itch as K
+from ...schema import itch_message_schema
+from ..sources import BLOCK_SIZE, check_source, iter_batches, source_name
+from .framer import ItchFramer
 
 _COLUMNS = ("seq", "offset", "type", "locate", "tracking", "time", "ref", "side", "shares",
             "price", "new_ref", "match")
@@ -59,7 +59,7 @@ def _messages_batch(data: np.ndarray, ints: np.ndarray, fields: np.ndarray,
 
 
 def iter_messages(path, on_error: str = "raise", block_size: int = BLOCK_SIZE):
-    framer = ItchFramer(str(path), on_error)
+    framer = ItchFramer(source_name(path), on_error)
     ints = np.empty((0, len(_COLUMNS)), dtype=np.int64)
     for batch in iter_batches(path, framer, block_size):
         n = batch.n_records
@@ -75,8 +75,5 @@ def iter_messages(path, on_error: str = "raise", block_size: int = BLOCK_SIZE):
 
 
 def read_itch(path, on_error: str = "raise") -> pa.RecordBatchReader:
-    from ..errors import ObookError
-    from pathlib import Path
-    if not Path(path).is_file():
-        raise ObookError(f"{path}: no such feed file")
+    check_source(path)
     return pa.RecordBatchReader.from_batches(itch_message_schema, iter_messages(path, on_error))

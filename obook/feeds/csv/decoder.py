@@ -1,4 +1,4 @@
-"""CSV order feed (SPEC §2): ``Time,Ticker,Order,T,Shares,Price[,...]``.
+"""The CSV decoder (workers): SPEC §2 lines ``Time,Ticker,Order,T,Shares,Price[,...]`` as events.
 
 The framer cuts whole physical lines (a record is a line, header = line 1);
 the decoder parses the lines of the tickers its worker owns (FNV-1a 64 of the
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import csv_decode as K
-from .._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, WANT_TRADES
-from .base import Decoder, DecodeResult, Framer, FrameResult, counts_by_type
+from ..._kernels import csv_decode as K
+from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, WANT_TRADES
+from ..base import Decoder, DecodeResult, counts_by_type
 
 #: tolerant-mode count keys of the field errors, by decode status
 SKIP_KINDS = {
@@ -51,16 +51,6 @@ def _aligned_table(rows: int) -> np.ndarray:
     tab = raw[skip:skip + rows * K.T_WIDTH].reshape(rows, K.T_WIDTH)
     tab[:, K.T_KEY] = -1
     return tab
-
-
-class CsvFramer(Framer):
-    """Cuts whole physical lines; a last line without a newline counts at the end."""
-
-    unit = "line"
-
-    def frame(self, buf, base_seq, byte_offset, final, max_records):
-        lines, n_bytes = K.frame_lines(buf, bool(final), int(max_records))
-        return FrameResult(int(lines), int(n_bytes))
 
 
 class _Table:

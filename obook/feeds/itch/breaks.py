@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.itch import itch_breaks
-from .._kernels.layout import MAX_BATCH_RECORDS
-from ..errors import ObookError
-from .blocks import iter_batches
+from ..._kernels.itch import itch_breaks
+from ..._kernels.layout import MAX_BATCH_RECORDS
+from ...errors import ObookError
+from ..sources import iter_batches
 
 
 class Breaks:
@@ -28,7 +28,7 @@ class Breaks:
         self.last_seq = seqs[last]
 
     @classmethod
-    def scan(cls, path: str, framer, progress=None) -> "Breaks":
+    def scan(cls, path, framer, progress=None) -> "Breaks":
         """Every B of the feed that ``framer`` (a fresh ItchFramer) frames, up to a framing
         error; ``progress(bytes read)`` after each batch."""
         seqs = np.empty(MAX_BATCH_RECORDS, np.int64)

@@ -1,0 +1,164 @@
+"""Matching engine benchmark (SPEC §8 seed workload).
+
+1. Book only: 100,000 warm-up then 1,000,000 timed instructions of one book through
+   ``match_rows`` with no output (``want=0``), and again with fills + events written;
+   mean ns per instruction (CPU time of the thread, and wall time), median of
+   ``--repeats`` fresh runs, configurations alternated.
+2. Latency: a second run with the cycle counter read around every instruction
+   (``match_rows_timed``); p50 / p99 / p99.9 / max in ns (TSC calibrated against
+   perf_counter_ns), and the cost of an empty pair of counter reads.
+3. End to end: ``obook.match`` on a Parquet file of ``--e2e`` instructions over 100
+   instruments (workers 1 and 2), instructions per second.
+
+    python benchmarks/bench_match.py [--repeats 5] [--e2e 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def fresh(levels, n_keys, want):
+    from obook.matching.books import new_state
+
+    lv, od, idx, bk, st, ds = new_state(levels, [0], [levels - 1], n_keys, 1, orders=1 << 15)
+    cap = 4_000_000 if want else 1
+    fl = np.zeros((cap, 8), np.int64)
+    ev = np.zeros((cap, 10), np.int64)
+    qt = np.zeros((1, 9), np.int64)
+    dq = np.zeros((1, 9), np.int64)
+    return lv, od, idx, bk, st, fl, ev, qt, dq, ds
+
+
+def book_only(msg, levels, warm, n, want, pf=16):
+    from obook._kernels.match import match_rows
+
+    lv, od, idx, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
+    assert match_rows(msg, 0, warm, 0, want, 1, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds) == 0
+    t, c = time.perf_counter_ns(), time.thread_time_ns()
+    status = match_rows(msg, warm, warm + n, 0, want, 1, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds)
+    dc, dt = time.thread_time_ns() - c, time.perf_counter_ns() - t
+    assert status == 0, status
+    return dc / n, dt / n, int(st[6])
+
+
+def tsc_per_ns():
+    from numba import njit
+
+    from obook._kernels.clock import cycles
+
+    @njit
+    def read():
+        return cycles()
+
+    read()
+    a, t = read(), time.perf_counter_ns()
+    time.sleep(0.2)
+    b, t2 = read(), time.perf_counter_ns()
+    return (b - a) / (t2 - t)
+
+
+def latency(msg, levels, warm, n, pf=16):
+    from numba import njit
+
+    from obook._kernels.clock import cycles
+    from obook._kernels.match_timed import match_rows_timed
+
+    lv, od, idx, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
+    lat = np.zeros(max(warm, n), np.int64)
+    match_rows_timed(msg, 0, warm, 0, 0, pf, lv, od, idx, bk, st, fl, ev, qt, dq, lat)
+    match_rows_timed(msg, warm, warm + n, 0, 0, pf, lv, od, idx, bk, st, fl, ev, qt, dq, lat)
+
+    @njit
+    def empty_pairs(out):
+        for i in range(out.shape[0]):
+            t0 = cycles()
+            out[i] = cycles() - t0
+
+    pairs = np.zeros(100_000, np.int64)
+    empty_pairs(pairs)
+    k = tsc_per_ns()
+    lat_ns = lat[:n] / k
+    return {"p50": float(np.percentile(lat_ns, 50)), "p99": float(np.percentile(lat_ns, 99)),
+            "p99.9": float(np.percentile(lat_ns, 99.9)), "max": float(lat_ns.max()),
+            "mean_timed": float(lat_ns.mean()), "empty_pair_p50": float(np.median(pairs) / k),
+            "tsc_ghz": k}
+
+
+def cpu_seconds():
+    """CPU time of this process and its (waited-for) children: the match workers."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def end_to_end(n, repeats):
+    from common import DATA
+
+    import obook.matching as matching
+    from obook.gen.orders import write_orders
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"orders_{n}_100_42.parquet"
+    if not path.exists():
+        write_orders(path, n, 100, 42)
+    matching.match(path, workers=1, tables=("fills",))       # compile / load caches
+    out = {}
+    for workers in (1, 2):
+        for tables in (("fills",), ("fills", "events", "bbo")):
+            times, cpus = [], []
+            for _ in range(repeats):
+                t, c = time.perf_counter(), cpu_seconds()
+                r = matching.match(path, workers=workers, tables=tables)
+                times.append(time.perf_counter() - t)
+                cpus.append(cpu_seconds() - c)
+            med = statistics.median(times)
+            out[f"workers={workers} tables={'+'.join(tables)}"] = {
+                "wall_s": round(med, 3), "instructions_per_s": round(n / med),
+                "cpu_s": round(statistics.median(cpus), 3), "fills": r.fills.num_rows}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--warmup", type=int, default=100_000)
+    ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--e2e", type=int, default=1_000_000, help="instructions of the 100-instrument run (0: skip)")
+    a = ap.parse_args()
+    from obook.gen.orders import seed_rows
+
+    msg, _, levels = seed_rows(a.warmup + a.messages)
+    res = {"load": os.getloadavg()[0]}
+    configs = {"book only": (0, 16), "book only, no prefetch": (0, 0), "with fills + events": (3, 16)}
+    for want, pf in configs.values():
+        book_only(msg, levels, 1000, 1000, want, pf)
+    runs = {name: [] for name in configs}
+    for _ in range(a.repeats):            # alternate the configurations
+        for name, (want, pf) in configs.items():
+            cpu, wall, live = book_only(msg, levels, a.warmup, a.messages, want, pf)
+            runs[name].append((cpu, wall))
+    for name, r in runs.items():
+        res[name] = {"cpu_ns": round(statistics.median(c for c, _ in r), 2),
+                     "wall_ns": round(statistics.median(w for _, w in r), 2),
+                     "cpu_ns_runs": [round(c, 1) for c, _ in r]}
+    res["live_orders_at_end"] = live
+    res["latency_ns"] = {k: round(v, 2) for k, v in latency(msg, levels, a.warmup, a.messages).items()}
+    if a.e2e:
+        res["end_to_end_100_instruments"] = end_to_end(a.e2e, max(1, min(a.repeats, 3)))
+    print(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The plug-in seam (issue #11) must not slow the replays: this checkout's obook against
+another checkout's (``--old DIR``, e.g. ``git archive main obook | tar -x -C /tmp/old``),
+alternating run by run in fresh processes, on the ITCH benchmark day (1 and 2 workers) and
+the CSV day (1 worker). Reports medians and new/old ratios.
+
+    python benchmarks/bench_seam.py --old /tmp/old --messages 2000000 --events 2000000 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import csv_day, itch_day, median  # noqa: E402
+
+REPLAY = """
+import time, obook, json
+import obook.engine.worker_main  # load the compiled kernels before timing
+t = time.perf_counter(); rows = 0
+for b in obook.bbo({path!r}, workers={workers}, format={fmt!r}):
+    rows += b.num_rows
+print(json.dumps({{'seconds': time.perf_counter() - t, 'rows': rows, 'file': obook.__file__}}))
+"""
+
+
+def run(code: str, old: str | None) -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if old:
+        env["PYTHONPATH"] = old
+    # run from / : a checkout in the working directory would shadow PYTHONPATH
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/")
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--old", required=True, help="directory holding the old obook package")
+    ap.add_argument("--messages", type=int, default=2_000_000)
+    ap.add_argument("--stocks", type=int, default=8000)
+    ap.add_argument("--events", type=int, default=2_000_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    itch = itch_day(args.messages, args.stocks)
+    csv = csv_day(args.events)
+    cases = {"itch 1 worker": (itch, 1, "itch"), "itch 2 workers": (itch, 2, "itch"),
+             "csv 1 worker": (csv, 1, "csv")}
+    res = {(c, side): [] for c in cases for side in ("old", "new")}
+    for name, (path, workers, fmt) in cases.items():    # warm the numba caches of both
+        for side, old in (("old", args.old), ("new", None)):
+            r = run(REPLAY.format(path=str(path), workers=workers, fmt=fmt), old)
+            assert (side == "old") == r["file"].startswith(args.old), r["file"]
+    for rep in range(args.repeats):
+        for name, (path, workers, fmt) in cases.items():
+            order = (("old", args.old), ("new", None)) if rep % 2 == 0 else (("new", None), ("old", args.old))
+            for side, old in order:
+                res[(name, side)].append(run(REPLAY.format(path=str(path), workers=workers, fmt=fmt), old))
+        print(f"run {rep + 1}: " + ", ".join(f"{k[0]} {k[1]} {v[-1]['seconds']:.2f}s" for k, v in res.items()),
+              flush=True)
+    print(f"\n{'case':<16}{'old s':>8}{'new s':>8}{'new/old':>9}{'ratios (per run)':>40}")
+    for name in cases:
+        o = [r["seconds"] for r in res[(name, "old")]]
+        n = [r["seconds"] for r in res[(name, "new")]]
+        assert {r["rows"] for r in res[(name, "old")]} == {r["rows"] for r in res[(name, "new")]}
+        ratios = [b / a for a, b in zip(o, n)]
+        print(f"{name:<16}{median(o):>8.2f}{median(n):>8.2f}{median(ratios):>9.3f}"
+              f"{' '.join(f'{x:.3f}' for x in ratios):>40}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,420 @@
+"""The matching engine's kernels: price-time priority over banded level arrays.
+
+State (see obook._kernels.match_layout for the columns):
+
+- ``lv[L, 4]``: one row per price tick of every book's band (head, tail, quantity,
+  orders); a level holds bids or asks, never both, since the book is never crossed.
+- ``od[N, 8]``: the order pool; a level's orders form an intrusive doubly linked FIFO
+  (next, prev); freed slots are chained through ``O_NEXT`` (``st[ST_FREE]``).
+- ``idx[K]``: the flat order index, key -> slot (``NEVER``, ``DONE``).
+- ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
+
+``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or
+``NEED_OUTPUT`` / ``NEED_ORDERS`` with ``st[ST_POS]`` at the first instruction not
+applied (no instruction is half applied). Nothing allocates; nothing raises.
+"""
+
+import numpy as np
+from numba import njit
+
+from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
+                           E_WIDTH, F_WIDTH, K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
+                           K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
+                           LV_TAIL, LV_WIDTH, O_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
+                           MARKET_BIT, NEED_ORDERS, NEED_OUTPUT, NEVER, O_BOOK, O_KEY, O_LV,
+                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, OK, OP_CANCEL, OP_MODIFY, OP_NEW,
+                           R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
+                           R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
+                           ST_FREE, ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, ST_TOP, STP_CANCEL_INCOMING,
+                           TIF_DAY, TIF_FOK, TIF_IOC, TIF_SHIFT, W_BBO, W_DEPTH, W_EVENTS,
+                           W_FILLS)
+from .prefetch import prefetch
+from .match_out import emit_bbo, emit_depth, event, fill
+
+
+@njit(cache=True, _nrt=False)
+def _u(i):
+    return np.uint64(i)
+
+
+@njit(cache=True, _nrt=False)
+def _level_gone(lv, bk, book, side, r):
+    """Level r of side just emptied: one level fewer, and the next best if it was the best."""
+    if side == BUY:
+        left = bk[_u(book), BK_NBID] - 1
+        bk[_u(book), BK_NBID] = left
+        if r == bk[_u(book), BK_BID]:
+            if left == 0:
+                bk[_u(book), BK_BID] = bk[_u(book), BK_LO] - 1
+            else:
+                r -= 1
+                while lv[_u(r), LV_COUNT] == 0:
+                    r -= 1
+                bk[_u(book), BK_BID] = r
+    else:
+        left = bk[_u(book), BK_NASK] - 1
+        bk[_u(book), BK_NASK] = left
+        if r == bk[_u(book), BK_ASK]:
+            if left == 0:
+                bk[_u(book), BK_ASK] = bk[_u(book), BK_HI] + 1
+            else:
+                r += 1
+                while lv[_u(r), LV_COUNT] == 0:
+                    r += 1
+                bk[_u(book), BK_ASK] = r
+
+
+@njit(cache=True, _nrt=False)
+def link(lv, od, bk, book, side, o):
+    """Append order o (its O_LV, O_QTY set) at the back of its level; its queue position."""
+    r = od[_u(o), O_LV]
+    t = lv[_u(r), LV_TAIL]
+    od[_u(o), O_PREV] = t
+    od[_u(o), O_NEXT] = -1
+    if t >= 0:
+        od[_u(t), O_NEXT] = o
+    else:
+        lv[_u(r), LV_HEAD] = o
+    lv[_u(r), LV_TAIL] = o
+    lv[_u(r), LV_QTY] += od[_u(o), O_QTY]
+    n = lv[_u(r), LV_COUNT] + 1
+    lv[_u(r), LV_COUNT] = n
+    if n == 1:
+        if side == BUY:
+            bk[_u(book), BK_NBID] += 1
+            if r > bk[_u(book), BK_BID]:
+                bk[_u(book), BK_BID] = r
+        else:
+            bk[_u(book), BK_NASK] += 1
+            if r < bk[_u(book), BK_ASK]:
+                bk[_u(book), BK_ASK] = r
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def unlink(lv, od, bk, book, side, o):
+    """Take order o out of its level (the slot stays allocated)."""
+    r = od[_u(o), O_LV]
+    p = od[_u(o), O_PREV]
+    nx = od[_u(o), O_NEXT]
+    if p >= 0:
+        od[_u(p), O_NEXT] = nx
+    else:
+        lv[_u(r), LV_HEAD] = nx
+    if nx >= 0:
+        od[_u(nx), O_PREV] = p
+    else:
+        lv[_u(r), LV_TAIL] = p
+    lv[_u(r), LV_QTY] -= od[_u(o), O_QTY]
+    n = lv[_u(r), LV_COUNT] - 1
+    lv[_u(r), LV_COUNT] = n
+    if n == 0:
+        _level_gone(lv, bk, book, side, r)
+
+
+@njit(cache=True, _nrt=False)
+def release(od, idx, st, o):
+    """Free slot o; its key is DONE."""
+    idx[_u(od[_u(o), O_KEY])] = DONE
+    od[_u(o), O_NEXT] = st[ST_FREE]
+    st[ST_FREE] = o
+    st[ST_LIVE] -= 1
+
+
+@njit(cache=True, _nrt=False)
+def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
+    """True if a taker of `side` up to row `limit` can fill `qty` (as matching would)."""
+    other = 1 - side
+    if (bk[_u(book), BK_NASK] if other == 1 else bk[_u(book), BK_NBID]) == 0:
+        return False
+    r = bk[_u(book), BK_ASK] if other == 1 else bk[_u(book), BK_BID]
+    step = 1 if other == 1 else -1
+    end = bk[_u(book), BK_HI] if other == 1 else bk[_u(book), BK_LO]
+    got = 0
+    while (limit - r) * step >= 0 and (end - r) * step >= 0:
+        if lv[_u(r), LV_COUNT] > 0:
+            if stp == 0 or owner == 0:
+                got += lv[_u(r), LV_QTY]
+            else:   # self-trade prevention changes what can fill: walk the orders
+                o = lv[_u(r), LV_HEAD]
+                while o >= 0:
+                    if od[_u(o), O_OWNER] == owner:
+                        if stp == STP_CANCEL_INCOMING:
+                            return got >= qty
+                    else:
+                        got += od[_u(o), O_QTY]
+                    o = od[_u(o), O_NEXT]
+            if got >= qty:
+                return True
+        r += step
+    return got >= qty
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
+    """Trade a taker against the other side up to row `limit` in price-time order.
+
+    Returns the quantity left, or -1 - left when self-trade prevention cancelled the rest."""
+    while qty > 0:
+        if side == BUY:
+            if bk[_u(book), BK_NASK] == 0:
+                break
+            r = bk[_u(book), BK_ASK]
+            if r > limit:
+                break
+        else:
+            if bk[_u(book), BK_NBID] == 0:
+                break
+            r = bk[_u(book), BK_BID]
+            if r < limit:
+                break
+        o = lv[_u(r), LV_HEAD]
+        mk = od[_u(o), O_KEY]
+        mq = od[_u(o), O_QTY]
+        if stp != 0 and owner != 0 and od[_u(o), O_OWNER] == owner:
+            if stp == STP_CANCEL_INCOMING:
+                return -1 - qty
+            unlink(lv, od, bk, book, 1 - side, o)
+            release(od, idx, st, o)
+            if want & W_EVENTS:
+                event(ev, st, seq, time, book, mk, K_CANCELLED | (R_SELF_TRADE << 8), 1 - side, r, mq, 0, -1)
+            continue
+        q = qty if qty < mq else mq
+        qty -= q
+        if want & W_FILLS:
+            fill(fl, st, seq, time, book, r, q, key, mk, side)
+        if q == mq:
+            unlink(lv, od, bk, book, 1 - side, o)
+            release(od, idx, st, o)
+            if want & W_EVENTS:
+                event(ev, st, seq, time, book, mk, K_FILLED, 1 - side, r, q, 0, -1)
+        else:
+            od[_u(o), O_QTY] = mq - q
+            lv[_u(r), LV_QTY] -= q
+            if want & W_EVENTS:
+                event(ev, st, seq, time, book, mk, K_PARTIAL, 1 - side, r, q, mq - q, -1)
+    return qty
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, owner, want,
+                  lv, od, idx, bk, st, ev):
+    """After crossing: the taker's fill event, then rest what is left (slot o, or a new one
+    when o < 0) or drop it."""
+    cut = left < 0
+    if cut:
+        left = -1 - left
+    if left < qty and want & W_EVENTS:
+        event(ev, st, seq, time, book, key, K_FILLED if left == 0 else K_PARTIAL, side,
+              price, qty - left, left, -1)
+    if left == 0 or cut or market or tif == TIF_IOC or tif == TIF_FOK:
+        if o >= 0:
+            release(od, idx, st, o)
+        else:
+            idx[_u(key)] = DONE
+        if left > 0 and want & W_EVENTS:
+            event(ev, st, seq, time, book, key, K_CANCELLED | ((R_SELF_TRADE if cut else R_UNFILLED) << 8),
+                  side, price, left, 0, -1)
+        return
+    if o < 0:
+        o = st[ST_FREE]
+        if o >= 0:
+            st[ST_FREE] = od[_u(o), O_NEXT]
+        else:
+            o = st[ST_TOP]
+            st[ST_TOP] += 1
+        st[ST_LIVE] += 1
+        od[_u(o), O_KEY] = key
+        od[_u(o), O_SIDE_TIF] = side | (tif << 1)
+        od[_u(o), O_OWNER] = owner
+        od[_u(o), O_BOOK] = book
+        idx[_u(key)] = o
+    od[_u(o), O_QTY] = left
+    od[_u(o), O_LV] = price
+    pos = link(lv, od, bk, book, side, o)
+    if want & W_EVENTS:
+        event(ev, st, seq, time, book, key, K_RESTED, side, price, left, left, pos)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
+    side = (op >> SIDE_SHIFT) & 1
+    tif = (op >> TIF_SHIFT) & 3
+    market = (op & MARKET_BIT) != 0
+    reason = (op >> REASON_SHIFT) & 0xFF
+    if reason == 0 and idx[_u(key)] != NEVER:
+        reason = R_DUPLICATE_ID
+    if reason == 0 and tif == TIF_FOK and not _fok_available(lv, od, bk, book, side, price, qty, owner, stp):
+        reason = R_FOK
+    shown = -1 if market else price
+    if reason != 0:
+        if want & W_EVENTS:
+            event(ev, st, seq, time, book, key, K_REJECTED | (reason << 8), side, shown, qty, 0, -1)
+        return False
+    if want & W_EVENTS:
+        event(ev, st, seq, time, book, key, K_ACCEPTED, side, shown, qty, qty, -1)
+    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev)
+    _finish_taker(seq, time, book, key, side, tif, market, shown, qty, left, -1, owner, want,
+                  lv, od, idx, bk, st, ev)
+    return True
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
+    """Reject an instruction naming an order that is not live; True if it was rejected."""
+    reason = (op >> REASON_SHIFT) & 0xFF
+    s = idx[_u(key)]
+    if reason == 0 and s < 0:
+        reason = R_UNKNOWN_ID if s == NEVER else R_NOT_LIVE
+    if reason != 0 and want & W_EVENTS:
+        event(ev, st, seq, time, book, key, K_REJECTED | (reason << 8), (op >> SIDE_SHIFT) & 1, -1,
+              qty if qty > 0 else 0, 0, -1)
+    return reason != 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, idx, bk, st, fl, ev):
+    if _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
+        return False
+    o = idx[_u(key)]
+    side = od[_u(o), O_SIDE_TIF] & 1
+    tif = od[_u(o), O_SIDE_TIF] >> 1
+    r = od[_u(o), O_LV]
+    q = od[_u(o), O_QTY]
+    nr = r if price < 0 else price
+    nq = q if qty < 0 else qty
+    if want & W_EVENTS:
+        event(ev, st, seq, time, book, key, K_ACCEPTED, side, nr, nq, q, -1)
+    if nr == r and nq <= q:          # same price, no more quantity: keeps its place
+        od[_u(o), O_QTY] = nq
+        lv[_u(r), LV_QTY] -= q - nq
+        if want & W_EVENTS:
+            event(ev, st, seq, time, book, key, K_MODIFIED, side, r, nq, nq, -1)
+        return True
+    unlink(lv, od, bk, book, side, o)      # cancel and replace: may trade, rests at the back
+    owner = od[_u(o), O_OWNER]
+    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, idx, bk, st, fl, ev)
+    _finish_taker(seq, time, book, key, side, tif, False, nr, nq, left, o, owner, want,
+                  lv, od, idx, bk, st, ev)
+    return True
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev):
+    if _reject_missing(seq, time, book, key, op, 0, want, idx, st, ev):
+        return False
+    o = idx[_u(key)]
+    side = od[_u(o), O_SIDE_TIF] & 1
+    q = od[_u(o), O_QTY]
+    r = od[_u(o), O_LV]
+    unlink(lv, od, bk, book, side, o)
+    release(od, idx, st, o)
+    if want & W_EVENTS:
+        event(ev, st, seq, time, book, key, K_CANCELLED | (R_REQUEST << 8), side, r, q, 0, -1)
+    return True
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
+    """Apply instruction i of m; True if it may have changed the book."""
+    seq = m[_u(i), M_SEQ]
+    time = m[_u(i), M_TIME]
+    book = m[_u(i), M_BOOK]
+    key = m[_u(i), M_KEY]
+    op = m[_u(i), M_OP]
+    action = op & 3
+    if action == OP_CANCEL:
+        return _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev)
+    if action == OP_MODIFY:
+        return _modify(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], stp, want,
+                       lv, od, idx, bk, st, fl, ev)
+    return _new(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], m[_u(i), M_OWNER],
+                stp, want, lv, od, idx, bk, st, fl, ev)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def room(m, i, want, od, st, fl, ev, qt, dq):
+    """OK if instruction i can be applied now, else what to make room for."""
+    live = st[ST_LIVE] + 8      # a taker touches at most every live order once
+    if (want & W_FILLS and st[ST_NF] + live > fl.shape[0]) or \
+            (want & W_EVENTS and st[ST_NE] + live > ev.shape[0]) or \
+            (want & W_BBO and st[ST_NQ] + 1 > qt.shape[0]) or (want & W_DEPTH and st[ST_ND] + 1 > dq.shape[0]):
+        return NEED_OUTPUT
+    if (m[_u(i), M_OP] & 3) == OP_NEW and st[ST_FREE] < 0 and st[ST_TOP] >= od.shape[0]:
+        return NEED_ORDERS
+    return OK
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def ahead(m, i, n, pf, lv, od, idx):
+    """Prefetch what instructions i + pf (index entry, level row), i + pf/2 (order slot,
+    the level's last order) and i + pf/4 (the order's neighbours) will touch."""
+    j = i + pf
+    if j < n:
+        prefetch(idx, m[_u(j), M_KEY])
+        r = m[_u(j), M_PRICE]
+        if r >= 0:
+            prefetch(lv, r * LV_WIDTH)
+    j = i + (pf >> 1)
+    if j < n:
+        s = idx[_u(m[_u(j), M_KEY])]
+        if s >= 0:
+            prefetch(od, s * O_WIDTH)
+        r = m[_u(j), M_PRICE]
+        if r >= 0 and lv[_u(r), LV_TAIL] >= 0:
+            prefetch(od, lv[_u(r), LV_TAIL] * O_WIDTH)
+    j = i + (pf >> 2)
+    if j < n:
+        s = idx[_u(m[_u(j), M_KEY])]
+        if s >= 0:
+            if od[_u(s), O_PREV] >= 0:
+                prefetch(od, od[_u(s), O_PREV] * O_WIDTH)
+            if od[_u(s), O_NEXT] >= 0:
+                prefetch(od, od[_u(s), O_NEXT] * O_WIDTH)
+
+
+@njit(cache=True, _nrt=False)
+def match_rows(m, start, n, stp, want, levels, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds):
+    """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
+    instruction that changed the top of its book. pf: prefetch distance (0: none)."""
+    for i in range(start, n):
+        if pf > 0:
+            ahead(m, i, n, pf, lv, od, idx)
+        status = room(m, i, want, od, st, fl, ev, qt, dq)
+        if status != OK:
+            st[ST_POS] = i
+            return status
+        if apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
+            if want & W_BBO:
+                emit_bbo(m[_u(i), M_SEQ], m[_u(i), M_TIME], m[_u(i), M_BOOK], lv, bk, st, qt)
+            if want & W_DEPTH:
+                emit_depth(m[_u(i), M_SEQ], m[_u(i), M_TIME], m[_u(i), M_BOOK], levels, lv, bk, st, dq, ds)
+    st[ST_POS] = n
+    return OK
+
+
+@njit(cache=True, _nrt=False)
+def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, ds):
+    """End of session: every DAY order of `books` expires (lowest price first, FIFO within a
+    level), then each book's bbo / depth row. The caller leaves room for every live order."""
+    for j in range(books.shape[0]):
+        book = books[_u(j)]
+        for r in range(bk[_u(book), BK_LO], bk[_u(book), BK_HI] + 1):
+            o = lv[_u(r), LV_HEAD]
+            while o >= 0:
+                nx = od[_u(o), O_NEXT]
+                if (od[_u(o), O_SIDE_TIF] >> 1) == TIF_DAY:
+                    side = od[_u(o), O_SIDE_TIF] & 1
+                    q = od[_u(o), O_QTY]
+                    k = od[_u(o), O_KEY]
+                    unlink(lv, od, bk, book, side, o)
+                    release(od, idx, st, o)
+                    if want & W_EVENTS:
+                        event(ev, st, seq, time, book, k, K_EXPIRED | (R_SESSION_END << 8), side, r, q, 0, -1)
+                o = nx
+        if want & W_BBO:
+            emit_bbo(seq, time, book, lv, bk, st, qt)
+        if want & W_DEPTH:
+            emit_depth(seq, time, book, levels, lv, bk, st, dq, ds)
+    return OK
+

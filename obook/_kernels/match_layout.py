@@ -1,0 +1,96 @@
+"""Rows and codes shared by the matching kernels (obook._kernels.match) and their driver.
+
+Prices inside the kernels are *level rows*: every book owns a contiguous band of rows of
+the level array, one per tick from its lowest to its highest price, so comparing rows of
+one book compares prices and a level is found by indexing (no search). The driver maps
+prices to rows before and rows to prices after.
+"""
+
+# instruction rows (int64, shape (n, M_WIDTH))
+M_SEQ, M_TIME, M_BOOK, M_KEY, M_OP, M_PRICE, M_QTY, M_OWNER = range(8)
+M_WIDTH = 8
+# M_OP bits: action (0-1), side (2), time in force (3-4), market (5), pre-checked reason (8-15)
+OP_NEW = 0
+OP_MODIFY = 1
+OP_CANCEL = 2
+SIDE_SHIFT = 2
+TIF_SHIFT = 3
+MARKET_BIT = 1 << 5
+REASON_SHIFT = 8
+BUY = 0
+SELL = 1
+TIF_GTC = 0
+TIF_DAY = 1
+TIF_IOC = 2
+TIF_FOK = 3
+
+# levels lv[L, LV_WIDTH]: first and last order of the FIFO, total quantity, order count
+LV_HEAD, LV_TAIL, LV_QTY, LV_COUNT = range(4)
+LV_WIDTH = 4
+# orders od[N, O_WIDTH]: one 64-byte row an order
+O_NEXT, O_PREV, O_QTY, O_LV, O_KEY, O_SIDE_TIF, O_OWNER, O_BOOK = range(8)
+O_WIDTH = 8
+# books bk[B, BK_WIDTH]: band, best rows (LO-1 / HI+1 when empty), levels a side, last bbo
+BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)
+BK_LAST = 6         # 6 values: bid row, qty, orders, ask row, qty, orders of the last bbo row
+BK_WIDTH = 12
+# order index idx[K] (key -> order slot): >= 0 live, NEVER, DONE
+NEVER = -1
+DONE = -2
+# counters st[]
+ST_NF, ST_NE, ST_NQ, ST_ND, ST_FREE, ST_TOP, ST_LIVE, ST_POS = range(8)
+ST_WIDTH = 8
+
+# outputs: fills, events, bbo rows ("quotes"), depth rows
+F_SEQ, F_TIME, F_BOOK, F_PRICE, F_QTY, F_TAKER, F_MAKER, F_SIDE = range(8)
+F_WIDTH = 8
+E_SEQ, E_TIME, E_BOOK, E_KEY, E_KIND, E_SIDE, E_PRICE, E_QTY, E_REMAINING, E_QPOS = range(10)
+E_WIDTH = 10
+Q_SEQ, Q_TIME, Q_BOOK = range(3)      # then bid row, qty, orders, ask row, qty, orders
+Q_WIDTH = 9
+D_HEAD = 3                            # then per level (bids, then asks) row, qty, orders
+# want bits
+W_FILLS = 1
+W_EVENTS = 2
+W_BBO = 4
+W_DEPTH = 8
+# self-trade prevention
+STP_NONE = 0
+STP_CANCEL_RESTING = 1
+STP_CANCEL_INCOMING = 2
+
+# event kinds (E_KIND = kind | reason << 8)
+K_ACCEPTED = 1
+K_REJECTED = 2
+K_RESTED = 3
+K_PARTIAL = 4
+K_FILLED = 5
+K_CANCELLED = 6
+K_EXPIRED = 7
+K_MODIFIED = 8
+KIND_NAMES = ("", "accepted", "rejected", "rested", "partially_filled", "filled", "cancelled",
+              "expired", "modified")
+# reasons
+R_NONE = 0
+R_UNKNOWN_ID = 1
+R_NOT_LIVE = 2
+R_DUPLICATE_ID = 3
+R_BAD_QUANTITY = 4
+R_OFF_TICK = 5
+R_UNKNOWN_INSTRUMENT = 6
+R_NO_PRICE = 7
+R_FOK = 8
+R_SELF_TRADE = 9
+R_REQUEST = 10
+R_UNFILLED = 11
+R_SESSION_END = 12
+REASON_NAMES = ("", "unknown order id", "order is not live (filled, cancelled or expired)",
+                "duplicate order id", "quantity must be positive", "price is not a multiple of the tick",
+                "unknown instrument", "limit order without a price",
+                "fill-or-kill order cannot fill completely", "self-trade prevention",
+                "cancel request", "unfilled rest of an IOC, FOK or market order", "end of session")
+
+# kernel status
+OK = 0
+NEED_OUTPUT = 1     # flush the output rows (or grow the buffers) and call again from st[ST_POS]
+NEED_ORDERS = 2     # grow the order pool and call again from st[ST_POS]

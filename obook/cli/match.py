@@ -1,0 +1,62 @@
+"""``obook match``: run order-entry instructions through the matching engine."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+class Stp(str, Enum):
+    none = "none"
+    cancel_resting = "cancel_resting"
+    cancel_incoming = "cancel_incoming"
+
+
+class OutType(str, Enum):
+    parquet = "parquet"
+    csv = "csv"
+    arrow = "arrow"
+
+
+def match(
+    orders: Path = typer.Argument(..., help="Order entry: CSV, Parquet or Arrow IPC (columns: time, instrument, "
+                                            "order_id, action, side, type, tif, price, quantity, owner)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="Write every table to this folder (fills, events, bbo [, depth]); "
+                                            "default: the fills as CSV on stdout."),
+    out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --out."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, max=64,
+                                help="Processes the instruments are sharded over (same output for any number)."),
+    tick: int = typer.Option(1, "--tick", min=1, help="Prices must be multiples of this."),
+    stp: Stp = typer.Option(Stp.none, "--stp", help="Self-trade prevention between orders of one owner."),
+    instruments: Optional[str] = typer.Option(None, "--instruments",
+                                              help="Comma-separated known instruments (others are rejected)."),
+    levels: int = typer.Option(0, "--depth", min=0, max=50, help="Also write the depth table, this many levels a side."),
+    no_day_end: bool = typer.Option(False, "--no-day-end", help="Do not expire DAY orders after the last row."),
+) -> None:
+    """Match ORDERS with price-time priority (limit / market; GTC, DAY, IOC, FOK; modify,
+    cancel) and write fills, events (accepted, rejected with a reason, rested, filled,
+    cancelled, expired ...) and bbo rows."""
+    from ..matching import match as run
+    from ..output import write_file
+
+    tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
+    if out is None:
+        tables = ("fills",)
+    r = run(orders, workers=workers, tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
+            instruments=instruments.split(",") if instruments else None, day_end=not no_day_end)
+    if out is None:
+        import pyarrow.csv as pcsv
+        try:
+            pcsv.write_csv(r.fills, sys.stdout.buffer)
+        except BrokenPipeError:
+            raise typer.Exit(0)
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for t in tables:
+        write_file(r.reader(t), out / f"{t}.{out_type.value}")
+    typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)

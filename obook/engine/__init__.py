@@ -1,0 +1,1 @@
+"""The replay engine: sources -> framer -> workers (decoder + books) -> merge -> Arrow tables."""

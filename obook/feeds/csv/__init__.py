@@ -1,0 +1,54 @@
+"""CSV order feed (SPEC §2): ``Time,Ticker,Order,T,Shares,Price[,...]`` as a feed plug-in.
+
+Cheap to import: everything the engine needs is named by lazy references.
+"""
+
+from __future__ import annotations
+
+from .. import FeedFormat
+
+_COMPRESSED = (".gz", ".zst")
+
+
+def sniff(name: str, head: bytes) -> int:
+    """100 for a .csv / .txt name; 50 for a head that looks like CSV text (a ``Time,``
+    header, or a first line starting with a letter and holding a comma); else 0."""
+    stem = name.lower()
+    for suffix in _COMPRESSED:
+        if stem.endswith(suffix):
+            stem = stem[:-len(suffix)]
+    if stem.endswith((".csv", ".txt")):
+        return 100
+    if head.startswith(b"Time,") or (head[:1].isalpha() and b"," in head.split(b"\n")[0]):
+        return 50
+    return 0
+
+
+FORMAT = FeedFormat(
+    name="csv",
+    unit="line",
+    framer="obook.feeds.csv.framer:CsvFramer",
+    decoder="obook.feeds.csv.decoder:CsvDecoder",
+    sniff=sniff,
+    book_key=None,
+    price_scale=4,
+    tz="America/New_York",
+    time_unit_ns=1_000_000,
+    epoch=False,
+    session_date=None,
+    order_ids="text",
+    feed_seq=False,
+    sideless_kinds="TX",
+    suffixes=(".csv", ".txt"),
+)
+
+_LAZY = {"CsvFramer": "framer", "CsvDecoder": "decoder", "field_reason": "decoder",
+         "SKIP_KINDS": "decoder"}
+
+
+def __getattr__(name):
+    # the classes by their old names (obook.feeds.csv.CsvDecoder ...), loaded on first use
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,82 @@
+"""Nasdaq TotalView-ITCH 5.0 (BinaryFILE framing; plain, gzip or zstd) as a feed plug-in.
+
+Cheap to import: everything the engine needs is named by lazy references.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from pathlib import Path
+
+from .. import FeedFormat
+
+_NASDAQ_NAME = re.compile(r"^(\d{2})(\d{2})(\d{4})\.NASDAQ_ITCH50(?:\.gz|\.zst)?$", re.IGNORECASE)
+_COMPRESSED = (".gz", ".zst")
+_NAME_SUFFIXES = (".itch", ".itch50", ".bin")
+
+
+def session_date(path) -> _dt.date | None:
+    """The trading day of a Nasdaq file name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``, else None."""
+    m = _NASDAQ_NAME.match(Path(path).name)
+    if not m:
+        return None
+    month, day, year = (int(g) for g in m.groups())
+    try:
+        return _dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _stem(name: str) -> str:
+    name = name.lower()
+    for suffix in _COMPRESSED:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def sniff(name: str, head: bytes) -> int:
+    """90 for an ITCH file name (.itch, .itch50, .bin, ``itch`` in it); else 1: binary
+    ITCH is the fallback of a file no other format claims."""
+    stem = _stem(name)
+    if stem.endswith(_NAME_SUFFIXES) or "itch" in stem:
+        return 90
+    return 1
+
+
+_SIDE = "obook.feeds.itch.side:"
+
+FORMAT = FeedFormat(
+    name="itch",
+    unit="message",
+    framer="obook.feeds.itch.framer:ItchFramer",
+    decoder="obook.feeds.itch.decoder:ItchDecoder",
+    sniff=sniff,
+    book_key="locate",
+    book_key_type="uint16",
+    price_scale=4,
+    tz="America/New_York",
+    time_unit_ns=1,
+    epoch=False,
+    session_date=session_date,
+    order_ids="int",
+    feed_seq=False,
+    side_tables={"symbols": _SIDE + "SYMBOLS", "system_events": _SIDE + "SYSTEM_EVENTS",
+                 "trading_actions": _SIDE + "TRADING_ACTIONS"},
+    messages="obook.feeds.itch.messages:read_itch",
+    prepass="obook.feeds.itch.breaks:Breaks.scan",
+    sideless_kinds="QB",
+    suffixes=(".itch", ".itch50", ".bin"),
+)
+
+
+def __getattr__(name):
+    # the classes by their old names (obook.feeds.itch.ItchFramer ...), loaded on first use
+    if name == "ItchFramer":
+        from .framer import ItchFramer
+        return ItchFramer
+    if name == "ItchDecoder":
+        from .decoder import ItchDecoder
+        return ItchDecoder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

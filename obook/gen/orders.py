@@ -1,0 +1,83 @@
+"""The seed benchmark's order-entry workload (SPEC §8) for any number of instruments.
+
+``seed_rows(n, seed)``: one book's flow as kernel instruction rows (what the benchmark
+replays); ``orders_table(n, instruments, seed)``: the same flows as an order-entry table
+(``obook.feeds.orders`` columns), instruments interleaved at random;
+``write_orders(path, ...)``: that table as CSV or Parquet (by the extension).
+Same arguments, same rows. Prices are ticks (tick 1) around a mid of 10,000.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .._kernels.match_layout import (M_KEY, M_OP, M_PRICE, M_QTY, M_WIDTH, OP_CANCEL,
+                                     SIDE_SHIFT, TIF_SHIFT)
+
+SEED = 42
+
+
+def seed_rows(n: int, seed: int = SEED) -> tuple[np.ndarray, int, int]:
+    """(rows, lowest price, levels): n instruction rows of one book (book 0, keys
+    0, 1, ... in order of the new orders), prices as rows of a band starting at the
+    lowest price."""
+    from .._kernels.match_gen import BAND, FULL, MID, generate
+    from ..matching.books import new_state
+
+    levels = 2 * BAND + 1
+    lv, od, idx, bk, st, _ = new_state(levels, [0], [levels - 1], n, 1, orders=FULL + 16)
+    fl = np.zeros((2 * FULL + 64, 8), np.int64)
+    ev = np.zeros((1, 10), np.int64)
+    msg = np.zeros((n, M_WIDTH), np.int64)
+    live = np.zeros(max(n, 1), np.int64)
+    pos = np.full(max(n, 1), -1, np.int64)
+    generate(seed, n, msg, lv, od, idx, bk, st, fl, ev, live, pos)
+    return msg, MID - BAND, levels
+
+
+def orders_table(n: int, instruments: int = 1, seed: int = SEED) -> pa.Table:
+    """n instructions over ``instruments`` books (names S00001 ...), each book its own
+    seeded flow, interleaved by a seeded draw."""
+    rng = np.random.default_rng(seed)
+    book = rng.integers(0, instruments, n) if instruments > 1 else np.zeros(n, np.int64)
+    counts = np.bincount(book, minlength=instruments)
+    cols = {k: np.zeros(n, np.int64) for k in ("order_id", "price", "quantity", "op")}
+    for b in range(instruments):
+        where = np.flatnonzero(book == b)
+        rows, lo, _ = seed_rows(int(counts[b]), seed + 1_000_003 * b)
+        cols["order_id"][where] = rows[:, M_KEY] + 1
+        cols["price"][where] = np.where(rows[:, M_PRICE] >= 0, rows[:, M_PRICE] + lo, -1)
+        cols["quantity"][where] = rows[:, M_QTY]
+        cols["op"][where] = rows[:, M_OP]
+    op = cols["op"]
+    action = op & 3
+    names = pa.array([f"S{b + 1:05d}" for b in range(instruments)])
+    actions = pa.array(["new", "modify", "cancel"])
+    is_new = action == 0
+    return pa.table({
+        "time": pa.array(np.arange(1, n + 1, dtype=np.int64)),
+        "instrument": names.take(pa.array(book)),
+        "order_id": pa.array(cols["order_id"]),
+        "action": actions.take(pa.array(action)),
+        "side": pa.array(np.where((op >> SIDE_SHIFT) & 1, "sell", "buy").astype(object), mask=~is_new),
+        "tif": pa.array(np.where((op >> TIF_SHIFT) & 3 == 2, "IOC", "GTC").astype(object), mask=~is_new),
+        "price": pa.array(cols["price"], mask=(cols["price"] < 0) | (action == OP_CANCEL)),
+        "quantity": pa.array(cols["quantity"], mask=(cols["quantity"] < 0) | (action == OP_CANCEL)),
+    })
+
+
+def write_orders(path, n: int, instruments: int = 1, seed: int = SEED) -> int:
+    """Write orders_table(...) to path (.parquet: Parquet, else CSV); returns n."""
+    t = orders_table(n, instruments, seed)
+    path = Path(path)
+    if path.suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+        pq.write_table(t, path)
+    else:
+        import pyarrow.csv as pcsv
+        pcsv.write_csv(t, path)
+    return n
+

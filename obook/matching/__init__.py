@@ -1,0 +1,81 @@
+"""The matching engine: order entry in, fills / events / bbo / depth out (SPEC §8).
+
+    >>> r = obook.match("orders.csv", workers=2)
+    >>> r.fills            # pyarrow.Table
+    >>> r.reader("events") # pyarrow.RecordBatchReader
+
+Price-time priority, one book per instrument. New orders: limit or market; GTC and DAY
+rest what is left (DAY expires at the end of the input, the session's end), IOC drops
+it, FOK is turned away whole unless the book can fill it; a market order never rests.
+A modify that only lowers the quantity at the same price keeps its place; any other
+modify is a cancel and replace under the same id, which may trade and rests at the back,
+keeping its time in force. ``stp``: self-trade prevention between orders of the same
+``owner`` ("cancel_resting" or "cancel_incoming").
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..errors import ObookError
+from .books import TABLES, stp_code, want_bits
+
+__all__ = ["match", "MatchResult"]
+
+
+class MatchResult:
+    """The tables of one run: ``fills``, ``events``, ``bbo``, ``depth`` (those asked for)."""
+
+    def __init__(self, tables: dict, levels: int, stats: dict):
+        self._tables = tables
+        self.levels = levels
+        self.stats = stats
+
+    def __getattr__(self, name):
+        if name in TABLES:
+            try:
+                return self._tables[name]
+            except KeyError:
+                raise ObookError(f"table {name!r} was not asked of this match") from None
+        raise AttributeError(name)
+
+    def table(self, name: str) -> pa.Table:
+        return getattr(self, name)
+
+    def reader(self, name: str = "fills") -> pa.RecordBatchReader:
+        t = self.table(name)
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+
+def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = None, instruments=None,
+          tables=TABLES, levels: int = 10, day_end: bool = True) -> MatchResult:
+    """Match order-entry instructions (see :mod:`obook.feeds.orders` for the columns).
+
+    ``orders``: a CSV / Parquet / Arrow IPC path, or an Arrow, polars or DuckDB table.
+    ``workers``: processes the instruments are sharded over (same output for any number;
+    None: one per core, at most 8). ``tick``: prices must be multiples of it.
+    ``instruments``: the known instruments (others are rejected); default all in the input.
+    ``tables``: which of fills, events, bbo, depth to make; ``levels``: depth levels a side.
+    ``day_end``: DAY orders expire after the last instruction (``seq`` = rows + 1).
+    """
+    from ..feeds.orders import read_orders
+    from .prepare import prepare
+    from .shards import run_sharded
+    from .tables import Converter
+
+    tables = tuple(tables)
+    want = want_bits(tables)
+    if not 1 <= levels <= 50:
+        raise ObookError(f"levels must be between 1 and 50, not {levels}")
+    if workers is None:
+        from ..engine.replay import default_workers
+        workers = default_workers()
+    if not 1 <= int(workers) <= 64:
+        raise ObookError(f"workers must be between 1 and 64, not {workers}")
+    prep = prepare(read_orders(orders), int(tick), instruments)
+    rows = run_sharded(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
+    conv = Converter(prep, levels)
+    out = {t: conv.table(t, rows[t]) for t in tables}
+    stats = {"instructions": prep.n_rows, "instruments": len(prep.instruments),
+             **{f"{t}_rows": out[t].num_rows for t in tables}}
+    return MatchResult(out, levels, stats)

@@ -1,0 +1,139 @@
+"""Instructions (obook.feeds.orders) -> the kernel's instruction rows, vectorized.
+
+Checks that need no book state become a reason in the row (the kernel turns it into a
+``rejected`` event in order); order ids become dense keys (one per instrument and id,
+so the order index is a flat array); prices become level rows of each book's band (its
+lowest to highest price in the input, one row a tick).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernels.match_layout import (M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
+                                     M_WIDTH, MARKET_BIT, OP_MODIFY, OP_NEW, R_BAD_QUANTITY,
+                                     R_NO_PRICE, R_OFF_TICK, R_UNKNOWN_INSTRUMENT, REASON_SHIFT,
+                                     SIDE_SHIFT, TIF_SHIFT)
+from ..errors import ObookError
+
+#: at most this many price ticks over all books' bands (32 bytes each)
+MAX_LEVELS = 1 << 26
+
+
+@dataclass
+class Prepared:
+    msg: np.ndarray          # (n, M_WIDTH) instruction rows
+    instruments: list        # book -> name
+    lo: np.ndarray           # book -> first level row
+    hi: np.ndarray           # book -> last level row
+    lv_price: np.ndarray     # level row -> price
+    key_ids: np.ndarray      # key -> order id
+    end_time: int
+    n_rows: int
+
+
+def _assign_ids(o) -> np.ndarray:
+    """Order ids; a new order without one gets the next id of its instrument (after the
+    largest id the input gives it), in row order."""
+    ids = o.order_id.copy()
+    missing = np.flatnonzero((o.action == OP_NEW) & ~o.has_id)
+    if len(missing):
+        nb = len(o.instruments)
+        top = np.zeros(nb, np.int64)
+        np.maximum.at(top, o.book[o.has_id], o.order_id[o.has_id])
+        books = o.book[missing]
+        order = np.argsort(books, kind="stable")
+        sb = books[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(sb)) + 1]
+        run = np.arange(len(sb)) - np.repeat(starts, np.diff(np.r_[starts, len(sb)]))
+        ids[missing[order]] = top[sb] + 1 + run
+    return ids
+
+
+def _keys(book: np.ndarray, ids: np.ndarray):
+    """Dense keys of the (book, id) pairs, and each key's id."""
+    if len(ids) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    nb = int(book.max()) + 1
+    lo = np.full(nb, np.iinfo(np.int64).max)
+    hi = np.full(nb, np.iinfo(np.int64).min)
+    np.minimum.at(lo, book, ids)
+    np.maximum.at(hi, book, ids)
+    seen = lo <= hi
+    wide = np.where(seen, hi.astype(np.float64) - lo.astype(np.float64) + 1, 0)   # no int64 overflow
+    span = np.where(seen, hi - lo + 1, 0) if wide.sum() <= 2 * len(ids) + 1024 else None
+    if span is not None:
+        # dense ids (the usual 1, 2, 3 ... per instrument): key = the id's place in its
+        # instrument's id range, no sort; unused keys are never touched
+        base = np.r_[0, np.cumsum(span)[:-1]]
+        key_ids = np.arange(int(span.sum()), dtype=np.int64) - np.repeat(base - np.where(seen, lo, 0), span)
+        return base[book] + ids - lo[book], key_ids
+    order = np.lexsort((ids, book))
+    sb, si = book[order], ids[order]
+    new = np.r_[True, (np.diff(sb) != 0) | (np.diff(si) != 0)]
+    keys = np.empty(len(ids), np.int64)
+    keys[order] = np.cumsum(new) - 1
+    return keys, si[new]
+
+
+def _reasons(o, tick: int, known: np.ndarray) -> np.ndarray:
+    reason = np.zeros(o.n, np.int64)
+    new, mod = o.action == OP_NEW, o.action == OP_MODIFY
+    limit = new & ~o.market
+    off = o.has_price & (new | mod) & ~(new & o.market) & (o.price % tick != 0)
+    # later assignments win: the first applicable reason is assigned last
+    reason[off] = R_OFF_TICK
+    reason[limit & ~o.has_price] = R_NO_PRICE
+    reason[(new | (mod & o.has_quantity)) & (o.quantity <= 0)] = R_BAD_QUANTITY
+    reason[~known[o.book]] = R_UNKNOWN_INSTRUMENT
+    return reason
+
+
+def prepare(o, tick: int = 1, instruments=None) -> Prepared:
+    if tick < 1:
+        raise ObookError(f"tick must be a positive integer, not {tick}")
+    nb = len(o.instruments)
+    known = np.ones(nb, bool) if instruments is None else \
+        np.isin(np.array(o.instruments, dtype=object), np.array([str(i) for i in instruments], dtype=object))
+    reason = _reasons(o, tick, known)
+    new, mod = o.action == OP_NEW, o.action == OP_MODIFY
+    priced = (reason == 0) & o.has_price & (new | mod) & ~(new & o.market)
+    ticks = o.price // tick
+    lo_t = np.zeros(nb, np.int64)
+    hi_t = np.zeros(nb, np.int64)
+    if priced.any():
+        lo_t[:] = np.iinfo(np.int64).max
+        hi_t[:] = np.iinfo(np.int64).min
+        np.minimum.at(lo_t, o.book[priced], ticks[priced])
+        np.maximum.at(hi_t, o.book[priced], ticks[priced])
+        empty = lo_t > hi_t
+        lo_t[empty] = hi_t[empty] = 0
+    wide = hi_t.astype(np.float64) - lo_t.astype(np.float64) + 1          # no int64 overflow
+    if wide.sum() > MAX_LEVELS:
+        b = int(np.argmax(wide))
+        raise ObookError(f"prices of instrument {o.instruments[b]!r} span {wide[b]:,.0f} ticks; at most "
+                         f"{MAX_LEVELS:,} ticks over all instruments (is the tick right?)")
+    width = hi_t - lo_t + 1
+    base = np.r_[0, np.cumsum(width)[:-1]].astype(np.int64)
+    lv_price = (np.arange(int(width.sum()), dtype=np.int64) - np.repeat(base - lo_t, width)) * tick
+    row = np.full(o.n, -1, np.int64)
+    row[priced] = base[o.book[priced]] + ticks[priced] - lo_t[o.book[priced]]
+    mkt = new & o.market & (reason == 0)
+    row[mkt] = np.where(o.side[mkt] == 0, base[o.book[mkt]] + width[o.book[mkt]] - 1, base[o.book[mkt]])
+    ids = _assign_ids(o)
+    keys, key_ids = _keys(o.book, ids)
+    msg = np.empty((o.n, M_WIDTH), np.int64)
+    msg[:, M_SEQ] = np.arange(1, o.n + 1)
+    msg[:, M_TIME] = o.time
+    msg[:, M_BOOK] = o.book
+    msg[:, M_KEY] = keys
+    msg[:, M_OP] = (o.action.astype(np.int64) | (np.maximum(o.side, 0).astype(np.int64) << SIDE_SHIFT)
+                    | (o.tif.astype(np.int64) << TIF_SHIFT) | np.where(o.market, MARKET_BIT, 0)
+                    | (reason << REASON_SHIFT))
+    msg[:, M_PRICE] = row
+    msg[:, M_QTY] = np.where(mod & ~o.has_quantity, -1, o.quantity)
+    msg[:, M_OWNER] = o.owner
+    return Prepared(msg, list(o.instruments), base, base + width - 1, lv_price, key_ids,
+                    int(o.time.max()) if o.n else 0, o.n)

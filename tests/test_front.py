@@ -1,0 +1,48 @@
+"""The package front stays thin: ``import obook`` loads no DuckDB, polars, numba or kernels;
+the adapters are attributes right after it; DuckDB's and polars' adapters load apart."""
+
+import subprocess
+import sys
+
+HEAVY = ("duckdb", "polars", "numba", "obook._kernels", "obook.engine", "obook.duckdb",
+         "obook.polars", "obook.to_parquet")
+
+
+def _run(code: str) -> str:
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.strip()
+
+
+def test_front_import_loads_no_heavy_module():
+    out = _run("import sys, obook; print(sorted(m for m in %r if m in sys.modules))" % (HEAVY,))
+    assert out == "[]"
+
+
+def test_front_duckdb_and_polars_are_attributes_after_import():
+    out = _run("import obook, duckdb\n"
+               "con = duckdb.connect()\n"
+               "obook.duckdb.install(con)\n"
+               "print(callable(obook.polars.scan_bbo), callable(obook.scan_bbo), callable(obook.connect))")
+    assert out == "True True True"
+
+
+def test_front_duckdb_adapter_does_not_load_polars_adapter():
+    out = _run("import sys, obook, duckdb\nobook.duckdb.install(duckdb.connect())\n"
+               "print('obook.polars' in sys.modules, 'polars' in sys.modules)")
+    assert out == "False False"
+
+
+def test_front_polars_adapter_does_not_load_duckdb_adapter():
+    out = _run("import sys, obook\nobook.polars.scan_bbo\nprint('obook.duckdb' in sys.modules)")
+    assert out == "False"
+
+
+def test_front_convert_stays_the_function_next_to_module_imports():
+    out = _run("import obook, importlib\n"
+               "f = obook.convert\n"
+               "import obook.convert\n"
+               "from obook.convert import TABLES, read_metadata\n"
+               "m = importlib.import_module('obook.convert')\n"
+               "print(obook.convert is f, f.__name__, 'bbo' in TABLES, m.TABLES == TABLES)")
+    assert out == "True convert True True"

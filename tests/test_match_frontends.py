@@ -1,0 +1,112 @@
+"""The matching engine's front ends: obook.match, `obook match`, `obook gen orders`,
+the DuckDB macros and the polars scan; and the seed workload generator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+from obook.gen.orders import orders_table, seed_rows, write_orders
+from match_flows import random_flow, to_table, tuples
+from reference_match import Reference
+
+
+@pytest.fixture(scope="module")
+def flow_csv(tmp_path_factory):
+    import pyarrow.csv as pcsv
+
+    p = tmp_path_factory.mktemp("match") / "orders.csv"
+    pcsv.write_csv(to_table(random_flow(31, 1200, tick=1, bad=False)), p)
+    return p
+
+
+def test_obook_match_is_a_lazy_attribute_returning_tables(flow_csv):
+    r = obook.match(flow_csv, workers=2, tables=("fills", "events"))
+    assert r.fills.num_rows > 0 and r.events.num_rows > r.fills.num_rows
+    assert r.reader("fills").read_all().equals(r.fills)
+    with pytest.raises(obook.ObookError):
+        r.bbo
+
+
+def test_cli_match_writes_tables_equal_to_the_api(flow_csv, tmp_path):
+    res = CliRunner().invoke(app, ["match", str(flow_csv), "-o", str(tmp_path / "out"), "-w", "2", "--depth", "3"])
+    assert res.exit_code == 0, res.output
+    r = obook.match(flow_csv, levels=3)
+    for t in ("fills", "events", "bbo", "depth"):
+        assert pq.read_table(tmp_path / "out" / f"{t}.parquet").equals(r.table(t), check_metadata=False), t
+
+
+def test_cli_match_malformed_row_exits_with_error(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("instrument,order_id,action,side,price,quantity\nAAA,1,new,buy,100,5\nAAA,2,new,buy,1x0,5\n")
+    res = CliRunner().invoke(app, ["match", str(p)])
+    assert res.exit_code != 0
+    assert "row 2" in str(res.exception) and "price is not an integer" in str(res.exception)
+
+
+def test_duckdb_match_macros_equal_the_api(flow_csv):
+    con = obook.connect()
+    r = obook.match(flow_csv, stp="cancel_resting")
+    fills = con.execute(f"SELECT * FROM obook_match('{flow_csv}', stp := 'cancel_resting') ORDER BY ALL").fetchall()
+    assert fills == sorted(tuples(r.fills))
+    n = con.execute(f"SELECT count(*) FROM obook_match_events('{flow_csv}', workers := 2, stp := 'cancel_resting')")
+    assert n.fetchone()[0] == r.events.num_rows
+    assert con.execute(f"SELECT count(*) FROM obook_match_bbo('{flow_csv}')").fetchone()[0] == \
+        obook.match(flow_csv).bbo.num_rows
+
+
+def test_duckdb_match_macro_missing_file_is_an_error(tmp_path):
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match="no such feed file"):
+        obook.connect().sql(f"SELECT * FROM obook_match('{tmp_path / 'none.csv'}')").fetchall()
+
+
+def test_polars_scan_match_equals_the_api(flow_csv):
+    import polars as pl
+
+    r = obook.match(flow_csv)
+    got = obook.scan_match(flow_csv, table="events").collect()
+    assert got.equals(pl.from_arrow(r.events))
+    assert obook.scan_match(flow_csv).head(5).collect().height == 5
+
+
+def test_gen_orders_seed_workload_mix_and_book_size():
+    msg, _, levels = seed_rows(700_000)
+    action = msg[:, 4] & 3
+    ioc = (action == 0) & (((msg[:, 4] >> 3) & 3) == 2)
+    share = lambda m: m.mean()  # noqa: E731
+    assert abs(share((action == 0) & ~ioc) - 0.48) < 0.02
+    assert abs(share(action == 2) - 0.37) < 0.02
+    assert abs(share(ioc) - 0.10) < 0.01 and abs(share(action == 1) - 0.05) < 0.01
+    from obook.matching.books import MatchBooks
+
+    mb = MatchBooks(levels, [0], [levels - 1], len(msg), want=0)
+    mb.run(msg)
+    assert 9_000 <= mb.st[6] <= 10_000                  # ST_LIVE: the book holds close to 10,000 orders
+    r = obook.match(orders_table(50_000, 1), tables=("events",))
+    assert "rejected" not in r.events["event"].to_pylist()   # the generator knows what is live
+
+
+def test_gen_orders_same_seed_same_rows_and_cli(tmp_path):
+    a, b = orders_table(5000, 3), orders_table(5000, 3)
+    assert a.equals(b) and not a.equals(orders_table(5000, 3, seed=7))
+    res = CliRunner().invoke(app, ["gen", "orders", str(tmp_path / "o.parquet"), "-n", "5000", "-k", "3"])
+    assert res.exit_code == 0, res.output
+    assert pq.read_table(tmp_path / "o.parquet").equals(a)
+    write_orders(tmp_path / "o.csv", 100, 2)
+    assert (tmp_path / "o.csv").read_text().startswith('"time","instrument"')
+
+
+def test_gen_orders_flow_matches_reference_on_three_instruments():
+    t = orders_table(4000, 3)
+    rows = t.to_pylist()
+    ref = Reference(levels=10).run([dict(r) for r in rows])
+    r = obook.match(t, workers=3)
+    for name in ("fills", "events", "bbo", "depth"):
+        assert tuples(r.table(name)) == getattr(ref, name), name
+    assert np.all(np.diff([f[0] for f in ref.fills]) >= 0)

@@ -1,0 +1,191 @@
+"""Feed sources: plain, gzip and zstd files (by magic bytes), several files as one feed, and
+streams (a pipe, a socket) give the same rows."""
+
+import gzip
+import socket
+import threading
+
+import pytest
+import zstandard
+
+import obook
+from obook.engine.replay import Replay
+from obook.gen.csv import write_csv
+from obook.gen.itch import write_itch
+
+from reference_itch import frames
+
+TABLES = ("bbo", "trades", "orders")
+
+
+def _rows(source, workers=1, format=None, breaks=True):
+    replay = Replay(source, workers=workers, format=format, tables=TABLES, breaks=breaks)
+    out = {t: [] for t in TABLES}
+    for table, batch in replay.table_batches():
+        out[table] += batch.to_pylist()
+    return out
+
+
+@pytest.fixture(scope="module")
+def itch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sources")
+    plain = root / "day.itch"
+    write_itch(plain, 20_000, 12, seed=5)
+    data = plain.read_bytes()
+    (root / "day.itch.gz").write_bytes(gzip.compress(data, mtime=0))
+    (root / "day.itch.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(data))
+    # one zstd file of several frames (a streamed writer's output)
+    with open(root / "multi.itch", "wb") as f:
+        half = len(data) // 2
+        for part in (data[:half], data[half:]):
+            f.write(zstandard.ZstdCompressor().compress(part))
+    return root
+
+
+def test_sources_zstd_gzip_plain_same_rows(itch):
+    want = _rows(itch / "day.itch")
+    assert len(want["bbo"]) > 1000
+    for name in ("day.itch.gz", "day.itch.zst", "multi.itch"):
+        assert _rows(itch / name, workers=2) == want, name
+
+
+def test_sources_zstd_csv_same_rows(tmp_path):
+    plain = tmp_path / "orders.csv"
+    write_csv(plain, 3000, 5, seed=2)
+    z = tmp_path / "orders.csv.zst"
+    z.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    assert _rows(z) == _rows(plain)
+
+
+def test_sources_itch_split_at_message_boundary_same_as_whole(itch, tmp_path):
+    data = (itch / "day.itch").read_bytes()
+    cut = [off for seq, off, _ in frames(data)][9_000]      # the frame of message 9001 starts here
+    a, b = tmp_path / "a.itch", tmp_path / "b.itch.gz"
+    a.write_bytes(data[:cut])
+    b.write_bytes(gzip.compress(data[cut:], mtime=0))
+    want = _rows(itch / "day.itch")
+    for workers in (1, 2):
+        got = _rows([a, b], workers=workers)
+        assert got == want
+
+
+def test_sources_split_feed_error_names_both_files_and_global_record(tmp_path):
+    from itch_builder import ItchBuilder
+
+    first, second = ItchBuilder(), ItchBuilder()
+    first.directory(1, "AAA")
+    first.add(1, ref=1, side="B", shares=10, price=100)
+    second.add(1, ref=2, side="B", shares=10, price=100)
+    second.delete(1, ref=99)                          # message 4 of the feed
+    a, b = first.write(tmp_path / "a.itch"), second.write(tmp_path / "b.itch")
+    with pytest.raises(obook.FeedError) as e:
+        _rows([a, b])
+    assert e.value.record == 4 and "unknown order ref" in e.value.reason
+    assert str(a) in str(e.value) and str(b) in str(e.value)
+
+
+def _feed_in_thread(write, data: bytes):
+    t = threading.Thread(target=write, args=(data,))
+    t.start()
+    return t
+
+
+def test_sources_stream_from_pipe_same_rows(itch):
+    import os
+
+    data = (itch / "day.itch").read_bytes()
+    r, w = os.pipe()
+
+    def write(payload):
+        with open(w, "wb") as f:
+            for i in range(0, len(payload), 7_777):       # odd-sized writes
+                f.write(payload[i:i + 7_777])
+
+    t = _feed_in_thread(write, data)
+    with open(r, "rb", buffering=0) as stream:
+        got = _rows(stream, format="itch")
+    t.join()
+    # a stream is read once: no pre-pass for the trade breaks (every ``broken`` is False)
+    assert got == _rows(itch / "day.itch", breaks=False)
+
+
+def test_sources_stream_from_socket_same_rows(itch):
+    data = (itch / "day.itch").read_bytes()
+    left, right = socket.socketpair()
+
+    def write(payload):
+        with left:
+            left.sendall(payload)
+
+    t = _feed_in_thread(write, data)
+    with right:
+        got = _rows(right, workers=2, format="itch")
+    t.join()
+    # a stream is read once: no pre-pass for the trade breaks (every ``broken`` is False)
+    assert got == _rows(itch / "day.itch", breaks=False)
+
+
+def test_sources_stream_without_format_is_an_error(tmp_path):
+    import io
+
+    with pytest.raises(obook.ObookError, match="needs format="):
+        Replay(io.BytesIO(b""))
+
+
+def test_sources_zstd_detected_by_magic_not_name(itch, tmp_path):
+    odd = tmp_path / "day.bin"                      # zstd bytes under a plain name
+    odd.write_bytes((itch / "day.itch.zst").read_bytes())
+    assert _rows(odd)["bbo"] == _rows(itch / "day.itch")["bbo"]
+
+
+def test_sources_merge_hook_orders_several_files_by_feed_numbers(tmp_path):
+    import chunked_feed
+
+    gen = tmp_path / "gen.csv"
+    write_csv(gen, 2000, 4, seed=9)
+    header, *lines = gen.read_bytes().splitlines(keepends=True)
+    # unique times: the merge key is the feed's own order
+    lines = [b"%d,%s" % (34_200_000 + i, ln.split(b",", 1)[1]) for i, ln in enumerate(lines)]
+    whole = tmp_path / "orders.csv"
+    whole.write_bytes(header + b"".join(lines))
+    # two files: the lines of the even and of the odd tickers (each in time order)
+    parts = [[], []]
+    for ln in lines:
+        parts[ln.split(b",")[1][-1] % 2].append(ln)
+    files = []
+    for i, part in enumerate(parts):
+        files.append(tmp_path / f"part{i}.csv")
+        files[-1].write_bytes(header + b"".join(part))
+    times = [int(ln.split(b",", 1)[0]) for ln in lines]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    for workers in (1, 2):
+        got = _rows(files, workers=workers, format=chunked_feed.MERGED)
+        assert got == _rows(whole, format="csv")
+
+
+@pytest.mark.parametrize("compress", ["gzip", "zstd"])
+def test_sources_cut_compressed_file_rows_then_truncated_error(itch, tmp_path, compress):
+    data = (itch / "day.itch").read_bytes()
+    packed = (gzip.compress(data, mtime=0) if compress == "gzip"
+              else zstandard.ZstdCompressor().compress(data))
+    cut = tmp_path / f"cut.itch.{compress}"
+    cut.write_bytes(packed[:len(packed) // 2])
+    rows, error = [], None
+    try:
+        for batch in Replay(cut, workers=1).batches():
+            rows += batch.to_pylist()
+    except obook.FeedError as e:
+        error = e
+    assert isinstance(error, obook.TruncatedFeedError), error
+    whole = _rows(itch / "day.itch")["bbo"]
+    assert 0 < len(rows) < len(whole)
+    assert rows == whole[:len(rows)]                     # every row before the cut
+    assert all(r["seq"] < error.record for r in rows)
+
+
+def test_sources_zstd_magic_alone_is_a_truncated_feed(tmp_path):
+    path = tmp_path / "r.itch"
+    path.write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(obook.TruncatedFeedError) as e:
+        _rows(path)
+    assert e.value.record == 1
