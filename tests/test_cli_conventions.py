@@ -31,27 +31,27 @@ def test_cli_short_help_same_as_long_help():
     assert sub.exit_code == 0 and "--output" in sub.output
 
 
-def test_cli_help_loads_no_pyarrow_numba_duckdb_polars():
+def test_cli_help_loads_no_pyarrow_numpy_numba_duckdb_polars():
     code = ("import sys\nfrom obook.cli import app\nsys.argv=['obook','--help']\n"
             "try:\n    app()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('numba', 'duckdb', 'polars', 'rich', 'obook.engine.replay', "
+            "print(sorted(m for m in ('pyarrow', 'numpy', 'numba', 'duckdb', 'polars', 'rich', 'obook.engine.replay', "
             "'obook._kernels.book') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_kernels_cached_missing_or_stale_index_false(tmp_path):
-    for name in ("book", "itch", "merge"):
+    for name in ("book", "merge"):
         (tmp_path / f"{name}.py").write_text("")
     assert not kernels_cached(tmp_path)
     cache = tmp_path / "__pycache__"
     cache.mkdir()
     tag = f"py{sys.version_info.major}{sys.version_info.minor}"
-    for name in ("book", "itch", "merge"):
+    for name in ("book", "merge"):
         (cache / f"{name}.f-1.{tag}.nbi").write_text("")
     assert kernels_cached(tmp_path)
     later = time.time() + 10
-    os.utime(tmp_path / "itch.py", (later, later))      # an edited kernel: compiled again
+    os.utime(tmp_path / "merge.py", (later, later))     # an edited kernel: compiled again
     assert not kernels_cached(tmp_path)
 
 

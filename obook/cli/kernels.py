@@ -9,8 +9,9 @@ from pathlib import Path
 
 log = logging.getLogger("obook")
 
-#: kernel modules every replay loads
-_KERNELS = ("book", "itch", "merge")
+#: kernel modules every replay loads (the book and the merge; a format's own kernels are
+#: compiled on the same first run)
+_KERNELS = ("book", "merge")
 
 
 def kernels_cached(kernels_dir: Path | None = None) -> bool:
