@@ -25,7 +25,7 @@ from common import itch_day, median, run_child  # noqa: E402
 CONVERT = """
 import os, sys, time, tempfile, obook.engine.worker_main
 from obook.convert import convert
-import obook.to_parquet as _oc       # the module behind obook.convert (the function)
+import obook.parquet as _op              # the one Parquet writer's options
 {patch}
 out = tempfile.mkdtemp()
 t, c = time.perf_counter(), time.process_time()
@@ -41,19 +41,20 @@ SETS = ["bbo", "bbo,trades", "bbo,depth", "bbo,trades,depth"]
 PATCHES = {
     "new": "",
     "depth-only-options": """
-_options = _oc._parquet_options
-_oc._parquet_options = lambda table, schema: _options(table, schema) if table == "depth" else {}
+_options = _op.parquet_options
+_op.parquet_options = lambda table, schema, c="fast": (_options(table, schema, c) if table == "depth"
+                                                       else {"compression": "zstd"})
 """,
-    "no-options": "_oc._parquet_options = lambda table, schema: {}",
+    "no-options": "_op.parquet_options = lambda table, schema, c='fast': {'compression': 'zstd'}",
     "orders-dict": """
-_options = _oc._parquet_options
-def _dict_orders(table, schema):
-    o = _options(table, schema)
+_options = _op.parquet_options
+def _dict_orders(table, schema, c="fast"):
+    o = _options(table, schema, c)
     if o:
         enc = {k: v for k, v in o["column_encoding"].items() if v != "BYTE_STREAM_SPLIT"}
         o = dict(o, column_encoding=enc, use_dictionary=[n for n in schema.names if n not in enc])
     return o
-_oc._parquet_options = _dict_orders
+_op.parquet_options = _dict_orders
 """,
 }
 

@@ -56,7 +56,7 @@ sys.modules.setdefault(__name__ + ".convert", _ConvertModule(__name__ + ".conver
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-        stats: dict | None = None, date=None):
+        stats: dict | None = None, date=None, tickers=None):
     """Replay a feed and stream its BBO rows (``bbo_schema``) as a ``pyarrow.RecordBatchReader``.
 
     ``path``: a feed file (plain, gzip or zstd), a list of files that form one feed (read in
@@ -71,10 +71,13 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name
     ``MMDDYYYY.NASDAQ_ITCH50[.gz]``). When it is known, every table has a ``timestamp``
     column after ``time`` (``timestamp[ns, America/New_York]``: session midnight + time).
+    ``tickers``: replay only these tickers' books (a list or a comma-separated string; the
+    other books' records are skipped after framing); a ticker the feed does not name raises
+    ``ObookError`` at the end of the replay.
     """
     from .engine.replay import Replay
 
-    replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date)
+    replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers)
     if stats is None:
         return replay.reader()
 
@@ -113,36 +116,36 @@ def _format_table(name, path, workers, format, on_error):
     return load(importlib.import_module(package).TABLES)(name, path, workers, on_error, Replay)
 
 
-def _table(table, path, workers, format, on_error, levels=10, date=None):
+def _table(table, path, workers, format, on_error, levels=10, date=None, tickers=None):
     from .engine.replay import Replay
 
     return Replay(path, workers=workers, format=format, on_error=on_error, tables=(table,),
-                  levels=levels, date=date).reader(table)
+                  levels=levels, date=date, tickers=tickers).reader(table)
 
 
 def trades(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-           date=None):
+           date=None, tickers=None):
     """Every execution and trade print in feed order (``trades_schema``): E at the resting
     order's price (from the book), printable C at its own price, P and Q as given, and B
     rows naming the match number a break cancels; ``broken``: a later B names the trade's
     match (an ITCH feed is read once more first, for its B messages). CSV feeds: E and the
     prints T and X, with the order id as text (``order_id``). Options as :func:`bbo`."""
-    return _table("trades", path, workers, format, on_error, date=date)
+    return _table("trades", path, workers, format, on_error, date=date, tickers=tickers)
 
 
 def orders(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-           date=None):
+           date=None, tickers=None):
     """Order-level rows (``orders_schema``): one per book-changing record, with the resting
     order's side, price and remaining shares after it, so each row stands alone.
     Options as :func:`bbo`."""
-    return _table("orders", path, workers, format, on_error, date=date)
+    return _table("orders", path, workers, format, on_error, date=date, tickers=tickers)
 
 
 def depth(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-          levels: int = 10, date=None):
+          levels: int = 10, date=None, tickers=None):
     """The top ``levels`` price levels a side (``depth_schema(levels)``), one row per record
     that changes any of them (price, shares or order count). Options as :func:`bbo`."""
-    return _table("depth", path, workers, format, on_error, levels, date)
+    return _table("depth", path, workers, format, on_error, levels, date, tickers)
 
 
 def audit(path, workers: int | None = None, on_error: str = "raise", format: str | None = None):

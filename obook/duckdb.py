@@ -212,26 +212,33 @@ def _check_date(path: str, date: str | None, fmt: str):
     return session_date(path, date, get_format(fmt))
 
 
-def _replay_args(path, workers, fmt, on_error, date, levels=10) -> tuple:
+def _check_tickers(tickers) -> tuple[str, ...] | None:
+    """``tickers := ['AAPL', ...]``: replay only those books (NULL: every book)."""
+    from .engine.replay import ticker_tuple
+
+    return None if tickers is None else ticker_tuple([t for t in tickers if t is not None])
+
+
+def _replay_args(path, workers, fmt, on_error, tickers, date, levels=10) -> tuple:
     from .feeds import resolve_format
 
     path = _check_path(path)
     fmt = resolve_format(_check_format(fmt), path).name
     return (path, _check_workers(workers), fmt, "raise" if on_error is None else on_error,
-            _check_date(path, date, fmt), levels)
+            _check_tickers(tickers), _check_date(path, date, fmt), levels)
 
 
 def _replay_slot(pool: _Pool):
     """The bind-time UDF of a replay table macro: check the arguments, pick a pool entry."""
-    def slot(path, workers, fmt, on_error, date, query):
-        return pool.assign(_replay_args(path, workers, fmt, on_error, date), query)
+    def slot(path, workers, fmt, on_error, tickers, date, query):
+        return pool.assign(_replay_args(path, workers, fmt, on_error, tickers, date), query)
     return slot
 
 
 def _depth_slot(pool: _Pool):
     """``obook_depth``'s UDF: the replay arguments plus the levels a side."""
-    def slot(path, workers, fmt, on_error, date, levels, query):
-        return pool.assign(_replay_args(path, workers, fmt, on_error, date, _check_levels(levels)), query)
+    def slot(path, workers, fmt, on_error, tickers, date, levels, query):
+        return pool.assign(_replay_args(path, workers, fmt, on_error, tickers, date, _check_levels(levels)), query)
     return slot
 
 
@@ -256,11 +263,11 @@ def _path_slot(pool: _Pool):
 
 def _opener(table: str):
     """Opens a replay of one table (``obook.bbo``, ``obook.trades`` ...) for a pool entry."""
-    def open_table(path, workers, fmt, on_error, date, levels):
+    def open_table(path, workers, fmt, on_error, tickers, date, levels):
         from .engine.replay import Replay
 
         return Replay(path, workers=workers, format=fmt, on_error=on_error, tables=(table,),
-                      levels=levels, date=date).reader(table)
+                      levels=levels, date=date, tickers=tickers).reader(table)
 
     def open_side(path):
         from .feeds import read_side_table
@@ -338,7 +345,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     """Register obook's table macros, SQL macros and scalar UDFs on ``con``.
 
     Adds ``obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise',
-    date := NULL)`` and ``obook_trades``, ``obook_orders`` with the same arguments,
+    tickers := NULL, date := NULL)`` (``tickers := ['AAPL', 'MSFT']``: replay only those
+    books; a ticker the feed does not name is an error) and ``obook_trades``, ``obook_orders`` with the same arguments,
     ``obook_depth`` with them and ``levels := 10`` (1 to 50 a side, the columns of
     ``depth_schema(levels)``); with a session date (``date := 'YYYY-MM-DD'`` or from a
     Nasdaq file name) their rows have ``timestamp``,
@@ -359,7 +367,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     # the replay tables: same arguments (depth: and its levels), one pool of stream sources
     # each; a depth entry's schema follows the levels assigned to it
     options = {"workers": ("NULL", bigint), "format": ("NULL", varchar),
-               "on_error": ("'raise'", varchar), "date": ("NULL", varchar)}
+               "on_error": ("'raise'", varchar), "tickers": ("NULL", _duck_type("VARCHAR[]")),
+               "date": ("NULL", varchar)}
     depth_options = {**options, "levels": ("10", bigint)}
     for table, schema, slot, named in (
             ("bbo", bbo_schema, _replay_slot, options),

@@ -10,8 +10,16 @@ never re-implemented here): the orders and trades rows give the message rows, th
 rows the book state after each of them (depth has rows only when the top levels change, so the last state
 of each ticker is carried forward), ``obook.trading_actions`` the trading actions (``H``).
 
-Message file columns: time (seconds after midnight, 9 decimals), event type, order id, size,
-price (x10000, the raw ITCH integer), direction (1 buy, -1 sell).
+Message file columns: time (seconds after midnight in the shortest form, ``34200.05990197``),
+event type, order id, size, price (x10000, the raw ITCH integer), direction (1 buy, -1 sell).
+
+As LOBSTER writes its files (``style="lobster"``, the default): a submission, cancellation or
+deletion is listed only when it falls inside the requested levels (it changes the top
+``levels`` of its side), so a 1-level file is much shorter than a 10-level one; a replace
+(``U``) is a deletion row with the book after the deletion, then a submission row with the
+book after both (the deletion step may bring level N+1 into view: the replay keeps one level
+more than it writes). ``style="all"`` keeps obook's earlier output: every event at any level,
+both rows of a ``U`` with the book after the ``U``, times with 9 decimals.
 
 | ITCH | LOBSTER rows |
 |---|---|
@@ -27,8 +35,7 @@ price (x10000, the raw ITCH integer), direction (1 buy, -1 sell).
 
 Orderbook file: per message row, ``ask px 1, ask size 1, bid px 1, bid size 1, ask px 2 ...``
 for ``levels`` levels, the book after that message; a missing level is LOBSTER's dummy
-(ask price 9999999999, bid price -9999999999, size 0). Both rows of a ``U`` carry the book
-after the ``U`` (the replay has no state between its two halves).
+(ask price 9999999999, bid price -9999999999, size 0).
 
 Only messages with ``start_ms <= time < end_ms`` (ms after midnight, default 09:30 to 16:00)
 are written; the book state still counts every earlier message. Files are written under
@@ -51,6 +58,9 @@ DUMMY_ASK = 9_999_999_999
 DUMMY_BID = -9_999_999_999
 START_MS = 34_200_000
 END_MS = 57_600_000
+
+MAX_LEVELS = 50
+STYLES = ("lobster", "all")
 
 _CROSS_IDS = {"O": -1, "C": -2, "H": -3, "I": -4}
 _HALT_PRICE = {"H": -1, "P": -1, "Q": 0, "T": 1}
@@ -114,13 +124,15 @@ def _replay_rows(replay, wanted):
 
 
 def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None, date=None,
-            start_ms: int = START_MS, end_ms: int = END_MS) -> dict:
+            start_ms: int = START_MS, end_ms: int = END_MS, style: str = "lobster", progress=None) -> dict:
     """Write the LOBSTER message and orderbook files of each ticker of ``tickers``.
 
     ``tickers``: names (a list, or a comma-separated string). ``date``: the session date
     (``YYYY-MM-DD``; default from a ``MMDDYYYY.NASDAQ_ITCH50[.gz]`` file name; required
     otherwise, it is part of the file names). Returns ``{ticker: {"message": path,
-    "orderbook": path, "rows": n}}``.
+    "orderbook": path, "rows": n}}``. ``style``: "lobster" (LOBSTER's own files: events
+    outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
+    event, both replace rows with the book after the replace, 9-decimal times).
     """
     from .session import session_date
 
@@ -129,23 +141,27 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     tickers = list(dict.fromkeys(t for t in tickers if t))
     if not tickers:
         raise ObookError("no tickers asked for")
-    if levels < 1:
-        raise ObookError(f"levels must be at least 1, not {levels}")
-    from .feeds import detect_format
+    if not 1 <= levels <= MAX_LEVELS:
+        raise ObookError(f"levels must be between 1 and {MAX_LEVELS}, not {levels}")
+    if style not in STYLES:
+        raise ObookError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    from .feeds import resolve_format
 
-    fmt = detect_format(feed) if Path(feed).is_file() else "itch"   # (a missing file: the replay says so)
-    if fmt != "itch":   # the messages, trading actions and crosses are ITCH's
-        raise ObookError(f"{feed}: LOBSTER output needs an ITCH feed, not a {fmt.upper()} feed")
+    fmt = resolve_format(None, feed) if Path(feed).is_file() else None   # (a missing file: the replay says so)
+    if fmt is not None and "trading_actions" not in fmt.side_tables:   # LOBSTER's halts are trading actions
+        raise ObookError(f"{feed}: LOBSTER output needs an ITCH feed (with trading actions), "
+                         f"not a {fmt.name} feed")
     day = session_date(feed, date)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
                          "MMDDYYYY.NASDAQ_ITCH50[.gz] or give a date (YYYY-MM-DD)")
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    from .output import make_output_dir
+
+    outdir = make_output_dir(outdir)
 
     readers = []
     try:
-        return _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers)
+        return _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress)
     finally:
         for reader in readers:
             try:
@@ -154,7 +170,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
                 pass
 
 
-def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers) -> dict:
+def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress) -> dict:
     from .engine.tables import schema_of
     from .feeds import read_side_table
 
@@ -163,8 +179,12 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     from .engine.replay import Replay
 
     # LOBSTER has no broken-trade event: no pre-pass for the trades' breaks
-    replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=levels,
-                    breaks=False)
+    # only the wanted tickers' books are replayed (ticker pushdown); one the feed does not
+    # name gets a warning and empty files
+    # one level more than written: a replace's deletion step can bring level N+1 into view
+    deep = min(levels + 1, MAX_LEVELS)
+    replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
+                    breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
     cross_types = "cross_type" in schema_of("trades", levels).names
     # the format's trading actions (ITCH H), when it has them
     actions = (read_side_table(feed, "trading_actions", format=replay.format).to_batches()
@@ -182,14 +202,14 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     merged = heapq.merge(_replay_rows(replay, wanted), _stream(halts(), 1),
                          key=lambda item: (item[0], item[1]))
 
-    empty = ",".join([f"{DUMMY_ASK},0,{DUMMY_BID},0"] * levels)
+    empty = ((), ())
     files: dict[str, dict] = {}
     for t in tickers:
         message_name, book_name = lobster_names(t, day, levels, start_ms, end_ms)
         files[t] = {
             "message": outdir / message_name, "orderbook": outdir / book_name, "rows": 0,
             "tmp": (temp_path(outdir / message_name), temp_path(outdir / book_name)),
-            "book": empty, "orders": {},
+            "book": empty, "before": empty, "book_seq": -1, "orders": {},
         }
     handles = []
     try:
@@ -199,14 +219,24 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
 
         for seq, priority, row in merged:
             f = files[row["ticker"]]
-            if priority == 0:
-                f["book"] = _book_line(row, levels)
+            if priority == 0:       # the book after record seq (comes before its message rows)
+                f["before"], f["book"], f["book_seq"] = f["book"], _sides(row, deep), seq
                 continue
-            for msg in _message_rows(row, f["orders"], cross_types):
-                if start_ns <= row["time"] < end_ns:
-                    f["out"][0].write(f"{_seconds(row['time'])},{msg}\n")
-                    f["out"][1].write(f["book"] + "\n")
-                    f["rows"] += 1
+            if not start_ns <= row["time"] < end_ns:
+                _message_rows(row, f["orders"], cross_types)     # keeps the live orders current
+                continue
+            before = f["before"] if f["book_seq"] == seq else f["book"]
+            msgs = _message_rows(row, f["orders"], cross_types)
+            if style == "all":
+                steps = [(m, f["book"]) for m in msgs]
+                when = _seconds(row["time"])
+            else:
+                steps = _lobster_steps(msgs, before, f["book"], levels)
+                when = _seconds_short(row["time"])
+            for msg, book in steps:
+                f["out"][0].write(f"{when},{msg}\n")
+                f["out"][1].write(_line(book, levels) + "\n")
+                f["rows"] += 1
 
         for h in handles:
             h.close()
@@ -229,13 +259,64 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
             for t, f in files.items()}
 
 
-def _book_line(row: dict, levels: int) -> str:
+def _sides(row: dict, levels: int) -> tuple[tuple, tuple]:
+    """(asks, bids) of a depth row: ((price, shares), ...) best first, empty levels left out."""
+    def side(name):
+        return tuple((row[f"{name}_px_{i}"], row[f"{name}_qty_{i}"]) for i in range(1, levels + 1)
+                     if row[f"{name}_px_{i}"] is not None)
+    return side("ask"), side("bid")
+
+
+def _line(book: tuple[tuple, tuple], levels: int) -> str:
+    """The orderbook row: ask px, ask size, bid px, bid size per level; LOBSTER's dummies
+    for a missing level."""
+    asks, bids = book
     parts = []
-    for i in range(1, levels + 1):
-        ask_px, bid_px = row[f"ask_px_{i}"], row[f"bid_px_{i}"]
-        parts.append(f"{DUMMY_ASK},0" if ask_px is None else f"{ask_px},{row[f'ask_qty_{i}']}")
-        parts.append(f"{DUMMY_BID},0" if bid_px is None else f"{bid_px},{row[f'bid_qty_{i}']}")
+    for i in range(levels):
+        parts.append(f"{asks[i][0]},{asks[i][1]}" if i < len(asks) else f"{DUMMY_ASK},0")
+        parts.append(f"{bids[i][0]},{bids[i][1]}" if i < len(bids) else f"{DUMMY_BID},0")
     return ",".join(parts)
+
+
+def _top(book: tuple[tuple, tuple], levels: int) -> tuple[tuple, tuple]:
+    return book[0][:levels], book[1][:levels]
+
+
+def _without(book: tuple[tuple, tuple], price: int, shares: int, direction: int) -> tuple[tuple, tuple]:
+    """The book with ``shares`` at ``price`` taken off one side (a replace's deletion step);
+    a level left empty goes, and the next one moves up."""
+    asks, bids = book
+    levels = bids if direction == 1 else asks
+    out = []
+    for px, qty in levels:
+        if px == price:
+            qty -= shares
+            if qty <= 0:
+                continue
+        out.append((px, qty))
+    return (asks, tuple(out)) if direction == 1 else (tuple(out), bids)
+
+
+def _lobster_steps(msgs: list[str], before, after, levels: int) -> list[tuple[str, tuple]]:
+    """LOBSTER's rows of one record: (message, book after it). A replace is a deletion with
+    the book after the deletion, then a submission with the book after both. Submissions,
+    cancellations and deletions that leave the top ``levels`` unchanged lie outside them
+    and are not listed."""
+    if len(msgs) == 2:          # U: deletion of the original, submission of the new order
+        _, _, size, price, direction = (int(v) for v in msgs[0].split(","))
+        middle = _without(before, price, size, direction)
+        steps = [(msgs[0], before, middle), (msgs[1], middle, after)]
+    else:
+        steps = [(m, before, after) for m in msgs]
+    return [(m, b) for m, a, b in steps
+            if m[0] not in "123" or _top(a, levels) != _top(b, levels)]
+
+
+def _seconds_short(ns: int) -> str:
+    """Seconds after midnight in their shortest form, as LOBSTER writes them
+    (``34200.05990197``, ``34200``)."""
+    whole, frac = divmod(ns, 1_000_000_000)
+    return f"{whole}.{frac:09d}".rstrip("0") if frac else str(whole)
 
 
 def _message_rows(row: dict, live: dict, cross_types: bool) -> list[str]:

@@ -9,7 +9,6 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
-import pyarrow.parquet as pq
 
 from .errors import FeedError, ObookError, OutputError
 from .tempfiles import remove_quietly, temp_path
@@ -41,7 +40,23 @@ def write_text(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
     return n
 
 
+def make_output_dir(outdir: str | Path) -> Path:
+    """Create an output directory (and its parents); a clear ``OutputError`` when that is
+    impossible: a file of that name, a parent that is a file, a read-only place."""
+    outdir = Path(outdir)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(f"{outdir}: exists and is not a directory") from None
+    except OSError as e:
+        raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from None
+    return outdir
+
+
 def output_kind(path: Path) -> str:
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory; give a file name ending in one of "
+                          f"{', '.join(sorted(OUTPUT_KINDS))}")
     try:
         return OUTPUT_KINDS[path.suffix.lower()]
     except KeyError:
@@ -49,8 +64,13 @@ def output_kind(path: Path) -> str:
                          f"{', '.join(sorted(OUTPUT_KINDS))}") from None
 
 
-def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None) -> int:
+def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None,
+               compression: str = "fast") -> int:
     """Write to a temporary name beside ``path`` and rename it when complete.
+
+    Parquet goes through the one Parquet writer (:class:`obook.parquet.ParquetSink`, as
+    ``obook convert``): the same rows make the same file. ``compression``: "fast" or
+    "small" (Parquet only).
 
     On a feed error the rows before it are kept as ``<path>.partial`` and the error
     re-raised; on any other failure nothing is left behind.
@@ -61,11 +81,17 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
     n = 0
     try:
         if kind == "parquet":
-            schema = reader.schema.with_metadata({**(reader.schema.metadata or {}), **(metadata or {})})
-            with pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+            from .parquet import ParquetSink
+
+            sink = ParquetSink(tmp, reader.schema, compression=compression)
+            try:
                 for batch in reader:
-                    w.write_batch(batch, row_group_size=1 << 20)
-                    n += batch.num_rows
+                    sink.write(batch)
+                sink.close(metadata)
+            except BaseException:
+                sink.discard()
+                raise
+            n = sink.rows
         elif kind == "arrow":
             with ipc.new_file(tmp, reader.schema) as w:
                 for batch in reader:
@@ -91,7 +117,8 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         raise
     except OSError as e:
         remove_quietly(tmp)
-        raise OutputError(f"{path}: write failed: {e.strerror or e}") from e
+        why = e.strerror or str(e).replace(str(tmp), str(path))   # not the temporary name
+        raise OutputError(f"{path}: write failed: {why}") from e
     except BaseException:
         remove_quietly(tmp)
         raise

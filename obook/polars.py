@@ -42,8 +42,60 @@ def _check_path(path) -> str:
     return full
 
 
-def _scan(open_reader: Callable[[], Any], arrow_schema: pa.Schema, name: str,
-          detail: str) -> pl.LazyFrame:
+def _node(expr: pl.Expr) -> tuple[str, Any]:
+    """The top node of an expression: (kind, detail), from polars' JSON form."""
+    import json
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = json.loads(expr.meta.serialize(format="json"))
+    kind = next(iter(tree))
+    return kind, tree[kind]
+
+
+def _is_ticker(expr: pl.Expr) -> bool:
+    return expr.meta.is_column() and expr.meta.output_name() == "ticker"
+
+
+def _literal_strings(expr: pl.Expr) -> set[str] | None:
+    if _node(expr)[0] != "Literal":
+        return None
+    values = pl.select(expr).to_series()
+    if values.dtype == pl.List(pl.String) or isinstance(values.dtype, pl.List):
+        values = values.explode()
+    if values.dtype != pl.String:
+        return None
+    return {v for v in values.to_list() if v is not None}
+
+
+def predicate_tickers(predicate: pl.Expr | None) -> set[str] | None:
+    """The tickers a predicate can be true for — ``ticker == x``, ``ticker.is_in([...])``,
+    and those under ``&`` and ``|`` — or None when it does not restrict the ticker. The
+    replay then runs only those books; the predicate is still applied to every row."""
+    if predicate is None:
+        return None
+    try:
+        kind, detail = _node(predicate)
+        if kind == "BinaryExpr" and detail["op"] in ("And", "LogicalAnd", "Or", "LogicalOr"):
+            sides = [predicate_tickers(e) for e in predicate.meta.pop()]
+            if "And" in detail["op"]:
+                known = [s for s in sides if s is not None]
+                return set.intersection(*known) if known else None
+            return None if None in sides else set.union(*sides)
+        if kind == "BinaryExpr" and detail["op"] == "Eq" or (
+                kind == "Function" and "IsIn" in str(detail.get("function"))):
+            inputs = predicate.meta.pop()
+            if len(inputs) == 2 and any(_is_ticker(e) for e in inputs):
+                other = next(e for e in inputs if not _is_ticker(e))
+                return _literal_strings(other)
+    except Exception:  # noqa: BLE001 - an expression this does not understand: no pushdown
+        return None
+    return None
+
+
+def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
+          detail: str, pushdown: bool = False) -> pl.LazyFrame:
     schema = polars_schema(arrow_schema)
 
     def source(with_columns: list[str] | None, predicate: pl.Expr | None,
@@ -51,7 +103,10 @@ def _scan(open_reader: Callable[[], Any], arrow_schema: pa.Schema, name: str,
         if n_rows is not None and n_rows <= 0:
             return
         remaining = n_rows
-        reader = open_reader()
+        tickers = predicate_tickers(predicate) if pushdown else None
+        if tickers is not None and not tickers:
+            return
+        reader = open_reader(sorted(tickers) if tickers else None) if pushdown else open_reader()
         try:
             while True:
                 try:
@@ -100,10 +155,12 @@ def _scan_table(table: str, path, workers, format, on_error, levels: int = 10, d
     if workers is not None and workers < 1:
         raise ObookError(f"workers must be at least 1, got {workers}")
 
-    def replay():
+    def replay(tickers=None):
+        # tickers: from the predicate (ticker pushdown); a ticker not in the feed is no error here
         return Replay(full, workers=workers, format=format, on_error=on_error, tables=(table,),
-                      levels=levels, date=date)
-    return _scan(lambda: replay().reader(table), replay().schema(table), f"obook_{table}", os.fspath(path))
+                      levels=levels, date=date, tickers=tickers or None, unknown_tickers="ignore")
+    return _scan(lambda tickers=None: replay(tickers).reader(table), replay().schema(table), f"obook_{table}",
+                 os.fspath(path), pushdown=True)
 
 
 def scan_trades(path, *, workers: int | None = None, format: str | None = None,

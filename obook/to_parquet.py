@@ -10,8 +10,8 @@ Tables (``TABLES``):
   ``R``), ``system_events`` (``S``) and ``trading_actions`` (``H``), read by the format's
   own reader. A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
-Every file is ``OUTDIR/<table>.parquet`` (zstd, row groups of up to ``ROW_GROUP_ROWS``
-rows or ``ROW_GROUP_BYTES`` bytes, in feed order), written under a temporary name; the files are renamed into place
+Every file is ``OUTDIR/<table>.parquet`` (the one Parquet writer, :mod:`obook.parquet`:
+row groups sized in bytes, tuned encodings, ``compression`` "fast" or "small"; in feed order), written under a temporary name; the files are renamed into place
 only when every table is complete, so a failing feed leaves no final file. The footer's
 key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
 """
@@ -25,25 +25,21 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._version import __version__
 from .errors import ObookError, OutputError
 from .feeds import side_table_names
+from .parquet import COMPRESSIONS, ParquetSink
 from .session import TIMEZONE, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
-__all__ = ["convert", "session_date", "file_digest", "TABLES", "ROW_GROUP_ROWS", "TIMEZONE",
+__all__ = ["convert", "session_date", "file_digest", "TABLES", "COMPRESSIONS", "TIMEZONE",
            "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
-ROW_GROUP_ROWS = 1 << 20
-#: a row group is also cut at this many bytes of buffered rows (1 M rows of 50-level depth
-#: would be ~3.4 GB in memory)
-ROW_GROUP_BYTES = 128 << 20
 METADATA_KEY = b"obook"
 
 
@@ -84,67 +80,37 @@ TABLES = REPLAY_TABLES + tuple(side_table_names())
 # --------------------------------------------------------------------------- writing
 
 
-# seq and time (and timestamp) grow along every file, where DELTA_BINARY_PACKED is smaller
-# and faster than a dictionary that overflows into PLAIN (benchmarks/LEDGER.md #15, #20). The
-# depth table's 60 level columns (price, shares, orders for each level) mix every ticker, so
-# row-group min/max statistics on them prune nothing; its orders counts (small int32) are
-# smaller and faster as BYTE_STREAM_SPLIT (zstd drops the zero high bytes) than as a
-# dictionary (#16).
-_DELTA_COLUMNS = ("seq", "time", "timestamp")
-_STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
-
-
-def _parquet_options(table: str, schema: pa.Schema) -> dict:
-    """ParquetWriter options of a table besides zstd."""
-    names = schema.names
-    encoding = {n: "DELTA_BINARY_PACKED" for n in _DELTA_COLUMNS if n in names}
-    if table == "depth":
-        encoding.update({n: "BYTE_STREAM_SPLIT" for n in names if "_orders_" in n})
-    options = {"use_dictionary": [n for n in names if n not in encoding], "column_encoding": encoding}
-    if table == "depth":
-        options["write_statistics"] = [n for n in names if n in _STATS_COLUMNS]
-    return options
-
-
 class _TableWriter:
-    """One ``<table>.parquet`` under a temporary name; row groups of ``ROW_GROUP_ROWS``."""
+    """One ``<table>.parquet`` under a temporary name, through the one Parquet writer
+    (:class:`obook.parquet.ParquetSink`: row groups sized in bytes, the tuned encodings)."""
 
-    def __init__(self, outdir: Path, table: str):
+    def __init__(self, outdir: Path, table: str, compression: str = "fast"):
         self.final = outdir / f"{table}.parquet"
         self.tmp = temp_path(self.final)
-        self.writer: pq.ParquetWriter | None = None
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_rows = 0
-        self.pending_bytes = 0
-        self.rows = 0
+        self.table = table
+        self.compression = compression
+        self.sink: ParquetSink | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.sink.rows if self.sink is not None else 0
+
+    @property
+    def writer(self):
+        return self.sink
 
     def write(self, batch: pa.RecordBatch) -> None:
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, batch.schema, compression="zstd",
-                                           **_parquet_options(self.final.stem, batch.schema))
-        if batch.num_rows:
-            self.pending.append(batch)
-            self.pending_rows += batch.num_rows
-            self.pending_bytes += batch.nbytes
-            self.rows += batch.num_rows
-        if self.pending_rows >= ROW_GROUP_ROWS or self.pending_bytes >= ROW_GROUP_BYTES:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.pending:
-            self.writer.write_table(pa.Table.from_batches(self.pending), row_group_size=ROW_GROUP_ROWS)
-        self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
+        if self.sink is None:
+            self.sink = ParquetSink(self.tmp, batch.schema, self.table, self.compression)
+        self.sink.write(batch)
 
     def close(self, metadata: dict) -> None:
-        self._flush()
-        self.writer.add_key_value_metadata({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
-        self.writer.close()
-        self.writer = None
+        self.sink.close({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
 
     def discard(self) -> None:
-        if self.writer is not None:
+        if self.sink is not None:
             try:
-                self.writer.close()
+                self.sink.discard()
             except Exception:  # noqa: BLE001 - already failing; the temp file goes anyway
                 pass
         remove_quietly(self.tmp)
@@ -152,14 +118,6 @@ class _TableWriter:
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=schema)
-
-
-def _ticker_set(tickers) -> pa.Array | None:
-    if not tickers:
-        return None
-    if isinstance(tickers, str):
-        tickers = tickers.split(",")
-    return pa.array(sorted({t.strip() for t in tickers if t.strip()}), pa.string())
 
 
 def _check_tables(tables, fmt) -> list[str]:
@@ -186,13 +144,14 @@ def _formats():
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
-            tickers=None, progress=None) -> dict:
+            tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise") -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
     orders and depth (``levels`` a side) come from one replay; a CSV feed has no symbols,
-    system_events or trading_actions. ``tickers`` (a list or comma-separated string) keeps
-    only those tickers' rows. ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
+    system_events or trading_actions. ``tickers`` (a list or comma-separated string): replay
+    only those tickers' books (the other books' records are skipped); one the feed does not
+    name raises ``ObookError`` (``unknown_tickers="warn"``: logged, its rows are none). ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
     ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it
     is known, the tables get a ``timestamp`` column (``timestamp[ns, America/New_York]``:
     session midnight + the feed time).
@@ -200,47 +159,48 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
     ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
+    ``compression``: "fast" (default) or "small" (:data:`obook.parquet.COMPRESSIONS`).
     ``progress``: called with the bytes of the feed read so far (and a label when a new
     pass over the file starts), e.g. for a progress bar.
     ``stats`` is the replay's (``records``, ``rows``, ``skipped`` by kind, ``live_orders``,
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
+    from .engine.replay import ticker_tuple
     from .feeds import resolve_format
+    from .feeds.sources import check_source
+    from .output import make_output_dir
 
     feed = Path(feed)
-    if not feed.is_file():
-        raise ObookError(f"{feed}: no such feed file")
+    check_source(feed)
     feed_format = resolve_format(format, feed)
     fmt = feed_format.name
     tables = _check_tables(tables, feed_format)
     day = session_date(feed, date, feed_format)
-    outdir = Path(outdir)
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from e
+    outdir = make_output_dir(outdir)
     size, sha = file_digest(feed)
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
 
-    writers = {t: _TableWriter(outdir, t) for t in tables}
+    if compression not in COMPRESSIONS:
+        raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
+    writers = {t: _TableWriter(outdir, t, compression) for t in tables}
     stats: dict = {}
     try:
         replayed = [t for t in tables if t in REPLAY_TABLES]
         if replayed:
             from .engine.replay import Replay
-            keep = _ticker_set(tickers)
             replay = Replay(feed, workers=workers, format=feed_format, on_error=on_error, tables=replayed,
-                            levels=levels, date=day, progress=progress)
+                            levels=levels, date=day, progress=progress, tickers=tickers or None,
+                            unknown_tickers=unknown_tickers)
             for table, batch in replay.table_batches():
-                if keep is not None:
-                    batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=keep))
                 writers[table].write(batch)
             for table in replayed:
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
                     writers[table].write(_empty_batch(replay.schema(table)))
             stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
                                                             "crossed_books", "messages_by_type")})
+            if replay.tickers:
+                stats["missing_tickers"] = replay.stats.get("missing_tickers")
             stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t not in REPLAY_TABLES]
         if side:
@@ -258,8 +218,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             "stats": stats,
         }
         options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
-                   "format": fmt, "levels": levels,
-                   "tickers": sorted(_ticker_set(tickers).to_pylist()) if tickers else None}
+                   "format": fmt, "levels": levels, "compression": compression,
+                   "tickers": list(ticker_tuple(tickers)) if tickers else None}
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": __version__, "options": options})
         for w in writers.values():

@@ -27,6 +27,8 @@ class Pipeline:
     tables: tuple[str, ...] = ("bbo",)
     workers: int | None = None
     on_error: str = "raise"
+    levels: int = 10
+    tickers: tuple[str, ...] | None = None
     executor: str = "local"
     days_at_once: int = 1
     retries: int = 0
@@ -40,12 +42,17 @@ class Pipeline:
 
     def options(self) -> dict:
         """The options that shape the output: a day converted with others is redone."""
-        return {"tables": list(self.tables), "on_error": self.on_error}
+        options = {"tables": list(self.tables), "on_error": self.on_error}
+        if self.levels != 10:           # (the defaults stay out: older manifests stay valid)
+            options["levels"] = self.levels
+        if self.tickers:
+            options["tickers"] = list(self.tickers)
+        return options
 
 
 _KNOWN = {
     "source": {"directory", "glob"},
-    "convert": {"tables", "workers", "on_error"},
+    "convert": {"tables", "workers", "on_error", "levels", "tickers"},
     "dataset": {"path"},
     "run": {"executor", "days_at_once", "retries", "dask_resources"},
 }
@@ -87,6 +94,15 @@ def load(path) -> Pipeline:
     on_error = conv.get("on_error", "raise")
     if on_error not in ("raise", "skip"):
         raise PipelineError(f"{path}: [convert] on_error must be 'raise' or 'skip', not {on_error!r}")
+    levels = conv.get("levels", 10)
+    if not isinstance(levels, int) or isinstance(levels, bool) or not 1 <= levels <= 50:
+        raise PipelineError(f"{path}: [convert] levels must be an integer from 1 to 50, not {levels!r}")
+    tickers = conv.get("tickers")
+    if isinstance(tickers, str):
+        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
+    if tickers is not None and (not isinstance(tickers, list) or not tickers
+                                or not all(isinstance(t, str) for t in tickers)):
+        raise PipelineError(f"{path}: [convert] tickers must be a list of tickers, not {conv.get('tickers')!r}")
     ints = {"workers": conv.get("workers"), "days_at_once": run.get("days_at_once", 1),
             "retries": run.get("retries", 0)}
     for key, v in ints.items():
@@ -104,6 +120,8 @@ def load(path) -> Pipeline:
         tables=tuple(dict.fromkeys(tables)),
         workers=ints["workers"],
         on_error=on_error,
+        levels=levels,
+        tickers=tuple(sorted(set(tickers))) if tickers else None,
         executor=executor,
         days_at_once=ints["days_at_once"],
         retries=ints["retries"],

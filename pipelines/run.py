@@ -126,7 +126,8 @@ def convert_day(spec: dict) -> dict:
     tmp = dataset / TMP / f"{date}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     try:
         result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
-                         on_error=spec["on_error"])
+                         on_error=spec["on_error"], levels=spec.get("levels", 10),
+                         tickers=spec.get("tickers"), unknown_tickers="warn")
         for table in spec["tables"]:
             dest = partition_path(dataset, table, date)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -168,13 +169,16 @@ def convert_day_once_on_feed_error(spec: dict) -> dict:
 
 def _spec(p: Pipeline, day: Day) -> dict:
     return {"file": day.file, "date": day.date, "dataset": str(p.dataset), "tables": list(p.tables),
-            "workers": p.workers, "on_error": p.on_error, "options": p.options()}
+            "workers": p.workers, "on_error": p.on_error, "options": p.options(), "levels": p.levels,
+            "tickers": list(p.tickers) if p.tickers else None}
 
 
 # --------------------------------------------------------------------------- executors
 
 
 def _run_local(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:
+    if p.days_at_once > 1 and len(todo) > 1:
+        return _run_local_processes(p, todo, done, failed, say)
     for day in todo:
         for attempt in range(1, p.retries + 2):
             say(f"{day.date}: converting {Path(day.file).name}"
@@ -192,6 +196,35 @@ def _run_local(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, s
             break
         else:
             failed(day, error, p.retries + 1)
+
+
+def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:
+    """``days_at_once`` days at a time, each in its own process (forkserver: no fork of a
+    process that may hold threads); the manifest is written here, by the parent, only."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    queue = [(day, 1) for day in todo]
+    with ProcessPoolExecutor(min(p.days_at_once, len(todo)),
+                             mp_context=multiprocessing.get_context("forkserver")) as pool:
+        running: dict = {}
+        while queue or running:
+            while queue and len(running) < p.days_at_once:
+                day, attempt = queue.pop(0)
+                say(f"{day.date}: converting {Path(day.file).name}"
+                    + (f" (attempt {attempt} of {p.retries + 1})" if attempt > 1 else ""))
+                running[pool.submit(convert_day, _spec(p, day))] = (day, attempt)
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                day, attempt = running.pop(fut)
+                try:
+                    rec = fut.result()
+                except Exception as e:  # noqa: BLE001 - DayFailed, or a dead process
+                    if attempt <= p.retries:
+                        queue.append((day, attempt + 1))
+                    else:
+                        failed(day, str(e), attempt)
+                    continue
+                done(day, rec)
 
 
 def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:

@@ -12,11 +12,16 @@ WITH b AS MATERIALIZED (
     SELECT * FROM obook_bbo(path, workers := workers, format := format, on_error := on_error)
     QUALIFY row_number() OVER (PARTITION BY ticker, time ORDER BY seq DESC) = 1
 ),
+step AS (
+    SELECT CASE WHEN every > 0 THEN CAST(every AS UBIGINT)
+                ELSE error('obook_bbo_grid: every must be a positive integer, not ' || coalesce(CAST(every AS VARCHAR), 'NULL'))
+           END AS every
+),
 bounds AS (
-    SELECT CAST(coalesce(start_time, ((min(time) + CAST(every AS UBIGINT) - 1) // CAST(every AS UBIGINT))
-                                     * CAST(every AS UBIGINT)) AS BIGINT) AS t0,
+    SELECT CAST(coalesce(start_time, ((min(time) + step.every - 1) // step.every) * step.every) AS BIGINT) AS t0,
            CAST(coalesce(end_time, max(time)) AS BIGINT) AS t1
-    FROM b
+    FROM b, step
+    GROUP BY step.every
 ),
 grid AS (
     SELECT CAST(unnest(generate_series(t0, t1, CAST(every AS BIGINT))) AS UBIGINT) AS time

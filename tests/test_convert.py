@@ -85,7 +85,7 @@ def test_convert_metadata_records_source_options_and_stats(converted, itch_day):
         assert meta["session_date"] == "2019-12-30"
         assert meta["obook_version"] == obook.__version__
         assert meta["options"] == {"tables": list(TABLES), "date": None, "on_error": "raise", "format": "itch",
-                                   "levels": 10, "tickers": None}
+                                   "levels": 10, "tickers": None, "compression": "fast"}
         stats = meta["stats"]
         assert stats["records"] == 4000 and stats["skipped"] == {}
         assert stats["rows"] == result["rows"]["bbo"]

@@ -15,6 +15,8 @@ from obook.convert import convert
 from obook.gen.itch import write_itch
 from obook.schema import depth_schema
 
+import obook.parquet as obook_parquet
+
 oc = importlib.import_module("obook.convert")     # the module (obook.convert is the function)
 DAY = "12302019.NASDAQ_ITCH50"
 
@@ -41,7 +43,7 @@ def _depth_batch(seq, time, levels=1):
 
 
 def test_convert_depth_small_row_groups_equals_replay_rows(itch_day, tmp_path, monkeypatch):
-    monkeypatch.setattr(oc, "ROW_GROUP_ROWS", 300)
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 20_000)
     convert(itch_day, tmp_path, tables="bbo,depth", levels=3, workers=2)
     for name, reader in (("bbo", obook.bbo(itch_day, workers=1)), ("depth", obook.depth(itch_day, levels=3))):
         got = pq.read_table(tmp_path / f"{name}.parquet")
@@ -88,15 +90,61 @@ def test_table_writer_depth_extreme_seq_time_round_trip(tmp_path):
 def test_convert_depth_50_levels_row_groups_bounded_in_bytes(tmp_path, monkeypatch):
     """Row groups are cut by size as well as rows: 1 M rows of 50-level depth would be ~3.4 GB
     buffered (issue 12); with a 1 MiB bound every engine batch (the smallest unit) is a row
-    group of its own, far below ROW_GROUP_ROWS, and the rows are the same."""
+    group of its own, far below 1 M rows, and the rows are the same."""
     from obook.gen.itch import write_itch
 
     feed = tmp_path / "day.itch"
     write_itch(feed, 150_000, 20, seed=3)
-    monkeypatch.setattr(oc, "ROW_GROUP_BYTES", 1 << 20)
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 1 << 20)
     convert(feed, tmp_path / "out", tables="depth", levels=50, workers=1)
     meta = pq.ParquetFile(tmp_path / "out" / "depth.parquet").metadata
     got = pq.read_table(tmp_path / "out" / "depth.parquet")
-    assert meta.num_row_groups >= 2 and got.num_rows < oc.ROW_GROUP_ROWS
+    assert meta.num_row_groups >= 2 and got.num_rows < 1 << 20
     want = obook.depth(feed, levels=50, workers=1).read_all()
     assert got.equals(want.replace_schema_metadata(got.schema.metadata))
+
+
+def _layout(path):
+    """Row groups (rows, and each column's encodings, compression, dictionary, statistics)."""
+    meta = pq.ParquetFile(path).metadata
+    groups = []
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        groups.append((rg.num_rows, [(rg.column(i).path_in_schema, rg.column(i).encodings,
+                                      rg.column(i).compression, rg.column(i).has_dictionary_page,
+                                      rg.column(i).is_stats_set) for i in range(rg.num_columns)]))
+    return groups
+
+
+def test_cli_bbo_output_parquet_equals_convert_content_and_layout(itch_day, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 30_000)   # several row groups
+    out = tmp_path / "bbo.parquet"
+    r = CliRunner().invoke(app, ["bbo", str(itch_day), "--workers", "2", "--output", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"({pq.ParquetFile(out).metadata.num_rows} rows)" in r.output
+    convert(itch_day, tmp_path / "conv", tables="bbo", workers=1)
+    conv = tmp_path / "conv" / "bbo.parquet"
+    assert pq.read_table(out).equals(pq.read_table(conv))
+    assert _layout(out) == _layout(conv)
+    assert len(_layout(out)) > 2
+
+
+def test_sink_sql_result_time_as_text_no_delta_round_trips(tmp_path):
+    # a stream that is not one of obook's tables: DELTA only where the column is an integer
+    t = pa.table({"seq": pa.array(["a", "b"]), "time": pa.array([3, 1], pa.int64()), "x": [1.5, None]})
+    sink = obook_parquet.ParquetSink(tmp_path / "x.parquet", t.schema, compression="small")
+    for b in t.to_batches():
+        sink.write(b)
+    sink.close()
+    assert pq.read_table(tmp_path / "x.parquet").equals(t)
+    cols = pq.ParquetFile(tmp_path / "x.parquet").metadata.row_group(0)
+    assert "DELTA_BINARY_PACKED" in cols.column(1).encodings and cols.column(0).has_dictionary_page
+
+
+def test_convert_compression_unknown_raises(itch_day, tmp_path):
+    with pytest.raises(obook.ObookError, match="compression"):
+        convert(itch_day, tmp_path, compression="tiny")

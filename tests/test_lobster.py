@@ -85,7 +85,10 @@ def test_lobster_hand_built_feed_hand_checked_lines(tmp_path):
 
 
 def run_lobster(*args, **kw):
+    """obook's earlier output (every event, 9 decimals): ``style="all"``; the LOBSTER style
+    has its own tests (test_lobster_style.py)."""
     from obook.lobster import lobster
+    kw.setdefault("style", "all")
     return lobster(*args, **kw)
 
 
@@ -157,7 +160,8 @@ def test_lobster_cli_writes_files(tmp_path):
     app.command()(command)
     path = feed(tmp_path)
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, [str(path), str(out), "--tickers", "AAPL", "--levels", "2", "--workers", "1"])
+    result = CliRunner().invoke(app, [str(path), str(out), "--tickers", "AAPL", "--levels", "2", "--workers", "1",
+                                      "--style", "all"])
     assert result.exit_code == 0, result.output
     assert (out / "AAPL_2020-01-02_34200000_57600000_message_2.csv").read_text().splitlines() == \
         expected_lines(path)[0]

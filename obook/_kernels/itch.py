@@ -109,10 +109,14 @@ def itch_breaks(buf, n_records, base_seq, seqs, matches):
 
 
 @njit(cache=True, _nrt=False)
-def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints):
+def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints, keep, wanted):
     """Book events of the records (buf holds whole frames) whose locate this worker owns.
 
-    names receives (locate, byte position of the 8-byte stock) of owned 'R'
+    Ticker selection: only locates with keep[locate] != 0 are decoded (all ones: every
+    book); when wanted (the 8-byte space-padded stocks, big-endian int64) is not empty, each
+    owned 'R' message sets keep[locate] to whether its stock is wanted, so the records of
+    other books are skipped right after framing.
+    names receives (locate, byte position of the 8-byte stock) of owned, kept 'R'
     messages. Malformed frames are skipped (the framer accounted for them). With
     prints, P, Q and B become ACT_PRINT events (for the trades table).
     Returns (events, names).
@@ -134,6 +138,14 @@ def itch_decode(buf, base_seq, worker, n_workers, sizes, ev, names, prints):
             continue
         loc = _be16(buf, m + LOCATE)
         if n_workers > 1 and owner_of(loc, n_workers) != worker:
+            continue
+        if t == 82 and wanted.shape[0] > 0:     # R: is this locate's stock selected?
+            stock = _be64(buf, m + 11)
+            keep[loc] = 0
+            for i in range(wanted.shape[0]):
+                if wanted[i] == stock:
+                    keep[loc] = 1
+        if keep[loc] == 0:
             continue
         act = 0
         if t == T_A or t == T_F:

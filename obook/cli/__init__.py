@@ -1,4 +1,10 @@
-"""The ``obook`` command line: one small module per command group."""
+"""The ``obook`` command line: one small module per command group.
+
+Start-up matters here (issue 13): this package and the command modules import typer and
+the standard library only; each command loads pyarrow, numba's kernels, DuckDB or polars
+inside its body, when it runs, and only what it needs. Help is click's plain text
+(``rich_markup_mode=None``: rich's help formatter costs more than the rest of ``--help``).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,26 @@ import sys
 
 import typer
 
-from ..errors import FeedError, ObookError
+from ..errors import ObookError
 from . import bbo as _bbo
 from . import convert as _convert
 from . import gen as _gen
 from . import lobster as _lobster
 from . import match as _match
 from . import pipeline as _pipeline
+from .kernels import announce_first_compile
 from .sql import sql as _sql
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .._version import __version__
+
+        typer.echo(f"obook {__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="obook",
@@ -24,7 +42,17 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=CONTEXT,
 )
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="Print obook's version and exit.")) -> None:
+    """Replay exchange market-data feeds through limit order books."""
+
+
 app.command("bbo")(_bbo.bbo)
 app.command("convert")(_convert.convert)
 app.command("sql")(_sql)
@@ -32,6 +60,9 @@ app.command("lobster")(_lobster.lobster)
 app.command("match")(_match.match)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
+
+#: commands that replay a feed (numba kernels)
+_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline"}
 
 
 def _terminated(signum, frame):
@@ -42,13 +73,11 @@ def _terminated(signum, frame):
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, _terminated)
+    if len(sys.argv) > 1 and sys.argv[1] in _REPLAYING and not {"-h", "--help"} & set(sys.argv):
+        announce_first_compile()
     try:
         app()
-    except FeedError as e:
-        typer.echo(f"error: {e.unit} {e.record}: {e.reason}" if e.record is not None
-                   else f"error: {e}", err=True)
-        raise SystemExit(1) from None
-    except ObookError as e:
+    except ObookError as e:     # a FeedError names the file, the record and the reason
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(1) from None
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .bbo import OnError
+from .bbo import COMPRESSION_HELP, Compression, FeedFormatName, OnError
 
 
 def convert(
@@ -17,7 +17,9 @@ def convert(
                                help="Comma-separated tables: bbo, trades, orders, depth (one replay), "
                                     "symbols, system_events, trading_actions (ITCH only)."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Depth levels a side."),
-    tickers: Optional[str] = typer.Option(None, "--tickers", help="Keep only these tickers (comma-separated)."),
+    tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
+                                          help="Replay only these tickers' books (comma-separated); a ticker "
+                                               "the feed does not name gets a warning."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
@@ -26,8 +28,10 @@ def convert(
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record and write nothing; "
                                           "skip: apply the tolerant rules and record the skipped counts."),
+    compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
+    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
 ) -> None:
-    """Replay FEED and write OUTDIR/<table>.parquet for each table (zstd, in feed order).
+    """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 
     Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
     """
@@ -36,6 +40,8 @@ def convert(
 
     with file_progress(feed) as progress:
         result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
-                          levels=levels, tickers=tickers, progress=progress)
+                          levels=levels, tickers=tickers, progress=progress,
+                          compression=compression.value, unknown_tickers="warn",
+                          format=format.value if format else None)
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

@@ -6,7 +6,22 @@ from pathlib import Path
 
 import typer
 
-app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True)
+app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+
+def _writing(out: Path, write):
+    """Run a generator; bad arguments and unwritable outputs become ``error: ...``."""
+    from ..errors import ObookError, OutputError
+
+    if out.is_dir():
+        raise OutputError(f"{out}: is a directory; give a file name")
+    try:
+        return write()
+    except ValueError as e:
+        raise ObookError(f"{out}: {e}") from None
+    except OSError as e:
+        raise OutputError(f"{out}: cannot write: {e.strerror or e}") from None
 
 
 @app.command("itch")
@@ -20,7 +35,7 @@ def itch(
     executions, replaces, trades, and a few other message types."""
     from ..gen.itch import write_itch
 
-    n = write_itch(out, messages, stocks, seed)
+    n = _writing(out, lambda: write_itch(out, messages, stocks, seed))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
@@ -30,12 +45,12 @@ def csv(
     events: int = typer.Option(100_000, "--events", "-n", min=1, help="Events to write (before the final drain)."),
     tickers: int = typer.Option(100, "--tickers", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
-    depth: int = typer.Option(200, "--depth", "-d", min=1, help="At most this many live orders a ticker."),
+    depth: int = typer.Option(200, "--depth", min=1, help="At most this many live orders a ticker."),
 ) -> None:
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
     from ..gen.csv import write_csv
 
-    n = write_csv(out, events, tickers, seed, depth)
+    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth))
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 

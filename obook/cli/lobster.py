@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 
+class Style(str, Enum):
+    lobster = "lobster"
+    all = "all"
+
+
 def lobster(
     feed: Path = typer.Argument(..., help="Nasdaq ITCH 5.0 feed (BinaryFILE, optionally .gz)."),
     outdir: Path = typer.Argument(..., help="Directory for the CSV files (created if missing)."),
-    tickers: str = typer.Option(..., "--tickers", "-t", help="Comma-separated tickers, e.g. AAPL,MSFT."),
-    levels: int = typer.Option(10, "--levels", "-l", min=1, max=1000,
-                               help="Book levels per side in the orderbook file."),
+    tickers: str = typer.Option(..., "--tickers", "-k", help="Comma-separated tickers, e.g. AAPL,MSFT."),
+    levels: int = typer.Option(10, "--levels", "-l", min=1, max=50,
+                               help="Book levels per side in the orderbook file (1 to 50)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date for the file names (default: from a "
                                             "MMDDYYYY.NASDAQ_ITCH50[.gz] file name)."),
+    style: Style = typer.Option(Style.lobster, "--style",
+                                help="lobster: as LOBSTER writes its files (events outside the levels "
+                                     "unlisted, a replace as two steps, shortest times); all: every "
+                                     "event, 9-decimal times."),
 ) -> None:
-    """Write OUTDIR/<TICKER>_<date>_34200000_57600000_{message,orderbook}_<levels>.csv per ticker.
+    """Write the LOBSTER message and orderbook files of some tickers of an ITCH feed.
+
+    Files: OUTDIR/<TICKER>_<date>_34200000_57600000_{message,orderbook}_<levels>.csv per ticker.
 
     Message rows: time (s after midnight), type (1 submission, 2 partial cancel, 3 deletion,
     4 visible execution, 5 hidden execution, 6 cross, 7 trading action), order id, size,
@@ -28,7 +40,10 @@ def lobster(
     message row. Messages from 09:30 to 16:00 only; files appear only when complete.
     """
     from ..lobster import lobster as _lobster
+    from .progress import file_progress
 
-    result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date)
+    with file_progress(feed) as progress:
+        result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date, style=style.value,
+                          progress=progress)
     for ticker, info in result.items():
         typer.echo(f"wrote {info['message']} and {info['orderbook']} ({info['rows']} rows)", err=True)

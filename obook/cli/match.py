@@ -28,7 +28,7 @@ def match(
     out: Optional[Path] = typer.Option(None, "--out", "-o",
                                        help="Write every table to this folder (fills, events, bbo [, depth]); "
                                             "default: the fills as CSV on stdout."),
-    out_type: OutType = typer.Option(OutType.parquet, "--type", "-t", help="File type of the tables in --out."),
+    out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --out."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, max=64,
                                 help="Processes the instruments are sharded over (same output for any number)."),
     tick: int = typer.Option(1, "--tick", min=1, help="Prices must be multiples of this."),

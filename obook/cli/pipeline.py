@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 app = typer.Typer(help="Turn day files into a Hive-partitioned Parquet dataset, as a pipeline defined "
-                       "in a TOML file (see obook/pipelines/example.toml).", no_args_is_help=True)
+                       "in a TOML file (see pipelines/example.toml).", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 _PIPELINE = typer.Argument(..., exists=True, dir_okay=False, help="Pipeline definition (TOML).")
 
@@ -39,6 +40,56 @@ def run(
         typer.echo(f"failed: {what}: {error}", err=True)
     if bad:
         raise typer.Exit(1)
+
+
+STARTER = """\
+# An obook pipeline (written by `obook pipeline init`): every Nasdaq ITCH day file in this
+# directory -> a Hive-partitioned Parquet dataset
+# (dataset/table=<table>/date=<YYYY-MM-DD>/part-0.parquet).
+#
+#   obook pipeline run {name}       # converts the days not done yet
+#   obook pipeline status {name}    # done / pending / failed, per day
+#
+# Relative paths are relative to this file's directory.
+
+[source]
+directory = "."                      # where the day files are
+glob = "*.NASDAQ_ITCH50*"            # which files are days; the date comes from the name (MMDDYYYY)
+
+[convert]
+tables = ["bbo", "trades", "symbols"]
+# workers = 2                        # book worker processes per day (default: one per core, at most 8)
+on_error = "raise"                   # "skip": tolerant replay, skipped records in the metadata
+# levels = 10                        # depth levels a side (1 to 50), with "depth" in tables
+# tickers = ["AAPL", "MSFT"]         # only these tickers' books (default: every ticker)
+
+[dataset]
+path = "dataset"                     # the dataset (and its manifest and lock file)
+
+[run]
+executor = "local"                   # or "dask://scheduler-host:8786" (an existing cluster)
+days_at_once = 1                     # days in flight at once (local: one process a day)
+retries = 1                          # extra attempts for a day that fails
+"""
+
+
+@app.command("init")
+def init(
+    directory: Path = typer.Argument(..., file_okay=False, help="Directory of the day files; the TOML is written there."),
+    name: str = typer.Option("obook-pipeline.toml", "--name", help="File name of the pipeline definition."),
+) -> None:
+    """Write a starter pipeline definition (TOML) for the day files in DIRECTORY."""
+    from ..errors import OutputError
+
+    target = directory / name
+    if target.exists():
+        raise OutputError(f"{target}: exists already; not overwritten")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        target.write_text(STARTER.format(name=target))
+    except OSError as e:
+        raise OutputError(f"{target}: cannot write: {e.strerror or e}") from None
+    typer.echo(f"wrote {target}", err=True)
 
 
 @app.command("status")

@@ -8,10 +8,10 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def file_progress(path, label: str = "replaying"):
+def file_progress(path, label: str = "replaying", enabled: bool = True):
     """Yields a callback taking the bytes of ``path`` read so far and, when a new pass over
-    the file starts, its label (or None when stderr is not a tty)."""
-    if not sys.stderr.isatty():
+    the file starts, its label (or None when stderr is not a tty, or not ``enabled``)."""
+    if not enabled or not sys.stderr.isatty() or not os.path.isfile(path):
         yield None
         return
     from rich.console import Console

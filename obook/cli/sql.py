@@ -13,18 +13,29 @@ renamed at the end, so a failed query never leaves a partial file behind.
 from __future__ import annotations
 
 import re
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from ..errors import ObookError, OutputError
-from ..output import OUTPUT_KINDS
 
-__all__ = ["sql", "run_query", "write_result", "OUTPUT_FORMATS"]
+__all__ = ["sql", "run_query", "write_result", "output_formats"]
 
-#: file extension -> writer name (obook.output's, less its BBO-only text lines)
-OUTPUT_FORMATS = {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
+
+class PrintFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+def output_formats() -> dict[str, str]:
+    """file extension -> writer name (obook.output's, less its BBO-only text lines); loaded
+    when asked: obook.output loads pyarrow, which `obook --help` does not need."""
+    from ..output import OUTPUT_KINDS
+
+    return {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
 
 # noise DuckDB wraps around errors raised in obook's Python code
 _NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:Invalid: )?"
@@ -32,10 +43,11 @@ _NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:
 
 
 def _output_format(path: Path) -> str:
-    fmt = OUTPUT_FORMATS.get(path.suffix.lower())
+    formats = output_formats()
+    fmt = formats.get(path.suffix.lower())
     if fmt is None:
         raise OutputError(f"{path}: unknown output format {path.suffix or '(no extension)'!r}; "
-                          f"use one of {', '.join(sorted(OUTPUT_FORMATS))}")
+                          f"use one of {', '.join(sorted(formats))}")
     return fmt
 
 
@@ -48,6 +60,7 @@ def run_query(query: str, database: str = ":memory:"):
 
     con = connect(database)
     try:
+        _feed_time_zone(con)
         rel = con.sql(query)
         return con, (None if rel is None else rel.to_arrow_reader())
     except duckdb.Error as e:
@@ -56,6 +69,42 @@ def run_query(query: str, database: str = ":memory:"):
     except BaseException:
         con.close()
         raise
+
+
+def _feed_time_zone(con) -> None:
+    """Show timestamps in the feeds' zone (New York), as the tables' ``timestamp`` column
+    and ``obook bbo --output x.csv`` do, not in DuckDB's default UTC."""
+    import duckdb
+
+    from ..session import TIMEZONE
+
+    try:
+        con.execute(f"SET TimeZone = '{TIMEZONE}'")
+    except duckdb.Error:   # a DuckDB without ICU: its default zone stays
+        pass
+
+
+def _write_stdout(reader, fmt: str) -> int:
+    """Every row of the result on stdout as CSV (with a header) or JSON lines."""
+    import json
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    out, n, first = sys.stdout.buffer, 0, True
+    for batch in reader:
+        if fmt == "csv":
+            pacsv.write_csv(batch, out, pacsv.WriteOptions(include_header=first))
+        else:
+            text = "".join(json.dumps(row, default=str) + "\n" for row in _printable(batch).to_pylist())
+            out.write(text.encode())
+        first = False
+        n += batch.num_rows
+    if first and fmt == "csv":          # no batch at all: the header alone
+        pacsv.write_csv(pa.Table.from_batches([], schema=reader.schema), out)
+    out.flush()
+    return n
 
 
 def _first_line(e: BaseException) -> str:
@@ -131,17 +180,30 @@ def sql(
     max_rows: Annotated[int, typer.Option(
         "--max-rows", "-n", min=0,
         help="Rows to print when writing to the terminal (the query stops early).")] = 40,
+    format: Annotated[PrintFormat, typer.Option(
+        "--format",
+        help="How to print the result on stdout: table (the first --max-rows rows), or every row "
+             "as csv (with a header) or json (one object a line).")] = PrintFormat.table,
     database: Annotated[str, typer.Option(
-        "--database", "-d",
+        "--database",
         help="DuckDB database file to open (default: a fresh in-memory database).")] = ":memory:",
 ) -> None:
     """Run a SQL query over market-data feeds with DuckDB; print or save the result.
 
-    Table functions: obook_bbo(path, workers := NULL, format := NULL, on_error := 'raise')
-    (the BBO rows of an ITCH or CSV feed), obook_messages(path) (decoded ITCH messages),
-    obook_spread(path), obook_twas(path), obook_bbo_grid(path, every). Scalar functions:
-    obook_price(ticks), obook_ticks(price), obook_time_of_day(ns), obook_time_of_day_ms(ms).
-    Prices are integers in 1/10000 $; obook_price() turns them into exact decimals.
+    \b
+    Replay tables (ITCH or CSV feeds), each with workers := NULL, format := NULL,
+    on_error := 'raise', tickers := NULL (e.g. ['AAPL']: replay only those books),
+    date := NULL (YYYY-MM-DD: adds a timestamp column):
+      obook_bbo(path, ...)      best bid/offer rows
+      obook_trades(path, ...)   executions and prints
+      obook_orders(path, ...)   order-level rows
+      obook_depth(path, ..., levels := 10)   top 1..50 levels a side
+    ITCH tables: obook_messages(path), obook_symbols(path), obook_system_events(path),
+    obook_trading_actions(path).
+    Macros: obook_spread(path), obook_twas(path), obook_bbo_grid(path, every_ns).
+    Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
+    obook_time_of_day_ms(ms). Prices are integers in 1/10000 $; obook_price() turns them
+    into exact decimals. Timestamps print in New York time, the feeds' zone.
 
     \b
     Examples:
@@ -159,7 +221,10 @@ def sql(
             typer.echo("ok", err=True)
         elif output is None:
             try:
-                _print_table(reader, max_rows)
+                if format is PrintFormat.table:
+                    _print_table(reader, max_rows)
+                else:
+                    _write_stdout(reader, format.value)
             except Exception as e:
                 import pyarrow as pa
 

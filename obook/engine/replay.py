@@ -24,9 +24,32 @@ log = logging.getLogger("obook")
 
 ON_ERROR = ("raise", "skip")
 NO_LIMIT = np.iinfo(np.int64).max
+SMALL_FEED = BLOCK_SIZE   # bytes on disk (a gzipped feed of that size is a few blocks at most)
 
 
-def default_workers() -> int:
+def ticker_tuple(tickers) -> tuple[str, ...] | None:
+    """Tickers as given (a list, or a comma-separated string): stripped, unique, sorted;
+    None for none."""
+    if tickers is None:
+        return None
+    if isinstance(tickers, str):
+        tickers = tickers.split(",")
+    chosen = tuple(sorted({str(t).strip() for t in tickers if str(t).strip()}))
+    if not chosen:
+        raise ObookError("tickers: no ticker given")
+    return chosen
+
+
+def default_workers(path: str | None = None) -> int:
+    """One per core, at most 8; 1 for a feed smaller than one block (``SMALL_FEED``): its
+    records are one batch, so worker processes would only add their start-up (the rows do
+    not depend on the worker count)."""
+    if isinstance(path, (str, os.PathLike)):
+        try:
+            if os.path.getsize(path) < SMALL_FEED:
+                return 1
+        except OSError:
+            pass
     return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
@@ -41,15 +64,23 @@ class Replay:
     exhausted, ``stats`` holds the record count, row count and (tolerant mode)
     the skipped records by kind. ``progress(done)`` gets the bytes of the file read so
     far; ``progress(done, phase)`` marks the start of a pass over the file (an ITCH trades
-    replay first reads the feed for its trade breaks).
+    replay first reads the feed for its trade breaks). ``tickers``: replay only these
+    tickers' books (a list, or a comma-separated string); ``unknown_tickers``: what a ticker
+    the feed never names does at the end: "raise" (ObookError), "warn" (logged) or "ignore".
     """
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
-                 breaks: bool = True, date=None):
+                 breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise"):
         self.source = path
         self.path = source_name(path)     # how errors name the feed
+        # ticker pushdown: only these books are replayed (the decoders skip the others'
+        # records); a ticker the feed never names raises at the end (or, "warn", is logged)
+        self.tickers = ticker_tuple(tickers)
+        if unknown_tickers not in ("raise", "warn", "ignore"):
+            raise ObookError(f"unknown_tickers must be raise, warn or ignore, not {unknown_tickers!r}")
+        self.unknown_tickers = unknown_tickers
         self.tables = check_tables(tables, levels)
         self.levels = levels
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
@@ -65,7 +96,7 @@ class Replay:
         # table gets ``timestamp`` (always, for a format whose time is epoch)
         self.session = session_date(path, date, self.format)
         self._stamp = stamp_of(self.format, self.session)
-        self.workers = default_workers() if workers is None else int(workers)
+        self.workers = default_workers(path) if workers is None else int(workers)
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
         if self.workers > 1 and mp.current_process().daemon:
@@ -80,6 +111,7 @@ class Replay:
         self.stats: dict = {}
         self._key_type = key_type(self.format)
         self._bbo_schema = schema_of("bbo", levels, self.format)
+        self._ticker_set = None
 
     def reader(self, table: str = "bbo") -> pa.RecordBatchReader:
         """One table of the replay (one of ``tables``) as a RecordBatchReader."""
@@ -141,6 +173,7 @@ class Replay:
             self.stats.update(engine.state)
             types = framer.message_counts() or self.stats.get("messages_by_type") or {}
             self.stats["messages_by_type"] = dict(sorted(types.items()))
+            self._check_tickers(tickers)
             self.stats["complete"] = True
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
@@ -155,6 +188,27 @@ class Replay:
             engine.close()
             feed.close()
             engine = feed = None  # a kept error's traceback holds this frame, not the arrays
+
+    def _check_tickers(self, tickers: Tickers) -> None:
+        """A selected ticker the feed never named (no directory message, no row)."""
+        if not self.tickers:
+            return
+        seen = {raw.decode("utf-8", "replace") for raw in tickers.names.values()}
+        missing = [t for t in self.tickers if t not in seen]
+        self.stats["missing_tickers"] = missing
+        if missing:
+            msg = f"{self.path}: not in the feed: {', '.join(missing)}"
+            if self.unknown_tickers == "raise":
+                raise ObookError(msg + " (no directory entry, no record)")
+            if self.unknown_tickers == "warn":
+                log.warning("%s (no rows for them)", msg)
+
+    def _keep_tickers(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        import pyarrow.compute as pc
+
+        if self._ticker_set is None:
+            self._ticker_set = pa.array(self.tickers, pa.string())
+        return batch.filter(pc.is_in(batch.column("ticker"), value_set=self._ticker_set))
 
     def _finish(self, engine, item, tickers, breaks=None):
         slot, n_records, frame_error, data = item
@@ -175,6 +229,8 @@ class Replay:
             else:
                 batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
                                           tickers, self.format, self.levels, data, breaks)
+            if batch is not None and self.tickers:
+                batch = self._keep_tickers(batch)
             if batch is not None:
                 batch = self._stamp.batch(batch)
                 if table == "bbo":
@@ -195,7 +251,7 @@ class _Local:
 
     def __init__(self, replay: Replay):
         self.applier = Applier(replay.format, replay.path, 0, 1, replay.on_error, replay.want,
-                               replay.levels)
+                               replay.levels, tickers=replay.tickers)
         self._rows = {t: np.empty((1, WorkerPool.rows_per_slot, w), dtype=np.int64)
                       for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)
@@ -227,7 +283,7 @@ class _Pool:
     def __init__(self, replay: Replay):
         self.pool = WorkerPool(replay.format, replay.path, replay.workers, replay.on_error,
                                replay.slots, 2 * replay.block_size + (1 << 16), replay.layout,
-                               replay.want, replay.levels)
+                               replay.want, replay.levels, replay.tickers)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add
         self.state = {}
         from .applier import BatchResult

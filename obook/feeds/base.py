@@ -113,6 +113,12 @@ class Decoder:
         """
         raise NotImplementedError
 
+    def select(self, tickers: tuple[str, ...]) -> bool:
+        """Decode only the records of these tickers' books (a decoder that can tell a
+        record's book cheaply skips the others right after framing); returns whether this
+        decoder selects. The engine keeps only these tickers' rows either way."""
+        return False
+
     @classmethod
     def warm(cls) -> None:
         """Load the compiled kernels (numba cache) once, e.g. in the forkserver."""

@@ -68,7 +68,18 @@ def check_source(source) -> None:
         raise ObookError("no feed files given")
     for p in paths:
         if not Path(p).is_file():
-            raise ObookError(f"{p}: no such feed file")
+            raise ObookError(_not_a_feed(p))
+
+
+def _not_a_feed(p: str) -> str:
+    """Why a path is no feed file: missing, a directory, or not a regular file."""
+    if p == "-":
+        return "-: give a file (the command line reads stdin as a feed with --format)"
+    if Path(p).is_dir():
+        return f"{p}: is a directory, not a feed file"
+    if Path(p).exists():
+        return f"{p}: not a regular file (a feed is read from a file)"
+    return f"{p}: no such feed file"
 
 
 class _Counting:

@@ -14,10 +14,20 @@ class ItchDecoder(Decoder):
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
         self._names = np.zeros((1 << 16, 2), dtype=np.int64)
+        self._keep = np.ones(1 << 16, dtype=np.uint8)       # locates decoded (all, until select)
+        self._wanted = np.zeros(0, dtype=np.int64)          # selected stocks as 8 big-endian bytes
+
+    def select(self, tickers):
+        """Decode only the locates whose directory message (R) names one of ``tickers``."""
+        stocks = [t.encode("latin-1").ljust(8) for t in tickers if len(t.encode("latin-1")) <= 8]
+        self._wanted = np.array([int.from_bytes(s, "big") for s in stocks if s[0] < 0x80] or [-1],
+                                dtype=np.int64)
+        self._keep[:] = 0
+        return True
 
     def decode(self, buf, base_seq, events):
         ne, nn = K.itch_decode(buf, base_seq, self.worker, self.n_workers, K.SIZES,
-                               events, self._names, bool(self.want & WANT_TRADES))
+                               events, self._names, bool(self.want & WANT_TRADES), self._keep, self._wanted)
         names = []
         for loc, p in self._names[:nn]:
             names.append((int(loc), bytes(buf[p:p + 8]).decode("latin-1").rstrip()))
@@ -26,7 +36,7 @@ class ItchDecoder(Decoder):
     @classmethod
     def warm(cls):
         K.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, K.SIZES, np.zeros((1, EV_WIDTH), np.int64),
-                      np.zeros((1, 2), np.int64), False)
+                      np.zeros((1, 2), np.int64), False, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
 
     def describe(self, code, event):
         # a U's new order is the one a zero-share add or a duplicate ref is about

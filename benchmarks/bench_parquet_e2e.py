@@ -1,0 +1,87 @@
+"""ITCH -> Parquet end to end against itch-book (issue 13), command lines in fresh processes,
+alternating, medians of wall time:
+
+* ``bbo``: ``obook bbo DAY --output bbo.parquet`` with 1 and 2 workers against
+  ``itch2parquet convert DAY OUT --tables bbo`` (15M messages, 8,000 stocks by default);
+* ``depth``: ``obook convert DAY OUT --tables bbo,depth --levels 10`` with 2 workers against
+  ``itch2parquet convert DAY OUT --tables bbo,depth --depth 10`` (3M messages, 2,000 stocks).
+
+Both sides write a timestamp column (session date given) and fixed-point prices; itch-book
+hashes its input (md5) as obook convert does (sha256); `obook bbo` and the itch-book BBO run
+do not hash.
+
+    python benchmarks/bench_parquet_e2e.py --set bbo --messages 15000000 --stocks 8000 --repeats 3
+    python benchmarks/bench_parquet_e2e.py --set depth --messages 3000000 --stocks 2000 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import itch_day, median  # noqa: E402
+
+DATE = "2019-12-30"
+
+
+def commands(which: str, day: Path, out: Path) -> dict[str, list[str]]:
+    obook = [sys.executable, "-m", "obook"]
+    itch_book = ["itch2parquet", "convert", str(day), str(out / "ib"), "--price-type", "fixed", "--date", DATE]
+    if which == "bbo":
+        return {
+            "obook bbo 1 worker": obook + ["bbo", str(day), "-w", "1", "--date", DATE, "-o", str(out / "b1.parquet")],
+            "obook bbo 2 workers": obook + ["bbo", str(day), "-w", "2", "--date", DATE, "-o", str(out / "b2.parquet")],
+            "itch-book": itch_book + ["--tables", "bbo", "--no-md5"],
+        }
+    return {
+        "obook convert 2 workers": obook + ["convert", str(day), str(out / "c2"), "--tables", "bbo,depth",
+                                            "--levels", "10", "-w", "2", "--date", DATE],
+        "obook convert 2 workers small": obook + ["convert", str(day), str(out / "c2s"), "--tables", "bbo,depth",
+                                                  "--levels", "10", "-w", "2", "--date", DATE, "-c", "small"],
+        "itch-book": itch_book + ["--tables", "bbo,depth", "--depth", "10"],
+    }
+
+
+def size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*.parquet")) if path.is_dir() else path.stat().st_size
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", choices=("bbo", "depth"), default="bbo")
+    ap.add_argument("--messages", type=int, default=15_000_000)
+    ap.add_argument("--stocks", type=int, default=8000)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    day = itch_day(args.messages, args.stocks)
+    print(f"feed: {day} ({day.stat().st_size / 2**20:.0f} MiB)")
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
+        out = Path(tmp)
+        cmds = commands(args.set, day, out)
+        times: dict[str, list[float]] = {k: [] for k in cmds}
+        sizes: dict[str, int] = {}
+        for rep in range(args.repeats):
+            for name, cmd in cmds.items():
+                t = time.perf_counter()
+                subprocess.run(cmd, check=True, capture_output=True)
+                times[name].append(time.perf_counter() - t)
+                target = Path(cmd[cmd.index("-o") + 1] if "-o" in cmd else cmd[3] if cmd[0] == "itch2parquet"
+                              else cmd[5])
+                sizes[name] = size(target)
+                shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink()
+            print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()), flush=True)
+    base = median(times["itch-book"])
+    print(f"\n{'contender':<32}{'median s':>10}{'vs itch-book':>14}{'MB':>9}")
+    for name, ts in times.items():
+        print(f"{name:<32}{median(ts):>10.2f}{median(ts) / base:>13.2f}x{sizes[name] / 1e6:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()

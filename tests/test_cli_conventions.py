@@ -1,0 +1,144 @@
+"""The command line's conventions and start-up behaviour (issue 13)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import subprocess
+import sys
+import time
+
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+from obook.cli.kernels import kernels_cached
+from obook.engine.replay import SMALL_FEED, default_workers
+from obook.gen.itch import write_itch
+
+runner = CliRunner()
+
+
+def test_cli_version_prints_version():
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.output.strip() == f"obook {obook.__version__}"
+
+
+def test_cli_short_help_same_as_long_help():
+    assert runner.invoke(app, ["-h"]).output == runner.invoke(app, ["--help"]).output
+    sub = runner.invoke(app, ["bbo", "-h"])
+    assert sub.exit_code == 0 and "--output" in sub.output
+
+
+def test_cli_help_loads_no_pyarrow_numpy_numba_duckdb_polars():
+    code = ("import sys\nfrom obook.cli import app\nsys.argv=['obook','--help']\n"
+            "try:\n    app()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pyarrow', 'numpy', 'numba', 'duckdb', 'polars', 'rich', 'obook.engine.replay', "
+            "'obook._kernels.book') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_kernels_cached_missing_or_stale_index_false(tmp_path):
+    for name in ("book", "merge"):
+        (tmp_path / f"{name}.py").write_text("")
+    assert not kernels_cached(tmp_path)
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    tag = f"py{sys.version_info.major}{sys.version_info.minor}"
+    for name in ("book", "merge"):
+        (cache / f"{name}.f-1.{tag}.nbi").write_text("")
+    assert kernels_cached(tmp_path)
+    later = time.time() + 10
+    os.utime(tmp_path / "merge.py", (later, later))     # an edited kernel: compiled again
+    assert not kernels_cached(tmp_path)
+
+
+def test_default_workers_small_feed_one_worker(tmp_path):
+    small = tmp_path / "small.itch"
+    write_itch(small, 1000, 5, seed=1)
+    assert small.stat().st_size < SMALL_FEED
+    assert default_workers(str(small)) == 1
+    big = tmp_path / "big.itch"
+    with open(big, "wb") as f:
+        f.truncate(SMALL_FEED)
+    assert default_workers(str(big)) == default_workers()
+
+
+def _short_options(command, prefix=""):
+    import typer.main
+
+    click_cmd = typer.main.get_command(app) if command is None else command
+    found = []
+    for name, sub in getattr(click_cmd, "commands", {}).items():
+        found += _short_options(sub, f"{prefix}{name} ")
+    for p in getattr(click_cmd, "params", []):
+        longs = [o for o in p.opts if o.startswith("--")]
+        for o in p.opts:
+            if len(o) == 2 and o not in ("-h",):
+                found.append((o, longs[0] if longs else o, prefix.strip()))
+    return found
+
+
+def test_cli_short_options_one_meaning_everywhere():
+    meanings: dict[str, set[str]] = {}
+    for short, long, _ in _short_options(None):
+        meanings.setdefault(short, set()).add(long)
+    # gen's -k counts tickers (--stocks for ITCH, --tickers for CSV): the same idea
+    meanings["-k"] -= {"--stocks", "--instruments"}     # (obook gen orders: instruments)
+    meanings["-o"] -= {"--out"}                          # (obook match: the output directory)
+    # -n is "how many" (messages or events to generate, rows to print)
+    assert meanings.pop("-n") <= {"--messages", "--events", "--max-rows"}
+    assert {s: m for s, m in meanings.items() if len(m) > 1} == {}
+
+
+@pytest.mark.parametrize("command", [["convert", "F", "OUT"], ["lobster", "F", "OUT", "-k", "AAA"]])
+def test_cli_levels_range_1_to_50_everywhere(command, tmp_path):
+    feed = tmp_path / "f.itch"
+    write_itch(feed, 1000, 5, seed=1)
+    args = [str(feed) if a == "F" else str(tmp_path / "o") if a == "OUT" else a for a in command]
+    for bad in ("0", "51"):
+        r = runner.invoke(app, args + ["--levels", bad])
+        assert r.exit_code == 2 and "--levels" in r.output, (bad, r.output)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    path = tmp_path_factory.mktemp("conv") / "tiny.itch"
+    write_itch(path, 3000, 6, seed=2)
+    return path
+
+
+def test_cli_sql_format_csv_and_json_every_row(tiny):
+    q = f"SELECT seq, ticker, bid_px FROM obook_bbo('{tiny}') ORDER BY seq"
+    expected = obook.bbo(tiny, workers=1).read_all().select(["seq", "ticker", "bid_px"]).to_pylist()
+    csv_out = runner.invoke(app, ["sql", q, "--format", "csv", "-n", "1"])
+    assert csv_out.exit_code == 0, csv_out.output
+    lines = csv_out.stdout.splitlines()
+    assert lines[0] == '"seq","ticker","bid_px"' and len(lines) == len(expected) + 1
+    import json
+
+    js = runner.invoke(app, ["sql", q, "--format", "json"])
+    assert [json.loads(line) for line in js.stdout.splitlines()] == expected
+
+
+def test_cli_sql_timestamps_in_new_york(tiny):
+    r = runner.invoke(app, ["sql", f"SELECT timestamp FROM obook_bbo('{tiny}', date := '2019-12-30') LIMIT 1",
+                            "--format", "csv"])
+    assert r.exit_code == 0 and r.stdout.splitlines()[1].endswith("-0500"), r.output
+
+
+def test_cli_sql_bbo_grid_every_zero_clear_error(tiny):
+    r = runner.invoke(app, ["sql", f"SELECT count(*) FROM obook_bbo_grid('{tiny}', 0)"])
+    assert r.exit_code == 1 and "every must be a positive integer" in str(r.exception)
+
+
+def test_cli_bbo_tickers_and_convert_format_options(tiny, tmp_path):
+    full = obook.bbo(tiny, workers=1).read_all()
+    ticker = full["ticker"][0].as_py()
+    r = runner.invoke(app, ["bbo", str(tiny), "-k", ticker, "-w", "1"])
+    assert r.exit_code == 0
+    assert len(r.stdout.splitlines()) == sum(1 for t in full["ticker"].to_pylist() if t == ticker)
+    r = runner.invoke(app, ["convert", str(tiny), str(tmp_path / "o"), "-f", "itch", "-k", ticker])
+    assert r.exit_code == 0, r.output

@@ -1,0 +1,106 @@
+"""The rough edges of issue 13: each ends in `error: ...` and exit 1, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from obook.cli import app
+from obook.gen.itch import write_itch
+from tests.frontend_feeds import add, delete, directory, write_feed
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def feed(tmp_path_factory):
+    path = tmp_path_factory.mktemp("edges") / "small.itch"
+    write_itch(path, 1000, 5, seed=1)
+    return path
+
+
+def _fails(args, *needles):
+    from obook.cli import main
+    import sys
+
+    old = sys.argv
+    sys.argv = ["obook", *map(str, args)]
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    finally:
+        sys.argv = old
+    assert exit_info.value.code == 1
+    return exit_info
+
+
+def _error(capsys, args, *needles):
+    _fails(args)
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err, err
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+def test_cli_convert_output_is_a_file_error(feed, capsys):
+    _error(capsys, ["convert", feed, feed], "exists and is not a directory")
+
+
+def test_cli_convert_output_under_a_file_error(feed, capsys):
+    _error(capsys, ["convert", feed, f"{feed}/out"], "cannot create the output directory")
+
+
+def test_cli_convert_output_under_proc_error(feed, capsys):
+    _error(capsys, ["convert", feed, "/proc/obook-out"], "cannot create the output directory")
+
+
+def test_cli_lobster_output_is_a_file_error(feed, tmp_path, capsys):
+    onto = tmp_path / "taken"
+    onto.write_text("x")
+    _error(capsys, ["lobster", feed, onto, "--tickers", "AAA", "--date", "2019-12-30"],
+           "exists and is not a directory")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["gen", "itch", "/nonexistent/x.itch"], "cannot write"),
+    (["gen", "itch", "{tmp}"], "is a directory"),
+    (["gen", "itch", "{tmp}/x.itch", "--messages", "5"], "messages must be"),
+])
+def test_cli_gen_bad_output_or_arguments_error(tmp_path, capsys, args, needle):
+    _error(capsys, [a.format(tmp=tmp_path) for a in args], needle)
+
+
+@pytest.mark.parametrize("target,needle", [("{tmp}", "is a directory"), ("/dev/null", "not a regular file"),
+                                           ("-", "stdin"), ("{tmp}/none.itch", "no such feed file")])
+def test_cli_bbo_feed_not_a_file_says_what_it_is(tmp_path, capsys, target, needle):
+    _error(capsys, ["bbo", target.format(tmp=tmp_path)], needle)
+
+
+def test_cli_bbo_output_directory_error(feed, tmp_path, capsys):
+    _error(capsys, ["bbo", feed, "--output", tmp_path], "is a directory")
+
+
+def test_cli_feed_error_names_the_file(tmp_path, capsys):
+    bad = write_feed(tmp_path / "bad.itch", [directory(1, 1, "AAA"), add(2, 1, 7, "B", 100, "AAA", 5000),
+                                              delete(3, 1, 99)])
+    err = _error(capsys, ["bbo", bad, "--workers", "1"], str(bad), "message 3")
+    assert err.count("\n") == 1
+
+
+def test_write_file_error_names_final_path_not_temporary(tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    import obook.output as out
+
+    target = tmp_path / "x.csv"
+
+    def failing(*args, **kwargs):
+        raise OSError(f"disk trouble writing {tmp_path}/.x.csv.{__import__('os').getpid()}.tmp")
+    monkeypatch.setattr(out.pacsv, "write_csv", failing)
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]),
+                                               [pa.record_batch([pa.array([1])], names=["a"])])
+    with pytest.raises(out.OutputError) as info:
+        out.write_file(reader, target)
+    assert ".tmp" not in str(info.value) and str(target) in str(info.value)
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,68 @@
+"""Pipelines (issue 13): levels and tickers in [convert], `obook pipeline init`, and
+days_at_once honoured by the local executor (one process a day)."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+from obook.pipelines import load, run
+from obook.pipelines.config import PipelineError
+from pipeline_support import DAYS, write_days
+
+
+def _toml(path, days, dataset, convert_extra="", days_at_once=1):
+    path.write_text(f"""
+[source]
+directory = "{days}"
+glob = "*.NASDAQ_ITCH50*"
+
+[convert]
+tables = ["bbo", "depth"]
+workers = 1
+{convert_extra}
+
+[dataset]
+path = "{dataset}"
+
+[run]
+days_at_once = {days_at_once}
+""")
+    return path
+
+
+def test_pipeline_levels_and_tickers_reach_convert(tmp_path):
+    days = write_days(tmp_path / "days")
+    first = next(iter(days.values()))
+    ticker = obook.bbo(first, workers=1).read_all()["ticker"][0].as_py()
+    p = load(_toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds",
+                   f'levels = 3\ntickers = ["{ticker}"]', days_at_once=2))
+    assert p.options() == {"tables": ["bbo", "depth"], "on_error": "raise", "levels": 3, "tickers": [ticker]}
+    summary = run(p)
+    assert sorted(summary["converted"]) == sorted(DAYS.values()) and not summary["failed"]
+    for date, feed in days.items():
+        depth = pq.read_table(tmp_path / "ds" / "table=depth" / f"date={date}" / "part-0.parquet")
+        assert "bid_px_3" in depth.schema.names and "bid_px_4" not in depth.schema.names
+        assert set(depth["ticker"].to_pylist()) <= {ticker}
+        bbo = pq.read_table(tmp_path / "ds" / "table=bbo" / f"date={date}" / "part-0.parquet")
+        expected = obook.bbo(feed, workers=1, date=date, tickers=[ticker]).read_all()
+        assert bbo.select(expected.schema.names).equals(expected.replace_schema_metadata(bbo.schema.metadata))
+
+
+@pytest.mark.parametrize("extra,needle", [("levels = 51", "levels"), ("levels = 0", "levels"),
+                                          ("tickers = 5", "tickers"), ("tickers = []", "tickers")])
+def test_pipeline_bad_levels_or_tickers_rejected(tmp_path, extra, needle):
+    with pytest.raises(PipelineError, match=needle):
+        load(_toml(tmp_path / "p.toml", tmp_path, tmp_path / "ds", extra))
+
+
+def test_cli_pipeline_init_writes_loadable_starter_not_over_existing(tmp_path):
+    r = CliRunner().invoke(app, ["pipeline", "init", str(tmp_path / "days")])
+    assert r.exit_code == 0, r.output
+    p = load(tmp_path / "days" / "obook-pipeline.toml")
+    assert p.source_dir == (tmp_path / "days").resolve() and p.dataset == (tmp_path / "days" / "dataset").resolve()
+    again = CliRunner().invoke(app, ["pipeline", "init", str(tmp_path / "days")])
+    assert again.exit_code == 1 and "exists already" in str(again.exception)
