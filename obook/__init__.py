@@ -168,11 +168,9 @@ def bars(path, interval="1 minute", workers: int | None = None, format: str | No
 
 
 def _side(table, path):
-    from .feeds import read_side_table
-    import pyarrow as pa
+    from .feeds import side_table_reader
 
-    t = read_side_table(path, table)
-    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    return side_table_reader(path, table)    # streamed: millions of R cost one batch
 
 
 def symbols(path):

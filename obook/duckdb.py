@@ -270,10 +270,9 @@ def _opener(table: str):
                       levels=levels, date=date, tickers=tickers).reader(table)
 
     def open_side(path):
-        from .feeds import read_side_table
+        from .feeds import side_table_reader
 
-        t = read_side_table(path, table)
-        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+        return side_table_reader(path, table)
     return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
 
 

@@ -197,13 +197,10 @@ def scan_trading_actions(path) -> pl.LazyFrame:
 
 
 def _scan_side(table: str, path) -> pl.LazyFrame:
-    from .feeds import read_side_table, side_schema
+    from .feeds import side_schema, side_table_reader
     full = _check_path(path)
-
-    def open_reader():
-        t = read_side_table(full, table)
-        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
-    return _scan(open_reader, side_schema(table), f"obook_{table}", os.fspath(path))
+    return _scan(lambda: side_table_reader(full, table), side_schema(table), f"obook_{table}",
+                 os.fspath(path))
 
 
 def scan_audit(path, *, workers: int | None = None) -> pl.LazyFrame:

@@ -204,13 +204,14 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             stats["table_rows"] = replay.stats.get("table_rows")
         side = [t for t in tables if t not in REPLAY_TABLES]
         if side:
-            side_tables, counts = feed_format.read_side_tables(feed, side, on_error)
+            counts: dict = {}    # streamed: a feed of millions of R costs one batch, not the feed
+            for name, batch in feed_format.side_batches(feed, side, on_error, counts):
+                writers[name].write(stamp.batch(batch))
+            for name in side:
+                if writers[name].writer is None:   # no row at all: an empty file of the right schema
+                    writers[name].write(stamp.batch(_empty_batch(feed_format.side_table(name).schema)))
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
-            for name, table in side_tables.items():
-                b = table.combine_chunks().to_batches()
-                for batch in b or [_empty_batch(table.schema)]:
-                    writers[name].write(stamp.batch(batch))
         result = {
             "source": {"name": feed.name, "size": size, "sha256": sha, "format": fmt},
             "session_date": day.isoformat() if day else None,

@@ -196,9 +196,6 @@ def _directory_feed(path, n):
     return b.write(path)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 item 5: the streamed side tables of h/harden were "
-                   "written against obook/convert.py; main moved them to obook/feeds/itch/side.py "
-                   "(whole tables through FeedFormat.read_side_tables): not ported yet")
 def test_symbols_side_table_memory_does_not_grow_with_the_number_of_r_messages(tmp_path):
     """The symbols side table used to keep every R (~370 B each): 4x more R, 4x the memory."""
     grow = {}

@@ -82,20 +82,19 @@ class FeedFormat:
             have = ", ".join(self.side_tables) or "none"
             raise ObookError(f"a {self.name} feed has no table {name!r} (it has: {have})") from None
 
-    def read_side_tables(self, path, names, on_error: str = "raise") -> tuple[dict, dict]:
-        """({name: pyarrow.Table}, {record type: count}) of several side tables, one pass
-        per reader they share."""
+    def side_batches(self, path, names, on_error: str = "raise", counts: dict | None = None):
+        """``(name, pyarrow.RecordBatch)`` of several side tables, streamed (one pass per
+        reader they share); ``counts`` gets the records by type. Unknown names raise here,
+        before any reading."""
         groups: dict = {}
         for name in names:
             table = self.side_table(name)
             groups.setdefault(table.read, []).append(name)
-        tables, counts = {}, {}
-        for read, group in groups.items():
-            got, n = read(path, group, on_error)
-            tables.update(got)
-            for k, v in n.items():
-                counts[k] = counts.get(k, 0) + v
-        return tables, counts
+
+        def batches():
+            for read, group in groups.items():
+                yield from read(path, group, on_error, counts)
+        return batches()
 
     def messages_reader(self):
         if self.messages is None:
@@ -164,17 +163,27 @@ def side_schema(name: str):
     return side_table_names()[name].side_table(name).schema
 
 
-def read_side_table(path, name: str, on_error: str = "raise", format=None):
+def side_table_reader(path, name: str, on_error: str = "raise", format=None):
     """One side table of a feed (ITCH: ``symbols``, ``system_events``, ``trading_actions``)
-    as a ``pyarrow.Table``, small enough to read whole, from the format's own reader."""
+    as a ``pyarrow.RecordBatchReader`` streamed from the format's own reader (a batch's
+    memory). A bad name, file or format raises here; a bad record while reading, after
+    the rows before it."""
+    import pyarrow as pa
     from .sources import check_source
 
     if name not in side_table_names():
         raise ObookError(f"unknown table {name!r}; choose from {', '.join(side_table_names())}")
     check_source(path)
     fmt = resolve_format(format, path)
-    return fmt.read_side_tables(path, [name], on_error)[0][name]
+    batches = fmt.side_batches(path, [name], on_error)
+    return pa.RecordBatchReader.from_batches(fmt.side_table(name).schema, (b for _, b in batches))
+
+
+def read_side_table(path, name: str, on_error: str = "raise", format=None):
+    """One side table of a feed as a whole ``pyarrow.Table`` (small ones: :func:`side_table_reader`
+    streams)."""
+    return side_table_reader(path, name, on_error, format).read_all()
 
 
 __all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "load",
-           "side_table_names", "side_schema", "read_side_table", "PACKAGES"]
+           "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES"]

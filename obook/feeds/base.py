@@ -43,16 +43,17 @@ class DecodeResult:
 
 @dataclass(frozen=True)
 class SideTable:
-    """A table a format offers besides the replay's (ITCH symbols ...), small and read whole.
+    """A table a format offers besides the replay's (ITCH symbols ...), streamed.
 
-    ``read(path, names, on_error)`` returns ``({name: pyarrow.Table}, {record type: count})``
-    for several of the format's side tables in one pass over the feed (tables sharing a
-    ``read`` are read together).
+    ``read(path, names, on_error, counts)`` yields ``(name, pyarrow.RecordBatch)`` for several
+    of the format's side tables in one pass over the feed (tables sharing a ``read`` are read
+    together), batch by batch: its memory is a batch's, not the feed's. It adds the records
+    by type it goes past to ``counts`` (a dict) when given.
     """
 
     name: str
     schema: object                 # pyarrow.Schema
-    read: object                   # callable(path, names, on_error) -> (tables, counts)
+    read: object                   # callable(path, names, on_error, counts) -> iter of (name, batch)
 
 
 def counts_by_type(types: np.ndarray) -> dict[str, int]:

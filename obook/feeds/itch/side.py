@@ -1,8 +1,9 @@
 """The ITCH side tables: ``symbols`` (R), ``system_events`` (S), ``trading_actions`` (H).
 
-Small (a few rows per stock a day): read whole from the messages reader (filtered by type);
-their fields past the stock are decoded here from its ``raw`` column (the message bytes) by
-the ITCH layout (``obook._kernels.itch_layout``): a column is the message field of its name.
+Streamed batch by batch from the messages reader (filtered by type): their memory is one
+batch's however many records the feed has. Their fields past the stock are decoded here from
+its ``raw`` column (the message bytes) by the ITCH layout (``obook._kernels.itch_layout``):
+a column is the message field of its name.
 """
 
 from __future__ import annotations
@@ -25,29 +26,22 @@ def _u32(raw: list[bytes], start: int) -> pa.Array:
     return pa.array([int.from_bytes(r[start:start + 4], "big") for r in raw], type=pa.uint32())
 
 
-def read_side_tables(path, wanted, on_error: str = "raise") -> tuple[dict[str, pa.Table], dict]:
-    """The wanted side tables of an ITCH feed in one pass; plus its message counts by type."""
+def side_batches(path, wanted, on_error: str = "raise", counts: dict | None = None):
+    """``(name, pyarrow.RecordBatch)`` of the wanted side tables of an ITCH feed, in one pass,
+    batch by batch of the messages reader: nothing is kept past its batch (a feed of millions
+    of ``R`` costs one batch). ``counts`` gets the messages by type as they go by."""
     from .messages import read_itch
 
-    types = pa.array(sorted({TYPES[t] for t in wanted}))
-    parts, counts = [], {}
     for batch in read_itch(path, on_error):
-        vc = pc.value_counts(batch.column("type"))
-        for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
-            counts[v] = counts.get(v, 0) + c
-        keep = batch.filter(pc.is_in(batch.column("type"), value_set=types))
-        if keep.num_rows:
-            parts.append(keep.select(["seq", "type", "locate", "time", "stock", "raw"]))
-    msgs = pa.Table.from_batches(parts, schema=parts[0].schema) if parts else None
-    tables = {}
-    for name in wanted:
-        t = TYPES[name]
-        rows = msgs.filter(pc.equal(msgs["type"], t)) if msgs is not None else None
-        if rows is not None:   # tolerant mode keeps short frames (raw is null): drop them here
-            rows = rows.filter(pc.is_valid(rows["raw"]))
-        raw = rows["raw"].to_pylist() if rows is not None else []
-        tables[name] = _build(name, rows if raw else None, raw)
-    return tables, counts
+        if counts is not None:
+            vc = pc.value_counts(batch.column("type"))
+            for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
+                counts[v] = counts.get(v, 0) + c
+        for name in wanted:
+            rows = batch.filter(pc.equal(batch.column("type"), TYPES[name]))
+            rows = rows.filter(pc.is_valid(rows.column("raw")))   # tolerant mode keeps short frames
+            if rows.num_rows:
+                yield name, _build(name, rows, rows.column("raw").to_pylist())
 
 
 def _column(raw: list[bytes], typ: str, name: str) -> pa.Array:
@@ -58,15 +52,12 @@ def _column(raw: list[bytes], typ: str, name: str) -> pa.Array:
     return _chars(raw, start, width, strip=kind == "s")
 
 
-def _build(name: str, rows: pa.Table | None, raw: list[bytes]) -> pa.Table:
+def _build(name: str, rows: pa.RecordBatch, raw: list[bytes]) -> pa.RecordBatch:
     schema = SCHEMAS[name]
-    if rows is None:
-        return schema.empty_table()
-    arrays = [rows["seq"], rows["time"].cast(pa.uint64())]
+    arrays = [rows.column("seq"), rows.column("time").cast(pa.uint64())]
     for col in schema.names[2:]:   # locate and stock from the reader; the rest from the bytes
-        arrays.append(rows[col] if col in ("locate", "stock") else _column(raw, TYPES[name], col))
-    return pa.Table.from_arrays([pa.chunked_array(a) if isinstance(a, pa.Array) else a for a in arrays],
-                                schema=schema)
+        arrays.append(rows.column(col) if col in ("locate", "stock") else _column(raw, TYPES[name], col))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _schema(name: str, fields: list) -> pa.Schema:
@@ -90,6 +81,6 @@ SCHEMAS = {
         pa.field("inverse", _S)]),
 }
 
-SYMBOLS = SideTable("symbols", SCHEMAS["symbols"], read_side_tables)
-SYSTEM_EVENTS = SideTable("system_events", SCHEMAS["system_events"], read_side_tables)
-TRADING_ACTIONS = SideTable("trading_actions", SCHEMAS["trading_actions"], read_side_tables)
+SYMBOLS = SideTable("symbols", SCHEMAS["symbols"], side_batches)
+SYSTEM_EVENTS = SideTable("system_events", SCHEMAS["system_events"], side_batches)
+TRADING_ACTIONS = SideTable("trading_actions", SCHEMAS["trading_actions"], side_batches)
