@@ -413,8 +413,11 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     def time_unit_ns(path, fmt):
         from .feeds import resolve_format
         return resolve_format(fmt, _check_path(path)).time_unit_ns
-    con.create_function("obook_time_unit_ns", time_unit_ns, [varchar, varchar], bigint,
-                        null_handling="special", side_effects=False)
+    # functions belong to the database: a cursor of an installed connection finds it there
+    if not con.execute("SELECT count(*) FROM duckdb_functions() "
+                       "WHERE function_name = 'obook_time_unit_ns'").fetchall()[0][0]:
+        con.create_function("obook_time_unit_ns", time_unit_ns, [varchar, varchar], bigint,
+                            null_handling="special", side_effects=False)
 
     udfs = shipped_package("udfs")
     sql_macros = shipped_package("sql")

@@ -44,7 +44,10 @@ def session_date(path, date=None, fmt=None) -> _dt.date | None:
     from .feeds import formats
 
     for f in formats().values():
-        day = f.session_date(path) if f.session_date else None
+        try:
+            day = f.session_date(path) if f.session_date else None
+        except (OSError, ObookError):   # a format that reads the content: no such file (yet)
+            day = None
         if day is not None:
             return day
     return None

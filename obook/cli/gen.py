@@ -58,7 +58,7 @@ def csv(
 def szse(
     out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
-    securities: int = typer.Option(6, "--securities", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    securities: int = typer.Option(6, "--securities", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
     binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
 ) -> None:
@@ -74,7 +74,7 @@ def szse(
 def sse(
     out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
     events: int = typer.Option(10_000, "--events", "-n", min=1, help="Order and trade lines (about)."),
-    securities: int = typer.Option(4, "--securities", "-k", min=1, help="Securities (600xxx)."),
+    securities: int = typer.Option(4, "--securities", min=1, help="Securities (600xxx)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
 ) -> None:
     """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and

@@ -84,7 +84,7 @@ def _feed_time_zone(con) -> None:
         pass
 
 
-def _write_stdout(reader, fmt: str) -> int:
+def _write_stdout(reader, style: str) -> int:
     """Every row of the result on stdout as CSV (with a header) or JSON lines."""
     import json
     import sys
@@ -94,14 +94,14 @@ def _write_stdout(reader, fmt: str) -> int:
 
     out, n, first = sys.stdout.buffer, 0, True
     for batch in reader:
-        if fmt == "csv":
+        if style == "csv":
             pacsv.write_csv(batch, out, pacsv.WriteOptions(include_header=first))
         else:
             text = "".join(json.dumps(row, default=str) + "\n" for row in _printable(batch).to_pylist())
             out.write(text.encode())
         first = False
         n += batch.num_rows
-    if first and fmt == "csv":          # no batch at all: the header alone
+    if first and style == "csv":          # no batch at all: the header alone
         pacsv.write_csv(pa.Table.from_batches([], schema=reader.schema), out)
     out.flush()
     return n
