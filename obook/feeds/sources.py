@@ -228,9 +228,18 @@ def open_file(path) -> tuple:
     magic = f.read(4)
     f.seek(0)
     raw = _Counting(f)
-    if magic[:4] == ZIP_MAGIC:
+    if magic[:4] == ZIP_MAGIC and _is_zip(f):    # (a text feed may start with "PK\3\4" too)
         return _unzipping(f, str(path)), raw
     return _decompressing(raw, magic, str(path)), raw
+
+
+def _is_zip(f) -> bool:
+    import zipfile
+
+    try:
+        return zipfile.is_zipfile(f)
+    finally:
+        f.seek(0)
 
 
 def _unzipping(f, name: str):

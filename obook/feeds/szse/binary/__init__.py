@@ -15,7 +15,7 @@ def sniff(name: str, head: bytes) -> int:
     if len(head) < 24 or head[0] != 102:
         return 0
     t, ln = head[1], int.from_bytes(head[2:4], "little")
-    return 100 if (t, ln) in ((192, 48), (191, 64)) or (t == 111 and ln >= 24) else 0
+    return 80 if (t, ln) in ((192, 48), (191, 64)) or (t == 111 and ln >= 24) else 0   # below a name saying .itch (90)
 
 
 def session_date(path):
