@@ -218,6 +218,9 @@ def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: C
                 day, attempt = running.pop(fut)
                 try:
                     rec = fut.result()
+                except DayFeedFailed as e:    # the file's fault: another attempt gives the same
+                    failed(day, str(e), attempt)
+                    continue
                 except Exception as e:  # noqa: BLE001 - DayFailed, or a dead process
                     if attempt <= p.retries:
                         queue.append((day, attempt + 1))
