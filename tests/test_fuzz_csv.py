@@ -32,7 +32,7 @@ ENDS = [b"\n", b"\n", b"\n", b"\r\n", b"\r\r\n", b"\n\n", b"\n \t\n", b"\n\x0b\x
 def check(path, data: bytes, workers: int = 1, on_error: str = "raise"):
     """obook and the reference agree on the text rows, the error line (and tolerant counts)."""
     path.write_bytes(data)
-    if data[:2] == b"\x1f\x8b":                     # looks gzipped: a read error, nothing else
+    if data[:2] == b"\x1f\x8b" or data[:4] == b"\x28\xb5\x2f\xfd":   # looks gzipped or zstd: a read error, nothing else
         rows, err, _ = run(path, workers, on_error, format="csv", rows_of=csv_lines)
         assert isinstance(err, obook.ObookError) or err is None
         return rows, err

@@ -12,10 +12,10 @@ from .. import date_of
 
 def sniff(name: str, head: bytes) -> int:
     """100 when the head is a Shenzhen binary header (source 102, a known type and length)."""
-    if len(head) < 24 or head[0] != 102:
+    if len(head) < 24 or head[0] != 102 or "itch" in name.lower():   # a name saying ITCH wins
         return 0
     t, ln = head[1], int.from_bytes(head[2:4], "little")
-    return 80 if (t, ln) in ((192, 48), (191, 64)) or (t == 111 and ln >= 24) else 0   # below a name saying .itch (90)
+    return 100 if (t, ln) in ((192, 48), (191, 64)) or (t == 111 and ln >= 24) else 0
 
 
 def session_date(path):
