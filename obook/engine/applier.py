@@ -47,8 +47,10 @@ class Applier:
 
     def __init__(self, fmt, path: str, worker: int, n_workers: int, on_error: str,
                  want: int = 0, levels: int = 10, events_rows: int = EVENTS_ROWS,
-                 tickers: tuple[str, ...] | None = None):
+                 tickers: tuple[str, ...] | None = None, observer=None):
         fmt = get_format(fmt) if isinstance(fmt, str) else fmt
+        # an observer (e.g. obook.simulate's) sees every batch's events after the books applied them
+        self.observer = observer.worker(worker, n_workers) if observer is not None else None
         self.decoder = fmt.decoder_class()(path, worker, n_workers, on_error, want)
         if tickers:     # decoders that can skip the other books' records do (the engine filters the rest)
             self.decoder.select(tickers)
@@ -87,6 +89,8 @@ class Applier:
                 outs[t][:min(c, cap)] = rows[:min(c, cap)]
                 if c > cap:
                     overflow[t] = rows[cap:c].copy()
+        if self.observer is not None:
+            self.observer.batch(self.events, d.n_events if status == OK else i, d.names)
         error = d.error
         if status != OK:
             seq = int(self.events[i, 0])
@@ -132,4 +136,6 @@ class Applier:
         types = self.decoder.message_counts()
         if types is not None:
             state["messages_by_type"] = types
+        if self.observer is not None:
+            state["observed"] = self.observer.finish()
         return state

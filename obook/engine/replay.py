@@ -72,8 +72,13 @@ class Replay:
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
-                 breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise"):
+                 breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise",
+                 observer=None):
         self.source = path
+        # seen by every worker's Applier: each batch's events after the books applied them;
+        # what its workers return at the end is in ``observed`` (a list, one per worker)
+        self.observer = observer
+        self.observed: list = []
         self.path = source_name(path)     # how errors name the feed
         # ticker pushdown: only these books are replayed (the decoders skip the others'
         # records); a ticker the feed never names raises at the end (or, "warn", is logged)
@@ -167,6 +172,7 @@ class Replay:
             while pending:
                 yield from self._finish(engine, pending.popleft(), tickers, breaks)
             counts = engine.finish()
+            self.observed = engine.observed
             for name, n in framer.skipped.items():
                 counts[name] = counts.get(name, 0) + n
             self.stats["skipped"] = counts
@@ -251,13 +257,14 @@ class _Local:
 
     def __init__(self, replay: Replay):
         self.applier = Applier(replay.format, replay.path, 0, 1, replay.on_error, replay.want,
-                               replay.levels, tickers=replay.tickers)
+                               replay.levels, tickers=replay.tickers, observer=replay.observer)
         self._rows = {t: np.empty((1, WorkerPool.rows_per_slot, w), dtype=np.int64)
                       for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)
         self.book_add = np.array([self.applier.book_map[1]], dtype=np.int64)
         self._result = None
         self.state = {}
+        self.observed = []
 
     def submit(self, slot, batch):
         self._result = self.applier.run(batch.data, batch.base_seq,
@@ -271,6 +278,8 @@ class _Local:
 
     def finish(self):
         self.state = self.applier.state()
+        observed = self.state.pop("observed", None)
+        self.observed = [] if observed is None else [observed]
         return self.applier.skipped()
 
     def close(self):
@@ -283,9 +292,10 @@ class _Pool:
     def __init__(self, replay: Replay):
         self.pool = WorkerPool(replay.format, replay.path, replay.workers, replay.on_error,
                                replay.slots, 2 * replay.block_size + (1 << 16), replay.layout,
-                               replay.want, replay.levels, replay.tickers)
+                               replay.want, replay.levels, replay.tickers, replay.observer)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add
         self.state = {}
+        self.observed = []
         from .applier import BatchResult
         self._result = BatchResult
 
@@ -301,7 +311,11 @@ class _Pool:
     def finish(self):
         counts: dict[str, int] = {}
         self.state = {}
+        self.observed = []
         for skipped, state in self.pool.finish():
+            observed = state.pop("observed", None)
+            if observed is not None:
+                self.observed.append(observed)
             for k, v in state.items():
                 if isinstance(v, dict):      # counts by name: add them up name by name
                     total = self.state.setdefault(k, {})

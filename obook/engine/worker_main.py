@@ -38,7 +38,7 @@ def _die_with_parent(parent_pid: int | None = None) -> None:
 
 
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
-        rows_per_slot, parent_pid=None, tickers=None):
+        rows_per_slot, parent_pid=None, tickers=None, observer=None):
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held while we were forked
@@ -48,7 +48,8 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
         os.close(fd)
         inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout, rows_per_slot)
         mine = {table: out[worker] for table, out in outputs.items()}
-        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels, tickers=tickers)
+        applier = Applier(fmt, path, worker, n_workers, on_error, want, levels, tickers=tickers,
+                          observer=observer)
         conn.send(applier.book_map)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("failed", f"{type(e).__name__}: {e}"))

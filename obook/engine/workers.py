@@ -188,7 +188,7 @@ class WorkerPool:
 
     def __init__(self, fmt, path: str, n_workers: int, on_error: str, slots: int,
                  in_capacity: int, layout: dict[str, int] | None = None, want: int = 0,
-                 levels: int = 10, tickers: tuple[str, ...] | None = None):
+                 levels: int = 10, tickers: tuple[str, ...] | None = None, observer=None):
         self.n = n_workers
         self.slots = slots
         self.in_capacity = in_capacity
@@ -214,7 +214,7 @@ class WorkerPool:
                 p = ctx.Process(target=worker_main.run, name=f"obook-worker-{w}", daemon=True,
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
                                       in_capacity, self.size, self.layout, want, levels, rows,
-                                      parent_pid, tickers))
+                                      parent_pid, tickers, observer))
                 with _without_main(), _sigint_held():
                     p.start()
                 child.close()

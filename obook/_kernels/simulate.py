@@ -1,0 +1,563 @@
+"""Own orders inside a replayed feed: the shadow books and the own-order logic (numba).
+
+``sim_events`` walks a batch of normalized events (obook._kernels.layout); an event of a
+book without own orders costs one lookup (``tmap[book] < 0``). For a tracked book it first
+runs the own instructions that arrived before the event (arrival < event time), then
+applies the event to the shadow book and to the own orders resting at its level. See
+obook.simulate for the semantics. Kernels never raise: NEED_ROOM asks the driver to grow
+the shadow or flush the outputs and to call again from ``st[ST_POS]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
+                     ACT_EXEC_CLAMP, ACT_MODIFY, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
+                     EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, OWN_BEST)
+from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE,
+                              B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
+                              E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
+                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_EMPTY, H_LIVE, H_PRICE, H_REF,
+                              H_SHARES, H_SIDE, H_STAMP, H_STATE, H_TOMB, I_ACT, I_ARR, I_HAS_PRICE,
+                              I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE,
+                              I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT, K_EXPIRED, K_FILLED,
+                              K_MODIFIED, K_PARTIAL, K_PHASE, K_QUEUE, K_REJECTED, K_RESTED, K_SEQ,
+                              K_TB, K_TIME, L_COUNT, L_KEY, L_QTY, L_USED, NEED_ROOM, NONE, O_AHEAD,
+                              O_DONE, O_FILLED, O_LIVE, O_NEVER, O_NEXT, O_PREV, O_PRICE, O_REM,
+                              O_RESTING, O_SIDE, O_STAMP, O_STATE, O_TB, O_TIF, OK, OP_CANCEL,
+                              OP_NEW, Q_ASK, Q_ASKQ, Q_BID, Q_BIDQ, R_DUPLICATE_ID, R_FOK,
+                              R_NOT_LIVE, R_REQUEST, R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID,
+                              ROOM_HASH, ROOM_LEVELS, ROOM_OUT, ST_COUNT, ST_LIVE, ST_NE, ST_NF,
+                              ST_NQ, ST_POS, ST_STAMP, ST_USED, TIF_DAY, TIF_FOK, TIF_IOC)
+
+# ---------------------------------------------------------------- shadow order hash
+
+
+@njit(cache=True, inline="always")
+def _hash(b, ref, mask):
+    h = ref * -7046029254386353131 + b * 2870177450012600261
+    return (h ^ (h >> 29)) & mask
+
+
+@njit(cache=True)
+def h_find(H, b, ref):
+    """The slot of live order (b, ref), or -1."""
+    mask = H.shape[0] - 1
+    i = _hash(b, ref, mask)
+    while H[i, H_STATE] != H_EMPTY:
+        if H[i, H_STATE] == H_LIVE and H[i, H_REF] == ref and H[i, H_BOOK] == b:
+            return i
+        i = (i + 1) & mask
+    return -1
+
+
+@njit(cache=True)
+def h_put(H, st, b, ref, side, price, shares):
+    """A new live order (the caller made sure (b, ref) is not live) with the next stamp."""
+    mask = H.shape[0] - 1
+    i = _hash(b, ref, mask)
+    while H[i, H_STATE] == H_LIVE:
+        i = (i + 1) & mask
+    if H[i, H_STATE] == H_EMPTY:
+        st[ST_USED] += 1
+    H[i, H_BOOK], H[i, H_REF], H[i, H_STATE] = b, ref, H_LIVE
+    H[i, H_SIDE], H[i, H_PRICE], H[i, H_SHARES] = side, price, shares
+    H[i, H_STAMP] = st[ST_STAMP]
+    st[ST_STAMP] += 1
+    st[ST_LIVE] += 1
+    return i
+
+
+@njit(cache=True)
+def h_rehash(old, new):
+    """Copy the live orders of ``old`` into the empty ``new``; returns their number."""
+    mask = new.shape[0] - 1
+    n = 0
+    for j in range(old.shape[0]):
+        if old[j, H_STATE] == H_LIVE:
+            i = _hash(old[j, H_BOOK], old[j, H_REF], mask)
+            while new[i, H_STATE] != H_EMPTY:
+                i = (i + 1) & mask
+            new[i] = old[j]
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------- shadow levels (best last)
+
+
+@njit(cache=True, inline="always")
+def _key(side, price):
+    return price if side == 0 else -price
+
+
+@njit(cache=True)
+def lv_find(L, nl, row, key):
+    """Index of the level with sort key ``key``, or -(insertion point) - 1."""
+    lo, hi = 0, nl[row]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if L[row, mid, L_KEY] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < nl[row] and L[row, lo, L_KEY] == key:
+        return lo
+    return -lo - 1
+
+
+@njit(cache=True)
+def lv_add(L, nl, row, key, shares):
+    j = lv_find(L, nl, row, key)
+    if j >= 0:
+        L[row, j, L_QTY] += shares
+        L[row, j, L_COUNT] += 1
+        return j
+    j = -j - 1
+    for k in range(nl[row], j, -1):
+        L[row, k] = L[row, k - 1]
+    L[row, j, L_KEY], L[row, j, L_QTY], L[row, j, L_USED], L[row, j, L_COUNT] = key, shares, 0, 1
+    nl[row] += 1
+    return j
+
+
+@njit(cache=True)
+def lv_drop(L, nl, row, j):
+    for k in range(j, nl[row] - 1):
+        L[row, k] = L[row, k + 1]
+    nl[row] -= 1
+
+
+@njit(cache=True)
+def feed_best(L, nl, row):
+    """The feed's best price of a book side (NONE: empty)."""
+    n = nl[row]
+    if n == 0:
+        return NONE
+    k = L[row, n - 1, L_KEY]
+    return k if row % 2 == 0 else -k
+
+
+# ---------------------------------------------------------------- output rows
+
+
+@njit(cache=True)
+def _head(out, r, st, seq, phase, time, tb):
+    out[r, K_SEQ], out[r, K_PHASE], out[r, K_TIME], out[r, K_TB] = seq, phase, time, tb
+    out[r, K_COUNT] = st[ST_COUNT]
+    st[ST_COUNT] += 1
+
+
+@njit(cache=True)
+def emit(EV, st, at, tb, key, kind, reason, side, price, qty, rem, ahead, row):
+    """An event row; ``at`` = (seq, phase, time)."""
+    r = st[ST_NE]
+    _head(EV, r, st, at[0], at[1], at[2], tb)
+    EV[r, E_KEY], EV[r, E_KIND], EV[r, E_REASON], EV[r, E_SIDE] = key, kind, reason, side
+    EV[r, E_PRICE], EV[r, E_QTY], EV[r, E_REM], EV[r, E_AHEAD], EV[r, E_ROW] = price, qty, rem, ahead, row
+    st[ST_NE] = r + 1
+
+
+@njit(cache=True)
+def own_fill(OO, BK, FL, EV, st, at, k, price, f, taker, prio):
+    """Own order k fills f shares at price: a fill row, an event, done when nothing is left."""
+    tb = OO[k, O_TB]
+    OO[k, O_REM] -= f
+    OO[k, O_FILLED] += f
+    r = st[ST_NF]
+    _head(FL, r, st, at[0], at[1], at[2], tb)
+    FL[r, F_KEY], FL[r, F_PRICE], FL[r, F_QTY] = k, price, f
+    FL[r, F_TAKER], FL[r, F_PRIO], FL[r, F_SIDE] = taker, prio, OO[k, O_SIDE]
+    st[ST_NF] = r + 1
+    rem = OO[k, O_REM]
+    resting = OO[k, O_STATE] == O_RESTING
+    emit(EV, st, at, tb, k, K_FILLED if rem == 0 else K_PARTIAL, 0, OO[k, O_SIDE], OO[k, O_PRICE], f, rem,
+         OO[k, O_AHEAD] if resting else -1, -1)
+    if rem == 0:
+        if resting:
+            unlink(OO, BK, k)
+        OO[k, O_STATE] = O_DONE
+
+
+@njit(cache=True)
+def unlink(OO, BK, k):
+    tb, p, n = OO[k, O_TB], OO[k, O_PREV], OO[k, O_NEXT]
+    if p >= 0:
+        OO[p, O_NEXT] = n
+    else:
+        BK[tb, B_HEAD] = n
+    if n >= 0:
+        OO[n, O_PREV] = p
+    else:
+        BK[tb, B_TAIL] = p
+    BK[tb, B_RESTING] -= 1
+
+
+@njit(cache=True)
+def link(OO, BK, st, k):
+    """Own order k rests at the back of its level: the next stamp, the list's tail."""
+    tb = OO[k, O_TB]
+    OO[k, O_STATE] = O_RESTING
+    OO[k, O_STAMP] = st[ST_STAMP]
+    st[ST_STAMP] += 1
+    t = BK[tb, B_TAIL]
+    OO[k, O_PREV], OO[k, O_NEXT] = t, -1
+    if t >= 0:
+        OO[t, O_NEXT] = k
+    else:
+        BK[tb, B_HEAD] = k
+    BK[tb, B_TAIL] = k
+    BK[tb, B_RESTING] += 1
+
+
+# ---------------------------------------------------------------- the feed's events
+
+
+@njit(cache=True)
+def at_level(OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec):
+    """A feed order (priority ``fstamp``) at (side, price) loses x shares: own orders behind
+    it move up; an execution of an order behind an own order whose shares ahead are 0
+    fills that own order (the venue's priority differed from the simulation's)."""
+    budget = x if is_exec else 0
+    k = BK[tb, B_HEAD]
+    while k >= 0:
+        nxt = OO[k, O_NEXT]
+        if OO[k, O_SIDE] == side and OO[k, O_PRICE] == price:
+            if fstamp < OO[k, O_STAMP]:
+                if OO[k, O_AHEAD] > 0 and x > 0:
+                    OO[k, O_AHEAD] -= min(OO[k, O_AHEAD], x)
+                    emit(EV, st, at, tb, k, K_QUEUE, 0, side, price, 0, OO[k, O_REM], OO[k, O_AHEAD], -1)
+            elif budget > 0 and OO[k, O_AHEAD] == 0:
+                f = min(budget, OO[k, O_REM])
+                budget -= f
+                own_fill(OO, BK, FL, EV, st, at, k, price, f, 0, 1)
+        k = nxt
+
+
+@njit(cache=True)
+def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
+    """Feed order ``slot`` loses x shares (an execution or not); removed when ``remove`` or
+    at 0 shares; its level keeps consumed <= shares."""
+    side, price = H[slot, H_SIDE], H[slot, H_PRICE]
+    row = 2 * tb + side
+    j = lv_find(L, nl, row, _key(side, price))
+    if BK[tb, B_RESTING] > 0:
+        at_level(OO, BK, FL, EV, st, at, tb, side, price, H[slot, H_STAMP], x, is_exec)
+    if is_exec:
+        L[row, j, L_USED] -= min(L[row, j, L_USED], x)
+    L[row, j, L_QTY] -= x
+    H[slot, H_SHARES] -= x
+    if remove or H[slot, H_SHARES] == 0:
+        L[row, j, L_QTY] -= H[slot, H_SHARES]
+        H[slot, H_STATE] = H_TOMB
+        st[ST_LIVE] -= 1
+        L[row, j, L_COUNT] -= 1
+    L[row, j, L_USED] = min(L[row, j, L_USED], L[row, j, L_QTY])
+    if L[row, j, L_COUNT] == 0:
+        lv_drop(L, nl, row, j)
+
+
+@njit(cache=True)
+def put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares):
+    """A feed order joins the back of its level; own resting orders it crosses fill first
+    (best price, then time), the shares they take are consumed at its level."""
+    h_put(H, st, b, ref, side, price, shares)
+    row = 2 * tb + side
+    j = lv_add(L, nl, row, _key(side, price), shares)
+    budget = shares
+    while budget > 0 and BK[tb, B_RESTING] > 0:
+        best, k = -1, BK[tb, B_HEAD]
+        while k >= 0:
+            if OO[k, O_SIDE] != side and (OO[k, O_PRICE] >= price if side == 1 else OO[k, O_PRICE] <= price):
+                if best < 0 or (OO[k, O_PRICE] > OO[best, O_PRICE] if side == 1 else OO[k, O_PRICE] < OO[best, O_PRICE]):
+                    best = k
+            k = OO[k, O_NEXT]
+        if best < 0:
+            break
+        f = min(budget, OO[best, O_REM])
+        budget -= f
+        L[row, j, L_USED] += f
+        own_fill(OO, BK, FL, EV, st, at, best, OO[best, O_PRICE], f, 0, 0)
+
+
+@njit(cache=True)
+def clear(H, nl, OO, BK, EV, st, at, tb, b):
+    for i in range(H.shape[0]):
+        if H[i, H_STATE] == H_LIVE and H[i, H_BOOK] == b:
+            H[i, H_STATE] = H_TOMB
+            st[ST_LIVE] -= 1
+    nl[2 * tb] = nl[2 * tb + 1] = 0
+    k = BK[tb, B_HEAD]
+    while k >= 0:
+        if OO[k, O_AHEAD] > 0:
+            OO[k, O_AHEAD] = 0
+            emit(EV, st, at, tb, k, K_QUEUE, 0, OO[k, O_SIDE], OO[k, O_PRICE], 0, OO[k, O_REM], 0, -1)
+        k = OO[k, O_NEXT]
+
+
+@njit(cache=True)
+def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
+    """Apply one normalized event to tracked book tb (tolerant: unknown refs do nothing)."""
+    act = e[EV_ACTION] & 0xFF
+    side = (e[EV_ACTION] >> 8) & 1
+    b, ref, shares, price = e[EV_BOOK], e[EV_REF], e[EV_SHARES], e[EV_PRICE]
+    if act == ACT_ADD or act == ACT_ADD_ZERO_OK:
+        if act == ACT_ADD and shares == 0:
+            return
+        if e[EV_ACTION] & OWN_BEST and nl[2 * tb + side] > 0:
+            price = feed_best(L, nl, 2 * tb + side)
+        slot = h_find(H, b, ref)
+        if slot >= 0:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, 0, False, True)
+        put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares)
+        return
+    if act == ACT_CLEAR:
+        clear(H, nl, OO, BK, EV, st, at, tb, b)
+        return
+    slot = h_find(H, b, ref)
+    if slot < 0:
+        if act == ACT_MODIFY and shares > 0:
+            put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares)
+        return
+    have = H[slot, H_SHARES]
+    if act == ACT_EXEC or act == ACT_EXEC_CLAMP:
+        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, min(shares, have), True, False)
+    elif act == ACT_CANCEL:
+        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, min(shares, have), False, False)
+    elif act == ACT_REDUCE_TO:
+        if shares < have:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have - shares, False, False)
+    elif act == ACT_DELETE:
+        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
+    elif act == ACT_REPLACE:
+        side = H[slot, H_SIDE]
+        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
+        old = h_find(H, b, e[EV_NEWREF])
+        if old >= 0:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, old, H[old, H_SHARES], False, True)
+        put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, e[EV_NEWREF], side, price, shares)
+    elif act == ACT_MODIFY:
+        side = H[slot, H_SIDE]
+        if price == H[slot, H_PRICE] and shares <= have:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have - shares, False, shares == 0)
+        else:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
+            if shares > 0:
+                put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares)
+
+
+# ---------------------------------------------------------------- own instructions
+
+
+@njit(cache=True)
+def enter(L, nl, OO, BK, FL, EV, st, at, k, market, row):
+    """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
+    crosses (best level first; those shares are consumed), then rests at the back of its
+    level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
+    tb, side, price, tif = OO[k, O_TB], OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_TIF]
+    orow = 2 * tb + 1 - side
+    if tif == TIF_FOK:
+        avail, j = 0, nl[orow] - 1
+        while j >= 0 and avail < OO[k, O_REM]:
+            lp = L[orow, j, L_KEY] if side == 1 else -L[orow, j, L_KEY]
+            if not market and (lp > price if side == 0 else lp < price):
+                break
+            avail += max(0, L[orow, j, L_QTY] - L[orow, j, L_USED])
+            j -= 1
+        if avail < OO[k, O_REM]:
+            OO[k, O_STATE] = O_DONE
+            emit(EV, st, at, tb, k, K_REJECTED, R_FOK, side, price, OO[k, O_REM], 0, -1, row)
+            return
+    j = nl[orow] - 1
+    while j >= 0 and OO[k, O_REM] > 0:
+        lp = L[orow, j, L_KEY] if side == 1 else -L[orow, j, L_KEY]
+        if not market and (lp > price if side == 0 else lp < price):
+            break
+        a = L[orow, j, L_QTY] - L[orow, j, L_USED]
+        if a > 0:
+            f = min(a, OO[k, O_REM])
+            L[orow, j, L_USED] += f
+            own_fill(OO, BK, FL, EV, st, at, k, lp, f, 1, 0)
+        j -= 1
+    rem = OO[k, O_REM]
+    if rem == 0:
+        return
+    if market or tif == TIF_IOC or tif == TIF_FOK:
+        OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
+        emit(EV, st, at, tb, k, K_CANCELLED, R_UNFILLED, side, price, rem, 0, -1, row)
+        return
+    srow = 2 * tb + side
+    j = lv_find(L, nl, srow, _key(side, price))
+    OO[k, O_AHEAD] = max(0, L[srow, j, L_QTY] - L[srow, j, L_USED]) if j >= 0 else 0
+    link(OO, BK, st, k)
+    emit(EV, st, at, tb, k, K_RESTED, 0, side, price, rem, rem, OO[k, O_AHEAD], row)
+
+
+@njit(cache=True)
+def instruction(q, INS, MID, L, nl, OO, BK, FL, EV, st, at):
+    """One own instruction at its arrival (at = (seq, 0, arrival))."""
+    tb, k, row = INS[q, I_TB], INS[q, I_KEY], INS[q, I_ROW]
+    MID[q, 0], MID[q, 1] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
+    act, reason = INS[q, I_ACT], INS[q, I_REASON]
+    if reason == 0 and act == OP_NEW and OO[k, O_STATE] != O_NEVER:
+        reason = R_DUPLICATE_ID
+    elif reason == 0 and act != OP_NEW and OO[k, O_STATE] != O_RESTING:
+        reason = R_UNKNOWN_ID if OO[k, O_STATE] == O_NEVER else R_NOT_LIVE
+    if reason != 0:
+        side = INS[q, I_SIDE] if act == OP_NEW else -1
+        emit(EV, st, at, tb, k, K_REJECTED, reason, side, INS[q, I_PRICE], max(INS[q, I_QTY], 0), 0, -1, row)
+        return
+    if act == OP_NEW:
+        market = INS[q, I_MARKET] != 0
+        OO[k, O_STATE], OO[k, O_TB], OO[k, O_SIDE] = O_LIVE, tb, INS[q, I_SIDE]
+        OO[k, O_PRICE] = -1 if market else INS[q, I_PRICE]
+        OO[k, O_REM], OO[k, O_TIF], OO[k, O_FILLED], OO[k, O_AHEAD] = INS[q, I_QTY], INS[q, I_TIF], 0, -1
+        emit(EV, st, at, tb, k, K_ACCEPTED, 0, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_REM], -1, row)
+        enter(L, nl, OO, BK, FL, EV, st, at, k, market, row)
+        return
+    side, rem = OO[k, O_SIDE], OO[k, O_REM]
+    if act == OP_CANCEL:
+        unlink(OO, BK, k)
+        OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
+        emit(EV, st, at, tb, k, K_CANCELLED, R_REQUEST, side, OO[k, O_PRICE], rem, 0, -1, row)
+        return
+    price = INS[q, I_PRICE] if INS[q, I_HAS_PRICE] else OO[k, O_PRICE]
+    qty = INS[q, I_QTY] if INS[q, I_QTY] >= 0 else rem
+    if price == OO[k, O_PRICE] and qty <= rem:      # a reduction keeps the order's place
+        OO[k, O_REM] = qty
+        emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, OO[k, O_AHEAD], row)
+        return
+    unlink(OO, BK, k)
+    OO[k, O_STATE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_AHEAD] = O_LIVE, price, qty, -1
+    emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, -1, row)
+    enter(L, nl, OO, BK, FL, EV, st, at, k, False, row)
+
+
+@njit(cache=True)
+def own_top(L, nl, OO, BK, tb, side):
+    """(price, shares) of a side's best with your orders: the feed's levels less the shares
+    you consumed, plus your resting orders (NONE, 0: empty)."""
+    row = 2 * tb + side
+    j = nl[row] - 1
+    while j >= 0 and L[row, j, L_QTY] - L[row, j, L_USED] <= 0 and not (L[row, j, L_QTY] == 0 and L[row, j, L_USED] == 0):
+        j -= 1
+    px, qty = NONE, 0
+    if j >= 0:
+        px = L[row, j, L_KEY] if side == 0 else -L[row, j, L_KEY]
+        qty = L[row, j, L_QTY] - L[row, j, L_USED]
+    k = BK[tb, B_HEAD]
+    while k >= 0:
+        if OO[k, O_SIDE] == side:
+            p = OO[k, O_PRICE]
+            if px == NONE or (p > px if side == 0 else p < px):
+                px, qty = p, OO[k, O_REM]
+            elif p == px:
+                qty += OO[k, O_REM]
+        k = OO[k, O_NEXT]
+    return px, qty
+
+
+@njit(cache=True)
+def own_bbo(L, nl, OO, BK, QB, st, at, tb):
+    """A bbo_with_own row when the book's best with your orders changed."""
+    bp, bq = own_top(L, nl, OO, BK, tb, 0)
+    ap, aq = own_top(L, nl, OO, BK, tb, 1)
+    if bp == BK[tb, B_BID] and bq == BK[tb, B_BIDQ] and ap == BK[tb, B_ASK] and aq == BK[tb, B_ASKQ]:
+        return
+    BK[tb, B_BID], BK[tb, B_BIDQ], BK[tb, B_ASK], BK[tb, B_ASKQ] = bp, bq, ap, aq
+    r = st[ST_NQ]
+    _head(QB, r, st, at[0], at[1], at[2], tb)
+    QB[r, Q_BID], QB[r, Q_BIDQ], QB[r, Q_ASK], QB[r, Q_ASKQ] = bp, bq, ap, aq
+    st[ST_NQ] = r + 1
+
+
+@njit(cache=True)
+def _room(L, nl, BK, FL, EV, QB, st, tb):
+    need = max(nl[2 * tb], nl[2 * tb + 1]) + 2 * BK[tb, B_RESTING] + 8
+    return (FL.shape[0] - st[ST_NF] >= need and EV.shape[0] - st[ST_NE] >= 2 * need
+            and QB.shape[0] - st[ST_NQ] >= 2)
+
+
+@njit(cache=True)
+def pending(INS, MID, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at):
+    """Mid probes and own instructions of book tb that come before a feed event at time t
+    (arrival < t; t = END_SEQ: all). False: no room for the next one's rows."""
+    end = BK[tb, B_END]
+    while BK[tb, B_PROBE] < end and INS[BK[tb, B_PROBE], I_PROBE] < t:
+        q = BK[tb, B_PROBE]
+        MID[q, 2], MID[q, 3] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
+        BK[tb, B_PROBE] = q + 1
+    while BK[tb, B_NEXT] < end and INS[BK[tb, B_NEXT], I_ARR] < t:
+        if not _room(L, nl, BK, FL, EV, QB, st, tb):
+            return False
+        q = BK[tb, B_NEXT]
+        at[0], at[1], at[2] = seq, 0, INS[q, I_ARR]
+        instruction(q, INS, MID, L, nl, OO, BK, FL, EV, st, at)
+        if want_bbo:
+            own_bbo(L, nl, OO, BK, QB, st, at, tb)
+        BK[tb, B_NEXT] = q + 1
+    return True
+
+
+@njit(cache=True)
+def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo):
+    """Events ev[st[ST_POS]:n] of a batch; returns (status, room kind)."""
+    at = np.empty(3, np.int64)
+    for i in range(st[ST_POS], n):
+        b = ev[i, EV_BOOK]
+        if b >= tmap.shape[0] or tmap[b] < 0:
+            continue
+        tb = tmap[b]
+        st[ST_POS] = i
+        if 2 * st[ST_USED] + 8 > H.shape[0]:
+            return NEED_ROOM, ROOM_HASH
+        if max(nl[2 * tb], nl[2 * tb + 1]) + 2 > L.shape[1]:
+            return NEED_ROOM, ROOM_LEVELS
+        t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
+        if not pending(INS, MID, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at):
+            return NEED_ROOM, ROOM_OUT
+        if not _room(L, nl, BK, FL, EV, QB, st, tb):
+            return NEED_ROOM, ROOM_OUT
+        at[0], at[1], at[2] = seq, 1, t
+        feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
+        BK[tb, B_TIME] = t
+        if want_bbo and not ev[i, EV_ACTION] & DEFER:
+            own_bbo(L, nl, OO, BK, QB, st, at, tb)
+    st[ST_POS] = n
+    return OK, 0
+
+
+@njit(cache=True)
+def sim_finish(INS, MID, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
+    """After the feed's last record: the instructions still to come, then (``day_end``) DAY
+    orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
+    at = np.empty(3, np.int64)
+    for tb in range(st[ST_POS], BK.shape[0]):
+        st[ST_POS] = tb
+        if BK[tb, B_SEEN] == 0:
+            continue
+        if not pending(INS, MID, L, nl, OO, BK, FL, EV, QB, st, tb, END_SEQ, END_SEQ, want_bbo, at):
+            return NEED_ROOM, ROOM_OUT
+        if not day_end:
+            continue
+        if EV.shape[0] - st[ST_NE] < BK[tb, B_RESTING] + 1 or QB.shape[0] - st[ST_NQ] < 2:
+            return NEED_ROOM, ROOM_OUT
+        last = BK[tb, B_TIME]
+        if BK[tb, B_END] > BK[tb, B_INS]:
+            last = max(last, INS[BK[tb, B_END] - 1, I_ARR])
+        at[0], at[1], at[2] = END_SEQ, 1, last
+        k = BK[tb, B_HEAD]
+        while k >= 0:
+            nxt = OO[k, O_NEXT]
+            if OO[k, O_TIF] == TIF_DAY:
+                rem = OO[k, O_REM]
+                unlink(OO, BK, k)
+                OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
+                emit(EV, st, at, tb, k, K_EXPIRED, R_SESSION_END, OO[k, O_SIDE], OO[k, O_PRICE], rem, 0, -1, -1)
+            k = nxt
+        if want_bbo:
+            own_bbo(L, nl, OO, BK, QB, st, at, tb)
+    st[ST_POS] = BK.shape[0]
+    return OK, 0

@@ -1,0 +1,144 @@
+"""Your own orders inside a replayed day: queue position, fills and latency (issue #17).
+
+    >>> r = obook.simulate("12302019.NASDAQ_ITCH50.gz", "my_orders.csv", latency=250_000)
+    >>> r.fills, r.events, r.summary, r.bbo, r.bbo_with_own     # pyarrow.Tables
+
+The feed replays as usual (any order-level format: ITCH, CSV, Databento MBO, Shenzhen,
+Shanghai; sharded by instrument over ``workers``, identical output for any number). Your
+instructions have the columns of the matching engine's order entry
+(:mod:`obook.feeds.orders`: time, instrument, order_id, action new/modify/cancel, side,
+type limit/market, tif GTC/DAY/IOC/FOK, price, quantity); ``time`` is in the feed's time
+unit (ITCH: ns since midnight, CSV: ms), ``instrument`` the feed's ticker, prices in the
+feed's integer price units.
+
+Semantics (what the simulation assumes; every row is exact, no queue model's guess):
+
+* **Latency.** An instruction takes effect ``latency`` ns after its ``time``: a fixed
+  integer, a column of the orders, or a seeded distribution (obook.simulate.prepare).
+  It comes after every feed record of its book at or before that moment (same timestamp:
+  the feed's record first) and before the next one. Cancels and modifies take the same path.
+* **Passive orders** join the back of the queue at their price on arrival: the shares
+  ahead are the feed's visible shares at that price and side then (less the shares your
+  own crossing orders consumed there). Every feed order carries a priority stamp (its add;
+  a replace or a modify that loses priority gives it a new one, i.e. moves it behind you).
+  A cancel, delete or reduction of a feed order ahead of you moves you up by its shares;
+  one behind you does nothing. An execution of an order ahead of you consumes the shares
+  ahead. An execution of a feed order *behind* yours at your price, while your shares
+  ahead are 0, fills yours first (up to the executed shares, oldest own order first): the
+  venue gave those shares to that order, the simulation gives them to you; such fills carry
+  ``priority_differs = true``. While shares remain ahead of you, executions of orders
+  behind you fill nothing. A feed order that arrives crossing your resting order (e.g. your
+  bid above the feed's ask) fills your order at your price (maker, ``priority_differs``
+  false), and those shares count as consumed at its level.
+* **Crossing orders** take the visible liquidity on arrival, walking levels best first at
+  each level's price. The shares taken are *consumed*: gone for your later orders until
+  the feed replenishes the level (new shares at it are visible again; a feed execution
+  at the level retires consumed shares first; a level never has more consumed shares than
+  shares). Beyond that your orders have no market impact: the feed's own orders, its
+  executions and its BBO are as recorded. Your orders never trade with each other.
+* **Time in force** (SPEC §8): GTC and DAY rest what is left (DAY orders expire after the
+  feed's last record, ``day_end``); IOC drops the rest; FOK is checked against the visible
+  (unconsumed) liquidity within its limit first and rejected whole when it cannot fill;
+  market orders never rest. A modify that only lowers the quantity at the same price keeps
+  the place (and the shares ahead); any other is a cancel and replace under the same id
+  that may trade and rests at the back, keeping its time in force.
+* **Bad instructions** (unknown or finished order, duplicate id, non-positive quantity,
+  limit without price, an instrument the feed never names) are ``rejected`` events with a
+  reason, never an error; a malformed row is a FeedError naming the row.
+
+Outputs (:class:`SimResult`):
+
+* ``fills``: seq (the feed record that caused the fill; for your instructions the feed record
+  of the book they came before, null after the book's last record), time, instrument,
+  order_id, side, price, quantity, liquidity (``taker`` / ``maker``), priority_differs.
+* ``events``: accepted, rejected (reason), rested, modified, partially_filled, filled,
+  cancelled, expired, and ``queue`` (the shares ahead changed), each with the shares ahead
+  (``shares_ahead``, null when the order does not rest) and the remaining quantity.
+* ``summary``: one row per own order: arrival, final status, filled, fill ratio, time to
+  fill, average price, the feed's mid at arrival and ``horizon`` seconds later, and the
+  average price against both (signed: positive = worse than the mid for you).
+* ``bbo`` (and the other ``feed_tables``): the feed's tables exactly as a plain replay gives
+  them (own orders never change them; with zero own orders the simulation is a replay).
+* ``bbo_with_own``: for the instruments with own orders, the best bid and offer as your
+  orders would have changed them (feed shares less consumed ones, plus your resting
+  orders): a row whenever that changes.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..errors import ObookError
+
+__all__ = ["simulate", "SimResult", "TABLES"]
+
+TABLES = ("fills", "events", "summary", "bbo_with_own")
+
+
+class SimResult:
+    """The tables of one simulation (``fills``, ``events``, ``summary``, ``bbo_with_own`` and
+    the feed tables asked for), as ``pyarrow.Table`` attributes; ``stats``: the replay's."""
+
+    def __init__(self, tables: dict, stats: dict):
+        self._tables = tables
+        self.stats = stats
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._tables[name]
+        except KeyError:
+            raise AttributeError(f"no table {name!r} in this simulation ({', '.join(self._tables)})") from None
+
+    def table(self, name: str) -> pa.Table:
+        return getattr(self, name)
+
+    def reader(self, name: str = "fills") -> pa.RecordBatchReader:
+        t = self.table(name)
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tables)
+
+
+def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, workers: int | None = None,
+             format=None, feed_tables=("bbo",), on_error: str = "raise", date=None,
+             day_end: bool = True, levels: int = 10) -> SimResult:
+    """Replay ``feed`` with your ``orders`` in it (see the module doc for the semantics).
+
+    ``orders``: order entry (CSV / Parquet / Arrow path, or an Arrow, polars or DuckDB
+    table; :mod:`obook.feeds.orders`). ``latency``: ns (an integer, a column name, per-row
+    values, or a distribution tuple drawn with ``seed``). ``horizon``: seconds after arrival
+    of the summary's later mid. ``feed_tables``: the replay's own tables to return too
+    (bbo, trades, orders, depth; () for none). ``workers``, ``format``, ``on_error``, ``date``:
+    as for replays. ``day_end``: DAY orders expire after the feed's last record.
+    """
+    from ..engine.replay import Replay
+    from ..feeds import resolve_format
+    from ..feeds.orders import read_orders
+    from ..feeds.orders.reader import to_table
+    from .observer import SimObserver
+    from .prepare import latencies, prepare_own
+    from .tables import build_tables
+
+    fmt = resolve_format(format, feed)
+    table = to_table(orders)
+    o = read_orders(table, name=orders if isinstance(orders, str) else None)
+    if horizon < 0:
+        raise ObookError(f"horizon must be >= 0 seconds, not {horizon}")
+    lat = latencies(latency, o.n, table, seed)
+    own = prepare_own(o, int(fmt.time_unit_ns), lat, int(round(horizon * 1e9)))
+    feed_tables = tuple(feed_tables)
+    replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
+                    levels=levels, date=date, observer=SimObserver(own, want_bbo=True, day_end=day_end))
+    got: dict[str, list] = {t: [] for t in feed_tables}
+    for name, batch in replay.table_batches():
+        if name in got:
+            got[name].append(batch)
+    out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
+    sim = build_tables(own, replay.observed)
+    stats = dict(replay.stats)
+    stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
+    return SimResult({**sim, **out}, stats)

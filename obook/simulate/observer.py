@@ -1,0 +1,127 @@
+"""The worker side of a simulation: an engine observer that runs the own-order kernels.
+
+``SimObserver`` (picklable, the own orders inside) goes to every worker of a replay
+(``Replay(observer=...)``); each worker makes a :class:`SimWorker` that sees every decoded
+batch right after the book kernel applied it. A worker tracks the books whose ticker is an
+own order's instrument as the decoder names them; every book belongs to one worker, so each
+instrument's own orders run in exactly one worker. ``finish()`` returns the worker's rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE, B_RESTING, B_SEEN, B_TAIL,
+                                        B_WIDTH, E_WIDTH, I_ROW, I_TB, F_WIDTH, H_WIDTH, L_WIDTH, NONE, O_WIDTH,
+                                        OK, Q_WIDTH, ROOM_HASH, ROOM_LEVELS, ST_NE, ST_NF, ST_NQ,
+                                        ST_POS, ST_USED, ST_WIDTH)
+
+#: starting sizes (tests make them tiny to exercise the growth paths)
+HASH = 1 << 12
+LEVELS = 64
+CHUNK = 1 << 12
+
+
+class SimObserver:
+    """What every worker gets: the prepared own orders (obook.simulate.prepare.Own)."""
+
+    def __init__(self, own, want_bbo: bool = True, day_end: bool = True):
+        self.own = own
+        self.want_bbo = want_bbo
+        self.day_end = day_end
+
+    def worker(self, worker: int, n_workers: int) -> "SimWorker":
+        return SimWorker(self)
+
+
+class SimWorker:
+    def __init__(self, obs: SimObserver, hash_size: int = HASH, levels: int = LEVELS, chunk: int = CHUNK):
+        own = obs.own
+        self.want_bbo, self.day_end = obs.want_bbo, obs.day_end
+        self.ins = own.ins
+        self.names = {name: tb for tb, name in enumerate(own.instruments)}
+        nt = len(own.instruments)
+        self.tmap = np.full(1, -1, np.int64)
+        self.H = np.zeros((hash_size, H_WIDTH), np.int64)
+        self.L = np.zeros((max(2 * nt, 1), levels, L_WIDTH), np.int64)
+        self.nl = np.zeros(max(2 * nt, 1), np.int64)
+        self.mid = np.full((len(self.ins), 4), NONE, np.int64)
+        self.oo = np.zeros((max(len(own.key_ids), 1), O_WIDTH), np.int64)
+        self.bk = np.zeros((nt, B_WIDTH), np.int64)
+        self.bk[:, B_INS], self.bk[:, B_END] = own.bounds[:, 0], own.bounds[:, 1]
+        self.bk[:, B_NEXT] = self.bk[:, B_PROBE] = own.bounds[:, 0]
+        self.bk[:, B_HEAD] = self.bk[:, B_TAIL] = -1
+        self.bk[:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)     # the last bbo_with_own: none yet
+        self.st = np.zeros(ST_WIDTH, np.int64)
+        self.chunk = chunk
+        self.fl = np.zeros((chunk, F_WIDTH), np.int64)
+        self.ev = np.zeros((chunk, E_WIDTH), np.int64)
+        self.qb = np.zeros((chunk, Q_WIDTH), np.int64)
+        self.out = {"fills": [], "events": [], "bbo": []}
+
+    def batch(self, events: np.ndarray, n: int, names) -> None:
+        """The events of a batch the books applied (events[:n]); names: (local book, ticker, ...)."""
+        from .._kernels.simulate import sim_events
+
+        for book, ticker, *_ in names:
+            tb = self.names.get(ticker)
+            if tb is not None:
+                if book >= len(self.tmap):
+                    grown = np.full(max(book + 1, 2 * len(self.tmap)), -1, np.int64)
+                    grown[:len(self.tmap)] = self.tmap
+                    self.tmap = grown
+                self.tmap[book] = tb
+                self.bk[tb, B_SEEN] = 1
+        if not self.bk[:, B_SEEN].any():
+            return
+        self.st[ST_POS] = 0
+        while True:
+            status, room = sim_events(events, n, self.tmap, self.H, self.L, self.nl, self.ins, self.mid, self.oo,
+                                      self.bk, self.fl, self.ev, self.qb, self.st, self.want_bbo)
+            if status == OK:
+                return
+            self._grow(room)
+
+    def _grow(self, room: int) -> None:
+        from .._kernels.simulate import h_rehash
+
+        if room == ROOM_HASH:
+            new = np.zeros((2 * self.H.shape[0], H_WIDTH), np.int64)
+            self.st[ST_USED] = h_rehash(self.H, new)
+            self.H = new
+        elif room == ROOM_LEVELS:
+            L = np.zeros((self.L.shape[0], 2 * self.L.shape[1], L_WIDTH), np.int64)
+            L[:, :self.L.shape[1]] = self.L
+            self.L = L
+        else:
+            self.flush()
+
+    def flush(self) -> None:
+        st = self.st
+        for name, buf, c in (("fills", self.fl, ST_NF), ("events", self.ev, ST_NE), ("bbo", self.qb, ST_NQ)):
+            if st[c]:
+                self.out[name].append(buf[:st[c]].copy())
+                st[c] = 0
+        need = 4 * (int(self.L.shape[1]) + int(self.bk[:, B_RESTING].max(initial=0))) + 64
+        if need > self.fl.shape[0]:
+            self.fl = np.zeros((need, F_WIDTH), np.int64)
+            self.ev = np.zeros((2 * need, E_WIDTH), np.int64)
+            self.qb = np.zeros((need, Q_WIDTH), np.int64)
+
+    def finish(self) -> dict:
+        from .._kernels.simulate import sim_finish
+
+        self.st[ST_POS] = 0
+        while True:
+            status, room = sim_finish(self.ins, self.mid, self.L, self.nl, self.oo, self.bk, self.fl, self.ev,
+                                      self.qb, self.st, self.want_bbo, self.day_end)
+            if status == OK:
+                break
+            self._grow(room)
+        self.flush()
+        widths = {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH}
+        rows = {t: np.concatenate(v) if v else np.zeros((0, widths[t]), np.int64) for t, v in self.out.items()}
+        seen = self.bk[:, B_SEEN] != 0
+        # each instruction's mids come from the worker that ran its book
+        mine = np.isin(self.ins[:, I_TB], np.flatnonzero(seen))
+        return {**rows, "seen": seen, "mid": self.mid[mine], "mid_rows": self.ins[mine, I_ROW]}

@@ -1,0 +1,97 @@
+"""Own orders (obook.feeds.orders columns) -> the simulation kernel's instruction rows.
+
+Latency: ``latency`` is nanoseconds, one of: an integer (every instruction), the name of
+a column of the order input (per instruction), a sequence or array (per row), or a
+distribution ``("uniform", lo, hi)``, ``("exponential", mean)``, ``("normal", mean, sd)``,
+``("lognormal", mu, sigma)`` drawn with ``seed`` in input row order (negative draws are
+0). An instruction decided at ``time`` (in the feed's time unit) takes effect after every
+feed record of its book whose time is at or before ``time * unit + latency`` ns and before
+the next one: in feed units, arrival = ``time + latency // unit`` and a record at time t
+comes first when ``t <= arrival``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernels.simulate_layout import (I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
+                                        I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
+                                        I_WIDTH, OP_MODIFY)
+from ..errors import ObookError
+
+DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
+
+
+@dataclass
+class Own:
+    """The prepared own orders: instruction rows sorted by (book, arrival, row)."""
+    ins: np.ndarray            # (m, I_WIDTH)
+    instruments: list          # tb -> instrument name
+    key_ids: np.ndarray        # key -> order id
+    bounds: np.ndarray         # (T, 2): first and end instruction row of each tb
+    latency_ns: np.ndarray     # per input row
+    n_rows: int
+
+
+def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
+    """Per-row latency in ns (int64, >= 0)."""
+    if latency is None:
+        return np.zeros(n, np.int64)
+    if isinstance(latency, (int, np.integer)) and not isinstance(latency, bool):
+        if latency < 0:
+            raise ObookError(f"latency must be >= 0 ns, not {latency}")
+        return np.full(n, int(latency), np.int64)
+    if isinstance(latency, str):
+        if table is None or latency not in table.column_names:
+            raise ObookError(f"latency column {latency!r} is not in the orders")
+        lat = np.asarray(table.column(latency).to_numpy(zero_copy_only=False))
+        if np.isnan(lat.astype(np.float64)).any():
+            raise ObookError(f"latency column {latency!r} has empty values")
+        lat = lat.astype(np.int64)
+    elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
+        name, args = latency[0].lower(), latency[1:]
+        if DISTRIBUTIONS.get(name) != len(args):
+            raise ObookError(f"latency distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
+                             "('normal', mean, sd) or ('lognormal', mu, sigma)")
+        draw = getattr(np.random.default_rng(seed), name)
+        lat = np.rint(draw(*args, size=n)).astype(np.int64)
+        lat = np.maximum(lat, 0)
+    else:
+        lat = np.asarray(latency, dtype=np.int64)
+        if lat.shape != (n,):
+            raise ObookError(f"latency: {lat.shape[0] if lat.ndim else 1} values for {n} orders")
+    if (lat < 0).any():
+        raise ObookError(f"latency: row {int(np.flatnonzero(lat < 0)[0]) + 1} is negative")
+    return lat
+
+
+def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
+    """``o``: obook.feeds.orders.reader.Orders; ``unit_ns``: ns per unit of the feed's time."""
+    from ..matching.prepare import _assign_ids, _keys, _reasons
+
+    n = o.n
+    reason = _reasons(o, 1, np.ones(len(o.instruments), bool))
+    ids = _assign_ids(o)
+    keys, key_ids = _keys(o.book, ids)
+    arr = o.time + lat // unit_ns
+    ins = np.zeros((n, I_WIDTH), np.int64)
+    ins[:, I_ROW] = np.arange(1, n + 1)
+    ins[:, I_ARR] = arr
+    ins[:, I_TB] = o.book
+    ins[:, I_KEY] = keys
+    ins[:, I_ACT] = o.action
+    ins[:, I_SIDE] = o.side
+    ins[:, I_MARKET] = o.market
+    ins[:, I_TIF] = o.tif
+    ins[:, I_PRICE] = np.where(o.has_price & ~o.market, o.price, -1)
+    ins[:, I_HAS_PRICE] = o.has_price
+    ins[:, I_QTY] = np.where((o.action == OP_MODIFY) & ~o.has_quantity, -1, o.quantity)
+    ins[:, I_REASON] = reason
+    ins[:, I_PROBE] = o.time + (lat + horizon_ns) // unit_ns
+    ins = ins[np.lexsort((ins[:, I_ROW], ins[:, I_ARR], ins[:, I_TB]))]
+    nb = len(o.instruments)
+    starts = np.searchsorted(ins[:, I_TB], np.arange(nb), "left")
+    ends = np.searchsorted(ins[:, I_TB], np.arange(nb), "right")
+    return Own(ins, list(o.instruments), key_ids, np.stack([starts, ends], 1).astype(np.int64), lat, n)

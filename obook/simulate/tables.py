@@ -1,0 +1,171 @@
+"""The workers' simulation rows -> Arrow tables: fills, events, summary, bbo_with_own.
+
+Every row starts with its sort key (seq, phase, time, book, counter); rows of one book come
+from one worker in the kernel's order, so sorting the concatenated rows by that key gives
+the same tables for any number of workers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .._kernels.match_layout import REASON_NAMES, R_UNKNOWN_INSTRUMENT
+from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM,
+                                        E_ROW, E_SIDE, E_WIDTH, END_SEQ, F_KEY, F_PRICE, F_PRIO,
+                                        F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_KEY,
+                                        I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_CANCELLED, K_COUNT,
+                                        K_EXPIRED, K_FILLED, K_PHASE, K_REJECTED, K_SEQ, K_TB,
+                                        K_TIME, KIND_NAMES, NONE, OP_NEW, Q_ASK, Q_ASKQ, Q_BID,
+                                        Q_BIDQ, Q_WIDTH)
+
+
+def _head():
+    return [pa.field("seq", pa.int64()),              # the feed record (null: after the book's last)
+            pa.field("time", pa.int64(), nullable=False),
+            pa.field("instrument", pa.string(), nullable=False)]
+
+
+fills_schema = pa.schema(_head() + [
+    pa.field("order_id", pa.int64(), nullable=False), pa.field("side", pa.string(), nullable=False),
+    pa.field("price", pa.int64(), nullable=False), pa.field("quantity", pa.int64(), nullable=False),
+    pa.field("liquidity", pa.string(), nullable=False),          # taker / maker
+    pa.field("priority_differs", pa.bool_(), nullable=False),
+], metadata={b"obook.table": b"sim_fills"})
+
+events_schema = pa.schema(_head() + [
+    pa.field("order_id", pa.int64(), nullable=False), pa.field("event", pa.string(), nullable=False),
+    pa.field("side", pa.string()), pa.field("price", pa.int64()),
+    pa.field("quantity", pa.int64(), nullable=False), pa.field("remaining", pa.int64(), nullable=False),
+    pa.field("shares_ahead", pa.int64()), pa.field("reason", pa.string()),
+    pa.field("row", pa.int64()),                                 # the instruction's input row
+], metadata={b"obook.table": b"sim_events"})
+
+summary_schema = pa.schema([
+    pa.field("instrument", pa.string(), nullable=False), pa.field("order_id", pa.int64(), nullable=False),
+    pa.field("side", pa.string(), nullable=False), pa.field("price", pa.int64()),
+    pa.field("quantity", pa.int64(), nullable=False), pa.field("arrival", pa.int64(), nullable=False),
+    pa.field("status", pa.string(), nullable=False),             # filled, cancelled, expired, rejected, open
+    pa.field("filled", pa.int64(), nullable=False), pa.field("fill_ratio", pa.float64(), nullable=False),
+    pa.field("notional", pa.int64(), nullable=False),            # sum of price * quantity of the fills
+    pa.field("first_fill_time", pa.int64()), pa.field("time_to_fill", pa.int64()),
+    pa.field("avg_price", pa.float64()),
+    pa.field("mid_at_arrival", pa.float64()), pa.field("mid_later", pa.float64()),
+    pa.field("vs_mid_at_arrival", pa.float64()), pa.field("vs_mid_later", pa.float64()),
+], metadata={b"obook.table": b"sim_summary"})
+
+bbo_own_schema = pa.schema(_head() + [
+    pa.field("bid_px", pa.int64()), pa.field("bid_qty", pa.int64()),
+    pa.field("ask_px", pa.int64()), pa.field("ask_qty", pa.int64()),
+], metadata={b"obook.table": b"bbo_with_own"})
+
+SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_schema, "bbo_with_own": bbo_own_schema}
+_SIDES = pa.array(["buy", "sell"])
+_KINDS = pa.array(list(KIND_NAMES))
+_REASONS = pa.array([None] + list(REASON_NAMES[1:]), pa.string())
+
+
+def _sorted(parts: list) -> np.ndarray:
+    rows = np.concatenate(parts) if parts else np.zeros((0, 5), np.int64)
+    if len(rows):
+        rows = rows[np.lexsort((rows[:, K_COUNT], rows[:, K_TB], rows[:, K_TIME], rows[:, K_PHASE], rows[:, K_SEQ]))]
+    return rows
+
+
+def _unseen_rejections(own, seen: np.ndarray) -> np.ndarray:
+    """Rejected events of the instructions of instruments the feed never named."""
+    ins = own.ins[~seen[own.ins[:, I_TB]]] if len(own.ins) else own.ins
+    ev = np.zeros((len(ins), E_WIDTH), np.int64)
+    if len(ins):
+        ev[:, K_SEQ], ev[:, K_TIME], ev[:, K_TB], ev[:, K_COUNT] = END_SEQ, ins[:, I_ARR], ins[:, I_TB], ins[:, I_ROW]
+        ev[:, E_KEY], ev[:, E_KIND], ev[:, E_REASON] = ins[:, I_KEY], K_REJECTED, R_UNKNOWN_INSTRUMENT
+        ev[:, E_SIDE] = np.where(ins[:, I_ACT] == OP_NEW, ins[:, I_SIDE], -1)
+        ev[:, E_PRICE], ev[:, E_QTY], ev[:, E_AHEAD], ev[:, E_ROW] = ins[:, I_PRICE], np.maximum(ins[:, I_QTY], 0), -1, ins[:, I_ROW]
+    return ev
+
+
+def _head_cols(r, names):
+    seq = r[:, K_SEQ]
+    return [pa.array(seq, mask=seq == END_SEQ), pa.array(r[:, K_TIME]), names.take(pa.array(r[:, K_TB]))]
+
+
+def build_tables(own, observed: list) -> dict:
+    names = pa.array(own.instruments, pa.string())
+    nt = len(own.instruments)
+    seen = np.zeros(nt, bool)
+    mid = np.full((own.n_rows + 1, 4), NONE, np.int64)
+    for part in observed:
+        seen |= part["seen"]
+        mid[part["mid_rows"]] = part["mid"]
+    fl = _sorted([p["fills"] for p in observed] or [np.zeros((0, F_WIDTH), np.int64)])
+    ev = _sorted([p["events"] for p in observed] + [_unseen_rejections(own, seen)])
+    qb = _sorted([p["bbo"] for p in observed] or [np.zeros((0, Q_WIDTH), np.int64)])
+    ids = own.key_ids
+    fills = pa.Table.from_arrays(_head_cols(fl, names) + [
+        pa.array(ids[fl[:, F_KEY]] if len(fl) else np.zeros(0, np.int64)), _SIDES.take(pa.array(fl[:, F_SIDE])),
+        pa.array(fl[:, F_PRICE]), pa.array(fl[:, F_QTY]),
+        pa.array(np.where(fl[:, F_TAKER] == 1, "taker", "maker").astype(object), pa.string()),
+        pa.array(fl[:, F_PRIO] != 0)], schema=fills_schema)
+    kind, side, price, ahead, row = ev[:, E_KIND], ev[:, E_SIDE], ev[:, E_PRICE], ev[:, E_AHEAD], ev[:, E_ROW]
+    events = pa.Table.from_arrays(_head_cols(ev, names) + [
+        pa.array(ids[ev[:, E_KEY]] if len(ev) else np.zeros(0, np.int64)), _KINDS.take(pa.array(kind)),
+        _SIDES.take(pa.array(np.maximum(side, 0), mask=side < 0)), pa.array(price, mask=price < 0),
+        pa.array(ev[:, E_QTY]), pa.array(ev[:, E_REM]), pa.array(ahead, mask=ahead < 0),
+        _REASONS.take(pa.array(ev[:, E_REASON])), pa.array(row, mask=row < 0)], schema=events_schema)
+    cols = _head_cols(qb, names)
+    for c, q in ((Q_BID, Q_BIDQ), (Q_ASK, Q_ASKQ)):
+        empty = qb[:, c] == NONE
+        cols += [pa.array(qb[:, c], mask=empty), pa.array(qb[:, q], mask=empty)]
+    bbo_own = pa.Table.from_arrays(cols, schema=bbo_own_schema)
+    return {"fills": fills, "events": events, "summary": summary(own, fl, ev, mid, names),
+            "bbo_with_own": bbo_own}
+
+
+def _mid(bid, ask):
+    ok = (bid != NONE) & (ask != NONE)
+    return np.where(ok, (bid.astype(np.float64) + ask) / 2, np.nan), ~ok
+
+
+def summary(own, fl, ev, mid, names) -> pa.Table:
+    """One row per own order (its first ``new`` instruction)."""
+    ins = own.ins[own.ins[:, I_ACT] == OP_NEW]
+    ins = ins[np.argsort(ins[:, I_ROW], kind="stable")]
+    keys, first = np.unique(ins[:, I_KEY], return_index=True)
+    ins = ins[np.sort(first)]
+    keys = ins[:, I_KEY]
+    nk = max(len(own.key_ids), 1)
+    filled = np.zeros(nk, np.int64)
+    notional = np.zeros(nk, np.int64)
+    first_t = np.full(nk, np.iinfo(np.int64).max)
+    last_t = np.full(nk, np.iinfo(np.int64).min)
+    if len(fl):
+        k = fl[:, F_KEY]
+        np.add.at(filled, k, fl[:, F_QTY])
+        np.add.at(notional, k, fl[:, F_QTY] * fl[:, F_PRICE])
+        np.minimum.at(first_t, k, fl[:, K_TIME])
+        np.maximum.at(last_t, k, fl[:, K_TIME])
+    status = np.full(nk, "open", dtype=object)
+    accepted = np.zeros(nk, bool)
+    if len(ev):
+        accepted[ev[ev[:, E_KIND] == 1, E_KEY]] = True
+        for kind, word in ((K_FILLED, "filled"), (K_CANCELLED, "cancelled"), (K_EXPIRED, "expired")):
+            status[ev[ev[:, E_KIND] == kind, E_KEY]] = word
+    status[~accepted] = "rejected"
+    f = filled[keys]
+    has = f > 0
+    avg = np.where(has, notional[keys] / np.maximum(f, 1), np.nan)
+    sign = np.where(ins[:, I_SIDE] == 0, 1.0, -1.0)
+    m = mid[ins[:, I_ROW]]
+    at, at_na = _mid(m[:, 0], m[:, 1])
+    later, later_na = _mid(m[:, 2], m[:, 3])
+    st = status[keys]
+    done = st == "filled"
+    qty = ins[:, I_QTY]
+    cols = [names.take(pa.array(ins[:, 2])), pa.array(own.key_ids[keys] if len(keys) else np.zeros(0, np.int64)),
+            _SIDES.take(pa.array(np.maximum(ins[:, I_SIDE], 0))), pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
+            pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
+            pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)), pa.array(notional[keys]),
+            pa.array(first_t[keys], mask=~has), pa.array(last_t[keys] - ins[:, I_ARR], mask=~done),
+            pa.array(avg, mask=~has), pa.array(at, mask=at_na), pa.array(later, mask=later_na),
+            pa.array(sign * (avg - at), mask=~has | at_na), pa.array(sign * (avg - later), mask=~has | later_na)]
+    return pa.Table.from_arrays(cols, schema=summary_schema)
