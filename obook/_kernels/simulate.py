@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
-                     ACT_EXEC_CLAMP, ACT_MODIFY, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
+                     ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
                      EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, OWN_BEST)
 from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
@@ -508,6 +508,8 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo
     for i in range(st[ST_POS], n):
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
+            continue
+        if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:    # trade prints (only with the trades table) change nothing
             continue
         tb = tmap[b]
         st[ST_POS] = i
