@@ -246,7 +246,7 @@ class Reference:
                 o.rem = qty
                 self.event(at, book, oid, "modified", o.side, price, qty, qty, o.ahead, None, ins["row"])
                 return
-            o.state, o.price, o.rem, o.ahead = "live", price, qty, None
+            o.state, o.price, o.rem, o.ahead, o.row = "live", price, qty, None, ins["row"]
             self.event(at, book, oid, "modified", o.side, price, qty, qty, None, None, ins["row"])
             self.enter(at, o, False)
 

@@ -35,8 +35,9 @@ class SimObserver:
 
 
 class SimWorker:
-    def __init__(self, obs: SimObserver, hash_size: int = HASH, levels: int = LEVELS, chunk: int = CHUNK):
+    def __init__(self, obs: SimObserver):
         own = obs.own
+        hash_size, levels, chunk = HASH, LEVELS, CHUNK
         self.want_bbo, self.day_end = obs.want_bbo, obs.day_end
         self.ins = own.ins
         self.names = {name: tb for tb, name in enumerate(own.instruments)}
