@@ -16,16 +16,16 @@ from numba import njit
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
                      EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, OWN_BEST)
-from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE,
+from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HEAD, B_INS, B_OWN, B_NEXT, B_PROBE,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
-                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_EMPTY, H_LIVE, H_PRICE, H_REF,
+                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_EMPTY, H_FIRST, H_LAST, H_LIVE, H_PRICE, H_REF,
                               H_SHARES, H_SIDE, H_STAMP, H_STATE, H_TOMB, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE,
                               I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT, K_EXPIRED, K_FILLED,
                               K_MODIFIED, K_PARTIAL, K_PHASE, K_QUEUE, K_REJECTED, K_RESTED, K_SEQ,
                               K_TB, K_TIME, L_COUNT, L_KEY, L_QTY, L_USED, NEED_ROOM, NONE, O_AHEAD,
-                              O_DONE, O_FILLED, O_LIVE, O_NEVER, O_NEXT, O_PREV, O_PRICE, O_REM,
+                              O_DONE, O_FILLED, O_LIVE, O_NEVER, O_NEXT, O_PNEXT, O_PPREV, O_PREV, O_PRICE, O_REM,
                               O_RESTING, O_SIDE, O_STAMP, O_STATE, O_TB, O_TIF, OK, OP_CANCEL,
                               OP_NEW, Q_ASK, Q_ASKQ, Q_BID, Q_BIDQ, R_DUPLICATE_ID, R_FOK,
                               R_NOT_LIVE, R_REQUEST, R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID,
@@ -161,9 +161,10 @@ def emit(EV, st, at, tb, key, kind, reason, side, price, qty, rem, ahead, row):
 
 
 @njit(cache=True)
-def own_fill(OO, BK, FL, EV, st, at, k, price, f, taker, prio):
+def own_fill(H, OO, BK, FL, EV, st, at, k, price, f, taker, prio):
     """Own order k fills f shares at price: a fill row, an event, done when nothing is left."""
     tb = OO[k, O_TB]
+    BK[tb, B_DIRTY] = 1
     OO[k, O_REM] -= f
     OO[k, O_FILLED] += f
     r = st[ST_NF]
@@ -177,12 +178,13 @@ def own_fill(OO, BK, FL, EV, st, at, k, price, f, taker, prio):
          OO[k, O_AHEAD] if resting else -1, -1)
     if rem == 0:
         if resting:
-            unlink(OO, BK, k)
+            unlink(H, OO, BK, st, k)
         OO[k, O_STATE] = O_DONE
 
 
 @njit(cache=True)
-def unlink(OO, BK, k):
+def unlink(H, OO, BK, st, k):
+    """Own order k leaves its book's list and its price's list."""
     tb, p, n = OO[k, O_TB], OO[k, O_PREV], OO[k, O_NEXT]
     if p >= 0:
         OO[p, O_NEXT] = n
@@ -193,11 +195,27 @@ def unlink(OO, BK, k):
     else:
         BK[tb, B_TAIL] = p
     BK[tb, B_RESTING] -= 1
+    BK[tb, B_DIRTY] = 1
+    slot = h_find(H, -(2 * tb + OO[k, O_SIDE]) - 1, OO[k, O_PRICE])
+    p, n = OO[k, O_PPREV], OO[k, O_PNEXT]
+    if p >= 0:
+        OO[p, O_PNEXT] = n
+    else:
+        H[slot, H_FIRST] = n
+    if n >= 0:
+        OO[n, O_PPREV] = p
+    else:
+        H[slot, H_LAST] = p
+    H[slot, H_SHARES] -= 1
+    if H[slot, H_SHARES] == 0:
+        H[slot, H_STATE] = H_TOMB
+        st[ST_LIVE] -= 1
 
 
 @njit(cache=True)
-def link(OO, BK, st, k):
-    """Own order k rests at the back of its level: the next stamp, the list's tail."""
+def link(H, OO, BK, st, k):
+    """Own order k rests at the back of its level: the next stamp, the tail of its book's
+    list and of its price's list."""
     tb = OO[k, O_TB]
     OO[k, O_STATE] = O_RESTING
     OO[k, O_STAMP] = st[ST_STAMP]
@@ -210,29 +228,63 @@ def link(OO, BK, st, k):
         BK[tb, B_HEAD] = k
     BK[tb, B_TAIL] = k
     BK[tb, B_RESTING] += 1
+    BK[tb, B_DIRTY] = 1
+    b, price = -(2 * tb + OO[k, O_SIDE]) - 1, OO[k, O_PRICE]
+    slot = h_find(H, b, price)
+    if slot < 0:
+        slot = h_put(H, st, b, price, -1, -1, 0)
+        st[ST_STAMP] -= 1          # a list is no order: no stamp
+    t = H[slot, H_LAST]
+    OO[k, O_PPREV], OO[k, O_PNEXT] = t, -1
+    if t >= 0:
+        OO[t, O_PNEXT] = k
+    else:
+        H[slot, H_FIRST] = k
+    H[slot, H_LAST] = k
+    H[slot, H_SHARES] += 1
+
+
+@njit(cache=True)
+def own_best(OO, BK, tb):
+    """Refresh the cached best own price and shares of each side of book tb."""
+    if BK[tb, B_DIRTY] == 0:
+        return
+    BK[tb, B_DIRTY] = 0
+    BK[tb, B_OWN], BK[tb, B_OWN + 1], BK[tb, B_OWN + 2], BK[tb, B_OWN + 3] = NONE, 0, NONE, 0
+    k = BK[tb, B_HEAD]
+    while k >= 0:
+        side, p = OO[k, O_SIDE], OO[k, O_PRICE]
+        c = B_OWN + 2 * side
+        if BK[tb, c] == NONE or (p > BK[tb, c] if side == 0 else p < BK[tb, c]):
+            BK[tb, c], BK[tb, c + 1] = p, OO[k, O_REM]
+        elif p == BK[tb, c]:
+            BK[tb, c + 1] += OO[k, O_REM]
+        k = OO[k, O_NEXT]
 
 
 # ---------------------------------------------------------------- the feed's events
 
 
 @njit(cache=True)
-def at_level(OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec):
+def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec):
     """A feed order (priority ``fstamp``) at (side, price) loses x shares: own orders behind
     it move up; an execution of an order behind an own order whose shares ahead are 0
     fills that own order (the venue's priority differed from the simulation's)."""
+    slot = h_find(H, -(2 * tb + side) - 1, price)
+    if slot < 0:
+        return
     budget = x if is_exec else 0
-    k = BK[tb, B_HEAD]
+    k = H[slot, H_FIRST]
     while k >= 0:
-        nxt = OO[k, O_NEXT]
-        if OO[k, O_SIDE] == side and OO[k, O_PRICE] == price:
-            if fstamp < OO[k, O_STAMP]:
-                if OO[k, O_AHEAD] > 0 and x > 0:
-                    OO[k, O_AHEAD] -= min(OO[k, O_AHEAD], x)
-                    emit(EV, st, at, tb, k, K_QUEUE, 0, side, price, 0, OO[k, O_REM], OO[k, O_AHEAD], -1)
-            elif budget > 0 and OO[k, O_AHEAD] == 0:
-                f = min(budget, OO[k, O_REM])
-                budget -= f
-                own_fill(OO, BK, FL, EV, st, at, k, price, f, 0, 1)
+        nxt = OO[k, O_PNEXT]
+        if fstamp < OO[k, O_STAMP]:
+            if OO[k, O_AHEAD] > 0 and x > 0:
+                OO[k, O_AHEAD] -= min(OO[k, O_AHEAD], x)
+                emit(EV, st, at, tb, k, K_QUEUE, 0, side, price, 0, OO[k, O_REM], OO[k, O_AHEAD], -1)
+        elif budget > 0 and OO[k, O_AHEAD] == 0:
+            f = min(budget, OO[k, O_REM])
+            budget -= f
+            own_fill(H, OO, BK, FL, EV, st, at, k, price, f, 0, 1)
         k = nxt
 
 
@@ -244,7 +296,7 @@ def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
     row = 2 * tb + side
     j = lv_find(L, nl, row, _key(side, price))
     if BK[tb, B_RESTING] > 0:
-        at_level(OO, BK, FL, EV, st, at, tb, side, price, H[slot, H_STAMP], x, is_exec)
+        at_level(H, OO, BK, FL, EV, st, at, tb, side, price, H[slot, H_STAMP], x, is_exec)
     if is_exec:
         L[row, j, L_USED] -= min(L[row, j, L_USED], x)
     L[row, j, L_QTY] -= x
@@ -268,22 +320,24 @@ def put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares):
     j = lv_add(L, nl, row, _key(side, price), shares)
     budget = shares
     while budget > 0 and BK[tb, B_RESTING] > 0:
-        best, k = -1, BK[tb, B_HEAD]
-        while k >= 0:
-            if OO[k, O_SIDE] != side and (OO[k, O_PRICE] >= price if side == 1 else OO[k, O_PRICE] <= price):
-                if best < 0 or (OO[k, O_PRICE] > OO[best, O_PRICE] if side == 1 else OO[k, O_PRICE] < OO[best, O_PRICE]):
-                    best = k
-            k = OO[k, O_NEXT]
-        if best < 0:
+        own_best(OO, BK, tb)
+        best = BK[tb, B_OWN + 2 * (1 - side)]           # the other side's best own price
+        if best == NONE or (best < price if side == 1 else best > price):
             break
-        f = min(budget, OO[best, O_REM])
-        budget -= f
-        L[row, j, L_USED] += f
-        own_fill(OO, BK, FL, EV, st, at, best, OO[best, O_PRICE], f, 0, 0)
+        k = H[h_find(H, -(2 * tb + 1 - side) - 1, best), H_FIRST]
+        while k >= 0 and budget > 0:
+            nxt = OO[k, O_PNEXT]
+            f = min(budget, OO[k, O_REM])
+            budget -= f
+            L[row, j, L_USED] += f
+            own_fill(H, OO, BK, FL, EV, st, at, k, best, f, 0, 0)
+            k = nxt
 
 
 @njit(cache=True)
 def clear(H, nl, OO, BK, EV, st, at, tb, b):
+    """A clear of the feed's book: its orders go (own price lists stay), own orders are at
+    the front."""
     for i in range(H.shape[0]):
         if H[i, H_STATE] == H_LIVE and H[i, H_BOOK] == b:
             H[i, H_STATE] = H_TOMB
@@ -352,7 +406,7 @@ def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
 
 
 @njit(cache=True)
-def enter(L, nl, OO, BK, FL, EV, st, at, k, market, row):
+def enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row):
     """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
     crosses (best level first; those shares are consumed), then rests at the back of its
     level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
@@ -379,7 +433,7 @@ def enter(L, nl, OO, BK, FL, EV, st, at, k, market, row):
         if a > 0:
             f = min(a, OO[k, O_REM])
             L[orow, j, L_USED] += f
-            own_fill(OO, BK, FL, EV, st, at, k, lp, f, 1, 0)
+            own_fill(H, OO, BK, FL, EV, st, at, k, lp, f, 1, 0)
         j -= 1
     rem = OO[k, O_REM]
     if rem == 0:
@@ -391,12 +445,12 @@ def enter(L, nl, OO, BK, FL, EV, st, at, k, market, row):
     srow = 2 * tb + side
     j = lv_find(L, nl, srow, _key(side, price))
     OO[k, O_AHEAD] = max(0, L[srow, j, L_QTY] - L[srow, j, L_USED]) if j >= 0 else 0
-    link(OO, BK, st, k)
+    link(H, OO, BK, st, k)
     emit(EV, st, at, tb, k, K_RESTED, 0, side, price, rem, rem, OO[k, O_AHEAD], row)
 
 
 @njit(cache=True)
-def instruction(q, INS, MID, L, nl, OO, BK, FL, EV, st, at):
+def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
     """One own instruction at its arrival (at = (seq, 0, arrival))."""
     tb, k, row = INS[q, I_TB], INS[q, I_KEY], INS[q, I_ROW]
     MID[q, 0], MID[q, 1] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
@@ -415,11 +469,11 @@ def instruction(q, INS, MID, L, nl, OO, BK, FL, EV, st, at):
         OO[k, O_PRICE] = -1 if market else INS[q, I_PRICE]
         OO[k, O_REM], OO[k, O_TIF], OO[k, O_FILLED], OO[k, O_AHEAD] = INS[q, I_QTY], INS[q, I_TIF], 0, -1
         emit(EV, st, at, tb, k, K_ACCEPTED, 0, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_REM], -1, row)
-        enter(L, nl, OO, BK, FL, EV, st, at, k, market, row)
+        enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row)
         return
     side, rem = OO[k, O_SIDE], OO[k, O_REM]
     if act == OP_CANCEL:
-        unlink(OO, BK, k)
+        unlink(H, OO, BK, st, k)
         OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
         emit(EV, st, at, tb, k, K_CANCELLED, R_REQUEST, side, OO[k, O_PRICE], rem, 0, -1, row)
         return
@@ -427,12 +481,13 @@ def instruction(q, INS, MID, L, nl, OO, BK, FL, EV, st, at):
     qty = INS[q, I_QTY] if INS[q, I_QTY] >= 0 else rem
     if price == OO[k, O_PRICE] and qty <= rem:      # a reduction keeps the order's place
         OO[k, O_REM] = qty
+        BK[tb, B_DIRTY] = 1
         emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, OO[k, O_AHEAD], row)
         return
-    unlink(OO, BK, k)
+    unlink(H, OO, BK, st, k)
     OO[k, O_STATE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_AHEAD] = O_LIVE, price, qty, -1
     emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, -1, row)
-    enter(L, nl, OO, BK, FL, EV, st, at, k, False, row)
+    enter(H, L, nl, OO, BK, FL, EV, st, at, k, False, row)
 
 
 @njit(cache=True)
@@ -447,15 +502,13 @@ def own_top(L, nl, OO, BK, tb, side):
     if j >= 0:
         px = L[row, j, L_KEY] if side == 0 else -L[row, j, L_KEY]
         qty = L[row, j, L_QTY] - L[row, j, L_USED]
-    k = BK[tb, B_HEAD]
-    while k >= 0:
-        if OO[k, O_SIDE] == side:
-            p = OO[k, O_PRICE]
-            if px == NONE or (p > px if side == 0 else p < px):
-                px, qty = p, OO[k, O_REM]
-            elif p == px:
-                qty += OO[k, O_REM]
-        k = OO[k, O_NEXT]
+    own_best(OO, BK, tb)
+    p, q = BK[tb, B_OWN + 2 * side], BK[tb, B_OWN + 2 * side + 1]
+    if p != NONE:
+        if px == NONE or (p > px if side == 0 else p < px):
+            px, qty = p, q
+        elif p == px:
+            qty += q
     return px, qty
 
 
@@ -474,31 +527,38 @@ def own_bbo(L, nl, OO, BK, QB, st, at, tb):
 
 
 @njit(cache=True)
-def _room(L, nl, BK, FL, EV, QB, st, tb):
+def _room(H, L, nl, BK, FL, EV, QB, st, tb):
+    """0, or what must grow before the next instruction or event of book tb."""
+    if 2 * st[ST_USED] + 8 > H.shape[0]:
+        return ROOM_HASH
+    if max(nl[2 * tb], nl[2 * tb + 1]) + 2 > L.shape[1]:
+        return ROOM_LEVELS
     need = max(nl[2 * tb], nl[2 * tb + 1]) + 2 * BK[tb, B_RESTING] + 8
-    return (FL.shape[0] - st[ST_NF] >= need and EV.shape[0] - st[ST_NE] >= 2 * need
-            and QB.shape[0] - st[ST_NQ] >= 2)
+    if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need or QB.shape[0] - st[ST_NQ] < 2:
+        return ROOM_OUT
+    return 0
 
 
 @njit(cache=True)
-def pending(INS, MID, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at):
+def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
-    (arrival < t; t = END_SEQ: all). False: no room for the next one's rows."""
+    (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one."""
     end = BK[tb, B_END]
     while BK[tb, B_PROBE] < end and INS[BK[tb, B_PROBE], I_PROBE] < t:
         q = BK[tb, B_PROBE]
         MID[q, 2], MID[q, 3] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
         BK[tb, B_PROBE] = q + 1
     while BK[tb, B_NEXT] < end and INS[BK[tb, B_NEXT], I_ARR] < t:
-        if not _room(L, nl, BK, FL, EV, QB, st, tb):
-            return False
+        room = _room(H, L, nl, BK, FL, EV, QB, st, tb)
+        if room:
+            return room
         q = BK[tb, B_NEXT]
         at[0], at[1], at[2] = seq, 0, INS[q, I_ARR]
-        instruction(q, INS, MID, L, nl, OO, BK, FL, EV, st, at)
+        instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at)
         if want_bbo:
             own_bbo(L, nl, OO, BK, QB, st, at, tb)
         BK[tb, B_NEXT] = q + 1
-    return True
+    return 0
 
 
 @njit(cache=True)
@@ -513,15 +573,12 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo
             continue
         tb = tmap[b]
         st[ST_POS] = i
-        if 2 * st[ST_USED] + 8 > H.shape[0]:
-            return NEED_ROOM, ROOM_HASH
-        if max(nl[2 * tb], nl[2 * tb + 1]) + 2 > L.shape[1]:
-            return NEED_ROOM, ROOM_LEVELS
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
-        if not pending(INS, MID, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at):
-            return NEED_ROOM, ROOM_OUT
-        if not _room(L, nl, BK, FL, EV, QB, st, tb):
-            return NEED_ROOM, ROOM_OUT
+        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at)
+        if room == 0:
+            room = _room(H, L, nl, BK, FL, EV, QB, st, tb)
+        if room:
+            return NEED_ROOM, room
         at[0], at[1], at[2] = seq, 1, t
         feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
         BK[tb, B_TIME] = t
@@ -532,7 +589,7 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo
 
 
 @njit(cache=True)
-def sim_finish(INS, MID, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
+def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
     """After the feed's last record: the instructions still to come, then (``day_end``) DAY
     orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
     at = np.empty(3, np.int64)
@@ -540,8 +597,9 @@ def sim_finish(INS, MID, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
         st[ST_POS] = tb
         if BK[tb, B_SEEN] == 0:
             continue
-        if not pending(INS, MID, L, nl, OO, BK, FL, EV, QB, st, tb, END_SEQ, END_SEQ, want_bbo, at):
-            return NEED_ROOM, ROOM_OUT
+        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, END_SEQ, END_SEQ, want_bbo, at)
+        if room:
+            return NEED_ROOM, room
         if not day_end:
             continue
         if EV.shape[0] - st[ST_NE] < BK[tb, B_RESTING] + 1 or QB.shape[0] - st[ST_NQ] < 2:
@@ -555,7 +613,7 @@ def sim_finish(INS, MID, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
             nxt = OO[k, O_NEXT]
             if OO[k, O_TIF] == TIF_DAY:
                 rem = OO[k, O_REM]
-                unlink(OO, BK, k)
+                unlink(H, OO, BK, st, k)
                 OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
                 emit(EV, st, at, tb, k, K_EXPIRED, R_SESSION_END, OO[k, O_SIDE], OO[k, O_PRICE], rem, 0, -1, -1)
             k = nxt

@@ -6,8 +6,10 @@ shares and a priority stamp) and its levels (per book side a sorted array, best 
 the feed's shares, the shares your crossing orders consumed, and the order count).
 """
 
-# shadow order hash H[cap, H_WIDTH]
+# shadow order hash H[cap, H_WIDTH]; it also holds the own orders' price lists: book
+# -(2 * tb + side) - 1, ref = price, H_SIDE / H_PRICE = first / last own order (stamp order)
 H_BOOK, H_REF, H_STATE, H_SIDE, H_PRICE, H_SHARES, H_STAMP = range(7)
+H_FIRST, H_LAST = H_SIDE, H_PRICE
 H_WIDTH = 7
 H_EMPTY, H_LIVE, H_TOMB = 0, 1, 2
 # levels L[2 * tracked books, K, L_WIDTH]: sort key (bid: price, ask: -price), feed shares,
@@ -23,15 +25,18 @@ I_WIDTH = 13
 NONE = -(1 << 62)
 
 # own orders OO[keys, O_WIDTH]
+# O_NEXT / O_PREV: the book's resting own orders; O_PNEXT / O_PPREV: those at its price
 (O_STATE, O_TB, O_SIDE, O_PRICE, O_REM, O_STAMP, O_AHEAD, O_NEXT, O_PREV, O_TIF,
- O_FILLED) = range(11)
-O_WIDTH = 11
+ O_FILLED, O_PNEXT, O_PPREV) = range(13)
+O_WIDTH = 13
 O_NEVER, O_RESTING, O_DONE, O_LIVE = 0, 1, 2, 3     # O_LIVE: accepted, not resting yet
 
 # tracked books BK[T, B_WIDTH]
+# B_BID..B_ASKQ: the last bbo_with_own row; B_OWN..: the best own price and shares a side
+# (bid, ask), recomputed when B_DIRTY
 (B_INS, B_END, B_NEXT, B_PROBE, B_HEAD, B_TAIL, B_RESTING, B_SEQ, B_TIME,
- B_BID, B_BIDQ, B_ASK, B_ASKQ, B_SEEN) = range(14)
-B_WIDTH = 14
+ B_BID, B_BIDQ, B_ASK, B_ASKQ, B_SEEN, B_DIRTY, B_OWN) = range(16)
+B_WIDTH = 20
 
 # counters ST
 ST_USED, ST_LIVE, ST_STAMP, ST_NF, ST_NE, ST_NQ, ST_POS, ST_COUNT = range(8)

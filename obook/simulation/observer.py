@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE, B_RESTING, B_SEEN, B_TAIL,
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE, B_DIRTY, B_RESTING, B_SEEN, B_TAIL,
                                         B_WIDTH, E_WIDTH, I_ROW, I_TB, F_WIDTH, H_WIDTH, L_WIDTH, NONE, O_WIDTH,
                                         OK, Q_WIDTH, ROOM_HASH, ROOM_LEVELS, ST_NE, ST_NF, ST_NQ,
                                         ST_POS, ST_USED, ST_WIDTH)
@@ -53,6 +53,7 @@ class SimWorker:
         self.bk[:, B_NEXT] = self.bk[:, B_PROBE] = own.bounds[:, 0]
         self.bk[:, B_HEAD] = self.bk[:, B_TAIL] = -1
         self.bk[:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)     # the last bbo_with_own: none yet
+        self.bk[:, B_DIRTY] = 1
         self.st = np.zeros(ST_WIDTH, np.int64)
         self.chunk = chunk
         self.fl = np.zeros((chunk, F_WIDTH), np.int64)
@@ -114,7 +115,7 @@ class SimWorker:
 
         self.st[ST_POS] = 0
         while True:
-            status, room = sim_finish(self.ins, self.mid, self.L, self.nl, self.oo, self.bk, self.fl, self.ev,
+            status, room = sim_finish(self.ins, self.mid, self.H, self.L, self.nl, self.oo, self.bk, self.fl, self.ev,
                                       self.qb, self.st, self.want_bbo, self.day_end)
             if status == OK:
                 break
