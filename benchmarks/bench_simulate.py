@@ -63,6 +63,14 @@ def own_orders(bbo: pa.Table, n: int, instruments: int, seed: int = 42) -> pa.Ta
     })
 
 
+def _cpu() -> float:
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=5_000_000)
@@ -90,19 +98,29 @@ def main() -> None:
         return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000)
 
     r = sim()
+    # wall and CPU time (this process and its workers) of alternated runs; the machine is
+    # shared, so the ratio of each pair (and CPU time, for workers=1) is what to read
     times = {"replay": [], "simulate": []}
+    cpu = {"replay": [], "simulate": []}
     for _ in range(a.repeats):
         for name, fn in (("replay", plain), ("simulate", sim)):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _cpu()
             fn()
             times[name].append(time.perf_counter() - t)
+            cpu[name].append(_cpu() - c)
     med = {k: statistics.median(v) for k, v in times.items()}
+    cmed = {k: statistics.median(v) for k, v in cpu.items()}
+    pairs = [s / p for s, p in zip(cpu["simulate"], cpu["replay"])]
     print(json.dumps({
         "messages": a.messages, "own_orders": a.orders, "instruments": a.instruments, "workers": a.workers,
         "fills": r.fills.num_rows, "events": r.events.num_rows, "bbo_rows": r.bbo.num_rows,
         "replay_s": round(med["replay"], 3), "simulate_s": round(med["simulate"], 3),
         "ratio": round(med["simulate"] / med["replay"], 3),
+        "replay_cpu_s": round(cmed["replay"], 3), "simulate_cpu_s": round(cmed["simulate"], 3),
+        "cpu_ratio": round(cmed["simulate"] / cmed["replay"], 3),
+        "median_pair_cpu_ratio": round(statistics.median(pairs), 3),
         "runs": {k: [round(x, 3) for x in v] for k, v in times.items()},
+        "cpu_runs": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
     }))
 
 

@@ -309,6 +309,48 @@ def _match_opener(table: str):
     return open_match
 
 
+def _simulate_macros(con, token: str, pool_size: int) -> None:
+    """``obook_simulate(feed, orders, latency := NULL, seed := 0, horizon := 1.0, workers :=
+    NULL, format := NULL)`` (fills), ``obook_simulate_events``, ``obook_simulate_summary`` and
+    ``obook_simulate_bbo`` (bbo_with_own): ``obook.simulate``'s tables."""
+    from .simulation.tables import SCHEMAS
+
+    types = [_duck_type(t) for t in ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "BIGINT", "VARCHAR",
+                                     "UBIGINT")]
+    for macro, table in (("obook_simulate", "fills"), ("obook_simulate_events", "events"),
+                         ("obook_simulate_summary", "summary"), ("obook_simulate_bbo", "bbo_with_own")):
+        pool = _Pool(f"__{macro}_{token}", SCHEMAS[table], _simulate_opener(table), pool_size)
+        for entry in pool.entries:
+            con.register(entry.name, entry)
+        fn = f"__{macro}_slot_{token}"
+        con.create_function(fn, _simulate_slot(pool), types, _duck_type("VARCHAR"), null_handling="special",
+                            side_effects=True)
+        con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
+                    f"horizon := 1.0, workers := NULL, format := NULL) AS TABLE SELECT * FROM "
+                    f"query_table({fn}(feed, orders, latency, seed, horizon, workers, format, current_query_id()))")
+
+
+def _simulate_opener(table: str):
+    def open_sim(feed, orders, latency, seed, horizon, workers, fmt):
+        from .simulation import simulate
+        from .simulation.prepare import parse_latency
+
+        return simulate(feed, orders, latency=parse_latency(latency), seed=seed, horizon=horizon,
+                        workers=workers, format=fmt, feed_tables=()).reader(table)
+    return open_sim
+
+
+def _simulate_slot(pool: _Pool):
+    def slot(feed, orders, latency, seed, horizon, workers, fmt, query):
+        if orders is None:
+            raise ObookError("obook_simulate: orders is NULL")
+        args = (_check_path(feed), os.path.abspath(os.path.expanduser(orders)), latency,
+                0 if seed is None else seed, 1.0 if horizon is None else horizon, _check_workers(workers),
+                _check_format(fmt))
+        return pool.assign(args, query)
+    return slot
+
+
 # --------------------------------------------------------------------------- install
 
 
@@ -351,7 +393,9 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     Nasdaq file name) their rows have ``timestamp``,
     ``obook_messages(path)``, the matching engine's ``obook_match(path, workers := NULL,
     tick := 1, stp := NULL)`` (fills), ``obook_match_events`` and ``obook_match_bbo`` over an
-    order-entry file (``obook.match``), the macros of ``obook.sql`` (``obook_spread``,
+    order-entry file (``obook.match``), ``obook_simulate(feed, orders, latency := NULL, seed := 0,
+    horizon := 1.0, workers := NULL, format := NULL)`` (your fills inside a replayed feed) with
+    ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
 
@@ -400,6 +444,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         from .matching.tables import schema_of as match_schema
         pool = _Pool(f"__{macro}_{token}", match_schema(table), _match_opener(table), pool_size)
         _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
+    # own orders inside a replayed feed (obook.simulate)
+    _simulate_macros(con, token, pool_size)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,

@@ -24,7 +24,7 @@ from polars.io.plugins import register_io_source
 from .errors import ObookError
 from .schema import itch_message_schema
 
-__all__ = ["scan_match", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
+__all__ = ["scan_match", "scan_simulate", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
            "scan_system_events", "scan_trading_actions", "polars_schema"]
 
 
@@ -239,3 +239,18 @@ def scan_match(path, *, table: str = "fills", workers: int | None = 1, tick: int
     want_bits((table,))
     return _scan(lambda: match(full, workers=workers, tick=tick, stp=stp, tables=(table,), levels=levels).reader(table),
                  schema_of(table, levels), f"obook_match_{table}", os.fspath(path))
+
+
+def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 0, horizon: float = 1.0,
+                  workers: int | None = None, format: str | None = None) -> pl.LazyFrame:
+    """A LazyFrame of one table of ``obook.simulate(feed, orders, ...)`` (fills, events,
+    summary or bbo_with_own); the simulation runs at collect time, once per collect."""
+    from .simulation import simulate
+    from .simulation.tables import SCHEMAS
+
+    if table not in SCHEMAS:
+        raise ObookError(f"unknown table {table!r}; choose from {', '.join(SCHEMAS)}")
+    full = _check_path(feed)
+    return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
+                                  format=format, feed_tables=()).reader(table),
+                 SCHEMAS[table], f"obook_simulate_{table}", os.fspath(feed))

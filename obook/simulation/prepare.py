@@ -67,6 +67,23 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
     return lat
 
 
+def parse_latency(text: str | None):
+    """A latency given as text (CLI, SQL): "250000" (ns), "uniform:LO:HI" (a distribution),
+    or a column name."""
+    if text is None:
+        return 0
+    text = str(text).strip()
+    if text.lstrip("+").isdigit():
+        return int(text)
+    name, _, rest = text.partition(":")
+    if rest:
+        try:
+            return (name,) + tuple(float(x) for x in rest.split(":"))
+        except ValueError:
+            raise ObookError(f"latency {text!r}: distribution parameters must be numbers") from None
+    return text
+
+
 def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
     """``o``: obook.feeds.orders.reader.Orders; ``unit_ns``: ns per unit of the feed's time."""
     from ..matching.prepare import _assign_ids, _keys, _reasons

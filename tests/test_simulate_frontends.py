@@ -1,0 +1,61 @@
+"""obook.simulate through the CLI, DuckDB (obook_simulate) and polars (scan_simulate)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+
+FEED = """Time,Ticker,Order,T,Shares,Price
+1,AAA,a,S,100,1000
+2,AAA,b,S,200,1000
+10,AAA,a,E,100,1000
+11,AAA,b,E,200,1000
+12,AAA,c,S,300,1000
+13,AAA,c,E,150,1000
+"""
+ORDERS = """time,instrument,order_id,action,side,type,tif,price,quantity,lat
+5,AAA,1,new,sell,limit,GTC,1000,120,0
+5,AAA,2,new,buy,limit,IOC,1000,50,4000000
+"""
+
+
+def _files(tmp_path):
+    (tmp_path / "feed.csv").write_text(FEED)
+    (tmp_path / "orders.csv").write_text(ORDERS)
+    return str(tmp_path / "feed.csv"), str(tmp_path / "orders.csv")
+
+
+def test_simulate_cli_writes_tables_and_fills_csv(tmp_path):
+    feed, orders = _files(tmp_path)
+    want = obook.simulate(feed, orders, format="csv", latency="lat", workers=1)
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    for t in ("fills", "events", "summary", "bbo_with_own", "bbo"):
+        assert pq.read_table(tmp_path / "out" / f"{t}.parquet").equals(want.table(t)), t
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1"])
+    assert res.exit_code == 0
+    lines = res.stdout.strip().splitlines()
+    assert len(lines) == 1 + want.fills.num_rows == 3     # the buy IOC at 9 takes 50 of b ahead
+
+
+def test_simulate_cli_bad_latency_is_an_error(tmp_path):
+    feed, orders = _files(tmp_path)
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "uniform:a:b"])
+    assert res.exit_code != 0
+
+
+def test_simulate_duckdb_and_polars_match_python(tmp_path):
+    feed, orders = _files(tmp_path)
+    want = obook.simulate(feed, orders, latency="lat", workers=1)
+    con = obook.connect()
+    got = con.sql(f"SELECT * FROM obook_simulate('{feed}', '{orders}', latency := 'lat', workers := 1)").arrow()
+    got = got.read_all() if hasattr(got, "read_all") else got
+    assert got.to_pylist() == want.fills.to_pylist()
+    n = con.sql(f"SELECT count(*) FROM obook_simulate_events('{feed}', '{orders}', latency := 'lat')").fetchall()[0][0]
+    assert n == want.events.num_rows
+    lf = obook.scan_simulate(feed, orders, table="summary", latency="lat", workers=1)
+    assert lf.collect().equals(pl.from_arrow(want.summary))
