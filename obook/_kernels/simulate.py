@@ -8,8 +8,6 @@ obook.simulate for the semantics. Kernels never raise: NEED_ROOM asks the driver
 the shadow or flush the outputs and to call again from ``st[ST_POS]``.
 """
 
-from __future__ import annotations
-
 import numpy as np
 from numba import njit
 
