@@ -27,7 +27,7 @@ def simulate(
                                             "default: the fills as CSV on stdout."),
     out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --out."),
     latency: Optional[str] = typer.Option(
-        None, "--latency", "-l",
+        None, "--latency",
         help="ns from decision to book: an integer, a column of ORDERS, or a distribution "
              "uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA (with --seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of a latency distribution."),
