@@ -285,6 +285,46 @@ def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, 
     del batches, reader
 
 
+def test_replay_worker_sigstopped_before_an_oversize_record_raises_worker_error(tmp_path, no_leaks):
+    """A record longer than a slot used to be sent through the worker's pipe: with the
+    worker stopped, the send blocked for good once the pipe was full."""
+    from obook.gen.csv import write_csv
+
+    path = tmp_path / "huge.csv"
+    write_csv(path, 2_000, 20, seed=4)
+    with open(path, "ab") as f:                  # then one 16 MiB line (long ignored fields)
+        f.write(b"34300000,AAA,1,B,5,100," + b"9" * (16 << 20) + b"\n")
+    # one batch in flight: the huge line is submitted when the first batch's rows are taken
+    batches = Replay(path, workers=2, slots=1).batches()
+    with watchdog(90, hard=False):
+        assert next(batches).num_rows > 0
+        victim = worker_children()[-1]
+        victim.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(obook.WorkerError, match=f"pid {victim.pid}.*stopped"):
+                for _ in batches:
+                    pass
+        finally:
+            try:
+                victim.send_signal(signal.SIGCONT)
+            except psutil.NoSuchProcess:
+                pass
+    batches.close()
+
+
+def test_replay_oversize_records_two_workers_equal_one(tmp_path):
+    from obook.gen.csv import write_csv
+
+    path = tmp_path / "long.csv"
+    write_csv(path, 20_000, 5, seed=6)
+    with open(path, "ab") as f:                  # long trailing fields are ignored (SPEC §2)
+        f.write(b"34300000,XYZ,77,B,5,100," + b"x" * (5 << 20) + b"\n34300001,XYZ,78,S,7,300\n")
+    one = obook.bbo(path, workers=1).read_all()
+    two = obook.bbo(path, workers=2).read_all()
+    assert two.equals(one) and one.num_rows > 2
+    assert one.slice(one.num_rows - 2).column("ticker").to_pylist() == ["XYZ", "XYZ"]
+
+
 def test_replay_worker_paused_briefly_is_not_killed_rows_complete(tmp_path, no_leaks):
     """A slow but live worker (here paused for a second, well under the stop limit) is waited
     for: the replay completes with the same rows as one worker."""
