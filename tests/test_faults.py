@@ -265,11 +265,9 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
 
 # ---------------------------------------------------------------- a stopped worker (issue 12)
 
-def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, no_leaks):
-    """A worker that makes no progress (SIGSTOP, a wedge) used to hang the replay forever."""
-    reader = obook.bbo(big, workers=2)
-    batches = iter(reader)
-    with watchdog(60, hard=False):
+def _stop_a_worker_after_first_batch(batches, seconds: float) -> None:
+    """Take the first batch, SIGSTOP a worker, expect a WorkerError naming it (no hang)."""
+    with watchdog(seconds, hard=False):
         assert next(batches).num_rows > 0
         victim = worker_children()[-1]
         victim.send_signal(signal.SIGSTOP)
@@ -282,6 +280,13 @@ def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, 
                 victim.send_signal(signal.SIGCONT)
             except psutil.NoSuchProcess:
                 pass
+
+
+def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, no_leaks):
+    """A worker that makes no progress (SIGSTOP, a wedge) used to hang the replay forever."""
+    reader = obook.bbo(big, workers=2)
+    batches = iter(reader)
+    _stop_a_worker_after_first_batch(batches, 60)
     del batches, reader
 
 
@@ -296,19 +301,7 @@ def test_replay_worker_sigstopped_before_an_oversize_record_raises_worker_error(
         f.write(b"34300000,AAA,1,B,5,100," + b"9" * (16 << 20) + b"\n")
     # one batch in flight: the huge line is submitted when the first batch's rows are taken
     batches = Replay(path, workers=2, slots=1).batches()
-    with watchdog(90, hard=False):
-        assert next(batches).num_rows > 0
-        victim = worker_children()[-1]
-        victim.send_signal(signal.SIGSTOP)
-        try:
-            with pytest.raises(obook.WorkerError, match=f"pid {victim.pid}.*stopped"):
-                for _ in batches:
-                    pass
-        finally:
-            try:
-                victim.send_signal(signal.SIGCONT)
-            except psutil.NoSuchProcess:
-                pass
+    _stop_a_worker_after_first_batch(batches, 90)
     batches.close()
 
 
