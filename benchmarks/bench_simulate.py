@@ -97,13 +97,17 @@ def main() -> None:
     def sim():
         return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000)
 
+    def sim_own_books():      # no feed tables: only the own instruments' books are replayed
+        return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000, feed_tables=())
+
     r = sim()
+    sim_own_books()
     # wall and CPU time (this process and its workers) of alternated runs; the machine is
     # shared, so the ratio of each pair (and CPU time, for workers=1) is what to read
-    times = {"replay": [], "simulate": []}
-    cpu = {"replay": [], "simulate": []}
+    times = {"replay": [], "simulate": [], "own_books": []}
+    cpu = {"replay": [], "simulate": [], "own_books": []}
     for _ in range(a.repeats):
-        for name, fn in (("replay", plain), ("simulate", sim)):
+        for name, fn in (("replay", plain), ("simulate", sim), ("own_books", sim_own_books)):
             t, c = time.perf_counter(), _cpu()
             fn()
             times[name].append(time.perf_counter() - t)
@@ -119,6 +123,8 @@ def main() -> None:
         "replay_cpu_s": round(cmed["replay"], 3), "simulate_cpu_s": round(cmed["simulate"], 3),
         "cpu_ratio": round(cmed["simulate"] / cmed["replay"], 3),
         "median_pair_cpu_ratio": round(statistics.median(pairs), 3),
+        "own_books_cpu_s": round(cmed["own_books"], 3),
+        "own_books_cpu_ratio": round(cmed["own_books"] / cmed["replay"], 3),
         "runs": {k: [round(x, 3) for x in v] for k, v in times.items()},
         "cpu_runs": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
     }))

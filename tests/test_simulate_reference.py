@@ -160,3 +160,17 @@ def test_simulate_tiny_buffers_and_python_kernels_same_tables(tmp_path, monkeypa
     for t in ("fills", "events", "summary", "bbo_with_own"):
         assert tiny.table(t).equals(want.table(t)), t
         assert plain.table(t).equals(want.table(t)), t
+
+
+def test_simulate_without_feed_tables_replays_own_books_only_same_tables(tmp_path):
+    """feed_tables=() replays only the own instruments' books (ticker pushdown): same tables."""
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 20_000, 12, 9)
+    records, seen = itch_records(str(feed))
+    rows = random_orders(records, sorted(seen)[:3] + ["NOPE"], 150, 9, 100, 200_000_000)
+    table = orders_table(rows)
+    full = simulate(str(feed), table, format="itch", workers=2, latency="lat")
+    only = simulate(str(feed), table, format="itch", workers=2, latency="lat", feed_tables=())
+    assert full.fills.num_rows > 0 and only.names == ("fills", "events", "summary", "bbo_with_own")
+    for t in only.names:
+        assert only.table(t).equals(full.table(t)), t
