@@ -14,7 +14,7 @@ from .._kernels.match_layout import REASON_NAMES, R_UNKNOWN_INSTRUMENT
 from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM,
                                         E_ROW, E_SIDE, E_WIDTH, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                                         F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_KEY,
-                                        I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_CANCELLED, K_COUNT,
+                                        I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_ACCEPTED, K_CANCELLED, K_COUNT,
                                         K_EXPIRED, K_FILLED, K_PHASE, K_REJECTED, K_SEQ, K_TB,
                                         K_TIME, KIND_NAMES, NONE, OP_NEW, Q_ASK, Q_ASKQ, Q_BID,
                                         Q_BIDQ, Q_WIDTH)
@@ -147,7 +147,7 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     status = np.full(nk, "open", dtype=object)
     accepted = np.zeros(nk, bool)
     if len(ev):
-        accepted[ev[ev[:, E_KIND] == 1, E_KEY]] = True
+        accepted[ev[ev[:, E_KIND] == K_ACCEPTED, E_KEY]] = True
         for kind, word in ((K_FILLED, "filled"), (K_CANCELLED, "cancelled"), (K_EXPIRED, "expired")):
             status[ev[ev[:, E_KIND] == kind, E_KEY]] = word
     status[~accepted] = "rejected"
@@ -161,7 +161,7 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     st = status[keys]
     done = st == "filled"
     qty = ins[:, I_QTY]
-    cols = [names.take(pa.array(ins[:, 2])), pa.array(own.key_ids[keys] if len(keys) else np.zeros(0, np.int64)),
+    cols = [names.take(pa.array(ins[:, I_TB])), pa.array(own.key_ids[keys] if len(keys) else np.zeros(0, np.int64)),
             _SIDES.take(pa.array(np.maximum(ins[:, I_SIDE], 0))), pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
             pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
             pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)), pa.array(notional[keys]),
