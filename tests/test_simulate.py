@@ -186,3 +186,23 @@ def test_simulate_hand_made_workers_identical(tmp_path, workers):
     many = simulate(feed, orders, format="csv", workers=workers)
     for t in ("fills", "events", "summary", "bbo_with_own", "bbo"):
         assert one.table(t).equals(many.table(t)), t
+
+
+def test_simulate_latency_forms_seeded_and_checked():
+    import numpy as np
+
+    from obook.errors import ObookError
+    from obook.simulation.prepare import latencies, parse_latency
+
+    a = latencies(("exponential", 1000.0), 50, seed=3)
+    assert (a == latencies(("exponential", 1000.0), 50, seed=3)).all() and a.min() >= 0
+    assert not (a == latencies(("exponential", 1000.0), 50, seed=4)).all()
+    assert (latencies(("uniform", 10, 20), 100, seed=1) <= 20).all()
+    assert (latencies(7, 3) == 7).all() and (latencies([1, 2, 3], 3) == np.array([1, 2, 3])).all()
+    assert parse_latency("250000") == 250000 and parse_latency("normal:5:1") == ("normal", 5.0, 1.0)
+    assert parse_latency("lat") == "lat" and parse_latency(None) == 0
+    for bad in (-1, ("gamma", 1.0), [1, 2], ("uniform", 1)):
+        with pytest.raises(ObookError):
+            latencies(bad, 3)
+    with pytest.raises(ObookError):
+        latencies("nope", 3, pa.table({"x": [1, 2, 3]}))
