@@ -206,3 +206,41 @@ def test_simulate_latency_forms_seeded_and_checked():
             latencies(bad, 3)
     with pytest.raises(ObookError):
         latencies("nope", 3, pa.table({"x": [1, 2, 3]}))
+
+
+def test_simulate_kernel_replace_modify_clear_events_known_answers():
+    """Normalized events a CSV feed cannot express (replace, modify, clear) straight into the
+    worker side: a replace or a priority-losing modify ahead moves that order behind you."""
+    import numpy as np
+
+    from obook._kernels.layout import (ACT_ADD, ACT_CLEAR, ACT_EXEC, ACT_MODIFY, ACT_REPLACE, ASK,
+                                       EV_WIDTH)
+    from obook.feeds.orders import read_orders
+    from obook.simulation.observer import SimObserver
+    from obook.simulation.prepare import latencies, prepare_own
+    from obook.simulation.tables import build_tables
+
+    o = read_orders(pa.table({"time": [5], "instrument": ["AAA"], "order_id": [1], "action": ["new"],
+                              "side": ["sell"], "price": [1000], "quantity": [50]}))
+    own = prepare_own(o, 1, latencies(0, 1), 100)
+    rows = [  # seq, time, action, ref, shares, price, new ref
+        (1, 1, ACT_ADD | ASK << 8, 1, 100, 1000, 0),
+        (2, 2, ACT_ADD | ASK << 8, 2, 100, 1000, 0),
+        (3, 10, ACT_REPLACE, 1, 100, 1000, 3),          # 1 -> 3 at the back: behind us
+        (4, 11, ACT_MODIFY, 2, 60, 1000, 0),            # smaller, same price: keeps its place
+        (5, 12, ACT_MODIFY, 2, 80, 1000, 0),            # larger: to the back
+        (6, 13, ACT_EXEC, 3, 30, 0, 0),                 # 3 (behind) trades, nothing ahead: ours
+        (7, 14, ACT_CLEAR, 0, 0, 0, 0),
+    ]
+    ev = np.zeros((len(rows), EV_WIDTH), np.int64)
+    for i, (seq, t, act, ref, shares, price, new) in enumerate(rows):
+        ev[i, :8] = (seq, t, 7, act, ref, shares, price, new)
+    w = SimObserver(own).worker(0, 1)
+    w.batch(ev, len(ev), [(7, "AAA")])
+    t = build_tables(own, [w.finish()])
+    assert _rows(t["events"], "seq", "event", "shares_ahead", "remaining") == [
+        (3, "accepted", None, 50), (3, "rested", 200, 50), (3, "queue", 100, 50), (4, "queue", 60, 50),
+        (5, "queue", 0, 50), (6, "partially_filled", 0, 20)]
+    assert _rows(t["fills"], "seq", "quantity", "liquidity", "priority_differs") == [(6, 30, "maker", True)]
+    # after the clear only our 20 shares are offered
+    assert _rows(t["bbo_with_own"], "seq", "ask_px", "ask_qty")[-1] == (7, 1000, 20)
