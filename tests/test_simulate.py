@@ -244,3 +244,16 @@ def test_simulate_kernel_replace_modify_clear_events_known_answers():
     assert _rows(t["fills"], "seq", "quantity", "liquidity", "priority_differs") == [(6, 30, "maker", True)]
     # after the clear only our 20 shares are offered
     assert _rows(t["bbo_with_own"], "seq", "ask_px", "ask_qty")[-1] == (7, 1000, 20)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_simulate_bad_feed_record_raises_feed_error(tmp_path, workers):
+    from obook.errors import FeedError
+
+    feed, orders = _files(tmp_path, """1,AAA,a,S,100,1000
+2,AAA,zz,D,0,0
+""", "1,AAA,1,new,buy,limit,GTC,990,10\n")
+    with pytest.raises(FeedError, match="unknown order"):
+        simulate(feed, orders, format="csv", workers=workers)
+    r = simulate(feed, orders, format="csv", workers=workers, on_error="skip")
+    assert r.stats["skipped"] and _rows(r.events, "event") == [("accepted",), ("rested",)]
