@@ -174,3 +174,15 @@ def test_simulate_without_feed_tables_replays_own_books_only_same_tables(tmp_pat
     assert full.fills.num_rows > 0 and only.names == ("fills", "events", "summary", "bbo_with_own")
     for t in only.names:
         assert only.table(t).equals(full.table(t)), t
+
+
+def test_simulate_itch_many_own_orders_one_book_matches_reference(tmp_path):
+    """Many own orders in one book: several at one price (their own time priority),
+    crossing orders consuming what earlier ones left, feed adds through resting ones."""
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 20_000, 2, 11)
+    records, seen = itch_records(str(feed))
+    rows = random_orders(records, sorted(seen)[:1], 600, 11, 100, 50_000_000)
+    r = check(str(feed), "itch", records, seen, rows, 1)
+    assert r.fills.num_rows > 50
+    assert set(r.fills.column("liquidity").to_pylist()) == {"maker", "taker"}
