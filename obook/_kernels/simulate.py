@@ -162,7 +162,8 @@ def emit(EV, st, at, tb, key, kind, reason, side, price, qty, rem, ahead, row):
 def own_fill(H, OO, BK, FL, EV, st, at, k, price, f, taker, prio):
     """Own order k fills f shares at price: a fill row, an event, done when nothing is left."""
     tb = OO[k, O_TB]
-    BK[tb, B_DIRTY] = 1
+    if OO[k, O_STATE] == O_RESTING:
+        best_add(BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], -f)
     OO[k, O_REM] -= f
     OO[k, O_FILLED] += f
     r = st[ST_NF]
@@ -193,7 +194,8 @@ def unlink(H, OO, BK, st, k):
     else:
         BK[tb, B_TAIL] = p
     BK[tb, B_RESTING] -= 1
-    BK[tb, B_DIRTY] = 1
+    if OO[k, O_REM] > 0:
+        best_add(BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], -OO[k, O_REM])
     slot = h_find(H, -(2 * tb + OO[k, O_SIDE]) - 1, OO[k, O_PRICE])
     p, n = OO[k, O_PPREV], OO[k, O_PNEXT]
     if p >= 0:
@@ -226,7 +228,7 @@ def link(H, OO, BK, st, k):
         BK[tb, B_HEAD] = k
     BK[tb, B_TAIL] = k
     BK[tb, B_RESTING] += 1
-    BK[tb, B_DIRTY] = 1
+    best_add(BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM])
     b, price = -(2 * tb + OO[k, O_SIDE]) - 1, OO[k, O_PRICE]
     slot = h_find(H, b, price)
     if slot < 0:
@@ -240,6 +242,21 @@ def link(H, OO, BK, st, k):
         H[slot, H_FIRST] = k
     H[slot, H_LAST] = k
     H[slot, H_SHARES] += 1
+
+
+@njit(cache=True)
+def best_add(BK, tb, side, price, qty):
+    """A resting own order's shares came (qty > 0) or went (qty < 0) at price: keep the cached
+    best own price of the side; when its shares run out, recompute it on next use."""
+    if BK[tb, B_DIRTY]:
+        return
+    c = B_OWN + 2 * side
+    if qty > 0 and (BK[tb, c] == NONE or (price > BK[tb, c] if side == 0 else price < BK[tb, c])):
+        BK[tb, c], BK[tb, c + 1] = price, qty
+    elif price == BK[tb, c]:
+        BK[tb, c + 1] += qty
+        if BK[tb, c + 1] <= 0:
+            BK[tb, B_DIRTY] = 1
 
 
 @njit(cache=True)
@@ -478,8 +495,8 @@ def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
     price = INS[q, I_PRICE] if INS[q, I_HAS_PRICE] else OO[k, O_PRICE]
     qty = INS[q, I_QTY] if INS[q, I_QTY] >= 0 else rem
     if price == OO[k, O_PRICE] and qty <= rem:      # a reduction keeps the order's place
+        best_add(BK, tb, side, price, qty - rem)
         OO[k, O_REM] = qty
-        BK[tb, B_DIRTY] = 1
         emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, OO[k, O_AHEAD], row)
         return
     unlink(H, OO, BK, st, k)
