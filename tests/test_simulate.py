@@ -257,3 +257,41 @@ def test_simulate_bad_feed_record_raises_feed_error(tmp_path, workers):
         simulate(feed, orders, format="csv", workers=workers)
     r = simulate(feed, orders, format="csv", workers=workers, on_error="skip")
     assert r.stats["skipped"] and _rows(r.events, "event") == [("accepted",), ("rested",)]
+
+
+def test_simulate_kernel_fill_print_then_cancel_is_an_execution():
+    """Databento reports a trade as prints naming the filled orders (F) and then cancels of
+    their shares (C): those cancels are executions; a cancel no print announced is not."""
+    import numpy as np
+
+    from obook._kernels.layout import ACT_ADD, ACT_CANCEL, ACT_PRINT, ASK, EV_WIDTH
+    from obook.feeds.orders import read_orders
+    from obook.simulation.observer import SimObserver
+    from obook.simulation.prepare import latencies, prepare_own
+    from obook.simulation.tables import build_tables
+
+    o = read_orders(pa.table({"time": [5], "instrument": ["AAA"], "order_id": [1], "action": ["new"],
+                              "side": ["sell"], "price": [1000], "quantity": [50]}))
+    own = prepare_own(o, 1, latencies(0, 1), 100)
+    rows = [  # seq, time, action, ref, shares, price
+        (1, 1, ACT_ADD | ASK << 8, 1, 100, 1000),
+        (2, 2, ACT_ADD | ASK << 8, 2, 100, 1000),
+        (3, 10, ACT_PRINT | ASK << 8, 1, 100, 1000),       # F: 1 filled ...
+        (4, 10, ACT_CANCEL, 1, 100, 0),                     # ... C: ahead 200 -> 100
+        (5, 11, ACT_ADD | ASK << 8, 3, 100, 1000),          # behind us
+        (6, 12, ACT_CANCEL, 3, 10, 0),                      # a plain cancel behind: nothing
+        (7, 13, ACT_PRINT | ASK << 8, 2, 100, 1000),
+        (8, 13, ACT_CANCEL, 2, 100, 0),                     # ahead 0
+        (9, 14, ACT_PRINT | ASK << 8, 3, 30, 1000),
+        (10, 14, ACT_CANCEL, 3, 30, 0),                     # 3 (behind) filled: ours first
+    ]
+    ev = np.zeros((len(rows), EV_WIDTH), np.int64)
+    for i, (seq, t, act, ref, shares, price) in enumerate(rows):
+        ev[i, :7] = (seq, t, 7, act, ref, shares, price)
+    w = SimObserver(own).worker(0, 1)
+    w.batch(ev, len(ev), [(7, "AAA")])
+    t = build_tables(own, [w.finish()])
+    assert _rows(t["events"], "seq", "event", "shares_ahead", "remaining") == [
+        (4, "accepted", None, 50), (4, "rested", 200, 50), (4, "queue", 100, 50), (8, "queue", 0, 50),
+        (10, "partially_filled", 0, 20)]
+    assert _rows(t["fills"], "seq", "quantity", "priority_differs") == [(10, 30, True)]

@@ -18,7 +18,7 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                               F_QTY, F_SIDE, F_TAKER, H_BOOK, H_EMPTY, H_FIRST, H_LAST, H_LIVE, H_PRICE, H_REF,
-                              H_SHARES, H_SIDE, H_STAMP, H_STATE, H_TOMB, I_ACT, I_ARR, I_HAS_PRICE,
+                              H_PRINTED, H_SHARES, H_SIDE, H_STAMP, H_STATE, H_TOMB, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE,
                               I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT, K_EXPIRED, K_FILLED,
                               K_MODIFIED, K_PARTIAL, K_PHASE, K_QUEUE, K_REJECTED, K_RESTED, K_SEQ,
@@ -62,7 +62,7 @@ def h_put(H, st, b, ref, side, price, shares):
         st[ST_USED] += 1
     H[i, H_BOOK], H[i, H_REF], H[i, H_STATE] = b, ref, H_LIVE
     H[i, H_SIDE], H[i, H_PRICE], H[i, H_SHARES] = side, price, shares
-    H[i, H_STAMP] = st[ST_STAMP]
+    H[i, H_STAMP], H[i, H_PRINTED] = st[ST_STAMP], 0
     st[ST_STAMP] += 1
     st[ST_LIVE] += 1
     return i
@@ -393,8 +393,14 @@ def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
     have = H[slot, H_SHARES]
     if act == ACT_EXEC or act == ACT_EXEC_CLAMP:
         take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, min(shares, have), True, False)
-    elif act == ACT_CANCEL:
-        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, min(shares, have), False, False)
+    elif act == ACT_CANCEL:     # the part a print reported as filled is an execution
+        x = min(shares, have)
+        e = min(x, H[slot, H_PRINTED])
+        H[slot, H_PRINTED] -= e
+        if e > 0:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, e, True, False)
+        if x > e:
+            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x - e, False, False)
     elif act == ACT_REDUCE_TO:
         if shares < have:
             take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have - shares, False, False)
@@ -584,9 +590,16 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
             continue
-        if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:    # trade prints (only with the trades table) change nothing
-            continue
         tb = tmap[b]
+        if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:
+            # a print changes nothing (prints come only with the trades table for some
+            # formats), but one naming a live order at its price reports that order's fill
+            # (Databento F, then a C removes the shares): noted for that cancel
+            if ev[i, EV_REF] != 0:
+                slot = h_find(H, b, ev[i, EV_REF])
+                if slot >= 0 and H[slot, H_PRICE] == ev[i, EV_PRICE]:
+                    H[slot, H_PRINTED] += ev[i, EV_SHARES]
+            continue
         st[ST_POS] = i
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
         room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at)

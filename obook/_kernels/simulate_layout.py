@@ -8,9 +8,11 @@ the feed's shares, the shares your crossing orders consumed, and the order count
 
 # shadow order hash H[cap, H_WIDTH]; it also holds the own orders' price lists: book
 # -(2 * tb + side) - 1, ref = price, H_SIDE / H_PRICE = first / last own order (stamp order)
-H_BOOK, H_REF, H_STATE, H_SIDE, H_PRICE, H_SHARES, H_STAMP = range(7)
+# H_PRINTED: shares of the order a print named (a fill report, e.g. Databento's F) that its
+# next cancels have not yet taken: those cancels are executions
+H_BOOK, H_REF, H_STATE, H_SIDE, H_PRICE, H_SHARES, H_STAMP, H_PRINTED = range(8)
 H_FIRST, H_LAST = H_SIDE, H_PRICE
-H_WIDTH = 7
+H_WIDTH = 8
 H_EMPTY, H_LIVE, H_TOMB = 0, 1, 2
 # levels L[2 * tracked books, K, L_WIDTH]: sort key (bid: price, ask: -price), feed shares,
 # consumed shares, feed orders
