@@ -98,3 +98,19 @@ def test_simulate_china_level2_formats_workers_identical(tmp_path, fmt):
     assert one.fills.num_rows > 0
     for t in ("fills", "events", "summary", "bbo_with_own", "bbo"):
         assert one.table(t).equals(two.table(t)), t
+
+
+def test_simulate_databento_day_passive_fills_workers_identical(tmp_path):
+    """Databento MBO: fills (F) then cancels (C) fill resting own orders; 1 and 2 workers agree."""
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    feed = tmp_path / "day.mbo.dbn"
+    write_dbn(feed, mbo_flow(8_000, 3, 1))
+    bbo = obook.simulate(str(feed), pa.table({"instrument": pa.array([], pa.string()),
+                                               "action": pa.array([], pa.string())}), workers=1).bbo
+    orders = _orders_from_bbo(bbo, 120, 3)
+    one = obook.simulate(str(feed), orders, workers=1, latency=1000)
+    two = obook.simulate(str(feed), orders, workers=2, latency=1000)
+    assert "maker" in one.fills.column("liquidity").to_pylist()
+    for t in ("fills", "events", "summary", "bbo_with_own", "bbo"):
+        assert one.table(t).equals(two.table(t)), t
