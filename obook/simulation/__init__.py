@@ -27,7 +27,10 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
   ahead are 0, fills yours first (up to the executed shares, oldest own order first): the
   venue gave those shares to that order, the simulation gives them to you; such fills carry
   ``priority_differs = true``. While shares remain ahead of you, executions of orders
-  behind you fill nothing. A feed order that arrives crossing your resting order (e.g. your
+  behind you fill nothing. A print that names a live feed order at its price announces that
+  order's fill, and the cancel of those shares that follows is an execution (Databento MBO
+  reports trades as F then C records); a CSV feed's ``F`` removes the order, which counts as
+  a removal, not an execution. A feed order that arrives crossing your resting order (e.g. your
   bid above the feed's ask) fills your order at your price (maker, ``priority_differs``
   false), and those shares count as consumed at its level.
 * **Crossing orders** take the visible liquidity on arrival, walking levels best first at
