@@ -35,7 +35,7 @@ def _be(buf, p, nbytes):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
     """Header fields of n payloads and whether their blocks fit exactly."""
     for i in range(n):
@@ -70,7 +70,7 @@ def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
         status[i] = st
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def arbitrate(order, p_line, p_seq, p_count, p_ok, who, have, line_next, stats):
     """Packets in arrival order: the first copy of each number wins (``who[s]``: the packet,
     -1: none yet; ``have[s]``: bit per line that had it). ``p_ok``: 1 well-formed packet of
@@ -113,7 +113,7 @@ def arbitrate(order, p_line, p_seq, p_count, p_ok, who, have, line_next, stats):
     return end_seq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def recovered(have, lo, hi, lines, stats):
     """Per line: the numbers it never received that another line did."""
     for s in range(lo, hi):
@@ -125,7 +125,7 @@ def recovered(have, lo, hi, lines, stats):
                 stats[line, S_RECOVERED_OTHER] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
     """For the packets ``pkts`` (of one file): the offset of each message block it won."""
     for j in range(len(pkts)):
@@ -142,7 +142,7 @@ def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
             s += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_lengths(buf, f, s0, s1, who, p_file, src_off, lens):
     """Bytes of each record s0..s1-1 whose message lies in file ``f`` (others untouched)."""
     for s in range(s0, s1):
@@ -151,11 +151,13 @@ def stream_lengths(buf, f, s0, s1, who, p_file, src_off, lens):
             lens[s - s0] = 2 + _be(buf, src_off[s], 2)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
     """Copy the records s0..s1-1 of file ``f`` to ``out[at[s - s0]:]``; a lost message
-    (who -1, when f == 0) becomes the frame 00 01 00."""
-    for s in range(s0, s1):
+    (who -1, when f == 0) becomes the frame 00 01 00. Messages that follow each other in the
+    file and in the stream (a packet's) are copied as one run."""
+    s = s0
+    while s < s1:
         p = who[s]
         a = at[s - s0]
         if p < 0:
@@ -163,16 +165,22 @@ def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
                 out[a] = 0
                 out[a + 1] = 1
                 out[a + 2] = LOST
+            s += 1
             continue
         if p_file[p] != f:
+            s += 1
             continue
         q = src_off[s]
-        ln = 2 + _be(buf, q, 2)
-        for k in range(ln):
-            out[a + k] = buf[q + k]
+        e = q + at[s + 1 - s0] - a       # the record's end in the file
+        s += 1
+        while s < s1 and who[s] == p and src_off[s] == e:
+            e += at[s + 1 - s0] - at[s - s0]
+            s += 1
+        out[a:a + (e - q)] = buf[q:e]
+    return s1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def frame_offsets(buf, n, out):
     """Offsets of the BinaryFILE frames of buf[:n] into out (len >= frames + 1); the last
     entry is where the whole frames end. Returns the frames."""

@@ -46,7 +46,7 @@ def _u32(buf, p, big):
             | (np.int64(buf[p + 1]) << 8) | np.int64(buf[p]))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pcap_frames(buf, pos, end, big, frac_ns, link, ts, off, flen, links):
     """Records of a classic pcap from ``pos`` (after the 24-byte header). ``frac_ns``: ns per
     unit of the fraction (1000: µs, 1: ns). Returns (frames, position, status)."""
@@ -71,7 +71,7 @@ def pcap_frames(buf, pos, end, big, frac_ns, link, ts, off, flen, links):
     return n, pos, OK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ns(t, mul, shift):
     """Interface time units to ns: mul > 0: t * mul; mul < 0: t // -mul; shift: t / 2**shift."""
     if shift > 0:
@@ -81,7 +81,7 @@ def _ns(t, mul, shift):
     return t // (-mul)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen, links):
     """Blocks of a pcapng from ``pos``. ``state``: [big-endian, interfaces of the section,
     blocks read, last time] (kept between calls); ``if_*``: per interface of the current
@@ -169,7 +169,7 @@ def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen
     return n, pos, OK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def udp_payloads(buf, off, flen, links, n, ip, port, poff, plen, kind):
     """Each frame's destination IPv4 address and UDP port and its payload (offset, length),
     or why it has none (``kind``: K_*)."""

@@ -33,7 +33,8 @@ COMPRESSION_HELP = ("Parquet compression: fast (zstd level 1, dictionaries: the 
 
 
 def bbo(
-    feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
+    feed: Optional[Path] = typer.Argument(None, help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally "
+                                                     ".gz, a packet capture, ... (or give --line-a/--line-b)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -50,6 +51,12 @@ def bbo(
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "
                                                "the feed does not name gets a warning."),
+    line_a: Optional[str] = typer.Option(None, "--line-a", metavar="CAPTURE:ADDRESS:PORT",
+                                         help="MoldUDP64 line A in a packet capture (pcap/pcapng), e.g. "
+                                              "a.pcap:233.54.12.111:26477; the lines are arbitrated into one "
+                                              "ITCH feed (rows get mold_seq, line, ts_recv)."),
+    line_b: Optional[str] = typer.Option(None, "--line-b", metavar="CAPTURE:ADDRESS:PORT",
+                                         help="MoldUDP64 line B (may be the same capture as line A)."),
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
@@ -61,9 +68,18 @@ def bbo(
     from ..engine.replay import Replay
     from ..output import write_file, write_text
 
+    from ..errors import ObookError
+
+    if line_a or line_b:
+        if feed is not None:
+            raise ObookError("give a FEED or --line-a/--line-b, not both")
+        from ..feeds.mold.lines import lines
+        feed = lines(line_a, line_b)
+    elif feed is None:
+        raise ObookError("give a FEED (or --line-a/--line-b)")
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
-    with file_progress(feed, enabled=show_bar) as progress:
+    with file_progress(os.fspath(feed[0]) if isinstance(feed, tuple) else feed, enabled=show_bar) as progress:
         replay = Replay(feed, workers=workers, format=format.value if format else None,
                         on_error=on_error.value, progress=progress, date=date, tickers=tickers,
                         unknown_tickers="warn")

@@ -62,10 +62,39 @@ class Lines(tuple):
             raise ObookError(f"at most {len(LINE_NAMES)} lines, not {len(specs)}")
         return super().__new__(cls, specs)
 
+    def prefetch(self) -> "Lines":
+        """Start reading and arbitrating the captures in a thread (the kernels release the
+        GIL): a replay's worker processes start meanwhile. The first :meth:`open_feed` takes
+        the result; later ones read the captures again."""
+        if not getattr(self, "_pending", None):
+            import threading
+
+            from .stream import arbitrate
+
+            box: dict = {}
+
+            def run():
+                try:
+                    box["arb"] = arbitrate(self)
+                except BaseException as e:  # noqa: BLE001 - raised by open_feed
+                    box["error"] = e
+            thread = threading.Thread(target=run, name="obook-arbitrate", daemon=True)
+            thread.start()
+            self._pending = (thread, box)
+        return self
+
     def open_feed(self):
         """The arbitrated ITCH stream of the lines (a Reader: readinto, pos, close)."""
-        from .stream import ArbitratedStream
-        return ArbitratedStream(self)
+        from .stream import ArbitratedStream, arbitrate
+
+        pending, self._pending = getattr(self, "_pending", None), False
+        if pending:
+            thread, box = pending
+            thread.join()
+            if "error" in box:
+                raise box.pop("error")
+            return ArbitratedStream(self, box.pop("arb"))
+        return ArbitratedStream(self, arbitrate(self))
 
     def __repr__(self) -> str:
         return f"lines({', '.join(repr(str(s)) for s in self)})"

@@ -19,8 +19,9 @@ RECORD_FIELDS = [pa.field("mold_seq", pa.uint64()), pa.field("line", LINE_TYPE),
 
 
 def source(path):
-    """What the engine reads for a capture feed: its lines (see ``lines``)."""
-    return as_lines(path)
+    """What the engine reads for a capture feed: its lines (see ``lines``), their reading
+    and arbitration started in a thread (the replay's workers start meanwhile)."""
+    return as_lines(path).prefetch()
 
 
 def _itch_side(path, names, on_error="raise", counts=None):

@@ -63,11 +63,16 @@ class Arbitration:
 
 def _line_datagrams(lines: Lines):
     """Open each capture once; the (capture index, datagram indices) of every line."""
-    captures, index = [], {}
+    index = {}
     for spec in lines:
-        if spec.path not in index:
-            index[spec.path] = len(captures)
-            captures.append(read_capture(spec.path))
+        index.setdefault(spec.path, len(index))
+    paths = list(index)
+    if len(paths) > 1:      # the kernels release the GIL: the captures are read side by side
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(len(paths), 4)) as pool:
+            captures = list(pool.map(read_capture, paths))
+    else:
+        captures = [read_capture(p) for p in paths]
     out = []
     for spec in lines:
         f = index[spec.path]
@@ -86,6 +91,16 @@ def _line_datagrams(lines: Lines):
         raise ObookError(f"{'+'.join(s.path for s in lines)}: {len(out)} UDP destinations; "
                          f"choose the lines as CAPTURE:ADDRESS:PORT")
     return captures, out
+
+
+def _each(fn, n: int) -> None:
+    """fn(0) .. fn(n-1), side by side in threads when n > 1 (GIL-free kernels)."""
+    if n == 1:
+        fn(0)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=min(n, 4)) as pool:
+        list(pool.map(fn, range(n)))
 
 
 def arbitrate(lines: Lines) -> Arbitration:
@@ -110,27 +125,31 @@ def arbitrate(lines: Lines) -> Arbitration:
     s_hi = np.zeros(n, np.int64)
     s_lo = np.zeros(n, np.int64)
     status = np.zeros(n, np.int64)
-    for f, cap in enumerate(captures):
+    def headers(f):
         mine = np.flatnonzero(p_file == f)
         if len(mine):
             out = [np.empty(len(mine), np.int64) for _ in range(5)]
-            M.mold_headers(cap.buf, p_off[mine], p_len[mine], len(mine), *out)
+            M.mold_headers(captures[f].buf, p_off[mine], p_len[mine], len(mine), *out)
             for a, o in zip((seq, count, s_hi, s_lo, status), out):
                 a[mine] = o
+    _each(headers, len(captures))
     stats = np.zeros((n_lines, M.N_STATS), np.int64)
-    np.add.at(stats[:, M.S_PACKETS], p_line, 1)
+    stats[:, M.S_PACKETS] = np.bincount(p_line, minlength=n_lines)
     good = status == M.P_OK
-    np.add.at(stats[:, M.S_BAD], p_line[~good], 1)
-    # arrival order: capture time; one file's records in file order; line order on ties
-    order = np.lexsort((p_rec, p_line, p_ts)) if len({c[1] for c in chosen}) > 1 else \
-        np.lexsort((p_line, p_rec))
+    stats[:, M.S_BAD] = np.bincount(p_line[~good], minlength=n_lines)
+    # arrival order: capture time (the lines are concatenated A first, each in file order:
+    # a stable sort keeps line order on ties), or file order when one capture holds them all
+    if len({c[1] for c in chosen}) > 1:
+        order = np.argsort(p_ts, kind="stable")
+    else:
+        order = np.argsort(p_rec, kind="stable")
     session = None
     ok = good.astype(np.uint8)
     if good.any():
         first = order[good[order]][0]
         session = int(s_hi[first]).to_bytes(8, "big") + int(s_lo[first]).to_bytes(2, "big")
         wrong = good & ((s_hi != s_hi[first]) | (s_lo != s_lo[first]))
-        np.add.at(stats[:, M.S_WRONG_SESSION], p_line[wrong], 1)
+        stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
         ok[wrong] = 0
     data = ok.astype(bool) & (count != 0) & (count != M.END_OF_SESSION)
     top = int((seq + np.where(data, count, 0))[ok.astype(bool)].max(initial=1))
@@ -143,9 +162,10 @@ def arbitrate(lines: Lines) -> Arbitration:
         hi = min(hi, end_seq)
     M.recovered(have, 1, hi, n_lines, stats)
     src_off = np.zeros(hi + 1, np.int64)
-    for f, cap in enumerate(captures):
+    def offsets(f):
         mine = np.flatnonzero((p_file == f) & ok.astype(bool))
-        M.message_offsets(cap.buf, mine, seq, count, p_off, who, src_off)
+        M.message_offsets(captures[f].buf, mine, seq, count, p_off, who, src_off)
+    _each(offsets, len(captures))
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
     return Arbitration(lines_out, captures, who[:hi + 1], src_off, p_file, p_line, p_ts, hi, end_seq,
@@ -156,9 +176,9 @@ class ArbitratedStream:
     """A Reader (readinto, pos, close) of the arbitrated ITCH stream, with the per-record
     columns ``mold_seq``, ``line`` and ``ts_recv`` (:meth:`record_columns`)."""
 
-    def __init__(self, lines: Lines):
+    def __init__(self, lines: Lines, arb: Arbitration | None = None):
         self.lines = lines
-        self.arb = arbitrate(lines)
+        self.arb = arbitrate(lines) if arb is None else arb
         self._next = 1                   # the next sequence number to write
         self._out = np.zeros(0, np.uint8)
         self._at = 0
