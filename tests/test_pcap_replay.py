@@ -208,3 +208,52 @@ def test_pcap_kernels_compiled_and_py_func_agree(day, compiled):
     hdr = [np.empty(k, np.int64) for _ in range(5)]
     (M.mold_headers if compiled else M.mold_headers.py_func)(buf, out[2], out[3], k, *hdr)
     assert (hdr[4] == M.P_OK).all() and hdr[1].max() == 0xFFFF
+
+
+def _block(btype, body, e="<"):
+    body += b"\0" * ((-len(body)) % 4)
+    return struct.pack(e + "II", btype, 12 + len(body)) + body + struct.pack(e + "I", 12 + len(body))
+
+
+@pytest.mark.parametrize("e", ["<", ">"])
+def test_pcapng_two_interfaces_tsresol_and_simple_packets_match_reference(day, tmp_path, e):
+    d, itch = day
+    msgs = _itch_messages(itch, 12)
+    shb = _block(0x0A0D0D0A, struct.pack(e + "IHHq", 0x1A2B3C4D, 1, 0, -1), e)
+    idb_us = _block(1, struct.pack(e + "HHI", 1, 0, 65535), e)                         # default: µs
+    idb_2 = _block(1, struct.pack(e + "HHI", 1, 0, 65535) + struct.pack(e + "HH", 9, 1) + b"\x9e\0\0\0"
+                   + struct.pack(e + "HH", 0, 0), e)                                    # 2^-30 s
+    frames = [_frame(_pkt(1 + 3 * i, msgs[3 * i:3 * i + 3]), LINE_A, False) for i in range(4)]
+
+    def epb(iface, t, frame):
+        return _block(6, struct.pack(e + "IIIII", iface, t >> 32, t & 0xFFFFFFFF, len(frame), len(frame)) + frame, e)
+    spb = _block(3, struct.pack(e + "I", len(frames[3])) + frames[3], e)
+    t_us = 1_796_029_200_000_001
+    t_2 = (1_796_029_200 << 30) + (1 << 29)                                           # + 0.5 s
+    data = shb + idb_us + idb_2 + epb(0, t_us, frames[0]) + epb(1, t_2, frames[1]) + epb(0, t_us + 5, frames[2]) + spb
+    path = tmp_path / "multi.pcapng"
+    path.write_bytes(data)
+    from reference_pcap import udp_datagrams
+    ref = [ts for ts, *_ in udp_datagrams(path)]
+    cap = read_capture(str(path))
+    assert cap.ts.tolist() == ref == [t_us * 1000, 1_796_029_200_500_000_000, (t_us + 5) * 1000, (t_us + 5) * 1000]
+    plain = tmp_path / "first12.itch"
+    plain.write_bytes(b"".join(struct.pack(">H", len(m)) + m for m in msgs))
+    _same(obook.orders(obook.lines(a=f"{path}:{A}"), workers=1).read_all(), obook.orders(str(plain), workers=1).read_all())
+
+
+def test_pcap_duckdb_polars_and_messages_see_the_capture_feed(day):
+    d, itch = day
+    cap_path = d / "adapters.pcap"
+    info = write_pcap(itch, cap_path, None, seed=29, drop=0.05, both_gaps=1)
+    lost = sum(c for _, c in info["lost"])
+    want = obook.bbo(str(cap_path), workers=1, on_error="skip").read_all()
+    con = obook.connect()
+    n, seqs = con.execute(f"select count(*), count(distinct mold_seq) from obook_bbo('{cap_path}', "
+                          f"on_error := 'skip', workers := 1)").fetchone()
+    assert n == want.num_rows and seqs == len(set(want.column("seq").to_pylist()))
+    assert con.execute(f"select sum(count) from obook_gaps('{cap_path}')").fetchone()[0] == lost
+    got = obook.scan_bbo(str(cap_path), on_error="skip", workers=1).collect()
+    assert got.height == want.num_rows and got["line"].to_list() == want.column("line").to_pylist()
+    msgs = con.execute(f"select count(*), count(*) filter (where type < 'A') from obook_messages('{cap_path}')").fetchone()
+    assert msgs == (info["messages"] - lost, 0)
