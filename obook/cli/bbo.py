@@ -32,9 +32,25 @@ COMPRESSION_HELP = ("Parquet compression: fast (zstd level 1, dictionaries: the 
                     "the encoding time).")
 
 
+def feed_source(feed: Path, format: str | None):
+    """(source, format) of a FEED argument: ``-`` is stdin, read as a stream whose format,
+    unless given, is told from its first bytes (and decompressed when it is gzip or zstd)."""
+    if str(feed) != "-":
+        return feed, format
+    from ..feeds import detect_head
+    from ..feeds.sources import sniffed_stream
+
+    stream, head = sniffed_stream(sys.stdin.buffer, "<stdin>")
+    if not head:
+        from ..errors import ObookError
+        raise ObookError("<stdin>: the feed on stdin is empty")
+    return stream, format or detect_head("", head, "<stdin>")
+
+
 def bbo(
-    feed: Optional[Path] = typer.Argument(None, help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally "
-                                                     ".gz, a packet capture, ... (or give --line-a/--line-b)."),
+    feed: Optional[Path] = typer.Argument(None, help="Feed file (any registered format, plain, .gz, .zst or .zip; "
+                                                     "a packet capture); '-' reads the feed from stdin (its format "
+                                                     "told from its first bytes). Or give --line-a/--line-b."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -66,9 +82,8 @@ def bbo(
     """
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
     from ..engine.replay import Replay
-    from ..output import write_file, write_text
-
     from ..errors import ObookError
+    from ..output import write_file, write_text
 
     if line_a or line_b:
         if feed is not None:
@@ -79,8 +94,12 @@ def bbo(
         raise ObookError("give a FEED (or --line-a/--line-b)")
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
+    if isinstance(feed, tuple):          # the lines of packet captures
+        source, fmt = feed, format.value if format else None
+    else:
+        source, fmt = feed_source(feed, format.value if format else None)
     with file_progress(os.fspath(feed[0]) if isinstance(feed, tuple) else feed, enabled=show_bar) as progress:
-        replay = Replay(feed, workers=workers, format=format.value if format else None,
+        replay = Replay(source, workers=workers, format=fmt,
                         on_error=on_error.value, progress=progress, date=date, tickers=tickers,
                         unknown_tickers="warn")
         reader = replay.reader()
