@@ -7,8 +7,6 @@ files (``message_offsets``) and written out as a BinaryFILE ITCH stream in seque
 of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Never raise.
 """
 
-from __future__ import annotations
-
 import numpy as np
 from numba import njit
 
@@ -26,14 +24,12 @@ S_PACKETS, S_MESSAGES, S_DUPLICATES, S_GAPS, S_GAP_MESSAGES, S_RECOVERED_OTHER =
 S_RECOVERED_REQUEST, S_HEARTBEATS, S_BAD, S_WRONG_SESSION, S_BACKWARDS = 6, 7, 8, 9, 10
 N_STATS = 11
 
-
 @njit(cache=True, inline="always")
 def _be(buf, p, nbytes):
     v = np.int64(0)
     for k in range(nbytes):
         v = (v << 8) | np.int64(buf[p + k])
     return v
-
 
 @njit(cache=True, nogil=True)
 def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
@@ -68,7 +64,6 @@ def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
         if st == P_OK and q != end:
             st = P_TRAILING
         status[i] = st
-
 
 @njit(cache=True, nogil=True)
 def arbitrate(order, p_line, p_seq, p_count, p_ok, who, have, line_next, stats):
@@ -112,7 +107,6 @@ def arbitrate(order, p_line, p_seq, p_count, p_ok, who, have, line_next, stats):
             have[s] |= bit
     return end_seq
 
-
 @njit(cache=True, nogil=True)
 def recovered(have, lo, hi, lines, stats):
     """Per line: the numbers it never received that another line did."""
@@ -123,7 +117,6 @@ def recovered(have, lo, hi, lines, stats):
         for line in range(lines):
             if (h >> line) & 1 == 0:
                 stats[line, S_RECOVERED_OTHER] += 1
-
 
 @njit(cache=True, nogil=True)
 def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
@@ -141,7 +134,6 @@ def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
             q += 2 + _be(buf, q, 2)
             s += 1
 
-
 @njit(cache=True, nogil=True)
 def stream_lengths(buf, f, s0, s1, who, p_file, src_off, lens):
     """Bytes of each record s0..s1-1 whose message lies in file ``f`` (others untouched)."""
@@ -149,7 +141,6 @@ def stream_lengths(buf, f, s0, s1, who, p_file, src_off, lens):
         p = who[s]
         if p >= 0 and p_file[p] == f:
             lens[s - s0] = 2 + _be(buf, src_off[s], 2)
-
 
 @njit(cache=True, nogil=True)
 def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
@@ -178,7 +169,6 @@ def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
             s += 1
         out[a:a + (e - q)] = buf[q:e]
     return s1
-
 
 @njit(cache=True, nogil=True)
 def frame_offsets(buf, n, out):
