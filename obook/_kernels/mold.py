@@ -3,7 +3,7 @@
 The capture's UDP payloads of the chosen lines are checked (``mold_headers``), arbitrated in
 arrival order (``arbitrate``: the first copy of each sequence number wins), located in their
 files (``message_offsets``) and written out as a BinaryFILE ITCH stream in sequence order
-(``stream_lengths`` / ``stream_copy``): a message lost on every line becomes a 1-byte frame
+(``stream_copy``): a message lost on every line becomes a 1-byte frame
 of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Never raise.
 """
 
@@ -119,8 +119,9 @@ def recovered(have, lo, hi, lines, stats):
                 stats[line, S_RECOVERED_OTHER] += 1
 
 @njit(cache=True, nogil=True)
-def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
-    """For the packets ``pkts`` (of one file): the offset of each message block it won."""
+def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off, src_len):
+    """For the packets ``pkts`` (of one file): the offset and frame length (2 + message) of
+    each message block it won."""
     for j in range(len(pkts)):
         p = pkts[j]
         c = p_count[p]
@@ -129,18 +130,13 @@ def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
         q = p_off[p] + 20
         s = p_seq[p]
         for _ in range(c):
+            ln = 2 + _be(buf, q, 2)
             if who[s] == p:
                 src_off[s] = q
-            q += 2 + _be(buf, q, 2)
+                src_len[s] = ln
+            q += ln
             s += 1
 
-@njit(cache=True, nogil=True)
-def stream_lengths(buf, f, s0, s1, who, p_file, src_off, lens):
-    """Bytes of each record s0..s1-1 whose message lies in file ``f`` (others untouched)."""
-    for s in range(s0, s1):
-        p = who[s]
-        if p >= 0 and p_file[p] == f:
-            lens[s - s0] = 2 + _be(buf, src_off[s], 2)
 
 @njit(cache=True, nogil=True)
 def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
