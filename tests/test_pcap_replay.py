@@ -257,3 +257,34 @@ def test_pcap_duckdb_polars_and_messages_see_the_capture_feed(day):
     assert got.height == want.num_rows and got["line"].to_list() == want.column("line").to_pylist()
     msgs = con.execute(f"select count(*), count(*) filter (where type < 'A') from obook_messages('{cap_path}')").fetchone()
     assert msgs == (info["messages"] - lost, 0)
+
+
+def test_pcap_capture_arbitration_equals_streaming_arbiter(day):
+    """The capture kernels and the live side's Arbiter, fed the same datagrams in the same
+    order, deliver the same messages from the same lines at the same times and lose the same."""
+    from obook.feeds.mold.arbiter import Arbiter
+    from obook.feeds.mold.stream import arbitrate, record_columns
+    from reference_pcap import udp_datagrams
+
+    d, itch = day
+    info = write_pcap(itch, d / "xa.pcap", d / "xb.pcap", seed=31, drop=0.1, dup=0.05, reorder=0.05,
+                      both_gaps=3, delay_ns=0)
+    arrivals = []
+    for line, (path, (addr, port)) in enumerate([(d / "xa.pcap", LINE_A), (d / "xb.pcap", LINE_B)]):
+        arrivals += [(ts, line, k, p) for k, (ts, a, pt, p) in enumerate(udp_datagrams(path)) if (a, pt) == (addr, port)]
+    arrivals.sort(key=lambda x: x[:3])
+    arb = Arbiter()
+    delivered = []
+    for ts, line, _k, payload in arrivals:
+        arb.packet(line, payload, ts)
+        delivered += arb.pop()
+    for a, c in arb.missing():
+        arb.skip(a, c, 0)
+    delivered += arb.pop()
+    assert arb.ended
+    cap = arbitrate(_lines(d / "xa.pcap", d / "xb.pcap"))
+    seqs = np.array([m[0] for m in delivered])
+    mold_seq, line, ts = record_columns(cap, seqs)
+    assert line.to_pylist() == ["AB"[m[1]] for m in delivered]
+    assert ts.cast(pa.int64()).to_pylist() == [m[2] for m in delivered]
+    assert [(a, c) for a, c, _ in arb.gaps] == [(a, c) for a, c, *_ in cap.gaps()] == info["lost"]
