@@ -288,3 +288,32 @@ def test_pcap_capture_arbitration_equals_streaming_arbiter(day):
     assert line.to_pylist() == ["AB"[m[1]] for m in delivered]
     assert ts.cast(pa.int64()).to_pylist() == [m[2] for m in delivered]
     assert [(a, c) for a, c, _ in arb.gaps] == [(a, c) for a, c, *_ in cap.gaps()] == info["lost"]
+
+
+@pytest.mark.parametrize("kind", ["pcap", "pcapng"])
+def test_pcap_corrupted_bytes_error_or_rows_never_crash(day, tmp_path, kind):
+    """Random bytes of a capture overwritten (headers, lengths, payloads) or the capture cut:
+    the replay ends with rows or an ObookError, never another exception or a hang."""
+    import random
+
+    d, itch = day
+    small = tmp_path / "small.itch"
+    small.write_bytes(b"".join(struct.pack(">H", len(m)) + m for m in _itch_messages(itch, 400)))
+    good = tmp_path / f"good.{kind}"
+    write_pcap(small, good, None, seed=37, drop=0.05, kind=kind)
+    data = good.read_bytes()
+    rnd = random.Random(41)
+    for i in range(12):
+        bad = bytearray(data)
+        for _ in range(rnd.randint(1, 6)):
+            bad[rnd.randrange(len(bad))] = rnd.randrange(256)
+        if i % 3 == 0:
+            bad = bad[:rnd.randrange(24, len(bad))]
+        path = tmp_path / f"bad{i}.{kind}"
+        path.write_bytes(bytes(bad))
+        for on_error in ("raise", "skip"):
+            try:
+                obook.orders(obook.lines(a=f"{path}:{A}", b=f"{path}:{B}"), workers=1, on_error=on_error).read_all()
+                obook.line_stats(obook.lines(a=f"{path}:{A}")).read_all()
+            except obook.ObookError:
+                pass
