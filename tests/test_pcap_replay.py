@@ -190,23 +190,25 @@ def test_pcap_not_udp_link_and_bad_magic(tmp_path):
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-def test_pcap_kernels_compiled_and_py_func_agree(day, compiled):
+def test_pcap_kernels_compiled_and_py_func_agree_with_reference(day, compiled):
+    from reference_pcap import udp_datagrams
+
     d, itch = day
     path = d / "k.pcapng"
     write_pcap(itch, path, None, seed=23, drop=0.02, kind="pcapng", vlan=True)
     buf = np.fromfile(path, np.uint8)
     n = 4096
-    arrays = [np.empty(n, np.int64) for _ in range(4)]
+    out = [np.empty(n, np.int64) for _ in range(6)]
     z = [np.zeros(256, np.int64) for _ in range(3)]
-    fn = K.pcapng_frames if compiled else K.pcapng_frames.py_func
-    k, pos, status = fn(buf, 0, len(buf), np.zeros(4, np.int64), *z, *arrays)
-    assert status == K.OK and pos == len(buf)
-    out = [np.empty(k, np.int64) for _ in range(5)]
-    (K.udp_payloads if compiled else K.udp_payloads.py_func)(buf, *[a[:k] for a in arrays[1:]], k, *out)
-    cap = read_capture(str(path))
-    assert np.array_equal(out[0][out[4] == K.K_UDP], cap.ip) and np.array_equal(arrays[0][:k], cap.ts)
+    kinds = np.zeros(5, np.int64)
+    fn = K.pcapng_datagrams if compiled else K.pcapng_datagrams.py_func
+    k, pos, status = fn(buf, 0, len(buf), np.zeros(5, np.int64), *z, kinds, *out)
+    assert status == K.OK and pos == len(buf) and kinds[K.K_UDP] == k
+    ref = list(udp_datagrams(path))
+    assert out[0][:k].tolist() == [r[0] for r in ref]
+    assert [bytes(buf[a:a + ln]) for a, ln in zip(out[3][:k], out[4][:k])] == [r[3] for r in ref]
     hdr = [np.empty(k, np.int64) for _ in range(5)]
-    (M.mold_headers if compiled else M.mold_headers.py_func)(buf, out[2], out[3], k, *hdr)
+    (M.mold_headers if compiled else M.mold_headers.py_func)(buf, out[3], out[4], k, *hdr)
     assert (hdr[4] == M.P_OK).all() and hdr[1].max() == 0xFFFF
 
 
