@@ -45,6 +45,17 @@ def _u32(buf, p, big):
             | (np.int64(buf[p + 1]) << 8) | np.int64(buf[p]))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, r):
+    """Row n of the datagram arrays."""
+    ts[n] = t
+    ip[n] = a
+    port[n] = pt
+    poff[n] = po
+    plen[n] = pl
+    rec[n] = r
+
+
 @njit(cache=True, nogil=True)
 def _ns(t, mul, shift):
     """Interface time units to ns: mul > 0: t * mul; mul < 0: t // -mul; shift: t / 2**shift."""
@@ -137,13 +148,8 @@ def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts,
             state[4] += 1
             k, a, pt, po, pl = _classify(buf, data, data + incl, if_link[iface])
             kinds[k] += 1
-            if k == K_UDP:
-                ts[n] = state[3]             # a simple packet has no time: the last one's
-                ip[n] = a
-                port[n] = pt
-                poff[n] = po
-                plen[n] = pl
-                rec[n] = state[4]
+            if k == K_UDP:                   # a simple packet has no time: the last one's
+                _put(ts, ip, port, poff, plen, rec, n, state[3], a, pt, po, pl, state[4])
                 n += 1
         state[2] += 1
         pos += blen
@@ -206,12 +212,8 @@ def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port
         k, a, pt, po, pl = _classify(buf, pos + 16, pos + 16 + incl, link)
         kinds[k] += 1
         if k == K_UDP:
-            ts[n] = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
-            ip[n] = a
-            port[n] = pt
-            poff[n] = po
-            plen[n] = pl
-            rec[n] = state[0]
+            t = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
+            _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, state[0])
             n += 1
         pos += 16 + incl
     return n, pos, OK
