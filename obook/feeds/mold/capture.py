@@ -1,0 +1,186 @@
+"""Packet capture files (pcap, pcapng) to UDP datagrams: times, destinations, payloads.
+
+A capture is mapped read-only (``numpy.memmap``) and walked by the kernels of
+``obook._kernels.pcap``; :class:`Capture` holds its frames' arrays. A capture that ends inside
+a record, or holds a corrupt record, keeps the frames before it and notes the problem in
+``problem`` (file, record number, reason): the replay raises it in strict mode after the
+messages before it, and counts it in tolerant mode.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import FeedError, ObookError
+
+PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1": (False, 1000), b"\xa1\xb2\xc3\xd4": (True, 1000),
+               b"\x4d\x3c\xb2\xa1": (False, 1), b"\xa1\xb2\x3c\x4d": (True, 1)}
+PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
+
+_REASONS = {1: "the capture ends inside a record header (cut mid-record)",
+            2: "the capture ends inside a record's frame (cut mid-record)",
+            3: "corrupt record or block length",
+            4: "unknown pcapng byte-order magic",
+            5: "a packet names an interface no description declared"}
+KINDS = ("udp", "not_udp", "truncated_frames", "other_link", "fragments")
+
+
+def capture_kind(head: bytes) -> str | None:
+    """"pcap", "pcapng" or None from a file's first bytes."""
+    if head[:4] in PCAP_MAGICS:
+        return "pcap"
+    if head[:4] == PCAPNG_MAGIC:
+        return "pcapng"
+    return None
+
+
+@dataclass
+class Capture:
+    path: str
+    buf: np.ndarray                  # the file's bytes (memory-mapped)
+    ts: np.ndarray                   # per UDP datagram: capture time, UTC ns
+    ip: np.ndarray                   # destination IPv4 address (u32)
+    port: np.ndarray                 # destination UDP port
+    poff: np.ndarray                 # payload offset in buf
+    plen: np.ndarray                 # payload length
+    record: np.ndarray               # the capture record number (1-based) of each datagram
+    counts: dict = field(default_factory=dict)   # frames by kind (KINDS)
+    problem: FeedError | None = None
+
+
+def _grow(arrays, n):
+    return [np.concatenate([a[:n], np.empty(max(len(a), 1024), a.dtype)]) for a in arrays]
+
+
+class CaptureReader:
+    """A capture read a piece at a time (:meth:`read`: the next datagrams), for a replay
+    that starts before the whole capture is read; :func:`read_capture` reads it all."""
+
+    def __init__(self, path: str):
+        try:
+            self.buf = np.memmap(path, dtype=np.uint8, mode="r") if _size(path) else np.zeros(0, np.uint8)
+        except OSError as e:
+            raise ObookError(f"{path}: cannot open capture: {e.strerror or e}") from e
+        self.path = path
+        head = bytes(self.buf[:24])
+        self.kind = capture_kind(head)
+        if self.kind is None:
+            raise ObookError(f"{path}: not a packet capture (no pcap or pcapng magic)")
+        self.kinds = np.zeros(len(KINDS), np.int64)
+        self.status = None
+        if self.kind == "pcap":
+            if len(self.buf) < 24:
+                raise FeedError(path, 0, "the pcap global header is cut short", unit="record")
+            self._big, self._frac_ns = PCAP_MAGICS[head[:4]]
+            self._link = struct.unpack((">" if self._big else "<") + "I", head[20:24])[0]
+            self._state = np.zeros(1, np.int64)
+            self.pos = 24
+        else:
+            self._state = np.zeros(5, np.int64)
+            self._ifaces = [np.zeros(256, np.int64) for _ in range(3)]
+            self.pos = 0
+        self.done = False
+
+    def _step(self, arrays, n):
+        from ..._kernels import pcap as K
+
+        if self.kind == "pcap":
+            return K.pcap_datagrams(self.buf, self.pos, len(self.buf), self._big, self._frac_ns, self._link,
+                                    self._state, self.kinds, *(a[n:] for a in arrays))
+        return K.pcapng_datagrams(self.buf, self.pos, len(self.buf), self._state, *self._ifaces, self.kinds,
+                                  *(a[n:] for a in arrays))
+
+    def read(self, room: int):
+        """Up to ``room`` more datagrams: (ts, ip, port, poff, plen, record) arrays
+        (:attr:`done` once the capture is read to its end or to a problem)."""
+        from ..._kernels import pcap as K
+
+        arrays = [np.empty(max(room, 1), np.int64) for _ in range(6)]
+        if self.done:
+            return [a[:0] for a in arrays]
+        k, self.pos, status = self._step(arrays, 0)
+        if status != K.NEED_ROOM:
+            self.done = True
+            self.status = status
+        return [a[:k] for a in arrays]
+
+    def read_all(self):
+        """Every remaining datagram (the arrays grown as needed)."""
+        from ..._kernels import pcap as K
+
+        arrays = [np.empty(max(1024, (len(self.buf) - self.pos) // 80), np.int64) for _ in range(6)]
+        n = 0
+        while not self.done:
+            k, self.pos, status = self._step(arrays, n)
+            n += k
+            if status != K.NEED_ROOM:
+                self.done = True
+                self.status = status
+                break
+            arrays = _grow(arrays, n)
+        return [a[:n] for a in arrays]
+
+    @property
+    def problem(self) -> FeedError | None:
+        from ..._kernels import pcap as K
+
+        if not self.done or self.status == K.OK:
+            return None
+        unit = "record" if self.kind == "pcap" else "block"
+        number = int(self._state[0]) + 1 if self.kind == "pcap" else int(self._state[2]) + 1
+        return FeedError(self.path, number, f"{_REASONS[self.status]} at byte offset {self.pos}", unit=unit)
+
+    def capture(self, arrays) -> Capture:
+        """A :class:`Capture` of the datagrams ``arrays`` (ts, ip, port, poff, plen, record)."""
+        return Capture(self.path, self.buf, *arrays, dict(zip(KINDS, self.kinds.tolist())), self.problem)
+
+
+def read_capture(path: str) -> Capture:
+    """Every frame of a capture, its UDP datagrams kept (see the module)."""
+    reader = CaptureReader(path)
+    return reader.capture(reader.read_all())
+
+
+def _size(path) -> int:
+    import os
+    try:
+        return os.path.getsize(path)
+    except OSError as e:
+        raise ObookError(f"{path}: cannot open capture: {e.strerror or e}") from e
+
+
+def ip_number(text: str) -> int:
+    """A dotted IPv4 address as an integer."""
+    parts = text.split(".")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) < 256 for p in parts):
+        raise ObookError(f"not an IPv4 address: {text!r}")
+    return int.from_bytes(bytes(int(p) for p in parts), "big")
+
+
+def ip_text(number: int) -> str:
+    return ".".join(str(b) for b in int(number).to_bytes(4, "big"))
+
+
+def read_first_time(path) -> int | None:
+    """The capture time (UTC ns) of a capture's first packet, reading its first blocks."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    kind = capture_kind(head)
+    if kind == "pcap":
+        if len(head) < 40:
+            return None
+        big, frac_ns = PCAP_MAGICS[head[:4]]
+        sec, frac = struct.unpack((">" if big else "<") + "II", head[24:32])
+        return sec * 1_000_000_000 + frac * frac_ns
+    if kind == "pcapng":
+        from ..._kernels import pcap as K
+        buf = np.frombuffer(head, np.uint8)
+        arrays = [np.zeros(1, np.int64) for _ in range(6)]
+        z = [np.zeros(256, np.int64) for _ in range(3)]
+        k, _pos, _st = K.pcapng_datagrams(buf, 0, len(buf), np.zeros(5, np.int64), *z,
+                                          np.zeros(len(KINDS), np.int64), *arrays)
+        return int(arrays[0][0]) if k else None
+    return None
