@@ -3,6 +3,8 @@ ITCH and CSV days with random own orders; 1, 2 and 3 workers give the same table
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
+
 import bisect
 
 import numpy as np
@@ -104,9 +106,22 @@ def check(feed, fmt, records, seen, rows, unit_ns):
 
     def mid(m):
         return None if m is None or None in m else (m[0] + m[1]) / 2
+    paid: dict = {}
+    for f in r.fills.to_pylist():
+        key = (f["instrument"], f["order_id"])
+        q, n = paid.get(key, (0, 0))
+        paid[key] = (q + f["quantity"], n + f["quantity"] * f["price"])
     for s in r.summary.to_pylist():
         i = first_row[(s["instrument"], s["order_id"])]
         assert (s["mid_at_arrival"], s["mid_later"]) == (mid(mids.get(i)), mid(later.get(i)))
+        q, n = paid.get((s["instrument"], s["order_id"]), (0, 0))
+        assert (s["filled"], s["notional"]) == (q, n)
+        # exact decimals: the average price rounded half-even to 4 places, never a float
+        avg = (Decimal(n) / q).quantize(Decimal("0.0001"), ROUND_HALF_EVEN) if q else None
+        assert s["avg_price"] == avg and (avg is None or isinstance(s["avg_price"], Decimal))
+        if avg is not None and s["mid_at_arrival"] is not None:
+            sign = 1 if s["side"] == "buy" else -1
+            assert s["vs_mid_at_arrival"] == sign * (avg - s["mid_at_arrival"])
     for other in results[1:]:
         for t in ("fills", "events", "summary", "bbo_with_own"):
             assert other.table(t).equals(r.table(t)), t

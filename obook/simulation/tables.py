@@ -7,6 +7,8 @@ the same tables for any number of workers.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
+
 import numpy as np
 import pyarrow as pa
 
@@ -41,6 +43,10 @@ events_schema = pa.schema(_head() + [
     pa.field("row", pa.int64()),                                 # the instruction's input row
 ], metadata={b"obook.table": b"sim_events"})
 
+MID = pa.decimal128(38, 1)
+AVG = pa.decimal128(38, 4)
+_Q = Decimal("0.0001")
+
 summary_schema = pa.schema([
     pa.field("instrument", pa.string(), nullable=False), pa.field("order_id", pa.int64(), nullable=False),
     pa.field("side", pa.string(), nullable=False), pa.field("price", pa.int64()),
@@ -49,9 +55,10 @@ summary_schema = pa.schema([
     pa.field("filled", pa.int64(), nullable=False), pa.field("fill_ratio", pa.float64(), nullable=False),
     pa.field("notional", pa.int64(), nullable=False),            # sum of price * quantity of the fills
     pa.field("first_fill_time", pa.int64()), pa.field("time_to_fill", pa.int64()),
-    pa.field("avg_price", pa.float64()),
-    pa.field("mid_at_arrival", pa.float64()), pa.field("mid_later", pa.float64()),
-    pa.field("vs_mid_at_arrival", pa.float64()), pa.field("vs_mid_later", pa.float64()),
+    # prices in the feed's integer units, exact decimals (never binary floats): a mid is a
+    # half unit at worst (1 decimal); an average fill price is rounded half-even to 4 decimals
+    pa.field("avg_price", AVG), pa.field("mid_at_arrival", MID), pa.field("mid_later", MID),
+    pa.field("vs_mid_at_arrival", AVG), pa.field("vs_mid_later", AVG),
 ], metadata={b"obook.table": b"sim_summary"})
 
 bbo_own_schema = pa.schema(_head() + [
@@ -121,9 +128,21 @@ def build_tables(own, observed: list) -> dict:
             "bbo_with_own": bbo_own}
 
 
-def _mid(bid, ask):
-    ok = (bid != NONE) & (ask != NONE)
-    return np.where(ok, (bid.astype(np.float64) + ask) / 2, np.nan), ~ok
+def _mid(bid, ask) -> list:
+    """The mids (Decimal, exact: (bid + ask) / 2), None where a side is empty."""
+    return [None if b == NONE or a == NONE else Decimal(int(b) + int(a)) / 2 for b, a in zip(bid, ask)]
+
+
+def _avg(notional, filled) -> list:
+    """The average fill prices (Decimal rounded half-even to 4 places), None without fills."""
+    return [None if f <= 0 else (Decimal(int(n)) / int(f)).quantize(_Q, ROUND_HALF_EVEN)
+            for n, f in zip(notional, filled)]
+
+
+def _versus(sign, avg, mid) -> list:
+    """sign * (avg - mid) per order (positive: paid more than the mid for a buy), or None."""
+    return [None if a is None or m is None else (s * (a - m)).quantize(_Q, ROUND_HALF_EVEN)
+            for s, a, m in zip(sign, avg, mid)]
 
 
 def summary(own, fl, ev, mid, names) -> pa.Table:
@@ -153,11 +172,11 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     status[~accepted] = "rejected"
     f = filled[keys]
     has = f > 0
-    avg = np.where(has, notional[keys] / np.maximum(f, 1), np.nan)
-    sign = np.where(ins[:, I_SIDE] == 0, 1.0, -1.0)
+    avg = _avg(notional[keys], f)
+    sign = [1 if x == 0 else -1 for x in ins[:, I_SIDE]]
     m = mid[ins[:, I_ROW]]
-    at, at_na = _mid(m[:, 0], m[:, 1])
-    later, later_na = _mid(m[:, 2], m[:, 3])
+    at = _mid(m[:, 0], m[:, 1])
+    later = _mid(m[:, 2], m[:, 3])
     st = status[keys]
     done = st == "filled"
     qty = ins[:, I_QTY]
@@ -166,6 +185,6 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
             pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
             pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)), pa.array(notional[keys]),
             pa.array(first_t[keys], mask=~has), pa.array(last_t[keys] - ins[:, I_ARR], mask=~done),
-            pa.array(avg, mask=~has), pa.array(at, mask=at_na), pa.array(later, mask=later_na),
-            pa.array(sign * (avg - at), mask=~has | at_na), pa.array(sign * (avg - later), mask=~has | later_na)]
+            pa.array(avg, AVG), pa.array(at, MID), pa.array(later, MID),
+            pa.array(_versus(sign, avg, at), AVG), pa.array(_versus(sign, avg, later), AVG)]
     return pa.Table.from_arrays(cols, schema=summary_schema)
