@@ -46,7 +46,7 @@ def day(base: int, copies: int, seed: int = 7):
             r["SecurityID"] = f"{int(r['SecurityID']) + 1000 * k:06d}"
             r["ChannelNo"] = r["ChannelNo"] + 10 * k
             out.append(r)
-        chunks.append([out[i:i + 1000] for i in range(0, len(out), 1000)])
+        chunks.append([out[i:i + 100] for i in range(0, len(out), 100)])
     merged = []
     for i in range(max(len(c) for c in chunks)):
         for c in chunks:
