@@ -21,6 +21,7 @@ from . import gen as _gen
 from . import lobster as _lobster
 from . import match as _match
 from . import pipeline as _pipeline
+from . import plot as _plot
 from .kernels import announce_first_compile
 from .sql import sql as _sql
 
@@ -58,11 +59,12 @@ app.command("convert")(_convert.convert)
 app.command("sql")(_sql)
 app.command("lobster")(_lobster.lobster)
 app.command("match")(_match.match)
+app.command("plot")(_plot.plot)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 
 #: commands that replay a feed (numba kernels)
-_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline"}
+_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "plot"}
 
 
 def _terminated(signum, frame):
