@@ -7,7 +7,7 @@ on the same days, alternating with this one, for before/after rows.
 The Shenzhen day: a generated base day (``--base`` messages, 6 securities on 2 channels)
 copied ``--copies`` times onto other securities and channels, the copies interleaved in
 chunks of 100 records (a channel is never silent for more than the framer's lookahead).
-The Shanghai day: ``obook gen sse`` (``--sse`` lines, 100 securities; slow to generate,
+The Shanghai day: ``obook gen sse`` (``--sse`` lines, 200 securities; slow to generate,
 kept in the data folder). Each run is a fresh process (kernels loaded before timing);
 contenders alternate run by run; medians. The pure-Python reference replayer
 (tests/reference_l2.py) is timed on a slice of the Shenzhen day. Goals (issue 14): text
@@ -86,7 +86,7 @@ def sse_day(lines: int) -> Path:
 
     path = DATA / f"sse_{lines}.log"
     if not path.exists():
-        write_sse(str(path) + ".tmp", lines, securities=100, seed=0)
+        write_sse(str(path) + ".tmp", lines, securities=200, seed=0)
         os.replace(str(path) + ".tmp", path)
     return path
 
