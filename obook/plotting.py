@@ -4,7 +4,8 @@ resting shares of the top levels) with the best bid and ask lines and the trades
 
 Built from obook's own tables (``trades``, ``depth``, the bars of ``obook.klines``) of
 one replay restricted to the security; drawn with matplotlib (the optional extra
-``obook[plot]``), written as PNG (or any format matplotlib writes, by the file's suffix).
+``obook[plot]``), written as PNG (or any format matplotlib writes, by the file's suffix),
+or with plotly as a self-contained interactive HTML page (.html).
 Prices are drawn in the feed's unit divided by 10**price_scale; times as the time of day
 in the feed's time zone.
 """
@@ -101,56 +102,112 @@ def _heatmap(depth, levels, scale, t0, t1):
     return grid, np.linspace(lo, hi, rows + 1) / scale, edges_t
 
 
-def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
-         levels: int = 10, date=None, width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
-    """Draw the candlesticks with volume and the depth heatmap of ``ticker`` (None: the one
-    with the most trades) in [start, end) (feed time units) into ``out``; returns its path."""
-    plt = _matplotlib()
+def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
+    """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
     ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
     scale = 10.0 ** fmt.price_scale
     hours = fmt.time_unit_ns / 3.6e12          # feed time unit -> hours of the day
     t = depth.column("time").to_numpy().astype(np.int64)
     t0 = int(start) if start is not None else int(t[0])
     t1 = int(end) if end is not None else int(t[-1]) + 1
-    fig, (ax_bar, ax_vol, ax_depth) = plt.subplots(
-        3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 4]})
-    fig.suptitle(f"{ticker} ({fmt.name}, {fmt.tz})")
-    if bars.num_rows:
-        b = {c: bars.column(c).to_numpy().astype(float) for c in ("start", "open", "high", "low", "close", "volume")}
-        x = b["start"] * hours
-        w = (bars.column("start").to_numpy()[1:] - bars.column("start").to_numpy()[:-1]).min() * hours * 0.8 \
-            if bars.num_rows > 1 else (t1 - t0) * hours / 50
-        up = b["close"] >= b["open"]
-        colour = np.where(up, "tab:red", "tab:green")     # red up, green down (A-share custom)
-        ax_bar.vlines(x, b["low"] / scale, b["high"] / scale, color=colour, linewidth=0.8)
-        ax_bar.bar(x, (b["close"] - b["open"]) / scale, w, b["open"] / scale, color=colour, align="edge")
-        ax_vol.bar(x, b["volume"], w, color=colour, align="edge")
-    ax_bar.set_ylabel("price")
-    ax_vol.set_ylabel("volume")
+    d = {"title": f"{ticker} ({fmt.name}, {fmt.tz})", "t0": t0 * hours, "t1": t1 * hours}
+    b = {c: bars.column(c).to_numpy().astype(float) for c in ("start", "open", "high", "low", "close", "volume")}
+    d["bars"] = {"x": b["start"] * hours, "volume": b["volume"],
+                 **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
+    starts = bars.column("start").to_numpy().astype(np.int64)
+    d["bar_width"] = (np.diff(starts).min() if len(starts) > 1 else (t1 - t0) / 50) * hours * 0.8
     grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
-    mesh = ax_depth.pcolormesh(edges_t * hours, edges_p, grid, cmap="viridis", shading="flat")
-    fig.colorbar(mesh, ax=ax_depth, label="resting shares", pad=0.01)
-    for side, colour in (("bid", "red"), ("ask", "cyan")):
-        px = depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale
-        ax_depth.step(t * hours, px, where="post", color=colour, linewidth=1.2, label=f"best {side}")
-    if trades.num_rows:
-        tp = trades.filter(trades.column("price").is_valid())
-        ax_depth.scatter(tp.column("time").to_numpy().astype(float) * hours,
-                         tp.column("price").to_numpy().astype(float) / scale, s=4, color="white",
-                         edgecolors="black", linewidths=0.3, label="trades", zorder=3)
-    ax_depth.set_ylabel("price")
-    ax_depth.set_xlabel("time of day")
+    d["heat"] = {"grid": grid, "prices": edges_p, "times": edges_t * hours}
+    d["best"] = {side: (t * hours, depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
+                 for side in ("bid", "ask")}
+    tp = trades.filter(trades.column("price").is_valid())
+    d["trades"] = (tp.column("time").to_numpy().astype(float) * hours,
+                   tp.column("price").to_numpy().astype(float) / scale)
+    return d
+
+
+def _clock_text(h: float) -> str:
+    return f"{int(h):02d}:{int(h * 60) % 60:02d}:{int(round(h * 3600)) % 60:02d}"
+
+
+def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
+    plt = _matplotlib()
     from matplotlib.ticker import FuncFormatter
 
-    ax_depth.xaxis.set_major_formatter(FuncFormatter(
-        lambda h, _: f"{int(h):02d}:{int(h * 60) % 60:02d}:{int(round(h * 3600)) % 60:02d}"))
+    fig, (ax_bar, ax_vol, ax_depth) = plt.subplots(
+        3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 4]})
+    fig.suptitle(d["title"])
+    b = d["bars"]
+    colour = np.where(b["close"] >= b["open"], "tab:red", "tab:green")     # red up, green down (A shares)
+    ax_bar.vlines(b["x"], b["low"], b["high"], color=colour, linewidth=0.8)
+    ax_bar.bar(b["x"], b["close"] - b["open"], d["bar_width"], b["open"], color=colour, align="edge")
+    ax_vol.bar(b["x"], b["volume"], d["bar_width"], color=colour, align="edge")
+    ax_bar.set_ylabel("price")
+    ax_vol.set_ylabel("volume")
+    h = d["heat"]
+    mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat")
+    fig.colorbar(mesh, ax=ax_depth, label="resting shares", pad=0.01)
+    for side, colour in (("bid", "red"), ("ask", "cyan")):
+        ax_depth.step(*d["best"][side], where="post", color=colour, linewidth=1.2, label=f"best {side}")
+    ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
+    ax_depth.set_ylabel("price")
+    ax_depth.set_xlabel("time of day")
+    ax_depth.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
     ax_depth.legend(loc="upper left", fontsize="small")
-    ax_depth.set_xlim(t0 * hours, t1 * hours)
-    out = Path(out)
+    ax_depth.set_xlim(d["t0"], d["t1"])
     try:
         fig.savefig(out)
     except (OSError, ValueError) as e:
         raise ObookError(f"{out}: cannot write the picture: {e}") from None
     finally:
         plt.close(fig)
+
+
+def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
+    """A self-contained interactive page (plotly, its script inlined)."""
+    try:
+        import plotly.graph_objects as go
+        from plotly.subplots import make_subplots
+    except ImportError:
+        raise ObookError(INSTALL.replace("matplotlib", "plotly") + " for .html") from None
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, row_heights=[0.35, 0.15, 0.5], vertical_spacing=0.03)
+    b = d["bars"]
+    stamp = [_clock_text(x) for x in b["x"]]
+    fig.add_trace(go.Candlestick(x=b["x"], open=b["open"], high=b["high"], low=b["low"], close=b["close"],
+                                 text=stamp, name="bars", increasing_line_color="red",
+                                 decreasing_line_color="green"), row=1, col=1)
+    fig.add_trace(go.Bar(x=b["x"], y=b["volume"], name="volume", marker_color="grey"), row=2, col=1)
+    h = d["heat"]
+    mid = lambda e: (e[1:] + e[:-1]) / 2          # noqa: E731
+    fig.add_trace(go.Heatmap(x=mid(h["times"]), y=mid(h["prices"]), z=h["grid"], colorscale="Viridis",
+                             colorbar={"title": "resting shares", "len": 0.5, "y": 0.25}, name="depth"),
+                  row=3, col=1)
+    for side, colour in (("bid", "red"), ("ask", "cyan")):
+        x, y = d["best"][side]
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": colour},
+                                 name=f"best {side}"), row=3, col=1)
+    fig.add_trace(go.Scatter(x=d["trades"][0], y=d["trades"][1], mode="markers", name="trades",
+                             marker={"size": 4, "color": "white", "line": {"width": 0.5, "color": "black"}}),
+                  row=3, col=1)
+    fig.update_layout(title=d["title"], width=int(width * dpi), height=int(height * dpi),
+                      xaxis_rangeslider_visible=False)
+    fig.update_xaxes(range=[d["t0"], d["t1"]], title_text="time of day (hours)", row=3, col=1)
+    try:
+        fig.write_html(str(out), include_plotlyjs=True, full_html=True)
+    except OSError as e:
+        raise ObookError(f"{out}: cannot write the page: {e}") from None
+
+
+def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
+         levels: int = 10, date=None, width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
+    """Draw the candlesticks with volume and the depth heatmap of ``ticker`` (None: the one
+    with the most trades) in [start, end) (feed time units) into ``out``: a self-contained
+    interactive page for .html (plotly), else a picture (matplotlib: .png, .svg, .pdf ...).
+    Returns its path."""
+    out = Path(out)
+    html = out.suffix.lower() in (".html", ".htm")
+    if not html:
+        _matplotlib()          # before the replay: a missing library says so at once
+    d = _series(path, ticker, start, end, interval, format, workers, levels, date)
+    (_html if html else _png)(d, out, width, height, dpi)
     return out

@@ -65,3 +65,19 @@ def test_plot_without_matplotlib_says_how_to_install(day, tmp_path, monkeypatch)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ObookError, match=r"pip install 'obook\[plot\]'"):
         plotting.plot(day, tmp_path / "x.png", workers=1)
+
+
+def test_plot_html_self_contained_page(day, tmp_path):
+    import json
+    import re
+
+    from obook.plotting import plot
+
+    pytest.importorskip("plotly")
+    out = plot(day, tmp_path / "p.html", ticker="000001", workers=1)
+    page = out.read_text()
+    assert page.lower().startswith("<!doctype html>") and "<script src=" not in page   # nothing fetched
+    spec = re.search(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", page, re.S)
+    traces = json.loads(spec.group(1))
+    assert [t["type"] for t in traces] == ["candlestick", "bar", "heatmap", "scatter", "scatter", "scatter"]
+    assert "000001" in page
