@@ -27,7 +27,7 @@ def _clock(text: Optional[str], unit_ns: int) -> Optional[int]:
 def plot(
     feed: Path = typer.Argument(..., help="Feed file (any format obook reads)."),
     out: Path = typer.Argument(..., help="Picture file: .png (or .svg, .pdf: by the suffix)."),
-    ticker: Optional[str] = typer.Option(None, "--ticker", "-k",
+    ticker: Optional[str] = typer.Option(None, "--ticker",
                                          help="The security (default: the one with the most trades)."),
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
     end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS]", help="Window end (time of day)."),
