@@ -26,7 +26,7 @@ def _clock(text: Optional[str], unit_ns: int) -> Optional[int]:
 
 def plot(
     feed: Path = typer.Argument(..., help="Feed file (any format obook reads)."),
-    out: Path = typer.Argument(..., help="Picture file: .png (or .svg, .pdf: by the suffix)."),
+    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page."),
     ticker: Optional[str] = typer.Option(None, "--ticker",
                                          help="The security (default: the one with the most trades)."),
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
@@ -39,7 +39,7 @@ def plot(
 ) -> None:
     """Draw one security's bars (candlesticks, volume below) and its depth heatmap (time x
     price, colour = resting shares of the top levels) with the best bid and ask and the
-    trades on top. Needs matplotlib: pip install 'obook[plot]'."""
+    trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'."""
     from ..feeds import resolve_format
     from ..plotting import plot as _plot
 
