@@ -1,14 +1,19 @@
-"""Shenzhen Level-2 benchmark: messages/s of obook's BBO replay of a generated multi-security
-day as the AX-SBE text log and as AX-SBE binary, 1 and 2 workers, against the pure-Python
-reference replayer (tests/reference_l2.py, timed on a slice of the same day).
+"""Level-2 benchmark: messages/s of obook's BBO replay, end to end, of generated days of
+about the same size: Shenzhen as the AX-SBE text log and as AX-SBE binary, Shanghai as
+the AX-SBE text log, and (the yardstick) an ITCH day; 1 and 2 workers. ``--old DIR``
+also runs another checkout's obook (e.g. ``git archive <commit> obook | tar -x -C DIR``)
+on the same days, alternating with this one, for before/after rows.
 
-The day: a generated base day (``--base`` messages, 6 securities on 2 channels) copied
-``--copies`` times onto other securities and channels, the copies interleaved in chunks
-of 1,000 records. Alternates the contenders run by run, each in a fresh process
-(kernels loaded before timing), and reports medians. Goal (issue 14): text >= 2M msg/s
-with 2 workers, binary >= 8M msg/s.
+The Shenzhen day: a generated base day (``--base`` messages, 6 securities on 2 channels)
+copied ``--copies`` times onto other securities and channels, the copies interleaved in
+chunks of 100 records (a channel is never silent for more than the framer's lookahead).
+The Shanghai day: ``obook gen sse`` (``--sse`` lines, 200 securities; slow to generate,
+kept in the data folder). Each run is a fresh process (kernels loaded before timing);
+contenders alternate run by run; medians. The pure-Python reference replayer
+(tests/reference_l2.py) is timed on a slice of the Shenzhen day. Goals (issue 14): text
+>= 2M msg/s with 2 workers, binary >= 8M msg/s.
 
-    python benchmarks/bench_l2.py --base 100000 --copies 50 --repeats 3
+    python benchmarks/bench_l2.py --base 100000 --copies 10 --repeats 3 --old /tmp/old
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from common import DATA, median, run_child  # noqa: E402
+from common import DATA, itch_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.worker_main, obook.feeds.szse.feed
+import obook.engine.worker_main, obook.feeds
+obook.feeds.get_format({fmt!r}).framer_class(); obook.feeds.get_format({fmt!r}).decoder_class().warm()
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format={fmt!r}):
     rows += b.num_rows
@@ -46,7 +52,7 @@ def day(base: int, copies: int, seed: int = 7):
             r["SecurityID"] = f"{int(r['SecurityID']) + 1000 * k:06d}"
             r["ChannelNo"] = r["ChannelNo"] + 10 * k
             out.append(r)
-        chunks.append([out[i:i + 1000] for i in range(0, len(out), 1000)])
+        chunks.append([out[i:i + 100] for i in range(0, len(out), 100)])
     merged = []
     for i in range(max(len(c) for c in chunks)):
         for c in chunks:
@@ -75,34 +81,64 @@ def files(base: int, copies: int) -> tuple[Path, Path, list]:
     return text, binary, recs
 
 
+def sse_day(lines: int) -> Path:
+    from obook.gen.sse import write_sse
+
+    path = DATA / f"sse_{lines}.log"
+    if not path.exists():
+        write_sse(str(path) + ".tmp", lines, securities=200, seed=0)
+        os.replace(str(path) + ".tmp", path)
+    return path
+
+
+def count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 24), b""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=int, default=100_000)
-    ap.add_argument("--copies", type=int, default=50)
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--sse", type=int, default=1_000_000, help="Shanghai order and trade lines")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--formats", default="szse,szse-bin,sse,itch")
+    ap.add_argument("--old", help="another checkout's folder holding obook/ (before)")
     ap.add_argument("--reference", type=int, default=20_000, help="messages the reference replays")
     args = ap.parse_args()
     text, binary, recs = files(args.base, args.copies)
-    n = len(recs) * args.copies
-    print(f"day: {n:,} messages; text {text.stat().st_size / 2**20:.0f} MiB, binary "
-          f"{binary.stat().st_size / 2**20:.0f} MiB")
+    days = {"szse": (text, len(recs) * args.copies), "szse-bin": (binary, len(recs) * args.copies)}
+    formats = args.formats.split(",")
+    if "sse" in formats:
+        p = sse_day(args.sse)
+        days["sse"] = (p, count_lines(p))
+    if "itch" in formats:
+        days["itch"] = (itch_day(days["szse"][1]), days["szse"][1])
+    for fmt in formats:
+        print(f"{fmt}: {days[fmt][1]:,} messages, {days[fmt][0].stat().st_size / 2**20:.0f} MiB")
     from reference_l2 import szse_bbo
     part = recs[:args.reference]
     t = time.perf_counter()
     szse_bbo(part)
     ref = len(part) / (time.perf_counter() - t)
     print(f"pure-Python reference (records already parsed, first {len(part):,} messages): {ref:,.0f} msg/s")
-    contenders = {f"{fmt} {w} worker{'s' * (w > 1)}": OBOOK.format(path=str(p), workers=w, fmt=fmt)
-                  for fmt, p in (("szse", text), ("szse-bin", binary)) for w in (1, 2)}
-    results: dict[str, list[dict]] = {k: [] for k in contenders}
+    sides = {"new": None} | ({"old": args.old} if args.old else {})
+    contenders = {(fmt, int(w), side): (OBOOK.format(path=str(days[fmt][0]), workers=int(w), fmt=fmt), where)
+                  for fmt in formats for w in args.workers.split(",") for side, where in sides.items()}
+    results: dict[tuple, list[dict]] = {k: [] for k in contenders}
     for _ in range(args.repeats):
-        for name, code in contenders.items():
-            results[name].append(run_child(code))
-    print("| contender | median s | M msg/s | vs reference | peak RSS MiB (parent / workers) |")
-    print("|---|---|---|---|---|")
-    for name, rs in results.items():
+        for key, (code, where) in contenders.items():
+            results[key].append(run_child(code, where))
+    print("| format | workers | side | median s | M msg/s | new/old time | vs reference | peak RSS MiB (parent / workers) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (fmt, w, side), rs in results.items():
         s = median([r["seconds"] for r in rs])
-        print(f"| {name} | {s:.2f} | {n / s / 1e6:.2f} | {n / s / ref:.0f}x | "
+        n = days[fmt][1]
+        ratio = ""
+        if side == "new" and args.old:
+            ratio = f"{s / median([r['seconds'] for r in results[(fmt, w, 'old')]]):.2f}x"
+        print(f"| {fmt} | {w} | {side} | {s:.2f} | {n / s / 1e6:.2f} | {ratio} | {n / s / ref:.0f}x | "
               f"{median([r['peak_kib'] for r in rs]) / 1024:.0f} / "
               f"{median([r['children_peak_kib'] for r in rs]) / 1024:.0f} |")
 

@@ -12,7 +12,8 @@ from numba import njit
 
 from .l2_text import (K_BID_PX, K_BIDSEQ, K_BIZ, K_CHANNEL, K_DATATS, K_EXECTYPE, K_HIGH,
                       K_LASTPX, K_LASTQTY, K_LOW, K_MSGTYPE, K_NUMTRADES, K_OPEN, K_TOTVAL, K_TOTVOL, K_OFFERSEQ, K_ORDERNO, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID,
-                      K_SIDE, K_TTIME, LINE_BAD_TOKEN, LINE_NOT_MESSAGE, parse_line)
+                      K_SIDE, K_TTIME, LINE_BAD_TOKEN, LINE_NOT_MESSAGE, LINE_OK, line_bounds, line_end,
+                      parse_line, parse_tokens)
 from .layout import ACT_ADD, ACT_DELETE, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
 
 KIND_NONE = 0
@@ -85,9 +86,7 @@ def sse_scan(buf, n, final, max_lines, khash, kid, vals, have, starts, ends, kin
     p = 0
     k = 0
     while k < max_lines and p < n:
-        e = p
-        while e < n and buf[e] != 10:
-            e += 1
+        e = line_end(buf, p, n)
         if e >= n and not final:
             break
         starts[k] = p
@@ -184,21 +183,22 @@ def sse_decode(buf, base_seq, worker, n_workers, khash, kid, vals, have, books, 
     ne = 0
     nn = 0
     while p < n:
-        e = p
-        while e < n and buf[e] != 10:
-            e += 1
+        e = line_end(buf, p, n)
         k += 1
         a = p
         p = e + 1
-        st, _ = parse_line(buf, a, e, khash, kid, vals, have)
-        if st != 0:
+        st, pos = parse_line(buf, a, e, khash, kid, vals, have, K_SECID)
+        if st != LINE_OK or have[K_SECID] <= 0:
+            continue
+        if n_workers > 1 and owner_of(vals[K_SECID], n_workers) != worker:
+            continue      # not this worker's: the rest of the line is not read
+        st, _ = parse_tokens(buf, pos, line_bounds(buf, a, e)[1], khash, kid, vals, have, -1)
+        if st != LINE_OK:
             continue
         c, _d = classify(vals, have)
         if c != KIND_EVENT:
             continue
         sec = vals[K_SECID]
-        if n_workers > 1 and owner_of(sec, n_workers) != worker:
-            continue
         b = books[sec] - 1
         if b < 0:
             b = n_books
@@ -266,9 +266,7 @@ def sse_snapshots(buf, n, final, base_seq, khash, kid, vals, have, out):
     k = 0
     r = 0
     while p < n and r < out.shape[0]:
-        e = p
-        while e < n and buf[e] != 10:
-            e += 1
+        e = line_end(buf, p, n)
         if e >= n and not final:
             break
         st, _ = parse_line(buf, p, e, khash, kid, vals, have)

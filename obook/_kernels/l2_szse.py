@@ -23,7 +23,7 @@ from numba import njit
 
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
-                      K_APPLSEQ, parse_line)
+                      K_APPLSEQ, LINE_OK, line_bounds, line_end, parse_line, parse_tokens)
 from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, DEFER, NOT_PRINTABLE, OWN_BEST, TYPE_SHIFT
 
 # record table columns
@@ -53,6 +53,8 @@ ORDER_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_PRICE, K_ORDERQTY, K_SID
                       np.int64)
 TRADE_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_BIDSEQ, K_OFFERSEQ, K_LASTPX, K_LASTQTY,
                        K_EXECTYPE, K_TTIME], np.int64)
+HEAD_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ], np.int64)                  # the framer's
+TRADE_HEAD_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_BIDSEQ, K_OFFERSEQ], np.int64)
 
 
 @njit(cache=True, _nrt=False)
@@ -69,28 +71,25 @@ def owner_of(security, n_workers):
 
 
 @njit(cache=True, _nrt=False)
-def text_check(vals, have):
-    """(code, detail) of a parsed message line: OK, or BAD_* with the key id / type."""
-    if have[K_MSGTYPE] == 0:
-        return BAD_MISSING, K_MSGTYPE
-    if have[K_MSGTYPE] < 0:
-        return BAD_NUMBER, K_MSGTYPE
-    t = vals[K_MSGTYPE]
-    if t == SNAPSHOT:
-        return OK, 0
-    if t != ORDER and t != TRADE:
-        return BAD_TYPE, t
-    need = ORDER_KEYS if t == ORDER else TRADE_KEYS
-    for j in range(need.shape[0]):
-        if have[need[j]] == 0:
-            return BAD_MISSING, need[j]
-        if have[need[j]] < 0:
-            return BAD_NUMBER, need[j]
-    if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
-        return BAD_VALUE, K_SECID
-    if t == TRADE and vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
-        return BAD_VALUE, K_EXECTYPE
+def _need(have, keys):
+    """(OK, 0), or (BAD_MISSING / BAD_NUMBER, key id) of the first key of ``keys`` absent
+    or not an integer."""
+    for j in range(keys.shape[0]):
+        if have[keys[j]] == 0:
+            return BAD_MISSING, keys[j]
+        if have[keys[j]] < 0:
+            return BAD_NUMBER, keys[j]
     return OK, 0
+
+
+@njit(cache=True, _nrt=False)
+def text_check(vals, have):
+    """(code, detail) of the fields of an order or execution line past the framer's
+    (head_check): OK, or BAD_* with the key id."""
+    c, d = _need(have, ORDER_KEYS if vals[K_MSGTYPE] == ORDER else TRADE_KEYS)
+    if c == OK and vals[K_MSGTYPE] == TRADE and vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
+        return BAD_VALUE, K_EXECTYPE
+    return c, d
 
 
 @njit(cache=True, _nrt=False)
@@ -117,62 +116,114 @@ def _put_text(rec, r, seq, vals):
 
 
 @njit(cache=True, _nrt=False)
-def text_scan(buf, n, final, max_lines, base_seq, khash, kid, vals, have, ends, codes, details, rec):
-    """Framer: whole lines at the front of buf[:n]; per line its end, code and detail, and
-    for every order or trade line a record row (all securities). Returns (lines, records)."""
-    p = 0
-    k = 0
+def head_check(vals, have):
+    """(code, detail) of the fields the framer reads (type, security, channel, sequence
+    and, for an execution, the two order numbers): OK, NOT_MESSAGE for a snapshot, BAD_*."""
+    if have[K_MSGTYPE] == 0:
+        return BAD_MISSING, K_MSGTYPE
+    if have[K_MSGTYPE] < 0:
+        return BAD_NUMBER, K_MSGTYPE
+    t = vals[K_MSGTYPE]
+    if t == SNAPSHOT:
+        return NOT_MESSAGE, 0
+    if t != ORDER and t != TRADE:
+        return BAD_TYPE, t
+    c, d = _need(have, HEAD_KEYS if t == ORDER else TRADE_HEAD_KEYS)
+    if c != OK:
+        return c, d
+    if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
+        return BAD_VALUE, K_SECID
+    return OK, 0
+
+
+@njit(cache=True, _nrt=False)
+def parse_head(buf, a, e, khash, kid, vals, have):
+    """Parse the line buf[a:e] up to the fields the framer reads (the rest of a line in the
+    usual key order is not read); returns (LINE_*, position parsing stopped at)."""
+    st, pos = parse_line(buf, a, e, khash, kid, vals, have, K_APPLSEQ)
+    if st != LINE_OK:
+        return st, pos
+    _, b = line_bounds(buf, a, e)
+    if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == TRADE:
+        st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ)
+    if st == LINE_OK and (have[K_MSGTYPE] == 0 or have[K_SECID] == 0 or have[K_CHANNEL] == 0
+                          or have[K_APPLSEQ] == 0):
+        st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)   # an unusual key order
+    return st, pos
+
+
+@njit(cache=True, _nrt=False)
+def text_scan(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, details, rec):
+    """Framer: per line (``ends``: the newlines) its code and detail from the fields the
+    framer reads, and for every order or trade line a record row of them (all securities).
+    Returns the record rows."""
     r = 0
-    while k < max_lines and p < n:
-        e = p
-        while e < n and buf[e] != 10:
-            e += 1
-        if e >= n and not final:
-            break
-        ends[k] = e
-        st, _ = parse_line(buf, p, e, khash, kid, vals, have)
+    p = 0
+    for k in range(n_lines):
+        e = ends[k]
+        st, _ = parse_head(buf, p, e, khash, kid, vals, have)
+        p = e + 1
         details[k] = 0
         if st == 1:
             codes[k] = NOT_MESSAGE
         elif st == 2:
             codes[k] = BAD_TOKEN
         else:
-            c, d = text_check(vals, have)
+            c, d = head_check(vals, have)
             codes[k] = c
             details[k] = d
-            if c == OK and vals[K_MSGTYPE] != SNAPSHOT:
-                _put_text(rec, r, base_seq + k, vals)
+            if c == OK:
+                for j in range(R_WIDTH):
+                    rec[r, j] = 0
+                rec[r, R_SEQ] = base_seq + k
+                rec[r, R_CHAN] = vals[K_CHANNEL]
+                rec[r, R_APPL] = vals[K_APPLSEQ]
+                rec[r, R_TYPE] = vals[K_MSGTYPE]
+                rec[r, R_SEC] = vals[K_SECID]
+                if vals[K_MSGTYPE] == TRADE:
+                    rec[r, R_BID] = vals[K_BIDSEQ]
+                    rec[r, R_OFFER] = vals[K_OFFERSEQ]
                 r += 1
-        k += 1
-        p = e + 1
-    return k, r
+    return r
 
 
 @njit(cache=True, _nrt=False)
-def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec):
-    """Decoder: the record rows of the owned order and trade lines of buf (whole lines)."""
+def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec, strict):
+    """Decoder: the record rows of the owned order and trade lines of buf (whole lines).
+    Lines the framer rejected are skipped; an owned line whose other fields are bad stops
+    the batch (``strict``) or is skipped and counted. Returns (rows, bad lines, first bad
+    line index or -1, its code, its detail)."""
     n = buf.shape[0]
     p = 0
     k = -1
     r = 0
+    n_bad = 0
     while p < n:
-        e = p
-        while e < n and buf[e] != 10:
-            e += 1
+        e = line_end(buf, p, n)
         k += 1
         a = p
         p = e + 1
-        st, _ = parse_line(buf, a, e, khash, kid, vals, have)
-        if st != 0:
+        st, pos = parse_head(buf, a, e, khash, kid, vals, have)
+        if st != LINE_OK:
             continue
-        c, _d = text_check(vals, have)
-        if c != OK or vals[K_MSGTYPE] == SNAPSHOT:
+        c, _d = head_check(vals, have)
+        if c != OK:
             continue
         if n_workers > 1 and owner_of(vals[K_SECID], n_workers) != worker:
             continue
+        _, b = line_bounds(buf, a, e)
+        st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)
+        c, d = text_check(vals, have)
+        if st != LINE_OK:
+            c, d = BAD_TOKEN, 0
+        if c != OK:
+            n_bad += 1
+            if strict:
+                return r, n_bad, k, c, d
+            continue
         _put_text(rec, r, base_seq + k, vals)
         r += 1
-    return r
+    return r, n_bad, -1, 0, 0
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -230,6 +281,23 @@ def _put_bin(buf, p, rec, r, seq):
         rec[r, R_LASTQTY] = _le(buf, b + 20, 8)
         rec[r, R_EXEC] = buf[b + 28]
         rec[r, R_TIME] = time_ns(_le(buf, b + 29, 8))
+
+
+@njit(cache=True, _nrt=False)
+def bin_count(buf, n, max_records):
+    """Whole binary records at the front of buf[:n] (by their lengths alone), at most
+    max_records; max_records at a length below the header (for bin_scan to report it)."""
+    p = 0
+    k = 0
+    while k < max_records and p + 4 <= n:
+        ln = _le(buf, p + 2, 2)
+        if ln < HEADER:
+            return max_records
+        if p + ln > n:
+            break
+        p += ln
+        k += 1
+    return k
 
 
 @njit(cache=True, _nrt=False)

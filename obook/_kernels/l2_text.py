@@ -4,7 +4,8 @@ A line is a record (line numbers count every physical line). A line that starts
 with ``//`` is a message; any other line (blank, or the hex dump of the struct that
 may follow a message) carries nothing. ``parse_line`` walks the tokens of one line
 and stores the integer values of the keys it knows (``KEYS``; the key text is
-matched by its FNV-1a hash in a small open-addressing table built at import) in
+matched by a hash of its length and bytes in a small open-addressing table built at
+import) in
 ``vals[key id]`` with ``have[key id]`` = 1 (-1: the value is not an integer; 0:
 absent). Unknown keys are skipped. Arrays and scalars in, codes out; nothing raises.
 """
@@ -12,8 +13,13 @@ absent). Unknown keys are skipped. Arrays and scalars in, codes out; nothing rai
 import numpy as np
 from numba import njit
 
-FNV_OFFSET = np.uint64(14695981039346656037)
-FNV_PRIME = np.uint64(1099511628211)
+# key hash: the key's length and its bytes as three little-endian words (keys of at most
+# 24 bytes; a longer key is unknown), mixed by three multiplies (no chain per byte)
+M0 = np.uint64(0x9E3779B97F4A7C15)
+M1 = np.uint64(0xC2B2AE3D27D4EB4F)
+M2 = np.uint64(0x165667B19E3779F9)
+MAX_KEY = 24
+MAX_DIGITS = 18        # values of more digits take the checked path (no overflow)
 
 # key ids
 (K_MSGTYPE, K_SECID, K_CHANNEL, K_APPLSEQ, K_ORDERNO, K_PRICE, K_ORDERQTY, K_ORDTYPE, K_SIDE,
@@ -46,11 +52,15 @@ LINE_NOT_MESSAGE = 1   # does not start with //: carries nothing
 LINE_BAD_TOKEN = 2     # a token without '=' (the position of the token is returned)
 
 
-def _fnv(text: str) -> int:
-    h = int(FNV_OFFSET)
-    for c in text.encode():
-        h = ((h ^ c) * int(FNV_PRIME)) & 0xFFFFFFFFFFFFFFFF
-    return h
+def _word(b: bytes) -> int:
+    return int.from_bytes(b[:8].ljust(8, b"\0"), "little")
+
+
+def key_hash(text: str) -> int:
+    """The table hash of a key (as ``_key_hash`` computes it from the buffer)."""
+    b = text.encode()
+    h = (_word(b) * int(M0)) ^ (_word(b[8:]) * int(M1)) ^ (_word(b[16:]) * int(M2)) ^ len(b)
+    return h & 0xFFFFFFFFFFFFFFFF
 
 
 def _key_table(keys: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -58,8 +68,9 @@ def _key_table(keys: dict) -> tuple[np.ndarray, np.ndarray]:
     khash = np.zeros(size, np.uint64)
     kid = np.full(size, -1, np.int64)
     for text, i in keys.items():
-        h = _fnv(text)
-        s = h & (size - 1)
+        assert len(text.encode()) <= MAX_KEY
+        h = key_hash(text)
+        s = (h ^ (h >> 29)) & (size - 1)
         while kid[s] >= 0:
             s = (s + 1) & (size - 1)
         khash[s] = h
@@ -70,65 +81,162 @@ def _key_table(keys: dict) -> tuple[np.ndarray, np.ndarray]:
 KHASH, KID = _key_table(KEYS)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _word_at(buf, p, m):
+    """The m (0..8) bytes at p as a little-endian word (the rest zero)."""
+    x = np.uint64(0)
+    if m >= 8:
+        for j in range(8):
+            x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
+    else:
+        for j in range(m):
+            x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
+    return x
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _key_id(buf, p, q, khash, kid):
+    """The key id of the key buf[p:q] (-1: not a known key)."""
+    m = q - p
+    if m > MAX_KEY:
+        return -1
+    h = _word_at(buf, p, min(m, 8)) * M0
+    if m > 8:
+        h ^= _word_at(buf, p + 8, min(m - 8, 8)) * M1
+    if m > 16:
+        h ^= _word_at(buf, p + 16, m - 16) * M2
+    h ^= np.uint64(m)
+    mask = khash.shape[0] - 1
+    s = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
+    while kid[s] >= 0:
+        if khash[s] == h:
+            return kid[s]
+        s = (s + 1) & mask
+    return -1
+
+
 @njit(cache=True, _nrt=False)
 def line_end(buf, p, n):
-    """Index of the newline ending the line at p (n when the buffer ends first)."""
+    """Index of the newline ending the line at p (n when the buffer ends first). Eight
+    bytes a step: the zero bytes of a word xor newlines (each candidate checked)."""
+    m1 = np.uint64(0x0101010101010101)
+    m8 = np.uint64(0x8080808080808080)
+    nl = np.uint64(0x0A0A0A0A0A0A0A0A)
+    while p + 8 <= n:
+        x = _word_at(buf, p, 8) ^ nl
+        t = (x - m1) & ~x & m8
+        while t != 0:
+            lo = t & (~t + np.uint64(1))
+            j = 0
+            while lo > np.uint64(0x80):
+                lo >>= np.uint64(8)
+                j += 1
+            if buf[p + j] == 10:
+                return p + j
+            t &= t - np.uint64(1)
+        p += 8
     while p < n and buf[p] != 10:
         p += 1
     return p
 
 
 @njit(cache=True, _nrt=False)
-def parse_line(buf, a, b, khash, kid, vals, have):
-    """Parse the tokens of the line buf[a:b] (no newline). Returns (LINE_*, position)."""
-    for j in range(have.shape[0]):
-        have[j] = 0
-    while b > a and (buf[b - 1] == 13 or buf[b - 1] == 32):
-        b -= 1
-    if b - a < 2 or buf[a] != 47 or buf[a + 1] != 47:
-        return LINE_NOT_MESSAGE, a
-    mask = khash.shape[0] - 1
-    p = a + 2
+def line_ends(buf, p, n, final, ends, k, max_lines):
+    """Append to ends[k:] the newline positions of the lines of buf[p:n], up to max_lines
+    lines in all (with ``final``, a last line without newline ends at n). Returns the lines."""
+    while k < max_lines and p < n:
+        e = line_end(buf, p, n)
+        if e >= n:
+            if final:
+                ends[k] = n
+                k += 1
+            break
+        ends[k] = e
+        k += 1
+        p = e + 1
+    return k
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _int_value(buf, v, e):
+    """(value, ok) of the integer text buf[v:e] (an optional '-', then digits), checked
+    digit by digit (the long values; parse_tokens reads the short ones in its scan)."""
+    neg = v < e and buf[v] == 45
+    c = v + 1 if neg else v
+    if c >= e:
+        return np.int64(0), False
+    x = np.int64(0)
+    while c < e:
+        d = np.int64(buf[c]) - 48
+        if d < 0 or d > 9 or x > 922337203685477579:
+            return x, False
+        x = x * 10 + d
+        c += 1
+    return (-x if neg else x), True
+
+
+@njit(cache=True, _nrt=False)
+def parse_tokens(buf, p, b, khash, kid, vals, have, stop):
+    """Parse the tokens of buf[p:b] into vals/have (see the module); ``stop``: a key id,
+    return right after its value (-1: parse to b). Returns (LINE_OK or LINE_BAD_TOKEN,
+    position: where parsing stopped, or the bad token)."""
     while p < b:
         while p < b and buf[p] == 32:
             p += 1
         if p >= b:
             break
-        h = FNV_OFFSET
         q = p
         while q < b and buf[q] != 61 and buf[q] != 32:
-            h = (h ^ np.uint64(buf[q])) * FNV_PRIME
             q += 1
         if q >= b or buf[q] != 61:
             return LINE_BAD_TOKEN, p
+        k = _key_id(buf, p, q, khash, kid)
         v = q + 1
-        e = v
-        while e < b and buf[e] != 32:
-            e += 1
-        s = np.int64(h & np.uint64(mask))
-        k = -1
-        while kid[s] >= 0:
-            if khash[s] == h:
-                k = kid[s]
+        neg = k >= 0 and v < b and buf[v] == 45
+        c = v + 1 if neg else v
+        c0 = c
+        x = np.int64(0)
+        bad = np.int64(0)
+        while c < b:              # the value's end, and its digits read on the way
+            ch = buf[c]
+            if ch == 32:
                 break
-            s = (s + 1) & mask
+            d = np.int64(ch) - 48
+            bad |= (d & ~np.int64(15)) | ((d + 6) & 16)    # not '0'..'9'
+            x = x * 10 + d
+            c += 1
         if k >= 0:
-            x = np.int64(0)
-            ok = e > v
-            neg = False
-            c = v
-            if ok and buf[c] == 45:
-                neg = True
-                c += 1
-                ok = e > c
-            while c < e:
-                d = np.int64(buf[c]) - 48
-                if d < 0 or d > 9 or x > 922337203685477579:
-                    ok = False
-                    break
-                x = x * 10 + d
-                c += 1
-            vals[k] = -x if neg else x
+            ok = c > c0 and bad == 0
+            if c - c0 > MAX_DIGITS:
+                x, ok = _int_value(buf, v, c)
+            elif neg:
+                x = -x
+            vals[k] = x
             have[k] = 1 if ok else -1
-        p = e
+            if k == stop:
+                return LINE_OK, c
+        p = c
     return LINE_OK, b
+
+
+@njit(cache=True, _nrt=False)
+def line_bounds(buf, a, b):
+    """(start of the tokens, end without trailing CR/spaces) of the line buf[a:b]; the start
+    is -1 when the line is not a message (does not start with //)."""
+    while b > a and (buf[b - 1] == 13 or buf[b - 1] == 32):
+        b -= 1
+    if b - a < 2 or buf[a] != 47 or buf[a + 1] != 47:
+        return -1, b
+    return a + 2, b
+
+
+@njit(cache=True, _nrt=False)
+def parse_line(buf, a, b, khash, kid, vals, have, stop=-1):
+    """Parse the line buf[a:b] (no newline): LINE_NOT_MESSAGE, or parse_tokens' result
+    (``stop``: stop after that key's value). ``have`` is cleared first."""
+    for j in range(have.shape[0]):
+        have[j] = 0
+    p, b = line_bounds(buf, a, b)
+    if p < 0:
+        return LINE_NOT_MESSAGE, a
+    return parse_tokens(buf, p, b, khash, kid, vals, have, stop)

@@ -22,6 +22,7 @@ from . import lobster as _lobster
 from . import match as _match
 from . import pipeline as _pipeline
 from . import simulate as _simulate
+from . import plot as _plot
 from .kernels import announce_first_compile
 from .sql import sql as _sql
 
@@ -60,11 +61,12 @@ app.command("sql")(_sql)
 app.command("lobster")(_lobster.lobster)
 app.command("match")(_match.match)
 app.command("simulate")(_simulate.simulate)
+app.command("plot")(_plot.plot)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 
 #: commands that replay a feed (numba kernels)
-_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate"}
+_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate", "plot"}
 
 
 def _terminated(signum, frame):

@@ -5,8 +5,9 @@ that cross the book: their trades (ExecType 'B' or 'S': the aggressor's side) na
 resting order and the incoming one, and whatever the incoming order has left is added
 after its trades, as the exchange publishes it. The order lines and the trade lines are
 each in BizIndex order but interleaved with a random lag (file order is not event
-order). A snapshot (10 levels a side and the day tallies) of a security every few of
-its events, stamped with the second of its last event.
+order; a line is at most ``lag`` events from its place). A snapshot (10 levels a side
+and the day tallies) of a security every few of its events, stamped with the second of
+its last event.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
         c = b.channel
         biz[c] += 1
         fields["BizIndex"] = biz[c]
-        streams[kind].append(_line({"SecurityIDSource": 101, "MsgType": 192 if kind == "o" else 191,
-                                    "SecurityID": b.sec, "ChannelNo": c, **fields}))
+        streams[kind].append((len(streams["o"]) + len(streams["t"]),     # the event's position
+                              _line({"SecurityIDSource": 101, "MsgType": 192 if kind == "o" else 191,
+                                     "SecurityID": b.sec, "ChannelNo": c, **fields})))
 
     while n < events:
         i = rnd.randrange(securities)
@@ -135,18 +137,28 @@ def _snapshot(b: _Book, t: int) -> str:
 
 
 def _interleave(orders, trades, snaps, rnd, lag) -> list[str]:
-    """The two sorted streams mixed, each line of one stream at most ``lag`` lines late."""
+    """The two streams of (event position, line), each in its own order, mixed so that a
+    line comes at most ``lag`` events after a line of the other stream that follows it:
+    the next line is the earlier event of the two streams' heads, or (half the time) the
+    other head when it is within ``lag`` events of it."""
     out, i, j, s = [], 0, 0, 0
     while i < len(orders) or j < len(trades):
-        take_o = j >= len(trades) or (i < len(orders) and rnd.random() < 0.5)
+        if j >= len(trades):
+            take_o = True
+        elif i >= len(orders):
+            take_o = False
+        else:
+            first_o = orders[i][0] < trades[j][0]
+            near = abs(orders[i][0] - trades[j][0]) <= lag
+            take_o = first_o != (near and rnd.random() < 0.5)
         if take_o:
-            out.append(orders[i])
+            out.append(orders[i][1])
             i += 1
             while s < len(snaps) and snaps[s][0] <= i - lag:
                 out.append(snaps[s][1])
                 s += 1
         else:
-            out.append(trades[j])
+            out.append(trades[j][1])
             j += 1
     out += [line for _, line in snaps[s:]]
     return out

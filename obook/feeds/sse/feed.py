@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import l2_sse as K
-from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
+from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
 from ...errors import FeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
@@ -70,6 +70,7 @@ class SseFramer(Framer):
         self.types: dict[int, int] = {}
         self.vals = np.zeros(N_KEYS, np.int64)
         self.have = np.zeros(N_KEYS, np.int8)
+        self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
         self._alloc(1 << 16)
 
     def _alloc(self, n: int):
@@ -84,10 +85,17 @@ class SseFramer(Framer):
         want = cap + self.lookahead
         if self.starts.shape[0] < want:
             self._alloc(want)
-        if not final and np.count_nonzero(buf == 10) < want:
-            if len(buf) > MAX_SCAN * 512:
-                return FrameResult(0, 0, FeedError(self.path, base_seq, "line too long", unit=self.unit))
-            return FrameResult(0, 0)             # read more before scanning
+            self._found = (0, 0)
+        if not final:
+            # a buffer that had too few lines comes back with more bytes after the same front
+            k = self._found[1] if self._found[0] == base_seq else 0
+            k = line_ends(buf, int(self.ends[k - 1]) + 1 if k else 0, len(buf), False, self.ends, k, want)
+            if k < want:
+                if len(buf) > MAX_SCAN * 512:
+                    return FrameResult(0, 0, FeedError(self.path, base_seq, "line too long", unit=self.unit))
+                self._found = (base_seq, k)
+                return FrameResult(0, 0)             # read more before scanning
+        self._found = (0, 0)
         n = K.sse_scan(buf, len(buf), bool(final), want, KHASH, KID, self.vals, self.have,
                        self.starts, self.ends, self.kinds, self.keys, self.chans, self.mtypes)
         if n == 0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import l2_szse as K
-from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
+from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
@@ -102,32 +102,40 @@ class SzseTextFramer(_SzseFramer):
         super().__init__(path, on_error, lookahead)
         self.vals = np.zeros(N_KEYS, np.int64)
         self.have = np.zeros(N_KEYS, np.int8)
+        self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
-        if not final and np.count_nonzero(buf == 10) < want:
+            self._found = (0, 0)
+        # a buffer that had too few lines comes back with more bytes after the same front
+        k = self._found[1] if self._found[0] == base_seq else 0
+        start = int(self.ends[k - 1]) + 1 if k else 0
+        n = line_ends(buf, start, len(buf), bool(final), self.ends, k, want)
+        if not final and n < want:
+            self._found = (base_seq, n)
             return FrameResult(0, 0)
-        n, r = K.text_scan(buf, len(buf), bool(final), want, base_seq, KHASH, KID, self.vals, self.have,
-                           self.ends, self.codes, self.details, self.rec)
-        self._buf, self._n = buf, n
+        self._found = (0, 0)
+        r = K.text_scan(buf, self.ends, n, base_seq, KHASH, KID, self.vals, self.have,
+                        self.codes, self.details, self.rec)
         ends = self.ends
         return self._finish(buf, base_seq, n, r, final, max_records,
                             lambda i: 0 if i == 0 else min(int(ends[i - 1]) + 1, len(buf)))
 
-    def _line(self, buf, i):
-        a = 0 if i == 0 else int(self.ends[i - 1]) + 1
-        return bytes(buf[a:int(self.ends[i])]).decode("utf-8", "replace")
-
     def _reason(self, buf, i):
-        return reason(int(self.codes[i]), int(self.details[i]), self._line(buf, i))
+        return reason(int(self.codes[i]), int(self.details[i]), _line(buf, self.ends, i))
 
     def _count(self, cut):
         pass
 
     def message_counts(self):
         return None      # the decoders count the orders and executions they parse
+
+
+def _line(buf, ends, i) -> str:
+    a = 0 if i == 0 else int(ends[i - 1]) + 1
+    return bytes(buf[a:int(ends[i])]).decode("utf-8", "replace")
 
 
 class SzseBinFramer(_SzseFramer):
@@ -142,6 +150,8 @@ class SzseBinFramer(_SzseFramer):
         if self.ends.shape[0] < want:
             self._alloc(want)
             self.offs = np.zeros(want, np.int64)
+        if not final and K.bin_count(buf, len(buf), want) < want:
+            return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
         n, nbytes, r = K.bin_scan(buf, len(buf), want, base_seq, self.codes, self.details, self.offs, self.rec)
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
             return FrameResult(0, 0)
@@ -210,7 +220,8 @@ class SzseTextDecoder(_SzseDecoder):
     def warm(cls):
         super().warm()
         vals, have = np.zeros(N_KEYS, np.int64), np.zeros(N_KEYS, np.int8)
-        K.text_records(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, vals, have, np.zeros((1, K.R_WIDTH), np.int64))
+        K.text_records(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, vals, have,
+                       np.zeros((1, K.R_WIDTH), np.int64), True)
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -218,9 +229,16 @@ class SzseTextDecoder(_SzseDecoder):
         self.have = np.zeros(N_KEYS, np.int8)
 
     def decode(self, buf, base_seq, events):
-        r = K.text_records(buf, base_seq, self.worker, self.n_workers, KHASH, KID, self.vals, self.have,
-                           self.rec)
-        return self._events(r, events)
+        r, n_bad, bad, code, detail = K.text_records(buf, base_seq, self.worker, self.n_workers, KHASH, KID,
+                                                     self.vals, self.have, self.rec, self.on_error == "raise")
+        res = self._events(r, events)
+        if bad >= 0:       # strict: the rows before it are delivered
+            ends = np.flatnonzero(buf == 10)
+            text = _line(buf, np.append(ends, len(buf)), int(bad))
+            res.error = (base_seq + int(bad), reason(int(code), int(detail), text))
+        elif n_bad:
+            self.skipped["malformed record"] = self.skipped.get("malformed record", 0) + int(n_bad)
+        return res
 
 
 class SzseBinDecoder(_SzseDecoder):

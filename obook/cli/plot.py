@@ -1,0 +1,49 @@
+"""``obook plot``: candlesticks with volume and a depth heatmap of one security."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def _clock(text: Optional[str], unit_ns: int) -> Optional[int]:
+    """'HH:MM[:SS[.fff]]' as feed time units since midnight (None stays None)."""
+    if text is None:
+        return None
+    from ..errors import ObookError
+
+    try:
+        parts = [float(p) for p in text.split(":")]
+        if not 2 <= len(parts) <= 3:
+            raise ValueError
+    except ValueError:
+        raise ObookError(f"a time must be HH:MM or HH:MM:SS, not {text!r}") from None
+    seconds = parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) == 3 else 0)
+    return int(round(seconds * 1e9)) // unit_ns
+
+
+def plot(
+    feed: Path = typer.Argument(..., help="Feed file (any format obook reads)."),
+    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page."),
+    ticker: Optional[str] = typer.Option(None, "--ticker",
+                                         help="The security (default: the one with the most trades)."),
+    start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
+    end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS]", help="Window end (time of day)."),
+    interval: str = typer.Option("1 minute", "--interval", "-i", help="Bar length, e.g. '1 minute', '5s'."),
+    feed_format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
+    levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Book levels a side in the heatmap."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64, help="Worker processes."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help="Session date."),
+) -> None:
+    """Draw one security's bars (candlesticks, volume below) and its depth heatmap (time x
+    price, colour = resting shares of the top levels) with the best bid and ask and the
+    trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'."""
+    from ..feeds import resolve_format
+    from ..plotting import plot as _plot
+
+    fmt = resolve_format(feed_format, feed)
+    path = _plot(feed, out, ticker=ticker, start=_clock(start, fmt.time_unit_ns), end=_clock(end, fmt.time_unit_ns),
+                 interval=interval, format=fmt.name, workers=workers, levels=levels, date=date)
+    typer.echo(f"wrote {path}", err=True)

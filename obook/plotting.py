@@ -1,0 +1,213 @@
+"""Pictures of one security over a time window, for any format (issue 14): a candlestick
+chart of its bars with the volume under it, and a depth heatmap (time x price, colour =
+resting shares of the top levels) with the best bid and ask lines and the trades on top.
+
+Built from obook's own tables (``trades``, ``depth``, the bars of ``obook.klines``) of
+one replay restricted to the security; drawn with matplotlib (the optional extra
+``obook[plot]``), written as PNG (or any format matplotlib writes, by the file's suffix),
+or with plotly as a self-contained interactive HTML page (.html).
+Prices are drawn in the feed's unit divided by 10**price_scale; times as the time of day
+in the feed's time zone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ObookError
+
+INSTALL = "obook plot needs matplotlib: pip install 'obook[plot]' (or pip install matplotlib)"
+TIME_BINS = 600        # columns of the heatmap
+
+
+def _matplotlib():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ObookError(INSTALL) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _busiest(trades) -> str:
+    import pyarrow.compute as pc
+
+    if trades.num_rows == 0:
+        raise ObookError("the feed has no trades: name a ticker")
+    counts = pc.value_counts(trades.column("ticker")).to_pylist()
+    return max(counts, key=lambda c: (c["counts"], c["values"]))["values"]
+
+
+def _window(table, start, end):
+    t = table.column("time").to_numpy().astype(np.int64)
+    keep = np.ones(len(t), bool)
+    if start is not None:
+        keep &= t >= start
+    if end is not None:
+        keep &= t < end
+    return table.filter(keep)
+
+
+def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
+          levels: int = 10, date=None):
+    """The data of the pictures: (ticker, format, bars, depth, trades) as pyarrow tables of
+    the window [start, end) (feed time units; None: open)."""
+    import obook
+    from .feeds import resolve_format
+    from .klines import bars_table, interval_ns
+
+    fmt = resolve_format(format, path)
+    step = interval_ns(interval) // fmt.time_unit_ns or 1
+    if ticker is None:
+        ticker = _busiest(obook.trades(path, workers=workers, format=fmt.name, date=date).read_all())
+    pick = dict(workers=workers, format=fmt.name, tickers=[ticker], date=date)
+    trades = _window(obook.trades(path, **pick).read_all(), start, end)
+    depth = _window(obook.depth(path, levels=levels, **pick).read_all(), start, end)
+    if depth.num_rows == 0:
+        raise ObookError(f"{ticker}: no book rows in the window")
+    return ticker, fmt, bars_table(trades, step), depth, trades
+
+
+def _heatmap(depth, levels, scale, t0, t1):
+    """(grid shares [price row, time column], price edges, time edges) of the top levels."""
+    t = depth.column("time").to_numpy().astype(np.int64)
+    cols = np.minimum(((t - t0) * TIME_BINS) // max(1, t1 - t0), TIME_BINS - 1)
+    last = np.flatnonzero(np.r_[cols[1:] != cols[:-1], True])     # the last row of each column
+    px, qty = [], []
+    for side in ("bid", "ask"):
+        for k in range(1, levels + 1):
+            px.append(depth.column(f"{side}_px_{k}").to_numpy(zero_copy_only=False)[last])
+            qty.append(depth.column(f"{side}_qty_{k}").to_numpy(zero_copy_only=False)[last])
+    px, qty = np.array(px, dtype=float), np.array(qty, dtype=float)
+    seen = px[np.isfinite(px)]
+    prices = np.unique(seen)
+    tick = np.min(np.diff(prices)) if len(prices) > 1 else 1.0
+    lo, hi = prices[0] - tick / 2, prices[-1] + tick / 2
+    rows = int(min(400, max(1, round((hi - lo) / tick))))
+    grid = np.zeros((rows, TIME_BINS))
+    filled = np.zeros(TIME_BINS, bool)
+    filled[cols[last]] = True
+    for j in range(px.shape[0]):
+        ok = np.isfinite(px[j]) & np.isfinite(qty[j])
+        r = np.clip(((px[j][ok] - lo) / (hi - lo) * rows).astype(int), 0, rows - 1)
+        np.add.at(grid, (r, cols[last][ok]), qty[j][ok])
+    for c in range(1, TIME_BINS):            # a column without a row keeps the book before it
+        if not filled[c]:
+            grid[:, c] = grid[:, c - 1]
+    edges_t = t0 + (t1 - t0) * np.arange(TIME_BINS + 1) / TIME_BINS
+    return grid, np.linspace(lo, hi, rows + 1) / scale, edges_t
+
+
+def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
+    """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
+    ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
+    scale = 10.0 ** fmt.price_scale
+    hours = fmt.time_unit_ns / 3.6e12          # feed time unit -> hours of the day
+    t = depth.column("time").to_numpy().astype(np.int64)
+    t0 = int(start) if start is not None else int(t[0])
+    t1 = int(end) if end is not None else int(t[-1]) + 1
+    d = {"title": f"{ticker} ({fmt.name}, {fmt.tz})", "t0": t0 * hours, "t1": t1 * hours}
+    b = {c: bars.column(c).to_numpy().astype(float) for c in ("start", "open", "high", "low", "close", "volume")}
+    d["bars"] = {"x": b["start"] * hours, "volume": b["volume"],
+                 **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
+    starts = bars.column("start").to_numpy().astype(np.int64)
+    d["bar_width"] = (np.diff(starts).min() if len(starts) > 1 else (t1 - t0) / 50) * hours * 0.8
+    grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
+    d["heat"] = {"grid": grid, "prices": edges_p, "times": edges_t * hours}
+    d["best"] = {side: (t * hours, depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
+                 for side in ("bid", "ask")}
+    tp = trades.filter(trades.column("price").is_valid())
+    d["trades"] = (tp.column("time").to_numpy().astype(float) * hours,
+                   tp.column("price").to_numpy().astype(float) / scale)
+    return d
+
+
+def _clock_text(h: float) -> str:
+    return f"{int(h):02d}:{int(h * 60) % 60:02d}:{int(round(h * 3600)) % 60:02d}"
+
+
+def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
+    plt = _matplotlib()
+    from matplotlib.ticker import FuncFormatter
+
+    fig, (ax_bar, ax_vol, ax_depth) = plt.subplots(
+        3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 4]})
+    fig.suptitle(d["title"])
+    b = d["bars"]
+    colour = np.where(b["close"] >= b["open"], "tab:red", "tab:green")     # red up, green down (A shares)
+    ax_bar.vlines(b["x"], b["low"], b["high"], color=colour, linewidth=0.8)
+    ax_bar.bar(b["x"], b["close"] - b["open"], d["bar_width"], b["open"], color=colour, align="edge")
+    ax_vol.bar(b["x"], b["volume"], d["bar_width"], color=colour, align="edge")
+    ax_bar.set_ylabel("price")
+    ax_vol.set_ylabel("volume")
+    h = d["heat"]
+    mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat")
+    fig.colorbar(mesh, ax=ax_depth, label="resting shares", pad=0.01)
+    for side, colour in (("bid", "red"), ("ask", "cyan")):
+        ax_depth.step(*d["best"][side], where="post", color=colour, linewidth=1.2, label=f"best {side}")
+    ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
+    ax_depth.set_ylabel("price")
+    ax_depth.set_xlabel("time of day")
+    ax_depth.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
+    ax_depth.legend(loc="upper left", fontsize="small")
+    ax_depth.set_xlim(d["t0"], d["t1"])
+    try:
+        fig.savefig(out)
+    except (OSError, ValueError) as e:
+        raise ObookError(f"{out}: cannot write the picture: {e}") from None
+    finally:
+        plt.close(fig)
+
+
+def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
+    """A self-contained interactive page (plotly, its script inlined)."""
+    try:
+        import plotly.graph_objects as go
+        from plotly.subplots import make_subplots
+    except ImportError:
+        raise ObookError(INSTALL.replace("matplotlib", "plotly") + " for .html") from None
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, row_heights=[0.35, 0.15, 0.5], vertical_spacing=0.03)
+    b = d["bars"]
+    stamp = [_clock_text(x) for x in b["x"]]
+    fig.add_trace(go.Candlestick(x=b["x"], open=b["open"], high=b["high"], low=b["low"], close=b["close"],
+                                 text=stamp, name="bars", increasing_line_color="red",
+                                 decreasing_line_color="green"), row=1, col=1)
+    fig.add_trace(go.Bar(x=b["x"], y=b["volume"], name="volume", marker_color="grey"), row=2, col=1)
+    h = d["heat"]
+    mid = lambda e: (e[1:] + e[:-1]) / 2          # noqa: E731
+    fig.add_trace(go.Heatmap(x=mid(h["times"]), y=mid(h["prices"]), z=h["grid"], colorscale="Viridis",
+                             colorbar={"title": "resting shares", "len": 0.5, "y": 0.25}, name="depth"),
+                  row=3, col=1)
+    for side, colour in (("bid", "red"), ("ask", "cyan")):
+        x, y = d["best"][side]
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": colour},
+                                 name=f"best {side}"), row=3, col=1)
+    fig.add_trace(go.Scatter(x=d["trades"][0], y=d["trades"][1], mode="markers", name="trades",
+                             marker={"size": 4, "color": "white", "line": {"width": 0.5, "color": "black"}}),
+                  row=3, col=1)
+    fig.update_layout(title=d["title"], width=int(width * dpi), height=int(height * dpi),
+                      xaxis_rangeslider_visible=False)
+    fig.update_xaxes(range=[d["t0"], d["t1"]], title_text="time of day (hours)", row=3, col=1)
+    try:
+        fig.write_html(str(out), include_plotlyjs=True, full_html=True)
+    except OSError as e:
+        raise ObookError(f"{out}: cannot write the page: {e}") from None
+
+
+def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
+         levels: int = 10, date=None, width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
+    """Draw the candlesticks with volume and the depth heatmap of ``ticker`` (None: the one
+    with the most trades) in [start, end) (feed time units) into ``out``: a self-contained
+    interactive page for .html (plotly), else a picture (matplotlib: .png, .svg, .pdf ...).
+    Returns its path."""
+    out = Path(out)
+    html = out.suffix.lower() in (".html", ".htm")
+    if not html:
+        _matplotlib()          # before the replay: a missing library says so at once
+    d = _series(path, ticker, start, end, interval, format, workers, levels, date)
+    (_html if html else _png)(d, out, width, height, dpi)
+    return out

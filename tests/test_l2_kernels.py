@@ -1,0 +1,77 @@
+"""The AX-SBE text kernels (obook._kernels.l2_text), compiled and as plain Python."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from obook._kernels import l2_text as T
+
+PY = pytest.mark.parametrize("py", [False, True], ids=["compiled", "py_func"])
+
+
+def _f(fn, py):
+    return fn.py_func if py else fn
+
+
+def _buf(text: bytes) -> np.ndarray:
+    return np.frombuffer(text, np.uint8).copy()
+
+
+@PY
+@pytest.mark.parametrize("final", [False, True])
+def test_line_ends_every_newline_and_last_line_only_when_final(py, final):
+    text = b"//a=1\n\n" + b"x" * 37 + b"\n\x0b\n" + b"//b=2 c=3"   # 0x0b after a newline: a false candidate
+    ends = np.zeros(10, np.int64)
+    k = _f(T.line_ends, py)(_buf(text), 0, len(text), final, ends, 0, 10)
+    want = [i for i, c in enumerate(text) if c == 10] + ([len(text)] if final else [])
+    assert ends[:k].tolist() == want
+
+
+@PY
+def test_line_ends_continues_and_stops_at_max_lines(py):
+    text = b"".join(b"//k=%d\n" % i for i in range(30))
+    buf, ends = _buf(text), np.zeros(40, np.int64)
+    k = _f(T.line_ends, py)(buf, 0, len(text), False, ends, 0, 7)
+    assert k == 7
+    k = _f(T.line_ends, py)(buf, int(ends[6]) + 1, len(text), False, ends, 7, 40)
+    assert ends[:k].tolist() == [i for i, c in enumerate(text) if c == 10]
+
+
+def _parse(line: bytes, py, stop=-1):
+    vals, have = np.zeros(T.N_KEYS, np.int64), np.zeros(T.N_KEYS, np.int8)
+    st, pos = _f(T.parse_line, py)(_buf(line), 0, len(line), T.KHASH, T.KID, vals, have, stop)
+    return st, pos, {k: (int(vals[i]) if have[i] > 0 else None) for k, i in T.KEYS.items() if have[i]}
+
+
+@PY
+def test_parse_line_known_keys_values_and_bad_numbers(py):
+    line = (b"//SecurityIDSource=102 MsgType=192   Unknown=zz SecurityID=000001 Price=-15 "
+            b"OrderQty=12x TransactTime=20240105093000123 BidLevel[9].Price=99999999999999999999 "
+            b"AskLevel[0].Qty=9223372036854775799   \r")
+    st, _, got = _parse(line, py)
+    assert st == T.LINE_OK
+    assert got == {"MsgType": 192, "SecurityID": 1, "Price": -15, "OrderQty": None,
+                   "TransactTime": 20240105093000123, "BidLevel[9].Price": None,
+                   "AskLevel[0].Qty": 9223372036854775799}
+
+
+@PY
+def test_parse_line_stop_key_leaves_rest_unread(py):
+    line = b"//MsgType=191 ChannelNo=7 ApplSeqNum=5 LastPx=3"
+    st, pos, got = _parse(line, py, T.K_APPLSEQ)
+    assert (st, line[pos:], got) == (T.LINE_OK, b" LastPx=3", {"MsgType": 191, "ChannelNo": 7, "ApplSeqNum": 5})
+
+
+@PY
+@pytest.mark.parametrize("line, status", [(b"//MsgType=1 oops", T.LINE_BAD_TOKEN), (b"1f2e", T.LINE_NOT_MESSAGE),
+                                          (b"", T.LINE_NOT_MESSAGE), (b"//", T.LINE_OK)])
+def test_parse_line_status(py, line, status):
+    assert _parse(line, py)[0] == status
+
+
+def test_key_table_every_key_found_and_near_misses_not():
+    for text, i in T.KEYS.items():
+        assert _parse(f"//{text}=1".encode(), False)[2] == {text: 1}
+    for near in ("Pric", "Prices", "price", "BidLevel[0].Pricf", "SecurityIDSourc"):
+        assert _parse(f"//{near}=1".encode(), False)[2] == {}
