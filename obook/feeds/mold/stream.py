@@ -105,9 +105,15 @@ def _each(fn, n: int) -> None:
 
 
 def arbitrate(lines: Lines) -> Arbitration:
+    captures, chosen = _line_datagrams(lines)
+    return decide(lines, captures, chosen)
+
+
+def decide(lines: Lines, captures: list, chosen: list, headers: list | None = None) -> Arbitration:
+    """The arbitration of the datagrams ``chosen`` of each line (``headers``: their
+    MoldUDP64 header arrays seq, count, session high/low, status if already known)."""
     from ..._kernels import mold as M
 
-    captures, chosen = _line_datagrams(lines)
     n_lines = len(chosen)
     parts = {k: [] for k in ("file", "line", "ts", "off", "len", "rec")}
     for line, (_spec, f, sel, _ip, _port) in enumerate(chosen):
@@ -126,11 +132,15 @@ def arbitrate(lines: Lines) -> Arbitration:
     bounds = np.concatenate(([0], np.cumsum([len(c[2]) for c in chosen])))
     spans = [(chosen[i][1], int(bounds[i]), int(bounds[i + 1])) for i in range(n_lines)]
 
-    def headers(i):
+    def read_headers(i):
         f, a, b = spans[i]
         M.mold_headers(captures[f].buf, p_off[a:b], p_len[a:b], b - a,
                        seq[a:b], count[a:b], s_hi[a:b], s_lo[a:b], status[a:b])
-    _each(headers, n_lines)
+    if headers is None:
+        _each(read_headers, n_lines)
+    else:
+        for out, part in zip((seq, count, s_hi, s_lo, status), headers):
+            out[:] = part
     stats = np.zeros((n_lines, M.N_STATS), np.int64)
     stats[:, M.S_PACKETS] = np.bincount(p_line, minlength=n_lines)
     good = status == M.P_OK
@@ -192,17 +202,29 @@ class ArbitratedStream:
     """A Reader (readinto, pos, close) of the arbitrated ITCH stream, with the per-record
     columns ``mold_seq``, ``line`` and ``ts_recv`` (:meth:`record_columns`)."""
 
-    def __init__(self, lines: Lines, arb: Arbitration | None = None):
+    def __init__(self, lines: Lines, arb=None):
+        """``arb``: an :class:`Arbitration`, or the ``rounds.Rounds`` running one (the
+        decided numbers are written while the captures are still read)."""
         self.lines = lines
-        self.arb = arbitrate(lines) if arb is None else arb
+        self.arb = None
+        self._rounds = None
         self._next = 1                   # the next sequence number to write
         self._out = np.zeros(0, np.uint8)
         self._at = 0
+        if arb is None:
+            arb = arbitrate(lines)
+        if isinstance(arb, Arbitration):
+            self._decided(arb)
+        else:
+            self._rounds = arb
+
+    def _decided(self, arb: Arbitration) -> None:
+        self.arb = arb
         self._tail = self._problem_frame()
-        self._total = sum(len(c.buf) for c in self.arb.captures)
-        lost = int((self.arb.who[1:self.arb.hi] < 0).sum())
+        self._total = sum(len(c.buf) for c in arb.captures)
+        lost = int((arb.who[1:arb.hi] < 0).sum())
         if lost:
-            log.info("%s: %d messages lost on every line", "+".join(s.path for s in lines), lost)
+            log.info("%s: %d messages lost on every line", "+".join(s.path for s in self.lines), lost)
 
     def _problem_frame(self) -> bytes:
         if not self.arb.problems:
@@ -212,23 +234,34 @@ class ArbitratedStream:
         return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
 
     def _fill(self) -> bool:
-        from ..._kernels import mold as M
-
-        arb = self.arb
         s0 = self._next
+        if self.arb is None:
+            view = self._rounds.wait(s0)
+            if isinstance(view, Arbitration):
+                self._decided(view)
+            else:
+                who, p_file, src_off, src_len, frontier = view
+                self._copy(self._rounds.bufs(), who, p_file, src_off, src_len, s0, min(frontier, s0 + CHUNK_RECORDS))
+                return True
+        arb = self.arb
         if s0 >= arb.hi:
             if self._tail:
                 self._out, self._at, self._tail = np.frombuffer(self._tail, np.uint8), 0, b""
                 return True
             return False
-        s1 = min(arb.hi, s0 + CHUNK_RECORDS)
-        at = np.zeros(s1 - s0 + 1, np.int64)
-        np.cumsum(arb.src_len[s0:s1], out=at[1:])
-        out = np.empty(int(at[-1]), np.uint8)
-        for f, cap in enumerate(arb.captures):
-            M.stream_copy(cap.buf, f, s0, s1, arb.who, arb.p_file, arb.src_off, at, out)
-        self._out, self._at, self._next = out, 0, s1
+        self._copy([c.buf for c in arb.captures], arb.who, arb.p_file, arb.src_off, arb.src_len, s0,
+                   min(arb.hi, s0 + CHUNK_RECORDS))
         return True
+
+    def _copy(self, bufs, who, p_file, src_off, src_len, s0, s1) -> None:
+        from ..._kernels import mold as M
+
+        at = np.zeros(s1 - s0 + 1, np.int64)
+        np.cumsum(src_len[s0:s1], out=at[1:])
+        out = np.empty(int(at[-1]), np.uint8)
+        for f, buf in enumerate(bufs):
+            M.stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out)
+        self._out, self._at, self._next = out, 0, s1
 
     def readinto(self, view) -> int:
         while self._at >= len(self._out):
@@ -240,12 +273,16 @@ class ArbitratedStream:
         return n
 
     def pos(self) -> int:
+        if self.arb is None:
+            return self._rounds.read_bytes() // 2
         if self.arb.hi <= 1:
             return self._total
         return int(self._total * min(1.0, (self._next - 1) / (self.arb.hi - 1)))
 
     def close(self) -> None:
         self._out = np.zeros(0, np.uint8)
+        if self._rounds is not None:
+            self._rounds.close()
 
     def __enter__(self):
         return self
@@ -255,6 +292,8 @@ class ArbitratedStream:
 
     def record_columns(self, seq: np.ndarray) -> list:
         """``mold_seq``, ``line`` and ``ts_recv`` of the records ``seq`` (uint64 or int64)."""
+        if self.arb is None:         # numbers the rounds decided (they stay so)
+            return record_columns(self._rounds.columns_view(), seq)
         return record_columns(self.arb, seq)
 
 

@@ -1,0 +1,94 @@
+"""Capture lines arbitrated in rounds (the replay starts before the captures are read)
+give the same stream, record columns, gaps and line stats as the whole-capture arbitration."""
+
+import numpy as np
+import pytest
+
+import obook
+from obook.feeds.mold import rounds as R
+from obook.feeds.mold.stream import ArbitratedStream, arbitrate
+from obook.gen.itch import write_itch
+from obook.gen.pcap import LINE_A, LINE_B, write_pcap
+
+A = f"{LINE_A[0]}:{LINE_A[1]}"
+B = f"{LINE_B[0]}:{LINE_B[1]}"
+
+
+@pytest.fixture(scope="module")
+def itch(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rounds") / "day.itch"
+    write_itch(path, 4000, 6, seed=11)
+    return path
+
+
+def _read(stream):
+    out = bytearray()
+    buf = bytearray(7000)
+    while True:
+        n = stream.readinto(memoryview(buf))
+        if not n:
+            return bytes(out)
+        out += buf[:n]
+
+
+def _both(lines):
+    whole = arbitrate(lines)
+    rounds = R.Rounds(lines)
+    streamed = ArbitratedStream(lines, rounds)
+    data = _read(streamed)
+    return whole, rounds, streamed, data
+
+
+@pytest.mark.parametrize("both_gaps,seed", [(0, 1), (3, 2), (0, 3)])
+def test_rounds_small_rounds_same_stream_and_arbitration_as_whole(itch, tmp_path, monkeypatch, both_gaps, seed):
+    monkeypatch.setattr(R, "FIRST_ROUND", 3)
+    monkeypatch.setattr(R, "LAST_ROUND", 40)
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    write_pcap(itch, a, b, seed=seed, drop=0.1, dup=0.05, reorder=0.05, both_gaps=both_gaps)
+    lines = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}")
+    whole, rounds, streamed, data = _both(lines)
+    assert rounds.streaming and rounds.frontier > 100    # rounds to the end, a prefix published
+    assert data == _read(ArbitratedStream(lines, whole))
+    final = streamed.arb
+    assert (final.stats == whole.stats).all() and final.hi == whole.hi and final.end_seq == whole.end_seq
+    assert final.gaps() == whole.gaps() and final.session == whole.session
+    seq = np.arange(1, whole.hi + 2)
+    got, want = streamed.record_columns(seq), ArbitratedStream(lines, whole).record_columns(seq)
+    assert all(g.equals(w) for g, w in zip(got, want))
+
+
+def test_rounds_record_columns_before_the_end_match_whole(itch, tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "FIRST_ROUND", 3)
+    monkeypatch.setattr(R, "LAST_ROUND", 6)
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    write_pcap(itch, a, b, seed=4, drop=0.1, dup=0.05, reorder=0.05)
+    lines = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}")
+    whole = arbitrate(lines)
+    rounds = R.Rounds(lines)
+    streamed = ArbitratedStream(lines, rounds)
+    buf = bytearray(500)
+    assert streamed.readinto(memoryview(buf)) > 0
+    assert streamed.arb is None or streamed.arb.hi == whole.hi
+    seq = np.arange(1, streamed._next)
+    got, want = streamed.record_columns(seq), ArbitratedStream(lines, whole).record_columns(seq)
+    assert all(g.equals(w) for g, w in zip(got, want))
+    streamed.close()
+
+
+def test_rounds_replay_tables_equal_whole_workers_2(itch, tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "FIRST_ROUND", 5)
+    monkeypatch.setattr(R, "LAST_ROUND", 64)
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    write_pcap(itch, a, b, seed=6, drop=0.05, dup=0.02, reorder=0.02)
+    lines = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}")
+    got = obook.trades(lines, workers=2).read_all()
+    monkeypatch.setattr(R, "streamable", lambda lines: False)
+    want = obook.trades(obook.lines(a=f"{a}:{A}", b=f"{b}:{B}"), workers=2).read_all()
+    assert got.num_rows > 0 and got.equals(want)
+
+
+def test_rounds_streamable_only_own_capture_per_named_line(tmp_path):
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    assert R.streamable(obook.lines(a=f"{a}:{A}", b=f"{b}:{B}"))
+    assert not R.streamable(obook.lines(a=f"{a}:{A}", b=f"{a}:{B}"))
+    assert not R.streamable(obook.lines(a=str(a)))
