@@ -92,3 +92,17 @@ def test_rounds_streamable_only_own_capture_per_named_line(tmp_path):
     assert R.streamable(obook.lines(a=f"{a}:{A}", b=f"{b}:{B}"))
     assert not R.streamable(obook.lines(a=f"{a}:{A}", b=f"{a}:{B}"))
     assert not R.streamable(obook.lines(a=str(a)))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_record_fields_kernel_lost_and_outside_numbers_missing(compiled):
+    from obook._kernels import mold as M
+
+    fn = M.record_fields if compiled else M.record_fields.py_func
+    who = np.array([-1, 1, -1, 0, 1], np.int64)          # number 2 lost
+    p_line, p_ts = np.array([0, 1], np.int64), np.array([100, 200], np.int64)
+    seq = np.array([0, 1, 2, 3, 4, 5, -3], np.int64)
+    line, ts, missing = np.empty(7, np.int8), np.empty(7, np.int64), np.empty(7, np.bool_)
+    fn(seq, who, p_line, p_ts, line, ts, missing)
+    want = [None, (1, 200), None, (0, 100), (1, 200), None, None]      # by hand
+    assert [None if m else (int(li), int(t)) for li, t, m in zip(line, ts, missing)] == want

@@ -181,3 +181,21 @@ def frame_offsets(buf, n, out):
         k += 1
     out[k] = pos
     return k
+
+
+@njit(cache=True, nogil=True)
+def record_fields(seq, who, p_line, p_ts, line, ts, missing):
+    """Per record number: the line and capture time of the packet that delivered it
+    (``missing`` 1: none, a lost message or a number outside the stream; line and ts 0)."""
+    n_who = len(who)
+    for i in range(len(seq)):
+        s = seq[i]
+        p = who[s] if 1 <= s < n_who else -1
+        if p < 0:
+            missing[i] = 1
+            line[i] = 0
+            ts[i] = 0
+        else:
+            missing[i] = 0
+            line[i] = p_line[p]
+            ts[i] = p_ts[p]

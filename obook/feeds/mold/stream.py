@@ -303,15 +303,16 @@ _LINE_NAMES = pa.array(list(LINE_NAMES), pa.string())
 
 
 def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
-    s = np.asarray(seq).astype(np.int64)
-    ok = (s >= 1) & (s < len(arb.who))
-    p = np.where(ok, arb.who[np.where(ok, s, 0)], -1)
-    missing = p < 0
-    safe = np.where(missing, 0, p)
-    line = arb.p_line[safe] if len(arb.p_line) else np.zeros(len(s), np.int64)
-    ts = arb.p_ts[safe] if len(arb.p_ts) else np.zeros(len(s), np.int64)
+    from ..._kernels import mold as M
+
+    s = np.ascontiguousarray(seq, dtype=np.int64) if np.asarray(seq).dtype != np.uint64 else \
+        np.asarray(seq).view(np.int64)
+    line = np.empty(len(s), np.int8)
+    ts = np.empty(len(s), np.int64)
+    missing = np.empty(len(s), np.bool_)
+    M.record_fields(s, arb.who, arb.p_line, arb.p_ts, line, ts, missing)
     line_col = _LINE_NAMES.take(pa.array(line, mask=missing))
-    return [pa.array(s.astype(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
+    return [pa.array(s.view(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
 
 
 def problem_error(frame: bytes) -> FeedError:
