@@ -106,3 +106,60 @@ def test_record_fields_kernel_lost_and_outside_numbers_missing(compiled):
     fn(seq, who, p_line, p_ts, line, ts, missing)
     want = [None, (1, 200), None, (0, 100), (1, 200), None, None]      # by hand
     assert [None if m else (int(li), int(t)) for li, t, m in zip(line, ts, missing)] == want
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_stream_write_kernel_two_files_runs_and_lost_frames(compiled):
+    from obook._kernels import mold as M
+
+    fn = M.stream_write if compiled else M.stream_write.py_func
+    a = np.frombuffer(b"\x00\x01A\x00\x02BB\x00\x01C", np.uint8)       # frames A, BB, C (one packet)
+    b = np.frombuffer(b"xx\x00\x01D", np.uint8)                         # frame D at offset 2
+    who = np.array([-1, 0, 0, -1, 1, 0], np.int64)                    # 1, 2 from packet 0; 3 lost; 4 packet 1
+    p_file = np.array([0, 1], np.int64)
+    src_off = np.array([0, 0, 3, 0, 2, 7], np.int64)
+    src_len = np.array([3, 3, 4, 3, 3, 3], np.int32)
+    out = np.zeros(16, np.uint8)
+    n = fn((a, b), 1, 5, who, p_file, src_off, src_len, out)
+    assert bytes(out[:n]) == b"\x00\x01A\x00\x02BB" + b"\x00\x01\x00" + b"\x00\x01D"
+    n = fn((a, b), 5, 6, who, p_file, src_off, src_len, out)          # packet 0 again, alone
+    assert bytes(out[:n]) == b"\x00\x01C"
+
+
+def _capture(path, rows, dst):
+    import struct
+
+    from obook.gen.pcap import SESSION, _frame, _Writer
+
+    w = _Writer(path, "pcap", False)
+    for ts, seq, msgs in rows:
+        payload = struct.pack(">10sQH", SESSION, seq, len(msgs)) + b"".join(
+            struct.pack(">H", len(m)) + m for m in msgs)
+        w.write(ts * 1000, _frame(payload, dst, False))      # pcap: microseconds
+    w.close()
+
+
+@pytest.mark.parametrize("back_ts,raises", [(50, False), (5, True)])
+def test_rounds_capture_time_going_back_whole_decides_or_error(tmp_path, monkeypatch, back_ts, raises):
+    """Line A's time goes back (a late copy of message 1): if that copy would have won a
+    number already replayed, the replay is an error, else the whole arbitration decides."""
+    monkeypatch.setattr(R, "FIRST_ROUND", 2)
+    monkeypatch.setattr(R, "LAST_ROUND", 2)
+    msgs = [bytes([ord("S"), 0, 0]) + bytes(8) for _ in range(8)]      # 11-byte messages
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    _capture(a, [(10, 2, msgs[1:2]), (60, 3, msgs[2:3]), (70, 4, msgs[3:4]), (back_ts, 1, msgs[:1]),
+                 (100, 5, msgs[4:5])], LINE_A)
+    _capture(b, [(20, 1, msgs[:1]), (40, 2, msgs[1:2]), (65, 3, msgs[2:3]), (75, 4, msgs[3:4]),
+                 (105, 5, msgs[4:5])], LINE_B)
+    lines = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}")
+    rounds = R.Rounds(lines)
+    streamed = ArbitratedStream(lines, rounds)
+    if raises:
+        with pytest.raises(obook.ObookError, match="capture times go back"):
+            _read(streamed)
+        return
+    data = _read(streamed)
+    assert not rounds.streaming
+    whole = arbitrate(lines)
+    assert data == _read(ArbitratedStream(lines, whole))
+    assert (streamed.arb.stats == whole.stats).all()

@@ -11,8 +11,9 @@ has been read past its time, provided the captures' times never go back and its 
 well formed, of the session and not a far (corrupt) number by a bound the rest of the
 captures can only raise. Anything else (an end of session, a number that may be far, a
 capture time going back) stops the rounds: the rest waits for the whole arbitration
-(``stream.decide``, the same rules as a capture read at once), which also gives the
-``gaps`` and ``line_stats``. The published prefix is checked against it at the end.
+(``stream.arbitrate``: the captures read again whole, the same rules), checked against the
+published prefix. Otherwise the rounds' own result is the arbitration (``gaps``,
+``line_stats``, the stream's end).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 
 from ...errors import ObookError
 from .capture import CaptureReader
-from .stream import decide
+from .stream import arbitrate
 
 FIRST_ROUND = 1 << 13        # datagrams a line in the first round (then doubling)
 LAST_ROUND = 1 << 18
@@ -100,7 +101,6 @@ class Rounds:
                              {"who": -1, "len": 3})
         self.stats = np.zeros((n_lines, M.N_STATS), np.int64)
         self.readers = readers
-        got = [[] for _ in readers]          # per line: (datagram arrays, header arrays) read
         pending = [None] * n_lines           # per line: its datagrams not yet arbitrated
         last = [None] * n_lines              # per line: the last capture time read
         room = FIRST_ROUND
@@ -114,11 +114,10 @@ class Rounds:
                         self.streaming = False      # capture times going back: no rounds
                     last[i] = int(ts[-1])
                 sel = np.flatnonzero((ip == spec.ip) & (port == spec.port))
-                dg = [a[sel] for a in (ts, ip, port, poff, plen, rec)]
+                off = poff[sel]
                 hdr = [np.empty(len(sel), np.int64) for _ in range(5)]
-                M.mold_headers(r.buf, dg[3], dg[4], len(sel), *hdr)
-                got[i].append((dg, hdr))
-                new = {"ts": dg[0], "off": dg[3], "seq": hdr[0], "count": hdr[1], "hi": hdr[2],
+                M.mold_headers(r.buf, off, plen[sel], len(sel), *hdr)
+                new = {"ts": ts[sel], "off": off, "seq": hdr[0], "count": hdr[1], "hi": hdr[2],
                        "lo": hdr[3], "status": hdr[4]}
                 pending[i] = new if pending[i] is None else {k: np.concatenate((pending[i][k], v))
                                                              for k, v in new.items()}
@@ -133,16 +132,7 @@ class Rounds:
                 self.final = final
                 self._cond.notify_all()
             return
-        captures, chosen, headers = [], [], [[] for _ in range(5)]
-        for i, (r, spec) in enumerate(zip(readers, self.lines)):
-            dg = [np.concatenate([c[0][k] for c in got[i]]) if got[i] else np.zeros(0, np.int64)
-                  for k in range(6)]
-            captures.append(r.capture(dg))
-            chosen.append((spec, i, np.arange(len(dg[0])), spec.ip, spec.port))
-            for k in range(5):
-                headers[k].extend(c[1][k] for c in got[i])
-        headers = [np.concatenate(h) if h else np.zeros(0, np.int64) for h in headers]
-        final = decide(self.lines, captures, chosen, headers)
+        final = arbitrate(self.lines)        # the rounds stopped (rare): the captures read again, whole
         self._check(final)
         with self._cond:
             self.final = final

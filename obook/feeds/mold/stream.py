@@ -256,12 +256,9 @@ class ArbitratedStream:
     def _copy(self, bufs, who, p_file, src_off, src_len, s0, s1) -> None:
         from ..._kernels import mold as M
 
-        at = np.zeros(s1 - s0 + 1, np.int64)
-        np.cumsum(src_len[s0:s1], out=at[1:])
-        out = np.empty(int(at[-1]), np.uint8)
-        for f, buf in enumerate(bufs):
-            M.stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out)
-        self._out, self._at, self._next = out, 0, s1
+        out = np.empty(int(src_len[s0:s1].sum(dtype=np.int64)), np.uint8)
+        n = M.stream_write(tuple(_readonly(b) for b in bufs), s0, s1, who, p_file, src_off, src_len, out)
+        self._out, self._at, self._next = out[:n], 0, s1
 
     def readinto(self, view) -> int:
         while self._at >= len(self._out):
@@ -295,6 +292,13 @@ class ArbitratedStream:
         if self.arb is None:         # numbers the rounds decided (they stay so)
             return record_columns(self._rounds.columns_view(), seq)
         return record_columns(self.arb, seq)
+
+
+def _readonly(buf) -> np.ndarray:
+    """A file's bytes as a plain read-only array (one kernel type for every file)."""
+    view = np.asarray(buf).view()
+    view.flags.writeable = False
+    return view
 
 
 LINE_TYPE = pa.string()
