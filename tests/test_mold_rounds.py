@@ -14,6 +14,11 @@ A = f"{LINE_A[0]}:{LINE_A[1]}"
 B = f"{LINE_B[0]}:{LINE_B[1]}"
 
 
+@pytest.fixture(autouse=True)
+def rounds_on(monkeypatch):
+    monkeypatch.setattr(R, "USE_ROUNDS", True)
+
+
 @pytest.fixture(scope="module")
 def itch(tmp_path_factory):
     path = tmp_path_factory.mktemp("rounds") / "day.itch"
@@ -87,9 +92,12 @@ def test_rounds_replay_tables_equal_whole_workers_2(itch, tmp_path, monkeypatch)
     assert got.num_rows > 0 and got.equals(want)
 
 
-def test_rounds_streamable_only_own_capture_per_named_line(tmp_path):
+def test_rounds_streamable_only_own_capture_per_named_line(tmp_path, monkeypatch):
     a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
     assert R.streamable(obook.lines(a=f"{a}:{A}", b=f"{b}:{B}"))
+    monkeypatch.setattr(R, "USE_ROUNDS", False)
+    assert not R.streamable(obook.lines(a=f"{a}:{A}", b=f"{b}:{B}"))
+    monkeypatch.setattr(R, "USE_ROUNDS", True)
     assert not R.streamable(obook.lines(a=f"{a}:{A}", b=f"{a}:{B}"))
     assert not R.streamable(obook.lines(a=str(a)))
 

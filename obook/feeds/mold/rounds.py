@@ -26,15 +26,21 @@ from ...errors import ObookError
 from .capture import CaptureReader
 from .stream import arbitrate
 
-FIRST_ROUND = 1 << 13        # datagrams a line in the first round (then doubling)
-LAST_ROUND = 1 << 18
+FIRST_ROUND = 1 << 16        # datagrams a line in the first round (then doubling)
+LAST_ROUND = 1 << 20
 _FIELDS = {"line": np.int64, "ts": np.int64, "off": np.int64, "seq": np.int64, "count": np.int64,
            "ok": np.uint8}
 
 
+#: off by default: on the shared 2-core machine the rounds' thread competes with the parent
+#: and the workers during the replay, where the whole arbitration mostly fills the workers'
+#: start (benchmarks/LEDGER.md, "#15 captures": 1.67-1.78x against 1.46-1.53x)
+USE_ROUNDS = False
+
+
 def streamable(lines) -> bool:
-    """Rounds need each line in its own capture, named by address and port."""
-    return all(s.ip is not None for s in lines) and len({s.path for s in lines}) == len(lines)
+    """Rounds (when :data:`USE_ROUNDS`) need each line in its own capture, named by address and port."""
+    return USE_ROUNDS and all(s.ip is not None for s in lines) and len({s.path for s in lines}) == len(lines)
 
 
 class _Growing:
