@@ -128,10 +128,14 @@ def test_stream_write_kernel_two_files_runs_and_lost_frames(compiled):
     src_off = np.array([0, 0, 3, 0, 2, 7], np.int64)
     src_len = np.array([3, 3, 4, 3, 3, 3], np.int32)
     out = np.zeros(16, np.uint8)
-    n = fn((a, b), 1, 5, who, p_file, src_off, src_len, out)
-    assert bytes(out[:n]) == b"\x00\x01A\x00\x02BB" + b"\x00\x01\x00" + b"\x00\x01D"
-    n = fn((a, b), 5, 6, who, p_file, src_off, src_len, out)          # packet 0 again, alone
-    assert bytes(out[:n]) == b"\x00\x01C"
+    n, nxt = fn((a, b), 1, 5, who, p_file, src_off, src_len, out)
+    assert bytes(out[:n]) == b"\x00\x01A\x00\x02BB" + b"\x00\x01\x00" + b"\x00\x01D" and nxt == 5
+    n, nxt = fn((a, b), 5, 6, who, p_file, src_off, src_len, out)       # packet 0 again, alone
+    assert bytes(out[:n]) == b"\x00\x01C" and nxt == 6
+    n, nxt = fn((a, b), 1, 5, who, p_file, src_off, src_len, out[:6])   # whole records only
+    assert bytes(out[:n]) == b"\x00\x01A" and nxt == 2
+    n, nxt = fn((a, b), 1, 5, who, p_file, src_off, src_len, out[:2])   # none fits
+    assert n == 0 and nxt == 1
 
 
 def _capture(path, rows, dst):

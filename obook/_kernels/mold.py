@@ -175,27 +175,33 @@ def record_fields(seq, who, p_line, p_ts, line, ts, missing):
 
 @njit(cache=True, nogil=True)
 def stream_write(bufs, s0, s1, who, p_file, src_off, src_len, out):
-    """Write the records s0..s1-1 to ``out`` in one pass (``bufs``: a tuple of the files'
-    bytes; a lost message is the frame 00 01 00); a packet's consecutive messages are one
-    run. Returns the bytes written."""
+    """Write the records s0..s1-1 to ``out`` in one pass, as many whole records as fit
+    (``bufs``: a tuple of the files' bytes; a lost message is the frame 00 01 00); a
+    packet's consecutive messages are copied as one run. Returns (bytes written, the next
+    record number)."""
+    cap = len(out)
     a = 0
     s = s0
     while s < s1:
         p = who[s]
         if p < 0:
+            if a + 3 > cap:
+                break
             out[a] = 0
             out[a + 1] = 1
             out[a + 2] = LOST
             a += 3
             s += 1
             continue
+        if a + src_len[s] > cap:
+            break
         buf = bufs[p_file[p]]
         q = src_off[s]
         e = q + src_len[s]
         s += 1
-        while s < s1 and who[s] == p and src_off[s] == e:
+        while s < s1 and who[s] == p and src_off[s] == e and a + (e - q) + src_len[s] <= cap:
             e += src_len[s]
             s += 1
         out[a:a + (e - q)] = buf[q:e]
         a += e - q
-    return a
+    return a, s

@@ -233,34 +233,51 @@ class ArbitratedStream:
         text = f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
         return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
 
-    def _fill(self) -> bool:
+    def _decided_range(self):
+        """(files' bytes, who, p_file, src_off, src_len, end): the numbers from ``_next`` to
+        ``end`` are decided; None once every number is written."""
         s0 = self._next
         if self.arb is None:
             view = self._rounds.wait(s0)
-            if isinstance(view, Arbitration):
-                self._decided(view)
-            else:
+            if not isinstance(view, Arbitration):
                 who, p_file, src_off, src_len, frontier = view
-                self._copy(self._rounds.bufs(), who, p_file, src_off, src_len, s0, min(frontier, s0 + CHUNK_RECORDS))
-                return True
+                return self._rounds.bufs(), who, p_file, src_off, src_len, frontier
+            self._decided(view)
         arb = self.arb
         if s0 >= arb.hi:
+            return None
+        return [c.buf for c in arb.captures], arb.who, arb.p_file, arb.src_off, arb.src_len, arb.hi
+
+    def _write(self, out, decided) -> int:
+        """As many whole records from ``_next`` as fit in ``out``; returns the bytes."""
+        from ..._kernels import mold as M
+
+        bufs, who, p_file, src_off, src_len, end = decided
+        s1 = min(end, self._next + CHUNK_RECORDS)
+        n, self._next = M.stream_write(tuple(_readonly(b) for b in bufs), self._next, s1, who, p_file,
+                                       src_off, src_len, out)
+        return n
+
+    def _fill(self) -> bool:
+        decided = self._decided_range()
+        if decided is None:
             if self._tail:
                 self._out, self._at, self._tail = np.frombuffer(self._tail, np.uint8), 0, b""
                 return True
             return False
-        self._copy([c.buf for c in arb.captures], arb.who, arb.p_file, arb.src_off, arb.src_len, s0,
-                   min(arb.hi, s0 + CHUNK_RECORDS))
+        s1 = min(decided[-1], self._next + CHUNK_RECORDS)
+        out = np.empty(int(decided[-2][self._next:s1].sum(dtype=np.int64)), np.uint8)
+        n = self._write(out, decided)
+        self._out, self._at = out[:n], 0
         return True
 
-    def _copy(self, bufs, who, p_file, src_off, src_len, s0, s1) -> None:
-        from ..._kernels import mold as M
-
-        out = np.empty(int(src_len[s0:s1].sum(dtype=np.int64)), np.uint8)
-        n = M.stream_write(tuple(_readonly(b) for b in bufs), s0, s1, who, p_file, src_off, src_len, out)
-        self._out, self._at, self._next = out[:n], 0, s1
-
     def readinto(self, view) -> int:
+        if self._at >= len(self._out):   # straight into the caller's buffer when a record fits
+            decided = self._decided_range()
+            if decided is not None:
+                n = self._write(np.frombuffer(view, np.uint8), decided)
+                if n:
+                    return n
         while self._at >= len(self._out):
             if not self._fill():
                 return 0
