@@ -32,10 +32,10 @@ _FIELDS = {"line": np.int64, "ts": np.int64, "off": np.int64, "seq": np.int64, "
            "ok": np.uint8}
 
 
-#: off by default: on the shared 2-core machine the rounds' thread competes with the parent
-#: and the workers during the replay, where the whole arbitration mostly fills the workers'
-#: start (benchmarks/LEDGER.md, "#15 captures": 1.67-1.78x against 1.46-1.53x)
-USE_ROUNDS = False
+#: on: at the issue's size (15 M messages) the rounds won 6 of 6 alternating runs against
+#: the whole arbitration (1.61-1.80x against 1.66-2.30x); at 5 M they were even (their thread
+#: competes with the parent and the workers on a loaded 2-core machine; benchmarks/LEDGER.md)
+USE_ROUNDS = True
 
 
 def streamable(lines) -> bool:
