@@ -288,7 +288,9 @@ class ArbitratedStream:
 
     def pos(self) -> int:
         if self.arb is None:
-            return self._rounds.read_bytes() // 2
+            # the captures' bytes read so far, scaled by the part of the decided numbers written
+            done = min(1.0, (self._next - 1) / max(1, self._rounds.frontier - 1))
+            return int(self._rounds.read_bytes() * done)
         if self.arb.hi <= 1:
             return self._total
         return int(self._total * min(1.0, (self._next - 1) / (self.arb.hi - 1)))
