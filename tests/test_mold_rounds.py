@@ -175,3 +175,23 @@ def test_rounds_capture_time_going_back_whole_decides_or_error(tmp_path, monkeyp
     whole = arbitrate(lines)
     assert data == _read(ArbitratedStream(lines, whole))
     assert (streamed.arb.stats == whole.stats).all()
+
+
+def test_rounds_early_end_of_session_later_messages_dropped_like_whole(tmp_path, monkeypatch):
+    """An end of session at number 3 before a packet of numbers 3..5: both arbitrations
+    stop the stream at 2 (the later packet's offsets are written past the end safely)."""
+    import struct
+
+    from obook.gen.pcap import SESSION, _frame, _Writer
+
+    monkeypatch.setattr(R, "FIRST_ROUND", 2)
+    msgs = [bytes([ord("S"), 0, 0]) + bytes(8) for _ in range(5)]
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    _capture(a, [(10, 1, msgs[:2]), (30, 3, msgs[2:5])], LINE_A)
+    w = _Writer(b, "pcap", False)
+    w.write(20_000, _frame(struct.pack(">10sQH", SESSION, 3, 0xFFFF), LINE_B, False))
+    w.close()
+    lines = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}")
+    whole, rounds, streamed, data = _both(lines)
+    assert whole.hi == 3 and streamed.arb.hi == 3
+    assert data == _read(ArbitratedStream(lines, whole)) == b"".join(b"\x00\x0b" + m for m in msgs[:2])

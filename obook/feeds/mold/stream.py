@@ -182,8 +182,9 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     if end_seq > 0:
         hi = min(hi, end_seq)
     M.recovered(have, 1, hi, n_lines, stats)
-    src_off = np.zeros(hi + 1, np.int64)
-    src_len = np.full(hi + 1, 3, np.int32)       # a lost message: its 3-byte placeholder
+    # as long as who: a packet past an early end of session still writes its numbers' offsets
+    src_off = np.zeros(len(who), np.int64)
+    src_len = np.full(len(who), 3, np.int32)     # a lost message: its 3-byte placeholder
     won = np.zeros(n, bool)
     won[who[:hi][who[:hi] >= 0]] = True            # only the packets that won a message
 
@@ -194,8 +195,8 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     _each(offsets, n_lines)
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
-    return Arbitration(lines_out, captures, who[:hi + 1], src_off, src_len, p_file, p_line, p_ts, hi, end_seq,
-                       stats, session, problems)
+    return Arbitration(lines_out, captures, who[:hi + 1], src_off[:hi + 1], src_len[:hi + 1], p_file, p_line,
+                       p_ts, hi, end_seq, stats, session, problems)
 
 
 class ArbitratedStream:
