@@ -47,12 +47,12 @@ class Applier:
 
     def __init__(self, fmt, path: str, worker: int, n_workers: int, on_error: str,
                  want: int = 0, levels: int = 10, events_rows: int = EVENTS_ROWS,
-                 tickers: tuple[str, ...] | None = None):
+                 tickers: tuple[str, ...] | None = None, kernel=None):
         fmt = get_format(fmt) if isinstance(fmt, str) else fmt
         self.decoder = fmt.decoder_class()(path, worker, n_workers, on_error, want)
         if tickers:     # decoders that can skip the other books' records do (the engine filters the rest)
             self.decoder.select(tickers)
-        self.books = BookState(strict=on_error == "raise")
+        self.books = BookState(strict=on_error == "raise", kernel=kernel)   # kernel: e.g. a timed one
         self.want = want
         self.levels = levels
         per_record = self.decoder.max_events_per_record
