@@ -1,0 +1,175 @@
+"""Line arbitration: first copy wins, each message once in order, gaps per line and on both."""
+
+import random
+
+import pytest
+
+from obook.errors import FeedError
+from obook.feeds.mold.arbiter import Arbiter
+from obook.feeds.mold.packets import END_OF_SESSION, encode_packet
+
+S = b"SESSION001"
+
+
+def _msg(seq):
+    return b"M%07d" % seq
+
+
+def _pkt(seq, n, session=S):
+    return encode_packet(session, seq, [_msg(s) for s in range(seq, seq + n)])
+
+
+def test_arbiter_one_line_in_order_delivers_each_message_once():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 3), 10)
+    arb.packet(0, _pkt(4, 2), 11)
+    got = arb.pop()
+    assert got == [(s, 0, 10 if s < 4 else 11, _msg(s)) for s in range(1, 6)]
+    assert arb.pop() == [] and arb.next_seq == 6 and arb.missing() == []
+    assert arb.stats[0]["packets"] == 2 and arb.stats[0]["messages"] == 5
+
+
+def test_arbiter_gap_on_a_filled_from_b():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 2), 1)
+    arb.packet(0, _pkt(5, 2), 2)           # A lost 3, 4
+    assert [m[0] for m in arb.pop()] == [1, 2]
+    assert arb.missing() == [(3, 2)]
+    arb.packet(1, _pkt(1, 2), 3)           # B: duplicates
+    arb.packet(1, _pkt(3, 2), 4)           # B fills 3, 4
+    got = arb.pop()
+    assert [(m[0], m[1], m[2]) for m in got] == [(3, 1, 4), (4, 1, 4), (5, 0, 2), (6, 0, 2)]
+    arb.packet(1, _pkt(5, 2), 5)
+    a, b = arb.stats
+    assert a["gaps"] == 1 and a["gap_messages"] == 2 and a["recovered_other_line"] == 2
+    assert b["duplicates"] == 4 and b["gaps"] == 0 and arb.missing() == []
+
+
+def test_arbiter_gap_on_both_lines_skipped_is_recorded():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 1), 1)
+    arb.packet(1, _pkt(1, 1), 1)
+    arb.packet(0, _pkt(4, 1), 2)
+    arb.packet(1, _pkt(4, 1), 3)
+    assert arb.missing() == [(2, 2)]
+    assert [m[0] for m in arb.pop()] == [1]
+    arb.skip(2, 2, 99)
+    assert arb.gaps == [(2, 2, 99)] and [m[0] for m in arb.pop()] == [4]
+    arb.packet(0, _pkt(2, 1), 5)           # too late: dropped
+    assert arb.pop() == [] and arb.stats[0]["duplicates"] == 1
+
+
+def test_arbiter_skip_keeps_received_messages_inside_range():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(3, 1), 1)
+    arb.packet(0, _pkt(6, 1), 1)
+    arb.skip(1, 6, 7)
+    assert arb.gaps == [(1, 2, 7), (4, 2, 7)]
+    assert [m[0] for m in arb.pop()] == [3, 6]
+
+
+def test_arbiter_heartbeat_reveals_gap_and_end_of_session_ends():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 2), 1)
+    arb.packet(0, encode_packet(S, 5, []), 2)          # heartbeat: next expected is 5
+    assert arb.missing() == [(3, 2)] and arb.stats[0]["heartbeats"] == 1
+    arb.packet(1, _pkt(3, 2), 3)
+    arb.packet(1, encode_packet(S, 5, [], count=END_OF_SESSION), 4)
+    assert [m[0] for m in arb.pop()] == [1, 2, 3, 4]
+    assert arb.ended and arb.missing() == []
+
+
+def test_arbiter_end_of_session_waits_for_gap():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 1), 1)
+    arb.packet(0, encode_packet(S, 3, [], count=END_OF_SESSION), 2)
+    assert not arb.ended and arb.missing() == [(2, 1)]
+    arb.packet(1, _pkt(2, 1), 3)
+    assert arb.ended
+
+
+def test_arbiter_bad_packets_counted_or_raised_in_strict():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 2)[:-3], 1)                       # truncated
+    arb.packet(1, _pkt(1, 1, session=b"OTHER"), 1)          # wrong session
+    arb.packet(0, _pkt(1, 2), 2)
+    arb.packet(0, _pkt(1, 1), 3)                            # backwards
+    assert [m[0] for m in arb.pop()] == [1, 2]
+    assert arb.stats[0]["bad_packets"] == 1 and arb.stats[1]["wrong_session"] == 1
+    assert arb.stats[0]["backwards"] == 1 and arb.stats[0]["duplicates"] == 1
+    strict = Arbiter(S, strict=True)
+    with pytest.raises(FeedError, match="truncated"):
+        strict.packet(0, b"short", 1)
+
+
+def test_arbiter_adopts_first_session_when_none_given():
+    arb = Arbiter()
+    arb.packet(1, _pkt(1, 1, session=b"ABC"), 1)
+    arb.packet(0, _pkt(2, 1, session=b"XYZ"), 1)
+    assert arb.session == b"ABC       " and arb.stats[0]["wrong_session"] == 1
+
+
+def test_arbiter_requested_answer_counts_recovered_request():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 1), 1)
+    arb.packet(0, _pkt(4, 1), 1)
+    arb.packet(1, _pkt(4, 1), 1)
+    arb.packet(0, _pkt(2, 2), 5, requested=True)
+    assert [m[0] for m in arb.pop()] == [1, 2, 3, 4]
+    assert arb.stats[0]["recovered_request"] == 2 and arb.stats[0]["backwards"] == 0
+    assert arb.stats[0]["gap_messages"] == 2 and arb.stats[0]["recovered_other_line"] == 0
+
+
+def test_arbiter_reorder_within_line_not_lost():
+    arb = Arbiter(S, lines=1)
+    arb.packet(0, _pkt(3, 2), 1)
+    arb.packet(0, _pkt(1, 2), 2)
+    assert [m[0] for m in arb.pop()] == [1, 2, 3, 4]
+    assert arb.stats[0]["backwards"] == 0 and arb.stats[0]["gaps"] == 1
+
+
+def _reference(lines, n):
+    """What must be delivered: every number some line holds, once, first arrival wins."""
+    first = {}
+    for arrival, (line, seq, _ts) in enumerate(lines):
+        first.setdefault(seq, (arrival, line))
+    return [s for s in range(1, n + 1) if s in first], first
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_arbiter_random_lines_match_reference(seed):
+    rnd = random.Random(seed)
+    n = 300
+    packets = []          # (line, first_seq, count)
+    for line in (0, 1):
+        s = 1
+        while s <= n:
+            k = min(rnd.randint(1, 5), n - s + 1)
+            if rnd.random() > 0.15:                 # dropped
+                packets.append((line, s, k))
+                if rnd.random() < 0.05:             # duplicated
+                    packets.append((line, s, k))
+            s += k
+    rnd.shuffle(packets)
+    packets.sort(key=lambda p: p[1] + rnd.randint(0, 20))   # mostly in order, some reordering
+    arb = Arbiter(S)
+    arrivals = []
+    out = []
+    for ts, (line, s, k) in enumerate(packets):
+        arb.packet(line, _pkt(s, k), ts)
+        arrivals.extend((line, q, ts) for q in range(s, s + k))
+        out.extend(arb.pop())
+    arb.packet(0, encode_packet(S, n + 1, [], count=END_OF_SESSION), len(packets))
+    for a, c in arb.missing():
+        arb.skip(a, c, -1)
+    out.extend(arb.pop())
+    want, first = _reference(arrivals, n)
+    assert [m[0] for m in out] == want
+    for seq, line, ts, msg in out:
+        assert msg == _msg(seq)
+        assert (line, ts) == (arrivals[first[seq][0]][0], arrivals[first[seq][0]][2])
+    lost = {s for s in range(1, n + 1) if s not in first}
+    assert {s for a, c, _ in arb.gaps for s in range(a, a + c)} == lost
+    assert arb.ended
+    total = sum(st["messages"] for st in arb.stats)
+    assert total == len(arrivals) == len(out) + sum(st["duplicates"] for st in arb.stats)
