@@ -1,0 +1,218 @@
+"""The arbitrated live feed: lines A and B (and re-request answers) in, an ITCH byte stream
+(2-byte length + message, as in a BinaryFILE) out, read by obook's streaming replay.
+
+:class:`LiveFeed` is a stream source with ``partial_reads``: each ``readinto`` runs the
+network until messages are deliverable and hands over whole messages (0 bytes at the end of
+the session). Gaps on both lines are re-requested (after ``gap_wait``, every
+``request_timeout``, ``retries`` times); a gap still open after that is given up: an
+ObookError naming the range (``on_gap="raise"``) or a row of ``gaps`` (``"skip"``).
+
+Stamps: per packet, the kernel's receive stamp, the user-space receive and decode +
+arbitration done (histograms ``recv`` and ``decode``); per message, in rings indexed by the
+replay's record number, the kernel stamp of its first copy, its delivery by the arbiter and
+its hand-over to the replay (``handover``: delivery to hand-over).
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import time
+
+import numpy as np
+
+from ..errors import ObookError
+from ..feeds.mold.arbiter import Arbiter
+from ..feeds.mold.packets import encode_request
+from .latency import Clock, Histogram, now
+from .net import line_socket, recv_stamped
+
+log = logging.getLogger("obook")
+
+RING = 1 << 16
+LINES = ("A", "B", "request")
+
+
+class LiveFeed:
+    partial_reads = True
+    name = "<live>"
+
+    def __init__(self, line_a, line_b, request=None, session: str | None = None,
+                 interface: str = "127.0.0.1", gap_wait: float = 0.05, request_timeout: float = 0.2,
+                 retries: int = 3, on_gap: str = "raise", idle_timeout: float | None = None,
+                 max_request: int = 1000):
+        if on_gap not in ("raise", "skip"):
+            raise ObookError(f"on_gap must be raise or skip, not {on_gap!r}")
+        self.clock = Clock()
+        self.socks = []
+        self.kernel_stamps = True
+        try:
+            for host, port in (line_a, line_b):
+                s, stamped = line_socket(host, port, interface)
+                self.socks.append(s)
+                self.kernel_stamps &= stamped
+        except BaseException:
+            self.close()
+            raise
+        self.request = request
+        self.req = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.req.bind(("127.0.0.1" if request is None or request[0].startswith("127.") else "0.0.0.0", 0))
+        self.req.setblocking(False)
+        self.socks.append(self.req)
+        self.arbiter = Arbiter(None if session is None else session.encode(), lines=3)
+        self.gap_wait, self.request_timeout, self.retries = gap_wait, request_timeout, retries
+        self.on_gap = on_gap
+        self.idle_timeout = idle_timeout
+        self.max_request = max_request
+        self.out = bytearray()
+        self.out_count = 0
+        self.next_record = 1                      # the replay's number of the next message
+        self.mold_seq = np.zeros(RING, np.int64)  # per record: its MoldUDP64 number
+        self.t_kernel = np.zeros(RING, np.int64)
+        self.t_decode = np.zeros(RING, np.int64)
+        self.t_handover = np.zeros(RING, np.int64)
+        self.hists = {k: Histogram(k) for k in ("recv", "decode", "handover")}
+        self._open: dict[int, list] = {}          # gap first seq -> [count, seen, requests, last]
+        self.requests = 0
+        self.done = False
+        self._last_packet = time.monotonic()
+
+    # -- the stream --------------------------------------------------------------------------
+
+    def readinto(self, view) -> int:
+        while not self.out:
+            if self.done:
+                return 0
+            self.step(0.05)
+        n, handed = len(self.out), self.out_count
+        if n > len(view):    # whole messages only
+            n, handed = self._whole(len(view))
+        view[:n] = self.out[:n]
+        del self.out[:n]
+        t = now()
+        first = self.next_record - self.out_count
+        idx = np.arange(first, first + handed) & (RING - 1)
+        self.t_handover[idx] = t
+        self.hists["handover"].record(t - self.t_decode[idx])
+        self.out_count -= handed
+        return n
+
+    def _whole(self, limit: int) -> tuple[int, int]:
+        pos = k = 0
+        while pos + 2 <= len(self.out):
+            size = 2 + ((self.out[pos] << 8) | self.out[pos + 1])
+            if pos + size > limit:
+                break
+            pos += size
+            k += 1
+        return pos, k
+
+    # -- the network ---------------------------------------------------------------------------
+
+    def step(self, wait: float) -> None:
+        """Receive what arrives within ``wait`` seconds, deliver, re-request, give up."""
+        ready, _, _ = select.select(self.socks, [], [], max(0.0, min(wait, self._next_deadline())))
+        arb = self.arbiter
+        recv, dec = self.hists["recv"], self.hists["decode"]
+        for s in ready:
+            line = self.socks.index(s)
+            while True:
+                try:
+                    data, kernel, _addr = recv_stamped(s)
+                except BlockingIOError:
+                    break
+                t_user = now()
+                k = self.clock.from_realtime(kernel) if kernel is not None else t_user
+                arb.packet(line, data, k, requested=line == 2)
+                t = now()
+                recv.record((t_user - k,))
+                dec.record((t - t_user,))
+                self._last_packet = time.monotonic()
+        msgs = arb.pop()
+        if msgs:
+            self._deliver(msgs)
+        self._gaps()
+        if arb.ended and not arb.missing():
+            self.done = True
+        elif self.idle_timeout is not None and time.monotonic() - self._last_packet > self.idle_timeout:
+            raise ObookError(f"live feed: nothing received for {self.idle_timeout:g} s "
+                             f"(next sequence number {arb.next_seq})")
+
+    def _deliver(self, msgs) -> None:
+        t = now()
+        r = self.next_record
+        idx = np.arange(r, r + len(msgs)) & (RING - 1)
+        self.mold_seq[idx] = np.fromiter((m[0] for m in msgs), np.int64, len(msgs))
+        self.t_kernel[idx] = np.fromiter((m[2] for m in msgs), np.int64, len(msgs))
+        self.t_decode[idx] = t
+        out = self.out
+        for _seq, _line, _ts, msg in msgs:
+            out += len(msg).to_bytes(2, "big")
+            out += msg
+        self.next_record += len(msgs)
+        self.out_count += len(msgs)
+
+    # -- gaps ----------------------------------------------------------------------------------
+
+    def _next_deadline(self) -> float:
+        return self.gap_wait if self._open else 1.0
+
+    def _gaps(self) -> None:
+        missing = self.arbiter.missing()
+        if not missing and not self._open:
+            return
+        t = time.monotonic()
+        still = {}
+        for first, count in missing:
+            g = self._open.get(first)
+            if g is None or g[0] != count:
+                g = [count, t if g is None else g[1], 0 if g is None else g[2], 0.0 if g is None else g[3]]
+            still[first] = g
+            if t - g[1] < self.gap_wait or (g[2] and t - g[3] < self.request_timeout):
+                continue
+            if g[2] > self.retries or self.request is None:
+                self._give_up(first, count)
+                del still[first]
+                continue
+            self._ask(first, count)
+            g[2] += 1
+            g[3] = t
+        self._open = still
+
+    def _ask(self, first: int, count: int) -> None:
+        session = self.arbiter.session or b"".ljust(10)
+        while count > 0:
+            n = min(count, self.max_request)
+            try:
+                self.req.sendto(encode_request(session, first, n), self.request)
+                self.requests += 1
+            except OSError as e:
+                log.warning("live feed: re-request %d..%d not sent: %s", first, first + n - 1, e)
+            first += n
+            count -= n
+
+    def _give_up(self, first: int, count: int) -> None:
+        last = first + count - 1
+        if self.on_gap == "raise":
+            raise ObookError(f"live feed: sequence numbers {first}..{last} lost on both lines "
+                             f"(re-requests unanswered after {self.retries} retries)")
+        log.warning("live feed: sequence numbers %d..%d lost on both lines", first, last)
+        self.arbiter.skip(first, count, now())
+        msgs = self.arbiter.pop()
+        if msgs:
+            self._deliver(msgs)
+
+    # -- results -------------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        a = self.arbiter
+        return {"lines": {LINES[i]: dict(st) for i, st in enumerate(a.stats)},
+                "gaps": [{"first_seq": f, "count": c, "ts": ts} for f, c, ts in a.gaps],
+                "requests": self.requests, "next_seq": a.next_seq, "ended": a.ended,
+                "kernel_stamps": self.kernel_stamps}
+
+    def close(self) -> None:
+        for s in self.socks:
+            s.close()
+        self.socks = []
