@@ -24,10 +24,10 @@ _LAZY = {
     "bbo_schema": "obook.schema", "trades_schema": "obook.schema", "orders_schema": "obook.schema",
     "depth_schema": "obook.schema", "itch_message_schema": "obook.schema",
     "convert": "obook.to_parquet", "connect": "obook.duckdb", "scan_dataset": "obook.dataset",
-    "match": "obook.matching",
+    "match": "obook.matching", "listen": "obook.live",
 }
 _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
-               "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching")
+               "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching", "live")
 
 
 class _ConvertModule(types.ModuleType):

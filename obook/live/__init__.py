@@ -13,7 +13,7 @@ __all__ = ["listen"]
 
 
 def listen(*args, **kwargs):
-    """See :func:`obook.live.listen.listen`."""
-    from .listen import listen as _listen
+    """See :func:`obook.live.listener.listen`."""
+    from .listener import listen as _listen
 
     return _listen(*args, **kwargs)

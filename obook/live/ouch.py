@@ -16,7 +16,7 @@ from ..errors import ObookError
 
 # Enter Order: type, UserRefNum, Side, Quantity, Symbol, Price, TimeInForce, Display,
 # Capacity, InterMarketSweepEligibility, CrossType, ClOrdID, AppendageLength
-ENTER = struct.Struct(">cIcI8sQcccccc14sH")
+ENTER = struct.Struct(">cIcI8sQccccc14sH")
 # Replace Order: type, OrigUserRefNum, UserRefNum, Quantity, Price, TimeInForce, Display,
 # InterMarketSweepEligibility, ClOrdID, AppendageLength
 REPLACE = struct.Struct(">cIIIQccc14sH")
