@@ -50,6 +50,8 @@ def bbo(
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "
                                                "the feed does not name gets a warning."),
+    latency: bool = typer.Option(False, "--latency", help="Time every event in the book kernel (one worker, a timed "
+                                                          "kernel) and print p50/p99/p99.9/max ns per event on stderr."),
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
@@ -64,13 +66,19 @@ def bbo(
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
     with file_progress(feed, enabled=show_bar) as progress:
+        timer = None
+        if latency:
+            from ..live.latency import BookTimer
+
+            timer = BookTimer()
         replay = Replay(feed, workers=workers, format=format.value if format else None,
                         on_error=on_error.value, progress=progress, date=date, tickers=tickers,
-                        unknown_tickers="warn")
+                        unknown_tickers="warn", book_kernel=timer.kernel if timer else None)
         reader = replay.reader()
         if output is not None:
             rows = write_file(reader, output, compression=compression.value)
             typer.echo(f"wrote {output} ({rows} rows)", err=True)
+            _report(timer, replay)
             return
         try:
             write_text(reader, sys.stdout.buffer)
@@ -79,3 +87,12 @@ def bbo(
             reader.close()
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(0)
+        _report(timer, replay)
+
+
+def _report(timer, replay) -> None:
+    if timer is not None:
+        from ..live.latency import report_text
+
+        typer.echo(report_text([timer.histogram(f"book ({replay.format.name})")],
+                               "book kernel, ns per event"), err=True)

@@ -126,3 +126,24 @@ def cycles_per_ns(seconds: float = 0.05) -> float:
         pass
     b, t2 = read_cycles(), time.perf_counter_ns()
     return (b - a) / (t2 - t)
+
+
+class BookTimer:
+    """The book kernel timed event by event, for a file replay (``Replay(book_kernel=
+    timer.kernel)``, one worker): ``histogram()`` gives ns per event."""
+
+    def __init__(self):
+        from .._kernels.latency import apply_events_timed
+
+        self.counts = new_counts()
+        counts = self.counts
+
+        def kernel(*args):
+            return apply_events_timed(*args, counts)
+
+        self.kernel = kernel
+
+    def histogram(self, name: str = "book") -> Histogram:
+        h = Histogram(name, scale=1.0 / cycles_per_ns())
+        h.counts[:] = self.counts
+        return h
