@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -137,3 +138,94 @@ def test_cli_listen_multicast_sigint_exits_130_with_complete_files(day, tmp_path
     assert len(files) == 1 and not list(pq_dir.glob("*.part"))
     t = pq.read_table(files[0])
     assert 0 < t.num_rows and t.select(ref.column_names).cast(ref.schema).equals(ref.slice(0, t.num_rows))
+
+
+def test_listen_bad_packets_and_wrong_session_counted_tables_equal(day):
+    import socket
+
+    a, b, r = addresses()
+    lst = Listener(a, b, r, idle_timeout=10, retries=20, session="OBOOK")
+    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    got = []
+    try:
+        with sending(day, a, b, r, rate=20_000, drop_a=0.05, seed=6):
+            from obook.feeds.mold.packets import encode_packet
+
+            junk.sendto(b"short", a)                                          # truncated header
+            junk.sendto(encode_packet("OBOOK", 5, [b"x" * 30])[:-3], b)       # cut inside a message
+            junk.sendto(encode_packet("OTHER", 1, [b"S" + bytes(11)]), a)     # another session
+            for _t, batch in lst.table_batches():
+                got.append(batch)
+    finally:
+        junk.close()
+    st = lst.stats()["lines"]
+    assert st["A"]["bad_packets"] + st["B"]["bad_packets"] == 2
+    assert st["A"]["wrong_session"] == 1
+    assert pa.Table.from_batches(got).equals(obook.bbo(day, workers=1).read_all())
+
+
+def test_listen_duckdb_sink_appends_rows_of_file_replay(day, tmp_path):
+    import duckdb
+
+    from obook.live.sinks import close_sinks, open_sinks
+
+    a, b, r = addresses()
+    lst = Listener(a, b, r, idle_timeout=10, retries=20)
+    db = tmp_path / "live.duckdb"
+    sinks = open_sinks("duckdb", db, ("bbo",), lst.schema)
+    with sending(day, a, b, r, rate=20_000, drop_b=0.1, seed=8):
+        try:
+            for t, batch in lst.table_batches():
+                sinks[t].write(batch)
+        finally:
+            close_sinks(sinks)
+    with duckdb.connect(str(db)) as con:
+        got = con.sql("SELECT * FROM bbo ORDER BY seq").to_arrow_table()
+    ref = obook.bbo(day, workers=1).read_all()
+    assert got.num_rows == ref.num_rows
+    assert got.column("seq").to_pylist() == ref.column("seq").to_pylist()
+    assert got.column("bid_px").to_pylist() == ref.column("bid_px").to_pylist()
+
+
+def test_cli_tick_to_trade_venue_gets_offline_orders(day, tmp_path):
+    """obook venue + obook listen --strategy --venue + obook send: the orders' hash equals the
+    offline replay's, and the venue logged every one of them."""
+    import re
+    import socket as _socket
+
+    from obook.live.risk import RiskGate
+    from obook.live.strategy import replay_orders
+    from obook.live.venue import read_log
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "strategy_quote.py"
+    spec = __import__("importlib.util").util.spec_from_file_location("strategy_quote", example)
+    mod = __import__("importlib.util").util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    offline = replay_orders(day, mod.JoinBid(), ["AAA", "AAB"], RiskGate())
+    a, b, r = addresses()
+    v = free_port(_socket.SOCK_STREAM)
+    log = tmp_path / "venue.log"
+    with process("venue", "--listen", f"127.0.0.1:{v}", "--log", log, "--sessions", "1") as vp:
+        for _ in range(600):
+            try:
+                _socket.create_connection(("127.0.0.1", v), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                     "--to", "parquet", "-o", tmp_path / "pq", "--strategy", f"{example}:JoinBid",
+                     "--tickers", "AAA,AAB", "--venue", f"127.0.0.1:{v}", "--latency",
+                     "--latency-output", tmp_path / "latency.parquet", "--retries", "20",
+                     "--idle-timeout", "20") as lp:
+            _wait_for(tmp_path / "pq")
+            with process("send", day, "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                         "--rate", "3000", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
+                assert sp.wait(timeout=60) == 0
+            assert lp.wait(timeout=60) == 0
+            err = lp.stderr.read().decode()
+        assert vp.wait(timeout=30) == 0
+    assert f"orders: {len(offline.orders)}, sha256 {offline.digest()}" in err
+    assert re.search(r"tick-to-trade\s+\d+", err)
+    assert len(read_log(log)) == len(offline.orders)
+    lat = pq.read_table(tmp_path / "latency.parquet").to_pydict()
+    assert {"recv", "book", "strategy", "gateway", "venue", "tick-to-trade"} <= set(lat["stage"])

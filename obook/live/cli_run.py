@@ -53,7 +53,8 @@ def run_listen(a: dict) -> None:
     lst = Listener(parse_address(a["line_a"], "--line-a"), parse_address(a["line_b"], "--line-b"),
                    parse_address(a["request"], "--request") if a["request"] else None, tables=tables,
                    tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
-                   retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"])
+                   retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
+                   session=a["session"])
     kind = a["to"].value
     if kind != "text" and a["output"] is None:
         lst.close()

@@ -73,10 +73,12 @@ class Gateway:
         return out
 
     def send(self, order: ouch.Order) -> int:
-        """Send one order; returns the stamp taken just after the write."""
+        """Send one order; returns the stamp taken as the write starts (on loopback the
+        venue may read it before the write call returns)."""
         msg = ouch.encode(order)
-        self._write(soupbin.packet(soupbin.UNSEQUENCED, msg))
-        t = self._last
+        data = soupbin.packet(soupbin.UNSEQUENCED, msg)
+        t = now()
+        self._write(data)
         self.sent.append(msg)
         self.sent_ns.setdefault(order.ref, t)
         return t
