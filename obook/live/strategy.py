@@ -44,6 +44,7 @@ class TickToTrade:
     def __init__(self, strategy, tickers=None, risk: RiskGate | None = None, gateway=None):
         self.strategy = strategy
         self.tickers = None if tickers is None else set(tickers.split(",") if isinstance(tickers, str) else tickers)
+        self._ticker_set = None if tickers is None else pa.array(sorted(self.tickers), pa.string())
         self.risk = risk or RiskGate()
         self.gateway = gateway
         self.orders: list[Order] = []
@@ -57,7 +58,7 @@ class TickToTrade:
         if self.tickers is not None:
             import pyarrow.compute as pc
 
-            batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=pa.array(sorted(self.tickers))))
+            batch = batch.filter(pc.is_in(batch.column("ticker"), value_set=self._ticker_set))
         if not batch.num_rows:
             return
         cols = {k: batch.column(k).to_pylist() for k in
