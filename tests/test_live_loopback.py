@@ -85,13 +85,20 @@ def test_listen_gap_unanswered_skip_reports_gaps(day):
     assert st["records"] == 20_000 - lost
 
 
+def _wait_for(*paths, timeout=60.0):
+    end = time.monotonic() + timeout
+    while not all(p.exists() for p in paths):
+        assert time.monotonic() < end, f"not created: {paths}"
+        time.sleep(0.05)
+
+
 def test_cli_send_listen_parquet_rolls_files_equal_file_replay(day, tmp_path):
     a, b, r = addresses()
     out = tmp_path / "bbo"
     with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
                  "--to", "parquet", "-o", out, "--interval", "0.2", "--idle-timeout", "20",
                  "--retries", "20") as lp:
-        time.sleep(1.5)   # listening (its kernels loaded) before the day starts
+        _wait_for(out)    # listening (its kernels loaded, the sinks open) before the day starts
         with process("send", day, "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
                      "--rate", "3000", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
             assert sp.wait(timeout=60) == 0
@@ -101,13 +108,6 @@ def test_cli_send_listen_parquet_rolls_files_equal_file_replay(day, tmp_path):
     table = pa.concat_tables(pq.read_table(f) for f in files)
     ref = obook.bbo(day, workers=1).read_all()
     assert table.select(ref.column_names).cast(ref.schema).equals(ref)
-
-
-def _wait_for(*paths, timeout=60.0):
-    end = time.monotonic() + timeout
-    while not all(p.exists() for p in paths):
-        assert time.monotonic() < end, f"not created: {paths}"
-        time.sleep(0.05)
 
 
 def test_cli_listen_multicast_sigint_exits_130_with_complete_files(day, tmp_path):
