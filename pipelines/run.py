@@ -277,9 +277,18 @@ def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, sa
 # --------------------------------------------------------------------------- run
 
 
-def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout: float | None = None) -> dict:
-    """Convert every day not done yet; returns a summary (``failed`` non-empty → a day failed)."""
+def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout: float | None = None,
+        days_done: Callable[[int, int], None] | None = None) -> dict:
+    """Convert every day not done yet; returns a summary (``failed`` non-empty → a day failed).
+
+    ``progress`` gets a line of text at every step; ``days_done(finished, total)`` the count
+    of days to convert that finished (done or failed) whenever it changes (a progress bar).
+    """
     t0 = time.monotonic()
+
+    def tally() -> None:
+        if days_done:
+            days_done(len(summary["converted"]) + len(summary["failed"]), len(todo))
 
     def say(msg: str) -> None:
         log.info("%s", msg)
@@ -295,6 +304,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
                    "invalid": {d.file: d.reason for d in days if d.state == "invalid"},
                    "unchanged": sum(d.state == "done" for d in days), "seconds": 0.0}
         say(f"{len(todo)} day(s) to convert, {summary['unchanged']} done already")
+        tally()
 
         def done(day: Day, rec: dict) -> None:
             rec["completed_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -303,6 +313,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
             manifest.write(p.dataset, doc)
             summary["converted"].append(day.date)
             say(f"{day.date}: done ({', '.join(f'{t} {n}' for t, n in rec['tables'].items())} rows)")
+            tally()
 
         def failed(day: Day, error: str, attempts: int) -> None:
             doc["failed"][day.date] = {"source": Path(day.file).name, "size": day.size, "sha256": day.sha256,
@@ -311,6 +322,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
             manifest.write(p.dataset, doc)
             summary["failed"][day.date] = error
             say(f"{day.date}: FAILED after {attempts} attempt(s): {error}")
+            tally()
 
         if todo:
             (_run_dask if p.dask_address else _run_local)(p, todo, done, failed, say)

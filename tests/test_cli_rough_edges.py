@@ -72,7 +72,7 @@ def test_cli_gen_bad_output_or_arguments_error(tmp_path, capsys, args, needle):
 
 
 @pytest.mark.parametrize("target,needle", [("{tmp}", "is a directory"), ("/dev/null", "not a regular file"),
-                                           ("-", "stdin"), ("{tmp}/none.itch", "no such feed file")])
+                                           ("{tmp}/none.itch", "no such feed file")])
 def test_cli_bbo_feed_not_a_file_says_what_it_is(tmp_path, capsys, target, needle):
     _error(capsys, ["bbo", target.format(tmp=tmp_path)], needle)
 
@@ -104,3 +104,48 @@ def test_write_file_error_names_final_path_not_temporary(tmp_path, monkeypatch):
         out.write_file(reader, target)
     assert ".tmp" not in str(info.value) and str(target) in str(info.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def _obook(args, stdin: bytes = b""):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "obook", *map(str, args)], input=stdin,
+                          capture_output=True, timeout=300)
+
+
+def test_cli_bbo_stdin_gzip_itch_equals_the_file(feed, tmp_path):
+    import gzip
+
+    from_file = _obook(["bbo", feed, "-w", "1"])
+    from_stdin = _obook(["bbo", "-", "-w", "2"], gzip.compress(feed.read_bytes()))
+    assert from_file.returncode == 0 and from_stdin.returncode == 0, from_stdin.stderr
+    assert from_stdin.stdout == from_file.stdout and from_file.stdout.count(b"\n") > 10
+
+
+def test_cli_bbo_stdin_empty_says_so(capsys):
+    import io
+    import sys
+
+    old = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
+    try:
+        err = _error(capsys, ["bbo", "-"], "<stdin>", "empty")
+    finally:
+        sys.stdin = old
+    assert "Traceback" not in err
+
+
+def test_cli_bbo_one_line_garbage_file_is_an_error(tmp_path, capsys):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello world, not a feed\n")
+    _error(capsys, ["bbo", bad], str(bad), "line 1", "not a CSV order feed")
+
+
+def test_cli_bbo_odd_csv_header_warns_and_replays(tmp_path):
+    odd = tmp_path / "odd.csv"
+    odd.write_text("a,b\n34200001,AAA,17,B,100,1172400\n")
+    run = _obook(["bbo", odd, "-w", "1"])
+    assert run.returncode == 0
+    assert run.stdout == b"34200001,AAA,1172400,100,,\n"
+    assert b"line 1 is no CSV order feed header" in run.stderr

@@ -265,11 +265,9 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
 
 # ---------------------------------------------------------------- a stopped worker (issue 12)
 
-def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, no_leaks):
-    """A worker that makes no progress (SIGSTOP, a wedge) used to hang the replay forever."""
-    reader = obook.bbo(big, workers=2)
-    batches = iter(reader)
-    with watchdog(60, hard=False):
+def _stop_a_worker_after_first_batch(batches, seconds: float) -> None:
+    """Take the first batch, SIGSTOP a worker, expect a WorkerError naming it (no hang)."""
+    with watchdog(seconds, hard=False):
         assert next(batches).num_rows > 0
         victim = worker_children()[-1]
         victim.send_signal(signal.SIGSTOP)
@@ -282,7 +280,42 @@ def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, 
                 victim.send_signal(signal.SIGCONT)
             except psutil.NoSuchProcess:
                 pass
+
+
+def test_replay_worker_sigstopped_mid_replay_raises_worker_error_naming_it(big, no_leaks):
+    """A worker that makes no progress (SIGSTOP, a wedge) used to hang the replay forever."""
+    reader = obook.bbo(big, workers=2)
+    batches = iter(reader)
+    _stop_a_worker_after_first_batch(batches, 60)
     del batches, reader
+
+
+def test_replay_worker_sigstopped_before_an_oversize_record_raises_worker_error(tmp_path, no_leaks):
+    """A record longer than a slot used to be sent through the worker's pipe: with the
+    worker stopped, the send blocked for good once the pipe was full."""
+    from obook.gen.csv import write_csv
+
+    path = tmp_path / "huge.csv"
+    write_csv(path, 2_000, 20, seed=4)
+    with open(path, "ab") as f:                  # then one 16 MiB line (long ignored fields)
+        f.write(b"34300000,AAA,1,B,5,100," + b"9" * (16 << 20) + b"\n")
+    # one batch in flight: the huge line is submitted when the first batch's rows are taken
+    batches = Replay(path, workers=2, slots=1).batches()
+    _stop_a_worker_after_first_batch(batches, 90)
+    batches.close()
+
+
+def test_replay_oversize_records_two_workers_equal_one(tmp_path):
+    from obook.gen.csv import write_csv
+
+    path = tmp_path / "long.csv"
+    write_csv(path, 20_000, 5, seed=6)
+    with open(path, "ab") as f:                  # long trailing fields are ignored (SPEC §2)
+        f.write(b"34300000,XYZ,77,B,5,100," + b"x" * (5 << 20) + b"\n34300001,XYZ,78,S,7,300\n")
+    one = obook.bbo(path, workers=1).read_all()
+    two = obook.bbo(path, workers=2).read_all()
+    assert two.equals(one) and one.num_rows > 2
+    assert one.slice(one.num_rows - 2).column("ticker").to_pylist() == ["XYZ", "XYZ"]
 
 
 def test_replay_worker_paused_briefly_is_not_killed_rows_complete(tmp_path, no_leaks):

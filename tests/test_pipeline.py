@@ -50,6 +50,20 @@ def test_pipeline_run_three_days_all_converted(setup):
     assert not (ds / ".tmp").exists()
 
 
+def test_pipeline_run_days_done_counts_every_day_to_the_total(setup):
+    p, files, _ = setup
+    data = files["2019-12-31"].read_bytes()
+    files["2019-12-31"].write_bytes(data[:len(data) // 2 + 3])     # a failed day counts as finished
+    calls = []
+    summary = run(p, days_done=lambda finished, total: calls.append((finished, total)))
+    assert len(summary["converted"]) == 2 and len(summary["failed"]) == 1
+    assert calls[0] == (0, 3) and calls[-1] == (3, 3)
+    assert [f for f, _ in calls] == sorted(f for f, _ in calls) and {t for _, t in calls} == {3}
+    calls.clear()
+    run(p, days_done=lambda finished, total: calls.append((finished, total)))   # only the failed day is left
+    assert calls[0] == (0, 1) and calls[-1] == (1, 1)
+
+
 def test_pipeline_rerun_converts_nothing(setup):
     p, _, ds = setup
     run(p)

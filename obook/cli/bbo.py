@@ -32,8 +32,24 @@ COMPRESSION_HELP = ("Parquet compression: fast (zstd level 1, dictionaries: the 
                     "the encoding time).")
 
 
+def feed_source(feed: Path, format: str | None):
+    """(source, format) of a FEED argument: ``-`` is stdin, read as a stream whose format,
+    unless given, is told from its first bytes (and decompressed when it is gzip or zstd)."""
+    if str(feed) != "-":
+        return feed, format
+    from ..feeds import detect_head
+    from ..feeds.sources import sniffed_stream
+
+    stream, head = sniffed_stream(sys.stdin.buffer, "<stdin>")
+    if not head:
+        from ..errors import ObookError
+        raise ObookError("<stdin>: the feed on stdin is empty")
+    return stream, format or detect_head("", head, "<stdin>")
+
+
 def bbo(
-    feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
+    feed: Path = typer.Argument(..., help="Feed file (any registered format, plain, .gz, .zst or .zip); "
+                                          "'-' reads the feed from stdin (its format told from its first bytes)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -65,13 +81,14 @@ def bbo(
 
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
+    source, fmt = feed_source(feed, format.value if format else None)
     with file_progress(feed, enabled=show_bar) as progress:
         timer = None
         if latency:
             from ..live.latency import BookTimer
 
             timer = BookTimer()
-        replay = Replay(feed, workers=workers, format=format.value if format else None,
+        replay = Replay(source, workers=workers, format=fmt,
                         on_error=on_error.value, progress=progress, date=date, tickers=tickers,
                         unknown_tickers="warn", book_kernel=timer.kernel if timer else None)
         reader = replay.reader()

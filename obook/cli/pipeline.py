@@ -28,9 +28,11 @@ def run(
     Progress goes to stderr. Exit code 0 when every day is done, 1 when a day failed (after its retries) or a file is not a day; the other days complete either way.
     """
     from ..pipelines import load, run as _run
+    from .progress import days_progress
 
     p = load(pipeline)
-    summary = _run(p, progress=lambda msg: typer.echo(msg, err=True), lock_timeout=lock_timeout)
+    with days_progress() as (say, days_done):
+        summary = _run(p, progress=say, lock_timeout=lock_timeout, days_done=days_done)
     if json_out:
         typer.echo(json.dumps(summary, indent=1))
     bad = {**summary["failed"], **summary["invalid"]}

@@ -130,6 +130,21 @@ def write_result(reader, path: Path) -> int:
         raise ObookError(f"query failed: {_first_line(e)}") from e
 
 
+def _counting(reader, counted):
+    """``reader`` whose batches report the running row count to ``counted`` (None: as is)."""
+    if counted is None:
+        return reader
+    import pyarrow as pa
+
+    def batches():
+        n = 0
+        for batch in reader:
+            n += batch.num_rows
+            counted(n)
+            yield batch
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
 def _printable(batch):
     """Temporal columns as text: a ns timestamp does not fit Python's datetime."""
     import pyarrow as pa
@@ -232,7 +247,10 @@ def sql(
                     raise ObookError(f"query failed: {_first_line(e)}") from e
                 raise
         else:
-            rows = write_result(reader, output)
+            from .progress import rows_progress
+
+            with rows_progress("rows written") as counted:
+                rows = write_result(_counting(reader, counted), output)
             typer.echo(f"wrote {rows} rows to {output}", err=True)
     finally:
         del reader

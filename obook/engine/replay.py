@@ -93,6 +93,7 @@ class Replay:
         if is_stream(path) and format is None:
             raise ObookError("a stream source needs format=")
         self.format = resolve_format(format, path)
+        self.detected = format is None   # told from the file: a framer may refuse plain non-feeds
         # the session date (``date`` or the format's, e.g. a Nasdaq file name): then every
         # table gets ``timestamp`` (always, for a format whose time is epoch)
         self.session = session_date(path, date, self.format)
@@ -137,6 +138,7 @@ class Replay:
         """(table, batch) pairs: per batch of records, each asked table's rows in feed order."""
         fmt = self.format
         framer = fmt.framer_class()(self.path, self.on_error)
+        framer.detected = self.detected
         tickers = Tickers()
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}

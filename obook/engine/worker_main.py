@@ -37,6 +37,22 @@ def _die_with_parent(parent_pid: int | None = None) -> None:
         os._exit(0)
 
 
+def _oversize(conn, n: int) -> mmap.mmap:
+    """A record longer than a slot: the parent's memfd, mapped read-only."""
+    fd = reduction.recv_handle(conn)
+    try:
+        return mmap.mmap(fd, n, prot=mmap.PROT_READ)
+    finally:
+        os.close(fd)
+
+
+def _release(mm: mmap.mmap) -> None:
+    try:
+        mm.close()
+    except BufferError:   # a view of it is still alive: the GC unmaps it with the view
+        pass
+
+
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
         rows_per_slot, parent_pid=None, tickers=None):
     _die_with_parent(parent_pid)
@@ -63,8 +79,12 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
         try:
             if msg[0] == "batch":
                 _, slot, n, base_seq, data = msg
-                buf = inputs[slot, :n] if data is None else np.frombuffer(data, np.uint8)
+                record = _oversize(conn, n) if data == "fd" else None
+                buf = inputs[slot, :n] if record is None else np.frombuffer(record, np.uint8)
                 r = applier.run(buf, base_seq, {table: out[slot] for table, out in mine.items()})
+                if record is not None:
+                    del buf
+                    _release(record)
                 conn.send((r.counts, r.error, r.names, r.overflow))
             elif msg[0] == "stats":
                 conn.send((applier.skipped(), applier.state()))

@@ -234,13 +234,32 @@ class WorkerPool:
         if n <= self.in_capacity:
             self.inputs[slot, :n] = data
             msg = ("batch", slot, n, base_seq, None)
-        else:  # a record longer than a slot (a huge CSV line): send the bytes along
-            msg = ("batch", slot, n, base_seq, data.tobytes())
+        else:
+            self._submit_oversize(slot, data, base_seq)
+            return
         for w, c in enumerate(self.conns):
             try:
                 c.send(msg)
             except OSError as e:
                 raise self._died(w) from e
+
+    def _submit_oversize(self, slot: int, data: np.ndarray, base_seq: int) -> None:
+        """A record longer than a slot (a huge CSV line) travels in a memfd of its own whose
+        descriptor each worker receives: a pipe would block on a stopped worker once its
+        buffer is full, before the liveness check could name it."""
+        fd = os.memfd_create("obook-record", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, len(data))
+            with mmap.mmap(fd, len(data)) as mm:
+                mm[:] = data.tobytes() if not data.flags.c_contiguous else memoryview(data)
+            for w, c in enumerate(self.conns):
+                try:
+                    c.send(("batch", slot, len(data), base_seq, "fd"))
+                    reduction.send_handle(c, fd, self.procs[w].pid)
+                except OSError as e:
+                    raise self._died(w) from e
+        finally:
+            os.close(fd)
 
     def results(self) -> list:
         """The next reply of every worker (in worker order)."""

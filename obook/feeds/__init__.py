@@ -137,14 +137,19 @@ def detect_format(path: str | Path) -> str:
 
     paths = source_paths(path)
     name = Path(paths[0]).name if paths else ""
-    head = read_head(path, SNIFF_BYTES)
+    return detect_head(name, read_head(path, SNIFF_BYTES), str(path))
+
+
+def detect_head(name: str, head: bytes, what: str | None = None) -> str:
+    """The name of the registered format whose sniffer scores (file ``name``, first bytes
+    ``head``) highest; ``what`` names the feed in the error when none does."""
     best, score = None, 0
     for fmt in formats().values():
         s = fmt.sniff(name, head)
         if s > score:
             best, score = fmt.name, s
     if best is None:
-        raise ObookError(f"{path}: cannot tell the feed format; pass format= "
+        raise ObookError(f"{what or name}: cannot tell the feed format; pass format= "
                          f"({', '.join(formats())})")
     return best
 
@@ -185,5 +190,5 @@ def read_side_table(path, name: str, on_error: str = "raise", format=None):
     return side_table_reader(path, name, on_error, format).read_all()
 
 
-__all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "load",
+__all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "detect_head", "load",
            "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES"]

@@ -65,6 +65,9 @@ class Framer:
     """Parent side: cuts whole records; counts records; sees every record once."""
 
     unit = "record"
+    #: True when the format was told from the file rather than given: a framer may then
+    #: refuse content that is plainly not its format (the engine sets it)
+    detected = False
 
     def __init__(self, path: str, on_error: str = "raise"):
         self.path = str(path)

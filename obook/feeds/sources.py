@@ -258,6 +258,61 @@ def _unzipping(f, name: str):
         raise ObookError(f"{name}: not a readable zip archive: {e}") from e
 
 
+class HeadedStream:
+    """A stream whose first bytes were read ahead (to tell its format): gives them back
+    first, then the rest of the stream. ``name`` is how errors name it."""
+
+    def __init__(self, raw, head: bytes, name: str):
+        self.raw = raw
+        self.head = memoryview(head)
+        self.name = name
+
+    def readinto(self, view) -> int:
+        if len(self.head):
+            n = min(len(view), len(self.head))
+            view[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        return _readinto(self.raw, view)
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            rest = bytes(self.head) + self.raw.read()
+            self.head = memoryview(b"")
+            return rest
+        buf = bytearray(n)
+        got = self.readinto(memoryview(buf))
+        return bytes(buf[:got])
+
+
+def _read_ahead(f, n: int) -> bytes:
+    """Up to ``n`` bytes of ``f`` (fewer only at its end: a pipe gives what it has)."""
+    buf = bytearray(n)
+    got = 0
+    while got < n:
+        k = _readinto(f, memoryview(buf)[got:])
+        if not k:
+            break
+        got += k
+    return bytes(buf[:got])
+
+
+def sniffed_stream(raw, name: str = "-", n: int = 64) -> tuple["HeadedStream", bytes]:
+    """A binary stream (stdin, a pipe) ready to replay: decompressed when it starts with a
+    gzip or zstd magic, with its first ``n`` decompressed bytes (to tell its format) given
+    back first. Returns ``(stream, head)``."""
+    magic = _read_ahead(raw, 4)
+    if magic[:2] == GZIP_MAGIC or magic[:4] == ZSTD_MAGIC:
+        raw = _decompressing(HeadedStream(raw, magic, name), magic, name)
+        try:
+            head = _read_ahead(raw, n)
+        except (OSError, EOFError) as e:
+            raise ObookError(f"{name}: cannot read feed: {e}") from e
+    else:
+        head = magic + _read_ahead(raw, n - len(magic))
+    return HeadedStream(raw, head, name), head
+
+
 def open_source(source) -> Reader:
     """A :class:`Reader` of a path, a list of paths (concatenated) or a stream."""
     if isinstance(source, socket.socket):
