@@ -188,6 +188,27 @@ def trading_actions(path):
     return _side("trading_actions", path)
 
 
+def gaps(path):
+    """A capture feed's messages lost on every line (``obook.lines`` or a capture path):
+    first_seq, last_seq, count and the capture times around the gap."""
+    return _side("gaps", path)
+
+
+def line_stats(path):
+    """A capture feed's statistics per line: packets, messages, duplicates, gaps, recovered
+    from the other line, heartbeats, bad packets, wrong session, backwards."""
+    return _side("line_stats", path)
+
+
+def lines(a=None, b=None, *more):
+    """A feed of MoldUDP64 lines in packet captures, each ``CAPTURE[:ADDRESS:PORT]``:
+    ``obook.bbo(obook.lines(a="A.pcap:233.54.12.111:26477", b="B.pcap:233.54.12.112:26477"))``.
+    Every table of it gets ``mold_seq``, ``line`` and ``ts_recv``."""
+    from .feeds.mold.lines import lines as _lines
+
+    return _lines(a, b, *more)
+
+
 def read_itch(path):
     """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
     from .feeds.itch.messages import read_itch as _read
@@ -210,6 +231,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "match", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

@@ -48,8 +48,9 @@ def feed_source(feed: Path, format: str | None):
 
 
 def bbo(
-    feed: Path = typer.Argument(..., help="Feed file (any registered format, plain, .gz, .zst or .zip); "
-                                          "'-' reads the feed from stdin (its format told from its first bytes)."),
+    feed: Optional[Path] = typer.Argument(None, help="Feed file (any registered format, plain, .gz, .zst or .zip; "
+                                                     "a packet capture); '-' reads the feed from stdin (its format "
+                                                     "told from its first bytes). Or give --line-a/--line-b."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -66,6 +67,12 @@ def bbo(
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "
                                                "the feed does not name gets a warning."),
+    line_a: Optional[str] = typer.Option(None, "--line-a", metavar="CAPTURE:ADDRESS:PORT",
+                                         help="MoldUDP64 line A in a packet capture (pcap/pcapng), e.g. "
+                                              "a.pcap:233.54.12.111:26477; the lines are arbitrated into one "
+                                              "ITCH feed (rows get mold_seq, line, ts_recv)."),
+    line_b: Optional[str] = typer.Option(None, "--line-b", metavar="CAPTURE:ADDRESS:PORT",
+                                         help="MoldUDP64 line B (may be the same capture as line A)."),
     latency: bool = typer.Option(False, "--latency", help="Time every event in the book kernel (one worker, a timed "
                                                           "kernel) and print p50/p99/p99.9/max ns per event on stderr."),
 ) -> None:
@@ -77,12 +84,23 @@ def bbo(
     """
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
     from ..engine.replay import Replay
+    from ..errors import ObookError
     from ..output import write_file, write_text
 
+    if line_a or line_b:
+        if feed is not None:
+            raise ObookError("give a FEED or --line-a/--line-b, not both")
+        from ..feeds.mold.lines import lines
+        feed = lines(line_a, line_b)
+    elif feed is None:
+        raise ObookError("give a FEED (or --line-a/--line-b)")
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
-    source, fmt = feed_source(feed, format.value if format else None)
-    with file_progress(feed, enabled=show_bar) as progress:
+    if isinstance(feed, tuple):          # the lines of packet captures
+        source, fmt = feed, format.value if format else None
+    else:
+        source, fmt = feed_source(feed, format.value if format else None)
+    with file_progress(os.fspath(feed[0]) if isinstance(feed, tuple) else feed, enabled=show_bar) as progress:
         timer = None
         if latency:
             from ..live.latency import BookTimer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -37,6 +38,33 @@ def itch(
 
     n = _writing(out, lambda: write_itch(out, messages, stocks, seed))
     typer.echo(f"wrote {n} messages to {out}", err=True)
+
+
+@app.command("pcap")
+def pcap(
+    itch: Path = typer.Argument(..., help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
+    out_a: Path = typer.Argument(..., help="Capture of line A (of both lines without OUT_B)."),
+    out_b: Optional[Path] = typer.Argument(None, help="Capture of line B (default: line B into OUT_A too)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    drop: float = typer.Option(0.01, "--drop", min=0.0, max=1.0, help="Share of packets each line drops "
+                                                                     "(B never drops what A dropped)."),
+    dup: float = typer.Option(0.005, "--dup", min=0.0, max=1.0, help="Share of packets sent twice."),
+    reorder: float = typer.Option(0.005, "--reorder", min=0.0, max=1.0, help="Share of packets swapped with the next."),
+    both_gaps: int = typer.Option(0, "--both-gaps", min=0, help="Packets dropped on both lines (lost)."),
+    kind: str = typer.Option("pcap", "--kind", help="pcap (µs), pcap-ns or pcapng."),
+    vlan: bool = typer.Option(False, "--vlan", help="Add an 802.1Q tag to every frame."),
+    date: str = typer.Option("2026-11-30", "--date", help="Session date of the capture times (YYYY-MM-DD)."),
+) -> None:
+    """Write an ITCH day as MoldUDP64 on lines A (233.54.12.111:26477) and B (233.54.12.112:26477)
+    in packet captures, with seeded drops, duplicates, reordering and gaps on both lines."""
+    from ..gen.pcap import write_pcap
+
+    info = _writing(out_a, lambda: write_pcap(itch, out_a, out_b, seed=seed, drop=drop, dup=dup,
+                                              reorder=reorder, both_gaps=both_gaps, kind=kind, vlan=vlan,
+                                              date=date))
+    lost = sum(c for _, c in info["lost"])
+    typer.echo(f"wrote {info['packets']} packets of {info['messages']} messages a line "
+               f"({lost} lost on both lines)", err=True)
 
 
 @app.command("csv")

@@ -93,6 +93,7 @@ class Replay:
         if is_stream(path) and format is None:
             raise ObookError("a stream source needs format=")
         self.format = resolve_format(format, path)
+        self.source = self.format.reading(path)   # e.g. a capture's lines read as one feed
         self.detected = format is None   # told from the file: a framer may refuse plain non-feeds
         # the session date (``date`` or the format's, e.g. a Nasdaq file name): then every
         # table gets ``timestamp`` (always, for a format whose time is epoch)
@@ -115,8 +116,9 @@ class Replay:
         self.progress = progress
         self.stats: dict = {}
         self._key_type = key_type(self.format)
-        self._bbo_schema = schema_of("bbo", levels, self.format)
+        self._bbo_schema = schema_of("bbo", levels, self.format, records=False)
         self._ticker_set = None
+        self._record_fields = self.format.record_fields()
 
     def reader(self, table: str = "bbo") -> pa.RecordBatchReader:
         """One table of the replay (one of ``tables``) as a RecordBatchReader."""
@@ -164,7 +166,7 @@ class Replay:
                 slot = number % in_flight
                 engine.submit(slot, batch)
                 pending.append((slot, batch.n_records, batch.error,
-                                batch.data.copy() if keep_bytes else None))
+                                batch.data.copy() if keep_bytes else None, batch.columns))
                 self.stats["records"] += batch.n_records
                 if self.progress:
                     self.progress(batch.source_pos)
@@ -219,7 +221,7 @@ class Replay:
         return batch.filter(pc.is_in(batch.column("ticker"), value_set=self._ticker_set))
 
     def _finish(self, engine, item, tickers, breaks=None):
-        slot, n_records, frame_error, data = item
+        slot, n_records, frame_error, data, columns = item
         item = None
         results = engine.collect(slot)
         first = None
@@ -239,6 +241,8 @@ class Replay:
                                           tickers, self.format, self.levels, data, breaks)
             if batch is not None and self.tickers:
                 batch = self._keep_tickers(batch)
+            if batch is not None and self._record_fields:
+                batch = with_record_columns(batch, self._record_fields, columns)
             if batch is not None:
                 batch = self._stamp.batch(batch)
                 if table == "bbo":
@@ -252,6 +256,18 @@ class Replay:
                 raise error
             finally:  # no frame -> error reference (a cycle through the traceback), no arrays
                 error = frame_error = engine = results = None
+
+
+def with_record_columns(batch: pa.RecordBatch, fields: list, columns) -> pa.RecordBatch:
+    """``batch`` with the format's per-record columns (``FeedFormat.record_columns``) at
+    its end, their values from the feed reader's ``columns(seq)`` (nulls without one)."""
+    if columns is None:
+        arrays = [pa.nulls(batch.num_rows, f.type) for f in fields]
+    else:
+        arrays = columns(batch.column("seq").to_numpy())
+    for f, a in zip(fields, arrays):
+        batch = batch.append_column(f, a)
+    return batch
 
 
 class _Local:

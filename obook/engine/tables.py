@@ -64,12 +64,18 @@ def widths(tables, levels: int) -> dict[str, int]:
     return out
 
 
-def schema_of(table: str, levels: int, fmt=None) -> pa.Schema:
+def schema_of(table: str, levels: int, fmt=None, records: bool = True) -> pa.Schema:
     """The schema of a replay table; ``fmt`` (a FeedFormat) names its book key column and
-    its price scale (None: the ITCH/CSV schemas of ``obook.schema``)."""
+    its price scale (None: the ITCH/CSV schemas of ``obook.schema``) and, with ``records``,
+    adds its per-record columns at the end (``FeedFormat.record_columns``)."""
     from ..schema import bbo_schema
     schema = {"bbo": bbo_schema, "trades": trades_schema, "orders": orders_schema}.get(table) or depth_schema(levels)
-    return schema if fmt is None else format_schema(schema, fmt)
+    if fmt is None:
+        return schema
+    schema = format_schema(schema, fmt)
+    for f in fmt.record_fields() if records else ():
+        schema = schema.append(f)
+    return schema
 
 
 def key_type(fmt) -> pa.DataType | None:

@@ -22,7 +22,7 @@ from ..errors import ObookError
 
 #: the format packages, in the order their sniffers are asked (the first of equal scores wins)
 PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.databento", "obook.feeds.sse", "obook.feeds.szse",
-            "obook.feeds.szse.binary", "obook.feeds.szse.vendor")
+            "obook.feeds.szse.binary", "obook.feeds.szse.vendor", "obook.feeds.mold")
 
 #: bytes of the (decompressed) head of a file handed to the sniffers
 SNIFF_BYTES = 64
@@ -64,9 +64,24 @@ class FeedFormat:
     # With feed_seq, the framer and the decoder number records (EV_SEQ, errors) by the
     # feed's own sequence numbers, which must increase along the feed.
     merge: str | None = None
+    # lazy ref of ``source(path) -> source``: what the engine reads for a path (or list) of
+    # this format, e.g. a packet capture's lines read as one feed (an object with
+    # ``open_feed()``, see obook.feeds.sources); None: the path itself
+    source: str | None = None
+    # lazy ref of a list of ``pyarrow.Field``: columns every replay table gets per record,
+    # their values from the feed reader's ``record_columns(seq) -> [arrays]`` (one per field)
+    record_columns: str | None = None
     tables: tuple[str, ...] = ()     # extra replay tables the format offers
     sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
+
+    def record_fields(self) -> list:
+        """The ``pyarrow.Field`` of the per-record columns (``record_columns``), or []."""
+        return list(load(self.record_columns)) if self.record_columns else []
+
+    def reading(self, source):
+        """The source the engine reads for ``source`` (see ``FeedFormat.source``)."""
+        return load(self.source)(source) if self.source else source
 
     def framer_class(self):
         return load(self.framer)

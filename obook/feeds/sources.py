@@ -8,7 +8,11 @@ A *source* is one of
   when the format has a ``merge`` hook, merged by the format's own sequence numbers);
 * a binary file-like object (``readinto`` or ``read``) or a socket: a stream, read in
   blocks until it ends; one with a true ``partial_reads`` attribute (``obook.live``'s
-  arbitrated feed) is framed read by read, as its records arrive.
+  arbitrated feed) is framed read by read, as its records arrive;
+* an object with ``open_feed()`` returning a :class:`Reader`-like object (a format's own
+  source, e.g. the lines of packet captures read as one feed; ``os.fspath`` of its items
+  are its files). Such a reader may have ``record_columns(seq) -> [arrays]``: columns of
+  its records the replay adds to every table (``FeedFormat.record_columns``).
 
 :func:`open_source` gives a :class:`Reader` over any of them; :func:`iter_batches` reads it
 in blocks of at least ``BLOCK_SIZE`` bytes and asks the format's framer to cut whole records.
@@ -314,7 +318,10 @@ def sniffed_stream(raw, name: str = "-", n: int = 64) -> tuple["HeadedStream", b
 
 
 def open_source(source) -> Reader:
-    """A :class:`Reader` of a path, a list of paths (concatenated) or a stream."""
+    """A :class:`Reader` of a path, a list of paths (concatenated), a stream or a source
+    that opens itself (``open_feed``)."""
+    if hasattr(source, "open_feed"):
+        return source.open_feed()
     if isinstance(source, socket.socket):
         s = _Socket(source)
         return Reader([s], [s])
@@ -361,6 +368,7 @@ class Batch:
     n_records: int
     error: FeedError | None   # raise after this batch's rows are delivered
     source_pos: int = 0       # bytes of the source (compressed) read so far
+    columns: object = None    # the reader's record_columns(seq) (per-record columns), or None
 
 
 class _Cut(Exception):
@@ -387,6 +395,8 @@ def _read_block(f, view: memoryview, partial: bool = False) -> int:
 
 
 def _reader_of(source, merge):
+    if hasattr(source, "open_feed"):
+        return source.open_feed()
     if merge is not None and len(source_paths(source)) > 1:
         return merge(source_paths(source))
     return open_source(source)
@@ -410,6 +420,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
     # and they are framed at once; 0 bytes is the end of the feed
     live = bool(getattr(source, "partial_reads", False))
     with _reader_of(source, merge) as f:
+        columns = getattr(f, "record_columns", None)
         while not eof:
             if len(buf) - have < block_size:
                 grown = np.empty(2 * len(buf), dtype=np.uint8)
@@ -433,7 +444,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 r = framer.frame(buf[pos:have], seq, offset, eof, max_records)
                 if r.n_bytes == 0 and r.n_records == 0 and r.error is None:
                     break
-                yield Batch(buf[pos:pos + r.n_bytes], seq, offset, r.n_records, r.error, source_pos)
+                yield Batch(buf[pos:pos + r.n_bytes], seq, offset, r.n_records, r.error, source_pos, columns)
                 if r.error is not None:
                     return
                 pos += r.n_bytes

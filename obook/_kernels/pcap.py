@@ -1,0 +1,228 @@
+"""Packet captures (pcap, pcapng) to UDP payloads: frame records, then Ethernet/VLAN/IPv4/UDP.
+
+``pcap_frames`` and ``pcapng_frames`` walk the records of a whole capture (a numpy view of the
+file) into preallocated arrays of frames (time in UTC ns, offset, captured length, link
+type); they stop with NEED_ROOM when the arrays are full (grow and call again from the
+returned position) or with a status naming what is wrong at the returned position.
+``udp_payloads`` classifies each frame and finds its UDP payload. Never raise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+OK = 0
+NEED_ROOM = 100
+CUT_HEADER = 1       # the capture ends inside a record header / block header
+CUT_FRAME = 2        # the capture ends inside a record's frame / a block's body
+BAD_LENGTH = 3       # a record or block length that cannot be (pcapng: < 12 or not a multiple of 4)
+BAD_MAGIC = 4        # pcapng: a section header with an unknown byte-order magic
+BAD_INTERFACE = 5    # pcapng: a packet naming an interface no description declared
+
+# udp_payloads kinds
+K_UDP = 0
+K_NOT_UDP = 1        # not IPv4, or not UDP
+K_TRUNCATED = 2      # the frame is shorter than its headers / its UDP datagram
+K_LINK = 3           # a link type other than Ethernet (1)
+K_FRAGMENT = 4       # an IPv4 fragment
+
+MAX_FRAME = 1 << 18  # a frame longer than this is a corrupt length
+
+
+@njit(cache=True, inline="always")
+def _u16(buf, p, big):
+    if big:
+        return (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
+    return (np.int64(buf[p + 1]) << 8) | np.int64(buf[p])
+
+
+@njit(cache=True, inline="always")
+def _u32(buf, p, big):
+    if big:
+        return ((np.int64(buf[p]) << 24) | (np.int64(buf[p + 1]) << 16)
+                | (np.int64(buf[p + 2]) << 8) | np.int64(buf[p + 3]))
+    return ((np.int64(buf[p + 3]) << 24) | (np.int64(buf[p + 2]) << 16)
+            | (np.int64(buf[p + 1]) << 8) | np.int64(buf[p]))
+
+
+@njit(cache=True, nogil=True)
+def pcap_frames(buf, pos, end, big, frac_ns, link, ts, off, flen, links):
+    """Records of a classic pcap from ``pos`` (after the 24-byte header). ``frac_ns``: ns per
+    unit of the fraction (1000: µs, 1: ns). Returns (frames, position, status)."""
+    n = 0
+    cap = len(ts)
+    while pos < end:
+        if n == cap:
+            return n, pos, NEED_ROOM
+        if pos + 16 > end:
+            return n, pos, CUT_HEADER
+        incl = _u32(buf, pos + 8, big)
+        if incl > MAX_FRAME:
+            return n, pos, BAD_LENGTH
+        if pos + 16 + incl > end:
+            return n, pos, CUT_FRAME
+        ts[n] = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
+        off[n] = pos + 16
+        flen[n] = incl
+        links[n] = link
+        n += 1
+        pos += 16 + incl
+    return n, pos, OK
+
+
+@njit(cache=True, nogil=True)
+def _ns(t, mul, shift):
+    """Interface time units to ns: mul > 0: t * mul; mul < 0: t // -mul; shift: t / 2**shift."""
+    if shift > 0:
+        return (t >> shift) * 1_000_000_000 + (((t & ((1 << shift) - 1)) * 1_000_000_000) >> shift)
+    if mul > 0:
+        return t * mul
+    return t // (-mul)
+
+
+@njit(cache=True, nogil=True)
+def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen, links):
+    """Blocks of a pcapng from ``pos``. ``state``: [big-endian, interfaces of the section,
+    blocks read, last time] (kept between calls); ``if_*``: per interface of the current
+    section its link type and time unit (see ``_ns``), filled from the interface
+    descriptions (``if_tsresol``). Returns (frames, position, status)."""
+    n = 0
+    cap = len(ts)
+    big = state[0] != 0
+    while pos < end:
+        if n == cap:
+            return n, pos, NEED_ROOM
+        if pos + 12 > end:
+            return n, pos, CUT_HEADER
+        if buf[pos] == 0x0A and buf[pos + 1] == 0x0D and buf[pos + 2] == 0x0D and buf[pos + 3] == 0x0A:
+            magic = _u32(buf, pos + 8, False)
+            if magic == 0x1A2B3C4D:
+                big = False
+            elif magic == 0x4D3C2B1A:
+                big = True
+            else:
+                return n, pos, BAD_MAGIC
+            state[0] = 1 if big else 0
+            state[1] = 0
+        btype = _u32(buf, pos, big)
+        blen = _u32(buf, pos + 4, big)
+        if blen < 12 or blen % 4 != 0 or blen > MAX_FRAME + 64:
+            return n, pos, BAD_LENGTH
+        if pos + blen > end:
+            return n, pos, CUT_FRAME
+        if btype == 1:                      # interface description
+            i = state[1]
+            if i < len(if_link):
+                if_link[i] = _u16(buf, pos + 8, big)
+                if_mul[i] = 1000            # default if_tsresol 6: microseconds
+                if_shift[i] = 0
+                p = pos + 16
+                while p + 4 <= pos + blen - 4:
+                    code = _u16(buf, p, big)
+                    olen = _u16(buf, p + 2, big)
+                    if code == 0:
+                        break
+                    if code == 9 and olen >= 1:
+                        r = np.int64(buf[p + 4])
+                        if r & 0x80:
+                            if_mul[i] = 1
+                            if_shift[i] = r & 0x7F
+                        elif r <= 9:
+                            m = 1
+                            for _ in range(9 - r):
+                                m *= 10
+                            if_mul[i] = m
+                        else:
+                            m = 1
+                            for _ in range(r - 9):
+                                m *= 10
+                            if_mul[i] = -m
+                    p += 4 + ((olen + 3) // 4) * 4
+            state[1] = i + 1
+        elif btype == 6 or btype == 3:       # enhanced / simple packet
+            if btype == 6:
+                iface = _u32(buf, pos + 8, big)
+                t = (_u32(buf, pos + 12, big) << 32) | _u32(buf, pos + 16, big)
+                incl = _u32(buf, pos + 20, big)
+                data = pos + 28
+            else:
+                iface = 0
+                t = -1
+                incl = _u32(buf, pos + 8, big)
+                if incl > blen - 16:
+                    incl = blen - 16
+                data = pos + 12
+            if iface >= state[1] or iface >= len(if_link):
+                return n, pos, BAD_INTERFACE
+            if data + incl > pos + blen - 4:
+                return n, pos, BAD_LENGTH
+            if t >= 0:
+                state[3] = _ns(t, if_mul[iface], if_shift[iface])
+            ts[n] = state[3]                 # a simple packet has no time: the last one's
+            off[n] = data
+            flen[n] = incl
+            links[n] = if_link[iface]
+            n += 1
+        state[2] += 1
+        pos += blen
+    return n, pos, OK
+
+
+@njit(cache=True, nogil=True)
+def udp_payloads(buf, off, flen, links, n, ip, port, poff, plen, kind):
+    """Each frame's destination IPv4 address and UDP port and its payload (offset, length),
+    or why it has none (``kind``: K_*)."""
+    for i in range(n):
+        p = off[i]
+        end = p + flen[i]
+        ip[i] = 0
+        port[i] = 0
+        poff[i] = 0
+        plen[i] = 0
+        if links[i] != 1:
+            kind[i] = K_LINK
+            continue
+        if p + 14 > end:
+            kind[i] = K_TRUNCATED
+            continue
+        et = _u16(buf, p + 12, True)
+        q = p + 14
+        while et == 0x8100 or et == 0x88A8:
+            if q + 4 > end:
+                break
+            et = _u16(buf, q + 2, True)
+            q += 4
+        if et == 0x8100 or et == 0x88A8:
+            kind[i] = K_TRUNCATED
+            continue
+        if et != 0x0800:
+            kind[i] = K_NOT_UDP
+            continue
+        if q + 20 > end:
+            kind[i] = K_TRUNCATED
+            continue
+        if buf[q] >> 4 != 4:
+            kind[i] = K_NOT_UDP
+            continue
+        ihl = np.int64(buf[q] & 15) * 4
+        if buf[q + 9] != 17:
+            kind[i] = K_NOT_UDP
+            continue
+        if _u16(buf, q + 6, True) & 0x3FFF:
+            kind[i] = K_FRAGMENT
+            continue
+        total = _u16(buf, q + 2, True)
+        if ihl < 20 or total < ihl + 8 or q + total > end:
+            kind[i] = K_TRUNCATED
+            continue
+        u = q + ihl
+        ulen = _u16(buf, u + 4, True)
+        if ulen < 8 or u + ulen > q + total:
+            kind[i] = K_TRUNCATED
+            continue
+        ip[i] = _u32(buf, q + 16, True)
+        port[i] = _u16(buf, u + 2, True)
+        poff[i] = u + 8
+        plen[i] = ulen - 8
+        kind[i] = K_UDP

@@ -1,0 +1,79 @@
+"""The framer of an arbitrated capture: ITCH frames, plus the stream's own marks.
+
+A 1-byte frame of type 0 is a message lost on every line; a frame of type 2 a capture
+problem (see ``stream``). Strict mode: the first of either is a FeedError after the
+records before it (a lost range is named by its MoldUDP64 sequence numbers); tolerant mode:
+they are counted (``lost on every line``, ``capture problem``) and the replay goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..base import FrameResult
+from ..itch.framer import ItchFramer
+from .stream import PROBLEM, problem_error
+
+log = logging.getLogger("obook")
+LOST = 0
+
+
+class MoldFramer(ItchFramer):
+    unit = "message"
+
+    def frame(self, buf, base_seq, byte_offset, final, max_records):
+        lost0, prob0 = int(self.types[LOST]), int(self.types[PROBLEM])
+        r = super().frame(buf, base_seq, byte_offset, final, max_records)
+        lost = int(self.types[LOST]) - lost0
+        prob = int(self.types[PROBLEM]) - prob0
+        if not (lost or prob):
+            return r
+        if self.on_error != "raise":
+            if lost:
+                self.skipped["lost on every line"] = self.skipped.get("lost on every line", 0) + lost
+            if prob:
+                self.skipped["capture problem"] = self.skipped.get("capture problem", 0) + prob
+                for _k, _pos, _t, frame, _run in self._marks(buf, r.n_bytes, PROBLEM):
+                    log.warning("%s (the messages before it are replayed)", problem_error(frame))
+            return r
+        k, pos, typ, frame, run = next(self._marks(buf, r.n_bytes, None))
+        if typ == LOST:
+            last = base_seq + k + run - 1
+            more = "" if run > 1 or k + run < r.n_records else " (and maybe more)"
+            what = f"message {base_seq + k}" if run == 1 else f"messages {base_seq + k} to {last}"
+            error = self._error(base_seq + k, f"{what}{more} lost on every line (MoldUDP64 sequence "
+                                              f"numbers {base_seq + k}..{last})")
+        else:
+            error = problem_error(frame)
+        return FrameResult(k, pos, error)
+
+    def _error(self, record, reason):
+        from ...errors import FeedError
+        return FeedError(self.path, record, reason, unit=self.unit)
+
+    @staticmethod
+    def _marks(buf, n_bytes, want):
+        """(record index, byte position, type, frame bytes, run of lost frames) of the marks."""
+        pos = k = 0
+        while pos + 3 <= n_bytes:
+            ln = (int(buf[pos]) << 8) | int(buf[pos + 1])
+            t = int(buf[pos + 2]) if ln else -1
+            if (t == LOST and ln == 1 and want in (None, LOST)) or (t == PROBLEM and want in (None, PROBLEM)):
+                run = 0
+                if t == LOST:
+                    q = pos
+                    while q + 3 <= n_bytes and buf[q] == 0 and buf[q + 1] == 1 and buf[q + 2] == LOST:
+                        run += 1
+                        q += 3
+                yield k, pos, t, bytes(buf[pos + 2:pos + 2 + ln]), run
+                if t == LOST:
+                    pos, k = pos + 3 * run, k + run
+                    continue
+            pos += 2 + ln
+            k += 1
+
+    def message_counts(self):
+        counts = super().message_counts()
+        counts.pop(chr(LOST), None)
+        counts.pop(chr(PROBLEM), None)
+        return counts

@@ -1,0 +1,96 @@
+"""The side tables of an arbitrated capture: the ITCH ones, ``gaps`` and ``line_stats``;
+the messages reader; the per-record columns every replay table gets."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..base import SideTable
+from ..itch import side as itch_side
+from .lines import LINE_NAMES, as_lines
+from .stream import LINE_TYPE, STAT_NAMES, TS_TYPE, arbitrate
+
+#: the columns added to every replay table (values from the stream's ``record_columns``)
+RECORD_FIELDS = [pa.field("mold_seq", pa.uint64()), pa.field("line", LINE_TYPE), pa.field("ts_recv", TS_TYPE)]
+
+
+def source(path):
+    """What the engine reads for a capture feed: its lines (see ``lines``), their reading
+    and arbitration started in a thread (the replay's workers start meanwhile)."""
+    return as_lines(path).prefetch()
+
+
+def _itch_side(path, names, on_error="raise", counts=None):
+    yield from itch_side.side_batches(as_lines(path), names, on_error, counts)
+
+
+def read_messages(path, on_error: str = "raise") -> pa.RecordBatchReader:
+    """The ITCH messages of the arbitrated lines (the stream's own marks left out)."""
+    from ..itch.messages import read_itch
+
+    reader = read_itch(as_lines(path), on_error)
+
+    def batches():
+        for b in reader:
+            yield b.filter(pc.invert(pc.is_in(b.column("type"), pa.array(["\x00", "\x02"]))))
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _schema(name, fields):
+    return pa.schema(fields, metadata={b"obook.table": name.encode()})
+
+
+GAPS_SCHEMA = _schema("gaps", [
+    pa.field("first_seq", pa.uint64()), pa.field("last_seq", pa.uint64()), pa.field("count", pa.uint64()),
+    pa.field("ts_before", TS_TYPE), pa.field("ts_after", TS_TYPE)])
+LINE_STATS_SCHEMA = _schema("line_stats", [
+    pa.field("line", pa.string()), pa.field("capture", pa.string()), pa.field("address", pa.string()),
+    pa.field("port", pa.uint16()), *[pa.field(n, pa.int64()) for n in STAT_NAMES]])
+
+
+def _own(path, names, on_error="raise", counts=None):
+    from .capture import ip_text
+
+    arb = arbitrate(as_lines(path))
+    for name in names:
+        if name == "gaps":
+            g = arb.gaps()
+            first = np.array([r[0] for r in g], np.uint64)
+            n = np.array([r[1] for r in g], np.uint64)
+            before = np.array([r[2] for r in g], np.int64)
+            after = np.array([r[3] for r in g], np.int64)
+            yield name, pa.RecordBatch.from_arrays(
+                [pa.array(first), pa.array(first + n - 1 if len(g) else first), pa.array(n),
+                 pa.array(before, TS_TYPE, mask=before < 0), pa.array(after, TS_TYPE, mask=after < 0)],
+                schema=GAPS_SCHEMA)
+        else:
+            rows = [[LINE_NAMES[i], spec.path, ip_text(ip), port, *arb.stats[i].tolist()]
+                    for i, (spec, ip, port) in enumerate(arb.lines)]
+            cols = list(zip(*rows)) if rows else [[] for _ in LINE_STATS_SCHEMA]
+            yield name, pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(cols, LINE_STATS_SCHEMA)],
+                                                   schema=LINE_STATS_SCHEMA)
+
+
+SYMBOLS = replace(itch_side.SYMBOLS, read=_itch_side)
+SYSTEM_EVENTS = replace(itch_side.SYSTEM_EVENTS, read=_itch_side)
+TRADING_ACTIONS = replace(itch_side.TRADING_ACTIONS, read=_itch_side)
+GAPS = SideTable("gaps", GAPS_SCHEMA, _own)
+LINE_STATS = SideTable("line_stats", LINE_STATS_SCHEMA, _own)
+
+
+def session_date(path):
+    """The New York date of the capture's first packet (None: no packet)."""
+    import datetime as _dt
+    from zoneinfo import ZoneInfo
+
+    from .capture import read_first_time
+
+    lines = as_lines(path)
+    ns = read_first_time(lines[0].path)
+    if ns is None:
+        return None
+    return _dt.datetime.fromtimestamp(ns / 1e9, ZoneInfo("America/New_York")).date()

@@ -1,0 +1,268 @@
+"""The lines of a capture arbitrated into one ITCH stream (what the engine reads).
+
+:func:`arbitrate` reads the captures, keeps the datagrams of each line, checks their
+MoldUDP64 headers, and takes the first copy of every sequence number in arrival order
+(capture time; lines in different files are merged by time, line A first on equal times).
+:class:`ArbitratedStream` writes the won messages as BinaryFILE frames in sequence order,
+numbered from 1: a message lost on every line is a 1-byte frame of type 0, so a record
+number is the MoldUDP64 sequence number. A capture problem (cut mid-record ...) follows the
+last message as a frame of type 2 holding its text; the format's framer turns both into
+a FeedError (strict) or counts (tolerant).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import FeedError, ObookError
+from .capture import read_capture
+from .lines import LINE_NAMES, Lines
+
+log = logging.getLogger("obook")
+
+PROBLEM = 2          # type byte of a capture problem's frame
+CHUNK_RECORDS = 1 << 16
+STAT_NAMES = ("packets", "messages", "duplicates", "gaps", "gap_messages", "recovered_other_line",
+              "recovered_request", "heartbeats", "bad_packets", "wrong_session", "backwards")
+
+
+@dataclass
+class Arbitration:
+    lines: list                # (LineSpec, ip, port) per line
+    captures: list             # Capture per file
+    who: np.ndarray            # per sequence number (index = seq): the winning packet, -1 lost
+    src_off: np.ndarray        # its message block's offset in its file
+    p_file: np.ndarray         # per packet: file index, line, time
+    p_line: np.ndarray
+    p_ts: np.ndarray
+    hi: int                    # one past the last sequence number
+    end_seq: int               # the end of session's number, -1: none seen
+    stats: np.ndarray          # lines x STAT_NAMES
+    session: bytes | None
+    problems: list             # FeedError of the captures
+
+    def gaps(self) -> list[tuple[int, int, int, int]]:
+        """Lost ranges: (first_seq, count, ts_before, ts_after): the capture times of the
+        messages delivered just before and after (-1: none)."""
+        lost = self.who[1:self.hi] < 0
+        if not lost.any():
+            return []
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], lost.view(np.int8), [0]))))
+        out = []
+        for a, b in zip(edges[::2] + 1, edges[1::2] + 1):
+            before = self.who[a - 1] if a > 1 else -1
+            after = self.who[b] if b < self.hi else -1
+            out.append((int(a), int(b - a), int(self.p_ts[before]) if before >= 0 else -1,
+                        int(self.p_ts[after]) if after >= 0 else -1))
+        return out
+
+
+def _line_datagrams(lines: Lines):
+    """Open each capture once; the (capture index, datagram indices) of every line."""
+    index = {}
+    for spec in lines:
+        index.setdefault(spec.path, len(index))
+    paths = list(index)
+    if len(paths) > 1:      # the kernels release the GIL: the captures are read side by side
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(len(paths), 4)) as pool:
+            captures = list(pool.map(read_capture, paths))
+    else:
+        captures = [read_capture(p) for p in paths]
+    out = []
+    for spec in lines:
+        f = index[spec.path]
+        cap = captures[f]
+        if spec.ip is not None:
+            sel = np.flatnonzero((cap.ip == spec.ip) & (cap.port == spec.port))
+            out.append((spec, f, sel, spec.ip, spec.port))
+            continue
+        # every destination carrying MoldUDP64 (a 20-byte header at least), first seen first
+        key = (cap.ip << 16) | cap.port
+        mold = cap.plen >= 20
+        keys, first = np.unique(key[mold], return_index=True)
+        for k in keys[np.argsort(first)]:
+            out.append((spec, f, np.flatnonzero(key == k), int(k) >> 16, int(k) & 0xFFFF))
+    if len(out) > len(LINE_NAMES):
+        raise ObookError(f"{'+'.join(s.path for s in lines)}: {len(out)} UDP destinations; "
+                         f"choose the lines as CAPTURE:ADDRESS:PORT")
+    return captures, out
+
+
+def _each(fn, n: int) -> None:
+    """fn(0) .. fn(n-1), side by side in threads when n > 1 (GIL-free kernels)."""
+    if n == 1:
+        fn(0)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=min(n, 4)) as pool:
+        list(pool.map(fn, range(n)))
+
+
+def arbitrate(lines: Lines) -> Arbitration:
+    from ..._kernels import mold as M
+
+    captures, chosen = _line_datagrams(lines)
+    n_lines = len(chosen)
+    parts = {k: [] for k in ("file", "line", "ts", "off", "len", "rec")}
+    for line, (_spec, f, sel, _ip, _port) in enumerate(chosen):
+        cap = captures[f]
+        parts["file"].append(np.full(len(sel), f, np.int64))
+        parts["line"].append(np.full(len(sel), line, np.int64))
+        parts["ts"].append(cap.ts[sel])
+        parts["off"].append(cap.poff[sel])
+        parts["len"].append(cap.plen[sel])
+        parts["rec"].append(cap.record[sel])
+    p_file, p_line, p_ts, p_off, p_len, p_rec = (np.concatenate(parts[k]) if parts[k] else np.zeros(0, np.int64)
+                                                 for k in ("file", "line", "ts", "off", "len", "rec"))
+    n = len(p_file)
+    seq = np.zeros(n, np.int64)
+    count = np.zeros(n, np.int64)
+    s_hi = np.zeros(n, np.int64)
+    s_lo = np.zeros(n, np.int64)
+    status = np.zeros(n, np.int64)
+    def headers(f):
+        mine = np.flatnonzero(p_file == f)
+        if len(mine):
+            out = [np.empty(len(mine), np.int64) for _ in range(5)]
+            M.mold_headers(captures[f].buf, p_off[mine], p_len[mine], len(mine), *out)
+            for a, o in zip((seq, count, s_hi, s_lo, status), out):
+                a[mine] = o
+    _each(headers, len(captures))
+    stats = np.zeros((n_lines, M.N_STATS), np.int64)
+    stats[:, M.S_PACKETS] = np.bincount(p_line, minlength=n_lines)
+    good = status == M.P_OK
+    stats[:, M.S_BAD] = np.bincount(p_line[~good], minlength=n_lines)
+    # arrival order: capture time (the lines are concatenated A first, each in file order:
+    # a stable sort keeps line order on ties), or file order when one capture holds them all
+    if len({c[1] for c in chosen}) > 1:
+        order = np.argsort(p_ts, kind="stable")
+    else:
+        order = np.argsort(p_rec, kind="stable")
+    session = None
+    ok = good.astype(np.uint8)
+    if good.any():
+        first = order[good[order]][0]
+        session = int(s_hi[first]).to_bytes(8, "big") + int(s_lo[first]).to_bytes(2, "big")
+        wrong = good & ((s_hi != s_hi[first]) | (s_lo != s_lo[first]))
+        stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
+        ok[wrong] = 0
+    data = ok.astype(bool) & (count != 0) & (count != M.END_OF_SESSION)
+    top = int((seq + np.where(data, count, 0))[ok.astype(bool)].max(initial=1))
+    hi = max(top, 1)
+    who = np.full(hi + 1, -1, np.int64)
+    have = np.zeros(hi + 1, np.uint8)
+    line_next = np.full(n_lines, -1, np.int64)
+    end_seq = M.arbitrate(order, p_line, seq, count, ok, who, have, line_next, stats)
+    if end_seq > 0:
+        hi = min(hi, end_seq)
+    M.recovered(have, 1, hi, n_lines, stats)
+    src_off = np.zeros(hi + 1, np.int64)
+    def offsets(f):
+        mine = np.flatnonzero((p_file == f) & ok.astype(bool))
+        M.message_offsets(captures[f].buf, mine, seq, count, p_off, who, src_off)
+    _each(offsets, len(captures))
+    problems = [c.problem for c in captures if c.problem is not None]
+    lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
+    return Arbitration(lines_out, captures, who[:hi + 1], src_off, p_file, p_line, p_ts, hi, end_seq,
+                       stats, session, problems)
+
+
+class ArbitratedStream:
+    """A Reader (readinto, pos, close) of the arbitrated ITCH stream, with the per-record
+    columns ``mold_seq``, ``line`` and ``ts_recv`` (:meth:`record_columns`)."""
+
+    def __init__(self, lines: Lines, arb: Arbitration | None = None):
+        self.lines = lines
+        self.arb = arbitrate(lines) if arb is None else arb
+        self._next = 1                   # the next sequence number to write
+        self._out = np.zeros(0, np.uint8)
+        self._at = 0
+        self._tail = self._problem_frame()
+        self._total = sum(len(c.buf) for c in self.arb.captures)
+        lost = int((self.arb.who[1:self.arb.hi] < 0).sum())
+        if lost:
+            log.info("%s: %d messages lost on every line", "+".join(s.path for s in lines), lost)
+
+    def _problem_frame(self) -> bytes:
+        if not self.arb.problems:
+            return b""
+        p = self.arb.problems[0]
+        text = f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
+        return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
+
+    def _fill(self) -> bool:
+        from ..._kernels import mold as M
+
+        arb = self.arb
+        s0 = self._next
+        if s0 >= arb.hi:
+            if self._tail:
+                self._out, self._at, self._tail = np.frombuffer(self._tail, np.uint8), 0, b""
+                return True
+            return False
+        s1 = min(arb.hi, s0 + CHUNK_RECORDS)
+        lens = np.full(s1 - s0, 3, np.int64)
+        for f, cap in enumerate(arb.captures):
+            M.stream_lengths(cap.buf, f, s0, s1, arb.who, arb.p_file, arb.src_off, lens)
+        at = np.zeros(s1 - s0 + 1, np.int64)
+        np.cumsum(lens, out=at[1:])
+        out = np.empty(int(at[-1]), np.uint8)
+        for f, cap in enumerate(arb.captures):
+            M.stream_copy(cap.buf, f, s0, s1, arb.who, arb.p_file, arb.src_off, at, out)
+        self._out, self._at, self._next = out, 0, s1
+        return True
+
+    def readinto(self, view) -> int:
+        while self._at >= len(self._out):
+            if not self._fill():
+                return 0
+        n = min(len(view), len(self._out) - self._at)
+        view[:n] = memoryview(self._out[self._at:self._at + n])
+        self._at += n
+        return n
+
+    def pos(self) -> int:
+        if self.arb.hi <= 1:
+            return self._total
+        return int(self._total * min(1.0, (self._next - 1) / (self.arb.hi - 1)))
+
+    def close(self) -> None:
+        self._out = np.zeros(0, np.uint8)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def record_columns(self, seq: np.ndarray) -> list:
+        """``mold_seq``, ``line`` and ``ts_recv`` of the records ``seq`` (uint64 or int64)."""
+        return record_columns(self.arb, seq)
+
+
+LINE_TYPE = pa.string()
+TS_TYPE = pa.timestamp("ns", tz="UTC")
+_LINE_NAMES = pa.array(list(LINE_NAMES), pa.string())
+
+
+def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
+    s = np.asarray(seq).astype(np.int64)
+    ok = (s >= 1) & (s < len(arb.who))
+    p = np.where(ok, arb.who[np.where(ok, s, 0)], -1)
+    missing = p < 0
+    safe = np.where(missing, 0, p)
+    line = arb.p_line[safe] if len(arb.p_line) else np.zeros(len(s), np.int64)
+    ts = arb.p_ts[safe] if len(arb.p_ts) else np.zeros(len(s), np.int64)
+    line_col = _LINE_NAMES.take(pa.array(line, mask=missing))
+    return [pa.array(s.astype(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
+
+
+def problem_error(frame: bytes) -> FeedError:
+    """The FeedError a capture problem's frame (type 2) carries."""
+    path, record, unit, reason = frame[1:].decode("utf-8", "replace").split("\0", 3)
+    return FeedError(path, int(record) if record.isdigit() else None, reason, unit=unit)

@@ -1,0 +1,174 @@
+"""``obook gen pcap``: an ITCH day as MoldUDP64 on lines A and B in packet captures.
+
+The day's messages are cut into packets (seeded sizes, at most ~1400 bytes); each line sends
+every packet, then seeded faults are applied per line: drops (B never drops what A dropped),
+duplicates, a packet swapped with the next (reordering), and ``both_gaps`` packets dropped
+on both lines (lost). Line B
+lags ``delay_ns``. A heartbeat and the end of session close each line. The capture time of a
+packet is the session midnight (New York) plus its first message's ITCH time (+ the lag).
+Written as pcap (µs or ns), pcapng (ns ``if_tsresol``, either byte order) and optionally
+with an 802.1Q tag; both lines to one capture, or one capture per line.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import random
+import struct
+
+import numpy as np
+
+from ..feeds.sources import open_source
+
+SESSION = b"OBOOK00001"
+LINE_A = ("233.54.12.111", 26477)
+LINE_B = ("233.54.12.112", 26477)
+MAX_PAYLOAD = 1400
+
+
+def _read_frames(itch) -> tuple[bytes, np.ndarray]:
+    from .._kernels.mold import frame_offsets
+
+    with open_source(itch) as f:
+        chunks = []
+        buf = bytearray(1 << 22)
+        while True:
+            n = f.readinto(memoryview(buf))
+            if not n:
+                break
+            chunks.append(bytes(buf[:n]))
+    data = b"".join(chunks)
+    arr = np.frombuffer(data, np.uint8)
+    off = np.empty(len(data) // 3 + 2, np.int64)
+    k = frame_offsets(arr, len(arr), off)
+    return data, off[:k + 1]
+
+
+def _packets(off: np.ndarray, rnd: random.Random, max_messages: int):
+    """(first message index, end index) of each packet."""
+    out = []
+    i, n = 0, len(off) - 1
+    while i < n:
+        want = rnd.randint(1, max_messages)
+        j = i + 1
+        while j < n and j - i < want and off[j + 1] - off[i] <= MAX_PAYLOAD:
+            j += 1
+        out.append((i, j))
+        i = j
+    return out
+
+
+def _ip(text):
+    return bytes(int(p) for p in text.split("."))
+
+
+def _frame(payload: bytes, dst, vlan: bool) -> bytes:
+    ip_dst, port = dst
+    mac = b"\x01\x00\x5e" + _ip(ip_dst)[1:]
+    eth = mac + b"\x02\x00\x00\x00\x00\x01" + (b"\x81\x00\x00\x64" if vlan else b"") + b"\x08\x00"
+    udp = struct.pack(">HHHH", 40000, port, 8 + len(payload), 0)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(payload), 0, 0x4000, 16, 17, 0,
+                     _ip("10.0.0.1"), _ip(ip_dst))
+    return eth + ip + udp + payload
+
+
+class _Writer:
+    def __init__(self, path, kind: str, big: bool):
+        self.f = open(path, "wb")
+        self.kind = kind
+        self.e = ">" if big else "<"
+        if kind in ("pcap", "pcap-ns"):
+            magic = 0xA1B2C3D4 if kind == "pcap" else 0xA1B23C4D
+            self.f.write(struct.pack(self.e + "IHHiIII", magic, 2, 4, 0, 0, 262144, 1))
+        else:
+            shb_body = struct.pack(self.e + "IHHq", 0x1A2B3C4D, 1, 0, -1)
+            self.f.write(struct.pack(self.e + "II", 0x0A0D0D0A, 12 + len(shb_body)) + shb_body
+                         + struct.pack(self.e + "I", 12 + len(shb_body)))
+            opts = struct.pack(self.e + "HH", 9, 1) + b"\x09\x00\x00\x00" + struct.pack(self.e + "HH", 0, 0)
+            body = struct.pack(self.e + "HHI", 1, 0, 262144) + opts
+            self.f.write(struct.pack(self.e + "II", 1, 12 + len(body)) + body + struct.pack(self.e + "I", 12 + len(body)))
+
+    def write(self, ts_ns: int, frame: bytes):
+        e = self.e
+        if self.kind == "pcap":
+            self.f.write(struct.pack(e + "IIII", ts_ns // 10**9, ts_ns % 10**9 // 1000, len(frame), len(frame)) + frame)
+        elif self.kind == "pcap-ns":
+            self.f.write(struct.pack(e + "IIII", ts_ns // 10**9, ts_ns % 10**9, len(frame), len(frame)) + frame)
+        else:
+            pad = (-len(frame)) % 4
+            total = 32 + len(frame) + pad
+            self.f.write(struct.pack(e + "IIIIIII", 6, total, 0, ts_ns >> 32, ts_ns & 0xFFFFFFFF, len(frame), len(frame))
+                         + frame + b"\0" * pad + struct.pack(e + "I", total))
+
+    def close(self):
+        self.f.close()
+
+
+def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, dup: float = 0.005,
+               reorder: float = 0.005, both_gaps: int = 0, kind: str = "pcap", big: bool = False,
+               vlan: bool = False, date: str = "2026-11-30", delay_ns: int = 20_000,
+               max_messages: int = 12, session: bytes = SESSION, line_a=LINE_A, line_b=LINE_B) -> dict:
+    """Write the captures; returns ``{"messages", "packets", "lost": [(first_seq, count)]}``
+    (the sequence numbers no line carries, merged into ranges)."""
+    if kind not in ("pcap", "pcap-ns", "pcapng"):
+        raise ValueError(f"kind must be pcap, pcap-ns or pcapng, not {kind!r}")
+    from zoneinfo import ZoneInfo
+
+    day = _dt.date.fromisoformat(date)
+    midnight = int(_dt.datetime.combine(day, _dt.time(0), ZoneInfo("America/New_York")).timestamp()) * 10**9
+    rnd = random.Random(seed)
+    data, off = _read_frames(itch)
+    packets = _packets(off, rnd, max_messages)
+    n_msgs = len(off) - 1
+    lost_packets = set(rnd.sample(range(len(packets)), min(both_gaps, len(packets))))
+    sends = []                       # (ts, line, order, payload)
+    dropped_a = set()
+    for line, delay in ((0, 0), (1, delay_ns)):
+        order = []
+        for p in range(len(packets)):
+            # a random drop on B spares what A lost: only ``both_gaps`` are lost on both
+            if p in lost_packets or (rnd.random() < drop and p not in dropped_a):
+                if line == 0:
+                    dropped_a.add(p)
+                continue
+            order.append(p)
+            if rnd.random() < dup:
+                order.append(p)
+        for i in range(len(order) - 1):
+            if rnd.random() < reorder:
+                order[i], order[i + 1] = order[i + 1], order[i]
+        last_ts = midnight
+        for k, p in enumerate(order):
+            i, j = packets[p]
+            ts = max(last_ts, midnight + int.from_bytes(data[off[i] + 7:off[i] + 13], "big") + delay)
+            last_ts = ts                # the capture's times never go back
+            head = struct.pack(">10sQH", session, i + 1, j - i)
+            sends.append((ts, line, k, head + data[off[i]:off[j]]))
+        for k, count in ((len(order), 0), (len(order) + 1, 0xFFFF)):
+            sends.append((last_ts + 1000, line, k, struct.pack(">10sQH", session, n_msgs + 1, count)))
+    delivered = np.zeros(n_msgs + 2, bool)
+    for _ts, _line, _k, payload in sends:
+        seq, count = struct.unpack(">QH", payload[10:20])
+        if count and count != 0xFFFF:
+            delivered[seq:seq + count] = True
+    lost = []
+    miss = np.flatnonzero(~delivered[1:n_msgs + 1]) + 1
+    for m in miss.tolist():
+        if lost and lost[-1][0] + lost[-1][1] == m:
+            lost[-1] = (lost[-1][0], lost[-1][1] + 1)
+        else:
+            lost.append((m, 1))
+    dst = (line_a, line_b)
+    writers = [_Writer(out_a, kind, big)]
+    if out_b is not None:
+        writers.append(_Writer(out_b, kind, big))
+        sends.sort(key=lambda x: (x[1], x[2]))          # each file in its line's send order
+    else:
+        sends.sort(key=lambda x: (x[0], x[1], x[2]))    # one capture: by time, A first
+    try:
+        for ts, line, _k, payload in sends:
+            writers[line if out_b is not None else 0].write(ts, _frame(payload, dst[line], vlan))
+    finally:
+        for w in writers:
+            w.close()
+    return {"messages": n_msgs, "packets": len(packets), "lost": lost}

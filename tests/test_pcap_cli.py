@@ -1,0 +1,59 @@
+"""``obook gen pcap`` and ``obook bbo --line-a/--line-b``."""
+
+from __future__ import annotations
+
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+from obook.gen.itch import write_itch
+
+runner = CliRunner()
+
+
+def _main(args):
+    from obook.cli import main
+
+    old = sys.argv
+    sys.argv = ["obook", *map(str, args)]
+    try:
+        with pytest.raises(SystemExit) as e:
+            main()
+    finally:
+        sys.argv = old
+    return e.value.code
+
+
+def test_cli_gen_pcap_then_bbo_lines_equal_plain_replay(tmp_path):
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 3000, 4, seed=2)
+    r = runner.invoke(app, ["gen", "pcap", str(itch), str(tmp_path / "a.pcap"), str(tmp_path / "b.pcap"),
+                            "--drop", "0.1", "--seed", "3"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "bbo.parquet"
+    r = runner.invoke(app, ["bbo", "--line-a", f"{tmp_path / 'a.pcap'}:233.54.12.111:26477",
+                            "--line-b", f"{tmp_path / 'b.pcap'}:233.54.12.112:26477", "-o", str(out), "-w", "1"])
+    assert r.exit_code == 0, r.output
+    got = pq.read_table(out)
+    plain = obook.bbo(str(itch), workers=1).read_all()
+    assert got.schema.names[-3:] == ["mold_seq", "line", "ts_recv"]
+    assert got.column("seq").equals(plain.column("seq")) and got.column("bid_px").equals(plain.column("bid_px"))
+
+
+def test_cli_bbo_lines_lost_on_both_is_error_naming_range(tmp_path, capsys):
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 3000, 4, seed=2)
+    from obook.gen.pcap import write_pcap
+    info = write_pcap(itch, tmp_path / "both.pcapng", None, kind="pcapng", both_gaps=1, seed=4)
+    a, c = info["lost"][0]
+    cap = tmp_path / "both.pcapng"
+    code = _main(["bbo", "--line-a", f"{cap}:233.54.12.111:26477", "--line-b", f"{cap}:233.54.12.112:26477",
+                  "-o", tmp_path / "x.parquet"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("error: ") and f"messages {a} to {a + c - 1} lost on every line" in err
+    assert _main(["bbo", str(itch), "--line-a", f"{cap}:233.54.12.111:26477"]) == 1
+    assert "not both" in capsys.readouterr().err
