@@ -45,8 +45,8 @@ def live(day: Path, speed: float, drop: float, tickers: list[str]):
     from obook.live.risk import RiskGate
     from obook.live.strategy import TickToTrade
 
-    a, b, r, v = (("127.0.0.1", _port()) for _ in range(3)), None, None, _port(socket.SOCK_STREAM)
-    a, b, r = list(a)
+    a, b, r = (("127.0.0.1", _port()) for _ in range(3))
+    v = _port(socket.SOCK_STREAM)
     obook = [sys.executable, "-m", "obook"]
     venue = subprocess.Popen(obook + ["venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1"],
                              stderr=subprocess.PIPE, text=True)

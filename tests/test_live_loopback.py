@@ -4,7 +4,6 @@ leaves complete files."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path

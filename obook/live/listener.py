@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import numpy as np
 import pyarrow as pa
 
 from .feed import RING, LiveFeed
@@ -108,4 +107,4 @@ def listen(line_a, line_b, request=None, table: str = "bbo", **options) -> Itera
         yield batch
 
 
-__all__ = ["Listener", "listen", "np"]
+__all__ = ["Listener", "listen", "warm_up"]
