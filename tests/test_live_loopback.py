@@ -95,11 +95,11 @@ def test_cli_send_listen_parquet_rolls_files_equal_file_replay(day, tmp_path):
     a, b, r = addresses()
     out = tmp_path / "bbo"
     with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
-                 "--to", "parquet", "-o", out, "--interval", "0.2", "--idle-timeout", "20",
+                 "--to", "parquet", "-o", out, "--interval", "0.1", "--idle-timeout", "20",
                  "--retries", "20") as lp:
         _wait_for(out)    # listening (its kernels loaded, the sinks open) before the day starts
         with process("send", day, "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
-                     "--rate", "3000", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
+                     "--rate", "1000", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
             assert sp.wait(timeout=60) == 0
         assert lp.wait(timeout=60) == 0, lp.stderr.read()
     files = sorted(out.glob("bbo-*.parquet"))

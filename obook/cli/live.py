@@ -41,6 +41,7 @@ def send(
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the drops and reordering."),
     session: str = typer.Option("OBOOK", "--session", help="MoldUDP64 session name (10 characters at most)."),
     heartbeat: float = typer.Option(0.5, "--heartbeat", min=0.01, help="Seconds of silence before a heartbeat."),
+    interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
@@ -50,7 +51,7 @@ def send(
 
     opts = SendOptions(parse_address(line_a, "--line-a"), parse_address(line_b, "--line-b"),
                        parse_address(request, "--request") if request else None, session, speed, rate,
-                       delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger)
+                       delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface)
     stats = Sender(read_messages(day), opts).run()
     typer.echo("sent: " + ", ".join(f"{k} {v}" for k, v in stats.items()), err=True)
 
@@ -59,6 +60,7 @@ def listen(
     line_a: str = typer.Option("127.0.0.1:31001", "--line-a", help=A_HELP),
     line_b: str = typer.Option("127.0.0.1:31002", "--line-b", help=B_HELP),
     request: Optional[str] = typer.Option("127.0.0.1:31003", "--request", help=REQ_HELP + " Empty: none (gaps are given up)."),
+    interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow (default: the first packet's)."),
     to: Sink = typer.Option(Sink.text, "--to", help="text: BBO lines on stdout; parquet: rolling files in --output (a directory); "
                                                     "arrow: an Arrow IPC stream file; duckdb: append to tables of a database."),

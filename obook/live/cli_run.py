@@ -54,7 +54,7 @@ def run_listen(a: dict) -> None:
                    parse_address(a["request"], "--request") if a["request"] else None, tables=tables,
                    tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
                    retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
-                   session=a["session"])
+                   session=a["session"], interface=a["interface"])
     kind = a["to"].value
     if kind != "text" and a["output"] is None:
         lst.close()
