@@ -55,6 +55,13 @@ class TickToTrade:
     def on_bbo(self, batch: pa.RecordBatch, feed=None, t_book: int | None = None) -> None:
         """Run the strategy over a batch of BBO rows (``feed``: the LiveFeed whose stamps the
         rows' records carry; ``t_book``: when the batch left the book)."""
+        try:
+            self._run(batch, feed, t_book)
+        finally:
+            if self.gateway is not None:
+                self.gateway.poll()     # the venue's answers; a heartbeat when idle
+
+    def _run(self, batch: pa.RecordBatch, feed, t_book) -> None:
         if self.tickers is not None:
             import pyarrow.compute as pc
 
@@ -94,8 +101,6 @@ class TickToTrade:
                     if stamps is not None:
                         self._kernel_of.setdefault(o.ref, stamps["recv"])
                 t1 = now()
-        if gw is not None:
-            gw.poll()
 
     def digest(self) -> str:
         import hashlib
