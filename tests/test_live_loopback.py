@@ -228,3 +228,18 @@ def test_cli_tick_to_trade_venue_gets_offline_orders(day, tmp_path):
     assert len(read_log(log)) == len(offline.orders)
     lat = pq.read_table(tmp_path / "latency.parquet").to_pydict()
     assert {"recv", "book", "strategy", "gateway", "venue", "tick-to-trade"} <= set(lat["stage"])
+
+
+def test_listen_everything_lost_on_both_lines_recovered_by_rerequest(tmp_path):
+    """Both lines drop every packet: the end of session names the last number, and the
+    whole day comes back by re-request (in requests of at most ``max_request`` messages)."""
+    small = tmp_path / "small.itch"
+    write_itch(str(small), 3_000, 5, 4)
+    a, b, r = addresses()
+    lst = Listener(a, b, r, idle_timeout=10, retries=20, max_request=700)
+    with sending(small, a, b, r, rate=20_000, drop_a=1.0, drop_b=1.0):
+        table = pa.Table.from_batches([bt for _t, bt in lst.table_batches()])
+    st = lst.stats()
+    assert st["lines"]["A"]["messages"] == st["lines"]["B"]["messages"] == 0
+    assert st["lines"]["request"]["recovered_request"] == 3_000 and st["requests"] >= 5
+    assert table.equals(obook.bbo(small, workers=1).read_all())
