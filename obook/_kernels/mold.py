@@ -3,11 +3,9 @@
 The capture's UDP payloads of the chosen lines are checked (``mold_headers``), arbitrated in
 arrival order (``arbitrate``: the first copy of each sequence number wins), located in their
 files (``message_offsets``) and written out as a BinaryFILE ITCH stream in sequence order
-(``stream_lengths`` / ``stream_copy``): a message lost on every line becomes a 1-byte frame
+(``stream_copy``): a message lost on every line becomes a 1-byte frame
 of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Never raise.
 """
-
-from __future__ import annotations
 
 import numpy as np
 from numba import njit
@@ -26,14 +24,12 @@ S_PACKETS, S_MESSAGES, S_DUPLICATES, S_GAPS, S_GAP_MESSAGES, S_RECOVERED_OTHER =
 S_RECOVERED_REQUEST, S_HEARTBEATS, S_BAD, S_WRONG_SESSION, S_BACKWARDS = 6, 7, 8, 9, 10
 N_STATS = 11
 
-
 @njit(cache=True, inline="always")
 def _be(buf, p, nbytes):
     v = np.int64(0)
     for k in range(nbytes):
         v = (v << 8) | np.int64(buf[p + k])
     return v
-
 
 @njit(cache=True, nogil=True)
 def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
@@ -68,7 +64,6 @@ def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
         if st == P_OK and q != end:
             st = P_TRAILING
         status[i] = st
-
 
 @njit(cache=True, nogil=True)
 def arbitrate(order, p_line, p_seq, p_count, p_ok, who, have, line_next, stats):
@@ -112,7 +107,6 @@ def arbitrate(order, p_line, p_seq, p_count, p_ok, who, have, line_next, stats):
             have[s] |= bit
     return end_seq
 
-
 @njit(cache=True, nogil=True)
 def recovered(have, lo, hi, lines, stats):
     """Per line: the numbers it never received that another line did."""
@@ -124,10 +118,10 @@ def recovered(have, lo, hi, lines, stats):
             if (h >> line) & 1 == 0:
                 stats[line, S_RECOVERED_OTHER] += 1
 
-
 @njit(cache=True, nogil=True)
-def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
-    """For the packets ``pkts`` (of one file): the offset of each message block it won."""
+def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off, src_len):
+    """For the packets ``pkts`` (of one file): the offset and frame length (2 + message) of
+    each message block it won."""
     for j in range(len(pkts)):
         p = pkts[j]
         c = p_count[p]
@@ -136,19 +130,12 @@ def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off):
         q = p_off[p] + 20
         s = p_seq[p]
         for _ in range(c):
+            ln = 2 + _be(buf, q, 2)
             if who[s] == p:
                 src_off[s] = q
-            q += 2 + _be(buf, q, 2)
+                src_len[s] = ln
+            q += ln
             s += 1
-
-
-@njit(cache=True, nogil=True)
-def stream_lengths(buf, f, s0, s1, who, p_file, src_off, lens):
-    """Bytes of each record s0..s1-1 whose message lies in file ``f`` (others untouched)."""
-    for s in range(s0, s1):
-        p = who[s]
-        if p >= 0 and p_file[p] == f:
-            lens[s - s0] = 2 + _be(buf, src_off[s], 2)
 
 
 @njit(cache=True, nogil=True)
@@ -178,7 +165,6 @@ def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
             s += 1
         out[a:a + (e - q)] = buf[q:e]
     return s1
-
 
 @njit(cache=True, nogil=True)
 def frame_offsets(buf, n, out):

@@ -7,8 +7,6 @@ returned position) or with a status naming what is wrong at the returned positio
 ``udp_payloads`` classifies each frame and finds its UDP payload. Never raise.
 """
 
-from __future__ import annotations
-
 import numpy as np
 from numba import njit
 
@@ -29,13 +27,11 @@ K_FRAGMENT = 4       # an IPv4 fragment
 
 MAX_FRAME = 1 << 18  # a frame longer than this is a corrupt length
 
-
 @njit(cache=True, inline="always")
 def _u16(buf, p, big):
     if big:
         return (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
     return (np.int64(buf[p + 1]) << 8) | np.int64(buf[p])
-
 
 @njit(cache=True, inline="always")
 def _u32(buf, p, big):
@@ -44,7 +40,6 @@ def _u32(buf, p, big):
                 | (np.int64(buf[p + 2]) << 8) | np.int64(buf[p + 3]))
     return ((np.int64(buf[p + 3]) << 24) | (np.int64(buf[p + 2]) << 16)
             | (np.int64(buf[p + 1]) << 8) | np.int64(buf[p]))
-
 
 @njit(cache=True, nogil=True)
 def pcap_frames(buf, pos, end, big, frac_ns, link, ts, off, flen, links):
@@ -70,7 +65,6 @@ def pcap_frames(buf, pos, end, big, frac_ns, link, ts, off, flen, links):
         pos += 16 + incl
     return n, pos, OK
 
-
 @njit(cache=True, nogil=True)
 def _ns(t, mul, shift):
     """Interface time units to ns: mul > 0: t * mul; mul < 0: t // -mul; shift: t / 2**shift."""
@@ -79,7 +73,6 @@ def _ns(t, mul, shift):
     if mul > 0:
         return t * mul
     return t // (-mul)
-
 
 @njit(cache=True, nogil=True)
 def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen, links):
@@ -167,7 +160,6 @@ def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen
         state[2] += 1
         pos += blen
     return n, pos, OK
-
 
 @njit(cache=True, nogil=True)
 def udp_payloads(buf, off, flen, links, n, ip, port, poff, plen, kind):

@@ -36,6 +36,7 @@ class Arbitration:
     captures: list             # Capture per file
     who: np.ndarray            # per sequence number (index = seq): the winning packet, -1 lost
     src_off: np.ndarray        # its message block's offset in its file
+    src_len: np.ndarray        # its frame's bytes (2 + message; a lost one's placeholder: 3)
     p_file: np.ndarray         # per packet: file index, line, time
     p_line: np.ndarray
     p_ts: np.ndarray
@@ -162,13 +163,16 @@ def arbitrate(lines: Lines) -> Arbitration:
         hi = min(hi, end_seq)
     M.recovered(have, 1, hi, n_lines, stats)
     src_off = np.zeros(hi + 1, np.int64)
+    src_len = np.full(hi + 1, 3, np.int32)       # a lost message: its 3-byte placeholder
+    won = np.zeros(n, bool)
+    won[who[:hi][who[:hi] >= 0]] = True            # only the packets that won a message
     def offsets(f):
-        mine = np.flatnonzero((p_file == f) & ok.astype(bool))
-        M.message_offsets(captures[f].buf, mine, seq, count, p_off, who, src_off)
+        mine = np.flatnonzero((p_file == f) & won)
+        M.message_offsets(captures[f].buf, mine, seq, count, p_off, who, src_off, src_len)
     _each(offsets, len(captures))
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
-    return Arbitration(lines_out, captures, who[:hi + 1], src_off, p_file, p_line, p_ts, hi, end_seq,
+    return Arbitration(lines_out, captures, who[:hi + 1], src_off, src_len, p_file, p_line, p_ts, hi, end_seq,
                        stats, session, problems)
 
 
@@ -206,11 +210,8 @@ class ArbitratedStream:
                 return True
             return False
         s1 = min(arb.hi, s0 + CHUNK_RECORDS)
-        lens = np.full(s1 - s0, 3, np.int64)
-        for f, cap in enumerate(arb.captures):
-            M.stream_lengths(cap.buf, f, s0, s1, arb.who, arb.p_file, arb.src_off, lens)
         at = np.zeros(s1 - s0 + 1, np.int64)
-        np.cumsum(lens, out=at[1:])
+        np.cumsum(arb.src_len[s0:s1], out=at[1:])
         out = np.empty(int(at[-1]), np.uint8)
         for f, cap in enumerate(arb.captures):
             M.stream_copy(cap.buf, f, s0, s1, arb.who, arb.p_file, arb.src_off, at, out)
