@@ -32,6 +32,8 @@ log = logging.getLogger("obook")
 
 RING = 1 << 16
 LINES = ("A", "B", "request")
+#: the ``line`` column's names: A, B, and R for a message that came back by re-request
+LINE_LETTERS = ("A", "B", "R")
 
 
 class LiveFeed:
@@ -70,6 +72,7 @@ class LiveFeed:
         self.next_record = 1                      # the replay's number of the next message
         self.mold_seq = np.zeros(RING, np.int64)  # per record: its MoldUDP64 number
         self.t_kernel = np.zeros(RING, np.int64)
+        self.line = np.zeros(RING, np.int64)      # per record: the line that delivered it first
         self.t_decode = np.zeros(RING, np.int64)
         self.t_handover = np.zeros(RING, np.int64)
         self.hists = {k: Histogram(k) for k in ("recv", "decode", "handover")}
@@ -145,6 +148,7 @@ class LiveFeed:
         idx = np.arange(r, r + len(msgs)) & (RING - 1)
         self.mold_seq[idx] = np.fromiter((m[0] for m in msgs), np.int64, len(msgs))
         self.t_kernel[idx] = np.fromiter((m[2] for m in msgs), np.int64, len(msgs))
+        self.line[idx] = np.fromiter((m[1] for m in msgs), np.int64, len(msgs))
         self.t_decode[idx] = t
         out = self.out
         for _seq, _line, _ts, msg in msgs:
@@ -202,6 +206,18 @@ class LiveFeed:
         msgs = self.arbiter.pop()
         if msgs:
             self._deliver(msgs)
+
+    def record_columns(self, seq: np.ndarray) -> list:
+        """``mold_seq``, ``line`` and ``ts_recv`` (the kernel's receive stamp, UTC) of the
+        replay's records ``seq`` (recent ones: the stamps are kept in rings)."""
+        import pyarrow as pa
+
+        from ..feeds.mold.side import RECORD_FIELDS
+
+        idx = np.asarray(seq, np.int64) & (RING - 1)
+        letters = pa.array(LINE_LETTERS, RECORD_FIELDS[1].type)
+        return [pa.array(self.mold_seq[idx].astype(np.uint64)), letters.take(pa.array(self.line[idx])),
+                pa.array(self.t_kernel[idx] + self.clock.offset, RECORD_FIELDS[2].type)]
 
     # -- results -------------------------------------------------------------------------------
 

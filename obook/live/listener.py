@@ -9,6 +9,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
 from .feed import RING, LiveFeed
 from .latency import Histogram, now
 
@@ -37,7 +38,17 @@ class Listener:
         self.end_to_end = Histogram("recv-to-book")
 
     def schema(self, table: str = "bbo") -> pa.Schema:
-        return self.replay.schema(table)
+        """The replay's schema, then ``mold_seq``, ``line`` and ``ts_recv`` (as a capture
+        replay's tables)."""
+        schema = self.replay.schema(table)
+        for f in RECORD_FIELDS:
+            schema = schema.append(f)
+        return schema
+
+    def _with_record_columns(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        for f, a in zip(RECORD_FIELDS, self.feed.record_columns(batch.column("seq").to_numpy())):
+            batch = batch.append_column(f, a)
+        return batch
 
     def table_batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
         """(table, batch) as the books change, until the end of session (or an error, or the
@@ -52,7 +63,7 @@ class Listener:
                     self.end_to_end.record(t - feed.t_kernel[idx])
                     if self.ttt is not None:
                         self.ttt.on_bbo(batch, feed, t)
-                yield table, batch
+                yield table, self._with_record_columns(batch)
         finally:
             self.close()
 
