@@ -107,3 +107,15 @@ def test_numba_strategy_orders_equal_python_strategy(day):
     a = replay_orders(day, numba_strategy(cross_spread), TICKERS, RiskGate())
     b = replay_orders(day, python, TICKERS, RiskGate())
     assert len(a.orders) > 0 and a.digest() == b.digest()
+
+
+def test_example_strategy_script_offline_run_venue_gets_all(tmp_path, day):
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, str(EXAMPLE), str(day)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    offline = replay_orders(day, _join_bid(), ["AAA", "AAB"], RiskGate())
+    assert f"orders sha256: {offline.digest()}" in run.stdout
+    assert f"venue received: {len(offline.orders)}" in run.stdout
