@@ -256,3 +256,24 @@ def test_listen_everything_lost_on_both_lines_recovered_by_rerequest(tmp_path):
     assert st["lines"]["request"]["recovered_request"] == 3_000 and st["requests"] >= 5
     assert _plain(table).equals(obook.bbo(small, workers=1).read_all())
     assert set(table["line"].to_pylist()) == {"R"}
+
+
+def test_cli_listen_text_equals_bbo_text(day):
+    import subprocess
+    import sys
+
+    a, b, r = addresses()
+    want = subprocess.run([sys.executable, "-m", "obook", "bbo", str(day), "-w", "1"], capture_output=True,
+                          timeout=120, check=True).stdout
+    with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                 "--retries", "20", "--idle-timeout", "20") as lp:
+        line = b""
+        while not line.startswith(b"listening:"):      # the lines are bound
+            line = lp.stderr.readline()
+            assert line, "listen ended before listening"
+        with process("send", day, "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                     "--rate", "3000", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
+            assert sp.wait(timeout=60) == 0
+        out, err = lp.communicate(timeout=60)
+        assert lp.returncode == 0, err
+    assert out == want

@@ -60,6 +60,7 @@ def run_listen(a: dict) -> None:
         lst.close()
         raise ObookError(f"--to {kind} needs --output")
     sinks = {} if kind == "text" else open_sinks(kind, a["output"], tables, lst.schema, a["interval"])
+    typer.echo(f"listening: line A {a['line_a']}, line B {a['line_b']}", err=True)
     try:
         if kind == "text":
             from ..output import text_lines
