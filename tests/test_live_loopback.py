@@ -94,6 +94,9 @@ def test_listen_gap_unanswered_skip_reports_gaps(day):
     assert st["gaps"] and st["ended"]
     lost = sum(g["count"] for g in st["gaps"])
     assert st["records"] == 20_000 - lost
+    gaps = lst.gaps_table()
+    assert sum(gaps["count"].to_pylist()) == lost and gaps["ts_after"].null_count == 0
+    assert gaps["first_seq"].to_pylist() == [g["first_seq"] for g in st["gaps"]]
 
 
 def _wait_for(*paths, timeout=60.0):

@@ -77,6 +77,10 @@ def run_listen(a: dict) -> None:
         try:
             close_sinks(sinks)
         finally:
+            if kind == "parquet" and lst.feed.lost:
+                import pyarrow.parquet as pq
+
+                pq.write_table(lst.gaps_table(), Path(a["output"]) / "gaps.parquet")
             st = lst.stats()
             typer.echo("listen: " + ", ".join(f"{k} {v}" for k, v in st.items() if k != "lines"), err=True)
             for line, s in st["lines"].items():

@@ -78,6 +78,7 @@ class LiveFeed:
         self.hists = {k: Histogram(k) for k in ("recv", "decode", "handover")}
         self._open: dict[int, list] = {}          # gap first seq -> [count, seen, requests, last]
         self.requests = 0
+        self.lost: list[tuple] = []               # given up: (first, count, ts before, ts given up), UTC
         self.done = False
         self._last_packet = time.monotonic()
 
@@ -202,6 +203,9 @@ class LiveFeed:
             raise ObookError(f"live feed: sequence numbers {first}..{last} lost on both lines "
                              f"(re-requests unanswered after {self.retries} retries)")
         log.warning("live feed: sequence numbers %d..%d lost on both lines", first, last)
+        before = int(self.t_kernel[(self.next_record - 1) & (RING - 1)]) if self.next_record > 1 else None
+        self.lost.append((first, count, None if before is None else before + self.clock.offset,
+                          now() + self.clock.offset))
         self.arbiter.skip(first, count, now())
         msgs = self.arbiter.pop()
         if msgs:

@@ -79,6 +79,19 @@ class Listener:
             out.update(strategy_calls=self.ttt.calls, orders=len(self.ttt.orders), refused=dict(self.ttt.risk.refused))
         return out
 
+    def gaps_table(self) -> pa.Table:
+        """The ranges given up (``on_gap="skip"``), as a capture replay's ``gaps`` table:
+        ``ts_before`` the receive stamp of the last message before the gap, ``ts_after``
+        when it was given up."""
+        from ..feeds.mold.side import GAPS_SCHEMA
+
+        lost = self.feed.lost
+        first = [g[0] for g in lost]
+        return pa.table([pa.array(first, pa.uint64()), pa.array([g[0] + g[1] - 1 for g in lost], pa.uint64()),
+                         pa.array([g[1] for g in lost], pa.uint64()),
+                         pa.array([g[2] for g in lost], GAPS_SCHEMA.field("ts_before").type),
+                         pa.array([g[3] for g in lost], GAPS_SCHEMA.field("ts_after").type)], schema=GAPS_SCHEMA)
+
     def latency(self) -> list[Histogram]:
         """Per stage, in path order, then the end-to-end ones."""
         h = self.feed.hists
