@@ -118,7 +118,7 @@ class LiveFeed:
         """Receive what arrives within ``wait`` seconds, deliver, re-request, give up."""
         ready, _, _ = select.select(self.socks, [], [], max(0.0, min(wait, self._next_deadline())))
         arb = self.arbiter
-        recv, dec = self.hists["recv"], self.hists["decode"]
+        recv, dec = [], []
         for s in ready:
             line = self.socks.index(s)
             while True:
@@ -130,9 +130,12 @@ class LiveFeed:
                 k = self.clock.from_realtime(kernel) if kernel is not None else t_user
                 arb.packet(line, data, k, requested=line == 2)
                 t = now()
-                recv.record((t_user - k,))
-                dec.record((t - t_user,))
-                self._last_packet = time.monotonic()
+                recv.append(t_user - k)
+                dec.append(t - t_user)
+        if recv:
+            self.hists["recv"].record(recv)
+            self.hists["decode"].record(dec)
+            self._last_packet = time.monotonic()
         msgs = arb.pop()
         if msgs:
             self._deliver(msgs)
