@@ -150,71 +150,83 @@ class Sender:
     def run(self) -> dict:
         o = self.o
         t0 = time.monotonic()
-        heap: list = []          # (due, order, line, packet bytes)
-        order = 0
-        held = [None, None]      # a packet held back per line (reordering)
-        k = 0
-        n_packets = len(self.packets)
-        last_sent = [t0, t0]
-        next_seq = [1, 1]        # per line: after its last packet sent (what a heartbeat says)
+        self._heap: list = []              # (due, order, line, packet bytes | next seq of a drop)
+        self._order = 0
+        self._held = [None, None]          # a packet held back per line (reordering)
+        self._last_sent = [t0, t0]
+        self._next_seq = [1, 1]            # per line: after its last packet (what a heartbeat says)
+        k, n_packets = 0, len(self.packets)
+        fastest = o.speed <= 0 and o.rate <= 0
         try:
             while not self._stopped:
                 now = time.monotonic()
-                # queue the packets due by now (line B later by delay_b)
-                while k < n_packets and (self._due(k, t0) <= now or not heap and o.speed <= 0 and o.rate <= 0):
-                    first, count = self.packets[k]
-                    pkt = encode_packet(o.session, first + 1, self.messages[first:first + count])
-                    due = self._due(k, t0)
-                    for line in (0, 1):
-                        if self.rngs[line].random() < (o.drop_a, o.drop_b)[line]:
-                            self.stats[f"dropped_{'ab'[line]}"] += 1   # lost on the way: its
-                            heapq.heappush(heap, (due + line * o.delay_b, order, line, first + count + 1))
-                            order += 1
-                            continue
-                        item = pkt
-                        if held[line] is not None:          # the held packet goes after this one
-                            heapq.heappush(heap, (due + line * o.delay_b, order, line, item))
-                            item, held[line] = held[line], None
-                            order += 1
-                        elif o.reorder and self.rngs[line].random() < o.reorder:
-                            held[line] = pkt
-                            self.stats["reordered"] += 1
-                            continue
-                        heapq.heappush(heap, (due + line * o.delay_b, order, line, item))
-                        order += 1
+                while k < n_packets and (self._due(k, t0) <= now or fastest and not self._heap):
+                    self._queue(k, self._due(k, t0))
                     k += 1
-                    if o.speed <= 0 and o.rate <= 0 and len(heap) > 64:
+                    if fastest and len(self._heap) > 64:
                         break
                 if k == n_packets:
-                    for line in (0, 1):
-                        if held[line] is not None:
-                            heapq.heappush(heap, (now + line * o.delay_b, order, line, held[line]))
-                            held[line] = None
-                            order += 1
-                while heap and heap[0][0] <= now:
-                    _, _, line, pkt = heapq.heappop(heap)
-                    if isinstance(pkt, int):     # a dropped packet: the line's sequence moves on
-                        next_seq[line] = max(next_seq[line], pkt)
-                        continue
-                    self.out.sendto(pkt, self.lines[line])
-                    self.stats[f"packets_{'ab'[line]}"] += 1
-                    last_sent[line] = now
-                    seq, count = _SEQ_COUNT.unpack_from(pkt, 10)
-                    next_seq[line] = max(next_seq[line], seq + count)
-                if k == n_packets and not heap:
+                    self._release_held(now)
+                self._send_due(now)
+                if k == n_packets and not self._heap:
                     break
-                for line in (0, 1):
-                    if now - last_sent[line] >= o.heartbeat:
-                        self.out.sendto(encode_packet(o.session, next_seq[line], []), self.lines[line])
-                        self.stats["heartbeats"] += 1
-                        last_sent[line] = now
-                nxt = min(heap[0][0] if heap else now + o.heartbeat,
+                self._heartbeats(now)
+                nxt = min(self._heap[0][0] if self._heap else now + o.heartbeat,
                           self._due(k, t0) if k < n_packets else now + o.heartbeat)
                 self._serve(max(0.0, nxt - time.monotonic()))
             self._end(len(self.messages) + 1)
         finally:
             self.close()
         return self.stats
+
+    def _push(self, due: float, line: int, item) -> None:
+        heapq.heappush(self._heap, (due + line * self.o.delay_b, self._order, line, item))
+        self._order += 1
+
+    def _queue(self, k: int, due: float) -> None:
+        """Packet k on both lines: dropped, held back behind the next, or sent at ``due``."""
+        o = self.o
+        first, count = self.packets[k]
+        pkt = encode_packet(o.session, first + 1, self.messages[first:first + count])
+        for line in (0, 1):
+            if self.rngs[line].random() < (o.drop_a, o.drop_b)[line]:
+                self.stats[f"dropped_{'ab'[line]}"] += 1
+                self._push(due, line, first + count + 1)     # lost on the way: the line moves on
+            elif self._held[line] is not None:               # the held packet goes after this one
+                self._push(due, line, pkt)
+                self._push(due, line, self._held[line])
+                self._held[line] = None
+            elif o.reorder and self.rngs[line].random() < o.reorder:
+                self._held[line] = pkt
+                self.stats["reordered"] += 1
+            else:
+                self._push(due, line, pkt)
+
+    def _release_held(self, now: float) -> None:
+        for line in (0, 1):
+            if self._held[line] is not None:
+                self._push(now, line, self._held[line])
+                self._held[line] = None
+
+    def _send_due(self, now: float) -> None:
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, line, pkt = heapq.heappop(heap)
+            if isinstance(pkt, int):      # a dropped packet: the line's sequence moves on
+                self._next_seq[line] = max(self._next_seq[line], pkt)
+                continue
+            self.out.sendto(pkt, self.lines[line])
+            self.stats[f"packets_{'ab'[line]}"] += 1
+            self._last_sent[line] = now
+            seq, count = _SEQ_COUNT.unpack_from(pkt, 10)
+            self._next_seq[line] = max(self._next_seq[line], seq + count)
+
+    def _heartbeats(self, now: float) -> None:
+        for line in (0, 1):
+            if now - self._last_sent[line] >= self.o.heartbeat:
+                self.out.sendto(encode_packet(self.o.session, self._next_seq[line], []), self.lines[line])
+                self.stats["heartbeats"] += 1
+                self._last_sent[line] = now
 
     def _end(self, seq: int) -> None:
         """End of session on both lines, repeated, while re-requests keep coming."""
