@@ -22,7 +22,7 @@ def day(tmp_path_factory):
     return path
 
 
-def _capture(day, requests=(), **options):
+def _capture(day, requests=(), raw_requests=(), **options):
     """Run a Sender; collect the packets of lines A and B and the answers to ``requests``."""
     a, b, r = addresses()
     socks = []
@@ -44,6 +44,8 @@ def _capture(day, requests=(), **options):
     try:
         for first, count in requests:
             asker.sendto(encode_request("OBOOK", first, count), r)
+        for raw in raw_requests:
+            asker.sendto(raw, r)
         while th.is_alive() or any(_pending(s) for s in socks):
             for i, s in enumerate(socks):
                 try:
@@ -94,8 +96,9 @@ def test_send_no_drops_each_line_carries_the_day_in_order_then_end_of_session(da
 
 def test_send_drops_reorder_same_for_a_seed_and_answers_rerequests(day):
     msgs = read_messages(day)
-    runs = [_capture(day, requests=[(5, 40), (2990, 100)], drop_a=0.2, drop_b=0.3, reorder=0.1, seed=s)
-            for s in (1, 1, 2)]
+    bad = [b"short", encode_request("OTHER", 1, 5)]       # truncated; another session
+    runs = [_capture(day, requests=[(5, 40), (2990, 100)], raw_requests=bad, drop_a=0.2, drop_b=0.3,
+                     reorder=0.1, seed=s) for s in (1, 1, 2)]
     (a1, b1), answers, st1 = runs[0]
     assert (_seqs(a1), _seqs(b1)) == (_seqs(runs[1][0][0]), _seqs(runs[1][0][1]))
     assert _seqs(a1) != _seqs(runs[2][0][0])
@@ -106,6 +109,7 @@ def test_send_drops_reorder_same_for_a_seed_and_answers_rerequests(day):
         assert seqs != sorted(seqs)                                  # some reordered
         assert 0.5 * rate < 1 - len(seqs) / n < 1.5 * rate           # about the drop rate lost
     assert st1["dropped_a"] > 0 and st1["reordered"] > 0
+    assert (st1["requests"], st1["bad_requests"]) == (2, 2)
     resent = {p.seq + i: m for p in answers for i, m in enumerate(p.messages)}
     assert sorted(resent) == list(range(5, 45)) + list(range(2990, n + 1))
     assert all(resent[s] == msgs[s - 1] for s in resent)
