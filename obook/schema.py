@@ -64,7 +64,7 @@ trades_schema = pa.schema(
         pa.field("side", pa.string()),                   # resting side B/S (P: as given); null for Q, B, T, X
         pa.field("ref", pa.uint64()),                    # ITCH order ref; null for Q, B and CSV
         pa.field("order_id", pa.string()),               # CSV Order column; null for ITCH
-        pa.field("match", pa.uint64()),                  # ITCH match number; null for CSV
+        pa.field("match", pa.uint64()),                  # the feed's match number; null for CSV, Databento
         pa.field("broken", pa.bool_(), nullable=False),  # a later B names this trade's match
     ],
     metadata={b"obook.table": b"trades", b"obook.price_scale": b"10000"},

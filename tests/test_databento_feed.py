@@ -65,6 +65,9 @@ def test_every_table_matches_reference_for_each_worker_count(tmp_path, workers):
     assert rows(obook.depth(path, workers=workers, levels=5)) == ref["depth"]
     trades = rows(obook.trades(path, workers=workers))
     assert [t[:9] for t in trades] == ref["trades"]
+    kinds_sides = {(t[4], t[7]) for t in trades}
+    assert ("T", None) in kinds_sides and ("T", "B") in kinds_sides    # a T of side N has no side
+    assert all(t[9] is None for t in trades)       # MBO records carry no match number
     orders = rows(obook.orders(path, workers=workers))
     assert [t[:10] + t[13:] for t in orders] == ref["orders"]
     assert any(t[-1] for t in orders)              # some orders rest behind others

@@ -69,7 +69,7 @@ from .prefetch import prefetch
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER,
                      ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF,
-                     ERR_ZERO_ADD, NEED_ROOM, NOT_PRINTABLE, OK, OWN_BEST, TYPE_SHIFT, WANT_DEPTH,
+                     ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TYPE_SHIFT, WANT_DEPTH,
                      WANT_ORDERS, WANT_TRADES)
 
 PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
@@ -996,7 +996,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
         shares = ev[_u(i), 5]
         if act == ACT_PRINT:
             if want & WANT_TRADES:
-                _trade_row(ev, i, book, typ, ev[_u(i), 6], shares, side, ref, trades, nx)
+                _trade_row(ev, i, book, typ, ev[_u(i), 6], shares, 2 if word & NO_SIDE else side, ref,
+                           trades, nx)
             if (st[ST_OPEN] > 0 and not defer and 0 <= book < dstate.shape[0]
                     and dstate[_u(book), DS_OPEN] != 0):   # the end of a DEFER run
                 bpx, bq, apx, aq = _before(book, sides, pool, lv, dstate, want, snap, st)

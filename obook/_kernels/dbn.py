@@ -11,7 +11,7 @@ record (rtype 0xA0, 56 bytes) continues with the fields at the ``MBO_*`` offsets
 import numpy as np
 from numba import njit
 
-from .layout import (ACT_ADD, ACT_CANCEL, ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, NEED_ROOM,
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, NO_SIDE, NEED_ROOM,
                      TYPE_SHIFT)
 
 RTYPE_MBO = 0xA0
@@ -197,7 +197,7 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_id
         elif a == 82:                       # R
             act = ACT_CLEAR
         elif a == 84 or a == 70:            # T F
-            act = ACT_PRINT
+            act = ACT_PRINT | (NO_SIDE if s != 66 and s != 65 else 0)
         elif a != 78:                       # not N
             bad = DEC_BAD_ACTION
         if bad != DEC_OK:

@@ -19,7 +19,8 @@ EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in
                 #   (start << 32 | length), shown by the trades and orders tables
 EV_AUX = 9      # ITCH C: the execution price
 EV_WIDTH = 10
-# EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), own best (11), message type
+# EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), own best (11), no side (12),
+# message type
 # letter (16-23)
 NOT_PRINTABLE = 1 << 9
 #: "more records of this event follow": apply the event but write no BBO or depth row; the
@@ -29,6 +30,8 @@ DEFER = 1 << 10
 #: ACT_ADD: the order takes its own side's best price at the add (Shenzhen own-best 'U');
 #: the event's PRICE when that side is empty
 OWN_BEST = 1 << 11
+#: ACT_PRINT: a print without a side (Databento T/F of side N): its trades row's side is null
+NO_SIDE = 1 << 12
 TYPE_SHIFT = 16
 
 # sides

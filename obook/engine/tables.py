@@ -15,7 +15,7 @@ from .arrow import Tickers, book_columns
 TABLES = ("bbo", "trades", "orders", "depth")
 WANT = {"trades": WANT_TRADES, "orders": WANT_ORDERS, "depth": WANT_DEPTH}
 _CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
-_SIDES = pa.array(["B", "S"], type=pa.string())
+_SIDES = pa.array(["B", "S", None], type=pa.string())   # 2: a print without a side
 
 
 def order_ids(spans: np.ndarray, data: np.ndarray) -> pa.Array:
@@ -126,7 +126,8 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
             ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[8], data), pa.nulls(n, pa.uint64())
         else:
             ref = pa.array(c[7].view(np.uint64), mask=no_side)
-            order_id, match = pa.nulls(n, pa.string()), pa.array(c[8].view(np.uint64))
+            order_id = pa.nulls(n, pa.string())
+            match = pa.array(c[8].view(np.uint64)) if fmt.match_numbers else pa.nulls(n, pa.uint64())
         broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
         arrays = head + [
             _CHARS.take(pa.array(kind)),

@@ -73,6 +73,7 @@ class FeedFormat:
     record_columns: str | None = None
     tables: tuple[str, ...] = ()     # extra replay tables the format offers
     sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
+    match_numbers: bool = True       # the trades' ``match`` is the feed's match number (else null)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
 
     def record_fields(self) -> list:

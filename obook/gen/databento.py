@@ -4,7 +4,7 @@
 (``MBO_DTYPE``, the byte layout of ``databento_dbn.MBOMsg``) that follows Databento's
 book-building rules and exercises them: adds; full and partial cancels; modifies that
 keep priority (same price, size down) and lose it (price change, size up); modifies of
-unknown orders (an add, by Databento's rule); trades (T with the aggressor side, F fills
+unknown orders (an add, by Databento's rule); trades (T with the aggressor side, one in ten with none: N; F fills
 of resting orders, then C cancels of what they filled) in events of several records with
 F_LAST on the last one only (some events end in an F or in an N record); clears (R);
 order ids above 2**63; several instruments. Every record is valid.
@@ -116,6 +116,8 @@ class _Gen:
             fills.append((oid, take))
         total = sum(t for _, t in fills)
         aggressor = b"A" if side == b"B" else b"B"
+        if self.rng.random() < 0.1:                        # no aggressor known (auction, cross)
+            aggressor = b"N"
         self.rec(iid, b"T", aggressor, 0, best, total, last=False)
         end_in_fill = self.rng.random() < 0.15
         for j, (oid, take) in enumerate(fills):

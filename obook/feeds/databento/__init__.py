@@ -50,6 +50,7 @@ FORMAT = FeedFormat(
     order_ids="int",
     feed_seq=False,
     sideless_kinds="N",
+    match_numbers=False,      # MBO records carry no match number
     tables=("mbp1", "mbp10"),
     suffixes=(".dbn", ".dbn.zst"),
 )
