@@ -190,23 +190,25 @@ def test_pcap_not_udp_link_and_bad_magic(tmp_path):
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-def test_pcap_kernels_compiled_and_py_func_agree(day, compiled):
+def test_pcap_kernels_compiled_and_py_func_agree_with_reference(day, compiled):
+    from reference_pcap import udp_datagrams
+
     d, itch = day
     path = d / "k.pcapng"
     write_pcap(itch, path, None, seed=23, drop=0.02, kind="pcapng", vlan=True)
     buf = np.fromfile(path, np.uint8)
     n = 4096
-    arrays = [np.empty(n, np.int64) for _ in range(4)]
+    out = [np.empty(n, np.int64) for _ in range(6)]
     z = [np.zeros(256, np.int64) for _ in range(3)]
-    fn = K.pcapng_frames if compiled else K.pcapng_frames.py_func
-    k, pos, status = fn(buf, 0, len(buf), np.zeros(4, np.int64), *z, *arrays)
-    assert status == K.OK and pos == len(buf)
-    out = [np.empty(k, np.int64) for _ in range(5)]
-    (K.udp_payloads if compiled else K.udp_payloads.py_func)(buf, *[a[:k] for a in arrays[1:]], k, *out)
-    cap = read_capture(str(path))
-    assert np.array_equal(out[0][out[4] == K.K_UDP], cap.ip) and np.array_equal(arrays[0][:k], cap.ts)
+    kinds = np.zeros(5, np.int64)
+    fn = K.pcapng_datagrams if compiled else K.pcapng_datagrams.py_func
+    k, pos, status = fn(buf, 0, len(buf), np.zeros(5, np.int64), *z, kinds, *out)
+    assert status == K.OK and pos == len(buf) and kinds[K.K_UDP] == k
+    ref = list(udp_datagrams(path))
+    assert out[0][:k].tolist() == [r[0] for r in ref]
+    assert [bytes(buf[a:a + ln]) for a, ln in zip(out[3][:k], out[4][:k])] == [r[3] for r in ref]
     hdr = [np.empty(k, np.int64) for _ in range(5)]
-    (M.mold_headers if compiled else M.mold_headers.py_func)(buf, out[2], out[3], k, *hdr)
+    (M.mold_headers if compiled else M.mold_headers.py_func)(buf, out[3], out[4], k, *hdr)
     assert (hdr[4] == M.P_OK).all() and hdr[1].max() == 0xFFFF
 
 
@@ -257,3 +259,63 @@ def test_pcap_duckdb_polars_and_messages_see_the_capture_feed(day):
     assert got.height == want.num_rows and got["line"].to_list() == want.column("line").to_pylist()
     msgs = con.execute(f"select count(*), count(*) filter (where type < 'A') from obook_messages('{cap_path}')").fetchone()
     assert msgs == (info["messages"] - lost, 0)
+
+
+def test_pcap_capture_arbitration_equals_streaming_arbiter(day):
+    """The capture kernels and the live side's Arbiter, fed the same datagrams in the same
+    order, deliver the same messages from the same lines at the same times and lose the same."""
+    from obook.feeds.mold.arbiter import Arbiter
+    from obook.feeds.mold.stream import arbitrate, record_columns
+    from reference_pcap import udp_datagrams
+
+    d, itch = day
+    info = write_pcap(itch, d / "xa.pcap", d / "xb.pcap", seed=31, drop=0.1, dup=0.05, reorder=0.05,
+                      both_gaps=3, delay_ns=0)
+    arrivals = []
+    for line, (path, (addr, port)) in enumerate([(d / "xa.pcap", LINE_A), (d / "xb.pcap", LINE_B)]):
+        arrivals += [(ts, line, k, p) for k, (ts, a, pt, p) in enumerate(udp_datagrams(path)) if (a, pt) == (addr, port)]
+    arrivals.sort(key=lambda x: x[:3])
+    arb = Arbiter()
+    delivered = []
+    for ts, line, _k, payload in arrivals:
+        arb.packet(line, payload, ts)
+        delivered += arb.pop()
+    for a, c in arb.missing():
+        arb.skip(a, c, 0)
+    delivered += arb.pop()
+    assert arb.ended
+    cap = arbitrate(_lines(d / "xa.pcap", d / "xb.pcap"))
+    seqs = np.array([m[0] for m in delivered])
+    mold_seq, line, ts = record_columns(cap, seqs)
+    assert line.to_pylist() == ["AB"[m[1]] for m in delivered]
+    assert ts.cast(pa.int64()).to_pylist() == [m[2] for m in delivered]
+    assert [(a, c) for a, c, _ in arb.gaps] == [(a, c) for a, c, *_ in cap.gaps()] == info["lost"]
+
+
+@pytest.mark.parametrize("kind", ["pcap", "pcapng"])
+def test_pcap_corrupted_bytes_error_or_rows_never_crash(day, tmp_path, kind):
+    """Random bytes of a capture overwritten (headers, lengths, payloads) or the capture cut:
+    the replay ends with rows or an ObookError, never another exception or a hang."""
+    import random
+
+    d, itch = day
+    small = tmp_path / "small.itch"
+    small.write_bytes(b"".join(struct.pack(">H", len(m)) + m for m in _itch_messages(itch, 400)))
+    good = tmp_path / f"good.{kind}"
+    write_pcap(small, good, None, seed=37, drop=0.05, kind=kind)
+    data = good.read_bytes()
+    rnd = random.Random(41)
+    for i in range(12):
+        bad = bytearray(data)
+        for _ in range(rnd.randint(1, 6)):
+            bad[rnd.randrange(len(bad))] = rnd.randrange(256)
+        if i % 3 == 0:
+            bad = bad[:rnd.randrange(24, len(bad))]
+        path = tmp_path / f"bad{i}.{kind}"
+        path.write_bytes(bytes(bad))
+        for on_error in ("raise", "skip"):
+            try:
+                obook.orders(obook.lines(a=f"{path}:{A}", b=f"{path}:{B}"), workers=1, on_error=on_error).read_all()
+                obook.line_stats(obook.lines(a=f"{path}:{A}")).read_all()
+            except obook.ObookError:
+                pass

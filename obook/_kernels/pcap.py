@@ -1,10 +1,11 @@
 """Packet captures (pcap, pcapng) to UDP payloads: frame records, then Ethernet/VLAN/IPv4/UDP.
 
-``pcap_frames`` and ``pcapng_frames`` walk the records of a whole capture (a numpy view of the
-file) into preallocated arrays of frames (time in UTC ns, offset, captured length, link
-type); they stop with NEED_ROOM when the arrays are full (grow and call again from the
-returned position) or with a status naming what is wrong at the returned position.
-``udp_payloads`` classifies each frame and finds its UDP payload. Never raise.
+``pcap_datagrams`` and ``pcapng_datagrams`` walk the records of a whole capture (a numpy view
+of the file), classify each frame (``_classify``: Ethernet II, 802.1Q, IPv4, UDP) and keep
+the UDP datagrams in preallocated arrays (time in UTC ns, destination address and port,
+payload offset and length, record number); they stop with NEED_ROOM when the arrays are
+full (grow and call again from the returned position) or with a status naming what is
+wrong at the returned position. Never raise.
 """
 
 import numpy as np
@@ -18,7 +19,7 @@ BAD_LENGTH = 3       # a record or block length that cannot be (pcapng: < 12 or 
 BAD_MAGIC = 4        # pcapng: a section header with an unknown byte-order magic
 BAD_INTERFACE = 5    # pcapng: a packet naming an interface no description declared
 
-# udp_payloads kinds
+# _classify kinds
 K_UDP = 0
 K_NOT_UDP = 1        # not IPv4, or not UDP
 K_TRUNCATED = 2      # the frame is shorter than its headers / its UDP datagram
@@ -27,11 +28,13 @@ K_FRAGMENT = 4       # an IPv4 fragment
 
 MAX_FRAME = 1 << 18  # a frame longer than this is a corrupt length
 
+
 @njit(cache=True, inline="always")
 def _u16(buf, p, big):
     if big:
         return (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
     return (np.int64(buf[p + 1]) << 8) | np.int64(buf[p])
+
 
 @njit(cache=True, inline="always")
 def _u32(buf, p, big):
@@ -41,29 +44,17 @@ def _u32(buf, p, big):
     return ((np.int64(buf[p + 3]) << 24) | (np.int64(buf[p + 2]) << 16)
             | (np.int64(buf[p + 1]) << 8) | np.int64(buf[p]))
 
-@njit(cache=True, nogil=True)
-def pcap_frames(buf, pos, end, big, frac_ns, link, ts, off, flen, links):
-    """Records of a classic pcap from ``pos`` (after the 24-byte header). ``frac_ns``: ns per
-    unit of the fraction (1000: µs, 1: ns). Returns (frames, position, status)."""
-    n = 0
-    cap = len(ts)
-    while pos < end:
-        if n == cap:
-            return n, pos, NEED_ROOM
-        if pos + 16 > end:
-            return n, pos, CUT_HEADER
-        incl = _u32(buf, pos + 8, big)
-        if incl > MAX_FRAME:
-            return n, pos, BAD_LENGTH
-        if pos + 16 + incl > end:
-            return n, pos, CUT_FRAME
-        ts[n] = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
-        off[n] = pos + 16
-        flen[n] = incl
-        links[n] = link
-        n += 1
-        pos += 16 + incl
-    return n, pos, OK
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, r):
+    """Row n of the datagram arrays."""
+    ts[n] = t
+    ip[n] = a
+    port[n] = pt
+    poff[n] = po
+    plen[n] = pl
+    rec[n] = r
+
 
 @njit(cache=True, nogil=True)
 def _ns(t, mul, shift):
@@ -74,12 +65,14 @@ def _ns(t, mul, shift):
         return t * mul
     return t // (-mul)
 
+
 @njit(cache=True, nogil=True)
-def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen, links):
-    """Blocks of a pcapng from ``pos``. ``state``: [big-endian, interfaces of the section,
-    blocks read, last time] (kept between calls); ``if_*``: per interface of the current
-    section its link type and time unit (see ``_ns``), filled from the interface
-    descriptions (``if_tsresol``). Returns (frames, position, status)."""
+def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts, ip, port, poff, plen, rec):
+    """Blocks of a pcapng from ``pos``, keeping the UDP datagrams of the packet blocks (as
+    ``pcap_datagrams``; ``rec``: the packet's number). ``state``: [big-endian, interfaces of
+    the section, blocks read, last time, packets read] (kept between calls); ``if_*``: per
+    interface of the current section its link type and time unit (see ``_ns``), filled from
+    the interface descriptions (``if_tsresol``). Returns (datagrams, position, status)."""
     n = 0
     cap = len(ts)
     big = state[0] != 0
@@ -152,69 +145,75 @@ def pcapng_frames(buf, pos, end, state, if_link, if_mul, if_shift, ts, off, flen
                 return n, pos, BAD_LENGTH
             if t >= 0:
                 state[3] = _ns(t, if_mul[iface], if_shift[iface])
-            ts[n] = state[3]                 # a simple packet has no time: the last one's
-            off[n] = data
-            flen[n] = incl
-            links[n] = if_link[iface]
-            n += 1
+            state[4] += 1
+            k, a, pt, po, pl = _classify(buf, data, data + incl, if_link[iface])
+            kinds[k] += 1
+            if k == K_UDP:                   # a simple packet has no time: the last one's
+                _put(ts, ip, port, poff, plen, rec, n, state[3], a, pt, po, pl, state[4])
+                n += 1
         state[2] += 1
         pos += blen
     return n, pos, OK
 
+
+@njit(cache=True, nogil=True, inline="always")
+def _classify(buf, p, end, link):
+    """(kind, destination address, port, payload offset, payload length) of the frame
+    buf[p:end] (kind K_*; the rest 0 unless K_UDP)."""
+    if link != 1:
+        return K_LINK, 0, 0, 0, 0
+    if p + 14 > end:
+        return K_TRUNCATED, 0, 0, 0, 0
+    et = _u16(buf, p + 12, True)
+    q = p + 14
+    while et == 0x8100 or et == 0x88A8:
+        if q + 4 > end:
+            return K_TRUNCATED, 0, 0, 0, 0
+        et = _u16(buf, q + 2, True)
+        q += 4
+    if et != 0x0800:
+        return K_NOT_UDP, 0, 0, 0, 0
+    if q + 20 > end:
+        return K_TRUNCATED, 0, 0, 0, 0
+    if buf[q] >> 4 != 4 or buf[q + 9] != 17:
+        return K_NOT_UDP, 0, 0, 0, 0
+    ihl = np.int64(buf[q] & 15) * 4
+    if _u16(buf, q + 6, True) & 0x3FFF:
+        return K_FRAGMENT, 0, 0, 0, 0
+    total = _u16(buf, q + 2, True)
+    if ihl < 20 or total < ihl + 8 or q + total > end:
+        return K_TRUNCATED, 0, 0, 0, 0
+    u = q + ihl
+    ulen = _u16(buf, u + 4, True)
+    if ulen < 8 or u + ulen > q + total:
+        return K_TRUNCATED, 0, 0, 0, 0
+    return K_UDP, _u32(buf, q + 16, True), _u16(buf, u + 2, True), u + 8, ulen - 8
+
+
 @njit(cache=True, nogil=True)
-def udp_payloads(buf, off, flen, links, n, ip, port, poff, plen, kind):
-    """Each frame's destination IPv4 address and UDP port and its payload (offset, length),
-    or why it has none (``kind``: K_*)."""
-    for i in range(n):
-        p = off[i]
-        end = p + flen[i]
-        ip[i] = 0
-        port[i] = 0
-        poff[i] = 0
-        plen[i] = 0
-        if links[i] != 1:
-            kind[i] = K_LINK
-            continue
-        if p + 14 > end:
-            kind[i] = K_TRUNCATED
-            continue
-        et = _u16(buf, p + 12, True)
-        q = p + 14
-        while et == 0x8100 or et == 0x88A8:
-            if q + 4 > end:
-                break
-            et = _u16(buf, q + 2, True)
-            q += 4
-        if et == 0x8100 or et == 0x88A8:
-            kind[i] = K_TRUNCATED
-            continue
-        if et != 0x0800:
-            kind[i] = K_NOT_UDP
-            continue
-        if q + 20 > end:
-            kind[i] = K_TRUNCATED
-            continue
-        if buf[q] >> 4 != 4:
-            kind[i] = K_NOT_UDP
-            continue
-        ihl = np.int64(buf[q] & 15) * 4
-        if buf[q + 9] != 17:
-            kind[i] = K_NOT_UDP
-            continue
-        if _u16(buf, q + 6, True) & 0x3FFF:
-            kind[i] = K_FRAGMENT
-            continue
-        total = _u16(buf, q + 2, True)
-        if ihl < 20 or total < ihl + 8 or q + total > end:
-            kind[i] = K_TRUNCATED
-            continue
-        u = q + ihl
-        ulen = _u16(buf, u + 4, True)
-        if ulen < 8 or u + ulen > q + total:
-            kind[i] = K_TRUNCATED
-            continue
-        ip[i] = _u32(buf, q + 16, True)
-        port[i] = _u16(buf, u + 2, True)
-        poff[i] = u + 8
-        plen[i] = ulen - 8
-        kind[i] = K_UDP
+def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port, poff, plen, rec):
+    """The records of a classic pcap from ``pos`` (after the 24-byte header; ``frac_ns``: ns
+    per unit of the fraction, 1000: µs, 1: ns), keeping only the UDP datagrams (their time,
+    destination, payload and record number, 1-based); ``kinds`` counts every frame by kind;
+    ``state[0]``: the records read (kept between calls). Returns (datagrams, position, status)."""
+    n = 0
+    cap = len(ts)
+    while pos < end:
+        if n == cap:
+            return n, pos, NEED_ROOM
+        if pos + 16 > end:
+            return n, pos, CUT_HEADER
+        incl = _u32(buf, pos + 8, big)
+        if incl > MAX_FRAME:
+            return n, pos, BAD_LENGTH
+        if pos + 16 + incl > end:
+            return n, pos, CUT_FRAME
+        state[0] += 1
+        k, a, pt, po, pl = _classify(buf, pos + 16, pos + 16 + incl, link)
+        kinds[k] += 1
+        if k == K_UDP:
+            t = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
+            _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, state[0])
+            n += 1
+        pos += 16 + incl
+    return n, pos, OK

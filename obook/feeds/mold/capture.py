@@ -68,50 +68,40 @@ def read_capture(path: str) -> Capture:
     if kind is None:
         raise ObookError(f"{path}: not a packet capture (no pcap or pcapng magic)")
     guess = max(1024, len(buf) // 80)
-    arrays = [np.empty(guess, np.int64), np.empty(guess, np.int64), np.empty(guess, np.int64),
-              np.empty(guess, np.int64)]
+    arrays = [np.empty(guess, np.int64) for _ in range(6)]     # ts, ip, port, poff, plen, rec
+    kinds = np.zeros(len(KINDS), np.int64)
     n = 0
     if kind == "pcap":
         if len(buf) < 24:
             raise FeedError(path, 0, "the pcap global header is cut short", unit="record")
         big, frac_ns = PCAP_MAGICS[head[:4]]
         link = struct.unpack((">" if big else "<") + "I", head[20:24])[0]
+        state = np.zeros(1, np.int64)
         pos = 24
-        while True:
-            k, pos, status = K.pcap_frames(buf, pos, len(buf), big, frac_ns, link,
-                                           *(a[n:] for a in arrays))
-            n += k
-            if status != K.NEED_ROOM:
-                break
-            arrays = _grow(arrays, n)
+
+        def step(pos, n):
+            return K.pcap_datagrams(buf, pos, len(buf), big, frac_ns, link, state, kinds, *(a[n:] for a in arrays))
     else:
-        state = np.zeros(4, np.int64)
-        if_link = np.zeros(256, np.int64)
-        if_mul = np.zeros(256, np.int64)
-        if_shift = np.zeros(256, np.int64)
+        state = np.zeros(5, np.int64)
+        ifaces = [np.zeros(256, np.int64) for _ in range(3)]
         pos = 0
-        while True:
-            k, pos, status = K.pcapng_frames(buf, pos, len(buf), state, if_link, if_mul, if_shift,
-                                             *(a[n:] for a in arrays))
-            n += k
-            if status != K.NEED_ROOM:
-                break
-            arrays = _grow(arrays, n)
-    ts, off, flen, links = (a[:n] for a in arrays)
+
+        def step(pos, n):
+            return K.pcapng_datagrams(buf, pos, len(buf), state, *ifaces, kinds, *(a[n:] for a in arrays))
+    while True:
+        k, pos, status = step(pos, n)
+        n += k
+        if status != K.NEED_ROOM:
+            break
+        arrays = _grow(arrays, n)
     problem = None
     if status != K.OK:
         unit = "record" if kind == "pcap" else "block"
-        number = n + 1 if kind == "pcap" else int(state[2]) + 1
+        number = int(state[0]) + 1 if kind == "pcap" else int(state[2]) + 1
         problem = FeedError(path, number, f"{_REASONS[status]} at byte offset {pos}", unit=unit)
-    ip = np.empty(n, np.int64)
-    port = np.empty(n, np.int64)
-    poff = np.empty(n, np.int64)
-    plen = np.empty(n, np.int64)
-    kinds = np.empty(n, np.int64)
-    K.udp_payloads(buf, off, flen, links, n, ip, port, poff, plen, kinds)
-    counts = dict(zip(KINDS, np.bincount(kinds, minlength=len(KINDS)).tolist()))
-    udp = np.flatnonzero(kinds == K.K_UDP)
-    return Capture(path, buf, ts[udp], ip[udp], port[udp], poff[udp], plen[udp], udp + 1, counts, problem)
+    counts = dict(zip(KINDS, kinds.tolist()))
+    ts, ip, port, poff, plen, rec = (a[:n] for a in arrays)
+    return Capture(path, buf, ts, ip, port, poff, plen, rec, counts, problem)
 
 
 def _size(path) -> int:
@@ -148,8 +138,9 @@ def read_first_time(path) -> int | None:
     if kind == "pcapng":
         from ..._kernels import pcap as K
         buf = np.frombuffer(head, np.uint8)
-        arrays = [np.zeros(1, np.int64) for _ in range(4)]
+        arrays = [np.zeros(1, np.int64) for _ in range(6)]
         z = [np.zeros(256, np.int64) for _ in range(3)]
-        k, _pos, _st = K.pcapng_frames(buf, 0, len(buf), np.zeros(4, np.int64), *z, *arrays)
+        k, _pos, _st = K.pcapng_datagrams(buf, 0, len(buf), np.zeros(5, np.int64), *z,
+                                          np.zeros(len(KINDS), np.int64), *arrays)
         return int(arrays[0][0]) if k else None
     return None

@@ -153,6 +153,19 @@ def arbitrate(lines: Lines) -> Arbitration:
         stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
         ok[wrong] = 0
     data = ok.astype(bool) & (count != 0) & (count != M.END_OF_SESSION)
+    # a corrupt sequence number must not size the arrays: numbers beyond every message the
+    # packets hold (x4, + 1 Mi) are bad packets; most of them so: a capture of a later part
+    # of the session, which this replay (numbered from 1) cannot take
+    limit = 4 * int(count[data].sum()) + (1 << 20)
+    far = ok.astype(bool) & ((seq < 1) | (seq + np.where(data, count, 0) > limit))
+    if far.any():
+        if 2 * int(far.sum()) > int(ok.sum()):
+            raise ObookError(f"{'+'.join(sorted({s.path for s in lines}))}: MoldUDP64 sequence numbers "
+                             f"from {int(seq[far].min())}: a capture is replayed from its session's "
+                             f"first message (sequence number 1)")
+        stats[:, M.S_BAD] += np.bincount(p_line[far], minlength=n_lines)
+        ok[far] = 0
+        data &= ~far
     top = int((seq + np.where(data, count, 0))[ok.astype(bool)].max(initial=1))
     hi = max(top, 1)
     who = np.full(hi + 1, -1, np.int64)
