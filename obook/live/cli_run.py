@@ -66,10 +66,15 @@ def run_listen(a: dict) -> None:
             from ..output import text_lines
 
             out = sys.stdout.buffer
-            for t, batch in lst.table_batches():
-                if t == "bbo":
-                    out.write(text_lines(batch))
-                    out.flush()
+            try:
+                for t, batch in lst.table_batches():
+                    if t == "bbo":
+                        out.write(text_lines(batch))
+                        out.flush()
+            except BrokenPipeError:   # `obook listen | head`: a quiet end
+                import os
+
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         else:
             for t, batch in lst.table_batches():
                 sinks[t].write(batch)
