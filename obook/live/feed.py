@@ -81,6 +81,8 @@ class LiveFeed:
         self.lost: list[tuple] = []               # given up: (first, count, ts before, ts given up), UTC
         self.done = False
         self._last_packet = time.monotonic()
+        self.tick = None                          # called every 0.1 s or so (the gateway's poll)
+        self._ticked = 0.0
 
     # -- the stream --------------------------------------------------------------------------
 
@@ -140,6 +142,9 @@ class LiveFeed:
         if msgs:
             self._deliver(msgs)
         self._gaps()
+        if self.tick is not None and time.monotonic() - self._ticked >= 0.1:
+            self._ticked = time.monotonic()
+            self.tick()
         if arb.ended and not arb.missing():
             self.done = True
         elif self.idle_timeout is not None and time.monotonic() - self._last_packet > self.idle_timeout:

@@ -34,6 +34,8 @@ class Listener:
             self.feed.close()
             raise
         self.ttt = tick_to_trade
+        if tick_to_trade is not None and tick_to_trade.gateway is not None:
+            self.feed.tick = tick_to_trade.gateway.poll     # heartbeats while the feed is quiet
         self.book = Histogram("book")
         self.end_to_end = Histogram("recv-to-book")
 
