@@ -259,6 +259,26 @@ def test_listen_everything_lost_on_both_lines_recovered_by_rerequest(tmp_path):
     assert st["lines"]["request"]["recovered_request"] == 3_000 and st["requests"] >= 5
     assert _plain(table).equals(obook.bbo(small, workers=1).read_all())
     assert set(table["line"].to_pylist()) == {"R"}
+    assert table["mold_seq"].to_pylist() == table["seq"].to_pylist()
+
+
+def test_live_feed_rings_grow_past_a_burst_keep_record_columns():
+    """A burst larger than the rings (a day delivered at once after re-requests) keeps
+    every record's MoldUDP64 number and line until its rows are made."""
+    from obook.live.feed import RING, LiveFeed
+
+    feed = LiveFeed(*addresses(2), None)
+    try:
+        n = RING + 1000
+        msgs = [(s, s % 3, 1000 + s, b"S" + bytes(11)) for s in range(1, n + 1)]
+        feed._deliver(msgs[:10])
+        feed._deliver(msgs[10:])
+        assert feed.mask + 1 >= 2 * n
+        cols = feed.record_columns(list(range(1, n + 1)))
+        assert cols[0].to_pylist() == list(range(1, n + 1))
+        assert cols[1].to_pylist() == [("A", "B", "R")[s % 3] for s in range(1, n + 1)]
+    finally:
+        feed.close()
 
 
 def test_cli_listen_text_equals_bbo_text(day):

@@ -31,6 +31,7 @@ from .net import line_socket, recv_stamped
 log = logging.getLogger("obook")
 
 RING = 1 << 16
+_RINGS = ("mold_seq", "line", "t_kernel", "t_decode", "t_handover")
 LINES = ("A", "B", "request")
 #: the ``line`` column's names: A, B, and R for a message that came back by re-request
 LINE_LETTERS = ("A", "B", "R")
@@ -70,11 +71,12 @@ class LiveFeed:
         self.out = bytearray()
         self.out_count = 0
         self.next_record = 1                      # the replay's number of the next message
-        self.mold_seq = np.zeros(RING, np.int64)  # per record: its MoldUDP64 number
-        self.t_kernel = np.zeros(RING, np.int64)
-        self.line = np.zeros(RING, np.int64)      # per record: the line that delivered it first
-        self.t_decode = np.zeros(RING, np.int64)
-        self.t_handover = np.zeros(RING, np.int64)
+        # per record, in rings indexed by record number & mask (grown to hold every record
+        # delivered and not yet turned into rows): its MoldUDP64 number, the line that
+        # delivered it first, and its stamps
+        self.mask = RING - 1
+        for name in _RINGS:
+            setattr(self, name, np.zeros(RING, np.int64))
         self.hists = {k: Histogram(k) for k in ("recv", "decode", "handover")}
         self._open: dict[int, list] = {}          # gap first seq -> [count, seen, requests, last]
         self.requests = 0
@@ -98,7 +100,7 @@ class LiveFeed:
         del self.out[:n]
         t = now()
         first = self.next_record - self.out_count
-        idx = np.arange(first, first + handed) & (RING - 1)
+        idx = np.arange(first, first + handed) & self.mask
         self.t_handover[idx] = t
         self.hists["handover"].record(t - self.t_decode[idx])
         self.out_count -= handed
@@ -154,7 +156,9 @@ class LiveFeed:
     def _deliver(self, msgs) -> None:
         t = now()
         r = self.next_record
-        idx = np.arange(r, r + len(msgs)) & (RING - 1)
+        if 2 * (self.out_count + len(msgs)) > self.mask + 1:
+            self._grow(2 * (self.out_count + len(msgs)))
+        idx = np.arange(r, r + len(msgs)) & self.mask
         self.mold_seq[idx] = np.fromiter((m[0] for m in msgs), np.int64, len(msgs))
         self.t_kernel[idx] = np.fromiter((m[2] for m in msgs), np.int64, len(msgs))
         self.line[idx] = np.fromiter((m[1] for m in msgs), np.int64, len(msgs))
@@ -165,6 +169,20 @@ class LiveFeed:
             out += msg
         self.next_record += len(msgs)
         self.out_count += len(msgs)
+
+    def _grow(self, need: int) -> None:
+        """Rings of at least ``need`` records, keeping the last ones' entries."""
+        size = self.mask + 1
+        new = size
+        while new < need:
+            new *= 2
+        recs = np.arange(max(1, self.next_record - size), self.next_record)
+        for name in _RINGS:
+            old = getattr(self, name)
+            ring = np.zeros(new, np.int64)
+            ring[recs & (new - 1)] = old[recs & self.mask]
+            setattr(self, name, ring)
+        self.mask = new - 1
 
     # -- gaps ----------------------------------------------------------------------------------
 
@@ -211,7 +229,7 @@ class LiveFeed:
             raise ObookError(f"live feed: sequence numbers {first}..{last} lost on both lines "
                              f"(re-requests unanswered after {self.retries} retries)")
         log.warning("live feed: sequence numbers %d..%d lost on both lines", first, last)
-        before = int(self.t_kernel[(self.next_record - 1) & (RING - 1)]) if self.next_record > 1 else None
+        before = int(self.t_kernel[(self.next_record - 1) & self.mask]) if self.next_record > 1 else None
         self.lost.append((first, count, None if before is None else before + self.clock.offset,
                           now() + self.clock.offset))
         self.arbiter.skip(first, count, now())
@@ -226,7 +244,7 @@ class LiveFeed:
 
         from ..feeds.mold.side import RECORD_FIELDS
 
-        idx = np.asarray(seq, np.int64) & (RING - 1)
+        idx = np.asarray(seq, np.int64) & self.mask
         letters = pa.array(LINE_LETTERS, RECORD_FIELDS[1].type)
         return [pa.array(self.mold_seq[idx].astype(np.uint64)), letters.take(pa.array(self.line[idx])),
                 pa.array(self.t_kernel[idx] + self.clock.offset, RECORD_FIELDS[2].type)]

@@ -10,7 +10,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
-from .feed import RING, LiveFeed
+from .feed import LiveFeed
 from .latency import Histogram, now
 
 
@@ -60,7 +60,7 @@ class Listener:
             for table, batch in self.replay.table_batches():
                 if table == "bbo":
                     t = now()
-                    idx = batch.column("seq").to_numpy() & (RING - 1)
+                    idx = batch.column("seq").to_numpy() & feed.mask
                     self.book.record(t - feed.t_handover[idx])
                     self.end_to_end.record(t - feed.t_kernel[idx])
                     if self.ttt is not None:

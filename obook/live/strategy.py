@@ -20,7 +20,6 @@ from .latency import Histogram, now
 from .ouch import Order
 from .risk import RiskGate
 
-RING_MASK = (1 << 16) - 1
 
 
 @dataclass(slots=True)
@@ -76,7 +75,7 @@ class TickToTrade:
             seq = cols["seq"][i]
             stamps = None
             if feed is not None:
-                r = seq & RING_MASK
+                r = seq & feed.mask
                 stamps = {"recv": int(feed.t_kernel[r]), "decoded": int(feed.t_decode[r]),
                           "handover": int(feed.t_handover[r]), "book": t_book}
             top = Top(seq, cols["time"][i], cols["ticker"][i], cols["locate"][i], cols["bid_px"][i],
