@@ -60,11 +60,11 @@ class Listener:
             for table, batch in self.replay.table_batches():
                 if table == "bbo":
                     t = now()
-                    idx = batch.column("seq").to_numpy() & feed.mask
-                    self.book.record(t - feed.t_handover[idx])
-                    self.end_to_end.record(t - feed.t_kernel[idx])
                     if self.ttt is not None:
                         self.ttt.on_bbo(batch, feed, t)
+                    idx = batch.column("seq").to_numpy() & feed.mask   # counted off the path
+                    self.book.record(t - feed.t_handover[idx])
+                    self.end_to_end.record(t - feed.t_kernel[idx])
                 yield table, self._with_record_columns(batch)
         finally:
             self.close()

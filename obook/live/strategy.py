@@ -69,7 +69,7 @@ class TickToTrade:
             return
         cols = {k: batch.column(k).to_pylist() for k in
                 ("seq", "time", "ticker", "locate", "bid_px", "bid_qty", "ask_px", "ask_qty")}
-        h_strat, h_risk, h_gw = self.hists["strategy"], self.hists["risk"], self.hists["gateway"]
+        strat, risk, sent = [], [], []     # stage times, counted after the batch (off the path)
         gw = self.gateway
         for i in range(batch.num_rows):
             seq = cols["seq"][i]
@@ -84,22 +84,23 @@ class TickToTrade:
             orders = self.strategy(top)
             t1 = now()
             if t_book is not None:
-                h_strat.record((t1 - t_book,))
+                strat.append(t1 - t_book)
             if not orders:
                 continue
             for o in orders:
                 reason = self.risk.check(o, top.bid_px, top.ask_px, top.time)
                 t2 = now()
-                h_risk.record((t2 - t1,))
-                if reason is not None:
-                    continue
-                self.orders.append(o)
-                if gw is not None:
-                    t3 = gw.send(o)
-                    h_gw.record((t3 - t2,))
-                    if stamps is not None:
-                        self._kernel_of.setdefault(o.ref, stamps["recv"])
+                risk.append(t2 - t1)
+                if reason is None:
+                    self.orders.append(o)
+                    if gw is not None:
+                        t3 = gw.send(o)
+                        sent.append(t3 - t2)
+                        if stamps is not None:
+                            self._kernel_of.setdefault(o.ref, stamps["recv"])
                 t1 = now()
+        for name, values in (("strategy", strat), ("risk", risk), ("gateway", sent)):
+            self.hists[name].record(values)
 
     def digest(self) -> str:
         import hashlib
