@@ -45,7 +45,9 @@ class TickToTrade:
 
     def __init__(self, strategy, tickers=None, risk: RiskGate | None = None, gateway=None):
         self.strategy = strategy
-        self.tickers = None if tickers is None else set(tickers.split(",") if isinstance(tickers, str) else tickers)
+        if isinstance(tickers, str):
+            tickers = tickers.split(",")
+        self.tickers = None if tickers is None else {str(t).strip() for t in tickers if str(t).strip()}
         self.risk = risk or RiskGate()
         self.gateway = gateway
         self.orders: list[Order] = []
