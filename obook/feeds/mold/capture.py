@@ -55,53 +55,93 @@ def _grow(arrays, n):
     return [np.concatenate([a[:n], np.empty(max(len(a), 1024), a.dtype)]) for a in arrays]
 
 
+class CaptureReader:
+    """A capture read a piece at a time (:meth:`read`: the next datagrams), for a replay
+    that starts before the whole capture is read; :func:`read_capture` reads it all."""
+
+    def __init__(self, path: str):
+        try:
+            self.buf = np.memmap(path, dtype=np.uint8, mode="r") if _size(path) else np.zeros(0, np.uint8)
+        except OSError as e:
+            raise ObookError(f"{path}: cannot open capture: {e.strerror or e}") from e
+        self.path = path
+        head = bytes(self.buf[:24])
+        self.kind = capture_kind(head)
+        if self.kind is None:
+            raise ObookError(f"{path}: not a packet capture (no pcap or pcapng magic)")
+        self.kinds = np.zeros(len(KINDS), np.int64)
+        self.status = None
+        if self.kind == "pcap":
+            if len(self.buf) < 24:
+                raise FeedError(path, 0, "the pcap global header is cut short", unit="record")
+            self._big, self._frac_ns = PCAP_MAGICS[head[:4]]
+            self._link = struct.unpack((">" if self._big else "<") + "I", head[20:24])[0]
+            self._state = np.zeros(1, np.int64)
+            self.pos = 24
+        else:
+            self._state = np.zeros(5, np.int64)
+            self._ifaces = [np.zeros(256, np.int64) for _ in range(3)]
+            self.pos = 0
+        self.done = False
+
+    def _step(self, arrays, n):
+        from ..._kernels import pcap as K
+
+        if self.kind == "pcap":
+            return K.pcap_datagrams(self.buf, self.pos, len(self.buf), self._big, self._frac_ns, self._link,
+                                    self._state, self.kinds, *(a[n:] for a in arrays))
+        return K.pcapng_datagrams(self.buf, self.pos, len(self.buf), self._state, *self._ifaces, self.kinds,
+                                  *(a[n:] for a in arrays))
+
+    def read(self, room: int):
+        """Up to ``room`` more datagrams: (ts, ip, port, poff, plen, record) arrays
+        (:attr:`done` once the capture is read to its end or to a problem)."""
+        from ..._kernels import pcap as K
+
+        arrays = [np.empty(max(room, 1), np.int64) for _ in range(6)]
+        if self.done:
+            return [a[:0] for a in arrays]
+        k, self.pos, status = self._step(arrays, 0)
+        if status != K.NEED_ROOM:
+            self.done = True
+            self.status = status
+        return [a[:k] for a in arrays]
+
+    def read_all(self):
+        """Every remaining datagram (the arrays grown as needed)."""
+        from ..._kernels import pcap as K
+
+        arrays = [np.empty(max(1024, (len(self.buf) - self.pos) // 80), np.int64) for _ in range(6)]
+        n = 0
+        while not self.done:
+            k, self.pos, status = self._step(arrays, n)
+            n += k
+            if status != K.NEED_ROOM:
+                self.done = True
+                self.status = status
+                break
+            arrays = _grow(arrays, n)
+        return [a[:n] for a in arrays]
+
+    @property
+    def problem(self) -> FeedError | None:
+        from ..._kernels import pcap as K
+
+        if not self.done or self.status == K.OK:
+            return None
+        unit = "record" if self.kind == "pcap" else "block"
+        number = int(self._state[0]) + 1 if self.kind == "pcap" else int(self._state[2]) + 1
+        return FeedError(self.path, number, f"{_REASONS[self.status]} at byte offset {self.pos}", unit=unit)
+
+    def capture(self, arrays) -> Capture:
+        """A :class:`Capture` of the datagrams ``arrays`` (ts, ip, port, poff, plen, record)."""
+        return Capture(self.path, self.buf, *arrays, dict(zip(KINDS, self.kinds.tolist())), self.problem)
+
+
 def read_capture(path: str) -> Capture:
     """Every frame of a capture, its UDP datagrams kept (see the module)."""
-    from ..._kernels import pcap as K
-
-    try:
-        buf = np.memmap(path, dtype=np.uint8, mode="r") if _size(path) else np.zeros(0, np.uint8)
-    except OSError as e:
-        raise ObookError(f"{path}: cannot open capture: {e.strerror or e}") from e
-    head = bytes(buf[:24])
-    kind = capture_kind(head)
-    if kind is None:
-        raise ObookError(f"{path}: not a packet capture (no pcap or pcapng magic)")
-    guess = max(1024, len(buf) // 80)
-    arrays = [np.empty(guess, np.int64) for _ in range(6)]     # ts, ip, port, poff, plen, rec
-    kinds = np.zeros(len(KINDS), np.int64)
-    n = 0
-    if kind == "pcap":
-        if len(buf) < 24:
-            raise FeedError(path, 0, "the pcap global header is cut short", unit="record")
-        big, frac_ns = PCAP_MAGICS[head[:4]]
-        link = struct.unpack((">" if big else "<") + "I", head[20:24])[0]
-        state = np.zeros(1, np.int64)
-        pos = 24
-
-        def step(pos, n):
-            return K.pcap_datagrams(buf, pos, len(buf), big, frac_ns, link, state, kinds, *(a[n:] for a in arrays))
-    else:
-        state = np.zeros(5, np.int64)
-        ifaces = [np.zeros(256, np.int64) for _ in range(3)]
-        pos = 0
-
-        def step(pos, n):
-            return K.pcapng_datagrams(buf, pos, len(buf), state, *ifaces, kinds, *(a[n:] for a in arrays))
-    while True:
-        k, pos, status = step(pos, n)
-        n += k
-        if status != K.NEED_ROOM:
-            break
-        arrays = _grow(arrays, n)
-    problem = None
-    if status != K.OK:
-        unit = "record" if kind == "pcap" else "block"
-        number = int(state[0]) + 1 if kind == "pcap" else int(state[2]) + 1
-        problem = FeedError(path, number, f"{_REASONS[status]} at byte offset {pos}", unit=unit)
-    counts = dict(zip(KINDS, kinds.tolist()))
-    ts, ip, port, poff, plen, rec = (a[:n] for a in arrays)
-    return Capture(path, buf, ts, ip, port, poff, plen, rec, counts, problem)
+    reader = CaptureReader(path)
+    return reader.capture(reader.read_all())
 
 
 def _size(path) -> int:

@@ -121,19 +121,16 @@ def arbitrate(lines: Lines) -> Arbitration:
     p_file, p_line, p_ts, p_off, p_len, p_rec = (np.concatenate(parts[k]) if parts[k] else np.zeros(0, np.int64)
                                                  for k in ("file", "line", "ts", "off", "len", "rec"))
     n = len(p_file)
-    seq = np.zeros(n, np.int64)
-    count = np.zeros(n, np.int64)
-    s_hi = np.zeros(n, np.int64)
-    s_lo = np.zeros(n, np.int64)
-    status = np.zeros(n, np.int64)
-    def headers(f):
-        mine = np.flatnonzero(p_file == f)
-        if len(mine):
-            out = [np.empty(len(mine), np.int64) for _ in range(5)]
-            M.mold_headers(captures[f].buf, p_off[mine], p_len[mine], len(mine), *out)
-            for a, o in zip((seq, count, s_hi, s_lo, status), out):
-                a[mine] = o
-    _each(headers, len(captures))
+    seq, count, s_hi, s_lo, status = (np.empty(n, np.int64) for _ in range(5))
+    # each line's packets are one slice of the packet arrays (lines concatenated in order)
+    bounds = np.concatenate(([0], np.cumsum([len(c[2]) for c in chosen])))
+    spans = [(chosen[i][1], int(bounds[i]), int(bounds[i + 1])) for i in range(n_lines)]
+
+    def headers(i):
+        f, a, b = spans[i]
+        M.mold_headers(captures[f].buf, p_off[a:b], p_len[a:b], b - a,
+                       seq[a:b], count[a:b], s_hi[a:b], s_lo[a:b], status[a:b])
+    _each(headers, n_lines)
     stats = np.zeros((n_lines, M.N_STATS), np.int64)
     stats[:, M.S_PACKETS] = np.bincount(p_line, minlength=n_lines)
     good = status == M.P_OK
@@ -179,10 +176,12 @@ def arbitrate(lines: Lines) -> Arbitration:
     src_len = np.full(hi + 1, 3, np.int32)       # a lost message: its 3-byte placeholder
     won = np.zeros(n, bool)
     won[who[:hi][who[:hi] >= 0]] = True            # only the packets that won a message
-    def offsets(f):
-        mine = np.flatnonzero((p_file == f) & won)
-        M.message_offsets(captures[f].buf, mine, seq, count, p_off, who, src_off, src_len)
-    _each(offsets, len(captures))
+
+    def offsets(i):
+        f, a, b = spans[i]
+        M.message_offsets(captures[f].buf, np.flatnonzero(won[a:b]) + a, seq, count, p_off, who,
+                          src_off, src_len)
+    _each(offsets, n_lines)
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
     return Arbitration(lines_out, captures, who[:hi + 1], src_off, src_len, p_file, p_line, p_ts, hi, end_seq,
