@@ -40,8 +40,9 @@ SIZES = {b"O": ENTER.size, b"U": REPLACE.size, b"X": CANCEL.size}
 class Order:
     """An order instruction of a strategy: kind "enter", "replace" or "cancel".
 
-    ``ref``: the UserRefNum (the gateway numbers new orders when 0); ``orig``: the order a
-    replace replaces. ``price`` in 1/10000 (the feed's ITCH scale); ``qty`` shares."""
+    ``ref``: the UserRefNum (the strategy numbers its orders; a replace gives the order a
+    new one); ``orig``: the order a replace replaces. ``side`` matters to the risk gate's
+    band also for a replace (OUCH's Replace carries none). ``price`` in 1/10000 (the feed's ITCH scale); ``qty`` shares."""
 
     kind: str
     symbol: str = ""
