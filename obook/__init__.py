@@ -24,11 +24,11 @@ _LAZY = {
     "bbo_schema": "obook.schema", "trades_schema": "obook.schema", "orders_schema": "obook.schema",
     "depth_schema": "obook.schema", "itch_message_schema": "obook.schema",
     "convert": "obook.to_parquet", "connect": "obook.duckdb", "scan_dataset": "obook.dataset",
-    "match": "obook.matching", "simulate": "obook.simulation",
+    "match": "obook.matching", "simulate": "obook.simulation", "listen": "obook.live",
 }
 _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
                "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching",
-               "simulation")
+               "simulation", "live")
 
 
 class _ConvertModule(types.ModuleType):
@@ -232,6 +232,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "match", "simulate", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "simulate", "listen", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

@@ -37,7 +37,7 @@ def session_date(path, date=None, fmt=None) -> _dt.date | None:
             raise ObookError(f"date must be YYYY-MM-DD, not {date!r}") from None
     if isinstance(path, (list, tuple)):
         path = path[0] if path else None
-    if path is None or hasattr(path, "read") or hasattr(path, "recv_into"):
+    if path is None or hasattr(path, "read") or hasattr(path, "readinto") or hasattr(path, "recv_into"):
         return None
     if fmt is not None:
         return fmt.session_date(path) if fmt.session_date else None

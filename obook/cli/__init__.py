@@ -18,6 +18,7 @@ from ..errors import ObookError
 from . import bbo as _bbo
 from . import convert as _convert
 from . import gen as _gen
+from . import live as _live
 from . import lobster as _lobster
 from . import match as _match
 from . import pipeline as _pipeline
@@ -62,11 +63,14 @@ app.command("lobster")(_lobster.lobster)
 app.command("match")(_match.match)
 app.command("simulate")(_simulate.simulate)
 app.command("plot")(_plot.plot)
+app.command("send")(_live.send)
+app.command("listen")(_live.listen)
+app.command("venue")(_live.venue)
 app.add_typer(_gen.app, name="gen")
 app.add_typer(_pipeline.app, name="pipeline")
 
 #: commands that replay a feed (numba kernels)
-_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate", "plot"}
+_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate", "plot", "listen"}
 
 
 def _terminated(signum, frame):

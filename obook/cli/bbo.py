@@ -73,6 +73,8 @@ def bbo(
                                               "ITCH feed (rows get mold_seq, line, ts_recv)."),
     line_b: Optional[str] = typer.Option(None, "--line-b", metavar="CAPTURE:ADDRESS:PORT",
                                          help="MoldUDP64 line B (may be the same capture as line A)."),
+    latency: bool = typer.Option(False, "--latency", help="Time every event in the book kernel (one worker, a timed "
+                                                          "kernel) and print p50/p99/p99.9/max ns per event on stderr."),
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
@@ -99,13 +101,19 @@ def bbo(
     else:
         source, fmt = feed_source(feed, format.value if format else None)
     with file_progress(os.fspath(feed[0]) if isinstance(feed, tuple) else feed, enabled=show_bar) as progress:
+        timer = None
+        if latency:
+            from ..live.latency import BookTimer
+
+            timer = BookTimer()
         replay = Replay(source, workers=workers, format=fmt,
                         on_error=on_error.value, progress=progress, date=date, tickers=tickers,
-                        unknown_tickers="warn")
+                        unknown_tickers="warn", book_kernel=timer.kernel if timer else None)
         reader = replay.reader()
         if output is not None:
             rows = write_file(reader, output, compression=compression.value)
             typer.echo(f"wrote {output} ({rows} rows)", err=True)
+            _report(timer, replay)
             return
         try:
             write_text(reader, sys.stdout.buffer)
@@ -114,3 +122,12 @@ def bbo(
             reader.close()
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(0)
+        _report(timer, replay)
+
+
+def _report(timer, replay) -> None:
+    if timer is not None:
+        from ..live.latency import report_text
+
+        typer.echo(report_text([timer.histogram(f"book ({replay.format.name})")],
+                               "book kernel, ns per event"), err=True)

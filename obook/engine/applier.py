@@ -47,14 +47,14 @@ class Applier:
 
     def __init__(self, fmt, path: str, worker: int, n_workers: int, on_error: str,
                  want: int = 0, levels: int = 10, events_rows: int = EVENTS_ROWS,
-                 tickers: tuple[str, ...] | None = None, observer=None):
+                 tickers: tuple[str, ...] | None = None, observer=None, kernel=None):
         fmt = get_format(fmt) if isinstance(fmt, str) else fmt
         # an observer (e.g. obook.simulate's) sees every batch's events after the books applied them
         self.observer = observer.worker(worker, n_workers) if observer is not None else None
         self.decoder = fmt.decoder_class()(path, worker, n_workers, on_error, want)
         if tickers:     # decoders that can skip the other books' records do (the engine filters the rest)
             self.decoder.select(tickers)
-        self.books = BookState(strict=on_error == "raise")
+        self.books = BookState(strict=on_error == "raise", kernel=kernel)   # kernel: e.g. a timed one
         self.want = want
         self.levels = levels
         per_record = self.decoder.max_events_per_record

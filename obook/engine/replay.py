@@ -73,7 +73,7 @@ class Replay:
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
                  breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise",
-                 observer=None):
+                 observer=None, book_kernel=None):
         self.source = path
         # seen by every worker's Applier: each batch's events after the books applied them;
         # what its workers return at the end is in ``observed`` (a list, one per worker)
@@ -104,6 +104,9 @@ class Replay:
         self.session = session_date(path, date, self.format)
         self._stamp = stamp_of(self.format, self.session)
         self.workers = default_workers(path) if workers is None else int(workers)
+        self.book_kernel = book_kernel   # another book kernel (a timed one): in this process
+        if book_kernel is not None:
+            self.workers = 1
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
         if self.workers > 1 and mp.current_process().daemon:
@@ -171,6 +174,8 @@ class Replay:
                 self.stats["records"] += batch.n_records
                 if self.progress:
                     self.progress(batch.source_pos)
+                if self.workers == 1:   # applied already: its rows now (a live feed's latency)
+                    yield from self._finish(engine, pending.popleft(), tickers, breaks)
                 if batch.error is not None:
                     break
             while pending:
@@ -275,7 +280,8 @@ class _Local:
 
     def __init__(self, replay: Replay):
         self.applier = Applier(replay.format, replay.path, 0, 1, replay.on_error, replay.want,
-                               replay.levels, tickers=replay.tickers, observer=replay.observer)
+                               replay.levels, tickers=replay.tickers, observer=replay.observer,
+                               kernel=replay.book_kernel)
         self._rows = {t: np.empty((1, WorkerPool.rows_per_slot, w), dtype=np.int64)
                       for t, w in replay.layout.items()}
         self.book_mul = np.array([self.applier.book_map[0]], dtype=np.int64)

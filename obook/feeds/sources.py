@@ -7,7 +7,8 @@ A *source* is one of
 * a list of paths: several files that form one feed, concatenated in the given order (or,
   when the format has a ``merge`` hook, merged by the format's own sequence numbers);
 * a binary file-like object (``readinto`` or ``read``) or a socket: a stream, read in
-  blocks until it ends (the live feeds build on this);
+  blocks until it ends; one with a true ``partial_reads`` attribute (``obook.live``'s
+  arbitrated feed) is framed read by read, as its records arrive;
 * an object with ``open_feed()`` returning a :class:`Reader`-like object (a format's own
   source, e.g. the lines of packet captures read as one feed; ``os.fspath`` of its items
   are its files). Such a reader may have ``record_columns(seq) -> [arrays]``: columns of
@@ -377,11 +378,12 @@ class _Cut(Exception):
         self.got, self.cause = got, cause
 
 
-def _read_block(f, view: memoryview) -> int:
+def _read_block(f, view: memoryview, partial: bool = False) -> int:
     """Fill ``view`` from ``f`` up to its end; returns the bytes read (fewer only at the end).
-    A compressed stream cut short raises _Cut carrying the bytes read before."""
+    A compressed stream cut short raises _Cut carrying the bytes read before. ``partial``:
+    return after the first read that got bytes (a live feed: what has arrived)."""
     got = 0
-    while got < len(view):
+    while got < len(view) and not (partial and got):
         try:   # in pieces: a gzip reader cut short loses the piece it was filling, no more
             n = f.readinto(view[got:got + READ_PIECE])
         except EOFError as e:
@@ -414,6 +416,9 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
     eof = False
     cut = None        # a compressed stream that ended early: a truncated feed after its rows
     name = source_name(source)
+    # a live source (``partial_reads``): each read returns what has arrived, whole records,
+    # and they are framed at once; 0 bytes is the end of the feed
+    live = bool(getattr(source, "partial_reads", False))
     with _reader_of(source, merge) as f:
         columns = getattr(f, "record_columns", None)
         while not eof:
@@ -422,7 +427,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 grown[:have] = buf[:have]
                 buf = grown
             try:
-                got = _read_block(f, memoryview(buf)[have:have + block_size])
+                got = _read_block(f, memoryview(buf)[have:have + block_size], live)
             except _Cut as e:
                 got, cut = e.got, e.cause
             except (OSError, EOFError) as e:  # gzip errors are OSError / EOFError
@@ -431,7 +436,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 if type(e).__name__ != "ZstdError":
                     raise
                 raise ObookError(f"{name}: read failed at byte {offset + have}: {e}") from e
-            eof = got < block_size or cut is not None
+            eof = (got == 0 if live else got < block_size) or cut is not None
             have += got
             source_pos = f.pos()
             pos = 0

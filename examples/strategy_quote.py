@@ -1,0 +1,85 @@
+"""An example strategy for obook's tick-to-trade path: join the best bid.
+
+For each subscribed stock it keeps one buy order of 100 shares at the best bid: it enters
+one when the book has a bid, replaces it when the best bid moves, and cancels it when the
+bid side empties. Orders pass obook's risk gate and go to a venue as OUCH 5.0 over
+SoupBinTCP.
+
+Live (three terminals, or in the background):
+
+    obook venue --listen 127.0.0.1:32001 --log venue.log
+    obook listen --line-a 127.0.0.1:31001 --line-b 127.0.0.1:31002 --request 127.0.0.1:31003 \\
+        --strategy examples/strategy_quote.py:JoinBid --tickers AAA,AAB --venue 127.0.0.1:32001 --latency
+    obook send day.itch --line-a 127.0.0.1:31001 --line-b 127.0.0.1:31002 --request 127.0.0.1:31003 \\
+        --drop-a 0.01 --drop-b 0.01 --rate 5000
+
+Offline (this script): the same strategy behind a file replay, orders sent to a venue
+started here; prints the orders' count and hash (a live run of the same day sends the same).
+
+    python examples/strategy_quote.py [DAY.itch]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from obook.live.ouch import Order
+
+
+class JoinBid:
+    def __init__(self, qty: int = 100):
+        self.qty = qty
+        self.next_ref = 1
+        self.live: dict[str, tuple[int, int]] = {}    # ticker -> (ref, price)
+
+    def __call__(self, top):
+        mine = self.live.get(top.ticker)
+        if top.bid_px is None:
+            if mine is None:
+                return None
+            del self.live[top.ticker]
+            return [Order("cancel", top.ticker, "B", 0, 0, mine[0])]
+        if mine is not None and mine[1] == top.bid_px:
+            return None
+        ref, self.next_ref = self.next_ref, self.next_ref + 1
+        self.live[top.ticker] = (ref, top.bid_px)
+        if mine is None:
+            return [Order("enter", top.ticker, "B", self.qty, top.bid_px, ref)]
+        return [Order("replace", top.ticker, "B", self.qty, top.bid_px, ref, mine[0])]
+
+
+def main(argv: list[str]) -> int:
+    from obook.live.gateway import Gateway
+    from obook.live.strategy import replay_orders
+    from obook.live.venue import Venue
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if argv:
+            day = argv[0]
+        else:
+            from obook.gen.itch import write_itch
+
+            day = str(Path(tmp) / "day.itch")
+            write_itch(day, 20_000, 10, 1)
+            print(f"generated {day}", file=sys.stderr)
+        venue = Venue(sessions=1)
+        server = threading.Thread(target=venue.serve, kwargs={"timeout": 60})
+        server.start()
+        try:
+            gateway = Gateway(*venue.address)
+            ttt = replay_orders(day, JoinBid(), tickers=["AAA", "AAB"], gateway=gateway)
+            gateway.close()
+        finally:
+            venue.stop()
+            server.join()
+        print(f"orders sent: {len(ttt.orders)} (refused by risk: {ttt.risk.refused or 'none'})")
+        print(f"venue received: {len(venue.messages)}")
+        print(f"orders sha256: {ttt.digest()}")
+        return 0 if len(venue.messages) == len(ttt.orders) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+"""``obook send``, ``obook listen``, ``obook venue``: the live path on loopback or a LAN
+(MoldUDP64 lines, re-requests, tick to trade over OUCH 5.0 / SoupBinTCP)."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+A_HELP = "Line A, host:port (a multicast group is joined)."
+B_HELP = "Line B, host:port."
+REQ_HELP = "The re-request server, host:port (UDP)."
+
+
+class Sink(str, Enum):
+    text = "text"
+    parquet = "parquet"
+    arrow = "arrow"
+    duckdb = "duckdb"
+
+
+class OnGap(str, Enum):
+    raise_ = "raise"
+    skip = "skip"
+
+
+def send(
+    day: Path = typer.Argument(..., help="The day to send: an ITCH 5.0 BinaryFILE (plain, .gz or .zst)."),
+    line_a: str = typer.Option("127.0.0.1:31001", "--line-a", help=A_HELP),
+    line_b: str = typer.Option("127.0.0.1:31002", "--line-b", help=B_HELP),
+    request: Optional[str] = typer.Option("127.0.0.1:31003", "--request", help=REQ_HELP + " Empty: none."),
+    speed: float = typer.Option(0.0, "--speed", min=0, help="1: as recorded, N: N times faster, 0: as fast as possible."),
+    rate: float = typer.Option(0.0, "--rate", min=0, help="With --speed 0: at most this many packets a second (0: no limit)."),
+    delay_b: float = typer.Option(0.0, "--delay-b", min=0, help="Line B sends each packet this many seconds after A."),
+    drop_a: float = typer.Option(0.0, "--drop-a", min=0, max=1, help="Probability that line A loses a packet."),
+    drop_b: float = typer.Option(0.0, "--drop-b", min=0, max=1, help="Probability that line B loses a packet."),
+    reorder: float = typer.Option(0.0, "--reorder", min=0, max=1, help="Probability that a line sends a packet after the next one."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the drops and reordering."),
+    session: str = typer.Option("OBOOK", "--session", help="MoldUDP64 session name (10 characters at most)."),
+    heartbeat: float = typer.Option(0.5, "--heartbeat", min=0.01, help="Seconds of silence before a heartbeat."),
+    interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
+    linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
+) -> None:
+    """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
+    session; answer MoldUDP64 re-requests. Prints the counts on stderr when done."""
+    from ..live.net import parse_address
+    from ..live.send import Sender, SendOptions, read_messages
+
+    opts = SendOptions(parse_address(line_a, "--line-a"), parse_address(line_b, "--line-b"),
+                       parse_address(request, "--request") if request else None, session, speed, rate,
+                       delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface)
+    stats = Sender(read_messages(day), opts).run()
+    typer.echo("sent: " + ", ".join(f"{k} {v}" for k, v in stats.items()), err=True)
+
+
+def listen(
+    line_a: str = typer.Option("127.0.0.1:31001", "--line-a", help=A_HELP),
+    line_b: str = typer.Option("127.0.0.1:31002", "--line-b", help=B_HELP),
+    request: Optional[str] = typer.Option("127.0.0.1:31003", "--request", help=REQ_HELP + " Empty: none (gaps are given up)."),
+    interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
+    session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow (default: the first packet's)."),
+    to: Sink = typer.Option(Sink.text, "--to", help="text: BBO lines on stdout; parquet: rolling files in --output (a directory); "
+                                                    "arrow: an Arrow IPC stream file; duckdb: append to tables of a database."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Directory, file or database of --to."),
+    tables: str = typer.Option("bbo", "--tables", "-t", help="Comma-separated: bbo, trades, orders, depth."),
+    interval: float = typer.Option(60.0, "--interval", min=0.001, help="Seconds per Parquet file (--to parquet)."),
+    on_gap: OnGap = typer.Option(OnGap.raise_, "--on-gap", help="A range lost on both lines after the re-requests: raise (error, exit 1) or skip (count it, go on tolerant)."),
+    timeout: float = typer.Option(0.2, "--request-timeout", min=0.001, help="Seconds to wait for a re-request's answer."),
+    retries: int = typer.Option(3, "--retries", min=0, help="Re-requests of a gap after the first."),
+    gap_wait: float = typer.Option(0.05, "--gap-wait", min=0, help="Seconds a gap may wait for the other line before it is re-requested."),
+    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", help="Stop with an error after this many seconds without a packet."),
+    latency: bool = typer.Option(False, "--latency", help="Print per-stage latency (p50, p99, p99.9, max) on stderr at the end."),
+    latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),
+    tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="The strategy's instruments (comma-separated; default all)."),
+    venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port."),
+    max_qty: int = typer.Option(10_000, "--max-qty", help="Risk: largest order (shares)."),
+    max_rate: int = typer.Option(1_000, "--max-orders-per-second", help="Risk: orders per second of feed time."),
+    band_bps: int = typer.Option(500, "--band-bps", help="Risk: price band around the best price (basis points)."),
+) -> None:
+    """Join lines A and B, arbitrate, re-request what both lost, replay the result through
+    the books and write the live tables until the end of session or Ctrl-C (files are
+    closed complete)."""
+    from ..live.cli_run import run_listen
+
+    run_listen(locals())
+
+
+def venue(
+    listen_on: str = typer.Option("127.0.0.1:32001", "--listen", help="host:port to accept SoupBinTCP sessions on."),
+    log: Optional[Path] = typer.Option(None, "--log", help="Log every order message (recv_ns,session,hex) to this file."),
+    sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="Exit after this many sessions logged out (default: run until Ctrl-C)."),
+) -> None:
+    """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
+    answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them."""
+    from ..live.net import parse_address
+    from ..live.venue import Venue
+
+    v = Venue(*parse_address(listen_on, "--listen"), log_path=log, sessions=sessions)
+    typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)
+    try:
+        v.serve()
+    finally:
+        typer.echo(f"venue: {len(v.messages)} orders, sha256 {v.digest()}", err=True)
+        sys.stderr.flush()

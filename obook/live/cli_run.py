@@ -1,0 +1,102 @@
+"""The body of ``obook listen`` (kept out of the CLI module: it wires sinks, strategy,
+gateway and reports)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from ..errors import ObookError
+from .net import parse_address
+
+
+def load_strategy(spec: str):
+    """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments."""
+    where, _, name = spec.rpartition(":")
+    if not where or not name:
+        raise ObookError(f"--strategy {spec!r}: give FILE.py:NAME or module:NAME")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise ObookError(f"--strategy: no such file {where}")
+        s = importlib.util.spec_from_file_location(f"obook_strategy_{path.stem}", path)
+        module = importlib.util.module_from_spec(s)
+        s.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    try:
+        obj = getattr(module, name)
+    except AttributeError as e:
+        raise ObookError(f"--strategy: {where} has no {name}") from e
+    return obj() if isinstance(obj, type) else obj
+
+
+def run_listen(a: dict) -> None:
+    import typer
+
+    from .latency import report_table, report_text
+    from .listener import Listener
+    from .sinks import close_sinks, open_sinks
+
+    tables = tuple(t.strip() for t in a["tables"].split(",") if t.strip())
+    ttt = None
+    if a["strategy"]:
+        from .gateway import Gateway
+        from .risk import RiskGate
+        from .strategy import TickToTrade
+
+        gw = Gateway(*parse_address(a["venue"], "--venue")) if a["venue"] else None
+        ttt = TickToTrade(load_strategy(a["strategy"]), a["tickers"],
+                          RiskGate(max_qty=a["max_qty"], max_orders_per_second=a["max_rate"], band_bps=a["band_bps"]), gw)
+    lst = Listener(parse_address(a["line_a"], "--line-a"), parse_address(a["line_b"], "--line-b"),
+                   parse_address(a["request"], "--request") if a["request"] else None, tables=tables,
+                   tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
+                   retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
+                   session=a["session"], interface=a["interface"])
+    kind = a["to"].value
+    if kind != "text" and a["output"] is None:
+        lst.close()
+        raise ObookError(f"--to {kind} needs --output")
+    sinks = {} if kind == "text" else open_sinks(kind, a["output"], tables, lst.schema, a["interval"])
+    typer.echo(f"listening: line A {a['line_a']}, line B {a['line_b']}", err=True)
+    try:
+        if kind == "text":
+            from ..output import text_lines
+
+            out = sys.stdout.buffer
+            try:
+                for t, batch in lst.table_batches():
+                    if t == "bbo":
+                        out.write(text_lines(batch))
+                        out.flush()
+            except BrokenPipeError:   # `obook listen | head`: a quiet end
+                import os
+
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        else:
+            for t, batch in lst.table_batches():
+                sinks[t].write(batch)
+    finally:
+        try:
+            close_sinks(sinks)
+        finally:
+            if kind == "parquet" and lst.feed.lost:
+                import pyarrow.parquet as pq
+
+                pq.write_table(lst.gaps_table(), Path(a["output"]) / "gaps.parquet")
+            st = lst.stats()
+            typer.echo("listen: " + ", ".join(f"{k} {v}" for k, v in st.items() if k != "lines"), err=True)
+            for line, s in st["lines"].items():
+                typer.echo(f"  line {line}: " + ", ".join(f"{k} {v}" for k, v in s.items() if v), err=True)
+            if ttt is not None:
+                typer.echo(f"orders: {len(ttt.orders)}, sha256 {ttt.digest()}", err=True)
+            if a["latency"] or a["latency_output"]:
+                hists = lst.latency()
+                if a["latency"]:
+                    typer.echo(report_text(hists), err=True)
+                if a["latency_output"]:
+                    import pyarrow.parquet as pq
+
+                    pq.write_table(report_table(hists), a["latency_output"])

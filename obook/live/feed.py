@@ -1,0 +1,264 @@
+"""The arbitrated live feed: lines A and B (and re-request answers) in, an ITCH byte stream
+(2-byte length + message, as in a BinaryFILE) out, read by obook's streaming replay.
+
+:class:`LiveFeed` is a stream source with ``partial_reads``: each ``readinto`` runs the
+network until messages are deliverable and hands over whole messages (0 bytes at the end of
+the session). Gaps on both lines are re-requested (after ``gap_wait``, every
+``request_timeout``, ``retries`` times); a gap still open after that is given up: an
+ObookError naming the range (``on_gap="raise"``) or a row of ``gaps`` (``"skip"``).
+
+Stamps: per packet, the kernel's receive stamp, the user-space receive and decode +
+arbitration done (histograms ``recv`` and ``decode``); per message, in rings indexed by the
+replay's record number, the kernel stamp of its first copy, its delivery by the arbiter and
+its hand-over to the replay (``handover``: delivery to hand-over).
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import socket
+import time
+
+import numpy as np
+
+from ..errors import ObookError
+from ..feeds.mold.arbiter import Arbiter
+from ..feeds.mold.packets import encode_request
+from .latency import Clock, Histogram, now
+from .net import line_socket, recv_stamped
+
+log = logging.getLogger("obook")
+
+RING = 1 << 16
+_RINGS = ("mold_seq", "line", "t_kernel", "t_decode", "t_handover")
+LINES = ("A", "B", "request")
+#: the ``line`` column's names: A, B, and R for a message that came back by re-request
+LINE_LETTERS = ("A", "B", "R")
+
+
+class LiveFeed:
+    partial_reads = True
+    name = "<live>"
+
+    def __init__(self, line_a, line_b, request=None, session: str | None = None,
+                 interface: str = "127.0.0.1", gap_wait: float = 0.05, request_timeout: float = 0.2,
+                 retries: int = 3, on_gap: str = "raise", idle_timeout: float | None = None,
+                 max_request: int = 1000):
+        if on_gap not in ("raise", "skip"):
+            raise ObookError(f"on_gap must be raise or skip, not {on_gap!r}")
+        self.clock = Clock()
+        self.socks = []
+        self.kernel_stamps = True
+        try:
+            for host, port in (line_a, line_b):
+                s, stamped = line_socket(host, port, interface)
+                self.socks.append(s)
+                self.kernel_stamps &= stamped
+        except BaseException:
+            self.close()
+            raise
+        self.request = request
+        self.req = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.req.bind(("127.0.0.1" if request is None or request[0].startswith("127.") else "0.0.0.0", 0))
+        self.req.setblocking(False)
+        self.socks.append(self.req)
+        self.arbiter = Arbiter(None if session is None else session.encode(), lines=3)
+        self.gap_wait, self.request_timeout, self.retries = gap_wait, request_timeout, retries
+        self.on_gap = on_gap
+        self.idle_timeout = idle_timeout
+        self.max_request = max_request
+        self.out = bytearray()
+        self.out_count = 0
+        self.next_record = 1                      # the replay's number of the next message
+        # per record, in rings indexed by record number & mask (grown to hold every record
+        # delivered and not yet turned into rows): its MoldUDP64 number, the line that
+        # delivered it first, and its stamps
+        self.mask = RING - 1
+        for name in _RINGS:
+            setattr(self, name, np.zeros(RING, np.int64))
+        self.hists = {k: Histogram(k) for k in ("recv", "decode", "handover")}
+        self._open: dict[int, list] = {}          # gap first seq -> [count, seen, requests, last]
+        self.requests = 0
+        self.lost: list[tuple] = []               # given up: (first, count, ts before, ts given up), UTC
+        self.done = False
+        self._last_packet = time.monotonic()
+        self.tick = None                          # called every 0.1 s or so (the gateway's poll)
+        self._ticked = 0.0
+
+    # -- the stream --------------------------------------------------------------------------
+
+    def readinto(self, view) -> int:
+        while not self.out:
+            if self.done:
+                return 0
+            self.step(0.05)
+        n, handed = len(self.out), self.out_count
+        if n > len(view):    # whole messages only
+            n, handed = self._whole(len(view))
+        view[:n] = self.out[:n]
+        del self.out[:n]
+        t = now()
+        first = self.next_record - self.out_count
+        idx = np.arange(first, first + handed) & self.mask
+        self.t_handover[idx] = t
+        self.hists["handover"].record(t - self.t_decode[idx])
+        self.out_count -= handed
+        return n
+
+    def _whole(self, limit: int) -> tuple[int, int]:
+        pos = k = 0
+        while pos + 2 <= len(self.out):
+            size = 2 + ((self.out[pos] << 8) | self.out[pos + 1])
+            if pos + size > limit:
+                break
+            pos += size
+            k += 1
+        return pos, k
+
+    # -- the network ---------------------------------------------------------------------------
+
+    def step(self, wait: float) -> None:
+        """Receive what arrives within ``wait`` seconds, deliver, re-request, give up."""
+        ready, _, _ = select.select(self.socks, [], [], max(0.0, min(wait, self._next_deadline())))
+        arb = self.arbiter
+        recv, dec = [], []
+        for s in ready:
+            line = self.socks.index(s)
+            while True:
+                try:
+                    data, kernel, _addr = recv_stamped(s)
+                except BlockingIOError:
+                    break
+                t_user = now()
+                k = self.clock.from_realtime(kernel) if kernel is not None else t_user
+                arb.packet(line, data, k, requested=line == 2)
+                t = now()
+                recv.append(t_user - k)
+                dec.append(t - t_user)
+        if recv:
+            self.hists["recv"].record(recv)
+            self.hists["decode"].record(dec)
+            self._last_packet = time.monotonic()
+        msgs = arb.pop()
+        if msgs:
+            self._deliver(msgs)
+        self._gaps()
+        if self.tick is not None and time.monotonic() - self._ticked >= 0.1:
+            self._ticked = time.monotonic()
+            self.tick()
+        if arb.ended and not arb.missing():
+            self.done = True
+        elif self.idle_timeout is not None and time.monotonic() - self._last_packet > self.idle_timeout:
+            raise ObookError(f"live feed: nothing received for {self.idle_timeout:g} s "
+                             f"(next sequence number {arb.next_seq})")
+
+    def _deliver(self, msgs) -> None:
+        t = now()
+        r = self.next_record
+        if 2 * (self.out_count + len(msgs)) > self.mask + 1:
+            self._grow(2 * (self.out_count + len(msgs)))
+        idx = np.arange(r, r + len(msgs)) & self.mask
+        self.mold_seq[idx] = np.fromiter((m[0] for m in msgs), np.int64, len(msgs))
+        self.t_kernel[idx] = np.fromiter((m[2] for m in msgs), np.int64, len(msgs))
+        self.line[idx] = np.fromiter((m[1] for m in msgs), np.int64, len(msgs))
+        self.t_decode[idx] = t
+        out = self.out
+        for _seq, _line, _ts, msg in msgs:
+            out += len(msg).to_bytes(2, "big")
+            out += msg
+        self.next_record += len(msgs)
+        self.out_count += len(msgs)
+
+    def _grow(self, need: int) -> None:
+        """Rings of at least ``need`` records, keeping the last ones' entries."""
+        size = self.mask + 1
+        new = size
+        while new < need:
+            new *= 2
+        recs = np.arange(max(1, self.next_record - size), self.next_record)
+        for name in _RINGS:
+            old = getattr(self, name)
+            ring = np.zeros(new, np.int64)
+            ring[recs & (new - 1)] = old[recs & self.mask]
+            setattr(self, name, ring)
+        self.mask = new - 1
+
+    # -- gaps ----------------------------------------------------------------------------------
+
+    def _next_deadline(self) -> float:
+        return self.gap_wait if self._open else 1.0
+
+    def _gaps(self) -> None:
+        missing = self.arbiter.missing()
+        if not missing and not self._open:
+            return
+        t = time.monotonic()
+        still = {}
+        for first, count in missing:
+            g = self._open.get(first)
+            if g is None or g[0] != count:
+                g = [count, t if g is None else g[1], 0 if g is None else g[2], 0.0 if g is None else g[3]]
+            still[first] = g
+            if t - g[1] < self.gap_wait or (g[2] and t - g[3] < self.request_timeout):
+                continue
+            if g[2] > self.retries or self.request is None:
+                self._give_up(first, count)
+                del still[first]
+                continue
+            self._ask(first, count)
+            g[2] += 1
+            g[3] = t
+        self._open = still
+
+    def _ask(self, first: int, count: int) -> None:
+        session = self.arbiter.session or b"".ljust(10)
+        while count > 0:
+            n = min(count, self.max_request)
+            try:
+                self.req.sendto(encode_request(session, first, n), self.request)
+                self.requests += 1
+            except OSError as e:
+                log.warning("live feed: re-request %d..%d not sent: %s", first, first + n - 1, e)
+            first += n
+            count -= n
+
+    def _give_up(self, first: int, count: int) -> None:
+        last = first + count - 1
+        if self.on_gap == "raise":
+            raise ObookError(f"live feed: sequence numbers {first}..{last} lost on both lines "
+                             f"(re-requests unanswered after {self.retries} retries)")
+        log.warning("live feed: sequence numbers %d..%d lost on both lines", first, last)
+        before = int(self.t_kernel[(self.next_record - 1) & self.mask]) if self.next_record > 1 else None
+        self.lost.append((first, count, None if before is None else before + self.clock.offset,
+                          now() + self.clock.offset))
+        self.arbiter.skip(first, count, now())
+        msgs = self.arbiter.pop()
+        if msgs:
+            self._deliver(msgs)
+
+    def record_columns(self, seq: np.ndarray) -> list:
+        """``mold_seq``, ``line`` and ``ts_recv`` (the kernel's receive stamp, UTC) of the
+        replay's records ``seq`` (recent ones: the stamps are kept in rings)."""
+        import pyarrow as pa
+
+        from ..feeds.mold.side import RECORD_FIELDS
+
+        idx = np.asarray(seq, np.int64) & self.mask
+        letters = pa.array(LINE_LETTERS, RECORD_FIELDS[1].type)
+        return [pa.array(self.mold_seq[idx].astype(np.uint64)), letters.take(pa.array(self.line[idx])),
+                pa.array(self.t_kernel[idx] + self.clock.offset, RECORD_FIELDS[2].type)]
+
+    # -- results -------------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        a = self.arbiter
+        return {"lines": {LINES[i]: dict(st) for i, st in enumerate(a.stats)},
+                "gaps": [{"first_seq": f, "count": c, "ts": ts} for f, c, ts in a.gaps],
+                "requests": self.requests, "next_seq": a.next_seq, "ended": a.ended,
+                "kernel_stamps": self.kernel_stamps}
+
+    def close(self) -> None:
+        for s in self.socks:
+            s.close()
+        self.socks = []

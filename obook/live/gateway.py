@@ -1,0 +1,107 @@
+"""The order gateway: OUCH 5.0 messages over a SoupBinTCP session (login, client
+heartbeats, logout) to a venue. It keeps every message sent (``digest()``: SHA-256 of their
+bytes, the orders' identity) and reads the venue's answers, whose Timestamp is the venue's
+receive stamp on the shared clock: ``venue_ns[ref]``."""
+
+from __future__ import annotations
+
+import hashlib
+import select
+import socket
+import time
+
+from ..errors import ObookError
+from . import ouch, soupbin
+from .latency import now
+
+
+class Gateway:
+    def __init__(self, host: str, port: int, username: str = "obook", password: str = "",
+                 heartbeat: float = 1.0, timeout: float = 5.0):
+        self.heartbeat = heartbeat
+        self.timeout = timeout
+        self.sent: list[bytes] = []
+        self.sent_ns: dict[int, int] = {}
+        self.venue_ns: dict[int, int] = {}
+        self.answers = 0
+        self.ended = False
+        self.framer = soupbin.Framer()
+        try:
+            self.sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as e:
+            raise ObookError(f"venue {host}:{port}: cannot connect: {e}") from e
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._last = now()
+        self._write(soupbin.login(username, password))
+        self._await_login()
+
+    def _await_login(self) -> None:
+        end = time.monotonic() + self.timeout
+        while time.monotonic() < end:
+            for kind, payload in self._recv(max(0.0, end - time.monotonic())):
+                if kind == soupbin.ACCEPTED:
+                    return
+                if kind == soupbin.REJECTED:
+                    self.sock.close()
+                    raise ObookError(f"venue rejected the login ({payload.decode('ascii', 'replace')})")
+        self.sock.close()
+        raise ObookError("venue did not answer the login")
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise ObookError(f"venue connection lost: {e}") from e
+        self._last = now()
+
+    def _recv(self, wait: float) -> list[tuple[bytes, bytes]]:
+        ready, _, _ = select.select([self.sock], [], [], wait)
+        if not ready:
+            return []
+        data = self.sock.recv(1 << 16)
+        if not data:
+            self.ended = True
+            return []
+        out = self.framer.feed(data)
+        for kind, payload in out:
+            if kind == soupbin.SEQUENCED:
+                stamp, ref = ouch.response_stamp(payload)
+                self.venue_ns.setdefault(ref, stamp)
+                self.answers += 1
+            elif kind == soupbin.END_OF_SESSION:
+                self.ended = True
+        return out
+
+    def send(self, order: ouch.Order) -> int:
+        """Send one order; returns the stamp taken as the write starts (on loopback the
+        venue may read it before the write call returns)."""
+        msg = ouch.encode(order)
+        data = soupbin.packet(soupbin.UNSEQUENCED, msg)
+        t = now()
+        self._write(data)
+        self.sent.append(msg)
+        self.sent_ns.setdefault(order.ref, t)
+        return t
+
+    def poll(self) -> None:
+        """Read the answers that arrived; a heartbeat when idle for ``heartbeat`` seconds."""
+        while not self.ended and self._recv(0.0):
+            pass
+        if not self.ended and now() - self._last > self.heartbeat * 1e9:
+            self._write(soupbin.packet(soupbin.CLIENT_HEARTBEAT))
+
+    def digest(self) -> str:
+        return hashlib.sha256(b"".join(self.sent)).hexdigest()
+
+    def close(self, wait: float | None = None) -> None:
+        """Wait (up to ``wait``, default the timeout) for every answer, log out, close."""
+        end = time.monotonic() + (self.timeout if wait is None else wait)
+        try:
+            while not self.ended and self.answers < len(self.sent) and time.monotonic() < end:
+                self._recv(max(0.0, min(0.05, end - time.monotonic())))
+            if not self.ended:
+                self._write(soupbin.packet(soupbin.LOGOUT))
+        except (OSError, ObookError):
+            pass
+        finally:
+            self.sock.close()

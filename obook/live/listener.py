@@ -1,0 +1,136 @@
+"""The listener: a :class:`~obook.live.feed.LiveFeed` read by obook's streaming replay
+(one decode path, the same books as a file replay), the tables' batches as they come, and
+behind them, optionally, the tick-to-trade chain (:class:`~obook.live.strategy.TickToTrade`).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
+from .feed import LiveFeed
+from .latency import Histogram, now
+
+
+class Listener:
+    """Listen to lines A and B (``(host, port)`` each; a multicast group is joined) and
+    replay what they deliver. ``request``: the re-request server's ``(host, port)``.
+    ``tables``: as for a replay ("bbo", "trades", "orders", "depth"). ``tick_to_trade``: a
+    TickToTrade run on every BBO batch. ``on_gap``: "raise" (a range lost on both lines is an
+    ObookError) or "skip" (it goes to the ``gaps`` stats, the replay turns tolerant)."""
+
+    def __init__(self, line_a, line_b, request=None, tables=("bbo",), tick_to_trade=None,
+                 on_gap: str = "raise", date=None, levels: int = 10, **feed_options):
+        from ..engine.replay import Replay
+
+        warm_up(tables, levels)
+        self.feed = LiveFeed(line_a, line_b, request, on_gap=on_gap, **feed_options)
+        try:
+            self.replay = Replay(self.feed, workers=1, format="itch", tables=tables, levels=levels,
+                                 on_error="raise" if on_gap == "raise" else "skip", date=date)
+        except BaseException:
+            self.feed.close()
+            raise
+        self.ttt = tick_to_trade
+        if tick_to_trade is not None and tick_to_trade.gateway is not None:
+            self.feed.tick = tick_to_trade.gateway.poll     # heartbeats while the feed is quiet
+        self.book = Histogram("book")
+        self.end_to_end = Histogram("recv-to-book")
+
+    def schema(self, table: str = "bbo") -> pa.Schema:
+        """The replay's schema, then ``mold_seq``, ``line`` and ``ts_recv`` (as a capture
+        replay's tables)."""
+        schema = self.replay.schema(table)
+        for f in RECORD_FIELDS:
+            schema = schema.append(f)
+        return schema
+
+    def _with_record_columns(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        for f, a in zip(RECORD_FIELDS, self.feed.record_columns(batch.column("seq").to_numpy())):
+            batch = batch.append_column(f, a)
+        return batch
+
+    def table_batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """(table, batch) as the books change, until the end of session (or an error, or the
+        consumer stops); the sockets and the gateway are closed after."""
+        feed = self.feed
+        try:
+            for table, batch in self.replay.table_batches():
+                if table == "bbo":
+                    t = now()
+                    if self.ttt is not None:
+                        self.ttt.on_bbo(batch, feed, t)
+                    idx = batch.column("seq").to_numpy() & feed.mask   # counted off the path
+                    self.book.record(t - feed.t_handover[idx])
+                    self.end_to_end.record(t - feed.t_kernel[idx])
+                yield table, self._with_record_columns(batch)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.feed.close()
+        if self.ttt is not None and self.ttt.gateway is not None:
+            self.ttt.gateway.close()
+
+    def stats(self) -> dict:
+        out = self.feed.stats()
+        out.update(records=self.replay.stats.get("records", 0), rows=self.replay.stats.get("table_rows", {}))
+        if self.ttt is not None:
+            out.update(strategy_calls=self.ttt.calls, orders=len(self.ttt.orders), refused=dict(self.ttt.risk.refused))
+        return out
+
+    def gaps_table(self) -> pa.Table:
+        """The ranges given up (``on_gap="skip"``), as a capture replay's ``gaps`` table:
+        ``ts_before`` the receive stamp of the last message before the gap, ``ts_after``
+        when it was given up."""
+        from ..feeds.mold.side import GAPS_SCHEMA
+
+        lost = self.feed.lost
+        first = [g[0] for g in lost]
+        return pa.table([pa.array(first, pa.uint64()), pa.array([g[0] + g[1] - 1 for g in lost], pa.uint64()),
+                         pa.array([g[1] for g in lost], pa.uint64()),
+                         pa.array([g[2] for g in lost], GAPS_SCHEMA.field("ts_before").type),
+                         pa.array([g[3] for g in lost], GAPS_SCHEMA.field("ts_after").type)], schema=GAPS_SCHEMA)
+
+    def latency(self) -> list[Histogram]:
+        """Per stage, in path order, then the end-to-end ones."""
+        h = self.feed.hists
+        out = [h["recv"], h["decode"], h["handover"], self.book]
+        if self.ttt is not None:
+            venue, t2t = self.ttt.venue_hists()
+            out += [self.ttt.hists["strategy"], self.ttt.hists["risk"], self.ttt.hists["gateway"], venue]
+            return out + [self.end_to_end, t2t]
+        return out + [self.end_to_end]
+
+
+def warm_up(tables=("bbo",), levels: int = 10) -> None:
+    """Load the replay's kernels (numba's cache) before the first packet: a one-message
+    day replayed from memory."""
+    import io
+
+    from ..engine.replay import Replay
+
+    msg = b"S" + bytes(10) + b"O"
+    for _ in Replay(io.BytesIO(len(msg).to_bytes(2, "big") + msg), workers=1, format="itch",
+                    tables=tables, levels=levels).table_batches():
+        pass
+
+
+def listen(line_a, line_b, request=None, table: str = "bbo", **options) -> Iterator[pa.RecordBatch]:
+    """The live ``table`` (default the BBO) as an iterator of Arrow batches, until the end of
+    session: ``obook.listen(("127.0.0.1", 31001), ("127.0.0.1", 31002), request=("127.0.0.1",
+    31003))``. Addresses may also be "host:port" strings. Options: those of :class:`Listener`."""
+    from .net import parse_address
+
+    def addr(a):
+        return parse_address(a) if isinstance(a, str) else a
+
+    lst = Listener(addr(line_a), addr(line_b), None if request is None else addr(request),
+                   tables=(table,), **options)
+    for _t, batch in lst.table_batches():
+        yield batch
+
+
+__all__ = ["Listener", "listen", "warm_up"]

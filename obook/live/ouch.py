@@ -1,0 +1,103 @@
+"""OUCH 5.0 order entry messages (inbound: Enter 'O', Replace 'U', Cancel 'X'; outbound:
+Accepted 'A', Replaced 'U', Canceled 'C'), big-endian, prices u64 with 4 implied decimals.
+They ride in SoupBinTCP 'U' (client → venue) and 'S' (venue → client) packets.
+
+Outbound messages carry the venue's Timestamp; the simulated venue puts its receive stamp
+(monotonic ns, the live path's one clock) there, which the gateway reads back as the
+"venue received" stage.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..errors import ObookError
+
+# Enter Order: type, UserRefNum, Side, Quantity, Symbol, Price, TimeInForce, Display,
+# Capacity, InterMarketSweepEligibility, CrossType, ClOrdID, AppendageLength
+ENTER = struct.Struct(">cIcI8sQccccc14sH")
+# Replace Order: type, OrigUserRefNum, UserRefNum, Quantity, Price, TimeInForce, Display,
+# InterMarketSweepEligibility, ClOrdID, AppendageLength
+REPLACE = struct.Struct(">cIIIQccc14sH")
+# Cancel Order: type, UserRefNum, Quantity
+CANCEL = struct.Struct(">cII")
+# Order Accepted: type, Timestamp, UserRefNum, Side, Quantity, Symbol, Price, TimeInForce,
+# Display, OrderReferenceNumber, Capacity, InterMarketSweepEligibility, CrossType,
+# OrderState, ClOrdID, AppendageLength
+ACCEPTED = struct.Struct(">cQIcI8sQccQcccc14sH")
+# Order Replaced: type, Timestamp, OrigUserRefNum, UserRefNum, Side, Quantity, Symbol,
+# Price, TimeInForce, Display, OrderReferenceNumber, Capacity, InterMarketSweepEligibility,
+# CrossType, OrderState, ClOrdID, AppendageLength
+REPLACED = struct.Struct(">cQIIcI8sQccQcccc14sH")
+# Order Canceled: type, Timestamp, UserRefNum, Quantity, Reason
+CANCELED = struct.Struct(">cQIIc")
+
+SIZES = {b"O": ENTER.size, b"U": REPLACE.size, b"X": CANCEL.size}
+
+
+@dataclass(frozen=True)
+class Order:
+    """An order instruction of a strategy: kind "enter", "replace" or "cancel".
+
+    ``ref``: the UserRefNum (the strategy numbers its orders; a replace gives the order a
+    new one); ``orig``: the order a replace replaces. ``side`` matters to the risk gate's
+    band also for a replace (OUCH's Replace carries none). ``price`` in 1/10000 (the feed's ITCH scale); ``qty`` shares."""
+
+    kind: str
+    symbol: str = ""
+    side: str = "B"
+    qty: int = 0
+    price: int = 0
+    ref: int = 0
+    orig: int = 0
+    tif: bytes = b"0"        # '0' day
+
+
+def _clordid(ref: int) -> bytes:
+    return f"OB{ref:012d}".encode()
+
+
+def encode(order: Order) -> bytes:
+    if order.kind == "enter":
+        return ENTER.pack(b"O", order.ref, order.side.encode(), order.qty, order.symbol.encode().ljust(8),
+                          order.price, order.tif, b"Y", b"A", b"N", b"N", _clordid(order.ref), 0)
+    if order.kind == "replace":
+        return REPLACE.pack(b"U", order.orig, order.ref, order.qty, order.price, order.tif, b"Y", b"N",
+                            _clordid(order.ref), 0)
+    if order.kind == "cancel":
+        return CANCEL.pack(b"X", order.ref, order.qty)
+    raise ObookError(f"unknown order kind {order.kind!r} (enter, replace or cancel)")
+
+
+def decode(msg: bytes) -> Order:
+    """An inbound message back to an Order (the venue's log)."""
+    t = msg[:1]
+    if SIZES.get(t) != len(msg):
+        raise ObookError(f"OUCH message of type {t!r} and {len(msg)} bytes")
+    if t == b"O":
+        _, ref, side, qty, sym, px, tif, *_ = ENTER.unpack(msg)
+        return Order("enter", sym.decode().rstrip(), side.decode(), qty, px, ref, 0, tif)
+    if t == b"U":
+        _, orig, ref, qty, px, tif, *_ = REPLACE.unpack(msg)
+        return Order("replace", "", "", qty, px, ref, orig, tif)
+    _, ref, qty = CANCEL.unpack(msg)
+    return Order("cancel", "", "", qty, 0, ref)
+
+
+def response(msg: bytes, stamp: int, order_number: int) -> bytes:
+    """The venue's answer to an inbound message: Accepted, Replaced or Canceled, stamped."""
+    o = decode(msg)
+    if o.kind == "enter":
+        return ACCEPTED.pack(b"A", stamp, o.ref, o.side.encode(), o.qty, o.symbol.encode().ljust(8), o.price,
+                             o.tif, b"Y", order_number, b"A", b"N", b"N", b"L", _clordid(o.ref), 0)
+    if o.kind == "replace":
+        return REPLACED.pack(b"U", stamp, o.orig, o.ref, b"B", o.qty, b" " * 8, o.price, o.tif, b"Y",
+                             order_number, b"A", b"N", b"N", b"L", _clordid(o.ref), 0)
+    return CANCELED.pack(b"C", stamp, o.ref, o.qty, b"U")
+
+
+def response_stamp(msg: bytes) -> tuple[int, int]:
+    """(venue timestamp, UserRefNum) of an outbound message."""
+    stamp, a, b = struct.unpack_from(">QII", msg, 1)
+    return stamp, (b if msg[:1] == b"U" else a)

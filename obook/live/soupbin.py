@@ -1,0 +1,80 @@
+"""SoupBinTCP 4.0 framing (SPEC §7): packets of a big-endian u16 length (of type + payload)
+and a type byte. Client → server: 'L' login request, 'U' unsequenced data, 'R' client
+heartbeat, 'O' logout request. Server → client: 'A' login accepted, 'J' login rejected,
+'S' sequenced data, 'H' server heartbeat, 'Z' end of session."""
+
+from __future__ import annotations
+
+import struct
+
+from ..errors import ObookError
+
+LOGIN, ACCEPTED, REJECTED = b"L", b"A", b"J"
+UNSEQUENCED, SEQUENCED = b"U", b"S"
+CLIENT_HEARTBEAT, SERVER_HEARTBEAT = b"R", b"H"
+LOGOUT, END_OF_SESSION = b"O", b"Z"
+
+_LEN = struct.Struct(">H")
+
+
+def packet(kind: bytes, payload: bytes = b"") -> bytes:
+    return _LEN.pack(len(payload) + 1) + kind + payload
+
+
+def _field(text: str, width: int, right: bool = False) -> bytes:
+    raw = text.encode("ascii")
+    if len(raw) > width:
+        raise ObookError(f"SoupBinTCP field {text!r} is longer than {width} characters")
+    return raw.rjust(width) if right else raw.ljust(width)
+
+
+def login(username: str, password: str, session: str = "", sequence: int = 1) -> bytes:
+    """'L': username (6), password (10), requested session (10, blank: the current one),
+    requested sequence number (20, ASCII, right-justified)."""
+    return packet(LOGIN, _field(username, 6) + _field(password, 10) + _field(session, 10, True)
+                  + _field(str(sequence), 20, True))
+
+
+def parse_login(payload: bytes) -> tuple[str, str, str, int]:
+    if len(payload) != 46:
+        raise ObookError(f"SoupBinTCP login request of {len(payload)} bytes (46 expected)")
+    text = payload.decode("ascii", "replace")
+    seq = text[26:46].strip()
+    return text[:6].strip(), text[6:16].strip(), text[16:26].strip(), int(seq) if seq.isdigit() else 0
+
+
+def accepted(session: str, sequence: int) -> bytes:
+    """'A': session (10), sequence number of the next sequenced message (20)."""
+    return packet(ACCEPTED, _field(session, 10, True) + _field(str(sequence), 20, True))
+
+
+def rejected(reason: bytes = b"A") -> bytes:
+    """'J': 'A' not authorized, 'S' session not available."""
+    return packet(REJECTED, reason)
+
+
+class Framer:
+    """Cuts a TCP byte stream into (type, payload) packets as they complete."""
+
+    def __init__(self):
+        self.buf = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[bytes, bytes]]:
+        self.buf += data
+        out = []
+        pos = 0
+        buf = self.buf
+        while len(buf) - pos >= 2:
+            (n,) = _LEN.unpack_from(buf, pos)
+            if n == 0:
+                raise ObookError("SoupBinTCP packet of length 0 (no type byte)")
+            if len(buf) - pos - 2 < n:
+                break
+            out.append((bytes(buf[pos + 2:pos + 3]), bytes(buf[pos + 3:pos + 2 + n])))
+            pos += 2 + n
+        del buf[:pos]
+        return out
+
+    @property
+    def pending(self) -> int:
+        return len(self.buf)

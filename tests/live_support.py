@@ -1,0 +1,55 @@
+"""Helpers of the live tests: free loopback ports, a sender run in a thread, subprocesses
+that never outlive a test."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import threading
+
+from obook.live.send import Sender, SendOptions, read_messages
+
+
+def free_port(kind=socket.SOCK_DGRAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def addresses(n: int = 3) -> list[tuple[str, int]]:
+    return [("127.0.0.1", free_port()) for _ in range(n)]
+
+
+@contextlib.contextmanager
+def sending(day, a, b, r, **options):
+    """A Sender of ``day`` running in a thread; stopped and joined on exit."""
+    opts = SendOptions(a, b, r, **{"linger": 2.0, "heartbeat": 0.2, **options})
+    sender = Sender(read_messages(day), opts)
+    result = {}
+    th = threading.Thread(target=lambda: result.update(sender.run()), daemon=True)
+    th.start()
+    try:
+        yield result
+    finally:
+        sender.stop()
+        th.join(timeout=20)
+        assert not th.is_alive()
+
+
+@contextlib.contextmanager
+def process(*args, **kw):
+    """``python -m obook ARGS`` as a subprocess, killed (by its pid) if still running."""
+    p = subprocess.Popen([sys.executable, "-m", "obook", *map(str, args)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, **kw)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.communicate(timeout=20)
+
+
+def hostport(addr) -> str:
+    return f"{addr[0]}:{addr[1]}"

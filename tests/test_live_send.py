@@ -1,0 +1,124 @@
+"""``obook send``'s packets: every message on each line once (minus its drops), in the
+day's order but for reordering, drops the same for a seed, heartbeats and end of session
+naming the next number, re-requests answered from the day."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from live_support import addresses
+from obook.feeds.mold.packets import END_OF_SESSION, decode_packet, encode_request
+from obook.gen.itch import write_itch
+from obook.live.send import Sender, SendOptions, make_packets, read_messages, timestamp
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("send") / "day.itch"
+    write_itch(str(path), 3_000, 5, 9)
+    return path
+
+
+def _capture(day, requests=(), raw_requests=(), **options):
+    """Run a Sender; collect the packets of lines A and B and the answers to ``requests``."""
+    a, b, r = addresses()
+    socks = []
+    for addr in (a, b):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        s.bind(addr)
+        s.settimeout(0.2)
+        socks.append(s)
+    asker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    asker.bind(("127.0.0.1", 0))
+    asker.settimeout(0.5)
+    sender = Sender(read_messages(day), SendOptions(a, b, r, **{"linger": 0.3, "heartbeat": 0.05, "rate": 20_000,
+                                                                 **options}))
+    th = threading.Thread(target=sender.run, daemon=True)
+    th.start()
+    got = [[], []]
+    answers = []
+    try:
+        for first, count in requests:
+            asker.sendto(encode_request("OBOOK", first, count), r)
+        for raw in raw_requests:
+            asker.sendto(raw, r)
+        while th.is_alive() or any(_pending(s) for s in socks):
+            for i, s in enumerate(socks):
+                try:
+                    while True:
+                        got[i].append(decode_packet(s.recv(65536)))
+                except (socket.timeout, BlockingIOError):
+                    pass
+        try:
+            while True:
+                answers.append(decode_packet(asker.recv(65536)))
+        except socket.timeout:
+            pass
+    finally:
+        sender.stop()
+        th.join(timeout=10)
+        for s in socks + [asker]:
+            s.close()
+    return got, answers, sender.stats
+
+
+def _pending(s) -> bool:
+    s.setblocking(False)
+    try:
+        s.recv(1, socket.MSG_PEEK)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        s.settimeout(0.2)
+
+
+def _seqs(packets):
+    return [p.seq + i for p in packets if 0 < p.count < END_OF_SESSION for i in range(p.count)]
+
+
+def test_send_no_drops_each_line_carries_the_day_in_order_then_end_of_session(day):
+    msgs = read_messages(day)
+    (a, b), _, stats = _capture(day)
+    for line in (a, b):
+        data = [p for p in line if 0 < p.count < END_OF_SESSION]
+        assert [m for p in data for m in p.messages] == msgs
+        assert _seqs(data) == list(range(1, len(msgs) + 1))
+        eos = [p for p in line if p.count == END_OF_SESSION]
+        assert eos and all(p.seq == len(msgs) + 1 for p in eos)
+        assert all(p.seq == len(msgs) + 1 for p in line if p.count == 0)   # heartbeats after the day
+    assert stats["dropped_a"] == stats["dropped_b"] == 0
+
+
+def test_send_drops_reorder_same_for_a_seed_and_answers_rerequests(day):
+    msgs = read_messages(day)
+    bad = [b"short", encode_request("OTHER", 1, 5)]       # truncated; another session
+    runs = [_capture(day, requests=[(5, 40), (2990, 100)], raw_requests=bad, drop_a=0.2, drop_b=0.3,
+                     reorder=0.1, seed=s) for s in (1, 1, 2)]
+    (a1, b1), answers, st1 = runs[0]
+    assert (_seqs(a1), _seqs(b1)) == (_seqs(runs[1][0][0]), _seqs(runs[1][0][1]))
+    assert _seqs(a1) != _seqs(runs[2][0][0])
+    n = len(msgs)
+    for line, rate in ((a1, 0.2), (b1, 0.3)):
+        seqs = _seqs(line)
+        assert len(set(seqs)) == len(seqs) and set(seqs) < set(range(1, n + 1))
+        assert seqs != sorted(seqs)                                  # some reordered
+        assert 0.5 * rate < 1 - len(seqs) / n < 1.5 * rate           # about the drop rate lost
+    assert st1["dropped_a"] > 0 and st1["reordered"] > 0
+    assert (st1["requests"], st1["bad_requests"]) == (2, 2)
+    resent = {p.seq + i: m for p in answers for i, m in enumerate(p.messages)}
+    assert sorted(resent) == list(range(5, 45)) + list(range(2990, n + 1))
+    assert all(resent[s] == msgs[s - 1] for s in resent)
+
+
+def test_make_packets_respects_payload_and_burst():
+    msgs = [bytes([65]) + bytes(4) + (t * 1000).to_bytes(6, "big") + bytes(20) for t in range(100)]
+    whole = make_packets(msgs, max_payload=200)
+    assert sum(c for _, c in whole) == 100 and all(c * 33 <= 200 for _, c in whole)
+    burst = make_packets(msgs, max_payload=10_000, burst_ns=2_500)
+    assert [c for _, c in burst] == [3] * 33 + [1]
+    assert timestamp(msgs[7]) == 7000

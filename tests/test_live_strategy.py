@@ -1,0 +1,121 @@
+"""Tick to trade: the same strategy, risk gate and gateway send the same orders offline
+(file replay) and live (send + listen with drops), and the venue receives them all."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit
+
+from live_support import addresses, sending
+from obook.gen.itch import write_itch
+from obook.live.gateway import Gateway
+from obook.live.listener import Listener
+from obook.live.ouch import Order
+from obook.live.risk import RiskGate
+from obook.live.strategy import TickToTrade, numba_strategy, replay_orders
+from obook.live.venue import Venue, read_log
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "strategy_quote.py"
+TICKERS = ["AAA", "AAB", "AAC"]
+
+
+def _join_bid():
+    spec = importlib.util.spec_from_file_location("strategy_quote", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.JoinBid()
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("t2t") / "day.itch"
+    write_itch(str(path), 20_000, 10, 11)
+    return path
+
+
+class _VenueThread:
+    def __init__(self, log_path=None):
+        self.venue = Venue(log_path=log_path, sessions=1)
+        self.thread = threading.Thread(target=self.venue.serve, kwargs={"timeout": 60}, daemon=True)
+        self.thread.start()
+
+    def __enter__(self):
+        return self.venue
+
+    def __exit__(self, *exc):
+        self.venue.stop()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+
+
+def _risk():
+    return RiskGate(max_qty=1000, max_orders_per_second=50, band_bps=200)
+
+
+def test_strategy_live_and_offline_send_same_orders_venue_gets_all(day, tmp_path):
+    with _VenueThread(tmp_path / "offline.log") as venue:
+        gw = Gateway(*venue.address)
+        offline = replay_orders(day, _join_bid(), TICKERS, _risk(), gw)
+        gw.close()
+    assert len(offline.orders) > 20
+    a, b, r = addresses()
+    with _VenueThread(tmp_path / "live.log") as live_venue:
+        ttt = TickToTrade(_join_bid(), TICKERS, _risk(), Gateway(*live_venue.address))
+        lst = Listener(a, b, r, tick_to_trade=ttt, idle_timeout=10, retries=20)
+        with sending(day, a, b, r, rate=20_000, delay_b=0.001, drop_a=0.05, drop_b=0.05, seed=4):
+            for _ in lst.table_batches():
+                pass
+    assert ttt.digest() == offline.digest()
+    assert live_venue.digest() == venue.digest() == ttt.gateway.digest()
+    assert len(read_log(tmp_path / "live.log")) == len(ttt.orders)
+    # every order answered: the venue stage has one sample per order
+    venue_hist = ttt.venue_hists()[0]
+    assert venue_hist.total == len({o.ref for o in ttt.orders})
+
+
+def test_risk_gate_refuses_size_notional_band_rate_and_counts():
+    gate = RiskGate(max_qty=100, max_notional=100 * 20_000, max_orders_per_second=2, band_bps=100)
+    ok = Order("enter", "AAA", "B", 100, 10_000, 1)
+    assert gate.check(Order("enter", "AAA", "B", 101, 10_000, 1), 10_000, 10_100, 0) == "size"
+    assert gate.check(Order("enter", "AAA", "S", 100, 20_001, 1), 20_000, 20_001, 0) == "notional"
+    assert gate.check(Order("enter", "AAA", "B", 100, 10_200, 1), 10_000, 10_300, 0) == "band"
+    assert gate.check(Order("enter", "AAA", "B", 10, 10_100, 1), None, None, 0) == "no price"
+    assert gate.check(ok, 10_000, None, 0) is None
+    assert gate.check(ok, 10_000, None, 500_000_000) is None
+    assert gate.check(ok, 10_000, None, 999_999_999) == "rate"
+    assert gate.check(ok, 10_000, None, 1_000_000_000) is None   # the first left the window
+    assert gate.refused == {"size": 1, "notional": 1, "band": 1, "no price": 1, "rate": 1}
+
+
+def test_numba_strategy_orders_equal_python_strategy(day):
+    @njit
+    def cross_spread(locate, time, bid_px, bid_qty, ask_px, ask_qty):
+        if bid_px > 0 and ask_px > 0 and ask_px - bid_px <= 100 and bid_qty > 500:
+            return 1, 0, 100, bid_px, np.int64(time % 1_000_000_007), 0
+        return 0, 0, 0, 0, 0, 0
+
+    def python(top):
+        if top.bid_px and top.ask_px and top.ask_px - top.bid_px <= 100 and top.bid_qty > 500:
+            return [Order("enter", top.ticker, "B", 100, top.bid_px, top.time % 1_000_000_007)]
+        return None
+
+    a = replay_orders(day, numba_strategy(cross_spread), TICKERS, RiskGate())
+    b = replay_orders(day, python, TICKERS, RiskGate())
+    assert len(a.orders) > 0 and a.digest() == b.digest()
+
+
+def test_example_strategy_script_offline_run_venue_gets_all(tmp_path, day):
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, str(EXAMPLE), str(day)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    offline = replay_orders(day, _join_bid(), ["AAA", "AAB"], RiskGate())
+    assert f"orders sha256: {offline.digest()}" in run.stdout
+    assert f"venue received: {len(offline.orders)}" in run.stdout

@@ -1,0 +1,111 @@
+"""SoupBinTCP framing and sessions, OUCH 5.0 messages, the venue and the gateway."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from obook.errors import ObookError
+from obook.live import ouch, soupbin
+from obook.live.gateway import Gateway
+from obook.live.venue import Venue, read_log
+
+
+def test_soupbin_framer_byte_by_byte_returns_whole_packets():
+    stream = soupbin.login("user", "pw") + soupbin.packet(b"U", b"hello") + soupbin.packet(b"R")
+    f = soupbin.Framer()
+    got = []
+    for i in range(len(stream)):
+        got += f.feed(stream[i:i + 1])
+    assert got == [(b"L", stream[3:49]), (b"U", b"hello"), (b"R", b"")]
+    assert f.pending == 0
+    assert soupbin.parse_login(got[0][1]) == ("user", "pw", "", 1)
+
+
+def test_soupbin_zero_length_packet_raises():
+    with pytest.raises(ObookError, match="length 0"):
+        soupbin.Framer().feed(b"\x00\x00")
+
+
+def test_ouch_messages_have_spec_sizes_and_round_trip():
+    enter = ouch.Order("enter", "AAPL", "S", 300, 1_234_500, 7)
+    replace = ouch.Order("replace", "", "", 200, 1_234_600, 8, 7)
+    cancel = ouch.Order("cancel", "", "", 0, 0, 8)
+    sizes = [len(ouch.encode(o)) for o in (enter, replace, cancel)]
+    assert sizes == [47, 40, 9]
+    m = ouch.encode(enter)
+    # Enter Order: type O, UserRefNum u32, side, quantity u32, symbol 8, price u64 ...
+    assert m[:1] == b"O" and struct.unpack_from(">I", m, 1)[0] == 7 and m[5:6] == b"S"
+    assert struct.unpack_from(">I", m, 6)[0] == 300 and m[10:18] == b"AAPL    "
+    assert struct.unpack_from(">Q", m, 18)[0] == 1_234_500
+    for o in (enter, replace, cancel):
+        back = ouch.decode(ouch.encode(o))
+        assert (back.kind, back.qty, back.price, back.ref, back.orig) == (o.kind, o.qty, o.price, o.ref, o.orig)
+    for o, t in ((enter, b"A"), (replace, b"U"), (cancel, b"C")):
+        r = ouch.response(ouch.encode(o), 123456789, 1)
+        assert r[:1] == t and ouch.response_stamp(r) == (123456789, o.ref)
+
+
+def test_ouch_decode_wrong_size_raises():
+    with pytest.raises(ObookError, match="OUCH message"):
+        ouch.decode(b"X\x00\x00")
+
+
+@pytest.fixture
+def venue(tmp_path):
+    v = Venue(log_path=tmp_path / "venue.log", username="obook", heartbeat=0.05)
+    th = threading.Thread(target=v.serve, kwargs={"timeout": 30}, daemon=True)
+    th.start()
+    yield v
+    v.stop()
+    th.join(timeout=10)
+    assert not th.is_alive()
+
+
+def test_gateway_venue_login_orders_heartbeats_logout(venue, tmp_path):
+    gw = Gateway(*venue.address, username="obook", heartbeat=0.05)
+    orders = [ouch.Order("enter", "AAA", "B", 100, 10_000, 1), ouch.Order("replace", "AAA", "B", 100, 10_100, 2, 1),
+              ouch.Order("cancel", "AAA", "B", 0, 0, 2)]
+    for o in orders:
+        gw.send(o)
+    time.sleep(0.2)
+    gw.poll()                      # answers read, a client heartbeat sent
+    gw.close()
+    assert gw.answers == 3 and set(gw.venue_ns) == {1, 2}
+    assert all(gw.venue_ns[r] >= gw.sent_ns[r] - 1_000_000 for r in gw.venue_ns)  # one clock
+    deadline = time.monotonic() + 5
+    while venue.ended_sessions < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert venue.ended_sessions == 1
+    assert [m for _, m in venue.messages] == [ouch.encode(o) for o in orders]
+    assert [m for _, m in read_log(tmp_path / "venue.log")] == [ouch.encode(o) for o in orders]
+    assert venue.digest() == gw.digest()
+
+
+def test_gateway_wrong_user_rejected(venue):
+    with pytest.raises(ObookError, match="rejected"):
+        Gateway(*venue.address, username="other", timeout=2)
+
+
+def test_venue_sends_server_heartbeats_to_an_idle_client(venue):
+    s = socket.create_connection(venue.address, timeout=5)
+    s.sendall(soupbin.login("obook", ""))
+    f = soupbin.Framer()
+    kinds = []
+    deadline = time.monotonic() + 5
+    while kinds.count(b"H") < 2 and time.monotonic() < deadline:
+        kinds += [k for k, _ in f.feed(s.recv(4096))]
+    s.close()
+    assert kinds[0] == b"A" and kinds.count(b"H") >= 2
+
+
+def test_gateway_no_venue_raises():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ObookError, match="cannot connect"):
+        Gateway("127.0.0.1", port, timeout=1)
