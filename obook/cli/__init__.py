@@ -40,8 +40,10 @@ def _version(value: bool) -> None:
 
 app = typer.Typer(
     name="obook",
-    help="Replay exchange market-data feeds (Nasdaq ITCH 5.0, CSV order feeds) through limit "
-         "order books, and write the best bid/offer and more as text, CSV, Parquet or Arrow.",
+    help="Replay exchange market-data feeds (Nasdaq ITCH 5.0 files and MoldUDP64 captures, CSV "
+         "order feeds, Databento MBO, Shanghai/Shenzhen Level-2) through limit order books and "
+         "write the best bid/offer, trades, orders and depth as text, CSV, Parquet or Arrow; "
+         "match order entry, simulate your own orders, listen to live lines.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
