@@ -31,6 +31,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--drop", type=float, default=0.01)
     ap.add_argument("--dir", default="/tmp/bench_pcap")
+    ap.add_argument("--whole", action="store_true",
+                    help="also alternate the whole-capture arbitration (rounds.USE_ROUNDS off) for a comparison")
     a = ap.parse_args()
     d = Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -49,19 +51,36 @@ def main():
     sizes = (os.path.getsize(day), os.path.getsize(cap_a), os.path.getsize(cap_b))
     print(f"day {sizes[0] / 1e6:.0f} MB, captures {sizes[1] / 1e6:.0f} + {sizes[2] / 1e6:.0f} MB, "
           f"load {os.getloadavg()[0]:.1f}")
+    from obook.feeds.mold import rounds
+
+    def whole_run(src, workers):               # the lines arbitrated whole before the replay
+        keep, rounds.USE_ROUNDS = rounds.USE_ROUNDS, False
+        try:
+            return _run(obook.lines(*src), workers)
+        finally:
+            rounds.USE_ROUNDS = keep
+
     _run(day, a.workers)                        # warm the kernels and the page cache
     _run(lines, a.workers)
-    plain, caps = [], []
+    plain, caps, wholes = [], [], []
     for _ in range(a.repeats):
         t, n_plain = _run(day, a.workers)
         plain.append(t)
-        t, n_cap = _run(lines, a.workers)
+        t, n_cap = _run(obook.lines(*lines), a.workers)
         caps.append(t)
         assert n_cap == n_plain
-        print(f"plain {plain[-1]:.2f} s, pcap lines {caps[-1]:.2f} s ({n_plain} rows)")
+        if a.whole:
+            t, n_whole = whole_run(lines, a.workers)
+            wholes.append(t)
+            assert n_whole == n_plain
+        print(f"plain {plain[-1]:.2f} s, pcap lines {caps[-1]:.2f} s"
+              + (f", whole arbitration {wholes[-1]:.2f} s" if a.whole else "") + f" ({n_plain} rows)")
     mp, mc = statistics.median(plain), statistics.median(caps)
     print(f"medians: plain {mp:.2f} s, pcap lines {mc:.2f} s: {mc / mp:.2f}x (goal <= 1.3x), "
           f"load {os.getloadavg()[0]:.1f}")
+    if a.whole:
+        mw = statistics.median(wholes)
+        print(f"whole-capture arbitration {mw:.2f} s: {mw / mp:.2f}x")
 
 
 if __name__ == "__main__":

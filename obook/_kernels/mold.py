@@ -3,7 +3,7 @@
 The capture's UDP payloads of the chosen lines are checked (``mold_headers``), arbitrated in
 arrival order (``arbitrate``: the first copy of each sequence number wins), located in their
 files (``message_offsets``) and written out as a BinaryFILE ITCH stream in sequence order
-(``stream_copy``): a message lost on every line becomes a 1-byte frame
+(``stream_write``): a message lost on every line becomes a 1-byte frame
 of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Never raise.
 """
 
@@ -139,34 +139,6 @@ def message_offsets(buf, pkts, p_seq, p_count, p_off, who, src_off, src_len):
 
 
 @njit(cache=True, nogil=True)
-def stream_copy(buf, f, s0, s1, who, p_file, src_off, at, out):
-    """Copy the records s0..s1-1 of file ``f`` to ``out[at[s - s0]:]``; a lost message
-    (who -1, when f == 0) becomes the frame 00 01 00. Messages that follow each other in the
-    file and in the stream (a packet's) are copied as one run."""
-    s = s0
-    while s < s1:
-        p = who[s]
-        a = at[s - s0]
-        if p < 0:
-            if f == 0:
-                out[a] = 0
-                out[a + 1] = 1
-                out[a + 2] = LOST
-            s += 1
-            continue
-        if p_file[p] != f:
-            s += 1
-            continue
-        q = src_off[s]
-        e = q + at[s + 1 - s0] - a       # the record's end in the file
-        s += 1
-        while s < s1 and who[s] == p and src_off[s] == e:
-            e += at[s + 1 - s0] - at[s - s0]
-            s += 1
-        out[a:a + (e - q)] = buf[q:e]
-    return s1
-
-@njit(cache=True, nogil=True)
 def frame_offsets(buf, n, out):
     """Offsets of the BinaryFILE frames of buf[:n] into out (len >= frames + 1); the last
     entry is where the whole frames end. Returns the frames."""
@@ -181,3 +153,55 @@ def frame_offsets(buf, n, out):
         k += 1
     out[k] = pos
     return k
+
+
+@njit(cache=True, nogil=True)
+def record_fields(seq, who, p_line, p_ts, line, ts, missing):
+    """Per record number: the line and capture time of the packet that delivered it
+    (``missing`` 1: none, a lost message or a number outside the stream; line and ts 0)."""
+    n_who = len(who)
+    for i in range(len(seq)):
+        s = seq[i]
+        p = who[s] if 1 <= s < n_who else -1
+        if p < 0:
+            missing[i] = 1
+            line[i] = 0
+            ts[i] = 0
+        else:
+            missing[i] = 0
+            line[i] = p_line[p]
+            ts[i] = p_ts[p]
+
+
+@njit(cache=True, nogil=True)
+def stream_write(bufs, s0, s1, who, p_file, src_off, src_len, out):
+    """Write the records s0..s1-1 to ``out`` in one pass, as many whole records as fit
+    (``bufs``: a tuple of the files' bytes; a lost message is the frame 00 01 00); a
+    packet's consecutive messages are copied as one run. Returns (bytes written, the next
+    record number)."""
+    cap = len(out)
+    a = 0
+    s = s0
+    while s < s1:
+        p = who[s]
+        if p < 0:
+            if a + 3 > cap:
+                break
+            out[a] = 0
+            out[a + 1] = 1
+            out[a + 2] = LOST
+            a += 3
+            s += 1
+            continue
+        if a + src_len[s] > cap:
+            break
+        buf = bufs[p_file[p]]
+        q = src_off[s]
+        e = q + src_len[s]
+        s += 1
+        while s < s1 and who[s] == p and src_off[s] == e and a + (e - q) + src_len[s] <= cap:
+            e += src_len[s]
+            s += 1
+        out[a:a + (e - q)] = buf[q:e]
+        a += e - q
+    return a, s

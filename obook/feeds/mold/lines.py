@@ -69,7 +69,12 @@ class Lines(tuple):
         if not getattr(self, "_pending", None):
             import threading
 
+            from .rounds import Rounds, streamable
             from .stream import arbitrate
+
+            if streamable(self):         # arbitrated in rounds: the replay starts at once
+                self._pending = Rounds(self)
+                return self
 
             box: dict = {}
 
@@ -88,6 +93,8 @@ class Lines(tuple):
         from .stream import ArbitratedStream, arbitrate
 
         pending, self._pending = getattr(self, "_pending", None), False
+        if pending and not isinstance(pending, tuple):
+            return ArbitratedStream(self, pending)
         if pending:
             thread, box = pending
             thread.join()

@@ -105,9 +105,15 @@ def _each(fn, n: int) -> None:
 
 
 def arbitrate(lines: Lines) -> Arbitration:
+    captures, chosen = _line_datagrams(lines)
+    return decide(lines, captures, chosen)
+
+
+def decide(lines: Lines, captures: list, chosen: list, headers: list | None = None) -> Arbitration:
+    """The arbitration of the datagrams ``chosen`` of each line (``headers``: their
+    MoldUDP64 header arrays seq, count, session high/low, status if already known)."""
     from ..._kernels import mold as M
 
-    captures, chosen = _line_datagrams(lines)
     n_lines = len(chosen)
     parts = {k: [] for k in ("file", "line", "ts", "off", "len", "rec")}
     for line, (_spec, f, sel, _ip, _port) in enumerate(chosen):
@@ -126,11 +132,15 @@ def arbitrate(lines: Lines) -> Arbitration:
     bounds = np.concatenate(([0], np.cumsum([len(c[2]) for c in chosen])))
     spans = [(chosen[i][1], int(bounds[i]), int(bounds[i + 1])) for i in range(n_lines)]
 
-    def headers(i):
+    def read_headers(i):
         f, a, b = spans[i]
         M.mold_headers(captures[f].buf, p_off[a:b], p_len[a:b], b - a,
                        seq[a:b], count[a:b], s_hi[a:b], s_lo[a:b], status[a:b])
-    _each(headers, n_lines)
+    if headers is None:
+        _each(read_headers, n_lines)
+    else:
+        for out, part in zip((seq, count, s_hi, s_lo, status), headers):
+            out[:] = part
     stats = np.zeros((n_lines, M.N_STATS), np.int64)
     stats[:, M.S_PACKETS] = np.bincount(p_line, minlength=n_lines)
     good = status == M.P_OK
@@ -172,8 +182,9 @@ def arbitrate(lines: Lines) -> Arbitration:
     if end_seq > 0:
         hi = min(hi, end_seq)
     M.recovered(have, 1, hi, n_lines, stats)
-    src_off = np.zeros(hi + 1, np.int64)
-    src_len = np.full(hi + 1, 3, np.int32)       # a lost message: its 3-byte placeholder
+    # as long as who: a packet past an early end of session still writes its numbers' offsets
+    src_off = np.zeros(len(who), np.int64)
+    src_len = np.full(len(who), 3, np.int32)     # a lost message: its 3-byte placeholder
     won = np.zeros(n, bool)
     won[who[:hi][who[:hi] >= 0]] = True            # only the packets that won a message
 
@@ -184,25 +195,37 @@ def arbitrate(lines: Lines) -> Arbitration:
     _each(offsets, n_lines)
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
-    return Arbitration(lines_out, captures, who[:hi + 1], src_off, src_len, p_file, p_line, p_ts, hi, end_seq,
-                       stats, session, problems)
+    return Arbitration(lines_out, captures, who[:hi + 1], src_off[:hi + 1], src_len[:hi + 1], p_file, p_line,
+                       p_ts, hi, end_seq, stats, session, problems)
 
 
 class ArbitratedStream:
     """A Reader (readinto, pos, close) of the arbitrated ITCH stream, with the per-record
     columns ``mold_seq``, ``line`` and ``ts_recv`` (:meth:`record_columns`)."""
 
-    def __init__(self, lines: Lines, arb: Arbitration | None = None):
+    def __init__(self, lines: Lines, arb=None):
+        """``arb``: an :class:`Arbitration`, or the ``rounds.Rounds`` running one (the
+        decided numbers are written while the captures are still read)."""
         self.lines = lines
-        self.arb = arbitrate(lines) if arb is None else arb
+        self.arb = None
+        self._rounds = None
         self._next = 1                   # the next sequence number to write
         self._out = np.zeros(0, np.uint8)
         self._at = 0
+        if arb is None:
+            arb = arbitrate(lines)
+        if isinstance(arb, Arbitration):
+            self._decided(arb)
+        else:
+            self._rounds = arb
+
+    def _decided(self, arb: Arbitration) -> None:
+        self.arb = arb
         self._tail = self._problem_frame()
-        self._total = sum(len(c.buf) for c in self.arb.captures)
-        lost = int((self.arb.who[1:self.arb.hi] < 0).sum())
+        self._total = sum(len(c.buf) for c in arb.captures)
+        lost = int((arb.who[1:arb.hi] < 0).sum())
         if lost:
-            log.info("%s: %d messages lost on every line", "+".join(s.path for s in lines), lost)
+            log.info("%s: %d messages lost on every line", "+".join(s.path for s in self.lines), lost)
 
     def _problem_frame(self) -> bytes:
         if not self.arb.problems:
@@ -211,26 +234,51 @@ class ArbitratedStream:
         text = f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
         return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
 
-    def _fill(self) -> bool:
+    def _decided_range(self):
+        """(files' bytes, who, p_file, src_off, src_len, end): the numbers from ``_next`` to
+        ``end`` are decided; None once every number is written."""
+        s0 = self._next
+        if self.arb is None:
+            view = self._rounds.wait(s0)
+            if not isinstance(view, Arbitration):
+                who, p_file, src_off, src_len, frontier = view
+                return self._rounds.bufs(), who, p_file, src_off, src_len, frontier
+            self._decided(view)
+        arb = self.arb
+        if s0 >= arb.hi:
+            return None
+        return [c.buf for c in arb.captures], arb.who, arb.p_file, arb.src_off, arb.src_len, arb.hi
+
+    def _write(self, out, decided) -> int:
+        """As many whole records from ``_next`` as fit in ``out``; returns the bytes."""
         from ..._kernels import mold as M
 
-        arb = self.arb
-        s0 = self._next
-        if s0 >= arb.hi:
+        bufs, who, p_file, src_off, src_len, end = decided
+        s1 = min(end, self._next + CHUNK_RECORDS)
+        n, self._next = M.stream_write(tuple(_readonly(b) for b in bufs), self._next, s1, who, p_file,
+                                       src_off, src_len, out)
+        return n
+
+    def _fill(self) -> bool:
+        decided = self._decided_range()
+        if decided is None:
             if self._tail:
                 self._out, self._at, self._tail = np.frombuffer(self._tail, np.uint8), 0, b""
                 return True
             return False
-        s1 = min(arb.hi, s0 + CHUNK_RECORDS)
-        at = np.zeros(s1 - s0 + 1, np.int64)
-        np.cumsum(arb.src_len[s0:s1], out=at[1:])
-        out = np.empty(int(at[-1]), np.uint8)
-        for f, cap in enumerate(arb.captures):
-            M.stream_copy(cap.buf, f, s0, s1, arb.who, arb.p_file, arb.src_off, at, out)
-        self._out, self._at, self._next = out, 0, s1
+        s1 = min(decided[-1], self._next + CHUNK_RECORDS)
+        out = np.empty(int(decided[-2][self._next:s1].sum(dtype=np.int64)), np.uint8)
+        n = self._write(out, decided)
+        self._out, self._at = out[:n], 0
         return True
 
     def readinto(self, view) -> int:
+        if self._at >= len(self._out):   # straight into the caller's buffer when a record fits
+            decided = self._decided_range()
+            if decided is not None:
+                n = self._write(np.frombuffer(view, np.uint8), decided)
+                if n:
+                    return n
         while self._at >= len(self._out):
             if not self._fill():
                 return 0
@@ -240,12 +288,18 @@ class ArbitratedStream:
         return n
 
     def pos(self) -> int:
+        if self.arb is None:
+            # the captures' bytes read so far, scaled by the part of the decided numbers written
+            done = min(1.0, (self._next - 1) / max(1, self._rounds.frontier - 1))
+            return int(self._rounds.read_bytes() * done)
         if self.arb.hi <= 1:
             return self._total
         return int(self._total * min(1.0, (self._next - 1) / (self.arb.hi - 1)))
 
     def close(self) -> None:
         self._out = np.zeros(0, np.uint8)
+        if self._rounds is not None:
+            self._rounds.close()
 
     def __enter__(self):
         return self
@@ -255,7 +309,16 @@ class ArbitratedStream:
 
     def record_columns(self, seq: np.ndarray) -> list:
         """``mold_seq``, ``line`` and ``ts_recv`` of the records ``seq`` (uint64 or int64)."""
+        if self.arb is None:         # numbers the rounds decided (they stay so)
+            return record_columns(self._rounds.columns_view(), seq)
         return record_columns(self.arb, seq)
+
+
+def _readonly(buf) -> np.ndarray:
+    """A file's bytes as a plain read-only array (one kernel type for every file)."""
+    view = np.asarray(buf).view()
+    view.flags.writeable = False
+    return view
 
 
 LINE_TYPE = pa.string()
@@ -264,15 +327,16 @@ _LINE_NAMES = pa.array(list(LINE_NAMES), pa.string())
 
 
 def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
-    s = np.asarray(seq).astype(np.int64)
-    ok = (s >= 1) & (s < len(arb.who))
-    p = np.where(ok, arb.who[np.where(ok, s, 0)], -1)
-    missing = p < 0
-    safe = np.where(missing, 0, p)
-    line = arb.p_line[safe] if len(arb.p_line) else np.zeros(len(s), np.int64)
-    ts = arb.p_ts[safe] if len(arb.p_ts) else np.zeros(len(s), np.int64)
+    from ..._kernels import mold as M
+
+    s = np.ascontiguousarray(seq, dtype=np.int64) if np.asarray(seq).dtype != np.uint64 else \
+        np.asarray(seq).view(np.int64)
+    line = np.empty(len(s), np.int8)
+    ts = np.empty(len(s), np.int64)
+    missing = np.empty(len(s), np.bool_)
+    M.record_fields(s, arb.who, arb.p_line, arb.p_ts, line, ts, missing)
     line_col = _LINE_NAMES.take(pa.array(line, mask=missing))
-    return [pa.array(s.astype(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
+    return [pa.array(s.view(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
 
 
 def problem_error(frame: bytes) -> FeedError:
