@@ -14,7 +14,11 @@ from typer.testing import CliRunner
 
 import obook
 from obook.cli import app
-from obook.convert import TABLES, convert, read_metadata, session_date
+from obook.convert import REPLAY_TABLES, convert, read_metadata, session_date
+from obook.feeds import get_format
+
+#: every table of an ITCH feed: the replay's and the format's side tables
+TABLES = REPLAY_TABLES + tuple(get_format("itch").side_tables)
 from obook.errors import FeedError, ObookError
 from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
@@ -120,7 +124,7 @@ def test_convert_csv_replay_tables_no_side_tables_ms_timestamp(tmp_path):
     midnight = 1577941200 * 10**9   # 2020-01-02 00:00 New York
     assert t["timestamp"].cast(pa.int64()).to_pylist() == [midnight + 1_000_000 * x for x in t["time"].to_pylist()]
     assert read_metadata(tmp_path / "b" / "bbo.parquet")["session_date"] == "2020-01-02"
-    with pytest.raises(ObookError, match="needs an ITCH feed"):
+    with pytest.raises(ObookError, match="needs an ITCH (or ITCH-PCAP )?feed"):
         convert(feed, tmp_path / "c", tables=["bbo", "symbols"])
     assert not (tmp_path / "c").exists() or not os.listdir(tmp_path / "c")
 

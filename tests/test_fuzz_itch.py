@@ -308,8 +308,10 @@ def test_itch_non_utf8_stock_name_side_tables_show_latin1(tmp_path, reader):
 def test_itch_non_utf8_stock_name_convert_every_table_and_duckdb(tmp_path):
     import obook
     import pyarrow.parquet as pq
-    from obook.convert import TABLES
+    from obook.convert import REPLAY_TABLES
+    from obook.feeds import get_format
 
+    TABLES = REPLAY_TABLES + tuple(get_format("itch").side_tables)
     path = hostile_name_feed(tmp_path / "names.itch")
     result = obook.convert(path, tmp_path / "out", tables=TABLES, workers=1)
     symbols = pq.read_table(result["files"]["symbols"]).column("stock").to_pylist()
