@@ -56,16 +56,22 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
           levels: int = 10, date=None):
     """The data of the pictures: (ticker, format, bars, depth, trades) as pyarrow tables of
     the window [start, end) (feed time units; None: open)."""
+    import pyarrow.compute as pc
+
     import obook
     from .feeds import resolve_format
     from .klines import bars_table, interval_ns
 
     fmt = resolve_format(format, path)
     step = interval_ns(interval) // fmt.time_unit_ns or 1
-    if ticker is None:
-        ticker = _busiest(obook.trades(path, workers=workers, format=fmt.name, date=date).read_all())
     pick = dict(workers=workers, format=fmt.name, tickers=[ticker], date=date)
-    trades = _window(obook.trades(path, **pick).read_all(), start, end)
+    if ticker is None:      # the busiest one: its trades are already in the whole feed's
+        every = obook.trades(path, workers=workers, format=fmt.name, date=date).read_all()
+        ticker = pick["tickers"][0] = _busiest(every)
+        trades = every.filter(pc.equal(every.column("ticker"), ticker))
+    else:
+        trades = obook.trades(path, **pick).read_all()
+    trades = _window(trades, start, end)
     depth = _window(obook.depth(path, levels=levels, **pick).read_all(), start, end)
     if depth.num_rows == 0:
         raise ObookError(f"{ticker}: no book rows in the window")

@@ -10,7 +10,9 @@ on every line and what each line did. Cheap to import: lazy references only.
 
 from __future__ import annotations
 
-from .. import FeedFormat
+import dataclasses
+
+from ..itch import FORMAT as ITCH
 
 _MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d",
            b"\x0a\x0d\x0d\x0a")
@@ -29,27 +31,20 @@ def session_date(path):
 
 _SIDE = "obook.feeds.mold.side:"
 
-FORMAT = FeedFormat(
+#: ITCH inside: the book identity, prices, time, decoder, prepass and trade kinds are ITCH's;
+#: the capture brings its own framer (the arbitrated lines), numbering (MoldUDP64 sequence
+#: numbers), side tables, per-record columns and the source that reads the lines as one feed
+FORMAT = dataclasses.replace(
+    ITCH,
     name="itch-pcap",
-    unit="message",
     framer="obook.feeds.mold.framer:MoldFramer",
-    decoder="obook.feeds.itch.decoder:ItchDecoder",
     sniff=sniff,
-    book_key="locate",
-    book_key_type="uint16",
-    price_scale=4,
-    tz="America/New_York",
-    time_unit_ns=1,
-    epoch=False,
     session_date=session_date,
-    order_ids="int",
     feed_seq=True,
     side_tables={"symbols": _SIDE + "SYMBOLS", "system_events": _SIDE + "SYSTEM_EVENTS",
                  "trading_actions": _SIDE + "TRADING_ACTIONS", "gaps": _SIDE + "GAPS",
                  "line_stats": _SIDE + "LINE_STATS"},
     messages=_SIDE + "read_messages",
-    prepass="obook.feeds.itch.breaks:Breaks.scan",
-    sideless_kinds="QB",
     suffixes=(".pcap", ".pcapng"),
     source=_SIDE + "source",
     record_columns=_SIDE + "RECORD_FIELDS",
