@@ -60,7 +60,7 @@ def run_query(query: str, database: str = ":memory:"):
 
     con = connect(database)
     try:
-        _feed_time_zone(con)
+        _feed_time_zone(con, query)
         rel = con.sql(query)
         return con, (None if rel is None else rel.to_arrow_reader())
     except duckdb.Error as e:
@@ -71,17 +71,41 @@ def run_query(query: str, database: str = ":memory:"):
         raise
 
 
-def _feed_time_zone(con) -> None:
-    """Show timestamps in the feeds' zone (New York), as the tables' ``timestamp`` column
-    and ``obook bbo --output x.csv`` do, not in DuckDB's default UTC."""
+def _feed_time_zone(con, query: str = "") -> None:
+    """Show timestamps in the zone of the feeds the query names (``obook_*('path'...)``:
+    New York for ITCH, Asia/Shanghai for the Level-2 formats ...), as the tables' ``timestamp``
+    column does, not in DuckDB's default UTC; New York when the query names none, or
+    feeds of different zones."""
     import duckdb
 
+    zones = feed_zones(query)
     from ..session import TIMEZONE
 
+    zone = zones.pop() if len(zones) == 1 else TIMEZONE
     try:
-        con.execute(f"SET TimeZone = '{TIMEZONE}'")
+        con.execute(f"SET TimeZone = '{zone}'")
     except duckdb.Error:   # a DuckDB without ICU: its default zone stays
         pass
+
+
+_FEED_ARG = re.compile(r"\bobook_\w+\s*\(\s*'((?:[^']|'')+)'")
+
+
+def feed_zones(query: str) -> set[str]:
+    """The time zones of the existing feed files named as first arguments of obook table
+    functions in ``query`` (files that are no feed, or missing, are left to the query)."""
+    import os
+
+    from ..feeds import resolve_format
+
+    zones = set()
+    for path in {m.replace("''", "'") for m in _FEED_ARG.findall(query)}:
+        if os.path.isfile(path):
+            try:
+                zones.add(resolve_format(None, path).tz)
+            except (ObookError, OSError):
+                pass
+    return zones
 
 
 def _write_stdout(reader, style: str) -> int:
@@ -231,7 +255,8 @@ def sql(
     Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
     obook_time_of_day_ms(ms), obook_time_unit_ns(path, format) (ns per unit of the
     feed's time). Prices are integers in the feed's units (ITCH 1/10000 $);
-    obook_price() turns them into exact decimals. Timestamps print in New York time.
+    obook_price() turns them into exact decimals. Timestamps print in the zone of the
+    feeds the query names (New York for ITCH, Asia/Shanghai for Level-2).
 
     \b
     Examples:
