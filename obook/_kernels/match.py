@@ -4,28 +4,28 @@ State (see obook._kernels.match_layout for the columns):
 
 - ``lv[L, 4]``: one row per price tick of every book's band (head, tail, quantity,
   orders); a level holds bids or asks, never both, since the book is never crossed.
-- ``od[N, 8]``: the order pool; a level's orders form an intrusive doubly linked FIFO
-  (next, prev); freed slots are chained through ``O_NEXT`` (``st[ST_FREE]``).
-- ``idx[K]``: the flat order index, key -> slot (``NEVER``, ``DONE``).
+- ``od[K, 8]``: one row per order key (the driver's dense keys, so the key is the row: no
+  index lookup, no free list); ``O_STATE`` says NEVER / LIVE / DONE, a level's orders form an
+  intrusive doubly linked FIFO (next, prev).
 - ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
 
-``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or
-``NEED_OUTPUT`` / ``NEED_ORDERS`` with ``st[ST_POS]`` at the first instruction not
-applied (no instruction is half applied). Nothing allocates; nothing raises.
+``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or ``NEED_OUTPUT``
+with ``st[ST_POS]`` at the first instruction not applied (no instruction is half applied).
+Nothing allocates; nothing raises.
 """
 
 import numpy as np
 from numba import njit
 
-from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
-                           E_WIDTH, F_WIDTH, K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
+from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
+                           K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
                            K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
                            LV_TAIL, LV_WIDTH, O_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
-                           MARKET_BIT, NEED_ORDERS, NEED_OUTPUT, NEVER, O_BOOK, O_KEY, O_LV,
-                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, OK, OP_CANCEL, OP_MODIFY, OP_NEW,
+                           MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, O_BOOK, O_LV,
+                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, O_STATE, OK, OP_CANCEL, OP_MODIFY,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
                            R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
-                           ST_FREE, ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, ST_TOP, STP_CANCEL_INCOMING,
+                           ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, STP_CANCEL_INCOMING,
                            TIF_DAY, TIF_FOK, TIF_IOC, TIF_SHIFT, W_BBO, W_DEPTH, W_EVENTS,
                            W_FILLS)
 from .prefetch import prefetch
@@ -113,11 +113,9 @@ def unlink(lv, od, bk, book, side, o):
 
 
 @njit(cache=True, _nrt=False)
-def release(od, idx, st, o):
-    """Free slot o; its key is DONE."""
-    idx[_u(od[_u(o), O_KEY])] = DONE
-    od[_u(o), O_NEXT] = st[ST_FREE]
-    st[ST_FREE] = o
+def release(od, st, o):
+    """Order o is no longer live."""
+    od[_u(o), O_STATE] = DONE
     st[ST_LIVE] -= 1
 
 
@@ -151,7 +149,7 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
+def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, st, fl, ev):
     """Trade a taker against the other side up to row `limit` in price-time order.
 
     Returns the quantity left, or -1 - left when self-trade prevention cancelled the rest."""
@@ -169,13 +167,13 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx,
             if r < limit:
                 break
         o = lv[_u(r), LV_HEAD]
-        mk = od[_u(o), O_KEY]
+        mk = o
         mq = od[_u(o), O_QTY]
         if stp != 0 and owner != 0 and od[_u(o), O_OWNER] == owner:
             if stp == STP_CANCEL_INCOMING:
                 return -1 - qty
             unlink(lv, od, bk, book, 1 - side, o)
-            release(od, idx, st, o)
+            release(od, st, o)
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_CANCELLED | (R_SELF_TRADE << 8), 1 - side, r, mq, 0, -1)
             continue
@@ -185,7 +183,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx,
             fill(fl, st, seq, time, book, r, q, key, mk, side)
         if q == mq:
             unlink(lv, od, bk, book, 1 - side, o)
-            release(od, idx, st, o)
+            release(od, st, o)
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_FILLED, 1 - side, r, q, 0, -1)
         else:
@@ -198,7 +196,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx,
 
 @njit(cache=True, _nrt=False, inline="always")
 def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, owner, want,
-                  lv, od, idx, bk, st, ev):
+                  lv, od, bk, st, ev):
     """After crossing: the taker's fill event, then rest what is left (slot o, or a new one
     when o < 0) or drop it."""
     cut = left < 0
@@ -209,26 +207,20 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
               price, qty - left, left, -1)
     if left == 0 or cut or market or tif == TIF_IOC or tif == TIF_FOK:
         if o >= 0:
-            release(od, idx, st, o)
+            release(od, st, o)
         else:
-            idx[_u(key)] = DONE
+            od[_u(key), O_STATE] = DONE
         if left > 0 and want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_CANCELLED | ((R_SELF_TRADE if cut else R_UNFILLED) << 8),
                   side, price, left, 0, -1)
         return
     if o < 0:
-        o = st[ST_FREE]
-        if o >= 0:
-            st[ST_FREE] = od[_u(o), O_NEXT]
-        else:
-            o = st[ST_TOP]
-            st[ST_TOP] += 1
+        o = key
         st[ST_LIVE] += 1
-        od[_u(o), O_KEY] = key
+        od[_u(o), O_STATE] = LIVE
         od[_u(o), O_SIDE_TIF] = side | (tif << 1)
         od[_u(o), O_OWNER] = owner
         od[_u(o), O_BOOK] = book
-        idx[_u(key)] = o
     od[_u(o), O_QTY] = left
     od[_u(o), O_LV] = price
     pos = link(lv, od, bk, book, side, o)
@@ -237,12 +229,12 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
+def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st, fl, ev):
     side = (op >> SIDE_SHIFT) & 1
     tif = (op >> TIF_SHIFT) & 3
     market = (op & MARKET_BIT) != 0
     reason = (op >> REASON_SHIFT) & 0xFF
-    if reason == 0 and idx[_u(key)] != NEVER:
+    if reason == 0 and od[_u(key), O_STATE] != NEVER:
         reason = R_DUPLICATE_ID
     if reason == 0 and tif == TIF_FOK and not _fok_available(lv, od, bk, book, side, price, qty, owner, stp):
         reason = R_FOK
@@ -253,17 +245,17 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk
         return False
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_ACCEPTED, side, shown, qty, qty, -1)
-    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev)
+    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, bk, st, fl, ev)
     _finish_taker(seq, time, book, key, side, tif, market, shown, qty, left, -1, owner, want,
-                  lv, od, idx, bk, st, ev)
+                  lv, od, bk, st, ev)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
+def _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
     """Reject an instruction naming an order that is not live; True if it was rejected."""
     reason = (op >> REASON_SHIFT) & 0xFF
-    s = idx[_u(key)]
+    s = od[_u(key), O_STATE]
     if reason == 0 and s < 0:
         reason = R_UNKNOWN_ID if s == NEVER else R_NOT_LIVE
     if reason != 0 and want & W_EVENTS:
@@ -273,10 +265,10 @@ def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, idx, bk, st, fl, ev):
-    if _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
+def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, bk, st, fl, ev):
+    if _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
         return False
-    o = idx[_u(key)]
+    o = key
     side = od[_u(o), O_SIDE_TIF] & 1
     tif = od[_u(o), O_SIDE_TIF] >> 1
     r = od[_u(o), O_LV]
@@ -293,29 +285,29 @@ def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, idx, bk, st
         return True
     unlink(lv, od, bk, book, side, o)      # cancel and replace: may trade, rests at the back
     owner = od[_u(o), O_OWNER]
-    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, idx, bk, st, fl, ev)
+    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, bk, st, fl, ev)
     _finish_taker(seq, time, book, key, side, tif, False, nr, nq, left, o, owner, want,
-                  lv, od, idx, bk, st, ev)
+                  lv, od, bk, st, ev)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev):
-    if _reject_missing(seq, time, book, key, op, 0, want, idx, st, ev):
+def _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev):
+    if _reject_missing(seq, time, book, key, op, 0, want, od, st, ev):
         return False
-    o = idx[_u(key)]
+    o = key
     side = od[_u(o), O_SIDE_TIF] & 1
     q = od[_u(o), O_QTY]
     r = od[_u(o), O_LV]
     unlink(lv, od, bk, book, side, o)
-    release(od, idx, st, o)
+    release(od, st, o)
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_CANCELLED | (R_REQUEST << 8), side, r, q, 0, -1)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
+def apply_one(m, i, stp, want, lv, od, bk, st, fl, ev):
     """Apply instruction i of m; True if it may have changed the book."""
     seq = m[_u(i), M_SEQ]
     time = m[_u(i), M_TIME]
@@ -324,12 +316,12 @@ def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
     op = m[_u(i), M_OP]
     action = op & 3
     if action == OP_CANCEL:
-        return _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev)
+        return _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev)
     if action == OP_MODIFY:
         return _modify(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], stp, want,
-                       lv, od, idx, bk, st, fl, ev)
+                       lv, od, bk, st, fl, ev)
     return _new(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], m[_u(i), M_OWNER],
-                stp, want, lv, od, idx, bk, st, fl, ev)
+                stp, want, lv, od, bk, st, fl, ev)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -340,51 +332,44 @@ def room(m, i, want, od, st, fl, ev, qt, dq):
             (want & W_EVENTS and st[ST_NE] + live > ev.shape[0]) or \
             (want & W_BBO and st[ST_NQ] + 1 > qt.shape[0]) or (want & W_DEPTH and st[ST_ND] + 1 > dq.shape[0]):
         return NEED_OUTPUT
-    if (m[_u(i), M_OP] & 3) == OP_NEW and st[ST_FREE] < 0 and st[ST_TOP] >= od.shape[0]:
-        return NEED_ORDERS
     return OK
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def ahead(m, i, n, pf, lv, od, idx):
-    """Prefetch what instructions i + pf (index entry, level row), i + pf/2 (order slot,
-    the level's last order) and i + pf/4 (the order's neighbours) will touch."""
+def ahead(m, i, n, pf, lv, od):
+    """Prefetch what instructions i + pf (the order's row, level row) and i + pf/2 (the
+    order's neighbours, the level's last order) will touch."""
     j = i + pf
     if j < n:
-        prefetch(idx, m[_u(j), M_KEY])
+        prefetch(od, m[_u(j), M_KEY] * O_WIDTH)
         r = m[_u(j), M_PRICE]
         if r >= 0:
             prefetch(lv, r * LV_WIDTH)
     j = i + (pf >> 1)
     if j < n:
-        s = idx[_u(m[_u(j), M_KEY])]
-        if s >= 0:
-            prefetch(od, s * O_WIDTH)
-        r = m[_u(j), M_PRICE]
-        if r >= 0 and lv[_u(r), LV_TAIL] >= 0:
-            prefetch(od, lv[_u(r), LV_TAIL] * O_WIDTH)
-    j = i + (pf >> 2)
-    if j < n:
-        s = idx[_u(m[_u(j), M_KEY])]
-        if s >= 0:
+        s = m[_u(j), M_KEY]
+        if od[_u(s), O_STATE] == LIVE:
             if od[_u(s), O_PREV] >= 0:
                 prefetch(od, od[_u(s), O_PREV] * O_WIDTH)
             if od[_u(s), O_NEXT] >= 0:
                 prefetch(od, od[_u(s), O_NEXT] * O_WIDTH)
+        r = m[_u(j), M_PRICE]
+        if r >= 0 and lv[_u(r), LV_TAIL] >= 0:
+            prefetch(od, lv[_u(r), LV_TAIL] * O_WIDTH)
 
 
 @njit(cache=True, _nrt=False)
-def match_rows(m, start, n, stp, want, levels, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds):
+def match_rows(m, start, n, stp, want, levels, pf, lv, od, bk, st, fl, ev, qt, dq, ds):
     """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
     instruction that changed the top of its book. pf: prefetch distance (0: none)."""
     for i in range(start, n):
         if pf > 0:
-            ahead(m, i, n, pf, lv, od, idx)
+            ahead(m, i, n, pf, lv, od)
         status = room(m, i, want, od, st, fl, ev, qt, dq)
         if status != OK:
             st[ST_POS] = i
             return status
-        if apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
+        if apply_one(m, i, stp, want, lv, od, bk, st, fl, ev):
             if want & W_BBO:
                 emit_bbo(m[_u(i), M_SEQ], m[_u(i), M_TIME], m[_u(i), M_BOOK], lv, bk, st, qt)
             if want & W_DEPTH:
@@ -394,7 +379,7 @@ def match_rows(m, start, n, stp, want, levels, pf, lv, od, idx, bk, st, fl, ev, 
 
 
 @njit(cache=True, _nrt=False)
-def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, ds):
+def expire_day(books, seq, time, want, levels, lv, od, bk, st, ev, qt, dq, ds):
     """End of session: every DAY order of `books` expires (lowest price first, FIFO within a
     level), then each book's bbo / depth row. The caller leaves room for every live order."""
     for j in range(books.shape[0]):
@@ -406,9 +391,9 @@ def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, 
                 if (od[_u(o), O_SIDE_TIF] >> 1) == TIF_DAY:
                     side = od[_u(o), O_SIDE_TIF] & 1
                     q = od[_u(o), O_QTY]
-                    k = od[_u(o), O_KEY]
+                    k = o
                     unlink(lv, od, bk, book, side, o)
-                    release(od, idx, st, o)
+                    release(od, st, o)
                     if want & W_EVENTS:
                         event(ev, st, seq, time, book, k, K_EXPIRED | (R_SESSION_END << 8), side, r, q, 0, -1)
                 o = nx
@@ -417,4 +402,5 @@ def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, 
         if want & W_DEPTH:
             emit_depth(seq, time, book, levels, lv, bk, st, dq, ds)
     return OK
+
 
