@@ -338,24 +338,16 @@ def room(m, i, want, od, st, fl, ev, qt, dq):
 @njit(cache=True, _nrt=False, inline="always")
 def ahead(m, i, n, pf, lv, od):
     """Prefetch what instructions i + pf (the order's row, level row) and i + pf/2 (the
-    order's neighbours, the level's last order) will touch."""
-    j = i + pf
-    if j < n:
-        prefetch(od, m[_u(j), M_KEY] * O_WIDTH)
-        r = m[_u(j), M_PRICE]
-        if r >= 0:
-            prefetch(lv, r * LV_WIDTH)
-    j = i + (pf >> 1)
-    if j < n:
-        s = m[_u(j), M_KEY]
-        if od[_u(s), O_STATE] == LIVE:
-            if od[_u(s), O_PREV] >= 0:
-                prefetch(od, od[_u(s), O_PREV] * O_WIDTH)
-            if od[_u(s), O_NEXT] >= 0:
-                prefetch(od, od[_u(s), O_NEXT] * O_WIDTH)
-        r = m[_u(j), M_PRICE]
-        if r >= 0 and lv[_u(r), LV_TAIL] >= 0:
-            prefetch(od, lv[_u(r), LV_TAIL] * O_WIDTH)
+    order's neighbours, the level's last order) will touch. Branch-free: a missing
+    neighbour / tail / price (-1) prefetches row 0 instead of testing."""
+    j = min(i + pf, n - 1)
+    prefetch(od, m[_u(j), M_KEY] * O_WIDTH)
+    prefetch(lv, max(m[_u(j), M_PRICE], 0) * LV_WIDTH)
+    j = min(i + (pf >> 1), n - 1)
+    s = m[_u(j), M_KEY]
+    prefetch(od, max(od[_u(s), O_PREV], 0) * O_WIDTH)
+    prefetch(od, max(od[_u(s), O_NEXT], 0) * O_WIDTH)
+    prefetch(od, max(lv[_u(max(m[_u(j), M_PRICE], 0)), LV_TAIL], 0) * O_WIDTH)
 
 
 @njit(cache=True, _nrt=False)
