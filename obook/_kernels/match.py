@@ -79,15 +79,10 @@ def link(lv, od, bk, book, side, o):
     lv[_u(r), LV_QTY] += od[_u(o), O_QTY]
     n = lv[_u(r), LV_COUNT] + 1
     lv[_u(r), LV_COUNT] = n
-    if n == 1:
-        if side == BUY:
-            bk[_u(book), BK_NBID] += 1
-            if r > bk[_u(book), BK_BID]:
-                bk[_u(book), BK_BID] = r
-        else:
-            bk[_u(book), BK_NASK] += 1
-            if r < bk[_u(book), BK_ASK]:
-                bk[_u(book), BK_ASK] = r
+    if n == 1:                      # a new level: one more on its side, maybe the best
+        bk[_u(book), BK_NBID + side] += 1
+        if (r - bk[_u(book), BK_BID + side]) * (1 - 2 * side) > 0:
+            bk[_u(book), BK_BID + side] = r
     return n
 
 
@@ -153,19 +148,12 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
     """Trade a taker against the other side up to row `limit` in price-time order.
 
     Returns the quantity left, or -1 - left when self-trade prevention cancelled the rest."""
+    other = 1 - side
+    sign = 1 - 2 * side              # a buy takes asks at rows <= limit, a sell bids >= limit
     while qty > 0:
-        if side == BUY:
-            if bk[_u(book), BK_NASK] == 0:
-                break
-            r = bk[_u(book), BK_ASK]
-            if r > limit:
-                break
-        else:
-            if bk[_u(book), BK_NBID] == 0:
-                break
-            r = bk[_u(book), BK_BID]
-            if r < limit:
-                break
+        r = bk[_u(book), BK_BID + other]       # sides by index: BK_BID/BK_ASK, BK_NBID/BK_NASK
+        if bk[_u(book), BK_NBID + other] == 0 or (r - limit) * sign > 0:
+            break
         o = lv[_u(r), LV_HEAD]
         mk = o
         mq = od[_u(o), O_QTY]

@@ -32,7 +32,7 @@ LV_WIDTH = 4
 O_NEXT, O_PREV, O_QTY, O_LV, O_STATE, O_SIDE_TIF, O_OWNER, O_BOOK = range(8)
 O_WIDTH = 8
 # books bk[B, BK_WIDTH]: band, best rows (LO-1 / HI+1 when empty), levels a side, last bbo
-BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)
+BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)      # BK_BID + side, BK_NBID + side: sides by index
 BK_LAST = 6         # 6 values: bid row, qty, orders, ask row, qty, orders of the last bbo row
 BK_WIDTH = 12
 # order states (O_STATE)
