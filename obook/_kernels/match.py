@@ -4,9 +4,9 @@ State (see obook._kernels.match_layout for the columns):
 
 - ``lv[L, 4]``: one row per price tick of every book's band (head, tail, quantity,
   orders); a level holds bids or asks, never both, since the book is never crossed.
-- ``od[K, 8]``: one row per order key (the driver's dense keys, so the key is the row: no
-  index lookup, no free list); ``O_STATE`` says NEVER / LIVE / DONE, a level's orders form an
-  intrusive doubly linked FIFO (next, prev).
+- ``od[K]`` (``OD_DTYPE``, 32-byte records): one per order key (the driver's dense keys, so
+  the key is the row: no index lookup, no free list); ``state`` says NEVER / LIVE / DONE,
+  a level's orders form an intrusive doubly linked FIFO (``next``, ``prev``).
 - ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
 
 ``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or ``NEED_OUTPUT``
@@ -20,9 +20,8 @@ from numba import njit
 from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
                            K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
                            K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
-                           LV_TAIL, LV_WIDTH, O_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
-                           MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, O_BOOK, O_LV,
-                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, O_STATE, OK, OP_CANCEL, OP_MODIFY,
+                           LV_TAIL, LV_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
+                           MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, OK, OP_CANCEL, OP_MODIFY,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
                            R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
                            ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, STP_CANCEL_INCOMING,
@@ -66,17 +65,17 @@ def _level_gone(lv, bk, book, side, r):
 
 @njit(cache=True, _nrt=False)
 def link(lv, od, bk, book, side, o):
-    """Append order o (its O_LV, O_QTY set) at the back of its level; its queue position."""
-    r = od[_u(o), O_LV]
+    """Append order o (its lv, qty set) at the back of its level; its queue position."""
+    r = od[_u(o)]['lv']
     t = lv[_u(r), LV_TAIL]
-    od[_u(o), O_PREV] = t
-    od[_u(o), O_NEXT] = -1
+    od[_u(o)]['prev'] = t
+    od[_u(o)]['next'] = -1
     if t >= 0:
-        od[_u(t), O_NEXT] = o
+        od[_u(t)]['next'] = o
     else:
         lv[_u(r), LV_HEAD] = o
     lv[_u(r), LV_TAIL] = o
-    lv[_u(r), LV_QTY] += od[_u(o), O_QTY]
+    lv[_u(r), LV_QTY] += od[_u(o)]['qty']
     n = lv[_u(r), LV_COUNT] + 1
     lv[_u(r), LV_COUNT] = n
     if n == 1:                      # a new level: one more on its side, maybe the best
@@ -89,18 +88,18 @@ def link(lv, od, bk, book, side, o):
 @njit(cache=True, _nrt=False)
 def unlink(lv, od, bk, book, side, o):
     """Take order o out of its level (the slot stays allocated)."""
-    r = od[_u(o), O_LV]
-    p = od[_u(o), O_PREV]
-    nx = od[_u(o), O_NEXT]
+    r = od[_u(o)]['lv']
+    p = od[_u(o)]['prev']
+    nx = od[_u(o)]['next']
     if p >= 0:
-        od[_u(p), O_NEXT] = nx
+        od[_u(p)]['next'] = nx
     else:
         lv[_u(r), LV_HEAD] = nx
     if nx >= 0:
-        od[_u(nx), O_PREV] = p
+        od[_u(nx)]['prev'] = p
     else:
         lv[_u(r), LV_TAIL] = p
-    lv[_u(r), LV_QTY] -= od[_u(o), O_QTY]
+    lv[_u(r), LV_QTY] -= od[_u(o)]['qty']
     n = lv[_u(r), LV_COUNT] - 1
     lv[_u(r), LV_COUNT] = n
     if n == 0:
@@ -110,7 +109,7 @@ def unlink(lv, od, bk, book, side, o):
 @njit(cache=True, _nrt=False)
 def release(od, st, o):
     """Order o is no longer live."""
-    od[_u(o), O_STATE] = DONE
+    od[_u(o)]['state'] = DONE
     st[ST_LIVE] -= 1
 
 
@@ -131,12 +130,12 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
             else:   # self-trade prevention changes what can fill: walk the orders
                 o = lv[_u(r), LV_HEAD]
                 while o >= 0:
-                    if od[_u(o), O_OWNER] == owner:
+                    if od[_u(o)]['owner'] == owner:
                         if stp == STP_CANCEL_INCOMING:
                             return got >= qty
                     else:
-                        got += od[_u(o), O_QTY]
-                    o = od[_u(o), O_NEXT]
+                        got += od[_u(o)]['qty']
+                    o = od[_u(o)]['next']
             if got >= qty:
                 return True
         r += step
@@ -156,8 +155,8 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
             break
         o = lv[_u(r), LV_HEAD]
         mk = o
-        mq = od[_u(o), O_QTY]
-        if stp != 0 and owner != 0 and od[_u(o), O_OWNER] == owner:
+        mq = od[_u(o)]['qty']
+        if stp != 0 and owner != 0 and od[_u(o)]['owner'] == owner:
             if stp == STP_CANCEL_INCOMING:
                 return -1 - qty
             unlink(lv, od, bk, book, 1 - side, o)
@@ -175,7 +174,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_FILLED, 1 - side, r, q, 0, -1)
         else:
-            od[_u(o), O_QTY] = mq - q
+            od[_u(o)]['qty'] = mq - q
             lv[_u(r), LV_QTY] -= q
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_PARTIAL, 1 - side, r, q, mq - q, -1)
@@ -197,7 +196,7 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
         if o >= 0:
             release(od, st, o)
         else:
-            od[_u(key), O_STATE] = DONE
+            od[_u(key)]['state'] = DONE
         if left > 0 and want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_CANCELLED | ((R_SELF_TRADE if cut else R_UNFILLED) << 8),
                   side, price, left, 0, -1)
@@ -205,12 +204,11 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
     if o < 0:
         o = key
         st[ST_LIVE] += 1
-        od[_u(o), O_STATE] = LIVE
-        od[_u(o), O_SIDE_TIF] = side | (tif << 1)
-        od[_u(o), O_OWNER] = owner
-        od[_u(o), O_BOOK] = book
-    od[_u(o), O_QTY] = left
-    od[_u(o), O_LV] = price
+        od[_u(o)]['state'] = LIVE
+        od[_u(o)]['side_tif'] = side | (tif << 1)
+        od[_u(o)]['owner'] = owner
+    od[_u(o)]['qty'] = left
+    od[_u(o)]['lv'] = price
     pos = link(lv, od, bk, book, side, o)
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_RESTED, side, price, left, left, pos)
@@ -222,7 +220,7 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st,
     tif = (op >> TIF_SHIFT) & 3
     market = (op & MARKET_BIT) != 0
     reason = (op >> REASON_SHIFT) & 0xFF
-    if reason == 0 and od[_u(key), O_STATE] != NEVER:
+    if reason == 0 and od[_u(key)]['state'] != NEVER:
         reason = R_DUPLICATE_ID
     if reason == 0 and tif == TIF_FOK and not _fok_available(lv, od, bk, book, side, price, qty, owner, stp):
         reason = R_FOK
@@ -243,7 +241,7 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st,
 def _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
     """Reject an instruction naming an order that is not live; True if it was rejected."""
     reason = (op >> REASON_SHIFT) & 0xFF
-    s = od[_u(key), O_STATE]
+    s = od[_u(key)]['state']
     if reason == 0 and s < 0:
         reason = R_UNKNOWN_ID if s == NEVER else R_NOT_LIVE
     if reason != 0 and want & W_EVENTS:
@@ -257,22 +255,22 @@ def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, bk, st, fl,
     if _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
         return False
     o = key
-    side = od[_u(o), O_SIDE_TIF] & 1
-    tif = od[_u(o), O_SIDE_TIF] >> 1
-    r = od[_u(o), O_LV]
-    q = od[_u(o), O_QTY]
+    side = od[_u(o)]['side_tif'] & 1
+    tif = od[_u(o)]['side_tif'] >> 1
+    r = od[_u(o)]['lv']
+    q = od[_u(o)]['qty']
     nr = r if price < 0 else price
     nq = q if qty < 0 else qty
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_ACCEPTED, side, nr, nq, q, -1)
     if nr == r and nq <= q:          # same price, no more quantity: keeps its place
-        od[_u(o), O_QTY] = nq
+        od[_u(o)]['qty'] = nq
         lv[_u(r), LV_QTY] -= q - nq
         if want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_MODIFIED, side, r, nq, nq, -1)
         return True
     unlink(lv, od, bk, book, side, o)      # cancel and replace: may trade, rests at the back
-    owner = od[_u(o), O_OWNER]
+    owner = od[_u(o)]['owner']
     left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, bk, st, fl, ev)
     _finish_taker(seq, time, book, key, side, tif, False, nr, nq, left, o, owner, want,
                   lv, od, bk, st, ev)
@@ -284,9 +282,9 @@ def _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev):
     if _reject_missing(seq, time, book, key, op, 0, want, od, st, ev):
         return False
     o = key
-    side = od[_u(o), O_SIDE_TIF] & 1
-    q = od[_u(o), O_QTY]
-    r = od[_u(o), O_LV]
+    side = od[_u(o)]['side_tif'] & 1
+    q = od[_u(o)]['qty']
+    r = od[_u(o)]['lv']
     unlink(lv, od, bk, book, side, o)
     release(od, st, o)
     if want & W_EVENTS:
@@ -329,13 +327,13 @@ def ahead(m, i, n, pf, lv, od):
     order's neighbours, the level's last order) will touch. Branch-free: a missing
     neighbour / tail / price (-1) prefetches row 0 instead of testing."""
     j = min(i + pf, n - 1)
-    prefetch(od, m[_u(j), M_KEY] * O_WIDTH)
+    prefetch(od, m[_u(j), M_KEY])
     prefetch(lv, max(m[_u(j), M_PRICE], 0) * LV_WIDTH)
     j = min(i + (pf >> 1), n - 1)
     s = m[_u(j), M_KEY]
-    prefetch(od, max(od[_u(s), O_PREV], 0) * O_WIDTH)
-    prefetch(od, max(od[_u(s), O_NEXT], 0) * O_WIDTH)
-    prefetch(od, max(lv[_u(max(m[_u(j), M_PRICE], 0)), LV_TAIL], 0) * O_WIDTH)
+    prefetch(od, max(od[_u(s)]['prev'], 0))
+    prefetch(od, max(od[_u(s)]['next'], 0))
+    prefetch(od, max(lv[_u(max(m[_u(j), M_PRICE], 0)), LV_TAIL], 0))
 
 
 @njit(cache=True, _nrt=False)
@@ -367,10 +365,10 @@ def expire_day(books, seq, time, want, levels, lv, od, bk, st, ev, qt, dq, ds):
         for r in range(bk[_u(book), BK_LO], bk[_u(book), BK_HI] + 1):
             o = lv[_u(r), LV_HEAD]
             while o >= 0:
-                nx = od[_u(o), O_NEXT]
-                if (od[_u(o), O_SIDE_TIF] >> 1) == TIF_DAY:
-                    side = od[_u(o), O_SIDE_TIF] & 1
-                    q = od[_u(o), O_QTY]
+                nx = od[_u(o)]['next']
+                if (od[_u(o)]['side_tif'] >> 1) == TIF_DAY:
+                    side = od[_u(o)]['side_tif'] & 1
+                    q = od[_u(o)]['qty']
                     k = o
                     unlink(lv, od, bk, book, side, o)
                     release(od, st, o)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_WIDTH, D_HEAD,
-                                     E_WIDTH, F_WIDTH, LV_HEAD, LV_TAIL, LV_WIDTH, NEVER, O_STATE,
-                                     O_WIDTH, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
+                                     E_WIDTH, F_WIDTH, LV_HEAD, LV_TAIL, LV_WIDTH, NEVER, OD_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
                                      ST_NQ, ST_POS, ST_WIDTH, STP_CANCEL_INCOMING,
                                      STP_CANCEL_RESTING, STP_NONE, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
 from ..errors import ObookError
@@ -49,8 +48,10 @@ def new_state(n_levels: int, lo, hi, n_keys: int, levels: int):
     replay takes no page faults on them."""
     lv = np.zeros((max(n_levels, 1), LV_WIDTH), np.int64)
     lv[:, LV_HEAD] = lv[:, LV_TAIL] = -1
-    od = np.zeros((max(n_keys, 1), O_WIDTH), np.int64)
-    od[:, O_STATE] = NEVER
+    if n_keys >= 2**31:                 # the FIFO links are int32
+        raise ObookError(f"{n_keys:,} order ids in one run; at most 2,147,483,647")
+    od = np.zeros(max(n_keys, 1), OD_DTYPE)
+    od["state"] = NEVER
     bk = np.zeros((len(lo), BK_WIDTH), np.int64)
     bk[:, BK_LO], bk[:, BK_HI] = lo, hi
     bk[:, BK_BID], bk[:, BK_ASK] = np.asarray(lo) - 1, np.asarray(hi) + 1
