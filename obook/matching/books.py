@@ -89,7 +89,8 @@ class MatchBooks:
         if self.cap < st[ST_LIVE] + 64:       # a taker may touch every live order
             self._alloc(2 * (int(st[ST_LIVE]) + 64))
 
-    def run(self, msg: np.ndarray) -> None:
+    def steps(self, msg: np.ndarray):
+        """Apply ``msg``, yielding each time the output buffers were flushed to ``self.out``."""
         from .._kernels.match import match_rows
 
         pos, n = 0, len(msg)
@@ -100,6 +101,16 @@ class MatchBooks:
             if status == OK:
                 return
             self.flush()                    # NEED_OUTPUT
+            yield
+
+    def run(self, msg: np.ndarray) -> None:
+        for _ in self.steps(msg):
+            pass
+
+    def take(self) -> dict:
+        """The rows flushed so far, per table (lists of chunks); ``self.out`` starts empty again."""
+        out, self.out = self.out, {t: [] for t in TABLES}
+        return out
 
     def expire(self, books: np.ndarray, seq: int, time: int) -> None:
         """End of session: DAY orders expire; then each book's last bbo / depth rows."""
@@ -116,6 +127,19 @@ class MatchBooks:
         widths = {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH, "depth": D_HEAD + 6 * self.levels}
         return {t: (np.concatenate(self.out[t]) if self.out[t] else np.zeros((0, widths[t]), np.int64))
                 for t in TABLES}
+
+
+def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool):
+    """Like ``run_books``, but yields the rows as the kernels make them: dicts of table ->
+    list of int64 row chunks, each dict at most about ``CHUNK`` rows a table, in input order."""
+    mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
+                    chunk=CHUNK)
+    for _ in mb.steps(msg):
+        yield mb.take()
+    if day_end and len(books):
+        mb.expire(books, prep.n_rows + 1, prep.end_time)
+    mb.flush()
+    yield mb.take()
 
 
 def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
