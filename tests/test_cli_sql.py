@@ -83,3 +83,23 @@ def test_cli_sql_missing_feed_raises_obook_error(app, tmp_path):
     result = CliRunner().invoke(app, ["sql", f"SELECT * FROM obook_bbo('{tmp_path / 'nope.itch'}')"])
     assert isinstance(result.exception, ObookError)
     assert "no such feed file" in str(result.exception)
+
+
+def test_cli_sql_help_every_registered_function_and_parameter_listed():
+    import re
+
+    import duckdb
+
+    from obook.cli import app
+    from obook.duckdb import install
+
+    text = " ".join(CliRunner().invoke(app, ["sql", "--help"], terminal_width=200).output.split())
+    con = install(duckdb.connect())
+    functions = con.sql("SELECT function_name, parameters FROM duckdb_functions() "
+                        "WHERE function_name LIKE 'obook%' AND function_name NOT LIKE '%slot%'").fetchall()
+    assert len(functions) > 20
+    for name, params in functions:
+        assert re.search(rf"\b{name}\(", text), f"{name} is not in `obook sql --help`"
+        for p in params:
+            if not re.fullmatch(r"col\d+", p):   # a scalar UDF's positional arguments
+                assert re.search(rf"\b{p}\b", text), f"{name}'s parameter {p} is not in the help"
