@@ -155,8 +155,10 @@ def test_cli_listen_multicast_sigint_exits_130_with_complete_files(day, tmp_path
         got = f.read_all()
     assert 0 < got.num_rows < ref.num_rows
     assert _plain(got).equals(ref.slice(0, got.num_rows))
-    files = list(pq_dir.glob("*.parquet"))
+    files = list(pq_dir.glob("bbo-*.parquet"))
     assert len(files) == 1 and not list(pq_dir.glob("*.part"))
+    stats = pq.read_table(pq_dir / "line_stats.parquet").to_pylist()   # written on Ctrl-C too
+    assert [s["line"] for s in stats] == ["A", "B", "request"] and stats[0]["messages"] > 0
     t = pq.read_table(files[0])
     assert 0 < t.num_rows and t.select(ref.column_names).cast(ref.schema).equals(ref.slice(0, t.num_rows))
 
