@@ -110,10 +110,12 @@ def test_record_fields_kernel_lost_and_outside_numbers_missing(compiled):
     who = np.array([-1, 1, -1, 0, 1], np.int64)          # number 2 lost
     p_line, p_ts = np.array([0, 1], np.int64), np.array([100, 200], np.int64)
     seq = np.array([0, 1, 2, 3, 4, 5, -3], np.int64)
-    line, ts, missing = np.empty(7, np.int8), np.empty(7, np.int64), np.empty(7, np.bool_)
-    fn(seq, who, p_line, p_ts, line, ts, missing)
-    want = [None, (1, 200), None, (0, 100), (1, 200), None, None]      # by hand
-    assert [None if m else (int(li), int(t)) for li, t, m in zip(line, ts, missing)] == want
+    offsets, chars = np.empty(8, np.int32), np.empty(7, np.uint8)
+    ts, valid = np.empty(7, np.int64), np.empty(7, np.bool_)
+    assert fn(seq, who, p_line, p_ts, offsets, chars, ts, valid) == 4
+    got = [bytes(chars[offsets[i]:offsets[i + 1]]).decode() if v else None for i, v in enumerate(valid)]
+    assert got == [None, "B", None, "A", "B", None, None]                        # by hand
+    assert [int(t) for t, v in zip(ts, valid) if v] == [200, 100, 200]
 
 
 @pytest.mark.parametrize("compiled", [True, False])

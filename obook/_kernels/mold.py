@@ -269,21 +269,27 @@ def frame_offsets(buf, n, out):
 
 
 @njit(cache=True, nogil=True)
-def record_fields(seq, who, p_line, p_ts, line, ts, missing):
-    """Per record number: the line and capture time of the packet that delivered it
-    (``missing`` 1: none, a lost message or a number outside the stream; line and ts 0)."""
+def record_fields(seq, who, p_line, p_ts, offsets, chars, ts, valid):
+    """Per record number: the line (its letter, A for line 0, as an Arrow string column's
+    ``offsets`` and ``chars``) and capture time of the packet that delivered it; ``valid`` 0
+    (an empty string, ts 0): none, a lost message or a number outside the stream. Returns
+    how many are not valid."""
     n_who = len(who)
+    k = 0
+    offsets[0] = 0
     for i in range(len(seq)):
         s = seq[i]
         p = who[s] if 1 <= s < n_who else -1
         if p < 0:
-            missing[i] = 1
-            line[i] = 0
+            valid[i] = False
             ts[i] = 0
         else:
-            missing[i] = 0
-            line[i] = p_line[p]
+            valid[i] = True
+            chars[k] = 65 + p_line[p]
+            k += 1
             ts[i] = p_ts[p]
+        offsets[i + 1] = k
+    return len(seq) - k
 
 
 @njit(cache=True, nogil=True)

@@ -202,6 +202,7 @@ class ArbitratedStream:
         self._next = 1                   # the next sequence number to write
         self._out = np.zeros(0, np.uint8)
         self._at = 0
+        self._view = None                # the last _decided_range (valid below its end)
         if arb is None:
             arb = arbitrate(lines)
         if isinstance(arb, Arbitration):
@@ -226,18 +227,25 @@ class ArbitratedStream:
 
     def _decided_range(self):
         """(files' bytes, who, p_file, p_off, p_seq, end): the numbers from ``_next`` to
-        ``end`` are decided; None once every number is written."""
+        ``end`` are decided; None once every number is written. Kept until ``_next`` reaches
+        its end: the numbers below a frontier stay decided, their arrays keep their values."""
         s0 = self._next
+        if self._view is not None and s0 < self._view[-1]:
+            return self._view
         if self.arb is None:
             view = self._rounds.wait(s0)
             if not isinstance(view, Arbitration):
                 who, p_file, p_off, p_seq, frontier = view
-                return self._rounds.bufs(), who, p_file, p_off, p_seq, frontier
+                bufs = self._view[0] if self._view else tuple(_readonly(b) for b in self._rounds.bufs())
+                self._view = (bufs, who, p_file, p_off, p_seq, frontier)
+                return self._view
             self._decided(view)
         arb = self.arb
         if s0 >= arb.hi:
             return None
-        return [c.buf for c in arb.captures], arb.who, arb.p_file, arb.p_off, arb.p_seq, arb.hi
+        bufs = tuple(_readonly(c.buf) for c in arb.captures)
+        self._view = (bufs, arb.who, arb.p_file, arb.p_off, arb.p_seq, arb.hi)
+        return self._view
 
     def _write(self, out, decided) -> int:
         """As many whole records from ``_next`` as fit in ``out``; returns the bytes."""
@@ -245,8 +253,7 @@ class ArbitratedStream:
 
         bufs, who, p_file, p_off, p_seq, end = decided
         s1 = min(end, self._next + CHUNK_RECORDS)
-        n, self._next = M.stream_write(tuple(_readonly(b) for b in bufs), self._next, s1, who, p_file,
-                                       p_off, p_seq, out)
+        n, self._next = M.stream_write(bufs, self._next, s1, who, p_file, p_off, p_seq, out)
         return n
 
     def _fill(self) -> bool:
@@ -312,7 +319,6 @@ def _readonly(buf) -> np.ndarray:
 
 LINE_TYPE = pa.string()
 TS_TYPE = pa.timestamp("ns", tz="UTC")
-_LINE_NAMES = pa.array(list(LINE_NAMES), pa.string())
 
 
 def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
@@ -320,12 +326,15 @@ def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
 
     s = np.ascontiguousarray(seq, dtype=np.int64) if np.asarray(seq).dtype != np.uint64 else \
         np.asarray(seq).view(np.int64)
-    line = np.empty(len(s), np.int8)
-    ts = np.empty(len(s), np.int64)
-    missing = np.empty(len(s), np.bool_)
-    M.record_fields(s, arb.who, arb.p_line, arb.p_ts, line, ts, missing)
-    line_col = _LINE_NAMES.take(pa.array(line, mask=missing))
-    return [pa.array(s.view(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
+    n = len(s)
+    offsets = np.empty(n + 1, np.int32)          # the line column built as Arrow buffers
+    chars = np.empty(n, np.uint8)
+    ts = np.empty(n, np.int64)
+    valid = np.empty(n, np.bool_)
+    missing = M.record_fields(s, arb.who, arb.p_line, arb.p_ts, offsets, chars, ts, valid)
+    bits = None if not missing else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    line_col = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(chars), bits, missing)
+    return [pa.array(s.view(np.uint64)), line_col, pa.Array.from_buffers(TS_TYPE, n, [bits, pa.py_buffer(ts)], missing)]
 
 
 def problem_error(frame: bytes) -> FeedError:
