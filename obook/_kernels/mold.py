@@ -11,6 +11,8 @@ of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Nev
 import numpy as np
 from numba import njit
 
+from .memcopy import copy_bytes
+
 # mold_headers status
 P_OK = 0
 P_SHORT = 1          # shorter than the 20-byte header
@@ -326,7 +328,7 @@ def stream_write(bufs, s0, s1, who, p_file, p_off, p_seq, out):
             s += 1
         if e == q:
             break
-        out[a:a + (e - q)] = buf[q:e]
+        copy_bytes(out, a, buf, q, e - q)   # inside both: the packet fit its payload (P_OK)
         a += e - q
         if s < s1 and who[s] == p:          # out is full
             break
