@@ -178,17 +178,13 @@ def _of_session(P, i, state):
 def round_check(pend, order, m, state):
     """Whether the round's datagrams can be published: no number that may be far (below 1 or
     past 4x the data messages so far + 1 Mi) and no end of session before the frontier.
-    Returns (0 or R_STOP, data messages, highest number end) (nothing committed)."""
+    Returns (0 or R_STOP, data messages, highest number end) (nothing committed but the
+    session). One pass: the bound is checked against the highest end after it."""
     data = state[R_DATA]
     top = state[R_TOP]
+    low = 1
+    stop = False
     mask = (np.int64(1) << _LINE_SHIFT) - 1
-    for j in range(m):
-        P = pend[order[j] >> _LINE_SHIFT]
-        i = order[j] & mask
-        c = P[F_COUNT, i]
-        if _of_session(P, i, state) and c != 0 and c != END_OF_SESSION:
-            data += c
-    limit = 4 * data + (1 << 20)
     for j in range(m):
         P = pend[order[j] >> _LINE_SHIFT]
         i = order[j] & mask
@@ -197,10 +193,14 @@ def round_check(pend, order, m, state):
         s0 = P[F_SEQ, i]
         c = P[F_COUNT, i]
         n = 0 if c == 0 or c == END_OF_SESSION else c
-        if s0 < 1 or s0 + n > limit or (c == END_OF_SESSION and s0 < state[R_FRONTIER]):
-            return R_STOP, data, top
+        data += n
+        low = min(low, s0)
+        if c == END_OF_SESSION and s0 < state[R_FRONTIER]:
+            stop = True
         if s0 + n > top:
             top = s0 + n
+    if stop or low < 1 or top > 4 * data + (1 << 20):
+        return R_STOP, data, top
     return 0, data, top
 
 
