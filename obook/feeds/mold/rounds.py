@@ -1,13 +1,15 @@
 """The lines arbitrated in rounds while the replay runs: the first batches start at once.
 
-:class:`Rounds` reads each line's capture a piece at a time in a thread (GIL-free kernels),
-merges the lines' datagrams by capture time up to the time every line has reached (line A
-first on equal times), arbitrates them (first copy wins) and publishes ``frontier``: every
+:class:`Rounds` reads each line's capture a piece at a time in a thread (the capture kernel
+keeps the line's own datagrams, into one reused buffer a line), merges the lines' datagrams
+by capture time up to the time every line has reached (line A first on equal times),
+arbitrates them (first copy wins; ``obook._kernels.mold`` ``round_*``: GIL-free, no numpy
+step per round) and publishes ``frontier``: every
 sequence number below it is decided, and :class:`~.stream.ArbitratedStream` writes those
 messages while the rest of the captures is still being read.
 
 Only what cannot change later is published. A number's first copy is final once every line
-has been read past its time, provided the captures' times never go back and its packet is
+has been read past its time, provided the lines' capture times never go back and its packet is
 well formed, of the session and not a far (corrupt) number by a bound the rest of the
 captures can only raise. Anything else (an end of session, a number that may be far, a
 capture time going back) stops the rounds: the rest waits for the whole arbitration
