@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import time
 from pathlib import Path
@@ -17,9 +18,17 @@ from obook.gen.itch import write_itch
 from obook.gen.pcap import LINE_A, LINE_B, write_pcap
 
 
-def _run(src, workers):
-    t0 = time.perf_counter()
-    rows = sum(b.num_rows for b in obook.bbo(src, workers=workers))
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _run(src, workers, cpu=None, **kw):
+    """(seconds, rows); ``cpu``: a list that gets the parent's CPU seconds (every thread)."""
+    t0, c0 = time.perf_counter(), _cpu()
+    rows = sum(b.num_rows for b in obook.bbo(src, workers=workers, **kw))
+    if cpu is not None:
+        cpu.append(_cpu() - c0)
     return time.perf_counter() - t0, rows
 
 
@@ -31,6 +40,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--drop", type=float, default=0.01)
     ap.add_argument("--dir", default="/tmp/bench_pcap")
+    ap.add_argument("--dated", action="store_true",
+                    help="also alternate the plain replay given the captures' date (the capture replay "
+                         "knows its date from the packets and adds the timestamp column; the plain file does not)")
     ap.add_argument("--whole", action="store_true",
                     help="also alternate the whole-capture arbitration (rounds.USE_ROUNDS off) for a comparison")
     a = ap.parse_args()
@@ -62,22 +74,33 @@ def main():
 
     _run(day, a.workers)                        # warm the kernels and the page cache
     _run(lines, a.workers)
-    plain, caps, wholes = [], [], []
+    plain, caps, wholes, cpu_plain, cpu_caps, dated, cpu_dated = [], [], [], [], [], [], []
     for _ in range(a.repeats):
-        t, n_plain = _run(day, a.workers)
+        t, n_plain = _run(day, a.workers, cpu_plain)
         plain.append(t)
-        t, n_cap = _run(obook.lines(*lines), a.workers)
+        if a.dated:
+            t, _n = _run(day, a.workers, cpu_dated, date="2026-11-30")      # write_pcap's default date
+            dated.append(t)
+            print(f"plain with the date {t:.2f} s (parent CPU {cpu_dated[-1]:.2f} s)")
+        t, n_cap = _run(obook.lines(*lines), a.workers, cpu_caps)
         caps.append(t)
         assert n_cap == n_plain
         if a.whole:
             t, n_whole = whole_run(lines, a.workers)
             wholes.append(t)
             assert n_whole == n_plain
-        print(f"plain {plain[-1]:.2f} s, pcap lines {caps[-1]:.2f} s"
+        print(f"plain {plain[-1]:.2f} s (parent CPU {cpu_plain[-1]:.2f} s), pcap lines {caps[-1]:.2f} s "
+              f"(parent CPU {cpu_caps[-1]:.2f} s)"
               + (f", whole arbitration {wholes[-1]:.2f} s" if a.whole else "") + f" ({n_plain} rows)")
     mp, mc = statistics.median(plain), statistics.median(caps)
     print(f"medians: plain {mp:.2f} s, pcap lines {mc:.2f} s: {mc / mp:.2f}x (goal <= 1.3x), "
           f"load {os.getloadavg()[0]:.1f}")
+    print(f"parent CPU medians (the workers' work is the same): plain {statistics.median(cpu_plain):.2f} s, "
+          f"pcap lines {statistics.median(cpu_caps):.2f} s")
+    if a.dated:
+        md = statistics.median(dated)
+        print(f"plain with the date {md:.2f} s (parent CPU {statistics.median(cpu_dated):.2f} s): pcap lines "
+              f"{mc / md:.2f}x of it")
     if a.whole:
         mw = statistics.median(wholes)
         print(f"whole-capture arbitration {mw:.2f} s: {mw / mp:.2f}x")

@@ -110,31 +110,32 @@ def test_record_fields_kernel_lost_and_outside_numbers_missing(compiled):
     who = np.array([-1, 1, -1, 0, 1], np.int64)          # number 2 lost
     p_line, p_ts = np.array([0, 1], np.int64), np.array([100, 200], np.int64)
     seq = np.array([0, 1, 2, 3, 4, 5, -3], np.int64)
-    line, ts, missing = np.empty(7, np.int8), np.empty(7, np.int64), np.empty(7, np.bool_)
-    fn(seq, who, p_line, p_ts, line, ts, missing)
-    want = [None, (1, 200), None, (0, 100), (1, 200), None, None]      # by hand
-    assert [None if m else (int(li), int(t)) for li, t, m in zip(line, ts, missing)] == want
+    offsets, chars = np.empty(8, np.int32), np.empty(7, np.uint8)
+    ts, valid = np.empty(7, np.int64), np.empty(7, np.bool_)
+    assert fn(seq, who, p_line, p_ts, offsets, chars, ts, valid) == 4
+    got = [bytes(chars[offsets[i]:offsets[i + 1]]).decode() if v else None for i, v in enumerate(valid)]
+    assert got == [None, "B", None, "A", "B", None, None]                        # by hand
+    assert [int(t) for t, v in zip(ts, valid) if v] == [200, 100, 200]
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-def test_stream_write_kernel_two_files_runs_and_lost_frames(compiled):
+def test_stream_write_kernel_two_files_runs_inner_start_and_lost_frames(compiled):
     from obook._kernels import mold as M
 
     fn = M.stream_write if compiled else M.stream_write.py_func
-    a = np.frombuffer(b"\x00\x01A\x00\x02BB\x00\x01C", np.uint8)       # frames A, BB, C (one packet)
-    b = np.frombuffer(b"xx\x00\x01D", np.uint8)                         # frame D at offset 2
-    who = np.array([-1, 0, 0, -1, 1, 0], np.int64)                    # 1, 2 from packet 0; 3 lost; 4 packet 1
-    p_file = np.array([0, 1], np.int64)
-    src_off = np.array([0, 0, 3, 0, 2, 7], np.int64)
-    src_len = np.array([3, 3, 4, 3, 3, 3], np.int32)
-    out = np.zeros(16, np.uint8)
-    n, nxt = fn((a, b), 1, 5, who, p_file, src_off, src_len, out)
-    assert bytes(out[:n]) == b"\x00\x01A\x00\x02BB" + b"\x00\x01\x00" + b"\x00\x01D" and nxt == 5
-    n, nxt = fn((a, b), 5, 6, who, p_file, src_off, src_len, out)       # packet 0 again, alone
-    assert bytes(out[:n]) == b"\x00\x01C" and nxt == 6
-    n, nxt = fn((a, b), 1, 5, who, p_file, src_off, src_len, out[:6])   # whole records only
+    head = bytes(20)                                                  # a MoldUDP64 header (not read)
+    a = np.frombuffer(head + b"\x00\x01A\x00\x02BB\x00\x01C\x00\x01D", np.uint8)   # packet 0: numbers 1..4
+    b = np.frombuffer(b"xx" + head + b"\x00\x01X\x00\x01Y", np.uint8)               # packet 1: numbers 3, 4
+    who = np.array([-1, 0, 0, 1, 0, -1], np.int64)      # 1, 2 packet 0; 3 packet 1; 4 packet 0; 5 lost
+    p_file, p_off, p_seq = np.array([0, 1], np.int64), np.array([0, 2], np.int64), np.array([1, 3], np.int64)
+    out = np.zeros(32, np.uint8)
+    n, nxt = fn((a, b), 1, 6, who, p_file, p_off, p_seq, out)
+    assert bytes(out[:n]) == b"\x00\x01A\x00\x02BB\x00\x01X\x00\x01D\x00\x01\x00" and nxt == 6   # by hand
+    n, nxt = fn((a, b), 4, 5, who, p_file, p_off, p_seq, out)       # a run starting at its packet's 4th
+    assert bytes(out[:n]) == b"\x00\x01D" and nxt == 5
+    n, nxt = fn((a, b), 1, 6, who, p_file, p_off, p_seq, out[:6])   # whole records only
     assert bytes(out[:n]) == b"\x00\x01A" and nxt == 2
-    n, nxt = fn((a, b), 1, 5, who, p_file, src_off, src_len, out[:2])   # none fits
+    n, nxt = fn((a, b), 1, 6, who, p_file, p_off, p_seq, out[:2])   # none fits
     assert n == 0 and nxt == 1
 
 
@@ -195,3 +196,44 @@ def test_rounds_early_end_of_session_later_messages_dropped_like_whole(tmp_path,
     whole, rounds, streamed, data = _both(lines)
     assert whole.hi == 3 and streamed.arb.hi == 3
     assert data == _read(ArbitratedStream(lines, whole)) == b"".join(b"\x00\x0b" + m for m in msgs[:2])
+
+
+def _pending(rows):
+    """A line's pending datagrams (rows of M.F_*) from (ts, seq, count, status) tuples."""
+    from obook._kernels import mold as M
+
+    p = np.zeros((M.N_FIELDS, len(rows) + 2), np.int64)
+    for i, (ts, seq, count, status) in enumerate(rows):
+        p[M.F_TS, i], p[M.F_SEQ, i], p[M.F_COUNT, i], p[M.F_STATUS, i] = ts, seq, count, status
+        p[M.F_POFF, i], p[M.F_HI, i], p[M.F_LO, i] = 1000 + i, 7, 1
+    return p
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_round_kernels_merge_check_apply_by_hand(compiled):
+    from obook._kernels import mold as M
+
+    order_fn, check_fn, apply_fn = (f if compiled else f.py_func for f in (M.round_order, M.round_check, M.round_apply))
+    a = _pending([(10, 1, 2, M.P_OK), (30, 5, 1, M.P_OK)])                     # A misses 3, 4
+    b = _pending([(10, 1, 2, M.P_OK), (20, 3, 2, M.P_OK), (25, 0, 0, M.P_SHORT), (31, 5, 1, M.P_OK),
+                  (40, 6, 0, M.P_OK)])                                          # a bad packet, a heartbeat
+    pend, take, order = (a, b), np.array([2, 5], np.int64), np.zeros(8, np.int64)
+    m = order_fn(pend, take, order)
+    assert [(int(o) >> 40, int(o) & 0xFF) for o in order[:m]] == [(0, 0), (1, 0), (1, 1), (1, 2), (0, 1), (1, 3),
+                                                                   (1, 4)]    # by time, A first on equal times
+    state = np.zeros(M.N_STATE, np.int64)
+    state[[M.R_TOP, M.R_END, M.R_FRONTIER]] = 1, -1, 1
+    assert tuple(check_fn(pend, order, m, state)) == (0, 8, 6)                 # 8 data messages, numbers < 6
+    state[M.R_DATA], state[M.R_TOP] = 8, 6
+    who, have = np.full(8, -1, np.int64), np.zeros(8, np.uint8)
+    stats = np.zeros((2, M.N_STATS), np.int64)
+    w = [np.zeros(8, np.int64) for _ in range(4)]
+    frontier = apply_fn(pend, order, m, state, who, have, np.full(2, -1, np.int64), stats, *w)
+    assert frontier == 6 and who[1:7].tolist() == [0, 0, 1, 1, 2, -1] and state[M.R_WON] == 3
+    assert w[0][:3].tolist() == [0, 1, 0] and w[1][:3].tolist() == [10, 20, 30] and w[3][:3].tolist() == [1, 3, 5]
+    assert have[1:6].tolist() == [3, 3, 2, 2, 3]
+    cols = [M.S_PACKETS, M.S_MESSAGES, M.S_DUPLICATES, M.S_GAPS, M.S_GAP_MESSAGES, M.S_HEARTBEATS, M.S_BAD]
+    assert stats[0, cols].tolist() == [2, 3, 0, 1, 2, 0, 0] and stats[1, cols].tolist() == [5, 5, 3, 0, 0, 1, 1]
+    # a number that may be far (below 1), an end of session before the frontier: no publishing
+    assert check_fn((_pending([(50, 0, 1, M.P_OK)]),), np.zeros(1, np.int64), 1, state)[0] == M.R_STOP
+    assert check_fn((_pending([(50, 4, 0xFFFF, M.P_OK)]),), np.zeros(1, np.int64), 1, state)[0] == M.R_STOP

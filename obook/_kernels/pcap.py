@@ -11,6 +11,8 @@ wrong at the returned position. Never raise.
 import numpy as np
 from numba import njit
 
+from .prefetch import prefetch
+
 OK = 0
 NEED_ROOM = 100
 CUT_HEADER = 1       # the capture ends inside a record header / block header
@@ -27,6 +29,18 @@ K_LINK = 3           # a link type other than Ethernet (1)
 K_FRAGMENT = 4       # an IPv4 fragment
 
 MAX_FRAME = 1 << 18  # a frame longer than this is a corrupt length
+AHEAD = 8192         # bytes prefetched ahead of the record read: each record's position comes
+                     # from the one before, so without it every record waits for a miss (~400 ns)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ahead(buf, pf, pos, end):
+    """Prefetch the cache lines up to AHEAD bytes past ``pos``; returns the next line to fetch."""
+    stop = min(pos + AHEAD, end)
+    while pf < stop:
+        prefetch(buf, pf)
+        pf += 64
+    return pf
 
 
 @njit(cache=True, inline="always")
@@ -67,7 +81,8 @@ def _ns(t, mul, shift):
 
 
 @njit(cache=True, nogil=True)
-def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts, ip, port, poff, plen, rec):
+def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts, ip, port, poff, plen, rec,
+                     want_ip=-1, want_port=-1):
     """Blocks of a pcapng from ``pos``, keeping the UDP datagrams of the packet blocks (as
     ``pcap_datagrams``; ``rec``: the packet's number). ``state``: [big-endian, interfaces of
     the section, blocks read, last time, packets read] (kept between calls); ``if_*``: per
@@ -76,7 +91,9 @@ def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts,
     n = 0
     cap = len(ts)
     big = state[0] != 0
+    pf = pos
     while pos < end:
+        pf = _ahead(buf, pf, pos, end)
         if n == cap:
             return n, pos, NEED_ROOM
         if pos + 12 > end:
@@ -148,7 +165,8 @@ def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts,
             state[4] += 1
             k, a, pt, po, pl = _classify(buf, data, data + incl, if_link[iface])
             kinds[k] += 1
-            if k == K_UDP:                   # a simple packet has no time: the last one's
+            if k == K_UDP and (want_ip < 0 or (a == want_ip and pt == want_port)):
+                # a simple packet has no time: the last one's
                 _put(ts, ip, port, poff, plen, rec, n, state[3], a, pt, po, pl, state[4])
                 n += 1
         state[2] += 1
@@ -191,14 +209,18 @@ def _classify(buf, p, end, link):
 
 
 @njit(cache=True, nogil=True)
-def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port, poff, plen, rec):
+def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port, poff, plen, rec, want_ip=-1,
+                   want_port=-1):
     """The records of a classic pcap from ``pos`` (after the 24-byte header; ``frac_ns``: ns
     per unit of the fraction, 1000: µs, 1: ns), keeping only the UDP datagrams (their time,
     destination, payload and record number, 1-based); ``kinds`` counts every frame by kind;
-    ``state[0]``: the records read (kept between calls). Returns (datagrams, position, status)."""
+    ``state[0]``: the records read (kept between calls); ``want_ip``/``want_port`` (>= 0): keep
+    only the datagrams to that destination. Returns (datagrams, position, status)."""
     n = 0
     cap = len(ts)
+    pf = pos
     while pos < end:
+        pf = _ahead(buf, pf, pos, end)
         if n == cap:
             return n, pos, NEED_ROOM
         if pos + 16 > end:
@@ -211,7 +233,7 @@ def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port
         state[0] += 1
         k, a, pt, po, pl = _classify(buf, pos + 16, pos + 16 + incl, link)
         kinds[k] += 1
-        if k == K_UDP:
+        if k == K_UDP and (want_ip < 0 or (a == want_ip and pt == want_port)):
             t = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
             _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, state[0])
             n += 1

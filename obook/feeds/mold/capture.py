@@ -56,10 +56,12 @@ def _grow(arrays, n):
 
 
 class CaptureReader:
-    """A capture read a piece at a time (:meth:`read`: the next datagrams), for a replay
+    """A capture read a piece at a time (:meth:`read_into`: the next datagrams), for a replay
     that starts before the whole capture is read; :func:`read_capture` reads it all."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, ip: int | None = None, port: int | None = None):
+        """``ip``/``port``: keep only the datagrams to that destination (None: every one)."""
+        self._want = (-1, -1) if ip is None else (int(ip), int(port))
         try:
             self.buf = np.memmap(path, dtype=np.uint8, mode="r") if _size(path) else np.zeros(0, np.uint8)
         except OSError as e:
@@ -89,23 +91,23 @@ class CaptureReader:
 
         if self.kind == "pcap":
             return K.pcap_datagrams(self.buf, self.pos, len(self.buf), self._big, self._frac_ns, self._link,
-                                    self._state, self.kinds, *(a[n:] for a in arrays))
+                                    self._state, self.kinds, *(a[n:] for a in arrays), *self._want)
         return K.pcapng_datagrams(self.buf, self.pos, len(self.buf), self._state, *self._ifaces, self.kinds,
-                                  *(a[n:] for a in arrays))
+                                  *(a[n:] for a in arrays), *self._want)
 
-    def read(self, room: int):
-        """Up to ``room`` more datagrams: (ts, ip, port, poff, plen, record) arrays
-        (:attr:`done` once the capture is read to its end or to a problem)."""
+    def read_into(self, arrays) -> int:
+        """The next datagrams (as many as fit) into the six arrays given (ts, ip, port, poff,
+        plen, record); returns how many (:attr:`done` once the capture is read to its end
+        or to a problem)."""
         from ..._kernels import pcap as K
 
-        arrays = [np.empty(max(room, 1), np.int64) for _ in range(6)]
         if self.done:
-            return [a[:0] for a in arrays]
+            return 0
         k, self.pos, status = self._step(arrays, 0)
         if status != K.NEED_ROOM:
             self.done = True
             self.status = status
-        return [a[:k] for a in arrays]
+        return k
 
     def read_all(self):
         """Every remaining datagram (the arrays grown as needed)."""

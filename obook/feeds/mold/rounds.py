@@ -1,13 +1,15 @@
 """The lines arbitrated in rounds while the replay runs: the first batches start at once.
 
-:class:`Rounds` reads each line's capture a piece at a time in a thread (GIL-free kernels),
-merges the lines' datagrams by capture time up to the time every line has reached (line A
-first on equal times), arbitrates them (first copy wins) and publishes ``frontier``: every
+:class:`Rounds` reads each line's capture a piece at a time in a thread (the capture kernel
+keeps the line's own datagrams, into one reused buffer a line), merges the lines' datagrams
+by capture time up to the time every line has reached (line A first on equal times),
+arbitrates them (first copy wins; ``obook._kernels.mold`` ``round_*``: GIL-free, no numpy
+step per round) and publishes ``frontier``: every
 sequence number below it is decided, and :class:`~.stream.ArbitratedStream` writes those
 messages while the rest of the captures is still being read.
 
 Only what cannot change later is published. A number's first copy is final once every line
-has been read past its time, provided the captures' times never go back and its packet is
+has been read past its time, provided the lines' capture times never go back and its packet is
 well formed, of the session and not a far (corrupt) number by a bound the rest of the
 captures can only raise. Anything else (an end of session, a number that may be far, a
 capture time going back) stops the rounds: the rest waits for the whole arbitration
@@ -27,9 +29,7 @@ from .capture import CaptureReader
 from .stream import arbitrate
 
 FIRST_ROUND = 1 << 16        # datagrams a line in the first round (then doubling)
-LAST_ROUND = 1 << 20
-_FIELDS = {"line": np.int64, "ts": np.int64, "off": np.int64, "seq": np.int64, "count": np.int64,
-           "ok": np.uint8}
+LAST_ROUND = 1 << 18
 
 
 #: on: at the issue's size (15 M messages) the rounds won 6 of 6 alternating runs against
@@ -44,11 +44,15 @@ def streamable(lines) -> bool:
 
 
 class _Growing:
-    """Named int arrays that grow (by doubling) keeping their values."""
+    """Named 1-D arrays that grow (by doubling) keeping their values; new room holds ``fill``
+    (a field without one is left uninitialised)."""
 
     def __init__(self, fields: dict, size: int, fill: dict | None = None):
-        self.fields, self.fill, self.n = fields, fill or {}, 0
-        self.arrays = {k: np.full(max(size, 1024), self.fill.get(k, 0), t) for k, t in fields.items()}
+        self.fields, self.fill = fields, fill or {}
+        self.arrays = {k: self._new(k, t, max(size, 1024)) for k, t in fields.items()}
+
+    def _new(self, key, dtype, n):
+        return np.full(n, self.fill[key], dtype) if key in self.fill else np.empty(n, dtype)
 
     def ensure(self, n: int) -> None:
         cap = len(next(iter(self.arrays.values())))
@@ -57,7 +61,7 @@ class _Growing:
         while cap < n:
             cap *= 2
         for k, a in self.arrays.items():
-            new = np.full(cap, self.fill.get(k, 0), a.dtype)
+            new = self._new(k, a.dtype, cap)
             new[:len(a)] = a
             self.arrays[k] = new
 
@@ -66,6 +70,8 @@ class Rounds:
     """The arbitration of ``lines`` (see the module), run in a thread from construction."""
 
     def __init__(self, lines):
+        from ..._kernels import mold as M
+
         self.lines = lines
         self.frontier = 1
         self.final = None
@@ -74,15 +80,15 @@ class Rounds:
         self.cancelled = False
         self.readers: list = []
         self._cond = threading.Condition()
-        self.packets = None                 # _Growing, in arrival order (sized once the captures are open)
-        self.seqs = None                    # _Growing, per sequence number
+        self.winners = None                 # _Growing: the packets that won a number (line, ts, off, seq)
+        self.seqs = None                    # _Growing, per sequence number: who (winner), have (line bits)
         self.stats = None
-        self._top = 1
-        self._end_seq = -1
-        self._checked = False               # the rounds stopped: decide() again and compare
+        self._state = np.zeros(M.N_STATE, np.int64)
+        self._state[M.R_TOP] = 1
+        self._state[M.R_END] = -1
+        self._state[M.R_FRONTIER] = 1
         self._line_next = np.full(len(lines), -1, np.int64)
-        self._session = None
-        self._data_messages = 0
+        self._order = np.empty(0, np.int64)
         self._thread = threading.Thread(target=self._run, name="obook-arbitrate", daemon=True)
         self._thread.start()
 
@@ -99,37 +105,37 @@ class Rounds:
     def _read_all(self):
         from ..._kernels import mold as M
 
-        readers = [CaptureReader(s.path) for s in self.lines]
+        readers = [CaptureReader(s.path, s.ip, s.port) for s in self.lines]
         n_lines = len(readers)
         size = sum(len(r.buf) for r in readers)
-        self.packets = _Growing(_FIELDS, size // 128)
-        self.seqs = _Growing({"who": np.int64, "off": np.int64, "len": np.int32, "have": np.uint8}, size // 80,
-                             {"who": -1, "len": 3})
+        self.winners = _Growing({"line": np.int64, "ts": np.int64, "off": np.int64, "seq": np.int64},
+                                size // (128 * n_lines))
+        self.seqs = _Growing({"who": np.int64, "have": np.uint8}, size // 80, {"who": -1, "have": 0})
         self.stats = np.zeros((n_lines, M.N_STATS), np.int64)
         self.readers = readers
-        pending = [None] * n_lines           # per line: its datagrams not yet arbitrated
-        last = [None] * n_lines              # per line: the last capture time read
+        # per line: its datagrams read, not yet arbitrated (rows M.F_*), how many, the last time
+        pend = [np.empty((M.N_FIELDS, 2 * FIRST_ROUND), np.int64) for _ in readers]
+        n_pend = [0] * n_lines
+        last = [None] * n_lines
         room = FIRST_ROUND
         while not all(r.done for r in readers) and not self.cancelled:
-            for i, (r, spec) in enumerate(zip(readers, self.lines)):
+            for i, r in enumerate(readers):
                 if r.done:
                     continue
-                ts, ip, port, poff, plen, rec = r.read(room)
-                if len(ts):
-                    if (last[i] is not None and ts[0] < last[i]) or bool((np.diff(ts) < 0).any()):
+                n = n_pend[i]
+                if n + room > pend[i].shape[1]:
+                    grown = np.empty((M.N_FIELDS, 2 * (n + room)), np.int64)
+                    grown[:, :n] = pend[i][:, :n]
+                    pend[i] = grown
+                k = r.read_into(pend[i][:M.F_SEQ, n:n + room])
+                if k:
+                    if M.line_headers(r.buf, pend[i], n, n + k, -(1 << 62) if last[i] is None else last[i]):
                         self.streaming = False      # capture times going back: no rounds
-                    last[i] = int(ts[-1])
-                sel = np.flatnonzero((ip == spec.ip) & (port == spec.port))
-                off = poff[sel]
-                hdr = [np.empty(len(sel), np.int64) for _ in range(5)]
-                M.mold_headers(r.buf, off, plen[sel], len(sel), *hdr)
-                new = {"ts": ts[sel], "off": off, "seq": hdr[0], "count": hdr[1], "hi": hdr[2],
-                       "lo": hdr[3], "status": hdr[4]}
-                pending[i] = new if pending[i] is None else {k: np.concatenate((pending[i][k], v))
-                                                             for k, v in new.items()}
+                    last[i] = int(pend[i][M.F_TS, n + k - 1])
+                n_pend[i] = n + k
             room = min(2 * room, LAST_ROUND)
             if self.streaming:
-                self._round(pending, last)
+                self._round(pend, n_pend, last)
         if self.cancelled:
             return
         if self.streaming:
@@ -144,82 +150,40 @@ class Rounds:
             self.final = final
             self._cond.notify_all()
 
-    def _round(self, pending, last):
-        """Arbitrate the datagrams every line has been read past; publish the frontier."""
+    def _round(self, pend, n_pend, last):
+        """Arbitrate the datagrams every line has been read past (kernels); publish the frontier."""
         from ..._kernels import mold as M
 
         open_lines = [last[i] for i, r in enumerate(self.readers) if not r.done]
         if any(t is None for t in open_lines):
             return
         bound = min(open_lines) if open_lines else None     # None: every line read
-        take = []
-        for i, p in enumerate(pending):
-            if p is None:
-                continue
-            k = len(p["ts"]) if bound is None else int(np.searchsorted(p["ts"], bound, "left"))
-            take.append((i, {key: v[:k] for key, v in p.items()}))
-            pending[i] = {key: v[k:] for key, v in p.items()}
-        if not take:
+        take = np.array([n if bound is None else int(np.searchsorted(p[M.F_TS, :n], bound, "left"))
+                         for p, n in zip(pend, n_pend)], np.int64)
+        total = int(take.sum())
+        if not total:
             return
-        cat = {key: np.concatenate([t[key] for _i, t in take]) for key in take[0][1]}
-        line = np.concatenate([np.full(len(t["ts"]), i, np.int64) for i, t in take])
-        order = np.argsort(cat["ts"], kind="stable")
-        cat = {key: v[order] for key, v in cat.items()}
-        line = line[order]
-        good = cat["status"] == M.P_OK
-        if self._session is None and good.any():
-            first = int(np.flatnonzero(good)[0])
-            self._session = (cat["hi"][first], cat["lo"][first])
-        if self._session is not None:
-            ok = good & (cat["hi"] == self._session[0]) & (cat["lo"] == self._session[1])
-        else:
-            ok = np.zeros(len(good), bool)
-        count = cat["count"]
-        data = ok & (count != 0) & (count != M.END_OF_SESSION)
-        self._data_messages += int(count[data].sum())
-        limit = 4 * self._data_messages + (1 << 20)      # stream.decide's far bound, so far
-        ends = cat["seq"] + np.where(data, count, 0)
-        eos = ok & (count == M.END_OF_SESSION)
-        if bool((ok & ((cat["seq"] < 1) | (ends > limit))).any()) or (
-                eos.any() and int(cat["seq"][eos].min()) < self.frontier):
+        if len(self._order) < total:
+            self._order = np.empty(2 * total, np.int64)
+        lines = tuple(pend)
+        m = M.round_order(lines, take, self._order)
+        stop, data, top = M.round_check(lines, self._order, m, self._state)
+        if stop:
             self.streaming = False          # a maybe-far number, an end before what was replayed
             return
-        bad = ~good
-        wrong = good & ~ok
-        for i in range(len(self.lines)):
-            mine = line == i
-            self.stats[i, M.S_PACKETS] += int(mine.sum())
-            self.stats[i, M.S_BAD] += int((mine & bad).sum())
-            self.stats[i, M.S_WRONG_SESSION] += int((mine & wrong).sum())
-        pk = self.packets
-        base, m = pk.n, len(line)
-        pk.ensure(base + m)
-        a = pk.arrays
-        a["line"][base:base + m] = line
-        a["ts"][base:base + m] = cat["ts"]
-        a["off"][base:base + m] = cat["off"]
-        a["seq"][base:base + m] = cat["seq"]
-        a["count"][base:base + m] = count
-        a["ok"][base:base + m] = ok
-        pk.n = base + m
-        self._top = max(self._top, int(ends[ok].max(initial=1)))
-        top = self._top + 1
-        self.seqs.ensure(top)
-        s = self.seqs.arrays
-        end_seq = M.arbitrate(np.arange(base, base + m), a["line"], a["seq"], a["count"], a["ok"], s["who"],
-                              s["have"], self._line_next, self.stats)
-        if end_seq > 0 and (self._end_seq < 0 or end_seq < self._end_seq):
-            self._end_seq = end_seq
-        won = np.flatnonzero(data) + base
-        for i, r in enumerate(self.readers):
-            M.message_offsets(r.buf, won[line[won - base] == i], a["seq"], a["count"], a["off"], s["who"],
-                              s["off"], s["len"])
-        self.seqs.n = max(self.seqs.n, top)
-        upto = self.seqs.n if self._end_seq < 0 else min(self.seqs.n, self._end_seq)
-        lost = np.flatnonzero(s["who"][self.frontier:upto] < 0)
-        frontier = max(self.frontier, self.frontier + (int(lost[0]) if len(lost) else upto - self.frontier))
+        self._state[M.R_DATA], self._state[M.R_TOP] = data, top
+        self.seqs.ensure(top + 1)
+        self.winners.ensure(int(self._state[M.R_WON]) + m)
+        s, w = self.seqs.arrays, self.winners.arrays
+        frontier = M.round_apply(lines, self._order, m, self._state, s["who"], s["have"], self._line_next,
+                                 self.stats, w["line"], w["ts"], w["off"], w["seq"])
+        for i, k in enumerate(take.tolist()):          # keep the rest for the next round
+            rest = n_pend[i] - k
+            if k and rest:
+                pend[i][:, :rest] = pend[i][:, k:k + rest].copy()
+            n_pend[i] = rest
         with self._cond:
-            self.frontier = frontier
+            self.frontier = int(frontier)
             self._cond.notify_all()
 
     def _arbitration(self):
@@ -227,31 +191,32 @@ class Rounds:
         from ..._kernels import mold as M
         from .stream import Arbitration
 
-        hi = self._top
-        if self._end_seq > 0:
-            hi = min(hi, self._end_seq)
-        s, a, n = self.seqs.arrays, self.packets.arrays, self.packets.n
+        st = self._state
+        hi = int(st[M.R_TOP])
+        if st[M.R_END] > 0:
+            hi = min(hi, int(st[M.R_END]))
+        s, w, n = self.seqs.arrays, self.winners.arrays, int(st[M.R_WON])
         M.recovered(s["have"], 1, hi, len(self.lines), self.stats)
         session = None
-        if self._session is not None:
-            session = int(self._session[0]).to_bytes(8, "big") + int(self._session[1]).to_bytes(2, "big")
+        if st[M.R_SESSION]:
+            session = int(st[M.R_HI]).to_bytes(8, "big") + int(st[M.R_LO]).to_bytes(2, "big")
         empty = [np.zeros(0, np.int64)] * 6          # the datagram arrays are not kept
         captures = [r.capture(empty) for r in self.readers]
         return Arbitration([(spec, spec.ip, spec.port) for spec in self.lines], captures, s["who"][:hi + 1],
-                           s["off"][:hi + 1], s["len"][:hi + 1], a["line"][:n], a["line"][:n], a["ts"][:n], hi,
-                           self._end_seq, self.stats, session, [c.problem for c in captures if c.problem])
+                           w["off"][:n], w["seq"][:n], w["line"][:n], w["line"][:n], w["ts"][:n], hi,
+                           int(st[M.R_END]), self.stats, session, [c.problem for c in captures if c.problem])
 
     def _check(self, final) -> None:
         """The published prefix is what the whole arbitration decides."""
         fr = self.frontier
         if fr <= 1:
             return
-        s = self.seqs.arrays
         who = final.who[1:fr] if fr <= final.hi else None
         same = who is not None and bool((who >= 0).all())
         if same:
-            line = self.packets.arrays["line"][s["who"][1:fr]]
-            same = bool((final.p_file[who] == line).all() and (final.src_off[1:fr] == s["off"][1:fr]).all())
+            mine = self.seqs.arrays["who"][1:fr]
+            w = self.winners.arrays
+            same = bool((final.p_file[who] == w["line"][mine]).all() and (final.p_off[who] == w["off"][mine]).all())
         if not same:
             raise ObookError(f"{'+'.join(x.path for x in self.lines)}: a line's capture times go back "
                              f"across messages already replayed (before sequence number {fr})")
@@ -260,7 +225,7 @@ class Rounds:
 
     def wait(self, s0: int):
         """Block until number ``s0`` is decided: the final Arbitration once there, else
-        (who, packet line, offsets, frame lengths, frontier) of the rounds."""
+        (who, winners' lines, payload offsets, first numbers, frontier) of the rounds."""
         with self._cond:
             while self.error is None and self.final is None and self.frontier <= s0:
                 self._cond.wait()
@@ -268,8 +233,8 @@ class Rounds:
                 raise self.error
             if self.final is not None:
                 return self.final
-            s = self.seqs.arrays
-            return s["who"], self.packets.arrays["line"], s["off"], s["len"], self.frontier
+            w = self.winners.arrays
+            return self.seqs.arrays["who"], w["line"], w["off"], w["seq"], self.frontier
 
     def bufs(self) -> list:
         return [r.buf for r in self.readers]
@@ -278,9 +243,9 @@ class Rounds:
         """who, p_line, p_ts of the decided numbers (for ``stream.record_columns``)."""
         from types import SimpleNamespace
 
-        s, a = self.seqs.arrays, self.packets.arrays
-        return SimpleNamespace(who=s["who"][:self.frontier], p_line=a["line"][:self.packets.n],
-                               p_ts=a["ts"][:self.packets.n])
+        with self._cond:
+            w = self.winners.arrays
+            return SimpleNamespace(who=self.seqs.arrays["who"][:self.frontier], p_line=w["line"], p_ts=w["ts"])
 
     def read_bytes(self) -> int:
         return sum(int(r.pos) for r in self.readers)

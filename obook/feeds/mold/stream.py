@@ -26,6 +26,7 @@ log = logging.getLogger("obook")
 
 PROBLEM = 2          # type byte of a capture problem's frame
 CHUNK_RECORDS = 1 << 16
+FILL_BYTES = 1 << 17     # holds one record at least (a frame is at most 2 + 65535 bytes)
 STAT_NAMES = ("packets", "messages", "duplicates", "gaps", "gap_messages", "recovered_other_line",
               "recovered_request", "heartbeats", "bad_packets", "wrong_session", "backwards")
 
@@ -35,9 +36,9 @@ class Arbitration:
     lines: list                # (LineSpec, ip, port) per line
     captures: list             # Capture per file
     who: np.ndarray            # per sequence number (index = seq): the winning packet, -1 lost
-    src_off: np.ndarray        # its message block's offset in its file
-    src_len: np.ndarray        # its frame's bytes (2 + message; a lost one's placeholder: 3)
-    p_file: np.ndarray         # per packet: file index, line, time
+    p_off: np.ndarray          # per packet: its payload's offset in its file, its first number,
+    p_seq: np.ndarray          # file index, line, time
+    p_file: np.ndarray
     p_line: np.ndarray
     p_ts: np.ndarray
     hi: int                    # one past the last sequence number
@@ -182,21 +183,10 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     if end_seq > 0:
         hi = min(hi, end_seq)
     M.recovered(have, 1, hi, n_lines, stats)
-    # as long as who: a packet past an early end of session still writes its numbers' offsets
-    src_off = np.zeros(len(who), np.int64)
-    src_len = np.full(len(who), 3, np.int32)     # a lost message: its 3-byte placeholder
-    won = np.zeros(n, bool)
-    won[who[:hi][who[:hi] >= 0]] = True            # only the packets that won a message
-
-    def offsets(i):
-        f, a, b = spans[i]
-        M.message_offsets(captures[f].buf, np.flatnonzero(won[a:b]) + a, seq, count, p_off, who,
-                          src_off, src_len)
-    _each(offsets, n_lines)
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
-    return Arbitration(lines_out, captures, who[:hi + 1], src_off[:hi + 1], src_len[:hi + 1], p_file, p_line,
-                       p_ts, hi, end_seq, stats, session, problems)
+    return Arbitration(lines_out, captures, who[:hi + 1], p_off, seq, p_file, p_line, p_ts, hi, end_seq, stats,
+                       session, problems)
 
 
 class ArbitratedStream:
@@ -212,6 +202,7 @@ class ArbitratedStream:
         self._next = 1                   # the next sequence number to write
         self._out = np.zeros(0, np.uint8)
         self._at = 0
+        self._view = None                # the last _decided_range (valid below its end)
         if arb is None:
             arb = arbitrate(lines)
         if isinstance(arb, Arbitration):
@@ -235,28 +226,34 @@ class ArbitratedStream:
         return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
 
     def _decided_range(self):
-        """(files' bytes, who, p_file, src_off, src_len, end): the numbers from ``_next`` to
-        ``end`` are decided; None once every number is written."""
+        """(files' bytes, who, p_file, p_off, p_seq, end): the numbers from ``_next`` to
+        ``end`` are decided; None once every number is written. Kept until ``_next`` reaches
+        its end: the numbers below a frontier stay decided, their arrays keep their values."""
         s0 = self._next
+        if self._view is not None and s0 < self._view[-1]:
+            return self._view
         if self.arb is None:
             view = self._rounds.wait(s0)
             if not isinstance(view, Arbitration):
-                who, p_file, src_off, src_len, frontier = view
-                return self._rounds.bufs(), who, p_file, src_off, src_len, frontier
+                who, p_file, p_off, p_seq, frontier = view
+                bufs = self._view[0] if self._view else tuple(_readonly(b) for b in self._rounds.bufs())
+                self._view = (bufs, who, p_file, p_off, p_seq, frontier)
+                return self._view
             self._decided(view)
         arb = self.arb
         if s0 >= arb.hi:
             return None
-        return [c.buf for c in arb.captures], arb.who, arb.p_file, arb.src_off, arb.src_len, arb.hi
+        bufs = tuple(_readonly(c.buf) for c in arb.captures)
+        self._view = (bufs, arb.who, arb.p_file, arb.p_off, arb.p_seq, arb.hi)
+        return self._view
 
     def _write(self, out, decided) -> int:
         """As many whole records from ``_next`` as fit in ``out``; returns the bytes."""
         from ..._kernels import mold as M
 
-        bufs, who, p_file, src_off, src_len, end = decided
+        bufs, who, p_file, p_off, p_seq, end = decided
         s1 = min(end, self._next + CHUNK_RECORDS)
-        n, self._next = M.stream_write(tuple(_readonly(b) for b in bufs), self._next, s1, who, p_file,
-                                       src_off, src_len, out)
+        n, self._next = M.stream_write(bufs, self._next, s1, who, p_file, p_off, p_seq, out)
         return n
 
     def _fill(self) -> bool:
@@ -266,8 +263,7 @@ class ArbitratedStream:
                 self._out, self._at, self._tail = np.frombuffer(self._tail, np.uint8), 0, b""
                 return True
             return False
-        s1 = min(decided[-1], self._next + CHUNK_RECORDS)
-        out = np.empty(int(decided[-2][self._next:s1].sum(dtype=np.int64)), np.uint8)
+        out = np.empty(FILL_BYTES, np.uint8)
         n = self._write(out, decided)
         self._out, self._at = out[:n], 0
         return True
@@ -323,7 +319,6 @@ def _readonly(buf) -> np.ndarray:
 
 LINE_TYPE = pa.string()
 TS_TYPE = pa.timestamp("ns", tz="UTC")
-_LINE_NAMES = pa.array(list(LINE_NAMES), pa.string())
 
 
 def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
@@ -331,12 +326,15 @@ def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
 
     s = np.ascontiguousarray(seq, dtype=np.int64) if np.asarray(seq).dtype != np.uint64 else \
         np.asarray(seq).view(np.int64)
-    line = np.empty(len(s), np.int8)
-    ts = np.empty(len(s), np.int64)
-    missing = np.empty(len(s), np.bool_)
-    M.record_fields(s, arb.who, arb.p_line, arb.p_ts, line, ts, missing)
-    line_col = _LINE_NAMES.take(pa.array(line, mask=missing))
-    return [pa.array(s.view(np.uint64)), line_col, pa.array(ts, TS_TYPE, mask=missing)]
+    n = len(s)
+    offsets = np.empty(n + 1, np.int32)          # the line column built as Arrow buffers
+    chars = np.empty(n, np.uint8)
+    ts = np.empty(n, np.int64)
+    valid = np.empty(n, np.bool_)
+    missing = M.record_fields(s, arb.who, arb.p_line, arb.p_ts, offsets, chars, ts, valid)
+    bits = None if not missing else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    line_col = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(chars), bits, missing)
+    return [pa.array(s.view(np.uint64)), line_col, pa.Array.from_buffers(TS_TYPE, n, [bits, pa.py_buffer(ts)], missing)]
 
 
 def problem_error(frame: bytes) -> FeedError:
