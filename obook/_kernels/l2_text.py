@@ -95,16 +95,41 @@ def _word_at(buf, p, m):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _key_id(buf, p, q, khash, kid):
+def words_of(buf):
+    """(buf from its first 8-byte aligned byte a0 as whole uint64 words, a0): the word
+    loads of line_end and the key hash (two aligned loads instead of eight byte loads)."""
+    a0 = (-buf.ctypes.data) & 7
+    if a0 > buf.shape[0]:
+        a0 = buf.shape[0]
+    return buf[a0:a0 + (buf.shape[0] - a0) // 8 * 8].view(np.uint64), a0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _word_w(buf, words, a0, p, m):
+    """As _word_at(buf, p, m), from the aligned words where they cover it."""
+    i = (p - a0) >> 3
+    if p < a0 or i + 1 >= words.shape[0]:
+        return _word_at(buf, p, m)
+    sh = np.uint64(8 * ((p - a0) & 7))
+    x = words[i] >> sh
+    if sh != 0:
+        x |= words[i + 1] << (np.uint64(64) - sh)
+    if m < 8:
+        x &= (np.uint64(1) << np.uint64(8 * m)) - np.uint64(1)
+    return x
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _key_id(buf, words, a0, p, q, khash, kid):
     """The key id of the key buf[p:q] (-1: not a known key)."""
     m = q - p
     if m > MAX_KEY:
         return -1
-    h = _word_at(buf, p, min(m, 8)) * M0
+    h = _word_w(buf, words, a0, p, min(m, 8)) * M0
     if m > 8:
-        h ^= _word_at(buf, p + 8, min(m - 8, 8)) * M1
+        h ^= _word_w(buf, words, a0, p + 8, min(m - 8, 8)) * M1
     if m > 16:
-        h ^= _word_at(buf, p + 16, m - 16) * M2
+        h ^= _word_w(buf, words, a0, p + 16, m - 16) * M2
     h ^= np.uint64(m)
     mask = khash.shape[0] - 1
     s = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
@@ -118,23 +143,30 @@ def _key_id(buf, p, q, khash, kid):
 @njit(cache=True, _nrt=False)
 def line_end(buf, p, n):
     """Index of the newline ending the line at p (n when the buffer ends first). Eight
-    bytes a step: the zero bytes of a word xor newlines (each candidate checked)."""
+    bytes a step, aligned words of buf: the zero bytes of a word xor newlines (the lowest
+    flagged byte of a word is a true one: the trick's false flags sit above a true zero)."""
+    words, a0 = words_of(buf)
+    while p < n and (p < a0 or ((p - a0) & 7) != 0):
+        if buf[p] == 10:
+            return p
+        p += 1
     m1 = np.uint64(0x0101010101010101)
     m8 = np.uint64(0x8080808080808080)
     nl = np.uint64(0x0A0A0A0A0A0A0A0A)
-    while p + 8 <= n:
-        x = _word_at(buf, p, 8) ^ nl
+    i = (p - a0) >> 3
+    last = min(words.shape[0], (n - a0) >> 3)      # whole words before n
+    while i < last:
+        x = words[i] ^ nl
         t = (x - m1) & ~x & m8
-        while t != 0:
+        if t != 0:
             lo = t & (~t + np.uint64(1))
             j = 0
             while lo > np.uint64(0x80):
                 lo >>= np.uint64(8)
                 j += 1
-            if buf[p + j] == 10:
-                return p + j
-            t &= t - np.uint64(1)
-        p += 8
+            return a0 + 8 * i + j
+        i += 1
+    p = max(p, a0 + 8 * i)
     while p < n and buf[p] != 10:
         p += 1
     return p
@@ -180,6 +212,7 @@ def parse_tokens(buf, p, b, khash, kid, vals, have, stop):
     """Parse the tokens of buf[p:b] into vals/have (see the module); ``stop``: a key id,
     return right after its value (-1: parse to b). Returns (LINE_OK or LINE_BAD_TOKEN,
     position: where parsing stopped, or the bad token)."""
+    words, a0 = words_of(buf)
     while p < b:
         while p < b and buf[p] == 32:
             p += 1
@@ -190,7 +223,7 @@ def parse_tokens(buf, p, b, khash, kid, vals, have, stop):
             q += 1
         if q >= b or buf[q] != 61:
             return LINE_BAD_TOKEN, p
-        k = _key_id(buf, p, q, khash, kid)
+        k = _key_id(buf, words, a0, p, q, khash, kid)
         v = q + 1
         neg = k >= 0 and v < b and buf[v] == 45
         c = v + 1 if neg else v
