@@ -102,3 +102,30 @@ def test_line_ends_and_keys_same_at_every_buffer_alignment(py):
             assert vals[T.K_SECID] == int(d[b"SecurityID"]) and vals[T.K_OFFERSEQ] == int(d[b"OfferApplSeqNum"])
             assert vals[T.K_CHANNEL] == int(d[b"ChannelNo"]) and have[T.K_MSGTYPE] == 1
             a = e + 1
+
+
+@PY
+@pytest.mark.parametrize("line", [
+    b"//SecurityIDSource=102 MsgType=192 MsgLen=48 SecurityID=300001 ChannelNo=2011 ApplSeqNum=7 "
+    b"TradingPhase=0 Price=101000 OrderQty=300 Side=49 OrdType=50 TransactTime=20240105093000123",
+    b"//SecurityIDSource=102 MsgType=191 MsgLen=64 SecurityID=300001 ChannelNo=2011 ApplSeqNum=8 "
+    b"TradingPhase=0 BidApplSeqNum=7 OfferApplSeqNum=3 LastPx=101000 LastQty=100 ExecType=70 TransactTime=1",
+    b"//SecurityIDSource=101 MsgType=192 MsgLen=64 SecurityID=600519   ChannelNo=6 ApplSeqNum=60775  "
+    b"TradingPhase=0 OrderNo=30  Price=1818880 OrderQty=100000  OrdType=65 Side=83 TransactTime=9150000 "
+    b"resv=   BizIndex=67298   \r",
+    # near misses of known keys
+    b"//SecurityIDSource=102 MsgTypes=5 MsgType=192 MsgLen=48 SecurityIDx=9 SecurityID=1 ChannelNo= "
+    b"ApplSeqNum=-3 TradingPhase=0 Prices=4 Price=5 OrderQt=6 OrderQty=7 Sid=8 Side=49",
+])
+def test_parse_line_layouts_values_same_as_split(py, line):
+    """Shenzhen and Shanghai layouts and near-miss keys: the values are those of a plain
+    split of the line."""
+    st, _, got = _parse(line, py)
+    assert st == T.LINE_OK
+    want = {}
+    for tok in line[2:].split(b" "):
+        if b"=" in tok.strip(b"\r"):
+            k, v = tok.strip(b"\r").split(b"=", 1)
+            if k.decode() in T.KEYS:
+                want[k.decode()] = int(v) if v.lstrip(b"-").isdigit() else None
+    assert got == want

@@ -157,6 +157,13 @@ def parse_head(buf, a, e, khash, kid, vals, have):
     if st != LINE_OK:
         return st, pos
     _, b = line_bounds(buf, a, e)
+    return head_tail(buf, pos, b, khash, kid, vals, have)
+
+
+@njit(cache=True, _nrt=False)
+def head_tail(buf, pos, b, khash, kid, vals, have):
+    """parse_head past ApplSeqNum: an execution's order numbers; all of an unusual line."""
+    st = LINE_OK
     if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == TRADE:
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ)
     if st == LINE_OK and (have[K_MSGTYPE] == 0 or have[K_SECID] == 0 or have[K_CHANNEL] == 0
@@ -216,7 +223,21 @@ def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec, 
         k += 1
         a = p
         p = e + 1
-        st, pos = parse_head(buf, a, e, khash, kid, vals, have)
+        _, b = line_bounds(buf, a, e)
+        if n_workers > 1:             # up to SecurityID: another worker's line is not read further
+            st, pos = parse_line(buf, a, e, khash, kid, vals, have, K_SECID)
+            if st != LINE_OK:
+                continue
+            if have[K_SECID] > 0 and 0 <= vals[K_SECID] < MAX_SECURITY and \
+                    owner_of(vals[K_SECID], n_workers) != worker:
+                continue
+            if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == SNAPSHOT:
+                continue
+            st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_APPLSEQ)   # parse_head's fields
+            if st == LINE_OK:
+                st, pos = head_tail(buf, pos, b, khash, kid, vals, have)
+        else:
+            st, pos = parse_head(buf, a, e, khash, kid, vals, have)
         if st != LINE_OK:
             continue
         c, _d = head_check(vals, have)
@@ -224,7 +245,6 @@ def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec, 
             continue
         if n_workers > 1 and owner_of(vals[K_SECID], n_workers) != worker:
             continue
-        _, b = line_bounds(buf, a, e)
         st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)
         c, d = text_check(vals, have)
         if st != LINE_OK:

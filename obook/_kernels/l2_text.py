@@ -96,8 +96,9 @@ def _word_at(buf, p, m):
 
 @njit(cache=True, _nrt=False, inline="always")
 def words_of(buf):
-    """(buf from its first 8-byte aligned byte a0 as whole uint64 words, a0): the word
-    loads of line_end and the key hash (two aligned loads instead of eight byte loads)."""
+    """(buf from its first 8-byte aligned byte a0 as whole uint64 words, a0): line_end's
+    word loads (built byte by byte they were not combined into one load there; the key
+    hash's words are, and stay so)."""
     a0 = (-buf.ctypes.data) & 7
     if a0 > buf.shape[0]:
         a0 = buf.shape[0]
@@ -105,31 +106,16 @@ def words_of(buf):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _word_w(buf, words, a0, p, m):
-    """As _word_at(buf, p, m), from the aligned words where they cover it."""
-    i = (p - a0) >> 3
-    if p < a0 or i + 1 >= words.shape[0]:
-        return _word_at(buf, p, m)
-    sh = np.uint64(8 * ((p - a0) & 7))
-    x = words[i] >> sh
-    if sh != 0:
-        x |= words[i + 1] << (np.uint64(64) - sh)
-    if m < 8:
-        x &= (np.uint64(1) << np.uint64(8 * m)) - np.uint64(1)
-    return x
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _key_id(buf, words, a0, p, q, khash, kid):
+def _key_id(buf, p, q, khash, kid):
     """The key id of the key buf[p:q] (-1: not a known key)."""
     m = q - p
     if m > MAX_KEY:
         return -1
-    h = _word_w(buf, words, a0, p, min(m, 8)) * M0
+    h = _word_at(buf, p, min(m, 8)) * M0
     if m > 8:
-        h ^= _word_w(buf, words, a0, p + 8, min(m - 8, 8)) * M1
+        h ^= _word_at(buf, p + 8, min(m - 8, 8)) * M1
     if m > 16:
-        h ^= _word_w(buf, words, a0, p + 16, m - 16) * M2
+        h ^= _word_at(buf, p + 16, m - 16) * M2
     h ^= np.uint64(m)
     mask = khash.shape[0] - 1
     s = np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
@@ -212,7 +198,6 @@ def parse_tokens(buf, p, b, khash, kid, vals, have, stop):
     """Parse the tokens of buf[p:b] into vals/have (see the module); ``stop``: a key id,
     return right after its value (-1: parse to b). Returns (LINE_OK or LINE_BAD_TOKEN,
     position: where parsing stopped, or the bad token)."""
-    words, a0 = words_of(buf)
     while p < b:
         while p < b and buf[p] == 32:
             p += 1
@@ -223,7 +208,7 @@ def parse_tokens(buf, p, b, khash, kid, vals, have, stop):
             q += 1
         if q >= b or buf[q] != 61:
             return LINE_BAD_TOKEN, p
-        k = _key_id(buf, words, a0, p, q, khash, kid)
+        k = _key_id(buf, p, q, khash, kid)
         v = q + 1
         neg = k >= 0 and v < b and buf[v] == 45
         c = v + 1 if neg else v
