@@ -3,7 +3,7 @@ replay in this process (1 worker) whose book kernel is timed call by call.
 
     python benchmarks/bench_book_kernel.py --baseline /tmp/old_checkout --messages 2000000
 
-The baseline's ``obook`` is imported as a second package (``obook_baseline``); its
+The baseline's ``obook`` is imported, from a copy, as a second package (``obook_baseline``); its
 ``apply_events`` gets the arguments it knows (the new kernel's price-cage arrays, which
 the old one does not take, are dropped). Reports the medians of the time spent inside
 the kernel calls and of the whole replay.
@@ -12,8 +12,11 @@ the kernel calls and of the whole replay.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,9 +25,15 @@ from common import itch_day, median  # noqa: E402
 
 
 def _baseline(checkout: str):
+    """The checkout's obook imported as ``obook_baseline``, from a copy of it (numba's
+    cache files name the module: the checkout's own caches stay loadable as ``obook``)."""
+    src = Path(checkout).resolve() / "obook"
+    tag = hashlib.md5(str(src).encode()).hexdigest()[:12]
+    copy = Path(tempfile.gettempdir()) / f"obook_baseline_{tag}" / "obook_baseline"
+    if not copy.exists():
+        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
     spec = importlib.util.spec_from_file_location(
-        "obook_baseline", Path(checkout) / "obook" / "__init__.py",
-        submodule_search_locations=[str(Path(checkout) / "obook")])
+        "obook_baseline", copy / "__init__.py", submodule_search_locations=[str(copy)])
     mod = importlib.util.module_from_spec(spec)
     sys.modules["obook_baseline"] = mod
     spec.loader.exec_module(mod)
