@@ -79,13 +79,21 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
     (market orders at their first fill's price) unless its own cancel follows; an order
     with nothing following rests at once (a market one never); other fills reduce both
     orders; a cancel reduces the order it names; an own-best order rests at its side's best.
-    Securities lending orders are ignored."""
+    Securities lending orders are ignored.
+
+    The ChiNext price cage (300xxx/301xxx, continuous trading 09:30-14:57): a limit order
+    that rests at once is held when it is a buy above 102% of (best ask, else best bid,
+    else last trade) or a sell below 98% of (best bid, else best ask, else last trade);
+    a cancel naming a held order reduces it; after each record (an incoming order: after
+    its last fill) the held orders the cage admits enter, first held first; an entry that
+    crosses the book holds back the rows until a record leaves the book uncrossed."""
     msgs = [r for r in records if r["MsgType"] in (191, 192)]
     by_chan: dict[int, dict[int, int]] = {}
     for i, r in enumerate(msgs):
         by_chan.setdefault(r["ChannelNo"], {})[r["ApplSeqNum"]] = i
     plan: dict[int, list] = {}       # record index -> what to do there
     skip = set()
+    mid_chain = set()                # an incoming order's fills before its last
     for i, r in enumerate(msgs):
         if r["MsgType"] != 192 or chr(r["Side"]) not in "12":
             if r["MsgType"] == 192:
@@ -112,6 +120,7 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
         skip.add(i)
         if cancel is not None:
             skip.add(cancel)
+        mid_chain.update(fills[:-1])
         for j in fills:
             m = msgs[j]
             plan[j] = [("exec", m["OfferApplSeqNum"] if m["BidApplSeqNum"] == a else m["BidApplSeqNum"])]
@@ -120,13 +129,22 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
             px = msgs[fills[0]]["LastPx"] if market else r["Price"]
             plan[fills[-1]].append(("add", a, r["Side"], px, left))
     books: dict[str, dict[int, list]] = {}
+    held: dict[str, dict[int, list]] = {}     # price cage: ref -> [side, price, qty], first held first
+    last: dict[str, int] = {}                 # last trade price
+    cross: set = set()                        # an entry crossed the book: rows held back ...
+    deferred: dict[str, tuple] = {}           # ... since this BBO
     out: dict[str, list] = {}
     for i, m in enumerate(msgs):
         if i in skip:
             continue
         tk = m["SecurityID"]
         book = books.setdefault(tk, {})
-        before = _bbo(book)
+        hb = held.setdefault(tk, {})
+        t = m["TransactTime"] % 1_000_000_000
+        ns = ((t // 10_000_000 * 3600 + t // 100_000 % 100 * 60 + t // 1000 % 100) * 1000 + t % 1000) * 1_000_000
+        chinext = tk[:3] in ("300", "301")
+        live = chinext and 34_200 * 10**9 <= ns < 53_820 * 10**9
+        before = deferred.pop(tk) if tk in deferred else _bbo(book)
         steps = plan.get(i)
         if steps is None:
             if m["MsgType"] == 192:
@@ -134,7 +152,10 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
                 if chr(m["OrdType"]) == "U":     # own best: the best of its own side
                     own = [o[1] for o in book.values() if o[0] == str(66 if m["Side"] == 49 else 83)]
                     px = (max(own) if m["Side"] == 49 else min(own)) if own else px
-                steps = [("add", m["ApplSeqNum"], m["Side"], px, m["OrderQty"])]
+                if live and chr(m["OrdType"]) == "2" and _outside(book, last.get(tk), m["Side"], px):
+                    steps = [("hold", m["ApplSeqNum"], m["Side"], px, m["OrderQty"])]
+                else:
+                    steps = [("add", m["ApplSeqNum"], m["Side"], px, m["OrderQty"])]
             elif chr(m["ExecType"]) == "4":
                 steps = [("reduce", m["BidApplSeqNum"] or m["OfferApplSeqNum"])]
             else:
@@ -142,14 +163,60 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
         for step in steps:
             if step[0] == "add":
                 book[step[1]] = [str(66 if step[2] == 49 else 83), step[3], step[4]]
+            elif step[0] == "hold":
+                hb[step[1]] = [step[2], step[3], step[4]]
+            elif step[1] not in book and step[1] in hb:     # a cancel of a held order
+                hb[step[1]][2] -= m["LastQty"]
+                if hb[step[1]][2] <= 0:
+                    del hb[step[1]]
             else:
                 o = book[step[1]]
                 o[2] -= m["LastQty"]
                 if o[2] <= 0:
                     del book[step[1]]
+                if step[0] == "exec" and chinext:
+                    last[tk] = m["LastPx"]
+        if live and i not in mid_chain and _enter(book, hb, last.get(tk)):
+            cross.add(tk)
         after = _bbo(book)
-        if after != before:
-            t = m["TransactTime"] % 1_000_000_000
-            ns = ((t // 10_000_000 * 3600 + t // 100_000 % 100 * 60 + t // 1000 % 100) * 1000 + t % 1000) * 1_000_000
-            out.setdefault(tk, []).append((ns,) + after)
+        if tk in cross and _crossed(book):
+            deferred[tk] = before
+        else:
+            cross.discard(tk)
+            if after != before:
+                out.setdefault(tk, []).append((ns,) + after)
     return out
+
+
+def _best(book, side):
+    px = [o[1] for o in book.values() if o[0] == side]
+    return (max(px) if side == "66" else min(px)) if px else None
+
+
+def _crossed(book) -> bool:
+    b, a = _best(book, "66"), _best(book, "83")
+    return b is not None and a is not None and b >= a
+
+
+def _outside(book, last, side, price) -> bool:
+    """The price cage (side 49 buy / 50 sell): outside 102% / 98% of the reference."""
+    order = ("83", "66") if side == 49 else ("66", "83")
+    ref = next((p for p in (_best(book, order[0]), _best(book, order[1]), last) if p is not None), None)
+    if ref is None:
+        return False
+    return price * 100 > ref * 102 if side == 49 else price * 100 < ref * 98
+
+
+def _enter(book, hb, last) -> bool:
+    """Held orders the cage admits enter, first held first (the reference again after
+    each); True when one crossed the book."""
+    crossed = False
+    while True:
+        ref = next((r for r, (side, px, _q) in hb.items() if not _outside(book, last, side, px)), None)
+        if ref is None:
+            return crossed
+        side, px, qty = hb.pop(ref)
+        book[ref] = [str(66 if side == 49 else 83), px, qty]
+        opp = _best(book, "83" if side == 49 else "66")
+        if opp is not None and (px >= opp if side == 49 else px <= opp):
+            crossed = True

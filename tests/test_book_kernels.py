@@ -268,3 +268,52 @@ def test_apply_events_trades_rows_grow_past_tiny_arrays():
     status, _, n = b.apply(e, len(e), np.zeros((2, ROW_WIDTH), np.int64), x)
     assert status == OK and n == 41 and x.counts.tolist() == [40, 41, 41]
     assert x.trades[:40, 5].tolist() == [1] * 40 and b.out_rows.shape[0] >= 41
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_price_cage_holds_enters_and_cancels_held(kernel):
+    """ChiNext price cage: outside 102% of the best ask a buy is held (row H, no BBO row);
+    a cancel that lifts the ask lets it in (row A, at the back), crossing: no BBO row until
+    its fill uncrosses the book; a held order is cancelled where it is."""
+    from obook._kernels.layout import CAGE_ADD, CAGE_LIVE, CAGED, DEFER, NOT_PRINTABLE, TYPE_SHIFT
+
+    C = CAGED | CAGE_LIVE
+    events = ev(add(1, BID, 100, 1000), add(2, ASK, 50, 1010), add(3, ASK, 50, 1025),
+                add(4, BID, 30, 1040), add(5, BID, 20, 1200), op(ACT_CANCEL, 2, 50),
+                op(ACT_EXEC, 4, 30), op(ACT_EXEC, 3, 30), op(ACT_CANCEL, 5, 20))
+    events[:, 3] |= C
+    events[3:5, 3] |= CAGE_ADD
+    events[6, 3] |= DEFER | (67 << TYPE_SHIFT)
+    events[6, 3] &= ~CAGE_LIVE
+    events[7, 3] |= NOT_PRINTABLE | (67 << TYPE_SHIFT)
+    events[6:8, 9] = 1025
+    status, rows, orders, _, b = run_x(events, kernel)
+    assert status == OK
+    assert rows == [(1, 1000, 1, 1000, 100, 1, -1, -1, 0), (2, 1001, 1, 1000, 100, 1, 1010, 50, 1),
+                    (8, 1007, 1, 1000, 100, 1, 1025, 20, 1)]
+    assert [(r[0],) + q for r, q in zip(orders, queue_cols(orders))][3:] == [
+        (4, "H", 4, 1040, 30, 30, -1, -1),
+        (5, "H", 5, 1200, 20, 20, -1, -1),
+        (6, "D", 2, 1010, 50, 0, -1, -1),
+        (6, "A", 4, 1040, 30, 30, 0, 0),      # entered at the cancel that let it in
+        (7, "C", 4, 1040, 30, 0, -1, -1),     # its fill (type C)
+        (8, "C", 3, 1025, 30, 20, 0, 0),
+        (9, "D", 5, 1200, 20, 0, -1, -1),
+    ]
+    assert b.live_orders == 2 and b.st[K.ST_HELD] == 0 and b.cage[1, K.CG_LAST] == 1025
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_price_cage_grows_held_rows_without_cage_bits_no_hold(kernel):
+    """More held orders than the held array's rows: grown on demand; the same adds without
+    CAGE_ADD rest at once."""
+    from obook._kernels.layout import CAGE_ADD, CAGED
+
+    events = ev(add(1, ASK, 10, 1000), *[add(10 + k, BID, 1, 2000 + k) for k in range(40)])
+    _, rows_plain, _, _, plain = run_x(events.copy(), kernel)
+    events[:, 3] |= CAGED
+    events[1:, 3] |= CAGE_ADD
+    status, rows, orders, _, b = run_x(events, kernel)
+    assert status == OK and b.st[K.ST_HELD] == 40 and b.live_orders == 1 and len(rows) == 1
+    assert plain.live_orders == 41 and len(rows_plain) > 1
+    assert [chr(r[3]) for r in orders[1:]] == ["H"] * 40

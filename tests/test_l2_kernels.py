@@ -75,3 +75,57 @@ def test_key_table_every_key_found_and_near_misses_not():
         assert _parse(f"//{text}=1".encode(), False)[2] == {text: 1}
     for near in ("Pric", "Prices", "price", "BidLevel[0].Pricf", "SecurityIDSourc"):
         assert _parse(f"//{near}=1".encode(), False)[2] == {}
+
+
+@PY
+def test_line_ends_and_keys_same_at_every_buffer_alignment(py):
+    """line_end and the key hash read aligned words of the buffer: any start offset of
+    the buffer in memory and any line position give the same lines and values."""
+    rnd = np.random.default_rng(3)
+    lines = [b"//MsgType=192 SecurityID=%d ChannelNo=%d " % (rnd.integers(1, 10**6), rnd.integers(1, 99))
+             + b"x" * int(rnd.integers(0, 20)) + b"\x0b=1 OfferApplSeqNum=%d" % rnd.integers(0, 10**9)
+             for _ in range(40)]
+    text = b"\n".join(lines) + b"\n"
+    want = [i for i, c in enumerate(text) if c == 10]
+    for off in range(16):
+        big = np.zeros(len(text) + 32, np.uint8)
+        buf = big[off:off + len(text)]
+        buf[:] = np.frombuffer(text, np.uint8)
+        ends = np.zeros(len(lines) + 1, np.int64)
+        k = _f(T.line_ends, py)(buf, 0, len(text), False, ends, 0, len(lines) + 1)
+        assert ends[:k].tolist() == want
+        vals, have = np.zeros(T.N_KEYS, np.int64), np.zeros(T.N_KEYS, np.int8)
+        a = 0
+        for line, e in zip(lines, want):
+            _f(T.parse_line, py)(buf, a, e, T.KHASH, T.KID, vals, have, -1)
+            d = dict(t.split(b"=") for t in line[2:].split(b" "))
+            assert vals[T.K_SECID] == int(d[b"SecurityID"]) and vals[T.K_OFFERSEQ] == int(d[b"OfferApplSeqNum"])
+            assert vals[T.K_CHANNEL] == int(d[b"ChannelNo"]) and have[T.K_MSGTYPE] == 1
+            a = e + 1
+
+
+@PY
+@pytest.mark.parametrize("line", [
+    b"//SecurityIDSource=102 MsgType=192 MsgLen=48 SecurityID=300001 ChannelNo=2011 ApplSeqNum=7 "
+    b"TradingPhase=0 Price=101000 OrderQty=300 Side=49 OrdType=50 TransactTime=20240105093000123",
+    b"//SecurityIDSource=102 MsgType=191 MsgLen=64 SecurityID=300001 ChannelNo=2011 ApplSeqNum=8 "
+    b"TradingPhase=0 BidApplSeqNum=7 OfferApplSeqNum=3 LastPx=101000 LastQty=100 ExecType=70 TransactTime=1",
+    b"//SecurityIDSource=101 MsgType=192 MsgLen=64 SecurityID=600519   ChannelNo=6 ApplSeqNum=60775  "
+    b"TradingPhase=0 OrderNo=30  Price=1818880 OrderQty=100000  OrdType=65 Side=83 TransactTime=9150000 "
+    b"resv=   BizIndex=67298   \r",
+    # near misses of known keys
+    b"//SecurityIDSource=102 MsgTypes=5 MsgType=192 MsgLen=48 SecurityIDx=9 SecurityID=1 ChannelNo= "
+    b"ApplSeqNum=-3 TradingPhase=0 Prices=4 Price=5 OrderQt=6 OrderQty=7 Sid=8 Side=49",
+])
+def test_parse_line_layouts_values_same_as_split(py, line):
+    """Shenzhen and Shanghai layouts and near-miss keys: the values are those of a plain
+    split of the line."""
+    st, _, got = _parse(line, py)
+    assert st == T.LINE_OK
+    want = {}
+    for tok in line[2:].split(b" "):
+        if b"=" in tok.strip(b"\r"):
+            k, v = tok.strip(b"\r").split(b"=", 1)
+            if k.decode() in T.KEYS:
+                want[k.decode()] = int(v) if v.lstrip(b"-").isdigit() else None
+    assert got == want

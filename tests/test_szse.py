@@ -181,3 +181,27 @@ def test_szse_own_best_rests_at_own_side_best(files, recs):
     for r in adds:   # the book just before: the best of its side equals the order's price
         before = [x for x in o if x["ticker"] == r["ticker"] and x["seq"] < r["seq"]]
         assert r["price"] > 0 and r["price"] in {x["price"] for x in before if x["side"] == r["side"]}
+
+
+def test_szse_cage_held_orders_enter_are_cancelled_or_never_enter(files, recs):
+    """The generated day's ChiNext orders outside the price cage: held (orders row H, not in
+    the book), then some enter (row A, and their fills, naming them, follow in the feed),
+    some are cancelled while held, some never enter; the other securities hold none."""
+    o = obook.orders(files[0], workers=1).read_all().to_pylist()
+    held = {(r["ticker"], r["ref"]) for r in o if r["action"] == "H"}
+    assert held and all(t.startswith("300") for t, _ in held)
+    first = {}
+    for r in o:
+        k = (r["ticker"], r["ref"])
+        if k in held and r["action"] in "AX":
+            first.setdefault(k, r)
+    entered = {k for k, r in first.items() if r["action"] == "A"}
+    cancelled = {k for k, r in first.items() if r["action"] == "X" and r["queue_shares_ahead"] is None}
+    assert len(entered) >= 5 and len(cancelled) >= 5 and len(held - entered - cancelled) >= 1
+    fills = {(r["SecurityID"], a) for r in recs if r["MsgType"] == 191 and r["ExecType"] == ord("F")
+             for a in (r["BidApplSeqNum"], r["OfferApplSeqNum"])}
+    assert entered & fills
+    bbo = obook.bbo(files[0], workers=1).read_all()
+    for t, ref in entered:   # held at its order's record: no BBO row there
+        seq = next(r["seq"] for r in o if (r["ticker"], r["ref"]) == (t, ref) and r["action"] == "H")
+        assert not pc.any(pc.and_(pc.equal(bbo["seq"], seq), pc.equal(bbo["ticker"], t))).as_py()

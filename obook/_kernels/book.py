@@ -57,6 +57,26 @@ Event semantics (SPEC; the new actions written down here):
   but no BBO or depth row; the next event of the same book without the bit (any action,
   a print too) writes them, compared with the book before the first deferred event.
 
+The price cage (Shenzhen ChiNext, SPEC §6; only events carrying the CAGE_* bits pay for it):
+
+- ``cage[B, CG_WIDTH]``: per book its held orders, last trade price (0: none) and a
+  crossed-entry flag; ``held[H, HW_WIDTH]``: the held orders (book, ref, side, price,
+  shares, live) in arrival order; ``st[ST_HELD]`` counts the live ones.
+- An ACT_ADD with CAGE_ADD whose price is outside the cage (a buy above 102% of the buy
+  reference: the best ask, else the best bid, else the book's last trade; a sell below
+  98% of the sell reference: the best bid, else the best ask, else the last trade; no
+  reference: no cage) is held: not in the book, an orders row with action ``H`` and no
+  queue place. A cancel naming a held order reduces it there (no book change).
+- After an event with CAGE_LIVE, the book's held orders that the cage now admits enter
+  it one by one (first held first, the reference taken again after each), at the back of
+  their level, each with an orders row ``A`` at that event; the event's BBO and depth
+  rows come after the entries (a DEFER run, ``st[ST_ENTER]`` set while it lasts, so an
+  entry that needs room resumes there). An entry that crosses the book (its fills follow
+  in the feed) keeps the book's rows deferred until an event leaves it uncrossed: no
+  crossed book is published between an entry and its fills.
+- An execution with CAGED sets the book's last trade price (EV_AUX for type C, else the
+  order's price).
+
 Every kernel returns a status; nothing raises; NEED_ROOM asks the caller to grow
 an array and call again from the returned position (no event is half applied; an
 event needing many output rows, a clear, asks for them before it starts).
@@ -67,7 +87,8 @@ from numba import njit
 
 from .prefetch import prefetch
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
-                     ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER,
+                     ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, CAGE_ADD,
+                     CAGE_LIVE, CAGED, DEFER,
                      ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF,
                      ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TYPE_SHIFT, WANT_DEPTH,
                      WANT_ORDERS, WANT_TRADES)
@@ -92,7 +113,10 @@ ST_FH_FILL = 11    # live + tombstones
 ST_Q_TOP = 12      # queue nodes ever handed out
 ST_Q_FREE = 13     # first free queue node (-1: none)
 ST_OPEN = 14       # books with an open run of DEFER events
-ST_WIDTH = 15
+ST_HELD = 15       # live held orders (price cage)
+ST_HELD_TOP = 16   # held rows in use
+ST_ENTER = 17      # entering held orders after event i: 1, 2 when its rows stay deferred (0: not)
+ST_WIDTH = 18
 # what NEED_ROOM asks for (the returned detail)
 ROOM_LEVELS = 1
 ROOM_POOL = 2
@@ -104,6 +128,7 @@ ROOM_CHUNKS = 7
 ROOM_HEAP = 8
 ROOM_FAR_HASH = 9
 ROOM_NODES = 10
+ROOM_HELD = 11
 
 LV_PRICE = 0
 LV_QTY = 1
@@ -124,6 +149,10 @@ NEAR_FILL = 96
 HEAP_FREE = 64     # seg_free[64:] are the heap segments' free lists
 DS_OPEN, DS_BID_PX, DS_BID_QTY, DS_ASK_PX, DS_ASK_QTY = range(5)
 DS_WIDTH = 5
+CG_HELD, CG_LAST, CG_CROSS = range(3)
+CG_WIDTH = 4
+HW_BOOK, HW_REF, HW_SIDE, HW_PRICE, HW_SHARES, HW_LIVE = range(6)
+HW_WIDTH = 6
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -965,12 +994,123 @@ def _depth_row(ev, i, book, sides, pool, lv, depth, nx, snap):
         nx[2] += 1
 
 
+# ---------------------------------------------------------------- the price cage
+
+@njit(cache=True, _nrt=False)
+def cage_ref(book, side, sides, pool, lv, cage):
+    """The cage's reference price for an order of ``side`` (0 buy): the other side's best,
+    else its own side's best, else the book's last trade; 0: none."""
+    px, _q, n = _top(book * 2 + 1 - side, sides, pool, lv)
+    if n > 0:
+        return px
+    px, _q, n = _top(book * 2 + side, sides, pool, lv)
+    if n > 0:
+        return px
+    return cage[_u(book), CG_LAST]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def outside_cage(side, price, ref):
+    """A buy above 102% of ``ref``, a sell below 98% (exact integers); never without ref."""
+    if ref <= 0:
+        return False
+    return price * 100 > ref * 102 if side == 0 else price * 100 < ref * 98
+
+
+@njit(cache=True, _nrt=False)
+def crossed(book, sides, pool, lv):
+    bpx, _bq, bn = _top(book * 2, sides, pool, lv)
+    apx, _aq, an = _top(book * 2 + 1, sides, pool, lv)
+    return bn > 0 and an > 0 and bpx >= apx
+
+
+@njit(cache=True, _nrt=False)
+def held_find(book, ref, held, st):
+    """The held row of (book, ref), -1 if none."""
+    for h in range(st[ST_HELD_TOP]):
+        if held[h, HW_LIVE] != 0 and held[h, HW_REF] == ref and held[h, HW_BOOK] == book:
+            return h
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def held_drop(h, cage, held, st):
+    held[h, HW_LIVE] = 0
+    cage[_u(held[h, HW_BOOK]), CG_HELD] -= 1
+    st[ST_HELD] -= 1
+    if st[ST_HELD] == 0:
+        st[ST_HELD_TOP] = 0
+
+
+@njit(cache=True, _nrt=False)
+def _hold(book, ref, side, price, shares, cage, held, st):
+    h = st[ST_HELD_TOP]
+    held[h, HW_BOOK] = book
+    held[h, HW_REF] = ref
+    held[h, HW_SIDE] = side
+    held[h, HW_PRICE] = price
+    held[h, HW_SHARES] = shares
+    held[h, HW_LIVE] = 1
+    st[ST_HELD_TOP] += 1
+    st[ST_HELD] += 1
+    cage[_u(book), CG_HELD] += 1
+
+
+@njit(cache=True, _nrt=False)
+def _enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages,
+                page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode,
+                dstate, cage, held, st, want, orders, depth, nx, snap):
+    """One step of the entries after event i (st[ST_ENTER] set): the first held order of its
+    book the cage admits enters; with none left the event's rows are written (or stay
+    deferred). Returns (room or 0, nrow, done)."""
+    book = ev[_u(i), 2]
+    for h in range(st[ST_HELD_TOP]):
+        if held[h, HW_LIVE] == 0 or held[h, HW_BOOK] != book:
+            continue
+        side = held[h, HW_SIDE]
+        price = held[h, HW_PRICE]
+        if outside_cage(side, price, cage_ref(book, side, sides, pool, lv, cage)):
+            continue
+        ref = held[h, HW_REF]
+        room = level_room(book, sides, pool, heaps, hp, fh, lv, st)
+        if room == 0:
+            room = order_room(ref, pages, page_dir, ov_key, qn, (want & WANT_ORDERS) != 0, st)
+        if room != 0:
+            return room, nrow, False
+        shares = held[h, HW_SHARES]
+        held_drop(h, cage, held, st)
+        lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, st)
+        lv[_u(lvl), LV_QTY] += shares
+        lv[_u(lvl), LV_COUNT] += 1
+        a = insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live, page_key,
+                         page_free, ov_key, ov_val, ov_state, st)
+        if want & WANT_ORDERS:
+            node = _q_push(lvl, a, shares, ref, qn, lvx, pnode, ovnode, st)
+            qs, qo = queue_ahead(lvl, node, qn, lvx, lv)
+            _order_row(ev, i, book, 65, side, price, shares, shares, ref, 0, 0, qs, qo, orders, nx)
+        opx, _oq, on = _top(book * 2 + 1 - side, sides, pool, lv)
+        if on > 0 and (price >= opx if side == 0 else price <= opx):
+            cage[_u(book), CG_CROSS] = 1       # its fills follow in the feed
+        return 0, nrow, False
+    keep = st[ST_ENTER] == 2
+    st[ST_ENTER] = 0
+    if cage[_u(book), CG_CROSS] != 0:
+        if crossed(book, sides, pool, lv):
+            keep = True
+        else:
+            cage[_u(book), CG_CROSS] = 0
+    bpx, bq, apx, aq = _before(book, sides, pool, lv, dstate, want, snap, st)
+    nrow = _book_rows(ev, i, book, keep, bpx, bq, apx, aq, rows, nrow, sides, pool, lv, dstate, want,
+                      depth, nx, snap, st)
+    return 0, nrow, True
+
+
 # ---------------------------------------------------------------- applying events
 
 @njit(cache=True, _nrt=False)
 def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free,
                  heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val,
-                 ov_state, qn, pnode, ovnode, dstate, st, want, trades, orders, depth, nx, snap):
+                 ov_state, qn, pnode, ovnode, dstate, cage, held, st, want, trades, orders, depth, nx, snap):
     """Apply events ev[i:n] to the books, writing a BBO row for each event that changes one.
 
     Returns (status, i, nrow, detail): OK when done; NEED_ROOM with detail = ROOM_* and i
@@ -985,6 +1125,16 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
         if nrow >= rows.shape[0] or (want != 0 and (nx[0] >= trades.shape[0] or nx[1] >= orders.shape[0]
                                                     or nx[2] >= depth.shape[0])):
             return NEED_ROOM, i, nrow, ROOM_ROWS
+        if st[ST_ENTER] != 0:            # held orders entering after event i (price cage)
+            room, nrow, done = _enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heaps,
+                                           hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key,
+                                           ov_val, ov_state, qn, pnode, ovnode, dstate, cage, held, st, want,
+                                           orders, depth, nx, snap)
+            if room != 0:
+                return NEED_ROOM, i, nrow, room
+            if done:
+                i += 1
+            continue
         _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir)
         word = ev[_u(i), 3]
         book = ev[_u(i), 2]
@@ -1010,6 +1160,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             if room == 0:
                 room = order_room(ev[_u(i), 7] if act == ACT_REPLACE else ref, pages, page_dir, ov_key,
                                   qn, queue, st)
+            if room == 0 and word & CAGE_ADD and st[ST_HELD_TOP] >= held.shape[0]:
+                room = ROOM_HELD
             if room != 0:
                 return NEED_ROOM, i, nrow, room
         elif book < 0 or book * 2 + 1 >= sides.shape[0]:
@@ -1036,6 +1188,9 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             opx, _oq, on = _top(book * 2 + side, sides, pool, lv)
             if on > 0:
                 price = opx
+        hold = False                     # price cage: held outside the book
+        if act == ACT_ADD and word & CAGE_ADD:
+            hold = outside_cage(side, price, cage_ref(book, side, sides, pool, lv, cage))
         rest_px = price
         left = shares
         q_lvl = -1                       # the row's order's level and node while it rests
@@ -1044,11 +1199,28 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             _clear_book(ev, i, book, _letter(act, typ), lv, lv_free, lvx, sides, pool, heaps, hp, fh,
                         pages, page_dir, page_live, page_key, page_free, ov_key, ov_state, queue, qn,
                         st, orders, nx)
+        elif hold:
+            _hold(book, ref, side, price, shares, cage, held, st)
         elif act == ACT_ADD or act == ACT_ADD_ZERO_OK:
             add = True
         else:
             a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)
-            if a == -1:
+            h = -1
+            if a == -1 and cage[_u(book), CG_HELD] > 0 and (act == ACT_CANCEL or act == ACT_DELETE):
+                h = held_find(book, ref, held, st)
+            if h >= 0:                   # a held order (price cage): reduced where it is
+                have = held[h, HW_SHARES]
+                rest_px = held[h, HW_PRICE]
+                side = held[h, HW_SIDE]
+                if act == ACT_DELETE:
+                    shares = have
+                elif shares > have:
+                    err = ERR_OVER_CANCEL
+                left = have - shares if shares < have else 0
+                held[h, HW_SHARES] = left
+                if left == 0:
+                    held_drop(h, cage, held, st)
+            elif a == -1:
                 if act == ACT_MODIFY:   # Databento: a modify of an unknown order adds it
                     add = True
                 else:
@@ -1123,9 +1295,21 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             if strict:
                 return err, i, nrow, 0
             skips[err] += 1
-        if slow_rows:
-            nrow = _book_rows(ev, i, book, defer, bpx, bq, apx, aq, rows, nrow, sides, pool, lv, dstate,
-                              want, depth, nx, snap, st)
+        enter = False
+        if word & (CAGED | CAGE_LIVE):   # price cage: last trade, crossed entry, entries
+            if act == ACT_EXEC and err == 0:
+                cage[_u(book), CG_LAST] = ev[_u(i), 9] if typ == 67 else rest_px
+            if cage[_u(book), CG_CROSS] != 0:
+                if crossed(book, sides, pool, lv):
+                    defer = True
+                else:
+                    cage[_u(book), CG_CROSS] = 0
+            if word & CAGE_LIVE and cage[_u(book), CG_HELD] > 0:
+                enter = True
+                st[ST_ENTER] = 2 if defer else 1
+        if slow_rows or defer or enter:
+            nrow = _book_rows(ev, i, book, defer or enter, bpx, bq, apx, aq, rows, nrow, sides, pool, lv,
+                              dstate, want, depth, nx, snap, st)
         else:
             nrow = _bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
             if want & WANT_DEPTH:
@@ -1140,10 +1324,12 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                 if q_node >= 0:
                     qs, qo = queue_ahead(q_lvl, q_node, qn, lvx, lv)
                 moved = act == ACT_ADD or act == ACT_ADD_ZERO_OK or act == ACT_REPLACE or act == ACT_MODIFY
-                _order_row(ev, i, book, _letter(act, typ), side, price if moved else rest_px, shares, left,
+                _order_row(ev, i, book, 72 if hold else _letter(act, typ), side, price if moved else rest_px,
+                           shares, left,
                            ev[_u(i), 4], ev[_u(i), 7],
                            ev[_u(i), 8] if (typ == 69 or typ == 67 or typ == 0) else 0, qs, qo, orders, nx)
-        i += 1
+        if not enter:
+            i += 1
     return OK, i, nrow, 0
 
 

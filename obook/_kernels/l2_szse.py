@@ -16,6 +16,14 @@ Replay rules (``szse_events``), per channel in ApplSeqNum order:
 - an execution 'F' that follows no incoming order (the call auctions' uncross) reduces both
   orders; only the first reduction prints a trade.
 - a cancel '4' reduces the one order it names by LastQty (removed at 0).
+- the ChiNext price cage (securities 300000-301999, continuous trading 09:30-14:57 by
+  TransactTime): every event of such a book carries CAGED; a limit order that rests at
+  once (no fills follow it) carries CAGE_ADD (the book kernel holds it when it is
+  outside the cage); the last event of each record (of an incoming order: of its last
+  fill) carries CAGE_LIVE (held orders the cage now admits enter there). The fills of an
+  entering order follow no order of theirs, so they reduce both orders like an auction's.
+  The previous close is not in the feed: with no best bid, best ask or trade (this
+  session's, as replayed) a caged order has no reference and is not held.
 """
 
 import numpy as np
@@ -24,7 +32,8 @@ from numba import njit
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
                       K_APPLSEQ, LINE_OK, line_bounds, line_end, parse_line, parse_tokens)
-from .layout import ACT_ADD, ACT_CANCEL, ACT_EXEC, DEFER, NOT_PRINTABLE, OWN_BEST, TYPE_SHIFT
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, DEFER, NOT_PRINTABLE,
+                     OWN_BEST, TYPE_SHIFT)
 
 # record table columns
 (R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY, R_TIME, R_BID,
@@ -38,6 +47,10 @@ HEADER = 24
 ORDER_LEN = 48
 TRADE_LEN = 64
 MAX_SECURITY = 1_000_000
+CAGE_FIRST = 300000          # ChiNext: 300xxx, 301xxx
+CAGE_END = 302000
+CONTINUOUS_START = 34_200 * 10**9    # 09:30 (ns since midnight)
+CONTINUOUS_END = 53_820 * 10**9      # 14:57
 
 # scan codes (framer)
 OK = 0
@@ -144,6 +157,13 @@ def parse_head(buf, a, e, khash, kid, vals, have):
     if st != LINE_OK:
         return st, pos
     _, b = line_bounds(buf, a, e)
+    return head_tail(buf, pos, b, khash, kid, vals, have)
+
+
+@njit(cache=True, _nrt=False)
+def head_tail(buf, pos, b, khash, kid, vals, have):
+    """parse_head past ApplSeqNum: an execution's order numbers; all of an unusual line."""
+    st = LINE_OK
     if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == TRADE:
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ)
     if st == LINE_OK and (have[K_MSGTYPE] == 0 or have[K_SECID] == 0 or have[K_CHANNEL] == 0
@@ -203,7 +223,21 @@ def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec, 
         k += 1
         a = p
         p = e + 1
-        st, pos = parse_head(buf, a, e, khash, kid, vals, have)
+        _, b = line_bounds(buf, a, e)
+        if n_workers > 1:             # up to SecurityID: another worker's line is not read further
+            st, pos = parse_line(buf, a, e, khash, kid, vals, have, K_SECID)
+            if st != LINE_OK:
+                continue
+            if have[K_SECID] > 0 and 0 <= vals[K_SECID] < MAX_SECURITY and \
+                    owner_of(vals[K_SECID], n_workers) != worker:
+                continue
+            if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == SNAPSHOT:
+                continue
+            st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_APPLSEQ)   # parse_head's fields
+            if st == LINE_OK:
+                st, pos = head_tail(buf, pos, b, khash, kid, vals, have)
+        else:
+            st, pos = parse_head(buf, a, e, khash, kid, vals, have)
         if st != LINE_OK:
             continue
         c, _d = head_check(vals, have)
@@ -211,7 +245,6 @@ def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec, 
             continue
         if n_workers > 1 and owner_of(vals[K_SECID], n_workers) != worker:
             continue
-        _, b = line_bounds(buf, a, e)
         st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)
         c, d = text_check(vals, have)
         if st != LINE_OK:
@@ -383,7 +416,8 @@ A_ADD_PX = 2
 A_ADD_REF = 3
 A_ADD_SIDE = 4
 A_NEXT = 5         # the next record of the same channel (n: none)
-A_WIDTH = 6
+A_LAST = 6         # the last fill of an incoming order
+A_WIDTH = 7
 
 
 @njit(cache=True, _nrt=False)
@@ -425,6 +459,9 @@ def _roles(rec, n, aux, chan_next):
             filled += rec[j, R_LASTQTY]
             if first_px < 0:
                 first_px = rec[j, R_LASTPX]
+            if last >= 0:
+                aux[last, A_LAST] = 0
+            aux[j, A_LAST] = 1
             last = j
             expect += 1
             j = aux[j, A_NEXT]
@@ -478,30 +515,42 @@ def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
             names[nn, 0] = b
             names[nn, 1] = sec
             nn += 1
+        cg = 0                                  # the price cage's bits (see the module)
+        live = False
+        if CAGE_FIRST <= sec < CAGE_END:
+            cg = CAGED
+            live = CONTINUOUS_START <= rec[i, R_TIME] < CONTINUOUS_END
+        start = ne
         if rec[i, R_TYPE] == ORDER:
             side = 0 if rec[i, R_SIDE] == 49 else 1
             own = OWN_BEST if rec[i, R_ORDTYPE] == 85 else 0     # 'U': at its own side's best
-            _ev(ev, ne, i, rec, b, ACT_ADD | own | (side << 8) | (np.int64(65) << TYPE_SHIFT), rec[i, R_APPL],
-                rec[i, R_QTY], rec[i, R_PRICE], 0)
+            if live and rec[i, R_ORDTYPE] == 50:
+                own |= CAGE_ADD
+            _ev(ev, ne, i, rec, b, ACT_ADD | own | cg | (side << 8) | (np.int64(65) << TYPE_SHIFT),
+                rec[i, R_APPL], rec[i, R_QTY], rec[i, R_PRICE], 0)
             ne += 1
         elif rec[i, R_EXEC] == 52:             # cancel
             ref = rec[i, R_BID] if rec[i, R_BID] != 0 else rec[i, R_OFFER]
-            _ev(ev, ne, i, rec, b, ACT_CANCEL | (np.int64(88) << TYPE_SHIFT), ref, rec[i, R_LASTQTY], 0, 0)
+            _ev(ev, ne, i, rec, b, ACT_CANCEL | cg | (np.int64(88) << TYPE_SHIFT), ref, rec[i, R_LASTQTY], 0, 0)
             ne += 1
         elif role == ROLE_FILL_BID or role == ROLE_FILL_ASK:
             ref = rec[i, R_OFFER] if role == ROLE_FILL_BID else rec[i, R_BID]
             more = DEFER if aux[i, A_ADD_QTY] > 0 else 0     # the rest's add follows: one row
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C | more, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | more, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
             ne += 1
+            live = live and aux[i, A_LAST] != 0     # an incoming order's fills end at its last
         else:                                   # an auction fill: both orders rest
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C | DEFER, rec[i, R_BID], rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
-            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | NOT_PRINTABLE, rec[i, R_OFFER], rec[i, R_LASTQTY], 0,
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | DEFER, rec[i, R_BID], rec[i, R_LASTQTY], 0,
+                rec[i, R_LASTPX])
+            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | cg | NOT_PRINTABLE, rec[i, R_OFFER], rec[i, R_LASTQTY], 0,
                 rec[i, R_LASTPX])
             ne += 2
         if aux[i, A_ADD_QTY] > 0:
-            _ev(ev, ne, i, rec, b, ACT_ADD | (aux[i, A_ADD_SIDE] << 8) | (np.int64(65) << TYPE_SHIFT),
+            _ev(ev, ne, i, rec, b, ACT_ADD | cg | (aux[i, A_ADD_SIDE] << 8) | (np.int64(65) << TYPE_SHIFT),
                 aux[i, A_ADD_REF], aux[i, A_ADD_QTY], aux[i, A_ADD_PX], 0)
             ne += 1
+        if live and ne > start:
+            ev[ne - 1, 3] |= CAGE_LIVE
     return ne, n_books, nn
 
 

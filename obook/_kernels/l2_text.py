@@ -95,6 +95,17 @@ def _word_at(buf, p, m):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def words_of(buf):
+    """(buf from its first 8-byte aligned byte a0 as whole uint64 words, a0): line_end's
+    word loads (built byte by byte they were not combined into one load there; the key
+    hash's words are, and stay so)."""
+    a0 = (-buf.ctypes.data) & 7
+    if a0 > buf.shape[0]:
+        a0 = buf.shape[0]
+    return buf[a0:a0 + (buf.shape[0] - a0) // 8 * 8].view(np.uint64), a0
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _key_id(buf, p, q, khash, kid):
     """The key id of the key buf[p:q] (-1: not a known key)."""
     m = q - p
@@ -118,23 +129,30 @@ def _key_id(buf, p, q, khash, kid):
 @njit(cache=True, _nrt=False)
 def line_end(buf, p, n):
     """Index of the newline ending the line at p (n when the buffer ends first). Eight
-    bytes a step: the zero bytes of a word xor newlines (each candidate checked)."""
+    bytes a step, aligned words of buf: the zero bytes of a word xor newlines (the lowest
+    flagged byte of a word is a true one: the trick's false flags sit above a true zero)."""
+    words, a0 = words_of(buf)
+    while p < n and (p < a0 or ((p - a0) & 7) != 0):
+        if buf[p] == 10:
+            return p
+        p += 1
     m1 = np.uint64(0x0101010101010101)
     m8 = np.uint64(0x8080808080808080)
     nl = np.uint64(0x0A0A0A0A0A0A0A0A)
-    while p + 8 <= n:
-        x = _word_at(buf, p, 8) ^ nl
+    i = (p - a0) >> 3
+    last = min(words.shape[0], (n - a0) >> 3)      # whole words before n
+    while i < last:
+        x = words[i] ^ nl
         t = (x - m1) & ~x & m8
-        while t != 0:
+        if t != 0:
             lo = t & (~t + np.uint64(1))
             j = 0
             while lo > np.uint64(0x80):
                 lo >>= np.uint64(8)
                 j += 1
-            if buf[p + j] == 10:
-                return p + j
-            t &= t - np.uint64(1)
-        p += 8
+            return a0 + 8 * i + j
+        i += 1
+    p = max(p, a0 + 8 * i)
     while p < n and buf[p] != 10:
         p += 1
     return p

@@ -42,6 +42,8 @@ class BookState:
         self.st[K.ST_CHUNKS] = 1
         self.st[K.ST_Q_FREE] = -1
         self.skips = np.zeros(N_BOOK_ERRORS, dtype=np.int64)
+        self.cage = np.zeros((books, K.CG_WIDTH), dtype=np.int64)    # price cage (Shenzhen ChiNext)
+        self.held = np.zeros((16, K.HW_WIDTH), dtype=np.int64)
         self.queue = False
         self.qn = np.zeros((1, 4), dtype=np.int64)
         self.pnode = np.zeros(1, dtype=np.int64)
@@ -95,7 +97,7 @@ class BookState:
                 ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.lvx,
                 self.sides, self.pool, self.seg_free, self.heaps, self.hp, self.fh, self.pages,
                 self.page_dir, self.page_live, self.page_key, self.page_free, self.ov_key, self.ov_val,
-                self.ov_state, self.qn, self.pnode, self.ovnode, self.dstate, self.st,
+                self.ov_state, self.qn, self.pnode, self.ovnode, self.dstate, self.cage, self.held, self.st,
                 x.want, x.trades, x.orders, x.depth, x.counts, x.snap)
             if status != NEED_ROOM:
                 self.out_rows = rows
@@ -128,6 +130,9 @@ class BookState:
             self.sides = _bigger(self.sides)
             self.heaps = _bigger(self.heaps)
             self.dstate = _bigger(self.dstate)
+            self.cage = _bigger(self.cage)
+        elif room == K.ROOM_HELD:
+            self.held = _bigger(self.held)
         elif room == K.ROOM_PAGES:
             self.pages = _bigger(self.pages)
             self.page_live = _bigger(self.page_live)

@@ -10,10 +10,20 @@ the first fill's price; with no liquidity, cancelled), own-best orders on an emp
 side (cancelled by the exchange), cancels of resting orders, securities-lending orders
 (not part of the book); a thin book with asks only, where own-best buys are cancelled;
 a closing call auction and its uncross; a few snapshots.
+
+The ChiNext price cage (SPEC §6) on the 300xxx securities in continuous trading: a limit
+buy above 102% of the buy reference (best ask, best bid, last trade) or a sell below 98%
+of the sell reference is held; after each step the held orders the cage now admits enter
+(first held first) and trade at once against the book if they cross it (their fills
+follow, naming them). Some are placed just outside the cage (most enter later), some far
+outside (they never do); held orders are cancelled too. A step whose entries would trade
+against the order the step itself placed is not taken (the feed could not tell that from
+an incoming order's fills).
 """
 
 from __future__ import annotations
 
+import copy
 import random
 import struct
 from pathlib import Path
@@ -37,6 +47,9 @@ class _Sec:
     def __init__(self, sec, channel, mid):
         self.sec, self.channel, self.mid = sec, channel, mid
         self.orders: dict[int, list] = {}   # appl -> [side '1'/'2', price, qty, priority]
+        self.held: dict[int, list] = {}     # price cage: appl -> [side, price, qty], first held first
+        self.last = None                    # last trade price
+        self.caged = sec[:3] in ("300", "301")
 
 
 class _Day:
@@ -49,6 +62,8 @@ class _Day:
         self.prio = 0
         self.out: list[dict] = []
         self.t = _ms(9, 15)
+        self.t_max = _ms(9, 25) - 1      # the phase's last millisecond
+        self.placed = None               # the order the current step rested (price cage)
 
     def _rec(self, s, **f):
         self.appl[s.channel] += 1
@@ -62,9 +77,49 @@ class _Day:
         if rest and side in "12":
             self.prio += 1
             s.orders[a] = [side, price, qty, self.prio]
+            self.placed = a
         return a
 
+    def cage_ref(self, s, side):
+        """The cage's reference for an order of side: the other side's best, its own, the last trade."""
+        for sd in ("2", "1") if side == "1" else ("1", "2"):
+            b = self.best(s, sd)
+            if b is not None:
+                return b
+        return s.last
+
+    def outside(self, s, side, price):
+        ref = self.cage_ref(s, side)
+        if ref is None:
+            return False
+        return price * 100 > ref * 102 if side == "1" else price * 100 < ref * 98
+
+    def hold(self, s, side, price, qty):
+        """A limit order held by the cage (no fills follow it)."""
+        a = self.order(s, side, "2", price, qty, rest=False)
+        s.held[a] = [side, price, qty]
+
+    def enter_held(self, s):
+        """Held orders the cage now admits enter, first held first, trading what they cross.
+        False when one would trade against the order this step placed."""
+        while True:
+            for a, (side, price, qty) in s.held.items():
+                if not self.outside(s, side, price):
+                    break
+            else:
+                return True
+            del s.held[a]
+            opp = [(k, o) for k, o in s.orders.items() if o[0] != side
+                   and (o[1] <= price if side == "1" else o[1] >= price)]
+            if opp and min(opp, key=lambda x: ((x[1][1] if side == "1" else -x[1][1]), x[1][3]))[0] == self.placed:
+                return False
+            left, _ = self.match(s, a, side, price, qty)
+            if left:
+                self.prio += 1
+                s.orders[a] = [side, price, left, self.prio]
+
     def fill(self, s, bid, offer, px, qty):
+        s.last = px
         self._rec(s, MsgType=191, BidApplSeqNum=bid, OfferApplSeqNum=offer, LastPx=px, LastQty=qty,
                   ExecType=ord("F"))
 
@@ -118,28 +173,58 @@ class _Day:
     def step(self, auction: bool):
         rnd = self.rnd
         s = rnd.choice(self.secs)
-        self.t += rnd.randrange(0, 30)
+        self.t = min(self.t + rnd.randrange(0, 30), self.t_max)
+        caged = s.caged and not auction
+        if caged and s.held:           # a step whose entries trade against its own order is not taken
+            saved = (copy.deepcopy((s.orders, s.held)), s.last, s.mid, len(self.out), dict(self.appl),
+                     self.prio, rnd.getstate())
+        self.placed = None
+        self._step(s, auction, caged)
+        if caged and s.held and not self.enter_held(s):
+            (s.orders, s.held), s.last, s.mid, n, self.appl, self.prio, state = saved
+            del self.out[n:]
+            rnd.setstate(state)
+            rnd.random()                   # another draw next time
+
+    def _step(self, s, auction, caged):
+        rnd = self.rnd
         side = rnd.choice("12")
         tick = 100 * rnd.randrange(0, 10)
         qty = 100 * rnd.randrange(1, 30)
         r = rnd.random()
-        if r < 0.2 and s.orders:
-            a = rnd.choice(list(s.orders))
-            o = s.orders.pop(a)
+        if r < 0.2 and (s.orders or s.held):
+            if s.held and (not s.orders or rnd.random() < 0.2):    # a held order (price cage)
+                a = rnd.choice(list(s.held))
+                o = s.held.pop(a)
+            else:
+                a = rnd.choice(list(s.orders))
+                o = s.orders.pop(a)
             self.cancel(s, a, o[2], o[0])
+        elif caged and r < 0.26 and self.cage_ref(s, side) is not None:   # outside the cage
+            ref = self.cage_ref(s, side)
+            far = 100 * (rnd.choice((1, 2, 3)) if rnd.random() < 0.8 else 200)
+            price = ref * 102 // 100 + far if side == "1" else ref * 98 // 100 - far
+            self.hold(s, side, max(100, price), qty)
         elif auction or r < 0.6:
             price = s.mid + (-tick if side == "1" else tick) + (100 * rnd.randrange(0, 4) if auction else 0)
             opp = None if auction else self.best(s, "2" if side == "1" else "1")
             if opp is not None:       # passive in continuous trading: never at or through the other side
                 price = min(price, opp - 100) if side == "1" else max(price, opp + 100)
-            self.order(s, side, "2", max(100, price), qty)
+            if caged and self.outside(s, side, max(100, price)):
+                self.hold(s, side, max(100, price), qty)
+            else:
+                self.order(s, side, "2", max(100, price), qty)
         elif r < 0.75:                                      # crossing limit order
             price = s.mid + (tick if side == "1" else -tick)
+            if caged and self.outside(s, side, max(100, price)):
+                self.hold(s, side, max(100, price), qty)
+                return
             a = self.order(s, side, "2", max(100, price), qty, rest=False)
             left, _ = self.match(s, a, side, price, qty)
             if left:
                 self.prio += 1
                 s.orders[a] = [side, max(100, price), left, self.prio]
+                self.placed = a
         elif r < 0.87:                                      # market order
             a = self.order(s, side, "1", 0, qty, rest=False)
             left, first = self.match(s, a, side, None, qty)
@@ -148,6 +233,7 @@ class _Day:
             elif left:
                 self.prio += 1
                 s.orders[a] = [side, first, left, self.prio]
+                self.placed = a
         elif r < 0.89:                                      # own best: rests at its side's best
             best = self.best(s, side)
             a = self.order(s, side, "U", 0, qty, rest=False)
@@ -156,6 +242,7 @@ class _Day:
             else:
                 self.prio += 1
                 s.orders[a] = [side, best, qty, self.prio]
+                self.placed = a
         elif r < 0.92:              # own best on an empty own side (the thin book has no bids)
             s = self.thin
             if rnd.random() < 0.5:
@@ -183,10 +270,10 @@ def generate(messages: int, securities: int = 6, seed: int = 0) -> list[dict]:
     day.t = _ms(9, 25)
     for s in day.secs:
         day.uncross(s)
-    day.t = _ms(9, 30)
+    day.t, day.t_max = _ms(9, 30), _ms(14, 57) - 1
     while len(day.out) < messages - n_close:
         day.step(False)
-    day.t = max(day.t, _ms(14, 57))
+    day.t, day.t_max = max(day.t, _ms(14, 57)), _ms(15, 0) - 1
     while len(day.out) < messages:
         day.step(True)
     day.t = _ms(15, 0)

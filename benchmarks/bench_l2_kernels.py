@@ -1,0 +1,73 @@
+"""The Shenzhen text log's framer and decoder kernels alone, old against new, in one
+process (alternating rounds, medians): ``line_ends`` + ``text_scan`` (the framer, every
+line) and ``text_records`` (a worker's decoder, 1 and of 2 workers) on the front of the
+bench_l2 text day.
+
+    python benchmarks/bench_l2_kernels.py --baseline /tmp/old_checkout --mib 60
+
+The baseline's ``obook`` is imported as a second package (``obook_baseline``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_book_kernel import _baseline  # noqa: E402,F401  (registers obook_baseline)
+from common import DATA, median  # noqa: E402
+
+
+def _runs(pkg, buf, n_lines):
+    K = __import__(f"{pkg}._kernels.l2_szse", fromlist=["x"])
+    T = __import__(f"{pkg}._kernels.l2_text", fromlist=["x"])
+    vals, have = np.zeros(T.N_KEYS, np.int64), np.zeros(T.N_KEYS, np.int8)
+    ends = np.zeros(n_lines + 1, np.int64)
+    codes, details = np.zeros(n_lines + 1, np.int64), np.zeros(n_lines + 1, np.int64)
+    rec = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
+
+    def framer():
+        k = T.line_ends(buf, 0, len(buf), True, ends, 0, n_lines + 1)
+        return K.text_scan(buf, ends, k, 1, T.KHASH, T.KID, vals, have, codes, details, rec)
+
+    def decoder(w, nw):
+        return lambda: K.text_records(buf, 1, w, nw, T.KHASH, T.KID, vals, have, rec, True)[0]
+    return {"framer": framer, "decoder 1 of 1": decoder(0, 1), "decoder 1 of 2": decoder(0, 2)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--baseline", required=True)
+    ap.add_argument("--mib", type=int, default=60)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--day", default=str(DATA / "szse_100000x10.log"))
+    args = ap.parse_args()
+    _baseline(args.baseline)
+    buf = np.fromfile(args.day, np.uint8, count=args.mib << 20)
+    buf = buf[: int(np.flatnonzero(buf == 10)[-1]) + 1]
+    n_lines = int((buf == 10).sum())
+    sides = {"new": _runs("obook", buf, n_lines), "old": _runs("obook_baseline", buf, n_lines)}
+    for fns in sides.values():
+        for f in fns.values():
+            f()
+    times = {(s, k): [] for s in sides for k in sides[s]}
+    for _ in range(args.repeats):
+        for k in sides["new"]:
+            for s in sides:
+                t = time.perf_counter()
+                r = sides[s][k]()
+                times[(s, k)].append(time.perf_counter() - t)
+                times.setdefault(("rows", s, k), r)
+    print(f"{n_lines:,} lines, {len(buf) / 2**20:.0f} MiB")
+    for k in sides["new"]:
+        new, old = median(times[("new", k)]), median(times[("old", k)])
+        print(f"{k:<16} old {old / n_lines * 1e9:6.0f} ns/line  new {new / n_lines * 1e9:6.0f} ns/line  "
+              f"new/old {new / old:.2f}  rows {times[('rows', 'old', k)]} / {times[('rows', 'new', k)]}")
+
+
+if __name__ == "__main__":
+    main()
