@@ -20,6 +20,7 @@ EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in
 EV_AUX = 9      # ITCH C: the execution price
 EV_WIDTH = 10
 # EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), own best (11), no side (12),
+# filled (13),
 # message type
 # letter (16-23)
 NOT_PRINTABLE = 1 << 9
@@ -32,6 +33,10 @@ DEFER = 1 << 10
 OWN_BEST = 1 << 11
 #: ACT_PRINT: a print without a side (Databento T/F of side N): its trades row's side is null
 NO_SIDE = 1 << 12
+#: ACT_DELETE: the order left because it was filled (CSV F): its remaining shares were
+#: executed. The books apply it as the delete (their tables do not look at the bit); the
+#: own-order simulation counts those shares as an execution
+FILLED = 1 << 13
 TYPE_SHIFT = 16
 
 # sides

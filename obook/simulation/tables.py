@@ -1,4 +1,5 @@
-"""The workers' simulation rows -> Arrow tables: fills, events, summary, bbo_with_own.
+"""The workers' simulation rows -> Arrow tables: fills, events, summary, bbo_with_own,
+depth_with_own.
 
 Every row starts with its sort key (seq, phase, time, book, counter); rows of one book come
 from one worker in the kernel's order, so sorting the concatenated rows by that key gives
@@ -13,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._kernels.match_layout import REASON_NAMES, R_UNKNOWN_INSTRUMENT
-from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM,
+from .._kernels.simulate_layout import (D_HEAD, E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM,
                                         E_ROW, E_SIDE, E_WIDTH, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                                         F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_KEY,
                                         I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_ACCEPTED, K_CANCELLED, K_COUNT,
@@ -66,7 +67,24 @@ bbo_own_schema = pa.schema(_head() + [
     pa.field("ask_px", pa.int64()), pa.field("ask_qty", pa.int64()),
 ], metadata={b"obook.table": b"bbo_with_own"})
 
-SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_schema, "bbo_with_own": bbo_own_schema}
+
+
+def depth_own_schema(levels: int = 10) -> pa.Schema:
+    """depth_with_own: the feed's depth columns (``obook.schema.depth_schema(levels)``: per
+    level price, shares, orders) after the simulation's seq, time, instrument."""
+    from ..schema import depth_schema
+
+    fields = [f for f in depth_schema(levels) if f.name.startswith(("bid_", "ask_"))]
+    return pa.schema(_head() + fields, metadata={b"obook.table": b"depth_with_own",
+                                                 b"obook.levels": str(levels).encode()})
+
+
+SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_schema, "bbo_with_own": bbo_own_schema,
+           "depth_with_own": depth_own_schema()}
+
+
+def schema_of(table: str, levels: int = 10) -> pa.Schema:
+    return depth_own_schema(levels) if table == "depth_with_own" else SCHEMAS[table]
 _SIDES = pa.array(["buy", "sell"])
 _KINDS = pa.array(list(KIND_NAMES))
 _REASONS = pa.array([None] + list(REASON_NAMES[1:]), pa.string())
@@ -96,7 +114,20 @@ def _head_cols(r, names):
     return [pa.array(seq, mask=seq == END_SEQ), pa.array(r[:, K_TIME]), names.take(pa.array(r[:, K_TB]))]
 
 
-def build_tables(own, observed: list) -> dict:
+def depth_table(qd: np.ndarray, names, levels: int) -> pa.Table:
+    """depth_with_own rows (sorted) -> the table; a level with no orders is null."""
+    cols = _head_cols(qd, names)
+    for k in range(2 * levels):
+        c = D_HEAD + 3 * k
+        empty = qd[:, c + 2] == 0
+        cols += [pa.array(qd[:, c], mask=empty), pa.array(qd[:, c + 1], mask=empty),
+                 pa.array(qd[:, c + 2].astype(np.int32), mask=empty)]
+    return pa.Table.from_arrays(cols, schema=depth_own_schema(levels))
+
+
+def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int = 0) -> dict:
+    """The simulation's tables from the workers' parts (``depth_levels`` > 0: depth_with_own
+    too, with that many levels a side)."""
     names = pa.array(own.instruments, pa.string())
     nt = len(own.instruments)
     seen = np.zeros(nt, bool)
@@ -124,8 +155,14 @@ def build_tables(own, observed: list) -> dict:
         empty = qb[:, c] == NONE
         cols += [pa.array(qb[:, c], mask=empty), pa.array(qb[:, q], mask=empty)]
     bbo_own = pa.Table.from_arrays(cols, schema=bbo_own_schema)
-    return {"fills": fills, "events": events, "summary": summary(own, fl, ev, mid, names),
-            "bbo_with_own": bbo_own}
+    out = {"fills": fills, "events": events, "summary": summary(own, fl, ev, mid, names)}
+    if want_bbo:
+        out["bbo_with_own"] = bbo_own
+    if depth_levels:
+        width = D_HEAD + 6 * depth_levels
+        out["depth_with_own"] = depth_table(_sorted([p["depth"] for p in observed] or [np.zeros((0, width), np.int64)]),
+                                            names, depth_levels)
+    return out
 
 
 def _mid(bid, ask) -> list:
