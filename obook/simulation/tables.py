@@ -8,8 +8,6 @@ the same tables for any number of workers.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Decimal
-
 import numpy as np
 import pyarrow as pa
 
@@ -46,7 +44,6 @@ events_schema = pa.schema(_head() + [
 
 MID = pa.decimal128(38, 1)
 AVG = pa.decimal128(38, 4)
-_Q = Decimal("0.0001")
 
 summary_schema = pa.schema([
     pa.field("instrument", pa.string(), nullable=False), pa.field("order_id", pa.int64(), nullable=False),
@@ -165,21 +162,37 @@ def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int =
     return out
 
 
-def _mid(bid, ask) -> list:
-    """The mids (Decimal, exact: (bid + ask) / 2), None where a side is empty."""
-    return [None if b == NONE or a == NONE else Decimal(int(b) + int(a)) / 2 for b, a in zip(bid, ask)]
+def _decimals(unscaled: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """Exact decimals of ``type_`` from their unscaled int64 values (null where not valid)."""
+    n = len(unscaled)
+    words = np.empty((n, 2), np.int64)             # 128-bit two's complement, little-endian
+    words[:, 0] = np.where(valid, unscaled, 0)
+    words[:, 1] = words[:, 0] >> 63
+    bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(type_, n, [bits, pa.py_buffer(words)], null_count=int(n - valid.sum()))
 
 
-def _avg(notional, filled) -> list:
-    """The average fill prices (Decimal rounded half-even to 4 places), None without fills."""
-    return [None if f <= 0 else (Decimal(int(n)) / int(f)).quantize(_Q, ROUND_HALF_EVEN)
-            for n, f in zip(notional, filled)]
+def _mid(bid, ask) -> tuple:
+    """The mids (exact: (bid + ask) / 2, unscaled at 1 decimal) and where both sides exist."""
+    valid = (bid != NONE) & (ask != NONE)
+    return np.where(valid, (bid + ask) * 5, 0), valid
 
 
-def _versus(sign, avg, mid) -> list:
-    """sign * (avg - mid) per order (positive: paid more than the mid for a buy), or None."""
-    return [None if a is None or m is None else (s * (a - m)).quantize(_Q, ROUND_HALF_EVEN)
-            for s, a, m in zip(sign, avg, mid)]
+def _avg(notional, filled) -> tuple:
+    """The average fill prices notional / filled rounded half-even to 4 places (unscaled;
+    int64 throughout: the remainder is scaled, never the notional), and where there are fills."""
+    valid = filled > 0
+    f = np.where(valid, filled, 1)
+    whole, rest = np.divmod(notional, f)           # rest in [0, f)
+    frac, rem = np.divmod(rest * 10_000, f)
+    up = (2 * rem > f) | ((2 * rem == f) & (frac % 2 == 1))
+    return np.where(valid, whole * 10_000 + frac + up, 0), valid
+
+
+def _versus(sign, avg, mid) -> pa.Array:
+    """sign * (avg - mid) per order (positive: paid more than the mid for a buy), or null."""
+    (a, av), (m, mv) = avg, mid
+    return _decimals(sign * (a - m * 1000), av & mv, AVG)
 
 
 def summary(own, fl, ev, mid, names) -> pa.Table:
@@ -210,7 +223,7 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     f = filled[keys]
     has = f > 0
     avg = _avg(notional[keys], f)
-    sign = [1 if x == 0 else -1 for x in ins[:, I_SIDE]]
+    sign = np.where(ins[:, I_SIDE] == 0, 1, -1)
     m = mid[ins[:, I_ROW]]
     at = _mid(m[:, 0], m[:, 1])
     later = _mid(m[:, 2], m[:, 3])
@@ -222,6 +235,6 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
             pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
             pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)), pa.array(notional[keys]),
             pa.array(first_t[keys], mask=~has), pa.array(last_t[keys] - ins[:, I_ARR], mask=~done),
-            pa.array(avg, AVG), pa.array(at, MID), pa.array(later, MID),
+            _decimals(*avg, AVG), _decimals(*at, MID), _decimals(*later, MID),
             pa.array(_versus(sign, avg, at), AVG), pa.array(_versus(sign, avg, later), AVG)]
     return pa.Table.from_arrays(cols, schema=summary_schema)
