@@ -132,6 +132,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     (its ``levels`` a side, 1 to 50, as the feed's ``depth``).
     """
     from ..engine.replay import Replay
+    from ..engine.workers import mp_context
     from ..feeds import resolve_format
     from ..feeds.orders import read_orders
     from ..feeds.orders.reader import to_table
@@ -157,7 +158,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     # without feed tables only the books of your instruments are replayed (ticker pushdown:
     # the decoders skip the other books' records); the simulation is the same either way
     pushdown = tuple(own.instruments) if not feed_tables and own.instruments else None
-    warm()      # forked workers inherit the loaded kernels instead of each loading them
+    if mp_context().get_start_method() == "fork":
+        warm()      # forked workers inherit the loaded kernels instead of each loading them
     observer = SimObserver(own, want_bbo="bbo_with_own" in own_tables, day_end=day_end,
                            want_depth="depth_with_own" in own_tables, levels=levels)
     replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
