@@ -23,6 +23,8 @@ from common import itch_day, median, run_child  # noqa: E402
 OBOOK = """
 import time, obook
 import obook.engine.worker_main  # load the compiled kernels before timing (as a warm process would)
+import obook.engine.replay, pyarrow.compute  # and the replay's modules: a thin ``import obook``
+# leaves them to the first replay, an old checkout's front imported them (benchmarks/bench_seam.py)
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}):
     rows += b.num_rows

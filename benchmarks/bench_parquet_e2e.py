@@ -12,6 +12,9 @@ do not hash.
 
     python benchmarks/bench_parquet_e2e.py --set bbo --messages 15000000 --stocks 8000 --repeats 3
     python benchmarks/bench_parquet_e2e.py --set depth --messages 3000000 --stocks 2000 --repeats 3
+
+``--baseline DIR`` adds the obook runs of another checkout's package (``DIR/obook``, e.g.
+``git archive HEAD~1 obook | tar -x -C DIR``), alternating with this one's.
 """
 
 from __future__ import annotations
@@ -31,8 +34,18 @@ from common import itch_day, median  # noqa: E402
 DATE = "2019-12-30"
 
 
-def commands(which: str, day: Path, out: Path) -> dict[str, list[str]]:
-    obook = [sys.executable, "-m", "obook"]
+def commands(which: str, day: Path, out: Path, baseline: str | None = None) -> dict[str, list[str]]:
+    cmds = _commands(which, day, out, [sys.executable, "-m", "obook"])
+    if baseline:   # the same obook runs with the other package first on the path (env marks them)
+        old = [sys.executable, "-c", f"import sys; sys.path.insert(0, {baseline!r}); "
+                                     "from obook.cli import main; sys.argv[0] = 'obook'; main()"]
+        for name, cmd in _commands(which, day, out / "baseline", old).items():
+            if name != "itch-book":
+                cmds[f"baseline: {name}"] = cmd
+    return cmds
+
+
+def _commands(which: str, day: Path, out: Path, obook: list[str]) -> dict[str, list[str]]:
     itch_book = ["itch2parquet", "convert", str(day), str(out / "ib"), "--price-type", "fixed", "--date", DATE]
     if which == "bbo":
         return {
@@ -43,6 +56,8 @@ def commands(which: str, day: Path, out: Path) -> dict[str, list[str]]:
     return {
         "obook convert 2 workers": obook + ["convert", str(day), str(out / "c2"), "--tables", "bbo,depth",
                                             "--levels", "10", "-w", "2", "--date", DATE],
+        "obook convert 1 worker": obook + ["convert", str(day), str(out / "c1"), "--tables", "bbo,depth",
+                                           "--levels", "10", "-w", "1", "--date", DATE],
         "obook convert 2 workers small": obook + ["convert", str(day), str(out / "c2s"), "--tables", "bbo,depth",
                                                   "--levels", "10", "-w", "2", "--date", DATE, "-c", "small"],
         "itch-book": itch_book + ["--tables", "bbo,depth", "--depth", "10"],
@@ -59,12 +74,17 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=15_000_000)
     ap.add_argument("--stocks", type=int, default=8000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--baseline", help="a directory holding another checkout's obook package")
+    ap.add_argument("--no-small", action="store_true", help="skip the --compression small run")
     args = ap.parse_args()
     day = itch_day(args.messages, args.stocks)
     print(f"feed: {day} ({day.stat().st_size / 2**20:.0f} MiB)")
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         out = Path(tmp)
-        cmds = commands(args.set, day, out)
+        (out / "baseline").mkdir()
+        cmds = commands(args.set, day, out, args.baseline)
+        if args.no_small:
+            cmds = {k: v for k, v in cmds.items() if "small" not in k}
         times: dict[str, list[float]] = {k: [] for k in cmds}
         sizes: dict[str, int] = {}
         for rep in range(args.repeats):
@@ -73,7 +93,7 @@ def main() -> None:
                 subprocess.run(cmd, check=True, capture_output=True)
                 times[name].append(time.perf_counter() - t)
                 target = Path(cmd[cmd.index("-o") + 1] if "-o" in cmd else cmd[3] if cmd[0] == "itch2parquet"
-                              else cmd[5])
+                              else cmd[cmd.index("convert") + 2])
                 sizes[name] = size(target)
                 shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink()
             print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()), flush=True)

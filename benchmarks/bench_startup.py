@@ -21,7 +21,8 @@ from common import median  # noqa: E402
 
 
 def _obook(*args: str, python: str = sys.executable) -> list[str]:
-    return [python, "-m", "obook", *args]
+    script = Path(python).parent / "obook"     # the installed console command, as users run it
+    return [str(script), *args] if script.exists() else [python, "-m", "obook", *args]
 
 
 def main() -> None:
@@ -40,6 +41,7 @@ def main() -> None:
                 f"{label}: obook --help": _obook("--help", python=py),
                 f"{label}: obook bbo tiny.itch": _obook("bbo", str(tiny), python=py),
                 f"{label}: python -c 'import obook'": [py, "-c", "import obook"],
+                f"{label}: python -c pass": [py, "-c", "pass"],
             })
         # run in the temporary directory: each python imports its own installed obook, not
         # the one in the current directory

@@ -11,11 +11,15 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
   nothing to prune); every other column is dictionary-encoded.
 * Compression (``COMPRESSIONS``, benchmarks/LEDGER.md, issue 13): ``fast`` (the default)
   or ``small`` (smaller files, slower to write).
+* A full row group is encoded on a thread of the sink's own while the caller goes on
+  collecting the next one (pyarrow encodes without the GIL); at most one row group is in
+  flight, and a failure of its write is raised by the next ``write``/``close``.
 """
 
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -85,6 +89,8 @@ class ParquetSink:
         self.pending: list[pa.RecordBatch] = []
         self.pending_bytes = 0
         self.rows = 0
+        self._encoder: ThreadPoolExecutor | None = None
+        self._in_flight: Future | None = None
 
     def write(self, batch: pa.RecordBatch) -> None:
         if not batch.num_rows:
@@ -108,18 +114,45 @@ class ParquetSink:
             full = n // per_group * per_group
         else:
             per_group = full = n
-        self.writer.write_table(table.slice(0, full), row_group_size=per_group)
+        self._write_group(table.slice(0, full), per_group)
         rest = table.slice(full)
         self.pending = rest.to_batches() if rest.num_rows else []
         self.pending_bytes = rest.nbytes if rest.num_rows else 0
 
+    def _write_group(self, table: pa.Table, per_group: int) -> None:
+        """Hand ``table`` to the encoding thread once the previous row group is written."""
+        self._wait()
+        if self._encoder is None:
+            self._encoder = ThreadPoolExecutor(1, thread_name_prefix="obook-parquet")
+        self._in_flight = self._encoder.submit(self.writer.write_table, table, row_group_size=per_group)
+
+    def _wait(self) -> None:
+        """Wait for the row group in flight (raising its write's error)."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            in_flight.result()
+
+    def _stop_encoder(self) -> None:
+        if self._encoder is not None:
+            self._encoder.shutdown(wait=True)
+            self._encoder = None
+
     def close(self, metadata: dict[str, str] | None = None) -> None:
-        self.flush()
+        try:
+            self.flush()
+            self._wait()
+        finally:
+            self._stop_encoder()
         if metadata:
             self.writer.add_key_value_metadata(metadata)
         self.writer.close()
 
     def discard(self) -> None:
+        try:
+            self._wait()
+        except Exception:  # noqa: BLE001 - already failing; the file goes anyway
+            pass
+        self._stop_encoder()
         try:
             self.writer.close()
         except Exception:  # noqa: BLE001 - already failing; the file goes anyway

@@ -147,6 +147,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise") -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
+    ``feed``: a file path, or a binary stream (stdin, a pipe) with its ``format`` given; a
+    stream's provenance (size, sha256) is what it delivered when it has a ``digest()``
+    (:class:`obook.feeds.sources.DigestingStream`), else null, and it offers the replay
+    tables only (side tables read a file twice).
+
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
     orders and depth (``levels`` a side) come from one replay; a CSV feed has no symbols,
     system_events or trading_actions. ``tickers`` (a list or comma-separated string): replay
@@ -171,14 +176,22 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .feeds.sources import check_source
     from .output import make_output_dir
 
-    feed = Path(feed)
+    from .feeds.sources import is_stream
+
+    stream = is_stream(feed)
+    if stream and not format:
+        raise ObookError(f"{getattr(feed, 'name', 'a stream')}: a feed stream needs its format")
+    feed = feed if stream else Path(feed)
     check_source(feed)
     feed_format = resolve_format(format, feed)
     fmt = feed_format.name
     tables = _check_tables(tables, feed_format)
+    if stream and any(t not in REPLAY_TABLES for t in tables):
+        raise ObookError(f"{feed.name}: the side tables ({', '.join(t for t in tables if t not in REPLAY_TABLES)}) "
+                         "read the feed a second time: give a file, not a stream")
     day = session_date(feed, date, feed_format)
     outdir = make_output_dir(outdir)
-    size, sha = file_digest(feed)
+    size, sha = (None, None) if stream else file_digest(feed)
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
 
     if compression not in COMPRESSIONS:
@@ -212,6 +225,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                     writers[name].write(stamp.batch(_empty_batch(feed_format.side_table(name).schema)))
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
+        if stream and hasattr(feed, "digest"):      # a stream's bytes are known once read
+            size, sha = feed.digest()
         result = {
             "source": {"name": feed.name, "size": size, "sha256": sha, "format": fmt},
             "session_date": day.isoformat() if day else None,

@@ -142,3 +142,26 @@ def test_cli_bbo_tickers_and_convert_format_options(tiny, tmp_path):
     assert len(r.stdout.splitlines()) == sum(1 for t in full["ticker"].to_pylist() if t == ticker)
     r = runner.invoke(app, ["convert", str(tiny), str(tmp_path / "o"), "-f", "itch", "-k", ticker])
     assert r.exit_code == 0, r.output
+
+
+def test_entry_cached_top_help_equals_the_cli_rendering():
+    # `obook --help` prints obook/_help_text.py without importing typer: it must stay what
+    # obook.cli renders (regenerate with `python -m obook._entry --write`)
+    from obook._entry import render
+    from obook._help_text import TEXT
+
+    assert render() == TEXT
+
+
+@pytest.mark.parametrize("columns, cached", [("100", True), ("60", False)])
+def test_entry_help_wide_terminal_cached_without_typer_narrow_through_cli(columns, cached):
+    from obook._help_text import TEXT
+
+    code = ("import sys\nsys.argv = ['obook', '--help']\nfrom obook._entry import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('typer', 'click', 'obook.cli') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": columns}).stdout
+    text, loaded = out.rsplit("\n", 2)[0] + "\n", out.rsplit("\n", 2)[1]
+    assert (text == TEXT) is cached and "Commands:" in text and "  bbo " in text
+    assert (loaded == "[]") is cached

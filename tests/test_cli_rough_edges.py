@@ -149,3 +149,34 @@ def test_cli_bbo_odd_csv_header_warns_and_replays(tmp_path):
     assert run.returncode == 0
     assert run.stdout == b"34200001,AAA,1172400,100,,\n"
     assert b"line 1 is no CSV order feed header" in run.stderr
+
+
+def test_cli_convert_stdin_zstd_tables_equal_the_file_and_digest_is_stdins(feed, tmp_path):
+    import hashlib
+
+    import pyarrow.parquet as pq
+    import zstandard
+
+    from obook.to_parquet import read_metadata
+
+    packed = zstandard.ZstdCompressor().compress(feed.read_bytes())
+    r = _obook(["convert", "-", tmp_path / "s", "--tables", "bbo,depth", "-l", "3", "-w", "2"], packed)
+    assert r.returncode == 0, r.stderr
+    assert _obook(["convert", feed, tmp_path / "f", "--tables", "bbo,depth", "-l", "3", "-w", "1"]).returncode == 0
+    for table in ("bbo", "depth"):
+        got, want = pq.read_table(tmp_path / "s" / f"{table}.parquet"), pq.read_table(tmp_path / "f" / f"{table}.parquet")
+        assert got.num_rows > 10 and got.equals(want.replace_schema_metadata(got.schema.metadata)), table
+    source = read_metadata(tmp_path / "s" / "bbo.parquet")["source"]
+    assert source == {"name": "<stdin>", "size": len(packed), "sha256": hashlib.sha256(packed).hexdigest(),
+                      "format": "itch"}
+
+
+def test_cli_convert_stdin_side_table_is_an_error_and_writes_nothing(feed, tmp_path):
+    r = _obook(["convert", "-", tmp_path / "out", "--tables", "bbo,symbols"], feed.read_bytes())
+    assert r.returncode == 1 and r.stderr.startswith(b"error: <stdin>: the side tables (symbols)"), r.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_cli_lobster_stdin_says_it_needs_a_file(feed, tmp_path):
+    r = _obook(["lobster", "-", tmp_path, "-k", "AAA"], feed.read_bytes())
+    assert r.returncode == 1 and b"give a file, not stdin" in r.stderr and b"Traceback" not in r.stderr

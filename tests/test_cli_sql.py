@@ -83,3 +83,45 @@ def test_cli_sql_missing_feed_raises_obook_error(app, tmp_path):
     result = CliRunner().invoke(app, ["sql", f"SELECT * FROM obook_bbo('{tmp_path / 'nope.itch'}')"])
     assert isinstance(result.exception, ObookError)
     assert "no such feed file" in str(result.exception)
+
+
+def test_cli_sql_help_every_registered_function_and_parameter_listed():
+    import re
+
+    import duckdb
+
+    from obook.cli import app
+    from obook.duckdb import install
+
+    text = " ".join(CliRunner().invoke(app, ["sql", "--help"], terminal_width=200).output.split())
+    con = install(duckdb.connect())
+    functions = con.sql("SELECT function_name, parameters FROM duckdb_functions() "
+                        "WHERE function_name LIKE 'obook%' AND function_name NOT LIKE '%slot%'").fetchall()
+    assert len(functions) > 20
+    for name, params in functions:
+        assert re.search(rf"\b{name}\(", text), f"{name} is not in `obook sql --help`"
+        for p in params:
+            if not re.fullmatch(r"col\d+", p):   # a scalar UDF's positional arguments
+                assert re.search(rf"\b{p}\b", text), f"{name}'s parameter {p} is not in the help"
+
+
+def test_cli_sql_timestamps_in_the_named_feeds_zone(app, tmp_path):
+    from obook.gen.itch import write_itch
+    from obook.gen.szse import write_szse
+
+    sz, itch = tmp_path / "day.log", tmp_path / "day.itch"
+    write_szse(sz, 2000, seed=1)
+    write_itch(itch, 2000, 5, seed=1)
+
+    def first_stamp(query):
+        r = CliRunner().invoke(app, ["sql", query, "--format", "csv"])
+        assert r.exit_code == 0, r.output
+        return r.output.splitlines()[1]
+
+    assert first_stamp(f"SELECT timestamp FROM obook_bbo('{sz}') LIMIT 1").endswith("+0800")       # Asia/Shanghai
+    ny = f"SELECT timestamp FROM obook_bbo('{itch}', date := '2019-12-30') LIMIT 1"
+    assert first_stamp(ny).endswith("-0500")                                                       # New York
+    mixed = (f"SELECT * FROM ({ny}) UNION ALL SELECT * FROM (SELECT timestamp FROM obook_bbo('{sz}') LIMIT 1)")
+    r = CliRunner().invoke(app, ["sql", mixed, "--format", "csv"])
+    rows = r.output.splitlines()[1:]
+    assert len(rows) == 2 and all(row.endswith("-0500") for row in rows), r.output   # two zones: New York

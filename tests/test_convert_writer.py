@@ -148,3 +148,36 @@ def test_sink_sql_result_time_as_text_no_delta_round_trips(tmp_path):
 def test_convert_compression_unknown_raises(itch_day, tmp_path):
     with pytest.raises(obook.ObookError, match="compression"):
         convert(itch_day, tmp_path, compression="tiny")
+
+
+def test_convert_row_group_write_fails_on_encoder_thread_raises_output_error(itch_day, tmp_path, monkeypatch):
+    # row groups are encoded on the sink's thread: a write failing there (a full disk) reaches
+    # the caller as OutputError, leaves no file and no thread behind
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 20_000)
+    calls = []
+    real = pq.ParquetWriter.write_table
+
+    def failing(self, table, row_group_size=None):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(self, table, row_group_size=row_group_size)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", failing)
+    with pytest.raises(obook.OutputError, match="No space left on device"):
+        convert(itch_day, tmp_path / "out", tables="bbo,depth", levels=3, workers=1)
+    assert len(calls) >= 3 and all(name.startswith("obook-parquet") for name in calls)
+    assert not list((tmp_path / "out").iterdir())
+    assert not _parquet_threads()
+
+
+def test_sink_many_row_groups_written_in_order_one_in_flight(tmp_path, monkeypatch):
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 4_000)
+    t = pa.table({"seq": pa.array(np.arange(20_000), pa.int64()), "x": pa.array(np.arange(20_000) % 7)})
+    sink = obook_parquet.ParquetSink(tmp_path / "x.parquet", t.schema)
+    for b in t.to_batches(max_chunksize=700):
+        sink.write(b)
+    sink.close()
+    assert pq.read_table(tmp_path / "x.parquet").equals(t)
+    assert pq.ParquetFile(tmp_path / "x.parquet").metadata.num_row_groups > 10
+    assert not _parquet_threads()

@@ -54,6 +54,10 @@ def test_listen_send_drops_on_both_lines_tables_equal_file_replay(day):
     st = lst.stats()
     assert sent["dropped_a"] > 0 and sent["dropped_b"] > 0
     assert st["lines"]["request"]["recovered_request"] > 0      # lost on both: re-requested
+    stats = {row["line"]: row for row in lst.line_stats_table().to_pylist()}
+    assert stats["A"]["address"] == a[0] and stats["A"]["port"] == a[1] and stats["request"]["port"] == r[1]
+    for line in ("A", "B", "request"):
+        assert {k: stats[line][k] for k in st["lines"][line]} == st["lines"][line], line
     assert st["lines"]["A"]["recovered_other_line"] > 0
     assert st["gaps"] == [] and st["ended"]
     ref = _file_tables(day, ("bbo", "trades"))
@@ -119,6 +123,9 @@ def test_cli_send_listen_parquet_rolls_files_equal_file_replay(day, tmp_path):
         assert lp.wait(timeout=60) == 0, lp.stderr.read()
     files = sorted(out.glob("bbo-*.parquet"))
     assert len(files) > 1 and not list(out.glob("*.part"))
+    stats = pq.read_table(out / "line_stats.parquet").to_pylist()
+    assert [s["line"] for s in stats] == ["A", "B", "request"]
+    assert stats[0]["messages"] > 0 and stats[0]["packets"] > 0 and stats[1]["messages"] > 0
     table = pa.concat_tables(pq.read_table(f) for f in files)
     ref = obook.bbo(day, workers=1).read_all()
     assert table.select(ref.column_names).cast(ref.schema).equals(ref)

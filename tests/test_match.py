@@ -58,7 +58,6 @@ def test_match_tiny_buffers_same_output(monkeypatch):
     rows = random_flow(9, 800, tick=1)
     whole = run(rows, stp="cancel_resting")
     monkeypatch.setattr(books_mod, "CHUNK", 1)
-    monkeypatch.setattr(books_mod, "ORDERS", 1)
     small = run(rows, stp="cancel_resting")
     for name in TABLES:
         assert small.table(name).equals(whole.table(name)), name
@@ -119,9 +118,9 @@ def test_match_modify_trades_when_the_order_pool_is_full():
 
     prep = prepare(read_orders(to_table(rows)))
     mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids),
-                              want=books_mod.want_bits(TABLES), orders=2)
+                              want=books_mod.want_bits(TABLES))
     mb.run(prep.msg)
-    assert mb.od.shape[0] == 2                        # full after two orders, never grown
+    assert mb.od.shape[0] == 2                        # one row per order, never grown
     fills = mb.result()["fills"]
     assert len(fills) == 1 and fills[0, 4] == 5
 
@@ -265,7 +264,7 @@ def test_match_kernel_allocates_nothing_after_warm_up():
 
     prep = prepare(read_orders(to_table(random_flow(8, 3000, tick=1, bad=False))))
     mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids),
-                              want=books_mod.want_bits(TABLES), stp=1, orders=1 << 14)
+                              want=books_mod.want_bits(TABLES), stp=1)
     _nrt_python.memsys_enable_stats()
     mb.run(prep.msg[:100])                              # warm-up (compiles / loads)
     before = rtsys.get_allocation_stats()

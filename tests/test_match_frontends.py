@@ -110,3 +110,21 @@ def test_gen_orders_flow_matches_reference_on_three_instruments():
     for name in ("fills", "events", "bbo", "depth"):
         assert tuples(r.table(name)) == getattr(ref, name), name
     assert np.all(np.diff([f[0] for f in ref.fills]) >= 0)
+
+
+def test_match_reader_streams_batches_equal_to_the_tables(flow_csv, monkeypatch):
+    import pyarrow as pa
+
+    from obook.matching import books as books_mod
+    from obook.matching import match_reader
+
+    whole = obook.match(flow_csv, levels=3, stp="cancel_resting")
+    monkeypatch.setattr(books_mod, "CHUNK", 64)          # the kernels flush many times
+    for t in ("fills", "events", "bbo", "depth"):
+        reader = match_reader(flow_csv, t, levels=3, stp="cancel_resting")
+        first = reader.read_next_batch()
+        assert first.num_rows < whole.table(t).num_rows, t   # handed over before the run ends
+        got = pa.Table.from_batches([first] + list(reader), reader.schema)
+        assert got.equals(whole.table(t)), t
+    with pytest.raises(obook.ObookError):
+        match_reader(flow_csv, "trades")

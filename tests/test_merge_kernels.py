@@ -52,3 +52,24 @@ def test_merge_table_two_workers_feed_order_global_books_below_limit(kernel):
     n = kernel(rows, np.array([3, 2]), 9, np.array([2, 2]), np.array([0, 1]), np.zeros(2, np.int64), out)
     assert n == 4                              # seq 9 is at the limit: left out
     assert out[:, :n].T.tolist() == [[1, 10, 0, 7], [2, 20, 1, 5], [3, 30, 3, 6], [4, 40, 2, 8]]
+
+
+@pytest.mark.parametrize("count", both(M.names_nbytes))
+@pytest.mark.parametrize("gather", both(M.gather_names))
+def test_names_nbytes_unknown_and_out_of_range_books_equals_gathered_bytes(count, gather):
+    names = [b"AAPL", b"", None, b"MSFT", b"Z"]           # None: a book without a name
+    off = np.zeros(len(names), np.int64)
+    ln = np.full(len(names), -1, np.int64)
+    arena = bytearray()
+    for k, raw in enumerate(names):
+        if raw is not None:
+            off[k], ln[k] = len(arena), len(raw)
+            arena += raw
+    book = np.array([0, 3, 2, 7, -1, 1, 4, 0, 3], np.int64)
+    n = 8
+    want = sum(len(names[k]) for k in book[:n] if 0 <= k < len(names) and names[k])
+    assert count(book, n, ln) == want == 4 + 4 + 0 + 0 + 0 + 0 + 1 + 4
+    offsets = np.empty(n + 1, np.int32)
+    data = np.empty(max(1, want), np.uint8)
+    valid = np.zeros((n + 7) // 8, np.uint8)
+    assert gather(book, n, off, ln, np.frombuffer(bytes(arena), np.uint8), offsets, data, valid) == want

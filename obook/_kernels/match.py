@@ -4,28 +4,27 @@ State (see obook._kernels.match_layout for the columns):
 
 - ``lv[L, 4]``: one row per price tick of every book's band (head, tail, quantity,
   orders); a level holds bids or asks, never both, since the book is never crossed.
-- ``od[N, 8]``: the order pool; a level's orders form an intrusive doubly linked FIFO
-  (next, prev); freed slots are chained through ``O_NEXT`` (``st[ST_FREE]``).
-- ``idx[K]``: the flat order index, key -> slot (``NEVER``, ``DONE``).
+- ``od[K]`` (``OD_DTYPE``, 32-byte records): one per order key (the driver's dense keys, so
+  the key is the row: no index lookup, no free list); ``state`` says NEVER / LIVE / DONE,
+  a level's orders form an intrusive doubly linked FIFO (``next``, ``prev``).
 - ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
 
-``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or
-``NEED_OUTPUT`` / ``NEED_ORDERS`` with ``st[ST_POS]`` at the first instruction not
-applied (no instruction is half applied). Nothing allocates; nothing raises.
+``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or ``NEED_OUTPUT``
+with ``st[ST_POS]`` at the first instruction not applied (no instruction is half applied).
+Nothing allocates; nothing raises.
 """
 
 import numpy as np
 from numba import njit
 
-from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
-                           E_WIDTH, F_WIDTH, K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
+from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
+                           K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
                            K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
-                           LV_TAIL, LV_WIDTH, O_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
-                           MARKET_BIT, NEED_ORDERS, NEED_OUTPUT, NEVER, O_BOOK, O_KEY, O_LV,
-                           O_NEXT, O_OWNER, O_PREV, O_QTY, O_SIDE_TIF, OK, OP_CANCEL, OP_MODIFY, OP_NEW,
+                           LV_TAIL, LV_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
+                           MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, OK, OP_CANCEL, OP_MODIFY,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
                            R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
-                           ST_FREE, ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, ST_TOP, STP_CANCEL_INCOMING,
+                           ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, STP_CANCEL_INCOMING,
                            TIF_DAY, TIF_FOK, TIF_IOC, TIF_SHIFT, W_BBO, W_DEPTH, W_EVENTS,
                            W_FILLS)
 from .prefetch import prefetch
@@ -66,46 +65,41 @@ def _level_gone(lv, bk, book, side, r):
 
 @njit(cache=True, _nrt=False)
 def link(lv, od, bk, book, side, o):
-    """Append order o (its O_LV, O_QTY set) at the back of its level; its queue position."""
-    r = od[_u(o), O_LV]
+    """Append order o (its lv, qty set) at the back of its level; its queue position."""
+    r = od[_u(o)]['lv']
     t = lv[_u(r), LV_TAIL]
-    od[_u(o), O_PREV] = t
-    od[_u(o), O_NEXT] = -1
+    od[_u(o)]['prev'] = t
+    od[_u(o)]['next'] = -1
     if t >= 0:
-        od[_u(t), O_NEXT] = o
+        od[_u(t)]['next'] = o
     else:
         lv[_u(r), LV_HEAD] = o
     lv[_u(r), LV_TAIL] = o
-    lv[_u(r), LV_QTY] += od[_u(o), O_QTY]
+    lv[_u(r), LV_QTY] += od[_u(o)]['qty']
     n = lv[_u(r), LV_COUNT] + 1
     lv[_u(r), LV_COUNT] = n
-    if n == 1:
-        if side == BUY:
-            bk[_u(book), BK_NBID] += 1
-            if r > bk[_u(book), BK_BID]:
-                bk[_u(book), BK_BID] = r
-        else:
-            bk[_u(book), BK_NASK] += 1
-            if r < bk[_u(book), BK_ASK]:
-                bk[_u(book), BK_ASK] = r
+    if n == 1:                      # a new level: one more on its side, maybe the best
+        bk[_u(book), BK_NBID + side] += 1
+        if (r - bk[_u(book), BK_BID + side]) * (1 - 2 * side) > 0:
+            bk[_u(book), BK_BID + side] = r
     return n
 
 
 @njit(cache=True, _nrt=False)
 def unlink(lv, od, bk, book, side, o):
     """Take order o out of its level (the slot stays allocated)."""
-    r = od[_u(o), O_LV]
-    p = od[_u(o), O_PREV]
-    nx = od[_u(o), O_NEXT]
+    r = od[_u(o)]['lv']
+    p = od[_u(o)]['prev']
+    nx = od[_u(o)]['next']
     if p >= 0:
-        od[_u(p), O_NEXT] = nx
+        od[_u(p)]['next'] = nx
     else:
         lv[_u(r), LV_HEAD] = nx
     if nx >= 0:
-        od[_u(nx), O_PREV] = p
+        od[_u(nx)]['prev'] = p
     else:
         lv[_u(r), LV_TAIL] = p
-    lv[_u(r), LV_QTY] -= od[_u(o), O_QTY]
+    lv[_u(r), LV_QTY] -= od[_u(o)]['qty']
     n = lv[_u(r), LV_COUNT] - 1
     lv[_u(r), LV_COUNT] = n
     if n == 0:
@@ -113,11 +107,9 @@ def unlink(lv, od, bk, book, side, o):
 
 
 @njit(cache=True, _nrt=False)
-def release(od, idx, st, o):
-    """Free slot o; its key is DONE."""
-    idx[_u(od[_u(o), O_KEY])] = DONE
-    od[_u(o), O_NEXT] = st[ST_FREE]
-    st[ST_FREE] = o
+def release(od, st, o):
+    """Order o is no longer live."""
+    od[_u(o)]['state'] = DONE
     st[ST_LIVE] -= 1
 
 
@@ -138,12 +130,12 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
             else:   # self-trade prevention changes what can fill: walk the orders
                 o = lv[_u(r), LV_HEAD]
                 while o >= 0:
-                    if od[_u(o), O_OWNER] == owner:
+                    if od[_u(o)]['owner'] == owner:
                         if stp == STP_CANCEL_INCOMING:
                             return got >= qty
                     else:
-                        got += od[_u(o), O_QTY]
-                    o = od[_u(o), O_NEXT]
+                        got += od[_u(o)]['qty']
+                    o = od[_u(o)]['next']
             if got >= qty:
                 return True
         r += step
@@ -151,31 +143,24 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
+def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, st, fl, ev):
     """Trade a taker against the other side up to row `limit` in price-time order.
 
     Returns the quantity left, or -1 - left when self-trade prevention cancelled the rest."""
+    other = 1 - side
+    sign = 1 - 2 * side              # a buy takes asks at rows <= limit, a sell bids >= limit
     while qty > 0:
-        if side == BUY:
-            if bk[_u(book), BK_NASK] == 0:
-                break
-            r = bk[_u(book), BK_ASK]
-            if r > limit:
-                break
-        else:
-            if bk[_u(book), BK_NBID] == 0:
-                break
-            r = bk[_u(book), BK_BID]
-            if r < limit:
-                break
+        r = bk[_u(book), BK_BID + other]       # sides by index: BK_BID/BK_ASK, BK_NBID/BK_NASK
+        if bk[_u(book), BK_NBID + other] == 0 or (r - limit) * sign > 0:
+            break
         o = lv[_u(r), LV_HEAD]
-        mk = od[_u(o), O_KEY]
-        mq = od[_u(o), O_QTY]
-        if stp != 0 and owner != 0 and od[_u(o), O_OWNER] == owner:
+        mk = o
+        mq = od[_u(o)]['qty']
+        if stp != 0 and owner != 0 and od[_u(o)]['owner'] == owner:
             if stp == STP_CANCEL_INCOMING:
                 return -1 - qty
             unlink(lv, od, bk, book, 1 - side, o)
-            release(od, idx, st, o)
+            release(od, st, o)
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_CANCELLED | (R_SELF_TRADE << 8), 1 - side, r, mq, 0, -1)
             continue
@@ -185,11 +170,11 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx,
             fill(fl, st, seq, time, book, r, q, key, mk, side)
         if q == mq:
             unlink(lv, od, bk, book, 1 - side, o)
-            release(od, idx, st, o)
+            release(od, st, o)
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_FILLED, 1 - side, r, q, 0, -1)
         else:
-            od[_u(o), O_QTY] = mq - q
+            od[_u(o)]['qty'] = mq - q
             lv[_u(r), LV_QTY] -= q
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_PARTIAL, 1 - side, r, q, mq - q, -1)
@@ -198,7 +183,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, idx,
 
 @njit(cache=True, _nrt=False, inline="always")
 def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, owner, want,
-                  lv, od, idx, bk, st, ev):
+                  lv, od, bk, st, ev):
     """After crossing: the taker's fill event, then rest what is left (slot o, or a new one
     when o < 0) or drop it."""
     cut = left < 0
@@ -209,40 +194,33 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
               price, qty - left, left, -1)
     if left == 0 or cut or market or tif == TIF_IOC or tif == TIF_FOK:
         if o >= 0:
-            release(od, idx, st, o)
+            release(od, st, o)
         else:
-            idx[_u(key)] = DONE
+            od[_u(key)]['state'] = DONE
         if left > 0 and want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_CANCELLED | ((R_SELF_TRADE if cut else R_UNFILLED) << 8),
                   side, price, left, 0, -1)
         return
     if o < 0:
-        o = st[ST_FREE]
-        if o >= 0:
-            st[ST_FREE] = od[_u(o), O_NEXT]
-        else:
-            o = st[ST_TOP]
-            st[ST_TOP] += 1
+        o = key
         st[ST_LIVE] += 1
-        od[_u(o), O_KEY] = key
-        od[_u(o), O_SIDE_TIF] = side | (tif << 1)
-        od[_u(o), O_OWNER] = owner
-        od[_u(o), O_BOOK] = book
-        idx[_u(key)] = o
-    od[_u(o), O_QTY] = left
-    od[_u(o), O_LV] = price
+        od[_u(o)]['state'] = LIVE
+        od[_u(o)]['side_tif'] = side | (tif << 1)
+        od[_u(o)]['owner'] = owner
+    od[_u(o)]['qty'] = left
+    od[_u(o)]['lv'] = price
     pos = link(lv, od, bk, book, side, o)
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_RESTED, side, price, left, left, pos)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev):
+def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st, fl, ev):
     side = (op >> SIDE_SHIFT) & 1
     tif = (op >> TIF_SHIFT) & 3
     market = (op & MARKET_BIT) != 0
     reason = (op >> REASON_SHIFT) & 0xFF
-    if reason == 0 and idx[_u(key)] != NEVER:
+    if reason == 0 and od[_u(key)]['state'] != NEVER:
         reason = R_DUPLICATE_ID
     if reason == 0 and tif == TIF_FOK and not _fok_available(lv, od, bk, book, side, price, qty, owner, stp):
         reason = R_FOK
@@ -253,17 +231,17 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, idx, bk
         return False
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_ACCEPTED, side, shown, qty, qty, -1)
-    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, idx, bk, st, fl, ev)
+    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, bk, st, fl, ev)
     _finish_taker(seq, time, book, key, side, tif, market, shown, qty, left, -1, owner, want,
-                  lv, od, idx, bk, st, ev)
+                  lv, od, bk, st, ev)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
+def _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
     """Reject an instruction naming an order that is not live; True if it was rejected."""
     reason = (op >> REASON_SHIFT) & 0xFF
-    s = idx[_u(key)]
+    s = od[_u(key)]['state']
     if reason == 0 and s < 0:
         reason = R_UNKNOWN_ID if s == NEVER else R_NOT_LIVE
     if reason != 0 and want & W_EVENTS:
@@ -273,49 +251,49 @@ def _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, idx, bk, st, fl, ev):
-    if _reject_missing(seq, time, book, key, op, qty, want, idx, st, ev):
+def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, bk, st, fl, ev):
+    if _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
         return False
-    o = idx[_u(key)]
-    side = od[_u(o), O_SIDE_TIF] & 1
-    tif = od[_u(o), O_SIDE_TIF] >> 1
-    r = od[_u(o), O_LV]
-    q = od[_u(o), O_QTY]
+    o = key
+    side = od[_u(o)]['side_tif'] & 1
+    tif = od[_u(o)]['side_tif'] >> 1
+    r = od[_u(o)]['lv']
+    q = od[_u(o)]['qty']
     nr = r if price < 0 else price
     nq = q if qty < 0 else qty
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_ACCEPTED, side, nr, nq, q, -1)
     if nr == r and nq <= q:          # same price, no more quantity: keeps its place
-        od[_u(o), O_QTY] = nq
+        od[_u(o)]['qty'] = nq
         lv[_u(r), LV_QTY] -= q - nq
         if want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_MODIFIED, side, r, nq, nq, -1)
         return True
     unlink(lv, od, bk, book, side, o)      # cancel and replace: may trade, rests at the back
-    owner = od[_u(o), O_OWNER]
-    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, idx, bk, st, fl, ev)
+    owner = od[_u(o)]['owner']
+    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, bk, st, fl, ev)
     _finish_taker(seq, time, book, key, side, tif, False, nr, nq, left, o, owner, want,
-                  lv, od, idx, bk, st, ev)
+                  lv, od, bk, st, ev)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev):
-    if _reject_missing(seq, time, book, key, op, 0, want, idx, st, ev):
+def _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev):
+    if _reject_missing(seq, time, book, key, op, 0, want, od, st, ev):
         return False
-    o = idx[_u(key)]
-    side = od[_u(o), O_SIDE_TIF] & 1
-    q = od[_u(o), O_QTY]
-    r = od[_u(o), O_LV]
+    o = key
+    side = od[_u(o)]['side_tif'] & 1
+    q = od[_u(o)]['qty']
+    r = od[_u(o)]['lv']
     unlink(lv, od, bk, book, side, o)
-    release(od, idx, st, o)
+    release(od, st, o)
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_CANCELLED | (R_REQUEST << 8), side, r, q, 0, -1)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
+def apply_one(m, i, stp, want, lv, od, bk, st, fl, ev):
     """Apply instruction i of m; True if it may have changed the book."""
     seq = m[_u(i), M_SEQ]
     time = m[_u(i), M_TIME]
@@ -324,12 +302,12 @@ def apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
     op = m[_u(i), M_OP]
     action = op & 3
     if action == OP_CANCEL:
-        return _cancel(seq, time, book, key, op, want, lv, od, idx, bk, st, ev)
+        return _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev)
     if action == OP_MODIFY:
         return _modify(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], stp, want,
-                       lv, od, idx, bk, st, fl, ev)
+                       lv, od, bk, st, fl, ev)
     return _new(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], m[_u(i), M_OWNER],
-                stp, want, lv, od, idx, bk, st, fl, ev)
+                stp, want, lv, od, bk, st, fl, ev)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -340,51 +318,36 @@ def room(m, i, want, od, st, fl, ev, qt, dq):
             (want & W_EVENTS and st[ST_NE] + live > ev.shape[0]) or \
             (want & W_BBO and st[ST_NQ] + 1 > qt.shape[0]) or (want & W_DEPTH and st[ST_ND] + 1 > dq.shape[0]):
         return NEED_OUTPUT
-    if (m[_u(i), M_OP] & 3) == OP_NEW and st[ST_FREE] < 0 and st[ST_TOP] >= od.shape[0]:
-        return NEED_ORDERS
     return OK
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def ahead(m, i, n, pf, lv, od, idx):
-    """Prefetch what instructions i + pf (index entry, level row), i + pf/2 (order slot,
-    the level's last order) and i + pf/4 (the order's neighbours) will touch."""
-    j = i + pf
-    if j < n:
-        prefetch(idx, m[_u(j), M_KEY])
-        r = m[_u(j), M_PRICE]
-        if r >= 0:
-            prefetch(lv, r * LV_WIDTH)
-    j = i + (pf >> 1)
-    if j < n:
-        s = idx[_u(m[_u(j), M_KEY])]
-        if s >= 0:
-            prefetch(od, s * O_WIDTH)
-        r = m[_u(j), M_PRICE]
-        if r >= 0 and lv[_u(r), LV_TAIL] >= 0:
-            prefetch(od, lv[_u(r), LV_TAIL] * O_WIDTH)
-    j = i + (pf >> 2)
-    if j < n:
-        s = idx[_u(m[_u(j), M_KEY])]
-        if s >= 0:
-            if od[_u(s), O_PREV] >= 0:
-                prefetch(od, od[_u(s), O_PREV] * O_WIDTH)
-            if od[_u(s), O_NEXT] >= 0:
-                prefetch(od, od[_u(s), O_NEXT] * O_WIDTH)
+def ahead(m, i, n, pf, lv, od):
+    """Prefetch what instructions i + pf (the order's row, level row) and i + pf/2 (the
+    order's neighbours, the level's last order) will touch. Branch-free: a missing
+    neighbour / tail / price (-1) prefetches row 0 instead of testing."""
+    j = min(i + pf, n - 1)
+    prefetch(od, m[_u(j), M_KEY])
+    prefetch(lv, max(m[_u(j), M_PRICE], 0) * LV_WIDTH)
+    j = min(i + (pf >> 1), n - 1)
+    s = m[_u(j), M_KEY]
+    prefetch(od, max(od[_u(s)]['prev'], 0))
+    prefetch(od, max(od[_u(s)]['next'], 0))
+    prefetch(od, max(lv[_u(max(m[_u(j), M_PRICE], 0)), LV_TAIL], 0))
 
 
 @njit(cache=True, _nrt=False)
-def match_rows(m, start, n, stp, want, levels, pf, lv, od, idx, bk, st, fl, ev, qt, dq, ds):
+def match_rows(m, start, n, stp, want, levels, pf, lv, od, bk, st, fl, ev, qt, dq, ds):
     """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
     instruction that changed the top of its book. pf: prefetch distance (0: none)."""
     for i in range(start, n):
         if pf > 0:
-            ahead(m, i, n, pf, lv, od, idx)
+            ahead(m, i, n, pf, lv, od)
         status = room(m, i, want, od, st, fl, ev, qt, dq)
         if status != OK:
             st[ST_POS] = i
             return status
-        if apply_one(m, i, stp, want, lv, od, idx, bk, st, fl, ev):
+        if apply_one(m, i, stp, want, lv, od, bk, st, fl, ev):
             if want & W_BBO:
                 emit_bbo(m[_u(i), M_SEQ], m[_u(i), M_TIME], m[_u(i), M_BOOK], lv, bk, st, qt)
             if want & W_DEPTH:
@@ -394,7 +357,7 @@ def match_rows(m, start, n, stp, want, levels, pf, lv, od, idx, bk, st, fl, ev, 
 
 
 @njit(cache=True, _nrt=False)
-def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, ds):
+def expire_day(books, seq, time, want, levels, lv, od, bk, st, ev, qt, dq, ds):
     """End of session: every DAY order of `books` expires (lowest price first, FIFO within a
     level), then each book's bbo / depth row. The caller leaves room for every live order."""
     for j in range(books.shape[0]):
@@ -402,13 +365,13 @@ def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, 
         for r in range(bk[_u(book), BK_LO], bk[_u(book), BK_HI] + 1):
             o = lv[_u(r), LV_HEAD]
             while o >= 0:
-                nx = od[_u(o), O_NEXT]
-                if (od[_u(o), O_SIDE_TIF] >> 1) == TIF_DAY:
-                    side = od[_u(o), O_SIDE_TIF] & 1
-                    q = od[_u(o), O_QTY]
-                    k = od[_u(o), O_KEY]
+                nx = od[_u(o)]['next']
+                if (od[_u(o)]['side_tif'] >> 1) == TIF_DAY:
+                    side = od[_u(o)]['side_tif'] & 1
+                    q = od[_u(o)]['qty']
+                    k = o
                     unlink(lv, od, bk, book, side, o)
-                    release(od, idx, st, o)
+                    release(od, st, o)
                     if want & W_EVENTS:
                         event(ev, st, seq, time, book, k, K_EXPIRED | (R_SESSION_END << 8), side, r, q, 0, -1)
                 o = nx
@@ -417,4 +380,5 @@ def expire_day(books, seq, time, want, levels, lv, od, idx, bk, st, ev, qt, dq, 
         if want & W_DEPTH:
             emit_depth(seq, time, book, levels, lv, bk, st, dq, ds)
     return OK
+
 

@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 
 from .match import apply_one
-from .match_layout import (DONE, F_MAKER, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ,
-                           M_TIME, O_QTY, O_SIDE_TIF, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE,
+from .match_layout import (DONE, F_MAKER, LIVE, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ,
+                           M_TIME, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE,
                            ST_NF, TIF_IOC, TIF_SHIFT, W_FILLS)
 
 MID = 10_000
@@ -28,9 +28,9 @@ def _pick(live, n):
 
 
 @njit(cache=True)
-def generate(seed, n, msg, lv, od, idx, bk, st, fl, ev, live, pos):
+def generate(seed, n, msg, lv, od, bk, st, fl, ev, live, pos):
     """Write n instruction rows into msg (book 0, key = order number); returns the live
-    orders at the end. lv, od, idx, bk, st, fl, ev: a fresh single-book state sized for
+    orders at the end. lv, od, bk, st, fl, ev: a fresh single-book state sized for
     2*BAND+1 levels and n keys; live / pos: scratch of n int64."""
     np.random.seed(seed)
     lo = MID - BAND
@@ -66,13 +66,13 @@ def generate(seed, n, msg, lv, od, idx, bk, st, fl, ev, live, pos):
         else:
             key = _pick(live, nlive)
             op = OP_MODIFY
-            o = idx[key]
+            o = key
             if np.random.random() < 0.5:
-                q = od[o, O_QTY]
+                q = od[o]['qty']
                 qty = q - 1 if q > 1 else 1
             else:
                 d = min(np.random.geometric(GEO_P), BAND - 8)
-                price = (MID - d if (od[o, O_SIDE_TIF] & 1) == 0 else MID + d) - lo
+                price = (MID - d if (od[o]['side_tif'] & 1) == 0 else MID + d) - lo
                 qty = np.random.randint(1, 101)
         msg[i, M_SEQ] = i + 1
         msg[i, M_TIME] = i + 1
@@ -83,17 +83,17 @@ def generate(seed, n, msg, lv, od, idx, bk, st, fl, ev, live, pos):
         msg[i, M_QTY] = qty
         msg[i, M_OWNER] = 0
         st[ST_NF] = 0
-        apply_one(msg, i, 0, W_FILLS, lv, od, idx, bk, st, fl, ev)
+        apply_one(msg, i, 0, W_FILLS, lv, od, bk, st, fl, ev)
         # keep `live` exact: add a resting new order, drop what died
-        if idx[key] >= 0 and (op & 3) == 0:
+        if od[key]['state'] == LIVE and (op & 3) == 0:
             pos[key] = nlive
             live[nlive] = key
             nlive += 1
-        elif idx[key] == DONE and pos[key] >= 0:
+        elif od[key]['state'] == DONE and pos[key] >= 0:
             nlive = _drop(live, pos, nlive, key)
         for j in range(st[ST_NF]):
             m = fl[j, F_MAKER]
-            if idx[m] == DONE and pos[m] >= 0:
+            if od[m]['state'] == DONE and pos[m] >= 0:
                 nlive = _drop(live, pos, nlive, m)
     return nlive
 

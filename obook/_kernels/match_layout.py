@@ -6,6 +6,8 @@ one book compares prices and a level is found by indexing (no search). The drive
 prices to rows before and rows to prices after.
 """
 
+import numpy as np
+
 # instruction rows (int64, shape (n, M_WIDTH))
 M_SEQ, M_TIME, M_BOOK, M_KEY, M_OP, M_PRICE, M_QTY, M_OWNER = range(8)
 M_WIDTH = 8
@@ -27,18 +29,21 @@ TIF_FOK = 3
 # levels lv[L, LV_WIDTH]: first and last order of the FIFO, total quantity, order count
 LV_HEAD, LV_TAIL, LV_QTY, LV_COUNT = range(4)
 LV_WIDTH = 4
-# orders od[N, O_WIDTH]: one 64-byte row an order
-O_NEXT, O_PREV, O_QTY, O_LV, O_KEY, O_SIDE_TIF, O_OWNER, O_BOOK = range(8)
-O_WIDTH = 8
+# orders od[K]: one 32-byte record per order key (the key is the row: no index, no free
+# list): FIFO links (order keys; keys < 2**31), level row (< 2**26), state (NEVER, DONE or
+# LIVE), side | tif << 1, quantity, owner
+OD_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("state", "i2"), ("side_tif", "i2"),
+                     ("qty", "i8"), ("owner", "i8")], align=True)
 # books bk[B, BK_WIDTH]: band, best rows (LO-1 / HI+1 when empty), levels a side, last bbo
-BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)
+BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)      # BK_BID + side, BK_NBID + side: sides by index
 BK_LAST = 6         # 6 values: bid row, qty, orders, ask row, qty, orders of the last bbo row
 BK_WIDTH = 12
-# order index idx[K] (key -> order slot): >= 0 live, NEVER, DONE
+# order states (od["state"])
+LIVE = 0
 NEVER = -1
 DONE = -2
 # counters st[]
-ST_NF, ST_NE, ST_NQ, ST_ND, ST_FREE, ST_TOP, ST_LIVE, ST_POS = range(8)
+ST_NF, ST_NE, ST_NQ, ST_ND, _ST_4, _ST_5, ST_LIVE, ST_POS = range(8)
 ST_WIDTH = 8
 
 # outputs: fills, events, bbo rows ("quotes"), depth rows
@@ -93,4 +98,3 @@ REASON_NAMES = ("", "unknown order id", "order is not live (filled, cancelled or
 # kernel status
 OK = 0
 NEED_OUTPUT = 1     # flush the output rows (or grow the buffers) and call again from st[ST_POS]
-NEED_ORDERS = 2     # grow the order pool and call again from st[ST_POS]

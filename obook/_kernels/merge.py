@@ -17,7 +17,7 @@ def _next_source(rows, counts, head, limit):
     return best
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, px, qty,
                n_orders, valid):
     """k-way merge of rows[w, :counts[w]] (each sorted by seq) into columns.
@@ -53,7 +53,18 @@ def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, p
         n += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
+def names_nbytes(book, n, name_len):
+    """The bytes gather_names writes for book[:n] (unknown books: none)."""
+    total = 0
+    for i in range(n):
+        k = book[i]
+        if 0 <= k < name_len.shape[0] and name_len[k] > 0:
+            total += name_len[k]
+    return total
+
+
+@njit(cache=True, _nrt=False, nogil=True)
 def gather_names(book, n, name_off, name_len, arena, offsets, data, valid):
     """Arrow string column of the names of book[:n] (name_len < 0: unknown, null).
 
@@ -77,7 +88,7 @@ def gather_names(book, n, name_off, name_len, arena, offsets, data, valid):
     return pos
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def merge_table(rows, counts, limit, book_mul, book_add, head, out):
     """k-way merge of rows[w, :counts[w]] (sorted by column 0, seq) into out (columns x rows),
     leaving out rows with seq >= limit; column 2 (book) becomes global. Returns the count."""
@@ -97,7 +108,7 @@ def merge_table(rows, counts, limit, book_mul, book_add, head, out):
         n += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def level_counts(cols, first, step, n, counts, valid):
     """The orders columns of merged depth rows as Arrow wants them, in one pass: level k's
     column is cols[first + step * k, :n]; counts[k, :n] receives it as int32 and valid[k]

@@ -32,15 +32,19 @@ COMPRESSION_HELP = ("Parquet compression: fast (zstd level 1, dictionaries: the 
                     "the encoding time).")
 
 
-def feed_source(feed: Path, format: str | None):
+def feed_source(feed: Path, format: str | None, digest: bool = False):
     """(source, format) of a FEED argument: ``-`` is stdin, read as a stream whose format,
-    unless given, is told from its first bytes (and decompressed when it is gzip or zstd)."""
+    unless given, is told from its first bytes (and decompressed when it is gzip or zstd);
+    with ``digest`` the stream's ``digest()`` gives the size and sha256 of stdin's bytes."""
     if str(feed) != "-":
         return feed, format
     from ..feeds import detect_head
-    from ..feeds.sources import sniffed_stream
+    from ..feeds.sources import DigestingStream, sniffed_stream
 
-    stream, head = sniffed_stream(sys.stdin.buffer, "<stdin>")
+    raw = DigestingStream(sys.stdin.buffer, "<stdin>") if digest else sys.stdin.buffer
+    stream, head = sniffed_stream(raw, "<stdin>")
+    if digest:
+        stream.digest = raw.digest
     if not head:
         from ..errors import ObookError
         raise ObookError("<stdin>: the feed on stdin is empty")

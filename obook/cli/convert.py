@@ -11,7 +11,9 @@ from .bbo import COMPRESSION_HELP, Compression, FeedFormatName, OnError
 
 
 def convert(
-    feed: Path = typer.Argument(..., help="Feed file: ITCH 5.0 BinaryFILE or CSV order feed, optionally .gz."),
+    feed: Path = typer.Argument(..., help="Feed file (any registered format, plain, .gz, .zst or .zip); '-' reads "
+                                          "the feed from stdin (its format told from its first bytes; the "
+                                          "replay tables only)."),
     outdir: Path = typer.Argument(..., help="Directory for <table>.parquet (created if missing)."),
     tables: str = typer.Option("bbo", "--tables", "-t",
                                help="Comma-separated tables: bbo, trades, orders, depth (one replay), "
@@ -36,12 +38,13 @@ def convert(
     Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
     """
     from ..to_parquet import convert as _convert
+    from .bbo import feed_source
     from .progress import file_progress
 
+    source, fmt = feed_source(feed, format.value if format else None, digest=True)
     with file_progress(feed) as progress:
-        result = _convert(feed, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
+        result = _convert(source, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
                           levels=levels, tickers=tickers, progress=progress,
-                          compression=compression.value, unknown_tickers="warn",
-                          format=format.value if format else None)
+                          compression=compression.value, unknown_tickers="warn", format=fmt)
     for table, path in result["files"].items():
         typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)

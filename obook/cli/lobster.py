@@ -15,7 +15,8 @@ class Style(str, Enum):
 
 
 def lobster(
-    feed: Path = typer.Argument(..., help="Nasdaq ITCH 5.0 feed (BinaryFILE, optionally .gz)."),
+    feed: Path = typer.Argument(..., help="Nasdaq ITCH 5.0 feed file (BinaryFILE, plain, .gz or .zst; a file: "
+                                          "it is read twice, so not stdin)."),
     outdir: Path = typer.Argument(..., help="Directory for the CSV files (created if missing)."),
     tickers: str = typer.Option(..., "--tickers", "-k", help="Comma-separated tickers, e.g. AAPL,MSFT."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50,
@@ -41,6 +42,12 @@ def lobster(
     """
     from ..lobster import lobster as _lobster
     from .progress import file_progress
+
+    if str(feed) == "-":
+        from ..errors import ObookError
+
+        raise ObookError("-: obook lobster reads the feed twice (its trading actions first): give a file, "
+                         "not stdin")
 
     with file_progress(feed) as progress:
         result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date, style=style.value,

@@ -60,7 +60,7 @@ def run_query(query: str, database: str = ":memory:"):
 
     con = connect(database)
     try:
-        _feed_time_zone(con)
+        _feed_time_zone(con, query)
         rel = con.sql(query)
         return con, (None if rel is None else rel.to_arrow_reader())
     except duckdb.Error as e:
@@ -71,17 +71,41 @@ def run_query(query: str, database: str = ":memory:"):
         raise
 
 
-def _feed_time_zone(con) -> None:
-    """Show timestamps in the feeds' zone (New York), as the tables' ``timestamp`` column
-    and ``obook bbo --output x.csv`` do, not in DuckDB's default UTC."""
+def _feed_time_zone(con, query: str = "") -> None:
+    """Show timestamps in the zone of the feeds the query names (``obook_*('path'...)``:
+    New York for ITCH, Asia/Shanghai for the Level-2 formats ...), as the tables' ``timestamp``
+    column does, not in DuckDB's default UTC; New York when the query names none, or
+    feeds of different zones."""
     import duckdb
 
+    zones = feed_zones(query)
     from ..session import TIMEZONE
 
+    zone = zones.pop() if len(zones) == 1 else TIMEZONE
     try:
-        con.execute(f"SET TimeZone = '{TIMEZONE}'")
+        con.execute(f"SET TimeZone = '{zone}'")
     except duckdb.Error:   # a DuckDB without ICU: its default zone stays
         pass
+
+
+_FEED_ARG = re.compile(r"\bobook_\w+\s*\(\s*'((?:[^']|'')+)'")
+
+
+def feed_zones(query: str) -> set[str]:
+    """The time zones of the existing feed files named as first arguments of obook table
+    functions in ``query`` (files that are no feed, or missing, are left to the query)."""
+    import os
+
+    from ..feeds import resolve_format
+
+    zones = set()
+    for path in {m.replace("''", "'") for m in _FEED_ARG.findall(query)}:
+        if os.path.isfile(path):
+            try:
+                zones.add(resolve_format(None, path).tz)
+            except (ObookError, OSError):
+                pass
+    return zones
 
 
 def _write_stdout(reader, style: str) -> int:
@@ -206,25 +230,40 @@ def sql(
     """Run a SQL query over market-data feeds with DuckDB; print or save the result.
 
     \b
-    Replay tables (ITCH or CSV feeds), each with workers := NULL, format := NULL,
-    on_error := 'raise', tickers := NULL (e.g. ['AAPL']: replay only those books),
-    date := NULL (YYYY-MM-DD: adds a timestamp column):
-      obook_bbo(path, ...)      best bid/offer rows
-      obook_trades(path, ...)   executions and prints
-      obook_orders(path, ...)   order-level rows
+    Replay tables of any feed (ITCH, CSV, Databento MBO, captures, Shanghai/Shenzhen
+    Level-2), each with workers := NULL, format := NULL, on_error := 'raise',
+    tickers := NULL (e.g. ['AAPL']: replay only those books), date := NULL
+    (YYYY-MM-DD: adds a timestamp column):
+      obook_bbo(path, ...)                   best bid/offer rows
+      obook_trades(path, ...)                executions and prints
+      obook_orders(path, ...)                order-level rows with queue position
       obook_depth(path, ..., levels := 10)   top 1..50 levels a side
-    ITCH tables: obook_messages(path), obook_symbols(path), obook_system_events(path),
-    obook_trading_actions(path).
-    Macros: obook_spread(path), obook_twas(path), obook_bbo_grid(path, every_ns).
+    Side tables (the path only): obook_messages(path) (ITCH messages),
+    obook_symbols(path), obook_system_events(path), obook_trading_actions(path),
+    obook_audit(path) (Level-2: rebuilt book against each exchange snapshot),
+    obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts).
+    Bars and macros: obook_bars(path, interval := '1 minute', workers, format,
+    on_error, date); obook_spread(path, workers, format, on_error);
+    obook_twas(path, start_time, end_time, workers, format, on_error);
+    obook_bbo_grid(path, every, start_time, end_time, workers, format, on_error)
+    (every: nanoseconds).
+    Matching (an order-entry file): obook_match(path, workers := NULL, tick := 1,
+    stp := NULL) fills, obook_match_events(...), obook_match_bbo(...).
+    Own orders in a replayed feed: obook_simulate(feed, orders, latency := NULL,
+    seed := 0, horizon := 1.0, workers := NULL, format := NULL) fills,
+    obook_simulate_events(...), obook_simulate_summary(...), obook_simulate_bbo(...).
     Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
-    obook_time_of_day_ms(ms). Prices are integers in 1/10000 $; obook_price() turns them
-    into exact decimals. Timestamps print in New York time, the feeds' zone.
+    obook_time_of_day_ms(ms), obook_time_unit_ns(path, format) (ns per unit of the
+    feed's time). Prices are integers in the feed's units (ITCH 1/10000 $);
+    obook_price() turns them into exact decimals. Timestamps print in the zone of the
+    feeds the query names (New York for ITCH, Asia/Shanghai for Level-2).
 
     \b
     Examples:
       obook sql "SELECT ticker, count(*) FROM obook_bbo('day.itch') GROUP BY ALL"
       obook sql "FROM obook_twas('day.itch')" --output twas.parquet
       obook sql "FROM obook_bbo_grid('day.itch', 60000000000)" -o grid.csv
+      obook sql "FROM obook_bars('day.itch', interval := '5 minutes')" --format csv
     """
     if output is not None:
         _output_format(output)            # fail before running a long query

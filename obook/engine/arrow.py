@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.merge import gather_names, merge_rows
+from .._kernels.merge import gather_names, merge_rows, names_nbytes
 from ..schema import bbo_schema
 
 
@@ -63,8 +63,7 @@ def book_columns(book: np.ndarray, n: int, tickers: Tickers, key_type: pa.DataTy
     offsets = np.empty(n + 1, np.int32)
     # the bytes of these rows' names exactly (rows x the longest name would let one hostile
     # 1 MiB ticker cost every later batch 64 GiB)
-    known = ln[book[:n][(book[:n] >= 0) & (book[:n] < len(ln))]]
-    data = np.empty(max(1, int(known[known > 0].sum())), np.uint8)
+    data = np.empty(max(1, names_nbytes(book, n, ln)), np.uint8)
     tvalid = np.empty((n + 7) // 8, np.uint8)
     gather_names(book, n, off, ln, arena, offsets, data, tvalid)
     ticker = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(tvalid), pa.py_buffer(offsets),

@@ -289,6 +289,36 @@ class HeadedStream:
         return bytes(buf[:got])
 
 
+class DigestingStream:
+    """A binary stream that keeps the size and sha256 of the bytes read through it (a
+    feed on stdin gets the provenance a file gets from :func:`obook.to_parquet.file_digest`)."""
+
+    def __init__(self, raw, name: str = "-"):
+        import hashlib
+
+        self.raw = raw
+        self.name = name
+        self.size = 0
+        self._sha = hashlib.sha256()
+
+    def readinto(self, view) -> int:
+        n = _readinto(self.raw, view)
+        if n:
+            self._sha.update(view[:n])
+            self.size += n
+        return n
+
+    def read(self, n: int = -1) -> bytes:
+        b = self.raw.read() if n is None or n < 0 else self.raw.read(n)
+        self._sha.update(b)
+        self.size += len(b)
+        return b
+
+    def digest(self) -> tuple[int, str]:
+        """(size, sha256 hex) of what was read so far."""
+        return self.size, self._sha.hexdigest()
+
+
 def _read_ahead(f, n: int) -> bytes:
     """Up to ``n`` bytes of ``f`` (fewer only at its end: a pipe gives what it has)."""
     buf = bytearray(n)

@@ -82,10 +82,12 @@ def run_listen(a: dict) -> None:
         try:
             close_sinks(sinks)
         finally:
-            if kind == "parquet" and lst.feed.lost:
+            if kind == "parquet":      # beside the tables: what each line delivered, what was lost
                 import pyarrow.parquet as pq
 
-                pq.write_table(lst.gaps_table(), Path(a["output"]) / "gaps.parquet")
+                pq.write_table(lst.line_stats_table(), Path(a["output"]) / "line_stats.parquet")
+                if lst.feed.lost:
+                    pq.write_table(lst.gaps_table(), Path(a["output"]) / "gaps.parquet")
             st = lst.stats()
             typer.echo("listen: " + ", ".join(f"{k} {v}" for k, v in st.items() if k != "lines"), err=True)
             for line, s in st["lines"].items():

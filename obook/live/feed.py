@@ -59,6 +59,7 @@ class LiveFeed:
             self.close()
             raise
         self.request = request
+        self.addresses = [tuple(line_a), tuple(line_b), tuple(request) if request else None]   # by LINES
         self.req = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.req.bind(("127.0.0.1" if request is None or request[0].startswith("127.") else "0.0.0.0", 0))
         self.req.setblocking(False)

@@ -81,6 +81,21 @@ class Listener:
             out.update(strategy_calls=self.ttt.calls, orders=len(self.ttt.orders), refused=dict(self.ttt.risk.refused))
         return out
 
+    def line_stats_table(self) -> pa.Table:
+        """Per line (A, B, and ``request``: the re-request server's answers) the counts of a
+        capture replay's ``line_stats`` table so far (``capture`` null, ``address`` and
+        ``port`` where the line listens)."""
+        from ..feeds.mold.side import LINE_STATS_SCHEMA
+        from .feed import LINES
+
+        names = LINE_STATS_SCHEMA.names[4:]
+        rows = []
+        for i, line in enumerate(LINES):
+            host, port = self.feed.addresses[i] or (None, None)
+            rows.append([line, None, host, port, *(self.feed.arbiter.stats[i][n] for n in names)])
+        return pa.table([pa.array(c, f.type) for c, f in zip(zip(*rows), LINE_STATS_SCHEMA)],
+                        schema=LINE_STATS_SCHEMA)
+
     def gaps_table(self) -> pa.Table:
         """The ranges given up (``on_gap="skip"``), as a capture replay's ``gaps`` table:
         ``ts_before`` the receive stamp of the last message before the gap, ``ts_after``

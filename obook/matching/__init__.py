@@ -3,6 +3,7 @@
     >>> r = obook.match("orders.csv", workers=2)
     >>> r.fills            # pyarrow.Table
     >>> r.reader("events") # pyarrow.RecordBatchReader
+    >>> obook.matching.match_reader("orders.csv", "fills")   # batches while it runs
 
 Price-time priority, one book per instrument. New orders: limit or market; GTC and DAY
 rest what is left (DAY expires at the end of the input, the session's end), IOC drops
@@ -15,12 +16,13 @@ keeping its time in force. ``stp``: self-trade prevention between orders of the 
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from ..errors import ObookError
 from .books import TABLES, stp_code, want_bits
 
-__all__ = ["match", "MatchResult"]
+__all__ = ["match", "match_reader", "MatchResult"]
 
 
 class MatchResult:
@@ -47,6 +49,13 @@ class MatchResult:
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
 
 
+def _checked(tables, levels: int) -> int:
+    want = want_bits(tables)
+    if not 1 <= levels <= 50:
+        raise ObookError(f"levels must be between 1 and 50, not {levels}")
+    return want
+
+
 def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = None, instruments=None,
           tables=TABLES, levels: int = 10, day_end: bool = True) -> MatchResult:
     """Match order-entry instructions (see :mod:`obook.feeds.orders` for the columns).
@@ -64,9 +73,7 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     from .tables import Converter
 
     tables = tuple(tables)
-    want = want_bits(tables)
-    if not 1 <= levels <= 50:
-        raise ObookError(f"levels must be between 1 and 50, not {levels}")
+    want = _checked(tables, levels)
     if workers is None:
         from ..engine.replay import default_workers
         workers = default_workers()
@@ -79,3 +86,29 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     stats = {"instructions": prep.n_rows, "instruments": len(prep.instruments),
              **{f"{t}_rows": out[t].num_rows for t in tables}}
     return MatchResult(out, levels, stats)
+
+
+def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None = None, instruments=None,
+                 levels: int = 10, day_end: bool = True) -> pa.RecordBatchReader:
+    """One table of :func:`match` as Arrow batches made while the book runs: each batch is
+    converted and handed over as soon as the kernels flush their buffers (about 65,536 rows),
+    so the output is never held whole. One process (the rows of ``match(workers=1)``, in the
+    same order); the input is still read and prepared whole first.
+    """
+    from ..feeds.orders import read_orders
+    from .books import stream_books
+    from .prepare import prepare
+    from .tables import Converter, schema_of
+
+    want = _checked((table,), levels)
+    prep = prepare(read_orders(orders), int(tick), instruments)
+    conv = Converter(prep, levels)
+    books = np.arange(len(prep.instruments), dtype=np.int64)
+
+    def batches():
+        for chunk in stream_books(prep, books, prep.msg, want=want, stp=stp_code(stp), levels=levels,
+                                  day_end=day_end):
+            for rows in chunk[table]:
+                yield from conv.table(table, rows).to_batches()
+
+    return pa.RecordBatchReader.from_batches(schema_of(table, levels), batches())

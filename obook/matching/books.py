@@ -3,7 +3,8 @@
 ``MatchBooks(prepared, books).run(msg)`` applies the instructions of those books and
 returns every output table as int64 rows (concatenated chunks). The kernels never
 allocate: when an output buffer fills they stop before an instruction, the rows so far
-are copied out and the buffers reused; when the order pool fills it is doubled.
+are copied out and the buffers reused. The order rows are one per key, allocated (and
+touched) up front, so they never grow.
 """
 
 from __future__ import annotations
@@ -11,15 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_WIDTH, D_HEAD,
-                                     E_WIDTH, F_WIDTH, LV_HEAD, LV_TAIL, LV_WIDTH, NEED_ORDERS, NEVER,
-                                     O_WIDTH, OK, Q_WIDTH, ST_FREE, ST_LIVE, ST_ND, ST_NE, ST_NF,
+                                     E_WIDTH, F_WIDTH, LV_HEAD, LV_TAIL, LV_WIDTH, NEVER, OD_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
                                      ST_NQ, ST_POS, ST_WIDTH, STP_CANCEL_INCOMING,
                                      STP_CANCEL_RESTING, STP_NONE, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
 from ..errors import ObookError
 
 #: starting sizes (tests make them tiny to exercise the growth paths)
 CHUNK = 1 << 16
-ORDERS = 1024
 #: prefetch distance of match_rows (instructions ahead; 0: none)
 PREFETCH = 16
 TABLES = ("fills", "events", "bbo", "depth")
@@ -44,28 +43,30 @@ def want_bits(tables) -> int:
     return bits
 
 
-def new_state(n_levels: int, lo, hi, n_keys: int, levels: int, orders: int = 1024):
-    """Fresh kernel state: (lv, od, idx, bk, st, ds)."""
+def new_state(n_levels: int, lo, hi, n_keys: int, levels: int):
+    """Fresh kernel state: (lv, od, bk, st, ds); every order row written once here, so the
+    replay takes no page faults on them."""
     lv = np.zeros((max(n_levels, 1), LV_WIDTH), np.int64)
     lv[:, LV_HEAD] = lv[:, LV_TAIL] = -1
-    od = np.zeros((orders, O_WIDTH), np.int64)
-    idx = np.full(max(n_keys, 1), NEVER, np.int64)
+    if n_keys >= 2**31:                 # the FIFO links are int32
+        raise ObookError(f"{n_keys:,} order ids in one run; at most 2,147,483,647")
+    od = np.zeros(max(n_keys, 1), OD_DTYPE)
+    od["state"] = NEVER
     bk = np.zeros((len(lo), BK_WIDTH), np.int64)
     bk[:, BK_LO], bk[:, BK_HI] = lo, hi
     bk[:, BK_BID], bk[:, BK_ASK] = np.asarray(lo) - 1, np.asarray(hi) + 1
     bk[:, BK_LAST:BK_LAST + 6] = (-1, 0, 0, -1, 0, 0)
     st = np.zeros(ST_WIDTH, np.int64)
-    st[ST_FREE] = -1
     ds = np.zeros((len(lo), 6 * levels), np.int64)
     ds[:, 0::3] = -1
-    return lv, od, idx, bk, st, ds
+    return lv, od, bk, st, ds
 
 
 class MatchBooks:
     def __init__(self, n_levels, lo, hi, n_keys, *, want: int, stp: int = STP_NONE, levels: int = 10,
-                 chunk: int = 1 << 16, orders: int = 1024):
+                 chunk: int = 1 << 16):
         self.want, self.stp, self.levels = want, stp, levels
-        self.lv, self.od, self.idx, self.bk, self.st, self.ds = new_state(n_levels, lo, hi, n_keys, levels, orders)
+        self.lv, self.od, self.bk, self.st, self.ds = new_state(n_levels, lo, hi, n_keys, levels)
         self.chunk = chunk
         self._alloc(chunk)
         self.out = {t: [] for t in TABLES}
@@ -88,20 +89,28 @@ class MatchBooks:
         if self.cap < st[ST_LIVE] + 64:       # a taker may touch every live order
             self._alloc(2 * (int(st[ST_LIVE]) + 64))
 
-    def run(self, msg: np.ndarray) -> None:
+    def steps(self, msg: np.ndarray):
+        """Apply ``msg``, yielding each time the output buffers were flushed to ``self.out``."""
         from .._kernels.match import match_rows
 
         pos, n = 0, len(msg)
         while True:
-            status = match_rows(msg, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od, self.idx,
+            status = match_rows(msg, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od,
                                 self.bk, self.st, self.fl, self.ev, self.qt, self.dq, self.ds)
             pos = int(self.st[ST_POS])
             if status == OK:
                 return
-            if status == NEED_ORDERS:
-                self.od = np.concatenate([self.od, np.zeros_like(self.od)])
-            else:
-                self.flush()
+            self.flush()                    # NEED_OUTPUT
+            yield
+
+    def run(self, msg: np.ndarray) -> None:
+        for _ in self.steps(msg):
+            pass
+
+    def take(self) -> dict:
+        """The rows flushed so far, per table (lists of chunks); ``self.out`` starts empty again."""
+        out, self.out = self.out, {t: [] for t in TABLES}
+        return out
 
     def expire(self, books: np.ndarray, seq: int, time: int) -> None:
         """End of session: DAY orders expire; then each book's last bbo / depth rows."""
@@ -111,7 +120,7 @@ class MatchBooks:
         if self.cap < len(books) + 8:
             self._alloc(len(books) + 8 + int(self.st[ST_LIVE]))
         expire_day(np.asarray(books, np.int64), seq, time, self.want, self.levels, self.lv, self.od,
-                   self.idx, self.bk, self.st, self.ev, self.qt, self.dq, self.ds)
+                   self.bk, self.st, self.ev, self.qt, self.dq, self.ds)
 
     def result(self) -> dict:
         self.flush()
@@ -120,10 +129,23 @@ class MatchBooks:
                 for t in TABLES}
 
 
+def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool):
+    """Like ``run_books``, but yields the rows as the kernels make them: dicts of table ->
+    list of int64 row chunks, each dict at most about ``CHUNK`` rows a table, in input order."""
+    mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
+                    chunk=CHUNK)
+    for _ in mb.steps(msg):
+        yield mb.take()
+    if day_end and len(books):
+        mb.expire(books, prep.n_rows + 1, prep.end_time)
+    mb.flush()
+    yield mb.take()
+
+
 def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
     """Match ``msg`` (the instructions of ``books``) and return every table's int64 rows."""
     mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
-                    chunk=CHUNK, orders=ORDERS)
+                    chunk=CHUNK)
     mb.run(msg)
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)

@@ -1,0 +1,58 @@
+"""The ``obook`` console command's entry point.
+
+``obook --help`` (or ``-h``) prints the top-level help rendered ahead of time in
+``obook/_help_text.py``: importing typer, click and the command modules to render it costs
+more than the rest of the command (issue 13's start-up goal for ``--help``). The text is
+what ``obook.cli`` renders on a terminal at least 80 columns wide (click wraps help at 78
+columns there); a narrower terminal, and every other command line, runs ``obook.cli``.
+``python -m obook._entry --write`` renders the text again; ``tests/test_cli_conventions.py``
+fails when it differs from ``obook.cli``'s.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _columns() -> int:
+    """The terminal width as click's help formatter sees it (``shutil.get_terminal_size``)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def main() -> None:
+    if sys.argv[1:] in (["--help"], ["-h"]) and _columns() >= 80:
+        from ._help_text import TEXT
+
+        sys.stdout.write(TEXT)
+        sys.stdout.flush()
+        return
+    from .cli import main as cli_main
+
+    cli_main()
+
+
+def render() -> str:
+    """``obook --help`` as ``obook.cli`` prints it on a wide terminal (in a fresh process)."""
+    import subprocess
+
+    code = "import sys; sys.argv = ['obook', '--help']; from obook.cli import main; main()"
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          check=True).stdout
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_help_text.py")
+    with open(path, "w") as f:
+        f.write('"""``obook --help``, rendered by ``python -m obook._entry --write`` (see obook/_entry.py)."""\n\n'
+                f"TEXT = {render()!r}\n")
