@@ -9,7 +9,11 @@ Own orders are drawn from the feed's own bbo rows (so they sit at or near the to
 side, every TIF, some market), 20% cancels, 10% modifies, 50 us of latency.
 
     python benchmarks/bench_simulate.py [--messages 5000000] [--orders 10000] [--instruments 100]
-        [--workers 1] [--repeats 3]
+        [--workers 1] [--repeats 3] [--no-warm] [--depth]
+
+``--no-warm``: do not load the simulation kernels in this process first (the state before
+stop 20: forked workers then load them from numba's cache at every simulation).
+``--depth``: the simulation also builds depth_with_own (10 levels).
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ def main() -> None:
     ap.add_argument("--instruments", type=int, default=100)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-warm", action="store_true")
+    ap.add_argument("--depth", action="store_true")
     a = ap.parse_args()
 
     from common import itch_day
@@ -87,6 +93,10 @@ def main() -> None:
     from obook.engine.replay import Replay
 
     day = itch_day(a.messages, a.stocks)
+    if a.no_warm:
+        import obook.simulation.observer as observer
+        observer.warm = lambda: None
+    own_tables = ("bbo_with_own", "depth_with_own") if a.depth else ("bbo_with_own",)
 
     def plain():
         return Replay(day, workers=a.workers, format="itch").reader().read_all()
@@ -95,10 +105,11 @@ def main() -> None:
     orders = own_orders(bbo, a.orders, a.instruments)
 
     def sim():
-        return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000)
+        return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000, own_tables=own_tables)
 
     def sim_own_books():      # no feed tables: only the own instruments' books are replayed
-        return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000, feed_tables=())
+        return obook.simulate(day, orders, workers=a.workers, format="itch", latency=50_000, feed_tables=(),
+                              own_tables=own_tables)
 
     r = sim()
     sim_own_books()
@@ -117,12 +128,15 @@ def main() -> None:
     pairs = [s / p for s, p in zip(cpu["simulate"], cpu["replay"])]
     print(json.dumps({
         "messages": a.messages, "own_orders": a.orders, "instruments": a.instruments, "workers": a.workers,
+        "warm": not a.no_warm, "depth_with_own": a.depth,
         "fills": r.fills.num_rows, "events": r.events.num_rows, "bbo_rows": r.bbo.num_rows,
         "replay_s": round(med["replay"], 3), "simulate_s": round(med["simulate"], 3),
         "ratio": round(med["simulate"] / med["replay"], 3),
         "replay_cpu_s": round(cmed["replay"], 3), "simulate_cpu_s": round(cmed["simulate"], 3),
         "cpu_ratio": round(cmed["simulate"] / cmed["replay"], 3),
         "median_pair_cpu_ratio": round(statistics.median(pairs), 3),
+        "median_pair_wall_ratio": round(statistics.median(
+            [s / p for s, p in zip(times["simulate"], times["replay"])]), 3),
         "own_books_cpu_s": round(cmed["own_books"], 3),
         "own_books_cpu_ratio": round(cmed["own_books"] / cmed["replay"], 3),
         "runs": {k: [round(x, 3) for x in v] for k, v in times.items()},

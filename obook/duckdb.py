@@ -311,43 +311,56 @@ def _match_opener(table: str):
 
 def _simulate_macros(con, token: str, pool_size: int) -> None:
     """``obook_simulate(feed, orders, latency := NULL, seed := 0, horizon := 1.0, workers :=
-    NULL, format := NULL)`` (fills), ``obook_simulate_events``, ``obook_simulate_summary`` and
-    ``obook_simulate_bbo`` (bbo_with_own): ``obook.simulate``'s tables."""
-    from .simulation.tables import SCHEMAS
+    NULL, format := NULL)`` (fills), ``obook_simulate_events``, ``obook_simulate_summary``,
+    ``obook_simulate_bbo`` (bbo_with_own) and ``obook_simulate_depth`` (depth_with_own, with
+    ``levels := 10`` too): ``obook.simulate``'s tables."""
+    from .simulation.tables import schema_of
 
-    types = [_duck_type(t) for t in ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "BIGINT", "VARCHAR",
-                                     "UBIGINT")]
+    names = ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "BIGINT", "VARCHAR", "BIGINT", "UBIGINT")
     for macro, table in (("obook_simulate", "fills"), ("obook_simulate_events", "events"),
-                         ("obook_simulate_summary", "summary"), ("obook_simulate_bbo", "bbo_with_own")):
-        pool = _Pool(f"__{macro}_{token}", SCHEMAS[table], _simulate_opener(table), pool_size)
+                         ("obook_simulate_summary", "summary"), ("obook_simulate_bbo", "bbo_with_own"),
+                         ("obook_simulate_depth", "depth_with_own")):
+        depth = table == "depth_with_own"
+        pool = _Pool(f"__{macro}_{token}", schema_of(table), _simulate_opener(table), pool_size,
+                     (lambda args, t=table: schema_of(t, args[-1])))
         for entry in pool.entries:
             con.register(entry.name, entry)
         fn = f"__{macro}_slot_{token}"
-        con.create_function(fn, _simulate_slot(pool), types, _duck_type("VARCHAR"), null_handling="special",
-                            side_effects=True)
+        types = [_duck_type(t) for i, t in enumerate(names) if depth or i != 7]     # 7: levels
+        con.create_function(fn, _simulate_slot(pool, depth), types, _duck_type("VARCHAR"),
+                            null_handling="special", side_effects=True)
+        extra, arg = (", levels := 10", ", levels") if depth else ("", "")
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
-                    f"horizon := 1.0, workers := NULL, format := NULL) AS TABLE SELECT * FROM "
-                    f"query_table({fn}(feed, orders, latency, seed, horizon, workers, format, current_query_id()))")
+                    f"horizon := 1.0, workers := NULL, format := NULL{extra}) AS TABLE SELECT * FROM "
+                    f"query_table({fn}(feed, orders, latency, seed, horizon, workers, format{arg}, "
+                    f"current_query_id()))")
 
 
 def _simulate_opener(table: str):
-    def open_sim(feed, orders, latency, seed, horizon, workers, fmt):
-        from .simulation import simulate
+    def open_sim(feed, orders, latency, seed, horizon, workers, fmt, levels):
+        from .simulation import OWN_TABLES, simulate
         from .simulation.prepare import parse_latency
 
         return simulate(feed, orders, latency=parse_latency(latency), seed=seed, horizon=horizon,
-                        workers=workers, format=fmt, feed_tables=()).reader(table)
+                        workers=workers, format=fmt, feed_tables=(), levels=levels,
+                        own_tables=(table,) if table in OWN_TABLES else ()).reader(table)
     return open_sim
 
 
-def _simulate_slot(pool: _Pool):
-    def slot(feed, orders, latency, seed, horizon, workers, fmt, query):
+def _simulate_slot(pool: _Pool, depth: bool):
+    def assign(feed, orders, latency, seed, horizon, workers, fmt, levels, query):
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
         args = (_check_path(feed), os.path.abspath(os.path.expanduser(orders)), latency,
                 0 if seed is None else seed, 1.0 if horizon is None else horizon, _check_workers(workers),
-                _check_format(fmt))
+                _check_format(fmt), _check_levels(levels))
         return pool.assign(args, query)
+
+    if depth:
+        return assign
+
+    def slot(feed, orders, latency, seed, horizon, workers, fmt, query):
+        return assign(feed, orders, latency, seed, horizon, workers, fmt, None, query)
     return slot
 
 
@@ -395,7 +408,7 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     tick := 1, stp := NULL)`` (fills), ``obook_match_events`` and ``obook_match_bbo`` over an
     order-entry file (``obook.match``), ``obook_simulate(feed, orders, latency := NULL, seed := 0,
     horizon := 1.0, workers := NULL, format := NULL)`` (your fills inside a replayed feed) with
-    ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, the macros of ``obook.sql`` (``obook_spread``,
+    ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, ``obook_simulate_depth``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
 

@@ -242,15 +242,19 @@ def scan_match(path, *, table: str = "fills", workers: int | None = 1, tick: int
 
 
 def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 0, horizon: float = 1.0,
-                  workers: int | None = None, format: str | None = None) -> pl.LazyFrame:
+                  workers: int | None = None, format: str | None = None, levels: int = 10) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.simulate(feed, orders, ...)`` (fills, events,
-    summary or bbo_with_own); the simulation runs at collect time, once per collect."""
-    from .simulation import simulate
-    from .simulation.tables import SCHEMAS
+    summary, bbo_with_own or depth_with_own with ``levels`` a side); the simulation runs at
+    collect time, once per collect."""
+    from .engine.tables import check_tables
+    from .simulation import OWN_TABLES, simulate
+    from .simulation.tables import SCHEMAS, schema_of
 
     if table not in SCHEMAS:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(SCHEMAS)}")
+    check_tables(("depth",), levels)
     full = _check_path(feed)
+    own = (table,) if table in OWN_TABLES else ()
     return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
-                                  format=format, feed_tables=()).reader(table),
-                 SCHEMAS[table], f"obook_simulate_{table}", os.fspath(feed))
+                                  format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
+                 schema_of(table, levels), f"obook_simulate_{table}", os.fspath(feed))

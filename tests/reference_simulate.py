@@ -8,7 +8,7 @@ rules of obook.simulate's doc are shared with the engine, no code.
 
 Feed records are plain tuples ``(seq, time, ticker, kind, ref, side, shares, price, new_ref)``
 with kind one of add, add0 (0 shares allowed), exec, exec_clamp, cancel, reduce_to,
-delete, replace, other; ``itch_records`` / ``csv_records`` read them from a feed file.
+delete, fill (an execution of all its shares, then removed), replace, other; ``itch_records`` / ``csv_records`` read them from a feed file.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def csv_records(path):
     if path.endswith(".gz"):
         data = gzip.decompress(data)
     kinds = {b"B": "add0", b"S": "add0", b"C": "reduce_to", b"D": "delete", b"E": "exec_clamp",
-             b"F": "delete"}
+             b"F": "fill"}
     out, seen = [], set()
     for no, line in data_lines(data):
         time, ticker, oid, typ, shares, price = parse_line(line)
@@ -65,14 +65,16 @@ class _Own:
 
 
 class Reference:
-    def __init__(self, instruments):
+    def __init__(self, instruments, levels=0):
         self.inst = sorted(instruments)
+        self.levels = levels      # depth_with_own levels a side (0: no depth rows)
         self.books = {}           # ticker -> {ref: [side, price, shares, stamp]}
         self.used = {}            # (ticker, side, price) -> consumed shares
         self.own = {}             # (ticker, order id) -> _Own
         self.stamp = 0
-        self.rows = {"fills": [], "events": [], "bbo": []}
+        self.rows = {"fills": [], "events": [], "bbo": [], "depth": []}
         self.last_bbo = {}
+        self.last_depth = {}
         self.counter = 0
 
     # -- helpers
@@ -146,6 +148,40 @@ class Reference:
         if self.last_bbo.get(book, (None, None, None, None)) != now:
             self.last_bbo[book] = now
             self._emit("bbo", at, (book,) + now)
+        if self.levels:
+            self.depth(at, book)
+
+    def depth_side(self, book, side):
+        """The top levels a side with your orders: (price, shares, orders) per level, None
+        for a missing one. A feed level shows its shares less the consumed ones (gone when
+        nothing is left, unless it is a level of zero-share orders); your resting orders add
+        their shares and count at their prices."""
+        feed = {}
+        for s, price, shares, _ in self.books.get(book, {}).values():
+            if s == side:
+                q = feed.setdefault(price, [0, 0])
+                q[0] += shares
+                q[1] += 1
+        lv = {}
+        for price, (q, n) in feed.items():
+            u = self.used.get((book, side, price), 0)
+            if q - u > 0 or (q == 0 and u == 0):
+                lv[price] = [q - u, n]
+        for o in self.resting(book):
+            if o.side == side:
+                x = lv.setdefault(o.price, [0, 0])
+                x[0] += o.rem
+                x[1] += 1
+        out = []
+        for price in sorted(lv, reverse=(side == 0))[:self.levels]:
+            out += [price, lv[price][0], lv[price][1]]
+        return out + [None, None, None] * (self.levels - len(out) // 3)
+
+    def depth(self, at, book):
+        now = tuple(self.depth_side(book, 0) + self.depth_side(book, 1))
+        if self.last_depth.get(book, (None,) * (6 * self.levels)) != now:
+            self.last_depth[book] = now
+            self._emit("depth", at, (book,) + now)
 
     def feed_mid(self, book):
         bids, asks = self.prices(book, 0), self.prices(book, 1)
@@ -208,6 +244,8 @@ class Reference:
                     self._remove_shares(at, book, ref, have - shares, False, False)
             elif kind == "delete":
                 self._remove_shares(at, book, ref, have, False, True)
+            elif kind == "fill":         # the order filled and left: an execution of its shares
+                self._remove_shares(at, book, ref, have, True, True)
             elif kind == "replace":
                 s = b[ref][0]
                 self._remove_shares(at, book, ref, have, False, True)
@@ -278,11 +316,12 @@ class Reference:
         self.event(at, book, o.oid, "rested", o.side, o.price, o.rem, o.rem, o.ahead, None, o.row)
 
 
-def simulate(records, seen, instructions, day_end=True):
+def simulate(records, seen, instructions, day_end=True, levels=0):
     """``instructions``: dicts (row, arrival, probe, instrument, order_id, action, side, market,
     tif, price, quantity, reason) with side 'buy'/'sell', tif 0-3, reason a code or None.
-    Returns (fills, events, bbo_with_own, mids at arrival, mids at probe) as lists of tuples."""
-    ref = Reference({i["instrument"] for i in instructions})
+    Returns (fills, events, bbo_with_own, mids at arrival, mids at probe, depth_with_own with
+    ``levels`` a side: [] when 0) as lists of tuples."""
+    ref = Reference({i["instrument"] for i in instructions}, levels)
     pending = {}
     for ins in sorted(instructions, key=lambda i: (i["arrival"], i["row"])):
         pending.setdefault(ins["instrument"], []).append(ins)
@@ -329,4 +368,5 @@ def simulate(records, seen, instructions, day_end=True):
         big = 1 << 62
         return [(k[0] if k[0] is not None else None, k[2]) + r
                 for k, r in sorted(rows, key=lambda kr: (big if kr[0][0] is None else kr[0][0],) + kr[0][1:])]
-    return ordered(ref.rows["fills"]), ordered(ref.rows["events"]), ordered(ref.rows["bbo"]), mids, later
+    return (ordered(ref.rows["fills"]), ordered(ref.rows["events"]), ordered(ref.rows["bbo"]), mids, later,
+            ordered(ref.rows["depth"]))

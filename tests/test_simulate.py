@@ -43,6 +43,28 @@ def test_simulate_join_behind_two_fills_after_them(tmp_path):
     assert (s["status"], s["filled"], s["fill_ratio"], s["time_to_fill"]) == ("filled", 120, 1.0, 8)
 
 
+def test_simulate_csv_fill_ahead_then_fill_behind_fills_ours(tmp_path):
+    """A CSV F (the order filled and left) is an execution: it consumes the shares ahead,
+    and an F of an order behind ours while nothing is ahead fills ours first."""
+    feed, orders = _files(tmp_path, """1,AAA,a,S,100,1000
+6,AAA,b,S,100,1000
+10,AAA,a,F,100,1000
+11,AAA,b,F,100,1000
+""", "5,AAA,1,new,sell,limit,GTC,1000,50\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    assert _rows(r.events, "seq", "event", "shares_ahead", "remaining") == [
+        (3, "accepted", None, 50), (3, "rested", 100, 50), (4, "queue", 0, 50), (5, "filled", 0, 0)]
+    assert _rows(r.fills, "seq", "time", "price", "quantity", "liquidity", "priority_differs") == [
+        (5, 11, 1000, 50, "maker", True)]
+    # a D (a plain delete) of the order behind fills nothing
+    feed, orders = _files(tmp_path, """1,AAA,a,S,100,1000
+6,AAA,b,S,100,1000
+10,AAA,a,F,100,1000
+11,AAA,b,D,0,0
+""", "5,AAA,1,new,sell,limit,GTC,1000,50\n")
+    assert simulate(feed, orders, format="csv", workers=1).fills.num_rows == 0
+
+
 def test_simulate_cancel_ahead_moves_up_behind_does_not(tmp_path):
     feed, orders = _files(tmp_path, """1,AAA,a,B,100,990
 2,AAA,b,B,50,990

@@ -63,6 +63,40 @@ def test_simulate_duckdb_and_polars_match_python(tmp_path):
     assert lf.collect().equals(pl.from_arrow(want.summary))
 
 
+def test_simulate_depth_with_own_every_front_end_same_table(tmp_path):
+    """depth_with_own (and the feed's depth) through --tables, obook_simulate_depth and
+    scan_simulate(table="depth_with_own") is obook.simulate's."""
+    feed, orders = _files(tmp_path)
+    want = obook.simulate(feed, orders, latency="lat", workers=1, feed_tables=("depth",),
+                          own_tables=("depth_with_own",), levels=3)
+    dwo = want.depth_with_own
+    assert dwo.num_rows > 0 and dwo.schema.names[-1] == "ask_orders_3"
+    # our 120 resting at 1000 behind a and b: 420 shares, 3 orders at the best ask
+    at5 = [(d["ask_px_1"], d["ask_qty_1"], d["ask_orders_1"]) for d in dwo.to_pylist() if d["time"] == 5]
+    assert at5 == [(1000, 420, 3)]
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1", "-o", str(out),
+                                   "--tables", "depth_with_own,depth,fills", "--levels", "3"])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["depth.parquet", "depth_with_own.parquet", "fills.parquet"]
+    for t in ("depth_with_own", "depth", "fills"):
+        assert pq.read_table(out / f"{t}.parquet").equals(want.table(t)), t
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1", "-t", "depth_with_own",
+                                   "--levels", "3"])
+    assert res.exit_code == 0 and len(res.stdout.strip().splitlines()) == 1 + dwo.num_rows
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "-t", "fills,events"])
+    assert res.exit_code != 0 and "stdout takes one table" in str(res.exception)
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "-t", "nope"])
+    assert res.exit_code != 0 and "unknown table" in str(res.exception)
+    con = obook.connect()
+    got = con.sql(f"SELECT * FROM obook_simulate_depth('{feed}', '{orders}', latency := 'lat', workers := 1, "
+                  f"levels := 3)").arrow()
+    got = got.read_all() if hasattr(got, "read_all") else got
+    assert got.column_names == dwo.column_names and got.to_pylist() == dwo.to_pylist()
+    lf = obook.scan_simulate(feed, orders, table="depth_with_own", latency="lat", workers=1, levels=3)
+    assert lf.collect().equals(pl.from_arrow(dwo))
+
+
 def _orders_from_bbo(bbo, n, seed):
     """Own orders at the feed's touch (either side, GTC / IOC), from its bbo rows."""
     import numpy as np

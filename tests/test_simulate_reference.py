@@ -1,5 +1,6 @@
 """obook.simulate against the pure-Python reference (tests/reference_simulate.py) on generated
-ITCH and CSV days with random own orders; 1, 2 and 3 workers give the same tables."""
+ITCH and CSV days with random own orders; 1, 2 and 3 workers give the same tables (fills,
+events, summary, bbo_with_own and depth_with_own)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from reference_simulate import csv_records, itch_records
 from reference_simulate import simulate as reference
 
 HORIZON = 0.002        # seconds: the summary's later mid
+LEVELS = 3             # depth_with_own levels a side (few: the levels beyond are cut off)
+OWN = ("bbo_with_own", "depth_with_own")
 TIFS = ["GTC", "DAY", "IOC", "FOK"]
 
 
@@ -91,14 +94,16 @@ def _side(rows, at):
 
 def check(feed, fmt, records, seen, rows, unit_ns):
     horizon_ns = int(HORIZON * 1e9)
-    fills, events, bbo, mids, later = reference(records, seen, reference_instructions(rows, unit_ns, horizon_ns))
+    fills, events, bbo, mids, later, depth = reference(records, seen, reference_instructions(rows, unit_ns, horizon_ns),
+                                                       levels=LEVELS)
     table = orders_table(rows)
-    results = [simulate(feed, table, format=fmt, workers=w, latency="lat", horizon=HORIZON, feed_tables=())
-               for w in (1, 2, 3)]
+    results = [simulate(feed, table, format=fmt, workers=w, latency="lat", horizon=HORIZON, feed_tables=(),
+                        own_tables=OWN, levels=LEVELS) for w in (1, 2, 3)]
     r = results[0]
     assert [tuple(x.values()) for x in r.fills.to_pylist()] == _side(fills, 4)
     assert [tuple(x.values()) for x in r.events.to_pylist()] == _side(events, 5)
     assert [tuple(x.values()) for x in r.bbo_with_own.to_pylist()] == bbo
+    assert [tuple(x.values()) for x in r.depth_with_own.to_pylist()] == depth
     first_row = {}
     for i, row in enumerate(rows, 1):
         if row["action"] == "new":
@@ -123,7 +128,7 @@ def check(feed, fmt, records, seen, rows, unit_ns):
             sign = 1 if s["side"] == "buy" else -1
             assert s["vs_mid_at_arrival"] == sign * (avg - s["mid_at_arrival"])
     for other in results[1:]:
-        for t in ("fills", "events", "summary", "bbo_with_own"):
+        for t in ("fills", "events", "summary") + OWN:
             assert other.table(t).equals(r.table(t)), t
     return r
 
@@ -163,16 +168,17 @@ def test_simulate_tiny_buffers_and_python_kernels_same_tables(tmp_path, monkeypa
     records, seen = itch_records(str(feed))
     rows = random_orders(records, sorted(seen), 60, 5, 100, 200_000_000)
     table = orders_table(rows)
-    want = simulate(str(feed), table, format="itch", workers=1, latency="lat", feed_tables=())
+    args = dict(format="itch", workers=1, latency="lat", feed_tables=(), own_tables=OWN, levels=LEVELS)
+    want = simulate(str(feed), table, **args)
     monkeypatch.setattr(observer, "HASH", 16)
     monkeypatch.setattr(observer, "LEVELS", 2)
     monkeypatch.setattr(observer, "CHUNK", 4)
-    tiny = simulate(str(feed), table, format="itch", workers=1, latency="lat", feed_tables=())
+    tiny = simulate(str(feed), table, **args)
     monkeypatch.setattr(K, "sim_events", K.sim_events.py_func)
     monkeypatch.setattr(K, "sim_finish", K.sim_finish.py_func)
-    plain = simulate(str(feed), table, format="itch", workers=1, latency="lat", feed_tables=())
-    assert want.fills.num_rows > 0
-    for t in ("fills", "events", "summary", "bbo_with_own"):
+    plain = simulate(str(feed), table, **args)
+    assert want.fills.num_rows > 0 and want.depth_with_own.num_rows > 0
+    for t in ("fills", "events", "summary") + OWN:
         assert tiny.table(t).equals(want.table(t)), t
         assert plain.table(t).equals(want.table(t)), t
 
@@ -201,3 +207,32 @@ def test_simulate_itch_many_own_orders_one_book_matches_reference(tmp_path):
     r = check(str(feed), "itch", records, seen, rows, 1)
     assert r.fills.num_rows > 50
     assert set(r.fills.column("liquidity").to_pylist()) == {"maker", "taker"}
+
+
+@pytest.mark.parametrize("fmt", ["itch", "csv"])
+def test_simulate_depth_with_own_no_own_order_equals_feed_depth(tmp_path, fmt):
+    """Instruments whose instructions are all rejected (nothing rests, nothing is consumed):
+    depth_with_own is the feed's depth of those instruments row for row, any workers; with
+    no instructions at all it is empty."""
+    feed = tmp_path / f"day.{fmt}"
+    (write_itch if fmt == "itch" else write_csv)(feed, 20_000, 6, 8)
+    records, seen = (itch_records if fmt == "itch" else csv_records)(str(feed))
+    tickers = sorted(seen)[:3]
+    t0, t1 = records[0][1], records[-1][1]
+    rows = [dict(time=t0 + (t1 - t0) * i // 30, instrument=tickers[i % 3], order_id=i + 1,
+                 action="cancel" if i % 2 else "new", side="buy", type="limit", tif="GTC", price=100,
+                 quantity=None if i % 2 else 0, lat=0) for i in range(30)]
+    table = orders_table(rows)
+    level_cols = [f"{s}_{c}_{k}" for s in ("bid", "ask") for k in range(1, 6) for c in ("px", "qty", "orders")]
+    for workers in (1, 2, 3):
+        r = simulate(str(feed), table, format=fmt, workers=workers, feed_tables=("depth",), own_tables=OWN, levels=5)
+        assert set(r.events.column("event").to_pylist()) == {"rejected"}
+        depth = r.depth.filter(pa.compute.is_in(r.depth["ticker"], value_set=pa.array(tickers)))
+        want = [(d["seq"], d["time"], d["ticker"]) + tuple(d[c] for c in level_cols) for d in depth.to_pylist()]
+        got = [(d["seq"], d["time"], d["instrument"]) + tuple(d[c] for c in level_cols)
+               for d in r.depth_with_own.to_pylist()]
+        assert len(want) > 100 and got == want
+    empty = pa.table({"instrument": pa.array([], pa.string()), "action": pa.array([], pa.string())})
+    none = simulate(str(feed), empty, format=fmt, workers=2, own_tables=OWN, levels=5)
+    assert none.depth_with_own.num_rows == 0
+    assert none.depth_with_own.schema.names[3:] == level_cols

@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from .prefetch import prefetch
 from .layout import (
     ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_PRINT, ACT_REDUCE_TO, ASK, BID,
-    EV_ACTION, EV_BOOK, EV_MATCH, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME,
+    FILLED, EV_ACTION, EV_BOOK, EV_MATCH, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME,
     TYPE_SHIFT,
 )
 
@@ -714,7 +714,7 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
             rem -= min(shares, rem)
             dies = rem == 0
         else:
-            act = ACT_DELETE
+            act = ACT_DELETE if typ == 68 else ACT_DELETE | FILLED     # F: the order was filled
         id_tab[r, T_KEY] = key | (rem << 32)
         if dies:
             _die(id_tab, r, pend, st)

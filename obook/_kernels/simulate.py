@@ -13,8 +13,9 @@ from numba import njit
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
-                     EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, OWN_BEST)
-from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HEAD, B_INS, B_OWN, B_NEXT, B_PROBE,
+                     EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, FILLED, OWN_BEST)
+from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HEAD, B_INS, B_ODIRTY, B_OWN,
+                              B_NEXT, B_PROBE, D_HEAD, OD_N, OD_PX, OD_QTY, ST_ND, W_BBO, W_DEPTH,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                               F_QTY, F_SIDE, F_TAKER, H_BOOK, H_EMPTY, H_FIRST, H_LAST, H_LIVE, H_PRICE, H_REF,
@@ -247,7 +248,9 @@ def link(H, OO, BK, st, k):
 @njit(cache=True)
 def best_add(BK, tb, side, price, qty):
     """A resting own order's shares came (qty > 0) or went (qty < 0) at price: keep the cached
-    best own price of the side; when its shares run out, recompute it on next use."""
+    best own price of the side; when its shares run out, recompute it on next use. The
+    cached own levels of depth_with_own are recomputed on next use."""
+    BK[tb, B_ODIRTY] = 1
     if BK[tb, B_DIRTY]:
         return
     c = B_OWN + 2 * side
@@ -404,8 +407,8 @@ def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
     elif act == ACT_REDUCE_TO:
         if shares < have:
             take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have - shares, False, False)
-    elif act == ACT_DELETE:
-        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
+    elif act == ACT_DELETE:     # a delete of a filled order (CSV F) is an execution
+        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, (e[EV_ACTION] & FILLED) != 0, True)
     elif act == ACT_REPLACE:
         side = H[slot, H_SIDE]
         take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
@@ -548,20 +551,103 @@ def own_bbo(L, nl, OO, BK, QB, st, at, tb):
 
 
 @njit(cache=True)
-def _room(H, L, nl, BK, FL, EV, QB, st, tb):
+def own_levels(OO, BK, OD, tb):
+    """Refresh the cached top own levels (price, shares, orders; best first) of each side
+    of book tb from its resting own orders (only the best OD.shape[1] prices are kept)."""
+    if BK[tb, B_ODIRTY] == 0:
+        return
+    BK[tb, B_ODIRTY] = 0
+    K = OD.shape[1]
+    for r in range(2 * tb, 2 * tb + 2):
+        for m in range(K):
+            OD[r, m, OD_PX], OD[r, m, OD_QTY], OD[r, m, OD_N] = NONE, 0, 0
+    k = BK[tb, B_HEAD]
+    while k >= 0:
+        side, p = OO[k, O_SIDE], OO[k, O_PRICE]
+        r, key = 2 * tb + side, _key(side, p)
+        m = 0
+        while m < K and OD[r, m, OD_PX] != NONE and _key(side, OD[r, m, OD_PX]) > key:
+            m += 1
+        if m < K:
+            if OD[r, m, OD_PX] != p:
+                for x in range(K - 1, m, -1):
+                    OD[r, x] = OD[r, x - 1]
+                OD[r, m, OD_PX], OD[r, m, OD_QTY], OD[r, m, OD_N] = p, 0, 0
+            OD[r, m, OD_QTY] += OO[k, O_REM]
+            OD[r, m, OD_N] += 1
+        k = OO[k, O_NEXT]
+
+
+@njit(cache=True)
+def _visible(L, row, j):
+    """The feed level j still shows shares (or is a level of zero-share orders)."""
+    return L[row, j, L_QTY] - L[row, j, L_USED] > 0 or (L[row, j, L_QTY] == 0 and L[row, j, L_USED] == 0)
+
+
+@njit(cache=True)
+def own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb):
+    """A depth_with_own row when the top levels with your orders changed: the feed's
+    visible levels (shares less the consumed ones) merged with your resting orders' levels
+    (shares and orders added where the prices meet)."""
+    own_levels(OO, BK, OD, tb)
+    K = OD.shape[1]
+    r = st[ST_ND]
+    same = True
+    w = D_HEAD
+    for side in range(2):
+        row = 2 * tb + side
+        j, m = nl[row] - 1, 0
+        for _ in range(K):
+            while j >= 0 and not _visible(L, row, j):
+                j -= 1
+            fk = L[row, j, L_KEY] if j >= 0 else NONE
+            ok = _key(side, OD[row, m, OD_PX]) if m < K and OD[row, m, OD_PX] != NONE else NONE
+            px, q, c = -1, -1, 0
+            if fk != NONE and (ok == NONE or fk >= ok):
+                px, q, c = (fk if side == 0 else -fk), L[row, j, L_QTY] - L[row, j, L_USED], L[row, j, L_COUNT]
+                j -= 1
+                if ok == fk:
+                    q, c = q + OD[row, m, OD_QTY], c + OD[row, m, OD_N]
+                    m += 1
+            elif ok != NONE:
+                px, q, c = OD[row, m, OD_PX], OD[row, m, OD_QTY], OD[row, m, OD_N]
+                m += 1
+            if DL[tb, w - D_HEAD] != px or DL[tb, w - D_HEAD + 1] != q or DL[tb, w - D_HEAD + 2] != c:
+                same = False
+            DQ[r, w], DQ[r, w + 1], DQ[r, w + 2] = px, q, c
+            w += 3
+    if same:
+        return
+    DL[tb, :] = DQ[r, D_HEAD:]
+    _head(DQ, r, st, at[0], at[1], at[2], tb)
+    st[ST_ND] = r + 1
+
+
+@njit(cache=True)
+def with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
+    """The with-own rows asked for (``want``: W_BBO, W_DEPTH bits) after a change of book tb."""
+    if want & W_BBO:
+        own_bbo(L, nl, OO, BK, QB, st, at, tb)
+    if want & W_DEPTH:
+        own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb)
+
+
+@njit(cache=True)
+def _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb):
     """0, or what must grow before the next instruction or event of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
         return ROOM_HASH
     if max(nl[2 * tb], nl[2 * tb + 1]) + 2 > L.shape[1]:
         return ROOM_LEVELS
     need = max(nl[2 * tb], nl[2 * tb + 1]) + 2 * BK[tb, B_RESTING] + 8
-    if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need or QB.shape[0] - st[ST_NQ] < 2:
+    if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need or QB.shape[0] - st[ST_NQ] < 2 \
+            or DQ.shape[0] - st[ST_ND] < 2:
         return ROOM_OUT
     return 0
 
 
 @njit(cache=True)
-def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at):
+def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
     (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one."""
     end = BK[tb, B_END]
@@ -570,21 +656,21 @@ def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at
         MID[q, 2], MID[q, 3] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
         BK[tb, B_PROBE] = q + 1
     while BK[tb, B_NEXT] < end and INS[BK[tb, B_NEXT], I_ARR] < t:
-        room = _room(H, L, nl, BK, FL, EV, QB, st, tb)
+        room = _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb)
         if room:
             return room
         q = BK[tb, B_NEXT]
         at[0], at[1], at[2] = seq, 0, INS[q, I_ARR]
         instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at)
-        if want_bbo:
-            own_bbo(L, nl, OO, BK, QB, st, at, tb)
+        with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
         BK[tb, B_NEXT] = q + 1
     return 0
 
 
 @njit(cache=True)
-def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo):
-    """Events ev[st[ST_POS]:n] of a batch; returns (status, room kind)."""
+def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, st, want):
+    """Events ev[st[ST_POS]:n] of a batch; returns (status, room kind). ``want``: the
+    with-own tables to write (W_BBO, W_DEPTH bits)."""
     at = np.empty(3, np.int64)
     for i in range(st[ST_POS], n):
         b = ev[i, EV_BOOK]
@@ -602,22 +688,22 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, st, want_bbo
             continue
         st[ST_POS] = i
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
-        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, t, seq, want_bbo, at)
+        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
         if room == 0:
-            room = _room(H, L, nl, BK, FL, EV, QB, st, tb)
+            room = _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb)
         if room:
             return NEED_ROOM, room
         at[0], at[1], at[2] = seq, 1, t
         feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
         BK[tb, B_TIME] = t
-        if want_bbo and not ev[i, EV_ACTION] & DEFER:
-            own_bbo(L, nl, OO, BK, QB, st, at, tb)
+        if want and not ev[i, EV_ACTION] & DEFER:
+            with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
     st[ST_POS] = n
     return OK, 0
 
 
 @njit(cache=True)
-def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
+def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, want, day_end):
     """After the feed's last record: the instructions still to come, then (``day_end``) DAY
     orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
     at = np.empty(3, np.int64)
@@ -625,12 +711,13 @@ def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
         st[ST_POS] = tb
         if BK[tb, B_SEEN] == 0:
             continue
-        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, tb, END_SEQ, END_SEQ, want_bbo, at)
+        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, END_SEQ, END_SEQ, want, at)
         if room:
             return NEED_ROOM, room
         if not day_end:
             continue
-        if EV.shape[0] - st[ST_NE] < BK[tb, B_RESTING] + 1 or QB.shape[0] - st[ST_NQ] < 2:
+        if EV.shape[0] - st[ST_NE] < BK[tb, B_RESTING] + 1 or QB.shape[0] - st[ST_NQ] < 2 \
+                or DQ.shape[0] - st[ST_ND] < 2:
             return NEED_ROOM, ROOM_OUT
         last = BK[tb, B_TIME]
         if BK[tb, B_END] > BK[tb, B_INS]:
@@ -645,7 +732,6 @@ def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, st, want_bbo, day_end):
                 OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
                 emit(EV, st, at, tb, k, K_EXPIRED, R_SESSION_END, OO[k, O_SIDE], OO[k, O_PRICE], rem, 0, -1, -1)
             k = nxt
-        if want_bbo:
-            own_bbo(L, nl, OO, BK, QB, st, at, tb)
+        with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
     st[ST_POS] = BK.shape[0]
     return OK, 0

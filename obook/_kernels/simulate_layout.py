@@ -35,16 +35,26 @@ O_NEVER, O_RESTING, O_DONE, O_LIVE = 0, 1, 2, 3     # O_LIVE: accepted, not rest
 
 # tracked books BK[T, B_WIDTH]
 # B_BID..B_ASKQ: the last bbo_with_own row; B_OWN..: the best own price and shares a side
-# (bid, ask), recomputed when B_DIRTY
+# (bid, ask), recomputed when B_DIRTY; B_ODIRTY: the own levels OD of the book are stale
 (B_INS, B_END, B_NEXT, B_PROBE, B_HEAD, B_TAIL, B_RESTING, B_SEQ, B_TIME,
  B_BID, B_BIDQ, B_ASK, B_ASKQ, B_SEEN, B_DIRTY, B_OWN) = range(16)
-B_WIDTH = 20
+B_ODIRTY = 20
+B_WIDTH = 21
+
+# depth_with_own (asked for with W_DEPTH): the top ``levels`` own levels of each book side
+# OD[2 * T, levels, 3] = (price, shares, orders), best first (price NONE: none), recomputed
+# from the book's resting own orders when B_ODIRTY; the last row written per book
+# DL[T, 6 * levels] and the rows DQ[cap, D_HEAD + 6 * levels]: per level (bids 1..levels,
+# then asks) price, shares, orders; an empty level is (-1, -1, 0) as in the feed's depth
+OD_PX, OD_QTY, OD_N = range(3)
+D_HEAD = 5
+W_BBO, W_DEPTH = 1, 2       # the with-own tables to write (sim_events' ``want`` bits)
 
 # counters ST
-ST_USED, ST_LIVE, ST_STAMP, ST_NF, ST_NE, ST_NQ, ST_POS, ST_COUNT = range(8)
-ST_WIDTH = 8
+ST_USED, ST_LIVE, ST_STAMP, ST_NF, ST_NE, ST_NQ, ST_POS, ST_COUNT, ST_ND = range(9)
+ST_WIDTH = 9
 
-# outputs: fills, events, bbo_with_own rows; every row starts with the sort key
+# outputs: fills, events, bbo_with_own, depth_with_own rows; every row starts with the sort key
 # (seq, phase, time, tb, counter): phase 0 = before the feed record seq, 1 = at it
 K_SEQ, K_PHASE, K_TIME, K_TB, K_COUNT = range(5)
 F_KEY, F_PRICE, F_QTY, F_TAKER, F_PRIO, F_SIDE = range(5, 11)

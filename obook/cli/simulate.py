@@ -23,8 +23,15 @@ def simulate(
                                             "order_id, action, side, type, tif, price, quantity; time in the "
                                             "feed's unit, instrument = the feed's ticker)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o",
-                                       help="Write fills, events, summary, bbo_with_own and bbo to this folder; "
-                                            "default: the fills as CSV on stdout."),
+                                       help="Write the tables (--tables; default fills, events, summary, "
+                                            "bbo_with_own and bbo) to this folder; default: one table (fills) as "
+                                            "CSV on stdout."),
+    tables: Optional[str] = typer.Option(
+        None, "--tables", "-t",
+        help="Comma-separated tables: fills, events, summary, bbo_with_own, depth_with_own (the feed's top "
+             "--levels levels with your orders in them) and the feed's own bbo, trades, orders, depth. "
+             "Without --out: exactly one."),
+    levels: int = typer.Option(10, "--levels", min=1, max=50, help="Levels a side of depth and depth_with_own."),
     out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --out."),
     latency: Optional[str] = typer.Option(
         None, "--latency",
@@ -41,22 +48,36 @@ def simulate(
     joins the back of the queue at its price (shares ahead = the feed's visible shares then),
     moves up as orders ahead leave and fills when the feed trades at its level; crossing
     orders take the visible liquidity. Writes your fills, events (with the shares ahead),
-    a summary per order, and the bbo with and without your orders."""
-    from ..simulation import simulate as run
+    a summary per order, and the bbo (and depth) with and without your orders."""
+    from ..engine.tables import TABLES as FEED_TABLES
+    from ..errors import ObookError
     from ..output import write_file
-
+    from ..simulation import OWN_TABLES, TABLES
+    from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
 
+    if tables is None:
+        names = ["fills", "events", "summary", "bbo_with_own", "bbo"] if out else ["fills"]
+    else:
+        names = list(dict.fromkeys(t.strip() for t in tables.split(",") if t.strip()))
+        bad = [t for t in names if t not in TABLES and t not in FEED_TABLES]
+        if bad or not names:
+            raise ObookError(f"unknown table(s) {', '.join(bad) or '(none)'}; choose from "
+                             f"{', '.join(TABLES + FEED_TABLES)}")
+    if out is None and len(names) != 1:
+        raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
+                         "or write them to a folder with --out")
     r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon, workers=workers,
-            format=format, day_end=not no_day_end, feed_tables=("bbo",) if out else ())
+            format=format, day_end=not no_day_end, levels=levels,
+            feed_tables=tuple(t for t in names if t in FEED_TABLES), own_tables=tuple(t for t in names if t in OWN_TABLES))
     if out is None:
         import pyarrow.csv as pcsv
         try:
-            pcsv.write_csv(r.fills, sys.stdout.buffer)
+            pcsv.write_csv(r.table(names[0]), sys.stdout.buffer)
         except BrokenPipeError:
             raise typer.Exit(0)
         return
     out.mkdir(parents=True, exist_ok=True)
-    for t in r.names:
+    for t in names:
         write_file(r.reader(t), out / f"{t}.{out_type.value}")
-    typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in r.names) + f" -> {out}", err=True)
+    typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in names) + f" -> {out}", err=True)

@@ -2,6 +2,7 @@
 
     >>> r = obook.simulate("12302019.NASDAQ_ITCH50.gz", "my_orders.csv", latency=250_000)
     >>> r.fills, r.events, r.summary, r.bbo, r.bbo_with_own     # pyarrow.Tables
+    >>> obook.simulate(feed, orders, feed_tables=("depth",), own_tables=("depth_with_own",), levels=5)
 
 The feed replays as usual (any order-level format: ITCH, CSV, Databento MBO, Shenzhen,
 Shanghai; sharded by instrument over ``workers``, identical output for any number). Your
@@ -29,8 +30,8 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
   ``priority_differs = true``. While shares remain ahead of you, executions of orders
   behind you fill nothing. A print that names a live feed order at its price announces that
   order's fill, and the cancel of those shares that follows is an execution (Databento MBO
-  reports trades as F then C records); a CSV feed's ``F`` removes the order, which counts as
-  a removal, not an execution. A feed order that arrives crossing your resting order (e.g. your
+  reports trades as F then C records); a delete the decoder marks as a fill (a CSV feed's
+  ``F``: the order filled and left) is an execution of its shares. A feed order that arrives crossing your resting order (e.g. your
   bid above the feed's ask) fills your order at your price (maker, ``priority_differs``
   false), and those shares count as consumed at its level.
 * **Crossing orders** take the visible liquidity on arrival, walking levels best first at
@@ -65,6 +66,13 @@ Outputs (:class:`SimResult`):
 * ``bbo_with_own``: for the instruments with own orders, the best bid and offer as your
   orders would have changed them (feed shares less consumed ones, plus your resting
   orders): a row whenever that changes.
+* ``depth_with_own`` (``own_tables=("depth_with_own",)``): for the same instruments, the
+  top ``levels`` levels a side with the feed's ``depth`` columns (price, shares, orders a
+  level) as your orders would have changed them: each feed level's shares less the ones your
+  crossing orders consumed (a level whose shares are all consumed is gone), your resting
+  orders' shares and order count added at their prices (a price only you rest at is a level
+  of its own): a row whenever any of those levels changes. With no own order resting or
+  consuming anything it is the feed's ``depth`` of those instruments, row for row.
 """
 
 from __future__ import annotations
@@ -75,11 +83,13 @@ from ..errors import ObookError
 
 __all__ = ["simulate", "SimResult", "TABLES"]
 
-TABLES = ("fills", "events", "summary", "bbo_with_own")
+TABLES = ("fills", "events", "summary", "bbo_with_own", "depth_with_own")
+#: the with-own views, computed only when asked for (``own_tables``)
+OWN_TABLES = ("bbo_with_own", "depth_with_own")
 
 
 class SimResult:
-    """The tables of one simulation (``fills``, ``events``, ``summary``, ``bbo_with_own`` and
+    """The tables of one simulation (``fills``, ``events``, ``summary``, the with-own views and
     the feed tables asked for), as ``pyarrow.Table`` attributes; ``stats``: the replay's."""
 
     def __init__(self, tables: dict, stats: dict):
@@ -108,7 +118,7 @@ class SimResult:
 
 def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, workers: int | None = None,
              format=None, feed_tables=("bbo",), on_error: str = "raise", date=None,
-             day_end: bool = True, levels: int = 10) -> SimResult:
+             day_end: bool = True, levels: int = 10, own_tables=("bbo_with_own",)) -> SimResult:
     """Replay ``feed`` with your ``orders`` in it (see the module doc for the semantics).
 
     ``orders``: order entry (CSV / Parquet / Arrow path, or an Arrow, polars or DuckDB
@@ -118,12 +128,15 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     (bbo, trades, orders, depth; () for none: then only your instruments' books are
     replayed, which is much faster). ``workers``, ``format``, ``on_error``, ``date``:
     as for replays. ``day_end``: DAY orders expire after the feed's last record.
+    ``own_tables``: the with-own views to build, ``bbo_with_own`` and / or ``depth_with_own``
+    (its ``levels`` a side, 1 to 50, as the feed's ``depth``).
     """
     from ..engine.replay import Replay
+    from ..engine.workers import mp_context
     from ..feeds import resolve_format
     from ..feeds.orders import read_orders
     from ..feeds.orders.reader import to_table
-    from .observer import SimObserver
+    from .observer import SimObserver, warm
     from .prepare import latencies, prepare_own
     from .tables import build_tables
 
@@ -135,18 +148,29 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     lat = latencies(latency, o.n, table, seed)
     own = prepare_own(o, int(fmt.time_unit_ns), lat, int(round(horizon * 1e9)))
     feed_tables = tuple(feed_tables)
+    own_tables = tuple(dict.fromkeys((own_tables,) if isinstance(own_tables, str) else own_tables))
+    bad = [t for t in own_tables if t not in OWN_TABLES]
+    if bad:
+        raise ObookError(f"unknown own table(s) {', '.join(map(str, bad))}; choose from {', '.join(OWN_TABLES)}")
+    if "depth_with_own" in own_tables:
+        from ..engine.tables import check_tables
+        check_tables(("depth",), levels)     # the feed depth's range and message
     # without feed tables only the books of your instruments are replayed (ticker pushdown:
     # the decoders skip the other books' records); the simulation is the same either way
     pushdown = tuple(own.instruments) if not feed_tables and own.instruments else None
+    if mp_context().get_start_method() == "fork":
+        warm()      # forked workers inherit the loaded kernels instead of each loading them
+    observer = SimObserver(own, want_bbo="bbo_with_own" in own_tables, day_end=day_end,
+                           want_depth="depth_with_own" in own_tables, levels=levels)
     replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
-                    levels=levels, date=date, observer=SimObserver(own, want_bbo=True, day_end=day_end),
-                    tickers=pushdown, unknown_tickers="ignore")
+                    levels=levels, date=date, observer=observer, tickers=pushdown, unknown_tickers="ignore")
     got: dict[str, list] = {t: [] for t in feed_tables}
     for name, batch in replay.table_batches():
         if name in got:
             got[name].append(batch)
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-    sim = build_tables(own, replay.observed)
+    sim = build_tables(own, replay.observed, want_bbo="bbo_with_own" in own_tables,
+                       depth_levels=levels if "depth_with_own" in own_tables else 0)
     stats = dict(replay.stats)
     stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
     return SimResult({**sim, **out}, stats)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_PROBE, B_DIRTY, B_RESTING, B_SEEN, B_TAIL,
-                                        B_WIDTH, E_WIDTH, I_ROW, I_TB, F_WIDTH, H_WIDTH, L_WIDTH, NONE, O_WIDTH,
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_ODIRTY, B_PROBE, B_DIRTY,
+                                        B_RESTING, B_SEEN, B_TAIL, D_HEAD, ST_ND, W_BBO, W_DEPTH,
+                                        B_WIDTH, E_WIDTH, I_ARR, I_HAS_PRICE, I_PRICE, I_PROBE, I_QTY, I_ROW, I_TB,
+                                        I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, L_WIDTH, NONE, O_WIDTH,
                                         OK, Q_WIDTH, ROOM_HASH, ROOM_LEVELS, ST_NE, ST_NF, ST_NQ,
                                         ST_POS, ST_USED, ST_WIDTH)
 
@@ -23,11 +25,15 @@ CHUNK = 1 << 12
 
 
 class SimObserver:
-    """What every worker gets: the prepared own orders (obook.simulate.prepare.Own)."""
+    """What every worker gets: the prepared own orders (obook.simulate.prepare.Own), the
+    with-own tables to write (bbo_with_own, depth_with_own with ``levels`` a side)."""
 
-    def __init__(self, own, want_bbo: bool = True, day_end: bool = True):
+    def __init__(self, own, want_bbo: bool = True, day_end: bool = True, want_depth: bool = False,
+                 levels: int = 10):
         self.own = own
         self.want_bbo = want_bbo
+        self.want_depth = want_depth
+        self.levels = levels
         self.day_end = day_end
 
     def worker(self, worker: int, n_workers: int) -> "SimWorker":
@@ -38,7 +44,10 @@ class SimWorker:
     def __init__(self, obs: SimObserver):
         own = obs.own
         hash_size, levels, chunk = HASH, LEVELS, CHUNK
-        self.want_bbo, self.day_end = obs.want_bbo, obs.day_end
+        self.want = (W_BBO if obs.want_bbo else 0) | (W_DEPTH if obs.want_depth else 0)
+        self.day_end = obs.day_end
+        # depth_with_own's own levels, last row per book and rows (1 level when not asked for)
+        dlev = obs.levels if obs.want_depth else 1
         self.ins = own.ins
         self.names = {name: tb for tb, name in enumerate(own.instruments)}
         nt = len(own.instruments)
@@ -53,13 +62,17 @@ class SimWorker:
         self.bk[:, B_NEXT] = self.bk[:, B_PROBE] = own.bounds[:, 0]
         self.bk[:, B_HEAD] = self.bk[:, B_TAIL] = -1
         self.bk[:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)     # the last bbo_with_own: none yet
-        self.bk[:, B_DIRTY] = 1
+        self.bk[:, B_DIRTY] = self.bk[:, B_ODIRTY] = 1
+        self.od = np.zeros((max(2 * nt, 1), dlev, 3), np.int64)
+        self.dl = np.zeros((max(nt, 1), 6 * dlev), np.int64)
+        self.dl.reshape(-1, 2 * dlev, 3)[:, :, :2] = -1        # every level empty: (-1, -1, 0)
         self.st = np.zeros(ST_WIDTH, np.int64)
         self.chunk = chunk
         self.fl = np.zeros((chunk, F_WIDTH), np.int64)
         self.ev = np.zeros((chunk, E_WIDTH), np.int64)
         self.qb = np.zeros((chunk, Q_WIDTH), np.int64)
-        self.out = {"fills": [], "events": [], "bbo": []}
+        self.dq = np.zeros((chunk, D_HEAD + 6 * dlev), np.int64)
+        self.out = {"fills": [], "events": [], "bbo": [], "depth": []}
 
     def batch(self, events: np.ndarray, n: int, names) -> None:
         """The events of a batch the books applied (events[:n]); names: (local book, ticker, ...)."""
@@ -79,7 +92,7 @@ class SimWorker:
         self.st[ST_POS] = 0
         while True:
             status, room = sim_events(events, n, self.tmap, self.H, self.L, self.nl, self.ins, self.mid, self.oo,
-                                      self.bk, self.fl, self.ev, self.qb, self.st, self.want_bbo)
+                                      self.bk, self.fl, self.ev, self.qb, self.od, self.dl, self.dq, self.st, self.want)
             if status == OK:
                 return
             self._grow(room)
@@ -100,7 +113,8 @@ class SimWorker:
 
     def flush(self) -> None:
         st = self.st
-        for name, buf, c in (("fills", self.fl, ST_NF), ("events", self.ev, ST_NE), ("bbo", self.qb, ST_NQ)):
+        for name, buf, c in (("fills", self.fl, ST_NF), ("events", self.ev, ST_NE), ("bbo", self.qb, ST_NQ),
+                             ("depth", self.dq, ST_ND)):
             if st[c]:
                 self.out[name].append(buf[:st[c]].copy())
                 st[c] = 0
@@ -116,14 +130,38 @@ class SimWorker:
         self.st[ST_POS] = 0
         while True:
             status, room = sim_finish(self.ins, self.mid, self.H, self.L, self.nl, self.oo, self.bk, self.fl, self.ev,
-                                      self.qb, self.st, self.want_bbo, self.day_end)
+                                      self.qb, self.od, self.dl, self.dq, self.st, self.want, self.day_end)
             if status == OK:
                 break
             self._grow(room)
         self.flush()
-        widths = {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH}
+        widths = {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH, "depth": self.dq.shape[1]}
         rows = {t: np.concatenate(v) if v else np.zeros((0, widths[t]), np.int64) for t, v in self.out.items()}
         seen = self.bk[:, B_SEEN] != 0
         # each instruction's mids come from the worker that ran its book
         mine = np.isin(self.ins[:, I_TB], np.flatnonzero(seen))
         return {**rows, "seen": seen, "mid": self.mid[mine], "mid_rows": self.ins[mine, I_ROW]}
+
+
+def warm() -> None:
+    """Load the simulation kernels (numba cache) into this process once: forked workers
+    inherit them instead of each loading them again at every replay."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    from .._kernels.layout import ACT_ADD, EV_WIDTH
+    from .prepare import Own
+
+    ins = np.zeros((1, I_WIDTH), np.int64)
+    ins[0, I_ARR] = ins[0, I_PROBE] = 2
+    ins[0, I_QTY], ins[0, I_TIF], ins[0, I_PRICE], ins[0, I_HAS_PRICE] = 1, 1, 100, 1
+    own = Own(ins, ["W"], np.zeros(1, np.int64), np.array([[0, 1]], np.int64), np.zeros(1, np.int64), 1)
+    ev = np.zeros((2, EV_WIDTH), np.int64)
+    ev[:, 1:7] = ((1, 0, ACT_ADD, 1, 10, 100), (3, 0, ACT_ADD, 2, 10, 100))
+    w = SimObserver(own, want_depth=True, levels=1).worker(0, 1)
+    w.batch(ev, 2, [(0, "W")])
+    w.finish()
+
+
+_warm = False

@@ -1,4 +1,5 @@
-"""The workers' simulation rows -> Arrow tables: fills, events, summary, bbo_with_own.
+"""The workers' simulation rows -> Arrow tables: fills, events, summary, bbo_with_own,
+depth_with_own.
 
 Every row starts with its sort key (seq, phase, time, book, counter); rows of one book come
 from one worker in the kernel's order, so sorting the concatenated rows by that key gives
@@ -7,13 +8,11 @@ the same tables for any number of workers.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Decimal
-
 import numpy as np
 import pyarrow as pa
 
 from .._kernels.match_layout import REASON_NAMES, R_UNKNOWN_INSTRUMENT
-from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM,
+from .._kernels.simulate_layout import (D_HEAD, E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM,
                                         E_ROW, E_SIDE, E_WIDTH, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                                         F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_KEY,
                                         I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_ACCEPTED, K_CANCELLED, K_COUNT,
@@ -45,7 +44,6 @@ events_schema = pa.schema(_head() + [
 
 MID = pa.decimal128(38, 1)
 AVG = pa.decimal128(38, 4)
-_Q = Decimal("0.0001")
 
 summary_schema = pa.schema([
     pa.field("instrument", pa.string(), nullable=False), pa.field("order_id", pa.int64(), nullable=False),
@@ -66,7 +64,24 @@ bbo_own_schema = pa.schema(_head() + [
     pa.field("ask_px", pa.int64()), pa.field("ask_qty", pa.int64()),
 ], metadata={b"obook.table": b"bbo_with_own"})
 
-SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_schema, "bbo_with_own": bbo_own_schema}
+
+
+def depth_own_schema(levels: int = 10) -> pa.Schema:
+    """depth_with_own: the feed's depth columns (``obook.schema.depth_schema(levels)``: per
+    level price, shares, orders) after the simulation's seq, time, instrument."""
+    from ..schema import depth_schema
+
+    fields = [f for f in depth_schema(levels) if f.name.startswith(("bid_", "ask_"))]
+    return pa.schema(_head() + fields, metadata={b"obook.table": b"depth_with_own",
+                                                 b"obook.levels": str(levels).encode()})
+
+
+SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_schema, "bbo_with_own": bbo_own_schema,
+           "depth_with_own": depth_own_schema()}
+
+
+def schema_of(table: str, levels: int = 10) -> pa.Schema:
+    return depth_own_schema(levels) if table == "depth_with_own" else SCHEMAS[table]
 _SIDES = pa.array(["buy", "sell"])
 _KINDS = pa.array(list(KIND_NAMES))
 _REASONS = pa.array([None] + list(REASON_NAMES[1:]), pa.string())
@@ -96,7 +111,20 @@ def _head_cols(r, names):
     return [pa.array(seq, mask=seq == END_SEQ), pa.array(r[:, K_TIME]), names.take(pa.array(r[:, K_TB]))]
 
 
-def build_tables(own, observed: list) -> dict:
+def depth_table(qd: np.ndarray, names, levels: int) -> pa.Table:
+    """depth_with_own rows (sorted) -> the table; a level with no orders is null."""
+    cols = _head_cols(qd, names)
+    for k in range(2 * levels):
+        c = D_HEAD + 3 * k
+        empty = qd[:, c + 2] == 0
+        cols += [pa.array(qd[:, c], mask=empty), pa.array(qd[:, c + 1], mask=empty),
+                 pa.array(qd[:, c + 2].astype(np.int32), mask=empty)]
+    return pa.Table.from_arrays(cols, schema=depth_own_schema(levels))
+
+
+def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int = 0) -> dict:
+    """The simulation's tables from the workers' parts (``depth_levels`` > 0: depth_with_own
+    too, with that many levels a side)."""
     names = pa.array(own.instruments, pa.string())
     nt = len(own.instruments)
     seen = np.zeros(nt, bool)
@@ -124,25 +152,47 @@ def build_tables(own, observed: list) -> dict:
         empty = qb[:, c] == NONE
         cols += [pa.array(qb[:, c], mask=empty), pa.array(qb[:, q], mask=empty)]
     bbo_own = pa.Table.from_arrays(cols, schema=bbo_own_schema)
-    return {"fills": fills, "events": events, "summary": summary(own, fl, ev, mid, names),
-            "bbo_with_own": bbo_own}
+    out = {"fills": fills, "events": events, "summary": summary(own, fl, ev, mid, names)}
+    if want_bbo:
+        out["bbo_with_own"] = bbo_own
+    if depth_levels:
+        width = D_HEAD + 6 * depth_levels
+        out["depth_with_own"] = depth_table(_sorted([p["depth"] for p in observed] or [np.zeros((0, width), np.int64)]),
+                                            names, depth_levels)
+    return out
 
 
-def _mid(bid, ask) -> list:
-    """The mids (Decimal, exact: (bid + ask) / 2), None where a side is empty."""
-    return [None if b == NONE or a == NONE else Decimal(int(b) + int(a)) / 2 for b, a in zip(bid, ask)]
+def _decimals(unscaled: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """Exact decimals of ``type_`` from their unscaled int64 values (null where not valid)."""
+    n = len(unscaled)
+    words = np.empty((n, 2), np.int64)             # 128-bit two's complement, little-endian
+    words[:, 0] = np.where(valid, unscaled, 0)
+    words[:, 1] = words[:, 0] >> 63
+    bits = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(type_, n, [bits, pa.py_buffer(words)], null_count=int(n - valid.sum()))
 
 
-def _avg(notional, filled) -> list:
-    """The average fill prices (Decimal rounded half-even to 4 places), None without fills."""
-    return [None if f <= 0 else (Decimal(int(n)) / int(f)).quantize(_Q, ROUND_HALF_EVEN)
-            for n, f in zip(notional, filled)]
+def _mid(bid, ask) -> tuple:
+    """The mids (exact: (bid + ask) / 2, unscaled at 1 decimal) and where both sides exist."""
+    valid = (bid != NONE) & (ask != NONE)
+    return np.where(valid, (bid + ask) * 5, 0), valid
 
 
-def _versus(sign, avg, mid) -> list:
-    """sign * (avg - mid) per order (positive: paid more than the mid for a buy), or None."""
-    return [None if a is None or m is None else (s * (a - m)).quantize(_Q, ROUND_HALF_EVEN)
-            for s, a, m in zip(sign, avg, mid)]
+def _avg(notional, filled) -> tuple:
+    """The average fill prices notional / filled rounded half-even to 4 places (unscaled;
+    int64 throughout: the remainder is scaled, never the notional), and where there are fills."""
+    valid = filled > 0
+    f = np.where(valid, filled, 1)
+    whole, rest = np.divmod(notional, f)           # rest in [0, f)
+    frac, rem = np.divmod(rest * 10_000, f)
+    up = (2 * rem > f) | ((2 * rem == f) & (frac % 2 == 1))
+    return np.where(valid, whole * 10_000 + frac + up, 0), valid
+
+
+def _versus(sign, avg, mid) -> pa.Array:
+    """sign * (avg - mid) per order (positive: paid more than the mid for a buy), or null."""
+    (a, av), (m, mv) = avg, mid
+    return _decimals(sign * (a - m * 1000), av & mv, AVG)
 
 
 def summary(own, fl, ev, mid, names) -> pa.Table:
@@ -173,7 +223,7 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     f = filled[keys]
     has = f > 0
     avg = _avg(notional[keys], f)
-    sign = [1 if x == 0 else -1 for x in ins[:, I_SIDE]]
+    sign = np.where(ins[:, I_SIDE] == 0, 1, -1)
     m = mid[ins[:, I_ROW]]
     at = _mid(m[:, 0], m[:, 1])
     later = _mid(m[:, 2], m[:, 3])
@@ -185,6 +235,6 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
             pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
             pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)), pa.array(notional[keys]),
             pa.array(first_t[keys], mask=~has), pa.array(last_t[keys] - ins[:, I_ARR], mask=~done),
-            pa.array(avg, AVG), pa.array(at, MID), pa.array(later, MID),
+            _decimals(*avg, AVG), _decimals(*at, MID), _decimals(*later, MID),
             pa.array(_versus(sign, avg, at), AVG), pa.array(_versus(sign, avg, later), AVG)]
     return pa.Table.from_arrays(cols, schema=summary_schema)
