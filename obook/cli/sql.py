@@ -251,7 +251,8 @@ def sql(
     stp := NULL) fills, obook_match_events(...), obook_match_bbo(...).
     Own orders in a replayed feed: obook_simulate(feed, orders, latency := NULL,
     seed := 0, horizon := 1.0, workers := NULL, format := NULL) fills,
-    obook_simulate_events(...), obook_simulate_summary(...), obook_simulate_bbo(...).
+    obook_simulate_events(...), obook_simulate_summary(...), obook_simulate_bbo(...),
+    obook_simulate_depth(..., levels := 10) (the feed's depth with your orders).
     Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
     obook_time_of_day_ms(ms), obook_time_unit_ns(path, format) (ns per unit of the
     feed's time). Prices are integers in the feed's units (ITCH 1/10000 $);
