@@ -7,6 +7,7 @@ replays, and new/old ratios.
 
     git archive cc23a2c obook | tar -x -C /tmp/old
     python benchmarks/bench_replay_cpu.py --old /tmp/old --feed ITCH_OR_CSV_FILE --runs 6 [--table bbo]
+    python benchmarks/bench_replay_cpu.py --old /tmp/old --feed F --table orders --no-queue   # new side without queue places
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ def timed(self, *a, **k):
         inside[0] += time.thread_time() - t
 books.BookState.apply = timed
 table = getattr(obook, sys.argv[3])
+options = {"queue_positions": False} if sys.argv[4] == "1" else {}
 total, kernel = [], []
 for _ in range(4):
     inside[0] = 0.0
     t = time.process_time()
-    for batch in table(sys.argv[1], workers=1):
+    for batch in table(sys.argv[1], workers=1, **options):
         pass
     total.append(time.process_time() - t)
     kernel.append(inside[0])
@@ -49,9 +51,10 @@ print(json.dumps({"file": obook.__file__, "total": total[1:], "kernel": kernel[1
 """
 
 
-def run(feed: str, old: str, table: str) -> dict:
+def run(feed: str, old: str, table: str, no_queue: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-c", CHILD, feed, old, table], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", CHILD, feed, old, table, "1" if no_queue else "0"],
+                         capture_output=True, text=True,
                          env=env, cwd="/")
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
@@ -64,11 +67,12 @@ def main() -> None:
     ap.add_argument("--feed", required=True)
     ap.add_argument("--runs", type=int, default=6, help="processes per side (3 timed replays each)")
     ap.add_argument("--table", default="bbo")
+    ap.add_argument("--no-queue", action="store_true", help="the new side's orders table without queue places")
     args = ap.parse_args()
     got = {"new": {"total": [], "kernel": []}, "old": {"total": [], "kernel": []}}
     for i in range(args.runs):
         for side, old in (("new", ""), ("old", args.old)):
-            r = run(args.feed, old, args.table)
+            r = run(args.feed, old, args.table, args.no_queue and side == "new")
             assert (side == "old") == r["file"].startswith(args.old), r["file"]
             for k in ("total", "kernel"):
                 got[side][k] += r[k]

@@ -117,11 +117,11 @@ def _format_table(name, path, workers, format, on_error):
     return load(importlib.import_module(package).TABLES)(name, path, workers, on_error, Replay)
 
 
-def _table(table, path, workers, format, on_error, levels=10, date=None, tickers=None):
+def _table(table, path, workers, format, on_error, levels=10, date=None, tickers=None, **options):
     from .engine.replay import Replay
 
     return Replay(path, workers=workers, format=format, on_error=on_error, tables=(table,),
-                  levels=levels, date=date, tickers=tickers).reader(table)
+                  levels=levels, date=date, tickers=tickers, **options).reader(table)
 
 
 def trades(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
@@ -135,11 +135,14 @@ def trades(path, workers: int | None = None, format: str | None = None, on_error
 
 
 def orders(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-           date=None, tickers=None):
+           date=None, tickers=None, queue_positions: bool = True):
     """Order-level rows (``orders_schema``): one per book-changing record, with the resting
-    order's side, price and remaining shares after it, so each row stands alone.
-    Options as :func:`bbo`."""
-    return _table("orders", path, workers, format, on_error, date=date, tickers=tickers)
+    order's side, price and remaining shares after it, so each row stands alone, and its
+    place in its level's queue (``queue_shares_ahead``, ``queue_orders_ahead``).
+    ``queue_positions=False``: those two columns null, and the replay keeps no queues (about
+    1.7x faster: benchmarks/LEDGER.md, stop 20). Options as :func:`bbo`."""
+    return _table("orders", path, workers, format, on_error, date=date, tickers=tickers,
+                  queue_positions=queue_positions)
 
 
 def depth(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",

@@ -184,6 +184,7 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     # one level more than written: a replace's deletion step can bring level N+1 into view
     deep = min(levels + 1, MAX_LEVELS)
     replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
+                    queue_positions=False,     # LOBSTER's files have no queue places
                     breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
     cross_types = "cross_type" in schema_of("trades", levels).names
     # the format's trading actions (ITCH H), when it has them

@@ -105,3 +105,35 @@ def test_queue_csv_reduce_to_keeps_place(tmp_path):
                      b"4,AAA,b,C,20,0\n5,AAA,a,C,0,0\n6,AAA,c,E,0,0\n7,AAA,b,E,5,0\n")
     assert engine_queue(path, 2) == [(0, 0), (100, 1), (150, 2), (100, 1), (None, None),
                                      (None, None), (0, 0)]
+
+
+def _without_queue_columns(t):
+    assert t["queue_shares_ahead"].null_count == t.num_rows == t["queue_orders_ahead"].null_count
+    return t.drop_columns(["queue_shares_ahead", "queue_orders_ahead"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_orders_without_queue_positions_itch_csv_same_rows_null_places(tmp_path, workers):
+    itch, csv = tmp_path / "day.itch", tmp_path / "day.csv"
+    write_itch(itch, 30_000, 12, seed=4)
+    write_csv(csv, 20_000, 8, seed=4)
+    for path in (itch, csv):
+        full = obook.orders(path, workers=1).read_all()
+        bare = obook.orders(path, workers=workers, queue_positions=False).read_all()
+        assert full["queue_shares_ahead"].null_count < full.num_rows     # the default has places
+        assert _without_queue_columns(bare).equals(full.drop_columns(["queue_shares_ahead", "queue_orders_ahead"]))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_orders_without_queue_positions_databento_clears_same_rows_in_id_order(tmp_path, workers):
+    # a clear (R) removes a book's orders: without queues its rows come in order-id order
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    path = tmp_path / "mbo.dbn"
+    write_dbn(path, mbo_flow(4000, 3, 7), version=3)
+    full = obook.orders(path, workers=1).read_all()
+    bare = _without_queue_columns(obook.orders(path, workers=workers, queue_positions=False).read_all())
+    assert "R" in set(full["action"].to_pylist())
+    key = ["seq", "ref"]
+    full = full.drop_columns(["queue_shares_ahead", "queue_orders_ahead"])
+    assert bare.sort_by([(k, "ascending") for k in key]).equals(full.sort_by([(k, "ascending") for k in key]))

@@ -27,11 +27,11 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   (freed at 0). An entry is ``shares << 32 | level + 1`` (0 = empty).
 - ``ov_key[O, 2]`` / ``ov_val[O]`` / ``ov_state[O]``: an open-addressing table for
   orders the direct index can't hold (refs >= 2**32, or a ref live in two books).
-- Time priority (only when the orders table is asked for, ``want & WANT_ORDERS``):
+- Time priority (only when the orders table's queue places are asked for, ``want & WANT_QUEUE``):
   each level's orders in arrival order, a doubly-linked list of nodes ``qn[N, 4]``
   (next, prev, shares, ref) from ``lvx`` head to tail; ``pnode`` (parallel to
-  ``pages``) and ``ovnode`` (to ``ov_val``) give an order's node. Without the orders
-  table these arrays have one row and are never touched.
+  ``pages``) and ``ovnode`` (to ``ov_val``) give an order's node. Without them these
+  arrays have one row and are never touched (the orders rows' places are then -1).
 - ``dstate[B, 5 (+ depth)]``: per book, an open run of DEFER events: open, the BBO
   (bid px, qty, ask px, qty) and the depth levels before its first event.
 - ``st``: scalar counters (indices ST_*).
@@ -91,7 +91,7 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE
                      CAGE_LIVE, CAGED, DEFER,
                      ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF,
                      ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TYPE_SHIFT, WANT_DEPTH,
-                     WANT_ORDERS, WANT_TRADES)
+                     WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
 PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
 CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
@@ -813,10 +813,18 @@ def _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, pa
     _free_level(lvl, lv, lv_free, st)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _cleared_row(ev, i, book, letter, entry, ref, lv, orders, nx):
+    lvl = (entry & 0xFFFFFFFF) - 1
+    _order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
+               (entry >> 32) & 0xFFFFFFFF, 0, ref, 0, 0, -1, -1, orders, nx)
+
+
 @njit(cache=True, _nrt=False)
 def _clear_book(ev, i, book, letter, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages, page_dir,
-                page_live, page_key, page_free, ov_key, ov_state, queue, qn, st, orders, nx):
-    """ACT_CLEAR: remove every order and level of a book (see the module docstring)."""
+                page_live, page_key, page_free, ov_key, ov_val, ov_state, queue, write, qn, st, orders, nx):
+    """ACT_CLEAR: remove every order and level of a book (see the module docstring); with
+    ``write``, an orders row for each (without the queues: in the index's order)."""
     if not queue:                # no queues to walk: find the book's orders in the index
         for p in range(st[ST_PAGE_TOP]):
             if page_live[_u(p)] > 0:
@@ -824,9 +832,14 @@ def _clear_book(ev, i, book, letter, lv, lv_free, lvx, sides, pool, heaps, hp, f
                     a = (p << PAGE_BITS) + k
                     e = pages[_u(a)]
                     if e != 0 and (lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] >> 1) == book:
+                        if write:
+                            _cleared_row(ev, i, book, letter, e, (page_key[_u(p)] << PAGE_BITS) + k, lv,
+                                         orders, nx)
                         remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
         for s in range(ov_state.shape[0]):
             if ov_state[s] == 1 and ov_key[s, 0] == book:
+                if write:
+                    _cleared_row(ev, i, book, letter, ov_val[s], ov_key[s, 1], lv, orders, nx)
                 remove_order(-2 - s, pages, page_dir, page_live, page_key, page_free, ov_state, st)
     for sd in range(book * 2, book * 2 + 2):
         start = sides[_u(sd), 0]
@@ -1074,7 +1087,7 @@ def _enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heap
         ref = held[h, HW_REF]
         room = level_room(book, sides, pool, heaps, hp, fh, lv, st)
         if room == 0:
-            room = order_room(ref, pages, page_dir, ov_key, qn, (want & WANT_ORDERS) != 0, st)
+            room = order_room(ref, pages, page_dir, ov_key, qn, (want & WANT_QUEUE) != 0, st)
         if room != 0:
             return room, nrow, False
         shares = held[h, HW_SHARES]
@@ -1085,8 +1098,10 @@ def _enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heap
         a = insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live, page_key,
                          page_free, ov_key, ov_val, ov_state, st)
         if want & WANT_ORDERS:
-            node = _q_push(lvl, a, shares, ref, qn, lvx, pnode, ovnode, st)
-            qs, qo = queue_ahead(lvl, node, qn, lvx, lv)
+            qs = qo = -1
+            if want & WANT_QUEUE:
+                node = _q_push(lvl, a, shares, ref, qn, lvx, pnode, ovnode, st)
+                qs, qo = queue_ahead(lvl, node, qn, lvx, lv)
             _order_row(ev, i, book, 65, side, price, shares, shares, ref, 0, 0, qs, qo, orders, nx)
         opx, _oq, on = _top(book * 2 + 1 - side, sides, pool, lv)
         if on > 0 and (price >= opx if side == 0 else price <= opx):
@@ -1117,10 +1132,10 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
     the event to resume at; an ERR_* (strict) with i the failing event. In tolerant mode
     failing events are counted in skips[ERR_*] and handled by SPEC's tolerant rules.
     With ``want`` (WANT_* bits) it also writes trade, order and depth rows; nx holds their
-    counts; snap is (2, 2, levels, 3) scratch for the depth comparison. WANT_ORDERS keeps
-    the time-priority queues (qn, pnode, ovnode sized for them).
+    counts; snap is (2, 2, levels, 3) scratch for the depth comparison. WANT_QUEUE keeps
+    the time-priority queues (qn, pnode, ovnode sized for them) and the order rows' places.
     """
-    queue = (want & WANT_ORDERS) != 0
+    queue = (want & WANT_QUEUE) != 0
     while i < n:
         if nrow >= rows.shape[0] or (want != 0 and (nx[0] >= trades.shape[0] or nx[1] >= orders.shape[0]
                                                     or nx[2] >= depth.shape[0])):
@@ -1171,7 +1186,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                 skips[ERR_UNKNOWN_REF] += 1
             i += 1
             continue
-        elif act == ACT_CLEAR and queue and nx[1] + book_orders(book, sides, pool, heaps, hp, lv) > orders.shape[0]:
+        elif act == ACT_CLEAR and want & WANT_ORDERS and nx[1] + book_orders(book, sides, pool, heaps, hp, lv) > orders.shape[0]:
             return NEED_ROOM, i, nrow, ROOM_ROWS
         slow_rows = defer or st[ST_OPEN] > 0          # a DEFER run: rows through helpers
         if slow_rows:
@@ -1197,8 +1212,8 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
         q_node = -1
         if act == ACT_CLEAR:
             _clear_book(ev, i, book, _letter(act, typ), lv, lv_free, lvx, sides, pool, heaps, hp, fh,
-                        pages, page_dir, page_live, page_key, page_free, ov_key, ov_state, queue, qn,
-                        st, orders, nx)
+                        pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, queue,
+                        (want & WANT_ORDERS) != 0, qn, st, orders, nx)
         elif hold:
             _hold(book, ref, side, price, shares, cage, held, st)
         elif act == ACT_ADD or act == ACT_ADD_ZERO_OK:
@@ -1319,7 +1334,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                 if not (typ == 67 and word & NOT_PRINTABLE):
                     _trade_row(ev, i, book, 67 if typ == 67 else 69, ev[_u(i), 9] if typ == 67 else rest_px,
                                shares, side, ev[_u(i), 4], trades, nx)
-            if queue:
+            if want & WANT_ORDERS:
                 qs = qo = -1
                 if q_node >= 0:
                     qs, qo = queue_ahead(q_lvl, q_node, qn, lvx, lv)

@@ -108,6 +108,8 @@ DEPTH_HEAD = 3
 WANT_TRADES = 1
 WANT_ORDERS = 2
 WANT_DEPTH = 4
+#: with WANT_ORDERS: keep the time-priority queues and fill OR_Q_SHARES / OR_Q_ORDERS (else -1)
+WANT_QUEUE = 8
 
 #: at most this many records in one batch handed to the workers
 MAX_BATCH_RECORDS = 1 << 16

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._kernels import book as K
 from .._kernels.layout import (DEPTH_HEAD, N_BOOK_ERRORS, NEED_ROOM, OK, OR_WIDTH, TR_WIDTH,
-                               WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
+                               WANT_DEPTH, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
 
 class BookState:
@@ -88,7 +88,7 @@ class BookState:
         attributes."""
         x = extra or _NO_EXTRA
         x.counts[:] = 0
-        if x.want & WANT_ORDERS and not self.queue:
+        if x.want & WANT_QUEUE and not self.queue:
             self._enable_queue()
         self._dstate(x.levels if x.want & WANT_DEPTH else 0)
         i = nrow = 0

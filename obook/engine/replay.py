@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from .._kernels.layout import WANT_QUEUE
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
 from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
@@ -67,13 +68,16 @@ class Replay:
     replay first reads the feed for its trade breaks). ``tickers``: replay only these
     tickers' books (a list, or a comma-separated string); ``unknown_tickers``: what a ticker
     the feed never names does at the end: "raise" (ObookError), "warn" (logged) or "ignore".
+    ``queue_positions``: the orders table's ``queue_shares_ahead`` / ``queue_orders_ahead``
+    (False: null, and the books keep no time-priority queues, which cost the orders table
+    most of its time; a clear's rows then come in order-id order, not queue order).
     """
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
                  breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise",
-                 observer=None, book_kernel=None):
+                 observer=None, book_kernel=None, queue_positions: bool = True):
         self.source = path
         # seen by every worker's Applier: each batch's events after the books applied them;
         # what its workers return at the end is in ``observed`` (a list, one per worker)
@@ -89,7 +93,7 @@ class Replay:
         self.tables = check_tables(tables, levels)
         self.levels = levels
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
-        self.want = want_bits(self.tables)
+        self.want = want_bits(self.tables) | (WANT_QUEUE if queue_positions and "orders" in self.tables else 0)
         self.layout = widths(self.tables, levels)
         check_source(path)
         if on_error not in ON_ERROR:
