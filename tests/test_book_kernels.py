@@ -138,11 +138,13 @@ def test_apply_events_growth_from_tiny_pools_gives_identical_rows():
 # ---------------------------------------------------------------- ACT_MODIFY, ACT_CLEAR, DEFER
 
 from obook._kernels.layout import (ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, TYPE_SHIFT,  # noqa: E402
-                                   WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
+                                   WANT_DEPTH, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 from obook.engine.books import ExtraRows  # noqa: E402
 
+ORDERS = WANT_ORDERS | WANT_QUEUE     # the orders rows with their queue places
 
-def run_x(events, kernel, want=WANT_ORDERS, capacity=1, levels=3, **sizes):
+
+def run_x(events, kernel, want=ORDERS, capacity=1, levels=3, **sizes):
     """Like run, with trade/order/depth rows: (status, bbo rows, orders rows, depth rows, book)."""
     b = BookState(kernel=kernel, **sizes)
     x = ExtraRows(want, capacity, levels)
@@ -203,7 +205,7 @@ def clear_feed(n_levels=200):
 def test_apply_events_clear_removes_every_order_of_the_book(kernel):
     n = 200                                            # beyond NEAR_MAX: far levels too
     events = clear_feed(n)
-    status, rows, orders, depth, b = run_x(events, kernel, WANT_ORDERS | WANT_DEPTH)
+    status, rows, orders, depth, b = run_x(events, kernel, ORDERS | WANT_DEPTH)
     assert status == OK
     cleared = [r for r in orders if r[0] == n + 5]
     expected = [(1000, 5000, 10), (1, 5000, 7)] + [(1000 + k, 5000 - k, 10 + k) for k in range(1, n)] \
@@ -229,8 +231,8 @@ def test_apply_events_clear_without_queues_scans_the_index(kernel):
 
 def test_apply_events_clear_grows_tiny_orders_array():
     events = clear_feed(300)
-    small = run_x(events, K.apply_events, WANT_ORDERS, capacity=1)
-    big = run_x(events, K.apply_events, WANT_ORDERS, capacity=4096)
+    small = run_x(events, K.apply_events, ORDERS, capacity=1)
+    big = run_x(events, K.apply_events, ORDERS, capacity=4096)
     assert small[:4] == big[:4] and len(small[2]) == 300 + 4 + 300 + 3 + 1
 
 
@@ -242,7 +244,7 @@ def test_apply_events_defer_rows_at_the_run_end_against_the_book_before(kernel):
                 (ACT_PRINT, 0, 1, 0, 7, 60, 0))
     for k in (1, 2, 4, 6, 7):       # runs: seq 2-4, 5-6 (no change in the end), 7-9 (a print ends it)
         events[k, 3] |= DEFER
-    status, rows, orders, depth, _ = run_x(events, kernel, WANT_ORDERS | WANT_DEPTH)
+    status, rows, orders, depth, _ = run_x(events, kernel, ORDERS | WANT_DEPTH)
     assert status == OK
     assert [r[0] for r in rows] == [1, 4]
     assert rows[1][3:] == (50, 100, 1, 60, 10, 1)
@@ -264,7 +266,7 @@ def test_apply_events_defer_runs_kept_per_book(kernel):
 def test_apply_events_trades_rows_grow_past_tiny_arrays():
     e = ev(add(1, BID, 100, 50), *[op(ACT_EXEC, 1, 1) for _ in range(40)])
     b = BookState()
-    x = ExtraRows(WANT_TRADES | WANT_ORDERS | WANT_DEPTH, 1, 2)
+    x = ExtraRows(WANT_TRADES | ORDERS | WANT_DEPTH, 1, 2)
     status, _, n = b.apply(e, len(e), np.zeros((2, ROW_WIDTH), np.int64), x)
     assert status == OK and n == 41 and x.counts.tolist() == [40, 41, 41]
     assert x.trades[:40, 5].tolist() == [1] * 40 and b.out_rows.shape[0] >= 41
@@ -317,3 +319,14 @@ def test_apply_events_price_cage_grows_held_rows_without_cage_bits_no_hold(kerne
     assert status == OK and b.st[K.ST_HELD] == 40 and b.live_orders == 1 and len(rows) == 1
     assert plain.live_orders == 41 and len(rows_plain) > 1
     assert [chr(r[3]) for r in orders[1:]] == ["H"] * 40
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_apply_events_clear_orders_rows_without_queues_same_rows_in_id_order(kernel):
+    events = clear_feed(150)
+    with_q = run_x(events, kernel, ORDERS, capacity=1)
+    bare = run_x(events, kernel, WANT_ORDERS, capacity=1)
+    assert with_q[0] == bare[0] == OK and with_q[1] == bare[1]          # same BBO rows
+    assert all(r[11] == r[12] == -1 for r in bare[2])                   # no places
+    strip = lambda rows: sorted(r[:11] for r in rows)  # noqa: E731
+    assert strip(bare[2]) == strip(with_q[2]) and len(bare[2]) == len(with_q[2]) > 150

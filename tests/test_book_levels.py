@@ -6,7 +6,8 @@ import pytest
 
 from obook._kernels import book as K
 from obook._kernels.layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_MODIFY,
-                                   ACT_REPLACE, EV_WIDTH, OK, ROW_WIDTH, WANT_DEPTH, WANT_ORDERS)
+                                   ACT_REPLACE, EV_WIDTH, OK, ROW_WIDTH, WANT_DEPTH, WANT_ORDERS,
+                                   WANT_QUEUE)
 from obook.engine.books import BookState, ExtraRows
 
 LEVELS = 50
@@ -115,7 +116,7 @@ def engine(events, kernel, **sizes):
     for i, (seq, act, side, ref, shares, price, new_ref) in enumerate(events):
         ev[i, :8] = (seq, seq * 10, 3, act | (side << 8), ref, shares, price, new_ref)
     b = BookState(kernel=kernel, **sizes)
-    x = ExtraRows(WANT_DEPTH | WANT_ORDERS, 1, LEVELS)
+    x = ExtraRows(WANT_DEPTH | WANT_ORDERS | WANT_QUEUE, 1, LEVELS)
     rows = np.zeros((1, ROW_WIDTH), np.int64)
     status, i, n = b.apply(ev, len(ev), rows, x)
     assert status == OK, (status, i)
