@@ -364,7 +364,7 @@ def queue_ahead(lvl, node, qn, lvx, lv):
 
 # ---------------------------------------------------------------- price levels
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def level_room(book, sides, pool, heaps, hp, fh, lv, st):
     """0 if a new level can be made in this book (both sides), else the ROOM_* to grow."""
     if book * 2 + 1 >= sides.shape[0]:
@@ -582,7 +582,7 @@ def _near_find(pool, start, n, key):
     return i
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def level_at(book, side, price, make, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, st):
     """The level of (book, side, price); with make, create it (room checked by level_room)."""
     sd = book * 2 + side
@@ -657,7 +657,7 @@ def _refill(sd, sides, pool, heaps, hp, fh, lv, lvx, st):
     sides[_u(sd), 1] = n + m
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def drop_level(lvl, lv, lv_free, lvx, sides, pool, heaps, hp, fh, st):
     """Remove an empty level from its side and free it."""
     sd = lv[_u(lvl), LV_OWNER]
@@ -678,7 +678,7 @@ def drop_level(lvl, lv, lv_free, lvx, sides, pool, heaps, hp, fh, st):
     _free_level(lvl, lv, lv_free, st)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _take(a, entry, by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages, page_dir,
           page_live, page_key, page_free, ov_val, ov_state, queue, qn, pnode, ovnode, st):
     """Take ``by`` shares from the order at address a; remove it at 0 or when ``remove``."""
