@@ -85,29 +85,22 @@ class Listener:
         """Per line (A, B, and ``request``: the re-request server's answers) the counts of a
         capture replay's ``line_stats`` table so far (``capture`` null, ``address`` and
         ``port`` where the line listens)."""
-        from ..feeds.mold.side import LINE_STATS_SCHEMA
+        from ..feeds.mold.side import line_stats_batch
+        from ..feeds.mold.stream import STAT_NAMES
         from .feed import LINES
 
-        names = LINE_STATS_SCHEMA.names[4:]
-        rows = []
-        for i, line in enumerate(LINES):
-            host, port = self.feed.addresses[i] or (None, None)
-            rows.append([line, None, host, port, *(self.feed.arbiter.stats[i][n] for n in names)])
-        return pa.table([pa.array(c, f.type) for c, f in zip(zip(*rows), LINE_STATS_SCHEMA)],
-                        schema=LINE_STATS_SCHEMA)
+        stats = self.feed.arbiter.stats
+        return pa.Table.from_batches([line_stats_batch(
+            [[line, None, *(self.feed.addresses[i] or (None, None)), *(stats[i][n] for n in STAT_NAMES)]
+             for i, line in enumerate(LINES)])])
 
     def gaps_table(self) -> pa.Table:
         """The ranges given up (``on_gap="skip"``), as a capture replay's ``gaps`` table:
         ``ts_before`` the receive stamp of the last message before the gap, ``ts_after``
         when it was given up."""
-        from ..feeds.mold.side import GAPS_SCHEMA
+        from ..feeds.mold.side import gaps_batch
 
-        lost = self.feed.lost
-        first = [g[0] for g in lost]
-        return pa.table([pa.array(first, pa.uint64()), pa.array([g[0] + g[1] - 1 for g in lost], pa.uint64()),
-                         pa.array([g[1] for g in lost], pa.uint64()),
-                         pa.array([g[2] for g in lost], GAPS_SCHEMA.field("ts_before").type),
-                         pa.array([g[3] for g in lost], GAPS_SCHEMA.field("ts_after").type)], schema=GAPS_SCHEMA)
+        return pa.Table.from_batches([gaps_batch(self.feed.lost)])
 
     def latency(self) -> list[Histogram]:
         """Per stage, in path order, then the end-to-end ones."""

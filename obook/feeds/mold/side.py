@@ -52,27 +52,35 @@ LINE_STATS_SCHEMA = _schema("line_stats", [
     pa.field("port", pa.uint16()), *[pa.field(n, pa.int64()) for n in STAT_NAMES]])
 
 
+def gaps_batch(gaps) -> pa.RecordBatch:
+    """The ``gaps`` table of (first_seq, count, ts_before, ts_after) ranges (a stamp that is
+    None or negative: null); a capture replay's and a live listener's."""
+    first = np.array([g[0] for g in gaps], np.uint64)
+    n = np.array([g[1] for g in gaps], np.uint64)
+    stamps = [np.array([-1 if g[k] is None else g[k] for g in gaps], np.int64) for k in (2, 3)]
+    return pa.RecordBatch.from_arrays(
+        [pa.array(first), pa.array(first + n - 1 if len(gaps) else first), pa.array(n),
+         *(pa.array(s, TS_TYPE, mask=s < 0) for s in stamps)], schema=GAPS_SCHEMA)
+
+
+def line_stats_batch(rows) -> pa.RecordBatch:
+    """The ``line_stats`` table of [line, capture, address, port, *counts in STAT_NAMES order]
+    rows; a capture replay's and a live listener's."""
+    cols = list(zip(*rows)) if rows else [[] for _ in LINE_STATS_SCHEMA]
+    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(cols, LINE_STATS_SCHEMA)],
+                                      schema=LINE_STATS_SCHEMA)
+
+
 def _own(path, names, on_error="raise", counts=None):
     from .capture import ip_text
 
     arb = arbitrate(as_lines(path))
     for name in names:
         if name == "gaps":
-            g = arb.gaps()
-            first = np.array([r[0] for r in g], np.uint64)
-            n = np.array([r[1] for r in g], np.uint64)
-            before = np.array([r[2] for r in g], np.int64)
-            after = np.array([r[3] for r in g], np.int64)
-            yield name, pa.RecordBatch.from_arrays(
-                [pa.array(first), pa.array(first + n - 1 if len(g) else first), pa.array(n),
-                 pa.array(before, TS_TYPE, mask=before < 0), pa.array(after, TS_TYPE, mask=after < 0)],
-                schema=GAPS_SCHEMA)
+            yield name, gaps_batch(arb.gaps())
         else:
-            rows = [[LINE_NAMES[i], spec.path, ip_text(ip), port, *arb.stats[i].tolist()]
-                    for i, (spec, ip, port) in enumerate(arb.lines)]
-            cols = list(zip(*rows)) if rows else [[] for _ in LINE_STATS_SCHEMA]
-            yield name, pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(cols, LINE_STATS_SCHEMA)],
-                                                   schema=LINE_STATS_SCHEMA)
+            yield name, line_stats_batch([[LINE_NAMES[i], spec.path, ip_text(ip), port, *arb.stats[i].tolist()]
+                                          for i, (spec, ip, port) in enumerate(arb.lines)])
 
 
 SYMBOLS = replace(itch_side.SYMBOLS, read=_itch_side)

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import FeedError, ObookError
+from .arbiter import STAT_KEYS
 from .capture import read_capture
 from .lines import LINE_NAMES, Lines
 
@@ -27,8 +28,7 @@ log = logging.getLogger("obook")
 PROBLEM = 2          # type byte of a capture problem's frame
 CHUNK_RECORDS = 1 << 16
 FILL_BYTES = 1 << 17     # holds one record at least (a frame is at most 2 + 65535 bytes)
-STAT_NAMES = ("packets", "messages", "duplicates", "gaps", "gap_messages", "recovered_other_line",
-              "recovered_request", "heartbeats", "bad_packets", "wrong_session", "backwards")
+STAT_NAMES = STAT_KEYS     # a capture line's counts are the live arbiter's, in its order
 
 
 @dataclass
