@@ -1,7 +1,9 @@
 """The Shenzhen text log's framer and decoder kernels alone, old against new, in one
 process (alternating rounds, medians): ``line_ends`` + ``text_scan`` (the framer, every
-line) and ``text_records`` (a worker's decoder, 1 and of 2 workers) on the front of the
-bench_l2 text day.
+line), a worker's decoder (1 of 1 and 1 of 2 workers: ``text_records``, which parsed the
+text again, or since stop 21 ``owned_rows``, which copies the framer's rows), and the
+two together (all the parsing of a batch with 1 worker) on the front of the bench_l2
+text day.
 
     python benchmarks/bench_l2_kernels.py --baseline /tmp/old_checkout --mib 60
 
@@ -30,13 +32,25 @@ def _runs(pkg, buf, n_lines):
     codes, details = np.zeros(n_lines + 1, np.int64), np.zeros(n_lines + 1, np.int64)
     rec = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
 
+    made = [0]
+
     def framer():
         k = T.line_ends(buf, 0, len(buf), True, ends, 0, n_lines + 1)
-        return K.text_scan(buf, ends, k, 1, T.KHASH, T.KID, vals, have, codes, details, rec)
+        made[0] = K.text_scan(buf, ends, k, 1, T.KHASH, T.KID, vals, have, codes, details, rec)
+        return made[0]
+
+    rows = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
 
     def decoder(w, nw):
-        return lambda: K.text_records(buf, 1, w, nw, T.KHASH, T.KID, vals, have, rec, True)[0]
-    return {"framer": framer, "decoder 1 of 1": decoder(0, 1), "decoder 1 of 2": decoder(0, 2)}
+        if hasattr(K, "text_records"):
+            return lambda: K.text_records(buf, 1, w, nw, T.KHASH, T.KID, vals, have, rows, True)[0]
+        return lambda: K.owned_rows(rec, made[0], w, nw, rows)
+
+    def both():
+        framer()
+        return decoder(0, 1)()
+    return {"framer": framer, "decoder 1 of 1": decoder(0, 1), "decoder 1 of 2": decoder(0, 2),
+            "framer + decoder": both}
 
 
 def main() -> None:
@@ -52,6 +66,7 @@ def main() -> None:
     n_lines = int((buf == 10).sum())
     sides = {"new": _runs("obook", buf, n_lines), "old": _runs("obook_baseline", buf, n_lines)}
     for fns in sides.values():
+        fns["framer"]()             # (a decoder of the rows replays the framer's last rows)
         for f in fns.values():
             f()
     times = {(s, k): [] for s in sides for k in sides[s]}

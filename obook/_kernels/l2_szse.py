@@ -31,14 +31,16 @@ from numba import njit
 
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
-                      K_APPLSEQ, LINE_OK, line_bounds, line_end, parse_line, parse_tokens)
+                      K_APPLSEQ, LINE_OK, line_bounds, parse_line, parse_tokens)
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, DEFER, NOT_PRINTABLE,
                      OWN_BEST, TYPE_SHIFT)
 
 # record table columns
+# (R_BAD: the framer's row of a line whose head is good and whose other fields are not:
+# kept for the sequence checks, never replayed)
 (R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY, R_TIME, R_BID,
- R_OFFER, R_EXEC, R_LASTPX, R_LASTQTY) = range(15)
-R_WIDTH = 15
+ R_OFFER, R_EXEC, R_LASTPX, R_LASTQTY, R_BAD) = range(16)
+R_WIDTH = 16
 
 ORDER = 192
 TRADE = 191
@@ -174,15 +176,18 @@ def head_tail(buf, pos, b, khash, kid, vals, have):
 
 @njit(cache=True, _nrt=False)
 def text_scan(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, details, rec):
-    """Framer: per line (``ends``: the newlines) its code and detail from the fields the
-    framer reads, and for every order or trade line a record row of them (all securities).
+    """Framer: per line (``ends``: the newlines) its code and detail, and for every order or
+    trade line whose head is good (type, security, channel, sequence, an execution's order
+    numbers) its whole record row (all securities; a line whose other fields are bad gets
+    R_BAD and its BAD_* code). One parse of each line: the workers replay these rows.
     Returns the record rows."""
     r = 0
     p = 0
     for k in range(n_lines):
         e = ends[k]
-        st, _ = parse_head(buf, p, e, khash, kid, vals, have)
+        a = p
         p = e + 1
+        st, pos = parse_head(buf, a, e, khash, kid, vals, have)
         details[k] = 0
         if st == 1:
             codes[k] = NOT_MESSAGE
@@ -190,73 +195,34 @@ def text_scan(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, detai
             codes[k] = BAD_TOKEN
         else:
             c, d = head_check(vals, have)
+            if c == OK:
+                _, b = line_bounds(buf, a, e)
+                st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)
+                c, d = text_check(vals, have)
+                if st != LINE_OK:
+                    c, d = BAD_TOKEN, 0
+                _put_text(rec, r, base_seq + k, vals)
+                rec[r, R_BAD] = 1 if c != OK else 0
+                r += 1
             codes[k] = c
             details[k] = d
-            if c == OK:
-                for j in range(R_WIDTH):
-                    rec[r, j] = 0
-                rec[r, R_SEQ] = base_seq + k
-                rec[r, R_CHAN] = vals[K_CHANNEL]
-                rec[r, R_APPL] = vals[K_APPLSEQ]
-                rec[r, R_TYPE] = vals[K_MSGTYPE]
-                rec[r, R_SEC] = vals[K_SECID]
-                if vals[K_MSGTYPE] == TRADE:
-                    rec[r, R_BID] = vals[K_BIDSEQ]
-                    rec[r, R_OFFER] = vals[K_OFFERSEQ]
-                r += 1
     return r
 
 
 @njit(cache=True, _nrt=False)
-def text_records(buf, base_seq, worker, n_workers, khash, kid, vals, have, rec, strict):
-    """Decoder: the record rows of the owned order and trade lines of buf (whole lines).
-    Lines the framer rejected are skipped; an owned line whose other fields are bad stops
-    the batch (``strict``) or is skipped and counted. Returns (rows, bad lines, first bad
-    line index or -1, its code, its detail)."""
-    n = buf.shape[0]
-    p = 0
-    k = -1
+def owned_rows(rows, n, worker, n_workers, rec):
+    """Decoder: copy to rec the replayable rows of rows[:n] (the framer's) whose security
+    this worker owns. Returns the rows copied."""
     r = 0
-    n_bad = 0
-    while p < n:
-        e = line_end(buf, p, n)
-        k += 1
-        a = p
-        p = e + 1
-        _, b = line_bounds(buf, a, e)
-        if n_workers > 1:             # up to SecurityID: another worker's line is not read further
-            st, pos = parse_line(buf, a, e, khash, kid, vals, have, K_SECID)
-            if st != LINE_OK:
-                continue
-            if have[K_SECID] > 0 and 0 <= vals[K_SECID] < MAX_SECURITY and \
-                    owner_of(vals[K_SECID], n_workers) != worker:
-                continue
-            if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == SNAPSHOT:
-                continue
-            st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_APPLSEQ)   # parse_head's fields
-            if st == LINE_OK:
-                st, pos = head_tail(buf, pos, b, khash, kid, vals, have)
-        else:
-            st, pos = parse_head(buf, a, e, khash, kid, vals, have)
-        if st != LINE_OK:
+    for i in range(n):
+        if rows[i, R_BAD] != 0:
             continue
-        c, _d = head_check(vals, have)
-        if c != OK:
+        if n_workers > 1 and owner_of(rows[i, R_SEC], n_workers) != worker:
             continue
-        if n_workers > 1 and owner_of(vals[K_SECID], n_workers) != worker:
-            continue
-        st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)
-        c, d = text_check(vals, have)
-        if st != LINE_OK:
-            c, d = BAD_TOKEN, 0
-        if c != OK:
-            n_bad += 1
-            if strict:
-                return r, n_bad, k, c, d
-            continue
-        _put_text(rec, r, base_seq + k, vals)
+        for c in range(R_WIDTH):
+            rec[r, c] = rows[i, c]
         r += 1
-    return r, n_bad, -1, 0, 0
+    return r
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -374,33 +340,6 @@ def bin_scan(buf, n, max_records, base_seq, codes, details, offs, rec):
         k += 1
         p += ln
     return k, p, r
-
-
-@njit(cache=True, _nrt=False)
-def bin_records(buf, base_seq, worker, n_workers, rec):
-    """Decoder: the record rows of the owned, well-formed orders and trades of buf."""
-    n = buf.shape[0]
-    p = 0
-    k = -1
-    r = 0
-    while p + 4 <= n:
-        ln = _le(buf, p + 2, 2)
-        if ln < HEADER or p + ln > n:
-            break
-        k += 1
-        t = buf[p + 1]
-        q = p
-        p += ln
-        if not ((t == ORDER and ln == ORDER_LEN) or (t == TRADE and ln == TRADE_LEN)):
-            continue
-        sec = security_of(buf, q + 4)
-        if sec < 0 or (n_workers > 1 and owner_of(sec, n_workers) != worker):
-            continue
-        _put_bin(buf, q, rec, r, base_seq + k)
-        if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
-            continue
-        r += 1
-    return r
 
 
 # roles of records (szse_events, first pass)

@@ -11,6 +11,10 @@ one event says so (``max_events_per_record = 1``): its ``events`` then always ha
 per record. Any other decoder stops when the next record's events do not fit, and returns
 how far it got (``DecodeResult.n_bytes`` / ``n_records``); the engine grows the events
 buffer and calls it again with the rest of the batch.
+
+A framer that has to parse every record whole anyway (e.g. a text log whose batch cuts
+depend on most fields) may hand the decoders its parse instead of the bytes
+(``FrameResult.data``); the batch's record numbers and byte counts stay the feed's.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ class FrameResult:
     n_bytes: int                   # bytes of the batch (0 with not final: need more data)
     error: FeedError | None = None  # strict mode: raise after the batch's rows are delivered
     skip: bool = False             # tolerant mode: the batch's bytes are dropped, not decoded
+    # what the decoders get instead of the batch's bytes (a uint8 array, valid until the next
+    # frame call): a framer that parsed every record whole hands over its parse (the workers
+    # then never read the bytes again); None: the bytes
+    data: np.ndarray | None = None
 
 
 @dataclass

@@ -392,7 +392,8 @@ def read_head(source, n: int) -> bytes:
 
 @dataclass
 class Batch:
-    data: np.ndarray          # uint8 view of whole records; valid until the next batch is taken
+    data: np.ndarray          # uint8 view of whole records (or the framer's parse of them,
+                              # FrameResult.data); valid until the next batch is taken
     base_seq: int             # number of the first record
     offset: int               # byte offset of data[0] in the (decompressed) feed
     n_records: int
@@ -474,7 +475,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 r = framer.frame(buf[pos:have], seq, offset, eof, max_records)
                 if r.n_bytes == 0 and r.n_records == 0 and r.error is None:
                     break
-                yield Batch(buf[pos:pos + r.n_bytes], seq, offset, r.n_records, r.error, source_pos, columns)
+                data = buf[pos:pos + r.n_bytes] if r.data is None else r.data
+                yield Batch(data, seq, offset, r.n_records, r.error, source_pos, columns)
                 if r.error is not None:
                     return
                 pos += r.n_bytes

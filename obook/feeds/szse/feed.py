@@ -1,7 +1,8 @@
 """Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
-turns into book events. The framer checks that each channel's ApplSeqNum follows the
+turns into book events. The framer parses each record whole, once: the batch the workers
+get is its record rows (``FrameResult.data``), of which each keeps its securities'. The framer checks that each channel's ApplSeqNum follows the
 last one (a gap is an error naming the record, or counted as "sequence gap" in tolerant
 mode) and never ends a batch between an incoming order and its fills (it looks
 ``LOOKAHEAD`` records ahead; a channel silent that long is taken as done).
@@ -92,7 +93,8 @@ class _SzseFramer(Framer):
         if cut == 0 and error is None:
             return FrameResult(0, 0)
         self._count(cut)
-        return FrameResult(int(cut), int(byte_of(cut)), error)
+        rows = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + cut))   # the rows of lines before the cut
+        return FrameResult(int(cut), int(byte_of(cut)), error, data=rec[:rows].reshape(-1).view(np.uint8))
 
 
 class SzseTextFramer(_SzseFramer):
@@ -216,36 +218,17 @@ class _SzseDecoder(Decoder):
 
 
 class SzseTextDecoder(_SzseDecoder):
+    """The framer's record rows (text or binary records alike): the owned ones replayed."""
+
     @classmethod
     def warm(cls):
         super().warm()
-        vals, have = np.zeros(N_KEYS, np.int64), np.zeros(N_KEYS, np.int8)
-        K.text_records(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, vals, have,
-                       np.zeros((1, K.R_WIDTH), np.int64), True)
-
-    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
-        super().__init__(path, worker, n_workers, on_error, want)
-        self.vals = np.zeros(N_KEYS, np.int64)
-        self.have = np.zeros(N_KEYS, np.int8)
+        rows = np.zeros((1, K.R_WIDTH), np.int64)
+        K.owned_rows(rows, 1, 0, 1, rows)
 
     def decode(self, buf, base_seq, events):
-        r, n_bad, bad, code, detail = K.text_records(buf, base_seq, self.worker, self.n_workers, KHASH, KID,
-                                                     self.vals, self.have, self.rec, self.on_error == "raise")
-        res = self._events(r, events)
-        if bad >= 0:       # strict: the rows before it are delivered
-            ends = np.flatnonzero(buf == 10)
-            text = _line(buf, np.append(ends, len(buf)), int(bad))
-            res.error = (base_seq + int(bad), reason(int(code), int(detail), text))
-        elif n_bad:
-            self.skipped["malformed record"] = self.skipped.get("malformed record", 0) + int(n_bad)
-        return res
+        rows = buf.view(np.int64).reshape(-1, K.R_WIDTH)
+        return self._events(K.owned_rows(rows, rows.shape[0], self.worker, self.n_workers, self.rec), events)
 
 
-class SzseBinDecoder(_SzseDecoder):
-    @classmethod
-    def warm(cls):
-        super().warm()
-        K.bin_records(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, K.R_WIDTH), np.int64))
-
-    def decode(self, buf, base_seq, events):
-        return self._events(K.bin_records(buf, base_seq, self.worker, self.n_workers, self.rec), events)
+SzseBinDecoder = SzseTextDecoder
