@@ -51,7 +51,7 @@ def test_parse_line_known_keys_values_and_bad_numbers(py):
             b"AskLevel[0].Qty=9223372036854775799   \r")
     st, _, got = _parse(line, py)
     assert st == T.LINE_OK
-    assert got == {"MsgType": 192, "SecurityID": 1, "Price": -15, "OrderQty": None,
+    assert got == {"SecurityIDSource": 102, "MsgType": 192, "SecurityID": 1, "Price": -15, "OrderQty": None,
                    "TransactTime": 20240105093000123, "BidLevel[9].Price": None,
                    "AskLevel[0].Qty": 9223372036854775799}
 
@@ -129,3 +129,51 @@ def test_parse_line_layouts_values_same_as_split(py, line):
             if k.decode() in T.KEYS:
                 want[k.decode()] = int(v) if v.lstrip(b"-").isdigit() else None
     assert got == want
+
+
+def _reference_tokens(line: bytes):
+    """A plain split of a message line: (status, {known key: int or None})."""
+    got = {}
+    for tok in line[2:].rstrip(b"\r ").split(b" "):
+        if not tok:
+            continue
+        if b"=" not in tok:
+            return T.LINE_BAD_TOKEN, None
+        k, v = tok.split(b"=", 1)
+        if k.decode("latin-1") in T.KEYS:
+            ok = v.lstrip(b"-").isdigit() and v[1:2] != b"-" and abs(int(v)) <= 9223372036854775799
+            got[k.decode()] = int(v) if ok else None
+    return T.LINE_OK, got
+
+
+@PY
+def test_parse_line_guessed_keys_and_word_digits_same_as_split(py):
+    """The next key guessed from the layouts and compared as words, the digits read eight at
+    a time (1 to 20 digits, signs, junk after digits, other key orders, at the buffer's end
+    or not): the same status and values as a plain split."""
+    rnd = np.random.default_rng(21)
+    sz = list(T._LAYOUTS[0]) + ["BidApplSeqNum", "OfferApplSeqNum", "LastPx", "LastQty", "ExecType"]
+    sh = list(T._LAYOUTS[3]) + ["DataTimeStamp", "BidLevel[3].Qty", "Unknown"]
+    for i in range(400):
+        keys = list(sz if i % 2 else sh)
+        if i % 5 == 0:
+            rnd.shuffle(keys)
+
+        def value():
+            r = rnd.random()
+            digits = "".join(str(d) for d in rnd.integers(0, 10, int(rnd.integers(1, 21))))
+            if r < 0.7:
+                return digits
+            return rnd.choice(["-" + digits, digits + "x", "", "1-2", digits + "=3", "0" * 19 + "7"])
+        toks = [f"{k}={value()}" for k in keys]
+        if i % 7 == 0:
+            toks.insert(int(rnd.integers(0, len(toks))), "oops")
+        line = ("//" + (" " * int(rnd.integers(1, 3))).join(toks) + (" \r" if i % 3 == 0 else "")).encode()
+        for pad in (b"", b"\n" + b"9" * 40):
+            buf = _buf(line + pad)
+            vals, have = np.zeros(T.N_KEYS, np.int64), np.zeros(T.N_KEYS, np.int8)
+            st, _ = _f(T.parse_line, py)(buf, 0, len(line), T.KHASH, T.KID, vals, have, -1)
+            want_st, want = _reference_tokens(line)
+            assert st == want_st, line
+            if st == T.LINE_OK:
+                assert {k: (int(vals[j]) if have[j] > 0 else None) for k, j in T.KEYS.items() if have[j]} == want, line

@@ -167,7 +167,7 @@ def head_tail(buf, pos, b, khash, kid, vals, have):
     """parse_head past ApplSeqNum: an execution's order numbers; all of an unusual line."""
     st = LINE_OK
     if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == TRADE:
-        st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ)
+        st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ, K_APPLSEQ)
     if st == LINE_OK and (have[K_MSGTYPE] == 0 or have[K_SECID] == 0 or have[K_CHANNEL] == 0
                           or have[K_APPLSEQ] == 0):
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)   # an unusual key order
@@ -197,7 +197,8 @@ def text_scan(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, detai
             c, d = head_check(vals, have)
             if c == OK:
                 _, b = line_bounds(buf, a, e)
-                st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)
+                st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1,
+                                     K_OFFERSEQ if vals[K_MSGTYPE] == TRADE else K_APPLSEQ)
                 c, d = text_check(vals, have)
                 if st != LINE_OK:
                     c, d = BAD_TOKEN, 0

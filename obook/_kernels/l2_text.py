@@ -25,6 +25,7 @@ MAX_DIGITS = 18        # values of more digits take the checked path (no overflo
 (K_MSGTYPE, K_SECID, K_CHANNEL, K_APPLSEQ, K_ORDERNO, K_PRICE, K_ORDERQTY, K_ORDTYPE, K_SIDE,
  K_TTIME, K_BIZ, K_BIDSEQ, K_OFFERSEQ, K_LASTPX, K_LASTQTY, K_EXECTYPE, K_DATATS, K_NUMTRADES,
  K_TOTVOL, K_TOTVAL, K_PREVCLOSE, K_OPEN, K_HIGH, K_LOW, K_PHASE) = range(25)   # LastPx: K_LASTPX (trade price, snapshot last price)
+K_SOURCE, K_MSGLEN, K_RESV = 25, 26, 27    # read only to guess the next key (SecurityIDSource ...)
 K_BID_PX = 30      # BidLevel[i].Price = K_BID_PX + i, then the Qty, AskLevel Price, Qty
 K_BID_QTY = 40
 K_ASK_PX = 50
@@ -38,7 +39,8 @@ KEYS = {
     "OfferApplSeqNum": K_OFFERSEQ, "LastPx": K_LASTPX, "LastQty": K_LASTQTY, "ExecType": K_EXECTYPE,
     "DataTimeStamp": K_DATATS, "NumTrades": K_NUMTRADES, "TotalVolumeTrade": K_TOTVOL,
     "TotalValueTrade": K_TOTVAL, "PrevClosePx": K_PREVCLOSE, "OpenPx": K_OPEN, "HighPx": K_HIGH,
-    "LowPx": K_LOW, "TradingPhase": K_PHASE,
+    "LowPx": K_LOW, "TradingPhase": K_PHASE, "SecurityIDSource": K_SOURCE, "MsgLen": K_MSGLEN,
+    "resv": K_RESV,
 }
 for _i in range(10):
     KEYS[f"BidLevel[{_i}].Price"] = K_BID_PX + _i
@@ -79,6 +81,44 @@ def _key_table(keys: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 KHASH, KID = _key_table(KEYS)
+
+# The next key's guess (parse_tokens compares it as words before any scan or hash): the
+# layouts the exchanges' AX-SBE logs print, per previous key (row N_KEYS: the line's
+# start) and column: Shenzhen (source 102) order / execution / other, then Shanghai (101).
+LINE_START = N_KEYS
+_HEAD = ["SecurityIDSource", "MsgType", "MsgLen", "SecurityID", "ChannelNo", "ApplSeqNum", "TradingPhase"]
+_LAYOUTS = {
+    0: _HEAD + ["Price", "OrderQty", "Side", "OrdType", "TransactTime"],
+    1: _HEAD + ["BidApplSeqNum", "OfferApplSeqNum", "LastPx", "LastQty", "ExecType", "TransactTime"],
+    2: _HEAD,
+    3: _HEAD + ["OrderNo", "Price", "OrderQty", "OrdType", "Side", "TransactTime", "resv", "BizIndex"],
+    4: _HEAD + ["BidApplSeqNum", "OfferApplSeqNum", "LastPx", "LastQty", "ExecType", "TransactTime",
+                "resv", "BizIndex"],
+    5: _HEAD,
+}
+
+
+def _guess_tables():
+    guess = np.full((N_KEYS + 1, 6), -1, np.int64)
+    for col, names in _LAYOUTS.items():
+        prev = LINE_START
+        for name in names:
+            guess[prev, col] = KEYS[name]
+            prev = KEYS[name]
+    klen = np.zeros(N_KEYS, np.int64)              # the key and its '='
+    kword = np.zeros((N_KEYS, 3), np.uint64)
+    kmask = np.zeros((N_KEYS, 3), np.uint64)
+    for text, i in KEYS.items():
+        b = text.encode() + b"="
+        klen[i] = len(b)
+        for j in range(3):
+            part = b[8 * j:8 * j + 8]
+            kword[i, j] = _word(part)
+            kmask[i, j] = (1 << (8 * len(part))) - 1
+    return guess, klen, kword, kmask
+
+
+GUESS, KLEN, KWORD, KMASK = _guess_tables()
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -193,48 +233,158 @@ def _int_value(buf, v, e):
     return (-x if neg else x), True
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _load8(buf, p):
+    """The 8 bytes at p as a little-endian word (one unaligned load)."""
+    x = np.uint64(0)
+    for j in range(8):
+        x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
+    return x
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _digit_run(w):
+    """(leading digit bytes of the word w, 0..8; w's bytes minus '0'). A byte below a
+    non-digit is never disturbed by the borrows and carries of the word arithmetic."""
+    d = w - np.uint64(0x3030303030303030)
+    f = ((d + np.uint64(0x7676767676767676)) | d) & np.uint64(0x8080808080808080)
+    if f == 0:
+        return 8, d
+    lo = f & (~f + np.uint64(1))
+    return np.int64(((lo >> np.uint64(7)) * np.uint64(0x0001020304050607)) >> np.uint64(56)), d
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _digits_value(d, m):
+    """The value of the m (1..8) digits in the low bytes of d (bytes minus '0'), first
+    digit lowest: eight digits in three multiplies."""
+    if m < 8:
+        d = d << np.uint64(8 * (8 - m))
+    d = d * np.uint64(10) + (d >> np.uint64(8))
+    d = (((d & np.uint64(0x000000FF000000FF)) * np.uint64(100 + (1000000 << 32)))
+         + (((d >> np.uint64(16)) & np.uint64(0x000000FF000000FF)) * np.uint64(1 + (10000 << 32)))) >> np.uint64(32)
+    return np.int64(d & np.uint64(0xFFFFFFFF))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _fast_value(buf, v, nbuf):
+    """(value, end) of the unsigned integer of 1..18 digits at v, read a word at a time;
+    end -1 when the fast read does not apply (no digit, more digits, near the buffer's end)."""
+    if v + 8 > nbuf:
+        return np.int64(0), -1
+    m0, d0 = _digit_run(_load8(buf, v))
+    if m0 == 0:
+        return np.int64(0), -1
+    if m0 < 8:
+        return _digits_value(d0, m0), v + m0
+    if v + 16 > nbuf:
+        return np.int64(0), -1
+    x = _digits_value(d0, 8)
+    m1, d1 = _digit_run(_load8(buf, v + 8))
+    if m1 < 8:
+        if m1 == 0:
+            return x, v + 8
+        return x * POW10[m1] + _digits_value(d1, m1), v + 8 + m1
+    x = x * 100_000_000 + _digits_value(d1, 8)
+    if v + 24 > nbuf:
+        return np.int64(0), -1
+    m2, d2 = _digit_run(_load8(buf, v + 16))
+    if m2 > 2:
+        return np.int64(0), -1
+    if m2 == 0:
+        return x, v + 16
+    return x * POW10[m2] + _digits_value(d2, m2), v + 16 + m2
+
+
+POW10 = np.array([10 ** i for i in range(9)], np.int64)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _is_key(buf, p, g, klen, kword, kmask):
+    """Whether the key g and its '=' are the bytes at p (as words; needs 24 bytes at p)."""
+    if (_load8(buf, p) & kmask[g, 0]) != kword[g, 0]:
+        return False
+    m = klen[g]
+    if m > 8 and (_load8(buf, p + 8) & kmask[g, 1]) != kword[g, 1]:
+        return False
+    if m > 16 and (_load8(buf, p + 16) & kmask[g, 2]) != kword[g, 2]:
+        return False
+    return True
+
+
 @njit(cache=True, _nrt=False)
-def parse_tokens(buf, p, b, khash, kid, vals, have, stop):
+def parse_tokens(buf, p, b, khash, kid, vals, have, stop, prev=-1):
     """Parse the tokens of buf[p:b] into vals/have (see the module); ``stop``: a key id,
-    return right after its value (-1: parse to b). Returns (LINE_OK or LINE_BAD_TOKEN,
+    return right after its value (-1: parse to b); ``prev``: the key id before p
+    (LINE_START at the line's start, -1 unknown): the next key is guessed from the
+    layouts (GUESS) and compared as words; a value of digits is read a word at a time;
+    anything else takes the byte by byte path. Returns (LINE_OK or LINE_BAD_TOKEN,
     position: where parsing stopped, or the bad token)."""
+    nbuf = buf.shape[0]
     while p < b:
         while p < b and buf[p] == 32:
             p += 1
         if p >= b:
             break
-        q = p
-        while q < b and buf[q] != 61 and buf[q] != 32:
-            q += 1
-        if q >= b or buf[q] != 61:
-            return LINE_BAD_TOKEN, p
-        k = _key_id(buf, p, q, khash, kid)
-        v = q + 1
-        neg = k >= 0 and v < b and buf[v] == 45
-        c = v + 1 if neg else v
-        c0 = c
-        x = np.int64(0)
-        bad = np.int64(0)
-        while c < b:              # the value's end, and its digits read on the way
-            ch = buf[c]
-            if ch == 32:
-                break
-            d = np.int64(ch) - 48
-            bad |= (d & ~np.int64(15)) | ((d + 6) & 16)    # not '0'..'9'
-            x = x * 10 + d
-            c += 1
+        k = -1
+        v = -1
+        if prev >= 0 and p + 24 <= nbuf:
+            col = 2
+            if have[K_MSGTYPE] > 0:
+                t = vals[K_MSGTYPE]
+                col = 0 if t == 192 else (1 if t == 191 else 2)
+            if have[K_SOURCE] > 0 and vals[K_SOURCE] == 101:
+                col += 3
+            g = GUESS[prev, col]
+            if g >= 0 and p + KLEN[g] <= b and _is_key(buf, p, g, KLEN, KWORD, KMASK):
+                k = g
+                v = p + KLEN[g]
+        if v < 0:
+            q = p
+            while q < b and buf[q] != 61 and buf[q] != 32:
+                q += 1
+            if q >= b or buf[q] != 61:
+                return LINE_BAD_TOKEN, p
+            k = _key_id(buf, p, q, khash, kid)
+            v = q + 1
+        x, c = _fast_value(buf, v, nbuf)
+        if c < 0 or (c < b and buf[c] != 32):
+            x, c, ok = _slow_value(buf, v, b, k >= 0)
+        else:
+            ok = True
         if k >= 0:
-            ok = c > c0 and bad == 0
-            if c - c0 > MAX_DIGITS:
-                x, ok = _int_value(buf, v, c)
-            elif neg:
-                x = -x
             vals[k] = x
             have[k] = 1 if ok else -1
             if k == stop:
                 return LINE_OK, c
+        prev = k
         p = c
     return LINE_OK, b
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _slow_value(buf, v, b, signed):
+    """(value, end, ok) of the value at v (up to a space or b), byte by byte; ``signed``:
+    a leading '-' is a sign (a known key's value)."""
+    neg = signed and v < b and buf[v] == 45
+    c = v + 1 if neg else v
+    c0 = c
+    x = np.int64(0)
+    bad = np.int64(0)
+    while c < b:              # the value's end, and its digits read on the way
+        ch = buf[c]
+        if ch == 32:
+            break
+        d = np.int64(ch) - 48
+        bad |= (d & ~np.int64(15)) | ((d + 6) & 16)    # not '0'..'9'
+        x = x * 10 + d
+        c += 1
+    ok = c > c0 and bad == 0
+    if c - c0 > MAX_DIGITS:
+        x, ok = _int_value(buf, v, c)
+    elif neg:
+        x = -x
+    return x, c, ok
 
 
 @njit(cache=True, _nrt=False)
@@ -257,4 +407,4 @@ def parse_line(buf, a, b, khash, kid, vals, have, stop=-1):
     p, b = line_bounds(buf, a, b)
     if p < 0:
         return LINE_NOT_MESSAGE, a
-    return parse_tokens(buf, p, b, khash, kid, vals, have, stop)
+    return parse_tokens(buf, p, b, khash, kid, vals, have, stop, LINE_START)

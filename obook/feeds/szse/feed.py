@@ -170,9 +170,9 @@ class SzseBinFramer(_SzseFramer):
 
     def _count(self, cut):
         ok = self.codes[:cut] >= 0
-        types = np.asarray(self._buf[self.offs[:cut][ok] + 1], np.int64)
-        for t, c in zip(*np.unique(types, return_counts=True)):
-            self.types[int(t)] = self.types.get(int(t), 0) + int(c)
+        counts = np.bincount(self._buf[self.offs[:cut][ok] + 1], minlength=256)
+        for t in np.flatnonzero(counts):
+            self.types[int(t)] = self.types.get(int(t), 0) + int(counts[t])
 
 
 class _SzseDecoder(Decoder):
@@ -198,11 +198,11 @@ class _SzseDecoder(Decoder):
                       np.zeros(1, np.int32), 0,
                       np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
 
-    def _events(self, r, events):
-        ne, self.n_books, nn = K.szse_events(self.rec, r, self.aux, self.chan_next, self.books, self.n_books,
+    def _events(self, r, events, rec=None):
+        rec = self.rec if rec is None else rec
+        ne, self.n_books, nn = K.szse_events(rec, r, self.aux, self.chan_next, self.books, self.n_books,
                                              self._names, events)
-        for t, c in zip(*np.unique(self.rec[:r, K.R_TYPE], return_counts=True)):
-            self.types[int(t)] += int(c)
+        self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
         names = []
         for b, sec in self._names[:nn]:
             self.tickers.append(f"{int(sec):06d}")
@@ -228,6 +228,8 @@ class SzseTextDecoder(_SzseDecoder):
 
     def decode(self, buf, base_seq, events):
         rows = buf.view(np.int64).reshape(-1, K.R_WIDTH)
+        if self.n_workers == 1 and not rows[:, K.R_BAD].any():
+            return self._events(rows.shape[0], events, rows)      # every row: no copy
         return self._events(K.owned_rows(rows, rows.shape[0], self.worker, self.n_workers, self.rec), events)
 
 
