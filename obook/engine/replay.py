@@ -162,7 +162,7 @@ class Replay:
                 self.progress(0, "replaying")
             log.debug("%s: %d broken match numbers", self.path, len(breaks))
         feed = iter_batches(self.source, framer, self.block_size, merge=merge)
-        engine = _Local(self) if self.workers == 1 else _Pool(self)
+        engine = _Local(self) if self.workers == 1 else _Pool(self, getattr(framer, "batch_bytes", 0))
         in_flight = 1 if self.workers == 1 else self.slots
         # text order ids are spans of the batch's bytes, read again by the merge
         keep_bytes = fmt.order_ids == "text" and bool(set(self.tables) & {"trades", "orders"})
@@ -317,9 +317,13 @@ class _Local:
 class _Pool:
     """workers>1: a WorkerPool."""
 
-    def __init__(self, replay: Replay):
+    def __init__(self, replay: Replay, batch_bytes: int = 0):
+        # an input slot holds a batch: the bytes read (two blocks at most, a record longer than
+        # that travels on its own), or a framer's parse of up to MAX_BATCH_RECORDS records
+        # (``Framer.batch_bytes``, FrameResult.data)
+        in_capacity = max(2 * replay.block_size + (1 << 16), batch_bytes)
         self.pool = WorkerPool(replay.format, replay.path, replay.workers, replay.on_error,
-                               replay.slots, 2 * replay.block_size + (1 << 16), replay.layout,
+                               replay.slots, in_capacity, replay.layout,
                                replay.want, replay.levels, replay.tickers, replay.observer)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add
         self.state = {}

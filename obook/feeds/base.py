@@ -76,6 +76,9 @@ class Framer:
     #: True when the format was told from the file rather than given: a framer may then
     #: refuse content that is plainly not its format (the engine sets it)
     detected = False
+    #: a framer that hands the workers its parse (FrameResult.data): the most bytes of one
+    #: batch's parse (the engine's input slots hold that much); 0: the bytes read
+    batch_bytes = 0
 
     def __init__(self, path: str, on_error: str = "raise"):
         self.path = str(path)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._kernels import l2_szse as K
 from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
-from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
+from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
@@ -42,6 +42,9 @@ def reason(code: int, detail: int, text: str = "") -> str:
 
 
 class _SzseFramer(Framer):
+    #: the largest batch the workers get (FrameResult.data): record rows of MAX_BATCH_RECORDS records
+    batch_bytes = MAX_BATCH_RECORDS * K.R_WIDTH * 8
+
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error)
         self.lookahead = lookahead
