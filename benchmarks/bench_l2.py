@@ -6,7 +6,8 @@ on the same days, alternating with this one, for before/after rows.
 
 The Shenzhen day: a generated base day (``--base`` messages, 6 securities on 2 channels)
 copied ``--copies`` times onto other securities and channels, the copies interleaved in
-chunks of 100 records (a channel is never silent for more than the framer's lookahead).
+chunks of 100 records (fewer with more than 30 copies: a channel is never silent for more
+than the framer's lookahead). The base day's records are kept (pickled) next to the files.
 The Shanghai day: ``obook gen sse`` (``--sse`` lines, 200 securities; slow to generate,
 kept in the data folder). Each run is a fresh process (kernels loaded before timing);
 contenders alternate run by run; medians. The pure-Python reference replayer
@@ -39,11 +40,26 @@ _r = {{'seconds': time.perf_counter() - t, 'rows': rows}}
 """
 
 
-def day(base: int, copies: int, seed: int = 7):
-    """The generated records, copied onto other securities and channels and interleaved."""
+def base_day(base: int, seed: int = 7) -> list:
+    """The generated base day's records (generated once, then read from the data folder)."""
+    import pickle
+
     from obook.gen.szse import generate
 
+    path = DATA / f"szse_{base}_{seed}.pickle"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
     recs = generate(base, 6, seed)
+    DATA.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".tmp").write_bytes(pickle.dumps(recs))
+    os.replace(path.with_suffix(".tmp"), path)
+    return recs
+
+
+def day(base: int, copies: int, seed: int = 7):
+    """The generated records, copied onto other securities and channels and interleaved."""
+    recs = base_day(base, seed)
+    chunk = min(100, 3000 // copies)
     chunks = []
     for k in range(copies):
         out = []
@@ -52,7 +68,7 @@ def day(base: int, copies: int, seed: int = 7):
             r["SecurityID"] = f"{int(r['SecurityID']) + 1000 * k:06d}"
             r["ChannelNo"] = r["ChannelNo"] + 10 * k
             out.append(r)
-        chunks.append([out[i:i + 100] for i in range(0, len(out), 100)])
+        chunks.append([out[i:i + chunk] for i in range(0, len(out), chunk)])
     merged = []
     for i in range(max(len(c) for c in chunks)):
         for c in chunks:
@@ -67,6 +83,8 @@ def files(base: int, copies: int) -> tuple[Path, Path, list]:
     DATA.mkdir(parents=True, exist_ok=True)
     text = DATA / f"szse_{base}x{copies}.log"
     binary = DATA / f"szse_{base}x{copies}.bin"
+    if text.exists() and binary.exists():
+        return text, binary, base_day(base)
     recs, merged = day(base, copies)
     if not text.exists():
         with open(str(text) + ".tmp", "w") as f:

@@ -115,6 +115,25 @@ def test_szse_malformed_line_strict_and_tolerant(recs, tmp_path):
     assert stats["skipped"].get("malformed record") == 1
 
 
+@pytest.mark.parametrize("field", ["OrderQty=", "TransactTime=", "Side="])
+def test_szse_malformed_field_tolerant_counted_once_no_gap_any_workers(recs, tmp_path, field):
+    """A line whose head is good and another field is not (the framer parses it whole and
+    keeps its row for the sequence checks only): one malformed record, no sequence gap,
+    the same rows and counts with 1, 2 and 3 workers."""
+    k = _first(recs, 192)
+    lines = [text_line(r) for r in recs]
+    lines[k] = lines[k].replace(field, field + "x")
+    p = tmp_path / "bad.log"
+    p.write_text("\n".join(lines) + "\n")
+    got = []
+    for w in (1, 2, 3):
+        stats = {}
+        table = obook.bbo(p, workers=w, on_error="skip", stats=stats).read_all()
+        got.append((table, stats["skipped"]))
+        assert stats["skipped"].get("malformed record") == 1 and "sequence gap" not in stats["skipped"]
+    assert all(t.equals(got[0][0]) and s == got[0][1] for t, s in got[1:])
+
+
 @pytest.mark.parametrize("binary", [False, True])
 def test_szse_sequence_gap_strict_error_tolerant_counted(recs, tmp_path, binary):
     k = _first(recs, 192)

@@ -4,7 +4,8 @@
 Line kinds of ``sse_scan``: KIND_NONE (no message: blank, hex dump), KIND_EVENT (an
 order 192 or a trade 191, ordered by its BizIndex within its channel), KIND_SNAPSHOT
 (111, read by the audit, not by the books), or a negative error code with the key
-id (or the message type) it is about in ``keys``.
+id (or the message type) it is about in ``keys``. Lines are read by l2_text's tokenizer
+(the Shanghai layout's next key guessed, digits read a word at a time).
 """
 
 import numpy as np
