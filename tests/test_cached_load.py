@@ -57,3 +57,15 @@ def test_cached_load_other_packages_functions_keep_numbas_loading(tmp_path):
     assert first["value"] == second["value"] == 42
     assert second["hits"] == 1
     assert second["registries"] is True
+
+
+def test_cached_load_kernel_with_numpy_random_same_rows_as_full_load():
+    # the order generator's kernel draws with np.random (numba's own random state)
+    code = ("{before}\nimport json, sys\nfrom obook.gen.orders import seed_rows\n"
+            "print(json.dumps({{'rows': seed_rows(5000)[0].sum(axis=0).tolist(),"
+            " 'registries': 'numba.np.arraymath' in sys.modules}}))")
+    _run(code.format(before=""))
+    fast = _run(code.format(before=""))
+    full = _run(code.format(before=FULL_REFRESH))
+    assert (fast["registries"], full["registries"]) == (False, True)
+    assert fast["rows"] == full["rows"]
