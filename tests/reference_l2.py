@@ -71,7 +71,7 @@ def _bbo(book) -> tuple:
     return res
 
 
-def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
+def szse_bbo(records: list[dict], trades: list | None = None) -> dict[str, list[tuple]]:
     """The Shenzhen replay (SPEC §6) of record dicts in feed order, as :func:`sse_bbo` rows.
 
     An order followed in its channel (consecutive ApplSeqNum) by fills naming it is
@@ -86,7 +86,12 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
     else last trade) or a sell below 98% of (best bid, else best ask, else last trade);
     a cancel naming a held order reduces it; after each record (an incoming order: after
     its last fill) the held orders the cage admits enter, first held first; an entry that
-    crosses the book holds back the rows until a record leaves the book uncrossed."""
+    crosses the book holds back the rows until a record leaves the book uncrossed.
+
+    ``trades``: a list that gets (security, fill's ApplSeqNum, side) per printed fill, the
+    side of the resting order ('B' / 'S'): an incoming order's fill, the order it names;
+    a fill of two resting orders, the bid, unless the bid is the entry that crossed the
+    book (the price cage) and the book is still crossed: then the offer."""
     msgs = [r for r in records if r["MsgType"] in (191, 192)]
     by_chan: dict[int, dict[int, int]] = {}
     for i, r in enumerate(msgs):
@@ -132,6 +137,7 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
     held: dict[str, dict[int, list]] = {}     # price cage: ref -> [side, price, qty], first held first
     last: dict[str, int] = {}                 # last trade price
     cross: set = set()                        # an entry crossed the book: rows held back ...
+    entered: dict[str, int] = {}              # ... and the last entry that crossed it
     deferred: dict[str, tuple] = {}           # ... since this BBO
     out: dict[str, list] = {}
     for i, m in enumerate(msgs):
@@ -160,7 +166,7 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
                 steps = [("reduce", m["BidApplSeqNum"] or m["OfferApplSeqNum"])]
             else:
                 steps = [("exec", m["BidApplSeqNum"]), ("exec", m["OfferApplSeqNum"])]
-        for step in steps:
+        for n_step, step in enumerate(steps):
             if step[0] == "add":
                 book[step[1]] = [str(66 if step[2] == 49 else 83), step[3], step[4]]
             elif step[0] == "hold":
@@ -171,18 +177,27 @@ def szse_bbo(records: list[dict]) -> dict[str, list[tuple]]:
                     del hb[step[1]]
             else:
                 o = book[step[1]]
+                if trades is not None and step[0] == "exec" and n_step == 0:
+                    side = "B" if o[0] == "66" else "S"
+                    if tk in cross and entered.get(tk) == step[1]:     # the entry's own fill
+                        side = "S" if side == "B" else "B"
+                    trades.append((tk, m["ApplSeqNum"], side))
                 o[2] -= m["LastQty"]
                 if o[2] <= 0:
                     del book[step[1]]
                 if step[0] == "exec" and chinext:
                     last[tk] = m["LastPx"]
-        if live and i not in mid_chain and _enter(book, hb, last.get(tk)):
-            cross.add(tk)
+        if live and i not in mid_chain:
+            crossing = _enter(book, hb, last.get(tk))
+            if crossing is not None:
+                cross.add(tk)
+                entered[tk] = crossing
         after = _bbo(book)
         if tk in cross and _crossed(book):
             deferred[tk] = before
         else:
             cross.discard(tk)
+            entered.pop(tk, None)
             if after != before:
                 out.setdefault(tk, []).append((ns,) + after)
     return out
@@ -207,10 +222,10 @@ def _outside(book, last, side, price) -> bool:
     return price * 100 > ref * 102 if side == 49 else price * 100 < ref * 98
 
 
-def _enter(book, hb, last) -> bool:
+def _enter(book, hb, last) -> int | None:
     """Held orders the cage admits enter, first held first (the reference again after
-    each); True when one crossed the book."""
-    crossed = False
+    each); the last one that crossed the book (None: none did)."""
+    crossed = None
     while True:
         ref = next((r for r, (side, px, _q) in hb.items() if not _outside(book, last, side, px)), None)
         if ref is None:
@@ -219,4 +234,4 @@ def _enter(book, hb, last) -> bool:
         book[ref] = [str(66 if side == 49 else 83), px, qty]
         opp = _best(book, "83" if side == 49 else "66")
         if opp is not None and (px >= opp if side == 49 else px <= opp):
-            crossed = True
+            crossed = ref

@@ -82,6 +82,21 @@ def test_szse_trades_print_fill_prices(files, recs):
     assert tr["match"].to_pylist() == [r["ApplSeqNum"] for r in fills]
 
 
+@pytest.mark.parametrize("seed", [5, 11])
+def test_szse_trade_sides_equal_reference_entries_take_resting_side(tmp_path, seed):
+    """Every printed fill's side (the resting order's) as the reference's; the fills of a
+    held order that entered and crossed the book (price cage) take the other order's side:
+    an entering buy's fills are 'S', not the bid's 'B'."""
+    recs = generate(12_000, securities=6, seed=seed)     # 49 / 50 such fills on these days
+    want: list = []
+    szse_bbo(recs, want)
+    p = _write(tmp_path, recs)
+    for workers in (1, 2):
+        tr = obook.trades(p, workers=workers).read_all()
+        got = list(zip(tr["ticker"].to_pylist(), tr["match"].to_pylist(), tr["side"].to_pylist()))
+        assert got == want
+
+
 def _broken(recs, k, **change):
     recs = [dict(r) for r in recs]
     recs[k].update(change)

@@ -73,7 +73,10 @@ The price cage (Shenzhen ChiNext, SPEC §6; only events carrying the CAGE_* bits
   rows come after the entries (a DEFER run, ``st[ST_ENTER]`` set while it lasts, so an
   entry that needs room resumes there). An entry that crosses the book (its fills follow
   in the feed) keeps the book's rows deferred until an event leaves it uncrossed: no
-  crossed book is published between an entry and its fills.
+  crossed book is published between an entry and its fills. Its fills come as fills of
+  two resting orders (the first printable): while the book is crossed, a printed fill
+  whose order is that entry takes the other order's side (the resting one's, as every
+  trade row's side is).
 - An execution with CAGED sets the book's last trade price (EV_AUX for type C, else the
   order's price).
 
@@ -149,7 +152,7 @@ NEAR_FILL = 96
 HEAP_FREE = 64     # seg_free[64:] are the heap segments' free lists
 DS_OPEN, DS_BID_PX, DS_BID_QTY, DS_ASK_PX, DS_ASK_QTY = range(5)
 DS_WIDTH = 5
-CG_HELD, CG_LAST, CG_CROSS = range(3)
+CG_HELD, CG_LAST, CG_CROSS, CG_ENTERED = range(4)   # CG_ENTERED: the last entry that crossed
 CG_WIDTH = 4
 HW_BOOK, HW_REF, HW_SIDE, HW_PRICE, HW_SHARES, HW_LIVE = range(6)
 HW_WIDTH = 6
@@ -1106,6 +1109,7 @@ def _enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heap
         opx, _oq, on = _top(book * 2 + 1 - side, sides, pool, lv)
         if on > 0 and (price >= opx if side == 0 else price <= opx):
             cage[_u(book), CG_CROSS] = 1       # its fills follow in the feed
+            cage[_u(book), CG_ENTERED] = ref
         return 0, nrow, False
     keep = st[ST_ENTER] == 2
     st[ST_ENTER] = 0
@@ -1311,14 +1315,18 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                 return err, i, nrow, 0
             skips[err] += 1
         enter = False
+        tside = side                     # a trade row's side: the resting order's
         if word & (CAGED | CAGE_LIVE):   # price cage: last trade, crossed entry, entries
             if act == ACT_EXEC and err == 0:
                 cage[_u(book), CG_LAST] = ev[_u(i), 9] if typ == 67 else rest_px
             if cage[_u(book), CG_CROSS] != 0:
+                if ev[_u(i), 4] == cage[_u(book), CG_ENTERED]:
+                    tside = 1 - side     # the entry's own fill: the other order rests
                 if crossed(book, sides, pool, lv):
                     defer = True
                 else:
                     cage[_u(book), CG_CROSS] = 0
+                    cage[_u(book), CG_ENTERED] = 0
             if word & CAGE_LIVE and cage[_u(book), CG_HELD] > 0:
                 enter = True
                 st[ST_ENTER] = 2 if defer else 1
@@ -1333,7 +1341,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
             if want & WANT_TRADES and (act == ACT_EXEC or act == ACT_EXEC_CLAMP):
                 if not (typ == 67 and word & NOT_PRINTABLE):
                     _trade_row(ev, i, book, 67 if typ == 67 else 69, ev[_u(i), 9] if typ == 67 else rest_px,
-                               shares, side, ev[_u(i), 4], trades, nx)
+                               shares, tside, ev[_u(i), 4], trades, nx)
             if want & WANT_ORDERS:
                 qs = qo = -1
                 if q_node >= 0:
