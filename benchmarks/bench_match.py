@@ -44,9 +44,10 @@ def book_only(msg, levels, warm, n, want, pf=16):
     from obook._kernels.match import match_rows
 
     lv, od, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
-    assert match_rows(msg, 0, warm, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds) == 0
+    m = (msg.rows, msg.owner, msg.clock)
+    assert match_rows(*m, 0, warm, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds) == 0
     t, c = time.perf_counter_ns(), time.thread_time_ns()
-    status = match_rows(msg, warm, warm + n, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds)
+    status = match_rows(*m, warm, warm + n, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds)
     dc, dt = time.thread_time_ns() - c, time.perf_counter_ns() - t
     assert status == 0, status
     return dc / n, dt / n, int(st[6])
@@ -76,8 +77,9 @@ def latency(msg, levels, warm, n, pf=16):
 
     lv, od, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
     lat = np.zeros(max(warm, n), np.int64)
-    match_rows_timed(msg, 0, warm, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
-    match_rows_timed(msg, warm, warm + n, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
+    m = (msg.rows, msg.owner, msg.clock)
+    match_rows_timed(*m, 0, warm, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
+    match_rows_timed(*m, warm, warm + n, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
 
     @njit
     def empty_pairs(out):

@@ -2,14 +2,15 @@
 
 State (see obook._kernels.match_layout for the columns):
 
-- ``lv[L, 4]``: one row per price tick of every book's band (head, tail, quantity,
-  orders); a level holds bids or asks, never both, since the book is never crossed.
+- ``lv[L]`` (``LV_DTYPE``): one row per price tick of every book's band (head, tail, order
+  count, quantity); a level holds bids or asks, never both, since the book is never crossed.
 - ``od[K]`` (``OD_DTYPE``, 32-byte records): one per order key (the driver's dense keys, so
   the key is the row: no index lookup, no free list); ``state`` says NEVER / LIVE / DONE,
   a level's orders form an intrusive doubly linked FIFO (``next``, ``prev``).
 - ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
 
-``match_rows`` applies instructions ``msg[start:n]``; it returns ``OK``, or ``NEED_OUTPUT``
+``match_rows`` applies instructions ``m[start:n]`` (``MSG_DTYPE`` rows; ``mw``: owners,
+``mt``: seq / time; see match_layout); it returns ``OK``, or ``NEED_OUTPUT``
 with ``st[ST_POS]`` at the first instruction not applied (no instruction is half applied).
 Nothing allocates; nothing raises.
 """
@@ -19,14 +20,12 @@ from numba import njit
 
 from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
                            K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
-                           K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_COUNT, LV_HEAD, LV_QTY,
-                           LV_TAIL, LV_WIDTH, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
-                           MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, OK, OP_CANCEL, OP_MODIFY,
+                           K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, OK, OP_CANCEL, OP_MODIFY,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
                            R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
                            ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, STP_CANCEL_INCOMING,
-                           TIF_DAY, TIF_FOK, TIF_IOC, TIF_SHIFT, W_BBO, W_DEPTH, W_EVENTS,
-                           W_FILLS)
+                           T_SEQ, T_TIME, TIF_DAY, TIF_FOK, TIF_IOC, TIF_SHIFT, W_BBO, W_DEPTH,
+                           W_EVENTS, W_FILLS)
 from .prefetch import prefetch
 from .match_out import emit_bbo, emit_depth, event, fill
 
@@ -47,7 +46,7 @@ def _level_gone(lv, bk, book, side, r):
                 bk[_u(book), BK_BID] = bk[_u(book), BK_LO] - 1
             else:
                 r -= 1
-                while lv[_u(r), LV_COUNT] == 0:
+                while lv[_u(r)]['count'] == 0:
                     r -= 1
                 bk[_u(book), BK_BID] = r
     else:
@@ -58,7 +57,7 @@ def _level_gone(lv, bk, book, side, r):
                 bk[_u(book), BK_ASK] = bk[_u(book), BK_HI] + 1
             else:
                 r += 1
-                while lv[_u(r), LV_COUNT] == 0:
+                while lv[_u(r)]['count'] == 0:
                     r += 1
                 bk[_u(book), BK_ASK] = r
 
@@ -67,17 +66,17 @@ def _level_gone(lv, bk, book, side, r):
 def link(lv, od, bk, book, side, o):
     """Append order o (its lv, qty set) at the back of its level; its queue position."""
     r = od[_u(o)]['lv']
-    t = lv[_u(r), LV_TAIL]
+    t = lv[_u(r)]['tail']
     od[_u(o)]['prev'] = t
     od[_u(o)]['next'] = -1
     if t >= 0:
         od[_u(t)]['next'] = o
     else:
-        lv[_u(r), LV_HEAD] = o
-    lv[_u(r), LV_TAIL] = o
-    lv[_u(r), LV_QTY] += od[_u(o)]['qty']
-    n = lv[_u(r), LV_COUNT] + 1
-    lv[_u(r), LV_COUNT] = n
+        lv[_u(r)]['head'] = o
+    lv[_u(r)]['tail'] = o
+    lv[_u(r)]['qty'] += od[_u(o)]['qty']
+    n = lv[_u(r)]['count'] + 1
+    lv[_u(r)]['count'] = n
     if n == 1:                      # a new level: one more on its side, maybe the best
         bk[_u(book), BK_NBID + side] += 1
         if (r - bk[_u(book), BK_BID + side]) * (1 - 2 * side) > 0:
@@ -94,14 +93,14 @@ def unlink(lv, od, bk, book, side, o):
     if p >= 0:
         od[_u(p)]['next'] = nx
     else:
-        lv[_u(r), LV_HEAD] = nx
+        lv[_u(r)]['head'] = nx
     if nx >= 0:
         od[_u(nx)]['prev'] = p
     else:
-        lv[_u(r), LV_TAIL] = p
-    lv[_u(r), LV_QTY] -= od[_u(o)]['qty']
-    n = lv[_u(r), LV_COUNT] - 1
-    lv[_u(r), LV_COUNT] = n
+        lv[_u(r)]['tail'] = p
+    lv[_u(r)]['qty'] -= od[_u(o)]['qty']
+    n = lv[_u(r)]['count'] - 1
+    lv[_u(r)]['count'] = n
     if n == 0:
         _level_gone(lv, bk, book, side, r)
 
@@ -124,11 +123,11 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
     end = bk[_u(book), BK_HI] if other == 1 else bk[_u(book), BK_LO]
     got = 0
     while (limit - r) * step >= 0 and (end - r) * step >= 0:
-        if lv[_u(r), LV_COUNT] > 0:
+        if lv[_u(r)]['count'] > 0:
             if stp == 0 or owner == 0:
-                got += lv[_u(r), LV_QTY]
+                got += lv[_u(r)]['qty']
             else:   # self-trade prevention changes what can fill: walk the orders
-                o = lv[_u(r), LV_HEAD]
+                o = lv[_u(r)]['head']
                 while o >= 0:
                     if od[_u(o)]['owner'] == owner:
                         if stp == STP_CANCEL_INCOMING:
@@ -153,7 +152,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
         r = bk[_u(book), BK_BID + other]       # sides by index: BK_BID/BK_ASK, BK_NBID/BK_NASK
         if bk[_u(book), BK_NBID + other] == 0 or (r - limit) * sign > 0:
             break
-        o = lv[_u(r), LV_HEAD]
+        o = lv[_u(r)]['head']
         mk = o
         mq = od[_u(o)]['qty']
         if stp != 0 and owner != 0 and od[_u(o)]['owner'] == owner:
@@ -175,7 +174,7 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
                 event(ev, st, seq, time, book, mk, K_FILLED, 1 - side, r, q, 0, -1)
         else:
             od[_u(o)]['qty'] = mq - q
-            lv[_u(r), LV_QTY] -= q
+            lv[_u(r)]['qty'] -= q
             if want & W_EVENTS:
                 event(ev, st, seq, time, book, mk, K_PARTIAL, 1 - side, r, q, mq - q, -1)
     return qty
@@ -265,7 +264,7 @@ def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, bk, st, fl,
         event(ev, st, seq, time, book, key, K_ACCEPTED, side, nr, nq, q, -1)
     if nr == r and nq <= q:          # same price, no more quantity: keeps its place
         od[_u(o)]['qty'] = nq
-        lv[_u(r), LV_QTY] -= q - nq
+        lv[_u(r)]['qty'] -= q - nq
         if want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_MODIFIED, side, r, nq, nq, -1)
         return True
@@ -293,20 +292,22 @@ def _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def apply_one(m, i, stp, want, lv, od, bk, st, fl, ev):
-    """Apply instruction i of m; True if it may have changed the book."""
-    seq = m[_u(i), M_SEQ]
-    time = m[_u(i), M_TIME]
-    book = m[_u(i), M_BOOK]
-    key = m[_u(i), M_KEY]
-    op = m[_u(i), M_OP]
+def apply_one(m, mw, mt, i, stp, want, lv, od, bk, st, fl, ev):
+    """Apply instruction i of m; True if it may have changed the book. Seq and time are
+    read only for output rows, the owner only for self-trade prevention."""
+    seq = mt[_u(i), T_SEQ] if want != 0 else 0
+    time = mt[_u(i), T_TIME] if want != 0 else 0
+    book = np.int64(m[_u(i)]['book'])
+    key = np.int64(m[_u(i)]['key'])
+    op = np.int64(m[_u(i)]['op'])
+    price = np.int64(m[_u(i)]['price'])
     action = op & 3
     if action == OP_CANCEL:
         return _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev)
     if action == OP_MODIFY:
-        return _modify(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], stp, want,
+        return _modify(seq, time, book, key, op, price, m[_u(i)]['qty'], stp, want,
                        lv, od, bk, st, fl, ev)
-    return _new(seq, time, book, key, op, m[_u(i), M_PRICE], m[_u(i), M_QTY], m[_u(i), M_OWNER],
+    return _new(seq, time, book, key, op, price, m[_u(i)]['qty'], mw[_u(i)] if stp != 0 else 0,
                 stp, want, lv, od, bk, st, fl, ev)
 
 
@@ -327,17 +328,17 @@ def ahead(m, i, n, pf, lv, od):
     order's neighbours, the level's last order) will touch. Branch-free: a missing
     neighbour / tail / price (-1) prefetches row 0 instead of testing."""
     j = min(i + pf, n - 1)
-    prefetch(od, m[_u(j), M_KEY])
-    prefetch(lv, max(m[_u(j), M_PRICE], 0) * LV_WIDTH)
+    prefetch(od, m[_u(j)]['key'])
+    prefetch(lv, max(m[_u(j)]['price'], 0))
     j = min(i + (pf >> 1), n - 1)
-    s = m[_u(j), M_KEY]
+    s = m[_u(j)]['key']
     prefetch(od, max(od[_u(s)]['prev'], 0))
     prefetch(od, max(od[_u(s)]['next'], 0))
-    prefetch(od, max(lv[_u(max(m[_u(j), M_PRICE], 0)), LV_TAIL], 0))
+    prefetch(od, max(lv[_u(max(m[_u(j)]['price'], 0))]['tail'], 0))
 
 
 @njit(cache=True, _nrt=False)
-def match_rows(m, start, n, stp, want, levels, pf, lv, od, bk, st, fl, ev, qt, dq, ds):
+def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, bk, st, fl, ev, qt, dq, ds):
     """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
     instruction that changed the top of its book. pf: prefetch distance (0: none)."""
     for i in range(start, n):
@@ -347,11 +348,12 @@ def match_rows(m, start, n, stp, want, levels, pf, lv, od, bk, st, fl, ev, qt, d
         if status != OK:
             st[ST_POS] = i
             return status
-        if apply_one(m, i, stp, want, lv, od, bk, st, fl, ev):
+        if apply_one(m, mw, mt, i, stp, want, lv, od, bk, st, fl, ev):
             if want & W_BBO:
-                emit_bbo(m[_u(i), M_SEQ], m[_u(i), M_TIME], m[_u(i), M_BOOK], lv, bk, st, qt)
+                emit_bbo(mt[_u(i), T_SEQ], mt[_u(i), T_TIME], np.int64(m[_u(i)]['book']), lv, bk, st, qt)
             if want & W_DEPTH:
-                emit_depth(m[_u(i), M_SEQ], m[_u(i), M_TIME], m[_u(i), M_BOOK], levels, lv, bk, st, dq, ds)
+                emit_depth(mt[_u(i), T_SEQ], mt[_u(i), T_TIME], np.int64(m[_u(i)]['book']), levels, lv, bk, st,
+                           dq, ds)
     st[ST_POS] = n
     return OK
 
@@ -363,7 +365,7 @@ def expire_day(books, seq, time, want, levels, lv, od, bk, st, ev, qt, dq, ds):
     for j in range(books.shape[0]):
         book = books[_u(j)]
         for r in range(bk[_u(book), BK_LO], bk[_u(book), BK_HI] + 1):
-            o = lv[_u(r), LV_HEAD]
+            o = lv[_u(r)]['head']
             while o >= 0:
                 nx = od[_u(o)]['next']
                 if (od[_u(o)]['side_tif'] >> 1) == TIF_DAY:

@@ -8,9 +8,12 @@ prices to rows before and rows to prices after.
 
 import numpy as np
 
-# instruction rows (int64, shape (n, M_WIDTH))
-M_SEQ, M_TIME, M_BOOK, M_KEY, M_OP, M_PRICE, M_QTY, M_OWNER = range(8)
-M_WIDTH = 8
+# instructions: the kernels stream 24-byte rows m[n] (MSG_DTYPE: order key, price as a
+# level row (-1: none), op bits, book, quantity (-1: none)); an instruction's owner (mw[n],
+# int64) is read only with self-trade prevention on and its seq / time (mt[n, 2], int64)
+# only when output rows are wanted
+MSG_DTYPE = np.dtype([("key", "i4"), ("price", "i4"), ("op", "i4"), ("book", "i4"), ("qty", "i8")], align=True)
+T_SEQ, T_TIME = range(2)
 # M_OP bits: action (0-1), side (2), time in force (3-4), market (5), pre-checked reason (8-15)
 OP_NEW = 0
 OP_MODIFY = 1
@@ -26,9 +29,9 @@ TIF_DAY = 1
 TIF_IOC = 2
 TIF_FOK = 3
 
-# levels lv[L, LV_WIDTH]: first and last order of the FIFO, total quantity, order count
-LV_HEAD, LV_TAIL, LV_QTY, LV_COUNT = range(4)
-LV_WIDTH = 4
+# levels lv[L] (LV_DTYPE, 24-byte rows): first and last order of the FIFO (-1: none),
+# order count, total quantity
+LV_DTYPE = np.dtype([("head", "i4"), ("tail", "i4"), ("count", "i4"), ("qty", "i8")], align=True)
 # orders od[K]: one 32-byte record per order key (the key is the row: no index, no free
 # list): FIFO links (order keys; keys < 2**31), level row (< 2**26), state (NEVER, DONE or
 # LIVE), side | tif << 1, quantity, owner

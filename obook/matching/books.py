@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_WIDTH, D_HEAD,
-                                     E_WIDTH, F_WIDTH, LV_HEAD, LV_TAIL, LV_WIDTH, NEVER, OD_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
+                                     E_WIDTH, F_WIDTH, LV_DTYPE, NEVER, OD_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
                                      ST_NQ, ST_POS, ST_WIDTH, STP_CANCEL_INCOMING,
                                      STP_CANCEL_RESTING, STP_NONE, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
 from ..errors import ObookError
@@ -46,8 +46,8 @@ def want_bits(tables) -> int:
 def new_state(n_levels: int, lo, hi, n_keys: int, levels: int):
     """Fresh kernel state: (lv, od, bk, st, ds); every order row written once here, so the
     replay takes no page faults on them."""
-    lv = np.zeros((max(n_levels, 1), LV_WIDTH), np.int64)
-    lv[:, LV_HEAD] = lv[:, LV_TAIL] = -1
+    lv = np.zeros(max(n_levels, 1), LV_DTYPE)
+    lv["head"] = lv["tail"] = -1
     if n_keys >= 2**31:                 # the FIFO links are int32
         raise ObookError(f"{n_keys:,} order ids in one run; at most 2,147,483,647")
     od = np.zeros(max(n_keys, 1), OD_DTYPE)
@@ -89,13 +89,13 @@ class MatchBooks:
         if self.cap < st[ST_LIVE] + 64:       # a taker may touch every live order
             self._alloc(2 * (int(st[ST_LIVE]) + 64))
 
-    def steps(self, msg: np.ndarray):
+    def steps(self, msg):
         """Apply ``msg``, yielding each time the output buffers were flushed to ``self.out``."""
         from .._kernels.match import match_rows
 
         pos, n = 0, len(msg)
         while True:
-            status = match_rows(msg, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od,
+            status = match_rows(msg.rows, msg.owner, msg.clock, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od,
                                 self.bk, self.st, self.fl, self.ev, self.qt, self.dq, self.ds)
             pos = int(self.st[ST_POS])
             if status == OK:
@@ -103,7 +103,7 @@ class MatchBooks:
             self.flush()                    # NEED_OUTPUT
             yield
 
-    def run(self, msg: np.ndarray) -> None:
+    def run(self, msg) -> None:
         for _ in self.steps(msg):
             pass
 
