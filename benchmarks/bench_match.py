@@ -31,23 +31,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def fresh(levels, n_keys, want):
     from obook.matching.books import new_state
 
-    lv, od, bk, st, ds = new_state(levels, [0], [levels - 1], n_keys, 1)
+    lv, od, ow, bk, st, ds = new_state(levels, [0], [levels - 1], n_keys, 1)
     cap = 4_000_000 if want else 1
     fl = np.zeros((cap, 8), np.int64)
     ev = np.zeros((cap, 10), np.int64)
     qt = np.zeros((1, 9), np.int64)
     dq = np.zeros((1, 9), np.int64)
-    return lv, od, bk, st, fl, ev, qt, dq, ds
+    return lv, od, ow, bk, st, fl, ev, qt, dq, ds
 
 
 def book_only(msg, levels, warm, n, want, pf=16):
     from obook._kernels.match import match_rows
 
-    lv, od, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
+    lv, od, ow, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
     m = (msg.rows, msg.owner, msg.clock)
-    assert match_rows(*m, 0, warm, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds) == 0
+    assert match_rows(*m, 0, warm, 0, want, 1, pf, lv, od, ow, bk, st, fl, ev, qt, dq, ds) == 0
     t, c = time.perf_counter_ns(), time.thread_time_ns()
-    status = match_rows(*m, warm, warm + n, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds)
+    status = match_rows(*m, warm, warm + n, 0, want, 1, pf, lv, od, ow, bk, st, fl, ev, qt, dq, ds)
     dc, dt = time.thread_time_ns() - c, time.perf_counter_ns() - t
     assert status == 0, status
     return dc / n, dt / n, int(st[6])
@@ -75,11 +75,11 @@ def latency(msg, levels, warm, n, pf=16):
     from obook._kernels.clock import cycles
     from obook._kernels.match_timed import match_rows_timed
 
-    lv, od, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
+    lv, od, ow, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
     lat = np.zeros(max(warm, n), np.int64)
     m = (msg.rows, msg.owner, msg.clock)
-    match_rows_timed(*m, 0, warm, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
-    match_rows_timed(*m, warm, warm + n, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
+    match_rows_timed(*m, 0, warm, 0, 0, pf, lv, od, ow, bk, st, fl, ev, qt, dq, lat)
+    match_rows_timed(*m, warm, warm + n, 0, 0, pf, lv, od, ow, bk, st, fl, ev, qt, dq, lat)
 
     @njit
     def empty_pairs(out):

@@ -54,6 +54,24 @@ def test_match_random_flows_equal_reference(seed, tick, stp, workers):
     assert len(ref.fills) > 100 and len(ref.depth) > 100
 
 
+@pytest.mark.parametrize("stp", [None, "cancel_resting"])
+def test_match_quantities_beyond_int32_use_wide_order_records_and_equal_reference(stp):
+    rows = random_flow(6, 1500, tick=1)
+    for r in rows:                      # every positive quantity times 2**31 (bad ones stay bad)
+        if r["quantity"] is not None and r["quantity"] > 0:
+            r["quantity"] *= 1 << 31
+    from obook.feeds.orders import read_orders
+    from obook.matching.prepare import prepare
+
+    assert books_mod.needs_wide(prepare(read_orders(to_table(rows)), 1, KNOWN).msg)
+    assert not books_mod.needs_wide(prepare(read_orders(to_table(random_flow(6, 1500, tick=1))), 1, KNOWN).msg)
+    ref = Reference(tick=1, stp=stp, instruments=KNOWN, levels=4).run([dict(r) for r in rows])
+    r = run(rows, stp=stp, instruments=KNOWN, levels=4, workers=2)
+    for name in TABLES:
+        assert tuples(r.table(name)) == getattr(ref, name), name
+    assert max(f["quantity"] for f in r.fills.to_pylist()) >= 1 << 31
+
+
 def test_match_tiny_buffers_same_output(monkeypatch):
     rows = random_flow(9, 800, tick=1)
     whole = run(rows, stp="cancel_resting")

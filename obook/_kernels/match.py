@@ -4,9 +4,11 @@ State (see obook._kernels.match_layout for the columns):
 
 - ``lv[L]`` (``LV_DTYPE``): one row per price tick of every book's band (head, tail, order
   count, quantity); a level holds bids or asks, never both, since the book is never crossed.
-- ``od[K]`` (``OD_DTYPE``, 32-byte records): one per order key (the driver's dense keys, so
-  the key is the row: no index lookup, no free list); ``state`` says NEVER / LIVE / DONE,
-  a level's orders form an intrusive doubly linked FIFO (``next``, ``prev``).
+- ``od[K]`` (``OD_DTYPE``, 16-byte records; ``OD_WIDE_DTYPE`` when a quantity needs int64):
+  one per order key (the driver's dense keys, so the key is the row: no index lookup, no
+  free list); ``lv`` is NEVER / DONE, or the level row, side and time in force of a
+  resting order; a level's orders form an intrusive doubly linked FIFO (``next``, ``prev``).
+  ``ow[K]``: owners, touched only with self-trade prevention on.
 - ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
 
 ``match_rows`` applies instructions ``m[start:n]`` (``MSG_DTYPE`` rows; ``mw``: owners,
@@ -20,7 +22,7 @@ from numba import njit
 
 from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
                            K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,
-                           K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, MARKET_BIT, LIVE, NEED_OUTPUT, NEVER, OK, OP_CANCEL, OP_MODIFY,
+                           K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, LV_MASK, LV_SHIFT, MARKET_BIT, NEED_OUTPUT, NEVER, OK, OP_CANCEL, OP_MODIFY,
                            R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_REQUEST, R_SELF_TRADE,
                            R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID, REASON_SHIFT, SIDE_SHIFT,
                            ST_LIVE, ST_ND, ST_NE, ST_NF, ST_NQ, ST_POS, STP_CANCEL_INCOMING,
@@ -65,7 +67,7 @@ def _level_gone(lv, bk, book, side, r):
 @njit(cache=True, _nrt=False)
 def link(lv, od, bk, book, side, o):
     """Append order o (its lv, qty set) at the back of its level; its queue position."""
-    r = od[_u(o)]['lv']
+    r = od[_u(o)]['lv'] & LV_MASK
     t = lv[_u(r)]['tail']
     od[_u(o)]['prev'] = t
     od[_u(o)]['next'] = -1
@@ -87,7 +89,7 @@ def link(lv, od, bk, book, side, o):
 @njit(cache=True, _nrt=False)
 def unlink(lv, od, bk, book, side, o):
     """Take order o out of its level (the slot stays allocated)."""
-    r = od[_u(o)]['lv']
+    r = od[_u(o)]['lv'] & LV_MASK
     p = od[_u(o)]['prev']
     nx = od[_u(o)]['next']
     if p >= 0:
@@ -108,12 +110,12 @@ def unlink(lv, od, bk, book, side, o):
 @njit(cache=True, _nrt=False)
 def release(od, st, o):
     """Order o is no longer live."""
-    od[_u(o)]['state'] = DONE
+    od[_u(o)]['lv'] = DONE
     st[ST_LIVE] -= 1
 
 
 @njit(cache=True, _nrt=False)
-def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
+def _fok_available(lv, od, ow, bk, book, side, limit, qty, owner, stp):
     """True if a taker of `side` up to row `limit` can fill `qty` (as matching would)."""
     other = 1 - side
     if (bk[_u(book), BK_NASK] if other == 1 else bk[_u(book), BK_NBID]) == 0:
@@ -129,7 +131,7 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
             else:   # self-trade prevention changes what can fill: walk the orders
                 o = lv[_u(r)]['head']
                 while o >= 0:
-                    if od[_u(o)]['owner'] == owner:
+                    if ow[_u(o)] == owner:
                         if stp == STP_CANCEL_INCOMING:
                             return got >= qty
                     else:
@@ -142,7 +144,7 @@ def _fok_available(lv, od, bk, book, side, limit, qty, owner, stp):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, st, fl, ev):
+def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, ow, bk, st, fl, ev):
     """Trade a taker against the other side up to row `limit` in price-time order.
 
     Returns the quantity left, or -1 - left when self-trade prevention cancelled the rest."""
@@ -154,8 +156,8 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
             break
         o = lv[_u(r)]['head']
         mk = o
-        mq = od[_u(o)]['qty']
-        if stp != 0 and owner != 0 and od[_u(o)]['owner'] == owner:
+        mq = np.int64(od[_u(o)]['qty'])
+        if stp != 0 and owner != 0 and ow[_u(o)] == owner:
             if stp == STP_CANCEL_INCOMING:
                 return -1 - qty
             unlink(lv, od, bk, book, 1 - side, o)
@@ -181,8 +183,8 @@ def cross(seq, time, book, key, side, limit, qty, owner, stp, want, lv, od, bk, 
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, owner, want,
-                  lv, od, bk, st, ev):
+def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, owner, stp, want,
+                  lv, od, ow, bk, st, ev):
     """After crossing: the taker's fill event, then rest what is left (slot o, or a new one
     when o < 0) or drop it."""
     cut = left < 0
@@ -195,7 +197,7 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
         if o >= 0:
             release(od, st, o)
         else:
-            od[_u(key)]['state'] = DONE
+            od[_u(key)]['lv'] = DONE
         if left > 0 and want & W_EVENTS:
             event(ev, st, seq, time, book, key, K_CANCELLED | ((R_SELF_TRADE if cut else R_UNFILLED) << 8),
                   side, price, left, 0, -1)
@@ -203,25 +205,24 @@ def _finish_taker(seq, time, book, key, side, tif, market, price, qty, left, o, 
     if o < 0:
         o = key
         st[ST_LIVE] += 1
-        od[_u(o)]['state'] = LIVE
-        od[_u(o)]['side_tif'] = side | (tif << 1)
-        od[_u(o)]['owner'] = owner
+        if stp != 0:
+            ow[_u(o)] = owner
     od[_u(o)]['qty'] = left
-    od[_u(o)]['lv'] = price
+    od[_u(o)]['lv'] = price | ((side | (tif << 1)) << LV_SHIFT)
     pos = link(lv, od, bk, book, side, o)
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_RESTED, side, price, left, left, pos)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st, fl, ev):
+def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, ow, bk, st, fl, ev):
     side = (op >> SIDE_SHIFT) & 1
     tif = (op >> TIF_SHIFT) & 3
     market = (op & MARKET_BIT) != 0
     reason = (op >> REASON_SHIFT) & 0xFF
-    if reason == 0 and od[_u(key)]['state'] != NEVER:
+    if reason == 0 and od[_u(key)]['lv'] != NEVER:
         reason = R_DUPLICATE_ID
-    if reason == 0 and tif == TIF_FOK and not _fok_available(lv, od, bk, book, side, price, qty, owner, stp):
+    if reason == 0 and tif == TIF_FOK and not _fok_available(lv, od, ow, bk, book, side, price, qty, owner, stp):
         reason = R_FOK
     shown = -1 if market else price
     if reason != 0:
@@ -230,9 +231,9 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st,
         return False
     if want & W_EVENTS:
         event(ev, st, seq, time, book, key, K_ACCEPTED, side, shown, qty, qty, -1)
-    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, bk, st, fl, ev)
-    _finish_taker(seq, time, book, key, side, tif, market, shown, qty, left, -1, owner, want,
-                  lv, od, bk, st, ev)
+    left = cross(seq, time, book, key, side, price, qty, owner, stp, want, lv, od, ow, bk, st, fl, ev)
+    _finish_taker(seq, time, book, key, side, tif, market, shown, qty, left, -1, owner, stp, want,
+                  lv, od, ow, bk, st, ev)
     return True
 
 
@@ -240,7 +241,7 @@ def _new(seq, time, book, key, op, price, qty, owner, stp, want, lv, od, bk, st,
 def _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
     """Reject an instruction naming an order that is not live; True if it was rejected."""
     reason = (op >> REASON_SHIFT) & 0xFF
-    s = od[_u(key)]['state']
+    s = od[_u(key)]['lv']
     if reason == 0 and s < 0:
         reason = R_UNKNOWN_ID if s == NEVER else R_NOT_LIVE
     if reason != 0 and want & W_EVENTS:
@@ -250,14 +251,15 @@ def _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, bk, st, fl, ev):
+def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, ow, bk, st, fl, ev):
     if _reject_missing(seq, time, book, key, op, qty, want, od, st, ev):
         return False
     o = key
-    side = od[_u(o)]['side_tif'] & 1
-    tif = od[_u(o)]['side_tif'] >> 1
-    r = od[_u(o)]['lv']
-    q = od[_u(o)]['qty']
+    w = od[_u(o)]['lv']
+    side = (w >> LV_SHIFT) & 1
+    tif = w >> (LV_SHIFT + 1)
+    r = w & LV_MASK
+    q = np.int64(od[_u(o)]['qty'])
     nr = r if price < 0 else price
     nq = q if qty < 0 else qty
     if want & W_EVENTS:
@@ -269,10 +271,10 @@ def _modify(seq, time, book, key, op, price, qty, stp, want, lv, od, bk, st, fl,
             event(ev, st, seq, time, book, key, K_MODIFIED, side, r, nq, nq, -1)
         return True
     unlink(lv, od, bk, book, side, o)      # cancel and replace: may trade, rests at the back
-    owner = od[_u(o)]['owner']
-    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, bk, st, fl, ev)
-    _finish_taker(seq, time, book, key, side, tif, False, nr, nq, left, o, owner, want,
-                  lv, od, bk, st, ev)
+    owner = ow[_u(o)] if stp != 0 else 0
+    left = cross(seq, time, book, key, side, nr, nq, owner, stp, want, lv, od, ow, bk, st, fl, ev)
+    _finish_taker(seq, time, book, key, side, tif, False, nr, nq, left, o, owner, stp, want,
+                  lv, od, ow, bk, st, ev)
     return True
 
 
@@ -281,9 +283,10 @@ def _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev):
     if _reject_missing(seq, time, book, key, op, 0, want, od, st, ev):
         return False
     o = key
-    side = od[_u(o)]['side_tif'] & 1
-    q = od[_u(o)]['qty']
-    r = od[_u(o)]['lv']
+    w = od[_u(o)]['lv']
+    side = (w >> LV_SHIFT) & 1
+    q = np.int64(od[_u(o)]['qty'])
+    r = w & LV_MASK
     unlink(lv, od, bk, book, side, o)
     release(od, st, o)
     if want & W_EVENTS:
@@ -292,7 +295,7 @@ def _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def apply_one(m, mw, mt, i, stp, want, lv, od, bk, st, fl, ev):
+def apply_one(m, mw, mt, i, stp, want, lv, od, ow, bk, st, fl, ev):
     """Apply instruction i of m; True if it may have changed the book. Seq and time are
     read only for output rows, the owner only for self-trade prevention."""
     seq = mt[_u(i), T_SEQ] if want != 0 else 0
@@ -306,9 +309,9 @@ def apply_one(m, mw, mt, i, stp, want, lv, od, bk, st, fl, ev):
         return _cancel(seq, time, book, key, op, want, lv, od, bk, st, ev)
     if action == OP_MODIFY:
         return _modify(seq, time, book, key, op, price, m[_u(i)]['qty'], stp, want,
-                       lv, od, bk, st, fl, ev)
+                       lv, od, ow, bk, st, fl, ev)
     return _new(seq, time, book, key, op, price, m[_u(i)]['qty'], mw[_u(i)] if stp != 0 else 0,
-                stp, want, lv, od, bk, st, fl, ev)
+                stp, want, lv, od, ow, bk, st, fl, ev)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -338,7 +341,7 @@ def ahead(m, i, n, pf, lv, od):
 
 
 @njit(cache=True, _nrt=False)
-def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, bk, st, fl, ev, qt, dq, ds):
+def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, ow, bk, st, fl, ev, qt, dq, ds):
     """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
     instruction that changed the top of its book. pf: prefetch distance (0: none)."""
     for i in range(start, n):
@@ -348,7 +351,7 @@ def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, bk, st, fl, e
         if status != OK:
             st[ST_POS] = i
             return status
-        if apply_one(m, mw, mt, i, stp, want, lv, od, bk, st, fl, ev):
+        if apply_one(m, mw, mt, i, stp, want, lv, od, ow, bk, st, fl, ev):
             if want & W_BBO:
                 emit_bbo(mt[_u(i), T_SEQ], mt[_u(i), T_TIME], np.int64(m[_u(i)]['book']), lv, bk, st, qt)
             if want & W_DEPTH:
@@ -368,9 +371,10 @@ def expire_day(books, seq, time, want, levels, lv, od, bk, st, ev, qt, dq, ds):
             o = lv[_u(r)]['head']
             while o >= 0:
                 nx = od[_u(o)]['next']
-                if (od[_u(o)]['side_tif'] >> 1) == TIF_DAY:
-                    side = od[_u(o)]['side_tif'] & 1
-                    q = od[_u(o)]['qty']
+                w = od[_u(o)]['lv']
+                if (w >> (LV_SHIFT + 1)) == TIF_DAY:
+                    side = (w >> LV_SHIFT) & 1
+                    q = np.int64(od[_u(o)]['qty'])
                     k = o
                     unlink(lv, od, bk, book, side, o)
                     release(od, st, o)

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .match import apply_one
-from .match_layout import (DONE, F_MAKER, LIVE, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE, ST_NF, T_SEQ,
+from .match_layout import (DONE, F_MAKER, LV_SHIFT, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE, ST_NF, T_SEQ,
                            T_TIME, TIF_IOC, TIF_SHIFT, W_FILLS)
 
 MID = 10_000
@@ -27,9 +27,9 @@ def _pick(live, n):
 
 
 @njit(cache=True)
-def generate(seed, n, m, mw, mt, lv, od, bk, st, fl, ev, live, pos):
+def generate(seed, n, m, mw, mt, lv, od, ow, bk, st, fl, ev, live, pos):
     """Write n instructions into m, mw, mt (book 0, key = order number, owner 0, seq =
-    time = row number); returns the live orders at the end. lv, od, bk, st, fl, ev: a fresh single-book state sized for
+    time = row number); returns the live orders at the end. lv, od, ow, bk, st, fl, ev: a fresh single-book state sized for
     2*BAND+1 levels and n keys; live / pos: scratch of n int64."""
     np.random.seed(seed)
     lo = MID - BAND
@@ -71,7 +71,7 @@ def generate(seed, n, m, mw, mt, lv, od, bk, st, fl, ev, live, pos):
                 qty = q - 1 if q > 1 else 1
             else:
                 d = min(np.random.geometric(GEO_P), BAND - 8)
-                price = (MID - d if (od[o]['side_tif'] & 1) == 0 else MID + d) - lo
+                price = (MID - d if ((od[o]['lv'] >> LV_SHIFT) & 1) == 0 else MID + d) - lo
                 qty = np.random.randint(1, 101)
         mt[i, T_SEQ] = i + 1
         mt[i, T_TIME] = i + 1
@@ -82,17 +82,17 @@ def generate(seed, n, m, mw, mt, lv, od, bk, st, fl, ev, live, pos):
         m[i]['qty'] = qty
         mw[i] = 0
         st[ST_NF] = 0
-        apply_one(m, mw, mt, i, 0, W_FILLS, lv, od, bk, st, fl, ev)
+        apply_one(m, mw, mt, i, 0, W_FILLS, lv, od, ow, bk, st, fl, ev)
         # keep `live` exact: add a resting new order, drop what died
-        if od[key]['state'] == LIVE and (op & 3) == 0:
+        if od[key]['lv'] >= 0 and (op & 3) == 0:
             pos[key] = nlive
             live[nlive] = key
             nlive += 1
-        elif od[key]['state'] == DONE and pos[key] >= 0:
+        elif od[key]['lv'] == DONE and pos[key] >= 0:
             nlive = _drop(live, pos, nlive, key)
         for j in range(st[ST_NF]):
             mk = fl[j, F_MAKER]
-            if od[mk]['state'] == DONE and pos[mk] >= 0:
+            if od[mk]['lv'] == DONE and pos[mk] >= 0:
                 nlive = _drop(live, pos, nlive, mk)
     return nlive
 

@@ -32,17 +32,20 @@ TIF_FOK = 3
 # levels lv[L] (LV_DTYPE, 24-byte rows): first and last order of the FIFO (-1: none),
 # order count, total quantity
 LV_DTYPE = np.dtype([("head", "i4"), ("tail", "i4"), ("count", "i4"), ("qty", "i8")], align=True)
-# orders od[K]: one 32-byte record per order key (the key is the row: no index, no free
-# list): FIFO links (order keys; keys < 2**31), level row (< 2**26), state (NEVER, DONE or
-# LIVE), side | tif << 1, quantity, owner
-OD_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("state", "i2"), ("side_tif", "i2"),
-                     ("qty", "i8"), ("owner", "i8")], align=True)
+# orders od[K]: one 16-byte record per order key (the key is the row: no index, no free
+# list): FIFO links (order keys; keys < 2**31), `lv` = the order's state and, while it
+# rests, its level row (< 2**26) | (side | tif << 1) << LV_SHIFT, and its quantity; when a
+# quantity of the run does not fit in int32, OD_WIDE_DTYPE (24 bytes, int64 quantity). An
+# order's owner (ow[K], int64) is written and read only with self-trade prevention on.
+OD_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("qty", "i4")])
+OD_WIDE_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("qty", "i8")], align=True)
+LV_SHIFT = 26
+LV_MASK = (1 << LV_SHIFT) - 1
 # books bk[B, BK_WIDTH]: band, best rows (LO-1 / HI+1 when empty), levels a side, last bbo
 BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)      # BK_BID + side, BK_NBID + side: sides by index
 BK_LAST = 6         # 6 values: bid row, qty, orders, ask row, qty, orders of the last bbo row
 BK_WIDTH = 12
-# order states (od["state"])
-LIVE = 0
+# od["lv"] of an order that does not rest (>= 0: it rests)
 NEVER = -1
 DONE = -2
 # counters st[]

@@ -9,7 +9,7 @@ from .match_layout import OK, ST_POS
 
 
 @njit(cache=True, _nrt=False)
-def match_rows_timed(m, mw, mt, start, n, stp, want, pf, lv, od, bk, st, fl, ev, qt, dq, lat):
+def match_rows_timed(m, mw, mt, start, n, stp, want, pf, lv, od, ow, bk, st, fl, ev, qt, dq, lat):
     """Apply m[start:n] like match_rows (no bbo / depth rows); lat[i - start] gets the
     cycles instruction i took."""
     for i in range(start, n):
@@ -20,7 +20,7 @@ def match_rows_timed(m, mw, mt, start, n, stp, want, pf, lv, od, bk, st, fl, ev,
         t0 = cycles()
         if pf > 0:
             ahead(m, i, n, pf, lv, od)
-        apply_one(m, mw, mt, i, stp, want, lv, od, bk, st, fl, ev)
+        apply_one(m, mw, mt, i, stp, want, lv, od, ow, bk, st, fl, ev)
         lat[np.uint64(i - start)] = cycles() - t0
     st[ST_POS] = n
     return OK

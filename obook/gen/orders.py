@@ -28,13 +28,13 @@ def seed_rows(n: int, seed: int = SEED) -> tuple[Instructions, int, int]:
     from ..matching.books import new_state
 
     levels = 2 * BAND + 1
-    lv, od, bk, st, _ = new_state(levels, [0], [levels - 1], n, 1)
+    lv, od, ow, bk, st, _ = new_state(levels, [0], [levels - 1], n, 1)
     fl = np.zeros((2 * FULL + 64, 8), np.int64)
     ev = np.zeros((1, 10), np.int64)
     msg = Instructions.zeros(n)
     live = np.zeros(max(n, 1), np.int64)
     pos = np.full(max(n, 1), -1, np.int64)
-    generate(seed, n, msg.rows, msg.owner, msg.clock, lv, od, bk, st, fl, ev, live, pos)
+    generate(seed, n, msg.rows, msg.owner, msg.clock, lv, od, ow, bk, st, fl, ev, live, pos)
     return msg, MID - BAND, levels
 
 
