@@ -1,0 +1,71 @@
+"""obook._kernels.cached_load: obook's cached kernels load without numba's registries."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+REPLAY = """
+import json, sys
+{before}
+import obook
+t = obook.bbo({path!r}).read_all()
+rows = [list(r.values()) for r in t.to_pylist()]
+print(json.dumps({{"rows": rows, "registries": "numba.np.arraymath" in sys.modules}}, default=str))
+"""
+
+FULL_REFRESH = """
+import numba
+numba.njit(lambda x: x + 1)(1)   # compiles: numba's full registries are loaded first
+"""
+
+
+def _run(code: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_cached_load_replay_skips_numba_registries_same_rows(small):
+    # warm the cache (a first run may compile), then compare a fast load with a full one
+    _run(REPLAY.format(before="", path=str(small)))
+    fast = _run(REPLAY.format(before="", path=str(small)))
+    full = _run(REPLAY.format(before=FULL_REFRESH, path=str(small)))
+    assert fast["registries"] is False
+    assert full["registries"] is True
+    assert fast["rows"] and fast["rows"] == full["rows"]
+
+
+def test_cached_load_other_packages_functions_keep_numbas_loading(tmp_path):
+    (tmp_path / "userkernel.py").write_text(textwrap.dedent("""
+        from numba import njit
+
+        @njit(cache=True)
+        def twice(x):
+            return 2 * x
+    """))
+    code = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import obook._kernels  # installs obook's loader
+        import userkernel
+        value = userkernel.twice(21)
+        print(json.dumps({{"value": value, "hits": sum(userkernel.twice.stats.cache_hits.values()),
+                           "registries": "numba.np.arraymath" in sys.modules}}))
+    """)
+    first = _run(code)   # compiles and saves the cache
+    second = _run(code)  # loads from the cache through numba's own path
+    assert first["value"] == second["value"] == 42
+    assert second["hits"] == 1
+    assert second["registries"] is True
+
+
+def test_cached_load_kernel_with_numpy_random_same_rows_as_full_load():
+    # the order generator's kernel draws with np.random (numba's own random state)
+    code = ("{before}\nimport json, sys\nfrom obook.gen.orders import seed_rows\n"
+            "print(json.dumps({{'rows': seed_rows(5000)[0].sum(axis=0).tolist(),"
+            " 'registries': 'numba.np.arraymath' in sys.modules}}))")
+    _run(code.format(before=""))
+    fast = _run(code.format(before=""))
+    full = _run(code.format(before=FULL_REFRESH))
+    assert (fast["registries"], full["registries"]) == (False, True)
+    assert fast["rows"] == full["rows"]
