@@ -327,17 +327,13 @@ def room(m, i, want, od, st, fl, ev, qt, dq):
 
 @njit(cache=True, _nrt=False, inline="always")
 def ahead(m, i, n, pf, lv, od):
-    """Prefetch what instructions i + pf (the order's row, level row) and i + pf/2 (the
-    order's neighbours, the level's last order) will touch. Branch-free: a missing
-    neighbour / tail / price (-1) prefetches row 0 instead of testing."""
+    """Prefetch the order record and the level row instruction i + pf will touch: straight
+    from the instruction, no load that could wait on memory (a second stage that loaded
+    the order's neighbours / the level's last order at i + pf/2 cost more than it hid).
+    Branch-free: a missing price (-1) prefetches row 0."""
     j = min(i + pf, n - 1)
     prefetch(od, m[_u(j)]['key'])
     prefetch(lv, max(m[_u(j)]['price'], 0))
-    j = min(i + (pf >> 1), n - 1)
-    s = m[_u(j)]['key']
-    prefetch(od, max(od[_u(s)]['prev'], 0))
-    prefetch(od, max(od[_u(s)]['next'], 0))
-    prefetch(od, max(lv[_u(max(m[_u(j)]['price'], 0))]['tail'], 0))
 
 
 @njit(cache=True, _nrt=False)
