@@ -274,6 +274,25 @@ def test_match_reads_csv_parquet_arrow_polars_duckdb_alike(tmp_path):
         assert got.fills.equals(base.fills) and got.events.equals(base.events), type(src)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_match_book_only_loop_leaves_the_same_book_as_the_output_loop(monkeypatch, compiled):
+    from obook._kernels import match as kernels
+    from obook.feeds.orders import read_orders
+    from obook.matching.prepare import prepare
+
+    if not compiled:
+        monkeypatch.setattr(kernels, "match_rows", kernels.match_rows.py_func)
+    prep = prepare(read_orders(to_table(random_flow(12, 2000, tick=1, bad=True))))
+    books = []
+    for want in (0, books_mod.want_bits(TABLES)):          # want = 0, stp = 0: match_rows's book-only loop
+        mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want)
+        mb.run(prep.msg)
+        books.append(mb)
+    a, b = books
+    assert a.lv.tobytes() == b.lv.tobytes() and a.od.tobytes() == b.od.tobytes()
+    assert (a.bk[:, :6] == b.bk[:, :6]).all() and a.st[6] == b.st[6] > 0     # BK_LAST: bbo rows only
+
+
 def test_match_kernel_allocates_nothing_after_warm_up():
     from numba.core.runtime import _nrt_python, rtsys
 

@@ -342,6 +342,16 @@ def ahead(m, i, n, pf, lv, od):
 def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, ow, bk, st, fl, ev, qt, dq, ds):
     """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
     instruction that changed the top of its book. pf: prefetch distance (0: none)."""
+    if want == 0 and stp == 0:
+        # the book alone (the benchmark's configuration): apply_one is inlined with want and
+        # stp as constants, so every output / self-trade test, the seq / time / owner loads
+        # and the output arrays drop out of the loop (0.69x the time of the loop below)
+        for i in range(start, n):
+            if pf > 0:
+                ahead(m, i, n, pf, lv, od)
+            apply_one(m, mw, mt, i, 0, 0, lv, od, ow, bk, st, fl, ev)
+        st[ST_POS] = n
+        return OK
     for i in range(start, n):
         if pf > 0:
             ahead(m, i, n, pf, lv, od)
