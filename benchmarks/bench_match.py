@@ -10,7 +10,13 @@
 3. End to end: ``obook.match`` on a Parquet file of ``--e2e`` instructions over 100
    instruments (workers 1 and 2), instructions per second.
 
-    python benchmarks/bench_match.py [--repeats 5] [--e2e 1000000]
+    python benchmarks/bench_match.py [--repeats 5] [--e2e 1000000] [--old DIR]
+
+``--old DIR``: also run the book-only configurations with the kernels of an older checkout
+(``git archive main obook | tar -x -C DIR``), alternated with this one's in the same
+process, and print the median of the per-repeat ratios new / old. The old kernels are
+imported as a package of their own; layouts before stop 21 (2-D int64 instruction rows,
+4-column level rows, 32-byte order records) and this one's are understood.
 """
 
 from __future__ import annotations
@@ -31,25 +37,77 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def fresh(levels, n_keys, want):
     from obook.matching.books import new_state
 
-    lv, od, bk, st, ds = new_state(levels, [0], [levels - 1], n_keys, 1)
+    lv, od, ow, bk, st, ds = new_state(levels, [0], [levels - 1], n_keys, 1)
     cap = 4_000_000 if want else 1
     fl = np.zeros((cap, 8), np.int64)
     ev = np.zeros((cap, 10), np.int64)
     qt = np.zeros((1, 9), np.int64)
     dq = np.zeros((1, 9), np.int64)
-    return lv, od, bk, st, fl, ev, qt, dq, ds
+    return lv, od, ow, bk, st, fl, ev, qt, dq, ds
 
 
-def book_only(msg, levels, warm, n, want, pf=16):
-    from obook._kernels.match import match_rows
+def book_only(msg, levels, warm, n, want, pf=16, kernel=None):
+    """(CPU ns, wall ns per instruction, live orders at the end); kernel: (match_rows,
+    instruction arguments, state) of an old checkout (``old_kernel``), else this one's."""
+    if kernel is None:
+        from obook._kernels.match import match_rows
 
-    lv, od, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
-    assert match_rows(msg, 0, warm, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds) == 0
+        lv, od, ow, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
+        m, state = (msg.rows, msg.owner, msg.clock), (lv, od, ow, bk, st, fl, ev, qt, dq, ds)
+    else:
+        match_rows, m, new_state = kernel
+        state, st = new_state(want)
+    assert match_rows(*m, 0, warm, 0, want, 1, pf, *state) == 0
     t, c = time.perf_counter_ns(), time.thread_time_ns()
-    status = match_rows(msg, warm, warm + n, 0, want, 1, pf, lv, od, bk, st, fl, ev, qt, dq, ds)
+    status = match_rows(*m, warm, warm + n, 0, want, 1, pf, *state)
     dc, dt = time.thread_time_ns() - c, time.perf_counter_ns() - t
     assert status == 0, status
     return dc / n, dt / n, int(st[6])
+
+
+def old_kernel(root, msg, levels):
+    """(match_rows, instruction arguments, new_state(want)) of the kernels in root/obook/_kernels."""
+    import importlib
+    import shutil
+    import tempfile
+
+    pkg = Path(tempfile.mkdtemp(prefix="obook_old_")) / "obook_old_kernels"
+    shutil.copytree(Path(root) / "obook" / "_kernels", pkg)
+    sys.path.insert(0, str(pkg.parent))
+    lay = importlib.import_module("obook_old_kernels.match_layout")
+    match_rows = importlib.import_module("obook_old_kernels.match").match_rows
+    n = len(msg)
+    if hasattr(lay, "M_WIDTH"):             # before stop 21: 2-D int64 instruction rows
+        m = np.zeros((n, lay.M_WIDTH), np.int64)
+        m[:, lay.M_SEQ], m[:, lay.M_TIME] = msg.clock[:, 0], msg.clock[:, 1]
+        for col, f in ((lay.M_BOOK, "book"), (lay.M_KEY, "key"), (lay.M_OP, "op"), (lay.M_PRICE, "price"),
+                       (lay.M_QTY, "qty")):
+            m[:, col] = msg.rows[f]
+        m[:, lay.M_OWNER] = msg.owner
+        args = (m,)
+    else:
+        args = (msg.rows, msg.owner, msg.clock)
+
+    def new_state(want):
+        if hasattr(lay, "LV_DTYPE"):
+            lv = np.zeros(levels, lay.LV_DTYPE)
+            lv["head"] = lv["tail"] = -1
+        else:
+            lv = np.zeros((levels, lay.LV_WIDTH), np.int64)
+            lv[:, lay.LV_HEAD] = lv[:, lay.LV_TAIL] = -1
+        od = np.zeros(n, lay.OD_DTYPE)
+        od["state" if "state" in lay.OD_DTYPE.names else "lv"] = lay.NEVER
+        bk = np.zeros((1, lay.BK_WIDTH), np.int64)
+        bk[:, lay.BK_LO], bk[:, lay.BK_HI] = 0, levels - 1
+        bk[:, lay.BK_BID], bk[:, lay.BK_ASK] = -1, levels
+        bk[:, lay.BK_LAST:lay.BK_LAST + 6] = (-1, 0, 0, -1, 0, 0)
+        *_, st, fl, ev, qt, dq, ds = fresh(levels, 1, want)
+        state = (lv, od, bk, st, fl, ev, qt, dq, ds)
+        if "owner" not in lay.OD_DTYPE.names:      # owners in their own array
+            state = (lv, od, np.zeros(n, np.int64), *state[2:])
+        return state, st
+
+    return match_rows, args, new_state
 
 
 def tsc_per_ns():
@@ -74,10 +132,11 @@ def latency(msg, levels, warm, n, pf=16):
     from obook._kernels.clock import cycles
     from obook._kernels.match_timed import match_rows_timed
 
-    lv, od, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
+    lv, od, ow, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
     lat = np.zeros(max(warm, n), np.int64)
-    match_rows_timed(msg, 0, warm, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
-    match_rows_timed(msg, warm, warm + n, 0, 0, pf, lv, od, bk, st, fl, ev, qt, dq, lat)
+    m = (msg.rows, msg.owner, msg.clock)
+    match_rows_timed(*m, 0, warm, pf, lv, od, ow, bk, st, fl, ev, lat)
+    match_rows_timed(*m, warm, warm + n, pf, lv, od, ow, bk, st, fl, ev, lat)
 
     @njit
     def empty_pairs(out):
@@ -136,23 +195,32 @@ def main():
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--e2e", type=int, default=1_000_000, help="instructions of the 100-instrument run (0: skip)")
+    ap.add_argument("--old", help="a checkout whose obook/_kernels to alternate with (book only)")
     a = ap.parse_args()
     from obook.gen.orders import seed_rows
 
     msg, _, levels = seed_rows(a.warmup + a.messages)
     res = {"load": os.getloadavg()[0]}
-    configs = {"book only": (0, 16), "book only, no prefetch": (0, 0), "with fills + events": (3, 16)}
-    for want, pf in configs.values():
-        book_only(msg, levels, 1000, 1000, want, pf)
+    configs = {"book only": (0, 16, None), "book only, no prefetch": (0, 0, None),
+               "with fills + events": (3, 16, None)}
+    if a.old:
+        old = old_kernel(a.old, msg, levels)
+        configs.update({f"old {k}": (w, pf, old) for k, (w, pf, _) in configs.items()})
+    for want, pf, kernel in configs.values():
+        book_only(msg, levels, 1000, 1000, want, pf, kernel)
     runs = {name: [] for name in configs}
-    for _ in range(a.repeats):            # alternate the configurations
-        for name, (want, pf) in configs.items():
-            cpu, wall, live = book_only(msg, levels, a.warmup, a.messages, want, pf)
+    for r in range(a.repeats):            # alternate the configurations (reversed every other repeat)
+        for name, (want, pf, kernel) in (configs.items() if r % 2 == 0 else list(configs.items())[::-1]):
+            cpu, wall, live = book_only(msg, levels, a.warmup, a.messages, want, pf, kernel)
             runs[name].append((cpu, wall))
     for name, r in runs.items():
         res[name] = {"cpu_ns": round(statistics.median(c for c, _ in r), 2),
                      "wall_ns": round(statistics.median(w for _, w in r), 2),
                      "cpu_ns_runs": [round(c, 1) for c, _ in r]}
+        if a.old and not name.startswith("old "):
+            ratios = [c / o for (c, _), (o, _) in zip(r, runs[f"old {name}"])]
+            res[name]["ratio_new_old"] = round(statistics.median(ratios), 3)
+            res[name]["faster_than_old"] = f"{sum(x < 1 for x in ratios)}/{len(ratios)}"
     res["live_orders_at_end"] = live
     res["latency_ns"] = {k: round(v, 2) for k, v in latency(msg, levels, a.warmup, a.messages).items()}
     if a.e2e:

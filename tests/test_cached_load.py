@@ -62,7 +62,8 @@ def test_cached_load_other_packages_functions_keep_numbas_loading(tmp_path):
 def test_cached_load_kernel_with_numpy_random_same_rows_as_full_load():
     # the order generator's kernel draws with np.random (numba's own random state)
     code = ("{before}\nimport json, sys\nfrom obook.gen.orders import seed_rows\n"
-            "print(json.dumps({{'rows': seed_rows(5000)[0].sum(axis=0).tolist(),"
+            "m = seed_rows(5000)[0]\n"
+            "print(json.dumps({{'rows': [int(m.rows[f].sum()) for f in m.rows.dtype.names],"
             " 'registries': 'numba.np.arraymath' in sys.modules}}))")
     _run(code.format(before=""))
     fast = _run(code.format(before=""))

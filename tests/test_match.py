@@ -54,6 +54,24 @@ def test_match_random_flows_equal_reference(seed, tick, stp, workers):
     assert len(ref.fills) > 100 and len(ref.depth) > 100
 
 
+@pytest.mark.parametrize("stp", [None, "cancel_resting"])
+def test_match_quantities_beyond_int32_use_wide_order_records_and_equal_reference(stp):
+    rows = random_flow(6, 1500, tick=1)
+    for r in rows:                      # every positive quantity times 2**31 (bad ones stay bad)
+        if r["quantity"] is not None and r["quantity"] > 0:
+            r["quantity"] *= 1 << 31
+    from obook.feeds.orders import read_orders
+    from obook.matching.prepare import prepare
+
+    assert books_mod.needs_wide(prepare(read_orders(to_table(rows)), 1, KNOWN).msg)
+    assert not books_mod.needs_wide(prepare(read_orders(to_table(random_flow(6, 1500, tick=1))), 1, KNOWN).msg)
+    ref = Reference(tick=1, stp=stp, instruments=KNOWN, levels=4).run([dict(r) for r in rows])
+    r = run(rows, stp=stp, instruments=KNOWN, levels=4, workers=2)
+    for name in TABLES:
+        assert tuples(r.table(name)) == getattr(ref, name), name
+    assert max(f["quantity"] for f in r.fills.to_pylist()) >= 1 << 31
+
+
 def test_match_tiny_buffers_same_output(monkeypatch):
     rows = random_flow(9, 800, tick=1)
     whole = run(rows, stp="cancel_resting")
@@ -254,6 +272,25 @@ def test_match_reads_csv_parquet_arrow_polars_duckdb_alike(tmp_path):
                 pl.from_arrow(t).lazy(), con.sql("SELECT * FROM t")):
         got = matching.match(src)
         assert got.fills.equals(base.fills) and got.events.equals(base.events), type(src)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_match_book_only_loop_leaves_the_same_book_as_the_output_loop(monkeypatch, compiled):
+    from obook._kernels import match as kernels
+    from obook.feeds.orders import read_orders
+    from obook.matching.prepare import prepare
+
+    if not compiled:
+        monkeypatch.setattr(kernels, "match_rows", kernels.match_rows.py_func)
+    prep = prepare(read_orders(to_table(random_flow(12, 2000, tick=1, bad=True))))
+    books = []
+    for want in (0, books_mod.want_bits(TABLES)):          # want = 0, stp = 0: match_rows's book-only loop
+        mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want)
+        mb.run(prep.msg)
+        books.append(mb)
+    a, b = books
+    assert a.lv.tobytes() == b.lv.tobytes() and a.od.tobytes() == b.od.tobytes()
+    assert (a.bk[:, :6] == b.bk[:, :6]).all() and a.st[6] == b.st[6] > 0     # BK_LAST: bbo rows only
 
 
 def test_match_kernel_allocates_nothing_after_warm_up():

@@ -77,8 +77,9 @@ def test_polars_scan_match_equals_the_api(flow_csv):
 
 def test_gen_orders_seed_workload_mix_and_book_size():
     msg, _, levels = seed_rows(700_000)
-    action = msg[:, 4] & 3
-    ioc = (action == 0) & (((msg[:, 4] >> 3) & 3) == 2)
+    op = msg.rows["op"]
+    action = op & 3
+    ioc = (action == 0) & (((op >> 3) & 3) == 2)
     share = lambda m: m.mean()  # noqa: E731
     assert abs(share((action == 0) & ~ioc) - 0.48) < 0.02
     assert abs(share(action == 2) - 0.37) < 0.02

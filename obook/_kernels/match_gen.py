@@ -12,9 +12,8 @@ import numpy as np
 from numba import njit
 
 from .match import apply_one
-from .match_layout import (DONE, F_MAKER, LIVE, M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ,
-                           M_TIME, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE,
-                           ST_NF, TIF_IOC, TIF_SHIFT, W_FILLS)
+from .match_layout import (DONE, F_MAKER, LV_SHIFT, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE, ST_NF, T_SEQ,
+                           T_TIME, TIF_IOC, TIF_SHIFT, W_FILLS)
 
 MID = 10_000
 BAND = 2_048          # ticks each side of the mid in the band
@@ -28,9 +27,9 @@ def _pick(live, n):
 
 
 @njit(cache=True)
-def generate(seed, n, msg, lv, od, bk, st, fl, ev, live, pos):
-    """Write n instruction rows into msg (book 0, key = order number); returns the live
-    orders at the end. lv, od, bk, st, fl, ev: a fresh single-book state sized for
+def generate(seed, n, m, mw, mt, lv, od, ow, bk, st, fl, ev, live, pos):
+    """Write n instructions into m, mw, mt (book 0, key = order number, owner 0, seq =
+    time = row number); returns the live orders at the end. lv, od, ow, bk, st, fl, ev: a fresh single-book state sized for
     2*BAND+1 levels and n keys; live / pos: scratch of n int64."""
     np.random.seed(seed)
     lo = MID - BAND
@@ -72,29 +71,29 @@ def generate(seed, n, msg, lv, od, bk, st, fl, ev, live, pos):
                 qty = q - 1 if q > 1 else 1
             else:
                 d = min(np.random.geometric(GEO_P), BAND - 8)
-                price = (MID - d if (od[o]['side_tif'] & 1) == 0 else MID + d) - lo
+                price = (MID - d if ((od[o]['lv'] >> LV_SHIFT) & 1) == 0 else MID + d) - lo
                 qty = np.random.randint(1, 101)
-        msg[i, M_SEQ] = i + 1
-        msg[i, M_TIME] = i + 1
-        msg[i, M_BOOK] = 0
-        msg[i, M_KEY] = key
-        msg[i, M_OP] = op
-        msg[i, M_PRICE] = price
-        msg[i, M_QTY] = qty
-        msg[i, M_OWNER] = 0
+        mt[i, T_SEQ] = i + 1
+        mt[i, T_TIME] = i + 1
+        m[i]['book'] = 0
+        m[i]['key'] = key
+        m[i]['op'] = op
+        m[i]['price'] = price
+        m[i]['qty'] = qty
+        mw[i] = 0
         st[ST_NF] = 0
-        apply_one(msg, i, 0, W_FILLS, lv, od, bk, st, fl, ev)
+        apply_one(m, mw, mt, i, 0, W_FILLS, lv, od, ow, bk, st, fl, ev)
         # keep `live` exact: add a resting new order, drop what died
-        if od[key]['state'] == LIVE and (op & 3) == 0:
+        if od[key]['lv'] >= 0 and (op & 3) == 0:
             pos[key] = nlive
             live[nlive] = key
             nlive += 1
-        elif od[key]['state'] == DONE and pos[key] >= 0:
+        elif od[key]['lv'] == DONE and pos[key] >= 0:
             nlive = _drop(live, pos, nlive, key)
         for j in range(st[ST_NF]):
-            m = fl[j, F_MAKER]
-            if od[m]['state'] == DONE and pos[m] >= 0:
-                nlive = _drop(live, pos, nlive, m)
+            mk = fl[j, F_MAKER]
+            if od[mk]['lv'] == DONE and pos[mk] >= 0:
+                nlive = _drop(live, pos, nlive, mk)
     return nlive
 
 

@@ -8,9 +8,12 @@ prices to rows before and rows to prices after.
 
 import numpy as np
 
-# instruction rows (int64, shape (n, M_WIDTH))
-M_SEQ, M_TIME, M_BOOK, M_KEY, M_OP, M_PRICE, M_QTY, M_OWNER = range(8)
-M_WIDTH = 8
+# instructions: the kernels stream 24-byte rows m[n] (MSG_DTYPE: order key, price as a
+# level row (-1: none), op bits, book, quantity (-1: none)); an instruction's owner (mw[n],
+# int64) is read only with self-trade prevention on and its seq / time (mt[n, 2], int64)
+# only when output rows are wanted
+MSG_DTYPE = np.dtype([("key", "i4"), ("price", "i4"), ("op", "i4"), ("book", "i4"), ("qty", "i8")], align=True)
+T_SEQ, T_TIME = range(2)
 # M_OP bits: action (0-1), side (2), time in force (3-4), market (5), pre-checked reason (8-15)
 OP_NEW = 0
 OP_MODIFY = 1
@@ -26,20 +29,23 @@ TIF_DAY = 1
 TIF_IOC = 2
 TIF_FOK = 3
 
-# levels lv[L, LV_WIDTH]: first and last order of the FIFO, total quantity, order count
-LV_HEAD, LV_TAIL, LV_QTY, LV_COUNT = range(4)
-LV_WIDTH = 4
-# orders od[K]: one 32-byte record per order key (the key is the row: no index, no free
-# list): FIFO links (order keys; keys < 2**31), level row (< 2**26), state (NEVER, DONE or
-# LIVE), side | tif << 1, quantity, owner
-OD_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("state", "i2"), ("side_tif", "i2"),
-                     ("qty", "i8"), ("owner", "i8")], align=True)
+# levels lv[L] (LV_DTYPE, 24-byte rows): first and last order of the FIFO (-1: none),
+# order count, total quantity
+LV_DTYPE = np.dtype([("head", "i4"), ("tail", "i4"), ("count", "i4"), ("qty", "i8")], align=True)
+# orders od[K]: one 16-byte record per order key (the key is the row: no index, no free
+# list): FIFO links (order keys; keys < 2**31), `lv` = the order's state and, while it
+# rests, its level row (< 2**26) | (side | tif << 1) << LV_SHIFT, and its quantity; when a
+# quantity of the run does not fit in int32, OD_WIDE_DTYPE (24 bytes, int64 quantity). An
+# order's owner (ow[K], int64) is written and read only with self-trade prevention on.
+OD_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("qty", "i4")])
+OD_WIDE_DTYPE = np.dtype([("next", "i4"), ("prev", "i4"), ("lv", "i4"), ("qty", "i8")], align=True)
+LV_SHIFT = 26
+LV_MASK = (1 << LV_SHIFT) - 1
 # books bk[B, BK_WIDTH]: band, best rows (LO-1 / HI+1 when empty), levels a side, last bbo
 BK_LO, BK_HI, BK_BID, BK_ASK, BK_NBID, BK_NASK = range(6)      # BK_BID + side, BK_NBID + side: sides by index
 BK_LAST = 6         # 6 values: bid row, qty, orders, ask row, qty, orders of the last bbo row
 BK_WIDTH = 12
-# order states (od["state"])
-LIVE = 0
+# od["lv"] of an order that does not rest (>= 0: it rests)
 NEVER = -1
 DONE = -2
 # counters st[]

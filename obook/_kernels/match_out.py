@@ -7,8 +7,7 @@ checked there is room.
 import numpy as np
 from numba import njit
 
-from .match_layout import (BK_ASK, BK_BID, BK_LAST, BK_NASK, BK_NBID, D_HEAD, LV_COUNT, LV_QTY,
-                           ST_ND, ST_NE, ST_NF, ST_NQ)
+from .match_layout import (BK_ASK, BK_BID, BK_LAST, BK_NASK, BK_NBID, D_HEAD, ST_ND, ST_NE, ST_NF, ST_NQ)
 
 
 @njit(cache=True, _nrt=False)
@@ -51,10 +50,10 @@ def emit_bbo(seq, time, book, lv, bk, st, qt):
     """A bbo row if the book's best levels (row, quantity, orders) changed since its last."""
     b = bk[_u(book), BK_BID] if bk[_u(book), BK_NBID] > 0 else -1
     a = bk[_u(book), BK_ASK] if bk[_u(book), BK_NASK] > 0 else -1
-    bq = lv[_u(b), LV_QTY] if b >= 0 else 0
-    bn = lv[_u(b), LV_COUNT] if b >= 0 else 0
-    aq = lv[_u(a), LV_QTY] if a >= 0 else 0
-    an = lv[_u(a), LV_COUNT] if a >= 0 else 0
+    bq = lv[_u(b)]['qty'] if b >= 0 else 0
+    bn = lv[_u(b)]['count'] if b >= 0 else 0
+    aq = lv[_u(a)]['qty'] if a >= 0 else 0
+    an = lv[_u(a)]['count'] if a >= 0 else 0
     k = BK_LAST
     if (bk[_u(book), k] == b and bk[_u(book), k + 1] == bq and bk[_u(book), k + 2] == bn
             and bk[_u(book), k + 3] == a and bk[_u(book), k + 4] == aq and bk[_u(book), k + 5] == an):
@@ -92,9 +91,9 @@ def emit_depth(seq, time, book, levels, lv, bk, st, dq, ds):
         for lvl in range(levels):
             c = D_HEAD + (side * levels + lvl) * 3
             if lvl < n:
-                while lv[_u(r), LV_COUNT] == 0:
+                while lv[_u(r)]['count'] == 0:
                     r += step
-                px, q, cnt = r, lv[_u(r), LV_QTY], lv[_u(r), LV_COUNT]
+                px, q, cnt = r, lv[_u(r)]['qty'], lv[_u(r)]['count']
                 r += step
             else:
                 px, q, cnt = -1, 0, 0

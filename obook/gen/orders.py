@@ -14,27 +14,27 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.match_layout import (M_KEY, M_OP, M_PRICE, M_QTY, M_WIDTH, OP_CANCEL,
-                                     SIDE_SHIFT, TIF_SHIFT)
+from .._kernels.match_layout import OP_CANCEL, SIDE_SHIFT, TIF_SHIFT
+from ..matching.prepare import Instructions
 
 SEED = 42
 
 
-def seed_rows(n: int, seed: int = SEED) -> tuple[np.ndarray, int, int]:
-    """(rows, lowest price, levels): n instruction rows of one book (book 0, keys
-    0, 1, ... in order of the new orders), prices as rows of a band starting at the
+def seed_rows(n: int, seed: int = SEED) -> tuple[Instructions, int, int]:
+    """(instructions, lowest price, levels): n kernel instructions of one book (book 0,
+    keys 0, 1, ... in order of the new orders), prices as rows of a band starting at the
     lowest price."""
     from .._kernels.match_gen import BAND, FULL, MID, generate
     from ..matching.books import new_state
 
     levels = 2 * BAND + 1
-    lv, od, bk, st, _ = new_state(levels, [0], [levels - 1], n, 1)
+    lv, od, ow, bk, st, _ = new_state(levels, [0], [levels - 1], n, 1)
     fl = np.zeros((2 * FULL + 64, 8), np.int64)
     ev = np.zeros((1, 10), np.int64)
-    msg = np.zeros((n, M_WIDTH), np.int64)
+    msg = Instructions.zeros(n)
     live = np.zeros(max(n, 1), np.int64)
     pos = np.full(max(n, 1), -1, np.int64)
-    generate(seed, n, msg, lv, od, bk, st, fl, ev, live, pos)
+    generate(seed, n, msg.rows, msg.owner, msg.clock, lv, od, ow, bk, st, fl, ev, live, pos)
     return msg, MID - BAND, levels
 
 
@@ -47,11 +47,12 @@ def orders_table(n: int, instruments: int = 1, seed: int = SEED) -> pa.Table:
     cols = {k: np.zeros(n, np.int64) for k in ("order_id", "price", "quantity", "op")}
     for b in range(instruments):
         where = np.flatnonzero(book == b)
-        rows, lo, _ = seed_rows(int(counts[b]), seed + 1_000_003 * b)
-        cols["order_id"][where] = rows[:, M_KEY] + 1
-        cols["price"][where] = np.where(rows[:, M_PRICE] >= 0, rows[:, M_PRICE] + lo, -1)
-        cols["quantity"][where] = rows[:, M_QTY]
-        cols["op"][where] = rows[:, M_OP]
+        msg, lo, _ = seed_rows(int(counts[b]), seed + 1_000_003 * b)
+        rows = msg.rows
+        cols["order_id"][where] = rows["key"] + 1
+        cols["price"][where] = np.where(rows["price"] >= 0, rows["price"] + lo, -1)
+        cols["quantity"][where] = rows["qty"]
+        cols["op"][where] = rows["op"]
     op = cols["op"]
     action = op & 3
     names = pa.array([f"S{b + 1:05d}" for b in range(instruments)])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_WIDTH, D_HEAD,
-                                     E_WIDTH, F_WIDTH, LV_HEAD, LV_TAIL, LV_WIDTH, NEVER, OD_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
+                                     E_WIDTH, F_WIDTH, LV_DTYPE, NEVER, OD_DTYPE, OD_WIDE_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
                                      ST_NQ, ST_POS, ST_WIDTH, STP_CANCEL_INCOMING,
                                      STP_CANCEL_RESTING, STP_NONE, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
 from ..errors import ObookError
@@ -43,15 +43,17 @@ def want_bits(tables) -> int:
     return bits
 
 
-def new_state(n_levels: int, lo, hi, n_keys: int, levels: int):
-    """Fresh kernel state: (lv, od, bk, st, ds); every order row written once here, so the
-    replay takes no page faults on them."""
-    lv = np.zeros((max(n_levels, 1), LV_WIDTH), np.int64)
-    lv[:, LV_HEAD] = lv[:, LV_TAIL] = -1
+def new_state(n_levels: int, lo, hi, n_keys: int, levels: int, wide: bool = False):
+    """Fresh kernel state: (lv, od, ow, bk, st, ds); every order row written once here, so
+    the replay takes no page faults on them (the owners, touched only with self-trade
+    prevention, are left to the kernel's zero pages). ``wide``: some quantity needs int64."""
+    lv = np.zeros(max(n_levels, 1), LV_DTYPE)
+    lv["head"] = lv["tail"] = -1
     if n_keys >= 2**31:                 # the FIFO links are int32
         raise ObookError(f"{n_keys:,} order ids in one run; at most 2,147,483,647")
-    od = np.zeros(max(n_keys, 1), OD_DTYPE)
-    od["state"] = NEVER
+    od = np.zeros(max(n_keys, 1), OD_WIDE_DTYPE if wide else OD_DTYPE)
+    od["lv"] = NEVER
+    ow = np.zeros(max(n_keys, 1), np.int64)
     bk = np.zeros((len(lo), BK_WIDTH), np.int64)
     bk[:, BK_LO], bk[:, BK_HI] = lo, hi
     bk[:, BK_BID], bk[:, BK_ASK] = np.asarray(lo) - 1, np.asarray(hi) + 1
@@ -59,14 +61,14 @@ def new_state(n_levels: int, lo, hi, n_keys: int, levels: int):
     st = np.zeros(ST_WIDTH, np.int64)
     ds = np.zeros((len(lo), 6 * levels), np.int64)
     ds[:, 0::3] = -1
-    return lv, od, bk, st, ds
+    return lv, od, ow, bk, st, ds
 
 
 class MatchBooks:
     def __init__(self, n_levels, lo, hi, n_keys, *, want: int, stp: int = STP_NONE, levels: int = 10,
-                 chunk: int = 1 << 16):
+                 chunk: int = 1 << 16, wide: bool = False):
         self.want, self.stp, self.levels = want, stp, levels
-        self.lv, self.od, self.bk, self.st, self.ds = new_state(n_levels, lo, hi, n_keys, levels)
+        self.lv, self.od, self.ow, self.bk, self.st, self.ds = new_state(n_levels, lo, hi, n_keys, levels, wide)
         self.chunk = chunk
         self._alloc(chunk)
         self.out = {t: [] for t in TABLES}
@@ -89,13 +91,13 @@ class MatchBooks:
         if self.cap < st[ST_LIVE] + 64:       # a taker may touch every live order
             self._alloc(2 * (int(st[ST_LIVE]) + 64))
 
-    def steps(self, msg: np.ndarray):
+    def steps(self, msg):
         """Apply ``msg``, yielding each time the output buffers were flushed to ``self.out``."""
         from .._kernels.match import match_rows
 
         pos, n = 0, len(msg)
         while True:
-            status = match_rows(msg, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od,
+            status = match_rows(msg.rows, msg.owner, msg.clock, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od, self.ow,
                                 self.bk, self.st, self.fl, self.ev, self.qt, self.dq, self.ds)
             pos = int(self.st[ST_POS])
             if status == OK:
@@ -103,7 +105,7 @@ class MatchBooks:
             self.flush()                    # NEED_OUTPUT
             yield
 
-    def run(self, msg: np.ndarray) -> None:
+    def run(self, msg) -> None:
         for _ in self.steps(msg):
             pass
 
@@ -129,11 +131,20 @@ class MatchBooks:
                 for t in TABLES}
 
 
+def needs_wide(msg) -> bool:
+    """True if a quantity of ``msg`` does not fit the 16-byte order records' int32."""
+    return bool(len(msg)) and int(np.abs(msg.rows["qty"]).max()) > np.iinfo(np.int32).max
+
+
+def _books(prep, msg, want: int, stp: int, levels: int) -> MatchBooks:
+    return MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
+                      chunk=CHUNK, wide=needs_wide(msg))
+
+
 def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool):
     """Like ``run_books``, but yields the rows as the kernels make them: dicts of table ->
     list of int64 row chunks, each dict at most about ``CHUNK`` rows a table, in input order."""
-    mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
-                    chunk=CHUNK)
+    mb = _books(prep, msg, want, stp, levels)
     for _ in mb.steps(msg):
         yield mb.take()
     if day_end and len(books):
@@ -144,8 +155,7 @@ def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end:
 
 def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
     """Match ``msg`` (the instructions of ``books``) and return every table's int64 rows."""
-    mb = MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
-                    chunk=CHUNK)
+    mb = _books(prep, msg, want, stp, levels)
     mb.run(msg)
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)

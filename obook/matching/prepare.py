@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.match_layout import (M_BOOK, M_KEY, M_OP, M_OWNER, M_PRICE, M_QTY, M_SEQ, M_TIME,
-                                     M_WIDTH, MARKET_BIT, OP_MODIFY, OP_NEW, R_BAD_QUANTITY,
+from .._kernels.match_layout import (MSG_DTYPE, MARKET_BIT, OP_MODIFY, OP_NEW, R_BAD_QUANTITY,
                                      R_NO_PRICE, R_OFF_TICK, R_UNKNOWN_INSTRUMENT, REASON_SHIFT,
-                                     SIDE_SHIFT, TIF_SHIFT)
+                                     SIDE_SHIFT, T_SEQ, T_TIME, TIF_SHIFT)
 from ..errors import ObookError
 
 #: at most this many price ticks over all books' bands (32 bytes each)
@@ -23,8 +22,27 @@ MAX_LEVELS = 1 << 26
 
 
 @dataclass
+class Instructions:
+    """The kernels' instructions (obook._kernels.match_layout): 24-byte rows the kernel
+    streams, and the owners and (seq, time) it reads only when it needs them."""
+    rows: np.ndarray         # (n,) MSG_DTYPE
+    owner: np.ndarray        # (n,) int64
+    clock: np.ndarray        # (n, 2) int64: T_SEQ, T_TIME
+
+    @classmethod
+    def zeros(cls, n: int) -> Instructions:
+        return cls(np.zeros(n, MSG_DTYPE), np.zeros(n, np.int64), np.zeros((n, 2), np.int64))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, sel) -> Instructions:
+        return Instructions(self.rows[sel], self.owner[sel], self.clock[sel])
+
+
+@dataclass
 class Prepared:
-    msg: np.ndarray          # (n, M_WIDTH) instruction rows
+    msg: Instructions
     instruments: list        # book -> name
     lo: np.ndarray           # book -> first level row
     hi: np.ndarray           # book -> last level row
@@ -124,16 +142,19 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     row[mkt] = np.where(o.side[mkt] == 0, base[o.book[mkt]] + width[o.book[mkt]] - 1, base[o.book[mkt]])
     ids = _assign_ids(o)
     keys, key_ids = _keys(o.book, ids)
-    msg = np.empty((o.n, M_WIDTH), np.int64)
-    msg[:, M_SEQ] = np.arange(1, o.n + 1)
-    msg[:, M_TIME] = o.time
-    msg[:, M_BOOK] = o.book
-    msg[:, M_KEY] = keys
-    msg[:, M_OP] = (o.action.astype(np.int64) | (np.maximum(o.side, 0).astype(np.int64) << SIDE_SHIFT)
-                    | (o.tif.astype(np.int64) << TIF_SHIFT) | np.where(o.market, MARKET_BIT, 0)
-                    | (reason << REASON_SHIFT))
-    msg[:, M_PRICE] = row
-    msg[:, M_QTY] = np.where(mod & ~o.has_quantity, -1, o.quantity)
-    msg[:, M_OWNER] = o.owner
+    if len(key_ids) >= 2**31:            # the rows' keys (and the FIFO links) are int32
+        raise ObookError(f"{len(key_ids):,} order ids in one run; at most 2,147,483,647")
+    msg = Instructions.zeros(o.n)
+    msg.clock[:, T_SEQ] = np.arange(1, o.n + 1)
+    msg.clock[:, T_TIME] = o.time
+    r = msg.rows
+    r["book"] = o.book
+    r["key"] = keys
+    r["op"] = (o.action.astype(np.int64) | (np.maximum(o.side, 0).astype(np.int64) << SIDE_SHIFT)
+               | (o.tif.astype(np.int64) << TIF_SHIFT) | np.where(o.market, MARKET_BIT, 0)
+               | (reason << REASON_SHIFT))
+    r["price"] = row
+    r["qty"] = np.where(mod & ~o.has_quantity, -1, o.quantity)
+    msg.owner[:] = o.owner
     return Prepared(msg, list(o.instruments), base, base + width - 1, lv_price, key_ids,
                     int(o.time.max()) if o.n else 0, o.n)

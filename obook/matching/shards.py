@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 
-from .._kernels.match_layout import E_SEQ, M_BOOK
+from .._kernels.match_layout import E_SEQ
 from ..errors import WorkerError
 from .books import TABLES, run_books
 
@@ -59,7 +59,7 @@ def run_sharded(prep, workers: int, *, want: int, stp: int, levels: int, day_end
     try:
         for w in range(workers):
             books = all_books[all_books % workers == w]
-            msg = prep.msg[prep.msg[:, M_BOOK] % workers == w]
+            msg = prep.msg[prep.msg.rows["book"] % workers == w]
             parent, child = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_worker, name=f"obook-match-{w}", daemon=True,
                             args=(child, light, books, msg, want, stp, levels, day_end))

@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from .._kernels.match_layout import (E_KEY, E_KIND, E_PRICE, E_QPOS, E_QTY, E_REMAINING, E_SEQ, E_SIDE,
                                      F_MAKER, F_PRICE, F_QTY, F_SIDE, F_TAKER, K_REJECTED, KIND_NAMES,
-                                     M_OP, OP_NEW, REASON_NAMES)
+                                     OP_NEW, REASON_NAMES)
 
 
 def _head():
@@ -66,7 +66,7 @@ class Converter:
         self.names = pa.array(prep.instruments, pa.string())
         self.lv_price = prep.lv_price
         self.key_ids = prep.key_ids
-        self.ops = prep.msg[:, M_OP] if len(prep.msg) else np.zeros(0, np.int64)
+        self.ops = prep.msg.rows["op"].astype(np.int64)
         self.levels = levels
 
     def _head(self, rows):
