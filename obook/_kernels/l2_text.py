@@ -122,15 +122,22 @@ GUESS, KLEN, KWORD, KMASK = _guess_tables()
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _load8(buf, p):
+    """The 8 bytes at p as a little-endian word (one unaligned load)."""
+    x = np.uint64(0)
+    for j in range(8):
+        x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
+    return x
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _word_at(buf, p, m):
     """The m (0..8) bytes at p as a little-endian word (the rest zero)."""
-    x = np.uint64(0)
     if m >= 8:
-        for j in range(8):
-            x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
-    else:
-        for j in range(m):
-            x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
+        return _load8(buf, p)
+    x = np.uint64(0)
+    for j in range(m):
+        x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
     return x
 
 
@@ -231,15 +238,6 @@ def _int_value(buf, v, e):
         x = x * 10 + d
         c += 1
     return (-x if neg else x), True
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _load8(buf, p):
-    """The 8 bytes at p as a little-endian word (one unaligned load)."""
-    x = np.uint64(0)
-    for j in range(8):
-        x |= np.uint64(buf[p + j]) << np.uint64(8 * j)
-    return x
 
 
 @njit(cache=True, _nrt=False, inline="always")

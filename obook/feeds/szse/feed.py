@@ -2,7 +2,8 @@
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
 turns into book events. The framer parses each record whole, once: the batch the workers
-get is its record rows (``FrameResult.data``), of which each keeps its securities'. The framer checks that each channel's ApplSeqNum follows the
+get is its record rows (``FrameResult.data``), of which each keeps its securities' (one
+decoder for both forms). The framer checks that each channel's ApplSeqNum follows the
 last one (a gap is an error naming the record, or counted as "sequence gap" in tolerant
 mode) and never ends a batch between an incoming order and its fills (it looks
 ``LOOKAHEAD`` records ahead; a channel silent that long is taken as done).
@@ -178,7 +179,9 @@ class SzseBinFramer(_SzseFramer):
             self.types[int(t)] = self.types.get(int(t), 0) + int(counts[t])
 
 
-class _SzseDecoder(Decoder):
+class SzseDecoder(Decoder):
+    """The framer's record rows (text or binary records alike): the owned ones replayed."""
+
     max_events_per_record = 2
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
@@ -200,9 +203,16 @@ class _SzseDecoder(Decoder):
         K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int64),
                       np.zeros(1, np.int32), 0,
                       np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
+        K.owned_rows(rec, 1, 0, 1, rec)
 
-    def _events(self, r, events, rec=None):
-        rec = self.rec if rec is None else rec
+    def decode(self, buf, base_seq, events):
+        rows = buf.view(np.int64).reshape(-1, K.R_WIDTH)
+        if self.n_workers == 1 and not rows[:, K.R_BAD].any():
+            return self._events(rows, rows.shape[0], events)      # every row: no copy
+        return self._events(self.rec, K.owned_rows(rows, rows.shape[0], self.worker, self.n_workers, self.rec),
+                            events)
+
+    def _events(self, rec, r, events):
         ne, self.n_books, nn = K.szse_events(rec, r, self.aux, self.chan_next, self.books, self.n_books,
                                              self._names, events)
         self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
@@ -218,22 +228,3 @@ class _SzseDecoder(Decoder):
     def describe(self, code, event):
         return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")
-
-
-class SzseTextDecoder(_SzseDecoder):
-    """The framer's record rows (text or binary records alike): the owned ones replayed."""
-
-    @classmethod
-    def warm(cls):
-        super().warm()
-        rows = np.zeros((1, K.R_WIDTH), np.int64)
-        K.owned_rows(rows, 1, 0, 1, rows)
-
-    def decode(self, buf, base_seq, events):
-        rows = buf.view(np.int64).reshape(-1, K.R_WIDTH)
-        if self.n_workers == 1 and not rows[:, K.R_BAD].any():
-            return self._events(rows.shape[0], events, rows)      # every row: no copy
-        return self._events(K.owned_rows(rows, rows.shape[0], self.worker, self.n_workers, self.rec), events)
-
-
-SzseBinDecoder = SzseTextDecoder
