@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--baseline", help="a directory holding another checkout's obook package")
     ap.add_argument("--no-small", action="store_true", help="skip the --compression small run")
+    ap.add_argument("--no-one-worker", action="store_true", help="skip the 1-worker runs")
     args = ap.parse_args()
     day = itch_day(args.messages, args.stocks)
     print(f"feed: {day} ({day.stat().st_size / 2**20:.0f} MiB)")
@@ -85,6 +86,8 @@ def main() -> None:
         cmds = commands(args.set, day, out, args.baseline)
         if args.no_small:
             cmds = {k: v for k, v in cmds.items() if "small" not in k}
+        if args.no_one_worker:
+            cmds = {k: v for k, v in cmds.items() if "1 worker" not in k}
         times: dict[str, list[float]] = {k: [] for k in cmds}
         sizes: dict[str, int] = {}
         for rep in range(args.repeats):

@@ -11,24 +11,33 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
   nothing to prune); every other column is dictionary-encoded.
 * Compression (``COMPRESSIONS``, benchmarks/LEDGER.md, issue 13): ``fast`` (the default)
   or ``small`` (smaller files, slower to write).
-* A full row group is encoded on a thread of the sink's own while the caller goes on
-  collecting the next one (pyarrow encodes without the GIL); at most one row group is in
-  flight, and a failure of its write is raised by the next ``write``/``close``.
+* Row groups are encoded in parallel (``ENCODE_THREADS`` threads of the sink's own; pyarrow
+  encodes without the GIL) while the caller goes on collecting the next one: each full row
+  group is written by a ``pq.ParquetWriter`` of its own into memory, and its bytes are
+  appended to the file in order, its footer's offsets moved to where they land
+  (:mod:`obook.parquet_footer`); ``close`` writes the one footer. The file is the one a
+  single ``pq.ParquetWriter`` writes, byte for byte. At most ``ENCODE_THREADS`` row groups
+  are in flight; a failure of one is raised by the next ``write``/``close``.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES"]
+from .parquet_footer import FILE_ROW_GROUPS, MAGIC, footer, shifted, split
+
+__all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES", "ENCODE_THREADS"]
 
 #: Arrow bytes a row group collects before it is written (read at each flush)
 ROW_GROUP_BYTES = 64 << 20
+#: row groups encoded at once, each on a thread of the sink's own
+ENCODE_THREADS = 2
 #: name -> ParquetWriter options, plus "levels_encoding": the encoding of the depth table's
 #: price and shares columns (None: a dictionary); measured in benchmarks/bench_parquet.py
 #: (benchmarks/LEDGER.md, issue 13)
@@ -84,13 +93,18 @@ class ParquetSink:
         self.path = Path(path)
         self.schema = schema
         self.table = table_name(schema) if table is None else table
-        self.writer = pq.ParquetWriter(self.path, schema,
-                                       **parquet_options(self.table, schema, compression))
+        self.options = parquet_options(self.table, schema, compression)
+        # a writer's footer without row groups: the schema, ARROW:schema, created_by
+        self._meta = _encode(schema, self.options, None, 0)[1]
+        self._file = open(self.path, "wb")
+        self._file.write(MAGIC)
+        self._offset = len(MAGIC)
+        self._groups: list = []          # every row group written, offsets as in the file
         self.pending: list[pa.RecordBatch] = []
         self.pending_bytes = 0
         self.rows = 0
         self._encoder: ThreadPoolExecutor | None = None
-        self._in_flight: Future | None = None
+        self._in_flight: deque[Future] = deque()
 
     def write(self, batch: pa.RecordBatch) -> None:
         if not batch.num_rows:
@@ -114,25 +128,34 @@ class ParquetSink:
             full = n // per_group * per_group
         else:
             per_group = full = n
-        self._write_group(table.slice(0, full), per_group)
+        for start in range(0, full, per_group):
+            self._write_group(table.slice(start, per_group))
         rest = table.slice(full)
         self.pending = rest.to_batches() if rest.num_rows else []
         self.pending_bytes = rest.nbytes if rest.num_rows else 0
 
-    def _write_group(self, table: pa.Table, per_group: int) -> None:
-        """Hand ``table`` to the encoding thread once the previous row group is written."""
-        self._wait()
+    def _write_group(self, table: pa.Table) -> None:
+        """Hand ``table`` (one row group) to an encoding thread once fewer than
+        ``ENCODE_THREADS`` are in flight; append the ones already encoded."""
+        while self._in_flight and (len(self._in_flight) >= ENCODE_THREADS or self._in_flight[0].done()):
+            self._append()
         if self._encoder is None:
-            self._encoder = ThreadPoolExecutor(1, thread_name_prefix="obook-parquet")
-        self._in_flight = self._encoder.submit(self.writer.write_table, table, row_group_size=per_group)
+            self._encoder = ThreadPoolExecutor(ENCODE_THREADS, thread_name_prefix="obook-parquet")
+        self._in_flight.append(self._encoder.submit(_encode, self.schema, self.options, table, table.num_rows))
 
-    def _wait(self) -> None:
-        """Wait for the row group in flight (raising its write's error)."""
-        in_flight, self._in_flight = self._in_flight, None
-        if in_flight is not None:
-            in_flight.result()
+    def _append(self) -> None:
+        """Append the oldest row group in flight to the file (waiting for it; raising its
+        encoding's error)."""
+        body, meta = self._in_flight.popleft().result()
+        delta = self._offset - len(MAGIC)
+        for group in meta.get(FILE_ROW_GROUPS, (0, []))[1]:
+            self._groups.append(shifted(group, delta, len(self._groups)))
+        self._file.write(body)
+        self._offset += len(body)
 
     def _stop_encoder(self) -> None:
+        for f in self._in_flight:
+            f.cancel()
         if self._encoder is not None:
             self._encoder.shutdown(wait=True)
             self._encoder = None
@@ -140,25 +163,31 @@ class ParquetSink:
     def close(self, metadata: dict[str, str] | None = None) -> None:
         try:
             self.flush()
-            self._wait()
+            while self._in_flight:
+                self._append()
         finally:
             self._stop_encoder()
-        if metadata:
-            self.writer.add_key_value_metadata(metadata)
-        self.writer.close()
+        self._file.write(footer(self._meta, self._groups, metadata))
+        self._file.close()
 
     def discard(self) -> None:
-        try:
-            self._wait()
-        except Exception:  # noqa: BLE001 - already failing; the file goes anyway
-            pass
         self._stop_encoder()
-        try:
-            self.writer.close()
-        except Exception:  # noqa: BLE001 - already failing; the file goes anyway
-            pass
+        self._in_flight.clear()
+        self._file.close()
         self.pending = []
         try:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+
+def _encode(schema: pa.Schema, options: dict, table: pa.Table | None, rows: int):
+    """``table`` (None: no row group) as a Parquet file in memory: (its body, its footer)."""
+    buf = pa.BufferOutputStream()
+    writer = pq.ParquetWriter(buf, schema, **options)
+    try:
+        if table is not None:
+            writer.write_table(table, row_group_size=rows)
+    finally:
+        writer.close()
+    return split(buf.getvalue())

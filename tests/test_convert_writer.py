@@ -151,7 +151,7 @@ def test_convert_compression_unknown_raises(itch_day, tmp_path):
 
 
 def test_convert_row_group_write_fails_on_encoder_thread_raises_output_error(itch_day, tmp_path, monkeypatch):
-    # row groups are encoded on the sink's thread: a write failing there (a full disk) reaches
+    # row groups are encoded on the sink's threads: a write failing there (a full disk) reaches
     # the caller as OutputError, leaves no file and no thread behind
     monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 20_000)
     calls = []
@@ -171,7 +171,7 @@ def test_convert_row_group_write_fails_on_encoder_thread_raises_output_error(itc
     assert not _parquet_threads()
 
 
-def test_sink_many_row_groups_written_in_order_one_in_flight(tmp_path, monkeypatch):
+def test_sink_many_row_groups_encoded_in_parallel_written_in_order(tmp_path, monkeypatch):
     monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 4_000)
     t = pa.table({"seq": pa.array(np.arange(20_000), pa.int64()), "x": pa.array(np.arange(20_000) % 7)})
     sink = obook_parquet.ParquetSink(tmp_path / "x.parquet", t.schema)
