@@ -13,11 +13,12 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
   or ``small`` (smaller files, slower to write).
 * Row groups are encoded in parallel (``ENCODE_THREADS`` threads of the sink's own; pyarrow
   encodes without the GIL) while the caller goes on collecting the next one: each full row
-  group is written by a ``pq.ParquetWriter`` of its own into memory, and its bytes are
-  appended to the file in order, its footer's offsets moved to where they land
-  (:mod:`obook.parquet_footer`); ``close`` writes the one footer. The file is the one a
-  single ``pq.ParquetWriter`` writes, byte for byte. At most ``ENCODE_THREADS`` row groups
-  are in flight; a failure of one is raised by the next ``write``/``close``.
+  group is written by a ``pq.ParquetWriter`` of its own into memory, then appended to the
+  file by its thread once the one before is in, its footer's offsets moved to where they
+  land (:mod:`obook.parquet_footer`); ``close`` writes the one footer. The file is the one a
+  single ``pq.ParquetWriter`` writes, byte for byte up to the footer (whose key-value
+  metadata may be in another order). At most ``ENCODE_THREADS`` row groups are in flight;
+  a failure of one is raised by the next ``write``/``close``.
 """
 
 from __future__ import annotations
@@ -136,17 +137,20 @@ class ParquetSink:
 
     def _write_group(self, table: pa.Table) -> None:
         """Hand ``table`` (one row group) to an encoding thread once fewer than
-        ``ENCODE_THREADS`` are in flight; append the ones already encoded."""
+        ``ENCODE_THREADS`` are in flight."""
         while self._in_flight and (len(self._in_flight) >= ENCODE_THREADS or self._in_flight[0].done()):
-            self._append()
+            self._in_flight.popleft().result()
         if self._encoder is None:
             self._encoder = ThreadPoolExecutor(ENCODE_THREADS, thread_name_prefix="obook-parquet")
-        self._in_flight.append(self._encoder.submit(_encode, self.schema, self.options, table, table.num_rows))
+        prev = self._in_flight[-1] if self._in_flight else None
+        self._in_flight.append(self._encoder.submit(self._encode_group, table, prev))
 
-    def _append(self) -> None:
-        """Append the oldest row group in flight to the file (waiting for it; raising its
-        encoding's error)."""
-        body, meta = self._in_flight.popleft().result()
+    def _encode_group(self, table: pa.Table, prev: Future | None) -> None:
+        """(On an encoding thread.) Encode ``table``, then, once the row group before it is in
+        the file, append it: its bytes, and its footer's row groups moved to where they land."""
+        body, meta = _encode(self.schema, self.options, table, table.num_rows)
+        if prev is not None:
+            prev.result()       # in the file (or failed: so does this one)
         delta = self._offset - len(MAGIC)
         for group in meta.get(FILE_ROW_GROUPS, (0, []))[1]:
             self._groups.append(shifted(group, delta, len(self._groups)))
@@ -164,7 +168,7 @@ class ParquetSink:
         try:
             self.flush()
             while self._in_flight:
-                self._append()
+                self._in_flight.popleft().result()
         finally:
             self._stop_encoder()
         self._file.write(footer(self._meta, self._groups, metadata))
