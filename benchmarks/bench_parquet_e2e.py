@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -89,21 +90,27 @@ def main() -> None:
         if args.no_one_worker:
             cmds = {k: v for k, v in cmds.items() if "1 worker" not in k}
         times: dict[str, list[float]] = {k: [] for k in cmds}
+        cpus: dict[str, list[float]] = {k: [] for k in cmds}
         sizes: dict[str, int] = {}
         for rep in range(args.repeats):
             for name, cmd in cmds.items():
                 t = time.perf_counter()
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 subprocess.run(cmd, check=True, capture_output=True)
                 times[name].append(time.perf_counter() - t)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)   # the command's whole tree
+                cpus[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
                 target = Path(cmd[cmd.index("-o") + 1] if "-o" in cmd else cmd[3] if cmd[0] == "itch2parquet"
                               else cmd[cmd.index("convert") + 2])
                 sizes[name] = size(target)
                 shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink()
             print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()), flush=True)
     base = median(times["itch-book"])
-    print(f"\n{'contender':<32}{'median s':>10}{'vs itch-book':>14}{'MB':>9}")
+    print(f"\n{'contender':<32}{'median s':>10}{'vs itch-book':>14}{'CPU s':>8}{'MB':>9}")
     for name, ts in times.items():
-        print(f"{name:<32}{median(ts):>10.2f}{median(ts) / base:>13.2f}x{sizes[name] / 1e6:>9.1f}")
+        print(f"{name:<32}{median(ts):>10.2f}{median(ts) / base:>13.2f}x{median(cpus[name]):>8.2f}"
+              f"{sizes[name] / 1e6:>9.1f}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

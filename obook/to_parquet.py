@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -191,13 +192,16 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                          "read the feed a second time: give a file, not a stream")
     day = session_date(feed, date, feed_format)
     outdir = make_output_dir(outdir)
-    size, sha = (None, None) if stream else file_digest(feed)
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
 
     if compression not in COMPRESSIONS:
         raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     writers = {t: _TableWriter(outdir, t, compression) for t in tables}
     stats: dict = {}
+    # the file's sha256 on a thread of its own while the replay runs (hashlib and the reads
+    # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day
+    digest = None if stream else ThreadPoolExecutor(1, thread_name_prefix="obook-digest")
+    digested = digest.submit(file_digest, feed) if digest else None
     try:
         replayed = [t for t in tables if t in REPLAY_TABLES]
         if replayed:
@@ -225,6 +229,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                     writers[name].write(stamp.batch(_empty_batch(feed_format.side_table(name).schema)))
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
+        size, sha = digested.result() if digested else (None, None)
         if stream and hasattr(feed, "digest"):      # a stream's bytes are known once read
             size, sha = feed.digest()
         result = {
@@ -246,6 +251,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
             raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise
+    finally:
+        if digest is not None:
+            digest.shutdown(wait=True)
     result["files"] = {t: str(w.final) for t, w in writers.items()}
     log.info("%s: wrote %s", feed, ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))
     return result
