@@ -37,8 +37,9 @@ __all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES", 
 
 #: Arrow bytes a row group collects before it is written (read at each flush)
 ROW_GROUP_BYTES = 64 << 20
-#: row groups encoded at once, each on a thread of the sink's own
-ENCODE_THREADS = 2
+#: row groups encoded at once, each on a thread of the sink's own (two at most: each one in
+#: flight holds its ~64 MiB of Arrow data and its encoded bytes, ~90 MiB)
+ENCODE_THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
 #: name -> ParquetWriter options, plus "levels_encoding": the encoding of the depth table's
 #: price and shares columns (None: a dictionary); measured in benchmarks/bench_parquet.py
 #: (benchmarks/LEDGER.md, issue 13)
