@@ -199,9 +199,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     writers = {t: _TableWriter(outdir, t, compression) for t in tables}
     stats: dict = {}
     # the file's sha256 on a thread of its own while the replay runs (hashlib and the reads
-    # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day
+    # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day.
+    # Started once the first batch is out: the workers are forked by then (a live thread
+    # before that makes the engine start them through the forkserver, ~1 s slower)
     digest = None if stream else ThreadPoolExecutor(1, thread_name_prefix="obook-digest")
-    digested = digest.submit(file_digest, feed) if digest else None
+    digested = None
     try:
         replayed = [t for t in tables if t in REPLAY_TABLES]
         if replayed:
@@ -210,6 +212,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                             levels=levels, date=day, progress=progress, tickers=tickers or None,
                             unknown_tickers=unknown_tickers)
             for table, batch in replay.table_batches():
+                if digest is not None and digested is None:
+                    digested = digest.submit(file_digest, feed)
                 writers[table].write(batch)
             for table in replayed:
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
@@ -229,6 +233,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                     writers[name].write(stamp.batch(_empty_batch(feed_format.side_table(name).schema)))
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
+        if digest is not None and digested is None:
+            digested = digest.submit(file_digest, feed)
         size, sha = digested.result() if digested else (None, None)
         if stream and hasattr(feed, "digest"):      # a stream's bytes are known once read
             size, sha = feed.digest()

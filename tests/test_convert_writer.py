@@ -181,3 +181,21 @@ def test_sink_many_row_groups_encoded_in_parallel_written_in_order(tmp_path, mon
     assert pq.read_table(tmp_path / "x.parquet").equals(t)
     assert pq.ParquetFile(tmp_path / "x.parquet").metadata.num_row_groups > 10
     assert not _parquet_threads()
+
+
+def test_convert_two_workers_started_with_no_other_thread_alive(itch_day, tmp_path, monkeypatch):
+    # the sha256 thread and the encoding threads start after the workers: a live thread at
+    # their start makes the engine use the forkserver (~1 s slower start)
+    from obook.engine import workers as engine_workers
+
+    seen = []
+    real = engine_workers.mp_context
+
+    def spy():
+        seen.append(engine_workers._fork_is_safe())
+        return real()
+
+    monkeypatch.setattr(engine_workers, "mp_context", spy)
+    result = convert(itch_day, tmp_path, tables="bbo,depth", levels=2, workers=2)
+    assert seen == [True]
+    assert result["source"]["sha256"] and not _parquet_threads()
