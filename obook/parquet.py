@@ -17,13 +17,16 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
   file by its thread once the one before is in, its footer's offsets moved to where they
   land (:mod:`obook.parquet_footer`); ``close`` writes the one footer. The file is the one a
   single ``pq.ParquetWriter`` writes, byte for byte up to the footer (whose key-value
-  metadata may be in another order). At most ``ENCODE_THREADS`` row groups are in flight;
-  a failure of one is raised by the next ``write``/``close``.
+  metadata may be in another order). At most ``ENCODE_THREADS`` row groups are in flight,
+  and only one while the rest of the machine keeps the other cores busy (:class:`SpareCores`:
+  a second encoder then only makes two hash tables share one core, benchmarks/LEDGER.md
+  S22-P3); a failure of one is raised by the next ``write``/``close``.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -54,6 +57,39 @@ _STATS_COLUMNS = ("seq", "time", "timestamp", "ticker", "locate")
 
 def _delta_ok(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_timestamp(t)
+
+
+class SpareCores:
+    """Whether the machine has a core to spare for a second encoder: the CPU that the rest of
+    the machine (other processes, this one's workers) used since the last look, from Linux's
+    ``/proc/stat`` less this process's own CPU. Unknown (no ``/proc/stat``): yes."""
+
+    def __init__(self):
+        self.cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        self.last = self.sample()
+        self.answer = True
+
+    @staticmethod
+    def sample() -> tuple[float, float, float] | None:
+        """(machine busy CPU s, this process's CPU s, monotonic s), or None."""
+        try:
+            with open("/proc/stat", "rb") as f:
+                ticks = [int(x) for x in f.readline().split()[1:9]]
+        except (OSError, ValueError):
+            return None
+        mine = os.times()
+        return ((sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), mine.user + mine.system,
+                time.monotonic())
+
+    def __call__(self) -> bool:
+        now = self.sample()
+        if now is None or self.last is None:
+            return True
+        if now[2] - self.last[2] >= 0.05:           # a shorter window says nothing
+            elsewhere = max(0.0, (now[0] - self.last[0]) - (now[1] - self.last[1])) / (now[2] - self.last[2])
+            self.answer = elsewhere <= self.cpus - 1.5
+            self.last = now
+        return self.answer
 
 
 def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fast") -> dict:
@@ -107,6 +143,7 @@ class ParquetSink:
         self.rows = 0
         self._encoder: ThreadPoolExecutor | None = None
         self._in_flight: deque[Future] = deque()
+        self._spare = SpareCores()
 
     def write(self, batch: pa.RecordBatch) -> None:
         if not batch.num_rows:
@@ -138,8 +175,9 @@ class ParquetSink:
 
     def _write_group(self, table: pa.Table) -> None:
         """Hand ``table`` (one row group) to an encoding thread once fewer than
-        ``ENCODE_THREADS`` are in flight."""
-        while self._in_flight and (len(self._in_flight) >= ENCODE_THREADS or self._in_flight[0].done()):
+        ``ENCODE_THREADS`` are in flight (one when no core is spare)."""
+        limit = ENCODE_THREADS if ENCODE_THREADS > 1 and self._spare() else 1
+        while self._in_flight and (len(self._in_flight) >= limit or self._in_flight[0].done()):
             self._in_flight.popleft().result()
         if self._encoder is None:
             self._encoder = ThreadPoolExecutor(ENCODE_THREADS, thread_name_prefix="obook-parquet")

@@ -192,7 +192,7 @@ def test_convert_two_workers_started_with_no_other_thread_alive(itch_day, tmp_pa
     real = engine_workers.mp_context
 
     def spy():
-        seen.append(engine_workers._fork_is_safe())
+        seen.append(threading.active_count() == 1)   # (DuckDB or polars loaded by another test also means the forkserver)
         return real()
 
     monkeypatch.setattr(engine_workers, "mp_context", spy)

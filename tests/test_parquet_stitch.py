@@ -86,6 +86,7 @@ def _groups(meta):
 def test_sink_parallel_row_groups_equal_single_writer_file(tmp_path, monkeypatch, threads):
     monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 60_000)
     monkeypatch.setattr(obook_parquet, "ENCODE_THREADS", threads)
+    monkeypatch.setattr(obook_parquet.SpareCores, "__call__", lambda self: True)
     table = _depth_table(12_000)
     meta = {"obook": '{"table": "depth"}'}
     _sink_write(tmp_path / "new.parquet", table, metadata=meta)
@@ -186,3 +187,56 @@ def test_footer_shifted_moves_every_offset(tmp_path):
 def test_footer_split_not_parquet_raises():
     with pytest.raises(ValueError, match="not a Parquet file"):
         pf.split(b"PAR1 not really")
+
+
+def _in_flight_peak(tmp_path, monkeypatch, spare: bool) -> int:
+    """The most row groups being encoded at once while a sink writes 12,000 depth rows."""
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 60_000)
+    monkeypatch.setattr(obook_parquet, "ENCODE_THREADS", 2)
+    monkeypatch.setattr(obook_parquet.SpareCores, "__call__", lambda self: spare)
+    lock, now, peak = threading.Lock(), [0], [0]
+    real = obook_parquet._encode
+
+    def counting(*args):
+        with lock:
+            now[0] += 1
+            peak[0] = max(peak[0], now[0])
+        try:
+            import time
+            time.sleep(0.02)        # long enough for the next row group to be handed over
+            return real(*args)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(obook_parquet, "_encode", counting)
+    table = _depth_table(12_000)
+    _sink_write(tmp_path / "x.parquet", table, batch_rows=3000)
+    assert pq.read_table(tmp_path / "x.parquet").equals(table)
+    return peak[0]
+
+
+def test_sink_no_spare_core_one_row_group_in_flight(tmp_path, monkeypatch):
+    assert _in_flight_peak(tmp_path, monkeypatch, spare=False) == 1
+
+
+def test_sink_spare_core_two_row_groups_in_flight(tmp_path, monkeypatch):
+    assert _in_flight_peak(tmp_path, monkeypatch, spare=True) == 2
+
+
+def test_spare_cores_busy_machine_says_no_quiet_machine_says_yes(monkeypatch):
+    samples = iter([(100.0, 10.0, 0.0),      # (machine busy CPU s, this process's CPU s, clock s)
+                    (101.9, 10.9, 1.0),      # 1.9 cores busy, 0.9 of them this process: 1.0 elsewhere
+                    (102.9, 11.7, 2.0),      # 0.2 elsewhere
+                    (102.9, 11.7, 2.01)])    # too short a window: the last answer stands
+    monkeypatch.setattr(obook_parquet.SpareCores, "sample", staticmethod(lambda: next(samples)))
+    spare = obook_parquet.SpareCores()
+    spare.cpus = 2
+    assert spare() is False
+    assert spare() is True
+    assert spare() is True
+
+
+def test_spare_cores_without_proc_stat_says_yes(monkeypatch):
+    monkeypatch.setattr(obook_parquet.SpareCores, "sample", staticmethod(lambda: None))
+    assert obook_parquet.SpareCores()() is True
