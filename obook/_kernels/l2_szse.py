@@ -176,7 +176,8 @@ def head_tail(buf, pos, b, khash, kid, vals, have):
     if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == TRADE:
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ, K_APPLSEQ)
     if st == LINE_OK and (have[K_MSGTYPE] == 0 or have[K_SECID] == 0 or have[K_CHANNEL] == 0
-                          or have[K_APPLSEQ] == 0):
+                          or have[K_APPLSEQ] == 0
+                          or (vals[K_MSGTYPE] == TRADE and (have[K_BIDSEQ] == 0 or have[K_OFFERSEQ] == 0))):
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)   # an unusual key order
     return st, pos
 
@@ -184,8 +185,8 @@ def head_tail(buf, pos, b, khash, kid, vals, have):
 @njit(cache=True, _nrt=False, inline="always")
 def _key_value(buf, p, e, g):
     """(value, position after it and its space) of key g written ``g=digits `` at p in a
-    line ending at e; position -1 when the bytes are anything else."""
-    if p + 24 > buf.shape[0] or not _is_key(buf, p, g, KLEN, KWORD, KMASK):
+    line ending at e; position -1 when the bytes are anything else (or p is -1)."""
+    if p < 0 or p + 24 > buf.shape[0] or not _is_key(buf, p, g, KLEN, KWORD, KMASK):
         return np.int64(0), -1
     x, c = _fast_value(buf, p + KLEN[g], buf.shape[0])
     if c < 0 or c >= e or buf[c] != 32:
@@ -201,40 +202,21 @@ def fast_head(buf, a, e):
     values, more tokens after), read as words: (ok, type, security, channel, sequence,
     bid, offer, position of the space after the head); ok False: anything else (then
     parse_head reads it)."""
-    z = np.int64(0)
-    if e - a < 2 or buf[a] != 47 or buf[a + 1] != 47:
-        return False, z, z, z, z, z, z, -1
-    src, p = _key_value(buf, a + 2, e, K_SOURCE)
-    if p < 0 or src != 102:
-        return False, z, z, z, z, z, z, -1
+    p = a + 2 if e - a >= 2 and buf[a] == 47 and buf[a + 1] == 47 else -1
+    src, p = _key_value(buf, p, e, K_SOURCE)
     t, p = _key_value(buf, p, e, K_MSGTYPE)
-    if p < 0 or (t != ORDER and t != TRADE):
-        return False, z, z, z, z, z, z, -1
     _, p = _key_value(buf, p, e, K_MSGLEN)
-    if p < 0:
-        return False, z, z, z, z, z, z, -1
     sec, p = _key_value(buf, p, e, K_SECID)
-    if p < 0 or sec >= MAX_SECURITY:
-        return False, z, z, z, z, z, z, -1
     ch, p = _key_value(buf, p, e, K_CHANNEL)
-    if p < 0:
-        return False, z, z, z, z, z, z, -1
     appl, p = _key_value(buf, p, e, K_APPLSEQ)
-    if p < 0:
-        return False, z, z, z, z, z, z, -1
-    bid = z
-    offer = z
+    bid = np.int64(0)
+    offer = np.int64(0)
     if t == TRADE:
         _, p = _key_value(buf, p, e, K_PHASE)
-        if p < 0:
-            return False, z, z, z, z, z, z, -1
         bid, p = _key_value(buf, p, e, K_BIDSEQ)
-        if p < 0:
-            return False, z, z, z, z, z, z, -1
         offer, p = _key_value(buf, p, e, K_OFFERSEQ)
-        if p < 0:
-            return False, z, z, z, z, z, z, -1
-    return True, t, sec, ch, appl, bid, offer, p - 1
+    ok = p >= 0 and src == 102 and (t == ORDER or t == TRADE) and sec < MAX_SECURITY
+    return ok, t, sec, ch, appl, bid, offer, p - 1
 
 
 @njit(cache=True, _nrt=False)

@@ -119,7 +119,7 @@ class SzseTextFramer(_SzseFramer):
         self.vals = np.zeros(N_KEYS, np.int64)
         self.have = np.zeros(N_KEYS, np.int8)
         self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
-        self.out = np.zeros(0, np.uint8)
+        self.hdr = np.zeros(2, np.int64)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
@@ -147,16 +147,10 @@ class SzseTextFramer(_SzseFramer):
         return res
 
     def _batch(self, text, heads):
-        """The workers' batch: (head rows, text bytes) as two words, the head rows, the text."""
-        h = 16 + heads.nbytes
-        size = h + len(text)
-        if len(self.out) < size:
-            self.out = np.zeros(max(size, 2 * len(self.out)), np.uint8)
-        out = self.out
-        out[:16].view(np.int64)[:] = (len(heads), len(text))
-        out[16:h] = heads.reshape(-1).view(np.uint8)
-        out[h:size] = text
-        return out[:size]
+        """The workers' batch, in parts (the engine copies each once): (head rows, text bytes)
+        as two words, the head rows, the text."""
+        self.hdr[:] = (len(heads), len(text))
+        return self.hdr.view(np.uint8), heads.reshape(-1).view(np.uint8), text
 
     def _reason(self, buf, i):
         return reason(int(self.codes[i]), int(self.details[i]), _line(buf, self.ends, i))
