@@ -87,13 +87,19 @@ def _split_rows(text: bytes):
 
 def _run(text: bytes, py, workers=1, slow=False):
     buf = np.frombuffer(text, np.uint8).copy()
-    n_max = text.count(b"\n") + 2
-    ends = np.zeros(n_max, np.int64)
-    n = _f(T.line_ends, py)(buf, 0, len(buf), True, ends, 0, n_max)
+    n = text.count(b"\n") + 1
+    ends, codes, details = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     vals, have = np.zeros(T.N_KEYS, np.int64), np.zeros(T.N_KEYS, np.int8)
-    codes, details = np.zeros(n, np.int64), np.zeros(n, np.int64)
     heads = np.zeros((n, K.H_WIDTH), np.int64)
-    r = _f(K.text_heads, py)(buf, ends, n, 1, T.KHASH, T.KID, vals, have, codes, details, heads)
+    heads_of = _f(K.text_heads, py)
+    # in two calls: the first stops before a line the buffer ends in (not final)
+    cut = len(buf) // 2
+    k, r = heads_of(buf[:cut], 0, cut, False, ends, 0, n, 1, T.KHASH, T.KID, vals, have, codes, details,
+                    heads, 0)
+    assert 0 < k < n and ends[k - 1] < cut <= ends[k - 1] + len(text.split(b"\n")[k]) + 1
+    k, r = heads_of(buf, int(ends[k - 1]) + 1, len(buf), True, ends, k, n, 1, T.KHASH, T.KID, vals, have,
+                    codes, details, heads, r)
+    assert k == n and ends[:n].tolist() == [i for i, c in enumerate(text) if c == 10] + [len(text)]
     if slow:
         heads[:r, K.H_POS] = -1
     rows, bad = [], []

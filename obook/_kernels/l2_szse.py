@@ -32,7 +32,7 @@ from numba import njit
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGLEN, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PHASE, K_PRICE, K_SECID, K_SIDE, K_SOURCE,
                       K_TTIME, K_APPLSEQ, KLEN, KMASK, KWORD, LINE_OK, _fast_value, _is_key,
-                      line_bounds, parse_line, parse_tokens)
+                      line_bounds, line_end, parse_line, parse_tokens)
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, DEFER, NOT_PRINTABLE,
                      OWN_BEST, TYPE_SHIFT)
 
@@ -220,31 +220,38 @@ def fast_head(buf, a, e):
 
 
 @njit(cache=True, _nrt=False)
-def text_heads(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, details, heads):
-    """Text framer: per line (``ends``: the newlines) its code and detail, and for every
-    order or execution line whose head is good (type, security, channel, sequence, an
-    execution's order numbers) a head row (H_WIDTH columns: R_SEQ .. R_OFFER, H_START,
-    H_END, H_POS). The rest of each line is the workers' to parse (text_rows). Returns
-    the head rows."""
-    r = 0
-    p = 0
-    for k in range(n_lines):
-        e = ends[k]
+def text_heads(buf, p, n, final, ends, k, max_lines, base_seq, khash, kid, vals, have, codes,
+               details, heads, r):
+    """Text framer, one pass over the lines of buf[p:n] (appended to line k and head row r,
+    up to max_lines lines; with ``final`` a last line without newline ends at n): per line
+    its newline (``ends``), code and detail, and for every order or execution line whose
+    head is good (type, security, channel, sequence, an execution's order numbers) a head
+    row (H_WIDTH columns: R_SEQ .. R_OFFER, H_START, H_END, H_POS). The rest of each line
+    is the workers' to parse (text_rows). Returns (lines, head rows)."""
+    while k < max_lines and p < n:
+        ok, t, sec, ch, appl, bid, offer, pos = fast_head(buf, p, n)
+        e = line_end(buf, pos if ok else p, n)
+        if e >= n:
+            if not final:
+                break
+            e = n
         a = p
         p = e + 1
+        ends[k] = e
         details[k] = 0
-        ok, t, sec, ch, appl, bid, offer, pos = fast_head(buf, a, e)
+        codes[k] = OK
+        k += 1
         if not ok:
             st, pos = parse_head(buf, a, e, khash, kid, vals, have)
             if st == 1:
-                codes[k] = NOT_MESSAGE
+                codes[k - 1] = NOT_MESSAGE
                 continue
             if st == 2:
-                codes[k] = BAD_TOKEN
+                codes[k - 1] = BAD_TOKEN
                 continue
             c, d = head_check(vals, have)
-            codes[k] = c
-            details[k] = d
+            codes[k - 1] = c
+            details[k - 1] = d
             if c != OK:
                 continue
             t = vals[K_MSGTYPE]
@@ -254,9 +261,7 @@ def text_heads(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, deta
             bid = vals[K_BIDSEQ] if t == TRADE else 0
             offer = vals[K_OFFERSEQ] if t == TRADE else 0
             pos = -1
-        else:
-            codes[k] = OK
-        heads[r, R_SEQ] = base_seq + k
+        heads[r, R_SEQ] = base_seq + k - 1
         heads[r, R_CHAN] = ch
         heads[r, R_APPL] = appl
         heads[r, R_TYPE] = t
@@ -267,7 +272,7 @@ def text_heads(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, deta
         heads[r, H_END] = e
         heads[r, H_POS] = pos
         r += 1
-    return r
+    return k, r
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import l2_szse as K
-from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
+from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
@@ -118,28 +118,27 @@ class SzseTextFramer(_SzseFramer):
         super().__init__(path, on_error, lookahead)
         self.vals = np.zeros(N_KEYS, np.int64)
         self.have = np.zeros(N_KEYS, np.int8)
-        self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
+        self._found = (0, 0, 0)    # (base_seq, lines, head rows) found at the front of the last buffer
         self.hdr = np.zeros(2, np.int64)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
-            self._found = (0, 0)
+            self._found = (0, 0, 0)
         # a buffer that had too few lines comes back with more bytes after the same front
-        k = self._found[1] if self._found[0] == base_seq else 0
+        k, r = self._found[1:] if self._found[0] == base_seq else (0, 0)
         start = int(self.ends[k - 1]) + 1 if k else 0
-        n = line_ends(buf, start, len(buf), bool(final), self.ends, k, want)
+        n, r = K.text_heads(buf, start, len(buf), bool(final), self.ends, k, want, base_seq, KHASH, KID,
+                            self.vals, self.have, self.codes, self.details, self.rec, r)
         if not final and n < want:
-            self._found = (base_seq, n)
+            self._found = (base_seq, n, r)
             return FrameResult(0, 0)
-        self._found = (0, 0)
+        self._found = (0, 0, 0)
         ends = self.ends
         # the lines whose head rows and text fit a batch (one line at least)
         fits = int(np.searchsorted(ends[:n] + 1 + (K.H_WIDTH * 8) * np.arange(1, n + 1),
                                    self.batch_bytes - 16, "right"))
-        r = K.text_heads(buf, ends, n, base_seq, KHASH, KID, self.vals, self.have,
-                         self.codes, self.details, self.rec)
         res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
                                  lambda i: 0 if i == 0 else min(int(ends[i - 1]) + 1, len(buf)))
         if res.n_records or res.error is not None:
