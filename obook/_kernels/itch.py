@@ -6,7 +6,7 @@ message (type byte first). All integers are big-endian.
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .itch_layout import BODY, MESSAGES, offset as _at
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_PRINT, ACT_REPLACE,
