@@ -194,3 +194,15 @@ def test_intrinsic_stand_ins_python_equal_compiled():
         outs.append(done.stdout)
     line = b"ab,cde,f,,ghijklmnop,q"
     assert outs[0] == outs[1] == f"{[0, 0, 3, 4, 5, 6, 0, 0]} {len(line)} {[i for i, c in enumerate(line) if c == 44]}\n"
+
+
+def test_python_kernels_plot_png_equals_compiled(tmp_path):
+    pytest.importorskip("matplotlib")
+    feed = _generated_itch(tmp_path)
+    pictures = []
+    for kernels in ("python", "compiled"):
+        out = tmp_path / f"{kernels}.png"
+        done = _obook("plot", feed, out, "--interval", "5s", kernels=kernels)
+        assert done.returncode == 0, done.stderr
+        pictures.append(out.read_bytes())
+    assert pictures[0] == pictures[1] and len(pictures[0]) > 10_000
