@@ -27,7 +27,7 @@ Replay rules (``szse_events``), per channel in ApplSeqNum order:
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGLEN, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PHASE, K_PRICE, K_SECID, K_SIDE, K_SOURCE,
@@ -389,7 +389,7 @@ def security_of(buf, p):
     for j in range(9):
         c = buf[p + j]
         if 48 <= c <= 57 and nd == j:
-            x = x * 10 + (c - 48)
+            x = x * 10 + (np.int64(c) - 48)
             nd += 1
         elif c != 32 and c != 0:
             return -1
