@@ -249,7 +249,6 @@ class SzseDecoder(Decoder):
     def message_counts(self):
         return {TYPE_NAMES[t]: int(self.types[t]) for t in (191, 192) if self.types[t]}
 
-
     def describe(self, code, event):
         return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")
