@@ -1,8 +1,9 @@
 """The Shenzhen text log's framer and decoder kernels alone, old against new, in one
 process (alternating rounds, medians): ``line_ends`` + ``text_scan`` (the framer, every
-line), a worker's decoder (1 of 1 and 1 of 2 workers: ``text_records``, which parsed the
-text again, or since stop 21 ``owned_rows``, which copies the framer's rows), and the
-two together (all the parsing of a batch with 1 worker) on the front of the bench_l2
+line; since stop 22 ``text_heads``, line ends and heads only), a worker's decoder (1 of 1
+and 1 of 2 workers: ``text_records``, which parsed the text again, or at stop 21
+``owned_rows``, which copied the framer's rows, or since stop 22 ``text_rows``, the rest
+of the worker's own lines), and the two together (all the parsing of a batch with 1 worker) on the front of the bench_l2
 text day.
 
     python benchmarks/bench_l2_kernels.py --baseline /tmp/old_checkout --mib 60
@@ -33,8 +34,15 @@ def _runs(pkg, buf, n_lines):
     rec = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
 
     made = [0]
+    split = hasattr(K, "text_heads")      # the framer reads heads, the workers the rest (stop 22)
+    heads = np.zeros((n_lines + 1, K.H_WIDTH if split else 1), np.int64)
+    bad = np.zeros((n_lines + 1, 3), np.int64)
 
     def framer():
+        if split:
+            made[0] = K.text_heads(buf, 0, len(buf), True, ends, 0, n_lines + 1, 1, T.KHASH, T.KID, vals,
+                                   have, codes, details, heads, 0)[1]
+            return made[0]
         k = T.line_ends(buf, 0, len(buf), True, ends, 0, n_lines + 1)
         made[0] = K.text_scan(buf, ends, k, 1, T.KHASH, T.KID, vals, have, codes, details, rec)
         return made[0]
@@ -42,6 +50,8 @@ def _runs(pkg, buf, n_lines):
     rows = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
 
     def decoder(w, nw):
+        if split:
+            return lambda: K.text_rows(buf, heads, made[0], w, nw, T.KHASH, T.KID, vals, have, rows, bad)[0]
         if hasattr(K, "text_records"):
             return lambda: K.text_records(buf, 1, w, nw, T.KHASH, T.KID, vals, have, rows, True)[0]
         return lambda: K.owned_rows(rec, made[0], w, nw, rows)

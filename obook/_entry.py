@@ -36,6 +36,9 @@ def main() -> None:
         sys.stdout.write(TEXT)
         sys.stdout.flush()
         return
+    # numpy's OpenBLAS starts a thread per core when numpy is imported (~0.1 s of CPU in a
+    # short command); obook calls no BLAS routine, in this process or its workers
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .cli import main as cli_main
 
     cli_main()

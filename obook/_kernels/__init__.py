@@ -5,6 +5,9 @@ status codes into exceptions. Kernels live in their own modules so that
 ``cache=True`` (keyed on the source file) is not invalidated by driver edits.
 """
 
-from .cached_load import install as _install_cached_load
+from .jit import INTERPRETED
 
-_install_cached_load()
+if not INTERPRETED:     # Python kernels (obook._kernels.jit) never import numba
+    from .cached_load import install as _install_cached_load
+
+    _install_cached_load()

@@ -86,7 +86,7 @@ event needing many output rows, a clear, asks for them before it starts).
 """
 
 import numpy as np
-from numba import njit
+from .jit import INTERPRETED, njit
 
 from .prefetch import prefetch
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
@@ -158,9 +158,13 @@ HW_BOOK, HW_REF, HW_SIDE, HW_PRICE, HW_SHARES, HW_LIVE = range(6)
 HW_WIDTH = 6
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _u(i):
-    return np.uint64(i)
+if INTERPRETED:     # Python kernels: an index as it is (np.uint64 costs ~0.3 us a call there)
+    def _u(i):
+        return i
+else:
+    @njit(cache=True, _nrt=False, inline="always")
+    def _u(i):
+        return np.uint64(i)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -729,37 +733,41 @@ def _page_addr(ref, page_dir):
     return -1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir):
-    nsd = sides.shape[0]
-    j = i + AHEAD
-    if j < n:
-        book = ev[_u(j), 2]
-        if 0 <= book and book * 2 + 1 < nsd:
-            prefetch(sides, book * 8)
-            prefetch(sides, book * 8 + 7)
-        a = _page_addr(ev[_u(j), 4], page_dir)
-        if a >= 0:
-            prefetch(pages, a)
-    j = i + AHEAD // 2
-    if j < n:
-        book = ev[_u(j), 2]
-        if 0 <= book and book * 2 + 1 < nsd:
-            for sd in range(book * 2, book * 2 + 2):
-                prefetch(pool, (sides[_u(sd), 0] + sides[_u(sd), 1] - 1) * 2)
-        a = _page_addr(ev[_u(j), 4], page_dir)
-        if a >= 0:
-            e = pages[_u(a)]
-            if e != 0:
-                prefetch(lv, ((e & 0xFFFFFFFF) - 1) * 4)
-    j = i + AHEAD // 4
-    if j < n:
-        book = ev[_u(j), 2]
-        if 0 <= book and book * 2 + 1 < nsd:
-            for sd in range(book * 2, book * 2 + 2):
-                ln = sides[_u(sd), 1]
-                if ln > 0:
-                    prefetch(lv, pool[_u(sides[_u(sd), 0] + ln - 1), 1] * 4)
+if INTERPRETED:     # Python kernels: nothing to prefetch
+    def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir):
+        pass
+else:
+    @njit(cache=True, _nrt=False, inline="always")
+    def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir):
+        nsd = sides.shape[0]
+        j = i + AHEAD
+        if j < n:
+            book = ev[_u(j), 2]
+            if 0 <= book and book * 2 + 1 < nsd:
+                prefetch(sides, book * 8)
+                prefetch(sides, book * 8 + 7)
+            a = _page_addr(ev[_u(j), 4], page_dir)
+            if a >= 0:
+                prefetch(pages, a)
+        j = i + AHEAD // 2
+        if j < n:
+            book = ev[_u(j), 2]
+            if 0 <= book and book * 2 + 1 < nsd:
+                for sd in range(book * 2, book * 2 + 2):
+                    prefetch(pool, (sides[_u(sd), 0] + sides[_u(sd), 1] - 1) * 2)
+            a = _page_addr(ev[_u(j), 4], page_dir)
+            if a >= 0:
+                e = pages[_u(a)]
+                if e != 0:
+                    prefetch(lv, ((e & 0xFFFFFFFF) - 1) * 4)
+        j = i + AHEAD // 4
+        if j < n:
+            book = ev[_u(j), 2]
+            if 0 <= book and book * 2 + 1 < nsd:
+                for sd in range(book * 2, book * 2 + 2):
+                    ln = sides[_u(sd), 1]
+                    if ln > 0:
+                        prefetch(lv, pool[_u(sides[_u(sd), 0] + ln - 1), 1] * 4)
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -19,11 +19,8 @@ the arrays and calls again.
 """
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic
 
+from .jit import INTERPRETED, njit
 from .prefetch import prefetch
 from .layout import (
     ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_PRINT, ACT_REDUCE_TO, ASK, BID,
@@ -493,17 +490,34 @@ def add_order(id_tab, id_keys, id_arena, free, st, r, book, h, p, buf, a, b):
     return k
 
 
-@intrinsic
-def _load_u64(typingctx, address):
-    """The 8 bytes at an address (any alignment), little-endian, as uint64."""
-    if not isinstance(address, types.Integer):
-        return None
+if INTERPRETED:
+    import ctypes
 
-    def codegen(context, builder, sig, args):
-        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
-        return builder.load(ptr, align=1)
+    def _load_u64(address):
+        """The 8 bytes at an address, little-endian, as uint64 (Python kernels)."""
+        return np.uint64(ctypes.c_uint64.from_address(int(address)).value)
 
-    return types.uint64(types.uintp), codegen
+    def trailing_zeros(x):
+        """The trailing zero bits of a nonzero uint64 (Python kernels)."""
+        x = int(x)
+        return np.uint64((x & -x).bit_length() - 1)
+else:
+    from llvmlite import ir
+    from numba import types
+    from numba.cpython.unsafe.numbers import trailing_zeros
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _load_u64(typingctx, address):
+        """The 8 bytes at an address (any alignment), little-endian, as uint64."""
+        if not isinstance(address, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+            return builder.load(ptr, align=1)
+
+        return types.uint64(types.uintp), codegen
 
 
 ONES8 = np.uint64(0x0101010101010101)

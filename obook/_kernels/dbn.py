@@ -9,7 +9,7 @@ record (rtype 0xA0, 56 bytes) continues with the fields at the ``MBO_*`` offsets
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, NO_SIDE, NEED_ROOM,
                      TYPE_SHIFT)

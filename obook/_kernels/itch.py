@@ -6,7 +6,8 @@ message (type byte first). All integers are big-endian.
 """
 
 import numpy as np
-from numba import njit
+
+from .jit import INTERPRETED, njit
 
 from .itch_layout import BODY, MESSAGES, offset as _at
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_PRINT, ACT_REPLACE,
@@ -40,25 +41,35 @@ FRAME_OK = 0
 FRAME_MALFORMED = 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _be16(b, p):
-    return (np.int64(b[p]) << 8) | np.int64(b[p + 1])
+if INTERPRETED:     # Python kernels: one call a field instead of numpy scalar shifts (~8x faster)
+    def _be16(b, p):
+        return int.from_bytes(b[p:p + 2], "big")
 
+    def _be32(b, p):
+        return int.from_bytes(b[p:p + 4], "big")
 
-@njit(cache=True, _nrt=False, inline="always")
-def _be32(b, p):
-    return ((np.int64(b[p]) << 24) | (np.int64(b[p + 1]) << 16)
-            | (np.int64(b[p + 2]) << 8) | np.int64(b[p + 3]))
+    def _be48(b, p):
+        return int.from_bytes(b[p:p + 6], "big")
 
+    def _be64(b, p):     # int64, as the compiled kernel's shifts wrap
+        return int.from_bytes(b[p:p + 8], "big", signed=True)
+else:
+    @njit(cache=True, _nrt=False, inline="always")
+    def _be16(b, p):
+        return (np.int64(b[p]) << 8) | np.int64(b[p + 1])
 
-@njit(cache=True, _nrt=False, inline="always")
-def _be48(b, p):
-    return (_be16(b, p) << 32) | _be32(b, p + 2)
+    @njit(cache=True, _nrt=False, inline="always")
+    def _be32(b, p):
+        return ((np.int64(b[p]) << 24) | (np.int64(b[p + 1]) << 16)
+                | (np.int64(b[p + 2]) << 8) | np.int64(b[p + 3]))
 
+    @njit(cache=True, _nrt=False, inline="always")
+    def _be48(b, p):
+        return (_be16(b, p) << 32) | _be32(b, p + 2)
 
-@njit(cache=True, _nrt=False, inline="always")
-def _be64(b, p):
-    return (_be32(b, p) << 32) | _be32(b, p + 4)
+    @njit(cache=True, _nrt=False, inline="always")
+    def _be64(b, p):
+        return (_be32(b, p) << 32) | _be32(b, p + 4)
 
 
 @njit(cache=True, _nrt=False)

@@ -9,7 +9,7 @@ id (or the message type) it is about in ``keys``. Lines are read by l2_text's to
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .l2_text import (K_BID_PX, K_BIDSEQ, K_BIZ, K_CHANNEL, K_DATATS, K_EXECTYPE, K_HIGH,
                       K_LASTPX, K_LASTQTY, K_LOW, K_MSGTYPE, K_NUMTRADES, K_OPEN, K_TOTVAL, K_TOTVOL, K_OFFERSEQ, K_ORDERNO, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID,

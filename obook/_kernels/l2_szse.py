@@ -27,20 +27,27 @@ Replay rules (``szse_events``), per channel in ApplSeqNum order:
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
-from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGTYPE,
-                      K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID, K_SIDE, K_TTIME,
-                      K_APPLSEQ, LINE_OK, line_bounds, parse_line, parse_tokens)
+from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGLEN, K_MSGTYPE,
+                      K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PHASE, K_PRICE, K_SECID, K_SIDE, K_SOURCE,
+                      K_TTIME, K_APPLSEQ, KLEN, KMASK, KWORD, LINE_OK, _fast_value, _is_key,
+                      line_bounds, line_end, parse_line, parse_tokens)
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, DEFER, NOT_PRINTABLE,
                      OWN_BEST, TYPE_SHIFT)
 
 # record table columns
 # (R_BAD: the framer's row of a line whose head is good and whose other fields are not:
 # kept for the sequence checks, never replayed)
-(R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY, R_TIME, R_BID,
- R_OFFER, R_EXEC, R_LASTPX, R_LASTQTY, R_BAD) = range(16)
+(R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_BID, R_OFFER, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY,
+ R_TIME, R_EXEC, R_LASTPX, R_LASTQTY, R_BAD) = range(16)
 R_WIDTH = 16
+# a text line's head row (the text framer's; its workers parse the rest of their lines):
+# the record row's first columns (R_SEQ .. R_OFFER: what the framer's checks read), then
+# where the line is in the batch's text and where its head ends (-1: an unusual line, the
+# worker parses it whole again)
+H_START, H_END, H_POS = 7, 8, 9
+H_WIDTH = 10
 
 ORDER = 192
 TRADE = 191
@@ -169,45 +176,177 @@ def head_tail(buf, pos, b, khash, kid, vals, have):
     if have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == TRADE:
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, K_OFFERSEQ, K_APPLSEQ)
     if st == LINE_OK and (have[K_MSGTYPE] == 0 or have[K_SECID] == 0 or have[K_CHANNEL] == 0
-                          or have[K_APPLSEQ] == 0):
+                          or have[K_APPLSEQ] == 0
+                          or (vals[K_MSGTYPE] == TRADE and (have[K_BIDSEQ] == 0 or have[K_OFFERSEQ] == 0))):
         st, pos = parse_tokens(buf, pos, b, khash, kid, vals, have, -1)   # an unusual key order
     return st, pos
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _key_value(buf, p, e, g):
+    """(value, position after it and its space) of key g written ``g=digits `` at p in a
+    line ending at e; position -1 when the bytes are anything else (or p is -1)."""
+    if p < 0 or p + 24 > buf.shape[0] or not _is_key(buf, p, g, KLEN, KWORD, KMASK):
+        return np.int64(0), -1
+    x, c = _fast_value(buf, p + KLEN[g], buf.shape[0])
+    if c < 0 or c >= e or buf[c] != 32:
+        return np.int64(0), -1
+    return x, c + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def fast_head(buf, a, e):
+    """The head of a line buf[a:e] in the exchange's usual layout (``//SecurityIDSource=102
+    MsgType=192|191 MsgLen=.. SecurityID=.. ChannelNo=.. ApplSeqNum=..``, an execution's
+    ``TradingPhase=.. BidApplSeqNum=.. OfferApplSeqNum=..``, single spaces, unsigned
+    values, more tokens after), read as words: (ok, type, security, channel, sequence,
+    bid, offer, position of the space after the head); ok False: anything else (then
+    parse_head reads it)."""
+    p = a + 2 if e - a >= 2 and buf[a] == 47 and buf[a + 1] == 47 else -1
+    src, p = _key_value(buf, p, e, K_SOURCE)
+    t, p = _key_value(buf, p, e, K_MSGTYPE)
+    _, p = _key_value(buf, p, e, K_MSGLEN)
+    sec, p = _key_value(buf, p, e, K_SECID)
+    ch, p = _key_value(buf, p, e, K_CHANNEL)
+    appl, p = _key_value(buf, p, e, K_APPLSEQ)
+    bid = np.int64(0)
+    offer = np.int64(0)
+    if t == TRADE:
+        _, p = _key_value(buf, p, e, K_PHASE)
+        bid, p = _key_value(buf, p, e, K_BIDSEQ)
+        offer, p = _key_value(buf, p, e, K_OFFERSEQ)
+    ok = p >= 0 and src == 102 and (t == ORDER or t == TRADE) and sec < MAX_SECURITY
+    return ok, t, sec, ch, appl, bid, offer, p - 1
+
+
 @njit(cache=True, _nrt=False)
-def text_scan(buf, ends, n_lines, base_seq, khash, kid, vals, have, codes, details, rec):
-    """Framer: per line (``ends``: the newlines) its code and detail, and for every order or
-    trade line whose head is good (type, security, channel, sequence, an execution's order
-    numbers) its whole record row (all securities; a line whose other fields are bad gets
-    R_BAD and its BAD_* code). One parse of each line: the workers replay these rows.
-    Returns the record rows."""
-    r = 0
-    p = 0
-    for k in range(n_lines):
-        e = ends[k]
+def text_heads(buf, p, n, final, ends, k, max_lines, base_seq, khash, kid, vals, have, codes,
+               details, heads, r):
+    """Text framer, one pass over the lines of buf[p:n] (appended to line k and head row r,
+    up to max_lines lines; with ``final`` a last line without newline ends at n): per line
+    its newline (``ends``), code and detail, and for every order or execution line whose
+    head is good (type, security, channel, sequence, an execution's order numbers) a head
+    row (H_WIDTH columns: R_SEQ .. R_OFFER, H_START, H_END, H_POS). The rest of each line
+    is the workers' to parse (text_rows). Returns (lines, head rows)."""
+    while k < max_lines and p < n:
+        ok, t, sec, ch, appl, bid, offer, pos = fast_head(buf, p, n)
+        e = line_end(buf, pos if ok else p, n)
+        if e >= n:
+            if not final:
+                break
+            e = n
         a = p
         p = e + 1
-        st, pos = parse_head(buf, a, e, khash, kid, vals, have)
+        ends[k] = e
         details[k] = 0
-        if st == 1:
-            codes[k] = NOT_MESSAGE
-        elif st == 2:
-            codes[k] = BAD_TOKEN
-        else:
+        codes[k] = OK
+        k += 1
+        if not ok:
+            st, pos = parse_head(buf, a, e, khash, kid, vals, have)
+            if st == 1:
+                codes[k - 1] = NOT_MESSAGE
+                continue
+            if st == 2:
+                codes[k - 1] = BAD_TOKEN
+                continue
             c, d = head_check(vals, have)
-            if c == OK:
-                _, b = line_bounds(buf, a, e)
-                st, _ = parse_tokens(buf, pos, b, khash, kid, vals, have, -1,
-                                     K_OFFERSEQ if vals[K_MSGTYPE] == TRADE else K_APPLSEQ)
-                c, d = text_check(vals, have)
-                if st != LINE_OK:
-                    c, d = BAD_TOKEN, 0
-                _put_text(rec, r, base_seq + k, vals)
-                rec[r, R_BAD] = 1 if c != OK else 0
-                r += 1
-            codes[k] = c
-            details[k] = d
-    return r
+            codes[k - 1] = c
+            details[k - 1] = d
+            if c != OK:
+                continue
+            t = vals[K_MSGTYPE]
+            sec = vals[K_SECID]
+            ch = vals[K_CHANNEL]
+            appl = vals[K_APPLSEQ]
+            bid = vals[K_BIDSEQ] if t == TRADE else 0
+            offer = vals[K_OFFERSEQ] if t == TRADE else 0
+            pos = -1
+        heads[r, R_SEQ] = base_seq + k - 1
+        heads[r, R_CHAN] = ch
+        heads[r, R_APPL] = appl
+        heads[r, R_TYPE] = t
+        heads[r, R_SEC] = sec
+        heads[r, R_BID] = bid
+        heads[r, R_OFFER] = offer
+        heads[r, H_START] = a
+        heads[r, H_END] = e
+        heads[r, H_POS] = pos
+        r += 1
+    return k, r
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _keep_head(have, k):
+    """Mark key k as the head's (a second value of it in the line's rest is refused)."""
+    if have[k] > 0:
+        have[k] = 2
+
+
+@njit(cache=True, _nrt=False)
+def _head_again(have, t):
+    """(OK, 0), or (BAD_VALUE, key) of a head key that the line's rest gives again (the
+    framer routed and checked the line by the first value)."""
+    for k in (K_MSGTYPE, K_SECID, K_CHANNEL, K_APPLSEQ):
+        if have[k] != 2:
+            return BAD_VALUE, k
+    if t == TRADE:
+        for k in (K_BIDSEQ, K_OFFERSEQ):
+            if have[k] != 2:
+                return BAD_VALUE, k
+    return OK, 0
+
+
+@njit(cache=True, _nrt=False)
+def text_rows(text, heads, n, worker, n_workers, khash, kid, vals, have, rec, bad):
+    """Decoder: the record rows of the lines of heads[:n] (the framer's head rows; ``text``:
+    the batch's bytes) whose security this worker owns, each line's rest parsed from where
+    its head ends (a line the framer read the slow way: whole again). A line whose other
+    fields are bad gets no row but a row (head row, code, detail) in ``bad``.
+    Returns (record rows, bad lines)."""
+    r = 0
+    nb = 0
+    for i in range(n):
+        if n_workers > 1 and owner_of(heads[i, R_SEC], n_workers) != worker:
+            continue
+        a = heads[i, H_START]
+        e = heads[i, H_END]
+        pos = heads[i, H_POS]
+        t = heads[i, R_TYPE]
+        if pos >= 0:
+            for j in range(have.shape[0]):
+                have[j] = 0
+            vals[K_SOURCE] = 102
+            have[K_SOURCE] = 1
+            vals[K_MSGTYPE] = t
+            vals[K_SECID] = heads[i, R_SEC]
+            vals[K_CHANNEL] = heads[i, R_CHAN]
+            vals[K_APPLSEQ] = heads[i, R_APPL]
+            have[K_MSGTYPE] = have[K_SECID] = have[K_CHANNEL] = have[K_APPLSEQ] = 1
+            if t == TRADE:
+                vals[K_BIDSEQ] = heads[i, R_BID]
+                vals[K_OFFERSEQ] = heads[i, R_OFFER]
+                have[K_BIDSEQ] = have[K_OFFERSEQ] = 1
+        else:
+            _, pos = parse_head(text, a, e, khash, kid, vals, have)    # as the framer did
+        for k in (K_MSGTYPE, K_SECID, K_CHANNEL, K_APPLSEQ, K_BIDSEQ, K_OFFERSEQ):
+            _keep_head(have, k)
+        _, b = line_bounds(text, a, e)
+        st, _ = parse_tokens(text, pos, b, khash, kid, vals, have, -1,
+                             K_OFFERSEQ if t == TRADE else K_APPLSEQ)
+        c, d = text_check(vals, have)
+        if st != LINE_OK:
+            c, d = BAD_TOKEN, 0
+        elif c == OK:
+            c, d = _head_again(have, t)
+        if c != OK:
+            bad[nb, 0] = i
+            bad[nb, 1] = c
+            bad[nb, 2] = d
+            nb += 1
+            continue
+        _put_text(rec, r, heads[i, R_SEQ], vals)
+        r += 1
+    return r, nb
 
 
 @njit(cache=True, _nrt=False)
@@ -250,7 +389,7 @@ def security_of(buf, p):
     for j in range(9):
         c = buf[p + j]
         if 48 <= c <= 57 and nd == j:
-            x = x * 10 + (c - 48)
+            x = x * 10 + (np.int64(c) - 48)
             nd += 1
         elif c != 32 and c != 0:
             return -1

@@ -11,7 +11,7 @@ absent). Unknown keys are skipped. Arrays and scalars in, codes out; nothing rai
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 # key hash: the key's length and its bytes as three little-endian words (keys of at most
 # 24 bytes; a longer key is unknown), mixed by three multiplies (no chain per byte)

@@ -7,7 +7,7 @@ with s = bitlen(v) - 7: 64 buckets per power of two above 128, ``N_BUCKETS`` in 
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .book import apply_events
 from .clock import cycles

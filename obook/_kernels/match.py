@@ -18,7 +18,7 @@ Nothing allocates; nothing raises.
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, DONE,
                            K_ACCEPTED, K_CANCELLED, K_EXPIRED, K_FILLED,

@@ -9,7 +9,7 @@ matching kernel) so that it knows exactly which orders are live.
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .match import apply_one
 from .match_layout import (DONE, F_MAKER, LV_SHIFT, OP_CANCEL, OP_MODIFY, SIDE_SHIFT, ST_LIVE, ST_NF, T_SEQ,

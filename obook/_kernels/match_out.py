@@ -5,7 +5,7 @@ checked there is room.
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .match_layout import (BK_ASK, BK_BID, BK_LAST, BK_NASK, BK_NBID, D_HEAD, ST_ND, ST_NE, ST_NF, ST_NQ)
 

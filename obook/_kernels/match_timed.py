@@ -2,7 +2,7 @@
 read around every instruction (benchmarks only)."""
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .clock import cycles
 from .match import ahead, apply_one

@@ -1,7 +1,7 @@
 """Merging the workers' BBO rows back into feed order, straight into Arrow-ready columns."""
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 
 @njit(cache=True, _nrt=False, inline="always")

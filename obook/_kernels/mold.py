@@ -9,7 +9,7 @@ of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Nev
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .memcopy import copy_bytes
 

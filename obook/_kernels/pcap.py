@@ -9,7 +9,7 @@ wrong at the returned position. Never raise.
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .prefetch import prefetch
 

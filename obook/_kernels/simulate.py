@@ -9,7 +9,7 @@ the shadow or flush the outputs and to call again from ``st[ST_POS]``.
 """
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,

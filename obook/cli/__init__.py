@@ -15,17 +15,7 @@ import sys
 import typer
 
 from ..errors import ObookError
-from . import bbo as _bbo
-from . import convert as _convert
-from . import gen as _gen
-from . import live as _live
-from . import lobster as _lobster
-from . import match as _match
-from . import pipeline as _pipeline
-from . import simulate as _simulate
-from . import plot as _plot
-from .kernels import announce_first_compile
-from .sql import sql as _sql
+from .kernels import announce_first_compile, choose_kernels
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -38,41 +28,62 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-app = typer.Typer(
-    name="obook",
-    help="Replay exchange market-data feeds (Nasdaq ITCH 5.0 files and MoldUDP64 captures, CSV "
-         "order feeds, Databento MBO, Shanghai/Shenzhen Level-2) through limit order books and "
-         "write the best bid/offer, trades, orders and depth as text, CSV, Parquet or Arrow; "
-         "match order entry, simulate your own orders, listen to live lines.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings=CONTEXT,
-)
+#: the commands, in --help's order: name -> (module of obook.cli, function), or (module,
+#: None) for a group (the module's ``app``)
+COMMANDS = {
+    "bbo": ("bbo", "bbo"), "convert": ("convert", "convert"), "sql": ("sql", "sql"),
+    "lobster": ("lobster", "lobster"), "match": ("match", "match"), "simulate": ("simulate", "simulate"),
+    "plot": ("plot", "plot"), "send": ("live", "send"), "listen": ("live", "listen"),
+    "venue": ("live", "venue"), "gen": ("gen", None), "pipeline": ("pipeline", None),
+}
 
 
-@app.callback()
 def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                        help="Print obook's version and exit.")) -> None:
     """Replay exchange market-data feeds through limit order books."""
 
 
-app.command("bbo")(_bbo.bbo)
-app.command("convert")(_convert.convert)
-app.command("sql")(_sql)
-app.command("lobster")(_lobster.lobster)
-app.command("match")(_match.match)
-app.command("simulate")(_simulate.simulate)
-app.command("plot")(_plot.plot)
-app.command("send")(_live.send)
-app.command("listen")(_live.listen)
-app.command("venue")(_live.venue)
-app.add_typer(_gen.app, name="gen")
-app.add_typer(_pipeline.app, name="pipeline")
+def build(only: str | None = None) -> typer.Typer:
+    """The ``obook`` app: every command, or only the command ``only`` (what ``main`` runs:
+    building every command's options costs more than the rest of a short command)."""
+    import importlib
+
+    cli = typer.Typer(
+        name="obook",
+        help="Replay exchange market-data feeds (Nasdaq ITCH 5.0 files and MoldUDP64 captures, CSV "
+             "order feeds, Databento MBO, Shanghai/Shenzhen Level-2) through limit order books and "
+             "write the best bid/offer, trades, orders and depth as text, CSV, Parquet or Arrow; "
+             "match order entry, simulate your own orders, listen to live lines.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings=CONTEXT,
+    )
+    cli.callback()(_main)
+    for name, (module, function) in COMMANDS.items():
+        if only in (None, name):
+            mod = importlib.import_module(f"{__name__}.{module}")
+            if function is None:
+                cli.add_typer(mod.app, name=name)
+            else:
+                cli.command(name)(getattr(mod, function))
+    return cli
+
+
+def __getattr__(name: str):
+    if name == "app":       # the whole app (tests, the rendered --help), built on first use
+        global app
+        app = build()
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: commands that replay a feed (numba kernels)
 _REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate", "plot", "listen"}
+#: commands whose file arguments are all the data they read (not a query or a pipeline's
+#: TOML naming other files): tiny ones run on the Python kernels (``choose_kernels``)
+_FEED_ARGUMENTS = {"bbo", "convert", "lobster", "simulate", "plot"}
 
 
 def _terminated(signum, frame):
@@ -83,10 +94,13 @@ def _terminated(signum, frame):
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, _terminated)
-    if len(sys.argv) > 1 and sys.argv[1] in _REPLAYING and not {"-h", "--help"} & set(sys.argv):
+    command = sys.argv[1] if len(sys.argv) > 1 else None
+    if command in _REPLAYING and not {"-h", "--help"} & set(sys.argv):
+        if command in _FEED_ARGUMENTS:
+            choose_kernels(sys.argv[2:])
         announce_first_compile()
     try:
-        app()
+        build(command if command in COMMANDS else None)()
     except ObookError as e:     # a FeedError names the file, the record and the reason
         typer.echo(f"error: {e}", err=True)
         raise SystemExit(1) from None

@@ -19,7 +19,7 @@ from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
 from .arrow import Tickers, merge_batch
 from .tables import check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
-from .workers import WorkerPool
+from .workers import WorkerPool, join_parts
 
 log = logging.getLogger("obook")
 
@@ -174,7 +174,7 @@ class Replay:
                 slot = number % in_flight
                 engine.submit(slot, batch)
                 pending.append((slot, batch.n_records, batch.error,
-                                batch.data.copy() if keep_bytes else None, batch.columns))
+                                join_parts(batch.data) if keep_bytes else None, batch.columns))
                 self.stats["records"] += batch.n_records
                 if self.progress:
                     self.progress(batch.source_pos)
@@ -293,9 +293,16 @@ class _Local:
         self._result = None
         self.state = {}
         self.observed = []
+        self._parts = np.empty(0, np.uint8)   # a batch given in parts (FrameResult.data), joined
 
     def submit(self, slot, batch):
-        self._result = self.applier.run(batch.data, batch.base_seq,
+        data = batch.data
+        if isinstance(data, tuple):
+            n = sum(len(d) for d in data)
+            if len(self._parts) < n:
+                self._parts = np.empty(max(n, 2 * len(self._parts)), np.uint8)
+            data = join_parts(data, self._parts)
+        self._result = self.applier.run(data, batch.base_seq,
                                         {t: r[0] for t, r in self._rows.items()})
 
     def collect(self, slot):

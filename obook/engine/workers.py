@@ -115,6 +115,19 @@ def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[
     return inputs, outputs
 
 
+def join_parts(data, out: np.ndarray | None = None) -> np.ndarray:
+    """A batch's bytes (a uint8 array, or a tuple of them: FrameResult.data) copied end to
+    end to the front of ``out`` (a new array when None); returns the filled part."""
+    parts = data if isinstance(data, tuple) else (data,)
+    n = sum(len(d) for d in parts)
+    out = np.empty(n, np.uint8) if out is None else out
+    at = 0
+    for d in parts:
+        out[at:at + len(d)] = d
+        at += len(d)
+    return out[:n]
+
+
 #: a worker stopped (SIGSTOP, a debugger: state T/t) this long while the parent waits fails the replay
 STOPPED_SECONDS = 5.0
 #: a worker asleep (not runnable, no CPU time used) this long while the parent waits for its
@@ -229,13 +242,15 @@ class WorkerPool:
             self.close()
             raise
 
-    def submit(self, slot: int, data: np.ndarray, base_seq: int) -> None:
-        n = len(data)
+    def submit(self, slot: int, data, base_seq: int) -> None:
+        """Copy a batch (a uint8 array, or a tuple of them laid end to end) to input slot
+        ``slot`` and have every worker run it."""
+        n = sum(len(d) for d in data) if isinstance(data, tuple) else len(data)
         if n <= self.in_capacity:
-            self.inputs[slot, :n] = data
+            join_parts(data, self.inputs[slot])
             msg = ("batch", slot, n, base_seq, None)
         else:
-            self._submit_oversize(slot, data, base_seq)
+            self._submit_oversize(slot, join_parts(data), base_seq)
             return
         for w, c in enumerate(self.conns):
             try:

@@ -34,10 +34,11 @@ class FrameResult:
     n_bytes: int                   # bytes of the batch (0 with not final: need more data)
     error: FeedError | None = None  # strict mode: raise after the batch's rows are delivered
     skip: bool = False             # tolerant mode: the batch's bytes are dropped, not decoded
-    # what the decoders get instead of the batch's bytes (a uint8 array, valid until the next
+    # what the decoders get instead of the batch's bytes (a uint8 array, or a tuple of them
+    # that the engine lays end to end as it copies them to the workers; valid until the next
     # frame call): a framer that parsed every record whole hands over its parse (the workers
     # then never read the bytes again); None: the bytes
-    data: np.ndarray | None = None
+    data: np.ndarray | tuple | None = None
 
 
 @dataclass

@@ -14,7 +14,7 @@ without error. Returns the number of data lines (events + drain).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._kernels.jit import njit
 
 TICK = 100                  # one cent in 1/10000 $
 CHUNK = 1 << 22

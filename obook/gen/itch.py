@@ -34,7 +34,7 @@ import struct
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+from .._kernels.jit import njit
 
 from .._kernels.itch_layout import offset, pack, size
 

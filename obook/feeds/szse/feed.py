@@ -1,9 +1,13 @@
 """Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
-turns into book events. The framer parses each record whole, once: the batch the workers
-get is its record rows (``FrameResult.data``), of which each keeps its securities' (one
-decoder for both forms). The framer checks that each channel's ApplSeqNum follows the
+turns into book events. The binary framer reads each record whole (cheap): the batch the
+workers get is its record rows (``FrameResult.data``), of which each keeps its securities'.
+The text framer reads only each line's head (type, security, channel, sequence, an
+execution's order numbers: what routing and the checks below need) and hands the workers
+the head rows and the batch's text, of which each parses the rest of its own lines (a
+line whose other fields are bad is the worker's error, or count, naming the line). The
+framer checks that each channel's ApplSeqNum follows the
 last one (a gap is an error naming the record, or counted as "sequence gap" in tolerant
 mode) and never ends a batch between an incoming order and its fills (it looks
 ``LOOKAHEAD`` records ahead; a channel silent that long is taken as done).
@@ -14,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import l2_szse as K
-from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
+from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
@@ -45,6 +49,7 @@ def reason(code: int, detail: int, text: str = "") -> str:
 class _SzseFramer(Framer):
     #: the largest batch the workers get (FrameResult.data): record rows of MAX_BATCH_RECORDS records
     batch_bytes = MAX_BATCH_RECORDS * K.R_WIDTH * 8
+    width = K.R_WIDTH          # columns of the framer's rows
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error)
@@ -57,19 +62,20 @@ class _SzseFramer(Framer):
 
     def _alloc(self, n):
         self.ends, self.codes, self.details = (np.zeros(n, np.int64) for _ in range(3))
-        self.rec = np.zeros((n, K.R_WIDTH), np.int64)
+        self.rec = np.zeros((n, self.width), np.int64)
         self.cont = np.zeros(n, np.int64)
 
     def message_counts(self):
         return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
 
     def _finish(self, buf, base_seq, n, r, final, max_records, byte_of):
-        """Pick the cut of ``n`` scanned records (``r`` record rows, R_SEQ = index); returns
-        a FrameResult. ``byte_of(i)``: the bytes of records [0, i)."""
+        """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number); returns
+        a FrameResult (without data) and the rows before the cut. ``byte_of(i)``: the bytes
+        of records [0, i)."""
         codes = self.codes[:n]
         limit = min(n if final else n - self.lookahead, max_records)
         if limit <= 0:
-            return FrameResult(0, 0)
+            return FrameResult(0, 0), 0
         error = None
         bad = np.flatnonzero(codes < 0)
         if len(bad):
@@ -95,39 +101,55 @@ class _SzseFramer(Framer):
                               f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])}",
                               unit=self.unit)
         if cut == 0 and error is None:
-            return FrameResult(0, 0)
+            return FrameResult(0, 0), 0
         self._count(cut)
         rows = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + cut))   # the rows of lines before the cut
-        return FrameResult(int(cut), int(byte_of(cut)), error, data=rec[:rows].reshape(-1).view(np.uint8))
+        return FrameResult(int(cut), int(byte_of(cut)), error), rows
 
 
 class SzseTextFramer(_SzseFramer):
     unit = "line"
+    #: a batch (FrameResult.data): 2 words (head rows, text bytes), the head rows, the text
+    #: (a batch holds fewer lines when their text would not fit)
+    batch_bytes = MAX_BATCH_RECORDS * (K.H_WIDTH * 8 + 240)
+    width = K.H_WIDTH
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error, lookahead)
         self.vals = np.zeros(N_KEYS, np.int64)
         self.have = np.zeros(N_KEYS, np.int8)
-        self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
+        self._found = (0, 0, 0)    # (base_seq, lines, head rows) found at the front of the last buffer
+        self.hdr = np.zeros(2, np.int64)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
-            self._found = (0, 0)
+            self._found = (0, 0, 0)
         # a buffer that had too few lines comes back with more bytes after the same front
-        k = self._found[1] if self._found[0] == base_seq else 0
+        k, r = self._found[1:] if self._found[0] == base_seq else (0, 0)
         start = int(self.ends[k - 1]) + 1 if k else 0
-        n = line_ends(buf, start, len(buf), bool(final), self.ends, k, want)
+        n, r = K.text_heads(buf, start, len(buf), bool(final), self.ends, k, want, base_seq, KHASH, KID,
+                            self.vals, self.have, self.codes, self.details, self.rec, r)
         if not final and n < want:
-            self._found = (base_seq, n)
+            self._found = (base_seq, n, r)
             return FrameResult(0, 0)
-        self._found = (0, 0)
-        r = K.text_scan(buf, self.ends, n, base_seq, KHASH, KID, self.vals, self.have,
-                        self.codes, self.details, self.rec)
+        self._found = (0, 0, 0)
         ends = self.ends
-        return self._finish(buf, base_seq, n, r, final, max_records,
-                            lambda i: 0 if i == 0 else min(int(ends[i - 1]) + 1, len(buf)))
+        # the lines whose head rows and text fit a batch (one line at least)
+        fits = int(np.searchsorted(ends[:n] + 1 + (K.H_WIDTH * 8) * np.arange(1, n + 1),
+                                   self.batch_bytes - 16, "right"))
+        res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
+                                 lambda i: 0 if i == 0 else min(int(ends[i - 1]) + 1, len(buf)))
+        if res.n_records or res.error is not None:
+            res.data = self._batch(buf[:res.n_bytes], self.rec[:rows])
+        return res
+
+    def _batch(self, text, heads):
+        """The workers' batch, in parts (the engine copies each once): (head rows, text bytes)
+        as two words, the head rows, the text."""
+        self.hdr[:] = (len(heads), len(text))
+        return self.hdr.view(np.uint8), heads.reshape(-1).view(np.uint8), text
 
     def _reason(self, buf, i):
         return reason(int(self.codes[i]), int(self.details[i]), _line(buf, self.ends, i))
@@ -163,8 +185,10 @@ class SzseBinFramer(_SzseFramer):
             return FrameResult(0, 0)
         self._buf = buf
         offs = self.offs
-        res = self._finish(buf, base_seq, n, r, final, max_records,
-                           lambda i: int(offs[i]) if i < n else int(nbytes))
+        res, rows = self._finish(buf, base_seq, n, r, final, max_records,
+                                 lambda i: int(offs[i]) if i < n else int(nbytes))
+        if res.n_records or res.error is not None:
+            res.data = self.rec[:rows].reshape(-1).view(np.uint8)
         if final and res.error is None and res.n_records == n and nbytes < len(buf):
             res.error = TruncatedFeedError(self.path, base_seq + n, byte_offset + nbytes, unit=self.unit)
         return res
@@ -228,3 +252,43 @@ class SzseDecoder(Decoder):
     def describe(self, code, event):
         return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")
+
+
+class SzseTextDecoder(SzseDecoder):
+    """The text framer's batches: each worker parses the rest of its own lines, then
+    replays their record rows as SzseDecoder does."""
+
+    def __init__(self, path, worker, n_workers, on_error="raise", want=0):
+        super().__init__(path, worker, n_workers, on_error, want)
+        self.vals = np.zeros(N_KEYS, np.int64)
+        self.have = np.zeros(N_KEYS, np.int8)
+        self.bad = np.zeros((1 << 16, 3), np.int64)
+
+    @classmethod
+    def warm(cls):
+        super().warm()
+        heads = np.zeros((1, K.H_WIDTH), np.int64)
+        K.text_rows(np.zeros(1, np.uint8), heads, 0, 0, 1, KHASH, KID, np.zeros(N_KEYS, np.int64),
+                    np.zeros(N_KEYS, np.int8), np.zeros((1, K.R_WIDTH), np.int64), np.zeros((1, 3), np.int64))
+
+    def decode(self, buf, base_seq, events):
+        n, size = (int(x) for x in buf[:16].view(np.int64))
+        h = 16 + n * K.H_WIDTH * 8
+        heads = buf[16:h].view(np.int64).reshape(n, K.H_WIDTH)
+        text = buf[h:h + size]
+        if self.rec.shape[0] < n:
+            self.rec = np.zeros((n, K.R_WIDTH), np.int64)
+            self.bad = np.zeros((n, 3), np.int64)
+        r, nb = K.text_rows(text, heads, n, self.worker, self.n_workers, KHASH, KID, self.vals, self.have,
+                            self.rec, self.bad)
+        error = None
+        if nb and self.on_error == "raise":
+            i, code, detail = (int(x) for x in self.bad[0])
+            a, e = int(heads[i, K.H_START]), int(heads[i, K.H_END])
+            error = (int(heads[i, K.R_SEQ]),
+                     reason(code, detail, bytes(text[a:e]).decode("utf-8", "replace")))
+        elif nb:
+            self.skipped["malformed record"] = self.skipped.get("malformed record", 0) + int(nb)
+        res = self._events(self.rec, r, events)
+        res.error = error
+        return res
