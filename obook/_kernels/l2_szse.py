@@ -397,13 +397,13 @@ def security_of(buf, p):
 
 
 @njit(cache=True, _nrt=False)
-def _put_bin(buf, p, rec, r, seq):
+def _put_bin(buf, p, rec, r, seq, sec):
     for c in range(R_WIDTH):
         rec[r, c] = 0
     t = buf[p + 1]
     rec[r, R_SEQ] = seq
     rec[r, R_TYPE] = t
-    rec[r, R_SEC] = security_of(buf, p + 4)
+    rec[r, R_SEC] = sec
     rec[r, R_CHAN] = _le(buf, p + 13, 2)
     rec[r, R_APPL] = _le(buf, p + 15, 8)
     b = p + HEADER
@@ -464,16 +464,18 @@ def bin_scan(buf, n, max_records, base_seq, codes, details, offs, rec):
             if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
                 codes[k] = BAD_LENGTH
                 details[k] = ln
-            elif security_of(buf, p + 4) < 0:
-                codes[k] = BAD_VALUE
-                details[k] = K_SECID
             else:
-                _put_bin(buf, p, rec, r, base_seq + k)
-                if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
+                sec = security_of(buf, p + 4)       # once: _put_bin takes it
+                if sec < 0:
                     codes[k] = BAD_VALUE
-                    details[k] = K_EXECTYPE
+                    details[k] = K_SECID
                 else:
-                    r += 1
+                    _put_bin(buf, p, rec, r, base_seq + k, sec)
+                    if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
+                        codes[k] = BAD_VALUE
+                        details[k] = K_EXECTYPE
+                    else:
+                        r += 1
         elif t != SNAPSHOT:
             codes[k] = BAD_TYPE
             details[k] = t
