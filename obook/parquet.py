@@ -87,7 +87,7 @@ class SpareCores:
             return True
         if now[2] - self.last[2] >= 0.05:           # a shorter window says nothing
             elsewhere = max(0.0, (now[0] - self.last[0]) - (now[1] - self.last[1])) / (now[2] - self.last[2])
-            self.answer = elsewhere <= self.cpus - 1.5
+            self.answer = elsewhere <= self.cpus - 1.0     # (this process's workers count as elsewhere)
             self.last = now
         return self.answer
 

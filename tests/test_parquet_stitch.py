@@ -226,9 +226,9 @@ def test_sink_spare_core_two_row_groups_in_flight(tmp_path, monkeypatch):
 
 def test_spare_cores_busy_machine_says_no_quiet_machine_says_yes(monkeypatch):
     samples = iter([(100.0, 10.0, 0.0),      # (machine busy CPU s, this process's CPU s, clock s)
-                    (101.9, 10.9, 1.0),      # 1.9 cores busy, 0.9 of them this process: 1.0 elsewhere
-                    (102.9, 11.7, 2.0),      # 0.2 elsewhere
-                    (102.9, 11.7, 2.01)])    # too short a window: the last answer stands
+                    (102.1, 10.9, 1.0),      # 2.1 cores busy, 0.9 of them this process: 1.2 elsewhere
+                    (103.1, 11.7, 2.0),      # 0.2 elsewhere
+                    (103.1, 11.7, 2.01)])    # too short a window: the last answer stands
     monkeypatch.setattr(obook_parquet.SpareCores, "sample", staticmethod(lambda: next(samples)))
     spare = obook_parquet.SpareCores()
     spare.cpus = 2
