@@ -40,7 +40,8 @@ def _both(feed: Path, tmp_path: Path, *options) -> tuple[dict, dict]:
 
 
 GENERATED = {
-    "itch": (["itch", "--messages", "3000", "--stocks", "7", "--seed", "3"], "bbo,trades,orders,depth"),
+    "itch": (["itch", "--messages", "3000", "--stocks", "7", "--seed", "3"],
+             "bbo,trades,orders,depth,symbols,system_events,trading_actions"),
     "csv": (["csv", "--events", "3000", "--tickers", "5", "--seed", "3"], "bbo,trades,orders,depth"),
     "szse": (["szse", "--messages", "2000", "--securities", "4", "--seed", "3"], "bbo,trades,orders,depth"),
     "szse-bin": (["szse", "--messages", "2000", "--securities", "4", "--seed", "3", "--binary"], "bbo,trades,depth"),
