@@ -40,9 +40,11 @@ __all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES", 
 
 #: Arrow bytes a row group collects before it is written (read at each flush)
 ROW_GROUP_BYTES = 64 << 20
+#: the CPUs this process may run on
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 #: row groups encoded at once, each on a thread of the sink's own (two at most: each one in
 #: flight holds its ~64 MiB of Arrow data and its encoded bytes, ~90 MiB)
-ENCODE_THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
+ENCODE_THREADS = max(1, min(2, _CPUS))
 #: name -> ParquetWriter options, plus "levels_encoding": the encoding of the depth table's
 #: price and shares columns (None: a dictionary); measured in benchmarks/bench_parquet.py
 #: (benchmarks/LEDGER.md, issue 13)
@@ -65,7 +67,7 @@ class SpareCores:
     ``/proc/stat`` less this process's own CPU. Unknown (no ``/proc/stat``): yes."""
 
     def __init__(self):
-        self.cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        self.cpus = _CPUS
         self.last = self.sample()
         self.answer = True
 
@@ -133,7 +135,7 @@ class ParquetSink:
         self.table = table_name(schema) if table is None else table
         self.options = parquet_options(self.table, schema, compression)
         # a writer's footer without row groups: the schema, ARROW:schema, created_by
-        self._meta = _encode(schema, self.options, None, 0)[1]
+        self._meta = _encode(schema, self.options, None)[1]
         self._file = open(self.path, "wb")
         self._file.write(MAGIC)
         self._offset = len(MAGIC)
@@ -187,7 +189,7 @@ class ParquetSink:
     def _encode_group(self, table: pa.Table, prev: Future | None) -> None:
         """(On an encoding thread.) Encode ``table``, then, once the row group before it is in
         the file, append it: its bytes, and its footer's row groups moved to where they land."""
-        body, meta = _encode(self.schema, self.options, table, table.num_rows)
+        body, meta = _encode(self.schema, self.options, table)
         if prev is not None:
             prev.result()       # in the file (or failed: so does this one)
         delta = self._offset - len(MAGIC)
@@ -224,13 +226,13 @@ class ParquetSink:
             pass
 
 
-def _encode(schema: pa.Schema, options: dict, table: pa.Table | None, rows: int):
-    """``table`` (None: no row group) as a Parquet file in memory: (its body, its footer)."""
+def _encode(schema: pa.Schema, options: dict, table: pa.Table | None):
+    """``table`` (one row group; None: none) as a Parquet file in memory: (its body, its footer)."""
     buf = pa.BufferOutputStream()
     writer = pq.ParquetWriter(buf, schema, **options)
     try:
         if table is not None:
-            writer.write_table(table, row_group_size=rows)
+            writer.write_table(table, row_group_size=table.num_rows)
     finally:
         writer.close()
     return split(buf.getvalue())

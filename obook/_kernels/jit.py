@@ -21,10 +21,9 @@ tests/test_python_kernels.py checks every format's tables both ways.
 
 import os
 
-#: the environment variable and its values
+#: the environment variable and the value that selects the Python kernels (any other: compiled)
 ENV = "OBOOK_KERNELS"
 PYTHON = "python"
-COMPILED = "compiled"
 
 #: True when this process runs the kernels as Python (fixed at first import)
 INTERPRETED = os.environ.get(ENV, "").strip().lower() == PYTHON

@@ -4,6 +4,7 @@ while: say so in one line instead of a silent pause."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -36,8 +37,6 @@ def kernels_cached(kernels_dir: Path | None = None) -> bool:
 
 
 def announce_first_compile() -> None:
-    import os
-
     if os.environ.get(ENV, "").strip().lower() != PYTHON and not kernels_cached():
         log.warning("compiling the replay kernels (first run after installing obook; once, about a minute)")
 
@@ -56,8 +55,6 @@ def choose_kernels(args: list[str]) -> None:
     adds its size, and the sum must be at most ``PYTHON_KERNELS_BYTES``. Nothing to read
     (stdin, sockets, captures by address), ``--latency``, an ``OBOOK_KERNELS`` already set,
     or kernels already imported: unchanged."""
-    import os
-
     if ENV in os.environ or "obook._kernels" in sys.modules or "--latency" in args:
         return
     total = 0
