@@ -33,6 +33,22 @@ def worker_children() -> list[psutil.Process]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def kernels_mode_unchanged():
+    """Fails a test that leaves OBOOK_KERNELS changed in this process's environment (every
+    later test's subprocesses would inherit it: a leaked ``python`` once ran the rest of
+    the suite's command lines on the Python kernels, ~100 s a memory test), and restores it."""
+    before = os.environ.get("OBOOK_KERNELS")
+    yield
+    after = os.environ.get("OBOOK_KERNELS")
+    if after != before:
+        if before is None:
+            del os.environ["OBOOK_KERNELS"]
+        else:
+            os.environ["OBOOK_KERNELS"] = before
+        pytest.fail(f"the test left OBOOK_KERNELS={after!r} (was {before!r})")
+
+
 @pytest.fixture
 def no_leaks():
     """Fails the test if a worker process or a /dev/shm segment outlives it."""

@@ -142,7 +142,8 @@ def test_python_kernels_tiny_command_never_imports_numba(tmp_path):
 
 
 def _choose(args, monkeypatch, preset=None) -> str | None:
-    monkeypatch.delenv(jit.ENV, raising=False)
+    monkeypatch.setenv(jit.ENV, "")      # recorded, so that teardown removes what choose_kernels sets
+    monkeypatch.delenv(jit.ENV)
     if preset:
         monkeypatch.setenv(jit.ENV, preset)
     monkeypatch.setattr(cli_kernels, "sys", type("S", (), {"modules": {}})())   # kernels not imported yet
