@@ -60,6 +60,26 @@ CAGE_FIRST = 300000          # ChiNext: 300xxx, 301xxx
 CAGE_END = 302000
 CONTINUOUS_START = 34_200 * 10**9    # 09:30 (ns since midnight)
 CONTINUOUS_END = 53_820 * 10**9      # 14:57
+# order keys of the book events (ref_key): ApplSeqNum numbers each channel's records from 1,
+# so one number is live in many books at once, and the book kernel's direct order index
+# (refs below 2**32, one book each) sent nearly every Shenzhen order to its overflow hash
+# table. Keys: a worker hands out chunks of 2**REF_BITS keys, one per (channel, ApplSeqNum
+# >> REF_BITS) as they come (at most REF_CHUNKS: 2**32 keys; REF_SLOTS channels,
+# ApplSeqNums below 2**(REF_BITS + REF_HI_BITS)); anything beyond: the ApplSeqNum ^ REF_FAR.
+CHANNELS = 1 << 16
+REF_BITS = 20
+REF_LOW = (1 << REF_BITS) - 1
+REF_HI_BITS = 6
+REF_SLOTS = 1024
+REF_CHUNKS = 1 << (32 - REF_BITS)
+REF_FAR = np.int64(1) << 62
+# the key state (one int64 array a worker keeps): the channel slots (slot + 1, 0: none),
+# the chunk of each (slot, high bits) (chunk + 1), each chunk's high bits, two counters
+RK_CHUNK = CHANNELS
+RK_HI = RK_CHUNK + (REF_SLOTS << REF_HI_BITS)
+RK_SLOTS = RK_HI + REF_CHUNKS
+RK_CHUNKS = RK_SLOTS + 1
+RK_WIDTH = RK_CHUNKS + 1
 
 # scan codes (framer)
 OK = 0
@@ -560,6 +580,54 @@ def _roles(rec, n, aux, chan_next):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def ref_key(rk, ch, a):
+    """The book's key of order ApplSeqNum ``a`` of channel ``ch`` (``rk``: the worker's key
+    state, RK_WIDTH zeros at first): 0 for 0; chunk << REF_BITS | the low bits of ``a``
+    while chunks last; else a ^ REF_FAR (an ApplSeqNum in [2**62, 2**62 + 2**32), which no
+    feed numbers, would not come back from feed_ref)."""
+    if a == 0:
+        return np.int64(0)
+    hi = a >> REF_BITS
+    if a < 0 or hi >= (1 << REF_HI_BITS):
+        return a ^ REF_FAR
+    s = rk[ch]
+    if s == 0:
+        if rk[RK_SLOTS] >= REF_SLOTS:
+            return a ^ REF_FAR
+        rk[RK_SLOTS] += 1
+        s = rk[RK_SLOTS]
+        rk[ch] = s
+    j = RK_CHUNK + ((s - 1) << REF_HI_BITS) + hi
+    c = rk[j]
+    if c == 0:
+        if rk[RK_CHUNKS] >= REF_CHUNKS:
+            return a ^ REF_FAR
+        rk[RK_CHUNKS] += 1
+        c = rk[RK_CHUNKS]
+        rk[j] = c
+        rk[RK_HI + c - 1] = hi
+    return ((c - 1) << REF_BITS) | (a & REF_LOW)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def feed_ref(rk, k):
+    """The ApplSeqNum of book key k (ref_key)."""
+    if 0 < k < (np.int64(1) << 32):
+        return (rk[RK_HI + (k >> REF_BITS)] << REF_BITS) | (k & REF_LOW)
+    return k ^ REF_FAR if k != 0 else k
+
+
+@njit(cache=True, _nrt=False)
+def feed_refs(rows, n, c0, c1, rk):
+    """Columns c0 and c1 (the same twice for one) of rows[:n] (trades or orders rows):
+    book keys back to ApplSeqNums."""
+    for i in range(n):
+        rows[i, c0] = feed_ref(rk, rows[i, c0])
+        if c1 != c0:
+            rows[i, c1] = feed_ref(rk, rows[i, c1])
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
     for c in range(ev.shape[1]):
         ev[ne, c] = 0
@@ -575,10 +643,11 @@ def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
 
 
 @njit(cache=True, _nrt=False)
-def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
+def szse_events(rec, n, aux, chan_next, books, n_books, names, ev, rk):
     """Book events of the record rows rec[:n] (see the module). ``books[security]``: local
     book + 1; new securities get rows (local book, security) in ``names``.
-    ``chan_next``: scratch, one row per channel number. Returns (events, books, new names)."""
+    ``chan_next``: scratch, one row per channel number; ``rk``: the worker's order key state
+    (ref_key). Events name orders by their keys. Returns (events, books, new names)."""
     _roles(rec, n, aux, chan_next)
     ne = 0
     nn = 0
@@ -588,6 +657,7 @@ def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
         if role == ROLE_DROP or role == ROLE_INCOMING:
             continue
         sec = rec[i, R_SEC]
+        ch = rec[i, R_CHAN]
         b = books[sec] - 1
         if b < 0:
             b = n_books
@@ -608,27 +678,29 @@ def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
             if live and rec[i, R_ORDTYPE] == 50:
                 own |= CAGE_ADD
             _ev(ev, ne, i, rec, b, ACT_ADD | own | cg | (side << 8) | (np.int64(65) << TYPE_SHIFT),
-                rec[i, R_APPL], rec[i, R_QTY], rec[i, R_PRICE], 0)
+                ref_key(rk, ch, rec[i, R_APPL]), rec[i, R_QTY], rec[i, R_PRICE], 0)
             ne += 1
         elif rec[i, R_EXEC] == 52:             # cancel
             ref = rec[i, R_BID] if rec[i, R_BID] != 0 else rec[i, R_OFFER]
-            _ev(ev, ne, i, rec, b, ACT_CANCEL | cg | (np.int64(88) << TYPE_SHIFT), ref, rec[i, R_LASTQTY], 0, 0)
+            _ev(ev, ne, i, rec, b, ACT_CANCEL | cg | (np.int64(88) << TYPE_SHIFT), ref_key(rk, ch, ref),
+                rec[i, R_LASTQTY], 0, 0)
             ne += 1
         elif role == ROLE_FILL_BID or role == ROLE_FILL_ASK:
             ref = rec[i, R_OFFER] if role == ROLE_FILL_BID else rec[i, R_BID]
             more = DEFER if aux[i, A_ADD_QTY] > 0 else 0     # the rest's add follows: one row
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | more, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | more, ref_key(rk, ch, ref), rec[i, R_LASTQTY], 0,
+                rec[i, R_LASTPX])
             ne += 1
             live = live and aux[i, A_LAST] != 0     # an incoming order's fills end at its last
         else:                                   # an auction fill: both orders rest
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | DEFER, rec[i, R_BID], rec[i, R_LASTQTY], 0,
-                rec[i, R_LASTPX])
-            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | cg | NOT_PRINTABLE, rec[i, R_OFFER], rec[i, R_LASTQTY], 0,
-                rec[i, R_LASTPX])
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | DEFER, ref_key(rk, ch, rec[i, R_BID]),
+                rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | cg | NOT_PRINTABLE, ref_key(rk, ch, rec[i, R_OFFER]),
+                rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
             ne += 2
         if aux[i, A_ADD_QTY] > 0:
             _ev(ev, ne, i, rec, b, ACT_ADD | cg | (aux[i, A_ADD_SIDE] << 8) | (np.int64(65) << TYPE_SHIFT),
-                aux[i, A_ADD_REF], aux[i, A_ADD_QTY], aux[i, A_ADD_PX], 0)
+                ref_key(rk, ch, aux[i, A_ADD_REF]), aux[i, A_ADD_QTY], aux[i, A_ADD_PX], 0)
             ne += 1
         if live and ne > start:
             ev[ne - 1, 3] |= CAGE_LIVE

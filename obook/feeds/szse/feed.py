@@ -19,14 +19,15 @@ import numpy as np
 
 from ..._kernels import l2_szse as K
 from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
-from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS
+from ..._kernels.layout import (BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS, OR_NEW_REF, OR_REF,
+                                OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
 KEY_NAMES = {v: k for k, v in KEYS.items()}
 TYPE_NAMES = {111: "snapshot", 191: "execution", 192: "order"}
-CHANNELS = 1 << 16
+CHANNELS = K.CHANNELS
 
 
 def reason(code: int, detail: int, text: str = "") -> str:
@@ -207,6 +208,7 @@ class SzseDecoder(Decoder):
     """The framer's record rows (text or binary records alike): the owned ones replayed."""
 
     max_events_per_record = 2
+    keyed_refs = True
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -220,13 +222,15 @@ class SzseDecoder(Decoder):
         self.book_mul = n_workers
         self.book_add = worker
         self.types = np.zeros(256, np.int64)
+        self.rk = np.zeros(K.RK_WIDTH, np.int64)    # the order keys' state (K.ref_key)
 
     @classmethod
     def warm(cls):
         rec = np.zeros((1, K.R_WIDTH), np.int64)
         K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int64),
                       np.zeros(1, np.int32), 0,
-                      np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
+                      np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64), np.zeros(K.RK_WIDTH, np.int64))
+        K.feed_refs(np.zeros((1, OR_WIDTH), np.int64), 0, OR_REF, OR_NEW_REF, np.zeros(K.RK_WIDTH, np.int64))
         K.owned_rows(rec, 1, 0, 1, rec)
 
     def decode(self, buf, base_seq, events):
@@ -238,7 +242,7 @@ class SzseDecoder(Decoder):
 
     def _events(self, rec, r, events):
         ne, self.n_books, nn = K.szse_events(rec, r, self.aux, self.chan_next, self.books, self.n_books,
-                                             self._names, events)
+                                             self._names, events, self.rk)
         self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
         names = []
         for b, sec in self._names[:nn]:
@@ -249,8 +253,16 @@ class SzseDecoder(Decoder):
     def message_counts(self):
         return {TYPE_NAMES[t]: int(self.types[t]) for t in (191, 192) if self.types[t]}
 
+    def feed_refs(self, table, rows):
+        """The events name orders by book keys (K.ref_key): the rows get the ApplSeqNums."""
+        if table == "trades":
+            K.feed_refs(rows, rows.shape[0], TR_REF, TR_REF, self.rk)
+        elif table == "orders":
+            K.feed_refs(rows, rows.shape[0], OR_REF, OR_NEW_REF, self.rk)
+
     def describe(self, code, event):
-        return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
+        ref = int(K.feed_ref(self.rk, int(event[EV_REF])))
+        return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {ref} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")
 
 
