@@ -48,6 +48,8 @@ R_WIDTH = 16
 # worker parses it whole again)
 H_START, H_END, H_POS = 7, 8, 9
 H_WIDTH = 10
+# a binary record's head row (the binary framer's; its workers read the records): R_SEQ .. R_OFFER
+B_WIDTH = 7
 
 ORDER = 192
 TRADE = 191
@@ -369,22 +371,6 @@ def text_rows(text, heads, n, worker, n_workers, khash, kid, vals, have, rec, ba
     return r, nb
 
 
-@njit(cache=True, _nrt=False)
-def owned_rows(rows, n, worker, n_workers, rec):
-    """Decoder: copy to rec the replayable rows of rows[:n] (the framer's) whose security
-    this worker owns. Returns the rows copied."""
-    r = 0
-    for i in range(n):
-        if rows[i, R_BAD] != 0:
-            continue
-        if n_workers > 1 and owner_of(rows[i, R_SEC], n_workers) != worker:
-            continue
-        for c in range(R_WIDTH):
-            rec[r, c] = rows[i, c]
-        r += 1
-    return r
-
-
 @njit(cache=True, _nrt=False, inline="always")
 def _le(buf, p, nb):
     x = np.int64(0)
@@ -459,49 +445,90 @@ def bin_count(buf, n, max_records):
     return k
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def bin_check(buf, p, ln):
+    """(code, detail, security) of the whole record of ``ln`` bytes at p: OK for an order
+    or execution to replay, NOT_MESSAGE for a snapshot, else BAD_TYPE / BAD_LENGTH /
+    BAD_VALUE with the type, length or field (SecurityID, ExecType)."""
+    t = buf[p + 1]
+    if t == ORDER or t == TRADE:
+        if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
+            return BAD_LENGTH, ln, -1
+        sec = security_of(buf, p + 4)
+        if sec < 0:
+            return BAD_VALUE, K_SECID, -1
+        if t == TRADE and buf[p + HEADER + 28] != 70 and buf[p + HEADER + 28] != 52:
+            return BAD_VALUE, K_EXECTYPE, -1
+        return OK, 0, sec
+    if t != SNAPSHOT:
+        return BAD_TYPE, t, -1
+    return NOT_MESSAGE, 0, -1
+
+
 @njit(cache=True, _nrt=False)
-def bin_scan(buf, n, max_records, base_seq, codes, details, offs, rec):
-    """Framer: whole binary records at the front of buf[:n]; per record its offset, code
-    (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field) and for
-    orders and trades a record row. Returns (records, bytes, rows)."""
+def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, heads):
+    """Framer: whole binary records at the front of buf[:n]; per record its offset and code
+    (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field: bin_check;
+    a snapshot is OK) and for each order and execution to replay a head row (B_WIDTH
+    columns: R_SEQ .. R_OFFER, what frame_check reads; the workers read the records
+    themselves: bin_rows). Returns (records, bytes, head rows, records within max_bytes)."""
     p = 0
     k = 0
     r = 0
+    fits = -1
     while k < max_records and p + 4 <= n:
         ln = _le(buf, p + 2, 2)
         if ln < HEADER:
             codes[k] = BAD_LENGTH
             details[k] = ln
             offs[k] = p
-            return k + 1, p, r
+            return k + 1, p, r, k + 1 if fits < 0 else fits
         if p + ln > n:
             break
-        t = buf[p + 1]
+        if fits < 0 and p + ln > max_bytes:
+            fits = k
         offs[k] = p
-        codes[k] = OK
-        details[k] = 0
-        if t == ORDER or t == TRADE:
-            if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
-                codes[k] = BAD_LENGTH
-                details[k] = ln
+        c, d, sec = bin_check(buf, p, ln)
+        codes[k] = OK if c == NOT_MESSAGE else c
+        details[k] = d
+        if c == OK:
+            t = buf[p + 1]
+            heads[r, R_SEQ] = base_seq + k
+            heads[r, R_CHAN] = _le(buf, p + 13, 2)
+            heads[r, R_APPL] = _le(buf, p + 15, 8)
+            heads[r, R_TYPE] = t
+            heads[r, R_SEC] = sec
+            if t == TRADE:
+                heads[r, R_BID] = _le(buf, p + HEADER, 8)
+                heads[r, R_OFFER] = _le(buf, p + HEADER + 8, 8)
             else:
-                sec = security_of(buf, p + 4)       # once: _put_bin takes it
-                if sec < 0:
-                    codes[k] = BAD_VALUE
-                    details[k] = K_SECID
-                else:
-                    _put_bin(buf, p, rec, r, base_seq + k, sec)
-                    if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
-                        codes[k] = BAD_VALUE
-                        details[k] = K_EXECTYPE
-                    else:
-                        r += 1
-        elif t != SNAPSHOT:
-            codes[k] = BAD_TYPE
-            details[k] = t
+                heads[r, R_BID] = 0
+                heads[r, R_OFFER] = 0
+            r += 1
         k += 1
         p += ln
-    return k, p, r
+    return k, p, r, k if fits < 0 else fits
+
+
+@njit(cache=True, _nrt=False)
+def bin_rows(buf, n, base_seq, worker, n_workers, rec):
+    """Decoder: the record rows of the orders and executions of buf[:n] (whole records,
+    the first numbered base_seq) whose security this worker owns, checked as the framer
+    did (bin_check: the records it refused or counted get no row). Returns the rows."""
+    p = 0
+    k = 0
+    r = 0
+    while p + HEADER <= n:
+        ln = _le(buf, p + 2, 2)
+        if ln < HEADER or p + ln > n:
+            break
+        c, _, sec = bin_check(buf, p, ln)
+        if c == OK and (n_workers == 1 or owner_of(sec, n_workers) == worker):
+            _put_bin(buf, p, rec, r, base_seq + k, sec)
+            r += 1
+        k += 1
+        p += ln
+    return r
 
 
 # roles of records (szse_events, first pass)

@@ -1,9 +1,10 @@
 """Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
-turns into book events. The binary framer reads each record whole (cheap): the batch the
-workers get is its record rows (``FrameResult.data``), of which each keeps its securities'.
-The text framer reads only each line's head (type, security, channel, sequence, an
+turns into book events. The binary framer reads of each record only what the checks below
+and the routing need (its length, type, SecurityID, ExecType, channel, sequence, an
+execution's order numbers): the workers get the records' bytes, of which each reads its
+own securities' records whole. The text framer reads only each line's head (type, security, channel, sequence, an
 execution's order numbers: what routing and the checks below need) and hands the workers
 the head rows and the batch's text, of which each parses the rest of its own lines (a
 line whose other fields are bad is the worker's error, or count, naming the line). The
@@ -48,9 +49,7 @@ def reason(code: int, detail: int, text: str = "") -> str:
 
 
 class _SzseFramer(Framer):
-    #: the largest batch the workers get (FrameResult.data): record rows of MAX_BATCH_RECORDS records
-    batch_bytes = MAX_BATCH_RECORDS * K.R_WIDTH * 8
-    width = K.R_WIDTH          # columns of the framer's rows
+    width = K.R_WIDTH          # columns of the framer's head rows (R_SEQ .. R_OFFER at least)
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error)
@@ -168,7 +167,15 @@ def _line(buf, ends, i) -> str:
 
 
 class SzseBinFramer(_SzseFramer):
+    """Reads of each record what routing, the checks and the counts need (bin_heads: its
+    length, type, SecurityID, ExecType, channel, sequence, an execution's order numbers);
+    the workers get the records' bytes and each reads its own (SzseBinDecoder)."""
+
     unit = "record"
+    #: the largest batch (its bytes): MAX_BATCH_RECORDS executions (fewer records when
+    #: longer ones would not fit)
+    batch_bytes = MAX_BATCH_RECORDS * K.TRADE_LEN
+    width = K.B_WIDTH
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error, lookahead)
@@ -181,15 +188,14 @@ class SzseBinFramer(_SzseFramer):
             self.offs = np.zeros(want, np.int64)
         if not final and K.bin_count(buf, len(buf), want) < want:
             return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
-        n, nbytes, r = K.bin_scan(buf, len(buf), want, base_seq, self.codes, self.details, self.offs, self.rec)
+        n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, self.batch_bytes, base_seq, self.codes,
+                                         self.details, self.offs, self.rec)
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
             return FrameResult(0, 0)
         self._buf = buf
         offs = self.offs
-        res, rows = self._finish(buf, base_seq, n, r, final, max_records,
+        res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
                                  lambda i: int(offs[i]) if i < n else int(nbytes))
-        if res.n_records or res.error is not None:
-            res.data = self.rec[:rows].reshape(-1).view(np.uint8)
         if final and res.error is None and res.n_records == n and nbytes < len(buf):
             res.error = TruncatedFeedError(self.path, base_seq + n, byte_offset + nbytes, unit=self.unit)
         return res
@@ -205,7 +211,8 @@ class SzseBinFramer(_SzseFramer):
 
 
 class SzseDecoder(Decoder):
-    """The framer's record rows (text or binary records alike): the owned ones replayed."""
+    """Record rows (text or binary records alike) to book events: the decoders of the two
+    forms make their owned records' rows (SzseTextDecoder, SzseBinDecoder)."""
 
     max_events_per_record = 2
     keyed_refs = True
@@ -231,14 +238,6 @@ class SzseDecoder(Decoder):
                       np.zeros(1, np.int32), 0,
                       np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64), np.zeros(K.RK_WIDTH, np.int64))
         K.feed_refs(np.zeros((1, OR_WIDTH), np.int64), 0, OR_REF, OR_NEW_REF, np.zeros(K.RK_WIDTH, np.int64))
-        K.owned_rows(rec, 1, 0, 1, rec)
-
-    def decode(self, buf, base_seq, events):
-        rows = buf.view(np.int64).reshape(-1, K.R_WIDTH)
-        if self.n_workers == 1 and not rows[:, K.R_BAD].any():
-            return self._events(rows, rows.shape[0], events)      # every row: no copy
-        return self._events(self.rec, K.owned_rows(rows, rows.shape[0], self.worker, self.n_workers, self.rec),
-                            events)
 
     def _events(self, rec, r, events):
         ne, self.n_books, nn = K.szse_events(rec, r, self.aux, self.chan_next, self.books, self.n_books,
@@ -304,3 +303,17 @@ class SzseTextDecoder(SzseDecoder):
         res = self._events(self.rec, r, events)
         res.error = error
         return res
+
+
+class SzseBinDecoder(SzseDecoder):
+    """The binary framer's batches (the records' bytes): each worker reads its own records
+    (bin_rows), then replays their rows as SzseDecoder does."""
+
+    @classmethod
+    def warm(cls):
+        super().warm()
+        K.bin_rows(np.zeros(K.TRADE_LEN, np.uint8), 0, 1, 0, 1, np.zeros((1, K.R_WIDTH), np.int64))
+
+    def decode(self, buf, base_seq, events):
+        r = K.bin_rows(buf, len(buf), base_seq, self.worker, self.n_workers, self.rec)
+        return self._events(self.rec, r, events)
