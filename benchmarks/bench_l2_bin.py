@@ -30,6 +30,8 @@ def _stages(pkg, buf, n_rec):
     books = __import__(f"{pkg}.engine.books", fromlist=["x"])
     codes, details, offs = (np.zeros(n_rec + 1, np.int64) for _ in range(3))
     new = hasattr(K, "bin_heads")
+    secs = np.zeros(n_rec + 1, np.int32)     # (since the framer ships each record's security)
+    with_secs = new and K.bin_heads.py_func.__code__.co_argcount == 10
     heads = np.zeros((n_rec + 1, K.B_WIDTH if new else K.R_WIDTH), np.int64)
     rows = np.zeros((n_rec + 1, K.R_WIDTH), np.int64)
     aux = np.zeros((n_rec + 1, K.A_WIDTH), np.int64)
@@ -38,7 +40,8 @@ def _stages(pkg, buf, n_rec):
 
     def framer():
         if new:
-            n, nb, r, _ = K.bin_heads(buf, len(buf), n_rec, len(buf), 1, codes, details, offs, heads)
+            more = (secs,) if with_secs else ()
+            n, nb, r, _ = K.bin_heads(buf, len(buf), n_rec, len(buf), 1, codes, details, offs, *more, heads)
         else:
             n, nb, r = K.bin_scan(buf, len(buf), n_rec, 1, codes, details, offs, heads)
         state.update(n=n, nbytes=nb, r=r)
@@ -53,7 +56,9 @@ def _stages(pkg, buf, n_rec):
 
     def worker(w, nw):
         def run():
-            if new:
+            if with_secs:
+                state["rows"] = K.bin_rows(buf, state["nbytes"], secs[:state["n"]], 1, w, nw, rows)
+            elif new:
                 state["rows"] = K.bin_rows(buf, state["nbytes"], 1, w, nw, rows)
             else:
                 state["rows"] = K.owned_rows(heads, state["r"], w, nw, rows)

@@ -404,8 +404,6 @@ def security_of(buf, p):
 
 @njit(cache=True, _nrt=False)
 def _put_bin(buf, p, rec, r, seq, sec):
-    for c in range(R_WIDTH):
-        rec[r, c] = 0
     t = buf[p + 1]
     rec[r, R_SEQ] = seq
     rec[r, R_TYPE] = t
@@ -419,6 +417,11 @@ def _put_bin(buf, p, rec, r, seq, sec):
         rec[r, R_SIDE] = buf[b + 12]
         rec[r, R_ORDTYPE] = buf[b + 13]
         rec[r, R_TIME] = time_ns(_le(buf, b + 14, 8))
+        rec[r, R_BID] = 0
+        rec[r, R_OFFER] = 0
+        rec[r, R_LASTPX] = 0
+        rec[r, R_LASTQTY] = 0
+        rec[r, R_EXEC] = 0
     else:
         rec[r, R_BID] = _le(buf, b, 8)
         rec[r, R_OFFER] = _le(buf, b + 8, 8)
@@ -426,6 +429,11 @@ def _put_bin(buf, p, rec, r, seq, sec):
         rec[r, R_LASTQTY] = _le(buf, b + 20, 8)
         rec[r, R_EXEC] = buf[b + 28]
         rec[r, R_TIME] = time_ns(_le(buf, b + 29, 8))
+        rec[r, R_PRICE] = 0
+        rec[r, R_QTY] = 0
+        rec[r, R_SIDE] = 0
+        rec[r, R_ORDTYPE] = 0
+    rec[r, R_BAD] = 0
 
 
 @njit(cache=True, _nrt=False)
@@ -466,12 +474,14 @@ def bin_check(buf, p, ln):
 
 
 @njit(cache=True, _nrt=False)
-def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, heads):
-    """Framer: whole binary records at the front of buf[:n]; per record its offset and code
+def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, secs, heads):
+    """Framer: whole binary records at the front of buf[:n]; per record its offset, code
     (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field: bin_check;
-    a snapshot is OK) and for each order and execution to replay a head row (B_WIDTH
-    columns: R_SEQ .. R_OFFER, what frame_check reads; the workers read the records
-    themselves: bin_rows). Returns (records, bytes, head rows, records within max_bytes)."""
+    a snapshot is OK) and ``secs`` (int32: the security of an order or execution to
+    replay, else -1: what the workers route by), and for each order and execution to replay
+    a head row (B_WIDTH columns: R_SEQ .. R_OFFER, what frame_check reads; the workers
+    read the records themselves: bin_rows). Returns (records, bytes, head rows, records
+    within max_bytes)."""
     p = 0
     k = 0
     r = 0
@@ -482,6 +492,7 @@ def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, he
             codes[k] = BAD_LENGTH
             details[k] = ln
             offs[k] = p
+            secs[k] = -1
             return k + 1, p, r, k + 1 if fits < 0 else fits
         if p + ln > n:
             break
@@ -491,6 +502,7 @@ def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, he
         c, d, sec = bin_check(buf, p, ln)
         codes[k] = OK if c == NOT_MESSAGE else c
         details[k] = d
+        secs[k] = sec
         if c == OK:
             t = buf[p + 1]
             heads[r, R_SEQ] = base_seq + k
@@ -511,19 +523,19 @@ def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, he
 
 
 @njit(cache=True, _nrt=False)
-def bin_rows(buf, n, base_seq, worker, n_workers, rec):
+def bin_rows(buf, n, secs, base_seq, worker, n_workers, rec):
     """Decoder: the record rows of the orders and executions of buf[:n] (whole records,
-    the first numbered base_seq) whose security this worker owns, checked as the framer
-    did (bin_check: the records it refused or counted get no row). Returns the rows."""
+    the first numbered base_seq; ``secs``: per record the framer's security, -1: not to
+    replay) whose security this worker owns. Returns the rows."""
     p = 0
     k = 0
     r = 0
-    while p + HEADER <= n:
+    while p + HEADER <= n and k < secs.shape[0]:
         ln = _le(buf, p + 2, 2)
         if ln < HEADER or p + ln > n:
             break
-        c, _, sec = bin_check(buf, p, ln)
-        if c == OK and (n_workers == 1 or owner_of(sec, n_workers) == worker):
+        sec = secs[k]
+        if sec >= 0 and (n_workers == 1 or owner_of(sec, n_workers) == worker):
             _put_bin(buf, p, rec, r, base_seq + k, sec)
             r += 1
         k += 1

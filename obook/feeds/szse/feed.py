@@ -172,30 +172,37 @@ class SzseBinFramer(_SzseFramer):
     the workers get the records' bytes and each reads its own (SzseBinDecoder)."""
 
     unit = "record"
-    #: the largest batch (its bytes): MAX_BATCH_RECORDS executions (fewer records when
-    #: longer ones would not fit)
-    batch_bytes = MAX_BATCH_RECORDS * K.TRADE_LEN
+    #: a batch (FrameResult.data): 2 words (records, bytes), each record's security (int32,
+    #: -1: not to replay), the records' bytes; at most MAX_BATCH_RECORDS executions' worth
+    #: (fewer records when longer ones would not fit)
+    batch_bytes = 16 + MAX_BATCH_RECORDS * (4 + K.TRADE_LEN)
     width = K.B_WIDTH
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error, lookahead)
         self.offs = np.zeros(self.ends.shape[0], np.int64)
+        self.secs = np.zeros(self.ends.shape[0], np.int32)
+        self.hdr = np.zeros(2, np.int64)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
             self.offs = np.zeros(want, np.int64)
+            self.secs = np.zeros(want, np.int32)
         if not final and K.bin_count(buf, len(buf), want) < want:
             return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
-        n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, self.batch_bytes, base_seq, self.codes,
-                                         self.details, self.offs, self.rec)
+        n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, MAX_BATCH_RECORDS * K.TRADE_LEN, base_seq,
+                                         self.codes, self.details, self.offs, self.secs, self.rec)
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
             return FrameResult(0, 0)
         self._buf = buf
         offs = self.offs
         res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
                                  lambda i: int(offs[i]) if i < n else int(nbytes))
+        if res.n_records or res.error is not None:
+            self.hdr[:] = (res.n_records, res.n_bytes)
+            res.data = (self.hdr.view(np.uint8), self.secs[:res.n_records].view(np.uint8), buf[:res.n_bytes])
         if final and res.error is None and res.n_records == n and nbytes < len(buf):
             res.error = TruncatedFeedError(self.path, base_seq + n, byte_offset + nbytes, unit=self.unit)
         return res
@@ -306,14 +313,18 @@ class SzseTextDecoder(SzseDecoder):
 
 
 class SzseBinDecoder(SzseDecoder):
-    """The binary framer's batches (the records' bytes): each worker reads its own records
-    (bin_rows), then replays their rows as SzseDecoder does."""
+    """The binary framer's batches (each record's security, the records' bytes): each
+    worker reads its own records (bin_rows), then replays their rows as SzseDecoder does."""
 
     @classmethod
     def warm(cls):
         super().warm()
-        K.bin_rows(np.zeros(K.TRADE_LEN, np.uint8), 0, 1, 0, 1, np.zeros((1, K.R_WIDTH), np.int64))
+        K.bin_rows(np.zeros(K.TRADE_LEN, np.uint8), 0, np.zeros(1, np.int32), 1, 0, 1,
+                   np.zeros((1, K.R_WIDTH), np.int64))
 
     def decode(self, buf, base_seq, events):
-        r = K.bin_rows(buf, len(buf), base_seq, self.worker, self.n_workers, self.rec)
+        n, size = (int(x) for x in buf[:16].view(np.int64))
+        secs = buf[16:16 + 4 * n].view(np.int32)
+        raw = buf[16 + 4 * n:16 + 4 * n + size]
+        r = K.bin_rows(raw, size, secs, base_seq, self.worker, self.n_workers, self.rec)
         return self._events(self.rec, r, events)
