@@ -437,20 +437,29 @@ def _put_bin(buf, p, rec, r, seq, sec):
 
 
 @njit(cache=True, _nrt=False)
-def bin_count(buf, n, max_records):
+def bin_count(buf, p, k, n, max_records):
     """Whole binary records at the front of buf[:n] (by their lengths alone), at most
-    max_records; max_records at a length below the header (for bin_scan to report it)."""
-    p = 0
-    k = 0
+    max_records, counted on from record k at byte p (a count of a shorter buffer with the
+    same front); returns (records, their bytes); records max_records at a length below the
+    header (for bin_heads to report it)."""
     while k < max_records and p + 4 <= n:
         ln = _le(buf, p + 2, 2)
         if ln < HEADER:
-            return max_records
+            return max_records, p
         if p + ln > n:
             break
         p += ln
         k += 1
-    return k
+    return k, p
+
+
+@njit(cache=True, _nrt=False)
+def bin_types(buf, offs, codes, n, counts):
+    """Add the type byte of each record of the first n that is not refused (codes >= 0)
+    to counts[type]."""
+    for i in range(n):
+        if codes[i] >= 0:
+            counts[buf[offs[i] + 1]] += 1
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -57,16 +57,12 @@ class _SzseFramer(Framer):
         self.last_appl = np.full(CHANNELS, -1, np.int64)
         self.cont = np.zeros(1, np.int64)
         self.nxt = np.zeros(CHANNELS, np.int64)
-        self.types: dict[int, int] = {}
         self._alloc(1 << 16)
 
     def _alloc(self, n):
         self.ends, self.codes, self.details = (np.zeros(n, np.int64) for _ in range(3))
         self.rec = np.zeros((n, self.width), np.int64)
         self.cont = np.zeros(n, np.int64)
-
-    def message_counts(self):
-        return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
 
     def _finish(self, buf, base_seq, n, r, final, max_records, byte_of):
         """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number); returns
@@ -183,6 +179,8 @@ class SzseBinFramer(_SzseFramer):
         self.offs = np.zeros(self.ends.shape[0], np.int64)
         self.secs = np.zeros(self.ends.shape[0], np.int32)
         self.hdr = np.zeros(2, np.int64)
+        self._counted = (0, 0, 0)     # (base_seq, records, bytes) bin_count found in the last buffer
+        self.type_counts = np.zeros(256, np.int64)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
@@ -190,8 +188,14 @@ class SzseBinFramer(_SzseFramer):
             self._alloc(want)
             self.offs = np.zeros(want, np.int64)
             self.secs = np.zeros(want, np.int32)
-        if not final and K.bin_count(buf, len(buf), want) < want:
-            return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
+        if not final:
+            # a buffer with too few records comes back with more bytes after the same front
+            k, p = self._counted[1:] if self._counted[0] == base_seq else (0, 0)
+            k, p = K.bin_count(buf, p, k, len(buf), want)
+            if k < want:
+                self._counted = (base_seq, k, p)
+                return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
+        self._counted = (0, 0, 0)
         n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, MAX_BATCH_RECORDS * K.TRADE_LEN, base_seq,
                                          self.codes, self.details, self.offs, self.secs, self.rec)
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
@@ -211,10 +215,10 @@ class SzseBinFramer(_SzseFramer):
         return reason(int(self.codes[i]), int(self.details[i]))
 
     def _count(self, cut):
-        ok = self.codes[:cut] >= 0
-        counts = np.bincount(self._buf[self.offs[:cut][ok] + 1], minlength=256)
-        for t in np.flatnonzero(counts):
-            self.types[int(t)] = self.types.get(int(t), 0) + int(counts[t])
+        K.bin_types(self._buf, self.offs, self.codes, cut, self.type_counts)
+
+    def message_counts(self):
+        return {TYPE_NAMES.get(int(t), str(t)): int(self.type_counts[t]) for t in np.flatnonzero(self.type_counts)}
 
 
 class SzseDecoder(Decoder):
@@ -223,6 +227,7 @@ class SzseDecoder(Decoder):
 
     max_events_per_record = 2
     keyed_refs = True
+    counts_types = True      # the orders and executions replayed (a framer that cannot count them)
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -249,7 +254,8 @@ class SzseDecoder(Decoder):
     def _events(self, rec, r, events):
         ne, self.n_books, nn = K.szse_events(rec, r, self.aux, self.chan_next, self.books, self.n_books,
                                              self._names, events, self.rk)
-        self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
+        if self.counts_types:
+            self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
         names = []
         for b, sec in self._names[:nn]:
             self.tickers.append(f"{int(sec):06d}")
@@ -257,6 +263,8 @@ class SzseDecoder(Decoder):
         return DecodeResult(int(ne), names)
 
     def message_counts(self):
+        if not self.counts_types:
+            return None
         return {TYPE_NAMES[t]: int(self.types[t]) for t in (191, 192) if self.types[t]}
 
     def feed_refs(self, table, rows):
@@ -315,6 +323,8 @@ class SzseTextDecoder(SzseDecoder):
 class SzseBinDecoder(SzseDecoder):
     """The binary framer's batches (each record's security, the records' bytes): each
     worker reads its own records (bin_rows), then replays their rows as SzseDecoder does."""
+
+    counts_types = False     # the framer counts every record by type
 
     @classmethod
     def warm(cls):
