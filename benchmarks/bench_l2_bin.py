@@ -31,7 +31,9 @@ def _stages(pkg, buf, n_rec):
     codes, details, offs = (np.zeros(n_rec + 1, np.int64) for _ in range(3))
     new = hasattr(K, "bin_heads")
     secs = np.zeros(n_rec + 1, np.int32)     # (since the framer ships each record's security)
-    with_secs = new and K.bin_heads.py_func.__code__.co_argcount == 10
+    args = K.bin_heads.py_func.__code__.co_varnames if new else ()
+    with_secs = "secs" in args
+    seq1 = (1,) if "base_seq" in args else ()          # heads numbered from 1 (else indices)
     heads = np.zeros((n_rec + 1, K.B_WIDTH if new else K.R_WIDTH), np.int64)
     rows = np.zeros((n_rec + 1, K.R_WIDTH), np.int64)
     aux = np.zeros((n_rec + 1, K.A_WIDTH), np.int64)
@@ -41,7 +43,7 @@ def _stages(pkg, buf, n_rec):
     def framer():
         if new:
             more = (secs,) if with_secs else ()
-            n, nb, r, _ = K.bin_heads(buf, len(buf), n_rec, len(buf), 1, codes, details, offs, *more, heads)
+            n, nb, r, _ = K.bin_heads(buf, len(buf), n_rec, len(buf), *seq1, codes, details, offs, *more, heads)
         else:
             n, nb, r = K.bin_scan(buf, len(buf), n_rec, 1, codes, details, offs, heads)
         state.update(n=n, nbytes=nb, r=r)
@@ -49,10 +51,11 @@ def _stages(pkg, buf, n_rec):
 
     def check():
         h = heads
-        h[:state["r"], 0] -= 1              # line indices, as the framer gives them
+        first = 1 if seq1 or not new else 0    # (record numbers: to line indices, as the framer does)
+        h[:state["r"], 0] -= first
         K.frame_check(h, state["r"], state["n"], state["n"], np.full(1 << 16, -1, np.int64), True,
                       np.zeros(state["n"] + 1, np.int64), np.zeros(1 << 16, np.int64))
-        h[:state["r"], 0] += 1
+        h[:state["r"], 0] += first
 
     def worker(w, nw):
         def run():

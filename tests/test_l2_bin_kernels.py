@@ -40,7 +40,7 @@ def _heads(data: bytes, py, max_bytes=1 << 30, want=100):
     codes, details, offs = (np.zeros(want, np.int64) for _ in range(3))
     secs = np.zeros(want, np.int32)
     heads = np.zeros((want, K.B_WIDTH), np.int64)
-    n, nbytes, r, fits = _f(K.bin_heads, py)(buf, len(buf), want, max_bytes, 10, codes, details, offs, secs, heads)
+    n, nbytes, r, fits = _f(K.bin_heads, py)(buf, len(buf), want, max_bytes, codes, details, offs, secs, heads)
     return buf, n, nbytes, r, fits, codes[:n], details[:n], offs[:n], secs[:n], heads[:r]
 
 
@@ -58,8 +58,8 @@ def test_bin_heads_every_record_coded_and_replayed_ones_head_rows(py):
     assert codes.tolist() == [K.OK, K.OK, K.OK, K.BAD_TYPE, K.BAD_LENGTH, K.BAD_VALUE, K.BAD_VALUE, K.OK]
     assert details.tolist() == [0, 0, 0, 99, 50, K.K_SECID, K.K_EXECTYPE, 0]
     assert secs.tolist() == [1, 1, -1, -1, -1, -1, -1, 123456]
-    # head rows: R_SEQ (record number), R_CHAN, R_APPL, R_TYPE, R_SEC, R_BID, R_OFFER
-    assert heads.tolist() == [[10, 1, 1, 192, 1, 0, 0], [11, 1, 2, 191, 1, 1, 7], [17, 9, 7, 192, 123456, 0, 0]]
+    # head rows: R_SEQ (the record's index), R_CHAN, R_APPL, R_TYPE, R_SEC, R_BID, R_OFFER
+    assert heads.tolist() == [[0, 1, 1, 192, 1, 0, 0], [1, 1, 2, 191, 1, 1, 7], [7, 9, 7, 192, 123456, 0, 0]]
 
 
 @PY
@@ -93,7 +93,7 @@ def test_bin_rows_fields_and_workers_rows_partition_the_records(py):
     buf, n, nbytes, _, _, _, _, _, secs, heads = _heads(b"".join(recs), py)
     one = _rows(buf, nbytes, secs, 0, 1, py)
     assert one.shape[0] == 39
-    assert (one[:, :K.B_WIDTH] == heads).all()
+    assert (one[:, K.R_SEQ] == heads[:, K.R_SEQ] + 10).all() and (one[:, 1:K.B_WIDTH] == heads[:, 1:]).all()
     o, t = one[0], one[1]                           # security 1 (an order), 2 (an execution)
     assert [o[K.R_PRICE], o[K.R_QTY], o[K.R_SIDE], o[K.R_ORDTYPE], o[K.R_TIME], o[K.R_EXEC]] == \
         [1001, 1, ord("2"), ord("U"), K.time_ns(T0), 0]

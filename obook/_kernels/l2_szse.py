@@ -483,13 +483,13 @@ def bin_check(buf, p, ln):
 
 
 @njit(cache=True, _nrt=False)
-def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, secs, heads):
+def bin_heads(buf, n, max_records, max_bytes, codes, details, offs, secs, heads):
     """Framer: whole binary records at the front of buf[:n]; per record its offset, code
     (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field: bin_check;
     a snapshot is OK) and ``secs`` (int32: the security of an order or execution to
     replay, else -1: what the workers route by), and for each order and execution to replay
-    a head row (B_WIDTH columns: R_SEQ .. R_OFFER, what frame_check reads; the workers
-    read the records themselves: bin_rows). Returns (records, bytes, head rows, records
+    a head row (B_WIDTH columns: R_SEQ .. R_OFFER, what frame_check reads, R_SEQ the
+    record's index in buf; the workers read the records themselves: bin_rows). Returns (records, bytes, head rows, records
     within max_bytes)."""
     p = 0
     k = 0
@@ -514,7 +514,7 @@ def bin_heads(buf, n, max_records, max_bytes, base_seq, codes, details, offs, se
         secs[k] = sec
         if c == OK:
             t = buf[p + 1]
-            heads[r, R_SEQ] = base_seq + k
+            heads[r, R_SEQ] = k
             heads[r, R_CHAN] = _le(buf, p + 13, 2)
             heads[r, R_APPL] = _le(buf, p + 15, 8)
             heads[r, R_TYPE] = t
@@ -677,8 +677,6 @@ def feed_refs(rows, n, c0, c1, rk):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
-    for c in range(ev.shape[1]):
-        ev[ne, c] = 0
     ev[ne, 0] = rec[r, R_SEQ]
     ev[ne, 1] = rec[r, R_TIME]
     ev[ne, 2] = b
@@ -686,6 +684,7 @@ def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
     ev[ne, 4] = ref
     ev[ne, 5] = qty
     ev[ne, 6] = px
+    ev[ne, 7] = 0
     ev[ne, 8] = rec[r, R_APPL] if rec[r, R_TYPE] == TRADE else 0
     ev[ne, 9] = aux_px
 

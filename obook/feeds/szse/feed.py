@@ -50,6 +50,8 @@ def reason(code: int, detail: int, text: str = "") -> str:
 
 class _SzseFramer(Framer):
     width = K.R_WIDTH          # columns of the framer's head rows (R_SEQ .. R_OFFER at least)
+    #: the head rows' R_SEQ: the record number (True) or the record's index in the buffer
+    numbered = True
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error)
@@ -65,9 +67,9 @@ class _SzseFramer(Framer):
         self.cont = np.zeros(n, np.int64)
 
     def _finish(self, buf, base_seq, n, r, final, max_records, byte_of):
-        """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number); returns
-        a FrameResult (without data) and the rows before the cut. ``byte_of(i)``: the bytes
-        of records [0, i)."""
+        """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number, or index
+        without ``numbered``); returns a FrameResult (without data) and the rows before the
+        cut. ``byte_of(i)``: the bytes of records [0, i)."""
         codes = self.codes[:n]
         limit = min(n if final else n - self.lookahead, max_records)
         if limit <= 0:
@@ -84,14 +86,17 @@ class _SzseFramer(Framer):
                     key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
                     self.skipped[key] = self.skipped.get(key, 0) + 1
         rec = self.rec
-        rec[:r, K.R_SEQ] -= base_seq              # line indices for frame_check
+        first = base_seq if self.numbered else 0    # R_SEQ of the buffer's first record
+        if first:
+            rec[:r, K.R_SEQ] -= first             # line indices for frame_check
         cut, gap, n_gaps = K.frame_check(rec, r, n, limit, self.last_appl, self.on_error != "raise",
                                          self.cont, self.nxt)
-        rec[:r, K.R_SEQ] += base_seq
+        if first:
+            rec[:r, K.R_SEQ] += first
         if n_gaps:
             self.skipped["sequence gap"] = self.skipped.get("sequence gap", 0) + int(n_gaps)
         if gap >= 0:
-            j = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + gap))
+            j = int(np.searchsorted(rec[:r, K.R_SEQ], first + gap))
             error = FeedError(self.path, base_seq + gap,
                               f"sequence gap in channel {int(rec[j, K.R_CHAN])}: ApplSeqNum "
                               f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])}",
@@ -99,7 +104,7 @@ class _SzseFramer(Framer):
         if cut == 0 and error is None:
             return FrameResult(0, 0), 0
         self._count(cut)
-        rows = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + cut))   # the rows of lines before the cut
+        rows = int(np.searchsorted(rec[:r, K.R_SEQ], first + cut))   # the rows of lines before the cut
         return FrameResult(int(cut), int(byte_of(cut)), error), rows
 
 
@@ -173,6 +178,7 @@ class SzseBinFramer(_SzseFramer):
     #: (fewer records when longer ones would not fit)
     batch_bytes = 16 + MAX_BATCH_RECORDS * (4 + K.TRADE_LEN)
     width = K.B_WIDTH
+    numbered = False
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error, lookahead)
@@ -196,8 +202,8 @@ class SzseBinFramer(_SzseFramer):
                 self._counted = (base_seq, k, p)
                 return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
         self._counted = (0, 0, 0)
-        n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, MAX_BATCH_RECORDS * K.TRADE_LEN, base_seq,
-                                         self.codes, self.details, self.offs, self.secs, self.rec)
+        n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, MAX_BATCH_RECORDS * K.TRADE_LEN, self.codes,
+                                         self.details, self.offs, self.secs, self.rec)
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
             return FrameResult(0, 0)
         self._buf = buf
