@@ -154,3 +154,19 @@ def test_ref_key_no_chunk_left_keys_beyond_direct_index(py):
     rows = np.array([[k1, k2, 0], [k2, 0, k1]], np.int64)
     _f(K.feed_refs, py)(rows, 2, 0, 1, rk)
     assert rows.tolist() == [[10, 10, 0], [10, 0, k1]]
+
+
+@PY
+def test_time_ns_any_int64_equals_the_decimal_formula(py):
+    """TransactTime YYYYMMDDHHMMSSsss to ns since midnight, in 32-bit steps: the same as the
+    plain formula for every int64 (a binary record's u64 may be anything)."""
+    def plain(t):
+        t = t % 1_000_000_000
+        s = (t // 10_000_000) * 3600 + ((t // 100_000) % 100) * 60 + (t // 1000) % 100
+        return ((s * 1000 + t % 1000) * 1_000_000 + 2**63) % 2**64 - 2**63   # int64 wrap-around
+
+    rng = np.random.default_rng(3)
+    vals = [0, -1, T0, 20241231235959999, 999_999_999, 10**9, 2**63 - 1, -2**63]
+    vals += [int(v) for v in rng.integers(-2**63, 2**63 - 1, 300)] + [int(v) for v in rng.integers(0, 10**18, 300)]
+    fn = _f(K.time_ns, py)
+    assert [int(fn(np.int64(v))) for v in vals] == [plain(v) for v in vals]

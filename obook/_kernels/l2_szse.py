@@ -103,10 +103,17 @@ TRADE_HEAD_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_BIDSEQ, K_OFFERSEQ]
 
 @njit(cache=True, _nrt=False)
 def time_ns(t):
-    """TransactTime YYYYMMDDHHMMSSsss -> ns since midnight."""
-    t = t % 1_000_000_000
-    s = (t // 10_000_000) * 3600 + ((t // 100_000) % 100) * 60 + (t // 1000) % 100
-    return (s * 1000 + t % 1000) * 1_000_000
+    """TransactTime YYYYMMDDHHMMSSsss -> ns since midnight (the time of day HHMMSSsss taken
+    apart in 32-bit unsigned steps: signed 64-bit divisions cost ~8 ns a record)."""
+    x = np.uint32(t % 1_000_000_000)
+    hh = x // np.uint32(10_000_000)
+    x -= hh * np.uint32(10_000_000)
+    mm = x // np.uint32(100_000)
+    x -= mm * np.uint32(100_000)
+    ss = x // np.uint32(1000)
+    ms = x - ss * np.uint32(1000)
+    s = np.int64(hh) * 3600 + np.int64(mm % np.uint32(100)) * 60 + np.int64(ss % np.uint32(100))
+    return (s * 1000 + np.int64(ms)) * 1_000_000
 
 
 @njit(cache=True, _nrt=False)
