@@ -37,8 +37,8 @@ from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, 
                      OWN_BEST, TYPE_SHIFT)
 
 # record table columns
-# (R_BAD: the framer's row of a line whose head is good and whose other fields are not:
-# kept for the sequence checks, never replayed)
+# (R_BAD: 0; no row of a bad record is made any more: the text workers report theirs, the
+# binary framer refuses them)
 (R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_BID, R_OFFER, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY,
  R_TIME, R_EXEC, R_LASTPX, R_LASTQTY, R_BAD) = range(16)
 R_WIDTH = 16

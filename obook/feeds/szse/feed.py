@@ -1,17 +1,18 @@
 """Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
-turns into book events. The binary framer reads of each record only what the checks below
-and the routing need (its length, type, SecurityID, ExecType, channel, sequence, an
-execution's order numbers): the workers get the records' bytes, of which each reads its
-own securities' records whole. The text framer reads only each line's head (type, security, channel, sequence, an
-execution's order numbers: what routing and the checks below need) and hands the workers
-the head rows and the batch's text, of which each parses the rest of its own lines (a
-line whose other fields are bad is the worker's error, or count, naming the line). The
-framer checks that each channel's ApplSeqNum follows the
-last one (a gap is an error naming the record, or counted as "sequence gap" in tolerant
-mode) and never ends a batch between an incoming order and its fills (it looks
-``LOOKAHEAD`` records ahead; a channel silent that long is taken as done).
+turns into book events (their orders named by per-worker keys: K.ref_key). The binary
+framer reads of each record only what the checks below and the routing need (its length,
+type, SecurityID, ExecType, channel, sequence, an execution's order numbers): the workers
+get the records' bytes and each record's security, and each reads its own securities'
+records whole. The text framer reads only each line's head (type, security, channel,
+sequence, an execution's order numbers: what routing and the checks below need) and hands
+the workers the head rows and the batch's text, of which each parses the rest of its own
+lines (a line whose other fields are bad is the worker's error, or count, naming the
+line). The framer checks that each channel's ApplSeqNum follows the last one (a gap is an
+error naming the record, or counted as "sequence gap" in tolerant mode) and never ends a
+batch between an incoming order and its fills (it looks ``LOOKAHEAD`` records ahead; a
+channel silent that long is taken as done).
 """
 
 from __future__ import annotations
