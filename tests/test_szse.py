@@ -205,6 +205,21 @@ def test_szse_binary_refused_records_tolerant_same_any_workers_strict_names_firs
         tolerant.filter(pc.less(tolerant["seq"], ks[0] + 1)))
 
 
+@pytest.mark.parametrize("field", ["ApplSeqNum", "BidApplSeqNum", "OfferApplSeqNum"])
+def test_szse_binary_order_number_from_2_62_up_is_malformed_not_a_shared_book_key(recs, tmp_path, field):
+    """The books name orders by keys (ref_key) whose far range would collide with the usual
+    keys from 2**62 up: a binary record naming such an order is refused, not replayed."""
+    data = [binary_record(r) for r in recs]
+    k = _first(recs, 191, 5000) if field != "ApplSeqNum" else _first(recs, 192, 5000)
+    at = {"ApplSeqNum": 15, "BidApplSeqNum": 24, "OfferApplSeqNum": 32}[field]
+    data[k] = data[k][:at] + (2**62 + 7).to_bytes(8, "little") + data[k][at + 8:]
+    p = tmp_path / "far.bin"
+    p.write_bytes(b"".join(data))
+    with pytest.raises(FeedError, match=f"bad {field}") as e:
+        obook.bbo(p, workers=2).read_all()
+    assert e.value.record == k + 1
+
+
 def test_szse_binary_truncated_names_offset(files, tmp_path):
     data = files[1].read_bytes()
     p = tmp_path / "cut.bin"

@@ -483,6 +483,14 @@ def bin_check(buf, p, ln):
             return BAD_VALUE, K_SECID, -1
         if t == TRADE and buf[p + HEADER + 28] != 70 and buf[p + HEADER + 28] != 52:
             return BAD_VALUE, K_EXECTYPE, -1
+        # order numbers from REF_FAR up would share book keys with others (ref_key)
+        if _le(buf, p + 15, 8) >= REF_FAR:
+            return BAD_VALUE, K_APPLSEQ, -1
+        if t == TRADE:
+            if _le(buf, p + HEADER, 8) >= REF_FAR:
+                return BAD_VALUE, K_BIDSEQ, -1
+            if _le(buf, p + HEADER + 8, 8) >= REF_FAR:
+                return BAD_VALUE, K_OFFERSEQ, -1
         return OK, 0, sec
     if t != SNAPSHOT:
         return BAD_TYPE, t, -1
@@ -638,8 +646,9 @@ def _roles(rec, n, aux, chan_next):
 def ref_key(rk, ch, a):
     """The book's key of order ApplSeqNum ``a`` of channel ``ch`` (``rk``: the worker's key
     state, RK_WIDTH zeros at first): 0 for 0; chunk << REF_BITS | the low bits of ``a``
-    while chunks last; else a ^ REF_FAR (an ApplSeqNum in [2**62, 2**62 + 2**32), which no
-    feed numbers, would not come back from feed_ref)."""
+    while chunks last; else a ^ REF_FAR. An ApplSeqNum from 2**62 up would collide with
+    the chunk keys: the text parse cannot give one (|value| < 2**60) and bin_check refuses
+    a binary record naming one."""
     if a == 0:
         return np.int64(0)
     hi = a >> REF_BITS
