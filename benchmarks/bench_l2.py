@@ -33,6 +33,7 @@ OBOOK = """
 import time, obook
 import obook.engine.worker_main, obook.feeds
 obook.feeds.get_format({fmt!r}).framer_class(); obook.feeds.get_format({fmt!r}).decoder_class().warm()
+{preimport}
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format={fmt!r}):
     rows += b.num_rows
@@ -124,6 +125,9 @@ def main() -> None:
     ap.add_argument("--formats", default="szse,szse-bin,sse,itch")
     ap.add_argument("--old", help="another checkout's folder holding obook/ (before)")
     ap.add_argument("--reference", type=int, default=20_000, help="messages the reference replays")
+    ap.add_argument("--preimport", action="store_true",
+                    help="import the replay engine and pyarrow before the clock starts (else a run's time "
+                         "includes them: ~0.1-0.2 s where PYTHONDONTWRITEBYTECODE makes every import compile)")
     args = ap.parse_args()
     text, binary, recs = files(args.base, args.copies)
     days = {"szse": (text, len(recs) * args.copies), "szse-bin": (binary, len(recs) * args.copies)}
@@ -142,7 +146,9 @@ def main() -> None:
     ref = len(part) / (time.perf_counter() - t)
     print(f"pure-Python reference (records already parsed, first {len(part):,} messages): {ref:,.0f} msg/s")
     sides = {"new": None} | ({"old": args.old} if args.old else {})
-    contenders = {(fmt, int(w), side): (OBOOK.format(path=str(days[fmt][0]), workers=int(w), fmt=fmt), where)
+    pre = "import obook.engine.replay, obook.engine.tables, pyarrow.ipc" if args.preimport else ""
+    contenders = {(fmt, int(w), side): (OBOOK.format(path=str(days[fmt][0]), workers=int(w), fmt=fmt,
+                                                     preimport=pre), where)
                   for fmt in formats for w in args.workers.split(",") for side, where in sides.items()}
     results: dict[tuple, list[dict]] = {k: [] for k in contenders}
     for _ in range(args.repeats):

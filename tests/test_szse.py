@@ -172,6 +172,54 @@ def test_szse_cancel_of_unknown_order_strict_error(recs, tmp_path):
         obook.bbo(p, workers=1).read_all()
 
 
+def test_szse_binary_refused_records_tolerant_same_any_workers_strict_names_first(recs, tmp_path):
+    """Records the framer refuses (an unknown type, a bad SecurityID, an order of 50 bytes, a
+    bad ExecType): the workers, which read the records' bytes themselves, skip the same
+    ones: the same rows and counts with 1, 2 and 3 workers; strict mode names the first and
+    delivers the rows before it."""
+    import pyarrow as pa
+
+    data = [binary_record(r) for r in recs]
+    ks = [_first(recs, 192, 3000), _first(recs, 191, 5000), _first(recs, 192, 7000), _first(recs, 191, 9000)]
+    data[ks[0]] = data[ks[0]][:1] + bytes([199]) + data[ks[0]][2:]
+    data[ks[1]] = data[ks[1]][:4] + b"ABCDEFGHI" + data[ks[1]][13:]
+    data[ks[2]] = data[ks[2]][:2] + (50).to_bytes(2, "little") + data[ks[2]][4:] + b"\0\0"
+    data[ks[3]] = data[ks[3]][:52] + b"X" + data[ks[3]][53:]
+    p = tmp_path / "bad.bin"
+    p.write_bytes(b"".join(data))
+    got = []
+    for w in (1, 2, 3):
+        stats = {}
+        bbo = obook.bbo(p, workers=w, on_error="skip", stats=stats).read_all()
+        got.append((bbo, obook.trades(p, workers=w, on_error="skip").read_all(), stats["skipped"]))
+        assert stats["skipped"]["unknown message type"] == 1 and stats["skipped"]["malformed record"] == 3
+    assert all(b.equals(got[0][0]) and t.equals(got[0][1]) and s == got[0][2] for b, t, s in got[1:])
+    reader = obook.bbo(p, workers=2)
+    batches = []
+    with pytest.raises(FeedError, match="unknown message type 199") as e:
+        for b in reader:
+            batches.append(b)
+    assert e.value.record == ks[0] + 1
+    tolerant = got[0][0]
+    assert pa.Table.from_batches(batches, schema=reader.schema).equals(
+        tolerant.filter(pc.less(tolerant["seq"], ks[0] + 1)))
+
+
+@pytest.mark.parametrize("field", ["ApplSeqNum", "BidApplSeqNum", "OfferApplSeqNum"])
+def test_szse_binary_order_number_from_2_62_up_is_malformed_not_a_shared_book_key(recs, tmp_path, field):
+    """The books name orders by keys (ref_key) whose far range would collide with the usual
+    keys from 2**62 up: a binary record naming such an order is refused, not replayed."""
+    data = [binary_record(r) for r in recs]
+    k = _first(recs, 191, 5000) if field != "ApplSeqNum" else _first(recs, 192, 5000)
+    at = {"ApplSeqNum": 15, "BidApplSeqNum": 24, "OfferApplSeqNum": 32}[field]
+    data[k] = data[k][:at] + (2**62 + 7).to_bytes(8, "little") + data[k][at + 8:]
+    p = tmp_path / "far.bin"
+    p.write_bytes(b"".join(data))
+    with pytest.raises(FeedError, match=f"bad {field}") as e:
+        obook.bbo(p, workers=2).read_all()
+    assert e.value.record == k + 1
+
+
 def test_szse_binary_truncated_names_offset(files, tmp_path):
     data = files[1].read_bytes()
     p = tmp_path / "cut.bin"

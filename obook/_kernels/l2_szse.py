@@ -37,8 +37,8 @@ from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, 
                      OWN_BEST, TYPE_SHIFT)
 
 # record table columns
-# (R_BAD: the framer's row of a line whose head is good and whose other fields are not:
-# kept for the sequence checks, never replayed)
+# (R_BAD: 0; no row of a bad record is made any more: the text workers report theirs, the
+# binary framer refuses them)
 (R_SEQ, R_CHAN, R_APPL, R_TYPE, R_SEC, R_BID, R_OFFER, R_SIDE, R_ORDTYPE, R_PRICE, R_QTY,
  R_TIME, R_EXEC, R_LASTPX, R_LASTQTY, R_BAD) = range(16)
 R_WIDTH = 16
@@ -48,6 +48,8 @@ R_WIDTH = 16
 # worker parses it whole again)
 H_START, H_END, H_POS = 7, 8, 9
 H_WIDTH = 10
+# a binary record's head row (the binary framer's; its workers read the records): R_SEQ .. R_OFFER
+B_WIDTH = 7
 
 ORDER = 192
 TRADE = 191
@@ -60,6 +62,26 @@ CAGE_FIRST = 300000          # ChiNext: 300xxx, 301xxx
 CAGE_END = 302000
 CONTINUOUS_START = 34_200 * 10**9    # 09:30 (ns since midnight)
 CONTINUOUS_END = 53_820 * 10**9      # 14:57
+# order keys of the book events (ref_key): ApplSeqNum numbers each channel's records from 1,
+# so one number is live in many books at once, and the book kernel's direct order index
+# (refs below 2**32, one book each) sent nearly every Shenzhen order to its overflow hash
+# table. Keys: a worker hands out chunks of 2**REF_BITS keys, one per (channel, ApplSeqNum
+# >> REF_BITS) as they come (at most REF_CHUNKS: 2**32 keys; REF_SLOTS channels,
+# ApplSeqNums below 2**(REF_BITS + REF_HI_BITS)); anything beyond: the ApplSeqNum ^ REF_FAR.
+CHANNELS = 1 << 16
+REF_BITS = 20
+REF_LOW = (1 << REF_BITS) - 1
+REF_HI_BITS = 6
+REF_SLOTS = 1024
+REF_CHUNKS = 1 << (32 - REF_BITS)
+REF_FAR = np.int64(1) << 62
+# the key state (one int64 array a worker keeps): the channel slots (slot + 1, 0: none),
+# the chunk of each (slot, high bits) (chunk + 1), each chunk's high bits, two counters
+RK_CHUNK = CHANNELS
+RK_HI = RK_CHUNK + (REF_SLOTS << REF_HI_BITS)
+RK_SLOTS = RK_HI + REF_CHUNKS
+RK_CHUNKS = RK_SLOTS + 1
+RK_WIDTH = RK_CHUNKS + 1
 
 # scan codes (framer)
 OK = 0
@@ -81,10 +103,17 @@ TRADE_HEAD_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_BIDSEQ, K_OFFERSEQ]
 
 @njit(cache=True, _nrt=False)
 def time_ns(t):
-    """TransactTime YYYYMMDDHHMMSSsss -> ns since midnight."""
-    t = t % 1_000_000_000
-    s = (t // 10_000_000) * 3600 + ((t // 100_000) % 100) * 60 + (t // 1000) % 100
-    return (s * 1000 + t % 1000) * 1_000_000
+    """TransactTime YYYYMMDDHHMMSSsss -> ns since midnight (the time of day HHMMSSsss taken
+    apart in 32-bit unsigned steps: signed 64-bit divisions cost ~8 ns a record)."""
+    x = np.uint32(t % 1_000_000_000)
+    hh = x // np.uint32(10_000_000)
+    x -= hh * np.uint32(10_000_000)
+    mm = x // np.uint32(100_000)
+    x -= mm * np.uint32(100_000)
+    ss = x // np.uint32(1000)
+    ms = x - ss * np.uint32(1000)
+    s = np.int64(hh) * 3600 + np.int64(mm % np.uint32(100)) * 60 + np.int64(ss % np.uint32(100))
+    return (s * 1000 + np.int64(ms)) * 1_000_000
 
 
 @njit(cache=True, _nrt=False)
@@ -349,22 +378,6 @@ def text_rows(text, heads, n, worker, n_workers, khash, kid, vals, have, rec, ba
     return r, nb
 
 
-@njit(cache=True, _nrt=False)
-def owned_rows(rows, n, worker, n_workers, rec):
-    """Decoder: copy to rec the replayable rows of rows[:n] (the framer's) whose security
-    this worker owns. Returns the rows copied."""
-    r = 0
-    for i in range(n):
-        if rows[i, R_BAD] != 0:
-            continue
-        if n_workers > 1 and owner_of(rows[i, R_SEC], n_workers) != worker:
-            continue
-        for c in range(R_WIDTH):
-            rec[r, c] = rows[i, c]
-        r += 1
-    return r
-
-
 @njit(cache=True, _nrt=False, inline="always")
 def _le(buf, p, nb):
     x = np.int64(0)
@@ -398,8 +411,6 @@ def security_of(buf, p):
 
 @njit(cache=True, _nrt=False)
 def _put_bin(buf, p, rec, r, seq, sec):
-    for c in range(R_WIDTH):
-        rec[r, c] = 0
     t = buf[p + 1]
     rec[r, R_SEQ] = seq
     rec[r, R_TYPE] = t
@@ -413,6 +424,11 @@ def _put_bin(buf, p, rec, r, seq, sec):
         rec[r, R_SIDE] = buf[b + 12]
         rec[r, R_ORDTYPE] = buf[b + 13]
         rec[r, R_TIME] = time_ns(_le(buf, b + 14, 8))
+        rec[r, R_BID] = 0
+        rec[r, R_OFFER] = 0
+        rec[r, R_LASTPX] = 0
+        rec[r, R_LASTQTY] = 0
+        rec[r, R_EXEC] = 0
     else:
         rec[r, R_BID] = _le(buf, b, 8)
         rec[r, R_OFFER] = _le(buf, b + 8, 8)
@@ -420,68 +436,135 @@ def _put_bin(buf, p, rec, r, seq, sec):
         rec[r, R_LASTQTY] = _le(buf, b + 20, 8)
         rec[r, R_EXEC] = buf[b + 28]
         rec[r, R_TIME] = time_ns(_le(buf, b + 29, 8))
+        rec[r, R_PRICE] = 0
+        rec[r, R_QTY] = 0
+        rec[r, R_SIDE] = 0
+        rec[r, R_ORDTYPE] = 0
+    rec[r, R_BAD] = 0
 
 
 @njit(cache=True, _nrt=False)
-def bin_count(buf, n, max_records):
+def bin_count(buf, p, k, n, max_records):
     """Whole binary records at the front of buf[:n] (by their lengths alone), at most
-    max_records; max_records at a length below the header (for bin_scan to report it)."""
-    p = 0
-    k = 0
+    max_records, counted on from record k at byte p (a count of a shorter buffer with the
+    same front); returns (records, their bytes); records max_records at a length below the
+    header (for bin_heads to report it)."""
     while k < max_records and p + 4 <= n:
         ln = _le(buf, p + 2, 2)
         if ln < HEADER:
-            return max_records
+            return max_records, p
         if p + ln > n:
             break
         p += ln
         k += 1
-    return k
+    return k, p
 
 
 @njit(cache=True, _nrt=False)
-def bin_scan(buf, n, max_records, base_seq, codes, details, offs, rec):
+def bin_types(buf, offs, codes, n, counts):
+    """Add the type byte of each record of the first n that is not refused (codes >= 0)
+    to counts[type]."""
+    for i in range(n):
+        if codes[i] >= 0:
+            counts[buf[offs[i] + 1]] += 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def bin_check(buf, p, ln):
+    """(code, detail, security) of the whole record of ``ln`` bytes at p: OK for an order
+    or execution to replay, NOT_MESSAGE for a snapshot, else BAD_TYPE / BAD_LENGTH /
+    BAD_VALUE with the type, length or field (SecurityID, ExecType)."""
+    t = buf[p + 1]
+    if t == ORDER or t == TRADE:
+        if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
+            return BAD_LENGTH, ln, -1
+        sec = security_of(buf, p + 4)
+        if sec < 0:
+            return BAD_VALUE, K_SECID, -1
+        if t == TRADE and buf[p + HEADER + 28] != 70 and buf[p + HEADER + 28] != 52:
+            return BAD_VALUE, K_EXECTYPE, -1
+        # order numbers from REF_FAR up would share book keys with others (ref_key)
+        if _le(buf, p + 15, 8) >= REF_FAR:
+            return BAD_VALUE, K_APPLSEQ, -1
+        if t == TRADE:
+            if _le(buf, p + HEADER, 8) >= REF_FAR:
+                return BAD_VALUE, K_BIDSEQ, -1
+            if _le(buf, p + HEADER + 8, 8) >= REF_FAR:
+                return BAD_VALUE, K_OFFERSEQ, -1
+        return OK, 0, sec
+    if t != SNAPSHOT:
+        return BAD_TYPE, t, -1
+    return NOT_MESSAGE, 0, -1
+
+
+@njit(cache=True, _nrt=False)
+def bin_heads(buf, n, max_records, max_bytes, codes, details, offs, secs, heads):
     """Framer: whole binary records at the front of buf[:n]; per record its offset, code
-    (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field) and for
-    orders and trades a record row. Returns (records, bytes, rows)."""
+    (OK, or BAD_TYPE / BAD_LENGTH / BAD_VALUE with the type, length or field: bin_check;
+    a snapshot is OK) and ``secs`` (int32: the security of an order or execution to
+    replay, else -1: what the workers route by), and for each order and execution to replay
+    a head row (B_WIDTH columns: R_SEQ .. R_OFFER, what frame_check reads, R_SEQ the
+    record's index in buf; the workers read the records themselves: bin_rows). Returns (records, bytes, head rows, records
+    within max_bytes)."""
     p = 0
     k = 0
     r = 0
+    fits = -1
     while k < max_records and p + 4 <= n:
         ln = _le(buf, p + 2, 2)
         if ln < HEADER:
             codes[k] = BAD_LENGTH
             details[k] = ln
             offs[k] = p
-            return k + 1, p, r
+            secs[k] = -1
+            return k + 1, p, r, k + 1 if fits < 0 else fits
         if p + ln > n:
             break
-        t = buf[p + 1]
+        if fits < 0 and p + ln > max_bytes:
+            fits = k
         offs[k] = p
-        codes[k] = OK
-        details[k] = 0
-        if t == ORDER or t == TRADE:
-            if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
-                codes[k] = BAD_LENGTH
-                details[k] = ln
+        c, d, sec = bin_check(buf, p, ln)
+        codes[k] = OK if c == NOT_MESSAGE else c
+        details[k] = d
+        secs[k] = sec
+        if c == OK:
+            t = buf[p + 1]
+            heads[r, R_SEQ] = k
+            heads[r, R_CHAN] = _le(buf, p + 13, 2)
+            heads[r, R_APPL] = _le(buf, p + 15, 8)
+            heads[r, R_TYPE] = t
+            heads[r, R_SEC] = sec
+            if t == TRADE:
+                heads[r, R_BID] = _le(buf, p + HEADER, 8)
+                heads[r, R_OFFER] = _le(buf, p + HEADER + 8, 8)
             else:
-                sec = security_of(buf, p + 4)       # once: _put_bin takes it
-                if sec < 0:
-                    codes[k] = BAD_VALUE
-                    details[k] = K_SECID
-                else:
-                    _put_bin(buf, p, rec, r, base_seq + k, sec)
-                    if t == TRADE and rec[r, R_EXEC] != 70 and rec[r, R_EXEC] != 52:
-                        codes[k] = BAD_VALUE
-                        details[k] = K_EXECTYPE
-                    else:
-                        r += 1
-        elif t != SNAPSHOT:
-            codes[k] = BAD_TYPE
-            details[k] = t
+                heads[r, R_BID] = 0
+                heads[r, R_OFFER] = 0
+            r += 1
         k += 1
         p += ln
-    return k, p, r
+    return k, p, r, k if fits < 0 else fits
+
+
+@njit(cache=True, _nrt=False)
+def bin_rows(buf, n, secs, base_seq, worker, n_workers, rec):
+    """Decoder: the record rows of the orders and executions of buf[:n] (whole records,
+    the first numbered base_seq; ``secs``: per record the framer's security, -1: not to
+    replay) whose security this worker owns. Returns the rows."""
+    p = 0
+    k = 0
+    r = 0
+    while p + HEADER <= n and k < secs.shape[0]:
+        ln = _le(buf, p + 2, 2)
+        if ln < HEADER or p + ln > n:
+            break
+        sec = secs[k]
+        if sec >= 0 and (n_workers == 1 or owner_of(sec, n_workers) == worker):
+            _put_bin(buf, p, rec, r, base_seq + k, sec)
+            r += 1
+        k += 1
+        p += ln
+    return r
 
 
 # roles of records (szse_events, first pass)
@@ -560,9 +643,56 @@ def _roles(rec, n, aux, chan_next):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def ref_key(rk, ch, a):
+    """The book's key of order ApplSeqNum ``a`` of channel ``ch`` (``rk``: the worker's key
+    state, RK_WIDTH zeros at first): 0 for 0; chunk << REF_BITS | the low bits of ``a``
+    while chunks last; else a ^ REF_FAR. An ApplSeqNum from 2**62 up would collide with
+    the chunk keys: the text parse cannot give one (|value| < 2**60) and bin_check refuses
+    a binary record naming one."""
+    if a == 0:
+        return np.int64(0)
+    hi = a >> REF_BITS
+    if a < 0 or hi >= (1 << REF_HI_BITS):
+        return a ^ REF_FAR
+    s = rk[ch]
+    if s == 0:
+        if rk[RK_SLOTS] >= REF_SLOTS:
+            return a ^ REF_FAR
+        rk[RK_SLOTS] += 1
+        s = rk[RK_SLOTS]
+        rk[ch] = s
+    j = RK_CHUNK + ((s - 1) << REF_HI_BITS) + hi
+    c = rk[j]
+    if c == 0:
+        if rk[RK_CHUNKS] >= REF_CHUNKS:
+            return a ^ REF_FAR
+        rk[RK_CHUNKS] += 1
+        c = rk[RK_CHUNKS]
+        rk[j] = c
+        rk[RK_HI + c - 1] = hi
+    return ((c - 1) << REF_BITS) | (a & REF_LOW)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def feed_ref(rk, k):
+    """The ApplSeqNum of book key k (ref_key)."""
+    if 0 < k < (np.int64(1) << 32):
+        return (rk[RK_HI + (k >> REF_BITS)] << REF_BITS) | (k & REF_LOW)
+    return k ^ REF_FAR if k != 0 else k
+
+
+@njit(cache=True, _nrt=False)
+def feed_refs(rows, n, c0, c1, rk):
+    """Columns c0 and c1 (the same twice for one) of rows[:n] (trades or orders rows):
+    book keys back to ApplSeqNums."""
+    for i in range(n):
+        rows[i, c0] = feed_ref(rk, rows[i, c0])
+        if c1 != c0:
+            rows[i, c1] = feed_ref(rk, rows[i, c1])
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
-    for c in range(ev.shape[1]):
-        ev[ne, c] = 0
     ev[ne, 0] = rec[r, R_SEQ]
     ev[ne, 1] = rec[r, R_TIME]
     ev[ne, 2] = b
@@ -570,15 +700,17 @@ def _ev(ev, ne, r, rec, b, act, ref, qty, px, aux_px):
     ev[ne, 4] = ref
     ev[ne, 5] = qty
     ev[ne, 6] = px
+    ev[ne, 7] = 0
     ev[ne, 8] = rec[r, R_APPL] if rec[r, R_TYPE] == TRADE else 0
     ev[ne, 9] = aux_px
 
 
 @njit(cache=True, _nrt=False)
-def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
+def szse_events(rec, n, aux, chan_next, books, n_books, names, ev, rk):
     """Book events of the record rows rec[:n] (see the module). ``books[security]``: local
     book + 1; new securities get rows (local book, security) in ``names``.
-    ``chan_next``: scratch, one row per channel number. Returns (events, books, new names)."""
+    ``chan_next``: scratch, one row per channel number; ``rk``: the worker's order key state
+    (ref_key). Events name orders by their keys. Returns (events, books, new names)."""
     _roles(rec, n, aux, chan_next)
     ne = 0
     nn = 0
@@ -588,6 +720,7 @@ def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
         if role == ROLE_DROP or role == ROLE_INCOMING:
             continue
         sec = rec[i, R_SEC]
+        ch = rec[i, R_CHAN]
         b = books[sec] - 1
         if b < 0:
             b = n_books
@@ -608,27 +741,29 @@ def szse_events(rec, n, aux, chan_next, books, n_books, names, ev):
             if live and rec[i, R_ORDTYPE] == 50:
                 own |= CAGE_ADD
             _ev(ev, ne, i, rec, b, ACT_ADD | own | cg | (side << 8) | (np.int64(65) << TYPE_SHIFT),
-                rec[i, R_APPL], rec[i, R_QTY], rec[i, R_PRICE], 0)
+                ref_key(rk, ch, rec[i, R_APPL]), rec[i, R_QTY], rec[i, R_PRICE], 0)
             ne += 1
         elif rec[i, R_EXEC] == 52:             # cancel
             ref = rec[i, R_BID] if rec[i, R_BID] != 0 else rec[i, R_OFFER]
-            _ev(ev, ne, i, rec, b, ACT_CANCEL | cg | (np.int64(88) << TYPE_SHIFT), ref, rec[i, R_LASTQTY], 0, 0)
+            _ev(ev, ne, i, rec, b, ACT_CANCEL | cg | (np.int64(88) << TYPE_SHIFT), ref_key(rk, ch, ref),
+                rec[i, R_LASTQTY], 0, 0)
             ne += 1
         elif role == ROLE_FILL_BID or role == ROLE_FILL_ASK:
             ref = rec[i, R_OFFER] if role == ROLE_FILL_BID else rec[i, R_BID]
             more = DEFER if aux[i, A_ADD_QTY] > 0 else 0     # the rest's add follows: one row
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | more, ref, rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | more, ref_key(rk, ch, ref), rec[i, R_LASTQTY], 0,
+                rec[i, R_LASTPX])
             ne += 1
             live = live and aux[i, A_LAST] != 0     # an incoming order's fills end at its last
         else:                                   # an auction fill: both orders rest
-            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | DEFER, rec[i, R_BID], rec[i, R_LASTQTY], 0,
-                rec[i, R_LASTPX])
-            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | cg | NOT_PRINTABLE, rec[i, R_OFFER], rec[i, R_LASTQTY], 0,
-                rec[i, R_LASTPX])
+            _ev(ev, ne, i, rec, b, ACT_EXEC | C | cg | DEFER, ref_key(rk, ch, rec[i, R_BID]),
+                rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
+            _ev(ev, ne + 1, i, rec, b, ACT_EXEC | C | cg | NOT_PRINTABLE, ref_key(rk, ch, rec[i, R_OFFER]),
+                rec[i, R_LASTQTY], 0, rec[i, R_LASTPX])
             ne += 2
         if aux[i, A_ADD_QTY] > 0:
             _ev(ev, ne, i, rec, b, ACT_ADD | cg | (aux[i, A_ADD_SIDE] << 8) | (np.int64(65) << TYPE_SHIFT),
-                aux[i, A_ADD_REF], aux[i, A_ADD_QTY], aux[i, A_ADD_PX], 0)
+                ref_key(rk, ch, aux[i, A_ADD_REF]), aux[i, A_ADD_QTY], aux[i, A_ADD_PX], 0)
             ne += 1
         if live and ne > start:
             ev[ne - 1, 3] |= CAGE_LIVE

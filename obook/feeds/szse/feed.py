@@ -1,16 +1,18 @@
 """Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
-turns into book events. The binary framer reads each record whole (cheap): the batch the
-workers get is its record rows (``FrameResult.data``), of which each keeps its securities'.
-The text framer reads only each line's head (type, security, channel, sequence, an
-execution's order numbers: what routing and the checks below need) and hands the workers
-the head rows and the batch's text, of which each parses the rest of its own lines (a
-line whose other fields are bad is the worker's error, or count, naming the line). The
-framer checks that each channel's ApplSeqNum follows the
-last one (a gap is an error naming the record, or counted as "sequence gap" in tolerant
-mode) and never ends a batch between an incoming order and its fills (it looks
-``LOOKAHEAD`` records ahead; a channel silent that long is taken as done).
+turns into book events (their orders named by per-worker keys: K.ref_key). The binary
+framer reads of each record only what the checks below and the routing need (its length,
+type, SecurityID, ExecType, channel, sequence, an execution's order numbers): the workers
+get the records' bytes and each record's security, and each reads its own securities'
+records whole. The text framer reads only each line's head (type, security, channel,
+sequence, an execution's order numbers: what routing and the checks below need) and hands
+the workers the head rows and the batch's text, of which each parses the rest of its own
+lines (a line whose other fields are bad is the worker's error, or count, naming the
+line). The framer checks that each channel's ApplSeqNum follows the last one (a gap is an
+error naming the record, or counted as "sequence gap" in tolerant mode) and never ends a
+batch between an incoming order and its fills (it looks ``LOOKAHEAD`` records ahead; a
+channel silent that long is taken as done).
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import numpy as np
 
 from ..._kernels import l2_szse as K
 from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
-from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS
+from ..._kernels.layout import (BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS, OR_NEW_REF, OR_REF,
+                                OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
 KEY_NAMES = {v: k for k, v in KEYS.items()}
 TYPE_NAMES = {111: "snapshot", 191: "execution", 192: "order"}
-CHANNELS = 1 << 16
+CHANNELS = K.CHANNELS
 
 
 def reason(code: int, detail: int, text: str = "") -> str:
@@ -47,9 +50,9 @@ def reason(code: int, detail: int, text: str = "") -> str:
 
 
 class _SzseFramer(Framer):
-    #: the largest batch the workers get (FrameResult.data): record rows of MAX_BATCH_RECORDS records
-    batch_bytes = MAX_BATCH_RECORDS * K.R_WIDTH * 8
-    width = K.R_WIDTH          # columns of the framer's rows
+    width = K.R_WIDTH          # columns of the framer's head rows (R_SEQ .. R_OFFER at least)
+    #: the head rows' R_SEQ: the record number (True) or the record's index in the buffer
+    numbered = True
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error)
@@ -57,7 +60,6 @@ class _SzseFramer(Framer):
         self.last_appl = np.full(CHANNELS, -1, np.int64)
         self.cont = np.zeros(1, np.int64)
         self.nxt = np.zeros(CHANNELS, np.int64)
-        self.types: dict[int, int] = {}
         self._alloc(1 << 16)
 
     def _alloc(self, n):
@@ -65,13 +67,10 @@ class _SzseFramer(Framer):
         self.rec = np.zeros((n, self.width), np.int64)
         self.cont = np.zeros(n, np.int64)
 
-    def message_counts(self):
-        return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
-
     def _finish(self, buf, base_seq, n, r, final, max_records, byte_of):
-        """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number); returns
-        a FrameResult (without data) and the rows before the cut. ``byte_of(i)``: the bytes
-        of records [0, i)."""
+        """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number, or index
+        without ``numbered``); returns a FrameResult (without data) and the rows before the
+        cut. ``byte_of(i)``: the bytes of records [0, i)."""
         codes = self.codes[:n]
         limit = min(n if final else n - self.lookahead, max_records)
         if limit <= 0:
@@ -88,14 +87,17 @@ class _SzseFramer(Framer):
                     key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
                     self.skipped[key] = self.skipped.get(key, 0) + 1
         rec = self.rec
-        rec[:r, K.R_SEQ] -= base_seq              # line indices for frame_check
+        first = base_seq if self.numbered else 0    # R_SEQ of the buffer's first record
+        if first:
+            rec[:r, K.R_SEQ] -= first             # line indices for frame_check
         cut, gap, n_gaps = K.frame_check(rec, r, n, limit, self.last_appl, self.on_error != "raise",
                                          self.cont, self.nxt)
-        rec[:r, K.R_SEQ] += base_seq
+        if first:
+            rec[:r, K.R_SEQ] += first
         if n_gaps:
             self.skipped["sequence gap"] = self.skipped.get("sequence gap", 0) + int(n_gaps)
         if gap >= 0:
-            j = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + gap))
+            j = int(np.searchsorted(rec[:r, K.R_SEQ], first + gap))
             error = FeedError(self.path, base_seq + gap,
                               f"sequence gap in channel {int(rec[j, K.R_CHAN])}: ApplSeqNum "
                               f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])}",
@@ -103,7 +105,7 @@ class _SzseFramer(Framer):
         if cut == 0 and error is None:
             return FrameResult(0, 0), 0
         self._count(cut)
-        rows = int(np.searchsorted(rec[:r, K.R_SEQ], base_seq + cut))   # the rows of lines before the cut
+        rows = int(np.searchsorted(rec[:r, K.R_SEQ], first + cut))   # the rows of lines before the cut
         return FrameResult(int(cut), int(byte_of(cut)), error), rows
 
 
@@ -167,28 +169,51 @@ def _line(buf, ends, i) -> str:
 
 
 class SzseBinFramer(_SzseFramer):
+    """Reads of each record what routing, the checks and the counts need (bin_heads: its
+    length, type, SecurityID, ExecType, channel, sequence, an execution's order numbers);
+    the workers get the records' bytes and each reads its own (SzseBinDecoder)."""
+
     unit = "record"
+    #: a batch (FrameResult.data): 2 words (records, bytes), each record's security (int32,
+    #: -1: not to replay), the records' bytes; at most MAX_BATCH_RECORDS executions' worth
+    #: (fewer records when longer ones would not fit)
+    batch_bytes = 16 + MAX_BATCH_RECORDS * (4 + K.TRADE_LEN)
+    width = K.B_WIDTH
+    numbered = False
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error, lookahead)
         self.offs = np.zeros(self.ends.shape[0], np.int64)
+        self.secs = np.zeros(self.ends.shape[0], np.int32)
+        self.hdr = np.zeros(2, np.int64)
+        self._counted = (0, 0, 0)     # (base_seq, records, bytes) bin_count found in the last buffer
+        self.type_counts = np.zeros(256, np.int64)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
             self.offs = np.zeros(want, np.int64)
-        if not final and K.bin_count(buf, len(buf), want) < want:
-            return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
-        n, nbytes, r = K.bin_scan(buf, len(buf), want, base_seq, self.codes, self.details, self.offs, self.rec)
+            self.secs = np.zeros(want, np.int32)
+        if not final:
+            # a buffer with too few records comes back with more bytes after the same front
+            k, p = self._counted[1:] if self._counted[0] == base_seq else (0, 0)
+            k, p = K.bin_count(buf, p, k, len(buf), want)
+            if k < want:
+                self._counted = (base_seq, k, p)
+                return FrameResult(0, 0)      # read more before scanning (a bad length: scan it)
+        self._counted = (0, 0, 0)
+        n, nbytes, r, fits = K.bin_heads(buf, len(buf), want, MAX_BATCH_RECORDS * K.TRADE_LEN, self.codes,
+                                         self.details, self.offs, self.secs, self.rec)
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
             return FrameResult(0, 0)
         self._buf = buf
         offs = self.offs
-        res, rows = self._finish(buf, base_seq, n, r, final, max_records,
+        res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
                                  lambda i: int(offs[i]) if i < n else int(nbytes))
         if res.n_records or res.error is not None:
-            res.data = self.rec[:rows].reshape(-1).view(np.uint8)
+            self.hdr[:] = (res.n_records, res.n_bytes)
+            res.data = (self.hdr.view(np.uint8), self.secs[:res.n_records].view(np.uint8), buf[:res.n_bytes])
         if final and res.error is None and res.n_records == n and nbytes < len(buf):
             res.error = TruncatedFeedError(self.path, base_seq + n, byte_offset + nbytes, unit=self.unit)
         return res
@@ -197,16 +222,19 @@ class SzseBinFramer(_SzseFramer):
         return reason(int(self.codes[i]), int(self.details[i]))
 
     def _count(self, cut):
-        ok = self.codes[:cut] >= 0
-        counts = np.bincount(self._buf[self.offs[:cut][ok] + 1], minlength=256)
-        for t in np.flatnonzero(counts):
-            self.types[int(t)] = self.types.get(int(t), 0) + int(counts[t])
+        K.bin_types(self._buf, self.offs, self.codes, cut, self.type_counts)
+
+    def message_counts(self):
+        return {TYPE_NAMES.get(int(t), str(t)): int(self.type_counts[t]) for t in np.flatnonzero(self.type_counts)}
 
 
 class SzseDecoder(Decoder):
-    """The framer's record rows (text or binary records alike): the owned ones replayed."""
+    """Record rows (text or binary records alike) to book events: the decoders of the two
+    forms make their owned records' rows (SzseTextDecoder, SzseBinDecoder)."""
 
     max_events_per_record = 2
+    keyed_refs = True
+    counts_types = True      # the orders and executions replayed (a framer that cannot count them)
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -220,26 +248,21 @@ class SzseDecoder(Decoder):
         self.book_mul = n_workers
         self.book_add = worker
         self.types = np.zeros(256, np.int64)
+        self.rk = np.zeros(K.RK_WIDTH, np.int64)    # the order keys' state (K.ref_key)
 
     @classmethod
     def warm(cls):
         rec = np.zeros((1, K.R_WIDTH), np.int64)
         K.szse_events(rec, 0, np.zeros((1, K.A_WIDTH), np.int64), np.zeros(1, np.int64),
                       np.zeros(1, np.int32), 0,
-                      np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64))
-        K.owned_rows(rec, 1, 0, 1, rec)
-
-    def decode(self, buf, base_seq, events):
-        rows = buf.view(np.int64).reshape(-1, K.R_WIDTH)
-        if self.n_workers == 1 and not rows[:, K.R_BAD].any():
-            return self._events(rows, rows.shape[0], events)      # every row: no copy
-        return self._events(self.rec, K.owned_rows(rows, rows.shape[0], self.worker, self.n_workers, self.rec),
-                            events)
+                      np.zeros((1, 2), np.int64), np.zeros((1, 10), np.int64), np.zeros(K.RK_WIDTH, np.int64))
+        K.feed_refs(np.zeros((1, OR_WIDTH), np.int64), 0, OR_REF, OR_NEW_REF, np.zeros(K.RK_WIDTH, np.int64))
 
     def _events(self, rec, r, events):
         ne, self.n_books, nn = K.szse_events(rec, r, self.aux, self.chan_next, self.books, self.n_books,
-                                             self._names, events)
-        self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
+                                             self._names, events, self.rk)
+        if self.counts_types:
+            self.types += np.bincount(rec[:r, K.R_TYPE], minlength=256)[:256]   # rows: orders, trades
         names = []
         for b, sec in self._names[:nn]:
             self.tickers.append(f"{int(sec):06d}")
@@ -247,10 +270,20 @@ class SzseDecoder(Decoder):
         return DecodeResult(int(ne), names)
 
     def message_counts(self):
+        if not self.counts_types:
+            return None
         return {TYPE_NAMES[t]: int(self.types[t]) for t in (191, 192) if self.types[t]}
 
+    def feed_refs(self, table, rows):
+        """The events name orders by book keys (K.ref_key): the rows get the ApplSeqNums."""
+        if table == "trades":
+            K.feed_refs(rows, rows.shape[0], TR_REF, TR_REF, self.rk)
+        elif table == "orders":
+            K.feed_refs(rows, rows.shape[0], OR_REF, OR_NEW_REF, self.rk)
+
     def describe(self, code, event):
-        return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
+        ref = int(K.feed_ref(self.rk, int(event[EV_REF])))
+        return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {ref} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")
 
 
@@ -292,3 +325,23 @@ class SzseTextDecoder(SzseDecoder):
         res = self._events(self.rec, r, events)
         res.error = error
         return res
+
+
+class SzseBinDecoder(SzseDecoder):
+    """The binary framer's batches (each record's security, the records' bytes): each
+    worker reads its own records (bin_rows), then replays their rows as SzseDecoder does."""
+
+    counts_types = False     # the framer counts every record by type
+
+    @classmethod
+    def warm(cls):
+        super().warm()
+        K.bin_rows(np.zeros(K.TRADE_LEN, np.uint8), 0, np.zeros(1, np.int32), 1, 0, 1,
+                   np.zeros((1, K.R_WIDTH), np.int64))
+
+    def decode(self, buf, base_seq, events):
+        n, size = (int(x) for x in buf[:16].view(np.int64))
+        secs = buf[16:16 + 4 * n].view(np.int32)
+        raw = buf[16 + 4 * n:16 + 4 * n + size]
+        r = K.bin_rows(raw, size, secs, base_seq, self.worker, self.n_workers, self.rec)
+        return self._events(self.rec, r, events)

@@ -36,4 +36,4 @@ def session_date(path):
 
 FORMAT = replace(_TEXT, name="szse-bin", unit="record", sniff=sniff, session_date=session_date,
                  framer="obook.feeds.szse.feed:SzseBinFramer",
-                 decoder="obook.feeds.szse.feed:SzseDecoder", suffixes=(".bin",))
+                 decoder="obook.feeds.szse.feed:SzseBinDecoder", suffixes=(".bin",))
