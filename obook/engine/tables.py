@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from .._kernels.layout import (DEPTH_HEAD, OR_WIDTH, ROW_WIDTH, TR_WIDTH, WANT_DEPTH, WANT_ORDERS,
                                WANT_TRADES)
-from .._kernels.merge import level_counts, merge_table
+from .._kernels.merge import TABLE_BLOCK, level_counts, merge_table
 from ..errors import ObookError
 from ..schema import depth_schema, orders_schema, trades_schema
 from .arrow import Tickers, book_columns
@@ -110,7 +110,8 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     if cap == 0:
         return None
     out = np.empty((rows.shape[2], cap), np.int64)
-    n = merge_table(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64), out)
+    n = merge_table(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64),
+                    np.empty((2, TABLE_BLOCK), np.int64), np.empty((TABLE_BLOCK, rows.shape[2]), np.int64), out)
     if n == 0:
         return None
     c = out[:, :n]
