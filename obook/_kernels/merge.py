@@ -147,6 +147,50 @@ def merge_table(rows, counts, limit, book_mul, book_add, head, pick, tile, out):
 
 
 @njit(cache=True, _nrt=False, nogil=True)
+def merge_depth(rows, counts, limit, book_mul, book_add, head, pick, tile, out, orders, valid):
+    """merge_table for depth rows (seq, time, book, then per level price, shares, orders),
+    writing the columns as Arrow takes them: out (3 + 2 * levels, >= rows) gets seq, time,
+    the global book and each level's price and shares (level k at 3 + 2k, 4 + 2k); orders
+    (levels, >= rows) the orders counts as int32, and valid (levels, >= (rows + 7) // 8) one
+    validity bitmap a level (valid when it has orders), shared by its three columns. Returns
+    the count. Scratch as merge_table's (pick: (2, B), tile: (B, >= row width)); the orders
+    columns are converted and their bits set while they are in the tile, so no later pass
+    reads them again (benchmarks/LEDGER.md, stop 25)."""
+    for w in range(rows.shape[0]):
+        head[w] = 0
+    width = rows.shape[2]
+    n = 0
+    while True:
+        m = _pick_block(rows, counts, limit, head, pick)
+        if m == 0:
+            return n
+        for i in range(m):
+            w, h = pick[0, i], pick[1, i]
+            for c in range(width):
+                tile[i, c] = rows[w, h, c]
+            tile[i, 2] = tile[i, 2] * book_mul[w] + book_add[w]
+        for i in range(m):
+            for c in range(3):
+                out[c, n + i] = tile[i, c]
+        for k in range(orders.shape[0]):
+            src = 3 + 3 * k
+            bits = valid[k, n >> 3] if n & 7 else 0     # a byte the block before began
+            for i in range(m):
+                p = n + i
+                out[3 + 2 * k, p] = tile[i, src]
+                out[4 + 2 * k, p] = tile[i, src + 1]
+                v = tile[i, src + 2]
+                orders[k, p] = v
+                bits |= (v != 0) << (p & 7)
+                if p & 7 == 7:
+                    valid[k, p >> 3] = bits
+                    bits = 0
+            if (n + m) & 7:
+                valid[k, (n + m) >> 3] = bits
+        n += m
+
+
+@njit(cache=True, _nrt=False, nogil=True)
 def level_counts(cols, first, step, n, counts, valid):
     """The orders columns of merged depth rows as Arrow wants them, in one pass: level k's
     column is cols[first + step * k, :n]; counts[k, :n] receives it as int32 and valid[k]
