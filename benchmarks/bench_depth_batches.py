@@ -22,7 +22,7 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import itch_day  # noqa: E402
 
-from obook._kernels.merge import TABLE_BLOCK, _next_source, level_counts, merge_table  # noqa: E402
+from obook._kernels.merge import TABLE_BLOCK, _next_source, level_counts, merge_depth, merge_table  # noqa: E402
 from obook.schema import depth_schema  # noqa: E402
 
 LEVELS = 10
@@ -255,6 +255,27 @@ def a_level_counts(c):
     return arrays
 
 
+def d_two_pass(rows, counts, limit, bm, ba):
+    """Before stop 25: the merge into 63 int64 columns, then level_counts over the orders."""
+    c = m_rowwise(rows, counts, limit, bm, ba)
+    n = c.shape[1]
+    n_orders = np.empty((2 * LEVELS, n), np.int32)
+    valid = np.empty((2 * LEVELS, (n + 7) // 8), np.uint8)
+    level_counts(c, 5, 3, n, n_orders, valid)
+    return c, n_orders, valid
+
+
+def d_fused(rows, counts, limit, bm, ba):
+    """merge_depth: the Arrow buffers written from the tile in one pass."""
+    cap = int(counts.sum())
+    out = np.empty((3 + 4 * LEVELS, cap), np.int64)
+    n_orders = np.empty((2 * LEVELS, cap), np.int32)
+    valid = np.empty((2 * LEVELS, (cap + 7) // 8), np.uint8)
+    n = merge_depth(rows, counts, limit, bm, ba, np.zeros(len(counts), np.int64), np.empty((2, TABLE_BLOCK), np.int64),
+                    np.empty((TABLE_BLOCK, rows.shape[2]), np.int64), out, n_orders, valid)
+    return out[:, :n], n_orders[:, :n], valid[:, :(n + 7) // 8]
+
+
 def timed(variants, items, repeats, rows):
     res = {k: [] for k in variants}
     for _ in range(repeats):
@@ -284,6 +305,11 @@ def main() -> None:
         for f in (m_wip, m_index_gather, m_index_numpy, m_blocked, m_rowwise_reused, m_wip_reused):
             assert np.array_equal(f(*b), want), f.__name__
         assert np.array_equal(m_colmajor(*cb), want)
+    for b in batches[:5]:
+        c, cnt, val = d_two_pass(*b)
+        f64, fcnt, fval = d_fused(*b)
+        head_px_qty = [0, 1, 2] + [3 + 3 * k + j for k in range(2 * LEVELS) for j in (0, 1)]
+        assert np.array_equal(f64, c[head_px_qty]) and np.array_equal(fcnt, cnt) and np.array_equal(fval, val)
     for c in merged[:3]:
         assert pa.RecordBatch.from_arrays(a_packbits(c), names=depth_schema(LEVELS).names[4:]).equals(
             pa.RecordBatch.from_arrays(a_level_counts(c), names=depth_schema(LEVELS).names[4:]))
@@ -307,6 +333,8 @@ def main() -> None:
     base = statistics.median(res["row by row (before)"])
     for k, v in res.items():
         print(f"  {k:<22}{statistics.median(v) * 1e9 / rows:8.1f} ns/row  {statistics.median(v) / base:5.2f}x")
+    print("depth buffers (merge + int32 orders + validity bitmaps):")
+    timed({"two passes (before)": d_two_pass, "merge_depth (fused)": d_fused}, batches, args.repeats, rows)
     print("Arrow arrays of the 60 level columns:")
     timed({"packbits + astype": a_packbits, "level_counts (kept)": a_level_counts},
           [(c,) for c in merged], args.repeats, rows)
