@@ -195,7 +195,8 @@ def level_counts(cols, first, step, n, counts, valid):
     """The orders columns of merged depth rows as Arrow wants them, in one pass: level k's
     column is cols[first + step * k, :n]; counts[k, :n] receives it as int32 and valid[k]
     its validity bitmap (a level is valid when it has orders), shared by the level's price
-    and shares. Returns n."""
+    and shares. Returns n. (The depth batches now come from merge_depth, which does this
+    while it merges; this two-pass form is its reference in tests and benchmarks.)"""
     full = n >> 3
     for k in range(counts.shape[0]):
         row = first + step * k
