@@ -24,13 +24,13 @@ b = Breaks.scan({path!r}, ItchFramer({path!r}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': len(b)}}
 """,
     "bbo replay": """
-import time, obook, obook.engine.worker_main
+import time, obook, obook.engine.forkserver_preload
 t = time.perf_counter()
 n = sum(b.num_rows for b in obook.bbo({path!r}, workers={workers}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': n}}
 """,
     "trades replay": """
-import time, obook, obook.engine.worker_main
+import time, obook, obook.engine.forkserver_preload
 t = time.perf_counter()
 n = sum(b.num_rows for b in obook.trades({path!r}, workers={workers}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': n}}

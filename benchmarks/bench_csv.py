@@ -19,7 +19,7 @@ from common import csv_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.worker_main, obook.feeds.csv.decoder
+import obook.engine.forkserver_preload, obook.feeds.csv.decoder
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format='csv'):
     rows += b.num_rows

@@ -31,7 +31,7 @@ from common import DATA, itch_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.worker_main, obook.feeds
+import obook.engine.forkserver_preload, obook.feeds
 obook.feeds.get_format({fmt!r}).framer_class(); obook.feeds.get_format({fmt!r}).decoder_class().warm()
 {preimport}
 t = time.perf_counter(); rows = 0

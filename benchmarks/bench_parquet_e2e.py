@@ -15,6 +15,13 @@ do not hash.
 
 ``--baseline DIR`` adds the obook runs of another checkout's package (``DIR/obook``, e.g.
 ``git archive HEAD~1 obook | tar -x -C DIR``), alternating with this one's.
+
+``--bytecode DIR``: the Python commands read and write their bytecode under DIR
+(``PYTHONPYCACHEPREFIX``, ``PYTHONDONTWRITEBYTECODE`` unset), as an installed package has it.
+Without it they run in the caller's environment: a virtual environment installed with
+``PYTHONDONTWRITEBYTECODE=1`` has no ``__pycache__``, and every obook process then compiles
+numba, numpy and llvmlite from source before it starts (~0.6 s of CPU here, benchmarks/LEDGER.md
+stop 25); itch-book, compiled, pays nothing of the kind.
 """
 
 from __future__ import annotations
@@ -69,6 +76,15 @@ def size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*.parquet")) if path.is_dir() else path.stat().st_size
 
 
+def target_of(cmd: list[str]) -> Path:
+    return Path(cmd[cmd.index("-o") + 1] if "-o" in cmd else cmd[3] if cmd[0] == "itch2parquet"
+                else cmd[cmd.index("convert") + 2])
+
+
+def remove(target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=("bbo", "depth"), default="bbo")
@@ -78,6 +94,7 @@ def main() -> None:
     ap.add_argument("--baseline", help="a directory holding another checkout's obook package")
     ap.add_argument("--no-small", action="store_true", help="skip the --compression small run")
     ap.add_argument("--no-one-worker", action="store_true", help="skip the 1-worker runs")
+    ap.add_argument("--bytecode", metavar="DIR", help="a bytecode cache for the Python commands (PYTHONPYCACHEPREFIX)")
     args = ap.parse_args()
     day = itch_day(args.messages, args.stocks)
     print(f"feed: {day} ({day.stat().st_size / 2**20:.0f} MiB)")
@@ -92,25 +109,34 @@ def main() -> None:
         times: dict[str, list[float]] = {k: [] for k in cmds}
         cpus: dict[str, list[float]] = {k: [] for k in cmds}
         sizes: dict[str, int] = {}
+        env = None
+        if args.bytecode:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(args.bytecode).resolve())
+            for name, cmd in cmds.items():    # one untimed run of each fills the cache
+                if cmd[0] == sys.executable:
+                    subprocess.run(cmd, check=True, capture_output=True, env=env)
+                    remove(target_of(cmd))
         for rep in range(args.repeats):
             for name, cmd in cmds.items():
                 t = time.perf_counter()
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                subprocess.run(cmd, check=True, capture_output=True)
+                subprocess.run(cmd, check=True, capture_output=True, env=env)
                 times[name].append(time.perf_counter() - t)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)   # the command's whole tree
                 cpus[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-                target = Path(cmd[cmd.index("-o") + 1] if "-o" in cmd else cmd[3] if cmd[0] == "itch2parquet"
-                              else cmd[cmd.index("convert") + 2])
+                target = target_of(cmd)
                 sizes[name] = size(target)
-                shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink()
-            print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()), flush=True)
+                remove(target)
+            print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items())
+                  + f" (load {os.getloadavg()[0]:.2f})", flush=True)
     base = median(times["itch-book"])
     print(f"\n{'contender':<32}{'median s':>10}{'vs itch-book':>14}{'CPU s':>8}{'MB':>9}")
     for name, ts in times.items():
         print(f"{name:<32}{median(ts):>10.2f}{median(ts) / base:>13.2f}x{median(cpus[name]):>8.2f}"
               f"{sizes[name] / 1e6:>9.1f}")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}"
+          + (f"; bytecode cached in {args.bytecode}" if args.bytecode else ""))
 
 
 if __name__ == "__main__":

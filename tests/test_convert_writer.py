@@ -191,9 +191,9 @@ def test_convert_two_workers_started_with_no_other_thread_alive(itch_day, tmp_pa
     seen = []
     real = engine_workers.mp_context
 
-    def spy():
+    def spy(fmt=None):
         seen.append(threading.active_count() == 1)   # (DuckDB or polars loaded by another test also means the forkserver)
-        return real()
+        return real(fmt)
 
     monkeypatch.setattr(engine_workers, "mp_context", spy)
     result = convert(itch_day, tmp_path, tables="bbo,depth", levels=2, workers=2)

@@ -18,7 +18,7 @@ from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, s
 from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
 from .arrow import Tickers, merge_batch
-from .tables import check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
+from .tables import ColumnPool, check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
 from .workers import WorkerPool, join_parts
 
 log = logging.getLogger("obook")
@@ -150,6 +150,7 @@ class Replay:
         framer = fmt.framer_class()(self.path, self.on_error)
         framer.detected = self.detected
         tickers = Tickers()
+        self._pool = ColumnPool()
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}
         breaks = None
@@ -247,7 +248,7 @@ class Replay:
                                     self._key_type, self._bbo_schema)
             else:
                 batch = merge_table_batch(table, rows, counts, limit, engine.book_mul, engine.book_add,
-                                          tickers, self.format, self.levels, data, breaks)
+                                          tickers, self.format, self.levels, data, breaks, self._pool)
             if batch is not None and self.tickers:
                 batch = self._keep_tickers(batch)
             if batch is not None and self._record_fields:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pyarrow as pa
 
 from .._kernels.layout import (DEPTH_HEAD, OR_WIDTH, ROW_WIDTH, TR_WIDTH, WANT_DEPTH, WANT_ORDERS,
                                WANT_TRADES)
-from .._kernels.merge import level_counts, merge_table
+from .._kernels.merge import TABLE_BLOCK, merge_depth, merge_table
 from ..errors import ObookError
 from ..schema import depth_schema, orders_schema, trades_schema
 from .arrow import Tickers, book_columns
@@ -95,22 +97,70 @@ def format_schema(schema: pa.Schema, fmt) -> pa.Schema:
     return schema.with_metadata(metadata)
 
 
+class ColumnPool:
+    """Output arrays of the merge, used again once no batch holds them any more.
+
+    A batch's Arrow columns are views of the merge's output (no copy); the Parquet writer
+    keeps them until their row group is encoded, a few batches later. A new array for every
+    batch costs the kernel's page faults and zeroing of fresh memory, about a third of the
+    merge's CPU time on the depth table (benchmarks/LEDGER.md, stop 25). An array is free when
+    no view of it is alive: its reference count (CPython) is the pool's alone. At most
+    ``keep`` arrays are kept; a caller holding every batch only makes the pool allocate.
+    """
+
+    def __init__(self, keep: int = 32):
+        self.keep = keep
+        self.arrays: list[np.ndarray] = []
+
+    def get(self, need: int) -> np.ndarray:
+        """A flat int64 array of ``need`` elements, reused when one at most twice its size is free."""
+        best = None
+        for k in range(len(self.arrays)):
+            # references: the list's and getrefcount's argument (no loop variable: enumerate's
+            # reused tuple would hold one more)
+            if need <= self.arrays[k].size <= 2 * need and sys.getrefcount(self.arrays[k]) == 2 and (
+                    best is None or self.arrays[k].size < self.arrays[best].size):
+                best = k
+        if best is None:
+            flat = np.empty(need + need // 8, np.int64)    # room for a slightly larger batch
+            if len(self.arrays) < self.keep:
+                self.arrays.append(flat)
+        else:
+            flat = self.arrays[best]
+        return flat[:need]
+
+
+def carve(pool: ColumnPool | None, *parts: tuple[tuple[int, int], type]) -> list[np.ndarray]:
+    """Arrays of the given (shape, dtype) parts, one after the other in one int64 array of
+    ``pool`` (None: a new one); each part starts on an 8-byte boundary."""
+    words = [-(-(a * b * np.dtype(t).itemsize) // 8) for (a, b), t in parts]
+    flat = np.empty(sum(words), np.int64) if pool is None else pool.get(sum(words))
+    out, at = [], 0
+    for ((a, b), t), w in zip(parts, words):
+        out.append(flat[at:at + w].view(t)[:a * b].reshape(a, b))
+        at += w
+    return out
+
+
 def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: int,
                       book_mul: np.ndarray, book_add: np.ndarray, tickers: Tickers,
                       fmt, levels: int, data: np.ndarray | None = None,
-                      breaks=None) -> pa.RecordBatch | None:
+                      breaks=None, pool: ColumnPool | None = None) -> pa.RecordBatch | None:
     """One batch of ``table``: the workers' rows merged into feed order (seq < limit).
 
     ``fmt``: the FeedFormat (its book key, order ids, sideless trade kinds).
     ``data``: the batch's bytes, for text order ids (the rows hold their spans).
     ``breaks``: the format's prepass result (``broken(seq, match, is_trade)``) for the
-    trades' ``broken``.
+    trades' ``broken``. ``pool``: where the merge's output arrays come from (None: new ones).
     """
     cap = int(counts.sum())
     if cap == 0:
         return None
-    out = np.empty((rows.shape[2], cap), np.int64)
-    n = merge_table(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64), out)
+    if table == "depth":
+        return _depth_batch(rows, counts, limit, book_mul, book_add, tickers, fmt, levels, pool, cap)
+    out, = carve(pool, ((rows.shape[2], cap), np.int64))
+    n = merge_table(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64),
+                    np.empty((2, TABLE_BLOCK), np.int64), np.empty((TABLE_BLOCK, rows.shape[2]), np.int64), out)
     if n == 0:
         return None
     c = out[:, :n]
@@ -150,17 +200,30 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
             pa.array(c[5]), pa.array(c[6]), pa.array(c[7]),
         ] + ids + [pa.array(c[11], mask=~resting), pa.array(c[12], mask=~resting)]
         return pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
-    arrays = list(head)
-    n_orders = np.empty((2 * levels, n), np.int32)
-    valid = np.empty((2 * levels, (n + 7) // 8), np.uint8)
-    level_counts(c, DEPTH_HEAD + 2, 3, n, n_orders, valid)   # one bitmap a level, for its three columns
-    for k in range(2 * levels):           # bids 1..levels then asks 1..levels
-        v = pa.py_buffer(valid[k])
-        arrays += [pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(c[DEPTH_HEAD + 3 * k])]),
-                   pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(c[DEPTH_HEAD + 1 + 3 * k])]),
-                   pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(n_orders[k])])]
+    raise ValueError(f"no table {table!r}")
+
+
+def _depth_batch(rows, counts, limit, book_mul, book_add, tickers, fmt, levels, pool, cap):
+    """The depth table's batch: merge_depth writes the Arrow buffers (int64 prices and
+    shares, int32 orders, a validity bitmap a level) straight from the workers' rows."""
+    sides = 2 * levels                    # bids 1..levels then asks 1..levels
+    out, n_orders, valid = carve(pool, ((DEPTH_HEAD + 2 * sides, cap), np.int64),
+                                 ((sides, cap), np.int32), ((sides, (cap + 7) // 8), np.uint8))
+    n = merge_depth(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64),
+                    np.empty((2, TABLE_BLOCK), np.int64), np.empty((TABLE_BLOCK, rows.shape[2]), np.int64),
+                    out, n_orders, valid)
+    if n == 0:
+        return None
+    ticker, locate = book_columns(out[2, :n].copy(), n, tickers, key_type(fmt))
+    arrays = [pa.array(out[0, :n]), pa.array(out[1, :n].view(np.uint64)), ticker, locate]
+    nb = (n + 7) // 8
+    for k in range(sides):
+        v = pa.py_buffer(valid[k, :nb])
+        arrays += [pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(out[DEPTH_HEAD + 2 * k, :n])]),
+                   pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(out[DEPTH_HEAD + 1 + 2 * k, :n])]),
+                   pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(n_orders[k, :n])])]
     return pa.RecordBatch.from_arrays(arrays, schema=format_schema(depth_schema(levels), fmt))
 
 
-__all__ = ["TABLES", "check_tables", "want_bits", "widths", "schema_of", "format_schema", "key_type",
+__all__ = ["ColumnPool", "TABLES", "check_tables", "want_bits", "widths", "schema_of", "format_schema", "key_type",
            "merge_table_batch"]

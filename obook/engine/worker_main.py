@@ -1,4 +1,4 @@
-"""The body of a worker process (imported by the forkserver, so kernels load once)."""
+"""The body of a worker process (its kernels loaded by ``warm`` before workers start)."""
 
 from __future__ import annotations
 
@@ -94,21 +94,24 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
             return
 
 
-def _warm() -> None:
-    """Load the compiled kernels (numba cache) once, in the forkserver."""
-    from .._kernels.layout import ACT_ADD, EV_WIDTH
-    from .books import BookState
+def warm(fmt=None) -> None:
+    """Load the compiled kernels (numba cache) before workers are started from this process:
+    the books' and the decoder's of ``fmt`` (a FeedFormat or its name), or with None every
+    format's (the forkserver, which cannot know the feeds it will serve: see
+    ``obook.engine.forkserver_preload``). A forked worker inherits them; the parent of a
+    fork loads only its feed's decoder (every format's cost an ITCH convert ~60 ms before
+    its first record, benchmarks/LEDGER.md stop 25)."""
+    try:
+        from .._kernels.layout import ACT_ADD, EV_WIDTH
+        from .books import BookState
 
-    ev = np.zeros((2, EV_WIDTH), dtype=np.int64)
-    ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
-    ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
-    BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
-    from ..feeds import formats
-    for fmt in formats().values():   # each format's decoder kernels
-        fmt.decoder_class().warm()
-
-
-try:
-    _warm()
-except Exception:  # noqa: BLE001 - a cold start is slower, not wrong
-    pass
+        ev = np.zeros((2, EV_WIDTH), dtype=np.int64)
+        ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
+        ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
+        BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
+        from ..feeds import formats, get_format
+        chosen = formats().values() if fmt is None else [get_format(fmt) if isinstance(fmt, str) else fmt]
+        for f in chosen:   # the decoder kernels
+            f.decoder_class().warm()
+    except Exception:  # noqa: BLE001 - a cold start is slower, not wrong
+        pass

@@ -46,17 +46,19 @@ def _fork_is_safe() -> bool:
     return not any(name in sys.modules for name in _THREAD_POOL_OWNERS)
 
 
-def mp_context():
-    """fork when it is safe (instant, compiled kernels inherited); otherwise, next to
-    DuckDB's or polars' threads, the forkserver, since fork in a process whose other
-    threads hold locks can deadlock the child."""
+def mp_context(fmt=None):
+    """fork when it is safe (instant, compiled kernels inherited: those of the books and of
+    ``fmt``'s decoder, every format's when None); otherwise, next to DuckDB's or polars'
+    threads, the forkserver, since fork in a process whose other threads hold locks can
+    deadlock the child."""
     global _forkserver
     if _fork_is_safe():
-        from . import worker_main  # noqa: F401 - loads the kernels before forking
+        from .worker_main import warm
+        warm(fmt)       # loads the kernels before forking
         return mp.get_context("fork")
     if _forkserver is None:
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["obook.engine.worker_main"])
+        ctx.set_forkserver_preload(["obook.engine.forkserver_preload"])
         _forkserver = ctx
     return _forkserver
 
@@ -217,7 +219,7 @@ class WorkerPool:
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
             self.inputs, self.outputs = shared_views(self.mm, n_workers, slots, in_capacity, self.layout, rows)
-            ctx = mp_context()
+            ctx = mp_context(fmt)
             from . import worker_main
             # a forked worker's parent is this process: it checks that after PR_SET_PDEATHSIG
             # (a forkserver's worker is the server's child; the pipes' EOF stop it)
