@@ -19,7 +19,8 @@ from common import csv_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.forkserver_preload, obook.feeds.csv.decoder
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.feeds.csv.decoder
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format='csv'):
     rows += b.num_rows

@@ -40,7 +40,8 @@ def dbn_day(records: int, instruments: int = 50, seed: int = 7, zstd: bool = Fal
 
 OBOOK = """
 import time, obook
-import obook.engine.forkserver_preload, obook.feeds.databento.decoder
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.feeds.databento.decoder
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format='databento'):
     rows += b.num_rows

@@ -31,7 +31,8 @@ from common import DATA, itch_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.forkserver_preload, obook.feeds
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.feeds
 obook.feeds.get_format({fmt!r}).framer_class(); obook.feeds.get_format({fmt!r}).decoder_class().warm()
 {preimport}
 t = time.perf_counter(); rows = 0

@@ -21,7 +21,7 @@ from common import csv_day, itch_day, median  # noqa: E402
 # wall seconds, and CPU seconds of the process and its workers (steadier on a loaded machine)
 REPLAY = """
 import time, obook, json, resource
-import obook.engine.forkserver_preload  # load the compiled kernels before timing
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
 import obook.engine.replay, pyarrow.compute  # and the modules a replay imports: a thin
 # ``import obook`` leaves them to the first replay (the old front imported them eagerly)
 def cpu():
