@@ -117,15 +117,25 @@ def _pick_block(rows, counts, limit, head, pick):
     return m
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _gather(rows, pick, m, book_mul, book_add, tile):
+    """The m picked rows whole into tile[:m], their book (column 2) made global."""
+    for i in range(m):
+        w, h = pick[0, i], pick[1, i]
+        for c in range(rows.shape[2]):
+            tile[i, c] = rows[w, h, c]
+        tile[i, 2] = tile[i, 2] * book_mul[w] + book_add[w]
+
+
 @njit(cache=True, _nrt=False, nogil=True)
 def merge_table(rows, counts, limit, book_mul, book_add, head, pick, tile, out):
     """k-way merge of rows[w, :counts[w]] (sorted by column 0, seq) into out (columns x rows),
     leaving out rows with seq >= limit; column 2 (book) becomes global. Returns the count.
 
     Block by block (pick: (2, B) and tile: (B, >= columns) scratch; head: >= workers): the
-    block's rows are copied whole into tile, then written out a few columns at a time, so
-    that a row's columns do not go to as many places in memory at once (0.4-0.5x the time of
-    a row by row copy, benchmarks/LEDGER.md)."""
+    block's rows are copied whole into tile, then written out a few columns at a time (as
+    fast as a row by row copy on real batches, 1.05x; it is merge_depth's structure, which
+    is faster: benchmarks/LEDGER.md, stop 25)."""
     for w in range(rows.shape[0]):
         head[w] = 0
     width = rows.shape[2]
@@ -134,11 +144,7 @@ def merge_table(rows, counts, limit, book_mul, book_add, head, pick, tile, out):
         m = _pick_block(rows, counts, limit, head, pick)
         if m == 0:
             return n
-        for i in range(m):
-            w, h = pick[0, i], pick[1, i]
-            for c in range(width):
-                tile[i, c] = rows[w, h, c]
-            tile[i, 2] = tile[i, 2] * book_mul[w] + book_add[w]
+        _gather(rows, pick, m, book_mul, book_add, tile)
         for c0 in range(0, width, 4):
             for i in range(m):
                 for c in range(c0, min(c0 + 4, width)):
@@ -158,17 +164,12 @@ def merge_depth(rows, counts, limit, book_mul, book_add, head, pick, tile, out, 
     reads them again (benchmarks/LEDGER.md, stop 25)."""
     for w in range(rows.shape[0]):
         head[w] = 0
-    width = rows.shape[2]
     n = 0
     while True:
         m = _pick_block(rows, counts, limit, head, pick)
         if m == 0:
             return n
-        for i in range(m):
-            w, h = pick[0, i], pick[1, i]
-            for c in range(width):
-                tile[i, c] = rows[w, h, c]
-            tile[i, 2] = tile[i, 2] * book_mul[w] + book_add[w]
+        _gather(rows, pick, m, book_mul, book_add, tile)
         for i in range(m):
             for c in range(3):
                 out[c, n + i] = tile[i, c]
