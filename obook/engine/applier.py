@@ -82,10 +82,9 @@ class Applier:
             if t in outs:
                 counts[t] = int(extra.counts[k])
                 written[t] = getattr(extra, t)
-        if self.decoder.keyed_refs:      # the decoder's order keys back to the feed's refs
-            for t in ("trades", "orders"):
-                if t in written:
-                    self.decoder.feed_refs(t, written[t][:counts[t]])
+        for t in ("trades", "orders"):   # a decoder's own order keys back to the feed's refs
+            if t in written:
+                self.decoder.feed_refs(t, written[t][:counts[t]])
         overflow = {}
         for t, rows in written.items():     # grown past the slot: the slot, then the rest
             if rows is not outs[t]:

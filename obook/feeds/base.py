@@ -110,9 +110,6 @@ class Decoder:
     #: 1: each record gives at most one event (``events`` has a row per record); None: any
     #: number (the decoder stops when ``events`` is full and is called again)
     max_events_per_record: int | None = 1
-    #: True: the events name orders by keys of the decoder's own (EV_REF, EV_NEWREF), which
-    #: ``feed_refs`` turns back into the feed's refs in the trades and orders rows
-    keyed_refs = False
 
     def __init__(self, path: str, worker: int, n_workers: int, on_error: str = "raise", want: int = 0):
         self.path = str(path)
@@ -133,8 +130,9 @@ class Decoder:
         raise NotImplementedError
 
     def feed_refs(self, table: str, rows: np.ndarray) -> None:
-        """With ``keyed_refs``: this batch's rows of ``table`` ("trades" or "orders", the
-        book kernel's), their order keys replaced by the feed's refs in place."""
+        """This batch's rows of ``table`` ("trades" or "orders", the book kernel's): a decoder
+        whose events name orders by keys of its own (EV_REF, EV_NEWREF) puts the feed's
+        refs back in place; the feed's refs as they are (nothing to do) by default."""
 
     def select(self, tickers: tuple[str, ...]) -> bool:
         """Decode only the records of these tickers' books (a decoder that can tell a

@@ -233,7 +233,6 @@ class SzseDecoder(Decoder):
     forms make their owned records' rows (SzseTextDecoder, SzseBinDecoder)."""
 
     max_events_per_record = 2
-    keyed_refs = True
     counts_types = True      # the orders and executions replayed (a framer that cannot count them)
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
