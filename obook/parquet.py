@@ -11,6 +11,9 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
   nothing to prune); every other column is dictionary-encoded.
 * Compression (``COMPRESSIONS``, benchmarks/LEDGER.md, issue 13): ``fast`` (the default)
   or ``small`` (smaller files, slower to write).
+* The depth table's level columns are written by obook's own page writer
+  (:mod:`obook.parquet_levels`: numba kernels and zstd, half of Arrow's CPU for them), the
+  other columns by Arrow; the bytes are the ones Arrow alone writes.
 * Row groups are encoded in parallel (``ENCODE_THREADS`` threads of the sink's own; pyarrow
   encodes without the GIL) while the caller goes on collecting the next one: each full row
   group is written by a ``pq.ParquetWriter`` of its own into memory, then appended to the
@@ -35,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .parquet_footer import FILE_ROW_GROUPS, MAGIC, footer, shifted, split
+from .parquet_levels import LevelPages, level_columns
 
 __all__ = ["ParquetSink", "parquet_options", "COMPRESSIONS", "ROW_GROUP_BYTES", "ENCODE_THREADS"]
 
@@ -136,6 +140,12 @@ class ParquetSink:
         self.options = parquet_options(self.table, schema, compression)
         # a writer's footer without row groups: the schema, ARROW:schema, created_by
         self._meta = _encode(schema, self.options, None)[1]
+        # the depth table's level columns: obook's page writer (Arrow writes the others)
+        levels = level_columns(schema, self.options)
+        self._levels = LevelPages(schema, levels, self.options.get("compression_level", 3)) if levels else None
+        self._head_schema = schema if self._levels is None else pa.schema(
+            [f for f in schema if f.name not in levels], metadata=schema.metadata)
+        self._head_options = self.options if self._levels is None else _without(self.options, levels)
         self._file = open(self.path, "wb")
         self._file.write(MAGIC)
         self._offset = len(MAGIC)
@@ -189,14 +199,20 @@ class ParquetSink:
     def _encode_group(self, table: pa.Table, prev: Future | None) -> None:
         """(On an encoding thread.) Encode ``table``, then, once the row group before it is in
         the file, append it: its bytes, and its footer's row groups moved to where they land."""
-        body, meta = _encode(self.schema, self.options, table)
+        if self._levels is None:
+            body, meta = _encode(self.schema, self.options, table)
+            parts = [body]
+        else:
+            body, meta = _encode(self._head_schema, self._head_options, self._levels.head(table))
+            parts, meta = self._levels.append(body, meta, table)
         if prev is not None:
             prev.result()       # in the file (or failed: so does this one)
         delta = self._offset - len(MAGIC)
         for group in meta.get(FILE_ROW_GROUPS, (0, []))[1]:
             self._groups.append(shifted(group, delta, len(self._groups)))
-        self._file.write(body)
-        self._offset += len(body)
+        for part in parts:
+            self._file.write(part)
+            self._offset += len(part)
 
     def _stop_encoder(self) -> None:
         for f in self._in_flight:
@@ -224,6 +240,17 @@ class ParquetSink:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+
+def _without(options: dict, names: list[str]) -> dict:
+    """``options`` for a schema without the columns ``names``."""
+    gone = set(names)
+    out = dict(options)
+    for key in ("use_dictionary", "write_statistics"):
+        if isinstance(out.get(key), list):
+            out[key] = [n for n in out[key] if n not in gone]
+    out["column_encoding"] = {k: v for k, v in out.get("column_encoding", {}).items() if k not in gone}
+    return out
 
 
 def _encode(schema: pa.Schema, options: dict, table: pa.Table | None):

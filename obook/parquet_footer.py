@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["split", "shifted", "footer", "Struct"]
+__all__ = ["split", "shifted", "footer", "Struct", "encode_struct"]
 
 MAGIC = b"PAR1"
 
 # compact protocol types
 _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(1, 13)
+
+#: the compact protocol's types by name, for structs built elsewhere (obook.parquet_levels)
+T_FALSE, T_I32, T_I64, T_BINARY, T_LIST, T_STRUCT = _FALSE, _I32, _I64, _BINARY, _LIST, _STRUCT
 
 # parquet.thrift field ids
 FILE_NUM_ROWS, FILE_ROW_GROUPS, FILE_KEY_VALUES = 3, 4, 5
@@ -183,6 +186,13 @@ def _struct(out: bytearray, s: Struct) -> None:
         last = fid
         _value(out, typ, v)
     out.append(0)
+
+
+def encode_struct(s: Struct) -> bytes:
+    """A struct in the compact protocol (e.g. a page header)."""
+    out = bytearray()
+    _struct(out, s)
+    return bytes(out)
 
 
 # --------------------------------------------------------------------------- Parquet
