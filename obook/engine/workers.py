@@ -105,14 +105,19 @@ def _sigint_held():
 def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int],
                  rows: int = MAX_BATCH_RECORDS):
     """The input slots (slots x in_capacity bytes) and, per table, the output slots
-    (workers x slots x rows x width int64) laid out one after the other. Rows that do not
-    fit a slot travel with the batch's result (BatchResult.overflow)."""
+    (indexed workers x slots x rows x width int64) laid out one after the other. Rows that
+    do not fit a slot travel with the batch's result (BatchResult.overflow).
+
+    In memory an output is slot by slot (slots x workers x rows x width): one slot's rows
+    of every worker, ``outputs[table][:, slot]``, are one C-contiguous array, which the
+    merge kernels are compiled for (a strided view made numba's row copies element by
+    element: the depth merge took 195 instead of 110 ns a row, benchmarks/LEDGER.md S26-12)."""
     inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
     outputs, offset = {}, slots * in_capacity
     for table, width in layout.items():
         count = n_workers * slots * rows * width
         outputs[table] = np.frombuffer(mm, np.int64, count, offset).reshape(
-            n_workers, slots, rows, width)
+            slots, n_workers, rows, width).transpose(1, 0, 2, 3)
         offset += count * 8
     return inputs, outputs
 
