@@ -142,7 +142,7 @@ class ParquetSink:
         self._meta = _encode(schema, self.options, None)[1]
         # the depth table's level columns: obook's page writer (Arrow writes the others)
         levels = level_columns(schema, self.options)
-        self._levels = LevelPages(schema, levels, self.options.get("compression_level", 3)) if levels else None
+        self._levels = LevelPages(schema, levels, self.options.get("compression_level", 1)) if levels else None
         self._head_schema = schema if self._levels is None else pa.schema(
             [f for f in schema if f.name not in levels], metadata=schema.metadata)
         self._head_options = self.options if self._levels is None else _without(self.options, levels)
