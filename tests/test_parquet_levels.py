@@ -152,3 +152,28 @@ def test_data_page_header_equals_generic_encoder():
             [5, pf.T_STRUCT, pf.Struct([[1, pf.T_I32, rows], [2, pf.T_I32, encoding], [3, pf.T_I32, 3],
                                         [4, pf.T_I32, 3], [5, pf.T_STRUCT, pf.Struct()]])]]))
         assert levels_mod._data_page_header(size, packed, rows, encoding) == want
+
+
+def test_level_pages_real_shanghai_day_depth_file_equals_arrow_writer(tmp_path, monkeypatch):
+    from conftest import SHARED_DATA
+
+    import obook
+
+    day = SHARED_DATA / "AX_sbe_sse_600519.zip"
+    if not day.exists():
+        pytest.skip(f"{day} not here (the project's shared data)")
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 8_000_000)     # a few row groups
+    table = pa.Table.from_batches(list(obook.depth(str(day), levels=10)))
+    assert table.num_rows > 50_000
+    paths = []
+    for own in (True, False):
+        path = tmp_path / f"{own}.parquet"
+        sink = obook_parquet.ParquetSink(path, table.schema)
+        if not own:         # Arrow writes every column
+            sink._levels, sink._head_schema, sink._head_options = None, table.schema, sink.options
+        for b in table.to_batches(max_chunksize=20_000):
+            sink.write(b)
+        sink.close()
+        paths.append(path)
+    assert len(group_rows(paths[0])) > 2
+    assert paths[0].read_bytes() == paths[1].read_bytes()
