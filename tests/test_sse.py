@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
@@ -14,9 +13,10 @@ from obook.errors import FeedError
 from obook.feeds import detect_format
 from obook.gen.sse import generate
 
+from conftest import SHARED_DATA
 from reference_l2 import bbo_by_ticker, sse_bbo
 
-REAL_DAY = Path("/work/shared/data/AX_sbe_sse_600519.zip")
+REAL_DAY = SHARED_DATA / "AX_sbe_sse_600519.zip"     # beside the repository (absent: skipped)
 
 
 def _write(tmp_path, lines, name="day.log"):
