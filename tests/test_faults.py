@@ -384,6 +384,50 @@ def test_cli_sigterm_mid_replay_exits_143_no_temp_file_no_children(big, tmp_path
     only_feed_left(out_dir)
 
 
+def test_cli_sigterm_as_replay_starts_always_exits_143(big, tmp_path):
+    """A SIGTERM just as the replay starts (numba loading kernels, workers forking) used to
+    be dropped by an llvmlite callback, a finaliser or an after-fork hook (exit 0 after the
+    whole replay, about one run in five) or to leave an LLVM module freed twice (a segfault,
+    "double free detected"): the CLI now sends it again where raising is unsafe."""
+    codes = []
+    for i in range(15):
+        out_dir = tmp_path / str(i)
+        out_dir.mkdir()
+        p = cli("bbo", big, "--workers", 2, "--output", out_dir / "day.parquet", start_new_session=True)
+        deadline = time.time() + 60
+        while not any(out_dir.iterdir()) and time.time() < deadline:   # the temp file: a sink, then the replay
+            time.sleep(0.001)
+        time.sleep(0.004 * i)          # 0 to 56 ms: the kernels load, the workers fork
+        p.send_signal(signal.SIGTERM)
+        codes.append((p.wait(timeout=60), p.stderr.read().decode()[-300:]))
+    assert [c for c, _ in codes] == [143] * 15, [c for c in codes if c[0] != 143]
+
+
+def test_cli_signal_inside_a_finaliser_is_sent_again_not_raised(monkeypatch):
+    from obook import cli as obook_cli
+
+    sent = []
+
+    class Timer:
+        def __init__(self, delay, fn, args):
+            sent.append((delay, fn, args))
+
+        def start(self):
+            pass
+
+    monkeypatch.setattr("threading.Timer", Timer)
+
+    def __del__():      # a finaliser's frame (a function, so no real finaliser runs later)
+        return obook_cli._interrupted(signal.SIGTERM, sys._getframe())
+
+    assert __del__() is None and sent == [(0.01, os.kill, (os.getpid(), signal.SIGTERM))]
+    with pytest.raises(SystemExit) as e:
+        obook_cli._interrupted(signal.SIGTERM, sys._getframe())
+    assert e.value.code == 143
+    with pytest.raises(KeyboardInterrupt):
+        obook_cli._interrupted(signal.SIGINT, sys._getframe())
+
+
 def test_cli_sigkilled_writer_temp_file_removed_by_next_run(big, tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._kernels.layout import ROW_WIDTH
 from .applier import Applier
-from .workers import shared_views
+from .workers import HELD_SIGNALS, shared_views
 
 PR_SET_PDEATHSIG = 1      # <linux/prctl.h>
 
@@ -57,7 +57,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
         rows_per_slot, parent_pid=None, tickers=None, observer=None):
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held while we were forked
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)   # held while we were forked
     try:
         fd = reduction.recv_handle(conn)
         mm = mmap.mmap(fd, size)
