@@ -10,6 +10,7 @@ day (as the replay's batches make them: a level's three columns share one bitmap
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -40,7 +41,9 @@ def main() -> None:
         if n >= args.rows:
             break
     table = pa.Table.from_batches(batches).slice(0, args.rows)
-    sink = P.ParquetSink("/dev/null", table.schema, "depth")
+    import tempfile
+    tmp = tempfile.TemporaryDirectory()
+    sink = P.ParquetSink(os.path.join(tmp.name, "depth.parquet"), table.schema, "depth")   # its options, its writer
 
     def arrow():
         return [P._encode(table.schema, sink.options, table)[0]]
@@ -70,8 +73,8 @@ def main() -> None:
             levels()
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(10)
-    sink.discard = lambda: None
-    sink._file.close()
+    sink.discard()
+    tmp.cleanup()
 
 
 if __name__ == "__main__":

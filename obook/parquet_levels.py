@@ -203,9 +203,9 @@ class LevelPages:
             out += [header, packed]
             unc += len(header) + end - start
             start = end
-        stats = [(_DATA_PAGE, encoding, pages)]
+        page_kinds = [(_DATA_PAGE, encoding, pages)]
         if dict_at is not None:
-            stats.insert(0, (_DICTIONARY_PAGE, _PLAIN, 1))
+            page_kinds.insert(0, (_DICTIONARY_PAGE, _PLAIN, 1))
         encodings = sorted({_RLE, encoding} | ({_PLAIN} if dict_at is not None else set()))
         meta = Struct([
             [1, T_I32, _INT32 if is32 else _INT64],
@@ -217,7 +217,7 @@ class LevelPages:
             [7, T_I64, sum(len(b) for b in out)],
             [9, T_I64, data_at]]
             + ([[11, T_I64, dict_at]] if dict_at is not None else [])
-            + [[13, T_LIST, (T_STRUCT, [Struct([[1, T_I32, t], [2, T_I32, e], [3, T_I32, c]]) for t, e, c in stats])],
+            + [[13, T_LIST, (T_STRUCT, [Struct([[1, T_I32, t], [2, T_I32, e], [3, T_I32, c]]) for t, e, c in page_kinds])],
                [16, T_STRUCT, Struct([[2, T_LIST, (T_I64, [])], [3, T_LIST, (T_I64, [n - ni, ni])]])]])
         return Struct([[2, T_I64, 0], [3, T_STRUCT, meta]]), out, unc
 

@@ -5,10 +5,11 @@ three quarters of a depth convert's CPU (benchmarks/LEDGER.md, stop 26).
 
 Each column: ``compact`` gives its definition levels (one byte a row) and its valid values,
 then ``dict_dense`` their dictionary (as Arrow makes it: values in order of first
-appearance) for the dictionary-encoded columns; ``level_sections`` encodes the levels of each data page,
-and ``page_bodies`` writes the uncompressed bodies of its data pages (format v1: the
-definition levels with their 4-byte length, then the dictionary indices' bit width and
-runs, the BYTE_STREAM_SPLIT bytes or the PLAIN bytes), each one's end in ``ends``. Runs are Parquet's RLE / bit-packing hybrid (``rle_runs``).
+appearance) for the dictionary-encoded columns; ``level_sections`` encodes the levels of
+each data page, and ``page_bodies`` writes the uncompressed bodies of its data pages
+(format v1: the definition levels with their 4-byte length, then the dictionary indices'
+bit width and runs, the BYTE_STREAM_SPLIT bytes or the PLAIN bytes), each one's end in
+``ends``. Runs are Parquet's RLE / bit-packing hybrid (``rle_runs``).
 """
 
 import numpy as np
