@@ -45,8 +45,8 @@ DATE = "2019-12-30"
 def commands(which: str, day: Path, out: Path, baseline: str | None = None) -> dict[str, list[str]]:
     cmds = _commands(which, day, out, [sys.executable, "-m", "obook"])
     if baseline:   # the same obook runs with the other package first on the path (env marks them)
-        old = [sys.executable, "-c", f"import sys; sys.path.insert(0, {baseline!r}); "
-                                     "from obook.cli import main; sys.argv[0] = 'obook'; main()"]
+        old = [sys.executable, "-c", f"import runpy, sys; sys.path.insert(0, {baseline!r}); "
+                                     "sys.argv[0] = 'obook'; runpy.run_module('obook', run_name='__main__')"]
         for name, cmd in _commands(which, day, out / "baseline", old).items():
             if name != "itch-book":
                 cmds[f"baseline: {name}"] = cmd

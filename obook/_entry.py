@@ -39,9 +39,52 @@ def main() -> None:
     # numpy's OpenBLAS starts a thread per core when numpy is imported (~0.1 s of CPU in a
     # short command); obook calls no BLAS routine, in this process or its workers
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from .cli import main as cli_main
+    try:
+        from .cli import main as cli_main
+    except KeyboardInterrupt:  # Ctrl-C while importing: as quiet as one during the replay
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
+    try:
+        cli_main()
+    except SystemExit as e:
+        _leave(e.code)
+    _leave(0)
 
-    cli_main()
+
+def _leave(code) -> None:
+    """Exit with ``code`` as Python would (output flushed, atexit functions run) but without
+    the interpreter's teardown: its last garbage collection and the unloading of numba's and
+    LLVM's modules cost ~0.1 s after the work is done (benchmarks/LEDGER.md S27-1). A thread
+    other than a daemon still running, or output that cannot be flushed (a closed pipe),
+    takes Python's own exit."""
+    import atexit
+    import threading
+
+    main = threading.main_thread()
+    if any(t is not main and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        raise SystemExit(code)
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        run_exit_functions = None
+    if run_exit_functions is None:
+        raise SystemExit(code)
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:                       # SystemExit("message"): printed, status 1
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    run_exit_functions()        # logging's flush, multiprocessing's and tempfile's clean-ups
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        status = status or 120  # what Python exits with when stdout cannot be flushed
+    os._exit(status)
 
 
 def render() -> str:

@@ -1,0 +1,70 @@
+"""obook._entry: the console command's exit without the interpreter's teardown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _run(tmp_path, body: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "leave.py"
+    script.write_text(textwrap.dedent(body))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+
+
+def test_leave_status_runs_atexit_and_flushes_output(tmp_path):
+    marker = tmp_path / "atexit_ran"
+    p = _run(tmp_path, f"""
+        import atexit, logging, sys
+        from obook._entry import _leave
+        atexit.register(lambda: open({str(marker)!r}, "w").write("yes"))
+        logging.basicConfig(stream=sys.stderr, format="%(message)s")
+        logging.getLogger("obook").warning("logged")
+        sys.stdout.write("no newline at the end")
+        _leave(3)
+        print("not reached")
+        """)
+    assert p.returncode == 3
+    assert p.stdout == "no newline at the end"
+    assert "logged" in p.stderr
+    assert marker.read_text() == "yes"
+
+
+def test_leave_message_code_printed_exit_one(tmp_path):
+    p = _run(tmp_path, """
+        from obook._entry import _leave
+        _leave("error: something")
+        """)
+    assert p.returncode == 1
+    assert p.stderr == "error: something\n"
+
+
+def test_leave_none_exits_zero(tmp_path):
+    p = _run(tmp_path, """
+        from obook._entry import _leave
+        _leave(None)
+        """)
+    assert p.returncode == 0 and p.stderr == ""
+
+
+def test_leave_with_running_thread_waits_for_it(tmp_path):
+    marker = tmp_path / "thread_done"
+    p = _run(tmp_path, f"""
+        import threading, time
+        from obook._entry import _leave
+        def work():
+            time.sleep(0.3)
+            open({str(marker)!r}, "w").write("done")
+        threading.Thread(target=work).start()
+        _leave(0)
+        """)
+    assert p.returncode == 0, p.stderr
+    assert marker.read_text() == "done"    # Python's own exit joined the thread
+
+
+def test_python_m_obook_error_exit_one_with_message(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "obook", "bbo", str(tmp_path / "missing.itch")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1
+    assert "error:" in p.stderr and "missing.itch" in p.stderr
