@@ -189,18 +189,20 @@ def test_footer_split_not_parquet_raises():
         pf.split(b"PAR1 not really")
 
 
-def _in_flight_peak(tmp_path, monkeypatch, spare: bool) -> int:
-    """The most row groups being encoded at once while a sink writes 12,000 depth rows."""
-    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 60_000)
+def _in_flight_peak(tmp_path, monkeypatch, spare: bool, rows: int = 12_000,
+                    group_bytes: int = 60_000) -> tuple[int, int]:
+    """The most row groups being encoded at once while a sink writes ``rows`` depth rows:
+    (before ``close``, in ``close``)."""
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", group_bytes)
     monkeypatch.setattr(obook_parquet, "ENCODE_THREADS", 2)
     monkeypatch.setattr(obook_parquet.SpareCores, "__call__", lambda self: spare)
-    lock, now, peak = threading.Lock(), [0], [0]
+    lock, now, peak, closing = threading.Lock(), [0], [0, 0], [0]
     real = obook_parquet._encode
 
     def counting(*args):
         with lock:
             now[0] += 1
-            peak[0] = max(peak[0], now[0])
+            peak[closing[0]] = max(peak[closing[0]], now[0])
         try:
             import time
             time.sleep(0.02)        # long enough for the next row group to be handed over
@@ -210,18 +212,43 @@ def _in_flight_peak(tmp_path, monkeypatch, spare: bool) -> int:
                 now[0] -= 1
 
     monkeypatch.setattr(obook_parquet, "_encode", counting)
-    table = _depth_table(12_000)
-    _sink_write(tmp_path / "x.parquet", table, batch_rows=3000)
+    table = _depth_table(rows)
+    sink = obook_parquet.ParquetSink(tmp_path / "x.parquet", table.schema)
+    for b in table.to_batches(max_chunksize=3000):
+        sink.write(b)
+    with lock:
+        closing[0] = 1
+    sink.close()
     assert pq.read_table(tmp_path / "x.parquet").equals(table)
-    return peak[0]
+    return peak[0], peak[1]
 
 
 def test_sink_no_spare_core_one_row_group_in_flight(tmp_path, monkeypatch):
-    assert _in_flight_peak(tmp_path, monkeypatch, spare=False) == 1
+    assert _in_flight_peak(tmp_path, monkeypatch, spare=False)[0] == 1
 
 
 def test_sink_spare_core_two_row_groups_in_flight(tmp_path, monkeypatch):
-    assert _in_flight_peak(tmp_path, monkeypatch, spare=True) == 2
+    assert _in_flight_peak(tmp_path, monkeypatch, spare=True)[0] == 2
+
+
+@pytest.mark.parametrize("spare", [False, True])
+def test_sink_close_large_rest_two_row_groups_encoded_at_once(tmp_path, monkeypatch, spare):
+    """The rest a close finds (here all rows: a third of a row group's bytes) is cut in two row
+    groups encoded at once, spare core or not: the replay is over."""
+    group_bytes = 3 * _depth_table(4_001).nbytes     # (two slices may count a buffer twice)
+    peak = _in_flight_peak(tmp_path, monkeypatch, spare=spare, rows=4_001, group_bytes=group_bytes)
+    meta = pq.ParquetFile(tmp_path / "x.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [2001, 2000]
+    assert peak[1] == 2
+
+
+def test_sink_close_small_rest_one_row_group(tmp_path, monkeypatch):
+    """A rest under a quarter of a row group's bytes stays one row group."""
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 64 << 20)
+    monkeypatch.setattr(obook_parquet, "ENCODE_THREADS", 2)
+    table = _depth_table(2_000)
+    _sink_write(tmp_path / "x.parquet", table)
+    assert pq.ParquetFile(tmp_path / "x.parquet").metadata.num_row_groups == 1
 
 
 def test_spare_cores_busy_machine_says_no_quiet_machine_says_yes(monkeypatch):
