@@ -129,7 +129,7 @@ def test_cli_convert_ticker_not_in_feed_logs_warning(itch_day, tmp_path, caplog)
 def _decode(buf, keep, wanted):
     ev = np.zeros((8, EV_WIDTH), np.int64)
     names = np.zeros((8, 2), np.int64)
-    return K.itch_decode.py_func(buf, 1, 0, 1, K.SIZES, ev, names, False, keep, wanted), ev
+    return K.itch_decode.py_func(buf, 1, 0, K.owners(1), K.SIZES, ev, names, False, keep, wanted), ev
 
 
 def test_itch_decode_wanted_skips_other_locates_py_func(tmp_path):
@@ -143,3 +143,31 @@ def test_itch_decode_wanted_skips_other_locates_py_func(tmp_path):
     assert keep[1] == 0 and keep[2] == 1 and keep[3] == 0
     (ne, nn), _ = _decode(buf, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
     assert ne == 3 and nn == 2                                          # no selection: every book
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 3, 8, 64])
+def test_itch_owners_table_equals_owner_of_every_locate(n_workers):
+    table = K.owners(n_workers)
+    assert table.shape == (1 << 16,) and table.dtype == np.uint8
+    assert all(int(table[loc]) == K.owner_of(loc, n_workers) for loc in range(0, 1 << 16, 7))
+    assert int(table[65535]) == K.owner_of(65535, n_workers)
+    if n_workers > 1:   # every worker owns some locates
+        assert set(np.unique(table)) == set(range(n_workers))
+
+
+def test_itch_decode_two_workers_split_every_locate_once_py_func(tmp_path):
+    msgs = [directory(1, loc, f"S{loc}") for loc in range(1, 40)]
+    msgs += [add(2, loc, 100 + loc, "B", 100, f"S{loc}", 5000) for loc in range(1, 40)]
+    buf = np.frombuffer(write_feed(tmp_path / "f.itch", msgs).read_bytes(), np.uint8)
+    seen = []
+    for w in range(2):
+        ev = np.zeros((80, EV_WIDTH), np.int64)
+        names = np.zeros((80, 2), np.int64)
+        for kernel in (K.itch_decode, K.itch_decode.py_func):
+            ne, nn = kernel(buf, 1, w, K.owners(2), K.SIZES, ev, names, False,
+                            np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
+            locs = sorted(int(x) for x in ev[:ne, 2])
+            assert locs == sorted(int(x) for x in names[:nn, 0])
+            assert all(K.owner_of(loc, 2) == w for loc in locs)
+        seen += locs
+    assert sorted(seen) == list(range(1, 40))

@@ -16,6 +16,7 @@ class ItchDecoder(Decoder):
         self._names = np.zeros((1 << 16, 2), dtype=np.int64)
         self._keep = np.ones(1 << 16, dtype=np.uint8)       # locates decoded (all, until select)
         self._wanted = np.zeros(0, dtype=np.int64)          # selected stocks as 8 big-endian bytes
+        self._owner = K.owners(n_workers)                   # the worker of each locate
 
     def select(self, tickers):
         """Decode only the locates whose directory message (R) names one of ``tickers``."""
@@ -26,7 +27,7 @@ class ItchDecoder(Decoder):
         return True
 
     def decode(self, buf, base_seq, events):
-        ne, nn = K.itch_decode(buf, base_seq, self.worker, self.n_workers, K.SIZES,
+        ne, nn = K.itch_decode(buf, base_seq, self.worker, self._owner, K.SIZES,
                                events, self._names, bool(self.want & WANT_TRADES), self._keep, self._wanted)
         names = []
         for loc, p in self._names[:nn]:
@@ -35,7 +36,7 @@ class ItchDecoder(Decoder):
 
     @classmethod
     def warm(cls):
-        K.itch_decode(np.zeros(0, np.uint8), 1, 0, 1, K.SIZES, np.zeros((1, EV_WIDTH), np.int64),
+        K.itch_decode(np.zeros(0, np.uint8), 1, 0, K.owners(1), K.SIZES, np.zeros((1, EV_WIDTH), np.int64),
                       np.zeros((1, 2), np.int64), False, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
 
     def describe(self, code, event):
