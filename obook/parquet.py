@@ -50,11 +50,16 @@ _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (o
 #: flight holds its ~64 MiB of Arrow data and its encoded bytes, ~90 MiB)
 ENCODE_THREADS = max(1, min(2, _CPUS))
 #: name -> ParquetWriter options, plus "levels_encoding": the encoding of the depth table's
-#: price and shares columns (None: a dictionary); measured in benchmarks/bench_parquet.py
-#: (benchmarks/LEDGER.md, issue 13)
+#: price and shares columns (None: a dictionary), and "split": the integer columns written
+#: BYTE_STREAM_SPLIT instead of with a dictionary; measured in benchmarks/bench_parquet.py
+#: and, for "split", one 908,407-row BBO group (benchmarks/LEDGER.md S27-6: with zstd 1 the
+#: dictionaries of locate, shares and order counts cost 1.5-2x the time for the same size,
+#: with zstd 7 the locate's dictionary is 10% smaller)
 COMPRESSIONS = {
-    "fast": {"compression": "zstd", "compression_level": 1},
-    "small": {"compression": "zstd", "compression_level": 7},
+    "fast": {"compression": "zstd", "compression_level": 1,
+             "split": ("locate", "bid_qty", "ask_qty", "bid_orders", "ask_orders")},
+    "small": {"compression": "zstd", "compression_level": 7,
+              "split": ("bid_qty", "ask_qty", "bid_orders", "ask_orders")},
 }
 
 _DELTA_COLUMNS = ("seq", "time", "timestamp")
@@ -106,8 +111,11 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
     except KeyError:
         raise ValueError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}") from None
     levels_encoding = chosen.pop("levels_encoding", None)
+    split = chosen.pop("split", ())
     encoding = {f.name: "DELTA_BINARY_PACKED" for f in schema
                 if f.name in _DELTA_COLUMNS and _delta_ok(f.type)}
+    encoding.update({f.name: "BYTE_STREAM_SPLIT" for f in schema
+                     if f.name in split and pa.types.is_integer(f.type)})
     if table == "depth":
         encoding.update({f.name: "BYTE_STREAM_SPLIT" for f in schema
                          if "_orders_" in f.name and pa.types.is_int32(f.type)})

@@ -267,3 +267,42 @@ def test_spare_cores_busy_machine_says_no_quiet_machine_says_yes(monkeypatch):
 def test_spare_cores_without_proc_stat_says_yes(monkeypatch):
     monkeypatch.setattr(obook_parquet.SpareCores, "sample", staticmethod(lambda: None))
     assert obook_parquet.SpareCores()() is True
+
+
+def test_parquet_options_bbo_split_columns_by_compression():
+    from obook.schema import bbo_schema
+
+    fast = obook_parquet.parquet_options("bbo", bbo_schema, "fast")
+    small = obook_parquet.parquet_options("bbo", bbo_schema, "small")
+    counts = ["bid_qty", "ask_qty", "bid_orders", "ask_orders"]
+    assert all(fast["column_encoding"][c] == "BYTE_STREAM_SPLIT" for c in counts + ["locate"])
+    assert all(small["column_encoding"][c] == "BYTE_STREAM_SPLIT" for c in counts)
+    assert "locate" in small["use_dictionary"] and "locate" not in small["column_encoding"]
+    assert "bid_px" in fast["use_dictionary"] and "ticker" in fast["use_dictionary"]
+    assert not set(fast["use_dictionary"]) & set(fast["column_encoding"])
+
+
+def test_bbo_file_split_columns_read_back_by_duckdb_and_polars(tmp_path):
+    import duckdb
+    import polars as pl
+
+    import obook
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 30_000, 12, seed=2)
+    want = obook.bbo(feed, workers=1).read_all()
+    obook.convert(feed, tmp_path / "conv", tables="bbo", workers=1)
+    out = tmp_path / "conv" / "bbo.parquet"
+    meta = pq.ParquetFile(out).metadata.row_group(0)
+    enc = {meta.column(i).path_in_schema: meta.column(i).encodings for i in range(meta.num_columns)}
+    assert "BYTE_STREAM_SPLIT" in enc["bid_qty"] and "BYTE_STREAM_SPLIT" in enc["locate"]
+    assert "BYTE_STREAM_SPLIT" not in enc["bid_px"]
+    cols = ["locate", "bid_qty", "ask_qty", "bid_orders", "ask_orders"]
+    got = pq.read_table(out, columns=cols)
+    assert got.equals(want.select(cols))
+    sums = duckdb.sql(f"select {', '.join(f'sum({c}), count({c})' for c in cols)} from '{out}'").fetchall()[0]
+    frame = pl.read_parquet(out)
+    for i, c in enumerate(cols):
+        assert sums[2 * i] == frame[c].sum() == sum(v for v in want[c].to_pylist() if v is not None)
+        assert sums[2 * i + 1] == len(want[c]) - want[c].null_count
