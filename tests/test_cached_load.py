@@ -70,3 +70,31 @@ def test_cached_load_kernel_with_numpy_random_same_rows_as_full_load():
     full = _run(code.format(before=FULL_REFRESH))
     assert (fast["registries"], full["registries"]) == (False, True)
     assert fast["rows"] == full["rows"]
+
+
+NRT_CHECK = """
+import json
+import numpy as np
+import obook
+from numba.core.runtime import rtsys
+from obook._kernels import mold
+rows = obook.bbo({path!r}, workers=1).read_all().num_rows
+before = bool(rtsys._init)
+pend = (np.zeros((mold.F_TS + 1, 3), np.int64), np.zeros((mold.F_TS + 1, 2), np.int64))
+pend[0][mold.F_TS] = [1, 5, 9]
+pend[1][mold.F_TS] = [2, 5]
+order = np.zeros(5, np.int64)
+n = mold.round_order(pend, np.array([3, 2], np.int64), order)   # allocates: needs NRT
+print(json.dumps({{"rows": rows, "before": before, "after": bool(rtsys._init), "n": n,
+                   "order": [int(x) for x in order]}}))
+"""
+
+
+def test_cached_load_nrt_free_kernels_do_not_start_nrt_allocating_kernel_does(small):
+    _run(NRT_CHECK.format(path=str(small)))    # fills the caches
+    got = _run(NRT_CHECK.format(path=str(small)))
+    assert got["rows"] > 0
+    assert got["before"] is False        # the replay's kernels are all _nrt=False
+    assert got["after"] is True and got["n"] == 5
+    shift = 40
+    assert got["order"] == [0, 1 << shift, 1, (1 << shift) | 1, 2]   # by time, line 0 first on ties

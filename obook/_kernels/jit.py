@@ -36,12 +36,23 @@ if INTERPRETED:
     np.seterr(over="ignore")
 
 
+#: the Python functions of kernels compiled with ``_nrt=False``: their machine code calls
+#: nothing of numba's runtime, so loading them from the cache does not start it
+#: (``obook._kernels.cached_load``: 11 ms of every command's start, benchmarks/LEDGER.md S27-7)
+NRT_FREE: set = set()
+
+
 def njit(*args, **options):
     """numba's ``njit`` (same arguments); under ``OBOOK_KERNELS=python`` the function
     itself, with ``py_func`` pointing at it as a compiled kernel's does."""
     if not INTERPRETED:
         from numba import njit as numba_njit
 
+        if options.get("_nrt") is False and not args:
+            def compiled(fn):
+                NRT_FREE.add(fn)
+                return numba_njit(**options)(fn)
+            return compiled
         return numba_njit(*args, **options)
 
     def plain(fn):
