@@ -280,6 +280,7 @@ def test_parquet_options_bbo_split_columns_by_compression():
     assert "locate" in small["use_dictionary"] and "locate" not in small["column_encoding"]
     assert "bid_px" in fast["use_dictionary"] and "ticker" in fast["use_dictionary"]
     assert not set(fast["use_dictionary"]) & set(fast["column_encoding"])
+    assert fast["write_batch_size"] == small["write_batch_size"] == obook_parquet.WRITE_BATCH_ROWS
 
 
 def test_bbo_file_split_columns_read_back_by_duckdb_and_polars(tmp_path):
