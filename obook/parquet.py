@@ -128,7 +128,9 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
                              if ("_px_" in f.name or "_qty_" in f.name) and pa.types.is_int64(f.type)})
     options = {**chosen, "use_dictionary": [n for n in schema.names if n not in encoding],
                "column_encoding": encoding, "write_batch_size": WRITE_BATCH_ROWS}
-    if table == "depth":
+    if table in ("depth", "bbo"):      # min/max where they prune row groups (the BBO's prices,
+        # shares and counts span every ticker in every group; their statistics cost 6% of a
+        # group's encoding: benchmarks/LEDGER.md S27-12)
         options["write_statistics"] = [n for n in schema.names if n in _STATS_COLUMNS]
     return options
 

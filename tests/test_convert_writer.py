@@ -69,9 +69,15 @@ def test_convert_depth_encodings_per_column_statistics_on_head_only(itch_day, tm
     for name in ("bid_orders_1", "ask_orders_2"):
         assert "BYTE_STREAM_SPLIT" in cols[name].encodings and not cols[name].has_dictionary_page, name
         assert not cols[name].is_stats_set, name
-    bbo = pq.ParquetFile(tmp_path / "bbo.parquet").metadata.row_group(0)   # other tables: delta seq/time
-    assert "DELTA_BINARY_PACKED" in bbo.column(0).encodings and not bbo.column(0).has_dictionary_page
-    assert bbo.column(5).has_dictionary_page and bbo.column(5).is_stats_set   # the rest: defaults
+    group = pq.ParquetFile(tmp_path / "bbo.parquet").metadata.row_group(0)   # the BBO: delta seq/time
+    bbo = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    assert "DELTA_BINARY_PACKED" in bbo["seq"].encodings and not bbo["seq"].has_dictionary_page
+    for name in ("seq", "time", "timestamp", "ticker", "locate"):
+        assert bbo[name].is_stats_set, name
+    for name in ("bid_px", "ask_px"):
+        assert bbo[name].has_dictionary_page and not bbo[name].is_stats_set, name
+    for name in ("bid_qty", "ask_orders"):
+        assert "BYTE_STREAM_SPLIT" in bbo[name].encodings and not bbo[name].is_stats_set, name
 
 
 def test_table_writer_depth_extreme_seq_time_round_trip(tmp_path):
