@@ -50,3 +50,21 @@ def test_applier_books_start_with_pages_for_the_feed_same_rows(tmp_path, monkeyp
     assert Applier("itch", str(feed), 0, 2, "raise").books.pages.shape == (64 * K.PAGE,)
     for w in (1, 2):     # the books grow from 64 pages to the same rows
         assert obook.bbo(feed, workers=w).read_all().equals(sized[w])
+
+
+def test_applier_no_memory_for_first_pages_starts_small(tmp_path, monkeypatch):
+    from obook.engine import books
+
+    feed = tmp_path / "big.itch"
+    with open(feed, "wb") as f:
+        f.truncate(1 << 30)
+    real = books.BookState.__init__
+
+    def refusing(self, *args, pages=64, **kw):
+        if pages > 64:
+            raise MemoryError("no room")
+        real(self, *args, pages=pages, **kw)
+
+    monkeypatch.setattr(books.BookState, "__init__", refusing)
+    a = Applier("itch", str(feed), 0, 1, "raise")
+    assert a.books.pages.shape == (64 * K.PAGE,)

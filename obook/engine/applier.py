@@ -75,8 +75,10 @@ class Applier:
         self.decoder = fmt.decoder_class()(path, worker, n_workers, on_error, want)
         if tickers:     # decoders that can skip the other books' records do (the engine filters the rest)
             self.decoder.select(tickers)
-        self.books = BookState(strict=on_error == "raise", kernel=kernel,    # kernel: e.g. a timed one
-                               pages=first_order_pages(path))
+        try:    # kernel: e.g. a timed one
+            self.books = BookState(strict=on_error == "raise", kernel=kernel, pages=first_order_pages(path))
+        except MemoryError:     # no address space for the pages up front (strict overcommit): grow them
+            self.books = BookState(strict=on_error == "raise", kernel=kernel)
         self.want = want
         self.levels = levels
         per_record = self.decoder.max_events_per_record
