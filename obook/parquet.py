@@ -62,7 +62,7 @@ COMPRESSIONS = {
               "split": ("bid_qty", "ask_qty", "bid_orders", "ask_orders")},
 }
 
-#: values Arrow's column writers take at a time (its default, 1,024, cost a BBO row group 14%
+#: values Arrow's column writers take at a time (its default, 1,024, cost a BBO row group 2%
 #: more CPU for the same bytes: benchmarks/LEDGER.md S27-9)
 WRITE_BATCH_ROWS = 1 << 16
 
