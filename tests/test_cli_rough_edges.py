@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from typer.testing import CliRunner
 
@@ -180,3 +182,32 @@ def test_cli_convert_stdin_side_table_is_an_error_and_writes_nothing(feed, tmp_p
 def test_cli_lobster_stdin_says_it_needs_a_file(feed, tmp_path):
     r = _obook(["lobster", "-", tmp_path, "-k", "AAA"], feed.read_bytes())
     assert r.returncode == 1 and b"give a file, not stdin" in r.stderr and b"Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["bbo", "{feed}", "-w", "2"],
+                                  ["sql", "select * from obook_bbo('{feed}')", "--format", "csv"]])
+def test_cli_stdout_full_disk_error_names_stdout_no_traceback(feed, args):
+    import subprocess
+    import sys
+
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "obook", *(a.format(feed=feed) for a in args)],
+                           stdout=full, stderr=subprocess.PIPE, timeout=300)
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "error: <stdout>: write failed: No space left on device" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_cli_bbo_stdout_closed_early_quiet_exit_zero(feed):
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "obook", "bbo", str(feed)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    first = p.stdout.readline()
+    p.stdout.close()                 # `| head -1`
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert first.count(b",") == 5 and err == ""

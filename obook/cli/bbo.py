@@ -90,6 +90,7 @@ def bbo(
     from ..engine.replay import Replay
     from ..errors import ObookError
     from ..output import write_file, write_text
+    from .stdout import writing_stdout
 
     if line_a or line_b:
         if feed is not None:
@@ -119,13 +120,8 @@ def bbo(
             typer.echo(f"wrote {output} ({rows} rows)", err=True)
             _report(timer, replay)
             return
-        try:
+        with writing_stdout(reader):    # `| head`: a quiet exit; `> /dev/full`: an error
             write_text(reader, sys.stdout.buffer)
-        except BrokenPipeError:
-            # the reader of our stdout went away (`obook bbo day.itch | head`): a quiet exit
-            reader.close()
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(0)
         _report(timer, replay)
 
 

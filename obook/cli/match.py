@@ -51,10 +51,11 @@ def match(
             instruments=instruments.split(",") if instruments else None, day_end=not no_day_end)
     if out is None:
         import pyarrow.csv as pcsv
-        try:
+        from .stdout import writing_stdout
+
+        with writing_stdout():
             pcsv.write_csv(r.fills, sys.stdout.buffer)
-        except BrokenPipeError:
-            raise typer.Exit(0)
+            sys.stdout.buffer.flush()
         return
     out.mkdir(parents=True, exist_ok=True)
     for t in tables:

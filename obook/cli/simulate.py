@@ -72,10 +72,11 @@ def simulate(
             feed_tables=tuple(t for t in names if t in FEED_TABLES), own_tables=tuple(t for t in names if t in OWN_TABLES))
     if out is None:
         import pyarrow.csv as pcsv
-        try:
+        from .stdout import writing_stdout
+
+        with writing_stdout():
             pcsv.write_csv(r.table(names[0]), sys.stdout.buffer)
-        except BrokenPipeError:
-            raise typer.Exit(0)
+            sys.stdout.buffer.flush()
         return
     out.mkdir(parents=True, exist_ok=True)
     for t in names:

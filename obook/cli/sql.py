@@ -13,6 +13,7 @@ renamed at the end, so a failed query never leaves a partial file behind.
 from __future__ import annotations
 
 import re
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -111,7 +112,6 @@ def feed_zones(query: str) -> set[str]:
 def _write_stdout(reader, style: str) -> int:
     """Every row of the result on stdout as CSV (with a header) or JSON lines."""
     import json
-    import sys
 
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -275,11 +275,15 @@ def sql(
                 raise OutputError(f"{output}: the statement returned no rows to write")
             typer.echo("ok", err=True)
         elif output is None:
+            from .stdout import writing_stdout
+
             try:
-                if format is PrintFormat.table:
-                    _print_table(reader, max_rows)
-                else:
-                    _write_stdout(reader, format.value)
+                with writing_stdout():
+                    if format is PrintFormat.table:
+                        _print_table(reader, max_rows)
+                    else:
+                        _write_stdout(reader, format.value)
+                    sys.stdout.flush()
             except Exception as e:
                 import pyarrow as pa
 

@@ -1,0 +1,42 @@
+"""Rows written to stdout: a reader that goes away ends the command quietly, a failed write
+is an error that names stdout."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+
+import typer
+
+from ..errors import OutputError
+
+
+def _detach() -> None:
+    """Point stdout at /dev/null: the rows still buffered are dropped instead of failing
+    again when the process exits."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
+
+
+@contextmanager
+def writing_stdout(reader=None):
+    """Around writing rows to stdout: a closed pipe (``obook bbo day.itch | head``) exits 0
+    quietly; any other failed write (``> /dev/full``: a full disk) raises OutputError
+    naming stdout and the reason. ``reader``: closed first (its workers stop)."""
+    try:
+        yield
+    except BrokenPipeError:
+        if reader is not None:
+            reader.close()
+        _detach()
+        raise typer.Exit(0) from None
+    except OSError as e:
+        if reader is not None:
+            reader.close()
+        _detach()
+        raise OutputError(f"<stdout>: write failed: {e.strerror or e}") from e
