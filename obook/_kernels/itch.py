@@ -81,8 +81,7 @@ def owner_of(locate, n_workers):
 def owners(n_workers: int) -> np.ndarray:
     """``owner_of`` of every locate, as the table itch_decode reads (a load instead of a
     division: 12% of a worker's decoding with 2 workers, benchmarks/LEDGER.md S27-3)."""
-    locate = np.arange(1 << 16, dtype=np.int64)
-    return ((((locate * 2654435761) >> 16) & 0xFFFF) % n_workers).astype(np.uint8)
+    return owner_of.py_func(np.arange(1 << 16, dtype=np.int64), n_workers).astype(np.uint8)
 
 
 @njit(cache=True, _nrt=False)

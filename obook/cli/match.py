@@ -55,7 +55,6 @@ def match(
 
         with writing_stdout():
             pcsv.write_csv(r.fills, sys.stdout.buffer)
-            sys.stdout.buffer.flush()
         return
     out.mkdir(parents=True, exist_ok=True)
     for t in tables:

@@ -76,7 +76,6 @@ def simulate(
 
         with writing_stdout():
             pcsv.write_csv(r.table(names[0]), sys.stdout.buffer)
-            sys.stdout.buffer.flush()
         return
     out.mkdir(parents=True, exist_ok=True)
     for t in names:

@@ -283,7 +283,6 @@ def sql(
                         _print_table(reader, max_rows)
                     else:
                         _write_stdout(reader, format.value)
-                    sys.stdout.flush()
             except Exception as e:
                 import pyarrow as pa
 

@@ -27,9 +27,11 @@ def _detach() -> None:
 def writing_stdout(reader=None):
     """Around writing rows to stdout: a closed pipe (``obook bbo day.itch | head``) exits 0
     quietly; any other failed write (``> /dev/full``: a full disk) raises OutputError
-    naming stdout and the reason. ``reader``: closed first (its workers stop)."""
+    naming stdout and the reason. ``reader``: closed first (its workers stop). The rows are
+    flushed before the block ends, so a failure shows here and not at the process's exit."""
     try:
         yield
+        sys.stdout.flush()
     except BrokenPipeError:
         if reader is not None:
             reader.close()
