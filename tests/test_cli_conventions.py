@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 
 import obook
 from obook.cli import app
-from obook.cli.kernels import kernels_cached
 from obook.engine.replay import SMALL_FEED, default_workers
 from obook.gen.itch import write_itch
 
@@ -38,21 +37,6 @@ def test_cli_help_loads_no_pyarrow_numpy_numba_duckdb_polars():
             "'obook._kernels.book') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
-
-
-def test_kernels_cached_missing_or_stale_index_false(tmp_path):
-    for name in ("book", "merge"):
-        (tmp_path / f"{name}.py").write_text("")
-    assert not kernels_cached(tmp_path)
-    cache = tmp_path / "__pycache__"
-    cache.mkdir()
-    tag = f"py{sys.version_info.major}{sys.version_info.minor}"
-    for name in ("book", "merge"):
-        (cache / f"{name}.f-1.{tag}.nbi").write_text("")
-    assert kernels_cached(tmp_path)
-    later = time.time() + 10
-    os.utime(tmp_path / "merge.py", (later, later))     # an edited kernel: compiled again
-    assert not kernels_cached(tmp_path)
 
 
 def test_default_workers_small_feed_one_worker(tmp_path):

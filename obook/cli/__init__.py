@@ -15,7 +15,7 @@ import sys
 import typer
 
 from ..errors import ObookError
-from .kernels import announce_first_compile, choose_kernels
+from .kernels import choose_kernels
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -79,8 +79,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: commands that replay a feed (numba kernels)
-_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate", "plot", "listen"}
 #: commands whose file arguments are all the data they read (not a query or a pipeline's
 #: TOML naming other files): tiny ones run on the Python kernels (``choose_kernels``)
 _FEED_ARGUMENTS = {"bbo", "convert", "lobster", "simulate", "plot"}
@@ -123,10 +121,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _interrupted)
     signal.signal(signal.SIGINT, _interrupted)
     command = sys.argv[1] if len(sys.argv) > 1 else None
-    if command in _REPLAYING and not {"-h", "--help"} & set(sys.argv):
-        if command in _FEED_ARGUMENTS:
-            choose_kernels(sys.argv[2:])
-        announce_first_compile()
+    if command in _FEED_ARGUMENTS and not {"-h", "--help"} & set(sys.argv):
+        choose_kernels(sys.argv[2:])
     try:
         build(command if command in COMMANDS else None)()
     except ObookError as e:     # a FeedError names the file, the record and the reason
