@@ -183,6 +183,6 @@ def test_kernel_cache_miss_warns_once_per_module_hit_silent(tmp_path):
     kernels = _copy_package(tmp_path)
     (kernels / "probe_callee.py").write_text(CALLEE.format(value=1))
     first = _probe(tmp_path)["stderr"].splitlines()
-    compiling = [line for line in first if line.startswith("obook: compiling the probe_caller kernels")]
+    compiling = [line for line in first if line.startswith("obook: compiling the kernels of probe_caller")]
     assert len(compiling) == 1 and "about" in compiling[0]
     assert "compiling" not in _probe(tmp_path)["stderr"]

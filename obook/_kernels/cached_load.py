@@ -123,28 +123,29 @@ class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
         return None
 
 
-#: what each kernel module compiles for, and roughly how long it takes (2 idle cores)
+#: what each kernel module (or its name's prefix) compiles for, and roughly how long that
+#: takes on two idle cores
 _WHAT = {
-    "book": ("the order book", 40), "merge": ("the replay's merge", 10),
-    "itch": ("Nasdaq ITCH", 10), "csv_decode": ("the CSV feed", 15), "dbn": ("Databento", 15),
-    "l2_sse": ("Shanghai Level-2", 20), "l2_szse": ("Shenzhen Level-2", 40),
-    "l2_text": ("the Level-2 text logs", 10), "mold": ("MoldUDP64 lines", 15),
-    "pcap": ("packet captures", 10), "match": ("the matching engine", 45),
-    "match_gen": ("the order generator", 10), "simulate": ("the own-order simulation", 45),
-    "parquet_pages": ("the Parquet depth writer", 10), "latency": ("latency counters", 10),
-    "gen.itch": ("the ITCH generator", 15), "gen.csv": ("the CSV generator", 10),
+    "book": ("the order book", 40), "merge": ("the order book", 40), "itch": ("Nasdaq ITCH", 10),
+    "csv_decode": ("the CSV feed", 15), "dbn": ("Databento", 15), "l2_sse": ("Shanghai Level-2", 20),
+    "l2_szse": ("Shenzhen Level-2", 40), "l2_text": ("Level-2 text logs", 10), "mold": ("MoldUDP64 lines", 15),
+    "pcap": ("packet captures", 10), "match_gen": ("the order generator", 10), "match": ("the matching engine", 45),
+    "simulate": ("the own-order simulation", 45), "parquet_pages": ("the Parquet depth writer", 10),
+    "latency": ("latency counters", 10), "gen.": ("the feed generators", 15),
 }
 _announced: set = set()
 
 
 def _announce_compile(py_func) -> None:
+    """One warning per kind of kernel (``_WHAT``) the first time one of them compiles."""
     module = py_func.__module__.split(".", 1)[-1].removeprefix("_kernels.")
-    if module in _announced:
+    key = next((k for k in _WHAT if module == k), None) or next((k for k in _WHAT if module.startswith(k)), module)
+    what, seconds = _WHAT.get(key, (module, 10))
+    if what in _announced:
         return
-    _announced.add(module)
-    what, seconds = _WHAT.get(module, (f"{module}", 10))
-    log.warning("compiling the %s kernels (%s; once after installing or changing obook, about %d s; "
-                "'obook compile' compiles every kernel)", module, what, seconds)
+    _announced.add(what)
+    log.warning("compiling the kernels of %s (once after installing or changing obook; about %d s; "
+                "'obook compile' compiles them all ahead)", what, seconds)
 
 
 _numba_load_overload = caching.Cache.load_overload
