@@ -13,6 +13,10 @@ app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same byt
                   rich_markup_mode=None)
 
 
+#: the generators' --seed (the same seed writes the same bytes)
+SEED = typer.Option(0, "--seed", "-s", help="Random seed.")
+
+
 def _writing(out: Path, write, folder: bool = False):
     """Run a generator; bad arguments and unwritable outputs become ``error: ...``."""
     from ..errors import ObookError, OutputError
@@ -32,7 +36,7 @@ def itch(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
 ) -> None:
     """Write a synthetic Nasdaq ITCH 5.0 day: directory, adds near the touch, deletes, cancels,
     executions, replaces, trades, and a few other message types."""
@@ -47,7 +51,7 @@ def pcap(
     itch: Path = typer.Argument(..., help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
     out_a: Path = typer.Argument(..., help="Capture of line A (of both lines without OUT_B)."),
     out_b: Optional[Path] = typer.Argument(None, help="Capture of line B (default: line B into OUT_A too)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     drop: float = typer.Option(0.01, "--drop", min=0.0, max=1.0, help="Share of packets each line drops "
                                                                      "(B never drops what A dropped)."),
     dup: float = typer.Option(0.005, "--dup", min=0.0, max=1.0, help="Share of packets sent twice."),
@@ -74,7 +78,7 @@ def csv(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
     events: int = typer.Option(100_000, "--messages", "-n", min=1, help="Events to write (before the final drain)."),
     tickers: int = typer.Option(100, "--instruments", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     depth: int = typer.Option(200, "--depth", min=1, help="At most this many live orders a ticker."),
 ) -> None:
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
@@ -107,7 +111,7 @@ def szse(
     out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
 ) -> None:
@@ -125,7 +129,7 @@ def szse_csv(
                                             "<security>_orders.csv and <security>_ticks.csv."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the day (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
 ) -> None:
     """Write the synthetic Shenzhen day of `obook gen szse` as vendor CSV files, an orders
@@ -142,7 +146,7 @@ def databento(
     out: Path = typer.Argument(..., help="Output file (.dbn; .dbn.zst is zstd-compressed)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="MBO records (about)."),
     instruments: int = typer.Option(3, "--instruments", "-k", min=1, help="Instruments."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help=DATE_HELP + " The day starts at 09:30 New York [default: "
                                                         "2023-11-14, from 22:13:20 UTC]."),
@@ -167,7 +171,7 @@ def sse(
     out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
     securities: int = typer.Option(4, "--instruments", "-k", min=1, help="Securities (600xxx)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
 ) -> None:
     """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
     the incoming order, file order not BizIndex order, 10-level snapshots with day tallies."""
