@@ -1,4 +1,4 @@
-"""Pictures of one security over a time window, for any format (issue 14): a candlestick
+"""Pictures of one security over a time window, for any format: a candlestick
 chart of its bars with the volume under it, and a depth heatmap (time x price, colour =
 resting shares of the top levels) with the best bid and ask lines and the trades on top.
 

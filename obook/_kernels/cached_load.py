@@ -3,7 +3,7 @@
 numba's ``Cache.load_overload`` refreshes the target context before it loads a cached
 kernel, and the first refresh imports numba's whole library of lowering registries
 (``numba.np.arraymath``, ``linalg`` with scipy's BLAS check, the typed containers...):
-about 1 s of every ``obook`` command's start-up (issue 13), none of it needed to run
+about 1 s of every ``obook`` command's start-up, none of it needed to run
 machine code that is already compiled. A cached kernel needs only numba's runtime (NRT)
 for the kernels that allocate, so for obook's own kernels this initialises NRT (for those
 not compiled with ``_nrt=False``) and loads.

@@ -1,4 +1,4 @@
-"""Kernels of the Shanghai AX-SBE text log (SPEC §5): line scan and BizIndex order
+"""Kernels of the Shanghai AX-SBE text log: line scan and BizIndex order
 (framer), and book events (decoder).
 
 Line kinds of ``sse_scan``: KIND_NONE (no message: blank, hex dump), KIND_EVENT (an

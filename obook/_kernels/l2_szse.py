@@ -1,4 +1,4 @@
-"""Kernels of the Shenzhen Level-2 ticks (SPEC §6): the AX-SBE text log and binary
+"""Kernels of the Shenzhen Level-2 ticks: the AX-SBE text log and binary
 records become rows of one record table (R_* columns), from which one kernel makes
 the book events.
 

@@ -120,7 +120,7 @@ def orders(
     instruments: int = typer.Option(1, "--instruments", "-k", min=1, help="Instruments (S00001, S00002 ...)."),
     seed: int = typer.Option(42, "--seed", "-s", help="Random seed (42: the seed benchmark)."),
 ) -> None:
-    """Write the seed matching benchmark's order entry (SPEC §8): around a mid of 10,000
+    """Write the seed matching benchmark's order entry: around a mid of 10,000
     ticks, 48% resting adds a geometric distance from the mid, 37% cancels, 10% IOC takers
     crossing 1-6 ticks, 5% modifies; adds turn into cancels once a book holds 10,000 orders."""
     from ..gen.orders import write_orders

@@ -100,7 +100,7 @@ def warm(fmt=None) -> None:
     format's (the forkserver, which cannot know the feeds it will serve: see
     ``obook.engine.forkserver_preload``). A forked worker inherits them; the parent of a
     fork loads only its feed's decoder (every format's cost an ITCH convert ~60 ms before
-    its first record, benchmarks/LEDGER.md stop 25)."""
+    its first record)."""
     try:
         from .._kernels.layout import ACT_ADD, EV_WIDTH
         from .books import BookState
