@@ -45,3 +45,13 @@ def test_site_links_checker_finds_a_missing_page_and_anchor(tmp_path):
     assert sorted(b.split(" (")[0] for b in broken) == ["a.html: a.html#nope", "a.html: b.html",
                                                         "sub/c.html: /sub/missing.html"]
     assert (internal, external) == (6, 1)
+
+
+def test_readme_relative_links_name_files_of_the_repository():
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    links = [m for m in re.findall(r"\]\(([^)#\s]+)[^)]*\)", text) if "://" not in m]
+    assert links
+    missing = [m for m in links if not (ROOT / m).exists()]
+    assert not missing
