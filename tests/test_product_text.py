@@ -69,3 +69,27 @@ def test_history_patterns_catch_each_form_and_spare_plain_words():
               "SPECIAL", "_TIMESPEC", "issue a re-request"]
     assert all(history_mentions(t) for t in caught)
     assert not [t for t in spared if history_mentions(t)]
+
+
+def _command_paths(command, prefix=()):
+    """Every command path of a click group, the group's own first."""
+    yield prefix
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _command_paths(sub, prefix + (name,))
+
+
+def test_help_texts_of_every_command_name_no_history():
+    import typer
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    runner = CliRunner()
+    paths = list(_command_paths(typer.main.get_command(app)))
+    assert len(paths) > 15
+    hits = []
+    for path in paths:
+        result = runner.invoke(app, [*path, "--help"], terminal_width=100)
+        assert result.exit_code == 0, (path, result.output)
+        hits += [f"obook {' '.join(path)} --help: {what}: {line}" for _, what, line in history_mentions(result.output)]
+    assert not hits, "\n".join(hits)
