@@ -10,7 +10,9 @@ The conventions (docs/contributing-docs.md explains them to writers):
   file, in that directory, before the next block runs.
 * A block titled ``Needs ...`` (```` ```bash title="Needs a real Nasdaq day" ````) is shown, not
   run: the title says why, on the page and in the test report.
-* ``text`` and ``console`` blocks are output shown to the reader; nothing else is allowed.
+* ``text`` and ``console`` blocks are output shown to the reader; nothing else is allowed. A
+  ``text`` block titled ``Output ...`` right after a bash block is what that block prints:
+  the test compares them.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ class Block:
     @property
     def not_run(self) -> bool:
         return bool(self.title and self.title.startswith(NOT_RUN_PREFIX))
+
+    @property
+    def shows_output(self) -> bool:
+        return self.lang == "text" and bool(self.title and self.title.startswith("Output"))
 
     @property
     def file_name(self) -> str | None:

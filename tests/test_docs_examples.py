@@ -37,7 +37,7 @@ def readme_setup_commands() -> list[str]:
     return [b.code.strip() for b in first]
 
 
-def _run_bash(block, cwd: Path) -> None:
+def _run_bash(block, cwd: Path) -> str:
     proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=cwd, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
@@ -49,6 +49,7 @@ def _run_bash(block, cwd: Path) -> None:
         except ProcessLookupError:
             pass
     assert proc.returncode == 0, f"{block.where}: exit {proc.returncode}\n{block.code}\n{out[-3000:]}\n{err[-3000:]}"
+    return out
 
 
 def _run_python(run: list, cwd: Path) -> None:
@@ -63,8 +64,13 @@ def _run_python(run: list, cwd: Path) -> None:
 def run_page(page: Path, cwd: Path) -> int:
     """Runs the page's blocks; returns how many ran."""
     skip = set(readme_setup_commands()) if page.name == "README.md" and page.parent == ROOT else set()
-    ran, pending = 0, []
+    ran, pending, printed = 0, [], None
     for b in blocks(page):
+        if b.shows_output:
+            assert printed is not None, f"{b.where}: an output block follows no bash block"
+            assert printed.rstrip() == b.code.rstrip(), f"{b.where}: the command printed\n{printed}"
+            continue
+        printed = None
         if b.file_name:
             if pending:
                 _run_python(pending, cwd)
@@ -78,7 +84,7 @@ def run_page(page: Path, cwd: Path) -> int:
             if pending:
                 _run_python(pending, cwd)
                 pending = []
-            _run_bash(b, cwd)
+            printed = _run_bash(b, cwd)
         else:
             pending.append(b)
     if pending:
