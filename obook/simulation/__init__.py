@@ -158,7 +158,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     # without feed tables only the books of your instruments are replayed (ticker pushdown:
     # the decoders skip the other books' records); the simulation is the same either way
     pushdown = tuple(own.instruments) if not feed_tables and own.instruments else None
-    if mp_context().get_start_method() == "fork":
+    if mp_context(fmt).get_start_method() == "fork":
         warm()      # forked workers inherit the loaded kernels instead of each loading them
     observer = SimObserver(own, want_bbo="bbo_with_own" in own_tables, day_end=day_end,
                            want_depth="depth_with_own" in own_tables, levels=levels)
