@@ -64,7 +64,7 @@ NEXT_REF = 0          # state[0]: the next UserRefNum; per locate L: state[1 + 2
                       # order's ref (0: none), state[2 + 2L] its price
 
 
-@njit(cache=True)
+@njit          # (no cache=True: a module loaded from its file path cannot reload numba's cache)
 def join_bid(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
     at = 1 + 2 * locate
     mine = state[at]
