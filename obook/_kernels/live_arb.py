@@ -35,7 +35,7 @@ def _room(S, nbytes, bsize, rsize):
         return False
     if S[S_TABLES] != 0 and (S[S_W_BYTE] + nbytes - S[S_T_BYTE] > bsize or S[S_W_REC] + 1 - S[S_T_REC] > rsize):
         S[S_TABLES] = 0
-        S[S_T_LAPPED] = S[S_W_REC] + 1
+        S[S_T_LAPPED] = S[S_T_REC] + 1     # the first message the writer will not get
     return True
 
 
@@ -231,3 +231,8 @@ def ring_take(S, ring, recs, out, max_records):
         a += ln
         k += 1
     return a, k
+
+
+from .cache_deps import depends_on  # noqa: E402
+
+depends_on(__name__, "jit", "live_layout", "memcopy", "mold")

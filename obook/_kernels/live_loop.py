@@ -131,10 +131,11 @@ def _order(fns, fds, S, loc, time, bpx, apx, kind, itch, ords, hists, t_s, t_ker
     if S[S_HAS_VENUE] != 0:
         ref = sout[3]
         i = ref & (refs.shape[1] - 1)
-        refs[0, i] = ref
-        refs[1, i] = t_g
-        refs[2, i] = t_kernel
-        refs[3, i] = 0
+        if refs[0, i] != ref or refs[1, i] == 0:     # a ref's first order keeps its stamps
+            refs[0, i] = ref
+            refs[1, i] = t_g
+            refs[2, i] = t_kernel
+            refs[3, i] = 0
         S[S_LAST_VENUE] = t_g
         return _send_all(fns, fds[3], obuf, n, S)
     return True
@@ -343,3 +344,8 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
         if got == 0 and S[S_SPIN] == 0:
             S[S_POLLS] += 1
             ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], 1, 0, 0)
+
+
+from .cache_deps import depends_on  # noqa: E402
+
+depends_on(__name__, "book", "ccall", "clock", "itch", "itch_layout", "jit", "latency", "layout", "live_arb", "live_layout", "live_orders", "memcopy", "mold", "prefetch")

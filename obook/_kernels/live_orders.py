@@ -136,3 +136,8 @@ def answers(S, vbuf, refs, hists):
         vbuf[k] = vbuf[p + k]
     S[S_VBUF_N] = n - p
     return p
+
+
+from .cache_deps import depends_on  # noqa: E402
+
+depends_on(__name__, "jit", "latency", "live_layout", "mold")

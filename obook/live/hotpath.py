@@ -273,7 +273,8 @@ class HotLoop:
                 if self.venue is not None:
                     i = o.ref & (self.refs.shape[1] - 1)
                     t3 = now()
-                    self.refs[:, i] = (o.ref, t3, tk, 0)
+                    if self.refs[0, i] != o.ref or self.refs[1, i] == 0:    # a ref's first order's stamps
+                        self.refs[:, i] = (o.ref, t3, tk, 0)
                     self.venue.sock.sendall(soupbin.packet(soupbin.UNSEQUENCED, msg))
                     S[L.S_LAST_VENUE] = t3
                     gate.append(t3 - t2)

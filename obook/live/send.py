@@ -228,6 +228,7 @@ class Sender:
         Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
         Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
         fd = self.out.fileno()
+        start = time.monotonic_ns()
         try:
             while not self._stopped:
                 status = K.send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, due, addrs, hdr,
@@ -241,6 +242,7 @@ class Sender:
                 self._serve(max(0.0, min(wait, o.heartbeat)))
             self.stats["packets_a"], self.stats["packets_b"] = int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])
             self.stats["send_errors"] = int(Q[K.Q_ERRORS])
+            self.stats["seconds"] = round((time.monotonic_ns() - start) / 1e9, 6)    # the day's packets
             self._end(len(self.messages) + 1)
         finally:
             self.close()
