@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_live import _port  # noqa: E402  (a free loopback port)
+
 GARBAGE = """
 import socket, sys, time
 a, b, until = int(sys.argv[1]), int(sys.argv[2]), time.monotonic() + float(sys.argv[3])
@@ -43,12 +45,6 @@ while time.monotonic() < until:
     n += 128
 print(n)
 """
-
-
-def _port(kind=socket.SOCK_DGRAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _example():

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from live_support import addresses, sending
+from live_support import addresses, sending, warm_loop
 from obook.errors import ObookError
 from obook.gen.itch import write_itch
 from obook.live.gateway import Gateway
@@ -31,6 +31,7 @@ TICKERS = ["AAA", "AAB", "AAC"]
 
 @pytest.fixture(scope="module")
 def day(tmp_path_factory):
+    warm_loop()
     path = tmp_path_factory.mktemp("hot") / "day.itch"
     write_itch(str(path), 20_000, 10, 11)
     return path
@@ -72,30 +73,19 @@ def test_hot_listener_numba_strategy_in_loop_sends_offline_orders_venue_gets_all
 
 
 def test_hot_loop_allocates_nothing_after_warm_up(day):
-    from numba.core.runtime import _nrt_python as nrt
-    from numba.core.runtime import rtsys
-    from numba import njit
-
+    from live_support import allocation_stats
     from obook._kernels import jit, live_arb, live_loop, live_orders
 
     for kernel in (live_loop.run, live_loop.consume, live_arb.packet, live_orders.encode):
         assert kernel.py_func in jit.NRT_FREE       # compiled without numba's runtime at all
-    nrt.memsys_enable_stats()
-
-    @njit
-    def allocates(n):
-        return np.empty(n).sum()
-
-    base = rtsys.get_allocation_stats()
-    allocates(10)
-    assert rtsys.get_allocation_stats().alloc > base.alloc        # the statistics do count
+    stats = allocation_stats()
     a, b, r = addresses()
     lst = HotListener(a, b, r, tables=(), strategy=_example().JoinBidFast, tickers=TICKERS, risk=_risk(),
                       idle_timeout=10, retries=20)
-    warm = rtsys.get_allocation_stats()
+    warm = stats()
     with sending(day, a, b, r, rate=20_000, drop_a=0.05, seed=2):
         lst.run()
-    end = rtsys.get_allocation_stats()
+    end = stats()
     assert lst.stats()["records"] == 20_000 and lst.orders > 0
     assert (end.alloc - warm.alloc, end.free - warm.free) == (0, 0)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from live_support import addresses, sending
+from live_support import addresses, sending, warm_loop
 from obook.gen.itch import write_itch
 from obook.live.gateway import Gateway
 from obook.live.listener import Listener
@@ -33,6 +33,7 @@ def _join_bid():
 
 @pytest.fixture(scope="module")
 def day(tmp_path_factory):
+    warm_loop()
     path = tmp_path_factory.mktemp("t2t") / "day.itch"
     write_itch(str(path), 20_000, 10, 11)
     return path

@@ -235,4 +235,4 @@ def ring_take(S, ring, recs, out, max_records):
 
 from .cache_deps import depends_on  # noqa: E402
 
-depends_on(__name__, "jit", "live_layout", "memcopy", "mold")
+depends_on(globals(), "jit", "live_layout", "memcopy", "mold")

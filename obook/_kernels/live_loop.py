@@ -348,4 +348,4 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
 
 from .cache_deps import depends_on  # noqa: E402
 
-depends_on(__name__, "book", "ccall", "clock", "itch", "itch_layout", "jit", "latency", "layout", "live_arb", "live_layout", "live_orders", "memcopy", "mold", "prefetch")
+depends_on(globals(), "book", "ccall", "clock", "itch", "itch_layout", "jit", "latency", "layout", "live_arb", "live_layout", "live_orders", "memcopy", "mold", "prefetch")

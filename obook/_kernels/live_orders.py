@@ -140,4 +140,4 @@ def answers(S, vbuf, refs, hists):
 
 from .cache_deps import depends_on  # noqa: E402
 
-depends_on(__name__, "jit", "latency", "live_layout", "mold")
+depends_on(globals(), "jit", "latency", "live_layout", "mold")

@@ -93,4 +93,4 @@ def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due
 
 from .cache_deps import depends_on  # noqa: E402
 
-depends_on(__name__, "ccall", "jit", "latency")
+depends_on(globals(), "ccall", "jit", "latency")
