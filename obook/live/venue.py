@@ -1,6 +1,6 @@
 """A simulated venue: a SoupBinTCP server that accepts OUCH 5.0 orders, stamps their
 arrival on the live path's clock, answers each (Accepted / Replaced / Canceled, the stamp in
-its Timestamp) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
+its Timestamp; the kernel's receive stamp where it gives one) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
 goes (a stopped venue leaves a complete log)."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import threading
 import time
 
 from . import ouch, soupbin
-from .latency import now
+from .latency import Clock, now
+from .net import recv_stamped_tcp, stamp_on
 
 log = logging.getLogger("obook")
 
@@ -46,6 +47,7 @@ class Venue:
         self.clients: dict[socket.socket, _Client] = {}
         self.ended_sessions = 0
         self._stop = threading.Event()
+        self.clock = Clock()
         self._served = 0
         self._orders = 0
 
@@ -89,15 +91,15 @@ class Venue:
         sock.setblocking(True)
         sock.settimeout(5.0)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        stamp_on(sock)
         self._served += 1
         self.clients[sock] = _Client(sock, self._served)
 
     def _read(self, c: _Client) -> None:
         try:
-            data = c.sock.recv(1 << 16)
+            data, stamp = recv_stamped_tcp(c.sock, self.clock)
         except OSError:
-            data = b""
-        stamp = now()
+            data, stamp = b"", now()
         if not data:
             self._drop(c)
             return
