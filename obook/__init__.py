@@ -200,7 +200,8 @@ def gaps(path):
 
 def line_stats(path):
     """A capture feed's statistics per line: packets, messages, duplicates, gaps, recovered
-    from the other line, heartbeats, bad packets, wrong session, backwards."""
+    from the other line, heartbeats, bad packets, wrong session, backwards, implausible
+    sequence numbers."""
     return _side("line_stats", path)
 
 

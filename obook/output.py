@@ -64,6 +64,15 @@ def output_kind(path: Path) -> str:
                          f"{', '.join(sorted(OUTPUT_KINDS))}") from None
 
 
+def _close_or_discard(sink, metadata) -> None:
+    """Close the Parquet sink (a readable file of the rows so far); discard it if it cannot."""
+    try:
+        sink.close(metadata)
+    except BaseException:
+        sink.discard()
+        raise
+
+
 def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None,
                compression: str = "fast") -> int:
     """Write to a temporary name beside ``path`` and rename it when complete.
@@ -87,10 +96,13 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
             try:
                 for batch in reader:
                     sink.write(batch)
-                sink.close(metadata)
+            except FeedError:       # the rows before the bad record: a whole file, kept as .partial
+                _close_or_discard(sink, metadata)
+                raise
             except BaseException:
                 sink.discard()
                 raise
+            sink.close(metadata)
             n = sink.rows
         elif kind == "arrow":
             with ipc.new_file(tmp, reader.schema) as w:
