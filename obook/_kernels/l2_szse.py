@@ -140,6 +140,10 @@ def text_check(vals, have):
     c, d = _need(have, ORDER_KEYS if vals[K_MSGTYPE] == ORDER else TRADE_KEYS)
     if c == OK and vals[K_MSGTYPE] == TRADE and vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
         return BAD_VALUE, K_EXECTYPE
+    if c == OK:       # no negative quantity
+        k = K_ORDERQTY if vals[K_MSGTYPE] == ORDER else K_LASTQTY
+        if vals[k] < 0:
+            return BAD_VALUE, k
     return c, d
 
 
@@ -483,6 +487,8 @@ def bin_check(buf, p, ln):
             return BAD_VALUE, K_SECID, -1
         if t == TRADE and buf[p + HEADER + 28] != 70 and buf[p + HEADER + 28] != 52:
             return BAD_VALUE, K_EXECTYPE, -1
+        if _le(buf, p + HEADER + (4 if t == ORDER else 20), 8) < 0:     # no quantity from 2**63 up
+            return BAD_VALUE, K_ORDERQTY if t == ORDER else K_LASTQTY, -1
         # order numbers from REF_FAR up would share book keys with others (ref_key)
         if _le(buf, p + 15, 8) >= REF_FAR:
             return BAD_VALUE, K_APPLSEQ, -1
