@@ -86,6 +86,10 @@ def classify(vals, have):
         return BAD_SECURITY, K_SECID
     if t != 111 and not transact_ok(vals[K_TTIME]):
         return BAD_VALUE, K_TTIME
+    if t != 111:      # no negative price or quantity
+        for k in (K_PRICE, K_ORDERQTY) if t == 192 else (K_LASTPX, K_LASTQTY):
+            if vals[k] < 0:
+                return BAD_VALUE, k
     return (KIND_SNAPSHOT, 0) if t == 111 else (KIND_EVENT, 0)
 
 
