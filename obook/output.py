@@ -1,4 +1,4 @@
-"""Writing BBO streams: SPEC text lines, CSV, Parquet, Arrow IPC; files appear only when complete."""
+"""Writing BBO streams: text lines, CSV, Parquet, Arrow IPC; files appear only when complete."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ OUTPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".fe
 
 
 def text_lines(batch: pa.RecordBatch) -> bytes:
-    """SPEC §3 text: TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY (empty fields for an empty side)."""
+    """The text lines: TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY (empty fields for an empty side)."""
     part = batch.select(TEXT_COLUMNS)
     sink = pa.BufferOutputStream()
     try:
@@ -64,6 +64,15 @@ def output_kind(path: Path) -> str:
                          f"{', '.join(sorted(OUTPUT_KINDS))}") from None
 
 
+def _close_or_discard(sink, metadata) -> None:
+    """Close the Parquet sink (a readable file of the rows so far); discard it if it cannot."""
+    try:
+        sink.close(metadata)
+    except BaseException:
+        sink.discard()
+        raise
+
+
 def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None,
                compression: str = "fast") -> int:
     """Write to a temporary name beside ``path`` and rename it when complete.
@@ -87,10 +96,13 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
             try:
                 for batch in reader:
                     sink.write(batch)
-                sink.close(metadata)
+            except FeedError:       # the rows before the bad record: a whole file, kept as .partial
+                _close_or_discard(sink, metadata)
+                raise
             except BaseException:
                 sink.discard()
                 raise
+            sink.close(metadata)
             n = sink.rows
         elif kind == "arrow":
             with ipc.new_file(tmp, reader.schema) as w:

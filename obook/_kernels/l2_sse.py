@@ -1,4 +1,4 @@
-"""Kernels of the Shanghai AX-SBE text log (SPEC §5): line scan and BizIndex order
+"""Kernels of the Shanghai AX-SBE text log: line scan and BizIndex order
 (framer), and book events (decoder).
 
 Line kinds of ``sse_scan``: KIND_NONE (no message: blank, hex dump), KIND_EVENT (an
@@ -86,6 +86,10 @@ def classify(vals, have):
         return BAD_SECURITY, K_SECID
     if t != 111 and not transact_ok(vals[K_TTIME]):
         return BAD_VALUE, K_TTIME
+    if t != 111:      # no negative price or quantity
+        for k in (K_PRICE, K_ORDERQTY) if t == 192 else (K_LASTPX, K_LASTQTY):
+            if vals[k] < 0:
+                return BAD_VALUE, k
     return (KIND_SNAPSHOT, 0) if t == 111 else (KIND_EVENT, 0)
 
 

@@ -1,4 +1,4 @@
-"""Kernels of the Shenzhen Level-2 ticks (SPEC §6): the AX-SBE text log and binary
+"""Kernels of the Shenzhen Level-2 ticks: the AX-SBE text log and binary
 records become rows of one record table (R_* columns), from which one kernel makes
 the book events.
 
@@ -171,11 +171,15 @@ def text_check(vals, have):
     if vals[K_MSGTYPE] == TRADE:
         if vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
             return BAD_VALUE, K_EXECTYPE
+        if vals[K_LASTQTY] < 0:       # no negative quantity
+            return BAD_VALUE, K_LASTQTY
     else:
         if not side_ok(vals[K_SIDE]):
             return BAD_VALUE, K_SIDE
         if not ordtype_ok(vals[K_ORDTYPE]):
             return BAD_VALUE, K_ORDTYPE
+        if vals[K_ORDERQTY] < 0:
+            return BAD_VALUE, K_ORDERQTY
     if not stamp_ok(vals[K_TTIME]):
         return BAD_VALUE, K_TTIME
     return OK, 0
@@ -535,6 +539,8 @@ def bin_check(buf, p, ln):
             return BAD_VALUE, K_SECID, -1
         if t == TRADE and buf[p + HEADER + 28] != 70 and buf[p + HEADER + 28] != 52:
             return BAD_VALUE, K_EXECTYPE, -1
+        if _le(buf, p + HEADER + (4 if t == ORDER else 20), 8) < 0:     # no quantity from 2**63 up
+            return BAD_VALUE, K_ORDERQTY if t == ORDER else K_LASTQTY, -1
         # ApplSeqNum numbers from 1; order numbers from REF_FAR up (or past 2**63: negative
         # here) would share book keys with others (ref_key)
         appl = _le(buf, p + 15, 8)

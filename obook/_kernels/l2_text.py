@@ -1,4 +1,4 @@
-"""Kernels of the AX-SBE text log (SPEC §5, §6): lines of ``//Key=Value`` tokens.
+"""Kernels of the AX-SBE text log (Shanghai and Shenzhen): lines of ``//Key=Value`` tokens.
 
 A line is a record (line numbers count every physical line). A line that starts
 with ``//`` is a message; any other line (blank, or the hex dump of the struct that

@@ -10,7 +10,7 @@ from ..base import Framer, FrameResult
 
 log = logging.getLogger("obook")
 
-#: the columns a CSV order feed's header names first (SPEC §2)
+#: the columns a CSV order feed's header names first
 HEADER = "Time,Ticker,Order,T,Shares,Price"
 #: the longest line waited for (an order line is a few dozen bytes; a longer one is an
 #: error naming it after the lines before it: memory stays bounded)
@@ -34,7 +34,7 @@ class CsvFramer(Framer):
         return FrameResult(int(lines), int(n_bytes))
 
     def _check_header(self, head: bytes, final: bool):
-        """Line 1 is a header the replay skips (SPEC §2). With fewer than the six columns of
+        """Line 1 is a header the replay skips. With fewer than the six columns of
         a CSV order feed the file is most likely something else: an error when nothing
         follows it and the format was told from the file name (a one-line file gives no
         rows at all), else a warning and the replay goes on. Returns the error or None."""

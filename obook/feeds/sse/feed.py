@@ -1,4 +1,4 @@
-"""Framer and decoder of the Shanghai AX-SBE text log (SPEC §5).
+"""Framer and decoder of the Shanghai AX-SBE text log.
 
 File order is not event order: the order lines (192) and the trade lines (191) are each
 in BizIndex order, but interleaved as they arrived. The framer restores the event

@@ -1,4 +1,4 @@
-"""Framers and decoders of the Shenzhen text log and binary records (SPEC §6).
+"""Framers and decoders of the Shenzhen text log and binary records.
 
 Both forms become rows of one record table (obook._kernels.l2_szse) that one kernel
 turns into book events (their orders named by per-worker keys: K.ref_key). The binary
