@@ -1,4 +1,4 @@
-"""Writing BBO streams: SPEC text lines, CSV, Parquet, Arrow IPC; files appear only when complete."""
+"""Writing BBO streams: text lines, CSV, Parquet, Arrow IPC; files appear only when complete."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ OUTPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".fe
 
 
 def text_lines(batch: pa.RecordBatch) -> bytes:
-    """SPEC §3 text: TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY (empty fields for an empty side)."""
+    """The text lines: TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY (empty fields for an empty side)."""
     part = batch.select(TEXT_COLUMNS)
     sink = pa.BufferOutputStream()
     try:

@@ -1,8 +1,8 @@
-"""Plain reference of the trades, orders and depth tables of a CSV order feed (issue 6).
+"""Plain reference of the trades, orders and depth tables of a CSV order feed.
 
 The oracle for ``obook.trades`` / ``obook.orders`` / ``obook.depth`` on CSV feeds:
 one strict pass with a dict book per ticker (``order id -> [side, price, shares]``),
-the SPEC §2 rules written out, the top levels recomputed from scratch after every line.
+the feed's rules written out, the top levels recomputed from scratch after every line.
 
 ``reference_csv_tables(path, levels)`` returns ``(trades, orders, depth, error)``:
 

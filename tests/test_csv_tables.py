@@ -1,5 +1,5 @@
 """obook.trades / obook.orders / obook.depth of CSV order feeds against the plain reference
-(tests/reference_csv_tables.py): executions, the T / X prints, order ids as text (issue 6)."""
+(tests/reference_csv_tables.py): executions, the T / X prints, order ids as text."""
 
 import pyarrow as pa
 import pytest

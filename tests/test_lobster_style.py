@@ -1,4 +1,4 @@
-"""LOBSTER's own file format (issue 13): events outside the requested levels are not listed,
+"""LOBSTER's own file format: events outside the requested levels are not listed,
 a replace is a deletion step then a submission step each with its own book, times in their
 shortest form. Hand-made feeds, hand-checked lines."""
 

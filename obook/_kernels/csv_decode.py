@@ -1,7 +1,7 @@
 """Numba kernels of the CSV order feed: framing, strict field parsing, interning.
 
 Arrays and scalars in, status codes and counts out; the Python layer
-(obook.feeds.csv) turns codes into SPEC reasons. Two open-addressing hash
+(obook.feeds.csv) turns codes into error reasons. Two open-addressing hash
 tables (linear probing, full byte comparison on a hit) map text to dense ints:
 tickers to local book ids (never freed) and (book, order id) to order keys
 (``ref``). The id table holds the live orders only: an order that dies leaves it at

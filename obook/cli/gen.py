@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from .options import aliases
+
 app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True,
                   rich_markup_mode=None)
 
@@ -25,11 +27,11 @@ def _writing(out: Path, write):
         raise OutputError(f"{out}: cannot write: {e.strerror or e}") from None
 
 
-@app.command("itch")
+@app.command("itch", context_settings=aliases(stocks="instruments"))
 def itch(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write."),
-    stocks: int = typer.Option(100, "--stocks", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
+    stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
 ) -> None:
     """Write a synthetic Nasdaq ITCH 5.0 day: directory, adds near the touch, deletes, cancels,
@@ -67,11 +69,11 @@ def pcap(
                f"({lost} lost on both lines)", err=True)
 
 
-@app.command("csv")
+@app.command("csv", context_settings=aliases(events="messages", tickers="instruments"))
 def csv(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
-    events: int = typer.Option(100_000, "--events", "-n", min=1, help="Events to write (before the final drain)."),
-    tickers: int = typer.Option(100, "--tickers", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
+    events: int = typer.Option(100_000, "--messages", "-n", min=1, help="Events to write (before the final drain)."),
+    tickers: int = typer.Option(100, "--instruments", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
     depth: int = typer.Option(200, "--depth", min=1, help="At most this many live orders a ticker."),
 ) -> None:
@@ -82,11 +84,11 @@ def csv(
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
-@app.command("szse")
+@app.command("szse", context_settings=aliases(securities="instruments"))
 def szse(
     out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
-    securities: int = typer.Option(6, "--securities", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
     binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
 ) -> None:
@@ -98,11 +100,11 @@ def szse(
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
-@app.command("sse")
+@app.command("sse", context_settings=aliases(events="messages", securities="instruments"))
 def sse(
     out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
-    events: int = typer.Option(10_000, "--events", "-n", min=1, help="Order and trade lines (about)."),
-    securities: int = typer.Option(4, "--securities", min=1, help="Securities (600xxx)."),
+    events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
+    securities: int = typer.Option(4, "--instruments", "-k", min=1, help="Securities (600xxx)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
 ) -> None:
     """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
@@ -120,10 +122,26 @@ def orders(
     instruments: int = typer.Option(1, "--instruments", "-k", min=1, help="Instruments (S00001, S00002 ...)."),
     seed: int = typer.Option(42, "--seed", "-s", help="Random seed (42: the seed benchmark)."),
 ) -> None:
-    """Write the seed matching benchmark's order entry (SPEC §8): around a mid of 10,000
+    """Write the seed matching benchmark's order entry: around a mid of 10,000
     ticks, 48% resting adds a geometric distance from the mid, 37% cancels, 10% IOC takers
     crossing 1-6 ticks, 5% modifies; adds turn into cancels once a book holds 10,000 orders."""
     from ..gen.orders import write_orders
 
     n = write_orders(out, messages, instruments, seed)
     typer.echo(f"wrote {n} instructions to {out}", err=True)
+
+
+def _format_commands() -> None:
+    """``obook gen <format>`` of each format whose package names its generator command
+    (``GEN_COMMAND``: a lazy reference to a typer command function)."""
+    from ..feeds import format_package, formats, load
+
+    have = {c.name for c in app.registered_commands}
+    for name, fmt in formats().items():
+        ref = getattr(format_package(fmt), "GEN_COMMAND", None)
+        if ref and name not in have:
+            app.command(name)(load(ref))
+
+
+_format_commands()
+

@@ -1,4 +1,4 @@
-"""SoupBinTCP 4.0 framing (SPEC §7): packets of a big-endian u16 length (of type + payload)
+"""SoupBinTCP 4.0 framing: packets of a big-endian u16 length (of type + payload)
 and a type byte. Client → server: 'L' login request, 'U' unsequenced data, 'R' client
 heartbeat, 'O' logout request. Server → client: 'A' login accepted, 'J' login rejected,
 'S' sequenced data, 'H' server heartbeat, 'Z' end of session."""

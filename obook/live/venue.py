@@ -1,6 +1,6 @@
 """A simulated venue: a SoupBinTCP server that accepts OUCH 5.0 orders, stamps their
 arrival on the live path's clock, answers each (Accepted / Replaced / Canceled, the stamp in
-its Timestamp) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
+its Timestamp; the kernel's receive stamp where it gives one) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
 goes (a stopped venue leaves a complete log).
 
 One thread serves every session from a ``selectors`` loop (epoll where there is one: no
@@ -24,7 +24,8 @@ from collections import Counter
 from ..errors import ObookError
 from . import ouch, soupbin
 from .accounts import authorised, check_account, read_accounts
-from .latency import now
+from .latency import Clock, now
+from .net import recv_stamped_tcp, stamp_on
 
 log = logging.getLogger("obook")
 
@@ -102,6 +103,7 @@ class Venue:
         self.closed: Counter = Counter()
         self.ended_sessions = 0
         self._stop = threading.Event()
+        self.clock = Clock()
         self._served = 0
         self._orders = 0
         self._last_sweep = 0.0
@@ -174,6 +176,7 @@ class Venue:
                 continue
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            stamp_on(sock)
             self._served += 1
             c = _Client(sock, self._served, now())
             self.clients[sock] = c
@@ -182,12 +185,11 @@ class Venue:
 
     def _read(self, c: _Client) -> None:
         try:
-            data = c.sock.recv(1 << 16)
+            data, stamp = recv_stamped_tcp(c.sock, self.clock)
         except BlockingIOError:
             return
         except OSError:
-            data = b""
-        stamp = now()
+            data, stamp = b"", now()
         if not data:
             self._drop(c)
             return
