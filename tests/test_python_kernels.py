@@ -46,6 +46,7 @@ GENERATED = {
     "szse": (["szse", "--messages", "2000", "--securities", "4", "--seed", "3"], "bbo,trades,orders,depth"),
     "szse-bin": (["szse", "--messages", "2000", "--securities", "4", "--seed", "3", "--binary"], "bbo,trades,depth"),
     "sse": (["sse", "--events", "2000", "--securities", "3", "--seed", "3"], "bbo,trades,orders,depth"),
+    "pitch": (["pitch", "--messages", "3000", "--stocks", "7", "--seed", "3"], "bbo,trades,orders,depth"),
 }
 
 
