@@ -1,4 +1,4 @@
-"""The command line's conventions and start-up behaviour (issue 13)."""
+"""The command line's conventions and start-up behaviour."""
 
 from __future__ import annotations
 

@@ -156,3 +156,29 @@ def test_plot_html_in_headless_chromium_no_console_errors_not_blank(day, tmp_pat
     assert px.shape[:2] == (800, 1200)
     colours = {tuple(c) for c in px.reshape(-1, 3)}
     assert len(colours) > 500                        # a heatmap, candles and axes, not a blank page
+
+
+def test_plot_latency_percentile_curve_matches_numpy_and_draws_png(tmp_path):
+    import pyarrow.parquet as pq
+
+    from obook.live.latency import Histogram, report_table
+    from obook.live.plot_latency import percentile_curve
+
+    rng = np.random.default_rng(3)
+    values = rng.lognormal(9, 1, 50_000).astype(np.int64)
+    h, g = Histogram("tick-to-trade"), Histogram("recv")
+    h.record(values)
+    g.record(values // 3)
+    pq.write_table(report_table([h, g]), tmp_path / "lat.parquet")
+    row = pq.read_table(tmp_path / "lat.parquet").to_pylist()[0]
+    pct, ns = percentile_curve(row["bucket_ns"], row["bucket_count"])
+    for q in (50, 90, 99, 99.9):
+        at = ns[np.searchsorted(pct, q)]        # the first bucket reaching q
+        assert abs(at - np.percentile(values, q)) <= 0.01 * np.percentile(values, q) + 1
+    assert ns[-1] == values.max() and sum(row["bucket_count"]) == len(values)
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / "lat.png")])
+    assert r.exit_code == 0, r.output
+    px = _pixels(tmp_path / "lat.png")
+    assert px.shape[0] > 300 and len({tuple(c) for c in px.reshape(-1, 3)[::5]}) > 10
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.png"), str(tmp_path / "x.png")])
+    assert r.exit_code != 0 and "not a latency table" in f"{r.output}{r.exception}"

@@ -1,6 +1,6 @@
 """The ``obook`` command line: one small module per command group.
 
-Start-up matters here (issue 13): this package and the command modules import typer and
+Start-up matters here: this package and the command modules import typer and
 the standard library only; each command loads pyarrow, numba's kernels, DuckDB or polars
 inside its body, when it runs, and only what it needs. Help is click's plain text
 (``rich_markup_mode=None``: rich's help formatter costs more than the rest of ``--help``).

@@ -195,3 +195,19 @@ def orders(
 
     n = write_orders(out, messages, instruments, seed)
     typer.echo(f"wrote {n} instructions to {out}", err=True)
+
+
+def _format_commands() -> None:
+    """``obook gen <format>`` of each format whose package names its generator command
+    (``GEN_COMMAND``: a lazy reference to a typer command function)."""
+    from ..feeds import format_package, formats, load
+
+    have = {c.name for c in app.registered_commands}
+    for name, fmt in formats().items():
+        ref = getattr(format_package(fmt), "GEN_COMMAND", None)
+        if ref and name not in have:
+            app.command(name)(load(ref))
+
+
+_format_commands()
+

@@ -15,7 +15,7 @@ ENV, PYTHON = "OBOOK_KERNELS", "python"
 
 #: inputs up to this many bytes (after decompression, estimated) run on the Python kernels:
 #: below it importing numba and loading compiled kernels (~0.5 s) costs more than running
-#: the kernels as Python (benchmarks/LEDGER.md, stop 22)
+#: the kernels as Python (benchmarks/bench_startup.py)
 PYTHON_KERNELS_BYTES = 64 * 1024
 #: how much larger a compressed input is taken to be (gzip, zstd and zip magic numbers)
 _COMPRESSED = ((b"\x1f\x8b", 8), (b"\x28\xb5\x2f\xfd", 8), (b"PK\x03\x04", 8))

@@ -28,8 +28,10 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
 
 
 def plot(
-    feed: Path = typer.Argument(..., help="Feed file (any format obook reads)."),
-    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page."),
+    feed: Path = typer.Argument(..., help="Feed file (any format obook reads), or the word latency."),
+    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page. "
+                                         "After latency: the latency table (obook listen --latency-output)."),
+    picture: Optional[Path] = typer.Argument(None, help="After latency TABLE: the picture file."),
     ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
                                          help="The security, one ticker (default: the one with the most trades)."),
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
@@ -42,11 +44,21 @@ def plot(
 ) -> None:
     """Draw one security's bars (candlesticks, volume below) and its depth heatmap (time x
     price, colour = resting shares of the top levels) with the best bid and ask and the
-    trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'."""
+    trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'.
+
+    ``obook plot latency TABLE PICTURE``: a live run's latency distributions, one line a
+    stage, latency against percentile (log scales, HdrHistogram style)."""
+    if str(feed) == "latency":
+        from ..errors import ObookError
+        from ..live.plot_latency import plot_latency
+
+        if picture is None:
+            raise ObookError("obook plot latency TABLE PICTURE: give the picture file")
+        typer.echo(f"wrote {plot_latency(out, picture)}", err=True)
+        return
+    from ..errors import ObookError
     from ..feeds import resolve_format
     from ..plotting import plot as _plot
-
-    from ..errors import ObookError
 
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:

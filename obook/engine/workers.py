@@ -137,7 +137,7 @@ def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[
     In memory an output is slot by slot (slots x workers x rows x width): one slot's rows
     of every worker, ``outputs[table][:, slot]``, are one C-contiguous array, which the
     merge kernels are compiled for (a strided view made numba's row copies element by
-    element: the depth merge took 195 instead of 110 ns a row, benchmarks/LEDGER.md S26-12)."""
+    element: the depth merge took 195 instead of 110 ns a row)."""
     inputs = np.frombuffer(mm, np.uint8, slots * in_capacity).reshape(slots, in_capacity)
     outputs, offset = {}, slots * in_capacity
     for table, width in layout.items():

@@ -1,4 +1,4 @@
-"""A deterministic synthetic Shenzhen Level-2 day (SPEC §6) for tests and benchmarks,
+"""A deterministic synthetic Shenzhen Level-2 day for tests and benchmarks,
 written as the AX-SBE text log, as AX-SBE binary records, or as vendor CSV files.
 
 Several securities (main board 000xxx and ChiNext 300xxx) on two channels, each channel
@@ -11,7 +11,7 @@ side (cancelled by the exchange), cancels of resting orders, securities-lending 
 (not part of the book); a thin book with asks only, where own-best buys are cancelled;
 a closing call auction and its uncross; a few snapshots.
 
-The ChiNext price cage (SPEC §6) on the 300xxx securities in continuous trading: a limit
+The ChiNext price cage on the 300xxx securities in continuous trading: a limit
 buy above 102% of the buy reference (best ask, best bid, last trade) or a sell below 98%
 of the sell reference is held; after each step the held orders the cage now admits enter
 (first held first) and trade at once against the book if they cross it (their fills

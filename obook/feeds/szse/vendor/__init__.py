@@ -1,4 +1,4 @@
-"""Shenzhen vendor CSV (SPEC §6): per security an orders file
+"""Shenzhen vendor CSV: per security an orders file
 (``ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo``) and a ticks file
 (``ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo``),
 each with a header row (extra columns are ignored), read together as one feed: pass the
