@@ -50,6 +50,13 @@ def _itch(tmp: Path) -> None:
     _replay(tmp / "day.itch")
 
 
+def _pitch(tmp: Path) -> None:
+    from .gen.pitch import write_pitch
+
+    write_pitch(tmp / "day.pitch", 60_000, 20, seed=1)
+    _replay(tmp / "day.pitch")
+
+
 def _csv(tmp: Path) -> None:
     from .gen.csv import write_csv
 
@@ -145,7 +152,7 @@ def _latency(tmp: Path) -> None:
 
 #: what ``obook compile`` can compile, in order
 PARTS: dict[str, Callable[[Path], None]] = {
-    "itch": _itch, "csv": _csv, "databento": _databento, "szse": _szse, "sse": _sse,
+    "itch": _itch, "pitch": _pitch, "csv": _csv, "databento": _databento, "szse": _szse, "sse": _sse,
     "captures": _captures, "match": _match, "simulate": _simulate, "latency": _latency,
 }
 
