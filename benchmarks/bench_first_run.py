@@ -65,7 +65,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-setup", action="store_true", help="Do not run `obook compile` first.")
     ap.add_argument("--keep", type=Path, help="Work in this folder (kept) instead of a temporary one.")
-    ap.add_argument("--only", help="Comma-separated example names to run (default: all).")
+    ap.add_argument("--only", help="Example names to run, separated by ';' (default: all).")
     args = ap.parse_args()
     env_note = f"load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores"
     print(f"# first runs after the set-up ({env_note})")
@@ -74,7 +74,7 @@ def main() -> None:
         print(f"set-up `obook compile`: {took:.1f} s (exit {code}) {last}")
     work = args.keep or Path(tempfile.mkdtemp(prefix="obook-first-run-"))
     work.mkdir(parents=True, exist_ok=True)
-    chosen = set(args.only.split(",")) if args.only else None
+    chosen = {name.strip() for name in args.only.split(";")} if args.only else None
     print(f"{'example':28s} {'first s':>8s} {'again s':>8s}  notes")
     worst = 0.0
     for name, command in EXAMPLES:
