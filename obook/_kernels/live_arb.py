@@ -9,7 +9,9 @@ stamp. Two readers follow it: the loop's own book (``S_H_*``) and the tables' wr
 ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) and the
 caller reports it.
 
-A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
+The session is the one given, else the first well-formed data packet's (a heartbeat of
+garbage would name one); a packet numbered below 1 or more than ``FAR`` past the next number
+is bad. A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
 too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
 the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
 ``line_gap`` is each line's last own gap, for ``recovered_other_line``.
@@ -25,6 +27,10 @@ from .memcopy import copy_bytes
 from .mold import (END_OF_SESSION, P_OK, S_BACKWARDS, S_BAD, S_DUPLICATES, S_GAP_MESSAGES, S_GAPS,
                    S_HEARTBEATS, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER, S_RECOVERED_REQUEST,
                    S_WRONG_SESSION, _be, _header)
+
+
+#: a packet numbered this far past the next number to deliver is not of this feed (bad)
+FAR = 1 << 26
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -118,10 +124,13 @@ def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend
     checked, its new messages delivered or held."""
     stats[line, S_PACKETS] += 1
     seq, c, hi, lo, status = _header(buf, 0, ln)
-    if status != P_OK:
-        stats[line, S_BAD] += 1
+    data = 0 if c == 0 or c == END_OF_SESSION else c
+    if status != P_OK or seq < 1 or seq + data > S[S_NEXT] + FAR:
+        stats[line, S_BAD] += 1          # malformed, or numbered where no feed of ours can be
         return
     if S[S_SESSION_SET] == 0:
+        if data == 0:                    # a heartbeat names no session (20 bytes of garbage would)
+            return
         S[S_SESSION_SET] = 1
         S[S_SESSION_HI] = hi
         S[S_SESSION_LO] = lo
