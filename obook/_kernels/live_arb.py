@@ -9,9 +9,9 @@ stamp. Two readers follow it: the loop's own book (``S_H_*``) and the tables' wr
 ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) and the
 caller reports it.
 
-The session is the one given, else the first well-formed data packet's (a heartbeat of
-garbage would name one); a packet numbered below 1 or more than ``FAR`` past the next number
-is bad. A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
+The session is the one given, else the first well-formed packet's; a packet numbered below
+1 or more than ``FAR`` past the next number is bad (so 20 bytes of garbage, a well-formed
+heartbeat, rarely pass for one). A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
 too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
 the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
 ``line_gap`` is each line's last own gap, for ``recovered_other_line``.
@@ -129,8 +129,6 @@ def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend
         stats[line, S_BAD] += 1          # malformed, or numbered where no feed of ours can be
         return
     if S[S_SESSION_SET] == 0:
-        if data == 0:                    # a heartbeat names no session (20 bytes of garbage would)
-            return
         S[S_SESSION_SET] = 1
         S[S_SESSION_HI] = hi
         S[S_SESSION_LO] = lo
