@@ -85,6 +85,9 @@ def listen(
     strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="The strategy's instruments (comma-separated; default all)."),
     venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port."),
+    venue_username: str = typer.Option("obook", "--venue-username", help="The username of the venue's login."),
+    venue_password: str = typer.Option("", "--venue-password", envvar="OBOOK_VENUE_PASSWORD",
+                                       help="The password of the venue's login (default: the environment's OBOOK_VENUE_PASSWORD)."),
     max_qty: int = typer.Option(10_000, "--max-qty", help="Risk: largest order (shares)."),
     max_rate: int = typer.Option(1_000, "--max-orders-per-second", help="Risk: orders per second of feed time."),
     band_bps: int = typer.Option(500, "--band-bps", help="Risk: price band around the best price (basis points)."),
@@ -107,16 +110,26 @@ def venue(
     listen_on: str = typer.Option("127.0.0.1:32001", "--listen", help="host:port to accept SoupBinTCP sessions on."),
     log: Optional[Path] = typer.Option(None, "--log", help="Log every order message (recv_ns,session,hex) to this file."),
     sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="Exit after this many sessions logged out (default: run until Ctrl-C)."),
+    username: Optional[str] = typer.Option(None, "--username", help="The account's username (6 characters at most); "
+                                                                 "logins with other credentials are rejected."),
+    password: str = typer.Option("", "--password", envvar="OBOOK_VENUE_PASSWORD",
+                                 help="The account's password (10 characters at most; default: the environment's OBOOK_VENUE_PASSWORD)."),
+    accounts: Optional[Path] = typer.Option(None, "--accounts", help="A file of username:password lines, one account a line."),
+    login_timeout: float = typer.Option(10.0, "--login-timeout", min=0.001, help="Close a connection that sent no login within this many seconds."),
+    max_connections: int = typer.Option(1000, "--max-connections", min=1, help="Close connections beyond this many as they are accepted."),
 ) -> None:
     """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
-    answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them."""
+    answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them. Without
+    --username or --accounts any login is accepted, on a loopback address only."""
     from ..live.net import parse_address
-    from ..live.venue import Venue
+    from ..live.venue import venue_from_options
 
-    v = Venue(*parse_address(listen_on, "--listen"), log_path=log, sessions=sessions)
+    v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
+                           login_timeout, max_connections)
     typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)
     try:
         v.serve()
     finally:
-        typer.echo(f"venue: {len(v.messages)} orders, sha256 {v.digest()}", err=True)
+        closed = ", ".join(f"{why} {n}" for why, n in sorted(v.closed.items()))
+        typer.echo(f"venue: {len(v.messages)} orders, sha256 {v.digest()}" + (f"; closed: {closed}" if closed else ""), err=True)
         sys.stderr.flush()

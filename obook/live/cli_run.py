@@ -47,7 +47,8 @@ def run_listen(a: dict) -> None:
         from .risk import RiskGate
         from .strategy import TickToTrade
 
-        gw = Gateway(*parse_address(a["venue"], "--venue")) if a["venue"] else None
+        gw = Gateway(*parse_address(a["venue"], "--venue"), username=a["venue_username"],
+                     password=a["venue_password"]) if a["venue"] else None
         ttt = TickToTrade(load_strategy(a["strategy"]), a["tickers"],
                           RiskGate(max_qty=a["max_qty"], max_orders_per_second=a["max_rate"], band_bps=a["band_bps"]), gw)
     lst = Listener(parse_address(a["line_a"], "--line-a"), parse_address(a["line_b"], "--line-b"),
