@@ -114,7 +114,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "gateway": _q(hist["gateway"]), "orders": st["orders"],
             "loop_cpu_ns_per_msg": round(cpu_s[0] * 1e9 / max(1, messages), 1) if cpu_s else None,
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
-            "requests": st["requests"], "bad_packets": st["lines"]["A"]["bad_packets"] + st["lines"]["B"]["bad_packets"],
+            "requests": st["requests"], "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
             "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
