@@ -242,7 +242,3 @@ def ring_take(S, ring, recs, out, max_records):
         k += 1
     return a, k
 
-
-from .cache_deps import depends_on  # noqa: E402
-
-depends_on(globals(), "jit", "live_layout", "memcopy", "mold")
