@@ -150,8 +150,8 @@ def test_listen_stale_session_first_and_forged_far_number_day_whole(day, on_gap)
 
 @pytest.mark.parametrize("on_gap", ["raise", "skip"])
 def test_hot_listener_forged_far_numbers_counted_implausible_day_whole(day, on_gap):
-    """The compiled loop (``obook listen``'s default) drops forged numbers far ahead: no gap
-    opens, so neither --on-gap mode loses or stops anything."""
+    """The compiled loop (``obook listen``'s default) drops forged numbers far ahead, chained
+    or not: no gap opens, so neither --on-gap mode loses or stops anything."""
     from live_support import addresses
     from obook.feeds.mold.packets import encode_packet
     from obook.live.hot_listener import HotListener

@@ -9,13 +9,10 @@ stamp. Two readers follow it: the loop's own book (``S_H_*``) and the tables' wr
 ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) and the
 caller reports it.
 
-A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
-too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. A packet
-whose first number lies more than ``JUMP_WINDOW`` past everything seen is implausible (a
-forged or corrupt header): dropped and counted (``S_IMPLAUSIBLE``) unless ``JUMP_CONFIRM``
-such packets in a row chain (each starting where the one before ended; copies from the other
-line do not break the chain): then the jump is real and taken (the chain's first packets
-come back by re-request). Per line
+The session is the one given, else the first well-formed packet's; a packet numbered below
+1 is bad, one more than ``FAR`` past the next number implausible (so 20 bytes of garbage, a well-formed
+heartbeat, rarely pass for one). A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
+too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
 the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
 ``line_gap`` is each line's last own gap, for ``recovered_other_line``.
 """
@@ -23,37 +20,17 @@ the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_*
 import numpy as np
 
 from .jit import njit
-from .live_layout import (LINE_REQUEST, N_LINES, PEND_SLOT, S_END, S_HIGH, S_H_BYTE, S_H_REC, S_JUMP_NEXT,
-                          S_JUMP_RUN, S_JUMP_START, S_NEXT, S_PEND, S_PEND_FULL, S_SESSION_HI, S_SESSION_LO,
-                          S_SESSION_SET, S_TABLES, S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC)
+from .live_layout import (LINE_REQUEST, N_LINES, PEND_SLOT, S_END, S_HIGH, S_H_BYTE, S_H_REC, S_NEXT,
+                          S_PEND, S_PEND_FULL, S_SESSION_HI, S_SESSION_LO, S_SESSION_SET, S_TABLES,
+                          S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC)
 from .memcopy import copy_bytes
 from .mold import (END_OF_SESSION, P_OK, S_BACKWARDS, S_BAD, S_DUPLICATES, S_GAP_MESSAGES, S_GAPS,
-                   S_HEARTBEATS, S_IMPLAUSIBLE, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER,
-                   S_RECOVERED_REQUEST, S_WRONG_SESSION, _be, _header)
-
-JUMP_WINDOW = 1 << 18        # as obook.feeds.mold.sessions.WINDOW
-JUMP_CONFIRM = 3             # as obook.feeds.mold.sessions.JUMP_CONFIRM
+                   S_HEARTBEATS, S_IMPLAUSIBLE, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER, S_RECOVERED_REQUEST,
+                   S_WRONG_SESSION, _be, _header)
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _implausible(S, seq, n):
-    """Whether a packet (first number ``seq``, ``n`` messages) is a jump not (yet) confirmed."""
-    if seq <= max(S[S_HIGH], S[S_NEXT]) + JUMP_WINDOW:
-        return False
-    if n == 0:                           # a heartbeat or an end of session confirms nothing
-        return True
-    if S[S_JUMP_RUN] > 0 and S[S_JUMP_START] <= seq < S[S_JUMP_NEXT]:
-        return True                      # a copy of a packet of the chain
-    if S[S_JUMP_RUN] > 0 and seq == S[S_JUMP_NEXT]:
-        S[S_JUMP_RUN] += 1
-    else:
-        S[S_JUMP_RUN] = 1
-        S[S_JUMP_START] = seq
-    S[S_JUMP_NEXT] = seq + n
-    if S[S_JUMP_RUN] < JUMP_CONFIRM:
-        return True
-    S[S_JUMP_RUN] = 0
-    return False
+#: a packet numbered this far past the next number to deliver is not of this feed (bad)
+FAR = 1 << 26
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -147,8 +124,12 @@ def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend
     checked, its new messages delivered or held."""
     stats[line, S_PACKETS] += 1
     seq, c, hi, lo, status = _header(buf, 0, ln)
-    if status != P_OK:
+    data = 0 if c == 0 or c == END_OF_SESSION else c
+    if status != P_OK or seq < 1:
         stats[line, S_BAD] += 1
+        return
+    if seq + data > S[S_NEXT] + FAR:     # numbered where no feed of ours can be
+        stats[line, S_IMPLAUSIBLE] += 1
         return
     if S[S_SESSION_SET] == 0:
         S[S_SESSION_SET] = 1
@@ -156,9 +137,6 @@ def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend
         S[S_SESSION_LO] = lo
     elif hi != S[S_SESSION_HI] or lo != S[S_SESSION_LO]:
         stats[line, S_WRONG_SESSION] += 1
-        return
-    if _implausible(S, seq, 0 if c == 0 or c == END_OF_SESSION else c):
-        stats[line, S_IMPLAUSIBLE] += 1
         return
     n = 0
     if c == 0 or c == END_OF_SESSION:
@@ -264,7 +242,3 @@ def ring_take(S, ring, recs, out, max_records):
         k += 1
     return a, k
 
-
-from .cache_deps import depends_on  # noqa: E402
-
-depends_on(globals(), "jit", "live_layout", "memcopy", "mold")
