@@ -137,7 +137,7 @@ def orders(path, workers: int | None = None, format: str | None = None, on_error
     order's side, price and remaining shares after it, so each row stands alone, and its
     place in its level's queue (``queue_shares_ahead``, ``queue_orders_ahead``).
     ``queue_positions=False``: those two columns null, and the replay keeps no queues (about
-    1.7x faster: benchmarks/LEDGER.md, stop 20). Options as :func:`bbo`."""
+    1.7x faster: benchmarks/bench_replay_cpu.py --no-queue). Options as :func:`bbo`."""
     return _table("orders", path, workers, format, on_error, date=date, tickers=tickers,
                   queue_positions=queue_positions)
 
@@ -197,7 +197,8 @@ def gaps(path):
 
 def line_stats(path):
     """A capture feed's statistics per line: packets, messages, duplicates, gaps, recovered
-    from the other line, heartbeats, bad packets, wrong session, backwards."""
+    from the other line, heartbeats, bad packets, wrong session, backwards, implausible
+    sequence numbers."""
     return _side("line_stats", path)
 
 

@@ -37,7 +37,7 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   (bid px, qty, ask px, qty) and the depth levels before its first event.
 - ``st``: scalar counters (indices ST_*).
 
-Event semantics (SPEC; the new actions written down here):
+Event semantics:
 
 - Queue place: an add, a replace's new order and a modify that moves go to the back of
   their level; executions, cancels and CSV reduce-to keep the order's place; removing an
@@ -59,7 +59,7 @@ Event semantics (SPEC; the new actions written down here):
   but no BBO or depth row; the next event of the same book without the bit (any action,
   a print too) writes them, compared with the book before the first deferred event.
 
-The price cage (Shenzhen ChiNext, SPEC §6; only events carrying the CAGE_* bits pay for it):
+The price cage (Shenzhen ChiNext; only events carrying the CAGE_* bits pay for it):
 
 - ``cage[B, CG_WIDTH]``: per book its held orders, last trade price (0: none) and a
   crossed-entry flag; ``held[H, HW_WIDTH]``: the held orders (book, ref, side, price,
@@ -1155,7 +1155,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
 
     Returns (status, i, nrow, detail): OK when done; NEED_ROOM with detail = ROOM_* and i
     the event to resume at; an ERR_* (strict) with i the failing event. In tolerant mode
-    failing events are counted in skips[ERR_*] and handled by SPEC's tolerant rules.
+    failing events are counted in skips[ERR_*] and handled by the tolerant rules.
     With ``want`` (WANT_* bits) it also writes trade, order and depth rows; nx holds their
     counts; snap is (2, 2, levels, 3) scratch for the depth comparison. WANT_QUEUE keeps
     the time-priority queues (qn, pnode, ovnode sized for them) and the order rows' places.

@@ -31,7 +31,7 @@ DEFER = 1 << 10
 OWN_BEST = 1 << 11
 #: ACT_PRINT: a print without a side (Databento T/F of side N): its trades row's side is null
 NO_SIDE = 1 << 12
-#: the ChiNext price cage (Shenzhen, SPEC §6; obook._kernels.book: "The price cage").
+#: the ChiNext price cage (Shenzhen; obook._kernels.book: "The price cage").
 #: CAGED: an event of a caged book (its executions set the book's last trade price);
 #: CAGE_LIVE: after the event, held orders of the book that the cage now admits enter it;
 #: CAGE_ADD (ACT_ADD): an order outside the cage is held instead of added

@@ -26,7 +26,7 @@ def first_order_pages(path: str) -> int:
     """Order pages to start a worker's books with: from the feed file's size (a stream or a
     missing file: the books' default). Growing the pages copies them into new memory; in
     this environment that cost 16 ms for 64 MB, and up to 180 ms in some processes
-    (benchmarks/LEDGER.md S27-4)."""
+    (benchmarks/bench_parquet_e2e.py)."""
     try:
         st = os.stat(path)
     except (OSError, TypeError, ValueError):

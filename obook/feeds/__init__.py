@@ -44,7 +44,7 @@ def load(ref: str) -> Any:
 
 @dataclass(frozen=True)
 class FeedFormat:
-    """What obook knows about one feed format (see PLUGIN.md for the contract)."""
+    """What obook knows about one feed format (the contract: obook/feeds/base.py and docs/architecture.md)."""
 
     name: str                        # what users pass as format=
     unit: str                        # what a record number counts: "message", "line", "record"
