@@ -20,9 +20,10 @@ from typing import Any, Callable
 
 from ..errors import ObookError
 
-#: the format packages, in the order their sniffers are asked (the first of equal scores wins)
-PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.databento", "obook.feeds.sse", "obook.feeds.szse",
-            "obook.feeds.szse.binary", "obook.feeds.szse.vendor", "obook.feeds.mold")
+#: the format packages that come first when sniffers score a file equally; every other
+#: package under ``obook/feeds/`` whose ``__init__`` defines ``FORMAT`` follows, by name
+#: (a new format is found by its folder alone)
+FIRST = ("obook.feeds.itch", "obook.feeds.csv")
 
 #: bytes of the (decompressed) head of a file handed to the sniffers
 SNIFF_BYTES = 64
@@ -71,7 +72,22 @@ class FeedFormat:
     # lazy ref of a list of ``pyarrow.Field``: columns every replay table gets per record,
     # their values from the feed reader's ``record_columns(seq) -> [arrays]`` (one per field)
     record_columns: str | None = None
-    tables: tuple[str, ...] = ()     # extra replay tables the format offers
+    tables: tuple[str, ...] = ()     # extra tables the format offers (built by ``table_reader``)
+    # lazy ref of ``reader(name, source, workers, on_error, replay_class) -> RecordBatchReader``
+    # building the ``tables`` (None: the package's module-level ``TABLES`` reference)
+    table_reader: str | None = None
+    # lazy ref of ``schema(name) -> pyarrow.Schema`` of the ``tables`` (None: read from a reader)
+    table_schema: str | None = None
+    # what the format's own and side tables are: name -> {"doc": ..., "prices": (columns),
+    # "quantities": (columns), "times": (columns), "options": (names)} (obook.tables)
+    table_info: dict = field(default_factory=dict)
+    quantity_scale: int = 1          # the feed's quantity integers per share / unit traded
+    # the trades kinds that are executions (None: every trades row is one); the others
+    # (a venue's second report of the same execution, publication markers) are left out of
+    # the trades table; ``aggressor_kinds``: kinds whose side is the aggressor's (the table
+    # shows the resting side)
+    trade_kinds: str | None = None
+    aggressor_kinds: str = ""
     sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
     match_numbers: bool = True       # the trades' ``match`` is the feed's match number (else null)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
@@ -119,6 +135,29 @@ class FeedFormat:
 
 
 _formats: dict[str, FeedFormat] | None = None
+_packages: dict[str, str] = {}      # format name -> its package
+
+
+def packages() -> list[str]:
+    """The format packages: ``FIRST``, then every package (and sub-package) under
+    ``obook/feeds/`` whose ``__init__`` defines ``FORMAT``, by name."""
+    import pkgutil
+
+    found = []
+
+    def walk(path, prefix, depth):
+        for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
+            if not info.ispkg:
+                continue
+            name = prefix + info.name
+            module = importlib.import_module(name)
+            if isinstance(getattr(module, "FORMAT", None), FeedFormat):
+                found.append(name)
+            if depth < 2:
+                walk(module.__path__, name + ".", depth + 1)
+
+    walk(__path__, __name__ + ".", 1)
+    return [p for p in FIRST if p in found] + [p for p in found if p not in FIRST]
 
 
 def formats() -> dict[str, FeedFormat]:
@@ -126,11 +165,28 @@ def formats() -> dict[str, FeedFormat]:
     global _formats
     if _formats is None:
         found = {}
-        for package in PACKAGES:
+        for package in packages():
             fmt = importlib.import_module(package).FORMAT
             found[fmt.name] = fmt
+            _packages[fmt.name] = package
         _formats = found
     return _formats
+
+
+def package_of(fmt: FeedFormat) -> str:
+    """The package that defines a registered format."""
+    formats()
+    return _packages[fmt.name]
+
+
+def format_table_reader(fmt: FeedFormat, name: str):
+    """``reader(name, source, workers, on_error, replay_class)`` of one of a format's
+    extra ``tables``."""
+    if name not in fmt.tables:
+        have = ", ".join(fmt.tables) or "none"
+        raise ObookError(f"a {fmt.name} feed has no table {name!r} (its own tables: {have})")
+    ref = fmt.table_reader or importlib.import_module(package_of(fmt)).TABLES
+    return load(ref)
 
 
 def get_format(name: str) -> FeedFormat:
@@ -207,4 +263,5 @@ def read_side_table(path, name: str, on_error: str = "raise", format=None):
 
 
 __all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "detect_head", "load",
-           "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES"]
+           "side_table_names", "side_schema", "read_side_table", "side_table_reader", "packages", "package_of",
+           "format_table_reader"]
