@@ -1,5 +1,5 @@
-"""Alternating old-vs-new ablation of matching-kernel variants (the method of the
-"#16 matcher speed" ledger rows).
+"""Alternating old-vs-new ablation of matching-kernel variants: each variant against the
+others in the same rounds.
 
 Each variant is a module in a package directory (``--dir``, default /tmp/abl/ablk): a copy
 of ``obook/_kernels/match.py`` (with its ``match_layout`` / ``prefetch`` / ``match_out``
@@ -7,7 +7,7 @@ siblings copied beside it) that also defines ``new_state(levels, n_keys)`` retur
 state tuple its ``match_rows`` takes after ``(*m, start, n, stp, want, levels, pf)``, where
 ``m`` is ``(rows, owner, clock)`` of the instructions (``obook.matching.prepare.Instructions``),
 or what the variant's optional ``convert(instructions)`` returns (a tuple; e.g. the 2-D
-int64 rows of kernels before stop 21). The seed workload (SPEC §8, 1.1M instructions) is
+int64 rows of older kernels). The seed workload (1.1M instructions) is
 generated once and cached as ``seed_msg.npz`` in the directory's parent. Every repeat runs
 each variant on a fresh state (100,000 warm-up, 1,000,000 timed, ``want=0`` unless
 ``--want``), the order reversed every other repeat; it prints each variant's median

@@ -1,4 +1,4 @@
-"""A big gzipped ITCH day end to end (issue 5): 50 million messages, replayed by the CLI
+"""A big gzipped ITCH day end to end: 50 million messages, replayed by the CLI
 with 2 workers and with 1 into Parquet; the row counts must be equal.
 
     python benchmarks/bench_big.py [--messages 50000000] [--stocks 8000] [--keep]

@@ -25,14 +25,14 @@ _r = {{'seconds': time.perf_counter() - t, 'rows': len(b)}}
 """,
     "bbo replay": """
 import time, obook
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
 t = time.perf_counter()
 n = sum(b.num_rows for b in obook.bbo({path!r}, workers={workers}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': n}}
 """,
     "trades replay": """
 import time, obook
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
 t = time.perf_counter()
 n = sum(b.num_rows for b in obook.trades({path!r}, workers={workers}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': n}}

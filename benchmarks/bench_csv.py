@@ -3,7 +3,7 @@
 Alternates the contenders run by run, each in a fresh process, and reports medians:
 wall time of the replay (worker start-up included, kernels loaded before timing),
 ns per event, events per second, and peak RSS of the process and of its workers.
-Target (issue 3): at least 4 million events/s end to end with 2 workers.
+Target: at least 4 million events/s end to end with 2 workers.
 
     python benchmarks/bench_csv.py --events 5000000 --tickers 100 --repeats 5
 """
@@ -19,7 +19,7 @@ from common import csv_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
 import obook.feeds.csv.decoder
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format='csv'):

@@ -40,7 +40,7 @@ def dbn_day(records: int, instruments: int = 50, seed: int = 7, zstd: bool = Fal
 
 OBOOK = """
 import time, obook
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
 import obook.feeds.databento.decoder
 t = time.perf_counter(); rows = 0
 for b in obook.bbo({path!r}, workers={workers}, format='databento'):

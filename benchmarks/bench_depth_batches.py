@@ -45,7 +45,7 @@ def merge_order(rows, counts, limit, head, src):
 
 @njit(_nrt=False)
 def merge_rowwise(rows, counts, limit, book_mul, book_add, head, out):
-    """merge_table as it was before stop 25's blocked version: row by row into 63 column streams."""
+    """merge_table before its blocked version: row by row into 63 column streams."""
     for w in range(rows.shape[0]):
         head[w] = 0
     n = 0
@@ -256,7 +256,7 @@ def a_level_counts(c):
 
 
 def d_two_pass(rows, counts, limit, bm, ba):
-    """Before stop 25: the merge into 63 int64 columns, then level_counts over the orders."""
+    """The older way: the merge into 63 int64 columns, then level_counts over the orders."""
     c = m_rowwise(rows, counts, limit, bm, ba)
     n = c.shape[1]
     n_orders = np.empty((2 * LEVELS, n), np.int32)

@@ -11,7 +11,7 @@ than the framer's lookahead). The base day's records are kept (pickled) next to 
 The Shanghai day: ``obook gen sse`` (``--sse`` lines, 200 securities; slow to generate,
 kept in the data folder). Each run is a fresh process (kernels loaded before timing);
 contenders alternate run by run; medians. The pure-Python reference replayer
-(tests/reference_l2.py) is timed on a slice of the Shenzhen day. Goals (issue 14): text
+(tests/reference_l2.py) is timed on a slice of the Shenzhen day. Goals: text
 >= 2M msg/s with 2 workers, binary >= 8M msg/s.
 
     python benchmarks/bench_l2.py --base 100000 --copies 10 --repeats 3 --old /tmp/old
@@ -31,7 +31,7 @@ from common import DATA, itch_day, median, run_child  # noqa: E402
 
 OBOOK = """
 import time, obook
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
 import obook.feeds
 obook.feeds.get_format({fmt!r}).framer_class(); obook.feeds.get_format({fmt!r}).decoder_class().warm()
 {preimport}

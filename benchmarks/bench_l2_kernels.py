@@ -1,8 +1,8 @@
 """The Shenzhen text log's framer and decoder kernels alone, old against new, in one
 process (alternating rounds, medians): ``line_ends`` + ``text_scan`` (the framer, every
-line; since stop 22 ``text_heads``, line ends and heads only), a worker's decoder (1 of 1
-and 1 of 2 workers: ``text_records``, which parsed the text again, or at stop 21
-``owned_rows``, which copied the framer's rows, or since stop 22 ``text_rows``, the rest
+line; now ``text_heads``, line ends and heads only), a worker's decoder (1 of 1
+and 1 of 2 workers: ``text_records``, which parsed the text again, or in older code
+``owned_rows``, which copied the framer's rows, or now ``text_rows``, the rest
 of the worker's own lines), and the two together (all the parsing of a batch with 1 worker) on the front of the bench_l2
 text day.
 
@@ -34,7 +34,7 @@ def _runs(pkg, buf, n_lines):
     rec = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
 
     made = [0]
-    split = hasattr(K, "text_heads")      # the framer reads heads, the workers the rest (stop 22)
+    split = hasattr(K, "text_heads")      # the framer reads heads, the workers the rest
     heads = np.zeros((n_lines + 1, K.H_WIDTH if split else 1), np.int64)
     bad = np.zeros((n_lines + 1, 3), np.int64)
 

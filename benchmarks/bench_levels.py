@@ -1,5 +1,5 @@
 """Price levels at scale: one book receiving N adds at N distinct prices, then executions
-that sweep every level, best first (issue 11). Prints ns per message of the book kernel
+that sweep every level, best first. Prints ns per message of the book kernel
 (BookState.apply in batches of 65,536 events, as a worker runs it) at each N: flat as N
 grows means level operations do not depend on the number of levels.
 

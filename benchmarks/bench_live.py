@@ -1,4 +1,4 @@
-"""The loopback latency report of the live path (issue 15), and the book kernel's time per
+"""The loopback latency report of the live path, and the book kernel's time per
 event of file replays (``obook bbo --latency``'s measurement) per format.
 
     python benchmarks/bench_live.py [--messages 50000] [--speed 2000] [--drop 0.01]

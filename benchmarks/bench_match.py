@@ -1,4 +1,4 @@
-"""Matching engine benchmark (SPEC §8 seed workload).
+"""Matching engine benchmark (the seed workload of obook.gen.orders).
 
 1. Book only: 100,000 warm-up then 1,000,000 timed instructions of one book through
    ``match_rows`` with no output (``want=0``), and again with fills + events written;
@@ -15,7 +15,7 @@
 ``--old DIR``: also run the book-only configurations with the kernels of an older checkout
 (``git archive main obook | tar -x -C DIR``), alternated with this one's in the same
 process, and print the median of the per-repeat ratios new / old. The old kernels are
-imported as a package of their own; layouts before stop 21 (2-D int64 instruction rows,
+imported as a package of their own; older layouts (2-D int64 instruction rows,
 4-column level rows, 32-byte order records) and this one's are understood.
 """
 
@@ -77,7 +77,7 @@ def old_kernel(root, msg, levels):
     lay = importlib.import_module("obook_old_kernels.match_layout")
     match_rows = importlib.import_module("obook_old_kernels.match").match_rows
     n = len(msg)
-    if hasattr(lay, "M_WIDTH"):             # before stop 21: 2-D int64 instruction rows
+    if hasattr(lay, "M_WIDTH"):             # an older layout: 2-D int64 instruction rows
         m = np.zeros((n, lay.M_WIDTH), np.int64)
         m[:, lay.M_SEQ], m[:, lay.M_TIME] = msg.clock[:, 0], msg.clock[:, 1]
         for col, f in ((lay.M_BOOK, "book"), (lay.M_KEY, "key"), (lay.M_OP, "op"), (lay.M_PRICE, "price"),

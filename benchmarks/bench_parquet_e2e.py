@@ -1,4 +1,4 @@
-"""ITCH -> Parquet end to end against itch-book (issue 13), command lines in fresh processes,
+"""ITCH -> Parquet end to end against itch-book, command lines in fresh processes,
 alternating, medians of wall time:
 
 * ``bbo``: ``obook bbo DAY --output bbo.parquet`` with 1 and 2 workers against
@@ -20,8 +20,8 @@ do not hash.
 (``PYTHONPYCACHEPREFIX``, ``PYTHONDONTWRITEBYTECODE`` unset), as an installed package has it.
 Without it they run in the caller's environment: a virtual environment installed with
 ``PYTHONDONTWRITEBYTECODE=1`` has no ``__pycache__``, and every obook process then compiles
-numba, numpy and llvmlite from source before it starts (~0.6 s of CPU here, benchmarks/LEDGER.md
-stop 25); itch-book, compiled, pays nothing of the kind.
+numba, numpy and llvmlite from source before it starts (~0.6 s of CPU here); itch-book,
+compiled, pays nothing of the kind.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Replaying an ITCH day from two pcap lines (drops on both, filled from the other) against
-the plain file replay of the same messages: alternating runs, medians, the ratio (#15: <= 1.3x).
+the plain file replay of the same messages: alternating runs, medians, the ratio (the goal: <= 1.3x).
 
     python benchmarks/bench_pcap.py --messages 15000000 --workers 2 --repeats 3 --dir /tmp/bench_pcap
 """

@@ -1,4 +1,4 @@
-"""Ticker pushdown (issue 13): the BBO of 1 ticker of an 8,000-stock day against the full
+"""Ticker pushdown: the BBO of 1 ticker of an 8,000-stock day against the full
 replay, same workers, fresh processes, alternating, medians of wall time.
 
     python benchmarks/bench_pushdown.py [--messages 5000000] [--workers 2] [--repeats 3]

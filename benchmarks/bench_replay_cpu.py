@@ -1,5 +1,5 @@
-"""A replay's CPU time, this checkout against another (issue 11's "BBO-only must not get
-slower by more than 5%"), robust to a loaded machine: each run is a fresh process that
+"""A replay's CPU time, this checkout against another (for changes to the BBO path that
+must not slow it by more than 5%), robust to a loaded machine: each run is a fresh process that
 replays the feed 4 times in-process (``workers=1``) and reports, for the last 3, the
 process CPU time of the whole replay and the thread CPU time spent inside the book kernel
 calls (``BookState.apply``). Old and new alternate process by process; medians of all

@@ -1,4 +1,4 @@
-"""The plug-in seam (issue #11) must not slow the replays: this checkout's obook against
+"""The plug-in seam must not slow the replays: this checkout's obook against
 another checkout's (``--old DIR``, e.g. ``git archive main obook | tar -x -C /tmp/old``),
 alternating run by run in fresh processes, on the ITCH benchmark day (1 and 2 workers) and
 the CSV day (1 worker). Reports medians and new/old ratios.
@@ -21,7 +21,7 @@ from common import csv_day, itch_day, median  # noqa: E402
 # wall seconds, and CPU seconds of the process and its workers (steadier on a loaded machine)
 REPLAY = """
 import time, obook, json, resource
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded (before stop 25: on import)
+import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
 import obook.engine.replay, pyarrow.compute  # and the modules a replay imports: a thin
 # ``import obook`` leaves them to the first replay (the old front imported them eagerly)
 def cpu():

@@ -1,4 +1,4 @@
-"""Own-order simulation benchmark (issue 17): 10,000 own orders inside a generated ITCH day.
+"""Own-order simulation benchmark: 10,000 own orders inside a generated ITCH day.
 
 The plain replay (the bbo table of ``Replay``, read whole) and ``obook.simulate`` with the
 same feed table plus the own orders, alternated in one process after a warm-up run of
@@ -11,8 +11,8 @@ side, every TIF, some market), 20% cancels, 10% modifies, 50 us of latency.
     python benchmarks/bench_simulate.py [--messages 5000000] [--orders 10000] [--instruments 100]
         [--workers 1] [--repeats 3] [--no-warm] [--depth]
 
-``--no-warm``: do not load the simulation kernels in this process first (the state before
-stop 20: forked workers then load them from numba's cache at every simulation).
+``--no-warm``: do not load the simulation kernels in this process first (as older code
+did: forked workers then load them from numba's cache at every simulation).
 ``--depth``: the simulation also builds depth_with_own (10 levels).
 """
 

@@ -1,4 +1,4 @@
-"""Start-up cost of the command line (issue 13): `obook --help`, `obook bbo tiny.itch`
+"""Start-up cost of the command line: `obook --help`, `obook bbo tiny.itch`
 (1,000 messages) and `python -c "import obook"`, each in a fresh process, alternating,
 medians of ``--repeats`` runs (kernels already compiled and cached: run once before).
 ``--before PYTHON`` runs the same commands with another install (e.g. the main checkout's

@@ -8,7 +8,7 @@ Old against new in the same run (``--variants``, comma-separated; ``+`` joins pa
 ``new`` is the code as it is; ``no-options`` writes depth with the default Parquet options
 (dictionary and statistics on every column); ``orders-dict`` keeps the depth options but
 dictionary-encodes the orders counts; ``depth-only-options`` writes every table but depth
-with the default options (before #20). For example:
+with the default options. For example:
 
     python benchmarks/bench_tables.py --sets depth --variants no-options,orders-dict,new
 """

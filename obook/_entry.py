@@ -2,7 +2,7 @@
 
 ``obook --help`` (or ``-h``) prints the top-level help rendered ahead of time in
 ``obook/_help_text.py``: importing typer, click and the command modules to render it costs
-more than the rest of the command (issue 13's start-up goal for ``--help``). The text is
+more than the rest of the command (benchmarks/bench_startup.py times ``--help``). The text is
 what ``obook.cli`` renders on a terminal at least 80 columns wide (click wraps help at 78
 columns there); a narrower terminal, and every other command line, runs ``obook.cli``.
 ``python -m obook._entry --write`` renders the text again; ``tests/test_cli_conventions.py``
@@ -54,7 +54,7 @@ def main() -> None:
 def _leave(code) -> None:
     """Exit with ``code`` as Python would (output flushed, atexit functions run) but without
     the interpreter's teardown: its last garbage collection and the unloading of numba's and
-    LLVM's modules cost ~0.1 s after the work is done (benchmarks/LEDGER.md S27-1). A thread
+    LLVM's modules cost ~0.1 s after the work is done (benchmarks/bench_startup.py). A thread
     other than a daemon still running, or output that cannot be flushed (a closed pipe),
     takes Python's own exit."""
     import atexit

@@ -4,12 +4,12 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
 
 * Row groups are sized in bytes (``ROW_GROUP_BYTES`` of Arrow data, whatever the table's
   width): the batches of the stream are collected and cut into row groups of that size.
-* Encodings (benchmarks/LEDGER.md #15, #16, #20): integer ``seq``, ``time`` and
+* Encodings (benchmarks/bench_parquet.py): integer ``seq``, ``time`` and
   ``timestamp`` grow along every file, where ``DELTA_BINARY_PACKED`` is smaller and faster
   than a dictionary that overflows into PLAIN; the depth table's int32 orders counts are
   ``BYTE_STREAM_SPLIT`` and its level columns carry no statistics (they mix every ticker:
   nothing to prune); every other column is dictionary-encoded.
-* Compression (``COMPRESSIONS``, benchmarks/LEDGER.md, issue 13): ``fast`` (the default)
+* Compression (``COMPRESSIONS``, benchmarks/bench_parquet.py): ``fast`` (the default)
   or ``small`` (smaller files, slower to write).
 * The depth table's level columns are written by obook's own page writer
   (:mod:`obook.parquet_levels`: numba kernels and zstd, half of Arrow's CPU for them), the
@@ -22,8 +22,8 @@ pipelines, ``obook bbo --output x.parquet``, ``obook sql --output x.parquet``) g
   single ``pq.ParquetWriter`` writes, byte for byte up to the footer (whose key-value
   metadata may be in another order). At most ``ENCODE_THREADS`` row groups are in flight,
   and only one while the rest of the machine keeps the other cores busy (:class:`SpareCores`:
-  a second encoder then only makes two hash tables share one core, benchmarks/LEDGER.md
-  S22-P3); a failure of one is raised by the next ``write``/``close``.
+  a second encoder then only makes two hash tables share one core, benchmarks/bench_tables.py);
+  a failure of one is raised by the next ``write``/``close``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ ENCODE_THREADS = max(1, min(2, _CPUS))
 #: name -> ParquetWriter options, plus "levels_encoding": the encoding of the depth table's
 #: price and shares columns (None: a dictionary), and "split": the integer columns written
 #: BYTE_STREAM_SPLIT instead of with a dictionary; measured in benchmarks/bench_parquet.py
-#: and, for "split", one 908,407-row BBO group (benchmarks/LEDGER.md S27-6: with zstd 1 the
+#: and, for "split", one 908,407-row BBO group (with zstd 1 the
 #: dictionaries of locate, shares and order counts cost 1.5-2x the time for the same size,
 #: with zstd 7 the locate's dictionary is 10% smaller)
 COMPRESSIONS = {
@@ -63,7 +63,7 @@ COMPRESSIONS = {
 }
 
 #: values Arrow's column writers take at a time (its default, 1,024, cost a BBO row group 2%
-#: more CPU for the same bytes: benchmarks/LEDGER.md S27-9)
+#: more CPU for the same bytes)
 WRITE_BATCH_ROWS = 1 << 16
 
 _DELTA_COLUMNS = ("seq", "time", "timestamp")
@@ -130,7 +130,7 @@ def parquet_options(table: str | None, schema: pa.Schema, compression: str = "fa
                "column_encoding": encoding, "write_batch_size": WRITE_BATCH_ROWS}
     if table in ("depth", "bbo"):      # min/max where they prune row groups (the BBO's prices,
         # shares and counts span every ticker in every group; their statistics cost 6% of a
-        # group's encoding: benchmarks/LEDGER.md S27-12)
+        # group's encoding)
         options["write_statistics"] = [n for n in schema.names if n in _STATS_COLUMNS]
     return options
 
@@ -186,7 +186,7 @@ class ParquetSink:
         one row group. ``last`` (the file's end, nothing else to encode): a rest of at least
         a quarter of ``ROW_GROUP_BYTES`` is cut into ``ENCODE_THREADS`` row groups encoded at
         once (one encoded after the replay took ~0.12 s of a 15M-message BBO's wall,
-        benchmarks/LEDGER.md S27-2)."""
+        benchmarks/bench_parquet_e2e.py)."""
         if not self.pending:
             return
         table = pa.Table.from_batches(self.pending, schema=self.schema)

@@ -3,7 +3,7 @@
 A depth row group is 60 nullable level columns (each level's price, shares and orders count)
 behind a few head columns. Arrow's column writer spends ~2.5 ms on each level column of a
 152,303-row group (definition levels, dictionary, index runs: 16 ns a value), about three
-quarters of a depth convert's CPU (benchmarks/LEDGER.md, stop 26). :class:`LevelPages`
+quarters of a depth convert's CPU (benchmarks/bench_parquet_levels.py). :class:`LevelPages`
 writes those columns' chunks itself, in the encodings Arrow would use (``obook.parquet``:
 a dictionary for the int64 prices and shares, PLAIN once the dictionary passes Arrow's 1 MiB
 limit; BYTE_STREAM_SPLIT for the int32 orders counts; zstd at the sink's level; data pages

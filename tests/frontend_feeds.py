@@ -1,7 +1,7 @@
 """Hand-built ITCH 5.0 feeds and process helpers for the DuckDB / polars / SQL tests.
 
 ``write_small_feed(path)`` writes the feed whose BBO rows are listed in ``SMALL_BBO``
-(computed by hand from the messages below, SPEC section 3); the macro tests check their
+(computed by hand from the messages below, the BBO rules); the macro tests check their
 numbers against it.
 """
 

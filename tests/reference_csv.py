@@ -1,4 +1,4 @@
-"""A deliberately simple pure-Python reference of the CSV order feed (SPEC §2-3).
+"""A deliberately simple pure-Python reference of the CSV order feed.
 
 Dict books, a full scan for the BBO after every line: slow and obviously right.
 This is the oracle the numba decoder + book kernel are compared against.
@@ -88,7 +88,7 @@ def data_lines(data: bytes):
 
 
 def parse_line(line: bytes):
-    """(time, ticker, order id, type, shares, price) of a line, or _Fail, checked in SPEC's order."""
+    """(time, ticker, order id, type, shares, price) of a line, or _Fail, checked in the documented order."""
     f = line.split(b",")
     if len(f) < 6:
         raise _Fail(f"expected at least 6 fields, got {len(f)}", "expected at least 6 fields")

@@ -1,8 +1,8 @@
-"""Plain reference of the trades, orders and depth tables of a CSV order feed (issue 6).
+"""Plain reference of the trades, orders and depth tables of a CSV order feed.
 
 The oracle for ``obook.trades`` / ``obook.orders`` / ``obook.depth`` on CSV feeds:
 one strict pass with a dict book per ticker (``order id -> [side, price, shares]``),
-the SPEC §2 rules written out, the top levels recomputed from scratch after every line.
+the feed's rules written out, the top levels recomputed from scratch after every line.
 
 ``reference_csv_tables(path, levels)`` returns ``(trades, orders, depth, error)``:
 
@@ -54,7 +54,8 @@ def reference_csv_tables(path, levels: int = 10):
             elif typ == b"E":
                 action, taken = "E", min(shares, rem)
                 gone = taken == rem
-                trades.append((no, time, name, "E", rest_px, taken, side, text))
+                if taken:                             # an E of no share prints no trade
+                    trades.append((no, time, name, "E", rest_px, taken, side, text))
             else:                                     # D, F
                 action, taken, gone = "D", rem, True
             left = 0 if gone else rem - taken

@@ -1,4 +1,4 @@
-"""Plain reference of the orders table's time-priority columns (issue 11).
+"""Plain reference of the orders table's time-priority columns.
 
 ``fifo_queue(rows)`` rebuilds the books from orders-table rows (the references' own:
 ``reference_tables.reference_orders`` for ITCH, ``reference_csv_tables`` for CSV) with

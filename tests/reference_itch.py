@@ -1,12 +1,12 @@
-"""A deliberately plain reference replayer for Nasdaq ITCH 5.0 (SPEC.md §1, §3, §4).
+"""A deliberately plain reference replayer for Nasdaq ITCH 5.0.
 
 It is the oracle the engine is checked against: clarity over speed. Each locate
 has its own book, a dict ``ref -> [side, price, shares]``; the best levels are
 computed by scanning that book's orders after every record that touches it.
 
-Decisions where SPEC.md is silent (the engine should agree, or the tests say so):
+Decisions the reference makes (the engine should agree, or the tests say so):
 
-* Only the types of SPEC §1's table (S R H A F E C X D U P Q B) are checked
+* Only the types S R H A F E C X D U P Q B are checked
   against their sizes; every other type, known or not, is framed and skipped.
   A zero-length frame is malformed. Frames longer than their type's size are fine.
 * ``A``/``F``: a 0-share add is checked before the duplicate ref.
@@ -15,8 +15,8 @@ Decisions where SPEC.md is silent (the engine should agree, or the tests say so)
   duplicate). Tolerant: an unknown original changes nothing; a 0-share ``U``
   removes the original and adds nothing; a duplicate new ref removes the
   original, then the new order replaces the live one.
-* A truncated last message is an error in both modes (SPEC §4: "a truncated last
-  record is an error"); its seq is the number it would have had.
+* A truncated last message is an error in both modes; its seq is the number it would
+  have had.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def reference_bbo(data_or_path, on_error: str = "raise"):
 def _apply(book: dict, typ: str, msg: bytes, ref: int) -> str | None:
     """Apply one order message to ``book``; return the failure reason, or None.
 
-    On a failure the book is left as SPEC's tolerant rules say (strict mode stops
+    On a failure the book is left as the tolerant rules say (strict mode stops
     right after, so the state no longer matters).
     """
     if typ in "AF":

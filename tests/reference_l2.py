@@ -1,4 +1,4 @@
-"""A pure-Python reference replayer of the Shanghai AX-SBE text log (SPEC §5), independent
+"""A pure-Python reference replayer of the Shanghai AX-SBE text log, independent
 of obook's kernels: parse ``//Key=Value`` lines, sort the orders and trades by BizIndex
 (per channel), apply them to dict books, and list the BBO changes per security."""
 
@@ -72,7 +72,7 @@ def _bbo(book) -> tuple:
 
 
 def szse_bbo(records: list[dict], trades: list | None = None) -> dict[str, list[tuple]]:
-    """The Shenzhen replay (SPEC §6) of record dicts in feed order, as :func:`sse_bbo` rows.
+    """The Shenzhen replay of record dicts in feed order, as :func:`sse_bbo` rows.
 
     An order followed in its channel (consecutive ApplSeqNum) by fills naming it is
     incoming: the fills reduce the resting orders, its rest is added at its last fill

@@ -1,4 +1,4 @@
-"""A plain pure-Python reference of obook.simulate (issue 17): clarity over speed.
+"""A plain pure-Python reference of obook.simulate: clarity over speed.
 
 Books are dicts ``ref -> [side, price, shares, stamp]``; levels are found by scanning the
 dict; an own order remembers the SET of feed refs that stood at its level when it arrived

@@ -1,4 +1,4 @@
-"""Plain reference implementations of the trades, orders and depth tables (issue 6).
+"""Plain reference implementations of the trades, orders and depth tables.
 
 The oracle the engine's ``obook.trades`` / ``obook.orders`` / ``obook.depth`` are checked
 against: clarity over speed, strict mode only. One pass over the feed with a dict book per

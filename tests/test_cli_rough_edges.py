@@ -1,4 +1,4 @@
-"""The rough edges of issue 13: each ends in `error: ...` and exit 1, never a traceback."""
+"""Rough edges of the command line: each ends in `error: ...` and exit 1, never a traceback."""
 
 from __future__ import annotations
 

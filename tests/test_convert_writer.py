@@ -95,7 +95,7 @@ def test_table_writer_depth_extreme_seq_time_round_trip(tmp_path):
 
 def test_convert_depth_50_levels_row_groups_bounded_in_bytes(tmp_path, monkeypatch):
     """Row groups are cut by size as well as rows: 1 M rows of 50-level depth would be ~3.4 GB
-    buffered (issue 12); with a 1 MiB bound every engine batch (the smallest unit) is a row
+    buffered; with a 1 MiB bound every engine batch (the smallest unit) is a row
     group of its own, far below 1 M rows, and the rows are the same."""
     from obook.gen.itch import write_itch
 

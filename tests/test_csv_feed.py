@@ -1,4 +1,4 @@
-"""The CSV feed end to end (obook.bbo) against the pure-Python reference (SPEC §2-4)."""
+"""The CSV feed end to end (obook.bbo) against the pure-Python reference."""
 
 from __future__ import annotations
 

@@ -306,7 +306,7 @@ def test_obook_depth_levels_limit_returns_early_and_stops_workers(con, big):
     assert wait_no_workers() == []
 
 
-# ---------------------------------------------------------------- many feeds in one query (issue 12)
+# ---------------------------------------------------------------- many feeds in one query
 
 def test_obook_bbo_union_of_40_feeds_each_branch_its_own_rows_or_clear_error(con, tmp_path):
     """More distinct argument sets in one query than the pool has entries: each branch must

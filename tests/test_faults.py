@@ -1,4 +1,4 @@
-"""Faults in the middle of a replay (issue 5, SPEC §4): a killed worker, a full disk, a
+"""Faults in the middle of a replay: a killed worker, a full disk, a
 closed stdout, a consumer that stops early, Ctrl-C. Each ends promptly with a clear
 result, and leaves no worker process, no /dev/shm entry and no file under the final
 name (the ``no_leaks`` fixture, plus checks of the output directory)."""
@@ -263,7 +263,7 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
     assert_gone(kids)
 
 
-# ---------------------------------------------------------------- a stopped worker (issue 12)
+# ---------------------------------------------------------------- a stopped worker
 
 def _stop_a_worker_after_first_batch(batches, seconds: float) -> None:
     """Take the first batch, SIGSTOP a worker, expect a WorkerError naming it (no hang)."""
@@ -310,7 +310,7 @@ def test_replay_oversize_records_two_workers_equal_one(tmp_path):
 
     path = tmp_path / "long.csv"
     write_csv(path, 20_000, 5, seed=6)
-    with open(path, "ab") as f:                  # long trailing fields are ignored (SPEC §2)
+    with open(path, "ab") as f:                  # long trailing fields are ignored
         f.write(b"34300000,XYZ,77,B,5,100," + b"x" * (5 << 20) + b"\n34300001,XYZ,78,S,7,300\n")
     one = obook.bbo(path, workers=1).read_all()
     two = obook.bbo(path, workers=2).read_all()
@@ -337,7 +337,7 @@ def test_replay_worker_paused_briefly_is_not_killed_rows_complete(tmp_path, no_l
     assert pa.Table.from_batches(got).equals(expected)
 
 
-# ---------------------------------------------------------------- inside a daemonic process (issue 12)
+# ---------------------------------------------------------------- inside a daemonic process
 
 IN_POOL = textwrap.dedent("""
     import multiprocessing as mp, sys
@@ -361,7 +361,7 @@ def test_replay_inside_multiprocessing_pool_worker_falls_back_to_one_process(tmp
     assert p.stdout.split() == [str(n).encode()] * 2
 
 
-# ---------------------------------------------------------------- temp files and output failures (issue 12)
+# ---------------------------------------------------------------- temp files and output failures
 
 def _start_mid_replay(big, out_dir, workers=2):
     p = cli("bbo", big, "--workers", workers, "--output", out_dir / "day.parquet", start_new_session=True)
@@ -513,7 +513,7 @@ def test_pipeline_manifest_write_on_full_disk_pipeline_error_no_temp_file(tmp_pa
     only_feed_left(tmp_path)
 
 
-# ---------------------------------------------------------------- startup races (issue 12)
+# ---------------------------------------------------------------- startup races
 
 def test_cli_sigint_while_workers_start_exits_130_no_traceback(big, tmp_path):
     """Ctrl-C as soon as the first of 8 workers exists (the others are being forked): exit

@@ -1,4 +1,4 @@
-"""Hostile CSV input (issue 5): every feed ends in rows + a clean obook.ObookError
+"""Hostile CSV input: every feed ends in rows + a clean obook.ObookError
 (or tolerant-mode counts), the same as the reference's, never another exception, a
 worker crash, a hang or unbounded memory (tests/fuzz_support.py)."""
 
@@ -171,7 +171,7 @@ def test_csv_random_mutations_of_generated_feed_seeded_like_reference(tmp_path):
               on_error="skip" if i % 2 else "raise")
 
 
-# ---------------------------------------------------------------- hostile records, every table (issue 12)
+# ---------------------------------------------------------------- hostile records, every table
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 

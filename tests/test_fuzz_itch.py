@@ -1,4 +1,4 @@
-"""Hostile ITCH input (issue 5): every feed ends in rows + a clean obook.ObookError
+"""Hostile ITCH input: every feed ends in rows + a clean obook.ObookError
 (or tolerant-mode counts), the same as the reference replayer's, never another
 exception, a worker crash, a hang or unbounded memory (tests/fuzz_support.py)."""
 
@@ -265,7 +265,7 @@ def test_itch_regression_side_byte_not_b_is_a_sell(tmp_path):
     assert err is None and [(r[7], r[8]) for r in rows] == [(None, None), (2000, 100), (1500, 100)]
 
 
-# ---------------------------------------------------------------- hostile names, every table (issue 12)
+# ---------------------------------------------------------------- hostile names, every table
 
 NAME = b"\xff\xe9A\x80B"          # not UTF-8; the spec's stock field is 8 bytes of text
 SHOWN = NAME.decode("latin-1")    # every table shows it as latin-1, like the BBO's ticker

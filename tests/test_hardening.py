@@ -1,4 +1,4 @@
-"""Rough edges a hostile user finds (issue 12): wrong-typed options, a CSV feed where an ITCH
+"""Rough edges a hostile user finds: wrong-typed options, a CSV feed where an ITCH
 one is needed, a replace's error naming the right order."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from itch_builder import ItchBuilder
 
 _missing = [name for name in ("trades", "orders", "depth") if not hasattr(obook, name)]
 pytestmark = pytest.mark.skipif(bool(_missing), reason=f"obook.{', obook.'.join(_missing)} "
-                                "not in the engine yet (issue 6): lobster is built on them")
+                                "not in the engine yet: lobster is built on them")
 
 OPEN = 34_200 * 10**9
 A, B = 9_999_999_999, -9_999_999_999      # LOBSTER's dummy prices of a missing level

@@ -1,4 +1,4 @@
-"""obook.match against the pure-Python reference, and the order types one by one (SPEC §8)."""
+"""obook.match against the pure-Python reference, and the order types one by one."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_match_random_flow_book_never_crossed():
             assert q["bid_px"] < q["ask_px"]
 
 
-# ------------------------------------------------------------------ the four modify cases of §8
+# ------------------------------------------------------------------ the four modify cases
 
 
 def test_match_crossing_modify_trades_and_rests_at_back():

@@ -176,7 +176,7 @@ def test_pipeline_load_example_and_bad_key(tmp_path):
         load(bad)
 
 
-# ---------------------------------------------------------------- hostile paths (issue 12)
+# ---------------------------------------------------------------- hostile paths
 
 @pytest.mark.parametrize("name", ["ds*x", "ds?x", "ds[O]x"])
 def test_attach_and_scan_dataset_glob_characters_in_path_read_only_that_dataset(tmp_path, name):
@@ -195,7 +195,7 @@ def test_attach_and_scan_dataset_glob_characters_in_path_read_only_that_dataset(
     assert scan_dataset(tmp_path / name).select("seq").collect()["seq"].to_list() == [1]
 
 
-# ---------------------------------------------------------------- hostile definitions (issue 12)
+# ---------------------------------------------------------------- hostile definitions
 
 @pytest.mark.parametrize("pattern", ["/tmp/*.NASDAQ_ITCH50*", "../outside/*", "a/../../*"])
 def test_pipeline_load_glob_outside_source_directory_is_pipeline_error(tmp_path, pattern):

@@ -120,7 +120,7 @@ def test_pipeline_dask_worker_killed_every_day_once_same_as_local(cluster, tmp_p
 
 def test_pipeline_dask_feed_error_day_not_retried(cluster, tmp_path):
     """A truncated day fails on its feed: trying it again gives the same, so the Dask run
-    records one attempt though retries = 2 (issue 12); the other days complete."""
+    records one attempt though retries = 2; the other days complete."""
     days = tmp_path / "days"
     files = write_days(days)
     data = files["2019-12-31"].read_bytes()

@@ -1,4 +1,4 @@
-"""Pipelines (issue 13): levels and tickers in [convert], `obook pipeline init`, and
+"""Pipelines: levels and tickers in [convert], `obook pipeline init`, and
 days_at_once honoured by the local executor (one process a day)."""
 
 from __future__ import annotations

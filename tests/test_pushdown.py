@@ -1,4 +1,4 @@
-"""Ticker pushdown (issue 13): a replay of some tickers skips the other books' records and
+"""Ticker pushdown: a replay of some tickers skips the other books' records and
 gives exactly the rows of the full replay filtered by ticker — Python, DuckDB, polars."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Time priority: the orders table's queue_shares_ahead / queue_orders_ahead against a
-pure-Python FIFO book (tests/reference_fifo.py), ITCH and CSV, 1/2/3 workers (issue 11)."""
+pure-Python FIFO book (tests/reference_fifo.py), ITCH and CSV, 1/2/3 workers."""
 
 import pytest
 

@@ -103,7 +103,7 @@ def test_reference_trades_and_other_types_change_nothing(tmp_path):
     b.trading_action(1)
     b.raw("I", 50, locate=1)
     b.raw("z", 17, locate=1)
-    b.raw("Y", 5)                              # short, but not a type SPEC sizes: skipped
+    b.raw("Y", 5)                              # short, but not a type obook sizes: skipped
     rows, error, skipped = run(b, tmp_path)
     assert error is None and skipped == {} and len(rows) == 2
 

@@ -1,4 +1,4 @@
-"""Bounded resources (issue 5): memory follows the live book, not the feed's length, the
+"""Bounded resources: memory follows the live book, not the feed's length, the
 consumer's speed, or the range of the order refs; a failed replay frees its arrays at once."""
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def test_failed_replay_frees_its_state_without_the_cycle_collector(tmp_path, mon
         gc.enable()
 
 
-# ---------------------------------------------------------------- side tables (issue 12)
+# ---------------------------------------------------------------- side tables
 
 SIDE_PEAK = textwrap.dedent("""
     import json, resource, sys

@@ -1,5 +1,5 @@
 """Rows that do not fit a worker's output slot travel with the batch result and are
-merged in place (issue 11: an event may write any number of rows)."""
+merged in place (an event may write any number of rows)."""
 
 import pyarrow as pa
 import pytest

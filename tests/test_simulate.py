@@ -1,4 +1,4 @@
-"""obook.simulate (issue 17): hand-made feeds with known answers, against the reference."""
+"""obook.simulate: hand-made feeds with known answers, against the reference."""
 
 from __future__ import annotations
 

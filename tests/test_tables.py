@@ -1,5 +1,5 @@
 """obook.trades / obook.orders / obook.depth against the pure-Python references
-(tests/reference_tables.py), and against each other and obook.bbo (issue 6)."""
+(tests/reference_tables.py), and against each other and obook.bbo."""
 
 import pyarrow as pa
 import pytest
@@ -40,7 +40,7 @@ WORKERS = [1, 2, 3]
 
 _missing = [name for name in ("trades", "orders", "depth") if not hasattr(obook, name)]
 pytestmark = pytest.mark.skipif(bool(_missing), reason=f"obook.{', obook.'.join(_missing)} "
-                                "not in the engine yet (issue 6)")
+                                "not in the engine yet")
 
 
 # ---------------------------------------------------------------- engine rows as tuples
@@ -452,7 +452,7 @@ def test_tables_failure_in_later_batch_delivers_every_earlier_row(tmp_path, day,
         assert rows == expected and error.record == err[0] == 40_001
 
 
-# ---------------------------------------------------------------- breaks bounded (issue 12)
+# ---------------------------------------------------------------- breaks bounded
 
 def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_path, monkeypatch):
     """Breaks found while scanning are merged as they come (a repeated match costs nothing) and,

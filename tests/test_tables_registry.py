@@ -46,8 +46,13 @@ def _szse_bin(p):
     write_szse(p, 3000, 3, seed=3, binary=True)
 
 
+def _pitch(p):
+    from obook.gen.pitch import write_pitch
+    write_pitch(p, 4000, 4, seed=3)
+
+
 #: a generated day of each format with a generator: (file name, writer)
-DAYS = {"itch": ("day.itch", _itch), "csv": ("day.csv", _csv), "databento": ("day.dbn", _dbn),
+DAYS = {"pitch": ("day.pitch", _pitch), "itch": ("day.itch", _itch), "csv": ("day.csv", _csv), "databento": ("day.dbn", _dbn),
         "sse": ("day.log", _sse), "szse": ("day.log", _szse), "szse-bin": ("day.bin", _szse_bin)}
 #: options that keep the cells small and deterministic
 OPTIONS = {"workers": 1}

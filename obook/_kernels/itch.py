@@ -13,7 +13,7 @@ from .itch_layout import BODY, MESSAGES, offset as _at
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_PRINT, ACT_REPLACE,
                      NOT_PRINTABLE, TYPE_SHIFT)
 
-#: message size (type byte included) of the types SPEC §1 lists; other types are framed by
+#: message size (type byte included) of the types obook checks; other types are framed by
 #: their length and skipped, whatever it is
 SIZES = np.zeros(256, dtype=np.int64)
 for _t, (_n, _fields) in MESSAGES.items():
@@ -80,7 +80,7 @@ def owner_of(locate, n_workers):
 
 def owners(n_workers: int) -> np.ndarray:
     """``owner_of`` of every locate, as the table itch_decode reads (a load instead of a
-    division: 12% of a worker's decoding with 2 workers, benchmarks/LEDGER.md S27-3)."""
+    division: 12% of a worker's decoding with 2 workers)."""
     return owner_of.py_func(np.arange(1 << 16, dtype=np.int64), n_workers).astype(np.uint8)
 
 

@@ -4,15 +4,15 @@ Every message starts with the type byte (offset 0), then ``locate`` (1, 2 bytes)
 ``tracking`` (3, 2) and ``timestamp`` (5, 6: ns since midnight); integers are big-endian.
 ``MESSAGES[type]`` gives the message size (type byte included) and its named fields
 ``(name, offset, width, kind)``; kind ``"u"`` is an unsigned integer, ``"c"`` one
-character, ``"s"`` text (space padded). ``OTHER`` lists types obook does not check (the
-spec's table leaves them out: they are framed by their length and skipped, whatever it is)
+character, ``"s"`` text (space padded). ``OTHER`` lists types obook does not check (``MESSAGES``
+leaves them out: they are framed by their length and skipped, whatever it is)
 that the generator writes.
 
 Read by the kernels (``obook._kernels.itch``: sizes and field offsets as module constants
 numba folds into the code), the messages reader, the side tables and the generator of
 ``obook.feeds.itch`` and ``obook.gen.itch``, and by the tests' feed builders. Plain data:
-no numba, no numpy. (numba's cache keys on the kernel's own file, so a change here needs
-the kernels' ``__pycache__`` cleared; the layout is a published spec, it does not change.)
+no numba, no numpy. (A change here compiles every kernel again: their cache is keyed by a
+hash of ``obook/_kernels``, see ``obook._kernels.cached_load``.)
 """
 
 HEADER = (("locate", 1, 2, "u"), ("tracking", 3, 2, "u"), ("timestamp", 5, 6, "u"))
@@ -22,7 +22,7 @@ _ADD = (("ref", 11, 8, "u"), ("side", 19, 1, "c"), ("shares", 20, 4, "u"), ("sto
         ("price", 32, 4, "u"))
 _EXEC = (("ref", 11, 8, "u"), ("shares", 19, 4, "u"), ("match", 23, 8, "u"))
 
-#: the types SPEC §1 lists: size (type byte included) and fields after the header
+#: the types obook checks: size (type byte included) and fields after the header
 MESSAGES = {
     "S": (12, (("event_code", 11, 1, "c"),)),
     "R": (39, (("stock", 11, 8, "s"), ("market_category", 19, 1, "c"), ("financial_status", 20, 1, "c"),
@@ -45,7 +45,7 @@ MESSAGES = {
     "B": (19, (("match", 11, 8, "u"),)),
 }
 
-#: types outside SPEC §1's table that the generator writes (never checked against a size)
+#: types outside that table that the generator writes (never checked against a size)
 OTHER = {
     "I": (50, (("paired_shares", 11, 8, "u"), ("imbalance_shares", 19, 8, "u"),
                ("imbalance_direction", 27, 1, "c"), ("stock", 28, 8, "s"), ("far_price", 36, 4, "u"),

@@ -3,7 +3,7 @@ functions they are written as (``OBOOK_KERNELS=python`` in the environment when 
 kernels are first imported).
 
 Importing numba and loading even cached machine code costs a fresh process about 0.5 s,
-most of what ``obook bbo`` spends on a file of a few thousand messages (issue 13). So the
+most of what ``obook bbo`` spends on a file of a few thousand messages. So the
 command line runs the kernels as Python when every input is that small (see
 ``obook.cli.kernels.choose_kernels``): the same functions, the same results (the test suite
 runs replays both ways and compares), at a few microseconds a message instead of tens of
@@ -38,7 +38,7 @@ if INTERPRETED:
 
 #: the Python functions of kernels compiled with ``_nrt=False``: their machine code calls
 #: nothing of numba's runtime, so loading them from the cache does not start it
-#: (``obook._kernels.cached_load``: 11 ms of every command's start, benchmarks/LEDGER.md S27-7)
+#: (``obook._kernels.cached_load``: 11 ms of every command's start)
 NRT_FREE: set = set()
 
 

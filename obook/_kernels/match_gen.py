@@ -1,4 +1,4 @@
-"""The seed benchmark's order flow (SPEC §8) for one book, as kernel instruction rows.
+"""The seed benchmark's order flow for one book, as kernel instruction rows.
 
 Around a fixed mid of 10,000 ticks: 48% resting GTC adds a geometric number of ticks
 from the mid (p = GEO_P), 37% cancels of a random live order, 10% IOC takers crossing

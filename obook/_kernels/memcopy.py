@@ -1,6 +1,6 @@
 """A byte copy for numba kernels (llvm.memcpy): numba compiles ``out[a:b] = buf[q:e]`` to a
 loop of single bytes (~1.3 GB/s here); the capture stream copies its messages with this
-instead (~3 GB/s, ``benchmarks/LEDGER.md``, #15 capture speed)."""
+instead (~3 GB/s, benchmarks/bench_pcap.py)."""
 
 from .jit import INTERPRETED
 

@@ -135,7 +135,7 @@ def merge_table(rows, counts, limit, book_mul, book_add, head, pick, tile, out):
     Block by block (pick: (2, B) and tile: (B, >= columns) scratch; head: >= workers): the
     block's rows are copied whole into tile, then written out a few columns at a time (as
     fast as a row by row copy on real batches, 1.05x; it is merge_depth's structure, which
-    is faster: benchmarks/LEDGER.md, stop 25)."""
+    is faster: benchmarks/bench_depth_batches.py)."""
     for w in range(rows.shape[0]):
         head[w] = 0
     width = rows.shape[2]
@@ -161,7 +161,7 @@ def merge_depth(rows, counts, limit, book_mul, book_add, head, pick, tile, out, 
     validity bitmap a level (valid when it has orders), shared by its three columns. Returns
     the count. Scratch as merge_table's (pick: (2, B), tile: (B, >= row width)); the orders
     columns are converted and their bits set while they are in the tile, so no later pass
-    reads them again (benchmarks/LEDGER.md, stop 25)."""
+    reads them again (benchmarks/bench_depth_batches.py)."""
     for w in range(rows.shape[0]):
         head[w] = 0
     n = 0

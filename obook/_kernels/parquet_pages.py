@@ -1,7 +1,7 @@
 """Parquet data for nullable integer columns, written without Arrow's column writer: the
 depth table's 60 level columns (obook.parquet_levels), where Arrow's writer spent ~2.5 ms a
 column of 152,303 rows (16 ns a value: definition levels, dictionary, index runs), about
-three quarters of a depth convert's CPU (benchmarks/LEDGER.md, stop 26).
+three quarters of a depth convert's CPU (benchmarks/bench_parquet_levels.py).
 
 Each column: ``compact`` gives its definition levels (one byte a row) and its valid values,
 then ``dict_dense`` their dictionary (as Arrow makes it: values in order of first

@@ -115,7 +115,7 @@ class ColumnPool:
     A batch's Arrow columns are views of the merge's output (no copy); the Parquet writer
     keeps them until their row group is encoded, a few batches later. A new array for every
     batch costs the kernel's page faults and zeroing of fresh memory, about a third of the
-    merge's CPU time on the depth table (benchmarks/LEDGER.md, stop 25). An array is free when
+    merge's CPU time on the depth table (benchmarks/bench_depth_batches.py). An array is free when
     no view of it is alive: its reference count (CPython) is the pool's alone. At most
     ``keep`` arrays are kept; a caller holding every batch only makes the pool allocate.
     """

@@ -9,6 +9,10 @@ the rest of obook reads these attributes.
 
 ``get_format(name)`` returns a :class:`FeedFormat`; ``detect_format(path)`` the name of the
 format whose ``sniff`` is surest about the file; ``formats()`` every registered format.
+
+A format registers itself by being a package here: ``packages()`` lists the built-ins of
+``PACKAGES`` (in their sniffing order) and then every other package of ``obook/feeds`` whose
+``__init__`` defines ``FORMAT``, by name. Adding a format adds files under its own folder only.
 """
 
 from __future__ import annotations
@@ -20,10 +24,10 @@ from typing import Any, Callable
 
 from ..errors import ObookError
 
-#: the format packages that come first when sniffers score a file equally; every other
-#: package under ``obook/feeds/`` whose ``__init__`` defines ``FORMAT`` follows, by name
-#: (a new format is found by its folder alone)
-FIRST = ("obook.feeds.itch", "obook.feeds.csv")
+#: the built-in format packages, in the order their sniffers are asked (the first of equal
+#: scores wins); packages() adds the others found under obook/feeds
+PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.databento", "obook.feeds.sse", "obook.feeds.szse",
+            "obook.feeds.szse.binary", "obook.feeds.szse.vendor", "obook.feeds.mold")
 
 #: bytes of the (decompressed) head of a file handed to the sniffers
 SNIFF_BYTES = 64
@@ -40,7 +44,7 @@ def load(ref: str) -> Any:
 
 @dataclass(frozen=True)
 class FeedFormat:
-    """What obook knows about one feed format (see PLUGIN.md for the contract)."""
+    """What obook knows about one feed format (the contract: obook/feeds/base.py and docs/architecture.md)."""
 
     name: str                        # what users pass as format=
     unit: str                        # what a record number counts: "message", "line", "record"
@@ -135,29 +139,20 @@ class FeedFormat:
 
 
 _formats: dict[str, FeedFormat] | None = None
-_packages: dict[str, str] = {}      # format name -> its package
+_packages: dict[str, str] = {}     # format name -> its package
 
 
-def packages() -> list[str]:
-    """The format packages: ``FIRST``, then every package (and sub-package) under
-    ``obook/feeds/`` whose ``__init__`` defines ``FORMAT``, by name."""
+def packages() -> tuple[str, ...]:
+    """The format packages: ``PACKAGES``, then the other packages of obook/feeds that
+    define ``FORMAT`` (by name)."""
     import pkgutil
 
-    found = []
-
-    def walk(path, prefix, depth):
-        for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
-            if not info.ispkg:
-                continue
-            name = prefix + info.name
-            module = importlib.import_module(name)
-            if isinstance(getattr(module, "FORMAT", None), FeedFormat):
-                found.append(name)
-            if depth < 2:
-                walk(module.__path__, name + ".", depth + 1)
-
-    walk(__path__, __name__ + ".", 1)
-    return [p for p in FIRST if p in found] + [p for p in found if p not in FIRST]
+    found = list(PACKAGES)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        name = f"{__name__}.{info.name}"
+        if info.ispkg and name not in found and hasattr(importlib.import_module(name), "FORMAT"):
+            found.append(name)
+    return tuple(found)
 
 
 def formats() -> dict[str, FeedFormat]:
@@ -173,20 +168,19 @@ def formats() -> dict[str, FeedFormat]:
     return _formats
 
 
-def package_of(fmt: FeedFormat) -> str:
-    """The package that defines a registered format."""
+def format_package(fmt: FeedFormat):
+    """The package module of a registered format (its ``TABLES``, ``GEN_COMMAND`` ...)."""
     formats()
-    return _packages[fmt.name]
+    return importlib.import_module(_packages[fmt.name])
 
 
 def format_table_reader(fmt: FeedFormat, name: str):
     """``reader(name, source, workers, on_error, replay_class)`` of one of a format's
-    extra ``tables``."""
+    extra ``tables`` (``FORMAT.table_reader``, else its package's ``TABLES``)."""
     if name not in fmt.tables:
         have = ", ".join(fmt.tables) or "none"
         raise ObookError(f"a {fmt.name} feed has no table {name!r} (its own tables: {have})")
-    ref = fmt.table_reader or importlib.import_module(package_of(fmt)).TABLES
-    return load(ref)
+    return load(fmt.table_reader or format_package(fmt).TABLES)
 
 
 def get_format(name: str) -> FeedFormat:
@@ -262,6 +256,6 @@ def read_side_table(path, name: str, on_error: str = "raise", format=None):
     return side_table_reader(path, name, on_error, format).read_all()
 
 
-__all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "detect_head", "load",
-           "side_table_names", "side_schema", "read_side_table", "side_table_reader", "packages", "package_of",
+__all__ = ["FeedFormat", "formats", "format_package", "packages", "get_format", "resolve_format", "detect_format",
+           "detect_head", "load", "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES",
            "format_table_reader"]

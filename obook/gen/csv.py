@@ -1,4 +1,4 @@
-"""Deterministic synthetic CSV order feed (SPEC §2) for tests and benchmarks.
+"""Deterministic synthetic CSV order feed for tests and benchmarks.
 
 ``write_csv(path, events, tickers, seed=0, depth=200)`` writes
 ``Time,Ticker,Order,T,Shares,Price,MPID,X`` with CRLF line ends: tickers AAA,

@@ -1,4 +1,4 @@
-"""The seed benchmark's order-entry workload (SPEC §8) for any number of instruments.
+"""The seed benchmark's order-entry workload for any number of instruments.
 
 ``seed_rows(n, seed)``: one book's flow as kernel instruction rows (what the benchmark
 replays); ``orders_table(n, instruments, seed)``: the same flows as an order-entry table

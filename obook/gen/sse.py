@@ -1,4 +1,4 @@
-"""A deterministic synthetic Shanghai AX-SBE text log (SPEC §5) for tests and benchmarks.
+"""A deterministic synthetic Shanghai AX-SBE text log for tests and benchmarks.
 
 Several securities on a few channels; limit orders near the touch, deletes, and orders
 that cross the book: their trades (ExecType 'B' or 'S': the aggressor's side) name the

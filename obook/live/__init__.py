@@ -1,4 +1,4 @@
-"""The live path (issue 15): a simulated exchange sending a day as MoldUDP64 on two lines
+"""The live path: a simulated exchange sending a day as MoldUDP64 on two lines
 (``send``), a listener that arbitrates them, asks for what both lost and replays the result
 through obook's engine into tables (``listen``), the tick-to-trade chain behind it (a
 strategy hook, a risk gate, an OUCH 5.0 gateway over SoupBinTCP and a simulated venue) and

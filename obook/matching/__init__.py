@@ -1,4 +1,4 @@
-"""The matching engine: order entry in, fills / events / bbo / depth out (SPEC §8).
+"""The matching engine: order entry in, fills / events / bbo / depth out.
 
     >>> r = obook.match("orders.csv", workers=2)
     >>> r.fills            # pyarrow.Table

@@ -1,4 +1,4 @@
-"""CSV order feed (SPEC §2): ``Time,Ticker,Order,T,Shares,Price[,...]`` as a feed plug-in.
+"""CSV order feed: ``Time,Ticker,Order,T,Shares,Price[,...]`` as a feed plug-in.
 
 Cheap to import: everything the engine needs is named by lazy references.
 """

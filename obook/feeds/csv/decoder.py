@@ -1,4 +1,4 @@
-"""The CSV decoder (workers): SPEC §2 lines ``Time,Ticker,Order,T,Shares,Price[,...]`` as events.
+"""The CSV decoder (workers): lines ``Time,Ticker,Order,T,Shares,Price[,...]`` as events.
 
 The framer cuts whole physical lines (a record is a line, header = line 1);
 the decoder parses the lines of the tickers its worker owns (FNV-1a 64 of the
@@ -43,7 +43,7 @@ def shown(b) -> str:
 
 
 def field_reason(status: int, text: str = "", n_fields: int = 0) -> str:
-    """SPEC §2 reason of a field error."""
+    """The reason text of a field error."""
     if status == K.ST_FIELDS:
         return f"expected at least 6 fields, got {n_fields}"
     if status == K.ST_TYPE:

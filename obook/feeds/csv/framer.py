@@ -10,8 +10,11 @@ from ..base import Framer, FrameResult
 
 log = logging.getLogger("obook")
 
-#: the columns a CSV order feed's header names first (SPEC §2)
+#: the columns a CSV order feed's header names first
 HEADER = "Time,Ticker,Order,T,Shares,Price"
+#: the longest line waited for (an order line is a few dozen bytes; a longer one is an
+#: error naming it after the lines before it: memory stays bounded)
+MAX_LINE = 32 << 20
 
 
 class CsvFramer(Framer):
@@ -25,10 +28,13 @@ class CsvFramer(Framer):
             if error is not None:
                 return FrameResult(0, 0, error=error) if final else FrameResult(0, 0)
         lines, n_bytes = K.frame_lines(buf, bool(final), int(max_records))
+        if lines == 0 and not final and len(buf) > MAX_LINE:
+            return FrameResult(0, 0, FeedError(self.path, base_seq, f"line longer than {MAX_LINE} bytes",
+                                               unit=self.unit))
         return FrameResult(int(lines), int(n_bytes))
 
     def _check_header(self, head: bytes, final: bool):
-        """Line 1 is a header the replay skips (SPEC §2). With fewer than the six columns of
+        """Line 1 is a header the replay skips. With fewer than the six columns of
         a CSV order feed the file is most likely something else: an error when nothing
         follows it and the format was told from the file name (a one-line file gives no
         rows at all), else a warning and the replay goes on. Returns the error or None."""

@@ -1,4 +1,4 @@
-"""MoldUDP64 packets (SPEC §7): downstream packets and re-requests, encoded and decoded.
+"""MoldUDP64 packets: downstream packets and re-requests, encoded and decoded.
 
 A downstream packet is ``Session`` (10 ASCII bytes), ``SequenceNumber`` (u64, the number of
 its first message; numbers start at 1 per session), ``MessageCount`` (u16: 0 = heartbeat,

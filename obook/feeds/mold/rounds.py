@@ -32,9 +32,9 @@ FIRST_ROUND = 1 << 16        # datagrams a line in the first round (then doublin
 LAST_ROUND = 1 << 18
 
 
-#: on: at the issue's size (15 M messages) the rounds won 6 of 6 alternating runs against
+#: on: at 15 M messages the rounds won 6 of 6 alternating runs against
 #: the whole arbitration (1.61-1.80x against 1.66-2.30x); at 5 M they were even (their thread
-#: competes with the parent and the workers on a loaded 2-core machine; benchmarks/LEDGER.md)
+#: competes with the parent and the workers on a loaded 2-core machine; benchmarks/bench_pcap.py)
 USE_ROUNDS = True
 
 

@@ -1,4 +1,4 @@
-"""Shanghai Stock Exchange Level-2 ticks: the AX-SBE text log (SPEC §5).
+"""Shanghai Stock Exchange Level-2 ticks: the AX-SBE text log.
 
 Cheap to import (no numba): the framer and decoder live in ``obook.feeds.sse.feed``,
 the snapshot reader and the audit in ``obook.feeds.sse.audit``.

@@ -1,5 +1,5 @@
 """The exchange's 10-level snapshots of an AX-SBE text log, and the ``audit`` table:
-each snapshot compared with the book obook rebuilt from the ticks (SPEC §5).
+each snapshot compared with the book obook rebuilt from the ticks.
 
 The rule (learnt from the real Shanghai day, where it holds for every continuous-session
 snapshot): a snapshot stamped second T (DataTimeStamp HHMMSS, truncated to the second)

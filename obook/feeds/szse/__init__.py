@@ -1,4 +1,4 @@
-"""Shenzhen Stock Exchange Level-2 ticks (SPEC §6): the AX-SBE text log (this format,
+"""Shenzhen Stock Exchange Level-2 ticks: the AX-SBE text log (this format,
 ``szse``) and the AX-SBE binary records (``obook.feeds.szse.binary``, ``szse-bin``).
 
 Cheap to import (no numba). Units: prices in yuan * 10**4 (price_scale 4), quantities

@@ -1,4 +1,4 @@
-"""Shenzhen AX-SBE binary records (SPEC §6): little-endian packed structs, a 24-byte header
+"""Shenzhen AX-SBE binary records: little-endian packed structs, a 24-byte header
 (SecurityIDSource 102, MsgType, MsgLen ...), orders of 48 bytes and executions of 64.
 Same replay and units as the text log (``obook.feeds.szse``). Cheap to import."""
 
