@@ -5,6 +5,10 @@ one when the book has a bid, replaces it when the best bid moves, and cancels it
 bid side empties. Orders pass obook's risk gate and go to a venue as OUCH 5.0 over
 SoupBinTCP.
 
+Two forms, the same orders: ``JoinBid`` is plain Python (the slow path: the compiled live
+loop hands each BBO change back to Python), ``JoinBidFast`` is compiled by numba and runs
+inside the compiled loop (``--strategy examples/strategy_quote.py:JoinBidFast``).
+
 Live (three terminals, or in the background):
 
     obook venue --listen 127.0.0.1:32001 --log venue.log
@@ -26,7 +30,11 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
+from numba import njit
+
 from obook.live.ouch import Order
+from obook.live.strategy import numba_strategy
 
 
 class JoinBid:
@@ -49,6 +57,40 @@ class JoinBid:
         if mine is None:
             return [Order("enter", top.ticker, "B", self.qty, top.bid_px, ref)]
         return [Order("replace", top.ticker, "B", self.qty, top.bid_px, ref, mine[0])]
+
+
+QTY = 100
+NEXT_REF = 0          # state[0]: the next UserRefNum; per locate L: state[1 + 2L] the live
+                      # order's ref (0: none), state[2 + 2L] its price
+
+
+@njit          # (no cache=True: a module loaded from its file path cannot reload numba's cache)
+def join_bid(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    at = 1 + 2 * locate
+    mine = state[at]
+    if bid_px < 0:
+        if mine == 0:
+            return 0, 0, 0, 0, 0, 0
+        state[at] = 0
+        return 3, 0, 0, 0, mine, 0          # cancel
+    if mine != 0 and state[at + 1] == bid_px:
+        return 0, 0, 0, 0, 0, 0
+    ref = state[NEXT_REF]
+    state[NEXT_REF] = ref + 1
+    state[at] = ref
+    state[at + 1] = bid_px
+    if mine == 0:
+        return 1, 0, QTY, bid_px, ref, 0    # enter
+    return 2, 0, QTY, bid_px, ref, mine     # replace
+
+
+def _join_bid_state() -> np.ndarray:
+    state = np.zeros(1 + 2 * (1 << 16), np.int64)
+    state[NEXT_REF] = 1
+    return state
+
+
+JoinBidFast = numba_strategy(join_bid, state=_join_bid_state())
 
 
 def main(argv: list[str]) -> int:

@@ -105,16 +105,13 @@ def mbp10(path, workers: int | None = None, format: str | None = None, on_error:
 def _format_table(name, path, workers, format, on_error):
     """A table a format offers besides the replay's (``FeedFormat.tables``), built by the
     ``reader`` its package names in ``TABLES`` over one replay."""
-    import importlib
-
     from .engine.replay import Replay
-    from .feeds import PACKAGES, load, resolve_format
+    from .feeds import format_package, load, resolve_format
 
     fmt = resolve_format(format, path)
     if name not in fmt.tables:
         raise ObookError(f"a {fmt.name} feed has no table {name!r}")
-    package = next(p for p in PACKAGES if importlib.import_module(p).FORMAT is fmt)
-    return load(importlib.import_module(package).TABLES)(name, path, workers, on_error, Replay)
+    return load(format_package(fmt).TABLES)(name, path, workers, on_error, Replay)
 
 
 def _table(table, path, workers, format, on_error, levels=10, date=None, tickers=None, **options):
@@ -200,7 +197,8 @@ def gaps(path):
 
 def line_stats(path):
     """A capture feed's statistics per line: packets, messages, duplicates, gaps, recovered
-    from the other line, heartbeats, bad packets, wrong session, backwards."""
+    from the other line, heartbeats, bad packets, wrong session, backwards, implausible
+    sequence numbers."""
     return _side("line_stats", path)
 
 

@@ -6,8 +6,9 @@ Built from obook's own tables (``trades``, ``depth``, the bars of ``obook.klines
 one replay restricted to the security; drawn with matplotlib (the optional extra
 ``obook[plot]``), written as PNG (or any format matplotlib writes, by the file's suffix),
 or with plotly as a self-contained interactive HTML page (.html).
-Prices are drawn in the feed's unit divided by 10**price_scale; times as the time of day
-in the feed's time zone.
+Prices are drawn in the table's unit (its schema's ``obook.price_scale``); times as the
+local time of day in the feed's time zone (named on the axis), from feeds stamped since
+local midnight and from feeds stamped in UTC epoch time alike.
 """
 
 from __future__ import annotations
@@ -42,6 +43,38 @@ def _busiest(trades) -> str:
     return max(counts, key=lambda c: (c["counts"], c["values"]))["values"]
 
 
+def units(schema, fmt) -> dict:
+    """How to read a replay table's prices and times: from its schema's metadata
+    (``obook.price_scale``, ``obook.time_unit_ns``, ``obook.tz``, ``obook.epoch``), the
+    feed format's declaration where the schema says nothing."""
+    meta = schema.metadata or {}
+
+    def get(key, default):
+        value = meta.get(f"obook.{key}".encode())
+        return default if value is None else value.decode()
+
+    return {"price_scale": int(get("price_scale", 10 ** fmt.price_scale)),
+            "time_unit_ns": int(get("time_unit_ns", fmt.time_unit_ns)),
+            "tz": get("tz", fmt.tz),
+            "epoch": get("epoch", str(fmt.epoch)).lower() in ("true", "1")}
+
+
+def local_midnight(first_time: int, u: dict) -> int:
+    """The feed time (its units) of local midnight of the session holding ``first_time``:
+    0 for a feed stamped since local midnight; for an epoch feed, midnight in its zone of
+    the local day of ``first_time``."""
+    if not u["epoch"]:
+        return 0
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo(u["tz"])
+    ns = first_time * u["time_unit_ns"]
+    local = dt.datetime.fromtimestamp(ns // 10**9, dt.timezone.utc).astimezone(zone)
+    midnight = dt.datetime.combine(local.date(), dt.time(0), zone)
+    return int(midnight.timestamp()) * 10**9 // u["time_unit_ns"]
+
+
 def _window(table, start, end):
     t = table.column("time").to_numpy().astype(np.int64)
     keep = np.ones(len(t), bool)
@@ -55,7 +88,8 @@ def _window(table, start, end):
 def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
           levels: int = 10, date=None):
     """The data of the pictures: (ticker, format, bars, depth, trades) as pyarrow tables of
-    the window [start, end) (feed time units; None: open)."""
+    the window [start, end) (feed time units since local midnight, for epoch-stamped feeds
+    too; None: open)."""
     import pyarrow.compute as pc
 
     import obook
@@ -71,8 +105,13 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
         trades = every.filter(pc.equal(every.column("ticker"), ticker))
     else:
         trades = obook.trades(path, **pick).read_all()
+    depth = obook.depth(path, levels=levels, **pick).read_all()
+    if depth.num_rows and (start is not None or end is not None):
+        midnight = local_midnight(int(depth.column("time")[0].as_py()), units(depth.schema, fmt))
+        start = None if start is None else start + midnight
+        end = None if end is None else end + midnight
     trades = _window(trades, start, end)
-    depth = _window(obook.depth(path, levels=levels, **pick).read_all(), start, end)
+    depth = _window(depth, start, end)
     if depth.num_rows == 0:
         raise ObookError(f"{ticker}: no book rows in the window")
     return ticker, fmt, bars_table(trades, step), depth, trades
@@ -111,25 +150,41 @@ def _heatmap(depth, levels, scale, t0, t1):
 def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
     ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
-    scale = 10.0 ** fmt.price_scale
-    hours = fmt.time_unit_ns / 3.6e12          # feed time unit -> hours of the day
+    u = units(depth.schema, fmt)
+    scale = float(u["price_scale"])
     t = depth.column("time").to_numpy().astype(np.int64)
-    t0 = int(start) if start is not None else int(t[0])
-    t1 = int(end) if end is not None else int(t[-1]) + 1
-    d = {"title": f"{ticker} ({fmt.name}, {fmt.tz})", "t0": t0 * hours, "t1": t1 * hours}
-    b = {c: bars.column(c).to_numpy().astype(float) for c in ("start", "open", "high", "low", "close", "volume")}
-    d["bars"] = {"x": b["start"] * hours, "volume": b["volume"],
-                 **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
+    midnight = local_midnight(int(t[0]), u)
+    hours_per_unit = u["time_unit_ns"] / 3.6e12
+
+    def hours(x):          # feed times -> hours since local midnight
+        return (np.asarray(x, dtype=np.int64) - midnight) * hours_per_unit
+
+    t0 = int(start) + midnight if start is not None else int(t[0])
+    t1 = int(end) + midnight if end is not None else int(t[-1]) + 1
+    d = {"title": f"{ticker} ({fmt.name})", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
+    b = {c: bars.column(c).to_numpy().astype(float) for c in ("open", "high", "low", "close", "volume")}
     starts = bars.column("start").to_numpy().astype(np.int64)
-    d["bar_width"] = (np.diff(starts).min() if len(starts) > 1 else (t1 - t0) / 50) * hours * 0.8
+    d["bars"] = {"x": hours(starts), "volume": b["volume"],
+                 **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
+    d["bar_width"] = (np.diff(starts).min() if len(starts) > 1 else (t1 - t0) / 50) * hours_per_unit * 0.8
     grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
-    d["heat"] = {"grid": grid, "prices": edges_p, "times": edges_t * hours}
-    d["best"] = {side: (t * hours, depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
+    d["heat"] = {"grid": grid, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
+    d["best"] = {side: (hours(t), depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
                  for side in ("bid", "ask")}
     tp = trades.filter(trades.column("price").is_valid())
-    d["trades"] = (tp.column("time").to_numpy().astype(float) * hours,
-                   tp.column("price").to_numpy().astype(float) / scale)
+    d["trades"] = (hours(tp.column("time").to_numpy()), tp.column("price").to_numpy().astype(float) / scale)
     return d
+
+
+def candle_bodies(b: dict) -> tuple:
+    """(bottom, height) of each candle's body: open to close, and for a bar whose open and
+    close are equal (one trade, or a flat bar) a thin body a two-hundredth of the chart's
+    price range high, so that every bar shows."""
+    lo, hi = (np.nanmin(b["low"]), np.nanmax(b["high"])) if len(b["low"]) else (0.0, 0.0)
+    thin = max(hi - lo, abs(hi) * 1e-3, 1e-9) / 200
+    body = b["close"] - b["open"]
+    flat = np.abs(body) < thin
+    return np.where(flat, b["open"] - thin / 2, b["open"]), np.where(flat, thin, body)
 
 
 def _clock_text(h: float) -> str:
@@ -145,8 +200,9 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     fig.suptitle(d["title"])
     b = d["bars"]
     colour = np.where(b["close"] >= b["open"], "tab:red", "tab:green")     # red up, green down (A shares)
-    ax_bar.vlines(b["x"], b["low"], b["high"], color=colour, linewidth=0.8)
-    ax_bar.bar(b["x"], b["close"] - b["open"], d["bar_width"], b["open"], color=colour, align="edge")
+    ax_bar.vlines(b["x"] + d["bar_width"] / 2, b["low"], b["high"], color=colour, linewidth=0.8)
+    bottom, height = candle_bodies(b)
+    ax_bar.bar(b["x"], height, d["bar_width"], bottom, color=colour, align="edge")
     ax_vol.bar(b["x"], b["volume"], d["bar_width"], color=colour, align="edge")
     ax_bar.set_ylabel("price")
     ax_vol.set_ylabel("volume")
@@ -157,16 +213,23 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
         ax_depth.step(*d["best"][side], where="post", color=colour, linewidth=1.2, label=f"best {side}")
     ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
     ax_depth.set_ylabel("price")
-    ax_depth.set_xlabel("time of day")
+    ax_depth.set_xlabel(f"time of day ({d['tz']})")
     ax_depth.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
     ax_depth.legend(loc="upper left", fontsize="small")
     ax_depth.set_xlim(d["t0"], d["t1"])
     try:
-        fig.savefig(out)
-    except (OSError, ValueError) as e:
-        raise ObookError(f"{out}: cannot write the picture: {e}") from None
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or None), "picture")
     finally:
         plt.close(fig)
+
+
+def _clock_ticks(t0: float, t1: float, count: int = 8) -> list:
+    """About ``count`` round times of day (hours) between t0 and t1."""
+    span = max(t1 - t0, 1 / 3600)
+    steps = [s / 3600 for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800)]
+    step = next((s for s in steps if span / s <= count), steps[-1])
+    first = np.ceil(t0 / step) * step
+    return [float(x) for x in np.arange(first, t1 + step / 2, step) if t0 <= x <= t1]
 
 
 def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
@@ -197,11 +260,30 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
                   row=3, col=1)
     fig.update_layout(title=d["title"], width=int(width * dpi), height=int(height * dpi),
                       xaxis_rangeslider_visible=False)
-    fig.update_xaxes(range=[d["t0"], d["t1"]], title_text="time of day (hours)", row=3, col=1)
+    ticks = _clock_ticks(d["t0"], d["t1"])
+    fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x) for x in ticks])
+    fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
+    _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
+
+
+def _complete(out: Path, write, what: str) -> None:
+    """``write(temporary path)`` beside ``out``, renamed to ``out`` once whole: a failure (a
+    full disk) leaves nothing under the final name, and no temporary file."""
+    import os
+
+    from .tempfiles import remove_quietly, temp_path
+
+    tmp = temp_path(out)
     try:
-        fig.write_html(str(out), include_plotlyjs=True, full_html=True)
-    except OSError as e:
-        raise ObookError(f"{out}: cannot write the page: {e}") from None
+        write(tmp)
+        os.replace(tmp, out)
+    except (OSError, ValueError) as e:
+        remove_quietly(tmp)
+        why = getattr(e, "strerror", None) or str(e).replace(str(tmp), str(out))
+        raise ObookError(f"{out}: cannot write the {what}: {why}") from None
+    except BaseException:
+        remove_quietly(tmp)
+        raise
 
 
 def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,

@@ -53,3 +53,35 @@ def process(*args, **kw):
 
 def hostport(addr) -> str:
     return f"{addr[0]}:{addr[1]}"
+
+
+def allocation_stats():
+    """numba's runtime allocation statistics, turned on and shown to count (an allocating
+    function moves them); returns ``rtsys.get_allocation_stats``."""
+    import numpy as np
+    from numba import njit
+    from numba.core.runtime import _nrt_python as nrt
+    from numba.core.runtime import rtsys
+
+    nrt.memsys_enable_stats()
+
+    @njit
+    def allocates(n):
+        return np.empty(n).sum()
+
+    base = rtsys.get_allocation_stats()
+    allocates(10)
+    assert rtsys.get_allocation_stats().alloc > base.alloc        # the statistics do count
+    return rtsys.get_allocation_stats
+
+
+def warm_loop() -> None:
+    """Compile (or load) the compiled live loop before a test starts timers (a venue's
+    serving time, a sender's linger): the first compile takes a minute on a busy machine."""
+    from obook._kernels.jit import INTERPRETED
+
+    if INTERPRETED:
+        return
+    from obook.live.hot_listener import HotListener
+
+    HotListener(*addresses(3), tables=()).close()

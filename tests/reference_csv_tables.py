@@ -54,7 +54,8 @@ def reference_csv_tables(path, levels: int = 10):
             elif typ == b"E":
                 action, taken = "E", min(shares, rem)
                 gone = taken == rem
-                trades.append((no, time, name, "E", rest_px, taken, side, text))
+                if taken:                             # an E of no share prints no trade
+                    trades.append((no, time, name, "E", rest_px, taken, side, text))
             else:                                     # D, F
                 action, taken, gone = "D", rem, True
             left = 0 if gone else rem - taken

@@ -98,3 +98,91 @@ def test_cached_load_nrt_free_kernels_do_not_start_nrt_allocating_kernel_does(sm
     assert got["after"] is True and got["n"] == 5
     shift = 40
     assert got["order"] == [0, 1 << shift, 1, (1 << shift) | 1, 2]   # by time, line 0 first on ties
+
+
+CALLEE = """
+from .jit import njit
+
+
+@njit(cache=True)
+def base():
+    return {value}
+"""
+
+CALLER = """
+from .jit import njit
+from .probe_callee import base
+
+
+@njit(cache=True)
+def plus_ten():
+    return base() + 10
+"""
+
+PROBE = """
+import json, logging
+logging.basicConfig(format="obook: %(message)s")
+import obook
+from obook._kernels.probe_caller import plus_ten
+value = plus_ten()
+print(json.dumps({"file": obook.__file__, "value": int(value),
+                  "hits": sum(plus_ten.stats.cache_hits.values())}))
+"""
+
+
+def _copy_package(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import obook
+
+    source = Path(obook.__file__).parent
+    shutil.copytree(source, tmp_path / "obook", ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = tmp_path / "obook" / "_kernels"
+    (kernels / "probe_caller.py").write_text(CALLER)
+    return kernels
+
+
+def _probe(tmp_path) -> dict:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env.pop("OBOOK_KERNELS", None)
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True,
+                         cwd=tmp_path, env=env)
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "stderr": out.stderr}
+
+
+def test_kernel_cache_edited_callee_file_recompiles_caller(tmp_path):
+    kernels = _copy_package(tmp_path)
+    (kernels / "probe_callee.py").write_text(CALLEE.format(value=1))
+    first = _probe(tmp_path)
+    assert first["file"].startswith(str(tmp_path))
+    assert (first["value"], first["hits"]) == (11, 0)          # compiled and saved
+    assert _probe(tmp_path)["hits"] == 1                      # unchanged sources: loaded from the cache
+    (kernels / "probe_callee.py").write_text(CALLEE.format(value=2))    # only the callee's file changes
+    edited = _probe(tmp_path)
+    assert (edited["value"], edited["hits"]) == (12, 0)        # the caller compiled again against it
+    assert _probe(tmp_path)["hits"] == 1
+
+
+def test_kernel_cache_directory_named_by_hash_of_kernel_sources(tmp_path):
+    from obook._kernels.cached_load import kernels_hash
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "notes.txt").write_text("not a source\n")
+    before = kernels_hash(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("edited\n")
+    assert kernels_hash(str(tmp_path)) == before
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert kernels_hash(str(tmp_path)) != before
+
+
+def test_kernel_cache_miss_warns_once_per_module_hit_silent(tmp_path):
+    kernels = _copy_package(tmp_path)
+    (kernels / "probe_callee.py").write_text(CALLEE.format(value=1))
+    first = _probe(tmp_path)["stderr"].splitlines()
+    compiling = [line for line in first if line.startswith("obook: compiling the kernels of probe_caller")]
+    assert len(compiling) == 1 and "about" in compiling[0]
+    assert "compiling" not in _probe(tmp_path)["stderr"]

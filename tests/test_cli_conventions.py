@@ -7,13 +7,11 @@ import os
 import pytest
 import subprocess
 import sys
-import time
 
 from typer.testing import CliRunner
 
 import obook
 from obook.cli import app
-from obook.cli.kernels import kernels_cached
 from obook.engine.replay import SMALL_FEED, default_workers
 from obook.gen.itch import write_itch
 
@@ -38,21 +36,6 @@ def test_cli_help_loads_no_pyarrow_numpy_numba_duckdb_polars():
             "'obook._kernels.book') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
-
-
-def test_kernels_cached_missing_or_stale_index_false(tmp_path):
-    for name in ("book", "merge"):
-        (tmp_path / f"{name}.py").write_text("")
-    assert not kernels_cached(tmp_path)
-    cache = tmp_path / "__pycache__"
-    cache.mkdir()
-    tag = f"py{sys.version_info.major}{sys.version_info.minor}"
-    for name in ("book", "merge"):
-        (cache / f"{name}.f-1.{tag}.nbi").write_text("")
-    assert kernels_cached(tmp_path)
-    later = time.time() + 10
-    os.utime(tmp_path / "merge.py", (later, later))     # an edited kernel: compiled again
-    assert not kernels_cached(tmp_path)
 
 
 def test_default_workers_small_feed_one_worker(tmp_path):
@@ -85,11 +68,10 @@ def test_cli_short_options_one_meaning_everywhere():
     meanings: dict[str, set[str]] = {}
     for short, long, _ in _short_options(None):
         meanings.setdefault(short, set()).add(long)
-    # gen's -k counts tickers (--stocks for ITCH, --tickers for CSV): the same idea
-    meanings["-k"] -= {"--stocks", "--instruments"}     # (obook gen orders: instruments)
-    meanings["-o"] -= {"--out"}                          # (obook match: the output directory)
-    # -n is "how many" (messages or events to generate, rows to print)
-    assert meanings.pop("-n") <= {"--messages", "--events", "--max-rows"}
+    # gen's -k counts the instruments of the feed it writes: the same idea as naming them
+    meanings["-k"] -= {"--instruments"}
+    # -n is "how many" (messages to generate, rows to print)
+    assert meanings.pop("-n") <= {"--messages", "--max-rows"}
     assert {s: m for s, m in meanings.items() if len(m) > 1} == {}
 
 
@@ -165,3 +147,24 @@ def test_entry_help_wide_terminal_cached_without_typer_narrow_through_cli(column
     text, loaded = out.rsplit("\n", 2)[0] + "\n", out.rsplit("\n", 2)[1]
     assert (text == TEXT) is cached and "Commands:" in text and "  bbo " in text
     assert (loaded == "[]") is cached
+
+
+def _obook(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "obook", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env={**os.environ, "OBOOK_KERNELS": "python"})
+
+
+def test_cli_csv_bad_line_one_feed_error_line_and_reason_only(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,1,B,100,100000\n34200001,AAA,2,S,100,x\n")
+    r = _obook("bbo", bad)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-1] == "error: line 3: price is not an unsigned integer: 'x'"
+    assert r.stdout.splitlines()[-1].startswith("34200000")       # the rows before it were written
+
+
+def test_cli_csv_bad_line_in_a_query_error_names_the_file(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,1,B,100,x\n")
+    r = _obook("sql", f"SELECT count(*) FROM obook_bbo('{bad}')")
+    assert r.returncode == 1 and f"{bad}: line 2: price is not an unsigned integer: 'x'" in r.stderr

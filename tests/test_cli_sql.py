@@ -29,16 +29,39 @@ def small(tmp_path):
 
 def test_cli_sql_prints_table_of_query_result(app, small):
     result = CliRunner().invoke(app, ["sql", f"SELECT ticker, count(*) AS n FROM obook_bbo('{small}') "
-                                             "GROUP BY ALL ORDER BY 1"])
+                                             "GROUP BY ALL ORDER BY 1", "--format", "table"])
     assert result.exit_code == 0, result.output
     assert "AAA" in result.output and "BBB" in result.output
     assert "2 rows" in result.output
 
 
 def test_cli_sql_max_rows_limits_printed_rows(app, small):
-    result = CliRunner().invoke(app, ["sql", f"SELECT seq FROM obook_bbo('{small}')", "--max-rows", "3"])
+    result = CliRunner().invoke(app, ["sql", f"SELECT seq FROM obook_bbo('{small}')", "--max-rows", "3",
+                                      "--format", "table"])
     assert result.exit_code == 0, result.output
     assert "3 rows (first 3" in result.output
+
+
+def _piped(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "obook", "sql", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_cli_sql_stdout_a_pipe_prints_csv_every_row(small):
+    r = _piped(f"SELECT seq, ticker FROM obook_bbo('{small}') ORDER BY seq")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ['"seq","ticker"'] + [f'{row[0]},"{row[2]}"' for row in SMALL_BBO]
+
+
+def test_cli_sql_table_in_a_pipe_unwrapped_one_line_a_row():
+    wide = ", ".join(f"'{'x' * 30}{i}' AS column_{i}" for i in range(6))
+    r = _piped(f"SELECT {wide}", "--format", "table")
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if "x" * 30 in line]
+    assert len(rows) == 1 and all(f"{'x' * 30}{i}" in rows[0] for i in range(6))
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv", ".arrow"])

@@ -79,7 +79,7 @@ def edge_feed(tmp_path, tail=b""):
         b"7,BBB,17,S,5,2000",         # the same id live under another ticker
         b"8,BBB,17,F,0,0",            # fill removes
         b"9,AAA,z,B,0,990",           # a 0-share order makes a level of 0 shares
-        b"10,AAA,z,E,5,0",            # executed by anything: removed, 0 shares printed
+        b"10,AAA,z,E,5,0",            # executed by anything: removed, no trade printed
         b"11,AAA,17,E,500,0",         # clamped to the 70 remaining
         b"",                          # blank lines count in line numbers
         b"12,CCC,,T,7,3000,MPID,extra",   # an empty id; a ticker first seen on a print
@@ -97,7 +97,7 @@ def edge_feed(tmp_path, tail=b""):
 def test_csv_tables_edge_feed_match_reference(tmp_path, workers):
     rt, ro, rd, err = check_all(edge_feed(tmp_path), workers)
     assert err is None
-    assert [r[3] for r in rt] == ["E", "T", "E", "E", "T", "X"]
+    assert [r[3] for r in rt] == ["E", "T", "E", "T", "X"]
     assert [r[6] for r in ro] == [100, 50, 30, 30, 0, 5, 5, 0, 0, 70, 3, 3, 20]
 
 
@@ -107,7 +107,6 @@ def test_csv_trades_edge_feed_hand_checked_rows(tmp_path):
     assert rows == [
         (4, 3, "AAA", "E", 1000, 30, "B", "17"),
         (5, 4, "AAA", "T", 1050, 10, None, "q"),
-        (11, 10, "AAA", "E", 990, 0, "B", "z"),
         (12, 11, "AAA", "E", 1000, 70, "B", "17"),
         (14, 12, "CCC", "T", 3000, 7, None, ""),
         (16, 14, "AAA", "X", 1000, 3, None, "\ufffd\ufffd"),
@@ -191,3 +190,19 @@ def test_csv_orders_table_replayed_reproduces_bbo_and_depth(tmp_path, workers):
                                 r["bid_orders"] or 0, r["ask_px"], r["ask_qty"], r["ask_orders"] or 0) for r in b]
         d, _ = depth(path, workers, 3)
         assert rebuilt_depth == [(s, t, tk, tk, bids, asks) for s, t, tk, bids, asks in d]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_csv_execute_of_no_share_prints_no_trade_and_leaves_bars_low(tmp_path, workers):
+    """An E on a 0-share order (or of 0 shares) executes nothing: no 0-share trade, so no
+    bar's low moves to the order's price; the orders table still shows the E."""
+    import obook
+
+    path = tmp_path / "zero.csv"
+    path.write_bytes(HEADER + b"1,AAA,a,B,100,1000\n2,AAA,b,S,100,1100\n3,AAA,a,E,10,0\n"
+                     b"4,AAA,z,B,0,5\n5,AAA,z,E,7,0\n6,AAA,a,E,0,0\n")
+    rt, ro, _rd, err = check_all(path, workers)
+    assert err is None and [(r[0], r[5]) for r in rt] == [(4, 10)]
+    assert [(r[0], r[3], r[6], r[7]) for r in ro[-2:]] == [(6, "E", 0, 0), (7, "E", 0, 90)]
+    bars = obook.bars(path, "1 minute", workers=workers).read_all().to_pylist()
+    assert [(b["low"], b["high"], b["volume"]) for b in bars] == [(1000, 1000, 10)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-from numba import njit
 from typer.testing import CliRunner
 
 from obook._kernels import latency as K
@@ -87,20 +86,10 @@ def test_cli_bbo_latency_prints_percentiles(day, tmp_path):
 
 
 def test_live_book_path_allocates_nothing_after_warm_up(day):
-    from numba.core.runtime import _nrt_python as nrt
-    from numba.core.runtime import rtsys
-
+    from live_support import allocation_stats
     from obook.live.send import read_messages
 
-    nrt.memsys_enable_stats()
-
-    @njit
-    def allocates(n):
-        return np.empty(n).sum()
-
-    base = rtsys.get_allocation_stats()
-    allocates(10)
-    assert rtsys.get_allocation_stats().alloc > base.alloc        # the statistics do count
+    stats = allocation_stats()
 
     msgs = read_messages(day)
 
@@ -115,7 +104,7 @@ def test_live_book_path_allocates_nothing_after_warm_up(day):
 
         def readinto(self, view):
             if self.i == len(self.chunks) // 4:
-                self.warm = rtsys.get_allocation_stats()
+                self.warm = stats()
             if self.i == len(self.chunks):
                 return 0
             c = self.chunks[self.i]
@@ -126,6 +115,6 @@ def test_live_book_path_allocates_nothing_after_warm_up(day):
     src = Packets()
     for _ in Replay(src, workers=1, format="itch", tables=("bbo", "trades")).table_batches():
         pass
-    end = rtsys.get_allocation_stats()
+    end = stats()
     assert src.warm is not None
     assert (end.alloc - src.warm.alloc, end.mi_alloc - src.warm.mi_alloc) == (0, 0)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from live_support import addresses, sending
+from live_support import addresses, sending, warm_loop
 from obook.gen.itch import write_itch
 from obook.live.gateway import Gateway
 from obook.live.listener import Listener
@@ -33,6 +33,7 @@ def _join_bid():
 
 @pytest.fixture(scope="module")
 def day(tmp_path_factory):
+    warm_loop()
     path = tmp_path_factory.mktemp("t2t") / "day.itch"
     write_itch(str(path), 20_000, 10, 11)
     return path
@@ -119,3 +120,44 @@ def test_example_strategy_script_offline_run_venue_gets_all(tmp_path, day):
     offline = replay_orders(day, _join_bid(), ["AAA", "AAB"], RiskGate())
     assert f"orders sha256: {offline.digest()}" in run.stdout
     assert f"venue received: {len(offline.orders)}" in run.stdout
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("strategy_quote", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_example_join_bid_fast_orders_equal_python_join_bid_fresh_each_run(day):
+    mod = _example()
+    fast = replay_orders(day, mod.JoinBidFast, TICKERS, _risk())
+    again = replay_orders(day, mod.JoinBidFast, TICKERS, _risk())     # a run starts fresh
+    slow = replay_orders(day, mod.JoinBid(), TICKERS, _risk())
+    assert len(slow.orders) > 20
+    assert fast.digest() == again.digest() == slow.digest()
+    assert mod.JoinBidFast.state[0] == 1          # the module's object is never run itself
+
+
+def test_numba_strategy_c_entry_writes_the_order_and_keeps_state():
+    import ctypes
+
+    mod = _example()
+    s = mod.JoinBidFast.fresh()
+    p64 = ctypes.POINTER(ctypes.c_int64)
+    entry = ctypes.CFUNCTYPE(ctypes.c_int64, p64, ctypes.c_int64, *[ctypes.c_int64] * 6, p64)(s.address)
+    out = np.zeros(5, np.int64)
+    args = (s.state.ctypes.data_as(p64), len(s.state))
+    assert entry(*args, 7, 1, 100_000, 300, -1, -1, out.ctypes.data_as(p64)) == 1
+    assert list(out) == [0, 100, 100_000, 1, 0]
+    assert entry(*args, 7, 2, 100_000, 200, -1, -1, out.ctypes.data_as(p64)) == 0
+    assert entry(*args, 7, 3, 100_100, 200, -1, -1, out.ctypes.data_as(p64)) == 2
+    assert list(out) == [0, 100, 100_100, 2, 1]
+    assert entry(*args, 7, 4, -1, -1, -1, -1, out.ctypes.data_as(p64)) == 3
+    assert list(out[3:]) == [2, 0]
+    assert s.step(8, 5, 50_000, 1, -1, -1) == (1, 0, 100, 50_000, 3, 0)
+
+
+def test_numba_strategy_rejects_a_plain_function():
+    with pytest.raises(TypeError, match="numba function"):
+        numba_strategy(lambda *a: (0, 0, 0, 0, 0, 0))

@@ -102,11 +102,16 @@ def test_arbiter_bad_packets_counted_or_raised_in_strict():
         strict.packet(0, b"short", 1)
 
 
-def test_arbiter_adopts_first_session_when_none_given():
+def test_arbiter_stale_first_packet_outvoted_and_counted():
     arb = Arbiter()
-    arb.packet(1, _pkt(1, 1, session=b"ABC"), 1)
-    arb.packet(0, _pkt(2, 1, session=b"XYZ"), 1)
-    assert arb.session == b"ABC       " and arb.stats[0]["wrong_session"] == 1
+    arb.packet(1, _pkt(7, 1, session=b"STALE"), 1)       # a packet of another session first
+    arb.packet(0, _pkt(1, 1, session=b"XYZ"), 2)
+    arb.packet(1, _pkt(1, 1, session=b"XYZ"), 2)         # the same header again: not yet chosen
+    assert arb.session is None and arb.pop() == []
+    arb.packet(0, _pkt(2, 1, session=b"XYZ"), 3)         # a second distinct header chooses XYZ
+    assert arb.session == b"XYZ       " and [m[0] for m in arb.pop()] == [1, 2]
+    arb.packet(1, _pkt(8, 1, session=b"STALE"), 4)
+    assert arb.stats[1]["wrong_session"] == 2 and arb.stats[1]["duplicates"] == 1 and not arb.missing()
 
 
 def test_arbiter_requested_answer_counts_recovered_request():
@@ -173,3 +178,33 @@ def test_arbiter_random_lines_match_reference(seed):
     assert arb.ended
     total = sum(st["messages"] for st in arb.stats)
     assert total == len(arrivals) == len(out) + sum(st["duplicates"] for st in arb.stats)
+
+
+def test_arbiter_forged_far_number_quarantined_day_delivered_skip_drops_nothing():
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 2), 1)
+    arb.packet(1, _pkt(10**12, 1), 2)                     # one forged packet, far ahead
+    arb.packet(1, encode_packet(S, 10**12, [], count=0), 2)  # and a forged heartbeat
+    assert arb.missing() == [] and arb.high == 3
+    arb.packet(0, _pkt(3, 3), 3)
+    for first, count in arb.missing():                    # --on-gap skip gives up nothing
+        arb.skip(first, count, 4)
+    assert [m[0] for m in arb.pop()] == [1, 2, 3, 4, 5] and arb.gaps == []
+    assert arb.stats[1]["implausible"] == 2 and arb.stats[0]["duplicates"] == 0
+
+
+def test_arbiter_quarantine_bounded_and_agreeing_jump_taken_in():
+    from obook.feeds.mold.sessions import MAX_QUARANTINE, WINDOW
+
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 1), 1)
+    for k in range(5 * MAX_QUARANTINE):                   # far numbers, none near another
+        arb.packet(1, _pkt(10**12 + k * 2 * WINDOW, 1), 2)
+    assert len(arb._quarantine.held) == MAX_QUARANTINE
+    assert arb.stats[1]["implausible"] == 5 * MAX_QUARANTINE
+    far = 5 * WINDOW                                      # a real jump: packets keep agreeing
+    arb.packet(0, _pkt(far, 2), 3)
+    arb.packet(0, _pkt(far + 2, 2), 4)
+    assert arb.missing() == [] and arb.stats[0]["implausible"] == 2     # two agree: not yet
+    arb.packet(0, _pkt(far + 4, 2), 5)
+    assert arb.missing() == [(2, far - 2)] and arb.stats[0]["implausible"] == 0

@@ -81,3 +81,104 @@ def test_plot_html_self_contained_page(day, tmp_path):
     traces = json.loads(spec.group(1))
     assert [t["type"] for t in traces] == ["candlestick", "bar", "heatmap", "scatter", "scatter", "scatter"]
     assert "000001" in page
+
+
+def test_plot_epoch_feed_axis_local_time_of_day_zone_named(tmp_path):
+    from obook.gen.databento import START_NS, mbo_flow, write_dbn
+    from obook.plotting import _clock_text, _series
+
+    feed = tmp_path / "day.mbo.dbn"
+    write_dbn(feed, mbo_flow(3000, 2, seed=1))
+    d = _series(feed, None, None, None, "1 minute", None, 1, 5, None)
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    first = dt.datetime.fromtimestamp(START_NS // 10**9, ZoneInfo("UTC"))   # the format's zone
+    assert d["tz"] == "UTC"
+    assert _clock_text(d["t0"]).startswith(first.strftime("%H:%M"))     # 22:13, not 472222:13
+    assert 0 <= d["t0"] < d["t1"] <= 24 and 0 <= d["bars"]["x"].min() < 24
+
+
+def test_plot_flat_one_trade_candles_drawn(tmp_path):
+    from obook.plotting import _png, candle_bodies
+
+    x = np.arange(5) / 60 + 10.0
+    flat = np.array([10.0, 10.5, 10.2, 10.4, 10.1])
+    bars = {"x": x, "open": flat, "high": flat, "low": flat, "close": flat, "volume": np.full(5, 100.0)}
+    bottom, height = candle_bodies(bars)
+    assert (height > 0).all() and np.allclose(bottom + height / 2, flat)
+    heat = {"grid": np.zeros((2, 2)), "prices": np.array([10.0, 10.25, 10.5]), "times": np.array([10.0, 10.05, 10.1])}
+    best = (x, flat)
+    d = {"title": "flat", "tz": "UTC", "t0": 10.0, "t1": 10.1, "bars": bars, "bar_width": 0.8 / 60,
+         "heat": heat, "best": {"bid": best, "ask": best}, "trades": (x, flat)}
+    _png(d, tmp_path / "flat.png", 6, 4, 80)
+    px = _pixels(tmp_path / "flat.png")
+    top = px[: px.shape[0] * 3 // 8]                  # the candlestick panel
+    red = (top[..., 0] > 180) & (top[..., 1] < 80) & (top[..., 2] < 80)
+    assert red.sum() >= 5 * 3                         # five bodies of a few pixels each
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--start", "25:00"], "--start: a time of day is between 00:00 and 24:00"),
+    (["--end", "10:75"], "--end: a time of day is HH:MM"),
+    (["--start", "ten"], "--start: a time of day is HH:MM"),
+    (["--start", "11:00", "--end", "10:00"], "--start 11:00 is not before --end 10:00"),
+    (["-k", "000001,000002"], "plot draws one security"),
+])
+def test_plot_cli_bad_window_or_tickers_refused(day, tmp_path, args, message):
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "obook", "plot", str(day), str(tmp_path / "x.png"), *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stderr.startswith("error: ") and message in r.stderr, r.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_html_in_headless_chromium_no_console_errors_not_blank(day, tmp_path):
+    import shutil
+    import subprocess
+
+    from obook.plotting import plot
+
+    pytest.importorskip("plotly")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert browser, "the HTML test needs Debian's chromium package (apt-get install chromium)"
+    page = plot(day, tmp_path / "p.html", ticker="000001", workers=1)
+    shot = tmp_path / "shot.png"
+    r = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
+                        "--v=0", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+                        "--window-size=1200,800", page.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == []                             # no script error, no message at all
+    px = _pixels(shot)
+    assert px.shape[:2] == (800, 1200)
+    colours = {tuple(c) for c in px.reshape(-1, 3)}
+    assert len(colours) > 500                        # a heatmap, candles and axes, not a blank page
+
+
+def test_plot_latency_percentile_curve_matches_numpy_and_draws_png(tmp_path):
+    import pyarrow.parquet as pq
+
+    from obook.live.latency import Histogram, report_table
+    from obook.live.plot_latency import percentile_curve
+
+    rng = np.random.default_rng(3)
+    values = rng.lognormal(9, 1, 50_000).astype(np.int64)
+    h, g = Histogram("tick-to-trade"), Histogram("recv")
+    h.record(values)
+    g.record(values // 3)
+    pq.write_table(report_table([h, g]), tmp_path / "lat.parquet")
+    row = pq.read_table(tmp_path / "lat.parquet").to_pylist()[0]
+    pct, ns = percentile_curve(row["bucket_ns"], row["bucket_count"])
+    for q in (50, 90, 99, 99.9):
+        at = ns[np.searchsorted(pct, q)]        # the first bucket reaching q
+        assert abs(at - np.percentile(values, q)) <= 0.01 * np.percentile(values, q) + 1
+    assert ns[-1] == values.max() and sum(row["bucket_count"]) == len(values)
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / "lat.png")])
+    assert r.exit_code == 0, r.output
+    px = _pixels(tmp_path / "lat.png")
+    assert px.shape[0] > 300 and len({tuple(c) for c in px.reshape(-1, 3)[::5]}) > 10
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.png"), str(tmp_path / "x.png")])
+    assert r.exit_code != 0 and "not a latency table" in f"{r.output}{r.exception}"

@@ -40,12 +40,13 @@ def _both(feed: Path, tmp_path: Path, *options) -> tuple[dict, dict]:
 
 
 GENERATED = {
-    "itch": (["itch", "--messages", "3000", "--stocks", "7", "--seed", "3"],
+    "itch": (["itch", "--messages", "3000", "--instruments", "7", "--seed", "3"],
              "bbo,trades,orders,depth,symbols,system_events,trading_actions"),
-    "csv": (["csv", "--events", "3000", "--tickers", "5", "--seed", "3"], "bbo,trades,orders,depth"),
-    "szse": (["szse", "--messages", "2000", "--securities", "4", "--seed", "3"], "bbo,trades,orders,depth"),
-    "szse-bin": (["szse", "--messages", "2000", "--securities", "4", "--seed", "3", "--binary"], "bbo,trades,depth"),
-    "sse": (["sse", "--events", "2000", "--securities", "3", "--seed", "3"], "bbo,trades,orders,depth"),
+    "csv": (["csv", "-n", "3000", "-k", "5", "--seed", "3"], "bbo,trades,orders,depth"),
+    "szse": (["szse", "-n", "2000", "-k", "4", "--seed", "3"], "bbo,trades,orders,depth"),
+    "szse-bin": (["szse", "-n", "2000", "-k", "4", "--seed", "3", "--binary"], "bbo,trades,depth"),
+    "sse": (["sse", "-n", "2000", "-k", "3", "--seed", "3"], "bbo,trades,orders,depth"),
+    "pitch": (["pitch", "--messages", "3000", "--stocks", "7", "--seed", "3"], "bbo,trades,orders,depth"),
 }
 
 
@@ -73,7 +74,7 @@ def test_python_kernels_edge_case_itch_feed_equals_compiled(tmp_path):
 
 def _generated_itch(tmp_path: Path) -> Path:
     feed = tmp_path / "day.itch"
-    done = _obook("gen", "itch", feed, "--messages", "3000", "--stocks", "5", "--seed", "5", kernels="compiled")
+    done = _obook("gen", "itch", feed, "-n", "3000", "-k", "5", "--seed", "5", kernels="compiled")
     assert done.returncode == 0, done.stderr
     return feed
 

@@ -21,11 +21,12 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   segment falls below NEAR_MIN levels it is refilled from its heap. So every level
   operation is O(1) near the touch and O(log levels) far from it, and the top of book,
   the depth walk (at most 50 levels) and the crossed-book check read the near segment.
-- ``pages[G * PAGE]``: the paged direct order index for refs < 2**32: ``page_dir``
+- ``pages[G * PAGE, 2]``: the paged direct order index for refs < 2**32: ``page_dir``
   is two-level (row 0 maps ``ref >> 20`` to a row, whose slots map ``ref >> 7`` to
   page + 1; 0: none), ``page_live`` counts live orders of a page
-  (freed at 0). An entry is ``shares << 32 | level + 1`` (0 = empty).
-- ``ov_key[O, 2]`` / ``ov_val[O]`` / ``ov_state[O]``: an open-addressing table for
+  (freed at 0). An entry is the row (level + 1, shares): level + 1 = 0 is empty; shares
+  are a full int64 (quantities above 2**32 are exact).
+- ``ov_key[O, 2]`` / ``ov_val[O, 2]`` / ``ov_state[O]``: an open-addressing table for
   orders the direct index can't hold (refs >= 2**32, or a ref live in two books).
 - Time priority (only when the orders table's queue places are asked for, ``want & WANT_QUEUE``):
   each level's orders in arrival order, a doubly-linked list of nodes ``qn[N, 4]``
@@ -43,8 +44,9 @@ Event semantics:
   order moves those behind it forward.
 - ACT_MODIFY: REF gets PRICE and SHARES, same ref, same side. It keeps its place if the
   price is unchanged and shares did not increase, else it goes to the back of the level
-  at its (new) price. SHARES 0 removes the order. An unknown REF is added with the
-  event's side (Databento's book-building rule; a 0-share one is a zero-share add).
+  at its (new) price (always, with the TO_BACK bit). SHARES 0 removes the order. An
+  unknown REF is added with the event's side (Databento's book-building rule; a 0-share
+  one is a zero-share add).
   Orders row: action = the event's type letter (``M`` when none), price and shares the
   new ones, remaining the shares left (0 when removed).
 - ACT_CLEAR: removes every order of the book (a book never seen: nothing). With the
@@ -93,10 +95,10 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, CAGE_ADD,
                      CAGE_LIVE, CAGED, DEFER,
                      ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION, ERR_UNKNOWN_REF,
-                     ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TYPE_SHIFT, WANT_DEPTH,
+                     ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TO_BACK, TYPE_SHIFT, WANT_DEPTH,
                      WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
-PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
+PAGE_BITS = 7      # 128 refs (2 KiB) a page: a lone old order pins little memory
 CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
 PAGE = 1 << PAGE_BITS
 DIRECT_REFS = 1 << 32
@@ -211,8 +213,8 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
         p = _page_of(ref, page_dir)
         if p >= 0:
             a = (p << PAGE_BITS) + (ref & (PAGE - 1))
-            e = pages[_u(a)]
-            if e != 0 and (lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] >> 1) == book:
+            e = pages[_u(a), 0]
+            if e != 0 and (lv[_u(e - 1), LV_OWNER] >> 1) == book:
                 return a
     if st[ST_OV_USED] > 0:
         s = _ov_slot(ov_key, ov_state, book, ref, False)
@@ -237,10 +239,10 @@ def order_room(ref, pages, page_dir, ov_key, qn, queue, st):
 
 
 @njit(cache=True, _nrt=False)
-def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_free,
+def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, page_free,
                  ov_key, ov_val, ov_state, st):
-    """Store a new order's entry (room checked by order_room; (book, ref) not live);
-    returns its address."""
+    """Store a new order at level lvl with shares (room checked by order_room; (book, ref)
+    not live); returns its address."""
     st[ST_LIVE] += 1
     if 0 <= ref < DIRECT_REFS:
         pn = ref >> PAGE_BITS
@@ -260,8 +262,9 @@ def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_fr
             page_dir[_u(c), _u(pn & ((1 << CHUNK_BITS) - 1))] = p + 1
             page_key[_u(p)] = pn
         a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
-        if pages[_u(a)] == 0:
-            pages[_u(a)] = entry
+        if pages[_u(a), 0] == 0:
+            pages[_u(a), 0] = lvl + 1
+            pages[_u(a), 1] = shares
             page_live[_u(p)] += 1
             return a
     s = _ov_slot(ov_key, ov_state, book, ref, True)
@@ -270,7 +273,8 @@ def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_fr
     ov_state[_u(s)] = 1
     ov_key[_u(s), 0] = book
     ov_key[_u(s), 1] = ref
-    ov_val[_u(s)] = entry
+    ov_val[_u(s), 0] = lvl + 1
+    ov_val[_u(s), 1] = shares
     st[ST_OV_USED] += 1
     return -2 - s
 
@@ -279,7 +283,7 @@ def insert_order(book, ref, entry, pages, page_dir, page_live, page_key, page_fr
 def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st):
     st[ST_LIVE] -= 1
     if a >= 0:
-        pages[_u(a)] = 0
+        pages[_u(a), 0] = 0
         p = a >> PAGE_BITS
         page_live[_u(p)] -= 1
         if page_live[_u(p)] == 0:
@@ -294,7 +298,10 @@ def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, s
 
 @njit(cache=True, _nrt=False, inline="always")
 def _entry_at(a, pages, ov_val):
-    return pages[_u(a)] if a >= 0 else ov_val[_u(-2 - a)]
+    """(level, shares) of the live order at address a."""
+    if a >= 0:
+        return pages[_u(a), 0] - 1, pages[_u(a), 1]
+    return ov_val[_u(-2 - a), 0] - 1, ov_val[_u(-2 - a), 1]
 
 
 # ---------------------------------------------------------------- time priority
@@ -686,11 +693,11 @@ def drop_level(lvl, lv, lv_free, lvx, sides, pool, heaps, hp, fh, st):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _take(a, entry, by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages, page_dir,
+def _take(a, lvl, have, by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages, page_dir,
           page_live, page_key, page_free, ov_val, ov_state, queue, qn, pnode, ovnode, st):
-    """Take ``by`` shares from the order at address a; remove it at 0 or when ``remove``."""
-    lvl = (entry & 0xFFFFFFFF) - 1
-    left = ((entry >> 32) & 0xFFFFFFFF) - by
+    """Take ``by`` shares from the order at address a (level lvl, ``have`` shares); remove
+    it at 0 or when ``remove``."""
+    left = have - by
     lv[_u(lvl), LV_QTY] -= by
     if left == 0 or remove:
         lv[_u(lvl), LV_QTY] -= left
@@ -702,9 +709,9 @@ def _take(a, entry, by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pa
             drop_level(lvl, lv, lv_free, lvx, sides, pool, heaps, hp, fh, st)
         return
     if a >= 0:
-        pages[_u(a)] = (left << 32) | (lvl + 1)
+        pages[_u(a), 1] = left
     else:
-        ov_val[_u(-2 - a)] = (left << 32) | (lvl + 1)
+        ov_val[_u(-2 - a), 1] = left
     if queue:
         qn[_u(_node_of(a, pnode, ovnode)), Q_SHARES] = left
 
@@ -748,7 +755,7 @@ else:
                 prefetch(sides, book * 8 + 7)
             a = _page_addr(ev[_u(j), 4], page_dir)
             if a >= 0:
-                prefetch(pages, a)
+                prefetch(pages, a * 2)
         j = i + AHEAD // 2
         if j < n:
             book = ev[_u(j), 2]
@@ -757,9 +764,9 @@ else:
                     prefetch(pool, (sides[_u(sd), 0] + sides[_u(sd), 1] - 1) * 2)
             a = _page_addr(ev[_u(j), 4], page_dir)
             if a >= 0:
-                e = pages[_u(a)]
+                e = pages[_u(a), 0]
                 if e != 0:
-                    prefetch(lv, ((e & 0xFFFFFFFF) - 1) * 4)
+                    prefetch(lv, (e - 1) * 4)
         j = i + AHEAD // 4
         if j < n:
             book = ev[_u(j), 2]
@@ -825,10 +832,9 @@ def _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, pa
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _cleared_row(ev, i, book, letter, entry, ref, lv, orders, nx):
-    lvl = (entry & 0xFFFFFFFF) - 1
+def _cleared_row(ev, i, book, letter, lvl, shares, ref, lv, orders, nx):
     _order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
-               (entry >> 32) & 0xFFFFFFFF, 0, ref, 0, 0, -1, -1, orders, nx)
+               shares, 0, ref, 0, 0, -1, -1, orders, nx)
 
 
 @njit(cache=True, _nrt=False)
@@ -841,16 +847,17 @@ def _clear_book(ev, i, book, letter, lv, lv_free, lvx, sides, pool, heaps, hp, f
             if page_live[_u(p)] > 0:
                 for k in range(PAGE):
                     a = (p << PAGE_BITS) + k
-                    e = pages[_u(a)]
-                    if e != 0 and (lv[_u((e & 0xFFFFFFFF) - 1), LV_OWNER] >> 1) == book:
+                    e = pages[_u(a), 0]
+                    if e != 0 and (lv[_u(e - 1), LV_OWNER] >> 1) == book:
                         if write:
-                            _cleared_row(ev, i, book, letter, e, (page_key[_u(p)] << PAGE_BITS) + k, lv,
-                                         orders, nx)
+                            _cleared_row(ev, i, book, letter, e - 1, pages[_u(a), 1],
+                                         (page_key[_u(p)] << PAGE_BITS) + k, lv, orders, nx)
                         remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
         for s in range(ov_state.shape[0]):
             if ov_state[s] == 1 and ov_key[s, 0] == book:
                 if write:
-                    _cleared_row(ev, i, book, letter, ov_val[s], ov_key[s, 1], lv, orders, nx)
+                    _cleared_row(ev, i, book, letter, ov_val[s, 0] - 1, ov_val[s, 1], ov_key[s, 1], lv, orders,
+                                 nx)
                 remove_order(-2 - s, pages, page_dir, page_live, page_key, page_free, ov_state, st)
     for sd in range(book * 2, book * 2 + 2):
         start = sides[_u(sd), 0]
@@ -1106,7 +1113,7 @@ def _enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heap
         lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, st)
         lv[_u(lvl), LV_QTY] += shares
         lv[_u(lvl), LV_COUNT] += 1
-        a = insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live, page_key,
+        a = insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key,
                          page_free, ov_key, ov_val, ov_state, st)
         if want & WANT_ORDERS:
             qs = qo = -1
@@ -1253,9 +1260,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                 else:
                     err = ERR_UNKNOWN_REF
             else:
-                e = _entry_at(a, pages, ov_val)
-                have = (e >> 32) & 0xFFFFFFFF
-                lvl0 = (e & 0xFFFFFFFF) - 1
+                lvl0, have = _entry_at(a, pages, ov_val)
                 rest_px = lv[_u(lvl0), LV_PRICE]
                 side = lv[_u(lvl0), LV_OWNER] & 1
                 by = shares
@@ -1270,7 +1275,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                     by = shares if shares < have else have
                     remove = by == have
                 elif act == ACT_MODIFY:
-                    if shares != 0 and price == rest_px and shares <= have:
+                    if shares != 0 and price == rest_px and shares <= have and not (word & TO_BACK):
                         by = have - shares   # keeps its place
                     else:
                         remove = True        # 0 shares: gone; else to the back at price
@@ -1291,9 +1296,9 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                     q_lvl = lvl0
                     q_node = _node_of(a, pnode, ovnode)
                 if (err == 0 or not strict) and (remove or by != 0):
-                    _take(a, e, 0 if remove else by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh,
-                          pages, page_dir, page_live, page_key, page_free, ov_val, ov_state, queue, qn,
-                          pnode, ovnode, st)
+                    _take(a, lvl0, have, 0 if remove else by, remove, lv, lv_free, lvx, sides, pool, heaps,
+                          hp, fh, pages, page_dir, page_live, page_key, page_free, ov_val, ov_state, queue,
+                          qn, pnode, ovnode, st)
                 if act == ACT_EXEC_CLAMP or act == ACT_REDUCE_TO:
                     shares = by              # what the record executed / cancelled
         if add and (err == 0 or not strict):
@@ -1304,15 +1309,16 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
                 if a != -1:
                     err = ERR_DUPLICATE_REF
                     if not strict:
-                        _take(a, _entry_at(a, pages, ov_val), 0, True, lv, lv_free, lvx, sides, pool,
-                              heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_val,
-                              ov_state, queue, qn, pnode, ovnode, st)
+                        dl, dh = _entry_at(a, pages, ov_val)
+                        _take(a, dl, dh, 0, True, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages,
+                              page_dir, page_live, page_key, page_free, ov_val, ov_state, queue, qn, pnode,
+                              ovnode, st)
                 if err == 0 or not strict:
                     lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps,
                                    hp, fh, st)
                     lv[_u(lvl), LV_QTY] += shares
                     lv[_u(lvl), LV_COUNT] += 1
-                    a = insert_order(book, ref, (shares << 32) | (lvl + 1), pages, page_dir, page_live,
+                    a = insert_order(book, ref, lvl, shares, pages, page_dir, page_live,
                                      page_key, page_free, ov_key, ov_val, ov_state, st)
                     if queue:
                         q_lvl = lvl
@@ -1376,7 +1382,8 @@ def ov_rehash(old_key, old_val, old_state, old_node, new_key, new_val, new_state
             new_state[t] = 1
             new_key[t, 0] = old_key[s, 0]
             new_key[t, 1] = old_key[s, 1]
-            new_val[t] = old_val[s]
+            new_val[t, 0] = old_val[s, 0]
+            new_val[t, 1] = old_val[s, 1]
             if nodes:
                 new_node[t] = old_node[s]
             n += 1

@@ -1,21 +1,152 @@
-"""Load obook's cached kernels without numba's compiler registries.
+"""Where obook's compiled kernels are cached, how they are loaded, and when compiling is said.
 
-numba's ``Cache.load_overload`` refreshes the target context before it loads a cached
-kernel, and the first refresh imports numba's whole library of lowering registries
-(``numba.np.arraymath``, ``linalg`` with scipy's BLAS check, the typed containers...):
-about 1 s of every ``obook`` command's start-up, none of it needed to run
-machine code that is already compiled. A cached kernel needs only numba's runtime (NRT)
-for the kernels that allocate, so for obook's own kernels this initialises NRT (for those
-not compiled with ``_nrt=False``) and loads.
+**A cache that is never stale.** numba keys a cached kernel on its own source file only,
+so editing a kernel file left the compiled code of the kernels in *other* files that call
+it (or inline it) stale. obook's kernels are cached instead in a directory named after a
+hash of every source file of ``obook/_kernels`` (``KernelCacheLocator``): any edit there
+starts a fresh directory, and every kernel compiles again against the new code. Kernels
+compiled elsewhere in obook (the generators') are keyed by the same hash and by their own
+file, as numba does. ``NUMBA_CACHE_DIR`` still chooses the root when set; a read-only
+install falls back to the user's cache directory.
+
+**Loading without numba's compiler registries.** numba's ``Cache.load_overload``
+refreshes the target context before it loads a cached kernel, and the first refresh
+imports numba's whole library of lowering registries (about 1 s of every ``obook``
+command's start-up), none of it needed to run machine code that is already compiled. A
+cached kernel needs only numba's runtime (NRT) for the kernels that allocate, so for
+obook's own kernels this initialises NRT (for those not compiled with ``_nrt=False``) and
+loads.
+
+**Compiling says so.** A kernel missing from the cache is compiled by numba; the first
+miss of each kernel module logs one warning on the ``obook`` logger naming what is
+compiled and roughly how long it takes (``obook compile`` compiles them all at once).
 
 Anything else keeps numba's behaviour: other packages' functions, and compiling (a cache
 miss goes through numba's compiler, which refreshes the context itself). If numba's
 private ``Cache`` API changes, nothing is patched and loading is numba's own.
 """
 
-from numba.core import caching
+import hashlib
+import logging
+import os
+import shutil
+
+from numba.core import caching, config
 
 from .jit import NRT_FREE
+
+log = logging.getLogger("obook")
+
+#: the package whose functions the locator and the loader handle
+_PACKAGE = __name__.split(".")[0] + "."
+#: the directory of the kernel sources the cache key hashes
+KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
+#: cache directories of older sources kept beside the current one (switching branches back)
+KEEP_OLD = 2
+
+_hash: str | None = None
+
+
+def kernels_hash(directory: str = KERNELS_DIR) -> str:
+    """A hash of every ``.py`` file of ``directory`` (names and contents), 16 hex digits."""
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".py"):
+            h.update(name.encode() + b"\0")
+            with open(os.path.join(directory, name), "rb") as f:
+                h.update(f.read())
+            h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _current_hash() -> str:
+    global _hash
+    if _hash is None:
+        _hash = kernels_hash()
+    return _hash
+
+
+def cache_dir_name() -> str:
+    """The name of the cache directory of the current kernel sources."""
+    return f"kernels-{_current_hash()}"
+
+
+def _prune(parent: str, current: str) -> None:
+    """Remove all but the ``KEEP_OLD`` newest other ``kernels-*`` directories of ``parent``."""
+    try:
+        old = [e for e in os.scandir(parent) if e.name.startswith("kernels-") and e.name != current
+               and e.is_dir()]
+    except OSError:
+        return
+    old.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    for entry in old[KEEP_OLD:]:
+        shutil.rmtree(entry.path, ignore_errors=True)
+
+
+class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """numba's in-tree locator, with the cache in ``__pycache__/kernels-<hash of obook/_kernels>``
+    (under ``NUMBA_CACHE_DIR`` when set; under the user's cache directory when the
+    package's own directory is read-only)."""
+
+    def __init__(self, py_func, py_file, root: str | None = None):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        if root is None:
+            parent = os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__")
+        else:
+            parent = os.path.join(root, self.get_suitable_cache_subpath(py_file))
+        self._parent = parent
+        self._cache_path = os.path.join(parent, cache_dir_name())
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def ensure_cache_path(self):
+        fresh = not os.path.isdir(self._cache_path)
+        super().ensure_cache_path()
+        if fresh:
+            _prune(self._parent, os.path.basename(self._cache_path))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not (getattr(py_func, "__module__", "") or "").startswith(_PACKAGE) or not os.path.exists(py_file):
+            return None
+        roots = [config.CACHE_DIR] if config.CACHE_DIR else [None]
+        roots.append(caching.AppDirs(appname="numba", appauthor=False).user_cache_dir)
+        for root in roots:
+            self = cls(py_func, py_file, root)
+            try:
+                self.ensure_cache_path()
+            except OSError:
+                continue
+            return self
+        return None
+
+
+#: what each kernel module (or its name's prefix) compiles for, and roughly how long that
+#: takes on two idle cores
+_WHAT = {
+    "book": ("the order book", 40), "merge": ("the order book", 40), "itch": ("Nasdaq ITCH", 10),
+    "csv_decode": ("the CSV feed", 15), "dbn": ("Databento", 15), "l2_sse": ("Shanghai Level-2", 20),
+    "l2_szse": ("Shenzhen Level-2", 40), "l2_text": ("Level-2 text logs", 10), "mold": ("MoldUDP64 lines", 15),
+    "pcap": ("packet captures", 10), "match_gen": ("the order generator", 10), "match": ("the matching engine", 45),
+    "simulate": ("the own-order simulation", 45), "parquet_pages": ("the Parquet depth writer", 10),
+    "latency": ("latency counters", 10), "gen.": ("the feed generators", 15),
+}
+_announced: set = set()
+
+
+def _announce_compile(py_func) -> None:
+    """One warning per kind of kernel (``_WHAT``) the first time one of them compiles."""
+    module = py_func.__module__.split(".", 1)[-1].removeprefix("_kernels.")
+    key = next((k for k in _WHAT if module == k), None) or next((k for k in _WHAT if module.startswith(k)), module)
+    what, seconds = _WHAT.get(key, (module, 10))
+    if what in _announced:
+        return
+    _announced.add(what)
+    log.warning("compiling the kernels of %s (once after installing or changing obook; about %d s; "
+                "'obook compile' compiles them all ahead)", what, seconds)
+
 
 _numba_load_overload = caching.Cache.load_overload
 
@@ -23,20 +154,27 @@ _numba_load_overload = caching.Cache.load_overload
 def _load_overload(self, sig, target_context):
     py_func = getattr(self, "_py_func", None)
     module = getattr(py_func, "__module__", "") or ""
-    if not module.startswith("obook."):
+    if not module.startswith(_PACKAGE):
         return _numba_load_overload(self, sig, target_context)
     if py_func not in NRT_FREE:     # a kernel that allocates: NRT first (compiled at each start)
         from numba.core.runtime import rtsys
 
         rtsys.initialize(target_context)
     with self._guard_against_spurious_io_errors():
-        return self._load_overload(sig, target_context)
+        loaded = self._load_overload(sig, target_context)
+    if loaded is None:
+        _announce_compile(py_func)
+    return loaded
 
 
 def install() -> bool:
-    """Route cached loads through ``_load_overload``; False when numba's API differs."""
+    """Cache obook's kernels by ``KernelCacheLocator`` and route their cached loads through
+    ``_load_overload``; False when numba's API differs (numba's own caching then)."""
     cache = caching.Cache
-    if not all(hasattr(cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")):
+    needed = ("_load_overload", "_guard_against_spurious_io_errors")
+    if not all(hasattr(cache, name) for name in needed) or not hasattr(caching, "CacheImpl"):
         return False
+    if KernelCacheLocator not in caching.CacheImpl._locator_classes:
+        caching.CacheImpl._locator_classes.insert(0, KernelCacheLocator)
     cache.load_overload = _load_overload
     return True

@@ -724,8 +724,13 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
             if shares < rem:
                 rem = shares
         elif typ == 69:
+            taken = min(shares, rem)
             act = ACT_EXEC_CLAMP
-            rem -= min(shares, rem)
+            if taken == 0:                # no share executed: no trade is printed (the
+                # order's row still says E): a 0-share order goes, a live one stays as it is
+                act = (ACT_DELETE if rem == 0 else ACT_REDUCE_TO) | (np.int64(69) << TYPE_SHIFT)
+                events[ne, EV_SHARES] = rem
+            rem -= taken
             dies = rem == 0
         else:
             act = ACT_DELETE if typ == 68 else ACT_DELETE | FILLED     # F: the order was filled

@@ -11,8 +11,8 @@ that the generator writes.
 Read by the kernels (``obook._kernels.itch``: sizes and field offsets as module constants
 numba folds into the code), the messages reader, the side tables and the generator of
 ``obook.feeds.itch`` and ``obook.gen.itch``, and by the tests' feed builders. Plain data:
-no numba, no numpy. (numba's cache keys on the kernel's own file, so a change here needs
-the kernels' ``__pycache__`` cleared; the layout is a published spec, it does not change.)
+no numba, no numpy. (A change here compiles every kernel again: their cache is keyed by a
+hash of ``obook/_kernels``, see ``obook._kernels.cached_load``.)
 """
 
 HEADER = (("locate", 1, 2, "u"), ("tracking", 3, 2, "u"), ("timestamp", 5, 6, "u"))

@@ -47,6 +47,13 @@ def _check(vals, have, need):
     return 0, 0
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def transact_ok(t):
+    """Whether a TransactTime is a time of day HHMMSScc (hours below 24, minutes and
+    seconds below 60)."""
+    return 0 <= t < 24_000_000 and t // 10_000 % 100 < 60 and t // 100 % 100 < 60
+
+
 @njit(cache=True, _nrt=False)
 def classify(vals, have):
     """(kind, detail) of a parsed message line."""
@@ -77,6 +84,12 @@ def classify(vals, have):
         return BAD_TYPE, t
     if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
         return BAD_SECURITY, K_SECID
+    if t != 111 and not transact_ok(vals[K_TTIME]):
+        return BAD_VALUE, K_TTIME
+    if t != 111:      # no negative price or quantity
+        for k in (K_PRICE, K_ORDERQTY) if t == 192 else (K_LASTPX, K_LASTQTY):
+            if vals[k] < 0:
+                return BAD_VALUE, k
     return (KIND_SNAPSHOT, 0) if t == 111 else (KIND_EVENT, 0)
 
 

@@ -116,9 +116,37 @@ def time_ns(t):
     return (s * 1000 + np.int64(ms)) * 1_000_000
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def stamp_ok(t):
+    """Whether a TransactTime is a YYYYMMDDHHMMSSsss stamp: a date (years 1990-2099)
+    and a time of day (hours below 24, minutes and seconds below 60)."""
+    if t < 19900101_000000000 or t >= 21000101_000000000:
+        return False
+    day = t // 1_000_000_000
+    tod = t - day * 1_000_000_000
+    month = day // 100 % 100
+    mday = day % 100
+    hh = tod // 10_000_000
+    mm = tod // 100_000 % 100
+    ss = tod // 1000 % 100
+    return 1 <= month <= 12 and 1 <= mday <= 31 and hh < 24 and mm < 60 and ss < 60
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def side_ok(side):
+    """Side '1' buy, '2' sell, 'G' / 'F' securities lending."""
+    return side == 49 or side == 50 or side == 71 or side == 70
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def ordtype_ok(ordtype):
+    """OrdType '1' market, '2' limit, 'U' own side's best."""
+    return ordtype == 49 or ordtype == 50 or ordtype == 85
+
+
 @njit(cache=True, _nrt=False)
 def owner_of(security, n_workers):
-    return (((security * 2654435761) >> 16) & 0xFFFF) % n_workers
+    return (((np.int64(security) * 2654435761) >> 16) & 0xFFFF) % n_workers    # (int32 ``secs`` too)
 
 
 @njit(cache=True, _nrt=False)
@@ -138,9 +166,23 @@ def text_check(vals, have):
     """(code, detail) of the fields of an order or execution line past the framer's
     (head_check): OK, or BAD_* with the key id."""
     c, d = _need(have, ORDER_KEYS if vals[K_MSGTYPE] == ORDER else TRADE_KEYS)
-    if c == OK and vals[K_MSGTYPE] == TRADE and vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
-        return BAD_VALUE, K_EXECTYPE
-    return c, d
+    if c != OK:
+        return c, d
+    if vals[K_MSGTYPE] == TRADE:
+        if vals[K_EXECTYPE] != 70 and vals[K_EXECTYPE] != 52:
+            return BAD_VALUE, K_EXECTYPE
+        if vals[K_LASTQTY] < 0:       # no negative quantity
+            return BAD_VALUE, K_LASTQTY
+    else:
+        if not side_ok(vals[K_SIDE]):
+            return BAD_VALUE, K_SIDE
+        if not ordtype_ok(vals[K_ORDTYPE]):
+            return BAD_VALUE, K_ORDTYPE
+        if vals[K_ORDERQTY] < 0:
+            return BAD_VALUE, K_ORDERQTY
+    if not stamp_ok(vals[K_TTIME]):
+        return BAD_VALUE, K_TTIME
+    return OK, 0
 
 
 @njit(cache=True, _nrt=False)
@@ -184,6 +226,17 @@ def head_check(vals, have):
         return c, d
     if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
         return BAD_VALUE, K_SECID
+    if have[K_SOURCE] != 0 and (have[K_SOURCE] < 0 or vals[K_SOURCE] != 102):
+        return BAD_VALUE, K_SOURCE
+    # the channel indexes per-channel tables (CHANNELS rows); ApplSeqNum numbers from 1
+    if vals[K_CHANNEL] < 0 or vals[K_CHANNEL] >= CHANNELS:
+        return BAD_VALUE, K_CHANNEL
+    if vals[K_APPLSEQ] < 1:
+        return BAD_VALUE, K_APPLSEQ
+    if t == TRADE and vals[K_BIDSEQ] < 0:
+        return BAD_VALUE, K_BIDSEQ
+    if t == TRADE and vals[K_OFFERSEQ] < 0:
+        return BAD_VALUE, K_OFFERSEQ
     return OK, 0
 
 
@@ -244,7 +297,8 @@ def fast_head(buf, a, e):
         _, p = _key_value(buf, p, e, K_PHASE)
         bid, p = _key_value(buf, p, e, K_BIDSEQ)
         offer, p = _key_value(buf, p, e, K_OFFERSEQ)
-    ok = p >= 0 and src == 102 and (t == ORDER or t == TRADE) and sec < MAX_SECURITY
+    ok = (p >= 0 and src == 102 and (t == ORDER or t == TRADE) and sec < MAX_SECURITY and ch < CHANNELS
+          and appl >= 1)
     return ok, t, sec, ch, appl, bid, offer, p - 1
 
 
@@ -478,19 +532,36 @@ def bin_check(buf, p, ln):
     if t == ORDER or t == TRADE:
         if ln != (ORDER_LEN if t == ORDER else TRADE_LEN):
             return BAD_LENGTH, ln, -1
+        if buf[p] != 102:
+            return BAD_VALUE, K_SOURCE, -1
         sec = security_of(buf, p + 4)
         if sec < 0:
             return BAD_VALUE, K_SECID, -1
         if t == TRADE and buf[p + HEADER + 28] != 70 and buf[p + HEADER + 28] != 52:
             return BAD_VALUE, K_EXECTYPE, -1
-        # order numbers from REF_FAR up would share book keys with others (ref_key)
-        if _le(buf, p + 15, 8) >= REF_FAR:
+        if _le(buf, p + HEADER + (4 if t == ORDER else 20), 8) < 0:     # no quantity from 2**63 up
+            return BAD_VALUE, K_ORDERQTY if t == ORDER else K_LASTQTY, -1
+        # ApplSeqNum numbers from 1; order numbers from REF_FAR up (or past 2**63: negative
+        # here) would share book keys with others (ref_key)
+        appl = _le(buf, p + 15, 8)
+        if appl < 1 or appl >= REF_FAR:
             return BAD_VALUE, K_APPLSEQ, -1
         if t == TRADE:
-            if _le(buf, p + HEADER, 8) >= REF_FAR:
+            x = _le(buf, p + HEADER, 8)
+            if x < 0 or x >= REF_FAR:
                 return BAD_VALUE, K_BIDSEQ, -1
-            if _le(buf, p + HEADER + 8, 8) >= REF_FAR:
+            x = _le(buf, p + HEADER + 8, 8)
+            if x < 0 or x >= REF_FAR:
                 return BAD_VALUE, K_OFFERSEQ, -1
+            if not stamp_ok(_le(buf, p + HEADER + 29, 8)):
+                return BAD_VALUE, K_TTIME, -1
+        else:
+            if not side_ok(buf[p + HEADER + 12]):
+                return BAD_VALUE, K_SIDE, -1
+            if not ordtype_ok(buf[p + HEADER + 13]):
+                return BAD_VALUE, K_ORDTYPE, -1
+            if not stamp_ok(_le(buf, p + HEADER + 14, 8)):
+                return BAD_VALUE, K_TTIME, -1
         return OK, 0, sec
     if t != SNAPSHOT:
         return BAD_TYPE, t, -1

@@ -20,6 +20,9 @@ M1 = np.uint64(0xC2B2AE3D27D4EB4F)
 M2 = np.uint64(0x165667B19E3779F9)
 MAX_KEY = 24
 MAX_DIGITS = 18        # values of more digits take the checked path (no overflow)
+#: the longest line the framers wait for (a message line is a few hundred bytes): a longer
+#: one is an error naming it, after the lines before it (memory stays bounded)
+MAX_LINE = 1 << 20
 
 # key ids
 (K_MSGTYPE, K_SECID, K_CHANNEL, K_APPLSEQ, K_ORDERNO, K_PRICE, K_ORDERQTY, K_ORDTYPE, K_SIDE,

@@ -20,7 +20,7 @@ EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in
 EV_AUX = 9      # ITCH C: the execution price
 EV_WIDTH = 10
 # EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), own best (11), no side (12),
-# caged (13), cage live (14), cage add (15), message type letter (16-23), filled (24)
+# caged (13), cage live (14), cage add (15), message type letter (16-23), filled (24), to back (25)
 NOT_PRINTABLE = 1 << 9
 #: "more records of this event follow": apply the event but write no BBO or depth row; the
 #: next event of the same book without the bit writes them, compared with the book before
@@ -42,6 +42,9 @@ CAGE_ADD = 1 << 15
 #: executed. The books apply it as the delete (their tables do not look at the bit); the
 #: own-order simulation counts those shares as an execution
 FILLED = 1 << 24      # above the message type letter (16-23)
+#: ACT_MODIFY: the order goes to the back of its level even when it could keep its place
+#: (a feed that says the modify lost the order's priority)
+TO_BACK = 1 << 25
 TYPE_SHIFT = 16
 
 # sides

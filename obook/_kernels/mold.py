@@ -24,8 +24,8 @@ LOST = 0             # the type byte of a lost message's placeholder frame
 
 # stats columns (per line)
 S_PACKETS, S_MESSAGES, S_DUPLICATES, S_GAPS, S_GAP_MESSAGES, S_RECOVERED_OTHER = 0, 1, 2, 3, 4, 5
-S_RECOVERED_REQUEST, S_HEARTBEATS, S_BAD, S_WRONG_SESSION, S_BACKWARDS = 6, 7, 8, 9, 10
-N_STATS = 11
+S_RECOVERED_REQUEST, S_HEARTBEATS, S_BAD, S_WRONG_SESSION, S_BACKWARDS, S_IMPLAUSIBLE = 6, 7, 8, 9, 10, 11
+N_STATS = 12
 
 @njit(cache=True, inline="always")
 def _be(buf, p, nbytes):
@@ -177,7 +177,8 @@ def _of_session(P, i, state):
 @njit(cache=True, nogil=True)
 def round_check(pend, order, m, state):
     """Whether the round's datagrams can be published: no number that may be far (below 1 or
-    past 4x the data messages so far + 1 Mi) and no end of session before the frontier.
+    past 4x the data messages so far + 1 Mi), no end of session before the frontier and no
+    well-formed packet of another session (the whole capture's majority chooses).
     Returns (0 or R_STOP, data messages, highest number end) (nothing committed but the
     session). One pass: the bound is checked against the highest end after it."""
     data = state[R_DATA]
@@ -189,6 +190,7 @@ def round_check(pend, order, m, state):
         P = pend[order[j] >> _LINE_SHIFT]
         i = order[j] & mask
         if not _of_session(P, i, state):
+            stop = stop or P[F_STATUS, i] == P_OK     # another session: the majority decides
             continue
         s0 = P[F_SEQ, i]
         c = P[F_COUNT, i]

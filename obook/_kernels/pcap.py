@@ -20,6 +20,10 @@ CUT_FRAME = 2        # the capture ends inside a record's frame / a block's body
 BAD_LENGTH = 3       # a record or block length that cannot be (pcapng: < 12 or not a multiple of 4)
 BAD_MAGIC = 4        # pcapng: a section header with an unknown byte-order magic
 BAD_INTERFACE = 5    # pcapng: a packet naming an interface no description declared
+BAD_TSRESOL = 6      # pcapng: an interface's time unit (if_tsresol) no clock has: 10^-N, N > 18,
+                     # or 2^-N, N > 33 (its ns would not fit 64 bits)
+MAX_TSRESOL_10 = 18
+MAX_TSRESOL_2 = 33
 
 # _classify kinds
 K_UDP = 0
@@ -128,6 +132,8 @@ def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts,
                         break
                     if code == 9 and olen >= 1:
                         r = np.int64(buf[p + 4])
+                        if (r & 0x7F) > (MAX_TSRESOL_2 if r & 0x80 else MAX_TSRESOL_10):
+                            return n, pos, BAD_TSRESOL
                         if r & 0x80:
                             if_mul[i] = 1
                             if_shift[i] = r & 0x7F

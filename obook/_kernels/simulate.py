@@ -668,6 +668,17 @@ def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, 
 
 
 @njit(cache=True)
+def note_print(H, e):
+    """A print changes nothing (prints come only with the trades table for some formats),
+    but one naming a live order at its price reports that order's fill (Databento F, then
+    a C removes the shares): noted for that cancel."""
+    if e[EV_REF] != 0:
+        slot = h_find(H, e[EV_BOOK], e[EV_REF])
+        if slot >= 0 and H[slot, H_PRICE] == e[EV_PRICE]:
+            H[slot, H_PRINTED] += e[EV_SHARES]
+
+
+@njit(cache=True)
 def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, st, want):
     """Events ev[st[ST_POS]:n] of a batch; returns (status, room kind). ``want``: the
     with-own tables to write (W_BBO, W_DEPTH bits)."""
@@ -678,13 +689,7 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, 
             continue
         tb = tmap[b]
         if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:
-            # a print changes nothing (prints come only with the trades table for some
-            # formats), but one naming a live order at its price reports that order's fill
-            # (Databento F, then a C removes the shares): noted for that cancel
-            if ev[i, EV_REF] != 0:
-                slot = h_find(H, b, ev[i, EV_REF])
-                if slot >= 0 and H[slot, H_PRICE] == ev[i, EV_PRICE]:
-                    H[slot, H_PRINTED] += ev[i, EV_SHARES]
+            note_print(H, ev[i])
             continue
         st[ST_POS] = i
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]

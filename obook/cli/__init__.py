@@ -15,7 +15,7 @@ import sys
 import typer
 
 from ..errors import ObookError
-from .kernels import announce_first_compile, choose_kernels
+from .kernels import choose_kernels
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -35,6 +35,7 @@ COMMANDS = {
     "lobster": ("lobster", "lobster"), "match": ("match", "match"), "simulate": ("simulate", "simulate"),
     "plot": ("plot", "plot"), "send": ("live", "send"), "listen": ("live", "listen"),
     "venue": ("live", "venue"), "gen": ("gen", None), "pipeline": ("pipeline", None),
+    "compile": ("compile", "compile_"),
 }
 
 
@@ -67,7 +68,9 @@ def build(only: str | None = None) -> typer.Typer:
             if function is None:
                 cli.add_typer(mod.app, name=name)
             else:
-                cli.command(name)(getattr(mod, function))
+                from .options import COMMAND_ALIASES
+
+                cli.command(name, context_settings=COMMAND_ALIASES.get(name))(getattr(mod, function))
     return cli
 
 
@@ -79,8 +82,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: commands that replay a feed (numba kernels)
-_REPLAYING = {"bbo", "convert", "sql", "lobster", "pipeline", "simulate", "plot", "listen"}
 #: commands whose file arguments are all the data they read (not a query or a pipeline's
 #: TOML naming other files): tiny ones run on the Python kernels (``choose_kernels``)
 _FEED_ARGUMENTS = {"bbo", "convert", "lobster", "simulate", "plot"}
@@ -118,19 +119,29 @@ def _interrupted(signum, frame):
     raise SystemExit(128 + signum)
 
 
+def _message(e: ObookError, command: str | None) -> str:
+    """The error line's text: a text feed's error is ``line N: reason`` when the command
+    reads one feed (the form line-numbered feeds document); with several feeds (a query, a
+    list of files read as one) it names the file too."""
+    from ..errors import FeedError
+
+    if (isinstance(e, FeedError) and e.unit == "line" and e.record is not None
+            and command in _FEED_ARGUMENTS and "+" not in e.path):
+        return f"line {e.record}: {e.reason}"
+    return str(e)
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, _interrupted)
     signal.signal(signal.SIGINT, _interrupted)
     command = sys.argv[1] if len(sys.argv) > 1 else None
-    if command in _REPLAYING and not {"-h", "--help"} & set(sys.argv):
-        if command in _FEED_ARGUMENTS:
-            choose_kernels(sys.argv[2:])
-        announce_first_compile()
+    if command in _FEED_ARGUMENTS and not {"-h", "--help"} & set(sys.argv):
+        choose_kernels(sys.argv[2:])
     try:
         build(command if command in COMMANDS else None)()
     except ObookError as e:     # a FeedError names the file, the record and the reason
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {_message(e, command)}", err=True)
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

@@ -43,6 +43,8 @@ def send(
     heartbeat: float = typer.Option(0.5, "--heartbeat", min=0.01, help="Seconds of silence before a heartbeat."),
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
+    cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the sending loop to this core."),
+    spin_us: float = typer.Option(200.0, "--spin-us", min=0, help="Busy-wait this many microseconds before each packet's time (paced sending)."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done."""
@@ -51,9 +53,15 @@ def send(
 
     opts = SendOptions(parse_address(line_a, "--line-a"), parse_address(line_b, "--line-b"),
                        parse_address(request, "--request") if request else None, session, speed, rate,
-                       delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface)
-    stats = Sender(read_messages(day), opts).run()
+                       delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
+                       spin_us=spin_us)
+    sender = Sender(read_messages(day), opts)
+    stats = sender.run()
     typer.echo("sent: " + ", ".join(f"{k} {v}" for k, v in stats.items()), err=True)
+    s = sender.lateness.summary()
+    if s["count"]:
+        typer.echo(f"send lateness (ns): p50 {s['p50']:.0f}, p99 {s['p99']:.0f}, p99.9 {s['p99.9']:.0f}, "
+                   f"max {s['max']:.0f}", err=True)
 
 
 def listen(
@@ -77,13 +85,22 @@ def listen(
     strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="The strategy's instruments (comma-separated; default all)."),
     venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port."),
+    venue_username: str = typer.Option("obook", "--venue-username", help="The username of the venue's login."),
+    venue_password: str = typer.Option("", "--venue-password", envvar="OBOOK_VENUE_PASSWORD",
+                                       help="The password of the venue's login (default: the environment's OBOOK_VENUE_PASSWORD)."),
     max_qty: int = typer.Option(10_000, "--max-qty", help="Risk: largest order (shares)."),
     max_rate: int = typer.Option(1_000, "--max-orders-per-second", help="Risk: orders per second of feed time."),
     band_bps: int = typer.Option(500, "--band-bps", help="Risk: price band around the best price (basis points)."),
+    spin: bool = typer.Option(False, "--spin", help="Busy-poll the sockets (a core at 100%) instead of sleeping in poll()."),
+    cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),
+    rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
+    loop: str = typer.Option("compiled", "--loop", help="compiled (the default) or python (the slower path around the kernels)."),
 ) -> None:
     """Join lines A and B, arbitrate, re-request what both lost, replay the result through
     the books and write the live tables until the end of session or Ctrl-C (files are
-    closed complete)."""
+    closed complete). The path from the sockets to the order is one compiled loop; a
+    numba strategy (``numba_strategy``) runs inside it, a Python one is the slow path.
+    ``--tables none`` runs the loop alone (no tables)."""
     from ..live.cli_run import run_listen
 
     run_listen(locals())
@@ -93,16 +110,26 @@ def venue(
     listen_on: str = typer.Option("127.0.0.1:32001", "--listen", help="host:port to accept SoupBinTCP sessions on."),
     log: Optional[Path] = typer.Option(None, "--log", help="Log every order message (recv_ns,session,hex) to this file."),
     sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="Exit after this many sessions logged out (default: run until Ctrl-C)."),
+    username: Optional[str] = typer.Option(None, "--username", help="The account's username (6 characters at most); "
+                                                                 "logins with other credentials are rejected."),
+    password: str = typer.Option("", "--password", envvar="OBOOK_VENUE_PASSWORD",
+                                 help="The account's password (10 characters at most; default: the environment's OBOOK_VENUE_PASSWORD)."),
+    accounts: Optional[Path] = typer.Option(None, "--accounts", help="A file of username:password lines, one account a line."),
+    login_timeout: float = typer.Option(10.0, "--login-timeout", min=0.001, help="Close a connection that sent no login within this many seconds."),
+    max_connections: int = typer.Option(1000, "--max-connections", min=1, help="Close connections beyond this many as they are accepted."),
 ) -> None:
     """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
-    answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them."""
+    answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them. Without
+    --username or --accounts any login is accepted, on a loopback address only."""
     from ..live.net import parse_address
-    from ..live.venue import Venue
+    from ..live.venue import venue_from_options
 
-    v = Venue(*parse_address(listen_on, "--listen"), log_path=log, sessions=sessions)
+    v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
+                           login_timeout, max_connections)
     typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)
     try:
         v.serve()
     finally:
-        typer.echo(f"venue: {len(v.messages)} orders, sha256 {v.digest()}", err=True)
+        closed = ", ".join(f"{why} {n}" for why, n in sorted(v.closed.items()))
+        typer.echo(f"venue: {len(v.messages)} orders, sha256 {v.digest()}" + (f"; closed: {closed}" if closed else ""), err=True)
         sys.stderr.flush()

@@ -25,12 +25,13 @@ class OutType(str, Enum):
 def match(
     orders: Path = typer.Argument(..., help="Order entry: CSV, Parquet or Arrow IPC (columns: time, instrument, "
                                             "order_id, action, side, type, tif, price, quantity, owner)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Optional[Path] = typer.Option(None, "--output", "-o",
                                        help="Write every table to this folder (fills, events, bbo [, depth]); "
                                             "default: the fills as CSV on stdout."),
-    out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --out."),
-    workers: int = typer.Option(1, "--workers", "-w", min=1, max=64,
-                                help="Processes the instruments are sharded over (same output for any number)."),
+    out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --output."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
+                                          help="Processes the instruments are sharded over (default: one per core, "
+                                               "at most 8; 1 for a small file; same output for any number)."),
     tick: int = typer.Option(1, "--tick", min=1, help="Prices must be multiples of this."),
     stp: Stp = typer.Option(Stp.none, "--stp", help="Self-trade prevention between orders of one owner."),
     instruments: Optional[str] = typer.Option(None, "--instruments",
@@ -41,13 +42,14 @@ def match(
     """Match ORDERS with price-time priority (limit / market; GTC, DAY, IOC, FOK; modify,
     cancel) and write fills, events (accepted, rejected with a reason, rested, filled,
     cancelled, expired ...) and bbo rows."""
+    from ..engine.replay import default_workers
     from ..matching import match as run
-    from ..output import write_file
+    from ..output import make_output_dir, write_files
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
         tables = ("fills",)
-    r = run(orders, workers=workers, tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
+    r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
             instruments=instruments.split(",") if instruments else None, day_end=not no_day_end)
     if out is None:
         import pyarrow.csv as pcsv
@@ -56,7 +58,6 @@ def match(
         with writing_stdout():
             pcsv.write_csv(r.fills, sys.stdout.buffer)
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for t in tables:
-        write_file(r.reader(t), out / f"{t}.{out_type.value}")
+    make_output_dir(out)
+    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in tables])     # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)

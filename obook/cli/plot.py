@@ -8,27 +8,32 @@ from typing import Optional
 import typer
 
 
-def _clock(text: Optional[str], unit_ns: int) -> Optional[int]:
-    """'HH:MM[:SS[.fff]]' as feed time units since midnight (None stays None)."""
+def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
+    """'HH:MM[:SS[.fff]]' (00:00 to 24:00) as feed time units since midnight (None stays None)."""
     if text is None:
         return None
     from ..errors import ObookError
 
     try:
-        parts = [float(p) for p in text.split(":")]
-        if not 2 <= len(parts) <= 3:
+        parts = [float(p) if i == 2 else int(p) for i, p in enumerate(text.strip().split(":"))]
+        if not 2 <= len(parts) <= 3 or any(p < 0 for p in parts) or any(p >= 60 for p in parts[1:]):
             raise ValueError
     except ValueError:
-        raise ObookError(f"a time must be HH:MM or HH:MM:SS, not {text!r}") from None
+        raise ObookError(f"{option}: a time of day is HH:MM or HH:MM:SS (minutes and seconds below 60), "
+                         f"not {text!r}") from None
     seconds = parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) == 3 else 0)
+    if seconds > 24 * 3600:
+        raise ObookError(f"{option}: a time of day is between 00:00 and 24:00, not {text!r}")
     return int(round(seconds * 1e9)) // unit_ns
 
 
 def plot(
-    feed: Path = typer.Argument(..., help="Feed file (any format obook reads)."),
-    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page."),
-    ticker: Optional[str] = typer.Option(None, "--ticker",
-                                         help="The security (default: the one with the most trades)."),
+    feed: Path = typer.Argument(..., help="Feed file (any format obook reads), or the word latency."),
+    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page. "
+                                         "After latency: the latency table (obook listen --latency-output)."),
+    picture: Optional[Path] = typer.Argument(None, help="After latency TABLE: the picture file."),
+    ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
+                                         help="The security, one ticker (default: the one with the most trades)."),
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
     end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS]", help="Window end (time of day)."),
     interval: str = typer.Option("1 minute", "--interval", "-i", help="Bar length, e.g. '1 minute', '5s'."),
@@ -39,11 +44,28 @@ def plot(
 ) -> None:
     """Draw one security's bars (candlesticks, volume below) and its depth heatmap (time x
     price, colour = resting shares of the top levels) with the best bid and ask and the
-    trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'."""
+    trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'.
+
+    ``obook plot latency TABLE PICTURE``: a live run's latency distributions, one line a
+    stage, latency against percentile (log scales, HdrHistogram style)."""
+    if str(feed) == "latency":
+        from ..errors import ObookError
+        from ..live.plot_latency import plot_latency
+
+        if picture is None:
+            raise ObookError("obook plot latency TABLE PICTURE: give the picture file")
+        typer.echo(f"wrote {plot_latency(out, picture)}", err=True)
+        return
+    from ..errors import ObookError
     from ..feeds import resolve_format
     from ..plotting import plot as _plot
 
     fmt = resolve_format(feed_format, feed)
-    path = _plot(feed, out, ticker=ticker, start=_clock(start, fmt.time_unit_ns), end=_clock(end, fmt.time_unit_ns),
+    if ticker is not None and "," in ticker:
+        raise ObookError(f"--tickers: plot draws one security, not {ticker!r}")
+    first, last = _clock("--start", start, fmt.time_unit_ns), _clock("--end", end, fmt.time_unit_ns)
+    if first is not None and last is not None and first >= last:
+        raise ObookError(f"--start {start} is not before --end {end}")
+    path = _plot(feed, out, ticker=ticker, start=first, end=last,
                  interval=interval, format=fmt.name, workers=workers, levels=levels, date=date)
     typer.echo(f"wrote {path}", err=True)

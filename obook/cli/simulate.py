@@ -22,7 +22,7 @@ def simulate(
     orders: Path = typer.Argument(..., help="Your orders: CSV, Parquet or Arrow IPC (columns: time, instrument, "
                                             "order_id, action, side, type, tif, price, quantity; time in the "
                                             "feed's unit, instrument = the feed's ticker)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Optional[Path] = typer.Option(None, "--output", "-o",
                                        help="Write the tables (--tables; default fills, events, summary, "
                                             "bbo_with_own and bbo) to this folder; default: one table (fills) as "
                                             "CSV on stdout."),
@@ -30,9 +30,9 @@ def simulate(
         None, "--tables", "-t",
         help="Comma-separated tables: fills, events, summary, bbo_with_own, depth_with_own (the feed's top "
              "--levels levels with your orders in them) and the feed's own bbo, trades, orders, depth. "
-             "Without --out: exactly one."),
+             "Without --output: exactly one."),
     levels: int = typer.Option(10, "--levels", min=1, max=50, help="Levels a side of depth and depth_with_own."),
-    out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --out."),
+    out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --output."),
     latency: Optional[str] = typer.Option(
         None, "--latency",
         help="ns from decision to book: an integer, a column of ORDERS, or a distribution "
@@ -51,7 +51,7 @@ def simulate(
     a summary per order, and the bbo (and depth) with and without your orders."""
     from ..engine.tables import TABLES as FEED_TABLES
     from ..errors import ObookError
-    from ..output import write_file
+    from ..output import make_output_dir, write_files
     from ..simulation import OWN_TABLES, TABLES
     from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
@@ -66,7 +66,7 @@ def simulate(
                              f"{', '.join(TABLES + FEED_TABLES)}")
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
-                         "or write them to a folder with --out")
+                         "or write them to a folder with --output")
     r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon, workers=workers,
             format=format, day_end=not no_day_end, levels=levels,
             feed_tables=tuple(t for t in names if t in FEED_TABLES), own_tables=tuple(t for t in names if t in OWN_TABLES))
@@ -77,7 +77,6 @@ def simulate(
         with writing_stdout():
             pcsv.write_csv(r.table(names[0]), sys.stdout.buffer)
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for t in names:
-        write_file(r.reader(t), out / f"{t}.{out_type.value}")
+    make_output_dir(out)
+    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in names) + f" -> {out}", err=True)

@@ -195,7 +195,8 @@ def _print_table(reader, max_rows: int) -> None:
             shown += 1
         if more:
             break
-    console = Console()
+    # a pipe or a file gets the table unwrapped (rich would fold it into 80 columns)
+    console = Console() if sys.stdout.isatty() else Console(width=1_000_000)
     console.print(table)
     suffix = f" (first {max_rows}; more rows not shown)" if more else ""
     console.print(f"{shown} row{'s' if shown != 1 else ''}{suffix}", style="dim")
@@ -219,10 +220,11 @@ def sql(
     max_rows: Annotated[int, typer.Option(
         "--max-rows", "-n", min=0,
         help="Rows to print when writing to the terminal (the query stops early).")] = 40,
-    format: Annotated[PrintFormat, typer.Option(
+    format: Annotated[Optional[PrintFormat], typer.Option(
         "--format",
         help="How to print the result on stdout: table (the first --max-rows rows), or every row "
-             "as csv (with a header) or json (one object a line).")] = PrintFormat.table,
+             "as csv (with a header) or json (one object a line). Default: table on a terminal, "
+             "csv in a pipe or a file.", show_default=False)] = None,
     database: Annotated[str, typer.Option(
         "--database",
         help="DuckDB database file to open (default: a fresh in-memory database).")] = ":memory:",
@@ -268,6 +270,8 @@ def sql(
     """
     if output is not None:
         _output_format(output)            # fail before running a long query
+    if format is None:
+        format = PrintFormat.table if sys.stdout.isatty() else PrintFormat.csv
     con, reader = run_query(query, database)
     try:
         if reader is None:

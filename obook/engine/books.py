@@ -30,13 +30,13 @@ class BookState:
         self.heaps = np.zeros((books * 2, 2), dtype=np.int64)
         self.hp = np.zeros((64, 2), dtype=np.int64)
         self.fh = np.zeros((64, 4), dtype=np.int64)
-        self.pages = np.zeros(pages * K.PAGE, dtype=np.int64)
+        self.pages = np.zeros((pages * K.PAGE, 2), dtype=np.int64)   # (level + 1, shares)
         self.page_dir = np.zeros((4, 1 << K.CHUNK_BITS), dtype=np.int32)  # see _kernels/book.py
         self.page_live = np.zeros(pages, dtype=np.int64)
         self.page_key = np.zeros(pages, dtype=np.int64)
         self.page_free = np.zeros(pages, dtype=np.int64)
         self.ov_key = np.zeros((overflow, 2), dtype=np.int64)
-        self.ov_val = np.zeros(overflow, dtype=np.int64)
+        self.ov_val = np.zeros((overflow, 2), dtype=np.int64)
         self.ov_state = np.zeros(overflow, dtype=np.int8)
         self.st = np.zeros(K.ST_WIDTH, dtype=np.int64)
         self.st[K.ST_CHUNKS] = 1
@@ -143,7 +143,7 @@ class BookState:
         elif room == K.ROOM_OVERFLOW:
             size = self.ov_key.shape[0] * (2 if self.st[K.ST_OV_USED] * 4 > self.ov_key.shape[0] else 1)
             key = np.zeros((size, 2), dtype=np.int64)
-            val = np.zeros(size, dtype=np.int64)
+            val = np.zeros((size, 2), dtype=np.int64)
             state = np.zeros(size, dtype=np.int8)
             node = np.zeros(size if self.queue else 1, dtype=np.int64)
             n = K.ov_rehash(self.ov_key, self.ov_val, self.ov_state, self.ovnode, key, val, state, node)

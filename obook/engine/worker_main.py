@@ -94,13 +94,15 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
             return
 
 
-def warm(fmt=None) -> None:
-    """Load the compiled kernels (numba cache) before workers are started from this process:
-    the books' and the decoder's of ``fmt`` (a FeedFormat or its name), or with None every
-    format's (the forkserver, which cannot know the feeds it will serve: see
-    ``obook.engine.forkserver_preload``). A forked worker inherits them; the parent of a
-    fork loads only its feed's decoder (every format's cost an ITCH convert ~60 ms before
-    its first record)."""
+def warm(formats=()) -> None:
+    """Load the compiled kernels (numba cache; compiling them when missing) before workers
+    are started from this process: the books' and the decoders' of ``formats`` (FeedFormats
+    or names, one or several; ``"*"``: every format's). A forked worker inherits them. Only
+    the feed's own format is warmed: every format's cost an ITCH convert ~60 ms before its
+    first record, and a first run compiled Shanghai's, Shenzhen's and Databento's kernels
+    to read an ITCH file."""
+    if isinstance(formats, str) or not isinstance(formats, (list, tuple, set)):
+        formats = [formats]
     try:
         from .._kernels.layout import ACT_ADD, EV_WIDTH
         from .books import BookState
@@ -109,8 +111,9 @@ def warm(fmt=None) -> None:
         ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
         ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
         BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
-        from ..feeds import formats, get_format
-        chosen = formats().values() if fmt is None else [get_format(fmt) if isinstance(fmt, str) else fmt]
+        from ..feeds import formats as every_format, get_format
+        chosen = every_format().values() if "*" in formats else [
+            get_format(f) if isinstance(f, str) else f for f in formats if f]
         for f in chosen:   # the decoder kernels
             f.decoder_class().warm()
     except Exception:  # noqa: BLE001 - a cold start is slower, not wrong

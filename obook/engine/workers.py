@@ -46,20 +46,40 @@ def _fork_is_safe() -> bool:
     return not any(name in sys.modules for name in _THREAD_POOL_OWNERS)
 
 
+#: the environment variable naming the formats the forkserver preloads (comma separated)
+WARM_ENV = "OBOOK_FORKSERVER_FORMATS"
+#: the formats whose kernels the forkserver holds, or that this process compiled for it
+_forkserver_formats: set = set()
+
+
+def _format_name(fmt) -> str | None:
+    return fmt if isinstance(fmt, str) or fmt is None else fmt.name
+
+
 def mp_context(fmt=None):
     """fork when it is safe (instant, compiled kernels inherited: those of the books and of
-    ``fmt``'s decoder, every format's when None); otherwise, next to DuckDB's or polars'
-    threads, the forkserver, since fork in a process whose other threads hold locks can
-    deadlock the child."""
+    ``fmt``'s decoder; None: no feed's); otherwise, next to DuckDB's or polars' threads, the
+    forkserver, since fork in a process whose other threads hold locks can deadlock the
+    child. The forkserver preloads the books' kernels and those of the format of the replay
+    that starts it; another format's kernels are compiled here first when missing (workers
+    then load them from the cache instead of each compiling them)."""
     global _forkserver
+    name = _format_name(fmt)
     if _fork_is_safe():
-        from .worker_main import warm
-        warm(fmt)       # loads the kernels before forking
+        if fmt is not None:
+            from .worker_main import warm
+            warm(fmt)       # loads the kernels before forking
         return mp.get_context("fork")
     if _forkserver is None:
+        os.environ[WARM_ENV] = name or ""
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["obook.engine.forkserver_preload"])
         _forkserver = ctx
+        _forkserver_formats.add(name)
+    elif name not in _forkserver_formats:
+        from .worker_main import warm
+        warm(fmt)
+        _forkserver_formats.add(name)
     return _forkserver
 
 

@@ -9,6 +9,10 @@ the rest of obook reads these attributes.
 
 ``get_format(name)`` returns a :class:`FeedFormat`; ``detect_format(path)`` the name of the
 format whose ``sniff`` is surest about the file; ``formats()`` every registered format.
+
+A format registers itself by being a package here: ``packages()`` lists the built-ins of
+``PACKAGES`` (in their sniffing order) and then every other package of ``obook/feeds`` whose
+``__init__`` defines ``FORMAT``, by name. Adding a format adds files under its own folder only.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from typing import Any, Callable
 
 from ..errors import ObookError
 
-#: the format packages, in the order their sniffers are asked (the first of equal scores wins)
+#: the built-in format packages, in the order their sniffers are asked (the first of equal
+#: scores wins); packages() adds the others found under obook/feeds
 PACKAGES = ("obook.feeds.itch", "obook.feeds.csv", "obook.feeds.databento", "obook.feeds.sse", "obook.feeds.szse",
             "obook.feeds.szse.binary", "obook.feeds.szse.vendor", "obook.feeds.mold")
 
@@ -119,6 +124,20 @@ class FeedFormat:
 
 
 _formats: dict[str, FeedFormat] | None = None
+_packages: dict[str, str] = {}     # format name -> its package
+
+
+def packages() -> tuple[str, ...]:
+    """The format packages: ``PACKAGES``, then the other packages of obook/feeds that
+    define ``FORMAT`` (by name)."""
+    import pkgutil
+
+    found = list(PACKAGES)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        name = f"{__name__}.{info.name}"
+        if info.ispkg and name not in found and hasattr(importlib.import_module(name), "FORMAT"):
+            found.append(name)
+    return tuple(found)
 
 
 def formats() -> dict[str, FeedFormat]:
@@ -126,11 +145,18 @@ def formats() -> dict[str, FeedFormat]:
     global _formats
     if _formats is None:
         found = {}
-        for package in PACKAGES:
+        for package in packages():
             fmt = importlib.import_module(package).FORMAT
             found[fmt.name] = fmt
+            _packages[fmt.name] = package
         _formats = found
     return _formats
+
+
+def format_package(fmt: FeedFormat):
+    """The package module of a registered format (its ``TABLES``, ``GEN_COMMAND`` ...)."""
+    formats()
+    return importlib.import_module(_packages[fmt.name])
 
 
 def get_format(name: str) -> FeedFormat:
@@ -206,5 +232,5 @@ def read_side_table(path, name: str, on_error: str = "raise", format=None):
     return side_table_reader(path, name, on_error, format).read_all()
 
 
-__all__ = ["FeedFormat", "formats", "get_format", "resolve_format", "detect_format", "detect_head", "load",
+__all__ = ["FeedFormat", "formats", "format_package", "packages", "get_format", "resolve_format", "detect_format", "detect_head", "load",
            "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES"]

@@ -2,7 +2,7 @@
 
 A *source* is one of
 
-* a path: a plain, gzip (ISA-L) or zstd (``zstandard``, streamed) file, or a zip of one file, told apart by its
+* a path: a plain, gzip (ISA-L) or zstd (``compression.zstd``, streamed) file, or a zip of one file, told apart by its
   first bytes, never by its name;
 * a list of paths: several files that form one feed, concatenated in the given order (or,
   when the format has a ``merge`` hook, merged by the format's own sequence numbers);
@@ -43,6 +43,7 @@ READ_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZIP_MAGIC = b"PK\x03\x04"
+ZIP_EMPTY_MAGIC = b"PK\x05\x06"      # an archive of no file: its directory's end alone
 
 
 def is_stream(source) -> bool:
@@ -174,46 +175,50 @@ class _Stream(_Counting):
 
 class _ZstdReader:
     """The frames of a zstd file (one or more, as streaming writers make) decompressed piece
-    by piece; a file that ends inside a frame raises EOFError, as a cut gzip file does."""
+    by piece, each read giving at most the bytes asked for (a small file of a huge
+    decompressed size costs its reads, not its size in memory); a file that ends inside a
+    frame raises EOFError, as a cut gzip file does."""
 
-    CHUNK = 1 << 17
+    CHUNK = 1 << 17      # compressed bytes read at a time
 
     def __init__(self, raw):
-        import zstandard
-
         self.raw = raw
-        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._new = _zstd_decompressor()
         self._d = None
-        self._out = memoryview(b"")
-        self._done = False
 
     def readinto(self, view) -> int:
-        while not len(self._out):
-            if self._done:
-                return 0
-            chunk = self.raw.read(self.CHUNK)
-            if not chunk:
-                self._done = True
-                if self._d is not None and not self._d.eof:
+        while True:
+            d = self._d
+            if d is None or d.eof:            # before the first frame, or between frames
+                data = d.unused_data if d is not None else b""
+                if not data:
+                    data = self.raw.read(self.CHUNK)
+                if not data:
+                    return 0
+                self._d = d = self._new()
+            elif d.needs_input:
+                data = self.raw.read(self.CHUNK)
+                if not data:
                     raise EOFError("zstd stream ended inside a frame")
-                return 0
-            self._out = memoryview(self._feed(chunk))
-        n = min(len(view), len(self._out))
-        view[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
-
-    def _feed(self, chunk: bytes) -> bytes:
-        out = []
-        while chunk:
-            if self._d is None or self._d.eof:
-                self._d = self._new()
-            out.append(self._d.decompress(chunk))
-            chunk = self._d.unused_data if self._d.eof else b""
-        return b"".join(out)
+            else:
+                data = b""                    # output of input already given is pending
+            out = d.decompress(data, len(view))
+            if out:
+                view[:len(out)] = out
+                return len(out)
 
     def close(self) -> None:
-        self._out = memoryview(b"")
+        self._d = None
+
+
+def _zstd_decompressor():
+    """The ZstdDecompressor class of the standard library's ``compression.zstd`` (its
+    backport before Python 3.14): ``decompress(data, max_length)`` bounds each output."""
+    try:
+        from compression.zstd import ZstdDecompressor
+    except ImportError:
+        from backports.zstd import ZstdDecompressor
+    return ZstdDecompressor
 
 
 def _decompressing(raw, magic: bytes, name: str):
@@ -230,11 +235,18 @@ def open_file(path) -> tuple:
         f = open(path, "rb")
     except OSError as e:
         raise ObookError(f"{path}: cannot open feed: {e.strerror or e}") from e
-    magic = f.read(4)
+    head = f.read(64)
+    magic = head[:4]
     f.seek(0)
     raw = _Counting(f)
-    if magic[:4] == ZIP_MAGIC and _is_zip(f):    # (a text feed may start with "PK\3\4" too)
+    if magic == ZIP_MAGIC and _is_zip(f):        # (a text feed may start with "PK\3\4" too)
         return _unzipping(f, str(path)), raw
+    if magic == ZIP_EMPTY_MAGIC and _is_zip(f):
+        f.close()
+        raise ObookError(f"{path}: an empty zip archive (no feed file inside)")
+    if magic == ZIP_MAGIC and _zip_member_header(head):
+        f.close()
+        raise ObookError(f"{path}: a zip archive cut short or damaged (its directory is missing)")
     return _decompressing(raw, magic, str(path)), raw
 
 
@@ -247,6 +259,38 @@ def _is_zip(f) -> bool:
         f.seek(0)
 
 
+def _zip_member_header(head: bytes) -> bool:
+    """Whether ``head`` starts with a plausible zip local file header (a known method, a
+    name of printable text): a zip archive, though not a readable one."""
+    import struct
+
+    if len(head) < 30:
+        return False
+    method, name_len = struct.unpack_from("<H", head, 8)[0], struct.unpack_from("<H", head, 26)[0]
+    name = head[30:30 + name_len]
+    return (method in (0, 8, 9, 12, 14, 93) and 0 < name_len == len(name)
+            and all(32 <= c < 127 for c in name))
+
+
+class _ZipMember:
+    """A zip archive's file, read; a damaged one raises OSError (as a damaged gzip file does)."""
+
+    def __init__(self, member, name: str):
+        self.member, self.name = member, name
+
+    def readinto(self, view) -> int:
+        import zipfile
+        import zlib
+
+        try:
+            return self.member.readinto(view)
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError) as e:
+            raise OSError(f"damaged zip archive: {e}") from e
+
+    def close(self) -> None:
+        self.member.close()
+
+
 def _unzipping(f, name: str):
     """The one file of a zip archive (exchange samples ship so), streamed."""
     import zipfile
@@ -256,10 +300,13 @@ def _unzipping(f, name: str):
         members = [i for i in z.infolist() if not i.is_dir()]
         if len(members) != 1:
             raise ObookError(f"{name}: a zipped feed must hold exactly one file, not {len(members)}")
-        return z.open(members[0])
-    except zipfile.BadZipFile as e:
+        return _ZipMember(z.open(members[0]), name)
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as e:   # damaged, unknown method, encrypted
         f.close()
         raise ObookError(f"{name}: not a readable zip archive: {e}") from e
+    except ObookError:
+        f.close()
+        raise
 
 
 class HeadedStream:
@@ -383,7 +430,7 @@ def read_head(source, n: int) -> bytes:
         got = e.got
     except (OSError, EOFError) as e:
         raise ObookError(f"{paths[0]}: cannot read feed: {e}") from e
-    except Exception as e:  # zstandard.ZstdError
+    except Exception as e:  # compression.zstd.ZstdError
         raise ObookError(f"{paths[0]}: cannot read feed: {e}") from e
     finally:
         reader.close()
@@ -428,7 +475,7 @@ def _read_block(f, view: memoryview, partial: bool = False) -> int:
 def _reader_of(source, merge):
     if hasattr(source, "open_feed"):
         return source.open_feed()
-    if merge is not None and len(source_paths(source)) > 1:
+    if merge is not None and source_paths(source):     # one file too: the hook reads it as the format's
         return merge(source_paths(source))
     return open_source(source)
 
@@ -437,8 +484,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                  max_records: int = MAX_BATCH_RECORDS, merge=None) -> Iterator[Batch]:
     """Batches of whole records, read ``block_size`` bytes at a time (streamed, decompressed).
 
-    ``merge``: the format's hook that reads a list of paths as one feed in its own order
-    (a :class:`Reader`-like object); without it a list of paths is concatenated.
+    ``merge``: the format's hook that reads its files (a path or a list of paths) as one feed
+    in its own order (a :class:`Reader`-like object); without it a list of paths is concatenated.
     """
     buf = np.empty(2 * block_size, dtype=np.uint8)
     have = 0
@@ -485,6 +532,10 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             tail = have - pos
             buf[:tail] = buf[pos:have]
             have = tail
+        late = getattr(f, "deferred_error", None)    # a reader's error after its bytes (a merge's bad row)
+        if late is not None:
+            yield Batch(buf[:0], seq, offset, 0, late, f.pos())
+            return
         if cut is not None:
             unit = getattr(framer, "unit", "record")
             yield Batch(buf[:0], seq, offset, 0, TruncatedFeedError(

@@ -40,27 +40,31 @@ def run_listen(a: dict) -> None:
     from .listener import Listener
     from .sinks import close_sinks, open_sinks
 
-    tables = tuple(t.strip() for t in a["tables"].split(",") if t.strip())
+    tables = tuple(t.strip() for t in a["tables"].split(",") if t.strip() and t.strip() != "none")
     ttt = None
     if a["strategy"]:
         from .gateway import Gateway
         from .risk import RiskGate
         from .strategy import TickToTrade
 
-        gw = Gateway(*parse_address(a["venue"], "--venue")) if a["venue"] else None
+        gw = Gateway(*parse_address(a["venue"], "--venue"), username=a["venue_username"],
+                     password=a["venue_password"]) if a["venue"] else None
         ttt = TickToTrade(load_strategy(a["strategy"]), a["tickers"],
                           RiskGate(max_qty=a["max_qty"], max_orders_per_second=a["max_rate"], band_bps=a["band_bps"]), gw)
     lst = Listener(parse_address(a["line_a"], "--line-a"), parse_address(a["line_b"], "--line-b"),
                    parse_address(a["request"], "--request") if a["request"] else None, tables=tables,
                    tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
                    retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
-                   session=a["session"], interface=a["interface"])
+                   session=a["session"], interface=a["interface"], loop=a["loop"], spin=a["spin"], cpu=a["cpu"],
+                   rcvbuf=a["rcvbuf"])
     kind = a["to"].value
     if kind != "text" and a["output"] is None:
         lst.close()
         raise ObookError(f"--to {kind} needs --output")
     sinks = {} if kind == "text" else open_sinks(kind, a["output"], tables, lst.schema, a["interval"])
-    typer.echo(f"listening: line A {a['line_a']}, line B {a['line_b']}", err=True)
+    typer.echo(f"listening: line A {a['line_a']}, line B {a['line_b']}"
+               + (f" (receive buffers {lst.rcvbuf[0]} and {lst.rcvbuf[1]} bytes)" if hasattr(lst, "rcvbuf") else ""),
+               err=True)
     try:
         if kind == "text":
             from ..output import text_lines

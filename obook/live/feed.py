@@ -214,6 +214,7 @@ class LiveFeed:
 
     def _ask(self, first: int, count: int) -> None:
         session = self.arbiter.session or b"".ljust(10)
+        count = min(count, 64 * self.max_request)       # a huge gap: its start first, the rest later
         while count > 0:
             n = min(count, self.max_request)
             try:

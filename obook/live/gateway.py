@@ -6,7 +6,7 @@ receive stamp on the shared clock: ``venue_ns[ref]``."""
 from __future__ import annotations
 
 import hashlib
-import select
+import selectors
 import socket
 import time
 
@@ -31,6 +31,8 @@ class Gateway:
         except OSError as e:
             raise ObookError(f"venue {host}:{port}: cannot connect: {e}") from e
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._readable = selectors.DefaultSelector()        # select() fails on descriptors >= 1024
+        self._readable.register(self.sock, selectors.EVENT_READ)
         self._last = now()
         self._write(soupbin.login(username, password))
         self._await_login()
@@ -42,9 +44,9 @@ class Gateway:
                 if kind == soupbin.ACCEPTED:
                     return
                 if kind == soupbin.REJECTED:
-                    self.sock.close()
+                    self._close_socket()
                     raise ObookError(f"venue rejected the login ({payload.decode('ascii', 'replace')})")
-        self.sock.close()
+        self._close_socket()
         raise ObookError("venue did not answer the login")
 
     def _write(self, data: bytes) -> None:
@@ -55,8 +57,7 @@ class Gateway:
         self._last = now()
 
     def _recv(self, wait: float) -> list[tuple[bytes, bytes]]:
-        ready, _, _ = select.select([self.sock], [], [], wait)
-        if not ready:
+        if not self._readable.select(wait):
             return []
         data = self.sock.recv(1 << 16)
         if not data:
@@ -104,4 +105,8 @@ class Gateway:
         except (OSError, ObookError):
             pass
         finally:
-            self.sock.close()
+            self._close_socket()
+
+    def _close_socket(self) -> None:
+        self._readable.close()
+        self.sock.close()

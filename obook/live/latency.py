@@ -98,12 +98,21 @@ def bucket_high(idx: int) -> int:
 
 
 def report_table(hists: list[Histogram]) -> pa.Table:
-    """One row per histogram: stage, count, p50, p99, p99.9, max (ns)."""
+    """One row per histogram: stage, count, p50, p99, p99.9, max (ns), and the whole
+    distribution: ``bucket_ns`` (each non-empty bucket's highest value, ns) and
+    ``bucket_count`` (what it counted), from which ``obook plot latency`` draws."""
     rows = [h.summary() for h in hists]
+    highs, counts = [], []
+    for h in hists:
+        idx = np.flatnonzero(h.counts[:N_BUCKETS])
+        highs.append([min(bucket_high(int(i)), int(h.counts[N_BUCKETS])) * h.scale for i in idx])
+        counts.append(h.counts[idx].tolist())
     return pa.table({
         "stage": pa.array([r["stage"] for r in rows], pa.string()),
         "count": pa.array([r["count"] for r in rows], pa.int64()),
         **{k: pa.array([r[k] for r in rows], pa.float64()) for k in ("p50", "p99", "p99.9", "max")},
+        "bucket_ns": pa.array(highs, pa.list_(pa.float64())),
+        "bucket_count": pa.array(counts, pa.list_(pa.int64())),
     })
 
 

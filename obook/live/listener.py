@@ -1,6 +1,9 @@
-"""The listener: a :class:`~obook.live.feed.LiveFeed` read by obook's streaming replay
-(one decode path, the same books as a file replay), the tables' batches as they come, and
-behind them, optionally, the tick-to-trade chain (:class:`~obook.live.strategy.TickToTrade`).
+"""The listener. :func:`Listener` gives the compiled one
+(:class:`~obook.live.hot_listener.HotListener`: sockets to orders in one compiled loop);
+:class:`PythonListener` is the same path in Python around the kernels (a
+:class:`~obook.live.feed.LiveFeed` read by obook's streaming replay, the tick-to-trade chain
+behind it), used where the kernels run as Python (``OBOOK_KERNELS=python``) or asked for
+with ``loop="python"``.
 """
 
 from __future__ import annotations
@@ -9,12 +12,13 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from ..errors import ObookError
 from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
 from .feed import LiveFeed
 from .latency import Histogram, now
 
 
-class Listener:
+class PythonListener:
     """Listen to lines A and B (``(host, port)`` each; a multicast group is joined) and
     replay what they deliver. ``request``: the re-request server's ``(host, port)``.
     ``tables``: as for a replay ("bbo", "trades", "orders", "depth"). ``tick_to_trade``: a
@@ -113,6 +117,23 @@ class Listener:
         return out + [self.end_to_end]
 
 
+def Listener(*args, loop: str = "compiled", **options):
+    """The live listener (see the module's docstring); ``loop``: "compiled" (the default)
+    or "python". Options: those of :class:`~obook.live.hot_listener.HotListener`
+    (``spin``, ``cpu``, ``rcvbuf`` are the compiled loop's only)."""
+    from .._kernels.jit import INTERPRETED
+
+    if loop not in ("compiled", "python"):
+        raise ObookError(f"loop must be compiled or python, not {loop!r}")
+    if loop == "python" or INTERPRETED:
+        for name in ("spin", "cpu", "rcvbuf", "slice_s"):
+            options.pop(name, None)
+        return PythonListener(*args, **options)
+    from .hot_listener import HotListener
+
+    return HotListener(*args, **options)
+
+
 def warm_up(tables=("bbo",), levels: int = 10) -> None:
     """Load the replay's kernels (numba's cache) before the first packet: a one-message
     day replayed from memory."""
@@ -141,4 +162,4 @@ def listen(line_a, line_b, request=None, table: str = "bbo", **options) -> Itera
         yield batch
 
 
-__all__ = ["Listener", "listen", "warm_up"]
+__all__ = ["Listener", "PythonListener", "listen", "warm_up"]

@@ -75,3 +75,27 @@ def recv_stamped(s: socket.socket, size: int = 65536) -> tuple[bytes, int | None
             sec, nsec = _TIMESPEC.unpack_from(raw)
             return data, sec * 1_000_000_000 + nsec, addr
     return data, None, addr
+
+
+def stamp_on(s: socket.socket) -> bool:
+    """Ask the kernel for receive stamps on a socket (UDP, or TCP: the last segment's)."""
+    if SO_TIMESTAMPNS is None:
+        return False
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        return True
+    except OSError:
+        return False
+
+
+def recv_stamped_tcp(s: socket.socket, clock, size: int = 1 << 16) -> tuple[bytes, int]:
+    """(bytes, monotonic receive stamp): the kernel's stamp of the data when it gives one
+    (``stamp_on``), else the time the read returned."""
+    from .latency import now
+
+    data, anc, _flags, _addr = s.recvmsg(size, 64)
+    for level, kind, raw in anc:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
+            sec, nsec = _TIMESPEC.unpack_from(raw)
+            return data, clock.from_realtime(sec * 1_000_000_000 + nsec)
+    return data, now()

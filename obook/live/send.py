@@ -4,7 +4,9 @@ MoldUDP64 packets on two lines, A and B, and answers re-requests.
 * Packets hold consecutive messages, up to ``max_payload`` bytes, and (sending as
   recorded or sped up) only messages within ``burst_us`` of the packet's first.
 * Timing: ``speed`` 1 sends as recorded (by the messages' timestamps), N times faster with
-  N, and 0 as fast as possible (``rate``: at most that many packets a second).
+  N, and 0 as fast as possible (``rate``: at most that many packets a second). The packets
+  go out from a compiled loop (``obook._kernels.live_send``: ``sendmmsg`` batches, a busy
+  wait of ``spin_us`` before each packet's time); ``lateness`` counts how late each went.
 * Line B sends the same packets ``delay_b`` seconds later. Each line drops a packet with
   its own probability (``drop_a``, ``drop_b``), and holds one back behind the next with
   probability ``reorder``: all from one seeded generator per line, so a seed is one run.
@@ -17,7 +19,7 @@ MoldUDP64 packets on two lines, A and B, and answers re-requests.
 
 from __future__ import annotations
 
-import heapq
+import ctypes
 import logging
 import random
 import select
@@ -26,9 +28,12 @@ import struct
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import ObookError
 from ..feeds.mold.packets import END_OF_SESSION, HEADER, MoldPacketError, decode_request, encode_packet
 from ..feeds.sources import open_source
+from .latency import Histogram
 from .net import is_multicast, sender_socket
 
 log = logging.getLogger("obook")
@@ -107,6 +112,12 @@ class SendOptions:
     max_payload: int = 1400
     burst_us: float = 50.0
     interface: str = "127.0.0.1"
+    cpu: int | None = None        # pin the sending thread to this core
+    spin_us: float = 200.0        # busy-wait on the clock this long before a packet's time
+
+
+def _libc_address(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value
 
 
 class Sender:
@@ -134,99 +145,118 @@ class Sender:
         self.rngs = (random.Random(f"{opts.seed}:A"), random.Random(f"{opts.seed}:B"))
         self.stats = {"packets_a": 0, "packets_b": 0, "dropped_a": 0, "dropped_b": 0, "reordered": 0,
                       "heartbeats": 0, "requests": 0, "resent_messages": 0, "bad_requests": 0}
+        self.lateness = Histogram("send-lateness")     # packet sent - its scheduled time
         self._stopped = False
 
     def stop(self) -> None:
         self._stopped = True
 
-    def _due(self, k: int, t0: float) -> float:
+    def _due(self, k: int) -> int:
+        """Packet k's time (ns after the start)."""
         if self.o.speed > 0:
             first = timestamp(self.messages[self.packets[0][0]])
-            return t0 + (timestamp(self.messages[self.packets[k][0]]) - first) / 1e9 / self.o.speed
+            return int((timestamp(self.messages[self.packets[k][0]]) - first) / self.o.speed)
         if self.o.rate > 0:
-            return t0 + k / self.o.rate
-        return t0
+            return int(k * 1e9 / self.o.rate)
+        return 0
+
+    def schedule(self):
+        """The packets' bytes and the schedule of both lines (see obook._kernels.live_send):
+        each line drops a packet with its probability, holds one back behind the next with
+        the reorder probability (one seeded generator per line), B runs ``delay_b`` late."""
+        o = self.o
+        n = len(self.packets)
+        parts, p_off, p_len = [], np.zeros(n, np.int64), np.zeros(n, np.int64)
+        p_seq, p_count = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        at = 0
+        for k, (first, count) in enumerate(self.packets):
+            pkt = encode_packet(o.session, first + 1, self.messages[first:first + count])
+            parts.append(pkt)
+            p_off[k], p_len[k], p_seq[k], p_count[k] = at, len(pkt), first + 1, count
+            at += len(pkt)
+        entries = []                  # (due, order, line, packet | -1 - next number of a drop)
+        held = [None, None]
+        delay = int(o.delay_b * 1e9)
+
+        def push(due, line, item):
+            entries.append((due + line * delay, len(entries), line, item))
+
+        due = 0
+        for k, (first, count) in enumerate(self.packets):
+            due = self._due(k)
+            for line in (0, 1):
+                if self.rngs[line].random() < (o.drop_a, o.drop_b)[line]:
+                    self.stats[f"dropped_{'ab'[line]}"] += 1
+                    push(due, line, -1 - (first + count + 1))     # lost on the way: the line moves on
+                elif held[line] is not None:                      # the held packet goes after this one
+                    push(due, line, k)
+                    push(due, line, held[line])
+                    held[line] = None
+                elif o.reorder and self.rngs[line].random() < o.reorder:
+                    held[line] = k
+                    self.stats["reordered"] += 1
+                else:
+                    push(due, line, k)
+        for line in (0, 1):
+            if held[line] is not None:
+                push(due, line, held[line])
+        entries.sort()
+        sched = np.array([(e[0], e[2], e[3]) for e in entries], np.int64).reshape(-1, 3)
+        return (np.frombuffer(b"".join(parts), np.uint8), p_off, p_len, p_seq, p_count,
+                sched[:, 2].copy(), sched[:, 1].copy(), sched[:, 0].copy())
 
     def run(self) -> dict:
+        """Send the day (compiled: ``obook._kernels.live_send``), answering re-requests and
+        sending heartbeats between its slices; then the end of session."""
+        from .._kernels import live_send as K
+        from .hotpath import pin
+
         o = self.o
-        t0 = time.monotonic()
-        self._heap: list = []              # (due, order, line, packet bytes | next seq of a drop)
-        self._order = 0
-        self._held = [None, None]          # a packet held back per line (reordering)
-        self._last_sent = [t0, t0]
-        self._next_seq = [1, 1]            # per line: after its last packet (what a heartbeat says)
-        k, n_packets = 0, len(self.packets)
-        fastest = o.speed <= 0 and o.rate <= 0
+        pin(o.cpu)
+        buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, offsets = self.schedule()
+        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime")], np.int64)
+        addrs = np.zeros((2, 2), np.int64)
+        for line, (host, port) in enumerate(self.lines):
+            raw = struct.pack("<H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(
+                socket.gethostbyname(host)) + bytes(8)
+            addrs[line] = np.frombuffer(raw, np.int64)
+        hdr, iov, slot = np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64)
+        Q = self.Q = np.zeros(K.Q_WIDTH, np.int64)
+        ts = np.zeros(2, np.int64)
+        t0 = time.monotonic_ns() + 1_000_000
+        due = offsets + t0
+        Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
+        Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
+        fd = self.out.fileno()
+        start = time.monotonic_ns()
         try:
             while not self._stopped:
-                now = time.monotonic()
-                while k < n_packets and (self._due(k, t0) <= now or fastest and not self._heap):
-                    self._queue(k, self._due(k, t0))
-                    k += 1
-                    if fastest and len(self._heap) > 64:
-                        break
-                if k == n_packets:
-                    self._release_held(now)
-                self._send_due(now)
-                if k == n_packets and not self._heap:
+                status = K.send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, due, addrs, hdr,
+                                    iov, slot, self.lateness.counts, int(o.spin_us * 1000), 20_000_000, ts)
+                if status == K.SEND_DONE:
                     break
-                self._heartbeats(now)
-                nxt = min(self._heap[0][0] if self._heap else now + o.heartbeat,
-                          self._due(k, t0) if k < n_packets else now + o.heartbeat)
-                self._serve(max(0.0, nxt - time.monotonic()))
+                self._heartbeats(time.monotonic_ns())
+                wait = 0.0
+                if status == K.SEND_WAIT:
+                    wait = (Q[K.Q_NEXT_DUE] - time.monotonic_ns()) / 1e9 - o.spin_us / 2e6
+                self._serve(max(0.0, min(wait, o.heartbeat)))
+            self.stats["packets_a"], self.stats["packets_b"] = int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])
+            self.stats["send_errors"] = int(Q[K.Q_ERRORS])
+            self.stats["seconds"] = round((time.monotonic_ns() - start) / 1e9, 6)    # the day's packets
             self._end(len(self.messages) + 1)
         finally:
             self.close()
         return self.stats
 
-    def _push(self, due: float, line: int, item) -> None:
-        heapq.heappush(self._heap, (due + line * self.o.delay_b, self._order, line, item))
-        self._order += 1
+    def _heartbeats(self, now: int) -> None:
+        from .._kernels import live_send as K
 
-    def _queue(self, k: int, due: float) -> None:
-        """Packet k on both lines: dropped, held back behind the next, or sent at ``due``."""
-        o = self.o
-        first, count = self.packets[k]
-        pkt = encode_packet(o.session, first + 1, self.messages[first:first + count])
+        Q = self.Q
         for line in (0, 1):
-            if self.rngs[line].random() < (o.drop_a, o.drop_b)[line]:
-                self.stats[f"dropped_{'ab'[line]}"] += 1
-                self._push(due, line, first + count + 1)     # lost on the way: the line moves on
-            elif self._held[line] is not None:               # the held packet goes after this one
-                self._push(due, line, pkt)
-                self._push(due, line, self._held[line])
-                self._held[line] = None
-            elif o.reorder and self.rngs[line].random() < o.reorder:
-                self._held[line] = pkt
-                self.stats["reordered"] += 1
-            else:
-                self._push(due, line, pkt)
-
-    def _release_held(self, now: float) -> None:
-        for line in (0, 1):
-            if self._held[line] is not None:
-                self._push(now, line, self._held[line])
-                self._held[line] = None
-
-    def _send_due(self, now: float) -> None:
-        heap = self._heap
-        while heap and heap[0][0] <= now:
-            _, _, line, pkt = heapq.heappop(heap)
-            if isinstance(pkt, int):      # a dropped packet: the line's sequence moves on
-                self._next_seq[line] = max(self._next_seq[line], pkt)
-                continue
-            self.out.sendto(pkt, self.lines[line])
-            self.stats[f"packets_{'ab'[line]}"] += 1
-            self._last_sent[line] = now
-            seq, count = _SEQ_COUNT.unpack_from(pkt, 10)
-            self._next_seq[line] = max(self._next_seq[line], seq + count)
-
-    def _heartbeats(self, now: float) -> None:
-        for line in (0, 1):
-            if now - self._last_sent[line] >= self.o.heartbeat:
-                self.out.sendto(encode_packet(self.o.session, self._next_seq[line], []), self.lines[line])
+            if now - Q[K.Q_LAST_A + line] >= self.o.heartbeat * 1e9:
+                self.out.sendto(encode_packet(self.o.session, int(Q[K.Q_NEXT_A + line]), []), self.lines[line])
                 self.stats["heartbeats"] += 1
-                self._last_sent[line] = now
+                Q[K.Q_LAST_A + line] = now
 
     def _end(self, seq: int) -> None:
         """End of session on both lines, repeated, while re-requests keep coming."""

@@ -53,11 +53,18 @@ def rejected(reason: bytes = b"A") -> bytes:
     return packet(REJECTED, reason)
 
 
-class Framer:
-    """Cuts a TCP byte stream into (type, payload) packets as they complete."""
+#: the longest packet a client sends (a login: 47 bytes; OUCH order messages are shorter)
+CLIENT_MAX_PACKET = 256
 
-    def __init__(self):
+
+class Framer:
+    """Cuts a TCP byte stream into (type, payload) packets as they complete; a packet whose
+    length field is 0 or above ``max_packet`` raises ``ObookError`` (the stream cannot be
+    framed any further) once the packets before it were returned."""
+
+    def __init__(self, max_packet: int = 0xFFFF):
         self.buf = bytearray()
+        self.max_packet = max_packet
 
     def feed(self, data: bytes) -> list[tuple[bytes, bytes]]:
         self.buf += data
@@ -66,8 +73,11 @@ class Framer:
         buf = self.buf
         while len(buf) - pos >= 2:
             (n,) = _LEN.unpack_from(buf, pos)
-            if n == 0:
-                raise ObookError("SoupBinTCP packet of length 0 (no type byte)")
+            if n == 0 or n > self.max_packet:
+                if out:         # the packets before it first; the next call raises
+                    break
+                raise ObookError(f"SoupBinTCP packet of length {n} " + (
+                    "(no type byte)" if n == 0 else f"(at most {self.max_packet} expected)"))
             if len(buf) - pos - 2 < n:
                 break
             out.append((bytes(buf[pos + 2:pos + 3]), bytes(buf[pos + 3:pos + 2 + n])))

@@ -3,7 +3,8 @@ subscribes to, the risk gate, and the order gateway, with a stamp at each step.
 
 A strategy is a Python callable ``strategy(top) -> iterable of Order | None``; ``top`` is a
 :class:`Top` (the book top after the change, the feed time, and the live stamps). A numba
-function can be wrapped with :func:`numba_strategy`. The same :class:`TickToTrade` runs
+function can be wrapped with :func:`numba_strategy` (:mod:`obook.live.fast_strategy`): the
+same object then also runs inside the compiled live loop. The same :class:`TickToTrade` runs
 behind a live listener and behind a file replay (:func:`replay_orders`), so both send the
 same orders for the same day: the strategy sees the same rows in the same order, the risk
 gate's rate window runs on the feed's clock.
@@ -17,10 +18,9 @@ import numpy as np
 import pyarrow as pa
 
 from .latency import Histogram, now
+from .fast_strategy import NumbaStrategy, fresh, numba_strategy  # noqa: F401  (the public names)
 from .ouch import Order
 from .risk import RiskGate
-
-
 
 _TOP = ("seq", "time", "ticker", "locate", "bid_px", "bid_qty", "ask_px", "ask_qty")
 
@@ -44,7 +44,7 @@ class TickToTrade:
     ``orders``: every order that passed the risk gate, in order; ``digest()`` hashes them."""
 
     def __init__(self, strategy, tickers=None, risk: RiskGate | None = None, gateway=None):
-        self.strategy = strategy
+        self.strategy = fresh(strategy)      # a compiled strategy starts from its initial state
         if isinstance(tickers, str):
             tickers = tickers.split(",")
         self.tickers = None if tickers is None else {str(t).strip() for t in tickers if str(t).strip()}
@@ -123,25 +123,6 @@ class TickToTrade:
         venue.record(np.array([gw.venue_ns[r] - gw.sent_ns[r] for r in refs], np.int64))
         t2t.record(np.array([gw.venue_ns[r] - self._kernel_of[r] for r in refs if r in self._kernel_of], np.int64))
         return [venue, t2t]
-
-
-def numba_strategy(fn, symbol_of=None):
-    """A Python strategy around a numba function ``fn(locate, time, bid_px, bid_qty, ask_px,
-    ask_qty) -> (kind, side, qty, price, ref, orig)`` (kind 0 nothing, 1 enter, 2 replace,
-    3 cancel; side 0 buy, 1 sell; an empty side's price and quantity are -1)."""
-    kinds = {1: "enter", 2: "replace", 3: "cancel"}
-
-    def strategy(top: Top):
-        kind, side, qty, price, ref, orig = fn(top.locate or 0, top.time,
-                                               -1 if top.bid_px is None else top.bid_px,
-                                               -1 if top.bid_qty is None else top.bid_qty,
-                                               -1 if top.ask_px is None else top.ask_px,
-                                               -1 if top.ask_qty is None else top.ask_qty)
-        if kind == 0:
-            return None
-        return [Order(kinds[kind], top.ticker, "BS"[side], qty, price, ref, orig)]
-
-    return strategy
 
 
 def replay_orders(path, strategy, tickers=None, risk: RiskGate | None = None, gateway=None,

@@ -1,53 +1,113 @@
 """A simulated venue: a SoupBinTCP server that accepts OUCH 5.0 orders, stamps their
 arrival on the live path's clock, answers each (Accepted / Replaced / Canceled, the stamp in
-its Timestamp) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
-goes (a stopped venue leaves a complete log)."""
+its Timestamp; the kernel's receive stamp where it gives one) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
+goes (a stopped venue leaves a complete log).
+
+One thread serves every session from a ``selectors`` loop (epoll where there is one: no
+limit on descriptor numbers). A session is closed, alone, when it breaks the protocol (a
+malformed, oversized or unexpected packet), logs in with an account that is not known
+(after a Login Rejected), does not log in within ``login_timeout`` seconds, or stops
+reading while more than ``max_output`` bytes of answers wait for it. Connections beyond
+``max_connections`` are closed as they are accepted."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
-import select
+import selectors
 import socket
 import threading
 import time
+from collections import Counter
 
+from ..errors import ObookError
 from . import ouch, soupbin
-from .latency import now
+from .accounts import authorised, check_account, read_accounts
+from .latency import Clock, now
+from .net import recv_stamped_tcp, stamp_on
 
 log = logging.getLogger("obook")
 
+_FD_MARGIN = 64     # descriptors kept for the log, the listening socket and the process
+
 
 class _Client:
-    def __init__(self, sock, number):
+    def __init__(self, sock, number, accepted_at):
         self.sock = sock
         self.number = number
-        self.framer = soupbin.Framer()
+        self.framer = soupbin.Framer(soupbin.CLIENT_MAX_PACKET)
         self.logged_in = False
+        self.accepted_at = accepted_at
         self.last_sent = now()
         self.sequence = 1
+        self.out = bytearray()
+        self.writing = False
+
+
+def _raise_fd_limit(wanted: int) -> int:
+    """Raise this process's soft descriptor limit towards ``wanted``; the limit obtained."""
+    try:
+        import resource
+    except ImportError:         # not a POSIX system: nothing to raise
+        return wanted
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return wanted if soft == resource.RLIM_INFINITY else soft
 
 
 class Venue:
     """Serve on ``host:port`` (port 0: a free one, see ``address``) until ``stop()`` or, with
-    ``sessions``, after that many clients logged out. ``messages``: (recv_ns, bytes) of every
-    order message received; ``digest()``: SHA-256 of their bytes in arrival order."""
+    ``sessions``, after that many clients logged out. ``accounts``: username -> password
+    (with ``username``/``password``: that one account too); none: any login is accepted.
+    ``messages``: (recv_ns, bytes) of every order message received; ``digest()``: SHA-256 of
+    their bytes in arrival order; ``closed``: sessions closed by the venue, by reason."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, log_path=None, username: str = "",
-                 password: str = "", sessions: int | None = None, heartbeat: float = 1.0):
-        self.server = socket.create_server((host, port))
-        self.server.setblocking(False)
-        self.address = self.server.getsockname()[:2]
-        self.log_file = open(log_path, "w") if log_path else None
-        self.username, self.password = username, password
+                 password: str = "", sessions: int | None = None, heartbeat: float = 1.0,
+                 accounts: dict[str, str] | None = None, login_timeout: float = 10.0,
+                 max_connections: int = 1000, max_output: int = 1 << 20):
+        self.accounts = dict(accounts or {})
+        if username:
+            self.accounts[username] = password
         self.sessions = sessions
         self.heartbeat = heartbeat
+        self.login_timeout = login_timeout
+        self.max_output = max_output
+        limit = _raise_fd_limit(max_connections + _FD_MARGIN)
+        self.max_connections = max(1, min(max_connections, limit - _FD_MARGIN))
+        if self.max_connections < max_connections:
+            log.warning("venue: at most %d connections (the descriptor limit is %d)", self.max_connections, limit)
+        try:
+            self.server = socket.create_server((host, port), backlog=socket.SOMAXCONN)
+        except (OSError, OverflowError) as e:
+            raise ObookError(f"venue: cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}") from e
+        self.server.setblocking(False)
+        self.address = self.server.getsockname()[:2]
+        try:
+            self.log_file = open(log_path, "w") if log_path else None
+        except OSError as e:
+            self.server.close()
+            raise ObookError(f"venue: cannot write the log {log_path}: {e.strerror or e}") from e
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.server, selectors.EVENT_READ, None)
         self.messages: list[tuple[int, bytes]] = []
         self.clients: dict[socket.socket, _Client] = {}
+        self.waiting_login: dict[socket.socket, _Client] = {}    # in accept order
+        self.closed: Counter = Counter()
         self.ended_sessions = 0
         self._stop = threading.Event()
+        self.clock = Clock()
         self._served = 0
         self._orders = 0
+        self._last_sweep = 0.0
+        self._accept_paused = False
 
     def stop(self) -> None:
         self._stop.set()
@@ -69,52 +129,108 @@ class Venue:
             self.close()
 
     def step(self, wait: float) -> None:
-        socks = [self.server, *self.clients]
-        ready, _, _ = select.select(socks, [], [], wait)
-        for s in ready:
-            if s is self.server:
+        for key, mask in self.selector.select(wait):
+            c = key.data
+            if c is None:
                 self._accept()
-            else:
-                self._read(self.clients[s])
+                continue
+            if mask & selectors.EVENT_READ and c.sock in self.clients:
+                self._read(c)
+            if mask & selectors.EVENT_WRITE and c.sock in self.clients:
+                self._flush(c)
+        if time.monotonic() - self._last_sweep >= 0.02:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Login timeouts, server heartbeats, accepting again after running out of descriptors."""
+        self._last_sweep = time.monotonic()
         t = now()
+        for c in list(self.waiting_login.values()):
+            if t - c.accepted_at <= self.login_timeout * 1e9:
+                break
+            self._close(c, "login timeout", "no login request in time", logging.INFO)
         for c in list(self.clients.values()):
-            if c.logged_in and t - c.last_sent > self.heartbeat * 1e9:
+            if c.logged_in and not c.out and t - c.last_sent > self.heartbeat * 1e9:
                 self._send(c, soupbin.packet(soupbin.SERVER_HEARTBEAT))
+        if self._accept_paused:
+            self._accept_paused = False
+            self.selector.register(self.server, selectors.EVENT_READ, None)
 
     def _accept(self) -> None:
-        try:
-            sock, _ = self.server.accept()
-        except BlockingIOError:
-            return
-        sock.setblocking(True)
-        sock.settimeout(5.0)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._served += 1
-        self.clients[sock] = _Client(sock, self._served)
+        for _ in range(256):
+            try:
+                sock, _ = self.server.accept()
+            except BlockingIOError:
+                return
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    log.warning("venue: cannot accept a connection: %s", e.strerror)
+                    self.selector.unregister(self.server)       # until the next sweep
+                    self._accept_paused = True
+                return
+            if len(self.clients) >= self.max_connections:
+                if not self.closed["over the connection limit"]:
+                    log.warning("venue: %d connections: closing the ones beyond", self.max_connections)
+                self.closed["over the connection limit"] += 1
+                sock.close()
+                continue
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            stamp_on(sock)
+            self._served += 1
+            c = _Client(sock, self._served, now())
+            self.clients[sock] = c
+            self.waiting_login[sock] = c
+            self.selector.register(sock, selectors.EVENT_READ, c)
 
     def _read(self, c: _Client) -> None:
         try:
-            data = c.sock.recv(1 << 16)
+            data, stamp = recv_stamped_tcp(c.sock, self.clock)
+        except BlockingIOError:
+            return
         except OSError:
-            data = b""
-        stamp = now()
+            data, stamp = b"", now()
         if not data:
             self._drop(c)
             return
-        for kind, payload in c.framer.feed(data):
-            if kind == soupbin.LOGIN:
-                user, pw, _session, _seq = soupbin.parse_login(payload)
-                if (self.username and user != self.username) or (self.password and pw != self.password):
-                    self._send(c, soupbin.rejected(b"A"))
-                    self._drop(c)
-                    return
-                c.logged_in = True
-                self._send(c, soupbin.accepted("OBOOK", c.sequence))
-            elif kind == soupbin.UNSEQUENCED and c.logged_in:
-                self._order(c, payload, stamp)
-            elif kind == soupbin.LOGOUT:
-                self._drop(c)
+        while data is not None:
+            try:
+                packets = c.framer.feed(data)
+            except ObookError as e:
+                self._close(c, "protocol error", str(e))
                 return
+            for kind, payload in packets:
+                if not self._packet(c, kind, payload, stamp):
+                    return
+            data = b"" if packets and c.framer.pending >= 2 else None
+
+    def _packet(self, c: _Client, kind: bytes, payload: bytes, stamp: int) -> bool:
+        """Handle one packet; False when the session was closed."""
+        if not c.logged_in:
+            if kind != soupbin.LOGIN:
+                self._close(c, "protocol error", f"a {kind!r} packet before the login")
+                return False
+            try:
+                user, pw, _session, _seq = soupbin.parse_login(payload)
+            except ObookError as e:
+                self._close(c, "protocol error", str(e))
+                return False
+            del self.waiting_login[c.sock]
+            if not authorised(self.accounts, user, pw):
+                self._send(c, soupbin.rejected(b"A"))
+                self._close(c, "login rejected", f"username {user!r}")
+                return False
+            c.logged_in = True
+            self._send(c, soupbin.accepted("OBOOK", c.sequence))
+        elif kind == soupbin.UNSEQUENCED:
+            self._order(c, payload, stamp)
+        elif kind == soupbin.LOGOUT:
+            self._drop(c)
+            return False
+        elif kind != soupbin.CLIENT_HEARTBEAT:
+            self._close(c, "protocol error", f"an unexpected {kind!r} packet")
+            return False
+        return c.sock in self.clients     # a slow reader is closed as it is answered
 
     def _order(self, c: _Client, msg: bytes, stamp: int) -> None:
         try:
@@ -131,14 +247,44 @@ class Venue:
         c.sequence += 1
 
     def _send(self, c: _Client, data: bytes) -> None:
+        """Queue ``data``; write what the socket takes now, the rest when it is writable."""
+        if c.sock not in self.clients:
+            return
+        c.out += data
+        c.last_sent = now()
+        if not c.writing:
+            self._flush(c)
+        if c.sock in self.clients and len(c.out) > self.max_output:
+            self._close(c, "slow reader", f"{len(c.out)} bytes of answers waiting")
+
+    def _flush(self, c: _Client) -> None:
         try:
-            c.sock.sendall(data)
-            c.last_sent = now()
+            sent = c.sock.send(c.out)
+        except BlockingIOError:
+            sent = 0
         except OSError:
             self._drop(c)
+            return
+        del c.out[:sent]
+        if bool(c.out) != c.writing:
+            c.writing = bool(c.out)
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if c.writing else 0)
+            self.selector.modify(c.sock, events, c)
+
+    def _close(self, c: _Client, why: str, detail: str, level: int = logging.WARNING) -> None:
+        log.log(level, "venue: session %d closed: %s: %s", c.number, why, detail)
+        self.closed[why] += 1
+        self._drop(c)
 
     def _drop(self, c: _Client) -> None:
         if self.clients.pop(c.sock, None) is not None:
+            self.waiting_login.pop(c.sock, None)
+            self.selector.unregister(c.sock)
+            if c.out:               # what the socket takes now (a rejection, the end of session)
+                try:
+                    c.sock.send(c.out)
+                except OSError:
+                    pass
             c.sock.close()
             if c.logged_in:
                 self.ended_sessions += 1
@@ -146,12 +292,41 @@ class Venue:
     def close(self) -> None:
         for c in list(self.clients.values()):
             if c.logged_in:
-                self._send(c, soupbin.packet(soupbin.END_OF_SESSION))
+                c.out += soupbin.packet(soupbin.END_OF_SESSION)
             self._drop(c)
+        if not self._accept_paused and self.server.fileno() >= 0:
+            self.selector.unregister(self.server)
+        self.selector.close()
         self.server.close()
         if self.log_file:
             self.log_file.close()
             self.log_file = None
+
+
+def venue_from_options(address: tuple[str, int], log_path, sessions, username, password, accounts_path,
+                       login_timeout: float, max_connections: int) -> Venue:
+    """The venue of ``obook venue``'s options: the accounts checked, and none only on a
+    loopback address (an open venue on a network would take anyone's orders)."""
+    import ipaddress
+
+    accounts = read_accounts(accounts_path) if accounts_path is not None else {}
+    if username is not None:
+        user, pw = check_account(username, password, "--username/--password")
+        if user in accounts:
+            raise ObookError(f"--username {user!r} is in --accounts too")
+        accounts[user] = pw
+    elif password:
+        raise ObookError("--password needs --username")
+    if not accounts:
+        host = address[0] or "0.0.0.0"
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise ObookError(f"--listen {host}: a venue on a network needs --username/--password or --accounts")
+    return Venue(*address, log_path=log_path, sessions=sessions, accounts=accounts, login_timeout=login_timeout,
+                 max_connections=max_connections)
 
 
 def read_log(path) -> list[tuple[int, bytes]]:

@@ -81,11 +81,7 @@ class SimWorker:
         for book, ticker, *_ in names:
             tb = self.names.get(ticker)
             if tb is not None:
-                if book >= len(self.tmap):
-                    grown = np.full(max(book + 1, 2 * len(self.tmap)), -1, np.int64)
-                    grown[:len(self.tmap)] = self.tmap
-                    self.tmap = grown
-                self.tmap[book] = tb
+                self.tmap = map_book(self.tmap, book, tb)
                 self.bk[tb, B_SEEN] = 1
         if not self.bk[:, B_SEEN].any():
             return
@@ -141,6 +137,17 @@ class SimWorker:
         # each instruction's mids come from the worker that ran its book
         mine = np.isin(self.ins[:, I_TB], np.flatnonzero(seen))
         return {**rows, "seen": seen, "mid": self.mid[mine], "mid_rows": self.ins[mine, I_ROW]}
+
+
+def map_book(tmap: np.ndarray, book: int, tb: int) -> np.ndarray:
+    """``tmap`` (the decoder's book -> tracked book, -1: untracked) with book -> tb, grown
+    when the book is past its end."""
+    if book >= len(tmap):
+        grown = np.full(max(book + 1, 2 * len(tmap)), -1, np.int64)
+        grown[:len(tmap)] = tmap
+        tmap = grown
+    tmap[book] = tb
+    return tmap
 
 
 def warm() -> None:

@@ -12,6 +12,9 @@ log = logging.getLogger("obook")
 
 #: the columns a CSV order feed's header names first
 HEADER = "Time,Ticker,Order,T,Shares,Price"
+#: the longest line waited for (an order line is a few dozen bytes; a longer one is an
+#: error naming it after the lines before it: memory stays bounded)
+MAX_LINE = 32 << 20
 
 
 class CsvFramer(Framer):
@@ -25,6 +28,9 @@ class CsvFramer(Framer):
             if error is not None:
                 return FrameResult(0, 0, error=error) if final else FrameResult(0, 0)
         lines, n_bytes = K.frame_lines(buf, bool(final), int(max_records))
+        if lines == 0 and not final and len(buf) > MAX_LINE:
+            return FrameResult(0, 0, FeedError(self.path, base_seq, f"line longer than {MAX_LINE} bytes",
+                                               unit=self.unit))
         return FrameResult(int(lines), int(n_bytes))
 
     def _check_header(self, head: bytes, final: bool):

@@ -8,7 +8,7 @@ import numpy as np
 from ..._kernels import dbn as K
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Framer, FrameResult
-from .metadata import MAGIC, MetadataError, header_length, parse
+from .metadata import MAGIC, SCHEMA_MBO, MetadataError, header_length, parse, schema_name
 
 #: names of the rtypes DBN defines (message counts and reasons)
 RTYPE_NAMES = {0x00: "mbp-0", 0x01: "mbp-1", 0x0A: "mbp-10", 0x11: "ohlcv-deprecated",
@@ -46,6 +46,18 @@ class DbnFramer(Framer):
             n = header_length(bytes(buf[:8]))
             if n is not None and len(buf) >= n:
                 meta = parse(bytes(buf[:n]))
+                if meta.schema is not None and meta.schema != SCHEMA_MBO:
+                    name = schema_name(meta.schema)
+                    raise MetadataError(f"a DBN file of schema {name}: obook replays order-by-order "
+                                        f"(mbo) files, not {name}")
+                bad = meta.bad_mappings()
+                if bad and self.on_error == "raise":
+                    raw, symbol = bad[0]
+                    raise MetadataError(f"malformed DBN metadata: the symbol mapping of {raw[:40]!r} names "
+                                        f"{symbol[:40]!r}, not an instrument id")
+                if bad:
+                    key = "malformed symbol mapping"
+                    self.skipped[key] = self.skipped.get(key, 0) + len(bad)
                 self.metadata = self.metadata or meta
                 return FrameResult(0, n)
         except MetadataError as e:

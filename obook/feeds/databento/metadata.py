@@ -20,6 +20,14 @@ VERSIONS = (1, 2, 3)
 PRELUDE = 8
 SYMBOL_LEN_V1 = 22
 STYPE_INSTRUMENT_ID = 0
+#: the largest metadata header read (symbol mappings of a whole venue fit many times over):
+#: its length comes from the file, and the header is held whole before it is parsed
+MAX_HEADER = 256 << 20
+#: the schemas DBN defines (the header's u16); obook replays ``mbo``
+SCHEMA_NAMES = ("mbo", "mbp-1", "mbp-10", "tbbo", "trades", "ohlcv-1s", "ohlcv-1m", "ohlcv-1h",
+                "ohlcv-1d", "definition", "statistics", "status", "imbalance", "ohlcv-eod", "cmbp-1",
+                "cbbo-1s", "cbbo-1m", "tcbbo", "bbo-1s", "bbo-1m")
+SCHEMA_MBO = 0
 
 
 class MetadataError(ValueError):
@@ -39,13 +47,21 @@ class Metadata:
     #: raw symbol -> [(start date, end date, mapped symbol)]
     mappings: dict[str, list[tuple[_dt.date, _dt.date, str]]] = field(default_factory=dict)
 
+    def bad_mappings(self) -> list[tuple[str, str]]:
+        """(raw symbol, mapped symbol) of the mappings that should name an instrument id
+        (``stype_out`` instrument_id) but name something else."""
+        if self.stype_out != STYPE_INSTRUMENT_ID:
+            return []
+        return [(raw, symbol) for raw, intervals in self.mappings.items() for _s, _e, symbol in intervals
+                if symbol and not (symbol.isascii() and symbol.isdigit())]
+
     def tickers(self) -> dict[int, str]:
         """instrument_id -> raw symbol, from the mappings whose mapped symbol is an
         instrument id (the first mapping found wins when several name one id)."""
         out: dict[int, str] = {}
         for raw, intervals in self.mappings.items():
             for _start, _end, symbol in intervals:
-                if symbol.isdigit():
+                if symbol.isascii() and symbol.isdigit():
                     out.setdefault(int(symbol), raw)
         return out
 
@@ -58,7 +74,16 @@ def header_length(head: bytes) -> int | None:
         raise MetadataError("not a DBN file (no 'DBN' signature)")
     if head[3] not in VERSIONS:
         raise MetadataError(f"unsupported DBN version {head[3]} (obook reads versions 1-3)")
-    return PRELUDE + struct.unpack_from("<I", head, 4)[0]
+    n = struct.unpack_from("<I", head, 4)[0]
+    if n > MAX_HEADER:
+        raise MetadataError(f"DBN metadata header length {n} bytes is implausible (more than {MAX_HEADER})")
+    return PRELUDE + n
+
+
+def schema_name(schema: int | None) -> str:
+    if schema is None:
+        return "mixed"
+    return SCHEMA_NAMES[schema] if schema < len(SCHEMA_NAMES) else f"unknown schema {schema}"
 
 
 def _cstr(raw: bytes) -> str:

@@ -27,7 +27,13 @@ Definitions (per line, :attr:`Arbiter.stats`):
 * ``heartbeats``: heartbeat packets (count 0) and end-of-session packets.
 * ``bad_packets``: truncated or malformed packets (ignored in tolerant mode).
 * ``wrong_session``: packets of another session than the arbiter's (ignored). The session is
-  the one given, else the first well-formed packet's.
+  the one given, else the first whose packets chain ``sessions.CONFIRM`` long (each starts
+  where the one before ends); until then packets are held per session
+  (``sessions.SessionChoice``, bounded) and nothing is delivered.
+* ``implausible``: packets whose first number lies more than ``sessions.WINDOW`` past every
+  number seen, held aside (``sessions.Quarantine``, bounded) until ``sessions.JUMP_CONFIRM``
+  of them chain; the count is of those never taken in. They move neither the highest number
+  seen nor the line's own sequence.
 * ``backwards``: packets whose sequence number is below the number the line should send next
   and that fill none of its own gaps (a sequence number going backwards); their messages
   are still delivered if new, else counted as duplicates.
@@ -47,9 +53,10 @@ from __future__ import annotations
 import bisect
 
 from .packets import END_OF_SESSION, MoldPacketError, decode_packet
+from .sessions import Quarantine, SessionChoice
 
 STAT_KEYS = ("packets", "messages", "duplicates", "gaps", "gap_messages", "recovered_other_line",
-             "recovered_request", "heartbeats", "bad_packets", "wrong_session", "backwards")
+             "recovered_request", "heartbeats", "bad_packets", "wrong_session", "backwards", "implausible")
 
 
 class _Ranges:
@@ -136,6 +143,8 @@ class Arbiter:
         self._line_next = [None] * lines  # per line: the number it should send next
         self._line_gaps = [_Ranges() for _ in range(lines)]
         self._skipped = _Ranges()
+        self._choice = SessionChoice() if self.session is None else None
+        self._quarantine = Quarantine()
 
     # -- input -------------------------------------------------------------------------------
 
@@ -153,10 +162,43 @@ class Arbiter:
                 raise
             return
         if self.session is None:
-            self.session = pkt.session
+            chosen = self._choice.offer(line, pkt, ts_recv, requested)
+            if chosen is None:
+                return
+            self.session = chosen
+            mine, others = self._choice.take(chosen)
+            for other in others:
+                self.stats[other]["wrong_session"] += 1
+            for held in mine:
+                self._believe(*held)
         elif pkt.session != self.session:
             st["wrong_session"] += 1
             return
+        else:
+            self._believe(line, pkt, ts_recv, requested)
+        self._drain()
+
+    def _believe(self, line: int, pkt, ts_recv: int, requested: bool) -> None:
+        """Take the packet in, unless its number is implausible (then it is held aside)."""
+        q = self._quarantine
+        if q.implausible(pkt.seq, max(self.high, self.next_seq)):
+            self.stats[line]["implausible"] += 1
+            agreed = q.hold(pkt.seq, pkt.count, line, pkt, ts_recv, requested)
+            for _seq, _count, l, p, t, r in agreed or ():
+                self.stats[l]["implausible"] -= 1
+                self._take(l, p, t, r)
+        else:
+            self._take(line, pkt, ts_recv, requested)
+        while q.held:
+            back = q.plausible_now(max(self.high, self.next_seq))
+            if not back:
+                break
+            for _seq, _count, l, p, t, r in back:
+                self.stats[l]["implausible"] -= 1
+                self._take(l, p, t, r)
+
+    def _take(self, line: int, pkt, ts_recv: int, requested: bool) -> None:
+        st = self.stats[line]
         seq, count = pkt.seq, pkt.count
         if count == 0 or count == END_OF_SESSION:
             st["heartbeats"] += 1
@@ -177,7 +219,6 @@ class Arbiter:
                 st["duplicates"] += 1
             else:
                 self._pending[s] = (line, ts_recv, msg, requested)
-        self._drain()
 
     def _follow_line(self, line: int, seq: int, end: int, st: dict) -> None:
         """Track the line's own sequence: jumps forward are its gaps, late packets fill them."""

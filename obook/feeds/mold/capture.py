@@ -24,7 +24,8 @@ _REASONS = {1: "the capture ends inside a record header (cut mid-record)",
             2: "the capture ends inside a record's frame (cut mid-record)",
             3: "corrupt record or block length",
             4: "unknown pcapng byte-order magic",
-            5: "a packet names an interface no description declared"}
+            5: "a packet names an interface no description declared",
+            6: "an interface description's time unit (if_tsresol) is not one a clock has"}
 KINDS = ("udp", "not_udp", "truncated_frames", "other_link", "fragments")
 
 
@@ -73,6 +74,7 @@ class CaptureReader:
             raise ObookError(f"{path}: not a packet capture (no pcap or pcapng magic)")
         self.kinds = np.zeros(len(KINDS), np.int64)
         self.status = None
+        self.matched = 0                 # datagrams kept (to the destination asked for)
         if self.kind == "pcap":
             if len(self.buf) < 24:
                 raise FeedError(path, 0, "the pcap global header is cut short", unit="record")
@@ -104,9 +106,11 @@ class CaptureReader:
         if self.done:
             return 0
         k, self.pos, status = self._step(arrays, 0)
+        self.matched += k
         if status != K.NEED_ROOM:
             self.done = True
             self.status = status
+            self._check_matched()
         return k
 
     def read_all(self):
@@ -123,7 +127,18 @@ class CaptureReader:
                 self.status = status
                 break
             arrays = _grow(arrays, n)
+        self.matched += n
+        self._check_matched()
         return [a[:n] for a in arrays]
+
+    def _check_matched(self) -> None:
+        """A destination asked for that no datagram of the whole capture has: an error (a line
+        of no packet would replay to empty tables)."""
+        from ..._kernels import pcap as K
+
+        if self._want[0] >= 0 and self.matched == 0 and self.status == K.OK:
+            raise ObookError(f"{self.path}: no UDP datagram to {ip_text(self._want[0])}:{self._want[1]} in the "
+                             f"capture ({int(self.kinds[0])} UDP datagrams to other destinations)")
 
     @property
     def problem(self) -> FeedError | None:
@@ -140,10 +155,22 @@ class CaptureReader:
         return Capture(self.path, self.buf, *arrays, dict(zip(KINDS, self.kinds.tolist())), self.problem)
 
 
+#: the smallest datagram that can carry MoldUDP64 (its header)
+MOLD_HEADER = 20
+
+
 def read_capture(path: str) -> Capture:
-    """Every frame of a capture, its UDP datagrams kept (see the module)."""
+    """Every frame of a capture, its UDP datagrams kept (see the module). A capture without
+    a UDP/IPv4 datagram that could carry MoldUDP64 is an error (its problem, when it has one:
+    a feed of no message would replay to empty tables)."""
     reader = CaptureReader(path)
-    return reader.capture(reader.read_all())
+    cap = reader.capture(reader.read_all())
+    if not (cap.plen >= MOLD_HEADER).any():
+        if cap.problem is not None:
+            raise cap.problem
+        frames = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in cap.counts.items() if n) or "no frame"
+        raise ObookError(f"{path}: no UDP/IPv4 datagram that could carry MoldUDP64 in the capture ({frames})")
+    return cap
 
 
 def _size(path) -> int:

@@ -100,11 +100,23 @@ class Lines(tuple):
             thread.join()
             if "error" in box:
                 raise box.pop("error")
-            return ArbitratedStream(self, box.pop("arb"))
-        return ArbitratedStream(self, arbitrate(self))
+            return ArbitratedStream(self, _found(box.pop("arb")))
+        return ArbitratedStream(self, _found(arbitrate(self)))
 
     def __repr__(self) -> str:
         return f"lines({', '.join(repr(str(s)) for s in self)})"
+
+
+def _found(arb):
+    """The arbitration of the captures read whole, checked: each line named by address
+    and port has packets (a destination of no packet would replay to empty tables)."""
+    import numpy as np
+
+    counts = np.bincount(arb.p_line, minlength=len(arb.lines))
+    for (spec, ip, port), n in zip(arb.lines, counts.tolist()):
+        if spec.ip is not None and n == 0:
+            raise ObookError(f"{spec.path}: no UDP datagram to {ip_text(ip)}:{port} in the capture")
+    return arb
 
 
 def lines(a=None, b=None, *more) -> Lines:

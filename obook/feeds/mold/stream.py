@@ -22,6 +22,7 @@ from ...errors import FeedError, ObookError
 from .arbiter import STAT_KEYS
 from .capture import read_capture
 from .lines import LINE_NAMES, Lines
+from .sessions import majority_session
 
 log = logging.getLogger("obook")
 
@@ -154,16 +155,22 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
         order = np.argsort(p_rec, kind="stable")
     session = None
     ok = good.astype(np.uint8)
-    if good.any():
-        first = order[good[order]][0]
-        session = int(s_hi[first]).to_bytes(8, "big") + int(s_lo[first]).to_bytes(2, "big")
-        wrong = good & ((s_hi != s_hi[first]) | (s_lo != s_lo[first]))
+    if good.any():          # the session of most packets (a stale or stray one is outvoted)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+        hi_, lo_, n_sessions = majority_session(s_hi[good], s_lo[good], rank[good])
+        session = hi_.to_bytes(8, "big") + lo_.to_bytes(2, "big")
+        wrong = good & ((s_hi != hi_) | (s_lo != lo_))
         stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
         ok[wrong] = 0
+        if n_sessions > 1:
+            log.warning("%s: MoldUDP64 session %r replayed; %d packets of %d other sessions ignored",
+                        "+".join(sorted({s.path for s in lines})), session.decode("ascii", "replace").strip(),
+                        int(wrong.sum()), n_sessions - 1)
     data = ok.astype(bool) & (count != 0) & (count != M.END_OF_SESSION)
     # a corrupt sequence number must not size the arrays: numbers beyond every message the
-    # packets hold (x4, + 1 Mi) are bad packets; most of them so: a capture of a later part
-    # of the session, which this replay (numbered from 1) cannot take
+    # packets hold (x4, + 1 Mi) are implausible (counted, ignored); most of them so: a
+    # capture of a later part of the session, which this replay (numbered from 1) cannot take
     limit = 4 * int(count[data].sum()) + (1 << 20)
     far = ok.astype(bool) & ((seq < 1) | (seq + np.where(data, count, 0) > limit))
     if far.any():
@@ -171,7 +178,7 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
             raise ObookError(f"{'+'.join(sorted({s.path for s in lines}))}: MoldUDP64 sequence numbers "
                              f"from {int(seq[far].min())}: a capture is replayed from its session's "
                              f"first message (sequence number 1)")
-        stats[:, M.S_BAD] += np.bincount(p_line[far], minlength=n_lines)
+        stats[:, M.S_IMPLAUSIBLE] += np.bincount(p_line[far], minlength=n_lines)
         ok[far] = 0
         data &= ~far
     top = int((seq + np.where(data, count, 0))[ok.astype(bool)].max(initial=1))

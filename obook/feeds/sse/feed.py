@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import l2_sse as K
+from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
 from ...errors import FeedError
@@ -86,16 +87,27 @@ class SseFramer(Framer):
         if self.starts.shape[0] < want:
             self._alloc(want)
             self._found = (0, 0)
+        long = None             # the error of a line too long after the buffer's whole lines
         if not final:
             # a buffer that had too few lines comes back with more bytes after the same front
             k = self._found[1] if self._found[0] == base_seq else 0
             k = line_ends(buf, int(self.ends[k - 1]) + 1 if k else 0, len(buf), False, self.ends, k, want)
             if k < want:
-                if len(buf) > MAX_SCAN * 512:
-                    return FrameResult(0, 0, FeedError(self.path, base_seq, "line too long", unit=self.unit))
-                self._found = (base_seq, k)
-                return FrameResult(0, 0)             # read more before scanning
+                whole = int(self.ends[k - 1]) + 1 if k else 0
+                if len(buf) - whole <= l2_text.MAX_LINE:
+                    self._found = (base_seq, k)
+                    return FrameResult(0, 0)             # read more before scanning
+                # line k is too long: the lines before it are framed as the feed's last ones
+                buf, final = buf[:whole], True
+                long = FeedError(self.path, base_seq + k, f"line longer than {l2_text.MAX_LINE} bytes",
+                                 unit=self.unit)
         self._found = (0, 0)
+        res = self._frame(buf, base_seq, final, cap, want)
+        if long is not None and res.error is None and res.n_bytes == len(buf):
+            res.error = long                    # every line before it is in this batch
+        return res
+
+    def _frame(self, buf, base_seq, final, cap, want):
         n = K.sse_scan(buf, len(buf), bool(final), want, KHASH, KID, self.vals, self.have,
                        self.starts, self.ends, self.kinds, self.keys, self.chans, self.mtypes)
         if n == 0:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import l2_szse as K
+from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
 from ..._kernels.layout import (BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS, OR_NEW_REF, OR_REF,
                                 OR_WIDTH, TR_REF)
@@ -133,9 +134,16 @@ class SzseTextFramer(_SzseFramer):
         start = int(self.ends[k - 1]) + 1 if k else 0
         n, r = K.text_heads(buf, start, len(buf), bool(final), self.ends, k, want, base_seq, KHASH, KID,
                             self.vals, self.have, self.codes, self.details, self.rec, r)
+        long = None             # the error of a line too long after the buffer's whole lines
         if not final and n < want:
-            self._found = (base_seq, n, r)
-            return FrameResult(0, 0)
+            whole = int(self.ends[n - 1]) + 1 if n else 0
+            if len(buf) - whole <= l2_text.MAX_LINE:
+                self._found = (base_seq, n, r)
+                return FrameResult(0, 0)
+            # line n is too long: the lines before it are framed as the feed's last ones
+            buf, final = buf[:whole], True
+            long = FeedError(self.path, base_seq + n, f"line longer than {l2_text.MAX_LINE} bytes",
+                             unit=self.unit)
         self._found = (0, 0, 0)
         ends = self.ends
         # the lines whose head rows and text fit a batch (one line at least)
@@ -143,6 +151,8 @@ class SzseTextFramer(_SzseFramer):
                                    self.batch_bytes - 16, "right"))
         res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
                                  lambda i: 0 if i == 0 else min(int(ends[i - 1]) + 1, len(buf)))
+        if long is not None and res.error is None and res.n_records == n:
+            res.error = long                    # every line before it is in this batch
         if res.n_records or res.error is not None:
             res.data = self._batch(buf[:res.n_bytes], self.rec[:rows])
         return res
@@ -304,6 +314,8 @@ class SzseTextDecoder(SzseDecoder):
                     np.zeros(N_KEYS, np.int8), np.zeros((1, K.R_WIDTH), np.int64), np.zeros((1, 3), np.int64))
 
     def decode(self, buf, base_seq, events):
+        if len(buf) < 16:           # the engine's batch of no record (an error after the feed's end)
+            return DecodeResult(0, [])
         n, size = (int(x) for x in buf[:16].view(np.int64))
         h = 16 + n * K.H_WIDTH * 8
         heads = buf[16:h].view(np.int64).reshape(n, K.H_WIDTH)
@@ -339,6 +351,8 @@ class SzseBinDecoder(SzseDecoder):
                    np.zeros((1, K.R_WIDTH), np.int64))
 
     def decode(self, buf, base_seq, events):
+        if len(buf) < 16:           # the engine's batch of no record (an error after the feed's end)
+            return DecodeResult(0, [])
         n, size = (int(x) for x in buf[:16].view(np.int64))
         secs = buf[16:16 + 4 * n].view(np.int32)
         raw = buf[16 + 4 * n:16 + 4 * n + size]

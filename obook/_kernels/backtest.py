@@ -1,0 +1,562 @@
+"""The closed-loop backtest: feed events, a strategy and its orders in one time order (numba).
+
+``bt_events`` walks a batch of normalized events (obook._kernels.layout) of the books the
+strategy trades (``tmap[book] >= 0``). Before each event it runs what is due before it, in
+time order: own instructions reaching the venue (arrival < event time, as in the
+own-order simulation: a feed record at the same time comes first), then what reaches the
+strategy (a feed event's delivery after the feed latency, an order response after the
+response latency, a timer), each a strategy call. The exchange side is the simulation's
+shadow book (obook._kernels.simulate: queues, fills, consumed liquidity); the strategy sees
+a second shadow of the books that applies each event at its delivery time (with a zero feed
+latency, the exchange shadow itself, right after the event).
+
+A compiled strategy ``fn(call, lo, refkey, state, out) -> n`` is called in the loop; for a
+Python strategy (``compiled`` 0) the kernel stops with CALL and the driver calls it, sends
+its orders (``bt_send``) and calls the kernel again. Kernels never raise: NEED_ROOM asks
+the driver to grow a buffer (S[S_CALL] says which) and call again.
+"""
+
+import numpy as np
+from .jit import njit
+
+from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
+from .simulate import emit, feed_best, feed_event, instruction, note_print, unlink
+from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
+                              E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
+                              I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
+                              K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED, L_KEY, L_QTY, L_USED,
+                              NONE, O_DONE, O_NEXT, O_PRICE, O_REM, O_SIDE, O_STATE, O_TIF, OP_CANCEL,
+                              OP_MODIFY, OP_NEW, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY)
+from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
+                              C_PRICE, C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME,
+                              CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, LAG_DUE, LAT_FEED, LAT_ORDER,
+                              LAT_RESPONSE, LM_CONST, LM_DRAWS, LO_DONE, LO_FILLED, LO_OPEN, LO_PENDING,
+                              LO_PRICE, LO_REF, LO_REM, LO_SIDE, LO_STATE, LO_TB, M_ASK, M_BID, M_SEQ,
+                              M_TB, M_TIME, NEED_ROOM, OK, OUT_ROWS, Q_ACT, Q_MARKET, Q_ORIG, Q_POST,
+                              Q_PRICE, Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF, R_DUE, R_FILL_PX, R_KEY, R_KIND,
+                              R_POST_ONLY, R_PRICE, R_QTY, R_REASON, R_REM, R_SIDE, R_TAKER, R_TIME,
+                              RISK_BAND, RISK_NO_PRICE, RISK_NOTIONAL, RISK_RATE, RISK_SIZE, ROOM_HASH,
+                              ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
+                              ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_DRAW0, S_FINISH, S_IMM,
+                              S_INS_HEAD, S_INS_TAIL, S_LAG_HEAD, S_LAG_TAIL, S_LAST_ARR, S_LAST_FEED,
+                              S_LAST_RESP, S_MARK_NEXT, S_MARK_PERIOD, S_NEXT_SEQ, S_NKEY, S_NM, S_NOW,
+                              S_PHASE, S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT,
+                              S_TIMER_PERIOD, S_TMAX, S_WIN_HEAD, S_WIN_N, S_ZERO_FEED, SUB_BBO,
+                              SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND)
+
+FOREVER = 1 << 62
+
+
+# ---------------------------------------------------------------- latency
+
+
+@njit(cache=True)
+def lat_of(kind, t, LM, LA, LB, S):
+    """The latency of ``kind`` (LAT_FEED, LAT_ORDER, LAT_RESPONSE) for a message sent at t:
+    a constant, the next of the seeded draws, or the recorded table interpolated at t."""
+    mode, m = LM[kind, 0], LM[kind, 1]
+    if mode == LM_CONST:
+        return LB[kind, 0]
+    if mode == LM_DRAWS:
+        c = S[S_DRAW0 + kind]
+        S[S_DRAW0 + kind] = c + 1
+        return LB[kind, c % m]
+    if t <= LA[kind, 0]:
+        return LB[kind, 0]
+    if t >= LA[kind, m - 1]:
+        return LB[kind, m - 1]
+    lo, hi = 0, m - 1
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if LA[kind, mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    t0, t1, v0, v1 = LA[kind, lo], LA[kind, hi], LB[kind, lo], LB[kind, hi]
+    return v0 + (v1 - v0) * (t - t0) // (t1 - t0)
+
+
+# ---------------------------------------------------------------- the risk gate (compiled strategies)
+
+
+@njit(cache=True)
+def risk_check(RK, W, S, act, side, qty, price, market, bid, ask, now):
+    """obook.live.risk.RiskGate's checks (RK: max_qty, max_notional, max orders a second,
+    band_bps, the feed's time units a second) on a sliding window of sent times W."""
+    cap = W.shape[0]
+    while S[S_WIN_N] > 0 and W[S[S_WIN_HEAD]] <= now - RK[4]:
+        S[S_WIN_HEAD] = (S[S_WIN_HEAD] + 1) % cap
+        S[S_WIN_N] -= 1
+    if S[S_WIN_N] >= RK[2]:
+        return RISK_RATE
+    if act != OP_CANCEL:
+        if qty <= 0 or qty > RK[0]:
+            return RISK_SIZE
+        best = bid if side == 0 else ask
+        if best == NONE:
+            best = ask if side == 0 else bid
+        px = price
+        if market:
+            px = ask if side == 0 else bid
+            if px == NONE:
+                px = best
+        if px != NONE and qty * px > RK[1]:
+            return RISK_NOTIONAL
+        if best == NONE:
+            return RISK_NO_PRICE
+        if not market and abs(price - best) * 10_000 > RK[3] * best:
+            return RISK_BAND
+    W[(S[S_WIN_HEAD] + S[S_WIN_N]) % cap] = now
+    S[S_WIN_N] += 1
+    return 0
+
+
+# ---------------------------------------------------------------- sending (both paths)
+
+
+@njit(cache=True)
+def bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, qty, price, tif, market, post, ref, orig,
+            refused):
+    """Queue one instruction of the strategy (sent at local time ``now``): it reaches the
+    venue ``order latency`` later, never before an earlier one (one session, in order).
+    A refused one (risk gate) is only logged. Returns its row."""
+    q = S[S_INS_TAIL]
+    INS[q, :] = 0
+    INS[q, I_ROW] = q + 1
+    INS[q, I_TB], INS[q, I_KEY], INS[q, I_ACT], INS[q, I_SIDE] = tb, key, act, side
+    INS[q, I_MARKET], INS[q, I_TIF] = market, tif
+    INS[q, I_PRICE] = -1 if market else price
+    INS[q, I_HAS_PRICE] = 0 if (market or (act == OP_MODIFY and price < 0)) else 1
+    INS[q, I_QTY] = qty
+    INS[q, X_POST], INS[q, X_SEND], INS[q, X_REF], INS[q, X_ORIG], INS[q, X_REFUSED] = post, now, ref, orig, refused
+    if refused:
+        INS[q, I_ARR] = -1
+    else:
+        arr = max(now + lat_of(LAT_ORDER, now, LM, LA, LB, S), S[S_LAST_ARR])
+        S[S_LAST_ARR] = arr
+        INS[q, I_ARR] = arr
+        INS[q, I_PROBE] = arr
+        if act == OP_NEW:
+            LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_PENDING, side, price
+            LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = qty, 0, tb, ref
+        elif act == OP_MODIFY:
+            LO[key, LO_REF] = ref
+    S[S_INS_TAIL] = q + 1
+    return q
+
+
+# ---------------------------------------------------------------- the exchange side
+
+
+@njit(cache=True)
+def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
+    f = f0
+    for r in range(e0, st[ST_NE]):
+        kind = EV[r, E_KIND]
+        if kind == K_QUEUE:
+            continue
+        q = S[S_RQ_TAIL]
+        due = max(x + lat_of(LAT_RESPONSE, x, LM, LA, LB, S), S[S_LAST_RESP])
+        S[S_LAST_RESP] = due
+        RQ[q, R_DUE], RQ[q, R_KEY], RQ[q, R_KIND], RQ[q, R_REASON] = due, EV[r, E_KEY], kind, EV[r, E_REASON]
+        RQ[q, R_SIDE], RQ[q, R_PRICE], RQ[q, R_QTY], RQ[q, R_REM] = EV[r, E_SIDE], EV[r, E_PRICE], EV[r, E_QTY], EV[r, E_REM]
+        RQ[q, R_FILL_PX], RQ[q, R_TAKER], RQ[q, R_TIME] = 0, 0, x
+        if kind == K_FILLED or kind == K_PARTIAL:
+            RQ[q, R_FILL_PX], RQ[q, R_TAKER] = FL[f, F_PRICE], FL[f, F_TAKER]
+            f += 1
+        S[S_RQ_TAIL] = q + 1
+
+
+@njit(cache=True)
+def mark(MK, S, L, nl, tb, t, st):
+    """A mark row: the exchange book's best bid and ask of book tb at time t (M_SEQ: the
+    fill and event rows written before it, which orders it among the fills)."""
+    r = S[S_NM]
+    MK[r, M_TIME], MK[r, M_TB], MK[r, M_SEQ] = t, tb, st[ST_COUNT]
+    MK[r, M_BID], MK[r, M_ASK] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
+    S[S_NM] = r + 1
+
+
+@njit(cache=True)
+def arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
+    """Instruction q reaches the venue (post-only: rejected when it would take liquidity)."""
+    e0, f0 = st[ST_NE], st[ST_NF]
+    tb, k = INS[q, I_TB], INS[q, I_KEY]
+    x = INS[q, I_ARR]
+    at[0], at[1], at[2] = S[S_NEXT_SEQ], 0, x
+    crossed = False
+    if INS[q, X_POST] and INS[q, I_ACT] == OP_NEW and OO[k, O_STATE] == 0 and not INS[q, I_MARKET]:
+        side, price = INS[q, I_SIDE], INS[q, I_PRICE]
+        row = 2 * tb + 1 - side
+        j = nl[row] - 1
+        while j >= 0 and L[row, j, L_QTY] - L[row, j, L_USED] <= 0:
+            j -= 1
+        if j >= 0:
+            lp = L[row, j, L_KEY] if side == 1 else -L[row, j, L_KEY]
+            crossed = lp <= price if side == 0 else lp >= price
+        if crossed:
+            OO[k, O_STATE] = O_DONE
+            emit(EV, st, at, tb, k, K_REJECTED, R_POST_ONLY, side, price, INS[q, I_QTY], 0, -1, INS[q, I_ROW])
+    if not crossed:
+        instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at)
+    n_fills = st[ST_NF] - f0
+    respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x)
+    if n_fills > 0:
+        mark(MK, S, L, nl, tb, x, st)
+
+
+# ---------------------------------------------------------------- the strategy side
+
+
+@njit(cache=True)
+def top_of(L, nl, tb, C):
+    """The view's best bid and ask (feed shares) of book tb into the call row."""
+    for side in range(2):
+        row = 2 * tb + side
+        n = nl[row]
+        px, q = NONE, 0
+        if n > 0:
+            k = L[row, n - 1, L_KEY]
+            px, q = (k if side == 0 else -k), L[row, n - 1, L_QTY]
+        C[C_BID + 2 * side], C[C_BIDQ + 2 * side] = px, q
+
+
+@njit(cache=True)
+def deliver(RQ, LO, PL, q):
+    """Response q reaches the strategy: its local order table and position follow."""
+    k, kind = RQ[q, R_KEY], RQ[q, R_KIND]
+    if kind == K_FILLED or kind == K_PARTIAL:
+        f = RQ[q, R_QTY]
+        LO[k, LO_FILLED] += f
+        PL[LO[k, LO_TB]] += f if RQ[q, R_SIDE] == 0 else -f
+    LO[k, LO_REM] = RQ[q, R_REM]
+    if RQ[q, R_PRICE] >= 0:
+        LO[k, LO_PRICE] = RQ[q, R_PRICE]
+    if RQ[q, R_REM] == 0 and kind != 8:         # 8: modified (to 0 shares it is a cancel)
+        LO[k, LO_STATE] = LO_DONE
+    elif kind == K_REJECTED:
+        if LO[k, LO_STATE] == LO_PENDING:
+            LO[k, LO_STATE] = LO_DONE
+    elif LO[k, LO_STATE] != LO_DONE:
+        LO[k, LO_STATE] = LO_OPEN
+
+
+@njit(cache=True)
+def call_row(C, kind, now, tb, Lx, nlx, PL, S):
+    C[:] = 0
+    C[C_KIND], C[C_TIME], C[C_TB], C[C_SEQ] = kind, now, tb, S[S_NEXT_SEQ]
+    top_of(Lx, nlx, tb, C)
+    C[C_POS] = PL[tb]
+
+
+@njit(cache=True)
+def order_call(C, RQ, LO, q):
+    k = RQ[q, R_KEY]
+    C[C_KEY], C[C_EVENT], C[C_REASON], C[C_PRICE] = k, RQ[q, R_KIND], RQ[q, R_REASON], RQ[q, R_PRICE]
+    C[C_QTY], C[C_REM], C[C_FILL_PX], C[C_TAKER], C[C_REF] = RQ[q, R_QTY], RQ[q, R_REM], RQ[q, R_FILL_PX], RQ[q, R_TAKER], LO[k, LO_REF]
+
+
+@njit(cache=True)
+def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+    """Call a compiled strategy and send what it returns (each order through the risk gate)."""
+    S[S_CALLS] += 1
+    n = fn(C, LO, REFKEY, state, OUT)
+    now = C[C_TIME]
+    for i in range(min(n, OUT.shape[0])):
+        act, ref = OUT[i, Q_ACT], OUT[i, Q_REF]
+        tb = OUT[i, Q_TB] if OUT[i, Q_TB] >= 0 else C[C_TB]
+        if act == OP_NEW:
+            if ref < 0 or ref >= REFKEY.shape[0] or REFKEY[ref] >= 0:
+                S[S_REFUSED] += 1
+                continue
+            key = S[S_NKEY]
+            S[S_NKEY] = key + 1
+            REFKEY[ref] = key
+        else:
+            orig = OUT[i, Q_ORIG] if OUT[i, Q_ORIG] > 0 else ref
+            if orig < 0 or orig >= REFKEY.shape[0] or REFKEY[orig] < 0:
+                S[S_REFUSED] += 1
+                continue
+            key = REFKEY[orig]
+            if act == OP_MODIFY and ref != orig and 0 <= ref < REFKEY.shape[0]:
+                REFKEY[ref] = key
+        side = OUT[i, Q_SIDE] if act == OP_NEW else LO[key, LO_SIDE]
+        refused = risk_check(RK, W, S, act, side, OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_MARKET],
+                             C[C_BID], C[C_ASK], now)
+        bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_TIF],
+                OUT[i, Q_MARKET], OUT[i, Q_POST], ref, OUT[i, Q_ORIG], refused)
+
+
+@njit(cache=True)
+def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb):
+    """0, or what must grow before the next step of book tb."""
+    if 2 * st[ST_USED] + 8 > H.shape[0]:
+        return ROOM_HASH
+    if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
+        return ROOM_VHASH
+    if max(nl[2 * tb], nl[2 * tb + 1], nlv[2 * tb], nlv[2 * tb + 1]) + 2 > L.shape[1]:
+        return ROOM_LEVELS
+    need = max(nl[2 * tb], nl[2 * tb + 1]) + 2 * BK[tb, B_RESTING] + 8 + OUT_ROWS
+    if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need:
+        return ROOM_OUT
+    if MK.shape[0] - S[S_NM] < BK.shape[0] + 2:
+        return ROOM_MARKS
+    if INS.shape[0] - S[S_INS_TAIL] < OUT_ROWS + 1:
+        return ROOM_INS
+    if RQ.shape[0] - S[S_RQ_TAIL] < 2 * need:
+        return ROOM_RQ
+    if LAG.shape[0] - S[S_LAG_TAIL] < 2:
+        return ROOM_LAG
+    if LO.shape[0] - S[S_NKEY] < OUT_ROWS + 1:
+        return ROOM_KEYS
+    return 0
+
+
+@njit(cache=True)
+def next_wake(RQ, LAG, S):
+    """The next local time something reaches the strategy (FOREVER: nothing queued)."""
+    w = FOREVER
+    if S[S_RQ_HEAD] < S[S_RQ_TAIL]:
+        w = RQ[S[S_RQ_HEAD], R_DUE]
+    if S[S_LAG_HEAD] < S[S_LAG_TAIL]:
+        w = min(w, LAG[S[S_LAG_HEAD], LAG_DUE])
+    if S[S_SUB] & SUB_TIMER and S[S_TIMER_NEXT] <= S[S_TMAX]:
+        w = min(w, S[S_TIMER_NEXT])
+    return w
+
+
+@njit(cache=True)
+def view_changed(Lx, nlx, tb, TOPS):
+    """The view's best bid/ask of book tb differ from the last ones the strategy saw."""
+    changed = False
+    for side in range(2):
+        row = 2 * tb + side
+        n = nlx[row]
+        px, q = NONE, 0
+        if n > 0:
+            px, q = Lx[row, n - 1, L_KEY], Lx[row, n - 1, L_QTY]
+        if TOPS[tb, 2 * side] != px or TOPS[tb, 2 * side + 1] != q:
+            TOPS[tb, 2 * side], TOPS[tb, 2 * side + 1] = px, q
+            changed = True
+    return changed
+
+
+@njit(cache=True)
+def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY,
+          PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at):
+    """Run what is due before a feed event at time t (instructions arriving before t,
+    deliveries to the strategy before t), in time order. Returns OK, NEED_ROOM or CALL."""
+    while True:
+        a = INS[S[S_INS_HEAD], I_ARR] if S[S_INS_HEAD] < S[S_INS_TAIL] else FOREVER
+        if S[S_INS_HEAD] < S[S_INS_TAIL] and INS[S[S_INS_HEAD], X_REFUSED]:
+            S[S_INS_HEAD] += 1          # refused by the risk gate: never sent
+            continue
+        w = next_wake(RQ, LAG, S)
+        if a >= t and w >= t:
+            return OK
+        r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S,
+                 INS[S[S_INS_HEAD], I_TB] if a <= w else tb_ev)
+        if r:
+            S[S_CALL] = r
+            return NEED_ROOM
+        if a <= w:
+            q = S[S_INS_HEAD]
+            S[S_INS_HEAD] = q + 1
+            arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
+            continue
+        S[S_NOW] = w
+        Lx, nlx = (L, nl) if S[S_ZERO_FEED] else (Lv, nlv)
+        if S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] == w:
+            q = S[S_RQ_HEAD]
+            S[S_RQ_HEAD] = q + 1
+            deliver(RQ, LO, PL, q)
+            if S[S_SUB] & SUB_ORDERS:
+                k = RQ[q, R_KEY]
+                call_row(C, CALL_ORDER, w, LO[k, LO_TB], Lx, nlx, PL, S)
+                order_call(C, RQ, LO, q)
+                if not S[S_COMPILED]:
+                    S[S_CALL] = CALL_ORDER
+                    return CALL
+                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            continue
+        if S[S_LAG_HEAD] < S[S_LAG_TAIL] and LAG[S[S_LAG_HEAD], LAG_DUE] == w:
+            h = S[S_LAG_HEAD]
+            S[S_LAG_HEAD] = h + 1
+            e = LAG[h]
+            vtb = e[LAG_DUE - 1]            # the lag row keeps its tracked book in EV_AUX's place
+            at[0], at[1], at[2] = e[EV_SEQ], 1, e[EV_TIME]
+            feed_event(e, Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
+            if e[EV_ACTION] & DEFER:
+                continue
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(Lv, nlv, vtb, TOPS)):
+                call_row(C, CALL_BOOK, w, vtb, Lv, nlv, PL, S)
+                C[C_SEQ] = e[EV_SEQ]
+                if not S[S_COMPILED]:
+                    S[S_CALL] = CALL_BOOK
+                    return CALL
+                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            continue
+        # a timer
+        S[S_TIMER_NEXT] += S[S_TIMER_PERIOD]
+        call_row(C, CALL_TIMER, w, 0, Lx, nlx, PL, S)
+        if not S[S_COMPILED]:
+            S[S_CALL] = CALL_TIMER
+            return CALL
+        run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+
+
+@njit(cache=True)
+def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
+              REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT):
+    """Events ev[S[S_POS]:n] of a batch (resumable: S_POS, S_PHASE). Returns OK, NEED_ROOM
+    or CALL (a Python strategy's call is due: S[S_CALL] its kind, C its row)."""
+    at = np.empty(3, np.int64)
+    for i in range(S[S_POS], n):
+        b = ev[i, EV_BOOK]
+        if b >= tmap.shape[0] or tmap[b] < 0:
+            continue
+        tb = tmap[b]
+        if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:
+            note_print(H, ev[i])
+            if BKv[tb, B_SEQ] == 0 or ev[i, EV_ACTION] & DEFER:
+                continue
+            # an event that ends in a print: its book changes are seen at the print, as in
+            # the replay's tables
+            last = BKv[tb, B_SEQ]
+            seq, t = ev[i, EV_SEQ], ev[i, EV_TIME]
+            BKv[tb, B_SEQ] = 0
+            if not S[S_ZERO_FEED]:
+                h = S[S_LAG_TAIL] - 1
+                if h >= S[S_LAG_HEAD] and LAG[h, EV_SEQ] == last:
+                    LAG[h, EV_ACTION] &= ~DEFER
+                continue
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+                S[S_NOW] = t
+                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+                C[C_SEQ] = seq
+                if not S[S_COMPILED]:
+                    S[S_POS] = i + 1
+                    S[S_CALL] = CALL_BOOK
+                    return CALL
+                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            continue
+        S[S_POS] = i
+        t = ev[i, EV_TIME]
+        if S[S_PHASE] == 0:
+            S[S_NEXT_SEQ] = ev[i, EV_SEQ]
+            S[S_TMAX] = max(S[S_TMAX], t)
+            status = drain(t, tb, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
+                           LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
+            if status != OK:
+                return status
+            r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+            if r:
+                S[S_CALL] = r
+                return NEED_ROOM
+            if S[S_MARK_PERIOD] > 0 and t >= S[S_MARK_NEXT]:
+                for k in range(BK.shape[0]):
+                    if BK[k, B_SEEN]:
+                        mark(MK, S, L, nl, k, S[S_MARK_NEXT], st)
+                S[S_MARK_NEXT] = (t // S[S_MARK_PERIOD] + 1) * S[S_MARK_PERIOD]
+            e0, f0 = st[ST_NE], st[ST_NF]
+            at[0], at[1], at[2] = ev[i, EV_SEQ], 1, t
+            feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
+            BK[tb, B_TIME] = t
+            if ev[i, EV_ACTION] & DEFER:        # the event goes on: its last change so far
+                BKv[tb, B_SEQ] = ev[i, EV_SEQ]
+            else:
+                BKv[tb, B_SEQ] = 0
+            if st[ST_NF] > f0:
+                respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
+                mark(MK, S, L, nl, tb, t, st)
+            elif st[ST_NE] > e0:
+                respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
+            if not S[S_ZERO_FEED]:
+                h = S[S_LAG_TAIL]
+                LAG[h, :LAG_DUE] = ev[i]
+                LAG[h, LAG_DUE - 1] = tb
+                due = max(t + lat_of(LAT_FEED, t, LM, LA, LB, S), S[S_LAST_FEED])
+                S[S_LAST_FEED] = due
+                LAG[h, LAG_DUE] = due
+                S[S_LAG_TAIL] = h + 1
+                continue
+            S[S_PHASE] = 1
+        if S[S_PHASE] == 1:
+            # zero feed latency: the strategy sees the book right after the event (responses
+            # due by now first)
+            S[S_NOW] = t
+            while S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] <= t:
+                r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+                if r:
+                    S[S_CALL] = r
+                    return NEED_ROOM
+                q = S[S_RQ_HEAD]
+                S[S_RQ_HEAD] = q + 1
+                deliver(RQ, LO, PL, q)
+                if S[S_SUB] & SUB_ORDERS:
+                    call_row(C, CALL_ORDER, t, LO[RQ[q, R_KEY], LO_TB], L, nl, PL, S)
+                    order_call(C, RQ, LO, q)
+                    if not S[S_COMPILED]:
+                        S[S_CALL] = CALL_ORDER
+                        return CALL
+                    run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+            if r:
+                S[S_CALL] = r
+                return NEED_ROOM
+            S[S_PHASE] = 0
+            if ev[i, EV_ACTION] & DEFER:
+                continue
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+                C[C_SEQ] = ev[i, EV_SEQ]
+                if not S[S_COMPILED]:
+                    S[S_POS] = i + 1
+                    S[S_CALL] = CALL_BOOK
+                    return CALL
+                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+    S[S_POS] = n
+    return OK
+
+
+@njit(cache=True)
+def bt_finish(H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY, PL,
+              TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, day_end):
+    """After the feed's last record: everything still queued (timers up to the last feed
+    time), then (``day_end``) DAY orders expire. Resumable like bt_events (S_FINISH)."""
+    at = np.empty(3, np.int64)
+    if S[S_FINISH] == 0:
+        S[S_NEXT_SEQ] = 1 << 62
+        status = drain(FOREVER, 0, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
+                       LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
+        if status != OK:
+            return status
+        S[S_FINISH] = 1
+        if day_end:
+            for tb in range(BK.shape[0]):
+                if EV.shape[0] - st[ST_NE] < BK[tb, B_RESTING] + 1 or MK.shape[0] - S[S_NM] < 2:
+                    S[S_FINISH] = 0
+                    S[S_CALL] = ROOM_OUT
+                    return NEED_ROOM
+            for tb in range(BK.shape[0]):
+                last = max(BK[tb, B_TIME], S[S_LAST_ARR])
+                at[0], at[1], at[2] = 1 << 62, 1, last
+                k = BK[tb, B_HEAD]
+                while k >= 0:
+                    nxt = OO[k, O_NEXT]
+                    if OO[k, O_TIF] == TIF_DAY:
+                        rem = OO[k, O_REM]
+                        unlink(H, OO, BK, st, k)
+                        OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
+                        emit(EV, st, at, tb, k, K_EXPIRED, R_SESSION_END, OO[k, O_SIDE], OO[k, O_PRICE], rem, 0,
+                             -1, -1)
+                    k = nxt
+                if BK[tb, B_SEEN]:
+                    mark(MK, S, L, nl, tb, last, st)
+    return OK
+
+
+@njit(cache=True)
+def noop(call, lo, refkey, state, out):
+    """The compiled strategy slot of a Python strategy's run (never called)."""
+    return 0

@@ -1,0 +1,51 @@
+"""Calls from numba kernels to C functions by address: the C library's socket calls
+(``recvmmsg``, ``send``, ``poll``), its clock, and compiled strategies' entries.
+
+The addresses are kernel arguments (int64), not globals, so the kernels that use them stay
+in numba's cache (a ctypes function baked into the code would be an address of one process).
+Every argument is passed as a 64-bit integer (pointers included: ``array.ctypes.data``); a C
+``int`` parameter reads the low half of its register, so this is exact for the x86-64 and
+AArch64 calling conventions the live path runs on.
+"""
+
+from .jit import INTERPRETED
+
+if INTERPRETED:      # no machine code to call from Python kernels: the live loop needs numba
+    def ccall(addr, a0, a1, a2, a3, a4):
+        raise RuntimeError("the compiled live loop needs numba's kernels (OBOOK_KERNELS is python)")
+
+    ccall_int = ccall
+
+    def ccall9(addr, a0, a1, a2, a3, a4, a5, a6, a7, a8):
+        raise RuntimeError("the compiled live loop needs numba's kernels (OBOOK_KERNELS is python)")
+else:
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    def _caller(n_args: int, int_result: bool):
+        def typer(typingctx, addr, *args):
+            sig = types.int64(*([types.int64] * (n_args + 1)))
+
+            def codegen(context, builder, signature, llargs):
+                i64, i32 = ir.IntType(64), ir.IntType(32)
+                fnty = ir.FunctionType(i32 if int_result else i64, [i64] * n_args)
+                fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+                out = builder.call(fn, llargs[1:])
+                return builder.sext(out, i64) if int_result else out
+
+            return sig, codegen
+        return typer
+
+    def _intrinsic(n_args: int, int_result: bool, name: str):
+        names = ", ".join(f"a{i}" for i in range(n_args))
+        ns = {"inner": _caller(n_args, int_result)}
+        exec(f"def {name}(typingctx, addr, {names}):\n    return inner(typingctx, addr, {names})", ns)
+        return intrinsic(ns[name])
+
+    #: ``ccall(addr, a0..a4)``: a C function returning a 64-bit value (ssize_t, a pointer)
+    ccall = _intrinsic(5, False, "ccall")
+    #: the same for a C function returning ``int`` (sign-extended)
+    ccall_int = _intrinsic(5, True, "ccall_int")
+    #: nine arguments, 64-bit result (a compiled strategy's entry)
+    ccall9 = _intrinsic(9, False, "ccall9")

@@ -1,0 +1,238 @@
+"""The live loop's arbitration of lines A and B (and re-request answers): first copy wins,
+each message written once, in sequence order, into the delivered ring.
+
+The delivered ring is a BinaryFILE stream (2-byte length, message) in ``ring`` (bytes
+``S_W_BYTE`` written so far, a power-of-two size) with per record (numbered from 1, ring
+index ``record & rmask``) its MoldUDP64 number, line, kernel receive stamp and delivery
+stamp. Two readers follow it: the loop's own book (``S_H_*``) and the tables' writer
+(``S_T_*``, another thread). The writer never holds the loop back: when it falls a whole
+ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) and the
+caller reports it.
+
+A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
+too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
+the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
+``line_gap`` is each line's last own gap, for ``recovered_other_line``.
+"""
+
+import numpy as np
+
+from .jit import njit
+from .live_layout import (LINE_REQUEST, N_LINES, PEND_SLOT, S_END, S_HIGH, S_H_BYTE, S_H_REC, S_NEXT,
+                          S_PEND, S_PEND_FULL, S_SESSION_HI, S_SESSION_LO, S_SESSION_SET, S_TABLES,
+                          S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC)
+from .memcopy import copy_bytes
+from .mold import (END_OF_SESSION, P_OK, S_BACKWARDS, S_BAD, S_DUPLICATES, S_GAP_MESSAGES, S_GAPS,
+                   S_HEARTBEATS, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER, S_RECOVERED_REQUEST,
+                   S_WRONG_SESSION, _be, _header)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _room(S, nbytes, bsize, rsize):
+    """Whether the ring takes one more record of nbytes (the book's reader never falls a
+    ring behind: it runs after every receive); the tables' reader is dropped if it would."""
+    if S[S_W_BYTE] + nbytes - S[S_H_BYTE] > bsize or S[S_W_REC] + 1 - S[S_H_REC] > rsize:
+        return False
+    if S[S_TABLES] != 0 and (S[S_W_BYTE] + nbytes - S[S_T_BYTE] > bsize or S[S_W_REC] + 1 - S[S_T_REC] > rsize):
+        S[S_TABLES] = 0
+        S[S_T_LAPPED] = S[S_T_REC] + 1     # the first message the writer will not get
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def deliver(S, src, at, nbytes, seq, line, ts, t, ring, recs, stats, line_gap):
+    """Write message ``seq`` (its frame: src[at:at+nbytes]) to the ring; False: no room."""
+    bsize = ring.shape[0]
+    rsize = recs.shape[1]
+    if not _room(S, nbytes, bsize, rsize):
+        return False
+    w = S[S_W_BYTE]
+    p = w & (bsize - 1)
+    if p + nbytes <= bsize:
+        copy_bytes(ring, p, src, at, nbytes)
+    else:
+        for k in range(nbytes):
+            ring[(w + k) & (bsize - 1)] = src[at + k]
+    r = S[S_W_REC] + 1
+    i = r & (rsize - 1)
+    recs[0, i] = seq
+    recs[1, i] = line
+    recs[2, i] = ts
+    recs[3, i] = t
+    S[S_W_BYTE] = w + nbytes          # published after the record (the tables' thread reads it)
+    S[S_W_REC] = r
+    if line == LINE_REQUEST:
+        stats[line, S_RECOVERED_REQUEST] += 1
+    else:
+        for o in range(N_LINES - 1):
+            if o != line and line_gap[o, 0] <= seq < line_gap[o, 1]:
+                stats[o, S_RECOVERED_OTHER] += 1
+    S[S_NEXT] = seq + 1
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def drain(S, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data):
+    """Deliver the held messages that follow the delivered ones."""
+    pmask = pend_seq.shape[0] - 1
+    while S[S_PEND] > 0:
+        s = S[S_NEXT]
+        slot = s & pmask
+        if pend_seq[slot] != s:
+            return
+        if not deliver(S, pend_data[slot], 0, pend_meta[slot, 2], s, pend_meta[slot, 0], pend_meta[slot, 1], t,
+                       ring, recs, stats, line_gap):
+            return
+        pend_seq[slot] = -1
+        S[S_PEND] -= 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _follow(S, line, seq, end, stats, line_next, line_gap):
+    """The line's own sequence: a jump forward is one of its gaps, a late packet fills it."""
+    expect = line_next[line]
+    nxt = S[S_NEXT]
+    if expect < 0:
+        expect = nxt if seq >= nxt else seq
+    if seq > expect:
+        stats[line, S_GAPS] += 1
+        stats[line, S_GAP_MESSAGES] += seq - expect
+        stats[line, S_RECOVERED_OTHER] += max(0, min(seq, nxt) - expect)
+        line_gap[line, 0] = max(expect, nxt)
+        line_gap[line, 1] = seq
+    elif seq < expect:
+        lo, hi = line_gap[line, 0], line_gap[line, 1]
+        if seq < hi and end > lo:          # fills (part of) its gap
+            if seq <= lo:
+                line_gap[line, 0] = min(hi, end)
+            else:
+                line_gap[line, 1] = seq
+        else:
+            stats[line, S_BACKWARDS] += 1
+    line_next[line] = max(expect, end)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data):
+    """One datagram of ``line`` (buf[:ln]) received at ``ts`` (kernel stamp): counted,
+    checked, its new messages delivered or held."""
+    stats[line, S_PACKETS] += 1
+    seq, c, hi, lo, status = _header(buf, 0, ln)
+    if status != P_OK:
+        stats[line, S_BAD] += 1
+        return
+    if S[S_SESSION_SET] == 0:
+        S[S_SESSION_SET] = 1
+        S[S_SESSION_HI] = hi
+        S[S_SESSION_LO] = lo
+    elif hi != S[S_SESSION_HI] or lo != S[S_SESSION_LO]:
+        stats[line, S_WRONG_SESSION] += 1
+        return
+    n = 0
+    if c == 0 or c == END_OF_SESSION:
+        stats[line, S_HEARTBEATS] += 1
+        if c == END_OF_SESSION and (S[S_END] < 0 or seq < S[S_END]):
+            S[S_END] = seq
+    else:
+        n = c
+        stats[line, S_MESSAGES] += n
+    end = seq + n
+    if line != LINE_REQUEST:
+        _follow(S, line, seq, end, stats, line_next, line_gap)
+    if end > S[S_HIGH]:
+        S[S_HIGH] = end
+    if n == 0 and seq > S[S_HIGH]:
+        S[S_HIGH] = seq
+    pmask = pend_seq.shape[0] - 1
+    q = 20
+    for k in range(n):
+        s = seq + k
+        nbytes = 2 + _be(buf, q, 2)
+        nxt = S[S_NEXT]
+        if s < nxt:
+            stats[line, S_DUPLICATES] += 1
+        elif s == nxt:
+            if deliver(S, buf, q, nbytes, s, line, ts, t, ring, recs, stats, line_gap):
+                drain(S, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data)
+        elif s - nxt > pmask or nbytes > PEND_SLOT:
+            S[S_PEND_FULL] += 1
+        else:
+            slot = s & pmask
+            if pend_seq[slot] == s:
+                stats[line, S_DUPLICATES] += 1
+            else:
+                pend_seq[slot] = s
+                pend_meta[slot, 0] = line
+                pend_meta[slot, 1] = ts
+                pend_meta[slot, 2] = nbytes
+                copy_bytes(pend_data[slot], 0, buf, q, nbytes)
+                S[S_PEND] += 1
+        q += nbytes
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def missing(S, pend_seq, out):
+    """The numbers not delivered below the highest seen, as (first, count) rows of ``out``
+    (at most its length); returns how many."""
+    pmask = pend_seq.shape[0] - 1
+    nxt, high = S[S_NEXT], S[S_HIGH]
+    if S[S_END] >= 0 and S[S_END] < high:
+        high = S[S_END]
+    k = 0
+    s = nxt
+    top = min(high, nxt + pmask + 1)
+    while s < top and k < out.shape[0]:
+        if pend_seq[s & pmask] == s:
+            s += 1
+            continue
+        a = s
+        while s < top and pend_seq[s & pmask] != s:
+            s += 1
+        out[k, 0] = a
+        out[k, 1] = s - a
+        k += 1
+    if top < high and k < out.shape[0]:     # past the held slots: everything (not kept)
+        if k > 0 and out[k - 1, 0] + out[k - 1, 1] == top:
+            out[k - 1, 1] = high - out[k - 1, 0]
+        else:
+            out[k, 0] = top
+            out[k, 1] = high - top
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def skip(S, first, count, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data):
+    """Give up ``first .. first+count-1`` (the first missing range): delivery goes on after it."""
+    if first == S[S_NEXT]:
+        S[S_NEXT] = first + count
+        if S[S_HIGH] < first + count:
+            S[S_HIGH] = first + count
+        drain(S, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def ring_take(S, ring, recs, out, max_records):
+    """The tables' reader: as many whole frames after ``S_T_BYTE`` as fit in ``out`` (at most
+    max_records); returns (bytes, records). The caller then moves S_T_BYTE and S_T_REC."""
+    bsize = ring.shape[0]
+    t = S[S_T_BYTE]
+    w = S[S_W_BYTE]
+    r0 = S[S_T_REC]
+    k = 0
+    a = 0
+    while r0 + k < S[S_W_REC] and k < max_records and t + a + 2 <= w:
+        p = t + a
+        ln = 2 + ((np.int64(ring[p & (bsize - 1)]) << 8) | np.int64(ring[(p + 1) & (bsize - 1)]))
+        if a + ln > out.shape[0]:
+            break
+        for j in range(ln):
+            out[a + j] = ring[(p + j) & (bsize - 1)]
+        a += ln
+        k += 1
+    return a, k
+
+
+from .cache_deps import depends_on  # noqa: E402
+
+depends_on(globals(), "jit", "live_layout", "memcopy", "mold")

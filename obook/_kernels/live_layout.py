@@ -1,0 +1,57 @@
+"""The compiled live loop's named state: indices into its int64 state array ``S``, its
+histograms, return codes and buffer sizes (shared by the kernels and obook.live.hotpath)."""
+
+_NAMES = """
+NEXT HIGH END SESSION_SET SESSION_HI SESSION_LO
+W_REC W_BYTE H_REC H_BYTE T_REC T_BYTE TABLES T_LAPPED
+PEND PEND_FULL GAP_AT GAP_SINCE GAP_TRIES GAP_LAST REQUESTS N_GAPS
+GAP_WAIT REQ_TIMEOUT RETRIES MAX_REQUEST ON_GAP_SKIP HAVE_REQUEST
+LAST_PACKET LAST_VENUE HEARTBEAT STRICT PY_STRATEGY HAS_STRATEGY HAS_VENUE N_STATE
+MAX_QTY MAX_NOTIONAL MAX_RATE BAND_BPS RW_HEAD RW_COUNT
+ORDERS ANSWERS LOG_BYTES VENUE_ENDED VBUF_N
+CLOCK_OFFSET SPIN STOP NEED_ROOM RESUME_I GIVEUP_FIRST GIVEUP_COUNT BOOK_ERROR ERROR_SEQ
+CALLS BBO_ROWS PY_N BASE_NS BASE_CYC MULT SLICE_NS KSTAMPS LOOPS POLLS TRUNCATED
+REFUSED_RATE REFUSED_SIZE REFUSED_NOTIONAL REFUSED_PRICE REFUSED_BAND SEND_ERRORS
+SUBSCRIBE_ALL T_KERNEL_LAST SEND_BLOCKED GAP_HIGH VENUE_READ LOG_FULL
+""".split()
+for _i, _n in enumerate(_NAMES):
+    globals()["S_" + _n] = _i
+S_WIDTH = len(_NAMES)
+#: the risk gate's refusal counters, in the order of the reasons' names
+REFUSED = ("rate", "size", "notional", "no price", "band")
+
+# histograms (rows of the counts array), in the path's order
+HISTS = ("recv", "decode", "handover", "book", "strategy", "risk", "gateway", "venue",
+         "recv-to-book", "tick-to-trade")
+H_RECV, H_DECODE, H_HANDOVER, H_BOOK, H_STRATEGY, H_RISK, H_GATEWAY, H_VENUE, H_R2B, H_T2T = range(10)
+
+# run's return codes
+RUN_SLICE = 0        # its time slice is over (nothing to do for the caller)
+RUN_END = 1          # end of session, every message through the book
+RUN_NEED_ROOM = 2    # the books need a larger array (S_NEED_ROOM: which); call again after growing
+RUN_BOOK_ERROR = 3   # strict: a message the books refuse (S_BOOK_ERROR, S_ERROR_SEQ)
+RUN_GIVE_UP = 4      # a range lost on both lines, re-requests unanswered (S_GIVEUP_*)
+RUN_PY_ROWS = 5      # BBO rows for the Python strategy (py_rows[:S_PY_N])
+RUN_STOPPED = 6      # S_STOP was set
+RUN_VENUE_LOST = 7   # the venue connection failed
+
+# the C functions the loop calls (addresses in its ``fns`` argument)
+F_RECVMMSG, F_SEND, F_POLL, F_CLOCK, F_STRATEGY, F_RECV = range(6)
+N_FNS = 6
+MSG_DONTWAIT = 0x40
+MSG_TRUNC = 0x20
+MSG_NOSIGNAL = 0x4000
+
+# lines
+LINE_A, LINE_B, LINE_REQUEST = 0, 1, 2
+N_LINES = 3
+
+# sizes
+VLEN = 64            # datagrams a recvmmsg call takes
+DGRAM = 2048         # bytes a datagram may have (longer ones are truncated: bad packets)
+CTL = 64             # control bytes a datagram (the kernel's receive stamp)
+PEND_BITS = 16       # messages held ahead of a gap
+PEND_SLOT = 128      # bytes a held message may have (2-byte length included)
+PY_WIDTH = 9         # py_rows: seq, time, locate, bid px, qty, ask px, qty, kernel stamp, book stamp
+REF_BITS = 16        # orders' stamps kept by UserRefNum
+GAPS_MAX = 4096      # gaps given up (on_gap skip) kept: first, count, stamp before, stamp after

@@ -1,0 +1,96 @@
+"""``obook send``'s compiled loop: a day's packets, already encoded, sent on their schedule
+with ``sendmmsg`` (batches of every packet due), spinning on the clock for the last stretch
+before a packet's time; its lateness (send time - due time) counted in a histogram.
+
+The schedule is one array per field, sorted by due time: the packet (its bytes in ``buf`` at
+``p_off``, ``p_len``; -1 - n: a packet dropped on the way, the line's next number moving to
+n), the line (0 A, 1 B) and the due time (monotonic ns). ``addrs`` holds each line's
+``sockaddr_in``; ``hdr`` / ``iov`` / ``slot`` one ``mmsghdr``, ``iovec`` and schedule entry per batch slot.
+"""
+
+from .ccall import ccall_int
+from .jit import njit
+from .latency import record
+
+F_SENDMMSG, F_CLOCK = 0, 1
+# state
+Q_AT, Q_SENT_A, Q_SENT_B, Q_NEXT_A, Q_NEXT_B, Q_LAST_A, Q_LAST_B, Q_CALLS, Q_ERRORS, Q_NEXT_DUE = range(10)
+Q_WIDTH = 10
+SEND_DONE, SEND_WAIT, SEND_SLICE = 0, 1, 2
+BATCH = 64
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _clock(fns, ts):
+    ccall_int(fns[F_CLOCK], 1, ts.ctypes.data, 0, 0, 0)
+    return ts[0] * 1_000_000_000 + ts[1]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due, addrs, hdr, iov, slot, late,
+             spin_ns, slice_ns, ts):
+    """Send the schedule from Q[Q_AT]: returns SEND_DONE at its end, SEND_WAIT when the next
+    packet is due more than spin_ns away (Q[Q_NEXT_DUE]), SEND_SLICE after slice_ns."""
+    n = s_pkt.shape[0]
+    start = _clock(fns, ts)
+    while Q[Q_AT] < n:
+        k = Q[Q_AT]
+        t = _clock(fns, ts)
+        due = s_due[k]
+        if due > t:
+            if due - t > spin_ns:
+                Q[Q_NEXT_DUE] = due
+                return SEND_WAIT
+            while _clock(fns, ts) < due:
+                pass
+            t = _clock(fns, ts)
+        if t - start > slice_ns:
+            return SEND_SLICE
+        m = 0
+        while k < n and m < BATCH and s_due[k] <= t:
+            p = s_pkt[k]
+            line = s_line[k]
+            if p < 0:
+                nxt = -1 - p
+                if nxt > Q[Q_NEXT_A + line]:
+                    Q[Q_NEXT_A + line] = nxt
+            else:
+                iov[m, 0] = buf.ctypes.data + p_off[p]
+                iov[m, 1] = p_len[p]
+                hdr[m, 0] = addrs[line].ctypes.data
+                hdr[m, 1] = 16
+                hdr[m, 2] = iov[m:].ctypes.data
+                hdr[m, 3] = 1
+                hdr[m, 4] = 0
+                hdr[m, 5] = 0
+                hdr[m, 6] = 0
+                hdr[m, 7] = 0
+                slot[m] = k
+                m += 1
+            k += 1
+        sent = 0
+        while sent < m:
+            r = ccall_int(fns[F_SENDMMSG], fd, hdr[sent:].ctypes.data, m - sent, 0, 0)
+            Q[Q_CALLS] += 1
+            if r <= 0:
+                Q[Q_ERRORS] += 1
+                break
+            sent += r
+        t_sent = _clock(fns, ts)
+        for j in range(m):
+            e = slot[j]
+            line = s_line[e]
+            p = s_pkt[e]
+            Q[Q_SENT_A + line] += 1
+            Q[Q_LAST_A + line] = t_sent
+            end = p_seq[p] + p_count[p]
+            if end > Q[Q_NEXT_A + line]:
+                Q[Q_NEXT_A + line] = end
+            record(late, t_sent - s_due[e])
+        Q[Q_AT] = k
+    return SEND_DONE
+
+
+from .cache_deps import depends_on  # noqa: E402
+
+depends_on(globals(), "ccall", "jit", "latency")

@@ -1,0 +1,213 @@
+"""Closed-loop backtests: a strategy, the day replayed through the books, and its orders in
+the books with the latencies in between.
+
+    >>> r = obook.backtest("day.dbn", MyStrategy(), tickers=["SYM0"], order_latency=50_000)
+    >>> r.orders, r.events, r.fills, r.positions, r.equity      # pyarrow.Tables
+    >>> r.summary                                                # pnl, return, sharpe, ...
+
+See docs/backtesting.md for the strategy interface, the time model and the queue rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import ObookError
+from ..simulation import SimResult
+from .tables import Fees
+
+__all__ = ["backtest", "BacktestResult", "Fees", "Order", "compiled", "TABLES", "StrategyError"]
+
+TABLES = ("orders", "events", "fills", "positions", "equity")
+
+
+def __getattr__(name):
+    if name == "Order":
+        from .orders import Order
+        return Order
+    if name == "StrategyError":
+        from .worker import StrategyError
+        return StrategyError
+    raise AttributeError(name)
+
+
+class BacktestResult(SimResult):
+    """The tables of a backtest (``orders``, ``events``, ``fills``, ``positions``,
+    ``equity``) as ``pyarrow.Table`` attributes, ``summary`` (a dict) and ``stats``."""
+
+    def __init__(self, tables: dict, summary: dict, stats: dict):
+        super().__init__(tables, stats)
+        self.summary = summary
+
+    def write(self, prefix: str, suffix: str = "") -> list[str]:
+        """Each table as Parquet: ``{prefix}.{table}.parquet{suffix}``; returns the paths."""
+        import pyarrow.parquet as pq
+
+        paths = []
+        for name, t in self._tables.items():
+            path = f"{prefix}.{name}.parquet{suffix}"
+            pq.write_table(t, path)
+            paths.append(path)
+        return paths
+
+
+@dataclass
+class CompiledStrategy:
+    """A numba strategy ``fn(call, lo, refkey, state, out) -> n`` run inside the compiled
+    loop (see docs/backtesting.md, "Compiled strategies"). ``state``: its int64 scratch
+    array (kept between calls); ``on``: what it is called on ("bbo" or "book", "orders",
+    "timer"); ``timer``: the timer's period in ns."""
+
+    fn: object
+    state: np.ndarray = field(default_factory=lambda: np.zeros(64, np.int64))
+    tickers: tuple | None = None
+    on: tuple = ("bbo",)
+    timer: int | None = None
+    timer_start: int | None = None
+
+
+def compiled(fn, state=None, tickers=None, on=("bbo",), timer=None, timer_start=None) -> CompiledStrategy:
+    return CompiledStrategy(fn, np.zeros(64, np.int64) if state is None else state,
+                            tuple(tickers) if tickers else None, tuple(on), timer, timer_start)
+
+
+def _subscriptions(on, timer) -> int:
+    from .._kernels.backtest_layout import SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER
+
+    bits = {"bbo": SUB_BBO, "book": SUB_BOOK, "orders": SUB_ORDERS, "timer": SUB_TIMER}
+    sub = 0
+    for o in on:
+        if o not in bits:
+            raise ObookError(f"a strategy is called on bbo, book, orders or timer, not {o!r}")
+        sub |= bits[o]
+    if timer:
+        sub |= SUB_TIMER
+    return sub
+
+
+@dataclass
+class Spec:
+    strategy: object
+    fn: object
+    state: np.ndarray
+    compiled: bool
+    tickers: tuple | None
+    sub: int
+    zero_feed: int
+    timer: int
+    timer_start: int | None
+    mark: int
+    LM: np.ndarray
+    LA: np.ndarray
+    LB: np.ndarray
+    risk: object
+    risk_rk: np.ndarray
+    unit_ns: int
+    day_end: bool
+    max_ref: int = 1 << 20
+
+
+def _live_fn(strategy):
+    """The numba function inside an obook.live.strategy.numba_strategy wrapper, or None."""
+    fn = getattr(strategy, "fn", None)
+    if fn is not None and hasattr(fn, "py_func"):
+        return fn
+    for cell in getattr(strategy, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if hasattr(v, "py_func") and getattr(strategy, "__module__", "") == "obook.live.strategy":
+            return v
+    return None
+
+
+def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
+    """(fn, state, compiled, tickers, subscriptions, timer period, timer start)."""
+    from .._kernels.backtest import noop
+    from .adapt import live_adapter
+
+    if isinstance(strategy, CompiledStrategy):
+        t = tickers or strategy.tickers
+        period = timer or strategy.timer
+        return (strategy.fn, strategy.state, True, t, _subscriptions(strategy.on, period), period,
+                timer_start if timer_start is not None else strategy.timer_start)
+    fn6 = _live_fn(strategy)
+    if fn6 is not None:
+        return live_adapter(fn6), np.zeros(1 << 16, np.int64), True, tickers, _subscriptions(("bbo",), None), None, None
+    tickers = tickers or getattr(strategy, "tickers", None)
+    period = timer or getattr(strategy, "timer", None)
+    names = []
+    if hasattr(strategy, "on_book") or (callable(strategy) and not hasattr(strategy, "on_timer")
+                                        and not hasattr(strategy, "on_order")):
+        names.append(getattr(strategy, "on", "bbo"))
+    if hasattr(strategy, "on_order"):
+        names.append("orders")
+    if hasattr(strategy, "on_timer"):
+        if not period:
+            raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
+        names.append("timer")
+    return noop, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
+
+
+def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, response_latency=0, seed: int = 0,
+             timer=None, timer_start=None, fees: Fees | None = None, risk=None, interval: float = 60.0,
+             capital=None, format=None, date=None, on_error: str = "raise", day_end: bool = True,
+             on=None) -> BacktestResult:
+    """Run ``strategy`` against the replayed ``feed`` (see docs/backtesting.md).
+
+    ``strategy``: a live strategy (``strategy(top) -> orders``), an object with ``on_book``,
+    ``on_order``, ``on_timer`` methods, an ``obook.live.strategy.numba_strategy``, or
+    :func:`compiled`. ``tickers``: the instruments it trades and sees (None: its
+    ``tickers`` attribute, else every instrument). Latencies in ns (obook.backtest.latency):
+    an integer, a distribution drawn with ``seed``, or a recorded table. ``timer``: ns
+    between timer calls. ``fees``: :class:`Fees`. ``risk``: an obook.live.risk.RiskGate
+    (the live defaults otherwise). ``interval``: seconds between equity samples and of the
+    Sharpe ratio's returns. ``capital``: the return's denominator (price units x shares;
+    default half the traded notional).
+    """
+    from ..engine.replay import Replay
+    from ..feeds import resolve_format
+    from ..live.risk import RiskGate
+    from .latency import pack
+    from .tables import build
+    from .worker import BacktestObserver, StrategyError
+
+    fmt = resolve_format(format, feed)
+    unit_ns = int(fmt.time_unit_ns)
+    if isinstance(tickers, str):
+        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
+    fn, state, is_compiled, tickers, sub, period, t0 = _strategy_spec(strategy, tickers, on, timer, timer_start,
+                                                                      unit_ns)
+    if on is not None and not is_compiled:
+        sub = (sub & ~3) | _subscriptions((on,), None)
+    risk = risk if risk is not None else RiskGate()
+    rk = np.array([risk.max_qty, risk.max_notional, risk.max_orders_per_second, risk.band_bps,
+                   1_000_000_000 // unit_ns], np.int64)
+    LM, LA, LB = pack((feed_latency, order_latency, response_latency), unit_ns, seed)
+    zero = int(LM[0, 0] == 0 and LB[0, 0] == 0)
+    if interval <= 0:
+        raise ObookError(f"interval must be > 0 seconds, not {interval}")
+    spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
+                int(period or 0) // unit_ns, None if t0 is None else int(t0), int(interval * 1e9) // unit_ns,
+                LM, LA, LB, risk, rk, unit_ns, day_end)
+    obs = BacktestObserver(spec)
+    replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
+                    tickers=spec.tickers, unknown_tickers="ignore")
+    fees = fees or Fees()
+    try:
+        for _ in replay.table_batches():
+            pass
+    except StrategyError as e:
+        if obs.last is not None:
+            tables, summary = build(obs.last.rows(), fees, unit_ns, int(interval * 1e9), capital)
+            e.partial = BacktestResult(tables, summary, {})
+        raise
+    rows = replay.observed[0] if replay.observed else obs.last.rows()
+    tables, summary = build(rows, fees, unit_ns, int(interval * 1e9), capital)
+    stats = dict(replay.stats)
+    stats.update(calls=rows["calls"])
+    return BacktestResult(tables, summary, stats)

@@ -1,0 +1,34 @@
+"""A live compiled strategy (obook.live.strategy.numba_strategy: ``fn(locate, time, bid_px,
+bid_qty, ask_px, ask_qty) -> (kind, side, qty, price, ref, orig)``) as a backtest's
+compiled strategy, called on BBO changes in the compiled loop. Its ``state[tb]`` holds the
+book's locate."""
+
+from __future__ import annotations
+
+from .._kernels.jit import njit
+
+
+def live_adapter(fn6):
+    from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_KIND, C_TB, C_TIME, CALL_BOOK,
+                                            Q_ACT, Q_MARKET, Q_ORIG, Q_POST, Q_PRICE, Q_QTY, Q_REF, Q_SIDE,
+                                            Q_TB, Q_TIF)
+    from .._kernels.simulate_layout import NONE, TIF_DAY
+
+    @njit
+    def adapted(c, lo, refkey, state, out):
+        if c[C_KIND] != CALL_BOOK:
+            return 0
+        bid, ask = c[C_BID], c[C_ASK]
+        kind, side, qty, price, ref, orig = fn6(state[c[C_TB]], c[C_TIME], -1 if bid == NONE else bid,
+                                                -1 if bid == NONE else c[C_BIDQ], -1 if ask == NONE else ask,
+                                                -1 if ask == NONE else c[C_ASKQ])
+        if kind == 0:
+            return 0
+        out[0, Q_ACT] = 0 if kind == 1 else (1 if kind == 2 else 2)
+        out[0, Q_SIDE], out[0, Q_QTY], out[0, Q_PRICE] = side, qty, price
+        out[0, Q_TIF], out[0, Q_MARKET], out[0, Q_POST] = TIF_DAY, 0, 0
+        out[0, Q_REF], out[0, Q_ORIG], out[0, Q_TB] = ref, orig, -1
+        return 1
+
+    adapted.obook_live_locates = True
+    return adapted

@@ -1,0 +1,81 @@
+"""What a backtested strategy sends and sees: orders, order updates and its context.
+
+A strategy returns :class:`Order` rows: the live path's OUCH order (obook.live.ouch.Order:
+``kind`` "enter", "replace" or "cancel", ``symbol``, ``side`` "B"/"S", ``qty``, ``price``,
+``ref``, ``orig``, ``tif``) with two more fields, ``market`` and ``post_only``; ``kind``
+may also be "new" (= enter) or "modify" (= replace). ``tif``: "GTC", "DAY", "IOC", "FOK"
+or OUCH's codes (b"0" day, b"3" IOC, b"\\x99"... anything else is DAY). A live strategy's
+plain OUCH orders work as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._kernels.simulate_layout import OP_CANCEL, OP_MODIFY, OP_NEW, TIF_DAY, TIF_FOK, TIF_GTC, TIF_IOC
+from ..errors import ObookError
+from ..live.ouch import Order as OuchOrder
+from ..live.strategy import Top
+
+ACTIONS = {"enter": OP_NEW, "new": OP_NEW, "replace": OP_MODIFY, "modify": OP_MODIFY, "cancel": OP_CANCEL}
+TIFS = {"GTC": TIF_GTC, "DAY": TIF_DAY, "IOC": TIF_IOC, "FOK": TIF_FOK, b"0": TIF_DAY, b"3": TIF_IOC}
+EVENT_NAMES = ("", "accepted", "rejected", "rested", "partially_filled", "filled", "cancelled", "expired",
+               "modified", "queue")
+
+
+@dataclass(frozen=True)
+class Order(OuchOrder):
+    """An order instruction (see the module doc)."""
+
+    market: bool = False
+    post_only: bool = False
+
+
+def action_of(order) -> int:
+    try:
+        return ACTIONS[order.kind]
+    except KeyError:
+        raise ObookError(f"order kind {order.kind!r}: use enter/new, replace/modify or cancel") from None
+
+
+def tif_of(order) -> int:
+    tif = getattr(order, "tif", "DAY")
+    if isinstance(tif, str):
+        tif = tif.upper()
+    return TIFS.get(tif, TIF_DAY)
+
+
+@dataclass(slots=True)
+class OrderUpdate:
+    """An order's event as it reaches the strategy (after the response latency).
+    ``event``: accepted, rejected, rested, partially_filled, filled, cancelled, expired,
+    modified; ``fill_price`` / ``liquidity`` for fills; ``time``: when the venue did it."""
+
+    ref: int
+    event: str
+    reason: int
+    price: int
+    qty: int
+    remaining: int
+    fill_price: int | None
+    liquidity: str | None
+    time: int
+
+
+@dataclass(slots=True)
+class OpenOrder:
+    ref: int
+    symbol: str
+    side: str
+    price: int
+    remaining: int
+    filled: int
+    pending: bool          # sent, not acknowledged yet
+
+
+@dataclass(slots=True)
+class BacktestTop(Top):
+    """The live path's :class:`~obook.live.strategy.Top` (so a live strategy runs as it is)
+    with the backtest's context: ``view`` (:class:`Context`)."""
+
+    view: object = None

@@ -1,0 +1,342 @@
+"""The replay side of a backtest: an engine observer that runs the backtest kernel over
+every decoded batch (in the replaying process: ``workers=1``), calls a Python strategy when
+the kernel asks for it, and keeps the rows for the tables."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_PRICE,
+                                        C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME, C_WIDTH,
+                                        CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_SIDE, LO_WIDTH, M_WIDTH,
+                                        NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS,
+                                        ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
+                                        ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_HEAD, S_INS_TAIL,
+                                        S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD, S_NKEY, S_NM,
+                                        S_POS, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
+                                        S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
+                                        X_WIDTH)
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_SEEN, B_TAIL, B_WIDTH,
+                                        E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
+                                        O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_USED, ST_WIDTH)
+from ..errors import ObookError
+from ..simulation.observer import map_book
+from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
+
+HASH = 1 << 12
+LEVELS = 64
+CHUNK = 1 << 12
+RISK_CODES = {name: code for code, name in enumerate(RISK_NAMES) if name}
+
+
+class StrategyError(ObookError):
+    """The strategy raised: the backtest stopped there (``partial``: the tables so far)."""
+
+    def __init__(self, message, traceback_text: str = ""):
+        super().__init__(message)
+        self.traceback = traceback_text
+        self.partial = None
+
+
+class BacktestObserver:
+    """What the replay's applier gets (obook.engine: ``Replay(observer=...)``)."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.last = None
+
+    def worker(self, worker: int, n_workers: int) -> "BacktestWorker":
+        self.last = BacktestWorker(self.spec)
+        return self.last
+
+
+def _rq_none(v):
+    return None if v == NONE else int(v)
+
+
+class BacktestWorker:
+    def __init__(self, spec):
+        from .context import Context
+
+        self.spec = spec
+        self.names: list[str] = []
+        self.tb_of: dict[str, int] = {}
+        self.locate: list[int] = []
+        self.tmap = np.full(1, -1, np.int64)
+        self.H = np.zeros((HASH, H_WIDTH), np.int64)
+        self.Hv = np.zeros((HASH, H_WIDTH), np.int64)
+        self.st = np.zeros(ST_WIDTH, np.int64)
+        self.stv = np.zeros(ST_WIDTH, np.int64)
+        self._books(max(1, len(spec.tickers or ())))
+        self.OO = np.zeros((CHUNK, O_WIDTH), np.int64)
+        self.LO = np.zeros((CHUNK, LO_WIDTH), np.int64)
+        self.REFKEY = np.full(spec.max_ref if spec.compiled else 1, -1, np.int64)
+        self.INS = np.zeros((CHUNK, X_WIDTH), np.int64)
+        self.MID = np.zeros((CHUNK, 4), np.int64)
+        self.FL = np.zeros((CHUNK, F_WIDTH), np.int64)
+        self.EV = np.zeros((CHUNK, E_WIDTH), np.int64)
+        self.RQ = np.zeros((CHUNK, R_WIDTH), np.int64)
+        self.LAG = np.zeros((CHUNK, LAG_WIDTH), np.int64)
+        self.MK = np.zeros((CHUNK, M_WIDTH), np.int64)
+        self.C = np.zeros(C_WIDTH, np.int64)
+        self.OUT = np.zeros((OUT_ROWS, Q_WIDTH), np.int64)
+        self.W = np.zeros(max(1, spec.risk_rk[2]), np.int64)
+        self.S = np.zeros(S_WIDTH, np.int64)
+        S = self.S
+        S[S_SUB] = spec.sub
+        S[S_COMPILED] = 1 if spec.compiled else 0
+        S[S_ZERO_FEED] = spec.zero_feed
+        S[S_TIMER_PERIOD] = spec.timer
+        S[S_TIMER_NEXT] = spec.timer_start if spec.timer_start is not None else -1
+        S[S_MARK_PERIOD] = spec.mark
+        S[S_MARK_NEXT] = -1 if spec.mark else 0
+        self.zero_feed = bool(spec.zero_feed)
+        self.out = {"fills": [], "events": [], "marks": [], "orders": []}
+        self.refs: dict = {}
+        self.open: dict = {}
+        self.ctx = Context(self)
+        self.strategy = spec.strategy
+        self.fn = spec.fn
+        self.state = spec.state
+        for t in spec.tickers or ():
+            self._track(t)
+
+    # ------------------------------------------------------------ books
+
+    def _books(self, nt):
+        old = getattr(self, "BK", None)
+        n0 = 0 if old is None else old.shape[0]
+        levels = LEVELS if old is None else self.L.shape[1]
+
+        def grow(a, shape, fill=0):
+            new = np.full(shape, fill, np.int64)
+            if a is not None:
+                new[:a.shape[0]] = a
+            return new
+        self.BK = grow(old, (nt, B_WIDTH))
+        self.BKv = grow(getattr(self, "BKv", None), (nt, B_WIDTH))
+        for BK in (self.BK, self.BKv):
+            BK[n0:, B_HEAD] = BK[n0:, B_TAIL] = -1
+            BK[n0:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)
+            BK[n0:, B_DIRTY] = BK[n0:, B_ODIRTY] = 1
+        self.L = grow(getattr(self, "L", None), (2 * nt, levels, L_WIDTH))
+        self.Lv = grow(getattr(self, "Lv", None), (2 * nt, levels, L_WIDTH))
+        self.nl = grow(getattr(self, "nl", None), (2 * nt,))
+        self.nlv = grow(getattr(self, "nlv", None), (2 * nt,))
+        self.PL = grow(getattr(self, "PL", None), (nt,))
+        self.TOPS = grow(getattr(self, "TOPS", None), (nt, 4), NONE)
+        self.TOPS[n0:, 1::2] = 0
+
+    def _track(self, ticker):
+        tb = len(self.names)
+        self.names.append(ticker)
+        self.tb_of[ticker] = tb
+        self.locate.append(0)
+        if tb >= self.BK.shape[0]:
+            self._books(2 * self.BK.shape[0])
+        return tb
+
+    # ------------------------------------------------------------ the kernel
+
+    def _args(self):
+        return (self.H, self.L, self.nl, self.Hv, self.Lv, self.nlv, self.BKv, self.stv, self.INS, self.MID,
+                self.OO, self.BK, self.FL, self.EV, self.st, self.RQ, self.LAG, self.MK, self.LO, self.REFKEY,
+                self.PL, self.TOPS, self.S, self.C, self.spec.LM, self.spec.LA, self.spec.LB, self.spec.risk_rk,
+                self.W, self.fn, self.state, self.OUT)
+
+    def batch(self, events: np.ndarray, n: int, names) -> None:
+        from .._kernels.backtest import bt_events
+
+        wanted = self.spec.tickers
+        for book, ticker, *_ in names:
+            tb = self.tb_of.get(ticker)
+            if tb is None and wanted is None:
+                tb = self._track(ticker)
+            if tb is not None:
+                self.tmap = map_book(self.tmap, book, tb)
+                self.locate[tb] = book
+                if getattr(self.fn, "obook_live_locates", False) and tb < len(self.state):
+                    self.state[tb] = book
+                self.BK[tb, B_SEEN] = 1
+        if self.S[S_MARK_NEXT] < 0 and n:
+            p = self.S[S_MARK_PERIOD]
+            self.S[S_MARK_NEXT] = (int(events[0, 1]) // p + 1) * p
+        if self.S[S_TIMER_NEXT] < 0 and n:
+            self.S[S_TIMER_NEXT] = int(events[0, 1]) + self.S[S_TIMER_PERIOD]
+        self.S[S_POS] = 0
+        self._drive(lambda: bt_events(events, n, self.tmap, *self._args()))
+
+    def _drive(self, step) -> None:
+        """Run a kernel step until it is done: calls and room on the way."""
+        while True:
+            status = step()
+            if status == CALL:
+                self._call()
+            elif status == NEED_ROOM:
+                self._grow(int(self.S[S_CALL]))
+            else:
+                return
+
+    def finish(self) -> dict:
+        from .._kernels.backtest import bt_finish
+
+        self._drive(lambda: bt_finish(*self._args(), self.spec.day_end))
+        return self.rows()
+
+    def rows(self) -> dict:
+        """The rows so far (also after a failure: the partial tables)."""
+        self._flush()
+        S = self.S
+        orders = self.out["orders"] + [self.INS[:S[S_INS_TAIL]].copy()]
+        self.out["orders"] = orders[:-1]
+        cat = {k: (np.concatenate(v) if v else np.zeros((0, w), np.int64))
+               for k, v, w in (("fills", self.out["fills"], F_WIDTH), ("events", self.out["events"], E_WIDTH),
+                               ("marks", self.out["marks"], M_WIDTH), ("orders", orders, X_WIDTH))}
+        cat["names"] = list(self.names)
+        cat["calls"] = int(S[S_CALLS])
+        return cat
+
+    def _flush(self):
+        st, S = self.st, self.S
+        for name, buf, n in (("fills", self.FL, st[ST_NF]), ("events", self.EV, st[ST_NE]), ("marks", self.MK, S[S_NM])):
+            if n:
+                self.out[name].append(buf[:n].copy())
+        st[ST_NF] = st[ST_NE] = 0
+        S[S_NM] = 0
+
+    def _grow(self, kind: int) -> None:
+        from .._kernels.simulate import h_rehash
+
+        S = self.S
+        if kind in (ROOM_HASH, ROOM_VHASH):
+            H, st = (self.H, self.st) if kind == ROOM_HASH else (self.Hv, self.stv)
+            new = np.zeros((2 * H.shape[0], H_WIDTH), np.int64)
+            st[ST_USED] = h_rehash(H, new)
+            if kind == ROOM_HASH:
+                self.H = new
+            else:
+                self.Hv = new
+        elif kind == ROOM_LEVELS:
+            for name in ("L", "Lv"):
+                a = getattr(self, name)
+                b = np.zeros((a.shape[0], 2 * a.shape[1], L_WIDTH), np.int64)
+                b[:, :a.shape[1]] = a
+                setattr(self, name, b)
+        elif kind in (ROOM_OUT, ROOM_MARKS):
+            self._flush()
+            need = 4 * (self.L.shape[1] + OUT_ROWS) + 4 * self.BK.shape[0] + 64
+            if need > self.FL.shape[0]:
+                self.FL = np.zeros((need, F_WIDTH), np.int64)
+                self.EV = np.zeros((2 * need, E_WIDTH), np.int64)
+                self.MK = np.zeros((need, M_WIDTH), np.int64)
+        elif kind == ROOM_INS:
+            h, t = int(S[S_INS_HEAD]), int(S[S_INS_TAIL])
+            if h:
+                self.out["orders"].append(self.INS[:h].copy())
+                self.INS[:t - h] = self.INS[h:t]
+                S[S_INS_HEAD], S[S_INS_TAIL] = 0, t - h
+            if 2 * (t - h) + OUT_ROWS + 2 > self.INS.shape[0]:
+                self.INS = np.concatenate([self.INS, np.zeros_like(self.INS)])
+                self.MID = np.zeros((self.INS.shape[0], 4), np.int64)
+        elif kind in (ROOM_RQ, ROOM_LAG):
+            name, hc, tc = ("RQ", S_RQ_HEAD, S_RQ_TAIL) if kind == ROOM_RQ else ("LAG", S_LAG_HEAD, S_LAG_TAIL)
+            a = getattr(self, name)
+            h, t = int(S[hc]), int(S[tc])
+            a[:t - h] = a[h:t]
+            S[hc], S[tc] = 0, t - h
+            if 2 * (t - h) + 2 * OUT_ROWS + 64 > a.shape[0]:
+                setattr(self, name, np.concatenate([a, np.zeros_like(a)]))
+        elif kind == ROOM_KEYS:
+            self.OO = np.concatenate([self.OO, np.zeros_like(self.OO)])
+            self.LO = np.concatenate([self.LO, np.zeros_like(self.LO)])
+        else:
+            raise ObookError(f"backtest kernel: unknown room kind {kind}")
+
+    # ------------------------------------------------------------ a Python strategy
+
+    def _call(self) -> None:
+        import traceback
+
+        C, S = self.C, self.S
+        kind = int(S[S_CALL])
+        ctx = self.ctx
+        tb = int(C[C_TB])
+        now = int(C[C_TIME])
+        ctx.time = now
+        ctx.instrument = self.names[tb] if tb < len(self.names) else None
+        S[S_CALLS] += 1
+        strat = self.strategy
+        try:
+            if kind == CALL_BOOK:
+                if hasattr(strat, "on_book"):
+                    orders = strat.on_book(ctx)
+                else:
+                    bid, ask = _rq_none(C[C_BID]), _rq_none(C[C_ASK])
+                    top = BacktestTop(int(C[C_SEQ]), now, ctx.instrument, self.locate[tb], bid,
+                                      None if bid is None else int(C[C_BIDQ]), ask,
+                                      None if ask is None else int(C[C_ASKQ]), None, ctx)
+                    orders = strat(top)
+            elif kind == CALL_ORDER:
+                ev = int(C[C_EVENT])
+                fill = ev in (K_FILLED, K_PARTIAL)
+                upd = OrderUpdate(int(C[C_REF]), EVENT_NAMES[ev], int(C[C_REASON]), int(C[C_PRICE]), int(C[C_QTY]),
+                                  int(C[C_REM]), int(C[C_FILL_PX]) if fill else None,
+                                  ("taker" if C[C_TAKER] else "maker") if fill else None, now)
+                orders = strat.on_order(ctx, upd)
+            else:
+                orders = strat.on_timer(ctx)
+        except Exception as e:
+            err = StrategyError(f"the strategy raised {type(e).__name__}: {e} (at time {now})",
+                                traceback.format_exc())
+            raise err from e
+        if orders:
+            for o in orders:
+                self.send(o, now, tb)
+
+    def send(self, order, now: int, call_tb: int) -> None:
+        from .._kernels.backtest import bt_send
+
+        S, spec = self.S, self.spec
+        if S[S_INS_TAIL] + 2 >= self.INS.shape[0]:
+            self._grow(ROOM_INS)
+        if S[S_NKEY] + 2 >= self.OO.shape[0]:
+            self._grow(ROOM_KEYS)
+        act = action_of(order)
+        tb = self.tb_of.get(order.symbol) if order.symbol else call_tb
+        if tb is None:
+            raise StrategyError(f"the strategy sent an order for {order.symbol!r}, which it does not trade "
+                                f"({', '.join(self.names)})")
+        ref = int(order.ref)
+        if act == OP_NEW:
+            key = self.refs.get(ref)
+            if key is None:
+                key = int(S[S_NKEY])
+                S[S_NKEY] = key + 1
+                self.refs[ref] = key
+            side = 0 if order.side == "B" else 1
+            target = ref
+        else:
+            target = int(order.orig) if act == OP_MODIFY and order.orig else ref
+            key = self.refs.get(target)
+            if key is None:                 # unknown at the venue: it rejects it
+                key = int(S[S_NKEY])
+                S[S_NKEY] = key + 1
+            side = int(self.LO[key, LO_SIDE])
+        bid, bq, ask, aq = self.ctx.top(self.names[tb])
+        market = bool(getattr(order, "market", False))
+        checked = order
+        if market:
+            import dataclasses
+            checked = dataclasses.replace(order, price=(ask if side == 0 else bid) or 0)
+        reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns)
+        refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
+        if not refused:
+            if act == OP_MODIFY and ref != target:
+                self.refs[ref] = key
+            if act != 2:
+                self.open[ref] = key
+        qty = int(order.qty)
+        price = int(order.price) if not market else -1
+        bt_send(self.INS, self.LO, S, spec.LM, spec.LA, spec.LB, now, tb, key, act, side, qty, price,
+                tif_of(order), int(market), int(bool(getattr(order, "post_only", False))), ref,
+                int(order.orig or 0), refused)

@@ -1,0 +1,32 @@
+"""``obook compile``: compile every numba kernel now, so no later command waits for it."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+
+def compile_(
+    parts: Optional[List[str]] = typer.Argument(
+        None, metavar="[PART]...",
+        help="What to compile: itch, csv, databento, szse, sse, captures, match, simulate, latency "
+             "(default: all of them)."),
+    all_: bool = typer.Option(False, "--all", help="Compile every part (the default without PART)."),
+) -> None:
+    """Compile the numba kernels ahead of use (once after installing or upgrading obook; a few
+    minutes on two cores). Without it each command compiles the kernels it needs the first
+    time it runs, and says so."""
+    import time
+
+    from ..compiling import PARTS, compile_kernels
+
+    chosen = list(PARTS) if all_ or not parts else parts
+    start = time.perf_counter()
+
+    def said(name: str, seconds: float) -> None:
+        typer.echo(f"{name}: ready ({seconds:.1f} s)", err=True)
+
+    compile_kernels(chosen, progress=said)
+    typer.echo(f"compiled {len(chosen)} part{'s' if len(chosen) != 1 else ''} in "
+               f"{time.perf_counter() - start:.0f} s", err=True)

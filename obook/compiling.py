@@ -1,0 +1,172 @@
+"""Compile every numba kernel ahead of use (``obook compile``): run each part of obook once
+on a tiny generated input, compiled, so the kernels' caches hold every signature a real
+run needs. A later first run loads machine code instead of compiling it.
+
+The parts: each feed format's replay (every table, to Arrow and to Parquet, in this
+process and in worker processes), the matching engine, the own-order simulation, the
+feed generators and the book kernel's latency timer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from .errors import ObookError
+
+log = logging.getLogger("obook")
+
+TABLES = ("bbo", "trades", "orders", "depth")
+
+
+def _replay(feed, fmt: str | None = None, tables=TABLES) -> None:
+    """Every table of ``feed`` with one worker and with two, as text, and to Parquet."""
+    import io
+
+    import obook
+
+    from .output import write_text
+
+    for workers in (1, 2):
+        for table in tables:
+            getattr(obook, table)(feed, workers=workers, format=fmt).read_all()
+    write_text(obook.bbo(feed, workers=1, format=fmt), io.BytesIO())
+    obook.bars(feed, format=fmt).read_all()
+    if isinstance(feed, (str, os.PathLike)):        # convert reads one file
+        with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
+            obook.convert(feed, tmp, tables=tables, workers=1, format=fmt)
+
+
+def _itch(tmp: Path) -> None:
+    from .gen.itch import write_itch
+
+    write_itch(tmp / "day.itch", 20_000, 20, seed=1)
+    _replay(tmp / "day.itch")
+
+
+def _csv(tmp: Path) -> None:
+    from .gen.csv import write_csv
+
+    write_csv(tmp / "day.csv", 5_000, 5, seed=1)
+    _replay(tmp / "day.csv")
+
+
+def _databento(tmp: Path) -> None:
+    from .gen.databento import mbo_flow, write_dbn
+
+    write_dbn(tmp / "day.mbo.dbn", mbo_flow(5_000, 3, seed=1))
+    _replay(tmp / "day.mbo.dbn")
+    import obook
+
+    obook.mbp10(tmp / "day.mbo.dbn").read_all()
+    obook.mbp1(tmp / "day.mbo.dbn").read_all()
+
+
+def _szse(tmp: Path) -> None:
+    from .gen.szse import generate, write_szse, write_vendor
+
+    write_szse(tmp / "sz.log", 3_000, 4, seed=1)
+    _replay(tmp / "sz.log", "szse")
+    write_szse(tmp / "sz.bin", 3_000, 4, seed=1, binary=True)
+    _replay(tmp / "sz.bin", "szse-bin", ("bbo", "trades", "depth"))
+    files = write_vendor(tmp / "vendor", generate(3_000, 1, seed=1))
+    _replay([str(p) for p in files], "szse-csv")
+
+
+def _sse(tmp: Path) -> None:
+    import obook
+
+    from .gen.sse import write_sse
+
+    write_sse(tmp / "sh.log", 3_000, 3, seed=1)
+    _replay(tmp / "sh.log", "sse")
+    obook.audit(tmp / "sh.log", format="sse").read_all()
+
+
+def _captures(tmp: Path) -> None:
+    import obook
+
+    from .gen.itch import write_itch
+    from .gen.pcap import write_pcap
+
+    write_itch(tmp / "cap.itch", 5_000, 5, seed=2)
+    write_pcap(tmp / "cap.itch", tmp / "a.pcap", tmp / "b.pcap", seed=1)
+    lines = obook.lines(f"{tmp / 'a.pcap'}:233.54.12.111:26477", f"{tmp / 'b.pcap'}:233.54.12.112:26477")
+    _replay(lines, None, ("bbo",))
+    obook.gaps(lines).read_all()
+    obook.line_stats(lines).read_all()
+
+
+def _match(tmp: Path) -> None:
+    import obook
+
+    from .gen.orders import write_orders
+
+    write_orders(tmp / "orders.parquet", 20_000, 3, seed=1)
+    write_orders(tmp / "orders.csv", 2_000, 2, seed=1)
+    for workers in (1, 2):
+        obook.match(tmp / "orders.parquet", workers=workers, tables=("fills", "events", "bbo", "depth"), levels=5)
+    obook.match(tmp / "orders.csv", workers=1)
+
+
+def _simulate(tmp: Path) -> None:
+    import obook
+
+    from .gen.itch import write_itch
+
+    write_itch(tmp / "sim.itch", 20_000, 3, seed=3)
+    head = obook.bbo(tmp / "sim.itch", workers=1).read_all().slice(0, 200).to_pylist()
+    rows = ["time,instrument,order_id,action,side,type,tif,price,quantity"]
+    for i, r in enumerate(row for row in head if row["bid_px"] is not None):
+        rows.append(f"{r['time'] + 1},{r['ticker']},{i + 1},new,buy,limit,day,{r['bid_px']},100")
+    (tmp / "own.csv").write_text("\n".join(rows) + "\n")
+    for workers in (1, 2):
+        obook.simulate(tmp / "sim.itch", tmp / "own.csv", latency=1000, workers=workers,
+                       feed_tables=("bbo", "trades", "orders", "depth"),
+                       own_tables=("bbo_with_own", "depth_with_own"), levels=5)
+
+
+def _latency(tmp: Path) -> None:
+    from .engine.replay import Replay
+    from .gen.itch import write_itch
+    from .live.latency import BookTimer
+
+    write_itch(tmp / "lat.itch", 5_000, 5, seed=4)
+    timer = BookTimer()
+    Replay(str(tmp / "lat.itch"), workers=1, book_kernel=timer.kernel).reader().read_all()
+    timer.histogram()
+
+
+#: what ``obook compile`` can compile, in order
+PARTS: dict[str, Callable[[Path], None]] = {
+    "itch": _itch, "csv": _csv, "databento": _databento, "szse": _szse, "sse": _sse,
+    "captures": _captures, "match": _match, "simulate": _simulate, "latency": _latency,
+}
+
+
+def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = None) -> dict[str, float]:
+    """Compile the kernels of ``parts`` (names of ``PARTS``; None: all); returns the seconds
+    each part took (a part already compiled takes a few tenths: its kernels load)."""
+    from ._kernels.jit import INTERPRETED
+
+    if INTERPRETED or os.environ.get("OBOOK_KERNELS", "").strip().lower() == "python":
+        raise ObookError("OBOOK_KERNELS=python is set: the kernels run as Python and are not compiled")
+    names = list(PARTS) if not parts else list(parts)
+    unknown = [n for n in names if n not in PARTS]
+    if unknown:
+        raise ObookError(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
+    took = {}
+    with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
+        for name in names:
+            start = time.perf_counter()
+            part = Path(tmp) / name
+            part.mkdir()
+            PARTS[name](part)
+            took[name] = time.perf_counter() - start
+            if progress:
+                progress(name, took[name])
+    return took

@@ -1,0 +1,413 @@
+"""The compiled live path's Python side: sockets, buffers and the books set up once, then
+``obook._kernels.live_loop.run`` called in time slices (Python runs between slices and for
+what only it can do: growing an array, raising an error, a Python strategy's rows).
+
+:class:`HotLoop` is the loop (lines A and B, re-requests, books, strategy, risk, OUCH to the
+venue, latency histograms); :class:`RingSource` reads what it delivered as an ITCH stream
+for obook's replay engine, in another thread, so that writing tables never holds the loop.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+import threading
+import time
+
+import numpy as np
+
+from .._kernels import live_layout as L
+from .._kernels.latency import N_BUCKETS, record_many
+from ..errors import ObookError
+from .latency import Clock, Histogram, cycles_per_ns, now
+
+RING_BITS = 26          # delivered bytes kept for the tables' writer (64 MiB)
+RECORD_BITS = 21        # delivered records kept (2 Mi)
+PY_ROWS = 4096
+_MULT = None
+
+
+def _mult() -> int:
+    """ns per cycle of the cycle counter, << 24 (measured once per process)."""
+    global _MULT
+    if _MULT is None:
+        _MULT = int(round((1.0 / cycles_per_ns(0.02)) * (1 << 24)))
+    return _MULT
+
+
+def _libc_functions() -> np.ndarray:
+    libc = ctypes.CDLL(None, use_errno=True)
+    fns = np.zeros(L.N_FNS, np.int64)
+    for i, name in ((L.F_RECVMMSG, "recvmmsg"), (L.F_SEND, "send"), (L.F_POLL, "poll"),
+                    (L.F_CLOCK, "clock_gettime"), (L.F_RECV, "recv")):
+        fns[i] = ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
+    return fns
+
+
+class Receive:
+    """recvmmsg's headers, datagram and control buffers for the three lines."""
+
+    def __init__(self):
+        self.pk = np.zeros((L.N_LINES, L.VLEN, L.DGRAM), np.uint8)
+        self.ctl = np.zeros((L.N_LINES, L.VLEN, L.CTL), np.uint8)
+        self.iov = np.zeros((L.N_LINES, L.VLEN, 2), np.int64)
+        self.hdr = np.zeros((L.N_LINES, L.VLEN, 8), np.int64)      # struct mmsghdr: 64 bytes
+        for line in range(L.N_LINES):
+            for i in range(L.VLEN):
+                self.iov[line, i] = (self.pk[line, i].ctypes.data, L.DGRAM)
+                self.hdr[line, i, 2] = self.iov[line, i].ctypes.data
+                self.hdr[line, i, 3] = 1
+                self.hdr[line, i, 4] = self.ctl[line, i].ctypes.data
+                self.hdr[line, i, 5] = L.CTL
+
+
+class HotLoop:
+    """Lines A and B (and the re-request socket ``req``, connected to the server or None)
+    through the compiled loop. ``strategy``: a NumbaStrategy (in the loop), a Python
+    callable (the slow path: its rows come back to Python) or None; ``risk``: a RiskGate;
+    ``venue``: a logged-in :class:`~obook.live.gateway.Gateway` or None."""
+
+    def __init__(self, socks, req, strategy=None, tickers=None, risk=None, venue=None, *,
+                 on_gap="raise", gap_wait=0.05, request_timeout=0.2, retries=3, max_request=1000,
+                 spin=False, slice_s=0.05, session: str | None = None):
+        from ..engine.books import BookState, ExtraRows
+        from .._kernels.itch import SIZES
+        from .fast_strategy import NumbaStrategy
+        from .risk import RiskGate
+
+        self.clock = Clock()
+        self.fns = _libc_functions()
+        self.fds = np.full(4, -1, np.int64)
+        for i, s in enumerate(socks):
+            self.fds[i] = s.fileno()
+        if req is not None:
+            self.fds[L.LINE_REQUEST] = req.fileno()
+        self.venue = venue
+        if venue is not None:
+            self.fds[3] = venue.sock.fileno()
+        self.rx = Receive()
+        fds = [int(f) for f in self.fds if f >= 0]
+        self.pollfds = np.zeros((len(fds), 2), np.int32)
+        self.pollfds[:, 0] = fds
+        self.pollfds[:, 1] = 1          # POLLIN
+        S = self.S = np.zeros(L.S_WIDTH, np.int64)
+        S[L.S_NEXT] = S[L.S_HIGH] = 1
+        S[L.S_END] = -1
+        S[L.S_GAP_AT] = -1
+        S[L.S_GAP_WAIT] = int(gap_wait * 1e9)
+        S[L.S_REQ_TIMEOUT] = int(request_timeout * 1e9)
+        S[L.S_RETRIES] = retries
+        S[L.S_MAX_REQUEST] = max(1, min(int(max_request), 0xFFFE))
+        S[L.S_ON_GAP_SKIP] = on_gap == "skip"
+        S[L.S_HAVE_REQUEST] = req is not None
+        S[L.S_STRICT] = on_gap == "raise"
+        S[L.S_SPIN] = bool(spin)
+        S[L.S_SLICE_NS] = int(slice_s * 1e9)
+        S[L.S_MULT] = _mult()
+        S[L.S_CLOCK_OFFSET] = self.clock.offset
+        S[L.S_HEARTBEAT] = int((venue.heartbeat if venue is not None else 1.0) * 1e9)
+        S[L.S_HAS_VENUE] = venue is not None
+        S[L.S_LAST_VENUE] = S[L.S_LAST_PACKET] = now()
+        if session is not None:
+            raw = session.encode().ljust(10)[:10]
+            S[L.S_SESSION_SET] = 1
+            S[L.S_SESSION_HI] = int.from_bytes(raw[:8], "big", signed=True)
+            S[L.S_SESSION_LO] = int.from_bytes(raw[8:], "big")
+        self.risk = risk or RiskGate()
+        S[L.S_MAX_QTY], S[L.S_MAX_NOTIONAL] = self.risk.max_qty, self.risk.max_notional
+        S[L.S_MAX_RATE], S[L.S_BAND_BPS] = self.risk.max_orders_per_second, self.risk.band_bps
+        self.strategy = strategy.fresh() if isinstance(strategy, NumbaStrategy) else strategy
+        self.compiled = isinstance(self.strategy, NumbaStrategy)
+        S[L.S_HAS_STRATEGY] = strategy is not None
+        S[L.S_PY_STRATEGY] = strategy is not None and not self.compiled
+        self.fns[L.F_STRATEGY] = self.strategy.address if self.compiled else 0
+        state = self.strategy.state if self.compiled else np.zeros(1, np.int64)
+        # the delivered ring and the arbitration
+        ring = np.zeros(1 << RING_BITS, np.uint8)
+        recs = np.zeros((4, 1 << RECORD_BITS), np.int64)          # mold seq, line, kernel, delivered
+        self.stats_arr = np.zeros((L.N_LINES, 11), np.int64)
+        pend_seq = np.full(1 << L.PEND_BITS, -1, np.int64)
+        self.arb = (ring, recs, self.stats_arr, np.full(L.N_LINES, -1, np.int64), np.zeros((L.N_LINES, 2), np.int64),
+                    pend_seq, np.zeros((1 << L.PEND_BITS, 3), np.int64),
+                    np.zeros((1 << L.PEND_BITS, L.PEND_SLOT), np.uint8))
+        # the decoder: every locate in worker 0; subscribed instruments only when given
+        if isinstance(tickers, str):
+            tickers = tickers.split(",")
+        names = sorted({str(t).strip() for t in tickers if str(t).strip()}) if tickers else []
+        wanted = np.array([int.from_bytes(n.encode().ljust(8)[:8], "big", signed=True) for n in names], np.int64)
+        keep = np.zeros(1 << 16, np.uint8) if names else np.ones(1 << 16, np.uint8)
+        self.sym = np.full((1 << 16, 8), 32, np.uint8)
+        self.itch = (SIZES, np.zeros((8, 10), np.int64), np.zeros((8, 2), np.int64), np.zeros(1 << 16, np.uint8),
+                     keep, wanted, self.sym, np.zeros(1 << 17, np.uint8))
+        self.books = BookState(strict=on_gap == "raise", books=1 << 16 if not names else 1024, levels=1 << 14,
+                               pages=1 << 10, overflow=1 << 10)
+        x = ExtraRows()
+        self.rows = np.zeros((16, 9), np.int64)
+        self.extra = x
+        self.window = np.zeros(max(1, self.risk.max_orders_per_second), np.int64)
+        self.olog = np.zeros(1 << 24, np.uint8)
+        self.refs = np.zeros((4, 1 << L.REF_BITS), np.int64)
+        self.ords = (state, np.zeros(5, np.int64), self.window, np.zeros(64, np.uint8), self.olog, self.refs,
+                     np.zeros(1 << 16, np.uint8))
+        self.hists = np.zeros((len(L.HISTS), N_BUCKETS + 1), np.int64)
+        self.py_rows = np.zeros((PY_ROWS, L.PY_WIDTH), np.int64)
+        self.gaps_out = np.zeros((L.GAPS_MAX, 4), np.int64)
+        self.misc = (self.hists, self.py_rows, self.gaps_out, np.zeros((64, 2), np.int64), np.zeros(20, np.uint8),
+                     np.zeros(2, np.int64))
+        self.status = None
+        self.py_orders = 0
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Load the kernels before the first packet (numba's cache: ~0.3 s): one turn of the
+        loop (a zero time slice) and the tables' reader on an empty ring."""
+        from .._kernels.live_arb import ring_take
+
+        S = self.S
+        slice_ns, S[L.S_SLICE_NS] = S[L.S_SLICE_NS], 0
+        try:
+            self.call()
+        finally:
+            S[L.S_SLICE_NS] = slice_ns
+        ring_take(S, self.arb[0], self.arb[1], np.zeros(16, np.uint8), 1)
+
+    # -- the kernel's arguments ------------------------------------------------------------
+
+    def _bk(self) -> tuple:
+        b = self.books
+        b._dstate(0)
+        return (b.skips, b.lv, b.lv_free, b.lvx, b.sides, b.pool, b.seg_free, b.heaps, b.hp, b.fh, b.pages,
+                b.page_dir, b.page_live, b.page_key, b.page_free, b.ov_key, b.ov_val, b.ov_state, b.qn, b.pnode,
+                b.ovnode, b.dstate, b.cage, b.held, b.st)
+
+    def _outs(self) -> tuple:
+        x = self.extra
+        return (self.rows, x.trades, x.orders, x.depth, x.counts, x.snap)
+
+    def net(self) -> tuple:
+        return (self.rx.hdr, self.rx.pk, self.rx.ctl, self.pollfds)
+
+    def call(self) -> int:
+        """One call of the loop; handles what Python must and returns the RUN_* code."""
+        from .._kernels.live_loop import run
+
+        status = run(self.fns, self.fds, self.S, self.net(), self.arb, self.itch, self._bk(), self._outs(),
+                     self.ords, self.misc)
+        S = self.S
+        if status == L.RUN_NEED_ROOM:
+            from .._kernels import book as K
+
+            room = int(S[L.S_NEED_ROOM])
+            if room == K.ROOM_ROWS:
+                self.rows = np.zeros((self.rows.shape[0] * 2, 9), np.int64)
+            else:
+                self.books._grow(room)
+        elif status == L.RUN_PY_ROWS:
+            self._python_rows()
+        elif status == L.RUN_GIVE_UP:
+            first, count = int(S[L.S_GIVEUP_FIRST]), int(S[L.S_GIVEUP_COUNT])
+            raise ObookError(f"live feed: sequence numbers {first}..{first + count - 1} lost on both lines "
+                             f"(re-requests unanswered after {int(S[L.S_RETRIES])} retries)")
+        elif status == L.RUN_BOOK_ERROR:
+            from .._kernels.layout import BOOK_ERROR_NAMES
+
+            reason = BOOK_ERROR_NAMES.get(int(S[L.S_BOOK_ERROR]), f"error {int(S[L.S_BOOK_ERROR])}")
+            raise ObookError(f"live feed: message {int(S[L.S_ERROR_SEQ])}: {reason}")
+        elif status == L.RUN_VENUE_LOST:
+            raise ObookError("venue connection lost (an order could not be sent)")
+        return status
+
+    def run(self, idle_timeout: float | None = None, until=None) -> int:
+        """Call the loop until the end of session, a stop, or ``until()`` turns true."""
+        while True:
+            status = self.call()
+            if status in (L.RUN_END, L.RUN_STOPPED):
+                self.status = status
+                return status
+            if until is not None and until():
+                return status
+            if idle_timeout is not None and (now() - self.S[L.S_LAST_PACKET]) > idle_timeout * 1e9:
+                raise ObookError(f"live feed: nothing received for {idle_timeout:g} s "
+                                 f"(next sequence number {int(self.S[L.S_NEXT])})")
+
+    def stop(self) -> None:
+        self.S[L.S_STOP] = 1
+
+    # -- the Python strategy (slow path) -----------------------------------------------------
+
+    def symbol(self, locate: int) -> str:
+        return bytes(self.sym[locate]).decode("ascii", "replace").rstrip()
+
+    def _python_rows(self) -> None:
+        from . import soupbin
+        from .ouch import encode
+        from .strategy import Top
+
+        S, rows, h = self.S, self.py_rows, self.hists
+        n = int(S[L.S_PY_N])
+        strat, risk, gate = [], [], []
+        for q in range(n):
+            seq, t, loc, bpx, bq, tk, apx, aq, tb = (int(v) for v in rows[q])
+            top = Top(seq, t, self.symbol(loc), loc, None if bpx < 0 else bpx, None if bq < 0 else bq,
+                      None if apx < 0 else apx, None if aq < 0 else aq, {"recv": tk, "book": tb})
+            orders = self.strategy(top)
+            t1 = now()
+            strat.append(t1 - tb)
+            for o in orders or ():
+                reason = self.risk.check(o, top.bid_px, top.ask_px, t)
+                t2 = now()
+                risk.append(t2 - t1)
+                t1 = t2
+                if reason is not None:
+                    continue
+                msg = encode(o)
+                lb = int(S[L.S_LOG_BYTES])
+                if lb + len(msg) <= len(self.olog):
+                    self.olog[lb:lb + len(msg)] = np.frombuffer(msg, np.uint8)
+                    S[L.S_LOG_BYTES] = lb + len(msg)
+                else:
+                    S[L.S_LOG_FULL] += 1
+                S[L.S_ORDERS] += 1
+                self.py_orders += 1
+                if self.venue is not None:
+                    i = o.ref & (self.refs.shape[1] - 1)
+                    t3 = now()
+                    if self.refs[0, i] != o.ref or self.refs[1, i] == 0:    # a ref's first order's stamps
+                        self.refs[:, i] = (o.ref, t3, tk, 0)
+                    self.venue.sock.sendall(soupbin.packet(soupbin.UNSEQUENCED, msg))
+                    S[L.S_LAST_VENUE] = t3
+                    gate.append(t3 - t2)
+                t1 = now()
+        for k, v in ((L.H_STRATEGY, strat), (L.H_RISK, risk), (L.H_GATEWAY, gate)):
+            if v:
+                a = np.asarray(v, np.int64)
+                record_many(h[k], a, len(a))
+        S[L.S_PY_N] = 0
+
+    # -- after the session -------------------------------------------------------------------
+
+    def finish_venue(self, wait: float = 5.0) -> None:
+        """Read the venue's answers until every order has one (or ``wait`` s), log out."""
+        from .._kernels.live_orders import answers
+        from . import soupbin
+
+        if self.venue is None:
+            return
+        S = self.S
+        sock = self.venue.sock
+        end = time.monotonic() + wait
+        try:
+            while S[L.S_ANSWERS] < S[L.S_ORDERS] and not S[L.S_VENUE_ENDED] and time.monotonic() < end:
+                sock.settimeout(max(0.001, min(0.05, end - time.monotonic())))
+                try:
+                    data = sock.recv(1 << 16)
+                except (socket.timeout, BlockingIOError):
+                    continue
+                if not data:
+                    break
+                vbuf = self.ords[6]
+                n = int(S[L.S_VBUF_N])
+                vbuf[n:n + len(data)] = np.frombuffer(data, np.uint8)
+                S[L.S_VBUF_N] = n + len(data)
+                answers(S, vbuf, self.refs, self.hists)
+            sock.sendall(soupbin.packet(soupbin.LOGOUT))
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+    def order_log(self) -> bytes:
+        """Every OUCH message sent (or kept, without a venue), in order."""
+        return bytes(self.olog[:int(self.S[L.S_LOG_BYTES])])
+
+    def messages(self) -> list[bytes]:
+        """The order log cut into its OUCH messages."""
+        from .ouch import SIZES
+
+        log, out, p = self.order_log(), [], 0
+        while p < len(log):
+            n = SIZES[log[p:p + 1]]
+            out.append(log[p:p + n])
+            p += n
+        return out
+
+    def digest(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.order_log()).hexdigest()
+
+    def histograms(self) -> list[Histogram]:
+        out = []
+        for i, name in enumerate(L.HISTS):
+            h = Histogram(name)
+            h.counts[:] = self.hists[i]
+            out.append(h)
+        return out
+
+    def refused(self) -> dict:
+        if not self.compiled:
+            return dict(self.risk.refused)
+        return {name: int(self.S[L.S_REFUSED_RATE + i]) for i, name in enumerate(L.REFUSED)
+                if self.S[L.S_REFUSED_RATE + i]}
+
+
+class RingSource:
+    """The loop's delivered messages as an ITCH stream (``readinto``, whole messages) for
+    obook's replay engine, in another thread than the loop's. ``done()``: the loop is over
+    (the rest is read, then the end); it raises the loop's error if it had one."""
+
+    partial_reads = True
+    name = "<live>"
+
+    def __init__(self, loop: HotLoop, done):
+        self.loop = loop
+        self.done = done
+        self.wake = threading.Event()
+
+    def readinto(self, view) -> int:
+        from .._kernels.live_arb import ring_take
+
+        S = self.loop.S
+        ring, recs = self.loop.arb[0], self.loop.arb[1]
+        out = np.frombuffer(view, np.uint8)
+        tmp = None if out.flags.writeable else np.empty(len(out), np.uint8)
+        while True:
+            if S[L.S_T_LAPPED]:
+                raise ObookError(f"live tables: the table writer fell more than {len(ring) >> 20} MiB "
+                                 f"({recs.shape[1]} messages) behind the feed; the tables stop before "
+                                 f"message {int(S[L.S_T_LAPPED])} (the books and the strategy go on)")
+            n, k = ring_take(S, ring, recs, out if tmp is None else tmp, 1 << 16)
+            if k:
+                if tmp is not None:
+                    view[:n] = tmp[:n].tobytes()
+                S[L.S_T_BYTE] += n
+                S[L.S_T_REC] += k
+                return n
+            finished = self.done()
+            if finished and S[L.S_T_REC] >= S[L.S_W_REC]:
+                return 0
+            self.wake.wait(0.001)
+            self.wake.clear()
+
+    def record_columns(self, seq: np.ndarray) -> list:
+        """mold_seq, line and ts_recv (kernel stamp, UTC) of delivered records."""
+        import pyarrow as pa
+
+        from ..feeds.mold.side import RECORD_FIELDS
+        from .feed import LINE_LETTERS
+
+        recs = self.loop.arb[1]
+        idx = np.asarray(seq, np.int64) & (recs.shape[1] - 1)
+        letters = pa.array(LINE_LETTERS, RECORD_FIELDS[1].type)
+        return [pa.array(recs[0, idx].astype(np.uint64)), letters.take(pa.array(recs[1, idx])),
+                pa.array(recs[2, idx] + self.loop.clock.offset, RECORD_FIELDS[2].type)]
+
+
+def pin(cpu: int | None) -> None:
+    """Pin the calling thread to ``cpu`` (None: leave it)."""
+    if cpu is not None:
+        try:
+            os.sched_setaffinity(0, {int(cpu)})
+        except (OSError, ValueError) as e:
+            raise ObookError(f"--cpu {cpu}: cannot pin to that core: {e}") from e

@@ -1,0 +1,80 @@
+"""``obook plot latency``: the latency distributions of a live run (the table ``obook listen
+--latency-output`` writes) as a percentile plot, HdrHistogram style: the latency (log scale)
+against the percentile on a log scale of 1 / (1 - q), so that the median, 99%, 99.9% and
+99.99% are evenly spaced and the tail is visible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ObookError
+
+#: the percentiles marked on the x axis
+TICKS = (0.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
+
+
+def percentile_curve(bucket_ns, bucket_count) -> tuple[np.ndarray, np.ndarray]:
+    """(percentile, latency ns) at the top of each bucket: the fraction of values at or below
+    it, and its value; the last point (100%) is placed one value past the last finite step."""
+    value = np.asarray(bucket_ns, np.float64)
+    count = np.asarray(bucket_count, np.float64)
+    order = np.argsort(value, kind="stable")
+    value, count = value[order], count[order]
+    total = count.sum()
+    if total == 0:
+        return np.zeros(0), np.zeros(0)
+    cum = np.cumsum(count) / total
+    cum[-1] = 1.0 - 1.0 / (2 * total)      # the maximum: half a value short of 100%
+    return 100.0 * cum, value
+
+
+def _x(pct: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 - np.asarray(pct) / 100.0)
+
+
+def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float = 5.5, dpi: int = 100) -> Path:
+    """Draw the stages of a latency table (all, or ``stages``) to ``out`` (.png, .svg, .pdf)."""
+    import pyarrow.parquet as pq
+
+    from ..plotting import _matplotlib
+
+    try:
+        table = pq.read_table(table_path)
+    except (OSError, ValueError) as e:
+        raise ObookError(f"{table_path}: not a latency table ({e})") from e
+    need = {"stage", "bucket_ns", "bucket_count"}
+    if not need <= set(table.column_names):
+        raise ObookError(f"{table_path}: not a latency table (needs the columns {', '.join(sorted(need))}: "
+                         f"obook listen --latency-output writes one)")
+    rows = table.to_pylist()
+    if stages:
+        rows = [r for r in rows if r["stage"] in set(stages)]
+    rows = [r for r in rows if r["bucket_count"]]
+    if not rows:
+        raise ObookError(f"{table_path}: no latency samples{' of ' + ', '.join(stages) if stages else ''}")
+    plt = _matplotlib()
+    fig, ax = plt.subplots(figsize=(width, height), dpi=dpi)
+    top = 0.0
+    for r in rows:
+        pct, ns = percentile_curve(r["bucket_ns"], r["bucket_count"])
+        ax.step(_x(pct), np.maximum(ns, 1.0) / 1000.0, where="post", label=f"{r['stage']} (n={sum(r['bucket_count'])})")
+        top = max(top, pct[-1])
+    ticks = [t for t in TICKS if t <= top + 1e-9] or [0.0]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(_x(ticks))
+    ax.set_xticklabels([f"{t:g}%" for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlim(1.0, _x(top) * 1.2)
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("latency (µs)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left")
+    ax.set_title("latency by percentile")
+    out = Path(out)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    return out

@@ -1,0 +1,59 @@
+"""Helpers of the hostile-input tests that run the command line in a subprocess: a crash
+(a signal), a traceback or a hang fails the test, never the test session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+TIMEOUT = 120
+
+
+def obook_cli(*args, compiled: bool = False, stdin=None, timeout: float = TIMEOUT,
+              env: dict | None = None) -> subprocess.CompletedProcess:
+    """``obook ARGS`` in a subprocess (bytes out and err). ``compiled``: the numba kernels
+    even for a tiny input (the command line runs tiny inputs on the Python kernels)."""
+    e = {k: v for k, v in os.environ.items() if k != "OBOOK_KERNELS"}
+    if compiled:
+        e["OBOOK_KERNELS"] = "numba"
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "obook", *map(str, args)], stdin=stdin, capture_output=True,
+                          timeout=timeout, env=e)
+
+
+def cli_error(*args, compiled: bool = False, stdin=None, env: dict | None = None) -> str:
+    """The one-line ``error: ...`` of a command that must fail cleanly (exit 1, no traceback,
+    no signal); returns the line."""
+    r = obook_cli(*args, compiled=compiled, stdin=stdin, env=env)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 1, (r.returncode, err[-2000:])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines and lines[-1].startswith("error: ") and "Traceback" not in err, err[-2000:]
+    return lines[-1]
+
+
+def peak_rss_mib(*args, stdin=None, timeout: float = TIMEOUT) -> tuple[int, float, str]:
+    """(exit code, peak RSS in MiB, stderr) of ``obook ARGS`` run under a small wrapper
+    process that reads its child's ``ru_maxrss`` (the largest of the command and its workers)."""
+    wrapper = ("import resource, subprocess, sys\n"
+               "r = subprocess.run([sys.executable, '-m', 'obook', *sys.argv[1:]], stdout=subprocess.DEVNULL)\n"
+               "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    e = {k: v for k, v in os.environ.items() if k != "OBOOK_KERNELS"}
+    r = subprocess.run([sys.executable, "-c", wrapper, *map(str, args)], stdin=stdin, capture_output=True,
+                       timeout=timeout, env=e)
+    code, kib = r.stdout.decode().split()
+    return int(code), int(kib) / 1024, r.stderr.decode("utf-8", "replace")
+
+
+def batches_until_error(reader) -> tuple[list, Exception | None]:
+    """(batches, the ObookError that ended the reader or None) of a batch reader."""
+    from obook.errors import ObookError
+
+    batches = []
+    try:
+        for b in reader:
+            batches.append(b)
+    except ObookError as e:
+        return batches, e
+    return batches, None

@@ -1,0 +1,114 @@
+"""Hostile packet captures: an interface time unit no clock has, a capture without a UDP/IPv4
+datagram, a line whose address and port match no packet: a clear error, not a
+traceback, not 0 rows and exit 0."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import obook
+from obook.errors import ObookError
+from obook.gen.pcap import LINE_A, SESSION, _frame, _Writer
+
+from hostile_support import cli_error
+from itch_builder import ItchBuilder
+
+A = f"{LINE_A[0]}:{LINE_A[1]}"
+
+
+def _messages():
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    b.add(1, 10, "B", 100, 1_000_000)
+    b.add(1, 11, "S", 100, 1_001_000)
+    data, out, pos = b.bytes(), [], 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 2], "big")
+        out.append(data[pos + 2:pos + 2 + n])
+        pos += 2 + n
+    return out
+
+
+def _packet(seq, msgs):
+    return struct.pack(">10sQH", SESSION, seq, len(msgs)) + b"".join(struct.pack(">H", len(m)) + m for m in msgs)
+
+
+def _block(btype, body):
+    body += b"\0" * ((-len(body)) % 4)
+    return struct.pack("<II", btype, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
+
+
+def _pcapng(path, tsresol: int):
+    shb = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    idb = _block(1, struct.pack("<HHI", 1, 0, 65535) + struct.pack("<HH", 9, 1) + bytes([tsresol, 0, 0, 0])
+                 + struct.pack("<HH", 0, 0))
+    frame = _frame(_packet(1, _messages()), LINE_A, False)
+    t = 1_796_029_200_000_001
+    epb = _block(6, struct.pack("<IIIII", 0, t >> 32, t & 0xFFFFFFFF, len(frame), len(frame)) + frame)
+    path.write_bytes(shb + idb + epb)
+    return path
+
+
+@pytest.mark.parametrize("tsresol", [100, 19, 0x80 | 34, 0xFF])
+def test_pcapng_tsresol_no_clock_has_clear_error_names_block(tmp_path, tsresol):
+    """if_tsresol 100 (10^-100 s) divided by zero; 2^-127 shifted past 64 bits."""
+    path = _pcapng(tmp_path / "x.pcapng", tsresol)
+    with pytest.raises(ObookError, match="if_tsresol") as info:
+        obook.bbo(path, workers=1).read_all()
+    assert "block 2" in str(info.value)
+    assert "if_tsresol" in cli_error("bbo", path)
+    assert "if_tsresol" in cli_error("bbo", "--line-a", f"{path}:{A}")
+
+
+@pytest.mark.parametrize("tsresol", [6, 9, 18, 0x80 | 30])
+def test_pcapng_tsresol_of_a_clock_replays(tmp_path, tsresol):
+    path = _pcapng(tmp_path / "x.pcapng", tsresol)
+    assert obook.bbo(path, workers=1).read_all().num_rows == 2
+
+
+def _pcap(path, frames):
+    w = _Writer(path, "pcap", False)
+    for i, frame in enumerate(frames):
+        w.write(1_796_029_200_000_000_000 + i * 1000, frame)
+    w.close()
+    return path
+
+
+def _tcp_frame(payload: bytes) -> bytes:
+    frame = bytearray(_frame(payload, LINE_A, False))
+    frame[14 + 9] = 6                               # IPv4 protocol: TCP
+    return bytes(frame)
+
+
+@pytest.mark.parametrize("frames", ["none", "tcp", "short_udp"])
+def test_capture_without_udp_datagrams_clear_error_not_a_traceback(tmp_path, frames):
+    payload = _packet(1, _messages())
+    made = {"none": [], "tcp": [_tcp_frame(payload)] * 3, "short_udp": [_frame(b"x" * 10, LINE_A, False)] * 3}
+    path = _pcap(tmp_path / "x.pcap", made[frames])
+    with pytest.raises(ObookError, match="no UDP/IPv4 datagram that could carry MoldUDP64"):
+        obook.bbo(path, workers=1).read_all()
+    line = cli_error("bbo", path)
+    assert "no UDP/IPv4 datagram" in line and "max_workers" not in line
+
+
+@pytest.mark.parametrize("two_lines", [False, True])
+def test_capture_line_matching_no_packet_clear_error_not_zero_rows(tmp_path, two_lines):
+    path = _pcap(tmp_path / "a.pcap", [_frame(_packet(1, _messages()), LINE_A, False)])
+    wrong = "233.54.12.99:26477"
+    if two_lines:         # both lines in one capture: read whole, then arbitrated
+        source = obook.lines(a=f"{path}:{A}", b=f"{path}:{wrong}")
+        args = ["--line-a", f"{path}:{A}", "--line-b", f"{path}:{wrong}"]
+    else:                 # one line in its own capture: arbitrated as it is read
+        source = obook.lines(a=f"{path}:{wrong}")
+        args = ["--line-a", f"{path}:{wrong}"]
+    with pytest.raises(ObookError, match=f"no UDP datagram to {wrong}"):
+        obook.bbo(source, workers=1).read_all()
+    assert f"no UDP datagram to {wrong}" in cli_error("bbo", *args)
+
+
+def test_capture_line_matching_packets_still_replays(tmp_path):
+    path = _pcap(tmp_path / "a.pcap", [_frame(_packet(1, _messages()), LINE_A, False)])
+    assert obook.bbo(obook.lines(a=f"{path}:{A}"), workers=1).read_all().num_rows == 2
+    assert obook.bbo(path, workers=1).read_all().num_rows == 2

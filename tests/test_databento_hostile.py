@@ -1,0 +1,70 @@
+"""Hostile Databento files: another schema than MBO (refused by name, not replayed to empty
+tables), a metadata header 'of 4 GiB', symbol mappings that name no instrument id."""
+
+from __future__ import annotations
+
+import struct
+
+import databento_dbn as dbn
+import pytest
+import zstandard
+
+import obook
+from obook.errors import FeedError
+from obook.gen.databento import metadata_bytes
+
+from hostile_support import cli_error
+
+
+def _mbp1_file(path):
+    meta = dbn.Metadata(dataset="XNAS.ITCH", start=1_700_000_000_000_000_000, stype_in=dbn.SType.RAW_SYMBOL,
+                        stype_out=dbn.SType.INSTRUMENT_ID, schema=dbn.Schema.MBP_1, symbols=["AAPL"],
+                        mappings=[], version=3)
+    recs = b"".join(bytes(dbn.MBP1Msg(publisher_id=1, instrument_id=7, ts_event=10 + i, price=100 + i, size=5,
+                                      action=dbn.Action("A"), side=dbn.Side("B"), flags=0x80, depth=0,
+                                      ts_recv=11 + i, levels=dbn.BidAskPair(bid_px=100 + i, bid_sz=5, bid_ct=1)))
+                    for i in range(5))
+    path.write_bytes(meta.encode() + recs)
+    return path
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_dbn_mbp1_file_refused_naming_its_schema_not_empty_tables(tmp_path, workers):
+    path = _mbp1_file(tmp_path / "day.mbp-1.dbn")
+    with pytest.raises(FeedError, match="schema mbp-1"):
+        obook.bbo(path, workers=workers).read_all()
+    assert "a DBN file of schema mbp-1" in cli_error("bbo", path)
+
+
+def test_dbn_header_length_4_gib_inside_zstd_clear_reason(tmp_path):
+    path = tmp_path / "huge.dbn.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(b"DBN\x03" + struct.pack("<I", 0xFFFFFFF0) + bytes(200)))
+    with pytest.raises(FeedError, match="metadata header length 4294967280 bytes is implausible") as info:
+        obook.bbo(path, workers=1).read_all()
+    assert info.value.reason
+    assert "implausible" in cli_error("bbo", path)
+
+
+def _mapped_file(tmp_path, symbol: str):
+    """One MBO add on instrument 7, its metadata mapping 'SYM' -> ``symbol``."""
+    head = metadata_bytes(3, [7])
+    raw = symbol.encode()
+    assert head.count(b"7" + bytes(20)) == 1          # the interval's symbol, a fixed-size C string
+    head = head.replace(b"7" + bytes(20), raw + bytes(21 - len(raw)))
+    rec = bytes(dbn.MBOMsg(publisher_id=1, instrument_id=7, ts_event=10, order_id=1, price=100, size=10,
+                           action=dbn.Action("A"), side=dbn.Side("B"), ts_recv=11, flags=0x80))
+    path = tmp_path / "map.dbn"
+    path.write_bytes(head + rec)
+    return path
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("symbol", ["²³", "٣"])
+def test_dbn_symbol_mapping_not_an_instrument_id_clear_error_strict_counted_tolerant(tmp_path, symbol, workers):
+    path = _mapped_file(tmp_path, symbol)
+    with pytest.raises(FeedError, match="not an instrument id"):
+        obook.bbo(path, workers=workers).read_all()
+    stats: dict = {}
+    t = obook.bbo(path, workers=workers, on_error="skip", stats=stats).read_all()
+    assert t.column("ticker").to_pylist() == ["7"] and stats["skipped"] == {"malformed symbol mapping": 1}
+    assert "not an instrument id" in cli_error("bbo", path)

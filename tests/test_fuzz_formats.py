@@ -1,0 +1,37 @@
+"""Every format's compiled kernels against seeded mutations of a small valid feed (numbers
+replaced by hostile values in the text formats: channels past the tables, -1, 11 nines,
+sNaN ...): each case ends in rows, a clear ObookError or tolerant-mode skips; never a
+crash, a hang or another exception. The cases run in a subprocess (tests/fuzz_formats.py):
+a segfault fails the test, not the session, and names the case."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUNNER = Path(__file__).with_name("fuzz_formats.py")
+CASES = 40
+TIMEOUT = 300          # the first run of a session may compile the kernels
+
+
+@pytest.mark.parametrize("fmt", ["itch", "csv", "databento", "sse", "szse", "szse-bin", "szse-csv", "pcap",
+                                 "pcapng"])
+def test_fuzz_compiled_kernels_mutated_feed_clear_error_or_rows_never_crash(tmp_path, fmt):
+    env = {k: v for k, v in os.environ.items() if k != "OBOOK_KERNELS"}      # the compiled kernels
+    env["PYTHONPATH"] = os.pathsep.join([str(RUNNER.parent), env.get("PYTHONPATH", "")])
+    try:
+        r = subprocess.run([sys.executable, str(RUNNER), fmt, str(CASES), "7", str(tmp_path)], capture_output=True,
+                           timeout=TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{fmt}: case {(tmp_path / 'current').read_text()} still running after {TIMEOUT} s")
+    err = r.stderr.decode("utf-8", "replace")[-3000:]
+    assert r.returncode == 0, f"{fmt}: case {(tmp_path / 'current').read_text()} ended the process " \
+                              f"(exit {r.returncode}): {err}"
+    summary = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert summary["cases"] == CASES and not summary["failures"], json.dumps(summary["failures"], indent=1)
+    assert summary["obook_errors"] > 0, summary          # the mutations do reach the checks

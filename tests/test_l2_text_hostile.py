@@ -1,0 +1,104 @@
+"""The Shanghai and Shenzhen text logs against hostile lines: impossible TransactTimes, and
+lines too long to wait for (a clear error naming the line, the rows before it delivered,
+memory bounded)."""
+
+from __future__ import annotations
+
+import pytest
+
+import obook
+from obook._kernels import l2_text
+from obook.errors import FeedError
+from obook.gen.szse import text_line
+
+from hostile_support import cli_error, peak_rss_mib
+
+SSE_ORDER = ("//SecurityIDSource=101 MsgType=192 MsgLen=64 SecurityID=600519 ChannelNo=6 ApplSeqNum={n} "
+             "TradingPhase=0 OrderNo={n} Price={px} OrderQty=100 OrdType=65 Side=66 TransactTime={t} "
+             "resv= BizIndex={n}")
+
+
+def _sse(n, t=9300000, px=None):
+    return SSE_ORDER.format(n=n, t=t, px=px or 1_000_000 + n)
+
+
+@pytest.mark.parametrize("stamp", ["99999999999", "-1", "24000000", "9610000", "9306000"])
+def test_sse_transacttime_not_a_time_of_day_strict_error_tolerant_skip(tmp_path, stamp):
+    path = tmp_path / "day.log"
+    path.write_text("\n".join([_sse(1), _sse(2), _sse(3, t=stamp), _sse(4)]) + "\n")
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in obook.bbo(path, workers=1):
+            rows += b.to_pylist()
+    assert info.value.record == 3 and f"bad TransactTime {stamp}" in info.value.reason
+    assert len(rows) == 2
+    stats: dict = {}
+    assert obook.bbo(path, workers=1, on_error="skip", stats=stats).read_all().num_rows == 3
+    assert stats["skipped"] == {"malformed line": 1}
+    assert f"line 3: malformed line: bad TransactTime {stamp}" in cli_error("bbo", path)
+
+
+def _sse_lines(n):
+    return [_sse(i) for i in range(1, n + 1)]
+
+
+def test_sse_line_too_long_names_its_line_after_the_rows_before(tmp_path):
+    """111 lines, then a line longer than the cap: every row of the 111 lines is delivered
+    and the error names line 112 (the whole buffer used to be refused as line 1)."""
+    head = _sse_lines(111)
+    alone = tmp_path / "head.log"
+    alone.write_text("\n".join(head) + "\n")
+    want = obook.bbo(alone, workers=1).read_all()
+    path = tmp_path / "long.log"
+    path.write_bytes(("\n".join(head) + "\n").encode() + b"//SecurityIDSource=101 " + b"x" * (3 * l2_text.MAX_LINE))
+    reader = obook.bbo(path, workers=1)
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in reader:
+            rows.append(b)
+    assert info.value.record == 112 and f"line longer than {l2_text.MAX_LINE} bytes" in info.value.reason
+    import pyarrow as pa
+    assert want.num_rows == 111 and pa.Table.from_batches(rows, schema=reader.schema).equals(want)
+
+
+def _szse_lines(n):
+    stamp = 20240105_093000_000
+    return [text_line(dict(MsgType=192, SecurityID="000001", ChannelNo=2011, ApplSeqNum=i, Price=100_000 + i,
+                           OrderQty=100, Side=49, OrdType=50, TransactTime=stamp + i)) for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_szse_line_too_long_names_its_line_after_the_rows_before(tmp_path, workers):
+    head = _szse_lines(111)
+    path = tmp_path / "long.log"
+    path.write_bytes(("\n".join(head) + "\n").encode() + b"//SecurityIDSource=102 " + b"7" * (3 * l2_text.MAX_LINE)
+                     + b"\n" + head[0].encode() + b"\n")
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in obook.bbo(path, workers=workers):
+            rows += b.to_pylist()
+    assert info.value.record == 112 and f"line longer than {l2_text.MAX_LINE} bytes" in info.value.reason
+    assert [r["seq"] for r in rows] == list(range(1, 112))
+
+
+def test_szse_line_cap_follows_the_module_constant(tmp_path, monkeypatch):
+    monkeypatch.setattr(l2_text, "MAX_LINE", 4096)
+    head = _szse_lines(5)
+    path = tmp_path / "long.log"
+    path.write_bytes(("\n".join(head) + "\n").encode() + b"//" + b"x" * (2 << 20))
+    with pytest.raises(FeedError, match="line 6: line longer than 4096 bytes"):
+        obook.bbo(path, workers=1).read_all()
+
+
+@pytest.mark.parametrize("fmt", ["sse", "szse"])
+def test_text_log_gigabyte_line_memory_bounded_one_line_error(tmp_path, fmt):
+    """A 2 GiB line (a sparse file: no disk) after a few good lines: an error naming the
+    line, and the process's peak RSS far below the line (it was ~1.9 GB for Shenzhen)."""
+    head = _sse_lines(20) if fmt == "sse" else _szse_lines(20)
+    path = tmp_path / "huge.log"
+    with open(path, "wb") as f:
+        f.write(("\n".join(head) + "\n").encode() + b"//")
+        f.truncate(f.tell() + (2 << 30))
+    code, rss, err = peak_rss_mib("bbo", "--format", fmt, path)
+    assert code == 1 and "line 21: line longer than" in err, err[-1500:]
+    assert rss < 400, f"peak RSS {rss:.0f} MiB"

@@ -1,0 +1,158 @@
+"""The compiled live loop: a numba strategy inside it sends the offline replay's orders,
+nothing allocates once it runs, garbage on the lines is counted and dropped, a table
+writer that falls a ring behind is reported, the sender's schedule holds."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from live_support import addresses, sending, warm_loop
+from obook.errors import ObookError
+from obook.gen.itch import write_itch
+from obook.live.gateway import Gateway
+from obook.live.hot_listener import HotListener
+from obook.live.risk import RiskGate
+from obook.live.strategy import replay_orders
+from obook.live.venue import Venue
+
+pytestmark = pytest.mark.skipif(__import__("obook._kernels.jit", fromlist=["x"]).INTERPRETED,
+                                reason="the compiled loop is numba's (OBOOK_KERNELS=python runs the Python listener)")
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "strategy_quote.py"
+TICKERS = ["AAA", "AAB", "AAC"]
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    warm_loop()
+    path = tmp_path_factory.mktemp("hot") / "day.itch"
+    write_itch(str(path), 20_000, 10, 11)
+    return path
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("strategy_quote", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _risk():
+    return RiskGate(max_qty=1000, max_orders_per_second=50, band_bps=200)
+
+
+def test_hot_listener_numba_strategy_in_loop_sends_offline_orders_venue_gets_all(day):
+    mod = _example()
+    offline = replay_orders(day, mod.JoinBid(), TICKERS, _risk())
+    venue = Venue(sessions=1)
+    th = threading.Thread(target=venue.serve, kwargs={"timeout": 60}, daemon=True)
+    th.start()
+    try:
+        a, b, r = addresses()
+        lst = HotListener(a, b, r, tables=(), strategy=mod.JoinBidFast, tickers=TICKERS, risk=_risk(),
+                          gateway=Gateway(*venue.address), idle_timeout=10, retries=20)
+        with sending(day, a, b, r, rate=20_000, delay_b=0.001, drop_a=0.05, drop_b=0.05, seed=4):
+            lst.run()
+    finally:
+        venue.stop()
+        th.join(timeout=10)
+    assert len(offline.orders) > 20 and lst.orders == len(offline.orders)
+    assert lst.digest() == offline.digest() == venue.digest()
+    st = lst.stats()
+    assert st["refused"] == offline.risk.refused and st["strategy_calls"] == offline.calls
+    t2t = {h.name: h for h in lst.latency()}["tick-to-trade"]
+    assert t2t.total == len({o.ref for o in offline.orders})     # every order answered, stamped
+    assert t2t.value_at(50) > 0
+
+
+def test_hot_loop_allocates_nothing_after_warm_up(day):
+    from live_support import allocation_stats
+    from obook._kernels import jit, live_arb, live_loop, live_orders
+
+    for kernel in (live_loop.run, live_loop.consume, live_arb.packet, live_orders.encode):
+        assert kernel.py_func in jit.NRT_FREE       # compiled without numba's runtime at all
+    stats = allocation_stats()
+    a, b, r = addresses()
+    lst = HotListener(a, b, r, tables=(), strategy=_example().JoinBidFast, tickers=TICKERS, risk=_risk(),
+                      idle_timeout=10, retries=20)
+    warm = stats()
+    with sending(day, a, b, r, rate=20_000, drop_a=0.05, seed=2):
+        lst.run()
+    end = stats()
+    assert lst.stats()["records"] == 20_000 and lst.orders > 0
+    assert (end.alloc - warm.alloc, end.free - warm.free) == (0, 0)
+
+
+def test_hot_listener_garbage_on_both_lines_counted_dropped_tables_equal(day):
+    import obook
+
+    a, b, r = addresses()
+    lst = HotListener(a, b, r, idle_timeout=10, retries=20)
+    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    got = []
+    try:
+        with sending(day, a, b, r, rate=20_000, drop_a=0.05, seed=6):
+            for i in range(200):
+                junk.sendto(bytes([i % 256]) * (1 + i % 90), a if i % 2 else b)
+            junk.sendto(b"x" * 3000, a)                          # longer than a datagram slot
+            for _t, batch in lst.table_batches():
+                got.append(batch)
+    finally:
+        junk.close()
+    st = lst.stats()["lines"]
+    assert st["A"]["bad_packets"] + st["B"]["bad_packets"] == 201
+    table = pa.Table.from_batches(got).drop_columns(["mold_seq", "line", "ts_recv"])
+    assert table.equals(obook.bbo(day, workers=1).read_all())
+
+
+def test_hot_listener_table_writer_a_ring_behind_is_reported_loop_goes_on(day, monkeypatch):
+    from obook._kernels import live_layout as L
+    from obook.live import hotpath
+
+    monkeypatch.setattr(hotpath, "RECORD_BITS", 12)      # 4,096 messages kept for the writer
+    a, b, r = addresses()
+    lst = HotListener(a, b, r, tables=(), idle_timeout=10, retries=20)
+    lst.loop.S[L.S_TABLES] = 1                          # a table writer that never reads
+    with sending(day, a, b, r, rate=20_000, seed=1):
+        lst.run()
+    st = lst.stats()
+    assert st["records"] == 20_000 and st["ended"]       # the loop went on
+    assert st["tables_stopped_before"] == 1             # it read nothing
+    source = hotpath.RingSource(lst.loop, lambda: True)
+    with pytest.raises(ObookError, match=r"table writer fell .* behind .* stop before message 1 "):
+        source.readinto(bytearray(1 << 16))
+
+
+def test_sender_schedule_same_for_a_seed_drops_reorder_and_b_delay(day):
+    from obook.live.send import Sender, SendOptions, read_messages
+
+    msgs = read_messages(day)
+
+    def schedule(seed):
+        s = Sender(msgs, SendOptions(*addresses(3), drop_a=0.1, drop_b=0.2, reorder=0.05, delay_b=0.001,
+                                     rate=1000, seed=seed))
+        try:
+            return s.schedule(), s.stats
+        finally:
+            s.close()
+
+    (one, st1), (two, _), (three, _) = schedule(1), schedule(1), schedule(2)
+    for x, y in zip(one, two):
+        assert np.array_equal(x, y)
+    assert not np.array_equal(one[5], three[5])
+    pkt, line, due = one[5], one[6], one[7]
+    assert (np.diff(due) >= 0).all()
+    sent = pkt >= 0
+    for ln, p in ((0, 0.1), (1, 0.2)):
+        k = pkt[sent & (line == ln)]
+        assert len(set(k)) == len(k) and 0.5 * p < 1 - len(k) / len(one[1]) < 1.5 * p
+    assert st1["reordered"] > 0
+    b_first = due[(line == 1) & sent].min() - due[(line == 0) & sent].min()
+    assert b_first >= 1_000_000                                  # B one millisecond behind A

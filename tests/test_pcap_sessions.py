@@ -1,0 +1,136 @@
+"""Captures and live lines carrying packets of another MoldUDP64 session or forged sequence
+numbers: the day's session is replayed whole, the others are counted, never adopted."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+import obook
+from obook.gen.itch import write_itch
+from obook.gen.pcap import LINE_A, LINE_B, SESSION, _frame, write_pcap
+
+A = f"{LINE_A[0]}:{LINE_A[1]}"
+B = f"{LINE_B[0]}:{LINE_B[1]}"
+HEADER = 24            # a pcap file's global header
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sessions")
+    path = d / "day.itch"
+    write_itch(path, 3000, 6, seed=11)
+    return d, path
+
+
+def _record(ts_ns: int, payload: bytes, dst) -> bytes:
+    frame = _frame(payload, dst, False)
+    return struct.pack("<IIII", ts_ns // 10**9, ts_ns % 10**9 // 1000, len(frame), len(frame)) + frame
+
+
+def _first_ts(path) -> int:
+    sec, usec = struct.unpack_from("<II", open(path, "rb").read(), HEADER)
+    return sec * 10**9 + usec * 1000
+
+
+def _insert(path, payloads, dst, at: int = 0):
+    """Insert datagrams (payloads) to ``dst`` after the ``at``-th record, stamped as it."""
+    data = open(path, "rb").read()
+    pos = HEADER
+    for _ in range(at):
+        pos += 16 + struct.unpack_from("<I", data, pos + 8)[0]
+    sec, usec = struct.unpack_from("<II", data, pos if at == 0 else HEADER)
+    ts = sec * 10**9 + usec * 1000
+    extra = b"".join(_record(ts, p, dst) for p in payloads)
+    open(path, "wb").write(data[:pos] + extra + data[pos:])
+
+
+def _stale(seq=1):
+    msg = b"S" + bytes(10) + b"O"
+    return struct.pack(">10sQH", b"STALE00001", seq, 1) + struct.pack(">H", len(msg)) + msg
+
+
+def _forged(seq=10**12):
+    msg = b"A" + bytes(35)
+    return struct.pack(">10sQH", SESSION, seq, 1) + struct.pack(">H", len(msg)) + msg
+
+
+@pytest.mark.parametrize("two_files", [True, False])
+def test_pcap_stale_session_first_packet_outvoted_rows_equal_plain(day, two_files):
+    d, itch = day
+    a, b = d / f"stale-a-{two_files}.pcap", (d / f"stale-b-{two_files}.pcap" if two_files else None)
+    write_pcap(itch, a, b, seed=2, drop=0.05)
+    _insert(a, [_stale()], LINE_A)
+    src = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}") if two_files else str(a)
+    got = obook.bbo(src, workers=1).read_all()
+    want = obook.bbo(itch, workers=1).read_all()
+    assert got.num_rows == want.num_rows > 0
+    assert got.select(want.schema.names).equals(want)
+    stats = obook.line_stats(src).read_all().to_pylist()
+    assert sum(s["wrong_session"] for s in stats) == 1
+
+
+@pytest.mark.parametrize("two_files", [True, False])
+def test_pcap_forged_far_sequence_number_counted_implausible_rows_equal_plain(day, two_files):
+    d, itch = day
+    a, b = d / f"far-a-{two_files}.pcap", (d / f"far-b-{two_files}.pcap" if two_files else None)
+    write_pcap(itch, a, b, seed=4, drop=0.05)
+    _insert(a, [_forged()], LINE_A, at=5)
+    src = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}") if two_files else str(a)
+    for on_error in ("raise", "skip"):
+        got = obook.bbo(src, workers=1, on_error=on_error).read_all()
+        assert got.select(obook.bbo(itch, workers=1).read_all().schema.names).equals(
+            obook.bbo(itch, workers=1).read_all())
+    stats = obook.line_stats(src).read_all().to_pylist()
+    assert [s["implausible"] for s in stats][:1] == [1] and sum(s["bad_packets"] for s in stats) == 0
+    assert obook.gaps(src).read_all().num_rows == 0
+
+
+def test_cli_bbo_capture_with_stale_first_packet_prints_every_row(day, tmp_path):
+    d, itch = day
+    cap = tmp_path / "both.pcap"
+    write_pcap(itch, cap, None, seed=6, drop=0.02)
+    _insert(cap, [_stale(), _stale(2)], LINE_A)
+    run = subprocess.run([sys.executable, "-m", "obook", "bbo", str(cap)], capture_output=True, text=True, timeout=300)
+    plain = subprocess.run([sys.executable, "-m", "obook", "bbo", str(itch)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and plain.returncode == 0
+    assert len(run.stdout.splitlines()) == len(plain.stdout.splitlines()) > 1
+    assert "session" in run.stderr and "2 packets of 1 other sessions ignored" in run.stderr
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    return table.drop_columns([c for c in ("mold_seq", "line", "ts_recv") if c in table.column_names])
+
+
+@pytest.mark.parametrize("on_gap", ["raise", "skip"])
+def test_listen_stale_session_first_and_forged_far_number_day_whole(day, on_gap):
+    import socket
+
+    from live_support import addresses, sending
+    from obook.feeds.mold.packets import encode_packet
+    from obook.live.listener import Listener
+
+    _d, itch = day
+    a, b, r = addresses()
+    lst = Listener(a, b, r, idle_timeout=10, retries=20, on_gap=on_gap)
+    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    got = []
+    try:
+        junk.sendto(encode_packet("STALE", 7, [b"S" + bytes(11)]), a)      # before the day: a stale session
+        junk.sendto(encode_packet("STALE", 9, [], count=0), b)
+        with sending(itch, a, b, r, rate=20_000, drop_a=0.05, seed=6, session="OBOOK"):
+            junk.sendto(encode_packet("OBOOK", 10**12, [b"A" + bytes(35)]), a)   # forged, far ahead
+            junk.sendto(encode_packet("OBOOK", 10**12 + 1, [], count=0), b)
+            for _t, batch in lst.table_batches():
+                got.append(batch)
+    finally:
+        junk.close()
+    st = lst.stats()
+    assert st["ended"] and st["gaps"] == []
+    assert st["lines"]["A"]["wrong_session"] + st["lines"]["B"]["wrong_session"] >= 1
+    assert st["lines"]["A"]["implausible"] + st["lines"]["B"]["implausible"] == 2
+    assert _plain(pa.Table.from_batches(got)).equals(obook.bbo(itch, workers=1).read_all())

@@ -1,0 +1,142 @@
+"""Hostile containers around a feed: zstd bombs (memory must not follow the decompressed
+size), empty, cut and damaged zip archives (a one-line error, never a traceback)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+import zstandard
+
+import obook
+from obook.errors import ObookError
+from obook.feeds.sources import _ZstdReader
+
+from hostile_support import batches_until_error, cli_error, peak_rss_mib
+from itch_builder import ItchBuilder
+
+BOMB_GIB = 1
+RSS_LIMIT_MIB = 400
+
+
+def _zstd_bomb(path, prefix: bytes, gib: int = BOMB_GIB) -> int:
+    """``prefix`` then ``gib`` GiB of zeros, zstd-compressed as a stream (a few dozen KB)."""
+    with open(path, "wb") as f:
+        with zstandard.ZstdCompressor(level=3).stream_writer(f, closefd=False) as w:
+            w.write(prefix)
+            zeros = bytes(16 << 20)
+            for _ in range(gib * 64):
+                w.write(zeros)
+    return path.stat().st_size
+
+
+def _itch_head() -> bytes:
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    b.add(1, 10, "B", 100, 1_000_000)
+    return b.bytes()
+
+
+PREFIX = {
+    "itch": _itch_head(),                                      # then frames of length 0: an error at once
+    "csv": b"Time,Ticker,Order,T,Shares,Price\n1,AAA,1,B,5,5\n",  # then a line of NULs
+    "databento": b"DBN\x03" + (0xFFFFFFF0).to_bytes(4, "little"),  # a header 'of 4 GiB'
+    "szse": b"//SecurityIDSource=102 MsgType=192 ",           # then a line of NULs
+    "sse": b"//SecurityIDSource=101 MsgType=192 ",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(PREFIX))
+def test_zstd_bomb_peak_rss_bounded_and_one_line_error(tmp_path, fmt):
+    """A ~40 KB .zst of 1 GiB: the replay's peak RSS stays far below the decompressed size
+    (it was above it: the whole bomb decompressed in one piece)."""
+    path = tmp_path / f"bomb.{fmt}.zst"
+    assert _zstd_bomb(path, PREFIX[fmt]) < 128 << 10
+    code, rss, err = peak_rss_mib("bbo", "--format", fmt, path)
+    assert code == 1 and err.strip().splitlines()[-1].startswith("error: "), err[-1500:]
+    assert rss < RSS_LIMIT_MIB, f"peak RSS {rss:.0f} MiB"
+
+
+def test_zstd_bomb_on_stdin_peak_rss_bounded(tmp_path):
+    path = tmp_path / "bomb.zst"
+    _zstd_bomb(path, PREFIX["itch"])
+    with open(path, "rb") as f:
+        code, rss, err = peak_rss_mib("bbo", "--format", "itch", "-", stdin=f)
+    assert code == 1 and "error: " in err, err[-1500:]
+    assert rss < RSS_LIMIT_MIB, f"peak RSS {rss:.0f} MiB"
+
+
+def test_zstd_reader_each_read_bounded_frames_and_cut(tmp_path):
+    """Each read gives at most what it asks for; several frames read as one stream; a
+    stream cut inside a frame raises EOFError."""
+    data = bytes(range(256)) * 4000
+    two = zstandard.ZstdCompressor().compress(data) + zstandard.ZstdCompressor().compress(b"tail")
+    for blob, want in ((two, data + b"tail"), (zstandard.ZstdCompressor().compress(bytes(50 << 20)), None)):
+        r = _ZstdReader(io.BytesIO(blob))
+        buf = bytearray(4096)
+        got, total = [], 0
+        while n := r.readinto(memoryview(buf)):
+            assert n <= 4096
+            total += n
+            if want is not None:
+                got.append(bytes(buf[:n]))
+        assert total == (len(want) if want is not None else 50 << 20)
+        if want is not None:
+            assert b"".join(got) == want
+    cut = _ZstdReader(io.BytesIO(two[:len(two) // 2]))
+    with pytest.raises(EOFError):
+        while cut.readinto(memoryview(bytearray(1 << 16))):
+            pass
+
+
+def test_zstd_cut_feed_rows_before_then_truncated_error(tmp_path):
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    for i in range(40_000):
+        b.add(1, 10 + i, "B", 100, 1_000_000 + i * 7919 % 100_003)
+    blob = zstandard.ZstdCompressor().compress(b.bytes())      # several zstd blocks
+    path = tmp_path / "cut.itch.zst"
+    path.write_bytes(blob[:len(blob) * 3 // 4])
+    batches, error = batches_until_error(obook.bbo(path, workers=1))
+    assert batches and "truncated record" in str(error)
+
+
+# ---------------------------------------------------------------- zip archives
+
+def _zip(path, data: bytes, method=zipfile.ZIP_DEFLATED, members=1):
+    with zipfile.ZipFile(path, "w", method) as z:
+        for k in range(members):
+            z.writestr(f"day{k}.itch", data)
+    return path
+
+
+def test_zip_empty_archive_one_line_error(tmp_path):
+    path = _zip(tmp_path / "empty.zip", b"", members=0)
+    line = cli_error("bbo", "--format", "itch", path)
+    assert "an empty zip archive" in line
+    with pytest.raises(ObookError, match="an empty zip archive"):
+        obook.bbo(path, workers=1, format="itch").read_all()
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.6, 0.95])
+def test_zip_cut_short_archive_one_line_error(tmp_path, keep):
+    whole = _zip(tmp_path / "whole.zip", _itch_head() * 50).read_bytes()
+    path = tmp_path / "cut.zip"
+    path.write_bytes(whole[:int(len(whole) * keep)])
+    assert "a zip archive cut short or damaged" in cli_error("bbo", "--format", "itch", path)
+    assert "a zip archive cut short or damaged" in cli_error("bbo", path)
+
+
+@pytest.mark.parametrize("damage", ["deflate", "crc"])
+def test_zip_damaged_member_one_line_error_not_a_traceback(tmp_path, damage):
+    data = _itch_head() * 50
+    path = _zip(tmp_path / "bad.zip", data, zipfile.ZIP_DEFLATED if damage == "deflate" else zipfile.ZIP_STORED)
+    raw = bytearray(path.read_bytes())
+    at = 30 + len("day0.itch") + 5
+    raw[at:at + 8] = b"\xff" * 8
+    path.write_bytes(bytes(raw))
+    line = cli_error("bbo", "--format", "itch", path)
+    assert "damaged zip archive" in line
+    with pytest.raises(ObookError, match="damaged zip archive"):
+        obook.bbo(path, workers=1, format="itch").read_all()

@@ -1,0 +1,213 @@
+"""Shenzhen records with values outside the spec (a channel past the per-channel tables,
+ApplSeqNum -1, impossible TransactTimes, unknown Side / OrdType, a binary record of
+another exchange): a clear error naming the line or record (strict), a counted skip
+(tolerant), never a crash or a silent replay; the rows before are delivered."""
+
+from __future__ import annotations
+
+import pytest
+
+import obook
+from obook.errors import FeedError
+from obook.gen.szse import binary_record, text_line, vendor_order, write_vendor
+
+from hostile_support import batches_until_error, cli_error
+
+STAMP = 20240105_093000_000
+
+
+def _order(appl, side=49, price=100_000, ch=2011, **kw):
+    return dict(MsgType=192, SecurityID="000001", ChannelNo=ch, ApplSeqNum=appl, Price=price, OrderQty=100,
+                Side=side, OrdType=50, TransactTime=STAMP + appl, **kw)
+
+
+def _good():
+    return [_order(1), _order(2, side=50, price=100_100), _order(3, price=100_050)]
+
+
+def _write(tmp_path, recs, binary=False):
+    p = tmp_path / ("day.bin" if binary else "day.log")
+    if binary:
+        p.write_bytes(b"".join(binary_record(r) for r in recs))
+    else:
+        p.write_text("\n".join(text_line(r) for r in recs) + "\n")
+    return p
+
+
+BAD_TEXT = {
+    "channel_65536": (dict(ChannelNo=65536), "bad ChannelNo 65536"),
+    "channel_70000": (dict(ChannelNo=70000), "bad ChannelNo 70000"),
+    "channel_negative": (dict(ChannelNo=-5), "bad ChannelNo -5"),
+    "applseqnum_minus_1": (dict(ApplSeqNum=-1), "bad ApplSeqNum -1"),
+    "transacttime_11_nines": (dict(TransactTime=99999999999), "bad TransactTime 99999999999"),
+    "transacttime_minus_1": (dict(TransactTime=-1), "bad TransactTime -1"),
+    "transacttime_hour_25": (dict(TransactTime=20240105_250000_000), "bad TransactTime"),
+    "side_3": (dict(Side=51), "bad Side 51"),
+    "ordtype_x": (dict(OrdType=88), "bad OrdType 88"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TEXT))
+def test_szse_text_value_outside_spec_strict_names_line_rows_before_delivered(tmp_path, case):
+    change, reason = BAD_TEXT[case]
+    recs = _good() + [{**_order(4), **change}] + [_order(5)]
+    path = _write(tmp_path, recs)
+    reader = obook.bbo(path, workers=1)
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in reader:
+            rows += b.to_pylist()
+    assert info.value.record == 4 and reason in info.value.reason, info.value
+    assert [r["seq"] for r in rows] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TEXT))
+def test_szse_text_value_outside_spec_tolerant_counted_skip(tmp_path, case):
+    change, _ = BAD_TEXT[case]
+    path = _write(tmp_path, _good() + [{**_order(4), **change}])
+    stats: dict = {}
+    rows = obook.bbo(path, workers=1, on_error="skip", stats=stats).read_all().to_pylist()
+    assert [r["seq"] for r in rows] == [1, 2, 3]
+    assert sum(stats["skipped"].values()) == 1 and "sequence gap" not in stats["skipped"], stats["skipped"]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("channel", [65536, 70000, 10**12])
+def test_szse_cli_channel_past_tables_one_line_error_not_a_crash(tmp_path, channel, compiled):
+    path = _write(tmp_path, _good() + [_order(4, ch=channel)])
+    line = cli_error("bbo", path, compiled=compiled)
+    assert f"{path}: line 4: malformed record: bad ChannelNo {channel}" in line
+
+
+def test_szse_vendor_csv_channel_past_tables_error_names_record(tmp_path):
+    recs = vendor_order(_good() + [_order(4, ch=70000)])
+    files = write_vendor(tmp_path / "vendor", recs)
+    with pytest.raises(FeedError, match="bad ChannelNo 70000"):
+        obook.bbo(files, workers=1, format="szse-csv").read_all()
+    line = cli_error("bbo", "--format", "szse-csv", *files)
+    assert "bad ChannelNo 70000" in line
+
+
+def test_szse_cancel_naming_applseqnum_minus_1_is_refused(tmp_path):
+    cancel = dict(MsgType=191, SecurityID="000001", ChannelNo=2011, ApplSeqNum=4, BidApplSeqNum=-1,
+                  OfferApplSeqNum=0, LastPx=0, LastQty=100, ExecType=52, TransactTime=STAMP + 4)
+    path = _write(tmp_path, _good() + [cancel])
+    with pytest.raises(FeedError, match="bad BidApplSeqNum -1") as info:
+        obook.bbo(path, workers=1).read_all()
+    assert info.value.record == 4
+
+
+def test_szse_applseqnum_minus_1_does_not_bypass_the_gap_check(tmp_path):
+    """-1 was the 'none seen' mark of the sequence check: a record numbered -1 reset it and
+    the gap after it went unseen."""
+    path = _write(tmp_path, _good() + [_order(-1), _order(9)])
+    stats: dict = {}
+    obook.bbo(path, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"] == {"malformed record": 1, "sequence gap": 1}, stats["skipped"]
+
+
+BAD_BIN = {
+    "source_101": (0, 101, "bad SecurityIDSource"),
+    "applseqnum_2_64_minus_1": (15, (2**64 - 1).to_bytes(8, "little"), "bad ApplSeqNum"),
+    "applseqnum_0": (15, bytes(8), "bad ApplSeqNum"),
+    "side_3": (24 + 12, 51, "bad Side"),
+    "ordtype_x": (24 + 13, 88, "bad OrdType"),
+    "transacttime_minus_1": (24 + 14, (2**64 - 1).to_bytes(8, "little"), "bad TransactTime"),
+    "transacttime_11_nines": (24 + 14, (99999999999).to_bytes(8, "little"), "bad TransactTime"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BIN))
+def test_szse_binary_field_outside_spec_strict_error_tolerant_counted(tmp_path, case):
+    at, value, reason = BAD_BIN[case]
+    data = [binary_record(r) for r in _good() + [_order(4)]]
+    raw = bytearray(data[3])
+    if isinstance(value, int):
+        raw[at] = value
+    else:
+        raw[at:at + len(value)] = value
+    data[3] = bytes(raw)
+    path = tmp_path / "day.bin"
+    path.write_bytes(b"".join(data))
+    with pytest.raises(FeedError) as info:
+        obook.bbo(path, workers=1).read_all()
+    assert info.value.record == 4 and reason in info.value.reason, info.value
+    stats: dict = {}
+    rows = obook.bbo(path, workers=2, on_error="skip", stats=stats).read_all()
+    assert rows.num_rows == 3 and stats["skipped"] == {"malformed record": 1}
+    assert reason in cli_error("bbo", path)
+
+
+def test_szse_binary_execution_transacttime_outside_spec_refused(tmp_path):
+    fill = dict(MsgType=191, SecurityID="000001", ChannelNo=2011, ApplSeqNum=4, BidApplSeqNum=1,
+                OfferApplSeqNum=2, LastPx=100_000, LastQty=100, ExecType=70, TransactTime=0)
+    raw = binary_record(fill)
+    raw = raw[:24 + 29] + (99999999999).to_bytes(8, "little") + raw[24 + 37:]
+    path = tmp_path / "day.bin"
+    path.write_bytes(b"".join(binary_record(r) for r in _good()) + raw)
+    with pytest.raises(FeedError, match="bad TransactTime") as info:
+        obook.bbo(path, workers=1).read_all()
+    assert info.value.record == 4
+
+
+def test_szse_vendor_csv_one_file_replays_like_text_log_not_zero_rows(tmp_path):
+    """One orders file alone (no ticks file) is merged as the vendor format too, not read as
+    a text log of no message (0 rows, exit 0)."""
+    recs = vendor_order(_good())
+    files = write_vendor(tmp_path / "vendor", recs)
+    assert len(files) == 1
+    got = obook.bbo(files[0], workers=1, format="szse-csv").read_all()
+    assert got.num_rows == 3 and got.equals(obook.bbo(_write(tmp_path, recs), workers=1).read_all())
+
+
+HEADER = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo\n"
+GOOD_ROWS = "1,1,2,10.0000,1.00,20240105093000001,2011\n2,2,2,10.0100,1.00,20240105093000002,2011\n"
+ROW3 = "3,1,2,{px},1.00,20240105093000003,2011\n"
+
+VENDOR_CASES = {
+    "field_over_128_kb": (HEADER + GOOD_ROWS + "3,1,2,\"" + "9" * 200_000 + "\",1.00,20240105093000003,2011\n",
+                          4, "field larger than field limit"),
+    "gbk_bytes": ((HEADER + GOOD_ROWS).encode() + "3,1,2,10.0000,1.00,20240105093000003,2011,深圳\n".encode("gbk"),
+                  4, "not UTF-8 text"),
+    "price_snan": (HEADER + GOOD_ROWS + ROW3.format(px="sNaN"), 4, "Price is not a finite number: 'sNaN'"),
+    "price_infinity": (HEADER + GOOD_ROWS + ROW3.format(px="Infinity"), 4, "Price is not a finite number"),
+    "price_nan": (HEADER + GOOD_ROWS + ROW3.format(px="NaN"), 4, "Price is not a finite number"),
+    "price_1e100000000": (HEADER + GOOD_ROWS + ROW3.format(px="1e100000000"), 4, "Price out of range"),
+    "price_20_digits": (HEADER + GOOD_ROWS + ROW3.format(px="9" * 20), 4, "Price out of range"),
+    "channel_5000_digits": (HEADER + GOOD_ROWS + "3,1,2,10.0000,1.00,20240105093000003," + "7" * 5000 + "\n",
+                            4, "malformed row"),
+    "line_too_long": (HEADER + GOOD_ROWS + "3,1,2,10.0000,1.00,20240105093000003,2011," + "x" * (3 << 20) + "\n",
+                      4, "line longer than"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VENDOR_CASES))
+def test_szse_vendor_csv_hostile_row_one_line_error_names_file_line_rows_before(tmp_path, case):
+    text, line, reason = VENDOR_CASES[case]
+    folder = tmp_path / "vendor"
+    folder.mkdir()
+    path = folder / "000001_orders.csv"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in obook.bbo(path, workers=1, format="szse-csv"):
+            rows += b.to_pylist()
+    assert info.value.path == str(path) and info.value.record == line and reason in info.value.reason, info.value
+    assert len(str(info.value)) < 400 and [r["seq"] for r in rows] == [1, 2]
+    err = cli_error("bbo", "--format", "szse-csv", path)
+    assert f"{path}: line {line}: " in err and reason in err
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_szse_cut_zstd_log_rows_before_then_clear_error(tmp_path, binary):
+    """A zstd stream cut inside a frame: the rows before, then the error (the decoders once
+    failed on the engine's empty closing batch)."""
+    import zstandard
+
+    recs = [_order(i, price=100_000 + i * 7919 % 10_007) for i in range(1, 6001)]
+    path = _write(tmp_path, recs, binary)
+    blob = zstandard.ZstdCompressor().compress(path.read_bytes())
+    cut = tmp_path / (path.name + ".zst")
+    cut.write_bytes(blob[:len(blob) * 3 // 4])
+    batches, error = batches_until_error(obook.bbo(cut, workers=1))
+    assert isinstance(error, FeedError) and batches

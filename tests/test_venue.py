@@ -1,0 +1,217 @@
+"""The simulated venue as a hostile client sees it: accounts, malformed packets, many idle
+connections, a client that stops reading, logins that never come (loopback only)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import resource
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from obook.errors import ObookError
+from obook.live import ouch, soupbin
+from obook.live.accounts import read_accounts
+from obook.live.gateway import Gateway
+from obook.live.venue import Venue
+
+from cli_support import cli_error
+from live_support import free_port, process
+
+
+@contextlib.contextmanager
+def serving(**options):
+    v = Venue(heartbeat=30, **options)
+    th = threading.Thread(target=v.serve, kwargs={"timeout": 60}, daemon=True)
+    th.start()
+    try:
+        yield v
+    finally:
+        v.stop()
+        th.join(timeout=10)
+        assert not th.is_alive()
+
+
+def _recv_packets(sock, until, limit=5.0):
+    """Packets read until ``until(kinds)`` or the peer closed; the kinds and whether it closed."""
+    f, kinds, end = soupbin.Framer(), [], time.monotonic() + limit
+    sock.settimeout(limit)
+    while not until(kinds) and time.monotonic() < end:
+        data = sock.recv(4096)
+        if not data:
+            return kinds, True
+        kinds += [k for k, _ in f.feed(data)]
+    return kinds, False
+
+
+def _closed_by_peer(sock, limit=5.0) -> bool:
+    return _recv_packets(sock, lambda kinds: False, limit)[1]
+
+
+def _order(ref):
+    return soupbin.packet(soupbin.UNSEQUENCED, ouch.encode(ouch.Order("enter", "AAA", "B", 100, 10_000, ref)))
+
+
+def _answered(v, ref=1) -> bool:
+    """A fresh client logs in, sends an order and gets its answer."""
+    gw = Gateway(*v.address, username="trader", password="secret", timeout=5)
+    gw.send(ouch.Order("enter", "AAA", "B", 100, 10_000, ref))
+    gw.close()
+    return gw.answers == 1
+
+
+def test_venue_wrong_password_gets_login_rejected_and_is_closed():
+    with serving(accounts={"trader": "secret"}) as v:
+        with socket.create_connection(v.address, timeout=5) as s:
+            s.sendall(soupbin.login("trader", "guess"))
+            f = soupbin.Framer()
+            data = s.recv(4096)
+            assert f.feed(data) == [(soupbin.REJECTED, b"A")]
+            assert _closed_by_peer(s)
+        with pytest.raises(ObookError, match="rejected"):
+            Gateway(*v.address, username="nobody", password="secret", timeout=2)
+        assert _answered(v)
+    assert v.closed["login rejected"] == 2 and len(v.messages) == 1
+
+
+@pytest.mark.parametrize("bad", [b"\x00\x06Lshort", b"\x00\x00", b"\xff\xffU" + b"x" * 300,
+                                 _order(9), soupbin.login("trader", "secret") + soupbin.packet(b"Q")])
+def test_venue_malformed_packet_closes_only_its_session(bad):
+    with serving(accounts={"trader": "secret"}) as v:
+        good = Gateway(*v.address, username="trader", password="secret", timeout=5)
+        with socket.create_connection(v.address, timeout=5) as s:
+            s.sendall(bad)
+            assert _closed_by_peer(s)
+        good.send(ouch.Order("enter", "AAA", "B", 100, 10_000, 1))
+        good.close()
+        assert good.answers == 1 and not good.ended
+        assert _answered(v, 2)
+    assert v.closed["protocol error"] == 1 and len(v.messages) == 2
+
+
+def test_venue_packets_before_a_malformed_one_are_served():
+    with serving() as v, socket.create_connection(v.address, timeout=5) as s:
+        s.sendall(soupbin.login("x", "") + _order(1) + b"\x00\x00")
+        kinds, closed = _recv_packets(s, lambda k: False)
+        assert kinds == [soupbin.ACCEPTED, soupbin.SEQUENCED] and closed
+    assert len(v.messages) == 1
+
+
+def test_venue_1100_idle_connections_served_beside_them():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2600:                   # this process holds both ends of every connection
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+    idle = []
+    try:
+        with serving(accounts={"trader": "secret"}, max_connections=1200) as v:
+            for _ in range(1100):
+                idle.append(socket.create_connection(v.address, timeout=5))
+            assert _answered(v)
+            assert len(v.clients) >= 1100 and not v.closed      # (the logout may not be read yet)
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_venue_connections_beyond_the_limit_closed_as_accepted():
+    with serving(max_connections=3) as v:
+        socks = [socket.create_connection(v.address, timeout=5) for _ in range(5)]
+        for s in socks[:3]:
+            s.sendall(soupbin.login("a", ""))
+            assert _recv_packets(s, lambda k: soupbin.ACCEPTED in k)[0] == [soupbin.ACCEPTED]
+        assert all(_closed_by_peer(s) for s in socks[3:])
+        for s in socks:
+            s.close()
+    assert v.closed["over the connection limit"] == 2
+
+
+def test_venue_connection_without_login_closed_after_login_timeout():
+    with serving(login_timeout=0.1) as v, socket.create_connection(v.address, timeout=5) as s:
+        assert _closed_by_peer(s)
+    assert v.closed["login timeout"] == 1
+
+
+def test_venue_client_that_stops_reading_disconnected_others_served():
+    with serving(accounts={"trader": "secret"}, max_output=64 << 10) as v:
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.connect(v.address)
+        slow.sendall(soupbin.login("trader", "secret"))
+        burst = b"".join(_order(i) for i in range(1, 2001))
+        slow.settimeout(0.5)
+        sent_at = time.monotonic()
+        with contextlib.suppress(OSError):          # reset once the venue drops it
+            while v.closed["slow reader"] == 0 and time.monotonic() - sent_at < 30:
+                slow.sendall(burst)
+                assert _answered(v)              # served while the slow one is behind
+        slow.close()
+        assert v.closed["slow reader"] == 1
+        assert _answered(v)
+
+
+def test_read_accounts_file_and_its_errors(tmp_path):
+    f = tmp_path / "accounts"
+    f.write_text("# desk\ntrader:secret\n\nbob:\n")
+    assert read_accounts(f) == {"trader": "secret", "bob": ""}
+    for text, reason in (("trader\n", "username:password"), ("a:b\na:c\n", "twice"),
+                         ("toolongname:x\n", "longer than 6"), ("# none\n", "no accounts")):
+        f.write_text(text)
+        with pytest.raises(ObookError, match=reason):
+            read_accounts(f)
+    f.write_bytes(b"tr\xe9der:x\n")
+    with pytest.raises(ObookError, match="not ASCII"):
+        read_accounts(f)
+
+
+def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        cases = [(["--log", tmp_path / "missing" / "venue.log", "--listen", "127.0.0.1:0"], "cannot write the log"),
+                 (["--listen", "127.0.0.1:99999"], "cannot listen on 127.0.0.1:99999"),
+                 (["--listen", f"127.0.0.1:{port}"], f"cannot listen on 127.0.0.1:{port}"),
+                 (["--listen", "0.0.0.0:0"], "needs --username/--password or --accounts"),
+                 (["--listen", "127.0.0.1:0", "--password", "x"], "--password needs --username"),
+                 (["--listen", "127.0.0.1:0", "--username", "abcdefg"], "longer than 6"),
+                 (["--listen", "127.0.0.1:0", "--accounts", tmp_path / "none"], "cannot read the accounts")]
+        for args, reason in cases:
+            assert reason in cli_error(capsys, "venue", *args)
+
+
+@contextlib.contextmanager
+def _cli_venue(*args):
+    with process("venue", "--listen", "127.0.0.1:0", *args) as vp:
+        line = vp.stderr.readline().decode()
+        m = re.match(r"venue on ([\d.]+):(\d+)", line)
+        assert m, line
+        yield vp, (m.group(1), int(m.group(2)))
+
+
+def test_cli_venue_accounts_rejects_others_listen_sends_credentials(tmp_path):
+    accounts = tmp_path / "accounts"
+    accounts.write_text("trader:secret\n")
+    strategy = tmp_path / "idle.py"
+    strategy.write_text("def quiet(top):\n    return None\n")
+    a, b = free_port(), free_port()
+    with _cli_venue("--accounts", accounts, "--sessions", "1") as (vp, (host, port)):
+        with pytest.raises(ObookError, match="rejected"):
+            Gateway(host, port, username="trader", password="guess", timeout=5)
+        common = ["listen", "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}", "--request", "",
+                  "--strategy", f"{strategy}:quiet", "--venue", f"{host}:{port}", "--idle-timeout", "0.2"]
+        wrong = subprocess.run([sys.executable, "-m", "obook", *common, "--venue-username", "trader"],
+                               capture_output=True, text=True, timeout=60)
+        assert wrong.returncode == 1 and "error: venue rejected the login" in wrong.stderr
+        right = subprocess.run([sys.executable, "-m", "obook", *common, "--venue-username", "trader"],
+                               capture_output=True, text=True, timeout=60,
+                               env={**__import__("os").environ, "OBOOK_VENUE_PASSWORD": "secret"})
+        assert "rejected" not in right.stderr, right.stderr
+        assert vp.wait(timeout=20) == 0          # the listener's session logged in, then out
+        err = vp.stderr.read().decode()
+    assert "closed: login rejected 2" in err
