@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 RUNNER = Path(__file__).with_name("fuzz_formats.py")
-CASES = 40
+CASES = 30
 TIMEOUT = 300          # the first run of a session may compile the kernels
 
 
@@ -43,7 +43,7 @@ def test_fuzz_compiled_kernels_mutated_feed_clear_error_or_rows_never_crash(tmp_
     _fuzz(tmp_path, fmt, python_kernels=False)
 
 
-@pytest.mark.parametrize("fmt", ["sse", "szse", "szse-bin", "szse-csv"])
+@pytest.mark.parametrize("fmt", ["szse", "szse-bin", "szse-csv"])
 def test_fuzz_python_kernels_mutated_feed_no_index_out_of_range(tmp_path, fmt):
     """The same cases on the kernels run as Python, where an index out of range raises
     (compiled, it writes past the array unseen): the values used as indexes are checked."""
