@@ -81,9 +81,15 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         lst = HotListener(("127.0.0.1", a), ("127.0.0.1", b), ("127.0.0.1", r), tables=(),
                           strategy=mod.JoinBid() if python else mod.JoinBidFast, tickers=tickers,
                           risk=RiskGate(max_orders_per_second=1_000_000), gateway=gw, idle_timeout=30,
-                          retries=20, spin=spin, cpu=cpu)
-        err = []
-        th = threading.Thread(target=lambda: _guard(lst.run, err), daemon=True)
+                          retries=20, spin=spin, cpu=cpu, session="OBOOK")
+        err, cpu_s = [], []
+
+        def loop():
+            t = time.thread_time()
+            _guard(lst.run, err)
+            cpu_s.append(time.thread_time() - t)
+
+        th = threading.Thread(target=loop, daemon=True)
         th.start()
         pkt_rate = 0 if rate == 0 else rate / per_packet
         send = _obook("send", day, "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}",
@@ -104,9 +110,11 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": garbage, "spin": spin,
             "sender_msgs_per_s": round(messages / float(sent["seconds"])),
             "t2t": _q(hist["tick-to-trade"]), "r2b": _q(hist["recv-to-book"]), "recv": _q(hist["recv"]),
-            "book": _q(hist["book"]), "strategy": _q(hist["strategy"]), "orders": st["orders"],
+            "book": _q(hist["book"]), "strategy": _q(hist["strategy"]), "venue": _q(hist["venue"]),
+            "gateway": _q(hist["gateway"]), "orders": st["orders"],
+            "loop_cpu_ns_per_msg": round(cpu_s[0] * 1e9 / max(1, messages), 1) if cpu_s else None,
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
-            "requests": st["requests"], "bad_packets": st["lines"]["A"]["bad_packets"] + st["lines"]["B"]["bad_packets"],
+            "requests": st["requests"], "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
             "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
@@ -127,6 +135,36 @@ def _q(s: dict) -> dict:
     return {k: (round(s[k] / 1000, 1) if s["count"] else None) for k in ("p50", "p99", "p99.9", "max")} | {"n": s["count"]}
 
 
+def send_only(msgs: list, speed: float, label: str, spin_us: float = 1000.0) -> dict:
+    """The sender alone (this process) to two bound, unread sockets: messages a second of
+    its sending loop and how late each packet went (send time - its schedule)."""
+    from obook.live.send import Sender, SendOptions
+
+    sinks = []
+    for _ in range(2):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        sinks.append(s)
+    load0 = os.getloadavg()[0]
+    try:
+        sender = Sender(msgs, SendOptions(sinks[0].getsockname(), sinks[1].getsockname(), None, speed=speed,
+                                          linger=0, heartbeat=0.5))
+        t = time.perf_counter()
+        sender.schedule()
+        prep = time.perf_counter() - t
+        sender = Sender(msgs, SendOptions(sinks[0].getsockname(), sinks[1].getsockname(), None, speed=speed,
+                                          linger=0, heartbeat=0.5, spin_us=spin_us))
+        st = sender.run()
+    finally:
+        for s in sinks:
+            s.close()
+    late = sender.lateness.summary()
+    return {"send": label, "speed": speed, "spin_us": spin_us, "messages": len(msgs), "seconds": st["seconds"],
+            "msgs_per_s": round(len(msgs) / st["seconds"]), "packets": st["packets_a"] + st["packets_b"],
+            "prepare_s": round(prep, 2), "late_us": _q(late), "send_errors": st["send_errors"],
+            "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--messages", type=int, default=400_000)
@@ -138,6 +176,9 @@ def main() -> None:
     ap.add_argument("--cpu", type=int, default=None)
     ap.add_argument("--tickers", default="AAA,AAB,AAC,AAD,AAE,AAF,AAG,AAH")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--send-only", action="store_true",
+                    help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
+    ap.add_argument("--window", type=float, default=10.0)
     args = ap.parse_args()
     from common import itch_day
     from obook.live.send import make_packets, read_messages
@@ -146,6 +187,16 @@ def main() -> None:
     msgs = read_messages(day)
     per_packet = len(msgs) / len(make_packets(msgs))
     print(f"day {day.name}: {len(msgs)} messages, {per_packet:.1f} a packet; cpus {os.cpu_count()}", flush=True)
+    if args.send_only:
+        from obook.live.send import timestamp
+
+        t0 = timestamp(msgs[args.stocks + 2])                  # after the directory: the trading
+        first = [m for m in msgs[args.stocks + 2:] if timestamp(m) - t0 < args.window * 1e9]
+        for _ in range(args.repeats):
+            print(json.dumps(send_only(msgs, 0, "unpaced")), flush=True)
+            for spin in (200.0, 1000.0, 2000.0):
+                print(json.dumps(send_only(first, 1, f"speed 1, first {args.window:g} s", spin)), flush=True)
+        return
     for _ in range(args.repeats):
         for rate in (float(x) for x in args.rates.split(",")):
             configs = [(False, False)] + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])

@@ -23,7 +23,7 @@ log = logging.getLogger("obook")
 TABLES = ("bbo", "trades", "orders", "depth")
 
 
-def _replay(feed, fmt: str | None = None, tables=TABLES, out: Path | None = None) -> None:
+def _replay(feed, fmt: str | None = None, tables=TABLES) -> None:
     """Every table of ``feed`` with one worker and with two, as text, and to Parquet."""
     import io
 
@@ -36,8 +36,9 @@ def _replay(feed, fmt: str | None = None, tables=TABLES, out: Path | None = None
             getattr(obook, table)(feed, workers=workers, format=fmt).read_all()
     write_text(obook.bbo(feed, workers=1, format=fmt), io.BytesIO())
     obook.bars(feed, format=fmt).read_all()
-    with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
-        obook.convert(feed, tmp, tables=tables, workers=1, format=fmt)
+    if isinstance(feed, (str, os.PathLike)):        # convert reads one file
+        with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
+            obook.convert(feed, tmp, tables=tables, workers=1, format=fmt)
 
 
 def _itch(tmp: Path) -> None:

@@ -18,8 +18,8 @@ deletion is listed only when it falls inside the requested levels (it changes th
 ``levels`` of its side), so a 1-level file is much shorter than a 10-level one; a replace
 (``U``) is a deletion row with the book after the deletion, then a submission row with the
 book after both (the deletion step may bring level N+1 into view: the replay keeps one level
-more than it writes). ``style="all"`` keeps obook's earlier output: every event at any level,
-both rows of a ``U`` with the book after the ``U``, times with 9 decimals.
+more than it writes). ``style="all"``: every event at any level, a ``U``'s rows as in
+LOBSTER's style (the deletion row with the book after the deletion), times with 9 decimals.
 
 | ITCH | LOBSTER rows |
 |---|---|
@@ -132,7 +132,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     otherwise, it is part of the file names). Returns ``{ticker: {"message": path,
     "orderbook": path, "rows": n}}``. ``style``: "lobster" (LOBSTER's own files: events
     outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
-    event, both replace rows with the book after the replace, 9-decimal times).
+    event, a replace's deletion row with the book after the deletion, 9-decimal times).
     """
     from .session import session_date
 
@@ -229,7 +229,7 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
             before = f["before"] if f["book_seq"] == seq else f["book"]
             msgs = _message_rows(row, f["orders"], cross_types)
             if style == "all":
-                steps = [(m, f["book"]) for m in msgs]
+                steps = [(m, b) for m, _a, b in _steps(msgs, before, f["book"])]
                 when = _seconds(row["time"])
             else:
                 steps = _lobster_steps(msgs, before, f["book"], levels)
@@ -298,18 +298,21 @@ def _without(book: tuple[tuple, tuple], price: int, shares: int, direction: int)
     return (asks, tuple(out)) if direction == 1 else (tuple(out), bids)
 
 
-def _lobster_steps(msgs: list[str], before, after, levels: int) -> list[tuple[str, tuple]]:
-    """LOBSTER's rows of one record: (message, book after it). A replace is a deletion with
-    the book after the deletion, then a submission with the book after both. Submissions,
-    cancellations and deletions that leave the top ``levels`` unchanged lie outside them
-    and are not listed."""
+def _steps(msgs: list[str], before, after) -> list[tuple[str, tuple, tuple]]:
+    """(message, book before it, book after it) of one record's rows. A replace is a
+    deletion with the book after the deletion, then a submission with the book after both."""
     if len(msgs) == 2:          # U: deletion of the original, submission of the new order
         _, _, size, price, direction = (int(v) for v in msgs[0].split(","))
         middle = _without(before, price, size, direction)
-        steps = [(msgs[0], before, middle), (msgs[1], middle, after)]
-    else:
-        steps = [(m, before, after) for m in msgs]
-    return [(m, b) for m, a, b in steps
+        return [(msgs[0], before, middle), (msgs[1], middle, after)]
+    return [(m, before, after) for m in msgs]
+
+
+def _lobster_steps(msgs: list[str], before, after, levels: int) -> list[tuple[str, tuple]]:
+    """LOBSTER's rows of one record: (message, book after it) (see ``_steps``).
+    Submissions, cancellations and deletions that leave the top ``levels`` unchanged lie
+    outside them and are not listed."""
+    return [(m, b) for m, a, b in _steps(msgs, before, after)
             if m[0] not in "123" or _top(a, levels) != _top(b, levels)]
 
 

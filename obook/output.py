@@ -73,9 +73,29 @@ def _close_or_discard(sink, metadata) -> None:
         raise
 
 
+def write_files(tables) -> list[int]:
+    """Several tables, ``[(reader, path)]``, all or none: each is written to a temporary name,
+    and the names are given once every one is complete (a failure, a full disk, leaves none
+    of them and no temporary file). The rows of each."""
+    staged: list = []
+    path = None
+    try:
+        counts = [write_file(reader, path, staged=staged) for reader, path in tables]
+        for tmp, path in staged:
+            os.replace(tmp, path)
+        return counts
+    except OSError as e:
+        raise OutputError(f"{path}: write failed: {e.strerror or e}") from e
+    finally:
+        for tmp, _path in staged:
+            remove_quietly(tmp)         # (gone once renamed)
+
+
 def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None,
-               compression: str = "fast") -> int:
-    """Write to a temporary name beside ``path`` and rename it when complete.
+               compression: str = "fast", *, staged: list | None = None) -> int:
+    """Write to a temporary name beside ``path`` and rename it when complete (``staged``: a
+    list the complete ``(temporary, final)`` names are appended to instead, see
+    ``write_files``).
 
     Parquet goes through the one Parquet writer (:class:`obook.parquet.ParquetSink`, as
     ``obook convert``): the same rows make the same file. ``compression``: "fast" or
@@ -118,7 +138,10 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
                         n += batch.num_rows
                 else:
                     n = write_text(reader, f)
-        os.replace(tmp, path)
+        if staged is None:
+            os.replace(tmp, path)
+        else:
+            staged.append((tmp, path))
         return n
     except FeedError:
         try:

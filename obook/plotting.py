@@ -218,9 +218,7 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_depth.legend(loc="upper left", fontsize="small")
     ax_depth.set_xlim(d["t0"], d["t1"])
     try:
-        fig.savefig(out)
-    except (OSError, ValueError) as e:
-        raise ObookError(f"{out}: cannot write the picture: {e}") from None
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or None), "picture")
     finally:
         plt.close(fig)
 
@@ -265,10 +263,27 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ticks = _clock_ticks(d["t0"], d["t1"])
     fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x) for x in ticks])
     fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
+    _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
+
+
+def _complete(out: Path, write, what: str) -> None:
+    """``write(temporary path)`` beside ``out``, renamed to ``out`` once whole: a failure (a
+    full disk) leaves nothing under the final name, and no temporary file."""
+    import os
+
+    from .tempfiles import remove_quietly, temp_path
+
+    tmp = temp_path(out)
     try:
-        fig.write_html(str(out), include_plotlyjs=True, full_html=True)
-    except OSError as e:
-        raise ObookError(f"{out}: cannot write the page: {e}") from None
+        write(tmp)
+        os.replace(tmp, out)
+    except (OSError, ValueError) as e:
+        remove_quietly(tmp)
+        why = getattr(e, "strerror", None) or str(e).replace(str(tmp), str(out))
+        raise ObookError(f"{out}: cannot write the {what}: {why}") from None
+    except BaseException:
+        remove_quietly(tmp)
+        raise
 
 
 def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,

@@ -65,6 +65,8 @@ def load(path) -> Pipeline:
         doc = tomllib.loads(path.read_text())
     except OSError as e:
         raise PipelineError(f"{path}: cannot read pipeline: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise PipelineError(f"{path}: not valid TOML: not UTF-8 text (byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise PipelineError(f"{path}: not valid TOML: {e}") from None
     for section, value in doc.items():
@@ -113,10 +115,13 @@ def load(path) -> Pipeline:
     if not glob or Path(glob).is_absolute() or ".." in Path(glob).parts:
         raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "
                             f"(relative, no '..'), not {glob!r}")
+    dataset = (base / str(need(ds, "dataset", "path"))).resolve()
+    if dataset.exists() and not dataset.is_dir():
+        raise PipelineError(f"{path}: [dataset] path {dataset} is a file, not a directory")
     return Pipeline(
         source_dir=(base / str(need(src, "source", "directory"))).resolve(),
         glob=glob,
-        dataset=(base / str(need(ds, "dataset", "path"))).resolve(),
+        dataset=dataset,
         tables=tuple(dict.fromkeys(tables)),
         workers=ints["workers"],
         on_error=on_error,

@@ -65,8 +65,11 @@ def write(dataset: Path, doc: dict) -> None:
 def locked(dataset: Path, timeout: float | None = None, on_wait=None):
     """Hold the dataset's lock; wait for another run (at most ``timeout`` seconds)."""
     dataset = Path(dataset)
-    dataset.mkdir(parents=True, exist_ok=True)
-    fd = os.open(dataset / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        dataset.mkdir(parents=True, exist_ok=True)
+        fd = os.open(dataset / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise PipelineError(f"{dataset}: cannot hold the dataset's lock ({LOCK}): {e.strerror or e}") from e
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

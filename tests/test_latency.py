@@ -49,7 +49,8 @@ def test_histogram_quantiles_match_numpy_within_bucket_precision():
         assert exact <= h.value_at(q) <= exact * (1 + 1 / 64) + 1
     assert h.max == values.max() and h.total == len(values)
     t = report_table([h])
-    assert t.column_names == ["stage", "count", "p50", "p99", "p99.9", "max"] and t["count"][0].as_py() == len(values)
+    assert t.column_names == ["stage", "count", "p50", "p99", "p99.9", "max", "bucket_ns", "bucket_count"]
+    assert t["count"][0].as_py() == len(values) == sum(t["bucket_count"][0].as_py())
 
 
 def test_record_compiled_and_python_count_alike():

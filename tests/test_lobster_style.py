@@ -77,6 +77,50 @@ def test_lobster_style_all_lists_every_event(tmp_path):
     assert len(messages) == 10 and messages[0] == "34200.000000001,1,1,100,1000000,1"
 
 
+def test_lobster_style_all_replace_deletion_row_shows_book_after_the_deletion(tmp_path):
+    lobster(feed(tmp_path), tmp_path / "o", ["AAPL"], levels=2, workers=1, style="all")
+    messages, books = lines(tmp_path / "o", 2)
+    at = messages.index("34200.059901970,3,1,100,1000000,1")
+    assert messages[at + 1] == "34200.059901970,1,4,25,985000,1"
+    assert books[at] == f"{A},0,990000,30,{A},0,980000,20"      # the deletion step alone
+    assert books[at + 1] == f"{A},0,990000,30,{A},0,985000,25"  # then the submission
+
+
+def test_lobster_style_all_every_row_consistent_with_its_message_generated_day(tmp_path):
+    """Each row's book differs from the row before's only by its own message: a submission
+    adds, a deletion or cancellation takes off, at the message's price (levels=10 keeps every
+    level of a small generated day in view)."""
+    from obook.gen.itch import write_itch
+
+    path = tmp_path / "01022020.NASDAQ_ITCH50"
+    write_itch(path, 6000, 2, seed=9)
+    lobster(path, tmp_path / "o", ["AAA"], levels=10, workers=1, style="all")
+    stem = "AAA_2020-01-02_34200000_57600000_{}_10.csv"
+    messages = (tmp_path / "o" / stem.format("message")).read_text().splitlines()
+    books = (tmp_path / "o" / stem.format("orderbook")).read_text().splitlines()
+
+    def side(line, direction):
+        v = [int(x) for x in line.split(",")]
+        pairs = [(v[i], v[i + 1]) for i in range(2 if direction == 1 else 0, len(v), 4)]
+        return {px: q for px, q in pairs if q}
+
+    replaces = checked = 0
+    for k in range(1, len(messages)):
+        _t, kind, _ref, size, price, direction = messages[k].split(",")
+        kind, size, price, direction = int(kind), int(size), int(price), int(direction)
+        if kind not in (1, 2, 3):
+            continue
+        before, after = side(books[k - 1], direction), side(books[k], direction)
+        if len(before) == 10 or len(after) == 10:
+            continue                     # a level may come from beyond the written ten
+        want = dict(before)
+        want[price] = want.get(price, 0) + (size if kind == 1 else -size)
+        assert {p: q for p, q in want.items() if q} == after, (k, messages[k])
+        checked += 1
+        replaces += kind == 3 and k + 1 < len(messages) and messages[k + 1].split(",")[0] == messages[k].split(",")[0]
+    assert checked > 100 and replaces > 5, (checked, replaces)
+
+
 def test_lobster_more_levels_lists_more_events_generated_day(tmp_path):
     from obook.gen.itch import write_itch
 

@@ -46,6 +46,7 @@ GENERATED = {
     "szse": (["szse", "-n", "2000", "-k", "4", "--seed", "3"], "bbo,trades,orders,depth"),
     "szse-bin": (["szse", "-n", "2000", "-k", "4", "--seed", "3", "--binary"], "bbo,trades,depth"),
     "sse": (["sse", "-n", "2000", "-k", "3", "--seed", "3"], "bbo,trades,orders,depth"),
+    "pitch": (["pitch", "--messages", "3000", "--stocks", "7", "--seed", "3"], "bbo,trades,orders,depth"),
 }
 
 

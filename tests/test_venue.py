@@ -21,6 +21,7 @@ from obook.live.accounts import read_accounts
 from obook.live.gateway import Gateway
 from obook.live.venue import Venue
 
+from cli_support import cli_error
 from live_support import free_port, process
 
 
@@ -166,22 +167,6 @@ def test_read_accounts_file_and_its_errors(tmp_path):
     f.write_bytes(b"tr\xe9der:x\n")
     with pytest.raises(ObookError, match="not ASCII"):
         read_accounts(f)
-
-
-def cli_error(capsys, *args) -> str:
-    """``obook ARGS`` run in this process: exit 1 and one ``error:`` line; the line."""
-    from obook.cli import main
-
-    old, sys.argv = sys.argv, ["obook", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            main()
-    finally:
-        sys.argv = old
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 1, err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    return err
 
 
 def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):

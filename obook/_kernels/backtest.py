@@ -21,7 +21,7 @@ from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
 from .simulate import emit, feed_best, feed_event, instruction, note_print, unlink
-from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
+from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                               K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED, L_KEY, L_QTY, L_USED,
@@ -418,6 +418,27 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
         tb = tmap[b]
         if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:
             note_print(H, ev[i])
+            if BKv[tb, B_SEQ] == 0 or ev[i, EV_ACTION] & DEFER:
+                continue
+            # an event that ends in a print: its book changes are seen at the print, as in
+            # the replay's tables
+            last = BKv[tb, B_SEQ]
+            seq, t = ev[i, EV_SEQ], ev[i, EV_TIME]
+            BKv[tb, B_SEQ] = 0
+            if not S[S_ZERO_FEED]:
+                h = S[S_LAG_TAIL] - 1
+                if h >= S[S_LAG_HEAD] and LAG[h, EV_SEQ] == last:
+                    LAG[h, EV_ACTION] &= ~DEFER
+                continue
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+                S[S_NOW] = t
+                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+                C[C_SEQ] = seq
+                if not S[S_COMPILED]:
+                    S[S_POS] = i + 1
+                    S[S_CALL] = CALL_BOOK
+                    return CALL
+                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
             continue
         S[S_POS] = i
         t = ev[i, EV_TIME]
@@ -441,6 +462,10 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
             at[0], at[1], at[2] = ev[i, EV_SEQ], 1, t
             feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
             BK[tb, B_TIME] = t
+            if ev[i, EV_ACTION] & DEFER:        # the event goes on: its last change so far
+                BKv[tb, B_SEQ] = ev[i, EV_SEQ]
+            else:
+                BKv[tb, B_SEQ] = 0
             if st[ST_NF] > f0:
                 respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
                 mark(MK, S, L, nl, tb, t, st)

@@ -98,7 +98,7 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE
                      ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TO_BACK, TYPE_SHIFT, WANT_DEPTH,
                      WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
-PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
+PAGE_BITS = 7      # 128 refs (2 KiB) a page: a lone old order pins little memory
 CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
 PAGE = 1 << PAGE_BITS
 DIRECT_REFS = 1 << 32

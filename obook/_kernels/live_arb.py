@@ -9,7 +9,9 @@ stamp. Two readers follow it: the loop's own book (``S_H_*``) and the tables' wr
 ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) and the
 caller reports it.
 
-A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
+The session is the one given, else the first well-formed packet's; a packet numbered below
+1 is bad, one more than ``FAR`` past the next number implausible (so 20 bytes of garbage, a well-formed
+heartbeat, rarely pass for one). A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
 too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
 the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
 ``line_gap`` is each line's last own gap, for ``recovered_other_line``.
@@ -23,8 +25,12 @@ from .live_layout import (LINE_REQUEST, N_LINES, PEND_SLOT, S_END, S_HIGH, S_H_B
                           S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC)
 from .memcopy import copy_bytes
 from .mold import (END_OF_SESSION, P_OK, S_BACKWARDS, S_BAD, S_DUPLICATES, S_GAP_MESSAGES, S_GAPS,
-                   S_HEARTBEATS, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER, S_RECOVERED_REQUEST,
+                   S_HEARTBEATS, S_IMPLAUSIBLE, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER, S_RECOVERED_REQUEST,
                    S_WRONG_SESSION, _be, _header)
+
+
+#: a packet numbered this far past the next number to deliver is not of this feed (bad)
+FAR = 1 << 26
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -118,8 +124,12 @@ def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend
     checked, its new messages delivered or held."""
     stats[line, S_PACKETS] += 1
     seq, c, hi, lo, status = _header(buf, 0, ln)
-    if status != P_OK:
+    data = 0 if c == 0 or c == END_OF_SESSION else c
+    if status != P_OK or seq < 1:
         stats[line, S_BAD] += 1
+        return
+    if seq + data > S[S_NEXT] + FAR:     # numbered where no feed of ours can be
+        stats[line, S_IMPLAUSIBLE] += 1
         return
     if S[S_SESSION_SET] == 0:
         S[S_SESSION_SET] = 1
@@ -232,7 +242,3 @@ def ring_take(S, ring, recs, out, max_records):
         k += 1
     return a, k
 
-
-from .cache_deps import depends_on  # noqa: E402
-
-depends_on(globals(), "jit", "live_layout", "memcopy", "mold")

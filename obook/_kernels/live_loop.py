@@ -345,7 +345,3 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             S[S_POLLS] += 1
             ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], 1, 0, 0)
 
-
-from .cache_deps import depends_on  # noqa: E402
-
-depends_on(globals(), "book", "ccall", "clock", "itch", "itch_layout", "jit", "latency", "layout", "live_arb", "live_layout", "live_orders", "memcopy", "mold", "prefetch")

@@ -137,7 +137,3 @@ def answers(S, vbuf, refs, hists):
     S[S_VBUF_N] = n - p
     return p
 
-
-from .cache_deps import depends_on  # noqa: E402
-
-depends_on(globals(), "jit", "latency", "live_layout", "mold")

@@ -90,7 +90,3 @@ def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due
         Q[Q_AT] = k
     return SEND_DONE
 
-
-from .cache_deps import depends_on  # noqa: E402
-
-depends_on(globals(), "ccall", "jit", "latency")

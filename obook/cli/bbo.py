@@ -6,7 +6,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -52,9 +52,11 @@ def feed_source(feed: Path, format: str | None, digest: bool = False):
 
 
 def bbo(
-    feed: Optional[Path] = typer.Argument(None, help="Feed file (any registered format, plain, .gz, .zst or .zip; "
-                                                     "a packet capture); '-' reads the feed from stdin (its format "
-                                                     "told from its first bytes). Or give --line-a/--line-b."),
+    feeds: Optional[List[Path]] = typer.Argument(
+        None, metavar="FEED...", show_default=False,
+        help="Feed file (any registered format, plain, .gz, .zst or .zip; a packet capture); '-' reads the "
+             "feed from stdin (its format told from its first bytes). Several files of a format read as one "
+             "feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv. Or give --line-a/--line-b."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -92,6 +94,7 @@ def bbo(
     from ..output import write_file, write_text
     from .stdout import writing_stdout
 
+    feed = (feeds[0] if len(feeds) == 1 else [os.fspath(f) for f in feeds]) if feeds else None
     if line_a or line_b:
         if feed is not None:
             raise ObookError("give a FEED or --line-a/--line-b, not both")
@@ -101,11 +104,11 @@ def bbo(
         raise ObookError("give a FEED (or --line-a/--line-b)")
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
-    if isinstance(feed, tuple):          # the lines of packet captures
+    if isinstance(feed, (tuple, list)):  # the lines of packet captures; several files as one feed
         source, fmt = feed, format.value if format else None
     else:
         source, fmt = feed_source(feed, format.value if format else None)
-    with file_progress(os.fspath(feed[0]) if isinstance(feed, tuple) else feed, enabled=show_bar) as progress:
+    with file_progress(os.fspath(feed[0]) if isinstance(feed, (tuple, list)) else feed, enabled=show_bar) as progress:
         timer = None
         if latency:
             from ..live.latency import BookTimer

@@ -13,11 +13,15 @@ app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same byt
                   rich_markup_mode=None)
 
 
-def _writing(out: Path, write):
+#: the generators' --seed (the same seed writes the same bytes)
+SEED = typer.Option(0, "--seed", "-s", help="Random seed.")
+
+
+def _writing(out: Path, write, folder: bool = False):
     """Run a generator; bad arguments and unwritable outputs become ``error: ...``."""
     from ..errors import ObookError, OutputError
 
-    if out.is_dir():
+    if out.is_dir() and not folder:
         raise OutputError(f"{out}: is a directory; give a file name")
     try:
         return write()
@@ -32,7 +36,7 @@ def itch(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
 ) -> None:
     """Write a synthetic Nasdaq ITCH 5.0 day: directory, adds near the touch, deletes, cancels,
     executions, replaces, trades, and a few other message types."""
@@ -47,7 +51,7 @@ def pcap(
     itch: Path = typer.Argument(..., help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
     out_a: Path = typer.Argument(..., help="Capture of line A (of both lines without OUT_B)."),
     out_b: Optional[Path] = typer.Argument(None, help="Capture of line B (default: line B into OUT_A too)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     drop: float = typer.Option(0.01, "--drop", min=0.0, max=1.0, help="Share of packets each line drops "
                                                                      "(B never drops what A dropped)."),
     dup: float = typer.Option(0.005, "--dup", min=0.0, max=1.0, help="Share of packets sent twice."),
@@ -74,7 +78,7 @@ def csv(
     out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
     events: int = typer.Option(100_000, "--messages", "-n", min=1, help="Events to write (before the final drain)."),
     tickers: int = typer.Option(100, "--instruments", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     depth: int = typer.Option(200, "--depth", min=1, help="At most this many live orders a ticker."),
 ) -> None:
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
@@ -84,20 +88,82 @@ def csv(
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
+DATE_HELP = "Session date YYYY-MM-DD of the day's timestamps."
+
+
+def _date(text: Optional[str]) -> Optional[str]:
+    """``--date`` checked (YYYY-MM-DD)."""
+    if text is None:
+        return None
+    import datetime as dt
+
+    from ..errors import ObookError
+
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        raise ObookError(f"--date: expected YYYY-MM-DD, not {text!r}") from None
+    return text
+
+
 @app.command("szse", context_settings=aliases(securities="instruments"))
 def szse(
     out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
     binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
 ) -> None:
     """Write a synthetic Shenzhen Level-2 day: call auctions and their uncross, limit, market,
     own-best and securities-lending orders, fills, cancels, snapshots; two channels."""
     from ..gen.szse import write_szse
 
-    n = write_szse(out, messages, securities, seed, binary)
+    n = _writing(out, lambda: write_szse(out, messages, securities, seed, binary, _date(date)))
     typer.echo(f"wrote {n} messages to {out}", err=True)
+
+
+@app.command("szse-csv")
+def szse_csv(
+    outdir: Path = typer.Argument(..., help="Folder for the files (created if missing): "
+                                            "<security>_orders.csv and <security>_ticks.csv."),
+    messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the day (about)."),
+    securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    seed: int = SEED,
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
+) -> None:
+    """Write the synthetic Shenzhen day of `obook gen szse` as vendor CSV files, an orders
+    and a ticks file per security (prices in yuan, quantities in shares); replay a pair
+    with `obook bbo ORDERS.csv TICKS.csv`."""
+    from ..gen.szse import generate, write_vendor
+
+    files = _writing(outdir, lambda: write_vendor(outdir, generate(messages, securities, seed, _date(date))), folder=True)
+    typer.echo(f"wrote {len(files)} files to {outdir}", err=True)
+
+
+@app.command("databento")
+def databento(
+    out: Path = typer.Argument(..., help="Output file (.dbn; .dbn.zst is zstd-compressed)."),
+    messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="MBO records (about)."),
+    instruments: int = typer.Option(3, "--instruments", "-k", min=1, help="Instruments."),
+    seed: int = SEED,
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help=DATE_HELP + " The day starts at 09:30 New York [default: "
+                                                        "2023-11-14, from 22:13:20 UTC]."),
+) -> None:
+    """Write a synthetic Databento MBO file (DBN version 3, XNAS.ITCH): adds, cancels, modifies,
+    trades and fills in events flagged F_LAST, book clears, order ids above 2^63."""
+    from ..gen.databento import START_NS, mbo_flow, session_start, write_dbn
+
+    start = session_start(_date(date)) if date else START_NS
+
+    def write():
+        flow = mbo_flow(messages, instruments, seed, start_ns=start)
+        write_dbn(out, flow, zstd=out.name.endswith(".zst"), start_ns=start)
+        return len(flow)
+
+    n = _writing(out, write)
+    typer.echo(f"wrote {n} records to {out}", err=True)
 
 
 @app.command("sse", context_settings=aliases(events="messages", securities="instruments"))
@@ -105,7 +171,7 @@ def sse(
     out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
     securities: int = typer.Option(4, "--instruments", "-k", min=1, help="Securities (600xxx)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = SEED,
 ) -> None:
     """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
     the incoming order, file order not BizIndex order, 10-level snapshots with day tallies."""

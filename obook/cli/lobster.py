@@ -29,7 +29,7 @@ def lobster(
     style: Style = typer.Option(Style.lobster, "--style",
                                 help="lobster: as LOBSTER writes its files (events outside the levels "
                                      "unlisted, a replace as two steps, shortest times); all: every "
-                                     "event, 9-decimal times."),
+                                     "event (a replace as two steps too), 9-decimal times."),
 ) -> None:
     """Write the LOBSTER message and orderbook files of some tickers of an ITCH feed.
 

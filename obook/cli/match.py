@@ -44,7 +44,7 @@ def match(
     cancelled, expired ...) and bbo rows."""
     from ..engine.replay import default_workers
     from ..matching import match as run
-    from ..output import write_file
+    from ..output import make_output_dir, write_files
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
@@ -58,7 +58,6 @@ def match(
         with writing_stdout():
             pcsv.write_csv(r.fills, sys.stdout.buffer)
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for t in tables:
-        write_file(r.reader(t), out / f"{t}.{out_type.value}")
+    make_output_dir(out)
+    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in tables])     # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)

@@ -36,7 +36,7 @@ def symbol_of(i: int) -> str:
 
 
 class _Gen:
-    def __init__(self, instruments: int, seed: int, big_ids: bool, clears: float):
+    def __init__(self, instruments: int, seed: int, big_ids: bool, clears: float, start_ns: int = START_NS):
         self.rng = random.Random(seed)
         self.clears = clears
         self.ids = [7 + 1000 * i + self.rng.randrange(0, 1000) for i in range(instruments)]
@@ -46,7 +46,7 @@ class _Gen:
         self.mid = {iid: 100_00 + 500 * k for k, iid in enumerate(self.ids)}   # in ticks
         self.next_id = BIG_ID + 11 if big_ids else 1000
         self.rows: list[tuple] = []
-        self.t = START_NS
+        self.t = start_ns
         self.seq = 0
 
     def rec(self, iid, action, side, order_id=0, price_ticks=None, size=0, last=True):
@@ -169,11 +169,21 @@ class _Gen:
             self.add_order(iid)
 
 
+def session_start(date: str) -> int:
+    """09:30 New York on ``date`` (YYYY-MM-DD) as UTC epoch ns."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    opening = dt.datetime.combine(dt.date.fromisoformat(date), dt.time(9, 30), ZoneInfo("America/New_York"))
+    return int(opening.timestamp()) * 10**9
+
+
 def mbo_flow(records: int, instruments: int = 3, seed: int = 0, big_ids: bool = True,
-             clears: float = 0.003) -> np.ndarray:
-    """About ``records`` MBO records (a whole last event more at most); ``clears``: the
-    share of steps that clear a book (besides the clear of every book at the start)."""
-    g = _Gen(instruments, seed, big_ids, clears)
+             clears: float = 0.003, start_ns: int = START_NS) -> np.ndarray:
+    """About ``records`` MBO records (a whole last event more at most) from ``start_ns``
+    (UTC epoch ns); ``clears``: the share of steps that clear a book (besides the clear
+    of every book at the start)."""
+    g = _Gen(instruments, seed, big_ids, clears, start_ns)
     for iid in g.ids:                                       # every day starts with a clear
         g.rec(iid, b"R", b"N", 0, None, 0, last=True)
     while len(g.rows) < records:
@@ -194,30 +204,30 @@ def _records_bytes(flow: np.ndarray, encoder: bool) -> bytes:
     return b"".join(out)
 
 
-def metadata_bytes(version: int = 3, instrument_ids=(), symbols=None) -> bytes:
+def metadata_bytes(version: int = 3, instrument_ids=(), symbols=None, start_ns: int = START_NS) -> bytes:
     """DBN metadata (databento_dbn's encoder) with a mapping symbol -> id per instrument."""
     import datetime as dt
     from types import SimpleNamespace as NS
 
     import databento_dbn as d
     symbols = symbols or [symbol_of(k) for k in range(len(instrument_ids))]
-    day = dt.date(2023, 11, 14)
+    day = dt.datetime.fromtimestamp(start_ns // 10**9, dt.timezone.utc).date()
     mappings = [NS(raw_symbol=s, intervals=[NS(start_date=day, end_date=day + dt.timedelta(days=1),
                                                 symbol=str(iid))])
                 for s, iid in zip(symbols, instrument_ids)]
-    meta = d.Metadata(dataset="XNAS.ITCH", start=START_NS, stype_in=d.SType.RAW_SYMBOL,
+    meta = d.Metadata(dataset="XNAS.ITCH", start=start_ns, stype_in=d.SType.RAW_SYMBOL,
                       stype_out=d.SType.INSTRUMENT_ID, schema=d.Schema.MBO, symbols=list(symbols),
-                      mappings=mappings, end=START_NS + 10**13, version=version)
+                      mappings=mappings, end=start_ns + 10**13, version=version)
     return meta.encode()
 
 
 def write_dbn(path, flow: np.ndarray, version: int = 3, zstd: bool = False, symbols=None,
-              encoder: bool = True, extra: bytes = b"", mappings: bool = True) -> None:
+              encoder: bool = True, extra: bytes = b"", mappings: bool = True, start_ns: int = START_NS) -> None:
     """Write ``flow`` as a DBN file (zstd-compressed with ``zstd``); ``extra`` bytes (other
     records) go after the first record."""
     ids = list(dict.fromkeys(flow["instrument_id"].tolist())) if mappings else []
     body = _records_bytes(flow, encoder)
-    data = metadata_bytes(version, ids, symbols) + body[:56] + extra + body[56:]
+    data = metadata_bytes(version, ids, symbols, start_ns) + body[:56] + extra + body[56:]
     if zstd:
         import zstandard
         data = zstandard.ZstdCompressor(level=3).compress(data)

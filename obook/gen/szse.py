@@ -38,9 +38,18 @@ def _ms(h, m, s=0):
     return ((h * 60 + m) * 60 + s) * 1000
 
 
-def _stamp(ms: int) -> int:
+def date_stamp(date: str | None) -> int:
+    """YYYY-MM-DD as the TransactTime of its midnight (YYYYMMDD000000000); None: ``DATE``."""
+    if date is None:
+        return DATE
+    import datetime as dt
+
+    return int(dt.date.fromisoformat(date).strftime("%Y%m%d")) * 10**9
+
+
+def _stamp(ms: int, day: int = DATE) -> int:
     s, milli = divmod(ms, 1000)
-    return DATE + ((s // 3600) * 10000 + (s // 60 % 60) * 100 + s % 60) * 1000 + milli
+    return day + ((s // 3600) * 10000 + (s // 60 % 60) * 100 + s % 60) * 1000 + milli
 
 
 class _Sec:
@@ -53,7 +62,8 @@ class _Sec:
 
 
 class _Day:
-    def __init__(self, securities, seed):
+    def __init__(self, securities, seed, day=DATE):
+        self.day = day
         self.rnd = random.Random(seed)
         self.secs = [_Sec(f"{300000 + i if i % 3 == 2 else i + 1:06d}", 2011 + i % 2,
                           self.rnd.randrange(50_000, 500_000) // 100 * 100) for i in range(securities)]
@@ -68,7 +78,7 @@ class _Day:
     def _rec(self, s, **f):
         self.appl[s.channel] += 1
         f.update(SecurityID=s.sec, ChannelNo=s.channel, ApplSeqNum=self.appl[s.channel],
-                 TransactTime=_stamp(self.t))
+                 TransactTime=_stamp(self.t, self.day))
         self.out.append(f)
         return self.appl[s.channel]
 
@@ -254,15 +264,16 @@ class _Day:
             self.order(s, rnd.choice("GF"), "2", s.mid, qty, rest=False)
         else:
             self.out.append({"MsgType": 111, "SecurityID": s.sec, "ChannelNo": s.channel,
-                             "ApplSeqNum": 0, "TransactTime": _stamp(self.t)})
+                             "ApplSeqNum": 0, "TransactTime": _stamp(self.t, self.day)})
         b = self.best(s, "1")
         if b and not auction:
             s.mid = b
 
 
-def generate(messages: int, securities: int = 6, seed: int = 0) -> list[dict]:
-    """The records of a synthetic day of about ``messages`` messages (dicts of the feed's fields)."""
-    day = _Day(securities, seed)
+def generate(messages: int, securities: int = 6, seed: int = 0, date: str | None = None) -> list[dict]:
+    """The records of a synthetic day of about ``messages`` messages (dicts of the feed's
+    fields) on ``date`` (YYYY-MM-DD; None: 2024-01-05)."""
+    day = _Day(securities, seed, date_stamp(date))
     n_open = max(1, messages // 10)
     n_close = max(1, messages // 20)
     while len(day.out) < n_open:
@@ -313,9 +324,9 @@ def binary_record(r: dict) -> bytes:
 
 
 def write_szse(path, messages: int = 100_000, securities: int = 6, seed: int = 0,
-               binary: bool = False) -> int:
+               binary: bool = False, date: str | None = None) -> int:
     """Write the synthetic day as a text log (or binary records); returns its messages."""
-    recs = generate(messages, securities, seed)
+    recs = generate(messages, securities, seed, date)
     with open(path, "wb") as f:
         if binary:
             f.write(b"".join(binary_record(r) for r in recs))

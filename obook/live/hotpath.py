@@ -19,6 +19,7 @@ import numpy as np
 
 from .._kernels import live_layout as L
 from .._kernels.latency import N_BUCKETS, record_many
+from .._kernels.mold import N_STATS
 from ..errors import ObookError
 from .latency import Clock, Histogram, cycles_per_ns, now
 
@@ -126,7 +127,7 @@ class HotLoop:
         # the delivered ring and the arbitration
         ring = np.zeros(1 << RING_BITS, np.uint8)
         recs = np.zeros((4, 1 << RECORD_BITS), np.int64)          # mold seq, line, kernel, delivered
-        self.stats_arr = np.zeros((L.N_LINES, 11), np.int64)
+        self.stats_arr = np.zeros((L.N_LINES, N_STATS), np.int64)
         pend_seq = np.full(1 << L.PEND_BITS, -1, np.int64)
         self.arb = (ring, recs, self.stats_arr, np.full(L.N_LINES, -1, np.int64), np.zeros((L.N_LINES, 2), np.int64),
                     pend_seq, np.zeros((1 << L.PEND_BITS, 3), np.int64),

@@ -113,7 +113,7 @@ class SendOptions:
     burst_us: float = 50.0
     interface: str = "127.0.0.1"
     cpu: int | None = None        # pin the sending thread to this core
-    spin_us: float = 200.0        # busy-wait on the clock this long before a packet's time
+    spin_us: float = 1000.0       # busy-wait on the clock this long before a packet's time
 
 
 def _libc_address(name: str) -> int:
@@ -238,7 +238,7 @@ class Sender:
                 self._heartbeats(time.monotonic_ns())
                 wait = 0.0
                 if status == K.SEND_WAIT:
-                    wait = (Q[K.Q_NEXT_DUE] - time.monotonic_ns()) / 1e9 - o.spin_us / 2e6
+                    wait = (Q[K.Q_NEXT_DUE] - time.monotonic_ns()) / 1e9 - 0.75 * o.spin_us / 1e6
                 self._serve(max(0.0, min(wait, o.heartbeat)))
             self.stats["packets_a"], self.stats["packets_b"] = int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])
             self.stats["send_errors"] = int(Q[K.Q_ERRORS])

@@ -134,7 +134,7 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
         raise ObookError(f"prices of instrument {o.instruments[b]!r} span {wide[b]:,.0f} ticks; at most "
                          f"{MAX_LEVELS:,} ticks over all instruments (is the tick right?)")
     width = hi_t - lo_t + 1
-    base = np.r_[0, np.cumsum(width)[:-1]].astype(np.int64)
+    base = (np.cumsum(width) - width).astype(np.int64)      # (no books: none)
     lv_price = (np.arange(int(width.sum()), dtype=np.int64) - np.repeat(base - lo_t, width)) * tick
     row = np.full(o.n, -1, np.int64)
     row[priced] = base[o.book[priced]] + ticks[priced] - lo_t[o.book[priced]]

@@ -143,8 +143,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     fmt = resolve_format(format, feed)
     table = to_table(orders)
     o = read_orders(table, name=orders if isinstance(orders, str) else None)
-    if horizon < 0:
-        raise ObookError(f"horizon must be >= 0 seconds, not {horizon}")
+    if not 0 <= horizon <= 7 * 86_400:
+        raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon}")
     lat = latencies(latency, o.n, table, seed)
     own = prepare_own(o, int(fmt.time_unit_ns), lat, int(round(horizon * 1e9)))
     feed_tables = tuple(feed_tables)

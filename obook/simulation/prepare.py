@@ -22,6 +22,21 @@ from .._kernels.simulate_layout import (I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARK
 from ..errors import ObookError
 
 DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
+#: the longest latency taken (a week): arrival times stay far from 64-bit overflow
+MAX_LATENCY_NS = 7 * 86_400 * 10**9
+
+
+def _check_distribution(name: str, args: tuple) -> None:
+    """Parameters numpy would reject, or whose draws are not latencies: a clear error."""
+    spec = f"latency {name}:{':'.join(f'{a:g}' for a in args)}"
+    if not all(np.isfinite(args)):
+        raise ObookError(f"{spec}: the parameters must be finite numbers")
+    if name == "uniform" and not 0 <= args[0] <= args[1]:
+        raise ObookError(f"{spec}: give uniform:LO:HI with 0 <= LO <= HI")
+    if name == "exponential" and args[0] < 0:
+        raise ObookError(f"{spec}: the mean must be >= 0")
+    if name in ("normal", "lognormal") and args[1] < 0:
+        raise ObookError(f"{spec}: the {'sd' if name == 'normal' else 'sigma'} must be >= 0")
 
 
 @dataclass
@@ -40,30 +55,49 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
     if latency is None:
         return np.zeros(n, np.int64)
     if isinstance(latency, (int, np.integer)) and not isinstance(latency, bool):
-        if latency < 0:
-            raise ObookError(f"latency must be >= 0 ns, not {latency}")
+        if not 0 <= latency <= MAX_LATENCY_NS:
+            raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {latency}")
         return np.full(n, int(latency), np.int64)
     if isinstance(latency, str):
         if table is None or latency not in table.column_names:
             raise ObookError(f"latency column {latency!r} is not in the orders")
         lat = np.asarray(table.column(latency).to_numpy(zero_copy_only=False))
-        if np.isnan(lat.astype(np.float64)).any():
+        try:
+            as_float = lat.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise ObookError(f"latency column {latency!r} is not numbers") from e
+        if np.isnan(as_float).any():
             raise ObookError(f"latency column {latency!r} has empty values")
+        if not ((as_float >= 0) & (as_float <= MAX_LATENCY_NS)).all():
+            bad = int(np.flatnonzero(~((as_float >= 0) & (as_float <= MAX_LATENCY_NS)))[0])
+            raise ObookError(f"latency column {latency!r}: row {bad + 1} is not between 0 and "
+                             f"{MAX_LATENCY_NS} ns (a week)")
         lat = lat.astype(np.int64)
     elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
         name, args = latency[0].lower(), latency[1:]
         if DISTRIBUTIONS.get(name) != len(args):
             raise ObookError(f"latency distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
+        _check_distribution(name, tuple(float(a) for a in args))
         draw = getattr(np.random.default_rng(seed), name)
-        lat = np.rint(draw(*args, size=n)).astype(np.int64)
-        lat = np.maximum(lat, 0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.maximum(np.rint(draw(*args, size=n)), 0)
+        if not (f <= MAX_LATENCY_NS).all():         # (a NaN fails too)
+            raise ObookError(f"latency {name}:{':'.join(f'{float(a):g}' for a in args)}: draws beyond "
+                             f"{MAX_LATENCY_NS} ns (a week)")
+        lat = f.astype(np.int64)
     else:
-        lat = np.asarray(latency, dtype=np.int64)
+        try:
+            lat = np.asarray(latency, dtype=np.int64)
+        except (OverflowError, TypeError, ValueError) as e:
+            raise ObookError(f"latency: not 64-bit integers ({e})") from e
         if lat.shape != (n,):
             raise ObookError(f"latency: {lat.shape[0] if lat.ndim else 1} values for {n} orders")
     if (lat < 0).any():
         raise ObookError(f"latency: row {int(np.flatnonzero(lat < 0)[0]) + 1} is negative")
+    if (lat > MAX_LATENCY_NS).any():
+        raise ObookError(f"latency: row {int(np.flatnonzero(lat > MAX_LATENCY_NS)[0]) + 1} is over "
+                         f"{MAX_LATENCY_NS} ns (a week)")
     return lat
 
 
@@ -92,6 +126,11 @@ def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
     reason = _reasons(o, 1, np.ones(len(o.instruments), bool))
     ids = _assign_ids(o)
     keys, key_ids = _keys(o.book, ids)
+    top = np.iinfo(np.int64).max - (MAX_LATENCY_NS + horizon_ns) // unit_ns
+    if n and (int(o.time.max()) > top or int(o.time.min()) < -top):
+        row = int(np.flatnonzero((o.time > top) | (o.time < -top))[0])
+        raise ObookError(f"{o.name}: row {row + 1}: time {int(o.time[row])} is out of range (its arrival "
+                         "would overflow 64 bits)")
     arr = o.time + lat // unit_ns
     ins = np.zeros((n, I_WIDTH), np.int64)
     ins[:, I_ROW] = np.arange(1, n + 1)

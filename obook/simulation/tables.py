@@ -219,6 +219,12 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
         accepted[ev[ev[:, E_KIND] == K_ACCEPTED, E_KEY]] = True
         for kind, word in ((K_FILLED, "filled"), (K_CANCELLED, "cancelled"), (K_EXPIRED, "expired")):
             status[ev[ev[:, E_KIND] == kind, E_KEY]] = word
+        # the new order itself rejected after its acceptance (a fill-or-kill that cannot fill);
+        # a modify or cancel rejected leaves the order's status alone
+        new_row = np.full(nk, -1, np.int64)
+        new_row[keys] = ins[:, I_ROW]
+        rej = ev[ev[:, E_KIND] == K_REJECTED]
+        status[rej[rej[:, E_ROW] == new_row[rej[:, E_KEY]], E_KEY]] = "rejected"
     status[~accepted] = "rejected"
     f = filled[keys]
     has = f > 0

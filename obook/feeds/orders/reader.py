@@ -78,8 +78,14 @@ def _read_path(path: str) -> pa.Table:
             except pa.ArrowInvalid:
                 return ipc.open_stream(path).read_all()
         import pyarrow.csv as pcsv
-        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
-            column_types={c: pa.string() for c in COLUMNS}, strings_can_be_null=True))
+        # only an empty field is null: an instrument named NA, nan or null stays a name
+        table = pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
+            column_types={c: pa.string() for c in COLUMNS}, strings_can_be_null=True, null_values=[""]))
+        table.column_names           # noqa: B018 - decodes the header (UTF-8) here
+        return table
+    except UnicodeDecodeError as e:
+        raise ObookError(f"{path}: cannot read the order file: not UTF-8 text (byte {e.start} of a "
+                         f"column name)") from e
     except (pa.ArrowInvalid, OSError) as e:
         raise ObookError(f"{path}: cannot read the order file: {e}") from e
 
@@ -129,7 +135,14 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         rows.fail(~ok, f"{column} is not an integer")
         present = col.is_valid().to_numpy(zero_copy_only=False)
         out = np.zeros(n, np.int64)
-        out[present] = pc.cast(pc.utf8_trim_whitespace(col.filter(col.is_valid())), pa.int64()).to_numpy()
+        text = pc.utf8_trim_whitespace(col.filter(col.is_valid()))
+        try:
+            out[present] = pc.cast(text, pa.int64()).to_numpy()
+        except pa.ArrowInvalid:         # more than 64 bits
+            big = np.zeros(n, bool)
+            big[np.flatnonzero(present)] = [not -(1 << 63) <= int(v) < (1 << 63) for v in text.to_pylist()]
+            rows.fail(big, f"{column} is out of range (64-bit integers)")
+            raise
         return out, present
     if pa.types.is_floating(col.type):
         f = col.to_numpy(zero_copy_only=False).astype(np.float64)

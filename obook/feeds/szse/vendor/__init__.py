@@ -24,8 +24,12 @@ TICK_HEADER = b"ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,Tran
 
 
 def sniff(name: str, head: bytes) -> int:
-    """200 (surer than a generic CSV) for a vendor orders or ticks header."""
-    return 200 if head.startswith((ORDER_HEADER, TICK_HEADER)) else 0
+    """200 (surer than a generic CSV) for a vendor orders or ticks header (the ticks header is
+    longer than the head the sniffers get: its first 32 bytes or more are enough)."""
+    first = head.split(b"\n")[0].rstrip(b"\r")
+    if first.startswith((ORDER_HEADER, TICK_HEADER)):
+        return 200
+    return 200 if len(first) >= 32 and (ORDER_HEADER.startswith(first) or TICK_HEADER.startswith(first)) else 0
 
 
 def session_date(path):
@@ -40,4 +44,5 @@ def session_date(path):
 
 
 FORMAT = replace(_TEXT, name="szse-csv", sniff=sniff, session_date=session_date, merge="obook.feeds.szse.vendor.merge:merge",
+                 source="obook.feeds.szse.vendor.merge:paired",
                  suffixes=(".csv",))

@@ -159,5 +159,30 @@ class MergedReader:
         self.close()
 
 
+def paired(source):
+    """``source`` (a path or a list of them) once every security in it has both its orders
+    file and its ticks file: one without the other replays nothing (a ticks file names the
+    orders the orders file adds; an orders file alone never trades), so it is an error
+    naming the file that is missing."""
+    paths = [source] if isinstance(source, (str, Path)) else list(source)
+    kinds: dict[str, dict[str, str]] = {}
+    for p in paths:
+        m = re.match(r"(\d{1,6})", Path(p).name)
+        if not m:
+            raise ObookError(f"{p}: the file name must start with the security id (000001_orders.csv)")
+        from ...sources import read_head
+
+        head = read_head(str(p), 256)
+        kind = "ticks" if head.startswith(b"ApplSeqNum,BidApplSeqNum") else "orders"
+        kinds.setdefault(f"{int(m.group(1)):06d}", {})[kind] = str(p)
+    for sec, have in kinds.items():
+        for kind, other in (("orders", "ticks"), ("ticks", "orders")):
+            if kind in have and other not in have:
+                missing = Path(have[kind]).with_name(f"{sec}_{other}.csv")
+                raise ObookError(f"{have[kind]}: a Shenzhen vendor {kind} file is read with its {other} file "
+                                 f"(e.g. {missing}); give both")
+    return [str(p) for p in paths]
+
+
 def merge(paths) -> MergedReader:
     return MergedReader([str(p) for p in paths])

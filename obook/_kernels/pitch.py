@@ -1,0 +1,497 @@
+"""Cboe PITCH kernels: framing sequenced units (parent) and decoding their messages to book events.
+
+A PITCH stream is a run of sequenced units: an 8-byte header (``length`` u16 of the whole
+unit, ``count`` u8 of its messages, ``unit`` u8, ``sequence`` u32 of its first message,
+0 when unsequenced) and then ``count`` messages, each starting with its ``length`` (u8)
+and ``type`` (u8). Integers are little-endian; long prices have 4 implied decimals, short
+ones 2 (obook's prices have 4). docs/formats/pitch.md describes every message.
+
+Only Add Order, Trade and Trading Status messages name a symbol; the others name an order
+(or an execution) by its id. So every worker keeps the feed's live orders: id -> (its local
+book, or -1 for another worker's; remaining shares), and the executions of its own books
+(id -> book) for trade breaks. The three tables are the book's open-addressing table
+(``book._ov_slot``: key rows (kind, id), state 0 empty / 1 live / 2 deleted, value rows).
+"""
+
+import numpy as np
+from .jit import njit
+
+from .book import _ov_slot
+from .dbn import _le
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_MODIFY, ACT_PRINT, NEED_ROOM, NO_SIDE,
+                     TO_BACK, TYPE_SHIFT)
+
+HEADER = 8
+#: every message obook reads: type -> (name, length, fields); a field is (name, offset,
+#: width, kind): "u" unsigned little-endian, "c" one character, "s" space-padded text.
+#: Every message starts with length (offset 0) and type (1); those after the Time ones
+#: with the ns offset into the unit's current second (2, 4 bytes).
+_OFS = ("offset", 2, 4, "u")
+_ADD = (_OFS, ("order_id", 6, 8, "u"), ("side", 14, 1, "c"))
+_ORDER = (_OFS, ("order_id", 6, 8, "u"))
+MESSAGES = {
+    0x20: ("time", 6, (("seconds", 2, 4, "u"),)),
+    0x21: ("add_order_long", 34, _ADD + (("quantity", 15, 4, "u"), ("symbol", 19, 6, "s"),
+                                          ("price", 25, 8, "u"), ("flags", 33, 1, "u"))),
+    0x22: ("add_order_short", 26, _ADD + (("quantity", 15, 2, "u"), ("symbol", 17, 6, "s"),
+                                           ("price", 23, 2, "u"), ("flags", 25, 1, "u"))),
+    0x23: ("order_executed", 26, _ORDER + (("quantity", 14, 4, "u"), ("execution_id", 18, 8, "u"))),
+    0x24: ("order_executed_at_price", 38, _ORDER + (("quantity", 14, 4, "u"), ("remaining", 18, 4, "u"),
+                                                    ("execution_id", 22, 8, "u"), ("price", 30, 8, "u"))),
+    0x25: ("reduce_size_long", 18, _ORDER + (("quantity", 14, 4, "u"),)),
+    0x26: ("reduce_size_short", 16, _ORDER + (("quantity", 14, 2, "u"),)),
+    0x27: ("modify_order_long", 27, _ORDER + (("quantity", 14, 4, "u"), ("price", 18, 8, "u"),
+                                              ("flags", 26, 1, "u"))),
+    0x28: ("modify_order_short", 19, _ORDER + (("quantity", 14, 2, "u"), ("price", 16, 2, "u"),
+                                               ("flags", 18, 1, "u"))),
+    0x29: ("delete_order", 14, _ORDER),
+    0x2A: ("trade_long", 41, _ADD + (("quantity", 15, 4, "u"), ("symbol", 19, 6, "s"), ("price", 25, 8, "u"),
+                                     ("execution_id", 33, 8, "u"))),
+    0x2B: ("trade_short", 33, _ADD + (("quantity", 15, 2, "u"), ("symbol", 17, 6, "s"), ("price", 23, 2, "u"),
+                                      ("execution_id", 25, 8, "u"))),
+    0x2C: ("trade_break", 14, (_OFS, ("execution_id", 6, 8, "u"))),
+    0x2D: ("end_of_session", 6, (_OFS,)),
+    0x2F: ("add_order_expanded", 41, _ADD + (("quantity", 15, 4, "u"), ("symbol", 19, 8, "s"),
+                                             ("price", 27, 8, "u"), ("flags", 35, 1, "u"),
+                                             ("participant", 36, 4, "s"), ("customer", 40, 1, "c"))),
+    0x30: ("trade_expanded", 43, _ADD + (("quantity", 15, 4, "u"), ("symbol", 19, 8, "s"),
+                                         ("price", 27, 8, "u"), ("execution_id", 35, 8, "u"))),
+    0x31: ("trading_status", 18, (_OFS, ("symbol", 6, 8, "s"), ("status", 14, 1, "c"),
+                                  ("reg_sho_action", 15, 1, "c"), ("reserved", 16, 2, "s"))),
+    0xB1: ("time_reference", 18, (("midnight", 2, 4, "u"), ("seconds", 6, 4, "u"), ("offset", 10, 4, "u"),
+                                  ("trade_date", 14, 4, "u"))),
+}
+TYPES = {name: t for t, (name, _n, _f) in MESSAGES.items()}
+
+
+def field(name: str, field_name: str) -> tuple[int, int, str]:
+    """(offset, width, kind) of a field of a message (by its name)."""
+    for f in MESSAGES[TYPES[name]][2]:
+        if f[0] == field_name:
+            return f[1], f[2], f[3]
+    raise KeyError(f"PITCH {name} has no field {field_name!r}")
+
+
+def pack(name: str, **values) -> bytes:
+    """The bytes of one message: length, type, then the named fields (absent ones zero)."""
+    t = TYPES[name]
+    _name, n, fields = MESSAGES[t]
+    out = bytearray(n)
+    out[0] = n
+    out[1] = t
+    for fname, start, width, kind in fields:
+        v = values.pop(fname, 0)
+        if kind == "u":
+            out[start:start + width] = int(v).to_bytes(width, "little")
+        elif v:
+            raw = v.encode("latin-1") if isinstance(v, str) else bytes(v)
+            out[start:start + width] = raw.ljust(width)[:width]
+    if values:
+        raise KeyError(f"PITCH {name} has no field(s) {', '.join(sorted(values))}")
+    return bytes(out)
+
+
+def unit(messages: list, unit_no: int, sequence: int) -> bytes:
+    """A sequenced unit of messages (bytes each) starting at ``sequence``."""
+    body = b"".join(messages)
+    return (len(body) + HEADER).to_bytes(2, "little") + bytes((len(messages), unit_no)) + \
+        sequence.to_bytes(4, "little") + body
+
+
+# message types
+T_TIME = TYPES["time"]
+T_ADD_LONG = TYPES["add_order_long"]
+T_ADD_SHORT = TYPES["add_order_short"]
+T_EXEC = TYPES["order_executed"]
+T_EXEC_PRICE = TYPES["order_executed_at_price"]
+T_REDUCE_LONG = TYPES["reduce_size_long"]
+T_REDUCE_SHORT = TYPES["reduce_size_short"]
+T_MODIFY_LONG = TYPES["modify_order_long"]
+T_MODIFY_SHORT = TYPES["modify_order_short"]
+T_DELETE = TYPES["delete_order"]
+T_TRADE_LONG = TYPES["trade_long"]
+T_TRADE_SHORT = TYPES["trade_short"]
+T_BREAK = TYPES["trade_break"]
+T_END = TYPES["end_of_session"]
+T_ADD_EXPANDED = TYPES["add_order_expanded"]
+T_TRADE_EXPANDED = TYPES["trade_expanded"]
+T_STATUS = TYPES["trading_status"]
+T_TIME_REF = TYPES["time_reference"]
+#: the length of each message type obook reads (0: a type it passes over)
+SIZES = np.zeros(256, np.int64)
+for _t, (_name, _n, _f) in MESSAGES.items():
+    SIZES[_t] = _n
+# field offsets the kernel reads (module constants numba folds)
+O_OFFSET = field("delete_order", "offset")[0]
+O_ORDER_ID = field("delete_order", "order_id")[0]
+O_SIDE = field("add_order_long", "side")[0]
+O_QTY = field("add_order_long", "quantity")[0]              # adds and trades
+O_SYM_SHORT = field("add_order_short", "symbol")[0]
+O_PX_SHORT = field("add_order_short", "price")[0]
+O_SYM_LONG = field("add_order_long", "symbol")[0]
+O_PX_LONG = field("add_order_long", "price")[0]
+O_SYM_EXP = field("add_order_expanded", "symbol")[0]
+O_PX_EXP = field("add_order_expanded", "price")[0]
+O_XID_TRADE_SHORT = field("trade_short", "execution_id")[0]
+O_XID_TRADE_LONG = field("trade_long", "execution_id")[0]
+O_XID_TRADE_EXP = field("trade_expanded", "execution_id")[0]
+O_XID_BREAK = field("trade_break", "execution_id")[0]
+O_EXEC_QTY = field("order_executed", "quantity")[0]         # executions, reduces, modifies
+O_XID_EXEC = field("order_executed", "execution_id")[0]
+O_XID_EXEC_PX = field("order_executed_at_price", "execution_id")[0]
+O_PX_EXEC = field("order_executed_at_price", "price")[0]
+O_PX_MOD_LONG = field("modify_order_long", "price")[0]
+O_FLAGS_MOD_LONG = field("modify_order_long", "flags")[0]
+O_PX_MOD_SHORT = field("modify_order_short", "price")[0]
+O_FLAGS_MOD_SHORT = field("modify_order_short", "flags")[0]
+O_SECONDS = field("time", "seconds")[0]
+O_SECONDS_REF = field("time_reference", "seconds")[0]
+#: the Modify Order flag that keeps the order's place in its queue
+MAINTAIN_PRIORITY = 0x02
+
+# frame status
+FRAME_OK = 0
+FRAME_UNIT = 1        # a unit whose length, count and message lengths disagree
+FRAME_SHORT = 2       # a message shorter than its type
+FRAME_GAP = 3         # a unit's sequence is not the next of its unit
+# decode status (besides NEED_ROOM)
+DEC_OK = 0
+DEC_UNKNOWN = 1       # an order id no live order has
+DEC_DUPLICATE = 2     # an add of an order id that is live
+# st[] of pitch_decode
+ST_POS = 0            # resume: byte position of the unit
+ST_K = 1              # resume: index of the message within the batch
+ST_NE = 2             # events written
+ST_BOOKS = 3          # local books handed out
+ST_NEW = 4            # books first seen in this call (their symbols in new_syms)
+ST_BAD = 5            # failing message index (DEC_* status)
+ST_ROOM = 6           # NEED_ROOM: the table to grow (0 symbols, 1 orders, 2 executions)
+ST_FILL = 7           # live + deleted rows of the three tables (7, 8, 9)
+ST_USED = 10          # live rows of the three tables (10, 11, 12)
+ST_UK = 13            # resume: index of the unit's first message within the batch
+ST_WIDTH = 14
+K_SYMBOL, K_ORDER, K_EXEC = range(3)
+
+
+@njit(cache=True, _nrt=False)
+def unit_check(buf, pos, end, sizes):
+    """(FRAME_OK, count), or (FRAME_UNIT / FRAME_SHORT, index of the bad message) of the
+    whole unit buf[pos:end]: its messages fill it exactly, each at least as long as its type."""
+    count = np.int64(buf[pos + 2])
+    p = pos + HEADER
+    for j in range(count):
+        if p + 2 > end:
+            return FRAME_UNIT, j
+        m = np.int64(buf[p])
+        if m < 2 or p + m > end:
+            return FRAME_UNIT, j
+        if m < sizes[buf[p + 1]]:
+            return FRAME_SHORT, j
+        p += m
+    if p != end:
+        return FRAME_UNIT, count
+    return FRAME_OK, count
+
+
+@njit(cache=True, _nrt=False)
+def pitch_frame(buf, n, max_records, strict, sizes, types, next_seq, counts):
+    """Walk whole sequenced units at the front of buf[:n]; types[t] counts their messages by
+    type, next_seq[unit] is each unit's next sequence number (0: none seen yet). Tolerant
+    mode counts what it passes over in counts (0: bad units, 1: short messages, 2: gaps):
+    a bad unit is passed over whole (its messages get no record numbers; the decoders pass
+    over it too), a gap is counted and the feed goes on. Returns (messages, bytes, status,
+    the failing message's index within its unit)."""
+    pos = 0
+    k = 0
+    while pos + HEADER <= n:
+        ln = _le(buf, pos, 2)
+        if ln < HEADER:
+            if strict:
+                return k, pos, FRAME_UNIT, 0
+            counts[0] += 1          # nothing to go on from: the rest is one bad unit
+            return k, n, FRAME_OK, 0
+        count = np.int64(buf[pos + 2])
+        unit = buf[pos + 3]
+        seq = _le(buf, pos + 4, 4)
+        if pos + ln > n or (k > 0 and k + count > max_records):
+            break
+        end = pos + ln
+        bad, j = unit_check(buf, pos, end, sizes)
+        if bad == FRAME_OK and seq != 0 and count > 0:
+            if next_seq[unit] != 0 and seq != next_seq[unit]:
+                if strict:
+                    return k, pos, FRAME_GAP, 0
+                counts[2] += 1
+            next_seq[unit] = seq + count
+        if bad != FRAME_OK:
+            if strict:
+                return k, pos, bad, j
+            counts[bad - 1] += 1
+            pos = end
+            continue
+        p = pos + HEADER
+        for j in range(count):
+            types[buf[p + 1]] += 1
+            p += np.int64(buf[p])
+        k += count
+        pos = end
+    return k, pos, FRAME_OK, 0
+
+
+@njit(cache=True, _nrt=False)
+def owner_of(symbol, n_workers):
+    """The worker that owns a symbol (its 8 bytes as a big-endian integer)."""
+    h = (symbol ^ (symbol >> 32)) & 0xFFFFFFFF
+    return (((h * 2654435761) & 0xFFFFFFFF) >> 16) % n_workers
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _symbol(b, p, n):
+    """A symbol of n (6 or 8) bytes as 8 big-endian bytes, space-padded."""
+    v = np.int64(0)
+    for j in range(8):
+        v = (v << 8) | (np.int64(b[p + j]) if j < n else 32)
+    return v
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _sized(buf, p, short, expanded):
+    """(quantity, symbol, price) of an add or a trade in its short, long or expanded form."""
+    if short:
+        return _le(buf, p + O_QTY, 2), _symbol(buf, p + O_SYM_SHORT, 6), _le(buf, p + O_PX_SHORT, 2) * 100
+    if expanded:
+        return _le(buf, p + O_QTY, 4), _symbol(buf, p + O_SYM_EXP, 8), _le(buf, p + O_PX_EXP, 8)
+    return _le(buf, p + O_QTY, 4), _symbol(buf, p + O_SYM_LONG, 6), _le(buf, p + O_PX_LONG, 8)
+
+
+@njit(cache=True, _nrt=False)
+def _room(keys, st, kind):
+    return (st[ST_FILL + kind] + 1) * 2 > keys.shape[0]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _find(keys, state, vals, kind, key):
+    """The live slot of key in a table (-1: none)."""
+    return _ov_slot(keys, state, kind, key, False)
+
+
+@njit(cache=True, _nrt=False)
+def _put(keys, state, vals, st, kind, key, v0, v1):
+    s = _ov_slot(keys, state, kind, key, True)
+    if state[s] == 0:
+        st[ST_FILL + kind] += 1
+    state[s] = 1
+    keys[s, 0] = kind
+    keys[s, 1] = key
+    vals[s, 0] = v0
+    vals[s, 1] = v1
+    st[ST_USED + kind] += 1
+    return s
+
+
+@njit(cache=True, _nrt=False)
+def _drop(state, st, kind, s):
+    state[s] = 2
+    st[ST_USED + kind] -= 1
+
+
+@njit(cache=True, _nrt=False)
+def _book_of(symbol, sym_keys, sym_state, sym_vals, st, new_syms):
+    """This worker's local book of a symbol, interned on first sight."""
+    s = _find(sym_keys, sym_state, sym_vals, K_SYMBOL, symbol)
+    if s >= 0:
+        return sym_vals[s, 0]
+    b = st[ST_BOOKS]
+    _put(sym_keys, sym_state, sym_vals, st, K_SYMBOL, symbol, b, 0)
+    st[ST_BOOKS] = b + 1
+    new_syms[st[ST_NEW]] = symbol
+    st[ST_NEW] += 1
+    return b
+
+
+#: the letter of each message type in the trades and orders tables (their ``kind`` and
+#: ``action``): A add, E executed, C executed at a price, X reduced, M modified, D deleted,
+#: P trade, B break
+_LETTER = np.zeros(256, np.int64)
+for _t, _c in ((T_ADD_LONG, "A"), (T_ADD_SHORT, "A"), (T_ADD_EXPANDED, "A"), (T_EXEC, "E"),
+               (T_EXEC_PRICE, "C"), (T_REDUCE_LONG, "X"), (T_REDUCE_SHORT, "X"), (T_MODIFY_LONG, "M"),
+               (T_MODIFY_SHORT, "M"), (T_DELETE, "D"), (T_TRADE_LONG, "P"), (T_TRADE_SHORT, "P"),
+               (T_TRADE_EXPANDED, "P"), (T_BREAK, "B")):
+    _LETTER[_t] = ord(_c)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _stop(st, pos, k, i, ne):
+    """Where a call stopped: the unit at pos (its first message k), message i, ne events."""
+    st[ST_POS] = pos
+    st[ST_UK] = k
+    st[ST_K] = i
+    st[ST_NE] = ne
+
+
+@njit(cache=True, _nrt=False)
+def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state, sym_vals, ord_keys,
+                 ord_state, ord_vals, x_keys, x_state, x_vals, new_syms, st, strict, prints, skips):
+    """Book events of the owned messages of buf (whole units), from st[ST_POS] / st[ST_K].
+
+    secs[unit]: the unit's time in seconds (Time, Time Reference), kept across batches.
+    One event at most a message. An id no live order has (or an add of a live id) is
+    DEC_UNKNOWN (DEC_DUPLICATE): strict mode stops there (st[ST_BAD]); tolerant mode
+    passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
+    NEED_ROOM (st[ST_ROOM]: the table to grow; resume from st).
+    """
+    pos = st[ST_POS]
+    k = st[ST_UK]
+    resume = st[ST_K]
+    ne = st[ST_NE]
+    n = buf.shape[0]
+    while pos + HEADER <= n:
+        ln = _le(buf, pos, 2)
+        if ln < HEADER:
+            break                    # the framer passed the rest over
+        end = pos + ln
+        if end > n:
+            break
+        count = np.int64(buf[pos + 2])
+        unit = buf[pos + 3]
+        if unit_check(buf, pos, end, SIZES)[0] != FRAME_OK:
+            pos = end                # a bad unit (tolerant mode): passed over, as the framer did
+            continue
+        p = pos + HEADER
+        done = 0
+        while k + done < resume:     # a resumed call: these messages are decoded already
+            p += np.int64(buf[p])
+            done += 1
+        while done < count:
+            ln = np.int64(buf[p])
+            t = buf[p + 1]
+            i = k + done
+            if t == T_TIME:
+                secs[unit] = _le(buf, p + O_SECONDS, 4)
+                p += ln
+                done += 1
+                continue
+            if t == T_TIME_REF:
+                secs[unit] = _le(buf, p + O_SECONDS_REF, 4)
+                p += ln
+                done += 1
+                continue
+            kind = -1
+            if t == T_ADD_LONG or t == T_ADD_SHORT or t == T_ADD_EXPANDED:
+                kind = K_ORDER if _room(ord_keys, st, K_ORDER) else (K_SYMBOL if _room(sym_keys, st, K_SYMBOL) else -1)
+            elif t == T_TRADE_LONG or t == T_TRADE_SHORT or t == T_TRADE_EXPANDED:
+                kind = K_EXEC if prints and _room(x_keys, st, K_EXEC) else (
+                    K_SYMBOL if _room(sym_keys, st, K_SYMBOL) else -1)
+            elif prints and (t == T_EXEC or t == T_EXEC_PRICE):
+                kind = K_EXEC if _room(x_keys, st, K_EXEC) else -1
+            if kind >= 0:
+                _stop(st, pos, k, i, ne)
+                st[ST_ROOM] = kind
+                return NEED_ROOM
+            tm = secs[unit] * 1_000_000_000 + _le(buf, p + O_OFFSET, 4)
+            act = 0
+            book = -1
+            bad = DEC_OK
+            oid = 0
+            shares = 0
+            price = 0
+            side = 0
+            match = 0
+            aux = 0
+            new_ref = 0
+            if t == T_ADD_LONG or t == T_ADD_SHORT or t == T_ADD_EXPANDED:
+                oid = _le(buf, p + O_ORDER_ID, 8)
+                side = 0 if buf[p + O_SIDE] == 66 else 1
+                shares, sym, price = _sized(buf, p, t == T_ADD_SHORT, t == T_ADD_EXPANDED)
+                if _find(ord_keys, ord_state, ord_vals, K_ORDER, oid) >= 0:
+                    bad = DEC_DUPLICATE
+                else:
+                    if n_workers == 1 or owner_of(sym, n_workers) == worker:
+                        book = _book_of(sym, sym_keys, sym_state, sym_vals, st, new_syms)
+                    _put(ord_keys, ord_state, ord_vals, st, K_ORDER, oid, book, shares)
+                    act = ACT_ADD
+            elif t == T_TRADE_LONG or t == T_TRADE_SHORT or t == T_TRADE_EXPANDED:
+                oid = _le(buf, p + O_ORDER_ID, 8)
+                side = 0 if buf[p + O_SIDE] == 66 else 1
+                shares, sym, price = _sized(buf, p, t == T_TRADE_SHORT, t == T_TRADE_EXPANDED)
+                match = _le(buf, p + (O_XID_TRADE_SHORT if t == T_TRADE_SHORT else (
+                    O_XID_TRADE_LONG if t == T_TRADE_LONG else O_XID_TRADE_EXP)), 8)
+                if prints and (n_workers == 1 or owner_of(sym, n_workers) == worker):
+                    book = _book_of(sym, sym_keys, sym_state, sym_vals, st, new_syms)
+                    _put(x_keys, x_state, x_vals, st, K_EXEC, match, book, 0)
+                    act = ACT_PRINT
+            elif t == T_BREAK:
+                match = _le(buf, p + O_XID_BREAK, 8)
+                if prints:
+                    s = _find(x_keys, x_state, x_vals, K_EXEC, match)
+                    if s >= 0:
+                        book = x_vals[s, 0]
+                        act = ACT_PRINT | NO_SIDE
+            elif (t == T_EXEC or t == T_EXEC_PRICE or t == T_REDUCE_LONG or t == T_REDUCE_SHORT
+                  or t == T_MODIFY_LONG or t == T_MODIFY_SHORT or t == T_DELETE):
+                oid = _le(buf, p + O_ORDER_ID, 8)
+                s = _find(ord_keys, ord_state, ord_vals, K_ORDER, oid)
+                if s < 0:
+                    bad = DEC_UNKNOWN
+                else:
+                    book = ord_vals[s, 0]
+                    left = ord_vals[s, 1]
+                    if t == T_EXEC or t == T_EXEC_PRICE:
+                        act = ACT_EXEC
+                        shares = _le(buf, p + O_EXEC_QTY, 4)
+                        match = _le(buf, p + (O_XID_EXEC if t == T_EXEC else O_XID_EXEC_PX), 8)
+                        if t == T_EXEC_PRICE:
+                            aux = _le(buf, p + O_PX_EXEC, 8)
+                        left -= shares
+                        if prints and book >= 0:
+                            _put(x_keys, x_state, x_vals, st, K_EXEC, match, book, 0)
+                    elif t == T_REDUCE_LONG or t == T_REDUCE_SHORT:
+                        act = ACT_CANCEL
+                        shares = _le(buf, p + O_EXEC_QTY, 4 if t == T_REDUCE_LONG else 2)
+                        left -= shares
+                    elif t == T_DELETE:
+                        act = ACT_DELETE
+                        left = 0
+                    else:
+                        act = ACT_MODIFY
+                        if t == T_MODIFY_LONG:
+                            shares = _le(buf, p + O_EXEC_QTY, 4)
+                            price = _le(buf, p + O_PX_MOD_LONG, 8)
+                            flags = buf[p + O_FLAGS_MOD_LONG]
+                        else:
+                            shares = _le(buf, p + O_EXEC_QTY, 2)
+                            price = _le(buf, p + O_PX_MOD_SHORT, 2) * 100
+                            flags = buf[p + O_FLAGS_MOD_SHORT]
+                        if (flags & MAINTAIN_PRIORITY) == 0:
+                            act |= TO_BACK
+                        new_ref = oid
+                        left = shares
+                    if left <= 0:
+                        _drop(ord_state, st, K_ORDER, s)
+                    else:
+                        ord_vals[s, 1] = left
+            if bad != DEC_OK:
+                if strict:
+                    _stop(st, pos, k, i, ne)
+                    st[ST_BAD] = i
+                    return bad
+                if worker == 0:
+                    skips[bad] += 1
+            elif act != 0 and book >= 0:
+                ev[ne, 0] = base_seq + i
+                ev[ne, 1] = tm
+                ev[ne, 2] = book
+                ev[ne, 3] = act | (side << 8) | (np.int64(_LETTER[t]) << TYPE_SHIFT)
+                ev[ne, 4] = oid
+                ev[ne, 5] = shares
+                ev[ne, 6] = price
+                ev[ne, 7] = new_ref
+                ev[ne, 8] = match
+                ev[ne, 9] = aux
+                ne += 1
+            p += ln
+            done += 1
+        k += count
+        pos = end
+    _stop(st, pos, k, k, ne)
+    return DEC_OK

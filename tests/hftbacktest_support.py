@@ -1,0 +1,147 @@
+"""A Databento MBO flow (obook.gen.databento) as hftbacktest's L3 event arrays, and the
+simple market maker written for both backtesters (tests and benchmarks/bench_backtest.py).
+
+The market maker, on a timer: for each side, one order of ``QTY`` at the best price of its
+side; when the best price moves away from it, cancel it, and once the cancel is confirmed,
+quote again at the new best.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+QTY = 1
+TICK = 10_000_000          # $0.01 in DBN's 1e-9 units
+
+
+def hbt_events(flow: np.ndarray, instrument_id: int, feed_latency: int) -> np.ndarray:
+    """hftbacktest's event rows for one instrument of an MBO flow: exch_ts = ts_event (obook's
+    time), local_ts = ts_event + feed_latency; prices in dollars. Records hftbacktest's L3
+    exchange cannot take are left out: T (a trade print: its L3 exchange ignores it), N,
+    an F that names no order (id 0, an event's closing record)."""
+    from hftbacktest.types import (ADD_ORDER_EVENT, BUY_EVENT, CANCEL_ORDER_EVENT, DEPTH_CLEAR_EVENT, EXCH_EVENT,
+                                   FILL_EVENT, LOCAL_EVENT, MODIFY_ORDER_EVENT, SELL_EVENT, event_dtype)
+
+
+    f = flow[flow["instrument_id"] == instrument_id]
+    action = f["action"]
+    keep = np.isin(action, [b"A", b"C", b"M", b"R", b"F"]) & ~((action == b"F") & (f["order_id"] == 0))
+    f = f[keep]
+    book: dict = {}            # order id -> [price, size]
+    rows = []
+    for a, side, oid, px, size, ts in zip(f["action"].tolist(), f["side"].tolist(), f["order_id"].tolist(),
+                                          f["price"].tolist(), f["size"].tolist(), f["ts_event"].tolist()):
+        s_bit = BUY_EVENT if side == b"B" else SELL_EVENT if side == b"A" else 0
+        if a == b"A" or (a == b"M" and oid not in book):     # Databento: an unknown order's M adds it
+            book[oid] = [px, size]
+            rows.append((ADD_ORDER_EVENT | s_bit, ts, px, size, oid))
+        elif a == b"M":
+            book[oid] = [px, size]
+            rows.append((MODIFY_ORDER_EVENT | s_bit, ts, px, size, oid))
+        elif a == b"C":
+            if oid not in book:
+                continue
+            have_px, have = book[oid]
+            if size >= have:             # hftbacktest's cancel removes the order
+                del book[oid]
+                rows.append((CANCEL_ORDER_EVENT | s_bit, ts, have_px, 0, oid))
+            else:                        # a partial cancel: the order's size goes down, priority kept
+                book[oid][1] = have - size
+                rows.append((MODIFY_ORDER_EVENT | s_bit, ts, have_px, have - size, oid))
+        elif a == b"R":
+            book.clear()
+            rows.append((DEPTH_CLEAR_EVENT, ts, 0, 0, 0))
+        elif oid in book:                # F: the fill of a resting order
+            rows.append((FILL_EVENT | s_bit, ts, px, size, oid))
+    out = np.zeros(len(rows), event_dtype)
+    if rows:
+        ev, ts, px, qty, oid = zip(*rows)
+        out["ev"] = np.array(ev, np.uint64) | EXCH_EVENT | LOCAL_EVENT
+        out["exch_ts"] = np.array(ts, np.int64)
+        out["local_ts"] = out["exch_ts"] + feed_latency
+        out["px"] = np.array(px, np.int64) / 1e9
+        out["qty"] = np.array(qty, np.int64)
+        out["order_id"] = np.array(oid, np.uint64)
+    return out
+
+
+def obook_market_maker():
+    """The market maker as an obook compiled strategy (called on its timer)."""
+    from numba import njit
+
+    from obook._kernels.backtest_layout import (C_ASK, C_BID, C_KIND, CALL_TIMER, LO_DONE, LO_OPEN, LO_PRICE,
+                                                LO_STATE, Q_ACT, Q_ORIG, Q_POST, Q_PRICE, Q_QTY, Q_REF, Q_SIDE,
+                                                Q_TB, Q_TIF, Q_MARKET)
+    from obook._kernels.simulate_layout import NONE, OP_CANCEL, OP_NEW, TIF_GTC
+
+    @njit
+    def market_maker(c, lo, refkey, state, out):
+        # state: 0, 1 the bid's and the ask's ref (0: none); 2 the next ref; 3, 4 a cancel was sent
+        if c[C_KIND] != CALL_TIMER:
+            return 0
+        n = 0
+        for side in range(2):
+            best = c[C_BID] if side == 0 else c[C_ASK]
+            ref = state[side]
+            if ref != 0:
+                k = refkey[ref]
+                s = lo[k, LO_STATE]
+                if s == LO_DONE:
+                    state[side] = 0
+                    ref = 0
+                elif s == LO_OPEN and state[3 + side] == 0 and lo[k, LO_PRICE] != best:
+                    out[n, Q_ACT], out[n, Q_REF], out[n, Q_ORIG], out[n, Q_TB] = OP_CANCEL, ref, 0, -1
+                    state[3 + side] = 1
+                    n += 1
+            if ref == 0 and best != NONE:
+                r = max(state[2], 1)
+                state[2] = r + 1
+                out[n, Q_ACT], out[n, Q_SIDE], out[n, Q_QTY], out[n, Q_PRICE] = OP_NEW, side, QTY, best
+                out[n, Q_TIF], out[n, Q_MARKET], out[n, Q_POST] = TIF_GTC, 0, 0
+                out[n, Q_REF], out[n, Q_ORIG], out[n, Q_TB] = r, 0, -1
+                state[side], state[3 + side] = r, 0
+                n += 1
+        return n
+
+    return market_maker
+
+
+def hbt_market_maker():
+    """The same market maker for hftbacktest (its elapse loop); records each fill (exchange
+    time, side 0 buy / 1 sell, price tick) into ``fills`` and returns their number."""
+    from hftbacktest import CANCELED, EXPIRED, FILLED, GTC, LIMIT, NEW
+    from hftbacktest.order import NONE as REQ_NONE
+    from numba import njit
+
+    @njit
+    def market_maker(hbt, period, fills):
+        ids = np.zeros(2, np.int64)
+        next_id = 1
+        nf = 0
+        while hbt.elapse(period) == 0:
+            depth = hbt.depth(0)
+            orders = hbt.orders(0)
+            for side in range(2):
+                best = depth.best_bid_tick if side == 0 else depth.best_ask_tick
+                ref = ids[side]
+                if ref != 0:
+                    o = orders.get(ref)
+                    if o is None or o.status == FILLED or o.status == CANCELED or o.status == EXPIRED:
+                        if o is not None and o.status == FILLED and nf < fills.shape[0]:
+                            fills[nf, 0], fills[nf, 1], fills[nf, 2] = o.exch_timestamp, side, o.exec_price_tick
+                            nf += 1
+                        ids[side] = 0
+                        ref = 0
+                    elif o.status == NEW and o.req == REQ_NONE and o.price_tick != best:
+                        hbt.cancel(0, ref, False)
+                if ref == 0 and abs(best) < 1 << 40:
+                    if side == 0:
+                        hbt.submit_buy_order(0, next_id, best * 0.01, float(QTY), GTC, LIMIT, False)
+                    else:
+                        hbt.submit_sell_order(0, next_id, best * 0.01, float(QTY), GTC, LIMIT, False)
+                    ids[side] = next_id
+                    next_id += 1
+            hbt.clear_inactive_orders(0)
+        return nf
+
+    return market_maker

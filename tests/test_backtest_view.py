@@ -1,0 +1,58 @@
+"""One strategy, two worlds: the backtest's view of the book is the replay's, and a live
+strategy runs unchanged."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pytest
+
+import obook
+from obook.backtest import backtest
+from obook.gen.databento import mbo_flow, write_dbn
+from obook.gen.itch import write_itch
+
+
+class Recorder:
+    """A live strategy (``strategy(top) -> orders``) that only looks."""
+
+    def __init__(self):
+        self.tops = []
+
+    def __call__(self, top):
+        self.tops.append((top.seq, top.time, top.bid_px, top.bid_qty, top.ask_px, top.ask_qty))
+        return None
+
+
+def _replay_tops(path, ticker, fmt=None):
+    t = obook.bbo(path, workers=1, format=fmt).read_all()
+    t = t.filter(pc.equal(t.column("ticker"), ticker))
+    return [(r["seq"], r["time"], r["bid_px"], r["bid_qty"], r["ask_px"], r["ask_qty"]) for r in t.to_pylist()]
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    d = tmp_path_factory.mktemp("days")
+    itch = str(d / "day.itch")
+    write_itch(itch, 20_000, 4, 3)
+    dbn = str(d / "day.dbn")
+    write_dbn(dbn, mbo_flow(6_000, instruments=2, seed=5), encoder=False)
+    return {"itch": (itch, "AAA"), "dbn": (dbn, "SYM0")}
+
+
+@pytest.mark.parametrize("kind", ["itch", "dbn"])
+def test_backtest_view_zero_latency_no_orders_equals_replay_bbo(days, kind):
+    path, ticker = days[kind]
+    s = Recorder()
+    r = backtest(path, s, tickers=[ticker])
+    want = _replay_tops(path, ticker)
+    assert len(want) > 100
+    assert s.tops == want
+    assert r.orders.num_rows == 0 and r.fills.num_rows == 0 and r.stats["calls"] == len(want)
+
+
+def test_backtest_view_feed_latency_same_rows_later(days):
+    path, ticker = days["itch"]
+    s = Recorder()
+    backtest(path, s, tickers=[ticker], feed_latency=250_000)
+    want = _replay_tops(path, ticker)
+    assert s.tops == [(q, t + 250_000, *rest) for q, t, *rest in want]

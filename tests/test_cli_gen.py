@@ -1,0 +1,79 @@
+"""obook gen: every generator takes -n (messages), -k (instruments), --seed; the Databento and
+Shenzhen vendor CSV generators; their files replay through obook bbo."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+import obook
+from obook.cli import app
+
+runner = CliRunner()
+
+
+def _obook(*args):
+    return subprocess.run([sys.executable, "-m", "obook", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "OBOOK_KERNELS": "python"})
+
+
+def test_gen_databento_date_starts_at_new_york_opening(tmp_path):
+    out = tmp_path / "day.mbo.dbn"
+    r = runner.invoke(app, ["gen", "databento", str(out), "-n", "2000", "-k", "2", "--date", "2024-03-01"])
+    assert r.exit_code == 0, r.output
+    t = obook.bbo(out, workers=1).read_all()
+    assert t.num_rows > 100 and len(set(t.column("ticker").to_pylist())) == 2
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    first = dt.datetime.fromtimestamp(t.column("time")[0].as_py() // 10**9, ZoneInfo("America/New_York"))
+    assert first.isoformat().startswith("2024-03-01T09:30")
+
+
+def test_gen_databento_same_seed_same_bytes(tmp_path):
+    for name in ("a.dbn", "b.dbn"):
+        assert runner.invoke(app, ["gen", "databento", str(tmp_path / name), "-n", "500", "--seed", "3"]).exit_code == 0
+    assert (tmp_path / "a.dbn").read_bytes() == (tmp_path / "b.dbn").read_bytes()
+
+
+def test_gen_szse_csv_pair_replays_as_the_text_log(tmp_path):
+    args = ["-n", "3000", "-k", "2", "--seed", "5", "--date", "2024-02-01"]
+    assert runner.invoke(app, ["gen", "szse-csv", str(tmp_path / "v"), *args]).exit_code == 0
+    assert runner.invoke(app, ["gen", "szse", str(tmp_path / "day.log"), *args]).exit_code == 0
+    pair = [tmp_path / "v" / "000001_orders.csv", tmp_path / "v" / "000001_ticks.csv"]
+    r = _obook("bbo", *pair)
+    assert r.returncode == 0, r.stderr
+    log = _obook("bbo", tmp_path / "day.log", "-k", "000001")
+    assert r.stdout.splitlines() and r.stdout.splitlines() == log.stdout.splitlines()
+    first_row = pair[0].read_text().splitlines()[1].split(",")
+    assert first_row[5].startswith("2024020109")                      # TransactTime on the --date
+
+
+@pytest.mark.parametrize("kind, other", [("orders", "ticks"), ("ticks", "orders")])
+def test_bbo_szse_csv_lone_file_error_names_missing_one(tmp_path, kind, other):
+    assert runner.invoke(app, ["gen", "szse-csv", str(tmp_path), "-n", "1000", "-k", "1"]).exit_code == 0
+    r = _obook("bbo", tmp_path / f"000001_{kind}.csv")
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"000001_{kind}.csv: a Shenzhen vendor {kind} file is read with its {other} file" in r.stderr
+    assert f"000001_{other}.csv" in r.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["itch", "F", "--stocks", "5"], ["csv", "F", "--events", "300", "--tickers", "3"],
+    ["szse", "F", "--securities", "2"], ["sse", "F", "--events", "300", "--securities", "2"],
+])
+def test_gen_old_long_option_names_still_read(tmp_path, command):
+    args = ["gen"] + [str(tmp_path / "f") if a == "F" else a for a in command] + ["-n", "300"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    help_text = runner.invoke(app, ["gen", command[0], "--help"]).output
+    assert all(old not in help_text for old in ("--stocks", "--events", "--tickers", "--securities"))
+
+
+def test_gen_bad_date_clear_error(tmp_path):
+    r = _obook("gen", "databento", tmp_path / "x.dbn", "--date", "2024-13-01")
+    assert r.returncode == 1 and "--date: expected YYYY-MM-DD" in r.stderr

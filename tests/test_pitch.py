@@ -1,0 +1,242 @@
+"""Cboe PITCH: an ITCH day written as PITCH replays to the ITCH day's tables; the messages,
+units, errors and front ends of the format."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import obook
+from obook.errors import FeedError
+from obook.feeds import detect_format
+from obook.gen.itch import write_itch
+
+from pitch_builder import (ADD_EXPANDED, ADD_LONG, ADD_SHORT, BREAK, DELETE, EXECUTED, EXECUTED_AT_PRICE,
+                           MODIFY_LONG, MODIFY_SHORT, REDUCE_SHORT, TIME, TRADE_SHORT, UNIT, itch_as_pitch, msg,
+                           units)
+
+TABLES = ("bbo", "trades", "orders", "depth")
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pitch")
+    itch = d / "day.itch"
+    write_itch(itch, 20_000, 12, seed=7)
+    data, seq_map, roots, hidden = itch_as_pitch(itch.read_bytes(), seed=7)
+    pitch = d / "day.pitch"
+    pitch.write_bytes(data)
+    return itch, pitch, seq_map, roots, hidden
+
+
+def _rows(table: pa.Table, drop=("locate",)) -> list[dict]:
+    return table.drop_columns([c for c in drop if c in table.schema.names]).to_pylist()
+
+
+def _itch_as_pitch_rows(name, table, seq_map, roots, hidden):
+    """The ITCH replay's rows as the PITCH replay gives them: PITCH's message numbers, one id
+    per order across replaces (a replace is a modify, action M, no new ref); no crosses or breaks (not
+    written, so no trade is marked broken); an execution ITCH does not print is printed by
+    PITCH (its rows are dropped there)."""
+    out = []
+    for r in _rows(table, ("locate", "broken")):
+        if name == "trades" and r["kind"] in ("Q", "B"):
+            continue
+        r["seq"] = seq_map[r["seq"]]
+        if name in ("trades", "orders") and r["kind" if name == "trades" else "action"] != "P":
+            r["ref"] = roots.get(r["ref"], r["ref"])
+        if name == "orders" and r["action"] == "U":
+            r["action"] = "M"
+            r["new_ref"] = None          # a modify keeps its id: no new one
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("name", TABLES)
+def test_pitch_itch_day_written_as_pitch_same_tables_as_itch(days, name, workers):
+    itch, pitch, seq_map, roots, hidden = days
+    want = _itch_as_pitch_rows(name, getattr(obook, name)(itch, workers=1).read_all(), seq_map, roots, hidden)
+    got = _rows(getattr(obook, name)(pitch, workers=workers).read_all(), ("locate", "broken"))
+    if name == "trades":
+        got = [r for r in got if r["match"] not in hidden or r["kind"] != "C"]
+    assert len(want) > 500
+    assert got == want
+
+
+def test_pitch_day_has_every_add_trade_and_order_message_form(days):
+    data = days[1].read_bytes()
+    seen, pos = set(), 0
+    while pos < len(data):
+        length, count = int.from_bytes(data[pos:pos + 2], "little"), data[pos + 2]
+        p = pos + UNIT.size
+        for _ in range(count):
+            seen.add(data[p + 1])
+            p += data[p]
+        pos += length
+    assert {0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2F, 0x30, 0xB1} <= seen
+
+
+def test_pitch_generator_day_same_tables_as_its_itch_day(tmp_path):
+    from obook.gen.pitch import write_pitch
+
+    n = write_pitch(tmp_path / "g.pitch", 6000, 6, seed=3)
+    write_itch(tmp_path / "g.itch", 6000, 6, seed=3)
+    assert n > 5000
+    for name in ("bbo", "depth"):
+        a = getattr(obook, name)(tmp_path / "g.itch", workers=1).read_all().drop_columns(["seq", "locate"])
+        b = getattr(obook, name)(tmp_path / "g.pitch", workers=1).read_all().drop_columns(["seq", "locate"])
+        assert a.num_rows > 500 and a.equals(b)
+
+
+def test_pitch_detected_by_name_with_itch_in_it_and_by_content(days, tmp_path):
+    assert detect_format(days[1]) == "pitch"
+    other = tmp_path / "capture.dat"
+    other.write_bytes(days[1].read_bytes()[:4096])
+    assert detect_format(other) == "pitch"
+
+
+def _feed(tmp_path, *messages, sizes=(64,), name="t.pitch"):
+    p = tmp_path / name
+    p.write_bytes(units(list(messages), iter(sizes * 1000)))
+    return p
+
+
+def _adds():
+    return [msg(TIME, 34_200), msg(ADD_LONG, 5, 11, b"B", 300, b"ZVZZT ", 1_000_000, 1),
+            msg(ADD_SHORT, 6, 12, b"B", 200, b"ZVZZT ", 10_000, 1),
+            msg(ADD_EXPANDED, 7, 13, b"S", 100, b"ZVZZT   ", 1_000_100, 1, b"MPID", b"N")]
+
+
+def test_pitch_messages_change_the_book_as_the_spec_says(tmp_path):
+    p = _feed(tmp_path, *_adds(),
+              msg(EXECUTED, 8, 11, 100, 901),                           # 11: 200 left
+              msg(EXECUTED_AT_PRICE, 9, 12, 50, 150, 902, 1_000_050),   # 12: 150 left, printed at 100.0050
+              msg(REDUCE_SHORT, 10, 13, 40),                            # 13: 60 left
+              msg(MODIFY_LONG, 11, 13, 60, 1_000_200, 1),               # 13 at 100.0200
+              msg(TRADE_SHORT, 12, 0, b"S", 10, b"ZVZZT ", 10_001, 903),
+              msg(BREAK, 13, 903),
+              msg(DELETE, 14, 11))
+    bbo = obook.bbo(p, workers=1).read_all().to_pylist()
+    assert [(r["seq"], r["time"], r["bid_px"], r["bid_qty"], r["ask_px"], r["ask_qty"]) for r in bbo] == [
+        (2, 34_200 * 10**9 + 5, 1_000_000, 300, None, None),
+        (3, 34_200 * 10**9 + 6, 1_000_000, 500, None, None),
+        (4, 34_200 * 10**9 + 7, 1_000_000, 500, 1_000_100, 100),
+        (5, 34_200 * 10**9 + 8, 1_000_000, 400, 1_000_100, 100),
+        (6, 34_200 * 10**9 + 9, 1_000_000, 350, 1_000_100, 100),
+        (7, 34_200 * 10**9 + 10, 1_000_000, 350, 1_000_100, 60),
+        (8, 34_200 * 10**9 + 11, 1_000_000, 350, 1_000_200, 60),
+        (11, 34_200 * 10**9 + 14, 1_000_000, 150, 1_000_200, 60)]
+    assert {r["ticker"] for r in bbo} == {"ZVZZT"}
+    trades = obook.trades(p, workers=1).read_all().to_pylist()
+    assert [(r["kind"], r["price"], r["shares"], r["side"], r["match"], r["ticker"]) for r in trades][:3] == [
+        ("E", 1_000_000, 100, "B", 901, "ZVZZT"), ("C", 1_000_050, 50, "B", 902, "ZVZZT"),
+        ("P", 1_000_100, 10, "S", 903, "ZVZZT")]
+    assert (trades[3]["kind"], trades[3]["match"], trades[3]["ticker"], trades[3]["side"]) == ("B", 903, "ZVZZT", None)
+    assert len(trades) == 4
+
+
+@pytest.mark.parametrize("flags, ahead", [(1, 200), (3, 0)])     # bit 1: Maintain Priority
+def test_pitch_modify_keeps_its_place_only_with_maintain_priority(tmp_path, flags, ahead):
+    p = _feed(tmp_path, msg(TIME, 34_200), msg(ADD_LONG, 1, 1, b"B", 300, b"ZVZZT ", 10_000, 1),
+              msg(ADD_LONG, 2, 2, b"B", 200, b"ZVZZT ", 10_000, 1), msg(MODIFY_SHORT, 3, 1, 250, 100, flags))
+    last = obook.orders(p, workers=1).read_all().to_pylist()[-1]
+    assert (last["action"], last["ref"], last["remaining"], last["queue_shares_ahead"]) == ("M", 1, 250, ahead)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_pitch_unknown_order_strict_names_message_tolerant_counts_once(tmp_path, workers):
+    p = _feed(tmp_path, *_adds(), msg(DELETE, 8, 77), msg(DELETE, 9, 11), msg(EXECUTED, 9, 11, 5, 1))
+    with pytest.raises(FeedError, match=r"message 5\b.*unknown order id 77"):
+        obook.bbo(p, workers=workers).read_all()
+    from obook.engine.replay import Replay
+
+    r = Replay(str(p), workers=workers, on_error="skip", tables=("bbo",))
+    rows = r.reader("bbo").read_all()
+    assert rows.num_rows == 4
+    assert r.stats["skipped"] == {"unknown order id": 2}
+
+
+def test_pitch_duplicate_order_id_strict_error(tmp_path):
+    p = _feed(tmp_path, *_adds(), msg(ADD_SHORT, 8, 12, b"S", 1, b"OTHER ", 20_000, 1))
+    with pytest.raises(FeedError, match=r"message 5\b.*duplicate order id 12"):
+        obook.bbo(p, workers=2).read_all()
+
+
+def test_pitch_over_execution_is_the_books_error_naming_symbol(tmp_path):
+    p = _feed(tmp_path, *_adds(), msg(EXECUTED, 8, 13, 101, 1))
+    with pytest.raises(FeedError, match=r"message 5\b.*over-execution 13 \(symbol ZVZZT\)"):
+        obook.bbo(p, workers=1).read_all()
+
+
+def test_pitch_sequence_gap_strict_error_tolerant_counted(tmp_path):
+    body = b"".join(_adds())
+    data = UNIT.pack(8 + len(body), 4, 1, 1) + body + UNIT.pack(8 + len(_adds()[1]), 1, 1, 9) + _adds()[1]
+    p = tmp_path / "gap.pitch"
+    p.write_bytes(data)
+    with pytest.raises(FeedError, match=r"message 5\b.*sequence gap on unit 1: expected 5, got 9"):
+        obook.bbo(p, workers=1).read_all()
+
+
+@pytest.mark.parametrize("cut, reason", [(30, "type 0x21 needs 34 bytes, has 30"), (None, "do not fill")])
+def test_pitch_malformed_unit_strict_names_message(tmp_path, cut, reason):
+    adds = _adds()
+    if cut:
+        adds[1] = bytes([cut]) + adds[1][1:cut]
+    body = b"".join(adds)
+    data = UNIT.pack(8 + len(body) + (0 if cut else 3), 4, 1, 1) + body + (b"" if cut else b"\0\0\0")
+    p = tmp_path / "bad.pitch"
+    p.write_bytes(data)
+    with pytest.raises(FeedError, match=reason):
+        obook.bbo(p, workers=1).read_all()
+
+
+def test_pitch_truncated_unit_names_offset(tmp_path, days):
+    p = tmp_path / "cut.pitch"
+    p.write_bytes(days[1].read_bytes()[:5000])
+    with pytest.raises(FeedError, match="truncated|cut"):
+        obook.bbo(p, workers=1).read_all()
+
+
+def test_pitch_times_follow_each_units_own_time_messages(tmp_path):
+    a = units([msg(TIME, 100), msg(ADD_LONG, 5, 1, b"B", 1, b"AAA   ", 10_000, 1)], iter([2]), unit=1)
+    b = units([msg(TIME, 200), msg(ADD_LONG, 6, 2, b"B", 1, b"BBB   ", 10_000, 1)], iter([2]), unit=2)
+    c = units([msg(ADD_LONG, 7, 3, b"S", 1, b"AAA   ", 20_000, 1)], iter([1]), unit=1, first_seq=3)
+    p = tmp_path / "units.pitch"
+    p.write_bytes(a + b + c)
+    times = [r["time"] for r in obook.bbo(p, workers=1).read_all().to_pylist()]
+    assert times == [100 * 10**9 + 5, 200 * 10**9 + 6, 100 * 10**9 + 7]
+
+
+def test_pitch_front_ends_duckdb_polars_cli(days, tmp_path):
+    import pyarrow.parquet as pq
+
+    from obook.duckdb import connect
+    from obook.polars import scan_bbo
+
+    pitch = days[1]
+    want = obook.bbo(pitch, workers=1).read_all()
+    con = connect()
+    got = con.sql(f"SELECT * FROM obook_bbo('{pitch}', workers := 2) ORDER BY seq").arrow()
+    got = got.read_all() if isinstance(got, pa.RecordBatchReader) else got
+    assert got.to_pylist() == want.to_pylist()
+    con.close()
+    assert scan_bbo(pitch, workers=2).collect().to_arrow().to_pylist() == want.to_pylist()
+    out = tmp_path / "x.parquet"
+    run = subprocess.run([sys.executable, "-m", "obook", "bbo", str(pitch), "--workers", "2", "--output", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert pq.read_table(out).to_pylist() == want.to_pylist()
+    assert pc.count(want["ticker"]).as_py() == want.num_rows
+
+
+def test_pitch_gen_command_writes_a_day(tmp_path):
+    out = tmp_path / "g.pitch"
+    run = subprocess.run([sys.executable, "-m", "obook", "gen", "pitch", str(out), "-n", "3000", "-k", "4"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "messages" in run.stderr and obook.bbo(out, workers=1).read_all().num_rows > 100
