@@ -24,7 +24,7 @@ from polars.io.plugins import register_io_source
 from .errors import ObookError
 from .schema import itch_message_schema
 
-__all__ = ["scan_match", "scan_simulate", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
+__all__ = ["scan_match", "scan_simulate", "scan_backtest", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
            "scan_system_events", "scan_trading_actions", "polars_schema"]
 
 
@@ -258,3 +258,24 @@ def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 
     return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
                                   format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
                  schema_of(table, levels), f"obook_simulate_{table}", os.fspath(feed))
+
+
+def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:
+    """A LazyFrame of one table of ``obook.backtest(feed, strategy, **kwargs)`` (orders,
+    events, fills, positions, equity); the backtest runs at collect time, once per collect.
+    ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run)."""
+    from .backtest import backtest
+    from .backtest.tables import schemas
+
+    shapes = schemas()
+    if table not in shapes:
+        raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
+    full = _check_path(feed)
+
+    def run():
+        s = strategy
+        if isinstance(s, str):
+            from .live.cli_run import load_strategy
+            s = load_strategy(s)
+        return backtest(full, s, **kwargs).reader(table)
+    return _scan(run, shapes[table], f"obook_backtest_{table}", os.fspath(feed))

@@ -72,3 +72,21 @@ def test_backtest_cli_raising_strategy_keeps_partial_tables(tmp_path):
     partial = pq.read_table(out / "backtest.orders.parquet.partial")
     assert partial.column("ref").to_pylist() == [1, 2]
     assert not (out / "backtest.orders.parquet").exists()
+
+
+def test_backtest_duckdb_and_polars_match_python(tmp_path):
+    import obook
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+    from obook.polars import scan_backtest
+
+    s, days = _setup(tmp_path)
+    want = backtest(days[0], load_strategy(f"{s}:Join"), format="csv", order_latency=2_000_000)
+    con = obook.connect()
+    for macro, table in (("obook_backtest_orders", "orders"), ("obook_backtest_equity", "equity")):
+        got = con.sql(f"SELECT * FROM {macro}('{days[0]}', '{s}:Join', order_latency := '2000000', "
+                          f"format := 'csv')").arrow()
+        got = got.read_all() if hasattr(got, "read_all") else got
+        assert got.to_pylist() == want.table(table).to_pylist()
+    lf = scan_backtest(days[0], f"{s}:Join", table="orders", format="csv", order_latency=2_000_000)
+    assert lf.collect().to_arrow().to_pylist() == want.orders.to_pylist()
