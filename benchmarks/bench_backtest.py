@@ -39,13 +39,14 @@ def main(records: int = 5_000_000, runs: int = 3) -> None:
     from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
     from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
     from obook.backtest import backtest, compiled
+    from obook.live.risk import RiskGate
 
     mm, hmm = obook_market_maker(), hbt_market_maker()
 
     def run_obook(path):
         t = time.perf_counter()
         r = backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
-                     response_latency=RESPONSE)
+                     response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
         return time.perf_counter() - t, r.summary["fills"]
 
     def run_replay(path):
