@@ -288,6 +288,52 @@ def _simulate_slot(pool: _Pool, depth: bool):
     return slot
 
 
+def _backtest_macros(con, token: str, pool_size: int) -> None:
+    """``obook_backtest(feed, strategy, tickers := NULL, feed_latency := NULL, order_latency
+    := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills) and
+    ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
+    tables (``strategy``: FILE.py:NAME or module:NAME)."""
+    from .backtest.tables import schemas
+
+    shapes = schemas()
+    names = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "VARCHAR",
+             "UBIGINT")
+    for macro, table in (("obook_backtest", "fills"), ("obook_backtest_orders", "orders"),
+                         ("obook_backtest_events", "events"), ("obook_backtest_positions", "positions"),
+                         ("obook_backtest_equity", "equity")):
+        pool = _Pool(f"__{macro}_{token}", shapes[table], _backtest_opener(table), pool_size)
+        for entry in pool.entries:
+            con.register(entry.name, entry)
+        fn = f"__{macro}_slot_{token}"
+        con.create_function(fn, _backtest_slot(pool), [_duck_type(t) for t in names], _duck_type("VARCHAR"),
+                            null_handling="special", side_effects=True)
+        con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
+                    f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
+                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, tickers, feed_latency, "
+                    f"order_latency, response_latency, seed, timer, format, current_query_id()))")
+
+
+def _backtest_slot(pool: _Pool):
+    def slot(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt, query):
+        if strategy is None:
+            raise ObookError("obook_backtest: strategy is NULL")
+        return pool.assign((_check_path(feed), strategy, tickers, fl, ol, rl, seed or 0, timer,
+                            _check_format(fmt)), query)
+    return slot
+
+
+def _backtest_opener(table: str):
+    def open_backtest(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt):
+        from .backtest import backtest
+        from .live.cli_run import load_strategy
+        from .simulation.prepare import parse_latency
+
+        return backtest(feed, load_strategy(strategy), tickers=tickers, feed_latency=parse_latency(fl),
+                        order_latency=parse_latency(ol), response_latency=parse_latency(rl), seed=seed,
+                        timer=timer, format=fmt).reader(table)
+    return open_backtest
+
+
 # --------------------------------------------------------------------------- install
 
 
@@ -465,6 +511,7 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
     # own orders inside a replayed feed (obook.simulate)
     _simulate_macros(con, token, pool_size)
+    _backtest_macros(con, token, pool_size)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,

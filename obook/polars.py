@@ -23,7 +23,7 @@ from polars.io.plugins import register_io_source
 
 from .errors import ObookError
 
-__all__ = ["scan", "scan_match", "scan_simulate", "polars_schema"]   # and scan_<table> for every table
+__all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema"]   # and scan_<table> for every table
 
 
 def polars_schema(schema: pa.Schema) -> pl.Schema:
@@ -224,3 +224,24 @@ def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 
     return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
                                   format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
                  schema_of(table, levels), f"obook_simulate_{table}", os.fspath(feed))
+
+
+def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:
+    """A LazyFrame of one table of ``obook.backtest(feed, strategy, **kwargs)`` (orders,
+    events, fills, positions, equity); the backtest runs at collect time, once per collect.
+    ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run)."""
+    from .backtest import backtest
+    from .backtest.tables import schemas
+
+    shapes = schemas()
+    if table not in shapes:
+        raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
+    full = _check_path(feed)
+
+    def run():
+        s = strategy
+        if isinstance(s, str):
+            from .live.cli_run import load_strategy
+            s = load_strategy(s)
+        return backtest(full, s, **kwargs).reader(table)
+    return _scan(run, shapes[table], f"obook_backtest_{table}", os.fspath(feed))
