@@ -28,7 +28,7 @@ _LAZY = {
 }
 _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
                "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching",
-               "simulation", "live")
+               "simulation", "live", "tables", "klines")
 
 
 class _ConvertModule(types.ModuleType):
@@ -57,12 +57,14 @@ sys.modules.setdefault(__name__ + ".convert", _ConvertModule(__name__ + ".conver
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-        stats: dict | None = None, date=None, tickers=None):
-    """Replay a feed and stream its BBO rows (``bbo_schema``) as a ``pyarrow.RecordBatchReader``.
+        stats: dict | None = None, date=None, tickers=None, prices: str = "int", filename: bool = False):
+    """Replay a feed and stream its BBO rows as a ``pyarrow.RecordBatchReader``.
 
-    ``path``: a feed file (plain, gzip or zstd), a list of files that form one feed (read in
-    order, or merged by the format's own sequence numbers), or a binary stream (a file-like
-    object or a socket; give ``format``).
+    ``path``: a feed file (plain, gzip or zstd); a list of feed files or a glob pattern
+    (``"days/*.itch"``): each file replayed on its own, their rows one file after the other
+    (``filename=True`` adds the file of each row); a tuple of files that form one feed
+    (read in order, or merged by the format's own sequence numbers); or a binary stream (a
+    file-like object or a socket; give ``format``).
     ``workers``: processes that apply the books (default: one per core, at most 8;
     1 runs in this process). ``format``: a registered format name ("itch", "csv" ...;
     default: detected from the file).
@@ -71,16 +73,20 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).
     ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name
     ``MMDDYYYY.NASDAQ_ITCH50[.gz]``). When it is known, every table has a ``timestamp``
-    column after ``time`` (``timestamp[ns, America/New_York]``: session midnight + time).
+    column after ``time`` (tz-aware, in the feed's zone: session midnight + time).
     ``tickers``: replay only these tickers' books (a list or a comma-separated string; the
     other books' records are skipped after framing); a ticker the feed does not name raises
     ``ObookError`` at the end of the replay.
+    ``prices``: "int" (the feed's integers; the schema's ``obook.price_scale`` says how
+    many make a currency unit), "decimal" (exact) or "float".
+    The units of every column are in the schema metadata (``obook.tables.units``).
     """
+    if stats is None:
+        return table("bbo", path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers,
+                     prices=prices, filename=filename)
     from .engine.replay import Replay
 
     replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers)
-    if stats is None:
-        return replay.reader()
 
     def batches():
         yield from replay.batches()
@@ -90,116 +96,38 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     return pa.RecordBatchReader.from_batches(replay.schema("bbo"), batches())
 
 
-def mbp1(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
-    """A Databento MBO feed as Databento's ``mbp-1`` schema (its columns and meaning): one row
-    per event that changes a side's best level and one per trade, with the book's top level
-    after it. Options as :func:`bbo`."""
-    return _format_table("mbp1", path, workers, format, on_error)
+def table(name: str, path, **options):
+    """Table ``name`` (any of ``obook.tables.tables()``) of a feed as a
+    ``pyarrow.RecordBatchReader``; ``options`` are the table's (``obook.tables.OPTIONS``)."""
+    from .tables import open_table
+
+    return open_table(name, path, **options)
 
 
-def mbp10(path, workers: int | None = None, format: str | None = None, on_error: str = "raise"):
-    """As :func:`mbp1` with the top 10 levels (Databento's ``mbp-10``)."""
-    return _format_table("mbp10", path, workers, format, on_error)
+def _reader_function(name: str):
+    """``obook.<name>(path, **options)``, derived from the table's declaration."""
+    import inspect
 
+    from .tables import OPTIONS, table as spec_of
 
-def _format_table(name, path, workers, format, on_error):
-    """A table a format offers besides the replay's (``FeedFormat.tables``), built by the
-    ``reader`` its package names in ``TABLES`` over one replay."""
-    from .engine.replay import Replay
-    from .feeds import format_package, load, resolve_format
+    spec = spec_of(name)
 
-    fmt = resolve_format(format, path)
-    if name not in fmt.tables:
-        raise ObookError(f"a {fmt.name} feed has no table {name!r}")
-    return load(format_package(fmt).TABLES)(name, path, workers, on_error, Replay)
+    def read(path, *args, **options):
+        if len(args) > len(spec.positional):
+            raise TypeError(f"{name}() takes {len(spec.positional) + 1} positional arguments")
+        return table(name, path, **dict(zip(spec.positional, args)), **options)
 
-
-def _table(table, path, workers, format, on_error, levels=10, date=None, tickers=None, **options):
-    from .engine.replay import Replay
-
-    return Replay(path, workers=workers, format=format, on_error=on_error, tables=(table,),
-                  levels=levels, date=date, tickers=tickers, **options).reader(table)
-
-
-def trades(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-           date=None, tickers=None):
-    """Every execution and trade print in feed order (``trades_schema``): E at the resting
-    order's price (from the book), printable C at its own price, P and Q as given, and B
-    rows naming the match number a break cancels; ``broken``: a later B names the trade's
-    match (an ITCH feed is read once more first, for its B messages). CSV feeds: E and the
-    prints T and X, with the order id as text (``order_id``). Options as :func:`bbo`."""
-    return _table("trades", path, workers, format, on_error, date=date, tickers=tickers)
-
-
-def orders(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-           date=None, tickers=None, queue_positions: bool = True):
-    """Order-level rows (``orders_schema``): one per book-changing record, with the resting
-    order's side, price and remaining shares after it, so each row stands alone, and its
-    place in its level's queue (``queue_shares_ahead``, ``queue_orders_ahead``).
-    ``queue_positions=False``: those two columns null, and the replay keeps no queues (about
-    1.7x faster: benchmarks/bench_replay_cpu.py --no-queue). Options as :func:`bbo`."""
-    return _table("orders", path, workers, format, on_error, date=date, tickers=tickers,
-                  queue_positions=queue_positions)
-
-
-def depth(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-          levels: int = 10, date=None, tickers=None):
-    """The top ``levels`` price levels a side (``depth_schema(levels)``), one row per record
-    that changes any of them (price, shares or order count). Options as :func:`bbo`."""
-    return _table("depth", path, workers, format, on_error, levels, date, tickers)
-
-
-def audit(path, workers: int | None = None, on_error: str = "raise", format: str | None = None):
-    """Level-2 logs with exchange snapshots (Shanghai AX-SBE): one row per snapshot comparing
-    its 10 levels and day tallies with the book rebuilt from the ticks
-    (``obook.feeds.sse.schema.audit_schema``), as a ``pyarrow.RecordBatchReader``."""
-    return _format_table("audit", path, workers, format, on_error)
-
-
-def bars(path, interval="1 minute", workers: int | None = None, format: str | None = None,
-         on_error: str = "raise", date=None):
-    """OHLCV bars (K-lines) of every security's printed trades per ``interval`` ('1 minute',
-    '1s', a timedelta, or ns), any format (``obook.klines.bars_schema``), as a
-    ``pyarrow.RecordBatchReader``. Options as :func:`bbo`."""
-    from .klines import bars as _bars
-    import pyarrow as pa
-
-    t = _bars(path, interval, workers, format, on_error, date)
-    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
-
-
-def _side(table, path):
-    from .feeds import side_table_reader
-
-    return side_table_reader(path, table)    # streamed: millions of R cost one batch
-
-
-def symbols(path):
-    """The ITCH stock directory (``R``): locate, stock and the directory fields."""
-    return _side("symbols", path)
-
-
-def system_events(path):
-    """The ITCH system events (``S``): seq, time, event code."""
-    return _side("system_events", path)
-
-
-def trading_actions(path):
-    """The ITCH trading actions (``H``): seq, time, locate, stock, state, reason."""
-    return _side("trading_actions", path)
-
-
-def gaps(path):
-    """A capture feed's messages lost on every line (``obook.lines`` or a capture path):
-    first_seq, last_seq, count and the capture times around the gap."""
-    return _side("gaps", path)
-
-
-def line_stats(path):
-    """A capture feed's statistics per line: packets, messages, duplicates, gaps, recovered
-    from the other line, heartbeats, bad packets, wrong session, backwards, implausible
-    sequence numbers."""
-    return _side("line_stats", path)
+    params = [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + [
+        inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=OPTIONS[o].default)
+        for o in spec.positional] + [
+        inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default)
+        for o in spec.all_options() if o not in spec.positional]
+    read.__signature__ = inspect.Signature(params)
+    read.__name__ = read.__qualname__ = name
+    read.__module__ = __name__
+    read.__doc__ = spec.doc + "\n\nOptions: " + "; ".join(
+        f"``{o}``: {OPTIONS[o].doc}" for o in spec.all_options()) + ". Returns a ``pyarrow.RecordBatchReader``."
+    return read
 
 
 def lines(a=None, b=None, *more):
@@ -227,6 +155,12 @@ def __getattr__(name):
         return value
     if name.startswith("scan_"):
         return getattr(importlib.import_module("obook.polars"), name)
+    if not name.startswith("_"):
+        from .tables import tables
+
+        if name in tables():
+            value = globals()[name] = _reader_function(name)
+            return value
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'obook' has no attribute {name!r}")

@@ -21,6 +21,8 @@ from .errors import ObookError
 log = logging.getLogger("obook")
 
 TABLES = ("bbo", "trades", "orders", "depth")
+#: the feeds are generated larger than one read block (1 MiB): batches then end mid-block
+#: and records straddle blocks, the framers' paths a bigger file takes
 
 
 def _replay(feed, fmt: str | None = None, tables=TABLES) -> None:
@@ -44,21 +46,28 @@ def _replay(feed, fmt: str | None = None, tables=TABLES) -> None:
 def _itch(tmp: Path) -> None:
     from .gen.itch import write_itch
 
-    write_itch(tmp / "day.itch", 20_000, 20, seed=1)
+    write_itch(tmp / "day.itch", 60_000, 20, seed=1)
     _replay(tmp / "day.itch")
+
+
+def _pitch(tmp: Path) -> None:
+    from .gen.pitch import write_pitch
+
+    write_pitch(tmp / "day.pitch", 60_000, 20, seed=1)
+    _replay(tmp / "day.pitch")
 
 
 def _csv(tmp: Path) -> None:
     from .gen.csv import write_csv
 
-    write_csv(tmp / "day.csv", 5_000, 5, seed=1)
+    write_csv(tmp / "day.csv", 40_000, 5, seed=1)
     _replay(tmp / "day.csv")
 
 
 def _databento(tmp: Path) -> None:
     from .gen.databento import mbo_flow, write_dbn
 
-    write_dbn(tmp / "day.mbo.dbn", mbo_flow(5_000, 3, seed=1))
+    write_dbn(tmp / "day.mbo.dbn", mbo_flow(30_000, 3, seed=1))
     _replay(tmp / "day.mbo.dbn")
     import obook
 
@@ -69,9 +78,9 @@ def _databento(tmp: Path) -> None:
 def _szse(tmp: Path) -> None:
     from .gen.szse import generate, write_szse, write_vendor
 
-    write_szse(tmp / "sz.log", 3_000, 4, seed=1)
+    write_szse(tmp / "sz.log", 12_000, 4, seed=1)
     _replay(tmp / "sz.log", "szse")
-    write_szse(tmp / "sz.bin", 3_000, 4, seed=1, binary=True)
+    write_szse(tmp / "sz.bin", 30_000, 4, seed=1, binary=True)
     _replay(tmp / "sz.bin", "szse-bin", ("bbo", "trades", "depth"))
     files = write_vendor(tmp / "vendor", generate(3_000, 1, seed=1))
     _replay([str(p) for p in files], "szse-csv")
@@ -82,7 +91,7 @@ def _sse(tmp: Path) -> None:
 
     from .gen.sse import write_sse
 
-    write_sse(tmp / "sh.log", 3_000, 3, seed=1)
+    write_sse(tmp / "sh.log", 12_000, 3, seed=1)
     _replay(tmp / "sh.log", "sse")
     obook.audit(tmp / "sh.log", format="sse").read_all()
 
@@ -143,7 +152,7 @@ def _latency(tmp: Path) -> None:
 
 #: what ``obook compile`` can compile, in order
 PARTS: dict[str, Callable[[Path], None]] = {
-    "itch": _itch, "csv": _csv, "databento": _databento, "szse": _szse, "sse": _sse,
+    "itch": _itch, "pitch": _pitch, "csv": _csv, "databento": _databento, "szse": _szse, "sse": _sse,
     "captures": _captures, "match": _match, "simulate": _simulate, "latency": _latency,
 }
 

@@ -47,11 +47,12 @@ import pyarrow as pa
 
 from .errors import ObookError
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
-from .schema import bbo_schema, depth_schema, itch_message_schema, orders_schema, trades_schema
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
 
-#: Distinct argument tuples a connection can keep bound at once, per table macro.
+#: Distinct argument tuples a connection can keep bound at once: per matching or simulation
+#: table macro; the registry's table macros share a pool of ``2 * POOL_SIZE``. A list of
+#: files or a glob pattern is one argument tuple, however many files it names.
 POOL_SIZE = 32
 
 _tokens = itertools.count(1)
@@ -161,7 +162,8 @@ class _Pool:
             if query is None or entry.query != query:
                 return entry
         raise ObookError(f"one query can use at most {len(self.entries)} different argument sets "
-                         "of one obook table macro (install(con, pool_size=N) for more)")
+                         "of obook table macros (a list of files or a glob pattern is one; "
+                         "install(con, pool_size=N) for more)")
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -203,89 +205,11 @@ def _check_levels(levels: int | None) -> int:
     return levels
 
 
-def _check_date(path: str, date: str | None, fmt: str):
-    """The session date (``date``, else the format's, e.g. from a Nasdaq file name): it
-    decides the columns."""
-    from .feeds import get_format
-    from .session import session_date
-
-    return session_date(path, date, get_format(fmt))
-
-
 def _check_tickers(tickers) -> tuple[str, ...] | None:
     """``tickers := ['AAPL', ...]``: replay only those books (NULL: every book)."""
     from .engine.replay import ticker_tuple
 
     return None if tickers is None else ticker_tuple([t for t in tickers if t is not None])
-
-
-def _replay_args(path, workers, fmt, on_error, tickers, date, levels=10) -> tuple:
-    from .feeds import resolve_format
-
-    path = _check_path(path)
-    fmt = resolve_format(_check_format(fmt), path).name
-    return (path, _check_workers(workers), fmt, "raise" if on_error is None else on_error,
-            _check_tickers(tickers), _check_date(path, date, fmt), levels)
-
-
-def _replay_slot(pool: _Pool):
-    """The bind-time UDF of a replay table macro: check the arguments, pick a pool entry."""
-    def slot(path, workers, fmt, on_error, tickers, date, query):
-        return pool.assign(_replay_args(path, workers, fmt, on_error, tickers, date), query)
-    return slot
-
-
-def _depth_slot(pool: _Pool):
-    """``obook_depth``'s UDF: the replay arguments plus the levels a side."""
-    def slot(path, workers, fmt, on_error, tickers, date, levels, query):
-        return pool.assign(_replay_args(path, workers, fmt, on_error, tickers, date, _check_levels(levels)), query)
-    return slot
-
-
-def _replay_schema(table: str):
-    """A replay entry's schema: its table's (depth: of its levels), plus ``timestamp`` when
-    its session date is known."""
-    def schema_of(args):
-        from .engine.tables import schema_of as table_schema
-        from .feeds import get_format
-        from .session import stamp_of
-
-        fmt = get_format(args[2])
-        return stamp_of(fmt, args[-2]).schema(table_schema(table, args[-1], fmt))
-    return schema_of
-
-
-def _path_slot(pool: _Pool):
-    def slot(path, query):
-        return pool.assign((_check_path(path),), query)
-    return slot
-
-
-def _opener(table: str):
-    """Opens a replay of one table (``obook.bbo``, ``obook.trades`` ...) for a pool entry."""
-    def open_table(path, workers, fmt, on_error, tickers, date, levels):
-        from .engine.replay import Replay
-
-        return Replay(path, workers=workers, format=fmt, on_error=on_error, tables=(table,),
-                      levels=levels, date=date, tickers=tickers).reader(table)
-
-    def open_side(path):
-        from .feeds import side_table_reader
-
-        return side_table_reader(path, table)
-    return open_table if table in ("bbo", "trades", "orders", "depth") else open_side
-
-
-def _open_audit(path):
-    from . import audit
-
-    return audit(path)
-
-
-def _open_messages(path):
-    from .feeds import resolve_format
-
-    return resolve_format(None, path).messages_reader()(path)
 
 
 def _match_slot(pool: _Pool):
@@ -364,6 +288,52 @@ def _simulate_slot(pool: _Pool, depth: bool):
     return slot
 
 
+def _backtest_macros(con, token: str, pool_size: int) -> None:
+    """``obook_backtest(feed, strategy, tickers := NULL, feed_latency := NULL, order_latency
+    := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills) and
+    ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
+    tables (``strategy``: FILE.py:NAME or module:NAME)."""
+    from .backtest.tables import schemas
+
+    shapes = schemas()
+    names = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "VARCHAR",
+             "UBIGINT")
+    for macro, table in (("obook_backtest", "fills"), ("obook_backtest_orders", "orders"),
+                         ("obook_backtest_events", "events"), ("obook_backtest_positions", "positions"),
+                         ("obook_backtest_equity", "equity")):
+        pool = _Pool(f"__{macro}_{token}", shapes[table], _backtest_opener(table), pool_size)
+        for entry in pool.entries:
+            con.register(entry.name, entry)
+        fn = f"__{macro}_slot_{token}"
+        con.create_function(fn, _backtest_slot(pool), [_duck_type(t) for t in names], _duck_type("VARCHAR"),
+                            null_handling="special", side_effects=True)
+        con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
+                    f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
+                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, tickers, feed_latency, "
+                    f"order_latency, response_latency, seed, timer, format, current_query_id()))")
+
+
+def _backtest_slot(pool: _Pool):
+    def slot(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt, query):
+        if strategy is None:
+            raise ObookError("obook_backtest: strategy is NULL")
+        return pool.assign((_check_path(feed), strategy, tickers, fl, ol, rl, seed or 0, timer,
+                            _check_format(fmt)), query)
+    return slot
+
+
+def _backtest_opener(table: str):
+    def open_backtest(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt):
+        from .backtest import backtest
+        from .live.cli_run import load_strategy
+        from .simulation.prepare import parse_latency
+
+        return backtest(feed, load_strategy(strategy), tickers=tickers, feed_latency=parse_latency(fl),
+                        order_latency=parse_latency(ol), response_latency=parse_latency(rl), seed=seed,
+                        timer=timer, format=fmt).reader(table)
+    return open_backtest
+
+
 # --------------------------------------------------------------------------- install
 
 
@@ -374,7 +344,6 @@ def shipped_package(name: str):
         return importlib.import_module(f"obook.{name}")
     except ModuleNotFoundError as e:
         raise ObookError(f"cannot import obook.{name}: is obook installed (pip install -e .)?") from e
-
 
 
 def _duck_type(t: str):
@@ -393,6 +362,116 @@ def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) ->
     params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
     con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(path, {params}) AS TABLE "
                 f"SELECT * FROM query_table({fn}(path, {', '.join(named)}, current_query_id()))")
+
+
+def _source(path_json: str | None):
+    """The source a macro's ``path`` names (passed as ``to_json(path)``): a path, or a list
+    of paths (a glob pattern is expanded by the reader); relative paths are made absolute."""
+    import json
+
+    if path_json is None or path_json == "null":
+        raise ObookError("the feed path is NULL")
+    value = json.loads(path_json)
+    if isinstance(value, list):
+        return [_absolute(p) for p in value if p is not None]
+    return _absolute(value)
+
+
+def _absolute(path: str):
+    from .tables.open import is_pattern
+
+    full = os.path.abspath(os.path.expanduser(path))
+    return full if is_pattern(path) else _check_path(path)
+
+
+def _frozen(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+class _Opened:
+    """The tables opened by the registry macros' slots: argument tuple -> ``Opened``."""
+
+    def __init__(self):
+        self.by_args: dict = {}
+
+    def schema_of(self, args):
+        return self.by_args[args].schema
+
+    def open(self, *args):
+        return self.by_args[args].reader()
+
+
+def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, ...]):
+    """The bind-time UDF of a registry table macro: check the arguments (open the table:
+    its schema), pick a pool entry."""
+    def assign(path_json, values, query):
+        from .tables.open import Opened
+
+        source = _source(path_json)
+        given = {k: (list(v) if isinstance(v, list) else v) for k, v in zip(options, values) if v is not None}
+        if "tickers" in given:
+            given["tickers"] = _check_tickers(given["tickers"])
+        if "levels" in given:
+            _check_levels(given["levels"])
+        args = (name, _frozen(source), tuple(sorted((k, _frozen(v)) for k, v in given.items())))
+        if args not in opened.by_args:
+            opened.by_args[args] = Opened(name, source, given)
+        return pool.assign(args, query)
+
+    # DuckDB wants the UDF's own arity: slot(path_json, <one per option>, query)
+    names = [f"v{i}" for i in range(len(options))]
+    scope = {"assign": assign}
+    exec(f"def slot(path_json, {', '.join(names + ['query'])}):\n"
+         f"    return assign(path_json, [{', '.join(names)}], query)\n", scope)
+    return scope["slot"]
+
+
+def _registry_macros(con, token: str, pool_size: int) -> None:
+    """``obook_<table>(path, option := default ...)`` for every table of the registry
+    (``obook.tables``), over one pool of stream sources shared by them."""
+    from .tables import OPTIONS, offered, tables
+
+    opened = _Opened()
+    pool = _Pool(f"__obook_{token}", pa.schema([pa.field("none", pa.int8())]), opened.open, pool_size,
+                 opened.schema_of)
+    for entry in pool.entries:
+        con.register(entry.name, entry)
+    for name, spec in tables().items():
+        if not offered(name, "duckdb"):
+            continue
+        options = spec.all_options()
+        named = {o: (_sql_default(OPTIONS[o].default), _duck_type(OPTIONS[o].sql_type)) for o in options}
+        fn = f"__obook_{name}_slot_{token}"
+        con.create_function(fn, _registry_slot(pool, opened, name, options),
+                            [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
+                            _duck_type("VARCHAR"), null_handling="special", side_effects=True)
+        params = ", ".join(f"{o} := {default}" for o, (default, _) in named.items())
+        con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
+                    f"SELECT * FROM query_table({fn}(to_json(path), {', '.join(named)}, current_query_id()))")
+
+
+def _sql_default(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(value)
+
+
+def _unit(path_json, fmt, key):
+    """A unit of the feed's tables (``obook.tables.units``): ``price_scale`` (a factor),
+    ``quantity_scale``, ``time_unit_ns`` (ns per unit of ``time``)."""
+    from .feeds import resolve_format
+    from .tables.open import feeds
+
+    feed = feeds(_source(path_json), fmt)[0]
+    f = resolve_format(fmt, feed)
+    values = {"price_scale": 10 ** f.price_scale, "quantity_scale": f.quantity_scale, "time_unit_ns": f.time_unit_ns}
+    if key not in values:
+        raise ObookError(f"obook_unit: no unit {key!r}; choose from {', '.join(values)}")
+    return str(values[key])
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
@@ -420,34 +499,7 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         token = f"{os.getpid()}_{next(_tokens)}"
 
     varchar, bigint, ubigint = _duck_type("VARCHAR"), _duck_type("BIGINT"), _duck_type("UBIGINT")
-    # the replay tables: same arguments (depth: and its levels), one pool of stream sources
-    # each; a depth entry's schema follows the levels assigned to it
-    options = {"workers": ("NULL", bigint), "format": ("NULL", varchar),
-               "on_error": ("'raise'", varchar), "tickers": ("NULL", _duck_type("VARCHAR[]")),
-               "date": ("NULL", varchar)}
-    depth_options = {**options, "levels": ("10", bigint)}
-    for table, schema, slot, named in (
-            ("bbo", bbo_schema, _replay_slot, options),
-            ("trades", trades_schema, _replay_slot, options),
-            ("orders", orders_schema, _replay_slot, options),
-            ("depth", depth_schema(), _depth_slot, depth_options)):
-        pool = _Pool(f"__obook_{table}_{token}", schema, _opener(table), pool_size, _replay_schema(table))
-        _table_macro(con, f"obook_{table}", token, pool, slot(pool), named)
-
-    # the messages reader and the formats' side tables: the path is the only argument
-    from .feeds import side_schema, side_table_names
-    from .feeds.sse.schema import audit_schema
-    for table, schema in [("messages", itch_message_schema), ("audit", audit_schema)] + [
-            (name, side_schema(name)) for name in side_table_names()]:
-        opener = {"messages": _open_messages, "audit": _open_audit}.get(table) or _opener(table)
-        pool = _Pool(f"__obook_{table}_{token}", schema, opener, pool_size)
-        for entry in pool.entries:
-            con.register(entry.name, entry)
-        fn = f"__obook_{table}_slot_{token}"
-        con.create_function(fn, _path_slot(pool), [varchar, ubigint], varchar,
-                            null_handling="special", side_effects=True)
-        con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{table}(path) AS TABLE "
-                    f"SELECT * FROM query_table({fn}(path, current_query_id()))")
+    _registry_macros(con, token, 2 * pool_size)
 
     # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
     # obook_match_bbo
@@ -459,6 +511,7 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
         _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
     # own orders inside a replayed feed (obook.simulate)
     _simulate_macros(con, token, pool_size)
+    _backtest_macros(con, token, pool_size)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,
@@ -468,14 +521,10 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     except duckdb.Error:   # a DuckDB without the setting has no loop-join ASOF path either
         pass
 
-    # the feed time unit of a path's format (obook_bars turns its interval into time units)
-    def time_unit_ns(path, fmt):
-        from .feeds import resolve_format
-        return resolve_format(fmt, _check_path(path)).time_unit_ns
-    # functions belong to the database: a cursor of an installed connection finds it there
+    # the units of a feed's tables (the SQL macros read them): obook_unit(to_json(path), format, key)
     if not con.execute("SELECT count(*) FROM duckdb_functions() "
-                       "WHERE function_name = 'obook_time_unit_ns'").fetchall()[0][0]:
-        con.create_function("obook_time_unit_ns", time_unit_ns, [varchar, varchar], bigint,
+                       "WHERE function_name = 'obook_unit'").fetchall()[0][0]:
+        con.create_function("obook_unit", _unit, [varchar, varchar, varchar], varchar,
                             null_handling="special", side_effects=False)
 
     udfs = shipped_package("udfs")

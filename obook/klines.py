@@ -3,8 +3,10 @@ from any format's trades table (its printed trades: rows with a price, not broke
 
 A bar covers [start, start + interval) of the feed's own ``time`` (its unit is the
 format's: ITCH, Shanghai and Shenzhen ns since midnight, CSV ms). Prices stay exact
-integers in the feed's price unit; ``turnover`` is sum(price * shares) in price unit
-times shares; ``vwap`` is turnover / volume (a float: an average).
+integers in the feed's price unit (the schema's ``obook.price_scale``); ``volume`` is the
+executed quantity in the feed's unit; ``turnover`` is sum(price * shares) in price unit times
+quantity unit, exact at any size (DECIMAL(38,0): it cannot wrap); ``vwap`` is turnover /
+volume (a float: an average) in the price unit.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ bars_schema = pa.schema(
         pa.field("low", pa.int64(), nullable=False),
         pa.field("close", pa.int64(), nullable=False),
         pa.field("volume", pa.int64(), nullable=False),
-        pa.field("turnover", pa.int64(), nullable=False),
+        pa.field("turnover", pa.decimal128(38, 0), nullable=False),
         pa.field("vwap", pa.float64(), nullable=False),
         pa.field("trades", pa.int64(), nullable=False),
     ],
@@ -72,19 +74,35 @@ def bars_table(trades: pa.Table, step: int) -> pa.Table:
     first = np.flatnonzero(new)
     last = np.append(first[1:], len(t)) - 1
     volume = np.add.reduceat(qty, first)
-    turnover = np.add.reduceat(px * qty, first)
+    turnover = _sums_of_products(px, qty, first)
     arrays = [pa.array(codes[inv[first]].tolist(), pa.string()), pa.array(start[first]),
               pa.array(px[first]), pa.array(np.maximum.reduceat(px, first)),
               pa.array(np.minimum.reduceat(px, first)), pa.array(px[last]), pa.array(volume),
-              pa.array(turnover), pa.array(turnover / np.maximum(volume, 1)),
+              pa.array(turnover, pa.decimal128(38, 0)),
+              pa.array([t / max(v, 1) for t, v in zip(turnover, volume.tolist())], pa.float64()),
               pa.array(last - first + 1)]
     return pa.Table.from_arrays(arrays, schema=bars_schema)
 
 
-def bars(path, interval="1 minute", workers=None, format=None, on_error="raise", date=None) -> pa.Table:
+def _sums_of_products(px: np.ndarray, qty: np.ndarray, first: np.ndarray) -> list[int]:
+    """sum(px * qty) per group starting at ``first``, exact (Python ints): the products'
+    high and low 32 bits are summed apart, so no int64 sum wraps."""
+    big = len(px) and int(np.abs(px).max()) * int(np.abs(qty).max()) >= 1 << 63
+    if big:    # a product itself does not fit int64
+        prod = px.astype(object) * qty.astype(object)
+        return [int(s) for s in np.add.reduceat(prod, first)]
+    prod = px * qty
+    lo = np.add.reduceat(prod & 0xFFFFFFFF, first)
+    hi = np.add.reduceat(prod >> 32, first)
+    return [(int(h) << 32) + int(lw) for h, lw in zip(hi, lo)]
+
+
+def bars(path, interval="1 minute", workers=None, format=None, on_error="raise", date=None,
+         tickers=None) -> pa.Table:
     """Replay the feed's trades and cut them into bars of ``interval``."""
     from .engine.replay import Replay
 
-    replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date)
+    replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date,
+                    tickers=tickers)
     step = max(1, interval_ns(interval) // replay.format.time_unit_ns)
     return bars_table(replay.reader("trades").read_all(), step)

@@ -22,10 +22,8 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from .errors import ObookError
-from .schema import itch_message_schema
 
-__all__ = ["scan_match", "scan_simulate", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "scan_symbols",
-           "scan_system_events", "scan_trading_actions", "polars_schema"]
+__all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema"]   # and scan_<table> for every table
 
 
 def polars_schema(schema: pa.Schema) -> pl.Schema:
@@ -136,95 +134,63 @@ def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
                               is_pure=True, explain_name=name, explain_detail=detail)
 
 
-def scan_bbo(path, *, workers: int | None = None, format: str | None = None,
-             on_error: str = "raise", date=None) -> pl.LazyFrame:
-    """A LazyFrame of the feed's BBO rows (``obook.schema.bbo_schema``, plus ``timestamp``
-    when the session date is known).
+def scan(name: str, path, **options) -> pl.LazyFrame:
+    """A LazyFrame of table ``name`` (any of ``obook.tables.tables()``) of a feed, a list of
+    feed files or a glob pattern; ``options`` are the table's (``obook.tables.OPTIONS``).
 
-    The options are ``obook.bbo``'s. The path is checked now (a missing file raises
-    ``ObookError`` here); the replay itself runs at collect time, once per collect.
-    Feed errors (``FeedError`` ...) are raised by ``collect``.
-    """
-    return _scan_table("bbo", path, workers, format, on_error, date=date)
+    The arguments are checked now (a missing file, an unknown option or a table the feed's
+    format does not produce raise ``ObookError`` here); the replay runs at collect time,
+    once per collect. A predicate on ``ticker`` replays only those tickers' books."""
+    from .tables import check_offered
+    from .tables.open import Opened
 
+    spec = check_offered(name, "polars")
+    for p in ([path] if not isinstance(path, list) else path):
+        if not isinstance(p, (tuple, list)) and not _is_pattern(p) and not hasattr(p, "read"):
+            _check_path(p)
+    opened = Opened(name, path, options)
+    pushdown = "tickers" in spec.options
 
-def _scan_table(table: str, path, workers, format, on_error, levels: int = 10, date=None) -> pl.LazyFrame:
-    from .engine.replay import Replay
-
-    full = _check_path(path)
-    if workers is not None and workers < 1:
-        raise ObookError(f"workers must be at least 1, got {workers}")
-
-    def replay(tickers=None):
-        # tickers: from the predicate (ticker pushdown); a ticker not in the feed is no error here
-        return Replay(full, workers=workers, format=format, on_error=on_error, tables=(table,),
-                      levels=levels, date=date, tickers=tickers or None, unknown_tickers="ignore")
-    return _scan(lambda tickers=None: replay(tickers).reader(table), replay().schema(table), f"obook_{table}",
-                 os.fspath(path), pushdown=True)
+    def open_reader(tickers=None):
+        if tickers:   # a ticker not in the feed is no error here
+            return Opened(name, path, {**options, "tickers": tickers, "unknown_tickers": "ignore"}).reader()
+        return Opened(name, path, options).reader() if pushdown else opened.reader()
+    return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown)
 
 
-def scan_trades(path, *, workers: int | None = None, format: str | None = None,
-                on_error: str = "raise", date=None) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.trades`` (``obook.schema.trades_schema``)."""
-    return _scan_table("trades", path, workers, format, on_error, date=date)
+def _is_pattern(path) -> bool:
+    from .tables.open import is_pattern
+
+    return is_pattern(path)
 
 
-def scan_orders(path, *, workers: int | None = None, format: str | None = None,
-                on_error: str = "raise", date=None) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.orders`` (``obook.schema.orders_schema``)."""
-    return _scan_table("orders", path, workers, format, on_error, date=date)
+def _scan_function(name: str):
+    """``scan_<name>(path, **options)``, derived from the table's declaration."""
+    import inspect
+
+    from .tables import OPTIONS, table
+
+    spec = table(name)
+
+    def scan_table(path, **options):
+        return scan(name, path, **options)
+
+    scan_table.__signature__ = inspect.Signature(
+        [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
+        [inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default) for o in spec.all_options()])
+    scan_table.__name__ = scan_table.__qualname__ = f"scan_{name}"
+    scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {spec.doc}"
+    return scan_table
 
 
-def scan_depth(path, *, workers: int | None = None, format: str | None = None,
-               on_error: str = "raise", levels: int = 10, date=None) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.depth`` (``obook.schema.depth_schema(levels)``)."""
-    return _scan_table("depth", path, workers, format, on_error, levels, date)
+def __getattr__(name: str):
+    if name.startswith("scan_"):
+        from .tables import tables
 
-
-def scan_symbols(path) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.symbols`` (the ITCH stock directory)."""
-    return _scan_side("symbols", path)
-
-
-def scan_system_events(path) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.system_events``."""
-    return _scan_side("system_events", path)
-
-
-def scan_trading_actions(path) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.trading_actions``."""
-    return _scan_side("trading_actions", path)
-
-
-def _scan_side(table: str, path) -> pl.LazyFrame:
-    from .feeds import side_schema, side_table_reader
-    full = _check_path(path)
-    return _scan(lambda: side_table_reader(full, table), side_schema(table), f"obook_{table}",
-                 os.fspath(path))
-
-
-def scan_audit(path, *, workers: int | None = None) -> pl.LazyFrame:
-    """A LazyFrame of ``obook.audit`` (Level-2 snapshots against the rebuilt book)."""
-    from .feeds.sse.schema import audit_schema
-    full = _check_path(path)
-
-    def open_reader():
-        from . import audit
-
-        return audit(full, workers=workers)
-    return _scan(open_reader, audit_schema, "obook_audit", os.fspath(path))
-
-
-def scan_messages(path) -> pl.LazyFrame:
-    """A LazyFrame of the decoded ITCH messages (``obook.schema.itch_message_schema``)."""
-    full = _check_path(path)
-
-    def open_reader():
-        from .feeds import resolve_format
-
-        return resolve_format(None, full).messages_reader()(full)
-
-    return _scan(open_reader, itch_message_schema, "obook_messages", os.fspath(path))
+        if name[5:] in tables():
+            value = globals()[name] = _scan_function(name[5:])
+            return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def scan_match(path, *, table: str = "fills", workers: int | None = 1, tick: int = 1, stp: str | None = None,
@@ -258,3 +224,24 @@ def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 
     return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
                                   format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
                  schema_of(table, levels), f"obook_simulate_{table}", os.fspath(feed))
+
+
+def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:
+    """A LazyFrame of one table of ``obook.backtest(feed, strategy, **kwargs)`` (orders,
+    events, fills, positions, equity); the backtest runs at collect time, once per collect.
+    ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run)."""
+    from .backtest import backtest
+    from .backtest.tables import schemas
+
+    shapes = schemas()
+    if table not in shapes:
+        raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
+    full = _check_path(feed)
+
+    def run():
+        s = strategy
+        if isinstance(s, str):
+            from .live.cli_run import load_strategy
+            s = load_strategy(s)
+        return backtest(full, s, **kwargs).reader(table)
+    return _scan(run, shapes[table], f"obook_backtest_{table}", os.fspath(feed))

@@ -30,7 +30,6 @@ import pyarrow.parquet as pq
 
 from ._version import __version__
 from .errors import ObookError, OutputError
-from .feeds import side_table_names
 from .parquet import COMPRESSIONS, ParquetSink
 from .session import TIMEZONE, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
@@ -74,8 +73,12 @@ def read_metadata(path) -> dict:
     return json.loads(meta[METADATA_KEY])
 
 
-#: every table ``convert`` writes: the replay's, then every format's side tables
-TABLES = REPLAY_TABLES + tuple(side_table_names())
+def __getattr__(name):
+    if name == "TABLES":    # every table ``convert`` writes: the registry's (obook.tables)
+        from .tables import offered, tables
+
+        return tuple(t for t in tables() if offered(t, "convert"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- writing
@@ -122,25 +125,25 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
 
 
 def _check_tables(tables, fmt) -> list[str]:
+    from .tables import check_offered, check_produces, tables_of
+
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
     tables = list(dict.fromkeys(tables))
     if not tables:
-        raise ObookError("no tables asked for; choose from " + ", ".join(TABLES))
+        raise ObookError("no tables asked for; choose from " + ", ".join(tables_of(fmt)))
     for t in tables:
-        if t not in TABLES:
-            raise ObookError(f"unknown table {t!r}; choose from {', '.join(TABLES)}")
-        if t not in REPLAY_TABLES and t not in fmt.side_tables:
-            owners = [f.name.upper() for f in _formats().values() if t in f.side_tables]
-            raise ObookError(f"table {t!r} needs an {' or '.join(owners)} feed; a {fmt.name.upper()} "
-                             f"feed has only {', '.join(REPLAY_TABLES + tuple(fmt.side_tables))}")
+        check_offered(t, "convert")
+        check_produces(fmt, t)
     return tables
 
 
-def _formats():
-    from .feeds import formats
+def _registry_options(name, workers, on_error, fmt, day, tickers, levels) -> dict:
+    from .tables import table
 
-    return formats()
+    given = {"workers": workers, "on_error": on_error, "format": fmt.name, "date": day,
+             "tickers": tickers or None, "levels": levels}
+    return {k: v for k, v in given.items() if k in table(name).options and v is not None}
 
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
@@ -223,16 +226,30 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             if replay.tickers:
                 stats["missing_tickers"] = replay.stats.get("missing_tickers")
             stats["table_rows"] = replay.stats.get("table_rows")
-        side = [t for t in tables if t not in REPLAY_TABLES]
+        side = [t for t in tables if t in feed_format.side_tables]
         if side:
             counts: dict = {}    # streamed: a feed of millions of R costs one batch, not the feed
+            from .tables import table
+            from .tables.units import Shape
+            shapes = {name: Shape(table(name), feed_format) for name in side}   # the units metadata
             for name, batch in feed_format.side_batches(feed, side, on_error, counts):
-                writers[name].write(stamp.batch(batch))
+                writers[name].write(shapes[name].batch(stamp.batch(batch)))
             for name in side:
                 if writers[name].writer is None:   # no row at all: an empty file of the right schema
-                    writers[name].write(stamp.batch(_empty_batch(feed_format.side_table(name).schema)))
+                    writers[name].write(shapes[name].batch(stamp.batch(_empty_batch(feed_format.side_table(name).schema))))
             stats.setdefault("messages_by_type", dict(sorted(counts.items())))
             stats.setdefault("records", sum(counts.values()))
+        for name in tables:     # the rest (bars, messages, the format's own tables): the registry's reader
+            if name in replayed or name in side:
+                continue
+            from .tables import open_table
+
+            reader = open_table(name, feed, **_registry_options(name, workers, on_error, feed_format, day,
+                                                                tickers, levels))
+            for batch in reader:
+                writers[name].write(batch)
+            if writers[name].writer is None:
+                writers[name].write(_empty_batch(reader.schema))
         if digest is not None and digested is None:
             digested = digest.submit(file_digest, feed)
         size, sha = digested.result() if digested else (None, None)

@@ -7,7 +7,7 @@ many days at once, and the executor (``local`` or ``dask://host:port``)::
     obook pipeline run nightly.toml          # convert the days not done yet (or changed)
     obook pipeline status nightly.toml --json
 
-Each day goes through :func:`obook.convert.convert` into
+Each day goes through :func:`obook.to_parquet.convert` into
 ``DATASET/table=<table>/date=<YYYY-MM-DD>/part-0.parquet``; ``DATASET/_manifest.json``
 records the completed days (file size + sha256 + options), ``DATASET/.lock`` keeps two runs
 apart. Query the dataset with :func:`obook.dataset.attach` (DuckDB views) or

@@ -9,7 +9,7 @@ except ModuleNotFoundError:  # Python 3.10
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from obook.convert import TABLES
+from obook.to_parquet import TABLES
 from obook.errors import ObookError
 
 __all__ = ["Pipeline", "PipelineError", "load"]

@@ -5,7 +5,7 @@ the options the pipeline has now; otherwise it is *pending* (new, changed, optio
 or *failed* (the last run's attempts all failed; the next run tries again).
 
 Each day is converted by :func:`convert_day`, the unit of work of both executors: it calls
-:func:`obook.convert.convert` into ``DATASET/.tmp/<date>.<pid>.<token>/``, then moves each
+:func:`obook.to_parquet.convert` into ``DATASET/.tmp/<date>.<pid>.<token>/``, then moves each
 table's file into ``DATASET/table=<table>/date=<date>/part-0.parquet`` with ``os.replace``
 (atomic per file, same filesystem). The run (holding the dataset's lock) records the day in
 the manifest once that returned.
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from obook.convert import TABLES, convert, file_digest, session_date
+from obook.to_parquet import TABLES, convert, file_digest, session_date
 from obook.errors import FeedError, ObookError
 
 from . import manifest

@@ -6,13 +6,18 @@
 --   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window
 --   updates      BIGINT   BBO rows of the ticker with both sides quoted
 --   twas_ticks   DOUBLE   sum(spread_ticks * duration) / quoted_time: an average, so DOUBLE
---   twas         DOUBLE   the same in dollars
+--   twas         DOUBLE   the same in the feed's currency (twas_ticks / the feed's price_scale)
 --   min_spread_ticks, max_spread_ticks  BIGINT  over the rows that carry weight, exact
 CREATE OR REPLACE TEMP MACRO obook_twas(path, start_time := NULL, end_time := NULL,
-                                        workers := NULL, format := NULL, on_error := 'raise') AS TABLE
+                                        workers := NULL, format := NULL, on_error := 'raise',
+                                        date := NULL, tickers := NULL) AS TABLE
 WITH b AS MATERIALIZED (
     SELECT seq, time, ticker, ask_px - bid_px AS spread_ticks
-    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error)
+    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
+                   tickers := tickers)
+),
+u AS (
+    SELECT CAST(obook_unit(to_json(path), format, 'price_scale') AS DOUBLE) AS scale
 ),
 win AS (
     SELECT CAST(start_time AS HUGEINT) AS t0,
@@ -32,9 +37,9 @@ SELECT
     count(*) FILTER (WHERE spread_ticks IS NOT NULL) AS updates,
     CAST(sum(spread_ticks * dur) FILTER (WHERE spread_ticks IS NOT NULL) AS DOUBLE)
         / CAST(nullif(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS DOUBLE) AS twas_ticks,
-    twas_ticks / 10000 AS twas,
+    twas_ticks / any_value(u.scale) AS twas,
     min(spread_ticks) FILTER (WHERE spread_ticks IS NOT NULL AND dur > 0) AS min_spread_ticks,
     max(spread_ticks) FILTER (WHERE spread_ticks IS NOT NULL AND dur > 0) AS max_spread_ticks
-FROM iv
+FROM iv, u
 GROUP BY ticker
 ORDER BY ticker;

@@ -7,9 +7,9 @@ runs them all, in file-name order, after ``obook_bbo`` and the scalar UDFs exist
 macro                                                      rows
 =========================================================  =====================================
 ``obook_spread(path, ...)``                                every BBO row plus ``spread_ticks``
-                                                           (BIGINT), ``spread`` (DECIMAL(18,4)
-                                                           dollars) and ``mid`` (DECIMAL(18,5)
-                                                           dollars: a mid can be half a tick)
+                                                           (BIGINT), ``spread`` (DECIMAL(38,9)
+                                                           in the feed's currency) and ``mid``
+                                                           (DECIMAL(38,10): half a tick), exact
 ``obook_twas(path, start_time := NULL, end_time := NULL,   one row per ticker: time-weighted
 ...)``                                                     average spread (DOUBLE: an average)
 ``obook_bbo_grid(path, every, start_time := NULL,          the BBO of every ticker at every
@@ -17,8 +17,11 @@ end_time := NULL, ...)``                                   point of a regular ti
                                                            join); prices stay integer ticks
 =========================================================  =====================================
 
-``...`` are ``obook_bbo``'s options: ``workers := NULL, format := NULL, on_error := 'raise'``.
-Times are the feed's (ITCH: ns since midnight; CSV: ms since midnight).
+``...`` are ``obook_bbo``'s options: ``workers := NULL, format := NULL, on_error := 'raise',
+date := NULL, tickers := NULL``. The macros read the feed's units (``obook_unit(to_json(path),
+format, 'price_scale')``: the price scale of the schema metadata), so they are right on every
+format. Times are the feed's (``obook_unit(..., 'time_unit_ns')`` ns each). Bars are the
+table ``obook_bars`` of the registry (obook.tables).
 """
 
 from __future__ import annotations

@@ -14,6 +14,102 @@ QTY = 1
 TICK = 10_000_000          # $0.01 in DBN's 1e-9 units
 
 
+def fifo_day(flow: np.ndarray) -> np.ndarray:
+    """The flow rewritten so that its trades fill the resting orders in time priority (a
+    price change or a size increase loses it), every record of an event (F_LAST
+    delimited) at the event's first time, as Databento stamps them. The generator fills
+    orders out of that order on purpose (the replay must take what the venue did); on
+    such a day obook's and hftbacktest's FIFO rules cannot disagree about who is filled."""
+    recs = flow.tolist()
+    names = flow.dtype.names
+    ix = {n: k for k, n in enumerate(names)}
+    queues: dict = {}
+    where: dict = {}
+    gone: set = set()
+    out = []
+
+    def remove(oid):
+        key = where.pop(oid)
+        q = queues[key]
+        for j, (o, _) in enumerate(q):
+            if o == oid:
+                return q.pop(j)
+        raise AssertionError(oid)
+
+    group = []
+    for rec in recs:
+        group.append(list(rec))
+        if not rec[ix["flags"]] & 0x80:
+            continue
+        t, dt = group[0][ix["ts_event"]], group[0][ix["ts_recv"]] - group[0][ix["ts_event"]]
+        acts = [r[ix["action"]] for r in group]
+        cut = acts.index(b"T") if b"T" in acts and b"F" in acts else len(group)
+        kept = []
+        for r in group[:cut]:                 # the records before a trade (of orders still there)
+            a, oid, px, size, side = (r[ix[k]] for k in ("action", "order_id", "price", "size", "side"))
+            if oid in gone and a in (b"C", b"M"):
+                continue                      # filled here by the rewritten trades
+            kept.append(r)
+            if a == b"R":
+                queues.clear()
+                where.clear()
+            elif a == b"A" or (a == b"M" and oid not in where):
+                queues.setdefault((side, px), []).append([oid, size])
+                where[oid] = (side, px)
+            elif a == b"M":
+                key = where[oid]
+                entry = next(e for e in queues[key] if e[0] == oid)
+                if key[1] != px or size > entry[1]:
+                    remove(oid)
+                    queues.setdefault((side, px), []).append([oid, size])
+                    where[oid] = (side, px)
+                else:
+                    entry[1] = size
+            elif a == b"C" and oid in where:
+                key = where[oid]
+                entry = next(e for e in queues[key] if e[0] == oid)
+                if size >= entry[1]:
+                    r[ix["size"]] = entry[1]
+                    remove(oid)
+                else:
+                    entry[1] -= size
+        group = kept + group[cut:]
+        cut = len(kept)
+        if cut < len(group):                  # the trade: fills in time priority
+            fills = [r for r in group[cut:] if r[ix["action"]] == b"F" and r[ix["order_id"]] != 0]
+            side, px = fills[0][ix["side"]], fills[0][ix["price"]]
+            q = queues.setdefault((side, px), [])
+            total = min(sum(r[ix["size"]] for r in fills), sum(e[1] for e in q))
+            took = []
+            while total > 0:
+                oid, size = q[0]
+                take = min(size, total)
+                took.append((oid, take))
+                total -= take
+                if take == size:
+                    q.pop(0)
+                    del where[oid]
+                    gone.add(oid)
+                else:
+                    q[0][1] -= take
+            new = group[:cut] + [r for r in group[cut:] if r[ix["action"]] == b"T"]
+            if not took:
+                group = new + [list(group[-1])]
+                group[-1][ix["action"]], group[-1][ix["order_id"]], group[-1][ix["size"]] = b"N", 0, 0
+            for act in (b"F", b"C"):
+                for oid, take in took:
+                    r = list(fills[0])
+                    r[ix["action"]], r[ix["order_id"]], r[ix["size"]] = act, oid, take
+                    new.append(r)
+            group = new
+        for j, r in enumerate(group):
+            r[ix["ts_event"]], r[ix["ts_recv"]] = t, t + dt
+            r[ix["flags"]] = 0x80 if j == len(group) - 1 else 0
+            out.append(tuple(r))
+        group = []
+    return np.array(out, dtype=flow.dtype)
+
+
 def hbt_events(flow: np.ndarray, instrument_id: int, feed_latency: int) -> np.ndarray:
     """hftbacktest's event rows for one instrument of an MBO flow: exch_ts = ts_event (obook's
     time), local_ts = ts_event + feed_latency; prices in dollars. Records hftbacktest's L3

@@ -170,10 +170,11 @@ def replay(path, levels: int = 10):
         if err:
             return out, (seq, err)
         out["orders"] += _order_rows(head, action, side, r, had, book, gone)
-        if action in "TF" or (action == "N" and opened and r.flags & F_LAST):
-            # an N that ends an event is a print of kind N (it publishes the event's rows)
-            out["trades"].append(head + (action, r.price, r.size, {"B": "B", "A": "S"}.get(side),
-                                         None if action == "N" else r.order_id))
+        if action == "T":
+            # one row per trade: the T (its F records report the same shares again, per
+            # resting order); the side is the resting one, the other side of the aggressor
+            out["trades"].append(head + (action, None if r.price == UNDEF else r.price, r.size,
+                                         {"B": "S", "A": "B"}.get(side), r.order_id))
         if action == "T":
             for m in (1, 10):
                 out[f"mbp{m}"].append((seq,) + _mbp_row(r, m, seen[m], seen[m], symbol, True))

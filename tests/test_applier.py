@@ -42,12 +42,12 @@ def test_applier_books_start_with_pages_for_the_feed_same_rows(tmp_path, monkeyp
     a = Applier("itch", str(feed), 0, 2, "raise")
     want = first_order_pages(str(feed))
     assert want > 64
-    assert a.books.pages.shape[0] == want * K.PAGE
+    assert a.books.pages.shape == (want * K.PAGE,)
     assert a.books.page_live.shape == a.books.page_key.shape == a.books.page_free.shape == (want,)
     assert np.count_nonzero(a.books.pages) == 0
     sized = {w: obook.bbo(feed, workers=w).read_all() for w in (1, 2)}
     monkeypatch.setattr(applier, "first_order_pages", lambda path: 64)
-    assert Applier("itch", str(feed), 0, 2, "raise").books.pages.shape[0] == 64 * K.PAGE
+    assert Applier("itch", str(feed), 0, 2, "raise").books.pages.shape == (64 * K.PAGE,)
     for w in (1, 2):     # the books grow from 64 pages to the same rows
         assert obook.bbo(feed, workers=w).read_all().equals(sized[w])
 
@@ -67,4 +67,4 @@ def test_applier_no_memory_for_first_pages_starts_small(tmp_path, monkeypatch):
 
     monkeypatch.setattr(books.BookState, "__init__", refusing)
     a = Applier("itch", str(feed), 0, 1, "raise")
-    assert a.books.pages.shape[0] == 64 * K.PAGE
+    assert a.books.pages.shape == (64 * K.PAGE,)

@@ -56,3 +56,25 @@ def test_backtest_view_feed_latency_same_rows_later(days):
     backtest(path, s, tickers=[ticker], feed_latency=250_000)
     want = _replay_tops(path, ticker)
     assert s.tops == [(q, t + 250_000, *rest) for q, t, *rest in want]
+
+
+def test_backtest_live_numba_strategy_compiled_loop_sends_what_python_calls_send(days):
+    """A live numba strategy (obook.live.strategy.numba_strategy) runs inside the compiled
+    loop; called row by row from Python (as behind a live listener) it sends the same orders."""
+    from numba import njit
+
+    from obook.live.strategy import numba_strategy
+
+    @njit
+    def join_when_thin(locate, time, bid_px, bid_qty, ask_px, ask_qty):
+        if bid_px > 0 and bid_qty <= 100:
+            return 1, 0, 100, bid_px, time % 1_000_000 + 1, 0
+        return 0, 0, 0, 0, 0, 0
+
+    path, ticker = days["itch"]
+    s = numba_strategy(join_when_thin)
+    fast = backtest(path, s, tickers=[ticker], order_latency=10_000)
+    slow = backtest(path, lambda top: s(top), tickers=[ticker], order_latency=10_000)
+    assert fast.orders.num_rows > 10
+    assert fast.orders.to_pylist() == slow.orders.to_pylist()
+    assert fast.fills.to_pylist() == slow.fills.to_pylist()

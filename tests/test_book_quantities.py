@@ -37,20 +37,23 @@ def _events(*specs):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("ref", [7, 2**40])          # the direct index and the overflow table
-def test_book_quantity_above_2_32_exact_and_leaves_no_phantom(kernel, ref):
+@pytest.mark.parametrize("big", [BIG, 2**45 + 100_000])   # packed in a page entry, or not
+def test_book_quantity_above_2_32_exact_and_leaves_no_phantom(kernel, ref, big):
     from obook._kernels.layout import ACT_ADD
-    ev = _events((ACT_ADD, BID, ref, BIG, 100), (ACT_ADD, BID, 8, 5, 100), (ACT_EXEC, 0, ref, 2**32, 0),
-                 (ACT_CANCEL, 0, ref, 99_999, 0), (ACT_DELETE, 0, ref, 0, 0), (ACT_ADD, ASK, 9, 3 * BIG, 101))
+    ev = _events((ACT_ADD, BID, ref, big, 100), (ACT_ADD, BID, 8, 5, 100), (ACT_EXEC, 0, ref, 2**32, 0),
+                 (ACT_CANCEL, 0, ref, big - 2**32 - 1, 0), (ACT_DELETE, 0, ref, 0, 0),
+                 (ACT_ADD, ASK, 9, 3 * big, 101))
     b = BookState(kernel=kernel)
     x = ExtraRows(WANT_ORDERS | WANT_QUEUE, 16, 3)
     status, _, n = b.apply(ev, len(ev), np.zeros((16, ROW_WIDTH), np.int64), x)
     assert status == OK
     bbo = [(int(r[3]), int(r[4]), int(r[5]), int(r[6]), int(r[7])) for r in b.out_rows[:n]]
-    assert bbo == [(100, BIG, 1, -1, -1), (100, BIG + 5, 2, -1, -1), (100, BIG + 5 - 2**32, 2, -1, -1),
-                   (100, 6, 2, -1, -1), (100, 5, 1, -1, -1), (100, 5, 1, 101, 3 * BIG)]
+    assert bbo == [(100, big, 1, -1, -1), (100, big + 5, 2, -1, -1), (100, big + 5 - 2**32, 2, -1, -1),
+                   (100, 6, 2, -1, -1), (100, 5, 1, -1, -1), (100, 5, 1, 101, 3 * big)]
     orders = x.orders[:x.counts[1]]
-    assert [int(v) for v in orders[:, 7]] == [BIG, 5, BIG - 2**32, 1, 0, 3 * BIG]   # remaining
-    assert int(orders[1, 11]) == BIG                                                # shares ahead
+    assert [int(v) for v in orders[:, 7]] == [big, 5, big - 2**32, 1, 0, 3 * big]   # remaining
+    assert int(orders[1, 11]) == big                                                # shares ahead
+    assert b.live_orders == 2
 
 
 def _scaled_szse(recs):

@@ -168,3 +168,18 @@ def test_cli_csv_bad_line_in_a_query_error_names_the_file(tmp_path):
     bad.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,1,B,100,x\n")
     r = _obook("sql", f"SELECT count(*) FROM obook_bbo('{bad}')")
     assert r.returncode == 1 and f"{bad}: line 2: price is not an unsigned integer: 'x'" in r.stderr
+
+
+def test_cli_match_out_old_spelling_same_as_output(tmp_path):
+    from obook.gen.orders import write_orders
+
+    orders = tmp_path / "o.csv"
+    write_orders(orders, 300, 2, seed=1)
+    for flag, folder in (("--output", "new"), ("-o", "short"), ("--out", "old")):
+        r = runner.invoke(app, ["match", str(orders), flag, str(tmp_path / folder), "-w", "1"])
+        assert r.exit_code == 0, r.output
+    import pyarrow.parquet as pq
+
+    fills = {f: pq.read_table(tmp_path / f / "fills.parquet") for f in ("new", "short", "old")}
+    assert fills["new"].num_rows > 0 and fills["new"].equals(fills["short"]) and fills["new"].equals(fills["old"])
+    assert "--out " not in runner.invoke(app, ["match", "--help"]).output

@@ -20,7 +20,7 @@ import pytest
 from docs_blocks import NOT_RUN_PREFIX, ROOT, RUN, SHOWN, all_blocks, blocks, pages
 
 RUNNER = Path(__file__).resolve().parent / "docs_runner.py"
-TIMEOUT = 600
+TIMEOUT = 300
 
 
 def _env() -> dict:

@@ -106,31 +106,63 @@ def _plain(table: pa.Table) -> pa.Table:
     return table.drop_columns([c for c in ("mold_seq", "line", "ts_recv") if c in table.column_names])
 
 
-@pytest.mark.parametrize("on_gap", ["raise", "skip"])
-def test_listen_stale_session_first_and_forged_far_number_day_whole(day, on_gap):
+def _listen_among_junk(itch, lst, lines, before, during):
+    """The listener's stats and its table while the day is sent with the datagrams
+    ``before`` (sent first) and ``during`` ((payload, address) pairs) among its packets;
+    ``lines``: the addresses of A, B and the re-request server."""
     import socket
 
-    from live_support import addresses, sending
+    from live_support import sending
+
+    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    got = []
+    try:
+        for payload, to in before:
+            junk.sendto(payload, to)
+        with sending(itch, *lines, rate=20_000, drop_a=0.05, seed=6, session="OBOOK"):
+            for payload, to in during:
+                junk.sendto(payload, to)
+            for _t, batch in lst.table_batches():
+                got.append(batch)
+    finally:
+        junk.close()
+    return lst.stats(), _plain(pa.Table.from_batches(got))
+
+
+@pytest.mark.parametrize("on_gap", ["raise", "skip"])
+def test_listen_stale_session_first_and_forged_far_number_day_whole(day, on_gap):
+    from live_support import addresses
     from obook.feeds.mold.packets import encode_packet
     from obook.live.listener import Listener
 
     _d, itch = day
     a, b, r = addresses()
-    lst = Listener(a, b, r, idle_timeout=10, retries=20, on_gap=on_gap)
-    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    got = []
-    try:
-        junk.sendto(encode_packet("STALE", 7, [b"S" + bytes(11)]), a)      # before the day: a stale session
-        junk.sendto(encode_packet("STALE", 9, [], count=0), b)
-        with sending(itch, a, b, r, rate=20_000, drop_a=0.05, seed=6, session="OBOOK"):
-            junk.sendto(encode_packet("OBOOK", 10**12, [b"A" + bytes(35)]), a)   # forged, far ahead
-            junk.sendto(encode_packet("OBOOK", 10**12 + 1, [], count=0), b)
-            for _t, batch in lst.table_batches():
-                got.append(batch)
-    finally:
-        junk.close()
-    st = lst.stats()
+    lst = Listener(a, b, r, idle_timeout=10, retries=20, on_gap=on_gap, loop="python")
+    st, table = _listen_among_junk(itch, lst, (a, b, r), [(encode_packet("STALE", 7, [b"S" + bytes(11)]), a),  # a stale session
+                                               (encode_packet("STALE", 9, [], count=0), b)],
+                                   [(encode_packet("OBOOK", 10**12, [b"A" + bytes(35)]), a),       # forged, far ahead
+                                    (encode_packet("OBOOK", 10**12 + 1, [], count=0), b)])
     assert st["ended"] and st["gaps"] == []
     assert st["lines"]["A"]["wrong_session"] + st["lines"]["B"]["wrong_session"] >= 1
     assert st["lines"]["A"]["implausible"] + st["lines"]["B"]["implausible"] == 2
-    assert _plain(pa.Table.from_batches(got)).equals(obook.bbo(itch, workers=1).read_all())
+    assert table.equals(obook.bbo(itch, workers=1).read_all())
+
+
+@pytest.mark.parametrize("on_gap", ["raise", "skip"])
+def test_hot_listener_forged_far_numbers_counted_implausible_day_whole(day, on_gap):
+    """The compiled loop (``obook listen``'s default) drops forged numbers far ahead, chained
+    or not: no gap opens, so neither --on-gap mode loses or stops anything."""
+    from live_support import addresses
+    from obook.feeds.mold.packets import encode_packet
+    from obook.live.hot_listener import HotListener
+
+    _d, itch = day
+    a, b, r = addresses()
+    lst = HotListener(a, b, r, idle_timeout=10, retries=20, on_gap=on_gap, session="OBOOK")
+    st, table = _listen_among_junk(itch, lst, (a, b, r), [], [
+        (encode_packet("OBOOK", 10**12, [b"A" + bytes(35)]), a),        # forged, far ahead
+        (encode_packet("OBOOK", 10**12 + 1, [b"A" + bytes(35)]), b),    # and chained once
+        (encode_packet("OBOOK", 10**15, [], count=0), a)])              # a far heartbeat
+    assert st["ended"] and st["gaps"] == []
+    assert st["lines"]["A"]["implausible"] + st["lines"]["B"]["implausible"] == 3
+    assert table.equals(obook.bbo(itch, workers=1).read_all())

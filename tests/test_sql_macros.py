@@ -56,8 +56,8 @@ def test_obook_spread_keeps_bbo_columns_and_exact_types(con, small):
     assert list(desc)[:10] == ["seq", "time", "ticker", "locate", "bid_px", "bid_qty", "bid_orders",
                                "ask_px", "ask_qty", "ask_orders"]
     assert desc["spread_ticks"] == "BIGINT"
-    assert desc["spread"] == "DECIMAL(18,4)"
-    assert desc["mid"] == "DECIMAL(18,5)"
+    assert desc["spread"] == "DECIMAL(38,9)"      # any format's scale, exact
+    assert desc["mid"] == "DECIMAL(38,10)"
     assert con.execute(f"SELECT count(*) FROM obook_spread('{small}', workers := 2)").fetchall() == [(len(SMALL_BBO),)]
 
 

@@ -206,10 +206,10 @@ def test_cli_venue_accounts_rejects_others_listen_sends_credentials(tmp_path):
         common = ["listen", "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}", "--request", "",
                   "--strategy", f"{strategy}:quiet", "--venue", f"{host}:{port}", "--idle-timeout", "0.2"]
         wrong = subprocess.run([sys.executable, "-m", "obook", *common, "--venue-username", "trader"],
-                               capture_output=True, text=True, timeout=60)
+                               capture_output=True, text=True, timeout=300)
         assert wrong.returncode == 1 and "error: venue rejected the login" in wrong.stderr
         right = subprocess.run([sys.executable, "-m", "obook", *common, "--venue-username", "trader"],
-                               capture_output=True, text=True, timeout=60,
+                               capture_output=True, text=True, timeout=300,
                                env={**__import__("os").environ, "OBOOK_VENUE_PASSWORD": "secret"})
         assert "rejected" not in right.stderr, right.stderr
         assert vp.wait(timeout=20) == 0          # the listener's session logged in, then out

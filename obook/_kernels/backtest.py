@@ -131,6 +131,9 @@ def bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, qty, price, tif, ma
     INS[q, X_POST], INS[q, X_SEND], INS[q, X_REF], INS[q, X_ORIG], INS[q, X_REFUSED] = post, now, ref, orig, refused
     if refused:
         INS[q, I_ARR] = -1
+        if act == OP_NEW:           # never sent: finished for the strategy at once
+            LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_DONE, side, price
+            LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = 0, 0, tb, ref
     else:
         arr = max(now + lat_of(LAT_ORDER, now, LM, LA, LB, S), S[S_LAST_ARR])
         S[S_LAST_ARR] = arr

@@ -21,13 +21,13 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   segment falls below NEAR_MIN levels it is refilled from its heap. So every level
   operation is O(1) near the touch and O(log levels) far from it, and the top of book,
   the depth walk (at most 50 levels) and the crossed-book check read the near segment.
-- ``pages[G * PAGE, 2]``: the paged direct order index for refs < 2**32: ``page_dir``
+- ``pages[G * PAGE]``: the paged direct order index for refs < 2**32: ``page_dir``
   is two-level (row 0 maps ``ref >> 20`` to a row, whose slots map ``ref >> 7`` to
   page + 1; 0: none), ``page_live`` counts live orders of a page
-  (freed at 0). An entry is the row (level + 1, shares): level + 1 = 0 is empty; shares
-  are a full int64 (quantities above 2**32 are exact).
+  (freed at 0). An entry is ``shares << 24 | level + 1`` (0 = empty).
 - ``ov_key[O, 2]`` / ``ov_val[O, 2]`` / ``ov_state[O]``: an open-addressing table for
-  orders the direct index can't hold (refs >= 2**32, or a ref live in two books).
+  orders the direct index can't hold (refs >= 2**32, a ref live in two books, 2**39 shares
+  or more, a level id from 2**24 - 2 up); its values are (level + 1, shares) rows.
 - Time priority (only when the orders table's queue places are asked for, ``want & WANT_QUEUE``):
   each level's orders in arrival order, a doubly-linked list of nodes ``qn[N, 4]``
   (next, prev, shares, ref) from ``lvx`` head to tail; ``pnode`` (parallel to
@@ -98,10 +98,16 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE
                      ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST, TO_BACK, TYPE_SHIFT, WANT_DEPTH,
                      WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
-PAGE_BITS = 7      # 128 refs (2 KiB) a page: a lone old order pins little memory
+PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
 CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
 PAGE = 1 << PAGE_BITS
 DIRECT_REFS = 1 << 32
+#: a page entry is shares << LEVEL_BITS | level + 1: orders of PAGED_SHARES shares or more (or
+#: on a level id from LEVEL_MASK - 1 up) are kept in the overflow table, whose values are
+#: (level + 1, shares) rows: every int64 quantity is exact
+LEVEL_BITS = 24
+LEVEL_MASK = (1 << LEVEL_BITS) - 1
+PAGED_SHARES = 1 << (63 - LEVEL_BITS)
 # st[] indices
 ST_LV_TOP = 0      # levels ever handed out
 ST_LV_FREE = 1     # free level ids on the lv_free stack
@@ -213,8 +219,8 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
         p = _page_of(ref, page_dir)
         if p >= 0:
             a = (p << PAGE_BITS) + (ref & (PAGE - 1))
-            e = pages[_u(a), 0]
-            if e != 0 and (lv[_u(e - 1), LV_OWNER] >> 1) == book:
+            e = pages[_u(a)]
+            if e != 0 and (lv[_u((e & LEVEL_MASK) - 1), LV_OWNER] >> 1) == book:
                 return a
     if st[ST_OV_USED] > 0:
         s = _ov_slot(ov_key, ov_state, book, ref, False)
@@ -244,7 +250,7 @@ def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, p
     """Store a new order at level lvl with shares (room checked by order_room; (book, ref)
     not live); returns its address."""
     st[ST_LIVE] += 1
-    if 0 <= ref < DIRECT_REFS:
+    if 0 <= ref < DIRECT_REFS and shares < PAGED_SHARES and lvl < LEVEL_MASK - 1:
         pn = ref >> PAGE_BITS
         p = _page_of(ref, page_dir)
         if p < 0:
@@ -262,9 +268,8 @@ def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, p
             page_dir[_u(c), _u(pn & ((1 << CHUNK_BITS) - 1))] = p + 1
             page_key[_u(p)] = pn
         a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
-        if pages[_u(a), 0] == 0:
-            pages[_u(a), 0] = lvl + 1
-            pages[_u(a), 1] = shares
+        if pages[_u(a)] == 0:
+            pages[_u(a)] = (shares << LEVEL_BITS) | (lvl + 1)
             page_live[_u(p)] += 1
             return a
     s = _ov_slot(ov_key, ov_state, book, ref, True)
@@ -283,7 +288,7 @@ def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, p
 def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st):
     st[ST_LIVE] -= 1
     if a >= 0:
-        pages[_u(a), 0] = 0
+        pages[_u(a)] = 0
         p = a >> PAGE_BITS
         page_live[_u(p)] -= 1
         if page_live[_u(p)] == 0:
@@ -300,7 +305,8 @@ def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, s
 def _entry_at(a, pages, ov_val):
     """(level, shares) of the live order at address a."""
     if a >= 0:
-        return pages[_u(a), 0] - 1, pages[_u(a), 1]
+        e = pages[_u(a)]
+        return (e & LEVEL_MASK) - 1, e >> LEVEL_BITS
     return ov_val[_u(-2 - a), 0] - 1, ov_val[_u(-2 - a), 1]
 
 
@@ -709,7 +715,7 @@ def _take(a, lvl, have, by, remove, lv, lv_free, lvx, sides, pool, heaps, hp, fh
             drop_level(lvl, lv, lv_free, lvx, sides, pool, heaps, hp, fh, st)
         return
     if a >= 0:
-        pages[_u(a), 1] = left
+        pages[_u(a)] = (left << LEVEL_BITS) | (lvl + 1)
     else:
         ov_val[_u(-2 - a), 1] = left
     if queue:
@@ -755,7 +761,7 @@ else:
                 prefetch(sides, book * 8 + 7)
             a = _page_addr(ev[_u(j), 4], page_dir)
             if a >= 0:
-                prefetch(pages, a * 2)
+                prefetch(pages, a)
         j = i + AHEAD // 2
         if j < n:
             book = ev[_u(j), 2]
@@ -764,9 +770,9 @@ else:
                     prefetch(pool, (sides[_u(sd), 0] + sides[_u(sd), 1] - 1) * 2)
             a = _page_addr(ev[_u(j), 4], page_dir)
             if a >= 0:
-                e = pages[_u(a), 0]
+                e = pages[_u(a)]
                 if e != 0:
-                    prefetch(lv, (e - 1) * 4)
+                    prefetch(lv, ((e & LEVEL_MASK) - 1) * 4)
         j = i + AHEAD // 4
         if j < n:
             book = ev[_u(j), 2]
@@ -847,10 +853,10 @@ def _clear_book(ev, i, book, letter, lv, lv_free, lvx, sides, pool, heaps, hp, f
             if page_live[_u(p)] > 0:
                 for k in range(PAGE):
                     a = (p << PAGE_BITS) + k
-                    e = pages[_u(a), 0]
-                    if e != 0 and (lv[_u(e - 1), LV_OWNER] >> 1) == book:
+                    e = pages[_u(a)]
+                    if e != 0 and (lv[_u((e & LEVEL_MASK) - 1), LV_OWNER] >> 1) == book:
                         if write:
-                            _cleared_row(ev, i, book, letter, e - 1, pages[_u(a), 1],
+                            _cleared_row(ev, i, book, letter, (e & LEVEL_MASK) - 1, e >> LEVEL_BITS,
                                          (page_key[_u(p)] << PAGE_BITS) + k, lv, orders, nx)
                         remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
         for s in range(ov_state.shape[0]):

@@ -136,8 +136,15 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         return (strategy.fn, strategy.state, True, t, _subscriptions(strategy.on, period), period,
                 timer_start if timer_start is not None else strategy.timer_start)
     fn6 = _live_fn(strategy)
-    if fn6 is not None:
-        return live_adapter(fn6), np.zeros(1 << 16, np.int64), True, tickers, _subscriptions(("bbo",), None), None, None
+    if fn6 is not None:     # a live numba strategy (stateful: its fresh state after the locates)
+        from .adapt import LOCATES
+
+        if hasattr(strategy, "fresh"):
+            strategy = strategy.fresh()
+        stateful = bool(getattr(strategy, "stateful", False))
+        own = np.asarray(strategy.state, np.int64) if stateful else np.zeros(0, np.int64)
+        return (live_adapter(fn6, stateful), np.concatenate([np.zeros(LOCATES, np.int64), own]), True, tickers,
+                _subscriptions(("bbo",), None), None, None)
     tickers = tickers or getattr(strategy, "tickers", None)
     period = timer or getattr(strategy, "timer", None)
     names = []

@@ -1,14 +1,18 @@
 """A live compiled strategy (obook.live.strategy.numba_strategy: ``fn(locate, time, bid_px,
-bid_qty, ask_px, ask_qty) -> (kind, side, qty, price, ref, orig)``) as a backtest's
-compiled strategy, called on BBO changes in the compiled loop. Its ``state[tb]`` holds the
-book's locate."""
+bid_qty, ask_px, ask_qty) -> (kind, side, qty, price, ref, orig)``, or with a state array
+``fn(state, locate, ...)``) as a backtest's compiled strategy, called on BBO changes in the
+compiled loop. The kernel's ``state`` array holds the books' locates (``state[tb]``, the
+first ``LOCATES``) and then the strategy's own state."""
 
 from __future__ import annotations
 
 from .._kernels.jit import njit
 
 
-def live_adapter(fn6):
+LOCATES = 1024
+
+
+def live_adapter(fn6, stateful: bool = False):
     from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_KIND, C_TB, C_TIME, CALL_BOOK,
                                             Q_ACT, Q_MARKET, Q_ORIG, Q_POST, Q_PRICE, Q_QTY, Q_REF, Q_SIDE,
                                             Q_TB, Q_TIF)
@@ -19,9 +23,13 @@ def live_adapter(fn6):
         if c[C_KIND] != CALL_BOOK:
             return 0
         bid, ask = c[C_BID], c[C_ASK]
-        kind, side, qty, price, ref, orig = fn6(state[c[C_TB]], c[C_TIME], -1 if bid == NONE else bid,
-                                                -1 if bid == NONE else c[C_BIDQ], -1 if ask == NONE else ask,
-                                                -1 if ask == NONE else c[C_ASKQ])
+        loc, t = state[c[C_TB]], c[C_TIME]
+        bq, aq = -1 if bid == NONE else c[C_BIDQ], -1 if ask == NONE else c[C_ASKQ]
+        bid, ask = -1 if bid == NONE else bid, -1 if ask == NONE else ask
+        if stateful:
+            kind, side, qty, price, ref, orig = fn6(state[LOCATES:], loc, t, bid, bq, ask, aq)
+        else:
+            kind, side, qty, price, ref, orig = fn6(loc, t, bid, bq, ask, aq)
         if kind == 0:
             return 0
         out[0, Q_ACT] = 0 if kind == 1 else (1 if kind == 2 else 2)

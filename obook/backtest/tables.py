@@ -211,3 +211,14 @@ def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
         "position": {n: int(p) for n, p in zip(positions.column("instrument").to_pylist(),
                                                positions.column("position").to_pylist())},
     }
+
+
+def schemas() -> dict:
+    """Each table's schema (the tables of a backtest without rows)."""
+    from .._kernels.backtest_layout import X_WIDTH
+    from .._kernels.simulate_layout import E_WIDTH, F_WIDTH
+    from .._kernels.backtest_layout import M_WIDTH
+
+    rows = {"names": [], "orders": np.zeros((0, X_WIDTH), np.int64), "fills": np.zeros((0, F_WIDTH), np.int64),
+            "events": np.zeros((0, E_WIDTH), np.int64), "marks": np.zeros((0, M_WIDTH), np.int64)}
+    return {name: t.schema for name, t in build(rows, Fees(), 1, 0)[0].items()}

@@ -33,7 +33,7 @@ def _version(value: bool) -> None:
 COMMANDS = {
     "bbo": ("bbo", "bbo"), "convert": ("convert", "convert"), "sql": ("sql", "sql"),
     "lobster": ("lobster", "lobster"), "match": ("match", "match"), "simulate": ("simulate", "simulate"),
-    "plot": ("plot", "plot"), "send": ("live", "send"), "listen": ("live", "listen"),
+    "backtest": ("backtest", "backtest"), "plot": ("plot", "plot"), "send": ("live", "send"), "listen": ("live", "listen"),
     "venue": ("live", "venue"), "gen": ("gen", None), "pipeline": ("pipeline", None),
     "compile": ("compile", "compile_"),
 }
@@ -54,7 +54,7 @@ def build(only: str | None = None) -> typer.Typer:
         help="Replay exchange market-data feeds (Nasdaq ITCH 5.0 files and MoldUDP64 captures, CSV "
              "order feeds, Databento MBO, Shanghai/Shenzhen Level-2) through limit order books and "
              "write the best bid/offer, trades, orders and depth as text, CSV, Parquet or Arrow; "
-             "match order entry, simulate your own orders, listen to live lines.",
+             "match order entry, simulate your own orders, backtest strategies, listen to live lines.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

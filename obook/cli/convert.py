@@ -7,7 +7,11 @@ from typing import Optional
 
 import typer
 
+from ..tables import offered, tables
 from .bbo import COMPRESSION_HELP, Compression, FeedFormatName, OnError
+
+#: the tables ``convert`` writes (the registry's)
+_TABLES = [t for t in tables() if offered(t, "convert")]
 
 
 def convert(
@@ -16,8 +20,8 @@ def convert(
                                           "replay tables only)."),
     outdir: Path = typer.Argument(..., help="Directory for <table>.parquet (created if missing)."),
     tables: str = typer.Option("bbo", "--tables", "-t",
-                               help="Comma-separated tables: bbo, trades, orders, depth (one replay), "
-                                    "symbols, system_events, trading_actions (ITCH only)."),
+                               help="Comma-separated tables: " + ", ".join(_TABLES) + " (bbo, trades, orders "
+                                    "and depth from one replay; the others where the feed's format has them)."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Depth levels a side."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "

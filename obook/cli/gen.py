@@ -199,14 +199,15 @@ def orders(
 
 def _format_commands() -> None:
     """``obook gen <format>`` of each format whose package names its generator command
-    (``GEN_COMMAND``: a lazy reference to a typer command function)."""
+    (``GEN_COMMAND``: a lazy reference to a typer command function); the old long names of
+    the sizes read as the common ones, as for the generators above."""
     from ..feeds import format_package, formats, load
 
     have = {c.name for c in app.registered_commands}
     for name, fmt in formats().items():
         ref = getattr(format_package(fmt), "GEN_COMMAND", None)
         if ref and name not in have:
-            app.command(name)(load(ref))
+            app.command(name, context_settings=aliases(stocks="instruments", events="messages"))(load(ref))
 
 
 _format_commands()

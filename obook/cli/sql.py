@@ -256,9 +256,11 @@ def sql(
     obook_simulate_events(...), obook_simulate_summary(...), obook_simulate_bbo(...),
     obook_simulate_depth(..., levels := 10) (the feed's depth with your orders).
     Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
-    obook_time_of_day_ms(ms), obook_time_unit_ns(path, format) (ns per unit of the
-    feed's time). Prices are integers in the feed's units (ITCH 1/10000 $);
-    obook_price() turns them into exact decimals. Timestamps print in the zone of the
+    obook_time_of_day_ms(ms), obook_unit(to_json(path), format, 'price_scale' |
+    'quantity_scale' | 'time_unit_ns') (the feed's units). Every table macro
+    takes prices := 'int' | 'decimal' | 'float' and filename := false, and a list of
+    files or a glob pattern as its path. Prices are integers in the feed's units
+    (docs/tables.md); prices := 'decimal' gives exact decimals. Timestamps print in the zone of the
     feeds the query names (New York for ITCH, Asia/Shanghai for Level-2).
 
     \b

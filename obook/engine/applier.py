@@ -15,7 +15,7 @@ from .books import BookState, ExtraRows
 
 #: first rows of the events buffer of a decoder that may emit several events per record
 EVENTS_ROWS = 1 << 12
-#: feed bytes per order page a worker starts with, and the most pages it starts with (2 KiB
+#: feed bytes per order page a worker starts with, and the most pages it starts with (1 KiB
 #: each; untouched ones cost address space only): the 15M-message ITCH day (455 MiB) takes
 #: 93,002 pages a worker with 2 workers, 105,324 with 1
 FEED_BYTES_PER_PAGE = 4096

@@ -30,7 +30,7 @@ class BookState:
         self.heaps = np.zeros((books * 2, 2), dtype=np.int64)
         self.hp = np.zeros((64, 2), dtype=np.int64)
         self.fh = np.zeros((64, 4), dtype=np.int64)
-        self.pages = np.zeros((pages * K.PAGE, 2), dtype=np.int64)   # (level + 1, shares)
+        self.pages = np.zeros(pages * K.PAGE, dtype=np.int64)
         self.page_dir = np.zeros((4, 1 << K.CHUNK_BITS), dtype=np.int32)  # see _kernels/book.py
         self.page_live = np.zeros(pages, dtype=np.int64)
         self.page_key = np.zeros(pages, dtype=np.int64)

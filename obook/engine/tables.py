@@ -18,6 +18,8 @@ TABLES = ("bbo", "trades", "orders", "depth")
 WANT = {"trades": WANT_TRADES, "orders": WANT_ORDERS, "depth": WANT_DEPTH}
 _CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
 _SIDES = pa.array(["B", "S", None], type=pa.string())   # 2: a print without a side
+#: a price no feed means as a price (Databento's undefined price): the trades show null
+UNDEF_PRICE = np.iinfo(np.int64).max
 
 
 def order_ids(spans: np.ndarray, data: np.ndarray) -> pa.Array:
@@ -85,16 +87,26 @@ def key_type(fmt) -> pa.DataType | None:
     return None if fmt is None or fmt.book_key is None else pa.type_for_alias(fmt.book_key_type)
 
 
+_formatted: dict = {}     # (schema, format name) -> format_schema's result
+
+
 def format_schema(schema: pa.Schema, fmt) -> pa.Schema:
     """``schema`` with the ``locate`` column named and typed as the format's book key, and
-    the format's price scale in the metadata."""
-    metadata = dict(schema.metadata or {})
-    if b"obook.price_scale" in metadata:
-        metadata[b"obook.price_scale"] = str(10 ** fmt.price_scale).encode()
+    the units of the format's table in the metadata (obook.tables.units)."""
+    key = (schema, fmt.name)
+    hit = _formatted.get(key)
+    if hit is not None:
+        return hit
+    from ..tables import table
+    from ..tables.units import metadata as units
+
     if fmt.book_key is not None and "locate" in schema.names:
         i = schema.get_field_index("locate")
         schema = schema.set(i, pa.field(fmt.book_key, key_type(fmt)))
-    return schema.with_metadata(metadata)
+    metadata = dict(schema.metadata or {})
+    metadata.update(units(table(metadata[b"obook.table"].decode()), fmt, schema.names))
+    hit = _formatted[key[0], key[1]] = schema.with_metadata(metadata)
+    return hit
 
 
 class ColumnPool:
@@ -179,13 +191,24 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
             order_id = pa.nulls(n, pa.string())
             match = pa.array(c[8].view(np.uint64)) if fmt.match_numbers else pa.nulls(n, pa.uint64())
         broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
+        side = c[6]
+        if fmt.aggressor_kinds:     # the resting side is the aggressor's other side
+            flip = np.isin(kind, np.frombuffer(fmt.aggressor_kinds.encode(), np.uint8)) & (side < 2)
+            side = np.where(flip, 1 - side, side)
+        price = c[4]
         arrays = head + [
             _CHARS.take(pa.array(kind)),
-            pa.array(c[4], mask=is_b), pa.array(c[5], mask=is_b),
-            _SIDES.take(pa.array(c[6], mask=no_side)),
+            pa.array(price, mask=is_b | (price == UNDEF_PRICE)), pa.array(c[5], mask=is_b),
+            _SIDES.take(pa.array(side, mask=no_side)),
             ref, order_id, match, pa.array(broken),
         ]
-        return pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
+        batch = pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
+        if fmt.trade_kinds is not None:
+            keep = np.isin(kind, np.frombuffer(fmt.trade_kinds.encode(), np.uint8))
+            if not keep.all():
+                batch = batch.filter(pa.array(keep))
+                return batch if batch.num_rows else None
+        return batch
     if table == "orders":
         action = c[3]
         if not text_ids:

@@ -76,7 +76,22 @@ class FeedFormat:
     # lazy ref of a list of ``pyarrow.Field``: columns every replay table gets per record,
     # their values from the feed reader's ``record_columns(seq) -> [arrays]`` (one per field)
     record_columns: str | None = None
-    tables: tuple[str, ...] = ()     # extra replay tables the format offers
+    tables: tuple[str, ...] = ()     # extra tables the format offers (built by ``table_reader``)
+    # lazy ref of ``reader(name, source, workers, on_error, replay_class) -> RecordBatchReader``
+    # building the ``tables`` (None: the package's module-level ``TABLES`` reference)
+    table_reader: str | None = None
+    # lazy ref of ``schema(name) -> pyarrow.Schema`` of the ``tables`` (None: read from a reader)
+    table_schema: str | None = None
+    # what the format's own and side tables are: name -> {"doc": ..., "prices": (columns),
+    # "quantities": (columns), "times": (columns), "options": (names)} (obook.tables)
+    table_info: dict = field(default_factory=dict)
+    quantity_scale: int = 1          # the feed's quantity integers per share / unit traded
+    # the trades kinds that are executions (None: every trades row is one); the others
+    # (a venue's second report of the same execution, publication markers) are left out of
+    # the trades table; ``aggressor_kinds``: kinds whose side is the aggressor's (the table
+    # shows the resting side)
+    trade_kinds: str | None = None
+    aggressor_kinds: str = ""
     sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
     match_numbers: bool = True       # the trades' ``match`` is the feed's match number (else null)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
@@ -159,6 +174,15 @@ def format_package(fmt: FeedFormat):
     return importlib.import_module(_packages[fmt.name])
 
 
+def format_table_reader(fmt: FeedFormat, name: str):
+    """``reader(name, source, workers, on_error, replay_class)`` of one of a format's
+    extra ``tables`` (``FORMAT.table_reader``, else its package's ``TABLES``)."""
+    if name not in fmt.tables:
+        have = ", ".join(fmt.tables) or "none"
+        raise ObookError(f"a {fmt.name} feed has no table {name!r} (its own tables: {have})")
+    return load(fmt.table_reader or format_package(fmt).TABLES)
+
+
 def get_format(name: str) -> FeedFormat:
     try:
         return formats()[name.lower()]
@@ -232,5 +256,6 @@ def read_side_table(path, name: str, on_error: str = "raise", format=None):
     return side_table_reader(path, name, on_error, format).read_all()
 
 
-__all__ = ["FeedFormat", "formats", "format_package", "packages", "get_format", "resolve_format", "detect_format", "detect_head", "load",
-           "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES"]
+__all__ = ["FeedFormat", "formats", "format_package", "packages", "get_format", "resolve_format", "detect_format",
+           "detect_head", "load", "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES",
+           "format_table_reader"]

@@ -166,7 +166,7 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0) -> int:
 def command(
     out: Path = typer.Argument(..., help="Output file (.pitch)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the ITCH day translated."),
-    stocks: int = typer.Option(100, "--stocks", "-k", min=1, max=65535, help="Stocks."),
+    stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
 ) -> None:
     """Write a synthetic Cboe PITCH day: the order flow of `obook gen itch` with the same

@@ -12,6 +12,7 @@ its last event.
 
 from __future__ import annotations
 
+import heapq
 import random
 from pathlib import Path
 
@@ -19,18 +20,69 @@ SNAP_FIELDS = ("NumTrades", "TotalVolumeTrade", "TotalValueTrade", "LastPx", "Hi
 
 
 class _Book:
+    """One security's book: resting orders, a heap a side for the best (stale entries
+    skipped), the shares at each price a side, and a list to pick a random order from."""
+
     def __init__(self, sec: int, channel: int, mid: int):
         self.sec, self.channel, self.mid = sec, channel, mid
         self.orders: dict[int, list] = {}       # order no -> [side, price, qty]
+        self.heaps = {66: [], 83: []}           # (-price bid / price ask, order no)
+        self.shares = {66: {}, 83: {}}          # price -> resting shares
+        self.live: list[int] = []               # the resting order nos (random picks) ...
+        self.where: dict[int, int] = {}         # ... and each one's place in it
         self.trades = self.volume = self.value = self.last = self.high = 0
         self.low = 0
 
+    def add(self, no: int, side: int, price: int, qty: int) -> None:
+        self.orders[no] = [side, price, qty]
+        heapq.heappush(self.heaps[side], (-price if side == 66 else price, no))
+        lv = self.shares[side]
+        lv[price] = lv.get(price, 0) + qty
+        self.where[no] = len(self.live)
+        self.live.append(no)
+
+    def reduce(self, no: int, q: int) -> None:
+        """Take q shares off order no (removing it when none are left)."""
+        v = self.orders[no]
+        v[2] -= q
+        lv = self.shares[v[0]]
+        lv[v[1]] -= q
+        if not lv[v[1]]:
+            del lv[v[1]]
+        if not v[2]:
+            del self.orders[no]
+            i, last = self.where.pop(no), self.live.pop()
+            if last != no:
+                self.live[i] = last
+                self.where[last] = i
+
+    def top(self, side: int):
+        """(order no, [side, price, qty]) of the side's best order (price, then number), or None."""
+        h = self.heaps[side]
+        while h:
+            no = h[0][1]
+            if no in self.orders:
+                return no, self.orders[no]
+            heapq.heappop(h)
+        return None
+
     def levels(self, side: int) -> list[tuple[int, int]]:
-        lv: dict[int, int] = {}
-        for s, p, q in self.orders.values():
-            if s == side:
-                lv[p] = lv.get(p, 0) + q
-        keys = sorted(lv, reverse=side == 66)[:10]
+        """The ten best (price, shares) of a side: a walk from the best price in steps of the
+        tick (prices are multiples of 10) while the levels are dense, else a sort."""
+        lv, top = self.shares[side], self.top(side)
+        if top is None:
+            return []
+        step = -10 if side == 66 else 10
+        px, found = top[1][1], []
+        for _ in range(60):
+            if px in lv:
+                found.append((px, lv[px]))
+                if len(found) == 10:
+                    return found
+            px += step
+        if len(found) == len(lv):
+            return found
+        keys = heapq.nlargest(10, lv) if side == 66 else heapq.nsmallest(10, lv)
         return [(p, lv[p]) for p in keys]
 
 
@@ -73,8 +125,9 @@ def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
         tt = _time(t)
         r = rnd.random()
         if r < 0.25 and b.orders:                  # delete a resting order
-            no = rnd.choice(list(b.orders))
-            s, p, q = b.orders.pop(no)
+            no = rnd.choice(b.live)
+            s, p, q = b.orders[no]
+            b.reduce(no, q)
             emit("o", b, {"OrderNo": no, "Price": p, "OrderQty": q, "OrdType": 68, "Side": s,
                           "TransactTime": tt})
             n += 1
@@ -88,11 +141,10 @@ def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
             no = order_no[b.channel]
             left = qty
             while left and cross:
-                opp = [(o, v) for o, v in b.orders.items() if v[0] != side
-                       and (v[1] <= price if side == 66 else v[1] >= price)]
-                if not opp:
+                best = b.top(83 if side == 66 else 66)
+                if best is None or (best[1][1] > price if side == 66 else best[1][1] < price):
                     break
-                o, v = min(opp, key=lambda x: (x[1][1] if side == 66 else -x[1][1], x[0]))
+                o, v = best
                 q = min(left, v[2])
                 emit("t", b, {"BidApplSeqNum": no if side == 66 else o,
                               "OfferApplSeqNum": o if side == 66 else no, "LastPx": v[1], "LastQty": q,
@@ -105,11 +157,9 @@ def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
                 b.high = max(b.high, v[1])
                 b.low = v[1] if not b.low else min(b.low, v[1])
                 left -= q
-                v[2] -= q
-                if not v[2]:
-                    del b.orders[o]
+                b.reduce(o, q)
             if left:
-                b.orders[no] = [side, price, left]
+                b.add(no, side, price, left)
                 emit("o", b, {"OrderNo": no, "Price": price, "OrderQty": left, "OrdType": 65,
                               "Side": side, "TransactTime": tt})
                 n += 1

@@ -23,7 +23,7 @@ an incoming order's fills).
 
 from __future__ import annotations
 
-import copy
+import heapq
 import random
 import struct
 from pathlib import Path
@@ -53,12 +53,83 @@ def _stamp(ms: int, day: int = DATE) -> int:
 
 
 class _Sec:
+    """One security's book: resting orders, a heap a side for the best, a list to pick a
+    random order from, and the journal that undoes a step (each operation O(log n))."""
+
     def __init__(self, sec, channel, mid):
         self.sec, self.channel, self.mid = sec, channel, mid
         self.orders: dict[int, list] = {}   # appl -> [side '1'/'2', price, qty, priority]
+        self.heaps = {"1": [], "2": []}     # (-price bid / price ask, priority, appl); stale entries skipped
+        self.live: list[int] = []           # the resting appls (random picks), ...
+        self.where: dict[int, int] = {}     # ... and each one's place in it
         self.held: dict[int, list] = {}     # price cage: appl -> [side, price, qty], first held first
         self.last = None                    # last trade price
         self.caged = sec[:3] in ("300", "301")
+        self.journal: list | None = None    # while a step may be undone: what it changed
+
+    def rest(self, a, side, price, qty, prio):
+        self.orders[a] = [side, price, qty, prio]
+        heapq.heappush(self.heaps[side], (-price if side == "1" else price, prio, a))
+        self.where[a] = len(self.live)
+        self.live.append(a)
+        if self.journal is not None:
+            self.journal.append(("rest", a))
+
+    def remove(self, a) -> list:
+        o = self.orders.pop(a)
+        i, last = self.where.pop(a), self.live.pop()
+        if last != a:
+            self.live[i] = last
+            self.where[last] = i
+        if self.journal is not None:
+            self.journal.append(("removed", a, o))
+        return o
+
+    def reduce(self, o, q) -> None:
+        if self.journal is not None:
+            self.journal.append(("qty", o, o[2]))
+        o[2] -= q
+
+    def hold(self, a, rec) -> None:
+        self.held[a] = rec
+        if self.journal is not None:
+            self.journal.append(("held", a))
+
+    def release(self, a) -> list:
+        rec = self.held.pop(a)
+        if self.journal is not None:
+            self.journal.append(("released", a, rec))
+        return rec
+
+    def top(self, side):
+        """(appl, order) of the side's best resting order (price, then time), or None."""
+        h = self.heaps[side]
+        while h:
+            _, prio, a = h[0]
+            o = self.orders.get(a)
+            if o is not None and o[3] == prio:
+                return a, o
+            heapq.heappop(h)
+        return None
+
+    def undo(self) -> None:
+        """Undo what the journal holds (newest first) and stop journaling."""
+        journal, self.journal = self.journal, None
+        for entry in reversed(journal):
+            kind, a = entry[0], entry[1]
+            if kind == "rest":
+                self.remove(a)
+            elif kind == "removed":
+                o = entry[2]
+                self.rest(a, o[0], o[1], o[2], o[3])
+                self.orders[a] = o            # the same list: later entries refer to it
+            elif kind == "qty":
+                a[2] = entry[2]
+            elif kind == "held":
+                del self.held[a]
+            else:
+                self.held[a] = entry[2]
+        self.held = dict(sorted(self.held.items()))     # appls grow with time: first held first
 
 
 class _Day:
@@ -86,7 +157,7 @@ class _Day:
         a = self._rec(s, MsgType=192, Price=price, OrderQty=qty, Side=ord(side), OrdType=ord(typ))
         if rest and side in "12":
             self.prio += 1
-            s.orders[a] = [side, price, qty, self.prio]
+            s.rest(a, side, price, qty, self.prio)
             self.placed = a
         return a
 
@@ -107,7 +178,7 @@ class _Day:
     def hold(self, s, side, price, qty):
         """A limit order held by the cage (no fills follow it)."""
         a = self.order(s, side, "2", price, qty, rest=False)
-        s.held[a] = [side, price, qty]
+        s.hold(a, [side, price, qty])
 
     def enter_held(self, s):
         """Held orders the cage now admits enter, first held first, trading what they cross.
@@ -118,15 +189,14 @@ class _Day:
                     break
             else:
                 return True
-            del s.held[a]
-            opp = [(k, o) for k, o in s.orders.items() if o[0] != side
-                   and (o[1] <= price if side == "1" else o[1] >= price)]
-            if opp and min(opp, key=lambda x: ((x[1][1] if side == "1" else -x[1][1]), x[1][3]))[0] == self.placed:
+            s.release(a)
+            opp = s.top("2" if side == "1" else "1")
+            if opp and (opp[1][1] <= price if side == "1" else opp[1][1] >= price) and opp[0] == self.placed:
                 return False
             left, _ = self.match(s, a, side, price, qty)
             if left:
                 self.prio += 1
-                s.orders[a] = [side, price, left, self.prio]
+                s.rest(a, side, price, left, self.prio)
 
     def fill(self, s, bid, offer, px, qty):
         s.last = px
@@ -138,25 +208,25 @@ class _Day:
                   OfferApplSeqNum=a if side == "2" else 0, LastPx=0, LastQty=qty, ExecType=ord("4"))
 
     def best(self, s, side):
-        px = [o[1] for o in s.orders.values() if o[0] == side]
-        return (max(px) if side == "1" else min(px)) if px else None
+        top = s.top(side)
+        return top[1][1] if top else None
 
     def match(self, s, a, side, limit, qty):
         """Fills of incoming order a against the book; returns (left, first fill price)."""
         first = None
+        other = "2" if side == "1" else "1"
         while qty:
-            opp = [(k, o) for k, o in s.orders.items() if o[0] != side and k != a
-                   and (limit is None or (o[1] <= limit if side == "1" else o[1] >= limit))]
-            if not opp:
+            top = s.top(other)
+            if top is None or (limit is not None and (top[1][1] > limit if side == "1" else top[1][1] < limit)):
                 break
-            k, o = min(opp, key=lambda x: ((x[1][1] if side == "1" else -x[1][1]), x[1][3]))
+            k, o = top
             q = min(qty, o[2])
             self.fill(s, a if side == "1" else k, k if side == "1" else a, o[1], q)
             first = o[1] if first is None else first
             qty -= q
-            o[2] -= q
+            s.reduce(o, q)
             if not o[2]:
-                del s.orders[k]
+                s.remove(k)
         return qty, first
 
     def uncross(self, s):
@@ -165,36 +235,37 @@ class _Day:
             return
         px = ask
         while True:       # best bid against best ask while they cross, all at one price
-            b = [(k, o) for k, o in s.orders.items() if o[0] == "1"]
-            a = [(k, o) for k, o in s.orders.items() if o[0] == "2"]
-            if not b or not a:
+            b, a = s.top("1"), s.top("2")
+            if b is None or a is None:
                 break
-            kb, ob = max(b, key=lambda x: (x[1][1], -x[1][3]))
-            ka, oa = min(a, key=lambda x: (x[1][1], x[1][3]))
+            (kb, ob), (ka, oa) = b, a
             if ob[1] < oa[1]:
                 break
             q = min(ob[2], oa[2])
             self.fill(s, kb, ka, px, q)
             for k, o in ((kb, ob), (ka, oa)):
-                o[2] -= q
+                s.reduce(o, q)
                 if not o[2]:
-                    del s.orders[k]
+                    s.remove(k)
 
     def step(self, auction: bool):
         rnd = self.rnd
         s = rnd.choice(self.secs)
         self.t = min(self.t + rnd.randrange(0, 30), self.t_max)
         caged = s.caged and not auction
-        if caged and s.held:           # a step whose entries trade against its own order is not taken
-            saved = (copy.deepcopy((s.orders, s.held)), s.last, s.mid, len(self.out), dict(self.appl),
-                     self.prio, rnd.getstate())
+        undoable = caged and bool(s.held)   # a step whose entries trade against its own order is not taken
+        if undoable:
+            saved = (s.last, s.mid, len(self.out), dict(self.appl), self.prio, rnd.getstate())
+            s.journal = []
         self.placed = None
         self._step(s, auction, caged)
-        if caged and s.held and not self.enter_held(s):
-            (s.orders, s.held), s.last, s.mid, n, self.appl, self.prio, state = saved
+        if undoable and s.held and not self.enter_held(s):
+            s.undo()
+            s.last, s.mid, n, self.appl, self.prio, state = saved
             del self.out[n:]
             rnd.setstate(state)
             rnd.random()                   # another draw next time
+        s.journal = None
 
     def _step(self, s, auction, caged):
         rnd = self.rnd
@@ -205,10 +276,10 @@ class _Day:
         if r < 0.2 and (s.orders or s.held):
             if s.held and (not s.orders or rnd.random() < 0.2):    # a held order (price cage)
                 a = rnd.choice(list(s.held))
-                o = s.held.pop(a)
+                o = s.release(a)
             else:
-                a = rnd.choice(list(s.orders))
-                o = s.orders.pop(a)
+                a = rnd.choice(s.live)
+                o = s.remove(a)
             self.cancel(s, a, o[2], o[0])
         elif caged and r < 0.26 and self.cage_ref(s, side) is not None:   # outside the cage
             ref = self.cage_ref(s, side)
@@ -233,7 +304,7 @@ class _Day:
             left, _ = self.match(s, a, side, price, qty)
             if left:
                 self.prio += 1
-                s.orders[a] = [side, max(100, price), left, self.prio]
+                s.rest(a, side, max(100, price), left, self.prio)
                 self.placed = a
         elif r < 0.87:                                      # market order
             a = self.order(s, side, "1", 0, qty, rest=False)
@@ -242,7 +313,7 @@ class _Day:
                 self.cancel(s, a, left, side)
             elif left:
                 self.prio += 1
-                s.orders[a] = [side, first, left, self.prio]
+                s.rest(a, side, first, left, self.prio)
                 self.placed = a
         elif r < 0.89:                                      # own best: rests at its side's best
             best = self.best(s, side)
@@ -251,7 +322,7 @@ class _Day:
                 self.cancel(s, a, qty, side)
             else:
                 self.prio += 1
-                s.orders[a] = [side, best, qty, self.prio]
+                s.rest(a, side, best, qty, self.prio)
                 self.placed = a
         elif r < 0.92:              # own best on an empty own side (the thin book has no bids)
             s = self.thin

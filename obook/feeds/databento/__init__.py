@@ -52,5 +52,13 @@ FORMAT = FeedFormat(
     sideless_kinds="N",
     match_numbers=False,      # MBO records carry no match number
     tables=("mbp1", "mbp10"),
+    table_reader=TABLES,
+    table_info={"mbp1": {"doc": "Databento's mbp-1 schema (its columns and meaning): one row per event that changes the top level and one per trade, with the book's top level after it.", "prices": ("price", "bid_px_*", "ask_px_*"), "quantities": ("size", "bid_sz_*", "ask_sz_*"), "times": ("ts_recv", "ts_event")},
+                "mbp10": {"doc": "Databento's mbp-10 schema (its columns and meaning): one row per event that changes the top 10 levels and one per trade, with the book's top 10 levels after it.", "prices": ("price", "bid_px_*", "ask_px_*"), "quantities": ("size", "bid_sz_*", "ask_sz_*"), "times": ("ts_recv", "ts_event")}},
+    table_schema="obook.feeds.databento.mbp:table_schema",
+    # a trade is reported as T (the aggressor's side, the whole size) and again as an F per
+    # resting order filled: the trades table keeps the T; N records only mark publication
+    trade_kinds="T",
+    aggressor_kinds="T",
     suffixes=(".dbn", ".dbn.zst"),
 )

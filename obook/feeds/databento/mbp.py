@@ -56,7 +56,7 @@ def mbp_schema(levels: int) -> pa.Schema:
     for k in range(levels):
         for col in ("px", "sz", "ct"):
             for side in ("bid", "ask"):
-                fields.append(pa.field(f"{side}_{col}_{k:02d}", UINT[col], nullable=col != "px"))
+                fields.append(pa.field(f"{side}_{col}_{k:02d}", UINT[col], nullable=col == "px"))   # px: null when the level is empty
     fields.append(pa.field("symbol", pa.string()))
     return pa.schema(fields, metadata={b"obook.table": f"mbp{levels}".encode(),
                                        b"obook.price_scale": b"1000000000"})
@@ -211,3 +211,8 @@ def mbp_batches(table_batches: Iterable, records: Iterator, levels: int) -> Iter
     out = builder.build(depth, trades)
     if out is not None:
         yield out
+
+
+def table_schema(name: str) -> pa.Schema:
+    """The schema of one of the format's own tables (``FORMAT.tables``: mbp1, mbp10)."""
+    return mbp_schema({"mbp1": 1, "mbp10": 10}[name])

@@ -8,7 +8,11 @@ levels) and trades rows, and joins them with the record fields read in step from
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow as pa
+
+from . import FORMAT
 
 from ..sources import iter_batches, source_name
 from .framer import DbnFramer
@@ -19,7 +23,9 @@ LEVELS = {"mbp1": 1, "mbp10": 10}
 
 def reader(name: str, source, workers, on_error: str, replay) -> pa.RecordBatchReader:
     levels = LEVELS[name]
-    r = replay(source, workers=workers, format="databento", on_error=on_error,
+    # every print (T, F and N): Databento's mbp tables report each
+    r = replay(source, workers=workers, format=replace(FORMAT, trade_kinds=None, aggressor_kinds=""),
+               on_error=on_error,
                tables=("depth", "trades"), levels=levels)
     records = iter_batches(source, DbnFramer(source_name(source), "skip"))
     return pa.RecordBatchReader.from_batches(mbp_schema(levels),

@@ -45,6 +45,11 @@ FORMAT = dataclasses.replace(
                  "trading_actions": _SIDE + "TRADING_ACTIONS", "gaps": _SIDE + "GAPS",
                  "line_stats": _SIDE + "LINE_STATS"},
     messages=_SIDE + "read_messages",
+    table_info={**ITCH.table_info,
+                "gaps": {"doc": "The messages lost on every line: first_seq, last_seq, count and the capture times "
+                                "around the gap."},
+                "line_stats": {"doc": "Per line: packets, messages, duplicates, gaps, recovered from the other line, "
+                                      "heartbeats, bad packets, wrong session, backwards."}},
     suffixes=(".pcap", ".pcapng"),
     source=_SIDE + "source",
     record_columns=_SIDE + "RECORD_FIELDS",

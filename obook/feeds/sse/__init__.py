@@ -33,6 +33,7 @@ FORMAT = FeedFormat(
     sniff=sniff,
     book_key=None,            # the ticker is the SecurityID's text
     price_scale=PRICE_SCALE,
+    quantity_scale=1000,      # 100000 is 100 shares
     tz=TZ,
     time_unit_ns=1,
     epoch=False,
@@ -42,4 +43,11 @@ FORMAT = FeedFormat(
     sideless_kinds="",
     suffixes=(".log",),
     tables=("audit",),
+    table_reader=TABLES,
+    table_info={"audit": {"doc": "One row per exchange snapshot comparing its 10 levels and day tallies with the "
+                                 "book rebuilt from the ticks.",
+                          "prices": ("snap_px", "book_px", "last_px", "book_last_px", "high_px", "book_high_px",
+                                     "low_px", "book_low_px"),
+                          "quantities": ("snap_qty", "book_qty", "volume", "book_volume")}},
+    table_schema="obook.feeds.sse.schema:table_schema",
 )

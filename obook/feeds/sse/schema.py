@@ -29,3 +29,8 @@ audit_schema = pa.schema(
     ],
     metadata={b"obook.table": b"audit", b"obook.price_scale": b"1000"},
 )
+
+
+def table_schema(name: str) -> pa.Schema:
+    """The schema of one of the format's own tables (``FORMAT.tables``)."""
+    return audit_schema

@@ -48,6 +48,7 @@ FORMAT = FeedFormat(
     sniff=sniff,
     book_key=None,
     price_scale=4,
+    quantity_scale=100,       # shares * 10**2
     tz="Asia/Shanghai",
     time_unit_ns=1,
     epoch=False,

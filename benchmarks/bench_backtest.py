@@ -1,0 +1,94 @@
+"""Closed-loop backtest speed: the market maker (tests/hftbacktest_support.py: one share at
+each best, re-quoted on a timer) as an obook compiled strategy against the same strategy in
+hftbacktest 2.4.4's L3 FIFO model, on one generated Databento MBO day; and obook's backtest
+against a plain replay (bbo) of the same day. Medians of alternating runs in one process
+(each tool warmed up on a small day first, so no compile time is counted).
+
+    python benchmarks/bench_backtest.py [RECORDS] [RUNS]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+FEED, ORDER, RESPONSE, PERIOD = 1_000, 2_000, 3_000, 100_000     # ns
+
+
+def day(records: int, seed: int = 7):
+    from common import DATA
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"mbo_{records}_{seed}.dbn"
+    flow = mbo_flow(records, instruments=1, seed=seed, clears=0.0)
+    if not path.exists():
+        write_dbn(path, flow, encoder=False)
+    return str(path), flow
+
+
+def main(records: int = 5_000_000, runs: int = 3) -> None:
+    import obook
+    from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
+    from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
+    from obook.backtest import backtest, compiled
+    from obook.live.risk import RiskGate
+
+    mm, hmm = obook_market_maker(), hbt_market_maker()
+
+    def run_obook(path):
+        t = time.perf_counter()
+        r = backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
+                     response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+        return time.perf_counter() - t, r.summary["fills"]
+
+    def run_replay(path):
+        t = time.perf_counter()
+        for _ in obook.bbo(path, workers=1):
+            pass
+        return time.perf_counter() - t, 0
+
+    def run_hbt(events):
+        asset = (BacktestAsset().data([events]).linear_asset(1.0).constant_order_latency(ORDER, RESPONSE)
+                 .l3_fifo_queue_model().no_partial_fill_exchange().trading_value_fee_model(0.0, 0.0)
+                 .tick_size(0.01).lot_size(1.0))
+        fills = np.zeros((1 << 20, 3), np.int64)
+        t = time.perf_counter()
+        hbt = HashMapMarketDepthBacktest([asset])
+        n = hmm(hbt, PERIOD, fills)
+        hbt.close()
+        return time.perf_counter() - t, n
+
+    small, sflow = day(20_000, seed=3)
+    run_obook(small), run_replay(small), run_hbt(hbt_events(sflow, int(sflow["instrument_id"][0]), FEED))
+    path, flow = day(records)
+    events = hbt_events(flow, int(flow["instrument_id"][0]), FEED)
+    times = {"obook backtest": [], "obook replay (bbo)": [], "hftbacktest": []}
+    fills = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(runs):
+        for name, fn, arg in (("obook backtest", run_obook, path), ("hftbacktest", run_hbt, events),
+                              ("obook replay (bbo)", run_replay, path)):
+            s, n = fn(arg)
+            times[name].append(s)
+            fills[name] = n
+        loads.append(os.getloadavg()[0])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"day: {records:,} MBO records ({len(events):,} hftbacktest events), timer {PERIOD} ns, "
+          f"latencies feed {FEED} order {ORDER} response {RESPONSE} ns; load {min(loads):.1f}-{max(loads):.1f}")
+    for k, v in med.items():
+        print(f"{k:20s} median {v:7.2f} s  ({records / v / 1e6:6.2f} M records/s)  runs {['%.2f' % x for x in times[k]]}"
+              f"  fills {fills[k]}")
+    print(f"obook / hftbacktest throughput: {med['hftbacktest'] / med['obook backtest']:.2f}x")
+    print(f"backtest / plain replay time:   {med['obook backtest'] / med['obook replay (bbo)']:.2f}x")
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:3]))

@@ -1,0 +1,196 @@
+"""The tables, declared once: what each holds, its options, the units of its columns, which
+formats produce it and which front ends offer it.
+
+Every front end derives from this registry: the Python functions (``obook.bbo``,
+``obook.mbp10`` ...), the DuckDB table macros (``obook_<table>``), the polars scans
+(``scan_<table>``), ``convert``'s ``tables`` and the CLI's choices, and the docs' table
+reference (:func:`reference_markdown`). A format plug-in adds tables of its own by naming
+them in its ``FORMAT`` (``tables`` with ``table_reader`` / ``table_schema``, or
+``side_tables``) and describing them in ``FORMAT.table_info``: they then appear in every
+front end with no other edit.
+
+Cheap to import (no pyarrow): readers are opened by :mod:`obook.tables.open`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ObookError
+
+#: the front ends every table is offered in
+FRONT_ENDS = ("python", "duckdb", "polars", "convert")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a table: its name, default, DuckDB type and meaning."""
+
+    name: str
+    default: Any
+    sql_type: str
+    doc: str
+
+
+OPTIONS = {o.name: o for o in (
+    Option("workers", None, "BIGINT", "worker processes applying the books (default: one per core, at most 8)"),
+    Option("format", None, "VARCHAR", "the feed format (default: detected from the file)"),
+    Option("on_error", "raise", "VARCHAR", "raise: stop at the first bad record (after every earlier row); "
+                                           "skip: apply the tolerant rules"),
+    Option("tickers", None, "VARCHAR[]", "replay only these tickers' books"),
+    Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
+                                    "name); when known the rows get a tz-aware `timestamp`"),
+    Option("levels", 10, "BIGINT", "price levels a side (1 to 50)"),
+    Option("queue_positions", True, "BOOLEAN", "false: the queue columns null and no queues kept (faster)"),
+    Option("interval", "1 minute", "VARCHAR", "the bar length ('1 minute', '5s', '100 ms')"),
+    Option("prices", "int", "VARCHAR", "int: the feed's integers; decimal: exact decimals of the currency; "
+                                       "float: float64 of the currency"),
+    Option("filename", False, "BOOLEAN", "add a `filename` column (the feed file of each row)"),
+)}
+
+#: options every table takes
+COMMON = ("prices", "filename")
+REPLAY_OPTIONS = ("workers", "format", "on_error", "tickers", "date")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: ``source`` says how its rows are made: ``replay`` (the engine's books),
+    ``bars`` (from the trades), ``messages`` (the format's decoded records), ``side`` (a
+    format's side table) or ``format`` (a format's own table)."""
+
+    name: str
+    doc: str
+    source: str
+    options: tuple[str, ...] = ()
+    prices: tuple[str, ...] = ()          # price columns (fnmatch patterns)
+    quantities: tuple[str, ...] = ()      # quantity columns (fnmatch patterns)
+    times: tuple[str, ...] = ("time",)    # feed time columns
+    front_ends: tuple[str, ...] = FRONT_ENDS
+    positional: tuple[str, ...] = ()      # options also taken by position after the path
+
+    def all_options(self) -> tuple[str, ...]:
+        return self.options + COMMON
+
+
+_DEPTH = ("bid_px_*", "ask_px_*")
+_CORE = (
+    Table("bbo", "The best bid and offer after every record that changes it: price, shares and orders a side "
+                 "(null when the side is empty).", "replay", REPLAY_OPTIONS,
+          ("bid_px", "ask_px"), ("bid_qty", "ask_qty")),
+    Table("trades", "One row per execution or trade print, in feed order: kind, price, shares, the resting "
+                    "side (null for a print without one), order reference and match number; `broken` when a "
+                    "later break names it. No sentinel prices: an absent price is null.", "replay",
+          REPLAY_OPTIONS, ("price",), ("shares",)),
+    Table("orders", "One row per book-changing record with the resting order's state after it and its place in "
+                    "its level's queue.", "replay", REPLAY_OPTIONS + ("queue_positions",),
+          ("price",), ("shares", "remaining", "queue_shares_ahead")),
+    Table("depth", "The top `levels` price levels a side, one row per record that changes any of them.",
+          "replay", REPLAY_OPTIONS + ("levels",), _DEPTH, ("bid_qty_*", "ask_qty_*")),
+    Table("bars", "OHLCV bars (K-lines) per ticker and interval of the printed, unbroken trades: open, high, "
+                  "low, close, volume (the executed shares), turnover (sum of price x shares, exact), vwap, "
+                  "trades.", "bars", ("interval",) + REPLAY_OPTIONS,
+          ("open", "high", "low", "close"), ("volume",), ("start",), positional=("interval",)),
+    Table("messages", "The feed's decoded records, one row each.", "messages", (), ("price",), ("shares",)),
+)
+
+
+def _format_tables(formats) -> list[Table]:
+    """The side tables and own tables the formats declare (first declaration wins)."""
+    out: dict[str, Table] = {}
+    for fmt in formats.values():
+        for name, source in [(n, "side") for n in fmt.side_tables] + [(n, "format") for n in fmt.tables]:
+            if name in out:
+                continue
+            info = dict(fmt.table_info.get(name, {}))
+            options = ("workers", "format", "on_error") if source == "format" else ("format",)
+            out[name] = Table(name, info.pop("doc", f"A table of {fmt.name} feeds."), source,
+                              tuple(info.pop("options", options)), tuple(info.pop("prices", ())),
+                              tuple(info.pop("quantities", ())), tuple(info.pop("times", ("time",))))
+    return list(out.values())
+
+
+_tables: dict[str, Table] | None = None
+
+
+def tables() -> dict[str, Table]:
+    """Every table by name: obook's own, then those the formats declare."""
+    global _tables
+    if _tables is None:
+        from ..feeds import formats
+
+        _tables = {t.name: t for t in _CORE + tuple(_format_tables(formats()))}
+    return _tables
+
+
+def table(name: str) -> Table:
+    """One table's declaration; an unknown name raises ``ObookError``."""
+    try:
+        return tables()[name]
+    except KeyError:
+        raise ObookError(f"unknown table {name!r}; choose from {', '.join(tables())}") from None
+
+
+def produces(fmt, name: str) -> bool:
+    """Whether a format (a FeedFormat) produces the table ``name``."""
+    t = table(name)
+    if t.source in ("replay", "bars"):
+        return True
+    if t.source == "messages":
+        return fmt.messages is not None
+    if t.source == "side":
+        return name in fmt.side_tables
+    return name in fmt.tables
+
+
+def formats_of(name: str) -> list[str]:
+    """The names of the formats that produce the table ``name``."""
+    from ..feeds import formats
+
+    return [f.name for f in formats().values() if produces(f, name)]
+
+
+def tables_of(fmt) -> list[str]:
+    """The tables a format produces."""
+    return [t for t in tables() if produces(fmt, t)]
+
+
+def offered(name: str, front_end: str) -> bool:
+    """Whether a front end offers the table ``name``."""
+    return front_end in table(name).front_ends
+
+
+def check_offered(name: str, front_end: str) -> Table:
+    """The table's declaration when ``front_end`` offers it, else a clear ``ObookError``."""
+    t = table(name)
+    if front_end not in t.front_ends:
+        raise ObookError(f"table {name!r} is not offered by {front_end} (it is by {', '.join(t.front_ends)})")
+    return t
+
+
+def check_produces(fmt, name: str) -> None:
+    """Raise ``ObookError`` naming the format's tables when it does not produce ``name``."""
+    if not produces(fmt, name):
+        owners = " or ".join(f.upper() for f in formats_of(name))
+        raise ObookError(f"a {fmt.name} feed has no table {name!r} (it needs an {owners} feed); "
+                         f"a {fmt.name} feed has: {', '.join(tables_of(fmt))}")
+
+
+def open_table(name: str, source, **options):
+    """The rows of table ``name`` of ``source`` as a ``pyarrow.RecordBatchReader`` (see
+    :func:`obook.tables.open.open_table`)."""
+    from .open import open_table as _open
+
+    return _open(name, source, **options)
+
+
+def reference_markdown() -> str:
+    """The table and units reference as markdown (``docs/tables.md``)."""
+    from .reference import reference_markdown as _ref
+
+    return _ref()
+
+
+__all__ = ["FRONT_ENDS", "OPTIONS", "COMMON", "Option", "Table", "tables", "table", "produces", "formats_of",
+           "tables_of", "offered", "check_offered", "check_produces", "open_table", "reference_markdown"]

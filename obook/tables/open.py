@@ -1,0 +1,188 @@
+"""Opening a table of a source: one feed, a list of feed files or a glob pattern.
+
+A **list** of paths, or a path with a glob pattern (``days/*.itch``), is a set of feeds, each
+replayed on its own (books start empty in each), their rows one file after the other, like
+``read_parquet``; ``filename=True`` adds the file of each row. A **tuple** of paths is one
+feed cut into pieces (read in order, or merged by a format's own sequence numbers), and so
+is a list for a format whose feed is several files by nature (Shenzhen vendor CSV:
+``FeedFormat.merge``). A path, a stream or a capture's lines is one feed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pyarrow as pa
+
+from ..errors import ObookError
+from . import OPTIONS, check_produces, table
+from .units import Shape, check_prices
+
+_GLOB = set("*?[")
+
+
+def is_pattern(path) -> bool:
+    return isinstance(path, (str, os.PathLike)) and bool(_GLOB & set(os.fspath(path))) and not os.path.exists(path)
+
+
+def expand(path) -> list[str]:
+    """The files of a glob pattern, sorted; none is an error."""
+    found = sorted(glob.glob(os.path.expanduser(os.fspath(path))))
+    if not found:
+        raise ObookError(f"{os.fspath(path)}: no feed file matches")
+    return found
+
+
+def feeds(source, format=None) -> list:
+    """The feeds of a source: each one a path, a tuple of pieces, a stream or a lines object."""
+    from ..feeds import resolve_format
+    from ..feeds.sources import is_stream
+
+    if is_stream(source) or isinstance(source, tuple):
+        return [source]
+    if isinstance(source, list):
+        paths = [p for item in source for p in (expand(item) if is_pattern(item) else [os.fspath(item)])]
+        if not paths:
+            raise ObookError("no feed files given")
+        if resolve_format(format, paths[0]).merge is not None:
+            return [tuple(paths)]      # the pieces of one feed
+        return paths
+    if is_pattern(source):
+        return expand(source)
+    return [source]
+
+
+def _name(feed) -> str:
+    from ..feeds.sources import source_name
+
+    return source_name(feed)
+
+
+def _replay(spec, feed, fmt, o):
+    from ..engine.replay import Replay
+
+    return Replay(feed, workers=o.get("workers"), format=fmt, on_error=o.get("on_error") or "raise",
+                  tables=(spec.name,), levels=o.get("levels") or 10, date=o.get("date"), tickers=o.get("tickers"),
+                  queue_positions=o.get("queue_positions", True) is not False,
+                  unknown_tickers=o.get("unknown_tickers", "raise"))
+
+
+def _stamp(fmt, feed, o):
+    from ..session import session_date, stamp_of
+
+    return stamp_of(fmt, session_date(feed, o.get("date"), fmt))
+
+
+def raw_schema(spec, feed, fmt, o) -> pa.Schema:
+    """The schema of the format's rows before shaping (no replay is started)."""
+    from ..feeds import load
+
+    if spec.source == "replay":
+        return _replay(spec, feed, fmt, o).schema(spec.name)
+    if spec.source == "bars":
+        from ..klines import bars_schema
+
+        return bars_schema
+    if spec.source == "side":
+        schema = fmt.side_table(spec.name).schema
+        return _stamp(fmt, feed, o).schema(schema) if "time" in schema.names else schema
+    if spec.source == "format" and fmt.table_schema:
+        return load(fmt.table_schema)(spec.name)
+    reader = _raw_reader(spec, feed, fmt, o)
+    try:
+        return reader.schema
+    finally:
+        getattr(reader, "close", lambda: None)()
+
+
+def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
+    if spec.source == "replay":
+        return _replay(spec, feed, fmt, o).reader(spec.name)
+    if spec.source == "bars":
+        from ..klines import bars
+
+        t = bars(feed, o.get("interval") or "1 minute", o.get("workers"), fmt, o.get("on_error") or "raise",
+                 o.get("date"), o.get("tickers"))
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    if spec.source == "messages":
+        return fmt.messages_reader()(feed)
+    if spec.source == "side":
+        from ..feeds import side_table_reader
+
+        reader = side_table_reader(feed, spec.name, o.get("on_error") or "raise", fmt)
+        if "time" not in reader.schema.names:
+            return reader
+        stamp = _stamp(fmt, feed, o)
+        return pa.RecordBatchReader.from_batches(stamp.schema(reader.schema), (stamp.batch(b) for b in reader))
+    from ..engine.replay import Replay
+    from ..feeds import format_table_reader
+
+    return format_table_reader(fmt, spec.name)(spec.name, feed, o.get("workers"), o.get("on_error") or "raise",
+                                              Replay)
+
+
+def check_options(spec, options: dict) -> dict:
+    allowed = set(spec.all_options()) | {"unknown_tickers"}
+    bad = [k for k in options if k not in allowed]
+    if bad:
+        raise ObookError(f"table {spec.name!r} takes no option {', '.join(map(repr, bad))}; it takes "
+                         f"{', '.join(spec.all_options())}")
+    out = {k: v for k, v in options.items() if v is not None}
+    if "workers" in out and out["workers"] < 1:
+        raise ObookError(f"workers must be at least 1, got {out['workers']}")
+    out["prices"] = check_prices(out.get("prices"))
+    return out
+
+
+class Opened:
+    """A table of a source, ready to stream: its schema is known, nothing is read yet."""
+
+    def __init__(self, name: str, source, options: dict):
+        from ..feeds import resolve_format
+        from ..feeds.sources import check_source, is_stream
+
+        self.spec = table(name)
+        self.options = o = check_options(self.spec, options)
+        self.feeds = feeds(source, o.get("format"))
+        self.parts = []
+        for feed in self.feeds:
+            if not is_stream(feed) and isinstance(feed, (str, os.PathLike, tuple)):
+                check_source(feed)
+            fmt = resolve_format(o.get("format"), feed)
+            check_produces(fmt, self.spec.name)
+            self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], _name(feed) if o.get("filename") else None)))
+        feed, fmt, shape = self.parts[0]
+        self.schema = shape.schema(raw_schema(self.spec, feed, fmt, o))
+
+    def batches(self):
+        for feed, fmt, shape in self.parts:
+            reader = _raw_reader(self.spec, feed, fmt, self.options)
+            try:
+                same = None
+                for batch in reader:
+                    out = shape.batch(batch)
+                    if same is None:
+                        same = out.schema.equals(self.schema, check_metadata=False)
+                        if not same and out.schema.names != self.schema.names:
+                            raise ObookError(f"{_name(feed)}: its {self.spec.name} columns differ from "
+                                             f"{_name(self.feeds[0])}'s ({', '.join(out.schema.names)})")
+                    yield out if same else out.cast(self.schema)
+            finally:
+                getattr(reader, "close", lambda: None)()
+
+    def reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.schema, self.batches())
+
+
+def open_table(name: str, source, **options) -> pa.RecordBatchReader:
+    """Table ``name`` of ``source`` (a feed path, a list of feed files or a glob pattern: see
+    the module) as a ``pyarrow.RecordBatchReader``. ``options``: the table's (see
+    ``obook.tables.OPTIONS``); an option the table does not take, or a table the feed's
+    format does not produce, raises ``ObookError`` here."""
+    return Opened(name, source, options).reader()
+
+
+def defaults(name: str) -> dict:
+    """The table's options with their defaults."""
+    return {o: OPTIONS[o].default for o in table(name).all_options()}

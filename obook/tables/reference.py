@@ -1,0 +1,67 @@
+"""The table and units reference, rendered from the registry (``docs/tables.md``)."""
+
+from __future__ import annotations
+
+from . import FRONT_ENDS, OPTIONS, formats_of, tables
+
+_FRONT = {"python": "`obook.{t}(path, ...)`", "duckdb": "`obook_{t}(path, ...)`",
+          "polars": "`obook.scan_{t}(path, ...)`", "convert": "`obook convert --tables {t}`"}
+_UNIT = {1: "ns", 1_000: "us", 1_000_000: "ms", 1_000_000_000: "s"}
+
+
+def _formats_table() -> list[str]:
+    from ..feeds import formats
+
+    out = ["## Units by format", "",
+           "| format | price_scale | quantity_scale | time unit | time origin | time zone |",
+           "|---|---|---|---|---|---|"]
+    for f in formats().values():
+        origin = "UTC epoch" if f.epoch else "local midnight"
+        out.append(f"| `{f.name}` | {10 ** f.price_scale} | {f.quantity_scale} | "
+                   f"{_UNIT.get(f.time_unit_ns, f'{f.time_unit_ns} ns')} | {origin} | {f.tz} |")
+    return out
+
+
+def reference_markdown() -> str:
+    """Markdown: every table (what it holds, its options, its formats and front ends, its price,
+    quantity and time columns), the units of each format and the schema metadata keys."""
+    from .units import __doc__ as units_doc
+
+    out = ["# Tables and units", "",
+           "Generated from the table registry (`obook.tables`) by `obook.tables.reference_markdown()`.", "",
+           "Every table is offered by every front end listed with it; a table a feed's format does not "
+           "produce is an error naming the tables it has. A path may be a list of feed files or a glob "
+           "pattern (each file replayed on its own; `filename` adds the file of each row); a tuple of "
+           "paths is one feed cut into pieces.", "",
+           "## Tables", ""]
+    for name, t in tables().items():
+        out += [f"### `{name}`", "", t.doc, "",
+                f"- formats: {', '.join(f'`{f}`' for f in formats_of(name))}",
+                "- front ends: " + ", ".join(_FRONT[f].format(t=name) for f in FRONT_ENDS if f in t.front_ends),
+                "- options: " + ", ".join(f"`{o}` (default `{OPTIONS[o].default}`)" for o in t.all_options())]
+        for label, cols in (("price columns", t.prices), ("quantity columns", t.quantities),
+                            ("time columns", t.times)):
+            if cols:
+                out.append(f"- {label}: {', '.join(f'`{c}`' for c in cols)}")
+        out.append("")
+    out += ["## Options", "", "| option | default | meaning |", "|---|---|---|"]
+    out += [f"| `{o.name}` | `{o.default}` | {o.doc} |" for o in OPTIONS.values()]
+    out.append("")
+    out += _formats_table()
+    out += ["", "## Schema metadata", "",
+            "Every table's Arrow schema carries its units under these keys (Parquet files written by "
+            "`convert` keep them):", ""]
+    doc = units_doc.split("Metadata keys (values are text):", 1)[1].strip().split("\n")
+    out += ["| key | meaning |", "|---|---|"]
+    key, text = None, []
+    for ln in doc:
+        if ln.startswith("``"):
+            if key:
+                out.append(f"| `{key}` | {' '.join(text)} |")
+            key, _, rest = ln[2:].partition("``")
+            text = [rest.strip()]
+        elif key and ln.strip() and not ln.startswith("="):
+            text.append(ln.strip())
+    if key:
+        out.append(f"| `{key}` | {' '.join(text)} |")
+    return "\n".join(out).replace("``", "`") + "\n"

@@ -1,0 +1,151 @@
+"""The analytics on every format against a plain reference written from their docs (exact
+decimals): obook_spread (spread, mid), obook_twas, obook_bbo_grid in SQL and bars in SQL,
+Python and polars, on generated Databento, Shanghai, Shenzhen, CSV and ITCH days."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+import obook
+from test_tables_registry import DAYS
+
+FORMATS = ("databento", "sse", "szse", "csv", "itch")
+SENTINEL = (1 << 63) - 1
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    out = {}
+    for fmt in FORMATS:
+        name, write = DAYS[fmt]
+        path = tmp_path_factory.mktemp(fmt) / name
+        write(path)
+        out[fmt] = path
+    return out
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = obook.connect()
+    yield c
+    c.close()
+
+
+def _bbo(path):
+    t = obook.bbo(path, workers=1).read_all()
+    return t.to_pylist(), int(t.schema.metadata[b"obook.price_scale"])
+
+
+# --------------------------------------------------------------------------- the reference
+
+
+def ref_spread(rows, scale):
+    """spread = (ask - bid) / price_scale; mid = (bid + ask) / 2 / price_scale (null with a side empty)."""
+    out = []
+    for r in rows:
+        b, a = r["bid_px"], r["ask_px"]
+        if b is None or a is None:
+            out.append((r["seq"], None, None))
+        else:
+            out.append((r["seq"], Decimal(a - b) / scale, Decimal(a + b) / 2 / scale))
+    return out
+
+
+def ref_twas(rows, scale):
+    """Per ticker: each row's spread holds until the ticker's next row, the last until the
+    feed's last BBO time; weighted by those durations over the rows with both sides."""
+    end = max(r["time"] for r in rows)
+    by = {}
+    for r in sorted(rows, key=lambda r: r["seq"]):
+        by.setdefault(r["ticker"], []).append(r)
+    out = {}
+    for ticker, rs in by.items():
+        num = den = 0
+        for i, r in enumerate(rs):
+            nxt = rs[i + 1]["time"] if i + 1 < len(rs) else end
+            dur = max(0, min(nxt, end) - r["time"])
+            if r["bid_px"] is not None and r["ask_px"] is not None:
+                num += (r["ask_px"] - r["bid_px"]) * dur
+                den += dur
+        out[ticker] = None if den == 0 else float(num) / float(den) / scale
+    return out
+
+
+def ref_grid(rows, every):
+    """The last BBO (greatest time, then seq) at or before each grid point, per ticker."""
+    t0 = -(-min(r["time"] for r in rows) // every) * every
+    t1 = max(r["time"] for r in rows)
+    out = []
+    for ticker in sorted({r["ticker"] for r in rows}):
+        mine = sorted((r for r in rows if r["ticker"] == ticker), key=lambda r: (r["time"], r["seq"]))
+        for g in range(t0, t1 + 1, every):
+            before = [r for r in mine if r["time"] <= g]
+            q = before[-1] if before else None
+            out.append((g, ticker, q and q["bid_px"], q and q["ask_px"], q and q["seq"]))
+    return out
+
+
+def ref_bars(trades, step):
+    """OHLCV per ticker and bar of the trades with a price that are not broken."""
+    bars = {}
+    for t in sorted(trades, key=lambda t: t["seq"]):
+        if t["price"] is None or t["broken"]:
+            continue
+        key = (t["ticker"], t["time"] // step * step)
+        b = bars.setdefault(key, {"o": t["price"], "h": t["price"], "l": t["price"], "v": 0, "to": 0, "n": 0})
+        b["h"], b["l"], b["c"] = max(b["h"], t["price"]), min(b["l"], t["price"]), t["price"]
+        b["v"] += t["shares"]
+        b["to"] += t["price"] * t["shares"]
+        b["n"] += 1
+    return [(k[0], k[1], b["o"], b["h"], b["l"], b["c"], b["v"], Decimal(b["to"]), b["to"] / b["v"], b["n"])
+            for k, b in sorted(bars.items())]
+
+
+# --------------------------------------------------------------------------- the comparisons
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_obook_spread_and_mid_equal_the_reference_exactly(days, con, fmt):
+    rows, scale = _bbo(days[fmt])
+    got = con.sql(f"SELECT seq, spread, mid FROM obook_spread('{days[fmt]}', workers := 1) ORDER BY seq").fetchall()
+    assert len(rows) > 50
+    assert got == ref_spread(sorted(rows, key=lambda r: r["seq"]), scale)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_obook_twas_equals_the_reference(days, con, fmt):
+    rows, scale = _bbo(days[fmt])
+    got = dict(con.sql(f"SELECT ticker, twas FROM obook_twas('{days[fmt]}', workers := 1)").fetchall())
+    want = ref_twas(rows, scale)
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k] == pytest.approx(want[k], rel=1e-12, abs=0) if want[k] is not None else got[k] is None
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_obook_bbo_grid_equals_the_reference(days, con, fmt):
+    rows, _ = _bbo(days[fmt])
+    span = max(r["time"] for r in rows) - min(r["time"] for r in rows)
+    every = max(1, span // 40)
+    got = con.sql(f"SELECT time, ticker, bid_px, ask_px, quote_seq FROM obook_bbo_grid('{days[fmt]}', {every}, "
+                  "workers := 1) ORDER BY ticker, time").fetchall()
+    assert got == ref_grid(rows, every)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bars_equal_the_reference_in_sql_python_and_polars(days, con, fmt):
+    path = days[fmt]
+    trades = obook.trades(path, workers=1).read_all()
+    unit = obook.feeds.get_format(fmt).time_unit_ns
+    want = ref_bars(trades.to_pylist(), 60 * 10**9 // unit)
+    cols = "ticker, start, open, high, low, close, volume, turnover, vwap, trades"
+    assert [tuple(r.values()) for r in obook.bars(path, "1 minute", workers=1).read_all().to_pylist()] == want
+    assert con.sql(f"SELECT {cols} FROM obook_bars('{path}', interval := '1 minute', workers := 1)").fetchall() == want
+    assert obook.scan_bars(path, workers=1).collect().rows() == want
+    # volume is the executed shares; no sentinel price anywhere
+    printed = [t for t in trades.to_pylist() if t["price"] is not None and not t["broken"]]
+    assert sum(b[6] for b in want) == sum(t["shares"] for t in printed) > 0
+    assert max(t["price"] for t in printed) < SENTINEL
+    assert con.sql(f"SELECT max(price) FROM obook_trades('{path}', workers := 1)").fetchall()[0][0] < SENTINEL

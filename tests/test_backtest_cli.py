@@ -1,0 +1,92 @@
+"""obook backtest on the command line: one day, several days (a date column), and a
+strategy that raises (tables so far kept as .partial, exit 1)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from obook.cli import app
+
+DAY = "Time,Ticker,Order,T,Shares,Price\n" + "".join(
+    f"{t},AAA,o{t},{'B' if t % 2 else 'S'},100,{990 - t % 7 if t % 2 else 1000 + t % 5}\n" for t in range(1, 120))
+
+STRATEGY = '''
+from obook.backtest.orders import Order
+
+class Join:
+    """Joins the best bid once, 10 shares."""
+    def __init__(self):
+        self.sent = False
+    def __call__(self, top):
+        if self.sent or top.bid_px is None:
+            return None
+        self.sent = True
+        return [Order("enter", top.ticker, "B", 10, top.bid_px, ref=1, tif="GTC")]
+
+class Broken:
+    def __init__(self):
+        self.n = 0
+    def __call__(self, top):
+        self.n += 1
+        if self.n == 3:
+            raise RuntimeError("broken on purpose")
+        return [Order("enter", top.ticker, "B", 10, top.bid_px or 990, ref=self.n, tif="GTC")]
+'''
+
+
+def _setup(tmp_path):
+    (tmp_path / "s.py").write_text(STRATEGY)
+    days = []
+    for d in ("2024-01-02", "2024-01-03"):
+        p = tmp_path / f"{d}.csv"
+        p.write_text(DAY)
+        days.append(str(p))
+    return str(tmp_path / "s.py"), days
+
+
+def test_backtest_cli_one_day_and_several_days_date_column(tmp_path):
+    s, days = _setup(tmp_path)
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv",
+                                 "--order-latency", "2000000"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.output)
+    assert summary["orders"] == 1 and summary["refused"] == 0
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", *days, "--strategy", f"{s}:Join", "--format", "csv", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    orders = pq.read_table(out / "backtest.orders.parquet")
+    assert orders.column("date").to_pylist() == ["2024-01-02", "2024-01-03"]
+    assert orders.column("sent").to_pylist()[0] == orders.column("sent").to_pylist()[1]
+    assert set(json.loads((out / "summary.json").read_text())) == {"2024-01-02", "2024-01-03"}
+
+
+def test_backtest_cli_raising_strategy_keeps_partial_tables(tmp_path):
+    s, days = _setup(tmp_path)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Broken", "--format", "csv", "-o", str(out)])
+    assert r.exit_code == 1
+    assert "RuntimeError: broken on purpose" in r.output
+    partial = pq.read_table(out / "backtest.orders.parquet.partial")
+    assert partial.column("ref").to_pylist() == [1, 2]
+    assert not (out / "backtest.orders.parquet").exists()
+
+
+def test_backtest_duckdb_and_polars_match_python(tmp_path):
+    import obook
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+    from obook.polars import scan_backtest
+
+    s, days = _setup(tmp_path)
+    want = backtest(days[0], load_strategy(f"{s}:Join"), format="csv", order_latency=2_000_000)
+    con = obook.connect()
+    for macro, table in (("obook_backtest_orders", "orders"), ("obook_backtest_equity", "equity")):
+        got = con.sql(f"SELECT * FROM {macro}('{days[0]}', '{s}:Join', order_latency := '2000000', "
+                          f"format := 'csv')").arrow()
+        got = got.read_all() if hasattr(got, "read_all") else got
+        assert got.to_pylist() == want.table(table).to_pylist()
+    lf = scan_backtest(days[0], f"{s}:Join", table="orders", format="csv", order_latency=2_000_000)
+    assert lf.collect().to_arrow().to_pylist() == want.orders.to_pylist()

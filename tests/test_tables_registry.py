@@ -1,0 +1,213 @@
+"""The table registry: every (format x table x front end) cell it offers returns the Python
+reader's rows on a generated day of that format; a cell it does not offer is a clear error;
+many files in one call; the rendered reference is docs/tables.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import obook
+from obook import tables as registry
+from obook.errors import ObookError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _itch(p):
+    from obook.gen.itch import write_itch
+    write_itch(p, 4000, 4, seed=3)
+
+
+def _csv(p):
+    from obook.gen.csv import write_csv
+    write_csv(p, 3000, 4, seed=3)
+
+
+def _dbn(p):
+    from obook.gen.databento import mbo_flow, write_dbn
+    write_dbn(p, mbo_flow(3000, 3, seed=3))
+
+
+def _sse(p):
+    from obook.gen.sse import write_sse
+    write_sse(p, 3000, 3, seed=3)
+
+
+def _szse(p):
+    from obook.gen.szse import write_szse
+    write_szse(p, 3000, 3, seed=3)
+
+
+def _szse_bin(p):
+    from obook.gen.szse import write_szse
+    write_szse(p, 3000, 3, seed=3, binary=True)
+
+
+def _pitch(p):
+    from obook.gen.pitch import write_pitch
+    write_pitch(p, 4000, 4, seed=3)
+
+
+#: a generated day of each format with a generator: (file name, writer)
+DAYS = {"pitch": ("day.pitch", _pitch), "itch": ("day.itch", _itch), "csv": ("day.csv", _csv), "databento": ("day.dbn", _dbn),
+        "sse": ("day.log", _sse), "szse": ("day.log", _szse), "szse-bin": ("day.bin", _szse_bin)}
+#: options that keep the cells small and deterministic
+OPTIONS = {"workers": 1}
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    out = {}
+    for fmt, (name, write) in DAYS.items():
+        path = tmp_path_factory.mktemp(fmt.replace("-", "_")) / name
+        write(path)
+        out[fmt] = path
+    return out
+
+
+def _options(table, fmt):
+    spec = registry.table(table)
+    o = {"format": fmt} if "format" in spec.options else {}
+    if "workers" in spec.options:
+        o.update(OPTIONS)
+    return o
+
+
+def _python(table, path, fmt):
+    return getattr(obook, table)(path, **_options(table, fmt)).read_all()
+
+
+def _duckdb(con, table, path, fmt):
+    args = ", ".join([f"'{path}'"] + [f"{k} := {v!r}" for k, v in _options(table, fmt).items()])
+    return con.sql(f"SELECT * FROM obook_{table}({args})").to_arrow_table()
+
+
+def _polars(table, path, fmt):
+    return getattr(obook, f"scan_{table}")(path, **_options(table, fmt)).collect().to_arrow()
+
+
+def _rows(t: pa.Table):
+    """The rows, timestamps as their ns since the epoch (Python datetimes hold microseconds)."""
+    for i, f in enumerate(t.schema):
+        if pa.types.is_timestamp(f.type):
+            t = t.set_column(i, f.name, t.column(i).cast(pa.int64()))
+    return t.to_pylist()
+
+
+CELLS = [(f, t) for f in DAYS for t in registry.tables()]
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = obook.connect()
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize("fmt, table", CELLS, ids=[f"{f}-{t}" for f, t in CELLS])
+def test_tables_every_offered_cell_returns_the_python_readers_rows(days, con, fmt, table):
+    path = days[fmt]
+    feed_format = obook.feeds.get_format(fmt)
+    if not registry.produces(feed_format, table):
+        for run in (lambda: _python(table, path, fmt), lambda: _polars(table, path, fmt)):
+            with pytest.raises(ObookError, match=f"no table '{table}'"):
+                run()
+        with pytest.raises(Exception, match=f"no table '{table}'"):
+            _duckdb(con, table, path, fmt)
+        return
+    want = _python(table, path, fmt)
+    assert want.schema.metadata[b"obook.table"] == table.encode()
+    assert want.schema.metadata[b"obook.format"] == fmt.encode()
+    assert _rows(_duckdb(con, table, path, fmt)) == _rows(want)
+    assert _rows(_polars(table, path, fmt)) == _rows(want)
+
+
+@pytest.mark.parametrize("fmt", ["itch", "databento", "sse"])
+def test_tables_convert_writes_every_table_the_format_produces(days, tmp_path, fmt):
+    import pyarrow.parquet as pq
+
+    path = days[fmt]
+    names = registry.tables_of(obook.feeds.get_format(fmt))
+    result = obook.convert(path, tmp_path / "out", tables=names, workers=1, format=fmt)
+    for name in names:
+        got = pq.read_table(result["files"][name])
+        assert _rows(got) == _rows(_python(name, path, fmt)), name
+        assert got.schema.metadata[b"obook.table"] == name.encode()
+
+
+def test_tables_convert_refuses_a_table_the_format_does_not_produce(days, tmp_path):
+    with pytest.raises(ObookError, match="no table 'mbp1'"):
+        obook.convert(days["itch"], tmp_path / "out", tables="bbo,mbp1", workers=1)
+
+
+def test_tables_unknown_option_is_a_clear_error(days):
+    with pytest.raises(ObookError, match="takes no option 'levels'"):
+        obook.trades(days["itch"], levels=3)
+    with pytest.raises(ObookError, match="prices must be one of int, decimal, float"):
+        obook.trades(days["itch"], prices="cents")
+
+
+def test_tables_units_travel_in_the_schema(days):
+    scales = {"itch": "10000", "csv": "10000", "databento": "1000000000", "sse": "1000", "szse": "10000"}
+    for fmt, scale in scales.items():
+        md = obook.trades(days[fmt], workers=1).schema.metadata
+        assert md[b"obook.price_scale"] == scale.encode(), fmt
+        assert md[b"obook.price_columns"] == b"price"
+    assert obook.trades(days["sse"], workers=1).schema.metadata[b"obook.quantity_scale"] == b"1000"
+    assert obook.bbo(days["csv"], workers=1).schema.metadata[b"obook.time_unit"] == b"ms"
+    assert obook.bbo(days["databento"], workers=1).schema.metadata[b"obook.time_origin"] == b"epoch"
+
+
+def test_tables_decimal_and_float_prices_are_the_integers_scaled(days):
+    from decimal import Decimal
+
+    for fmt in ("itch", "databento", "sse"):
+        raw = obook.bbo(days[fmt], workers=1).read_all()
+        scale = int(raw.schema.metadata[b"obook.price_scale"])
+        dec = obook.bbo(days[fmt], workers=1, prices="decimal").read_all()
+        flt = obook.bbo(days[fmt], workers=1, prices="float").read_all()
+        assert dec.schema.metadata[b"obook.price_scale"] == b"1"
+        for r, d, f in zip(raw.column("bid_px").to_pylist(), dec.column("bid_px").to_pylist(),
+                           flt.column("bid_px").to_pylist()):
+            assert (r is None and d is None and f is None) or (d == Decimal(r) / scale and f == r / scale)
+
+
+def test_tables_glob_over_40_days_counts_the_sum_of_single_days(tmp_path):
+    from obook.gen.itch import write_itch
+
+    folder = tmp_path / "days"
+    folder.mkdir()
+    singles = []
+    for day in range(40):
+        path = folder / f"d{day:02d}.itch"
+        write_itch(path, 300, 2, seed=day)
+        singles.append(obook.bbo(path, workers=1).read_all().num_rows)
+    con = obook.connect()
+    assert con.sql(f"SELECT count(*) FROM obook_bbo('{folder}/*.itch', workers := 1)").fetchall()[0][0] == sum(singles)
+    files = con.sql(f"SELECT count(DISTINCT filename) FROM obook_bbo('{folder}/*.itch', workers := 1, "
+                    "filename := true)").fetchall()[0][0]
+    assert files == 40
+    listed = [str(p) for p in sorted(folder.iterdir())[:3]]
+    assert con.sql(f"SELECT count(*) FROM obook_bbo({listed!r}, workers := 1)").fetchall()[0][0] == sum(singles[:3])
+    assert obook.scan_bbo(f"{folder}/*.itch", workers=1).collect().height == sum(singles)
+    assert obook.bbo(listed, workers=1, filename=True).read_all().column("filename").to_pylist()[-1] == listed[-1]
+
+
+def test_tables_a_glob_matching_nothing_is_a_clear_error(tmp_path):
+    with pytest.raises(ObookError, match="no feed file matches"):
+        obook.bbo(str(tmp_path / "*.itch"))
+
+
+def test_tables_a_new_format_package_is_found_by_its_folder_alone():
+    from obook.feeds import packages
+
+    found = packages()
+    assert "obook.feeds.sse" in found and "obook.feeds.szse.vendor" in found
+    assert "obook.feeds.orders" not in found     # no FORMAT: not a feed format
+
+
+def test_tables_reference_is_docs_tables_md():
+    assert (REPO / "docs" / "tables.md").read_text() == registry.reference_markdown()
