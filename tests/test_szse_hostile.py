@@ -79,9 +79,19 @@ def test_szse_cli_channel_past_tables_one_line_error_not_a_crash(tmp_path, chann
     assert f"line 4: malformed record: bad ChannelNo {channel}" in line
 
 
+TICKS_HEADER = "ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo\n"
+
+
+def _with_ticks(orders):
+    """An orders file and its ticks file (no execution): a vendor day is read as a pair."""
+    ticks = orders.with_name(orders.name.replace("orders", "ticks"))
+    ticks.write_text(TICKS_HEADER)
+    return [orders, ticks]
+
+
 def test_szse_vendor_csv_channel_past_tables_error_names_record(tmp_path):
     recs = vendor_order(_good() + [_order(4, ch=70000)])
-    files = write_vendor(tmp_path / "vendor", recs)
+    files = _with_ticks(write_vendor(tmp_path / "vendor", recs)[0])
     with pytest.raises(FeedError, match="bad ChannelNo 70000"):
         obook.bbo(files, workers=1, format="szse-csv").read_all()
     line = cli_error("bbo", "--format", "szse-csv", *files)
@@ -150,16 +160,6 @@ def test_szse_binary_execution_transacttime_outside_spec_refused(tmp_path):
     assert info.value.record == 4
 
 
-def test_szse_vendor_csv_one_file_replays_like_text_log_not_zero_rows(tmp_path):
-    """One orders file alone (no ticks file) is merged as the vendor format too, not read as
-    a text log of no message (0 rows, exit 0)."""
-    recs = vendor_order(_good())
-    files = write_vendor(tmp_path / "vendor", recs)
-    assert len(files) == 1
-    got = obook.bbo(files[0], workers=1, format="szse-csv").read_all()
-    assert got.num_rows == 3 and got.equals(obook.bbo(_write(tmp_path, recs), workers=1).read_all())
-
-
 HEADER = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo\n"
 GOOD_ROWS = "1,1,2,10.0000,1.00,20240105093000001,2011\n2,2,2,10.0100,1.00,20240105093000002,2011\n"
 ROW3 = "3,1,2,{px},1.00,20240105093000003,2011\n"
@@ -188,13 +188,14 @@ def test_szse_vendor_csv_hostile_row_one_line_error_names_file_line_rows_before(
     folder.mkdir()
     path = folder / "000001_orders.csv"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    files = _with_ticks(path)
     rows = []
     with pytest.raises(FeedError) as info:
-        for b in obook.bbo(path, workers=1, format="szse-csv"):
+        for b in obook.bbo(files, workers=1, format="szse-csv"):
             rows += b.to_pylist()
     assert info.value.path == str(path) and info.value.record == line and reason in info.value.reason, info.value
     assert len(str(info.value)) < 400 and [r["seq"] for r in rows] == [1, 2]
-    err = cli_error("bbo", "--format", "szse-csv", path)
+    err = cli_error("bbo", "--format", "szse-csv", *files)
     assert f"line {line}: " in err and reason in err
 
 
