@@ -4,6 +4,7 @@ hftbacktest 2.4.4's L3 FIFO model, on one generated Databento MBO day; and obook
 against a plain replay (bbo) of the same day. Medians of alternating runs in one process
 (each tool warmed up on a small day first, so no compile time is counted).
 
+    pip install -e '.[bench]'     # hftbacktest
     python benchmarks/bench_backtest.py [RECORDS] [RUNS]
 """
 
