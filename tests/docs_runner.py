@@ -2,8 +2,9 @@
 
     python tests/docs_runner.py BLOCKS.json
 
-BLOCKS.json: a list of {"where", "lang", "code"}. Each Python block runs as a script of its
-own (a fresh ``__main__`` namespace); each SQL block on a fresh ``obook.connect()``. The
+BLOCKS.json: a list of {"where", "lang", "code"}. The
+Python blocks share one ``__main__`` namespace, as in one interpreter session (a later
+block sees what an earlier one defined); each SQL block runs on a fresh ``obook.connect()``. The
 first failure prints ``FAILED <where>`` and its traceback and exits 1.
 """
 
@@ -26,11 +27,12 @@ def run_sql(code: str) -> None:
 def main(path: str) -> int:
     with open(path, encoding="utf-8") as f:
         todo = json.load(f)
+    namespace = {"__name__": "__main__"}
     for block in todo:
         print(f"--- {block['where']} ({block['lang']})", flush=True)
         try:
             if block["lang"] == "python":
-                exec(compile(block["code"], block["where"], "exec"), {"__name__": "__main__"})
+                exec(compile(block["code"], block["where"], "exec"), namespace)
             else:
                 run_sql(block["code"])
         except BaseException:      # noqa: BLE001 - a SystemExit of a block is a failure too
