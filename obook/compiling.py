@@ -151,10 +151,10 @@ def _latency(tmp: Path) -> None:
 
 
 #: what ``obook compile`` can compile, in order
-PARTS: dict[str, Callable[[Path], None]] = {
-    "itch": _itch, "pitch": _pitch, "csv": _csv, "databento": _databento, "szse": _szse, "sse": _sse,
-    "captures": _captures, "match": _match, "simulate": _simulate, "latency": _latency,
-}
+PARTS: dict[str, Callable[[Path], None]] = dict((
+    ("itch", _itch), ("pitch", _pitch), ("csv", _csv), ("databento", _databento), ("szse", _szse), ("sse", _sse),
+    ("captures", _captures), ("match", _match), ("simulate", _simulate), ("latency", _latency),
+))
 
 
 def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = None) -> dict[str, float]:

@@ -12,12 +12,12 @@ from obook.gen.csv import write_csv
 from itch_builder import ItchBuilder
 
 
-@pytest.mark.parametrize("levels", [2.5, "3", True, None])
-def test_depth_levels_not_an_integer_raises_obook_error(tmp_path, levels):
+@pytest.mark.parametrize("levels", [2.5, "3", True, 0])
+def test_depth_levels_not_an_integer_in_range_raises_obook_error(tmp_path, levels):
     path = ItchBuilder().write(tmp_path / "empty.itch")
-    with pytest.raises(ObookError, match="levels must be an integer"):
+    with pytest.raises(ObookError, match="levels must be (an integer )?between"):
         obook.depth(path, workers=1, levels=levels).read_all()
-    with pytest.raises(ObookError, match="levels must be an integer"):
+    with pytest.raises(ObookError, match="levels must be (an integer )?between"):
         obook.convert(path, tmp_path / "out", tables="depth", levels=levels, workers=1)
 
 

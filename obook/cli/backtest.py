@@ -19,11 +19,11 @@ def _latency(text: Optional[str]):
 def backtest(
     feeds: List[Path] = typer.Argument(..., help="Feed files (any order-level format); several: one day each, "
                                                  "one process per day, tables with a date column."),
-    strategy: str = typer.Option(..., "--strategy", "-s",
+    strategy: str = typer.Option(..., "--strategy",
                                  help="FILE.py:NAME or module:NAME: a live strategy callable(top) -> orders, an "
                                       "object with on_book / on_order / on_timer, or obook.backtest.compiled(...) "
                                       "(a class is instantiated)."),
-    tickers: Optional[str] = typer.Option(None, "--tickers", help="Comma-separated instruments it trades and sees."),
+    tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="Comma-separated instruments it trades and sees."),
     feed_latency: Optional[str] = typer.Option(None, "--feed-latency",
                                                help="ns venue -> strategy: an integer, uniform:LO:HI, "
                                                     "exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA, or a "
@@ -37,7 +37,7 @@ def backtest(
     taker_fee: str = typer.Option("0", "--taker-fee", help="Fee a share (or bps with --fee-per bps)."),
     fee_per: str = typer.Option("share", "--fee-per", help="share or bps."),
     interval: float = typer.Option(60.0, "--interval", help="Seconds between equity samples and Sharpe returns."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Optional[Path] = typer.Option(None, "--output", "-o",
                                        help="Write orders, events, fills, positions, equity (Parquet) and "
                                             "summary.json to this folder; default: the summary on stdout."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),

@@ -239,11 +239,13 @@ def sql(
       obook_bbo(path, ...)                   best bid/offer rows
       obook_trades(path, ...)                executions and prints
       obook_orders(path, ...)                order-level rows with queue position
+                                             (queue_positions := true)
       obook_depth(path, ..., levels := 10)   top 1..50 levels a side
     Side tables (the path only): obook_messages(path) (ITCH messages),
     obook_symbols(path), obook_system_events(path), obook_trading_actions(path),
     obook_audit(path) (Level-2: rebuilt book against each exchange snapshot),
-    obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts).
+    obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts),
+    obook_mbp1(path), obook_mbp10(path) (Databento: the book's top 1 or 10 levels).
     Bars and macros: obook_bars(path, interval := '1 minute', workers, format,
     on_error, date); obook_spread(path, workers, format, on_error);
     obook_twas(path, start_time, end_time, workers, format, on_error);
@@ -255,6 +257,10 @@ def sql(
     seed := 0, horizon := 1.0, workers := NULL, format := NULL) fills,
     obook_simulate_events(...), obook_simulate_summary(...), obook_simulate_bbo(...),
     obook_simulate_depth(..., levels := 10) (the feed's depth with your orders).
+    Backtests (strategy: 'FILE.py:NAME'): obook_backtest(feed, strategy, tickers,
+    feed_latency, order_latency, response_latency, seed, timer, format) fills,
+    obook_backtest_orders(...), obook_backtest_events(...), obook_backtest_positions(...),
+    obook_backtest_equity(...).
     Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
     obook_time_of_day_ms(ms), obook_unit(to_json(path), format, 'price_scale' |
     'quantity_scale' | 'time_unit_ns') (the feed's units). Every table macro

@@ -63,7 +63,7 @@ def _replay(spec, feed, fmt, o):
     from ..engine.replay import Replay
 
     return Replay(feed, workers=o.get("workers"), format=fmt, on_error=o.get("on_error") or "raise",
-                  tables=(spec.name,), levels=o.get("levels") or 10, date=o.get("date"), tickers=o.get("tickers"),
+                  tables=(spec.name,), levels=o.get("levels", 10), date=o.get("date"), tickers=o.get("tickers"),
                   queue_positions=o.get("queue_positions", True) is not False,
                   unknown_tickers=o.get("unknown_tickers", "raise"))
 
