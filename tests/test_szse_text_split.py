@@ -59,8 +59,8 @@ def _variants(recs, seed=3):
 
 def _split_rows(text: bytes):
     """A plain split of each line: {line number: (type, security, channel, sequence, row
-    fields)} of the order and execution lines whose fields are all integers and whose head
-    keys are given once."""
+    fields)} of the order and execution lines whose fields are all integers, whose head
+    keys are given once and whose ApplSeqNum is at least 1."""
     out = {}
     for n, line in enumerate(text.split(b"\n"), 1):
         line = line.rstrip(b"\r ")
@@ -81,6 +81,8 @@ def _split_rows(text: bytes):
         if want is None or not all(d.get(k, b"x").lstrip(b"-").isdigit() for k in want):
             continue
         v = {k: int(d[k]) for k in want}
+        if v["ApplSeqNum"] < 1:         # record numbers count from 1: a refused line
+            continue
         out[n] = (int(t), v)
     return out
 
