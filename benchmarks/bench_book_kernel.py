@@ -38,6 +38,9 @@ def _baseline(checkout: str):
     sys.modules["obook_baseline"] = mod
     spec.loader.exec_module(mod)
     from obook_baseline._kernels import book
+    if not hasattr(book, "apply_events"):       # the driver moved beside the book
+        from obook_baseline._kernels import replay
+        return replay.apply_events
     return book.apply_events
 
 
@@ -59,7 +62,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--baseline", required=True, help="a checkout whose book kernel to run too")
     args = ap.parse_args()
-    from obook._kernels.book import apply_events
+    from obook._kernels.replay import apply_events
     from obook.engine.replay import Replay
 
     path = itch_day(args.messages, args.stocks)

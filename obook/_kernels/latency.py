@@ -9,7 +9,7 @@ with s = bitlen(v) - 7: 64 buckets per power of two above 128, ``N_BUCKETS`` in 
 import numpy as np
 from .jit import njit
 
-from .book import apply_events
+from .replay import apply_events
 from .clock import cycles
 from .layout import OK
 

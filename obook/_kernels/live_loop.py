@@ -17,7 +17,7 @@ by ``S_CLOCK_OFFSET``.
 
 import numpy as np
 
-from .book import apply_events
+from .replay import apply_events
 from .ccall import ccall, ccall9, ccall_int
 from .clock import cycles
 from .itch import itch_decode
