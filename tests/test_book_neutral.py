@@ -44,7 +44,7 @@ def test_book_source_names_no_format_venue_or_rule():
     assert venue_words_in(BOOK.read_text(), _names()) == []
 
 
-def test_book_imports_only_numpy_namedtuple_and_the_jit_switch():
+def test_book_imports_only_numpy_and_the_jit_switch():
     tree = ast.parse(BOOK.read_text())
     imported = set()
     for node in ast.walk(tree):
@@ -52,7 +52,7 @@ def test_book_imports_only_numpy_namedtuple_and_the_jit_switch():
             imported.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             imported.add("." * node.level + (node.module or ""))
-    assert imported == {"collections", "numpy", ".jit"}   # not .layout: the events' bits are the driver's
+    assert imported == {"numpy", ".jit"}      # not .layout: the events' bits are the driver's
 
 
 def test_venue_words_in_finds_each_form_and_spares_plain_words():

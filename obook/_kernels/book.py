@@ -42,8 +42,6 @@ Nothing raises: an operation that needs room is preceded by ``level_room`` /
 ``order_room``, which name the array to grow (ROOM_*); the caller grows it and calls again.
 """
 
-from collections import namedtuple
-
 import numpy as np
 from .jit import INTERPRETED, njit
 
@@ -103,11 +101,6 @@ NEAR_MAX = 128
 NEAR_MIN = 64
 NEAR_FILL = 96
 HEAP_FREE = 64     # seg_free[64:] are the heap segments' free lists
-
-#: one worker's books: the arrays above, handed to a driver as one argument
-Books = namedtuple("Books", ("lv", "lv_free", "lvx", "sides", "pool", "seg_free", "heaps", "hp", "fh", "pages",
-                             "page_dir", "page_live", "page_key", "page_free", "ov_key", "ov_val", "ov_state",
-                             "qn", "pnode", "ovnode", "st"))
 
 
 if INTERPRETED:     # Python kernels: an index as it is (np.uint64 costs ~0.3 us a call there)
