@@ -43,7 +43,7 @@ ST_ENTER = ST_OPEN + 3      # entering held orders after event i: 1, 2 when its 
 ROOM_HELD = ROOM_BOOK_END   # NEED_ROOM's detail: grow ``held``
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def own_best_price(book, side, price, sides, pool, lv):
     """An own-best order's price: its own side's best, else ``price``."""
     opx, _oq, on = side_best(book * 2 + side, sides, pool, lv)
@@ -155,7 +155,7 @@ def enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heaps
     return 0, nrow, True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def reduce_held(h, delete, shares, cage, held, st):
     """A cancel (``delete``: a delete) of held order h, applied where it is. Returns its
     (price, side, shares cancelled, shares left, error code or 0)."""
@@ -172,7 +172,7 @@ def reduce_held(h, delete, shares, cage, held, st):
     return held[h, HW_PRICE], held[h, HW_SIDE], shares, left, err
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def after_event(word, book, ref, executed, exec_px, side, defer, sides, pool, lv, cage, st):
     """The cage's part after an event of a caged book: the last trade price (``executed``
     at ``exec_px``), an entry's crossing fills, and whether held orders enter now.
