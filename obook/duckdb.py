@@ -3,13 +3,15 @@
 DuckDB 2.0's Python API has no table functions, so this module uses the pattern
 measured in the project notes:
 
-* per connection, a small pool of *sources* is registered as views; a source is an
+* per connection, a small pool of *sources* is made views in a hidden in-memory catalog
+  (``obook_internal``, attached by :func:`install`), so ``SHOW TABLES`` and the default
+  schema's ``information_schema.tables`` list only the user's objects; a source is an
   object implementing ``__arrow_c_schema__`` / ``__arrow_c_stream__``, and every
   stream call starts a fresh, lazy replay (``obook.bbo`` / ``obook.read_itch``) of the
   arguments assigned to it;
 * a scalar UDF (``__obook_bbo_slot_<token>``) is evaluated by DuckDB at bind time; it
   validates the arguments (the path must be a readable file), assigns them to a pool
-  entry and returns the entry's view name;
+  entry and returns the entry's qualified view name;
 * ``CREATE TEMP MACRO obook_bbo(path, ...) AS TABLE FROM query_table(<slot>(path, ...))``.
 
 DuckDB reads a view's schema from its source each time a query binds it, so an entry's
@@ -40,6 +42,7 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import duckdb
@@ -54,6 +57,9 @@ __all__ = ["connect", "install", "attach", "POOL_SIZE"]
 #: table macro; the registry's table macros share a pool of ``2 * POOL_SIZE``. A list of
 #: files or a glob pattern is one argument tuple, however many files it names.
 POOL_SIZE = 32
+
+#: the in-memory catalog holding the pools' views (helpers, not the user's tables)
+HIDDEN = "obook_internal"
 
 _tokens = itertools.count(1)
 _token_lock = threading.Lock()
@@ -148,7 +154,13 @@ class _Pool:
             entry.pending = True
             entry.query = query
             self.lru.move_to_end(entry.name)
-            return entry.name
+            return f"{HIDDEN}.main.{entry.name}"
+
+    def register(self, con) -> None:
+        """Make every entry a view of the hidden catalog (the connection's :func:`_hidden`
+        is in use)."""
+        for entry in self.entries:
+            con.from_arrow(entry).create_view(entry.name)
 
     def _victim(self, query: int | None) -> _Source:
         # Least recently used entry that is not waiting for its scan; failing that, the
@@ -247,8 +259,7 @@ def _simulate_macros(con, token: str, pool_size: int) -> None:
         depth = table == "depth_with_own"
         pool = _Pool(f"__{macro}_{token}", schema_of(table), _simulate_opener(table), pool_size,
                      (lambda args, t=table: schema_of(t, args[-1])))
-        for entry in pool.entries:
-            con.register(entry.name, entry)
+        pool.register(con)
         fn = f"__{macro}_slot_{token}"
         types = [_duck_type(t) for i, t in enumerate(names) if depth or i != 7]     # 7: levels
         con.create_function(fn, _simulate_slot(pool, depth), types, _duck_type("VARCHAR"),
@@ -302,8 +313,7 @@ def _backtest_macros(con, token: str, pool_size: int) -> None:
                          ("obook_backtest_events", "events"), ("obook_backtest_positions", "positions"),
                          ("obook_backtest_equity", "equity")):
         pool = _Pool(f"__{macro}_{token}", shapes[table], _backtest_opener(table), pool_size)
-        for entry in pool.entries:
-            con.register(entry.name, entry)
+        pool.register(con)
         fn = f"__{macro}_slot_{token}"
         con.create_function(fn, _backtest_slot(pool), [_duck_type(t) for t in names], _duck_type("VARCHAR"),
                             null_handling="special", side_effects=True)
@@ -353,8 +363,7 @@ def _duck_type(t: str):
 def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) -> None:
     """Register a pool's sources and its bind-time UDF, and ``macro(path, name := default
     ...)`` as a table macro over them (``named``: name -> (default SQL, DuckDB type))."""
-    for entry in pool.entries:
-        con.register(entry.name, entry)
+    pool.register(con)
     fn = f"__{macro}_slot_{token}"
     # the UDF also gets current_query_id(): see _Pool._victim
     con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
@@ -434,8 +443,7 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
     opened = _Opened()
     pool = _Pool(f"__obook_{token}", pa.schema([pa.field("none", pa.int8())]), opened.open, pool_size,
                  opened.schema_of)
-    for entry in pool.entries:
-        con.register(entry.name, entry)
+    pool.register(con)
     for name, spec in tables().items():
         if not offered(name, "duckdb"):
             continue
@@ -498,7 +506,31 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     with _token_lock:
         token = f"{os.getpid()}_{next(_tokens)}"
 
-    varchar, bigint, ubigint = _duck_type("VARCHAR"), _duck_type("BIGINT"), _duck_type("UBIGINT")
+    with _hidden(con):
+        _install(con, token, pool_size)
+    return con
+
+
+@contextmanager
+def _hidden(con):
+    """Attach the hidden in-memory catalog and make it the default while the pools' views
+    are created (a view is created in the default catalog); then restore the user's."""
+    db, schema = con.execute("SELECT current_database(), current_schema()").fetchone()
+    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {HIDDEN}")
+    con.execute(f"USE {HIDDEN}")
+    try:
+        yield
+    finally:
+        con.execute(f"USE {_quoted(db)}.{_quoted(schema)}")
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _install(con, token: str, pool_size: int) -> None:
+    varchar = _duck_type("VARCHAR")
+    bigint = _duck_type("BIGINT")
     _registry_macros(con, token, 2 * pool_size)
 
     # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
@@ -532,7 +564,6 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     udfs.register(con)
     for _name, text in sql_macros.macro_texts():
         con.execute(text)
-    return con
 
 
 def connect(database: str = ":memory:", *, read_only: bool = False,

@@ -39,7 +39,7 @@ def output_formats() -> dict[str, str]:
     return {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
 
 # noise DuckDB wraps around errors raised in obook's Python code
-_NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:Invalid: )?"
+_NOISE = re.compile(r"reading the (?:stream registered as '\w+'|Arrow source) failed: (?:Invalid: )?"
                     r"|Python exception occurred while executing the UDF: ")
 
 
