@@ -16,7 +16,7 @@ import polars as pl
 
 import obook
 from _sample import feed_path
-from obook.convert import read_metadata
+from obook.to_parquet import read_metadata
 
 
 def main() -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sys
-import types
 
 from ._version import __version__
 from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
@@ -29,31 +27,6 @@ _LAZY = {
 _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
                "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching",
                "simulation", "live", "tables", "klines")
-
-
-class _ConvertModule(types.ModuleType):
-    """``obook.convert`` as a module name (``from obook.convert import TABLES``) whose names
-    are those of ``obook.to_parquet``, loaded on first use. It sits in ``sys.modules``, so
-    ``import obook.convert`` never rebinds the attribute ``obook.convert``: that stays the
-    function :func:`obook.to_parquet.convert`."""
-
-    def __getattr__(self, name):
-        return getattr(importlib.import_module("obook.to_parquet"), name)
-
-    def __setattr__(self, name, value):   # monkeypatching obook.convert.X patches the module
-        if name.startswith("__"):
-            super().__setattr__(name, value)
-        else:
-            setattr(importlib.import_module("obook.to_parquet"), name, value)
-
-    def __delattr__(self, name):
-        delattr(importlib.import_module("obook.to_parquet"), name)
-
-    def __dir__(self):
-        return dir(importlib.import_module("obook.to_parquet"))
-
-
-sys.modules.setdefault(__name__ + ".convert", _ConvertModule(__name__ + ".convert"))
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
