@@ -57,7 +57,7 @@ def test_convert_itch_bbo_equals_replay_rows(converted, itch_day):
 def test_convert_itch_timestamp_is_session_midnight_plus_time(converted):
     _, out = converted
     t = pq.read_table(out / "bbo.parquet")
-    assert t.schema.field("timestamp").type == pa.timestamp("ns", tz="America/New_York")
+    assert t.schema.field("timestamp").type == pa.timestamp("ns", tz="UTC")
     ns = t["timestamp"].cast(pa.int64()).to_pylist()
     assert ns == [MIDNIGHT_NS + x for x in t["time"].to_pylist()]
 

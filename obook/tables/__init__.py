@@ -40,7 +40,7 @@ OPTIONS = {o.name: o for o in (
                                            "skip: apply the tolerant rules"),
     Option("tickers", None, "VARCHAR[]", "replay only these tickers' books"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
-                                    "name); when known the rows get a tz-aware `timestamp`"),
+                                    "name); when known the rows get a `timestamp` (UTC)"),
     Option("levels", 10, "BIGINT", "price levels a side (1 to 50)"),
     Option("queue_positions", True, "BOOLEAN", "false: the queue columns null and no queues kept (faster)"),
     Option("interval", "1 minute", "VARCHAR", "the bar length ('1 minute', '5s', '100 ms')"),
