@@ -475,11 +475,23 @@ def _unit(path_json, fmt, key):
     from .tables.open import feeds
 
     feed = feeds(_source(path_json), fmt)[0]
-    f = resolve_format(fmt, feed)
-    values = {"price_scale": 10 ** f.price_scale, "quantity_scale": f.quantity_scale, "time_unit_ns": f.time_unit_ns}
+    # called once per vector of a query (obook_price ...): the format of a file is detected
+    # once per (path, format, modification time)
+    known = (path_json, fmt, os.stat(feed).st_mtime_ns if isinstance(feed, str) else None)
+    values = _units_seen.get(known)
+    if values is None:
+        f = resolve_format(fmt, feed)
+        values = {"price_scale": 10 ** f.price_scale, "quantity_scale": f.quantity_scale,
+                  "time_unit_ns": f.time_unit_ns}
+        if len(_units_seen) > 256:
+            _units_seen.clear()
+        _units_seen[known] = values
     if key not in values:
         raise ObookError(f"obook_unit: no unit {key!r}; choose from {', '.join(values)}")
     return str(values[key])
+
+
+_units_seen: dict = {}
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
@@ -497,7 +509,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     horizon := 1.0, workers := NULL, format := NULL)`` (your fills inside a replayed feed) with
     ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, ``obook_simulate_depth``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
-    (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
+    (``obook_scaled_price``, ``obook_time_of_day`` ...; ``obook_price(price, feed)`` is a
+    macro of ``obook.sql``). Returns ``con``.
 
     Everything is per connection; calling it again on the same connection replaces the
     macros. It also sets ``asof_loop_join_threshold = 0`` on ``con`` (see below). Python UDFs live in the database's catalog, so their names carry a token
@@ -568,9 +581,16 @@ def _install(con, token: str, pool_size: int) -> None:
 
 def connect(database: str = ":memory:", *, read_only: bool = False,
             config: dict | None = None) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect(...)`` with :func:`install` already applied."""
+    """``duckdb.connect(...)`` with :func:`install` already applied, its ``TimeZone`` UTC
+    (``timestamp`` columns are UTC; ``obook sql`` runs on this connection, so both show the
+    same instants the same way) unless ``config`` names one."""
     con = duckdb.connect(database, read_only=read_only, config=config or {})
     try:
+        if "TimeZone" not in (config or {}):
+            try:
+                con.execute("SET TimeZone = 'UTC'")
+            except duckdb.Error:   # a DuckDB without ICU shows every TIMESTAMPTZ in UTC already
+                pass
         return install(con)
     except BaseException:
         con.close()
