@@ -529,7 +529,7 @@ def _hidden(con):
     """Attach the hidden in-memory catalog and make it the default while the pools' views
     are created (a view is created in the default catalog); then restore the user's."""
     db, schema = con.execute("SELECT current_database(), current_schema()").fetchone()
-    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {HIDDEN}")
+    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {HIDDEN} (READ_WRITE)")   # a read-only database too
     con.execute(f"USE {HIDDEN}")
     try:
         yield

@@ -60,3 +60,18 @@ def test_duckdb_catalog_file_database_keeps_only_user_tables(tmp_path):
         assert [r[0] for r in plain.sql("SHOW TABLES").fetchall()] == ["bbo"]
     finally:
         plain.close()
+
+
+def test_duckdb_catalog_read_only_database_still_gets_the_macros(tmp_path):
+    import duckdb
+
+    feed, db = write_small_feed(tmp_path / "day.itch"), str(tmp_path / "ro.duckdb")
+    plain = duckdb.connect(db)
+    plain.execute("CREATE TABLE t AS SELECT 1 AS a")
+    plain.close()
+    con = obook.connect(db, read_only=True)
+    try:
+        assert _listed(con)["show"] == ["t"]
+        assert con.sql(f"SELECT count(*) FROM obook_bbo('{feed}')").fetchall() == [(len(SMALL_BBO),)]
+    finally:
+        con.close()
