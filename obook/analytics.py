@@ -124,7 +124,7 @@ def grid_schema(bbo_schema: pa.Schema) -> pa.Schema:
 def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
     """Every ticker's BBO on a regular time grid (see the module)."""
     if every is None or int(every) <= 0:
-        raise ObookError(f"obook_bbo_grid: every must be a positive integer, not {every if every is not None else 'NULL'}")
+        raise ObookError(f"bbo_grid: every must be a positive integer, not {every}")
     every = int(every)
     schema = grid_schema(bbo.schema)
     if bbo.num_rows == 0:

@@ -53,9 +53,10 @@ from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
 
-#: Distinct argument tuples a connection can keep bound at once: per matching or simulation
-#: table macro; the registry's table macros share a pool of ``2 * POOL_SIZE``. A list of
-#: files or a glob pattern is one argument tuple, however many files it names.
+#: Distinct argument tuples a connection can keep bound at once: the registry's table macros
+#: share a pool of ``2 * POOL_SIZE``, the matching, simulation and backtest macros another of
+#: ``2 * POOL_SIZE``. A list of files or a glob pattern is one argument tuple, however many
+#: files it names.
 POOL_SIZE = 32
 
 #: the in-memory catalog holding the pools' views (helpers, not the user's tables)
@@ -178,6 +179,35 @@ class _Pool:
                          "install(con, pool_size=N) for more)")
 
 
+class _Shared:
+    """One pool shared by several macros, each a *kind* with its own opener and schema; a
+    kind's arguments are tagged with its name (one view per entry, not per macro)."""
+
+    def __init__(self, prefix: str, size: int):
+        self.kinds: dict[str, tuple] = {}
+        self.pool = _Pool(prefix, pa.schema([pa.field("none", pa.int8())]), self._open, size, self._schema)
+
+    def _open(self, kind, *args):
+        return self.kinds[kind][0](*args)
+
+    def _schema(self, args):
+        return self.kinds[args[0]][1](args[1:])
+
+    def kind(self, name: str, opener, schema_of) -> "_Kind":
+        self.kinds[name] = (opener, schema_of)
+        return _Kind(self.pool, name)
+
+
+class _Kind:
+    """A macro's share of a :class:`_Shared` pool (``assign`` as a pool's)."""
+
+    def __init__(self, pool: _Pool, name: str):
+        self.pool, self.name = pool, name
+
+    def assign(self, args: tuple, query: int | None = None) -> str:
+        return self.pool.assign((self.name,) + tuple(args), query)
+
+
 # --------------------------------------------------------------------------- argument checks
 
 
@@ -224,7 +254,7 @@ def _check_tickers(tickers) -> tuple[str, ...] | None:
     return None if tickers is None else ticker_tuple([t for t in tickers if t is not None])
 
 
-def _match_slot(pool: _Pool):
+def _match_slot(pool: _Kind):
     """The bind-time UDF of a matching table macro: check the arguments, pick a pool entry."""
     def slot(path, workers, tick, stp, query):
         from .matching.books import stp_code
@@ -245,7 +275,7 @@ def _match_opener(table: str):
     return open_match
 
 
-def _simulate_macros(con, token: str, pool_size: int) -> None:
+def _simulate_macros(con, token: str, shared: _Shared) -> None:
     """``obook_simulate(feed, orders, latency := NULL, seed := 0, horizon := 1.0, workers :=
     NULL, format := NULL)`` (fills), ``obook_simulate_events``, ``obook_simulate_summary``,
     ``obook_simulate_bbo`` (bbo_with_own) and ``obook_simulate_depth`` (depth_with_own, with
@@ -257,9 +287,7 @@ def _simulate_macros(con, token: str, pool_size: int) -> None:
                          ("obook_simulate_summary", "summary"), ("obook_simulate_bbo", "bbo_with_own"),
                          ("obook_simulate_depth", "depth_with_own")):
         depth = table == "depth_with_own"
-        pool = _Pool(f"__{macro}_{token}", schema_of(table), _simulate_opener(table), pool_size,
-                     (lambda args, t=table: schema_of(t, args[-1])))
-        pool.register(con)
+        pool = shared.kind(macro, _simulate_opener(table), lambda args, t=table: schema_of(t, args[-1]))
         fn = f"__{macro}_slot_{token}"
         types = [_duck_type(t) for i, t in enumerate(names) if depth or i != 7]     # 7: levels
         con.create_function(fn, _simulate_slot(pool, depth), types, _duck_type("VARCHAR"),
@@ -282,7 +310,7 @@ def _simulate_opener(table: str):
     return open_sim
 
 
-def _simulate_slot(pool: _Pool, depth: bool):
+def _simulate_slot(pool: _Kind, depth: bool):
     def assign(feed, orders, latency, seed, horizon, workers, fmt, levels, query):
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
@@ -299,7 +327,7 @@ def _simulate_slot(pool: _Pool, depth: bool):
     return slot
 
 
-def _backtest_macros(con, token: str, pool_size: int) -> None:
+def _backtest_macros(con, token: str, shared: _Shared) -> None:
     """``obook_backtest(feed, strategy, tickers := NULL, feed_latency := NULL, order_latency
     := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills) and
     ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
@@ -312,8 +340,7 @@ def _backtest_macros(con, token: str, pool_size: int) -> None:
     for macro, table in (("obook_backtest", "fills"), ("obook_backtest_orders", "orders"),
                          ("obook_backtest_events", "events"), ("obook_backtest_positions", "positions"),
                          ("obook_backtest_equity", "equity")):
-        pool = _Pool(f"__{macro}_{token}", shapes[table], _backtest_opener(table), pool_size)
-        pool.register(con)
+        pool = shared.kind(macro, _backtest_opener(table), lambda args, t=table: shapes[t])
         fn = f"__{macro}_slot_{token}"
         con.create_function(fn, _backtest_slot(pool), [_duck_type(t) for t in names], _duck_type("VARCHAR"),
                             null_handling="special", side_effects=True)
@@ -323,7 +350,7 @@ def _backtest_macros(con, token: str, pool_size: int) -> None:
                     f"order_latency, response_latency, seed, timer, format, current_query_id()))")
 
 
-def _backtest_slot(pool: _Pool):
+def _backtest_slot(pool: _Kind):
     def slot(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt, query):
         if strategy is None:
             raise ObookError("obook_backtest: strategy is NULL")
@@ -360,10 +387,9 @@ def _duck_type(t: str):
     return duckdb.sqltype(t)
 
 
-def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) -> None:
-    """Register a pool's sources and its bind-time UDF, and ``macro(path, name := default
-    ...)`` as a table macro over them (``named``: name -> (default SQL, DuckDB type))."""
-    pool.register(con)
+def _table_macro(con, macro: str, token: str, slot, named: dict) -> None:
+    """Register a macro's bind-time UDF, and ``macro(path, name := default ...)`` as a table
+    macro over its pool (``named``: name -> (default SQL, DuckDB type))."""
     fn = f"__{macro}_slot_{token}"
     # the UDF also gets current_query_id(): see _Pool._victim
     con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
@@ -549,14 +575,16 @@ def _install(con, token: str, pool_size: int) -> None:
     # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
     # obook_match_bbo
     match_options = {"workers": ("NULL", bigint), "tick": ("1", bigint), "stp": ("NULL", varchar)}
+    shared = _Shared(f"__obook_runs_{token}", 2 * pool_size)
     for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"),
                          ("obook_match_bbo", "bbo")):
         from .matching.tables import schema_of as match_schema
-        pool = _Pool(f"__{macro}_{token}", match_schema(table), _match_opener(table), pool_size)
-        _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
+        pool = shared.kind(macro, _match_opener(table), lambda args, t=table: match_schema(t))
+        _table_macro(con, macro, token, _match_slot(pool), match_options)
     # own orders inside a replayed feed (obook.simulate)
-    _simulate_macros(con, token, pool_size)
-    _backtest_macros(con, token, pool_size)
+    _simulate_macros(con, token, shared)
+    _backtest_macros(con, token, shared)
+    shared.pool.register(con)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,
