@@ -146,6 +146,8 @@ def test_tables_convert_writes_every_table_the_format_produces(days, tmp_path, f
 def test_tables_convert_refuses_a_table_the_format_does_not_produce(days, tmp_path):
     with pytest.raises(ObookError, match="no table 'mbp1'"):
         obook.convert(days["itch"], tmp_path / "out", tables="bbo,mbp1", workers=1)
+    with pytest.raises(ObookError, match="table 'twas' is not offered by convert"):
+        obook.convert(days["itch"], tmp_path / "out", tables="bbo,twas", workers=1)
 
 
 def test_tables_unknown_option_is_a_clear_error(days):
