@@ -25,7 +25,7 @@ from .jit import njit
 from .latency import record
 from .layout import NEED_ROOM, OK
 from .live_arb import missing, packet, skip
-from .live_layout import (CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
+from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
                           MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
                           RUN_GIVE_UP, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
@@ -37,7 +37,8 @@ from .live_layout import (CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_ST
                           S_ON_GAP_SKIP, S_ORDERS, S_POLLS, S_PY_N, S_PY_STRATEGY, S_REQ_TIMEOUT,
                           S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
-                          S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, VLEN)
+                          S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
+                          S_PROBES, S_SESSION_SET, VLEN)
 from .live_orders import answers, encode, risk_check
 from .mold import S_BAD, S_PACKETS
 
@@ -77,7 +78,7 @@ def _send_all(fns, fd, buf, n, S):
 def _receive(fns, fds, S, net, arb, hists, line):
     """One recvmmsg on a line; returns the datagrams."""
     hdr, pk, ctl = net[0], net[1], net[2]
-    ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data = arb
+    stats = arb[2]
     for i in range(VLEN):
         hdr[line, i, 5] = CTL
         hdr[line, i, 6] = 0
@@ -102,8 +103,7 @@ def _receive(fns, fds, S, net, arb, hists, line):
             S[S_TRUNCATED] += 1
             continue
         record(hists[H_RECV], t_user - ts)
-        packet(S, line, pk[line, i], ln, ts, t_user, ring, recs, stats, line_next, line_gap, pend_seq,
-               pend_meta, pend_data)
+        packet(S, line, pk[line, i], ln, ts, t_user, arb)
         record(hists[H_DECODE], _now(S) - t_user)
     S[S_LAST_PACKET] = t_user
     return n
@@ -219,8 +219,7 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _request(fns, fds, S, first, count, reqbuf):
-    hi, lo = S[S_SESSION_HI], S[S_SESSION_LO]
+def _request(fns, fds, S, hi, lo, first, count, reqbuf):
     while count > 0:
         n = min(count, S[S_MAX_REQUEST])
         for k in range(8):
@@ -239,11 +238,29 @@ def _request(fns, fds, S, first, count, reqbuf):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _probe(fns, fds, S, t, cand, reqbuf):
+    """No session chosen yet: ask the re-request server for the numbers below those the
+    heartbeats of each session name (every data packet lost); its answer chooses one."""
+    if fds[LINE_REQUEST] < 0 or S[S_HAVE_REQUEST] == 0 or t - S[S_PROBE_LAST] < S[S_REQ_TIMEOUT]:
+        return
+    for j in range(S[S_CANDIDATES]):
+        if cand[j, C_PROBE_SEQ] > 1:
+            cand[j, C_PROBED] = 1
+            _request(fns, fds, S, cand[j, C_HI], cand[j, C_LO], 1, min(cand[j, C_PROBE_SEQ] - 1, S[S_MAX_REQUEST]),
+                     reqbuf)
+            S[S_PROBES] += 1
+            S[S_PROBE_LAST] = t
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def gaps(fns, fds, S, t, arb, misc):
     """Re-request what both lines lost (after S_GAP_WAIT, every S_REQ_TIMEOUT, S_RETRIES
     times), then give the first range up: RUN_GIVE_UP, or with S_ON_GAP_SKIP a gap row."""
-    ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data = arb
+    ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data = arb[0], arb[1], arb[2], arb[4], arb[5], arb[6], arb[7]
     gaps_out, miss, reqbuf = misc[2], misc[3], misc[4]
+    if S[S_SESSION_SET] == 0:
+        _probe(fns, fds, S, t, arb[8], reqbuf)
+        return RUN_SLICE
     nxt = S[S_NEXT]
     high = S[S_HIGH]
     if S[S_END] >= 0 and S[S_END] < high:
@@ -280,7 +297,8 @@ def gaps(fns, fds, S, t, arb, misc):
         return RUN_SLICE
     for j in range(k):
         if miss[j, 0] < S[S_GAP_HIGH]:      # what was missing when the wait began
-            _request(fns, fds, S, miss[j, 0], min(miss[j, 1], S[S_GAP_HIGH] - miss[j, 0]), reqbuf)
+            _request(fns, fds, S, S[S_SESSION_HI], S[S_SESSION_LO], miss[j, 0],
+                     min(miss[j, 1], S[S_GAP_HIGH] - miss[j, 0]), reqbuf)
     S[S_GAP_TRIES] += 1
     S[S_GAP_LAST] = t
     S[S_GAP_HIGH] = high

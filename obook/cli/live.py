@@ -69,7 +69,7 @@ def listen(
     line_b: str = typer.Option("127.0.0.1:31002", "--line-b", help=B_HELP),
     request: Optional[str] = typer.Option("127.0.0.1:31003", "--request", help=REQ_HELP + " Empty: none (gaps are given up)."),
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
-    session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow (default: the first packet's)."),
+    session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow; packets of others are counted and dropped (default: the first session whose packets form a stream)."),
     to: Sink = typer.Option(Sink.text, "--to", help="text: BBO lines on stdout; parquet: rolling files in --output (a directory); "
                                                     "arrow: an Arrow IPC stream file; duckdb: append to tables of a database."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Directory, file or database of --to."),

@@ -228,7 +228,8 @@ class HotListener:
                "requests": int(S[L.S_REQUESTS]), "next_seq": int(S[L.S_NEXT]),
                "ended": bool(S[L.S_END] >= 0 and S[L.S_NEXT] >= S[L.S_END]),
                "kernel_stamps": self.kernel_stamps, "records": int(S[L.S_W_REC]),
-               "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL])}
+               "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL]), "session": self.loop.session(),
+               "session_probes": int(S[L.S_PROBES])}
         if self.replay is not None:
             out["rows"] = self.replay.stats.get("table_rows", {})
         if S[L.S_T_LAPPED]:
