@@ -130,24 +130,40 @@ def _follow(S, line, seq, end, stats, line_next, line_gap):
 def packet(S, line, buf, ln, ts, t, arb):
     """One datagram of ``line`` (buf[:ln]) received at ``ts`` (kernel stamp): counted,
     checked, its new messages delivered or held (or the packet held until a session is chosen)."""
-    stats = arb[2]
+    seq, c, hi, lo, ok = screen(S, line, buf, ln, arb[2])
+    if ok:
+        arbitrate(S, line, buf, ln, ts, t, seq, c, hi, lo, arb)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def screen(S, line, buf, ln, stats):
+    """The datagram counted and its header checked before anything else is done with it:
+    (seq, count, session high, low, whether to go on); a malformed or implausible packet,
+    or one of another session than the given or chosen one, is counted and goes no further."""
     stats[line, S_PACKETS] += 1
     seq, c, hi, lo, status = _header(buf, 0, ln)
     data = 0 if c == 0 or c == END_OF_SESSION else c
     if status != P_OK or seq < 1:
         stats[line, S_BAD] += 1
-        return
+        return seq, c, hi, lo, False
     if seq + data > S[S_NEXT] + FAR:     # numbered where no feed of ours can be
         stats[line, S_IMPLAUSIBLE] += 1
-        return
+        return seq, c, hi, lo, False
+    if S[S_SESSION_SET] != 0 and (hi != S[S_SESSION_HI] or lo != S[S_SESSION_LO]):
+        stats[line, S_WRONG_SESSION] += 1
+        return seq, c, hi, lo, False
+    return seq, c, hi, lo, True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def arbitrate(S, line, buf, ln, ts, t, seq, c, hi, lo, arb):
+    """A datagram that passed ``screen``: its messages delivered or held, or (no session yet)
+    the packet held until one is chosen."""
     if S[S_SESSION_SET] == 0:
-        j = choose(S, line, buf, ln, ts, seq, c, hi, lo, arb[8], arb[9], arb[10], stats)
+        j = choose(S, line, buf, ln, ts, seq, c, hi, lo, arb[8], arb[9], arb[10], arb[2])
         if j < 0:
             return
         _adopt(S, j, t, arb)
-    elif hi != S[S_SESSION_HI] or lo != S[S_SESSION_LO]:
-        stats[line, S_WRONG_SESSION] += 1
-        return
     _take(S, line, buf, seq, c, ts, t, arb)
 
 

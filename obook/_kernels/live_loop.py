@@ -24,7 +24,7 @@ from .itch import itch_decode
 from .jit import njit
 from .latency import record
 from .layout import NEED_ROOM, OK
-from .live_arb import missing, packet, skip
+from .live_arb import arbitrate, missing, screen, skip
 from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
                           MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
@@ -38,7 +38,7 @@ from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POL
                           S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
                           S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
-                          S_PROBES, S_SESSION_SET, VLEN)
+                          S_PROBES, S_SESSION_SET, S_SPIN_NS, VLEN)
 from .live_orders import answers, encode, risk_check
 from .mold import S_BAD, S_PACKETS
 
@@ -76,7 +76,8 @@ def _send_all(fns, fd, buf, n, S):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _receive(fns, fds, S, net, arb, hists, line):
-    """One recvmmsg on a line; returns the datagrams."""
+    """One recvmmsg on a line; returns the datagrams. A datagram's header is screened first:
+    garbage and other sessions' packets are counted and dropped before its stamp is read."""
     hdr, pk, ctl = net[0], net[1], net[2]
     stats = arb[2]
     for i in range(VLEN):
@@ -88,6 +89,15 @@ def _receive(fns, fds, S, net, arb, hists, line):
     t_user = _now(S)
     for i in range(n):
         ln = hdr[line, i, 7] & 0xFFFFFFFF
+        if hdr[line, i, 6] & MSG_TRUNC:
+            stats[line, S_PACKETS] += 1
+            stats[line, S_BAD] += 1
+            S[S_TRUNCATED] += 1
+            continue
+        buf = pk[line, i]
+        seq, cnt, hi, lo, ok = screen(S, line, buf, ln, stats)
+        if not ok:
+            continue
         ts = t_user
         c = ctl[line, i]
         if hdr[line, i, 5] >= 32 and c[8] == 1 and c[12] == 35:     # SOL_SOCKET, SO_TIMESTAMPNS
@@ -97,13 +107,8 @@ def _receive(fns, fds, S, net, arb, hists, line):
                 sec |= np.int64(c[16 + k]) << (8 * k)
                 nsec |= np.int64(c[24 + k]) << (8 * k)
             ts = sec * 1_000_000_000 + nsec - S[S_CLOCK_OFFSET]
-        if hdr[line, i, 6] & MSG_TRUNC:
-            stats[line, S_PACKETS] += 1
-            stats[line, S_BAD] += 1
-            S[S_TRUNCATED] += 1
-            continue
         record(hists[H_RECV], t_user - ts)
-        packet(S, line, pk[line, i], ln, ts, t_user, arb)
+        arbitrate(S, line, buf, ln, ts, t_user, seq, cnt, hi, lo, arb)
         record(hists[H_DECODE], _now(S) - t_user)
     S[S_LAST_PACKET] = t_user
     return n
@@ -306,9 +311,12 @@ def gaps(fns, fds, S, t, arb, misc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _venue(fns, fds, S, t, ords, misc):
+def _venue(fns, fds, S, t, ords, misc, readable):
+    """The venue's answers (when poll says they are there, or every 0.1 ms while orders wait
+    for one when spinning, and every 10 ms regardless); a heartbeat when quiet."""
     vbuf, refs = ords[6], ords[5]
-    if S[S_VENUE_ENDED] == 0 and (S[S_ORDERS] > S[S_ANSWERS] or t - S[S_VENUE_READ] > 10_000_000):
+    waiting = S[S_ORDERS] > S[S_ANSWERS] and t - S[S_VENUE_READ] > 100_000
+    if S[S_VENUE_ENDED] == 0 and (readable or waiting or t - S[S_VENUE_READ] > 10_000_000):
         S[S_VENUE_READ] = t
         n = ccall(fns[F_RECV], fds[3], vbuf.ctypes.data + S[S_VBUF_N], vbuf.shape[0] - S[S_VBUF_N],
                   MSG_DONTWAIT, 0)
@@ -327,8 +335,24 @@ def _venue(fns, fds, S, t, ords, misc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _ready(fds, pollfds):
+    """The lines (bits 0-2) and the venue (bit 3) poll found readable."""
+    mask = 0
+    for k in range(pollfds.shape[0]):
+        if (pollfds[k, 1] >> 16) & 0xFFFF:
+            for j in range(4):
+                if fds[j] == pollfds[k, 0]:
+                    mask |= 1 << j
+    return mask
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
-    """Run until the time slice ends or something needs the caller (RUN_*)."""
+    """Run until the time slice ends or something needs the caller (RUN_*).
+
+    Waiting: S_SPIN busy-polls every line; else the lines poll() found readable are read
+    until they are drained, then poll() again: without waiting for S_SPIN_NS after the last
+    datagram (a busy poll of every socket), then sleeping (at most 10 ms)."""
     ts = misc[5]
     anchor(S, fns, ts)
     end = _now(S) + S[S_SLICE_NS]
@@ -337,21 +361,25 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
         return status
     pollfds = net[3]
     hists = misc[0]
+    ready = 15
     while True:
         if S[S_STOP] != 0:
             return RUN_STOPPED
         S[S_LOOPS] += 1
         got = 0
+        full = False
         for line in range(N_LINES):
-            if fds[line] >= 0:
-                got += _receive(fns, fds, S, net, arb, hists, line)
+            if fds[line] >= 0 and ready & (1 << line):
+                k = _receive(fns, fds, S, net, arb, hists, line)
+                got += k
+                full |= k == VLEN
         if got:
             status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
             if status != RUN_SLICE:
                 return status
         t = _now(S)
         if S[S_HAS_VENUE] != 0:
-            _venue(fns, fds, S, t, ords, misc)
+            _venue(fns, fds, S, t, ords, misc, (ready & 8) != 0 and S[S_SPIN] == 0)
         status = gaps(fns, fds, S, t, arb, misc)
         if status != RUN_SLICE:
             return status
@@ -359,7 +387,12 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             return RUN_END
         if t >= end:
             return RUN_SLICE
-        if got == 0 and S[S_SPIN] == 0:
-            S[S_POLLS] += 1
-            ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], 1, 0, 0)
-
+        if S[S_SPIN] != 0 or full:
+            ready = 15
+            continue
+        S[S_POLLS] += 1
+        wait = 0 if t - S[S_LAST_PACKET] < S[S_SPIN_NS] else min(10, 1 + (end - t) // 1_000_000)
+        if ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], wait, 0, 0) > 0:
+            ready = _ready(fds, pollfds)
+        else:
+            ready = 0

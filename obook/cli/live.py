@@ -92,6 +92,7 @@ def listen(
     max_rate: int = typer.Option(1_000, "--max-orders-per-second", help="Risk: orders per second of feed time."),
     band_bps: int = typer.Option(500, "--band-bps", help="Risk: price band around the best price (basis points)."),
     spin: bool = typer.Option(False, "--spin", help="Busy-poll the sockets (a core at 100%) instead of sleeping in poll()."),
+    spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sockets this many microseconds after each datagram before sleeping in poll()."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),
     rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
     loop: str = typer.Option("compiled", "--loop", help="compiled (the default) or python (the slower path around the kernels)."),

@@ -86,7 +86,7 @@ class HotLoop:
 
     def __init__(self, socks, req, strategy=None, tickers=None, risk=None, venue=None, *,
                  on_gap="raise", gap_wait=0.05, request_timeout=0.2, retries=3, max_request=1000,
-                 spin=False, slice_s=0.05, session: str | None = None):
+                 spin=False, spin_us: float = 0.0, slice_s=0.05, session: str | None = None):
         from ..engine.books import BookState, ExtraRows
         from .._kernels.itch import SIZES
         from .fast_strategy import NumbaStrategy
@@ -119,6 +119,7 @@ class HotLoop:
         S[L.S_HAVE_REQUEST] = req is not None
         S[L.S_STRICT] = on_gap == "raise"
         S[L.S_SPIN] = bool(spin)
+        S[L.S_SPIN_NS] = int(max(0.0, spin_us) * 1000)
         S[L.S_SLICE_NS] = int(slice_s * 1e9)
         S[L.S_MULT] = _mult()
         S[L.S_CLOCK_OFFSET] = self.clock.offset
