@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from live_support import addresses, free_port, hostport, process
+from live_support import addresses, free_port, hostport, process, wait_accepting
 from obook.gen.itch import write_itch
 
 pytestmark = pytest.mark.skipif(__import__("obook._kernels.jit", fromlist=["x"]).INTERPRETED,
@@ -33,12 +33,7 @@ def test_compile_live_then_venue_listen_send_compile_nothing(tmp_path):
     v = free_port(socket.SOCK_STREAM)
     out = tmp_path / "pq"
     with process("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1") as vp:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", v), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_accepting(v)
         with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
                      "--to", "parquet", "-o", out, "--strategy", f"{EXAMPLE}:JoinBid", "--venue", f"127.0.0.1:{v}",
                      "--retries", "20", "--idle-timeout", "60") as lp:
