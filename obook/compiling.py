@@ -40,8 +40,27 @@ def _replay(feed, fmt: str | None = None, tables=TABLES) -> None:
     write_text(obook.bbo(feed, workers=1, format=fmt), io.BytesIO())
     obook.bars(feed, format=fmt).read_all()
     if isinstance(feed, (str, os.PathLike)):        # convert reads one file
+        _side_tables(feed, fmt)
         with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
             obook.convert(feed, tmp, tables=tables, workers=1, format=fmt)
+
+
+def _side_tables(feed, fmt: str | None) -> None:
+    """Every side table of the feed's format (``obook lobster`` reads ITCH's trading actions)."""
+    from .feeds import read_side_table, resolve_format
+
+    for name in resolve_format(fmt, feed).side_tables:
+        read_side_table(feed, name, format=fmt)
+
+
+def _far_levels() -> None:
+    """The book's far-level hash table growing (a busy day's books outgrow its first size;
+    the small generated days do not)."""
+    import numpy as np
+
+    from .engine.books import K
+
+    K.fh_rehash(np.zeros((64, 4), dtype=np.int64), np.zeros((128, 4), dtype=np.int64))
 
 
 def _itch(tmp: Path) -> None:
@@ -49,6 +68,7 @@ def _itch(tmp: Path) -> None:
 
     write_itch(tmp / "day.itch", 60_000, 20, seed=1)
     _replay(tmp / "day.itch")
+    _far_levels()
 
 
 def _pitch(tmp: Path) -> None:

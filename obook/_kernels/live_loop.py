@@ -17,7 +17,9 @@ by ``S_CLOCK_OFFSET``.
 
 import numpy as np
 
-from .book import apply_events
+from .book import Books
+from .book_rows import Tables
+from .replay import Rules, apply_events
 from .ccall import ccall, ccall9, ccall_int
 from .clock import cycles
 from .itch import itch_decode
@@ -154,6 +156,10 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
     (skips, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key,
      page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, dstate, cage, held, st) = bk
     rows, trades, orders, depth, nx, snap = outs
+    books = Books(lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key,
+                  page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, st)
+    rules = Rules(dstate, cage, held)
+    tables = Tables(0, trades, orders, depth, nx, snap)
     state, sout = ords[0], ords[1]
     hists, py_rows = misc[0], misc[1]
     bsize = ring.shape[0]
@@ -175,10 +181,8 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
         for k in range(nn):
             for j in range(8):
                 sym[names[k, 0], j] = frame[names[k, 1] + j]
-        status, j, nrow, room = apply_events(
-            ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0, lv, lv_free, lvx, sides, pool, seg_free,
-            heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
-            ovnode, dstate, cage, held, st, 0, trades, orders, depth, nx, snap)
+        status, j, nrow, room = apply_events(ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0, books,
+                                             rules, tables)
         if status == NEED_ROOM:
             S[S_RESUME_I] = j
             S[S_NEED_ROOM] = room
