@@ -316,8 +316,8 @@ def gaps(fns, fds, S, t, arb, misc):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _venue(fns, fds, S, t, ords, misc, readable):
-    """The venue's answers (when poll says they are there, or every 0.1 ms while orders wait
-    for one when spinning, and every 10 ms regardless); a heartbeat when quiet."""
+    """The venue's answers (when poll() found them there, every 0.1 ms while an order waits
+    for one, every 10 ms regardless); a heartbeat when quiet."""
     vbuf, refs = ords[6], ords[5]
     waiting = S[S_ORDERS] > S[S_ANSWERS] and t - S[S_VENUE_READ] > 100_000
     if S[S_VENUE_ENDED] == 0 and (readable or waiting or t - S[S_VENUE_READ] > 10_000_000):
