@@ -60,7 +60,7 @@ def _obook(*args, **kw):
 
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
-             tickers: str, spin_us: float = 0.0, send_spin_us: float = 1000.0) -> dict:
+             tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0) -> dict:
     from obook.live.gateway import Gateway
     from obook.live.hot_listener import HotListener
     from obook.live.risk import RiskGate
@@ -126,13 +126,13 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             p.communicate(timeout=30)
 
 
-def _spin_us(spin_us: float) -> dict:
+def _spin_us(spin_us: float | None) -> dict:
     """The listener's spin_us option (none for a tree without it, the baseline's)."""
     import inspect
 
     from obook.live.hot_listener import HotListener
 
-    return {"spin_us": spin_us} if "spin_us" in inspect.signature(HotListener).parameters else {}
+    return {"spin_us": spin_us} if "spin_us" in inspect.signature(HotListener).parameters and spin_us is not None else {}
 
 
 def _guard(fn, err):

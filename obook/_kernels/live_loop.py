@@ -312,8 +312,8 @@ def gaps(fns, fds, S, t, arb, misc):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _venue(fns, fds, S, t, ords, misc, readable):
-    """The venue's answers (when poll says they are there, or every 0.1 ms while orders wait
-    for one when spinning, and every 10 ms regardless); a heartbeat when quiet."""
+    """The venue's answers (when poll() found them there, every 0.1 ms while an order waits
+    for one, every 10 ms regardless); a heartbeat when quiet."""
     vbuf, refs = ords[6], ords[5]
     waiting = S[S_ORDERS] > S[S_ANSWERS] and t - S[S_VENUE_READ] > 100_000
     if S[S_VENUE_ENDED] == 0 and (readable or waiting or t - S[S_VENUE_READ] > 10_000_000):
@@ -350,9 +350,10 @@ def _ready(fds, pollfds):
 def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
     """Run until the time slice ends or something needs the caller (RUN_*).
 
-    Waiting: S_SPIN busy-polls every line; else the lines poll() found readable are read
-    until they are drained, then poll() again: without waiting for S_SPIN_NS after the last
-    datagram (a busy poll of every socket), then sleeping (at most 10 ms)."""
+    Waiting: S_SPIN busy-polls every line; else, after a turn that received something,
+    every line is read again; after one that received nothing, poll(): at once for S_SPIN_NS
+    after the last datagram (a busy poll of every socket), else sleeping (at most 10 ms);
+    the turn after a poll() reads the lines it found readable only."""
     ts = misc[5]
     anchor(S, fns, ts)
     end = _now(S) + S[S_SLICE_NS]
@@ -362,24 +363,24 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
     pollfds = net[3]
     hists = misc[0]
     ready = 15
+    venue_ready = True
     while True:
         if S[S_STOP] != 0:
             return RUN_STOPPED
         S[S_LOOPS] += 1
         got = 0
-        full = False
         for line in range(N_LINES):
             if fds[line] >= 0 and ready & (1 << line):
                 k = _receive(fns, fds, S, net, arb, hists, line)
                 got += k
-                full |= k == VLEN
         if got:
             status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
             if status != RUN_SLICE:
                 return status
         t = _now(S)
         if S[S_HAS_VENUE] != 0:
-            _venue(fns, fds, S, t, ords, misc, (ready & 8) != 0 and S[S_SPIN] == 0)
+            _venue(fns, fds, S, t, ords, misc, venue_ready)
+            venue_ready = False
         status = gaps(fns, fds, S, t, arb, misc)
         if status != RUN_SLICE:
             return status
@@ -387,12 +388,13 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             return RUN_END
         if t >= end:
             return RUN_SLICE
-        if S[S_SPIN] != 0 or full:
+        if S[S_SPIN] != 0 or got:
             ready = 15
             continue
         S[S_POLLS] += 1
         wait = 0 if t - S[S_LAST_PACKET] < S[S_SPIN_NS] else min(10, 1 + (end - t) // 1_000_000)
         if ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], wait, 0, 0) > 0:
             ready = _ready(fds, pollfds)
+            venue_ready = (ready & 8) != 0
         else:
             ready = 0

@@ -119,7 +119,7 @@ class HotLoop:
         S[L.S_HAVE_REQUEST] = req is not None
         S[L.S_STRICT] = on_gap == "raise"
         S[L.S_SPIN] = bool(spin)
-        S[L.S_SPIN_NS] = int(max(0.0, spin_us) * 1000)
+        S[L.S_SPIN_NS] = int(max(0.0, spin_us or 0.0) * 1000)
         S[L.S_SLICE_NS] = int(slice_s * 1e9)
         S[L.S_MULT] = _mult()
         S[L.S_CLOCK_OFFSET] = self.clock.offset
