@@ -3,6 +3,9 @@ on a tiny generated input, compiled, so the kernels' caches hold every signature
 run needs. A later first run loads machine code instead of compiling it.
 
 The parts: each feed format's replay (every table, to Arrow and to Parquet, in this
+process and in worker processes), the matching engine, the own-order simulation, the
+feed generators, the book kernel's latency timer and the live path (sender, venue,
+compiled listener).
 process and in worker processes, and its side tables), the matching engine, the own-order
 simulation, the backtest (Python strategies), the feed generators and the book kernel's
 latency timer.
@@ -171,6 +174,53 @@ def _latency(tmp: Path) -> None:
     timer.histogram()
 
 
+def _live(tmp: Path) -> None:
+    """``obook send``'s loop, ``obook venue`` and the compiled listener (``obook listen``:
+    books, a strategy's orders through the risk gate to the venue, its answers, the tables)
+    over loopback on a small day."""
+    import socket
+    import threading
+
+    from .gen.itch import write_itch
+    from .live.gateway import Gateway
+    from .live.hot_listener import HotListener
+    from .live.ouch import Order
+    from .live.send import Sender, SendOptions, read_messages
+    from .live.venue import Venue
+
+    def port() -> tuple[str, int]:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()
+
+    sent: list[str] = []
+
+    def bid_once(top):                # one order per instrument, the first time it has a bid
+        if top.bid_px is None or top.ticker in sent:
+            return None
+        sent.append(top.ticker)
+        return [Order("enter", top.ticker, "B", 100, top.bid_px, len(sent))]
+
+    write_itch(tmp / "live.itch", 5_000, 5, seed=5)
+    venue = Venue(sessions=1)
+    serving = threading.Thread(target=venue.serve, kwargs={"timeout": 600}, daemon=True)
+    serving.start()
+    try:
+        lines = [port() for _ in range(3)]
+        listener = HotListener(*lines, tables=("bbo", "trades"), strategy=bid_once, gateway=Gateway(*venue.address),
+                               idle_timeout=600, retries=20)
+        sender = Sender(read_messages(tmp / "live.itch"), SendOptions(*lines, rate=20_000, drop_a=0.1, linger=0.5,
+                                                                      heartbeat=0.1))
+        sending = threading.Thread(target=sender.run, daemon=True)
+        sending.start()
+        for _ in listener.table_batches():
+            pass
+        sending.join(timeout=60)
+    finally:
+        venue.stop()
+        serving.join(timeout=10)
+
+
 class _Quoter:
     """A backtest strategy with every callback: joins the best bid, hears its orders."""
 
@@ -210,6 +260,7 @@ def _backtest(tmp: Path) -> None:
 PARTS: dict[str, Callable[[Path], None]] = dict((
     ("itch", _itch), ("pitch", _pitch), ("csv", _csv), ("databento", _databento), ("szse", _szse), ("sse", _sse),
     ("captures", _captures), ("match", _match), ("simulate", _simulate), ("latency", _latency),
+    ("live", _live),
     ("backtest", _backtest),
 ))
 

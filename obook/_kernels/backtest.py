@@ -45,6 +45,7 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND)
 
 FOREVER = 1 << 62
+LAZY_BATCH = 1024       # feed events a lazy view queues before it applies the past ones
 
 
 # ---------------------------------------------------------------- latency
@@ -326,11 +327,42 @@ def next_wake(RQ, LAG, S):
     w = FOREVER
     if S[S_RQ_HEAD] < S[S_RQ_TAIL]:
         w = RQ[S[S_RQ_HEAD], R_DUE]
-    if S[S_LAG_HEAD] < S[S_LAG_TAIL]:
+    if S[S_LAG_HEAD] < S[S_LAG_TAIL] and S[S_SUB] & (SUB_BBO | SUB_BOOK):
         w = min(w, LAG[S[S_LAG_HEAD], LAG_DUE])
     if S[S_SUB] & SUB_TIMER and S[S_TIMER_NEXT] <= S[S_TMAX]:
         w = min(w, S[S_TIMER_NEXT])
     return w
+
+
+@njit(cache=True)
+def due_before(INS, RQ, LAG, S, t):
+    """Something reaches the venue or the strategy before time t (a refused instruction,
+    arrival -1, is due at once: drain skips it)."""
+    h = S[S_INS_HEAD]
+    if h < S[S_INS_TAIL] and INS[h, I_ARR] < t:
+        return True
+    return next_wake(RQ, LAG, S) < t
+
+
+@njit(cache=True)
+def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
+    """A lazy view (the strategy is not called on book changes, so its view only matters
+    when it is called): apply the queued feed events delivered before local time w
+    (``strict``) or by w. Returns 0, or the room the view needs first."""
+    while S[S_LAG_HEAD] < S[S_LAG_TAIL]:
+        h = S[S_LAG_HEAD]
+        due = LAG[h, LAG_DUE]
+        if due > w or (strict and due == w):
+            return 0
+        vtb = LAG[h, LAG_DUE - 1]
+        if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
+            return ROOM_VHASH
+        if max(nlv[2 * vtb], nlv[2 * vtb + 1]) + 2 > Lv.shape[1]:
+            return ROOM_LEVELS
+        S[S_LAG_HEAD] = h + 1
+        at[0], at[1], at[2] = LAG[h, EV_SEQ], 1, LAG[h, EV_TIME]
+        feed_event(LAG[h], Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
+    return 0
 
 
 @njit(cache=True)
@@ -374,7 +406,13 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
             continue
         S[S_NOW] = w
         Lx, nlx = (L, nl) if S[S_ZERO_FEED] else (Lv, nlv)
+        lazy = not S[S_ZERO_FEED] and not S[S_SUB] & (SUB_BBO | SUB_BOOK)
         if S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] == w:
+            if lazy and S[S_SUB] & SUB_ORDERS:
+                r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, True)
+                if r:
+                    S[S_CALL] = r
+                    return NEED_ROOM
             q = S[S_RQ_HEAD]
             S[S_RQ_HEAD] = q + 1
             deliver(RQ, LO, PL, q)
@@ -405,6 +443,11 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
                 run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
             continue
         # a timer
+        if lazy:
+            r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, False)
+            if r:
+                S[S_CALL] = r
+                return NEED_ROOM
         S[S_TIMER_NEXT] += S[S_TIMER_PERIOD]
         call_row(C, CALL_TIMER, w, 0, Lx, nlx, PL, S)
         if not S[S_COMPILED]:
@@ -453,10 +496,18 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
         if S[S_PHASE] == 0:
             S[S_NEXT_SEQ] = ev[i, EV_SEQ]
             S[S_TMAX] = max(S[S_TMAX], t)
-            status = drain(t, tb, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
-                           LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
-            if status != OK:
-                return status
+            if due_before(INS, RQ, LAG, S, t):
+                status = drain(t, tb, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
+                               LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
+                if status != OK:
+                    return status
+            if S[S_LAG_TAIL] - S[S_LAG_HEAD] >= LAZY_BATCH and not S[S_SUB] & (SUB_BBO | SUB_BOOK):
+                # a lazy view: what was delivered before t can be applied now (every later
+                # call is at t or after)
+                r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, t, True)
+                if r:
+                    S[S_CALL] = r
+                    return NEED_ROOM
             r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
             if r:
                 S[S_CALL] = r
@@ -508,21 +559,25 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
                         S[S_CALL] = CALL_ORDER
                         return CALL
                     run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            S[S_PHASE] = 0
+            if ev[i, EV_ACTION] & DEFER:
+                continue
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+                S[S_PHASE] = 2
+        if S[S_PHASE] == 2:
+            # the strategy's call on the book change (room for what it sends first)
             r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
             if r:
                 S[S_CALL] = r
                 return NEED_ROOM
             S[S_PHASE] = 0
-            if ev[i, EV_ACTION] & DEFER:
-                continue
-            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
-                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
-                C[C_SEQ] = ev[i, EV_SEQ]
-                if not S[S_COMPILED]:
-                    S[S_POS] = i + 1
-                    S[S_CALL] = CALL_BOOK
-                    return CALL
-                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+            C[C_SEQ] = ev[i, EV_SEQ]
+            if not S[S_COMPILED]:
+                S[S_POS] = i + 1
+                S[S_CALL] = CALL_BOOK
+                return CALL
+            run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
     S[S_POS] = n
     return OK
 
