@@ -6,6 +6,9 @@ The parts: each feed format's replay (every table, to Arrow and to Parquet, in t
 process and in worker processes), the matching engine, the own-order simulation, the
 feed generators, the book kernel's latency timer and the live path (sender, venue,
 compiled listener).
+process and in worker processes, and its side tables), the matching engine, the own-order
+simulation, the backtest (Python strategies), the feed generators and the book kernel's
+latency timer.
 """
 
 from __future__ import annotations
@@ -218,11 +221,47 @@ def _live(tmp: Path) -> None:
         serving.join(timeout=10)
 
 
+class _Quoter:
+    """A backtest strategy with every callback: joins the best bid, hears its orders."""
+
+    timer = 1_000_000
+
+    def __init__(self):
+        self.ref = 0
+
+    def on_book(self, ctx):
+        from .backtest.orders import Order
+
+        bid, _bid_qty, _ask, _ask_qty = ctx.top()
+        if bid is None or self.ref >= 50:
+            return None
+        self.ref += 1
+        return [Order("enter", ctx.instrument, "B", 100, bid, ref=self.ref, tif="DAY")]
+
+    def on_order(self, ctx, update):
+        ctx.position()
+
+    def on_timer(self, ctx):
+        ctx.depth(5)
+
+
+def _backtest(tmp: Path) -> None:
+    """The backtest's kernels for Python strategies (a compiled strategy compiles with its own)."""
+    from .backtest import Fees, backtest
+    from .gen.itch import write_itch
+
+    write_itch(tmp / "bt.itch", 20_000, 3, seed=5)
+    backtest(str(tmp / "bt.itch"), _Quoter(), order_latency=50_000, response_latency=20_000, feed_latency=1_000,
+             fees=Fees(maker="-0.2", taker="0.3"))
+    backtest(str(tmp / "bt.itch"), lambda top: None, order_latency=("exponential", 50_000))
+
+
 #: what ``obook compile`` can compile, in order
 PARTS: dict[str, Callable[[Path], None]] = dict((
     ("itch", _itch), ("pitch", _pitch), ("csv", _csv), ("databento", _databento), ("szse", _szse), ("sse", _sse),
     ("captures", _captures), ("match", _match), ("simulate", _simulate), ("latency", _latency),
     ("live", _live),
+    ("backtest", _backtest),
 ))
 
 

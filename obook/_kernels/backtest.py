@@ -262,7 +262,12 @@ def order_call(C, RQ, LO, q):
 
 @njit(cache=True)
 def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
-    """Call a compiled strategy and send what it returns (each order through the risk gate)."""
+    """Call a compiled strategy and send what it returns (each order through the risk gate).
+    ``fn`` None: a Python strategy's run, nothing to call (a function argument would make the
+    kernels that pass it on compile again in every process: numba keys their cache by the
+    function object)."""
+    if fn is None:
+        return
     S[S_CALLS] += 1
     n = fn(C, LO, REFKEY, state, OUT)
     now = C[C_TIME]
@@ -616,5 +621,5 @@ def bt_finish(H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ,
 
 @njit(cache=True)
 def noop(call, lo, refkey, state, out):
-    """The compiled strategy slot of a Python strategy's run (never called)."""
+    """A compiled strategy that sends nothing."""
     return 0

@@ -127,7 +127,6 @@ def _live_fn(strategy):
 
 def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     """(fn, state, compiled, tickers, subscriptions, timer period, timer start)."""
-    from .._kernels.backtest import noop
     from .adapt import live_adapter
 
     if isinstance(strategy, CompiledStrategy):
@@ -157,7 +156,8 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         if not period:
             raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
         names.append("timer")
-    return noop, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
+    # no compiled function (None): the kernels' caches then serve every process
+    return None, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
 
 
 def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, response_latency=0, seed: int = 0,

@@ -31,163 +31,8 @@ BIG_ID = 1 << 63
 CAP = 120           # live orders a book keeps at most (an add to a full book is a cancel)
 
 
-def _between(rng, lo: int, hi: int) -> int:
-    """A random integer in [lo, hi) (random() scaled: a few times faster than randrange)."""
-    return lo + int(rng.random() * (hi - lo))
-
-
 def symbol_of(i: int) -> str:
     return f"SYM{i}"
-
-
-#: the MBO fields the generator varies, and the values of the others
-_VARYING = ("instrument_id", "ts_event", "order_id", "price", "size", "flags", "action", "side")
-_FIXED = {"length": 14, "rtype": 0xA0, "publisher_id": 1, "channel_id": 0, "ts_in_delta": 250}
-
-
-class _Gen:
-    def __init__(self, instruments: int, seed: int, big_ids: bool, clears: float, start_ns: int = START_NS):
-        self.rng = random.Random(seed)
-        self.clears = clears
-        self.ids = [7 + 1000 * i + _between(self.rng, 0, 1000) for i in range(instruments)]
-        if instruments > 2:
-            self.ids[-1] = 4_000_000_000 + seed % 1000     # an id near the top of u32
-        self.books = {iid: {} for iid in self.ids}        # order id -> [side, price, size]
-        self.mid = {iid: 100_00 + 500 * k for k, iid in enumerate(self.ids)}   # in ticks
-        self.next_id = BIG_ID + 11 if big_ids else 1000
-        #: the records' varying fields (``_VARYING``), a tuple each (an array at the end)
-        self.rows: list[tuple] = []
-        self._random = self.rng.random
-        self.t = start_ns
-
-    def rec(self, iid, action, side, order_id=0, price_ticks=None, size=0, last=True):
-        self.t += 1 + int(self._random() * 4999)
-        price = 0x7FFFFFFFFFFFFFFF if price_ticks is None else price_ticks * PRICE_TICK
-        self.rows.append((iid, self.t, order_id, price, size, F_LAST if last else 0, action, side))
-
-    def array(self) -> np.ndarray:
-        """The records (``MBO_DTYPE``)."""
-        n = len(self.rows)
-        out = np.zeros(n, dtype=MBO_DTYPE)
-        for c, values in zip(_VARYING, zip(*self.rows)):
-            out[c] = values
-        for c, v in _FIXED.items():
-            out[c] = v
-        out["ts_recv"] = out["ts_event"] + 1000
-        out["sequence"] = np.arange(1, n + 1)
-        return out
-
-    def new_id(self):
-        self.next_id += _between(self.rng, 1, 4)
-        return self.next_id
-
-    def add_order(self, iid, last=True):
-        side = b"B" if self.rng.random() < 0.5 else b"A"
-        off = _between(self.rng, 1, 8)
-        px = self.mid[iid] - off if side == b"B" else self.mid[iid] + off
-        size = _between(self.rng, 1, 10) * 100
-        oid = self.new_id()
-        self.books[iid][oid] = [side, px, size]
-        self.rec(iid, b"A", side, oid, px, size, last)
-
-    def pick(self, iid):
-        book = self.books[iid]
-        if not book:
-            return None
-        keys = list(book)
-        return keys[_between(self.rng, 0, len(keys))]
-
-    def cancel(self, iid, oid, size, last=True):
-        side, px, have = self.books[iid][oid]
-        if size >= have:
-            size = have
-            del self.books[iid][oid]
-        else:
-            self.books[iid][oid][2] = have - size
-        self.rec(iid, b"C", side, oid, px, size, last)
-
-    def modify(self, iid, oid, last=True):
-        side, px, have = self.books[iid][oid]
-        r = self.rng.random()
-        if r < 0.4:
-            size = max(1, have - 100 * _between(self.rng, 1, 3))   # keeps priority
-        elif r < 0.7:
-            size = have + 100                                            # loses it
-        else:
-            size = have
-            px = px + (1 if self.rng.random() < 0.5 else -1) * _between(self.rng, 1, 3)
-            px = min(px, self.mid[iid] - 1) if side == b"B" else max(px, self.mid[iid] + 1)
-        self.books[iid][oid] = [side, px, size]
-        self.rec(iid, b"M", side, oid, px, size, last)
-
-    def trade(self, iid):
-        """An aggressor takes the best orders of one side: T, then F and C per fill."""
-        book = self.books[iid]
-        side = b"B" if self.rng.random() < 0.5 else b"A"   # resting side
-        rest = [(o, v) for o, v in book.items() if v[0] == side]
-        if not rest:
-            return self.add_order(iid)
-        best = max(v[1] for _, v in rest) if side == b"B" else min(v[1] for _, v in rest)
-        queue = [o for o, v in rest if v[1] == best]       # dict order is arrival order here
-        want = _between(self.rng, 1, 4)
-        fills = []
-        for oid in queue[:want]:
-            have = book[oid][2]
-            take = have if self.rng.random() < 0.6 else max(1, have // 2)
-            fills.append((oid, take))
-        total = sum(t for _, t in fills)
-        aggressor = b"A" if side == b"B" else b"B"
-        if self.rng.random() < 0.1:                        # no aggressor known (auction, cross)
-            aggressor = b"N"
-        self.rec(iid, b"T", aggressor, 0, best, total, last=False)
-        end_in_fill = self.rng.random() < 0.15
-        for j, (oid, take) in enumerate(fills):
-            self.rec(iid, b"F", side, oid, best, take, last=False)
-        for j, (oid, take) in enumerate(fills):
-            self.cancel(iid, oid, take, last=(j == len(fills) - 1 and not end_in_fill))
-        if end_in_fill:
-            oid, take = fills[0]
-            self.rec(iid, b"F", side, 0, best, 0, last=True)
-
-    def step(self):
-        rng = self.rng
-        iid = self.ids[_between(rng, 0, len(self.ids))]
-        book = self.books[iid]
-        r = rng.random()
-        if r < self.clears:                                 # clear, then a small snapshot
-            book.clear()
-            self.rec(iid, b"R", b"N", 0, None, 0, last=True)
-            for j in range(3):
-                self.add_order(iid, last=(j == 2))
-        elif (r < 0.35 or len(book) < 4) and len(book) < CAP:
-            self.add_order(iid)
-        elif r < 0.5 or len(book) >= CAP:
-            oid = self.pick(iid)
-            self.cancel(iid, oid, book[oid][2] if rng.random() < 0.6 else 100)
-        elif r < 0.65:
-            self.modify(iid, self.pick(iid))
-        elif r < 0.68:                                      # modify of an unknown order: an add
-            side = b"B" if rng.random() < 0.5 else b"A"
-            px = self.mid[iid] - 2 if side == b"B" else self.mid[iid] + 2
-            oid = self.new_id()
-            book[oid] = [side, px, 300]
-            self.rec(iid, b"M", side, oid, px, 300)
-        elif r < 0.8:
-            self.trade(iid)
-        elif r < 0.9:                                       # an event of several records
-            n = _between(rng, 2, 5)
-            for j in range(n):
-                last = j == n - 1 and rng.random() < 0.8
-                if rng.random() < 0.5 or len(book) < 2:
-                    self.add_order(iid, last)
-                else:
-                    oid = self.pick(iid)
-                    self.cancel(iid, oid, book[oid][2], last)
-            if not self.rows[-1][5] & F_LAST:               # closed by an N record
-                self.rec(iid, b"N", b"N", 0, None, 0, last=True)
-        else:
-            self.mid[iid] += _between(rng, -1, 2)
-            self.add_order(iid)
 
 
 def session_start(date: str) -> int:
@@ -203,13 +48,29 @@ def mbo_flow(records: int, instruments: int = 3, seed: int = 0, big_ids: bool = 
              clears: float = 0.003, start_ns: int = START_NS) -> np.ndarray:
     """About ``records`` MBO records (a whole last event more at most) from ``start_ns``
     (UTC epoch ns); ``clears``: the share of steps that clear a book (besides the clear
-    of every book at the start)."""
-    g = _Gen(instruments, seed, big_ids, clears, start_ns)
-    for iid in g.ids:                                       # every day starts with a clear
-        g.rec(iid, b"R", b"N", 0, None, 0, last=True)
-    while len(g.rows) < records:
-        g.step()
-    return g.array()
+    of every book at the start). Each step picks an instrument and adds near its mid
+    (35%), cancels (15%), modifies (15%; 3% more of an unknown order), trades (12%),
+    writes an event of several adds and cancels (10%) or moves its mid and adds."""
+    from .databento_flow import STEP_RECORDS, flow
+
+    rng = random.Random(seed)
+    ids = [7 + 1000 * i + rng.randrange(0, 1000) for i in range(instruments)]
+    if instruments > 2:
+        ids[-1] = 4_000_000_000 + seed % 1000              # an id near the top of u32
+    mids = np.array([100_00 + 500 * k for k in range(instruments)], np.int64)   # in ticks
+    st = np.array([(seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % 2**64 or 1], dtype=np.uint64)
+    cols = tuple(np.zeros(records + STEP_RECORDS + instruments, np.int64) for _ in range(8))
+    n = flow(records, np.array(ids, np.int64), mids, st, 0, clears, start_ns, CAP, cols)
+    ts, inst, oid, price, size, flags, action, side = (c[:n] for c in cols)
+    out = np.zeros(n, dtype=MBO_DTYPE)
+    out["length"], out["rtype"], out["publisher_id"], out["ts_in_delta"] = 14, 0xA0, 1, 250
+    out["instrument_id"], out["ts_event"], out["ts_recv"] = inst, ts, ts + 1000
+    base = np.uint64(BIG_ID + 11 if big_ids else 1000)
+    out["order_id"] = np.where(oid != 0, oid.astype(np.uint64) + base, np.uint64(0))
+    out["price"], out["size"], out["flags"] = price, size, flags
+    out["action"], out["side"] = action.astype(np.uint8).view("S1"), side.astype(np.uint8).view("S1")
+    out["sequence"] = np.arange(1, n + 1)
+    return out
 
 
 def _records_bytes(flow: np.ndarray, encoder: bool) -> bytes:
