@@ -291,7 +291,7 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
                 OUT[i, Q_MARKET], OUT[i, Q_POST], ref, OUT[i, Q_ORIG], refused)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb):
     """0, or what must grow before the next step of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
