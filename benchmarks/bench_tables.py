@@ -24,7 +24,7 @@ from common import itch_day, median, run_child  # noqa: E402
 
 CONVERT = """
 import os, sys, time, tempfile, obook.engine.worker_main
-from obook.convert import convert
+from obook.to_parquet import convert
 import obook.parquet as _op              # the one Parquet writer's options
 {patch}
 out = tempfile.mkdtemp()

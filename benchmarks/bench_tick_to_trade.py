@@ -5,7 +5,7 @@ in the loop, or ``JoinBid`` in Python: the slow path) on a few instruments, behi
 gate, sending OUCH to ``obook venue`` (a child process; its receive stamp is the kernel's).
 
     python benchmarks/bench_tick_to_trade.py [--messages 400000] [--rates 100000,1500000]
-        [--python] [--garbage] [--spin] [--cpu 1] [--repeats 1]
+        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 1000] [--cpu 1] [--repeats 1]
 
 Per run: the message rate asked and the sender's (messages / its sending time), tick to
 trade (the kernel's receive stamp of the message that caused an order -> the venue's kernel
@@ -60,7 +60,7 @@ def _obook(*args, **kw):
 
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
-             tickers: str) -> dict:
+             tickers: str, spin_us: float = 0.0, send_spin_us: float = 1000.0) -> dict:
     from obook.live.gateway import Gateway
     from obook.live.hot_listener import HotListener
     from obook.live.risk import RiskGate
@@ -81,7 +81,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         lst = HotListener(("127.0.0.1", a), ("127.0.0.1", b), ("127.0.0.1", r), tables=(),
                           strategy=mod.JoinBid() if python else mod.JoinBidFast, tickers=tickers,
                           risk=RiskGate(max_orders_per_second=1_000_000), gateway=gw, idle_timeout=30,
-                          retries=20, spin=spin, cpu=cpu, session="OBOOK")
+                          retries=20, spin=spin, cpu=cpu, session="OBOOK", **_spin_us(spin_us))
         err, cpu_s = [], []
 
         def loop():
@@ -93,7 +93,8 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         th.start()
         pkt_rate = 0 if rate == 0 else rate / per_packet
         send = _obook("send", day, "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}",
-                      "--request", f"127.0.0.1:{r}", "--rate", pkt_rate, "--linger", "1", "--heartbeat", "0.2")
+                      "--request", f"127.0.0.1:{r}", "--rate", pkt_rate, "--linger", "1", "--heartbeat", "0.2",
+                      "--spin-us", send_spin_us)
         procs.append(send)
         if garbage:
             procs.append(subprocess.Popen([sys.executable, "-c", GARBAGE, str(a), str(b), "30"],
@@ -108,6 +109,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         messages = st["records"]
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": garbage, "spin": spin,
+            "spin_us": spin_us, "send_spin_us": send_spin_us,
             "sender_msgs_per_s": round(messages / float(sent["seconds"])),
             "t2t": _q(hist["tick-to-trade"]), "r2b": _q(hist["recv-to-book"]), "recv": _q(hist["recv"]),
             "book": _q(hist["book"]), "strategy": _q(hist["strategy"]), "venue": _q(hist["venue"]),
@@ -122,6 +124,15 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             if p.poll() is None:
                 p.kill()
             p.communicate(timeout=30)
+
+
+def _spin_us(spin_us: float) -> dict:
+    """The listener's spin_us option (none for a tree without it, the baseline's)."""
+    import inspect
+
+    from obook.live.hot_listener import HotListener
+
+    return {"spin_us": spin_us} if "spin_us" in inspect.signature(HotListener).parameters else {}
 
 
 def _guard(fn, err):
@@ -174,6 +185,8 @@ def main() -> None:
     ap.add_argument("--garbage", action="store_true", help="also each rate with a garbage flood")
     ap.add_argument("--spin", action="store_true")
     ap.add_argument("--cpu", type=int, default=None)
+    ap.add_argument("--spin-us", default="0", help="the listener's spin after a datagram, µs; a list alternates")
+    ap.add_argument("--send-spin-us", default="1000", help="the sender's spin before a packet's time, µs; a list alternates")
     ap.add_argument("--tickers", default="AAA,AAB,AAC,AAD,AAE,AAF,AAG,AAH")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
@@ -201,8 +214,11 @@ def main() -> None:
         for rate in (float(x) for x in args.rates.split(",")):
             configs = [(False, False)] + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])
             for python, garbage in configs:
-                res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu, args.tickers)
-                print(json.dumps(res), flush=True)
+                for spin_us in (float(x) for x in args.spin_us.split(",")):
+                    for send_spin in (float(x) for x in args.send_spin_us.split(",")):
+                        res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu, args.tickers,
+                                       spin_us, send_spin)
+                        print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":

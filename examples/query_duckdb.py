@@ -16,10 +16,10 @@ def main() -> None:
 
     print("BBO updates per ticker (top 5):")
     for row in con.execute("""
-            SELECT ticker, count(*) AS updates, obook_price(min(bid_px)) AS low_bid,
-                   obook_price(max(ask_px)) AS high_ask
+            SELECT ticker, count(*) AS updates, obook_price(min(bid_px), ?) AS low_bid,
+                   obook_price(max(ask_px), ?) AS high_ask
             FROM obook_bbo(?, workers := 2)
-            GROUP BY ALL ORDER BY updates DESC LIMIT 5""", [feed]).fetchall():
+            GROUP BY ALL ORDER BY updates DESC LIMIT 5""", [feed, feed, feed]).fetchall():
         print("  ", row)
 
     print("time-weighted average spread (ticks, top 5 by quoted time):")
@@ -31,9 +31,9 @@ def main() -> None:
     print("one-minute grid of the busiest ticker (first 3 points):")
     for row in con.execute("""
             WITH busiest AS (SELECT ticker FROM obook_bbo(?) GROUP BY ALL ORDER BY count(*) DESC LIMIT 1)
-            SELECT obook_time_of_day(time) AS t, ticker, obook_price(bid_px), obook_price(ask_px)
+            SELECT obook_time_of_day(time) AS t, ticker, obook_price(bid_px, ?), obook_price(ask_px, ?)
             FROM obook_bbo_grid(?, 60000000000) WHERE ticker = (FROM busiest) AND bid_px IS NOT NULL
-            ORDER BY time LIMIT 3""", [feed, feed]).fetchall():
+            ORDER BY time LIMIT 3""", [feed, feed, feed, feed]).fetchall():
         print("  ", row)
 
     print("first 3 rows (a LIMIT stops the replay at once):")

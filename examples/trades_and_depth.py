@@ -16,7 +16,7 @@ import polars as pl
 
 import obook
 from _sample import feed_path
-from obook.convert import read_metadata
+from obook.to_parquet import read_metadata
 
 
 def main() -> None:
@@ -27,10 +27,10 @@ def main() -> None:
     print("VWAP of executions and prints, broken trades left out (top 5 by volume):")
     for row in con.execute("""
             SELECT ticker, sum(shares) AS volume,
-                   obook_price(CAST(round(sum(price * shares) / sum(shares)) AS BIGINT)) AS vwap
+                   obook_price(CAST(round(sum(price * shares) / sum(shares)) AS BIGINT), ?) AS vwap
             FROM obook_trades(?, workers := 2)
             WHERE kind <> 'B' AND NOT broken
-            GROUP BY ALL ORDER BY volume DESC LIMIT 5""", [feed]).fetchall():
+            GROUP BY ALL ORDER BY volume DESC LIMIT 5""", [feed, feed]).fetchall():
         print("  ", row)
     con.close()
 

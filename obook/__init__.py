@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sys
-import types
 
 from ._version import __version__
 from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
@@ -31,31 +29,6 @@ _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "f
                "simulation", "live", "tables", "klines")
 
 
-class _ConvertModule(types.ModuleType):
-    """``obook.convert`` as a module name (``from obook.convert import TABLES``) whose names
-    are those of ``obook.to_parquet``, loaded on first use. It sits in ``sys.modules``, so
-    ``import obook.convert`` never rebinds the attribute ``obook.convert``: that stays the
-    function :func:`obook.to_parquet.convert`."""
-
-    def __getattr__(self, name):
-        return getattr(importlib.import_module("obook.to_parquet"), name)
-
-    def __setattr__(self, name, value):   # monkeypatching obook.convert.X patches the module
-        if name.startswith("__"):
-            super().__setattr__(name, value)
-        else:
-            setattr(importlib.import_module("obook.to_parquet"), name, value)
-
-    def __delattr__(self, name):
-        delattr(importlib.import_module("obook.to_parquet"), name)
-
-    def __dir__(self):
-        return dir(importlib.import_module("obook.to_parquet"))
-
-
-sys.modules.setdefault(__name__ + ".convert", _ConvertModule(__name__ + ".convert"))
-
-
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
         stats: dict | None = None, date=None, tickers=None, prices: str = "int", filename: bool = False):
     """Replay a feed and stream its BBO rows as a ``pyarrow.RecordBatchReader``.
@@ -73,7 +46,7 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).
     ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name
     ``MMDDYYYY.NASDAQ_ITCH50[.gz]``). When it is known, every table has a ``timestamp``
-    column after ``time`` (tz-aware, in the feed's zone: session midnight + time).
+    column after ``time`` (``timestamp[ns, UTC]``: the session's midnight in the feed's zone + time).
     ``tickers``: replay only these tickers' books (a list or a comma-separated string; the
     other books' records are skipped after framing); a ticker the feed does not name raises
     ``ObookError`` at the end of the replay.

@@ -4,7 +4,8 @@ run needs. A later first run loads machine code instead of compiling it.
 
 The parts: each feed format's replay (every table, to Arrow and to Parquet, in this
 process and in worker processes), the matching engine, the own-order simulation, the
-feed generators and the book kernel's latency timer.
+feed generators, the book kernel's latency timer and the live path (sender, venue,
+compiled listener).
 """
 
 from __future__ import annotations
@@ -39,8 +40,27 @@ def _replay(feed, fmt: str | None = None, tables=TABLES) -> None:
     write_text(obook.bbo(feed, workers=1, format=fmt), io.BytesIO())
     obook.bars(feed, format=fmt).read_all()
     if isinstance(feed, (str, os.PathLike)):        # convert reads one file
+        _side_tables(feed, fmt)
         with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
             obook.convert(feed, tmp, tables=tables, workers=1, format=fmt)
+
+
+def _side_tables(feed, fmt: str | None) -> None:
+    """Every side table of the feed's format (``obook lobster`` reads ITCH's trading actions)."""
+    from .feeds import read_side_table, resolve_format
+
+    for name in resolve_format(fmt, feed).side_tables:
+        read_side_table(feed, name, format=fmt)
+
+
+def _far_levels() -> None:
+    """The book's far-level hash table growing (a busy day's books outgrow its first size;
+    the small generated days do not)."""
+    import numpy as np
+
+    from .engine.books import K
+
+    K.fh_rehash(np.zeros((64, 4), dtype=np.int64), np.zeros((128, 4), dtype=np.int64))
 
 
 def _itch(tmp: Path) -> None:
@@ -48,6 +68,7 @@ def _itch(tmp: Path) -> None:
 
     write_itch(tmp / "day.itch", 60_000, 20, seed=1)
     _replay(tmp / "day.itch")
+    _far_levels()
 
 
 def _pitch(tmp: Path) -> None:
@@ -150,10 +171,58 @@ def _latency(tmp: Path) -> None:
     timer.histogram()
 
 
+def _live(tmp: Path) -> None:
+    """``obook send``'s loop, ``obook venue`` and the compiled listener (``obook listen``:
+    books, a strategy's orders through the risk gate to the venue, its answers, the tables)
+    over loopback on a small day."""
+    import socket
+    import threading
+
+    from .gen.itch import write_itch
+    from .live.gateway import Gateway
+    from .live.hot_listener import HotListener
+    from .live.ouch import Order
+    from .live.send import Sender, SendOptions, read_messages
+    from .live.venue import Venue
+
+    def port() -> tuple[str, int]:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()
+
+    sent: list[str] = []
+
+    def bid_once(top):                # one order per instrument, the first time it has a bid
+        if top.bid_px is None or top.ticker in sent:
+            return None
+        sent.append(top.ticker)
+        return [Order("enter", top.ticker, "B", 100, top.bid_px, len(sent))]
+
+    write_itch(tmp / "live.itch", 5_000, 5, seed=5)
+    venue = Venue(sessions=1)
+    serving = threading.Thread(target=venue.serve, kwargs={"timeout": 600}, daemon=True)
+    serving.start()
+    try:
+        lines = [port() for _ in range(3)]
+        listener = HotListener(*lines, tables=("bbo", "trades"), strategy=bid_once, gateway=Gateway(*venue.address),
+                               idle_timeout=600, retries=20)
+        sender = Sender(read_messages(tmp / "live.itch"), SendOptions(*lines, rate=20_000, drop_a=0.1, linger=0.5,
+                                                                      heartbeat=0.1))
+        sending = threading.Thread(target=sender.run, daemon=True)
+        sending.start()
+        for _ in listener.table_batches():
+            pass
+        sending.join(timeout=60)
+    finally:
+        venue.stop()
+        serving.join(timeout=10)
+
+
 #: what ``obook compile`` can compile, in order
 PARTS: dict[str, Callable[[Path], None]] = dict((
     ("itch", _itch), ("pitch", _pitch), ("csv", _csv), ("databento", _databento), ("szse", _szse), ("sse", _sse),
     ("captures", _captures), ("match", _match), ("simulate", _simulate), ("latency", _latency),
+    ("live", _live),
 ))
 
 

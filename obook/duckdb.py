@@ -3,13 +3,15 @@
 DuckDB 2.0's Python API has no table functions, so this module uses the pattern
 measured in the project notes:
 
-* per connection, a small pool of *sources* is registered as views; a source is an
+* per connection, a small pool of *sources* is made views in a hidden in-memory catalog
+  (``obook_internal``, attached by :func:`install`), so ``SHOW TABLES`` and the default
+  schema's ``information_schema.tables`` list only the user's objects; a source is an
   object implementing ``__arrow_c_schema__`` / ``__arrow_c_stream__``, and every
   stream call starts a fresh, lazy replay (``obook.bbo`` / ``obook.read_itch``) of the
   arguments assigned to it;
 * a scalar UDF (``__obook_bbo_slot_<token>``) is evaluated by DuckDB at bind time; it
   validates the arguments (the path must be a readable file), assigns them to a pool
-  entry and returns the entry's view name;
+  entry and returns the entry's qualified view name;
 * ``CREATE TEMP MACRO obook_bbo(path, ...) AS TABLE FROM query_table(<slot>(path, ...))``.
 
 DuckDB reads a view's schema from its source each time a query binds it, so an entry's
@@ -40,6 +42,7 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import duckdb
@@ -50,10 +53,14 @@ from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
 
-#: Distinct argument tuples a connection can keep bound at once: per matching or simulation
-#: table macro; the registry's table macros share a pool of ``2 * POOL_SIZE``. A list of
-#: files or a glob pattern is one argument tuple, however many files it names.
+#: Distinct argument tuples a connection can keep bound at once: the registry's table macros
+#: share a pool of ``2 * POOL_SIZE``, the matching, simulation and backtest macros another of
+#: ``2 * POOL_SIZE``. A list of files or a glob pattern is one argument tuple, however many
+#: files it names.
 POOL_SIZE = 32
+
+#: the in-memory catalog holding the pools' views (helpers, not the user's tables)
+HIDDEN = "obook_internal"
 
 _tokens = itertools.count(1)
 _token_lock = threading.Lock()
@@ -148,7 +155,13 @@ class _Pool:
             entry.pending = True
             entry.query = query
             self.lru.move_to_end(entry.name)
-            return entry.name
+            return f"{HIDDEN}.main.{entry.name}"
+
+    def register(self, con) -> None:
+        """Make every entry a view of the hidden catalog (the connection's :func:`_hidden`
+        is in use)."""
+        for entry in self.entries:
+            con.from_arrow(entry).create_view(entry.name)
 
     def _victim(self, query: int | None) -> _Source:
         # Least recently used entry that is not waiting for its scan; failing that, the
@@ -164,6 +177,35 @@ class _Pool:
         raise ObookError(f"one query can use at most {len(self.entries)} different argument sets "
                          "of obook table macros (a list of files or a glob pattern is one; "
                          "install(con, pool_size=N) for more)")
+
+
+class _Shared:
+    """One pool shared by several macros, each a *kind* with its own opener and schema; a
+    kind's arguments are tagged with its name (one view per entry, not per macro)."""
+
+    def __init__(self, prefix: str, size: int):
+        self.kinds: dict[str, tuple] = {}
+        self.pool = _Pool(prefix, pa.schema([pa.field("none", pa.int8())]), self._open, size, self._schema)
+
+    def _open(self, kind, *args):
+        return self.kinds[kind][0](*args)
+
+    def _schema(self, args):
+        return self.kinds[args[0]][1](args[1:])
+
+    def kind(self, name: str, opener, schema_of) -> "_Kind":
+        self.kinds[name] = (opener, schema_of)
+        return _Kind(self.pool, name)
+
+
+class _Kind:
+    """A macro's share of a :class:`_Shared` pool (``assign`` as a pool's)."""
+
+    def __init__(self, pool: _Pool, name: str):
+        self.pool, self.name = pool, name
+
+    def assign(self, args: tuple, query: int | None = None) -> str:
+        return self.pool.assign((self.name,) + tuple(args), query)
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -212,7 +254,7 @@ def _check_tickers(tickers) -> tuple[str, ...] | None:
     return None if tickers is None else ticker_tuple([t for t in tickers if t is not None])
 
 
-def _match_slot(pool: _Pool):
+def _match_slot(pool: _Kind):
     """The bind-time UDF of a matching table macro: check the arguments, pick a pool entry."""
     def slot(path, workers, tick, stp, query):
         from .matching.books import stp_code
@@ -233,7 +275,7 @@ def _match_opener(table: str):
     return open_match
 
 
-def _simulate_macros(con, token: str, pool_size: int) -> None:
+def _simulate_macros(con, token: str, shared: _Shared) -> None:
     """``obook_simulate(feed, orders, latency := NULL, seed := 0, horizon := 1.0, workers :=
     NULL, format := NULL)`` (fills), ``obook_simulate_events``, ``obook_simulate_summary``,
     ``obook_simulate_bbo`` (bbo_with_own) and ``obook_simulate_depth`` (depth_with_own, with
@@ -245,10 +287,7 @@ def _simulate_macros(con, token: str, pool_size: int) -> None:
                          ("obook_simulate_summary", "summary"), ("obook_simulate_bbo", "bbo_with_own"),
                          ("obook_simulate_depth", "depth_with_own")):
         depth = table == "depth_with_own"
-        pool = _Pool(f"__{macro}_{token}", schema_of(table), _simulate_opener(table), pool_size,
-                     (lambda args, t=table: schema_of(t, args[-1])))
-        for entry in pool.entries:
-            con.register(entry.name, entry)
+        pool = shared.kind(macro, _simulate_opener(table), lambda args, t=table: schema_of(t, args[-1]))
         fn = f"__{macro}_slot_{token}"
         types = [_duck_type(t) for i, t in enumerate(names) if depth or i != 7]     # 7: levels
         con.create_function(fn, _simulate_slot(pool, depth), types, _duck_type("VARCHAR"),
@@ -271,7 +310,7 @@ def _simulate_opener(table: str):
     return open_sim
 
 
-def _simulate_slot(pool: _Pool, depth: bool):
+def _simulate_slot(pool: _Kind, depth: bool):
     def assign(feed, orders, latency, seed, horizon, workers, fmt, levels, query):
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
@@ -288,7 +327,7 @@ def _simulate_slot(pool: _Pool, depth: bool):
     return slot
 
 
-def _backtest_macros(con, token: str, pool_size: int) -> None:
+def _backtest_macros(con, token: str, shared: _Shared) -> None:
     """``obook_backtest(feed, strategy, tickers := NULL, feed_latency := NULL, order_latency
     := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills) and
     ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
@@ -301,9 +340,7 @@ def _backtest_macros(con, token: str, pool_size: int) -> None:
     for macro, table in (("obook_backtest", "fills"), ("obook_backtest_orders", "orders"),
                          ("obook_backtest_events", "events"), ("obook_backtest_positions", "positions"),
                          ("obook_backtest_equity", "equity")):
-        pool = _Pool(f"__{macro}_{token}", shapes[table], _backtest_opener(table), pool_size)
-        for entry in pool.entries:
-            con.register(entry.name, entry)
+        pool = shared.kind(macro, _backtest_opener(table), lambda args, t=table: shapes[t])
         fn = f"__{macro}_slot_{token}"
         con.create_function(fn, _backtest_slot(pool), [_duck_type(t) for t in names], _duck_type("VARCHAR"),
                             null_handling="special", side_effects=True)
@@ -313,7 +350,7 @@ def _backtest_macros(con, token: str, pool_size: int) -> None:
                     f"order_latency, response_latency, seed, timer, format, current_query_id()))")
 
 
-def _backtest_slot(pool: _Pool):
+def _backtest_slot(pool: _Kind):
     def slot(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt, query):
         if strategy is None:
             raise ObookError("obook_backtest: strategy is NULL")
@@ -350,11 +387,9 @@ def _duck_type(t: str):
     return duckdb.sqltype(t)
 
 
-def _table_macro(con, macro: str, token: str, pool: _Pool, slot, named: dict) -> None:
-    """Register a pool's sources and its bind-time UDF, and ``macro(path, name := default
-    ...)`` as a table macro over them (``named``: name -> (default SQL, DuckDB type))."""
-    for entry in pool.entries:
-        con.register(entry.name, entry)
+def _table_macro(con, macro: str, token: str, slot, named: dict) -> None:
+    """Register a macro's bind-time UDF, and ``macro(path, name := default ...)`` as a table
+    macro over its pool (``named``: name -> (default SQL, DuckDB type))."""
     fn = f"__{macro}_slot_{token}"
     # the UDF also gets current_query_id(): see _Pool._victim
     con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
@@ -434,8 +469,7 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
     opened = _Opened()
     pool = _Pool(f"__obook_{token}", pa.schema([pa.field("none", pa.int8())]), opened.open, pool_size,
                  opened.schema_of)
-    for entry in pool.entries:
-        con.register(entry.name, entry)
+    pool.register(con)
     for name, spec in tables().items():
         if not offered(name, "duckdb"):
             continue
@@ -467,11 +501,23 @@ def _unit(path_json, fmt, key):
     from .tables.open import feeds
 
     feed = feeds(_source(path_json), fmt)[0]
-    f = resolve_format(fmt, feed)
-    values = {"price_scale": 10 ** f.price_scale, "quantity_scale": f.quantity_scale, "time_unit_ns": f.time_unit_ns}
+    # called once per vector of a query (obook_price ...): the format of a file is detected
+    # once per (path, format, modification time)
+    known = (path_json, fmt, os.stat(feed).st_mtime_ns if isinstance(feed, str) else None)
+    values = _units_seen.get(known)
+    if values is None:
+        f = resolve_format(fmt, feed)
+        values = {"price_scale": 10 ** f.price_scale, "quantity_scale": f.quantity_scale,
+                  "time_unit_ns": f.time_unit_ns}
+        if len(_units_seen) > 256:
+            _units_seen.clear()
+        _units_seen[known] = values
     if key not in values:
         raise ObookError(f"obook_unit: no unit {key!r}; choose from {', '.join(values)}")
     return str(values[key])
+
+
+_units_seen: dict = {}
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:
@@ -489,7 +535,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     horizon := 1.0, workers := NULL, format := NULL)`` (your fills inside a replayed feed) with
     ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, ``obook_simulate_depth``, the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
-    (``obook_price``, ``obook_ticks``, ``obook_time_of_day`` ...). Returns ``con``.
+    (``obook_scaled_price``, ``obook_time_of_day`` ...; ``obook_price(price, feed)`` is a
+    macro of ``obook.sql``). Returns ``con``.
 
     Everything is per connection; calling it again on the same connection replaces the
     macros. It also sets ``asof_loop_join_threshold = 0`` on ``con`` (see below). Python UDFs live in the database's catalog, so their names carry a token
@@ -498,20 +545,46 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     with _token_lock:
         token = f"{os.getpid()}_{next(_tokens)}"
 
-    varchar, bigint, ubigint = _duck_type("VARCHAR"), _duck_type("BIGINT"), _duck_type("UBIGINT")
+    with _hidden(con):
+        _install(con, token, pool_size)
+    return con
+
+
+@contextmanager
+def _hidden(con):
+    """Attach the hidden in-memory catalog and make it the default while the pools' views
+    are created (a view is created in the default catalog); then restore the user's."""
+    db, schema = con.execute("SELECT current_database(), current_schema()").fetchone()
+    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {HIDDEN} (READ_WRITE)")   # a read-only database too
+    con.execute(f"USE {HIDDEN}")
+    try:
+        yield
+    finally:
+        con.execute(f"USE {_quoted(db)}.{_quoted(schema)}")
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _install(con, token: str, pool_size: int) -> None:
+    varchar = _duck_type("VARCHAR")
+    bigint = _duck_type("BIGINT")
     _registry_macros(con, token, 2 * pool_size)
 
     # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
     # obook_match_bbo
     match_options = {"workers": ("NULL", bigint), "tick": ("1", bigint), "stp": ("NULL", varchar)}
+    shared = _Shared(f"__obook_runs_{token}", 2 * pool_size)
     for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"),
                          ("obook_match_bbo", "bbo")):
         from .matching.tables import schema_of as match_schema
-        pool = _Pool(f"__{macro}_{token}", match_schema(table), _match_opener(table), pool_size)
-        _table_macro(con, macro, token, pool, _match_slot(pool), match_options)
+        pool = shared.kind(macro, _match_opener(table), lambda args, t=table: match_schema(t))
+        _table_macro(con, macro, token, _match_slot(pool), match_options)
     # own orders inside a replayed feed (obook.simulate)
-    _simulate_macros(con, token, pool_size)
-    _backtest_macros(con, token, pool_size)
+    _simulate_macros(con, token, shared)
+    _backtest_macros(con, token, shared)
+    shared.pool.register(con)
 
     # obook_bbo_grid's ASOF join has a generated grid on its left, which DuckDB estimates
     # at a handful of rows; below this threshold it plans a nested loop join plus arg_max,
@@ -532,14 +605,20 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     udfs.register(con)
     for _name, text in sql_macros.macro_texts():
         con.execute(text)
-    return con
 
 
 def connect(database: str = ":memory:", *, read_only: bool = False,
             config: dict | None = None) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect(...)`` with :func:`install` already applied."""
+    """``duckdb.connect(...)`` with :func:`install` already applied, its ``TimeZone`` UTC
+    (``timestamp`` columns are UTC; ``obook sql`` runs on this connection, so both show the
+    same instants the same way) unless ``config`` names one."""
     con = duckdb.connect(database, read_only=read_only, config=config or {})
     try:
+        if "TimeZone" not in (config or {}):
+            try:
+                con.execute("SET TimeZone = 'UTC'")
+            except duckdb.Error:   # a DuckDB without ICU shows every TIMESTAMPTZ in UTC already
+                pass
         return install(con)
     except BaseException:
         con.close()

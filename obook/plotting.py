@@ -43,20 +43,51 @@ def _busiest(trades) -> str:
     return max(counts, key=lambda c: (c["counts"], c["values"]))["values"]
 
 
-def units(schema, fmt) -> dict:
+def units(schema, fmt, path=None) -> dict:
     """How to read a replay table's prices and times: from its schema's metadata
     (``obook.price_scale``, ``obook.time_unit_ns``, ``obook.tz``, ``obook.epoch``), the
-    feed format's declaration where the schema says nothing."""
+    feed format's declaration where the schema says nothing. A feed stamped in UTC epoch
+    time whose file ``path`` names its venue is shown in the venue's zone."""
     meta = schema.metadata or {}
 
     def get(key, default):
         value = meta.get(f"obook.{key}".encode())
         return default if value is None else value.decode()
 
-    return {"price_scale": int(get("price_scale", 10 ** fmt.price_scale)),
-            "time_unit_ns": int(get("time_unit_ns", fmt.time_unit_ns)),
-            "tz": get("tz", fmt.tz),
-            "epoch": get("epoch", str(fmt.epoch)).lower() in ("true", "1")}
+    u = {"price_scale": int(get("price_scale", 10 ** fmt.price_scale)),
+         "time_unit_ns": int(get("time_unit_ns", fmt.time_unit_ns)),
+         "tz": get("tz", fmt.tz),
+         "epoch": get("epoch", str(fmt.epoch)).lower() in ("true", "1")}
+    if u["epoch"] and u["tz"] == "UTC" and path is not None:
+        u["tz"] = venue_zone(path) or u["tz"]
+    return u
+
+
+#: the venues' time zones by the first four letters of a Databento dataset (its venue's MIC)
+VENUE_ZONES = {
+    **dict.fromkeys(("XNAS", "XNYS", "XASE", "ARCX", "XBOS", "XPSX", "BATS", "BATY", "EDGA", "EDGX",
+                     "IEXG", "MEMX", "EPRL", "XCHI", "XCIS", "FINN", "FINY", "FINC", "DBEQ", "EQUS",
+                     "OPRA", "IFUS", "NDEX"), "America/New_York"),
+    **dict.fromkeys(("GLBX", "XCME", "XCBT", "XNYM", "XCEC"), "America/Chicago"),
+    **dict.fromkeys(("XEUR", "XEEE"), "Europe/Berlin"),
+    **dict.fromkeys(("IFEU", "IFLL", "IFLO", "IFLX", "XLON"), "Europe/London"),
+}
+
+
+def venue_zone(path) -> str | None:
+    """The time zone of the venue a feed file names: a DBN file's dataset (``XNAS.ITCH``:
+    New York, ``GLBX.MDP3``: Chicago); None when the file names none obook knows."""
+    if isinstance(path, (list, tuple)):
+        return None
+    from .feeds.sources import read_head
+
+    try:
+        head = read_head(path, 24)
+    except ObookError:
+        return None
+    if head[:3] != b"DBN" or len(head) < 24:
+        return None
+    return VENUE_ZONES.get(head[8:12].decode("ascii", "replace").upper())
 
 
 def local_midnight(first_time: int, u: dict) -> int:
@@ -107,7 +138,7 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
         trades = obook.trades(path, **pick).read_all()
     depth = obook.depth(path, levels=levels, **pick).read_all()
     if depth.num_rows and (start is not None or end is not None):
-        midnight = local_midnight(int(depth.column("time")[0].as_py()), units(depth.schema, fmt))
+        midnight = local_midnight(int(depth.column("time")[0].as_py()), units(depth.schema, fmt, path))
         start = None if start is None else start + midnight
         end = None if end is None else end + midnight
     trades = _window(trades, start, end)
@@ -150,7 +181,7 @@ def _heatmap(depth, levels, scale, t0, t1):
 def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
     ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
-    u = units(depth.schema, fmt)
+    u = units(depth.schema, fmt, path)
     scale = float(u["price_scale"])
     t = depth.column("time").to_numpy().astype(np.int64)
     midnight = local_midnight(int(t[0]), u)

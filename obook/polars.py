@@ -149,7 +149,7 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
         if not isinstance(p, (tuple, list)) and not _is_pattern(p) and not hasattr(p, "read"):
             _check_path(p)
     opened = Opened(name, path, options)
-    pushdown = "tickers" in spec.options
+    pushdown = "tickers" in spec.options and spec.per_ticker
 
     def open_reader(tickers=None):
         if tickers:   # a ticker not in the feed is no error here
@@ -172,12 +172,17 @@ def _scan_function(name: str):
 
     spec = table(name)
 
-    def scan_table(path, **options):
-        return scan(name, path, **options)
+    def scan_table(path, *args, **options):
+        if len(args) > len(spec.positional):
+            raise TypeError(f"scan_{name}() takes {len(spec.positional) + 1} positional arguments")
+        return scan(name, path, **dict(zip(spec.positional, args)), **options)
 
     scan_table.__signature__ = inspect.Signature(
         [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
-        [inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default) for o in spec.all_options()])
+        [inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=OPTIONS[o].default)
+         for o in spec.positional] +
+        [inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default)
+         for o in spec.all_options() if o not in spec.positional])
     scan_table.__name__ = scan_table.__qualname__ = f"scan_{name}"
     scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {spec.doc}"
     return scan_table

@@ -4,7 +4,9 @@ A format whose ``time`` counts from local midnight (ITCH, CSV) gets ``timestamp`
 session date is known (a ``date`` option, or the format's own ``session_date(path)``, e.g.
 a Nasdaq file name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``): session midnight in the feed's time
 zone plus the feed time. A format whose ``time`` is UTC epoch (``FORMAT.epoch``) always
-gets it. The column is ``timestamp[ns, <FORMAT.tz>]``.
+gets it. The column is ``timestamp[ns, UTC]`` on every format: the same instants and the
+same type in every front end (the feed's own zone, which places its midnight, is the
+schema's ``obook.time_zone``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from .errors import ObookError
 __all__ = ["TIMEZONE", "session_date", "midnight_ns", "timestamp_schema", "with_timestamp",
            "Stamp", "stamp_of"]
 
-TIMEZONE = "America/New_York"
-TIMESTAMP = pa.timestamp("ns", tz=TIMEZONE)
+TIMEZONE = "America/New_York"      # the zone of a session date when no format names one
+TIMESTAMP = pa.timestamp("ns", tz="UTC")
 
 
 def session_date(path, date=None, fmt=None) -> _dt.date | None:
@@ -62,13 +64,14 @@ def midnight_ns(day: _dt.date, tz: str = TIMEZONE) -> int:
 
 
 def timestamp_schema(schema: pa.Schema, day, tz: str = TIMEZONE) -> pa.Schema:
-    """``schema`` with ``timestamp`` after ``time`` when ``day`` is truthy (the session
-    date is known, or the time is epoch)."""
+    """``schema`` with ``timestamp`` (UTC) after ``time`` when ``day`` is truthy (the
+    session date is known, or the time is epoch); ``tz`` places the session's midnight,
+    not the column."""
     if not day:
         return schema
     fields = list(schema)
     fields.insert(schema.get_field_index("time") + 1,
-                  pa.field("timestamp", pa.timestamp("ns", tz=tz), nullable=False))
+                  pa.field("timestamp", TIMESTAMP, nullable=False))
     return pa.schema(fields, metadata=schema.metadata)
 
 
@@ -101,8 +104,9 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
 
 
 class Stamp:
-    """How a format's tables get ``timestamp``: ``base_ns`` + time × ``scale`` in ``tz``
-    (``base_ns`` None: no timestamp column)."""
+    """How a format's tables get ``timestamp``: ``base_ns`` (ns since the epoch of the
+    session's midnight in ``tz``) + time × ``scale``, a UTC instant (``base_ns`` None: no
+    timestamp column)."""
 
     def __init__(self, base_ns: int | None, scale: int, tz: str):
         self.base_ns, self.scale, self.tz = base_ns, scale, tz

@@ -162,8 +162,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     only those tickers' books (the other books' records are skipped); one the feed does not
     name raises ``ObookError`` (``unknown_tickers="warn"``: logged, its rows are none). ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
     ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it
-    is known, the tables get a ``timestamp`` column (``timestamp[ns, America/New_York]``:
-    session midnight + the feed time).
+    is known, the tables get a ``timestamp`` column (``timestamp[ns, UTC]``:
+    the session's midnight in the feed's zone + the feed time).
 
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,

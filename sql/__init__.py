@@ -6,6 +6,10 @@ runs them all, in file-name order, after ``obook_bbo`` and the scalar UDFs exist
 =========================================================  =====================================
 macro                                                      rows
 =========================================================  =====================================
+``obook_price(price, feed, format := NULL)``               (scalar) a feed's integer price as
+                                                           DECIMAL(38,9) of its currency, exact
+``obook_ticks(price, feed, format := NULL)``               (scalar) currency to the feed's
+                                                           integer price
 ``obook_spread(path, ...)``                                every BBO row plus ``spread_ticks``
                                                            (BIGINT), ``spread`` (DECIMAL(38,9)
                                                            in the feed's currency) and ``mid``

@@ -51,6 +51,18 @@ def process(*args, **kw):
         p.communicate(timeout=20)
 
 
+def wait_accepting(port: int, tries: int = 600) -> None:
+    """Until something accepts TCP connections on 127.0.0.1:``port`` (a venue starting)."""
+    import time
+
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
 def hostport(addr) -> str:
     return f"{addr[0]}:{addr[1]}"
 

@@ -1,6 +1,6 @@
 """The analytics on every format against a plain reference written from their docs (exact
-decimals): obook_spread (spread, mid), obook_twas, obook_bbo_grid in SQL and bars in SQL,
-Python and polars, on generated Databento, Shanghai, Shenzhen, CSV and ITCH days."""
+decimals): spread (spread, mid), twas, the BBO grid and bars in SQL, Python and polars, on
+generated Databento, Shanghai, Shenzhen, CSV, ITCH and PITCH days."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import obook
 from test_tables_registry import DAYS
 
-FORMATS = ("databento", "sse", "szse", "csv", "itch")
+FORMATS = ("databento", "sse", "szse", "csv", "itch", "pitch")
 SENTINEL = (1 << 63) - 1
 
 
@@ -149,3 +149,46 @@ def test_bars_equal_the_reference_in_sql_python_and_polars(days, con, fmt):
     assert sum(b[6] for b in want) == sum(t["shares"] for t in printed) > 0
     assert max(t["price"] for t in printed) < SENTINEL
     assert con.sql(f"SELECT max(price) FROM obook_trades('{path}', workers := 1)").fetchall()[0][0] < SENTINEL
+
+
+def _front_ends(con, name, path, *args, **options):
+    """Table ``name`` of the Python function, the polars scan and the SQL macro, as row dicts."""
+    sql_args = "".join(f", {a}" for a in args) + "".join(f", {k} := {v}" for k, v in options.items())
+    got = {"python": getattr(obook, name)(path, *args, workers=1, **options).read_all().to_pylist(),
+           "polars": getattr(obook, f"scan_{name}")(path, *args, workers=1, **options).collect().to_dicts(),
+           "sql": con.sql(f"SELECT * FROM obook_{name}('{path}'{sql_args}, workers := 1)").to_arrow_table().to_pylist()}
+    return got
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_spread_twas_grid_equal_the_reference_in_python_polars_and_sql(days, con, fmt):
+    rows, scale = _bbo(days[fmt])
+    path = days[fmt]
+    want = ref_spread(sorted(rows, key=lambda r: r["seq"]), scale)
+    for front, got in _front_ends(con, "spread", path).items():
+        assert [(r["seq"], r["spread"], r["mid"]) for r in sorted(got, key=lambda r: r["seq"])] == want, front
+    twas = ref_twas(rows, scale)
+    fronts = _front_ends(con, "twas", path)
+    assert fronts["python"] == fronts["polars"] == fronts["sql"]
+    got = {r["ticker"]: r["twas"] for r in fronts["python"]}
+    assert got.keys() == twas.keys()
+    assert all(got[k] == pytest.approx(twas[k], rel=1e-12, abs=0) if twas[k] is not None else got[k] is None
+               for k in twas)
+    span = max(r["time"] for r in rows) - min(r["time"] for r in rows)
+    every = max(1, span // 40)
+    grid = ref_grid(rows, every)
+    fronts = _front_ends(con, "bbo_grid", path, every)
+    for front, got in fronts.items():
+        assert [(r["time"], r["ticker"], r["bid_px"], r["ask_px"], r["quote_seq"]) for r in got] == grid, front
+    assert fronts["python"] == fronts["polars"] == fronts["sql"]
+
+
+def test_twas_and_grid_windows_agree_with_sql(days, con):
+    path = days["itch"]
+    rows, _ = _bbo(path)
+    t0, t1 = sorted(r["time"] for r in rows)[len(rows) // 3], sorted(r["time"] for r in rows)[2 * len(rows) // 3]
+    for name, args in (("twas", ()), ("bbo_grid", ((t1 - t0) // 7,))):
+        fronts = _front_ends(con, name, path, *args, start_time=t0, end_time=t1)
+        assert fronts["python"] == fronts["polars"] == fronts["sql"] and fronts["python"], name
+    with pytest.raises(obook.ObookError, match="every must be a positive integer"):
+        obook.bbo_grid(path, 0).read_all()

@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 
 from obook._kernels import book as K
+from obook._kernels import price_cage, replay
 from obook._kernels.layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_DELETE, ACT_EXEC,
                                    ACT_EXEC_CLAMP, ACT_REDUCE_TO, ACT_REPLACE, ASK, BID,
                                    ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION,
                                    ERR_UNKNOWN_REF, ERR_ZERO_ADD, EV_WIDTH, OK, ROW_WIDTH)
 from obook.engine.books import BookState
 
-KERNELS = [pytest.param(K.apply_events, id="compiled"), pytest.param(K.apply_events.py_func, id="py_func")]
+KERNELS = [pytest.param(replay.apply_events, id="compiled"), pytest.param(replay.apply_events.py_func, id="py_func")]
 
 
 def ev(*rows):
@@ -130,8 +131,8 @@ def test_apply_events_growth_from_tiny_pools_gives_identical_rows():
                                  100 + int(rng.integers(-40, 40)), book=ref % 7))
             live.append(ref)
     events = ev(*rows_spec)
-    big = run(events, K.apply_events)
-    tiny = run(events, K.apply_events, books=1, levels=1, pages=1, overflow=2)
+    big = run(events, replay.apply_events)
+    tiny = run(events, replay.apply_events, books=1, levels=1, pages=1, overflow=2)
     assert big[0] == tiny[0] == OK and big[2] == tiny[2]
 
 
@@ -231,8 +232,8 @@ def test_apply_events_clear_without_queues_scans_the_index(kernel):
 
 def test_apply_events_clear_grows_tiny_orders_array():
     events = clear_feed(300)
-    small = run_x(events, K.apply_events, ORDERS, capacity=1)
-    big = run_x(events, K.apply_events, ORDERS, capacity=4096)
+    small = run_x(events, replay.apply_events, ORDERS, capacity=1)
+    big = run_x(events, replay.apply_events, ORDERS, capacity=4096)
     assert small[:4] == big[:4] and len(small[2]) == 300 + 4 + 300 + 3 + 1
 
 
@@ -302,7 +303,7 @@ def test_apply_events_price_cage_holds_enters_and_cancels_held(kernel):
         (8, "C", 3, 1025, 30, 20, 0, 0),
         (9, "D", 5, 1200, 20, 0, -1, -1),
     ]
-    assert b.live_orders == 2 and b.st[K.ST_HELD] == 0 and b.cage[1, K.CG_LAST] == 1025
+    assert b.live_orders == 2 and b.st[price_cage.ST_HELD] == 0 and b.cage[1, price_cage.CG_LAST] == 1025
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -316,7 +317,7 @@ def test_apply_events_price_cage_grows_held_rows_without_cage_bits_no_hold(kerne
     events[:, 3] |= CAGED
     events[1:, 3] |= CAGE_ADD
     status, rows, orders, _, b = run_x(events, kernel)
-    assert status == OK and b.st[K.ST_HELD] == 40 and b.live_orders == 1 and len(rows) == 1
+    assert status == OK and b.st[price_cage.ST_HELD] == 40 and b.live_orders == 1 and len(rows) == 1
     assert plain.live_orders == 41 and len(rows_plain) > 1
     assert [chr(r[3]) for r in orders[1:]] == ["H"] * 40
 

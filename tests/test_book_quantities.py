@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 import obook
-from obook._kernels import book as K
+from obook._kernels import replay as K
 from obook._kernels.layout import (ACT_CANCEL, ACT_DELETE, ACT_EXEC, ASK, BID, EV_WIDTH, OK, ROW_WIDTH,
                                    WANT_ORDERS, WANT_QUEUE)
 from obook.engine.books import BookState, ExtraRows

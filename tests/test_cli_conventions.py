@@ -105,10 +105,10 @@ def test_cli_sql_format_csv_and_json_every_row(tiny):
     assert [json.loads(line) for line in js.stdout.splitlines()] == expected
 
 
-def test_cli_sql_timestamps_in_new_york(tiny):
+def test_cli_sql_timestamps_in_utc(tiny):
     r = runner.invoke(app, ["sql", f"SELECT timestamp FROM obook_bbo('{tiny}', date := '2019-12-30') LIMIT 1",
                             "--format", "csv"])
-    assert r.exit_code == 0 and r.stdout.splitlines()[1].endswith("-0500"), r.output
+    assert r.exit_code == 0 and r.stdout.splitlines()[1].endswith("Z"), r.output
 
 
 def test_cli_sql_bbo_grid_every_zero_clear_error(tiny):

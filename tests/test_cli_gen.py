@@ -77,3 +77,22 @@ def test_gen_old_long_option_names_still_read(tmp_path, command):
 def test_gen_bad_date_clear_error(tmp_path):
     r = _obook("gen", "databento", tmp_path / "x.dbn", "--date", "2024-13-01")
     assert r.returncode == 1 and "--date: expected YYYY-MM-DD" in r.stderr
+
+
+def test_gen_itch_date_names_file_so_timestamps_carry_the_day(tmp_path):
+    r = runner.invoke(app, ["gen", "itch", str(tmp_path / "days"), "-n", "3000", "-k", "3", "--date", "2019-12-30"])
+    assert r.exit_code == 0, r.output
+    path = tmp_path / "days" / "12302019.NASDAQ_ITCH50"
+    t = obook.bbo(path, workers=1).read_all()
+    first = t.column("timestamp")[0].as_py()
+    assert t.num_rows > 100 and first.date().isoformat() == "2019-12-30" and str(first.tzinfo) == "America/New_York"
+    again = tmp_path / "12302019.NASDAQ_ITCH50"          # Nasdaq's name for that day: written as named
+    assert runner.invoke(app, ["gen", "itch", str(again), "-n", "3000", "-k", "3", "--date", "2019-12-30"]).exit_code == 0
+    assert again.read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("name, why", [("01022020.NASDAQ_ITCH50", "the name says 2020-01-02, --date says 2019-12-30"),
+                                       ("day.itch", "carries its session date in its name only")])
+def test_gen_itch_date_name_without_that_day_clear_error(tmp_path, name, why):
+    r = _obook("gen", "itch", tmp_path / name, "-n", "100", "--date", "2019-12-30")
+    assert r.returncode == 1 and why in r.stderr and not (tmp_path / name).exists(), r.stderr

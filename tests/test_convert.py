@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import obook
 from obook.cli import app
-from obook.convert import REPLAY_TABLES, convert, read_metadata, session_date
+from obook.to_parquet import REPLAY_TABLES, convert, read_metadata, session_date
 from obook.feeds import get_format
 
 #: every table of an ITCH feed: the replay's and the format's side tables
@@ -57,7 +57,7 @@ def test_convert_itch_bbo_equals_replay_rows(converted, itch_day):
 def test_convert_itch_timestamp_is_session_midnight_plus_time(converted):
     _, out = converted
     t = pq.read_table(out / "bbo.parquet")
-    assert t.schema.field("timestamp").type == pa.timestamp("ns", tz="America/New_York")
+    assert t.schema.field("timestamp").type == pa.timestamp("ns", tz="UTC")
     ns = t["timestamp"].cast(pa.int64()).to_pylist()
     assert ns == [MIDNIGHT_NS + x for x in t["time"].to_pylist()]
 
@@ -216,13 +216,16 @@ def test_convert_bbo_only_footer_counts_messages_by_type(itch_day, tmp_path, wor
     assert read_metadata(tmp_path / "c" / "bbo.parquet")["stats"]["messages_by_type"] == dict(sorted(want.items()))
 
 
-def test_convert_name_stays_the_function_after_submodule_import():
-    """obook.duckdb (and users) import the submodule obook.convert; obook.convert must
-    still be the function afterwards."""
+def test_convert_name_is_the_function_of_the_real_module_to_parquet():
+    """obook.convert is the function; its module is the real obook.to_parquet (no module
+    is faked into sys.modules under obook.convert)."""
     import subprocess
     import sys
-    code = ("import obook; obook.connect(); import obook.convert; from obook.convert import read_metadata; "
-            "assert callable(obook.convert) and obook.convert.__name__ == 'convert', obook.convert")
+    code = ("import sys, obook; obook.connect(); from obook.to_parquet import convert, read_metadata\n"
+            "assert obook.convert is convert and 'obook.convert' not in sys.modules\n"
+            "try:\n    import obook.convert\nexcept ImportError:\n    pass\n"
+            "else:\n    raise AssertionError('obook.convert imports as a module')\n"
+            "assert obook.convert is convert")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
 

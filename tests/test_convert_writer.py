@@ -11,13 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import obook
-from obook.convert import convert
+from obook.to_parquet import convert
 from obook.gen.itch import write_itch
 from obook.schema import depth_schema
 
 import obook.parquet as obook_parquet
 
-oc = importlib.import_module("obook.convert")     # the module (obook.convert is the function)
+oc = importlib.import_module("obook.to_parquet")     # the module of the function obook.convert
 DAY = "12302019.NASDAQ_ITCH50"
 
 

@@ -313,7 +313,7 @@ def test_itch_non_utf8_stock_name_side_tables_show_latin1(tmp_path, reader):
 def test_itch_non_utf8_stock_name_convert_every_table_and_duckdb(tmp_path):
     import obook
     import pyarrow.parquet as pq
-    from obook.convert import REPLAY_TABLES
+    from obook.to_parquet import REPLAY_TABLES
     from obook.feeds import get_format
 
     TABLES = REPLAY_TABLES + tuple(get_format("itch").side_tables)

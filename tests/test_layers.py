@@ -31,7 +31,7 @@ def test_layers_contracts_kept_in_repo():
 
 def _scratch_copy(tmp_path: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
-    for name in ("obook", "pipelines", "tools"):
+    for name in ("obook", "pipelines", "udfs", "sql", "tools"):
         shutil.copytree(REPO / name, tmp_path / name, ignore=ignore)
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
@@ -44,6 +44,9 @@ def _scratch_copy(tmp_path: Path) -> Path:
     ("obook/duckdb.py", "from . import polars", "the DuckDB and polars adapters are independent"),
     ("obook/polars.py", "from ._kernels import layout", "adapters do not import the kernels"),
     ("pipelines/run.py", "import obook.engine.replay", "pipelines use only the public API"),
+    ("udfs/prices.py", "import obook.engine.replay",
+     "the scalar functions use only the errors, the schemas and the table registry"),
+    ("sql/__init__.py", "import obook.errors", "the SQL macros are text: their package imports nothing of obook"),
 ])
 def test_layers_forbidden_import_in_scratch_copy_breaks_contract(tmp_path, module, line, contract):
     root = _scratch_copy(tmp_path)
@@ -53,3 +56,23 @@ def test_layers_forbidden_import_in_scratch_copy_breaks_contract(tmp_path, modul
     run = _lint(root)
     assert run.returncode != 0
     assert f"{contract} BROKEN" in run.stdout, run.stdout
+
+
+def test_layers_every_package_is_the_source_of_a_contract():
+    """Each package of obook (and the shipped udfs, sql and pipelines, and the Parquet
+    writers) is checked by at least one contract."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:     # Python 3.10
+        import tomli as tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    sources = set()
+    for contract in config["contracts"]:
+        sources.update(contract.get("source_modules", []) + contract.get("modules", []))
+    packages = {f"obook.{p.name}" for p in (REPO / "obook").iterdir() if (p / "__init__.py").exists()}
+    wanted = packages | {"udfs", "sql", "pipelines", "obook.parquet", "obook.parquet_levels", "obook.parquet_footer"}
+    assert {"obook.matching", "obook.simulation", "obook.live", "obook.gen", "obook.backtest",
+            "obook.tables"} <= wanted
+    assert sorted(wanted - sources) == []
+    assert set(config["root_packages"]) == {"obook", "pipelines", "udfs", "sql"}

@@ -116,6 +116,19 @@ def test_hot_listener_garbage_on_both_lines_counted_dropped_tables_equal(day):
     assert table.equals(obook.bbo(day, workers=1).read_all())
 
 
+def test_hot_listener_short_spin_before_poll_tables_equal(day):
+    """Busy-polling a while after each datagram before sleeping changes nothing delivered."""
+    import obook
+    from obook._kernels import live_layout as L
+
+    a, b, r = addresses()
+    lst = HotListener(a, b, r, idle_timeout=10, retries=20, spin_us=200)
+    with sending(day, a, b, r, rate=20_000, drop_b=0.05, seed=3):
+        table = pa.Table.from_batches([bt for _t, bt in lst.table_batches()])
+    assert lst.loop.S[L.S_SPIN_NS] == 200_000
+    assert table.drop_columns(["mold_seq", "line", "ts_recv"]).equals(obook.bbo(day, workers=1).read_all())
+
+
 def test_hot_listener_table_writer_a_ring_behind_is_reported_loop_goes_on(day, monkeypatch):
     from obook._kernels import live_layout as L
     from obook.live import hotpath

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import obook
-from live_support import addresses, free_port, hostport, process, sending
+from live_support import addresses, free_port, hostport, process, sending, wait_accepting
 from obook.errors import ObookError
 from obook.gen.itch import write_itch
 from obook.live.listener import Listener
@@ -229,12 +229,7 @@ def test_cli_tick_to_trade_venue_gets_offline_orders(day, tmp_path):
     v = free_port(_socket.SOCK_STREAM)
     log = tmp_path / "venue.log"
     with process("venue", "--listen", f"127.0.0.1:{v}", "--log", log, "--sessions", "1") as vp:
-        for _ in range(600):
-            try:
-                _socket.create_connection(("127.0.0.1", v), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_accepting(v)
         with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
                      "--to", "parquet", "-o", tmp_path / "pq", "--strategy", f"{example}:JoinBid",
                      "--tickers", "AAA,AAB", "--venue", f"127.0.0.1:{v}", "--latency",

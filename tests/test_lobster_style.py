@@ -137,3 +137,32 @@ def test_lobster_more_levels_lists_more_events_generated_day(tmp_path):
                                      (57_599_500_000_000, "57599.5")])
 def test_seconds_short_shortest_form(ns, text):
     assert _seconds_short(ns) == text
+
+
+@pytest.mark.parametrize("style", ["lobster", "all"])
+def test_lobster_many_small_batches_same_files_as_one_batch(tmp_path, monkeypatch, style):
+    """The files are built a batch of records at a time, the book and the live orders (a
+    replace's deletion row needs its order's price and shares) carried from one batch to
+    the next: 4 KiB reads (hundreds of batches) write the same bytes as one batch."""
+    import obook.engine.replay as replay
+    import obook.lobster as module
+    from obook.gen.itch import write_itch
+
+    path = tmp_path / "01022020.NASDAQ_ITCH50"
+    write_itch(path, 20_000, 2, seed=5)
+    lobster(path, tmp_path / "one", ["AAA", "AAB"], levels=3, workers=1, style=style)
+    real, groups = replay.Replay, module._batches
+
+    def counted(*args):
+        for tables in groups(*args):
+            counted.n += 1
+            yield tables
+
+    counted.n = 0
+    monkeypatch.setattr(replay, "Replay", lambda *a, **kw: real(*a, **{**kw, "block_size": 4096}))
+    monkeypatch.setattr(module, "_batches", counted)
+    lobster(path, tmp_path / "many", ["AAA", "AAB"], levels=3, workers=1, style=style)
+    assert counted.n > 50
+    for one in sorted((tmp_path / "one").iterdir()):
+        many = (tmp_path / "many" / one.name).read_bytes()
+        assert many == one.read_bytes() and len(many) > 1000, one.name

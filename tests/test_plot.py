@@ -93,10 +93,35 @@ def test_plot_epoch_feed_axis_local_time_of_day_zone_named(tmp_path):
     import datetime as dt
     from zoneinfo import ZoneInfo
 
-    first = dt.datetime.fromtimestamp(START_NS // 10**9, ZoneInfo("UTC"))   # the format's zone
-    assert d["tz"] == "UTC"
-    assert _clock_text(d["t0"]).startswith(first.strftime("%H:%M"))     # 22:13, not 472222:13
+    first = dt.datetime.fromtimestamp(START_NS // 10**9, ZoneInfo("America/New_York"))   # XNAS's zone
+    assert d["tz"] == "America/New_York"
+    assert _clock_text(d["t0"]).startswith(first.strftime("%H:%M"))     # 17:13, not 472222:13 nor 22:13 UTC
     assert 0 <= d["t0"] < d["t1"] <= 24 and 0 <= d["bars"]["x"].min() < 24
+
+
+@pytest.mark.parametrize("dataset, zone", [("XNAS.ITCH", "America/New_York"), ("GLBX.MDP3", "America/Chicago"),
+                                           ("ZZZZ.NEW", "UTC")])
+def test_plot_databento_axis_label_names_venue_zone(tmp_path, monkeypatch, dataset, zone):
+    """The PNG's time axis is labelled with the venue's zone (the dataset's), the session's
+    opening drawn at its local time; a venue obook does not know stays in UTC, named so."""
+    import matplotlib.pyplot as plt
+
+    from obook.gen.databento import mbo_flow, session_start, write_dbn
+    from obook.plotting import plot
+
+    start = session_start("2024-03-01")          # 09:30 New York = 14:30 UTC
+    feed = tmp_path / "day.dbn"
+    write_dbn(feed, mbo_flow(3000, 2, seed=1, start_ns=start), start_ns=start)
+    raw = bytearray(feed.read_bytes())
+    raw[8:24] = dataset.encode().ljust(16, b"\0")
+    feed.write_bytes(bytes(raw))
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    plot(feed, tmp_path / "p.png", workers=1, levels=5, dpi=40)
+    axis = figures[0].axes[2]
+    assert axis.get_xlabel() == f"time of day ({zone})"
+    opening = {"America/New_York": 9.5, "America/Chicago": 8.5, "UTC": 14.5}[zone]
+    assert opening <= axis.get_xlim()[0] < opening + 0.5
 
 
 def test_plot_flat_one_trade_candles_drawn(tmp_path):

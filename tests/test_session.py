@@ -10,7 +10,7 @@ from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
 from obook.session import midnight_ns, session_date
 
-TS = pa.timestamp("ns", tz="America/New_York")
+TS = pa.timestamp("ns", tz="UTC")
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_session_polars_scan_schema_has_timestamp(nasdaq_day):
     import polars as pl
 
     lf = obook.scan_depth(nasdaq_day, levels=2, workers=1)
-    assert lf.collect_schema()["timestamp"] == pl.Datetime("ns", "America/New_York")
+    assert lf.collect_schema()["timestamp"] == pl.Datetime("ns", "UTC")
     df = lf.select("time", "timestamp").collect()
     assert df["timestamp"].dt.epoch("ns").to_list() == [
         midnight_ns(dt.date(2019, 12, 30)) + x for x in df["time"].to_list()]
@@ -91,3 +91,48 @@ def test_session_duckdb_macros_timestamp_from_name_or_date(nasdaq_day, tmp_path)
     assert "timestamp" not in [c[0] for c in con.sql(f"DESCRIBE SELECT * FROM obook_trades('{plain}')").fetchall()]
     with pytest.raises(Exception, match="YYYY-MM-DD"):
         con.sql(f"SELECT * FROM obook_orders('{day}', date := 'tomorrow')").fetchall()
+
+
+@pytest.fixture(scope="module")
+def zoned_days(tmp_path_factory):
+    """A generated day of a New York, a Shanghai and a UTC-epoch format, with the date option
+    each needs for a timestamp."""
+    from obook.gen.databento import mbo_flow, write_dbn
+    from obook.gen.sse import write_sse
+
+    root = tmp_path_factory.mktemp("zones")
+    write_itch(root / "day.itch", 600, 2, seed=4)
+    write_sse(root / "day.log", 600, 2, seed=4)
+    write_dbn(root / "day.dbn", mbo_flow(600, 2, seed=4))
+    return [(root / "day.itch", "2019-12-30", "America/New_York"), (root / "day.log", "2021-03-04", "Asia/Shanghai"),
+            (root / "day.dbn", None, "UTC")]
+
+
+def test_session_timestamp_is_utc_the_same_instants_in_every_front_end(zoned_days):
+    import polars as pl
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    con = obook.connect()
+    for path, date, zone in zoned_days:
+        t = obook.bbo(path, workers=1, date=date).read_all()
+        assert t.schema.field("timestamp").type == TS
+        assert t.schema.metadata[b"obook.time_zone"] == zone.encode()      # the zone of its midnight
+        want = _ns(t)
+        if date:
+            assert want[0] == midnight_ns(dt.date.fromisoformat(date), zone) + t["time"][0].as_py()
+        opt = f", date := '{date}'" if date else ""
+        query = f"SELECT epoch_ns(timestamp), CAST(timestamp AS VARCHAR) FROM obook_bbo('{path}', workers := 1{opt})"
+        rows = con.sql(query).fetchall()
+        assert [r[0] for r in rows] == want
+        assert rows[0][1].endswith("+00")                      # shown in UTC
+        assert con.sql(f"SELECT typeof(timestamp) FROM obook_bbo('{path}'{opt}) LIMIT 1").fetchall() == [
+            ("TIMESTAMPTZ_NS",)]
+        cli = CliRunner().invoke(app, ["sql", query, "--format", "csv"])
+        assert cli.exit_code == 0, cli.output
+        assert [ln.split(",")[1].strip('"') for ln in cli.output.splitlines()[1:]] == [r[1] for r in rows]   # as Python
+        lf = obook.scan_bbo(path, workers=1, date=date).select("timestamp")
+        assert lf.collect_schema()["timestamp"] == pl.Datetime("ns", "UTC")
+        assert lf.collect()["timestamp"].dt.epoch("ns").to_list() == want
+    con.close()

@@ -5,7 +5,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import obook
-from obook.convert import convert
+from obook.to_parquet import convert
 
 from itch_builder import ItchBuilder
 

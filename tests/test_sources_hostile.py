@@ -1,9 +1,11 @@
-"""Hostile containers around a feed: zstd bombs (memory must not follow the decompressed
-size), empty, cut and damaged zip archives (a one-line error, never a traceback)."""
+"""Hostile containers around a feed: zstd and gzip bombs (memory must not follow the
+decompressed size), empty, cut and damaged zip archives (a one-line error, never a traceback)."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -47,20 +49,28 @@ PREFIX = {
 }
 
 
-@pytest.mark.parametrize("fmt", sorted(PREFIX))
-def test_zstd_bomb_peak_rss_bounded_and_one_line_error(tmp_path, fmt):
-    """A ~40 KB .zst of 1 GiB: the replay's peak RSS stays far below the decompressed size
-    (it was above it: the whole bomb decompressed in one piece)."""
-    path = tmp_path / f"bomb.{fmt}.zst"
-    assert _zstd_bomb(path, PREFIX[fmt]) < 128 << 10
+BOMBS = [("zst", fmt) for fmt in sorted(PREFIX)] + [("gz", fmt) for fmt in ("itch", "csv", "databento", "sse")]
+
+
+def _bomb(path, prefix: bytes) -> int:
+    return (_gzip_bomb if path.suffix == ".gz" else _zstd_bomb)(path, prefix)
+
+
+@pytest.mark.parametrize("kind, fmt", BOMBS)
+def test_compressed_bomb_peak_rss_bounded_and_one_line_error(tmp_path, kind, fmt):
+    """A ~40 KB .zst or ~1 MB .gz of 1 GiB: the replay's peak RSS stays far below the
+    decompressed size (zstd's was above it: the whole bomb decompressed in one piece)."""
+    path = tmp_path / f"bomb.{fmt}.{kind}"
+    assert _bomb(path, PREFIX[fmt]) < 2 << 20
     code, rss, err = peak_rss_mib("bbo", "--format", fmt, path)
     assert code == 1 and err.strip().splitlines()[-1].startswith("error: "), err[-1500:]
     assert rss < RSS_LIMIT_MIB, f"peak RSS {rss:.0f} MiB"
 
 
-def test_zstd_bomb_on_stdin_peak_rss_bounded(tmp_path):
-    path = tmp_path / "bomb.zst"
-    _zstd_bomb(path, PREFIX["itch"])
+@pytest.mark.parametrize("kind", ["zst", "gz"])
+def test_compressed_bomb_on_stdin_peak_rss_bounded(tmp_path, kind):
+    path = tmp_path / f"bomb.{kind}"
+    _bomb(path, PREFIX["itch"])
     with open(path, "rb") as f:
         code, rss, err = peak_rss_mib("bbo", "--format", "itch", "-", stdin=f)
     assert code == 1 and "error: " in err, err[-1500:]
@@ -100,6 +110,48 @@ def test_zstd_cut_feed_rows_before_then_truncated_error(tmp_path):
     path.write_bytes(blob[:len(blob) * 3 // 4])
     batches, error = batches_until_error(obook.bbo(path, workers=1))
     assert batches and "truncated record" in str(error)
+
+
+# ---------------------------------------------------------------- gzip bombs
+
+def _gzip_bomb(path, prefix: bytes, gib: int = BOMB_GIB) -> int:
+    """``prefix`` then ``gib`` GiB of zeros, gzipped as a stream (about a MB)."""
+    from isal import igzip
+
+    with igzip.open(path, "wb", compresslevel=1) as w:
+        w.write(prefix)
+        zeros = bytes(16 << 20)
+        for _ in range(gib * 64):
+            w.write(zeros)
+    return path.stat().st_size
+
+
+#: decompresses a whole gzip bomb through the feed reader in the replay's 64 KiB pieces and
+#: prints the bytes read and the process's peak RSS growth (KiB)
+_READ_ALL = """
+import resource, sys
+from obook.feeds.sources import READ_PIECE, open_file
+f, raw = open_file(sys.argv[1])
+view = memoryview(bytearray(READ_PIECE))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+total = 0
+while n := f.readinto(view):
+    assert n <= READ_PIECE
+    total += n
+print(total, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)
+"""
+
+
+def test_gzip_reader_whole_bomb_memory_bounded_per_read(tmp_path):
+    """The gzip reader gives each read at most what it asks for and holds no more than a
+    few of its input buffers: reading 1 GiB of a bomb grows the process by a few MiB."""
+    path = tmp_path / "bomb.gz"
+    _gzip_bomb(path, b"")
+    r = subprocess.run([sys.executable, "-c", _READ_ALL, str(path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-1500:]
+    total, grew_kib = map(int, r.stdout.split())
+    assert total == BOMB_GIB << 30
+    assert grew_kib < 64 << 10, f"grew {grew_kib >> 10} MiB"
 
 
 # ---------------------------------------------------------------- zip archives

@@ -31,7 +31,7 @@ def test_sql_package_lists_and_reads_macro_files():
 
     files = sql.macro_files()
     assert files == sorted(files) and all(f.endswith(".sql") for f in files)
-    assert "obook_spread" in sql.read_sql(files[0])
+    assert "obook_spread" in sql.read_sql("10_spread") and "obook_price" in sql.read_sql(files[0])
     assert [name for name, _ in sql.macro_texts()] == files
 
 

@@ -3,21 +3,22 @@
 Shipped as ``obook.udfs`` (the repo's top-level ``udfs/`` folder). Every function is an
 Arrow-vectorized Python UDF (one call per DuckDB vector, no per-row Python) and exact:
 
-=================================  ==========================  =================================
-function                           returns                     meaning
-=================================  ==========================  =================================
-``obook_price(ticks BIGINT)``      ``DECIMAL(18,4)``           1/10000 $ ticks to dollars
-``obook_ticks(price DECIMAL)``     ``BIGINT``                  dollars to ticks (DuckDB first
-                                                               casts the argument to
-                                                               DECIMAL(18,4), i.e. rounds to a
-                                                               tick)
-``obook_time_of_day(ns UBIGINT)``  ``TIME``                    ITCH ns since midnight; TIME has
-                                                               microseconds, so the ns are
-                                                               truncated
-``obook_time_of_day_ms(ms UBIGINT)`` ``TIME``                  CSV feed time (ms since midnight)
-=================================  ==========================  =================================
+=========================================  ===============  ====================================
+function                                   returns          meaning
+=========================================  ===============  ====================================
+``obook_scaled_price(price BIGINT,         ``DECIMAL(38,9)``  a feed's integer price in its
+price_scale BIGINT)``                                       currency, exactly (``price_scale``:
+                                                            the schema's ``obook.price_scale``)
+``obook_scaled_ticks(price DECIMAL,        ``BIGINT``       currency to the feed's integer price
+price_scale BIGINT)``                                       (rounded half to even to a unit)
+``obook_time_of_day(ns UBIGINT)``          ``TIME``         ns since midnight; TIME has
+                                                            microseconds, so the ns are truncated
+``obook_time_of_day_ms(ms UBIGINT)``       ``TIME``         CSV feed time (ms since midnight)
+=========================================  ===============  ====================================
 
-NULL in, NULL out. A value that cannot be represented raises an error (never wraps).
+The SQL macros ``obook_price(price, feed, format := NULL)`` and ``obook_ticks(price, feed,
+format := NULL)`` (``obook.sql``) take the scale from the feed's units, so they are right on
+every format. NULL in, NULL out. A value that cannot be represented raises an error (never wraps).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .prices import obook_price, obook_ticks
+from .prices import PRICE_TYPE, obook_price, obook_ticks, scale_digits
 from .times import obook_time_of_day, obook_time_of_day_ms
 
-__all__ = ["FUNCTIONS", "ScalarUdf", "register",
+__all__ = ["FUNCTIONS", "ScalarUdf", "register", "PRICE_TYPE", "scale_digits",
            "obook_price", "obook_ticks", "obook_time_of_day", "obook_time_of_day_ms"]
 
 
@@ -41,8 +42,8 @@ class ScalarUdf:
 
 
 FUNCTIONS: tuple[ScalarUdf, ...] = (
-    ScalarUdf("obook_price", obook_price, ("BIGINT",), "DECIMAL(18,4)"),
-    ScalarUdf("obook_ticks", obook_ticks, ("DECIMAL(18,4)",), "BIGINT"),
+    ScalarUdf("obook_scaled_price", obook_price, ("BIGINT", "BIGINT"), "DECIMAL(38,9)"),
+    ScalarUdf("obook_scaled_ticks", obook_ticks, ("DECIMAL(38,9)", "BIGINT"), "BIGINT"),
     ScalarUdf("obook_time_of_day", obook_time_of_day, ("UBIGINT",), "TIME"),
     ScalarUdf("obook_time_of_day_ms", obook_time_of_day_ms, ("UBIGINT",), "TIME"),
 )

@@ -126,7 +126,8 @@ class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
 #: what each kernel module (or its name's prefix) compiles for, and roughly how long that
 #: takes on two idle cores
 _WHAT = dict((
-    ("book", ("the order book", 40)), ("merge", ("the order book", 40)), ("itch", ("Nasdaq ITCH", 10)),
+    ("book", ("the order book", 40)), ("replay", ("the order book", 40)), ("price_cage", ("the order book", 40)),
+    ("merge", ("the order book", 40)), ("itch", ("Nasdaq ITCH", 10)),
     ("csv_decode", ("the CSV feed", 15)), ("dbn", ("Databento", 15)), ("l2_sse", ("Shanghai Level-2", 20)),
     ("l2_szse", ("Shenzhen Level-2", 40)), ("l2_text", ("Level-2 text logs", 10)), ("mold", ("MoldUDP64 lines", 15)),
     ("pcap", ("packet captures", 10)), ("match_gen", ("the order generator", 10)), ("match", ("the matching engine", 45)),

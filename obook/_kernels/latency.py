@@ -9,7 +9,7 @@ with s = bitlen(v) - 7: 64 buckets per power of two above 128, ``N_BUCKETS`` in 
 import numpy as np
 from .jit import njit
 
-from .book import apply_events
+from .replay import apply_events
 from .clock import cycles
 from .layout import OK
 
@@ -45,18 +45,12 @@ def record_many(counts, values, n):
 
 
 @njit(cache=True, _nrt=False)
-def apply_events_timed(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free,
-                       heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val,
-                       ov_state, qn, pnode, ovnode, dstate, cage, held, st, want, trades, orders, depth, nx,
-                       snap, counts):
+def apply_events_timed(ev, n, i, rows, nrow, skips, strict, books, rules, tables, counts):
     """``apply_events`` one event at a time, the cycles each took counted in ``counts``
     (a histogram of ``record``); same arguments, results and NEED_ROOM protocol."""
     while i < n:
         t0 = cycles()
-        status, j, nrow, room = apply_events(
-            ev, i + 1, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp,
-            fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
-            ovnode, dstate, cage, held, st, want, trades, orders, depth, nx, snap)
+        status, j, nrow, room = apply_events(ev, i + 1, i, rows, nrow, skips, strict, books, rules, tables)
         if status != OK:
             return status, j, nrow, room
         record(counts, cycles() - t0)

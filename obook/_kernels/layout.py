@@ -1,7 +1,8 @@
-"""The normalized event row shared by every decoder and the book kernel.
+"""The normalized event row shared by every decoder and the replay driver.
 
 A decoder turns the records of a batch that its worker owns into rows of an
-int64 array of shape (n, EV_WIDTH); the book kernel applies them. This is the
+int64 array of shape (n, EV_WIDTH); the replay driver (obook._kernels.replay) applies
+them to the books. This is the
 seam between feed formats and the engine: a new format writes a decoder that
 emits these rows and nothing else changes.
 """
@@ -31,7 +32,7 @@ DEFER = 1 << 10
 OWN_BEST = 1 << 11
 #: ACT_PRINT: a print without a side (Databento T/F of side N): its trades row's side is null
 NO_SIDE = 1 << 12
-#: the ChiNext price cage (Shenzhen; obook._kernels.book: "The price cage").
+#: the ChiNext price cage (Shenzhen; obook._kernels.price_cage).
 #: CAGED: an event of a caged book (its executions set the book's last trade price);
 #: CAGE_LIVE: after the event, held orders of the book that the cage now admits enter it;
 #: CAGE_ADD (ACT_ADD): an order outside the cage is held instead of added

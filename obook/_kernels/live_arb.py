@@ -9,9 +9,16 @@ stamp. Two readers follow it: the loop's own book (``S_H_*``) and the tables' wr
 ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) and the
 caller reports it.
 
-The session is the one given, else the first well-formed packet's; a packet numbered below
-1 is bad, one more than ``FAR`` past the next number implausible (so 20 bytes of garbage, a well-formed
-heartbeat, rarely pass for one). A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
+A packet numbered below 1 is bad, one more than ``FAR`` past the next number implausible (so
+20 bytes of garbage, a well-formed heartbeat, rarely pass for one). The session is the one
+given (a packet of another is counted in ``wrong_session`` and dropped), else chosen as
+``obook.feeds.mold.sessions.SessionChoice`` does: packets are held per session (``cand``:
+``CHOICE_SESSIONS`` sessions, the least recently heard making room for a new one;
+``held``/``held_data``: ``CHOICE_HELD`` packets each) until a
+session's packets chain (a data packet, then one starting where it ends), or the re-request
+server answers for it (``probe``: a session heard only in heartbeats, every data packet lost,
+has the numbers below its heartbeats' asked for); its held packets are then taken in arrival
+order, every other session's counted in ``wrong_session``. One stray packet never names it. A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
 too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
 the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
 ``line_gap`` is each line's last own gap, for ``recovered_other_line``.
@@ -20,7 +27,8 @@ the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_*
 import numpy as np
 
 from .jit import njit
-from .live_layout import (LINE_REQUEST, N_LINES, PEND_SLOT, S_END, S_HIGH, S_H_BYTE, S_H_REC, S_NEXT,
+from .live_layout import (C_DROPPED, C_HELD, C_HI, C_LAST, C_LO, C_PROBE_SEQ, C_PROBED, CHOICE_HELD, HP_COUNT,
+                          HP_LEN, HP_LINE, HP_SEQ, HP_TS, LINE_REQUEST, N_LINES, PEND_SLOT, S_CANDIDATES, S_CHOICE_N, S_END, S_HIGH, S_H_BYTE, S_H_REC, S_NEXT,
                           S_PEND, S_PEND_FULL, S_SESSION_HI, S_SESSION_LO, S_SESSION_SET, S_TABLES,
                           S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC)
 from .memcopy import copy_bytes
@@ -119,25 +127,130 @@ def _follow(S, line, seq, end, stats, line_next, line_gap):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def packet(S, line, buf, ln, ts, t, ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data):
+def packet(S, line, buf, ln, ts, t, arb):
     """One datagram of ``line`` (buf[:ln]) received at ``ts`` (kernel stamp): counted,
-    checked, its new messages delivered or held."""
+    checked, its new messages delivered or held (or the packet held until a session is chosen)."""
+    seq, c, hi, lo, ok = screen(S, line, buf, ln, arb[2])
+    if ok:
+        arbitrate(S, line, buf, ln, ts, t, seq, c, hi, lo, arb)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def screen(S, line, buf, ln, stats):
+    """The datagram counted and its header checked before anything else is done with it:
+    (seq, count, session high, low, whether to go on); a malformed or implausible packet,
+    or one of another session than the given or chosen one, is counted and goes no further."""
     stats[line, S_PACKETS] += 1
     seq, c, hi, lo, status = _header(buf, 0, ln)
     data = 0 if c == 0 or c == END_OF_SESSION else c
     if status != P_OK or seq < 1:
         stats[line, S_BAD] += 1
-        return
+        return seq, c, hi, lo, False
     if seq + data > S[S_NEXT] + FAR:     # numbered where no feed of ours can be
         stats[line, S_IMPLAUSIBLE] += 1
-        return
-    if S[S_SESSION_SET] == 0:
-        S[S_SESSION_SET] = 1
-        S[S_SESSION_HI] = hi
-        S[S_SESSION_LO] = lo
-    elif hi != S[S_SESSION_HI] or lo != S[S_SESSION_LO]:
+        return seq, c, hi, lo, False
+    if S[S_SESSION_SET] != 0 and (hi != S[S_SESSION_HI] or lo != S[S_SESSION_LO]):
         stats[line, S_WRONG_SESSION] += 1
-        return
+        return seq, c, hi, lo, False
+    return seq, c, hi, lo, True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def arbitrate(S, line, buf, ln, ts, t, seq, c, hi, lo, arb):
+    """A datagram that passed ``screen``: its messages delivered or held, or (no session yet)
+    the packet held until one is chosen."""
+    if S[S_SESSION_SET] == 0:
+        j = choose(S, line, buf, ln, ts, seq, c, hi, lo, arb[8], arb[9], arb[10], arb[2])
+        if j < 0:
+            return
+        _adopt(S, j, t, arb)
+    _take(S, line, buf, seq, c, ts, t, arb)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def choose(S, line, buf, ln, ts, seq, c, hi, lo, cand, held, held_data, stats):
+    """No session yet: the candidate session this packet chooses, else -1 (the packet held,
+    or counted when the bounds are full)."""
+    n = S[S_CANDIDATES]
+    j = -1
+    for i in range(n):
+        if cand[i, C_HI] == hi and cand[i, C_LO] == lo:
+            j = i
+            break
+    if j < 0:
+        if n < cand.shape[0]:
+            j = n
+            S[S_CANDIDATES] = n + 1
+        else:                             # the least recently heard session makes room
+            j = 0
+            for i in range(1, n):
+                if cand[i, C_LAST] < cand[j, C_LAST]:
+                    j = i
+            _count_wrong(j, cand, held, stats)
+        for k in range(cand.shape[1]):
+            cand[j, k] = 0
+        cand[j, C_HI] = hi
+        cand[j, C_LO] = lo
+    S[S_CHOICE_N] += 1
+    cand[j, C_LAST] = S[S_CHOICE_N]
+    data = 0 < c < END_OF_SESSION
+    if data and line == LINE_REQUEST and cand[j, C_PROBED] != 0:
+        return j                          # the re-request server answers for this session
+    base = j * CHOICE_HELD
+    for k in range(cand[j, C_HELD]):
+        s2 = held[base + k, HP_SEQ]
+        c2 = held[base + k, HP_COUNT]
+        if (0 < c2 < END_OF_SESSION and s2 + c2 == seq) or (data and seq + c == s2):
+            return j                      # two packets chain
+    if not data and seq > cand[j, C_PROBE_SEQ]:
+        cand[j, C_PROBE_SEQ] = seq
+    k = cand[j, C_HELD]
+    if k < CHOICE_HELD and ln <= held_data.shape[1]:
+        copy_bytes(held_data[base + k], 0, buf, 0, ln)
+        held[base + k, HP_LINE] = line
+        held[base + k, HP_LEN] = ln
+        held[base + k, HP_TS] = ts
+        held[base + k, HP_SEQ] = seq
+        held[base + k, HP_COUNT] = c
+        cand[j, C_HELD] = k + 1
+    else:
+        cand[j, C_DROPPED + line] += 1
+    return -1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _adopt(S, j, t, arb):
+    """Candidate ``j`` is the session: its held packets taken in arrival order, the others'
+    counted as wrong_session."""
+    stats, cand, held, held_data = arb[2], arb[8], arb[9], arb[10]
+    S[S_SESSION_SET] = 1
+    S[S_SESSION_HI] = cand[j, C_HI]
+    S[S_SESSION_LO] = cand[j, C_LO]
+    for i in range(S[S_CANDIDATES]):
+        if i != j:
+            _count_wrong(i, cand, held, stats)
+    base = j * CHOICE_HELD
+    for k in range(cand[j, C_HELD]):
+        _take(S, held[base + k, HP_LINE], held_data[base + k], held[base + k, HP_SEQ], held[base + k, HP_COUNT],
+              held[base + k, HP_TS], t, arb)
+    S[S_CANDIDATES] = 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _count_wrong(i, cand, held, stats):
+    """Candidate ``i``'s packets (held or not) counted in wrong_session."""
+    base = i * CHOICE_HELD
+    for k in range(cand[i, C_HELD]):
+        stats[held[base + k, HP_LINE], S_WRONG_SESSION] += 1
+    for line in range(N_LINES):
+        stats[line, S_WRONG_SESSION] += cand[i, C_DROPPED + line]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _take(S, line, buf, seq, c, ts, t, arb):
+    """A well-formed packet of the session (header: ``seq``, count ``c``)."""
+    ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data = (
+        arb[0], arb[1], arb[2], arb[3], arb[4], arb[5], arb[6], arb[7])
     n = 0
     if c == 0 or c == END_OF_SESSION:
         stats[line, S_HEARTBEATS] += 1

@@ -13,6 +13,7 @@ CLOCK_OFFSET SPIN STOP NEED_ROOM RESUME_I GIVEUP_FIRST GIVEUP_COUNT BOOK_ERROR E
 CALLS BBO_ROWS PY_N BASE_NS BASE_CYC MULT SLICE_NS KSTAMPS LOOPS POLLS TRUNCATED
 REFUSED_RATE REFUSED_SIZE REFUSED_NOTIONAL REFUSED_PRICE REFUSED_BAND SEND_ERRORS
 SUBSCRIBE_ALL T_KERNEL_LAST SEND_BLOCKED GAP_HIGH VENUE_READ LOG_FULL
+CANDIDATES CHOICE_N PROBE_LAST PROBES SPIN_NS
 """.split()
 for _i, _n in enumerate(_NAMES):
     globals()["S_" + _n] = _i
@@ -55,3 +56,15 @@ PEND_SLOT = 128      # bytes a held message may have (2-byte length included)
 PY_WIDTH = 9         # py_rows: seq, time, locate, bid px, qty, ask px, qty, kernel stamp, book stamp
 REF_BITS = 16        # orders' stamps kept by UserRefNum
 GAPS_MAX = 4096      # gaps given up (on_gap skip) kept: first, count, stamp before, stamp after
+
+# choosing the session (none given): as obook.feeds.mold.sessions (CONFIRM, MAX_SESSIONS, MAX_HELD)
+CHOICE_SESSIONS = 8  # sessions held at once before one is chosen
+CHOICE_HELD = 16     # packets held per session
+# a candidate's row: session high and low parts, packets held, the number its heartbeats
+# name (the probe asks for what lies below it), probed, its last packet's arrival (the
+# least recent makes room for a new session), packets not held per line
+C_HI, C_LO, C_HELD, C_PROBE_SEQ, C_PROBED, C_LAST, C_DROPPED = 0, 1, 2, 3, 4, 5, 6
+C_WIDTH = C_DROPPED + N_LINES
+# a held packet's row: line, length, kernel stamp, sequence number, count
+HP_LINE, HP_LEN, HP_TS, HP_SEQ, HP_COUNT = range(5)
+HP_WIDTH = 5

@@ -17,15 +17,17 @@ by ``S_CLOCK_OFFSET``.
 
 import numpy as np
 
-from .book import apply_events
+from .book import Books
+from .book_rows import Tables
+from .replay import Rules, apply_events
 from .ccall import ccall, ccall9, ccall_int
 from .clock import cycles
 from .itch import itch_decode
 from .jit import njit
 from .latency import record
 from .layout import NEED_ROOM, OK
-from .live_arb import missing, packet, skip
-from .live_layout import (CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
+from .live_arb import arbitrate, missing, screen, skip
+from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
                           MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
                           RUN_GIVE_UP, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
@@ -37,7 +39,8 @@ from .live_layout import (CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_ST
                           S_ON_GAP_SKIP, S_ORDERS, S_POLLS, S_PY_N, S_PY_STRATEGY, S_REQ_TIMEOUT,
                           S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
-                          S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, VLEN)
+                          S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
+                          S_PROBES, S_SESSION_SET, S_SPIN_NS, VLEN)
 from .live_orders import answers, encode, risk_check
 from .mold import S_BAD, S_PACKETS
 
@@ -75,9 +78,10 @@ def _send_all(fns, fd, buf, n, S):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _receive(fns, fds, S, net, arb, hists, line):
-    """One recvmmsg on a line; returns the datagrams."""
+    """One recvmmsg on a line; returns the datagrams. A datagram's header is screened first:
+    garbage and other sessions' packets are counted and dropped before its stamp is read."""
     hdr, pk, ctl = net[0], net[1], net[2]
-    ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data = arb
+    stats = arb[2]
     for i in range(VLEN):
         hdr[line, i, 5] = CTL
         hdr[line, i, 6] = 0
@@ -87,6 +91,15 @@ def _receive(fns, fds, S, net, arb, hists, line):
     t_user = _now(S)
     for i in range(n):
         ln = hdr[line, i, 7] & 0xFFFFFFFF
+        if hdr[line, i, 6] & MSG_TRUNC:
+            stats[line, S_PACKETS] += 1
+            stats[line, S_BAD] += 1
+            S[S_TRUNCATED] += 1
+            continue
+        buf = pk[line, i]
+        seq, cnt, hi, lo, ok = screen(S, line, buf, ln, stats)
+        if not ok:
+            continue
         ts = t_user
         c = ctl[line, i]
         if hdr[line, i, 5] >= 32 and c[8] == 1 and c[12] == 35:     # SOL_SOCKET, SO_TIMESTAMPNS
@@ -96,14 +109,8 @@ def _receive(fns, fds, S, net, arb, hists, line):
                 sec |= np.int64(c[16 + k]) << (8 * k)
                 nsec |= np.int64(c[24 + k]) << (8 * k)
             ts = sec * 1_000_000_000 + nsec - S[S_CLOCK_OFFSET]
-        if hdr[line, i, 6] & MSG_TRUNC:
-            stats[line, S_PACKETS] += 1
-            stats[line, S_BAD] += 1
-            S[S_TRUNCATED] += 1
-            continue
         record(hists[H_RECV], t_user - ts)
-        packet(S, line, pk[line, i], ln, ts, t_user, ring, recs, stats, line_next, line_gap, pend_seq,
-               pend_meta, pend_data)
+        arbitrate(S, line, buf, ln, ts, t_user, seq, cnt, hi, lo, arb)
         record(hists[H_DECODE], _now(S) - t_user)
     S[S_LAST_PACKET] = t_user
     return n
@@ -149,6 +156,10 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
     (skips, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key,
      page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, dstate, cage, held, st) = bk
     rows, trades, orders, depth, nx, snap = outs
+    books = Books(lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key,
+                  page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, st)
+    rules = Rules(dstate, cage, held)
+    tables = Tables(0, trades, orders, depth, nx, snap)
     state, sout = ords[0], ords[1]
     hists, py_rows = misc[0], misc[1]
     bsize = ring.shape[0]
@@ -170,10 +181,8 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
         for k in range(nn):
             for j in range(8):
                 sym[names[k, 0], j] = frame[names[k, 1] + j]
-        status, j, nrow, room = apply_events(
-            ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0, lv, lv_free, lvx, sides, pool, seg_free,
-            heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
-            ovnode, dstate, cage, held, st, 0, trades, orders, depth, nx, snap)
+        status, j, nrow, room = apply_events(ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0, books,
+                                             rules, tables)
         if status == NEED_ROOM:
             S[S_RESUME_I] = j
             S[S_NEED_ROOM] = room
@@ -219,8 +228,7 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _request(fns, fds, S, first, count, reqbuf):
-    hi, lo = S[S_SESSION_HI], S[S_SESSION_LO]
+def _request(fns, fds, S, hi, lo, first, count, reqbuf):
     while count > 0:
         n = min(count, S[S_MAX_REQUEST])
         for k in range(8):
@@ -239,11 +247,29 @@ def _request(fns, fds, S, first, count, reqbuf):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _probe(fns, fds, S, t, cand, reqbuf):
+    """No session chosen yet: ask the re-request server for the numbers below those the
+    heartbeats of each session name (every data packet lost); its answer chooses one."""
+    if fds[LINE_REQUEST] < 0 or S[S_HAVE_REQUEST] == 0 or t - S[S_PROBE_LAST] < S[S_REQ_TIMEOUT]:
+        return
+    for j in range(S[S_CANDIDATES]):
+        if cand[j, C_PROBE_SEQ] > 1:
+            cand[j, C_PROBED] = 1
+            _request(fns, fds, S, cand[j, C_HI], cand[j, C_LO], 1, min(cand[j, C_PROBE_SEQ] - 1, S[S_MAX_REQUEST]),
+                     reqbuf)
+            S[S_PROBES] += 1
+            S[S_PROBE_LAST] = t
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def gaps(fns, fds, S, t, arb, misc):
     """Re-request what both lines lost (after S_GAP_WAIT, every S_REQ_TIMEOUT, S_RETRIES
     times), then give the first range up: RUN_GIVE_UP, or with S_ON_GAP_SKIP a gap row."""
-    ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data = arb
+    ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data = arb[0], arb[1], arb[2], arb[4], arb[5], arb[6], arb[7]
     gaps_out, miss, reqbuf = misc[2], misc[3], misc[4]
+    if S[S_SESSION_SET] == 0:
+        _probe(fns, fds, S, t, arb[8], reqbuf)
+        return RUN_SLICE
     nxt = S[S_NEXT]
     high = S[S_HIGH]
     if S[S_END] >= 0 and S[S_END] < high:
@@ -280,7 +306,8 @@ def gaps(fns, fds, S, t, arb, misc):
         return RUN_SLICE
     for j in range(k):
         if miss[j, 0] < S[S_GAP_HIGH]:      # what was missing when the wait began
-            _request(fns, fds, S, miss[j, 0], min(miss[j, 1], S[S_GAP_HIGH] - miss[j, 0]), reqbuf)
+            _request(fns, fds, S, S[S_SESSION_HI], S[S_SESSION_LO], miss[j, 0],
+                     min(miss[j, 1], S[S_GAP_HIGH] - miss[j, 0]), reqbuf)
     S[S_GAP_TRIES] += 1
     S[S_GAP_LAST] = t
     S[S_GAP_HIGH] = high
@@ -288,9 +315,12 @@ def gaps(fns, fds, S, t, arb, misc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _venue(fns, fds, S, t, ords, misc):
+def _venue(fns, fds, S, t, ords, misc, readable):
+    """The venue's answers (when poll says they are there, or every 0.1 ms while orders wait
+    for one when spinning, and every 10 ms regardless); a heartbeat when quiet."""
     vbuf, refs = ords[6], ords[5]
-    if S[S_VENUE_ENDED] == 0 and (S[S_ORDERS] > S[S_ANSWERS] or t - S[S_VENUE_READ] > 10_000_000):
+    waiting = S[S_ORDERS] > S[S_ANSWERS] and t - S[S_VENUE_READ] > 100_000
+    if S[S_VENUE_ENDED] == 0 and (readable or waiting or t - S[S_VENUE_READ] > 10_000_000):
         S[S_VENUE_READ] = t
         n = ccall(fns[F_RECV], fds[3], vbuf.ctypes.data + S[S_VBUF_N], vbuf.shape[0] - S[S_VBUF_N],
                   MSG_DONTWAIT, 0)
@@ -309,8 +339,24 @@ def _venue(fns, fds, S, t, ords, misc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _ready(fds, pollfds):
+    """The lines (bits 0-2) and the venue (bit 3) poll found readable."""
+    mask = 0
+    for k in range(pollfds.shape[0]):
+        if (pollfds[k, 1] >> 16) & 0xFFFF:
+            for j in range(4):
+                if fds[j] == pollfds[k, 0]:
+                    mask |= 1 << j
+    return mask
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
-    """Run until the time slice ends or something needs the caller (RUN_*)."""
+    """Run until the time slice ends or something needs the caller (RUN_*).
+
+    Waiting: S_SPIN busy-polls every line; else the lines poll() found readable are read
+    until they are drained, then poll() again: without waiting for S_SPIN_NS after the last
+    datagram (a busy poll of every socket), then sleeping (at most 10 ms)."""
     ts = misc[5]
     anchor(S, fns, ts)
     end = _now(S) + S[S_SLICE_NS]
@@ -319,21 +365,25 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
         return status
     pollfds = net[3]
     hists = misc[0]
+    ready = 15
     while True:
         if S[S_STOP] != 0:
             return RUN_STOPPED
         S[S_LOOPS] += 1
         got = 0
+        full = False
         for line in range(N_LINES):
-            if fds[line] >= 0:
-                got += _receive(fns, fds, S, net, arb, hists, line)
+            if fds[line] >= 0 and ready & (1 << line):
+                k = _receive(fns, fds, S, net, arb, hists, line)
+                got += k
+                full |= k == VLEN
         if got:
             status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
             if status != RUN_SLICE:
                 return status
         t = _now(S)
         if S[S_HAS_VENUE] != 0:
-            _venue(fns, fds, S, t, ords, misc)
+            _venue(fns, fds, S, t, ords, misc, (ready & 8) != 0 and S[S_SPIN] == 0)
         status = gaps(fns, fds, S, t, arb, misc)
         if status != RUN_SLICE:
             return status
@@ -341,7 +391,12 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             return RUN_END
         if t >= end:
             return RUN_SLICE
-        if got == 0 and S[S_SPIN] == 0:
-            S[S_POLLS] += 1
-            ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], 1, 0, 0)
-
+        if S[S_SPIN] != 0 or full:
+            ready = 15
+            continue
+        S[S_POLLS] += 1
+        wait = 0 if t - S[S_LAST_PACKET] < S[S_SPIN_NS] else min(10, 1 + (end - t) // 1_000_000)
+        if ccall_int(fns[F_POLL], pollfds.ctypes.data, pollfds.shape[0], wait, 0, 0) > 0:
+            ready = _ready(fds, pollfds)
+        else:
+            ready = 0

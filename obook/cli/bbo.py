@@ -68,7 +68,7 @@ def bbo(
                                           "skip: apply the tolerant rules and report what was skipped."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name); "
-                                            "when known, file outputs get a timestamp column (New York time)."),
+                                            "when known, file outputs get a timestamp column (UTC)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "

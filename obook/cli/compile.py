@@ -10,7 +10,7 @@ import typer
 def compile_(
     parts: Optional[List[str]] = typer.Argument(
         None, metavar="[PART]...",
-        help="What to compile: itch, pitch, csv, databento, szse, sse, captures, match, simulate, latency "
+        help="What to compile: itch, pitch, csv, databento, szse, sse, captures, match, simulate, latency, live "
              "(default: all of them)."),
     all_: bool = typer.Option(False, "--all", help="Compile every part (the default without PART)."),
 ) -> None:

@@ -69,7 +69,7 @@ def listen(
     line_b: str = typer.Option("127.0.0.1:31002", "--line-b", help=B_HELP),
     request: Optional[str] = typer.Option("127.0.0.1:31003", "--request", help=REQ_HELP + " Empty: none (gaps are given up)."),
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
-    session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow (default: the first packet's)."),
+    session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow; packets of others are counted and dropped (default: the first session whose packets form a stream)."),
     to: Sink = typer.Option(Sink.text, "--to", help="text: BBO lines on stdout; parquet: rolling files in --output (a directory); "
                                                     "arrow: an Arrow IPC stream file; duckdb: append to tables of a database."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Directory, file or database of --to."),
@@ -92,6 +92,7 @@ def listen(
     max_rate: int = typer.Option(1_000, "--max-orders-per-second", help="Risk: orders per second of feed time."),
     band_bps: int = typer.Option(500, "--band-bps", help="Risk: price band around the best price (basis points)."),
     spin: bool = typer.Option(False, "--spin", help="Busy-poll the sockets (a core at 100%) instead of sleeping in poll()."),
+    spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sockets this many microseconds after each datagram before sleeping in poll()."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),
     rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
     loop: str = typer.Option("compiled", "--loop", help="compiled (the default) or python (the slower path around the kernels)."),

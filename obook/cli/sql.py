@@ -39,7 +39,7 @@ def output_formats() -> dict[str, str]:
     return {ext: kind for ext, kind in OUTPUT_KINDS.items() if kind != "text"}
 
 # noise DuckDB wraps around errors raised in obook's Python code
-_NOISE = re.compile(r"reading the stream registered as '__obook_\w+' failed: (?:Invalid: )?"
+_NOISE = re.compile(r"reading the (?:stream registered as '\w+'|Arrow source) failed: (?:Invalid: )?"
                     r"|Python exception occurred while executing the UDF: ")
 
 
@@ -61,7 +61,6 @@ def run_query(query: str, database: str = ":memory:"):
 
     con = connect(database)
     try:
-        _feed_time_zone(con, query)
         rel = con.sql(query)
         return con, (None if rel is None else rel.to_arrow_reader())
     except duckdb.Error as e:
@@ -70,43 +69,6 @@ def run_query(query: str, database: str = ":memory:"):
     except BaseException:
         con.close()
         raise
-
-
-def _feed_time_zone(con, query: str = "") -> None:
-    """Show timestamps in the zone of the feeds the query names (``obook_*('path'...)``:
-    New York for ITCH, Asia/Shanghai for the Level-2 formats ...), as the tables' ``timestamp``
-    column does, not in DuckDB's default UTC; New York when the query names none, or
-    feeds of different zones."""
-    import duckdb
-
-    zones = feed_zones(query)
-    from ..session import TIMEZONE
-
-    zone = zones.pop() if len(zones) == 1 else TIMEZONE
-    try:
-        con.execute(f"SET TimeZone = '{zone}'")
-    except duckdb.Error:   # a DuckDB without ICU: its default zone stays
-        pass
-
-
-_FEED_ARG = re.compile(r"\bobook_\w+\s*\(\s*'((?:[^']|'')+)'")
-
-
-def feed_zones(query: str) -> set[str]:
-    """The time zones of the existing feed files named as first arguments of obook table
-    functions in ``query`` (files that are no feed, or missing, are left to the query)."""
-    import os
-
-    from ..feeds import resolve_format
-
-    zones = set()
-    for path in {m.replace("''", "'") for m in _FEED_ARG.findall(query)}:
-        if os.path.isfile(path):
-            try:
-                zones.add(resolve_format(None, path).tz)
-            except (ObookError, OSError):
-                pass
-    return zones
 
 
 def _write_stdout(reader, style: str) -> int:
@@ -261,13 +223,15 @@ def sql(
     feed_latency, order_latency, response_latency, seed, timer, format) fills,
     obook_backtest_orders(...), obook_backtest_events(...), obook_backtest_positions(...),
     obook_backtest_equity(...).
-    Scalar functions: obook_price(ticks), obook_ticks(price), obook_time_of_day(ns),
+    Scalar functions: obook_price(price, feed, format := NULL) (an integer price as
+    an exact DECIMAL of the feed's currency), obook_ticks(price, feed, format := NULL),
+    obook_scaled_price(price, scale), obook_scaled_ticks(price, scale), obook_time_of_day(ns),
     obook_time_of_day_ms(ms), obook_unit(to_json(path), format, 'price_scale' |
     'quantity_scale' | 'time_unit_ns') (the feed's units). Every table macro
     takes prices := 'int' | 'decimal' | 'float' and filename := false, and a list of
     files or a glob pattern as its path. Prices are integers in the feed's units
-    (docs/tables.md); prices := 'decimal' gives exact decimals. Timestamps print in the zone of the
-    feeds the query names (New York for ITCH, Asia/Shanghai for Level-2).
+    (docs/tables.md); prices := 'decimal' gives exact decimals. Timestamps are UTC, as in
+    Python's obook.connect() (SET TimeZone in the query to show another zone).
 
     \b
     Examples:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import book as K
+from .._kernels import book_rows as R
+from .._kernels import price_cage as C
+from .._kernels import replay
 from .._kernels.layout import (DEPTH_HEAD, N_BOOK_ERRORS, NEED_ROOM, OK, OR_WIDTH, TR_WIDTH,
                                WANT_DEPTH, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
@@ -20,7 +23,7 @@ class BookState:
                  pages: int = 64, overflow: int = 64, kernel=None, queue: bool = False,
                  depth_levels: int = 0):
         self.strict = strict
-        self.kernel = kernel or K.apply_events  # tests pass K.apply_events.py_func
+        self.kernel = kernel or replay.apply_events  # tests pass replay.apply_events.py_func
         self.lv = np.zeros((levels, 4), dtype=np.int64)
         self.lv_free = np.zeros(levels, dtype=np.int64)
         self.lvx = np.zeros((levels, 4), dtype=np.int64)
@@ -31,19 +34,19 @@ class BookState:
         self.hp = np.zeros((64, 2), dtype=np.int64)
         self.fh = np.zeros((64, 4), dtype=np.int64)
         self.pages = np.zeros(pages * K.PAGE, dtype=np.int64)
-        self.page_dir = np.zeros((4, 1 << K.CHUNK_BITS), dtype=np.int32)  # see _kernels/book.py
+        self.page_dir = np.zeros((4, 1 << K.CHUNK_BITS), dtype=np.int32)  # see obook/_kernels/book.py
         self.page_live = np.zeros(pages, dtype=np.int64)
         self.page_key = np.zeros(pages, dtype=np.int64)
         self.page_free = np.zeros(pages, dtype=np.int64)
         self.ov_key = np.zeros((overflow, 2), dtype=np.int64)
         self.ov_val = np.zeros((overflow, 2), dtype=np.int64)
         self.ov_state = np.zeros(overflow, dtype=np.int8)
-        self.st = np.zeros(K.ST_WIDTH, dtype=np.int64)
+        self.st = np.zeros(replay.ST_WIDTH, dtype=np.int64)
         self.st[K.ST_CHUNKS] = 1
         self.st[K.ST_Q_FREE] = -1
         self.skips = np.zeros(N_BOOK_ERRORS, dtype=np.int64)
-        self.cage = np.zeros((books, K.CG_WIDTH), dtype=np.int64)    # price cage (Shenzhen ChiNext)
-        self.held = np.zeros((16, K.HW_WIDTH), dtype=np.int64)
+        self.cage = np.zeros((books, C.CG_WIDTH), dtype=np.int64)    # price cage (Shenzhen ChiNext)
+        self.held = np.zeros((16, C.HW_WIDTH), dtype=np.int64)
         self.queue = False
         self.qn = np.zeros((1, 4), dtype=np.int64)
         self.pnode = np.zeros(1, dtype=np.int64)
@@ -65,10 +68,17 @@ class BookState:
     def _dstate(self, depth_levels: int) -> None:
         """Per-book DEFER state, with room for depth_levels levels a side."""
         if depth_levels != self.depth_levels:
-            if self.st[K.ST_OPEN]:
+            if self.st[R.ST_OPEN]:
                 raise ValueError("the depth levels changed during a DEFER run")
             self.depth_levels = depth_levels
-            self.dstate = np.zeros((self.sides.shape[0] // 2, K.DS_WIDTH + 6 * depth_levels), np.int64)
+            self.dstate = np.zeros((self.sides.shape[0] // 2, R.DS_WIDTH + 6 * depth_levels), np.int64)
+
+    def books(self) -> K.Books:
+        """The book arrays as the kernels take them (after any growth)."""
+        return K.Books(self.lv, self.lv_free, self.lvx, self.sides, self.pool, self.seg_free, self.heaps,
+                       self.hp, self.fh, self.pages, self.page_dir, self.page_live, self.page_key,
+                       self.page_free, self.ov_key, self.ov_val, self.ov_state, self.qn, self.pnode,
+                       self.ovnode, self.st)
 
     @property
     def live_orders(self) -> int:
@@ -93,12 +103,8 @@ class BookState:
         self._dstate(x.levels if x.want & WANT_DEPTH else 0)
         i = nrow = 0
         while True:
-            status, i, nrow, room = self.kernel(
-                ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.lvx,
-                self.sides, self.pool, self.seg_free, self.heaps, self.hp, self.fh, self.pages,
-                self.page_dir, self.page_live, self.page_key, self.page_free, self.ov_key, self.ov_val,
-                self.ov_state, self.qn, self.pnode, self.ovnode, self.dstate, self.cage, self.held, self.st,
-                x.want, x.trades, x.orders, x.depth, x.counts, x.snap)
+            status, i, nrow, room = self.kernel(ev, n, i, rows, nrow, self.skips, self.strict, self.books(),
+                                                replay.Rules(self.dstate, self.cage, self.held), x.tables())
             if status != NEED_ROOM:
                 self.out_rows = rows
                 return status, i, nrow
@@ -131,7 +137,7 @@ class BookState:
             self.heaps = _bigger(self.heaps)
             self.dstate = _bigger(self.dstate)
             self.cage = _bigger(self.cage)
-        elif room == K.ROOM_HELD:
+        elif room == C.ROOM_HELD:
             self.held = _bigger(self.held)
         elif room == K.ROOM_PAGES:
             self.pages = _bigger(self.pages)
@@ -167,6 +173,9 @@ class ExtraRows:
             (cap(WANT_DEPTH), DEPTH_HEAD + 6 * levels), np.int64)
         self.counts = np.zeros(3, np.int64)
         self.snap = np.zeros((2, 2, levels, 3), np.int64)
+
+    def tables(self) -> R.Tables:
+        return R.Tables(self.want, self.trades, self.orders, self.depth, self.counts, self.snap)
 
     def grow(self) -> None:
         """Replace each wanted table's array by a copy twice as large (the kernel asked for

@@ -46,7 +46,8 @@ class HotListener:
     compiled loop. ``tables``: as for a replay (empty: none, see :meth:`run`).
     ``tick_to_trade``: a TickToTrade whose strategy, tickers, risk gate and gateway the loop
     takes (or give ``strategy``, ``tickers``, ``risk``, ``gateway``). ``spin``: busy-poll the
-    sockets instead of sleeping in poll(); ``cpu``: pin the loop's thread to that core;
+    sockets instead of sleeping in poll(); ``spin_us``: busy-poll this long after each
+    datagram before sleeping; ``cpu``: pin the loop's thread to that core;
     ``rcvbuf``: the sockets' receive buffer (bytes asked; ``stats()`` says what was given)."""
 
     def __init__(self, line_a, line_b, request=None, tables=("bbo",), tick_to_trade=None,
@@ -54,7 +55,7 @@ class HotListener:
                  risk=None, gateway=None, interface: str = "127.0.0.1", gap_wait: float = 0.05,
                  request_timeout: float = 0.2, retries: int = 3, idle_timeout: float | None = None,
                  max_request: int = 1000, session: str | None = None, spin: bool = False,
-                 cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float = 0.05):
+                 spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float = 0.05):
         from .hotpath import HotLoop
         from .listener import warm_up
 
@@ -78,7 +79,8 @@ class HotListener:
                 self.req.setblocking(False)
             self.loop = HotLoop(self.socks, self.req, strategy, tickers, risk, gateway, on_gap=on_gap,
                                 gap_wait=gap_wait, request_timeout=request_timeout, retries=retries,
-                                max_request=max_request, spin=spin, slice_s=slice_s, session=session)
+                                max_request=max_request, spin=spin, spin_us=spin_us, slice_s=slice_s,
+                                session=session)
         except BaseException:
             self._close_sockets()
             raise
@@ -228,7 +230,8 @@ class HotListener:
                "requests": int(S[L.S_REQUESTS]), "next_seq": int(S[L.S_NEXT]),
                "ended": bool(S[L.S_END] >= 0 and S[L.S_NEXT] >= S[L.S_END]),
                "kernel_stamps": self.kernel_stamps, "records": int(S[L.S_W_REC]),
-               "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL])}
+               "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL]), "session": self.loop.session(),
+               "session_probes": int(S[L.S_PROBES])}
         if self.replay is not None:
             out["rows"] = self.replay.stats.get("table_rows", {})
         if S[L.S_T_LAPPED]:

@@ -10,6 +10,7 @@ for obook's replay engine, in another thread, so that writing tables never holds
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import socket
 import threading
@@ -19,9 +20,11 @@ import numpy as np
 
 from .._kernels import live_layout as L
 from .._kernels.latency import N_BUCKETS, record_many
-from .._kernels.mold import N_STATS
+from .._kernels.mold import N_STATS, S_WRONG_SESSION
 from ..errors import ObookError
 from .latency import Clock, Histogram, cycles_per_ns, now
+
+log = logging.getLogger("obook")
 
 RING_BITS = 26          # delivered bytes kept for the tables' writer (64 MiB)
 RECORD_BITS = 21        # delivered records kept (2 Mi)
@@ -44,6 +47,18 @@ def _libc_functions() -> np.ndarray:
                     (L.F_CLOCK, "clock_gettime"), (L.F_RECV, "recv")):
         fns[i] = ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
     return fns
+
+
+def arbitration(ring: np.ndarray, recs: np.ndarray) -> tuple:
+    """The arbitration's arrays (``obook._kernels.live_arb``'s ``arb``) around the delivered
+    ring ``ring`` and its records ``recs``: per-line stats, each line's next number and last
+    gap, the messages held ahead of a gap, the sessions and packets held until one is chosen."""
+    return (ring, recs, np.zeros((L.N_LINES, N_STATS), np.int64), np.full(L.N_LINES, -1, np.int64),
+            np.zeros((L.N_LINES, 2), np.int64), np.full(1 << L.PEND_BITS, -1, np.int64),
+            np.zeros((1 << L.PEND_BITS, 3), np.int64), np.zeros((1 << L.PEND_BITS, L.PEND_SLOT), np.uint8),
+            np.zeros((L.CHOICE_SESSIONS, L.C_WIDTH), np.int64),
+            np.zeros((L.CHOICE_SESSIONS * L.CHOICE_HELD, L.HP_WIDTH), np.int64),
+            np.zeros((L.CHOICE_SESSIONS * L.CHOICE_HELD, L.DGRAM), np.uint8))
 
 
 class Receive:
@@ -71,7 +86,7 @@ class HotLoop:
 
     def __init__(self, socks, req, strategy=None, tickers=None, risk=None, venue=None, *,
                  on_gap="raise", gap_wait=0.05, request_timeout=0.2, retries=3, max_request=1000,
-                 spin=False, slice_s=0.05, session: str | None = None):
+                 spin=False, spin_us: float = 0.0, slice_s=0.05, session: str | None = None):
         from ..engine.books import BookState, ExtraRows
         from .._kernels.itch import SIZES
         from .fast_strategy import NumbaStrategy
@@ -104,6 +119,7 @@ class HotLoop:
         S[L.S_HAVE_REQUEST] = req is not None
         S[L.S_STRICT] = on_gap == "raise"
         S[L.S_SPIN] = bool(spin)
+        S[L.S_SPIN_NS] = int(max(0.0, spin_us) * 1000)
         S[L.S_SLICE_NS] = int(slice_s * 1e9)
         S[L.S_MULT] = _mult()
         S[L.S_CLOCK_OFFSET] = self.clock.offset
@@ -127,11 +143,9 @@ class HotLoop:
         # the delivered ring and the arbitration
         ring = np.zeros(1 << RING_BITS, np.uint8)
         recs = np.zeros((4, 1 << RECORD_BITS), np.int64)          # mold seq, line, kernel, delivered
-        self.stats_arr = np.zeros((L.N_LINES, N_STATS), np.int64)
-        pend_seq = np.full(1 << L.PEND_BITS, -1, np.int64)
-        self.arb = (ring, recs, self.stats_arr, np.full(L.N_LINES, -1, np.int64), np.zeros((L.N_LINES, 2), np.int64),
-                    pend_seq, np.zeros((1 << L.PEND_BITS, 3), np.int64),
-                    np.zeros((1 << L.PEND_BITS, L.PEND_SLOT), np.uint8))
+        self.arb = arbitration(ring, recs)
+        self.stats_arr = self.arb[2]
+        self._session_said = session is not None
         # the decoder: every locate in worker 0; subscribed instruments only when given
         if isinstance(tickers, str):
             tickers = tickers.split(",")
@@ -196,6 +210,8 @@ class HotLoop:
         status = run(self.fns, self.fds, self.S, self.net(), self.arb, self.itch, self._bk(), self._outs(),
                      self.ords, self.misc)
         S = self.S
+        if not self._session_said and S[L.S_SESSION_SET]:
+            self._say_session()
         if status == L.RUN_NEED_ROOM:
             from .._kernels import book as K
 
@@ -218,6 +234,20 @@ class HotLoop:
         elif status == L.RUN_VENUE_LOST:
             raise ObookError("venue connection lost (an order could not be sent)")
         return status
+
+    def session(self) -> str | None:
+        """The MoldUDP64 session followed (given or chosen), None before one is."""
+        S = self.S
+        if not S[L.S_SESSION_SET]:
+            return None
+        raw = int(S[L.S_SESSION_HI]).to_bytes(8, "big", signed=True) + int(S[L.S_SESSION_LO]).to_bytes(2, "big")
+        return raw.decode("ascii", "replace").rstrip()
+
+    def _say_session(self) -> None:
+        self._session_said = True
+        wrong = int(self.stats_arr[:, S_WRONG_SESSION].sum())
+        if wrong:
+            log.warning("MoldUDP64: following session %r; %d packets of other sessions ignored", self.session(), wrong)
 
     def run(self, idle_timeout: float | None = None, until=None) -> int:
         """Call the loop until the end of session, a stop, or ``until()`` turns true."""

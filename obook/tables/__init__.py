@@ -40,13 +40,18 @@ OPTIONS = {o.name: o for o in (
                                            "skip: apply the tolerant rules"),
     Option("tickers", None, "VARCHAR[]", "replay only these tickers' books"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
-                                    "name); when known the rows get a tz-aware `timestamp`"),
+                                    "name); when known the rows get a `timestamp` (UTC)"),
     Option("levels", 10, "BIGINT", "price levels a side (1 to 50)"),
     Option("queue_positions", True, "BOOLEAN", "false: the queue columns null and no queues kept (faster)"),
     Option("interval", "1 minute", "VARCHAR", "the bar length ('1 minute', '5s', '100 ms')"),
     Option("prices", "int", "VARCHAR", "int: the feed's integers; decimal: exact decimals of the currency; "
                                        "float: float64 of the currency"),
     Option("filename", False, "BOOLEAN", "add a `filename` column (the feed file of each row)"),
+    Option("every", None, "UBIGINT", "the grid step in feed time units (a positive integer)"),
+    Option("start_time", None, "UBIGINT", "the window's (grid's) first time, feed time units (default: the "
+                                          "feed's first)"),
+    Option("end_time", None, "UBIGINT", "the window's (grid's) last time, feed time units (default: the "
+                                        "feed's last BBO time)"),
 )}
 
 #: options every table takes
@@ -57,8 +62,11 @@ REPLAY_OPTIONS = ("workers", "format", "on_error", "tickers", "date")
 @dataclass(frozen=True)
 class Table:
     """A table: ``source`` says how its rows are made: ``replay`` (the engine's books),
-    ``bars`` (from the trades), ``messages`` (the format's decoded records), ``side`` (a
-    format's side table) or ``format`` (a format's own table)."""
+    ``bars`` (from the trades), ``analytics`` (from the BBO: obook.analytics; DuckDB has
+    them as the SQL macros of ``sql/``), ``messages`` (the format's decoded records),
+    ``side`` (a format's side table) or ``format`` (a format's own table). ``per_ticker``:
+    a ticker's rows do not depend on the other tickers' (a polars filter on ``ticker`` may
+    replay only those books)."""
 
     name: str
     doc: str
@@ -69,6 +77,7 @@ class Table:
     times: tuple[str, ...] = ("time",)    # feed time columns
     front_ends: tuple[str, ...] = FRONT_ENDS
     positional: tuple[str, ...] = ()      # options also taken by position after the path
+    per_ticker: bool = True
 
     def all_options(self) -> tuple[str, ...]:
         return self.options + COMMON
@@ -93,6 +102,21 @@ _CORE = (
                   "trades.", "bars", ("interval",) + REPLAY_OPTIONS,
           ("open", "high", "low", "close"), ("volume",), ("start",), positional=("interval",)),
     Table("messages", "The feed's decoded records, one row each.", "messages", (), ("price",), ("shares",)),
+    Table("spread", "Every BBO row plus `spread_ticks` (ask - bid in the feed's integers), `spread` "
+                    "(DECIMAL(38,9) currency) and `mid` (DECIMAL(38,10) currency), exact; null with a side empty. "
+                    "In DuckDB: the SQL macro `obook_spread`.", "analytics", REPLAY_OPTIONS,
+          ("bid_px", "ask_px"), ("bid_qty", "ask_qty"), front_ends=("python", "polars")),
+    Table("twas", "One row per ticker: the time-weighted average spread (`twas_ticks`, and `twas` in the "
+                  "currency), `quoted_time` with both sides quoted, `updates`, min and max spread. Each row's "
+                  "spread holds until the ticker's next row, the last until `end_time` (default: the feed's "
+                  "last BBO time). In DuckDB: the SQL macro `obook_twas`.", "analytics",
+          ("start_time", "end_time") + REPLAY_OPTIONS, (), (), ("quoted_time",), front_ends=("python", "polars"),
+          per_ticker=False),
+    Table("bbo_grid", "Every ticker's last BBO at or before each point of a regular grid of `every` feed time "
+                      "units (`quote_seq`, `quote_time`: the row picked). In DuckDB: the SQL macro "
+                      "`obook_bbo_grid`.", "analytics", ("every", "start_time", "end_time") + REPLAY_OPTIONS,
+          ("bid_px", "ask_px"), ("bid_qty", "ask_qty"), ("time", "quote_time"), front_ends=("python", "polars"),
+          positional=("every",), per_ticker=False),
 )
 
 
@@ -135,7 +159,7 @@ def table(name: str) -> Table:
 def produces(fmt, name: str) -> bool:
     """Whether a format (a FeedFormat) produces the table ``name``."""
     t = table(name)
-    if t.source in ("replay", "bars"):
+    if t.source in ("replay", "bars", "analytics"):
         return True
     if t.source == "messages":
         return fmt.messages is not None

@@ -84,6 +84,11 @@ def raw_schema(spec, feed, fmt, o) -> pa.Schema:
         from ..klines import bars_schema
 
         return bars_schema
+    if spec.source == "analytics":
+        from ..analytics import analytic
+
+        empty = _replay(table("bbo"), feed, fmt, o).schema("bbo").empty_table()
+        return analytic(spec.name, empty, 10 ** fmt.price_scale, o).schema
     if spec.source == "side":
         schema = fmt.side_table(spec.name).schema
         return _stamp(fmt, feed, o).schema(schema) if "time" in schema.names else schema
@@ -104,6 +109,12 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
 
         t = bars(feed, o.get("interval") or "1 minute", o.get("workers"), fmt, o.get("on_error") or "raise",
                  o.get("date"), o.get("tickers"))
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    if spec.source == "analytics":
+        from ..analytics import analytic
+
+        bbo = _replay(table("bbo"), feed, fmt, o).reader("bbo").read_all()
+        t = analytic(spec.name, bbo, 10 ** fmt.price_scale, o)
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "messages":
         return fmt.messages_reader()(feed)

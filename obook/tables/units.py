@@ -19,7 +19,7 @@ key                         meaning
 ``obook.time_columns``      the feed time columns, comma-separated
 ``obook.time_unit``         ``ns``, ``us``, ``ms`` or ``s``: the unit of the feed time columns
 ``obook.time_origin``       ``midnight`` (since the session's local midnight) or ``epoch`` (UTC)
-``obook.time_zone``         the feed's time zone (its local midnight; ``timestamp`` is tz-aware)
+``obook.time_zone``         the feed's time zone (its local midnight; ``timestamp`` is UTC)
 ==========================  ===================================================================
 """
 

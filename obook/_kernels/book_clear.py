@@ -1,0 +1,77 @@
+"""Clearing a book (ACT_CLEAR, a feed's "remove every order of this book": Databento's R).
+
+It removes every order of the book (a book never seen: nothing). With the orders table it
+writes one orders row per removed order, bids then asks, best level first, each level
+front to back: action = the event's type letter (``R`` when none), the order's side,
+price and ref, shares = what it had, remaining 0, no queue place. Without the queues it
+finds the book's orders by scanning the order index (O(live orders of the worker): a
+clear is rare), and writes their rows in the index's order.
+"""
+
+from .jit import njit
+
+from .book import (LEVEL_BITS, LEVEL_MASK, LV_OWNER, LV_PRICE, LX_HEAD, PAGE, PAGE_BITS, Q_NEXT, Q_REF,
+                   Q_SHARES, ST_PAGE_TOP, ST_Q_FREE, _u, far_remove, find_order, free_level, remove_order)
+from .book_rows import order_row
+
+
+@njit(cache=True, _nrt=False)
+def _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, page_live, page_key,
+                 page_free, ov_key, ov_state, queue, qn, st, orders, nx):
+    """Free a level of a book being cleared; with the queues, remove its orders and write
+    their orders rows, front to back (without, the caller removed them)."""
+    if queue:
+        node = lvx[_u(lvl), LX_HEAD]
+        while node >= 0:
+            nxt = qn[_u(node), Q_NEXT]
+            ref = qn[_u(node), Q_REF]
+            a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)
+            remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
+            order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
+                       qn[_u(node), Q_SHARES], 0, ref, 0, 0, -1, -1, orders, nx)
+            qn[_u(node), Q_NEXT] = st[ST_Q_FREE]
+            st[ST_Q_FREE] = node
+            node = nxt
+    free_level(lvl, lv, lv_free, st)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _cleared_row(ev, i, book, letter, lvl, shares, ref, lv, orders, nx):
+    order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
+               shares, 0, ref, 0, 0, -1, -1, orders, nx)
+
+
+@njit(cache=True, _nrt=False)
+def clear_book(ev, i, book, letter, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages, page_dir,
+                page_live, page_key, page_free, ov_key, ov_val, ov_state, queue, write, qn, st, orders, nx):
+    """ACT_CLEAR: remove every order and level of a book (see the module docstring); with
+    ``write``, an orders row for each (without the queues: in the index's order)."""
+    if not queue:                # no queues to walk: find the book's orders in the index
+        for p in range(st[ST_PAGE_TOP]):
+            if page_live[_u(p)] > 0:
+                for k in range(PAGE):
+                    a = (p << PAGE_BITS) + k
+                    e = pages[_u(a)]
+                    if e != 0 and (lv[_u((e & LEVEL_MASK) - 1), LV_OWNER] >> 1) == book:
+                        if write:
+                            _cleared_row(ev, i, book, letter, (e & LEVEL_MASK) - 1, e >> LEVEL_BITS,
+                                         (page_key[_u(p)] << PAGE_BITS) + k, lv, orders, nx)
+                        remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
+        for s in range(ov_state.shape[0]):
+            if ov_state[s] == 1 and ov_key[s, 0] == book:
+                if write:
+                    _cleared_row(ev, i, book, letter, ov_val[s, 0] - 1, ov_val[s, 1], ov_key[s, 1], lv, orders,
+                                 nx)
+                remove_order(-2 - s, pages, page_dir, page_live, page_key, page_free, ov_state, st)
+    for sd in range(book * 2, book * 2 + 2):
+        start = sides[_u(sd), 0]
+        for j in range(sides[_u(sd), 1] - 1, -1, -1):
+            _clear_level(ev, i, book, pool[_u(start + j), 1], letter, lv, lv_free, lvx, pages,
+                         page_dir, page_live, page_key, page_free, ov_key, ov_state, queue, qn, st,
+                         orders, nx)
+        sides[_u(sd), 1] = 0
+        while sides[_u(sd), 3] > 0:          # far levels, best first
+            lvl = hp[_u(heaps[_u(sd), 0]), 1]
+            far_remove(sd, lvl, lv, lvx, sides, heaps, hp, fh, st)
+            _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, page_live,
+                         page_key, page_free, ov_key, ov_state, queue, qn, st, orders, nx)
