@@ -34,7 +34,7 @@ def steady_day(records: int, seed: int) -> np.ndarray:
         g.rec(iid, b"R", b"N", 0, None, 0, last=True)
     while len(g.rows) < records:
         g.step()
-    return np.array(g.rows, dtype=gen.MBO_DTYPE)
+    return g.array()
 
 
 def fifo_day(flow: np.ndarray) -> np.ndarray:
