@@ -30,8 +30,7 @@ def day(records: int, seed: int = 7):
     DATA.mkdir(parents=True, exist_ok=True)
     path = DATA / f"mbo_{records}_{seed}.dbn"
     flow = mbo_flow(records, instruments=1, seed=seed, clears=0.0)
-    if not path.exists():
-        write_dbn(path, flow, encoder=False)
+    write_dbn(path, flow, encoder=False)     # always: hftbacktest gets this flow, obook the file
     return str(path), flow
 
 

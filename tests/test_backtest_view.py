@@ -29,6 +29,21 @@ def _replay_tops(path, ticker, fmt=None):
     return [(r["seq"], r["time"], r["bid_px"], r["bid_qty"], r["ask_px"], r["ask_qty"]) for r in t.to_pylist()]
 
 
+def _join_when_thin():
+    """A live numba strategy (obook.live.strategy.numba_strategy): join the bid when it is thin."""
+    from numba import njit
+
+    from obook.live.strategy import numba_strategy
+
+    @njit
+    def join_when_thin(locate, time, bid_px, bid_qty, ask_px, ask_qty):
+        if bid_px > 0 and bid_qty <= 100:
+            return 1, 0, 100, bid_px, time % 1_000_000 + 1, 0
+        return 0, 0, 0, 0, 0, 0
+
+    return numba_strategy(join_when_thin)
+
+
 @pytest.fixture(scope="module")
 def days(tmp_path_factory):
     d = tmp_path_factory.mktemp("days")
@@ -61,20 +76,22 @@ def test_backtest_view_feed_latency_same_rows_later(days):
 def test_backtest_live_numba_strategy_compiled_loop_sends_what_python_calls_send(days):
     """A live numba strategy (obook.live.strategy.numba_strategy) runs inside the compiled
     loop; called row by row from Python (as behind a live listener) it sends the same orders."""
-    from numba import njit
-
-    from obook.live.strategy import numba_strategy
-
-    @njit
-    def join_when_thin(locate, time, bid_px, bid_qty, ask_px, ask_qty):
-        if bid_px > 0 and bid_qty <= 100:
-            return 1, 0, 100, bid_px, time % 1_000_000 + 1, 0
-        return 0, 0, 0, 0, 0, 0
-
     path, ticker = days["itch"]
-    s = numba_strategy(join_when_thin)
+    s = _join_when_thin()
     fast = backtest(path, s, tickers=[ticker], order_latency=10_000)
     slow = backtest(path, lambda top: s(top), tickers=[ticker], order_latency=10_000)
+    assert fast.orders.num_rows > 10
+    assert fast.orders.to_pylist() == slow.orders.to_pylist()
+    assert fast.fills.to_pylist() == slow.fills.to_pylist()
+
+
+def test_backtest_compiled_strategy_with_feed_latency_sees_what_a_python_one_sees(days):
+    """A compiled strategy's delayed view is the book's recorded top, a Python strategy's the
+    whole delayed book: the same live strategy sends the same orders either way."""
+    path, ticker = days["itch"]
+    s = _join_when_thin()
+    fast = backtest(path, s, tickers=[ticker], feed_latency=30_000, order_latency=10_000)
+    slow = backtest(path, lambda top: s(top), tickers=[ticker], feed_latency=30_000, order_latency=10_000)
     assert fast.orders.num_rows > 10
     assert fast.orders.to_pylist() == slow.orders.to_pylist()
     assert fast.fills.to_pylist() == slow.fills.to_pylist()

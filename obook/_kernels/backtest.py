@@ -29,7 +29,7 @@ from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, 
                               OP_MODIFY, OP_NEW, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY)
 from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
                               C_PRICE, C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME,
-                              CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, LAG_DUE, LAT_FEED, LAT_ORDER,
+                              CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, LAG_DUE, LAG_TOP, LAT_FEED, LAT_ORDER,
                               LAT_RESPONSE, LM_CONST, LM_DRAWS, LO_DONE, LO_FILLED, LO_OPEN, LO_PENDING,
                               LO_PRICE, LO_REF, LO_REM, LO_SIDE, LO_STATE, LO_TB, M_ASK, M_BID, M_SEQ,
                               M_TB, M_TIME, NEED_ROOM, OK, OUT_ROWS, Q_ACT, Q_MARKET, Q_ORIG, Q_POST,
@@ -296,7 +296,7 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
                 OUT[i, Q_MARKET], OUT[i, Q_POST], ref, OUT[i, Q_ORIG], refused)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb):
     """0, or what must grow before the next step of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
@@ -345,6 +345,38 @@ def due_before(INS, RQ, LAG, S, t):
 
 
 @njit(cache=True)
+def record_top(LAG, h, L, nl, tb):
+    """The feed's best bid and ask of book tb after the event of lag row h (a side's
+    shares -1: empty): all a compiled strategy's view needs of the book."""
+    for side in range(2):
+        row = 2 * tb + side
+        n = nl[row]
+        if n > 0:
+            LAG[h, LAG_TOP + 2 * side], LAG[h, LAG_TOP + 2 * side + 1] = L[row, n - 1, L_KEY], L[row, n - 1, L_QTY]
+        else:
+            LAG[h, LAG_TOP + 2 * side + 1] = -1
+
+
+@njit(cache=True)
+def view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at):
+    """Lag row h reaches the strategy's view: a compiled strategy's view is the recorded
+    top (one level a side), a Python strategy's the whole book (its context shows depth)."""
+    vtb = LAG[h, LAG_DUE - 1]
+    if S[S_COMPILED]:
+        for side in range(2):
+            row = 2 * vtb + side
+            q = LAG[h, LAG_TOP + 2 * side + 1]
+            if q < 0:
+                nlv[row] = 0
+            else:
+                nlv[row] = 1
+                Lv[row, 0, L_KEY], Lv[row, 0, L_QTY] = LAG[h, LAG_TOP + 2 * side], q
+        return
+    at[0], at[1], at[2] = LAG[h, EV_SEQ], 1, LAG[h, EV_TIME]
+    feed_event(LAG[h, :LAG_DUE], Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
+
+
+@njit(cache=True)
 def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
     """A lazy view (the strategy is not called on book changes, so its view only matters
     when it is called): apply the queued feed events delivered before local time w
@@ -355,13 +387,13 @@ def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
         if due > w or (strict and due == w):
             return 0
         vtb = LAG[h, LAG_DUE - 1]
-        if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
-            return ROOM_VHASH
-        if max(nlv[2 * vtb], nlv[2 * vtb + 1]) + 2 > Lv.shape[1]:
-            return ROOM_LEVELS
+        if not S[S_COMPILED]:
+            if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
+                return ROOM_VHASH
+            if max(nlv[2 * vtb], nlv[2 * vtb + 1]) + 2 > Lv.shape[1]:
+                return ROOM_LEVELS
         S[S_LAG_HEAD] = h + 1
-        at[0], at[1], at[2] = LAG[h, EV_SEQ], 1, LAG[h, EV_TIME]
-        feed_event(LAG[h], Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
+        view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at)
     return 0
 
 
@@ -428,15 +460,13 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
         if S[S_LAG_HEAD] < S[S_LAG_TAIL] and LAG[S[S_LAG_HEAD], LAG_DUE] == w:
             h = S[S_LAG_HEAD]
             S[S_LAG_HEAD] = h + 1
-            e = LAG[h]
-            vtb = e[LAG_DUE - 1]            # the lag row keeps its tracked book in EV_AUX's place
-            at[0], at[1], at[2] = e[EV_SEQ], 1, e[EV_TIME]
-            feed_event(e, Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
-            if e[EV_ACTION] & DEFER:
+            vtb = LAG[h, LAG_DUE - 1]       # the lag row keeps its tracked book in EV_AUX's place
+            view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at)
+            if LAG[h, EV_ACTION] & DEFER:
                 continue
             if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(Lv, nlv, vtb, TOPS)):
                 call_row(C, CALL_BOOK, w, vtb, Lv, nlv, PL, S)
-                C[C_SEQ] = e[EV_SEQ]
+                C[C_SEQ] = LAG[h, EV_SEQ]
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_BOOK
                     return CALL
@@ -537,6 +567,8 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
                 due = max(t + lat_of(LAT_FEED, t, LM, LA, LB, S), S[S_LAST_FEED])
                 S[S_LAST_FEED] = due
                 LAG[h, LAG_DUE] = due
+                if S[S_COMPILED]:
+                    record_top(LAG, h, L, nl, tb)
                 S[S_LAG_TAIL] = h + 1
                 continue
             S[S_PHASE] = 1

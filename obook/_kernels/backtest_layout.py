@@ -31,10 +31,12 @@ LM_CONST, LM_TABLE, LM_DRAWS = 0, 1, 2
 (R_DUE, R_KEY, R_KIND, R_REASON, R_SIDE, R_PRICE, R_QTY, R_REM, R_FILL_PX, R_TAKER, R_TIME) = range(11)
 R_WIDTH = 11
 
-# feed events queued for the view LAG[cap, EV_WIDTH + 1]: the event row, then its due time
-# (obook._kernels.layout EV_WIDTH = 10)
+# feed events queued for the view LAG[cap, LAG_WIDTH]: the event row, then its due time
+# (obook._kernels.layout EV_WIDTH = 10), then (compiled strategies) the book's best bid key
+# and shares, best ask key and shares after the event (shares -1: the side is empty)
 LAG_DUE = 10
-LAG_WIDTH = 11
+LAG_TOP = 11
+LAG_WIDTH = 15
 
 # the strategy's local order table LO[keys, LO_WIDTH]
 LO_REF, LO_STATE, LO_SIDE, LO_PRICE, LO_REM, LO_FILLED, LO_TB = range(7)
