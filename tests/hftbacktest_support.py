@@ -14,27 +14,13 @@ QTY = 1
 TICK = 10_000_000          # $0.01 in DBN's 1e-9 units
 
 
-class _FixedMid(dict):
-    """The generator's mids, which keep their first value (its drift steps change nothing)."""
-
-    def __setitem__(self, key, value):
-        if key not in self:
-            super().__setitem__(key, value)
-
-
 def steady_day(records: int, seed: int) -> np.ndarray:
     """A one-instrument MBO flow (obook.gen.databento) whose mid never moves, so its book
     never crosses: the generator's drifting mid leaves old orders behind it and crosses the
     book, where a market maker quoting at each best takes liquidity on most calls."""
-    from obook.gen import databento as gen
+    from obook.gen.databento import mbo_flow
 
-    g = gen._Gen(1, seed, True, 0.0, gen.START_NS)
-    g.mid = _FixedMid(g.mid)
-    for iid in g.ids:
-        g.rec(iid, b"R", b"N", 0, None, 0, last=True)
-    while len(g.rows) < records:
-        g.step()
-    return g.array()
+    return mbo_flow(records, instruments=1, seed=seed, clears=0.0, drift=False)
 
 
 def fifo_day(flow: np.ndarray) -> np.ndarray:

@@ -149,6 +149,9 @@ def _probe(tmp_path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     env.pop("OBOOK_KERNELS", None)
     env.pop("NUMBA_CACHE_DIR", None)
+    # no .pyc: an edit within the second of the file's first version, of the same size,
+    # would otherwise run the old bytecode (the .pyc is checked by whole-second mtime and size)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True,
                          cwd=tmp_path, env=env)
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "stderr": out.stderr}

@@ -45,12 +45,14 @@ def session_start(date: str) -> int:
 
 
 def mbo_flow(records: int, instruments: int = 3, seed: int = 0, big_ids: bool = True,
-             clears: float = 0.003, start_ns: int = START_NS) -> np.ndarray:
+             clears: float = 0.003, start_ns: int = START_NS, drift: bool = True) -> np.ndarray:
     """About ``records`` MBO records (a whole last event more at most) from ``start_ns``
     (UTC epoch ns); ``clears``: the share of steps that clear a book (besides the clear
     of every book at the start). Each step picks an instrument and adds near its mid
     (35%), cancels (15%), modifies (15%; 3% more of an unknown order), trades (12%),
-    writes an event of several adds and cancels (10%) or moves its mid and adds."""
+    writes an event of several adds and cancels (10%) or moves its mid and adds;
+    ``drift=False``: the mids stay where they start (old orders are never left behind on
+    the wrong side, so the book never crosses)."""
     from .databento_flow import STEP_RECORDS, flow
 
     rng = random.Random(seed)
@@ -60,7 +62,7 @@ def mbo_flow(records: int, instruments: int = 3, seed: int = 0, big_ids: bool = 
     mids = np.array([100_00 + 500 * k for k in range(instruments)], np.int64)   # in ticks
     st = np.array([(seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % 2**64 or 1], dtype=np.uint64)
     cols = tuple(np.zeros(records + STEP_RECORDS + instruments, np.int64) for _ in range(8))
-    n = flow(records, np.array(ids, np.int64), mids, st, 0, clears, start_ns, CAP, cols)
+    n = flow(records, np.array(ids, np.int64), mids, st, 0, clears, start_ns, CAP, cols, drift)
     ts, inst, oid, price, size, flags, action, side = (c[:n] for c in cols)
     out = np.zeros(n, dtype=MBO_DTYPE)
     out["length"], out["rtype"], out["publisher_id"], out["ts_in_delta"] = 14, 0xA0, 1, 250

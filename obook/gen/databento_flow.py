@@ -57,12 +57,12 @@ def _find(book, count, k, oid):
 
 
 @njit(cache=True)
-def flow(records, ids, mids, st, next_id, clears, start_ns, cap, out):
+def flow(records, ids, mids, st, next_id, clears, start_ns, cap, out, drift):
     """About ``records`` MBO records of the instruments ``ids`` (their mid prices in
     ticks ``mids``) into the int64 columns ``out`` (ts_event, instrument_id, order id,
     price, size, flags, action, side); returns the count. Order ids count up from
     ``next_id`` (0: none); ``cap``: live orders a book keeps (an add to a full book is a
-    cancel)."""
+    cancel); ``drift`` False: the mids never move (the book never crosses)."""
     n_inst = len(ids)
     book = np.zeros((n_inst, cap + 8, 4), np.int64)     # order id, side, price (ticks), size
     count = np.zeros(n_inst, np.int64)
@@ -128,7 +128,9 @@ def flow(records, ids, mids, st, next_id, clears, start_ns, cap, out):
                 t += 1 + _below(st, 4999)
                 n = _rec(out, n, t, iid, N, SIDE_N, 0, -1, 0, True)
         else:
-            mids[k] += _below(st, 3) - 1
+            step = _below(st, 3) - 1
+            if drift:
+                mids[k] += step
             t, n, next_id = _add(book, count, k, iid, mids, st, t, n, next_id, True, out)
     return n
 
