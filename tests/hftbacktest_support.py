@@ -57,7 +57,7 @@ def fifo_day(flow: np.ndarray) -> np.ndarray:
         for r in group[:cut]:                 # the records before a trade (of orders still there)
             a, oid, px, size, side = (r[ix[k]] for k in ("action", "order_id", "price", "size", "side"))
             if oid in gone and a in (b"C", b"M"):
-                continue                      # filled here by the rewritten trades
+                continue                      # already out of the rewritten book (filled or cancelled)
             kept.append(r)
             if a == b"R":
                 queues.clear()
@@ -80,6 +80,7 @@ def fifo_day(flow: np.ndarray) -> np.ndarray:
                 if size >= entry[1]:
                     r[ix["size"]] = entry[1]
                     remove(oid)
+                    gone.add(oid)             # the generator may cancel the rest again later
                 else:
                     entry[1] -= size
         group = kept + group[cut:]
