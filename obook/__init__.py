@@ -79,24 +79,12 @@ def table(name: str, path, **options):
 
 def _reader_function(name: str):
     """``obook.<name>(path, **options)``, derived from the table's declaration."""
-    import inspect
+    from functools import partial
 
-    from .tables import OPTIONS, table as spec_of
+    from .tables import OPTIONS, front_function, table as spec_of
 
     spec = spec_of(name)
-
-    def read(path, *args, **options):
-        if len(args) > len(spec.positional):
-            raise TypeError(f"{name}() takes {len(spec.positional) + 1} positional arguments")
-        return table(name, path, **dict(zip(spec.positional, args)), **options)
-
-    params = [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + [
-        inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=OPTIONS[o].default)
-        for o in spec.positional] + [
-        inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default)
-        for o in spec.all_options() if o not in spec.positional]
-    read.__signature__ = inspect.Signature(params)
-    read.__name__ = read.__qualname__ = name
+    read = front_function(name, name, partial(table, name))
     read.__module__ = __name__
     read.__doc__ = spec.doc + "\n\nOptions: " + "; ".join(
         f"``{o}``: {OPTIONS[o].doc}" for o in spec.all_options()) + ". Returns a ``pyarrow.RecordBatchReader``."

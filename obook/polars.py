@@ -166,25 +166,13 @@ def _is_pattern(path) -> bool:
 
 def _scan_function(name: str):
     """``scan_<name>(path, **options)``, derived from the table's declaration."""
-    import inspect
+    from functools import partial
 
-    from .tables import OPTIONS, table
+    from .tables import front_function, table
 
-    spec = table(name)
-
-    def scan_table(path, *args, **options):
-        if len(args) > len(spec.positional):
-            raise TypeError(f"scan_{name}() takes {len(spec.positional) + 1} positional arguments")
-        return scan(name, path, **dict(zip(spec.positional, args)), **options)
-
-    scan_table.__signature__ = inspect.Signature(
-        [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
-        [inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=OPTIONS[o].default)
-         for o in spec.positional] +
-        [inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default)
-         for o in spec.all_options() if o not in spec.positional])
-    scan_table.__name__ = scan_table.__qualname__ = f"scan_{name}"
-    scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {spec.doc}"
+    scan_table = front_function(name, f"scan_{name}", partial(scan, name))
+    scan_table.__module__ = __name__
+    scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {table(name).doc}"
     return scan_table
 
 

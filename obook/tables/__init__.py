@@ -209,6 +209,29 @@ def open_table(name: str, source, **options):
     return _open(name, source, **options)
 
 
+def front_function(name: str, fname: str, call):
+    """A front end's function of table ``name`` named ``fname``: ``(path, *positional,
+    **options)`` with the table's positional options bound by name, and a signature derived
+    from the declaration; ``call(path, **options)`` does the work."""
+    import inspect
+
+    spec = table(name)
+
+    def front(path, *args, **options):
+        if len(args) > len(spec.positional):
+            raise TypeError(f"{fname}() takes {len(spec.positional) + 1} positional arguments")
+        return call(path, **dict(zip(spec.positional, args)), **options)
+
+    front.__signature__ = inspect.Signature(
+        [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
+        [inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=OPTIONS[o].default)
+         for o in spec.positional] +
+        [inspect.Parameter(o, inspect.Parameter.KEYWORD_ONLY, default=OPTIONS[o].default)
+         for o in spec.all_options() if o not in spec.positional])
+    front.__name__ = front.__qualname__ = fname
+    return front
+
+
 def reference_markdown() -> str:
     """The table and units reference as markdown (``docs/tables.md``)."""
     from .reference import reference_markdown as _ref
@@ -216,5 +239,5 @@ def reference_markdown() -> str:
     return _ref()
 
 
-__all__ = ["FRONT_ENDS", "OPTIONS", "COMMON", "Option", "Table", "tables", "table", "produces", "formats_of",
+__all__ = ["front_function", "FRONT_ENDS", "OPTIONS", "COMMON", "Option", "Table", "tables", "table", "produces", "formats_of",
            "tables_of", "offered", "check_offered", "check_produces", "open_table", "reference_markdown"]
