@@ -138,6 +138,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         hist = {h.name: h.summary() for h in lst.latency()}
         messages = st["records"]
         stalls = _stalls(lst.loop.arb[1], messages)
+        opening = _after_opening(lst.loop.refs)
         LAST["listener"] = lst
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
@@ -152,13 +153,29 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
             "requests": st["requests"], "loop_page_faults": faults[0] if faults else None,
             "loop_preempted": faults[1] if faults else None, "loop_sleeps": faults[2] if faults else None, "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
-            "stalls": stalls, "grown": lst.loop.grown, "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
+            "stalls": stalls, "t2t_after_opening": opening, "grown": lst.loop.grown, "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
             p.communicate(timeout=30)
+
+
+def _after_opening(refs, opening_ns: int = 10_000_000) -> dict:
+    """Tick to trade of the orders whose tick came 10 ms or more after the first order's
+    (join-the-bid on every instrument opens with a burst, one order an instrument within
+    ~1 ms, which queues behind TCP's first congestion window), and how many came before."""
+    import numpy as np
+
+    m = (refs[1] != 0) & (refs[3] != 0)
+    kern, venue = refs[2][m], refs[3][m]
+    if not len(kern):
+        return {}
+    late = kern >= kern.min() + opening_ns
+    t = np.sort(venue[late] - kern[late]) / 1000
+    q = (lambda p: round(float(t[min(len(t) - 1, int(p / 100 * len(t)))]), 1)) if len(t) else (lambda p: None)
+    return {"p50": q(50), "p99": q(99), "max": q(100), "n": int(late.sum()), "opening_orders": int((~late).sum())}
 
 
 def _stalls(recs, n: int, over_ns: int = 1_000_000) -> dict:
