@@ -408,10 +408,10 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             if fds[line] >= 0 and ready & (1 << line):
                 k = _receive(fns, fds, S, net, arb, hists, line)
                 got += k
-        if got:
-            status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
-            if status != RUN_SLICE:
-                return status
+                if k and S[S_H_REC] < S[S_W_REC]:     # through the books before the next line's read
+                    status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
+                    if status != RUN_SLICE:
+                        return status
         t = _now(S)
         if t - S[S_BASE_NS] > ANCHOR_EVERY_NS:
             anchor(S, fns, ts)
