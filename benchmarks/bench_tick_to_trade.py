@@ -72,10 +72,13 @@ def _obook(*args, fifo: int = 0, **kw):
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
              tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
-             split: bool = False, fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None) -> dict:
-    """One run. ``split``: the listener's loop alone on the last core, the sender, the venue and
-    the flooder on core 0 (else ``cpu`` pins the listener only, the others where the scheduler
-    puts them)."""
+             placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None) -> dict:
+    """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
+    venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
+    the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
+    send call instead of waiting for core 0; none: ``cpu`` pins the listener only, the others
+    go where the scheduler puts them."""
+    split = placement != "none"
     from obook.live.gateway import Gateway
     from obook.live.hot_listener import HotListener
     from obook.errors import ObookError
@@ -88,7 +91,9 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
     others = ["--cpu", 0] if split else []
     if split:
         cpu = (os.cpu_count() or 2) - 1
-    venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1", *others, fifo=fifo)
+    venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1",
+                   *(["--cpu", cpu] if placement == "split-venue" else others),
+                   fifo=0 if placement == "split-venue" else fifo)
     procs = [venue]
     try:
         for _ in range(400):
@@ -143,7 +148,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         LAST["listener"] = lst
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
-            "placement": "split" if split else ("listener on %s" % cpu if cpu is not None else "none"),
+            "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
             "fifo": fifo, "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
             "sender_msgs_per_s": round(messages / float(sent["seconds"])),
@@ -258,7 +263,8 @@ def main() -> None:
     ap.add_argument("--cpu", type=int, default=None, help="pin the listener's loop to this core (placement none)")
     ap.add_argument("--placements", default="none",
                     help="none (the scheduler places; --cpu pins the listener), split (listener alone on the last "
-                         "core, sender, venue and flooder on core 0); a list alternates")
+                         "core, sender, venue and flooder on core 0), split-venue (the same, the venue on the "
+                         "listener's core at normal priority); a list alternates")
     ap.add_argument("--spin-us", default="0", help="the listener's spin after a datagram, µs; a list alternates")
     ap.add_argument("--send-spin-us", default="1000", help="the sender's spin before a packet's time, µs; a list alternates")
     ap.add_argument("--fifo", default="0", help="the listener's loop, the sender and the venue at this SCHED_FIFO priority (0: normal; the "
@@ -299,7 +305,7 @@ def main() -> None:
                         for placement in args.placements.split(","):
                             for fifo in (int(x) for x in args.fifo.split(",")):
                                 res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
-                                               args.tickers, spin_us, send_spin, placement == "split", fifo,
+                                               args.tickers, spin_us, send_spin, placement, fifo,
                                                args.rest_us, args.slice_s)
                                 print(json.dumps(res), flush=True)
 
