@@ -74,3 +74,13 @@ def backtest(
     out.mkdir(parents=True, exist_ok=True)
     r.write(str(out / "backtest"))
     (out / "summary.json").write_text(summary + "\n")
+    _write_run(out, feeds, r.summary, format, strategy, tickers)
+
+
+def _write_run(out: Path, feeds, summary: dict, format, strategy: str, tickers) -> None:
+    """run.json: the feeds by day and their format (obook plot backtest draws the price from them)."""
+    from ..feeds import resolve_format
+    from ..plotting_backtest import write_run
+
+    days = list(summary) if len(feeds) > 1 else ["day"]
+    write_run(out, dict(zip(days, feeds)), resolve_format(format, feeds[0]).name, strategy, tickers)
