@@ -122,3 +122,33 @@ def test_backtest_l2_ioc_takes_the_visible_ask_and_fifo_refused():
         backtest(l2_table(QUEUE_DAY), Take(), queue="fifo")
     with pytest.raises(ObookError, match="queue model 'square'"):
         backtest(l2_table(QUEUE_DAY), Take(), queue="square")
+
+
+def test_backtest_l2_dbn_mbp1_file_same_as_its_table(tmp_path):
+    import datetime as dt
+    from types import SimpleNamespace as NS
+
+    import databento_dbn as dbn
+    import numpy as np
+
+    from obook.backtest.l2_input import mbp_dtype
+
+    table = l2_table(QUEUE_DAY)
+    rec = np.zeros(table.num_rows, mbp_dtype(1))
+    rec["length"], rec["rtype"], rec["instrument_id"] = rec.dtype.itemsize // 4, 1, 7
+    for name in ("ts_recv", "ts_event", "price", "size", "bid_px_00", "bid_sz_00", "ask_px_00", "ask_sz_00"):
+        rec[name] = table.column(name).to_numpy()
+    rec["action"] = table.column("action").to_pylist()
+    rec["side"] = table.column("side").to_pylist()
+    meta = dbn.Metadata(dataset="XNAS.ITCH", start=0, stype_in=dbn.SType.RAW_SYMBOL,
+                        stype_out=dbn.SType.INSTRUMENT_ID, schema=dbn.Schema.MBP_1, symbols=["AAA"], end=10**12,
+                        version=3, mappings=[NS(raw_symbol="AAA", intervals=[
+                            NS(start_date=dt.date(1970, 1, 1), end_date=dt.date(1970, 1, 2), symbol="7")])])
+    path = tmp_path / "day.mbp-1.dbn"
+    path.write_bytes(meta.encode() + rec.tobytes())
+    dec = dbn.DBNDecoder()
+    dec.write(path.read_bytes())
+    got = [r for r in dec.decode() if isinstance(r, dbn.MBP1Msg)]          # databento's own reader agrees
+    assert [(r.ts_recv, r.levels[0].bid_sz, r.size) for r in got] == [(t, b, s) for t, _, _, _, s, _, b in QUEUE_DAY]
+    r = backtest(str(path), JoinOnce())
+    assert r.fills.select(["time", "price", "quantity"]).to_pylist() == [{"time": 6000, "price": 1000, "quantity": 30}]

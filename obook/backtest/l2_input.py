@@ -58,19 +58,31 @@ def is_l2(feed) -> bool:
 
 
 def _dbn_schema(path: Path):
-    from ..feeds.databento.metadata import parse, schema_name
+    """The schema name of a DBN file's metadata (its u16 at byte 24), or None."""
+    import struct
+
+    from ..feeds.databento.metadata import schema_name
     from ..feeds.sources import read_head
 
     try:
-        head = read_head(path, 128)
+        head = read_head(path, 26)
     except (ObookError, OSError):
         return None
-    if head[:3] != b"DBN":
+    if head[:3] != b"DBN" or len(head) < 26:
         return None
-    try:
-        return schema_name(parse(head).schema)
-    except ValueError:
-        return None
+    (schema,) = struct.unpack_from("<H", head, 24)
+    return schema_name(None if schema == 0xFFFF else schema)
+
+
+def mbp_dtype(levels: int) -> np.dtype:
+    """A DBN mbp-1 (levels 1) or mbp-10 record as a numpy dtype (DBN's field order)."""
+    fields = [("length", "u1"), ("rtype", "u1"), ("publisher_id", "u2"), ("instrument_id", "u4"),
+              ("ts_event", "u8"), ("price", "i8"), ("size", "u4"), ("action", "S1"), ("side", "S1"),
+              ("flags", "u1"), ("depth", "u1"), ("ts_recv", "u8"), ("ts_in_delta", "i4"), ("sequence", "u4")]
+    for k in range(levels):
+        fields += [(f"bid_px_{k:02d}", "i8"), (f"ask_px_{k:02d}", "i8"), (f"bid_sz_{k:02d}", "u4"),
+                   (f"ask_sz_{k:02d}", "u4"), (f"bid_ct_{k:02d}", "u4"), (f"ask_ct_{k:02d}", "u4")]
+    return np.dtype(fields)
 
 
 def _dbn_table(path: Path):
@@ -87,13 +99,7 @@ def _dbn_table(path: Path):
         raw.close()
     meta = parse(data)
     levels = 10 if "10" in _dbn_schema(path) else 1
-    fields = [("length", "u1"), ("rtype", "u1"), ("publisher_id", "u2"), ("instrument_id", "u4"),
-              ("ts_event", "u8"), ("price", "i8"), ("size", "u4"), ("action", "S1"), ("side", "S1"),
-              ("flags", "u1"), ("depth", "u1"), ("ts_recv", "u8"), ("ts_in_delta", "i4"), ("sequence", "u4")]
-    for k in range(levels):
-        fields += [(f"bid_px_{k:02d}", "i8"), (f"ask_px_{k:02d}", "i8"), (f"bid_sz_{k:02d}", "u4"),
-                   (f"ask_sz_{k:02d}", "u4"), (f"bid_ct_{k:02d}", "u4"), (f"ask_ct_{k:02d}", "u4")]
-    dtype = np.dtype(fields)
+    dtype = mbp_dtype(levels)
     body = data[meta.length:]
     if len(body) % dtype.itemsize:
         raise ObookError(f"{path}: {len(body)} bytes of records is not a whole number of {dtype.itemsize}-byte "
