@@ -152,3 +152,23 @@ def test_backtest_l2_dbn_mbp1_file_same_as_its_table(tmp_path):
     assert [(r.ts_recv, r.levels[0].bid_sz, r.size) for r in got] == [(t, b, s) for t, _, _, _, s, _, b in QUEUE_DAY]
     r = backtest(str(path), JoinOnce())
     assert r.fills.select(["time", "price", "quantity"]).to_pylist() == [{"time": 6000, "price": 1000, "quantity": 30}]
+
+
+def test_backtest_l2_cli_queue_option_and_its_picture(tmp_path):
+    import json
+    import inspect
+
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    pq.write_table(l2_table(QUEUE_DAY), tmp_path / "day.parquet")
+    (tmp_path / "join.py").write_text("from obook.backtest.orders import Order\n\n\n"
+                                      + inspect.getsource(JoinOnce))
+    r = CliRunner().invoke(app, ["backtest", str(tmp_path / "day.parquet"), "--strategy",
+                                 f"{tmp_path / 'join.py'}:JoinOnce", "--queue", "log", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["filled_shares"] == 14     # log, as above
+    r = CliRunner().invoke(app, ["plot", "backtest", str(tmp_path / "out"), str(tmp_path / "bt.png")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "bt.png").read_bytes()[:4] == b"\x89PNG"
