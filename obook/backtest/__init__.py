@@ -181,7 +181,11 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     """
     from .l2_input import is_l2
 
-    if (queue not in (None, "fifo")) or is_l2(feed):
+    l2 = is_l2(feed)
+    if queue not in (None, "fifo") and not l2:
+        raise ObookError(f"{feed}: queue {queue!r} is for L2 inputs (mbp-1 / mbp-10); an order-level feed "
+                         f"queues by its order ids (queue 'fifo')")
+    if l2:
         if queue == "fifo":
             raise ObookError(f"{feed}: an L2 input (levels, no order ids) has no FIFO queue: use an L2 queue model")
         from .l2 import backtest_l2
