@@ -172,3 +172,50 @@ def test_backtest_l2_cli_queue_option_and_its_picture(tmp_path):
     r = CliRunner().invoke(app, ["plot", "backtest", str(tmp_path / "out"), str(tmp_path / "bt.png")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "bt.png").read_bytes()[:4] == b"\x89PNG"
+
+
+class Quote:
+    """Re-quotes 100 at each best when it moves (GTC)."""
+
+    def __init__(self):
+        self.ref, self.q = 0, {}
+
+    def on_book(self, ctx):
+        bid, _, ask, _ = ctx.top()
+        out = []
+        for side, px in (("B", bid), ("S", ask)):
+            old = self.q.get(side)
+            if px is None or (old and old[1] == px):
+                continue
+            self.ref += 1
+            out.append(Order("replace", ctx.instrument, side, 100, px, self.ref, old[0]) if old else
+                       Order("enter", ctx.instrument, side, 100, px, self.ref, tif="GTC"))
+            self.q[side] = (self.ref, px)
+        return out
+
+
+def test_backtest_l2_on_obooks_mbp10_table_fills_only_where_the_day_trades_or_crosses(tmp_path):
+    import obook
+    from obook.gen.databento import mbo_flow, write_dbn
+    from obook.live.risk import RiskGate
+
+    write_dbn(tmp_path / "mbo.dbn", mbo_flow(6000, instruments=1, seed=3))
+    day = obook.table("mbp10", str(tmp_path / "mbo.dbn")).read_all()
+    r = backtest(day, Quote(), order_latency=50_000, response_latency=50_000,
+                 risk=RiskGate(max_orders_per_second=10**6, band_bps=10**6, max_notional=10**18))
+    assert r.summary["orders"] > 100 and r.summary["refused"] == 0
+    assert sum(f["liquidity"] == "maker" for f in r.fills.to_pylist()) > 0, r.summary
+    rows = day.select(["ts_recv", "action", "side", "price", "bid_px_00", "ask_px_00"]).to_pylist()
+    trades = {(x["ts_recv"], x["price"]) for x in rows if x["action"] == "T"}
+    best = {}
+    for x in rows:
+        if x["action"] != "T":
+            best[x["ts_recv"]] = (x["bid_px_00"], x["ask_px_00"])
+    for f in r.fills.to_pylist():
+        if f["liquidity"] == "taker":
+            continue
+        bid, ask = best.get(f["time"], (None, None))
+        crossed = (ask is not None and ask <= f["price"]) if f["side"] == "B" else (bid is not None and bid >= f["price"])
+        traded = any(t == f["time"] and (p >= f["price"] if f["side"] == "S" else p <= f["price"])
+                     for t, p in trades)
+        assert traded or crossed, f
