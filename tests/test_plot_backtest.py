@@ -168,3 +168,25 @@ def test_plot_backtest_html_in_headless_chromium_no_console_errors_not_blank(run
     green = (px[..., 1] > 100) & (px[..., 0] < 60) & (px[..., 2] < 60)
     assert green.sum() > 50                               # the buy markers and the equity line
     assert len({tuple(c) for c in px.reshape(-1, 3)}) > 100
+
+
+def test_plot_backtest_of_a_run_a_strategy_error_stopped(run, tmp_path):
+    (tmp_path / "late.py").write_text(STRATEGY + '''
+
+class Late(Flip):
+    """Flip until its 60th book change, then raises."""
+
+    def on_book(self, ctx):
+        if self.calls >= 60:
+            raise RuntimeError("late")
+        return super().on_book(ctx)
+''')
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", str(run / "day.csv"), "--strategy", f"{tmp_path / 'late.py'}:Late",
+                                 "-f", "csv", "-o", str(out)])
+    assert r.exit_code != 0 and (out / "backtest.fills.parquet.partial").is_file()
+    from obook.plotting_backtest import backtest_series
+
+    d = backtest_series(out)
+    assert 0 < len(d["buys"][0]) + len(d["sells"][0]) < 20        # the fills before the error
+    assert d["price"]["bid"][0].size > 0                          # the feed, from run.json

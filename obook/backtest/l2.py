@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE
+from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
 from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
 from ..errors import ObookError
 from .orders import EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, tif_of
@@ -236,7 +236,7 @@ class L2Run:
             key = self.ref_key.get(target)
             if key is None:
                 key = self.venue.key()
-            side = int(self.venue.OQ[key, 1])
+            side = int(self.venue.OQ[key, Q_SIDE])
         bid, _, ask, _ = self.ctx.top(symbol)
         market = bool(getattr(order, "market", False))
         checked = dataclasses.replace(order, price=(ask if side == 0 else bid) or 0) if market else order

@@ -38,9 +38,10 @@ class L2Venue:
 
     # ------------------------------------------------------------ the books
 
-    def level(self, tb, side, price):
-        """(visible shares at price on side, whether the price is inside the visible levels)."""
-        book = self.books[tb]
+    def level(self, tb, side, price, book=None):
+        """(visible shares at price on side of book tb, or of ``book``; whether the price is
+        inside the visible levels: a price past the last of full levels is unknown)."""
+        book = self.books[tb] if book is None else book
         if book is None:
             return 0, False
         px, sz = (book[0], book[1]) if side == 0 else (book[2], book[3])
@@ -120,9 +121,7 @@ class L2Venue:
                 continue
             seen.add((side, price))
             new, known = self.level(tb, side, price)
-            self.books[tb] = old
-            prev, was = self.level(tb, side, price)
-            self.books[tb] = levels
+            prev, was = self.level(tb, side, price, old) if old is not None else (0, False)
             if not known:
                 continue
             traded = self.traded.get((tb, side, price), 0)

@@ -76,6 +76,7 @@ def backtest(
         if out is not None and e.partial is not None:
             out.mkdir(parents=True, exist_ok=True)
             e.partial.write(str(out / "backtest"), suffix=".partial")
+            _write_run(out, feeds, ["day"], format, strategy, tickers)
         raise
     summary = json.dumps(r.summary, default=str, indent=1)
     if out is None:
