@@ -112,14 +112,9 @@ class L2Venue:
         self.seq, self.time = seq, t
         old = self.books[tb]
         self.books[tb] = levels
-        seen = set()
-        for k in range(self.n):
-            if self.OQ[k, Q_LIVE] == 0 or self.OQ[k, Q_TB] != tb:
-                continue
-            side, price = int(self.OQ[k, Q_SIDE]), int(self.OQ[k, Q_PRICE])
-            if (side, price) in seen:
-                continue
-            seen.add((side, price))
+        OQ = self.OQ[:self.n]
+        mine = OQ[(OQ[:, Q_LIVE] != 0) & (OQ[:, Q_TB] == tb)]
+        for side, price in {(int(r[Q_SIDE]), int(r[Q_PRICE])) for r in mine}:
             new, known = self.level(tb, side, price)
             prev, was = self.level(tb, side, price, old) if old is not None else (0, False)
             if not known:
