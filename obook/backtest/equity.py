@@ -55,69 +55,68 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
         else np.zeros(0, np.int64)
     done = int(applied[-1]) if len(applied) else 0
 
-    big_q = int(np.abs(f_q).sum()) if len(f_q) else 0
-    big_p = int(np.abs(f_p).max()) if len(f_p) else 0
-    prices = [abs(int(x)) for x in (m_bid[m_bid != NONE].max(initial=0), m_bid[m_bid != NONE].min(initial=0),
-                                   m_ask[m_ask != NONE].max(initial=0), m_ask[m_ask != NONE].min(initial=0))]
-    big_fee = int(np.abs(f_fee).sum()) if f_fee.dtype == np.int64 else sum(abs(int(x)) for x in f_fee)
-    bound = big_q * big_p * SCALE + big_fee + big_q * 2 * max(prices) * HALF
-    dt = np.int64 if 2 * max(nt, 1) * bound < SAFE else object
-
-    q = f_q.astype(dt)
-    dpos = np.where(f_side == 0, q, -q)
-    dcash = -dpos * f_p.astype(dt) * SCALE
-    f_fee = f_fee.astype(dt)
-    n = len(mk)
-    pos_m = np.zeros(n, dt)
-    cash_m = np.zeros(n, dt)
-    fees_m = np.zeros(n, dt)
-    value_m = np.zeros(n, dt)
-    mark_m = np.zeros(n, dt)
-    has_mark = np.zeros(n, bool)
-    delta = np.zeros(n, dt)          # the change of the total equity at each mark
-    zero = dt(0) if dt is np.int64 else 0
-    pos_end, bought, sold, cash_end, fees_end = ([zero] * nt for _ in range(5))
-    mid_end, eq_end = [None] * nt, [zero] * nt
     m2_all = np.where((m_bid != NONE) & (m_ask != NONE), m_bid + m_ask,
                       np.where(m_bid != NONE, 2 * m_bid, 2 * m_ask))
     known = (m_bid != NONE) | (m_ask != NONE)
+    args = (nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done)
+    # int64 arithmetic wraps, so it is exact wherever the true result fits: floats tell
+    # whether every result (and the rounding of the float sums) is far inside that range
+    c = _columns(np.float64, *args)
+    terms = float(np.abs(f_q).sum()) * (float(np.abs(f_p).max(initial=0)) + float(np.abs(m2_all[known]).max(initial=0)))
+    terms = terms * SCALE + float(np.abs(f_fee.astype(np.float64)).sum())
+    top = max([float(np.abs(v).max(initial=0)) for k, v in c.items() if v.dtype != bool] + [terms * len(f_q) * 2 ** -50])
+    dt = np.int64 if f_fee.dtype == np.int64 and top < SAFE / 2 else object
+    c = _columns(dt, *args)
+    equity_t = pa.table({
+        "time": pa.array(mk[:, M_TIME], pa.int64()),
+        "instrument": pa.array(names, pa.string()).take(pa.array(m_tb, pa.int64())),
+        "position": pa.array(c["pos"].tolist() if dt is object else c["pos"], pa.int64()),
+        "cash": money(c["cash"]), "fees": money(c["fees"]), "mark": money(c["mark"], c["has_mark"]),
+        "equity": money(c["value"]),
+    })
+    positions = pa.table({
+        "instrument": pa.array(names, pa.string()),
+        **{k: pa.array([int(x) for x in c[col]], pa.int64())
+           for k, col in (("position", "pos_end"), ("bought", "bought"), ("sold", "sold"))},
+        "cash": money(c["cash_end"]), "fees": money(c["fees_end"]), "mark": money(c["mid_end"], c["has_mid"]),
+        "equity": money(c["eq_end"]),
+    })
+    return equity_t, positions, (mk[:, M_TIME].astype(np.int64), c["total"])
+
+
+def _columns(dt, nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done) -> dict:
+    """Every amount column of the equity and positions tables in dtype dt (float64 to
+    size them, int64 or Python integers to compute them)."""
+    q = f_q.astype(dt)
+    dpos = np.where(f_side == 0, q, -q)
+    dcash = -dpos * f_p.astype(dt) * SCALE
+    fee = f_fee.astype(dt)
+    n = len(m_tb)
+    c = {k: np.zeros(n, dt) for k in ("pos", "cash", "fees", "value", "mark", "delta")}
+    c.update({k: np.zeros(nt, dt) for k in ("pos_end", "bought", "sold", "cash_end", "fees_end", "mid_end", "eq_end")})
+    c["has_mark"] = np.zeros(n, bool)
+    c["has_mid"] = np.zeros(nt, bool)
     for tb in range(nt):
         mine = np.flatnonzero(f_tb[:done] == tb)        # this book's applied fills, in order
-        cum = lambda x: np.concatenate([np.zeros(1, dt), np.cumsum(x[mine])])
-        c_pos, c_cash, c_fee = cum(dpos), cum(dcash), cum(f_fee)
-        if len(mine):
-            pos_end[tb], cash_end[tb], fees_end[tb] = c_pos[-1], c_cash[-1], c_fee[-1]
-            bought[tb] = q[mine][f_side[mine] == 0].sum()
-            sold[tb] = q[mine][f_side[mine] != 0].sum()
+        c_pos, c_cash, c_fee = (np.concatenate([np.zeros(1, dt), np.cumsum(x[mine])]) for x in (dpos, dcash, fee))
+        c["pos_end"][tb], c["cash_end"][tb], c["fees_end"][tb] = c_pos[-1], c_cash[-1], c_fee[-1]
+        c["bought"][tb] = q[mine][f_side[mine] == 0].sum()
+        c["sold"][tb] = q[mine][f_side[mine] != 0].sum()
         at = np.flatnonzero(m_tb == tb)
         if not len(at):
             continue
         k = np.searchsorted(mine, applied[at], "left")  # this book's fills applied at each of its marks
-        pos_m[at], cash_m[at], fees_m[at] = c_pos[k], c_cash[k], c_fee[k]
+        c["pos"][at], c["cash"][at], c["fees"][at] = c_pos[k], c_cash[k], c_fee[k]
         last = np.maximum.accumulate(np.where(known[at], np.arange(len(at)), -1))
         ok = last >= 0
         m2 = np.where(ok, m2_all[at][np.maximum(last, 0)], 0).astype(dt)
-        has_mark[at] = ok
-        mark_m[at] = m2 * HALF
+        c["has_mark"][at] = ok
+        c["mark"][at] = m2 * HALF
         v = c_cash[k] - c_fee[k] + c_pos[k] * m2 * HALF
-        value_m[at] = v
-        delta[at] = np.diff(np.concatenate([np.zeros(1, dt), v]))
-        eq_end[tb] = v[-1]
-        if ok[-1]:
-            mid_end[tb] = m2[-1] * HALF
-    total = np.cumsum(delta) if n else np.zeros(0, dt)
-    equity_t = pa.table({
-        "time": pa.array(mk[:, M_TIME], pa.int64()),
-        "instrument": pa.array(names, pa.string()).take(pa.array(m_tb, pa.int64())) if nt else pa.array([], pa.string()),
-        "position": pa.array(pos_m.astype(np.int64) if dt is np.int64 else pos_m.tolist(), pa.int64()),
-        "cash": money(cash_m), "fees": money(fees_m), "mark": money(mark_m, has_mark), "equity": money(value_m),
-    })
-    positions = pa.table({
-        "instrument": pa.array(names, pa.string()), "position": pa.array([int(x) for x in pos_end], pa.int64()),
-        "bought": pa.array([int(x) for x in bought], pa.int64()), "sold": pa.array([int(x) for x in sold], pa.int64()),
-        "cash": money(np.array([int(x) for x in cash_end], dt)), "fees": money(np.array([int(x) for x in fees_end], dt)),
-        "mark": money(np.array([0 if m is None else int(m) for m in mid_end], dt),
-                      np.array([m is not None for m in mid_end], bool)),
-        "equity": money(np.array([int(x) for x in eq_end], dt)),
-    })
-    return equity_t, positions, (mk[:, M_TIME].astype(np.int64), total)
+        c["value"][at] = v
+        c["delta"][at] = np.diff(np.concatenate([np.zeros(1, dt), v]))
+        c["eq_end"][tb] = v[-1]
+        c["has_mid"][tb] = ok[-1]
+        c["mid_end"][tb] = m2[-1] * HALF
+    c["total"] = np.cumsum(c["delta"]) if n else np.zeros(0, dt)
+    return c

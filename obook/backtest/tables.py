@@ -75,7 +75,9 @@ class Fees:
             rate = self.taker if t else self.maker
             fee = rate * q if self.per == "share" else rate * p * q / 10_000
             out.append(int((fee * SCALE).to_integral_value()))
-        return np.array(out, dtype=object) if out else np.zeros(0, np.int64)
+        if not out or max(map(abs, out)) * len(out) < SAFE:
+            return np.array(out, np.int64)
+        return np.array(out, dtype=object)
 
 
 def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) -> tuple[dict, dict]:
