@@ -5,7 +5,7 @@ against a plain replay (bbo) of the same day. Medians of alternating runs in one
 (each tool warmed up on a small day first, so no compile time is counted).
 
     pip install -e '.[bench]'     # hftbacktest
-    python benchmarks/bench_backtest.py [RECORDS] [RUNS]
+    python benchmarks/bench_backtest.py [RECORDS[,RECORDS...]] [RUNS]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def day(records: int, seed: int = 7):
     return str(path), flow
 
 
-def main(records: int = 5_000_000, runs: int = 3) -> None:
+def main(sizes=(5_000_000,), runs: int = 3) -> None:
     import obook
     from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
     from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
@@ -68,27 +68,29 @@ def main(records: int = 5_000_000, runs: int = 3) -> None:
 
     small, sflow = day(20_000, seed=3)
     run_obook(small), run_replay(small), run_hbt(hbt_events(sflow, int(sflow["instrument_id"][0]), FEED))
-    path, flow = day(records)
-    events = hbt_events(flow, int(flow["instrument_id"][0]), FEED)
-    times = {"obook backtest": [], "obook replay (bbo)": [], "hftbacktest": []}
-    fills = {}
-    loads = [os.getloadavg()[0]]
-    for _ in range(runs):
-        for name, fn, arg in (("obook backtest", run_obook, path), ("hftbacktest", run_hbt, events),
-                              ("obook replay (bbo)", run_replay, path)):
-            s, n = fn(arg)
-            times[name].append(s)
-            fills[name] = n
-        loads.append(os.getloadavg()[0])
-    med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"day: {records:,} MBO records ({len(events):,} hftbacktest events), timer {PERIOD} ns, "
-          f"latencies feed {FEED} order {ORDER} response {RESPONSE} ns; load {min(loads):.1f}-{max(loads):.1f}")
-    for k, v in med.items():
-        print(f"{k:20s} median {v:7.2f} s  ({records / v / 1e6:6.2f} M records/s)  runs {['%.2f' % x for x in times[k]]}"
-              f"  fills {fills[k]}")
-    print(f"obook / hftbacktest throughput: {med['hftbacktest'] / med['obook backtest']:.2f}x")
-    print(f"backtest / plain replay time:   {med['obook backtest'] / med['obook replay (bbo)']:.2f}x")
+    for records in sizes:
+        path, flow = day(records)
+        events = hbt_events(flow, int(flow["instrument_id"][0]), FEED)
+        times = {"obook backtest": [], "obook replay (bbo)": [], "hftbacktest": []}
+        fills = {}
+        loads = [os.getloadavg()[0]]
+        for _ in range(runs):
+            for name, fn, arg in (("obook backtest", run_obook, path), ("hftbacktest", run_hbt, events),
+                                  ("obook replay (bbo)", run_replay, path)):
+                s, n = fn(arg)
+                times[name].append(s)
+                fills[name] = n
+            loads.append(os.getloadavg()[0])
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"day: {records:,} MBO records ({len(events):,} hftbacktest events), timer {PERIOD} ns, "
+              f"latencies feed {FEED} order {ORDER} response {RESPONSE} ns; load {min(loads):.1f}-{max(loads):.1f}")
+        for k, v in med.items():
+            print(f"{k:20s} median {v:7.2f} s  ({records / v / 1e6:6.2f} M records/s)  runs {['%.2f' % x for x in times[k]]}"
+                  f"  fills {fills[k]}")
+        print(f"obook / hftbacktest throughput: {med['hftbacktest'] / med['obook backtest']:.2f}x")
+        print(f"backtest / plain replay time:   {med['obook backtest'] / med['obook replay (bbo)']:.2f}x")
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    main(tuple(int(x) for x in sys.argv[1].split(",")) if len(sys.argv) > 1 else (5_000_000,),
+         int(sys.argv[2]) if len(sys.argv) > 2 else 3)

@@ -51,7 +51,7 @@ LAZY_BATCH = 1024       # feed events a lazy view queues before it applies the p
 # ---------------------------------------------------------------- latency
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lat_of(kind, t, LM, LA, LB, S):
     """The latency of ``kind`` (LAT_FEED, LAT_ORDER, LAT_RESPONSE) for a message sent at t:
     a constant, the next of the seeded draws, or the recorded table interpolated at t."""
@@ -169,6 +169,14 @@ def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
             RQ[q, R_FILL_PX], RQ[q, R_TAKER] = FL[f, F_PRICE], FL[f, F_TAKER]
             f += 1
         S[S_RQ_TAIL] = q + 1
+
+
+@njit(cache=True)
+def exchange_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
+    """A feed event in the exchange's shadow book (obook._kernels.simulate.feed_event, whose
+    steps are inlined into it): a call of its own, so that the kernels a compiled strategy
+    specializes (they take its function) do not compile that body again for each strategy."""
+    feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb)
 
 
 @njit(cache=True)
@@ -321,7 +329,7 @@ def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_wake(RQ, LAG, S):
     """The next local time something reaches the strategy (FOREVER: nothing queued)."""
     w = FOREVER
@@ -334,7 +342,7 @@ def next_wake(RQ, LAG, S):
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def due_before(INS, RQ, LAG, S, t):
     """Something reaches the venue or the strategy before time t (a refused instruction,
     arrival -1, is due at once: drain skips it)."""
@@ -344,7 +352,7 @@ def due_before(INS, RQ, LAG, S, t):
     return next_wake(RQ, LAG, S) < t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def record_top(LAG, h, L, nl, tb):
     """The feed's best bid and ask of book tb after the event of lag row h (a side's
     shares -1: empty): all a compiled strategy's view needs of the book."""
@@ -549,7 +557,7 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
                 S[S_MARK_NEXT] = (t // S[S_MARK_PERIOD] + 1) * S[S_MARK_PERIOD]
             e0, f0 = st[ST_NE], st[ST_NF]
             at[0], at[1], at[2] = ev[i, EV_SEQ], 1, t
-            feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
+            exchange_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
             BK[tb, B_TIME] = t
             if ev[i, EV_ACTION] & DEFER:        # the event goes on: its last change so far
                 BKv[tb, B_SEQ] = ev[i, EV_SEQ]

@@ -40,7 +40,7 @@ def _hash(b, ref, mask):
     return (h ^ (h >> 29)) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def h_find(H, b, ref):
     """The slot of live order (b, ref), or -1."""
     mask = H.shape[0] - 1
@@ -52,7 +52,7 @@ def h_find(H, b, ref):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def h_put(H, st, b, ref, side, price, shares):
     """A new live order (the caller made sure (b, ref) is not live) with the next stamp."""
     mask = H.shape[0] - 1
@@ -92,7 +92,7 @@ def _key(side, price):
     return price if side == 0 else -price
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lv_find(L, nl, row, key):
     """Index of the level with sort key ``key``, or -(insertion point) - 1."""
     lo, hi = 0, nl[row]
@@ -107,7 +107,7 @@ def lv_find(L, nl, row, key):
     return -lo - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lv_add(L, nl, row, key, shares):
     j = lv_find(L, nl, row, key)
     if j >= 0:
@@ -122,14 +122,14 @@ def lv_add(L, nl, row, key, shares):
     return j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lv_drop(L, nl, row, j):
     for k in range(j, nl[row] - 1):
         L[row, k] = L[row, k + 1]
     nl[row] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def feed_best(L, nl, row):
     """The feed's best price of a book side (NONE: empty)."""
     n = nl[row]
@@ -284,13 +284,11 @@ def own_best(OO, BK, tb):
 
 
 @njit(cache=True)
-def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec):
-    """A feed order (priority ``fstamp``) at (side, price) loses x shares: own orders behind
-    it move up; an execution of an order behind an own order whose shares ahead are 0
-    fills that own order (the venue's priority differed from the simulation's)."""
-    slot = h_find(H, -(2 * tb + side) - 1, price)
-    if slot < 0:
-        return
+def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec, slot):
+    """A feed order (priority ``fstamp``) at (side, price), where own orders rest (their
+    price list: H row ``slot``), loses x shares: own orders behind it move up; an
+    execution of an order behind an own order whose shares ahead are 0 fills that own
+    order (the venue's priority differed from the simulation's)."""
     budget = x if is_exec else 0
     k = H[slot, H_FIRST]
     while k >= 0:
@@ -306,7 +304,7 @@ def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec):
         k = nxt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
     """Feed order ``slot`` loses x shares (an execution or not); removed when ``remove`` or
     at 0 shares; its level keeps consumed <= shares."""
@@ -314,7 +312,9 @@ def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
     row = 2 * tb + side
     j = lv_find(L, nl, row, _key(side, price))
     if BK[tb, B_RESTING] > 0:
-        at_level(H, OO, BK, FL, EV, st, at, tb, side, price, H[slot, H_STAMP], x, is_exec)
+        own = h_find(H, -(2 * tb + side) - 1, price)
+        if own >= 0:
+            at_level(H, OO, BK, FL, EV, st, at, tb, side, price, H[slot, H_STAMP], x, is_exec, own)
     if is_exec:
         L[row, j, L_USED] -= min(L[row, j, L_USED], x)
     L[row, j, L_QTY] -= x
@@ -329,7 +329,7 @@ def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
         lv_drop(L, nl, row, j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares):
     """A feed order joins the back of its level; own resting orders it crosses fill first
     (best price, then time), the shares they take are consumed at its level."""
@@ -369,7 +369,7 @@ def clear(H, nl, OO, BK, EV, st, at, tb, b):
         k = OO[k, O_NEXT]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
     """Apply one normalized event to tracked book tb (tolerant: unknown refs do nothing)."""
     act = e[EV_ACTION] & 0xFF
@@ -667,7 +667,7 @@ def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, 
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def note_print(H, e):
     """A print changes nothing (prints come only with the trades table for some formats),
     but one naming a live order at its price reports that order's fill (Databento F, then
@@ -693,7 +693,9 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, 
             continue
         st[ST_POS] = i
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
-        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
+        room = 0
+        if BK[tb, B_PROBE] < BK[tb, B_END] or BK[tb, B_NEXT] < BK[tb, B_END]:     # own instructions to come
+            room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
         if room == 0:
             room = _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb)
         if room:

@@ -15,27 +15,27 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.backtest_layout import (M_ASK, M_BID, M_SEQ, M_TB, M_TIME, RISK_NAMES, X_ORIG, X_POST, X_REF,
-                                        X_REFUSED, X_SEND, R_POST_ONLY)
+from .._kernels.backtest_layout import RISK_NAMES, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND, R_POST_ONLY
 from .._kernels.match_layout import REASON_NAMES
 from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM, E_ROW, E_SIDE,
                                         F_KEY, F_PRICE, F_PRIO, F_QTY, F_SIDE, F_TAKER, I_ACT, I_ARR, I_KEY,
-                                        I_MARKET, I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_COUNT, K_SEQ,
-                                        K_TB, K_TIME, KIND_NAMES, NONE)
-
-MONEY = pa.decimal128(38, 4)
-SCALE = 10_000
+                                        I_MARKET, I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_SEQ, K_TB,
+                                        K_TIME, KIND_NAMES)
+from .equity import MONEY, SAFE, SCALE, equity, money
 TIF_NAMES = ("GTC", "DAY", "IOC", "FOK")
 ACTION_NAMES = ("new", "modify", "cancel")
 END = 1 << 62
 
 
-def _money(values) -> pa.Array:
-    return pa.array([Decimal(int(v)).scaleb(-4) for v in values], MONEY)
-
-
 def _sides(a):
     return pa.array(np.where(np.asarray(a) == 0, "B", "S"))
+
+
+def _named(codes, name) -> pa.Array:
+    """name(code) of every code (a string or None), each distinct code named once."""
+    codes = np.asarray(codes, np.int64)
+    distinct, at = np.unique(codes, return_inverse=True)
+    return pa.array([name(int(c)) for c in distinct], pa.string()).take(pa.array(at.reshape(-1), pa.int64()))
 
 
 def reason_name(code: int) -> str | None:
@@ -56,27 +56,48 @@ class Fees:
             raise ValueError(f"fees per 'share' or 'bps', not {per!r}")
         self.maker, self.taker, self.per = Decimal(str(maker)), Decimal(str(taker)), per
 
-    def scaled(self, price: np.ndarray, qty: np.ndarray, taker: np.ndarray) -> list[int]:
-        """Each fill's fee x SCALE, exact (half-even past 4 decimals)."""
+    def scaled(self, price: np.ndarray, qty: np.ndarray, taker: np.ndarray) -> np.ndarray:
+        """Each fill's fee x SCALE, exact (half-even past 4 decimals): int64 when every rate x
+        SCALE (per share) or rate (bps: x SCALE / 10,000 = 1) is whole and the fees fit,
+        else Python integers (an object array)."""
+        price, qty, taker = (np.asarray(a, np.int64) for a in (price, qty, taker))
+        unit = SCALE if self.per == "share" else 1
+        rates = (self.maker * unit, self.taker * unit)
+        if all(r == r.to_integral_value() for r in rates) and len(qty):
+            r = np.where(taker != 0, int(rates[1]), int(rates[0]))
+            base = qty if self.per == "share" else price * qty
+            top = max(abs(int(rates[0])), abs(int(rates[1]))) * int(np.abs(qty).max()) * (
+                1 if self.per == "share" else int(np.abs(price).max()))
+            if top * len(qty) < SAFE:
+                return r * base
         out = []
         for p, q, t in zip(price.tolist(), qty.tolist(), taker.tolist()):
             rate = self.taker if t else self.maker
             fee = rate * q if self.per == "share" else rate * p * q / 10_000
             out.append(int((fee * SCALE).to_integral_value()))
-        return out
+        if not out or max(map(abs, out)) * len(out) < SAFE:
+            return np.array(out, np.int64)
+        return np.array(out, dtype=object)
 
 
 def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) -> tuple[dict, dict]:
     names = rows["names"]
     ins, fl, ev, mk = rows["orders"], rows["fills"], rows["events"], rows["marks"]
-    ref_of = {}
-    for r in ins:
-        if r[I_ACT] == 0:
-            ref_of.setdefault(int(r[I_KEY]), int(r[X_REF]))
-    def refs(keys):
-        return pa.array([ref_of.get(int(k), -1) for k in keys], pa.int64())
+    new = ins[:, I_ACT] == 0
+    keys, first = np.unique(ins[new, I_KEY], return_index=True)
+    lut = np.full(int(keys.max()) + 1 if len(keys) else 0, -1, np.int64)
+    lut[keys] = ins[new, X_REF][first]             # a key's ref: its first new order's
+
+    def refs(k):
+        k = np.asarray(k, np.int64)
+        ok = (k >= 0) & (k < len(lut))
+        return pa.array(np.where(ok, lut[np.where(ok, k, 0)] if len(lut) else -1, -1), pa.int64())
+
+    names_a = pa.array(names, pa.string())
+
     def instr(tbs):
-        return pa.array([names[int(t)] for t in tbs], pa.string())
+        return names_a.take(pa.array(np.asarray(tbs, np.int64), pa.int64()))
+
     def seqs(a):
         return pa.array(np.where(a == END, 0, a), pa.int64(), mask=(a == END))
 
@@ -85,23 +106,23 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
     orders = pa.table({
         "row": pa.array(ins[:, I_ROW]), "instrument": instr(ins[:, I_TB]), "ref": pa.array(ins[:, X_REF]),
         "orig": pa.array(ins[:, X_ORIG], mask=ins[:, X_ORIG] == 0),
-        "action": pa.array([ACTION_NAMES[a] for a in ins[:, I_ACT]], pa.string()),
+        "action": _named(ins[:, I_ACT], ACTION_NAMES.__getitem__),
         "side": _sides(ins[:, I_SIDE]),
         "type": pa.array(np.where(ins[:, I_MARKET] != 0, "market", "limit")),
-        "tif": pa.array([TIF_NAMES[t] for t in ins[:, I_TIF]], pa.string()),
+        "tif": _named(ins[:, I_TIF], TIF_NAMES.__getitem__),
         "post_only": pa.array(ins[:, X_POST] != 0),
         "price": pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
         "quantity": pa.array(ins[:, I_QTY]),
         "sent": pa.array(ins[:, X_SEND]), "arrival": pa.array(arr, mask=refused != 0),
-        "refused": pa.array([RISK_NAMES[c] if 0 < c < len(RISK_NAMES) else None for c in refused], pa.string()),
+        "refused": _named(refused, lambda c: RISK_NAMES[c] if 0 < c < len(RISK_NAMES) else None),
     })
     events = pa.table({
         "seq": seqs(ev[:, K_SEQ]), "time": pa.array(ev[:, K_TIME]), "instrument": instr(ev[:, K_TB]),
-        "ref": refs(ev[:, E_KEY]), "event": pa.array([KIND_NAMES[k] for k in ev[:, E_KIND]], pa.string()),
+        "ref": refs(ev[:, E_KEY]), "event": _named(ev[:, E_KIND], KIND_NAMES.__getitem__),
         "side": _sides(ev[:, E_SIDE]), "price": pa.array(ev[:, E_PRICE], mask=ev[:, E_PRICE] < 0),
         "quantity": pa.array(ev[:, E_QTY]), "remaining": pa.array(ev[:, E_REM]),
         "shares_ahead": pa.array(ev[:, E_AHEAD], mask=ev[:, E_AHEAD] < 0),
-        "reason": pa.array([reason_name(int(c)) for c in ev[:, E_REASON]], pa.string()),
+        "reason": _named(ev[:, E_REASON], reason_name),
         "row": pa.array(ev[:, E_ROW], mask=ev[:, E_ROW] < 0),
     })
     fee = fees.scaled(fl[:, F_PRICE], fl[:, F_QTY], fl[:, F_TAKER])
@@ -110,82 +131,16 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
         "ref": refs(fl[:, F_KEY]), "side": _sides(fl[:, F_SIDE]), "price": pa.array(fl[:, F_PRICE]),
         "quantity": pa.array(fl[:, F_QTY]),
         "liquidity": pa.array(np.where(fl[:, F_TAKER] != 0, "taker", "maker")),
-        "priority_differs": pa.array(fl[:, F_PRIO] != 0), "fee": _money(fee),
+        "priority_differs": pa.array(fl[:, F_PRIO] != 0), "fee": money(fee),
     })
-    equity, positions, series = _equity(names, fl, fee, mk)
+    equity_t, positions, series = equity(names, fl, fee, mk)
     summary = _summary(rows, ins, fl, series, interval_ns // unit_ns if interval_ns else 0, capital, positions)
-    return {"orders": orders, "events": events, "fills": fills, "positions": positions, "equity": equity}, summary
-
-
-def _equity(names, fl, fee, mk):
-    """Equity rows at every mark; positions at the end; the total equity series (x SCALE)."""
-    nt = len(names)
-    fill_order = np.argsort(fl[:, K_COUNT], kind="stable")
-    counts = fl[fill_order, K_COUNT]
-    mk = mk[np.lexsort((mk[:, M_SEQ], mk[:, M_TIME]))] if len(mk) else mk
-    pos = [0] * nt
-    cash = [0] * nt                  # x SCALE
-    fees = [0] * nt
-    bought = [0] * nt
-    sold = [0] * nt
-    last_mid2 = [None] * nt          # 2 x mid
-    eq_now = [0] * nt
-    j = 0
-    out = {k: [] for k in ("time", "instrument", "position", "cash", "fees", "mark", "equity")}
-    series_t, series_v = [], []
-    for r in mk:
-        upto = int(np.searchsorted(counts, r[M_SEQ], "left"))
-        while j < upto:
-            f = fl[fill_order[j]]
-            tb, q, p = int(f[K_TB]), int(f[F_QTY]), int(f[F_PRICE])
-            if f[F_SIDE] == 0:
-                pos[tb] += q
-                cash[tb] -= q * p * SCALE
-                bought[tb] += q
-            else:
-                pos[tb] -= q
-                cash[tb] += q * p * SCALE
-                sold[tb] += q
-            fees[tb] += fee[fill_order[j]]
-            j += 1
-        tb = int(r[M_TB])
-        bid, ask = int(r[M_BID]), int(r[M_ASK])
-        if bid != NONE and ask != NONE:
-            last_mid2[tb] = bid + ask
-        elif bid != NONE or ask != NONE:
-            last_mid2[tb] = 2 * (bid if bid != NONE else ask)
-        m2 = last_mid2[tb]
-        value = cash[tb] - fees[tb] + (pos[tb] * m2 * SCALE // 2 if m2 is not None else 0)
-        eq_now[tb] = value
-        out["time"].append(int(r[M_TIME]))
-        out["instrument"].append(names[tb])
-        out["position"].append(pos[tb])
-        out["cash"].append(cash[tb])
-        out["fees"].append(fees[tb])
-        out["mark"].append(None if m2 is None else m2 * SCALE // 2)
-        out["equity"].append(value)
-        series_t.append(int(r[M_TIME]))
-        series_v.append(sum(eq_now))
-    equity = pa.table({
-        "time": pa.array(out["time"], pa.int64()), "instrument": pa.array(out["instrument"], pa.string()),
-        "position": pa.array(out["position"], pa.int64()), "cash": _money(out["cash"]),
-        "fees": _money(out["fees"]),
-        "mark": pa.array([None if v is None else Decimal(v).scaleb(-4) for v in out["mark"]], MONEY),
-        "equity": _money(out["equity"]),
-    })
-    positions = pa.table({
-        "instrument": pa.array(names, pa.string()), "position": pa.array(pos, pa.int64()),
-        "bought": pa.array(bought, pa.int64()), "sold": pa.array(sold, pa.int64()), "cash": _money(cash),
-        "fees": _money(fees),
-        "mark": pa.array([None if m is None else Decimal(m * SCALE // 2).scaleb(-4) for m in last_mid2], MONEY),
-        "equity": _money(eq_now),
-    })
-    return equity, positions, (np.array(series_t, np.int64), series_v)
+    return {"orders": orders, "events": events, "fills": fills, "positions": positions, "equity": equity_t}, summary
 
 
 def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
     t, v = series
-    pnl = Decimal(v[-1]).scaleb(-4) if v else Decimal(0)
+    pnl = Decimal(int(v[-1])).scaleb(-4) if len(v) else Decimal(0)
     notional = int(np.sum(fl[:, F_PRICE] * fl[:, F_QTY])) if len(fl) else 0
     if capital is None:
         capital = notional / 2 if notional else None

@@ -26,6 +26,7 @@ from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
 HASH = 1 << 12
 LEVELS = 64
 CHUNK = 1 << 12
+LAG_ROWS = CHUNK         # the view's queue (compacted, a return to Python, when it reaches its end)
 RISK_CODES = {name: code for code, name in enumerate(RISK_NAMES) if name}
 
 
@@ -76,7 +77,7 @@ class BacktestWorker:
         self.FL = np.zeros((CHUNK, F_WIDTH), np.int64)
         self.EV = np.zeros((CHUNK, E_WIDTH), np.int64)
         self.RQ = np.zeros((CHUNK, R_WIDTH), np.int64)
-        self.LAG = np.zeros((CHUNK, LAG_WIDTH), np.int64)
+        self.LAG = np.zeros((LAG_ROWS, LAG_WIDTH), np.int64)
         self.MK = np.zeros((CHUNK, M_WIDTH), np.int64)
         self.C = np.zeros(C_WIDTH, np.int64)
         self.OUT = np.zeros((OUT_ROWS, Q_WIDTH), np.int64)
