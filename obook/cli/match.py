@@ -42,7 +42,7 @@ def match(
     """Match ORDERS with price-time priority (limit / market; GTC, DAY, IOC, FOK; modify,
     cancel) and write fills, events (accepted, rejected with a reason, rested, filled,
     cancelled, expired ...) and bbo rows."""
-    from ..engine.replay import default_workers
+    from ..engine.cores import default_workers
     from ..matching import match as run
     from ..output import make_output_dir, write_files
 
@@ -59,5 +59,6 @@ def match(
             pcsv.write_csv(r.fills, sys.stdout.buffer)
         return
     make_output_dir(out)
-    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in tables])     # all or none
+    largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
+    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)
