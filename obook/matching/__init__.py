@@ -56,8 +56,12 @@ def _checked(tables, levels: int) -> int:
     return want
 
 
+#: the zone whose midnight ``date`` places an order entry's ns times in
+TIMEZONE = "America/New_York"
+
+
 def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = None, instruments=None,
-          tables=TABLES, levels: int = 10, day_end: bool = True) -> MatchResult:
+          tables=TABLES, levels: int = 10, day_end: bool = True, date=None) -> MatchResult:
     """Match order-entry instructions (see :mod:`obook.feeds.orders` for the columns).
 
     ``orders``: a CSV / Parquet / Arrow IPC path, or an Arrow, polars or DuckDB table.
@@ -66,6 +70,8 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     ``instruments``: the known instruments (others are rejected); default all in the input.
     ``tables``: which of fills, events, bbo, depth to make; ``levels``: depth levels a side.
     ``day_end``: DAY orders expire after the last instruction (``seq`` = rows + 1).
+    ``date``: the session date (YYYY-MM-DD): ``time`` is then ns since midnight New York and
+    every table gets ``timestamp`` (UTC) after it.
     """
     from ..feeds.orders import read_orders
     from .prepare import prepare
@@ -81,6 +87,8 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     prep = prepare(read_orders(orders), int(tick), instruments)
     parts = run_shards(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
+    if date is not None:
+        out = {t: _stamped(table, date) for t, table in out.items()}
     stats = {"instructions": prep.n_rows, "instruments": len(prep.instruments),
              **{f"{t}_rows": out[t].num_rows for t in tables}}
     return MatchResult(out, levels, stats)
@@ -106,6 +114,14 @@ def _tables(prep, parts: list, tables: tuple, levels: int) -> dict:
     with ThreadPoolExecutor(min(len(tables), 2), thread_name_prefix="obook-match") as pool:
         futures = {t: pool.submit(make, t) for t in sorted(tables, key=size.get, reverse=True)}
         return {t: futures[t].result() for t in tables}
+
+
+def _stamped(table: pa.Table, date) -> pa.Table:
+    """``table`` with ``timestamp`` (session midnight in New York + ``time`` ns, UTC)."""
+    from ..session import Stamp, midnight_ns, session_date
+
+    stamp = Stamp(midnight_ns(session_date(None, date), TIMEZONE), 1, TIMEZONE)
+    return pa.Table.from_batches([stamp.batch(b) for b in table.to_batches()], stamp.schema(table.schema))
 
 
 def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None = None, instruments=None,
