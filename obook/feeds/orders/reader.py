@@ -166,7 +166,8 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        col = pc.if_else(pc.equal(pc.utf8_trim_whitespace(col), ""), pa.scalar(None, col.type), col)
+        empty = _numpy(pc.utf8_length(pc.utf8_trim_whitespace(col))) == 0       # (no Python scalars:
+        col = pc.if_else(pa.array(empty), pa.nulls(n, col.type), col)            # they import pandas)
         ok = _numpy(pc.match_substring_regex(col, _INT), True)
         rows.fail(~ok, f"{column} is not an integer")
         present = _numpy(col.is_valid())
