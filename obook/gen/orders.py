@@ -66,16 +66,18 @@ def orders_table(n: int, instruments: int = 1, seed: int = SEED, dated: bool = F
         cols["op"][where] = rows["op"]
     op = cols["op"]
     action = op & 3
-    names = pa.array([f"S{b + 1:05d}" for b in range(instruments)])
-    actions = pa.array(["new", "modify", "cancel"])
+    # from numpy arrays: pyarrow's conversion of Python lists imports pandas
+    names = pa.array(np.array([f"S{b + 1:05d}" for b in range(instruments)], object), pa.string())
+    actions = pa.array(np.array(["new", "modify", "cancel"], object), pa.string())
     is_new = action == 0
     return pa.table({
         "time": pa.array(session_times(n) if dated else np.arange(1, n + 1, dtype=np.int64)),
         "instrument": names.take(pa.array(book)),
         "order_id": pa.array(cols["order_id"]),
         "action": actions.take(pa.array(action)),
-        "side": pa.array(np.where((op >> SIDE_SHIFT) & 1, "sell", "buy").astype(object), mask=~is_new),
-        "tif": pa.array(np.where((op >> TIF_SHIFT) & 3 == 2, "IOC", "GTC").astype(object), mask=~is_new),
+        "side": pa.array(np.where((op >> SIDE_SHIFT) & 1, "sell", "buy").astype(object), pa.string(), mask=~is_new),
+        "tif": pa.array(np.where((op >> TIF_SHIFT) & 3 == 2, "IOC", "GTC").astype(object), pa.string(),
+                        mask=~is_new),
         "price": pa.array(cols["price"], mask=(cols["price"] < 0) | (action == OP_CANCEL)),
         "quantity": pa.array(cols["quantity"], mask=(cols["quantity"] < 0) | (action == OP_CANCEL)),
     })
