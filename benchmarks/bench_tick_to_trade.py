@@ -5,14 +5,16 @@ in the loop, or ``JoinBid`` in Python: the slow path) on a few instruments, behi
 gate, sending OUCH to ``obook venue`` (a child process; its receive stamp is the kernel's).
 
     python benchmarks/bench_tick_to_trade.py [--messages 400000] [--rates 100000,1500000]
-        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 1000] [--cpu 1] [--repeats 1]
+        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 1000] [--cpu 1]
+        [--placements none,split] [--tickers all] [--repeats 1]
 
 Per run: the message rate asked and the sender's (messages / its sending time), tick to
 trade (the kernel's receive stamp of the message that caused an order -> the venue's kernel
 receive stamp of the order) and recv-to-book (kernel stamp -> book applied) p50/p99/p99.9/max,
 what each line lost (its own gaps) and the re-requests, and the machine's load (1-minute
 average before and after). ``--garbage``: a third process floods both lines with datagrams
-that are not MoldUDP64 at its full rate during the run. ``--rates`` may contain 0: unpaced.
+that are not MoldUDP64 at its full rate during the run (its datagrams and rate reported).
+``--placements split``: the listener's loop alone on the last core, the other processes on core 0. ``--rates`` may contain 0: unpaced.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -34,17 +37,24 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_live import _port  # noqa: E402  (a free loopback port)
 
 GARBAGE = """
-import socket, sys, time
-a, b, until = int(sys.argv[1]), int(sys.argv[2]), time.monotonic() + float(sys.argv[3])
+import os, signal, socket, sys, time
+a, b, until, cpu = int(sys.argv[1]), int(sys.argv[2]), time.monotonic() + float(sys.argv[3]), int(sys.argv[4])
+if cpu >= 0:
+    os.sched_setaffinity(0, {cpu})
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 junk = [bytes([i % 251]) * (20 + i % 200) for i in range(64)]
-n = 0
-while time.monotonic() < until:
+n, t0 = 0, time.monotonic()
+while not stop and time.monotonic() < until:
     for j in junk:
         s.sendto(j, ("127.0.0.1", a)); s.sendto(j, ("127.0.0.1", b))
     n += 128
-print(n)
+print(n, time.monotonic() - t0, flush=True)
 """
+
+
+LAST: dict = {}      # the last run's listener (for a look at its arrays after a run)
 
 
 def _example():
@@ -54,21 +64,36 @@ def _example():
     return mod
 
 
-def _obook(*args, **kw):
+def _obook(*args, fifo: int = 0, **kw):
+    pre = (lambda: os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(fifo))) if fifo else None
     return subprocess.Popen([sys.executable, "-m", "obook", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=pre, **kw)
 
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
-             tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0) -> dict:
+             tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
+             placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None) -> dict:
+    """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
+    venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
+    the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
+    send call instead of waiting for core 0; none: ``cpu`` pins the listener only, the others
+    go where the scheduler puts them."""
+    split = placement != "none"
     from obook.live.gateway import Gateway
     from obook.live.hot_listener import HotListener
+    from obook.errors import ObookError
     from obook.live.risk import RiskGate
+    from obook._kernels import live_layout as L
 
     mod = _example()
     a, b, r, v = _port(), _port(), _port(), _port(socket.SOCK_STREAM)
     load0 = os.getloadavg()[0]
-    venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1")
+    others = ["--cpu", 0] if split else []
+    if split:
+        cpu = (os.cpu_count() or 2) - 1
+    venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1",
+                   *(["--cpu", cpu] if placement == "split-venue" else others),
+                   fifo=0 if placement == "split-venue" else fifo)
     procs = [venue]
     try:
         for _ in range(400):
@@ -79,36 +104,52 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
                 time.sleep(0.05)
         gw = Gateway("127.0.0.1", v)
         lst = HotListener(("127.0.0.1", a), ("127.0.0.1", b), ("127.0.0.1", r), tables=(),
-                          strategy=mod.JoinBid() if python else mod.JoinBidFast, tickers=tickers,
+                          strategy=mod.JoinBid() if python else mod.JoinBidFast,
+                          tickers=None if tickers == "all" else tickers,
                           risk=RiskGate(max_orders_per_second=1_000_000), gateway=gw, idle_timeout=30,
-                          retries=20, spin=spin, cpu=cpu, session="OBOOK", **_spin_us(spin_us))
-        err, cpu_s = [], []
+                          retries=20, spin=spin, cpu=cpu, session="OBOOK", **_spin_us(spin_us),
+                          **({"realtime": fifo, "rest_us": rest_us} if fifo else {}),
+                          **({"slice_s": slice_s} if slice_s else {}))
+        err, cpu_s, faults = [], [], []
 
         def loop():
-            t = time.thread_time()
+            t, r = time.thread_time(), resource.getrusage(resource.RUSAGE_THREAD)
             _guard(lst.run, err)
             cpu_s.append(time.thread_time() - t)
+            r2 = resource.getrusage(resource.RUSAGE_THREAD)
+            faults.extend((r2.ru_minflt - r.ru_minflt, r2.ru_nivcsw - r.ru_nivcsw, r2.ru_nvcsw - r.ru_nvcsw))
 
         th = threading.Thread(target=loop, daemon=True)
         th.start()
         pkt_rate = 0 if rate == 0 else rate / per_packet
         send = _obook("send", day, "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}",
                       "--request", f"127.0.0.1:{r}", "--rate", pkt_rate, "--linger", "1", "--heartbeat", "0.2",
-                      "--spin-us", send_spin_us)
+                      "--spin-us", send_spin_us, *others, fifo=fifo)
         procs.append(send)
         if garbage:
-            procs.append(subprocess.Popen([sys.executable, "-c", GARBAGE, str(a), str(b), "30"],
-                                          stdout=subprocess.PIPE, text=True))
+            flood = subprocess.Popen([sys.executable, "-c", GARBAGE, str(a), str(b), "600", "0" if split else "-1"],
+                                     stdout=subprocess.PIPE, text=True)
+            procs.append(flood)
         _, send_err = send.communicate(timeout=600)
+        junk = None
+        if garbage:
+            flood.terminate()
+            n, secs = flood.communicate(timeout=30)[0].split()
+            junk = {"datagrams": int(n), "per_s": round(int(n) / float(secs))}
         th.join(timeout=120)
-        if err:
+        if err and not isinstance(err[0], ObookError):
             raise err[0]
         sent = dict(kv.split(" ", 1) for kv in send_err.split("sent: ", 1)[1].splitlines()[0].split(", "))
         st = lst.stats()
         hist = {h.name: h.summary() for h in lst.latency()}
         messages = st["records"]
+        stalls = _stalls(lst.loop.arb[1], messages)
+        opening = _after_opening(lst.loop.refs)
+        LAST["listener"] = lst
         return {
-            "path": "python" if python else "numba", "rate_asked": rate, "garbage": garbage, "spin": spin,
+            "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
+            "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
+            "fifo": fifo, "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
             "sender_msgs_per_s": round(messages / float(sent["seconds"])),
             "t2t": _q(hist["tick-to-trade"]), "r2b": _q(hist["recv-to-book"]), "recv": _q(hist["recv"]),
@@ -116,14 +157,48 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "gateway": _q(hist["gateway"]), "orders": st["orders"],
             "loop_cpu_ns_per_msg": round(cpu_s[0] * 1e9 / max(1, messages), 1) if cpu_s else None,
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
-            "requests": st["requests"], "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
-            "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
+            "requests": st["requests"], "loop_page_faults": faults[0] if faults else None,
+            "loop_preempted": faults[1] if faults else None, "loop_sleeps": faults[2] if faults else None, "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
+            "error": str(err[0]) if err else None, "stalls": stalls, "t2t_after_opening": opening, "grown": lst.loop.grown, "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
             p.communicate(timeout=30)
+
+
+def _after_opening(refs, opening_ns: int = 10_000_000) -> dict:
+    """Tick to trade of the orders whose tick came 10 ms or more after the first order's
+    (join-the-bid on every instrument opens with a burst, one order an instrument within
+    ~1 ms, which queues behind TCP's first congestion window), and how many came before."""
+    import numpy as np
+
+    m = (refs[1] != 0) & (refs[3] != 0)
+    kern, venue = refs[2][m], refs[3][m]
+    if not len(kern):
+        return {}
+    late = kern >= kern.min() + opening_ns
+    t = np.sort(venue[late] - kern[late]) / 1000
+    q = (lambda p: round(float(t[min(len(t) - 1, int(p / 100 * len(t)))]), 1)) if len(t) else (lambda p: None)
+    return {"p50": q(50), "p99": q(99), "max": q(100), "n": int(late.sum()), "opening_orders": int((~late).sum())}
+
+
+def _stalls(recs, n: int, over_ns: int = 1_000_000) -> dict:
+    """Episodes where messages waited more than 1 ms from the kernel's stamp to delivery
+    (arbitration): how many, when (ms after the first message), how long the worst wait."""
+    import numpy as np
+
+    n = min(n, recs.shape[1] - 1)
+    kern, dlv = recs[2, 1:n + 1], recs[3, 1:n + 1]
+    wait = dlv - kern
+    late = np.flatnonzero(wait > over_ns)
+    if not len(late):
+        return {"episodes": 0}
+    starts = late[np.r_[True, np.diff(kern[late]) > over_ns]]
+    at = ((kern[starts] - kern[0]) / 1e6).round(1)
+    return {"episodes": len(starts), "late_msgs": len(late), "at_ms": at[:12].tolist(),
+            "worst_ms": round(float(wait.max()) / 1e6, 2)}
 
 
 def _spin_us(spin_us: float | None) -> dict:
@@ -183,11 +258,22 @@ def main() -> None:
     ap.add_argument("--rates", default="100000")
     ap.add_argument("--python", action="store_true", help="also the Python strategy (slow path)")
     ap.add_argument("--garbage", action="store_true", help="also each rate with a garbage flood")
+    ap.add_argument("--no-clean", action="store_true", help="only the --python and --garbage runs")
     ap.add_argument("--spin", action="store_true")
-    ap.add_argument("--cpu", type=int, default=None)
+    ap.add_argument("--cpu", type=int, default=None, help="pin the listener's loop to this core (placement none)")
+    ap.add_argument("--placements", default="none",
+                    help="none (the scheduler places; --cpu pins the listener), split (listener alone on the last "
+                         "core, sender, venue and flooder on core 0), split-venue (the same, the venue on the "
+                         "listener's core at normal priority); a list alternates")
     ap.add_argument("--spin-us", default="0", help="the listener's spin after a datagram, µs; a list alternates")
     ap.add_argument("--send-spin-us", default="1000", help="the sender's spin before a packet's time, µs; a list alternates")
-    ap.add_argument("--tickers", default="AAA,AAB,AAC,AAD,AAE,AAF,AAG,AAH")
+    ap.add_argument("--fifo", default="0", help="the listener's loop, the sender and the venue at this SCHED_FIFO priority (0: normal; the "
+                                            "flooder stays normal); a list alternates")
+    ap.add_argument("--rest-us", type=float, default=None,
+                    help="with --fifo and --spin: the loop's rest in each millisecond (default the listener's, 100)")
+    ap.add_argument("--slice-s", type=float, default=None, help="the listener's time slice between visits to Python")
+    ap.add_argument("--tickers", default="AAA,AAB,AAC,AAD,AAE,AAF,AAG,AAH",
+                    help="the strategy's instruments, or all (every instrument: more orders, a meaningful p99)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
@@ -212,13 +298,16 @@ def main() -> None:
         return
     for _ in range(args.repeats):
         for rate in (float(x) for x in args.rates.split(",")):
-            configs = [(False, False)] + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])
+            configs = ([] if args.no_clean else [(False, False)]) + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])
             for python, garbage in configs:
                 for spin_us in (float(x) for x in args.spin_us.split(",")):
                     for send_spin in (float(x) for x in args.send_spin_us.split(",")):
-                        res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu, args.tickers,
-                                       spin_us, send_spin)
-                        print(json.dumps(res), flush=True)
+                        for placement in args.placements.split(","):
+                            for fifo in (int(x) for x in args.fifo.split(",")):
+                                res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
+                                               args.tickers, spin_us, send_spin, placement, fifo,
+                                               args.rest_us, args.slice_s)
+                                print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":

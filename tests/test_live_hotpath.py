@@ -129,6 +129,58 @@ def test_hot_listener_short_spin_before_poll_tables_equal(day):
     assert table.drop_columns(["mold_seq", "line", "ts_recv"]).equals(obook.bbo(day, workers=1).read_all())
 
 
+def test_hot_listener_spinning_with_rests_sends_offline_orders_rests_counted(day):
+    """A spinning loop that rests in ppoll() (as under --realtime) loses nothing and sends the
+    offline replay's orders; its rests are counted."""
+    from obook._kernels import live_layout as L
+
+    mod = _example()
+    offline = replay_orders(day, mod.JoinBid(), TICKERS, _risk())
+    a, b, r = addresses()
+    lst = HotListener(a, b, r, tables=(), strategy=mod.JoinBidFast, tickers=TICKERS, risk=_risk(), idle_timeout=10,
+                      retries=20, spin=True, rest_us=300)
+    with sending(day, a, b, r, rate=20_000, drop_a=0.05, seed=5):
+        lst.run()
+    assert lst.loop.S[L.S_REST_NS] == 300_000 and lst.loop.S[L.S_RESTS] > 0
+    assert lst.stats()["records"] == 20_000 and lst.digest() == offline.digest()
+
+
+def test_hot_listener_realtime_priority_out_of_range_names_it():
+    from obook.live.hotpath import realtime
+
+    with pytest.raises(ObookError, match="--realtime 500"):
+        realtime(500)
+
+
+def test_prefault_maps_pages_writable_contents_kept():
+    import resource
+
+    from obook.live.hotpath import prefault
+
+    fresh = np.zeros(1 << 22, np.uint8)
+    full = np.arange(1 << 20, dtype=np.int64)
+    prefault((fresh, (full, 3)))
+    before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    fresh[::4096] = 1
+    after = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    assert after - before <= 1 and (full == np.arange(1 << 20)).all()
+
+
+def test_loop_clock_rate_measured_against_the_clock_between_anchors():
+    """The loop's cycle-counter rate comes from two anchors 0.2 s or more apart."""
+    from obook._kernels import live_layout as L
+    from obook._kernels.live_loop import anchor
+    from obook.live.hotpath import _libc_functions
+
+    S, ts, fns = np.zeros(L.S_WIDTH, np.int64), np.zeros(2, np.int64), _libc_functions()
+    anchor(S, fns, ts)
+    assert S[L.S_CAL_NS] == S[L.S_BASE_NS] and S[L.S_MULT] == 0
+    S[L.S_CAL_NS] -= 500_000_000                # a reference 0.5 s and 1.5e9 cycles ago: 1/3 ns a cycle
+    S[L.S_CAL_CYC] -= 1_500_000_000
+    anchor(S, fns, ts)
+    assert abs(S[L.S_MULT] - (1 << 24) / 3) < (1 << 24) * 0.01
+
+
 def test_hot_listener_table_writer_a_ring_behind_is_reported_loop_goes_on(day, monkeypatch):
     from obook._kernels import live_layout as L
     from obook.live import hotpath

@@ -304,3 +304,12 @@ def test_cli_listen_text_equals_bbo_text(day):
         out, err = lp.communicate(timeout=60)
         assert lp.returncode == 0, err
     assert out == want
+
+
+def test_cli_venue_cpu_that_does_not_exist_one_line_error():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "obook", "venue", "--listen", "127.0.0.1:0", "--cpu", "4096"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stderr.strip().splitlines()[-1].startswith("error: --cpu 4096: cannot pin")

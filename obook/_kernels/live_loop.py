@@ -10,9 +10,9 @@ arrays in apply_events' order), ``outs`` (its row buffers), ``ords`` (the strate
 risk window, order buffers and log, order stamps, venue input) and ``misc`` (histograms,
 rows for a Python strategy, gaps given up, scratch).
 
-Clock: monotonic ns from the cycle counter, anchored to ``clock_gettime`` at each call
-(``S_MULT``: ns per cycle << 24); the kernel's receive stamps (realtime) are moved onto it
-by ``S_CLOCK_OFFSET``.
+Clock: monotonic ns from the cycle counter, anchored to ``clock_gettime`` at each call and
+every 2 ms (``S_MULT``: ns per cycle << 24, measured against the clock over the run); the
+kernel's receive stamps (realtime) are moved onto it by ``S_CLOCK_OFFSET``.
 """
 
 import numpy as np
@@ -25,11 +25,12 @@ from .jit import njit
 from .latency import record
 from .layout import NEED_ROOM, OK
 from .live_arb import arbitrate, missing, screen, skip
-from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
+from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_PPOLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
                           MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
                           RUN_GIVE_UP, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
-                          S_BASE_CYC, S_BASE_NS, S_BBO_ROWS, S_BOOK_ERROR, S_CALLS, S_CLOCK_OFFSET, S_END,
+                          S_BASE_CYC, S_BASE_NS, S_BBO_ROWS, S_CAL_CYC, S_CAL_NS, S_BOOK_ERROR, S_CALLS,
+                          S_CLOCK_OFFSET, S_END,
                           S_ERROR_SEQ, S_GAP_AT, S_GAP_HIGH, S_GAP_LAST, S_GAP_SINCE, S_GAP_TRIES,
                           S_GAP_WAIT, S_GIVEUP_COUNT, S_GIVEUP_FIRST, S_HAS_STRATEGY, S_HAS_VENUE,
                           S_HEARTBEAT, S_HIGH, S_H_BYTE, S_H_REC, S_LAST_PACKET, S_LAST_VENUE, S_LOG_BYTES,
@@ -38,9 +39,13 @@ from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POL
                           S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
                           S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
-                          S_PROBES, S_SESSION_SET, S_SPIN_NS, VLEN)
+                          S_PROBES, S_REST_EVERY, S_REST_LAST, S_REST_NS, S_REST_OWED, S_RESTS, S_SESSION_SET, S_SPIN_NS,
+                          VLEN)
 from .live_orders import answers, encode, risk_check
 from .mold import S_BAD, S_PACKETS
+
+
+ANCHOR_EVERY_NS = 2_000_000     # the loop re-pairs its cycle counter with the clock this often
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -50,11 +55,22 @@ def _now(S):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def anchor(S, fns, ts):
-    """Pair the cycle counter with the monotonic clock (CLOCK_MONOTONIC = 1)."""
+    """Pair the cycle counter with the monotonic clock (CLOCK_MONOTONIC = 1), and measure
+    the counter's rate against the clock between this pair and a reference pair at least
+    0.2 s older (S_MULT: ns per cycle << 24; the reference moves on every 100 s), so that
+    stamps between anchors stay on the kernel's clock, not on a rate measured in 20 ms."""
     c = cycles()
     ccall_int(fns[F_CLOCK], 1, ts.ctypes.data, 0, 0, 0)
-    S[S_BASE_NS] = ts[0] * 1_000_000_000 + ts[1]
+    ns = ts[0] * 1_000_000_000 + ts[1]
+    S[S_BASE_NS] = ns
     S[S_BASE_CYC] = c
+    dn = ns - S[S_CAL_NS]
+    dc = c - S[S_CAL_CYC]
+    if S[S_CAL_NS] == 0 or dn > 100_000_000_000 or dc <= 0:
+        S[S_CAL_NS] = ns
+        S[S_CAL_CYC] = c
+    elif dn > 200_000_000:
+        S[S_MULT] = (dn << 24) // dc
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -347,10 +363,29 @@ def _ready(fds, pollfds):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _rest(fns, fds, S, pollfds, ts):
+    """A spinning loop's rest: ppoll() for up to S_REST_NS (a datagram ends it; what a rest
+    cut short did not take is owed and added to the next ones, at most ten rests' worth).
+    A real-time thread that never sleeps is stopped by the kernel for tens of ms each second
+    (RT throttling, the fair server); resting S_REST_NS every S_REST_EVERY gives the other
+    threads of its core their share in small pieces instead. Returns what poll found ready."""
+    want = min(S[S_REST_NS] + S[S_REST_OWED], 10 * S[S_REST_NS])
+    ts[0] = 0
+    ts[1] = want
+    S[S_RESTS] += 1
+    t0 = _now(S)
+    k = ccall_int(fns[F_PPOLL], pollfds.ctypes.data, pollfds.shape[0], ts.ctypes.data, 0, 0)
+    t1 = _now(S)
+    S[S_REST_LAST] = t1
+    S[S_REST_OWED] = max(0, want - (t1 - t0))
+    return _ready(fds, pollfds) if k > 0 else 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
     """Run until the time slice ends or something needs the caller (RUN_*).
 
-    Waiting: S_SPIN busy-polls every line; else, after a turn that received something,
+    Waiting: S_SPIN busy-polls every line (resting S_REST_NS every S_REST_EVERY when set); else, after a turn that received something,
     every line is read again; after one that received nothing, poll(): at once for S_SPIN_NS
     after the last datagram (a busy poll of every socket), else sleeping (at most 10 ms);
     the turn after a poll() reads the lines it found readable only."""
@@ -373,11 +408,13 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             if fds[line] >= 0 and ready & (1 << line):
                 k = _receive(fns, fds, S, net, arb, hists, line)
                 got += k
-        if got:
-            status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
-            if status != RUN_SLICE:
-                return status
+                if k and S[S_H_REC] < S[S_W_REC]:     # through the books before the next line's read
+                    status = consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
+                    if status != RUN_SLICE:
+                        return status
         t = _now(S)
+        if t - S[S_BASE_NS] > ANCHOR_EVERY_NS:
+            anchor(S, fns, ts)
         if S[S_HAS_VENUE] != 0:
             _venue(fns, fds, S, t, ords, misc, venue_ready)
             venue_ready = False
@@ -388,6 +425,10 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
             return RUN_END
         if t >= end:
             return RUN_SLICE
+        if S[S_SPIN] != 0 and S[S_REST_NS] > 0 and t - S[S_REST_LAST] >= S[S_REST_EVERY]:
+            ready = _rest(fns, fds, S, pollfds, ts)
+            venue_ready = (ready & 8) != 0
+            continue
         if S[S_SPIN] != 0 or got:
             ready = 15
             continue

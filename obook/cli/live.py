@@ -94,6 +94,8 @@ def listen(
     spin: bool = typer.Option(False, "--spin", help="Busy-poll the sockets (a core at 100%) instead of sleeping in poll()."),
     spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sockets this many microseconds after each datagram before sleeping in poll()."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),
+    realtime: int = typer.Option(0, "--realtime", min=0, max=99, help="Run the listening loop under SCHED_FIFO at this priority "
+                                 "(1-99; needs CAP_SYS_NICE; with --spin it rests 100 µs each ms so the kernel never stops it)."),
     rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
     loop: str = typer.Option("compiled", "--loop", help="compiled (the default) or python (the slower path around the kernels)."),
 ) -> None:
@@ -118,13 +120,16 @@ def venue(
     accounts: Optional[Path] = typer.Option(None, "--accounts", help="A file of username:password lines, one account a line."),
     login_timeout: float = typer.Option(10.0, "--login-timeout", min=0.001, help="Close a connection that sent no login within this many seconds."),
     max_connections: int = typer.Option(1000, "--max-connections", min=1, help="Close connections beyond this many as they are accepted."),
+    cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the venue to this core."),
 ) -> None:
     """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
     answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them. Without
     --username or --accounts any login is accepted, on a loopback address only."""
+    from ..live.hotpath import pin
     from ..live.net import parse_address
     from ..live.venue import venue_from_options
 
+    pin(cpu)
     v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
                            login_timeout, max_connections)
     typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)

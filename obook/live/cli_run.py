@@ -56,7 +56,7 @@ def run_listen(a: dict) -> None:
                    tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
                    retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
                    session=a["session"], interface=a["interface"], loop=a["loop"], spin=a["spin"], cpu=a["cpu"],
-                   rcvbuf=a["rcvbuf"], spin_us=a["spin_us"])
+                   rcvbuf=a["rcvbuf"], spin_us=a["spin_us"], **({"realtime": a["realtime"]} if a["realtime"] else {}))
     kind = a["to"].value
     if kind != "text" and a["output"] is None:
         lst.close()

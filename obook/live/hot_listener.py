@@ -21,6 +21,11 @@ from .._kernels import live_layout as L
 from ..errors import ObookError
 from .net import RCVBUF, line_socket
 
+REST_US = 100.0     # a spinning real-time loop's rest in each millisecond
+#: a real-time loop's time slice: each return to Python takes the GIL, which a thread of
+#: normal priority may hold while it waits for a core (measured: up to 28 ms at load 8)
+REALTIME_SLICE_S = 1.0
+
 
 def _line_sockets(line_a, line_b, interface, rcvbuf):
     socks, stamped, sizes = [], True, []
@@ -47,7 +52,10 @@ class HotListener:
     ``tick_to_trade``: a TickToTrade whose strategy, tickers, risk gate and gateway the loop
     takes (or give ``strategy``, ``tickers``, ``risk``, ``gateway``). ``spin``: busy-poll the
     sockets instead of sleeping in poll(); ``spin_us``: busy-poll this long after each
-    datagram before sleeping; ``cpu``: pin the loop's thread to that core;
+    datagram before sleeping; ``cpu``: pin the loop's thread to that core; ``realtime``: run it
+    under SCHED_FIFO at that priority (spinning, it then rests ``rest_us``, default 100 µs, in
+    each millisecond: the kernel stops a real-time thread that never sleeps for tens of ms;
+    and returns to Python once a second instead of every ``slice_s``, 0.05 s);
     ``rcvbuf``: the sockets' receive buffer (bytes asked; ``stats()`` says what was given)."""
 
     def __init__(self, line_a, line_b, request=None, tables=("bbo",), tick_to_trade=None,
@@ -55,7 +63,8 @@ class HotListener:
                  risk=None, gateway=None, interface: str = "127.0.0.1", gap_wait: float = 0.05,
                  request_timeout: float = 0.2, retries: int = 3, idle_timeout: float | None = None,
                  max_request: int = 1000, session: str | None = None, spin: bool = False,
-                 spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float = 0.05):
+                 spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float | None = None,
+                 realtime: int = 0, rest_us: float | None = None):
         from .hotpath import HotLoop
         from .listener import warm_up
 
@@ -79,8 +88,10 @@ class HotListener:
                 self.req.setblocking(False)
             self.loop = HotLoop(self.socks, self.req, strategy, tickers, risk, gateway, on_gap=on_gap,
                                 gap_wait=gap_wait, request_timeout=request_timeout, retries=retries,
-                                max_request=max_request, spin=spin, spin_us=spin_us, slice_s=slice_s,
-                                session=session)
+                                max_request=max_request, spin=spin, spin_us=spin_us,
+                                slice_s=(REALTIME_SLICE_S if realtime else 0.05) if slice_s is None else slice_s,
+                                session=session,
+                                rest_us=(REST_US if realtime and spin else 0.0) if rest_us is None else rest_us)
         except BaseException:
             self._close_sockets()
             raise
@@ -88,6 +99,7 @@ class HotListener:
         self.on_gap, self.date, self.levels = on_gap, date, levels
         self.idle_timeout = idle_timeout
         self.cpu = cpu
+        self.realtime = realtime
         self.replay = None
         self._finished = False
         self._error: BaseException | None = None
@@ -98,19 +110,21 @@ class HotListener:
 
     def run(self) -> None:
         """The loop in this thread until the end of session (no tables)."""
-        from .hotpath import pin
+        from .hotpath import pin, realtime
 
         pin(self.cpu)
+        realtime(self.realtime)
         try:
             self.loop.run(self.idle_timeout)
         finally:
             self.close()
 
     def _loop_thread(self) -> None:
-        from .hotpath import pin
+        from .hotpath import pin, realtime
 
         try:
             pin(self.cpu)
+            realtime(self.realtime)
             self.loop.run(self.idle_timeout)
         except BaseException as e:  # noqa: BLE001 - handed to the consumer's thread
             self._error = e

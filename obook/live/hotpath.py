@@ -29,6 +29,10 @@ log = logging.getLogger("obook")
 RING_BITS = 26          # delivered bytes kept for the tables' writer (64 MiB)
 RECORD_BITS = 21        # delivered records kept (2 Mi)
 PY_ROWS = 4096
+#: order-id pages the books start with (16 MiB): growing them stops the loop for milliseconds
+#: (a 300,000-message day of 200 stocks outgrew 1,024 pages twice)
+BOOK_PAGES = 1 << 14
+REST_EVERY_NS = 1_000_000   # a spinning real-time loop rests (rest_us) once a millisecond
 _MULT = None
 
 
@@ -44,7 +48,7 @@ def _libc_functions() -> np.ndarray:
     libc = ctypes.CDLL(None, use_errno=True)
     fns = np.zeros(L.N_FNS, np.int64)
     for i, name in ((L.F_RECVMMSG, "recvmmsg"), (L.F_SEND, "send"), (L.F_POLL, "poll"),
-                    (L.F_CLOCK, "clock_gettime"), (L.F_RECV, "recv")):
+                    (L.F_CLOCK, "clock_gettime"), (L.F_RECV, "recv"), (L.F_PPOLL, "ppoll")):
         fns[i] = ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
     return fns
 
@@ -86,7 +90,8 @@ class HotLoop:
 
     def __init__(self, socks, req, strategy=None, tickers=None, risk=None, venue=None, *,
                  on_gap="raise", gap_wait=0.05, request_timeout=0.2, retries=3, max_request=1000,
-                 spin=False, spin_us: float = 0.0, slice_s=0.05, session: str | None = None):
+                 spin=False, spin_us: float = 0.0, slice_s=0.05, session: str | None = None,
+                 rest_us: float = 0.0):
         from ..engine.books import BookState, ExtraRows
         from .._kernels.itch import SIZES
         from .fast_strategy import NumbaStrategy
@@ -120,6 +125,8 @@ class HotLoop:
         S[L.S_STRICT] = on_gap == "raise"
         S[L.S_SPIN] = bool(spin)
         S[L.S_SPIN_NS] = int(max(0.0, spin_us or 0.0) * 1000)
+        S[L.S_REST_NS] = int(max(0.0, rest_us) * 1000)
+        S[L.S_REST_EVERY] = REST_EVERY_NS
         S[L.S_SLICE_NS] = int(slice_s * 1e9)
         S[L.S_MULT] = _mult()
         S[L.S_CLOCK_OFFSET] = self.clock.offset
@@ -156,7 +163,7 @@ class HotLoop:
         self.itch = (SIZES, np.zeros((8, 10), np.int64), np.zeros((8, 2), np.int64), np.zeros(1 << 16, np.uint8),
                      keep, wanted, self.sym, np.zeros(1 << 17, np.uint8))
         self.books = BookState(strict=on_gap == "raise", books=1 << 16 if not names else 1024, levels=1 << 14,
-                               pages=1 << 10, overflow=1 << 10)
+                               pages=BOOK_PAGES, overflow=1 << 10)
         x = ExtraRows()
         self.rows = np.zeros((16, 9), np.int64)
         self.extra = x
@@ -172,6 +179,8 @@ class HotLoop:
                      np.zeros(2, np.int64))
         self.status = None
         self.py_orders = 0
+        self.grown: list[tuple] = []    # the books' arrays grown while running: (which, records so far)
+        prefault((self.net(), self.arb, self.itch, self._bk(), self._outs(), self.ords, self.misc))
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -216,10 +225,12 @@ class HotLoop:
             from .._kernels import book as K
 
             room = int(S[L.S_NEED_ROOM])
+            self.grown.append((room, int(S[L.S_W_REC])))
             if room == K.ROOM_ROWS:
                 self.rows = np.zeros((self.rows.shape[0] * 2, 9), np.int64)
             else:
                 self.books._grow(room)
+            prefault((self._bk(), self._outs()))
         elif status == L.RUN_PY_ROWS:
             self._python_rows()
         elif status == L.RUN_GIVE_UP:
@@ -433,6 +444,40 @@ class RingSource:
         letters = pa.array(LINE_LETTERS, RECORD_FIELDS[1].type)
         return [pa.array(recs[0, idx].astype(np.uint64)), letters.take(pa.array(recs[1, idx])),
                 pa.array(recs[2, idx] + self.loop.clock.offset, RECORD_FIELDS[2].type)]
+
+
+def prefault(arrays) -> None:
+    """Map every page of the loop's arrays (nested tuples) writable now, contents unchanged
+    (``madvise(MADV_POPULATE_WRITE)``, Linux 5.14+; elsewhere nothing), so that the loop meets
+    no first-touch page fault: np.zeros maps its pages on their first write."""
+    if isinstance(arrays, tuple):
+        for a in arrays:
+            prefault(a)
+        return
+    if isinstance(arrays, np.ndarray) and arrays.nbytes >= _PAGE and arrays.flags.writeable:
+        start = arrays.ctypes.data & ~(_PAGE - 1)
+        end = arrays.ctypes.data + arrays.nbytes
+        _madvise()(ctypes.c_void_p(start), ctypes.c_size_t(end - start), 23)     # MADV_POPULATE_WRITE
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_MADVISE = []
+
+
+def _madvise():
+    if not _MADVISE:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _MADVISE.append(libc.madvise)
+    return _MADVISE[0]
+
+
+def realtime(priority: int) -> None:
+    """Run the calling thread under SCHED_FIFO at ``priority`` (0: leave it)."""
+    if priority:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
+        except (OSError, ValueError) as e:
+            raise ObookError(f"--realtime {priority}: cannot run at that SCHED_FIFO priority: {e}") from e
 
 
 def pin(cpu: int | None) -> None:

@@ -120,13 +120,13 @@ class PythonListener:
 def Listener(*args, loop: str = "compiled", **options):
     """The live listener (see the module's docstring); ``loop``: "compiled" (the default)
     or "python". Options: those of :class:`~obook.live.hot_listener.HotListener`
-    (``spin``, ``spin_us``, ``cpu``, ``rcvbuf`` are the compiled loop's only)."""
+    (``spin``, ``spin_us``, ``cpu``, ``rcvbuf``, ``realtime`` are the compiled loop's only)."""
     from .._kernels.jit import INTERPRETED
 
     if loop not in ("compiled", "python"):
         raise ObookError(f"loop must be compiled or python, not {loop!r}")
     if loop == "python" or INTERPRETED:
-        for name in ("spin", "spin_us", "cpu", "rcvbuf", "slice_s"):
+        for name in ("spin", "spin_us", "cpu", "rcvbuf", "slice_s", "realtime"):
             options.pop(name, None)
         return PythonListener(*args, **options)
     from .hot_listener import HotListener
