@@ -73,14 +73,30 @@ def _close_or_discard(sink, metadata) -> None:
         raise
 
 
-def write_files(tables) -> list[int]:
+def write_files(tables, threads: int = 1) -> list[int]:
     """Several tables, ``[(reader, path)]``, all or none: each is written to a temporary name,
     and the names are given once every one is complete (a failure, a full disk, leaves none
-    of them and no temporary file). The rows of each."""
+    of them and no temporary file). The rows of each. ``threads``: write that many at once
+    (the Parquet and Arrow writers work without the GIL); a reader may be a function that
+    returns one, called on the writing thread."""
     staged: list = []
     path = None
+
+    def one(reader, path):
+        return write_file(reader() if callable(reader) else reader, path, staged=staged)
+
     try:
-        counts = [write_file(reader, path, staged=staged) for reader, path in tables]
+        if threads > 1 and len(tables) > 1:
+            from concurrent.futures import ThreadPoolExecutor, wait
+
+            with ThreadPoolExecutor(min(threads, len(tables)), thread_name_prefix="obook-write") as pool:
+                futures = [pool.submit(one, reader, p) for reader, p in tables]
+                wait(futures)
+            for f, (_, path) in zip(futures, tables):
+                f.result()                  # the first failure, once every writer has stopped
+            counts = [f.result() for f in futures]
+        else:
+            counts = [one(reader, path) for reader, path in tables]
         for tmp, path in staged:
             os.replace(tmp, path)
         return counts

@@ -95,7 +95,10 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
 
         stamps = pc.add(pc.multiply(time.cast(pa.int64()), scale), base_ns)
     else:   # one numpy pass over the zero-copy view (times fit int64: the feed's ns in a day)
-        ns = time.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        # read from the Arrow buffer: pyarrow's to_numpy imports pandas on its first call
+        dtype = np.dtype(time.type.to_pandas_dtype())
+        ns = np.frombuffer(time.buffers()[1], dtype, len(time), time.offset * dtype.itemsize)
+        ns = ns.astype(np.int64, copy=False)
         ns = ns * np.int64(scale) + np.int64(base_ns) if scale != 1 else ns + np.int64(base_ns)
         stamps = pa.Array.from_buffers(pa.int64(), len(ns), [None, pa.py_buffer(ns)])
     arrays = list(batch.columns)

@@ -1,45 +1,58 @@
--- obook_twas: time-weighted average spread per ticker.
+-- obook_twas: time-weighted average spread per ticker (per file and ticker for several files).
 --   Each BBO row's spread holds from its time until the ticker's next BBO row (feed order),
 --   the last one until end_time. Intervals are clipped to [start_time, end_time];
 --   start_time defaults to the ticker's first row, end_time to the last BBO time of the
---   whole feed. Time with an empty side (no spread) counts in neither sum.
+--   feed file. Time with an empty side (no spread) counts in neither sum.
 --   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window
 --   updates      BIGINT   BBO rows of the ticker with both sides quoted
 --   twas_ticks   DOUBLE   sum(spread_ticks * duration) / quoted_time: an average, so DOUBLE
 --   twas         DOUBLE   the same in the feed's currency (twas_ticks / the feed's price_scale)
 --   min_spread_ticks, max_spread_ticks  BIGINT  over the rows that carry weight, exact
+--   prices := 'int' | 'decimal' | 'float'   accepted as by obook_bbo (the columns are the same)
+--   filename := true     a last column `filename`: the feed file of the row
 CREATE OR REPLACE TEMP MACRO obook_twas(path, start_time := NULL, end_time := NULL,
                                         workers := NULL, format := NULL, on_error := 'raise',
-                                        date := NULL, tickers := NULL) AS TABLE
-WITH b AS MATERIALIZED (
-    SELECT seq, time, ticker, ask_px - bid_px AS spread_ticks
-    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
-                   tickers := tickers)
+                                        date := NULL, tickers := NULL, prices := 'int',
+                                        filename := false) AS TABLE
+WITH u AS (
+    SELECT CAST(obook_unit(to_json(path), format, 'price_scale') AS BIGINT) AS scale
 ),
-u AS (
-    SELECT CAST(obook_unit(to_json(path), format, 'price_scale') AS DOUBLE) AS scale
+b AS MATERIALIZED (
+    SELECT b.seq, b.time, b.ticker, b.filename AS file,
+           CAST(round(b.ask_px * CASE WHEN lower(prices) = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
+           - CAST(round(b.bid_px * CASE WHEN lower(prices) = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
+               AS spread_ticks
+    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
+                   tickers := tickers, prices := prices, filename := true) AS b, u
 ),
 win AS (
-    SELECT CAST(start_time AS HUGEINT) AS t0,
+    SELECT file,
+           CAST(start_time AS HUGEINT) AS t0,
            CAST(coalesce(end_time, max(time)) AS HUGEINT) AS t1
     FROM b
+    GROUP BY file
 ),
 iv AS (
-    SELECT b.ticker, b.spread_ticks,
+    SELECT b.file, b.ticker, b.spread_ticks,
            greatest(0, least(coalesce(CAST(lead(b.time) OVER w AS HUGEINT), win.t1), win.t1)
                        - greatest(CAST(b.time AS HUGEINT), coalesce(win.t0, 0))) AS dur
-    FROM b, win
-    WINDOW w AS (PARTITION BY b.ticker ORDER BY b.seq)
+    FROM b JOIN win USING (file)
+    WINDOW w AS (PARTITION BY b.file, b.ticker ORDER BY b.seq)
+),
+t AS (
+    SELECT
+        ticker,
+        CAST(coalesce(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS UBIGINT) AS quoted_time,
+        count(*) FILTER (WHERE spread_ticks IS NOT NULL) AS updates,
+        CAST(sum(spread_ticks * dur) FILTER (WHERE spread_ticks IS NOT NULL) AS DOUBLE)
+            / CAST(nullif(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS DOUBLE) AS twas_ticks,
+        twas_ticks / CAST(any_value(u.scale) AS DOUBLE) AS twas,
+        min(spread_ticks) FILTER (WHERE spread_ticks IS NOT NULL AND dur > 0) AS min_spread_ticks,
+        max(spread_ticks) FILTER (WHERE spread_ticks IS NOT NULL AND dur > 0) AS max_spread_ticks,
+        file AS filename
+    FROM iv, u
+    GROUP BY file, ticker
 )
-SELECT
-    ticker,
-    CAST(coalesce(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS UBIGINT) AS quoted_time,
-    count(*) FILTER (WHERE spread_ticks IS NOT NULL) AS updates,
-    CAST(sum(spread_ticks * dur) FILTER (WHERE spread_ticks IS NOT NULL) AS DOUBLE)
-        / CAST(nullif(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS DOUBLE) AS twas_ticks,
-    twas_ticks / any_value(u.scale) AS twas,
-    min(spread_ticks) FILTER (WHERE spread_ticks IS NOT NULL AND dur > 0) AS min_spread_ticks,
-    max(spread_ticks) FILTER (WHERE spread_ticks IS NOT NULL AND dur > 0) AS max_spread_ticks
-FROM iv, u
-GROUP BY ticker
-ORDER BY ticker;
+SELECT COLUMNS(lambda c: c != 'filename' OR filename)
+FROM t
+ORDER BY t.filename, t.ticker;

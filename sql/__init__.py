@@ -22,7 +22,10 @@ end_time := NULL, ...)``                                   point of a regular ti
 =========================================================  =====================================
 
 ``...`` are ``obook_bbo``'s options: ``workers := NULL, format := NULL, on_error := 'raise',
-date := NULL, tickers := NULL``. The macros read the feed's units (``obook_unit(to_json(path),
+date := NULL, tickers := NULL, prices := 'int', filename := false`` (``prices``: the BBO's
+price columns as integers, exact decimals or floats; ``filename``: a last column naming the
+feed file of each row, and several files are analysed each on its own), as the Python
+functions and polars scans of the same tables take them. The macros read the feed's units (``obook_unit(to_json(path),
 format, 'price_scale')``: the price scale of the schema metadata), so they are right on every
 format. Times are the feed's (``obook_unit(..., 'time_unit_ns')`` ns each). Bars are the
 table ``obook_bars`` of the registry (obook.tables).

@@ -192,3 +192,77 @@ def test_twas_and_grid_windows_agree_with_sql(days, con):
         assert fronts["python"] == fronts["polars"] == fronts["sql"] and fronts["python"], name
     with pytest.raises(obook.ObookError, match="every must be a positive integer"):
         obook.bbo_grid(path, 0).read_all()
+
+
+def _fronts_with(con, name, path, args=(), **options):
+    """Like ``_front_ends``, the options given to each front end in its own spelling."""
+    sql_path = "[" + ", ".join(f"'{p}'" for p in path) + "]" if isinstance(path, list) else f"'{path}'"
+    sql_opts = "".join(f", {a}" for a in args) + "".join(
+        f", {k} := {repr(v) if isinstance(v, str) else str(v).lower()}" for k, v in options.items())
+    got = {"python": getattr(obook, name)(path, *args, workers=1, **options).read_all().to_pylist(),
+           "polars": getattr(obook, f"scan_{name}")(path, *args, workers=1, **options).collect().to_dicts(),
+           "sql": con.sql(f"SELECT * FROM obook_{name}({sql_path}{sql_opts}, workers := 1)").to_arrow_table()
+           .to_pylist()}
+    # timestamp: the same instants, but Python objects of different precision (polars: us)
+    return {k: [{c: v for c, v in r.items() if c != "timestamp"} for r in rows] for k, rows in got.items()}
+
+
+def _grid_step(path):
+    rows, _ = _bbo(path)
+    return max(1, (max(r["time"] for r in rows) - min(r["time"] for r in rows)) // 40)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sql_macros_take_prices_and_filename_like_python_and_polars(days, con, fmt):
+    path = days[fmt]
+    rows, scale = _bbo(path)
+    want = ref_spread(sorted(rows, key=lambda r: r["seq"]), scale)
+    for prices in ("decimal", "float"):
+        fronts = _fronts_with(con, "spread", path, prices=prices, filename=True)
+        assert fronts["python"] == fronts["polars"] == fronts["sql"], prices
+        got = sorted(fronts["sql"], key=lambda r: r["seq"])
+        assert [(r["seq"], r["spread"], r["mid"]) for r in got] == want          # the same exact spread
+        assert {r["filename"] for r in got} == {str(path)}
+        first = next(r for r in got if r["bid_px"] is not None)
+        raw = next(r for r in sorted(rows, key=lambda r: r["seq"]) if r["bid_px"] is not None)
+        expect = Decimal(raw["bid_px"]) / scale
+        assert (first["bid_px"] == expect) if prices == "decimal" else first["bid_px"] == pytest.approx(float(expect))
+        assert list(fronts["sql"][0])[-1] == "filename"
+    twas = _fronts_with(con, "twas", path, prices="decimal", filename=True)
+    assert twas["python"] == twas["polars"] == twas["sql"] and twas["sql"][0]["filename"] == str(path)
+    grid = _fronts_with(con, "bbo_grid", path, (_grid_step(path),), prices="decimal", filename=True)
+    assert grid["python"] == grid["polars"] == grid["sql"] and list(grid["sql"][0])[-1] == "filename"
+    plain = _fronts_with(con, "bbo_grid", path, (_grid_step(path),))
+    assert [{k: v for k, v in r.items() if k != "filename"} for r in grid["sql"]] != plain["sql"] or scale == 1
+    assert "filename" not in plain["sql"][0]
+
+
+def test_sql_macros_on_several_files_analyse_each_file_alone(days, con, tmp_path):
+    from test_tables_registry import DAYS
+
+    name, write = DAYS["itch"]
+    second = tmp_path / ("b_" + name)
+    write(second)
+    files = sorted([str(days["itch"]), str(second)])
+    one = {f: _fronts_with(con, "twas", f)["sql"] for f in files}
+    both = _fronts_with(con, "twas", files, filename=True)
+    assert both["python"] == both["polars"] == both["sql"]
+    for f in files:
+        assert [{k: v for k, v in r.items() if k != "filename"} for r in both["sql"] if r["filename"] == f] == one[f]
+    every = _grid_step(files[0])
+    grids = _fronts_with(con, "bbo_grid", files, (every,), filename=True)
+    assert grids["python"] == grids["polars"] == grids["sql"]
+    assert {r["filename"] for r in grids["sql"]} == set(files)
+
+
+def test_sql_macros_take_every_option_of_their_registry_table(days, con):
+    from obook.tables import tables
+
+    params = {}
+    for name, p in con.sql("SELECT function_name, parameters FROM duckdb_functions() "
+                           "WHERE function_name IN ('obook_spread', 'obook_twas', 'obook_bbo_grid')").fetchall():
+        params[name] = set(p)
+    for name in ("spread", "twas", "bbo_grid"):
+        assert set(tables()[name].all_options()) <= params[f"obook_{name}"], name
+    with pytest.raises(Exception, match="prices must be one of"):
+        con.sql(f"SELECT * FROM obook_spread('{days['itch']}', prices := 'cents')").fetchall()

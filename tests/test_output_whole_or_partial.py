@@ -75,3 +75,22 @@ def test_cli_plot_on_full_disk_leaves_no_picture(day, tmp_path):
         p = _full_disk(20_000, "plot", day, out, "--workers", "1")
         assert p.returncode == 1 and f"error: {out}: cannot write the" in p.stderr and "Traceback" not in p.stderr, p.stderr
         assert list(out.parent.iterdir()) == []
+
+
+def test_write_files_on_threads_all_or_none(tmp_path):
+    import pyarrow as pa
+
+    from obook.errors import OutputError
+    from obook.output import write_files
+
+    def reader(n):
+        t = pa.table({"a": pa.array(range(n))})
+        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+
+    good = [(reader(10), tmp_path / "a.parquet"), (lambda: reader(20), tmp_path / "b.arrow")]
+    assert write_files(good, threads=2) == [10, 20]
+    assert pq.read_table(tmp_path / "a.parquet").num_rows == 10
+    bad = [(reader(5), tmp_path / "c.parquet"), (reader(5), tmp_path / "missing" / "d.parquet")]
+    with pytest.raises(OutputError, match="d.parquet"):
+        write_files(bad, threads=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "b.arrow"]     # none of them, no temp

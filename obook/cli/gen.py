@@ -54,24 +54,42 @@ def itch(
 
 
 def _itch_dated(out: Path, date: str) -> Path:
-    """The ITCH file of ``--date``: ``out`` itself when its name is Nasdaq's for that day,
-    ``out/MMDDYYYY.NASDAQ_ITCH50`` for a folder (created when the name has no suffix)."""
+    """The ITCH file of ``--date``: Nasdaq's name for that day, MMDDYYYY.NASDAQ_ITCH50."""
+    from ..feeds.itch import session_date
+
+    return _dated(out, date, session_date, "{day:%m%d%Y}.NASDAQ_ITCH50", "an ITCH file")
+
+
+def _dated(out: Path, date: str, name_date, pattern: str, what: str) -> Path:
+    """The file of ``--date`` for a format that carries the session date in its file name
+    only (``name_date(path)``: the date a name says): ``out`` itself when its name says
+    that day, ``out/<pattern>`` for a folder (created when the name has no suffix)."""
     import datetime as dt
 
     from ..errors import ObookError
-    from ..feeds.itch import session_date
 
     day = dt.date.fromisoformat(date)
-    named = session_date(out)
+    named = name_date(out)
     if named is not None:
         if named != day:
             raise ObookError(f"{out}: the name says {named.isoformat()}, --date says {date}")
         return out
+    name = pattern.format(day=day)
     if out.is_dir() or not out.exists() and not out.suffix:
         out.mkdir(parents=True, exist_ok=True)
-        return out / f"{day:%m%d%Y}.NASDAQ_ITCH50"
-    raise ObookError(f"{out}: an ITCH file carries its session date in its name only: give a folder "
-                     f"(the file is named {day:%m%d%Y}.NASDAQ_ITCH50) or that name")
+        return out / name
+    raise ObookError(f"{out}: {what} carries its session date in its name only: give a folder "
+                     f"(the file is named {name}) or a name with the date, such as {name}")
+
+
+def _named(out: Path, date: Optional[str], suffix: str, what: str) -> Path:
+    """``out`` for ``--date`` on a format whose readers take the session date from a date
+    in the file name (YYYY-MM-DD or YYYYMMDD): see obook.feeds.named_date."""
+    if date is None:
+        return out
+    from ..feeds import named_date
+
+    return _dated(out, _date(date), named_date, "{day:%Y-%m-%d}" + suffix, what)
 
 
 @app.command("pcap")
@@ -108,10 +126,15 @@ def csv(
     tickers: int = typer.Option(100, "--instruments", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
     seed: int = SEED,
     depth: int = typer.Option(200, "--depth", min=1, help="At most this many live orders a ticker."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help=DATE_HELP + " A CSV feed carries it in its file name (YYYY-MM-DD "
+                                                        "or YYYYMMDD): give a folder (the file is named "
+                                                        "YYYY-MM-DD.csv) or such a name."),
 ) -> None:
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
     from ..gen.csv import write_csv
 
+    out = _named(out, date, ".csv", "a CSV feed")
     n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth))
     typer.echo(f"wrote {n} events to {out}", err=True)
 
@@ -198,12 +221,17 @@ def sse(
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
     securities: int = typer.Option(4, "--instruments", "-k", min=1, help="Securities (600xxx)."),
     seed: int = SEED,
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help=DATE_HELP + " A Shanghai log carries none in its lines: it goes in "
+                                                        "the file name (YYYY-MM-DD or YYYYMMDD); give a folder "
+                                                        "(the file is named YYYY-MM-DD.log) or such a name."),
 ) -> None:
     """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
     the incoming order, file order not BizIndex order, 10-level snapshots with day tallies."""
     from ..gen.sse import write_sse
 
-    n = write_sse(out, events, securities, seed)
+    out = _named(out, date, ".log", "a Shanghai log")
+    n = _writing(out, lambda: write_sse(out, events, securities, seed))
     typer.echo(f"wrote {n} lines to {out}", err=True)
 
 
@@ -213,13 +241,20 @@ def orders(
     messages: int = typer.Option(1_100_000, "--messages", "-n", min=1, help="Instructions to write."),
     instruments: int = typer.Option(1, "--instruments", "-k", min=1, help="Instruments (S00001, S00002 ...)."),
     seed: int = typer.Option(42, "--seed", "-s", help="Random seed (42: the seed benchmark)."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help=DATE_HELP + " The times become ns since midnight New York (from "
+                                                        "09:30) and the date goes in the file name (YYYY-MM-DD "
+                                                        "or YYYYMMDD), where `obook match` finds it; give a "
+                                                        "folder (the file is named YYYY-MM-DD.parquet) or "
+                                                        "such a name."),
 ) -> None:
     """Write the seed matching benchmark's order entry: around a mid of 10,000
     ticks, 48% resting adds a geometric distance from the mid, 37% cancels, 10% IOC takers
     crossing 1-6 ticks, 5% modifies; adds turn into cancels once a book holds 10,000 orders."""
     from ..gen.orders import write_orders
 
-    n = write_orders(out, messages, instruments, seed)
+    out = _named(out, date, ".parquet", "an order-entry file")
+    n = _writing(out, lambda: write_orders(out, messages, instruments, seed, dated=date is not None))
     typer.echo(f"wrote {n} instructions to {out}", err=True)
 
 

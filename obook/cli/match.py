@@ -38,19 +38,26 @@ def match(
                                               help="Comma-separated known instruments (others are rejected)."),
     levels: int = typer.Option(0, "--depth", min=0, max=50, help="Also write the depth table, this many levels a side."),
     no_day_end: bool = typer.Option(False, "--no-day-end", help="Do not expire DAY orders after the last row."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date: `time` is ns since midnight New York and the tables get "
+                                            "a `timestamp` (UTC) [default: a date in the file name, YYYY-MM-DD or "
+                                            "YYYYMMDD, as `obook gen orders --date` writes it]."),
 ) -> None:
     """Match ORDERS with price-time priority (limit / market; GTC, DAY, IOC, FOK; modify,
     cancel) and write fills, events (accepted, rejected with a reason, rested, filled,
     cancelled, expired ...) and bbo rows."""
-    from ..engine.replay import default_workers
+    from ..engine.cores import default_workers
     from ..matching import match as run
     from ..output import make_output_dir, write_files
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
         tables = ("fills",)
+    from ..feeds import named_date
+
+    day = date if date is not None else named_date(orders)
     r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
-            instruments=instruments.split(",") if instruments else None, day_end=not no_day_end)
+            instruments=instruments.split(",") if instruments else None, day_end=not no_day_end, date=day)
     if out is None:
         import pyarrow.csv as pcsv
         from .stdout import writing_stdout
@@ -59,5 +66,6 @@ def match(
             pcsv.write_csv(r.fills, sys.stdout.buffer)
         return
     make_output_dir(out)
-    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in tables])     # all or none
+    largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
+    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)

@@ -17,6 +17,7 @@ from ..feeds import load, resolve_format
 from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
 from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
+from .cores import SMALL_FEED, default_workers  # noqa: F401 - part of this module's interface
 from .arrow import Tickers, merge_batch
 from .tables import ColumnPool, check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
 from .workers import WorkerPool, join_parts
@@ -25,7 +26,6 @@ log = logging.getLogger("obook")
 
 ON_ERROR = ("raise", "skip")
 NO_LIMIT = np.iinfo(np.int64).max
-SMALL_FEED = BLOCK_SIZE   # bytes on disk (a gzipped feed of that size is a few blocks at most)
 
 
 def ticker_tuple(tickers) -> tuple[str, ...] | None:
@@ -39,19 +39,6 @@ def ticker_tuple(tickers) -> tuple[str, ...] | None:
     if not chosen:
         raise ObookError("tickers: no ticker given")
     return chosen
-
-
-def default_workers(path: str | None = None) -> int:
-    """One per core, at most 8; 1 for a feed smaller than one block (``SMALL_FEED``): its
-    records are one batch, so worker processes would only add their start-up (the rows do
-    not depend on the worker count)."""
-    if isinstance(path, (str, os.PathLike)):
-        try:
-            if os.path.getsize(path) < SMALL_FEED:
-                return 1
-        except OSError:
-            pass
-    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 class Replay:

@@ -42,6 +42,32 @@ def load(ref: str) -> Any:
     return obj
 
 
+_NAME_DATE = None
+
+
+def named_date(path):
+    """The session date a file name carries for a format whose records carry none: an ISO
+    date ``YYYY-MM-DD`` or ``YYYYMMDD`` in the name (not part of a longer number), e.g.
+    ``2024-03-01.csv`` or ``orders_20240301.csv.gz``; None otherwise (a list of paths: the
+    first one's)."""
+    import datetime as _dt
+    import re
+
+    global _NAME_DATE
+    if _NAME_DATE is None:
+        _NAME_DATE = re.compile(r"(?<!\d)(\d{4})(-?)(\d{2})\2(\d{2})(?!\d)")
+    if isinstance(path, (list, tuple)):
+        path = path[0] if path else None
+    if path is None:
+        return None
+    for m in _NAME_DATE.finditer(Path(str(path)).name):
+        try:
+            return _dt.date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+        except ValueError:
+            continue
+    return None
+
+
 @dataclass(frozen=True)
 class FeedFormat:
     """What obook knows about one feed format (the contract: obook/feeds/base.py and docs/architecture.md)."""

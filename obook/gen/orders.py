@@ -38,9 +38,20 @@ def seed_rows(n: int, seed: int = SEED) -> tuple[Instructions, int, int]:
     return msg, MID - BAND, levels
 
 
-def orders_table(n: int, instruments: int = 1, seed: int = SEED) -> pa.Table:
+#: a dated day's instructions: from 09:30 New York, spread evenly over the 6.5 h session (ns)
+OPEN_NS, SESSION_NS = 34_200 * 10**9, 23_400 * 10**9
+
+
+def session_times(n: int) -> np.ndarray:
+    """ns since midnight of n instructions spread evenly from 09:30 over the session."""
+    return OPEN_NS + np.arange(n, dtype=np.int64) * max(1, SESSION_NS // max(n, 1))
+
+
+def orders_table(n: int, instruments: int = 1, seed: int = SEED, dated: bool = False) -> pa.Table:
     """n instructions over ``instruments`` books (names S00001 ...), each book its own
-    seeded flow, interleaved by a seeded draw."""
+    seeded flow, interleaved by a seeded draw. ``time``: the row number, or with ``dated``
+    ns since midnight (``session_times``), for a day whose date ``obook match --date`` (or
+    the file name) gives."""
     rng = np.random.default_rng(seed)
     book = rng.integers(0, instruments, n) if instruments > 1 else np.zeros(n, np.int64)
     counts = np.bincount(book, minlength=instruments)
@@ -55,24 +66,26 @@ def orders_table(n: int, instruments: int = 1, seed: int = SEED) -> pa.Table:
         cols["op"][where] = rows["op"]
     op = cols["op"]
     action = op & 3
-    names = pa.array([f"S{b + 1:05d}" for b in range(instruments)])
-    actions = pa.array(["new", "modify", "cancel"])
+    # from numpy arrays: pyarrow's conversion of Python lists imports pandas
+    names = pa.array(np.array([f"S{b + 1:05d}" for b in range(instruments)], object), pa.string())
+    actions = pa.array(np.array(["new", "modify", "cancel"], object), pa.string())
     is_new = action == 0
     return pa.table({
-        "time": pa.array(np.arange(1, n + 1, dtype=np.int64)),
+        "time": pa.array(session_times(n) if dated else np.arange(1, n + 1, dtype=np.int64)),
         "instrument": names.take(pa.array(book)),
         "order_id": pa.array(cols["order_id"]),
         "action": actions.take(pa.array(action)),
-        "side": pa.array(np.where((op >> SIDE_SHIFT) & 1, "sell", "buy").astype(object), mask=~is_new),
-        "tif": pa.array(np.where((op >> TIF_SHIFT) & 3 == 2, "IOC", "GTC").astype(object), mask=~is_new),
+        "side": pa.array(np.where((op >> SIDE_SHIFT) & 1, "sell", "buy").astype(object), pa.string(), mask=~is_new),
+        "tif": pa.array(np.where((op >> TIF_SHIFT) & 3 == 2, "IOC", "GTC").astype(object), pa.string(),
+                        mask=~is_new),
         "price": pa.array(cols["price"], mask=(cols["price"] < 0) | (action == OP_CANCEL)),
         "quantity": pa.array(cols["quantity"], mask=(cols["quantity"] < 0) | (action == OP_CANCEL)),
     })
 
 
-def write_orders(path, n: int, instruments: int = 1, seed: int = SEED) -> int:
+def write_orders(path, n: int, instruments: int = 1, seed: int = SEED, dated: bool = False) -> int:
     """Write orders_table(...) to path (.parquet: Parquet, else CSV); returns n."""
-    t = orders_table(n, instruments, seed)
+    t = orders_table(n, instruments, seed, dated)
     path = Path(path)
     if path.suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq

@@ -19,14 +19,28 @@ import random
 import struct
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 __all__ = ["write_pitch", "translate_itch", "command"]
 
-#: the session date of the Time Reference (2026-11-30 00:00 America/New_York, as UTC epoch seconds)
+#: the default session date of the Time Reference (2026-11-30 00:00 America/New_York, as UTC epoch seconds)
 TRADE_DATE = 20261130
 MIDNIGHT = 1_796_014_800
+
+
+def _reference(date) -> tuple[int, int]:
+    """(trade date YYYYMMDD, midnight in New York as UTC epoch seconds) of ``date``
+    (``YYYY-MM-DD`` or a ``datetime.date``; None: the default day)."""
+    if date is None:
+        return TRADE_DATE, MIDNIGHT
+    import datetime as dt
+
+    from ..session import midnight_ns
+
+    day = date if isinstance(date, dt.date) else dt.date.fromisoformat(str(date))
+    return day.year * 10000 + day.month * 100 + day.day, midnight_ns(day, "America/New_York") // 10**9
 
 
 def _itch_frames(data: bytes):
@@ -37,8 +51,9 @@ def _itch_frames(data: bytes):
         pos += 2 + n
 
 
-def translate_itch(itch: bytes, seed: int = 0) -> bytes:
-    """The PITCH bytes of an ITCH day's book messages (see the module)."""
+def translate_itch(itch: bytes, seed: int = 0, date=None) -> bytes:
+    """The PITCH bytes of an ITCH day's book messages (see the module); ``date``: the
+    session date its Time Reference names (YYYY-MM-DD; default 2026-11-30)."""
     from .._kernels.itch_layout import field
     from .._kernels.pitch import pack, unit
 
@@ -66,7 +81,8 @@ def translate_itch(itch: bytes, seed: int = 0) -> bytes:
             msgs.clear()
             per_unit = rnd.randint(1, 24)
 
-    emit(pack("time_reference", midnight=MIDNIGHT, seconds=0, offset=0, trade_date=TRADE_DATE))
+    trade_date, midnight = _reference(date)
+    emit(pack("time_reference", midnight=midnight, seconds=0, offset=0, trade_date=trade_date))
     for m in _itch_frames(itch):
         t = chr(m[0])
         if t not in "AFECXDUPBHS":
@@ -141,9 +157,9 @@ def translate_itch(itch: bytes, seed: int = 0) -> bytes:
     return b"".join(out)
 
 
-def write_pitch(path, messages: int, stocks: int, seed: int = 0) -> int:
-    """Write the PITCH day of the ITCH day ``write_itch(messages, stocks, seed)``; returns
-    the number of PITCH messages."""
+def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> int:
+    """Write the PITCH day of the ITCH day ``write_itch(messages, stocks, seed)`` (session
+    ``date`` in its Time Reference); returns the number of PITCH messages."""
     from .._kernels.pitch import HEADER
     from .itch import write_itch
 
@@ -151,7 +167,7 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0) -> int:
     os.close(fd)
     try:
         write_itch(tmp, messages, stocks, seed)
-        data = translate_itch(Path(tmp).read_bytes(), seed)
+        data = translate_itch(Path(tmp).read_bytes(), seed, date)
     finally:
         os.unlink(tmp)
     Path(path).write_bytes(data)
@@ -168,11 +184,14 @@ def command(
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the ITCH day translated."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks."),
     seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date YYYY-MM-DD of the day's timestamps, written into the "
+                                            "Time Reference message (Trade Date, midnight) [default: 2026-11-30]."),
 ) -> None:
     """Write a synthetic Cboe PITCH day: the order flow of `obook gen itch` with the same
     arguments as PITCH messages (adds short, long and expanded, executions, reduces,
     modifies, deletes, trades, breaks, trading status) in sequenced units."""
-    from ..cli.gen import _writing
+    from ..cli.gen import _date, _writing
 
-    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed))
+    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, _date(date)))
     typer.echo(f"wrote {n} messages to {out}", err=True)

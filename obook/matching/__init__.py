@@ -56,8 +56,12 @@ def _checked(tables, levels: int) -> int:
     return want
 
 
+#: the zone whose midnight ``date`` places an order entry's ns times in
+TIMEZONE = "America/New_York"
+
+
 def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = None, instruments=None,
-          tables=TABLES, levels: int = 10, day_end: bool = True) -> MatchResult:
+          tables=TABLES, levels: int = 10, day_end: bool = True, date=None) -> MatchResult:
     """Match order-entry instructions (see :mod:`obook.feeds.orders` for the columns).
 
     ``orders``: a CSV / Parquet / Arrow IPC path, or an Arrow, polars or DuckDB table.
@@ -66,26 +70,58 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     ``instruments``: the known instruments (others are rejected); default all in the input.
     ``tables``: which of fills, events, bbo, depth to make; ``levels``: depth levels a side.
     ``day_end``: DAY orders expire after the last instruction (``seq`` = rows + 1).
+    ``date``: the session date (YYYY-MM-DD): ``time`` is then ns since midnight New York and
+    every table gets ``timestamp`` (UTC) after it.
     """
     from ..feeds.orders import read_orders
     from .prepare import prepare
-    from .shards import run_sharded
-    from .tables import Converter
+    from .shards import run_shards
 
     tables = tuple(tables)
     want = _checked(tables, levels)
     if workers is None:
-        from ..engine.replay import default_workers
+        from ..engine.cores import default_workers
         workers = default_workers()
     if not 1 <= int(workers) <= 64:
         raise ObookError(f"workers must be between 1 and 64, not {workers}")
     prep = prepare(read_orders(orders), int(tick), instruments)
-    rows = run_sharded(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
-    conv = Converter(prep, levels)
-    out = {t: conv.table(t, rows[t]) for t in tables}
+    parts = run_shards(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
+    out = _tables(prep, parts, tables, levels)
+    if date is not None:
+        out = {t: _stamped(table, date) for t, table in out.items()}
     stats = {"instructions": prep.n_rows, "instruments": len(prep.instruments),
              **{f"{t}_rows": out[t].num_rows for t in tables}}
     return MatchResult(out, levels, stats)
+
+
+def _tables(prep, parts: list, tables: tuple, levels: int) -> dict:
+    """The Arrow tables of the workers' rows: each merged and converted on its own thread
+    (numpy and Arrow work without the GIL), the largest first."""
+    from .shards import merge_table
+    from .tables import Converter
+
+    conv = Converter(prep, levels)
+
+    def make(t):
+        blocks = [conv.table(t, rows) for rows in merge_table(parts, t)]
+        return blocks[0] if len(blocks) == 1 else pa.concat_tables(blocks)
+
+    size = {t: sum(c.size for p in parts for c in p[t]) for t in tables}
+    if len(tables) == 1 or sum(size.values()) < 1 << 20:
+        return {t: make(t) for t in tables}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(len(tables), 2), thread_name_prefix="obook-match") as pool:
+        futures = {t: pool.submit(make, t) for t in sorted(tables, key=size.get, reverse=True)}
+        return {t: futures[t].result() for t in tables}
+
+
+def _stamped(table: pa.Table, date) -> pa.Table:
+    """``table`` with ``timestamp`` (session midnight in New York + ``time`` ns, UTC)."""
+    from ..session import Stamp, midnight_ns, session_date
+
+    stamp = Stamp(midnight_ns(session_date(None, date), TIMEZONE), 1, TIMEZONE)
+    return pa.Table.from_batches([stamp.batch(b) for b in table.to_batches()], stamp.schema(table.schema))
 
 
 def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None = None, instruments=None,

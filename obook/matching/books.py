@@ -43,6 +43,11 @@ def want_bits(tables) -> int:
     return bits
 
 
+def widths(levels: int) -> dict:
+    """Columns of each table's int64 rows (depth: ``levels`` a side)."""
+    return {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH, "depth": D_HEAD + 6 * levels}
+
+
 def new_state(n_levels: int, lo, hi, n_keys: int, levels: int, wide: bool = False):
     """Fresh kernel state: (lv, od, ow, bk, st, ds); every order row written once here, so
     the replay takes no page faults on them (the owners, touched only with self-trade
@@ -66,8 +71,9 @@ def new_state(n_levels: int, lo, hi, n_keys: int, levels: int, wide: bool = Fals
 
 class MatchBooks:
     def __init__(self, n_levels, lo, hi, n_keys, *, want: int, stp: int = STP_NONE, levels: int = 10,
-                 chunk: int = 1 << 16, wide: bool = False):
+                 chunk: int = 1 << 16, wide: bool = False, sink=None):
         self.want, self.stp, self.levels = want, stp, levels
+        self.sink = sink                # sink(table, rows): takes flushed rows (default: kept in self.out)
         self.lv, self.od, self.ow, self.bk, self.st, self.ds = new_state(n_levels, lo, hi, n_keys, levels, wide)
         self.chunk = chunk
         self._alloc(chunk)
@@ -86,7 +92,10 @@ class MatchBooks:
         for t, buf, c in (("fills", self.fl, ST_NF), ("events", self.ev, ST_NE),
                           ("bbo", self.qt, ST_NQ), ("depth", self.dq, ST_ND)):
             if st[c]:
-                self.out[t].append(buf[:st[c]].copy())
+                if self.sink is None:
+                    self.out[t].append(buf[:st[c]].copy())
+                else:
+                    self.sink(t, buf[:st[c]])
                 st[c] = 0
         if self.cap < st[ST_LIVE] + 64:       # a taker may touch every live order
             self._alloc(2 * (int(st[ST_LIVE]) + 64))
@@ -124,11 +133,22 @@ class MatchBooks:
         expire_day(np.asarray(books, np.int64), seq, time, self.want, self.levels, self.lv, self.od,
                    self.bk, self.st, self.ev, self.qt, self.dq, self.ds)
 
+    def widths(self) -> dict:
+        return widths(self.levels)
+
     def result(self) -> dict:
+        """Every table's rows, one array each."""
         self.flush()
-        widths = {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH, "depth": D_HEAD + 6 * self.levels}
+        widths = self.widths()
         return {t: (np.concatenate(self.out[t]) if self.out[t] else np.zeros((0, widths[t]), np.int64))
                 for t in TABLES}
+
+    def chunks(self) -> dict:
+        """Every table's rows as the list of chunks the kernels flushed (no copy; with a
+        ``sink``: empty lists)."""
+        self.flush()
+        widths = self.widths()
+        return {t: self.out[t] or [np.zeros((0, widths[t]), np.int64)] for t in TABLES}
 
 
 def needs_wide(msg) -> bool:
@@ -136,9 +156,9 @@ def needs_wide(msg) -> bool:
     return bool(len(msg)) and int(np.abs(msg.rows["qty"]).max()) > np.iinfo(np.int32).max
 
 
-def _books(prep, msg, want: int, stp: int, levels: int) -> MatchBooks:
+def _books(prep, msg, want: int, stp: int, levels: int, sink=None) -> MatchBooks:
     return MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
-                      chunk=CHUNK, wide=needs_wide(msg))
+                      chunk=CHUNK, wide=needs_wide(msg), sink=sink)
 
 
 def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool):
@@ -153,10 +173,11 @@ def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end:
     yield mb.take()
 
 
-def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
-    """Match ``msg`` (the instructions of ``books``) and return every table's int64 rows."""
-    mb = _books(prep, msg, want, stp, levels)
+def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool, sink=None) -> dict:
+    """Match ``msg`` (the instructions of ``books``) and return every table's int64 rows as
+    the kernels' chunks (lists of arrays; ``sink``: see ``MatchBooks``)."""
+    mb = _books(prep, msg, want, stp, levels, sink)
     mb.run(msg)
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)
-    return mb.result()
+    return mb.chunks()

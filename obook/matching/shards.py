@@ -1,66 +1,209 @@
 """Instruments sharded over worker processes, merged back in input order.
 
 Book b goes to worker ``b % workers``; each worker matches its books' instructions and
-sends back its int64 rows. Every row carries its instruction's row number (``seq``) and
-book, and all rows of one instruction come from one worker in kernel order, so a stable
-sort by (seq, book) gives the same tables for any number of workers. Workers start like
-the replay's (fork when safe, else the forkserver) and never outlive the call.
+writes its int64 rows into shared-memory files as the kernels flush them (memfds: nothing
+in /dev/shm, freed with the last mapping, whatever happens to either process), whose
+descriptors travel over a socket pair to the parent, which maps them. Every row carries its instruction's row number (``seq``) and book, and all
+rows of one instruction come from one worker in kernel order, so ordering by (seq, book)
+gives the same tables for any number of workers: each worker's rows are already in that
+order, so the merge places every row by binary searches in the other workers' keys
+instead of sorting, column by column as the tables are converted. Workers start like the replay's (fork when safe, else the
+forkserver) and never outlive the call.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import mmap
+import os
 
 import numpy as np
 
-from .._kernels.match_layout import E_SEQ
+from .._kernels.match_layout import E_BOOK, E_SEQ
 from ..errors import WorkerError
-from .books import TABLES, run_books
+from .books import TABLES, run_books, widths
 
 log = logging.getLogger("obook")
 
 
+class _Sink:
+    """A worker's rows, one memfd a table: each flushed chunk of the kernels is written
+    straight into it (the parent maps the same pages: the rows are copied once)."""
+
+    def __init__(self, levels: int):
+        self.fds = {t: os.memfd_create(f"obook-match-{t}", os.MFD_CLOEXEC) for t in TABLES}
+        self.shapes = {t: (0, width) for t, width in widths(levels).items()}
+
+    def __call__(self, table: str, rows: np.ndarray) -> None:
+        view = memoryview(np.ascontiguousarray(rows)).cast("B")
+        while len(view):
+            view = view[os.write(self.fds[table], view):]
+        n, width = self.shapes[table]
+        self.shapes[table] = (n + len(rows), width)
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+
+
+def _socket(conn):
+    import socket
+
+    return socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM)
+
+
 def _worker(conn, prep, books, msg, want, stp, levels, day_end):
+    from multiprocessing.reduction import sendfds
+
     from ..engine.worker_main import _die_with_parent
 
     _die_with_parent()
+    sink = None
     try:
-        conn.send(run_books(prep, books, msg, want=want, stp=stp, levels=levels, day_end=day_end))
+        sink = _Sink(levels)
+        run_books(prep, books, msg, want=want, stp=stp, levels=levels, day_end=day_end, sink=sink)
+        conn.send(sink.shapes)
+        with _socket(conn) as sock:
+            sendfds(sock, [sink.fds[t] for t in TABLES])
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("failed", f"{type(e).__name__}: {e}"))
     finally:
+        if sink is not None:
+            sink.close()
         conn.close()
 
 
-def merge(parts: list[dict]) -> dict:
-    """One table per name from the workers' rows: stable sort by (seq, book)."""
+def _received(conn):
+    """A worker's rows (table -> [array]): their shapes, then the memfds they are in,
+    mapped read-only; or ``("failed", reason)``."""
+    from multiprocessing.reduction import recvfds
+
+    shapes = conn.recv()
+    if isinstance(shapes, tuple):
+        return shapes
+    with _socket(conn) as sock:
+        fds = recvfds(sock, len(TABLES))
     out = {}
-    for t in TABLES:
-        rows = np.concatenate([p[t] for p in parts]) if parts else np.zeros((0, 1), np.int64)
-        if len(parts) > 1 and len(rows):
-            rows = rows[np.lexsort((rows[:, 2], rows[:, E_SEQ]))]
-        out[t] = rows
+    try:
+        for t, fd in zip(TABLES, fds):
+            rows, width = shapes[t]
+            if not rows:
+                out[t] = [np.zeros((0, width), np.int64)]
+                continue
+            buf = mmap.mmap(fd, rows * width * 8, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
+                            prot=mmap.PROT_READ)
+            out[t] = [np.frombuffer(buf, np.int64).reshape(rows, width)]
+    finally:
+        for fd in fds:
+            os.close(fd)
     return out
 
 
+def _ordered(keys: np.ndarray) -> bool:
+    return len(keys) < 2 or bool((keys[1:] >= keys[:-1]).all())
+
+
+def merge(parts: list[dict]) -> dict:
+    """Every table of the workers' rows merged into one array (see ``merge_table``)."""
+    out = {}
+    for t in TABLES:
+        blocks = merge_table(parts, t)
+        out[t] = blocks[0] if len(blocks) == 1 and isinstance(blocks[0], np.ndarray) else \
+            np.concatenate([b if isinstance(b, np.ndarray) else b.rows() for b in blocks])
+    return out
+
+
+class Merged:
+    """The rows of several workers in merged order, built column by column (``rows[:, j]``,
+    each column scattered once, on demand): the merged rows are never built whole."""
+
+    def __init__(self, chunks: list, positions: list, width: int):
+        self.chunks, self.positions, self.width = chunks, positions, width
+        self.n = sum(len(c) for c in chunks)
+        self._columns: dict = {}
+
+    @property
+    def shape(self) -> tuple:
+        return (self.n, self.width)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, key) -> np.ndarray:
+        rows, col = key
+        if rows != slice(None) or not isinstance(col, (int, np.integer)):
+            raise TypeError("Merged rows are read a whole column at a time: rows[:, j]")
+        col = int(col)
+        out = self._columns.get(col)
+        if out is None:
+            out = self._columns[col] = np.empty(self.n, np.int64)
+            for c, pos in zip(self.chunks, self.positions):
+                out[pos] = c[:, col]
+        return out
+
+    def rows(self) -> np.ndarray:
+        """The merged rows as one array."""
+        out = np.empty(self.shape, np.int64)
+        for c, pos in zip(self.chunks, self.positions):
+            out[pos] = c
+        return out
+
+
+def merge_table(parts: list[dict], t: str) -> list:
+    """One table from the workers' rows (each part: table -> list of row arrays), as a list
+    of row blocks in order: one part's own chunks, or one :class:`Merged` of several parts,
+    ordered by (seq, book), ties in worker order (a stable sort of the concatenation).
+    Each part is in that order already (checked: a part that is not is sorted first), so
+    part p's row i goes to i plus the number of rows of the other parts before it: a
+    binary search in each other part's keys."""
+    if len(parts) == 1:
+        return parts[0][t]
+    if not parts:
+        return [np.zeros((0, 1), np.int64)]
+    chunks = [p[t][0] if len(p[t]) == 1 else np.concatenate(p[t]) for p in parts]
+    n_books = 1 + max((int(c[:, E_BOOK].max()) for c in chunks if len(c)), default=0)
+    keys = []
+    for i, c in enumerate(chunks):
+        k = c[:, E_SEQ] * n_books + c[:, E_BOOK]
+        if not _ordered(k):
+            order = np.argsort(k, kind="stable")
+            chunks[i], k = c[order], k[order]
+        keys.append(k)
+    positions = []
+    for p, c in enumerate(chunks):
+        pos = np.arange(len(c), dtype=np.int64)
+        for q, k in enumerate(keys):
+            if q != p and len(k) and len(c):
+                pos += np.searchsorted(k, keys[p], side="right" if q < p else "left")
+        positions.append(pos)
+    width = max(c.shape[1] for c in chunks)
+    return [Merged(chunks, positions, width)]
+
+
 def run_sharded(prep, workers: int, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
+    """Every table's rows of the instructions (one array each), matched by ``workers`` processes."""
+    return merge(run_shards(prep, workers, want=want, stp=stp, levels=levels, day_end=day_end))
+
+
+def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end: bool) -> list[dict]:
+    """The rows of each worker, table -> list of row arrays (``merge_table`` orders them as one)."""
     nb = len(prep.instruments)
     workers = max(1, min(workers, nb))
     all_books = np.arange(nb, dtype=np.int64)
     if workers == 1:
-        return merge([run_books(prep, all_books, prep.msg, want=want, stp=stp, levels=levels,
-                                day_end=day_end)])
+        return [run_books(prep, all_books, prep.msg, want=want, stp=stp, levels=levels, day_end=day_end)]
     from ..engine.workers import _without_main, mp_context
 
     ctx = mp_context()
     light = dataclasses.replace(prep, msg=prep.msg[:0])    # each worker gets its own rows only
+    worker_of = prep.msg.rows["book"] % workers
     procs, conns = [], []
     try:
         for w in range(workers):
             books = all_books[all_books % workers == w]
-            msg = prep.msg[prep.msg.rows["book"] % workers == w]
-            parent, child = ctx.Pipe(duplex=False)
+            msg = prep.msg[worker_of == w]
+            parent, child = ctx.Pipe(duplex=True)           # a socket pair: the memfd travels on it
             p = ctx.Process(target=_worker, name=f"obook-match-{w}", daemon=True,
                             args=(child, light, books, msg, want, stp, levels, day_end))
             with _without_main():
@@ -71,7 +214,7 @@ def run_sharded(prep, workers: int, *, want: int, stp: int, levels: int, day_end
         parts = []
         for w, c in enumerate(conns):
             try:
-                r = c.recv()
+                r = _received(c)
             except (EOFError, OSError) as e:
                 procs[w].join(0.5)
                 raise WorkerError(f"match worker {w} (pid {procs[w].pid}) died "
@@ -79,7 +222,7 @@ def run_sharded(prep, workers: int, *, want: int, stp: int, levels: int, day_end
             if isinstance(r, tuple):
                 raise WorkerError(f"match worker {w} failed: {r[1]}")
             parts.append(r)
-        return merge(parts)
+        return parts
     finally:
         for c in conns:
             c.close()

@@ -54,16 +54,17 @@ def schema_of(table: str, levels: int = 10) -> pa.Schema:
     return {"fills": fills_schema, "events": events_schema, "bbo": bbo_schema}.get(table) or depth_schema(levels)
 
 
-_SIDES = pa.array(["buy", "sell"])
-_KINDS = pa.array(list(KIND_NAMES))
-_REASONS = pa.array([None] + list(REASON_NAMES[1:]), pa.string())
+# built from numpy arrays: pyarrow's conversion of Python lists imports pandas
+_SIDES = pa.array(np.array(["buy", "sell"], object), pa.string())
+_KINDS = pa.array(np.array(list(KIND_NAMES), object), pa.string())
+_REASONS = pa.array(np.array([None] + list(REASON_NAMES[1:]), object), pa.string())
 
 
 class Converter:
     """Turns one run's int64 rows into Arrow tables (prices, ids and names looked up)."""
 
     def __init__(self, prep, levels: int):
-        self.names = pa.array(prep.instruments, pa.string())
+        self.names = pa.array(np.array(prep.instruments, object), pa.string())
         self.lv_price = prep.lv_price
         self.key_ids = prep.key_ids
         self.ops = prep.msg.rows["op"].astype(np.int64)

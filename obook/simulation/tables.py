@@ -82,9 +82,10 @@ SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_sc
 
 def schema_of(table: str, levels: int = 10) -> pa.Schema:
     return depth_own_schema(levels) if table == "depth_with_own" else SCHEMAS[table]
-_SIDES = pa.array(["buy", "sell"])
-_KINDS = pa.array(list(KIND_NAMES))
-_REASONS = pa.array([None] + list(REASON_NAMES[1:]), pa.string())
+# built from numpy arrays: pyarrow's conversion of Python lists imports pandas
+_SIDES = pa.array(np.array(["buy", "sell"], object), pa.string())
+_KINDS = pa.array(np.array(list(KIND_NAMES), object), pa.string())
+_REASONS = pa.array(np.array([None] + list(REASON_NAMES[1:]), object), pa.string())
 
 
 def _sorted(parts: list) -> np.ndarray:

@@ -22,6 +22,13 @@ def _formats_table() -> list[str]:
     return out
 
 
+def _sql_macro(t) -> list[str]:
+    """An analytics table's DuckDB front end: the SQL macro of ``sql/`` (the same options)."""
+    if t.source != "analytics" or "duckdb" in t.front_ends:
+        return []
+    return [f"`obook_{t.name}(path, ...)` (a SQL macro of `sql/`, the same options)"]
+
+
 def reference_markdown() -> str:
     """Markdown: every table (what it holds, its options, its formats and front ends, its price,
     quantity and time columns), the units of each format and the schema metadata keys."""
@@ -37,7 +44,8 @@ def reference_markdown() -> str:
     for name, t in tables().items():
         out += [f"### `{name}`", "", t.doc, "",
                 f"- formats: {', '.join(f'`{f}`' for f in formats_of(name))}",
-                "- front ends: " + ", ".join(_FRONT[f].format(t=name) for f in FRONT_ENDS if f in t.front_ends),
+                "- front ends: " + ", ".join([_FRONT[f].format(t=name) for f in FRONT_ENDS if f in t.front_ends]
+                                             + _sql_macro(t)),
                 "- options: " + ", ".join(f"`{o}` (default `{OPTIONS[o].default}`)" for o in t.all_options())]
         for label, cols in (("price columns", t.prices), ("quantity columns", t.quantities),
                             ("time columns", t.times)):

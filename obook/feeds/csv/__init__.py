@@ -5,7 +5,7 @@ Cheap to import: everything the engine needs is named by lazy references.
 
 from __future__ import annotations
 
-from .. import FeedFormat
+from .. import FeedFormat, named_date
 
 _COMPRESSED = (".gz", ".zst")
 
@@ -35,7 +35,7 @@ FORMAT = FeedFormat(
     tz="America/New_York",
     time_unit_ns=1_000_000,
     epoch=False,
-    session_date=None,
+    session_date=named_date,    # a date in the file name (the rows carry none)
     order_ids="text",
     feed_seq=False,
     sideless_kinds="TX",

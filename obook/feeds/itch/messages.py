@@ -12,7 +12,9 @@ from .framer import ItchFramer
 
 _COLUMNS = ("seq", "offset", "type", "locate", "tracking", "time", "ref", "side", "shares",
             "price", "new_ref", "match")
-_CHARS = pa.array([chr(i) for i in range(256)], type=pa.string())
+#: each byte's character, and "" (256) for a message without a type (built from numpy: pyarrow's
+#: conversion of Python lists imports pandas)
+_CHARS = pa.array(np.array([chr(i) for i in range(256)] + [""], object), type=pa.string())
 
 
 def _raw_column(data: np.ndarray, local: np.ndarray, fields: np.ndarray, n: int) -> pa.Array:
@@ -44,8 +46,9 @@ def _messages_batch(data: np.ndarray, ints: np.ndarray, fields: np.ndarray,
     else:                              # other bytes read as latin-1, like the replay's tickers
         stock_col = pa.array([bytes(s).decode("latin-1") for s in stocks], type=pa.string())
     import pyarrow.compute as pc
-    stock_col = pc.if_else(pa.array(has_stock), pc.utf8_rtrim_whitespace(stock_col), None)
-    type_col = pc.if_else(pa.array(types >= 0), _CHARS.take(pa.array(np.maximum(types, 0))), "")
+    # nulls and "" as Arrow arrays, not Python scalars (whose conversion imports pandas)
+    stock_col = pc.if_else(pa.array(has_stock), pc.utf8_rtrim_whitespace(stock_col), pa.nulls(n, pa.string()))
+    type_col = _CHARS.take(pa.array(np.where(types >= 0, types, 256)))
     arrays = [
         pa.array(v[0]), pa.array(v[1]), type_col,
         pa.array(v[3].astype(np.uint16)), pa.array(v[4].astype(np.uint16)), pa.array(v[5]),

@@ -26,6 +26,14 @@ def _u32(raw: list[bytes], start: int) -> pa.Array:
     return pa.array([int.from_bytes(r[start:start + 4], "big") for r in raw], type=pa.uint32())
 
 
+def _type_scalar(name: str):
+    """The message type of side table ``name`` as an Arrow scalar (a Python one would be
+    converted by pyarrow's Python-object path, which imports pandas)."""
+    import numpy as np
+
+    return pa.array(np.array([TYPES[name]], object), pa.string())[0]
+
+
 def side_batches(path, wanted, on_error: str = "raise", counts: dict | None = None):
     """``(name, pyarrow.RecordBatch)`` of the wanted side tables of an ITCH feed, in one pass,
     batch by batch of the messages reader: nothing is kept past its batch (a feed of millions
@@ -38,7 +46,7 @@ def side_batches(path, wanted, on_error: str = "raise", counts: dict | None = No
             for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
                 counts[v] = counts.get(v, 0) + c
         for name in wanted:
-            rows = batch.filter(pc.equal(batch.column("type"), TYPES[name]))
+            rows = batch.filter(pc.equal(batch.column("type"), _type_scalar(name)))
             rows = rows.filter(pc.is_valid(rows.column("raw")))   # tolerant mode keeps short frames
             if rows.num_rows:
                 yield name, _build(name, rows, rows.column("raw").to_pylist())

@@ -63,6 +63,41 @@ def _sniff(path: str) -> str:
     return "csv"
 
 
+def _numpy(arr, null=0) -> np.ndarray:
+    """A boolean or numeric Arrow (chunked) array as numpy, nulls as ``null``, read from its
+    buffers: pyarrow's own ``to_numpy`` imports pandas on its first call (a fraction of a
+    second of every ``obook match``)."""
+    if isinstance(arr, pa.ChunkedArray):
+        parts = [_numpy(c, null) for c in arr.chunks]
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, _dtype(arr.type))
+    n, off = len(arr), arr.offset
+    validity, data = arr.buffers()[:2]
+    if pa.types.is_boolean(arr.type):
+        values = _bits(data, off, n)
+    else:
+        dtype = _dtype(arr.type)
+        values = np.frombuffer(data, dtype, n, off * dtype.itemsize) if n else np.zeros(0, dtype)
+    if arr.null_count:
+        values = np.where(_bits(validity, off, n), values, np.asarray(null).astype(values.dtype))
+    return values
+
+
+def _bits(buf, off: int, n: int) -> np.ndarray:
+    if buf is None or not n:
+        return np.zeros(n, bool)
+    return np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little", count=off + n)[off:].astype(bool)
+
+
+def _dtype(t) -> np.dtype:
+    if pa.types.is_boolean(t):
+        return np.dtype(bool)
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return np.dtype(t.to_pandas_dtype())
+    raise TypeError(f"not a numeric Arrow type: {t}")
+
+
 def _read_path(path: str) -> pa.Table:
     if not Path(path).is_file():
         raise ObookError(f"{path}: no such order file")
@@ -70,7 +105,8 @@ def _read_path(path: str) -> pa.Table:
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
-            return pq.read_table(path)
+            with pq.ParquetFile(path) as f:      # one file: no dataset layer (and no pandas import)
+                return f.read()
         if kind == "ipc":
             import pyarrow.ipc as ipc
             try:
@@ -130,14 +166,15 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        col = pc.if_else(pc.equal(pc.utf8_trim_whitespace(col), ""), pa.scalar(None, col.type), col)
-        ok = pc.fill_null(pc.match_substring_regex(col, _INT), True).to_numpy(zero_copy_only=False)
+        empty = _numpy(pc.utf8_length(pc.utf8_trim_whitespace(col))) == 0       # (no Python scalars:
+        col = pc.if_else(pa.array(empty), pa.nulls(n, col.type), col)            # they import pandas)
+        ok = _numpy(pc.match_substring_regex(col, _INT), True)
         rows.fail(~ok, f"{column} is not an integer")
-        present = col.is_valid().to_numpy(zero_copy_only=False)
+        present = _numpy(col.is_valid())
         out = np.zeros(n, np.int64)
         text = pc.utf8_trim_whitespace(col.filter(col.is_valid()))
         try:
-            out[present] = pc.cast(text, pa.int64()).to_numpy()
+            out[present] = _numpy(pc.cast(text, pa.int64()))
         except pa.ArrowInvalid:         # more than 64 bits
             big = np.zeros(n, bool)
             big[np.flatnonzero(present)] = [not -(1 << 63) <= int(v) < (1 << 63) for v in text.to_pylist()]
@@ -145,13 +182,13 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
             raise
         return out, present
     if pa.types.is_floating(col.type):
-        f = col.to_numpy(zero_copy_only=False).astype(np.float64)
+        f = _numpy(col.cast(pa.float64()), np.nan)
         present = ~np.isnan(f)
         rows.fail(present & (f != np.round(f)), f"{column} is not an integer")
         return np.where(present, f, 0).astype(np.int64), present
     if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
-        present = col.is_valid().to_numpy(zero_copy_only=False)
-        return pc.fill_null(col, 0).cast(pa.int64()).to_numpy(), present
+        present = _numpy(col.is_valid())
+        return _numpy(col.cast(pa.int64())), present
     raise ObookError(f"{rows.name}: column {column} has type {col.type}, not integers")
 
 
@@ -170,7 +207,7 @@ def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int 
     col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     words = [None if v is None else str(v).strip().lower() for v in col.dictionary.to_pylist()]
     lookup = np.array([empty if not w else codes.get(w, -2) for w in words] + [empty], np.int64)
-    idx = pc.fill_null(col.indices.cast(pa.int64()), len(words)).to_numpy(zero_copy_only=False)
+    idx = _numpy(col.indices.cast(pa.int64()), len(words))
     out = lookup[idx]
     keys = [k for k in codes if len(k) > 1]
     rows.fail(out == -2, f"unknown {column} value (one of {', '.join(keys)})")
@@ -189,9 +226,11 @@ def read_orders(source, *, name: str | None = None) -> Orders:
     if not (pa.types.is_string(inst.type) or pa.types.is_large_string(inst.type)):
         inst = inst.cast(pa.string())
     inst = pc.utf8_trim_whitespace(inst)
-    rows.fail(~inst.is_valid().to_numpy(zero_copy_only=False), "no instrument")
-    names = sorted(set(pc.unique(inst).to_pylist()))
-    book = pc.index_in(inst, value_set=pa.array(names, pa.string())).to_numpy(zero_copy_only=False)
+    rows.fail(~_numpy(inst.is_valid()), "no instrument")
+    distinct = pc.unique(inst).drop_null()
+    distinct = distinct.take(pc.array_sort_indices(distinct))    # code point order, as sorted()
+    names = distinct.to_pylist()
+    book = _numpy(pc.index_in(inst, value_set=distinct))
     action = _codes(table, "action", ACTIONS, rows, None)
     rows.fail(action < 0, "no action (new, modify or cancel)")
     side = _codes(table, "side", SIDES, rows, None)

@@ -6,6 +6,8 @@ Cheap to import: everything the engine needs is named by lazy references.
   (Time messages too), in file order.
 * ``time`` is ns since midnight (the unit's last Time or Time Reference seconds plus the
   message's offset), America/New_York; prices have 4 decimals (short prices' 2 are scaled).
+* The session date is the Trade Date of the file's first Time Reference message (else the
+  date of its midnight reference), so the tables get ``timestamp``.
 * Books are by symbol (no numeric book key): the ticker is the symbol without its padding.
 * Order and execution ids are the feed's (unsigned 64-bit, shown as their int64 bits).
 
@@ -38,6 +40,49 @@ def _unit_head(head: bytes) -> bool:
     return 8 < length and head[2] > 0 and 2 <= head[8] <= length - 8 and head[9] in _TYPES
 
 
+def session_date(path):
+    """The trading day of the first Time Reference in the head of a PITCH file: its Trade
+    Date (YYYYMMDD), else the New York date of its midnight reference (None: no Time
+    Reference in the first units, or not a PITCH file)."""
+    import datetime as _dt
+
+    from ..sources import read_head
+
+    head = read_head(path, 4096)
+    if not _unit_head(head):
+        return None
+    pos = 0
+    while pos + 8 <= len(head):
+        size, count = head[pos] | head[pos + 1] << 8, head[pos + 2]
+        if size < 8:
+            return None
+        p = pos + 8
+        for _ in range(count):
+            if p + 2 > len(head) or head[p] < 2:
+                return None
+            if head[p + 1] == 0xB1 and p + 18 <= len(head):
+                return _reference_date(int.from_bytes(head[p + 14:p + 18], "little"),
+                                       int.from_bytes(head[p + 2:p + 6], "little"))
+            p += head[p]
+        pos += size
+    return None
+
+
+def _reference_date(trade_date: int, midnight: int):
+    import datetime as _dt
+
+    try:
+        return _dt.date(trade_date // 10000, trade_date // 100 % 100, trade_date % 100)
+    except ValueError:
+        pass
+    if not midnight:
+        return None
+    from zoneinfo import ZoneInfo
+
+    # a moment after the midnight reference, in New York: that midnight's date
+    return _dt.datetime.fromtimestamp(midnight + 3600, ZoneInfo("America/New_York")).date()
+
+
 #: the message types a unit's first message may have (Time, Time Reference, Add, Trade,
 #: Trading Status ...)
 _TYPES = frozenset((0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x2D,
@@ -54,7 +99,7 @@ FORMAT = FeedFormat(
     tz="America/New_York",
     time_unit_ns=1,
     epoch=False,
-    session_date=None,
+    session_date=session_date,
     order_ids="int",
     feed_seq=False,
     sideless_kinds="B",

@@ -23,7 +23,7 @@ def sniff(filename: str, head: bytes) -> int:
     return 0
 
 
-from .. import FeedFormat  # noqa: E402
+from .. import FeedFormat, named_date  # noqa: E402
 
 FORMAT = FeedFormat(
     name=NAME,
@@ -37,7 +37,7 @@ FORMAT = FeedFormat(
     tz=TZ,
     time_unit_ns=1,
     epoch=False,
-    session_date=None,        # the log has no date: pass date=
+    session_date=named_date,  # the log has no date: a date in the file name, or date=
     order_ids="int",          # ref: OrderNo; match (trades, executions): the trade's BizIndex
     feed_seq=False,           # seq: the line's position in BizIndex order (see feed.py)
     sideless_kinds="",
