@@ -254,6 +254,20 @@ def _backtest(tmp: Path) -> None:
     backtest(str(tmp / "bt.itch"), _Quoter(), order_latency=50_000, response_latency=20_000, feed_latency=1_000,
              fees=Fees(maker="-0.2", taker="0.3"))
     backtest(str(tmp / "bt.itch"), lambda top: None, order_latency=("exponential", 50_000))
+    backtest(_l2_day(), _Quoter(), queue="power:2", order_latency=50_000, response_latency=20_000)
+
+
+def _l2_day():
+    """A few rows of an L2 (mbp-1) day: the L2 queue model's kernels."""
+    import pyarrow as pa
+
+    n = 64
+    t = [1_000 * (i + 1) for i in range(n)]
+    trade = [i % 4 == 3 for i in range(n)]
+    return pa.table({"ts_recv": t, "action": ["T" if x else "A" for x in trade],
+                     "side": ["A" if x else "B" for x in trade], "price": [1000] * n, "size": [10] * n,
+                     "symbol": ["AAA"] * n, "bid_px_00": [1000] * n, "bid_sz_00": [300 - 2 * i for i in range(n)],
+                     "ask_px_00": [1010] * n, "ask_sz_00": [100] * n})
 
 
 #: what ``obook compile`` can compile, in order

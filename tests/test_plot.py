@@ -160,22 +160,13 @@ def test_plot_cli_bad_window_or_tickers_refused(day, tmp_path, args, message):
 
 
 def test_plot_html_in_headless_chromium_no_console_errors_not_blank(day, tmp_path):
-    import shutil
-    import subprocess
-
     from obook.plotting import plot
 
+    from tests.browser_support import chromium_screenshot
+
     pytest.importorskip("plotly")
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert browser, "the HTML test needs Debian's chromium package (apt-get install chromium)"
     page = plot(day, tmp_path / "p.html", ticker="000001", workers=1)
-    shot = tmp_path / "shot.png"
-    r = subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr",
-                        "--v=0", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-                        "--window-size=1200,800", page.as_uri()],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
+    console, shot = chromium_screenshot(page, tmp_path)
     assert console == []                             # no script error, no message at all
     px = _pixels(shot)
     assert px.shape[:2] == (800, 1200)

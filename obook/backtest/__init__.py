@@ -163,7 +163,7 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
 def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, response_latency=0, seed: int = 0,
              timer=None, timer_start=None, fees: Fees | None = None, risk=None, interval: float = 60.0,
              capital=None, format=None, date=None, on_error: str = "raise", day_end: bool = True,
-             on=None) -> BacktestResult:
+             on=None, queue: str | None = None) -> BacktestResult:
     """Run ``strategy`` against the replayed ``feed`` (see docs/backtesting.md).
 
     ``strategy``: a live strategy (``strategy(top) -> orders``), an object with ``on_book``,
@@ -174,8 +174,25 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     between timer calls. ``fees``: :class:`Fees`. ``risk``: an obook.live.risk.RiskGate
     (the live defaults otherwise). ``interval``: seconds between equity samples and of the
     Sharpe ratio's returns. ``capital``: the return's denominator (price units x shares;
-    default half the traded notional).
+    default half the traded notional). ``queue``: "fifo" (order-level feeds: the feed's
+    order ids) or an L2 queue model ("power:N", "power2:N", "power3:N", "log", "log2",
+    "risk-averse"); an L2 input (obook.backtest.l2_input: mbp-1 / mbp-10 tables or DBN
+    files) runs with one (default power:2).
     """
+    from .l2_input import is_l2
+
+    l2 = is_l2(feed)
+    if queue not in (None, "fifo") and not l2:
+        raise ObookError(f"{feed}: queue {queue!r} is for L2 inputs (mbp-1 / mbp-10); an order-level feed "
+                         f"queues by its order ids (queue 'fifo')")
+    if l2:
+        if queue == "fifo":
+            raise ObookError(f"{feed}: an L2 input (levels, no order ids) has no FIFO queue: use an L2 queue model")
+        from .l2 import backtest_l2
+
+        return backtest_l2(feed, strategy, queue=queue, tickers=tickers, feed_latency=feed_latency,
+                           order_latency=order_latency, response_latency=response_latency, timer=timer, fees=fees,
+                           risk=risk, interval=interval, capital=capital, day_end=day_end, on=on)
     from ..engine.replay import Replay
     from ..feeds import resolve_format
     from ..live.risk import RiskGate

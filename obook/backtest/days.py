@@ -1,6 +1,7 @@
 """Many days: one backtest per feed file, each in its own process (the strategy loaded
-there from ``FILE.py:NAME``, so every day starts from a fresh strategy), the tables
-concatenated with a ``date`` column (the feed's session date, else its file name)."""
+there from ``FILE.py:NAME``, so every day starts from a fresh strategy) or as a task on a
+Dask cluster, the tables concatenated with a ``date`` column (the day's date when the
+caller knows it, else the feed's session date, else its file name)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pyarrow as pa
 from ..errors import ObookError
 
 
-def _day_name(path: str) -> str:
+def day_name(path: str) -> str:
+    """A day's name: the feed's session date, else its file name before the first dot."""
     from pathlib import Path
 
     from ..session import session_date
@@ -29,23 +31,34 @@ def _one(path: str, strategy: str, kwargs: dict):
     return r._tables, r.summary, r.stats
 
 
-def backtest_days(feeds, strategy: str, processes: int | None = None, **kwargs):
-    """``obook.backtest`` over ``feeds`` (one process per day, ``processes`` at a time);
-    ``strategy``: ``FILE.py:NAME`` or ``module:NAME``. Returns a BacktestResult whose tables
-    have a ``date`` column first and whose ``summary`` is ``{date: summary}``."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    from ..engine.workers import mp_context
+def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None, executor: str | None = None,
+                  **kwargs):
+    """``obook.backtest`` over ``feeds`` (one process per day, ``processes`` at a time; or
+    ``executor="dask://host:port"``: one task per day on that Dask cluster, ``processes`` in
+    flight); ``strategy``: ``FILE.py:NAME`` or ``module:NAME``; ``dates``: the days' names
+    (default: each feed's session date, else its file name). Returns a BacktestResult
+    whose tables have a ``date`` column first and whose ``summary`` is ``{date: summary}``."""
     from . import BacktestResult
 
     feeds = [str(f) for f in feeds]
     if not feeds:
         raise ObookError("backtest: no feed files")
-    names = [_day_name(f) for f in feeds]
+    names = [str(d) for d in dates] if dates is not None else [day_name(f) for f in feeds]
+    if len(names) != len(feeds):
+        raise ObookError(f"backtest: {len(names)} dates for {len(feeds)} feeds")
     if len(set(names)) < len(names):
         names = [f"{n}#{i}" for i, n in enumerate(names)]
-    with ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context()) as pool:
-        got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds)))
+    if executor and executor.startswith("dask://"):
+        got = _on_dask(executor[len("dask://"):], feeds, strategy, kwargs, processes or len(feeds))
+    elif executor not in (None, "local"):
+        raise ObookError(f"executor {executor!r}: local or dask://host:port")
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from ..engine.workers import mp_context
+
+        with ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context()) as pool:
+            got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds)))
     tables = {}
     for name in got[0][0]:
         parts = []
@@ -55,3 +68,35 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, **kwargs):
         tables[name] = pa.concat_tables(parts)
     return BacktestResult(tables, {d: s for d, (_, s, _) in zip(names, got)},
                           {d: st for d, (_, _, st) in zip(names, got)})
+
+
+def _on_dask(address: str, feeds, strategy, kwargs, at_once: int) -> list:
+    """Each day a task on the Dask cluster at ``address``, ``at_once`` in flight; results in
+    the feeds' order."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ObookError("executor dask:// needs dask[distributed]: pip install 'obook[dask]'") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        raise ObookError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    try:
+        todo = list(enumerate(feeds))
+        index, got = {}, [None] * len(feeds)
+
+        def submit():
+            i, feed = todo.pop(0)
+            fut = client.submit(_one, feed, strategy, kwargs, pure=False)
+            index[fut.key] = i
+            return fut
+
+        pending = as_completed([submit() for _ in range(min(at_once, len(todo)))])
+        for fut in pending:
+            got[index.pop(fut.key)] = fut.result()
+            fut.release()
+            if todo:
+                pending.add(submit())
+        return got
+    finally:
+        client.close()

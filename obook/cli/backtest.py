@@ -17,8 +17,10 @@ def _latency(text: Optional[str]):
 
 
 def backtest(
-    feeds: List[Path] = typer.Argument(..., help="Feed files (any order-level format); several: one day each, "
-                                                 "one process per day, tables with a date column."),
+    feeds: List[Path] = typer.Argument(..., help="Feed files (any order-level format, or an L2 input: mbp-1/mbp-10 "
+                                                 "Parquet or DBN); several, a pipeline's TOML (its source days) or "
+                                                 "a pipeline's dataset folder (the days it converted): one day each, "
+                                                 "one process (or Dask task) per day, tables with a date column."),
     strategy: str = typer.Option(..., "--strategy",
                                  help="FILE.py:NAME or module:NAME: a live strategy callable(top) -> orders, an "
                                       "object with on_book / on_order / on_timer, or obook.backtest.compiled(...) "
@@ -42,6 +44,11 @@ def backtest(
                                             "summary.json to this folder; default: the summary on stdout."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
     processes: int = typer.Option(1, "--processes", "-p", min=1, help="Days run at once (several feeds)."),
+    executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT",
+                                 help="Several days: local processes, or tasks on an existing Dask cluster."),
+    queue: Optional[str] = typer.Option(None, "--queue",
+                                        help="Queue model: fifo (order-level feeds) or, for L2 inputs, power:N "
+                                             "(default power:2), power2:N, power3:N, log, log2, risk-averse."),
 ) -> None:
     """Run a strategy against replayed days: it sees the book after the feed latency, its
     orders pass the live risk gate and reach the book after the order latency (queues from
@@ -50,22 +57,26 @@ def backtest(
     as TABLE.parquet.partial and the traceback is printed."""
     from ..backtest import Fees, StrategyError
     from ..backtest import backtest as run
-    from ..backtest.days import backtest_days
+    from ..backtest.days import backtest_days, day_name
     from ..live.cli_run import load_strategy
 
     kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
                   response_latency=_latency(response_latency), seed=seed, timer=timer, interval=interval,
-                  fees=Fees(maker_fee, taker_fee, fee_per), format=format)
+                  fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
+    feeds, dates = _days(feeds)
     try:
-        if len(feeds) == 1:
+        if len(feeds) > 1 and dates is None:
+            dates = [day_name(f) for f in feeds]
+        if dates is None:
             r = run(str(feeds[0]), load_strategy(strategy), **kwargs)
         else:
-            r = backtest_days(feeds, strategy, processes=processes, **kwargs)
+            r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
     except StrategyError as e:
         typer.echo(e.traceback, err=True, nl=False)
         if out is not None and e.partial is not None:
             out.mkdir(parents=True, exist_ok=True)
             e.partial.write(str(out / "backtest"), suffix=".partial")
+            _write_run(out, feeds, ["day"], format, strategy, tickers)
         raise
     summary = json.dumps(r.summary, default=str, indent=1)
     if out is None:
@@ -74,3 +85,50 @@ def backtest(
     out.mkdir(parents=True, exist_ok=True)
     r.write(str(out / "backtest"))
     (out / "summary.json").write_text(summary + "\n")
+    _write_run(out, feeds, list(r.summary) if dates is not None else ["day"], format, strategy, tickers)
+
+
+def _days(paths: List[Path]) -> tuple[list, Optional[list]]:
+    """(feed files, their dates or None): a pipeline's TOML gives its source days, a
+    pipeline's dataset folder the source files of the days it has done, by date."""
+    from ..errors import ObookError
+
+    if not any(p.suffix == ".toml" or p.is_dir() for p in paths):
+        return [str(p) for p in paths], None
+    days = []
+    for p in paths:
+        if p.suffix == ".toml":
+            from ..pipelines import load
+            from ..session import session_date
+
+            pipe = load(p)
+            for f in sorted(x for x in pipe.source_dir.glob(pipe.glob) if x.is_file()):
+                d = session_date(f)
+                days.append((d.isoformat() if d else f.name.split(".")[0], str(f)))
+        elif p.is_dir():
+            from ..pipelines import manifest
+
+            done = manifest.read(p)["days"]
+            if not done:
+                raise ObookError(f"{p}: not a pipeline dataset with days done (no {manifest.MANIFEST} days)")
+            days += [(date, rec.get("path", rec["source"])) for date, rec in sorted(done.items())]
+        else:
+            from ..backtest.days import day_name
+
+            days.append((day_name(str(p)), str(p)))
+    if not days:
+        raise ObookError(f"backtest: no day files in {', '.join(map(str, paths))}")
+    return [f for _, f in days], [d for d, _ in days]
+
+
+def _write_run(out: Path, feeds, days: list, format, strategy: str, tickers) -> None:
+    """run.json: the feeds by day and their format (obook plot backtest draws the price from
+    them; an L2 input is not replayed: its picture draws the equity's marks)."""
+    from ..backtest.l2_input import is_l2
+    from ..feeds import resolve_format
+    from ..plotting_backtest import write_run
+
+    if is_l2(feeds[0]):
+        write_run(out, {}, "databento", strategy, tickers)
+        return
+    write_run(out, dict(zip(days, feeds)), resolve_format(format, feeds[0]).name, strategy, tickers)

@@ -28,10 +28,11 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
 
 
 def plot(
-    feed: Path = typer.Argument(..., help="Feed file (any format obook reads), or the word latency."),
+    feed: Path = typer.Argument(..., help="Feed file (any format obook reads), or the word latency or backtest."),
     out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page. "
-                                         "After latency: the latency table (obook listen --latency-output)."),
-    picture: Optional[Path] = typer.Argument(None, help="After latency TABLE: the picture file."),
+                                         "After latency: the latency table (obook listen --latency-output). "
+                                         "After backtest: the folder obook backtest -o DIR wrote."),
+    picture: Optional[Path] = typer.Argument(None, help="After latency TABLE or backtest DIR: the picture file."),
     ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
                                          help="The security, one ticker (default: the one with the most trades)."),
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
@@ -40,14 +41,23 @@ def plot(
     feed_format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Book levels a side in the heatmap."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64, help="Worker processes."),
-    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help="Session date."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date; plot backtest: the day of a many-day run."),
+    price_feed: Optional[Path] = typer.Option(None, "--feed", help="plot backtest: the feed the price is drawn from "
+                                                                  "(default: the one the run's run.json names)."),
 ) -> None:
     """Draw one security's bars (candlesticks, volume below) and its depth heatmap (time x
     price, colour = resting shares of the top levels) with the best bid and ask and the
     trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'.
 
     ``obook plot latency TABLE PICTURE``: a live run's latency distributions, one line a
-    stage, latency against percentile (log scales, HdrHistogram style)."""
+    stage, latency against percentile (log scales, HdrHistogram style).
+
+    ``obook plot backtest DIR PICTURE``: a backtest's run (the folder of ``obook backtest FEED
+    --strategy FILE.py:NAME -o DIR``): the instrument's best bid and ask replayed from the
+    run's feed with the strategy's buys and sells at their prices and times, its position
+    and its equity (the equity table) below; -k picks the instrument (default: the one with
+    the most fills), --date the day of a many-day run."""
     if str(feed) == "latency":
         from ..errors import ObookError
         from ..live.plot_latency import plot_latency
@@ -55,6 +65,9 @@ def plot(
         if picture is None:
             raise ObookError("obook plot latency TABLE PICTURE: give the picture file")
         typer.echo(f"wrote {plot_latency(out, picture)}", err=True)
+        return
+    if str(feed) == "backtest":
+        _backtest(out, picture, ticker, start, end, feed_format, date, price_feed)
         return
     from ..errors import ObookError
     from ..feeds import resolve_format
@@ -68,4 +81,19 @@ def plot(
         raise ObookError(f"--start {start} is not before --end {end}")
     path = _plot(feed, out, ticker=ticker, start=first, end=last,
                  interval=interval, format=fmt.name, workers=workers, levels=levels, date=date)
+    typer.echo(f"wrote {path}", err=True)
+
+
+def _backtest(run: Path, picture: Optional[Path], ticker, start, end, feed_format, date, price_feed) -> None:
+    from ..errors import ObookError
+    from ..plotting_backtest import plot_backtest, run_format
+
+    if picture is None:
+        raise ObookError("obook plot backtest DIR PICTURE: give the picture file")
+    fmt = run_format(run, feed_format, price_feed)
+    first, last = _clock("--start", start, fmt.time_unit_ns), _clock("--end", end, fmt.time_unit_ns)
+    if first is not None and last is not None and first >= last:
+        raise ObookError(f"--start {start} is not before --end {end}")
+    path = plot_backtest(run, picture, feed=price_feed, ticker=ticker, start=first, end=last, format=fmt.name,
+                         date=date)
     typer.echo(f"wrote {path}", err=True)

@@ -1,0 +1,301 @@
+"""Backtests on market-by-price (L2) inputs: the strategy, its orders in the L2 books with
+the probabilistic queue model (obook.backtest.l2_venue) and the latencies between, in one
+time order (the same order as the order-level backtest: an instruction arriving at ``a``
+comes after every feed row at or before ``a``; what reaches the strategy at ``s`` after
+everything at the venue at or before ``s``). The strategy interface, the risk gate and the
+tables are the order-level backtest's; compiled strategies are not run on L2 inputs.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+
+from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
+from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
+from ..errors import ObookError
+from .orders import EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, tif_of
+
+#: the queue models by name, and the exponent of those that have one
+MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
+          "risk-averse": M_RISK_AVERSE}
+DEFAULT_MODEL = "power:2"
+ARRIVE, DELIVER, RESPONSE, TIMER = 1, 2, 3, 4
+
+
+def parse_model(text: str) -> tuple[int, float]:
+    """``power:N``, ``power2:N``, ``power3:N``, ``log``, ``log2``, ``risk-averse`` -> (code, N)."""
+    name, _, arg = str(text).partition(":")
+    if name not in MODELS:
+        raise ObookError(f"queue model {text!r}: one of {', '.join(MODELS)} (power, power2, power3 take :N)")
+    if name.startswith("power"):
+        try:
+            n = float(arg) if arg else 2.0
+        except ValueError:
+            raise ObookError(f"queue model {text!r}: the exponent N of {name}:N is a number") from None
+        if not n > 0:
+            raise ObookError(f"queue model {text!r}: the exponent must be > 0")
+        return MODELS[name], n
+    if arg:
+        raise ObookError(f"queue model {text!r}: {name} takes no parameter")
+    return MODELS[name], 1.0
+
+
+def _constant(value, what: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    raise ObookError(f"{what}: an L2 backtest takes constant latencies (ns >= 0), not {value!r}")
+
+
+class L2Context:
+    """The strategy's view (obook.backtest.context.Context's interface): ``time``,
+    ``instrument``, ``top``, ``depth``, ``orders``, ``position``."""
+
+    def __init__(self, run):
+        self._run = run
+        self.time = 0
+        self.instrument = None
+
+    def _tb(self, instrument):
+        return self._run.tb_of[instrument if instrument is not None else self.instrument]
+
+    def depth(self, levels: int = 10, instrument=None):
+        view = self._run.view[self._tb(instrument)]
+        if view is None:
+            return [], []
+        out = []
+        for px, sz in ((view[0], view[1]), (view[2], view[3])):
+            out.append([(int(p), int(q), None) for p, q in zip(px[:levels], sz[:levels]) if p != NONE])
+        return out[0], out[1]
+
+    def top(self, instrument=None):
+        bids, asks = self.depth(1, instrument)
+        bp, bq = bids[0][:2] if bids else (None, None)
+        ap, aq = asks[0][:2] if asks else (None, None)
+        return bp, bq, ap, aq
+
+    @property
+    def orders(self) -> dict:
+        return {ref: OpenOrder(ref, *o[:6]) for ref, o in self._run.local.items() if o[6] in ("pending", "open")}
+
+    def position(self, instrument=None) -> int:
+        return self._run.pos[self._tb(instrument)]
+
+
+class L2Run:
+    def __init__(self, day, strategy, model, power, latencies, risk, unit_ns, timer, on):
+        from .l2_venue import L2Venue
+
+        self.day, self.strategy, self.risk, self.unit_ns = day, strategy, risk, unit_ns
+        self.feed_lat, self.order_lat, self.resp_lat = latencies
+        self.names = day.names
+        self.tb_of = {n: i for i, n in enumerate(self.names)}
+        self.view = [None] * len(self.names)
+        self.pos = [0] * len(self.names)
+        self.local = {}                     # ref -> [symbol, side, price, remaining, filled, pending, state, key]
+        self.ref_key, self.key_ref = {}, {}
+        self.heap, self.order = [], itertools.count()
+        self.last_arrival = self.last_response = 0
+        self.calls = 0
+        self.timer, self.on = timer, on
+        self.ctx = L2Context(self)
+        self.venue = L2Venue(len(self.names), model, power, self._respond)
+
+    def push(self, t, kind, payload):
+        heapq.heappush(self.heap, (t, kind, next(self.order), payload))
+
+    def _respond(self, key, kind, reason, price, qty, rem, fill_price, taker):
+        due = max(self.venue.time + self.resp_lat, self.last_response)
+        self.last_response = due
+        self.push(due, RESPONSE, (key, kind, reason, price, qty, rem, fill_price, taker, self.venue.time))
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self, interval_units: int, day_end: bool):
+        d, v = self.day, self.venue
+        next_mark = None
+        if self.timer and len(d.time):
+            self.push(int(d.time[0]) + self.timer, TIMER, None)
+        for i in range(len(d.time)):
+            t, tb = int(d.time[i]), int(d.tb[i])
+            self._drain(t)
+            if interval_units:
+                if next_mark is None:
+                    next_mark = (t // interval_units + 1) * interval_units
+                while next_mark <= t:
+                    for b in range(len(self.names)):
+                        v.mark(b, next_mark)
+                    next_mark += interval_units
+            if d.trade[i]:
+                v.trade(t, i + 1, tb, int(d.side[i]), int(d.price[i]), int(d.size[i]))
+                continue
+            levels = (d.bid_px[i], d.bid_sz[i], d.ask_px[i], d.ask_sz[i])
+            old = v.books[tb]
+            v.book(t, i + 1, tb, levels)
+            changed = old is None or (old[0][0], old[1][0], old[2][0], old[3][0]) != (
+                levels[0][0], levels[1][0], levels[2][0], levels[3][0])
+            if self.on == "book" or changed:
+                self.push(t + self.feed_lat, DELIVER, (tb, levels, i + 1))
+        end = int(d.time[-1]) if len(d.time) else 0
+        self._drain(end + 1)
+        while self.heap:                    # responses after the last row; no more timers
+            item = heapq.heappop(self.heap)
+            if item[1] != TIMER:
+                self._step(item)
+        if day_end:
+            v.close(end)
+        for b in range(len(self.names)):
+            v.mark(b, end)
+        return v.rows(self.names, self.calls)
+
+    def _drain(self, t):
+        """Everything due before time t: instructions arriving at the venue at t come after
+        every feed row at t, and so does what reaches the strategy at t."""
+        while self.heap and self.heap[0][0] < t:
+            self._step(heapq.heappop(self.heap))
+
+    def _step(self, item):
+        t, kind, _, payload = item
+        if kind == ARRIVE:
+            self.venue.arrive(payload, t)
+            return
+        self.ctx.time = t
+        if kind == DELIVER:
+            tb, levels, seq = payload
+            self.view[tb] = levels
+            self.ctx.instrument = self.names[tb]
+            if hasattr(self.strategy, "on_book"):
+                self._call(lambda: self.strategy.on_book(self.ctx), t, tb)
+            elif callable(self.strategy) and not hasattr(self.strategy, "on_order"):
+                bid, bq, ask, aq = self.ctx.top()
+                top = BacktestTop(seq, t, self.names[tb], 0, bid, bq, ask, aq, None, self.ctx)
+                self._call(lambda: self.strategy(top), t, tb)
+        elif kind == RESPONSE:
+            self._deliver(t, *payload)
+        else:
+            self.push(t + self.timer, TIMER, None)
+            if hasattr(self.strategy, "on_timer"):
+                self._call(lambda: self.strategy.on_timer(self.ctx), t, 0)
+
+    def _deliver(self, t, key, kind, reason, price, qty, rem, fill_price, taker, venue_time):
+        ref = self.key_ref[key]
+        o = self.local[ref]
+        fill = kind in (K_FILLED, K_PARTIAL)
+        if fill:
+            o[4] += qty
+            self.pos[self.tb_of[o[0]]] += qty if o[1] == "B" else -qty
+        o[3] = rem
+        if price >= 0:
+            o[2] = price
+        o[5] = False
+        o[6] = "done" if (rem == 0 and kind != K_MODIFIED) or kind == K_REJECTED else "open"
+        if hasattr(self.strategy, "on_order"):
+            upd = OrderUpdate(ref, EVENT_NAMES[kind], reason, price, qty, rem, fill_price if fill else None,
+                              ("taker" if taker else "maker") if fill else None, venue_time)
+            self.ctx.instrument = o[0]
+            self._call(lambda: self.strategy.on_order(self.ctx, upd), t, self.tb_of[o[0]])
+
+    def _call(self, fn, t, tb):
+        import traceback
+
+        from .worker import StrategyError
+
+        self.calls += 1
+        try:
+            orders = fn()
+        except Exception as e:
+            raise StrategyError(f"the strategy raised {type(e).__name__}: {e} (at time {t})",
+                                traceback.format_exc()) from e
+        for o in orders or ():
+            self.send(o, t, tb)
+
+    def send(self, order, now, call_tb):
+        import dataclasses
+
+        from .._kernels.backtest_layout import RISK_NAMES
+        from .worker import RISK_CODES, StrategyError
+
+        act = action_of(order)
+        symbol = order.symbol or self.names[call_tb]
+        if symbol not in self.tb_of:
+            raise StrategyError(f"the strategy sent an order for {symbol!r}, which it does not trade "
+                                f"({', '.join(self.names)})")
+        tb = self.tb_of[symbol]
+        ref = int(order.ref)
+        target = int(order.orig) if act == OP_MODIFY and order.orig else ref
+        if act == OP_NEW:
+            key = self.ref_key.get(ref)
+            if key is None:
+                key = self.ref_key[ref] = self.venue.key()
+            side = 0 if order.side == "B" else 1
+        else:
+            key = self.ref_key.get(target)
+            if key is None:
+                key = self.venue.key()
+            side = int(self.venue.OQ[key, Q_SIDE])
+        bid, _, ask, _ = self.ctx.top(symbol)
+        market = bool(getattr(order, "market", False))
+        checked = dataclasses.replace(order, price=(ask if side == 0 else bid) or 0) if market else order
+        reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
+        refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
+        price = -1 if market else int(order.price)
+        r = self.venue.instruction(0, tb, key, act, side, int(order.qty), price, tif_of(order), int(market),
+                                   int(bool(getattr(order, "post_only", False))), ref, int(order.orig or 0), now,
+                                   refused)
+        self.key_ref.setdefault(key, ref)
+        if act == OP_NEW:
+            self.local[ref] = [symbol, "BS"[side], price, int(order.qty), 0, True,
+                               "done" if refused else "pending", key]
+        elif act == OP_MODIFY and not refused and target in self.local:
+            self.local[ref] = self.local.pop(target)
+            self.key_ref[key] = ref
+            self.ref_key[ref] = key
+        if refused:
+            return
+        arrival = max(now + self.order_lat, self.last_arrival)
+        self.last_arrival = arrival
+        r[I_ARR] = arrival
+        self.push(arrival, ARRIVE, r)
+
+
+def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, order_latency=0, response_latency=0,
+                timer=None, fees=None, risk=None, interval: float = 60.0, capital=None, day_end: bool = True,
+                on=None):
+    """``obook.backtest`` on an L2 input (obook.backtest.l2_input) with the queue model
+    ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
+    from ..live.risk import RiskGate
+    from . import BacktestResult
+    from .l2_input import read_l2
+    from .tables import Fees, build
+    from .worker import StrategyError
+
+    if hasattr(strategy, "fn") and hasattr(getattr(strategy, "fn"), "py_func"):
+        raise ObookError("an L2 backtest runs Python strategies (on_book / on_order / on_timer, or callable(top))")
+    model, power = parse_model(queue or DEFAULT_MODEL)
+    if isinstance(tickers, str):
+        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
+    tickers = tickers or getattr(strategy, "tickers", None)
+    day = read_l2(feed, tickers)
+    lat = tuple(_constant(v, w) for v, w in ((feed_latency, "feed_latency"), (order_latency, "order_latency"),
+                                             (response_latency, "response_latency")))
+    period = timer or getattr(strategy, "timer", None)
+    if hasattr(strategy, "on_timer") and not period:
+        raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
+    if interval <= 0:
+        raise ObookError(f"interval must be > 0 seconds, not {interval}")
+    run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
+                int(period or 0), on or getattr(strategy, "on", "bbo"))
+    fees = fees or Fees()
+    try:
+        rows = run.run(int(interval * 1e9), day_end)
+    except StrategyError as e:
+        tables, summary = build(run.venue.rows(run.names, run.calls), fees, 1, int(interval * 1e9), capital)
+        e.partial = BacktestResult(tables, summary, {})
+        raise
+    tables, summary = build(rows, fees, 1, int(interval * 1e9), capital)
+    return BacktestResult(tables, summary, {"rows": len(day.time), "calls": run.calls,
+                                            "queue": queue or DEFAULT_MODEL})

@@ -1,0 +1,177 @@
+"""Market-by-price (L2) inputs of a backtest: the levels of each book after every change,
+and the trades, without order ids.
+
+An L2 input is a table in Databento's ``mbp-1`` / ``mbp-10`` layout (what obook's own
+``mbp1`` / ``mbp10`` tables and Databento's ``to_parquet`` / ``to_df`` give): a
+``pyarrow.Table``, a polars or pandas frame, or a Parquet file, with ``ts_recv`` (else
+``ts_event``, else ``time``), ``action`` (``T``: a trade; any other: a book change),
+``side`` (of a trade, the aggressor's: ``A`` a sell, ``B`` a buy, ``N`` unknown),
+``price``, ``size``, ``symbol`` (else ``instrument_id``) and the levels ``bid_px_00``,
+``bid_sz_00``, ``ask_px_00``, ``ask_sz_00`` ... (a null or UNDEF price: an empty level);
+or a DBN file of ``mbp-1`` / ``mbp-10`` records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ObookError
+
+UNDEF_PRICE = (1 << 63) - 1
+NONE = -(1 << 62)
+
+
+@dataclass
+class L2Day:
+    time: np.ndarray        # int64 ns, ascending
+    tb: np.ndarray          # int64 book number (names[tb])
+    trade: np.ndarray       # bool
+    side: np.ndarray        # int64: 0 buy aggressor, 1 sell aggressor, -1 unknown
+    price: np.ndarray       # int64 (NONE: none)
+    size: np.ndarray        # int64
+    bid_px: np.ndarray      # int64 [rows, levels] (NONE: empty)
+    bid_sz: np.ndarray
+    ask_px: np.ndarray
+    ask_sz: np.ndarray
+    names: list
+
+
+def is_l2(feed) -> bool:
+    """Whether ``feed`` is an L2 input (a table with level columns, or a DBN mbp file)."""
+    if hasattr(feed, "column_names") or hasattr(feed, "columns"):
+        cols = feed.column_names if hasattr(feed, "column_names") else list(feed.columns)
+        return "bid_px_00" in cols
+    if isinstance(feed, (str, Path)):
+        path = Path(feed)
+        if path.suffix == ".parquet" and path.is_file():
+            import pyarrow.parquet as pq
+
+            try:
+                return "bid_px_00" in pq.read_schema(path).names
+            except (OSError, ValueError):
+                return False
+        return _dbn_schema(path) in ("mbp-1", "mbp-10")
+    return False
+
+
+def _dbn_schema(path: Path):
+    """The schema name of a DBN file's metadata (its u16 at byte 24), or None."""
+    import struct
+
+    from ..feeds.databento.metadata import schema_name
+    from ..feeds.sources import read_head
+
+    try:
+        head = read_head(path, 26)
+    except (ObookError, OSError):
+        return None
+    if head[:3] != b"DBN" or len(head) < 26:
+        return None
+    (schema,) = struct.unpack_from("<H", head, 24)
+    return schema_name(None if schema == 0xFFFF else schema)
+
+
+def mbp_dtype(levels: int) -> np.dtype:
+    """A DBN mbp-1 (levels 1) or mbp-10 record as a numpy dtype (DBN's field order)."""
+    fields = [("length", "u1"), ("rtype", "u1"), ("publisher_id", "u2"), ("instrument_id", "u4"),
+              ("ts_event", "u8"), ("price", "i8"), ("size", "u4"), ("action", "S1"), ("side", "S1"),
+              ("flags", "u1"), ("depth", "u1"), ("ts_recv", "u8"), ("ts_in_delta", "i4"), ("sequence", "u4")]
+    for k in range(levels):
+        fields += [(f"bid_px_{k:02d}", "i8"), (f"ask_px_{k:02d}", "i8"), (f"bid_sz_{k:02d}", "u4"),
+                   (f"ask_sz_{k:02d}", "u4"), (f"bid_ct_{k:02d}", "u4"), (f"ask_ct_{k:02d}", "u4")]
+    return np.dtype(fields)
+
+
+def _dbn_table(path: Path):
+    """A DBN mbp-1 / mbp-10 file as a table in the mbp layout (symbols from its mappings)."""
+    import pyarrow as pa
+
+    from ..feeds.databento.metadata import parse
+    from ..feeds.sources import open_file
+
+    f, raw = open_file(path)
+    try:
+        data = f.read()
+    finally:
+        raw.close()
+    meta = parse(data)
+    levels = 10 if "10" in _dbn_schema(path) else 1
+    dtype = mbp_dtype(levels)
+    body = data[meta.length:]
+    if len(body) % dtype.itemsize:
+        raise ObookError(f"{path}: {len(body)} bytes of records is not a whole number of {dtype.itemsize}-byte "
+                         f"mbp-{levels} records")
+    rec = np.frombuffer(body, dtype)
+    tickers = meta.tickers()
+    cols = {name: rec[name] for name in dtype.names if name not in ("action", "side")}
+    cols["action"] = rec["action"].astype(str)
+    cols["side"] = rec["side"].astype(str)
+    cols["symbol"] = np.array([tickers.get(int(i), str(int(i))) for i in rec["instrument_id"]], dtype=object)
+    return pa.table(cols)
+
+
+def _column(table, names):
+    for n in names:
+        if n in table.column_names:
+            return table.column(n)
+    raise ObookError(f"an L2 input needs a column {' or '.join(names)}")
+
+
+def read_l2(feed, tickers=None) -> L2Day:
+    """The rows of an L2 input (see the module doc), in time order, of ``tickers`` (None: all)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(feed, (str, Path)):
+        path = Path(feed)
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+        elif _dbn_schema(path) in ("mbp-1", "mbp-10"):
+            table = _dbn_table(path)
+        else:
+            raise ObookError(f"{path}: not an L2 input (a Parquet table with bid_px_00 ... columns, or a DBN "
+                             f"file of mbp-1 or mbp-10 records)")
+    elif isinstance(feed, pa.Table):
+        table = feed
+    elif hasattr(feed, "to_arrow"):
+        table = feed.to_arrow()
+    else:
+        table = pa.Table.from_pandas(feed, preserve_index=False)
+    levels = 0
+    while f"bid_px_{levels:02d}" in table.column_names:
+        levels += 1
+    if levels == 0:
+        raise ObookError("an L2 input needs level columns bid_px_00, bid_sz_00, ask_px_00, ask_sz_00 ...")
+    sym = _column(table, ("symbol", "instrument_id")).cast(pa.string())
+    if tickers:
+        keep = pc.is_in(sym, value_set=pa.array(list(tickers), pa.string()))
+        table, sym = table.filter(keep), sym.filter(keep)
+    t = _column(table, ("ts_recv", "ts_event", "time")).to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.argsort(t, kind="stable")
+    names = list(tickers) if tickers else []
+    tb_of = {n: i for i, n in enumerate(names)}
+    syms = sym.to_pylist()
+    tb = np.array([tb_of.setdefault(s, len(tb_of)) for s in syms], np.int64)
+    names = list(tb_of)
+
+    def ints(col, fill=0, undef=False):
+        a = table.column(col)
+        v = a.fill_null(fill).to_numpy(zero_copy_only=False).astype(np.int64)
+        if undef:
+            v = np.where(v == UNDEF_PRICE, NONE, v)
+        return v[order]
+
+    def levels_of(kind, what):
+        return np.stack([ints(f"{kind}_{what}_{k:02d}", NONE if what == "px" else 0, what == "px")
+                         for k in range(levels)], axis=1)
+
+    action = np.array(table.column("action").to_pylist(), dtype=object)[order]
+    side = np.array(table.column("side").to_pylist(), dtype=object)[order]
+    return L2Day(t[order], tb[order], action == "T", np.where(side == "B", 0, np.where(side == "A", 1, -1)),
+                 ints("price", NONE, True), ints("size"), levels_of("bid", "px"), levels_of("bid", "sz"),
+                 levels_of("ask", "px"), levels_of("ask", "sz"), names)

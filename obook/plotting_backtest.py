@@ -1,0 +1,289 @@
+"""A backtest's picture: the instrument's price (best bid and ask) with the strategy's fills
+on it (buys and sells at their prices and times), its position and its equity below, on
+one time axis.
+
+The run is a :class:`obook.backtest.BacktestResult` or the folder ``obook backtest -o DIR``
+wrote (its ``backtest.<table>.parquet`` files, or the ``.parquet.partial`` ones of a run a
+strategy error stopped, and ``run.json``: the feeds and their format). The price comes
+from a replay of the feed (its ``bbo`` rows of the instrument); without the feed, from the
+equity table's marks (the mid at every fill and interval). Drawn like obook.plotting's
+pictures: matplotlib for PNG (any suffix it writes), plotly for a self-contained HTML
+page; times as the venue's local time of day, named on the axis; prices and money in the
+price's unit (the feed's integer prices divided by its price scale).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ObookError
+from .plotting import _clock_text, _clock_ticks, _complete, _matplotlib, INSTALL, local_midnight, units
+
+#: the tables a picture reads, and the file holding the run's feeds
+NEEDED = ("fills", "equity")
+RUN_FILE = "run.json"
+
+
+def _read_folder(folder: Path) -> tuple[dict, dict]:
+    """The tables of a backtest folder (whole, else partial) and its run.json (or {})."""
+    import pyarrow.parquet as pq
+
+    tables = {}
+    for name in NEEDED:
+        for suffix in ("", ".partial"):
+            path = folder / f"backtest.{name}.parquet{suffix}"
+            if path.is_file():
+                try:
+                    tables[name] = pq.read_table(path)
+                except (OSError, ValueError) as e:
+                    raise ObookError(f"{path}: not a backtest table ({e})") from None
+                break
+        else:
+            raise ObookError(f"{folder}: no backtest.{name}.parquet (obook backtest -o {folder} writes it)")
+    run = {}
+    if (folder / RUN_FILE).is_file():
+        try:
+            run = json.loads((folder / RUN_FILE).read_text())
+        except ValueError as e:
+            raise ObookError(f"{folder / RUN_FILE}: not JSON ({e})") from None
+    return tables, run
+
+
+def _one_day(tables: dict, run: dict, date) -> tuple[dict, str | None]:
+    """The tables of one day (a many-day run has a ``date`` column) and that day's feed."""
+    import pyarrow.compute as pc
+
+    feeds = run.get("feeds") or {}
+    if "date" not in tables["equity"].column_names:
+        return tables, next(iter(feeds.values()), None)
+    days = sorted(set(tables["equity"].column("date").to_pylist()) | set(tables["fills"].column("date").to_pylist()))
+    if date is None:
+        if len(days) != 1:
+            raise ObookError(f"the run has {len(days)} days: name one with --date ({', '.join(days)})")
+        date = days[0]
+    date = str(date)
+    if date not in days:
+        raise ObookError(f"the run has no day {date} (has: {', '.join(days)})")
+    picked = {k: t.filter(pc.equal(t.column("date"), date)).drop_columns(["date"]) for k, t in tables.items()}
+    return picked, feeds.get(date)
+
+
+def _instrument(tables: dict, ticker) -> str:
+    fills, equity = tables["fills"], tables["equity"]
+    names = set(equity.column("instrument").to_pylist()) | set(fills.column("instrument").to_pylist())
+    if ticker is not None:
+        if ticker not in names:
+            raise ObookError(f"the run has no instrument {ticker!r} (has: {', '.join(sorted(names)) or 'none'})")
+        return ticker
+    if not names:
+        raise ObookError("the run has no equity rows and no fills: nothing to draw")
+    counts = {n: 0 for n in names}
+    for n in fills.column("instrument").to_pylist():
+        counts[n] += 1
+    return max(sorted(counts), key=lambda n: counts[n])
+
+
+def _floats(column) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in column.to_pylist()], dtype=float)
+
+
+def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=None, date=None) -> dict:
+    """What the picture draws, in display units (prices and money / the price scale, times
+    in hours since local midnight): ``price`` ({"bid": (t, px), "ask": (t, px)}, or
+    {"mark": (t, px)} without a feed), ``buys`` / ``sells`` (t, price, shares), ``position``
+    and ``equity`` (t, value, at each equity row), ``tz``, ``title``, ``t0``, ``t1``.
+    ``run``: a BacktestResult or an ``obook backtest -o`` folder; ``feed``: the feed for
+    the price (a folder's run.json names it); [start, end): feed time units since local
+    midnight (None: open); ``date``: the day of a many-day run."""
+    import pyarrow.compute as pc
+
+    from .feeds import get_format, resolve_format
+
+    if isinstance(run, (str, Path)):
+        folder = Path(run)
+        if not folder.is_dir():
+            raise ObookError(f"{run}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
+        tables, meta = _read_folder(folder)
+    else:
+        tables, meta = {name: getattr(run, name) for name in NEEDED}, {}
+    many = "date" in tables["equity"].column_names
+    tables, day_feed = _one_day(tables, meta, date)
+    feed = feed if feed is not None else day_feed
+    if feed is not None and not Path(feed).exists():
+        raise ObookError(f"{feed}: the run's feed is not there (give it with --feed)")
+    format = format or meta.get("format")
+    if feed is None and format is None:
+        raise ObookError("without the feed the picture needs its format (--format) for the time unit and zone")
+    fmt = resolve_format(format, feed) if feed is not None else get_format(format)
+    name = _instrument(tables, ticker)
+    fills = tables["fills"].filter(pc.equal(tables["fills"].column("instrument"), name))
+    equity = tables["equity"].filter(pc.equal(tables["equity"].column("instrument"), name))
+    bbo = None
+    if feed is not None:
+        import obook
+
+        bbo = obook.bbo(str(feed), tickers=[name], format=fmt.name,
+                        date=None if many else date).read_all()
+        u = units(bbo.schema, fmt, feed)
+    else:
+        u = units(equity.schema, fmt)
+    firsts = [int(t.column("time")[0].as_py()) for t in (bbo, equity, fills) if t is not None and t.num_rows]
+    if not firsts:
+        raise ObookError(f"{name}: no book rows, fills or equity rows to draw")
+    midnight = local_midnight(min(firsts), u)
+    lo = None if start is None else int(start) + midnight
+    hi = None if end is None else int(end) + midnight
+    scale = float(u["price_scale"])
+    per_hour = u["time_unit_ns"] / 3.6e12
+
+    def window(t):
+        keep = np.ones(len(t), bool)
+        if lo is not None:
+            keep &= t >= lo
+        if hi is not None:
+            keep &= t < hi
+        return keep
+
+    def hours(t):
+        return (np.asarray(t, dtype=np.int64) - midnight) * per_hour
+
+    d = {"title": f"{name} backtest ({fmt.name})", "tz": u["tz"], "instrument": name, "price": {}}
+    times = []
+    if bbo is not None and bbo.num_rows:
+        t = bbo.column("time").to_numpy().astype(np.int64)
+        keep = window(t)
+        for side in ("bid", "ask"):
+            px = _floats(bbo.column(f"{side}_px")) / scale
+            d["price"][side] = (hours(t[keep]), px[keep])
+        times.append(t[keep])
+    t = equity.column("time").to_numpy().astype(np.int64)
+    keep = window(t)
+    if bbo is None:
+        d["price"]["mark"] = (hours(t[keep]), _floats(equity.column("mark"))[keep] / scale)
+    d["position"] = (hours(t[keep]), equity.column("position").to_numpy().astype(float)[keep])
+    d["equity"] = (hours(t[keep]), _floats(equity.column("equity"))[keep] / scale)
+    times.append(t[keep])
+    t = fills.column("time").to_numpy().astype(np.int64)
+    keep = window(t)
+    side = np.array(fills.column("side").to_pylist(), dtype=object)
+    px = fills.column("price").to_numpy().astype(float) / scale
+    qty = fills.column("quantity").to_numpy().astype(float)
+    for key, code in (("buys", "B"), ("sells", "S")):
+        m = keep & (side == code)
+        d[key] = (hours(t[m]), px[m], qty[m])
+    times.append(t[keep])
+    every = np.concatenate(times)
+    if not len(every):
+        raise ObookError(f"{name}: nothing in the window")
+    d["t0"] = float(hours(lo if lo is not None else every.min()))
+    d["t1"] = float(hours(hi if hi is not None else every.max() + 1))
+    return d
+
+
+def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
+    plt = _matplotlib()
+    from matplotlib.ticker import FuncFormatter
+
+    fig, (ax_px, ax_pos, ax_eq) = plt.subplots(
+        3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 1.5]})
+    fig.suptitle(d["title"])
+    for key, colour in (("bid", "tab:blue"), ("ask", "tab:orange"), ("mark", "tab:grey")):
+        if key in d["price"]:
+            label = "mark (mid)" if key == "mark" else f"best {key}"
+            ax_px.step(*d["price"][key], where="post", color=colour, linewidth=1.0, label=label)
+    for key, colour, marker in (("buys", "tab:green", "^"), ("sells", "tab:red", "v")):
+        t, px, _ = d[key]
+        ax_px.scatter(t, px, s=36, color=colour, marker=marker, edgecolors="black", linewidths=0.4,
+                      label=key, zorder=3)
+    ax_px.set_ylabel("price")
+    ax_px.legend(loc="best", fontsize="small")
+    ax_pos.step(*d["position"], where="post", color="tab:purple")
+    ax_pos.axhline(0, color="grey", linewidth=0.5)
+    ax_pos.set_ylabel("position")
+    ax_eq.step(*d["equity"], where="post", color="tab:green")
+    ax_eq.axhline(0, color="grey", linewidth=0.5)
+    ax_eq.set_ylabel("equity")
+    ax_eq.set_xlabel(f"time of day ({d['tz']})")
+    ax_eq.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
+    ax_eq.set_xlim(d["t0"], d["t1"])
+    try:
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or None), "picture")
+    finally:
+        plt.close(fig)
+
+
+def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
+    try:
+        import plotly.graph_objects as go
+        from plotly.subplots import make_subplots
+    except ImportError:
+        raise ObookError(INSTALL.replace("matplotlib", "plotly") + " for .html") from None
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, row_heights=[0.55, 0.18, 0.27], vertical_spacing=0.04)
+    for key, colour in (("bid", "royalblue"), ("ask", "darkorange"), ("mark", "grey")):
+        if key in d["price"]:
+            x, y = d["price"][key]
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": colour},
+                                     name="mark (mid)" if key == "mark" else f"best {key}"), row=1, col=1)
+    for key, colour, symbol in (("buys", "green", "triangle-up"), ("sells", "red", "triangle-down")):
+        t, px, qty = d[key]
+        fig.add_trace(go.Scatter(x=t, y=px, mode="markers", name=key,
+                                 text=[f"{_clock_text(x)} {q:g} @ {p:g}" for x, p, q in zip(t, px, qty)],
+                                 marker={"size": 9, "color": colour, "symbol": symbol,
+                                         "line": {"width": 0.5, "color": "black"}}), row=1, col=1)
+    fig.add_trace(go.Scatter(x=d["position"][0], y=d["position"][1], mode="lines", name="position",
+                             line={"shape": "hv", "color": "purple"}), row=2, col=1)
+    fig.add_trace(go.Scatter(x=d["equity"][0], y=d["equity"][1], mode="lines", name="equity",
+                             line={"shape": "hv", "color": "green"}), row=3, col=1)
+    fig.update_layout(title=d["title"], width=int(width * dpi), height=int(height * dpi))
+    ticks = _clock_ticks(d["t0"], d["t1"])
+    fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x) for x in ticks])
+    fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
+    for row, label in ((1, "price"), (2, "position"), (3, "equity")):
+        fig.update_yaxes(title_text=label, row=row, col=1)
+    _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
+
+
+def run_format(folder, format=None, feed=None):
+    """The feed format of a backtest folder's run: ``format``, else its run.json's, else
+    the one ``feed`` is in."""
+    from .feeds import get_format, resolve_format
+
+    if format is None and feed is None:
+        path = Path(folder) / RUN_FILE
+        if not Path(folder).is_dir():
+            raise ObookError(f"{folder}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
+        try:
+            format = json.loads(path.read_text()).get("format")
+        except (OSError, ValueError):
+            format = None
+        if format is None:
+            raise ObookError(f"{folder}: no {RUN_FILE} naming the run's feed: give it with --feed")
+        return get_format(format)
+    return resolve_format(format, feed) if feed is not None else get_format(format)
+
+
+def plot_backtest(run, out, feed=None, ticker=None, start=None, end=None, format=None, date=None,
+                  width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
+    """Draw a backtest (see :func:`backtest_series` for the arguments) into ``out``: a
+    self-contained interactive page for .html (plotly), else a picture (matplotlib)."""
+    out = Path(out)
+    html = out.suffix.lower() in (".html", ".htm")
+    if not html:
+        _matplotlib()
+    d = backtest_series(run, feed, ticker, start, end, format, date)
+    (_html if html else _png)(d, out, width, height, dpi)
+    return out
+
+
+def write_run(folder: Path, feeds: dict, format_name: str, strategy: str, tickers=None) -> Path:
+    """``run.json`` beside a backtest's tables: its feeds by day, format, strategy, tickers
+    (what ``obook plot backtest FOLDER`` reads to draw the price)."""
+    doc = {"feeds": {str(day): str(Path(f).resolve()) for day, f in feeds.items()}, "format": format_name,
+           "strategy": strategy, "tickers": tickers}
+    path = Path(folder) / RUN_FILE
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+

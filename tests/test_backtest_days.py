@@ -1,0 +1,112 @@
+"""Many days: obook backtest over a pipeline's TOML (its source days), a pipeline's
+dataset (the days its manifest has done) and on a Dask cluster; one process (or task)
+per day, the tables concatenated with a date column, each day as its own backtest."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from obook.cli import app
+from pipeline_support import DAYS, write_days, write_pipeline
+
+STRATEGY = '''
+from obook.backtest.orders import Order
+
+
+class Take:
+    """Buys 100 IOC at the ask of its first three book changes of each instrument."""
+
+    def __init__(self):
+        self.n = {}
+
+    def __call__(self, top):
+        n = self.n.get(top.ticker, 0)
+        if n >= 3 or top.ask_px is None or top.bid_px is None:
+            return None
+        self.n[top.ticker] = n + 1
+        return [Order("enter", top.ticker, "B", 100, top.ask_px, ref=len(self.n) * 10 + n, tif="IOC")]
+'''
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bt_days")
+    files = write_days(d / "src")
+    (d / "take.py").write_text(STRATEGY)
+    return d, files
+
+
+def _run(*args):
+    r = CliRunner().invoke(app, ["backtest", *map(str, args)])
+    assert r.exit_code == 0, r.output
+    return r
+
+
+def _fills(folder):
+    return pq.read_table(folder / "backtest.fills.parquet")
+
+
+def test_backtest_days_pipeline_toml_dates_and_each_day_alone(days, tmp_path):
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    d, files = days
+    toml = write_pipeline(tmp_path / "p.toml", d / "src", tmp_path / "dataset")
+    _run(toml, "--strategy", f"{d / 'take.py'}:Take", "-p", "2", "-o", tmp_path / "out")
+    fills = _fills(tmp_path / "out")
+    assert fills.column_names[0] == "date"
+    assert sorted(set(fills.column("date").to_pylist())) == sorted(DAYS.values())
+    for date, path in files.items():
+        alone = backtest(str(path), load_strategy(f"{d / 'take.py'}:Take")).fills
+        mine = fills.filter(pc.equal(fills.column("date"), date)).drop_columns(["date"])
+        assert alone.num_rows > 0 and mine.to_pylist() == alone.to_pylist()
+    import json
+
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert sorted(run["feeds"]) == sorted(DAYS.values())
+
+
+def test_backtest_days_dataset_manifest_days_by_date(days, tmp_path):
+    from obook.pipelines import manifest
+
+    d, files = days
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    doc = manifest.read(dataset)
+    for date, path in list(files.items())[:2]:          # two days done, the third not
+        doc["days"][date] = {"source": path.name, "path": str(path), "size": 0, "sha256": ""}
+    manifest.write(dataset, doc)
+    _run(dataset, "--strategy", f"{d / 'take.py'}:Take", "-o", tmp_path / "out")
+    dates = _fills(tmp_path / "out").column("date").to_pylist()
+    assert sorted(set(dates)) == sorted(list(files)[:2])
+    summary = __import__("json").loads((tmp_path / "out" / "summary.json").read_text())
+    assert sorted(summary) == sorted(list(files)[:2])
+
+
+def test_backtest_days_folder_without_days_refused(days, tmp_path):
+    from obook.errors import ObookError
+
+    d, _ = days
+    r = CliRunner().invoke(app, ["backtest", str(tmp_path), "--strategy", f"{d / 'take.py'}:Take"])
+    assert r.exit_code != 0 and isinstance(r.exception, ObookError)
+    assert "not a pipeline dataset" in str(r.exception)
+
+
+def test_backtest_days_on_a_dask_cluster_same_tables(days, tmp_path):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    from obook.backtest.days import backtest_days
+
+    d, files = days
+    paths = list(files.values())[:2]
+    local = backtest_days(paths, f"{d / 'take.py'}:Take")
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        remote = backtest_days(paths, f"{d / 'take.py'}:Take", executor="dask://" + cluster.scheduler_address,
+                               processes=2)
+    for name in ("fills", "orders", "equity"):
+        assert getattr(remote, name).to_pylist() == getattr(local, name).to_pylist()
+    assert list(remote.summary) == list(files)[:2]

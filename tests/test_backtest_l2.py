@@ -1,0 +1,221 @@
+"""Backtests on L2 (market-by-price) days with the probabilistic queue model: hand-made
+days whose answers are worked out by hand (a join at the back, a cancel split by the
+model, a fill after the queue ahead trades away, latency), the same tables as the
+order-level backtest's."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from obook.backtest import backtest
+from obook.backtest.orders import Order
+from obook.errors import ObookError
+
+# (time ns, action, side, price, size, best bid, its shares); the ask stays 1010 x 100.
+# A: shares added, C: cancelled, T: a trade (side: the aggressor's, A = a sell)
+QUEUE_DAY = [
+    (1000, "A", "B", 1000, 300, 1000, 300),      # the strategy joins behind 300
+    (2000, "C", "B", 1000, 100, 1000, 200),      # 100 cancelled, nothing behind: all ahead -> 200
+    (3000, "A", "B", 1000, 100, 1000, 300),      # 100 join behind -> ahead 200, behind 100
+    (4000, "C", "B", 1000, 60, 1000, 240),       # 60 cancelled: 0.2 behind (power:2) -> ahead 152
+    (5000, "T", "A", 1000, 152, 1000, 240),      # a sell of 152: the queue ahead trades away
+    (5000, "F", "B", 1000, 152, 1000, 88),
+    (6000, "T", "A", 1000, 30, 1000, 88),        # a sell of 30: fills 30 of the 50
+    (6000, "F", "B", 1000, 30, 1000, 58),
+    (7000, "A", "B", 1000, 10, 1000, 68),
+]
+
+
+def l2_table(rows, ask=(1010, 100)):
+    cols = {k: [] for k in ("ts_recv", "ts_event", "action", "side", "price", "size", "symbol",
+                            "bid_px_00", "bid_sz_00", "ask_px_00", "ask_sz_00")}
+    for t, action, side, price, size, bid, bid_sz in rows:
+        for k, v in zip(cols, (t, t, action, side, price, size, "AAA", bid, bid_sz, ask[0], ask[1])):
+            cols[k].append(v)
+    return pa.table(cols)
+
+
+class JoinOnce:
+    """Buys 50 at the best bid at its first book, GTC; remembers what it hears."""
+
+    def __init__(self, cancel_at=None):
+        self.sent, self.heard, self.cancel_at = False, [], cancel_at
+
+    def on_book(self, ctx):
+        bid = ctx.top()[0]
+        if not self.sent:
+            self.sent = True
+            return [Order("enter", "AAA", "B", 50, bid, ref=1, tif="GTC")]
+        if self.cancel_at is not None and ctx.time >= self.cancel_at and 1 in ctx.orders:
+            self.cancel_at = None
+            return [Order("cancel", "AAA", "B", 0, 0, ref=1)]
+        return None
+
+    def on_order(self, ctx, update):
+        self.heard.append((ctx.time, update.event, update.remaining, ctx.position()))
+
+
+def test_backtest_l2_join_cancel_split_and_fill_by_hand(tmp_path):
+    s = JoinOnce()
+    r = backtest(l2_table(QUEUE_DAY), s, interval=1e-6)
+    ev = r.events.select(["time", "event", "remaining", "shares_ahead"]).to_pylist()
+    assert ev[:2] == [{"time": 1000, "event": "accepted", "remaining": 50, "shares_ahead": None},
+                      {"time": 1000, "event": "rested", "remaining": 50, "shares_ahead": 300}]
+    assert ev[2] == {"time": 6000, "event": "partially_filled", "remaining": 20, "shares_ahead": 0}
+    assert ev[3]["event"] == "expired" and ev[3]["remaining"] == 0
+    fills = r.fills.select(["time", "side", "price", "quantity", "liquidity"]).to_pylist()
+    assert fills == [{"time": 6000, "side": "B", "price": 1000, "quantity": 30, "liquidity": "maker"}]
+    assert s.heard[1:3] == [(1000, "rested", 50, 0), (6000, "partially_filled", 20, 30)]
+    # long 30 bought at 1000, marked at the mid 1005
+    assert r.positions.to_pylist()[0]["equity"] == Decimal("150.0000")
+    assert r.equity.column("equity").to_pylist()[-1] == Decimal("150.0000")
+    pq.write_table(l2_table(QUEUE_DAY), tmp_path / "day.parquet")         # a Parquet file: the same
+    again = backtest(str(tmp_path / "day.parquet"), JoinOnce(), interval=1e-6)
+    assert again.fills.to_pylist() == r.fills.to_pylist()
+
+
+@pytest.mark.parametrize("queue, filled", [
+    ("power:2", 30),           # ahead 152 at the first trade: 152 + 30 reach the order
+    ("risk-averse", 0),        # every cancel behind: ahead 200 at 4000, 48 after the trade, 18 after the next
+    ("log", 14),               # log(101) / (log(101) + log(201)) = 0.465 behind: ahead 167.9 -> 15.9 -> fills 14
+])
+def test_backtest_l2_queue_models_differ_as_worked_out(queue, filled):
+    r = backtest(l2_table(QUEUE_DAY), JoinOnce(), queue=queue)
+    assert sum(r.fills.column("quantity").to_pylist()) == filled
+
+
+def test_backtest_l2_cancel_too_late_with_latency():
+    # the strategy cancels when it sees the book of 5000 (after the trade of 152); with a
+    # 1500 ns order latency the cancel reaches the venue at 6500, after the fill at 6000
+    s = JoinOnce(cancel_at=5000)
+    r = backtest(l2_table(QUEUE_DAY), s, order_latency=1500)
+    assert r.orders.select(["action", "sent", "arrival"]).to_pylist() == [
+        {"action": "new", "sent": 1000, "arrival": 2500}, {"action": "cancel", "sent": 5000, "arrival": 6500}]
+    # it joined at 2500 behind 200 (the book of 2000): 200 -> 300 (+100 behind) -> 240:
+    # 0.2 of 60 behind -> 152 ahead; then as above
+    assert r.fills.column("quantity").to_pylist() == [30]
+    assert r.events.column("event").to_pylist()[-1] == "cancelled"
+    fast = backtest(l2_table(QUEUE_DAY), JoinOnce(cancel_at=5000))
+    assert fast.fills.num_rows == 0                                       # without latency: cancelled first
+
+
+def test_backtest_l2_ioc_takes_the_visible_ask_and_fifo_refused():
+    class Take:
+        def __init__(self):
+            self.done = False
+
+        def on_book(self, ctx):
+            if self.done:
+                return None
+            self.done = True
+            return [Order("enter", "AAA", "B", 150, ctx.top()[2], ref=1, tif="IOC")]
+
+    r = backtest(l2_table(QUEUE_DAY), Take())
+    assert r.fills.select(["price", "quantity", "liquidity"]).to_pylist() == [
+        {"price": 1010, "quantity": 100, "liquidity": "taker"}]
+    assert r.events.column("event").to_pylist() == ["accepted", "partially_filled", "cancelled"]
+    with pytest.raises(ObookError, match="no FIFO queue"):
+        backtest(l2_table(QUEUE_DAY), Take(), queue="fifo")
+    with pytest.raises(ObookError, match="queue model 'square'"):
+        backtest(l2_table(QUEUE_DAY), Take(), queue="square")
+
+
+def test_backtest_l2_dbn_mbp1_file_same_as_its_table(tmp_path):
+    import datetime as dt
+    from types import SimpleNamespace as NS
+
+    import databento_dbn as dbn
+    import numpy as np
+
+    from obook.backtest.l2_input import mbp_dtype
+
+    table = l2_table(QUEUE_DAY)
+    rec = np.zeros(table.num_rows, mbp_dtype(1))
+    rec["length"], rec["rtype"], rec["instrument_id"] = rec.dtype.itemsize // 4, 1, 7
+    for name in ("ts_recv", "ts_event", "price", "size", "bid_px_00", "bid_sz_00", "ask_px_00", "ask_sz_00"):
+        rec[name] = table.column(name).to_numpy()
+    rec["action"] = table.column("action").to_pylist()
+    rec["side"] = table.column("side").to_pylist()
+    meta = dbn.Metadata(dataset="XNAS.ITCH", start=0, stype_in=dbn.SType.RAW_SYMBOL,
+                        stype_out=dbn.SType.INSTRUMENT_ID, schema=dbn.Schema.MBP_1, symbols=["AAA"], end=10**12,
+                        version=3, mappings=[NS(raw_symbol="AAA", intervals=[
+                            NS(start_date=dt.date(1970, 1, 1), end_date=dt.date(1970, 1, 2), symbol="7")])])
+    path = tmp_path / "day.mbp-1.dbn"
+    path.write_bytes(meta.encode() + rec.tobytes())
+    dec = dbn.DBNDecoder()
+    dec.write(path.read_bytes())
+    got = [r for r in dec.decode() if isinstance(r, dbn.MBP1Msg)]          # databento's own reader agrees
+    assert [(r.ts_recv, r.levels[0].bid_sz, r.size) for r in got] == [(t, b, s) for t, _, _, _, s, _, b in QUEUE_DAY]
+    r = backtest(str(path), JoinOnce())
+    assert r.fills.select(["time", "price", "quantity"]).to_pylist() == [{"time": 6000, "price": 1000, "quantity": 30}]
+
+
+def test_backtest_l2_cli_queue_option_and_its_picture(tmp_path):
+    import json
+    import inspect
+
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    pq.write_table(l2_table(QUEUE_DAY), tmp_path / "day.parquet")
+    (tmp_path / "join.py").write_text("from obook.backtest.orders import Order\n\n\n"
+                                      + inspect.getsource(JoinOnce))
+    r = CliRunner().invoke(app, ["backtest", str(tmp_path / "day.parquet"), "--strategy",
+                                 f"{tmp_path / 'join.py'}:JoinOnce", "--queue", "log", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["filled_shares"] == 14     # log, as above
+    r = CliRunner().invoke(app, ["plot", "backtest", str(tmp_path / "out"), str(tmp_path / "bt.png")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "bt.png").read_bytes()[:4] == b"\x89PNG"
+
+
+class Quote:
+    """Re-quotes 100 at each best when it moves (GTC)."""
+
+    def __init__(self):
+        self.ref, self.q = 0, {}
+
+    def on_book(self, ctx):
+        bid, _, ask, _ = ctx.top()
+        out = []
+        for side, px in (("B", bid), ("S", ask)):
+            old = self.q.get(side)
+            if px is None or (old and old[1] == px):
+                continue
+            self.ref += 1
+            out.append(Order("replace", ctx.instrument, side, 100, px, self.ref, old[0]) if old else
+                       Order("enter", ctx.instrument, side, 100, px, self.ref, tif="GTC"))
+            self.q[side] = (self.ref, px)
+        return out
+
+
+def test_backtest_l2_on_obooks_mbp10_table_fills_only_where_the_day_trades_or_crosses(tmp_path):
+    import obook
+    from obook.gen.databento import mbo_flow, write_dbn
+    from obook.live.risk import RiskGate
+
+    write_dbn(tmp_path / "mbo.dbn", mbo_flow(6000, instruments=1, seed=3))
+    day = obook.table("mbp10", str(tmp_path / "mbo.dbn")).read_all()
+    r = backtest(day, Quote(), order_latency=50_000, response_latency=50_000,
+                 risk=RiskGate(max_orders_per_second=10**6, band_bps=10**6, max_notional=10**18))
+    assert r.summary["orders"] > 100 and r.summary["refused"] == 0
+    assert sum(f["liquidity"] == "maker" for f in r.fills.to_pylist()) > 0, r.summary
+    rows = day.select(["ts_recv", "action", "side", "price", "bid_px_00", "ask_px_00"]).to_pylist()
+    trades = {(x["ts_recv"], x["price"]) for x in rows if x["action"] == "T"}
+    best = {}
+    for x in rows:
+        if x["action"] != "T":
+            best[x["ts_recv"]] = (x["bid_px_00"], x["ask_px_00"])
+    for f in r.fills.to_pylist():
+        if f["liquidity"] == "taker":
+            continue
+        bid, ask = best.get(f["time"], (None, None))
+        crossed = (ask is not None and ask <= f["price"]) if f["side"] == "B" else (bid is not None and bid >= f["price"])
+        traded = any(t == f["time"] and (p >= f["price"] if f["side"] == "S" else p <= f["price"])
+                     for t, p in trades)
+        assert traded or crossed, f

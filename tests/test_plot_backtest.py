@@ -1,0 +1,192 @@
+"""obook plot backtest: the figure's data is the run's (fills at their prices and times,
+equity the equity table), the PNG and the HTML page it draws, and the command's refusals."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from obook.cli import app
+from tests.cli_support import cli_error
+
+pytest.importorskip("matplotlib")
+from PIL import Image  # noqa: E402  (matplotlib's own dependency)
+
+OPEN = 34_200_000          # 09:30 in the CSV feed's milliseconds since midnight
+
+STRATEGY = '''
+from obook.backtest.orders import Order
+
+
+class Flip:
+    """Every fourth book change: buys 10 at the ask when flat, else sells 10 at the bid (IOC)."""
+
+    def __init__(self):
+        self.calls, self.ref = 0, 0
+
+    def on_book(self, ctx):
+        self.calls += 1
+        bid, _, ask, _ = ctx.top()
+        if self.calls % 4 or bid is None or ask is None:
+            return None
+        self.ref += 1
+        if ctx.position() <= 0:
+            return [Order("enter", "AAA", "B", 10, ask, ref=self.ref, tif="IOC")]
+        return [Order("enter", "AAA", "S", 10, bid, ref=self.ref, tif="IOC")]
+'''
+
+
+def write_day(path, seed: int, n: int = 40):
+    """A CSV day of one instrument: each second a new bid and ask around a random walk, the
+    ones of two seconds before deleted."""
+    rng = random.Random(seed)
+    lines, mid, t = ["Time,Ticker,Order,T,Shares,Price"], 10_000, OPEN
+    for i in range(n):
+        t += 1000
+        mid += rng.choice((-10, 0, 10))
+        lines += [f"{t},AAA,b{i},B,100,{mid - 10}", f"{t + 1},AAA,s{i},S,100,{mid + 10}"]
+        if i >= 2:
+            lines += [f"{t + 2},AAA,b{i - 2},D,0,0", f"{t + 3},AAA,s{i - 2},D,0,0"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A day, the strategy's file and the folder obook backtest -o wrote."""
+    d = tmp_path_factory.mktemp("plot_backtest")
+    day = write_day(d / "day.csv", 1)
+    (d / "flip.py").write_text(STRATEGY)
+    r = CliRunner().invoke(app, ["backtest", str(day), "--strategy", f"{d / 'flip.py'}:Flip", "-f", "csv",
+                                 "-o", str(d / "out")])
+    assert r.exit_code == 0, r.output
+    return d
+
+
+def _pixels(path):
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    return np.asarray(Image.open(path).convert("RGB"))
+
+
+def test_plot_backtest_series_fills_and_equity_are_the_tables(run):
+    import pyarrow.parquet as pq
+
+    from obook.plotting_backtest import backtest_series
+
+    d = backtest_series(run / "out")
+    fills = pq.read_table(run / "out" / "backtest.fills.parquet").to_pylist()
+    equity = pq.read_table(run / "out" / "backtest.equity.parquet").to_pylist()
+    assert len(fills) > 10 and {f["side"] for f in fills} == {"B", "S"}
+    for key, side in (("buys", "B"), ("sells", "S")):
+        mine = [f for f in fills if f["side"] == side]
+        # CSV times are ms since midnight, prices 1/10,000 of a dollar
+        assert np.allclose(d[key][0], [f["time"] / 3_600_000 for f in mine])
+        assert np.allclose(d[key][1], [f["price"] / 10_000 for f in mine])
+        assert list(d[key][2]) == [f["quantity"] for f in mine]
+    # an IOC buy at the ask it saw: each buy is at a best ask the book showed
+    asks = set(np.round(d["price"]["ask"][1], 6))
+    assert set(np.round(d["buys"][1], 6)) <= asks
+    assert np.allclose(d["equity"][0], [e["time"] / 3_600_000 for e in equity])
+    assert np.allclose(d["equity"][1], [float(e["equity"]) / 10_000 for e in equity])
+    assert list(d["position"][1]) == [e["position"] for e in equity]
+    assert d["tz"] == "America/New_York" and d["t0"] == pytest.approx((OPEN + 1000) / 3_600_000)
+
+
+def test_plot_backtest_python_result_without_feed_draws_marks(run, tmp_path):
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+    from obook.plotting_backtest import backtest_series, plot_backtest
+
+    r = backtest(str(run / "day.csv"), load_strategy(f"{run / 'flip.py'}:Flip"), format="csv")
+    d = backtest_series(r, format="csv", start=OPEN + 20_000)
+    times = r.equity.column("time").to_numpy()
+    keep = times >= OPEN + 20_000
+    assert np.allclose(d["price"]["mark"][1], [float(m) / 10_000 for m in r.equity.column("mark").to_pylist()
+                                               if m is not None][-keep.sum():])
+    first = min(d["buys"][0].min(), d["sells"][0].min())
+    assert round(first * 3_600_000) >= OPEN + 20_000
+    px = _pixels(plot_backtest(r, tmp_path / "r.png", format="csv", width=8, height=6, dpi=50))
+    assert px.shape == (300, 400, 3)
+
+
+def test_plot_backtest_cli_png_of_the_folder(run, tmp_path):
+    out = tmp_path / "bt.png"
+    r = CliRunner().invoke(app, ["plot", "backtest", str(run / "out"), str(out), "--start", "09:30:10"])
+    assert r.exit_code == 0, r.output
+    px = _pixels(out)
+    assert px.shape[:2] == (800, 1200)
+    green = (px[..., 1] > 120) & (px[..., 0] < 80) & (px[..., 2] < 80)
+    red = (px[..., 0] > 180) & (px[..., 1] < 80) & (px[..., 2] < 80)
+    assert green.sum() > 50 and red.sum() > 50          # buy and sell markers
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--start", "09:31", "--end", "09:30"], "--start 09:31 is not before --end 09:30"),
+    (["--end", "25:00"], "between 00:00 and 24:00"),
+    (["-k", "BBB"], "no instrument 'BBB'"),
+])
+def test_plot_backtest_cli_bad_window_or_ticker_refused(run, tmp_path, capsys, args, message):
+    err = cli_error(capsys, "plot", "backtest", run / "out", tmp_path / "x.png", *args)
+    assert message in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_backtest_cli_not_a_folder_refused(run, tmp_path, capsys):
+    err = cli_error(capsys, "plot", "backtest", run / "day.csv", tmp_path / "x.png", "-f", "csv")
+    assert "not a backtest folder" in err
+
+
+def test_plot_backtest_many_days_needs_a_date(tmp_path, capsys):
+    days = [write_day(tmp_path / f"d{i}.csv", i, n=12) for i in (1, 2)]
+    (tmp_path / "flip.py").write_text(STRATEGY)
+    r = CliRunner().invoke(app, ["backtest", *map(str, days), "--strategy", f"{tmp_path / 'flip.py'}:Flip",
+                                 "-f", "csv", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    err = cli_error(capsys, "plot", "backtest", tmp_path / "out", tmp_path / "x.png")
+    assert "the run has 2 days: name one with --date (d1, d2)" in err
+    from obook.plotting_backtest import backtest_series
+
+    d = backtest_series(tmp_path / "out", date="d2")
+    assert d["price"]["bid"][0].size > 0                 # d2's feed replayed for the price
+
+
+def test_plot_backtest_html_in_headless_chromium_no_console_errors_not_blank(run, tmp_path):
+    from obook.plotting_backtest import plot_backtest
+
+    from tests.browser_support import chromium_screenshot
+
+    pytest.importorskip("plotly")
+    page = plot_backtest(run / "out", tmp_path / "p.html")
+    console, shot = chromium_screenshot(page, tmp_path)
+    assert console == []
+    px = _pixels(shot)
+    assert px.shape[:2] == (800, 1200)
+    green = (px[..., 1] > 100) & (px[..., 0] < 60) & (px[..., 2] < 60)
+    assert green.sum() > 50                               # the buy markers and the equity line
+    assert len({tuple(c) for c in px.reshape(-1, 3)}) > 100
+
+
+def test_plot_backtest_of_a_run_a_strategy_error_stopped(run, tmp_path):
+    (tmp_path / "late.py").write_text(STRATEGY + '''
+
+class Late(Flip):
+    """Flip until its 60th book change, then raises."""
+
+    def on_book(self, ctx):
+        if self.calls >= 60:
+            raise RuntimeError("late")
+        return super().on_book(ctx)
+''')
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", str(run / "day.csv"), "--strategy", f"{tmp_path / 'late.py'}:Late",
+                                 "-f", "csv", "-o", str(out)])
+    assert r.exit_code != 0 and (out / "backtest.fills.parquet.partial").is_file()
+    from obook.plotting_backtest import backtest_series
+
+    d = backtest_series(out)
+    assert 0 < len(d["buys"][0]) + len(d["sells"][0]) < 20        # the fills before the error
+    assert d["price"]["bid"][0].size > 0                          # the feed, from run.json
