@@ -8,6 +8,7 @@ replays, and new/old ratios.
     git archive cc23a2c obook | tar -x -C /tmp/old
     python benchmarks/bench_replay_cpu.py --old /tmp/old --feed ITCH_OR_CSV_FILE --runs 6 [--table bbo]
     python benchmarks/bench_replay_cpu.py --old /tmp/old --feed F --table orders --no-queue   # new side without queue places
+    python benchmarks/bench_replay_cpu.py --old /tmp/old --new /tmp/new --feed F   # two copies (edit on meanwhile)
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def run(feed: str, old: str, table: str, no_queue: bool = False) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--old", required=True, help="directory holding the old obook package")
+    ap.add_argument("--new", default="", help="directory holding the new obook package (default: this one)")
     ap.add_argument("--feed", required=True)
     ap.add_argument("--runs", type=int, default=6, help="processes per side (3 timed replays each)")
     ap.add_argument("--table", default="bbo")
@@ -71,9 +73,10 @@ def main() -> None:
     args = ap.parse_args()
     got = {"new": {"total": [], "kernel": []}, "old": {"total": [], "kernel": []}}
     for i in range(args.runs):
-        for side, old in (("new", ""), ("old", args.old)):
-            r = run(args.feed, old, args.table, args.no_queue and side == "new")
+        for side, where in (("new", args.new), ("old", args.old)):
+            r = run(args.feed, where, args.table, args.no_queue and side == "new")
             assert (side == "old") == r["file"].startswith(args.old), r["file"]
+            assert not args.new or side == "old" or r["file"].startswith(args.new), r["file"]
             for k in ("total", "kernel"):
                 got[side][k] += r[k]
         print(f"run {i + 1}: " + ", ".join(f"{s} total {median(got[s]['total'][-3:]):.3f}s kernel "

@@ -9,6 +9,7 @@ import pytest
 
 from obook._kernels import dbn as K
 from obook._kernels.layout import ACT_ADD, ACT_CANCEL, ACT_PRINT, EV_WIDTH, NEED_ROOM, TYPE_SHIFT
+from obook.feeds.databento.decoder import _instrument_table
 from obook.gen.databento import MBO_DTYPE
 
 KERNELS = [pytest.param(False, id="compiled"), pytest.param(True, id="py_func")]
@@ -87,7 +88,7 @@ class _Dec:
         self.f = _k("dbn_decode", py)
         self.w, self.n = worker, n_workers
         self.strict = strict
-        self.keys, self.vals = np.zeros(table, np.int64), np.zeros(table, np.int64)
+        self.keys, self.state, self.vals = _instrument_table(table)
         self.open = np.zeros(table // 2, np.int64)
         self.new = np.zeros(64, np.int64)
         self.st = np.zeros(K.ST_WIDTH, np.int64)
@@ -98,15 +99,15 @@ class _Dec:
         ev = np.zeros((max(1, len(data) // 56), EV_WIDTH), np.int64)
         books = self.st[K.ST_BOOKS]
         self.st[:] = 0
-        self.st[K.ST_BOOKS] = books
+        self.st[K.ST_BOOKS] = self.st[K.ST_KEYS_LIVE] = self.st[K.ST_KEYS_FILL] = books
         while True:
-            status = self.f(buf, base_seq, self.w, self.n, ev, self.keys, self.vals, self.open, self.new,
+            status = self.f(buf, base_seq, self.w, self.n, ev, self.keys, self.state, self.vals, self.open, self.new,
                             self.st, self.strict, self.skips, np.zeros((64, 2), np.int64))
             if status != NEED_ROOM:
                 break
-            keys, vals = np.zeros(2 * len(self.keys), np.int64), np.zeros(2 * len(self.keys), np.int64)
-            K.rehash(self.keys, self.vals, keys, vals)
-            self.keys, self.vals = keys, vals
+            keys, state, vals = _instrument_table(2 * len(self.keys))
+            K.rehash(self.keys, self.state, self.vals, keys, state, vals)
+            self.keys, self.state, self.vals = keys, state, vals
             op = np.zeros(len(keys) // 2, np.int64)
             op[:len(self.open)] = self.open
             self.open = op

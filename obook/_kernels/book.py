@@ -16,7 +16,7 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
 - Far levels (a side's levels beyond its best NEAR_MAX, all worse than every near one):
   a 4-ary max-heap by key per side, ``hp[H, 2]`` rows (key, level) in segments
   ``heaps[B*2, 2]`` (start, cap; free lists ``seg_free[64:]``), and the hash table ``fh[F,
-  4]`` (state, side, price, level) that finds a far level by price. When a side's near
+  4]`` (state, side, price, level; obook._kernels.hashtab on its columns) that finds a far level by price. When a side's near
   segment falls below NEAR_MIN levels it is refilled from its heap. So every level
   operation is O(1) near the touch and O(log levels) far from it, and the top of book,
   the depth walk (at most 50 levels) and the crossed-book check read the near segment.
@@ -24,7 +24,7 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   is two-level (row 0 maps ``ref >> 20`` to a row, whose slots map ``ref >> 7`` to
   page + 1; 0: none), ``page_live`` counts live orders of a page
   (freed at 0). An entry is ``shares << 24 | level + 1`` (0 = empty).
-- ``ov_key[O, 2]`` / ``ov_val[O, 2]`` / ``ov_state[O]``: an open-addressing table for
+- ``ov_key[O, 2]`` / ``ov_val[O, 2]`` / ``ov_state[O]``: a hash table (obook._kernels.hashtab) for
   orders the direct index can't hold (refs >= 2**32, a ref live in two books, 2**39 shares
   or more, a level id from 2**24 - 2 up); its values are (level + 1, shares) rows.
 - Time priority (only when the caller keeps queues, ``queue``): each level's orders in
@@ -43,7 +43,8 @@ Nothing raises: an operation that needs room is preceded by ``level_room`` /
 """
 
 import numpy as np
-from .jit import INTERPRETED, njit
+from .jit import njit
+from .hashtab import ht_drop, ht_find, ht_full, ht_put, ht_reinsert, ht_slot, uindex as _u
 
 PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
 CHUNK_BITS = 13    # page_dir rows: row 0 maps ref >> 20 to a row of 8192 page slots
@@ -103,42 +104,7 @@ NEAR_FILL = 96
 HEAP_FREE = 64     # seg_free[64:] are the heap segments' free lists
 
 
-if INTERPRETED:     # Python kernels: an index as it is (np.uint64 costs ~0.3 us a call there)
-    def _u(i):
-        return i
-else:
-    @njit(cache=True, _nrt=False, inline="always")
-    def _u(i):
-        return np.uint64(i)
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _hash(a, b, mask):
-    h = (np.uint64(a) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(b) * np.uint64(0xC2B2AE3D27D4EB4F))
-    return np.int64((h >> np.uint64(20)) & np.uint64(mask))
-
-
 # ---------------------------------------------------------------- the order index
-
-@njit(cache=True, _nrt=False)
-def _ov_slot(ov_key, ov_state, book, ref, for_insert):
-    """Slot of (book, ref) in the overflow table; with for_insert, the first reusable slot."""
-    mask = ov_key.shape[0] - 1
-    i = _hash(ref, book, mask)
-    first_free = -1
-    while True:
-        s = ov_state[_u(i)]
-        if s == 0:
-            if for_insert:
-                return first_free if first_free >= 0 else i
-            return -1
-        if s == 2:
-            if first_free < 0:
-                first_free = i
-        elif ov_key[_u(i), 0] == book and ov_key[_u(i), 1] == ref:
-            return i
-        i = (i + 1) & mask
-
 
 @njit(cache=True, _nrt=False, inline="always")
 def _page_of(ref, page_dir):
@@ -160,7 +126,7 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
             if e != 0 and (lv[_u((e & LEVEL_MASK) - 1), LV_OWNER] >> 1) == book:
                 return a
     if st[ST_OV_USED] > 0:
-        s = _ov_slot(ov_key, ov_state, book, ref, False)
+        s = ht_find(ov_key, ov_state, book, ref)
         if s >= 0:
             return -2 - s
     return -1
@@ -169,7 +135,7 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
 @njit(cache=True, _nrt=False)
 def order_room(ref, pages, page_dir, ov_key, qn, queue, st):
     """0 if an order with this ref can be inserted now, else the ROOM_* to grow."""
-    if st[ST_OV_FILL] * 2 + 2 > ov_key.shape[0]:
+    if ht_full(ov_key, st, ST_OV_FILL):
         return ROOM_OVERFLOW
     if 0 <= ref < DIRECT_REFS and _page_of(ref, page_dir) < 0:
         if st[ST_PAGE_FREE] == 0 and (st[ST_PAGE_TOP] + 1) * PAGE > pages.shape[0]:
@@ -209,15 +175,9 @@ def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, p
             pages[_u(a)] = (shares << LEVEL_BITS) | (lvl + 1)
             page_live[_u(p)] += 1
             return a
-    s = _ov_slot(ov_key, ov_state, book, ref, True)
-    if ov_state[_u(s)] == 0:
-        st[ST_OV_FILL] += 1
-    ov_state[_u(s)] = 1
-    ov_key[_u(s), 0] = book
-    ov_key[_u(s), 1] = ref
+    s = ht_put(ov_key, ov_state, st, ST_OV_USED, ST_OV_FILL, book, ref)
     ov_val[_u(s), 0] = lvl + 1
     ov_val[_u(s), 1] = shares
-    st[ST_OV_USED] += 1
     return -2 - s
 
 
@@ -234,8 +194,7 @@ def remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, s
             page_free[_u(st[ST_PAGE_FREE])] = p
             st[ST_PAGE_FREE] += 1
     else:
-        ov_state[_u(-2 - a)] = 2
-        st[ST_OV_USED] -= 1
+        ht_drop(ov_state, st, ST_OV_USED, -2 - a)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -344,7 +303,7 @@ def level_room(book, sides, pool, heaps, hp, fh, lv, st):
     if hneed >= 0:
         if st[ST_HP_TOP] + hneed > hp.shape[0]:
             return ROOM_HEAP
-        if st[ST_FH_FILL] * 2 + 2 > fh.shape[0]:
+        if ht_full(fh, st, ST_FH_FILL):
             return ROOM_FAR_HASH
     return 0
 
@@ -374,33 +333,20 @@ def _seg_release(start, cap, arr, seg_free, base):
 
 @njit(cache=True, _nrt=False)
 def _fh_slot(fh, sd, price, for_insert):
-    """Slot of (side, price) in the far-level hash table (-1: absent), or where to insert."""
-    mask = fh.shape[0] - 1
-    i = _hash(price, sd, mask)
-    first_free = -1
-    while True:
-        s = fh[_u(i), 0]
-        if s == 0:
-            if for_insert:
-                return first_free if first_free >= 0 else i
-            return -1
-        if s == 2:
-            if first_free < 0:
-                first_free = i
-        elif fh[_u(i), 1] == sd and fh[_u(i), 2] == price:
-            return i
-        i = (i + 1) & mask
+    """Row of (side, price) in the far-level hash table (columns: state, the key, the level)."""
+    return ht_slot(fh[:, 1:3], fh[:, 0], sd, price, for_insert)
 
 
 @njit(cache=True, _nrt=False)
 def fh_rehash(old, new):
     """Move the live entries of a far-level hash table into a larger, empty one; returns the count."""
     n = 0
+    keys = new[:, 1:3]
+    state = new[:, 0]
     for s in range(old.shape[0]):
         if old[s, 0] == 1:
-            t = _fh_slot(new, old[s, 1], old[s, 2], True)
-            for c in range(4):
-                new[t, c] = old[s, c]
+            t = ht_reinsert(keys, state, old[s, 1], old[s, 2])
+            new[t, 3] = old[s, 3]
             n += 1
     return n
 
@@ -462,14 +408,8 @@ def _far_add(sd, key, lvl, lv, lvx, sides, heaps, hp, seg_free, fh, st):
     sides[_u(sd), 3] = size + 1
     _heap_up(hp, hs, size, key, lvl, lvx)
     price = lv[_u(lvl), LV_PRICE]
-    s = _fh_slot(fh, sd, price, True)
-    if fh[_u(s), 0] == 0:
-        st[ST_FH_FILL] += 1
-    fh[_u(s), 0] = 1
-    fh[_u(s), 1] = sd
-    fh[_u(s), 2] = price
+    s = ht_put(fh[:, 1:3], fh[:, 0], st, ST_FH_USED, ST_FH_FILL, sd, price)
     fh[_u(s), 3] = lvl
-    st[ST_FH_USED] += 1
 
 
 @njit(cache=True, _nrt=False)
@@ -488,9 +428,7 @@ def far_remove(sd, lvl, lv, lvx, sides, heaps, hp, fh, st):
             _heap_up(hp, hs, k, key, moved, lvx)
         else:
             _heap_down(hp, hs, last, k, key, moved, lvx)
-    s = _fh_slot(fh, sd, lv[_u(lvl), LV_PRICE], False)
-    fh[_u(s), 0] = 2
-    st[ST_FH_USED] -= 1
+    ht_drop(fh[:, 0], st, ST_FH_USED, _fh_slot(fh, sd, lv[_u(lvl), LV_PRICE], False))
 
 
 @njit(cache=True, _nrt=False)
@@ -740,10 +678,7 @@ def ov_rehash(old_key, old_val, old_state, old_node, new_key, new_val, new_state
     nodes = old_node.shape[0] == old_state.shape[0] and new_node.shape[0] == new_state.shape[0]
     for s in range(old_state.shape[0]):
         if old_state[s] == 1:
-            t = _ov_slot(new_key, new_state, old_key[s, 0], old_key[s, 1], True)
-            new_state[t] = 1
-            new_key[t, 0] = old_key[s, 0]
-            new_key[t, 1] = old_key[s, 1]
+            t = ht_reinsert(new_key, new_state, old_key[s, 0], old_key[s, 1])
             new_val[t, 0] = old_val[s, 0]
             new_val[t, 1] = old_val[s, 1]
             if nodes:

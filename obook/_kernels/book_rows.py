@@ -16,45 +16,52 @@ trades that fill two orders at once).
 from .jit import njit
 
 from .book import ST_BOOK_WIDTH, _u, side_best, top_levels
-from .layout import WANT_DEPTH
+from .layout import (DEPTH_HEAD, EV_MATCH, EV_SEQ, EV_TIME, OR_ACTION, OR_MATCH, OR_NEW_REF, OR_PRICE,
+                     OR_Q_ORDERS, OR_Q_SHARES, OR_REF, OR_REMAINING, OR_SHARES, OR_SIDE, ROW_ASK_N, ROW_ASK_PX,
+                     ROW_ASK_QTY, ROW_BID_N, ROW_BID_PX, ROW_BID_QTY, ROW_BOOK, ROW_SEQ, ROW_TIME, TR_KIND,
+                     TR_MATCH, TR_PRICE, TR_REF, TR_SHARES, TR_SIDE, WANT_DEPTH)
 
 ST_OPEN = ST_BOOK_WIDTH     # books with an open run of DEFER events
 DS_OPEN, DS_BID_PX, DS_BID_QTY, DS_ASK_PX, DS_ASK_QTY = range(5)
 DS_WIDTH = 5
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _row_head(out, r, ev, i, book):
+    """The columns every table's row starts with (layout.py): seq, time, book."""
+    out[r, ROW_SEQ] = ev[_u(i), EV_SEQ]
+    out[r, ROW_TIME] = ev[_u(i), EV_TIME]
+    out[r, ROW_BOOK] = book
+
+
 @njit(cache=True, _nrt=False)
 def order_row(ev, i, book, letter, side, price, shares, left, ref, new_ref, match, q_shares,
                q_orders, orders, nx):
     o = _u(nx[1])
-    orders[o, 0] = ev[_u(i), 0]
-    orders[o, 1] = ev[_u(i), 1]
-    orders[o, 2] = book
-    orders[o, 3] = letter
-    orders[o, 4] = side
-    orders[o, 5] = price
-    orders[o, 6] = shares
-    orders[o, 7] = left
-    orders[o, 8] = ref
-    orders[o, 9] = new_ref
-    orders[o, 10] = match
-    orders[o, 11] = q_shares
-    orders[o, 12] = q_orders
+    _row_head(orders, o, ev, i, book)
+    orders[o, OR_ACTION] = letter
+    orders[o, OR_SIDE] = side
+    orders[o, OR_PRICE] = price
+    orders[o, OR_SHARES] = shares
+    orders[o, OR_REMAINING] = left
+    orders[o, OR_REF] = ref
+    orders[o, OR_NEW_REF] = new_ref
+    orders[o, OR_MATCH] = match
+    orders[o, OR_Q_SHARES] = q_shares
+    orders[o, OR_Q_ORDERS] = q_orders
     nx[1] += 1
 
 
 @njit(cache=True, _nrt=False)
 def trade_row(ev, i, book, kind, price, shares, side, ref, trades, nx):
     t = _u(nx[0])
-    trades[t, 0] = ev[_u(i), 0]
-    trades[t, 1] = ev[_u(i), 1]
-    trades[t, 2] = book
-    trades[t, 3] = kind
-    trades[t, 4] = price
-    trades[t, 5] = shares
-    trades[t, 6] = side
-    trades[t, 7] = ref
-    trades[t, 8] = ev[_u(i), 8]    # ITCH: the match number; CSV: the order id's bytes
+    _row_head(trades, t, ev, i, book)
+    trades[t, TR_KIND] = kind
+    trades[t, TR_PRICE] = price
+    trades[t, TR_SHARES] = shares
+    trades[t, TR_SIDE] = side
+    trades[t, TR_REF] = ref
+    trades[t, TR_MATCH] = ev[_u(i), EV_MATCH]    # ITCH: the match number; CSV: the order id's bytes
     nx[0] += 1
 
 
@@ -65,15 +72,13 @@ def bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv):
     napx, naq, nan_ = side_best(book * 2 + 1, sides, pool, lv)
     if nbpx != bpx or nbq != bq or napx != apx or naq != aq:
         r = _u(nrow)
-        rows[r, 0] = ev[_u(i), 0]
-        rows[r, 1] = ev[_u(i), 1]
-        rows[r, 2] = book
-        rows[r, 3] = nbpx
-        rows[r, 4] = nbq
-        rows[r, 5] = nbn
-        rows[r, 6] = napx
-        rows[r, 7] = naq
-        rows[r, 8] = nan_
+        _row_head(rows, r, ev, i, book)
+        rows[r, ROW_BID_PX] = nbpx
+        rows[r, ROW_BID_QTY] = nbq
+        rows[r, ROW_BID_N] = nbn
+        rows[r, ROW_ASK_PX] = napx
+        rows[r, ROW_ASK_QTY] = naq
+        rows[r, ROW_ASK_N] = nan_
         nrow += 1
     return nrow
 
@@ -141,10 +146,8 @@ def depth_row(ev, i, book, sides, pool, lv, depth, nx, snap):
                     same = False
     if not same:
         d = _u(nx[2])
-        depth[d, 0] = ev[_u(i), 0]
-        depth[d, 1] = ev[_u(i), 1]
-        depth[d, 2] = book
-        w = 3
+        _row_head(depth, d, ev, i, book)
+        w = DEPTH_HEAD       # then each level as top_levels gives it: DEPTH_LEVEL's (px, qty, orders)
         for sd in range(2):
             for k in range(snap.shape[2]):
                 for c in range(3):

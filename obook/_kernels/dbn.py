@@ -10,6 +10,7 @@ record (rtype 0xA0, 56 bytes) continues with the fields at the ``MBO_*`` offsets
 
 import numpy as np
 from .jit import njit
+from .hashtab import ht_find, ht_full, ht_put, ht_reinsert
 
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, NO_SIDE, NEED_ROOM,
                      TYPE_SHIFT)
@@ -59,7 +60,9 @@ ST_BOOKS = 3          # local books handed out
 ST_NEW = 4            # books first seen in this call (their ids in new_ids)
 ST_BAD = 5            # failing record index (DEC_* status)
 ST_MAPS = 6           # symbol mapping records of owned instruments (in maps)
-ST_WIDTH = 7
+ST_KEYS_LIVE = 7      # the instrument table's live rows (and rows in use: it never deletes)
+ST_KEYS_FILL = 8
+ST_WIDTH = 9
 RTYPE_SYMBOL_MAPPING = 0x16
 SYMBOL_MAPPING_V1_SIZE = 80     # v1: stype_in_symbol at 16 (22 bytes); v2/v3 (176): at 17 (71)
 
@@ -114,18 +117,14 @@ def owner_of(instrument_id, n_workers):
 
 
 @njit(cache=True, _nrt=False)
-def book_of(iid, keys, vals, st, new_ids):
+def book_of(iid, keys, state, vals, st, new_ids):
     """The local book of instrument iid, interned on first sight (room checked by the
-    caller: the table stays at most half full)."""
-    mask = keys.shape[0] - 1
-    i = ((iid * 0x9E3779B1) >> 7) & mask
-    while keys[i] != 0:
-        if keys[i] == iid + 1:
-            return vals[i]
-        i = (i + 1) & mask
+    caller: ht_full) in the instrument table (obook._kernels.hashtab, keys (0, iid))."""
+    s = ht_find(keys, state, 0, iid)
+    if s >= 0:
+        return vals[s]
     b = st[ST_BOOKS]
-    keys[i] = iid + 1
-    vals[i] = b
+    vals[ht_put(keys, state, st, ST_KEYS_LIVE, ST_KEYS_FILL, 0, iid)] = b
     st[ST_BOOKS] = b + 1
     new_ids[st[ST_NEW]] = iid
     st[ST_NEW] += 1
@@ -133,7 +132,7 @@ def book_of(iid, keys, vals, st, new_ids):
 
 
 @njit(cache=True, _nrt=False)
-def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_ids, st, strict,
+def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, state, vals, is_open, new_ids, st, strict,
                skips, maps):
     """Book events of the owned MBO records of buf (whole records), from st[ST_POS].
 
@@ -165,13 +164,13 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_id
             pos += ln
             k += 1
             continue
-        if 2 * (st[ST_BOOKS] + 1) > keys.shape[0] or st[ST_BOOKS] >= is_open.shape[0]:
+        if ht_full(keys, st, ST_KEYS_FILL) or st[ST_BOOKS] >= is_open.shape[0]:
             st[ST_POS] = pos
             st[ST_K] = k
             st[ST_NE] = ne
             return NEED_ROOM
         if mapping:                         # a live symbol mapping: the book's ticker
-            maps[st[ST_MAPS], 0] = book_of(iid, keys, vals, st, new_ids)
+            maps[st[ST_MAPS], 0] = book_of(iid, keys, state, vals, st, new_ids)
             maps[st[ST_MAPS], 1] = p
             st[ST_MAPS] += 1
             pos += ln
@@ -211,7 +210,7 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_id
             pos += ln
             k += 1
             continue
-        book = book_of(iid, keys, vals, st, new_ids)
+        book = book_of(iid, keys, state, vals, st, new_ids)
         last = (flags & F_LAST) != 0
         if act == 0:                        # N
             if not (last and is_open[book]):
@@ -240,16 +239,11 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, vals, is_open, new_id
 
 
 @njit(cache=True, _nrt=False)
-def rehash(keys, vals, new_keys, new_vals):
+def rehash(keys, state, vals, new_keys, new_state, new_vals):
     """Move the instrument table into a larger, empty one."""
-    mask = new_keys.shape[0] - 1
-    for j in range(keys.shape[0]):
-        if keys[j] != 0:
-            i = (((keys[j] - 1) * 0x9E3779B1) >> 7) & mask
-            while new_keys[i] != 0:
-                i = (i + 1) & mask
-            new_keys[i] = keys[j]
-            new_vals[i] = vals[j]
+    for j in range(state.shape[0]):
+        if state[j] == 1:
+            new_vals[ht_reinsert(new_keys, new_state, keys[j, 0], keys[j, 1])] = vals[j]
 
 
 @njit(cache=True, _nrt=False)

@@ -86,29 +86,45 @@ BOOK_ERROR_NAMES = {
     ERR_ZERO_ADD: "zero-share add",
 }
 
-# BBO row columns written by the book kernel
-ROW_SEQ = 0
-ROW_TIME = 1
-ROW_BOOK = 2
-ROW_BID_PX = 3
-ROW_BID_QTY = 4
-ROW_BID_N = 5      # 0 when the side is empty
-ROW_ASK_PX = 6
-ROW_ASK_QTY = 7
-ROW_ASK_N = 8
-ROW_WIDTH = 9
+# The rows the replay kernels write for each table, declared once: the columns in order,
+# named as the table's columns they become (``book``: the worker's local book, which
+# becomes ``ticker`` and the format's book key). The column constants and widths below come
+# from these; the kernels that write rows (book_rows, merge) and the engine's Arrow
+# builders (obook.engine.tables) use the constants, and tests/test_table_rows.py checks
+# the names against the tables' schemas.
+#: bbo: the best bid and ask after a record that changed them (orders 0: the side is empty)
+BBO_ROW = ("seq", "time", "book", "bid_px", "bid_qty", "bid_orders", "ask_px", "ask_qty", "ask_orders")
+#: trades: kind is the letter E, C, P, Q or B (CSV: E, T or X); match of a CSV row is its
+#: order id's bytes (EV_MATCH: start << 32 | length), as in order rows
+TRADE_ROW = ("seq", "time", "book", "kind", "price", "shares", "side", "ref", "match")
+#: orders: the resting order's state after each book-changing record; the queue columns:
+#: shares and orders ahead of it at its price (-1: not resting)
+ORDER_ROW = ("seq", "time", "book", "action", "side", "price", "shares", "remaining", "ref", "new_ref",
+             "match", "queue_shares_ahead", "queue_orders_ahead")
+#: depth: these, then per level (bids then asks) price, qty, orders
+DEPTH_ROW_HEAD = ("seq", "time", "book")
+DEPTH_LEVEL = ("px", "qty", "orders")
 
-# trade rows (obook.trades): kind is the letter E, C, P, Q or B (CSV: E, T or X);
-# TR_MATCH (OR_MATCH) of a CSV row is its order id's bytes (EV_MATCH)
-TR_SEQ, TR_TIME, TR_BOOK, TR_KIND, TR_PRICE, TR_SHARES, TR_SIDE, TR_REF, TR_MATCH = range(9)
-TR_WIDTH = 9
-# order rows (obook.orders): the resting order's state after each book-changing record;
-# OR_Q_SHARES / OR_Q_ORDERS: shares and orders ahead of it at its price (-1: not resting)
-(OR_SEQ, OR_TIME, OR_BOOK, OR_ACTION, OR_SIDE, OR_PRICE, OR_SHARES, OR_REMAINING, OR_REF,
- OR_NEW_REF, OR_MATCH, OR_Q_SHARES, OR_Q_ORDERS) = range(13)
-OR_WIDTH = 13
-# depth rows (obook.depth): seq, time, book, then per level (bids then asks) price, qty, orders
-DEPTH_HEAD = 3
+
+def _at(row: tuple, names: str) -> tuple:
+    """The positions of the columns ``names`` (space-separated) in ``row``."""
+    return tuple(row.index(name) for name in names.split())
+
+
+(ROW_SEQ, ROW_TIME, ROW_BOOK, ROW_BID_PX, ROW_BID_QTY, ROW_BID_N, ROW_ASK_PX, ROW_ASK_QTY,
+ ROW_ASK_N) = _at(BBO_ROW, "seq time book bid_px bid_qty bid_orders ask_px ask_qty ask_orders")
+ROW_WIDTH = len(BBO_ROW)
+TR_SEQ, TR_TIME, TR_BOOK, TR_KIND, TR_PRICE, TR_SHARES, TR_SIDE, TR_REF, TR_MATCH = _at(
+    TRADE_ROW, "seq time book kind price shares side ref match")
+TR_WIDTH = len(TRADE_ROW)
+(OR_SEQ, OR_TIME, OR_BOOK, OR_ACTION, OR_SIDE, OR_PRICE, OR_SHARES, OR_REMAINING, OR_REF, OR_NEW_REF,
+ OR_MATCH, OR_Q_SHARES, OR_Q_ORDERS) = _at(
+    ORDER_ROW, "seq time book action side price shares remaining ref new_ref match queue_shares_ahead "
+               "queue_orders_ahead")
+OR_WIDTH = len(ORDER_ROW)
+DEPTH_HEAD = len(DEPTH_ROW_HEAD)
+DP_PX, DP_QTY, DP_ORDERS = _at(DEPTH_LEVEL, "px qty orders")    # within a level's columns
+DEPTH_LEVEL_WIDTH = len(DEPTH_LEVEL)
 WANT_TRADES = 1
 WANT_ORDERS = 2
 WANT_DEPTH = 4

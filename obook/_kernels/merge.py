@@ -3,6 +3,12 @@
 import numpy as np
 from .jit import njit
 from .prefetch import prefetch
+from .layout import (DEPTH_HEAD, DEPTH_LEVEL_WIDTH, DP_ORDERS, DP_PX, DP_QTY, ROW_ASK_PX, ROW_BID_N, ROW_BID_PX,
+                     ROW_BID_QTY, ROW_BOOK, ROW_SEQ, ROW_TIME)
+
+#: every table's row starts (seq, time, book) (layout.py declares them), so ROW_SEQ and
+#: ROW_BOOK name those columns of any table's rows; a side's bbo columns are SIDE_STEP apart
+SIDE_STEP = ROW_ASK_PX - ROW_BID_PX
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -12,8 +18,8 @@ def _next_source(rows, counts, head, limit):
     bseq = limit
     for w in range(rows.shape[0]):
         h = head[w]
-        if h < counts[w] and rows[w, h, 0] < bseq:
-            bseq = rows[w, h, 0]
+        if h < counts[w] and rows[w, h, ROW_SEQ] < bseq:
+            bseq = rows[w, h, ROW_SEQ]
             best = w
     return best
 
@@ -40,13 +46,13 @@ def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, p
         if best < 0:
             return n
         h = head[best]
-        seq[n] = rows[best, h, 0]
-        time[n] = rows[best, h, 1]
-        book[n] = rows[best, h, 2] * book_mul[best] + book_add[best]
+        seq[n] = rows[best, h, ROW_SEQ]
+        time[n] = rows[best, h, ROW_TIME]
+        book[n] = rows[best, h, ROW_BOOK] * book_mul[best] + book_add[best]
         for s in range(2):
-            c = rows[best, h, 5 + 3 * s]
-            px[s, n] = rows[best, h, 3 + 3 * s]
-            qty[s, n] = rows[best, h, 4 + 3 * s]
+            c = rows[best, h, ROW_BID_N + SIDE_STEP * s]
+            px[s, n] = rows[best, h, ROW_BID_PX + SIDE_STEP * s]
+            qty[s, n] = rows[best, h, ROW_BID_QTY + SIDE_STEP * s]
             n_orders[s, n] = c
             if c != 0:
                 valid[s, n >> 3] |= np.uint8(1 << (n & 7))
@@ -124,7 +130,7 @@ def _gather(rows, pick, m, book_mul, book_add, tile):
         w, h = pick[0, i], pick[1, i]
         for c in range(rows.shape[2]):
             tile[i, c] = rows[w, h, c]
-        tile[i, 2] = tile[i, 2] * book_mul[w] + book_add[w]
+        tile[i, ROW_BOOK] = tile[i, ROW_BOOK] * book_mul[w] + book_add[w]
 
 
 @njit(cache=True, _nrt=False, nogil=True)
@@ -171,16 +177,16 @@ def merge_depth(rows, counts, limit, book_mul, book_add, head, pick, tile, out, 
             return n
         _gather(rows, pick, m, book_mul, book_add, tile)
         for i in range(m):
-            for c in range(3):
+            for c in range(DEPTH_HEAD):
                 out[c, n + i] = tile[i, c]
         for k in range(orders.shape[0]):
-            src = 3 + 3 * k
+            src = DEPTH_HEAD + DEPTH_LEVEL_WIDTH * k
             bits = valid[k, n >> 3] if n & 7 else 0     # a byte the block before began
             for i in range(m):
                 p = n + i
-                out[3 + 2 * k, p] = tile[i, src]
-                out[4 + 2 * k, p] = tile[i, src + 1]
-                v = tile[i, src + 2]
+                out[DEPTH_HEAD + 2 * k, p] = tile[i, src + DP_PX]
+                out[DEPTH_HEAD + 1 + 2 * k, p] = tile[i, src + DP_QTY]
+                v = tile[i, src + DP_ORDERS]
                 orders[k, p] = v
                 bits |= (v != 0) << (p & 7)
                 if p & 7 == 7:

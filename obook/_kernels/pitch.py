@@ -9,14 +9,14 @@ ones 2 (obook's prices have 4). docs/formats/pitch.md describes every message.
 Only Add Order, Trade and Trading Status messages name a symbol; the others name an order
 (or an execution) by its id. So every worker keeps the feed's live orders: id -> (its local
 book, or -1 for another worker's; remaining shares), and the executions of its own books
-(id -> book) for trade breaks. The three tables are the book's open-addressing table
-(``book._ov_slot``: key rows (kind, id), state 0 empty / 1 live / 2 deleted, value rows).
+(id -> book) for trade breaks. The three tables are obook._kernels.hashtab's (key rows (kind, id),
+value rows).
 """
 
 import numpy as np
 from .jit import njit
 
-from .book import _ov_slot
+from .hashtab import ht_drop, ht_find, ht_full, ht_put
 from .dbn import _le
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_MODIFY, ACT_PRINT, NEED_ROOM, NO_SIDE,
                      TO_BACK, TYPE_SHIFT)
@@ -266,33 +266,26 @@ def _sized(buf, p, short, expanded):
 
 @njit(cache=True, _nrt=False)
 def _room(keys, st, kind):
-    return (st[ST_FILL + kind] + 1) * 2 > keys.shape[0]
+    return ht_full(keys, st, ST_FILL + kind)
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _find(keys, state, vals, kind, key):
     """The live slot of key in a table (-1: none)."""
-    return _ov_slot(keys, state, kind, key, False)
+    return ht_find(keys, state, kind, key)
 
 
 @njit(cache=True, _nrt=False)
 def _put(keys, state, vals, st, kind, key, v0, v1):
-    s = _ov_slot(keys, state, kind, key, True)
-    if state[s] == 0:
-        st[ST_FILL + kind] += 1
-    state[s] = 1
-    keys[s, 0] = kind
-    keys[s, 1] = key
+    s = ht_put(keys, state, st, ST_USED + kind, ST_FILL + kind, kind, key)
     vals[s, 0] = v0
     vals[s, 1] = v1
-    st[ST_USED + kind] += 1
     return s
 
 
 @njit(cache=True, _nrt=False)
 def _drop(state, st, kind, s):
-    state[s] = 2
-    st[ST_USED + kind] -= 1
+    ht_drop(state, st, ST_USED + kind, s)
 
 
 @njit(cache=True, _nrt=False)

@@ -7,8 +7,10 @@ import sys
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import (DEPTH_HEAD, OR_WIDTH, ROW_WIDTH, TR_WIDTH, WANT_DEPTH, WANT_ORDERS,
-                               WANT_TRADES)
+from .._kernels.layout import (DEPTH_HEAD, DEPTH_LEVEL_WIDTH, OR_ACTION, OR_MATCH, OR_NEW_REF, OR_PRICE,
+                               OR_Q_ORDERS, OR_Q_SHARES, OR_REF, OR_REMAINING, OR_SHARES, OR_SIDE, OR_WIDTH,
+                               ROW_BOOK, ROW_SEQ, ROW_TIME, ROW_WIDTH, TR_KIND, TR_MATCH, TR_PRICE, TR_REF,
+                               TR_SEQ, TR_SHARES, TR_SIDE, TR_WIDTH, WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
 from .._kernels.merge import TABLE_BLOCK, merge_depth, merge_table
 from ..errors import ObookError
 from ..schema import depth_schema, orders_schema, trades_schema
@@ -64,7 +66,7 @@ def widths(tables, levels: int) -> dict[str, int]:
         elif t == "orders":
             out[t] = OR_WIDTH
         elif t == "depth":
-            out[t] = DEPTH_HEAD + 6 * levels
+            out[t] = DEPTH_HEAD + 2 * DEPTH_LEVEL_WIDTH * levels
     return out
 
 
@@ -176,29 +178,29 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     if n == 0:
         return None
     c = out[:, :n]
-    ticker, locate = book_columns(c[2].copy(), n, tickers, key_type(fmt))
-    head = [pa.array(c[0]), pa.array(c[1].view(np.uint64)), ticker, locate]
+    ticker, locate = book_columns(c[ROW_BOOK].copy(), n, tickers, key_type(fmt))
+    head = [pa.array(c[ROW_SEQ]), pa.array(c[ROW_TIME].view(np.uint64)), ticker, locate]
     text_ids = fmt.order_ids == "text"
     schemas = {"trades": trades_schema, "orders": orders_schema}
     if table == "trades":
-        kind = c[3]
+        kind = c[TR_KIND]
         is_b = kind == ord("B")
         no_side = np.isin(kind, np.frombuffer(fmt.sideless_kinds.encode(), np.uint8))
         if text_ids:
-            ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[8], data), pa.nulls(n, pa.uint64())
+            ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[TR_MATCH], data), pa.nulls(n, pa.uint64())
         else:
-            ref = pa.array(c[7].view(np.uint64), mask=no_side)
+            ref = pa.array(c[TR_REF].view(np.uint64), mask=no_side)
             order_id = pa.nulls(n, pa.string())
-            match = pa.array(c[8].view(np.uint64)) if fmt.match_numbers else pa.nulls(n, pa.uint64())
-        broken = breaks.broken(c[0], c[8], ~is_b) if breaks is not None else np.zeros(n, bool)
-        side = c[6]
+            match = pa.array(c[TR_MATCH].view(np.uint64)) if fmt.match_numbers else pa.nulls(n, pa.uint64())
+        broken = breaks.broken(c[TR_SEQ], c[TR_MATCH], ~is_b) if breaks is not None else np.zeros(n, bool)
+        side = c[TR_SIDE]
         if fmt.aggressor_kinds:     # the resting side is the aggressor's other side
             flip = np.isin(kind, np.frombuffer(fmt.aggressor_kinds.encode(), np.uint8)) & (side < 2)
             side = np.where(flip, 1 - side, side)
-        price = c[4]
+        price = c[TR_PRICE]
         arrays = head + [
             _CHARS.take(pa.array(kind)),
-            pa.array(price, mask=is_b | (price == UNDEF_PRICE)), pa.array(c[5], mask=is_b),
+            pa.array(price, mask=is_b | (price == UNDEF_PRICE)), pa.array(c[TR_SHARES], mask=is_b),
             _SIDES.take(pa.array(side, mask=no_side)),
             ref, order_id, match, pa.array(broken),
         ]
@@ -210,18 +212,19 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
                 return batch if batch.num_rows else None
         return batch
     if table == "orders":
-        action = c[3]
+        action = c[OR_ACTION]
         if not text_ids:
-            ids = [pa.array(c[8].view(np.uint64)), pa.nulls(n, pa.string()),
-                   pa.array(c[9].view(np.uint64), mask=action != ord("U")),
-                   pa.array(c[10].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
+            ids = [pa.array(c[OR_REF].view(np.uint64)), pa.nulls(n, pa.string()),
+                   pa.array(c[OR_NEW_REF].view(np.uint64), mask=action != ord("U")),
+                   pa.array(c[OR_MATCH].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
         else:
-            ids = [pa.nulls(n, pa.uint64()), order_ids(c[10], data), pa.nulls(n, pa.uint64()), pa.nulls(n, pa.uint64())]
-        resting = c[11] >= 0
+            ids = [pa.nulls(n, pa.uint64()), order_ids(c[OR_MATCH], data), pa.nulls(n, pa.uint64()),
+                   pa.nulls(n, pa.uint64())]
+        resting = c[OR_Q_SHARES] >= 0
         arrays = head + [
-            _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[4])),
-            pa.array(c[5]), pa.array(c[6]), pa.array(c[7]),
-        ] + ids + [pa.array(c[11], mask=~resting), pa.array(c[12], mask=~resting)]
+            _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[OR_SIDE])),
+            pa.array(c[OR_PRICE]), pa.array(c[OR_SHARES]), pa.array(c[OR_REMAINING]),
+        ] + ids + [pa.array(c[OR_Q_SHARES], mask=~resting), pa.array(c[OR_Q_ORDERS], mask=~resting)]
         return pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
     raise ValueError(f"no table {table!r}")
 

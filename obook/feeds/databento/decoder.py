@@ -30,6 +30,11 @@ def symbol_of_mapping(buf, p: int) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
+def _instrument_table(rows):
+    """An empty instrument table (obook._kernels.hashtab): keys, state, values (local books)."""
+    return np.zeros((rows, 2), np.int64), np.zeros(rows, np.int64), np.zeros(rows, np.int64)
+
+
 class DbnDecoder(Decoder):
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -38,8 +43,7 @@ class DbnDecoder(Decoder):
         self.strict = on_error == "raise"
         self.tickers: dict[int, str] = {}
         self.instrument_ids: list[int] = []      # local book -> instrument_id
-        self._keys = np.zeros(1024, np.int64)
-        self._vals = np.zeros(1024, np.int64)
+        self._keys, self._state, self._vals = _instrument_table(1024)
         self._open = np.zeros(512, np.int64)
         self._new = np.zeros(MAX_BATCH_RECORDS, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
@@ -47,10 +51,9 @@ class DbnDecoder(Decoder):
         self._maps = np.zeros((MAX_BATCH_RECORDS, 2), np.int64)
 
     def _grow(self):
-        keys = np.zeros(2 * len(self._keys), np.int64)
-        vals = np.zeros_like(keys)
-        K.rehash(self._keys, self._vals, keys, vals)
-        self._keys, self._vals = keys, vals
+        keys, state, vals = _instrument_table(2 * len(self._keys))
+        K.rehash(self._keys, self._state, self._vals, keys, state, vals)
+        self._keys, self._state, self._vals = keys, state, vals
         grown = np.zeros(len(keys) // 2, np.int64)
         grown[:len(self._open)] = self._open
         self._open = grown
@@ -62,10 +65,10 @@ class DbnDecoder(Decoder):
             n = header_length(bytes(buf[:8]))
             self.tickers.update(parse(bytes(buf[:n])).tickers())
             st[K.ST_POS] = n
-        st[K.ST_BOOKS] = len(self.instrument_ids)
+        st[K.ST_BOOKS] = st[K.ST_KEYS_LIVE] = st[K.ST_KEYS_FILL] = len(self.instrument_ids)
         while True:
             status = K.dbn_decode(buf, base_seq, self.worker, self.n_workers, events, self._keys,
-                                  self._vals, self._open, self._new, st, self.strict, self._skips,
+                                  self._state, self._vals, self._open, self._new, st, self.strict, self._skips,
                                   self._maps)
             if status != NEED_ROOM:
                 break
@@ -88,7 +91,7 @@ class DbnDecoder(Decoder):
     @classmethod
     def warm(cls):
         K.dbn_decode(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, EV_WIDTH), np.int64),
-                     np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(2, np.int64),
+                     *_instrument_table(4), np.zeros(2, np.int64),
                      np.zeros(1, np.int64), np.zeros(K.ST_WIDTH, np.int64), True, np.zeros(4, np.int64),
                      np.zeros((1, 2), np.int64))
 

@@ -19,7 +19,7 @@ REASONS = {K.DEC_UNKNOWN: "unknown order id", K.DEC_DUPLICATE: "duplicate order 
 
 
 def _table(rows: int):
-    """An empty open-addressing table (the book's layout): key rows, states, value rows."""
+    """An empty hash table (obook._kernels.hashtab): key rows, states, value rows."""
     return np.zeros((rows, 2), np.int64), np.zeros(rows, np.int8), np.zeros((rows, 2), np.int64)
 
 
