@@ -4,6 +4,10 @@ per day, the tables concatenated with a date column, each day as its own backtes
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -97,16 +101,33 @@ def test_backtest_days_folder_without_days_refused(days, tmp_path):
 
 def test_backtest_days_on_a_dask_cluster_same_tables(days, tmp_path):
     pytest.importorskip("distributed")
-    from distributed import LocalCluster
-
     from obook.backtest.days import backtest_days
 
     d, files = days
     paths = list(files.values())[:2]
     local = backtest_days(paths, f"{d / 'take.py'}:Take")
-    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
-        remote = backtest_days(paths, f"{d / 'take.py'}:Take", executor="dask://" + cluster.scheduler_address,
-                               processes=2)
+    # the cluster lives in a process of its own: Dask's threads outlive a LocalCluster, and a
+    # live thread in this process would change how later tests start their workers
+    out = tmp_path / "remote"
+    script = DASK_RUN.format(paths=[str(p) for p in paths], strategy=f"{d / 'take.py'}:Take", out=str(out))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
     for name in ("fills", "orders", "equity"):
-        assert getattr(remote, name).to_pylist() == getattr(local, name).to_pylist()
-    assert list(remote.summary) == list(files)[:2]
+        assert pq.read_table(out / f"{name}.parquet").to_pylist() == getattr(local, name).to_pylist()
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == [str(k) for k in list(files)[:2]]
+
+
+DASK_RUN = """
+import json, pathlib
+import pyarrow.parquet as pq
+from distributed import LocalCluster
+from obook.backtest.days import backtest_days
+
+out = pathlib.Path({out!r})
+out.mkdir()
+with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+    remote = backtest_days({paths!r}, {strategy!r}, executor="dask://" + cluster.scheduler_address, processes=2)
+for name in ("fills", "orders", "equity"):
+    pq.write_table(getattr(remote, name), out / (name + ".parquet"))
+print(json.dumps([str(k) for k in remote.summary]))
+"""
