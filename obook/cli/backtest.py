@@ -93,18 +93,17 @@ def _days(paths: List[Path]) -> tuple[list, Optional[list]]:
     pipeline's dataset folder the source files of the days it has done, by date."""
     from ..errors import ObookError
 
+    from ..backtest.days import day_name
+
     if not any(p.suffix == ".toml" or p.is_dir() for p in paths):
         return [str(p) for p in paths], None
     days = []
     for p in paths:
         if p.suffix == ".toml":
             from ..pipelines import load
-            from ..session import session_date
 
             pipe = load(p)
-            for f in sorted(x for x in pipe.source_dir.glob(pipe.glob) if x.is_file()):
-                d = session_date(f)
-                days.append((d.isoformat() if d else f.name.split(".")[0], str(f)))
+            days += [(day_name(str(f)), str(f)) for f in sorted(pipe.source_dir.glob(pipe.glob)) if f.is_file()]
         elif p.is_dir():
             from ..pipelines import manifest
 
@@ -113,8 +112,6 @@ def _days(paths: List[Path]) -> tuple[list, Optional[list]]:
                 raise ObookError(f"{p}: not a pipeline dataset with days done (no {manifest.MANIFEST} days)")
             days += [(date, rec.get("path", rec["source"])) for date, rec in sorted(done.items())]
         else:
-            from ..backtest.days import day_name
-
             days.append((day_name(str(p)), str(p)))
     if not days:
         raise ObookError(f"backtest: no day files in {', '.join(map(str, paths))}")

@@ -181,11 +181,6 @@ def merge_table(parts: list[dict], t: str) -> list:
     return [Merged(chunks, positions, width)]
 
 
-def run_sharded(prep, workers: int, *, want: int, stp: int, levels: int, day_end: bool) -> dict:
-    """Every table's rows of the instructions (one array each), matched by ``workers`` processes."""
-    return merge(run_shards(prep, workers, want=want, stp=stp, levels=levels, day_end=day_end))
-
-
 def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end: bool) -> list[dict]:
     """The rows of each worker, table -> list of row arrays (``merge_table`` orders them as one)."""
     nb = len(prep.instruments)
