@@ -89,7 +89,7 @@ def _dbn_table(path: Path):
     """A DBN mbp-1 / mbp-10 file as a table in the mbp layout (symbols from its mappings)."""
     import pyarrow as pa
 
-    from ..feeds.databento.metadata import parse
+    from ..feeds.databento.metadata import parse, schema_name
     from ..feeds.sources import open_file
 
     f, raw = open_file(path)
@@ -98,7 +98,7 @@ def _dbn_table(path: Path):
     finally:
         raw.close()
     meta = parse(data)
-    levels = 10 if "10" in _dbn_schema(path) else 1
+    levels = 10 if "10" in schema_name(meta.schema) else 1    # the header just parsed, not a second read
     dtype = mbp_dtype(levels)
     body = data[meta.length:]
     if len(body) % dtype.itemsize:
