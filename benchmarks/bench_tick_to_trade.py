@@ -54,6 +54,7 @@ print(n, time.monotonic() - t0, flush=True)
 """
 
 
+BURST_US = 20.0      # packing due: the longest a message waits for its packet (µs)
 LAST: dict = {}      # the last run's listener (for a look at its arrays after a run)
 
 
@@ -72,7 +73,8 @@ def _obook(*args, fifo: int = 0, **kw):
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
              tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
-             placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None) -> dict:
+             placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
+             packing: str = "full", burst_us: float = 50.0) -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -122,8 +124,9 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         th = threading.Thread(target=loop, daemon=True)
         th.start()
         pkt_rate = 0 if rate == 0 else rate / per_packet
+        pace = ["--rate", pkt_rate] if packing == "full" or rate == 0 else ["--message-rate", rate, "--burst-us", burst_us]
         send = _obook("send", day, "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}",
-                      "--request", f"127.0.0.1:{r}", "--rate", pkt_rate, "--linger", "1", "--heartbeat", "0.2",
+                      "--request", f"127.0.0.1:{r}", *pace, "--linger", "1", "--heartbeat", "0.2",
                       "--spin-us", send_spin_us, *others, fifo=fifo)
         procs.append(send)
         if garbage:
@@ -151,6 +154,8 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
             "fifo": fifo, "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
+            "packing": "full" if packing == "full" or rate == 0 else f"due, burst {burst_us:g} us",
+            "packets_a": int(sent.get("packets_a", 0)), "order_sends": st.get("order_sends"),
             "sender_msgs_per_s": round(messages / float(sent["seconds"])),
             "t2t": _q(hist["tick-to-trade"]), "r2b": _q(hist["recv-to-book"]), "recv": _q(hist["recv"]),
             "book": _q(hist["book"]), "strategy": _q(hist["strategy"]), "venue": _q(hist["venue"]),
@@ -274,6 +279,10 @@ def main() -> None:
     ap.add_argument("--slice-s", type=float, default=None, help="the listener's time slice between visits to Python")
     ap.add_argument("--tickers", default="AAA,AAB,AAC,AAD,AAE,AAF,AAG,AAH",
                     help="the strategy's instruments, or all (every instrument: more orders, a meaningful p99)")
+    ap.add_argument("--packing", default="due",
+                    help="due (the sender paces messages: a packet goes out when its last message falls due, holding "
+                         "those within --burst-us of its first), full (packets filled to 1400 bytes, paced); a list alternates")
+    ap.add_argument("--burst-us", type=float, default=BURST_US, help="with --packing due: the longest a message waits for its packet")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
@@ -304,10 +313,11 @@ def main() -> None:
                     for send_spin in (float(x) for x in args.send_spin_us.split(",")):
                         for placement in args.placements.split(","):
                             for fifo in (int(x) for x in args.fifo.split(",")):
-                                res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
-                                               args.tickers, spin_us, send_spin, placement, fifo,
-                                               args.rest_us, args.slice_s)
-                                print(json.dumps(res), flush=True)
+                                for packing in args.packing.split(","):
+                                    res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
+                                                   args.tickers, spin_us, send_spin, placement, fifo,
+                                                   args.rest_us, args.slice_s, packing, args.burst_us)
+                                    print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":

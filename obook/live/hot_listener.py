@@ -251,7 +251,8 @@ class HotListener:
         if S[L.S_T_LAPPED]:
             out["tables_stopped_before"] = int(S[L.S_T_LAPPED])
         if S[L.S_HAS_STRATEGY]:
-            out.update(strategy_calls=int(S[L.S_CALLS]), orders=self.orders, refused=self.loop.refused())
+            out.update(strategy_calls=int(S[L.S_CALLS]), orders=self.orders, refused=self.loop.refused(),
+                       order_sends=int(S[L.S_OUT_SENDS]))
         return out
 
     def lost(self) -> list[tuple]:
