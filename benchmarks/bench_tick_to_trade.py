@@ -74,7 +74,7 @@ def _obook(*args, fifo: int = 0, **kw):
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
              tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
              placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
-             packing: str = "full", burst_us: float = 50.0) -> dict:
+             packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True) -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -110,6 +110,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
                           tickers=None if tickers == "all" else tickers,
                           risk=RiskGate(max_orders_per_second=1_000_000), gateway=gw, idle_timeout=30,
                           retries=20, spin=spin, cpu=cpu, session="OBOOK", **_spin_us(spin_us),
+                          **_option("kernel_filter", kernel_filter),
                           **({"realtime": fifo, "rest_us": rest_us} if fifo else {}),
                           **({"slice_s": slice_s} if slice_s else {}))
         err, cpu_s, faults = [], [], []
@@ -164,6 +165,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
             "requests": st["requests"], "loop_page_faults": faults[0] if faults else None,
             "loop_preempted": faults[1] if faults else None, "loop_sleeps": faults[2] if faults else None, "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
+            "kernel_filter": kernel_filter, "kernel_drops": [st["lines"][x].get("kernel_drops") for x in "AB"],
             "error": str(err[0]) if err else None, "stalls": stalls, "t2t_after_opening": opening, "grown": lst.loop.grown, "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
@@ -213,6 +215,15 @@ def _spin_us(spin_us: float | None) -> dict:
     from obook.live.hot_listener import HotListener
 
     return {"spin_us": spin_us} if "spin_us" in inspect.signature(HotListener).parameters and spin_us is not None else {}
+
+
+def _option(name: str, value) -> dict:
+    """A listener option, left out for a tree without it (a baseline's)."""
+    import inspect
+
+    from obook.live.hot_listener import HotListener
+
+    return {name: value} if name in inspect.signature(HotListener).parameters else {}
 
 
 def _guard(fn, err):
@@ -283,6 +294,8 @@ def main() -> None:
                     help="due (the sender paces messages: a packet goes out when its last message falls due, holding "
                          "those within --burst-us of its first), full (packets filled to 1400 bytes, paced); a list alternates")
     ap.add_argument("--burst-us", type=float, default=BURST_US, help="with --packing due: the longest a message waits for its packet")
+    ap.add_argument("--kernel-filter", default="1", help="1: the lines' socket filter drops malformed datagrams in the "
+                                                         "kernel (the listener's default), 0: the loop screens all; a list alternates")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
@@ -314,10 +327,11 @@ def main() -> None:
                         for placement in args.placements.split(","):
                             for fifo in (int(x) for x in args.fifo.split(",")):
                                 for packing in args.packing.split(","):
-                                    res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
-                                                   args.tickers, spin_us, send_spin, placement, fifo,
-                                                   args.rest_us, args.slice_s, packing, args.burst_us)
-                                    print(json.dumps(res), flush=True)
+                                    for kf in (x == "1" for x in args.kernel_filter.split(",")):
+                                        res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
+                                                       args.tickers, spin_us, send_spin, placement, fifo,
+                                                       args.rest_us, args.slice_s, packing, args.burst_us, kf)
+                                        print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":
