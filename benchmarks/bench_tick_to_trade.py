@@ -54,6 +54,7 @@ print(n, time.monotonic() - t0, flush=True)
 """
 
 
+ORDERS = {"first": 0, "batch": 1, "each": 2}    # how orders leave: see obook._kernels.live_layout OUT_*
 BURST_US = 20.0      # packing due: the longest a message waits for its packet (µs)
 LAST: dict = {}      # the last run's listener (for a look at its arrays after a run)
 
@@ -74,7 +75,7 @@ def _obook(*args, fifo: int = 0, **kw):
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
              tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
              placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
-             packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True) -> dict:
+             packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first") -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -113,6 +114,8 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
                           **_option("kernel_filter", kernel_filter),
                           **({"realtime": fifo, "rest_us": rest_us} if fifo else {}),
                           **({"slice_s": slice_s} if slice_s else {}))
+        if hasattr(L, "S_OUT_HOLD"):
+            lst.loop.S[L.S_OUT_HOLD] = ORDERS[orders]
         err, cpu_s, faults = [], [], []
 
         def loop():
@@ -165,7 +168,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
             "requests": st["requests"], "loop_page_faults": faults[0] if faults else None,
             "loop_preempted": faults[1] if faults else None, "loop_sleeps": faults[2] if faults else None, "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
-            "kernel_filter": kernel_filter, "kernel_drops": [st["lines"][x].get("kernel_drops") for x in "AB"],
+            "kernel_filter": kernel_filter, "orders_sent": orders, "kernel_drops": st.get("kernel_drops"),
             "error": str(err[0]) if err else None, "stalls": stalls, "t2t_after_opening": opening, "grown": lst.loop.grown, "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
@@ -296,6 +299,9 @@ def main() -> None:
     ap.add_argument("--burst-us", type=float, default=BURST_US, help="with --packing due: the longest a message waits for its packet")
     ap.add_argument("--kernel-filter", default="1", help="1: the lines' socket filter drops malformed datagrams in the "
                                                          "kernel (the listener's default), 0: the loop screens all; a list alternates")
+    ap.add_argument("--orders", default="first", help="how the orders one batch of datagrams causes leave: first (the "
+                    "first at once, the rest in one send after the batch: the listener's default), batch (all in one send "
+                    "after the batch), each (one send an order); a list alternates")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
@@ -328,10 +334,12 @@ def main() -> None:
                             for fifo in (int(x) for x in args.fifo.split(",")):
                                 for packing in args.packing.split(","):
                                     for kf in (x == "1" for x in args.kernel_filter.split(",")):
-                                        res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
-                                                       args.tickers, spin_us, send_spin, placement, fifo,
-                                                       args.rest_us, args.slice_s, packing, args.burst_us, kf)
-                                        print(json.dumps(res), flush=True)
+                                        for orders in args.orders.split(","):
+                                            res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
+                                                           args.tickers, spin_us, send_spin, placement, fifo,
+                                                           args.rest_us, args.slice_s, packing, args.burst_us, kf,
+                                                           orders)
+                                            print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POL
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
                           S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
                           S_PROBES, S_REST_EVERY, S_REST_LAST, S_REST_NS, S_REST_OWED, S_RESTS, S_SESSION_SET, S_SPIN_NS,
-                          S_OUT_N, S_OUT_SENDS, ORDER_MAX, VLEN)
+                          S_OUT_N, S_OUT_SENDS, S_OUT_LONE, S_OUT_HOLD, ORDER_MAX, VLEN)
 from .live_orders import answers, encode, risk_check
 from .mold import S_BAD, S_PACKETS
 
@@ -145,8 +145,10 @@ def flush_orders(fns, fds, S, ords):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _order(fns, fds, S, loc, time, bpx, apx, kind, itch, ords, hists, t_s, t_kernel):
-    """Risk, then the order encoded into the outbox (sent by flush_orders after the batch of
-    datagrams that caused it; at once when the outbox is nearly full). False: the venue failed."""
+    """Risk, then the order encoded into the outbox. The first order of a batch of datagrams
+    goes at once (S_OUT_LONE; a lone order waits for nothing), the later ones are sent together
+    by flush_orders after the batch (sooner when the outbox is nearly full): a burst of orders
+    takes two TCP segments, not one each. False: the venue failed."""
     state, sout, window, obuf, olog, refs, vbuf = ords
     why = risk_check(S, window, kind, sout[0], sout[1], sout[2], bpx, apx, time)
     t_r = _now(S)
@@ -178,13 +180,17 @@ def _order(fns, fds, S, loc, time, bpx, apx, kind, itch, ords, hists, t_s, t_ker
             refs[2, i] = t_kernel
             refs[3, i] = 0
         S[S_OUT_N] = at + n
+        if S[S_OUT_LONE] != 0 or S[S_OUT_HOLD] == 2:    # the batch's first at once, the others together
+            S[S_OUT_LONE] = 0
+            return flush_orders(fns, fds, S, ords)
     return True
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
     """The delivered records not through the books yet (see _consume), then the orders they
-    caused, sent together."""
+    caused (see _order)."""
+    S[S_OUT_LONE] = S[S_OUT_HOLD] == 0
     status = _consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
     if not flush_orders(fns, fds, S, ords):
         return RUN_VENUE_LOST

@@ -250,14 +250,13 @@ class HotListener:
                  for i in range(L.N_LINES)}
         for i, sock in enumerate(self.socks):          # open: the count now; closed: at closing
             self._kernel_drops[i] = kernel_drops(sock)
-        for i in range(2):
-            lines[LINES[i]]["kernel_drops"] = self._kernel_drops[i]
         out = {"lines": lines, "gaps": [{"first_seq": f, "count": c, "ts": ts} for f, c, _b, ts in self.lost()],
                "requests": int(S[L.S_REQUESTS]), "next_seq": int(S[L.S_NEXT]),
                "ended": bool(S[L.S_END] >= 0 and S[L.S_NEXT] >= S[L.S_END]),
                "kernel_stamps": self.kernel_stamps, "records": int(S[L.S_W_REC]),
                "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL]), "session": self.loop.session(),
-               "session_probes": int(S[L.S_PROBES])}
+               "session_probes": int(S[L.S_PROBES]),
+               "kernel_drops": {LINES[i]: self._kernel_drops[i] for i in range(2)}}
         if self.replay is not None:
             out["rows"] = self.replay.stats.get("table_rows", {})
         if S[L.S_T_LAPPED]:

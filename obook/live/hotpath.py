@@ -342,14 +342,14 @@ class HotLoop:
         try:
             while S[L.S_ANSWERS] < S[L.S_ORDERS] and not S[L.S_VENUE_ENDED] and time.monotonic() < end:
                 sock.settimeout(max(0.001, min(0.05, end - time.monotonic())))
+                vbuf = self.ords[6]
+                n = int(S[L.S_VBUF_N])
                 try:
-                    data = sock.recv(1 << 16)
+                    data = sock.recv(len(vbuf) - n)        # (whole packets leave the buffer each turn)
                 except (socket.timeout, BlockingIOError):
                     continue
                 if not data:
                     break
-                vbuf = self.ords[6]
-                n = int(S[L.S_VBUF_N])
                 vbuf[n:n + len(data)] = np.frombuffer(data, np.uint8)
                 S[L.S_VBUF_N] = n + len(data)
                 answers(S, vbuf, self.refs, self.hists)

@@ -129,6 +129,19 @@ class SendOptions:
     cpu: int | None = None        # pin the sending thread to this core
     spin_us: float = 1000.0       # busy-wait on the clock this long before a packet's time
     message_rate: float = 0.0     # with speed 0: messages due evenly at this rate (packets as they fall due)
+    sleep: bool = True            # sleep (clock_nanosleep) until spin_us before a packet's time, not in Python
+
+
+def _timer_slack(ns: int) -> None:
+    """Ask the kernel to wake this thread within ``ns`` of a timer (Linux; the default 50 µs
+    would make every slept wait before a packet that much longer)."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).prctl(29, ctypes.c_ulong(ns), 0, 0, 0)       # PR_SET_TIMERSLACK
+        except (AttributeError, OSError):
+            pass
 
 
 def _libc_address(name: str) -> int:
@@ -235,7 +248,9 @@ class Sender:
         o = self.o
         pin(o.cpu)
         buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, offsets = self.schedule()
-        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime")], np.int64)
+        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
+                        _libc_address("clock_nanosleep") if o.sleep else 0], np.int64)
+        _timer_slack(1_000)
         addrs = np.zeros((2, 2), np.int64)
         for line, (host, port) in enumerate(self.lines):
             raw = struct.pack("<H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(
