@@ -6,7 +6,13 @@ gate, sending OUCH to ``obook venue`` (a child process; its receive stamp is the
 
     python benchmarks/bench_tick_to_trade.py [--messages 400000] [--rates 100000,1500000]
         [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 1000] [--cpu 1]
-        [--placements none,split] [--tickers all] [--repeats 1]
+        [--placements none,split] [--tickers all] [--packing due,full] [--burst-us 20]
+        [--orders first,each,batch] [--kernel-filter 1,0] [--repeats 1]
+
+``--packing due`` (the default) paces messages as a feed sends them (``obook send
+--message-rate``: a few messages a packet at 100,000 a second); ``full`` paces packets filled
+to 1,400 bytes (``--rate``: ~43 messages each, so recv-to-book of a packet's later messages
+includes the books' time for the earlier ones).
 
 Per run: the message rate asked and the sender's (messages / its sending time), tick to
 trade (the kernel's receive stamp of the message that caused an order -> the venue's kernel

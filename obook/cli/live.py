@@ -49,7 +49,7 @@ def send(
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the sending loop to this core."),
-    spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Busy-wait this many microseconds before each packet's time (paced sending)."),
+    spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done."""
