@@ -61,6 +61,7 @@ print(n, time.monotonic() - t0, flush=True)
 
 
 ORDERS = {"first": 0, "batch": 1, "each": 2}    # how orders leave: see obook._kernels.live_layout OUT_*
+VENUE_ABOVE = 0      # the venue's real-time priority above the sender's (--venue-above)
 BURST_US = 20.0      # packing due: the longest a message waits for its packet (µs)
 LAST: dict = {}      # the last run's listener (for a look at its arrays after a run)
 
@@ -102,7 +103,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         cpu = (os.cpu_count() or 2) - 1
     venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1",
                    *(["--cpu", cpu] if placement == "split-venue" else others),
-                   fifo=0 if placement == "split-venue" else fifo)
+                   fifo=0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0))
     procs = [venue]
     try:
         for _ in range(400):
@@ -162,7 +163,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
             "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
-            "fifo": fifo, "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
+            "fifo": fifo, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
             "packing": "full" if packing == "full" or rate == 0 else f"due, burst {burst_us:g} us",
             "packets_a": int(sent.get("packets_a", 0)), "order_sends": st.get("order_sends"),
@@ -308,11 +309,15 @@ def main() -> None:
     ap.add_argument("--orders", default="first", help="how the orders one batch of datagrams causes leave: first (the "
                     "first at once, the rest in one send after the batch: the listener's default), batch (all in one send "
                     "after the batch), each (one send an order); a list alternates")
+    ap.add_argument("--venue-above", type=int, default=0, help="with --fifo: the venue's priority this much above the "
+                    "sender's (so a sender waking for every packet never keeps it from the orders)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
     ap.add_argument("--window", type=float, default=10.0)
     args = ap.parse_args()
+    global VENUE_ABOVE
+    VENUE_ABOVE = args.venue_above
     from common import itch_day
     from obook.live.send import make_packets, read_messages
 
