@@ -196,9 +196,14 @@ def _after_opening(refs, opening_ns: int = 10_000_000) -> dict:
     if not len(kern):
         return {}
     late = kern >= kern.min() + opening_ns
-    t = np.sort(venue[late] - kern[late]) / 1000
-    q = (lambda p: round(float(t[min(len(t) - 1, int(p / 100 * len(t)))]), 1)) if len(t) else (lambda p: None)
-    return {"p50": q(50), "p99": q(99), "max": q(100), "n": int(late.sum()), "opening_orders": int((~late).sum())}
+
+    def q(t, p):
+        t = np.sort(t) / 1000
+        return round(float(t[min(len(t) - 1, int(p / 100 * len(t)))]), 1) if len(t) else None
+
+    after, opening = venue[late] - kern[late], venue[~late] - kern[~late]
+    return {"p50": q(after, 50), "p99": q(after, 99), "max": q(after, 100), "n": int(late.sum()),
+            "opening_orders": int((~late).sum()), "opening_p50": q(opening, 50), "opening_max": q(opening, 100)}
 
 
 def _stalls(recs, n: int, over_ns: int = 1_000_000) -> dict:
