@@ -49,6 +49,8 @@ def _risk():
 
 
 def test_hot_listener_numba_strategy_in_loop_sends_offline_orders_venue_gets_all(day):
+    """The loop's orders equal the offline replay's, byte for byte at the venue, sent in fewer
+    send() calls than orders (a batch of datagrams' orders after its first go together)."""
     mod = _example()
     offline = replay_orders(day, mod.JoinBid(), TICKERS, _risk())
     venue = Venue(sessions=1)
@@ -67,6 +69,8 @@ def test_hot_listener_numba_strategy_in_loop_sends_offline_orders_venue_gets_all
     assert lst.digest() == offline.digest() == venue.digest()
     st = lst.stats()
     assert st["refused"] == offline.risk.refused and st["strategy_calls"] == offline.calls
+    segments = len({stamp for stamp, _ in venue.messages})      # orders sent together share one
+    assert segments <= st["order_sends"] < lst.orders           # a batch's orders leave together
     t2t = {h.name: h for h in lst.latency()}["tick-to-trade"]
     assert t2t.total == len({o.ref for o in offline.orders})     # every order answered, stamped
     assert t2t.value_at(50) > 0
