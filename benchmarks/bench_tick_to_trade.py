@@ -5,7 +5,7 @@ in the loop, or ``JoinBid`` in Python: the slow path) on a few instruments, behi
 gate, sending OUCH to ``obook venue`` (a child process; its receive stamp is the kernel's).
 
     python benchmarks/bench_tick_to_trade.py [--messages 400000] [--rates 100000,1500000]
-        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 1000] [--cpu 1]
+        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 20] [--cpu 1]
         [--placements none,split] [--tickers all] [--packing due,full] [--burst-us 20]
         [--orders first,each,batch] [--kernel-filter 1,0] [--repeats 1]
 
@@ -80,7 +80,7 @@ def _obook(*args, fifo: int = 0, **kw):
 
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
-             tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
+             tickers: str, spin_us: float | None = None, send_spin_us: float = 20.0,
              placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
              packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first") -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
@@ -297,7 +297,7 @@ def main() -> None:
                          "core, sender, venue and flooder on core 0), split-venue (the same, the venue on the "
                          "listener's core at normal priority); a list alternates")
     ap.add_argument("--spin-us", default="0", help="the listener's spin after a datagram, µs; a list alternates")
-    ap.add_argument("--send-spin-us", default="1000", help="the sender's spin before a packet's time, µs; a list alternates")
+    ap.add_argument("--send-spin-us", default="20", help="the sender's spin before a packet's time (it sleeps until then), µs; a list alternates")
     ap.add_argument("--fifo", default="0", help="the listener's loop, the sender and the venue at this SCHED_FIFO priority (0: normal; the "
                                             "flooder stays normal); a list alternates")
     ap.add_argument("--rest-us", type=float, default=None,
