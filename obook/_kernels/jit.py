@@ -65,6 +65,6 @@ def njit(*args, **options):
 
 
 if not INTERPRETED:     # Python kernels never import numba
-    from .cached_load import install as _install_cached_load    # needs NRT_FREE above
+    from .cached_load import install as _install_cached_load
 
     _install_cached_load()
