@@ -140,10 +140,7 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
                                                     or nx[2] >= depth.shape[0])):
             return NEED_ROOM, i, nrow, ROOM_ROWS
         if st[ST_ENTER] != 0:            # held orders entering after event i (price cage)
-            room, nrow, done = enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heaps,
-                                           hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key,
-                                           ov_val, ov_state, qn, pnode, ovnode, dstate, cage, held, st, want,
-                                           orders, depth, nx, snap)
+            room, nrow, done = enter_step(ev, i, rows, nrow, books, rules, tables)
             if room != 0:
                 return NEED_ROOM, i, nrow, room
             if done:
@@ -208,9 +205,7 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
         q_lvl = -1                       # the row's order's level and node while it rests
         q_node = -1
         if act == ACT_CLEAR:
-            clear_book(ev, i, book, _letter(act, typ), lv, lv_free, lvx, sides, pool, heaps, hp, fh,
-                        pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, queue,
-                        (want & WANT_ORDERS) != 0, qn, st, orders, nx)
+            clear_book(ev, i, book, _letter(act, typ), books, queue, (want & WANT_ORDERS) != 0, orders, nx)
         elif hold:
             hold_order(book, ref, side, price, shares, cage, held, st)
         elif act == ACT_ADD or act == ACT_ADD_ZERO_OK:
