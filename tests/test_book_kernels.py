@@ -11,7 +11,7 @@ from obook._kernels.layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_DEL
                                    ERR_UNKNOWN_REF, ERR_ZERO_ADD, EV_WIDTH, OK, ROW_WIDTH)
 from obook.engine.books import BookState
 
-KERNELS = [pytest.param(replay.apply_events, id="compiled"), pytest.param(replay.apply_events.py_func, id="py_func")]
+KERNELS = [pytest.param(replay.replay_events, id="compiled"), pytest.param(replay.replay_events.py_func, id="py_func")]
 
 
 def ev(*rows):
@@ -131,8 +131,8 @@ def test_apply_events_growth_from_tiny_pools_gives_identical_rows():
                                  100 + int(rng.integers(-40, 40)), book=ref % 7))
             live.append(ref)
     events = ev(*rows_spec)
-    big = run(events, replay.apply_events)
-    tiny = run(events, replay.apply_events, books=1, levels=1, pages=1, overflow=2)
+    big = run(events, replay.replay_events)
+    tiny = run(events, replay.replay_events, books=1, levels=1, pages=1, overflow=2)
     assert big[0] == tiny[0] == OK and big[2] == tiny[2]
 
 
@@ -232,8 +232,8 @@ def test_apply_events_clear_without_queues_scans_the_index(kernel):
 
 def test_apply_events_clear_grows_tiny_orders_array():
     events = clear_feed(300)
-    small = run_x(events, replay.apply_events, ORDERS, capacity=1)
-    big = run_x(events, replay.apply_events, ORDERS, capacity=4096)
+    small = run_x(events, replay.replay_events, ORDERS, capacity=1)
+    big = run_x(events, replay.replay_events, ORDERS, capacity=4096)
     assert small[:4] == big[:4] and len(small[2]) == 300 + 4 + 300 + 3 + 1
 
 
@@ -331,3 +331,20 @@ def test_apply_events_clear_orders_rows_without_queues_same_rows_in_id_order(ker
     assert all(r[11] == r[12] == -1 for r in bare[2])                   # no places
     strip = lambda rows: sorted(r[:11] for r in rows)  # noqa: E731
     assert strip(bare[2]) == strip(with_q[2]) and len(bare[2]) == len(with_q[2]) > 150
+
+
+def _spread(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
+    """The named structures' arrays one by one, as apply_events takes them (the books' but
+    ``st``, the rules', ``st``, the tables')."""
+    return replay.apply_events(ev, n, i, rows, nrow, skips, strict, *books[:-1], *rules, books.st, *tables)
+
+
+def test_apply_events_positional_entry_same_rows_and_growth_as_named_structures():
+    rng = np.random.default_rng(5)
+    spec = [add(ref, int(rng.integers(2)), int(rng.integers(1, 90)), 100 + int(rng.integers(-30, 30)),
+                book=ref % 3) for ref in range(1, 400)]
+    spec += [op(ACT_EXEC if ref % 2 else ACT_DELETE, ref, 1, book=ref % 3) for ref in range(1, 400, 3)]
+    events = ev(*spec)
+    named = run_x(events, replay.replay_events, WANT_TRADES | ORDERS | WANT_DEPTH, levels=2, books=1, pages=1)
+    spread = run_x(events, _spread, WANT_TRADES | ORDERS | WANT_DEPTH, levels=2, books=1, pages=1)
+    assert named[0] == spread[0] == OK and named[1] and named[1:4] == spread[1:4]
