@@ -6,7 +6,7 @@ Python runs between calls only (a time slice, an event it must handle: see RUN_*
 Arguments are grouped in tuples: ``net`` (recvmmsg headers, datagram and control buffers,
 poll fds), ``arb`` (the delivered ring and the arbitration's arrays, see live_arb), ``itch``
 (the decoder's tables and the instruments' names), ``bk`` (obook.engine.books.BookState's
-arrays in apply_events' order), ``outs`` (its row buffers), ``ords`` (the strategy's state,
+arrays: the skip counts, then book.Books' and replay.Rules' fields), ``outs`` (its row buffers), ``ords`` (the strategy's state,
 risk window, order buffers and log, order stamps, venue input) and ``misc`` (histograms,
 rows for a Python strategy, gaps given up, scratch).
 
@@ -17,7 +17,9 @@ kernel's receive stamps (realtime) are moved onto it by ``S_CLOCK_OFFSET``.
 
 import numpy as np
 
-from .replay import apply_events
+from .book import Books
+from .book_rows import Tables
+from .replay import Rules, replay_events
 from .ccall import ccall, ccall9, ccall_int
 from .clock import cycles
 from .itch import itch_decode
@@ -226,10 +228,11 @@ def _consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
         for k in range(nn):
             for j in range(8):
                 sym[names[k, 0], j] = frame[names[k, 1] + j]
-        status, j, nrow, room = apply_events(
-            ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0, lv, lv_free, lvx, sides, pool, seg_free,
-            heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
-            ovnode, dstate, cage, held, st, 0, trades, orders, depth, nx, snap)
+        status, j, nrow, room = replay_events(
+            ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0,
+            Books(lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key,
+                  page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, st),
+            Rules(dstate, cage, held), Tables(0, trades, orders, depth, nx, snap))
         if status == NEED_ROOM:
             S[S_RESUME_I] = j
             S[S_NEED_ROOM] = room

@@ -317,14 +317,3 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
             i += 1
     return OK, i, nrow, 0
 
-
-@njit(cache=True, _nrt=False)
-def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free,
-                 heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val,
-                 ov_state, qn, pnode, ovnode, dstate, cage, held, st, want, trades, orders, depth, nx, snap):
-    """``replay_events`` with its structures' arrays one by one (in Books', Rules' and
-    Tables' order), for compiled callers written against it (the live loop)."""
-    return replay_events(ev, n, i, rows, nrow, skips, strict,
-                         Books(lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live,
-                               page_key, page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, st),
-                         Rules(dstate, cage, held), Tables(want, trades, orders, depth, nx, snap))
