@@ -4,8 +4,9 @@ replay in this process (1 worker) whose book kernel is timed call by call.
     python benchmarks/bench_book_kernel.py --baseline /tmp/old_checkout --messages 2000000
 
 The baseline's ``obook`` is imported, from a copy, as a second package (``obook_baseline``); its
-``apply_events`` gets the arguments it knows (the new kernel's price-cage arrays, which
-the old one does not take, are dropped). Reports the medians of the time spent inside
+kernel gets the arguments it knows: the named structures (books, rules, tables) spread into
+its positional arrays when it takes them one by one (``apply_events``), without the
+price-cage arrays when it predates them. Reports the medians of the time spent inside
 the kernel calls and of the whole replay.
 """
 
@@ -40,14 +41,21 @@ def _baseline(checkout: str):
     from obook_baseline._kernels import book
     if not hasattr(book, "apply_events"):       # the driver moved beside the book
         from obook_baseline._kernels import replay
-        return replay.apply_events
+        return getattr(replay, "replay_events", replay.apply_events)
     return book.apply_events
 
 
-def _timed(kernel, acc, drop_cage):
+def _positional(a, with_cage):
+    """(ev, n, i, rows, nrow, skips, strict, books, rules, tables) as an older kernel takes
+    them: (..., the book arrays but st, dstate[, cage, held], st, want, trades, ...)."""
+    head, books, rules, tables = a[:7], a[7], a[8], a[9]
+    return head + tuple(books[:-1]) + (tuple(rules) if with_cage else (rules[0],)) + (books[-1],) + tuple(tables)
+
+
+def _timed(kernel, acc, form):
     def run(*a):
-        if drop_cage:                 # (..., dstate, cage, held, st, ...) -> (..., dstate, st, ...)
-            a = a[:28] + a[30:]
+        if form:                      # "cage" / "no cage": an older kernel's positional arrays
+            a = _positional(a, form == "cage")
         t = time.perf_counter()
         r = kernel(*a)
         acc[0] += time.perf_counter() - t
@@ -62,16 +70,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--baseline", required=True, help="a checkout whose book kernel to run too")
     args = ap.parse_args()
-    from obook._kernels.replay import apply_events
+    from obook._kernels.replay import replay_events
     from obook.engine.replay import Replay
 
     path = itch_day(args.messages, args.stocks)
     old = _baseline(args.baseline)
     res = {"new": ([], []), "old": ([], [])}
     for rep in range(args.repeats + 1):
-        # a baseline from before the price cage takes two arrays fewer
-        drop = old.py_func.__code__.co_argcount < apply_events.py_func.__code__.co_argcount
-        for name, kernel, drop in (("new", apply_events, False), ("old", old, drop)):
+        # a baseline taking its arrays one by one; before the price cage, two fewer
+        argc = old.py_func.__code__.co_argcount
+        form = None if argc == replay_events.py_func.__code__.co_argcount else "cage" if argc == 37 else "no cage"
+        for name, kernel, drop in (("new", replay_events, None), ("old", old, form)):
             acc = [0.0]
             t = time.perf_counter()
             rows = sum(b.num_rows for b in Replay(path, workers=1, book_kernel=_timed(kernel, acc, drop))

@@ -5,8 +5,14 @@ in the loop, or ``JoinBid`` in Python: the slow path) on a few instruments, behi
 gate, sending OUCH to ``obook venue`` (a child process; its receive stamp is the kernel's).
 
     python benchmarks/bench_tick_to_trade.py [--messages 400000] [--rates 100000,1500000]
-        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 1000] [--cpu 1]
-        [--placements none,split] [--tickers all] [--repeats 1]
+        [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 20] [--cpu 1]
+        [--placements none,split] [--tickers all] [--packing due,full] [--burst-us 20]
+        [--orders first,each,batch] [--kernel-filter 1,0] [--repeats 1]
+
+``--packing due`` (the default) paces messages as a feed sends them (``obook send
+--message-rate``: a few messages a packet at 100,000 a second); ``full`` paces packets filled
+to 1,400 bytes (``--rate``: ~43 messages each, so recv-to-book of a packet's later messages
+includes the books' time for the earlier ones).
 
 Per run: the message rate asked and the sender's (messages / its sending time), tick to
 trade (the kernel's receive stamp of the message that caused an order -> the venue's kernel
@@ -54,6 +60,9 @@ print(n, time.monotonic() - t0, flush=True)
 """
 
 
+ORDERS = {"first": 0, "batch": 1, "each": 2}    # how orders leave: see obook._kernels.live_layout OUT_*
+VENUE_ABOVE = 0      # the venue's real-time priority above the sender's (--venue-above)
+BURST_US = 20.0      # packing due: the longest a message waits for its packet (µs)
 LAST: dict = {}      # the last run's listener (for a look at its arrays after a run)
 
 
@@ -71,8 +80,9 @@ def _obook(*args, fifo: int = 0, **kw):
 
 
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
-             tickers: str, spin_us: float | None = None, send_spin_us: float = 1000.0,
-             placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None) -> dict:
+             tickers: str, spin_us: float | None = None, send_spin_us: float = 20.0,
+             placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
+             packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first") -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -93,7 +103,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         cpu = (os.cpu_count() or 2) - 1
     venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1",
                    *(["--cpu", cpu] if placement == "split-venue" else others),
-                   fifo=0 if placement == "split-venue" else fifo)
+                   fifo=0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0))
     procs = [venue]
     try:
         for _ in range(400):
@@ -108,8 +118,11 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
                           tickers=None if tickers == "all" else tickers,
                           risk=RiskGate(max_orders_per_second=1_000_000), gateway=gw, idle_timeout=30,
                           retries=20, spin=spin, cpu=cpu, session="OBOOK", **_spin_us(spin_us),
+                          **_option("kernel_filter", kernel_filter),
                           **({"realtime": fifo, "rest_us": rest_us} if fifo else {}),
                           **({"slice_s": slice_s} if slice_s else {}))
+        if hasattr(L, "S_OUT_HOLD"):
+            lst.loop.S[L.S_OUT_HOLD] = ORDERS[orders]
         err, cpu_s, faults = [], [], []
 
         def loop():
@@ -122,8 +135,9 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         th = threading.Thread(target=loop, daemon=True)
         th.start()
         pkt_rate = 0 if rate == 0 else rate / per_packet
+        pace = ["--rate", pkt_rate] if packing == "full" or rate == 0 else ["--message-rate", rate, "--burst-us", burst_us]
         send = _obook("send", day, "--line-a", f"127.0.0.1:{a}", "--line-b", f"127.0.0.1:{b}",
-                      "--request", f"127.0.0.1:{r}", "--rate", pkt_rate, "--linger", "1", "--heartbeat", "0.2",
+                      "--request", f"127.0.0.1:{r}", *pace, "--linger", "1", "--heartbeat", "0.2",
                       "--spin-us", send_spin_us, *others, fifo=fifo)
         procs.append(send)
         if garbage:
@@ -149,8 +163,10 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
             "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
-            "fifo": fifo, "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
+            "fifo": fifo, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
+            "packing": "full" if packing == "full" or rate == 0 else f"due, burst {burst_us:g} us",
+            "packets_a": int(sent.get("packets_a", 0)), "order_sends": st.get("order_sends"),
             "sender_msgs_per_s": round(messages / float(sent["seconds"])),
             "t2t": _q(hist["tick-to-trade"]), "r2b": _q(hist["recv-to-book"]), "recv": _q(hist["recv"]),
             "book": _q(hist["book"]), "strategy": _q(hist["strategy"]), "venue": _q(hist["venue"]),
@@ -159,6 +175,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
             "lost_a": st["lines"]["A"]["gap_messages"], "lost_b": st["lines"]["B"]["gap_messages"],
             "requests": st["requests"], "loop_page_faults": faults[0] if faults else None,
             "loop_preempted": faults[1] if faults else None, "loop_sleeps": faults[2] if faults else None, "bad_packets": sum(st["lines"][x]["bad_packets"] + st["lines"][x]["implausible"] for x in "AB"),
+            "kernel_filter": kernel_filter, "orders_sent": orders, "kernel_drops": st.get("kernel_drops"),
             "error": str(err[0]) if err else None, "stalls": stalls, "t2t_after_opening": opening, "grown": lst.loop.grown, "messages": messages, "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         }
     finally:
@@ -179,9 +196,14 @@ def _after_opening(refs, opening_ns: int = 10_000_000) -> dict:
     if not len(kern):
         return {}
     late = kern >= kern.min() + opening_ns
-    t = np.sort(venue[late] - kern[late]) / 1000
-    q = (lambda p: round(float(t[min(len(t) - 1, int(p / 100 * len(t)))]), 1)) if len(t) else (lambda p: None)
-    return {"p50": q(50), "p99": q(99), "max": q(100), "n": int(late.sum()), "opening_orders": int((~late).sum())}
+
+    def q(t, p):
+        t = np.sort(t) / 1000
+        return round(float(t[min(len(t) - 1, int(p / 100 * len(t)))]), 1) if len(t) else None
+
+    after, opening = venue[late] - kern[late], venue[~late] - kern[~late]
+    return {"p50": q(after, 50), "p99": q(after, 99), "max": q(after, 100), "n": int(late.sum()),
+            "opening_orders": int((~late).sum()), "opening_p50": q(opening, 50), "opening_max": q(opening, 100)}
 
 
 def _stalls(recs, n: int, over_ns: int = 1_000_000) -> dict:
@@ -208,6 +230,15 @@ def _spin_us(spin_us: float | None) -> dict:
     from obook.live.hot_listener import HotListener
 
     return {"spin_us": spin_us} if "spin_us" in inspect.signature(HotListener).parameters and spin_us is not None else {}
+
+
+def _option(name: str, value) -> dict:
+    """A listener option, left out for a tree without it (a baseline's)."""
+    import inspect
+
+    from obook.live.hot_listener import HotListener
+
+    return {name: value} if name in inspect.signature(HotListener).parameters else {}
 
 
 def _guard(fn, err):
@@ -266,7 +297,7 @@ def main() -> None:
                          "core, sender, venue and flooder on core 0), split-venue (the same, the venue on the "
                          "listener's core at normal priority); a list alternates")
     ap.add_argument("--spin-us", default="0", help="the listener's spin after a datagram, µs; a list alternates")
-    ap.add_argument("--send-spin-us", default="1000", help="the sender's spin before a packet's time, µs; a list alternates")
+    ap.add_argument("--send-spin-us", default="20", help="the sender's spin before a packet's time (it sleeps until then), µs; a list alternates")
     ap.add_argument("--fifo", default="0", help="the listener's loop, the sender and the venue at this SCHED_FIFO priority (0: normal; the "
                                             "flooder stays normal); a list alternates")
     ap.add_argument("--rest-us", type=float, default=None,
@@ -274,11 +305,24 @@ def main() -> None:
     ap.add_argument("--slice-s", type=float, default=None, help="the listener's time slice between visits to Python")
     ap.add_argument("--tickers", default="AAA,AAB,AAC,AAD,AAE,AAF,AAG,AAH",
                     help="the strategy's instruments, or all (every instrument: more orders, a meaningful p99)")
+    ap.add_argument("--packing", default="due",
+                    help="due (the sender paces messages: a packet goes out when its last message falls due, holding "
+                         "those within --burst-us of its first), full (packets filled to 1400 bytes, paced); a list alternates")
+    ap.add_argument("--burst-us", type=float, default=BURST_US, help="with --packing due: the longest a message waits for its packet")
+    ap.add_argument("--kernel-filter", default="1", help="1: the lines' socket filter drops malformed datagrams in the "
+                                                         "kernel (the listener's default), 0: the loop screens all; a list alternates")
+    ap.add_argument("--orders", default="first", help="how the orders one batch of datagrams causes leave: first (the "
+                    "first at once, the rest in one send after the batch: the listener's default), batch (all in one send "
+                    "after the batch), each (one send an order); a list alternates")
+    ap.add_argument("--venue-above", type=int, default=0, help="with --fifo: the venue's priority this much above the "
+                    "sender's (so a sender waking for every packet never keeps it from the orders)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
     ap.add_argument("--window", type=float, default=10.0)
     args = ap.parse_args()
+    global VENUE_ABOVE
+    VENUE_ABOVE = args.venue_above
     from common import itch_day
     from obook.live.send import make_packets, read_messages
 
@@ -304,10 +348,14 @@ def main() -> None:
                     for send_spin in (float(x) for x in args.send_spin_us.split(",")):
                         for placement in args.placements.split(","):
                             for fifo in (int(x) for x in args.fifo.split(",")):
-                                res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
-                                               args.tickers, spin_us, send_spin, placement, fifo,
-                                               args.rest_us, args.slice_s)
-                                print(json.dumps(res), flush=True)
+                                for packing in args.packing.split(","):
+                                    for kf in (x == "1" for x in args.kernel_filter.split(",")):
+                                        for orders in args.orders.split(","):
+                                            res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
+                                                           args.tickers, spin_us, send_spin, placement, fifo,
+                                                           args.rest_us, args.slice_s, packing, args.burst_us, kf,
+                                                           orders)
+                                            print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ _LAZY = {
 }
 _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "feeds", "engine",
                "output", "to_parquet", "pipelines", "udfs", "sql", "cli", "gen", "matching",
-               "simulation", "live", "tables", "klines")
+               "simulation", "live", "tables", "klines", "backtest")
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
@@ -128,6 +128,6 @@ def __getattr__(name):
 
 
 __all__ = [
-    "bbo", "match", "simulate", "listen", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
+    "bbo", "match", "simulate", "backtest", "listen", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
     "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
 ]

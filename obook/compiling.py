@@ -3,19 +3,24 @@ on a tiny generated input, compiled, so the kernels' caches hold every signature
 run needs. A later first run loads machine code instead of compiling it.
 
 The parts: each feed format's replay (every table, to Arrow and to Parquet, in this
-process and in worker processes), the matching engine, the own-order simulation, the
-feed generators, the book kernel's latency timer and the live path (sender, venue,
-compiled listener).
 process and in worker processes, and its side tables), the matching engine, the own-order
-simulation, the backtest (Python strategies), the feed generators and the book kernel's
-latency timer.
+simulation, the backtest (Python strategies), the feed generators, the book kernel's
+latency timer and the live path (sender, venue, compiled listener).
+
+On a machine with two cores or more, the own-order simulation and the backtest (the
+longest part by far) compile in a second process beside the others, once the ITCH replay
+they run on is compiled: the two groups share no other kernel, so neither waits for or
+overwrites the other's cache entries.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -279,6 +284,69 @@ PARTS: dict[str, Callable[[Path], None]] = dict((
 ))
 
 
+#: parts compiled in a second process (``BESIDE``) once ``FIRST`` is compiled: they share no
+#: kernel with the other parts but the ITCH replay's
+FIRST = "itch"
+BESIDE = ("simulate", "backtest")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _split(names: list[str]) -> tuple[list[str], list[str]]:
+    """(the parts this process compiles, the parts a second process compiles beside them)."""
+    beside = [n for n in names if n in BESIDE]
+    if _cores() < 2 or FIRST not in names or not beside or len(beside) == len(names) - 1:
+        return names, []
+    return [n for n in names if n not in BESIDE], beside
+
+
+class _Beside:
+    """The second process: ``python -m obook.compiling PART...``, its lines ``PART SECONDS``
+    passed on to ``progress`` as they come."""
+
+    def __init__(self, parts: list[str], progress):
+        self.parts = parts
+        self.took: dict[str, float] = {}
+        self.proc = subprocess.Popen([sys.executable, "-m", "obook.compiling", *parts], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.err: list[str] = []
+        self._threads = [threading.Thread(target=self._read_out, args=(progress,), daemon=True),
+                         threading.Thread(target=self._read_err, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _read_out(self, progress) -> None:
+        for line in self.proc.stdout:
+            name, _, seconds = line.strip().partition(" ")
+            if name in self.parts:
+                self.took[name] = float(seconds)
+                if progress:
+                    progress(name, self.took[name])
+
+    def _read_err(self) -> None:
+        for line in self.proc.stderr:
+            self.err.append(line)
+
+    def wait(self) -> dict[str, float]:
+        code = self.proc.wait()
+        for t in self._threads:
+            t.join()
+        if code != 0:
+            tail = "".join(self.err[-20:]).strip()
+            raise ObookError(f"compiling {', '.join(self.parts)} failed (exit status {code}): {tail}")
+        return self.took
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
 def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = None) -> dict[str, float]:
     """Compile the kernels of ``parts`` (names of ``PARTS``; None: all); returns the seconds
     each part took (a part already compiled takes a few tenths: its kernels load)."""
@@ -290,14 +358,35 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
     unknown = [n for n in names if n not in PARTS]
     if unknown:
         raise ObookError(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
-    took = {}
-    with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
-        for name in names:
-            start = time.perf_counter()
-            part = Path(tmp) / name
-            part.mkdir()
-            PARTS[name](part)
-            took[name] = time.perf_counter() - start
-            if progress:
-                progress(name, took[name])
-    return took
+    here, beside = _split(names)
+    took: dict[str, float] = {}
+    second = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
+            for name in here:
+                _run_part(name, Path(tmp), took, progress)
+                if name == FIRST and beside:
+                    log.info("compiling %s in a second process", ", ".join(beside))
+                    second = _Beside(beside, progress)
+        if second is not None:
+            took.update(second.wait())
+            second = None
+    finally:
+        if second is not None:
+            second.stop()
+    return {name: took[name] for name in names}
+
+
+def _run_part(name: str, tmp: Path, took: dict, progress) -> None:
+    start = time.perf_counter()
+    part = tmp / name
+    part.mkdir()
+    PARTS[name](part)
+    took[name] = time.perf_counter() - start
+    if progress:
+        progress(name, took[name])
+
+
+if __name__ == "__main__":      # the second process of compile_kernels: PART... in, "PART SECONDS" lines out
+    compile_kernels(sys.argv[1:], progress=lambda name, seconds: sys.stdout.write(f"{name} {seconds}\n")
+                    or sys.stdout.flush())

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ._kernels.layout import (BBO_COLUMNS, DEPTH_COLUMNS, DEPTH_LEVEL_COLUMNS, ORDER_COLUMNS, ROW,
+                             TRADE_COLUMNS)
+
 #: Prices are integers in 1/10000 of a dollar (exact); quantities are 64-bit.
 PRICE_SCALE = 10_000
 
-bbo_schema = pa.schema(
-    [
-        pa.field("seq", pa.int64(), nullable=False),       # record that caused the row
-        pa.field("time", pa.uint64(), nullable=False),     # feed time: ITCH ns since midnight, CSV Time column
-        pa.field("ticker", pa.string()),
-        pa.field("locate", pa.uint16()),                   # ITCH stock locate; null for CSV
-        pa.field("bid_px", pa.int64()),                    # null when the side is empty
-        pa.field("bid_qty", pa.int64()),
-        pa.field("bid_orders", pa.int32()),
-        pa.field("ask_px", pa.int64()),
-        pa.field("ask_qty", pa.int64()),
-        pa.field("ask_orders", pa.int32()),
-    ],
-    metadata={b"obook.table": b"bbo", b"obook.price_scale": b"10000"},
-)
+
+def fields(columns) -> list[pa.Field]:
+    """The Arrow fields of a table's column declarations (obook._kernels.layout)."""
+    return [pa.field(name, pa.type_for_alias(typ), nullable=nullable) for name, typ, nullable, _ in columns]
+
+
+def _metadata(table: str, **more) -> dict:
+    return {b"obook.table": table.encode(), b"obook.price_scale": str(PRICE_SCALE).encode(),
+            **{f"obook.{k}".encode(): v.encode() for k, v in more.items()}}
+
+
+#: the best bid and offer after every record that changes it
+bbo_schema = pa.schema(fields(BBO_COLUMNS), metadata=_metadata("bbo"))
 
 itch_message_schema = pa.schema(
     [
@@ -44,59 +45,17 @@ itch_message_schema = pa.schema(
 )
 
 
-def _head():
-    return [
-        pa.field("seq", pa.int64(), nullable=False),
-        pa.field("time", pa.uint64(), nullable=False),
-        pa.field("ticker", pa.string()),
-        pa.field("locate", pa.uint16()),
-    ]
-
-
 #: every execution and trade print in feed order: E (at the resting order's price, which
 #: only the book knows), printable C (at its own price), P, Q; and B (a break of `match`).
 #: CSV feeds: E (at the resting price, the shares executed) and the prints T and X.
-trades_schema = pa.schema(
-    _head() + [
-        pa.field("kind", pa.string(), nullable=False),   # E, C, P, Q or B; CSV E, T or X
-        pa.field("price", pa.int64()),                   # null for B
-        pa.field("shares", pa.int64()),                  # null for B
-        pa.field("side", pa.string()),                   # resting side B/S (P: as given); null for Q, B, T, X
-        pa.field("ref", pa.uint64()),                    # ITCH order ref; null for Q, B and CSV
-        pa.field("order_id", pa.string()),               # CSV Order column; null for ITCH
-        pa.field("match", pa.uint64()),                  # the feed's match number; null for CSV, Databento
-        pa.field("broken", pa.bool_(), nullable=False),  # a later B names this trade's match
-    ],
-    metadata={b"obook.table": b"trades", b"obook.price_scale": b"10000"},
-)
+trades_schema = pa.schema(fields(TRADE_COLUMNS), metadata=_metadata("trades"))
 
 #: one row per book-changing record with the resting order's state after it (MBO)
-orders_schema = pa.schema(
-    _head() + [
-        pa.field("action", pa.string(), nullable=False),  # A (A and F), E, C, X, D, U; CSV A, E, C, D (D and F)
-        pa.field("side", pa.string(), nullable=False),
-        pa.field("price", pa.int64(), nullable=False),    # the order's price (U: the new one)
-        pa.field("shares", pa.int64(), nullable=False),   # added / executed / cancelled (CSV C: 0 = no change) / deleted / new
-        pa.field("remaining", pa.int64(), nullable=False),  # left on the order after the record
-        pa.field("ref", pa.uint64()),                     # ITCH (U: the original ref); null for CSV
-        pa.field("order_id", pa.string()),                # CSV Order column; null for ITCH
-        pa.field("new_ref", pa.uint64()),                 # U only
-        pa.field("match", pa.uint64()),                   # ITCH E and C only
-        # time priority after the record: shares and orders in front of the row's order
-        # (U: the new one) at its price; null when it does not rest after the record
-        pa.field("queue_shares_ahead", pa.int64()),
-        pa.field("queue_orders_ahead", pa.int64()),
-    ],
-    metadata={b"obook.table": b"orders", b"obook.price_scale": b"10000"},
-)
+orders_schema = pa.schema(fields(ORDER_COLUMNS), metadata=_metadata("orders"))
 
 
 def depth_schema(levels: int = 10) -> pa.Schema:
     """The top ``levels`` levels a side, one row per record that changes any of them."""
-    fields = _head()
-    for side in ("bid", "ask"):
-        for i in range(1, levels + 1):
-            fields += [pa.field(f"{side}_px_{i}", pa.int64()), pa.field(f"{side}_qty_{i}", pa.int64()),
-                       pa.field(f"{side}_orders_{i}", pa.int32())]
-    return pa.schema(fields, metadata={b"obook.table": b"depth", b"obook.price_scale": b"10000",
-                                       b"obook.levels": str(levels).encode()})
+    level = [(f"{side}_{name}_{i}", typ, True, ROW) for side in ("bid", "ask") for i in range(1, levels + 1)
+             for name, typ in DEPTH_LEVEL_COLUMNS]
+    return pa.schema(fields(DEPTH_COLUMNS + tuple(level)), metadata=_metadata("depth", levels=str(levels)))

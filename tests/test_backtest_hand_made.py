@@ -139,3 +139,18 @@ def test_backtest_ioc_sees_a_stale_book(tmp_path):
     s = Script([Order("enter", "AAA", "B", 100, 1000, ref=1, tif="IOC")])
     r = backtest(feed, s, format="csv", order_latency=1 * MS)
     assert _rows(r.fills, "time", "price", "quantity", "liquidity") == [(3, 1000, 100, "taker")]
+
+
+def test_backtest_called_as_obook_backtest_equals_the_function(tmp_path):
+    import obook
+
+    feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n6,AAA,a,E,60,1000\n")
+
+    def tables(run):
+        r = run(feed, Script([Order("enter", "AAA", "B", 50, 1000, ref=1)]), format="csv", order_latency=MS)
+        return {name: getattr(r, name).to_pylist() for name in ("orders", "fills", "equity")}, r.summary
+
+    assert callable(obook.backtest)
+    via_module, summary = tables(obook.backtest)
+    assert (via_module, summary) == tables(backtest)
+    assert summary["orders"] == 1

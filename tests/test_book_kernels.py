@@ -11,7 +11,7 @@ from obook._kernels.layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_DEL
                                    ERR_UNKNOWN_REF, ERR_ZERO_ADD, EV_WIDTH, OK, ROW_WIDTH)
 from obook.engine.books import BookState
 
-KERNELS = [pytest.param(replay.apply_events, id="compiled"), pytest.param(replay.apply_events.py_func, id="py_func")]
+KERNELS = [pytest.param(replay.replay_events, id="compiled"), pytest.param(replay.replay_events.py_func, id="py_func")]
 
 
 def ev(*rows):
@@ -38,7 +38,7 @@ def run(events, kernel, strict=True, **sizes):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_adds_and_reductions_emit_bbo_rows(kernel):
+def test_replay_events_adds_and_reductions_emit_bbo_rows(kernel):
     status, _, rows, b = run(ev(add(1, BID, 100, 50), add(2, ASK, 30, 60), add(3, BID, 10, 49),
                                 op(ACT_EXEC, 1, 40), op(ACT_CANCEL, 1, 60), op(ACT_DELETE, 2)), kernel)
     assert status == OK
@@ -53,7 +53,7 @@ def test_apply_events_adds_and_reductions_emit_bbo_rows(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_replace_of_replaced_order_moves_to_back(kernel):
+def test_replay_events_replace_of_replaced_order_moves_to_back(kernel):
     status, _, rows, b = run(ev(add(1, ASK, 10, 60), add(2, ASK, 5, 60), op(ACT_REPLACE, 1, 7, price=61, new_ref=3),
                                 op(ACT_REPLACE, 3, 8, price=60, new_ref=4), op(ACT_DELETE, 2)), kernel)
     assert status == OK
@@ -71,14 +71,14 @@ def test_apply_events_replace_of_replaced_order_moves_to_back(kernel):
     (ev(add(1, BID, 5, 10), add(2, BID, 5, 10), op(ACT_REPLACE, 1, 5, price=9, new_ref=2)), ERR_DUPLICATE_REF, 2),
     (ev(add(1, BID, 5, 10, book=2), op(ACT_DELETE, 1, book=3)), ERR_UNKNOWN_REF, 1),
 ])
-def test_apply_events_failing_event_strict_stops_there(kernel, events, code, at):
+def test_replay_events_failing_event_strict_stops_there(kernel, events, code, at):
     status, i, rows, _ = run(events, kernel)
     assert (status, i) == (code, at)
     assert all(r[0] <= at for r in rows)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_tolerant_counts_and_applies_rules(kernel):
+def test_replay_events_tolerant_counts_and_applies_rules(kernel):
     status, _, rows, b = run(ev(op(ACT_DELETE, 9), add(1, BID, 5, 10), add(1, BID, 7, 11),
                                 op(ACT_EXEC, 1, 9), add(2, ASK, 0, 20), add(3, ASK, 4, 20),
                                 op(ACT_CANCEL, 3, 5)), kernel, strict=False)
@@ -90,7 +90,7 @@ def test_apply_events_tolerant_counts_and_applies_rules(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_csv_actions_follow_spec(kernel):
+def test_replay_events_csv_actions_follow_spec(kernel):
     status, _, rows, b = run(ev(add(1, BID, 0, 10, act=ACT_ADD_ZERO_OK), add(2, BID, 50, 10, act=ACT_ADD_ZERO_OK),
                                 op(ACT_REDUCE_TO, 2, 80), op(ACT_REDUCE_TO, 2, 20), op(ACT_EXEC_CLAMP, 1, 0),
                                 op(ACT_EXEC_CLAMP, 2, 999)), kernel)
@@ -100,7 +100,7 @@ def test_apply_events_csv_actions_follow_spec(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_same_ref_in_two_books_kept_apart(kernel):
+def test_replay_events_same_ref_in_two_books_kept_apart(kernel):
     status, _, rows, b = run(ev(add(5, BID, 10, 10, book=1), add(5, BID, 20, 11, book=2), op(ACT_DELETE, 5, book=1),
                                 add(5, ASK, 3, 30, book=1), op(ACT_EXEC, 5, 20, book=2)), kernel)
     assert status == OK
@@ -110,7 +110,7 @@ def test_apply_events_same_ref_in_two_books_kept_apart(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_huge_and_far_refs_use_overflow_table(kernel):
+def test_replay_events_huge_and_far_refs_use_overflow_table(kernel):
     refs = [0, 2**32 - 1, 2**32, 2**63 - 1, -(2**63)]   # the last one is u64 2**63 as int64
     events = ev(*[add(r, BID, 1 + k, 100 + k) for k, r in enumerate(refs)], *[op(ACT_DELETE, r) for r in refs])
     status, _, rows, b = run(events, kernel, overflow=4)
@@ -119,7 +119,7 @@ def test_apply_events_huge_and_far_refs_use_overflow_table(kernel):
     assert b.pages.shape[0] // K.PAGE <= 64 and b.page_dir.shape[0] <= 4  # memory for what is live only
 
 
-def test_apply_events_growth_from_tiny_pools_gives_identical_rows():
+def test_replay_events_growth_from_tiny_pools_gives_identical_rows():
     rng = np.random.default_rng(3)
     rows_spec, live = [], []
     for ref in range(1, 3000):
@@ -131,8 +131,8 @@ def test_apply_events_growth_from_tiny_pools_gives_identical_rows():
                                  100 + int(rng.integers(-40, 40)), book=ref % 7))
             live.append(ref)
     events = ev(*rows_spec)
-    big = run(events, replay.apply_events)
-    tiny = run(events, replay.apply_events, books=1, levels=1, pages=1, overflow=2)
+    big = run(events, replay.replay_events)
+    tiny = run(events, replay.replay_events, books=1, levels=1, pages=1, overflow=2)
     assert big[0] == tiny[0] == OK and big[2] == tiny[2]
 
 
@@ -161,7 +161,7 @@ def queue_cols(orders):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_modify_keeps_or_loses_queue_place(kernel):
+def test_replay_events_modify_keeps_or_loses_queue_place(kernel):
     events = ev(add(1, BID, 100, 50), add(2, BID, 200, 50), add(3, BID, 300, 50),
                 op(ACT_MODIFY, 1, 60, price=50),      # fewer shares, same price: keeps its place
                 op(ACT_MODIFY, 2, 250, price=50),     # more shares: to the back
@@ -185,7 +185,7 @@ def test_apply_events_modify_keeps_or_loses_queue_place(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_modify_type_letter_and_zero_share_unknown(kernel):
+def test_replay_events_modify_type_letter_and_zero_share_unknown(kernel):
     e = ev(add(1, ASK, 10, 70), op(ACT_MODIFY, 1, 5, price=70), op(ACT_MODIFY, 8, 0, price=70))
     e[1, 3] |= ord("Q") << TYPE_SHIFT
     status, i, _, _ = run(e, kernel)
@@ -203,7 +203,7 @@ def clear_feed(n_levels=200):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_clear_removes_every_order_of_the_book(kernel):
+def test_replay_events_clear_removes_every_order_of_the_book(kernel):
     n = 200                                            # beyond NEAR_MAX: far levels too
     events = clear_feed(n)
     status, rows, orders, depth, b = run_x(events, kernel, ORDERS | WANT_DEPTH)
@@ -220,7 +220,7 @@ def test_apply_events_clear_removes_every_order_of_the_book(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_clear_without_queues_scans_the_index(kernel):
+def test_replay_events_clear_without_queues_scans_the_index(kernel):
     events = clear_feed(150)
     events[-3, 2] = 2                                   # the clear hits book 2 (ref 1 lives in both)
     events[-2, 2] = 2                                   # and ref 1000 comes back there
@@ -230,15 +230,15 @@ def test_apply_events_clear_without_queues_scans_the_index(kernel):
     assert b.live_orders == 150 + 3 + 1
 
 
-def test_apply_events_clear_grows_tiny_orders_array():
+def test_replay_events_clear_grows_tiny_orders_array():
     events = clear_feed(300)
-    small = run_x(events, replay.apply_events, ORDERS, capacity=1)
-    big = run_x(events, replay.apply_events, ORDERS, capacity=4096)
+    small = run_x(events, replay.replay_events, ORDERS, capacity=1)
+    big = run_x(events, replay.replay_events, ORDERS, capacity=4096)
     assert small[:4] == big[:4] and len(small[2]) == 300 + 4 + 300 + 3 + 1
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_defer_rows_at_the_run_end_against_the_book_before(kernel):
+def test_replay_events_defer_rows_at_the_run_end_against_the_book_before(kernel):
     events = ev(add(1, BID, 100, 50), add(2, BID, 50, 51), add(3, ASK, 10, 60), op(ACT_DELETE, 2),
                 add(4, BID, 5, 52), op(ACT_DELETE, 4),
                 add(5, BID, 1, 49), add(6, ASK, 1, 61),
@@ -254,7 +254,7 @@ def test_apply_events_defer_rows_at_the_run_end_against_the_book_before(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_defer_runs_kept_per_book(kernel):
+def test_replay_events_defer_runs_kept_per_book(kernel):
     events = ev(add(1, BID, 100, 50), add(2, BID, 100, 40, book=2), add(3, BID, 100, 60, book=2),
                 add(4, BID, 100, 55))
     events[0, 3] |= DEFER
@@ -264,7 +264,7 @@ def test_apply_events_defer_runs_kept_per_book(kernel):
     assert [(r[0], r[2], r[3]) for r in rows] == [(3, 2, 60), (4, 1, 55)]
 
 
-def test_apply_events_trades_rows_grow_past_tiny_arrays():
+def test_replay_events_trades_rows_grow_past_tiny_arrays():
     e = ev(add(1, BID, 100, 50), *[op(ACT_EXEC, 1, 1) for _ in range(40)])
     b = BookState()
     x = ExtraRows(WANT_TRADES | ORDERS | WANT_DEPTH, 1, 2)
@@ -274,7 +274,7 @@ def test_apply_events_trades_rows_grow_past_tiny_arrays():
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_price_cage_holds_enters_and_cancels_held(kernel):
+def test_replay_events_price_cage_holds_enters_and_cancels_held(kernel):
     """ChiNext price cage: outside 102% of the best ask a buy is held (row H, no BBO row);
     a cancel that lifts the ask lets it in (row A, at the back), crossing: no BBO row until
     its fill uncrosses the book; a held order is cancelled where it is."""
@@ -307,7 +307,7 @@ def test_apply_events_price_cage_holds_enters_and_cancels_held(kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_price_cage_grows_held_rows_without_cage_bits_no_hold(kernel):
+def test_replay_events_price_cage_grows_held_rows_without_cage_bits_no_hold(kernel):
     """More held orders than the held array's rows: grown on demand; the same adds without
     CAGE_ADD rest at once."""
     from obook._kernels.layout import CAGE_ADD, CAGED
@@ -323,7 +323,7 @@ def test_apply_events_price_cage_grows_held_rows_without_cage_bits_no_hold(kerne
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_apply_events_clear_orders_rows_without_queues_same_rows_in_id_order(kernel):
+def test_replay_events_clear_orders_rows_without_queues_same_rows_in_id_order(kernel):
     events = clear_feed(150)
     with_q = run_x(events, kernel, ORDERS, capacity=1)
     bare = run_x(events, kernel, WANT_ORDERS, capacity=1)
@@ -331,3 +331,4 @@ def test_apply_events_clear_orders_rows_without_queues_same_rows_in_id_order(ker
     assert all(r[11] == r[12] == -1 for r in bare[2])                   # no places
     strip = lambda rows: sorted(r[:11] for r in rows)  # noqa: E731
     assert strip(bare[2]) == strip(with_q[2]) and len(bare[2]) == len(with_q[2]) > 150
+

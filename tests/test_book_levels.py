@@ -129,21 +129,21 @@ def engine(events, kernel, **sizes):
 @pytest.mark.parametrize("seed,spread", [(1, 400), (2, 2000), (3, 150)])
 def test_levels_far_from_touch_match_dict_book(seed, spread):
     events = flow(seed, 6000, spread)
-    bbo, depth, b = engine(events, replay.apply_events, books=4, levels=8)
+    bbo, depth, b = engine(events, replay.replay_events, books=4, levels=8)
     assert b.st[K.ST_HP_TOP] > 0                              # far levels were used
     assert (bbo, depth) == reference(events)
 
 
 def test_levels_far_from_touch_py_func_same_rows():
     events = flow(4, 1500, 600)
-    assert engine(events, replay.apply_events.py_func)[:2] == reference(events)
+    assert engine(events, replay.replay_events.py_func)[:2] == reference(events)
 
 
 def test_levels_sweep_of_thousands_refills_near_segment():
     n = 3000                                                  # bids at 3000 prices, worst first
     events = [(i + 1, ACT_ADD, 0, i + 1, 100, 50_000 - i, 0) for i in range(n)]
     events += [(n + i + 1, ACT_EXEC, 0, i + 1, 100, 0, 0) for i in range(n)]   # best first
-    bbo, depth, b = engine(events, replay.apply_events)
+    bbo, depth, b = engine(events, replay.replay_events)
     assert (bbo, depth) == reference(events)
     assert b.live_orders == 0 and b.sides[6, 1] == 0 and b.sides[6, 3] == 0
     assert b.st[K.ST_FH_USED] == 0

@@ -58,9 +58,9 @@ def test_book_source_names_no_format_venue_or_rule():
     assert venue_words_in(HASH_TABLE.read_text(), _names()) == []
 
 
-def test_book_imports_only_numpy_the_jit_switch_and_the_hash_table():
+def test_book_imports_only_numpy_namedtuple_the_jit_switch_and_the_hash_table():
     # not .layout: the events' bits are the driver's; the hash table is as neutral as the book
-    assert _imports(BOOK) == {"numpy", ".jit", ".hashtab"}
+    assert _imports(BOOK) == {"collections", "numpy", ".jit", ".hashtab"}
     assert _imports(HASH_TABLE) == {"numpy", ".jit"}
 
 

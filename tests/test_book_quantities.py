@@ -25,7 +25,7 @@ BIG = 4_295_067_296
 #: a scale that puts every generated quantity above 2**32
 SCALE = 2**32 + 7
 
-KERNELS = [pytest.param(K.apply_events, id="compiled"), pytest.param(K.apply_events.py_func, id="py_func")]
+KERNELS = [pytest.param(K.replay_events, id="compiled"), pytest.param(K.replay_events.py_func, id="py_func")]
 
 
 def _events(*specs):

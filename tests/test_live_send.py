@@ -122,3 +122,22 @@ def test_make_packets_respects_payload_and_burst():
     burst = make_packets(msgs, max_payload=10_000, burst_ns=2_500)
     assert [c for _, c in burst] == [3] * 33 + [1]
     assert timestamp(msgs[7]) == 7000
+
+
+def test_sender_message_rate_packs_messages_as_they_fall_due(day):
+    """--message-rate: a packet holds the messages due within burst_us of its first and goes
+    when its last falls due: 100,000 a second, 20 µs: three a packet, 20 µs after its first."""
+    msgs = read_messages(day)
+    sender = Sender(msgs, SendOptions(("127.0.0.1", 9), ("127.0.0.1", 9), None, message_rate=100_000, burst_us=20))
+    try:
+        counts = [c for _, c in sender.packets]
+        assert sum(counts) == len(msgs) and set(counts[:-1]) == {3}
+        assert [sender._due(k) for k in range(3)] == [20_000, 50_000, 80_000]
+        unbounded = Sender(msgs, SendOptions(("127.0.0.1", 9), ("127.0.0.1", 9), None, rate=1000))
+        unbounded.close()
+        assert min(c for _, c in unbounded.packets[:-1]) > 3        # --rate fills the packets
+    finally:
+        sender.close()
+    from obook.errors import ObookError
+    with pytest.raises(ObookError, match="not both"):
+        Sender(msgs, SendOptions(("127.0.0.1", 9), ("127.0.0.1", 9), None, rate=1000, message_rate=1000))

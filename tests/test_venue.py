@@ -215,3 +215,28 @@ def test_cli_venue_accounts_rejects_others_listen_sends_credentials(tmp_path):
         assert vp.wait(timeout=20) == 0          # the listener's session logged in, then out
         err = vp.stderr.read().decode()
     assert "closed: login rejected 2" in err
+
+
+def test_venue_orders_read_late_keep_their_own_segments_stamps():
+    """Orders sent 30 ms apart and read together: each keeps the kernel stamp of the TCP
+    segment that carried it; two orders in one segment share that segment's stamp."""
+    v = Venue(heartbeat=30)
+    try:
+        with socket.create_connection(v.address, timeout=5) as s:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.sendall(soupbin.login("x", ""))
+            end = time.monotonic() + 5
+            while not any(c.logged_in for c in v.clients.values()):
+                assert time.monotonic() < end
+                v.step(0.05)
+            s.sendall(_order(1))
+            time.sleep(0.03)
+            s.sendall(_order(2) + _order(3))            # one segment
+            time.sleep(0.01)
+            while len(v.messages) < 3:                  # all read only now
+                assert time.monotonic() < end
+                v.step(0.05)
+    finally:
+        v.close()
+    (t1, _), (t2, _), (t3, _) = v.messages
+    assert t2 - t1 >= 25_000_000 and t3 == t2

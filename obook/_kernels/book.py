@@ -42,6 +42,8 @@ Nothing raises: an operation that needs room is preceded by ``level_room`` /
 ``order_room``, which name the array to grow (ROOM_*); the caller grows it and calls again.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from .jit import njit
 from .hashtab import ht_drop, ht_find, ht_full, ht_put, ht_reinsert, ht_slot, uindex as _u
@@ -102,6 +104,11 @@ NEAR_MAX = 128
 NEAR_MIN = 64
 NEAR_FILL = 96
 HEAP_FREE = 64     # seg_free[64:] are the heap segments' free lists
+
+#: one book set's arrays (above), as a driver takes them: one argument, read by name
+Books = namedtuple("Books", ("lv", "lv_free", "lvx", "sides", "pool", "seg_free", "heaps", "hp", "fh", "pages",
+                             "page_dir", "page_live", "page_key", "page_free", "ov_key", "ov_val", "ov_state",
+                             "qn", "pnode", "ovnode", "st"))
 
 
 # ---------------------------------------------------------------- the order index

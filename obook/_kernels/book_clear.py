@@ -42,10 +42,12 @@ def _cleared_row(ev, i, book, letter, lvl, shares, ref, lv, orders, nx):
 
 
 @njit(cache=True, _nrt=False)
-def clear_book(ev, i, book, letter, lv, lv_free, lvx, sides, pool, heaps, hp, fh, pages, page_dir,
-                page_live, page_key, page_free, ov_key, ov_val, ov_state, queue, write, qn, st, orders, nx):
-    """ACT_CLEAR: remove every order and level of a book (see the module docstring); with
-    ``write``, an orders row for each (without the queues: in the index's order)."""
+def clear_book(ev, i, book, letter, books, queue, write, orders, nx):
+    """ACT_CLEAR: remove every order and level of a book (see the module docstring) of
+    ``books`` (book.Books); with ``write``, an orders row for each (without the queues: in
+    the index's order)."""
+    (lv, lv_free, lvx, sides, pool, _seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key, page_free,
+     ov_key, ov_val, ov_state, qn, _pnode, _ovnode, st) = books
     if not queue:                # no queues to walk: find the book's orders in the index
         for p in range(st[ST_PAGE_TOP]):
             if page_live[_u(p)] > 0:

@@ -13,6 +13,8 @@ trades that fill two orders at once).
 - ``st[ST_OPEN]``: books with an open run.
 """
 
+from collections import namedtuple
+
 from .jit import njit
 
 from .book import ST_BOOK_WIDTH, _u, side_best, top_levels
@@ -24,6 +26,11 @@ from .layout import (DEPTH_HEAD, EV_MATCH, EV_SEQ, EV_TIME, OR_ACTION, OR_MATCH,
 ST_OPEN = ST_BOOK_WIDTH     # books with an open run of DEFER events
 DS_OPEN, DS_BID_PX, DS_BID_QTY, DS_ASK_PX, DS_ASK_QTY = range(5)
 DS_WIDTH = 5
+
+#: the tables besides the BBO, as the replay driver takes them: ``want`` (WANT_* bits),
+#: their row arrays, ``counts`` (rows written: trades, orders, depth) and ``snap`` ((2, 2,
+#: levels, 3) scratch for the depth comparison)
+Tables = namedtuple("Tables", ("want", "trades", "orders", "depth", "counts", "snap"))
 
 
 @njit(cache=True, _nrt=False, inline="always")

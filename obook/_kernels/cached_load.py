@@ -33,8 +33,6 @@ import shutil
 
 from numba.core import caching, config
 
-from .jit import NRT_FREE
-
 log = logging.getLogger("obook")
 
 #: the package whose functions the locator and the loader handle
@@ -159,6 +157,8 @@ def _load_overload(self, sig, target_context):
     module = getattr(py_func, "__module__", "") or ""
     if not module.startswith(_PACKAGE):
         return _numba_load_overload(self, sig, target_context)
+    from .jit import NRT_FREE       # here: jit imports this module to install it
+
     if py_func not in NRT_FREE:     # a kernel that allocates: NRT first (compiled at each start)
         from numba.core.runtime import rtsys
 

@@ -62,3 +62,9 @@ def njit(*args, **options):
     if len(args) == 1 and callable(args[0]) and not options:
         return plain(args[0])
     return plain
+
+
+if not INTERPRETED:     # Python kernels never import numba
+    from .cached_load import install as _install_cached_load
+
+    _install_cached_load()

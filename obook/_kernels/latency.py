@@ -1,6 +1,6 @@
 """Latency histograms (HdrHistogram's log-linear buckets, 7 significant bits: < 0.8% error)
 and the book kernel timed event by event (``obook bbo --latency``; the normal replay path
-stays ``apply_events``).
+stays ``replay_events``).
 
 A value v >= 0 falls in bucket v when v < 128, else in 128 + (s - 1) * 64 + (v >> s) - 64
 with s = bitlen(v) - 7: 64 buckets per power of two above 128, ``N_BUCKETS`` in all.
@@ -9,7 +9,7 @@ with s = bitlen(v) - 7: 64 buckets per power of two above 128, ``N_BUCKETS`` in 
 import numpy as np
 from .jit import njit
 
-from .replay import apply_events
+from .replay import replay_events
 from .clock import cycles
 from .layout import OK
 
@@ -45,18 +45,12 @@ def record_many(counts, values, n):
 
 
 @njit(cache=True, _nrt=False)
-def apply_events_timed(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free,
-                       heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val,
-                       ov_state, qn, pnode, ovnode, dstate, cage, held, st, want, trades, orders, depth, nx,
-                       snap, counts):
-    """``apply_events`` one event at a time, the cycles each took counted in ``counts``
+def apply_events_timed(ev, n, i, rows, nrow, skips, strict, books, rules, tables, counts):
+    """``replay_events`` one event at a time, the cycles each took counted in ``counts``
     (a histogram of ``record``); same arguments, results and NEED_ROOM protocol."""
     while i < n:
         t0 = cycles()
-        status, j, nrow, room = apply_events(
-            ev, i + 1, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp,
-            fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
-            ovnode, dstate, cage, held, st, want, trades, orders, depth, nx, snap)
+        status, j, nrow, room = replay_events(ev, i + 1, i, rows, nrow, skips, strict, books, rules, tables)
         if status != OK:
             return status, j, nrow, room
         record(counts, cycles() - t0)

@@ -86,24 +86,82 @@ BOOK_ERROR_NAMES = {
     ERR_ZERO_ADD: "zero-share add",
 }
 
-# The rows the replay kernels write for each table, declared once: the columns in order,
-# named as the table's columns they become (``book``: the worker's local book, which
-# becomes ``ticker`` and the format's book key). The column constants and widths below come
-# from these; the kernels that write rows (book_rows, merge) and the engine's Arrow
-# builders (obook.engine.tables) use the constants, and tests/test_table_rows.py checks
-# the names against the tables' schemas.
-#: bbo: the best bid and ask after a record that changed them (orders 0: the side is empty)
-BBO_ROW = ("seq", "time", "book", "bid_px", "bid_qty", "bid_orders", "ask_px", "ask_qty", "ask_orders")
-#: trades: kind is the letter E, C, P, Q or B (CSV: E, T or X); match of a CSV row is its
-#: order id's bytes (EV_MATCH: start << 32 | length), as in order rows
-TRADE_ROW = ("seq", "time", "book", "kind", "price", "shares", "side", "ref", "match")
-#: orders: the resting order's state after each book-changing record; the queue columns:
-#: shares and orders ahead of it at its price (-1: not resting)
-ORDER_ROW = ("seq", "time", "book", "action", "side", "price", "shares", "remaining", "ref", "new_ref",
-             "match", "queue_shares_ahead", "queue_orders_ahead")
-#: depth: these, then per level (bids then asks) price, qty, orders
-DEPTH_ROW_HEAD = ("seq", "time", "book")
-DEPTH_LEVEL = ("px", "qty", "orders")
+# The replay tables' columns, declared once: (name, Arrow type, nullable, source). Source
+# ROW: the kernels write it into the table's rows, in this order (the ROW_ / TR_ / OR_
+# constants below are its positions there); BOOK: made from the rows' ``book`` column (the
+# worker's local book): the ticker and the format's book key (``locate``, which
+# obook.engine.tables.format_schema names and types as the format's); ENGINE: made by the
+# engine from the batch. obook.schema builds the Arrow schemas from these, the engine's Arrow
+# builders (obook.engine.arrow, obook.engine.tables) name their columns by them, and the
+# kernels that write rows (book_rows, merge) use the constants.
+ROW = 0
+BOOK = 1
+ENGINE = 2
+#: every table starts with these; the rows: seq, time, book
+HEAD_COLUMNS = (
+    ("seq", "int64", False, ROW),        # the record that caused the row (ITCH: 1-based message number)
+    ("time", "uint64", False, ROW),      # feed time (ITCH: ns since midnight, CSV: the Time column)
+    ("ticker", "string", True, BOOK),
+    ("locate", "uint16", True, BOOK),    # the format's book key (ITCH: stock locate); null when it has none
+)
+#: bbo: the best bid and ask after a record that changed them; a side is null when empty
+#: (its orders 0 in the rows)
+BBO_COLUMNS = HEAD_COLUMNS + (
+    ("bid_px", "int64", True, ROW), ("bid_qty", "int64", True, ROW), ("bid_orders", "int32", True, ROW),
+    ("ask_px", "int64", True, ROW), ("ask_qty", "int64", True, ROW), ("ask_orders", "int32", True, ROW),
+)
+#: trades: every execution and trade print in feed order. kind: the letter E, C, P, Q or B
+#: (CSV: E, T or X); the rows' match of a CSV row is its order id's bytes (EV_MATCH:
+#: start << 32 | length), which the engine turns into order_id
+TRADE_COLUMNS = HEAD_COLUMNS + (
+    ("kind", "string", False, ROW),      # E, C, P, Q or B; CSV E, T or X
+    ("price", "int64", True, ROW),       # null for B
+    ("shares", "int64", True, ROW),      # null for B
+    ("side", "string", True, ROW),       # resting side B/S (P: as given); null for Q, B, T, X
+    ("ref", "uint64", True, ROW),        # the order ref; null for Q, B and text order ids
+    ("order_id", "string", True, ENGINE),  # a text order id (CSV Order column); null for ITCH
+    ("match", "uint64", True, ROW),      # the feed's match number; null for CSV, Databento
+    ("broken", "bool", False, ENGINE),   # a later B names this trade's match
+)
+#: orders: one row per book-changing record with the resting order's state after it (MBO);
+#: the queue columns: shares and orders ahead of it at its price (rows: -1, the table:
+#: null, when it does not rest after the record)
+ORDER_COLUMNS = HEAD_COLUMNS + (
+    ("action", "string", False, ROW),    # A (A and F), E, C, X, D, U; CSV A, E, C, D (D and F)
+    ("side", "string", False, ROW),
+    ("price", "int64", False, ROW),      # the order's price (U: the new one)
+    ("shares", "int64", False, ROW),     # added / executed / cancelled (CSV C: 0 = no change) / deleted / new
+    ("remaining", "int64", False, ROW),  # left on the order after the record
+    ("ref", "uint64", True, ROW),        # the order ref (U: the original one); null for text order ids
+    ("order_id", "string", True, ENGINE),  # a text order id (CSV Order column); null for ITCH
+    ("new_ref", "uint64", True, ROW),    # U only
+    ("match", "uint64", True, ROW),      # ITCH E and C only
+    ("queue_shares_ahead", "int64", True, ROW),
+    ("queue_orders_ahead", "int64", True, ROW),
+)
+#: depth: the head, then per level (bids 1..levels, then asks) these, named side_name_level
+#: (bid_px_1); a level is null when it has no orders
+DEPTH_COLUMNS = HEAD_COLUMNS
+DEPTH_LEVEL_COLUMNS = (("px", "int64"), ("qty", "int64"), ("orders", "int32"))
+
+
+def row_of(columns: tuple) -> tuple:
+    """The names of a table's row as the kernels write it: its ROW columns, with ``book``
+    where its BOOK columns are."""
+    out = []
+    for name, _, _, source in columns:
+        if source == ROW:
+            out.append(name)
+        elif source == BOOK and "book" not in out:
+            out.append("book")
+    return tuple(out)
+
+
+BBO_ROW = row_of(BBO_COLUMNS)
+TRADE_ROW = row_of(TRADE_COLUMNS)
+ORDER_ROW = row_of(ORDER_COLUMNS)
+DEPTH_ROW_HEAD = row_of(DEPTH_COLUMNS)
+DEPTH_LEVEL = tuple(name for name, _ in DEPTH_LEVEL_COLUMNS)
 
 
 def _at(row: tuple, names: str) -> tuple:

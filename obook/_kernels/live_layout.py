@@ -14,6 +14,7 @@ CALLS BBO_ROWS PY_N BASE_NS BASE_CYC MULT SLICE_NS KSTAMPS LOOPS POLLS TRUNCATED
 REFUSED_RATE REFUSED_SIZE REFUSED_NOTIONAL REFUSED_PRICE REFUSED_BAND SEND_ERRORS
 SUBSCRIBE_ALL T_KERNEL_LAST SEND_BLOCKED GAP_HIGH VENUE_READ LOG_FULL
 CANDIDATES CHOICE_N PROBE_LAST PROBES SPIN_NS REST_EVERY REST_NS REST_LAST RESTS REST_OWED CAL_NS CAL_CYC
+OUT_N OUT_SENDS OUT_LONE OUT_HOLD
 """.split()
 for _i, _n in enumerate(_NAMES):
     globals()["S_" + _n] = _i
@@ -55,6 +56,11 @@ PEND_BITS = 16       # messages held ahead of a gap
 PEND_SLOT = 128      # bytes a held message may have (2-byte length included)
 PY_WIDTH = 9         # py_rows: seq, time, locate, bid px, qty, ask px, qty, kernel stamp, book stamp
 REF_BITS = 16        # orders' stamps kept by UserRefNum
+OUTBOX = 1 << 14     # bytes of orders gathered for one send (sent sooner when nearly full)
+ORDER_MAX = 64       # bytes an order's SoupBinTCP packet may take
+#: S_OUT_HOLD: how orders leave (see live_loop._order): a batch's first at once and the rest
+#: together (the default), all of a batch together, or each at once in a send of its own
+OUT_FIRST_AT_ONCE, OUT_BATCH, OUT_EACH = 0, 1, 2
 GAPS_MAX = 4096      # gaps given up (on_gap skip) kept: first, count, stamp before, stamp after
 
 # choosing the session (none given): as obook.feeds.mold.sessions (CONFIRM, MAX_SESSIONS, MAX_HELD)

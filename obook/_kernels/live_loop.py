@@ -6,7 +6,7 @@ Python runs between calls only (a time slice, an event it must handle: see RUN_*
 Arguments are grouped in tuples: ``net`` (recvmmsg headers, datagram and control buffers,
 poll fds), ``arb`` (the delivered ring and the arbitration's arrays, see live_arb), ``itch``
 (the decoder's tables and the instruments' names), ``bk`` (obook.engine.books.BookState's
-arrays in apply_events' order), ``outs`` (its row buffers), ``ords`` (the strategy's state,
+arrays: the skip counts, then book.Books' and replay.Rules' fields), ``outs`` (its row buffers), ``ords`` (the strategy's state,
 risk window, order buffers and log, order stamps, venue input) and ``misc`` (histograms,
 rows for a Python strategy, gaps given up, scratch).
 
@@ -17,7 +17,9 @@ kernel's receive stamps (realtime) are moved onto it by ``S_CLOCK_OFFSET``.
 
 import numpy as np
 
-from .replay import apply_events
+from .book import Books
+from .book_rows import Tables
+from .replay import Rules, replay_events
 from .ccall import ccall, ccall9, ccall_int
 from .clock import cycles
 from .itch import itch_decode
@@ -40,7 +42,7 @@ from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POL
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
                           S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
                           S_PROBES, S_REST_EVERY, S_REST_LAST, S_REST_NS, S_REST_OWED, S_RESTS, S_SESSION_SET, S_SPIN_NS,
-                          VLEN)
+                          S_OUT_N, S_OUT_SENDS, S_OUT_LONE, S_OUT_HOLD, ORDER_MAX, VLEN)
 from .live_orders import answers, encode, risk_check
 from .mold import S_BAD, S_PACKETS
 
@@ -131,21 +133,43 @@ def _receive(fns, fds, S, net, arb, hists, line):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def flush_orders(fns, fds, S, ords):
+    """Send the orders gathered in the outbox (``ords[3][:S_OUT_N]``) in one call: one TCP
+    segment for all the orders one batch of datagrams caused. False: the venue failed."""
+    n = S[S_OUT_N]
+    if n == 0:
+        return True
+    S[S_OUT_N] = 0
+    S[S_OUT_SENDS] += 1
+    S[S_LAST_VENUE] = _now(S)
+    return _send_all(fns, fds[3], ords[3], n, S)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _order(fns, fds, S, loc, time, bpx, apx, kind, itch, ords, hists, t_s, t_kernel):
+    """Risk, then the order encoded into the outbox. The first order of a batch of datagrams
+    goes at once (S_OUT_LONE; a lone order waits for nothing), the later ones are sent together
+    by flush_orders after the batch (sooner when the outbox is nearly full): a burst of orders
+    takes two TCP segments, not one each. False: the venue failed."""
     state, sout, window, obuf, olog, refs, vbuf = ords
     why = risk_check(S, window, kind, sout[0], sout[1], sout[2], bpx, apx, time)
     t_r = _now(S)
     record(hists[H_RISK], t_r - t_s)
     if why != 0:
         return True
-    n = encode(obuf, kind, sout[0], sout[1], sout[2], sout[3], sout[4], itch[6][loc])
+    at = S[S_OUT_N]
+    if at + ORDER_MAX > obuf.shape[0]:
+        if not flush_orders(fns, fds, S, ords):
+            return False
+        at = 0
+    n = encode(obuf[at:], kind, sout[0], sout[1], sout[2], sout[3], sout[4], itch[6][loc])
     t_g = _now(S)
     record(hists[H_GATEWAY], t_g - t_r)
     S[S_ORDERS] += 1
     lb = S[S_LOG_BYTES]
     if lb + n - 3 <= olog.shape[0]:
         for k in range(n - 3):
-            olog[lb + k] = obuf[3 + k]
+            olog[lb + k] = obuf[at + 3 + k]
         S[S_LOG_BYTES] = lb + n - 3
     else:
         S[S_LOG_FULL] += 1
@@ -157,13 +181,26 @@ def _order(fns, fds, S, loc, time, bpx, apx, kind, itch, ords, hists, t_s, t_ker
             refs[1, i] = t_g
             refs[2, i] = t_kernel
             refs[3, i] = 0
-        S[S_LAST_VENUE] = t_g
-        return _send_all(fns, fds[3], obuf, n, S)
+        S[S_OUT_N] = at + n
+        if S[S_OUT_LONE] != 0 or S[S_OUT_HOLD] == 2:    # the batch's first at once, the others together
+            S[S_OUT_LONE] = 0
+            return flush_orders(fns, fds, S, ords)
     return True
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
+    """The delivered records not through the books yet (see _consume), then the orders they
+    caused (see _order)."""
+    S[S_OUT_LONE] = S[S_OUT_HOLD] == 0
+    status = _consume(fns, fds, S, arb, itch, bk, outs, ords, misc)
+    if not flush_orders(fns, fds, S, ords):
+        return RUN_VENUE_LOST
+    return status
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
     """The delivered records not through the books yet: decode, books, strategy, order."""
     ring, recs = arb[0], arb[1]
     sizes, ev, names, owner, keep, wanted, sym, scratch = itch
@@ -191,10 +228,11 @@ def consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
         for k in range(nn):
             for j in range(8):
                 sym[names[k, 0], j] = frame[names[k, 1] + j]
-        status, j, nrow, room = apply_events(
-            ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0, lv, lv_free, lvx, sides, pool, seg_free,
-            heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
-            ovnode, dstate, cage, held, st, 0, trades, orders, depth, nx, snap)
+        status, j, nrow, room = replay_events(
+            ev, ne, S[S_RESUME_I], rows, 0, skips, S[S_STRICT] != 0,
+            Books(lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key,
+                  page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, st),
+            Rules(dstate, cage, held), Tables(0, trades, orders, depth, nx, snap))
         if status == NEED_ROOM:
             S[S_RESUME_I] = j
             S[S_NEED_ROOM] = room
@@ -368,13 +406,17 @@ def _rest(fns, fds, S, pollfds, ts):
     cut short did not take is owed and added to the next ones, at most ten rests' worth).
     A real-time thread that never sleeps is stopped by the kernel for tens of ms each second
     (RT throttling, the fair server); resting S_REST_NS every S_REST_EVERY gives the other
-    threads of its core their share in small pieces instead. Returns what poll found ready."""
+    threads of its core their share in small pieces instead. When more than a rest is owed
+    (datagrams every few µs end each rest at once), the rest is a sleep no datagram ends.
+    Returns what poll found ready."""
     want = min(S[S_REST_NS] + S[S_REST_OWED], 10 * S[S_REST_NS])
     ts[0] = 0
     ts[1] = want
     S[S_RESTS] += 1
     t0 = _now(S)
-    k = ccall_int(fns[F_PPOLL], pollfds.ctypes.data, pollfds.shape[0], ts.ctypes.data, 0, 0)
+    # owing more than a rest (datagrams kept cutting the rests short): a rest no datagram ends
+    nfds = 0 if S[S_REST_OWED] > S[S_REST_NS] else pollfds.shape[0]
+    k = ccall_int(fns[F_PPOLL], pollfds.ctypes.data, nfds, ts.ctypes.data, 0, 0)
     t1 = _now(S)
     S[S_REST_LAST] = t1
     S[S_REST_OWED] = max(0, want - (t1 - t0))

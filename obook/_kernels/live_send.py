@@ -12,7 +12,8 @@ from .ccall import ccall_int
 from .jit import njit
 from .latency import record
 
-F_SENDMMSG, F_CLOCK = 0, 1
+F_SENDMMSG, F_CLOCK, F_SLEEP = 0, 1, 2
+SLEEP_MAX_NS = 2_000_000    # a wait up to this long is slept in the loop (clock_nanosleep), not in Python
 # state
 Q_AT, Q_SENT_A, Q_SENT_B, Q_NEXT_A, Q_NEXT_B, Q_LAST_A, Q_LAST_B, Q_CALLS, Q_ERRORS, Q_NEXT_DUE = range(10)
 Q_WIDTH = 10
@@ -30,7 +31,9 @@ def _clock(fns, ts):
 def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due, addrs, hdr, iov, slot, late,
              spin_ns, slice_ns, ts):
     """Send the schedule from Q[Q_AT]: returns SEND_DONE at its end, SEND_WAIT when the next
-    packet is due more than spin_ns away (Q[Q_NEXT_DUE]), SEND_SLICE after slice_ns."""
+    packet is due more than spin_ns + SLEEP_MAX_NS away (Q[Q_NEXT_DUE]), SEND_SLICE after
+    slice_ns. A shorter wait is slept here (``clock_nanosleep`` to spin_ns before the packet's
+    time, when fns holds it), then spun: the core is free for others between packets."""
     n = s_pkt.shape[0]
     start = _clock(fns, ts)
     while Q[Q_AT] < n:
@@ -39,8 +42,14 @@ def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due
         due = s_due[k]
         if due > t:
             if due - t > spin_ns:
-                Q[Q_NEXT_DUE] = due
-                return SEND_WAIT
+                if fns[F_SLEEP] == 0 or due - t > spin_ns + SLEEP_MAX_NS or t - start > slice_ns:
+                    Q[Q_NEXT_DUE] = due
+                    return SEND_WAIT
+                wake = due - spin_ns
+                ts[0] = wake // 1_000_000_000
+                ts[1] = wake % 1_000_000_000
+                ccall_int(fns[F_SLEEP], 1, 1, ts.ctypes.data, 0, 0)     # CLOCK_MONOTONIC, TIMER_ABSTIME
+                t = _clock(fns, ts)
             while _clock(fns, ts) < due:
                 pass
             t = _clock(fns, ts)

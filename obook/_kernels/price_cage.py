@@ -104,12 +104,15 @@ def hold_order(book, ref, side, price, shares, cage, held, st):
 
 
 @njit(cache=True, _nrt=False)
-def enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages,
-                page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode,
-                dstate, cage, held, st, want, orders, depth, nx, snap):
+def enter_step(ev, i, rows, nrow, books, rules, tables):
     """One step of the entries after event i (st[ST_ENTER] set): the first held order of its
     book the cage admits enters; with none left the event's rows are written (or stay
-    deferred). Returns (room or 0, nrow, done)."""
+    deferred). ``books``, ``rules``, ``tables``: the replay driver's named state
+    (obook._kernels.replay). Returns (room or 0, nrow, done)."""
+    (lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key, page_free,
+     ov_key, ov_val, ov_state, qn, pnode, ovnode, st) = books
+    dstate, cage, held = rules
+    want, _trades, orders, depth, nx, snap = tables
     book = ev[_u(i), 2]
     for h in range(st[ST_HELD_TOP]):
         if held[h, HW_LIVE] == 0 or held[h, HW_BOOK] != book:

@@ -1,4 +1,4 @@
-"""The replay driver: ``apply_events`` applies a batch of normalized events
+"""The replay driver: ``replay_events`` applies a batch of normalized events
 (obook._kernels.layout) to the books of obook._kernels.book and writes the tables' rows
 (obook._kernels.book_rows), composing the rules some feeds need in front of the book:
 deferred publication (book_rows), clearing a book (book_clear), the Shenzhen price cage
@@ -28,13 +28,15 @@ an array and call again from the returned position (no event is half applied; an
 event needing many output rows, a clear, asks for them before it starts).
 """
 
+from collections import namedtuple
+
 from .jit import INTERPRETED, njit
 
-from .book import (LEVEL_MASK, LV_OWNER, LV_PRICE, ROOM_ROWS, _u, add_order, book_orders, entry_at,
+from .book import (Books, LEVEL_MASK, LV_OWNER, LV_PRICE, ROOM_ROWS, _u, add_order, book_orders, entry_at,
                    find_order, level_room, node_of, order_room, page_addr, queue_ahead, side_best,
                    take_shares, top_levels)
 from .book_clear import clear_book
-from .book_rows import (DS_OPEN, ST_OPEN, bbo_row, depth_row, event_rows, order_row, rows_before,
+from .book_rows import (DS_OPEN, ST_OPEN, Tables, bbo_row, depth_row, event_rows, order_row, rows_before,
                         trade_row)
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, CAGE_ADD,
@@ -47,6 +49,9 @@ from .price_cage import (CG_HELD, ROOM_HELD, ST_ENTER, ST_HELD_TOP, after_event,
 
 #: the width of ``st``: the book's counters, then the rules'
 ST_WIDTH = ST_ENTER + 1
+#: the rules' state: deferred publication's ``dstate`` (book_rows), the price cage's
+#: ``cage`` and ``held`` (price_cage)
+Rules = namedtuple("Rules", ("dstate", "cage", "held"))
 
 
 #: how far ahead the kernel prefetches, in three steps: the book's sides and the order's
@@ -113,28 +118,29 @@ def _letter(act, typ):
 
 
 @njit(cache=True, _nrt=False)
-def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, pool, seg_free,
-                 heaps, hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key, ov_val,
-                 ov_state, qn, pnode, ovnode, dstate, cage, held, st, want, trades, orders, depth, nx, snap):
-    """Apply events ev[i:n] to the books, writing a BBO row for each event that changes one.
+def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
+    """Apply events ev[i:n] to ``books`` (book.Books), writing a BBO row into ``rows`` for
+    each event that changes one (``nrow`` written so far).
 
     Returns (status, i, nrow, detail): OK when done; NEED_ROOM with detail = ROOM_* and i
     the event to resume at; an ERR_* (strict) with i the failing event. In tolerant mode
     failing events are counted in skips[ERR_*] and handled by the tolerant rules.
-    With ``want`` (WANT_* bits) it also writes trade, order and depth rows; nx holds their
-    counts; snap is (2, 2, levels, 3) scratch for the depth comparison. WANT_QUEUE keeps
-    the time-priority queues (qn, pnode, ovnode sized for them) and the order rows' places.
+    ``rules`` (Rules) is the rules' state; ``tables`` (book_rows.Tables) the other tables:
+    with ``want`` (WANT_* bits) it also writes trade, order and depth rows, counting them in
+    ``counts``. WANT_QUEUE keeps the time-priority queues (qn, pnode, ovnode sized for them)
+    and the order rows' places.
     """
+    (lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key, page_free,
+     ov_key, ov_val, ov_state, qn, pnode, ovnode, st) = books
+    dstate, cage, held = rules
+    want, trades, orders, depth, nx, snap = tables
     queue = (want & WANT_QUEUE) != 0
     while i < n:
         if nrow >= rows.shape[0] or (want != 0 and (nx[0] >= trades.shape[0] or nx[1] >= orders.shape[0]
                                                     or nx[2] >= depth.shape[0])):
             return NEED_ROOM, i, nrow, ROOM_ROWS
         if st[ST_ENTER] != 0:            # held orders entering after event i (price cage)
-            room, nrow, done = enter_step(ev, i, rows, nrow, lv, lv_free, lvx, sides, pool, seg_free, heaps,
-                                           hp, fh, pages, page_dir, page_live, page_key, page_free, ov_key,
-                                           ov_val, ov_state, qn, pnode, ovnode, dstate, cage, held, st, want,
-                                           orders, depth, nx, snap)
+            room, nrow, done = enter_step(ev, i, rows, nrow, books, rules, tables)
             if room != 0:
                 return NEED_ROOM, i, nrow, room
             if done:
@@ -199,9 +205,7 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
         q_lvl = -1                       # the row's order's level and node while it rests
         q_node = -1
         if act == ACT_CLEAR:
-            clear_book(ev, i, book, _letter(act, typ), lv, lv_free, lvx, sides, pool, heaps, hp, fh,
-                        pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, queue,
-                        (want & WANT_ORDERS) != 0, qn, st, orders, nx)
+            clear_book(ev, i, book, _letter(act, typ), books, queue, (want & WANT_ORDERS) != 0, orders, nx)
         elif hold:
             hold_order(book, ref, side, price, shares, cage, held, st)
         elif act == ACT_ADD or act == ACT_ADD_ZERO_OK:
@@ -312,3 +316,4 @@ def apply_events(ev, n, i, rows, nrow, skips, strict, lv, lv_free, lvx, sides, p
         if not enter:
             i += 1
     return OK, i, nrow, 0
+

@@ -10,6 +10,7 @@ See docs/backtesting.md for the strategy interface, the time model and the queue
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -235,3 +236,14 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     stats = dict(replay.stats)
     stats.update(calls=rows["calls"])
     return BacktestResult(tables, summary, stats)
+
+
+class _CallableModule(type(sys)):
+    """``obook.backtest`` is this package, and also callable: ``obook.backtest(feed, strategy,
+    ...)`` is ``obook.backtest.backtest(feed, strategy, ...)``."""
+
+    def __call__(self, feed, strategy, **options) -> BacktestResult:
+        return backtest(feed, strategy, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

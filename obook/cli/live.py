@@ -33,7 +33,12 @@ def send(
     line_b: str = typer.Option("127.0.0.1:31002", "--line-b", help=B_HELP),
     request: Optional[str] = typer.Option("127.0.0.1:31003", "--request", help=REQ_HELP + " Empty: none."),
     speed: float = typer.Option(0.0, "--speed", min=0, help="1: as recorded, N: N times faster, 0: as fast as possible."),
-    rate: float = typer.Option(0.0, "--rate", min=0, help="With --speed 0: at most this many packets a second (0: no limit)."),
+    rate: float = typer.Option(0.0, "--rate", min=0, help="With --speed 0: at most this many packets a second, each filled to 1400 bytes (0: no limit)."),
+    message_rate: float = typer.Option(0.0, "--message-rate", min=0,
+                                       help="With --speed 0: messages this many a second, evenly, each packet sent when its last "
+                                            "message falls due, holding those due within --burst-us of its first (as a feed sends them)."),
+    burst_us: float = typer.Option(50.0, "--burst-us", min=0,
+                                   help="With --speed or --message-rate: a packet holds only the messages within this many µs of its first."),
     delay_b: float = typer.Option(0.0, "--delay-b", min=0, help="Line B sends each packet this many seconds after A."),
     drop_a: float = typer.Option(0.0, "--drop-a", min=0, max=1, help="Probability that line A loses a packet."),
     drop_b: float = typer.Option(0.0, "--drop-b", min=0, max=1, help="Probability that line B loses a packet."),
@@ -44,7 +49,7 @@ def send(
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the sending loop to this core."),
-    spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Busy-wait this many microseconds before each packet's time (paced sending)."),
+    spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done."""
@@ -54,7 +59,7 @@ def send(
     opts = SendOptions(parse_address(line_a, "--line-a"), parse_address(line_b, "--line-b"),
                        parse_address(request, "--request") if request else None, session, speed, rate,
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
-                       spin_us=spin_us)
+                       spin_us=spin_us, message_rate=message_rate, burst_us=burst_us)
     sender = Sender(read_messages(day), opts)
     stats = sender.run()
     typer.echo("sent: " + ", ".join(f"{k} {v}" for k, v in stats.items()), err=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .._kernels.layout import BBO_COLUMNS
 from .._kernels.merge import gather_names, merge_rows, names_nbytes
 from ..schema import bbo_schema
 
@@ -52,6 +53,10 @@ class Tickers:
         return self._packed
 
 
+#: the bbo table's Arrow types by column (its declaration)
+_BBO_TYPES = {name: pa.type_for_alias(typ) for name, typ, *_ in BBO_COLUMNS}
+
+
 def _column(typ, n: int, values: np.ndarray, validity=None) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(values)])
 
@@ -92,11 +97,10 @@ def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.n
     if n == 0:
         return None
     ticker, locate = book_columns(book, n, tickers, key_type)
-    sides = []
-    for s in range(2):
+    cols = {"seq": _column(pa.int64(), n, seq), "time": _column(pa.uint64(), n, time.view(np.uint64)),
+            "ticker": ticker, "locate": locate}
+    for s, side in enumerate(("bid", "ask")):
         v = pa.py_buffer(valid[s])
-        sides += [_column(pa.int64(), n, px[s], v), _column(pa.int64(), n, qty[s], v),
-                  _column(pa.int32(), n, n_orders[s], v)]
-    arrays = [_column(pa.int64(), n, seq), _column(pa.uint64(), n, time.view(np.uint64)), ticker,
-              locate] + sides
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+        for name, values in (("px", px[s]), ("qty", qty[s]), ("orders", n_orders[s])):
+            cols[f"{side}_{name}"] = _column(_BBO_TYPES[f"{side}_{name}"], n, values, v)
+    return pa.RecordBatch.from_arrays([cols[name] for name, *_ in BBO_COLUMNS], schema=schema)

@@ -1,4 +1,4 @@
-"""BookState: the arrays of one worker's books, grown on demand around apply_events."""
+"""BookState: the arrays of one worker's books, grown on demand around replay_events."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class BookState:
                  pages: int = 64, overflow: int = 64, kernel=None, queue: bool = False,
                  depth_levels: int = 0):
         self.strict = strict
-        self.kernel = kernel or replay.apply_events  # tests pass replay.apply_events.py_func
+        self.kernel = kernel or replay.replay_events  # tests pass replay.replay_events.py_func
         self.lv = np.zeros((levels, 4), dtype=np.int64)
         self.lv_free = np.zeros(levels, dtype=np.int64)
         self.lvx = np.zeros((levels, 4), dtype=np.int64)
@@ -73,6 +73,13 @@ class BookState:
             self.depth_levels = depth_levels
             self.dstate = np.zeros((self.sides.shape[0] // 2, R.DS_WIDTH + 6 * depth_levels), np.int64)
 
+    def books(self) -> K.Books:
+        """The book arrays as the kernels take them (after any growth)."""
+        return K.Books(self.lv, self.lv_free, self.lvx, self.sides, self.pool, self.seg_free, self.heaps,
+                       self.hp, self.fh, self.pages, self.page_dir, self.page_live, self.page_key,
+                       self.page_free, self.ov_key, self.ov_val, self.ov_state, self.qn, self.pnode,
+                       self.ovnode, self.st)
+
     @property
     def live_orders(self) -> int:
         return int(self.st[K.ST_LIVE])
@@ -96,12 +103,8 @@ class BookState:
         self._dstate(x.levels if x.want & WANT_DEPTH else 0)
         i = nrow = 0
         while True:
-            status, i, nrow, room = self.kernel(
-                ev, n, i, rows, nrow, self.skips, self.strict, self.lv, self.lv_free, self.lvx,
-                self.sides, self.pool, self.seg_free, self.heaps, self.hp, self.fh, self.pages,
-                self.page_dir, self.page_live, self.page_key, self.page_free, self.ov_key, self.ov_val,
-                self.ov_state, self.qn, self.pnode, self.ovnode, self.dstate, self.cage, self.held, self.st,
-                x.want, x.trades, x.orders, x.depth, x.counts, x.snap)
+            status, i, nrow, room = self.kernel(ev, n, i, rows, nrow, self.skips, self.strict, self.books(),
+                                                replay.Rules(self.dstate, self.cage, self.held), x.tables())
             if status != NEED_ROOM:
                 self.out_rows = rows
                 return status, i, nrow
@@ -170,6 +173,9 @@ class ExtraRows:
             (cap(WANT_DEPTH), DEPTH_HEAD + 6 * levels), np.int64)
         self.counts = np.zeros(3, np.int64)
         self.snap = np.zeros((2, 2, levels, 3), np.int64)
+
+    def tables(self) -> R.Tables:
+        return R.Tables(self.want, self.trades, self.orders, self.depth, self.counts, self.snap)
 
     def grow(self) -> None:
         """Replace each wanted table's array by a copy twice as large (the kernel asked for

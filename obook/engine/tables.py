@@ -7,10 +7,11 @@ import sys
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import (DEPTH_HEAD, DEPTH_LEVEL_WIDTH, OR_ACTION, OR_MATCH, OR_NEW_REF, OR_PRICE,
-                               OR_Q_ORDERS, OR_Q_SHARES, OR_REF, OR_REMAINING, OR_SHARES, OR_SIDE, OR_WIDTH,
-                               ROW_BOOK, ROW_SEQ, ROW_TIME, ROW_WIDTH, TR_KIND, TR_MATCH, TR_PRICE, TR_REF,
-                               TR_SEQ, TR_SHARES, TR_SIDE, TR_WIDTH, WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
+from .._kernels.layout import (DEPTH_COLUMNS, DEPTH_HEAD, DEPTH_LEVEL_COLUMNS, DEPTH_LEVEL_WIDTH, OR_ACTION,
+                               OR_MATCH, OR_NEW_REF, OR_PRICE, OR_Q_ORDERS, OR_Q_SHARES, OR_REF, OR_REMAINING,
+                               OR_SHARES, OR_SIDE, OR_WIDTH, ORDER_COLUMNS, ROW_BOOK, ROW_SEQ, ROW_TIME, ROW_WIDTH,
+                               TR_KIND, TR_MATCH, TR_PRICE, TR_REF, TR_SEQ, TR_SHARES, TR_SIDE, TR_WIDTH,
+                               TRADE_COLUMNS, WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
 from .._kernels.merge import TABLE_BLOCK, merge_depth, merge_table
 from ..errors import ObookError
 from ..schema import depth_schema, orders_schema, trades_schema
@@ -179,32 +180,30 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
         return None
     c = out[:, :n]
     ticker, locate = book_columns(c[ROW_BOOK].copy(), n, tickers, key_type(fmt))
-    head = [pa.array(c[ROW_SEQ]), pa.array(c[ROW_TIME].view(np.uint64)), ticker, locate]
+    cols = {"seq": pa.array(c[ROW_SEQ]), "time": pa.array(c[ROW_TIME].view(np.uint64)), "ticker": ticker,
+            "locate": locate}
     text_ids = fmt.order_ids == "text"
-    schemas = {"trades": trades_schema, "orders": orders_schema}
     if table == "trades":
         kind = c[TR_KIND]
         is_b = kind == ord("B")
         no_side = np.isin(kind, np.frombuffer(fmt.sideless_kinds.encode(), np.uint8))
         if text_ids:
-            ref, order_id, match = pa.nulls(n, pa.uint64()), order_ids(c[TR_MATCH], data), pa.nulls(n, pa.uint64())
+            cols.update(ref=pa.nulls(n, pa.uint64()), order_id=order_ids(c[TR_MATCH], data),
+                        match=pa.nulls(n, pa.uint64()))
         else:
-            ref = pa.array(c[TR_REF].view(np.uint64), mask=no_side)
-            order_id = pa.nulls(n, pa.string())
-            match = pa.array(c[TR_MATCH].view(np.uint64)) if fmt.match_numbers else pa.nulls(n, pa.uint64())
+            cols.update(ref=pa.array(c[TR_REF].view(np.uint64), mask=no_side), order_id=pa.nulls(n, pa.string()),
+                        match=pa.array(c[TR_MATCH].view(np.uint64)) if fmt.match_numbers
+                        else pa.nulls(n, pa.uint64()))
         broken = breaks.broken(c[TR_SEQ], c[TR_MATCH], ~is_b) if breaks is not None else np.zeros(n, bool)
         side = c[TR_SIDE]
         if fmt.aggressor_kinds:     # the resting side is the aggressor's other side
             flip = np.isin(kind, np.frombuffer(fmt.aggressor_kinds.encode(), np.uint8)) & (side < 2)
             side = np.where(flip, 1 - side, side)
         price = c[TR_PRICE]
-        arrays = head + [
-            _CHARS.take(pa.array(kind)),
-            pa.array(price, mask=is_b | (price == UNDEF_PRICE)), pa.array(c[TR_SHARES], mask=is_b),
-            _SIDES.take(pa.array(side, mask=no_side)),
-            ref, order_id, match, pa.array(broken),
-        ]
-        batch = pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
+        cols.update(kind=_CHARS.take(pa.array(kind)), price=pa.array(price, mask=is_b | (price == UNDEF_PRICE)),
+                    shares=pa.array(c[TR_SHARES], mask=is_b), side=_SIDES.take(pa.array(side, mask=no_side)),
+                    broken=pa.array(broken))
+        batch = _batch(cols, TRADE_COLUMNS, trades_schema, fmt)
         if fmt.trade_kinds is not None:
             keep = np.isin(kind, np.frombuffer(fmt.trade_kinds.encode(), np.uint8))
             if not keep.all():
@@ -214,19 +213,25 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
     if table == "orders":
         action = c[OR_ACTION]
         if not text_ids:
-            ids = [pa.array(c[OR_REF].view(np.uint64)), pa.nulls(n, pa.string()),
-                   pa.array(c[OR_NEW_REF].view(np.uint64), mask=action != ord("U")),
-                   pa.array(c[OR_MATCH].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))]
+            cols.update(ref=pa.array(c[OR_REF].view(np.uint64)), order_id=pa.nulls(n, pa.string()),
+                        new_ref=pa.array(c[OR_NEW_REF].view(np.uint64), mask=action != ord("U")),
+                        match=pa.array(c[OR_MATCH].view(np.uint64), mask=(action != ord("E")) & (action != ord("C"))))
         else:
-            ids = [pa.nulls(n, pa.uint64()), order_ids(c[OR_MATCH], data), pa.nulls(n, pa.uint64()),
-                   pa.nulls(n, pa.uint64())]
+            cols.update(ref=pa.nulls(n, pa.uint64()), order_id=order_ids(c[OR_MATCH], data),
+                        new_ref=pa.nulls(n, pa.uint64()), match=pa.nulls(n, pa.uint64()))
         resting = c[OR_Q_SHARES] >= 0
-        arrays = head + [
-            _CHARS.take(pa.array(action)), _SIDES.take(pa.array(c[OR_SIDE])),
-            pa.array(c[OR_PRICE]), pa.array(c[OR_SHARES]), pa.array(c[OR_REMAINING]),
-        ] + ids + [pa.array(c[OR_Q_SHARES], mask=~resting), pa.array(c[OR_Q_ORDERS], mask=~resting)]
-        return pa.RecordBatch.from_arrays(arrays, schema=format_schema(schemas[table], fmt))
+        cols.update(action=_CHARS.take(pa.array(action)), side=_SIDES.take(pa.array(c[OR_SIDE])),
+                    price=pa.array(c[OR_PRICE]), shares=pa.array(c[OR_SHARES]), remaining=pa.array(c[OR_REMAINING]),
+                    queue_shares_ahead=pa.array(c[OR_Q_SHARES], mask=~resting),
+                    queue_orders_ahead=pa.array(c[OR_Q_ORDERS], mask=~resting))
+        return _batch(cols, ORDER_COLUMNS, orders_schema, fmt)
     raise ValueError(f"no table {table!r}")
+
+
+def _batch(cols: dict, columns: tuple, schema: pa.Schema, fmt) -> pa.RecordBatch:
+    """A record batch of the arrays ``cols`` by column name, in the order of the table's
+    declaration (``columns``, obook._kernels.layout)."""
+    return pa.RecordBatch.from_arrays([cols[name] for name, *_ in columns], schema=format_schema(schema, fmt))
 
 
 def _depth_batch(rows, counts, limit, book_mul, book_add, tickers, fmt, levels, pool, cap):
@@ -240,14 +245,16 @@ def _depth_batch(rows, counts, limit, book_mul, book_add, tickers, fmt, levels, 
                     out, n_orders, valid)
     if n == 0:
         return None
-    ticker, locate = book_columns(out[2, :n].copy(), n, tickers, key_type(fmt))
-    arrays = [pa.array(out[0, :n]), pa.array(out[1, :n].view(np.uint64)), ticker, locate]
+    ticker, locate = book_columns(out[ROW_BOOK, :n].copy(), n, tickers, key_type(fmt))
+    cols = {"seq": pa.array(out[ROW_SEQ, :n]), "time": pa.array(out[ROW_TIME, :n].view(np.uint64)), "ticker": ticker,
+            "locate": locate}
     nb = (n + 7) // 8
-    for k in range(sides):
+    arrays = [cols[name] for name, *_ in DEPTH_COLUMNS]
+    for k in range(sides):      # merge_depth's columns: price, shares (out), orders (n_orders)
         v = pa.py_buffer(valid[k, :nb])
-        arrays += [pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(out[DEPTH_HEAD + 2 * k, :n])]),
-                   pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(out[DEPTH_HEAD + 1 + 2 * k, :n])]),
-                   pa.Array.from_buffers(pa.int32(), n, [v, pa.py_buffer(n_orders[k, :n])])]
+        level = {"px": out[DEPTH_HEAD + 2 * k, :n], "qty": out[DEPTH_HEAD + 1 + 2 * k, :n], "orders": n_orders[k, :n]}
+        arrays += [pa.Array.from_buffers(pa.type_for_alias(typ), n, [v, pa.py_buffer(level[name])])
+                   for name, typ in DEPTH_LEVEL_COLUMNS]
     return pa.RecordBatch.from_arrays(arrays, schema=format_schema(depth_schema(levels), fmt))
 
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .._kernels import live_layout as L
 from ..errors import ObookError
-from .net import RCVBUF, line_socket
+from .net import RCVBUF, kernel_drops, line_socket, mold_filter
 
 REST_US = 100.0     # a spinning real-time loop's rest in each millisecond
 #: a real-time loop's time slice: each return to Python takes the GIL, which a thread of
@@ -27,13 +27,15 @@ REST_US = 100.0     # a spinning real-time loop's rest in each millisecond
 REALTIME_SLICE_S = 1.0
 
 
-def _line_sockets(line_a, line_b, interface, rcvbuf):
+def _line_sockets(line_a, line_b, interface, rcvbuf, kernel_filter=True):
     socks, stamped, sizes = [], True, []
     try:
         for host, port in (line_a, line_b):
             s, st = line_socket(host, port, interface)
             socks.append(s)
             stamped &= st
+            if kernel_filter:
+                mold_filter(s)
             try:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
             except OSError:
@@ -56,7 +58,10 @@ class HotListener:
     under SCHED_FIFO at that priority (spinning, it then rests ``rest_us``, default 100 µs, in
     each millisecond: the kernel stops a real-time thread that never sleeps for tens of ms;
     and returns to Python once a second instead of every ``slice_s``, 0.05 s);
-    ``rcvbuf``: the sockets' receive buffer (bytes asked; ``stats()`` says what was given)."""
+    ``rcvbuf``: the sockets' receive buffer (bytes asked; ``stats()`` says what was given);
+    ``kernel_filter``: a socket filter drops datagrams whose MoldUDP64 header does not hold
+    together in the kernel, before they are queued (``stats()``: each line's ``kernel_drops``,
+    the filter's and a full buffer's)."""
 
     def __init__(self, line_a, line_b, request=None, tables=("bbo",), tick_to_trade=None,
                  on_gap: str = "raise", date=None, levels: int = 10, *, strategy=None, tickers=None,
@@ -64,7 +69,7 @@ class HotListener:
                  request_timeout: float = 0.2, retries: int = 3, idle_timeout: float | None = None,
                  max_request: int = 1000, session: str | None = None, spin: bool = False,
                  spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float | None = None,
-                 realtime: int = 0, rest_us: float | None = None):
+                 realtime: int = 0, rest_us: float | None = None, kernel_filter: bool = True):
         from .hotpath import HotLoop
         from .listener import warm_up
 
@@ -78,7 +83,8 @@ class HotListener:
         if self.tables:
             warm_up(self.tables, levels)
         self.addresses = [tuple(line_a), tuple(line_b), tuple(request) if request else None]
-        self.socks, self.kernel_stamps, self.rcvbuf = _line_sockets(line_a, line_b, interface, rcvbuf)
+        self.socks, self.kernel_stamps, self.rcvbuf = _line_sockets(line_a, line_b, interface, rcvbuf, kernel_filter)
+        self._kernel_drops = [None, None]
         self.req = None
         try:
             if request is not None:
@@ -177,6 +183,8 @@ class HotListener:
         return schema
 
     def _close_sockets(self) -> None:
+        for i, s in enumerate(self.socks):
+            self._kernel_drops[i] = kernel_drops(s)
         for s in self.socks + ([self.req] if self.req is not None else []):
             s.close()
         self.socks, self.req = [], None
@@ -240,18 +248,22 @@ class HotListener:
         S = self.loop.S
         lines = {LINES[i]: {k: int(self.loop.stats_arr[i, j]) for j, k in enumerate(STAT_KEYS)}
                  for i in range(L.N_LINES)}
+        for i, sock in enumerate(self.socks):          # open: the count now; closed: at closing
+            self._kernel_drops[i] = kernel_drops(sock)
         out = {"lines": lines, "gaps": [{"first_seq": f, "count": c, "ts": ts} for f, c, _b, ts in self.lost()],
                "requests": int(S[L.S_REQUESTS]), "next_seq": int(S[L.S_NEXT]),
                "ended": bool(S[L.S_END] >= 0 and S[L.S_NEXT] >= S[L.S_END]),
                "kernel_stamps": self.kernel_stamps, "records": int(S[L.S_W_REC]),
                "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL]), "session": self.loop.session(),
-               "session_probes": int(S[L.S_PROBES])}
+               "session_probes": int(S[L.S_PROBES]),
+               "kernel_drops": {LINES[i]: self._kernel_drops[i] for i in range(2)}}
         if self.replay is not None:
             out["rows"] = self.replay.stats.get("table_rows", {})
         if S[L.S_T_LAPPED]:
             out["tables_stopped_before"] = int(S[L.S_T_LAPPED])
         if S[L.S_HAS_STRATEGY]:
-            out.update(strategy_calls=int(S[L.S_CALLS]), orders=self.orders, refused=self.loop.refused())
+            out.update(strategy_calls=int(S[L.S_CALLS]), orders=self.orders, refused=self.loop.refused(),
+                       order_sends=int(S[L.S_OUT_SENDS]))
         return out
 
     def lost(self) -> list[tuple]:

@@ -170,7 +170,7 @@ class HotLoop:
         self.window = np.zeros(max(1, self.risk.max_orders_per_second), np.int64)
         self.olog = np.zeros(1 << 24, np.uint8)
         self.refs = np.zeros((4, 1 << L.REF_BITS), np.int64)
-        self.ords = (state, np.zeros(5, np.int64), self.window, np.zeros(64, np.uint8), self.olog, self.refs,
+        self.ords = (state, np.zeros(5, np.int64), self.window, np.zeros(L.OUTBOX, np.uint8), self.olog, self.refs,
                      np.zeros(1 << 16, np.uint8))
         self.hists = np.zeros((len(L.HISTS), N_BUCKETS + 1), np.int64)
         self.py_rows = np.zeros((PY_ROWS, L.PY_WIDTH), np.int64)
@@ -342,14 +342,14 @@ class HotLoop:
         try:
             while S[L.S_ANSWERS] < S[L.S_ORDERS] and not S[L.S_VENUE_ENDED] and time.monotonic() < end:
                 sock.settimeout(max(0.001, min(0.05, end - time.monotonic())))
+                vbuf = self.ords[6]
+                n = int(S[L.S_VBUF_N])
                 try:
-                    data = sock.recv(1 << 16)
+                    data = sock.recv(len(vbuf) - n)        # (whole packets leave the buffer each turn)
                 except (socket.timeout, BlockingIOError):
                     continue
                 if not data:
                     break
-                vbuf = self.ords[6]
-                n = int(S[L.S_VBUF_N])
                 vbuf[n:n + len(data)] = np.frombuffer(data, np.uint8)
                 S[L.S_VBUF_N] = n + len(data)
                 answers(S, vbuf, self.refs, self.hists)

@@ -99,3 +99,104 @@ def recv_stamped_tcp(s: socket.socket, clock, size: int = 1 << 16) -> tuple[byte
             sec, nsec = _TIMESPEC.unpack_from(raw)
             return data, clock.from_realtime(sec * 1_000_000_000 + nsec)
     return data, now()
+
+
+SO_ATTACH_FILTER = 26       # Linux: a classic BPF program run on each datagram before it is queued
+SO_MEMINFO = 55             # Linux: the socket's memory counters; index 8 counts the datagrams dropped
+_UDP = 8                    # a UDP socket's filter sees the datagram from its UDP header
+
+
+def _mold_program() -> list[tuple[int, int, int, int]]:
+    """A classic BPF program keeping the datagrams whose MoldUDP64 header holds together as
+    the live loop checks it (20 bytes at least; a heartbeat or end of session exactly 20; a
+    sequence number from 1 below 2**63; the first two message blocks inside the datagram,
+    ending it exactly when there are no more): the rest never reaches the socket's queue.
+    It drops nothing the loop would take (a packet it keeps may still be refused there)."""
+    U = _UDP
+    prog, fix = [], []
+
+    def op(code, k=0, jt=None, jf=None):         # jt / jf: a label, or None for the next one
+        fix.append((len(prog), jt, jf))
+        prog.append([code, 0, 0, k])
+
+    LD_LEN, LD_W, LD_H, LD_H_X, LD_M, LDX_M, ST = 0x80, 0x20, 0x28, 0x48, 0x60, 0x61, 0x02
+    ADD_K, ADD_X, RET = 0x04, 0x0C, 0x06
+    JEQ, JGE, JGT_X, JEQ_X, JSET = 0x15, 0x35, 0x2D, 0x1D, 0x45
+    op(LD_LEN)
+    op(JGE, U + 20, None, "drop")
+    op(ST, 0)                                      # M0 = datagram length
+    op(LD_W, U + 10)                               # sequence number: high half
+    op(JSET, 0x80000000, "drop", None)
+    op(JEQ, 0, None, "seq_ok")
+    op(LD_W, U + 14)
+    op(JEQ, 0, "drop", "seq_ok")
+    fix.append(("seq_ok", len(prog)))
+    op(LD_H, U + 18)                               # count
+    op(ST, 1)
+    op(JEQ, 0, "empty", None)
+    op(JEQ, 0xFFFF, "empty", None)
+    op(LDX_M, 0)
+    op(LD_H, U + 20)                               # first block's length (beyond the datagram: dropped)
+    op(ADD_K, U + 22)
+    op(JGT_X, 0, "drop", None)                     # its end past the datagram's
+    op(ST, 2)                                      # M2 = where the blocks read so far end
+    op(LD_M, 1)
+    op(JEQ, 1, "exact", None)
+    op(LDX_M, 2)
+    op(LD_H_X, 0)                                  # second block's length
+    op(ADD_X)
+    op(ADD_K, 2)
+    op(LDX_M, 0)
+    op(JGT_X, 0, "drop", None)
+    op(ST, 2)
+    op(LD_M, 1)
+    op(JEQ, 2, "exact", None)
+    op(LD_M, 2)                                    # three blocks or more: the third's length field fits
+    op(ADD_K, 2)
+    op(JGT_X, 0, "drop", "keep")
+    fix.append(("exact", len(prog)))
+    op(LD_M, 2)
+    op(LDX_M, 0)
+    op(JEQ_X, 0, "keep", "drop")
+    fix.append(("empty", len(prog)))
+    op(LD_M, 0)
+    op(JEQ, U + 20, "keep", "drop")
+    fix.append(("keep", len(prog)))
+    op(RET, 0xFFFFFFFF)
+    fix.append(("drop", len(prog)))
+    op(RET, 0)
+    labels = {f[0]: f[1] for f in fix if isinstance(f[0], str)}
+    for at, jt, jf in (f for f in fix if not isinstance(f[0], str)):
+        for slot, target in ((1, jt), (2, jf)):
+            if target is not None:
+                prog[at][slot] = labels[target] - at - 1
+    return [tuple(i) for i in prog]
+
+
+def mold_filter(s: socket.socket) -> bool:
+    """Attach the MoldUDP64 header filter (``_mold_program``) to a line's socket: garbage is
+    dropped by the kernel before it is queued, counted in ``kernel_drops``. False where the
+    platform has no socket filters (the loop still screens every datagram)."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    prog = _mold_program()
+    code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in prog))
+    fprog = struct.pack("HL", len(prog), ctypes.addressof(code))
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)     # the kernel copies the program
+        return True
+    except OSError:
+        return False
+
+
+def kernel_drops(s: socket.socket) -> int | None:
+    """Datagrams the kernel dropped on this socket (by its filter, or a full receive buffer);
+    None where it does not say."""
+    try:
+        raw = s.getsockopt(socket.SOL_SOCKET, SO_MEMINFO, 9 * 4)
+    except OSError:
+        return None
+    return struct.unpack("9I", raw[:36])[8] if len(raw) >= 36 else None

@@ -4,9 +4,14 @@ MoldUDP64 packets on two lines, A and B, and answers re-requests.
 * Packets hold consecutive messages, up to ``max_payload`` bytes, and (sending as
   recorded or sped up) only messages within ``burst_us`` of the packet's first.
 * Timing: ``speed`` 1 sends as recorded (by the messages' timestamps), N times faster with
-  N, and 0 as fast as possible (``rate``: at most that many packets a second). The packets
-  go out from a compiled loop (``obook._kernels.live_send``: ``sendmmsg`` batches, a busy
-  wait of ``spin_us`` before each packet's time); ``lateness`` counts how late each went.
+  N, and 0 as fast as possible (``rate``: at most that many packets a second, each filled
+  to ``max_payload``). ``message_rate`` (with speed 0) paces messages instead, as a feed
+  sends them: message k falls due at k / rate, and a packet holds the messages due within
+  ``burst_us`` of its first and goes out when its last one falls due (no message goes out
+  before its time or waits longer than ``burst_us``; 0: one message a packet at an even pace).
+  The packets go out from a compiled loop (``obook._kernels.live_send``: ``sendmmsg``
+  batches, a busy wait of ``spin_us`` before each packet's time); ``lateness`` counts how
+  late each went.
 * Line B sends the same packets ``delay_b`` seconds later. Each line drops a packet with
   its own probability (``drop_a``, ``drop_b``), and holds one back behind the next with
   probability ``reorder``: all from one seeded generator per line, so a seed is one run.
@@ -75,23 +80,32 @@ def timestamp(msg: bytes) -> int:
     return (hi << 32) | lo
 
 
-def make_packets(messages: list[bytes], max_payload: int = 1400, burst_ns: int | None = None) -> list[tuple[int, int]]:
+def make_packets(messages: list[bytes], max_payload: int = 1400, burst_ns: int | None = None,
+                 times=None) -> list[tuple[int, int]]:
     """(first index, count) of each packet: consecutive messages, at most ``max_payload``
-    bytes of blocks, within ``burst_ns`` of the packet's first message when given."""
+    bytes of blocks, within ``burst_ns`` of the packet's first message when given (by the
+    messages' timestamps, or by ``times``: each message's due time in ns)."""
     out = []
     i, n = 0, len(messages)
+    at = (lambda k: times[k]) if times is not None else (lambda k: timestamp(messages[k]))
     while i < n:
         size = 2 + len(messages[i])
-        t0 = timestamp(messages[i]) if burst_ns is not None else 0
+        t0 = at(i) if burst_ns is not None else 0
         j = i + 1
         while j < n and size + 2 + len(messages[j]) <= max_payload and j - i < 0xFFFE:
-            if burst_ns is not None and timestamp(messages[j]) - t0 > burst_ns:
+            if burst_ns is not None and at(j) - t0 > burst_ns:
                 break
             size += 2 + len(messages[j])
             j += 1
         out.append((i, j - i))
         i = j
     return out
+
+
+def message_times(n: int, message_rate: float) -> list[int]:
+    """Due times (ns after the start) of ``n`` messages sent evenly at ``message_rate`` a second."""
+    step = 1e9 / message_rate
+    return [int(k * step) for k in range(n)]
 
 
 @dataclass
@@ -114,6 +128,20 @@ class SendOptions:
     interface: str = "127.0.0.1"
     cpu: int | None = None        # pin the sending thread to this core
     spin_us: float = 1000.0       # busy-wait on the clock this long before a packet's time
+    message_rate: float = 0.0     # with speed 0: messages due evenly at this rate (packets as they fall due)
+    sleep: bool = True            # sleep (clock_nanosleep) until spin_us before a packet's time, not in Python
+
+
+def _timer_slack(ns: int) -> None:
+    """Ask the kernel to wake this thread within ``ns`` of a timer (Linux; the default 50 µs
+    would make every slept wait before a packet that much longer)."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).prctl(29, ctypes.c_ulong(ns), 0, 0, 0)       # PR_SET_TIMERSLACK
+        except (AttributeError, OSError):
+            pass
 
 
 def _libc_address(name: str) -> int:
@@ -126,8 +154,11 @@ class Sender:
     def __init__(self, messages: list[bytes], opts: SendOptions):
         self.messages = messages
         self.o = opts
-        burst = None if opts.speed <= 0 else int(opts.burst_us * 1000)
-        self.packets = make_packets(messages, opts.max_payload, burst)
+        if opts.rate > 0 and opts.message_rate > 0:
+            raise ObookError("send: give a packet rate or a message rate, not both")
+        burst = None if opts.speed <= 0 and opts.message_rate <= 0 else int(opts.burst_us * 1000)
+        self.times = message_times(len(messages), opts.message_rate) if opts.speed <= 0 < opts.message_rate else None
+        self.packets = make_packets(messages, opts.max_payload, burst, self.times)
         self.out = sender_socket(opts.interface)
         self.req = None
         if opts.request is not None:
@@ -156,6 +187,9 @@ class Sender:
         if self.o.speed > 0:
             first = timestamp(self.messages[self.packets[0][0]])
             return int((timestamp(self.messages[self.packets[k][0]]) - first) / self.o.speed)
+        if self.times is not None:          # when its last message falls due
+            first, count = self.packets[k]
+            return self.times[first + count - 1]
         if self.o.rate > 0:
             return int(k * 1e9 / self.o.rate)
         return 0
@@ -214,7 +248,9 @@ class Sender:
         o = self.o
         pin(o.cpu)
         buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, offsets = self.schedule()
-        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime")], np.int64)
+        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
+                        _libc_address("clock_nanosleep") if o.sleep else 0], np.int64)
+        _timer_slack(1_000)
         addrs = np.zeros((2, 2), np.int64)
         for line, (host, port) in enumerate(self.lines):
             raw = struct.pack("<H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(

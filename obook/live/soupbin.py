@@ -88,3 +88,12 @@ class Framer:
     @property
     def pending(self) -> int:
         return len(self.buf)
+
+    def wanted(self) -> int:
+        """Bytes that complete the next packet (its length field first): a reader that takes
+        no more than this gets each packet from the read that completed it."""
+        have = len(self.buf)
+        if have < 2:
+            return 2 - have
+        (n,) = _LEN.unpack_from(self.buf, 0)
+        return max(1, 2 + n - have)

@@ -30,6 +30,7 @@ from .net import recv_stamped_tcp, stamp_on
 log = logging.getLogger("obook")
 
 _FD_MARGIN = 64     # descriptors kept for the log, the listening socket and the process
+READ_BATCH = 256    # packets read from one session before the others are served
 
 
 class _Client:
@@ -43,6 +44,15 @@ class _Client:
         self.sequence = 1
         self.out = bytearray()
         self.writing = False
+
+
+def _drain(sock: socket.socket) -> None:
+    """Read and discard what has arrived on a session about to be closed."""
+    try:
+        while sock.recv(1 << 16):
+            pass
+    except OSError:
+        pass
 
 
 def _raise_fd_limit(wanted: int) -> int:
@@ -184,25 +194,29 @@ class Venue:
             self.selector.register(sock, selectors.EVENT_READ, c)
 
     def _read(self, c: _Client) -> None:
-        try:
-            data, stamp = recv_stamped_tcp(c.sock, self.clock)
-        except BlockingIOError:
-            return
-        except OSError:
-            data, stamp = b"", now()
-        if not data:
-            self._drop(c)
-            return
-        while data is not None:
+        """Read a session's packets one at a time (up to READ_BATCH of them, then the other
+        sessions' turn): a read of no more than a packet's bytes carries the kernel stamp of
+        the segment holding its last byte, so orders sent together share their segment's
+        stamp and an order is never stamped with a later segment's time."""
+        for _ in range(READ_BATCH):
+            try:
+                data, stamp = recv_stamped_tcp(c.sock, self.clock, c.framer.wanted())
+            except BlockingIOError:
+                return
+            except OSError:
+                data, stamp = b"", now()
+            if not data:
+                self._drop(c)
+                return
             try:
                 packets = c.framer.feed(data)
             except ObookError as e:
+                _drain(c.sock)           # a close with unread bytes would reset the connection
                 self._close(c, "protocol error", str(e))
                 return
             for kind, payload in packets:
                 if not self._packet(c, kind, payload, stamp):
                     return
-            data = b"" if packets and c.framer.pending >= 2 else None
 
     def _packet(self, c: _Client, kind: bytes, payload: bytes, stamp: int) -> bool:
         """Handle one packet; False when the session was closed."""

@@ -1,0 +1,49 @@
+"""``obook compile``'s parts: the own-order simulation and the backtest compile in a second
+process beside the others on a machine with two cores, and a failure there is an error."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import obook.compiling as compiling
+from obook.errors import ObookError
+
+pytestmark = pytest.mark.skipif(__import__("obook._kernels.jit", fromlist=["x"]).INTERPRETED,
+                                reason="compiling needs numba's kernels")
+
+
+def test_split_two_cores_sends_simulate_and_backtest_beside(monkeypatch):
+    monkeypatch.setattr(compiling, "_cores", lambda: 2)
+    here, beside = compiling._split(list(compiling.PARTS))
+    assert beside == ["simulate", "backtest"]
+    assert here[0] == "itch" and "simulate" not in here and "backtest" not in here
+
+
+@pytest.mark.parametrize("cores,parts", [(1, None), (2, ["backtest", "match"]), (2, ["itch", "backtest"]),
+                                         (2, ["itch", "match"])])
+def test_split_one_core_or_no_itch_or_nothing_to_share_stays_in_one_process(monkeypatch, cores, parts):
+    monkeypatch.setattr(compiling, "_cores", lambda: cores)
+    names = list(parts or compiling.PARTS)
+    assert compiling._split(names) == (names, [])
+
+
+def test_compile_kernels_two_cores_reports_every_part_from_both_processes(monkeypatch, caplog):
+    monkeypatch.setattr(compiling, "_cores", lambda: 2)
+    said = []
+    with caplog.at_level(logging.INFO, logger="obook"):
+        took = compiling.compile_kernels(["itch", "latency", "simulate"], progress=lambda n, s: said.append(n))
+    assert list(took) == ["itch", "latency", "simulate"] and all(s > 0 for s in took.values())
+    assert sorted(said) == ["itch", "latency", "simulate"]
+    assert "compiling simulate in a second process" in caplog.text
+
+
+def test_compile_kernels_second_process_fails_raises_with_its_message(monkeypatch, tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'boom: no such kernel' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(compiling, "_cores", lambda: 2)
+    monkeypatch.setattr(compiling.sys, "executable", str(fake))
+    with pytest.raises(ObookError, match=r"compiling simulate failed \(exit status 3\): boom: no such kernel"):
+        compiling.compile_kernels(["itch", "latency", "simulate"])
