@@ -208,3 +208,30 @@ def test_bbo_stats_count_live_orders_and_crossed_books_at_end(tmp_path, workers)
     stats = {}
     obook.bbo(path, workers=workers, stats=stats).read_all()
     assert (stats["live_orders"], stats["crossed_books"], stats["records"]) == (4, 1, 6)
+
+
+class _Counting:
+    """An observer that counts the events of the batches it sees."""
+
+    def __init__(self):
+        self.events = 0
+
+    def worker(self, worker, n_workers):
+        return self
+
+    def batch(self, events, n, names):
+        self.events += n
+
+    def finish(self):
+        return self.events
+
+
+def test_replay_rows_false_builds_no_batches_observer_sees_every_event(day):
+    seen, silent = _Counting(), _Counting()
+    full = Replay(day, workers=1, observer=seen)
+    rows = sum(b.num_rows for b in full.batches())
+    quiet = Replay(day, workers=1, observer=silent, rows=False)
+    assert list(quiet.table_batches()) == []
+    assert rows > 10_000 and silent.events == seen.events > 0
+    assert quiet.stats["records"] == full.stats["records"] and quiet.stats["complete"]
+    assert quiet.observed == [silent.events]

@@ -172,14 +172,6 @@ def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
 
 
 @njit(cache=True)
-def exchange_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
-    """A feed event in the exchange's shadow book (obook._kernels.simulate.feed_event, whose
-    steps are inlined into it): a call of its own, so that the kernels a compiled strategy
-    specializes (they take its function) do not compile that body again for each strategy."""
-    feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb)
-
-
-@njit(cache=True)
 def mark(MK, S, L, nl, tb, t, st):
     """A mark row: the exchange book's best bid and ask of book tb at time t (M_SEQ: the
     fill and event rows written before it, which orders it among the fills)."""
@@ -365,20 +357,26 @@ def record_top(LAG, h, L, nl, tb):
             LAG[h, LAG_TOP + 2 * side + 1] = -1
 
 
+@njit(cache=True, inline="always")
+def show_top(LAG, h, Lv, nlv, vtb):
+    """A compiled strategy's view of book vtb (one level a side) shows lag row h's top."""
+    for side in range(2):
+        row = 2 * vtb + side
+        q = LAG[h, LAG_TOP + 2 * side + 1]
+        if q < 0:
+            nlv[row] = 0
+        else:
+            nlv[row] = 1
+            Lv[row, 0, L_KEY], Lv[row, 0, L_QTY] = LAG[h, LAG_TOP + 2 * side], q
+
+
 @njit(cache=True)
 def view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at):
     """Lag row h reaches the strategy's view: a compiled strategy's view is the recorded
     top (one level a side), a Python strategy's the whole book (its context shows depth)."""
     vtb = LAG[h, LAG_DUE - 1]
     if S[S_COMPILED]:
-        for side in range(2):
-            row = 2 * vtb + side
-            q = LAG[h, LAG_TOP + 2 * side + 1]
-            if q < 0:
-                nlv[row] = 0
-            else:
-                nlv[row] = 1
-                Lv[row, 0, L_KEY], Lv[row, 0, L_QTY] = LAG[h, LAG_TOP + 2 * side], q
+        show_top(LAG, h, Lv, nlv, vtb)
         return
     at[0], at[1], at[2] = LAG[h, EV_SEQ], 1, LAG[h, EV_TIME]
     feed_event(LAG[h, :LAG_DUE], Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
@@ -395,12 +393,16 @@ def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
         if due > w or (strict and due == w):
             return 0
         vtb = LAG[h, LAG_DUE - 1]
-        if not S[S_COMPILED]:
-            if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
-                return ROOM_VHASH
-            if max(nlv[2 * vtb], nlv[2 * vtb + 1]) + 2 > Lv.shape[1]:
-                return ROOM_LEVELS
         S[S_LAG_HEAD] = h + 1
+        if S[S_COMPILED]:
+            show_top(LAG, h, Lv, nlv, vtb)
+            continue
+        if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
+            S[S_LAG_HEAD] = h
+            return ROOM_VHASH
+        if max(nlv[2 * vtb], nlv[2 * vtb + 1]) + 2 > Lv.shape[1]:
+            S[S_LAG_HEAD] = h
+            return ROOM_LEVELS
         view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at)
     return 0
 
@@ -494,12 +496,51 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
         run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
 
 
+RUN_END, RUN_DUE, RUN_ROOM, RUN_PRINT, RUN_PHASE = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, inline="always")
+def same_top(LAG, h, L, nl, tb):
+    """Lag row h (of book tb) records the feed's best bid and ask book tb shows now."""
+    if LAG[h, LAG_DUE - 1] != tb:
+        return False
+    for side in range(2):
+        row = 2 * tb + side
+        n = nl[row]
+        q = LAG[h, LAG_TOP + 2 * side + 1]
+        if n == 0:
+            if q >= 0:
+                return False
+        elif q != L[row, n - 1, L_QTY] or LAG[h, LAG_TOP + 2 * side] != L[row, n - 1, L_KEY]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def view_shows_top(Lv, nlv, L, nl, tb):
+    """A compiled strategy's view (one level a side) of book tb shows the feed's best now."""
+    for side in range(2):
+        row = 2 * tb + side
+        n = nl[row]
+        if n == 0:
+            if nlv[row] != 0:
+                return False
+        elif nlv[row] == 0 or Lv[row, 0, L_QTY] != L[row, n - 1, L_QTY] or Lv[row, 0, L_KEY] != L[row, n - 1, L_KEY]:
+            return False
+    return True
+
+
 @njit(cache=True)
-def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
-              REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT):
-    """Events ev[S[S_POS]:n] of a batch (resumable: S_POS, S_PHASE). Returns OK, NEED_ROOM
-    or CALL (a Python strategy's call is due: S[S_CALL] its kind, C its row)."""
-    at = np.empty(3, np.int64)
+def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
+                 REFKEY, TOPS, S, LM, LA, LB, at):
+    """The feed events ev[S[S_POS]:n] of a batch on the exchange side, up to the first that
+    needs the strategy's side (S[S_POS] then names it): RUN_DUE (something is due before
+    it: drain, then call again), RUN_ROOM (S[S_CALL]: what must grow), RUN_PRINT (a print
+    that shows a zero-latency strategy its book change), RUN_PHASE (applied; S[S_PHASE]:
+    responses due now (1) or a call on the book change (2)); RUN_END: the batch is done.
+    The strategy's function is no argument of this kernel, so its cached code serves every
+    strategy, and the shadow book's steps are inlined into its loop."""
+    lazy = not S[S_ZERO_FEED] and not S[S_SUB] & (SUB_BBO | SUB_BOOK)
     for i in range(S[S_POS], n):
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
@@ -512,7 +553,6 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
             # an event that ends in a print: its book changes are seen at the print, as in
             # the replay's tables
             last = BKv[tb, B_SEQ]
-            seq, t = ev[i, EV_SEQ], ev[i, EV_TIME]
             BKv[tb, B_SEQ] = 0
             if not S[S_ZERO_FEED]:
                 h = S[S_LAG_TAIL] - 1
@@ -520,69 +560,120 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
                     LAG[h, EV_ACTION] &= ~DEFER
                 continue
             if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
-                S[S_NOW] = t
-                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
-                C[C_SEQ] = seq
-                if not S[S_COMPILED]:
-                    S[S_POS] = i + 1
-                    S[S_CALL] = CALL_BOOK
-                    return CALL
-                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+                S[S_NOW] = ev[i, EV_TIME]
+                S[S_POS] = i
+                return RUN_PRINT
             continue
-        S[S_POS] = i
         t = ev[i, EV_TIME]
+        S[S_NEXT_SEQ] = ev[i, EV_SEQ]
+        if t > S[S_TMAX]:
+            S[S_TMAX] = t
+        if due_before(INS, RQ, LAG, S, t):
+            S[S_POS] = i
+            return RUN_DUE
+        if lazy and S[S_LAG_TAIL] - S[S_LAG_HEAD] >= LAZY_BATCH:
+            # a lazy view: what was delivered before t can be applied now (every later
+            # call is at t or after)
+            r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, t, True)
+            if r:
+                S[S_POS] = i
+                S[S_CALL] = r
+                return RUN_ROOM
+        r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+        if r:
+            S[S_POS] = i
+            S[S_CALL] = r
+            return RUN_ROOM
+        if S[S_MARK_PERIOD] > 0 and t >= S[S_MARK_NEXT]:
+            for k in range(BK.shape[0]):
+                if BK[k, B_SEEN]:
+                    mark(MK, S, L, nl, k, S[S_MARK_NEXT], st)
+            S[S_MARK_NEXT] = (t // S[S_MARK_PERIOD] + 1) * S[S_MARK_PERIOD]
+        e0, f0 = st[ST_NE], st[ST_NF]
+        at[0], at[1], at[2] = ev[i, EV_SEQ], 1, t
+        feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
+        BK[tb, B_TIME] = t
+        if ev[i, EV_ACTION] & DEFER:        # the event goes on: its last change so far
+            BKv[tb, B_SEQ] = ev[i, EV_SEQ]
+        else:
+            BKv[tb, B_SEQ] = 0
+        if st[ST_NF] > f0:
+            respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
+            mark(MK, S, L, nl, tb, t, st)
+        elif st[ST_NE] > e0:
+            respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
+        if not S[S_ZERO_FEED]:
+            due = max(t + lat_of(LAT_FEED, t, LM, LA, LB, S), S[S_LAST_FEED])
+            S[S_LAST_FEED] = due
+            h = S[S_LAG_TAIL]
+            if S[S_COMPILED]:
+                # a compiled strategy's view is the top: a lazy view skips a row that would
+                # show what the row before it (or, none queued, the view itself) shows
+                if lazy and (same_top(LAG, h - 1, L, nl, tb) if h > S[S_LAG_HEAD]
+                             else view_shows_top(Lv, nlv, L, nl, tb)):
+                    continue
+                LAG[h, EV_SEQ], LAG[h, EV_ACTION], LAG[h, EV_TIME] = ev[i, EV_SEQ], ev[i, EV_ACTION], t
+                record_top(LAG, h, L, nl, tb)
+            else:
+                LAG[h, :LAG_DUE] = ev[i]
+            LAG[h, LAG_DUE - 1] = tb
+            LAG[h, LAG_DUE] = due
+            S[S_LAG_TAIL] = h + 1
+            continue
+        # zero feed latency: the strategy sees the book right after the event (responses
+        # due by now first)
+        S[S_NOW] = t
+        if S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] <= t:
+            S[S_POS] = i
+            S[S_PHASE] = 1
+            return RUN_PHASE
+        if ev[i, EV_ACTION] & DEFER:
+            continue
+        if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+            S[S_POS] = i
+            S[S_PHASE] = 2
+            return RUN_PHASE
+    S[S_POS] = n
+    return RUN_END
+
+
+@njit(cache=True)
+def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
+              REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT):
+    """Events ev[S[S_POS]:n] of a batch (resumable: S_POS, S_PHASE). Returns OK, NEED_ROOM
+    or CALL (a Python strategy's call is due: S[S_CALL] its kind, C its row). The
+    exchange side runs in exchange_run; this loop does what needs the strategy."""
+    at = np.empty(3, np.int64)
+    while True:
         if S[S_PHASE] == 0:
-            S[S_NEXT_SEQ] = ev[i, EV_SEQ]
-            S[S_TMAX] = max(S[S_TMAX], t)
-            if due_before(INS, RQ, LAG, S, t):
+            status = exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG,
+                                  MK, LO, REFKEY, TOPS, S, LM, LA, LB, at)
+            if status == RUN_END:
+                return OK
+            if status == RUN_ROOM:
+                return NEED_ROOM
+            i = S[S_POS]
+            t = ev[i, EV_TIME]
+            tb = tmap[ev[i, EV_BOOK]]
+            if status == RUN_DUE:
                 status = drain(t, tb, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
                                LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
                 if status != OK:
                     return status
-            if S[S_LAG_TAIL] - S[S_LAG_HEAD] >= LAZY_BATCH and not S[S_SUB] & (SUB_BBO | SUB_BOOK):
-                # a lazy view: what was delivered before t can be applied now (every later
-                # call is at t or after)
-                r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, t, True)
-                if r:
-                    S[S_CALL] = r
-                    return NEED_ROOM
-            r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
-            if r:
-                S[S_CALL] = r
-                return NEED_ROOM
-            if S[S_MARK_PERIOD] > 0 and t >= S[S_MARK_NEXT]:
-                for k in range(BK.shape[0]):
-                    if BK[k, B_SEEN]:
-                        mark(MK, S, L, nl, k, S[S_MARK_NEXT], st)
-                S[S_MARK_NEXT] = (t // S[S_MARK_PERIOD] + 1) * S[S_MARK_PERIOD]
-            e0, f0 = st[ST_NE], st[ST_NF]
-            at[0], at[1], at[2] = ev[i, EV_SEQ], 1, t
-            exchange_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
-            BK[tb, B_TIME] = t
-            if ev[i, EV_ACTION] & DEFER:        # the event goes on: its last change so far
-                BKv[tb, B_SEQ] = ev[i, EV_SEQ]
-            else:
-                BKv[tb, B_SEQ] = 0
-            if st[ST_NF] > f0:
-                respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
-                mark(MK, S, L, nl, tb, t, st)
-            elif st[ST_NE] > e0:
-                respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
-            if not S[S_ZERO_FEED]:
-                h = S[S_LAG_TAIL]
-                LAG[h, :LAG_DUE] = ev[i]
-                LAG[h, LAG_DUE - 1] = tb
-                due = max(t + lat_of(LAT_FEED, t, LM, LA, LB, S), S[S_LAST_FEED])
-                S[S_LAST_FEED] = due
-                LAG[h, LAG_DUE] = due
-                if S[S_COMPILED]:
-                    record_top(LAG, h, L, nl, tb)
-                S[S_LAG_TAIL] = h + 1
                 continue
-            S[S_PHASE] = 1
+            if status == RUN_PRINT:
+                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+                C[C_SEQ] = ev[i, EV_SEQ]
+                S[S_POS] = i + 1
+                if not S[S_COMPILED]:
+                    S[S_CALL] = CALL_BOOK
+                    return CALL
+                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+                continue
+        i = S[S_POS]
+        t = ev[i, EV_TIME]
+        tb = tmap[ev[i, EV_BOOK]]
         if S[S_PHASE] == 1:
-            # zero feed latency: the strategy sees the book right after the event (responses
-            # due by now first)
             S[S_NOW] = t
             while S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] <= t:
                 r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
@@ -600,9 +691,11 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
                         return CALL
                     run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
             S[S_PHASE] = 0
+            S[S_POS] = i + 1
             if ev[i, EV_ACTION] & DEFER:
                 continue
             if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+                S[S_POS] = i
                 S[S_PHASE] = 2
         if S[S_PHASE] == 2:
             # the strategy's call on the book change (room for what it sends first)
@@ -611,15 +704,13 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
                 S[S_CALL] = r
                 return NEED_ROOM
             S[S_PHASE] = 0
+            S[S_POS] = i + 1
             call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
             C[C_SEQ] = ev[i, EV_SEQ]
             if not S[S_COMPILED]:
-                S[S_POS] = i + 1
                 S[S_CALL] = CALL_BOOK
                 return CALL
             run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
-    S[S_POS] = n
-    return OK
 
 
 @njit(cache=True)

@@ -221,7 +221,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
                 LM, LA, LB, risk, rk, unit_ns, day_end)
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
-                    tickers=spec.tickers, unknown_tickers="ignore")
+                    tickers=spec.tickers, unknown_tickers="ignore", rows=False)
     fees = fees or Fees()
     try:
         for _ in replay.table_batches():

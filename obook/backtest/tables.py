@@ -27,14 +27,24 @@ ACTION_NAMES = ("new", "modify", "cancel")
 END = 1 << 62
 
 
+def _pick(cond, yes: str, no: str) -> pa.Array:
+    """``yes`` where cond, else ``no`` (a string column taken from the two words, not
+    built from a numpy array of strings)."""
+    return pa.array([no, yes], pa.string()).take(pa.array(np.asarray(cond).astype(np.int8)))
+
+
 def _sides(a):
-    return pa.array(np.where(np.asarray(a) == 0, "B", "S"))
+    return _pick(np.asarray(a) != 0, "S", "B")
 
 
 def _named(codes, name) -> pa.Array:
     """name(code) of every code (a string or None), each distinct code named once."""
-    codes = np.asarray(codes, np.int64)
-    distinct, at = np.unique(codes, return_inverse=True)
+    codes = np.asarray(codes, np.int64).reshape(-1)
+    if len(codes) and 0 <= codes.min() and codes.max() < 1 << 16:   # small codes: counted, not sorted
+        present = np.bincount(codes) > 0
+        distinct, at = np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
+    else:
+        distinct, at = np.unique(codes, return_inverse=True)
     return pa.array([name(int(c)) for c in distinct], pa.string()).take(pa.array(at.reshape(-1), pa.int64()))
 
 
@@ -108,7 +118,7 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
         "orig": pa.array(ins[:, X_ORIG], mask=ins[:, X_ORIG] == 0),
         "action": _named(ins[:, I_ACT], ACTION_NAMES.__getitem__),
         "side": _sides(ins[:, I_SIDE]),
-        "type": pa.array(np.where(ins[:, I_MARKET] != 0, "market", "limit")),
+        "type": _pick(ins[:, I_MARKET] != 0, "market", "limit"),
         "tif": _named(ins[:, I_TIF], TIF_NAMES.__getitem__),
         "post_only": pa.array(ins[:, X_POST] != 0),
         "price": pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
@@ -130,7 +140,7 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
         "seq": seqs(fl[:, K_SEQ]), "time": pa.array(fl[:, K_TIME]), "instrument": instr(fl[:, K_TB]),
         "ref": refs(fl[:, F_KEY]), "side": _sides(fl[:, F_SIDE]), "price": pa.array(fl[:, F_PRICE]),
         "quantity": pa.array(fl[:, F_QTY]),
-        "liquidity": pa.array(np.where(fl[:, F_TAKER] != 0, "taker", "maker")),
+        "liquidity": _pick(fl[:, F_TAKER] != 0, "taker", "maker"),
         "priority_differs": pa.array(fl[:, F_PRIO] != 0), "fee": money(fee),
     })
     equity_t, positions, series = equity(names, fl, fee, mk)

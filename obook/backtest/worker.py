@@ -16,7 +16,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         S_POS, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
                                         S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
                                         X_WIDTH)
-from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_SEEN, B_TAIL, B_WIDTH,
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_LIVE, ST_NE, ST_NF, ST_USED, ST_WIDTH)
 from ..errors import ObookError
@@ -26,7 +26,7 @@ from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
 HASH = 1 << 12
 LEVELS = 64
 CHUNK = 1 << 12
-LAG_ROWS = CHUNK         # the view's queue (compacted, a return to Python, when it reaches its end)
+QUEUE_ROWS = 1 << 15     # the view's and the responses' queues (compacted, a return to Python, at their end)
 RISK_CODES = {name: code for code, name in enumerate(RISK_NAMES) if name}
 
 
@@ -49,6 +49,17 @@ class BacktestObserver:
     def worker(self, worker: int, n_workers: int) -> "BacktestWorker":
         self.last = BacktestWorker(self.spec)
         return self.last
+
+
+def _more(a: np.ndarray, used: int, free: int) -> np.ndarray:
+    """``a`` with at least ``free`` rows free after its first ``used`` (four times as long,
+    those rows kept: fresh pages cost more than the copy, so few steps), or ``a`` itself
+    when it has them."""
+    if a.shape[0] - used >= free:
+        return a
+    b = np.empty((max(4 * a.shape[0], used + free),) + a.shape[1:], a.dtype)
+    b[:used] = a[:used]
+    return b
 
 
 def _rq_none(v):
@@ -76,8 +87,8 @@ class BacktestWorker:
         self.MID = np.zeros((CHUNK, 4), np.int64)
         self.FL = np.zeros((CHUNK, F_WIDTH), np.int64)
         self.EV = np.zeros((CHUNK, E_WIDTH), np.int64)
-        self.RQ = np.zeros((CHUNK, R_WIDTH), np.int64)
-        self.LAG = np.zeros((LAG_ROWS, LAG_WIDTH), np.int64)
+        self.RQ = np.zeros((QUEUE_ROWS, R_WIDTH), np.int64)
+        self.LAG = np.zeros((QUEUE_ROWS, LAG_WIDTH), np.int64)
         self.MK = np.zeros((CHUNK, M_WIDTH), np.int64)
         self.C = np.zeros(C_WIDTH, np.int64)
         self.OUT = np.zeros((OUT_ROWS, Q_WIDTH), np.int64)
@@ -185,25 +196,16 @@ class BacktestWorker:
         return self.rows()
 
     def rows(self) -> dict:
-        """The rows so far (also after a failure: the partial tables)."""
-        self._flush()
-        S = self.S
-        orders = self.out["orders"] + [self.INS[:S[S_INS_TAIL]].copy()]
-        self.out["orders"] = orders[:-1]
-        cat = {k: (np.concatenate(v) if v else np.zeros((0, w), np.int64))
-               for k, v, w in (("fills", self.out["fills"], F_WIDTH), ("events", self.out["events"], E_WIDTH),
-                               ("marks", self.out["marks"], M_WIDTH), ("orders", orders, X_WIDTH))}
+        """The rows so far (also after a failure: the partial tables): views of the output
+        buffers, which grow instead of being flushed, so there is nothing to join but the
+        orders queue's compacted past."""
+        st, S = self.st, self.S
+        cat = {"fills": self.FL[:st[ST_NF]], "events": self.EV[:st[ST_NE]], "marks": self.MK[:S[S_NM]]}
+        orders = self.out["orders"] + [self.INS[:S[S_INS_TAIL]]]
+        cat["orders"] = orders[0] if len(orders) == 1 else np.concatenate(orders)
         cat["names"] = list(self.names)
         cat["calls"] = int(S[S_CALLS])
         return cat
-
-    def _flush(self):
-        st, S = self.st, self.S
-        for name, buf, n in (("fills", self.FL, st[ST_NF]), ("events", self.EV, st[ST_NE]), ("marks", self.MK, S[S_NM])):
-            if n:
-                self.out[name].append(buf[:n].copy())
-        st[ST_NF] = st[ST_NE] = 0
-        S[S_NM] = 0
 
     def _grow(self, kind: int) -> None:
         from .._kernels.simulate import h_rehash
@@ -227,12 +229,12 @@ class BacktestWorker:
                 b[:, :a.shape[1]] = a
                 setattr(self, name, b)
         elif kind in (ROOM_OUT, ROOM_MARKS):
-            self._flush()
-            need = 4 * (self.L.shape[1] + OUT_ROWS) + 4 * self.BK.shape[0] + 64
-            if need > self.FL.shape[0]:
-                self.FL = np.zeros((need, F_WIDTH), np.int64)
-                self.EV = np.zeros((2 * need, E_WIDTH), np.int64)
-                self.MK = np.zeros((need, M_WIDTH), np.int64)
+            # the output rows stay where they are: the buffers double (no flushes to join later)
+            need = 4 * (self.L.shape[1] + OUT_ROWS) + 4 * self.BK.shape[0] + 2 * int(self.BK[:, B_RESTING].max()) + 64
+            st = self.st
+            self.FL = _more(self.FL, int(st[ST_NF]), need)
+            self.EV = _more(self.EV, int(st[ST_NE]), 2 * need)
+            self.MK = _more(self.MK, int(S[S_NM]), need)
         elif kind == ROOM_INS:
             h, t = int(S[S_INS_HEAD]), int(S[S_INS_TAIL])
             if h:

@@ -58,18 +58,21 @@ class Replay:
     ``queue_positions``: the orders table's ``queue_shares_ahead`` / ``queue_orders_ahead``
     (False: null, and the books keep no time-priority queues, which cost the orders table
     most of its time; a clear's rows then come in order-id order, not queue order).
+    ``rows``: False for a replay run for its ``observer`` alone (a backtest): the books
+    are applied, no table batches are built and ``table_batches`` yields none.
     """
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
                  breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise",
-                 observer=None, book_kernel=None, queue_positions: bool = True):
+                 observer=None, book_kernel=None, queue_positions: bool = True, rows: bool = True):
         self.source = path
         # seen by every worker's Applier: each batch's events after the books applied them;
         # what its workers return at the end is in ``observed`` (a list, one per worker)
         self.observer = observer
         self.observed: list = []
+        self.rows = rows
         self.path = source_name(path)     # how errors name the feed
         # ticker pushdown: only these books are replayed (the decoders skip the others'
         # records); a ticker the feed never names raises at the end (or, "warn", is logged)
@@ -227,7 +230,7 @@ class Replay:
             if r.error is not None and (first is None or r.error[0] < first[0]):
                 first = r.error
         limit = first[0] if first else NO_LIMIT
-        for table in self.tables:
+        for table in self.tables if self.rows else ():
             counts = np.array([r.counts[table] for r in results], dtype=np.int64)
             rows = with_overflow(engine.rows(table, slot), counts, [r.overflow.get(table) for r in results])
             if table == "bbo":
