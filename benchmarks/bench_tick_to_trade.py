@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import os
 import resource
@@ -82,7 +83,8 @@ def _obook(*args, fifo: int = 0, **kw):
 def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: bool, spin: bool, cpu,
              tickers: str, spin_us: float | None = None, send_spin_us: float = 20.0,
              placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
-             packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first") -> dict:
+             packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first",
+             venue_spin_us: float = 0.0) -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -101,7 +103,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
     others = ["--cpu", 0] if split else []
     if split:
         cpu = (os.cpu_count() or 2) - 1
-    venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1",
+    venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1", "--spin-us", venue_spin_us,
                    *(["--cpu", cpu] if placement == "split-venue" else others),
                    fifo=0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0))
     procs = [venue]
@@ -163,7 +165,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
             "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
-            "fifo": fifo, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
+            "fifo": fifo, "venue_spin_us": venue_spin_us, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
             "packing": "full" if packing == "full" or rate == 0 else f"due, burst {burst_us:g} us",
             "packets_a": int(sent.get("packets_a", 0)), "order_sends": st.get("order_sends"),
@@ -316,6 +318,8 @@ def main() -> None:
                     "after the batch), each (one send an order); a list alternates")
     ap.add_argument("--venue-above", type=int, default=0, help="with --fifo: the venue's priority this much above the "
                     "sender's (so a sender waking for every packet never keeps it from the orders)")
+    ap.add_argument("--venue-spin-us", default="0", help="the venue's busy-poll after each packet before it sleeps, µs "
+                    "(0: it sleeps at once; a woken venue waits for its core); a list alternates")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
@@ -340,23 +344,17 @@ def main() -> None:
             for spin in (200.0, 1000.0, 2000.0):
                 print(json.dumps(send_only(first, 1, f"speed 1, first {args.window:g} s", spin)), flush=True)
         return
+    lists = [args.spin_us.split(","), args.send_spin_us.split(","), args.placements.split(","), args.fifo.split(","),
+             args.packing.split(","), args.kernel_filter.split(","), args.orders.split(","), args.venue_spin_us.split(",")]
     for _ in range(args.repeats):
         for rate in (float(x) for x in args.rates.split(",")):
             configs = ([] if args.no_clean else [(False, False)]) + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])
             for python, garbage in configs:
-                for spin_us in (float(x) for x in args.spin_us.split(",")):
-                    for send_spin in (float(x) for x in args.send_spin_us.split(",")):
-                        for placement in args.placements.split(","):
-                            for fifo in (int(x) for x in args.fifo.split(",")):
-                                for packing in args.packing.split(","):
-                                    for kf in (x == "1" for x in args.kernel_filter.split(",")):
-                                        for orders in args.orders.split(","):
-                                            res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu,
-                                                           args.tickers, spin_us, send_spin, placement, fifo,
-                                                           args.rest_us, args.slice_s, packing, args.burst_us, kf,
-                                                           orders)
-                                            print(json.dumps(res), flush=True)
-
+                for spin_us, send_spin, placement, fifo, packing, kf, orders, venue_spin in itertools.product(*lists):
+                    res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu, args.tickers,
+                                   float(spin_us), float(send_spin), placement, int(fifo), args.rest_us, args.slice_s,
+                                   packing, args.burst_us, kf == "1", orders, float(venue_spin))
+                    print(json.dumps(res), flush=True)
 
 if __name__ == "__main__":
     main()

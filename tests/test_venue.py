@@ -240,3 +240,42 @@ def test_venue_orders_read_late_keep_their_own_segments_stamps():
         v.close()
     (t1, _), (t2, _), (t3, _) = v.messages
     assert t2 - t1 >= 25_000_000 and t3 == t2
+
+
+def test_venue_orders_read_together_answered_in_one_write(monkeypatch):
+    """Five orders in one segment: five answers, in order, written by one send after the reads."""
+    writes = []
+    flush = Venue._flush
+    monkeypatch.setattr(Venue, "_flush", lambda self, c: (writes.append(bytes(c.out)), flush(self, c)))
+    v = Venue(heartbeat=30)
+    try:
+        with socket.create_connection(v.address, timeout=5) as s:
+            s.sendall(soupbin.login("x", ""))
+            end = time.monotonic() + 5
+            while not any(c.logged_in for c in v.clients.values()):
+                assert time.monotonic() < end
+                v.step(0.05)
+            before = len(writes)
+            s.sendall(b"".join(_order(r) for r in range(1, 6)))
+            while len(v.messages) < 5:
+                assert time.monotonic() < end
+                v.step(0.05)
+    finally:
+        v.close()
+    assert len(writes) - before == 1
+    answers = [p for k, p in soupbin.Framer().feed(writes[-1])]
+    assert [ouch.response_stamp(p)[1] for p in answers] == [1, 2, 3, 4, 5]
+
+
+def test_venue_spinning_serves_orders_and_sleeps_when_idle():
+    """With spin_us the venue answers as without it; a step with nothing to serve says so."""
+    with serving(spin_us=2000) as v:
+        for ref in range(1, 4):
+            assert _answered(v, ref)
+        assert len(v.messages) == 3
+    assert v.spin_ns == 2_000_000
+    idle = Venue(heartbeat=30, spin_us=2000)
+    try:
+        assert idle.step(0) is False
+    finally:
+        idle.close()

@@ -126,6 +126,8 @@ def venue(
     login_timeout: float = typer.Option(10.0, "--login-timeout", min=0.001, help="Close a connection that sent no login within this many seconds."),
     max_connections: int = typer.Option(1000, "--max-connections", min=1, help="Close connections beyond this many as they are accepted."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the venue to this core."),
+    spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sessions this many microseconds after each packet "
+                                                                "before sleeping (orders that follow are stamped and answered without a wake-up)."),
 ) -> None:
     """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
     answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them. Without
@@ -136,7 +138,7 @@ def venue(
 
     pin(cpu)
     v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
-                           login_timeout, max_connections)
+                           login_timeout, max_connections, spin_us)
     typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)
     try:
         v.serve()

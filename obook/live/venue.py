@@ -13,6 +13,7 @@ reading while more than ``max_output`` bytes of answers wait for it. Connections
 from __future__ import annotations
 
 import errno
+import os
 import hashlib
 import logging
 import selectors
@@ -82,7 +83,8 @@ class Venue:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, log_path=None, username: str = "",
                  password: str = "", sessions: int | None = None, heartbeat: float = 1.0,
                  accounts: dict[str, str] | None = None, login_timeout: float = 10.0,
-                 max_connections: int = 1000, max_output: int = 1 << 20):
+                 max_connections: int = 1000, max_output: int = 1 << 20, spin_us: float = 0.0):
+        self.spin_ns = int(spin_us * 1000)
         self.accounts = dict(accounts or {})
         if username:
             self.accounts[username] = password
@@ -126,20 +128,30 @@ class Venue:
         return hashlib.sha256(b"".join(m for _, m in self.messages)).hexdigest()
 
     def serve(self, timeout: float | None = None) -> None:
-        """Run until stopped, the sessions are done, or ``timeout`` seconds; closes all."""
+        """Run until stopped, the sessions are done, or ``timeout`` seconds; closes all. With
+        ``spin_us`` the loop polls without sleeping for that long after each event (a woken
+        process waits for its core, and on a virtual machine an idle core wakes slowly),
+        yielding the core between polls to any other process that wants it."""
         end = None if timeout is None else time.monotonic() + timeout
+        hot_until = 0
         try:
             while not self._stop.is_set():
                 if self.sessions is not None and self.ended_sessions >= self.sessions:
                     break
                 if end is not None and time.monotonic() > end:
                     break
-                self.step(0.05)
+                hot = self.spin_ns and now() < hot_until
+                if self.step(0 if hot else 0.05):
+                    hot_until = now() + self.spin_ns
+                elif hot:
+                    os.sched_yield()         # a process sharing the core runs first
         finally:
             self.close()
 
-    def step(self, wait: float) -> None:
-        for key, mask in self.selector.select(wait):
+    def step(self, wait: float) -> bool:
+        """Serve what is ready, waiting up to ``wait`` seconds for it; whether anything was."""
+        events = self.selector.select(wait)
+        for key, mask in events:
             c = key.data
             if c is None:
                 self._accept()
@@ -150,6 +162,7 @@ class Venue:
                 self._flush(c)
         if time.monotonic() - self._last_sweep >= 0.02:
             self._sweep()
+        return bool(events)
 
     def _sweep(self) -> None:
         """Login timeouts, server heartbeats, accepting again after running out of descriptors."""
@@ -197,7 +210,15 @@ class Venue:
         """Read a session's packets one at a time (up to READ_BATCH of them, then the other
         sessions' turn): a read of no more than a packet's bytes carries the kernel stamp of
         the segment holding its last byte, so orders sent together share their segment's
-        stamp and an order is never stamped with a later segment's time."""
+        stamp and an order is never stamped with a later segment's time. The answers to what
+        was read leave together, in one write after the reads."""
+        try:
+            self._read_packets(c)
+        finally:
+            if c.out and not c.writing and c.sock in self.clients:
+                self._flush(c)
+
+    def _read_packets(self, c: _Client) -> None:
         for _ in range(READ_BATCH):
             try:
                 data, stamp = recv_stamped_tcp(c.sock, self.clock, c.framer.wanted())
@@ -257,16 +278,17 @@ class Venue:
         if self.log_file:
             self.log_file.write(f"{stamp},{c.number},{msg.hex()}\n")
             self.log_file.flush()
-        self._send(c, soupbin.packet(soupbin.SEQUENCED, answer))
+        self._send(c, soupbin.packet(soupbin.SEQUENCED, answer), at_once=False)
         c.sequence += 1
 
-    def _send(self, c: _Client, data: bytes) -> None:
-        """Queue ``data``; write what the socket takes now, the rest when it is writable."""
+    def _send(self, c: _Client, data: bytes, at_once: bool = True) -> None:
+        """Queue ``data``; write what the socket takes now (``at_once``; else after the reads
+        in progress), the rest when it is writable."""
         if c.sock not in self.clients:
             return
         c.out += data
         c.last_sent = now()
-        if not c.writing:
+        if at_once and not c.writing:
             self._flush(c)
         if c.sock in self.clients and len(c.out) > self.max_output:
             self._close(c, "slow reader", f"{len(c.out)} bytes of answers waiting")
@@ -318,7 +340,7 @@ class Venue:
 
 
 def venue_from_options(address: tuple[str, int], log_path, sessions, username, password, accounts_path,
-                       login_timeout: float, max_connections: int) -> Venue:
+                       login_timeout: float, max_connections: int, spin_us: float = 0.0) -> Venue:
     """The venue of ``obook venue``'s options: the accounts checked, and none only on a
     loopback address (an open venue on a network would take anyone's orders)."""
     import ipaddress
@@ -340,7 +362,7 @@ def venue_from_options(address: tuple[str, int], log_path, sessions, username, p
         if not loopback:
             raise ObookError(f"--listen {host}: a venue on a network needs --username/--password or --accounts")
     return Venue(*address, log_path=log_path, sessions=sessions, accounts=accounts, login_timeout=login_timeout,
-                 max_connections=max_connections)
+                 max_connections=max_connections, spin_us=spin_us)
 
 
 def read_log(path) -> list[tuple[int, bytes]]:
