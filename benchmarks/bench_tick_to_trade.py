@@ -299,7 +299,7 @@ def main() -> None:
                          "core, sender, venue and flooder on core 0), split-venue (the same, the venue on the "
                          "listener's core at normal priority); a list alternates")
     ap.add_argument("--spin-us", default="0", help="the listener's spin after a datagram, µs; a list alternates")
-    ap.add_argument("--send-spin-us", default="20", help="the sender's spin before a packet's time (it sleeps until then), µs; a list alternates")
+    ap.add_argument("--send-spin-us", default="2", help="the sender's spin before a packet's time (it sleeps until then), µs; a list alternates")
     ap.add_argument("--fifo", default="0", help="the listener's loop, the sender and the venue at this SCHED_FIFO priority (0: normal; the "
                                             "flooder stays normal); a list alternates")
     ap.add_argument("--rest-us", type=float, default=None,
