@@ -46,6 +46,7 @@ from bench_live import _port  # noqa: E402  (a free loopback port)
 GARBAGE = """
 import os, signal, socket, sys, time
 a, b, until, cpu = int(sys.argv[1]), int(sys.argv[2]), time.monotonic() + float(sys.argv[3]), int(sys.argv[4])
+os.nice(int(sys.argv[5]))
 if cpu >= 0:
     os.sched_setaffinity(0, {cpu})
 stop = []
@@ -84,7 +85,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
              tickers: str, spin_us: float | None = None, send_spin_us: float = 20.0,
              placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
              packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first",
-             venue_spin_us: float = 0.0) -> dict:
+             venue_spin_us: float = 0.0, flood_nice: int = 0) -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -143,7 +144,8 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
                       "--spin-us", send_spin_us, *others, fifo=fifo)
         procs.append(send)
         if garbage:
-            flood = subprocess.Popen([sys.executable, "-c", GARBAGE, str(a), str(b), "600", "0" if split else "-1"],
+            flood = subprocess.Popen([sys.executable, "-c", GARBAGE, str(a), str(b), "600", "0" if split else "-1",
+                                      str(flood_nice)],
                                      stdout=subprocess.PIPE, text=True)
             procs.append(flood)
         _, send_err = send.communicate(timeout=600)
@@ -165,7 +167,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
             "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
-            "fifo": fifo, "venue_spin_us": venue_spin_us, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
+            "fifo": fifo, "venue_spin_us": venue_spin_us, "flood_nice": flood_nice if garbage else None, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
             "packing": "full" if packing == "full" or rate == 0 else f"due, burst {burst_us:g} us",
             "packets_a": int(sent.get("packets_a", 0)), "order_sends": st.get("order_sends"),
@@ -320,6 +322,8 @@ def main() -> None:
                     "sender's (so a sender waking for every packet never keeps it from the orders)")
     ap.add_argument("--venue-spin-us", default="0", help="the venue's busy-poll after each packet before it sleeps, µs "
                     "(0: it sleeps at once; a woken venue waits for its core); a list alternates")
+    ap.add_argument("--flood-nice", default="0", help="with --garbage: the flooder's nice value (19: it takes a core only "
+                    "when nothing else wants it, as a flood from another machine would); a list alternates")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
@@ -345,15 +349,18 @@ def main() -> None:
                 print(json.dumps(send_only(first, 1, f"speed 1, first {args.window:g} s", spin)), flush=True)
         return
     lists = [args.spin_us.split(","), args.send_spin_us.split(","), args.placements.split(","), args.fifo.split(","),
-             args.packing.split(","), args.kernel_filter.split(","), args.orders.split(","), args.venue_spin_us.split(",")]
+             args.packing.split(","), args.kernel_filter.split(","), args.orders.split(","), args.venue_spin_us.split(","),
+             args.flood_nice.split(",")]
     for _ in range(args.repeats):
         for rate in (float(x) for x in args.rates.split(",")):
             configs = ([] if args.no_clean else [(False, False)]) + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])
             for python, garbage in configs:
-                for spin_us, send_spin, placement, fifo, packing, kf, orders, venue_spin in itertools.product(*lists):
+                for spin_us, send_spin, placement, fifo, packing, kf, orders, venue_spin, nice in itertools.product(*lists):
+                    if not garbage and nice != lists[-1][0]:
+                        continue                    # the flooder's nice value: flood runs only
                     res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu, args.tickers,
                                    float(spin_us), float(send_spin), placement, int(fifo), args.rest_us, args.slice_s,
-                                   packing, args.burst_us, kf == "1", orders, float(venue_spin))
+                                   packing, args.burst_us, kf == "1", orders, float(venue_spin), int(nice))
                     print(json.dumps(res), flush=True)
 
 if __name__ == "__main__":
