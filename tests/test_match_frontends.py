@@ -4,6 +4,7 @@ the DuckDB macros and the polars scan; and the seed workload generator."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -129,3 +130,21 @@ def test_match_reader_streams_batches_equal_to_the_tables(flow_csv, monkeypatch)
         assert got.equals(whole.table(t)), t
     with pytest.raises(obook.ObookError):
         match_reader(flow_csv, "trades")
+
+
+def test_match_tables_schemas_and_kernel_rows_follow_one_declaration():
+    """Each matching table's Arrow schema is its declared columns in order, and the kernels'
+    row constants are the positions of the declared row columns."""
+    from obook._kernels import match_layout as M
+    from obook.matching.tables import BBO_COLUMNS, schema_of
+
+    for table, columns in (("fills", M.FILL_COLUMNS), ("events", M.EVENT_COLUMNS), ("bbo", BBO_COLUMNS)):
+        s = schema_of(table)
+        assert [(f.name, str(f.type), f.nullable) for f in s] == [
+            (n, str(pa.type_for_alias(t)), null) for n, t, null, _ in columns]
+    assert M.FILL_ROW.index("taker") == M.F_TAKER and M.FILL_ROW.index("side") == M.F_SIDE
+    assert M.EVENT_ROW.index("qpos") == M.E_QPOS and M.F_WIDTH == len(M.FILL_ROW) == 8
+    assert M.E_WIDTH == len(M.EVENT_ROW) == 10 and M.Q_WIDTH == M.D_HEAD + 2 * len(M.LEVEL_ROW) == 9
+    depth = schema_of("depth", 3)
+    assert len(depth) == M.D_HEAD + 2 * 3 * len(M.LEVEL_COLUMNS)
+    assert [f.name for f in depth][M.D_HEAD:M.D_HEAD + 4] == ["bid_px_1", "bid_qty_1", "bid_orders_1", "bid_px_2"]

@@ -52,14 +52,66 @@ DONE = -2
 ST_NF, ST_NE, ST_NQ, ST_ND, _ST_4, _ST_5, ST_LIVE, ST_POS = range(8)
 ST_WIDTH = 8
 
-# outputs: fills, events, bbo rows ("quotes"), depth rows
-F_SEQ, F_TIME, F_BOOK, F_PRICE, F_QTY, F_TAKER, F_MAKER, F_SIDE = range(8)
-F_WIDTH = 8
-E_SEQ, E_TIME, E_BOOK, E_KEY, E_KIND, E_SIDE, E_PRICE, E_QTY, E_REMAINING, E_QPOS = range(10)
-E_WIDTH = 10
-Q_SEQ, Q_TIME, Q_BOOK = range(3)      # then bid row, qty, orders, ask row, qty, orders
-Q_WIDTH = 9
-D_HEAD = 3                            # then per level (bids, then asks) row, qty, orders
+# The output tables' columns, declared once: (name, Arrow type, nullable, row column). The
+# kernels write int64 rows whose columns are the declared row columns in order of first use
+# (the F_ / E_ / Q_ constants below are their positions); obook.matching.tables builds the
+# Arrow schemas from the declarations and turns each row column into its table columns:
+# ``book`` -> the instrument's name, ``price`` / ``*_row`` -> the level row's price (null
+# when -1), ``taker`` / ``maker`` / ``key`` -> the caller's order id, ``side`` -> buy / sell,
+# ``kind`` -> the event (its low byte) and the reason (the rest).
+MATCH_HEAD_COLUMNS = (
+    ("seq", "int64", False, "seq"),          # 1-based input row (end of session: n + 1)
+    ("time", "int64", False, "time"),
+    ("instrument", "string", False, "book"),
+)
+FILL_COLUMNS = MATCH_HEAD_COLUMNS + (
+    ("price", "int64", False, "price"),      # the resting order's price
+    ("quantity", "int64", False, "qty"),
+    ("taker_order_id", "int64", False, "taker"),
+    ("maker_order_id", "int64", False, "maker"),
+    ("taker_side", "string", False, "side"),  # buy / sell
+)
+EVENT_COLUMNS = MATCH_HEAD_COLUMNS + (
+    ("order_id", "int64", False, "key"),
+    ("event", "string", False, "kind"),      # accepted, rejected, rested, ...
+    ("side", "string", True, "side"),        # null: a rejected modify / cancel
+    ("price", "int64", True, "price"),       # the order's limit; null: market
+    ("quantity", "int64", False, "qty"),     # what the event is about
+    ("remaining", "int64", False, "remaining"),  # open quantity after it
+    ("queue_position", "int64", True, "qpos"),   # rested: 1 = front of its level
+    ("reason", "string", True, "kind"),      # rejected / cancelled / expired
+)
+#: bbo ("quotes") and depth: the head, then per level (bids 1..levels, then asks) these,
+#: named side_name (bbo) or side_name_level (depth); a level is null when it has no orders
+LEVEL_COLUMNS = (("px", "int64", True, "row"), ("qty", "int64", True, "qty"), ("orders", "int32", True, "orders"))
+
+
+def match_row(columns: tuple) -> tuple:
+    """The kernel row's columns of a table: its row columns in order of first use."""
+    out = []
+    for *_, source in columns:
+        if source not in out:
+            out.append(source)
+    return tuple(out)
+
+
+def _at(row: tuple, names: str) -> tuple:
+    return tuple(row.index(name) for name in names.split())
+
+
+FILL_ROW = match_row(FILL_COLUMNS)
+EVENT_ROW = match_row(EVENT_COLUMNS)
+HEAD_ROW = match_row(MATCH_HEAD_COLUMNS)
+LEVEL_ROW = match_row(LEVEL_COLUMNS)
+F_SEQ, F_TIME, F_BOOK, F_PRICE, F_QTY, F_TAKER, F_MAKER, F_SIDE = _at(
+    FILL_ROW, "seq time book price qty taker maker side")
+F_WIDTH = len(FILL_ROW)
+E_SEQ, E_TIME, E_BOOK, E_KEY, E_KIND, E_SIDE, E_PRICE, E_QTY, E_REMAINING, E_QPOS = _at(
+    EVENT_ROW, "seq time book key kind side price qty remaining qpos")
+E_WIDTH = len(EVENT_ROW)
+Q_SEQ, Q_TIME, Q_BOOK = _at(HEAD_ROW, "seq time book")
+D_HEAD = len(HEAD_ROW)                # then per level (bids, then asks) LEVEL_ROW: row, qty, orders
+Q_WIDTH = D_HEAD + 2 * len(LEVEL_ROW)
 # want bits
 W_FILLS = 1
 W_EVENTS = 2

@@ -5,49 +5,34 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.match_layout import (E_KEY, E_KIND, E_PRICE, E_QPOS, E_QTY, E_REMAINING, E_SEQ, E_SIDE,
-                                     F_MAKER, F_PRICE, F_QTY, F_SIDE, F_TAKER, K_REJECTED, KIND_NAMES,
-                                     OP_NEW, REASON_NAMES)
+from .._kernels.match_layout import (D_HEAD, E_KEY, E_KIND, E_PRICE, E_QPOS, E_QTY, E_REMAINING, E_SEQ, E_SIDE,
+                                     EVENT_COLUMNS, F_MAKER, F_PRICE, F_QTY, F_SIDE, F_TAKER, FILL_COLUMNS,
+                                     K_REJECTED, KIND_NAMES, LEVEL_COLUMNS, LEVEL_ROW, MATCH_HEAD_COLUMNS, OP_NEW,
+                                     REASON_NAMES)
+from ..schema import fields
 
 
-def _head():
-    return [pa.field("seq", pa.int64(), nullable=False),          # 1-based input row (end of session: n + 1)
-            pa.field("time", pa.int64(), nullable=False),
-            pa.field("instrument", pa.string(), nullable=False)]
+def _levels_columns(levels: int | None) -> tuple:
+    """The bbo's (levels None: bid_px ... ask_orders) or depth's level columns, as declared."""
+    out = ()
+    for side in ("bid", "ask"):
+        for i in ([None] if levels is None else range(1, levels + 1)):
+            out += tuple((f"{side}_{name}" + ("" if i is None else f"_{i}"), typ, nullable, src)
+                         for name, typ, nullable, src in LEVEL_COLUMNS)
+    return out
 
 
-fills_schema = pa.schema(_head() + [
-    pa.field("price", pa.int64(), nullable=False),                # the resting order's price
-    pa.field("quantity", pa.int64(), nullable=False),
-    pa.field("taker_order_id", pa.int64(), nullable=False),
-    pa.field("maker_order_id", pa.int64(), nullable=False),
-    pa.field("taker_side", pa.string(), nullable=False),          # buy / sell
-], metadata={b"obook.table": b"fills"})
+#: bbo: the head and the best level a side (the kernels' quote rows)
+BBO_COLUMNS = MATCH_HEAD_COLUMNS + _levels_columns(None)
 
-events_schema = pa.schema(_head() + [
-    pa.field("order_id", pa.int64(), nullable=False),
-    pa.field("event", pa.string(), nullable=False),               # accepted, rejected, rested, ...
-    pa.field("side", pa.string()),                                # null: a rejected modify / cancel
-    pa.field("price", pa.int64()),                                # the order's limit; null: market
-    pa.field("quantity", pa.int64(), nullable=False),             # what the event is about
-    pa.field("remaining", pa.int64(), nullable=False),            # open quantity after it
-    pa.field("queue_position", pa.int64()),                       # rested: 1 = front of its level
-    pa.field("reason", pa.string()),                              # rejected / cancelled / expired
-], metadata={b"obook.table": b"events"})
-
-bbo_schema = pa.schema(_head() + [
-    pa.field("bid_px", pa.int64()), pa.field("bid_qty", pa.int64()), pa.field("bid_orders", pa.int32()),
-    pa.field("ask_px", pa.int64()), pa.field("ask_qty", pa.int64()), pa.field("ask_orders", pa.int32()),
-], metadata={b"obook.table": b"match_bbo"})
+fills_schema = pa.schema(fields(FILL_COLUMNS), metadata={b"obook.table": b"fills"})
+events_schema = pa.schema(fields(EVENT_COLUMNS), metadata={b"obook.table": b"events"})
+bbo_schema = pa.schema(fields(BBO_COLUMNS), metadata={b"obook.table": b"match_bbo"})
 
 
 def depth_schema(levels: int = 10) -> pa.Schema:
-    fields = _head()
-    for side in ("bid", "ask"):
-        for i in range(1, levels + 1):
-            fields += [pa.field(f"{side}_px_{i}", pa.int64()), pa.field(f"{side}_qty_{i}", pa.int64()),
-                       pa.field(f"{side}_orders_{i}", pa.int32())]
-    return pa.schema(fields, metadata={b"obook.table": b"match_depth", b"obook.levels": str(levels).encode()})
+    return pa.schema(fields(MATCH_HEAD_COLUMNS + _levels_columns(levels)),
+                     metadata={b"obook.table": b"match_depth", b"obook.levels": str(levels).encode()})
 
 
 def schema_of(table: str, levels: int = 10) -> pa.Schema:
@@ -71,6 +56,7 @@ class Converter:
         self.levels = levels
 
     def _head(self, rows):
+        """seq, time, instrument: the rows' first columns (every table's head)."""
         return [pa.array(rows[:, 0]), pa.array(rows[:, 1]), self.names.take(pa.array(rows[:, 2]))]
 
     def _price(self, rows_col):
@@ -105,17 +91,17 @@ class Converter:
     def _levels(self, r, first, n, schema):
         cols = self._head(r)
         for j in range(n):
-            c = first + 3 * j
+            c = first + len(LEVEL_ROW) * j
             empty = r[:, c] < 0
             cols += [self._price(r[:, c]), pa.array(r[:, c + 1], mask=empty),
                      pa.array(r[:, c + 2].astype(np.int32), mask=empty)]
         return pa.Table.from_arrays(cols, schema=schema)
 
     def bbo(self, r) -> pa.Table:
-        return self._levels(r, 3, 2, bbo_schema)
+        return self._levels(r, D_HEAD, 2, bbo_schema)
 
     def depth(self, r) -> pa.Table:
-        return self._levels(r, 3, 2 * self.levels, depth_schema(self.levels))
+        return self._levels(r, D_HEAD, 2 * self.levels, depth_schema(self.levels))
 
     def table(self, name: str, rows) -> pa.Table:
         return getattr(self, name)(rows)
