@@ -28,6 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_match import positional  # noqa: E402  (match_rows the positional way)
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,9 +65,10 @@ def main():
             k = getattr(mods[n], "OUT_AT", 4)
             s = (*s[:k], *out, *s[k + 2:])
         m = inputs[n]
-        assert mods[n].match_rows(*m, 0, warm, 0, a.want, 1, pfs[n], *s) == 0
+        match_rows = positional(mods[n])
+        assert match_rows(*m, 0, warm, 0, a.want, 1, pfs[n], *s) == 0
         c = time.thread_time_ns()
-        assert mods[n].match_rows(*m, warm, warm + count, 0, a.want, 1, pfs[n], *s) == 0
+        assert match_rows(*m, warm, warm + count, 0, a.want, 1, pfs[n], *s) == 0
         return (time.thread_time_ns() - c) / count
 
     for n in names:

@@ -46,12 +46,25 @@ def fresh(levels, n_keys, want):
     return lv, od, ow, bk, st, fl, ev, qt, dq, ds
 
 
+def positional(mod):
+    """``mod.match_rows`` called the positional way (m, mw, mt, start, n, stp, want, levels,
+    pf, lv, od, ow, bk, st, fl, ev, qt, dq, ds): a kernel module that takes named state gets
+    its tuples packed (once a call: the calls here are a million instructions each)."""
+    if not hasattr(mod, "Stream"):
+        return mod.match_rows
+
+    def call(*a):
+        return mod.match_rows(mod.Stream(*a[:3]), *a[3:9], mod.MatchState(*a[9:14]), mod.MatchRows(*a[14:19]))
+    return call
+
+
 def book_only(msg, levels, warm, n, want, pf=16, kernel=None):
     """(CPU ns, wall ns per instruction, live orders at the end); kernel: (match_rows,
     instruction arguments, state) of an old checkout (``old_kernel``), else this one's."""
     if kernel is None:
-        from obook._kernels.match import match_rows
+        from obook._kernels import match
 
+        match_rows = positional(match)
         lv, od, ow, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), want)
         m, state = (msg.rows, msg.owner, msg.clock), (lv, od, ow, bk, st, fl, ev, qt, dq, ds)
     else:
@@ -75,7 +88,7 @@ def old_kernel(root, msg, levels):
     shutil.copytree(Path(root) / "obook" / "_kernels", pkg)
     sys.path.insert(0, str(pkg.parent))
     lay = importlib.import_module("obook_old_kernels.match_layout")
-    match_rows = importlib.import_module("obook_old_kernels.match").match_rows
+    match_rows = positional(importlib.import_module("obook_old_kernels.match"))
     n = len(msg)
     if hasattr(lay, "M_WIDTH"):             # an older layout: 2-D int64 instruction rows
         m = np.zeros((n, lay.M_WIDTH), np.int64)
@@ -130,13 +143,15 @@ def latency(msg, levels, warm, n, pf=16):
     from numba import njit
 
     from obook._kernels.clock import cycles
+    from obook._kernels.match import MatchRows, MatchState, Stream
     from obook._kernels.match_timed import match_rows_timed
 
     lv, od, ow, bk, st, fl, ev, qt, dq, ds = fresh(levels, len(msg), 0)
     lat = np.zeros(max(warm, n), np.int64)
     m = (msg.rows, msg.owner, msg.clock)
-    match_rows_timed(*m, 0, warm, pf, lv, od, ow, bk, st, fl, ev, lat)
-    match_rows_timed(*m, warm, warm + n, pf, lv, od, ow, bk, st, fl, ev, lat)
+    state, out = MatchState(lv, od, ow, bk, st), MatchRows(fl, ev, qt, dq, ds)
+    match_rows_timed(Stream(*m), 0, warm, pf, state, out, lat)
+    match_rows_timed(Stream(*m), warm, warm + n, pf, state, out, lat)
 
     @njit
     def empty_pairs(out):

@@ -11,11 +11,16 @@ State (see obook._kernels.match_layout for the columns):
   ``ow[K]``: owners, touched only with self-trade prevention on.
 - ``bk[B, 12]``: per book its band, best bid / ask rows, levels a side, last bbo row.
 
-``match_rows`` applies instructions ``m[start:n]`` (``MSG_DTYPE`` rows; ``mw``: owners,
-``mt``: seq / time; see match_layout); it returns ``OK``, or ``NEED_OUTPUT``
-with ``st[ST_POS]`` at the first instruction not applied (no instruction is half applied).
-Nothing allocates; nothing raises.
+The driving kernels take this state as three named tuples: ``Stream`` (the instructions:
+``m``, ``MSG_DTYPE`` rows; ``mw``, owners; ``mt``, seq / time; see match_layout),
+``MatchState`` (``lv``, ``od``, ``ow``, ``bk``, ``st``) and ``MatchRows`` (the output rows:
+fills ``fl``, events ``ev``, bbo ``qt``, depth ``dq``, and ``ds``, each book's last depth
+row). ``match_rows`` applies instructions ``m[start:n]``; it returns ``OK``, or
+``NEED_OUTPUT`` with ``st[ST_POS]`` at the first instruction not applied (no instruction is
+half applied). Nothing allocates; nothing raises.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from .jit import njit
@@ -30,6 +35,13 @@ from .match_layout import (BK_ASK, BK_BID, BK_HI, BK_LO, BK_NASK, BK_NBID, BUY, 
                            W_EVENTS, W_FILLS)
 from .prefetch import prefetch
 from .match_out import emit_bbo, emit_depth, event, fill
+
+#: the instructions: rows (MSG_DTYPE), owners, (seq, time)
+Stream = namedtuple("Stream", ("m", "mw", "mt"))
+#: the books: levels, orders, owners, per-book rows, counters
+MatchState = namedtuple("MatchState", ("lv", "od", "ow", "bk", "st"))
+#: the output rows: fills, events, bbo, depth; each book's last depth row
+MatchRows = namedtuple("MatchRows", ("fl", "ev", "qt", "dq", "ds"))
 
 
 @njit(cache=True, _nrt=False)
@@ -339,9 +351,12 @@ def ahead(m, i, n, pf, lv, od):
 
 
 @njit(cache=True, _nrt=False)
-def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, ow, bk, st, fl, ev, qt, dq, ds):
-    """Apply instructions m[start:n] (see the module doc); bbo / depth rows after each
-    instruction that changed the top of its book. pf: prefetch distance (0: none)."""
+def match_rows(ins, start, n, stp, want, levels, pf, state, out):
+    """Apply instructions m[start:n] of ``ins`` (see the module doc); bbo / depth rows after
+    each instruction that changed the top of its book. pf: prefetch distance (0: none)."""
+    m, mw, mt = ins
+    lv, od, ow, bk, st = state
+    fl, ev, qt, dq, ds = out
     if want == 0 and stp == 0:
         # the book alone (the benchmark's configuration): apply_one is inlined with want and
         # stp as constants, so every output / self-trade test, the seq / time / owner loads
@@ -370,9 +385,11 @@ def match_rows(m, mw, mt, start, n, stp, want, levels, pf, lv, od, ow, bk, st, f
 
 
 @njit(cache=True, _nrt=False)
-def expire_day(books, seq, time, want, levels, lv, od, bk, st, ev, qt, dq, ds):
+def expire_day(books, seq, time, want, levels, state, out):
     """End of session: every DAY order of `books` expires (lowest price first, FIFO within a
     level), then each book's bbo / depth row. The caller leaves room for every live order."""
+    lv, od, _, bk, st = state
+    _, ev, qt, dq, ds = out
     for j in range(books.shape[0]):
         book = books[_u(j)]
         for r in range(bk[_u(book), BK_LO], bk[_u(book), BK_HI] + 1):

@@ -27,10 +27,13 @@ def _pick(live, n):
 
 
 @njit(cache=True)
-def generate(seed, n, m, mw, mt, lv, od, ow, bk, st, fl, ev, live, pos):
-    """Write n instructions into m, mw, mt (book 0, key = order number, owner 0, seq =
-    time = row number); returns the live orders at the end. lv, od, ow, bk, st, fl, ev: a fresh single-book state sized for
-    2*BAND+1 levels and n keys; live / pos: scratch of n int64."""
+def generate(seed, n, ins, state, fl, ev, live, pos):
+    """Write n instructions into ins (match.Stream: book 0, key = order number, owner 0,
+    seq = time = row number); returns the live orders at the end. state (match.MatchState),
+    fl, ev: a fresh single-book state sized for 2*BAND+1 levels and n keys, fills and
+    events buffers; live / pos: scratch of n int64."""
+    m, mw, mt = ins
+    lv, od, ow, bk, st = state
     np.random.seed(seed)
     lo = MID - BAND
     nlive = 0

@@ -10,9 +10,12 @@ from .match_layout import OK, ST_POS
 
 
 @njit(cache=True, _nrt=False)
-def match_rows_timed(m, mw, mt, start, n, pf, lv, od, ow, bk, st, fl, ev, lat):
+def match_rows_timed(ins, start, n, pf, state, out, lat):
     """Apply m[start:n] like match_rows with want = stp = 0; lat[i - start] gets the cycles
     instruction i took."""
+    m, mw, mt = ins
+    lv, od, ow, bk, st = state
+    fl, ev = out[0], out[1]
     for i in range(start, n):
         t0 = cycles()
         if pf > 0:

@@ -24,6 +24,7 @@ def seed_rows(n: int, seed: int = SEED) -> tuple[Instructions, int, int]:
     """(instructions, lowest price, levels): n kernel instructions of one book (book 0,
     keys 0, 1, ... in order of the new orders), prices as rows of a band starting at the
     lowest price."""
+    from .._kernels.match import MatchState, Stream
     from .._kernels.match_gen import BAND, FULL, MID, generate
     from ..matching.books import new_state
 
@@ -34,7 +35,7 @@ def seed_rows(n: int, seed: int = SEED) -> tuple[Instructions, int, int]:
     msg = Instructions.zeros(n)
     live = np.zeros(max(n, 1), np.int64)
     pos = np.full(max(n, 1), -1, np.int64)
-    generate(seed, n, msg.rows, msg.owner, msg.clock, lv, od, ow, bk, st, fl, ev, live, pos)
+    generate(seed, n, Stream(msg.rows, msg.owner, msg.clock), MatchState(lv, od, ow, bk, st), fl, ev, live, pos)
     return msg, MID - BAND, levels
 
 

@@ -87,6 +87,17 @@ class MatchBooks:
         self.qt = np.zeros((cap if w & W_BBO else 1, Q_WIDTH), np.int64)
         self.dq = np.zeros((cap if w & W_DEPTH else 1, D_HEAD + 6 * self.levels), np.int64)
 
+    def _state(self):
+        from .._kernels.match import MatchState
+
+        return MatchState(self.lv, self.od, self.ow, self.bk, self.st)
+
+    def _rows(self):
+        """The output buffers as the kernels take them (rebuilt: a flush may reallocate them)."""
+        from .._kernels.match import MatchRows
+
+        return MatchRows(self.fl, self.ev, self.qt, self.dq, self.ds)
+
     def flush(self) -> None:
         st = self.st
         for t, buf, c in (("fills", self.fl, ST_NF), ("events", self.ev, ST_NE),
@@ -102,12 +113,12 @@ class MatchBooks:
 
     def steps(self, msg):
         """Apply ``msg``, yielding each time the output buffers were flushed to ``self.out``."""
-        from .._kernels.match import match_rows
+        from .._kernels.match import Stream, match_rows
 
         pos, n = 0, len(msg)
+        ins = Stream(msg.rows, msg.owner, msg.clock)
         while True:
-            status = match_rows(msg.rows, msg.owner, msg.clock, pos, n, self.stp, self.want, self.levels, PREFETCH, self.lv, self.od, self.ow,
-                                self.bk, self.st, self.fl, self.ev, self.qt, self.dq, self.ds)
+            status = match_rows(ins, pos, n, self.stp, self.want, self.levels, PREFETCH, self._state(), self._rows())
             pos = int(self.st[ST_POS])
             if status == OK:
                 return
@@ -130,8 +141,7 @@ class MatchBooks:
         self.flush()
         if self.cap < len(books) + 8:
             self._alloc(len(books) + 8 + int(self.st[ST_LIVE]))
-        expire_day(np.asarray(books, np.int64), seq, time, self.want, self.levels, self.lv, self.od,
-                   self.bk, self.st, self.ev, self.qt, self.dq, self.ds)
+        expire_day(np.asarray(books, np.int64), seq, time, self.want, self.levels, self._state(), self._rows())
 
     def widths(self) -> dict:
         return widths(self.levels)
