@@ -183,3 +183,24 @@ def test_cli_match_out_old_spelling_same_as_output(tmp_path):
     fills = {f: pq.read_table(tmp_path / f / "fills.parquet") for f in ("new", "short", "old")}
     assert fills["new"].num_rows > 0 and fills["new"].equals(fills["short"]) and fills["new"].equals(fills["old"])
     assert "--out " not in runner.invoke(app, ["match", "--help"]).output
+
+
+def _float_options(command, path=()):
+    """(command path, option) of every float option of the app, subcommands included."""
+    for p in command.params:
+        if getattr(p.type, "name", None) in ("float", "float range") and p.opts[0].startswith("--"):
+            yield path, p.opts[0]
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _float_options(sub, (*path, name))
+
+
+def test_cli_float_options_nan_or_inf_refused_with_one_line_error():
+    import typer.main
+
+    found = list(_float_options(typer.main.get_command(app)))
+    assert len(found) >= 20 and (("venue",), "--spin-us") in found and (("gen", "pcap"), "--drop") in found
+    for path, opt in found:
+        for bad in ("nan", "inf"):
+            r = CliRunner().invoke(app, [*path, opt, bad])
+            said = "is not a finite number" in r.output or (bad == "inf" and "is not in the range" in r.output)
+            assert r.exit_code == 2 and said and "Traceback" not in r.output, (path, opt, bad, r.output)

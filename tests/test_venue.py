@@ -279,3 +279,9 @@ def test_venue_spinning_serves_orders_and_sleeps_when_idle():
         assert idle.step(0) is False
     finally:
         idle.close()
+
+
+@pytest.mark.parametrize("spin_us", [-1.0, float("nan"), float("inf")])
+def test_venue_spin_us_not_a_duration_refused(spin_us):
+    with pytest.raises(ObookError, match="spin_us"):
+        Venue(spin_us=spin_us)

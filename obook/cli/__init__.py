@@ -49,7 +49,10 @@ def build(only: str | None = None) -> typer.Typer:
     building every command's options costs more than the rest of a short command)."""
     import importlib
 
+    from .options import ObookGroup
+
     cli = typer.Typer(
+        cls=ObookGroup,
         name="obook",
         help="Replay exchange market-data feeds (Nasdaq ITCH 5.0 files and MoldUDP64 captures, CSV "
              "order feeds, Databento MBO, Shanghai/Shenzhen Level-2) through limit order books and "

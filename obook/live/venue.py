@@ -84,6 +84,8 @@ class Venue:
                  password: str = "", sessions: int | None = None, heartbeat: float = 1.0,
                  accounts: dict[str, str] | None = None, login_timeout: float = 10.0,
                  max_connections: int = 1000, max_output: int = 1 << 20, spin_us: float = 0.0):
+        if not 0 <= spin_us < float("inf"):
+            raise ObookError(f"venue: spin_us {spin_us!r}: a number of microseconds, 0 or more")
         self.spin_ns = int(spin_us * 1000)
         self.accounts = dict(accounts or {})
         if username:
