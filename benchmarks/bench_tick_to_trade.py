@@ -7,7 +7,7 @@ gate, sending OUCH to ``obook venue`` (a child process; its receive stamp is the
     python benchmarks/bench_tick_to_trade.py [--messages 400000] [--rates 100000,1500000]
         [--python] [--garbage] [--spin] [--spin-us 0,50] [--send-spin-us 20] [--cpu 1]
         [--placements none,split] [--tickers all] [--packing due,full] [--burst-us 20]
-        [--orders first,each,batch] [--kernel-filter 1,0] [--repeats 1]
+        [--orders first,each,batch] [--kernel-filter 1,0] [--venue-fifo 0,10] [--repeats 1]
 
 ``--packing due`` (the default) paces messages as a feed sends them (``obook send
 --message-rate``: a few messages a packet at 100,000 a second); ``full`` paces packets filled
@@ -21,6 +21,9 @@ what each line lost (its own gaps) and the re-requests, and the machine's load (
 average before and after). ``--garbage``: a third process floods both lines with datagrams
 that are not MoldUDP64 at its full rate during the run (its datagrams and rate reported).
 ``--placements split``: the listener's loop alone on the last core, the other processes on core 0. ``--rates`` may contain 0: unpaced.
+``--venue-fifo 10``: the venue alone under SCHED_FIFO (it stands for the exchange's own
+machine, which answers an order without waiting for a core), the listener and the sender
+at normal priority.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
              tickers: str, spin_us: float | None = None, send_spin_us: float = 20.0,
              placement: str = "none", fifo: int = 0, rest_us: float | None = None, slice_s: float | None = None,
              packing: str = "full", burst_us: float = 50.0, kernel_filter: bool = True, orders: str = "first",
-             venue_spin_us: float = 0.0, flood_nice: int = 0) -> dict:
+             venue_spin_us: float = 0.0, flood_nice: int = 0, venue_fifo: int = 0) -> dict:
     """One run. ``placement`` split: the listener's loop alone on the last core, the sender, the
     venue and the flooder on core 0; split-venue: the same but the venue (normal priority) on
     the loop's core, so that the kernel's loopback TCP work for an order runs in the loop's own
@@ -104,9 +107,10 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
     others = ["--cpu", 0] if split else []
     if split:
         cpu = (os.cpu_count() or 2) - 1
+    venue_prio = venue_fifo or (0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0))
     venue = _obook("venue", "--listen", f"127.0.0.1:{v}", "--sessions", "1", "--spin-us", venue_spin_us,
                    *(["--cpu", cpu] if placement == "split-venue" else others),
-                   fifo=0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0))
+                   fifo=venue_prio)
     procs = [venue]
     try:
         for _ in range(400):
@@ -167,7 +171,7 @@ def run_once(day: Path, rate: float, per_packet: float, python: bool, garbage: b
         return {
             "path": "python" if python else "numba", "rate_asked": rate, "garbage": junk, "spin": spin,
             "placement": placement if split else ("listener on %s" % cpu if cpu is not None else "none"),
-            "fifo": fifo, "venue_spin_us": venue_spin_us, "flood_nice": flood_nice if garbage else None, "venue_fifo": 0 if placement == "split-venue" else (fifo + VENUE_ABOVE if fifo else 0), "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
+            "fifo": fifo, "venue_spin_us": venue_spin_us, "flood_nice": flood_nice if garbage else None, "venue_fifo": venue_prio, "slice_ms": lst.loop.S[L.S_SLICE_NS] / 1e6, "rest_us": lst.loop.S[L.S_REST_NS] / 1000 if fifo else None, "rests": int(lst.loop.S[L.S_RESTS]),
             "spin_us": spin_us, "send_spin_us": send_spin_us,
             "packing": "full" if packing == "full" or rate == 0 else f"due, burst {burst_us:g} us",
             "packets_a": int(sent.get("packets_a", 0)), "order_sends": st.get("order_sends"),
@@ -322,6 +326,8 @@ def main() -> None:
                     "sender's (so a sender waking for every packet never keeps it from the orders)")
     ap.add_argument("--venue-spin-us", default="0", help="the venue's busy-poll after each packet before it sleeps, µs "
                     "(0: it sleeps at once; a woken venue waits for its core); a list alternates")
+    ap.add_argument("--venue-fifo", default="0", help="the venue alone at this SCHED_FIFO priority (0: as --fifo "
+                    "and --venue-above say); a list alternates")
     ap.add_argument("--flood-nice", default="0", help="with --garbage: the flooder's nice value (19: it takes a core only "
                     "when nothing else wants it, as a flood from another machine would); a list alternates")
     ap.add_argument("--repeats", type=int, default=1)
@@ -350,17 +356,18 @@ def main() -> None:
         return
     lists = [args.spin_us.split(","), args.send_spin_us.split(","), args.placements.split(","), args.fifo.split(","),
              args.packing.split(","), args.kernel_filter.split(","), args.orders.split(","), args.venue_spin_us.split(","),
-             args.flood_nice.split(",")]
+             args.venue_fifo.split(","), args.flood_nice.split(",")]
     for _ in range(args.repeats):
         for rate in (float(x) for x in args.rates.split(",")):
             configs = ([] if args.no_clean else [(False, False)]) + ([(True, False)] if args.python else []) + ([(False, True)] if args.garbage else [])
             for python, garbage in configs:
-                for spin_us, send_spin, placement, fifo, packing, kf, orders, venue_spin, nice in itertools.product(*lists):
+                for spin_us, send_spin, placement, fifo, packing, kf, orders, venue_spin, vfifo, nice in itertools.product(*lists):
                     if not garbage and nice != lists[-1][0]:
                         continue                    # the flooder's nice value: flood runs only
                     res = run_once(day, rate, per_packet, python, garbage, args.spin, args.cpu, args.tickers,
                                    float(spin_us), float(send_spin), placement, int(fifo), args.rest_us, args.slice_s,
-                                   packing, args.burst_us, kf == "1", orders, float(venue_spin), int(nice))
+                                   packing, args.burst_us, kf == "1", orders, float(venue_spin), int(nice),
+                                   int(vfifo))
                     print(json.dumps(res), flush=True)
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ connections, a client that stops reading, logins that never come (loopback only)
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import resource
 import socket
@@ -285,3 +286,16 @@ def test_venue_spinning_serves_orders_and_sleeps_when_idle():
 def test_venue_spin_us_not_a_duration_refused(spin_us):
     with pytest.raises(ObookError, match="spin_us"):
         Venue(spin_us=spin_us)
+
+
+def test_cli_venue_realtime_runs_under_sched_fifo_or_says_why_not():
+    """--realtime 10: the venue runs under SCHED_FIFO (root or CAP_SYS_NICE), or exits with
+    a one-line error naming the option."""
+    with process("venue", "--listen", "127.0.0.1:0", "--realtime", "10") as vp:
+        line = vp.stderr.readline().decode()
+        if line.startswith("venue on"):
+            assert os.sched_getscheduler(vp.pid) == os.SCHED_FIFO
+            assert os.sched_getparam(vp.pid).sched_priority == 10
+        else:
+            assert vp.wait(timeout=20) == 1
+            assert line.startswith("error: --realtime 10: cannot run at that SCHED_FIFO priority"), line

@@ -128,15 +128,19 @@ def venue(
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the venue to this core."),
     spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sessions this many microseconds after each packet "
                                                                 "before sleeping (orders that follow are stamped and answered without a wake-up)."),
+    realtime: int = typer.Option(0, "--realtime", min=0, max=99, help="Run the venue under SCHED_FIFO at this priority (1-99; "
+                                 "needs CAP_SYS_NICE): on a shared machine it wakes for an order at once, as a venue "
+                                 "on its own machine would."),
 ) -> None:
     """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
     answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them. Without
     --username or --accounts any login is accepted, on a loopback address only."""
-    from ..live.hotpath import pin
+    from ..live.hotpath import pin, realtime as set_realtime
     from ..live.net import parse_address
     from ..live.venue import venue_from_options
 
     pin(cpu)
+    set_realtime(realtime)
     v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
                            login_timeout, max_connections, spin_us)
     typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)
