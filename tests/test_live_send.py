@@ -141,3 +141,23 @@ def test_sender_message_rate_packs_messages_as_they_fall_due(day):
     from obook.errors import ObookError
     with pytest.raises(ObookError, match="not both"):
         Sender(msgs, SendOptions(("127.0.0.1", 9), ("127.0.0.1", 9), None, rate=1000, message_rate=1000))
+
+
+@pytest.mark.parametrize("speed", [0.0, 1000.0])
+def test_send_lateness_counts_each_packet_once(day, speed):
+    """The lateness histogram holds one value per packet sent on either line (the time its
+    batch was handed to the kernel - its due time)."""
+    sinks = []
+    for _ in range(2):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        sinks.append(s)
+    try:
+        sender = Sender(read_messages(day), SendOptions(sinks[0].getsockname(), sinks[1].getsockname(), None,
+                                                        speed=speed, linger=0, heartbeat=0.5, spin_us=200))
+        st = sender.run()
+    finally:
+        for s in sinks:
+            s.close()
+    counts = sender.lateness.counts
+    assert int(counts[:-1].sum()) == st["packets_a"] + st["packets_b"] > 0

@@ -176,7 +176,7 @@ class Sender:
         self.rngs = (random.Random(f"{opts.seed}:A"), random.Random(f"{opts.seed}:B"))
         self.stats = {"packets_a": 0, "packets_b": 0, "dropped_a": 0, "dropped_b": 0, "reordered": 0,
                       "heartbeats": 0, "requests": 0, "resent_messages": 0, "bad_requests": 0}
-        self.lateness = Histogram("send-lateness")     # packet sent - its scheduled time
+        self.lateness = Histogram("send-lateness")     # packet handed to the kernel - its scheduled time
         self._stopped = False
 
     def stop(self) -> None:
