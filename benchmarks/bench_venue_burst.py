@@ -24,12 +24,12 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_live import _port  # noqa: E402  (a free loopback port)
+
 
 def _venue(spin_us: float):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = _port(socket.SOCK_STREAM)
     p = subprocess.Popen([sys.executable, "-m", "obook", "venue", "--listen", f"127.0.0.1:{port}", "--sessions", "1",
                           "--spin-us", str(spin_us)], stderr=subprocess.PIPE, text=True)
     for _ in range(400):

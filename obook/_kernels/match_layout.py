@@ -8,6 +8,8 @@ prices to rows before and rows to prices after.
 
 import numpy as np
 
+from .layout import _at       # the positions of named columns in a row
+
 # instructions: the kernels stream 24-byte rows m[n] (MSG_DTYPE: order key, price as a
 # level row (-1: none), op bits, book, quantity (-1: none)); an instruction's owner (mw[n],
 # int64) is read only with self-trade prevention on and its seq / time (mt[n, 2], int64)
@@ -93,10 +95,6 @@ def match_row(columns: tuple) -> tuple:
         if source not in out:
             out.append(source)
     return tuple(out)
-
-
-def _at(row: tuple, names: str) -> tuple:
-    return tuple(row.index(name) for name in names.split())
 
 
 FILL_ROW = match_row(FILL_COLUMNS)

@@ -13,9 +13,9 @@ reading while more than ``max_output`` bytes of answers wait for it. Connections
 from __future__ import annotations
 
 import errno
-import os
 import hashlib
 import logging
+import os
 import selectors
 import socket
 import threading
