@@ -290,6 +290,39 @@ def send_only(msgs: list, speed: float, label: str, spin_us: float = 1000.0) -> 
             "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}
 
 
+def cpu_gaps(seconds: float = 2.0) -> dict:
+    """How long this process's core was away while it did nothing but read the clock: the
+    gaps over 2 µs between two reads (a virtual machine's exits and preemptions, the
+    kernel's interrupts). A packet due inside a gap is late by what is left of it, so the
+    share of time in gaps bounds how few packets can be late."""
+    import numpy as np
+
+    from obook._kernels import live_send as K
+    from obook._kernels.jit import njit
+    from obook.live.send import _libc_address
+
+    @njit
+    def walk(fns, ts, span, out):
+        k, start = 0, K._clock(fns, ts)
+        last = start
+        while last - start < span:
+            t = K._clock(fns, ts)
+            if t - last > 2_000 and k < out.shape[0]:
+                out[k] = t - last
+                k += 1
+            last = t
+        return k
+
+    fns = np.array([0, _libc_address("clock_gettime"), 0], np.int64)
+    out = np.zeros(1_000_000, np.int64)
+    walk(fns, np.zeros(2, np.int64), 1_000, out)
+    k = walk(fns, np.zeros(2, np.int64), int(seconds * 1e9), out)
+    g = out[:k] / 1000
+    return {"cpu_gaps_s": seconds, "gaps": k, "gaps_per_s": round(k / seconds), "share_pct": round(g.sum() / seconds / 1e4, 3),
+            "gap_us": {q: round(float(np.percentile(g, v)), 1) if k else None
+                       for q, v in (("p50", 50), ("p99", 99))} | {"max": round(float(g.max()), 1) if k else None}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--messages", type=int, default=400_000)
@@ -334,6 +367,8 @@ def main() -> None:
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
     ap.add_argument("--window", type=float, default=10.0)
+    ap.add_argument("--send-spins", default="200,1000,2000",
+                    help="with --send-only: the sender's --spin-us values for the --speed 1 runs")
     args = ap.parse_args()
     global VENUE_ABOVE
     VENUE_ABOVE = args.venue_above
@@ -350,8 +385,9 @@ def main() -> None:
         t0 = timestamp(msgs[args.stocks + 2])                  # after the directory: the trading
         first = [m for m in msgs[args.stocks + 2:] if timestamp(m) - t0 < args.window * 1e9]
         for _ in range(args.repeats):
+            print(json.dumps(cpu_gaps()), flush=True)
             print(json.dumps(send_only(msgs, 0, "unpaced")), flush=True)
-            for spin in (200.0, 1000.0, 2000.0):
+            for spin in map(float, args.send_spins.split(",")):
                 print(json.dumps(send_only(first, 1, f"speed 1, first {args.window:g} s", spin)), flush=True)
         return
     lists = [args.spin_us.split(","), args.send_spin_us.split(","), args.placements.split(","), args.fifo.split(","),

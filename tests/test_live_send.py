@@ -161,3 +161,49 @@ def test_send_lateness_counts_each_packet_once(day, speed):
             s.close()
     counts = sender.lateness.counts
     assert int(counts[:-1].sum()) == st["packets_a"] + st["packets_b"] > 0
+
+
+def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
+    """When the loop's slice ends while it waits for a packet, the packet is still sent on
+    time by that call (handing it back to Python would make it late)."""
+    import time
+
+    import numpy as np
+
+    from obook._kernels import live_send as K
+    from obook._kernels.latency import new_counts
+    from obook.live.send import _libc_address
+
+    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sinks = []
+    for _ in range(2):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        s.settimeout(1.0)
+        sinks.append(s)
+    try:
+        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
+                        _libc_address("clock_nanosleep")], np.int64)
+        addrs = np.zeros((2, 2), np.int64)
+        for line, s in enumerate(sinks):
+            port = s.getsockname()[1]
+            raw = (socket.AF_INET).to_bytes(2, "little") + port.to_bytes(2, "big") + socket.inet_aton("127.0.0.1")
+            addrs[line] = np.frombuffer(raw + bytes(8), np.int64)
+        buf = np.frombuffer(b"packet-0", np.uint8).copy()
+        p_off, p_len = np.zeros(1, np.int64), np.array([8], np.int64)      # one packet: its bytes
+        p_seq, p_count = np.array([1], np.int64), np.array([1], np.int64)  # and its messages
+        s_pkt, s_line = np.zeros(2, np.int64), np.array([0, 1], np.int64)
+        hdr, iov, slot = np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64)
+        Q, ts, late = np.zeros(K.Q_WIDTH, np.int64), np.zeros(2, np.int64), new_counts()
+        args = (addrs, hdr, iov, slot, late, 1_000_000, 0, ts)        # spin 1 ms, a slice of 0 ns: over at once
+        none = np.zeros(0, np.int64)
+        K.send_due(fns, out.fileno(), Q, buf, p_off, p_len, p_seq, p_count, none, none, none, *args)   # compiled
+        due = np.full(2, time.monotonic_ns() + 300_000, np.int64)      # in 0.3 ms, within the spin
+        status = K.send_due(fns, out.fileno(), Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, due, *args)
+        assert status == K.SEND_DONE
+        assert (int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])) == (1, 1)
+        assert [s.recv(64) for s in sinks] == [b"packet-0"] * 2
+    finally:
+        for s in [out, *sinks]:
+            s.close()
+

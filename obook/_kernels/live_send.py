@@ -33,9 +33,11 @@ def _clock(fns, ts):
 def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due, addrs, hdr, iov, slot, late,
              spin_ns, slice_ns, ts):
     """Send the schedule from Q[Q_AT]: returns SEND_DONE at its end, SEND_WAIT when the next
-    packet is due more than spin_ns + SLEEP_MAX_NS away (Q[Q_NEXT_DUE]), SEND_SLICE after
-    slice_ns. A shorter wait is slept here (``clock_nanosleep`` to spin_ns before the packet's
-    time, when fns holds it), then spun: the core is free for others between packets."""
+    packet is due more than spin_ns + SLEEP_MAX_NS away, or more than spin_ns away once
+    slice_ns have passed (Q[Q_NEXT_DUE]), SEND_SLICE when slice_ns have passed and packets are
+    already due. A shorter wait is slept here (``clock_nanosleep`` to spin_ns before the
+    packet's time, when fns holds it), then spun, and the packet goes out at once: the core is
+    free for others between packets, and no packet waited for is handed back to Python."""
     n = s_pkt.shape[0]
     start = _clock(fns, ts)
     while Q[Q_AT] < n:
@@ -55,7 +57,7 @@ def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due
             while _clock(fns, ts) < due:
                 pass
             t = _clock(fns, ts)
-        if t - start > slice_ns:
+        elif t - start > slice_ns:      # only a packet already due goes back: one waited for goes now
             return SEND_SLICE
         m = 0
         while k < n and m < BATCH and s_due[k] <= t:
