@@ -9,6 +9,7 @@ the shadow or flush the outputs and to call again from ``st[ST_POS]``.
 """
 
 import numpy as np
+from .hashtab import LIVE, ht_drop, ht_find, ht_put, ht_reinsert
 from .jit import njit
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
@@ -18,8 +19,8 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
                               B_NEXT, B_PROBE, D_HEAD, OD_N, OD_PX, OD_QTY, ST_ND, W_BBO, W_DEPTH,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
-                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_EMPTY, H_FIRST, H_LAST, H_LIVE, H_PRICE, H_REF,
-                              H_PRINTED, H_SHARES, H_SIDE, H_STAMP, H_STATE, H_TOMB, I_ACT, I_ARR, I_HAS_PRICE,
+                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_FIRST, H_LAST, H_PRICE, H_REF,
+                              H_PRINTED, H_SHARES, H_SIDE, H_STAMP, H_STATE, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE,
                               I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT, K_EXPIRED, K_FILLED,
                               K_MODIFIED, K_PARTIAL, K_PHASE, K_QUEUE, K_REJECTED, K_RESTED, K_SEQ,
@@ -32,56 +33,51 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
                               ST_NQ, ST_POS, ST_STAMP, ST_USED, TIF_DAY, TIF_FOK, TIF_IOC)
 
 # ---------------------------------------------------------------- shadow order hash
-
-
-@njit(cache=True, inline="always")
-def _hash(b, ref, mask):
-    h = ref * -7046029254386353131 + b * 2870177450012600261
-    return (h ^ (h >> 29)) & mask
+# obook._kernels.hashtab on H's columns: the key (H_BOOK, H_REF), the row state H_STATE
 
 
 @njit(cache=True, inline="always")
 def h_find(H, b, ref):
     """The slot of live order (b, ref), or -1."""
-    mask = H.shape[0] - 1
-    i = _hash(b, ref, mask)
-    while H[i, H_STATE] != H_EMPTY:
-        if H[i, H_STATE] == H_LIVE and H[i, H_REF] == ref and H[i, H_BOOK] == b:
-            return i
-        i = (i + 1) & mask
-    return -1
+    return ht_find(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], b, ref)
 
 
 @njit(cache=True, inline="always")
 def h_put(H, st, b, ref, side, price, shares):
-    """A new live order (the caller made sure (b, ref) is not live) with the next stamp."""
-    mask = H.shape[0] - 1
-    i = _hash(b, ref, mask)
-    while H[i, H_STATE] == H_LIVE:
-        i = (i + 1) & mask
-    if H[i, H_STATE] == H_EMPTY:
-        st[ST_USED] += 1
-    H[i, H_BOOK], H[i, H_REF], H[i, H_STATE] = b, ref, H_LIVE
+    """A new live order (the caller made sure (b, ref) is not live and the table has room)
+    with the next stamp."""
+    i = ht_put(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], st, ST_LIVE, ST_USED, b, ref)
     H[i, H_SIDE], H[i, H_PRICE], H[i, H_SHARES] = side, price, shares
     H[i, H_STAMP], H[i, H_PRINTED] = st[ST_STAMP], 0
     st[ST_STAMP] += 1
-    st[ST_LIVE] += 1
     return i
+
+
+@njit(cache=True, inline="always")
+def h_drop(H, st, i):
+    """Order (or own price list) of slot i leaves the table."""
+    ht_drop(H[:, H_STATE], st, ST_LIVE, i)
 
 
 @njit(cache=True)
 def h_rehash(old, new):
-    """Copy the live orders of ``old`` into the empty ``new``; returns their number."""
-    mask = new.shape[0] - 1
+    """Copy the live rows of ``old`` into the empty ``new``; returns their number."""
+    keys, state = new[:, H_BOOK:H_REF + 1], new[:, H_STATE]
     n = 0
     for j in range(old.shape[0]):
-        if old[j, H_STATE] == H_LIVE:
-            i = _hash(old[j, H_BOOK], old[j, H_REF], mask)
-            while new[i, H_STATE] != H_EMPTY:
-                i = (i + 1) & mask
-            new[i] = old[j]
+        if old[j, H_STATE] == LIVE:
+            new[ht_reinsert(keys, state, old[j, H_BOOK], old[j, H_REF])] = old[j]
             n += 1
     return n
+
+
+def h_grown(H, st):
+    """The table H moved to a new one (``st`` counts its rows again): as large when most of
+    its rows are tombstones, twice as large when a quarter or more are live."""
+    size = H.shape[0] * (2 if 4 * st[ST_LIVE] > H.shape[0] else 1)
+    new = np.zeros((size, H.shape[1]), H.dtype)
+    st[ST_USED] = h_rehash(H, new)
+    return new
 
 
 # ---------------------------------------------------------------- shadow levels (best last)
@@ -209,8 +205,7 @@ def unlink(H, OO, BK, st, k):
         H[slot, H_LAST] = p
     H[slot, H_SHARES] -= 1
     if H[slot, H_SHARES] == 0:
-        H[slot, H_STATE] = H_TOMB
-        st[ST_LIVE] -= 1
+        h_drop(H, st, slot)
 
 
 @njit(cache=True)
@@ -321,8 +316,7 @@ def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
     H[slot, H_SHARES] -= x
     if remove or H[slot, H_SHARES] == 0:
         L[row, j, L_QTY] -= H[slot, H_SHARES]
-        H[slot, H_STATE] = H_TOMB
-        st[ST_LIVE] -= 1
+        h_drop(H, st, slot)
         L[row, j, L_COUNT] -= 1
     L[row, j, L_USED] = min(L[row, j, L_USED], L[row, j, L_QTY])
     if L[row, j, L_COUNT] == 0:
@@ -357,9 +351,8 @@ def clear(H, nl, OO, BK, EV, st, at, tb, b):
     """A clear of the feed's book: its orders go (own price lists stay), own orders are at
     the front."""
     for i in range(H.shape[0]):
-        if H[i, H_STATE] == H_LIVE and H[i, H_BOOK] == b:
-            H[i, H_STATE] = H_TOMB
-            st[ST_LIVE] -= 1
+        if H[i, H_STATE] == LIVE and H[i, H_BOOK] == b:
+            h_drop(H, st, i)
     nl[2 * tb] = nl[2 * tb + 1] = 0
     k = BK[tb, B_HEAD]
     while k >= 0:

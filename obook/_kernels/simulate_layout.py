@@ -1,7 +1,7 @@
 """Rows and codes of the own-order simulation kernels (obook._kernels.simulate).
 
 The simulation keeps a *shadow* of each book that has own orders ("tracked" books, index
-``tb``): the feed's orders (an open-addressing hash keyed by (book, ref) with side, price,
+``tb``): the feed's orders (the kernels' hash table, obook._kernels.hashtab, keyed by (book, ref) with side, price,
 shares and a priority stamp) and its levels (per book side a sorted array, best last, with
 the feed's shares, the shares your crossing orders consumed, and the order count).
 """
@@ -13,7 +13,7 @@ the feed's shares, the shares your crossing orders consumed, and the order count
 H_BOOK, H_REF, H_STATE, H_SIDE, H_PRICE, H_SHARES, H_STAMP, H_PRINTED = range(8)
 H_FIRST, H_LAST = H_SIDE, H_PRICE
 H_WIDTH = 8
-H_EMPTY, H_LIVE, H_TOMB = 0, 1, 2
+# H_STATE: obook._kernels.hashtab's row states (EMPTY, LIVE, DELETED)
 # levels L[2 * tracked books, K, L_WIDTH]: sort key (bid: price, ask: -price), feed shares,
 # consumed shares, feed orders
 L_KEY, L_QTY, L_USED, L_COUNT = range(4)

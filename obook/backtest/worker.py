@@ -18,7 +18,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         X_WIDTH)
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
-                                        O_WIDTH, OP_MODIFY, OP_NEW, ST_LIVE, ST_NE, ST_NF, ST_USED, ST_WIDTH)
+                                        O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..errors import ObookError
 from ..simulation.observer import map_book
 from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
@@ -208,16 +208,12 @@ class BacktestWorker:
         return cat
 
     def _grow(self, kind: int) -> None:
-        from .._kernels.simulate import h_rehash
+        from .._kernels.simulate import h_grown
 
         S = self.S
         if kind in (ROOM_HASH, ROOM_VHASH):
             H, st = (self.H, self.st) if kind == ROOM_HASH else (self.Hv, self.stv)
-            # tombstones fill the table as orders come and go: the same size again unless
-            # the live orders need more room
-            size = H.shape[0] * (2 if 4 * st[ST_LIVE] > H.shape[0] else 1)
-            new = np.zeros((size, H_WIDTH), np.int64)
-            st[ST_USED] = h_rehash(H, new)
+            new = h_grown(H, st)
             if kind == ROOM_HASH:
                 self.H = new
             else:

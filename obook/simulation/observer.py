@@ -16,7 +16,7 @@ from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_N
                                         B_WIDTH, E_WIDTH, I_ARR, I_HAS_PRICE, I_PRICE, I_PROBE, I_QTY, I_ROW, I_TB,
                                         I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, L_WIDTH, NONE, O_WIDTH,
                                         OK, Q_WIDTH, ROOM_HASH, ROOM_LEVELS, ST_NE, ST_NF, ST_NQ,
-                                        ST_POS, ST_USED, ST_WIDTH)
+                                        ST_POS, ST_WIDTH)
 
 #: starting sizes (tests make them tiny to exercise the growth paths)
 HASH = 1 << 12
@@ -94,12 +94,10 @@ class SimWorker:
             self._grow(room)
 
     def _grow(self, room: int) -> None:
-        from .._kernels.simulate import h_rehash
+        from .._kernels.simulate import h_grown
 
         if room == ROOM_HASH:
-            new = np.zeros((2 * self.H.shape[0], H_WIDTH), np.int64)
-            self.st[ST_USED] = h_rehash(self.H, new)
-            self.H = new
+            self.H = h_grown(self.H, self.st)
         elif room == ROOM_LEVELS:
             L = np.zeros((self.L.shape[0], 2 * self.L.shape[1], L_WIDTH), np.int64)
             L[:, :self.L.shape[1]] = self.L
