@@ -20,7 +20,7 @@ import numpy as np
 from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
-from .simulate import emit, feed_best, feed_event, instruction, note_print, unlink
+from .simulate import copy_row, emit, feed_best, feed_event, instruction, note_print, unlink
 from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
@@ -51,7 +51,7 @@ LAZY_BATCH = 1024       # feed events a lazy view queues before it applies the p
 # ---------------------------------------------------------------- latency
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def lat_of(kind, t, LM, LA, LB, S):
     """The latency of ``kind`` (LAT_FEED, LAT_ORDER, LAT_RESPONSE) for a message sent at t:
     a constant, the next of the seeded draws, or the recorded table interpolated at t."""
@@ -80,7 +80,7 @@ def lat_of(kind, t, LM, LA, LB, S):
 # ---------------------------------------------------------------- the risk gate (compiled strategies)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def risk_check(RK, W, S, act, side, qty, price, market, bid, ask, now):
     """obook.live.risk.RiskGate's checks (RK: max_qty, max_notional, max orders a second,
     band_bps, the feed's time units a second) on a sliding window of sent times W."""
@@ -115,7 +115,7 @@ def risk_check(RK, W, S, act, side, qty, price, market, bid, ask, now):
 # ---------------------------------------------------------------- sending (both paths)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, qty, price, tif, market, post, ref, orig,
             refused):
     """Queue one instruction of the strategy (sent at local time ``now``): it reaches the
@@ -152,7 +152,7 @@ def bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, qty, price, tif, ma
 # ---------------------------------------------------------------- the exchange side
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
     f = f0
     for r in range(e0, st[ST_NE]):
@@ -171,7 +171,7 @@ def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
         S[S_RQ_TAIL] = q + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark(MK, S, L, nl, tb, t, st):
     """A mark row: the exchange book's best bid and ask of book tb at time t (M_SEQ: the
     fill and event rows written before it, which orders it among the fills)."""
@@ -181,7 +181,7 @@ def mark(MK, S, L, nl, tb, t, st):
     S[S_NM] = r + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
     """Instruction q reaches the venue (post-only: rejected when it would take liquidity)."""
     e0, f0 = st[ST_NE], st[ST_NF]
@@ -212,7 +212,7 @@ def arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
 # ---------------------------------------------------------------- the strategy side
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def top_of(L, nl, tb, C):
     """The view's best bid and ask (feed shares) of book tb into the call row."""
     for side in range(2):
@@ -225,7 +225,7 @@ def top_of(L, nl, tb, C):
         C[C_BID + 2 * side], C[C_BIDQ + 2 * side] = px, q
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def deliver(RQ, LO, PL, q):
     """Response q reaches the strategy: its local order table and position follow."""
     k, kind = RQ[q, R_KEY], RQ[q, R_KIND]
@@ -245,7 +245,7 @@ def deliver(RQ, LO, PL, q):
         LO[k, LO_STATE] = LO_OPEN
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def call_row(C, kind, now, tb, Lx, nlx, PL, S):
     C[:] = 0
     C[C_KIND], C[C_TIME], C[C_TB], C[C_SEQ] = kind, now, tb, S[S_NEXT_SEQ]
@@ -253,14 +253,14 @@ def call_row(C, kind, now, tb, Lx, nlx, PL, S):
     C[C_POS] = PL[tb]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def order_call(C, RQ, LO, q):
     k = RQ[q, R_KEY]
     C[C_KEY], C[C_EVENT], C[C_REASON], C[C_PRICE] = k, RQ[q, R_KIND], RQ[q, R_REASON], RQ[q, R_PRICE]
     C[C_QTY], C[C_REM], C[C_FILL_PX], C[C_TAKER], C[C_REF] = RQ[q, R_QTY], RQ[q, R_REM], RQ[q, R_FILL_PX], RQ[q, R_TAKER], LO[k, LO_REF]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
     """Call a compiled strategy and send what it returns (each order through the risk gate).
     ``fn`` None: a Python strategy's run, nothing to call (a function argument would make the
@@ -296,7 +296,7 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
                 OUT[i, Q_MARKET], OUT[i, Q_POST], ref, OUT[i, Q_ORIG], refused)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb):
     """0, or what must grow before the next step of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
@@ -321,7 +321,7 @@ def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def next_wake(RQ, LAG, S):
     """The next local time something reaches the strategy (FOREVER: nothing queued)."""
     w = FOREVER
@@ -334,7 +334,7 @@ def next_wake(RQ, LAG, S):
     return w
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def due_before(INS, RQ, LAG, S, t):
     """Something reaches the venue or the strategy before time t (a refused instruction,
     arrival -1, is due at once: drain skips it)."""
@@ -344,7 +344,7 @@ def due_before(INS, RQ, LAG, S, t):
     return next_wake(RQ, LAG, S) < t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def record_top(LAG, h, L, nl, tb):
     """The feed's best bid and ask of book tb after the event of lag row h (a side's
     shares -1: empty): all a compiled strategy's view needs of the book."""
@@ -357,7 +357,7 @@ def record_top(LAG, h, L, nl, tb):
             LAG[h, LAG_TOP + 2 * side + 1] = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def show_top(LAG, h, Lv, nlv, vtb):
     """A compiled strategy's view of book vtb (one level a side) shows lag row h's top."""
     for side in range(2):
@@ -370,7 +370,7 @@ def show_top(LAG, h, Lv, nlv, vtb):
             Lv[row, 0, L_KEY], Lv[row, 0, L_QTY] = LAG[h, LAG_TOP + 2 * side], q
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at):
     """Lag row h reaches the strategy's view: a compiled strategy's view is the recorded
     top (one level a side), a Python strategy's the whole book (its context shows depth)."""
@@ -382,7 +382,7 @@ def view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at):
     feed_event(LAG[h, :LAG_DUE], Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
     """A lazy view (the strategy is not called on book changes, so its view only matters
     when it is called): apply the queued feed events delivered before local time w
@@ -407,7 +407,7 @@ def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def view_changed(Lx, nlx, tb, TOPS):
     """The view's best bid/ask of book tb differ from the last ones the strategy saw."""
     changed = False
@@ -423,7 +423,7 @@ def view_changed(Lx, nlx, tb, TOPS):
     return changed
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY,
           PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at):
     """Run what is due before a feed event at time t (instructions arriving before t,
@@ -499,7 +499,7 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
 RUN_END, RUN_DUE, RUN_ROOM, RUN_PRINT, RUN_PHASE = 0, 1, 2, 3, 4
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def same_top(LAG, h, L, nl, tb):
     """Lag row h (of book tb) records the feed's best bid and ask book tb shows now."""
     if LAG[h, LAG_DUE - 1] != tb:
@@ -516,7 +516,7 @@ def same_top(LAG, h, L, nl, tb):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def view_shows_top(Lv, nlv, L, nl, tb):
     """A compiled strategy's view (one level a side) of book tb shows the feed's best now."""
     for side in range(2):
@@ -530,7 +530,7 @@ def view_shows_top(Lv, nlv, L, nl, tb):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
                  REFKEY, TOPS, S, LM, LA, LB, at):
     """The feed events ev[S[S_POS]:n] of a batch on the exchange side, up to the first that
@@ -615,7 +615,7 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
                 LAG[h, EV_SEQ], LAG[h, EV_ACTION], LAG[h, EV_TIME] = ev[i, EV_SEQ], ev[i, EV_ACTION], t
                 record_top(LAG, h, L, nl, tb)
             else:
-                LAG[h, :LAG_DUE] = ev[i]
+                copy_row(LAG[h, :LAG_DUE], ev[i])
             LAG[h, LAG_DUE - 1] = tb
             LAG[h, LAG_DUE] = due
             S[S_LAG_TAIL] = h + 1
@@ -637,13 +637,13 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
     return RUN_END
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
-              REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT):
+              REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at):
     """Events ev[S[S_POS]:n] of a batch (resumable: S_POS, S_PHASE). Returns OK, NEED_ROOM
     or CALL (a Python strategy's call is due: S[S_CALL] its kind, C its row). The
-    exchange side runs in exchange_run; this loop does what needs the strategy."""
-    at = np.empty(3, np.int64)
+    exchange side runs in exchange_run; this loop does what needs the strategy. ``at``
+    (3 int64) is scratch for the key of the rows being written."""
     while True:
         if S[S_PHASE] == 0:
             status = exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG,
@@ -713,12 +713,11 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
             run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bt_finish(H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY, PL,
-              TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, day_end):
+              TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, day_end, at):
     """After the feed's last record: everything still queued (timers up to the last feed
     time), then (``day_end``) DAY orders expire. Resumable like bt_events (S_FINISH)."""
-    at = np.empty(3, np.int64)
     if S[S_FINISH] == 0:
         S[S_NEXT_SEQ] = 1 << 62
         status = drain(FOREVER, 0, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
@@ -750,7 +749,7 @@ def bt_finish(H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ,
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def noop(call, lo, refkey, state, out):
     """A compiled strategy that sends nothing."""
     return 0

@@ -32,17 +32,25 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
                               ROOM_HASH, ROOM_LEVELS, ROOM_OUT, ST_COUNT, ST_LIVE, ST_NE, ST_NF,
                               ST_NQ, ST_POS, ST_STAMP, ST_USED, TIF_DAY, TIF_FOK, TIF_IOC)
 
+@njit(cache=True, _nrt=False, inline="always")
+def copy_row(dst, src):
+    """dst[:] = src[:] without numba's runtime (an array assignment checks for overlap and
+    may allocate a copy; these kernels never allocate)."""
+    for c in range(src.shape[0]):
+        dst[c] = src[c]
+
+
 # ---------------------------------------------------------------- shadow order hash
 # obook._kernels.hashtab on H's columns: the key (H_BOOK, H_REF), the row state H_STATE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def h_find(H, b, ref):
     """The slot of live order (b, ref), or -1."""
     return ht_find(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], b, ref)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def h_put(H, st, b, ref, side, price, shares):
     """A new live order (the caller made sure (b, ref) is not live and the table has room)
     with the next stamp."""
@@ -53,20 +61,20 @@ def h_put(H, st, b, ref, side, price, shares):
     return i
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def h_drop(H, st, i):
     """Order (or own price list) of slot i leaves the table."""
     ht_drop(H[:, H_STATE], st, ST_LIVE, i)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def h_rehash(old, new):
     """Copy the live rows of ``old`` into the empty ``new``; returns their number."""
     keys, state = new[:, H_BOOK:H_REF + 1], new[:, H_STATE]
     n = 0
     for j in range(old.shape[0]):
         if old[j, H_STATE] == LIVE:
-            new[ht_reinsert(keys, state, old[j, H_BOOK], old[j, H_REF])] = old[j]
+            copy_row(new[ht_reinsert(keys, state, old[j, H_BOOK], old[j, H_REF])], old[j])
             n += 1
     return n
 
@@ -83,12 +91,12 @@ def h_grown(H, st):
 # ---------------------------------------------------------------- shadow levels (best last)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _key(side, price):
     return price if side == 0 else -price
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def lv_find(L, nl, row, key):
     """Index of the level with sort key ``key``, or -(insertion point) - 1."""
     lo, hi = 0, nl[row]
@@ -103,7 +111,7 @@ def lv_find(L, nl, row, key):
     return -lo - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def lv_add(L, nl, row, key, shares):
     j = lv_find(L, nl, row, key)
     if j >= 0:
@@ -112,20 +120,20 @@ def lv_add(L, nl, row, key, shares):
         return j
     j = -j - 1
     for k in range(nl[row], j, -1):
-        L[row, k] = L[row, k - 1]
+        copy_row(L[row, k], L[row, k - 1])
     L[row, j, L_KEY], L[row, j, L_QTY], L[row, j, L_USED], L[row, j, L_COUNT] = key, shares, 0, 1
     nl[row] += 1
     return j
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def lv_drop(L, nl, row, j):
     for k in range(j, nl[row] - 1):
-        L[row, k] = L[row, k + 1]
+        copy_row(L[row, k], L[row, k + 1])
     nl[row] -= 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def feed_best(L, nl, row):
     """The feed's best price of a book side (NONE: empty)."""
     n = nl[row]
@@ -138,14 +146,14 @@ def feed_best(L, nl, row):
 # ---------------------------------------------------------------- output rows
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _head(out, r, st, seq, phase, time, tb):
     out[r, K_SEQ], out[r, K_PHASE], out[r, K_TIME], out[r, K_TB] = seq, phase, time, tb
     out[r, K_COUNT] = st[ST_COUNT]
     st[ST_COUNT] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def emit(EV, st, at, tb, key, kind, reason, side, price, qty, rem, ahead, row):
     """An event row; ``at`` = (seq, phase, time)."""
     r = st[ST_NE]
@@ -155,7 +163,7 @@ def emit(EV, st, at, tb, key, kind, reason, side, price, qty, rem, ahead, row):
     st[ST_NE] = r + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_fill(H, OO, BK, FL, EV, st, at, k, price, f, taker, prio):
     """Own order k fills f shares at price: a fill row, an event, done when nothing is left."""
     tb = OO[k, O_TB]
@@ -178,7 +186,7 @@ def own_fill(H, OO, BK, FL, EV, st, at, k, price, f, taker, prio):
         OO[k, O_STATE] = O_DONE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unlink(H, OO, BK, st, k):
     """Own order k leaves its book's list and its price's list."""
     tb, p, n = OO[k, O_TB], OO[k, O_PREV], OO[k, O_NEXT]
@@ -208,7 +216,7 @@ def unlink(H, OO, BK, st, k):
         h_drop(H, st, slot)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def link(H, OO, BK, st, k):
     """Own order k rests at the back of its level: the next stamp, the tail of its book's
     list and of its price's list."""
@@ -240,7 +248,7 @@ def link(H, OO, BK, st, k):
     H[slot, H_SHARES] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def best_add(BK, tb, side, price, qty):
     """A resting own order's shares came (qty > 0) or went (qty < 0) at price: keep the cached
     best own price of the side; when its shares run out, recompute it on next use. The
@@ -257,7 +265,7 @@ def best_add(BK, tb, side, price, qty):
             BK[tb, B_DIRTY] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_best(OO, BK, tb):
     """Refresh the cached best own price and shares of each side of book tb."""
     if BK[tb, B_DIRTY] == 0:
@@ -278,7 +286,7 @@ def own_best(OO, BK, tb):
 # ---------------------------------------------------------------- the feed's events
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec, slot):
     """A feed order (priority ``fstamp``) at (side, price), where own orders rest (their
     price list: H row ``slot``), loses x shares: own orders behind it move up; an
@@ -299,7 +307,7 @@ def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec, slo
         k = nxt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
     """Feed order ``slot`` loses x shares (an execution or not); removed when ``remove`` or
     at 0 shares; its level keeps consumed <= shares."""
@@ -323,7 +331,7 @@ def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
         lv_drop(L, nl, row, j)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares):
     """A feed order joins the back of its level; own resting orders it crosses fill first
     (best price, then time), the shares they take are consumed at its level."""
@@ -346,7 +354,7 @@ def put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares):
             k = nxt
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def clear(H, nl, OO, BK, EV, st, at, tb, b):
     """A clear of the feed's book: its orders go (own price lists stay), own orders are at
     the front."""
@@ -362,7 +370,7 @@ def clear(H, nl, OO, BK, EV, st, at, tb, b):
         k = OO[k, O_NEXT]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
     """Apply one normalized event to tracked book tb (tolerant: unknown refs do nothing)."""
     act = e[EV_ACTION] & 0xFF
@@ -422,7 +430,7 @@ def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
 # ---------------------------------------------------------------- own instructions
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row):
     """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
     crosses (best level first; those shares are consumed), then rests at the back of its
@@ -466,7 +474,7 @@ def enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row):
     emit(EV, st, at, tb, k, K_RESTED, 0, side, price, rem, rem, OO[k, O_AHEAD], row)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
     """One own instruction at its arrival (at = (seq, 0, arrival))."""
     tb, k, row = INS[q, I_TB], INS[q, I_KEY], INS[q, I_ROW]
@@ -507,7 +515,7 @@ def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
     enter(H, L, nl, OO, BK, FL, EV, st, at, k, False, row)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_top(L, nl, OO, BK, tb, side):
     """(price, shares) of a side's best with your orders: the feed's levels less the shares
     you consumed, plus your resting orders (NONE, 0: empty)."""
@@ -529,7 +537,7 @@ def own_top(L, nl, OO, BK, tb, side):
     return px, qty
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_bbo(L, nl, OO, BK, QB, st, at, tb):
     """A bbo_with_own row when the book's best with your orders changed."""
     bp, bq = own_top(L, nl, OO, BK, tb, 0)
@@ -543,7 +551,7 @@ def own_bbo(L, nl, OO, BK, QB, st, at, tb):
     st[ST_NQ] = r + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_levels(OO, BK, OD, tb):
     """Refresh the cached top own levels (price, shares, orders; best first) of each side
     of book tb from its resting own orders (only the best OD.shape[1] prices are kept)."""
@@ -564,20 +572,20 @@ def own_levels(OO, BK, OD, tb):
         if m < K:
             if OD[r, m, OD_PX] != p:
                 for x in range(K - 1, m, -1):
-                    OD[r, x] = OD[r, x - 1]
+                    copy_row(OD[r, x], OD[r, x - 1])
                 OD[r, m, OD_PX], OD[r, m, OD_QTY], OD[r, m, OD_N] = p, 0, 0
             OD[r, m, OD_QTY] += OO[k, O_REM]
             OD[r, m, OD_N] += 1
         k = OO[k, O_NEXT]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _visible(L, row, j):
     """The feed level j still shows shares (or is a level of zero-share orders)."""
     return L[row, j, L_QTY] - L[row, j, L_USED] > 0 or (L[row, j, L_QTY] == 0 and L[row, j, L_USED] == 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb):
     """A depth_with_own row when the top levels with your orders changed: the feed's
     visible levels (shares less the consumed ones) merged with your resting orders' levels
@@ -611,12 +619,12 @@ def own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb):
             w += 3
     if same:
         return
-    DL[tb, :] = DQ[r, D_HEAD:]
+    copy_row(DL[tb], DQ[r, D_HEAD:])
     _head(DQ, r, st, at[0], at[1], at[2], tb)
     st[ST_ND] = r + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
     """The with-own rows asked for (``want``: W_BBO, W_DEPTH bits) after a change of book tb."""
     if want & W_BBO:
@@ -625,7 +633,7 @@ def with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
         own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb):
     """0, or what must grow before the next instruction or event of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
@@ -639,7 +647,7 @@ def _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
     (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one."""
@@ -660,7 +668,7 @@ def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, 
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def note_print(H, e):
     """A print changes nothing (prints come only with the trades table for some formats),
     but one naming a live order at its price reports that order's fill (Databento F, then
@@ -671,11 +679,11 @@ def note_print(H, e):
             H[slot, H_PRINTED] += e[EV_SHARES]
 
 
-@njit(cache=True)
-def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, st, want):
+@njit(cache=True, _nrt=False)
+def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, st, want, at):
     """Events ev[st[ST_POS]:n] of a batch; returns (status, room kind). ``want``: the
-    with-own tables to write (W_BBO, W_DEPTH bits)."""
-    at = np.empty(3, np.int64)
+    with-own tables to write (W_BBO, W_DEPTH bits); ``at`` (3 int64): scratch for the key
+    of the rows being written."""
     for i in range(st[ST_POS], n):
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
@@ -702,11 +710,10 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, 
     return OK, 0
 
 
-@njit(cache=True)
-def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, want, day_end):
+@njit(cache=True, _nrt=False)
+def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, want, day_end, at):
     """After the feed's last record: the instructions still to come, then (``day_end``) DAY
     orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
-    at = np.empty(3, np.int64)
     for tb in range(st[ST_POS], BK.shape[0]):
         st[ST_POS] = tb
         if BK[tb, B_SEEN] == 0:

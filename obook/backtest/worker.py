@@ -76,6 +76,7 @@ class BacktestWorker:
         self.locate: list[int] = []
         self.tmap = np.full(1, -1, np.int64)
         self.H = np.zeros((HASH, H_WIDTH), np.int64)
+        self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
         self.Hv = np.zeros((HASH, H_WIDTH), np.int64)
         self.st = np.zeros(ST_WIDTH, np.int64)
         self.stv = np.zeros(ST_WIDTH, np.int64)
@@ -176,7 +177,7 @@ class BacktestWorker:
         if self.S[S_TIMER_NEXT] < 0 and n:
             self.S[S_TIMER_NEXT] = int(events[0, 1]) + self.S[S_TIMER_PERIOD]
         self.S[S_POS] = 0
-        self._drive(lambda: bt_events(events, n, self.tmap, *self._args()))
+        self._drive(lambda: bt_events(events, n, self.tmap, *self._args(), self.at))
 
     def _drive(self, step) -> None:
         """Run a kernel step until it is done: calls and room on the way."""
@@ -192,7 +193,7 @@ class BacktestWorker:
     def finish(self) -> dict:
         from .._kernels.backtest import bt_finish
 
-        self._drive(lambda: bt_finish(*self._args(), self.spec.day_end))
+        self._drive(lambda: bt_finish(*self._args(), self.spec.day_end, self.at))
         return self.rows()
 
     def rows(self) -> dict:

@@ -53,6 +53,7 @@ class SimWorker:
         nt = len(own.instruments)
         self.tmap = np.full(1, -1, np.int64)
         self.H = np.zeros((hash_size, H_WIDTH), np.int64)
+        self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
         self.L = np.zeros((max(2 * nt, 1), levels, L_WIDTH), np.int64)
         self.nl = np.zeros(max(2 * nt, 1), np.int64)
         self.mid = np.full((len(self.ins), 4), NONE, np.int64)
@@ -88,7 +89,8 @@ class SimWorker:
         self.st[ST_POS] = 0
         while True:
             status, room = sim_events(events, n, self.tmap, self.H, self.L, self.nl, self.ins, self.mid, self.oo,
-                                      self.bk, self.fl, self.ev, self.qb, self.od, self.dl, self.dq, self.st, self.want)
+                                      self.bk, self.fl, self.ev, self.qb, self.od, self.dl, self.dq, self.st, self.want,
+                                      self.at)
             if status == OK:
                 return
             self._grow(room)
@@ -124,7 +126,8 @@ class SimWorker:
         self.st[ST_POS] = 0
         while True:
             status, room = sim_finish(self.ins, self.mid, self.H, self.L, self.nl, self.oo, self.bk, self.fl, self.ev,
-                                      self.qb, self.od, self.dl, self.dq, self.st, self.want, self.day_end)
+                                      self.qb, self.od, self.dl, self.dq, self.st, self.want, self.day_end,
+                                      self.at)
             if status == OK:
                 break
             self._grow(room)
