@@ -19,6 +19,12 @@ class BookState:
     turned on by the first ``apply`` that asks for orders rows while no order is live.
     """
 
+    #: the overflow order table (refs the direct index can't hold: all of a feed whose ids
+    #: are 64-bit) doubles at each rehash until it has this many rows, even when tombstones,
+    #: not live orders, filled it: a small table full of tombstones would send the kernel
+    #: back to Python every few hundred orders
+    OV_ROWS_KEPT = 1 << 15
+
     def __init__(self, strict: bool = True, books: int = 1024, levels: int = 4096,
                  pages: int = 64, overflow: int = 64, kernel=None, queue: bool = False,
                  depth_levels: int = 0):
@@ -147,7 +153,8 @@ class BookState:
             if self.queue:
                 self.pnode = _bigger(self.pnode)
         elif room == K.ROOM_OVERFLOW:
-            size = self.ov_key.shape[0] * (2 if self.st[K.ST_OV_USED] * 4 > self.ov_key.shape[0] else 1)
+            rows = self.ov_key.shape[0]
+            size = rows * (2 if self.st[K.ST_OV_USED] * 4 > rows or rows < self.OV_ROWS_KEPT else 1)
             key = np.zeros((size, 2), dtype=np.int64)
             val = np.zeros((size, 2), dtype=np.int64)
             state = np.zeros(size, dtype=np.int8)
