@@ -172,7 +172,7 @@ def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
 
     from obook._kernels import live_send as K
     from obook._kernels.latency import new_counts
-    from obook.live.send import _libc_address
+    from obook.live.send import _libc_address, sockaddr_in
 
     out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sinks = []
@@ -184,11 +184,7 @@ def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
     try:
         fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
                         _libc_address("clock_nanosleep")], np.int64)
-        addrs = np.zeros((2, 2), np.int64)
-        for line, s in enumerate(sinks):
-            port = s.getsockname()[1]
-            raw = (socket.AF_INET).to_bytes(2, "little") + port.to_bytes(2, "big") + socket.inet_aton("127.0.0.1")
-            addrs[line] = np.frombuffer(raw + bytes(8), np.int64)
+        addrs = np.stack([sockaddr_in(*s.getsockname()) for s in sinks])
         buf = np.frombuffer(b"packet-0", np.uint8).copy()
         p_off, p_len = np.zeros(1, np.int64), np.array([8], np.int64)      # one packet: its bytes
         p_seq, p_count = np.array([1], np.int64), np.array([1], np.int64)  # and its messages

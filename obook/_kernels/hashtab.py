@@ -12,7 +12,7 @@ A table is three arrays the caller allocates (a power-of-two number of rows ``n`
 Two counters live in the caller's counter array ``st``: the live rows (``used``) and the
 live rows plus tombstones (``fill``). ``ht_full`` says when an insert needs a larger table
 first (the table is kept at most half full, so probe chains stay short); the caller
-allocates one (twice the rows, or as many when most rows are tombstones) and moves every
+allocates one (``ht_grown_rows``: twice the rows, or as many when most rows are tombstones) and moves every
 live key into it with ``ht_reinsert``, its values to the row that returns. An insert into a table without a
 free row returns FULL instead of probing for ever.
 """
@@ -75,6 +75,13 @@ def ht_slot(keys, state, k0, k1, for_insert):
 def ht_find(keys, state, k0, k1):
     """The live row of key (k0, k1), or -1."""
     return ht_slot(keys, state, k0, k1, False)
+
+
+def ht_grown_rows(rows, live, at_least=0):
+    """The rows of the table a full one of ``rows`` rows, ``live`` of them live, moves into:
+    twice as many when a quarter or more are live (or while fewer than ``at_least``), else as
+    many (tombstones, not live keys, filled it)."""
+    return rows * (2 if 4 * live > rows or rows < at_least else 1)
 
 
 @njit(cache=True, _nrt=False, inline="always")

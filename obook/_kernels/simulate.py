@@ -9,7 +9,7 @@ the shadow or flush the outputs and to call again from ``st[ST_POS]``.
 """
 
 import numpy as np
-from .hashtab import LIVE, ht_drop, ht_find, ht_put, ht_reinsert
+from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_put, ht_reinsert
 from .jit import njit
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
@@ -80,10 +80,9 @@ def h_rehash(old, new):
 
 
 def h_grown(H, st):
-    """The table H moved to a new one (``st`` counts its rows again): as large when most of
-    its rows are tombstones, twice as large when a quarter or more are live."""
-    size = H.shape[0] * (2 if 4 * st[ST_LIVE] > H.shape[0] else 1)
-    new = np.zeros((size, H.shape[1]), H.dtype)
+    """The table H moved to a new one (``st`` counts its rows again; its size:
+    ``ht_grown_rows``)."""
+    new = np.zeros((ht_grown_rows(H.shape[0], st[ST_LIVE]), H.shape[1]), H.dtype)
     st[ST_USED] = h_rehash(H, new)
     return new
 

@@ -8,6 +8,7 @@ from .._kernels import book as K
 from .._kernels import book_rows as R
 from .._kernels import price_cage as C
 from .._kernels import replay
+from .._kernels.hashtab import ht_grown_rows
 from .._kernels.layout import (DEPTH_HEAD, N_BOOK_ERRORS, NEED_ROOM, OK, OR_WIDTH, TR_WIDTH,
                                WANT_DEPTH, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 
@@ -130,7 +131,7 @@ class BookState:
         elif room == K.ROOM_HEAP:
             self.hp = _bigger(self.hp)
         elif room == K.ROOM_FAR_HASH:
-            size = self.fh.shape[0] * (2 if self.st[K.ST_FH_USED] * 4 > self.fh.shape[0] else 1)
+            size = ht_grown_rows(self.fh.shape[0], self.st[K.ST_FH_USED])
             fh = np.zeros((size, 4), dtype=np.int64)
             self.st[K.ST_FH_USED] = self.st[K.ST_FH_FILL] = K.fh_rehash(self.fh, fh)
             self.fh = fh
@@ -153,8 +154,7 @@ class BookState:
             if self.queue:
                 self.pnode = _bigger(self.pnode)
         elif room == K.ROOM_OVERFLOW:
-            rows = self.ov_key.shape[0]
-            size = rows * (2 if self.st[K.ST_OV_USED] * 4 > rows or rows < self.OV_ROWS_KEPT else 1)
+            size = ht_grown_rows(self.ov_key.shape[0], self.st[K.ST_OV_USED], self.OV_ROWS_KEPT)
             key = np.zeros((size, 2), dtype=np.int64)
             val = np.zeros((size, 2), dtype=np.int64)
             state = np.zeros(size, dtype=np.int8)

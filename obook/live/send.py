@@ -144,6 +144,13 @@ def _timer_slack(ns: int) -> None:
             pass
 
 
+def sockaddr_in(host: str, port: int) -> np.ndarray:
+    """A ``struct sockaddr_in`` for (host, port) as two int64 words, for ``sendmmsg``."""
+    raw = struct.pack("<H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(
+        socket.gethostbyname(host)) + bytes(8)
+    return np.frombuffer(raw, np.int64).copy()
+
+
 def _libc_address(name: str) -> int:
     return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value
 
@@ -251,11 +258,7 @@ class Sender:
         fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
                         _libc_address("clock_nanosleep") if o.sleep else 0], np.int64)
         _timer_slack(1_000)
-        addrs = np.zeros((2, 2), np.int64)
-        for line, (host, port) in enumerate(self.lines):
-            raw = struct.pack("<H", socket.AF_INET) + struct.pack(">H", port) + socket.inet_aton(
-                socket.gethostbyname(host)) + bytes(8)
-            addrs[line] = np.frombuffer(raw, np.int64)
+        addrs = np.stack([sockaddr_in(host, port) for host, port in self.lines])
         hdr, iov, slot = np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64)
         Q = self.Q = np.zeros(K.Q_WIDTH, np.int64)
         ts = np.zeros(2, np.int64)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..._kernels import book as B
 from ..._kernels import pitch as K
+from ..._kernels.hashtab import ht_grown_rows
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, EV_WIDTH, MAX_BATCH_RECORDS, NEED_ROOM, WANT_TRADES
 from ..base import Decoder, DecodeResult
 
@@ -46,8 +47,7 @@ class PitchDecoder(Decoder):
         are most of it)."""
         keys, state, vals = self._tables[kind]
         used = int(self._st[K.ST_USED + kind])
-        rows = len(keys) * (2 if used * 4 > len(keys) else 1)
-        new = _table(rows)
+        new = _table(ht_grown_rows(len(keys), used))
         n = B.ov_rehash(keys, vals, state, np.zeros(1, np.int64), new[0], new[2], new[1], np.zeros(1, np.int64))
         self._st[K.ST_USED + kind] = self._st[K.ST_FILL + kind] = n
         self._tables[kind] = new
