@@ -28,7 +28,7 @@ def _one(path: str, strategy: str, kwargs: dict):
     from . import backtest
 
     r = backtest(path, load_strategy(strategy), **kwargs)
-    return r._tables, r.summary, r.stats
+    return {name: r.table(name) for name in r.names}, r.summary, r.stats
 
 
 def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None, executor: str | None = None,

@@ -10,6 +10,7 @@ mid (one side's best when the other is empty, the last mark when both are).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import Decimal
 
 import numpy as np
@@ -90,7 +91,27 @@ class Fees:
         return np.array(out, dtype=object)
 
 
-def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) -> tuple[dict, dict]:
+class Tables(Mapping):
+    """A backtest's tables by name, each built from its rows when first read (the summary
+    needs none of them: a backtest that only asks for it builds none)."""
+
+    def __init__(self, makers: dict):
+        self._makers = makers
+        self._built: dict = {}
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._built:
+            self._built[name] = self._makers[name]()
+        return self._built[name]
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) -> tuple[Tables, dict]:
     names = rows["names"]
     ins, fl, ev, mk = rows["orders"], rows["fills"], rows["events"], rows["marks"]
     new = ins[:, I_ACT] == 0
@@ -111,41 +132,49 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
     def seqs(a):
         return pa.array(np.where(a == END, 0, a), pa.int64(), mask=(a == END))
 
-    refused = ins[:, X_REFUSED]
-    arr = ins[:, I_ARR]
-    orders = pa.table({
-        "row": pa.array(ins[:, I_ROW]), "instrument": instr(ins[:, I_TB]), "ref": pa.array(ins[:, X_REF]),
-        "orig": pa.array(ins[:, X_ORIG], mask=ins[:, X_ORIG] == 0),
-        "action": _named(ins[:, I_ACT], ACTION_NAMES.__getitem__),
-        "side": _sides(ins[:, I_SIDE]),
-        "type": _pick(ins[:, I_MARKET] != 0, "market", "limit"),
-        "tif": _named(ins[:, I_TIF], TIF_NAMES.__getitem__),
-        "post_only": pa.array(ins[:, X_POST] != 0),
-        "price": pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
-        "quantity": pa.array(ins[:, I_QTY]),
-        "sent": pa.array(ins[:, X_SEND]), "arrival": pa.array(arr, mask=refused != 0),
-        "refused": _named(refused, lambda c: RISK_NAMES[c] if 0 < c < len(RISK_NAMES) else None),
-    })
-    events = pa.table({
-        "seq": seqs(ev[:, K_SEQ]), "time": pa.array(ev[:, K_TIME]), "instrument": instr(ev[:, K_TB]),
-        "ref": refs(ev[:, E_KEY]), "event": _named(ev[:, E_KIND], KIND_NAMES.__getitem__),
-        "side": _sides(ev[:, E_SIDE]), "price": pa.array(ev[:, E_PRICE], mask=ev[:, E_PRICE] < 0),
-        "quantity": pa.array(ev[:, E_QTY]), "remaining": pa.array(ev[:, E_REM]),
-        "shares_ahead": pa.array(ev[:, E_AHEAD], mask=ev[:, E_AHEAD] < 0),
-        "reason": _named(ev[:, E_REASON], reason_name),
-        "row": pa.array(ev[:, E_ROW], mask=ev[:, E_ROW] < 0),
-    })
+    def orders():
+        refused, arr = ins[:, X_REFUSED], ins[:, I_ARR]
+        return pa.table({
+            "row": pa.array(ins[:, I_ROW]), "instrument": instr(ins[:, I_TB]), "ref": pa.array(ins[:, X_REF]),
+            "orig": pa.array(ins[:, X_ORIG], mask=ins[:, X_ORIG] == 0),
+            "action": _named(ins[:, I_ACT], ACTION_NAMES.__getitem__),
+            "side": _sides(ins[:, I_SIDE]),
+            "type": _pick(ins[:, I_MARKET] != 0, "market", "limit"),
+            "tif": _named(ins[:, I_TIF], TIF_NAMES.__getitem__),
+            "post_only": pa.array(ins[:, X_POST] != 0),
+            "price": pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
+            "quantity": pa.array(ins[:, I_QTY]),
+            "sent": pa.array(ins[:, X_SEND]), "arrival": pa.array(arr, mask=refused != 0),
+            "refused": _named(refused, lambda c: RISK_NAMES[c] if 0 < c < len(RISK_NAMES) else None),
+        })
+
+    def events():
+        return pa.table({
+            "seq": seqs(ev[:, K_SEQ]), "time": pa.array(ev[:, K_TIME]), "instrument": instr(ev[:, K_TB]),
+            "ref": refs(ev[:, E_KEY]), "event": _named(ev[:, E_KIND], KIND_NAMES.__getitem__),
+            "side": _sides(ev[:, E_SIDE]), "price": pa.array(ev[:, E_PRICE], mask=ev[:, E_PRICE] < 0),
+            "quantity": pa.array(ev[:, E_QTY]), "remaining": pa.array(ev[:, E_REM]),
+            "shares_ahead": pa.array(ev[:, E_AHEAD], mask=ev[:, E_AHEAD] < 0),
+            "reason": _named(ev[:, E_REASON], reason_name),
+            "row": pa.array(ev[:, E_ROW], mask=ev[:, E_ROW] < 0),
+        })
+
     fee = fees.scaled(fl[:, F_PRICE], fl[:, F_QTY], fl[:, F_TAKER])
-    fills = pa.table({
-        "seq": seqs(fl[:, K_SEQ]), "time": pa.array(fl[:, K_TIME]), "instrument": instr(fl[:, K_TB]),
-        "ref": refs(fl[:, F_KEY]), "side": _sides(fl[:, F_SIDE]), "price": pa.array(fl[:, F_PRICE]),
-        "quantity": pa.array(fl[:, F_QTY]),
-        "liquidity": _pick(fl[:, F_TAKER] != 0, "taker", "maker"),
-        "priority_differs": pa.array(fl[:, F_PRIO] != 0), "fee": money(fee),
-    })
+
+    def fills():
+        return pa.table({
+            "seq": seqs(fl[:, K_SEQ]), "time": pa.array(fl[:, K_TIME]), "instrument": instr(fl[:, K_TB]),
+            "ref": refs(fl[:, F_KEY]), "side": _sides(fl[:, F_SIDE]), "price": pa.array(fl[:, F_PRICE]),
+            "quantity": pa.array(fl[:, F_QTY]),
+            "liquidity": _pick(fl[:, F_TAKER] != 0, "taker", "maker"),
+            "priority_differs": pa.array(fl[:, F_PRIO] != 0), "fee": money(fee),
+        })
+
     equity_t, positions, series = equity(names, fl, fee, mk)
     summary = _summary(rows, ins, fl, series, interval_ns // unit_ns if interval_ns else 0, capital, positions)
-    return {"orders": orders, "events": events, "fills": fills, "positions": positions, "equity": equity_t}, summary
+    tables = Tables({"orders": orders, "events": events, "fills": fills, "positions": lambda: positions,
+                     "equity": lambda: equity_t})
+    return tables, summary
 
 
 def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:

@@ -11,7 +11,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_SIDE, LO_WIDTH, M_WIDTH,
                                         NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS,
                                         ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
-                                        ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_HEAD, S_INS_TAIL,
+                                        ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL,
                                         S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD, S_NKEY, S_NM,
                                         S_POS, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
                                         S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
@@ -19,6 +19,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
+from ..engine.buffers import grown
 from ..errors import ObookError
 from ..simulation.observer import map_book
 from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
@@ -53,13 +54,10 @@ class BacktestObserver:
 
 def _more(a: np.ndarray, used: int, free: int) -> np.ndarray:
     """``a`` with at least ``free`` rows free after its first ``used`` (four times as long,
-    those rows kept: fresh pages cost more than the copy, so few steps), or ``a`` itself
-    when it has them."""
+    those rows kept: few steps), or ``a`` itself when it has them."""
     if a.shape[0] - used >= free:
         return a
-    b = np.empty((max(4 * a.shape[0], used + free),) + a.shape[1:], a.dtype)
-    b[:used] = a[:used]
-    return b
+    return grown(a, used, max(4 * a.shape[0], used + free))
 
 
 def _rq_none(v):
@@ -104,7 +102,6 @@ class BacktestWorker:
         S[S_MARK_PERIOD] = spec.mark
         S[S_MARK_NEXT] = -1 if spec.mark else 0
         self.zero_feed = bool(spec.zero_feed)
-        self.out = {"fills": [], "events": [], "marks": [], "orders": []}
         self.refs: dict = {}
         self.open: dict = {}
         self.ctx = Context(self)
@@ -198,12 +195,11 @@ class BacktestWorker:
 
     def rows(self) -> dict:
         """The rows so far (also after a failure: the partial tables): views of the output
-        buffers, which grow instead of being flushed, so there is nothing to join but the
-        orders queue's compacted past."""
+        buffers, which grow instead of being flushed (the instructions' queue too: its
+        rows are the orders table), so there is nothing to join."""
         st, S = self.st, self.S
-        cat = {"fills": self.FL[:st[ST_NF]], "events": self.EV[:st[ST_NE]], "marks": self.MK[:S[S_NM]]}
-        orders = self.out["orders"] + [self.INS[:S[S_INS_TAIL]]]
-        cat["orders"] = orders[0] if len(orders) == 1 else np.concatenate(orders)
+        cat = {"fills": self.FL[:st[ST_NF]], "events": self.EV[:st[ST_NE]], "marks": self.MK[:S[S_NM]],
+               "orders": self.INS[:S[S_INS_TAIL]]}
         cat["names"] = list(self.names)
         cat["calls"] = int(S[S_CALLS])
         return cat
@@ -233,14 +229,10 @@ class BacktestWorker:
             self.EV = _more(self.EV, int(st[ST_NE]), 2 * need)
             self.MK = _more(self.MK, int(S[S_NM]), need)
         elif kind == ROOM_INS:
-            h, t = int(S[S_INS_HEAD]), int(S[S_INS_TAIL])
-            if h:
-                self.out["orders"].append(self.INS[:h].copy())
-                self.INS[:t - h] = self.INS[h:t]
-                S[S_INS_HEAD], S[S_INS_TAIL] = 0, t - h
-            if 2 * (t - h) + OUT_ROWS + 2 > self.INS.shape[0]:
-                self.INS = np.concatenate([self.INS, np.zeros_like(self.INS)])
-                self.MID = np.zeros((self.INS.shape[0], 4), np.int64)
+            # the queue keeps its past: its rows are the orders table (and their row numbers)
+            t = int(S[S_INS_TAIL])
+            self.INS = _more(self.INS, t, OUT_ROWS + 2)
+            self.MID = grown(self.MID, t, self.INS.shape[0])
         elif kind in (ROOM_RQ, ROOM_LAG):
             name, hc, tc = ("RQ", S_RQ_HEAD, S_RQ_TAIL) if kind == ROOM_RQ else ("LAG", S_LAG_HEAD, S_LAG_TAIL)
             a = getattr(self, name)
@@ -250,8 +242,9 @@ class BacktestWorker:
             if 2 * (t - h) + 2 * OUT_ROWS + 64 > a.shape[0]:
                 setattr(self, name, np.concatenate([a, np.zeros_like(a)]))
         elif kind == ROOM_KEYS:
-            self.OO = np.concatenate([self.OO, np.zeros_like(self.OO)])
-            self.LO = np.concatenate([self.LO, np.zeros_like(self.LO)])
+            n = int(S[S_NKEY])
+            self.OO = grown(self.OO, n, 4 * self.OO.shape[0])
+            self.LO = grown(self.LO, n, self.OO.shape[0])
         else:
             raise ObookError(f"backtest kernel: unknown room kind {kind}")
 
