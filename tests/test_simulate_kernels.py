@@ -52,3 +52,22 @@ def test_simulate_hash_grown_doubles_when_a_quarter_is_live():
     new = K.h_grown(H, st)
     assert new.shape == (128, H_WIDTH) and st[ST_USED] == st[ST_LIVE] == 28
     assert all(new[K.h_find(new, 5, ref), H_SHARES] == ref for ref in range(28))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_simulate_levels_find_matches_a_search_of_the_sorted_keys(compiled):
+    """lv_find walks the levels next to the best and bisects the rest: the same answer as a
+    search of the sorted keys, for keys present, absent, past either end, in either part."""
+    from obook._kernels.simulate_layout import L_KEY, L_WIDTH
+
+    find = K.lv_find if compiled else K.lv_find.py_func
+    rng = np.random.default_rng(3)
+    for n in (0, 1, K.NEAR - 1, K.NEAR, K.NEAR + 1, 3 * K.NEAR, 200):
+        keys = np.sort(rng.choice(np.arange(-1000, 1000, 3), n, replace=False))
+        L, nl = np.zeros((2, max(n, 1), L_WIDTH), np.int64), np.array([0, n], np.int64)
+        L[1, :n, L_KEY] = keys
+        probes = set(keys.tolist()) | {k + 1 for k in keys.tolist()} | {-2000, 2000, int(keys[0]) - 1 if n else 0}
+        for key in sorted(probes):
+            at = int(np.searchsorted(keys, key))
+            want = at if at < n and keys[at] == key else -at - 1
+            assert find(L, nl, 1, key) == want, (n, key)
