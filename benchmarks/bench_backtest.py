@@ -1,7 +1,8 @@
 """Closed-loop backtest speed: the market maker (tests/hftbacktest_support.py: one share at
 each best, re-quoted on a timer) as an obook compiled strategy against the same strategy in
 hftbacktest 2.4.4's L3 FIFO model, on one generated Databento MBO day; and obook's backtest
-against a plain replay (bbo) of the same day. Medians of alternating runs in one process
+against a plain replay (bbo) of the same day, in one worker (the backtest's books are one
+process's) and with the default workers. Medians of alternating runs in one process
 (each tool warmed up on a small day first, so no compile time is counted).
 
     pip install -e '.[bench]'     # hftbacktest
@@ -49,11 +50,14 @@ def main(sizes=(5_000_000,), runs: int = 3) -> None:
                      response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
         return time.perf_counter() - t, r.summary["fills"]
 
-    def run_replay(path):
+    def run_replay(path, workers=1):
         t = time.perf_counter()
-        for _ in obook.bbo(path, workers=1):
+        for _ in obook.bbo(path, workers=workers):
             pass
         return time.perf_counter() - t, 0
+
+    def run_replay_default(path):
+        return run_replay(path, None)
 
     def run_hbt(events):
         asset = (BacktestAsset().data([events]).linear_asset(1.0).constant_order_latency(ORDER, RESPONSE)
@@ -71,12 +75,13 @@ def main(sizes=(5_000_000,), runs: int = 3) -> None:
     for records in sizes:
         path, flow = day(records)
         events = hbt_events(flow, int(flow["instrument_id"][0]), FEED)
-        times = {"obook backtest": [], "obook replay (bbo)": [], "hftbacktest": []}
+        times = {"obook backtest": [], "obook replay (bbo)": [], "replay, default workers": [], "hftbacktest": []}
         fills = {}
         loads = [os.getloadavg()[0]]
         for _ in range(runs):
             for name, fn, arg in (("obook backtest", run_obook, path), ("hftbacktest", run_hbt, events),
-                                  ("obook replay (bbo)", run_replay, path)):
+                                  ("obook replay (bbo)", run_replay, path),
+                                  ("replay, default workers", run_replay_default, path)):
                 s, n = fn(arg)
                 times[name].append(s)
                 fills[name] = n
@@ -85,10 +90,11 @@ def main(sizes=(5_000_000,), runs: int = 3) -> None:
         print(f"day: {records:,} MBO records ({len(events):,} hftbacktest events), timer {PERIOD} ns, "
               f"latencies feed {FEED} order {ORDER} response {RESPONSE} ns; load {min(loads):.1f}-{max(loads):.1f}")
         for k, v in med.items():
-            print(f"{k:20s} median {v:7.2f} s  ({records / v / 1e6:6.2f} M records/s)  runs {['%.2f' % x for x in times[k]]}"
+            print(f"{k:23s} median {v:7.2f} s  ({records / v / 1e6:6.2f} M records/s)  runs {['%.2f' % x for x in times[k]]}"
                   f"  fills {fills[k]}")
         print(f"obook / hftbacktest throughput: {med['hftbacktest'] / med['obook backtest']:.2f}x")
-        print(f"backtest / plain replay time:   {med['obook backtest'] / med['obook replay (bbo)']:.2f}x")
+        print(f"backtest / plain replay time:   {med['obook backtest'] / med['obook replay (bbo)']:.2f}x "
+              f"(one worker), {med['obook backtest'] / med['replay, default workers']:.2f}x (default workers)")
 
 
 if __name__ == "__main__":

@@ -161,10 +161,26 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     return None, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
 
 
+PIPELINE_BYTES = 8 << 20
+
+
+def _pipelined(feed, pipeline) -> bool:
+    """Whether the replay's books run in a worker process beside the backtest: asked, or
+    worth a process (two cores, a file large enough)."""
+    if pipeline is not None:
+        return bool(pipeline)
+    import os
+
+    try:
+        return (os.cpu_count() or 1) >= 2 and os.path.getsize(feed) >= PIPELINE_BYTES
+    except (OSError, TypeError, ValueError):
+        return False
+
+
 def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, response_latency=0, seed: int = 0,
              timer=None, timer_start=None, fees: Fees | None = None, risk=None, interval: float = 60.0,
              capital=None, format=None, date=None, on_error: str = "raise", day_end: bool = True,
-             on=None, queue: str | None = None) -> BacktestResult:
+             on=None, queue: str | None = None, pipeline: bool | None = None) -> BacktestResult:
     """Run ``strategy`` against the replayed ``feed`` (see docs/backtesting.md).
 
     ``strategy``: a live strategy (``strategy(top) -> orders``), an object with ``on_book``,
@@ -178,7 +194,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     default half the traded notional). ``queue``: "fifo" (order-level feeds: the feed's
     order ids) or an L2 queue model ("power:N", "power2:N", "power3:N", "log", "log2",
     "risk-averse"); an L2 input (obook.backtest.l2_input: mbp-1 / mbp-10 tables or DBN
-    files) runs with one (default power:2).
+    files) runs with one (default power:2). ``pipeline``: the replay's books in a worker
+    process, side by side with the strategy and its venue in this one (None: when the
+    machine has two cores or more and the feed is a file of ``PIPELINE_BYTES`` or more).
     """
     from .l2_input import is_l2
 
@@ -221,7 +239,8 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
                 LM, LA, LB, risk, rk, unit_ns, day_end)
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
-                    tickers=spec.tickers, unknown_tickers="ignore", rows=False)
+                    tickers=spec.tickers, unknown_tickers="ignore", rows=False,
+                    observe_here=_pipelined(feed, pipeline))
     fees = fees or Fees()
     try:
         for _ in replay.table_batches():

@@ -106,6 +106,9 @@ class Applier:
             if t in outs:
                 counts[t] = int(extra.counts[k])
                 written[t] = getattr(extra, t)
+        if "events" in outs:    # the events themselves, for an observer in the parent
+            counts["events"] = d.n_events if status == OK else i
+            written["events"] = self.events
         for t in ("trades", "orders"):   # a decoder's own order keys back to the feed's refs
             if t in written:
                 self.decoder.feed_refs(t, written[t][:counts[t]])

@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import WANT_QUEUE
+from .._kernels.layout import EV_WIDTH, WANT_QUEUE
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
 from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
@@ -60,18 +60,24 @@ class Replay:
     most of its time; a clear's rows then come in order-id order, not queue order).
     ``rows``: False for a replay run for its ``observer`` alone (a backtest): the books
     are applied, no table batches are built and ``table_batches`` yields none.
+    ``observe_here``: the observer runs in this process, one worker process applies the
+    books, and the two work side by side (the worker runs ahead by up to ``slots``
+    batches, whose events travel back through shared memory); ``workers`` is then 1.
     """
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
                  progress: Callable[..., None] | None = None, tables=("bbo",), levels: int = 10,
                  breaks: bool = True, date=None, tickers=None, unknown_tickers: str = "raise",
-                 observer=None, book_kernel=None, queue_positions: bool = True, rows: bool = True):
+                 observer=None, book_kernel=None, queue_positions: bool = True, rows: bool = True,
+                 observe_here: bool = False):
         self.source = path
         # seen by every worker's Applier: each batch's events after the books applied them;
         # what its workers return at the end is in ``observed`` (a list, one per worker)
         self.observer = observer
         self.observed: list = []
+        self.observe_here = observe_here and observer is not None and book_kernel is None
+        self._watcher = None     # observe_here: the observer's worker, in this process
         self.rows = rows
         self.path = source_name(path)     # how errors name the feed
         # ticker pushdown: only these books are replayed (the decoders skip the others'
@@ -85,6 +91,8 @@ class Replay:
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
         self.want = want_bits(self.tables) | (WANT_QUEUE if queue_positions and "orders" in self.tables else 0)
         self.layout = widths(self.tables, levels)
+        if self.observe_here:
+            self.layout["events"] = EV_WIDTH
         check_source(path)
         if on_error not in ON_ERROR:
             raise ObookError(f"on_error must be one of {ON_ERROR}, not {on_error!r}")
@@ -99,10 +107,13 @@ class Replay:
         self._stamp = stamp_of(self.format, self.session)
         self.workers = default_workers(path) if workers is None else int(workers)
         self.book_kernel = book_kernel   # another book kernel (a timed one): in this process
-        if book_kernel is not None:
+        if book_kernel is not None or self.observe_here:
             self.workers = 1
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
+        if self.observe_here and mp.current_process().daemon:
+            self.observe_here = False     # no worker process from a daemonic one: all here
+            del self.layout["events"]
         if self.workers > 1 and mp.current_process().daemon:
             # a multiprocessing.Pool worker (daemonic) may not start processes
             log.warning("%s: replaying in this process: a daemonic process (a multiprocessing "
@@ -153,8 +164,11 @@ class Replay:
                 self.progress(0, "replaying")
             log.debug("%s: %d broken match numbers", self.path, len(breaks))
         feed = iter_batches(self.source, framer, self.block_size, merge=merge)
-        engine = _Local(self) if self.workers == 1 else _Pool(self, getattr(framer, "batch_bytes", 0))
-        in_flight = 1 if self.workers == 1 else self.slots
+        local = self.workers == 1 and not self.observe_here
+        engine = _Local(self) if local else _Pool(self, getattr(framer, "batch_bytes", 0))
+        in_flight = 1 if local else self.slots
+        if self.observe_here:
+            self._watcher = self.observer.worker(0, 1)
         # text order ids are spans of the batch's bytes, read again by the merge
         keep_bytes = fmt.order_ids == "text" and bool(set(self.tables) & {"trades", "orders"})
         try:
@@ -169,14 +183,14 @@ class Replay:
                 self.stats["records"] += batch.n_records
                 if self.progress:
                     self.progress(batch.source_pos)
-                if self.workers == 1:   # applied already: its rows now (a live feed's latency)
+                if local:   # applied already: its rows now (a live feed's latency)
                     yield from self._finish(engine, pending.popleft(), tickers, breaks)
                 if batch.error is not None:
                     break
             while pending:
                 yield from self._finish(engine, pending.popleft(), tickers, breaks)
             counts = engine.finish()
-            self.observed = engine.observed
+            self.observed = engine.observed if self._watcher is None else [self._watcher.finish()]
             for name, n in framer.skipped.items():
                 counts[name] = counts.get(name, 0) + n
             self.stats["skipped"] = counts
@@ -230,6 +244,8 @@ class Replay:
             if r.error is not None and (first is None or r.error[0] < first[0]):
                 first = r.error
         limit = first[0] if first else NO_LIMIT
+        if self._watcher is not None:
+            self._observe(engine, slot, results[0])
         for table in self.tables if self.rows else ():
             counts = np.array([r.counts[table] for r in results], dtype=np.int64)
             rows = with_overflow(engine.rows(table, slot), counts, [r.overflow.get(table) for r in results])
@@ -256,6 +272,15 @@ class Replay:
                 raise error
             finally:  # no frame -> error reference (a cycle through the traceback), no arrays
                 error = frame_error = engine = results = None
+
+
+    def _observe(self, engine, slot, r) -> None:
+        """observe_here: the events the worker applied (up to its error, if any) to the
+        observer, with the batch's books under their local ids."""
+        n = int(r.counts["events"])
+        rows = with_overflow(engine.rows("events", slot), np.array([n], np.int64), [r.overflow.get("events")])
+        mul, add = int(engine.book_mul[0]), int(engine.book_add[0])
+        self._watcher.batch(rows[0], n, [((b - add) // mul, *rest) for b, *rest in r.names])
 
 
 def with_record_columns(batch: pa.RecordBatch, fields: list, columns) -> pa.RecordBatch:
@@ -322,7 +347,8 @@ class _Pool:
         in_capacity = max(2 * replay.block_size + (1 << 16), batch_bytes)
         self.pool = WorkerPool(replay.format, replay.path, replay.workers, replay.on_error,
                                replay.slots, in_capacity, replay.layout,
-                               replay.want, replay.levels, replay.tickers, replay.observer)
+                               replay.want, replay.levels, replay.tickers,
+                               None if replay.observe_here else replay.observer)
         self.book_mul, self.book_add = self.pool.book_mul, self.pool.book_add
         self.state = {}
         self.observed = []
