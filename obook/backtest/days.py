@@ -43,6 +43,8 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
     feeds = [str(f) for f in feeds]
     if not feeds:
         raise ObookError("backtest: no feed files")
+    if (processes or 1) > 1 and len(feeds) > 1:
+        kwargs.setdefault("pipeline", False)     # the days side by side keep the cores busy
     names = [str(d) for d in dates] if dates is not None else [day_name(f) for f in feeds]
     if len(names) != len(feeds):
         raise ObookError(f"backtest: {len(names)} dates for {len(feeds)} feeds")
