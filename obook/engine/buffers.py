@@ -6,9 +6,10 @@ first write into each 2 MiB of a fresh array zeroes all of it at once. Where the
 hands freed memory back to its host (virtual machines with free page reporting), memory
 that a process touches for the first time is slow to get, and huge pages make it slower:
 on a 2-core cloud virtual machine a first write cost 1-1.8 ms a MiB in huge pages and
-0.4 ms a MiB in ordinary ones. A backtest's rows (its events, fills, orders) are such memory: tens to hundreds of MiB,
-written once. ``zeros`` maps them without huge pages; what is never written is never
-touched, so a buffer can be made larger than it turns out to need at no cost.
+0.4 ms a MiB in ordinary ones. A backtest's rows (its events, fills, orders) are such
+memory: tens to hundreds of MiB, written once. ``zeros`` maps them without huge pages;
+what is never written is never touched, so a buffer can be made larger than it turns out
+to need at no cost.
 """
 
 from __future__ import annotations

@@ -76,7 +76,9 @@ class Replay:
         # what its workers return at the end is in ``observed`` (a list, one per worker)
         self.observer = observer
         self.observed: list = []
-        self.observe_here = observe_here and observer is not None and book_kernel is None
+        # (a daemonic process, e.g. a multiprocessing.Pool worker, may not start one: all here)
+        self.observe_here = (observe_here and observer is not None and book_kernel is None
+                             and not mp.current_process().daemon)
         self._watcher = None     # observe_here: the observer's worker, in this process
         self.rows = rows
         self.path = source_name(path)     # how errors name the feed
@@ -111,9 +113,6 @@ class Replay:
             self.workers = 1
         if not 1 <= self.workers <= 64:
             raise ObookError(f"workers must be between 1 and 64, not {workers}")
-        if self.observe_here and mp.current_process().daemon:
-            self.observe_here = False     # no worker process from a daemonic one: all here
-            del self.layout["events"]
         if self.workers > 1 and mp.current_process().daemon:
             # a multiprocessing.Pool worker (daemonic) may not start processes
             log.warning("%s: replaying in this process: a daemonic process (a multiprocessing "
@@ -272,7 +271,6 @@ class Replay:
                 raise error
             finally:  # no frame -> error reference (a cycle through the traceback), no arrays
                 error = frame_error = engine = results = None
-
 
     def _observe(self, engine, slot, r) -> None:
         """observe_here: the events the worker applied (up to its error, if any) to the
