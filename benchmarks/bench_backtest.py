@@ -5,7 +5,7 @@ against a plain replay (bbo) of the same day, in one worker (the backtest's book
 process's) and with the default workers. Medians of alternating runs in one process
 (each tool warmed up on a small day first, so no compile time is counted).
 
-    pip install -e '.[bench]'     # hftbacktest
+    pip install --no-deps hftbacktest==2.4.4     # without its numba and numpy pins
     python benchmarks/bench_backtest.py [RECORDS[,RECORDS...]] [RUNS]
 """
 

@@ -4,7 +4,7 @@ run needs. A later first run loads machine code instead of compiling it.
 
 The parts: each feed format's replay (every table, to Arrow and to Parquet, in this
 process and in worker processes, and its side tables), the matching engine, the own-order
-simulation, the backtest (Python strategies), the feed generators, the book kernel's
+simulation, the backtest, the feed generators, the book kernel's
 latency timer and the live path (sender, venue, compiled listener).
 
 On a machine with two cores or more, the own-order simulation and the backtest (the
@@ -251,7 +251,8 @@ class _Quoter:
 
 
 def _backtest(tmp: Path) -> None:
-    """The backtest's kernels for Python strategies (a compiled strategy compiles with its own)."""
+    """The backtest's kernels (Python and compiled strategies share them: a compiled
+    strategy compiles only itself and its small C entry, obook.backtest.entry)."""
     from .backtest import Fees, backtest
     from .gen.itch import write_itch
 

@@ -154,3 +154,43 @@ def test_backtest_called_as_obook_backtest_equals_the_function(tmp_path):
     via_module, summary = tables(obook.backtest)
     assert (via_module, summary) == tables(backtest)
     assert summary["orders"] == 1
+
+
+class Refill:
+    """Sells 50 at 1000 once; after its first partial fill, replaces the rest with 50 again."""
+
+    def __init__(self):
+        self.sent = self.replaced = False
+
+    def on_book(self, ctx):
+        bid, _, ask, _ = ctx.top()
+        if self.sent or bid is None or ask is None:
+            return None
+        self.sent = True
+        return [Order("enter", "AAA", "S", 50, 1000, ref=7, tif="GTC")]
+
+    def on_order(self, ctx, update):
+        if update.event == "partially_filled" and not self.replaced:
+            self.replaced = True
+            return [Order("replace", "AAA", "S", 50, 1000, ref=8, orig=7)]
+        return None
+
+
+def test_backtest_fill_ratio_counts_replacement_shares_stays_at_most_one(tmp_path):
+    feed = _feed(tmp_path, """1,AAA,a,S,100,1000
+2,AAA,x,B,100,990
+5,AAA,c,S,100,1000
+6,AAA,a,E,100,1000
+7,AAA,c,E,30,1000
+11,AAA,c,E,70,1000
+12,AAA,d,S,100,1000
+13,AAA,d,E,50,1000
+""")
+    r = backtest(feed, Refill(), format="csv", order_latency=2 * MS, response_latency=1 * MS)
+    # at the venue at 4 behind a; c (behind) trades 30 once a is gone: 30 of 50 filled; heard
+    # at 8, the replacement (50 > the 20 left: to the back, behind c's 70) arrives at 10; c
+    # trades away, d (behind) trades 50: 50 more. 80 filled of 100 offered (50 + 50)
+    assert _rows(r.orders, "ref", "action", "quantity", "sent", "arrival") == [(7, "new", 50, 2, 4),
+                                                                               (8, "modify", 50, 8, 10)]
+    assert _rows(r.fills, "time", "quantity") == [(7, 30), (13, 50)]
+    assert r.summary["filled_shares"] == 80 and r.summary["fill_ratio"] == 0.8

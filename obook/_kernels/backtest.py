@@ -10,13 +10,16 @@ shadow book (obook._kernels.simulate: queues, fills, consumed liquidity); the st
 a second shadow of the books that applies each event at its delivery time (with a zero feed
 latency, the exchange shadow itself, right after the event).
 
-A compiled strategy ``fn(call, lo, refkey, state, out) -> n`` is called in the loop; for a
-Python strategy (``compiled`` 0) the kernel stops with CALL and the driver calls it, sends
+A compiled strategy ``fn(call, lo, refkey, state, out) -> n`` is called in the loop through
+its C entry's address (``fn``, an int64: obook.backtest.entry), so the kernels' cached
+machine code serves every strategy and every process; for a Python strategy (``fn`` 0,
+``compiled`` 0) the kernel stops with CALL and the driver calls it, sends
 its orders (``bt_send``) and calls the kernel again. Kernels never raise: NEED_ROOM asks
 the driver to grow a buffer (S[S_CALL] says which) and call again.
 """
 
 import numpy as np
+from .ccall import call_strategy
 from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
@@ -262,14 +265,12 @@ def order_call(C, RQ, LO, q):
 
 @njit(cache=True, _nrt=False)
 def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
-    """Call a compiled strategy and send what it returns (each order through the risk gate).
-    ``fn`` None: a Python strategy's run, nothing to call (a function argument would make the
-    kernels that pass it on compile again in every process: numba keys their cache by the
-    function object)."""
-    if fn is None:
+    """Call a compiled strategy (``fn``: its C entry's address) and send what it returns
+    (each order through the risk gate). ``fn`` 0: a Python strategy's run, nothing to call."""
+    if fn == 0:
         return
     S[S_CALLS] += 1
-    n = fn(C, LO, REFKEY, state, OUT)
+    n = call_strategy(fn, C, LO, REFKEY, state, OUT)
     now = C[C_TIME]
     for i in range(min(n, OUT.shape[0])):
         act, ref = OUT[i, Q_ACT], OUT[i, Q_REF]

@@ -1,5 +1,6 @@
 """Calls from numba kernels to C functions by address: the C library's socket calls
-(``recvmmsg``, ``send``, ``poll``), its clock, and compiled strategies' entries.
+(``recvmmsg``, ``send``, ``poll``), its clock, and compiled strategies' entries (the live
+loop's, and the backtest's ``call_strategy``).
 
 The addresses are kernel arguments (int64), not globals, so the kernels that use them stay
 in numba's cache (a ctypes function baked into the code would be an address of one process).
@@ -18,6 +19,13 @@ if INTERPRETED:      # no machine code to call from Python kernels: the live loo
 
     def ccall9(addr, a0, a1, a2, a3, a4, a5, a6, a7, a8):
         raise RuntimeError("the compiled live loop needs numba's kernels (OBOOK_KERNELS is python)")
+
+    #: Python kernels: a backtest strategy's "address" is its key here (obook.backtest.entry)
+    ENTRIES: dict = {}
+
+    def call_strategy(addr, c, lo, refkey, state, out):
+        """A backtest's compiled strategy, as the Python function it is written as."""
+        return ENTRIES[addr](c, lo, refkey, state, out)
 else:
     from llvmlite import ir
     from numba import types
@@ -49,3 +57,12 @@ else:
     ccall_int = _intrinsic(5, True, "ccall_int")
     #: nine arguments, 64-bit result (a compiled strategy's entry)
     ccall9 = _intrinsic(9, False, "ccall9")
+
+    from .jit import njit
+
+    @njit(cache=True, _nrt=False, inline="always")
+    def call_strategy(addr, c, lo, refkey, state, out):
+        """A backtest's compiled strategy ``n = fn(c, lo, refkey, state, out)`` through its C
+        entry at ``addr`` (obook.backtest.entry: the arrays as pointers and row counts)."""
+        return ccall9(addr, c.ctypes.data, lo.ctypes.data, lo.shape[0], refkey.ctypes.data, refkey.shape[0],
+                      state.ctypes.data, state.shape[0], out.ctypes.data, out.shape[0])

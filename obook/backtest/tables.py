@@ -21,7 +21,7 @@ from .._kernels.match_layout import REASON_NAMES
 from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM, E_ROW, E_SIDE,
                                         F_KEY, F_PRICE, F_PRIO, F_QTY, F_SIDE, F_TAKER, I_ACT, I_ARR, I_KEY,
                                         I_MARKET, I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_SEQ, K_TB,
-                                        K_TIME, KIND_NAMES)
+                                        K_TIME, KIND_NAMES, OP_CANCEL)
 from .equity import MONEY, SAFE, SCALE, equity, money
 TIF_NAMES = ("GTC", "DAY", "IOC", "FOK")
 ACTION_NAMES = ("new", "modify", "cancel")
@@ -193,8 +193,10 @@ def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
         d = np.diff(sampled)
         if len(d) > 1 and d.std(ddof=1) > 0:
             sharpe = float(d.mean() / d.std(ddof=1) * math.sqrt(len(d)))
-    new = ins[(ins[:, I_ACT] == 0) & (ins[:, X_REFUSED] == 0)]
-    sent_qty = int(new[:, I_QTY].sum()) if len(new) else 0
+    # shares offered: each new order's and each replacement's (a replacement offers its
+    # quantity again, so what fills after it counts against it; -1 keeps the remaining)
+    offers = ins[(ins[:, I_ACT] != OP_CANCEL) & (ins[:, X_REFUSED] == 0) & (ins[:, I_QTY] > 0)]
+    sent_qty = int(offers[:, I_QTY].sum()) if len(offers) else 0
     filled = int(fl[:, F_QTY].sum()) if len(fl) else 0
     return {
         "pnl": pnl, "return": float(pnl) / capital if capital else None, "capital": capital,

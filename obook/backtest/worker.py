@@ -20,6 +20,7 @@ from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..engine.buffers import grown
+from .entry import strategy_address
 from ..errors import ObookError
 from ..simulation.observer import map_book
 from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
@@ -107,6 +108,7 @@ class BacktestWorker:
         self.ctx = Context(self)
         self.strategy = spec.strategy
         self.fn = spec.fn
+        self.entry = strategy_address(spec.fn)     # what the kernels call (0: a Python strategy)
         self.state = spec.state
         for t in spec.tickers or ():
             self._track(t)
@@ -152,7 +154,7 @@ class BacktestWorker:
         return (self.H, self.L, self.nl, self.Hv, self.Lv, self.nlv, self.BKv, self.stv, self.INS, self.MID,
                 self.OO, self.BK, self.FL, self.EV, self.st, self.RQ, self.LAG, self.MK, self.LO, self.REFKEY,
                 self.PL, self.TOPS, self.S, self.C, self.spec.LM, self.spec.LA, self.spec.LB, self.spec.risk_rk,
-                self.W, self.fn, self.state, self.OUT)
+                self.W, self.entry, self.state, self.OUT)
 
     def batch(self, events: np.ndarray, n: int, names) -> None:
         from .._kernels.backtest import bt_events

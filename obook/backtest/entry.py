@@ -1,0 +1,72 @@
+"""A compiled backtest strategy's C entry: what the backtest kernels call.
+
+The kernels take a strategy as the address of a C function (an int64), never as a numba
+function object: numba keys a function argument's compiled code by the function object,
+so kernels that took one would compile again (about ten seconds) in every process and for
+every strategy. The entry is a small ``cfunc`` that turns pointers and row counts back into
+the arrays of ``fn(call, lo, refkey, state, out) -> n``; compiling it compiles (or loads
+from numba's cache) the strategy itself, about a second.
+
+Under ``OBOOK_KERNELS=python`` the "address" is the strategy's key in the Python kernels'
+table of entries, and the kernels call the strategy from Python.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from .._kernels.jit import INTERPRETED
+
+log = logging.getLogger("obook")
+
+_lock = threading.Lock()
+#: id(fn) -> (fn, entry): the entries of this process (fn kept, so its id stays its own)
+_entries: dict = {}
+
+
+def _signature():
+    from numba import types
+
+    i64, p64 = types.int64, types.CPointer(types.int64)
+    return i64(p64, p64, i64, p64, i64, p64, i64, p64, i64)
+
+
+def _compile(fn):
+    from numba import carray, cfunc
+
+    from .._kernels.backtest_layout import C_WIDTH, LO_WIDTH, Q_WIDTH
+
+    def entry(c_p, lo_p, lo_rows, refkey_p, refkeys, state_p, states, out_p, out_rows):
+        c = carray(c_p, (C_WIDTH,))
+        lo = carray(lo_p, (lo_rows, LO_WIDTH))
+        refkey = carray(refkey_p, (refkeys,))
+        state = carray(state_p, (states,))
+        out = carray(out_p, (out_rows, Q_WIDTH))
+        return fn(c, lo, refkey, state, out)
+
+    return cfunc(_signature(), nopython=True)(entry)
+
+
+def strategy_address(fn) -> int:
+    """The address of ``fn``'s C entry (compiled on first use in this process), or 0 for
+    None (a Python strategy: nothing to call)."""
+    if fn is None:
+        return 0
+    with _lock:
+        known = _entries.get(id(fn))
+        if known is not None:
+            return known[1] if INTERPRETED else known[1].address
+        if INTERPRETED:
+            from .._kernels.ccall import ENTRIES
+
+            key = len(ENTRIES) + 1
+            ENTRIES[key] = fn
+            _entries[id(fn)] = (fn, key)
+            return key
+        if not hasattr(fn, "py_func"):
+            raise TypeError("a compiled strategy is a numba function (decorate it with @numba.njit)")
+        log.debug("compiling the strategy %s's entry", getattr(fn, "__name__", fn))
+        compiled = _compile(fn)
+        _entries[id(fn)] = (fn, compiled)
+        return compiled.address
