@@ -323,10 +323,29 @@ def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def lazy_responses(S):
+    """The strategy is not called on its orders' events and sees the feed later than the
+    venue: its responses only matter at its next call (settle)."""
+    return not S[S_ZERO_FEED] and not S[S_SUB] & SUB_ORDERS
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def settle(RQ, LO, PL, S, w):
+    """Lazy responses: those due by local time w reach the strategy's order table and
+    position now, in order, as they would have one by one (nothing reads them between)."""
+    while S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] <= w:
+        q = S[S_RQ_HEAD]
+        S[S_RQ_HEAD] = q + 1
+        deliver(RQ, LO, PL, q)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def next_wake(RQ, LAG, S):
-    """The next local time something reaches the strategy (FOREVER: nothing queued)."""
+    """The next local time something reaches the strategy (FOREVER: nothing queued).
+    Responses count only when they call the strategy or a zero feed latency orders them
+    among the feed's events; otherwise they are settled when the strategy is next called."""
     w = FOREVER
-    if S[S_RQ_HEAD] < S[S_RQ_TAIL]:
+    if S[S_RQ_HEAD] < S[S_RQ_TAIL] and not lazy_responses(S):
         w = RQ[S[S_RQ_HEAD], R_DUE]
     if S[S_LAG_HEAD] < S[S_LAG_TAIL] and S[S_SUB] & (SUB_BBO | SUB_BOOK):
         w = min(w, LAG[S[S_LAG_HEAD], LAG_DUE])
@@ -476,6 +495,7 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
             if LAG[h, EV_ACTION] & DEFER:
                 continue
             if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(Lv, nlv, vtb, TOPS)):
+                settle(RQ, LO, PL, S, w)
                 call_row(C, CALL_BOOK, w, vtb, Lv, nlv, PL, S)
                 C[C_SEQ] = LAG[h, EV_SEQ]
                 if not S[S_COMPILED]:
@@ -490,6 +510,7 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
                 S[S_CALL] = r
                 return NEED_ROOM
         S[S_TIMER_NEXT] += S[S_TIMER_PERIOD]
+        settle(RQ, LO, PL, S, w)
         call_row(C, CALL_TIMER, w, 0, Lx, nlx, PL, S)
         if not S[S_COMPILED]:
             S[S_CALL] = CALL_TIMER
@@ -725,6 +746,7 @@ def bt_finish(H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ,
                        LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
         if status != OK:
             return status
+        settle(RQ, LO, PL, S, FOREVER)
         S[S_FINISH] = 1
         if day_end:
             for tb in range(BK.shape[0]):
