@@ -139,8 +139,8 @@ def test_levels_far_from_touch_py_func_same_rows():
     assert engine(events, replay.replay_events.py_func)[:2] == reference(events)
 
 
-def test_levels_sweep_of_thousands_refills_near_segment():
-    n = 3000                                                  # bids at 3000 prices, worst first
+def test_levels_sweep_of_a_thousand_refills_near_segment():
+    n = 1200                                                  # bids at 1,200 prices (NEAR_MAX: 128), worst first
     events = [(i + 1, ACT_ADD, 0, i + 1, 100, 50_000 - i, 0) for i in range(n)]
     events += [(n + i + 1, ACT_EXEC, 0, i + 1, 100, 0, 0) for i in range(n)]   # best first
     bbo, depth, b = engine(events, replay.replay_events)
