@@ -118,7 +118,7 @@ def test_cli_send_listen_parquet_rolls_files_equal_file_replay(day, tmp_path):
                  "--retries", "20") as lp:
         _wait_for(out)    # listening (its kernels loaded, the sinks open) before the day starts
         with process("send", day, "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
-                     "--rate", "1000", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
+                     "--rate", "250", "--drop-a", "0.05", "--drop-b", "0.05", "--linger", "2") as sp:
             assert sp.wait(timeout=60) == 0
         assert lp.wait(timeout=60) == 0, lp.stderr.read()
     files = sorted(out.glob("bbo-*.parquet"))
