@@ -428,6 +428,46 @@ def test_cli_signal_inside_a_finaliser_is_sent_again_not_raised(monkeypatch):
         obook_cli._interrupted(signal.SIGINT, sys._getframe())
 
 
+def test_cli_signal_dropped_by_a_weakref_callback_is_sent_again(monkeypatch):
+    """numba's type cache clears entries from weakref callbacks; an interrupt raised there
+    reaches only ``sys.unraisablehook``, which must send the signal again, not print it."""
+    import weakref
+
+    from obook import cli as obook_cli
+
+    sent, other = [], []
+
+    class Timer:
+        def __init__(self, delay, fn, args):
+            sent.append(args[1])
+
+        def start(self):
+            pass
+
+    monkeypatch.setattr("threading.Timer", Timer)
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: obook_cli._dropped(u, _hook=other.append))
+
+    class Type:
+        pass
+
+    def raising(code):
+        def callback(ref):
+            if code == "int":
+                raise KeyboardInterrupt
+            if code == "value":
+                raise ValueError("a real bug")
+            raise SystemExit(code)
+        return callback
+
+    for code in (143, 130, "int", "value"):
+        t = Type()
+        ref = weakref.ref(t, raising(code))
+        del t
+        assert ref() is None
+    assert sent == [signal.SIGTERM, signal.SIGINT, signal.SIGINT]
+    assert len(other) == 1 and isinstance(other[0].exc_value, ValueError)
+
+
 def test_cli_sigkilled_writer_temp_file_removed_by_next_run(big, tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()

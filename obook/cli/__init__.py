@@ -112,14 +112,32 @@ def _interrupted(signum, frame):
     runs, and to crash (a segfault, a double free) in a few more
     (tests/test_faults.py::test_cli_sigterm_as_replay_starts_always_exits_143)."""
     if _unsafe_to_raise(frame):
-        import os
-        import threading
-
-        threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+        _send_again(signum)
         return
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise SystemExit(128 + signum)
+
+
+def _send_again(signum: int) -> None:
+    import os
+    import threading
+
+    threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+
+
+def _dropped(unraisable, _hook=sys.unraisablehook) -> None:
+    """``sys.unraisablehook``: an interrupt raised where Python can only drop it (a weakref
+    callback such as numba's type-cache cleanup, a finaliser ``_unsafe_to_raise`` could
+    not see) is sent again instead of printed as "Exception ignored" and lost; anything
+    else goes to the default hook."""
+    e = unraisable.exc_value
+    if isinstance(e, KeyboardInterrupt):
+        _send_again(signal.SIGINT)
+    elif isinstance(e, SystemExit) and isinstance(e.code, int) and e.code - 128 in (signal.SIGTERM, signal.SIGINT):
+        _send_again(e.code - 128)
+    else:
+        _hook(unraisable)
 
 
 def _message(e: ObookError, command: str | None) -> str:
@@ -138,6 +156,7 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, _interrupted)
     signal.signal(signal.SIGINT, _interrupted)
+    sys.unraisablehook = _dropped
     command = sys.argv[1] if len(sys.argv) > 1 else None
     if command in _FEED_ARGUMENTS and not {"-h", "--help"} & set(sys.argv):
         choose_kernels(sys.argv[2:])
