@@ -1,5 +1,7 @@
 """The overflow order table's growth rule (``BookState.OV_ROWS_KEPT``) on a Databento MBO
-day, whose 64-bit order ids all live in that table: the plain replay (bbo) and the
+day (its dense 64-bit order ids now live in the direct index, whose window follows the
+first order's ref, so the table sees only scattered ids; the growth counts printed show
+how many times it grew): the plain replay (bbo) and the
 closed-loop backtest of bench_backtest.py, with the floor at 64 rows (a table full of
 tombstones is rehashed at the same size: the kernel returns to Python every few hundred
 orders) and at the default, alternating in one process; medians of the rounds, and how

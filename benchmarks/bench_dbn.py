@@ -14,6 +14,9 @@ Contenders, alternating run by run, each in a fresh process (kernels loaded befo
 * ``obook decode only``: the numba DBN decoder kernel alone over the file (no book).
 
     python benchmarks/bench_dbn.py --records 2000000 --repeats 3 [--zstd]
+    python benchmarks/bench_dbn.py --baseline /tmp/old_checkout --workers 1 --obook-only
+
+``--baseline`` adds the same obook runs of another checkout (old against new, alternating).
 """
 
 from __future__ import annotations
@@ -108,26 +111,34 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--zstd", action="store_true")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--baseline", help="another checkout's directory: its obook runs too, alternating")
+    ap.add_argument("--obook-only", action="store_true", help="leave out the databento-dbn contenders")
     args = ap.parse_args()
     path = dbn_day(args.records, args.instruments, zstd=args.zstd)
     print(f"feed: {path} ({path.stat().st_size / 2**20:.0f} MiB)")
-    contenders = {f"obook bbo, {w} worker{'s' * (int(w) > 1)}": OBOOK.format(path=str(path), workers=int(w))
-                  for w in args.workers.split(",")}
-    contenders["obook decode only"] = DECODE_ONLY.format(path=str(path))
-    contenders["dbn objects -> polars"] = DBN_OBJECTS.format(path=str(path))
-    contenders["dbn ndarray -> polars"] = DBN_NDARRAY.format(path=str(path))
+    contenders = {}
+    for w in args.workers.split(","):
+        name = f"obook bbo, {w} worker{'s' * (int(w) > 1)}"
+        contenders[name] = (OBOOK.format(path=str(path), workers=int(w)), None)
+        if args.baseline:
+            contenders["base: " + name] = (OBOOK.format(path=str(path), workers=int(w)), args.baseline)
+    contenders["obook decode only"] = (DECODE_ONLY.format(path=str(path)), None)
+    if not args.obook_only:
+        contenders["dbn objects -> polars"] = (DBN_OBJECTS.format(path=str(path)), None)
+        contenders["dbn ndarray -> polars"] = (DBN_NDARRAY.format(path=str(path)), None)
     results: dict[str, list[dict]] = {k: [] for k in contenders}
     for rep in range(args.repeats):
-        for name, code in contenders.items():
-            results[name].append(run_child(code))
+        for name, (code, code_dir) in contenders.items():
+            results[name].append(run_child(code, code_dir))
         print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]['seconds']:.2f}s" for k, v in results.items()))
-    n = results["dbn ndarray -> polars"][0]["rows"]
-    base = median([r["seconds"] for r in results["dbn objects -> polars"]])
+    n = results["obook decode only"][0]["rows"]
+    ref = "obook bbo, 1 worker" if args.obook_only else "dbn objects -> polars"
+    base = median([r["seconds"] for r in results.get(ref) or next(iter(results.values()))])
     print(f"\n{n:,} records")
-    print(f"{'contender':<24}{'median s':>10}{'ns/record':>11}{'vs dbn objects':>16}{'rows':>12}{'peak MiB':>10}")
+    print(f"{'contender':<28}{'median s':>10}{'ns/record':>11}{'vs ' + ref:>26}{'rows':>12}{'peak MiB':>10}")
     for name, rs in results.items():
         s = median([r["seconds"] for r in rs])
-        print(f"{name:<24}{s:>10.3f}{s / n * 1e9:>11.0f}{s / base:>15.2f}x{rs[0]['rows']:>12,}"
+        print(f"{name:<28}{s:>10.3f}{s / n * 1e9:>11.0f}{s / base:>25.2f}x{rs[0]['rows']:>12,}"
               f"{max(r['peak_kib'] for r in rs) / 1024:>10.0f}")
 
 

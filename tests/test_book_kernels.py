@@ -160,6 +160,79 @@ def queue_cols(orders):
     return [(chr(r[3]), r[8], r[5], r[6], r[7], r[11], r[12]) for r in orders]
 
 
+def _random_day(n, seed):
+    """n valid events on 3 books with refs 1, 2, ...: adds, executions, cancels, deletes,
+    replaces, modifies and (once) a clear of book 2, as (action, side, book, ref, shares,
+    price, new_ref) rows."""
+    from obook._kernels.layout import ACT_CLEAR, ACT_MODIFY
+
+    rng = np.random.default_rng(seed)
+    live, spec, nxt = {}, [], 1           # ref -> [book, shares]
+    for k in range(n):
+        u = rng.random()
+        if k == n // 2:
+            spec.append(op(ACT_CLEAR, 0, book=2))
+            live = {r: v for r, v in live.items() if v[0] != 2}
+        elif not live or u < 0.4:
+            book = int(rng.integers(3))
+            spec.append(add(nxt, int(rng.integers(2)), int(rng.integers(1, 300)), 100 + int(rng.integers(-20, 20)),
+                            book=book))
+            live[nxt], nxt = [book, int(spec[-1][4])], nxt + 1
+        else:
+            r = list(live)[int(rng.integers(len(live)))]
+            book, shares = live[r]
+            if u < 0.55 and shares > 1:
+                take = int(rng.integers(1, shares))
+                spec.append(op(ACT_EXEC if u < 0.5 else ACT_CANCEL, r, take, book=book))
+                live[r][1] -= take
+            elif u < 0.7:
+                spec.append(op(ACT_DELETE, r, book=book))
+                del live[r]
+            elif u < 0.85:
+                spec.append(op(ACT_REPLACE, r, 50, book=book, price=100 + int(rng.integers(-20, 20)), new_ref=nxt))
+                del live[r]
+                live[nxt], nxt = [book, 50], nxt + 1
+            else:
+                spec.append(op(ACT_MODIFY, r, int(rng.integers(1, 300)), book=book,
+                               price=100 + int(rng.integers(-20, 20))))
+                live[r][1] = int(spec[-1][4])
+    return spec
+
+
+REF_SPACES = {
+    "dense_above_2_32": lambda r: 2**40 + r,
+    "dense_top_bit_set": lambda r: -(2**63) + 11 + r,      # u64 ids from 2**63, as int64
+    "mixed_windows": lambda r: r if r % 3 else 2**40 + r,   # the first ref fixes the window
+}
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("want", [WANT_ORDERS, WANT_ORDERS | WANT_QUEUE], ids=["index", "queues"])
+@pytest.mark.parametrize("space", list(REF_SPACES))
+def test_replay_events_large_dense_refs_same_rows_as_small_ones(kernel, want, space):
+    """Large order ids (Databento's, Cboe's) give the rows small ones do: the direct index
+    moves its window to the first order's ref; refs outside it go to the overflow table."""
+    to = REF_SPACES[space]
+    spec = _random_day(3000, seed=5)
+    mapped = [(a, sd, bk, to(r) if r else 0, sh, px, to(nr) if nr else 0) for a, sd, bk, r, sh, px, nr in spec]
+    small = run_x(ev(*spec), kernel, want=want)
+    big = run_x(ev(*mapped), kernel, want=want)
+    assert small[0] == big[0] == OK and small[1] == big[1]
+    back = {to(r): r for r in range(1, 4000)}
+    clear_seq = len(spec) // 2 + 1       # its rows come in the index's order: compared as a set
+    in_order = lambda rows: sorted(rows, key=lambda o: (o[0], o if o[0] == clear_seq else ()))  # noqa: E731
+    assert in_order([o[:8] + (back[o[8]], back.get(o[9], o[9])) + o[10:] for o in big[2]]) == in_order(small[2])
+    used_overflow = big[4].st[K.ST_OV_FILL] > 0
+    assert used_overflow == (space == "mixed_windows")
+
+
+@pytest.mark.parametrize("f", [pytest.param(K.window_base, id="compiled"),
+                               pytest.param(K.window_base.py_func, id="py_func")])
+def test_window_base_near_int64_limits_never_overflows(f):
+    assert [int(f(np.int64(r))) for r in (7, 2**32 - 1, 2**32, 2**63 - 1, -1, -(2**63), -(2**63) + 2**31)] == [
+        0, 0, 2**32 - 2**31, 2**63 - 1 - 2**31, -1 - 2**31, -(2**63), -(2**63)]
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_replay_events_modify_keeps_or_loses_queue_place(kernel):
     events = ev(add(1, BID, 100, 50), add(2, BID, 200, 50), add(3, BID, 300, 50),

@@ -12,6 +12,7 @@ import pytest
 
 import obook
 from obook._kernels import replay as K
+from obook._kernels.book import PAGED_SHARES, ST_OV_FILL
 from obook._kernels.layout import (ACT_CANCEL, ACT_DELETE, ACT_EXEC, ASK, BID, EV_WIDTH, OK, ROW_WIDTH,
                                    WANT_ORDERS, WANT_QUEUE)
 from obook.engine.books import BookState, ExtraRows
@@ -40,7 +41,7 @@ def _events(*specs):
 @pytest.mark.parametrize("big", [BIG, 2**45 + 100_000])   # packed in a page entry, or not
 def test_book_quantity_above_2_32_exact_and_leaves_no_phantom(kernel, ref, big):
     from obook._kernels.layout import ACT_ADD
-    ev = _events((ACT_ADD, BID, ref, big, 100), (ACT_ADD, BID, 8, 5, 100), (ACT_EXEC, 0, ref, 2**32, 0),
+    ev = _events((ACT_ADD, BID, 8, 5, 100), (ACT_ADD, BID, ref, big, 100), (ACT_EXEC, 0, ref, 2**32, 0),
                  (ACT_CANCEL, 0, ref, big - 2**32 - 1, 0), (ACT_DELETE, 0, ref, 0, 0),
                  (ACT_ADD, ASK, 9, 3 * big, 101))
     b = BookState(kernel=kernel)
@@ -48,12 +49,13 @@ def test_book_quantity_above_2_32_exact_and_leaves_no_phantom(kernel, ref, big):
     status, _, n = b.apply(ev, len(ev), np.zeros((16, ROW_WIDTH), np.int64), x)
     assert status == OK
     bbo = [(int(r[3]), int(r[4]), int(r[5]), int(r[6]), int(r[7])) for r in b.out_rows[:n]]
-    assert bbo == [(100, big, 1, -1, -1), (100, big + 5, 2, -1, -1), (100, big + 5 - 2**32, 2, -1, -1),
+    assert bbo == [(100, 5, 1, -1, -1), (100, big + 5, 2, -1, -1), (100, big + 5 - 2**32, 2, -1, -1),
                    (100, 6, 2, -1, -1), (100, 5, 1, -1, -1), (100, 5, 1, 101, 3 * big)]
     orders = x.orders[:x.counts[1]]
-    assert [int(v) for v in orders[:, 7]] == [big, 5, big - 2**32, 1, 0, 3 * big]   # remaining
-    assert int(orders[1, 11]) == big                                                # shares ahead
+    assert [int(v) for v in orders[:, 7]] == [5, big, big - 2**32, 1, 0, 3 * big]   # remaining
+    assert int(orders[2, 11]) == 5                                                  # shares ahead
     assert b.live_orders == 2
+    assert (b.st[ST_OV_FILL] > 0) == (ref > 2**32 or big >= PAGED_SHARES)   # order 8 set the window
 
 
 def _scaled_szse(recs):

@@ -11,16 +11,20 @@ from obook.engine.books import BookState, ExtraRows
 
 
 def _churn(orders: int, live: int) -> np.ndarray:
-    """Adds of ``orders`` bids with 64-bit ids, each deleted once ``live`` newer ones rest."""
-    ev = np.zeros((2 * orders, EV_WIDTH), np.int64)
-    k = 0
+    """Adds of ``orders`` bids with 64-bit ids, each deleted once ``live`` newer ones rest.
+    A first order with ref 1 (deleted at the end) puts the direct index's window at 0, so
+    the 64-bit ids all go to the overflow table."""
+    ev = np.zeros((2 * orders + 2, EV_WIDTH), np.int64)
+    ev[0] = (1, 0, 0, ACT_ADD | (BID << 8), 1, 10, 99, 0, 0, 0)
+    k = 1
     for i in range(orders):
         ev[k] = (k + 1, k, 0, ACT_ADD | (BID << 8), 2**40 + i, 10, 100 + i % 50, 0, 0, 0)
         k += 1
         if i >= live:
             ev[k] = (k + 1, k, 0, ACT_DELETE, 2**40 + i - live, 0, 0, 0, 0, 0)
             k += 1
-    return ev[:k]
+    ev[k] = (k + 1, k, 0, ACT_DELETE, 1, 0, 0, 0, 0, 0)
+    return ev[:k + 1]
 
 
 def _grows(ev, monkeypatch, kept=None):

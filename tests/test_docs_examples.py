@@ -43,6 +43,10 @@ def _run_bash(block, cwd: Path) -> str:
                             start_new_session=True)
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        logs = {p.name: p.read_text(errors="replace")[-1500:] for p in sorted(cwd.glob("*.log"))}
+        raise AssertionError(f"{block.where}: still running after {TIMEOUT} s\n{block.code}\n"
+                             + "\n".join(f"--- {name}\n{text}" for name, text in logs.items())) from None
     finally:
         try:                                   # whatever the block left in the background
             os.killpg(proc.pid, signal.SIGKILL)

@@ -20,12 +20,15 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   segment falls below NEAR_MIN levels it is refilled from its heap. So every level
   operation is O(1) near the touch and O(log levels) far from it, and the top of book,
   the depth walk (at most 50 levels) and the crossed-book check read the near segment.
-- ``pages[G * PAGE]``: the paged direct order index for refs < 2**32: ``page_dir``
-  is two-level (row 0 maps ``ref >> 20`` to a row, whose slots map ``ref >> 7`` to
-  page + 1; 0: none), ``page_live`` counts live orders of a page
+- ``pages[G * PAGE]``: the paged direct order index for the 2**32 refs from a base
+  (``st[ST_REF_BASE]``: 0 when the first order's ref is below 2**32, else 2**31 below
+  it, so a feed of large but dense order ids is indexed directly too; set by
+  ``order_room`` while the index has no page yet). With ``r = ref - base``, ``page_dir`` is
+  two-level (row 0 maps ``r >> 20`` to a row, whose slots map ``r >> 7`` to page + 1; 0:
+  none), ``page_key`` is a page's ``r >> 7``, ``page_live`` counts live orders of a page
   (freed at 0). An entry is ``shares << 24 | level + 1`` (0 = empty).
 - ``ov_key[O, 2]`` / ``ov_val[O, 2]`` / ``ov_state[O]``: a hash table (obook._kernels.hashtab) for
-  orders the direct index can't hold (refs >= 2**32, a ref live in two books, 2**39 shares
+  orders the direct index can't hold (refs outside its window, a ref live in two books, 2**39 shares
   or more, a level id from 2**24 - 2 up); its values are (level + 1, shares) rows.
 - Time priority (only when the caller keeps queues, ``queue``): each level's orders in
   arrival order, a doubly-linked list of nodes ``qn[N, 4]`` (next, prev, shares, ref)
@@ -45,7 +48,7 @@ Nothing raises: an operation that needs room is preceded by ``level_room`` /
 from collections import namedtuple
 
 import numpy as np
-from .jit import njit
+from .jit import INTERPRETED, njit
 from .hashtab import ht_drop, ht_find, ht_full, ht_put, ht_reinsert, ht_slot, uindex as _u
 
 PAGE_BITS = 7      # 128 refs (1 KiB) a page: a lone old order pins little memory
@@ -73,7 +76,8 @@ ST_FH_USED = 10    # live entries in the far-level hash table
 ST_FH_FILL = 11    # live + tombstones
 ST_Q_TOP = 12      # queue nodes ever handed out
 ST_Q_FREE = 13     # first free queue node (-1: none)
-ST_BOOK_WIDTH = 14  # the book's counters; a driver's follow
+ST_REF_BASE = 14   # the direct index's first ref
+ST_BOOK_WIDTH = 15  # the book's counters; a driver's follow
 # what NEED_ROOM asks for (the returned detail); a driver's rules may add their own from ROOM_BOOK_END
 ROOM_LEVELS = 1
 ROOM_POOL = 2
@@ -113,22 +117,38 @@ Books = namedtuple("Books", ("lv", "lv_free", "lvx", "sides", "pool", "seg_free"
 
 # ---------------------------------------------------------------- the order index
 
+if INTERPRETED:      # Python kernels: int64 arithmetic spelt out (numpy would warn as it wraps)
+    def direct_ref(ref, st):
+        r = (int(ref) - int(st[ST_REF_BASE])) % (1 << 64)
+        return np.int64(r) if r < DIRECT_REFS else np.int64(-1)
+else:
+    @njit(cache=True, _nrt=False, inline="always")
+    def direct_ref(ref, st):
+        """ref's place in the direct index's window (0 <= r < 2**32), or -1 when outside it:
+        ``ref - base`` wraps as the feed's unsigned 64-bit ids do, so each id has one place."""
+        r = ref - st[ST_REF_BASE]
+        if (r >> 32) == 0:          # 0 <= r < DIRECT_REFS
+            return r
+        return np.int64(-1)
+
+
 @njit(cache=True, _nrt=False, inline="always")
-def _page_of(ref, page_dir):
-    """The page holding ref (0 <= ref < 2**32), or -1."""
-    c = page_dir[0, _u(ref >> (PAGE_BITS + CHUNK_BITS))]
+def _page_of(r, page_dir):
+    """The page holding window place r (0 <= r < 2**32), or -1."""
+    c = page_dir[0, _u(r >> (PAGE_BITS + CHUNK_BITS))]
     if c == 0:
         return np.int64(-1)
-    return np.int64(page_dir[_u(c), _u((ref >> PAGE_BITS) & ((1 << CHUNK_BITS) - 1))]) - 1
+    return np.int64(page_dir[_u(c), _u((r >> PAGE_BITS) & ((1 << CHUNK_BITS) - 1))]) - 1
 
 
 @njit(cache=True, _nrt=False)
 def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
     """Address of the live order (book, ref): >= 0 in pages, <= -2 in overflow, -1 if none."""
-    if 0 <= ref < DIRECT_REFS:
-        p = _page_of(ref, page_dir)
+    r = direct_ref(ref, st)
+    if r >= 0:
+        p = _page_of(r, page_dir)
         if p >= 0:
-            a = (p << PAGE_BITS) + (ref & (PAGE - 1))
+            a = (p << PAGE_BITS) + (r & (PAGE - 1))
             e = pages[_u(a)]
             if e != 0 and (lv[_u((e & LEVEL_MASK) - 1), LV_OWNER] >> 1) == book:
                 return a
@@ -139,15 +159,29 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
     return -1
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def window_base(ref):
+    """The direct index's base for a first order ref: 0 for refs below 2**32, else 2**31
+    below ref (for a negative ref, never below the smallest int64)."""
+    if 0 <= ref < DIRECT_REFS:
+        return np.int64(0)
+    if ref < 0 and ref < np.int64(-(1 << 63)) + (1 << 31):
+        return np.int64(-(1 << 63))
+    return ref - (1 << 31)
+
+
 @njit(cache=True, _nrt=False)
 def order_room(ref, pages, page_dir, ov_key, qn, queue, st):
     """0 if an order with this ref can be inserted now, else the ROOM_* to grow."""
     if ht_full(ov_key, st, ST_OV_FILL):
         return ROOM_OVERFLOW
-    if 0 <= ref < DIRECT_REFS and _page_of(ref, page_dir) < 0:
+    if st[ST_CHUNKS] == 1:          # no page yet: the window moves to this ref
+        st[ST_REF_BASE] = window_base(ref)
+    r = direct_ref(ref, st)
+    if r >= 0 and _page_of(r, page_dir) < 0:
         if st[ST_PAGE_FREE] == 0 and (st[ST_PAGE_TOP] + 1) * PAGE > pages.shape[0]:
             return ROOM_PAGES
-        if page_dir[0, _u(ref >> (PAGE_BITS + CHUNK_BITS))] == 0 and st[ST_CHUNKS] >= page_dir.shape[0]:
+        if page_dir[0, _u(r >> (PAGE_BITS + CHUNK_BITS))] == 0 and st[ST_CHUNKS] >= page_dir.shape[0]:
             return ROOM_CHUNKS
     if queue and st[ST_Q_FREE] < 0 and st[ST_Q_TOP] >= qn.shape[0]:
         return ROOM_NODES
@@ -160,9 +194,10 @@ def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, p
     """Store a new order at level lvl with shares (room checked by order_room; (book, ref)
     not live); returns its address."""
     st[ST_LIVE] += 1
-    if 0 <= ref < DIRECT_REFS and shares < PAGED_SHARES and lvl < LEVEL_MASK - 1:
-        pn = ref >> PAGE_BITS
-        p = _page_of(ref, page_dir)
+    r = direct_ref(ref, st)
+    if r >= 0 and shares < PAGED_SHARES and lvl < LEVEL_MASK - 1:
+        pn = r >> PAGE_BITS
+        p = _page_of(r, page_dir)
         if p < 0:
             c = page_dir[0, _u(pn >> CHUNK_BITS)]
             if c == 0:
@@ -177,7 +212,7 @@ def insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, p
                 st[ST_PAGE_TOP] += 1
             page_dir[_u(c), _u(pn & ((1 << CHUNK_BITS) - 1))] = p + 1
             page_key[_u(p)] = pn
-        a = (np.int64(p) << PAGE_BITS) + (ref & (PAGE - 1))
+        a = (np.int64(p) << PAGE_BITS) + (r & (PAGE - 1))
         if pages[_u(a)] == 0:
             pages[_u(a)] = (shares << LEVEL_BITS) | (lvl + 1)
             page_live[_u(p)] += 1
@@ -614,11 +649,12 @@ def side_best(sd, sides, pool, lv):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def page_addr(ref, page_dir):
-    if 0 <= ref < DIRECT_REFS:
-        p = _page_of(ref, page_dir)
+def page_addr(ref, page_dir, st):
+    r = direct_ref(ref, st)
+    if r >= 0:
+        p = _page_of(r, page_dir)
         if p >= 0:
-            return (p << PAGE_BITS) + (ref & (PAGE - 1))
+            return (p << PAGE_BITS) + (r & (PAGE - 1))
     return -1
 
 

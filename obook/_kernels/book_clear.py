@@ -11,7 +11,7 @@ clear is rare), and writes their rows in the index's order.
 from .jit import njit
 
 from .book import (LEVEL_BITS, LEVEL_MASK, LV_OWNER, LV_PRICE, LX_HEAD, PAGE, PAGE_BITS, Q_NEXT, Q_REF,
-                   Q_SHARES, ST_PAGE_TOP, ST_Q_FREE, _u, far_remove, find_order, free_level, remove_order)
+                   Q_SHARES, ST_PAGE_TOP, ST_Q_FREE, ST_REF_BASE, _u, far_remove, find_order, free_level, remove_order)
 from .book_rows import order_row
 
 
@@ -57,7 +57,7 @@ def clear_book(ev, i, book, letter, books, queue, write, orders, nx):
                     if e != 0 and (lv[_u((e & LEVEL_MASK) - 1), LV_OWNER] >> 1) == book:
                         if write:
                             _cleared_row(ev, i, book, letter, (e & LEVEL_MASK) - 1, e >> LEVEL_BITS,
-                                         (page_key[_u(p)] << PAGE_BITS) + k, lv, orders, nx)
+                                         st[ST_REF_BASE] + (page_key[_u(p)] << PAGE_BITS) + k, lv, orders, nx)
                         remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
         for s in range(ov_state.shape[0]):
             if ov_state[s] == 1 and ov_key[s, 0] == book:

@@ -61,11 +61,11 @@ AHEAD = 16
 
 
 if INTERPRETED:     # Python kernels: nothing to prefetch
-    def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir):
+    def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir, st):
         pass
 else:
     @njit(cache=True, _nrt=False, inline="always")
-    def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir):
+    def _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir, st):
         nsd = sides.shape[0]
         j = i + AHEAD
         if j < n:
@@ -73,7 +73,7 @@ else:
             if 0 <= book and book * 2 + 1 < nsd:
                 prefetch(sides, book * 8)
                 prefetch(sides, book * 8 + 7)
-            a = page_addr(ev[_u(j), 4], page_dir)
+            a = page_addr(ev[_u(j), 4], page_dir, st)
             if a >= 0:
                 prefetch(pages, a)
         j = i + AHEAD // 2
@@ -82,7 +82,7 @@ else:
             if 0 <= book and book * 2 + 1 < nsd:
                 for sd in range(book * 2, book * 2 + 2):
                     prefetch(pool, (sides[_u(sd), 0] + sides[_u(sd), 1] - 1) * 2)
-            a = page_addr(ev[_u(j), 4], page_dir)
+            a = page_addr(ev[_u(j), 4], page_dir, st)
             if a >= 0:
                 e = pages[_u(a)]
                 if e != 0:
@@ -146,7 +146,7 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
             if done:
                 i += 1
             continue
-        _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir)
+        _prefetch_ahead(ev, i, n, sides, pool, lv, pages, page_dir, st)
         word = ev[_u(i), 3]
         book = ev[_u(i), 2]
         act = word & 0xFF
