@@ -109,6 +109,10 @@ class Venue:
         except OSError as e:
             self.server.close()
             raise ObookError(f"venue: cannot write the log {log_path}: {e.strerror or e}") from e
+        # stamps asked for on the listening socket too: Linux turns receive stamping on for
+        # the machine a moment after the first socket asks (deferred work), so asking only at
+        # a connection's accept left its first segments unstamped (stamped as read) under load
+        stamp_on(self.server)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.server, selectors.EVENT_READ, None)
         self.messages: list[tuple[int, bytes]] = []
