@@ -111,7 +111,7 @@ class Venue:
             raise ObookError(f"venue: cannot write the log {log_path}: {e.strerror or e}") from e
         # stamps asked for on the listening socket too: Linux turns receive stamping on for
         # the machine a moment after the first socket asks (deferred work), so asking only at
-        # a connection's accept left its first segments unstamped (stamped as read) under load
+        # a connection's accept could leave its first segments unstamped (stamped as read)
         stamp_on(self.server)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.server, selectors.EVENT_READ, None)
