@@ -165,7 +165,7 @@ def window_base(ref):
     below ref (for a negative ref, never below the smallest int64)."""
     if 0 <= ref < DIRECT_REFS:
         return np.int64(0)
-    if ref < 0 and ref < np.int64(-(1 << 63)) + (1 << 31):
+    if ref < np.int64(-(1 << 63)) + (1 << 31):
         return np.int64(-(1 << 63))
     return ref - (1 << 31)
 
