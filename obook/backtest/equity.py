@@ -59,13 +59,12 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
                       np.where(m_bid != NONE, 2 * m_bid, 2 * m_ask))
     known = (m_bid != NONE) | (m_ask != NONE)
     args = (nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done)
-    # int64 arithmetic wraps, so it is exact wherever the true result fits: floats tell
-    # whether every result (and the rounding of the float sums) is far inside that range
-    c = _columns(np.float64, *args)
-    terms = float(np.abs(f_q).sum()) * (float(np.abs(f_p).max(initial=0)) + float(np.abs(m2_all[known]).max(initial=0)))
-    terms = terms * SCALE + float(np.abs(f_fee.astype(np.float64)).sum())
-    top = max([float(np.abs(v).max(initial=0)) for k, v in c.items() if v.dtype != bool] + [terms * len(f_q) * 2 ** -50])
-    dt = np.int64 if f_fee.dtype == np.int64 and top < SAFE / 2 else object
+    # int64 arithmetic wraps, so it is exact wherever the true result fits: a bound of every
+    # amount from float sums tells whether all are far inside that range (else the same
+    # columns in Python integers)
+    top = _bound(nt, f_tb, f_q, f_p, f_side, f_fee, float(np.abs(m2_all[known]).max(initial=0))) \
+        if f_fee.dtype == np.int64 else SAFE
+    dt = np.int64 if top < SAFE / 2 else object
     c = _columns(dt, *args)
     equity_t = pa.table({
         "time": pa.array(mk[:, M_TIME], pa.int64()),
@@ -82,6 +81,31 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
         "equity": money(c["eq_end"]),
     })
     return equity_t, positions, (mk[:, M_TIME].astype(np.int64), c["total"])
+
+
+def _bound(nt, f_tb, f_q, f_p, f_side, f_fee, m2_max) -> float:
+    """A bound (a float, rounding included) of every amount the columns hold: a book's
+    cash (the largest of its running sums), fees and position times the largest mark, their
+    sum for the book's equity, twice that for a change of it, the books' for the total."""
+    if not len(f_q):
+        return m2_max * HALF * (nt + 2)
+    q = f_q.astype(np.float64)
+    dpos = np.where(f_side == 0, q, -q)
+    dcash = dpos * f_p.astype(np.float64) * SCALE
+    by = np.argsort(f_tb, kind="stable")
+    first = np.r_[True, f_tb[by][1:] != f_tb[by][:-1]]      # each book's first fill
+
+    def most(x):
+        """The largest |running sum| of x within a book."""
+        c = np.cumsum(x[by])
+        start = np.maximum.accumulate(np.where(first, np.arange(len(c)), 0))
+        return float(np.abs(c - (c - x[by])[start]).max())
+
+    cash, pos = most(dcash), most(dpos)
+    fees = float(np.abs(f_fee.astype(np.float64)).sum())
+    book = cash + fees + (pos + 1) * m2_max * HALF
+    rounding = float(np.abs(dcash).sum()) * len(q) * 2 ** -50
+    return book * max(2, nt) + rounding
 
 
 def _columns(dt, nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done) -> dict:

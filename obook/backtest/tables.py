@@ -195,8 +195,8 @@ def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
             sharpe = float(d.mean() / d.std(ddof=1) * math.sqrt(len(d)))
     # shares offered: each new order's and each replacement's (a replacement offers its
     # quantity again, so what fills after it counts against it; -1 keeps the remaining)
-    offers = ins[(ins[:, I_ACT] != OP_CANCEL) & (ins[:, X_REFUSED] == 0) & (ins[:, I_QTY] > 0)]
-    sent_qty = int(offers[:, I_QTY].sum()) if len(offers) else 0
+    qty = ins[:, I_QTY]
+    sent_qty = int(qty[(ins[:, I_ACT] != OP_CANCEL) & (ins[:, X_REFUSED] == 0) & (qty > 0)].sum())
     filled = int(fl[:, F_QTY].sum()) if len(fl) else 0
     return {
         "pnl": pnl, "return": float(pnl) / capital if capital else None, "capital": capital,
