@@ -58,14 +58,13 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
     m2_all = np.where((m_bid != NONE) & (m_ask != NONE), m_bid + m_ask,
                       np.where(m_bid != NONE, 2 * m_bid, 2 * m_ask))
     known = (m_bid != NONE) | (m_ask != NONE)
-    args = (nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done)
     # int64 arithmetic wraps, so it is exact wherever the true result fits: a bound of every
     # amount from float sums tells whether all are far inside that range (else the same
     # columns in Python integers)
     top = _bound(nt, f_tb, f_q, f_p, f_side, f_fee, float(np.abs(m2_all[known]).max(initial=0))) \
         if f_fee.dtype == np.int64 else SAFE
     dt = np.int64 if top < SAFE / 2 else object
-    c = _columns(dt, *args)
+    c = _columns(dt, nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done)
     equity_t = pa.table({
         "time": pa.array(mk[:, M_TIME], pa.int64()),
         "instrument": pa.array(names, pa.string()).take(pa.array(m_tb, pa.int64())),
@@ -87,30 +86,29 @@ def _bound(nt, f_tb, f_q, f_p, f_side, f_fee, m2_max) -> float:
     """A bound (a float, rounding included) of every amount the columns hold: a book's
     cash (the largest of its running sums), fees and position times the largest mark, their
     sum for the book's equity, twice that for a change of it, the books' for the total."""
-    if not len(f_q):
-        return m2_max * HALF * (nt + 2)
     q = f_q.astype(np.float64)
     dpos = np.where(f_side == 0, q, -q)
     dcash = dpos * f_p.astype(np.float64) * SCALE
     by = np.argsort(f_tb, kind="stable")
-    first = np.r_[True, f_tb[by][1:] != f_tb[by][:-1]]      # each book's first fill
+    tb = f_tb[by]
+    first = np.ones(len(tb), bool)                          # each book's first fill
+    first[1:] = tb[1:] != tb[:-1]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(tb)), 0))
 
     def most(x):
         """The largest |running sum| of x within a book."""
-        c = np.cumsum(x[by])
-        start = np.maximum.accumulate(np.where(first, np.arange(len(c)), 0))
-        return float(np.abs(c - (c - x[by])[start]).max())
+        xs = x[by]
+        c = np.cumsum(xs)
+        return float(np.abs(c - (c - xs)[start]).max(initial=0))
 
-    cash, pos = most(dcash), most(dpos)
-    fees = float(np.abs(f_fee.astype(np.float64)).sum())
-    book = cash + fees + (pos + 1) * m2_max * HALF
+    book = most(dcash) + float(np.abs(f_fee.astype(np.float64)).sum()) + (most(dpos) + 1) * m2_max * HALF
     rounding = float(np.abs(dcash).sum()) * len(q) * 2 ** -50
     return book * max(2, nt) + rounding
 
 
 def _columns(dt, nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done) -> dict:
-    """Every amount column of the equity and positions tables in dtype dt (float64 to
-    size them, int64 or Python integers to compute them)."""
+    """Every amount column of the equity and positions tables in dtype dt (int64, or Python
+    integers in object arrays)."""
     q = f_q.astype(dt)
     dpos = np.where(f_side == 0, q, -q)
     dcash = -dpos * f_p.astype(dt) * SCALE
