@@ -4,7 +4,11 @@ worker alone (its kernel, its buffers, its rows) runs over them for a few strate
 feed latencies, in CPU seconds (``time.process_time``: fairer than wall time on a shared
 machine), medians of alternating runs.
 
-    python benchmarks/bench_backtest_kernel.py [RECORDS] [RUNS]
+    python benchmarks/bench_backtest_kernel.py [RECORDS] [RUNS] [VARIANT]
+
+VARIANT (a prefix of a variant's name, e.g. "market"): run that one alone; to compare two
+trees, run it in fresh processes alternating between them (the minimum is the least
+disturbed run on a shared machine).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def run(spec, batches, build=True):
     return t1 - t0, t2 - t1, t3 - t2, int(len(rows["fills"])), int(np.asarray(rows["events"]).shape[0])
 
 
-def main(records: int = 1_000_000, runs: int = 3) -> None:
+def main(records: int = 1_000_000, runs: int = 3, only: str = "") -> None:
     from bench_backtest import day
     from hftbacktest_support import obook_market_maker
     from obook.backtest import compiled
@@ -81,6 +85,9 @@ def main(records: int = 1_000_000, runs: int = 3) -> None:
         "market maker": (compiled(mm, on=("timer",), timer=PERIOD),
                          dict(feed_latency=FEED, order_latency=ORDER, response_latency=RESPONSE)),
     }
+    variants = {k: v for k, v in variants.items() if k.startswith(only)}
+    if not variants:
+        sys.exit(f"no variant starts with {only!r}")
     caps = {k: capture(path, s, risk=risk, **kw) for k, (s, kw) in variants.items()}
     n_ev = sum(n for _, n, _ in next(iter(caps.values()))[1])
     res = {k: [] for k in caps}
@@ -92,9 +99,11 @@ def main(records: int = 1_000_000, runs: int = 3) -> None:
         kern = statistics.median(x[0] for x in v)
         fin = statistics.median(x[1] for x in v)
         tab = statistics.median(x[2] for x in v)
-        print(f"{k:22s} batches {kern:6.3f} s ({kern / n_ev * 1e9:5.0f} ns/event)  finish+rows {fin:6.3f} s  "
+        print(f"{k:22s} batches {kern:6.3f} s ({kern / n_ev * 1e9:5.0f} ns/event, min {min(x[0] for x in v):.3f})  "
+              f"finish+rows {fin:6.3f} s  "
               f"tables {tab:6.3f} s  fills {v[0][3]} events {v[0][4]}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000, int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000, int(sys.argv[2]) if len(sys.argv) > 2 else 3,
+         sys.argv[3] if len(sys.argv) > 3 else "")

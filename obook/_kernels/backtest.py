@@ -23,7 +23,7 @@ from .ccall import call_strategy
 from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
-from .simulate import copy_row, emit, feed_best, feed_event, instruction, note_print, unlink
+from .simulate import copy_row, emit, feed_best, feed_event, h_prefetch, instruction, note_print, unlink
 from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
@@ -48,6 +48,7 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND)
 
 FOREVER = 1 << 62
+AHEAD = 8               # the feed event whose shadow hash row exchange_run prefetches
 LAZY_BATCH = 1024       # feed events a lazy view queues before it applies the past ones
 
 
@@ -564,6 +565,8 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
     strategy, and the shadow book's steps are inlined into its loop."""
     lazy = not S[S_ZERO_FEED] and not S[S_SUB] & (SUB_BBO | SUB_BOOK)
     for i in range(S[S_POS], n):
+        j = min(i + AHEAD, n - 1)
+        h_prefetch(H, ev[j, EV_BOOK], ev[j, EV_REF])
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
             continue

@@ -9,8 +9,9 @@ the shadow or flush the outputs and to call again from ``st[ST_POS]``.
 """
 
 import numpy as np
-from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_put, ht_reinsert
+from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_home, ht_put, ht_reinsert
 from .jit import njit
+from .prefetch import prefetch
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
@@ -48,6 +49,13 @@ def copy_row(dst, src):
 def h_find(H, b, ref):
     """The slot of live order (b, ref), or -1."""
     return ht_find(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], b, ref)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def h_prefetch(H, b, ref):
+    """Start loading the first row h_find(H, b, ref) probes (a loop prefetches the rows of
+    the events a few ahead: the table's lines are often out of the near caches by then)."""
+    prefetch(H, ht_home(b, ref, H.shape[0] - 1) * H.shape[1])
 
 
 @njit(cache=True, _nrt=False, inline="always")
