@@ -261,6 +261,9 @@ def _backtest(tmp: Path) -> None:
              fees=Fees(maker="-0.2", taker="0.3"))
     backtest(str(tmp / "bt.itch"), lambda top: None, order_latency=("exponential", 50_000))
     backtest(_l2_day(), _Quoter(), queue="power:2", order_latency=50_000, response_latency=20_000)
+    from .engine.buffers import Prefaulter
+
+    Prefaulter.compile()        # a large day's output buffers: its thread's loop
 
 
 def _l2_day():

@@ -51,14 +51,20 @@ def kernels_mode_unchanged():
 
 @pytest.fixture
 def no_leaks():
-    """Fails the test if a worker process or a /dev/shm segment outlives it."""
+    """Fails the test if a worker process, an obook thread or a /dev/shm segment outlives it."""
+    import threading
+
     shm_before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     yield
     import time
+    def threads():
+        return [t.name for t in threading.enumerate() if t.name.startswith("obook-")]
+
     deadline = time.time() + 5
-    while worker_children() and time.time() < deadline:
+    while (worker_children() or threads()) and time.time() < deadline:
         time.sleep(0.05)
     assert worker_children() == []
+    assert threads() == []
     shm_after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     assert shm_after - shm_before == set()
 

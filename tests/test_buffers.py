@@ -39,3 +39,114 @@ def test_buffers_grown_keeps_used_rows_and_zeroes_the_rest():
     assert b.shape == (SMALL // 8, 2)
     assert np.array_equal(b[:4], a[:4]) and not b[4:].any()
     assert grown(a, 4, 6) is a
+
+
+# ---------------------------------------------------------------- the prefaulter
+
+
+def _resident(a) -> int:
+    """Pages of ``a`` in memory (mincore(2))."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    n = -(-a.nbytes // mmap.PAGESIZE)
+    vec = (ctypes.c_ubyte * n)()
+    assert libc.mincore(ctypes.c_void_p(a.ctypes.data), ctypes.c_size_t(a.nbytes), vec) == 0
+    return sum(v & 1 for v in vec)
+
+
+def _wait(cond, seconds=10.0):
+    import time
+
+    deadline = time.time() + seconds
+    while not cond() and time.time() < deadline:
+        time.sleep(0.01)
+    return cond()
+
+
+def test_buffers_prefaulter_faults_pages_ahead_of_the_rows_written(no_leaks):
+    from obook._kernels.prefault import P_DONE
+    from obook.engine.buffers import Prefaulter
+
+    a = zeros((1 << 20, 8))                     # 64 MiB, mapped as written
+    a[:1000] = np.arange(8000).reshape(1000, 8)
+    assert _resident(a) < 100
+    p = Prefaulter(1, ahead=8 << 20)
+    p.follow([(a, 1000)])
+    assert _wait(lambda: p.ctl[0, P_DONE] >= 1000 * 64 + (8 << 20))
+    assert _resident(a) >= (8 << 20) // mmap.PAGESIZE          # faulted in...
+    assert _resident(a) < (20 << 20) // mmap.PAGESIZE          # ...not the whole buffer
+    assert np.array_equal(a[:1000], np.arange(8000).reshape(1000, 8)) and not a[1000:].any()
+    p.stop()
+
+
+def test_buffers_prefaulter_rows_written_meanwhile_are_kept(no_leaks):
+    from obook.engine.buffers import Prefaulter
+
+    a = zeros((1 << 19, 8))
+    p = Prefaulter(1, ahead=1 << 20, period_us=10)
+    for step in range(0, 1 << 19, 1 << 13):     # the writer writes while the thread faults ahead
+        a[step:step + (1 << 13)] = step + np.arange(1 << 13)[:, None]
+        p.follow([(a, step + (1 << 13))])
+    p.stop()
+    assert np.array_equal(a[:, 3], np.arange(1 << 19))
+
+
+def test_buffers_prefaulter_replaced_buffer_is_followed(no_leaks):
+    from obook._kernels.prefault import P_ADDR, P_DONE
+    from obook.engine.buffers import Prefaulter
+
+    a, b = zeros((1 << 19, 8)), zeros((1 << 20, 8))
+    p = Prefaulter(1, ahead=4 << 20)
+    p.follow([(a, 10)])
+    assert _wait(lambda: p.ctl[0, P_DONE] > 0)
+    p.follow([(b, 10)])
+    assert p.ctl[0, P_ADDR] == b.ctypes.data
+    assert _wait(lambda: p.ctl[0, P_DONE] >= 4 << 20 and p.ctl[0, P_ADDR] == b.ctypes.data)
+    assert _resident(b) >= (4 << 20) // mmap.PAGESIZE
+    p.stop()
+
+
+def test_buffers_prefaulter_small_buffers_start_no_thread(no_leaks):
+    import threading
+
+    from obook.engine.buffers import Prefaulter
+
+    p = Prefaulter(2)
+    p.follow([(np.zeros((100, 8), np.int64), 5), (zeros((10, 3)), 1)])
+    assert p._thread is None and "obook-prefault" not in [t.name for t in threading.enumerate()]
+    p.stop()
+
+
+def test_buffers_prefaulter_dropped_without_stop_ends_its_thread(no_leaks):
+    import gc
+
+    from obook.engine.buffers import Prefaulter
+
+    p = Prefaulter(1)
+    p.follow([(zeros((1 << 19, 8)), 1)])
+    thread = p._thread
+    assert thread.is_alive()
+    del p
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_prefault_kernels_pass_faults_in_and_a_bad_address_flags_failure():
+    from obook._kernels.prefault import (F_CALLS, F_FAILED, F_WIDTH, P_ADDR, P_BYTES, P_DONE, P_ROW, P_USED,
+                                         P_WIDTH, prefault_pass)
+    from obook.engine.buffers import _libc_address
+
+    a = zeros((1 << 19, 8))
+    ctl, flag = np.zeros((1, P_WIDTH), np.int64), np.zeros(F_WIDTH, np.int64)
+    ctl[0, P_ADDR], ctl[0, P_BYTES], ctl[0, P_ROW], ctl[0, P_USED] = a.ctypes.data, a.nbytes, 64, 100
+    assert prefault_pass(ctl, flag, _libc_address("madvise"), 1 << 20, mmap.PAGESIZE)
+    assert ctl[0, P_DONE] == -(-(100 * 64 + (1 << 20)) // mmap.PAGESIZE) * mmap.PAGESIZE
+    assert flag[F_CALLS] == 1 and not flag[F_FAILED]
+    assert prefault_pass(ctl, flag, _libc_address("madvise"), 1 << 20, mmap.PAGESIZE)   # nothing new: no call
+    assert flag[F_CALLS] == 1
+    ctl[0, P_ADDR], ctl[0, P_DONE] = a.ctypes.data + 1, 0      # not page-aligned: madvise refuses
+    flag[:] = 0
+    assert not prefault_pass(ctl, flag, _libc_address("madvise"), 1 << 20, mmap.PAGESIZE)
+    assert flag[F_FAILED] == 1

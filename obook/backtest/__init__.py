@@ -109,6 +109,7 @@ class Spec:
     unit_ns: int
     day_end: bool
     max_ref: int = 1 << 20
+    feed_bytes: int = 0         # the feed's size, when known: the output buffers' first sizes
 
 
 def _live_fn(strategy):
@@ -164,6 +165,16 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
 PIPELINE_BYTES = 8 << 20
 
 
+def _size(feed) -> int:
+    """The feed's size in bytes (0: not a file)."""
+    import os
+
+    try:
+        return os.path.getsize(feed)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
 def _pipelined(feed, pipeline) -> bool:
     """Whether the replay's books run in a worker process beside the backtest: asked, or
     worth a process (two cores, a file large enough)."""
@@ -171,10 +182,7 @@ def _pipelined(feed, pipeline) -> bool:
         return bool(pipeline)
     import os
 
-    try:
-        return (os.cpu_count() or 1) >= 2 and os.path.getsize(feed) >= PIPELINE_BYTES
-    except (OSError, TypeError, ValueError):
-        return False
+    return (os.cpu_count() or 1) >= 2 and _size(feed) >= PIPELINE_BYTES
 
 
 def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, response_latency=0, seed: int = 0,
@@ -236,7 +244,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
         raise ObookError(f"interval must be > 0 seconds, not {interval}")
     spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
                 int(period or 0) // unit_ns, None if t0 is None else int(t0), int(interval * 1e9) // unit_ns,
-                LM, LA, LB, risk, rk, unit_ns, day_end)
+                LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed))
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
                     tickers=spec.tickers, unknown_tickers="ignore", rows=False,
@@ -250,6 +258,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
             tables, summary = build(obs.last.rows(), fees, unit_ns, int(interval * 1e9), capital)
             e.partial = BacktestResult(tables, summary, {})
         raise
+    finally:
+        if obs.last is not None:
+            obs.last.close()
     rows = replay.observed[0] if replay.observed else obs.last.rows()
     tables, summary = build(rows, fees, unit_ns, int(interval * 1e9), capital)
     stats = dict(replay.stats)

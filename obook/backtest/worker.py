@@ -19,7 +19,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
-from ..engine.buffers import grown
+from ..engine.buffers import Prefaulter, grown, zeros
 from .entry import strategy_address
 from ..errors import ObookError
 from ..simulation.observer import map_book
@@ -28,6 +28,7 @@ from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
 HASH = 1 << 12
 LEVELS = 64
 CHUNK = 1 << 12
+MAX_FIRST_EVENTS = 1 << 21
 QUEUE_ROWS = 1 << 15     # the view's and the responses' queues (compacted, a return to Python, at their end)
 RISK_CODES = {name: code for code, name in enumerate(RISK_NAMES) if name}
 
@@ -61,6 +62,15 @@ def _more(a: np.ndarray, used: int, free: int) -> np.ndarray:
     return grown(a, used, max(4 * a.shape[0], used + free))
 
 
+def first_rows(feed_bytes: int) -> tuple[int, int]:
+    """The first rows of the events buffer and of the other output buffers (orders, fills,
+    marks) for a feed of ``feed_bytes`` (0: unknown): about an event row per 256 bytes of
+    feed and an order per 1,024 for a busy strategy, so that a day rarely grows them
+    (each growth copies the rows so far into fresh memory)."""
+    return (min(max(CHUNK, feed_bytes // 256), MAX_FIRST_EVENTS),
+            min(max(CHUNK, feed_bytes // 1024), MAX_FIRST_EVENTS // 4))
+
+
 def _rq_none(v):
     return None if v == NONE else int(v)
 
@@ -80,16 +90,19 @@ class BacktestWorker:
         self.st = np.zeros(ST_WIDTH, np.int64)
         self.stv = np.zeros(ST_WIDTH, np.int64)
         self._books(max(1, len(spec.tickers or ())))
-        self.OO = np.zeros((CHUNK, O_WIDTH), np.int64)
-        self.LO = np.zeros((CHUNK, LO_WIDTH), np.int64)
+        # the output rows' buffers, first sized from the feed's size (mapped as they are
+        # written: a large first size costs nothing until its rows are)
+        n_ev, n_out = first_rows(spec.feed_bytes)
+        self.OO = zeros((n_out, O_WIDTH))
+        self.LO = zeros((n_out, LO_WIDTH))
         self.REFKEY = np.full(spec.max_ref if spec.compiled else 1, -1, np.int64)
-        self.INS = np.zeros((CHUNK, X_WIDTH), np.int64)
-        self.MID = np.zeros((CHUNK, 4), np.int64)
-        self.FL = np.zeros((CHUNK, F_WIDTH), np.int64)
-        self.EV = np.zeros((CHUNK, E_WIDTH), np.int64)
+        self.INS = zeros((n_out, X_WIDTH))
+        self.MID = zeros((n_out, 4))
+        self.FL = zeros((n_out, F_WIDTH))
+        self.EV = zeros((n_ev, E_WIDTH))
         self.RQ = np.zeros((QUEUE_ROWS, R_WIDTH), np.int64)
         self.LAG = np.zeros((QUEUE_ROWS, LAG_WIDTH), np.int64)
-        self.MK = np.zeros((CHUNK, M_WIDTH), np.int64)
+        self.MK = zeros((n_out, M_WIDTH))
         self.C = np.zeros(C_WIDTH, np.int64)
         self.OUT = np.zeros((OUT_ROWS, Q_WIDTH), np.int64)
         self.W = np.zeros(max(1, spec.risk_rk[2]), np.int64)
@@ -112,6 +125,19 @@ class BacktestWorker:
         self.state = spec.state
         for t in spec.tickers or ():
             self._track(t)
+        self.prefault = Prefaulter(7)
+        self.prefault.follow(self._outputs())
+
+    def _outputs(self) -> list:
+        """The output buffers and the rows written into each (what the prefaulter follows)."""
+        st, S = self.st, self.S
+        return [(self.EV, int(st[ST_NE])), (self.FL, int(st[ST_NF])), (self.MK, int(S[S_NM])),
+                (self.INS, int(S[S_INS_TAIL])), (self.MID, int(S[S_INS_TAIL])), (self.OO, int(S[S_NKEY])),
+                (self.LO, int(S[S_NKEY]))]
+
+    def close(self) -> None:
+        """Stop the prefaulter's thread (the backtest ended, or failed)."""
+        self.prefault.stop()
 
     # ------------------------------------------------------------ books
 
@@ -177,6 +203,7 @@ class BacktestWorker:
             self.S[S_TIMER_NEXT] = int(events[0, 1]) + self.S[S_TIMER_PERIOD]
         self.S[S_POS] = 0
         self._drive(lambda: bt_events(events, n, self.tmap, *self._args(), self.at))
+        self.prefault.follow(self._outputs())
 
     def _drive(self, step) -> None:
         """Run a kernel step until it is done: calls and room on the way."""
@@ -193,6 +220,7 @@ class BacktestWorker:
         from .._kernels.backtest import bt_finish
 
         self._drive(lambda: bt_finish(*self._args(), self.spec.day_end, self.at))
+        self.close()
         return self.rows()
 
     def rows(self) -> dict:

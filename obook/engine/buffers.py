@@ -15,6 +15,7 @@ to need at no cost.
 from __future__ import annotations
 
 import mmap
+import weakref
 
 import numpy as np
 
@@ -42,3 +43,87 @@ def grown(a: np.ndarray, used: int, rows: int) -> np.ndarray:
     b = zeros((rows,) + a.shape[1:], a.dtype)
     b[:used] = a[:used]
     return b
+
+
+
+def _libc_address(name: str) -> int:
+    """The address of a C library function (0: none)."""
+    import ctypes
+
+    try:
+        return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value or 0
+    except (OSError, AttributeError):
+        return 0
+
+
+class Prefaulter:
+    """A thread that faults in the pages of output buffers ahead of the rows written into
+    them, so that their first writes do not stop the writer (obook._kernels.prefault: a
+    compiled loop without the GIL, on the other core while the writer runs).
+
+    The writer calls ``follow`` with its buffers and the rows written into each between
+    its kernels' calls, and ``stop`` at the end. Only buffers from ``zeros`` (an mmap of
+    their own, page-aligned) are followed. Where ``MADV_POPULATE_WRITE`` is missing (not
+    Linux, a kernel before 5.14) or the kernels run as Python, the thread stops or never
+    starts, and the writer faults its pages itself, as without it.
+    """
+
+    def __init__(self, n: int, ahead: int = 8 << 20, period_us: int = 1000):
+        from .._kernels.jit import INTERPRETED
+        from .._kernels.prefault import F_STOP, F_WIDTH, P_WIDTH
+
+        self.ctl = np.zeros((n, P_WIDTH), np.int64)
+        self.flag = np.zeros(F_WIDTH, np.int64)
+        self.ahead, self.period_us = ahead, period_us
+        self._addr = [0] * n
+        self._thread = None
+        self._fns = (_libc_address("madvise"), _libc_address("usleep"))
+        self.enabled = not INTERPRETED and all(self._fns) and hasattr(mmap, "MADV_NOHUGEPAGE")
+        # a writer dropped without ``stop`` (its replay failed) still stops the thread
+        weakref.finalize(self, self.flag.__setitem__, F_STOP, 1)
+
+    def follow(self, buffers) -> None:
+        """``buffers``: (array, rows written) per buffer, in the same order every call."""
+        from .._kernels.prefault import P_ADDR, P_BYTES, P_DONE, P_ROW, P_USED
+
+        if not self.enabled:
+            return
+        ctl = self.ctl
+        for k, (a, used) in enumerate(buffers):
+            addr = a.ctypes.data
+            if addr != self._addr[k]:
+                self._addr[k] = addr
+                ok = a.nbytes >= SMALL and addr % mmap.PAGESIZE == 0
+                ctl[k, P_ADDR] = 0          # the row is rewritten: the thread skips it meanwhile
+                ctl[k, P_BYTES], ctl[k, P_ROW], ctl[k, P_DONE] = a.nbytes, a.strides[0], 0
+                ctl[k, P_USED] = used
+                ctl[k, P_ADDR] = addr if ok else 0
+            else:
+                ctl[k, P_USED] = used
+        if self._thread is None and ctl[:, P_ADDR].any():
+            import threading
+
+            from .._kernels.prefault import prefault_run
+
+            self._thread = threading.Thread(
+                target=prefault_run, name="obook-prefault", daemon=True,
+                args=(ctl, self.flag, self._fns[0], self._fns[1], self.ahead, mmap.PAGESIZE, self.period_us))
+            self._thread.start()
+
+    @staticmethod
+    def compile() -> None:
+        """Compile (or load) the thread's loop: a run told to stop before it starts."""
+        from .._kernels.jit import INTERPRETED
+        from .._kernels.prefault import F_STOP, F_WIDTH, P_WIDTH, prefault_run
+
+        if not INTERPRETED:
+            flag = np.zeros(F_WIDTH, np.int64)
+            flag[F_STOP] = 1
+            prefault_run(np.zeros((1, P_WIDTH), np.int64), flag, 0, 0, 1 << 20, mmap.PAGESIZE, 1000)
+
+    def stop(self) -> None:
+        from .._kernels.prefault import F_STOP
+
+        self.flag[F_STOP] = 1
+        if self._thread is not None:
+            self._thread.join()

@@ -1,0 +1,86 @@
+"""The backtest's output buffers: first sized from the feed, faulted in ahead of their rows
+by the prefaulter's thread (obook.engine.buffers.Prefaulter), which never changes a row and
+never outlives the backtest."""
+
+from __future__ import annotations
+
+import pytest
+
+from hftbacktest_support import obook_market_maker
+from obook.backtest import StrategyError, backtest, compiled, worker
+from obook.engine import buffers
+from obook.errors import FeedError
+from obook.gen.databento import mbo_flow, write_dbn
+from obook.live.risk import RiskGate
+from test_backtest_contained import DAY, Boom
+
+LARGE = (1 << 20, 1 << 18)      # rows: 112 MiB of events, mapped as written
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("bufs") / "mbo.dbn")
+    write_dbn(path, mbo_flow(60_000, instruments=2, seed=13, clears=0.0), encoder=False)
+    return path
+
+
+@pytest.fixture()
+def followed(monkeypatch):
+    """The prefaulters made, with large first buffers."""
+    made = []
+    init = buffers.Prefaulter.__init__
+
+    def spy(self, *a, **kw):
+        init(self, *a, **kw)
+        made.append(self)
+    monkeypatch.setattr(buffers.Prefaulter, "__init__", spy)
+    monkeypatch.setattr(worker, "first_rows", lambda n: LARGE)
+    return made
+
+
+def _mm(path, pipeline=True):
+    return backtest(path, compiled(obook_market_maker(), on=("timer",), timer=100_000), feed_latency=1_000,
+                    order_latency=2_000, response_latency=3_000, risk=RiskGate(max_orders_per_second=100_000),
+                    pipeline=pipeline)
+
+
+def test_backtest_buffers_first_rows_follow_the_feed_size():
+    assert worker.first_rows(0) == (worker.CHUNK, worker.CHUNK)
+    assert worker.first_rows(64 << 20) == (1 << 18, 1 << 16)
+    assert worker.first_rows(1 << 40) == (worker.MAX_FIRST_EVENTS, worker.MAX_FIRST_EVENTS // 4)
+
+
+@pytest.fixture(scope="module")
+def plain(day):
+    """The day's backtest with its buffers as a small feed gets them."""
+    return _mm(day)
+
+
+def test_backtest_buffers_large_and_prefaulted_same_tables(day, plain, followed, no_leaks):
+    from obook._kernels.prefault import F_CALLS, F_FAILED
+
+    a, b = plain, _mm(day)
+    assert len(followed) == 1 and followed[0].flag[F_CALLS] > 0 and not followed[0].flag[F_FAILED]
+    assert a.summary["fills"] > 0 and a.summary == b.summary
+    for name in a.names:
+        assert a.table(name).equals(b.table(name)), name
+
+
+def test_backtest_buffers_strategy_raises_no_thread_left(tmp_path, followed, no_leaks):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError) as e:
+        backtest(str(feed), Boom(), format="csv", pipeline=True)
+    assert e.value.partial.orders.column("ref").to_pylist() == [10, 20]
+    assert followed and followed[0]._thread is not None
+
+
+def test_backtest_buffers_bad_record_no_thread_left(day, tmp_path, followed, no_leaks):
+    data = bytearray(open(day, "rb").read())
+    cut = len(data) * 2 // 3
+    data[cut:cut + 200] = b"\xff" * 200
+    bad = tmp_path / "bad.dbn"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(FeedError):
+        _mm(str(bad))
+    assert followed and followed[0]._thread is not None
