@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import os
 
 import numba
 import numpy as np
@@ -77,6 +78,7 @@ def test_buffers_prefaulter_faults_pages_ahead_of_the_rows_written(no_leaks):
     assert _resident(a) >= (8 << 20) // mmap.PAGESIZE          # faulted in...
     assert _resident(a) < (20 << 20) // mmap.PAGESIZE          # ...not the whole buffer
     assert np.array_equal(a[:1000], np.arange(8000).reshape(1000, 8)) and not a[1000:].any()
+    assert os.sched_getscheduler(p._thread.native_id) == os.SCHED_IDLE     # only on a free core
     p.stop()
 
 

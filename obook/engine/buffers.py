@@ -56,10 +56,23 @@ def _libc_address(name: str) -> int:
         return 0
 
 
+def _background(fn, *args) -> None:
+    """``fn(*args)`` in this thread at the lowest priority (Linux's SCHED_IDLE): it runs on
+    a core that nothing else wants at the moment, never in the place of the work it helps."""
+    import os
+
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))     # 0: this thread
+    except (AttributeError, OSError):
+        pass
+    fn(*args)
+
+
 class Prefaulter:
     """A thread that faults in the pages of output buffers ahead of the rows written into
     them, so that their first writes do not stop the writer (obook._kernels.prefault: a
-    compiled loop without the GIL, on the other core while the writer runs).
+    compiled loop without the GIL, at the lowest priority, on a core the writer and the
+    replay's worker leave free).
 
     The writer calls ``follow`` with its buffers and the rows written into each between
     its kernels' calls, and ``stop`` at the end. Only buffers from ``zeros`` (an mmap of
@@ -106,8 +119,9 @@ class Prefaulter:
             from .._kernels.prefault import prefault_run
 
             self._thread = threading.Thread(
-                target=prefault_run, name="obook-prefault", daemon=True,
-                args=(ctl, self.flag, self._fns[0], self._fns[1], self.ahead, mmap.PAGESIZE, self.period_us))
+                target=_background, name="obook-prefault", daemon=True,
+                args=(prefault_run, ctl, self.flag, self._fns[0], self._fns[1], self.ahead, mmap.PAGESIZE,
+                      self.period_us))
             self._thread.start()
 
     @staticmethod
