@@ -4,6 +4,7 @@ never outlives the backtest."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hftbacktest_support import obook_market_maker
@@ -84,3 +85,18 @@ def test_backtest_buffers_bad_record_no_thread_left(day, tmp_path, followed, no_
     with pytest.raises(FeedError):
         _mm(str(bad))
     assert followed and followed[0]._thread is not None
+
+
+def test_backtest_buffers_no_memory_promised_up_front_small_ones_grow(day, plain, monkeypatch, no_leaks):
+    real = worker.zeros
+
+    def strict_overcommit(shape, dtype=np.int64):
+        if shape[0] > worker.CHUNK:
+            raise OSError(12, "Cannot allocate memory")
+        return real(shape, dtype)
+    monkeypatch.setattr(worker, "zeros", strict_overcommit)
+    monkeypatch.setattr(worker, "first_rows", lambda n: LARGE)
+    b = _mm(day)
+    assert b.summary == plain.summary
+    for name in plain.names:
+        assert plain.table(name).equals(b.table(name)), name

@@ -91,18 +91,15 @@ class BacktestWorker:
         self.stv = np.zeros(ST_WIDTH, np.int64)
         self._books(max(1, len(spec.tickers or ())))
         # the output rows' buffers, first sized from the feed's size (mapped as they are
-        # written: a large first size costs nothing until its rows are)
-        n_ev, n_out = first_rows(spec.feed_bytes)
-        self.OO = zeros((n_out, O_WIDTH))
-        self.LO = zeros((n_out, LO_WIDTH))
+        # written: a large first size costs nothing until its rows are); where the system
+        # will not promise that much memory up front (strict overcommit), small ones that grow
+        try:
+            self._outputs_of(*first_rows(spec.feed_bytes))
+        except (MemoryError, OSError):
+            self._outputs_of(CHUNK, CHUNK)
         self.REFKEY = np.full(spec.max_ref if spec.compiled else 1, -1, np.int64)
-        self.INS = zeros((n_out, X_WIDTH))
-        self.MID = zeros((n_out, 4))
-        self.FL = zeros((n_out, F_WIDTH))
-        self.EV = zeros((n_ev, E_WIDTH))
         self.RQ = np.zeros((QUEUE_ROWS, R_WIDTH), np.int64)
         self.LAG = np.zeros((QUEUE_ROWS, LAG_WIDTH), np.int64)
-        self.MK = zeros((n_out, M_WIDTH))
         self.C = np.zeros(C_WIDTH, np.int64)
         self.OUT = np.zeros((OUT_ROWS, Q_WIDTH), np.int64)
         self.W = np.zeros(max(1, spec.risk_rk[2]), np.int64)
@@ -127,6 +124,13 @@ class BacktestWorker:
             self._track(t)
         self.prefault = Prefaulter(7)
         self.prefault.follow(self._outputs())
+
+    def _outputs_of(self, n_ev: int, n_out: int) -> None:
+        """The output buffers: n_ev event rows, n_out rows of the others."""
+        self.EV = zeros((n_ev, E_WIDTH))
+        self.OO, self.LO = zeros((n_out, O_WIDTH)), zeros((n_out, LO_WIDTH))
+        self.INS, self.MID = zeros((n_out, X_WIDTH)), zeros((n_out, 4))
+        self.FL, self.MK = zeros((n_out, F_WIDTH)), zeros((n_out, M_WIDTH))
 
     def _outputs(self) -> list:
         """The output buffers and the rows written into each (what the prefaulter follows)."""
