@@ -9,7 +9,8 @@ on a 2-core cloud virtual machine a first write cost 1-1.8 ms a MiB in huge page
 0.4 ms a MiB in ordinary ones. A backtest's rows (its events, fills, orders) are such
 memory: tens to hundreds of MiB, written once. ``zeros`` maps them without huge pages;
 what is never written is never touched, so a buffer can be made larger than it turns out
-to need at no cost.
+to need at no cost. A ``Prefaulter`` maps such a buffer's pages a few MiB ahead of its
+writer, from a thread of its own, so that the writer does not stop for them either.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ def grown(a: np.ndarray, used: int, rows: int) -> np.ndarray:
     b = zeros((rows,) + a.shape[1:], a.dtype)
     b[:used] = a[:used]
     return b
-
 
 
 def _libc_address(name: str) -> int:
