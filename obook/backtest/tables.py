@@ -114,10 +114,13 @@ class Tables(Mapping):
 def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) -> tuple[Tables, dict]:
     names = rows["names"]
     ins, fl, ev, mk = rows["orders"], rows["fills"], rows["events"], rows["marks"]
-    new = ins[:, I_ACT] == 0
-    keys, first = np.unique(ins[new, I_KEY], return_index=True)
+    # the columns the summary reads, each once and contiguous (a column of the rows is
+    # strided: every pass over one reads the whole table)
+    act, key, ref, refused, qty = np.take(ins, [I_ACT, I_KEY, X_REF, X_REFUSED, I_QTY], axis=1).T
+    new = act == 0
+    keys, first = np.unique(key[new], return_index=True)
     lut = np.full(int(keys.max()) + 1 if len(keys) else 0, -1, np.int64)
-    lut[keys] = ins[new, X_REF][first]             # a key's ref: its first new order's
+    lut[keys] = ref[new][first]                    # a key's ref: its first new order's
 
     def refs(k):
         k = np.asarray(k, np.int64)
@@ -171,13 +174,16 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
         })
 
     equity_t, positions, series = equity(names, fl, fee, mk)
-    summary = _summary(rows, ins, fl, series, interval_ns // unit_ns if interval_ns else 0, capital, positions)
+    summary = _summary(rows, (act, refused, qty), fl, series, interval_ns // unit_ns if interval_ns else 0, capital,
+                       positions)
     tables = Tables({"orders": orders, "events": events, "fills": fills, "positions": lambda: positions,
                      "equity": lambda: equity_t})
     return tables, summary
 
 
 def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
+    """The summary statistics; ``ins``: the orders' action, refusal and quantity columns."""
+    act, refused, qty = ins
     t, v = series
     pnl = Decimal(int(v[-1])).scaleb(-4) if len(v) else Decimal(0)
     notional = int(np.sum(fl[:, F_PRICE] * fl[:, F_QTY])) if len(fl) else 0
@@ -195,14 +201,13 @@ def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
             sharpe = float(d.mean() / d.std(ddof=1) * math.sqrt(len(d)))
     # shares offered: each new order's and each replacement's (a replacement offers its
     # quantity again, so what fills after it counts against it; -1 keeps the remaining)
-    qty = ins[:, I_QTY]
-    sent_qty = int(qty[(ins[:, I_ACT] != OP_CANCEL) & (ins[:, X_REFUSED] == 0) & (qty > 0)].sum())
+    sent_qty = int(qty[(act != OP_CANCEL) & (refused == 0) & (qty > 0)].sum())
     filled = int(fl[:, F_QTY].sum()) if len(fl) else 0
     return {
         "pnl": pnl, "return": float(pnl) / capital if capital else None, "capital": capital,
         "sharpe": sharpe, "max_drawdown": dd, "turnover": notional,
         "fill_ratio": filled / sent_qty if sent_qty else None,
-        "orders": int(len(ins)), "refused": int((ins[:, X_REFUSED] != 0).sum()) if len(ins) else 0,
+        "orders": int(len(act)), "refused": int(np.count_nonzero(refused)),
         "fills": int(len(fl)), "filled_shares": filled, "calls": rows.get("calls", 0),
         "position": {n: int(p) for n, p in zip(positions.column("instrument").to_pylist(),
                                                positions.column("position").to_pylist())},
