@@ -181,9 +181,9 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
     return tables, summary
 
 
-def _summary(rows, ins, fl, series, interval, capital, positions) -> dict:
-    """The summary statistics; ``ins``: the orders' action, refusal and quantity columns."""
-    act, refused, qty = ins
+def _summary(rows, order_columns, fl, series, interval, capital, positions) -> dict:
+    """The summary statistics; ``order_columns``: the orders' action, refusal and quantity."""
+    act, refused, qty = order_columns
     t, v = series
     pnl = Decimal(int(v[-1])).scaleb(-4) if len(v) else Decimal(0)
     notional = int(np.sum(fl[:, F_PRICE] * fl[:, F_QTY])) if len(fl) else 0
