@@ -81,3 +81,67 @@ def test_equity_no_fills_no_marks_empty_tables():
     assert table.num_rows == 0 and len(total) == 0
     assert positions.column("position").to_pylist() == [0, 0, 0]
     assert positions.column("mark").to_pylist() == [None, None, None]
+
+
+def test_equity_rows_already_in_order_equal_reference():
+    names, fl, fee, mk = _day(10_000, seed=11)
+    by = np.argsort(fl[:, K_COUNT])
+    fl, fee = fl[by], fee[by]
+    mk = mk[np.lexsort((mk[:, M_SEQ], mk[:, M_TIME]))]
+    table, positions, (times, total) = equity(names, fl, fee, mk)
+    rows, want_total, pos, eq = reference(names, fl, fee, mk)
+    assert [tuple(r.values()) for r in table.to_pylist()] == rows
+    assert [int(v) for v in total] == want_total
+    assert positions.column("position").to_pylist() == pos
+
+
+def _both_ways(seed):
+    """The int64 pass (obook._kernels.equity) and the Python-integer columns of one day."""
+    from obook.backtest.equity import _columns, _int_columns, _sorted_by
+
+    names, fl, fee, mk = _day(10_000, seed=seed)
+    mk = mk[np.lexsort((mk[:, M_SEQ], mk[:, M_TIME]))]
+    order = _sorted_by(fl[:, K_COUNT])
+    fast = _int_columns(len(names), fl, order, fee, mk)
+    m_bid, m_ask = mk[:, M_BID], mk[:, M_ASK]
+    m2 = np.where((m_bid != NONE) & (m_ask != NONE), m_bid + m_ask, np.where(m_bid != NONE, 2 * m_bid, 2 * m_ask))
+    applied = np.maximum.accumulate(np.searchsorted(fl[order, K_COUNT], mk[:, M_SEQ], "left"))
+    slow = _columns(object, len(names), *(fl[order, c] for c in (K_TB, F_QTY, F_PRICE, F_SIDE)), fee[order],
+                    mk[:, M_TB], m2, (m_bid != NONE) | (m_ask != NONE), applied, int(applied[-1]))
+    return fast, slow
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_equity_int64_pass_equals_python_integer_columns(seed):
+    fast, slow = _both_ways(seed)
+    for k in ("pos", "cash", "fees", "mark", "value", "total", "pos_end", "bought", "sold", "cash_end", "fees_end",
+              "eq_end", "mid_end"):
+        assert [int(v) for v in fast[k]] == [int(v) for v in slow[k]], k
+    for k in ("has_mark", "has_mid"):
+        assert fast[k].tolist() == slow[k].tolist(), k
+
+
+def test_eq_marks_compiled_and_python_equal():
+    from obook._kernels.equity import B_WIDTH, BQ_WIDTH, Q_WIDTH, eq_marks
+
+    names, fl, fee, mk = _day(10_000, seed=4)
+    mk = mk[np.lexsort((mk[:, M_SEQ], mk[:, M_TIME]))]
+    order = np.argsort(fl[:, K_COUNT], kind="stable")
+    outs = []
+    for fn in (eq_marks, getattr(eq_marks, "py_func", eq_marks)):
+        out, books = np.zeros((len(mk), Q_WIDTH), np.int64), np.zeros((len(names), BQ_WIDTH), np.int64)
+        bound = np.zeros(B_WIDTH)
+        done = fn(fl, order, fee, mk, out, books, np.zeros((len(names), 2)), bound)
+        outs.append((done, out, books, bound))
+    assert outs[0][0] == outs[1][0] > 0
+    assert np.array_equal(outs[0][1], outs[1][1]) and np.array_equal(outs[0][2], outs[1][2])
+    assert np.allclose(outs[0][3], outs[1][3]) and outs[0][3].min() > 0
+
+
+def test_equity_int64_overflow_of_mid_alone_falls_back_to_python_integers():
+    # both sides near the largest price: their sum overflows int64, the equity does not
+    names, fl, fee, mk = _day(100, n_fills=0, n_marks=5)
+    mk[:, M_BID], mk[:, M_ASK] = (1 << 62) - 10, (1 << 62) - 5
+    table, positions, (times, total) = equity(names, fl, fee, mk)
+    rows, want_total, pos, eq = reference(names, fl, fee, mk)
+    assert [tuple(r.values())[-2] for r in table.to_pylist()] == [r[-2] for r in rows]

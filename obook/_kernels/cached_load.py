@@ -131,6 +131,7 @@ _WHAT = dict((
     ("pcap", ("packet captures", 10)), ("match_gen", ("the order generator", 10)), ("match", ("the matching engine", 45)),
     ("simulate", ("the own-order simulation", 45)), ("parquet_pages", ("the Parquet depth writer", 10)),
     ("latency", ("latency counters", 10)), ("live", ("the live loop", 120)), ("backtest", ("the backtest", 60)),
+    ("equity", ("the backtest", 60)), ("prefault", ("the backtest", 60)),
     ("l2_queue", ("the L2 queue model", 10)),
     ("gen.", ("the feed generators", 15)),
 ))   # keyed by kernel module (a name or a prefix of one), not by format

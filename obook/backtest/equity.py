@@ -1,8 +1,9 @@
-"""Positions, cash, fees and mark-to-market equity of a backtest, computed by columns.
+"""Positions, cash, fees and mark-to-market equity of a backtest.
 
-Money is exact: every amount is an integer x SCALE (4 decimals). The columns are int64 when
-the day's largest possible amount fits in it with room to spare, else Python integers in
-object arrays (the same arithmetic, slower): never a binary float.
+Money is exact: every amount is an integer x SCALE (4 decimals). The columns come from one
+compiled pass in int64 (obook._kernels.equity) when the day's largest possible amount fits
+in it with room to spare, else by numpy columns of Python integers (object arrays: the same
+arithmetic, slower): never a binary float.
 """
 
 from __future__ import annotations
@@ -44,31 +45,32 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
     M_SEQ), in the order they were written; the mark price is the book's mid (x 2 kept
     exact), one side's best when the other is empty, the last one when both are."""
     nt = len(names)
-    order = np.argsort(fl[:, K_COUNT], kind="stable")
-    f_tb, f_q, f_p, f_side = (fl[order, c] for c in (K_TB, F_QTY, F_PRICE, F_SIDE))
-    f_fee = np.asarray(fee)[order] if len(fee) else np.zeros(0, np.int64)
-    if len(mk):
+    order = _sorted_by(fl[:, K_COUNT])
+    fee = np.asarray(fee) if len(fee) else np.zeros(0, np.int64)
+    if len(mk) and not _in_order(mk[:, M_TIME], mk[:, M_SEQ]):
         mk = mk[np.lexsort((mk[:, M_SEQ], mk[:, M_TIME]))]
-    m_tb, m_bid, m_ask = mk[:, M_TB], mk[:, M_BID], mk[:, M_ASK]
-    # fills applied at each mark (a mark never takes fills back)
-    applied = np.maximum.accumulate(np.searchsorted(fl[order, K_COUNT], mk[:, M_SEQ], "left")) if len(mk) \
-        else np.zeros(0, np.int64)
-    done = int(applied[-1]) if len(applied) else 0
-
-    m2_all = np.where((m_bid != NONE) & (m_ask != NONE), m_bid + m_ask,
-                      np.where(m_bid != NONE, 2 * m_bid, 2 * m_ask))
-    known = (m_bid != NONE) | (m_ask != NONE)
+    m_tb = mk[:, M_TB]
     # int64 arithmetic wraps, so it is exact wherever the true result fits: a bound of every
     # amount from float sums tells whether all are far inside that range (else the same
     # columns in Python integers)
-    top = _bound(nt, f_tb, f_q, f_p, f_side, f_fee, float(np.abs(m2_all[known]).max(initial=0))) \
-        if f_fee.dtype == np.int64 else SAFE
-    dt = np.int64 if top < SAFE / 2 else object
-    c = _columns(dt, nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done)
+    c = _int_columns(nt, fl, order, fee, mk) if fee.dtype == np.int64 else None
+    if c is None:
+        m_bid, m_ask = mk[:, M_BID], mk[:, M_ASK]
+        m2_all = np.where((m_bid != NONE) & (m_ask != NONE), m_bid.astype(object) + m_ask,
+                          np.where(m_bid != NONE, 2 * m_bid.astype(object), 2 * m_ask.astype(object)))
+        known = (m_bid != NONE) | (m_ask != NONE)
+        # fills applied at each mark (a mark never takes fills back)
+        applied = np.maximum.accumulate(np.searchsorted(fl[order, K_COUNT], mk[:, M_SEQ], "left")) \
+            if len(mk) else np.zeros(0, np.int64)
+        done = int(applied[-1]) if len(applied) else 0
+        f_tb, f_q, f_p, f_side = (fl[order, c] for c in (K_TB, F_QTY, F_PRICE, F_SIDE))
+        c = _columns(object, nt, f_tb, f_q, f_p, f_side, fee[order] if len(fee) else fee, m_tb, m2_all, known,
+                     applied, done)
+    obj = c["pos"].dtype == object
     equity_t = pa.table({
         "time": pa.array(mk[:, M_TIME], pa.int64()),
         "instrument": pa.array(names, pa.string()).take(pa.array(m_tb, pa.int64())),
-        "position": pa.array(c["pos"].tolist() if dt is object else c["pos"], pa.int64()),
+        "position": pa.array(c["pos"].tolist() if obj else c["pos"], pa.int64()),
         "cash": money(c["cash"]), "fees": money(c["fees"]), "mark": money(c["mark"], c["has_mark"]),
         "equity": money(c["value"]),
     })
@@ -82,28 +84,46 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
     return equity_t, positions, (mk[:, M_TIME].astype(np.int64), c["total"])
 
 
-def _bound(nt, f_tb, f_q, f_p, f_side, f_fee, m2_max) -> float:
-    """A bound (a float, rounding included) of every amount the columns hold: a book's
-    cash (the largest of its running sums), fees and position times the largest mark, their
-    sum for the book's equity, twice that for a change of it, the books' for the total."""
-    q = f_q.astype(np.float64)
-    dpos = np.where(f_side == 0, q, -q)
-    dcash = dpos * f_p.astype(np.float64) * SCALE
-    by = np.argsort(f_tb, kind="stable")
-    tb = f_tb[by]
-    first = np.ones(len(tb), bool)                          # each book's first fill
-    first[1:] = tb[1:] != tb[:-1]
-    start = np.maximum.accumulate(np.where(first, np.arange(len(tb)), 0))
+def _sorted_by(key: np.ndarray) -> np.ndarray:
+    """The rows' order by ``key`` (stable): 0, 1, ... when they are in order already."""
+    if len(key) < 2 or bool(np.all(key[1:] >= key[:-1])):
+        return np.arange(len(key))
+    return np.argsort(key, kind="stable")
 
-    def most(x):
-        """The largest |running sum| of x within a book."""
-        xs = x[by]
-        c = np.cumsum(xs)
-        return float(np.abs(c - (c - xs)[start]).max(initial=0))
 
-    book = most(dcash) + float(np.abs(f_fee.astype(np.float64)).sum()) + (most(dpos) + 1) * m2_max * HALF
-    rounding = float(np.abs(dcash).sum()) * len(q) * 2 ** -50
-    return book * max(2, nt) + rounding
+def _in_order(time: np.ndarray, seq: np.ndarray) -> bool:
+    """Rows already in (time, seq) order."""
+    if len(time) < 2:
+        return True
+    dt = time[1:] - time[:-1]
+    return bool(np.all((dt > 0) | ((dt == 0) & (seq[1:] >= seq[:-1]))))
+
+
+def _int_columns(nt, fl, order, fee, mk) -> dict | None:
+    """The columns in int64, in one compiled pass over the marks and fills
+    (obook._kernels.equity), or None when an amount may not fit."""
+    from .._kernels.equity import (B_CASH, B_FEES, B_MID2, B_MOVED, B_POS, B_WIDTH, BQ_BOUGHT, BQ_CASH, BQ_FEES,
+                                   BQ_HAS, BQ_MID2, BQ_POS, BQ_SOLD, BQ_VALUE, BQ_WIDTH, Q_CASH, Q_FEES, Q_HAS,
+                                   Q_MARK, Q_POS, Q_TOTAL, Q_VALUE, Q_WIDTH, eq_marks)
+
+    out = np.empty((len(mk), Q_WIDTH), np.int64)
+    books = np.zeros((nt, BQ_WIDTH), np.int64)
+    bound = np.zeros(B_WIDTH, np.float64)
+    eq_marks(fl, np.ascontiguousarray(order, np.int64), np.ascontiguousarray(fee, np.int64),
+             np.ascontiguousarray(mk), out, books, np.zeros((nt, 2), np.float64), bound)
+    # a book's cash, fees and position x mark, their sum for its equity, twice that for a
+    # change of it, the books' for the total; and the floats' rounding
+    book = bound[B_CASH] + bound[B_FEES] + (bound[B_POS] + 1) * bound[B_MID2] * HALF
+    if book * max(2, nt) + bound[B_MOVED] * len(order) * 2 ** -50 >= SAFE / 2:
+        return None
+    c = {k: out[:, q] for k, q in (("pos", Q_POS), ("cash", Q_CASH), ("fees", Q_FEES), ("mark", Q_MARK),
+                                   ("value", Q_VALUE), ("total", Q_TOTAL))}
+    c["has_mark"] = out[:, Q_HAS] != 0
+    c.update({k: books[:, q] for k, q in (("pos_end", BQ_POS), ("bought", BQ_BOUGHT), ("sold", BQ_SOLD),
+                                          ("cash_end", BQ_CASH), ("fees_end", BQ_FEES), ("eq_end", BQ_VALUE))})
+    c["mid_end"] = books[:, BQ_MID2] * HALF
+    c["has_mid"] = books[:, BQ_HAS] != 0
+    return c
 
 
 def _columns(dt, nt, f_tb, f_q, f_p, f_side, f_fee, m_tb, m2_all, known, applied, done) -> dict:

@@ -118,7 +118,11 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
     # strided: every pass over one reads the whole table)
     act, key, ref, refused, qty = np.take(ins, [I_ACT, I_KEY, X_REF, X_REFUSED, I_QTY], axis=1).T
     new = act == 0
-    keys, first = np.unique(key[new], return_index=True)
+    keys = key[new]
+    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):   # keys are handed out in order
+        keys, first = np.unique(keys, return_index=True)
+    else:
+        first = np.arange(len(keys))
     lut = np.full(int(keys.max()) + 1 if len(keys) else 0, -1, np.int64)
     lut[keys] = ref[new][first]                    # a key's ref: its first new order's
 
