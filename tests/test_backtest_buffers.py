@@ -100,3 +100,61 @@ def test_backtest_buffers_no_memory_promised_up_front_small_ones_grow(day, plain
     assert b.summary == plain.summary
     for name in plain.names:
         assert plain.table(name).equals(b.table(name)), name
+
+
+class _Quote:
+    """A Python strategy that uses its context (the context refers back to the backtest)."""
+
+    def on_book(self, ctx):
+        ctx.position()
+        return None
+
+
+@pytest.fixture()
+def no_cycle_collector():
+    import gc
+
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    yield
+    if was:
+        gc.enable()
+
+
+def test_backtest_buffers_result_dropped_frees_them_without_cycle_collector(tmp_path, monkeypatch,
+                                                                            no_cycle_collector):
+    import weakref
+
+    made = []
+    init = worker.BacktestWorker.__init__
+
+    def spy(self, spec):
+        init(self, spec)
+        made.append(weakref.ref(self.EV))
+    monkeypatch.setattr(worker.BacktestWorker, "__init__", spy)
+    path = tmp_path / "day.csv"
+    path.write_text(DAY)
+    result = backtest(str(path), _Quote())
+    assert result.summary["calls"] > 0 and made[0]() is not None
+    del result
+    assert made[0]() is None        # freed by its last reference, not left for a collection
+
+
+def test_backtest_l2_result_dropped_frees_its_run_without_cycle_collector(monkeypatch, no_cycle_collector):
+    import weakref
+
+    from obook.backtest import l2
+    from test_backtest_l2 import QUEUE_DAY, JoinOnce, l2_table
+
+    made = []
+    init = l2.L2Run.__init__
+
+    def spy(self, *a, **kw):
+        init(self, *a, **kw)
+        made.append(weakref.ref(self))
+    monkeypatch.setattr(l2.L2Run, "__init__", spy)
+    result = backtest(l2_table(QUEUE_DAY), JoinOnce())
+    assert len(result.fills) > 0
+    del result
+    assert made[0]() is None

@@ -296,6 +296,10 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
         tables, summary = build(run.venue.rows(run.names, run.calls), fees, 1, int(interval * 1e9), capital)
         e.partial = BacktestResult(tables, summary, {})
         raise
+    finally:
+        # the context and the venue (its response hook) refer back to the run: without
+        # those cycles the day's rows go as soon as the result does, not at a cycle collection
+        run.ctx = run.venue = None
     tables, summary = build(rows, fees, 1, int(interval * 1e9), capital)
     return BacktestResult(tables, summary, {"rows": len(day.time), "calls": run.calls,
                                             "queue": queue or DEFAULT_MODEL})

@@ -140,8 +140,11 @@ class BacktestWorker:
                 (self.LO, int(S[S_NKEY]))]
 
     def close(self) -> None:
-        """Stop the prefaulter's thread (the backtest ended, or failed)."""
+        """Stop the prefaulter's thread (the backtest ended, or failed), and let go of the
+        strategy's context: it refers back to this worker, and that cycle would keep the
+        output buffers (hundreds of MB on a large day) until Python's cycle collector runs."""
         self.prefault.stop()
+        self.ctx = None
 
     # ------------------------------------------------------------ books
 
