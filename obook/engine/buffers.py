@@ -81,7 +81,7 @@ class Prefaulter:
     starts, and the writer faults its pages itself, as without it.
     """
 
-    def __init__(self, n: int, ahead: int = 8 << 20, period_us: int = 1000):
+    def __init__(self, n: int, ahead: int = 2 << 20, period_us: int = 1000):
         from .._kernels.jit import INTERPRETED
         from .._kernels.prefault import F_STOP, F_WIDTH, P_WIDTH
 
