@@ -68,3 +68,45 @@ def test_applier_no_memory_for_first_pages_starts_small(tmp_path, monkeypatch):
     monkeypatch.setattr(books.BookState, "__init__", refusing)
     a = Applier("itch", str(feed), 0, 1, "raise")
     assert a.books.pages.shape == (64 * K.PAGE,)
+
+
+def _both(feed, buf):
+    """The batch applied with BBO rows and without (WANT_NO_BBO): (applier, result) each."""
+    from obook._kernels.layout import EV_WIDTH, ROW_WIDTH, WANT_NO_BBO
+
+    got = []
+    for want in (0, WANT_NO_BBO):
+        a = Applier("itch", str(feed), 0, 1, "raise", want)
+        outs = {"bbo": np.zeros((len(buf), ROW_WIDTH), np.int64), "events": np.zeros((len(buf), EV_WIDTH), np.int64)}
+        got.append((a, a.run(buf, 1, outs)))
+    return got
+
+
+def test_applier_no_bbo_writes_no_rows_same_books(tmp_path):
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 30_000, 5, seed=9)
+    buf = np.fromfile(feed, np.uint8)
+    (rows, r_rows), (quiet, r_quiet) = _both(feed, buf)
+    assert r_rows.counts["bbo"] > 1000 and r_quiet.counts["bbo"] == 0
+    assert r_rows.counts["events"] == r_quiet.counts["events"] > 0
+    assert r_rows.error is r_quiet.error is None
+    for name in ("lv", "sides", "pool", "pages", "st"):
+        assert np.array_equal(getattr(rows.books, name), getattr(quiet.books, name)), name
+
+
+def test_applier_no_bbo_same_error_at_the_same_record(tmp_path):
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 30_000, 5, seed=9)
+    buf = np.fromfile(feed, np.uint8)
+    at, k = 0, 0                  # the 1,000th record on, the first delete: its order ref made unknown
+    while not (k >= 1000 and buf[at + 2] == ord("D")):
+        at += 2 + (int(buf[at]) << 8 | int(buf[at + 1]))
+        k += 1
+    buf[at + 13:at + 21] = np.frombuffer((1 << 60).to_bytes(8, "big"), np.uint8)
+    (_, r_rows), (_, r_quiet) = _both(feed, buf)
+    assert r_rows.error is not None and r_rows.error == r_quiet.error
+    assert r_rows.counts["events"] == r_quiet.counts["events"]

@@ -188,6 +188,8 @@ WANT_ORDERS = 2
 WANT_DEPTH = 4
 #: with WANT_ORDERS: keep the time-priority queues and fill OR_Q_SHARES / OR_Q_ORDERS (else -1)
 WANT_QUEUE = 8
+#: no BBO rows (a replay run only for its observer): the books are applied and checked, nothing written
+WANT_NO_BBO = 16
 
 #: at most this many records in one batch handed to the workers
 MAX_BATCH_RECORDS = 1 << 16

@@ -42,7 +42,7 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, CAGE_ADD,
                      CAGE_LIVE, CAGED, DEFER, ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION,
                      ERR_UNKNOWN_REF, ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST,
-                     TO_BACK, TYPE_SHIFT, WANT_DEPTH, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
+                     TO_BACK, TYPE_SHIFT, WANT_DEPTH, WANT_NO_BBO, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 from .prefetch import prefetch
 from .price_cage import (CG_HELD, ROOM_HELD, ST_ENTER, ST_HELD_TOP, after_event, cage_ref, enter_step,
                          held_find, hold_order, outside_cage, own_best_price, reduce_held)
@@ -128,15 +128,18 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
     ``rules`` (Rules) is the rules' state; ``tables`` (book_rows.Tables) the other tables:
     with ``want`` (WANT_* bits) it also writes trade, order and depth rows, counting them in
     ``counts``. WANT_QUEUE keeps the time-priority queues (qn, pnode, ovnode sized for them)
-    and the order rows' places.
+    and the order rows' places. WANT_NO_BBO (a replay for its observer alone): no BBO row
+    outside a DEFER run or a price cage's entries (whose rows keep their own state).
     """
     (lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key, page_free,
      ov_key, ov_val, ov_state, qn, pnode, ovnode, st) = books
     dstate, cage, held = rules
     want, trades, orders, depth, nx, snap = tables
     queue = (want & WANT_QUEUE) != 0
+    quiet = (want & WANT_NO_BBO) != 0
+    tables_on = (want & (WANT_TRADES | WANT_ORDERS | WANT_DEPTH)) != 0
     while i < n:
-        if nrow >= rows.shape[0] or (want != 0 and (nx[0] >= trades.shape[0] or nx[1] >= orders.shape[0]
+        if nrow >= rows.shape[0] or (tables_on and (nx[0] >= trades.shape[0] or nx[1] >= orders.shape[0]
                                                     or nx[2] >= depth.shape[0])):
             return NEED_ROOM, i, nrow, ROOM_ROWS
         if st[ST_ENTER] != 0:            # held orders entering after event i (price cage)
@@ -187,6 +190,8 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
         slow_rows = defer or st[ST_OPEN] > 0          # a DEFER run: rows through helpers
         if slow_rows:
             bpx, bq, apx, aq = rows_before(book, sides, pool, lv, dstate, want, snap, st)
+        elif quiet:
+            bpx = bq = apx = aq = 0
         else:
             bpx, bq, bn = side_best(book * 2, sides, pool, lv)
             apx, aq, an = side_best(book * 2 + 1, sides, pool, lv)
@@ -295,7 +300,7 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
         if slow_rows or defer or enter:
             nrow = event_rows(ev, i, book, defer or enter, bpx, bq, apx, aq, rows, nrow, sides, pool, lv,
                               dstate, want, depth, nx, snap, st)
-        else:
+        elif not quiet:
             nrow = bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
             if want & WANT_DEPTH:
                 depth_row(ev, i, book, sides, pool, lv, depth, nx, snap)

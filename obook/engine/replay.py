@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.layout import EV_WIDTH, WANT_QUEUE
+from .._kernels.layout import EV_WIDTH, WANT_NO_BBO, WANT_QUEUE
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
 from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
@@ -92,6 +92,8 @@ class Replay:
         self.levels = levels
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
         self.want = want_bits(self.tables) | (WANT_QUEUE if queue_positions and "orders" in self.tables else 0)
+        if not rows and observer is not None:     # nothing reads the BBO rows: the books only
+            self.want |= WANT_NO_BBO
         self.layout = widths(self.tables, levels)
         if self.observe_here:
             self.layout["events"] = EV_WIDTH
