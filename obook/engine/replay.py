@@ -59,7 +59,8 @@ class Replay:
     (False: null, and the books keep no time-priority queues, which cost the orders table
     most of its time; a clear's rows then come in order-id order, not queue order).
     ``rows``: False for a replay run for its ``observer`` alone (a backtest): the books
-    are applied, no table batches are built and ``table_batches`` yields none.
+    are applied and checked, no BBO row is written, no table batches are built and
+    ``table_batches`` yields none.
     ``observe_here``: the observer runs in this process, one worker process applies the
     books, and the two work side by side (the worker runs ahead by up to ``slots``
     batches, whose events travel back through shared memory); ``workers`` is then 1.
