@@ -158,3 +158,25 @@ def test_backtest_l2_result_dropped_frees_its_run_without_cycle_collector(monkey
     assert len(result.fills) > 0
     del result
     assert made[0]() is None
+
+
+def test_backtest_buffers_second_backtest_in_kept_mappings_same_tables(day, plain, followed, monkeypatch):
+    from obook.engine import buffers
+
+    buffers.release_kept()
+    reused = []
+    take = buffers._take
+
+    def spy(nbytes):
+        m, dirty = take(nbytes)
+        reused.append(m is not None and dirty > 0)
+        return m, dirty
+    first = _mm(day)
+    del first                     # its buffers' mappings are kept for the next backtest
+    monkeypatch.setattr(buffers, "_take", spy)
+    second = _mm(day)
+    assert sum(reused) >= 5       # events, fills, marks, orders, own orders: written before, zeroed
+    assert second.summary == plain.summary
+    for name in plain.names:
+        assert second.table(name).equals(plain.table(name)), name
+    buffers.release_kept()

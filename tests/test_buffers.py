@@ -152,3 +152,66 @@ def test_prefault_kernels_pass_faults_in_and_a_bad_address_flags_failure():
     flag[:] = 0
     assert not prefault_pass(ctl, flag, _libc_address("madvise"), 1 << 20, mmap.PAGESIZE)
     assert flag[F_FAILED] == 1
+
+
+def test_buffers_zeros_mapping_kept_after_its_arrays_reused_zeroed():
+    from obook.engine.buffers import release_kept, written
+
+    release_kept()
+    a = zeros((1 << 20, 4))
+    addr = a.ctypes.data
+    a[:1000] = 7
+    written(a, 1000 * 32)
+    del a
+    b = zeros((1 << 19, 4))            # smaller: the kept mapping serves it
+    assert b.ctypes.data == addr and not b[:2000].any()
+    del b
+    release_kept()
+
+
+def test_buffers_zeros_mapping_not_told_what_was_written_not_kept():
+    from obook.engine.buffers import release_kept
+
+    release_kept()
+    a = zeros((1 << 20, 4))
+    addr = a.ctypes.data
+    a[:1000] = 7
+    del a
+    b = zeros((1 << 20, 4))
+    assert not b[:2000].any()
+    assert b.ctypes.data != addr or not b.any()
+    release_kept()
+
+
+def test_buffers_zeros_bytes_past_a_smaller_reuse_zeroed_later():
+    from obook.engine.buffers import release_kept, written
+
+    release_kept()
+    a = zeros((1 << 20, 4))
+    a[:] = 3                            # all of it written
+    written(a, a.nbytes)
+    del a
+    b = zeros((1 << 19, 4))             # the first half, zeroed; the rest still holds 3s
+    b[:10] = 1
+    written(b, 10 * 32)
+    del b
+    c = zeros((1 << 20, 4))             # the same mapping again: all of it zero
+    assert not c.any()
+    del c
+    release_kept()
+
+
+def test_buffers_grown_keeps_the_old_mapping_for_later():
+    from obook.engine import buffers
+
+    buffers.release_kept()
+    a = zeros((1 << 18, 4))
+    a[:100] = 9
+    b = grown(a, 100, 1 << 19)
+    assert (b[:100] == 9).all() and not b[100:].any()
+    addr = a.ctypes.data
+    del a
+    c = zeros((1 << 18, 4))
+    assert c.ctypes.data == addr and not c.any()
+    del b, c
+    buffers.release_kept()

@@ -19,7 +19,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
-from ..engine.buffers import Prefaulter, grown, zeros
+from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
 from ..errors import ObookError
 from ..simulation.observer import map_book
@@ -145,6 +145,8 @@ class BacktestWorker:
         output buffers (hundreds of MB on a large day) until Python's cycle collector runs."""
         self.prefault.stop()
         self.ctx = None
+        for a, used in self._outputs():     # their mappings serve the next backtest's buffers
+            written(a, (used + 2) * a.strides[0])
 
     # ------------------------------------------------------------ books
 

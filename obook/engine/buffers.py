@@ -10,30 +10,101 @@ on a 2-core cloud virtual machine a first write cost 1-1.8 ms a MiB in huge page
 memory: tens to hundreds of MiB, written once. ``zeros`` maps them without huge pages;
 what is never written is never touched, so a buffer can be made larger than it turns out
 to need at no cost. A ``Prefaulter`` maps such a buffer's pages a few MiB ahead of its
-writer, from a thread of its own, so that the writer does not stop for them either.
+writer, from a thread of its own, so that the writer does not stop for them either. Once a
+buffer's arrays are gone, its mapping (up to ``KEEP`` of them) serves the next buffer that
+fits in it, its written part zeroed: a process that runs backtests one after another
+writes into pages it has, not fresh ones (``release_kept`` unmaps them).
 """
 
 from __future__ import annotations
 
 import mmap
+import threading
 import weakref
 
 import numpy as np
 
 SMALL = 1 << 22      # below numpy's huge page size: numpy's own allocation
+#: mappings kept for the next buffers once their arrays are gone (a backtest after another
+#: in the same process writes into pages it already has, instead of fresh ones)
+KEEP = 16
+
+_lock = threading.Lock()
+_kept: list = []           # [mapping, bytes that may be non-zero] no array uses, for the next
+_returned: list = []       # the same, given back by finalizers (appended only: never blocks)
+_dirty: dict = {}          # a live buffer's address -> [mapping, bytes written (None: unknown)]
 
 
 def zeros(shape, dtype=np.int64) -> np.ndarray:
-    """A zero-filled, writable array of ``shape`` (numpy's when it is small)."""
+    """A zero-filled, writable array of ``shape`` (numpy's when it is small). Once its
+    arrays are gone its mapping is kept for a later ``zeros`` of at most its size, if its
+    owner said with ``written`` how much of it it wrote (that part is zeroed then)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    count = int(np.prod(shape))
+    nbytes = count * dtype.itemsize
     if nbytes < SMALL:
         return np.zeros(shape, dtype)
-    m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    if hasattr(mmap, "MADV_NOHUGEPAGE"):
-        m.madvise(mmap.MADV_NOHUGEPAGE)
-    return np.frombuffer(m, dtype).reshape(shape)
+    m, dirty = _take(nbytes)
+    if m is None:
+        m, dirty = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS), 0
+        if hasattr(mmap, "MADV_NOHUGEPAGE"):
+            m.madvise(mmap.MADV_NOHUGEPAGE)
+    flat = np.frombuffer(m, dtype, count=count)
+    if dirty:
+        flat.view(np.uint8)[:min(dirty, nbytes)] = 0
+    entry = [m, dirty if dirty > nbytes else None]     # bytes past this array's stay as they were
+    _dirty[flat.ctypes.data] = entry
+    weakref.finalize(flat, _give_back, flat.ctypes.data, entry).atexit = False
+    return flat.reshape(shape)
+
+
+def written(a: np.ndarray, nbytes: int) -> None:
+    """The first ``nbytes`` of buffer ``a`` (from ``zeros``) are all its writer wrote."""
+    entry = _dirty.get(a.ctypes.data)
+    if entry is not None:
+        entry[1] = max(entry[1] or 0, int(nbytes))
+
+
+def _take(nbytes: int):
+    """The smallest kept mapping of at least ``nbytes`` and its bytes to zero (None, 0: none)."""
+    with _lock:
+        while _returned:
+            _kept.append(_returned.pop())
+        while len(_kept) > KEEP:
+            _kept.pop(0)[0].close()
+        fits = [k for k, (m, _) in enumerate(_kept) if len(m) >= nbytes]
+        if not fits:
+            return None, 0
+        m, dirty = _kept.pop(min(fits, key=lambda k: len(_kept[k][0])))
+    if hasattr(mmap, "MADV_DOFORK"):
+        m.madvise(mmap.MADV_DOFORK)
+    return m, dirty
+
+
+def _give_back(addr: int, entry: list) -> None:
+    """A buffer's arrays are gone: its mapping waits for the next ``zeros`` when what it
+    holds is known, else it is unmapped."""
+    _dirty.pop(addr, None)
+    m, dirty = entry
+    if dirty is None:
+        try:
+            m.close()
+        except BufferError:     # still exported elsewhere: unmapped with its last user
+            pass
+    else:
+        if hasattr(mmap, "MADV_DONTFORK"):     # no process forked meanwhile copies its pages
+            m.madvise(mmap.MADV_DONTFORK)
+        _returned.append([m, dirty])
+
+
+def release_kept() -> None:
+    """Unmap the kept mappings (their memory goes back to the system)."""
+    with _lock:
+        for m, _ in _kept + _returned:
+            m.close()
+        _kept.clear()
+        _returned.clear()
 
 
 def grown(a: np.ndarray, used: int, rows: int) -> np.ndarray:
@@ -43,6 +114,7 @@ def grown(a: np.ndarray, used: int, rows: int) -> np.ndarray:
         return a
     b = zeros((rows,) + a.shape[1:], a.dtype)
     b[:used] = a[:used]
+    written(a, (used + 2) * a.strides[0])      # kept for a later buffer: what to zero then
     return b
 
 
