@@ -1,0 +1,75 @@
+"""Backtests one after another in one process, their output buffers' mappings kept for the
+next one (obook.engine.buffers: ``KEEP``) or not (``KEEP = 0``), alternating; each backtest
+followed by an hftbacktest run of the same day, as in bench_backtest.py (other work that
+allocates and frees memory between them). Wall time, the process's system time and page
+faults, medians.
+
+    pip install --no-deps hftbacktest==2.4.4
+    python benchmarks/bench_backtest_kept.py [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+
+def main(rounds: int = 8) -> None:
+    from bench_backtest import FEED, ORDER, PERIOD, RESPONSE, day
+    from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
+    from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
+    from obook.backtest import backtest, compiled
+    from obook.engine import buffers
+    from obook.live.risk import RiskGate
+
+    path, flow = day(5_000_000)
+    events = hbt_events(flow, int(flow["instrument_id"][0]), FEED)
+    mm, hmm = obook_market_maker(), hbt_market_maker()
+    keep = buffers.KEEP
+
+    def run(kept: bool):
+        buffers.KEEP = keep if kept else 0
+        if not kept:
+            buffers.release_kept()
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        t = time.perf_counter()
+        backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
+                 response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+        wall = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        return wall, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt
+
+    def run_hbt():
+        asset = (BacktestAsset().data([events]).linear_asset(1.0).constant_order_latency(ORDER, RESPONSE)
+                 .l3_fifo_queue_model().no_partial_fill_exchange().trading_value_fee_model(0.0, 0.0)
+                 .tick_size(0.01).lot_size(1.0))
+        t = time.perf_counter()
+        hbt = HashMapMarketDepthBacktest([asset])
+        hmm(hbt, PERIOD, np.zeros((1 << 20, 3), np.int64))
+        hbt.close()
+        return time.perf_counter() - t
+
+    run(True), run(False), run_hbt()
+    got, between = {True: [], False: []}, []
+    for i in range(rounds):
+        for kept in ((True, False) if i % 2 == 0 else (False, True)):
+            got[kept].append(run(kept))
+            between.append(run_hbt())
+    buffers.KEEP = keep
+    for kept, rows in got.items():
+        print(f"{'kept' if kept else 'not kept'}: wall {statistics.median(r[0] for r in rows):.3f} s "
+              f"(runs {' '.join('%.3f' % r[0] for r in rows)}), system {statistics.median(r[1] for r in rows):.3f} s, "
+              f"page faults {statistics.median(r[2] for r in rows):,.0f}")
+    print(f"hftbacktest between them: median {statistics.median(between):.3f} s")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 8)
