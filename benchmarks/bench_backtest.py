@@ -35,19 +35,39 @@ def day(records: int, seed: int = 7):
     return str(path), flow
 
 
-def main(sizes=(5_000_000,), runs: int = 3) -> None:
-    import obook
-    from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
-    from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
+def run_market_maker(path, mm):
+    """obook's backtest of the day at ``path`` with the market maker ``mm``
+    (hftbacktest_support.obook_market_maker) on the benchmark's timer and latencies."""
     from obook.backtest import backtest, compiled
     from obook.live.risk import RiskGate
+
+    return backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
+                    response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+
+
+def run_hbt_market_maker(events, hmm) -> int:
+    """hftbacktest's backtest of ``events`` (hbt_events) with its market maker ``hmm``
+    (L3 FIFO, the same latencies); returns its fills."""
+    from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
+
+    asset = (BacktestAsset().data([events]).linear_asset(1.0).constant_order_latency(ORDER, RESPONSE)
+             .l3_fifo_queue_model().no_partial_fill_exchange().trading_value_fee_model(0.0, 0.0)
+             .tick_size(0.01).lot_size(1.0))
+    hbt = HashMapMarketDepthBacktest([asset])
+    n = hmm(hbt, PERIOD, np.zeros((1 << 20, 3), np.int64))
+    hbt.close()
+    return n
+
+
+def main(sizes=(5_000_000,), runs: int = 3) -> None:
+    import obook
+    from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
 
     mm, hmm = obook_market_maker(), hbt_market_maker()
 
     def run_obook(path):
         t = time.perf_counter()
-        r = backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
-                     response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+        r = run_market_maker(path, mm)
         return time.perf_counter() - t, r.summary["fills"]
 
     def run_replay(path, workers=1):
@@ -60,14 +80,8 @@ def main(sizes=(5_000_000,), runs: int = 3) -> None:
         return run_replay(path, None)
 
     def run_hbt(events):
-        asset = (BacktestAsset().data([events]).linear_asset(1.0).constant_order_latency(ORDER, RESPONSE)
-                 .l3_fifo_queue_model().no_partial_fill_exchange().trading_value_fee_model(0.0, 0.0)
-                 .tick_size(0.01).lot_size(1.0))
-        fills = np.zeros((1 << 20, 3), np.int64)
         t = time.perf_counter()
-        hbt = HashMapMarketDepthBacktest([asset])
-        n = hmm(hbt, PERIOD, fills)
-        hbt.close()
+        n = run_hbt_market_maker(events, hmm)
         return time.perf_counter() - t, n
 
     small, sflow = day(20_000, seed=3)

@@ -24,10 +24,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 def rows_of_day(records: int) -> dict:
     """The rows a backtest of the day hands its tables' build."""
     import obook.backtest.tables as tables
-    from bench_backtest import FEED, ORDER, PERIOD, RESPONSE, day
+    from bench_backtest import day, run_market_maker
     from hftbacktest_support import obook_market_maker
-    from obook.backtest import backtest, compiled
-    from obook.live.risk import RiskGate
 
     got = {}
     build = tables.build
@@ -37,8 +35,7 @@ def rows_of_day(records: int) -> dict:
         return build(rows, *args)
     tables.build = keep
     try:
-        backtest(day(records)[0], compiled(obook_market_maker(), on=("timer",), timer=PERIOD), feed_latency=FEED,
-                 order_latency=ORDER, response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+        run_market_maker(day(records)[0], obook_market_maker())
     finally:
         tables.build = build
     return got["rows"]

@@ -23,10 +23,8 @@ def main(tree: str, runs: int = 3) -> None:
 
     if not obook.__file__.startswith(tree):
         raise SystemExit(f"obook comes from {obook.__file__}, not {tree}")
-    from bench_backtest import FEED, ORDER, PERIOD, RESPONSE, day
+    from bench_backtest import day, run_market_maker
     from hftbacktest_support import obook_market_maker
-    from obook.backtest import backtest, compiled
-    from obook.live.risk import RiskGate
 
     path, _ = day(5_000_000)
     mm = obook_market_maker()
@@ -34,8 +32,7 @@ def main(tree: str, runs: int = 3) -> None:
     def run():
         c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
-                 response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+        run_market_maker(path, mm)
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         return time.perf_counter() - t, c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
 

@@ -16,19 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 def main(rounds: int = 8) -> None:
-    from bench_backtest import FEED, ORDER, PERIOD, RESPONSE, day
-    from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest
+    from bench_backtest import FEED, day, run_hbt_market_maker, run_market_maker
     from hftbacktest_support import hbt_events, hbt_market_maker, obook_market_maker
-    from obook.backtest import backtest, compiled
     from obook.engine import buffers
-    from obook.live.risk import RiskGate
 
     path, flow = day(5_000_000)
     events = hbt_events(flow, int(flow["instrument_id"][0]), FEED)
@@ -41,20 +36,14 @@ def main(rounds: int = 8) -> None:
             buffers.release_kept()
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t = time.perf_counter()
-        backtest(path, compiled(mm, on=("timer",), timer=PERIOD), feed_latency=FEED, order_latency=ORDER,
-                 response_latency=RESPONSE, risk=RiskGate(max_orders_per_second=100_000))
+        run_market_maker(path, mm)
         wall = time.perf_counter() - t
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         return wall, r1.ru_stime - r0.ru_stime, r1.ru_minflt - r0.ru_minflt
 
     def run_hbt():
-        asset = (BacktestAsset().data([events]).linear_asset(1.0).constant_order_latency(ORDER, RESPONSE)
-                 .l3_fifo_queue_model().no_partial_fill_exchange().trading_value_fee_model(0.0, 0.0)
-                 .tick_size(0.01).lot_size(1.0))
         t = time.perf_counter()
-        hbt = HashMapMarketDepthBacktest([asset])
-        hmm(hbt, PERIOD, np.zeros((1 << 20, 3), np.int64))
-        hbt.close()
+        run_hbt_market_maker(events, hmm)
         return time.perf_counter() - t
 
     run(True), run(False), run_hbt()

@@ -13,8 +13,8 @@ from .jit import njit
 from .backtest_layout import M_ASK, M_BID, M_SEQ, M_TB
 from .simulate_layout import F_PRICE, F_QTY, F_SIDE, K_COUNT, K_TB, NONE
 
-SCALE = 10_000
-HALF = SCALE // 2
+SCALE = 10_000                  # money: integers x SCALE (4 decimals)
+HALF = SCALE // 2               # x * SCALE // 2 == x * HALF: SCALE is even
 # a mark's row out[n, Q_WIDTH]
 Q_POS, Q_CASH, Q_FEES, Q_MARK, Q_HAS, Q_VALUE, Q_TOTAL = range(7)
 Q_WIDTH = 7

@@ -14,11 +14,10 @@ import numpy as np
 import pyarrow as pa
 
 from .._kernels.backtest_layout import M_ASK, M_BID, M_SEQ, M_TB, M_TIME
+from .._kernels.equity import HALF, SCALE
 from .._kernels.simulate_layout import F_PRICE, F_QTY, F_SIDE, K_COUNT, K_TB, NONE
 
 MONEY = pa.decimal128(38, 4)
-SCALE = 10_000
-HALF = SCALE // 2               # x * SCALE // 2 == x * HALF: SCALE is even
 SAFE = 1 << 62
 
 
