@@ -7,7 +7,8 @@ import pyarrow as pa
 from ._kernels.layout import (BBO_COLUMNS, DEPTH_COLUMNS, DEPTH_LEVEL_COLUMNS, ORDER_COLUMNS, ROW,
                              TRADE_COLUMNS)
 
-#: Prices are integers in 1/10000 of a dollar (exact); quantities are 64-bit.
+#: The default price scale (ITCH's 1/10000 of a dollar); each reader's schema records its
+#: feed's own scale as obook.price_scale. Prices are exact integers; quantities 64-bit.
 PRICE_SCALE = 10_000
 
 

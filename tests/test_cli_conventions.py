@@ -135,6 +135,16 @@ def test_entry_cached_top_help_equals_the_cli_rendering():
     assert render() == TEXT
 
 
+def test_top_help_every_registered_format_named():
+    # the summary's formats come from the registry: a new plug-in is named without edits here
+    from obook._help_text import TEXT
+    from obook.feeds import formats
+
+    summary = " ".join(TEXT.split("Options:")[0].split())
+    for fmt in formats().values():
+        assert fmt.title and fmt.title in summary, fmt.name
+
+
 @pytest.mark.parametrize("columns, cached", [("100", True), ("60", False)])
 def test_entry_help_wide_terminal_cached_without_typer_narrow_through_cli(columns, cached):
     from obook._help_text import TEXT

@@ -44,6 +44,15 @@ def _main(version: bool = typer.Option(False, "--version", "-V", callback=_versi
     """Replay exchange market-data feeds through limit order books."""
 
 
+def _summary() -> str:
+    """``obook --help``'s description; its feed formats are the registered ones."""
+    from ..feeds import titles
+
+    return (f"Replay exchange market-data feeds ({titles()}) through limit order books and write the best "
+            "bid/offer, trades, orders and depth as text, CSV, Parquet or Arrow; match order entry, simulate "
+            "your own orders, backtest strategies, listen to live lines.")
+
+
 def build(only: str | None = None) -> typer.Typer:
     """The ``obook`` app: every command, or only the command ``only`` (what ``main`` runs:
     building every command's options costs more than the rest of a short command)."""
@@ -54,10 +63,7 @@ def build(only: str | None = None) -> typer.Typer:
     cli = typer.Typer(
         cls=ObookGroup,
         name="obook",
-        help="Replay exchange market-data feeds (Nasdaq ITCH 5.0 files and MoldUDP64 captures, CSV "
-             "order feeds, Databento MBO, Shanghai/Shenzhen Level-2) through limit order books and "
-             "write the best bid/offer, trades, orders and depth as text, CSV, Parquet or Arrow; "
-             "match order entry, simulate your own orders, backtest strategies, listen to live lines.",
+        help=_summary() if only is None else _main.__doc__,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

@@ -84,8 +84,9 @@ def bbo(
 ) -> None:
     """Replay FEED through its order books and write one row per BBO change.
 
-    Text lines on stdout are TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY with raw integer
-    prices (1/10000 $) and empty fields for an empty side. A failing record prints
+    Text lines on stdout are TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY with the feed's own
+    integer prices (ITCH: 1/10000 $; Databento: 1e-9; file outputs record the scale as
+    obook.price_scale) and empty fields for an empty side. A failing record prints
     'error: <file>: <unit> N: <reason>' on stderr and exits 1 after every earlier row is written.
     """
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130

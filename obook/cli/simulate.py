@@ -17,8 +17,8 @@ class OutType(str, Enum):
 
 
 def simulate(
-    feed: Path = typer.Argument(..., help="The feed (any order-level format: ITCH, CSV, Databento MBO, "
-                                          "Shenzhen / Shanghai Level-2)."),
+    feed: Path = typer.Argument(..., help="The feed (any format obook bbo reads: every one "
+                                          "obook --help names)."),
     orders: Path = typer.Argument(..., help="Your orders: CSV, Parquet or Arrow IPC (columns: time, instrument, "
                                             "order_id, action, side, type, tif, price, quantity; time in the "
                                             "feed's unit, instrument = the feed's ticker)."),

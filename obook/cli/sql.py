@@ -194,10 +194,10 @@ def sql(
     """Run a SQL query over market-data feeds with DuckDB; print or save the result.
 
     \b
-    Replay tables of any feed (ITCH, CSV, Databento MBO, captures, Shanghai/Shenzhen
-    Level-2), each with workers := NULL, format := NULL, on_error := 'raise',
-    tickers := NULL (e.g. ['AAPL']: replay only those books), date := NULL
-    (YYYY-MM-DD: adds a timestamp column):
+    Replay tables of any feed (every format obook --help names), each with
+    workers := NULL, format := NULL, on_error := 'raise', tickers := NULL
+    (e.g. ['AAPL']: replay only those books), date := NULL (YYYY-MM-DD: adds a
+    timestamp column):
       obook_bbo(path, ...)                   best bid/offer rows
       obook_trades(path, ...)                executions and prints
       obook_orders(path, ...)                order-level rows with queue position

@@ -121,6 +121,7 @@ class FeedFormat:
     sideless_kinds: str = ""         # trades kinds that have no side (and no ref)
     match_numbers: bool = True       # the trades' ``match`` is the feed's match number (else null)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
+    title: str = ""                  # what the format is called in help and docs ("" : its name)
 
     def record_fields(self) -> list:
         """The ``pyarrow.Field`` of the per-record columns (``record_columns``), or []."""
@@ -192,6 +193,17 @@ def formats() -> dict[str, FeedFormat]:
             _packages[fmt.name] = package
         _formats = found
     return _formats
+
+
+def titles() -> str:
+    """The registered formats' titles, in registration order, as a comma-separated list
+    (formats sharing a title are named once)."""
+    names = []
+    for fmt in formats().values():
+        title = fmt.title or fmt.name
+        if title not in names:
+            names.append(title)
+    return ", ".join(names)
 
 
 def format_package(fmt: FeedFormat):

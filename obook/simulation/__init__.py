@@ -4,8 +4,8 @@
     >>> r.fills, r.events, r.summary, r.bbo, r.bbo_with_own     # pyarrow.Tables
     >>> obook.simulate(feed, orders, feed_tables=("depth",), own_tables=("depth_with_own",), levels=5)
 
-The feed replays as usual (any order-level format: ITCH, CSV, Databento MBO, Shenzhen,
-Shanghai; sharded by instrument over ``workers``, identical output for any number). Your
+The feed replays as usual (any registered format: ITCH, CSV, Databento MBO, Cboe PITCH,
+Shenzhen, Shanghai; sharded by instrument over ``workers``, identical output for any number). Your
 instructions have the columns of the matching engine's order entry
 (:mod:`obook.feeds.orders`: time, instrument, order_id, action new/modify/cancel, side,
 type limit/market, tif GTC/DAY/IOC/FOK, price, quantity); ``time`` is in the feed's time

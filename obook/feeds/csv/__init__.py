@@ -26,6 +26,7 @@ def sniff(name: str, head: bytes) -> int:
 
 FORMAT = FeedFormat(
     name="csv",
+    title="CSV order feeds",
     unit="line",
     framer="obook.feeds.csv.framer:CsvFramer",
     decoder="obook.feeds.csv.decoder:CsvDecoder",

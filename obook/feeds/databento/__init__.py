@@ -36,6 +36,7 @@ def sniff(name: str, head: bytes) -> int:
 
 FORMAT = FeedFormat(
     name="databento",
+    title="Databento MBO",
     unit="record",
     framer="obook.feeds.databento.framer:DbnFramer",
     decoder="obook.feeds.databento.decoder:DbnDecoder",

@@ -50,6 +50,7 @@ _SIDE = "obook.feeds.itch.side:"
 
 FORMAT = FeedFormat(
     name="itch",
+    title="Nasdaq ITCH 5.0",
     unit="message",
     framer="obook.feeds.itch.framer:ItchFramer",
     decoder="obook.feeds.itch.decoder:ItchDecoder",

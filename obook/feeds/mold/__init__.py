@@ -37,6 +37,7 @@ _SIDE = "obook.feeds.mold.side:"
 FORMAT = dataclasses.replace(
     ITCH,
     name="itch-pcap",
+    title="MoldUDP64 captures",
     framer="obook.feeds.mold.framer:MoldFramer",
     sniff=sniff,
     session_date=session_date,

@@ -90,6 +90,7 @@ _TYPES = frozenset((0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 
 
 FORMAT = FeedFormat(
     name="pitch",
+    title="Cboe PITCH",
     unit="message",
     framer="obook.feeds.pitch.framer:PitchFramer",
     decoder="obook.feeds.pitch.decoder:PitchDecoder",

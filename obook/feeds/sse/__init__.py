@@ -27,6 +27,7 @@ from .. import FeedFormat, named_date  # noqa: E402
 
 FORMAT = FeedFormat(
     name=NAME,
+    title="Shanghai Level-2",
     unit="line",
     framer="obook.feeds.sse.feed:SseFramer",
     decoder="obook.feeds.sse.feed:SseDecoder",

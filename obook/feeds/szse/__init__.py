@@ -42,6 +42,7 @@ def sniff(name: str, head: bytes) -> int:
 
 FORMAT = FeedFormat(
     name="szse",
+    title="Shenzhen Level-2",
     unit="line",
     framer="obook.feeds.szse.feed:SzseTextFramer",
     decoder="obook.feeds.szse.feed:SzseTextDecoder",
