@@ -211,3 +211,24 @@ def test_cli_bbo_stdout_closed_early_quiet_exit_zero(feed):
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 0, err
     assert first.count(b",") == 5 and err == ""
+
+
+def test_cli_bbo_empty_file_warns_no_records(tmp_path):
+    import subprocess
+    import sys
+
+    empty = tmp_path / "day.itch"
+    empty.write_bytes(b"")
+    out = subprocess.run([sys.executable, "-m", "obook", "bbo", str(empty)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == ""
+    assert f"{empty}: no records in the feed" in out.stderr
+
+
+def test_replay_empty_file_logs_no_records(tmp_path, caplog):
+    import obook
+
+    empty = tmp_path / "day.pitch"
+    empty.write_bytes(b"")
+    with caplog.at_level("WARNING", logger="obook"):
+        assert obook.bbo(empty, workers=1).read_all().num_rows == 0
+    assert "no records in the feed" in caplog.text

@@ -201,6 +201,8 @@ class Replay:
             self.stats["messages_by_type"] = dict(sorted(types.items()))
             self._check_tickers(tickers)
             self.stats["complete"] = True
+            if self.stats["records"] == 0:
+                log.warning("%s: no records in the feed (an empty file?)", self.path)
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))

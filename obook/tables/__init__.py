@@ -189,15 +189,17 @@ def check_offered(name: str, front_end: str) -> Table:
     """The table's declaration when ``front_end`` offers it, else a clear ``ObookError``."""
     t = table(name)
     if front_end not in t.front_ends:
-        raise ObookError(f"table {name!r} is not offered by {front_end} (it is by {', '.join(t.front_ends)})")
+        raise ObookError(f"table {name!r} is not offered by {front_end}; it is by: {', '.join(t.front_ends)}")
     return t
 
 
 def check_produces(fmt, name: str) -> None:
     """Raise ``ObookError`` naming the format's tables when it does not produce ``name``."""
     if not produces(fmt, name):
-        owners = " or ".join(f.upper() for f in formats_of(name))
-        raise ObookError(f"a {fmt.name} feed has no table {name!r} (it needs an {owners} feed); "
+        from ..feeds import formats
+
+        owners = ", ".join(f"{f} ({formats()[f].title or f})" for f in formats_of(name))
+        raise ObookError(f"a {fmt.name} feed has no table {name!r} (formats that have it: {owners}); "
                          f"a {fmt.name} feed has: {', '.join(tables_of(fmt))}")
 
 
