@@ -18,12 +18,14 @@ its orders (``bt_send``) and calls the kernel again. Kernels never raise: NEED_R
 the driver to grow a buffer (S[S_CALL] says which) and call again.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from .ccall import call_strategy
 from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
-from .simulate import copy_row, emit, feed_best, feed_event, h_prefetch, instruction, note_print, unlink
+from .simulate import OwnBooks, copy_row, emit, feed_best, feed_event, h_prefetch, instruction, note_print, unlink
 from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
@@ -46,6 +48,16 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               S_PHASE, S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT,
                               S_TIMER_PERIOD, S_TMAX, S_WIN_HEAD, S_WIN_N, S_ZERO_FEED, SUB_BBO,
                               SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND)
+
+#: the strategy's delayed view of its books (a second shadow: order hash, levels, level
+#: counts, tracked books, counters); with a zero feed latency unused
+View = namedtuple("View", ("Hv", "Lv", "nlv", "BKv", "stv"))
+#: the run's queues and rows besides the books: responses due, the view's lag queue, marks,
+#: the strategy's orders, their refs' keys, positions, the last tops shown, the run's
+#: counters and state (S_*), the call row
+Run = namedtuple("Run", ("RQ", "LAG", "MK", "LO", "REFKEY", "PL", "TOPS", "S", "C"))
+#: the latency models (kinds, feed / order / response draws) and the risk gate's limits and window
+Gate = namedtuple("Gate", ("LM", "LA", "LB", "RK", "W"))
 
 FOREVER = 1 << 62
 AHEAD = 8               # the feed event whose shadow hash row exchange_run prefetches
@@ -448,7 +460,9 @@ def view_changed(Lx, nlx, tb, TOPS):
 def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY,
           PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at):
     """Run what is due before a feed event at time t (instructions arriving before t,
-    deliveries to the strategy before t), in time order. Returns OK, NEED_ROOM or CALL."""
+    deliveries to the strategy before t), in time order. Returns OK, NEED_ROOM or CALL.
+    (bt_events' inner steps take the arrays one by one: measured faster than the named
+    tuples passed on.)"""
     while True:
         a = INS[S[S_INS_HEAD], I_ARR] if S[S_INS_HEAD] < S[S_INS_TAIL] else FOREVER
         if S[S_INS_HEAD] < S[S_INS_TAIL] and INS[S[S_INS_HEAD], X_REFUSED]:
@@ -663,12 +677,16 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
 
 
 @njit(cache=True, _nrt=False)
-def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
-              REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at):
+def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
     """Events ev[S[S_POS]:n] of a batch (resumable: S_POS, S_PHASE). Returns OK, NEED_ROOM
     or CALL (a Python strategy's call is due: S[S_CALL] its kind, C its row). The
     exchange side runs in exchange_run; this loop does what needs the strategy. ``at``
-    (3 int64) is scratch for the key of the rows being written."""
+    (3 int64) is scratch for the key of the rows being written. ``books`` (an OwnBooks),
+    ``view``, ``run`` and ``gate``: the named state above."""
+    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
+    Hv, Lv, nlv, BKv, stv = view
+    RQ, LAG, MK, LO, REFKEY, PL, TOPS, S, C = run
+    LM, LA, LB, RK, W = gate
     while True:
         if S[S_PHASE] == 0:
             status = exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG,
@@ -739,10 +757,13 @@ def bt_events(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL
 
 
 @njit(cache=True, _nrt=False)
-def bt_finish(H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY, PL,
-              TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, day_end, at):
+def bt_finish(books, view, run, gate, fn, state, OUT, day_end, at):
     """After the feed's last record: everything still queued (timers up to the last feed
     time), then (``day_end``) DAY orders expire. Resumable like bt_events (S_FINISH)."""
+    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
+    Hv, Lv, nlv, BKv, stv = view
+    RQ, LAG, MK, LO, REFKEY, PL, TOPS, S, C = run
+    LM, LA, LB, RK, W = gate
     if S[S_FINISH] == 0:
         S[S_NEXT_SEQ] = 1 << 62
         status = drain(FOREVER, 0, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,

@@ -8,6 +8,8 @@ obook.simulate for the semantics. Kernels never raise: NEED_ROOM asks the driver
 the shadow or flush the outputs and to call again from ``st[ST_POS]``.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_home, ht_put, ht_reinsert
 from .jit import njit
@@ -32,6 +34,14 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
                               R_NOT_LIVE, R_REQUEST, R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID,
                               ROOM_HASH, ROOM_LEVELS, ROOM_OUT, ST_COUNT, ST_LIVE, ST_NE, ST_NF,
                               ST_NQ, ST_POS, ST_STAMP, ST_USED, TIF_DAY, TIF_FOK, TIF_IOC)
+
+#: the own orders and the shadow of their books (obook._kernels.simulate_layout): the shadow's
+#: order hash, levels and level counts; the own instructions, their mids, the own orders,
+#: the tracked books; the fills and events rows; the counters
+OwnBooks = namedtuple("OwnBooks", ("H", "L", "nl", "INS", "MID", "OO", "BK", "FL", "EV", "st"))
+#: the with-own tables' rows: bbo_with_own, the own levels, each book's last depth row, depth_with_own
+WithOwn = namedtuple("WithOwn", ("QB", "OD", "DL", "DQ"))
+
 
 @njit(cache=True, _nrt=False, inline="always")
 def copy_row(dst, src):
@@ -667,7 +677,9 @@ def _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb):
 @njit(cache=True, _nrt=False)
 def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
-    (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one."""
+    (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one.
+    (Called for most feed events: the arrays one by one, measured faster than the named
+    tuples passed on.)"""
     end = BK[tb, B_END]
     while BK[tb, B_PROBE] < end and INS[BK[tb, B_PROBE], I_PROBE] < t:
         q = BK[tb, B_PROBE]
@@ -697,10 +709,12 @@ def note_print(H, e):
 
 
 @njit(cache=True, _nrt=False)
-def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, st, want, at):
-    """Events ev[st[ST_POS]:n] of a batch; returns (status, room kind). ``want``: the
-    with-own tables to write (W_BBO, W_DEPTH bits); ``at`` (3 int64): scratch for the key
-    of the rows being written."""
+def sim_events(ev, n, tmap, books, rows, want, at):
+    """Events ev[st[ST_POS]:n] of a batch (``books``: an OwnBooks; ``rows``: a WithOwn);
+    returns (status, room kind). ``want``: the with-own tables to write (W_BBO, W_DEPTH
+    bits); ``at`` (3 int64): scratch for the key of the rows being written."""
+    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
+    QB, OD, DL, DQ = rows
     for i in range(st[ST_POS], n):
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
@@ -728,9 +742,11 @@ def sim_events(ev, n, tmap, H, L, nl, INS, MID, OO, BK, FL, EV, QB, OD, DL, DQ, 
 
 
 @njit(cache=True, _nrt=False)
-def sim_finish(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, want, day_end, at):
+def sim_finish(books, rows, want, day_end, at):
     """After the feed's last record: the instructions still to come, then (``day_end``) DAY
     orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
+    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
+    QB, OD, DL, DQ = rows
     for tb in range(st[ST_POS], BK.shape[0]):
         st[ST_POS] = tb
         if BK[tb, B_SEEN] == 0:

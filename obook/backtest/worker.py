@@ -186,10 +186,15 @@ class BacktestWorker:
     # ------------------------------------------------------------ the kernel
 
     def _args(self):
-        return (self.H, self.L, self.nl, self.Hv, self.Lv, self.nlv, self.BKv, self.stv, self.INS, self.MID,
-                self.OO, self.BK, self.FL, self.EV, self.st, self.RQ, self.LAG, self.MK, self.LO, self.REFKEY,
-                self.PL, self.TOPS, self.S, self.C, self.spec.LM, self.spec.LA, self.spec.LB, self.spec.risk_rk,
-                self.W, self.entry, self.state, self.OUT)
+        """The kernels' named state of the current arrays (a growth replaces some), then the
+        strategy's entry, state and output rows."""
+        from .._kernels.backtest import Gate, OwnBooks, Run, View
+
+        spec = self.spec
+        return (OwnBooks(self.H, self.L, self.nl, self.INS, self.MID, self.OO, self.BK, self.FL, self.EV, self.st),
+                View(self.Hv, self.Lv, self.nlv, self.BKv, self.stv),
+                Run(self.RQ, self.LAG, self.MK, self.LO, self.REFKEY, self.PL, self.TOPS, self.S, self.C),
+                Gate(spec.LM, spec.LA, spec.LB, spec.risk_rk, self.W), self.entry, self.state, self.OUT)
 
     def batch(self, events: np.ndarray, n: int, names) -> None:
         from .._kernels.backtest import bt_events

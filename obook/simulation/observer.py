@@ -88,12 +88,21 @@ class SimWorker:
             return
         self.st[ST_POS] = 0
         while True:
-            status, room = sim_events(events, n, self.tmap, self.H, self.L, self.nl, self.ins, self.mid, self.oo,
-                                      self.bk, self.fl, self.ev, self.qb, self.od, self.dl, self.dq, self.st, self.want,
-                                      self.at)
+            status, room = sim_events(events, n, self.tmap, self._books(), self._rows(), self.want, self.at)
             if status == OK:
                 return
             self._grow(room)
+
+    def _books(self):
+        """The kernels' OwnBooks of the current arrays (a growth replaces some)."""
+        from .._kernels.simulate import OwnBooks
+
+        return OwnBooks(self.H, self.L, self.nl, self.ins, self.mid, self.oo, self.bk, self.fl, self.ev, self.st)
+
+    def _rows(self):
+        from .._kernels.simulate import WithOwn
+
+        return WithOwn(self.qb, self.od, self.dl, self.dq)
 
     def _grow(self, room: int) -> None:
         from .._kernels.simulate import h_grown
@@ -125,9 +134,7 @@ class SimWorker:
 
         self.st[ST_POS] = 0
         while True:
-            status, room = sim_finish(self.ins, self.mid, self.H, self.L, self.nl, self.oo, self.bk, self.fl, self.ev,
-                                      self.qb, self.od, self.dl, self.dq, self.st, self.want, self.day_end,
-                                      self.at)
+            status, room = sim_finish(self._books(), self._rows(), self.want, self.day_end, self.at)
             if status == OK:
                 break
             self._grow(room)
