@@ -229,7 +229,7 @@ def _live(tmp: Path) -> None:
 class _Quoter:
     """A backtest strategy with every callback: joins the best bid, hears its orders."""
 
-    timer = 1_000_000
+    timer = 600_000_000_000      # ns: every 10 minutes, a few dozen calls in the day
 
     def __init__(self):
         self.ref = 0

@@ -54,6 +54,18 @@ class BacktestObserver:
         return self.last
 
 
+def _entry_of(kernel, args):
+    """The compiled entry point of kernel for the types of args (kernel itself when it is
+    plain Python, ``OBOOK_KERNELS=python``, or has no such overload)."""
+    overloads = getattr(kernel, "overloads", None)
+    if not overloads:
+        return kernel
+    from numba import typeof
+
+    compiled = overloads.get(tuple(typeof(a) for a in args))
+    return kernel if compiled is None else compiled.entry_point
+
+
 def _more(a: np.ndarray, used: int, free: int) -> np.ndarray:
     """``a`` with at least ``free`` rows free after its first ``used`` (four times as long,
     those rows kept: few steps), or ``a`` itself when it has them."""
@@ -84,6 +96,7 @@ class BacktestWorker:
         self.tb_of: dict[str, int] = {}
         self.locate: list[int] = []
         self.tmap = np.full(1, -1, np.int64)
+        self._entries: dict = {}             # kernel -> its compiled entry (see _kernel)
         self.H = np.zeros((HASH, H_WIDTH), np.int64)
         self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
         self.Hv = np.zeros((HASH, H_WIDTH), np.int64)
@@ -127,6 +140,7 @@ class BacktestWorker:
 
     def _outputs_of(self, n_ev: int, n_out: int) -> None:
         """The output buffers: n_ev event rows, n_out rows of the others."""
+        self._named = None
         self.EV = zeros((n_ev, E_WIDTH))
         self.OO, self.LO = zeros((n_out, O_WIDTH)), zeros((n_out, LO_WIDTH))
         self.INS, self.MID = zeros((n_out, X_WIDTH)), zeros((n_out, 4))
@@ -151,6 +165,8 @@ class BacktestWorker:
     # ------------------------------------------------------------ books
 
     def _books(self, nt):
+        self._named = None
+        self._entries.clear()
         old = getattr(self, "BK", None)
         n0 = 0 if old is None else old.shape[0]
         levels = LEVELS if old is None else self.L.shape[1]
@@ -186,15 +202,19 @@ class BacktestWorker:
     # ------------------------------------------------------------ the kernel
 
     def _args(self):
-        """The kernels' named state of the current arrays (a growth replaces some), then the
-        strategy's entry, state and output rows."""
-        from .._kernels.backtest import Gate, OwnBooks, Run, View
+        """The kernels' named state of the current arrays, then the strategy's entry, state
+        and output rows: built again only after a growth replaced an array (``_named`` None),
+        as a Python strategy's every call passes them."""
+        if self._named is None:
+            from .._kernels.backtest import Gate, OwnBooks, Run, View
 
-        spec = self.spec
-        return (OwnBooks(self.H, self.L, self.nl, self.INS, self.MID, self.OO, self.BK, self.FL, self.EV, self.st),
+            spec = self.spec
+            self._named = (
+                OwnBooks(self.H, self.L, self.nl, self.INS, self.MID, self.OO, self.BK, self.FL, self.EV, self.st),
                 View(self.Hv, self.Lv, self.nlv, self.BKv, self.stv),
                 Run(self.RQ, self.LAG, self.MK, self.LO, self.REFKEY, self.PL, self.TOPS, self.S, self.C),
                 Gate(spec.LM, spec.LA, spec.LB, spec.risk_rk, self.W), self.entry, self.state, self.OUT)
+        return self._named
 
     def batch(self, events: np.ndarray, n: int, names) -> None:
         from .._kernels.backtest import bt_events
@@ -216,8 +236,22 @@ class BacktestWorker:
         if self.S[S_TIMER_NEXT] < 0 and n:
             self.S[S_TIMER_NEXT] = int(events[0, 1]) + self.S[S_TIMER_PERIOD]
         self.S[S_POS] = 0
-        self._drive(lambda: bt_events(events, n, self.tmap, *self._args(), self.at))
+        self._entries.clear()                # this batch's arrays: typed again at the first call
+        self._drive(lambda: self._kernel(bt_events, events, n, self.tmap, *self._args(), self.at))
         self.prefault.follow(self._outputs())
+
+    def _kernel(self, kernel, *args):
+        """Call kernel: through its dispatcher the first time after a new batch or a growth
+        (which types the arguments, and compiles or loads the kernel), then through the
+        compiled entry of those types, the same arrays. The dispatcher would type every
+        array of the named tuples again at each call, and a Python strategy returns here at
+        each of its calls (benchmarks/bench_backtest_calls.py)."""
+        entry = self._entries.get(kernel)
+        if entry is not None:
+            return entry(*args)
+        status = kernel(*args)
+        self._entries[kernel] = _entry_of(kernel, args)
+        return status
 
     def _drive(self, step) -> None:
         """Run a kernel step until it is done: calls and room on the way."""
@@ -233,7 +267,8 @@ class BacktestWorker:
     def finish(self) -> dict:
         from .._kernels.backtest import bt_finish
 
-        self._drive(lambda: bt_finish(*self._args(), self.spec.day_end, self.at))
+        self._entries.clear()
+        self._drive(lambda: self._kernel(bt_finish, *self._args(), self.spec.day_end, self.at))
         self.close()
         return self.rows()
 
@@ -251,6 +286,8 @@ class BacktestWorker:
     def _grow(self, kind: int) -> None:
         from .._kernels.simulate import h_grown
 
+        self._named = None
+        self._entries.clear()                # new arrays: typed again at the next call
         S = self.S
         if kind in (ROOM_HASH, ROOM_VHASH):
             H, st = (self.H, self.st) if kind == ROOM_HASH else (self.Hv, self.stv)
