@@ -1,9 +1,11 @@
 """The plug-in seam must not slow the replays: this checkout's obook against
 another checkout's (``--old DIR``, e.g. ``git archive main obook | tar -x -C /tmp/old``),
 alternating run by run in fresh processes, on the ITCH benchmark day (1 and 2 workers) and
-the CSV day (1 worker). Reports medians and new/old ratios.
+the CSV day (1 worker); ``--formats`` adds the PITCH day written from the ITCH day (1 and 2
+workers) and a Databento MBO day (1 worker). Reports medians and new/old ratios.
 
     python benchmarks/bench_seam.py --old /tmp/old --messages 2000000 --events 2000000 --repeats 5
+    python benchmarks/bench_seam.py --old /tmp/old --formats itch,csv,pitch,databento
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import csv_day, itch_day, median  # noqa: E402
+from common import csv_day, itch_day, median, pitch_day  # noqa: E402
 
 # wall seconds, and CPU seconds of the process and its workers (steadier on a loaded machine)
 REPLAY = """
@@ -54,11 +56,21 @@ def main() -> None:
     ap.add_argument("--stocks", type=int, default=8000)
     ap.add_argument("--events", type=int, default=2_000_000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--formats", default="itch,csv", help="of itch, csv, pitch, databento")
     args = ap.parse_args()
-    itch = itch_day(args.messages, args.stocks)
-    csv = csv_day(args.events)
-    cases = {"itch 1 worker": (itch, 1, "itch"), "itch 2 workers": (itch, 2, "itch"),
-             "csv 1 worker": (csv, 1, "csv")}
+    formats = args.formats.split(",")
+    cases = {}
+    if "itch" in formats:
+        itch = itch_day(args.messages, args.stocks)
+        cases.update({"itch 1 worker": (itch, 1, "itch"), "itch 2 workers": (itch, 2, "itch")})
+    if "csv" in formats:
+        cases["csv 1 worker"] = (csv_day(args.events), 1, "csv")
+    if "pitch" in formats:
+        pitch = pitch_day(args.messages, args.stocks)
+        cases.update({"pitch 1 worker": (pitch, 1, "pitch"), "pitch 2 workers": (pitch, 2, "pitch")})
+    if "databento" in formats:
+        from bench_dbn import dbn_day
+        cases["dbn 1 worker"] = (dbn_day(args.events), 1, "databento")
     res = {(c, side): [] for c in cases for side in ("old", "new")}
     for name, (path, workers, fmt) in cases.items():    # warm the numba caches of both
         for side, old in (("old", args.old), ("new", None)):

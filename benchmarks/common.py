@@ -12,26 +12,32 @@ from pathlib import Path
 DATA = Path(os.environ.get("OBOOK_BENCH_DATA", Path(__file__).resolve().parent.parent / "bench-data"))
 
 
-def itch_day(messages: int, stocks: int = 8000, seed: int = 7, gz: bool = False) -> Path:
+def _generated(name: str, write) -> Path:
+    """DATA/name, written by ``write(tmp_path)`` the first time (then renamed into place)."""
     DATA.mkdir(parents=True, exist_ok=True)
-    path = DATA / f"itch_{messages}_{stocks}_{seed}.itch{'.gz' if gz else ''}"
+    path = DATA / name
     if not path.exists():
-        from obook.gen.itch import write_itch
-        tmp = path.with_name(path.name + ".tmp" + (".gz" if gz else ""))
-        write_itch(tmp, messages, stocks, seed)
+        tmp = path.with_name(path.name + ".tmp" + "".join(path.suffixes[-2:]))
+        write(tmp)
         os.replace(tmp, path)
     return path
+
+
+def itch_day(messages: int, stocks: int = 8000, seed: int = 7, gz: bool = False) -> Path:
+    from obook.gen.itch import write_itch
+    return _generated(f"itch_{messages}_{stocks}_{seed}.itch{'.gz' if gz else ''}",
+                      lambda tmp: write_itch(tmp, messages, stocks, seed))
 
 
 def csv_day(events: int, tickers: int = 100, seed: int = 7) -> Path:
-    DATA.mkdir(parents=True, exist_ok=True)
-    path = DATA / f"csv_{events}_{tickers}_{seed}.csv"
-    if not path.exists():
-        from obook.gen.csv import write_csv
-        tmp = path.with_name(path.name + ".tmp.csv")
-        write_csv(tmp, events, tickers, seed)
-        os.replace(tmp, path)
-    return path
+    from obook.gen.csv import write_csv
+    return _generated(f"csv_{events}_{tickers}_{seed}.csv", lambda tmp: write_csv(tmp, events, tickers, seed))
+
+
+def pitch_day(messages: int, stocks: int = 8000, seed: int = 7) -> Path:
+    """The Cboe PITCH day of ``itch_day(messages, stocks, seed)`` (the same orders and events)."""
+    from obook.gen.pitch import write_pitch
+    return _generated(f"pitch_{messages}_{stocks}_{seed}.pitch", lambda tmp: write_pitch(tmp, messages, stocks, seed))
 
 
 def run_child(code: str, code_dir: str | None = None) -> dict:

@@ -61,7 +61,7 @@ def test_book_source_names_no_format_venue_or_rule():
 def test_book_imports_only_numpy_namedtuple_the_jit_switch_and_the_hash_table():
     # not .layout: the events' bits are the driver's; the hash table is as neutral as the book
     assert _imports(BOOK) == {"collections", "numpy", ".jit", ".hashtab"}
-    assert _imports(HASH_TABLE) == {"numpy", ".jit"}
+    assert _imports(HASH_TABLE) == {"collections", "numpy", ".jit"}
 
 
 def test_venue_words_in_finds_each_form_and_spares_plain_words():

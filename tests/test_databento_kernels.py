@@ -9,7 +9,7 @@ import pytest
 
 from obook._kernels import dbn as K
 from obook._kernels.layout import ACT_ADD, ACT_CANCEL, ACT_PRINT, EV_WIDTH, NEED_ROOM, TYPE_SHIFT
-from obook.feeds.databento.decoder import _instrument_table
+from obook._kernels import hashtab as H
 from obook.gen.databento import MBO_DTYPE
 
 KERNELS = [pytest.param(False, id="compiled"), pytest.param(True, id="py_func")]
@@ -86,9 +86,10 @@ def test_dbn_frame_bad_records_stop_strict_and_count_tolerant(py):
 class _Dec:
     def __init__(self, py, worker=0, n_workers=1, strict=True, table=16):
         self.f = _k("dbn_decode", py)
+        self.move = H.ht_move.py_func if py else H.ht_move
         self.w, self.n = worker, n_workers
         self.strict = strict
-        self.keys, self.state, self.vals = _instrument_table(table)
+        self.ins = H.table(table)
         self.open = np.zeros(table // 2, np.int64)
         self.new = np.zeros(64, np.int64)
         self.st = np.zeros(K.ST_WIDTH, np.int64)
@@ -101,14 +102,14 @@ class _Dec:
         self.st[:] = 0
         self.st[K.ST_BOOKS] = self.st[K.ST_KEYS_LIVE] = self.st[K.ST_KEYS_FILL] = books
         while True:
-            status = self.f(buf, base_seq, self.w, self.n, ev, self.keys, self.state, self.vals, self.open, self.new,
-                            self.st, self.strict, self.skips, np.zeros((64, 2), np.int64))
+            status = self.f(buf, base_seq, self.w, self.n, ev, self.ins, self.open, self.new, self.st, self.strict,
+                            self.skips, np.zeros((64, 2), np.int64))
             if status != NEED_ROOM:
                 break
-            keys, state, vals = _instrument_table(2 * len(self.keys))
-            K.rehash(self.keys, self.state, self.vals, keys, state, vals)
-            self.keys, self.state, self.vals = keys, state, vals
-            op = np.zeros(len(keys) // 2, np.int64)
+            ins = H.table(2 * len(self.ins.keys))
+            self.move(self.ins, ins)
+            self.ins = ins
+            op = np.zeros(len(ins.keys) // 2, np.int64)
             op[:len(self.open)] = self.open
             self.open = op
         return status, ev[:self.st[K.ST_NE]], self.new[:self.st[K.ST_NEW]].tolist()

@@ -71,3 +71,27 @@ def test_hashtab_full_table_put_returns_full(run):
     s = put(keys, state, st, USED, FILL, 1, 99)
     assert s >= 0 and find(keys, state, 1, 99) == s and find(keys, state, 1, 2) == -1
     assert st.tolist() == [4, 4]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_hashtab_move_keeps_every_live_key_and_its_values_drops_tombstones(run):
+    find, _, put, drop, _ = _fns(run)
+    move = H.ht_move if run == "compiled" else H.ht_move.py_func
+    old = H.table(64, 3)
+    st = np.zeros(2, np.int64)
+    ref = {}
+    for r in range(30):
+        s = put(old.keys, old.state, st, USED, FILL, r % 4, -(r << 40))
+        old.vals[s] = ref[(r % 4, -(r << 40))] = (r, 2 * r, -3 * r)
+    for r in range(0, 30, 3):                  # tombstones stay behind
+        k = (r % 4, -(r << 40))
+        drop(old.state, st, USED, find(old.keys, old.state, *k))
+        del ref[k]
+    new = H.table(128, 3)
+    assert move(old, new) == len(ref) == st[USED]
+    assert int((new.state == H.LIVE).sum()) == len(ref) and not (new.state == H.DELETED).any()
+    for k, v in ref.items():
+        s = find(new.keys, new.state, *k)
+        assert s >= 0 and tuple(new.vals[s]) == v
+    for r in range(0, 30, 3):
+        assert find(new.keys, new.state, r % 4, -(r << 40)) == -1

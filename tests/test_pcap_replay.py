@@ -199,11 +199,11 @@ def test_pcap_kernels_compiled_and_py_func_agree_with_reference(day, compiled):
     write_pcap(itch, path, None, seed=23, drop=0.02, kind="pcapng", vlan=True)
     buf = np.fromfile(path, np.uint8)
     n = 4096
-    out = [np.empty(n, np.int64) for _ in range(6)]
-    z = [np.zeros(256, np.int64) for _ in range(3)]
+    out = K.Datagrams(*(np.empty(n, np.int64) for _ in range(6)))
+    ifaces = K.Interfaces(*(np.zeros(256, np.int64) for _ in range(3)))
     kinds = np.zeros(5, np.int64)
     fn = K.pcapng_datagrams if compiled else K.pcapng_datagrams.py_func
-    k, pos, status = fn(buf, 0, len(buf), np.zeros(5, np.int64), *z, kinds, *out)
+    k, pos, status = fn(buf, 0, len(buf), np.zeros(5, np.int64), ifaces, kinds, out)
     assert status == K.OK and pos == len(buf) and kinds[K.K_UDP] == k
     ref = list(udp_datagrams(path))
     assert out[0][:k].tolist() == [r[0] for r in ref]

@@ -18,6 +18,8 @@ decoder returns NEED_ROOM at the line it stopped at; the Python layer grows
 the arrays and calls again.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from .jit import INTERPRETED, njit
@@ -44,6 +46,9 @@ N_ST = 9
 P_OK = 0
 P_NAN = 1
 P_RANGE = 2
+
+#: one text-keyed table as the kernels take it: its rows (T_*), its key rows (K_*) and its text
+TextTable = namedtuple("TextTable", ("tab", "keys", "arena"))
 
 # hash table rows (32 bytes, two to a cache line: the hot data of a key)
 T_HASH = 0         # mixed hash of (book, text); 0 in an empty row is fine: T_KEY tells
@@ -746,9 +751,8 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
 
 
 @njit(cache=True, _nrt=False)
-def decode_lines(buf, worker, n_workers, tolerant, prints, events,
-                 tk_tab, tk_keys, tk_arena, id_tab, id_keys, id_arena, free, pend,
-                 st, counts, types, out, sc):
+def decode_lines(buf, worker, n_workers, tolerant, prints, events, tickers, ids, free, pend, st, counts, types,
+                 out, sc):
     """Decode the lines of buf from out[O_POS] (line out[O_NEXT]) that worker owns into events.
 
     Returns ST_OK when done; NEED_ROOM with out[O_POS], out[O_NEXT], out[O_EVENTS] at the
@@ -758,7 +762,10 @@ def decode_lines(buf, worker, n_workers, tolerant, prints, events,
     types[t] counts the well-formed lines of each type.
     sc (scratch, (SC_ROWS, SC_WIDTH) int64): a chunk of lines is scanned and parsed
     first (scan_chunk, which prefetches their id table rows), then interned in order.
+    tickers, ids: the ticker and order id TextTables.
     """
+    tk_tab, tk_keys, tk_arena = tickers
+    id_tab, id_keys, id_arena = ids
     n = buf.shape[0]
     pos = out[O_POS]
     seq = out[O_NEXT]

@@ -10,7 +10,7 @@ record (rtype 0xA0, 56 bytes) continues with the fields at the ``MBO_*`` offsets
 
 import numpy as np
 from .jit import njit
-from .hashtab import ht_find, ht_full, ht_put, ht_reinsert
+from .hashtab import ht_find, ht_full, ht_put
 
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_CLEAR, ACT_MODIFY, ACT_PRINT, DEFER, NO_SIDE, NEED_ROOM,
                      TYPE_SHIFT)
@@ -117,14 +117,14 @@ def owner_of(instrument_id, n_workers):
 
 
 @njit(cache=True, _nrt=False)
-def book_of(iid, keys, state, vals, st, new_ids):
+def book_of(iid, ins, st, new_ids):
     """The local book of instrument iid, interned on first sight (room checked by the
-    caller: ht_full) in the instrument table (obook._kernels.hashtab, keys (0, iid))."""
-    s = ht_find(keys, state, 0, iid)
+    caller: ht_full) in the instrument Table (obook._kernels.hashtab, keys (0, iid))."""
+    s = ht_find(ins.keys, ins.state, 0, iid)
     if s >= 0:
-        return vals[s]
+        return ins.vals[s, 0]
     b = st[ST_BOOKS]
-    vals[ht_put(keys, state, st, ST_KEYS_LIVE, ST_KEYS_FILL, 0, iid)] = b
+    ins.vals[ht_put(ins.keys, ins.state, st, ST_KEYS_LIVE, ST_KEYS_FILL, 0, iid), 0] = b
     st[ST_BOOKS] = b + 1
     new_ids[st[ST_NEW]] = iid
     st[ST_NEW] += 1
@@ -132,8 +132,7 @@ def book_of(iid, keys, state, vals, st, new_ids):
 
 
 @njit(cache=True, _nrt=False)
-def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, state, vals, is_open, new_ids, st, strict,
-               skips, maps):
+def dbn_decode(buf, base_seq, worker, n_workers, ev, ins, is_open, new_ids, st, strict, skips, maps):
     """Book events of the owned MBO records of buf (whole records), from st[ST_POS].
 
     One event a record: A add, C cancel (size = cancelled shares), M modify, R clear,
@@ -141,8 +140,8 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, state, vals, is_open,
     of deferred records: a print of type N, which publishes the event's rows. Records
     without F_LAST carry DEFER. is_open[book]: an event of the book is open. A symbol
     mapping record of an owned instrument gives maps[j] = (book, its byte position). Tolerant mode
-    counts the records it cannot decode in skips[DEC_*].
-    Returns a DEC_* status, or NEED_ROOM when the instrument table must grow (resume).
+    counts the records it cannot decode in skips[DEC_*]. ins: the instrument Table
+    (instrument id -> local book). Returns a DEC_* status, or NEED_ROOM when it must grow (resume).
     """
     pos = st[ST_POS]
     k = st[ST_K]
@@ -164,13 +163,13 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, state, vals, is_open,
             pos += ln
             k += 1
             continue
-        if ht_full(keys, st, ST_KEYS_FILL) or st[ST_BOOKS] >= is_open.shape[0]:
+        if ht_full(ins.keys, st, ST_KEYS_FILL) or st[ST_BOOKS] >= is_open.shape[0]:
             st[ST_POS] = pos
             st[ST_K] = k
             st[ST_NE] = ne
             return NEED_ROOM
         if mapping:                         # a live symbol mapping: the book's ticker
-            maps[st[ST_MAPS], 0] = book_of(iid, keys, state, vals, st, new_ids)
+            maps[st[ST_MAPS], 0] = book_of(iid, ins, st, new_ids)
             maps[st[ST_MAPS], 1] = p
             st[ST_MAPS] += 1
             pos += ln
@@ -210,7 +209,7 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, state, vals, is_open,
             pos += ln
             k += 1
             continue
-        book = book_of(iid, keys, state, vals, st, new_ids)
+        book = book_of(iid, ins, st, new_ids)
         last = (flags & F_LAST) != 0
         if act == 0:                        # N
             if not (last and is_open[book]):
@@ -236,14 +235,6 @@ def dbn_decode(buf, base_seq, worker, n_workers, ev, keys, state, vals, is_open,
     st[ST_K] = k
     st[ST_NE] = ne
     return DEC_OK
-
-
-@njit(cache=True, _nrt=False)
-def rehash(keys, state, vals, new_keys, new_state, new_vals):
-    """Move the instrument table into a larger, empty one."""
-    for j in range(state.shape[0]):
-        if state[j] == 1:
-            new_vals[ht_reinsert(new_keys, new_state, keys[j, 0], keys[j, 1])] = vals[j]
 
 
 @njit(cache=True, _nrt=False)

@@ -15,7 +15,12 @@ first (the table is kept at most half full, so probe chains stay short); the cal
 allocates one (``ht_grown_rows``: twice the rows, or as many when most rows are tombstones) and moves every
 live key into it with ``ht_reinsert``, its values to the row that returns. An insert into a table without a
 free row returns FULL instead of probing for ever.
+
+A table kept whole is a ``Table`` (keys, state, vals) with its values as rows of a 2-D
+array: ``table(rows, values)`` makes an empty one and ``ht_move`` fills a larger one from it.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from .jit import INTERPRETED, njit
@@ -27,6 +32,15 @@ DELETED = 2
 FULL = -1
 _M0 = 0xC2B2AE3D27D4EB4F
 _M1 = 0x9E3779B97F4A7C15
+
+
+#: a table kept whole: ``keys[n, 2]``, ``state[n]`` and ``vals[n, v]``, one values row a key
+Table = namedtuple("Table", ("keys", "state", "vals"))
+
+
+def table(rows: int, values: int = 1, state_dtype=np.int8) -> Table:
+    """An empty ``Table`` of ``rows`` rows (a power of two) with ``values`` int64 values a key."""
+    return Table(np.zeros((rows, 2), np.int64), np.zeros(rows, state_dtype), np.zeros((rows, values), np.int64))
 
 
 if INTERPRETED:     # Python kernels: an index as it is (np.uint64 costs ~0.3 us a call there)
@@ -124,3 +138,17 @@ def ht_reinsert(keys, state, k0, k1):
     keys[_u(s), 0] = k0
     keys[_u(s), 1] = k1
     return s
+
+
+@njit(cache=True, _nrt=False)
+def ht_move(old, new):
+    """Put every live key of Table ``old`` into the empty, larger Table ``new``, with its
+    values row; returns the number moved (both of new's counters)."""
+    n = 0
+    for j in range(old.state.shape[0]):
+        if old.state[_u(j)] == LIVE:
+            s = ht_reinsert(new.keys, new.state, old.keys[_u(j), 0], old.keys[_u(j), 1])
+            for c in range(old.vals.shape[1]):
+                new.vals[_u(s), c] = old.vals[_u(j), c]
+            n += 1
+    return n

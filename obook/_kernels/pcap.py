@@ -5,8 +5,11 @@ of the file), classify each frame (``_classify``: Ethernet II, 802.1Q, IPv4, UDP
 the UDP datagrams in preallocated arrays (time in UTC ns, destination address and port,
 payload offset and length, record number); they stop with NEED_ROOM when the arrays are
 full (grow and call again from the returned position) or with a status naming what is
-wrong at the returned position. Never raise.
+wrong at the returned position. Never raise. The arrays come as one ``Datagrams``; a pcapng's
+interfaces as one ``Interfaces``.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from .jit import njit
@@ -31,6 +34,12 @@ K_NOT_UDP = 1        # not IPv4, or not UDP
 K_TRUNCATED = 2      # the frame is shorter than its headers / its UDP datagram
 K_LINK = 3           # a link type other than Ethernet (1)
 K_FRAGMENT = 4       # an IPv4 fragment
+
+#: the datagram arrays, one row a datagram: time (UTC ns), destination address and port,
+#: payload offset and length in the capture, record (or packet) number
+Datagrams = namedtuple("Datagrams", ("ts", "ip", "port", "poff", "plen", "rec"))
+#: a pcapng section's interfaces: link type and time unit (mul, shift; see ``_ns``) of each
+Interfaces = namedtuple("Interfaces", ("link", "mul", "shift"))
 
 MAX_FRAME = 1 << 18  # a frame longer than this is a corrupt length
 AHEAD = 8192         # bytes prefetched ahead of the record read: each record's position comes
@@ -64,14 +73,14 @@ def _u32(buf, p, big):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, r):
-    """Row n of the datagram arrays."""
-    ts[n] = t
-    ip[n] = a
-    port[n] = pt
-    poff[n] = po
-    plen[n] = pl
-    rec[n] = r
+def _put(out, n, t, a, pt, po, pl, r):
+    """Row n of the Datagrams."""
+    out.ts[n] = t
+    out.ip[n] = a
+    out.port[n] = pt
+    out.poff[n] = po
+    out.plen[n] = pl
+    out.rec[n] = r
 
 
 @njit(cache=True, nogil=True)
@@ -85,15 +94,15 @@ def _ns(t, mul, shift):
 
 
 @njit(cache=True, nogil=True)
-def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts, ip, port, poff, plen, rec,
-                     want_ip=-1, want_port=-1):
+def pcapng_datagrams(buf, pos, end, state, ifaces, kinds, out, want_ip=-1, want_port=-1):
     """Blocks of a pcapng from ``pos``, keeping the UDP datagrams of the packet blocks (as
     ``pcap_datagrams``; ``rec``: the packet's number). ``state``: [big-endian, interfaces of
-    the section, blocks read, last time, packets read] (kept between calls); ``if_*``: per
+    the section, blocks read, last time, packets read] (kept between calls); ``ifaces``: per
     interface of the current section its link type and time unit (see ``_ns``), filled from
     the interface descriptions (``if_tsresol``). Returns (datagrams, position, status)."""
+    if_link, if_mul, if_shift = ifaces
     n = 0
-    cap = len(ts)
+    cap = len(out.ts)
     big = state[0] != 0
     pf = pos
     while pos < end:
@@ -173,7 +182,7 @@ def pcapng_datagrams(buf, pos, end, state, if_link, if_mul, if_shift, kinds, ts,
             kinds[k] += 1
             if k == K_UDP and (want_ip < 0 or (a == want_ip and pt == want_port)):
                 # a simple packet has no time: the last one's
-                _put(ts, ip, port, poff, plen, rec, n, state[3], a, pt, po, pl, state[4])
+                _put(out, n, state[3], a, pt, po, pl, state[4])
                 n += 1
         state[2] += 1
         pos += blen
@@ -215,15 +224,14 @@ def _classify(buf, p, end, link):
 
 
 @njit(cache=True, nogil=True)
-def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port, poff, plen, rec, want_ip=-1,
-                   want_port=-1):
+def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, out, want_ip=-1, want_port=-1):
     """The records of a classic pcap from ``pos`` (after the 24-byte header; ``frac_ns``: ns
     per unit of the fraction, 1000: µs, 1: ns), keeping only the UDP datagrams (their time,
     destination, payload and record number, 1-based); ``kinds`` counts every frame by kind;
     ``state[0]``: the records read (kept between calls); ``want_ip``/``want_port`` (>= 0): keep
     only the datagrams to that destination. Returns (datagrams, position, status)."""
     n = 0
-    cap = len(ts)
+    cap = len(out.ts)
     pf = pos
     while pos < end:
         pf = _ahead(buf, pf, pos, end)
@@ -241,7 +249,7 @@ def pcap_datagrams(buf, pos, end, big, frac_ns, link, state, kinds, ts, ip, port
         kinds[k] += 1
         if k == K_UDP and (want_ip < 0 or (a == want_ip and pt == want_port)):
             t = _u32(buf, pos, big) * 1_000_000_000 + _u32(buf, pos + 4, big) * frac_ns
-            _put(ts, ip, port, poff, plen, rec, n, t, a, pt, po, pl, state[0])
+            _put(out, n, t, a, pt, po, pl, state[0])
             n += 1
         pos += 16 + incl
     return n, pos, OK

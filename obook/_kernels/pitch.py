@@ -9,8 +9,8 @@ ones 2 (obook's prices have 4). docs/formats/pitch.md describes every message.
 Only Add Order, Trade and Trading Status messages name a symbol; the others name an order
 (or an execution) by its id. So every worker keeps the feed's live orders: id -> (its local
 book, or -1 for another worker's; remaining shares), and the executions of its own books
-(id -> book) for trade breaks. The three tables are obook._kernels.hashtab's (key rows (kind, id),
-value rows).
+(id -> book) for trade breaks. The three tables are obook._kernels.hashtab Tables (key rows
+(kind, id), value rows).
 """
 
 import numpy as np
@@ -265,21 +265,21 @@ def _sized(buf, p, short, expanded):
 
 
 @njit(cache=True, _nrt=False)
-def _room(keys, st, kind):
-    return ht_full(keys, st, ST_FILL + kind)
+def _room(t, st, kind):
+    return ht_full(t.keys, st, ST_FILL + kind)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _find(keys, state, vals, kind, key):
-    """The live slot of key in a table (-1: none)."""
-    return ht_find(keys, state, kind, key)
+def _find(t, kind, key):
+    """The live slot of key in Table t (-1: none)."""
+    return ht_find(t.keys, t.state, kind, key)
 
 
 @njit(cache=True, _nrt=False)
-def _put(keys, state, vals, st, kind, key, v0, v1):
-    s = ht_put(keys, state, st, ST_USED + kind, ST_FILL + kind, kind, key)
-    vals[s, 0] = v0
-    vals[s, 1] = v1
+def _put(t, st, kind, key, v0, v1):
+    s = ht_put(t.keys, t.state, st, ST_USED + kind, ST_FILL + kind, kind, key)
+    t.vals[s, 0] = v0
+    t.vals[s, 1] = v1
     return s
 
 
@@ -289,13 +289,13 @@ def _drop(state, st, kind, s):
 
 
 @njit(cache=True, _nrt=False)
-def _book_of(symbol, sym_keys, sym_state, sym_vals, st, new_syms):
+def _book_of(symbol, syms, st, new_syms):
     """This worker's local book of a symbol, interned on first sight."""
-    s = _find(sym_keys, sym_state, sym_vals, K_SYMBOL, symbol)
+    s = _find(syms, K_SYMBOL, symbol)
     if s >= 0:
-        return sym_vals[s, 0]
+        return syms.vals[s, 0]
     b = st[ST_BOOKS]
-    _put(sym_keys, sym_state, sym_vals, st, K_SYMBOL, symbol, b, 0)
+    _put(syms, st, K_SYMBOL, symbol, b, 0)
     st[ST_BOOKS] = b + 1
     new_syms[st[ST_NEW]] = symbol
     st[ST_NEW] += 1
@@ -323,11 +323,12 @@ def _stop(st, pos, k, i, ne):
 
 
 @njit(cache=True, _nrt=False)
-def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state, sym_vals, ord_keys,
-                 ord_state, ord_vals, x_keys, x_state, x_vals, new_syms, st, strict, prints, skips):
+def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, syms, orders, execs, new_syms, st, strict, prints,
+                 skips):
     """Book events of the owned messages of buf (whole units), from st[ST_POS] / st[ST_K].
 
     secs[unit]: the unit's time in seconds (Time, Time Reference), kept across batches.
+    syms, orders, execs: the symbol, live order and execution Tables (hashtab), kept too.
     One event at most a message. An id no live order has (or an add of a live id) is
     DEC_UNKNOWN (DEC_DUPLICATE): strict mode stops there (st[ST_BAD]); tolerant mode
     passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
@@ -371,12 +372,12 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state
                 continue
             kind = -1
             if t == T_ADD_LONG or t == T_ADD_SHORT or t == T_ADD_EXPANDED:
-                kind = K_ORDER if _room(ord_keys, st, K_ORDER) else (K_SYMBOL if _room(sym_keys, st, K_SYMBOL) else -1)
+                kind = K_ORDER if _room(orders, st, K_ORDER) else (K_SYMBOL if _room(syms, st, K_SYMBOL) else -1)
             elif t == T_TRADE_LONG or t == T_TRADE_SHORT or t == T_TRADE_EXPANDED:
-                kind = K_EXEC if prints and _room(x_keys, st, K_EXEC) else (
-                    K_SYMBOL if _room(sym_keys, st, K_SYMBOL) else -1)
+                kind = K_EXEC if prints and _room(execs, st, K_EXEC) else (
+                    K_SYMBOL if _room(syms, st, K_SYMBOL) else -1)
             elif prints and (t == T_EXEC or t == T_EXEC_PRICE):
-                kind = K_EXEC if _room(x_keys, st, K_EXEC) else -1
+                kind = K_EXEC if _room(execs, st, K_EXEC) else -1
             if kind >= 0:
                 _stop(st, pos, k, i, ne)
                 st[ST_ROOM] = kind
@@ -396,12 +397,12 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state
                 oid = _le(buf, p + O_ORDER_ID, 8)
                 side = 0 if buf[p + O_SIDE] == 66 else 1
                 shares, sym, price = _sized(buf, p, t == T_ADD_SHORT, t == T_ADD_EXPANDED)
-                if _find(ord_keys, ord_state, ord_vals, K_ORDER, oid) >= 0:
+                if _find(orders, K_ORDER, oid) >= 0:
                     bad = DEC_DUPLICATE
                 else:
                     if n_workers == 1 or owner_of(sym, n_workers) == worker:
-                        book = _book_of(sym, sym_keys, sym_state, sym_vals, st, new_syms)
-                    _put(ord_keys, ord_state, ord_vals, st, K_ORDER, oid, book, shares)
+                        book = _book_of(sym, syms, st, new_syms)
+                    _put(orders, st, K_ORDER, oid, book, shares)
                     act = ACT_ADD
             elif t == T_TRADE_LONG or t == T_TRADE_SHORT or t == T_TRADE_EXPANDED:
                 oid = _le(buf, p + O_ORDER_ID, 8)
@@ -410,25 +411,25 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state
                 match = _le(buf, p + (O_XID_TRADE_SHORT if t == T_TRADE_SHORT else (
                     O_XID_TRADE_LONG if t == T_TRADE_LONG else O_XID_TRADE_EXP)), 8)
                 if prints and (n_workers == 1 or owner_of(sym, n_workers) == worker):
-                    book = _book_of(sym, sym_keys, sym_state, sym_vals, st, new_syms)
-                    _put(x_keys, x_state, x_vals, st, K_EXEC, match, book, 0)
+                    book = _book_of(sym, syms, st, new_syms)
+                    _put(execs, st, K_EXEC, match, book, 0)
                     act = ACT_PRINT
             elif t == T_BREAK:
                 match = _le(buf, p + O_XID_BREAK, 8)
                 if prints:
-                    s = _find(x_keys, x_state, x_vals, K_EXEC, match)
+                    s = _find(execs, K_EXEC, match)
                     if s >= 0:
-                        book = x_vals[s, 0]
+                        book = execs.vals[s, 0]
                         act = ACT_PRINT | NO_SIDE
             elif (t == T_EXEC or t == T_EXEC_PRICE or t == T_REDUCE_LONG or t == T_REDUCE_SHORT
                   or t == T_MODIFY_LONG or t == T_MODIFY_SHORT or t == T_DELETE):
                 oid = _le(buf, p + O_ORDER_ID, 8)
-                s = _find(ord_keys, ord_state, ord_vals, K_ORDER, oid)
+                s = _find(orders, K_ORDER, oid)
                 if s < 0:
                     bad = DEC_UNKNOWN
                 else:
-                    book = ord_vals[s, 0]
-                    left = ord_vals[s, 1]
+                    book = orders.vals[s, 0]
+                    left = orders.vals[s, 1]
                     if t == T_EXEC or t == T_EXEC_PRICE:
                         act = ACT_EXEC
                         shares = _le(buf, p + O_EXEC_QTY, 4)
@@ -437,7 +438,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state
                             aux = _le(buf, p + O_PX_EXEC, 8)
                         left -= shares
                         if prints and book >= 0:
-                            _put(x_keys, x_state, x_vals, st, K_EXEC, match, book, 0)
+                            _put(execs, st, K_EXEC, match, book, 0)
                     elif t == T_REDUCE_LONG or t == T_REDUCE_SHORT:
                         act = ACT_CANCEL
                         shares = _le(buf, p + O_EXEC_QTY, 4 if t == T_REDUCE_LONG else 2)
@@ -460,9 +461,9 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, sym_keys, sym_state
                         new_ref = oid
                         left = shares
                     if left <= 0:
-                        _drop(ord_state, st, K_ORDER, s)
+                        _drop(orders.state, st, K_ORDER, s)
                     else:
-                        ord_vals[s, 1] = left
+                        orders.vals[s, 1] = left
             if bad != DEC_OK:
                 if strict:
                     _stop(st, pos, k, i, ne)

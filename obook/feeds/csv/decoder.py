@@ -91,6 +91,10 @@ class _Table:
             self.arena = arena
         return used
 
+    def kernel(self) -> K.TextTable:
+        """The arrays as the kernels take them."""
+        return K.TextTable(self.tab, self.keys, self.arena)
+
     def text(self, k: int, show=_text) -> str:
         off, n = int(self.keys[k, K.K_OFF]), int(self.keys[k, K.K_LEN])
         return show(self.arena[off:off + n])
@@ -138,9 +142,8 @@ class CsvDecoder(Decoder):
         out[K.O_EVENTS] = 0
         while True:
             status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, self.prints, events,
-                                    self.tk.tab, self.tk.keys, self.tk.arena,
-                                    self.ids.tab, self.ids.keys, self.ids.arena, self.free, self.pend,
-                                    st, self.counts, self.types, out, self._scratch)
+                                    self.tk.kernel(), self.ids.kernel(), self.free, self.pend, st, self.counts,
+                                    self.types, out, self._scratch)
             if status != K.NEED_ROOM:
                 break
             self._grow(int(out[K.O_ROOM]))

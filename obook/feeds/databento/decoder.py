@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import dbn as K
+from ..._kernels.hashtab import ht_move, table
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, EV_WIDTH, MAX_BATCH_RECORDS, NEED_ROOM
 from ..base import Decoder, DecodeResult
 from .metadata import MAGIC, header_length, parse
@@ -30,11 +31,6 @@ def symbol_of_mapping(buf, p: int) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _instrument_table(rows):
-    """An empty instrument table (obook._kernels.hashtab): keys, state, values (local books)."""
-    return np.zeros((rows, 2), np.int64), np.zeros(rows, np.int64), np.zeros(rows, np.int64)
-
-
 class DbnDecoder(Decoder):
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
@@ -43,7 +39,7 @@ class DbnDecoder(Decoder):
         self.strict = on_error == "raise"
         self.tickers: dict[int, str] = {}
         self.instrument_ids: list[int] = []      # local book -> instrument_id
-        self._keys, self._state, self._vals = _instrument_table(1024)
+        self._ins = table(1024)                  # instrument id -> local book
         self._open = np.zeros(512, np.int64)
         self._new = np.zeros(MAX_BATCH_RECORDS, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
@@ -51,10 +47,10 @@ class DbnDecoder(Decoder):
         self._maps = np.zeros((MAX_BATCH_RECORDS, 2), np.int64)
 
     def _grow(self):
-        keys, state, vals = _instrument_table(2 * len(self._keys))
-        K.rehash(self._keys, self._state, self._vals, keys, state, vals)
-        self._keys, self._state, self._vals = keys, state, vals
-        grown = np.zeros(len(keys) // 2, np.int64)
+        ins = table(2 * len(self._ins.keys))
+        ht_move(self._ins, ins)
+        self._ins = ins
+        grown = np.zeros(len(ins.keys) // 2, np.int64)
         grown[:len(self._open)] = self._open
         self._open = grown
 
@@ -67,9 +63,8 @@ class DbnDecoder(Decoder):
             st[K.ST_POS] = n
         st[K.ST_BOOKS] = st[K.ST_KEYS_LIVE] = st[K.ST_KEYS_FILL] = len(self.instrument_ids)
         while True:
-            status = K.dbn_decode(buf, base_seq, self.worker, self.n_workers, events, self._keys,
-                                  self._state, self._vals, self._open, self._new, st, self.strict, self._skips,
-                                  self._maps)
+            status = K.dbn_decode(buf, base_seq, self.worker, self.n_workers, events, self._ins, self._open,
+                                  self._new, st, self.strict, self._skips, self._maps)
             if status != NEED_ROOM:
                 break
             self._grow()
@@ -91,7 +86,7 @@ class DbnDecoder(Decoder):
     @classmethod
     def warm(cls):
         K.dbn_decode(np.zeros(0, np.uint8), 1, 0, 1, np.zeros((1, EV_WIDTH), np.int64),
-                     *_instrument_table(4), np.zeros(2, np.int64),
+                     table(4), np.zeros(2, np.int64),
                      np.zeros(1, np.int64), np.zeros(K.ST_WIDTH, np.int64), True, np.zeros(4, np.int64),
                      np.zeros((1, 2), np.int64))
 

@@ -84,18 +84,20 @@ class CaptureReader:
             self.pos = 24
         else:
             self._state = np.zeros(5, np.int64)
-            self._ifaces = [np.zeros(256, np.int64) for _ in range(3)]
+            from ..._kernels.pcap import Interfaces
+            self._ifaces = Interfaces(*(np.zeros(256, np.int64) for _ in range(3)))
             self.pos = 0
         self.done = False
 
     def _step(self, arrays, n):
         from ..._kernels import pcap as K
 
+        out = K.Datagrams(*(a[n:] for a in arrays))
         if self.kind == "pcap":
             return K.pcap_datagrams(self.buf, self.pos, len(self.buf), self._big, self._frac_ns, self._link,
-                                    self._state, self.kinds, *(a[n:] for a in arrays), *self._want)
-        return K.pcapng_datagrams(self.buf, self.pos, len(self.buf), self._state, *self._ifaces, self.kinds,
-                                  *(a[n:] for a in arrays), *self._want)
+                                    self._state, self.kinds, out, *self._want)
+        return K.pcapng_datagrams(self.buf, self.pos, len(self.buf), self._state, self._ifaces, self.kinds, out,
+                                  *self._want)
 
     def read_into(self, arrays) -> int:
         """The next datagrams (as many as fit) into the six arrays given (ts, ip, port, poff,
@@ -207,9 +209,9 @@ def read_first_time(path) -> int | None:
     if kind == "pcapng":
         from ..._kernels import pcap as K
         buf = np.frombuffer(head, np.uint8)
-        arrays = [np.zeros(1, np.int64) for _ in range(6)]
-        z = [np.zeros(256, np.int64) for _ in range(3)]
-        k, _pos, _st = K.pcapng_datagrams(buf, 0, len(buf), np.zeros(5, np.int64), *z,
-                                          np.zeros(len(KINDS), np.int64), *arrays)
-        return int(arrays[0][0]) if k else None
+        out = K.Datagrams(*(np.zeros(1, np.int64) for _ in range(6)))
+        ifaces = K.Interfaces(*(np.zeros(256, np.int64) for _ in range(3)))
+        k, _pos, _st = K.pcapng_datagrams(buf, 0, len(buf), np.zeros(5, np.int64), ifaces,
+                                          np.zeros(len(KINDS), np.int64), out)
+        return int(out.ts[0]) if k else None
     return None

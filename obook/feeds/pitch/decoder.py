@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._kernels import book as B
 from ..._kernels import pitch as K
-from ..._kernels.hashtab import ht_grown_rows
+from ..._kernels.hashtab import ht_grown_rows, ht_move, table
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, EV_WIDTH, MAX_BATCH_RECORDS, NEED_ROOM, WANT_TRADES
 from ..base import Decoder, DecodeResult
 
 REASONS = {K.DEC_UNKNOWN: "unknown order id", K.DEC_DUPLICATE: "duplicate order id"}
-
-
-def _table(rows: int):
-    """An empty hash table (obook._kernels.hashtab): key rows, states, value rows."""
-    return np.zeros((rows, 2), np.int64), np.zeros(rows, np.int8), np.zeros((rows, 2), np.int64)
 
 
 def symbol_text(symbol: int) -> str:
@@ -36,7 +30,8 @@ class PitchDecoder(Decoder):
         self.strict = on_error == "raise"
         self.prints = bool(want & WANT_TRADES)
         self.tickers: list[str] = []             # local book -> symbol
-        self._tables = [_table(64), _table(1024), _table(64 if self.prints else 2)]
+        # symbol -> (book, 0), order id -> (book, shares), execution id -> (book, 0)
+        self._tables = [table(64, 2), table(1024, 2), table(64 if self.prints else 2, 2)]
         self._secs = np.zeros(256, np.int64)
         self._new = np.zeros(MAX_BATCH_RECORDS + 1, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
@@ -45,10 +40,9 @@ class PitchDecoder(Decoder):
     def _grow(self, kind: int) -> None:
         """Rehash table ``kind`` into one twice as large (the same size when deleted rows
         are most of it)."""
-        keys, state, vals = self._tables[kind]
-        used = int(self._st[K.ST_USED + kind])
-        new = _table(ht_grown_rows(len(keys), used))
-        n = B.ov_rehash(keys, vals, state, np.zeros(1, np.int64), new[0], new[2], new[1], np.zeros(1, np.int64))
+        old = self._tables[kind]
+        new = table(ht_grown_rows(len(old.keys), int(self._st[K.ST_USED + kind])), 2)
+        n = ht_move(old, new)
         self._st[K.ST_USED + kind] = self._st[K.ST_FILL + kind] = n
         self._tables[kind] = new
 
@@ -58,9 +52,9 @@ class PitchDecoder(Decoder):
             st[c] = 0
         st[K.ST_BOOKS] = len(self.tickers)
         while True:
-            (sk, ss, sv), (ok, os_, ov), (xk, xs, xv) = self._tables
-            status = K.pitch_decode(buf, base_seq, self.worker, self.n_workers, events, self._secs, sk, ss, sv,
-                                    ok, os_, ov, xk, xs, xv, self._new, st, self.strict, self.prints, self._skips)
+            syms, orders, execs = self._tables
+            status = K.pitch_decode(buf, base_seq, self.worker, self.n_workers, events, self._secs, syms, orders,
+                                    execs, self._new, st, self.strict, self.prints, self._skips)
             if status != NEED_ROOM:
                 break
             self._grow(int(st[K.ST_ROOM]))
