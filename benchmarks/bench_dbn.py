@@ -22,23 +22,18 @@ Contenders, alternating run by run, each in a fresh process (kernels loaded befo
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DATA, median, run_child  # noqa: E402
+from common import generated_file, median, run_child  # noqa: E402
 
 
 def dbn_day(records: int, instruments: int = 50, seed: int = 7, zstd: bool = False) -> Path:
-    DATA.mkdir(parents=True, exist_ok=True)
-    path = DATA / f"mbo_{records}_{instruments}_{seed}_noclear.dbn{'.zst' if zstd else ''}"
-    if not path.exists():
-        from obook.gen.databento import mbo_flow, write_dbn
-        tmp = path.with_name("tmp-" + path.name)
-        write_dbn(tmp, mbo_flow(records, instruments, seed, clears=0.0), version=3, zstd=zstd, encoder=False)
-        os.replace(tmp, path)
-    return path
+    from obook.gen.databento import mbo_flow, write_dbn
+    return generated_file(f"mbo_{records}_{instruments}_{seed}_noclear.dbn{'.zst' if zstd else ''}",
+                      lambda tmp: write_dbn(tmp, mbo_flow(records, instruments, seed, clears=0.0), version=3,
+                                            zstd=zstd, encoder=False))
 
 
 OBOOK = """

@@ -12,7 +12,7 @@ from pathlib import Path
 DATA = Path(os.environ.get("OBOOK_BENCH_DATA", Path(__file__).resolve().parent.parent / "bench-data"))
 
 
-def _generated(name: str, write) -> Path:
+def generated_file(name: str, write) -> Path:
     """DATA/name, written by ``write(tmp_path)`` the first time (then renamed into place)."""
     DATA.mkdir(parents=True, exist_ok=True)
     path = DATA / name
@@ -25,19 +25,19 @@ def _generated(name: str, write) -> Path:
 
 def itch_day(messages: int, stocks: int = 8000, seed: int = 7, gz: bool = False) -> Path:
     from obook.gen.itch import write_itch
-    return _generated(f"itch_{messages}_{stocks}_{seed}.itch{'.gz' if gz else ''}",
+    return generated_file(f"itch_{messages}_{stocks}_{seed}.itch{'.gz' if gz else ''}",
                       lambda tmp: write_itch(tmp, messages, stocks, seed))
 
 
 def csv_day(events: int, tickers: int = 100, seed: int = 7) -> Path:
     from obook.gen.csv import write_csv
-    return _generated(f"csv_{events}_{tickers}_{seed}.csv", lambda tmp: write_csv(tmp, events, tickers, seed))
+    return generated_file(f"csv_{events}_{tickers}_{seed}.csv", lambda tmp: write_csv(tmp, events, tickers, seed))
 
 
 def pitch_day(messages: int, stocks: int = 8000, seed: int = 7) -> Path:
     """The Cboe PITCH day of ``itch_day(messages, stocks, seed)`` (the same orders and events)."""
     from obook.gen.pitch import write_pitch
-    return _generated(f"pitch_{messages}_{stocks}_{seed}.pitch", lambda tmp: write_pitch(tmp, messages, stocks, seed))
+    return generated_file(f"pitch_{messages}_{stocks}_{seed}.pitch", lambda tmp: write_pitch(tmp, messages, stocks, seed))
 
 
 def run_child(code: str, code_dir: str | None = None) -> dict:

@@ -38,9 +38,9 @@ _M1 = 0x9E3779B97F4A7C15
 Table = namedtuple("Table", ("keys", "state", "vals"))
 
 
-def table(rows: int, values: int = 1, state_dtype=np.int8) -> Table:
+def table(rows: int, values: int = 1) -> Table:
     """An empty ``Table`` of ``rows`` rows (a power of two) with ``values`` int64 values a key."""
-    return Table(np.zeros((rows, 2), np.int64), np.zeros(rows, state_dtype), np.zeros((rows, values), np.int64))
+    return Table(np.zeros((rows, 2), np.int64), np.zeros(rows, np.int8), np.zeros((rows, values), np.int64))
 
 
 if INTERPRETED:     # Python kernels: an index as it is (np.uint64 costs ~0.3 us a call there)

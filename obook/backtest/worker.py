@@ -166,7 +166,6 @@ class BacktestWorker:
 
     def _books(self, nt):
         self._named = None
-        self._entries.clear()
         old = getattr(self, "BK", None)
         n0 = 0 if old is None else old.shape[0]
         levels = LEVELS if old is None else self.L.shape[1]
@@ -204,9 +203,12 @@ class BacktestWorker:
     def _args(self):
         """The kernels' named state of the current arrays, then the strategy's entry, state
         and output rows: built again only after a growth replaced an array (``_named`` None),
-        as a Python strategy's every call passes them."""
+        as a Python strategy's every call passes them; the compiled entries found for the
+        old arrays go with them."""
         if self._named is None:
             from .._kernels.backtest import Gate, OwnBooks, Run, View
+
+            self._entries.clear()
 
             spec = self.spec
             self._named = (
@@ -267,7 +269,6 @@ class BacktestWorker:
     def finish(self) -> dict:
         from .._kernels.backtest import bt_finish
 
-        self._entries.clear()
         self._drive(lambda: self._kernel(bt_finish, *self._args(), self.spec.day_end, self.at))
         self.close()
         return self.rows()
@@ -287,7 +288,6 @@ class BacktestWorker:
         from .._kernels.simulate import h_grown
 
         self._named = None
-        self._entries.clear()                # new arrays: typed again at the next call
         S = self.S
         if kind in (ROOM_HASH, ROOM_VHASH):
             H, st = (self.H, self.st) if kind == ROOM_HASH else (self.Hv, self.stv)
