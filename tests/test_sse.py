@@ -119,3 +119,13 @@ def test_sse_real_day_every_continuous_snapshot_matches():
     last = a.slice(a.num_rows - 1).to_pylist()[0]
     assert last["tallies_matched"] and last["num_trades"] == last["book_num_trades"] == 18685
     assert last["volume"] == last["book_volume"] == 2432171000
+
+
+def test_sse_gen_long_day_times_within_session_replays(tmp_path):
+    """A day long enough that its events' steps would pass midnight ends at 15:00, and
+    replays without a bad TransactTime."""
+    lines = generate(320_000, securities=20, seed=1)
+    times = [int(ln.split("TransactTime=")[1].split()[0]) for ln in lines if "TransactTime=" in ln]
+    assert max(times) == 15_000_000 and min(times) >= 9_300_000
+    p = _write(tmp_path, lines)
+    assert obook.bbo(p, workers=1).read_all().num_rows > 0

@@ -90,6 +90,9 @@ def _line(fields: dict) -> str:
     return "//" + " ".join(f"{k}={v}" for k, v in fields.items())
 
 
+T_LAST = 15 * 3600 * 100      # the events' latest time (centiseconds since midnight): 15:00:00.00
+
+
 def _time(t: int) -> int:
     """Centiseconds since midnight -> HHMMSScc."""
     s, cc = divmod(t, 100)
@@ -121,7 +124,7 @@ def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
     while n < events:
         i = rnd.randrange(securities)
         b = books[i]
-        t += rnd.randrange(0, 40)
+        t = min(t + rnd.randrange(0, 40), T_LAST)     # a long day's last events share the close's time
         tt = _time(t)
         r = rnd.random()
         if r < 0.25 and b.orders:                  # delete a resting order
