@@ -184,18 +184,18 @@ def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
     try:
         fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
                         _libc_address("clock_nanosleep")], np.int64)
-        addrs = np.stack([sockaddr_in(*s.getsockname()) for s in sinks])
-        buf = np.frombuffer(b"packet-0", np.uint8).copy()
-        p_off, p_len = np.zeros(1, np.int64), np.array([8], np.int64)      # one packet: its bytes
-        p_seq, p_count = np.array([1], np.int64), np.array([1], np.int64)  # and its messages
-        s_pkt, s_line = np.zeros(2, np.int64), np.array([0, 1], np.int64)
-        hdr, iov, slot = np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64)
-        Q, ts, late = np.zeros(K.Q_WIDTH, np.int64), np.zeros(2, np.int64), new_counts()
-        args = (addrs, hdr, iov, slot, late, 1_000_000, 0, ts)        # spin 1 ms, a slice of 0 ns: over at once
+        sock = K.Out(fns, out.fileno(), np.stack([sockaddr_in(*s.getsockname()) for s in sinks]),
+                     np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
+                     np.zeros(2, np.int64))
+        one = np.ones(1, np.int64)
+        packets = K.Packets(np.frombuffer(b"packet-0", np.uint8).copy(), np.zeros(1, np.int64), 8 * one, one, one)
+        Q, late = np.zeros(K.Q_WIDTH, np.int64), new_counts()
         none = np.zeros(0, np.int64)
-        K.send_due(fns, out.fileno(), Q, buf, p_off, p_len, p_seq, p_count, none, none, none, *args)   # compiled
+        K.send_due(sock, Q, packets, K.Schedule(none, none, none), late, 1_000_000, 0)   # compiled
         due = np.full(2, time.monotonic_ns() + 300_000, np.int64)      # in 0.3 ms, within the spin
-        status = K.send_due(fns, out.fileno(), Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, due, *args)
+        # spin 1 ms, a slice of 0 ns: over at once
+        status = K.send_due(sock, Q, packets, K.Schedule(np.zeros(2, np.int64), np.array([0, 1], np.int64), due),
+                            late, 1_000_000, 0)
         assert status == K.SEND_DONE
         assert (int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])) == (1, 1)
         assert [s.recv(64) for s in sinks] == [b"packet-0"] * 2

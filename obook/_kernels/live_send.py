@@ -4,11 +4,16 @@ before a packet's time; its lateness (the time its batch is handed to ``sendmmsg
 time; on loopback the call itself then delivers it to the receivers, ~5 µs) counted in a
 histogram.
 
-The schedule is one array per field, sorted by due time: the packet (its bytes in ``buf`` at
-``p_off``, ``p_len``; -1 - n: a packet dropped on the way, the line's next number moving to
-n), the line (0 A, 1 B) and the due time (monotonic ns). ``addrs`` holds each line's
-``sockaddr_in``; ``hdr`` / ``iov`` / ``slot`` one ``mmsghdr``, ``iovec`` and schedule entry per batch slot.
+The kernel's state is three named tuples and the counters ``Q``: the day's packets
+(``Packets``: their bytes ``buf``, each one's offset, length, first sequence number and
+message count), the schedule (``Schedule``: one array per field, sorted by due time: the
+packet, or -1 - n for a packet dropped on the way, the line's next number moving to n; the
+line, 0 A and 1 B; the due time, monotonic ns) and the socket side (``Out``: the libc
+functions, the socket, each line's ``sockaddr_in``, one ``mmsghdr``, ``iovec`` and schedule
+entry per batch slot, and a ``timespec``).
 """
+
+from collections import namedtuple
 
 from .ccall import ccall_int
 from .jit import njit
@@ -22,6 +27,10 @@ Q_WIDTH = 10
 SEND_DONE, SEND_WAIT, SEND_SLICE = 0, 1, 2
 BATCH = 64
 
+Packets = namedtuple("Packets", ("buf", "off", "length", "seq", "count"))
+Schedule = namedtuple("Schedule", ("pkt", "line", "due"))
+Out = namedtuple("Out", ("fns", "fd", "addrs", "hdr", "iov", "slot", "ts"))
+
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _clock(fns, ts):
@@ -30,14 +39,16 @@ def _clock(fns, ts):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, s_due, addrs, hdr, iov, slot, late,
-             spin_ns, slice_ns, ts):
+def send_due(out, Q, P, S, late, spin_ns, slice_ns):
     """Send the schedule from Q[Q_AT]: returns SEND_DONE at its end, SEND_WAIT when the next
     packet is due more than spin_ns + SLEEP_MAX_NS away, or more than spin_ns away once
     slice_ns have passed (Q[Q_NEXT_DUE]), SEND_SLICE when slice_ns have passed and packets are
     already due. A shorter wait is slept here (``clock_nanosleep`` to spin_ns before the
     packet's time, when fns holds it), then spun, and the packet goes out at once: the core is
     free for others between packets, and no packet waited for is handed back to Python."""
+    fns, fd, addrs, hdr, iov, slot, ts = out.fns, out.fd, out.addrs, out.hdr, out.iov, out.slot, out.ts
+    buf, p_off, p_len, p_seq, p_count = P.buf, P.off, P.length, P.seq, P.count
+    s_pkt, s_line, s_due = S.pkt, S.line, S.due
     n = s_pkt.shape[0]
     start = _clock(fns, ts)
     while Q[Q_AT] < n:

@@ -202,8 +202,9 @@ class Sender:
         return 0
 
     def schedule(self):
-        """The packets' bytes and the schedule of both lines (see obook._kernels.live_send):
-        each line drops a packet with its probability, holds one back behind the next with
+        """The packets (``Packets``: their bytes, offsets, lengths, first numbers, message
+        counts) and the schedule of both lines (``Schedule``, due times in ns after the start;
+        see obook._kernels.live_send): each line drops a packet with its probability, holds one back behind the next with
         the reorder probability (one seeded generator per line), B runs ``delay_b`` late."""
         o = self.o
         n = len(self.packets)
@@ -243,8 +244,10 @@ class Sender:
                 push(due, line, held[line])
         entries.sort()
         sched = np.array([(e[0], e[2], e[3]) for e in entries], np.int64).reshape(-1, 3)
-        return (np.frombuffer(b"".join(parts), np.uint8), p_off, p_len, p_seq, p_count,
-                sched[:, 2].copy(), sched[:, 1].copy(), sched[:, 0].copy())
+        from .._kernels.live_send import Packets, Schedule
+
+        return (Packets(np.frombuffer(b"".join(parts), np.uint8), p_off, p_len, p_seq, p_count),
+                Schedule(sched[:, 2].copy(), sched[:, 1].copy(), sched[:, 0].copy()))
 
     def run(self) -> dict:
         """Send the day (compiled: ``obook._kernels.live_send``), answering re-requests and
@@ -254,24 +257,22 @@ class Sender:
 
         o = self.o
         pin(o.cpu)
-        buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, offsets = self.schedule()
+        packets, sched = self.schedule()
         fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
                         _libc_address("clock_nanosleep") if o.sleep else 0], np.int64)
         _timer_slack(1_000)
-        addrs = np.stack([sockaddr_in(host, port) for host, port in self.lines])
-        hdr, iov, slot = np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64)
+        out = K.Out(fns, self.out.fileno(), np.stack([sockaddr_in(host, port) for host, port in self.lines]),
+                    np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
+                    np.zeros(2, np.int64))
         Q = self.Q = np.zeros(K.Q_WIDTH, np.int64)
-        ts = np.zeros(2, np.int64)
         t0 = time.monotonic_ns() + 1_000_000
-        due = offsets + t0
+        sched = sched._replace(due=sched.due + t0)
         Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
         Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
-        fd = self.out.fileno()
         start = time.monotonic_ns()
         try:
             while not self._stopped:
-                status = K.send_due(fns, fd, Q, buf, p_off, p_len, p_seq, p_count, s_pkt, s_line, due, addrs, hdr,
-                                    iov, slot, self.lateness.counts, int(o.spin_us * 1000), 20_000_000, ts)
+                status = K.send_due(out, Q, packets, sched, self.lateness.counts, int(o.spin_us * 1000), 20_000_000)
                 if status == K.SEND_DONE:
                     break
                 self._heartbeats(time.monotonic_ns())
