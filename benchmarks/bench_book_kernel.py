@@ -41,7 +41,7 @@ def _baseline(checkout: str):
     from obook_baseline._kernels import book
     if not hasattr(book, "apply_events"):       # the driver moved beside the book
         from obook_baseline._kernels import replay
-        return getattr(replay, "replay_events", replay.apply_events)
+        return replay.replay_events if hasattr(replay, "replay_events") else replay.apply_events
     return book.apply_events
 
 

@@ -1,6 +1,7 @@
 """The Shenzhen text log's framer and decoder kernels alone, old against new, in one
 process (alternating rounds, medians): ``line_ends`` + ``text_scan`` (the framer, every
-line; now ``text_heads``, line ends and heads only), a worker's decoder (1 of 1
+line; then ``text_heads``, line ends and heads only, now with the parser's state and its
+results as named tuples), a worker's decoder (1 of 1
 and 1 of 2 workers: ``text_records``, which parsed the text again, or in older code
 ``owned_rows``, which copied the framer's rows, or now ``text_rows``, the rest
 of the worker's own lines), and the two together (all the parsing of a batch with 1 worker) on the front of the bench_l2
@@ -38,7 +39,14 @@ def _runs(pkg, buf, n_lines):
     heads = np.zeros((n_lines + 1, K.H_WIDTH if split else 1), np.int64)
     bad = np.zeros((n_lines + 1, 3), np.int64)
 
+    named = hasattr(T, "fields")          # the parser's state as one Fields, the heads as one Heads
+    F = T.fields() if named else None
+    H = K.Heads(ends, codes, details, heads) if named else None
+
     def framer():
+        if named:
+            made[0] = K.text_heads(buf, 0, len(buf), True, 0, n_lines + 1, 1, F, H, 0)[1]
+            return made[0]
         if split:
             made[0] = K.text_heads(buf, 0, len(buf), True, ends, 0, n_lines + 1, 1, T.KHASH, T.KID, vals,
                                    have, codes, details, heads, 0)[1]
@@ -50,6 +58,8 @@ def _runs(pkg, buf, n_lines):
     rows = np.zeros((n_lines + 1, K.R_WIDTH), np.int64)
 
     def decoder(w, nw):
+        if named:
+            return lambda: K.text_rows(buf, heads, made[0], w, nw, F, rows, bad)[0]
         if split:
             return lambda: K.text_rows(buf, heads, made[0], w, nw, T.KHASH, T.KID, vals, have, rows, bad)[0]
         if hasattr(K, "text_records"):

@@ -90,24 +90,21 @@ def _split_rows(text: bytes):
 def _run(text: bytes, py, workers=1, slow=False):
     buf = np.frombuffer(text, np.uint8).copy()
     n = text.count(b"\n") + 1
-    ends, codes, details = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    vals, have = np.zeros(T.N_KEYS, np.int64), np.zeros(T.N_KEYS, np.int8)
-    heads = np.zeros((n, K.H_WIDTH), np.int64)
+    H = K.Heads(np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros((n, K.H_WIDTH), np.int64))
+    ends, heads, F = H.ends, H.rows, T.fields()
     heads_of = _f(K.text_heads, py)
     # in two calls: the first stops before a line the buffer ends in (not final)
     cut = len(buf) // 2
-    k, r = heads_of(buf[:cut], 0, cut, False, ends, 0, n, 1, T.KHASH, T.KID, vals, have, codes, details,
-                    heads, 0)
+    k, r = heads_of(buf[:cut], 0, cut, False, 0, n, 1, F, H, 0)
     assert 0 < k < n and ends[k - 1] < cut <= ends[k - 1] + len(text.split(b"\n")[k]) + 1
-    k, r = heads_of(buf, int(ends[k - 1]) + 1, len(buf), True, ends, k, n, 1, T.KHASH, T.KID, vals, have,
-                    codes, details, heads, r)
+    k, r = heads_of(buf, int(ends[k - 1]) + 1, len(buf), True, k, n, 1, F, H, r)
     assert k == n and ends[:n].tolist() == [i for i, c in enumerate(text) if c == 10] + [len(text)]
     if slow:
         heads[:r, K.H_POS] = -1
     rows, bad = [], []
     for w in range(workers):
         rec, b = np.zeros((r, K.R_WIDTH), np.int64), np.zeros((r, 3), np.int64)
-        m, nb = _f(K.text_rows, py)(buf, heads, r, w, workers, T.KHASH, T.KID, vals, have, rec, b)
+        m, nb = _f(K.text_rows, py)(buf, heads, r, w, workers, F, rec, b)
         rows += [tuple(x) for x in rec[:m].tolist()]
         bad += [(int(heads[i, K.R_SEQ]), c, d) for i, c, d in b[:nb].tolist()]
     return sorted(rows), sorted(bad), heads[:r]

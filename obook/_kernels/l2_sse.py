@@ -5,8 +5,11 @@ Line kinds of ``sse_scan``: KIND_NONE (no message: blank, hex dump), KIND_EVENT 
 order 192 or a trade 191, ordered by its BizIndex within its channel), KIND_SNAPSHOT
 (111, read by the audit, not by the books), or a negative error code with the key
 id (or the message type) it is about in ``keys``. Lines are read by l2_text's tokenizer
-(the Shanghai layout's next key guessed, digits read a word at a time).
+(the Shanghai layout's next key guessed, digits read a word at a time); the kernels take
+its state as one ``l2_text.Fields`` (F) and the framer's per-line results as one ``Lines``.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from .jit import njit
@@ -28,6 +31,10 @@ BAD_TYPE = -5         # unknown MsgType (keys: the type)
 BAD_SECURITY = -6     # SecurityID not a number below 10**6
 
 MAX_SECURITY = 1_000_000
+
+#: the framer's scan, one entry a line: its bounds, kind, key (BizIndex, or an error's
+#: detail), channel and MsgType
+Lines = namedtuple("Lines", ("starts", "ends", "kinds", "keys", "chans", "mtypes"))
 ORDER_KEYS = np.array([K_SECID, K_CHANNEL, K_ORDERNO, K_PRICE, K_ORDERQTY, K_ORDTYPE, K_SIDE,
                        K_TTIME, K_BIZ], np.int64)
 TRADE_KEYS = np.array([K_SECID, K_CHANNEL, K_BIDSEQ, K_OFFERSEQ, K_LASTPX, K_LASTQTY, K_EXECTYPE,
@@ -94,9 +101,12 @@ def classify(vals, have):
 
 
 @njit(cache=True, _nrt=False)
-def sse_scan(buf, n, final, max_lines, khash, kid, vals, have, starts, ends, kinds, keys, chans, mtypes):
-    """Whole lines at the front of buf[:n] (a last line without newline when final):
-    their bounds, kinds, BizIndex (keys), channel and MsgType. Returns the number of lines."""
+def sse_scan(buf, n, final, max_lines, F, L):
+    """Whole lines at the front of buf[:n] (a last line without newline when final), up to
+    max_lines, into L (``Lines``): their bounds, kinds, BizIndex (keys), channel and
+    MsgType. Returns the number of lines."""
+    khash, kid, vals, have = F.khash, F.kid, F.vals, F.have
+    starts, ends, kinds, keys, chans, mtypes = L.starts, L.ends, L.kinds, L.keys, L.chans, L.mtypes
     p = 0
     k = 0
     while k < max_lines and p < n:
@@ -182,7 +192,7 @@ def transact_ns(t):
 
 
 @njit(cache=True, _nrt=False)
-def sse_decode(buf, base_seq, worker, n_workers, khash, kid, vals, have, books, n_books, names, ev):
+def sse_decode(buf, base_seq, worker, n_workers, F, books, n_books, names, ev):
     """Book events of the owned order and trade lines of buf (whole lines in BizIndex order).
 
     ``books[security]``: local book + 1 (0: not seen); a new security gets the next local
@@ -191,6 +201,7 @@ def sse_decode(buf, base_seq, worker, n_workers, khash, kid, vals, have, books, 
     order, 'S' the buy order, 'N' (call auction) both, the second not printed again.
     Lines the framer rejected are skipped. Returns (events, books, new names).
     """
+    khash, kid, vals, have = F.khash, F.kid, F.vals, F.have
     n = buf.shape[0]
     p = 0
     k = -1
@@ -272,10 +283,11 @@ S_WIDTH = S_LEVELS + 40
 
 
 @njit(cache=True, _nrt=False)
-def sse_snapshots(buf, n, final, base_seq, khash, kid, vals, have, out):
+def sse_snapshots(buf, n, final, base_seq, F, out):
     """The snapshot (111) lines among the whole lines at the front of buf[:n], one row of
     ``out`` each (S_* columns; a time of DataTimeStamp HHMMSS as ns since midnight).
     Returns (lines, bytes, rows); stops early when ``out`` is full."""
+    khash, kid, vals, have = F.khash, F.kid, F.vals, F.have
     p = 0
     k = 0
     r = 0

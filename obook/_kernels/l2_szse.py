@@ -26,6 +26,8 @@ Replay rules (``szse_events``), per channel in ApplSeqNum order:
   session's, as replayed) a caged order has no reference and is not held.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from .jit import njit
 
@@ -48,6 +50,9 @@ R_WIDTH = 16
 # worker parses it whole again)
 H_START, H_END, H_POS = 7, 8, 9
 H_WIDTH = 10
+#: the text framer's results: per line its newline (``ends``), code and detail; the head
+#: rows (``rows``, H_WIDTH columns)
+Heads = namedtuple("Heads", ("ends", "codes", "details", "rows"))
 # a binary record's head row (the binary framer's; its workers read the records): R_SEQ .. R_OFFER
 B_WIDTH = 7
 
@@ -303,14 +308,16 @@ def fast_head(buf, a, e):
 
 
 @njit(cache=True, _nrt=False)
-def text_heads(buf, p, n, final, ends, k, max_lines, base_seq, khash, kid, vals, have, codes,
-               details, heads, r):
+def text_heads(buf, p, n, final, k, max_lines, base_seq, F, H, r):
     """Text framer, one pass over the lines of buf[p:n] (appended to line k and head row r,
-    up to max_lines lines; with ``final`` a last line without newline ends at n): per line
-    its newline (``ends``), code and detail, and for every order or execution line whose
-    head is good (type, security, channel, sequence, an execution's order numbers) a head
-    row (H_WIDTH columns: R_SEQ .. R_OFFER, H_START, H_END, H_POS). The rest of each line
-    is the workers' to parse (text_rows). Returns (lines, head rows)."""
+    up to max_lines lines; with ``final`` a last line without newline ends at n) into H
+    (``Heads``): per line its newline (``ends``), code and detail, and for every order or
+    execution line whose head is good (type, security, channel, sequence, an execution's
+    order numbers) a head row (``rows``, H_WIDTH columns: R_SEQ .. R_OFFER, H_START, H_END,
+    H_POS). The rest of each line is the workers' to parse (text_rows). Returns (lines,
+    head rows)."""
+    khash, kid, vals, have = F.khash, F.kid, F.vals, F.have
+    ends, codes, details, heads = H.ends, H.codes, H.details, H.rows
     while k < max_lines and p < n:
         ok, t, sec, ch, appl, bid, offer, pos = fast_head(buf, p, n)
         e = line_end(buf, pos if ok else p, n)
@@ -380,12 +387,13 @@ def _head_again(have, t):
 
 
 @njit(cache=True, _nrt=False)
-def text_rows(text, heads, n, worker, n_workers, khash, kid, vals, have, rec, bad):
+def text_rows(text, heads, n, worker, n_workers, F, rec, bad):
     """Decoder: the record rows of the lines of heads[:n] (the framer's head rows; ``text``:
     the batch's bytes) whose security this worker owns, each line's rest parsed from where
     its head ends (a line the framer read the slow way: whole again). A line whose other
     fields are bad gets no row but a row (head row, code, detail) in ``bad``.
     Returns (record rows, bad lines)."""
+    khash, kid, vals, have = F.khash, F.kid, F.vals, F.have
     r = 0
     nb = 0
     for i in range(n):

@@ -8,7 +8,12 @@ matched by a hash of its length and bytes in a small open-addressing table built
 import) in
 ``vals[key id]`` with ``have[key id]`` = 1 (-1: the value is not an integer; 0:
 absent). Unknown keys are skipped. Arrays and scalars in, codes out; nothing raises.
+
+The framers' and decoders' entry kernels take that state as one ``Fields`` (the key table
+``khash`` / ``kid`` and one line's ``vals`` / ``have``; ``fields()`` makes one).
 """
+
+from collections import namedtuple
 
 import numpy as np
 from .jit import njit
@@ -84,6 +89,13 @@ def _key_table(keys: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 KHASH, KID = _key_table(KEYS)
+
+Fields = namedtuple("Fields", ("khash", "kid", "vals", "have"))
+
+
+def fields() -> Fields:
+    """A line parser's state: the key table and room for one line's values."""
+    return Fields(KHASH, KID, np.zeros(N_KEYS, np.int64), np.zeros(N_KEYS, np.int8))
 
 # The next key's guess (parse_tokens compares it as words before any scan or hash): the
 # layouts the exchanges' AX-SBE logs print, per previous key (row N_KEYS: the line's

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._kernels import l2_sse as K
-from ..._kernels.l2_text import KHASH, KID, N_KEYS
+from ..._kernels.l2_text import fields
 from ..sources import open_source
 from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
 from . import NAME
@@ -30,8 +30,7 @@ SECOND = 1_000_000_000
 WINDOW = 3 * SECOND
 def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
     """Every snapshot line of the log as rows of int64 (``l2_sse.S_*`` columns)."""
-    vals = np.zeros(N_KEYS, np.int64)
-    have = np.zeros(N_KEYS, np.int8)
+    F = fields()
     out = np.zeros((4096, K.S_WIDTH), np.int64)
     parts = []
     buf = np.zeros(0, np.uint8)
@@ -50,8 +49,7 @@ def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
             buf = np.concatenate([buf, block[:got]])
             pos = 0
             while True:
-                lines, used, rows = K.sse_snapshots(buf[pos:], len(buf) - pos, eof, seq, KHASH, KID,
-                                                    vals, have, out)
+                lines, used, rows = K.sse_snapshots(buf[pos:], len(buf) - pos, eof, seq, F, out)
                 if rows:
                     parts.append(out[:rows].copy())
                 seq += lines

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..._kernels import l2_sse as K
 from ..._kernels import l2_text
-from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS, line_ends
+from ..._kernels.l2_text import KEYS, fields, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
 from ...errors import FeedError
 from ..base import Decoder, DecodeResult, Framer, FrameResult
@@ -69,14 +69,14 @@ class SseFramer(Framer):
         self.lookahead = lookahead
         self.delivered: dict[int, int] = {}    # channel -> highest BizIndex delivered
         self.types: dict[int, int] = {}
-        self.vals = np.zeros(N_KEYS, np.int64)
-        self.have = np.zeros(N_KEYS, np.int8)
+        self.fields = fields()
         self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
         self._alloc(1 << 16)
 
     def _alloc(self, n: int):
         self.starts, self.ends, self.kinds, self.keys, self.chans, self.rank, self.mtypes = (
             np.zeros(n, np.int64) for _ in range(7))
+        self.lines = K.Lines(self.starts, self.ends, self.kinds, self.keys, self.chans, self.mtypes)
 
     def message_counts(self):
         return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
@@ -108,8 +108,7 @@ class SseFramer(Framer):
         return res
 
     def _frame(self, buf, base_seq, final, cap, want):
-        n = K.sse_scan(buf, len(buf), bool(final), want, KHASH, KID, self.vals, self.have,
-                       self.starts, self.ends, self.kinds, self.keys, self.chans, self.mtypes)
+        n = K.sse_scan(buf, len(buf), bool(final), want, self.fields, self.lines)
         if n == 0:
             return FrameResult(0, 0)
         kinds = self.kinds[:n]
@@ -192,8 +191,7 @@ class SseDecoder(Decoder):
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
-        self.vals = np.zeros(N_KEYS, np.int64)
-        self.have = np.zeros(N_KEYS, np.int8)
+        self.fields = fields()
         self.books = np.zeros(K.MAX_SECURITY, np.int32)
         self.n_books = 0
         self.tickers: list[str] = []
@@ -203,14 +201,12 @@ class SseDecoder(Decoder):
 
     @classmethod
     def warm(cls):
-        K.sse_decode(np.zeros(0, np.uint8), 1, 0, 1, KHASH, KID, np.zeros(N_KEYS, np.int64),
-                     np.zeros(N_KEYS, np.int8), np.zeros(1, np.int32), 0, np.zeros((1, 2), np.int64),
+        K.sse_decode(np.zeros(0, np.uint8), 1, 0, 1, fields(), np.zeros(1, np.int32), 0, np.zeros((1, 2), np.int64),
                      np.zeros((1, 10), np.int64))
 
     def decode(self, buf, base_seq, events):
-        ne, self.n_books, nn = K.sse_decode(buf, base_seq, self.worker, self.n_workers, KHASH, KID,
-                                            self.vals, self.have, self.books, self.n_books,
-                                            self._names, events)
+        ne, self.n_books, nn = K.sse_decode(buf, base_seq, self.worker, self.n_workers, self.fields, self.books,
+                                            self.n_books, self._names, events)
         names = []
         for b, sec in self._names[:nn]:
             self.tickers.append(f"{int(sec):06d}")

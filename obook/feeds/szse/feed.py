@@ -21,7 +21,7 @@ import numpy as np
 
 from ..._kernels import l2_szse as K
 from ..._kernels import l2_text
-from ..._kernels.l2_text import KEYS, KHASH, KID, N_KEYS
+from ..._kernels.l2_text import KEYS, fields
 from ..._kernels.layout import (BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS, OR_NEW_REF, OR_REF,
                                 OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
@@ -119,8 +119,7 @@ class SzseTextFramer(_SzseFramer):
 
     def __init__(self, path, on_error="raise", lookahead: int = LOOKAHEAD):
         super().__init__(path, on_error, lookahead)
-        self.vals = np.zeros(N_KEYS, np.int64)
-        self.have = np.zeros(N_KEYS, np.int8)
+        self.fields = fields()
         self._found = (0, 0, 0)    # (base_seq, lines, head rows) found at the front of the last buffer
         self.hdr = np.zeros(2, np.int64)
 
@@ -132,8 +131,8 @@ class SzseTextFramer(_SzseFramer):
         # a buffer that had too few lines comes back with more bytes after the same front
         k, r = self._found[1:] if self._found[0] == base_seq else (0, 0)
         start = int(self.ends[k - 1]) + 1 if k else 0
-        n, r = K.text_heads(buf, start, len(buf), bool(final), self.ends, k, want, base_seq, KHASH, KID,
-                            self.vals, self.have, self.codes, self.details, self.rec, r)
+        n, r = K.text_heads(buf, start, len(buf), bool(final), k, want, base_seq, self.fields,
+                            K.Heads(self.ends, self.codes, self.details, self.rec), r)
         long = None             # the error of a line too long after the buffer's whole lines
         if not final and n < want:
             whole = int(self.ends[n - 1]) + 1 if n else 0
@@ -302,16 +301,15 @@ class SzseTextDecoder(SzseDecoder):
 
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
-        self.vals = np.zeros(N_KEYS, np.int64)
-        self.have = np.zeros(N_KEYS, np.int8)
+        self.fields = fields()
         self.bad = np.zeros((1 << 16, 3), np.int64)
 
     @classmethod
     def warm(cls):
         super().warm()
         heads = np.zeros((1, K.H_WIDTH), np.int64)
-        K.text_rows(np.zeros(1, np.uint8), heads, 0, 0, 1, KHASH, KID, np.zeros(N_KEYS, np.int64),
-                    np.zeros(N_KEYS, np.int8), np.zeros((1, K.R_WIDTH), np.int64), np.zeros((1, 3), np.int64))
+        K.text_rows(np.zeros(1, np.uint8), heads, 0, 0, 1, fields(), np.zeros((1, K.R_WIDTH), np.int64),
+                    np.zeros((1, 3), np.int64))
 
     def decode(self, buf, base_seq, events):
         if len(buf) < 16:           # the engine's batch of no record (an error after the feed's end)
@@ -323,8 +321,7 @@ class SzseTextDecoder(SzseDecoder):
         if self.rec.shape[0] < n:
             self.rec = np.zeros((n, K.R_WIDTH), np.int64)
             self.bad = np.zeros((n, 3), np.int64)
-        r, nb = K.text_rows(text, heads, n, self.worker, self.n_workers, KHASH, KID, self.vals, self.have,
-                            self.rec, self.bad)
+        r, nb = K.text_rows(text, heads, n, self.worker, self.n_workers, self.fields, self.rec, self.bad)
         error = None
         if nb and self.on_error == "raise":
             i, code, detail = (int(x) for x in self.bad[0])
