@@ -27,7 +27,9 @@ def day(tmp_path_factory):
 
 @pytest.fixture()
 def followed(monkeypatch):
-    """The prefaulters made, with large first buffers."""
+    """The prefaulters made, with large first buffers (the thread's loop compiled first: on
+    an empty kernel cache its thread would still be compiling when a short backtest ends)."""
+    buffers.Prefaulter.compile()
     made = []
     init = buffers.Prefaulter.__init__
 
