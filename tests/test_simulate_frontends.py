@@ -148,3 +148,26 @@ def test_simulate_databento_day_passive_fills_workers_identical(tmp_path):
     assert "maker" in one.fills.column("liquidity").to_pylist()
     for t in ("fills", "events", "summary", "bbo_with_own", "bbo"):
         assert one.table(t).equals(two.table(t)), t
+
+
+def test_simulate_tables_schemas_and_kernel_rows_follow_one_declaration():
+    """The simulation's fills, events and bbo_with_own schemas are their declared columns in
+    order; the kernels' rows are the sort key, then the declared row columns, and the row
+    constants are those positions."""
+    from obook._kernels import simulate_layout as S
+    from obook.simulation.tables import schema_of
+
+    for table, columns, row in (("fills", S.SIM_FILL_COLUMNS, S.FILL_ROW), ("events", S.SIM_EVENT_COLUMNS, S.EVENT_ROW),
+                                ("bbo_with_own", S.SIM_BBO_COLUMNS, S.QUOTE_ROW)):
+        assert [(f.name, str(f.type), f.nullable) for f in schema_of(table)] == [
+            (n, str(pa.type_for_alias(t)), null) for n, t, null, _ in columns]
+        assert row[:len(S.SORT_KEY)] == S.SORT_KEY and set(row) == set(S.SORT_KEY) | {c[3] for c in columns}
+    assert (S.K_SEQ, S.K_PHASE, S.K_TIME, S.K_TB, S.K_COUNT, S.D_HEAD) == (0, 1, 2, 3, 4, 5)
+    assert [S.FILL_ROW[i] for i in (S.F_KEY, S.F_SIDE, S.F_PRICE, S.F_QTY, S.F_TAKER, S.F_PRIO)] == [
+        "key", "side", "price", "qty", "taker", "prio"] and S.F_WIDTH == len(S.FILL_ROW) == 11
+    assert [S.EVENT_ROW[i] for i in (S.E_KEY, S.E_KIND, S.E_SIDE, S.E_PRICE, S.E_QTY, S.E_REM, S.E_AHEAD,
+                                     S.E_REASON, S.E_ROW)] == [
+        "key", "kind", "side", "price", "qty", "rem", "ahead", "reason", "row"] and S.E_WIDTH == len(S.EVENT_ROW) == 14
+    assert [S.QUOTE_ROW[i] for i in (S.Q_BID, S.Q_BIDQ, S.Q_ASK, S.Q_ASKQ)] == ["bid", "bidq", "ask", "askq"]
+    depth = schema_of("depth_with_own", 2)
+    assert [f.name for f in depth][:4] == ["seq", "time", "instrument", "bid_px_1"] and len(depth) == 3 + 2 * 2 * 3

@@ -108,8 +108,10 @@ E_SEQ, E_TIME, E_BOOK, E_KEY, E_KIND, E_SIDE, E_PRICE, E_QTY, E_REMAINING, E_QPO
     EVENT_ROW, "seq time book key kind side price qty remaining qpos")
 E_WIDTH = len(EVENT_ROW)
 Q_SEQ, Q_TIME, Q_BOOK = _at(HEAD_ROW, "seq time book")
+LC_ROW, LC_QTY, LC_ORDERS = _at(LEVEL_ROW, "row qty orders")     # within a level's columns
+LC_WIDTH = len(LEVEL_ROW)
 D_HEAD = len(HEAD_ROW)                # then per level (bids, then asks) LEVEL_ROW: row, qty, orders
-Q_WIDTH = D_HEAD + 2 * len(LEVEL_ROW)
+Q_WIDTH = D_HEAD + 2 * LC_WIDTH
 # want bits
 W_FILLS = 1
 W_EVENTS = 2

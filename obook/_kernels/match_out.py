@@ -7,7 +7,10 @@ checked there is room.
 import numpy as np
 from .jit import njit
 
-from .match_layout import (BK_ASK, BK_BID, BK_LAST, BK_NASK, BK_NBID, D_HEAD, ST_ND, ST_NE, ST_NF, ST_NQ)
+from .match_layout import (BK_ASK, BK_BID, BK_LAST, BK_NASK, BK_NBID, D_HEAD, E_BOOK, E_KEY, E_KIND, E_PRICE, E_QPOS,
+                           E_QTY, E_REMAINING, E_SEQ, E_SIDE, E_TIME, F_BOOK, F_MAKER, F_PRICE, F_QTY, F_SEQ, F_SIDE,
+                           F_TAKER, F_TIME, LC_ORDERS, LC_QTY, LC_ROW, LC_WIDTH, Q_BOOK, Q_SEQ, Q_TIME, ST_ND, ST_NE,
+                           ST_NF, ST_NQ)
 
 
 @njit(cache=True, _nrt=False)
@@ -19,30 +22,30 @@ def _u(i):
 def fill(fl, st, seq, time, book, price, qty, taker, maker, side):
     j = st[ST_NF]
     st[ST_NF] = j + 1
-    fl[_u(j), 0] = seq
-    fl[_u(j), 1] = time
-    fl[_u(j), 2] = book
-    fl[_u(j), 3] = price
-    fl[_u(j), 4] = qty
-    fl[_u(j), 5] = taker
-    fl[_u(j), 6] = maker
-    fl[_u(j), 7] = side
+    fl[_u(j), F_SEQ] = seq
+    fl[_u(j), F_TIME] = time
+    fl[_u(j), F_BOOK] = book
+    fl[_u(j), F_PRICE] = price
+    fl[_u(j), F_QTY] = qty
+    fl[_u(j), F_TAKER] = taker
+    fl[_u(j), F_MAKER] = maker
+    fl[_u(j), F_SIDE] = side
 
 
 @njit(cache=True, _nrt=False)
 def event(ev, st, seq, time, book, key, kind, side, price, qty, remaining, qpos):
     j = st[ST_NE]
     st[ST_NE] = j + 1
-    ev[_u(j), 0] = seq
-    ev[_u(j), 1] = time
-    ev[_u(j), 2] = book
-    ev[_u(j), 3] = key
-    ev[_u(j), 4] = kind
-    ev[_u(j), 5] = side
-    ev[_u(j), 6] = price
-    ev[_u(j), 7] = qty
-    ev[_u(j), 8] = remaining
-    ev[_u(j), 9] = qpos
+    ev[_u(j), E_SEQ] = seq
+    ev[_u(j), E_TIME] = time
+    ev[_u(j), E_BOOK] = book
+    ev[_u(j), E_KEY] = key
+    ev[_u(j), E_KIND] = kind
+    ev[_u(j), E_SIDE] = side
+    ev[_u(j), E_PRICE] = price
+    ev[_u(j), E_QTY] = qty
+    ev[_u(j), E_REMAINING] = remaining
+    ev[_u(j), E_QPOS] = qpos
 
 
 @njit(cache=True, _nrt=False)
@@ -66,15 +69,15 @@ def emit_bbo(seq, time, book, lv, bk, st, qt):
     bk[_u(book), k + 5] = an
     j = st[ST_NQ]
     st[ST_NQ] = j + 1
-    qt[_u(j), 0] = seq
-    qt[_u(j), 1] = time
-    qt[_u(j), 2] = book
-    qt[_u(j), 3] = b
-    qt[_u(j), 4] = bq
-    qt[_u(j), 5] = bn
-    qt[_u(j), 6] = a
-    qt[_u(j), 7] = aq
-    qt[_u(j), 8] = an
+    qt[_u(j), Q_SEQ] = seq
+    qt[_u(j), Q_TIME] = time
+    qt[_u(j), Q_BOOK] = book
+    qt[_u(j), D_HEAD + LC_ROW] = b
+    qt[_u(j), D_HEAD + LC_QTY] = bq
+    qt[_u(j), D_HEAD + LC_ORDERS] = bn
+    qt[_u(j), D_HEAD + LC_WIDTH + LC_ROW] = a
+    qt[_u(j), D_HEAD + LC_WIDTH + LC_QTY] = aq
+    qt[_u(j), D_HEAD + LC_WIDTH + LC_ORDERS] = an
 
 
 @njit(cache=True, _nrt=False)
@@ -89,7 +92,7 @@ def emit_depth(seq, time, book, levels, lv, bk, st, dq, ds):
         r = bk[_u(book), BK_BID] if side == 0 else bk[_u(book), BK_ASK]
         step = -1 if side == 0 else 1
         for lvl in range(levels):
-            c = D_HEAD + (side * levels + lvl) * 3
+            c = D_HEAD + (side * levels + lvl) * LC_WIDTH
             if lvl < n:
                 while lv[_u(r)]['count'] == 0:
                     r += step
@@ -97,17 +100,17 @@ def emit_depth(seq, time, book, levels, lv, bk, st, dq, ds):
                 r += step
             else:
                 px, q, cnt = -1, 0, 0
-            if ds[_u(book), c - D_HEAD] != px or ds[_u(book), c - D_HEAD + 1] != q or \
-                    ds[_u(book), c - D_HEAD + 2] != cnt:
+            d = c - D_HEAD
+            if ds[_u(book), d + LC_ROW] != px or ds[_u(book), d + LC_QTY] != q or ds[_u(book), d + LC_ORDERS] != cnt:
                 changed = True
-                ds[_u(book), c - D_HEAD] = px
-                ds[_u(book), c - D_HEAD + 1] = q
-                ds[_u(book), c - D_HEAD + 2] = cnt
-            dq[_u(j), c] = px
-            dq[_u(j), c + 1] = q
-            dq[_u(j), c + 2] = cnt
+                ds[_u(book), d + LC_ROW] = px
+                ds[_u(book), d + LC_QTY] = q
+                ds[_u(book), d + LC_ORDERS] = cnt
+            dq[_u(j), c + LC_ROW] = px
+            dq[_u(j), c + LC_QTY] = q
+            dq[_u(j), c + LC_ORDERS] = cnt
     if changed:
-        dq[_u(j), 0] = seq
-        dq[_u(j), 1] = time
-        dq[_u(j), 2] = book
+        dq[_u(j), Q_SEQ] = seq
+        dq[_u(j), Q_TIME] = time
+        dq[_u(j), Q_BOOK] = book
         st[ST_ND] = j + 1

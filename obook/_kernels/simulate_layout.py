@@ -6,6 +6,9 @@ shares and a priority stamp) and its levels (per book side a sorted array, best 
 the feed's shares, the shares your crossing orders consumed, and the order count).
 """
 
+from .layout import _at
+from .match_layout import match_row
+
 # shadow order hash H[cap, H_WIDTH]; it also holds the own orders' price lists: book
 # -(2 * tb + side) - 1, ref = price, H_SIDE / H_PRICE = first / last own order (stamp order)
 # H_PRINTED: shares of the order a print named (a fill report, e.g. Databento's F) that its
@@ -47,22 +50,67 @@ B_WIDTH = 21
 # DL[T, 6 * levels] and the rows DQ[cap, D_HEAD + 6 * levels]: per level (bids 1..levels,
 # then asks) price, shares, orders; an empty level is (-1, -1, 0) as in the feed's depth
 OD_PX, OD_QTY, OD_N = range(3)
-D_HEAD = 5
 W_BBO, W_DEPTH = 1, 2       # the with-own tables to write (sim_events' ``want`` bits)
 
 # counters ST
 ST_USED, ST_LIVE, ST_STAMP, ST_NF, ST_NE, ST_NQ, ST_POS, ST_COUNT, ST_ND = range(9)
 ST_WIDTH = 9
 
-# outputs: fills, events, bbo_with_own, depth_with_own rows; every row starts with the sort key
-# (seq, phase, time, tb, counter): phase 0 = before the feed record seq, 1 = at it
-K_SEQ, K_PHASE, K_TIME, K_TB, K_COUNT = range(5)
-F_KEY, F_PRICE, F_QTY, F_TAKER, F_PRIO, F_SIDE = range(5, 11)
-F_WIDTH = 11
-E_KEY, E_KIND, E_REASON, E_SIDE, E_PRICE, E_QTY, E_REM, E_AHEAD, E_ROW = range(5, 14)
-E_WIDTH = 14
-Q_BID, Q_BIDQ, Q_ASK, Q_ASKQ = range(5, 9)
-Q_WIDTH = 9
+# The output tables (fills, events, bbo_with_own), declared once: (name, Arrow type, nullable,
+# row column). Every kernel row starts with its sort key (SORT_KEY: seq, phase, time, tracked
+# book, counter; phase 0 = before the feed record seq, 1 = at it), then the table's other row
+# columns in order of first use; the K_ / F_ / E_ / Q_ constants below are their positions and
+# obook.simulation.tables builds the schemas from the declarations: ``book`` -> the
+# instrument's name, ``key`` -> your order id, ``side`` -> buy / sell, ``kind`` / ``reason``
+# -> their names, ``taker`` -> taker / maker, a negative side, price, ahead or row -> null.
+SORT_KEY = ("seq", "phase", "time", "book", "count")
+SIM_HEAD_COLUMNS = (
+    ("seq", "int64", True, "seq"),               # the feed record (null: after the book's last)
+    ("time", "int64", False, "time"),
+    ("instrument", "string", False, "book"),
+)
+SIM_FILL_COLUMNS = SIM_HEAD_COLUMNS + (
+    ("order_id", "int64", False, "key"),
+    ("side", "string", False, "side"),
+    ("price", "int64", False, "price"),
+    ("quantity", "int64", False, "qty"),
+    ("liquidity", "string", False, "taker"),     # taker / maker
+    ("priority_differs", "bool", False, "prio"),
+)
+SIM_EVENT_COLUMNS = SIM_HEAD_COLUMNS + (
+    ("order_id", "int64", False, "key"),
+    ("event", "string", False, "kind"),
+    ("side", "string", True, "side"),
+    ("price", "int64", True, "price"),
+    ("quantity", "int64", False, "qty"),
+    ("remaining", "int64", False, "rem"),
+    ("shares_ahead", "int64", True, "ahead"),
+    ("reason", "string", True, "reason"),
+    ("row", "int64", True, "row"),               # the instruction's input row
+)
+SIM_BBO_COLUMNS = SIM_HEAD_COLUMNS + (
+    ("bid_px", "int64", True, "bid"), ("bid_qty", "int64", True, "bidq"),
+    ("ask_px", "int64", True, "ask"), ("ask_qty", "int64", True, "askq"),
+)
+
+
+def sim_row(columns: tuple) -> tuple:
+    """The kernel row of a table: the sort key, then its other row columns in order of first use."""
+    return SORT_KEY + tuple(c for c in match_row(columns) if c not in SORT_KEY)
+
+
+FILL_ROW = sim_row(SIM_FILL_COLUMNS)
+EVENT_ROW = sim_row(SIM_EVENT_COLUMNS)
+QUOTE_ROW = sim_row(SIM_BBO_COLUMNS)
+K_SEQ, K_PHASE, K_TIME, K_TB, K_COUNT = _at(SORT_KEY, "seq phase time book count")
+F_KEY, F_PRICE, F_QTY, F_TAKER, F_PRIO, F_SIDE = _at(FILL_ROW, "key price qty taker prio side")
+F_WIDTH = len(FILL_ROW)
+E_KEY, E_KIND, E_REASON, E_SIDE, E_PRICE, E_QTY, E_REM, E_AHEAD, E_ROW = _at(
+    EVENT_ROW, "key kind reason side price qty rem ahead row")
+E_WIDTH = len(EVENT_ROW)
+Q_BID, Q_BIDQ, Q_ASK, Q_ASKQ = _at(QUOTE_ROW, "bid bidq ask askq")
+Q_WIDTH = len(QUOTE_ROW)
+D_HEAD = len(SORT_KEY)      # a depth_with_own row: the sort key, then its levels
 
 #: seq of rows after the feed's last record
 END_SEQ = 1 << 62

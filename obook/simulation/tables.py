@@ -18,29 +18,12 @@ from .._kernels.simulate_layout import (D_HEAD, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                                         I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_ACCEPTED, K_CANCELLED, K_COUNT,
                                         K_EXPIRED, K_FILLED, K_PHASE, K_REJECTED, K_SEQ, K_TB,
                                         K_TIME, KIND_NAMES, NONE, OP_NEW, Q_ASK, Q_ASKQ, Q_BID,
-                                        Q_BIDQ, Q_WIDTH)
+                                        Q_BIDQ, Q_WIDTH, SIM_BBO_COLUMNS, SIM_EVENT_COLUMNS,
+                                        SIM_FILL_COLUMNS, SIM_HEAD_COLUMNS, SORT_KEY)
+from ..schema import fields
 
-
-def _head():
-    return [pa.field("seq", pa.int64()),              # the feed record (null: after the book's last)
-            pa.field("time", pa.int64(), nullable=False),
-            pa.field("instrument", pa.string(), nullable=False)]
-
-
-fills_schema = pa.schema(_head() + [
-    pa.field("order_id", pa.int64(), nullable=False), pa.field("side", pa.string(), nullable=False),
-    pa.field("price", pa.int64(), nullable=False), pa.field("quantity", pa.int64(), nullable=False),
-    pa.field("liquidity", pa.string(), nullable=False),          # taker / maker
-    pa.field("priority_differs", pa.bool_(), nullable=False),
-], metadata={b"obook.table": b"sim_fills"})
-
-events_schema = pa.schema(_head() + [
-    pa.field("order_id", pa.int64(), nullable=False), pa.field("event", pa.string(), nullable=False),
-    pa.field("side", pa.string()), pa.field("price", pa.int64()),
-    pa.field("quantity", pa.int64(), nullable=False), pa.field("remaining", pa.int64(), nullable=False),
-    pa.field("shares_ahead", pa.int64()), pa.field("reason", pa.string()),
-    pa.field("row", pa.int64()),                                 # the instruction's input row
-], metadata={b"obook.table": b"sim_events"})
+fills_schema = pa.schema(fields(SIM_FILL_COLUMNS), metadata={b"obook.table": b"sim_fills"})
+events_schema = pa.schema(fields(SIM_EVENT_COLUMNS), metadata={b"obook.table": b"sim_events"})
 
 MID = pa.decimal128(38, 1)
 AVG = pa.decimal128(38, 4)
@@ -59,11 +42,7 @@ summary_schema = pa.schema([
     pa.field("vs_mid_at_arrival", AVG), pa.field("vs_mid_later", AVG),
 ], metadata={b"obook.table": b"sim_summary"})
 
-bbo_own_schema = pa.schema(_head() + [
-    pa.field("bid_px", pa.int64()), pa.field("bid_qty", pa.int64()),
-    pa.field("ask_px", pa.int64()), pa.field("ask_qty", pa.int64()),
-], metadata={b"obook.table": b"bbo_with_own"})
-
+bbo_own_schema = pa.schema(fields(SIM_BBO_COLUMNS), metadata={b"obook.table": b"bbo_with_own"})
 
 
 def depth_own_schema(levels: int = 10) -> pa.Schema:
@@ -71,9 +50,9 @@ def depth_own_schema(levels: int = 10) -> pa.Schema:
     level price, shares, orders) after the simulation's seq, time, instrument."""
     from ..schema import depth_schema
 
-    fields = [f for f in depth_schema(levels) if f.name.startswith(("bid_", "ask_"))]
-    return pa.schema(_head() + fields, metadata={b"obook.table": b"depth_with_own",
-                                                 b"obook.levels": str(levels).encode()})
+    level_fields = [f for f in depth_schema(levels) if f.name.startswith(("bid_", "ask_"))]
+    return pa.schema(fields(SIM_HEAD_COLUMNS) + level_fields, metadata={b"obook.table": b"depth_with_own",
+                                                                         b"obook.levels": str(levels).encode()})
 
 
 SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_schema, "bbo_with_own": bbo_own_schema,
@@ -82,6 +61,8 @@ SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_sc
 
 def schema_of(table: str, levels: int = 10) -> pa.Schema:
     return depth_own_schema(levels) if table == "depth_with_own" else SCHEMAS[table]
+
+
 # built from numpy arrays: pyarrow's conversion of Python lists imports pandas
 _SIDES = pa.array(np.array(["buy", "sell"], object), pa.string())
 _KINDS = pa.array(np.array(list(KIND_NAMES), object), pa.string())
@@ -89,7 +70,7 @@ _REASONS = pa.array(np.array([None] + list(REASON_NAMES[1:]), object), pa.string
 
 
 def _sorted(parts: list) -> np.ndarray:
-    rows = np.concatenate(parts) if parts else np.zeros((0, 5), np.int64)
+    rows = np.concatenate(parts) if parts else np.zeros((0, len(SORT_KEY)), np.int64)
     if len(rows):
         rows = rows[np.lexsort((rows[:, K_COUNT], rows[:, K_TB], rows[:, K_TIME], rows[:, K_PHASE], rows[:, K_SEQ]))]
     return rows
