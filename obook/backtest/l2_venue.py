@@ -10,7 +10,8 @@ from .._kernels.backtest_layout import M_WIDTH, X_ORIG, X_POST, X_REF, X_REFUSED
 from .._kernels.l2_queue import (FILL_KEY, FILL_PRICE, FILL_QTY, FILL_WIDTH, Q_LIVE, Q_PRICE, Q_REM, Q_SIDE, Q_TB,
                                  Q_WIDTH, l2_crossed, l2_depth, l2_trade)
 from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM, E_ROW, E_SIDE,
-                                        E_WIDTH, F_KEY, F_PRICE, F_PRIO, F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
+                                        E_WIDTH, F_KEY, F_PRICE, F_PRIO, F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT,
+                                        I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
                                         I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT,
                                         K_EXPIRED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, K_SEQ,
                                         K_TB, K_TIME, NONE, OP_CANCEL, OP_NEW, R_FOK, R_NOT_LIVE, R_REQUEST,
@@ -79,7 +80,8 @@ class L2Venue:
     def fill(self, key, price, qty, taker):
         f = np.zeros(F_WIDTH, np.int64)
         f[K_SEQ], f[K_TIME], f[K_TB], f[K_COUNT] = self.seq, self.time, self.OQ[key, Q_TB], self.count
-        f[F_KEY], f[F_PRICE], f[F_QTY], f[F_TAKER], f[F_PRIO], f[F_SIDE] = key, price, qty, taker, 0, self.OQ[key, Q_SIDE]
+        f[F_KEY], f[F_PRICE], f[F_QTY] = key, price, qty
+        f[F_TAKER], f[F_PRIO], f[F_SIDE] = taker, 0, self.OQ[key, Q_SIDE]
         self.count += 1
         self.fills.append(f)
         rem = int(self.OQ[key, Q_REM])

@@ -123,6 +123,10 @@ class SzseTextFramer(_SzseFramer):
         self._found = (0, 0, 0)    # (base_seq, lines, head rows) found at the front of the last buffer
         self.hdr = np.zeros(2, np.int64)
 
+    def _alloc(self, n):
+        super()._alloc(n)
+        self.heads = K.Heads(self.ends, self.codes, self.details, self.rec)
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
@@ -131,8 +135,7 @@ class SzseTextFramer(_SzseFramer):
         # a buffer that had too few lines comes back with more bytes after the same front
         k, r = self._found[1:] if self._found[0] == base_seq else (0, 0)
         start = int(self.ends[k - 1]) + 1 if k else 0
-        n, r = K.text_heads(buf, start, len(buf), bool(final), k, want, base_seq, self.fields,
-                            K.Heads(self.ends, self.codes, self.details, self.rec), r)
+        n, r = K.text_heads(buf, start, len(buf), bool(final), k, want, base_seq, self.fields, self.heads, r)
         long = None             # the error of a line too long after the buffer's whole lines
         if not final and n < want:
             whole = int(self.ends[n - 1]) + 1 if n else 0
