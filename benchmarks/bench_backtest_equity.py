@@ -1,5 +1,5 @@
 """The backtest's equity and positions (obook.backtest.equity) on the rows of the market
-maker's day of bench_backtest.py: CPU of ``equity()`` (and of the whole tables' build), medians
+maker's day of bench_backtest.py: CPU of ``equity()`` (and of the whole tables' build: the summary's, and every table read), medians
 of alternating calls in one process. ``--baseline REV`` also times obook/backtest/equity.py
 as it was at git revision REV (loaded beside this one), alternating with it.
 
@@ -78,15 +78,19 @@ def main() -> None:
             t = time.process_time()
             ways[k](rows["names"], fl, fee, mk)
             times[k].append(time.process_time() - t)
-    builds = []
+    builds, every = [], []
     for _ in range(a.runs):
         t = time.process_time()
-        build(rows, Fees(), 1, 10 ** 9)
+        tables, _ = build(rows, Fees(), 1, 10 ** 9)
         builds.append(time.process_time() - t)
+        for name in tables:
+            tables[name]
+        every.append(time.process_time() - t)
     print(f"{len(fl):,} fills, {len(mk):,} marks; {a.runs} calls each, alternating")
     for k, v in times.items():
         print(f"equity ({k}): median {statistics.median(v) * 1e3:.1f} ms (min {min(v) * 1e3:.1f})")
     print(f"tables' build (current): median {statistics.median(builds) * 1e3:.1f} ms")
+    print(f"tables' build, every table read (current): median {statistics.median(every) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

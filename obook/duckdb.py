@@ -332,7 +332,7 @@ def _backtest_macros(con, token: str, shared: _Shared) -> None:
     := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills) and
     ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
     tables (``strategy``: FILE.py:NAME or module:NAME)."""
-    from .backtest.tables import schemas
+    from .backtest.columns import schemas
 
     shapes = schemas()
     names = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "VARCHAR",

@@ -224,7 +224,7 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     events, fills, positions, equity); the backtest runs at collect time, once per collect.
     ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run)."""
     from .backtest import backtest
-    from .backtest.tables import schemas
+    from .backtest.columns import schemas
 
     shapes = schemas()
     if table not in shapes:

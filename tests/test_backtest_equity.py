@@ -10,6 +10,7 @@ import pytest
 
 from obook._kernels.backtest_layout import M_ASK, M_BID, M_SEQ, M_TB, M_TIME, M_WIDTH
 from obook._kernels.simulate_layout import F_PRICE, F_QTY, F_SIDE, F_WIDTH, K_COUNT, K_TB, NONE
+from obook.backtest.columns import schema
 from obook.backtest.equity import SCALE, equity
 
 
@@ -73,6 +74,8 @@ def test_equity_columns_equal_row_by_row_reference(price, n_fills):
     assert [int(v) for v in total] == want_total
     assert positions.column("position").to_pylist() == pos
     assert positions.column("equity").to_pylist() == [Decimal(v).scaleb(-4) for v in eq]
+    assert table.schema.equals(schema("equity"), check_metadata=True)
+    assert positions.schema.equals(schema("positions"), check_metadata=True)
 
 
 def test_equity_no_fills_no_marks_empty_tables():

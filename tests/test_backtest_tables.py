@@ -9,6 +9,7 @@ import pytest
 
 from hftbacktest_support import obook_market_maker
 from obook.backtest import TABLES, backtest, compiled
+from obook.backtest.columns import COLUMNS, schemas
 from obook.backtest.worker import CHUNK
 from obook.gen.databento import mbo_flow, write_dbn
 from obook.live.risk import RiskGate
@@ -55,3 +56,38 @@ def test_backtest_tables_first_read_builds_that_table_only(tmp_path):
     assert r.fills.num_rows == r.summary["fills"]
     assert list(r._tables._built) == ["fills"]
     assert r.fills is r.fills
+
+
+def test_backtest_tables_every_table_has_its_declared_schema_and_no_null_where_declared_not(busy):
+    assert set(COLUMNS) == set(TABLES)
+    declared = schemas()
+    for name in TABLES:
+        t = busy.table(name)
+        assert t.num_rows > 0, name
+        assert t.schema.equals(declared[name], check_metadata=True), name
+        for f in t.schema:
+            if not f.nullable:
+                assert t.column(f.name).null_count == 0, (name, f.name)
+    # the nullable columns the run exercises do hold nulls (a declaration that says
+    # "never null" for them would be wrong)
+    assert busy.events.column("reason").null_count > 0 and busy.orders.column("orig").null_count > 0
+
+
+def test_backtest_tables_scan_and_duckdb_shapes_follow_the_declaration(tmp_path):
+    import polars as pl
+
+    import obook
+    from obook.polars import scan_backtest
+
+    feed, strategy = str(tmp_path / "mbo.dbn"), tmp_path / "idle.py"
+    write_dbn(feed, mbo_flow(2_000, instruments=1, seed=3, clears=0.0), encoder=False)
+    strategy.write_text("def Idle(top):\n    return None\n")
+    duck = {"int64": "BIGINT", "string": "VARCHAR", "bool": "BOOLEAN", "decimal128(38, 4)": "DECIMAL(38,4)"}
+    con = obook.connect()
+    for name in TABLES:
+        declared = schemas()[name]
+        lf = scan_backtest(feed, f"{strategy}:Idle", table=name)
+        assert lf.collect_schema() == pl.from_arrow(declared.empty_table()).schema, name
+        macro = "obook_backtest" if name == "fills" else f"obook_backtest_{name}"
+        got = con.sql(f"DESCRIBE SELECT * FROM {macro}('{feed}', '{strategy}:Idle')").fetchall()
+        assert [(c[0], c[1]) for c in got] == [(f.name, duck[str(f.type)]) for f in declared], name

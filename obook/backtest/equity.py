@@ -8,34 +8,14 @@ arithmetic, slower): never a binary float.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import numpy as np
-import pyarrow as pa
 
 from .._kernels.backtest_layout import M_ASK, M_BID, M_SEQ, M_TB, M_TIME
 from .._kernels.equity import HALF, SCALE
 from .._kernels.simulate_layout import F_PRICE, F_QTY, F_SIDE, K_COUNT, K_TB, NONE
+from .columns import Rows, table
 
-MONEY = pa.decimal128(38, 4)
 SAFE = 1 << 62
-
-
-def money(values, valid=None) -> pa.Array:
-    """Amounts x SCALE as MONEY (``valid``: False where null). An int64 column becomes the
-    decimals' 16-byte little-endian two's complement words directly."""
-    a = np.asarray(values)
-    if a.dtype != np.int64:
-        ok = np.ones(len(a), bool) if valid is None else np.asarray(valid, bool)
-        return pa.array([Decimal(int(v)).scaleb(-4) if k else None for v, k in zip(a.tolist(), ok.tolist())], MONEY)
-    words = np.empty((len(a), 2), np.int64)
-    words[:, 0] = a
-    words[:, 1] = a >> 63
-    bitmap, nulls = None, 0
-    if valid is not None and not np.all(valid):
-        bitmap = pa.py_buffer(np.packbits(np.asarray(valid, bool), bitorder="little"))
-        nulls = int(len(a) - np.count_nonzero(valid))
-    return pa.Array.from_buffers(MONEY, len(a), [bitmap, pa.py_buffer(words)], null_count=nulls)
 
 
 def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
@@ -65,21 +45,8 @@ def equity(names: list, fl: np.ndarray, fee: np.ndarray, mk: np.ndarray):
         f_tb, f_q, f_p, f_side = (fl[order, c] for c in (K_TB, F_QTY, F_PRICE, F_SIDE))
         c = _columns(object, nt, f_tb, f_q, f_p, f_side, fee[order] if len(fee) else fee, m_tb, m2_all, known,
                      applied, done)
-    obj = c["pos"].dtype == object
-    equity_t = pa.table({
-        "time": pa.array(mk[:, M_TIME], pa.int64()),
-        "instrument": pa.array(names, pa.string()).take(pa.array(m_tb, pa.int64())),
-        "position": pa.array(c["pos"].tolist() if obj else c["pos"], pa.int64()),
-        "cash": money(c["cash"]), "fees": money(c["fees"]), "mark": money(c["mark"], c["has_mark"]),
-        "equity": money(c["value"]),
-    })
-    positions = pa.table({
-        "instrument": pa.array(names, pa.string()),
-        **{k: pa.array([int(x) for x in c[col]], pa.int64())
-           for k, col in (("position", "pos_end"), ("bought", "bought"), ("sold", "sold"))},
-        "cash": money(c["cash_end"]), "fees": money(c["fees_end"]), "mark": money(c["mid_end"], c["has_mid"]),
-        "equity": money(c["eq_end"]),
-    })
+    r = Rows(names, mk=mk, c=c)
+    equity_t, positions = table("equity", r), table("positions", r)
     return equity_t, positions, (mk[:, M_TIME].astype(np.int64), c["total"])
 
 

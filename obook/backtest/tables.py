@@ -1,5 +1,5 @@
-"""A backtest's rows -> Arrow tables (orders, events, fills, positions, equity) and the
-summary statistics.
+"""A backtest's rows -> Arrow tables (orders, events, fills, positions, equity: their
+columns declared in obook.backtest.columns) and the summary statistics.
 
 Money is exact: prices are the feed's integer units, fees and cash decimals in those units
 (``MONEY``: 4 decimals, enough for a half-unit mid times shares and fees in basis points).
@@ -16,45 +16,12 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from .._kernels.backtest_layout import RISK_NAMES, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND, R_POST_ONLY
-from .._kernels.match_layout import REASON_NAMES
-from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM, E_ROW, E_SIDE,
-                                        F_KEY, F_PRICE, F_PRIO, F_QTY, F_SIDE, F_TAKER, I_ACT, I_ARR, I_KEY,
-                                        I_MARKET, I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_SEQ, K_TB,
-                                        K_TIME, KIND_NAMES, OP_CANCEL)
-from .equity import MONEY, SAFE, SCALE, equity, money
-TIF_NAMES = ("GTC", "DAY", "IOC", "FOK")
-ACTION_NAMES = ("new", "modify", "cancel")
-END = 1 << 62
+from .._kernels.backtest_layout import X_REF, X_REFUSED
+from .._kernels.simulate_layout import F_PRICE, F_QTY, F_TAKER, I_ACT, I_KEY, I_QTY, OP_CANCEL
+from .columns import Rows, schemas, table
+from .equity import SAFE, SCALE, equity
 
-
-def _pick(cond, yes: str, no: str) -> pa.Array:
-    """``yes`` where cond, else ``no`` (a string column taken from the two words, not
-    built from a numpy array of strings)."""
-    return pa.array([no, yes], pa.string()).take(pa.array(np.asarray(cond).astype(np.int8)))
-
-
-def _sides(a):
-    return _pick(np.asarray(a) != 0, "S", "B")
-
-
-def _named(codes, name) -> pa.Array:
-    """name(code) of every code (a string or None), each distinct code named once."""
-    codes = np.asarray(codes, np.int64).reshape(-1)
-    if len(codes) and 0 <= codes.min() and codes.max() < 1 << 16:   # small codes: counted, not sorted
-        present = np.bincount(codes) > 0
-        distinct, at = np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
-    else:
-        distinct, at = np.unique(codes, return_inverse=True)
-    return pa.array([name(int(c)) for c in distinct], pa.string()).take(pa.array(at.reshape(-1), pa.int64()))
-
-
-def reason_name(code: int) -> str | None:
-    if code == 0:
-        return None
-    if code == R_POST_ONLY:
-        return "post-only order would take liquidity"
-    return REASON_NAMES[code] if code < len(REASON_NAMES) else str(code)
+__all__ = ["Fees", "Tables", "build", "schemas"]
 
 
 class Fees:
@@ -131,56 +98,12 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
         ok = (k >= 0) & (k < len(lut))
         return pa.array(np.where(ok, lut[np.where(ok, k, 0)] if len(lut) else -1, -1), pa.int64())
 
-    names_a = pa.array(names, pa.string())
-
-    def instr(tbs):
-        return names_a.take(pa.array(np.asarray(tbs, np.int64), pa.int64()))
-
-    def seqs(a):
-        return pa.array(np.where(a == END, 0, a), pa.int64(), mask=(a == END))
-
-    def orders():
-        refused, arr = ins[:, X_REFUSED], ins[:, I_ARR]
-        return pa.table({
-            "row": pa.array(ins[:, I_ROW]), "instrument": instr(ins[:, I_TB]), "ref": pa.array(ins[:, X_REF]),
-            "orig": pa.array(ins[:, X_ORIG], mask=ins[:, X_ORIG] == 0),
-            "action": _named(ins[:, I_ACT], ACTION_NAMES.__getitem__),
-            "side": _sides(ins[:, I_SIDE]),
-            "type": _pick(ins[:, I_MARKET] != 0, "market", "limit"),
-            "tif": _named(ins[:, I_TIF], TIF_NAMES.__getitem__),
-            "post_only": pa.array(ins[:, X_POST] != 0),
-            "price": pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
-            "quantity": pa.array(ins[:, I_QTY]),
-            "sent": pa.array(ins[:, X_SEND]), "arrival": pa.array(arr, mask=refused != 0),
-            "refused": _named(refused, lambda c: RISK_NAMES[c] if 0 < c < len(RISK_NAMES) else None),
-        })
-
-    def events():
-        return pa.table({
-            "seq": seqs(ev[:, K_SEQ]), "time": pa.array(ev[:, K_TIME]), "instrument": instr(ev[:, K_TB]),
-            "ref": refs(ev[:, E_KEY]), "event": _named(ev[:, E_KIND], KIND_NAMES.__getitem__),
-            "side": _sides(ev[:, E_SIDE]), "price": pa.array(ev[:, E_PRICE], mask=ev[:, E_PRICE] < 0),
-            "quantity": pa.array(ev[:, E_QTY]), "remaining": pa.array(ev[:, E_REM]),
-            "shares_ahead": pa.array(ev[:, E_AHEAD], mask=ev[:, E_AHEAD] < 0),
-            "reason": _named(ev[:, E_REASON], reason_name),
-            "row": pa.array(ev[:, E_ROW], mask=ev[:, E_ROW] < 0),
-        })
-
-    fee = fees.scaled(fl[:, F_PRICE], fl[:, F_QTY], fl[:, F_TAKER])
-
-    def fills():
-        return pa.table({
-            "seq": seqs(fl[:, K_SEQ]), "time": pa.array(fl[:, K_TIME]), "instrument": instr(fl[:, K_TB]),
-            "ref": refs(fl[:, F_KEY]), "side": _sides(fl[:, F_SIDE]), "price": pa.array(fl[:, F_PRICE]),
-            "quantity": pa.array(fl[:, F_QTY]),
-            "liquidity": _pick(fl[:, F_TAKER] != 0, "taker", "maker"),
-            "priority_differs": pa.array(fl[:, F_PRIO] != 0), "fee": money(fee),
-        })
-
-    equity_t, positions, series = equity(names, fl, fee, mk)
+    r = Rows(names, ins=ins, ev=ev, fl=fl, refs=refs, fee=fees.scaled(fl[:, F_PRICE], fl[:, F_QTY], fl[:, F_TAKER]))
+    equity_t, positions, series = equity(names, fl, r.fee, mk)
     summary = _summary(rows, (act, refused, qty), fl, series, interval_ns // unit_ns if interval_ns else 0, capital,
                        positions)
-    tables = Tables({"orders": orders, "events": events, "fills": fills, "positions": lambda: positions,
+    tables = Tables({"orders": lambda: table("orders", r), "events": lambda: table("events", r),
+                     "fills": lambda: table("fills", r), "positions": lambda: positions,
                      "equity": lambda: equity_t})
     return tables, summary
 
@@ -216,14 +139,3 @@ def _summary(rows, order_columns, fl, series, interval, capital, positions) -> d
         "position": {n: int(p) for n, p in zip(positions.column("instrument").to_pylist(),
                                                positions.column("position").to_pylist())},
     }
-
-
-def schemas() -> dict:
-    """Each table's schema (the tables of a backtest without rows)."""
-    from .._kernels.backtest_layout import X_WIDTH
-    from .._kernels.simulate_layout import E_WIDTH, F_WIDTH
-    from .._kernels.backtest_layout import M_WIDTH
-
-    rows = {"names": [], "orders": np.zeros((0, X_WIDTH), np.int64), "fills": np.zeros((0, F_WIDTH), np.int64),
-            "events": np.zeros((0, E_WIDTH), np.int64), "marks": np.zeros((0, M_WIDTH), np.int64)}
-    return {name: t.schema for name, t in build(rows, Fees(), 1, 0)[0].items()}
