@@ -92,6 +92,18 @@ def test_backtest_pipeline_bad_record_same_error_as_one_process(day, tmp_path, n
     assert errors[0] == errors[1] and "bad.dbn" in errors[0]
 
 
+def test_backtest_pipeline_strategy_side_fails_to_start_no_worker_left(day, monkeypatch, no_leaks):
+    # the strategy's side is made after the replay's worker process started: a failure
+    # there (no memory for its first buffers) must stop that process too
+    from obook.backtest import worker
+
+    def no_memory(shape, dtype=None):
+        raise OSError(12, "Cannot allocate memory")
+    monkeypatch.setattr(worker, "zeros", no_memory)
+    with pytest.raises(OSError, match="Cannot allocate memory"):
+        _mm(day, True)
+
+
 def test_backtest_pipeline_auto_only_for_large_files(day, monkeypatch):
     import obook.backtest as bt
 

@@ -169,12 +169,12 @@ class Replay:
         local = self.workers == 1 and not self.observe_here
         engine = _Local(self) if local else _Pool(self, getattr(framer, "batch_bytes", 0))
         in_flight = 1 if local else self.slots
-        if self.observe_here:
-            self._watcher = self.observer.worker(0, 1)
         # text order ids are spans of the batch's bytes, read again by the merge
         keep_bytes = fmt.order_ids == "text" and bool(set(self.tables) & {"trades", "orders"})
+        pending: deque = deque()
         try:
-            pending: deque = deque()
+            if self.observe_here:     # inside: an observer that fails to start stops the workers too
+                self._watcher = self.observer.worker(0, 1)
             for number, batch in enumerate(feed):
                 if len(pending) == in_flight:
                     yield from self._finish(engine, pending.popleft(), tickers, breaks)
