@@ -46,8 +46,9 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               S_INS_HEAD, S_INS_TAIL, S_LAG_HEAD, S_LAG_TAIL, S_LAST_ARR, S_LAST_FEED,
                               S_LAST_RESP, S_MARK_NEXT, S_MARK_PERIOD, S_NEXT_SEQ, S_NKEY, S_NM, S_NOW,
                               S_PHASE, S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT,
-                              S_TIMER_PERIOD, S_TMAX, S_WIN_HEAD, S_WIN_N, S_ZERO_FEED, SUB_BBO,
-                              SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED, X_SEND)
+                              S_TIMER_PERIOD, S_TMAX, S_WIN_HEAD, S_WIN_N, S_ZERO_FEED, SEND_FIELDS,
+                              SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED,
+                              X_SEND)
 
 #: the strategy's delayed view of its books (a second shadow: order hash, levels, level
 #: counts, tracked books, counters); with a zero feed latency unused
@@ -132,26 +133,25 @@ def risk_check(RK, W, S, act, side, qty, price, market, bid, ask, now):
 
 
 @njit(cache=True, _nrt=False)
-def bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, qty, price, tif, market, post, ref, orig,
-            refused):
-    """Queue one instruction of the strategy (sent at local time ``now``): it reaches the
-    venue ``order latency`` later, never before an earlier one (one session, in order).
-    A refused one (risk gate) is only logged. Returns its row."""
+def bt_queue(INS, LO, S, LM, LA, LB):
+    """Queue the instruction written at the tail of INS (S[S_INS_TAIL]: its SEND_FIELDS, the
+    rest zero; sent at local time X_SEND): it reaches the venue ``order latency`` later,
+    never before an earlier one (one session, in order). A refused one (risk gate) is only
+    logged. Returns its row."""
     q = S[S_INS_TAIL]
-    INS[q, :] = 0
+    act, key, side, tb, ref = INS[q, I_ACT], INS[q, I_KEY], INS[q, I_SIDE], INS[q, I_TB], INS[q, X_REF]
+    market, price, qty = INS[q, I_MARKET], INS[q, I_PRICE], INS[q, I_QTY]
     INS[q, I_ROW] = q + 1
-    INS[q, I_TB], INS[q, I_KEY], INS[q, I_ACT], INS[q, I_SIDE] = tb, key, act, side
-    INS[q, I_MARKET], INS[q, I_TIF] = market, tif
-    INS[q, I_PRICE] = -1 if market else price
     INS[q, I_HAS_PRICE] = 0 if (market or (act == OP_MODIFY and price < 0)) else 1
-    INS[q, I_QTY] = qty
-    INS[q, X_POST], INS[q, X_SEND], INS[q, X_REF], INS[q, X_ORIG], INS[q, X_REFUSED] = post, now, ref, orig, refused
-    if refused:
+    if market:
+        INS[q, I_PRICE] = -1
+    if INS[q, X_REFUSED]:
         INS[q, I_ARR] = -1
         if act == OP_NEW:           # never sent: finished for the strategy at once
             LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_DONE, side, price
             LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = 0, 0, tb, ref
     else:
+        now = INS[q, X_SEND]
         arr = max(now + lat_of(LAT_ORDER, now, LM, LA, LB, S), S[S_LAST_ARR])
         S[S_LAST_ARR] = arr
         INS[q, I_ARR] = arr
@@ -163,6 +163,17 @@ def bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, qty, price, tif, ma
             LO[key, LO_REF] = ref
     S[S_INS_TAIL] = q + 1
     return q
+
+
+@njit(cache=True, _nrt=False)
+def bt_send(INS, LO, S, LM, LA, LB, X):
+    """Queue an order of a Python strategy: its fields ``X`` (SEND_FIELDS, in that order)
+    written at the tail of INS, then ``bt_queue``. Returns its row."""
+    q = S[S_INS_TAIL]
+    INS[q, :] = 0
+    for i in range(len(SEND_FIELDS)):
+        INS[q, SEND_FIELDS[i]] = X[i]
+    return bt_queue(INS, LO, S, LM, LA, LB)
 
 
 # ---------------------------------------------------------------- the exchange side
@@ -306,8 +317,13 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
         side = OUT[i, Q_SIDE] if act == OP_NEW else LO[key, LO_SIDE]
         refused = risk_check(RK, W, S, act, side, OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_MARKET],
                              C[C_BID], C[C_ASK], now)
-        bt_send(INS, LO, S, LM, LA, LB, now, tb, key, act, side, OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_TIF],
-                OUT[i, Q_MARKET], OUT[i, Q_POST], ref, OUT[i, Q_ORIG], refused)
+        q = S[S_INS_TAIL]
+        INS[q, :] = 0
+        INS[q, I_TB], INS[q, I_KEY], INS[q, I_ACT], INS[q, I_SIDE] = tb, key, act, side
+        INS[q, I_QTY], INS[q, I_PRICE], INS[q, I_TIF] = OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_TIF]
+        INS[q, I_MARKET], INS[q, X_POST], INS[q, X_SEND] = OUT[i, Q_MARKET], OUT[i, Q_POST], now
+        INS[q, X_REF], INS[q, X_ORIG], INS[q, X_REFUSED] = ref, OUT[i, Q_ORIG], refused
+        bt_queue(INS, LO, S, LM, LA, LB)
 
 
 @njit(cache=True, _nrt=False, inline="always")

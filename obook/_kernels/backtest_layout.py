@@ -6,7 +6,7 @@ a second shadow of the same books without own orders: the strategy's *view*, whi
 each feed event when the strategy receives it.
 """
 
-from .simulate_layout import I_WIDTH
+from .simulate_layout import I_ACT, I_KEY, I_MARKET, I_PRICE, I_QTY, I_SIDE, I_TB, I_TIF, I_WIDTH
 
 # instruction rows: the simulation's columns, then the backtest's own
 X_POST = I_WIDTH          # post-only
@@ -15,6 +15,10 @@ X_REF = I_WIDTH + 2       # the strategy's reference
 X_ORIG = I_WIDTH + 3      # a replace's original reference
 X_REFUSED = I_WIDTH + 4   # refused by the risk gate (reason code; the row never reaches the venue)
 X_WIDTH = I_WIDTH + 5
+#: the fields of an order a Python strategy sends (``bt_send``'s ``X``), in this order; the
+#: rest of its row is the kernel's
+SEND_FIELDS = (I_TB, I_KEY, I_ACT, I_SIDE, I_QTY, I_PRICE, I_TIF, I_MARKET, X_POST, X_SEND, X_REF, X_ORIG,
+               X_REFUSED)
 
 R_POST_ONLY = 20          # event reason: a post-only order would have taken liquidity
 

@@ -11,7 +11,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_SIDE, LO_WIDTH, M_WIDTH,
                                         NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS,
                                         ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
-                                        ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL,
+                                        ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL, SEND_FIELDS,
                                         S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD, S_NKEY, S_NM,
                                         S_POS, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
                                         S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
@@ -137,6 +137,7 @@ class BacktestWorker:
             self._track(t)
         self.prefault = Prefaulter(7)
         self.prefault.follow(self._outputs())
+        self.X = np.zeros(len(SEND_FIELDS), np.int64)     # an order of a Python strategy, for bt_send
 
     def _outputs_of(self, n_ev: int, n_out: int) -> None:
         """The output buffers: n_ev event rows, n_out rows of the others."""
@@ -414,6 +415,7 @@ class BacktestWorker:
                 self.open[ref] = key
         qty = int(order.qty)
         price = int(order.price) if not market else -1
-        bt_send(self.INS, self.LO, S, spec.LM, spec.LA, spec.LB, now, tb, key, act, side, qty, price,
-                tif_of(order), int(market), int(bool(getattr(order, "post_only", False))), ref,
-                int(order.orig or 0), refused)
+        X = self.X                  # SEND_FIELDS
+        X[:] = (tb, key, act, side, qty, price, tif_of(order), int(market),
+                int(bool(getattr(order, "post_only", False))), now, ref, int(order.orig or 0), refused)
+        bt_send(self.INS, self.LO, S, spec.LM, spec.LA, spec.LB, X)
