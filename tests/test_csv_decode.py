@@ -178,9 +178,8 @@ def test_decode_lines_py_func_matches_jit():
         out[:3] = (0, 1, 0)
         with np.errstate(over="ignore"):
             while True:
-                s = fn(K.decode_lines, mode)(b(data), 0, 1, False, False, ev, d.tk.kernel(), d.ids.kernel(), d.free,
-                                             d.pend, d.st, d.counts, d.types, out,
-                                             np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
+                s = fn(K.decode_lines, mode)(b(data), 0, 1, False, False, ev, d.tk.kernel(), d.ids.kernel(),
+                                             d.decoding())
                 if s != K.NEED_ROOM:
                     break
                 d._grow(int(out[K.O_ROOM]))
@@ -214,8 +213,7 @@ def _decode_all(data, worker, workers, mode, prints=False):
     with np.errstate(over="ignore"):
         while True:
             s = fn(K.decode_lines, mode)(b(data), worker, workers, True, prints, ev, d.tk.kernel(), d.ids.kernel(),
-                                         d.free, d.pend, d.st, d.counts, d.types, out,
-                                         np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64))
+                                         d.decoding())
             if s != K.NEED_ROOM:
                 break
             d._grow(int(out[K.O_ROOM]))

@@ -49,6 +49,10 @@ P_RANGE = 2
 
 #: one text-keyed table as the kernels take it: its rows (T_*), its key rows (K_*) and its text
 TextTable = namedtuple("TextTable", ("tab", "keys", "arena"))
+#: a decoder's state as decode_lines takes it: its counters (S_*), the call's position and
+#: results (O_*), the tolerant mode's counts by status, the lines by type, the scan's scratch
+#: rows (SC_*), and the order id keys free for reuse and those freed at the next batch
+Decoding = namedtuple("Decoding", ("st", "out", "counts", "types", "sc", "free", "pend"))
 
 # hash table rows (32 bytes, two to a cache line: the hot data of a key)
 T_HASH = 0         # mixed hash of (book, text); 0 in an empty row is fine: T_KEY tells
@@ -751,9 +755,9 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
 
 
 @njit(cache=True, _nrt=False)
-def decode_lines(buf, worker, n_workers, tolerant, prints, events, tickers, ids, free, pend, st, counts, types,
-                 out, sc):
-    """Decode the lines of buf from out[O_POS] (line out[O_NEXT]) that worker owns into events.
+def decode_lines(buf, worker, n_workers, tolerant, prints, events, tickers, ids, dec):
+    """Decode the lines of buf from out[O_POS] (line out[O_NEXT]) that worker owns into events
+    (``dec``: the decoder's state, a Decoding).
 
     Returns ST_OK when done; NEED_ROOM with out[O_POS], out[O_NEXT], out[O_EVENTS] at the
     line to resume at once the tables have grown; a failing ST_* (strict: tolerant == 0)
@@ -766,6 +770,7 @@ def decode_lines(buf, worker, n_workers, tolerant, prints, events, tickers, ids,
     """
     tk_tab, tk_keys, tk_arena = tickers
     id_tab, id_keys, id_arena = ids
+    st, out, counts, types, sc, free, pend = dec
     n = buf.shape[0]
     pos = out[O_POS]
     seq = out[O_NEXT]

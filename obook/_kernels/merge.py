@@ -1,5 +1,7 @@
 """Merging the workers' BBO rows back into feed order, straight into Arrow-ready columns."""
 
+from collections import namedtuple
+
 import numpy as np
 from .jit import njit
 from .prefetch import prefetch
@@ -9,6 +11,9 @@ from .layout import (DEPTH_HEAD, DEPTH_LEVEL_WIDTH, DP_ORDERS, DP_PX, DP_QTY, RO
 #: every table's row starts (seq, time, book) (layout.py declares them), so ROW_SEQ and
 #: ROW_BOOK name those columns of any table's rows; a side's bbo columns are SIDE_STEP apart
 SIDE_STEP = ROW_ASK_PX - ROW_BID_PX
+#: the bbo columns merge_rows writes: seq, time, global book (>= rows each); price, shares and
+#: orders (2, >= rows: bid, ask); the sides' Arrow validity bitmaps (2, bytes)
+BboColumns = namedtuple("BboColumns", ("seq", "time", "book", "px", "qty", "n_orders", "valid"))
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -25,15 +30,14 @@ def _next_source(rows, counts, head, limit):
 
 
 @njit(cache=True, _nrt=False, nogil=True)
-def merge_rows(rows, counts, limit, book_mul, book_add, head, seq, time, book, px, qty,
-               n_orders, valid):
-    """k-way merge of rows[w, :counts[w]] (each sorted by seq) into columns.
+def merge_rows(rows, counts, limit, book_mul, book_add, head, cols):
+    """k-way merge of rows[w, :counts[w]] (each sorted by seq) into the BboColumns cols.
 
     Rows with seq >= limit are left out; book ids become global (book * book_mul[w] +
-    book_add[w]). px/qty/n_orders are (2, >= rows) for bid and ask; valid (2, bytes)
-    receives Arrow validity bitmaps (a side is valid when it has orders). head is
-    scratch (>= workers). Returns the number of rows written.
+    book_add[w]); a side is valid when it has orders. head is scratch (>= workers).
+    Returns the number of rows written.
     """
+    seq, time, book, px, qty, n_orders, valid = cols
     nw = rows.shape[0]
     for w in range(nw):
         head[w] = 0

@@ -13,6 +13,8 @@ book, or -1 for another worker's; remaining shares), and the executions of its o
 (kind, id), value rows).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from .jit import njit
 
@@ -172,6 +174,11 @@ ST_UK = 13            # resume: index of the unit's first message within the bat
 ST_WIDTH = 14
 K_SYMBOL, K_ORDER, K_EXEC = range(3)
 
+#: a decoder's state as pitch_decode takes it: its counters (ST_*), each unit's time in
+#: seconds, the symbol, live order and execution Tables, the symbols first seen in the call
+#: and the tolerant mode's skips by status; all kept across batches
+Decoding = namedtuple("Decoding", ("st", "secs", "syms", "orders", "execs", "new_syms", "skips"))
+
 
 @njit(cache=True, _nrt=False)
 def unit_check(buf, pos, end, sizes):
@@ -323,9 +330,9 @@ def _stop(st, pos, k, i, ne):
 
 
 @njit(cache=True, _nrt=False)
-def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, syms, orders, execs, new_syms, st, strict, prints,
-                 skips):
-    """Book events of the owned messages of buf (whole units), from st[ST_POS] / st[ST_K].
+def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
+    """Book events of the owned messages of buf (whole units), from st[ST_POS] / st[ST_K]
+    (``dec``: the decoder's state, a Decoding).
 
     secs[unit]: the unit's time in seconds (Time, Time Reference), kept across batches.
     syms, orders, execs: the symbol, live order and execution Tables (hashtab), kept too.
@@ -334,6 +341,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, secs, syms, orders, execs
     passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
     NEED_ROOM (st[ST_ROOM]: the table to grow; resume from st).
     """
+    st, secs, syms, orders, execs, new_syms, skips = dec
     pos = st[ST_POS]
     k = st[ST_UK]
     resume = st[ST_K]

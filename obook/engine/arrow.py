@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._kernels.layout import BBO_COLUMNS
-from .._kernels.merge import gather_names, merge_rows, names_nbytes
+from .._kernels.merge import BboColumns, gather_names, merge_rows, names_nbytes
 from ..schema import bbo_schema
 
 
@@ -93,7 +93,7 @@ def merge_batch(rows: np.ndarray, counts: np.ndarray, limit: int, book_mul: np.n
     n_orders = np.empty((2, cap), np.int32)
     valid = np.empty((2, (cap + 7) // 8), np.uint8)
     n = merge_rows(rows, counts, limit, book_mul, book_add, np.zeros(len(counts), np.int64),
-                   seq, time, book, px, qty, n_orders, valid)
+                   BboColumns(seq, time, book, px, qty, n_orders, valid))
     if n == 0:
         return None
     ticker, locate = book_columns(book, n, tickers, key_type)

@@ -133,6 +133,10 @@ class CsvDecoder(Decoder):
                 a[:old.shape[0]] = old
                 setattr(self, name, a)
 
+    def decoding(self) -> K.Decoding:
+        """The state decode_lines takes (made at each call: growing replaces free and pend)."""
+        return K.Decoding(self.st, self.out, self.counts, self.types, self._scratch, self.free, self.pend)
+
     def decode(self, buf, base_seq, events):
         st, out = self.st, self.out
         K.release_pending(self.ids.tab, self.ids.keys, self.free, self.pend, st)
@@ -142,8 +146,7 @@ class CsvDecoder(Decoder):
         out[K.O_EVENTS] = 0
         while True:
             status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, self.prints, events,
-                                    self.tk.kernel(), self.ids.kernel(), self.free, self.pend, st, self.counts,
-                                    self.types, out, self._scratch)
+                                    self.tk.kernel(), self.ids.kernel(), self.decoding())
             if status != K.NEED_ROOM:
                 break
             self._grow(int(out[K.O_ROOM]))

@@ -52,9 +52,10 @@ class PitchDecoder(Decoder):
             st[c] = 0
         st[K.ST_BOOKS] = len(self.tickers)
         while True:
-            syms, orders, execs = self._tables
-            status = K.pitch_decode(buf, base_seq, self.worker, self.n_workers, events, self._secs, syms, orders,
-                                    execs, self._new, st, self.strict, self.prints, self._skips)
+            syms, orders, execs = self._tables      # growing replaces one
+            dec = K.Decoding(st, self._secs, syms, orders, execs, self._new, self._skips)
+            status = K.pitch_decode(buf, base_seq, self.worker, self.n_workers, events, dec, self.strict,
+                                    self.prints)
             if status != NEED_ROOM:
                 break
             self._grow(int(st[K.ST_ROOM]))
