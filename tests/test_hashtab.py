@@ -95,3 +95,31 @@ def test_hashtab_move_keeps_every_live_key_and_its_values_drops_tombstones(run):
         assert s >= 0 and tuple(new.vals[s]) == v
     for r in range(0, 30, 3):
         assert find(new.keys, new.state, r % 4, -(r << 40)) == -1
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_hashtab_keys_differing_in_high_bytes_only_short_probe_chains(run):
+    """Eight-byte symbols as big-endian integers (PITCH's, left-aligned and space padded)
+    differ only in their high bytes; so do ids with their low bits zero. Their rows must
+    still spread over the table: short probe chains, not one chain of every key."""
+    find, full, put, drop, reinsert = _fns(run)
+    home = H.ht_home if run == "compiled" else H.ht_home.py_func
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    symbols = [int.from_bytes((a + b + c).ljust(8).encode(), "big")
+               for a in letters[:12] for b in letters for c in letters]         # 8,112 symbols
+    for keys_of in (symbols, [i << 40 for i in range(1, 8_113)]):
+        _probe_chains(keys_of, find, full, put, home)
+
+
+def _probe_chains(keys_of, find, full, put, home):
+    with np.errstate(over="ignore"):            # the Python kernels' uint64 products wrap
+        rows = 16_384
+        keys, state, vals = _table(rows)
+        st = np.zeros(2, np.int64)
+        for k in keys_of:
+            assert not full(keys, st, FILL)
+            s = put(keys, state, st, USED, FILL, 0, k)
+            vals[s] = k
+        dist = [(find(keys, state, 0, k) - home(0, k, rows - 1)) % rows for k in keys_of]
+        assert all(vals[find(keys, state, 0, k)] == k for k in keys_of)
+        assert np.mean(dist) < 2 and max(dist) < 64, (np.mean(dist), max(dist))

@@ -56,9 +56,13 @@ _u = uindex
 
 @njit(cache=True, _nrt=False, inline="always")
 def ht_home(k0, k1, mask):
-    """The first row probed for key (k0, k1) in a table of mask + 1 rows."""
+    """The first row probed for key (k0, k1) in a table of mask + 1 rows (at most 2^32):
+    the top bits of the keys' multiplicative hash (Fibonacci hashing). A product's bit j
+    depends on the key's bits 0..j only, so only its top bits depend on every bit of the
+    key: keys that differ only in their high bytes (8-byte symbols, left-aligned text) share
+    all the lower bits of their products."""
     h = (np.uint64(np.int64(k1)) * np.uint64(_M1)) ^ (np.uint64(np.int64(k0)) * np.uint64(_M0))
-    return np.int64((h >> np.uint64(20)) & np.uint64(mask))
+    return np.int64(((h >> np.uint64(32)) * np.uint64(mask + 1)) >> np.uint64(32))
 
 
 @njit(cache=True, _nrt=False)
