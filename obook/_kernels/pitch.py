@@ -18,7 +18,8 @@ from collections import namedtuple
 import numpy as np
 from .jit import njit
 
-from .hashtab import ht_drop, ht_find, ht_full, ht_put
+from .hashtab import ht_drop, ht_find, ht_full, ht_home, ht_put
+from .prefetch import prefetch
 from .dbn import _le
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_MODIFY, ACT_PRINT, NEED_ROOM, NO_SIDE,
                      TO_BACK, TYPE_SHIFT)
@@ -150,6 +151,13 @@ O_SECONDS = field("time", "seconds")[0]
 O_SECONDS_REF = field("time_reference", "seconds")[0]
 #: the Modify Order flag that keeps the order's place in its queue
 MAINTAIN_PRIORITY = 0x02
+#: 1 for the message types that name an order by its id (at O_ORDER_ID): adds, executions,
+#: reduces, modifies, deletes
+BY_ORDER_ID = np.zeros(256, np.uint8)
+for _name in ("add_order_long", "add_order_short", "add_order_expanded", "order_executed", "order_executed_at_price",
+              "reduce_size_long", "reduce_size_short", "modify_order_long", "modify_order_short", "delete_order"):
+    assert field(_name, "order_id")[0] == O_ORDER_ID
+    BY_ORDER_ID[TYPES[_name]] = 1
 
 # frame status
 FRAME_OK = 0
@@ -329,6 +337,21 @@ def _stop(st, pos, k, i, ne):
     st[ST_NE] = ne
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _prefetch_unit(buf, p, count, orders):
+    """Start loading the order table rows the unit's ``count`` messages from ``p`` will look
+    up (a checked unit: each message as long as its type): the table is mostly out of the
+    near caches, and the unit's messages are decoded right after."""
+    mask = orders.state.shape[0] - 1
+    for _ in range(count):
+        if BY_ORDER_ID[buf[p + 1]]:
+            h = ht_home(K_ORDER, _le(buf, p + O_ORDER_ID, 8), mask)
+            prefetch(orders.state, h)
+            prefetch(orders.keys, orders.keys.shape[1] * h)
+            prefetch(orders.vals, orders.vals.shape[1] * h)
+        p += np.int64(buf[p])
+
+
 @njit(cache=True, _nrt=False)
 def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
     """Book events of the owned messages of buf (whole units), from st[ST_POS] / st[ST_K]
@@ -360,6 +383,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
             pos = end                # a bad unit (tolerant mode): passed over, as the framer did
             continue
         p = pos + HEADER
+        _prefetch_unit(buf, p, count, orders)
         done = 0
         while k + done < resume:     # a resumed call: these messages are decoded already
             p += np.int64(buf[p])
