@@ -75,6 +75,58 @@ def test_every_table_matches_reference_for_each_worker_count(tmp_path, workers):
     assert {t[4] for t in orders} == {"A", "C", "M", "R"}
 
 
+def _snapshot_day(instruments=40, seed=4):
+    """A session's start as Databento sends it: per instrument a clear (R) of its still empty
+    book, then its resting orders; then a clear of every third (busy) book, and the first
+    cleared book's orders added again under the same ids."""
+    import numpy as np
+
+    a = mbo_flow(40_000, instruments=instruments, seed=seed, clears=0.0)
+    adds = a[a["action"] == b"A"][:6_000]
+    adds = adds[np.argsort(adds["instrument_id"], kind="stable")]
+    clear = a[a["action"] == b"R"][:1]
+    iids, first = np.unique(adds["instrument_id"], return_index=True)
+    bounds = list(first) + [len(adds)]
+    parts = []
+    far = adds[bounds[0]:bounds[0] + 2].copy()        # ids far outside the index's window:
+    far["order_id"] = (7, 1 << 40)                       # kept in its overflow table
+    for j, iid in enumerate(iids):
+        r = clear.copy()
+        r["instrument_id"] = iid
+        parts += [r, adds[bounds[j]:bounds[j + 1]]] + ([far] if j == 0 else [])
+    for iid in iids[::3]:
+        r = clear.copy()
+        r["instrument_id"] = iid
+        parts.append(r)
+    parts += [adds[bounds[0]:bounds[1]], far]        # the ids of a cleared book, free again
+    recs = np.concatenate(parts)
+    recs["ts_event"] = 1_700_000_000_000_000_000 + np.arange(len(recs)) * 1_000
+    recs["ts_recv"] = recs["ts_event"] + 1_000
+    recs["sequence"] = np.arange(1, len(recs) + 1)
+    recs["flags"] = 0x80
+    return recs, len(iids)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_clears_of_empty_and_busy_books_among_many_match_reference(tmp_path, workers):
+    recs, n = _snapshot_day()
+    path = tmp_path / "snapshot.dbn"
+    write_dbn(path, recs)
+    ref, err = R.replay(path)
+    assert err is None and n >= 30
+    assert rows(obook.bbo(path, workers=workers)) == ref["bbo"]
+    # the orders rows of a clear: with the queues (walked) and without (found in the index)
+    for queues in (True, False):
+        orders = rows(obook.orders(path, workers=workers, queue_positions=queues))
+        got = [t[:10] + t[13:] for t in orders]
+        if queues:
+            assert got == ref["orders"]
+        else:       # found in the index's order, not the queues': the same rows (no queue places)
+            assert all(t[10:] == (None, None) for t in got)
+            assert sorted(map(repr, (t[:10] for t in got))) == sorted(map(repr, (t[:10] for t in ref["orders"])))
+    assert sum(1 for t in ref["orders"] if t[4] == "R") >= 1_000
+
+
 def test_time_is_ts_event_epoch_utc_and_prices_are_1e9(tmp_path):
     path = feed(tmp_path)
     t = obook.bbo(path, workers=1).read_all()

@@ -5,13 +5,15 @@ writes one orders row per removed order, bids then asks, best level first, each 
 front to back: action = the event's type letter (``R`` when none), the order's side,
 price and ref, shares = what it had, remaining 0, no queue place. Without the queues it
 finds the book's orders by scanning the order index (O(live orders of the worker): a
-clear is rare), and writes their rows in the index's order.
+clear of a busy book is rare), and writes their rows in the index's order; a clear of an
+empty book (each instrument's first record in a Databento session) scans nothing.
 """
 
 from .jit import njit
 
 from .book import (LEVEL_BITS, LEVEL_MASK, LV_OWNER, LV_PRICE, LX_HEAD, PAGE, PAGE_BITS, Q_NEXT, Q_REF,
-                   Q_SHARES, ST_PAGE_TOP, ST_Q_FREE, ST_REF_BASE, _u, far_remove, find_order, free_level, remove_order)
+                   Q_SHARES, ST_PAGE_TOP, ST_Q_FREE, ST_REF_BASE, _u, book_orders, far_remove, find_order, free_level,
+                   remove_order)
 from .book_rows import order_row
 
 
@@ -48,7 +50,8 @@ def clear_book(ev, i, book, letter, books, queue, write, orders, nx):
     the index's order)."""
     (lv, lv_free, lvx, sides, pool, _seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key, page_free,
      ov_key, ov_val, ov_state, qn, _pnode, _ovnode, st) = books
-    if not queue:                # no queues to walk: find the book's orders in the index
+    # no queues to walk: find the book's orders in the index (an empty one has none)
+    if not queue and book_orders(book, sides, pool, heaps, hp, lv) > 0:
         for p in range(st[ST_PAGE_TOP]):
             if page_live[_u(p)] > 0:
                 for k in range(PAGE):
