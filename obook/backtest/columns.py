@@ -23,12 +23,11 @@ from .._kernels.match_layout import REASON_NAMES
 from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, E_REASON, E_REM, E_ROW, E_SIDE,
                                         F_KEY, F_PRICE, F_PRIO, F_QTY, F_SIDE, F_TAKER, I_ACT, I_ARR, I_MARKET,
                                         I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_SEQ, K_TB, K_TIME,
-                                        KIND_NAMES)
+                                        KIND_NAMES, END_SEQ)
 
 MONEY = pa.decimal128(38, 4)
 TIF_NAMES = ("GTC", "DAY", "IOC", "FOK")
 ACTION_NAMES = ("new", "modify", "cancel")
-END = 1 << 62       # seq of the rows after the feed's last record
 INT, STR, BOOL = pa.int64(), pa.string(), pa.bool_()
 
 
@@ -92,7 +91,8 @@ def _risk_name(code: int) -> str | None:
 
 
 def _seqs(a) -> pa.Array:
-    return pa.array(np.where(a == END, 0, a), INT, mask=(a == END))
+    """The rows' feed record, null after the feed's last (END_SEQ)."""
+    return pa.array(np.where(a == END_SEQ, 0, a), INT, mask=(a == END_SEQ))
 
 
 class Rows:

@@ -18,10 +18,8 @@ import pyarrow as pa
 
 from .._kernels.backtest_layout import X_REF, X_REFUSED
 from .._kernels.simulate_layout import F_PRICE, F_QTY, F_TAKER, I_ACT, I_KEY, I_QTY, OP_CANCEL
-from .columns import Rows, schemas, table
+from .columns import Rows, table
 from .equity import SAFE, SCALE, equity
-
-__all__ = ["Fees", "Tables", "build", "schemas"]
 
 
 class Fees:
