@@ -7,13 +7,15 @@ import io
 import subprocess
 import sys
 import zipfile
+import zlib
 
+import numpy as np
 import pytest
 import zstandard
 
 import obook
 from obook.errors import ObookError
-from obook.feeds.sources import _ZstdReader
+from obook.feeds.sources import GZIP_MAGIC, ZSTD_MAGIC, _decompressing
 
 from hostile_support import batches_until_error, cli_error, peak_rss_mib
 from itch_builder import ItchBuilder
@@ -77,13 +79,29 @@ def test_compressed_bomb_on_stdin_peak_rss_bounded(tmp_path, kind):
     assert rss < RSS_LIMIT_MIB, f"peak RSS {rss:.0f} MiB"
 
 
-def test_zstd_reader_each_read_bounded_frames_and_cut(tmp_path):
-    """Each read gives at most what it asks for; several frames read as one stream; a
-    stream cut inside a frame raises EOFError."""
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, compresslevel=1)
+
+
+COMPRESS = {"zst": (lambda data: zstandard.ZstdCompressor().compress(data), ZSTD_MAGIC),
+            "gz": (_gzip, GZIP_MAGIC)}
+
+
+def _reader(kind, blob):
+    return _decompressing(io.BytesIO(blob), COMPRESS[kind][1], "test")
+
+
+@pytest.mark.parametrize("kind", ["zst", "gz"])
+def test_decompressing_reader_each_read_bounded_members_and_cut(kind):
+    """Each read gives at most what it asks for; several members (frames) read as one
+    stream; a stream cut inside a member raises EOFError, after every byte before the cut."""
+    pack = COMPRESS[kind][0]
     data = bytes(range(256)) * 4000
-    two = zstandard.ZstdCompressor().compress(data) + zstandard.ZstdCompressor().compress(b"tail")
-    for blob, want in ((two, data + b"tail"), (zstandard.ZstdCompressor().compress(bytes(50 << 20)), None)):
-        r = _ZstdReader(io.BytesIO(blob))
+    two = pack(data) + pack(b"tail")
+    for blob, want in ((two, data + b"tail"), (pack(bytes(50 << 20)), None)):
+        r = _reader(kind, blob)
         buf = bytearray(4096)
         got, total = [], 0
         while n := r.readinto(memoryview(buf)):
@@ -94,10 +112,54 @@ def test_zstd_reader_each_read_bounded_frames_and_cut(tmp_path):
         assert total == (len(want) if want is not None else 50 << 20)
         if want is not None:
             assert b"".join(got) == want
-    cut = _ZstdReader(io.BytesIO(two[:len(two) // 2]))
+    random = np.random.default_rng(0).integers(0, 256, 1 << 20, dtype=np.uint8).tobytes()
+    blob = pack(random)
+    cut = _reader(kind, blob[:len(blob) // 2])
+    view, got = memoryview(bytearray(1 << 16)), 0
     with pytest.raises(EOFError):
-        while cut.readinto(memoryview(bytearray(1 << 16))):
-            pass
+        while n := cut.readinto(view):
+            assert bytes(view[:n]) == random[got:got + n]
+            got += n
+    assert got >= len(blob) // 2 - (1 << 17)       # all but what the decompressor still held
+
+
+def test_gzip_reader_padding_between_members_skipped_junk_is_an_error():
+    r = _reader("gz", _gzip(b"one") + bytes(100) + _gzip(b"two") + bytes(7))
+    buf = bytearray(100)
+    assert r.readinto(memoryview(buf)) == 3 and r.readinto(memoryview(buf)) == 3 and bytes(buf[:3]) == b"two"
+    assert r.readinto(memoryview(buf)) == 0
+    r = _reader("gz", _gzip(b"one") + b"junk")
+    assert r.readinto(memoryview(buf)) == 3
+    with pytest.raises(OSError, match="not a gzip member"):
+        r.readinto(memoryview(buf))
+
+
+def _itch_day(n: int) -> bytes:
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    for i in range(n):
+        b.add(1, 10 + i, "B", 100, 1_000_000 + i * 7919 % 100_003)
+    return b.bytes()
+
+
+@pytest.mark.parametrize("kind, keep", [("gz", 0.02), ("gz", 0.75), ("zst", 0.3), ("zst", 0.75)])
+def test_compressed_cut_feed_every_row_before_the_cut_then_its_record(tmp_path, kind, keep):
+    """A compressed feed cut short gives the rows of every whole record it still holds
+    (those of the plain feed's prefix), then the error names the first record cut."""
+    day = _itch_day(40_000)
+    blob = COMPRESS[kind][0](day)
+    path = tmp_path / f"cut.itch.{kind}"
+    path.write_bytes(blob[:int(len(blob) * keep)])
+    cut = path.read_bytes()          # what the cut stream still holds, by zlib / zstandard themselves
+    held = (zlib.decompressobj(wbits=31).decompress(cut) if kind == "gz"
+            else zstandard.ZstdDecompressor().decompressobj().decompress(cut))
+    assert len(held) > 0 and day.startswith(held)
+    prefix = tmp_path / "prefix.itch"
+    prefix.write_bytes(held)
+    want, prefix_error = batches_until_error(obook.bbo(prefix, workers=1))
+    got, error = batches_until_error(obook.bbo(path, workers=1))
+    assert sum(b.num_rows for b in got) == sum(b.num_rows for b in want) > 0
+    assert "truncated record" in str(error) and str(error).split(":", 1)[1] == str(prefix_error).split(":", 1)[1]
 
 
 def test_zstd_cut_feed_rows_before_then_truncated_error(tmp_path):

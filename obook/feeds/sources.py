@@ -20,7 +20,6 @@ in blocks of at least ``BLOCK_SIZE`` bytes and asks the format's framer to cut w
 
 from __future__ import annotations
 
-import gzip
 import os
 import socket
 from dataclasses import dataclass
@@ -32,13 +31,8 @@ import numpy as np
 from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError, TruncatedFeedError
 
-try:  # ISA-L's gunzip: a drop-in GzipFile, about 2x faster than zlib's here
-    from isal.igzip import IGzipFile as _GzipFile
-except ImportError:  # pragma: no cover - isal is a dependency; plain gzip still works
-    _GzipFile = gzip.GzipFile
-
 BLOCK_SIZE = 1 << 20
-READ_PIECE = 1 << 16
+READ_PIECE = 1 << 17
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -173,33 +167,38 @@ class _Stream(_Counting):
         pass   # the caller owns the stream
 
 
-class _ZstdReader:
-    """The frames of a zstd file (one or more, as streaming writers make) decompressed piece
-    by piece, each read giving at most the bytes asked for (a small file of a huge
-    decompressed size costs its reads, not its size in memory); a file that ends inside a
-    frame raises EOFError, as a cut gzip file does."""
+class _PieceReader:
+    """A compressed file decompressed piece by piece, each read giving at most the bytes asked
+    for and returning as soon as one step gave some: a small file of a huge decompressed size
+    costs its reads, not its size in memory, and a file cut short loses nothing before the
+    cut (a read that meets the cut returns what it got; the next raises EOFError). One or
+    more members (gzip) or frames (zstd) follow each other, as streaming writers make them.
+
+    ``new()`` makes a decompressor for the next member (``decompress(data, max_length)``,
+    ``eof``, ``needs_input``, ``unused_data``); ``member(data)`` checks the bytes that start
+    one (returns them, less padding, or b"" for padding alone)."""
 
     CHUNK = 1 << 17      # compressed bytes read at a time
 
-    def __init__(self, raw):
-        self.raw = raw
-        self._new = _zstd_decompressor()
+    def __init__(self, raw, new, member=lambda data: data, what: str = "stream"):
+        self.raw, self._new, self._member, self.what = raw, new, member, what
         self._d = None
 
     def readinto(self, view) -> int:
         while True:
             d = self._d
-            if d is None or d.eof:            # before the first frame, or between frames
-                data = d.unused_data if d is not None else b""
-                if not data:
+            if d is None or d.eof:            # before the first member, or between members
+                data = self._member(d.unused_data if d is not None else b"")
+                while not data:
                     data = self.raw.read(self.CHUNK)
-                if not data:
-                    return 0
+                    if not data:
+                        return 0
+                    data = self._member(data)
                 self._d = d = self._new()
             elif d.needs_input:
                 data = self.raw.read(self.CHUNK)
                 if not data:
-                    raise EOFError("zstd stream ended inside a frame")
+                    raise EOFError(f"{self.what} ended inside a member")
             else:
                 data = b""                    # output of input already given is pending
             out = d.decompress(data, len(view))
@@ -209,6 +208,36 @@ class _ZstdReader:
 
     def close(self) -> None:
         self._d = None
+
+
+def _gzip_member(data: bytes) -> bytes:
+    """The bytes that start a gzip member (zero padding after a member skipped, as gzip does);
+    anything else is no gzip member."""
+    data = data.lstrip(b"\0")
+    if data and not GZIP_MAGIC.startswith(data[:2]):
+        raise OSError(f"not a gzip member after the last one (starts {data[:2]!r})")
+    return data
+
+
+class _Gunzip:
+    """ISA-L's gzip decompressor (about 2x zlib's here), its errors as OSError (as gzip's)."""
+
+    def __init__(self):
+        from isal.igzip_lib import DECOMP_GZIP, IgzipDecompressor
+
+        self._d = IgzipDecompressor(flag=DECOMP_GZIP)
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        from isal.igzip_lib import IsalError
+
+        try:
+            return self._d.decompress(data, max_length)
+        except IsalError as e:
+            raise OSError(f"damaged gzip stream: {e}") from e
+
+    eof = property(lambda self: self._d.eof)
+    needs_input = property(lambda self: self._d.needs_input)
+    unused_data = property(lambda self: self._d.unused_data)
 
 
 def _zstd_decompressor():
@@ -223,9 +252,9 @@ def _zstd_decompressor():
 
 def _decompressing(raw, magic: bytes, name: str):
     if magic[:2] == GZIP_MAGIC:
-        return _GzipFile(fileobj=raw, mode="rb")
+        return _PieceReader(raw, _Gunzip, _gzip_member, "gzip stream")
     if magic[:4] == ZSTD_MAGIC:
-        return _ZstdReader(raw)
+        return _PieceReader(raw, _zstd_decompressor(), what="zstd stream")
     return raw
 
 
@@ -462,7 +491,7 @@ def _read_block(f, view: memoryview, partial: bool = False) -> int:
     return after the first read that got bytes (a live feed: what has arrived)."""
     got = 0
     while got < len(view) and not (partial and got):
-        try:   # in pieces: a gzip reader cut short loses the piece it was filling, no more
+        try:   # in pieces: each decompressed step is bounded
             n = f.readinto(view[got:got + READ_PIECE])
         except EOFError as e:
             raise _Cut(got, e) from e
