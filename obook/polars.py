@@ -93,7 +93,10 @@ def predicate_tickers(predicate: pl.Expr | None) -> set[str] | None:
 
 
 def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
-          detail: str, pushdown: bool = False) -> pl.LazyFrame:
+          detail: str, pushdown: bool = False, within: set[str] | None = None) -> pl.LazyFrame:
+    """A LazyFrame whose batches come from ``open_reader()``; with ``pushdown``,
+    ``open_reader(tickers)`` replays only the tickers a predicate can be true for (of
+    ``within``: the tickers the scan was restricted to, when it was)."""
     schema = polars_schema(arrow_schema)
 
     def source(with_columns: list[str] | None, predicate: pl.Expr | None,
@@ -102,6 +105,8 @@ def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
             return
         remaining = n_rows
         tickers = predicate_tickers(predicate) if pushdown else None
+        if tickers is not None and within is not None:
+            tickers = tickers & within
         if tickers is not None and not tickers:
             return
         reader = open_reader(sorted(tickers) if tickers else None) if pushdown else open_reader()
@@ -141,6 +146,7 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
     The arguments are checked now (a missing file, an unknown option or a table the feed's
     format does not produce raise ``ObookError`` here); the replay runs at collect time,
     once per collect. A predicate on ``ticker`` replays only those tickers' books."""
+    from .engine.replay import ticker_tuple
     from .tables import check_offered
     from .tables.open import Opened
 
@@ -150,12 +156,13 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
             _check_path(p)
     opened = Opened(name, path, options)
     pushdown = "tickers" in spec.options and spec.per_ticker
+    within = set(ticker_tuple(options["tickers"])) if options.get("tickers") is not None else None
 
     def open_reader(tickers=None):
         if tickers:   # a ticker not in the feed is no error here
             return Opened(name, path, {**options, "tickers": tickers, "unknown_tickers": "ignore"}).reader()
         return Opened(name, path, options).reader() if pushdown else opened.reader()
-    return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown)
+    return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown, within=within)
 
 
 def _is_pattern(path) -> bool:

@@ -109,6 +109,17 @@ def test_polars_scan_predicate_ticker_pushed_down_same_rows(itch_day, monkeypatc
     assert obook.scan_bbo(itch_day).filter(pl.col("ticker") == "ZZZZ").collect().height == 0
 
 
+def test_polars_scan_tickers_and_predicate_on_ticker_intersect(itch_day):
+    full = pl.from_arrow(obook.bbo(itch_day, workers=1).read_all())
+    names = sorted(set(full["ticker"]))
+    a, b, c = names[1], names[2], names[3]
+    for tickers in ([a, b], f"{a},{b}"):
+        lf = obook.scan_bbo(itch_day, workers=1, tickers=tickers)
+        assert lf.filter(pl.col("ticker") == c).collect().height == 0
+        got = lf.filter(pl.col("ticker").is_in([a, c])).collect()
+        assert got.height > 0 and got.equals(full.filter(pl.col("ticker") == a))
+
+
 def test_cli_convert_ticker_not_in_feed_warns_exit_0(itch_day, tmp_path):
     from obook.cli import app
 
