@@ -66,8 +66,8 @@ def midnight_ns(day: _dt.date, tz: str = TIMEZONE) -> int:
 def timestamp_schema(schema: pa.Schema, day, tz: str = TIMEZONE) -> pa.Schema:
     """``schema`` with ``timestamp`` (UTC) after ``time`` when ``day`` is truthy (the
     session date is known, or the time is epoch); ``tz`` places the session's midnight,
-    not the column."""
-    if not day:
+    not the column. A table without ``time`` (a capture's gaps) is left as it is."""
+    if not day or schema.get_field_index("time") < 0:
         return schema
     fields = list(schema)
     fields.insert(schema.get_field_index("time") + 1,
@@ -80,8 +80,8 @@ _stamped_schemas: dict = {}     # (schema, tz) -> the schema with ``timestamp``
 
 def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
                    tz: str = TIMEZONE) -> pa.RecordBatch:
-    """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time``."""
-    if base_ns is None:
+    """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time`` (if any)."""
+    if base_ns is None or batch.schema.get_field_index("time") < 0:
         return batch
     import numpy as np
 

@@ -57,3 +57,17 @@ def test_cli_bbo_lines_lost_on_both_is_error_naming_range(tmp_path, capsys):
     assert code == 1 and err.startswith("error: ") and f"messages {a} to {a + c - 1} lost on every line" in err
     assert _main(["bbo", str(itch), "--line-a", f"{cap}:233.54.12.111:26477"]) == 1
     assert "not both" in capsys.readouterr().err
+
+
+def test_cli_convert_capture_gaps_and_line_stats_equal_python_readers(tmp_path):
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 3000, 4, seed=2)
+    from obook.gen.pcap import write_pcap
+    cap = tmp_path / "both.pcap"
+    write_pcap(itch, cap, None, both_gaps=2, drop=0.05, seed=4)
+    r = runner.invoke(app, ["convert", str(cap), str(tmp_path / "out"), "-t", "gaps,line_stats", "-w", "1"])
+    assert r.exit_code == 0, r.output
+    for name in ("gaps", "line_stats"):
+        got, want = pq.read_table(tmp_path / "out" / f"{name}.parquet"), getattr(obook, name)(cap).read_all()
+        assert want.num_rows > 0 and got.equals(want), name
+        assert "timestamp" not in got.schema.names
