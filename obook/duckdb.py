@@ -611,8 +611,13 @@ def connect(database: str = ":memory:", *, read_only: bool = False,
             config: dict | None = None) -> duckdb.DuckDBPyConnection:
     """``duckdb.connect(...)`` with :func:`install` already applied, its ``TimeZone`` UTC
     (``timestamp`` columns are UTC; ``obook sql`` runs on this connection, so both show the
-    same instants the same way) unless ``config`` names one."""
-    con = duckdb.connect(database, read_only=read_only, config=config or {})
+    same instants the same way) unless ``config`` names one. A database that cannot be
+    opened raises ObookError naming it."""
+    try:
+        con = duckdb.connect(database, read_only=read_only, config=config or {})
+    except duckdb.Error as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ObookError(f"{database}: cannot open the DuckDB database: {first}") from e
     try:
         if "TimeZone" not in (config or {}):
             try:

@@ -93,6 +93,14 @@ def test_cli_sql_bad_query_raises_one_line_obook_error(app):
     assert "\n" not in str(result.exception) and "syntax error" in str(result.exception)
 
 
+@pytest.mark.parametrize("where", ["missing/db.duckdb", "a_directory"])
+def test_cli_sql_database_that_cannot_open_raises_one_line_obook_error(app, tmp_path, where):
+    (tmp_path / "a_directory").mkdir()
+    result = CliRunner().invoke(app, ["sql", "SELECT 1", "--database", str(tmp_path / where)])
+    assert isinstance(result.exception, ObookError)
+    assert "\n" not in str(result.exception) and str(tmp_path / where) in str(result.exception)
+
+
 def test_cli_sql_failing_feed_leaves_no_output_file(app, tmp_path):
     bad = write_failing_feed(tmp_path / "bad.itch")
     out = tmp_path / "x.parquet"
