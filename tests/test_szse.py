@@ -240,6 +240,7 @@ def test_szse_vendor_csv_equals_text_log(recs, tmp_path, fn):
     got = fn(files, workers=1, format="szse-csv").read_all()
     assert got.num_rows > 100
     assert got.equals(fn(text, workers=1).read_all())
+    assert fn(str(tmp_path / "vendor" / "*.csv"), workers=1).read_all().equals(got)     # a glob is the list
 
 
 def test_szse_vendor_csv_bad_price_names_file_and_line(recs, tmp_path):

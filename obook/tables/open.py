@@ -41,6 +41,8 @@ def feeds(source, format=None) -> list:
 
     if is_stream(source) or isinstance(source, tuple):
         return [source]
+    if is_pattern(source):
+        source = [source]
     if isinstance(source, list):
         paths = [p for item in source for p in (expand(item) if is_pattern(item) else [os.fspath(item)])]
         if not paths:
@@ -48,8 +50,6 @@ def feeds(source, format=None) -> list:
         if resolve_format(format, paths[0]).merge is not None:
             return [tuple(paths)]      # the pieces of one feed
         return paths
-    if is_pattern(source):
-        return expand(source)
     return [source]
 
 
