@@ -66,3 +66,70 @@ def test_backtest_flooding_strategy_meets_the_risk_gate(tmp_path):
     assert r.summary["refused"] == len(refused) - 50
     # refused orders never reach the venue
     assert sorted(set(r.events.column("row").to_pylist()) - {None}) == list(range(1, 51))
+
+
+class Taker:
+    """Crosses the spread once on each side, with the sides spelt ``buy`` / ``sell`` (or B / S)."""
+
+    def __init__(self, buy="B", sell="S"):
+        self.buy, self.sell, self.sent = buy, sell, 0
+
+    def on_book(self, ctx):
+        bid, _, ask, _ = ctx.top()
+        if bid is None or ask is None or self.sent >= 2:
+            return None
+        self.sent += 1
+        side, price = (self.buy, ask) if self.sent == 1 else (self.sell, bid)
+        return [Order("enter", "AAA", side, 10, price, ref=self.sent, tif="IOC")]
+
+
+@pytest.mark.parametrize("words", [("buy", "sell"), ("Buy", "SELL"), ("b", "s")])
+def test_backtest_order_sides_as_words_equal_letters(tmp_path, words):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    want = backtest(str(feed), Taker(), format="csv")
+    got = backtest(str(feed), Taker(*words), format="csv")
+    assert want.fills.column("side").to_pylist() == ["B", "S"]
+    assert got.fills.equals(want.fills) and got.orders.equals(want.orders)
+
+
+class Returns:
+    def __init__(self, value):
+        self.value = value
+
+    def on_book(self, ctx):
+        bid, _, _, _ = ctx.top()
+        return self.value(bid) if bid is not None else None
+
+
+@pytest.mark.parametrize("value, says", [
+    (lambda bid: 42, "returned 42, not a list of orders"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1), "not a list of orders"),
+    (lambda bid: ["x"], "cannot send: 'x'"),
+    (lambda bid: [Order("enter", "AAA", "X", 10, bid, ref=1)], "order side 'X'"),
+    (lambda bid: [Order("enter", "AAA", "B", 10, float("nan"), ref=1)], "NaN"),
+])
+def test_backtest_strategy_returning_no_orders_raises_strategy_error_with_tables_so_far(tmp_path, value, says):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match=says) as e:
+        backtest(str(feed), Returns(value), format="csv")
+    assert e.value.partial is not None
+
+
+@pytest.mark.parametrize("source, name, says", [
+    ("X = None\n", "X", "is no strategy"),
+    ("class C:\n    pass\n", "C", "is no strategy"),
+    ("class C:\n    def __init__(self, a):\n        pass\n", "C", "made without arguments"),
+    ("raise RuntimeError('broken module')\n", "X", "failed to load: RuntimeError: broken module"),
+])
+def test_load_strategy_what_is_no_strategy_raises_obook_error(tmp_path, source, name, says):
+    from obook.errors import ObookError
+    from obook.live.cli_run import load_strategy
+
+    path = tmp_path / "s.py"
+    path.write_text(source)
+    with pytest.raises(ObookError, match=says):
+        load_strategy(f"{path}:{name}")
+    with pytest.raises(ObookError, match="failed to load: ModuleNotFoundError"):
+        load_strategy("no_such_module_here:X")

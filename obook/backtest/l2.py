@@ -16,7 +16,8 @@ import numpy as np
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
 from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
 from ..errors import ObookError
-from .orders import EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, tif_of
+from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, send_each, side_of,
+                     tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -210,8 +211,7 @@ class L2Run:
         except Exception as e:
             raise StrategyError(f"the strategy raised {type(e).__name__}: {e} (at time {t})",
                                 traceback.format_exc()) from e
-        for o in orders or ():
-            self.send(o, t, tb)
+        send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError)
 
     def send(self, order, now, call_tb):
         import dataclasses
@@ -231,7 +231,7 @@ class L2Run:
             key = self.ref_key.get(ref)
             if key is None:
                 key = self.ref_key[ref] = self.venue.key()
-            side = 0 if order.side == "B" else 1
+            side = side_of(order)
         else:
             key = self.ref_key.get(target)
             if key is None:
@@ -239,7 +239,8 @@ class L2Run:
             side = int(self.venue.OQ[key, Q_SIDE])
         bid, _, ask, _ = self.ctx.top(symbol)
         market = bool(getattr(order, "market", False))
-        checked = dataclasses.replace(order, price=(ask if side == 0 else bid) or 0) if market else order
+        checked = as_checked(order, side)
+        checked = dataclasses.replace(checked, price=(ask if side == 0 else bid) or 0) if market else checked
         reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         price = -1 if market else int(order.price)

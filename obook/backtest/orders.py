@@ -1,7 +1,8 @@
 """What a backtested strategy sends and sees: orders, order updates and its context.
 
-A strategy returns :class:`Order` rows: the live path's OUCH order (obook.live.ouch.Order:
-``kind`` "enter", "replace" or "cancel", ``symbol``, ``side`` "B"/"S", ``qty``, ``price``,
+A strategy returns a list of :class:`Order` rows: the live path's OUCH order
+(obook.live.ouch.Order: ``kind`` "enter", "replace" or "cancel", ``symbol``, ``side`` "B"/"S"
+(or "buy"/"sell", any case), ``qty``, ``price``,
 ``ref``, ``orig``, ``tif``) with two more fields, ``market`` and ``post_only``; ``kind``
 may also be "new" (= enter) or "modify" (= replace). ``tif``: "GTC", "DAY", "IOC", "FOK"
 or OUCH's codes (b"0" day, b"3" IOC, b"\\x99"... anything else is DAY). A live strategy's
@@ -36,6 +37,50 @@ def action_of(order) -> int:
         return ACTIONS[order.kind]
     except KeyError:
         raise ObookError(f"order kind {order.kind!r}: use enter/new, replace/modify or cancel") from None
+
+
+SIDES = {"B": 0, "BUY": 0, "S": 1, "SELL": 1}
+
+
+def side_of(order) -> int:
+    """0 (buy) or 1 (sell) of an order's side: "B" / "buy" or "S" / "sell", any case."""
+    side = order.side
+    try:
+        return SIDES[(side.decode() if isinstance(side, bytes) else side).upper()]
+    except (KeyError, AttributeError, UnicodeDecodeError):
+        raise ObookError(f"order side {side!r}: use B / buy or S / sell") from None
+
+
+def as_checked(order, side: int):
+    """The order as the risk gate reads it: its side "B" or "S"."""
+    if order.side == "BS"[side]:
+        return order
+    import dataclasses
+
+    return dataclasses.replace(order, side="BS"[side])
+
+
+def send_each(orders, send, now: int, error) -> None:
+    """``send(order)`` for each order a strategy returned (None or [] for none); what is no
+    list of orders, or an order that cannot be read, raises ``error`` (StrategyError) naming it."""
+    if not orders:
+        return
+    try:
+        items = list(orders)
+    except TypeError:
+        raise error(f"the strategy returned {_short(orders)}, not a list of orders (at time {now})") from None
+    for o in items:
+        try:
+            send(o)
+        except error:
+            raise
+        except (ObookError, TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise error(f"the strategy sent an order it cannot send: {_short(o)}: {e} (at time {now})") from e
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def tif_of(order) -> int:

@@ -23,7 +23,7 @@ from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
 from ..errors import ObookError
 from ..simulation.observer import map_book
-from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, tif_of
+from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, send_each, side_of, tif_of
 
 HASH = 1 << 12
 LEVELS = 64
@@ -367,9 +367,7 @@ class BacktestWorker:
             err = StrategyError(f"the strategy raised {type(e).__name__}: {e} (at time {now})",
                                 traceback.format_exc())
             raise err from e
-        if orders:
-            for o in orders:
-                self.send(o, now, tb)
+        send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError)
 
     def send(self, order, now: int, call_tb: int) -> None:
         from .._kernels.backtest import bt_send
@@ -391,7 +389,7 @@ class BacktestWorker:
                 key = int(S[S_NKEY])
                 S[S_NKEY] = key + 1
                 self.refs[ref] = key
-            side = 0 if order.side == "B" else 1
+            side = side_of(order)
             target = ref
         else:
             target = int(order.orig) if act == OP_MODIFY and order.orig else ref
@@ -402,10 +400,10 @@ class BacktestWorker:
             side = int(self.LO[key, LO_SIDE])
         bid, bq, ask, aq = self.ctx.top(self.names[tb])
         market = bool(getattr(order, "market", False))
-        checked = order
+        checked = as_checked(order, side)
         if market:
             import dataclasses
-            checked = dataclasses.replace(order, price=(ask if side == 0 else bid) or 0)
+            checked = dataclasses.replace(checked, price=(ask if side == 0 else bid) or 0)
         reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         if not refused:

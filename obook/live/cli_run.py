@@ -13,24 +13,43 @@ from .net import parse_address
 
 
 def load_strategy(spec: str):
-    """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments."""
+    """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments. What
+    is no strategy (no ``on_book`` / ``on_order`` / ``on_timer``, not callable, not a
+    ``numba_strategy``), or a file or module that fails to load, raises ObookError."""
     where, _, name = spec.rpartition(":")
     if not where or not name:
         raise ObookError(f"--strategy {spec!r}: give FILE.py:NAME or module:NAME")
-    if where.endswith(".py"):
-        path = Path(where)
-        if not path.is_file():
-            raise ObookError(f"--strategy: no such file {where}")
-        s = importlib.util.spec_from_file_location(f"obook_strategy_{path.stem}", path)
-        module = importlib.util.module_from_spec(s)
-        s.loader.exec_module(module)
-    else:
-        module = importlib.import_module(where)
+    try:
+        if where.endswith(".py"):
+            path = Path(where)
+            if not path.is_file():
+                raise ObookError(f"--strategy: no such file {where}")
+            s = importlib.util.spec_from_file_location(f"obook_strategy_{path.stem}", path)
+            module = importlib.util.module_from_spec(s)
+            s.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except ObookError:
+        raise
+    except Exception as e:   # the user's module: whatever it raises while it loads
+        raise ObookError(f"--strategy: {where} failed to load: {type(e).__name__}: {e}") from e
     try:
         obj = getattr(module, name)
     except AttributeError as e:
         raise ObookError(f"--strategy: {where} has no {name}") from e
-    return obj() if isinstance(obj, type) else obj
+    if isinstance(obj, type):
+        try:
+            obj = obj()
+        except Exception as e:
+            raise ObookError(f"--strategy: {where}:{name}() failed: {type(e).__name__}: {e} "
+                             "(a strategy class is made without arguments)") from e
+    from .fast_strategy import NumbaStrategy
+
+    if not (isinstance(obj, NumbaStrategy) or callable(obj)
+            or any(hasattr(obj, m) for m in ("on_book", "on_order", "on_timer"))):
+        raise ObookError(f"--strategy: {where}:{name} is no strategy ({type(obj).__name__}: it has no on_book, "
+                         "on_order or on_timer and is not callable)")
+    return obj
 
 
 def run_listen(a: dict) -> None:
