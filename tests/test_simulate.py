@@ -281,6 +281,16 @@ def test_simulate_bad_feed_record_raises_feed_error(tmp_path, workers):
     assert r.stats["skipped"] and _rows(r.events, "event") == [("accepted",), ("rested",)]
 
 
+@pytest.mark.parametrize("price", [-1, -7])
+def test_simulate_negative_limit_price_raises_naming_the_row(tmp_path, price):
+    from obook.errors import ObookError
+
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n",
+                          f"1,AAA,1,new,buy,limit,GTC,990,10\n2,AAA,2,new,sell,limit,GTC,{price},10\n")
+    with pytest.raises(ObookError, match=f"orders.csv: row 2: price {price} is negative"):
+        simulate(feed, orders, format="csv", workers=1)
+
+
 def test_simulate_kernel_fill_print_then_cancel_is_an_execution():
     """Databento reports a trade as prints naming the filled orders (F) and then cancels of
     their shares (C): those cancels are executions; a cancel no print announced is not."""

@@ -131,6 +131,11 @@ def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
         row = int(np.flatnonzero((o.time > top) | (o.time < -top))[0])
         raise ObookError(f"{o.name}: row {row + 1}: time {int(o.time[row])} is out of range (its arrival "
                          "would overflow 64 bits)")
+    negative = o.has_price & ~o.market & (o.price < 0)
+    if negative.any():       # the simulation's rows keep -1 for "no price"; feeds' prices are >= 0
+        row = int(np.flatnonzero(negative)[0])
+        raise ObookError(f"{o.name}: row {row + 1}: price {int(o.price[row])} is negative (the simulation "
+                         "takes prices of 0 and up)")
     arr = o.time + lat // unit_ns
     ins = np.zeros((n, I_WIDTH), np.int64)
     ins[:, I_ROW] = np.arange(1, n + 1)
