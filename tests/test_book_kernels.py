@@ -303,6 +303,15 @@ def test_replay_events_clear_without_queues_scans_the_index(kernel):
     assert b.live_orders == 150 + 3 + 1
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_replay_events_clear_with_queues_without_orders_table_writes_no_rows(kernel):
+    events = clear_feed(150)
+    status, rows, orders, _, b = run_x(events, kernel, want=WANT_QUEUE)
+    assert status == OK and orders == []
+    assert rows[-2][2:] == (1, -1, -1, 0, -1, -1, 0)
+    assert b.live_orders == 2 and b.st[K.ST_Q_TOP] > 0
+
+
 def test_replay_events_clear_grows_tiny_orders_array():
     events = clear_feed(300)
     small = run_x(events, replay.replay_events, ORDERS, capacity=1)

@@ -17,11 +17,17 @@ from .book import (LEVEL_BITS, LEVEL_MASK, LV_OWNER, LV_PRICE, LX_HEAD, PAGE, PA
 from .book_rows import order_row
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _cleared_row(ev, i, book, letter, lvl, shares, ref, lv, orders, nx):
+    order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
+               shares, 0, ref, 0, 0, -1, -1, orders, nx)
+
+
 @njit(cache=True, _nrt=False)
 def _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, page_live, page_key,
-                 page_free, ov_key, ov_state, queue, qn, st, orders, nx):
-    """Free a level of a book being cleared; with the queues, remove its orders and write
-    their orders rows, front to back (without, the caller removed them)."""
+                 page_free, ov_key, ov_state, queue, qn, st, write, orders, nx):
+    """Free a level of a book being cleared; with the queues, remove its orders (and with
+    ``write`` write their orders rows, front to back); without, the caller removed them."""
     if queue:
         node = lvx[_u(lvl), LX_HEAD]
         while node >= 0:
@@ -29,18 +35,12 @@ def _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, pa
             ref = qn[_u(node), Q_REF]
             a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)
             remove_order(a, pages, page_dir, page_live, page_key, page_free, ov_state, st)
-            order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
-                       qn[_u(node), Q_SHARES], 0, ref, 0, 0, -1, -1, orders, nx)
+            if write:
+                _cleared_row(ev, i, book, letter, lvl, qn[_u(node), Q_SHARES], ref, lv, orders, nx)
             qn[_u(node), Q_NEXT] = st[ST_Q_FREE]
             st[ST_Q_FREE] = node
             node = nxt
     free_level(lvl, lv, lv_free, st)
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _cleared_row(ev, i, book, letter, lvl, shares, ref, lv, orders, nx):
-    order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
-               shares, 0, ref, 0, 0, -1, -1, orders, nx)
 
 
 @njit(cache=True, _nrt=False)
@@ -73,10 +73,10 @@ def clear_book(ev, i, book, letter, books, queue, write, orders, nx):
         for j in range(sides[_u(sd), 1] - 1, -1, -1):
             _clear_level(ev, i, book, pool[_u(start + j), 1], letter, lv, lv_free, lvx, pages,
                          page_dir, page_live, page_key, page_free, ov_key, ov_state, queue, qn, st,
-                         orders, nx)
+                         write, orders, nx)
         sides[_u(sd), 1] = 0
         while sides[_u(sd), 3] > 0:          # far levels, best first
             lvl = hp[_u(heaps[_u(sd), 0]), 1]
             far_remove(sd, lvl, lv, lvx, sides, heaps, hp, fh, st)
             _clear_level(ev, i, book, lvl, letter, lv, lv_free, lvx, pages, page_dir, page_live,
-                         page_key, page_free, ov_key, ov_state, queue, qn, st, orders, nx)
+                         page_key, page_free, ov_key, ov_state, queue, qn, st, write, orders, nx)
