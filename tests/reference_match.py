@@ -66,8 +66,8 @@ class Reference:
         for inst in sorted({r["instrument"] for r in rows}):
             self.books[inst] = Book()
         top = {}
-        for r in rows:
-            if r.get("order_id") is not None:
+        for r in rows:      # ids are assigned after the largest a new order gives
+            if r["action"] == "new" and r.get("order_id") is not None:
                 top[r["instrument"]] = max(top.get(r["instrument"], 0), r["order_id"])
         for r in rows:
             if r["action"] == "new" and r.get("order_id") is None:

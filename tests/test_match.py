@@ -221,6 +221,20 @@ def test_match_book_assigns_missing_ids():
         [("AAA", 6), ("AAA", 5), ("BBB", 1), ("AAA", 7)]
 
 
+def test_match_assigned_ids_named_by_later_modify_and_cancel():
+    """Ids follow the new orders' own ids only: a modify or cancel naming 1 and 2 reaches the
+    first two orders when no new order gives an id."""
+    r = run([new(None, "sell", 101, 10), new(None, "sell", 102, 10), modify(1, qty=4), cancel(2),
+             new(None, "buy", 100, 1)])
+    assert [(e["order_id"], e["event"]) for e in r.events.to_pylist() if e["seq"] in (3, 4, 5)] == \
+        [(1, "accepted"), (1, "modified"), (2, "cancelled"), (3, "accepted"), (3, "rested")]
+
+
+def test_match_no_id_left_to_assign_is_an_error():
+    with pytest.raises(ObookError, match="row 2: no order id left to assign"):
+        run([new(2**63 - 1, "sell", 101, 10), new(None, "sell", 101, 10)])
+
+
 # ------------------------------------------------------------------ bad instructions and rows
 
 

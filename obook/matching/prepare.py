@@ -54,18 +54,26 @@ class Prepared:
 
 def _assign_ids(o) -> np.ndarray:
     """Order ids; a new order without one gets the next id of its instrument (after the
-    largest id the input gives it), in row order."""
+    largest id the input's new orders give it), in row order: 1, 2, 3 ... when none has one,
+    so that modifies and cancels can name them."""
     ids = o.order_id.copy()
-    missing = np.flatnonzero((o.action == OP_NEW) & ~o.has_id)
+    new = o.action == OP_NEW
+    missing = np.flatnonzero(new & ~o.has_id)
     if len(missing):
         nb = len(o.instruments)
         top = np.zeros(nb, np.int64)
-        np.maximum.at(top, o.book[o.has_id], o.order_id[o.has_id])
+        given = o.has_id & new
+        np.maximum.at(top, o.book[given], o.order_id[given])
         books = o.book[missing]
         order = np.argsort(books, kind="stable")
         sb = books[order]
         starts = np.r_[0, np.flatnonzero(np.diff(sb)) + 1]
         run = np.arange(len(sb)) - np.repeat(starts, np.diff(np.r_[starts, len(sb)]))
+        over = top[sb] > np.iinfo(np.int64).max - 1 - run
+        if over.any():
+            row = int(missing[order][np.flatnonzero(over)[0]])
+            raise ObookError(f"{o.name}: row {row + 1}: no order id left to assign after "
+                             f"{int(top[sb][np.flatnonzero(over)[0]])}; give the order an order_id")
         ids[missing[order]] = top[sb] + 1 + run
     return ids
 
