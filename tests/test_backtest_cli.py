@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
+import pytest
 from typer.testing import CliRunner
 
 from obook.cli import app
+from obook.errors import ObookError
 
 DAY = "Time,Ticker,Order,T,Shares,Price\n" + "".join(
     f"{t},AAA,o{t},{'B' if t % 2 else 'S'},100,{990 - t % 7 if t % 2 else 1000 + t % 5}\n" for t in range(1, 120))
@@ -90,3 +92,18 @@ def test_backtest_duckdb_and_polars_match_python(tmp_path):
         assert got.to_pylist() == want.table(table).to_pylist()
     lf = scan_backtest(days[0], f"{s}:Join", table="orders", format="csv", order_latency=2_000_000)
     assert lf.collect().to_arrow().to_pylist() == want.orders.to_pylist()
+
+
+@pytest.mark.parametrize("option, says", [
+    (["--maker-fee", "abc"], "maker fee 'abc' is no number"),
+    (["--taker-fee", "nan"], "taker fee 'nan' is not a finite number"),
+    (["--taker-fee", "inf"], "not a finite number"),
+    (["--fee-per", "lots"], "fees per 'share' or 'bps'"),
+    (["--order-latency", "-5"], "latency '-5': give an integer"),
+    (["--order-latency", "1.5"], "latency '1.5': give an integer"),
+    (["--feed-latency", "nope.csv"], "latency 'nope.csv': give an integer"),
+])
+def test_backtest_cli_bad_option_values_are_obook_errors(tmp_path, option, says):
+    s, days = _setup(tmp_path)
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", *option])
+    assert isinstance(r.exception, ObookError) and says in str(r.exception), r.output

@@ -37,6 +37,12 @@ def _table(spec):
     if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(spec[0], str):
         return np.asarray(spec[0], np.int64), np.asarray(spec[1], np.int64)
     if isinstance(spec, str):
+        import os
+
+        if not os.path.isfile(spec):
+            raise ObookError(f"latency {spec!r}: give an integer of ns (0 or more), a distribution "
+                             "(uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA) or a "
+                             "CSV / Parquet table file (time, latency)")
         if spec.endswith(".parquet"):
             import pyarrow.parquet as pq
             spec = pq.read_table(spec)

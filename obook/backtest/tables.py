@@ -18,8 +18,22 @@ import pyarrow as pa
 
 from .._kernels.backtest_layout import X_REF, X_REFUSED
 from .._kernels.simulate_layout import F_PRICE, F_QTY, F_TAKER, I_ACT, I_KEY, I_QTY, OP_CANCEL
+from ..errors import ObookError
 from .columns import Rows, table
 from .equity import SAFE, SCALE, equity
+
+
+def _rate(value, which: str) -> Decimal:
+    """A fee rate as an exact decimal; what is no finite number is an ObookError."""
+    from decimal import InvalidOperation
+
+    try:
+        rate = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ObookError(f"{which} fee {value!r} is no number") from None
+    if not rate.is_finite():
+        raise ObookError(f"{which} fee {value!r} is not a finite number")
+    return rate
 
 
 class Fees:
@@ -29,8 +43,8 @@ class Fees:
 
     def __init__(self, maker=0, taker=0, per: str = "share"):
         if per not in ("share", "bps"):
-            raise ValueError(f"fees per 'share' or 'bps', not {per!r}")
-        self.maker, self.taker, self.per = Decimal(str(maker)), Decimal(str(taker)), per
+            raise ObookError(f"fees per 'share' or 'bps', not {per!r}")
+        self.maker, self.taker, self.per = _rate(maker, "maker"), _rate(taker, "taker"), per
 
     def scaled(self, price: np.ndarray, qty: np.ndarray, taker: np.ndarray) -> np.ndarray:
         """Each fill's fee x SCALE, exact (half-even past 4 decimals): int64 when every rate x
