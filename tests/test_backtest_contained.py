@@ -133,3 +133,31 @@ def test_load_strategy_what_is_no_strategy_raises_obook_error(tmp_path, source, 
         load_strategy(f"{path}:{name}")
     with pytest.raises(ObookError, match="failed to load: ModuleNotFoundError"):
         load_strategy("no_such_module_here:X")
+
+
+class Unknown:
+    """Replaces and cancels orders it never sent."""
+
+    def __init__(self):
+        self.sent, self.heard = False, []
+
+    def on_book(self, ctx):
+        bid, _, _, _ = ctx.top()
+        if bid is None or self.sent:
+            return None
+        self.sent = True
+        return [Order("replace", "AAA", "S", 10, bid, 5, 77), Order("cancel", "AAA", "S", 0, 0, 99)]
+
+    def on_order(self, ctx, update):
+        self.heard.append((update.ref, update.event))
+
+
+def test_backtest_rejected_instructions_naming_no_order_keep_their_ref_and_side(tmp_path):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    s = Unknown()
+    r = backtest(str(feed), s, format="csv")
+    assert r.events.select(["ref", "side", "event", "reason"]).to_pylist() == [
+        {"ref": 5, "side": "S", "event": "rejected", "reason": "unknown order id"},
+        {"ref": 99, "side": "S", "event": "rejected", "reason": "unknown order id"}]
+    assert s.heard == [(5, "rejected"), (99, "rejected")]

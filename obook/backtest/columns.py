@@ -109,6 +109,28 @@ class Rows:
     def instrument(self, tbs) -> pa.Array:
         return self._names_a.take(pa.array(np.asarray(tbs, np.int64), INT))
 
+    def event_ref_side(self) -> tuple[pa.Array, pa.Array]:
+        """Each event's ref and side: its order's; for an instruction the venue rejected as
+        naming no order of the strategy's (side -1 in its row), the instruction's."""
+        if getattr(self, "_event_ref_side", None) is not None:
+            return self._event_ref_side
+        side = self.ev[:, E_SIDE]
+        bare = np.flatnonzero(side < 0)
+        row = self.ev[bare, E_ROW]
+        bare, row = bare[row >= 1], row[row >= 1]
+        if len(bare) == 0 or len(self.ins) == 0:
+            self._event_ref_side = self.refs(self.ev[:, E_KEY]), _sides(side)
+            return self._event_ref_side
+        ref = np.array(self.refs(self.ev[:, E_KEY]).to_numpy(zero_copy_only=False), np.int64)
+        at = np.clip(np.searchsorted(self.ins[:, I_ROW], row), 0, len(self.ins) - 1)
+        found = self.ins[at, I_ROW] == row
+        idx, at = bare[found], at[found]
+        side = side.copy()
+        ref[idx] = np.where(ref[idx] < 0, self.ins[at, X_REF], ref[idx])
+        side[idx] = self.ins[at, I_SIDE]
+        self._event_ref_side = pa.array(ref, INT), _sides(side)
+        return self._event_ref_side
+
 
 ORDER_COLUMNS = (
     ("row", INT, False, lambda r: _ints(r.ins[:, I_ROW])),              # 1-based, in the order sent
@@ -130,9 +152,9 @@ EVENT_COLUMNS = (
     ("seq", INT, True, lambda r: _seqs(r.ev[:, K_SEQ])),                 # null: after the feed's last record
     ("time", INT, False, lambda r: _ints(r.ev[:, K_TIME])),
     ("instrument", STR, False, lambda r: r.instrument(r.ev[:, K_TB])),
-    ("ref", INT, False, lambda r: r.refs(r.ev[:, E_KEY])),
+    ("ref", INT, False, lambda r: r.event_ref_side()[0]),
     ("event", STR, False, lambda r: _named(r.ev[:, E_KIND], KIND_NAMES.__getitem__)),
-    ("side", STR, False, lambda r: _sides(r.ev[:, E_SIDE])),
+    ("side", STR, False, lambda r: r.event_ref_side()[1]),
     ("price", INT, True, lambda r: _ints(r.ev[:, E_PRICE], r.ev[:, E_PRICE] < 0)),
     ("quantity", INT, False, lambda r: _ints(r.ev[:, E_QTY])),
     ("remaining", INT, False, lambda r: _ints(r.ev[:, E_REM])),

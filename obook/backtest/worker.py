@@ -8,7 +8,8 @@ import numpy as np
 
 from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_PRICE,
                                         C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME, C_WIDTH,
-                                        CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_SIDE, LO_WIDTH, M_WIDTH,
+                                        CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_REF, LO_SIDE, LO_TB, LO_WIDTH,
+                                        M_WIDTH,
                                         NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS,
                                         ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
                                         ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL, SEND_FIELDS,
@@ -394,9 +395,10 @@ class BacktestWorker:
         else:
             target = int(order.orig) if act == OP_MODIFY and order.orig else ref
             key = self.refs.get(target)
-            if key is None:                 # unknown at the venue: it rejects it
+            if key is None:                 # unknown at the venue: it rejects it (naming this ref and side)
                 key = int(S[S_NKEY])
                 S[S_NKEY] = key + 1
+                self.LO[key, LO_REF], self.LO[key, LO_SIDE], self.LO[key, LO_TB] = ref, side_of(order), tb
             side = int(self.LO[key, LO_SIDE])
         bid, bq, ask, aq = self.ctx.top(self.names[tb])
         market = bool(getattr(order, "market", False))
