@@ -291,6 +291,23 @@ def test_simulate_negative_limit_price_raises_naming_the_row(tmp_path, price):
         simulate(feed, orders, format="csv", workers=1)
 
 
+@pytest.mark.parametrize("price", [2**62 + 3, 2**49 + 1, 990])
+def test_simulate_summary_notional_and_average_exact_for_any_price(tmp_path, price):
+    """A buy far above the feed's ask takes it (at the ask), the rest rests at its own price
+    and fills there when a sell arrives: notional and average are exact in any case."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    feed, orders = _files(tmp_path, "1,AAA,a,S,30,1000\n3,AAA,b,S,100,980\n",
+                          f"2,AAA,1,new,buy,limit,GTC,{price},70\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    fills = [(f["price"], f["quantity"]) for f in r.fills.to_pylist()]
+    assert fills == ([(1000, 30), (price, 40)] if price > 1000 else [(990, 70)])
+    s = r.summary.to_pylist()[0]
+    notional = sum(p * q for p, q in fills)
+    assert s["notional"] == notional and s["filled"] == 70
+    assert s["avg_price"] == (Decimal(notional) / 70).quantize(Decimal("0.0001"), ROUND_HALF_EVEN)
+
+
 def test_simulate_kernel_fill_print_then_cancel_is_an_execution():
     """Databento reports a trade as prints naming the filled orders (F) and then cancels of
     their shares (C): those cancels are executions; a cancel no print announced is not."""

@@ -8,6 +8,8 @@ the same tables for any number of workers.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import pyarrow as pa
 
@@ -27,6 +29,10 @@ events_schema = pa.schema(fields(SIM_EVENT_COLUMNS), metadata={b"obook.table": b
 
 MID = pa.decimal128(38, 1)
 AVG = pa.decimal128(38, 4)
+NOTIONAL = pa.decimal128(38, 0)     # price x quantity summed: beyond 64 bits for large prices and orders
+#: prices from this size on make the summary's sums, averages and mids Python integers (scaled
+#: by 10,000 they would pass 64 bits)
+WIDE_PRICE = 1 << 49
 
 summary_schema = pa.schema([
     pa.field("instrument", pa.string(), nullable=False), pa.field("order_id", pa.int64(), nullable=False),
@@ -34,7 +40,7 @@ summary_schema = pa.schema([
     pa.field("quantity", pa.int64(), nullable=False), pa.field("arrival", pa.int64(), nullable=False),
     pa.field("status", pa.string(), nullable=False),             # filled, cancelled, expired, rejected, open
     pa.field("filled", pa.int64(), nullable=False), pa.field("fill_ratio", pa.float64(), nullable=False),
-    pa.field("notional", pa.int64(), nullable=False),            # sum of price * quantity of the fills
+    pa.field("notional", NOTIONAL, nullable=False),               # sum of price * quantity of the fills
     pa.field("first_fill_time", pa.int64()), pa.field("time_to_fill", pa.int64()),
     # prices in the feed's integer units, exact decimals (never binary floats): a mid is a
     # half unit at worst (1 decimal); an average fill price is rounded half-even to 4 decimals
@@ -145,7 +151,11 @@ def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int =
 
 
 def _decimals(unscaled: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
-    """Exact decimals of ``type_`` from their unscaled int64 values (null where not valid)."""
+    """Exact decimals of ``type_`` from their unscaled int64 values, or Python integers (an
+    object array), null where not valid."""
+    if unscaled.dtype == object:
+        return pa.array([Decimal(int(v)).scaleb(-type_.scale) if ok else None
+                         for v, ok in zip(unscaled.tolist(), np.asarray(valid, bool).tolist())], type_)
     n = len(unscaled)
     words = np.empty((n, 2), np.int64)             # 128-bit two's complement, little-endian
     words[:, 0] = np.where(valid, unscaled, 0)
@@ -162,11 +172,16 @@ def _mid(bid, ask) -> tuple:
 
 def _avg(notional, filled) -> tuple:
     """The average fill prices notional / filled rounded half-even to 4 places (unscaled;
-    int64 throughout: the remainder is scaled, never the notional), and where there are fills."""
+    the remainder is scaled, never the notional; Python integers where the prices are
+    large), and where there are fills."""
     valid = filled > 0
     f = np.where(valid, filled, 1)
-    whole, rest = np.divmod(notional, f)           # rest in [0, f)
-    frac, rem = np.divmod(rest * 10_000, f)
+    if notional.dtype == object:
+        f = f.astype(object)
+        whole, rest = notional // f, notional % f
+    else:
+        whole, rest = np.divmod(notional, f)       # rest in [0, f)
+    frac, rem = (rest * 10_000) // f, (rest * 10_000) % f
     up = (2 * rem > f) | ((2 * rem == f) & (frac % 2 == 1))
     return np.where(valid, whole * 10_000 + frac + up, 0), valid
 
@@ -186,13 +201,23 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     keys = ins[:, I_KEY]
     nk = max(len(own.key_ids), 1)
     filled = np.zeros(nk, np.int64)
-    notional = np.zeros(nk, np.int64)
+    m = mid[ins[:, I_ROW]]
+    prices = np.concatenate([fl[:, F_PRICE], m[m != NONE]])
+    wide = len(prices) > 0 and (int(np.abs(prices).max()) >= WIDE_PRICE
+                                or int(np.abs(prices).max()) * int(fl[:, F_QTY].sum()) >= 1 << 63)
+    if wide:                 # exact in Python integers (object arrays)
+        m = m.astype(object)
+    notional = np.zeros(nk, object if wide else np.int64)
     first_t = np.full(nk, np.iinfo(np.int64).max)
     last_t = np.full(nk, np.iinfo(np.int64).min)
     if len(fl):
         k = fl[:, F_KEY]
         np.add.at(filled, k, fl[:, F_QTY])
-        np.add.at(notional, k, fl[:, F_QTY] * fl[:, F_PRICE])
+        if wide:
+            for key, q, p in zip(k.tolist(), fl[:, F_QTY].tolist(), fl[:, F_PRICE].tolist()):
+                notional[key] += q * p
+        else:
+            np.add.at(notional, k, fl[:, F_QTY] * fl[:, F_PRICE])
         np.minimum.at(first_t, k, fl[:, K_TIME])
         np.maximum.at(last_t, k, fl[:, K_TIME])
     status = np.full(nk, "open", dtype=object)
@@ -212,7 +237,6 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     has = f > 0
     avg = _avg(notional[keys], f)
     sign = np.where(ins[:, I_SIDE] == 0, 1, -1)
-    m = mid[ins[:, I_ROW]]
     at = _mid(m[:, 0], m[:, 1])
     later = _mid(m[:, 2], m[:, 3])
     st = status[keys]
@@ -221,7 +245,8 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     cols = [names.take(pa.array(ins[:, I_TB])), pa.array(own.key_ids[keys] if len(keys) else np.zeros(0, np.int64)),
             _SIDES.take(pa.array(np.maximum(ins[:, I_SIDE], 0))), pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
             pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
-            pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)), pa.array(notional[keys]),
+            pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)),
+            _decimals(notional[keys], np.ones(len(keys), bool), NOTIONAL),
             pa.array(first_t[keys], mask=~has), pa.array(last_t[keys] - ins[:, I_ARR], mask=~done),
             _decimals(*avg, AVG), _decimals(*at, MID), _decimals(*later, MID),
             pa.array(_versus(sign, avg, at), AVG), pa.array(_versus(sign, avg, later), AVG)]
