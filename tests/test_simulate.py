@@ -308,6 +308,20 @@ def test_simulate_summary_notional_and_average_exact_for_any_price(tmp_path, pri
     assert s["avg_price"] == (Decimal(notional) / 70).quantize(Decimal("0.0001"), ROUND_HALF_EVEN)
 
 
+def test_simulate_summary_fill_ratio_counts_shares_modifies_added(tmp_path):
+    """700 offered, 600 taken; cut to 50 open; repriced to 500 open (450 more offered), 200
+    taken: 800 filled of 1,150 offered."""
+    feed, orders = _files(tmp_path, "1,AAA,a,S,600,1000\n4,AAA,b,S,200,1010\n",
+                          "2,AAA,1,new,buy,limit,GTC,1000,700\n3,AAA,1,modify,,,,,50\n"
+                          "5,AAA,1,modify,,,,1010,500\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    assert _rows(r.events, "event", "quantity", "remaining")[3:] == [
+        ("modified", 50, 50), ("modified", 500, 500), ("partially_filled", 200, 300), ("rested", 300, 300)]
+    s = r.summary.to_pylist()[0]
+    assert (s["quantity"], s["filled"]) == (700, 800)
+    assert s["fill_ratio"] == pytest.approx(800 / 1150)
+
+
 def test_simulate_kernel_fill_print_then_cancel_is_an_execution():
     """Databento reports a trade as prints naming the filled orders (F) and then cancels of
     their shares (C): those cancels are executions; a cancel no print announced is not."""

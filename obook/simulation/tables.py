@@ -18,7 +18,7 @@ from .._kernels.simulate_layout import (D_HEAD, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                                         E_ROW, E_SIDE, E_WIDTH, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                                         F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_KEY,
                                         I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_ACCEPTED, K_CANCELLED, K_COUNT,
-                                        K_EXPIRED, K_FILLED, K_PHASE, K_REJECTED, K_SEQ, K_TB,
+                                        K_EXPIRED, K_FILLED, K_MODIFIED, K_PHASE, K_REJECTED, K_SEQ, K_TB,
                                         K_TIME, KIND_NAMES, NONE, OP_NEW, Q_ASK, Q_ASKQ, Q_BID,
                                         Q_BIDQ, Q_WIDTH, SIM_BBO_COLUMNS, SIM_EVENT_COLUMNS,
                                         SIM_FILL_COLUMNS, SIM_HEAD_COLUMNS, SORT_KEY)
@@ -192,6 +192,23 @@ def _versus(sign, avg, mid) -> pa.Array:
     return _decimals(sign * (a - m * 1000), av & mv, AVG)
 
 
+def _added(ev, nk: int) -> np.ndarray:
+    """Per order key, the shares its modifies added to its open quantity (a modify's new open
+    quantity less the order's remaining before it, when more): with the new order's quantity,
+    the shares it offered in all."""
+    added = np.zeros(nk, np.int64)
+    mods = np.flatnonzero(ev[:, E_KIND] == K_MODIFIED) if len(ev) else np.zeros(0, np.int64)
+    if len(mods):
+        order = np.lexsort((np.arange(len(ev)), ev[:, E_KEY]))     # by order key, then in time
+        pos = np.empty(len(ev), np.int64)
+        pos[order] = np.arange(len(ev))
+        before = order[np.maximum(pos[mods] - 1, 0)]
+        has = (pos[mods] > 0) & (ev[before, E_KEY] == ev[mods, E_KEY])
+        old = np.where(has, ev[before, E_REM], 0)
+        np.add.at(added, ev[mods, E_KEY], np.maximum(ev[mods, E_QTY] - old, 0))
+    return added
+
+
 def summary(own, fl, ev, mid, names) -> pa.Table:
     """One row per own order (its first ``new`` instruction)."""
     ins = own.ins[own.ins[:, I_ACT] == OP_NEW]
@@ -242,10 +259,11 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
     st = status[keys]
     done = st == "filled"
     qty = ins[:, I_QTY]
+    offered = qty + _added(ev, nk)[keys]
     cols = [names.take(pa.array(ins[:, I_TB])), pa.array(own.key_ids[keys] if len(keys) else np.zeros(0, np.int64)),
             _SIDES.take(pa.array(np.maximum(ins[:, I_SIDE], 0))), pa.array(ins[:, I_PRICE], mask=ins[:, I_PRICE] < 0),
             pa.array(qty), pa.array(ins[:, I_ARR]), pa.array(st.astype(object), pa.string()), pa.array(f),
-            pa.array(np.where(qty > 0, f / np.maximum(qty, 1), 0.0)),
+            pa.array(np.where(offered > 0, f / np.maximum(offered, 1), 0.0)),
             _decimals(notional[keys], np.ones(len(keys), bool), NOTIONAL),
             pa.array(first_t[keys], mask=~has), pa.array(last_t[keys] - ins[:, I_ARR], mask=~done),
             _decimals(*avg, AVG), _decimals(*at, MID), _decimals(*later, MID),
