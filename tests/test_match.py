@@ -235,6 +235,15 @@ def test_match_no_id_left_to_assign_is_an_error():
         run([new(2**63 - 1, "sell", 101, 10), new(None, "sell", 101, 10)])
 
 
+def test_match_quantities_up_to_2_62_fill_or_kill_exact_beyond_is_an_error():
+    half = 2**61
+    r = run([new(1, "sell", 101, half), new(2, "sell", 101, half), new(3, "buy", 101, 10, tif="FOK")])
+    assert [e["event"] for e in r.events.to_pylist() if e["order_id"] == 3] == ["accepted", "filled"]
+    assert r.bbo.to_pylist()[-1]["ask_qty"] == 2**62 - 10
+    with pytest.raises(ObookError, match="quantities of instrument 'AAA' sum to"):
+        run([new(1, "sell", 101, 2**62), new(2, "sell", 101, 2**62), new(3, "buy", 101, 10, tif="FOK")])
+
+
 # ------------------------------------------------------------------ bad instructions and rows
 
 

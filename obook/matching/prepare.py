@@ -148,6 +148,14 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     row[priced] = base[o.book[priced]] + ticks[priced] - lo_t[o.book[priced]]
     mkt = new & o.market & (reason == 0)
     row[mkt] = np.where(o.side[mkt] == 0, base[o.book[mkt]] + width[o.book[mkt]] - 1, base[o.book[mkt]])
+    sized = (reason == 0) & (new | (mod & o.has_quantity)) & (o.quantity > 0)
+    if sized.any():          # a level's total (and a fill-or-kill's running sum) stays within 64 bits
+        total = np.zeros(nb, np.float64)
+        np.add.at(total, o.book[sized], o.quantity[sized].astype(np.float64))
+        if total.max() > 2.0 ** 62:
+            b = int(np.argmax(total))
+            raise ObookError(f"{o.name}: the quantities of instrument {o.instruments[b]!r} sum to "
+                             f"{total[b]:.3e}; at most 2**62 an instrument (a level's total must fit 64 bits)")
     ids = _assign_ids(o)
     keys, key_ids = _keys(o.book, ids)
     if len(key_ids) >= 2**31:            # the rows' keys (and the FIFO links) are int32
