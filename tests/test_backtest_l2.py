@@ -118,8 +118,11 @@ def test_backtest_l2_ioc_takes_the_visible_ask_and_fifo_refused():
     assert r.fills.select(["price", "quantity", "liquidity"]).to_pylist() == [
         {"price": 1010, "quantity": 100, "liquidity": "taker"}]
     assert r.events.column("event").to_pylist() == ["accepted", "partially_filled", "cancelled"]
-    with pytest.raises(ObookError, match="no FIFO queue"):
+    with pytest.raises(ObookError, match="no FIFO queue") as e:
         backtest(l2_table(QUEUE_DAY), Take(), queue="fifo")
+    assert str(e.value).startswith("the Table given:") and len(str(e.value)) < 200     # not the table's text
+    with pytest.raises(ObookError, match="needs the columns action"):
+        backtest(l2_table(QUEUE_DAY).drop_columns(["action"]), Take())
     with pytest.raises(ObookError, match="queue model 'square'"):
         backtest(l2_table(QUEUE_DAY), Take(), queue="square")
 

@@ -109,3 +109,28 @@ def test_simulate_fok_rejected_on_arrival_summary_says_rejected_as_match(sim_fil
     assert r.summary.column("status").to_pylist() == ["rejected"]
     alone = obook.match(orders)
     assert [e["event"] for e in alone.events.to_pylist()][-1] == "rejected"
+
+
+def test_match_column_given_twice_one_line_error(tmp_path, capsys):
+    orders = _write(tmp_path, "orders.csv", HEADER.replace("owner", "price") + "1,AAA,1,new,buy,limit,gtc,100,10,5\n")
+    with pytest.raises(ObookError, match="the column 'price' given more than once"):
+        obook.match(orders)
+    assert "given more than once" in cli_error(capsys, "match", orders)
+
+
+@pytest.mark.parametrize("latency", ["-3", "1.5"])
+def test_simulate_latency_that_is_no_whole_ns_says_so(tmp_path, latency):
+    feed = _write(tmp_path, "feed.csv", FEED_HEAD + "1,AAA,a,S,100,1000\n")
+    orders = _write(tmp_path, "orders.csv", HEADER + "2,AAA,1,new,buy,limit,gtc,1000,10,1\n")
+    from obook.simulation.prepare import parse_latency
+
+    with pytest.raises(ObookError, match="whole number of ns"):
+        obook.simulate(feed, orders, format="csv", latency=parse_latency(latency))
+
+
+@pytest.mark.parametrize("where, says", [(".", "a directory, not an order file"), ("/dev/null", "not a regular file"),
+                                         ("missing.csv", "no such order file")])
+def test_match_orders_path_that_is_no_file_says_what_it_is(tmp_path, where, says):
+    path = str(tmp_path) if where == "." else where if where.startswith("/") else str(tmp_path / where)
+    with pytest.raises(ObookError, match=says):
+        obook.match(path)

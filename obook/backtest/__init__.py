@@ -10,6 +10,7 @@ See docs/backtesting.md for the strategy interface, the time model and the queue
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -209,12 +210,13 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     from .l2_input import is_l2
 
     l2 = is_l2(feed)
+    name = feed if isinstance(feed, (str, os.PathLike)) else f"the {type(feed).__name__} given"
     if queue not in (None, "fifo") and not l2:
-        raise ObookError(f"{feed}: queue {queue!r} is for L2 inputs (mbp-1 / mbp-10); an order-level feed "
+        raise ObookError(f"{name}: queue {queue!r} is for L2 inputs (mbp-1 / mbp-10); an order-level feed "
                          f"queues by its order ids (queue 'fifo')")
     if l2:
         if queue == "fifo":
-            raise ObookError(f"{feed}: an L2 input (levels, no order ids) has no FIFO queue: use an L2 queue model")
+            raise ObookError(f"{name}: an L2 input (levels, no order ids) has no FIFO queue: use an L2 queue model")
         from .l2 import backtest_l2
 
         return backtest_l2(feed, strategy, queue=queue, tickers=tickers, feed_latency=feed_latency,

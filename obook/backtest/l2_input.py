@@ -147,6 +147,11 @@ def read_l2(feed, tickers=None) -> L2Day:
         levels += 1
     if levels == 0:
         raise ObookError("an L2 input needs level columns bid_px_00, bid_sz_00, ask_px_00, ask_sz_00 ...")
+    need = ["action", "side", "price", "size"] + [f"{k}_{w}_{n:02d}" for n in range(levels) for k in ("bid", "ask")
+                                                    for w in ("px", "sz")]
+    missing = [c for c in need if c not in table.column_names]
+    if missing:
+        raise ObookError(f"an L2 input needs the columns {', '.join(missing)} (as Databento's mbp-1 / mbp-10)")
     sym = _column(table, ("symbol", "instrument_id")).cast(pa.string())
     if tickers:
         keep = pc.is_in(sym, value_set=pa.array(list(tickers), pa.string()))

@@ -50,6 +50,14 @@ class Own:
     n_rows: int
 
 
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
     """Per-row latency in ns (int64, >= 0)."""
     if latency is None:
@@ -58,6 +66,9 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
         if not 0 <= latency <= MAX_LATENCY_NS:
             raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {latency}")
         return np.full(n, int(latency), np.int64)
+    if isinstance(latency, float) or (isinstance(latency, str) and _numeric(latency)):
+        raise ObookError(f"latency {latency!r}: a whole number of ns, 0 to {MAX_LATENCY_NS} (a week), a "
+                         "distribution or a column of the orders")
     if isinstance(latency, str):
         if table is None or latency not in table.column_names:
             raise ObookError(f"latency column {latency!r} is not in the orders")

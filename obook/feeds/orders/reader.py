@@ -100,7 +100,9 @@ def _dtype(t) -> np.dtype:
 
 def _read_path(path: str) -> pa.Table:
     if not Path(path).is_file():
-        raise ObookError(f"{path}: no such order file")
+        what = "a directory, not an order file" if Path(path).is_dir() else \
+            "not a regular file" if Path(path).exists() else "no such order file"
+        raise ObookError(f"{path}: {what}")
     kind = _sniff(path)
     try:
         if kind == "parquet":
@@ -219,6 +221,10 @@ def read_orders(source, *, name: str | None = None) -> Orders:
     name = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<orders>")
     rows = _Rows(name)
     n = table.num_rows
+    twice = sorted({c for c in table.column_names if table.column_names.count(c) > 1})
+    if twice:
+        raise ObookError(f"{name}: the column{'s' if len(twice) > 1 else ''} {', '.join(map(repr, twice))} "
+                         "given more than once")
     for need in ("instrument", "action"):
         if need not in table.column_names:
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)})")
