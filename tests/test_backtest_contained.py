@@ -161,3 +161,12 @@ def test_backtest_rejected_instructions_naming_no_order_keep_their_ref_and_side(
         {"ref": 5, "side": "S", "event": "rejected", "reason": "unknown order id"},
         {"ref": 99, "side": "S", "event": "rejected", "reason": "unknown order id"}]
     assert s.heard == [(5, "rejected"), (99, "rejected")]
+
+
+def test_backtest_ticker_not_in_the_feed_warns(tmp_path, caplog):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with caplog.at_level("WARNING", logger="obook"):
+        r = backtest(str(feed), Taker(), format="csv", tickers="AAA,NOPE")
+    assert "not in the feed: NOPE" in caplog.text
+    assert r.fills.num_rows == 2

@@ -249,7 +249,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
                 LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed))
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
-                    tickers=spec.tickers, unknown_tickers="ignore", rows=False,
+                    tickers=spec.tickers, unknown_tickers="warn", rows=False,
                     observe_here=_pipelined(feed, pipeline))
     fees = fees or Fees()
     try:
