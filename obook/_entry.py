@@ -33,8 +33,12 @@ def main() -> None:
     if sys.argv[1:] in (["--help"], ["-h"]) and _columns() >= 80:
         from ._help_text import TEXT
 
-        sys.stdout.write(TEXT)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(TEXT)
+            sys.stdout.flush()
+        except BrokenPipeError:     # `obook --help | head -1`: the reader left; say nothing more
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(1) from None
         return
     # numpy's OpenBLAS starts a thread per core when numpy is imported (~0.1 s of CPU in a
     # short command); obook calls no BLAS routine, in this process or its workers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -68,3 +69,12 @@ def test_python_m_obook_error_exit_one_with_message(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 1
     assert "error:" in p.stderr and "missing.itch" in p.stderr
+
+
+def test_obook_help_into_a_closed_pipe_no_traceback():
+    r, w = os.pipe()
+    os.close(r)                                    # the reader has gone (as `| head -0`)
+    p = subprocess.run([sys.executable, "-m", "obook", "--help"], stdout=w, stderr=subprocess.PIPE, text=True,
+                       timeout=120, env=dict(os.environ, COLUMNS="100"))
+    os.close(w)
+    assert p.returncode == 1 and p.stderr == ""
