@@ -107,6 +107,19 @@ def write_files(tables, threads: int = 1) -> list[int]:
             remove_quietly(tmp)         # (gone once renamed)
 
 
+def check_not_an_input(output, inputs) -> None:
+    """An output file must not be one of the files being read (its rename would replace the
+    feed with its own table): OutputError naming it."""
+    try:
+        if not os.path.exists(output):
+            return
+        for item in inputs:
+            if os.path.exists(item) and os.path.samefile(output, item):
+                raise OutputError(f"{output}: is an input of this command; write the table elsewhere")
+    except (OSError, TypeError, ValueError):
+        return
+
+
 def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | None = None,
                compression: str = "fast", *, staged: list | None = None) -> int:
     """Write to a temporary name beside ``path`` and rename it when complete (``staged``: a

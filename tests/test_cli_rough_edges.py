@@ -232,3 +232,14 @@ def test_replay_empty_file_logs_no_records(tmp_path, caplog):
     with caplog.at_level("WARNING", logger="obook"):
         assert obook.bbo(empty, workers=1).read_all().num_rows == 0
     assert "no records in the feed" in caplog.text
+
+
+def test_cli_output_that_is_the_feed_refused_feed_kept(tmp_path, capsys):
+    from obook.gen.csv import write_csv
+
+    feed = tmp_path / "day.csv"
+    write_csv(feed, 500, 3, seed=1)
+    before = open(feed, "rb").read()
+    _error(capsys, ["bbo", feed, "-o", feed], "is an input of this command")
+    _error(capsys, ["sql", f"SELECT * FROM obook_bbo('{feed}')", "-o", feed], "is an input of this command")
+    assert open(feed, "rb").read() == before

@@ -94,9 +94,11 @@ def bbo(
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
     from ..engine.replay import Replay
     from ..errors import ObookError
-    from ..output import write_file, write_text
+    from ..output import check_not_an_input, write_file, write_text
     from .stdout import writing_stdout
 
+    if output is not None:
+        check_not_an_input(output, [os.fspath(f) for f in feeds or ()])
     feed = (feeds[0] if len(feeds) == 1 else [os.fspath(f) for f in feeds]) if feeds else None
     if line_a or line_b:
         if feed is not None:

@@ -241,7 +241,10 @@ def sql(
       obook sql "FROM obook_bars('day.itch', interval := '5 minutes')" --format csv
     """
     if output is not None:
+        from ..output import check_not_an_input
+
         _output_format(output)            # fail before running a long query
+        check_not_an_input(output, re.findall(r"'((?:[^']|'')*)'", query))     # the query's quoted paths
     if format is None:
         format = PrintFormat.table if sys.stdout.isatty() else PrintFormat.csv
     con, reader = run_query(query, database)
