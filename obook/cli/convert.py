@@ -30,7 +30,7 @@ def convert(
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date (default: from a MMDDYYYY.NASDAQ_ITCH50[.gz] file name). "
-                                            "When known, the tables get a timestamp column (America/New_York)."),
+                                            "When known, the tables get a timestamp column (UTC instants)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record and write nothing; "
                                           "skip: apply the tolerant rules and record the skipped counts."),
