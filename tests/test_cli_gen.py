@@ -98,3 +98,11 @@ def test_gen_itch_date_names_file_so_timestamps_carry_the_day(tmp_path):
 def test_gen_itch_date_name_without_that_day_clear_error(tmp_path, name, why):
     r = _obook("gen", "itch", tmp_path / name, "-n", "100", "--date", "2019-12-30")
     assert r.returncode == 1 and why in r.stderr and not (tmp_path / name).exists(), r.stderr
+
+
+@pytest.mark.parametrize("command", ["csv", "itch", "pitch"])
+def test_gen_dash_output_is_refused_no_file_named_dash(tmp_path, command, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["gen", command, "-", "-n", "10"])
+    assert r.exit_code != 0 and "the generators write files" in str(r.exception)
+    assert not (tmp_path / "-").exists()

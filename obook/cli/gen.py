@@ -24,6 +24,8 @@ def _writing(out: Path, write, folder: bool = False):
 
     if out.is_dir() and not folder:
         raise OutputError(f"{out}: is a directory; give a file name")
+    if str(out) == "-":
+        raise OutputError("-: the generators write files (give a file name; '-' is stdin only for reading)")
     try:
         return write()
     except ValueError as e:
