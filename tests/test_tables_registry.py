@@ -12,6 +12,7 @@ import pytest
 import obook
 from obook import tables as registry
 from obook.errors import ObookError
+from obook.gen.itch import write_itch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -218,3 +219,11 @@ def test_tables_a_new_format_package_is_found_by_its_folder_alone():
 
 def test_tables_reference_is_docs_tables_md():
     assert (REPO / "docs" / "tables.md").read_text() == registry.reference_markdown()
+
+
+@pytest.mark.parametrize("workers", [1.5, "2", True])
+def test_tables_workers_not_a_whole_number_is_a_clear_error(tmp_path, workers):
+    path = tmp_path / "day.itch"
+    write_itch(path, 200, 2, seed=1)
+    with pytest.raises(ObookError, match="workers must be a whole number"):
+        obook.bbo(path, workers=workers)

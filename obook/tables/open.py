@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import os
 
+import numpy as np
 import pyarrow as pa
 
 from ..errors import ObookError
@@ -140,8 +141,12 @@ def check_options(spec, options: dict) -> dict:
         raise ObookError(f"table {spec.name!r} takes no option {', '.join(map(repr, bad))}; it takes "
                          f"{', '.join(spec.all_options())}")
     out = {k: v for k, v in options.items() if v is not None}
-    if "workers" in out and out["workers"] < 1:
-        raise ObookError(f"workers must be at least 1, got {out['workers']}")
+    if "workers" in out:
+        w = out["workers"]
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
+            raise ObookError(f"workers must be a whole number, not {w!r}")
+        if w < 1:
+            raise ObookError(f"workers must be at least 1, got {w}")
     out["prices"] = check_prices(out.get("prices"))
     return out
 
