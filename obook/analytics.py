@@ -121,6 +121,10 @@ def grid_schema(bbo_schema: pa.Schema) -> pa.Schema:
     return pa.schema([f.with_nullable(True) if i > 1 else f for i, f in enumerate(fields)])
 
 
+#: the most rows a grid is built with (a step of 1 ns over a day would ask for 10**14)
+MAX_GRID_ROWS = 500_000_000
+
+
 def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
     """Every ticker's BBO on a regular time grid (see the module)."""
     if every is None or int(every) <= 0:
@@ -139,6 +143,11 @@ def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table
     rows, c, t = order[keep], c[keep], t[keep]
     t0 = int(start_time) if start_time is not None else -(-int(time.min()) // every) * every
     t1 = int(end_time) if end_time is not None else int(time.max())
+    points = (t1 - t0) // every + 1 if t0 <= t1 else 0
+    if points * len(names) > MAX_GRID_ROWS:
+        raise ObookError(f"bbo_grid: every {every} over {t1 - t0} time units gives {points:,} points for each of "
+                         f"{len(names):,} tickers ({points * len(names):,} rows; at most {MAX_GRID_ROWS:,}): "
+                         "a larger every (in the feed's time unit), or start_time / end_time")
     grid = np.arange(t0, t1 + 1, every, dtype=np.int64) if t0 <= t1 else np.empty(0, np.int64)
     starts = np.searchsorted(c, np.arange(len(names)))
     ends = np.searchsorted(c, np.arange(len(names)), side="right")

@@ -35,8 +35,11 @@ bounds AS (
     FROM b, step
     GROUP BY quote_file
 ),
-grid AS (
-    SELECT file, CAST(unnest(generate_series(t0, t1, every)) AS UBIGINT) AS time
+grid AS (   -- at most 500,000,000 points a file (a step of 1 ns over a day would ask for 10**14)
+    SELECT file, CAST(unnest(generate_series(t0, t1, CASE WHEN (t1 - t0) // every < 500000000 THEN every
+        ELSE error('obook_bbo_grid: every ' || every || ' over ' || (t1 - t0) || ' time units gives '
+                   || ((t1 - t0) // every + 1) || ' points; at most 500000000: a larger every (in the feed''s '
+                   || 'time unit), or start_time / end_time') END)) AS UBIGINT) AS time
     FROM bounds
     WHERE t0 IS NOT NULL AND t1 IS NOT NULL
 ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pyarrow.compute as pc
 import pytest
 import subprocess
 import sys
@@ -114,6 +115,16 @@ def test_cli_sql_timestamps_in_utc(tiny):
 def test_cli_sql_bbo_grid_every_zero_clear_error(tiny):
     r = runner.invoke(app, ["sql", f"SELECT count(*) FROM obook_bbo_grid('{tiny}', 0)"])
     assert r.exit_code == 1 and "every must be a positive integer" in str(r.exception)
+
+
+def test_bbo_grid_step_too_small_for_the_day_clear_error_everywhere(tiny):
+    full = obook.bbo(tiny, workers=1).read_all()
+    span = pc.max(full["time"]).as_py() - pc.min(full["time"]).as_py()
+    assert span > 10**9                       # a step of 1 would ask for more than 500 M rows
+    r = runner.invoke(app, ["sql", f"SELECT count(*) FROM obook_bbo_grid('{tiny}', 1)"])
+    assert r.exit_code == 1 and "at most 500000000" in str(r.exception)
+    with pytest.raises(obook.ObookError, match="at most 500,000,000"):
+        obook.bbo_grid(tiny, 1, workers=1).read_all()
 
 
 def test_cli_bbo_tickers_and_convert_format_options(tiny, tmp_path):
