@@ -243,3 +243,16 @@ def test_cli_output_that_is_the_feed_refused_feed_kept(tmp_path, capsys):
     _error(capsys, ["bbo", feed, "-o", feed], "is an input of this command")
     _error(capsys, ["sql", f"SELECT * FROM obook_bbo('{feed}')", "-o", feed], "is an input of this command")
     assert open(feed, "rb").read() == before
+
+
+def test_cli_random_bytes_without_a_format_name_cannot_tell_the_format(tmp_path, feed, capsys):
+    import numpy as np
+
+    from obook.feeds import detect_format
+
+    noise = tmp_path / "noise"
+    noise.write_bytes(np.random.default_rng(3).integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    _error(capsys, ["bbo", noise], "cannot tell the feed format")
+    plain = tmp_path / "plain"                 # an ITCH day without a telling name: still ITCH
+    plain.write_bytes(open(feed, "rb").read())
+    assert detect_format(plain) == "itch"
