@@ -407,6 +407,10 @@ def _source(path_json: str | None):
     if path_json is None or path_json == "null":
         raise ObookError("the feed path is NULL")
     value = json.loads(path_json)
+    items = value if isinstance(value, list) else [value]
+    bad = [p for p in items if p is not None and not isinstance(p, str)]
+    if bad:
+        raise ObookError(f"the feed path must be text (a file, a glob pattern) or a list of them, not {bad[0]!r}")
     if isinstance(value, list):
         return [_absolute(p) for p in value if p is not None]
     return _absolute(value)

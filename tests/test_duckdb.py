@@ -349,3 +349,10 @@ def test_obook_bbo_stale_bound_entries_do_not_block_later_queries(con, tmp_path)
             con.execute(f"SELECT no_such_column FROM obook_bbo('{p}', workers := 1)")
     got = con.execute(f"SELECT count(*) FROM obook_bbo('{paths[-1]}', workers := 1)").fetchone()[0]
     assert got == obook.bbo(str(paths[-1]), workers=1).read_all().num_rows
+
+
+@pytest.mark.parametrize("path, says", [("42", "must be text"), ("[42]", "must be text"),
+                                        ("NULL", "the feed path is NULL")])
+def test_obook_bbo_path_that_is_no_text_is_a_clear_error(con, path, says):
+    with pytest.raises(Exception, match=says):
+        con.sql(f"SELECT * FROM obook_bbo({path})").fetchall()
