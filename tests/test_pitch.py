@@ -243,3 +243,15 @@ def test_pitch_gen_command_writes_a_day(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "messages" in run.stderr and obook.bbo(out, workers=1).read_all().num_rows > 100
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_pitch_symbol_with_a_high_byte_is_its_latin1_name(tmp_path, workers):
+    from obook._kernels.pitch import pack, unit
+
+    path = tmp_path / "high.pitch"
+    path.write_bytes(unit([pack("time", seconds=34200),
+                           pack("add_order_long", offset=1, order_id=1, side=b"B", quantity=100, symbol=b"\xc1AA",
+                                price=1000000)], 1, 1))
+    t = obook.bbo(path, workers=workers).read_all()
+    assert t.column("ticker").to_pylist() == ["\xc1AA"] and t.column("bid_px").to_pylist() == [1000000]

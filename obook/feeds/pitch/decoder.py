@@ -19,7 +19,8 @@ REASONS = {K.DEC_UNKNOWN: "unknown order id", K.DEC_DUPLICATE: "duplicate order 
 
 
 def symbol_text(symbol: int) -> str:
-    return int(symbol).to_bytes(8, "big").decode("latin-1").rstrip()
+    """The symbol's 8 bytes (the kernel's int64 key, big-endian) as text."""
+    return (int(symbol) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "big").decode("latin-1").rstrip()
 
 
 class PitchDecoder(Decoder):
