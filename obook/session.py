@@ -27,7 +27,21 @@ TIMESTAMP = pa.timestamp("ns", tz="UTC")
 def session_date(path, date=None, fmt=None) -> _dt.date | None:
     """The trading day of a feed: ``date`` (``YYYY-MM-DD`` or a ``datetime.date``) when given,
     else the format's ``session_date(path)`` (``fmt``: a FeedFormat; None: any registered
-    format's that knows the path), else None."""
+    format's that knows the path), else None. A day ns timestamps cannot hold (before 1678,
+    after 2261) is an ObookError naming where it came from."""
+    day = _session_date(path, date, fmt)
+    if day is not None and not _FIRST_DAY <= day <= _LAST_DAY:
+        where = f"--date / date= {date}" if date is not None else f"{path}: its session date"
+        raise ObookError(f"{where}: {day} is outside the days ns timestamps hold "
+                         f"({_FIRST_DAY} to {_LAST_DAY})")
+    return day
+
+
+#: the days whose instants int64 ns since the epoch hold (with a day to spare at each end)
+_FIRST_DAY, _LAST_DAY = _dt.date(1678, 1, 1), _dt.date(2261, 12, 31)
+
+
+def _session_date(path, date, fmt) -> _dt.date | None:
     if date is not None:
         if isinstance(date, _dt.datetime):
             return date.date()
@@ -79,8 +93,9 @@ _stamped_schemas: dict = {}     # (schema, tz) -> the schema with ``timestamp``
 
 
 def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
-                   tz: str = TIMEZONE) -> pa.RecordBatch:
-    """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time`` (if any)."""
+                   tz: str = TIMEZONE, checked: bool = False) -> pa.RecordBatch:
+    """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time`` (if any); a time
+    it cannot hold raises TimeOutOfRange (``checked``: the caller made sure none is)."""
     if base_ns is None or batch.schema.get_field_index("time") < 0:
         return batch
     import numpy as np
@@ -90,6 +105,9 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
     if schema is None:
         schema = _stamped_schemas[key] = timestamp_schema(batch.schema, True, tz)
     time = batch.column("time")
+    bad = -1 if checked else first_out_of_range(time, base_ns, scale)
+    if bad >= 0:
+        raise TimeOutOfRange(bad, time[bad].as_py())
     if time.null_count:
         import pyarrow.compute as pc
 
@@ -106,6 +124,32 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+class TimeOutOfRange(ObookError):
+    """A row's time gives an instant an int64 ns timestamp cannot hold (after 2262 or before
+    1677): ``index`` (its row in the batch) and ``time``."""
+
+    def __init__(self, index: int, time):
+        self.index, self.time = index, time
+        super().__init__(f"time {time} gives an instant beyond 1677-2262, what ns timestamps hold")
+
+
+def first_out_of_range(time: pa.Array, base_ns: int, scale: int) -> int:
+    """The first row whose ``base_ns + time x scale`` an int64 cannot hold, or -1 (a min /
+    max over the column's buffer; the rows are looked at only when one is out)."""
+    import numpy as np
+
+    if len(time) == 0:
+        return -1
+    hi = ((1 << 63) - 1 - base_ns) // scale              # the largest time that fits
+    lo = -((base_ns + (1 << 63)) // scale)               # the smallest
+    if time.null_count == 0:   # the zero-copy view (pyarrow's to_numpy imports pandas on its first call)
+        dtype = np.dtype(time.type.to_pandas_dtype())
+        t = np.frombuffer(time.buffers()[1], dtype, len(time), time.offset * dtype.itemsize)
+        if int(t.max()) <= hi and int(t.min()) >= lo:
+            return -1
+    return next((i for i, v in enumerate(time.to_pylist()) if v is not None and not lo <= v <= hi), -1)
+
+
 class Stamp:
     """How a format's tables get ``timestamp``: ``base_ns`` (ns since the epoch of the
     session's midnight in ``tz``) + time × ``scale``, a UTC instant (``base_ns`` None: no
@@ -117,8 +161,8 @@ class Stamp:
     def schema(self, schema: pa.Schema) -> pa.Schema:
         return timestamp_schema(schema, self.base_ns is not None, self.tz)
 
-    def batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        return with_timestamp(batch, self.base_ns, self.scale, self.tz)
+    def batch(self, batch: pa.RecordBatch, checked: bool = False) -> pa.RecordBatch:
+        return with_timestamp(batch, self.base_ns, self.scale, self.tz, checked)
 
 
 def stamp_of(fmt, day: _dt.date | None) -> Stamp:

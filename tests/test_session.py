@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 import obook
+from obook.errors import FeedError, ObookError
 from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
 from obook.session import midnight_ns, session_date
@@ -136,3 +137,27 @@ def test_session_timestamp_is_utc_the_same_instants_in_every_front_end(zoned_day
         assert lf.collect_schema()["timestamp"] == pl.Datetime("ns", "UTC")
         assert lf.collect()["timestamp"].dt.epoch("ns").to_list() == want
     con.close()
+
+
+@pytest.mark.parametrize("date", ["9999-12-31", "1600-01-01"])
+def test_session_date_beyond_ns_timestamps_is_a_clear_error(tmp_path, date):
+    path = tmp_path / "day.csv"
+    path.write_text("Time,Ticker,Order,T,Shares,Price\n1000,AAA,1,B,100,1000\n")
+    with pytest.raises(ObookError, match=f"{date}: {date} is outside the days ns timestamps hold"):
+        obook.bbo(path, date=date, workers=1).read_all()
+    named = tmp_path / "12319999.NASDAQ_ITCH50"
+    named.write_bytes(b"")
+    with pytest.raises(ObookError, match="its session date: 9999-12-31 is outside"):
+        obook.bbo(named, workers=1)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_session_time_past_2262_error_names_its_line_after_the_rows_before(tmp_path, workers):
+    path = tmp_path / "day.csv"
+    path.write_text("Time,Ticker,Order,T,Shares,Price\n1000,AAA,1,B,100,1000\n2000,AAA,2,S,100,1010\n"
+                    "9300000000000,AAA,3,B,100,1005\n3000,AAA,4,B,100,1001\n")
+    batches = []
+    with pytest.raises(FeedError, match="line 4: time 9300000000000 gives an instant beyond 1677-2262"):
+        for b in obook.bbo(path, date="2024-01-01", workers=workers):
+            batches.append(b)
+    assert [r["seq"] for b in batches for r in b.to_pylist()] == [2, 3]

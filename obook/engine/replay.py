@@ -250,6 +250,7 @@ class Replay:
         limit = first[0] if first else NO_LIMIT
         if self._watcher is not None:
             self._observe(engine, slot, results[0])
+        built = []
         for table in self.tables if self.rows else ():
             counts = np.array([r.counts[table] for r in results], dtype=np.int64)
             rows = with_overflow(engine.rows(table, slot), counts, [r.overflow.get(table) for r in results])
@@ -264,18 +265,45 @@ class Replay:
             if batch is not None and self._record_fields:
                 batch = with_record_columns(batch, self._record_fields, columns)
             if batch is not None:
-                batch = self._stamp.batch(batch)
-                if table == "bbo":
-                    self.stats["rows"] += batch.num_rows
-                self.stats["table_rows"][table] += batch.num_rows
-                yield table, batch
-                batch = None
+                built.append((table, batch))
+            batch = None
+        out = self._time_out_of_range(built)     # a row whose timestamp int64 ns cannot hold
+        if out is not None and (first is None or out[0] <= first[0]):
+            import pyarrow.compute as pc
+
+            first = out
+            built = [(t, b.filter(pc.less(b.column("seq"), out[0]))) for t, b in built]
+        for table, batch in built:
+            batch = self._stamp.batch(batch, checked=True)
+            if table == "bbo":
+                self.stats["rows"] += batch.num_rows
+            self.stats["table_rows"][table] += batch.num_rows
+            yield table, batch
+        built = batch = None
         error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
         if error is not None:
             try:
                 raise error
             finally:  # no frame -> error reference (a cycle through the traceback), no arrays
                 error = frame_error = engine = results = None
+
+    def _time_out_of_range(self, built) -> tuple[int, str] | None:
+        """(record, reason) of the first record whose rows' time gives no int64 ns timestamp."""
+        from ..session import first_out_of_range
+
+        stamp, worst = self._stamp, None
+        if stamp.base_ns is None:
+            return None
+        for _, batch in built:
+            if batch.schema.get_field_index("time") < 0:
+                continue
+            i = first_out_of_range(batch.column("time"), stamp.base_ns, stamp.scale)
+            if i >= 0:
+                seq = batch.column("seq")[i].as_py()
+                if worst is None or seq < worst[0]:
+                    worst = (seq, f"time {batch.column('time')[i].as_py()} gives an instant beyond 1677-2262, "
+                                  "what ns timestamps hold")
+        return worst
 
     def _observe(self, engine, slot, r) -> None:
         """observe_here: the events the worker applied (up to its error, if any) to the
