@@ -255,3 +255,27 @@ def test_pitch_symbol_with_a_high_byte_is_its_latin1_name(tmp_path, workers):
                                 price=1000000)], 1, 1))
     t = obook.bbo(path, workers=workers).read_all()
     assert t.column("ticker").to_pylist() == ["\xc1AA"] and t.column("bid_px").to_pylist() == [1000000]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("price", [2**64 - 1, 2**63])
+def test_pitch_price_of_2_63_or_more_strict_error_tolerant_skip(tmp_path, workers, price):
+    from obook._kernels.pitch import pack, unit
+
+    add = lambda oid, side, px: pack("add_order_long", offset=oid, order_id=oid, side=side, quantity=100,  # noqa: E731
+                                     symbol=b"AAA", price=px)
+    path = tmp_path / "px.pitch"
+    path.write_bytes(unit([pack("time", seconds=34200), add(1, b"B", 1_000_000), add(2, b"S", price),
+                           add(3, b"S", 1_010_000)], 1, 1))
+    rows, error = [], None
+    try:
+        for b in obook.bbo(path, workers=workers):
+            rows += b.to_pylist()
+    except FeedError as e:
+        error = e
+    assert error is not None and error.record == 3 and "price of 2**63 or more" in error.reason
+    assert [(r["bid_px"], r["ask_px"]) for r in rows] == [(1_000_000, None)]
+    stats: dict = {}
+    t = obook.bbo(path, workers=workers, on_error="skip", stats=stats).read_all()
+    assert [(r["bid_px"], r["ask_px"]) for r in t.to_pylist()] == [(1_000_000, None), (1_000_000, 1_010_000)]
+    assert sum(stats["skipped"].values()) == 1

@@ -44,6 +44,7 @@ BAD_TEXT = {
     "transacttime_hour_25": (dict(TransactTime=20240105_250000_000), "bad TransactTime"),
     "side_3": (dict(Side=51), "bad Side 51"),
     "ordtype_x": (dict(OrdType=88), "bad OrdType 88"),
+    "price_negative": (dict(Price=-100), "bad Price -100"),
 }
 
 
@@ -212,3 +213,36 @@ def test_szse_cut_zstd_log_rows_before_then_clear_error(tmp_path, binary):
     cut.write_bytes(blob[:len(blob) * 3 // 4])
     batches, error = batches_until_error(obook.bbo(cut, workers=1))
     assert isinstance(error, FeedError) and batches
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("what", ["order", "fill"])
+def test_szse_negative_price_strict_names_record_rows_before_delivered(tmp_path, binary, what):
+    bad = ({**_order(4), "Price": -100} if what == "order" else
+           dict(MsgType=191, SecurityID="000001", ChannelNo=2011, ApplSeqNum=4, BidApplSeqNum=3, OfferApplSeqNum=2,
+                LastPx=-100, LastQty=10, ExecType=70, TransactTime=STAMP + 4))
+    path = _write(tmp_path, _good() + [bad] + [_order(5)], binary)
+    rows, error = batches_until_error(obook.bbo(path, workers=1))
+    assert isinstance(error, FeedError) and error.record == 4, error
+    assert "Price" in error.reason or "LastPx" in error.reason
+    assert [r["seq"] for b in rows for r in b.to_pylist()] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_szse_strict_error_after_an_incoming_order_delivers_its_fill_as_the_cut_feed(tmp_path, binary, workers):
+    """An incoming order, its fill, then a bad record (and a record that would continue
+    the order's fills): the rows before the bad record are those of the feed cut there."""
+    fill = lambda appl, qty: dict(MsgType=191, SecurityID="000001", ChannelNo=2011, ApplSeqNum=appl,  # noqa: E731
+                                  BidApplSeqNum=2, OfferApplSeqNum=1, LastPx=100_000, LastQty=qty, ExecType=70,
+                                  TransactTime=STAMP + appl)
+    recs = [_order(1, side=50, price=100_000), _order(2, side=49, price=100_000), fill(3, 50)]
+    (tmp_path / "cut").mkdir()
+    cut = _write(tmp_path / "cut", recs, binary)
+    want = obook.orders(cut, workers=1).read_all().to_pylist()
+    full = _write(tmp_path, recs + [{**_order(4), "Side": 51}, fill(5, 50)], binary)
+    rows, error = batches_until_error(obook.orders(full, workers=workers))
+    assert isinstance(error, FeedError) and error.record == 4
+    got = [r for b in rows for r in b.to_pylist()]
+    assert [(r["seq"], r["action"], r["ref"]) for r in got] == [(r["seq"], r["action"], r["ref"]) for r in want]
+    assert len(want) == 3

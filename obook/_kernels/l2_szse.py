@@ -178,6 +178,8 @@ def text_check(vals, have):
             return BAD_VALUE, K_EXECTYPE
         if vals[K_LASTQTY] < 0:       # no negative quantity
             return BAD_VALUE, K_LASTQTY
+        if vals[K_LASTPX] < 0:        # nor price
+            return BAD_VALUE, K_LASTPX
     else:
         if not side_ok(vals[K_SIDE]):
             return BAD_VALUE, K_SIDE
@@ -185,6 +187,8 @@ def text_check(vals, have):
             return BAD_VALUE, K_ORDTYPE
         if vals[K_ORDERQTY] < 0:
             return BAD_VALUE, K_ORDERQTY
+        if vals[K_PRICE] < 0:
+            return BAD_VALUE, K_PRICE
     if not stamp_ok(vals[K_TTIME]):
         return BAD_VALUE, K_TTIME
     return OK, 0
@@ -549,6 +553,8 @@ def bin_check(buf, p, ln):
             return BAD_VALUE, K_EXECTYPE, -1
         if _le(buf, p + HEADER + (4 if t == ORDER else 20), 8) < 0:     # no quantity from 2**63 up
             return BAD_VALUE, K_ORDERQTY if t == ORDER else K_LASTQTY, -1
+        if _le_signed(buf, p + HEADER + (0 if t == ORDER else 16), 4) < 0:     # nor a negative price
+            return BAD_VALUE, K_PRICE if t == ORDER else K_LASTPX, -1
         # ApplSeqNum numbers from 1; order numbers from REF_FAR up (or past 2**63: negative
         # here) would share book keys with others (ref_key)
         appl = _le(buf, p + 15, 8)

@@ -15,7 +15,8 @@ from ..._kernels.hashtab import ht_grown_rows, ht_move, table
 from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, EV_WIDTH, MAX_BATCH_RECORDS, NEED_ROOM, WANT_TRADES
 from ..base import Decoder, DecodeResult
 
-REASONS = {K.DEC_UNKNOWN: "unknown order id", K.DEC_DUPLICATE: "duplicate order id"}
+REASONS = {K.DEC_UNKNOWN: "unknown order id", K.DEC_DUPLICATE: "duplicate order id",
+           K.DEC_PRICE: "price of 2**63 or more (prices are unsigned 64-bit) for order id"}
 
 
 def symbol_text(symbol: int) -> str:
@@ -36,7 +37,7 @@ class PitchDecoder(Decoder):
         self._secs = np.zeros(256, np.int64)
         self._new = np.zeros(MAX_BATCH_RECORDS + 1, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
-        self._skips = np.zeros(3, np.int64)
+        self._skips = np.zeros(len(REASONS) + 1, np.int64)
 
     def _grow(self, kind: int) -> None:
         """Rehash table ``kind`` into one twice as large (the same size when deleted rows

@@ -91,7 +91,9 @@ class _SzseFramer(Framer):
         first = base_seq if self.numbered else 0    # R_SEQ of the buffer's first record
         if first:
             rec[:r, K.R_SEQ] -= first             # line indices for frame_check
-        cut, gap, n_gaps = K.frame_check(rec, r, n, limit, self.last_appl, self.on_error != "raise",
+        # a strict error ends the feed at its record: what follows it cannot continue a chain
+        checked = r if error is None else int(np.searchsorted(rec[:r, K.R_SEQ], limit))
+        cut, gap, n_gaps = K.frame_check(rec, checked, n, limit, self.last_appl, self.on_error != "raise",
                                          self.cont, self.nxt)
         if first:
             rec[:r, K.R_SEQ] += first
