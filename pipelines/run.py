@@ -76,7 +76,11 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     days: list[Day] = []
     seen: dict[str, str] = {}
     for f in sorted(x for x in p.source_dir.glob(p.glob) if x.is_file()):
-        d = session_date(f)
+        try:
+            d = session_date(f)
+        except ObookError as e:         # a date no timestamp holds: this day only
+            days.append(Day(None, str(f), "invalid", str(e).split(": ", 1)[-1]))
+            continue
         if d is None:
             days.append(Day(None, str(f), "invalid", "no session date in the file name (MMDDYYYY.NASDAQ_ITCH50)"))
             continue

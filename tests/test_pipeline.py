@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -210,6 +211,16 @@ def test_pipeline_day_name_with_trailing_newline_is_not_a_day(setup):
     (p.source_dir / "01062020.NASDAQ_ITCH50\n").write_bytes(files["2019-12-30"].read_bytes())
     states = {d["file"]: (d["date"], d["state"]) for d in status(p)["days"]}
     assert states[str(p.source_dir / "01062020.NASDAQ_ITCH50\n")] == (None, "invalid")
+
+
+def test_pipeline_day_with_a_date_no_timestamp_holds_is_invalid_the_rest_run(setup):
+    p, files, ds = setup
+    (p.source_dir / "01011600.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())
+    states = {Path(d["file"]).name: (d["date"], d["state"], d["reason"]) for d in status(p)["days"]}
+    date, state, reason = states["01011600.NASDAQ_ITCH50"]
+    assert (date, state) == (None, "invalid") and "1600-01-01 is outside" in reason
+    summary = run(p)
+    assert status(p)["counts"]["done"] == len(files) and summary is not None
 
 
 def test_pipeline_fewer_tables_removes_the_dropped_tables_partitions(setup, tmp_path):
