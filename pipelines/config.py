@@ -87,6 +87,9 @@ def load(path) -> Pipeline:
     tables = conv.get("tables", ["bbo"])
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
+    if not isinstance(tables, list):
+        raise PipelineError(f"{path}: [convert] tables must be a list of tables ({', '.join(TABLES)}), "
+                            f"not {tables!r}")
     bad = [t for t in tables if t not in TABLES]
     if bad or not tables:
         raise PipelineError(f"{path}: [convert] tables must be some of {', '.join(TABLES)}, got {tables}")
@@ -130,6 +133,15 @@ def load(path) -> Pipeline:
         executor=executor,
         days_at_once=ints["days_at_once"],
         retries=ints["retries"],
-        dask_resources=dict(run.get("dask_resources", {})),
+        dask_resources=_resources(path, run.get("dask_resources", {})),
         path=path,
     )
+
+
+def _resources(path, value) -> dict:
+    """[run] dask_resources: a table of resource names and amounts."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (int, float))
+                                              and not isinstance(v, bool) for k, v in value.items()):
+        raise PipelineError(f"{path}: [run] dask_resources must be a table of names and amounts "
+                            f"(e.g. {{ memory = 8e9 }}), not {value!r}")
+    return dict(value)

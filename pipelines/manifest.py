@@ -33,8 +33,14 @@ def read(dataset: Path) -> dict:
         return {"version": VERSION, "days": {}, "failed": {}}
     except (OSError, ValueError) as e:
         raise PipelineError(f"{path}: cannot read the manifest: {e}") from None
+    if not isinstance(doc, dict):
+        raise PipelineError(f"{path}: cannot read the manifest: not a JSON object")
     doc.setdefault("days", {})
     doc.setdefault("failed", {})
+    for key in ("days", "failed"):
+        if not isinstance(doc[key], dict) or not all(isinstance(v, dict) for v in doc[key].values()):
+            raise PipelineError(f"{path}: cannot read the manifest: {key!r} is not an object of day records "
+                                "(remove the file to convert every day again)")
     return doc
 
 

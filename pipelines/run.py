@@ -205,33 +205,66 @@ def _run_local(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, s
 def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:
     """``days_at_once`` days at a time, each in its own process (forkserver: no fork of a
     process that may hold threads); the manifest is written here, by the parent, only."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor
 
     queue = [(day, 1) for day in todo]
-    with ProcessPoolExecutor(min(p.days_at_once, len(todo)),
-                             mp_context=multiprocessing.get_context("forkserver")) as pool:
-        running: dict = {}
-        while queue or running:
-            while queue and len(running) < p.days_at_once:
-                day, attempt = queue.pop(0)
-                say(f"{day.date}: converting {Path(day.file).name}"
-                    + (f" (attempt {attempt} of {p.retries + 1})" if attempt > 1 else ""))
-                running[pool.submit(convert_day, _spec(p, day))] = (day, attempt)
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                day, attempt = running.pop(fut)
-                try:
-                    rec = fut.result()
-                except DayFeedFailed as e:    # the file's fault: another attempt gives the same
+    with ProcessPoolExecutor(min(p.days_at_once, len(todo)), mp_context=multiprocessing.get_context("forkserver"),
+                             initializer=_ignore_interrupts) as pool:
+        try:
+            _run_pool(p, pool, queue, done, failed, say)
+        except BaseException:       # Ctrl-C, a stop: the days' processes go now, not at exit
+            _stop_pool(pool)
+            raise
+
+
+def _ignore_interrupts() -> None:
+    """A day's process leaves Ctrl-C to the parent, which stops it (no traceback of its own)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool) -> None:
+    """Cancel what has not started and end the pool's processes (an idle one would wait for
+    work forever, and the interpreter's exit would wait for it)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+
+
+def _run_pool(p: Pipeline, pool, queue: list, done: Callable, failed: Callable, say: Callable) -> None:
+    """The days of ``queue`` ((day, attempt)) on the pool, ``days_at_once`` in flight."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    running: dict = {}
+    while queue or running:
+        while queue and len(running) < p.days_at_once:
+            day, attempt = queue.pop(0)
+            say(f"{day.date}: converting {Path(day.file).name}"
+                + (f" (attempt {attempt} of {p.retries + 1})" if attempt > 1 else ""))
+            running[pool.submit(convert_day, _spec(p, day))] = (day, attempt)
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for fut in finished:
+            day, attempt = running.pop(fut)
+            try:
+                rec = fut.result()
+            except DayFeedFailed as e:    # the file's fault: another attempt gives the same
+                failed(day, str(e), attempt)
+                continue
+            except Exception as e:  # noqa: BLE001 - DayFailed, or a dead process
+                if attempt <= p.retries:
+                    queue.append((day, attempt + 1))
+                else:
                     failed(day, str(e), attempt)
-                    continue
-                except Exception as e:  # noqa: BLE001 - DayFailed, or a dead process
-                    if attempt <= p.retries:
-                        queue.append((day, attempt + 1))
-                    else:
-                        failed(day, str(e), attempt)
-                    continue
-                done(day, rec)
+                continue
+            done(day, rec)
 
 
 def _run_dask(p: Pipeline, todo: list[Day], done: Callable, failed: Callable, say: Callable) -> None:

@@ -37,3 +37,68 @@ def test_cli_pipeline_dataset_in_proc_one_line_error(tmp_path, capsys):
     p = tmp_path / "p.toml"
     p.write_text(TOML.format(dataset="/proc/self"))
     assert "cannot hold the dataset's lock" in cli_error(capsys, "pipeline", "run", p)
+
+
+@pytest.mark.parametrize("key, value, says", [("[convert]\ntables", "5", "tables must be a list"),
+                                              ("[run]\ndask_resources", '"x"', "dask_resources must be a table"),
+                                              ("[run]\ndask_resources", "5", "dask_resources must be a table")])
+def test_cli_pipeline_value_of_the_wrong_type_one_line_error(tmp_path, capsys, key, value, says):
+    p = tmp_path / "p.toml"
+    text = TOML.format(dataset="ds")
+    section, name = key.split("\n")
+    if section == "[convert]":
+        text = text.replace('tables = ["bbo"]', f"{name} = {value}")
+    else:
+        text += f"{section}\n{name} = {value}\n"
+    p.write_text(text)
+    assert says in cli_error(capsys, "pipeline", "status", p)
+
+
+@pytest.mark.parametrize("manifest", ["[]", '{"days": []}', '{"days": null}', '{"days": {"2019-12-30": 5}}'])
+def test_cli_pipeline_damaged_manifest_one_line_error(tmp_path, capsys, manifest):
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds"))
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "_manifest.json").write_text(manifest)
+    for command in ("run", "status"):
+        assert "cannot read the manifest" in cli_error(capsys, "pipeline", command, p)
+
+
+def test_cli_pipeline_interrupted_with_days_at_once_exits_promptly_leaves_no_process(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from obook.gen.itch import write_itch
+
+    days = tmp_path / "days"
+    days.mkdir()
+    for i in (1, 2, 3):
+        write_itch(days / f"0{i}132021.NASDAQ_ITCH50", 200_000, 20, seed=i)
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset=tmp_path / "ds").replace('directory = "."', f'directory = "{days}"')
+                 .replace('tables = ["bbo"]', 'tables = ["bbo", "trades", "depth"]\nworkers = 2')
+                 + "[run]\ndays_at_once = 2\n")
+    proc = subprocess.Popen([sys.executable, "-m", "obook", "pipeline", "run", str(p)], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    seen = ""
+    while "converting" not in seen:
+        line = proc.stderr.readline()
+        assert line, "the run ended before converting"
+        seen += line
+    time.sleep(0.5)
+    kids = psutil.Process(proc.pid).children(recursive=True)
+    os.kill(proc.pid, signal.SIGINT)
+    try:
+        code = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("the interrupted run did not end") from None
+    err = proc.stderr.read()
+    assert code == 130 and "Traceback" not in err, err
+    gone, alive = psutil.wait_procs(kids, timeout=10)
+    assert not alive, alive
