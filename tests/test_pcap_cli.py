@@ -71,3 +71,22 @@ def test_cli_convert_capture_gaps_and_line_stats_equal_python_readers(tmp_path):
         got, want = pq.read_table(tmp_path / "out" / f"{name}.parquet"), getattr(obook, name)(cap).read_all()
         assert want.num_rows > 0 and got.equals(want), name
         assert "timestamp" not in got.schema.names
+
+
+def test_cli_gen_pcap_refuses_what_would_lose_data_or_write_nonsense(tmp_path):
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 2000, 4, seed=2)
+    before = itch.read_bytes()
+    cut = tmp_path / "cut.itch"
+    cut.write_bytes(before[:len(before) // 2 + 3])
+    csv = tmp_path / "day.csv"
+    csv.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,B,100,1000\n")
+    for args, says in (([itch, itch], "is the ITCH day being read"),
+                       ([itch, tmp_path / "x.pcap", tmp_path / "x.pcap"], "given for both lines"),
+                       ([cut, tmp_path / "x.pcap"], "cut short"),
+                       ([csv, tmp_path / "x.pcap"], "a csv feed, not an ITCH day"),
+                       ([itch, tmp_path / "x.pcap", "--date", "1600-01-01"], "a capture's clock holds"),
+                       ([itch, tmp_path / "x.pcap", "--date", "2300-01-01"], "a capture's clock holds")):
+        r = runner.invoke(app, ["gen", "pcap", *map(str, args)])
+        assert r.exit_code != 0 and says in str(r.exception), (args, r.output)
+    assert itch.read_bytes() == before and not (tmp_path / "x.pcap").exists()

@@ -13,6 +13,7 @@ with an 802.1Q tag; both lines to one capture, or one capture per line.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import random
 import struct
 
@@ -114,10 +115,26 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
         raise ValueError(f"kind must be pcap, pcap-ns or pcapng, not {kind!r}")
     from zoneinfo import ZoneInfo
 
+    from ..errors import ObookError
+    from ..feeds import detect_format
+
     day = _dt.date.fromisoformat(date)
+    if not _dt.date(1970, 1, 2) <= day <= _dt.date(2105, 12, 31):
+        raise ObookError(f"--date {date}: a capture's clock holds 1970-01-02 to 2105-12-31")
+    outs = [os.fspath(o) for o in (out_a, out_b) if o is not None]
+    for o in outs:
+        if os.path.exists(o) and os.path.exists(itch) and os.path.samefile(o, itch):
+            raise ObookError(f"{o}: is the ITCH day being read; write the capture elsewhere")
+    if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
+        raise ObookError(f"{outs[0]}: given for both lines; give one file (both lines) or two files")
+    fmt = detect_format(itch)
+    if fmt != "itch":
+        raise ObookError(f"{itch}: a {fmt} feed, not an ITCH day")
     midnight = int(_dt.datetime.combine(day, _dt.time(0), ZoneInfo("America/New_York")).timestamp()) * 10**9
     rnd = random.Random(seed)
     data, off = _read_frames(itch)
+    if int(off[-1]) < len(data):
+        raise ObookError(f"{itch}: message {len(off)} cut short at byte offset {int(off[-1])}: not a whole ITCH day")
     packets = _packets(off, rnd, max_messages)
     n_msgs = len(off) - 1
     lost_packets = set(rnd.sample(range(len(packets)), min(both_gaps, len(packets))))
