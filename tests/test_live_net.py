@@ -95,3 +95,48 @@ def test_mold_filter_unfiltered_socket_gets_all_drops_none():
     datagrams = _datagrams()
     got, drops = _through(False, datagrams)
     assert got == datagrams and drops == 0
+
+
+@pytest.mark.parametrize("text, says", [("127.0.0.1:99999", "a port is 0 to 65535"), ("127.0.0.1:-1", "a port is 0"),
+                                        ("nohost.invalid:3000", "unknown host"), ("127.0.0.1:x", "give host:port")])
+def test_parse_address_bad_port_or_host_is_obook_error(text, says):
+    from obook.errors import ObookError
+    from obook.live.net import parse_address
+
+    with pytest.raises(ObookError, match=says):
+        parse_address(text, "--line-a")
+
+
+def test_parse_address_host_name_resolved_port_alone_on_loopback():
+    from obook.live.net import parse_address
+
+    assert parse_address("localhost:3000") == ("127.0.0.1", 3000)
+    assert parse_address("3000") == ("127.0.0.1", 3000)
+
+
+@pytest.mark.parametrize("session, says", [("ABCDEFGHIJKL", "at most 10 characters"), ("SESSIÖN", "ASCII")])
+def test_session_name_longer_than_mold_or_not_ascii_is_obook_error(session, says):
+    from obook.errors import ObookError
+    from obook.feeds.mold.packets import session_name
+
+    with pytest.raises(ObookError, match=says):
+        session_name(session)
+    assert session_name("OBOOK") == b"OBOOK     "
+
+
+def test_live_sinks_refuse_a_place_they_cannot_use_or_would_mix_sessions_in(tmp_path):
+    import pyarrow as pa
+
+    from obook.errors import ObookError
+    from obook.live.sinks import open_sinks
+
+    schema = lambda t: pa.schema([("seq", pa.int64())])  # noqa: E731
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "bbo-00001.parquet").write_bytes(b"PAR1")
+    for kind, where, says in (("parquet", "afile", "not a folder"), ("parquet", "afile/sub", "cannot write"),
+                              ("parquet", "old", "another session"), ("arrow", "adir", "is a folder"),
+                              ("duckdb", "adir", "is a folder"), ("duckdb", "afile", "cannot write")):
+        with pytest.raises(ObookError, match=says):
+            open_sinks(kind, tmp_path / where, ("bbo",), schema)

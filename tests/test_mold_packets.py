@@ -45,8 +45,10 @@ def test_decode_packet_trailing_bytes_raises():
         decode_packet(encode_packet(b"S", 1, []) + b"z")
 
 
-def test_encode_packet_bad_arguments_raise_value_error():
-    with pytest.raises(ValueError):
+def test_encode_packet_bad_arguments_raise_value_error_or_obook_error_for_the_session():
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match="at most 10 characters"):
         encode_packet(b"S" * 11, 1, [])
     with pytest.raises(ValueError):
         encode_packet(b"S", 1, [b"x"], count=END_OF_SESSION)

@@ -111,6 +111,11 @@ def listen(
     ``--tables none`` runs the loop alone (no tables)."""
     from ..live.cli_run import run_listen
 
+    if session is not None:
+        from ..feeds.mold.packets import session_name
+
+        session_name(session)         # a name no packet can carry is an error now, not a silent wait
+
     run_listen(locals())
 
 

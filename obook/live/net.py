@@ -15,12 +15,22 @@ RCVBUF = 8 << 20
 
 
 def parse_address(text: str, what: str = "address") -> tuple[str, int]:
-    """``host:port`` (a port alone: 127.0.0.1)."""
+    """``host:port`` (a port alone: 127.0.0.1); a host name is resolved to its address."""
     host, _, port = str(text).rpartition(":")
     try:
-        return host or "127.0.0.1", int(port)
+        host, port = host or "127.0.0.1", int(port)
     except ValueError as e:
         raise ObookError(f"{what} {text!r}: give host:port") from e
+    if not 0 <= port <= 65535:
+        raise ObookError(f"{what} {text!r}: a port is 0 to 65535")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            host = socket.gethostbyname(host)
+        except OSError as e:
+            raise ObookError(f"{what} {text!r}: unknown host {host!r} ({e.strerror or e})") from None
+    return host, port
 
 
 def is_multicast(host: str) -> bool:

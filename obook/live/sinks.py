@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ..errors import ObookError
 from ..parquet import ParquetSink
 
 
@@ -102,6 +103,7 @@ class DuckDBTable:
 def open_sinks(kind: str, path, tables, schema_of, interval: float = 60.0) -> dict:
     """One sink per table: kind "parquet" (``path`` a directory), "arrow" (``path`` a file,
     ``<table>`` inserted before the suffix for several tables) or "duckdb" (a database)."""
+    _check_place(kind, Path(path))
     sinks = {}
     try:
         for t in tables:
@@ -114,10 +116,28 @@ def open_sinks(kind: str, path, tables, schema_of, interval: float = 60.0) -> di
                 sinks[t] = DuckDBTable(path, t, schema_of(t))
             else:
                 raise ValueError(f"unknown sink {kind!r}")
+    except ObookError:
+        close_sinks(sinks)
+        raise
+    except Exception as e:      # a place the files cannot be made in (OSError, DuckDB's IOException)
+        close_sinks(sinks)
+        raise ObookError(f"{path}: cannot write the live tables there: {str(e).splitlines()[0]}") from e
     except BaseException:
         close_sinks(sinks)
         raise
     return sinks
+
+
+def _check_place(kind: str, path: Path) -> None:
+    """Where the tables go must be free for them: a folder without another session's Parquet
+    files (parquet), a file that is no folder (arrow, duckdb)."""
+    if kind == "parquet":
+        if path.exists() and not path.is_dir():
+            raise ObookError(f"{path}: exists and is not a folder (--to parquet writes a folder of files)")
+        if path.is_dir() and any(path.glob("*.parquet")):
+            raise ObookError(f"{path}: holds Parquet files of another session; give an empty or new folder")
+    elif path.is_dir():
+        raise ObookError(f"{path}: is a folder; --to {kind} writes a file")
 
 
 def close_sinks(sinks: dict) -> None:

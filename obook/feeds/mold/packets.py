@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from ...errors import FeedError
+from ...errors import FeedError, ObookError
 
 #: bytes of the downstream header (and of a whole re-request)
 HEADER = 20
@@ -51,11 +51,16 @@ class MoldPacket(NamedTuple):
         return self.count == END_OF_SESSION
 
 
-def _session(session: bytes | str) -> bytes:
+def session_name(session: bytes | str) -> bytes:
+    """A MoldUDP64 session name as its 10 bytes (ASCII, space-padded); ObookError when it is none."""
     if isinstance(session, str):
-        session = session.encode("ascii")
+        try:
+            session = session.encode("ascii")
+        except UnicodeEncodeError:
+            raise ObookError(f"session {session!r}: a MoldUDP64 session is ASCII text") from None
     if len(session) > SESSION_LEN:
-        raise ValueError(f"a MoldUDP64 session is at most {SESSION_LEN} bytes, not {len(session)}: {session!r}")
+        raise ObookError(f"session {session.decode('ascii', 'replace')!r}: a MoldUDP64 session is at most "
+                         f"{SESSION_LEN} characters, not {len(session)}")
     return bytes(session).ljust(SESSION_LEN)
 
 
@@ -73,7 +78,7 @@ def encode_packet(session: bytes | str, seq: int, messages: list[bytes], *, coun
         raise ValueError(f"count {count} differs from the {len(messages)} messages given")
     if count >= END_OF_SESSION and count != END_OF_SESSION:
         raise ValueError("at most 65534 messages in a packet")
-    parts = [_HEAD.pack(_session(session), seq, count)]
+    parts = [_HEAD.pack(session_name(session), seq, count)]
     for m in messages:
         if len(m) > 0xFFFF:
             raise ValueError(f"a message of {len(m)} bytes does not fit a MoldUDP64 block")
@@ -122,7 +127,7 @@ def encode_request(session: bytes | str, seq: int, count: int) -> bytes:
     """A re-request for ``count`` messages from sequence number ``seq``."""
     if not 0 < count < END_OF_SESSION:
         raise ValueError(f"a re-request asks for 1 to 65534 messages, not {count}")
-    return _HEAD.pack(_session(session), seq, count)
+    return _HEAD.pack(session_name(session), seq, count)
 
 
 def decode_request(buf) -> tuple[bytes, int, int]:
