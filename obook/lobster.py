@@ -66,8 +66,10 @@ STYLES = ("lobster", "all")
 
 def lobster_names(ticker: str, date, levels: int, start_ms: int = START_MS,
                   end_ms: int = END_MS) -> tuple[str, str]:
-    """(message file name, orderbook file name) of a ticker and day."""
-    stem = f"{ticker}_{date.isoformat()}_{start_ms}_{end_ms}"
+    """(message file name, orderbook file name) of a ticker and day (a path separator in the
+    ticker is written as ``_``: the files stay in the output folder)."""
+    safe = "".join("_" if c in "/\\\0" else c for c in ticker)
+    stem = f"{safe}_{date.isoformat()}_{start_ms}_{end_ms}"
     return f"{stem}_message_{levels}.csv", f"{stem}_orderbook_{levels}.csv"
 
 

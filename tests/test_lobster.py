@@ -165,3 +165,13 @@ def test_lobster_cli_writes_files(tmp_path):
     assert result.exit_code == 0, result.output
     assert (out / "AAPL_2020-01-02_34200000_57600000_message_2.csv").read_text().splitlines() == \
         expected_lines(path)[0]
+
+
+def test_lobster_names_ticker_with_path_separators_stays_in_the_folder():
+    import datetime as dt
+    import os
+
+    from obook.lobster import lobster_names
+
+    for name in lobster_names("../escaped", dt.date(2019, 12, 30), 10) + lobster_names("a\\b", dt.date(2019, 12, 30), 5):
+        assert os.sep not in name and "\\" not in name and os.path.dirname(name) == ""
