@@ -249,7 +249,7 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_depth.legend(loc="upper left", fontsize="small")
     ax_depth.set_xlim(d["t0"], d["t1"])
     try:
-        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or None), "picture")
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or "png"), "picture")
     finally:
         plt.close(fig)
 

@@ -210,7 +210,7 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_eq.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
     ax_eq.set_xlim(d["t0"], d["t1"])
     try:
-        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or None), "picture")
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or "png"), "picture")
     finally:
         plt.close(fig)
 

@@ -198,3 +198,8 @@ def test_plot_latency_percentile_curve_matches_numpy_and_draws_png(tmp_path):
     assert px.shape[0] > 300 and len({tuple(c) for c in px.reshape(-1, 3)[::5]}) > 10
     r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.png"), str(tmp_path / "x.png")])
     assert r.exit_code != 0 and "not a latency table" in f"{r.output}{r.exception}"
+    for out, says in (("lat.html", "drawn as .png, .svg or .pdf"), ("nowhere/x.png", "cannot write the picture")):
+        r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / out)])
+        assert r.exit_code != 0 and says in str(r.exception), r.output
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / "bare")])
+    assert r.exit_code == 0 and (tmp_path / "bare").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

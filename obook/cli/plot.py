@@ -29,7 +29,8 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
 
 def plot(
     feed: Path = typer.Argument(..., help="Feed file (any format obook reads), or the word latency or backtest."),
-    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix), or .html for an interactive page. "
+    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix; none: PNG), or .html for an "
+                                         "interactive page of a feed. "
                                          "After latency: the latency table (obook listen --latency-output). "
                                          "After backtest: the folder obook backtest -o DIR wrote."),
     picture: Optional[Path] = typer.Argument(None, help="After latency TABLE or backtest DIR: the picture file."),
@@ -71,8 +72,10 @@ def plot(
         return
     from ..errors import ObookError
     from ..feeds import resolve_format
+    from ..output import check_not_an_input
     from ..plotting import plot as _plot
 
+    check_not_an_input(out, [feed])
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:
         raise ObookError(f"--tickers: plot draws one security, not {ticker!r}")

@@ -38,7 +38,10 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     """Draw the stages of a latency table (all, or ``stages``) to ``out`` (.png, .svg, .pdf)."""
     import pyarrow.parquet as pq
 
-    from ..plotting import _matplotlib
+    from ..plotting import _complete, _matplotlib
+
+    if Path(out).suffix.lower() in (".html", ".htm"):
+        raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: the feed's picture)")
 
     try:
         table = pq.read_table(table_path)
@@ -75,6 +78,8 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     ax.set_title("latency by percentile")
     out = Path(out)
     fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    try:
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or "png"), "picture")
+    finally:
+        plt.close(fig)
     return out
