@@ -170,3 +170,23 @@ def test_backtest_ticker_not_in_the_feed_warns(tmp_path, caplog):
         r = backtest(str(feed), Taker(), format="csv", tickers="AAA,NOPE")
     assert "not in the feed: NOPE" in caplog.text
     assert r.fills.num_rows == 2
+
+
+@pytest.mark.parametrize("order, says", [
+    (lambda bid: Order("enter", "AAA", "B", 10.5, bid, ref=1), "quantity 10.5 is no whole number"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid + 0.25, ref=1), "is no whole number"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1, tif="FOREVER"), "time in force 'FOREVER'"),
+])
+def test_backtest_order_fraction_or_unknown_tif_is_a_strategy_error(tmp_path, order, says):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match=says):
+        backtest(str(feed), Returns(lambda bid: [order(bid)]), format="csv")
+
+
+def test_backtest_whole_floats_are_whole_numbers(tmp_path):
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    r = backtest(str(feed), Returns(lambda bid: [Order("enter", "AAA", "B", 10.0, float(bid), ref=1, tif="gtc")]),
+                 format="csv")
+    assert r.orders.column("quantity").to_pylist()[:1] == [10] and r.orders.column("tif").to_pylist()[:1] == ["GTC"]

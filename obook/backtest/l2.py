@@ -17,7 +17,7 @@ from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RI
 from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, send_each, side_of,
-                     tif_of)
+                     tif_of, whole)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -243,13 +243,14 @@ class L2Run:
         checked = dataclasses.replace(checked, price=(ask if side == 0 else bid) or 0) if market else checked
         reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
-        price = -1 if market else int(order.price)
-        r = self.venue.instruction(0, tb, key, act, side, int(order.qty), price, tif_of(order), int(market),
+        price = -1 if market else whole(order.price, "price")
+        qty = whole(order.qty, "quantity")
+        r = self.venue.instruction(0, tb, key, act, side, qty, price, tif_of(order), int(market),
                                    int(bool(getattr(order, "post_only", False))), ref, int(order.orig or 0), now,
                                    refused)
         self.key_ref.setdefault(key, ref)
         if act == OP_NEW:
-            self.local[ref] = [symbol, "BS"[side], price, int(order.qty), 0, True,
+            self.local[ref] = [symbol, "BS"[side], price, qty, 0, True,
                                "done" if refused else "pending", key]
         elif act == OP_MODIFY and not refused and target in self.local:
             self.local[ref] = self.local.pop(target)

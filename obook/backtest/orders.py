@@ -5,8 +5,8 @@ A strategy returns a list of :class:`Order` rows: the live path's OUCH order
 (or "buy"/"sell", any case), ``qty``, ``price``,
 ``ref``, ``orig``, ``tif``) with two more fields, ``market`` and ``post_only``; ``kind``
 may also be "new" (= enter) or "modify" (= replace). ``tif``: "GTC", "DAY", "IOC", "FOK"
-or OUCH's codes (b"0" day, b"3" IOC, b"\\x99"... anything else is DAY). A live strategy's
-plain OUCH orders work as they are.
+or OUCH's byte codes (b"0" day, b"3" IOC, b"\\x99"... any other byte code is DAY). A live
+strategy's plain OUCH orders work as they are. Quantities and prices are whole numbers.
 """
 
 from __future__ import annotations
@@ -84,10 +84,28 @@ def _short(value) -> str:
 
 
 def tif_of(order) -> int:
+    """An order's time in force: GTC, DAY, IOC, FOK (any case), or OUCH's byte codes (b"3":
+    IOC, any other: DAY); other text is an error."""
     tif = getattr(order, "tif", "DAY")
     if isinstance(tif, str):
         tif = tif.upper()
+        if tif not in TIFS:
+            raise ObookError(f"time in force {tif!r}: use GTC, DAY, IOC or FOK")
     return TIFS.get(tif, TIF_DAY)
+
+
+def whole(value, what: str) -> int:
+    """An order's quantity or price as an integer; a fraction (or what is no number) is an
+    error, never truncated."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        raise ObookError(f"{what} {value!r} is no whole number")
+    n = int(value)
+    if n != value:
+        raise ObookError(f"{what} {value!r} is no whole number (prices and quantities are integers in the "
+                         "feed's units)")
+    return n
 
 
 @dataclass(slots=True)

@@ -24,7 +24,8 @@ from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
 from ..errors import ObookError
 from ..simulation.observer import map_book
-from .orders import EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, send_each, side_of, tif_of
+from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, send_each, side_of, tif_of,
+                     whole)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -413,8 +414,8 @@ class BacktestWorker:
                 self.refs[ref] = key
             if act != 2:
                 self.open[ref] = key
-        qty = int(order.qty)
-        price = int(order.price) if not market else -1
+        qty = whole(order.qty, "quantity")
+        price = whole(order.price, "price") if not market else -1
         X = self.X                  # SEND_FIELDS
         X[:] = (tb, key, act, side, qty, price, tif_of(order), int(market),
                 int(bool(getattr(order, "post_only", False))), now, ref, int(order.orig or 0), refused)
