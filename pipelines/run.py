@@ -207,21 +207,44 @@ def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: C
     process that may hold threads); the manifest is written here, by the parent, only."""
     from concurrent.futures import ProcessPoolExecutor
 
+    from logging.handlers import QueueListener
+
     queue = [(day, 1) for day in todo]
-    with ProcessPoolExecutor(min(p.days_at_once, len(todo)), mp_context=multiprocessing.get_context("forkserver"),
-                             initializer=_ignore_interrupts) as pool:
-        try:
-            _run_pool(p, pool, queue, done, failed, say)
-        except BaseException:       # Ctrl-C, a stop: the days' processes go now, not at exit
-            _stop_pool(pool)
-            raise
+    ctx = multiprocessing.get_context("forkserver")
+    records = ctx.Queue()           # the days' log records, handled here as this process's own
+    listener = QueueListener(records, _Forward())
+    listener.start()
+    try:
+        with ProcessPoolExecutor(min(p.days_at_once, len(todo)), mp_context=ctx, initializer=_day_process,
+                                 initargs=(records,)) as pool:
+            try:
+                _run_pool(p, pool, queue, done, failed, say)
+            except BaseException:       # Ctrl-C, a stop: the days' processes go now, not at exit
+                _stop_pool(pool)
+                raise
+    finally:
+        listener.stop()
+        records.close()
 
 
-def _ignore_interrupts() -> None:
-    """A day's process leaves Ctrl-C to the parent, which stops it (no traceback of its own)."""
+class _Forward(logging.Handler):
+    """A day process's log record, handled by this process's logger of that name (its
+    handlers, as when the day runs here)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logging.getLogger(record.name).handle(record)
+
+
+def _day_process(records) -> None:
+    """A day's process sends its obook log records to the parent and leaves Ctrl-C to it,
+    which stops it (no traceback of its own)."""
     import signal
+    from logging.handlers import QueueHandler
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    log = logging.getLogger("obook")
+    log.addHandler(QueueHandler(records))
+    log.propagate = False
 
 
 def _stop_pool(pool) -> None:

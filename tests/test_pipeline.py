@@ -223,6 +223,17 @@ def test_pipeline_day_with_a_date_no_timestamp_holds_is_invalid_the_rest_run(set
     assert status(p)["counts"]["done"] == len(files) and summary is not None
 
 
+def test_pipeline_days_in_their_own_processes_log_their_warnings_here(setup, caplog):
+    p, files, ds = setup
+    assert p.days_at_once == 2
+    toml = p.path
+    toml.write_text(toml.read_text().replace("workers = 1", 'workers = 1\ntickers = ["NOPE"]'))
+    with caplog.at_level("WARNING", logger="obook"):
+        run(load(toml))
+    warned = [r.getMessage() for r in caplog.records if "not in the feed: NOPE" in r.getMessage()]
+    assert len(warned) == len(files), caplog.text
+
+
 def test_pipeline_fewer_tables_removes_the_dropped_tables_partitions(setup, tmp_path):
     p, files, ds = setup
     run(p)
