@@ -132,9 +132,12 @@ def convert_day(spec: dict) -> dict:
         result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
                          on_error=spec["on_error"], levels=spec.get("levels", 10),
                          tickers=spec.get("tickers"), unknown_tickers="warn")
-        for table in spec["tables"]:
-            dest = partition_path(dataset, table, date)
+        dests = {table: partition_path(dataset, table, date) for table in spec["tables"]}
+        for dest in dests.values():     # every place first: a table that cannot go moves none
             dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.is_dir():
+                raise OSError(f"{dest} is a directory")
+        for table, dest in dests.items():
             os.replace(tmp / f"{table}.parquet", dest)
         for table in set(TABLES) - set(spec["tables"]):   # tables the pipeline no longer has
             stale = partition_path(dataset, table, date)
@@ -206,7 +209,6 @@ def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: C
     """``days_at_once`` days at a time, each in its own process (forkserver: no fork of a
     process that may hold threads); the manifest is written here, by the parent, only."""
     from concurrent.futures import ProcessPoolExecutor
-
     from logging.handlers import QueueListener
 
     queue = [(day, 1) for day in todo]

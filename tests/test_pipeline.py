@@ -234,6 +234,23 @@ def test_pipeline_days_in_their_own_processes_log_their_warnings_here(setup, cap
     assert len(warned) == len(files), caplog.text
 
 
+def test_pipeline_day_whose_second_table_cannot_be_placed_moves_none(setup):
+    p, files, ds = setup
+    run(p)
+    date = sorted(files)[0]
+    before = {f: f.read_bytes() for f in ds.glob(f"table=*/date={date}/*.parquet")}
+    files[date].write_bytes(files[sorted(files)[1]].read_bytes())             # the day's file changed
+    blocked = ds / f"table={p.tables[1]}" / f"date={date}"
+    for f in blocked.iterdir():
+        f.unlink()
+    blocked.rmdir()
+    blocked.write_text("in the way")
+    run(p)
+    assert {f: f.read_bytes() for f in ds.glob(f"table=*/date={date}/*.parquet")} == \
+        {f: b for f, b in before.items() if f.parent != blocked}              # nothing moved
+    assert status(p)["counts"]["failed"] == 1
+
+
 def test_pipeline_fewer_tables_removes_the_dropped_tables_partitions(setup, tmp_path):
     p, files, ds = setup
     run(p)
