@@ -51,13 +51,15 @@ def test_bin_heads_every_record_coded_and_replayed_ones_head_rows(py):
             _with(_order(appl=4), 2, (50).to_bytes(2, "little")) + b"\0\0",   # an order of 50 bytes
             _order(sec="00A001", appl=5),                          # bad SecurityID
             _with(_trade(appl=6), 24 + 28, b"X"),                  # bad ExecType
-            _order(sec="123456", ch=9, appl=7, px=-5)]
+            _order(sec="123456", ch=9, appl=7, px=5),
+            _order(appl=8, px=-5), _trade(appl=9, px=-5)]          # negative prices
     buf, n, nbytes, r, fits, codes, details, offs, secs, heads = _heads(b"".join(recs), py)
-    assert (n, nbytes, fits) == (8, len(buf), 8)
+    assert (n, nbytes, fits) == (10, len(buf), 10)
     assert offs.tolist() == list(np.cumsum([0] + [len(x) for x in recs[:-1]]))
-    assert codes.tolist() == [K.OK, K.OK, K.OK, K.BAD_TYPE, K.BAD_LENGTH, K.BAD_VALUE, K.BAD_VALUE, K.OK]
-    assert details.tolist() == [0, 0, 0, 99, 50, K.K_SECID, K.K_EXECTYPE, 0]
-    assert secs.tolist() == [1, 1, -1, -1, -1, -1, -1, 123456]
+    assert codes.tolist() == [K.OK, K.OK, K.OK, K.BAD_TYPE, K.BAD_LENGTH, K.BAD_VALUE, K.BAD_VALUE, K.OK,
+                              K.BAD_VALUE, K.BAD_VALUE]
+    assert details.tolist() == [0, 0, 0, 99, 50, K.K_SECID, K.K_EXECTYPE, 0, K.K_PRICE, K.K_LASTPX]
+    assert secs.tolist() == [1, 1, -1, -1, -1, -1, -1, 123456, -1, -1]
     # head rows: R_SEQ (the record's index), R_CHAN, R_APPL, R_TYPE, R_SEC, R_BID, R_OFFER
     assert heads.tolist() == [[0, 1, 1, 192, 1, 0, 0], [1, 1, 2, 191, 1, 1, 7], [7, 9, 7, 192, 123456, 0, 0]]
 
@@ -87,7 +89,7 @@ def _rows(buf, nbytes, secs, worker, n_workers, py):
 @PY
 def test_bin_rows_fields_and_workers_rows_partition_the_records(py):
     recs = [_order(sec=f"{s:06d}", ch=s % 3, appl=100 + s, px=1000 + s, qty=s, side=ord("2"), typ=ord("U"))
-            if s % 2 else _trade(sec=f"{s:06d}", ch=s % 3, appl=100 + s, bid=s, offer=2 * s, px=-s, qty=3 * s,
+            if s % 2 else _trade(sec=f"{s:06d}", ch=s % 3, appl=100 + s, bid=s, offer=2 * s, px=s, qty=3 * s,
                                  ex=ord("4"))
             for s in range(1, 40)] + [_snapshot(), _order(sec="x")]
     buf, n, nbytes, _, _, _, _, _, secs, heads = _heads(b"".join(recs), py)
@@ -98,7 +100,7 @@ def test_bin_rows_fields_and_workers_rows_partition_the_records(py):
     assert [o[K.R_PRICE], o[K.R_QTY], o[K.R_SIDE], o[K.R_ORDTYPE], o[K.R_TIME], o[K.R_EXEC]] == \
         [1001, 1, ord("2"), ord("U"), K.time_ns(T0), 0]
     assert [t[K.R_LASTPX], t[K.R_LASTQTY], t[K.R_EXEC], t[K.R_TIME], t[K.R_PRICE], t[K.R_BAD]] == \
-        [-2, 6, ord("4"), K.time_ns(T0), 0, 0]
+        [2, 6, ord("4"), K.time_ns(T0), 0, 0]
     for nw in (2, 3):
         parts = [_rows(buf, nbytes, secs, w, nw, py) for w in range(nw)]
         assert all((K.owner_of.py_func(p[:, K.R_SEC], nw) == w).all() for w, p in enumerate(parts) if len(p))

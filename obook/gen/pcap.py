@@ -117,6 +117,7 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
 
     from ..errors import ObookError
     from ..feeds import detect_format
+    from ..feeds.itch import FORMAT as ITCH
 
     day = _dt.date.fromisoformat(date)
     if not _dt.date(1970, 1, 2) <= day <= _dt.date(2105, 12, 31):
@@ -128,7 +129,7 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
     if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
         raise ObookError(f"{outs[0]}: given for both lines; give one file (both lines) or two files")
     fmt = detect_format(itch)
-    if fmt != "itch":
+    if fmt != ITCH.name:
         raise ObookError(f"{itch}: a {fmt} feed, not an ITCH day")
     midnight = int(_dt.datetime.combine(day, _dt.time(0), ZoneInfo("America/New_York")).timestamp()) * 10**9
     rnd = random.Random(seed)
