@@ -94,7 +94,7 @@ def load(path) -> Pipeline:
     if bad or not tables:
         raise PipelineError(f"{path}: [convert] tables must be some of {', '.join(TABLES)}, got {tables}")
     executor = str(run.get("executor", "local"))
-    if executor != "local" and not executor.startswith("dask://"):
+    if executor != "local" and (not executor.startswith("dask://") or not executor[len("dask://"):].strip()):
         raise PipelineError(f"{path}: [run] executor must be 'local' or 'dask://host:port', not {executor!r}")
     on_error = conv.get("on_error", "raise")
     if on_error not in ("raise", "skip"):
@@ -111,9 +111,13 @@ def load(path) -> Pipeline:
     ints = {"workers": conv.get("workers"), "days_at_once": run.get("days_at_once", 1),
             "retries": run.get("retries", 0)}
     for key, v in ints.items():
-        if v is not None and (not isinstance(v, int) or v < (0 if key == "retries" else 1)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < (0 if key == "retries" else 1)):
             raise PipelineError(f"{path}: {key} must be a {'non-negative' if key == 'retries' else 'positive'} "
                                 f"integer, not {v!r}")
+    for section, key, value in (("source", "glob", src.get("glob", "")), ("source", "directory", src.get("directory", "")),
+                                ("dataset", "path", ds.get("path", ""))):
+        if not isinstance(value, str):
+            raise PipelineError(f"{path}: [{section}] {key} must be text, not {value!r}")
     glob = str(src.get("glob", "*.NASDAQ_ITCH50*"))
     if not glob or Path(glob).is_absolute() or ".." in Path(glob).parts:
         raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "

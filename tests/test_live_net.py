@@ -140,3 +140,11 @@ def test_live_sinks_refuse_a_place_they_cannot_use_or_would_mix_sessions_in(tmp_
                               ("duckdb", "adir", "is a folder"), ("duckdb", "afile", "cannot write")):
         with pytest.raises(ObookError, match=says):
             open_sinks(kind, tmp_path / where, ("bbo",), schema)
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1"])
+def test_cli_listen_idle_timeout_not_above_zero_one_line_error(capsys, seconds):
+    from cli_support import cli_error
+
+    assert "give a number of seconds above 0" in cli_error(capsys, "listen", "--line-a", "127.0.0.1:39041",
+                                                           "--line-b", "127.0.0.1:39042", "--idle-timeout", seconds)

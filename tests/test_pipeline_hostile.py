@@ -102,3 +102,22 @@ def test_cli_pipeline_interrupted_with_days_at_once_exits_promptly_leaves_no_pro
     assert code == 130 and "Traceback" not in err, err
     gone, alive = psutil.wait_procs(kids, timeout=10)
     assert not alive, alive
+
+
+@pytest.mark.parametrize("change, says", [
+    (("[convert]", "workers = true"), "workers must be a positive integer"),
+    (("[run]", 'executor = "dask://"'), "executor must be"),
+    (("[source]", "glob = 5"), "glob must be text"),
+])
+def test_cli_pipeline_loose_values_one_line_error(tmp_path, capsys, change, says):
+    section, line = change
+    p = tmp_path / "p.toml"
+    text = TOML.format(dataset="ds")
+    if section in text:
+        key = line.split(" = ")[0]
+        text = "\n".join(x for x in text.splitlines() if not x.startswith(key + " ")) + "\n"
+        text = text.replace(section + "\n", f"{section}\n{line}\n")
+    else:
+        text += f"{section}\n{line}\n"
+    p.write_text(text)
+    assert says in cli_error(capsys, "pipeline", "status", p)

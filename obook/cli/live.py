@@ -111,6 +111,10 @@ def listen(
     ``--tables none`` runs the loop alone (no tables)."""
     from ..live.cli_run import run_listen
 
+    if idle_timeout is not None and not idle_timeout > 0:
+        from ..errors import ObookError
+
+        raise ObookError(f"--idle-timeout {idle_timeout}: give a number of seconds above 0")
     if session is not None:
         from ..feeds.mold.packets import session_name
 
