@@ -45,11 +45,19 @@ def _read_folder(folder: Path) -> tuple[dict, dict]:
             raise ObookError(f"{folder}: no backtest.{name}.parquet (obook backtest -o {folder} writes it)")
     run = {}
     if (folder / RUN_FILE).is_file():
-        try:
-            run = json.loads((folder / RUN_FILE).read_text())
-        except ValueError as e:
-            raise ObookError(f"{folder / RUN_FILE}: not JSON ({e})") from None
+        run = _run_json(folder / RUN_FILE)
     return tables, run
+
+
+def _run_json(path: Path) -> dict:
+    """A run.json's object; what is no JSON object is an ObookError naming the file."""
+    try:
+        run = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ObookError(f"{path}: not JSON ({e})") from None
+    if not isinstance(run, dict):
+        raise ObookError(f"{path}: not a run's description (a JSON object; obook backtest -o writes one)")
+    return run
 
 
 def _one_day(tables: dict, run: dict, date) -> tuple[dict, str | None]:
@@ -255,10 +263,7 @@ def run_format(folder, format=None, feed=None):
         path = Path(folder) / RUN_FILE
         if not Path(folder).is_dir():
             raise ObookError(f"{folder}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
-        try:
-            format = json.loads(path.read_text()).get("format")
-        except (OSError, ValueError):
-            format = None
+        format = _run_json(path).get("format") if path.is_file() else None
         if format is None:
             raise ObookError(f"{folder}: no {RUN_FILE} naming the run's feed: give it with --feed")
         return get_format(format)

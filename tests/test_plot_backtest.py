@@ -190,3 +190,13 @@ class Late(Flip):
     d = backtest_series(out)
     assert 0 < len(d["buys"][0]) + len(d["sells"][0]) < 20        # the fills before the error
     assert d["price"]["bid"][0].size > 0                          # the feed, from run.json
+
+
+@pytest.mark.parametrize("text, says", [("[]", "not a run's description"), ('{"format": "itch"', "not JSON")])
+def test_plot_backtest_damaged_run_json_names_it(tmp_path, text, says):
+    from obook.errors import ObookError
+    from obook.plotting_backtest import run_format
+
+    (tmp_path / "run.json").write_text(text)
+    with pytest.raises(ObookError, match=says):
+        run_format(tmp_path)
