@@ -145,9 +145,9 @@ def convert_day(spec: dict) -> dict:
                 stale.unlink()
                 _remove_empty(stale.parent, dataset)
     except FeedError as e:
-        raise DayFeedFailed(f"{Path(spec['file']).name}: {e}") from None
+        raise DayFeedFailed(str(e) if str(spec["file"]) in str(e) else f"{Path(spec['file']).name}: {e}") from None
     except Exception as e:  # noqa: BLE001 - reported per day, the run goes on
-        raise DayFailed(f"{Path(spec['file']).name}: {e}") from None
+        raise DayFailed(str(e) if str(spec["file"]) in str(e) else f"{Path(spec['file']).name}: {e}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],

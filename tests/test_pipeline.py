@@ -251,6 +251,16 @@ def test_pipeline_day_whose_second_table_cannot_be_placed_moves_none(setup):
     assert status(p)["counts"]["failed"] == 1
 
 
+def test_pipeline_failed_day_reason_names_its_file_once(setup):
+    p, files, ds = setup
+    date = sorted(files)[0]
+    data = files[date].read_bytes()
+    files[date].write_bytes(data[: len(data) // 2 + 1])
+    run(p)
+    reason = next(d["reason"] for d in status(p)["days"] if d["date"] == date)
+    assert reason.count(files[date].name) == 1 and "truncated" in reason, reason
+
+
 def test_pipeline_fewer_tables_removes_the_dropped_tables_partitions(setup, tmp_path):
     p, files, ds = setup
     run(p)
