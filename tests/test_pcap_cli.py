@@ -90,3 +90,12 @@ def test_cli_gen_pcap_refuses_what_would_lose_data_or_write_nonsense(tmp_path):
         r = runner.invoke(app, ["gen", "pcap", *map(str, args)])
         assert r.exit_code != 0 and says in str(r.exception), (args, r.output)
     assert itch.read_bytes() == before and not (tmp_path / "x.pcap").exists()
+
+
+def test_lines_the_same_line_twice_is_an_error(tmp_path):
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match="given for two lines"):
+        obook.lines(f"{tmp_path / 'a.pcap'}:233.54.12.111:26477", f"{tmp_path / 'a.pcap'}:233.54.12.111:26477")
+    assert len(obook.lines(f"{tmp_path / 'a.pcap'}:233.54.12.111:26477",
+                           f"{tmp_path / 'a.pcap'}:233.54.12.112:26477")) == 2

@@ -60,6 +60,12 @@ class Lines(tuple):
             raise ObookError("no line given")
         if len(specs) > len(LINE_NAMES):
             raise ObookError(f"at most {len(LINE_NAMES)} lines, not {len(specs)}")
+        seen = set()
+        for s in specs:
+            key = (os.path.realpath(s.path), s.ip, s.port)
+            if key in seen:
+                raise ObookError(f"{s}: given for two lines; each line is its own capture or address")
+            seen.add(key)
         return super().__new__(cls, specs)
 
     def prefetch(self) -> "Lines":
