@@ -19,7 +19,18 @@ def free_port(kind=socket.SOCK_DGRAM) -> int:
 
 
 def addresses(n: int = 3) -> list[tuple[str, int]]:
-    return [("127.0.0.1", free_port()) for _ in range(n)]
+    """``n`` distinct free loopback UDP ports (each held until all are chosen: a port closed
+    at once may be handed out again to the next)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            socks.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [("127.0.0.1", s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 @contextlib.contextmanager

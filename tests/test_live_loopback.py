@@ -78,8 +78,8 @@ def test_listen_iterator_yields_bbo_batches_of_file_replay(day):
 
 
 def test_listen_gap_unanswered_strict_raises_naming_range(day):
-    a, b, r = addresses()
-    lst = Listener(a, b, ("127.0.0.1", free_port()), idle_timeout=10, request_timeout=0.05, retries=1)
+    a, b, r, silent = addresses(4)
+    lst = Listener(a, b, silent, idle_timeout=10, request_timeout=0.05, retries=1)
     rows = 0
     with sending(day, a, b, None, rate=20_000, drop_a=0.2, drop_b=0.2, seed=2):
         with pytest.raises(ObookError, match=r"sequence numbers \d+\.\.\d+ lost on both lines"):
@@ -133,7 +133,8 @@ def test_cli_send_listen_parquet_rolls_files_equal_file_replay(day, tmp_path):
 
 def test_cli_listen_multicast_sigint_exits_130_with_complete_files(day, tmp_path):
     """Two listeners joined to the same multicast lines, stopped by Ctrl-C mid-day."""
-    a, b = ("239.255.11.1", free_port()), ("239.255.11.2", free_port())
+    (_, port_a), (_, port_b) = addresses(2)
+    a, b = ("239.255.11.1", port_a), ("239.255.11.2", port_b)
     out = tmp_path / "bbo.arrow"
     pq_dir = tmp_path / "pq"
     common = ("--line-a", hostport(a), "--line-b", hostport(b), "--request", "", "--idle-timeout", "20")

@@ -23,7 +23,7 @@ from obook.live.gateway import Gateway
 from obook.live.venue import Venue
 
 from cli_support import cli_error
-from live_support import free_port, process
+from live_support import addresses, process
 
 
 @contextlib.contextmanager
@@ -200,7 +200,7 @@ def test_cli_venue_accounts_rejects_others_listen_sends_credentials(tmp_path):
     accounts.write_text("trader:secret\n")
     strategy = tmp_path / "idle.py"
     strategy.write_text("def quiet(top):\n    return None\n")
-    a, b = free_port(), free_port()
+    (_, a), (_, b) = addresses(2)
     with _cli_venue("--accounts", accounts, "--sessions", "1") as (vp, (host, port)):
         with pytest.raises(ObookError, match="rejected"):
             Gateway(host, port, username="trader", password="guess", timeout=5)
