@@ -95,7 +95,7 @@ _stamped_schemas: dict = {}     # (schema, tz) -> the schema with ``timestamp``
 def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
                    tz: str = TIMEZONE, checked: bool = False) -> pa.RecordBatch:
     """Insert ``timestamp`` (``base_ns`` + time × ``scale``) after ``time`` (if any); a time
-    it cannot hold raises TimeOutOfRange (``checked``: the caller made sure none is)."""
+    it cannot hold raises ObookError (``checked``: the caller made sure none is)."""
     if base_ns is None or batch.schema.get_field_index("time") < 0:
         return batch
     import numpy as np
@@ -107,16 +107,13 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
     time = batch.column("time")
     bad = -1 if checked else first_out_of_range(time, base_ns, scale)
     if bad >= 0:
-        raise TimeOutOfRange(bad, time[bad].as_py())
+        raise ObookError(out_of_range_reason(time[bad].as_py()))
     if time.null_count:
         import pyarrow.compute as pc
 
         stamps = pc.add(pc.multiply(time.cast(pa.int64()), scale), base_ns)
     else:   # one numpy pass over the zero-copy view (times fit int64: the feed's ns in a day)
-        # read from the Arrow buffer: pyarrow's to_numpy imports pandas on its first call
-        dtype = np.dtype(time.type.to_pandas_dtype())
-        ns = np.frombuffer(time.buffers()[1], dtype, len(time), time.offset * dtype.itemsize)
-        ns = ns.astype(np.int64, copy=False)
+        ns = _view(time).astype(np.int64, copy=False)
         ns = ns * np.int64(scale) + np.int64(base_ns) if scale != 1 else ns + np.int64(base_ns)
         stamps = pa.Array.from_buffers(pa.int64(), len(ns), [None, pa.py_buffer(ns)])
     arrays = list(batch.columns)
@@ -124,27 +121,29 @@ def with_timestamp(batch: pa.RecordBatch, base_ns: int | None, scale: int,
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-class TimeOutOfRange(ObookError):
-    """A row's time gives an instant an int64 ns timestamp cannot hold (after 2262 or before
-    1677): ``index`` (its row in the batch) and ``time``."""
+def out_of_range_reason(time) -> str:
+    """The reason of a row whose time gives an instant no int64 ns timestamp holds."""
+    return f"time {time} gives an instant beyond 1677-2262, what ns timestamps hold"
 
-    def __init__(self, index: int, time):
-        self.index, self.time = index, time
-        super().__init__(f"time {time} gives an instant beyond 1677-2262, what ns timestamps hold")
+
+def _view(time: pa.Array):
+    """The numpy view of a column without nulls, read from its Arrow buffer (pyarrow's
+    to_numpy imports pandas on its first call)."""
+    import numpy as np
+
+    dtype = np.dtype(time.type.to_pandas_dtype())
+    return np.frombuffer(time.buffers()[1], dtype, len(time), time.offset * dtype.itemsize)
 
 
 def first_out_of_range(time: pa.Array, base_ns: int, scale: int) -> int:
     """The first row whose ``base_ns + time x scale`` an int64 cannot hold, or -1 (a min /
     max over the column's buffer; the rows are looked at only when one is out)."""
-    import numpy as np
-
     if len(time) == 0:
         return -1
     hi = ((1 << 63) - 1 - base_ns) // scale              # the largest time that fits
     lo = -((base_ns + (1 << 63)) // scale)               # the smallest
-    if time.null_count == 0:   # the zero-copy view (pyarrow's to_numpy imports pandas on its first call)
-        dtype = np.dtype(time.type.to_pandas_dtype())
-        t = np.frombuffer(time.buffers()[1], dtype, len(time), time.offset * dtype.itemsize)
+    if time.null_count == 0:
+        t = _view(time)
         if int(t.max()) <= hi and int(t.min()) >= lo:
             return -1
     return next((i for i, v in enumerate(time.to_pylist()) if v is not None and not lo <= v <= hi), -1)

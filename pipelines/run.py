@@ -145,14 +145,19 @@ def convert_day(spec: dict) -> dict:
                 stale.unlink()
                 _remove_empty(stale.parent, dataset)
     except FeedError as e:
-        raise DayFeedFailed(str(e) if str(spec["file"]) in str(e) else f"{Path(spec['file']).name}: {e}") from None
+        raise DayFeedFailed(_naming(spec["file"], e)) from None
     except Exception as e:  # noqa: BLE001 - reported per day, the run goes on
-        raise DayFailed(str(e) if str(spec["file"]) in str(e) else f"{Path(spec['file']).name}: {e}") from None
+        raise DayFailed(_naming(spec["file"], e)) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
             "stats": result["stats"]}
+
+
+def _naming(file, e: Exception) -> str:
+    """A day's failure, its file named once (a feed error names it already)."""
+    return str(e) if str(file) in str(e) else f"{Path(file).name}: {e}"
 
 
 def _remove_empty(directory: Path, dataset: Path) -> None:

@@ -214,8 +214,6 @@ class L2Run:
         send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError)
 
     def send(self, order, now, call_tb):
-        import dataclasses
-
         from .._kernels.backtest_layout import RISK_NAMES
         from .worker import RISK_CODES, StrategyError
 
@@ -239,8 +237,7 @@ class L2Run:
             side = int(self.venue.OQ[key, Q_SIDE])
         bid, _, ask, _ = self.ctx.top(symbol)
         market = bool(getattr(order, "market", False))
-        checked = as_checked(order, side)
-        checked = dataclasses.replace(checked, price=(ask if side == 0 else bid) or 0) if market else checked
+        checked = as_checked(order, side, ((ask if side == 0 else bid) or 0) if market else None)
         reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         price = -1 if market else whole(order.price, "price")

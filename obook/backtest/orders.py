@@ -51,13 +51,17 @@ def side_of(order) -> int:
         raise ObookError(f"order side {side!r}: use B / buy or S / sell") from None
 
 
-def as_checked(order, side: int):
-    """The order as the risk gate reads it: its side "B" or "S"."""
-    if order.side == "BS"[side]:
+def as_checked(order, side: int, price=None):
+    """The order as the risk gate reads it: its side "B" or "S", and (a market order) the
+    ``price`` it would take."""
+    change = {} if order.side == "BS"[side] else {"side": "BS"[side]}
+    if price is not None:
+        change["price"] = price
+    if not change:
         return order
     import dataclasses
 
-    return dataclasses.replace(order, side="BS"[side])
+    return dataclasses.replace(order, **change)
 
 
 def send_each(orders, send, now: int, error) -> None:

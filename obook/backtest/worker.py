@@ -403,10 +403,7 @@ class BacktestWorker:
             side = int(self.LO[key, LO_SIDE])
         bid, bq, ask, aq = self.ctx.top(self.names[tb])
         market = bool(getattr(order, "market", False))
-        checked = as_checked(order, side)
-        if market:
-            import dataclasses
-            checked = dataclasses.replace(checked, price=(ask if side == 0 else bid) or 0)
+        checked = as_checked(order, side, ((ask if side == 0 else bid) or 0) if market else None)
         reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         if not refused:

@@ -289,7 +289,7 @@ class Replay:
 
     def _time_out_of_range(self, built) -> tuple[int, str] | None:
         """(record, reason) of the first record whose rows' time gives no int64 ns timestamp."""
-        from ..session import first_out_of_range
+        from ..session import first_out_of_range, out_of_range_reason
 
         stamp, worst = self._stamp, None
         if stamp.base_ns is None:
@@ -301,8 +301,7 @@ class Replay:
             if i >= 0:
                 seq = batch.column("seq")[i].as_py()
                 if worst is None or seq < worst[0]:
-                    worst = (seq, f"time {batch.column('time')[i].as_py()} gives an instant beyond 1677-2262, "
-                                  "what ns timestamps hold")
+                    worst = (seq, out_of_range_reason(batch.column("time")[i].as_py()))
         return worst
 
     def _observe(self, engine, slot, r) -> None:

@@ -116,14 +116,10 @@ def open_sinks(kind: str, path, tables, schema_of, interval: float = 60.0) -> di
                 sinks[t] = DuckDBTable(path, t, schema_of(t))
             else:
                 raise ValueError(f"unknown sink {kind!r}")
-    except ObookError:
+    except BaseException as e:
         close_sinks(sinks)
-        raise
-    except Exception as e:      # a place the files cannot be made in (OSError, DuckDB's IOException)
-        close_sinks(sinks)
-        raise ObookError(f"{path}: cannot write the live tables there: {str(e).splitlines()[0]}") from e
-    except BaseException:
-        close_sinks(sinks)
+        if isinstance(e, Exception) and not isinstance(e, ObookError):   # OSError, DuckDB's IOException
+            raise ObookError(f"{path}: cannot write the live tables there: {str(e).splitlines()[0]}") from e
         raise
     return sinks
 
