@@ -1,23 +1,18 @@
-"""Shared by the examples: the feed path from argv, or a small generated ITCH day."""
+"""Shared by the examples: the feed path from argv, or the bundled sample day."""
 
 from __future__ import annotations
 
-import atexit
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
+#: a synthetic Nasdaq ITCH 5.0 day (50,000 messages, 20 stocks) written by
+#: ``obook gen itch examples/data/01022026.NASDAQ_ITCH50.gz -n 50000 -k 20 -d 2026-01-02``
+SAMPLE = Path(__file__).resolve().parent / "data" / "01022026.NASDAQ_ITCH50.gz"
 
-def feed_path(default_messages: int = 200_000) -> Path:
-    """``sys.argv[1]`` if given, else a synthetic ITCH feed in a temp dir removed at exit."""
+
+def feed_path() -> Path:
+    """``sys.argv[1]`` if given, else the bundled sample day."""
     if len(sys.argv) > 1:
         return Path(sys.argv[1])
-    from obook.gen.itch import write_itch
-
-    folder = tempfile.mkdtemp(prefix="obook-example-")
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    path = Path(folder) / "sample.itch"
-    write_itch(str(path), default_messages, 20, 1)
-    print(f"generated {default_messages:,} ITCH messages in {path}", file=sys.stderr)
-    return path
+    print(f"reading the bundled sample day {SAMPLE.name}", file=sys.stderr)
+    return SAMPLE

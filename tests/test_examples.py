@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +14,6 @@ import obook
 from frontend_feeds import write_generated_feed
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-pytestmark = pytest.mark.skipif(
-    not (hasattr(obook, "connect") and hasattr(obook, "scan_bbo")),
-    reason="obook.connect / obook.scan_bbo are not re-exported from obook/__init__.py yet")
-
 
 @pytest.fixture(scope="module")
 def feed(tmp_path_factory):
@@ -37,10 +33,20 @@ def test_example_query_duckdb_with_feed_argument_prints_results(feed, tmp_path):
     assert "first 3 rows" in run.stdout
 
 
-def test_example_query_duckdb_without_argument_generates_feed(tmp_path):
+def test_example_query_duckdb_without_argument_reads_bundled_sample(tmp_path):
     run = _run("query_duckdb.py", cwd=tmp_path)
-    assert "generated" in run.stderr
+    assert "bundled sample day 01022026.NASDAQ_ITCH50.gz" in run.stderr
     assert "time-weighted average spread" in run.stdout
+
+
+def test_example_bundled_sample_is_what_gen_itch_writes(tmp_path):
+    """The sample the README replays is the generator's day, byte for byte once unzipped."""
+    out = tmp_path / "01022026.NASDAQ_ITCH50.gz"
+    run = subprocess.run([sys.executable, "-m", "obook", "gen", "itch", str(out), "-n", "50000", "-k", "20",
+                          "-d", "2026-01-02"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    bundled = EXAMPLES / "data" / out.name
+    assert gzip.decompress(bundled.read_bytes()) == gzip.decompress(out.read_bytes())
 
 
 def test_example_scan_polars_with_feed_argument_prints_frames(feed, tmp_path):
