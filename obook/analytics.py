@@ -16,6 +16,10 @@ from one feed's BBO table and its price scale (the schema's ``obook.price_scale`
 
 from __future__ import annotations
 
+import decimal
+import math
+import numbers
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -125,11 +129,24 @@ def grid_schema(bbo_schema: pa.Schema) -> pa.Schema:
 MAX_GRID_ROWS = 500_000_000
 
 
+def _whole(name: str, value) -> int | None:
+    """A grid option as an int: 1.5, '5' or True is an error naming it, never rounded."""
+    if value is None:
+        return None
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool) and math.isfinite(value) \
+            and value == int(value):
+        return int(value)
+    raise ObookError(f"bbo_grid: {name} must be a whole number, not {value!r}")
+
+
 def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
     """Every ticker's BBO on a regular time grid (see the module)."""
-    if every is None or int(every) <= 0:
+    every = _whole("every", every)
+    if every is None or every <= 0:
         raise ObookError(f"bbo_grid: every must be a positive integer, not {every}")
-    every = int(every)
+    start_time, end_time = _whole("start_time", start_time), _whole("end_time", end_time)
     schema = grid_schema(bbo.schema)
     if bbo.num_rows == 0:
         return schema.empty_table()

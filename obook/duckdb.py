@@ -292,11 +292,11 @@ def _simulate_macros(con, token: str, shared: _Shared) -> None:
         types = [_duck_type(t) for i, t in enumerate(names) if depth or i != 7]     # 7: levels
         con.create_function(fn, _simulate_slot(pool, depth), types, _duck_type("VARCHAR"),
                             null_handling="special", side_effects=True)
-        extra, arg = (", levels := 10", ", levels") if depth else ("", "")
+        extra, arg = (", levels := 10", f", {_whole('levels', 'BIGINT')}") if depth else ("", "")
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
                     f"horizon := 1.0, workers := NULL, format := NULL{extra}) AS TABLE SELECT * FROM "
-                    f"query_table({fn}(feed, orders, latency, seed, horizon, workers, format{arg}, "
-                    f"current_query_id()))")
+                    f"query_table({fn}(feed, orders, latency, {_whole('seed', 'BIGINT')}, horizon, "
+                    f"{_whole('workers', 'BIGINT')}, format{arg}, current_query_id()))")
 
 
 def _simulate_opener(table: str):
@@ -347,7 +347,8 @@ def _backtest_macros(con, token: str, shared: _Shared) -> None:
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
                     f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
                     f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, tickers, feed_latency, "
-                    f"order_latency, response_latency, seed, timer, format, current_query_id()))")
+                    f"order_latency, response_latency, {_whole('seed', 'BIGINT')}, {_whole('timer', 'BIGINT')}, "
+                    f"format, current_query_id()))")
 
 
 def _backtest_slot(pool: _Kind):
@@ -395,8 +396,9 @@ def _table_macro(con, macro: str, token: str, slot, named: dict) -> None:
     con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
                         _duck_type("VARCHAR"), null_handling="special", side_effects=True)
     params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
+    values = ", ".join(_whole(name, t) for name, (_, t) in named.items())
     con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(path, {params}) AS TABLE "
-                f"SELECT * FROM query_table({fn}(path, {', '.join(named)}, current_query_id()))")
+                f"SELECT * FROM query_table({fn}(path, {values}, current_query_id()))")
 
 
 def _source(path_json: str | None):
@@ -484,8 +486,21 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
                             [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
                             _duck_type("VARCHAR"), null_handling="special", side_effects=True)
         params = ", ".join(f"{o} := {default}" for o, (default, _) in named.items())
+        values = ", ".join(_whole(o, t) for o, (_, t) in named.items())
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
-                    f"SELECT * FROM query_table({fn}(to_json(path), {', '.join(named)}, current_query_id()))")
+                    f"SELECT * FROM query_table({fn}(to_json(path), {values}, current_query_id()))")
+
+
+def _whole(name: str, sql_type) -> str:
+    """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 'x' or
+    (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF."""
+    sql_type = str(sql_type).upper()
+    if sql_type not in ("BIGINT", "UBIGINT"):
+        return name
+    whole = f"TRY_CAST({name} AS {sql_type})"
+    what = "a whole number" if sql_type == "BIGINT" else "a whole number, at least 0"
+    return (f"CASE WHEN {name} IS NULL THEN NULL WHEN {whole} = TRY_CAST({name} AS DOUBLE) THEN {whole} "
+            f"ELSE error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR))) END")
 
 
 def _sql_default(value) -> str:

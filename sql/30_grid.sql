@@ -21,24 +21,33 @@ WITH b AS MATERIALIZED (
                    tickers := tickers, prices := prices, filename := true) AS q
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),
-step AS (
-    SELECT CASE WHEN every > 0 THEN CAST(every AS UBIGINT)
+step AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
+    SELECT CASE WHEN TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS UBIGINT) = TRY_CAST(every AS DOUBLE)
+                THEN TRY_CAST(every AS UBIGINT)
                 ELSE error('obook_bbo_grid: every must be a positive integer, not ' || coalesce(CAST(every AS VARCHAR), 'NULL'))
-           END AS every
+           END AS every,
+           CASE WHEN start_time IS NULL THEN NULL
+                WHEN TRY_CAST(start_time AS UBIGINT) = TRY_CAST(start_time AS DOUBLE) THEN TRY_CAST(start_time AS UBIGINT)
+                ELSE error('obook_bbo_grid: start_time must be a whole number, at least 0, not ' || CAST(start_time AS VARCHAR))
+           END AS first_time,
+           CASE WHEN end_time IS NULL THEN NULL
+                WHEN TRY_CAST(end_time AS UBIGINT) = TRY_CAST(end_time AS DOUBLE) THEN TRY_CAST(end_time AS UBIGINT)
+                ELSE error('obook_bbo_grid: end_time must be a whole number, at least 0, not ' || CAST(end_time AS VARCHAR))
+           END AS last_time
 ),
 bounds AS (
     SELECT quote_file AS file,
-           CAST(coalesce(start_time, ((min(quote_time) + any_value(step.every) - 1) // any_value(step.every))
+           CAST(coalesce(any_value(step.first_time), ((min(quote_time) + any_value(step.every) - 1) // any_value(step.every))
                                      * any_value(step.every)) AS BIGINT) AS t0,
-           CAST(coalesce(end_time, max(quote_time)) AS BIGINT) AS t1,
-           CAST(any_value(step.every) AS BIGINT) AS every
+           CAST(coalesce(any_value(step.last_time), max(quote_time)) AS BIGINT) AS t1,
+           CAST(any_value(step.every) AS BIGINT) AS step_size
     FROM b, step
     GROUP BY quote_file
 ),
 grid AS (   -- at most 500,000,000 points a file (a step of 1 ns over a day would ask for 10**14)
-    SELECT file, CAST(unnest(generate_series(t0, t1, CASE WHEN (t1 - t0) // every < 500000000 THEN every
-        ELSE error('obook_bbo_grid: every ' || every || ' over ' || (t1 - t0) || ' time units gives '
-                   || ((t1 - t0) // every + 1) || ' points; at most 500000000: a larger every (in the feed''s '
+    SELECT file, CAST(unnest(generate_series(t0, t1, CASE WHEN (t1 - t0) // step_size < 500000000 THEN step_size
+        ELSE error('obook_bbo_grid: every ' || step_size || ' over ' || (t1 - t0) || ' time units gives '
+                   || ((t1 - t0) // step_size + 1) || ' points; at most 500000000: a larger every (in the feed''s '
                    || 'time unit), or start_time / end_time') END)) AS UBIGINT) AS time
     FROM bounds
     WHERE t0 IS NOT NULL AND t1 IS NOT NULL

@@ -266,3 +266,22 @@ def test_sql_macros_take_every_option_of_their_registry_table(days, con):
         assert set(tables()[name].all_options()) <= params[f"obook_{name}"], name
     with pytest.raises(Exception, match="prices must be one of"):
         con.sql(f"SELECT * FROM obook_spread('{days['itch']}', prices := 'cents')").fetchall()
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    (dict(every=1.5), "every must be a whole number, not 1.5"),
+    (dict(every="5"), "every must be a whole number, not '5'"),
+    (dict(every=True), "every must be a whole number, not True"),
+    (dict(every=10, start_time=2.5), "start_time must be a whole number, not 2.5"),
+    (dict(every=10, end_time=float("nan")), "end_time must be a whole number, not nan"),
+])
+def test_bbo_grid_fractional_or_text_option_is_an_error_not_rounded(days, options, says):
+    with pytest.raises(obook.ObookError, match=says):
+        obook.bbo_grid(days["itch"], workers=1, **options).read_all()
+
+
+def test_bbo_grid_whole_float_and_decimal_options_equal_the_integers(days):
+    t0 = obook.bbo(days["itch"], workers=1).read_all().column("time")[0].as_py()
+    exact = obook.bbo_grid(days["itch"], workers=1, every=10**9, start_time=t0).read_all()
+    assert exact.num_rows > 0
+    assert obook.bbo_grid(days["itch"], workers=1, every=1e9, start_time=Decimal(t0)).read_all() == exact

@@ -261,6 +261,28 @@ def test_obook_depth_levels_out_of_range_raises_error_naming_range(con, small, l
     assert wait_no_workers() == []
 
 
+@pytest.mark.parametrize(("call", "says"), [
+    ("obook_depth('{f}', levels := 5.5)", "levels must be a whole number, not 5.5"),
+    ("obook_depth('{f}', levels := 'x')", "levels must be a whole number, not x"),
+    ("obook_bbo('{f}', workers := 2.5)", "workers must be a whole number, not 2.5"),
+    ("obook_bbo_grid('{f}', every := 1.5)", "every must be a positive integer, not 1.5"),
+    ("obook_bbo_grid('{f}', every := 10, start_time := 2.5)", "start_time must be a whole number, at least 0, not 2.5"),
+    ("obook_bbo_grid('{f}', every := 10, end_time := -1)", "end_time must be a whole number, at least 0, not -1"),
+    ("obook_match('{f}', tick := 0.5)", "tick must be a whole number, not 0.5"),
+    ("obook_simulate_depth('{f}', 'own.csv', levels := 1.5)", "levels must be a whole number, not 1.5"),
+    ("obook_backtest('{f}', 'x.py:S', seed := 0.5)", "seed must be a whole number, not 0.5"),
+])
+def test_obook_macro_integer_option_given_fraction_or_text_names_the_option(con, small, call, says):
+    with pytest.raises(duckdb.Error, match=says):
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+
+
+def test_obook_depth_levels_given_as_whole_decimal_reads_that_many_levels(con, small):
+    got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3.0) ORDER BY seq").fetchall()
+    assert [d[0] for d in con.description] == obook.depth_schema(3).names
+    assert got == _depth_rows(small, 3)
+
+
 def test_obook_depth_two_levels_in_one_query_keep_their_own_rows(con, day):
     got = con.execute(f"""
         SELECT lv, count(*) FROM (
