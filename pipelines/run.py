@@ -2,7 +2,17 @@
 
 A day is *done* when the manifest records it with the size and sha256 its file has now and
 the options the pipeline has now; otherwise it is *pending* (new, changed, options changed)
-or *failed* (the last run's attempts all failed; the next run tries again).
+or *failed* (the last run's attempts all failed; the next run tries again). A file that is no
+day is *invalid*: no date in its name, a second file of a date, or an empty file (no bytes,
+also once decompressed); nothing is recorded for it, so once it is replaced by a real day
+file the next run converts it.
+
+A day that is not done but was converted before keeps the partitions of that conversion
+(``Day.previous`` says from which file): a day that fails leaves the last good data in the
+dataset rather than none, and the run warns about it (``previous_partitions`` in its
+summary). The partitions of tables the pipeline no longer has are removed as their days
+are converted again; the ones left (a day that failed, a day whose file is gone) stay, and
+the run warns naming them (``dropped_table_partitions``).
 
 Each day is converted by :func:`convert_day`, the unit of work of both executors: it calls
 :func:`obook.to_parquet.convert` into ``DATASET/.tmp/<date>.<pid>.<token>/``, then moves each
@@ -38,7 +48,8 @@ from .config import Pipeline, PipelineError
 
 log = logging.getLogger("obook")
 
-__all__ = ["Day", "DayFailed", "plan", "status", "run", "convert_day", "partition_path"]
+__all__ = ["Day", "DayFailed", "plan", "status", "run", "convert_day", "partition_path", "empty_file",
+           "previous_note", "dropped_table_partitions"]
 
 TMP = ".tmp"
 
@@ -59,6 +70,7 @@ class Day:
     reason: str = ""
     size: int | None = None
     sha256: str | None = None
+    previous: dict | None = None   # not done, converted before: what its partitions are from
 
 
 def partition_path(dataset, table: str, date: str) -> Path:
@@ -92,7 +104,10 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         size, sha = file_digest(f)
         day = Day(date, str(f), "pending", "new", size, sha)
         done, failed = doc["days"].get(date), doc["failed"].get(date)
-        if done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options():
+        empty = empty_file(f)
+        if empty:
+            day.state, day.reason = "invalid", empty
+        elif done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options():
             day.state, day.reason = "done", ""
         elif failed and (failed["size"], failed["sha256"]) == (size, sha):
             day.state, day.reason = "failed", failed["error"]
@@ -100,6 +115,8 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             day.reason = "changed"
         elif done:
             day.reason = "options changed"
+        if done and day.state != "done":
+            day.previous = _previous(done, size, sha, p.options())
         days.append(day)
     for date, rec in sorted(doc["days"].items()):
         if date not in seen:
@@ -108,12 +125,97 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     return sorted(days, key=lambda d: (d.date or "", d.file))
 
 
+def empty_file(path) -> str:
+    """``"empty file"`` when a day file holds no bytes, also once decompressed (a gzip or
+    zstd file, or a zip of one file, of nothing: told apart by their first bytes, as the
+    replay does); else ``""`` (a damaged file too: its conversion says what is wrong)."""
+    if os.stat(path).st_size == 0:
+        return "empty file"
+    try:
+        with open(path, "rb") as f:
+            first = _first_byte(f)
+    except Exception:  # noqa: BLE001 - damaged, or no zstd module: the conversion reports it
+        return ""
+    return "empty file once decompressed" if first == b"" else ""
+
+
+def _first_byte(f) -> bytes | None:
+    """The first decompressed byte (b"" when none) of a gzip, zstd or one-file zip file;
+    None for any other file."""
+    magic = f.read(4)
+    f.seek(0)
+    if magic[:2] == b"\x1f\x8b":
+        import gzip
+
+        return gzip.GzipFile(fileobj=f).read(1)
+    if magic == b"\x28\xb5\x2f\xfd":
+        try:
+            from compression.zstd import ZstdFile
+        except ImportError:
+            from backports.zstd import ZstdFile
+        return ZstdFile(f).read(1)
+    if magic == b"PK\x03\x04":
+        import zipfile
+
+        with zipfile.ZipFile(f) as z:
+            names = z.namelist()
+            if len(names) == 1:
+                with z.open(names[0]) as member:
+                    return member.read(1)
+    return None
+
+
+def _previous(rec: dict, size: int, sha: str, options: dict) -> dict:
+    """What the partitions of a day not done are from: its manifest record (``changed``:
+    ``source`` when its file is another now, ``options`` when the options are, else None)."""
+    changed = ("source" if (rec["size"], rec["sha256"]) != (size, sha)
+               else "options" if rec.get("options") != options else None)
+    return {"source": rec.get("source"), "size": rec["size"], "sha256": rec["sha256"],
+            "completed_at": rec.get("completed_at"), "changed": changed}
+
+
+def previous_note(previous: dict) -> str:
+    """One line on the partitions a day not done still has in the dataset."""
+    when = f", converted {previous['completed_at']}" if previous.get("completed_at") else ""
+    source = f"{previous['source']}, {previous['size']} bytes, sha256 {previous['sha256'][:12]}"
+    if previous.get("changed") == "source":
+        return f"the dataset keeps this day's partitions from its previous source ({source}{when})"
+    if previous.get("changed") == "options":
+        return f"the dataset keeps this day's partitions converted with the previous options ({source}{when})"
+    return f"the dataset keeps this day's partitions from an earlier conversion ({source}{when})"
+
+
+def dropped_table_partitions(p: Pipeline) -> list[str]:
+    """The partition folders (``table=<table>/date=<date>``, relative to the dataset) of
+    tables the pipeline does not have (any more)."""
+    out = []
+    for table_dir in sorted(p.dataset.glob("table=*")):
+        if table_dir.is_dir() and table_dir.name[len("table="):] not in p.tables:
+            out += [f"{table_dir.name}/{d.name}" for d in sorted(table_dir.glob("date=*")) if d.is_dir()]
+    return out
+
+
+def _warn_dropped(p: Pipeline, folders: list[str], shown: int = 10) -> None:
+    """One warning a table: its partition folders still in the dataset (the first ``shown``)."""
+    by_table: dict[str, list[str]] = {}
+    for folder in folders:
+        table, date = folder.split("/", 1)
+        by_table.setdefault(table, []).append(date)
+    for table, dates in by_table.items():
+        more = f", and {len(dates) - shown} more" if len(dates) > shown else ""
+        log.warning("%s: %d partition(s) of a table not in the pipeline's tables stay in the dataset "
+                    "(queries see them): %s%s; remove the folder to drop them", p.dataset / table,
+                    len(dates), ", ".join(dates[:shown]), more)
+
+
 def status(p: Pipeline) -> dict:
-    """What is done, pending, failed (and which files are not days), as a JSON-able dict."""
+    """What is done, pending, failed (and which files are not days), as a JSON-able dict;
+    ``dropped_table_partitions``: the partition folders of tables the pipeline no longer has."""
     days = plan(p)
     counts = {s: sum(d.state == s for d in days) for s in ("done", "pending", "failed", "invalid")}
     return {"pipeline": str(p.path) if p.path else None, "dataset": str(p.dataset),
-            "executor": p.executor, "counts": counts, "days": [asdict(d) for d in days]}
+            "executor": p.executor, "counts": counts, "days": [asdict(d) for d in days],
+            "dropped_table_partitions": dropped_table_partitions(p)}
 
 
 # --------------------------------------------------------------------------- one day
@@ -121,14 +223,21 @@ def status(p: Pipeline) -> dict:
 
 def convert_day(spec: dict) -> dict:
     """Convert one day into the dataset (the task both executors run). Returns what the
-    manifest records; raises :class:`DayFailed` (with the reason as text) on failure."""
+    manifest records (and ``removed_tables``: the tables not in ``spec["tables"]`` whose
+    partition of the day it removed, when there were some); raises :class:`DayFailed` (with
+    the reason as text) on failure, :class:`DayFeedFailed` when the file is at fault (a bad
+    record, an empty file)."""
     dataset, date = Path(spec["dataset"]), spec["date"]
     workers = spec.get("workers")
     if multiprocessing.current_process().daemon and workers != 1:
         # a daemonic process (a Dask nanny's worker) may not start child processes
         workers = 1
     tmp = dataset / TMP / f"{date}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    removed = []
     try:
+        empty = empty_file(spec["file"])
+        if empty:           # (planned as invalid; a file emptied since is no day either)
+            raise DayFeedFailed(f"{Path(spec['file']).name}: {empty}")
         result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
                          on_error=spec["on_error"], levels=spec.get("levels", 10),
                          tickers=spec.get("tickers"), unknown_tickers="warn")
@@ -144,6 +253,9 @@ def convert_day(spec: dict) -> dict:
             if stale.exists():
                 stale.unlink()
                 _remove_empty(stale.parent, dataset)
+                removed.append(table)
+    except DayFailed:
+        raise
     except FeedError as e:
         raise DayFeedFailed(_naming(spec["file"], e)) from None
     except Exception as e:  # noqa: BLE001 - reported per day, the run goes on
@@ -152,7 +264,7 @@ def convert_day(spec: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
-            "stats": result["stats"]}
+            "stats": result["stats"], **({"removed_tables": sorted(removed)} if removed else {})}
 
 
 def _naming(file, e: Exception) -> str:
@@ -257,11 +369,11 @@ def _day_process(records) -> None:
 def _stop_pool(pool) -> None:
     """Cancel what has not started and end the pool's processes (an idle one would wait for
     work forever, and the interpreter's exit would wait for it)."""
-    pool.shutdown(wait=False, cancel_futures=True)
     procs = list((getattr(pool, "_processes", None) or {}).values())
     for proc in procs:
         if proc.is_alive():
             proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.join(5)
         if proc.is_alive():
@@ -348,6 +460,11 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         days_done: Callable[[int, int], None] | None = None) -> dict:
     """Convert every day not done yet; returns a summary (``failed`` non-empty → a day failed).
 
+    The summary's ``previous_partitions`` holds the days that failed or are invalid but
+    whose partitions from an earlier conversion stay in the dataset (:attr:`Day.previous`
+    and the day's ``file``); ``dropped_table_partitions`` the partition folders of tables
+    the pipeline no longer has, left in the dataset. Both are logged as warnings too.
+
     ``progress`` gets a line of text at every step; ``days_done(finished, total)`` the count
     of days to convert that finished (done or failed) whenever it changes (a progress bar).
     """
@@ -369,17 +486,30 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         todo = [d for d in days if d.state in ("pending", "failed")]
         summary = {"dataset": str(p.dataset), "executor": p.executor, "converted": [], "failed": {},
                    "invalid": {d.file: d.reason for d in days if d.state == "invalid"},
-                   "unchanged": sum(d.state == "done" for d in days), "seconds": 0.0}
+                   "unchanged": sum(d.state == "done" for d in days), "previous_partitions": {},
+                   "dropped_table_partitions": [], "seconds": 0.0}
         say(f"{len(todo)} day(s) to convert, {summary['unchanged']} done already")
         tally()
 
+        def kept(day: Day) -> None:     # a day not converted whose earlier partitions stay
+            if day.previous:
+                summary["previous_partitions"][day.date] = {**day.previous, "file": day.file}
+                log.warning("%s: not converted; %s", day.date, previous_note(day.previous))
+
+        for day in days:
+            if day.state == "invalid":
+                kept(day)
+
         def done(day: Day, rec: dict) -> None:
             rec["completed_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            removed = rec.pop("removed_tables", [])
             doc["days"][day.date] = rec
             doc["failed"].pop(day.date, None)
             manifest.write(p.dataset, doc)
             summary["converted"].append(day.date)
-            say(f"{day.date}: done ({', '.join(f'{t} {n}' for t, n in rec['tables'].items())} rows)")
+            say(f"{day.date}: done ({', '.join(f'{t} {n}' for t, n in rec['tables'].items())} rows)"
+                + (f"; removed its partitions of {', '.join(removed)} (not in the pipeline's tables)"
+                   if removed else ""))
             tally()
 
         def failed(day: Day, error: str, attempts: int) -> None:
@@ -389,11 +519,14 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
             manifest.write(p.dataset, doc)
             summary["failed"][day.date] = error
             say(f"{day.date}: FAILED after {attempts} attempt(s): {error}")
+            kept(day)
             tally()
 
         if todo:
             (_run_dask if p.dask_address else _run_local)(p, todo, done, failed, say)
         shutil.rmtree(p.dataset / TMP, ignore_errors=True)
+        summary["dropped_table_partitions"] = dropped_table_partitions(p)
+        _warn_dropped(p, summary["dropped_table_partitions"])
     summary["converted"].sort()
     summary["seconds"] = round(time.monotonic() - t0, 3)
     return summary

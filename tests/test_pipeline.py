@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -274,3 +275,101 @@ def test_pipeline_fewer_tables_removes_the_dropped_tables_partitions(setup, tmp_
         assert attach(con, ds) == ["bbo"]
     finally:
         con.close()
+
+
+# ---------------------------------------------------------------- empty days
+
+@pytest.mark.parametrize("content, reason", [(b"", "empty file"),
+                                             (gzip.compress(b""), "empty file once decompressed")],
+                         ids=["zero-bytes", "gzip-of-nothing"])
+def test_pipeline_empty_day_file_is_invalid_not_done_and_converted_once_replaced(setup, content, reason):
+    p, files, ds = setup
+    date = "2019-12-31"
+    real = files[date].read_bytes()
+    files[date].write_bytes(content)
+    summary = run(p)
+    assert summary["converted"] == ["2019-12-30", "2020-01-02"] and summary["failed"] == {}
+    assert summary["invalid"] == {str(p.source_dir / files[date].name): reason}
+    assert not list(ds.glob(f"table=*/date={date}")) and date not in manifest.read(ds)["days"]
+    day = next(d for d in status(p)["days"] if d["date"] == date)
+    assert (day["state"], day["reason"], day["previous"]) == ("invalid", reason, None)
+    files[date].write_bytes(real)
+    assert run(p)["converted"] == [date]
+    assert status(p)["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
+
+
+def test_cli_pipeline_run_empty_day_file_exit_1_names_the_file_and_reason(setup):
+    p, files, ds = setup
+    files["2019-12-31"].write_bytes(b"")
+    res = obook_cli("pipeline", "run", p.path)
+    assert res.returncode == 1, res.stderr
+    assert f"failed: {p.source_dir / files['2019-12-31'].name}: empty file\n" in res.stderr
+    assert "2 converted, 0 unchanged, 1 failed" in res.stderr
+
+
+def test_convert_day_empty_file_raises_feed_failure_writes_nothing(tmp_path):
+    from obook.pipelines.run import DayFeedFailed, convert_day
+
+    feed = tmp_path / "12312019.NASDAQ_ITCH50"
+    feed.write_bytes(b"")
+    spec = {"file": str(feed), "date": "2019-12-31", "dataset": str(tmp_path / "ds"), "tables": ["bbo"],
+            "workers": 1, "on_error": "raise", "options": {"tables": ["bbo"], "on_error": "raise"}}
+    with pytest.raises(DayFeedFailed, match=f"{feed.name}: empty file"):
+        convert_day(spec)
+    assert not list((tmp_path / "ds").glob("table=*"))
+
+
+# ---------------------------------------------------------------- what a failed day leaves
+
+def test_pipeline_changed_day_that_fails_keeps_previous_partitions_and_says_so(setup, caplog):
+    p, files, ds = setup
+    run(p)
+    date = "2019-12-31"
+    before = {f: f.read_bytes() for f in ds.glob(f"table=*/date={date}/*.parquet")}
+    old = manifest.read(ds)["days"][date]
+    data = files[date].read_bytes()
+    files[date].write_bytes(data[: len(data) // 2 + 3])          # changed, and its conversion fails
+    with caplog.at_level("WARNING", logger="obook"):
+        summary = run(p)
+    assert list(summary["failed"]) == [date]
+    kept = summary["previous_partitions"][date]
+    assert (kept["changed"], kept["size"], kept["sha256"], kept["completed_at"]) == \
+        ("source", old["size"], old["sha256"], old["completed_at"])
+    assert {f: f.read_bytes() for f in ds.glob(f"table=*/date={date}/*.parquet")} == before
+    doc = manifest.read(ds)
+    assert doc["days"][date] == old and doc["failed"][date]["sha256"] != old["sha256"]
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any(m.startswith(f"{date}: ") and "previous source" in m and old["sha256"][:12] in m
+               for m in warned), warned
+    day = next(d for d in status(p)["days"] if d["date"] == date)
+    assert day["state"] == "failed" and day["previous"]["sha256"] == old["sha256"]
+    text = obook_cli("pipeline", "status", p.path).stdout
+    line = next(x for x in text.splitlines() if x.startswith(date))
+    assert "failed" in line and "truncated" in line and "partitions from its previous source" in line, text
+    res = obook_cli("pipeline", "run", p.path)
+    line = next(x for x in res.stderr.splitlines() if x.startswith(f"failed: {date}: "))
+    assert res.returncode == 1 and "partitions from its previous source" in line, res.stderr
+
+
+def test_pipeline_fewer_tables_and_a_failing_day_warns_naming_the_leftover_partitions(setup, caplog):
+    p, files, ds = setup
+    run(p)
+    date = "2019-12-31"
+    data = files[date].read_bytes()
+    files[date].write_bytes(data[: len(data) // 2 + 3])
+    toml = p.path
+    toml.write_text(toml.read_text().replace(f"tables = {json.dumps(TABLES)}", 'tables = ["bbo"]'))
+    lines = []
+    with caplog.at_level("WARNING", logger="obook"):
+        summary = run(load(toml), progress=lines.append)
+    dropped = sorted(t for t in TABLES if t != "bbo")
+    left = [f"table={t}/date={date}" for t in dropped]
+    assert summary["dropped_table_partitions"] == left
+    assert sorted(dataset_tables(ds)) == sorted([("bbo", d) for d in DATES] + [(t, date) for t in dropped])
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    for t in dropped:
+        assert any(f"table={t}: 1 partition(s)" in m and f"date={date}" in m for m in warned), warned
+    assert summary["previous_partitions"][date]["changed"] == "source"
+    removed = f"removed its partitions of {', '.join(dropped)}"
+    assert sum(removed in line for line in lines) == 2, lines          # the two days converted again
+    assert status(load(toml))["dropped_table_partitions"] == left

@@ -121,3 +121,19 @@ def test_cli_pipeline_loose_values_one_line_error(tmp_path, capsys, change, says
         text += f"{section}\n{line}\n"
     p.write_text(text)
     assert says in cli_error(capsys, "pipeline", "status", p)
+
+
+@pytest.mark.parametrize("name", ["../x.toml", "{tmp}/abs.toml", "sub/x.toml", "..", ".", ""])
+def test_cli_pipeline_init_name_with_a_directory_one_line_error_nothing_written(tmp_path, capsys, name):
+    days = tmp_path / "a" / "days"
+    err = cli_error(capsys, "pipeline", "init", days, "--name", name.format(tmp=tmp_path))
+    assert "--name" in err and "give a file name" in err
+    assert [f for f in tmp_path.rglob("*") if not f.is_dir()] == []
+
+
+def test_cli_pipeline_init_name_a_dangling_symlink_is_not_written_through(tmp_path, capsys):
+    days = tmp_path / "days"
+    days.mkdir()
+    (days / "p.toml").symlink_to(tmp_path / "elsewhere.toml")
+    assert "exists already" in cli_error(capsys, "pipeline", "init", days, "--name", "p.toml")
+    assert not (tmp_path / "elsewhere.toml").exists()

@@ -25,9 +25,10 @@ def run(
 ) -> None:
     """Convert every day that is not done yet (new, changed since: size + sha256, or failed).
 
-    Progress goes to stderr. Exit code 0 when every day is done, 1 when a day failed (after its retries) or a file is not a day; the other days complete either way.
+    Progress goes to stderr. Exit code 0 when every day is done, 1 when a day failed (after its retries) or a file is not a day (no date in its name, an empty file); the other days complete either way. A day that fails keeps the partitions of its last good conversion, and the run says so; partitions of tables no longer in the pipeline that stay in the dataset are named in a warning.
     """
     from ..pipelines import load, run as _run
+    from ..pipelines.run import previous_note
     from .progress import days_progress
 
     p = load(pipeline)
@@ -36,10 +37,13 @@ def run(
     if json_out:
         typer.echo(json.dumps(summary, indent=1))
     bad = {**summary["failed"], **summary["invalid"]}
+    notes = {}
+    for date, previous in summary["previous_partitions"].items():
+        notes[date] = notes[previous["file"]] = previous_note(previous)
     typer.echo(f"{len(summary['converted'])} converted, {summary['unchanged']} unchanged, "
                f"{len(bad)} failed ({summary['seconds']:.1f} s)", err=True)
     for what, error in sorted(bad.items()):
-        typer.echo(f"failed: {what}: {error}", err=True)
+        typer.echo(f"failed: {what}: {error}" + (f"; {notes[what]}" if what in notes else ""), err=True)
     if bad:
         raise typer.Exit(1)
 
@@ -81,14 +85,22 @@ def init(
     name: str = typer.Option("obook-pipeline.toml", "--name", help="File name of the pipeline definition."),
 ) -> None:
     """Write a starter pipeline definition (TOML) for the day files in DIRECTORY."""
-    from ..errors import OutputError
+    import os
 
+    from ..errors import OutputError
+    from ..pipelines.config import PipelineError
+
+    if (name in ("", ".", "..") or "/" in name or (os.altsep and os.altsep in name)
+            or any(ord(c) < 32 for c in name)):
+        raise PipelineError(f"--name {name!r}: give a file name, without a directory (the definition "
+                            "is written in DIRECTORY)")
     target = directory / name
-    if target.exists():
-        raise OutputError(f"{target}: exists already; not overwritten")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        target.write_text(STARTER.format(name=target))
+        with open(target, "x") as f:     # never over an existing file, nor through a symlink
+            f.write(STARTER.format(name=target))
+    except FileExistsError:
+        raise OutputError(f"{target}: exists already; not overwritten") from None
     except OSError as e:
         raise OutputError(f"{target}: cannot write: {e.strerror or e}") from None
     typer.echo(f"wrote {target}", err=True)
@@ -101,9 +113,10 @@ def status(
 ) -> None:
     """Show each day's state: done, pending, failed or invalid.
 
-    pending: new, changed (size or sha256) or converted with other options; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day. Hashes the day files. Exit code 1 when a day failed or a file is not a day.
+    pending: new, changed (size or sha256) or converted with other options; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day (no date in its name, an empty file). A day not done that was converted before says which file its partitions in the dataset are from; partitions of tables no longer in the pipeline are listed. Hashes the day files. Exit code 1 when a day failed or a file is not a day.
     """
     from ..pipelines import load, status as _status
+    from ..pipelines.run import previous_note
 
     st = _status(load(pipeline))
     bad = st["counts"]["failed"] + st["counts"]["invalid"]
@@ -113,8 +126,11 @@ def status(
             raise typer.Exit(1)
         return
     for d in st["days"]:
-        typer.echo(f"{d['date'] or '-':<10}  {d['state']:<8}  {Path(d['file']).name}"
-                   + (f"  ({d['reason']})" if d["reason"] else ""))
+        why = "; ".join(([d["reason"]] if d["reason"] else [])
+                        + ([previous_note(d["previous"])] if d["previous"] else []))
+        typer.echo(f"{d['date'] or '-':<10}  {d['state']:<8}  {Path(d['file']).name}" + (f"  ({why})" if why else ""))
+    if st["dropped_table_partitions"]:
+        typer.echo(f"not in the pipeline's tables, still in the dataset: {', '.join(st['dropped_table_partitions'])}")
     c = st["counts"]
     typer.echo(f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['invalid']} invalid "
                f"in {st['dataset']}")
