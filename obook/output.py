@@ -42,7 +42,10 @@ def write_text(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
 
 def make_output_dir(outdir: str | Path) -> Path:
     """Create an output directory (and its parents); a clear ``OutputError`` when that is
-    impossible: a file of that name, a parent that is a file, a read-only place."""
+    impossible: a file of that name, a parent that is a file, a read-only place, ``-``
+    (stdout elsewhere: here it would be a folder named "-")."""
+    if str(outdir) == "-":
+        raise OutputError("-: the output is a folder of files, not stdout; give a folder name")
     outdir = Path(outdir)
     try:
         outdir.mkdir(parents=True, exist_ok=True)

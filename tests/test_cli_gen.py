@@ -106,3 +106,23 @@ def test_gen_dash_output_is_refused_no_file_named_dash(tmp_path, command, monkey
     r = runner.invoke(app, ["gen", command, "-", "-n", "10"])
     assert r.exit_code != 0 and "the generators write files" in str(r.exception)
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("command, date, first, last", [
+    ("databento", "1960-05-01", "1970-01-01", "2262-04-10"),
+    ("databento", "9999-12-31", "1970-01-01", "2262-04-10"),
+    ("pitch", "1969-12-31", "1970-01-01", "2106-02-07"),
+    ("pitch", "2106-02-08", "1970-01-01", "2106-02-07"),
+])
+def test_gen_date_beyond_the_formats_clock_one_line_error_names_range(tmp_path, command, date, first, last):
+    out = tmp_path / "day.out"
+    r = _obook("gen", command, out, "-n", "200", "-k", "2", "--date", date)
+    assert r.returncode == 1 and r.stderr.startswith(f"error: --date {date}: out of range"), r.stderr
+    assert f"({first} to {last})" in r.stderr and r.stderr.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.parametrize("command, name", [("itch", "01010999.NASDAQ_ITCH50"), ("csv", "0999-01-01.csv")])
+def test_gen_date_year_below_1000_file_named_with_four_digit_year(tmp_path, command, name):
+    r = runner.invoke(app, ["gen", command, str(tmp_path / "days"), "-n", "100", "-k", "2", "--date", "0999-01-01"])
+    assert r.exit_code == 0, r.output
+    assert [p.name for p in (tmp_path / "days").iterdir()] == [name]

@@ -256,3 +256,11 @@ def test_cli_random_bytes_without_a_format_name_cannot_tell_the_format(tmp_path,
     plain = tmp_path / "plain"                 # an ITCH day without a telling name: still ITCH
     plain.write_bytes(open(feed, "rb").read())
     assert detect_format(plain) == "itch"
+
+
+@pytest.mark.parametrize("command", [["convert", "{feed}", "-", "-w", "1"],
+                                     ["lobster", "{feed}", "-", "-k", "AAA", "-d", "2019-12-30", "-w", "1"]])
+def test_cli_output_folder_dash_refused_no_folder_named_dash(tmp_path, feed, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    _error(capsys, [a.format(feed=feed) for a in command], "-: the output is a folder of files, not stdout")
+    assert list(tmp_path.iterdir()) == []

@@ -148,3 +148,58 @@ def test_cli_sql_timestamps_in_utc_whatever_the_feeds_zone(app, tmp_path):
     r = CliRunner().invoke(app, ["sql", mixed, "--format", "csv"])
     rows = r.output.splitlines()[1:]
     assert len(rows) == 2 and all(row.endswith("Z") for row in rows), r.output
+
+
+
+#: a query whose error comes after its first million rows reached the reader
+_FAILS_LATE = ("SELECT CASE WHEN i < 3000000 THEN i ELSE error('boom at ' || i) END AS x "
+               "FROM range(4000000) t(i)")
+
+
+@pytest.mark.parametrize("where", ["x.parquet", "x.csv", "x.arrow", "-"])
+def test_cli_sql_error_after_first_batches_one_line_query_failed(tmp_path, where):
+    args = ["--format", "csv"] if where == "-" else ["-o", str(tmp_path / where)]
+    r = _piped(_FAILS_LATE, *args)
+    assert r.returncode == 1
+    assert r.stderr == "error: query failed: Invalid Input Error: boom at 3000000\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_sql_table_into_pipe_closed_early_exits_zero_quietly():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "obook", "sql", "SELECT * FROM range(20000)", "--format", "table",
+                          "--max-rows", "20000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()                     # as `| head -1` does
+    err = p.stderr.read()
+    assert p.wait(timeout=300) == 0 and err == b""
+
+
+@pytest.mark.parametrize("rows_first", [0, 3_000_000])
+def test_cli_sql_interrupt_while_duckdb_pulls_batches_raises_keyboard_interrupt(tmp_path, monkeypatch, rows_first):
+    """Ctrl-C lands in the Python producer DuckDB pulls from (a replay's batches): before the
+    first result (the query's start) or after a few million rows (while writing)."""
+    import duckdb
+
+    import obook.duckdb
+    from obook.cli import sql as cli_sql
+
+    schema = pa.schema([("x", pa.int64())])
+
+    def batches():
+        for start in range(0, rows_first, 1_000_000):
+            yield pa.record_batch([pa.array(range(start, start + 1_000_000), pa.int64())], schema=schema)
+        raise KeyboardInterrupt
+
+    def connect(database=":memory:"):
+        con = duckdb.connect()
+        con.register("src", pa.RecordBatchReader.from_batches(schema, batches()))
+        return con
+
+    monkeypatch.setattr(obook.duckdb, "connect", connect)
+    with pytest.raises(KeyboardInterrupt):
+        cli_sql.sql("SELECT * FROM src", output=tmp_path / "x.parquet", max_rows=40, format=None,
+                    database=":memory:")
+    assert list(tmp_path.iterdir()) == []

@@ -203,3 +203,9 @@ def test_plot_latency_percentile_curve_matches_numpy_and_draws_png(tmp_path):
         assert r.exit_code != 0 and says in str(r.exception), r.output
     r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / "bare")])
     assert r.exit_code == 0 and (tmp_path / "bare").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_latency_missing_table_error_says_no_such_table(tmp_path):
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "nope.parquet"), str(tmp_path / "x.png")])
+    assert r.exit_code != 0 and "nope.parquet: no such latency table" in f"{r.output}{r.exception}"
+    assert list(tmp_path.iterdir()) == []

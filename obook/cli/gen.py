@@ -59,7 +59,7 @@ def _itch_dated(out: Path, date: str) -> Path:
     """The ITCH file of ``--date``: Nasdaq's name for that day, MMDDYYYY.NASDAQ_ITCH50."""
     from ..feeds.itch import session_date
 
-    return _dated(out, date, session_date, "{day:%m%d%Y}.NASDAQ_ITCH50", "an ITCH file")
+    return _dated(out, date, session_date, "{day.month:02}{day.day:02}{day.year:04}.NASDAQ_ITCH50", "an ITCH file")
 
 
 def _dated(out: Path, date: str, name_date, pattern: str, what: str) -> Path:
@@ -91,7 +91,7 @@ def _named(out: Path, date: Optional[str], suffix: str, what: str) -> Path:
         return out
     from ..feeds import named_date
 
-    return _dated(out, _date(date), named_date, "{day:%Y-%m-%d}" + suffix, what)
+    return _dated(out, _date(date), named_date, "{day.year:04}-{day.month:02}-{day.day:02}" + suffix, what)
 
 
 @app.command("pcap")
@@ -141,8 +141,10 @@ def csv(
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
-def _date(text: Optional[str]) -> Optional[str]:
-    """``--date`` checked (YYYY-MM-DD)."""
+def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] = None,
+          holder: str = "") -> Optional[str]:
+    """``--date`` checked (YYYY-MM-DD); with ``first`` and ``last``: within them, the days
+    ``holder`` (what carries the times, e.g. "a DBN file's ns times") can hold."""
     if text is None:
         return None
     import datetime as dt
@@ -150,9 +152,11 @@ def _date(text: Optional[str]) -> Optional[str]:
     from ..errors import ObookError
 
     try:
-        dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise ObookError(f"--date: expected YYYY-MM-DD, not {text!r}") from None
+    if first is not None and not dt.date.fromisoformat(first) <= day <= dt.date.fromisoformat(last):
+        raise ObookError(f"--date {text}: out of range for {holder} ({first} to {last}); give a date in it")
     return text
 
 
@@ -205,7 +209,8 @@ def databento(
     trades and fills in events flagged F_LAST, book clears, order ids above 2^63."""
     from ..gen.databento import START_NS, mbo_flow, session_start, write_dbn
 
-    start = session_start(_date(date)) if date else START_NS
+    start = session_start(_date(date, "1970-01-01", "2262-04-10", "a DBN file's ns times as obook reads them")) \
+        if date else START_NS
 
     def write():
         flow = mbo_flow(messages, instruments, seed, start_ns=start)

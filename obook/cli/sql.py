@@ -65,6 +65,7 @@ def run_query(query: str, database: str = ":memory:"):
         return con, (None if rel is None else rel.to_arrow_reader())
     except duckdb.Error as e:
         con.close()
+        _raise_interrupt(e)
         raise ObookError(f"query failed: {_first_line(e)}") from e
     except BaseException:
         con.close()
@@ -93,6 +94,19 @@ def _write_stdout(reader, style: str) -> int:
     return n
 
 
+def _raise_interrupt(e: BaseException) -> None:
+    """Ctrl-C or SIGTERM while DuckDB pulled a replay's batches: the KeyboardInterrupt or
+    SystemExit the signal raised in obook's producer reaches here only as the last line of
+    the Python traceback in DuckDB's error text ("Unknown error"); raised again, the command
+    ends as any interrupted one (exit 130 or 128 + the signal)."""
+    last = str(e).rstrip().rsplit("\n", 1)[-1]
+    if last == "KeyboardInterrupt":
+        raise KeyboardInterrupt from None
+    code = re.fullmatch(r"SystemExit: (\d+)", last)
+    if code:
+        raise SystemExit(int(code.group(1))) from None
+
+
 def _first_line(e: BaseException) -> str:
     """DuckDB errors carrying a Python traceback: keep the message, drop the ``Detail:``."""
     text = str(e).strip()
@@ -114,6 +128,26 @@ def write_result(reader, path: Path) -> int:
         return write_file(reader, path)
     except pa.ArrowException as e:
         raise ObookError(f"query failed: {_first_line(e)}") from e
+
+
+def _query_rows(reader):
+    """``reader`` whose failures while DuckDB runs the query (a feed error after the first
+    batches reaches here as an OSError carrying a Python traceback) are one-line ObookErrors
+    "query failed: ...", told apart from the failures of writing the rows."""
+    import duckdb
+    import pyarrow as pa
+
+    def batches():
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except (OSError, pa.ArrowException, duckdb.Error) as e:
+                _raise_interrupt(e)
+                raise ObookError(f"query failed: {_first_line(e)}") from e
+            yield batch
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
 def _counting(reader, counted):
@@ -159,9 +193,14 @@ def _print_table(reader, max_rows: int) -> None:
             break
     # a pipe or a file gets the table unwrapped (rich would fold it into 80 columns)
     console = Console() if sys.stdout.isatty() else Console(width=1_000_000)
+    console.on_broken_pipe = _broken_pipe     # rich's own exits 1: a reader gone ends quietly (writing_stdout)
     console.print(table)
     suffix = f" (first {max_rows}; more rows not shown)" if more else ""
     console.print(f"{shown} row{'s' if shown != 1 else ''}{suffix}", style="dim")
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError
 
 
 def _numeric(t) -> bool:
@@ -248,6 +287,7 @@ def sql(
     if format is None:
         format = PrintFormat.table if sys.stdout.isatty() else PrintFormat.csv
     con, reader = run_query(query, database)
+    rows_of = reader if reader is None else _query_rows(reader)
     try:
         if reader is None:
             if output is not None:
@@ -259,9 +299,9 @@ def sql(
             try:
                 with writing_stdout():
                     if format is PrintFormat.table:
-                        _print_table(reader, max_rows)
+                        _print_table(rows_of, max_rows)
                     else:
-                        _write_stdout(reader, format.value)
+                        _write_stdout(rows_of, format.value)
             except Exception as e:
                 import pyarrow as pa
 
@@ -272,9 +312,9 @@ def sql(
             from .progress import rows_progress
 
             with rows_progress("rows written") as counted:
-                rows = write_result(_counting(reader, counted), output)
+                rows = write_result(_counting(rows_of, counted), output)
             typer.echo(f"wrote {rows} rows to {output}", err=True)
     finally:
-        del reader
+        del reader, rows_of
         con.close()
 

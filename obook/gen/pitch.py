@@ -193,5 +193,6 @@ def command(
     modifies, deletes, trades, breaks, trading status) in sequenced units."""
     from ..cli.gen import _date, _writing
 
-    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, _date(date)))
+    day = _date(date, "1970-01-01", "2106-02-07", "a PITCH Time Reference (midnight in u32 epoch seconds)")
+    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, day))
     typer.echo(f"wrote {n} messages to {out}", err=True)

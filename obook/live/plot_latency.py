@@ -43,6 +43,8 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     if Path(out).suffix.lower() in (".html", ".htm"):
         raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: the feed's picture)")
 
+    if not Path(table_path).exists():
+        raise ObookError(f"{table_path}: no such latency table (obook listen --latency-output TABLE writes one)")
     try:
         table = pq.read_table(table_path)
     except (OSError, ValueError) as e:
