@@ -175,10 +175,11 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         else:
             staged.append((tmp, path))
         return n
-    except FeedError:
+    except FeedError as e:
         try:
             if tmp.exists():
                 os.replace(tmp, path.with_name(path.name + ".partial"))
+                e.kept_in = str(path.with_name(path.name + ".partial"))
         except OSError:
             remove_quietly(tmp)
         raise

@@ -125,13 +125,14 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
 
 
 def _check_tables(tables, fmt) -> list[str]:
-    from .tables import check_offered, check_produces, tables_of
+    from .tables import check_offered, check_produces, offered, tables_of
 
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
     tables = list(dict.fromkeys(tables))
+    choices = ", ".join(t for t in tables_of(fmt) if offered(t, "convert"))
     if not tables:
-        raise ObookError("no tables asked for; choose from " + ", ".join(tables_of(fmt)))
+        raise ObookError(f"no tables asked for; {fmt.name} feeds convert to {choices}")
     for t in tables:
         check_offered(t, "convert")
         check_produces(fmt, t)

@@ -124,7 +124,7 @@ def test_convert_csv_replay_tables_no_side_tables_ms_timestamp(tmp_path):
     midnight = 1577941200 * 10**9   # 2020-01-02 00:00 New York
     assert t["timestamp"].cast(pa.int64()).to_pylist() == [midnight + 1_000_000 * x for x in t["time"].to_pylist()]
     assert read_metadata(tmp_path / "b" / "bbo.parquet")["session_date"] == "2020-01-02"
-    with pytest.raises(ObookError, match=r"csv feed has no table .symbols. \(formats that have it: itch \(Nasdaq ITCH 5.0\)"):
+    with pytest.raises(ObookError, match=r"csv feeds have no table .symbols. \(formats that have it: itch \(Nasdaq ITCH 5.0\)"):
         convert(feed, tmp_path / "c", tables=["bbo", "symbols"])
     assert not (tmp_path / "c").exists() or not os.listdir(tmp_path / "c")
 
@@ -240,3 +240,13 @@ def test_convert_progress_reports_breaks_pass_then_replay(itch_day, tmp_path):
     assert calls[first - 1][0] == size and calls[-1] == (size, None)
     replaying = [d for d, _ in calls[first:]]
     assert replaying == sorted(replaying)
+
+
+def test_convert_no_tables_lists_only_tables_convert_writes(tmp_path, capsys):
+    from cli_support import cli_error
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 2000, 2, seed=1)
+    err = cli_error(capsys, "convert", feed, tmp_path / "out", "--tables", "")
+    assert "itch feeds convert to bbo, trades" in err
+    assert not {"spread", "twas", "bbo_grid"} & {t.strip(" \n") for t in err.split("convert to ")[1].split(",")}

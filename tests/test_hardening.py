@@ -25,7 +25,7 @@ def test_depth_levels_not_an_integer_in_range_raises_obook_error(tmp_path, level
 def test_itch_side_table_of_csv_feed_says_needs_itch_feed(tmp_path, reader):
     path = tmp_path / "day.csv"
     write_csv(path, 200, 3, seed=1)
-    with pytest.raises(ObookError, match="(?i)csv feed has no table|needs an ITCH feed"):
+    with pytest.raises(ObookError, match="(?i)csv feeds have no table|needs an ITCH feed"):
         getattr(obook, reader)(path)
 
 

@@ -32,7 +32,8 @@ def test_cli_parquet_output_after_feed_error_keeps_rows_before_as_partial(day, t
     bad = tmp_path / "bad.itch"
     bad.write_bytes(day.read_bytes() + b"\x00\x30A\x00")          # a record cut short at the end
     out = tmp_path / "x.parquet"
-    assert "truncated record" in cli_error(capsys, "bbo", bad, "--workers", "1", "-o", out)
+    err = cli_error(capsys, "bbo", bad, "--workers", "1", "-o", out)
+    assert "truncated record" in err and f"(the rows before it are in {out}.partial)" in err
     assert not out.exists()
     partial = pq.read_table(tmp_path / "x.parquet.partial")
     assert partial.equals(obook.bbo(str(day), workers=1).read_all())

@@ -152,10 +152,12 @@ def _message(e: ObookError, command: str | None) -> str:
     list of files read as one) it names the file too."""
     from ..errors import FeedError
 
+    kept = getattr(e, "kept_in", None)     # the rows before the bad record, kept as a file
+    tail = f" (the rows before it are in {kept})" if kept else ""
     if (isinstance(e, FeedError) and e.unit == "line" and e.record is not None
             and command in _FEED_ARGUMENTS and "+" not in e.path):
-        return f"line {e.record}: {e.reason}"
-    return str(e)
+        return f"line {e.record}: {e.reason}{tail}"
+    return str(e) + tail
 
 
 def main() -> None:

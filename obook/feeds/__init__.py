@@ -143,7 +143,7 @@ class FeedFormat:
             return load(self.side_tables[name])
         except KeyError:
             have = ", ".join(self.side_tables) or "none"
-            raise ObookError(f"a {self.name} feed has no table {name!r} (it has: {have})") from None
+            raise ObookError(f"{self.name} feeds have no table {name!r} (they have: {have})") from None
 
     def side_batches(self, path, names, on_error: str = "raise", counts: dict | None = None):
         """``(name, pyarrow.RecordBatch)`` of several side tables, streamed (one pass per
@@ -217,7 +217,7 @@ def format_table_reader(fmt: FeedFormat, name: str):
     extra ``tables`` (``FORMAT.table_reader``, else its package's ``TABLES``)."""
     if name not in fmt.tables:
         have = ", ".join(fmt.tables) or "none"
-        raise ObookError(f"a {fmt.name} feed has no table {name!r} (its own tables: {have})")
+        raise ObookError(f"{fmt.name} feeds have no table {name!r} (their own tables: {have})")
     return load(fmt.table_reader or format_package(fmt).TABLES)
 
 

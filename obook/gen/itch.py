@@ -506,7 +506,8 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
         raise ValueError("stocks must be >= 1")
     body = messages - stocks - 6
     if body < 0:
-        raise ValueError(f"messages must be >= stocks + 6 = {stocks + 6}")
+        raise ValueError(f"messages must be at least stocks + 6 = {stocks + 6} (a directory entry a stock "
+                         f"and the day's system events): more --messages or fewer --instruments")
 
     st = np.array([(seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % 2**64 or 1], dtype=np.uint64)
     for _ in range(4):

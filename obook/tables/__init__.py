@@ -199,8 +199,8 @@ def check_produces(fmt, name: str) -> None:
         from ..feeds import formats
 
         owners = ", ".join(f"{f} ({formats()[f].title or f})" for f in formats_of(name))
-        raise ObookError(f"a {fmt.name} feed has no table {name!r} (formats that have it: {owners}); "
-                         f"a {fmt.name} feed has: {', '.join(tables_of(fmt))}")
+        raise ObookError(f"{fmt.name} feeds have no table {name!r} (formats that have it: {owners}); "
+                         f"{fmt.name} feeds have: {', '.join(tables_of(fmt))}")
 
 
 def open_table(name: str, source, **options):
