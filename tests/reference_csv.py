@@ -9,7 +9,8 @@ This is the oracle the numba decoder + book kernel are compared against.
 first failing ``(line, reason)`` (strict) or None, and the tolerant-mode counts
 (field errors under the reason without its text, book errors under
 ``layout.BOOK_ERROR_NAMES``: a duplicate add replaces the live order, an
-unknown order changes nothing).
+unknown order changes nothing). A last line without a line end that is not blank and has
+fewer fields than the header (six at least) is cut: its error in either mode.
 """
 
 from __future__ import annotations
@@ -101,11 +102,28 @@ def parse_line(line: bytes):
     return time, ticker, oid, typ, shares, price
 
 
+def cut_last_line(data: bytes):
+    """(line number, reason) of the last line when it has no line end and is cut, else None."""
+    lines = data.split(b"\n")
+    if len(lines) < 2 or lines[-1] == b"" or not lines[-1].strip():
+        return None
+    header = lines[0].count(b",") + 1
+    fields = lines[-1].count(b",") + 1
+    if fields >= max(6, header):
+        return None
+    whole = f"its header's {header}" if header >= 6 else "the 6 a line needs"
+    return len(lines), f"the last line is cut: it has {fields} of {whole} fields and no line end"
+
+
 def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
     books: dict[bytes, dict[bytes, list]] = {}
     rows: list[str] = []
     skipped: dict[str, int] = {}
-    for no, line in data_lines(_read(path_or_bytes)):
+    data = _read(path_or_bytes)
+    cut = cut_last_line(data)
+    for no, line in data_lines(data):
+        if cut is not None and no == cut[0]:
+            return rows, cut, skipped
         try:
             time, ticker, oid, typ, shares, price = parse_line(line)
             if typ in (b"T", b"X"):

@@ -9,6 +9,7 @@ import pytest
 
 import obook
 from obook._kernels.layout import EV_WIDTH
+from obook.errors import TruncatedFeedError
 from obook.feeds.csv import CsvDecoder, CsvFramer
 from obook.gen.csv import write_csv
 
@@ -109,6 +110,37 @@ def test_bbo_edge_cases_match_reference(tmp_path):
     assert error is None
     assert "6,AAA,,,," not in lines and "7,AAA,,,," in lines
     assert lines[-1] == "15,AAA,1,1,,"
+
+
+CUT_BODY = [b"1,AAA,1,B,100,1000", b"2,AAA,2,S,50,1100", b"3,AAA,3,B,70,1050"]
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize(("extra", "last", "reason"), [
+    pytest.param(b",Venue", b"4,AAA,4,S,100,10", "the last line is cut: it has 6 of its header's 7 fields and no "
+                 "line end", id="inside-price-header-has-more"),
+    pytest.param(b"", b"4,AAA,4,S,10", "the last line is cut: it has 5 of its header's 6 fields and no line end",
+                 id="fields-missing"),
+])
+def test_csv_last_line_cut_error_names_line_after_rows(tmp_path, extra, last, reason, on_error):
+    """A last line without a line end and with fewer fields than the header is cut: a
+    FeedError in either mode, after the rows of every line before it (never a cut price
+    read as the price)."""
+    header = HEADER.rstrip(b"\n") + extra + b"\n"
+    body = b"".join(ln + (b",NY" if extra else b"") + b"\n" for ln in CUT_BODY)
+    lines, error, _ = check(tmp_path, header + body + last, on_error=on_error)
+    assert error == (5, reason)
+    assert lines == check(tmp_path, header + body, name="whole.csv")[0] and len(lines) == 3
+    with pytest.raises(TruncatedFeedError, match=r"feed\.csv: line 5: the last line is cut"):
+        obook.bbo(tmp_path / "feed.csv", workers=1, on_error=on_error).read_all()
+
+
+@pytest.mark.parametrize("last", [b"4,AAA,4,S,100,1090,NY", b"4,AAA,4,S,100,1090,NY\r", b"  \t", b"4,AAA,4,S,100,1090,"])
+def test_csv_whole_last_line_without_line_end_read_as_before(tmp_path, last):
+    header = HEADER.rstrip(b"\n") + b",Venue\n"
+    body = b"".join(ln + b",NY\n" for ln in CUT_BODY)
+    lines, error, _ = check(tmp_path, header + body + last)
+    assert error is None and lines == check(tmp_path, header + body + last + b"\n", name="ended.csv")[0]
 
 
 @pytest.mark.parametrize("data", [b"", HEADER, HEADER[:-1], b"\n\n"])

@@ -61,6 +61,8 @@ DIRECT_REFS = 1 << 32
 LEVEL_BITS = 24
 LEVEL_MASK = (1 << LEVEL_BITS) - 1
 PAGED_SHARES = 1 << (63 - LEVEL_BITS)
+#: the most shares a price level holds (its int64 total): an add past it is refused
+LEVEL_MAX_SHARES = (1 << 63) - 1
 # st[] indices
 ST_LV_TOP = 0      # levels ever handed out
 ST_LV_FREE = 1     # free level ids on the lv_free stack
@@ -701,8 +703,11 @@ def add_order(book, side, price, ref, shares, queue, lv, lv_free, lvx, sides, po
               pages, page_dir, page_live, page_key, page_free, ov_key, ov_val, ov_state, qn, pnode, ovnode, st):
     """Rest a new order at the back of its level (room checked by level_room and
     order_room; (book, ref) not live). Returns its level and, with ``queue``, its queue
-    node (else -1)."""
+    node (else -1); (-1, -1) when the level's total would pass LEVEL_MAX_SHARES (nothing
+    changes: a level it found has shares, one it made would hold these alone)."""
     lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, st)
+    if shares > LEVEL_MAX_SHARES - lv[_u(lvl), LV_QTY]:
+        return np.int64(-1), np.int64(-1)
     lv[_u(lvl), LV_QTY] += shares
     lv[_u(lvl), LV_COUNT] += 1
     a = insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key, page_free,

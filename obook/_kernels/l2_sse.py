@@ -29,6 +29,7 @@ BAD_NUMBER = -3       # a field is not an integer (keys: key id)
 BAD_VALUE = -4        # a field has a value outside its codes (keys: key id)
 BAD_TYPE = -5         # unknown MsgType (keys: the type)
 BAD_SECURITY = -6     # SecurityID not a number below 10**6
+BAD_CUT = -7          # the feed's last line, without a line end, is not a whole message (the framer's)
 
 MAX_SECURITY = 1_000_000
 

@@ -96,7 +96,10 @@ BAD_NUMBER = -3
 BAD_VALUE = -4
 BAD_TYPE = -5
 BAD_LENGTH = -6
+BAD_CUT = -7        # the feed's last line, without a line end, is not a whole record (the framer's)
 NOT_MESSAGE = 1
+#: the most an incoming order's fills are summed to (int64): fills past its quantity leave no rest
+FILLED_MAX = (1 << 63) - 1
 
 ORDER_KEYS = np.array([K_SECID, K_CHANNEL, K_APPLSEQ, K_PRICE, K_ORDERQTY, K_SIDE, K_ORDTYPE, K_TTIME],
                       np.int64)
@@ -705,7 +708,8 @@ def _roles(rec, n, aux, chan_next):
                 last = j
                 break
             aux[j, A_ROLE] = ROLE_FILL_BID if side == 49 else ROLE_FILL_ASK
-            filled += rec[j, R_LASTQTY]
+            q = rec[j, R_LASTQTY]           # the fills' sum, held at 2**63 - 1 (then no rest)
+            filled = filled + q if q <= FILLED_MAX - filled else FILLED_MAX
             if first_px < 0:
                 first_px = rec[j, R_LASTPX]
             if last >= 0:

@@ -75,7 +75,8 @@ ERR_DUPLICATE_REF = 2
 ERR_OVER_EXECUTION = 3
 ERR_OVER_CANCEL = 4
 ERR_ZERO_ADD = 5
-N_BOOK_ERRORS = 6
+ERR_LEVEL_OVERFLOW = 6   # an add that would take its price level's total past 2**63 - 1 shares
+N_BOOK_ERRORS = 7
 NEED_ROOM = 100      # a pool is full: grow it and call again from the returned position
 
 BOOK_ERROR_NAMES = {
@@ -84,6 +85,7 @@ BOOK_ERROR_NAMES = {
     ERR_OVER_EXECUTION: "over-execution",
     ERR_OVER_CANCEL: "over-cancel",
     ERR_ZERO_ADD: "zero-share add",
+    ERR_LEVEL_OVERFLOW: "level total past 2**63 - 1 shares",
 }
 
 # The replay tables' columns, declared once: (name, Arrow type, nullable, source). Source

@@ -28,8 +28,8 @@ CAGE_ADD, CAGE_LIVE, CAGED); other events never reach them.
 
 from .jit import njit
 
-from .book import (LV_COUNT, LV_QTY, ROOM_BOOK_END, _u, crossed, insert_order, level_at, level_room,
-                   order_room, queue_ahead, queue_push, side_best)
+from .book import (LEVEL_MAX_SHARES, LV_COUNT, LV_QTY, ROOM_BOOK_END, _u, crossed, insert_order, level_at,
+                   level_room, order_room, queue_ahead, queue_push, side_best)
 from .book_rows import ST_OPEN, event_rows, order_row, rows_before
 from .layout import CAGE_LIVE, ERR_OVER_CANCEL, WANT_ORDERS, WANT_QUEUE
 
@@ -41,6 +41,7 @@ ST_HELD = ST_OPEN + 1       # live held orders
 ST_HELD_TOP = ST_OPEN + 2   # held rows in use
 ST_ENTER = ST_OPEN + 3      # entering held orders after event i: 1, 2 when its rows stay deferred (0: not)
 ROOM_HELD = ROOM_BOOK_END   # NEED_ROOM's detail: grow ``held``
+ENTRY_OVERFLOW = -1         # enter_step: an entry that its level's total cannot hold
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -65,10 +66,12 @@ def cage_ref(book, side, sides, pool, lv, cage):
 
 @njit(cache=True, _nrt=False, inline="always")
 def outside_cage(side, price, ref):
-    """A buy above 102% of ``ref``, a sell below 98% (exact integers); never without ref."""
+    """A buy above 102% of ``ref``, a sell below 98%; never without ref. Exact integers
+    that cannot wrap (prices are not negative): price * 100 > ref * 102 is
+    price - ref > ref // 50, price * 100 < ref * 98 is ref - price > ref // 50."""
     if ref <= 0:
         return False
-    return price * 100 > ref * 102 if side == 0 else price * 100 < ref * 98
+    return price - ref > ref // 50 if side == 0 else ref - price > ref // 50
 
 
 @njit(cache=True, _nrt=False)
@@ -108,7 +111,8 @@ def enter_step(ev, i, rows, nrow, books, rules, tables):
     """One step of the entries after event i (st[ST_ENTER] set): the first held order of its
     book the cage admits enters; with none left the event's rows are written (or stay
     deferred). ``books``, ``rules``, ``tables``: the replay driver's named state
-    (obook._kernels.replay). Returns (room or 0, nrow, done)."""
+    (obook._kernels.replay). Returns (room or 0, nrow, done); room ENTRY_OVERFLOW: the
+    entering order would take its level's total past 2**63 - 1 shares, and was dropped."""
     (lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, pages, page_dir, page_live, page_key, page_free,
      ov_key, ov_val, ov_state, qn, pnode, ovnode, st) = books
     dstate, cage, held = rules
@@ -130,6 +134,8 @@ def enter_step(ev, i, rows, nrow, books, rules, tables):
         shares = held[h, HW_SHARES]
         held_drop(h, cage, held, st)
         lvl = level_at(book, side, price, True, lv, lv_free, lvx, sides, pool, seg_free, heaps, hp, fh, st)
+        if shares > LEVEL_MAX_SHARES - lv[_u(lvl), LV_QTY]:
+            return ENTRY_OVERFLOW, nrow, False        # dropped, not entered
         lv[_u(lvl), LV_QTY] += shares
         lv[_u(lvl), LV_COUNT] += 1
         a = insert_order(book, ref, lvl, shares, pages, page_dir, page_live, page_key,

@@ -7,7 +7,8 @@ and own-best pricing (price_cage). An event without their bits never reaches the
 The actions, in the book's terms:
 
 - ACT_ADD / ACT_ADD_ZERO_OK: a new order at the back of its level (0 shares: an error /
-  a level of 0 shares).
+  a level of 0 shares). An add (of any action) that would take its level's total past
+  2**63 - 1 shares is ERR_LEVEL_OVERFLOW: the order is not added.
 - ACT_EXEC / ACT_CANCEL: take shares (more than remain: over-execution / over-cancel);
   ACT_REDUCE_TO: reduce TO shares; ACT_EXEC_CLAMP: take min(shares, remaining); all keep
   the order's place. ACT_DELETE removes the order.
@@ -40,12 +41,12 @@ from .book_rows import (DS_OPEN, ST_OPEN, Tables, bbo_row, depth_row, event_rows
                         trade_row)
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, CAGE_ADD,
-                     CAGE_LIVE, CAGED, DEFER, ERR_DUPLICATE_REF, ERR_OVER_CANCEL, ERR_OVER_EXECUTION,
-                     ERR_UNKNOWN_REF, ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK, OWN_BEST,
-                     TO_BACK, TYPE_SHIFT, WANT_DEPTH, WANT_NO_BBO, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
+                     CAGE_LIVE, CAGED, DEFER, ERR_DUPLICATE_REF, ERR_LEVEL_OVERFLOW, ERR_OVER_CANCEL,
+                     ERR_OVER_EXECUTION, ERR_UNKNOWN_REF, ERR_ZERO_ADD, NEED_ROOM, NO_SIDE, NOT_PRINTABLE, OK,
+                     OWN_BEST, TO_BACK, TYPE_SHIFT, WANT_DEPTH, WANT_NO_BBO, WANT_ORDERS, WANT_QUEUE, WANT_TRADES)
 from .prefetch import prefetch
-from .price_cage import (CG_HELD, ROOM_HELD, ST_ENTER, ST_HELD_TOP, after_event, cage_ref, enter_step,
-                         held_find, hold_order, outside_cage, own_best_price, reduce_held)
+from .price_cage import (CG_HELD, ENTRY_OVERFLOW, ROOM_HELD, ST_ENTER, ST_HELD_TOP, after_event, cage_ref,
+                         enter_step, held_find, hold_order, outside_cage, own_best_price, reduce_held)
 
 #: the width of ``st``: the book's counters, then the rules'
 ST_WIDTH = ST_ENTER + 1
@@ -144,6 +145,11 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
             return NEED_ROOM, i, nrow, ROOM_ROWS
         if st[ST_ENTER] != 0:            # held orders entering after event i (price cage)
             room, nrow, done = enter_step(ev, i, rows, nrow, books, rules, tables)
+            if room == ENTRY_OVERFLOW:   # the entry would take its level past 2**63 - 1: dropped
+                if strict:
+                    return ERR_LEVEL_OVERFLOW, i, nrow, 0
+                skips[ERR_LEVEL_OVERFLOW] += 1
+                continue
             if room != 0:
                 return NEED_ROOM, i, nrow, room
             if done:
@@ -287,6 +293,10 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
                                               page_key, page_free, ov_key, ov_val, ov_state, qn, pnode,
                                               ovnode, st)
                     left = shares
+                    if q_lvl < 0:        # its level's total would pass 2**63 - 1: not added
+                        left = 0
+                        if err == 0:
+                            err = ERR_LEVEL_OVERFLOW
         if err != 0:
             if strict:
                 return err, i, nrow, 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 from ..._kernels import csv_decode as K
-from ...errors import FeedError
+from ...errors import FeedError, TruncatedFeedError
 from ..base import Framer, FrameResult
 
 log = logging.getLogger("obook")
@@ -15,12 +17,20 @@ HEADER = "Time,Ticker,Order,T,Shares,Price"
 #: the longest line waited for (an order line is a few dozen bytes; a longer one is an
 #: error naming it after the lines before it: memory stays bounded)
 MAX_LINE = 32 << 20
+#: the fields of a whole line
+FIELDS = 6
 
 
 class CsvFramer(Framer):
-    """Cuts whole physical lines; a last line without a newline counts at the end."""
+    """Cuts whole physical lines; a last line without a newline counts at the end, unless
+    it is cut: not blank, with fewer fields than the header (six at least), it is a
+    TruncatedFeedError (strict and tolerant) after the lines before it."""
 
     unit = "line"
+
+    def __init__(self, path, on_error="raise"):
+        super().__init__(path, on_error)
+        self.header_fields = FIELDS     # the fields of line 1, once framed
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0 and base_seq == 1:
@@ -31,7 +41,31 @@ class CsvFramer(Framer):
         if lines == 0 and not final and len(buf) > MAX_LINE:
             return FrameResult(0, 0, FeedError(self.path, base_seq, f"line longer than {MAX_LINE} bytes",
                                                unit=self.unit))
+        if byte_offset == 0 and base_seq == 1 and lines:
+            nl = np.flatnonzero(buf[:n_bytes] == 10)
+            self.header_fields = int(np.count_nonzero(buf[:nl[0] if len(nl) else n_bytes] == 44)) + 1
+        if final and lines and n_bytes == len(buf) and buf[n_bytes - 1] != 10 and base_seq + lines - 1 > 1:
+            error = self._cut_last(buf, base_seq + lines - 1, byte_offset, n_bytes)
+            if error is not None:
+                return FrameResult(int(lines) - 1, error.offset - byte_offset, error)
         return FrameResult(int(lines), int(n_bytes))
+
+    def _cut_last(self, buf, line: int, byte_offset: int, end: int):
+        """The error of the feed's last line (``line``, no line end, ending at ``end``) when it
+        is cut, else None."""
+        nl = np.flatnonzero(buf[:end] == 10)
+        start = int(nl[-1]) + 1 if len(nl) else 0
+        text = buf[start:end]
+        if not np.any((text != 32) & ((text < 9) | (text > 13))):
+            return None                 # blank: skipped as a blank line is
+        fields = int(np.count_nonzero(text == 44)) + 1
+        need = max(FIELDS, self.header_fields)
+        if fields >= need:
+            return None
+        whole = f"its header's {need}" if self.header_fields >= FIELDS else f"the {FIELDS} a line needs"
+        return TruncatedFeedError(self.path, line, byte_offset + start,
+                                  f"the last line is cut: it has {fields} of {whole} fields and no line end",
+                                  unit=self.unit)
 
     def _check_header(self, head: bytes, final: bool):
         """Line 1 is a header the replay skips. With fewer than the six columns of

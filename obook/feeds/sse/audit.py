@@ -22,12 +22,17 @@ import pyarrow as pa
 
 from ..._kernels import l2_sse as K
 from ..._kernels.l2_text import fields
+from ...errors import FeedError
 from ..sources import open_source
 from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
 from . import NAME
 
 SECOND = 1_000_000_000
 WINDOW = 3 * SECOND
+#: the largest rebuilt tally (the snapshots' own are int64 too)
+MAX_TALLY = (1 << 63) - 1
+
+
 def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
     """Every snapshot line of the log as rows of int64 (``l2_sse.S_*`` columns)."""
     F = fields()
@@ -86,8 +91,24 @@ def _snap_levels(snap: np.ndarray) -> np.ndarray:
     return lv
 
 
-def _tallies(trades: pa.Table):
-    """Per ticker: trade times and cumulative count, volume, value, last, high, low."""
+def _sums(p: np.ndarray, q: np.ndarray, seq: np.ndarray, ticker: str, path) -> tuple[np.ndarray, np.ndarray]:
+    """The running volume and value (sum of price * quantity, // 10) of one security's
+    trades, exact: a tally past 2**63 - 1 is a FeedError naming the trade that takes it there."""
+    if len(q) == 0 or float(q.sum(dtype=np.float64)) * max(float(p.max()), 1.0) < 2.0**62:
+        return np.cumsum(q), np.cumsum(p * q) // 10          # no sum or product can wrap
+    vol = np.cumsum(q.astype(object))
+    val = np.cumsum(p.astype(object) * q.astype(object)) // 10
+    for name, run in (("TotalVolumeTrade", vol), ("TotalValueTrade", val)):
+        past = np.flatnonzero(run > MAX_TALLY)
+        if len(past):
+            raise FeedError(path, int(seq[past[0]]), f"the rebuilt {name} of security {ticker} passes "
+                            "2**63 - 1 at this trade", unit="line")
+    return vol.astype(np.int64), val.astype(np.int64)
+
+
+def _tallies(trades: pa.Table, tickers=None, path=None):
+    """Per ticker (of ``tickers``; None: all): trade times and cumulative count, volume,
+    value, last, high, low."""
     out = {}
     if not len(trades):
         return out
@@ -95,18 +116,23 @@ def _tallies(trades: pa.Table):
     time = trades.column("time").to_numpy().astype(np.int64)
     px = trades.column("price").to_numpy()
     qty = trades.column("shares").to_numpy()
+    seq = trades.column("seq").to_numpy()
     for t in np.unique(tick):
+        if tickers is not None and t not in tickers:
+            continue
         m = tick == t
         p, q = px[m], qty[m]
-        out[t] = (np.maximum.accumulate(time[m]), np.arange(1, len(p) + 1), np.cumsum(q),
-                  np.cumsum(p * q) // 10, p, np.maximum.accumulate(p), np.minimum.accumulate(p))
+        vol, val = _sums(p, q, seq[m], t, path)
+        out[t] = (np.maximum.accumulate(time[m]), np.arange(1, len(p) + 1), vol, val, p,
+                  np.maximum.accumulate(p), np.minimum.accumulate(p))
     return out
 
 
-def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table) -> pa.Table:
-    """The audit rows of the snapshots ``snap`` against a replay's depth (10 levels) and trades."""
+def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table, path=None) -> pa.Table:
+    """The audit rows of the snapshots ``snap`` against a replay's depth (10 levels) and trades
+    (of the log ``path``, named by an error)."""
     tickers, times, levels = _depth_levels(depth)
-    tallies = _tallies(trades)
+    tallies = _tallies(trades, {f"{int(s):06d}" for s in snap[:, K.S_SECURITY]}, path)
     n = len(snap)
     want = _snap_levels(snap)
     matched = np.zeros(n, bool)
@@ -174,7 +200,7 @@ def audit(path, workers, on_error, replay_class) -> pa.Table:
         parts[table].append(batch)
     depth = pa.Table.from_batches(parts["depth"], replay.schema("depth"))
     trades = pa.Table.from_batches(parts["trades"], replay.schema("trades"))
-    return audit_table(snapshots(path), depth, trades)
+    return audit_table(snapshots(path), depth, trades, path)
 
 
 def reader(name: str, path, workers, on_error: str, replay_class) -> pa.RecordBatchReader:

@@ -9,8 +9,8 @@ place in (BizIndex, channel) order, the lines that are not events (snapshots, bl
 lines) after them in file order. A record number (``seq``) is therefore a line's
 position in this event order, not its physical line; framer errors (malformed line,
 unknown message type, a BizIndex arriving after a later one was delivered: more out
-of order than the window) name the physical line; the lines before it that the BizIndex
-order can already place are replayed first.
+of order than the window, a cut last line: obook.feeds.axsbe_lines) name the physical
+line; the lines before it that the BizIndex order can already place are replayed first.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import numpy as np
 from ..._kernels import l2_sse as K
 from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, fields, line_ends
-from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF
-from ...errors import FeedError
+from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF
+from ...errors import FeedError, TruncatedFeedError
+from ..axsbe_lines import cut_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 #: lines scanned past a batch's end to be sure no later line precedes it
@@ -31,6 +32,10 @@ MAX_SCAN = 1 << 20
 
 KEY_NAMES = {v: k for k, v in KEYS.items()}
 TYPE_NAMES = {111: "snapshot", 191: "trade", 192: "order"}
+#: the keys each message type needs (what ``l2_sse.classify`` checks): a last line without
+#: a line end that lacks one is cut
+NEEDED = {t: tuple(KEY_NAMES[int(k)] for k in keys)
+          for t, keys in ((192, K.ORDER_KEYS), (191, K.TRADE_KEYS), (111, K.SNAP_KEYS))}
 
 
 def _line_fields(text: str) -> dict[str, str]:
@@ -71,6 +76,7 @@ class SseFramer(Framer):
         self.types: dict[int, int] = {}
         self.fields = fields()
         self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
+        self._cut = ""          # the reason of the feed's last line when it is cut
         self._alloc(1 << 16)
 
     def _alloc(self, n: int):
@@ -102,28 +108,37 @@ class SseFramer(Framer):
                 long = FeedError(self.path, base_seq + k, f"line longer than {l2_text.MAX_LINE} bytes",
                                  unit=self.unit)
         self._found = (0, 0)
-        res = self._frame(buf, base_seq, final, cap, want)
+        res = self._frame(buf, base_seq, byte_offset, final, cap, want)
         if long is not None and res.error is None and res.n_bytes == len(buf):
             res.error = long                    # every line before it is in this batch
         return res
 
-    def _frame(self, buf, base_seq, final, cap, want):
+    def _frame(self, buf, base_seq, byte_offset, final, cap, want):
         n = K.sse_scan(buf, len(buf), bool(final), want, self.fields, self.lines)
         if n == 0:
             return FrameResult(0, 0)
         kinds = self.kinds[:n]
+        if final and self.ends[n - 1] >= len(buf):        # the feed's last line has no line end
+            self._cut = cut_reason(bytes(buf[self.starts[n - 1]:self.ends[n - 1]]), NEEDED)
+            if self._cut is not None:
+                kinds[n - 1] = K.BAD_CUT
         limit = min(n if final else n - self.lookahead, cap)
         error = None
         bad = np.flatnonzero(kinds < 0)
         if len(bad):
-            if self.on_error == "raise":
-                if bad[0] < limit:
-                    i = int(bad[0])
+            # a cut last line stops a tolerant replay too
+            stop = bad if self.on_error == "raise" else bad[kinds[bad] == K.BAD_CUT]
+            if len(stop) and stop[0] < limit:
+                i = int(stop[0])
+                if kinds[i] == K.BAD_CUT:
+                    error = TruncatedFeedError(self.path, base_seq + i, byte_offset + int(self.starts[i]),
+                                               self._cut, unit=self.unit)
+                else:
                     text = bytes(buf[self.starts[i]:self.ends[i]]).decode("utf-8", "replace")
                     error = FeedError(self.path, base_seq + i,
                                       bad_line_reason(int(kinds[i]), int(self.keys[i]), text), unit=self.unit)
-                    limit = i
-            else:
+                limit = i
+            if self.on_error != "raise":
                 for i in bad[bad < limit]:
                     key = skip_kind(int(kinds[i]))
                     self.skipped[key] = self.skipped.get(key, 0) + 1
@@ -214,5 +229,8 @@ class SseDecoder(Decoder):
         return DecodeResult(int(ne), names)
 
     def describe(self, code, event):
+        if code == ERR_LEVEL_OVERFLOW:
+            return ("malformed record: the shares resting at one price would pass 2**63 - 1 "
+                    f"(security {self.tickers[int(event[EV_BOOK])]})")
         return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {int(event[EV_REF])} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")

@@ -12,7 +12,8 @@ lines (a line whose other fields are bad is the worker's error, or count, naming
 line). The framer checks that each channel's ApplSeqNum follows the last one (a gap is an
 error naming the record, or counted as "sequence gap" in tolerant mode) and never ends a
 batch between an incoming order and its fills (it looks ``LOOKAHEAD`` records ahead; a
-channel silent that long is taken as done).
+channel silent that long is taken as done). The text framer reads the feed's last line whole
+when it has no line end: a cut one (obook.feeds.axsbe_lines) is an error in either mode.
 """
 
 from __future__ import annotations
@@ -22,15 +23,21 @@ import numpy as np
 from ..._kernels import l2_szse as K
 from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, fields
-from ..._kernels.layout import (BOOK_ERROR_NAMES, EV_BOOK, EV_REF, MAX_BATCH_RECORDS, OR_NEW_REF, OR_REF,
-                                OR_WIDTH, TR_REF)
+from ..._kernels.layout import (BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF, MAX_BATCH_RECORDS,
+                                OR_NEW_REF, OR_REF, OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
+from ..axsbe_lines import cut_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
 KEY_NAMES = {v: k for k, v in KEYS.items()}
 TYPE_NAMES = {111: "snapshot", 191: "execution", 192: "order"}
 CHANNELS = K.CHANNELS
+#: the keys of an order and an execution line (what ``l2_szse.text_check`` needs) and the
+#: fixed-width one: a last line without a line end that lacks one, or whose TransactTime
+#: is short, is cut
+NEEDED = {t: tuple(KEY_NAMES[int(k)] for k in keys) for t, keys in ((192, K.ORDER_KEYS), (191, K.TRADE_KEYS))}
+WIDTHS = {"TransactTime": 17}
 
 
 def reason(code: int, detail: int, text: str = "") -> str:
@@ -79,11 +86,13 @@ class _SzseFramer(Framer):
         error = None
         bad = np.flatnonzero(codes < 0)
         if len(bad):
-            if self.on_error == "raise" and bad[0] < limit:
-                i = int(bad[0])
-                error = FeedError(self.path, base_seq + i, self._reason(buf, i), unit=self.unit)
+            # a cut last line stops a tolerant replay too
+            stop = bad if self.on_error == "raise" else bad[codes[bad] == K.BAD_CUT]
+            if len(stop) and stop[0] < limit:
+                i = int(stop[0])
+                error = self._error(buf, base_seq, i)
                 limit = i
-            elif self.on_error != "raise":
+            if self.on_error != "raise":
                 for i in bad[bad < limit]:
                     key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
                     self.skipped[key] = self.skipped.get(key, 0) + 1
@@ -111,6 +120,10 @@ class _SzseFramer(Framer):
         rows = int(np.searchsorted(rec[:r, K.R_SEQ], first + cut))   # the rows of lines before the cut
         return FrameResult(int(cut), int(byte_of(cut)), error), rows
 
+    def _error(self, buf, base_seq, i):
+        """The error of rejected record i."""
+        return FeedError(self.path, base_seq + i, self._reason(buf, i), unit=self.unit)
+
 
 class SzseTextFramer(_SzseFramer):
     unit = "line"
@@ -124,6 +137,7 @@ class SzseTextFramer(_SzseFramer):
         self.fields = fields()
         self._found = (0, 0, 0)    # (base_seq, lines, head rows) found at the front of the last buffer
         self.hdr = np.zeros(2, np.int64)
+        self._cut = None           # (reason, byte offset) of the feed's last line when it is cut
 
     def _alloc(self, n):
         super()._alloc(n)
@@ -150,6 +164,12 @@ class SzseTextFramer(_SzseFramer):
                              unit=self.unit)
         self._found = (0, 0, 0)
         ends = self.ends
+        if final and n and ends[n - 1] >= len(buf):        # the feed's last line has no line end
+            a = int(ends[n - 2]) + 1 if n > 1 else 0
+            why = cut_reason(bytes(buf[a:len(buf)]), NEEDED, WIDTHS)
+            if why is not None:
+                self.codes[n - 1] = K.BAD_CUT
+                self._cut = (why, byte_offset + a)
         # the lines whose head rows and text fit a batch (one line at least)
         fits = int(np.searchsorted(ends[:n] + 1 + (K.H_WIDTH * 8) * np.arange(1, n + 1),
                                    self.batch_bytes - 16, "right"))
@@ -169,6 +189,11 @@ class SzseTextFramer(_SzseFramer):
 
     def _reason(self, buf, i):
         return reason(int(self.codes[i]), int(self.details[i]), _line(buf, self.ends, i))
+
+    def _error(self, buf, base_seq, i):
+        if self.codes[i] == K.BAD_CUT:
+            return TruncatedFeedError(self.path, base_seq + i, self._cut[1], self._cut[0], unit=self.unit)
+        return super()._error(buf, base_seq, i)
 
     def _count(self, cut):
         pass
@@ -295,6 +320,9 @@ class SzseDecoder(Decoder):
             K.feed_refs(rows, rows.shape[0], OR_REF, OR_NEW_REF, self.rk)
 
     def describe(self, code, event):
+        if code == ERR_LEVEL_OVERFLOW:
+            return ("malformed record: the shares resting at one price would pass 2**63 - 1 "
+                    f"(security {self.tickers[int(event[EV_BOOK])]})")
         ref = int(K.feed_ref(self.rk, int(event[EV_REF])))
         return (f"{BOOK_ERROR_NAMES.get(int(code), f'book error {int(code)}')} {ref} "
                 f"(security {self.tickers[int(event[EV_BOOK])]})")

@@ -9,7 +9,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from ....errors import FeedError, ObookError
+from ....errors import FeedError, ObookError, TruncatedFeedError
 from ...sources import open_source
 
 
@@ -61,14 +61,17 @@ def _line(sec: str, ticks: bool, row: list, path: str, n: int) -> tuple:
 
 def _rows(path: str):
     """(key, text log line) of one file, in file order; a row that cannot be read raises
-    FeedError naming the file and its line."""
+    FeedError naming the file and its line. The file's last line without a line end is cut
+    when it holds fewer fields than the header (or than a row needs): a TruncatedFeedError."""
     m = re.match(r"(\d{1,6})", Path(path).name)
     if not m:
         raise ObookError(f"{path}: the file name must start with the security id (000001_orders.csv)")
     sec = f"{int(m.group(1)):06d}"
     with open_source(path) as f:
-        reader = csv.reader(_text_lines(io.BufferedReader(_Raw(f)), path))
+        last = _LastLine()
+        reader = csv.reader(_text_lines(io.BufferedReader(_Raw(f)), path, last))
         ticks = None
+        header = 0
         while True:
             try:
                 row = next(reader, None)
@@ -78,26 +81,53 @@ def _rows(path: str):
                 return
             if ticks is None:
                 ticks = "BidApplSeqNum" in row
+                header = len(row)
                 continue
             if not row:
                 continue
+            if last.open and any(c.strip() for c in row):
+                _check_last(row, header, 8 if ticks else 7, path, reader.line_num, last.start)
             try:
                 yield _line(sec, ticks, row, path, reader.line_num)
             except ValueError as e:
                 raise FeedError(path, reader.line_num, f"malformed row: {_shown(str(e))}", unit="line") from None
 
 
-def _text_lines(raw, path: str):
+def _check_last(row: list, header: int, need: int, path: str, line: int, start: int) -> None:
+    """Raise when the file's last row, which has no line end, has fewer fields than its
+    header (``header`` fields) or than ``need``, the fields a row is read by."""
+    if len(row) >= max(header, need):
+        return
+    whole = f"its header's {header}" if header >= need else f"the {need} a row needs"
+    raise TruncatedFeedError(path, line, start, f"the last line is cut: it has {len(row)} of {whole} fields "
+                             "and no line end", unit="line")
+
+
+class _LastLine:
+    """Where the lines _text_lines gave end: ``open`` when the last one has no line end (the
+    file's last line), ``start`` its byte offset in the file."""
+
+    def __init__(self):
+        self.open = False
+        self.start = 0
+
+
+def _text_lines(raw, path: str, last: _LastLine | None = None):
     """The lines of a file as text (each with its newline), each checked to be UTF-8 and at
-    most MAX_LINE bytes long (a longer one is never held whole)."""
+    most MAX_LINE bytes long (a longer one is never held whole); ``last`` follows them."""
     from ...._kernels.l2_text import MAX_LINE
 
     n = 0
+    at = 0
     while True:
         line = raw.readline(MAX_LINE + 1)
         if not line:
             return
         n += 1
+        if last is not None:
+            last.open = not line.endswith(b"\n")
+            last.start = at
+        at += len(line)
         if len(line) > MAX_LINE:
             raise FeedError(path, n, f"line longer than {MAX_LINE} bytes", unit="line")
         try:
