@@ -31,7 +31,7 @@ def _version(value: bool) -> None:
 #: the commands, in --help's order: name -> (module of obook.cli, function), or (module,
 #: None) for a group (the module's ``app``)
 COMMANDS = {
-    "bbo": ("bbo", "bbo"), "convert": ("convert", "convert"), "sql": ("sql", "sql"),
+    "bbo": ("bbo", "bbo"), "table": ("table", "_command"), "convert": ("convert", "convert"), "sql": ("sql", "sql"),
     "lobster": ("lobster", "lobster"), "match": ("match", "match"), "simulate": ("simulate", "simulate"),
     "backtest": ("backtest", "backtest"), "plot": ("plot", "plot"), "send": ("live", "send"), "listen": ("live", "listen"),
     "venue": ("live", "venue"), "gen": ("gen", None), "pipeline": ("pipeline", None),
@@ -93,7 +93,7 @@ def __getattr__(name: str):
 
 #: commands whose file arguments are all the data they read (not a query or a pipeline's
 #: TOML naming other files): tiny ones run on the Python kernels (``choose_kernels``)
-_FEED_ARGUMENTS = {"bbo", "convert", "lobster", "simulate", "plot"}
+_FEED_ARGUMENTS = {"bbo", "table", "convert", "lobster", "simulate", "plot"}
 
 
 def _unsafe_to_raise(frame) -> bool:

@@ -66,7 +66,7 @@ def _replay(spec, feed, fmt, o):
     return Replay(feed, workers=o.get("workers"), format=fmt, on_error=o.get("on_error") or "raise",
                   tables=(spec.name,), levels=o.get("levels", 10), date=o.get("date"), tickers=o.get("tickers"),
                   queue_positions=o.get("queue_positions", True) is not False,
-                  unknown_tickers=o.get("unknown_tickers", "raise"))
+                  unknown_tickers=o.get("unknown_tickers", "raise"), progress=o.get("progress"))
 
 
 def _stamp(fmt, feed, o):
@@ -135,7 +135,7 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
 
 
 def check_options(spec, options: dict) -> dict:
-    allowed = set(spec.all_options()) | {"unknown_tickers"}
+    allowed = set(spec.all_options()) | {"unknown_tickers", "progress"}   # (the front ends' own)
     bad = [k for k in options if k not in allowed]
     if bad:
         raise ObookError(f"table {spec.name!r} takes no option {', '.join(map(repr, bad))}; it takes "

@@ -1,0 +1,100 @@
+"""``obook table``: any table of the registry, its options from the registry, to stdout as CSV
+or to a file; the same rows as the Python reader."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import obook
+from cli_support import cli_error
+from obook.gen.itch import write_itch
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    p = tmp_path_factory.mktemp("table") / "01022026.NASDAQ_ITCH50"
+    write_itch(p, 20_000, 5, seed=3)
+    return p
+
+
+def _obook(*args) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, "-m", "obook", *map(str, args)], capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    return run
+
+
+def _csv_rows(data: bytes, schema):
+    got = pacsv.read_csv(io.BytesIO(data), convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=True,
+                                                                                      quoted_strings_can_be_null=False))
+    return got.select(schema.names).to_pylist()
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("trades",), lambda f: obook.trades(f, workers=1)),
+    (("depth", "--levels", "3"), lambda f: obook.depth(f, levels=3, workers=1)),
+    (("bars", "--interval", "5 minutes", "-k", "AAB,AAC"),
+     lambda f: obook.bars(f, interval="5 minutes", tickers=["AAB", "AAC"], workers=1)),
+    (("orders", "--no-queue-positions"), lambda f: obook.orders(f, queue_positions=False, workers=1)),
+])
+def test_cli_table_stdout_csv_equals_the_python_reader(day, args, expected):
+    table = expected(str(day)).read_all()
+    out = _obook("table", args[0], day, "-w", "1", *args[1:]).stdout
+    assert out.splitlines()[0].decode() == ",".join(table.schema.names)
+    numeric = table.schema
+    for i, f in enumerate(numeric):
+        if str(f.type).startswith("timestamp"):
+            numeric = numeric.remove(i)
+            break
+    assert table.num_rows > 0
+    assert _csv_rows(out, numeric) == table.select(numeric.names).to_pylist()
+
+
+def test_cli_table_parquet_output_equals_the_python_reader(day, tmp_path):
+    out = tmp_path / "trades.parquet"
+    _obook("table", "trades", day, "-o", out, "--prices", "decimal")
+    assert pq.read_table(out).equals(obook.trades(str(day), prices="decimal").read_all())
+
+
+def test_cli_table_option_the_table_does_not_take_names_its_options(day, capsys):
+    err = cli_error(capsys, "table", "trades", day, "--levels", "3")
+    assert "table trades takes no --levels; its options: --workers" in err
+
+
+def test_cli_table_unknown_table_lists_the_tables(day, capsys):
+    err = cli_error(capsys, "table", "quotes", day)
+    assert "unknown table 'quotes'; choose from bbo, trades" in err
+
+
+def test_cli_table_format_without_that_table_names_the_formats_that_have_it(day, capsys):
+    assert "itch feeds have no table 'mbp10'" in cli_error(capsys, "table", "mbp10", day)
+
+
+def test_cli_table_text_output_of_a_table_other_than_bbo_refused(day, tmp_path, capsys):
+    err = cli_error(capsys, "table", "trades", day, "-o", tmp_path / "t.txt")
+    assert ".txt is obook bbo's text" in err and not (tmp_path / "t.txt").exists()
+
+
+def test_cli_table_cut_feed_error_after_every_row_before_it(day, tmp_path):
+    cut = tmp_path / "cut.itch"
+    cut.write_bytes(day.read_bytes()[: day.stat().st_size * 2 // 3])
+    run = subprocess.run([sys.executable, "-m", "obook", "table", "trades", str(cut), "-w", "2"],
+                         capture_output=True, timeout=300)
+    assert run.returncode == 1
+    err = run.stderr.decode()
+    assert err.startswith(f"error: {cut}: message ") and "truncated record" in err and err.count("\n") == 1
+    whole = obook.trades(str(day), workers=1).read_all()
+    lines = run.stdout.decode().splitlines()[1:]
+    assert 0 < len(lines) < whole.num_rows
+    assert [int(x.split(",")[0]) for x in lines] == whole.column("seq").to_pylist()[: len(lines)]
+
+
+def test_cli_table_into_a_pipe_closed_early_exits_zero(day):
+    run = subprocess.run(f"{sys.executable} -m obook table orders {day} | head -1", shell=True,
+                         capture_output=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.decode().startswith("seq,") and run.stderr == b""
