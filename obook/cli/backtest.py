@@ -40,8 +40,9 @@ def backtest(
     fee_per: str = typer.Option("share", "--fee-per", help="share or bps."),
     interval: float = typer.Option(60.0, "--interval", help="Seconds between equity samples and Sharpe returns."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
-                                       help="Write orders, events, fills, positions, equity (Parquet) and "
-                                            "summary.json to this folder; default: the summary on stdout."),
+                                       help="Write the tables (backtest.orders.parquet, and events, fills, positions, "
+                                            "equity), summary.json and run.json to this folder; default: the "
+                                            "summary on stdout."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
     processes: int = typer.Option(1, "--processes", "-p", min=1, help="Days run at once (several feeds)."),
     executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT",
@@ -54,7 +55,7 @@ def backtest(
     orders pass the live risk gate and reach the book after the order latency (queues from
     the feed's order ids, as obook simulate), and hears of acks and fills after the
     response latency. A strategy that raises stops the run: the tables so far are written
-    as TABLE.parquet.partial and the traceback is printed."""
+    as backtest.TABLE.parquet.partial and the traceback is printed."""
     from ..backtest import Fees, StrategyError
     from ..backtest import backtest as run
     from ..backtest.days import backtest_days, day_name
