@@ -65,7 +65,7 @@ def bbo(
     format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record (after writing every earlier row); "
-                                          "skip: apply the tolerant rules and report what was skipped."),
+                                          "skip: apply the tolerant rules and report what was skipped (a feed cut short still ends in an error, after every row before the cut)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name); "
                                             "when known, file outputs get a timestamp column (UTC)."),

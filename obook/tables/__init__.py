@@ -37,7 +37,7 @@ OPTIONS = {o.name: o for o in (
     Option("workers", None, "BIGINT", "worker processes applying the books (default: one per core, at most 8)"),
     Option("format", None, "VARCHAR", "the feed format (default: detected from the file)"),
     Option("on_error", "raise", "VARCHAR", "raise: stop at the first bad record (after every earlier row); "
-                                           "skip: apply the tolerant rules"),
+                                           "skip: apply the tolerant rules (a feed cut short is still an error)"),
     Option("tickers", None, "VARCHAR[]", "replay only these tickers' books"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
                                     "name); when known the rows get a `timestamp` (UTC)"),
