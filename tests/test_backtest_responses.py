@@ -78,3 +78,34 @@ def test_backtest_responses_python_timer_strategy_sees_what_order_subscribed_see
     a, b = backtest(day, lazy, **kw), backtest(day, eager, **kw)
     assert lazy.seen == eager.seen and any(s[1] != 0 for s in lazy.seen) and any(s[2] for s in lazy.seen)
     _equal(a, b)
+
+
+def _twice_then_unknown():
+    from numba import njit
+
+    from obook._kernels.backtest_layout import (C_BID, C_KIND, CALL_TIMER, Q_ACT, Q_MARKET, Q_ORIG, Q_POST, Q_PRICE,
+                                                Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF)
+    from obook._kernels.simulate_layout import NONE, OP_CANCEL, OP_NEW, TIF_GTC
+
+    @njit
+    def strategy(c, lo, refkey, state, out):
+        # once: a bid with ref 1, another new order with ref 1, a cancel of ref 99 (never sent)
+        if c[C_KIND] != CALL_TIMER or state[0] != 0 or c[C_BID] == NONE:
+            return 0
+        state[0] = 1
+        for n in range(2):
+            out[n, Q_ACT], out[n, Q_SIDE], out[n, Q_QTY], out[n, Q_PRICE] = OP_NEW, 0, 1, c[C_BID]
+            out[n, Q_TIF], out[n, Q_MARKET], out[n, Q_POST] = TIF_GTC, 0, 0
+            out[n, Q_REF], out[n, Q_ORIG], out[n, Q_TB] = 1, 0, -1
+        out[2, Q_ACT], out[2, Q_REF], out[2, Q_ORIG], out[2, Q_TB] = OP_CANCEL, 99, 0, -1
+        return 3
+
+    return strategy
+
+
+def test_backtest_compiled_orders_with_used_or_unknown_ref_counted_and_warned(day, caplog):
+    with caplog.at_level("WARNING", logger="obook"):
+        r = backtest(day, compiled(_twice_then_unknown(), on=("timer",), timer=PERIOD))
+    assert r.orders.num_rows == 1
+    assert r.summary["unknown_refs"] == 2 and r.summary["refused"] == 0
+    assert "returned 2 order(s) whose ref was in use" in caplog.text

@@ -10,6 +10,7 @@ See docs/backtesting.md for the strategy interface, the time model and the queue
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ import pyarrow as pa
 from ..errors import ObookError
 from ..simulation import SimResult
 from .tables import Fees
+
+log = logging.getLogger("obook")
 
 __all__ = ["backtest", "BacktestResult", "Fees", "Order", "compiled", "TABLES", "StrategyError"]
 
@@ -264,6 +267,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
         if obs.last is not None:
             obs.last.close()
     rows = replay.observed[0] if replay.observed else obs.last.rows()
+    if rows.get("unknown_refs"):
+        log.warning("the compiled strategy returned %d order(s) whose ref was in use (a new order) or unknown "
+                    "(a cancel or modify): not sent; the summary counts them as unknown_refs", rows["unknown_refs"])
     tables, summary = build(rows, fees, unit_ns, int(interval * 1e9), capital)
     stats = dict(replay.stats)
     stats.update(calls=rows["calls"])

@@ -147,6 +147,7 @@ def _summary(rows, order_columns, fl, series, interval, capital, positions) -> d
         "sharpe": sharpe, "max_drawdown": dd, "turnover": notional,
         "fill_ratio": filled / sent_qty if sent_qty else None,
         "orders": int(len(act)), "refused": int(np.count_nonzero(refused)),
+        "unknown_refs": rows.get("unknown_refs", 0),
         "fills": int(len(fl)), "filled_shares": filled, "calls": rows.get("calls", 0),
         "position": {n: int(p) for n, p in zip(positions.column("instrument").to_pylist(),
                                                positions.column("position").to_pylist())},

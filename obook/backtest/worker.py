@@ -14,7 +14,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
                                         ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL, SEND_FIELDS,
                                         S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD, S_NKEY, S_NM,
-                                        S_POS, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
+                                        S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
                                         S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
                                         X_WIDTH)
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
@@ -285,6 +285,7 @@ class BacktestWorker:
                "orders": self.INS[:S[S_INS_TAIL]]}
         cat["names"] = list(self.names)
         cat["calls"] = int(S[S_CALLS])
+        cat["unknown_refs"] = int(S[S_REFUSED])     # a compiled strategy's orders naming a ref in use / unknown
         return cat
 
     def _grow(self, kind: int) -> None:
