@@ -98,11 +98,12 @@ def _sums_of_products(px: np.ndarray, qty: np.ndarray, first: np.ndarray) -> lis
 
 
 def bars(path, interval="1 minute", workers=None, format=None, on_error="raise", date=None,
-         tickers=None) -> pa.Table:
-    """Replay the feed's trades and cut them into bars of ``interval``."""
+         tickers=None, unknown_tickers="raise", progress=None) -> pa.Table:
+    """Replay the feed's trades and cut them into bars of ``interval`` (``unknown_tickers``
+    and ``progress`` as for :class:`obook.engine.replay.Replay`)."""
     from .engine.replay import Replay
 
     replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date,
-                    tickers=tickers)
+                    tickers=tickers, unknown_tickers=unknown_tickers, progress=progress)
     step = max(1, interval_ns(interval) // replay.format.time_unit_ns)
     return bars_table(replay.reader("trades").read_all(), step)

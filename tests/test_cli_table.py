@@ -98,3 +98,21 @@ def test_cli_table_into_a_pipe_closed_early_exits_zero(day):
     run = subprocess.run(f"{sys.executable} -m obook table orders {day} | head -1", shell=True,
                          capture_output=True, timeout=300)
     assert run.returncode == 0 and run.stdout.decode().startswith("seq,") and run.stderr == b""
+
+
+def test_cli_table_grid_without_every_says_it_needs_every(day, capsys):
+    assert "table bbo_grid needs --every (the grid step" in cli_error(capsys, "table", "bbo_grid", day)
+
+
+def test_cli_table_bad_interval_error_before_any_output(day):
+    run = subprocess.run([sys.executable, "-m", "obook", "table", "bars", str(day), "--interval", "xyz"],
+                         capture_output=True, timeout=300)
+    assert run.returncode == 1 and run.stdout == b""
+    assert "interval must be like" in run.stderr.decode()
+
+
+def test_cli_table_ticker_not_in_the_feed_warns_and_writes_the_header(day):
+    for name in ("trades", "bars"):
+        run = _obook("table", name, day, "-k", "ZZZZ")
+        assert run.stdout.decode().splitlines() == [",".join(getattr(obook, name)(str(day), workers=1).schema.names)]
+        assert "not in the feed: ZZZZ" in run.stderr.decode()

@@ -46,6 +46,10 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
     if wrong:
         raise ObookError(f"table {name} takes no {', '.join('--' + w.replace('_', '-') for w in wrong)}; its "
                          f"options: {', '.join('--' + o.replace('_', '-') for o in spec.all_options())}")
+    missing = [o for o in spec.positional if OPTIONS[o].default is None and o not in given]
+    if missing:
+        raise ObookError(f"table {name} needs {', '.join('--' + o.replace('_', '-') for o in missing)} "
+                         f"({'; '.join(OPTIONS[o].doc for o in missing)})")
     if "tickers" in given:
         given["tickers"] = [t.strip() for t in given["tickers"].split(",") if t.strip()]
     if output is not None:
@@ -73,10 +77,14 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
 def _write_csv(reader, out) -> None:
     import pyarrow.csv as pacsv
 
-    out.write((",".join(reader.schema.names) + "\n").encode())     # as obook's .csv files
+    header = (",".join(reader.schema.names) + "\n").encode()     # as obook's .csv files
     options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
-    for batch in reader:
+    for batch in reader:        # the header once the rows start: an option refused first prints nothing
+        if header:
+            out.write(header)
+            header = b""
         pacsv.write_csv(batch, out, options)
+    out.write(header)
     out.flush()
 
 
