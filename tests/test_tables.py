@@ -480,3 +480,15 @@ def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_p
     match = seq % 1500
     trade = np.ones(len(seq), bool)
     assert (got.broken(seq, match, trade) == want.broken(seq, match, trade)).all()
+
+
+def test_orders_feed_without_match_numbers_match_null(tmp_path):
+    # Databento MBO records carry no match number: no orders row may show one (a cancel's
+    # row showed match 0)
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    path = tmp_path / "day.dbn"
+    write_dbn(path, mbo_flow(3000, instruments=2, seed=1))
+    orders = obook.orders(path).read_all()
+    assert "C" in orders.column("action").to_pylist()
+    assert orders.column("match").null_count == orders.num_rows

@@ -187,8 +187,9 @@ def szse_csv(
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
 ) -> None:
     """Write the synthetic Shenzhen day of `obook gen szse` as vendor CSV files, an orders
-    and a ticks file per security (prices in yuan, quantities in shares); replay a pair
-    with `obook bbo ORDERS.csv TICKS.csv`."""
+    and a ticks file per security (prices in yuan, quantities in shares); replay them all
+    with `obook bbo OUTDIR/*.csv` (securities share channels: one pair alone has gaps in
+    its channel's sequence, replayed with --on-error skip)."""
     from ..gen.szse import generate, write_vendor
 
     files = _writing(outdir, lambda: write_vendor(outdir, generate(messages, securities, seed, _date(date))), folder=True)

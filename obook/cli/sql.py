@@ -242,16 +242,16 @@ def sql(
       obook_orders(path, ...)                order-level rows with queue position
                                              (queue_positions := true)
       obook_depth(path, ..., levels := 10)   top 1..50 levels a side
-    Side tables (the path only): obook_messages(path) (ITCH messages),
+    Side tables (their options: docs/tables.md): obook_messages(path) (ITCH messages),
     obook_symbols(path), obook_system_events(path), obook_trading_actions(path),
-    obook_audit(path) (Level-2: rebuilt book against each exchange snapshot),
+    obook_audit(path) (Shanghai: rebuilt book against each exchange snapshot),
     obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts),
     obook_mbp1(path), obook_mbp10(path) (Databento: the book's top 1 or 10 levels).
     Bars and macros: obook_bars(path, interval := '1 minute', workers, format,
     on_error, date); obook_spread(path, workers, format, on_error);
     obook_twas(path, start_time, end_time, workers, format, on_error);
     obook_bbo_grid(path, every, start_time, end_time, workers, format, on_error)
-    (every: nanoseconds).
+    (every: feed time units, e.g. ns for ITCH, ms for CSV).
     Matching (an order-entry file): obook_match(path, workers := NULL, tick := 1,
     stp := NULL) fills, obook_match_events(...), obook_match_bbo(...).
     Own orders in a replayed feed: obook_simulate(feed, orders, latency := NULL,

@@ -215,7 +215,8 @@ def merge_table_batch(table: str, rows: np.ndarray, counts: np.ndarray, limit: i
         if not text_ids:
             cols.update(ref=pa.array(c[OR_REF].view(np.uint64)), order_id=pa.nulls(n, pa.string()),
                         new_ref=pa.array(c[OR_NEW_REF].view(np.uint64), mask=action != ord("U")),
-                        match=pa.array(c[OR_MATCH].view(np.uint64), mask=(action != ord("E")) & (action != ord("C"))))
+                        match=pa.array(c[OR_MATCH].view(np.uint64), mask=(action != ord("E")) & (action != ord("C")))
+                        if fmt.match_numbers else pa.nulls(n, pa.uint64()))
         else:
             cols.update(ref=pa.nulls(n, pa.uint64()), order_id=order_ids(c[OR_MATCH], data),
                         new_ref=pa.nulls(n, pa.uint64()), match=pa.nulls(n, pa.uint64()))

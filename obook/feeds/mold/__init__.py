@@ -48,9 +48,10 @@ FORMAT = dataclasses.replace(
     messages=_SIDE + "read_messages",
     table_info={**ITCH.table_info,
                 "gaps": {"doc": "The messages lost on every line: first_seq, last_seq, count and the capture times "
-                                "around the gap."},
-                "line_stats": {"doc": "Per line: packets, messages, duplicates, gaps, recovered from the other line, "
-                                      "heartbeats, bad packets, wrong session, backwards."}},
+                                "around the gap.", "times": ()},
+                "line_stats": {"doc": "Per line: packets, messages, duplicates, gaps, recovered from the other line "
+                                      "or by re-request, heartbeats, bad packets, wrong session, backwards, "
+                                      "implausible sequence numbers.", "times": ()}},
     suffixes=(".pcap", ".pcapng"),
     source=_SIDE + "source",
     record_columns=_SIDE + "RECORD_FIELDS",
