@@ -1,8 +1,8 @@
-"""Cost of the trades' ``broken`` column: the pre-pass that collects a feed's B messages
-(obook.feeds.itch.breaks) against the BBO and trades replays it adds to, alternating runs in
-fresh processes, medians.
+"""Cost of the trades' ``broken`` column: the pre-pass that collects a feed's breaks
+(obook.feeds.breaks with the format's kernel: ITCH B, PITCH Trade Break) against the BBO and
+trades replays it adds to, alternating runs in fresh processes, medians.
 
-    python benchmarks/bench_breaks.py --messages 5000000 --repeats 3 [--workers 2] [--gz]
+    python benchmarks/bench_breaks.py --messages 5000000 --repeats 3 [--workers 2] [--gz] [--format pitch]
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import itch_day, median, run_child  # noqa: E402
+from common import itch_day, median, pitch_day, run_child  # noqa: E402
 
 RUNS = {
     "breaks pre-pass": """
 import time
-from obook.feeds.itch.breaks import Breaks
-from obook.feeds.itch.framer import ItchFramer
+from obook.feeds import get_format, load
+fmt = get_format({fmt!r})
 t = time.perf_counter()
-b = Breaks.scan({path!r}, ItchFramer({path!r}))
+b = load(fmt.prepass)({path!r}, fmt.framer_class()({path!r}))
 _r = {{'seconds': time.perf_counter() - t, 'rows': len(b)}}
 """,
     "bbo replay": """
@@ -45,13 +45,14 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=5_000_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--gz", action="store_true", help="a gzipped feed (the pre-pass gunzips it again)")
+    ap.add_argument("--gz", action="store_true", help="a gzipped feed (the pre-pass gunzips it again; ITCH)")
+    ap.add_argument("--format", choices=("itch", "pitch"), default="itch")
     args = ap.parse_args()
-    path = itch_day(args.messages, gz=args.gz)
+    path = pitch_day(args.messages) if args.format == "pitch" else itch_day(args.messages, gz=args.gz)
     results = {k: [] for k in RUNS}
     for rep in range(args.repeats):
         for name, code in RUNS.items():
-            results[name].append(run_child(code.format(path=str(path), workers=args.workers)))
+            results[name].append(run_child(code.format(path=str(path), workers=args.workers, fmt=args.format)))
         print(f"  run {rep + 1}: " + ", ".join(f"{k} {v[-1]['seconds']:.2f}s" for k, v in results.items()))
     base = median([r["seconds"] for r in results["trades replay"]])
     print(f"\n{path.name}\n{'run':<18}{'median s':>10}{'/ trades':>10}  rows")

@@ -16,8 +16,8 @@ from obook.feeds import detect_format
 from obook.gen.itch import write_itch
 
 from pitch_builder import (ADD_EXPANDED, ADD_LONG, ADD_SHORT, BREAK, DELETE, EXECUTED, EXECUTED_AT_PRICE,
-                           MODIFY_LONG, MODIFY_SHORT, REDUCE_SHORT, TIME, TRADE_SHORT, UNIT, itch_as_pitch, msg,
-                           units)
+                           MODIFY_LONG, MODIFY_SHORT, REDUCE_SHORT, TIME, TRADE_LONG, TRADE_SHORT, UNIT,
+                           itch_as_pitch, msg, units)
 
 TABLES = ("bbo", "trades", "orders", "depth")
 
@@ -279,3 +279,75 @@ def test_pitch_price_of_2_63_or_more_strict_error_tolerant_skip(tmp_path, worker
     t = obook.bbo(path, workers=workers, on_error="skip", stats=stats).read_all()
     assert [(r["bid_px"], r["ask_px"]) for r in t.to_pylist()] == [(1_000_000, None), (1_000_000, 1_010_000)]
     assert sum(stats["skipped"].values()) == 1
+
+
+def _broken_day(seed: int):
+    """Adds on a few symbols, executions and trades with execution ids, and Trade Breaks
+    naming some of them (some twice, some before a later trade of another id): the messages
+    and, for each execution id, the message numbers of the breaks naming it."""
+    import random
+
+    rnd = random.Random(seed)
+    syms = [b"AAA   ", b"BBB   ", b"CCC   "]
+    out, breaks, xids, live, oid = [msg(TIME, 34_200)], {}, [], [], 1
+    for i in range(3000):
+        r = rnd.random()
+        if r < 0.35 or not live:
+            out.append(msg(ADD_LONG, i, oid, b"B" if rnd.random() < 0.5 else b"S", 1_000_000,
+                           rnd.choice(syms), 1_000_000 + rnd.randrange(5) * 100, 1))
+            live.append(oid)
+            oid += 1
+        elif r < 0.55:
+            k = live.pop(rnd.randrange(len(live)))
+            out.append(msg(EXECUTED, i, k, 100, 10_000 + i))
+            xids.append(10_000 + i)
+        elif r < 0.75:
+            out.append(msg(TRADE_LONG, i, 0, b"B", 5, rnd.choice(syms), 1_000_000, 10_000 + i))
+            xids.append(10_000 + i)
+        elif xids:
+            x = rnd.choice(xids)
+            out.append(msg(BREAK, i, x))
+            breaks.setdefault(x, []).append(len(out))       # its message number (1-based)
+    return out, breaks
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_pitch_trade_named_by_a_later_break_is_broken(tmp_path, workers):
+    messages, breaks = _broken_day(5)
+    p = _feed(tmp_path, *messages, sizes=(7, 30, 1))
+    trades = obook.trades(p, workers=workers).read_all().to_pylist()
+    rows = [r for r in trades if r["kind"] != "B"]
+    assert len(rows) > 500 and sum(r["broken"] for r in rows) > 100
+    for r in rows:
+        assert r["broken"] == any(seq > r["seq"] for seq in breaks.get(r["match"], ())), r
+    assert not any(r["broken"] for r in trades if r["kind"] == "B")
+
+
+def test_pitch_breaks_numbered_past_a_bad_unit_in_a_tolerant_replay(tmp_path):
+    messages, breaks = _broken_day(6)
+    good = units(messages, iter((40,) * 1000))
+    bad = UNIT.pack(UNIT.size + 3, 1, 1, 0) + b"\x03\x21\x00"           # a unit its message cannot fill
+    p = tmp_path / "t.pitch"
+    cut = len(units(messages[:400], iter((40,) * 1000)))
+    p.write_bytes(good[:cut] + bad + good[cut:])
+    trades = obook.trades(p, workers=1, on_error="skip").read_all().to_pylist()
+    rows = [r for r in trades if r["kind"] != "B"]
+    assert sum(r["broken"] for r in rows) > 100
+    for r in rows:
+        assert r["broken"] == any(seq > r["seq"] for seq in breaks.get(r["match"], ())), r
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_pitch_breaks_kernel_finds_every_break_with_its_message_number(compiled):
+    import numpy as np
+
+    from obook._kernels.pitch import pitch_breaks
+
+    messages, breaks = _broken_day(7)
+    buf = np.frombuffer(units(messages, iter((9, 1, 50) * 1000)), np.uint8)
+    seqs, matches = np.zeros(len(messages), np.int64), np.zeros(len(messages), np.int64)
+    kernel = pitch_breaks if compiled else pitch_breaks.py_func
+    n = kernel(buf, len(messages), 1, seqs, matches)
+    want = sorted((s, x) for x, found in breaks.items() for s in found)
+    assert n == len(want) > 100
+    assert sorted(zip(seqs[:n].tolist(), matches[:n].tolist())) == want

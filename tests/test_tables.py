@@ -460,7 +460,8 @@ def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_p
     import numpy as np
 
     from itch_builder import ItchBuilder
-    from obook.feeds.itch import breaks as B
+    from obook import feeds
+    from obook.feeds import breaks as B
     from obook.feeds.itch import ItchFramer
 
     b = ItchBuilder()
@@ -469,10 +470,10 @@ def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_p
     for i in range(500):
         b.broken(10_000 + i)
     path = b.write(tmp_path / "b.itch")
-    want = B.Breaks.scan(str(path), ItchFramer(str(path)))
+    want = feeds.itch.scan_breaks(str(path), ItchFramer(str(path)))
     monkeypatch.setattr(B, "COMPACT_EVERY", 100)
     monkeypatch.setattr(B, "SPILL_ENTRIES", 1000)
-    got = B.Breaks.scan(str(path), ItchFramer(str(path)), None)
+    got = feeds.itch.scan_breaks(str(path), ItchFramer(str(path)), None)
     assert len(got) == len(want) == 1200
     assert isinstance(got.matches, np.memmap) and isinstance(got.last_seq, np.memmap)
     assert (np.asarray(got.matches) == want.matches).all() and (np.asarray(got.last_seq) == want.last_seq).all()

@@ -255,6 +255,33 @@ def pitch_frame(buf, n, max_records, strict, sizes, types, next_seq, counts):
 
 
 @njit(cache=True, _nrt=False)
+def pitch_breaks(buf, n_records, base_seq, seqs, matches):
+    """The Trade Breaks among the whole units of buf (the framer's n_records messages; a
+    bad unit of a tolerant replay is passed over, as the framer did): their record numbers
+    and execution ids into seqs and matches (>= n_records long). Returns how many."""
+    pos = 0
+    k = 0
+    nb = 0
+    n = buf.shape[0]
+    while pos + HEADER <= n and k < n_records:
+        ln = _le(buf, pos, 2)
+        if ln < HEADER or pos + ln > n:
+            break
+        count = np.int64(buf[pos + 2])
+        if unit_check(buf, pos, pos + ln, SIZES)[0] == FRAME_OK:
+            p = pos + HEADER
+            for j in range(count):
+                if buf[p + 1] == T_BREAK:
+                    seqs[nb] = base_seq + k + j
+                    matches[nb] = _le(buf, p + O_XID_BREAK, 8)
+                    nb += 1
+                p += np.int64(buf[p])
+            k += count
+        pos += ln
+    return nb
+
+
+@njit(cache=True, _nrt=False)
 def owner_of(symbol, n_workers):
     """The worker that owns a symbol (its 8 bytes as a big-endian integer)."""
     h = (symbol ^ (symbol >> 32)) & 0xFFFFFFFF

@@ -55,6 +55,14 @@ def sniff(name: str, head: bytes) -> int:
 
 _SIDE = "obook.feeds.itch.side:"
 
+
+def scan_breaks(path, framer, progress=None):
+    """The feed's trade breaks (obook.feeds.breaks): the replay's pre-pass for ``broken``."""
+    from ..._kernels.itch import itch_breaks
+    from ..breaks import Breaks
+
+    return Breaks.scan(path, framer, itch_breaks, progress)
+
 FORMAT = FeedFormat(
     name="itch",
     title="Nasdaq ITCH 5.0",
@@ -77,7 +85,7 @@ FORMAT = FeedFormat(
     table_info={"symbols": {"doc": "The stock directory (ITCH R): locate, stock and the directory fields."},
                 "system_events": {"doc": "The system events (ITCH S): seq, time, event code."},
                 "trading_actions": {"doc": "The trading actions (ITCH H): seq, time, locate, stock, state, reason."}},
-    prepass="obook.feeds.itch.breaks:Breaks.scan",
+    prepass="obook.feeds.itch:scan_breaks",
     sideless_kinds="QB",
     suffixes=(".itch", ".itch50", ".bin"),
 )

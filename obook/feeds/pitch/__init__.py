@@ -88,6 +88,14 @@ def _reference_date(trade_date: int, midnight: int):
 _TYPES = frozenset((0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x2D,
                     0x2F, 0x30, 0x31, 0xB1))
 
+
+def scan_breaks(path, framer, progress=None):
+    """The feed's trade breaks (obook.feeds.breaks): the replay's pre-pass for ``broken``."""
+    from ..._kernels.pitch import pitch_breaks
+    from ..breaks import Breaks
+
+    return Breaks.scan(path, framer, pitch_breaks, progress)
+
 FORMAT = FeedFormat(
     name="pitch",
     title="Cboe PITCH",
@@ -103,6 +111,7 @@ FORMAT = FeedFormat(
     session_date=session_date,
     order_ids="int",
     feed_seq=False,
+    prepass="obook.feeds.pitch:scan_breaks",
     sideless_kinds="B",
     suffixes=(".pitch",),
 )

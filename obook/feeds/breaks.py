@@ -1,9 +1,11 @@
-"""Trade breaks: which trades a later ``B`` message breaks (the trades table's ``broken``).
+"""Trade breaks: which trades a later break message names (the trades table's ``broken``).
 
 A break can come any time after its trade, so a streaming replay cannot know it when
-the trade's row goes out. For an ITCH feed with the trades table, the replay first reads
-the feed once more and collects every ``B`` (record number, match number): one more
-read and framing pass (gunzip included), no decoding and no books.
+the trade's row goes out. For a feed with break messages (ITCH ``B``, PITCH Trade Break)
+and the trades table, the replay first reads the feed once more and collects every break
+(record number, match number) with the format's kernel: one more read and framing pass
+(gunzip included), no decoding and no books. A format names it as its ``prepass``
+(:func:`scan` with its kernel, e.g. ``obook.feeds.itch:scan_breaks``).
 
 Memory: while scanning, the breaks found are merged every ``COMPACT_EVERY`` into one sorted
 array of the last break per match number (repeats of a match cost nothing); past
@@ -17,10 +19,9 @@ import tempfile
 
 import numpy as np
 
-from ..._kernels.itch import itch_breaks
-from ..._kernels.layout import MAX_BATCH_RECORDS
-from ...errors import ObookError
-from ..sources import iter_batches
+from .._kernels.layout import MAX_BATCH_RECORDS
+from ..errors import ObookError
+from .sources import iter_batches
 
 
 COMPACT_EVERY = 1 << 20
@@ -49,16 +50,17 @@ class Breaks:
             self.matches, self.last_seq = _spilled(self.matches), _spilled(self.last_seq)
 
     @classmethod
-    def scan(cls, path, framer, progress=None) -> "Breaks":
-        """Every B of the feed that ``framer`` (a fresh ItchFramer) frames, up to a framing
-        error; ``progress(bytes read)`` after each batch."""
+    def scan(cls, path, framer, kernel, progress=None) -> "Breaks":
+        """Every break of the feed that ``framer`` (a fresh framer of the format) frames, up
+        to a framing error, found by the format's ``kernel(buf, n_records, base_seq, seqs,
+        matches) -> count``; ``progress(bytes read)`` after each batch."""
         seqs = np.empty(MAX_BATCH_RECORDS, np.int64)
         matches = np.empty(MAX_BATCH_RECORDS, np.int64)
         found_seqs, found_matches, pending = [], [], 0
         feed = iter_batches(path, framer)
         try:
             for batch in feed:
-                n = itch_breaks(batch.data, batch.n_records, batch.base_seq, seqs, matches)
+                n = kernel(batch.data, batch.n_records, batch.base_seq, seqs, matches)
                 found_seqs.append(seqs[:n].copy())
                 found_matches.append(matches[:n].copy())
                 pending += n
