@@ -6,7 +6,8 @@ format's: ITCH, Shanghai and Shenzhen ns since midnight, CSV ms). Prices stay ex
 integers in the feed's price unit (the schema's ``obook.price_scale``); ``volume`` is the
 executed quantity in the feed's unit; ``turnover`` is sum(price * shares) in price unit times
 quantity unit, exact at any size (DECIMAL(38,0): it cannot wrap); ``vwap`` is turnover /
-volume (a float: an average) in the price unit.
+volume (a float: an average) in the price unit. The tables' ``prices="decimal"`` /
+``"float"`` turn both into the currency with the prices (obook.tables.units.Shape).
 """
 
 from __future__ import annotations

@@ -285,3 +285,21 @@ def test_bbo_grid_whole_float_and_decimal_options_equal_the_integers(days):
     exact = obook.bbo_grid(days["itch"], workers=1, every=10**9, start_time=t0).read_all()
     assert exact.num_rows > 0
     assert obook.bbo_grid(days["itch"], workers=1, every=1e9, start_time=Decimal(t0)).read_all() == exact
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bars_turnover_and_vwap_in_the_prices_unit_when_prices_are_decimal_or_float(days, con, fmt):
+    ints = obook.bars(days[fmt], workers=1).read_all()
+    scale = int(ints.schema.metadata[b"obook.price_scale"])
+    assert ints.num_rows > 0 and scale > 1
+    want = [Decimal(t) / scale for t in ints.column("turnover").to_pylist()]
+    dec = obook.bars(days[fmt], workers=1, prices="decimal").read_all()
+    assert dec.column("turnover").to_pylist() == want
+    assert dec.schema.field("turnover").type.scale == len(str(scale)) - 1
+    flt = obook.bars(days[fmt], workers=1, prices="float").read_all()
+    assert flt.column("turnover").to_pylist() == pytest.approx([float(w) for w in want], rel=1e-12)
+    for t in (dec, flt):
+        assert t.column("vwap").to_pylist() == pytest.approx(
+            [float(x) / v for x, v in zip(want, ints.column("volume").to_pylist())], rel=1e-12)
+    sql = con.execute(f"SELECT turnover FROM obook_bars('{days[fmt]}', prices := 'decimal')").fetchall()
+    assert [r[0] for r in sql] == want

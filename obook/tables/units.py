@@ -97,6 +97,9 @@ class Shape:
             for n in cols:
                 i = names.index(n)
                 fields[i] = pa.field(n, self._price_type(), schema.field(n).nullable)
+            if self.prices != "int" and "turnover" in names:
+                i = names.index("turnover")
+                fields[i] = pa.field("turnover", self._money_type(schema.field(i).type), schema.field(i).nullable)
             if self.filename is not None:
                 fields.append(pa.field("filename", pa.string(), nullable=False))
             md = dict(schema.metadata or {})
@@ -121,9 +124,23 @@ class Shape:
             if "vwap" in batch.schema.names:
                 i = batch.schema.get_field_index("vwap")
                 arrays[i] = pa.array(np.asarray(arrays[i].to_numpy(zero_copy_only=False)) / self.scale)
+            if "turnover" in batch.schema.names:     # price x quantity: in the prices' unit too
+                i = batch.schema.get_field_index("turnover")
+                arrays[i] = self._money(arrays[i])
         if self.filename is not None:
             arrays.append(pa.array([self.filename] * batch.num_rows, pa.string()))
         return pa.RecordBatch.from_arrays(arrays, schema=out)
+
+    def _money_type(self, t: pa.DataType) -> pa.DataType:
+        """A sum of price x quantity (DECIMAL(38,0) in the feed's price integers) in the
+        prices' unit: float64, or the same decimal scaled to the currency (exact)."""
+        return pa.float64() if self.prices == "float" else pa.decimal128(t.precision, self.fmt.price_scale)
+
+    def _money(self, arr: pa.Array) -> pa.Array:
+        # the same unscaled integers read at the price scale: exact
+        exact = pa.Array.from_buffers(pa.decimal128(arr.type.precision, self.fmt.price_scale), len(arr),
+                                      arr.buffers(), arr.null_count, arr.offset)
+        return exact.cast(pa.float64()) if self.prices == "float" else exact
 
     def _convert(self, arr: pa.Array) -> pa.Array:
         """Integer prices to decimals (exact: the integers are the unscaled values) or floats."""
