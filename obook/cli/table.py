@@ -15,7 +15,7 @@ import typer
 
 from ..tables import OPTIONS, offered, tables
 
-#: the options the command declares itself (a feed argument, the output)
+#: registry options the command declares itself (with a short flag: -f)
 _OWN = ("format",)
 #: the short flags obook bbo has too
 _SHORT = {"workers": ("-w",), "tickers": ("-k",), "date": ("-d",)}
