@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import obook
@@ -92,6 +93,18 @@ def _polars(table, path, fmt):
     return getattr(obook, f"scan_{table}")(path, **_options(table, fmt)).collect().to_arrow()
 
 
+def _command(table, path, fmt, out):
+    """``obook table`` (in this process) into a Parquet file, its options as flags."""
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    flags = [x for k, v in _options(table, fmt).items() for x in ("--" + k.replace("_", "-"), str(v))]
+    res = CliRunner().invoke(app, ["table", table, str(path), "-o", str(out), *flags])
+    assert res.exit_code == 0, res.output
+    return pq.read_table(out)
+
+
 def _rows(t: pa.Table):
     """The rows, timestamps as their ns since the epoch (Python datetimes hold microseconds)."""
     for i, f in enumerate(t.schema):
@@ -111,7 +124,7 @@ def con():
 
 
 @pytest.mark.parametrize("fmt, table", CELLS, ids=[f"{f}-{t}" for f, t in CELLS])
-def test_tables_every_offered_cell_returns_the_python_readers_rows(days, con, fmt, table):
+def test_tables_every_offered_cell_returns_the_python_readers_rows(days, con, fmt, table, tmp_path):
     path = days[fmt]
     feed_format = obook.feeds.get_format(fmt)
     if not registry.produces(feed_format, table):
@@ -129,6 +142,7 @@ def test_tables_every_offered_cell_returns_the_python_readers_rows(days, con, fm
     else:   # an analytic: DuckDB's is the SQL macro (test_analytics_reference compares them)
         assert registry.table(table).source == "analytics"
     assert _rows(_polars(table, path, fmt)) == _rows(want)
+    assert _rows(_command(table, path, fmt, tmp_path / "t.parquet")) == _rows(want)
 
 
 @pytest.mark.parametrize("fmt", ["itch", "databento", "sse"])

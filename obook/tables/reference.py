@@ -29,6 +29,12 @@ def _sql_macro(t) -> list[str]:
     return [f"`obook_{t.name}(path, ...)` (a SQL macro of `sql/`, the same options)"]
 
 
+def _command(t) -> list[str]:
+    """The command line's: ``obook table`` takes every table a Python reader gives (its
+    options as ``--option``)."""
+    return [f"`obook table {t.name} FEED`"] if "python" in t.front_ends else []
+
+
 def reference_markdown() -> str:
     """Markdown: every table (what it holds, its options, its formats and front ends, its price,
     quantity and time columns), the units of each format and the schema metadata keys."""
@@ -45,7 +51,7 @@ def reference_markdown() -> str:
         out += [f"### `{name}`", "", t.doc, "",
                 f"- formats: {', '.join(f'`{f}`' for f in formats_of(name))}",
                 "- front ends: " + ", ".join([_FRONT[f].format(t=name) for f in FRONT_ENDS if f in t.front_ends]
-                                             + _sql_macro(t)),
+                                             + _sql_macro(t) + _command(t)),
                 "- options: " + ", ".join(f"`{o}` (default `{OPTIONS[o].default}`)" for o in t.all_options())]
         for label, cols in (("price columns", t.prices), ("quantity columns", t.quantities),
                             ("time columns", t.times)):
