@@ -194,3 +194,20 @@ def test_decoder_without_engine_matches_reference(tmp_path):
         lines = path.read_bytes().split(b"\r\n")
         want = [i for i, ln in enumerate(lines, 1) if i > 1 and ln and ln.split(b",")[3] not in (b"T", b"X")]
         assert sorted(seen) == want
+
+
+def test_csv_files_read_as_one_feed_second_header_error_says_it_is_a_header(tmp_path):
+    day = tmp_path / "day.csv"
+    write_csv(day, 3000, 10, seed=4)
+    lines = day.read_bytes().splitlines(keepends=True)
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_bytes(b"".join(lines[:1500]))
+    second.write_bytes(lines[0] + b"".join(lines[1500:]))
+    with pytest.raises(obook.FeedError, match="line 1501: time is not an unsigned integer: 'Time' "
+                                              r"\(a header after line 1: of the files read as one feed, only "
+                                              "the first has a header line\\)") as e:
+        obook.bbo((str(first), str(second)), workers=1).read_all()
+    assert e.value.record == 1501
+    second.write_bytes(b"".join(lines[1500:]))          # without its header: the whole day
+    got = obook.bbo((str(first), str(second)), workers=1).read_all()
+    assert got.num_rows > 500 and got.equals(obook.bbo(str(day), workers=1).read_all())
