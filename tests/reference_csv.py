@@ -43,7 +43,9 @@ def _shown(b: bytes) -> str:
 
 def _uint(field: bytes, name: str, bits: int) -> int:
     if not _UINT.fullmatch(field):
-        raise _Fail(f"{name} is not an unsigned integer: '{_shown(field)}'", f"{name} is not an unsigned integer")
+        hint = (" (a header after line 1: of the files read as one feed, only the first has a header line)"
+                if name == "time" and _shown(field).strip().lower() == "time" else "")
+        raise _Fail(f"{name} is not an unsigned integer: '{_shown(field)}'{hint}", f"{name} is not an unsigned integer")
     v = int(field)
     if v >= 1 << bits:
         raise _Fail(f"{name} out of range: '{_shown(field)}'", f"{name} out of range")

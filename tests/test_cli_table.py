@@ -30,8 +30,8 @@ def _obook(*args) -> subprocess.CompletedProcess:
 
 
 def _csv_rows(data: bytes, schema):
-    got = pacsv.read_csv(io.BytesIO(data), convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=True,
-                                                                                      quoted_strings_can_be_null=False))
+    options = pacsv.ConvertOptions(column_types=schema, strings_can_be_null=True, quoted_strings_can_be_null=False)
+    got = pacsv.read_csv(io.BytesIO(data), convert_options=options)
     return got.select(schema.names).to_pylist()
 
 
