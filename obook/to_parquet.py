@@ -36,7 +36,7 @@ from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
-__all__ = ["convert", "session_date", "file_digest", "TABLES", "COMPRESSIONS", "TIMEZONE",
+__all__ = ["convert", "session_date", "file_digest", "empty_once_decompressed", "TABLES", "COMPRESSIONS", "TIMEZONE",
            "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
@@ -63,6 +63,18 @@ def file_digest(path) -> tuple[int, str]:
                 h.update(chunk)
         hit = _digests[key] = (st.st_size, h.hexdigest())
     return hit
+
+
+def empty_once_decompressed(path) -> bool:
+    """Whether a feed file that holds bytes holds none once decompressed (a gzip or zstd
+    file, or a zip of one file, of nothing), read as a replay reads it; a damaged file is
+    not (its replay says what is wrong)."""
+    from .feeds.sources import read_head
+
+    try:
+        return read_head(path, 1) == b""
+    except ObookError:
+        return False
 
 
 def read_metadata(path) -> dict:

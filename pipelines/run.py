@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from obook.to_parquet import TABLES, convert, file_digest, session_date
+from obook.to_parquet import TABLES, convert, empty_once_decompressed, file_digest, session_date
 from obook.errors import FeedError, ObookError
 
 from . import manifest
@@ -127,42 +127,11 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
 
 def empty_file(path) -> str:
     """``"empty file"`` when a day file holds no bytes, also once decompressed (a gzip or
-    zstd file, or a zip of one file, of nothing: told apart by their first bytes, as the
-    replay does); else ``""`` (a damaged file too: its conversion says what is wrong)."""
+    zstd file, or a zip of one file, of nothing); else ``""`` (a damaged file too: its
+    conversion says what is wrong)."""
     if os.stat(path).st_size == 0:
         return "empty file"
-    try:
-        with open(path, "rb") as f:
-            first = _first_byte(f)
-    except Exception:  # noqa: BLE001 - damaged, or no zstd module: the conversion reports it
-        return ""
-    return "empty file once decompressed" if first == b"" else ""
-
-
-def _first_byte(f) -> bytes | None:
-    """The first decompressed byte (b"" when none) of a gzip, zstd or one-file zip file;
-    None for any other file."""
-    magic = f.read(4)
-    f.seek(0)
-    if magic[:2] == b"\x1f\x8b":
-        import gzip
-
-        return gzip.GzipFile(fileobj=f).read(1)
-    if magic == b"\x28\xb5\x2f\xfd":
-        try:
-            from compression.zstd import ZstdFile
-        except ImportError:
-            from backports.zstd import ZstdFile
-        return ZstdFile(f).read(1)
-    if magic == b"PK\x03\x04":
-        import zipfile
-
-        with zipfile.ZipFile(f) as z:
-            names = z.namelist()
-            if len(names) == 1:
-                with z.open(names[0]) as member:
-                    return member.read(1)
-    return None
+    return "empty file once decompressed" if empty_once_decompressed(path) else ""
 
 
 def _previous(rec: dict, size: int, sha: str, options: dict) -> dict:

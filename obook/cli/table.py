@@ -50,8 +50,6 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
     if missing:
         raise ObookError(f"table {name} needs {', '.join('--' + o.replace('_', '-') for o in missing)} "
                          f"({'; '.join(OPTIONS[o].doc for o in missing)})")
-    if "tickers" in given:
-        given["tickers"] = [t.strip() for t in given["tickers"].split(",") if t.strip()]
     if output is not None:
         check_not_an_input(output, [os.fspath(f) for f in feeds])
         if output_kind(output) == "text" and name != "bbo":
