@@ -215,6 +215,36 @@ def _float_options(command, path=()):
         yield from _float_options(sub, (*path, name))
 
 
+def _path_params(command, path=()):
+    """(command path, arguments before, parameter) of every path parameter of the app."""
+    from typer.core import TyperArgument
+
+    args = [p for p in command.params if isinstance(p, TyperArgument)]
+    for p in command.params:
+        if getattr(p.type, "name", None) in ("path", "file", "directory"):
+            before = args[:args.index(p)] if p in args else []
+            yield path, before, p
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _path_params(sub, (*path, name))
+
+
+def test_cli_path_given_empty_refused_with_one_line_error(tmp_path, monkeypatch):
+    import typer.main
+    from typer.core import TyperArgument
+
+    monkeypatch.chdir(tmp_path)         # an empty path read as '.' would write here
+    found = list(_path_params(typer.main.get_command(app)))
+    assert len(found) >= 30 and any(p[0] == ("convert",) and p[2].name == "outdir" for p in found)
+    for path, before, p in found:
+        if isinstance(p, TyperArgument):
+            argv = [*path, *(["x"] * len(before)), ""]
+        else:
+            argv = [*path, p.opts[0], ""]
+        r = CliRunner().invoke(app, argv)
+        assert r.exit_code == 2 and "'' names no file" in r.output and "Traceback" not in r.output, (argv, r.output)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_cli_float_options_nan_or_inf_refused_with_one_line_error():
     import typer.main
 

@@ -1,5 +1,5 @@
 """Old spellings of options, still accepted and not shown in ``--help``; and the root
-group that refuses a number option given as ``nan`` or ``inf``."""
+group that refuses a number option given as ``nan`` or ``inf`` and a path given as ``""``."""
 
 from __future__ import annotations
 
@@ -25,21 +25,31 @@ COMMAND_ALIASES = {
 }
 
 
-_FINITE: dict = {}
+_CHECKED: dict = {}
 
 
-def _finite_type(t):
-    """``t`` (a float type, with or without a range) refusing nan and inf; the same class
-    underneath, so the help still shows its range."""
+def _finite(v, value, t, param, ctx):
+    if isinstance(v, float) and not math.isfinite(v):
+        t.fail(f"{value!r} is not a finite number.", param, ctx)
+
+
+def _named(v, value, t, param, ctx):
+    if value == "":
+        t.fail("'' names no file (give a path; '.' is the current folder).", param, ctx)
+
+
+def _checked_type(t, check):
+    """``t`` with ``check`` run on the given text and on the converted value; the same class underneath, so the help
+    still shows its range or its kind of path."""
     base = type(t)
-    if base not in _FINITE:
+    if (base, check) not in _CHECKED:
         def convert(self, value, param, ctx):
+            check(None, value, self, param, ctx)        # before the type's own checks
             v = base.convert(self, value, param, ctx)
-            if isinstance(v, float) and not math.isfinite(v):
-                self.fail(f"{value!r} is not a finite number.", param, ctx)
+            check(v, value, self, param, ctx)
             return v
-        _FINITE[base] = type(f"Finite{base.__name__}", (base,), {"convert": convert})
-    sub = _FINITE[base]
+        _CHECKED[base, check] = type(f"Checked{base.__name__}", (base,), {"convert": convert})
+    sub = _CHECKED[base, check]
     if isinstance(t, sub):
         return t
     out = object.__new__(sub)
@@ -50,16 +60,21 @@ def _finite_type(t):
 def finite_floats(command) -> None:
     """Every float option of ``command`` (and of its subcommands) refuses nan and inf: a
     rate, a latency or a timeout of nan or inf means nothing and used to end in a traceback.
-    (Typer carries its own copy of click, so the float types are known by their names.)"""
+    Every path refuses an empty string, which the path types read as the current folder (so
+    ``obook convert day.itch ""`` wrote its tables there). (Typer carries its own copy of
+    click, so the types are known by their names.)"""
     for p in command.params:
-        if getattr(p.type, "name", None) in ("float", "float range"):
-            p.type = _finite_type(p.type)
+        name = getattr(p.type, "name", None)
+        if name in ("float", "float range"):
+            p.type = _checked_type(p.type, _finite)
+        elif name in ("path", "file", "directory"):     # click names a Path type by what it takes
+            p.type = _checked_type(p.type, _named)
     for sub in getattr(command, "commands", {}).values():
         finite_floats(sub)
 
 
 class ObookGroup(TyperGroup):
-    """The ``obook`` group: its commands' float options refuse nan and inf."""
+    """The ``obook`` group: its commands' float options refuse nan and inf, their paths ``""``."""
 
     def resolve_command(self, ctx, args):
         name, command, rest = super().resolve_command(ctx, args)
