@@ -41,17 +41,30 @@ _UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "sec": 10**9, "second":
           "hour": 3600 * 10**9}
 
 
+#: DuckDB's text of an INTERVAL (``obook_bars(..., interval := INTERVAL 5 MINUTE)`` hands it over as
+#: text): '00:05:00', '1 day 02:00:00.5', '2 days'
+_CLOCK = re.compile(r"\s*(?:(\d+)\s*days?)?\s*(?:(\d+):(\d\d):(\d\d)(?:\.(\d{1,9}))?)?\s*")
+
+
 def interval_ns(interval) -> int:
-    """An interval as ns: an int (ns), a ``timedelta``, or text such as '1 minute', '5s', '100 ms'."""
+    """An interval as ns: an int (ns), a ``timedelta``, or text such as '1 minute', '5s', '100 ms'
+    (or a DuckDB INTERVAL's: '00:05:00', '1 day 02:00:00')."""
     if isinstance(interval, _dt.timedelta):
         ns = int(round(interval.total_seconds() * 10**9))
     elif isinstance(interval, (int, np.integer)):
         ns = int(interval)
     else:
-        m = re.fullmatch(r"\s*(\d+)\s*([a-z]+?)s?\s*", str(interval).lower())
-        if not m or m.group(2) not in _UNITS:
+        m = re.fullmatch(r"\s*(\d+)\s*([a-z]+)\s*", str(interval).lower())
+        unit = m and (m.group(2) if m.group(2) in _UNITS else m.group(2)[:-1] if m.group(2).endswith("s") else None)
+        clock = _CLOCK.fullmatch(str(interval).lower())
+        if clock and (clock.group(1) or clock.group(2)):
+            days, h, mi, sec, frac = clock.groups()
+            ns = ((int(days or 0) * 24 + int(h or 0)) * 60 + int(mi or 0)) * 60 * 10**9 + int(sec or 0) * 10**9 \
+                + int((frac or "").ljust(9, "0"))
+        elif unit not in _UNITS:     # 'ms' is milliseconds, 'mins' minutes: a plural's s only after the unit
             raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}")
-        ns = int(m.group(1)) * _UNITS[m.group(2)]
+        else:
+            ns = int(m.group(1)) * _UNITS[unit]
     if ns <= 0:
         raise ObookError(f"interval must be positive, not {interval!r}")
     return ns
@@ -104,7 +117,18 @@ def bars(path, interval="1 minute", workers=None, format=None, on_error="raise",
     and ``progress`` as for :class:`obook.engine.replay.Replay`)."""
     from .engine.replay import Replay
 
+    ns = interval_ns(interval)
     replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date,
                     tickers=tickers, unknown_tickers=unknown_tickers, progress=progress)
-    step = max(1, interval_ns(interval) // replay.format.time_unit_ns)
+    step, rest = divmod(ns, replay.format.time_unit_ns)
+    if step == 0 or rest:       # a bar of 100 us on a feed of ms times would be a bar of 1 ms
+        raise ObookError(f"interval {interval!r} is not a whole number of the feed's time unit "
+                         f"({_unit_text(replay.format.time_unit_ns)})")
     return bars_table(replay.reader("trades").read_all(), step)
+
+
+def _unit_text(ns: int) -> str:
+    for name, size in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns % size == 0:
+            return f"{ns // size} {name}"
+    return f"{ns} ns"

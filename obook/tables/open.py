@@ -108,7 +108,8 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
     if spec.source == "bars":
         from ..klines import bars
 
-        t = bars(feed, o.get("interval") or "1 minute", o.get("workers"), fmt, o.get("on_error") or "raise",
+        interval = o["interval"] if o.get("interval") is not None else "1 minute"
+        t = bars(feed, interval, o.get("workers"), fmt, o.get("on_error") or "raise",
                  o.get("date"), o.get("tickers"), o.get("unknown_tickers", "raise"), o.get("progress"))
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "analytics":

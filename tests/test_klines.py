@@ -1,0 +1,68 @@
+"""Bars (obook.klines): the interval's text and the bars cut with it."""
+
+from __future__ import annotations
+
+import pytest
+
+import obook
+from obook.errors import ObookError
+from obook.klines import interval_ns
+
+
+@pytest.mark.parametrize(("text", "ns"), [
+    ("100 ms", 100_000_000), ("2ms", 2_000_000), ("5 us", 5_000), ("100 ns", 100),
+    ("1 minute", 60 * 10**9), ("5 minutes", 300 * 10**9), ("2 mins", 120 * 10**9), ("10 m", 600 * 10**9),
+    ("5s", 5 * 10**9), ("3 secs", 3 * 10**9), ("1 hour", 3600 * 10**9),
+])
+def test_interval_ns_unit_ending_in_s_is_that_unit_not_a_plural(text, ns):
+    assert interval_ns(text) == ns
+
+
+@pytest.mark.parametrize(("text", "ns"), [
+    ("00:05:00", 300 * 10**9), ("00:00:00.1", 10**8), ("00:00:00.000003", 3_000),
+    ("1 day 02:00:00.5", (26 * 3600) * 10**9 + 5 * 10**8), ("2 days", 2 * 86400 * 10**9),
+])
+def test_interval_ns_duckdb_interval_text_is_its_length(text, ns):
+    assert interval_ns(text) == ns
+
+
+@pytest.mark.parametrize("text", ["5", "ms", "1 month", "-00:05:00", "5 x", ""])
+def test_interval_ns_text_without_a_known_unit_is_an_obook_error(text):
+    with pytest.raises(ObookError, match="interval must be like"):
+        interval_ns(text)
+
+
+def test_bars_interval_in_milliseconds_cuts_millisecond_bars(tmp_path):
+    from frontend_feeds import write_generated_feed
+
+    feed = write_generated_feed(tmp_path / "day.itch", 20_000, stocks=5)
+    step = 100_000_000
+    priced = [t for t in obook.trades(feed, workers=1).read_all().to_pylist()
+              if t["price"] is not None and not t["broken"]]
+    bars = obook.bars(feed, workers=1, interval="100 ms").read_all()
+    assert sorted(zip(bars.column("ticker").to_pylist(), bars.column("start").to_pylist())) == \
+        sorted({(t["ticker"], t["time"] // step * step) for t in priced})
+    assert bars.num_rows > 100
+
+
+@pytest.mark.parametrize("interval", ["100 us", "1500 us"])
+def test_bars_interval_not_a_whole_number_of_the_feed_unit_is_an_error(tmp_path, interval):
+    from obook.gen.csv import write_csv
+
+    feed = tmp_path / "day.csv"          # times in ms
+    write_csv(feed, 500, 2, seed=1)
+    with pytest.raises(ObookError, match=r"not a whole number of the feed's time unit \(1 ms\)"):
+        obook.bars(feed, workers=1, interval=interval).read_all()
+    assert obook.bars(feed, workers=1, interval="2 ms").read_all().num_rows > 0
+
+
+@pytest.mark.parametrize("scan", [False, True])
+def test_bars_interval_zero_is_an_error_not_the_default(tmp_path, scan):
+    from frontend_feeds import write_generated_feed
+
+    feed = write_generated_feed(tmp_path / "day.itch", 5_000, stocks=3)
+    with pytest.raises(ObookError, match="interval must be positive"):
+        if scan:
+            obook.scan_bars(feed, interval=0).collect()
+        else:
+            obook.bars(feed, workers=1, interval=0).read_all()
