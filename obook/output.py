@@ -40,6 +40,40 @@ def write_text(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
     return n
 
 
+def _is_blob(t: pa.DataType) -> bool:
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+
+
+def _hex(column: pa.Array) -> pa.Array:
+    """A binary column as lowercase hex text (DuckDB's ``unhex`` reads it back), vectorized."""
+    import numpy as np
+
+    column = column.cast(pa.large_binary())
+    validity, offsets, data = column.buffers()
+    offsets = np.frombuffer(offsets, np.int64)[:column.offset + len(column) + 1]
+    raw = np.frombuffer(data, np.uint8)[:offsets[-1]] if data is not None else np.empty(0, np.uint8)
+    digits = np.frombuffer(b"0123456789abcdef", np.uint8)
+    text = np.empty(2 * len(raw), np.uint8)
+    text[0::2], text[1::2] = digits[raw >> 4], digits[raw & 15]
+    return pa.Array.from_buffers(pa.large_string(), len(column),
+                                 [validity, pa.py_buffer(offsets * 2), pa.py_buffer(text)],
+                                 column.null_count, column.offset)
+
+
+def text_safe(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with its binary columns (a record's ``raw`` bytes) as hex text: CSV and JSON
+    hold text, and a record's bytes are rarely UTF-8."""
+    if not any(_is_blob(f.type) for f in batch.schema):
+        return batch
+    return pa.RecordBatch.from_arrays([_hex(c) if _is_blob(c.type) else c for c in batch.columns],
+                                      names=batch.schema.names)
+
+
+def text_safe_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema of :func:`text_safe`'s batches."""
+    return pa.schema([pa.field(f.name, pa.large_string()) if _is_blob(f.type) else f for f in schema])
+
+
 def make_output_dir(outdir: str | Path) -> Path:
     """Create an output directory (and its parents); a clear ``OutputError`` when that is
     impossible: a file of that name, a parent that is a file, a read-only place, ``-``
@@ -166,7 +200,7 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
                 if kind == "csv":
                     f.write((",".join(reader.schema.names) + "\n").encode())
                     for batch in reader:
-                        pacsv.write_csv(batch, f, pacsv.WriteOptions(include_header=False))
+                        pacsv.write_csv(text_safe(batch), f, pacsv.WriteOptions(include_header=False))
                         n += batch.num_rows
                 else:
                     n = write_text(reader, f)

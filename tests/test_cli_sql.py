@@ -203,3 +203,36 @@ def test_cli_sql_interrupt_while_duckdb_pulls_batches_raises_keyboard_interrupt(
         cli_sql.sql("SELECT * FROM src", output=tmp_path / "x.parquet", max_rows=40, format=None,
                     database=":memory:")
     assert list(tmp_path.iterdir()) == []
+
+
+_BLOB = "SELECT 1 AS n, unhex('53ff00') AS raw UNION ALL SELECT 2, NULL ORDER BY n"
+
+
+@pytest.mark.parametrize("style", ["csv", "json", "table"])
+def test_cli_sql_blob_column_prints_as_hex(style):
+    r = _piped(_BLOB, "--format", style)
+    assert r.returncode == 0, r.stderr
+    assert "53ff00" in r.stdout
+    if style == "csv":
+        assert r.stdout.splitlines() == ['"n","raw"', '1,"53ff00"', "2,"]
+
+
+def test_cli_sql_blob_column_into_csv_file_is_hex(app, tmp_path):
+    out = tmp_path / "x.csv"
+    result = CliRunner().invoke(app, ["sql", _BLOB, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().splitlines() == ["n,raw", '1,"53ff00"', "2,"]
+
+
+def test_cli_sql_obook_messages_into_a_pipe_prints_every_row(small):
+    r = _piped(f"SELECT seq, raw FROM obook_messages('{small}') ORDER BY seq")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == '"seq","raw"' and len(lines) == 1 + _messages_count(small)
+    assert lines[1].startswith('1,"53')          # message 1: a system event, type 'S'
+
+
+def _messages_count(path) -> int:
+    import obook
+
+    return obook.messages(path).read_all().num_rows

@@ -116,3 +116,19 @@ def test_cli_table_ticker_not_in_the_feed_warns_and_writes_the_header(day):
         run = _obook("table", name, day, "-k", "ZZZZ")
         assert run.stdout.decode().splitlines() == [",".join(getattr(obook, name)(str(day), workers=1).schema.names)]
         assert "not in the feed: ZZZZ" in run.stderr.decode()
+
+
+@pytest.mark.parametrize("to_file", [False, True])
+def test_cli_table_messages_csv_raw_bytes_as_hex(day, tmp_path, to_file):
+    expected = obook.messages(day).read_all()
+    if to_file:
+        _obook("table", "messages", day, "-o", tmp_path / "m.csv")
+        data = (tmp_path / "m.csv").read_bytes()
+    else:
+        data = _obook("table", "messages", day).stdout
+    options = pacsv.ConvertOptions(column_types={"raw": "string"}, strings_can_be_null=True,
+                                   quoted_strings_can_be_null=False)
+    got = pacsv.read_csv(io.BytesIO(data), convert_options=options).column("raw").to_pylist()
+    want = expected.column("raw").to_pylist()
+    assert len(got) == len(want) and sum(r is not None for r in want) > 10     # the records it does not decode
+    assert [None if h is None else bytes.fromhex(h) for h in got] == want

@@ -79,17 +79,19 @@ def _write_stdout(reader, style: str) -> int:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    from ..output import text_safe, text_safe_schema
+
     out, n, first = sys.stdout.buffer, 0, True
     for batch in reader:
         if style == "csv":
-            pacsv.write_csv(batch, out, pacsv.WriteOptions(include_header=first))
+            pacsv.write_csv(text_safe(batch), out, pacsv.WriteOptions(include_header=first))
         else:
             text = "".join(json.dumps(row, default=str) + "\n" for row in _printable(batch).to_pylist())
             out.write(text.encode())
         first = False
         n += batch.num_rows
     if first and style == "csv":          # no batch at all: the header alone
-        pacsv.write_csv(pa.Table.from_batches([], schema=reader.schema), out)
+        pacsv.write_csv(pa.Table.from_batches([], schema=text_safe_schema(reader.schema)), out)
     out.flush()
     return n
 
@@ -166,9 +168,13 @@ def _counting(reader, counted):
 
 
 def _printable(batch):
-    """Temporal columns as text: a ns timestamp does not fit Python's datetime."""
+    """Temporal columns as text: a ns timestamp does not fit Python's datetime; BLOB columns
+    as hex (obook.output.text_safe)."""
     import pyarrow as pa
 
+    from ..output import text_safe
+
+    batch = text_safe(batch)
     columns = [c.cast(pa.string()) if pa.types.is_temporal(c.type) else c for c in batch.columns]
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
@@ -235,8 +241,8 @@ def sql(
     \b
     Replay tables of any feed (every format obook --help names), each with
     workers := NULL, format := NULL, on_error := 'raise', tickers := NULL
-    (e.g. ['AAPL']: replay only those books), date := NULL (YYYY-MM-DD: adds a
-    timestamp column):
+    (['AAPL', 'MSFT'] or 'AAPL,MSFT': replay only those books), date := NULL
+    (YYYY-MM-DD: adds a timestamp column):
       obook_bbo(path, ...)                   best bid/offer rows
       obook_trades(path, ...)                executions and prints
       obook_orders(path, ...)                order-level rows with queue position
@@ -247,8 +253,9 @@ def sql(
     obook_audit(path) (Shanghai: rebuilt book against each exchange snapshot),
     obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts),
     obook_mbp1(path), obook_mbp10(path) (Databento: the book's top 1 or 10 levels).
-    Bars and macros: obook_bars(path, interval := '1 minute', workers, format,
-    on_error, date); obook_spread(path, workers, format, on_error);
+    Bars and macros: obook_bars(path, interval := '1 minute' (or '100 ms',
+    INTERVAL 5 MINUTE ...), workers, format, on_error, date);
+    obook_spread(path, workers, format, on_error);
     obook_twas(path, start_time, end_time, workers, format, on_error);
     obook_bbo_grid(path, every, start_time, end_time, workers, format, on_error)
     (every: feed time units, e.g. ns for ITCH, ms for CSV).

@@ -75,13 +75,15 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
 def _write_csv(reader, out) -> None:
     import pyarrow.csv as pacsv
 
+    from ..output import text_safe
+
     header = (",".join(reader.schema.names) + "\n").encode()     # as obook's .csv files
     options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
     for batch in reader:        # the header once the rows start: an option refused first prints nothing
         if header:
             out.write(header)
             header = b""
-        pacsv.write_csv(batch, out, options)
+        pacsv.write_csv(text_safe(batch), out, options)
     out.write(header)
     out.flush()
 
