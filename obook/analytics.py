@@ -85,6 +85,7 @@ def _by_ticker(bbo: pa.Table):
 
 def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None) -> pa.Table:
     """One row per ticker: the time-weighted average spread (see the module)."""
+    start_time, end_time = _time("start_time", start_time, "twas"), _time("end_time", end_time, "twas")
     if bbo.num_rows == 0:
         return _TWAS.empty_table()
     names, code, order = _by_ticker(bbo)
@@ -129,8 +130,8 @@ def grid_schema(bbo_schema: pa.Schema) -> pa.Schema:
 MAX_GRID_ROWS = 500_000_000
 
 
-def _whole(name: str, value) -> int | None:
-    """A grid option as an int: 1.5, '5' or True is an error naming it, never rounded."""
+def _whole(name: str, value, table: str = "bbo_grid") -> int | None:
+    """An analytic's option as an int: 1.5, '5' or True is an error naming it, never rounded."""
     if value is None:
         return None
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -138,7 +139,16 @@ def _whole(name: str, value) -> int | None:
     if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool) and math.isfinite(value) \
             and value == int(value):
         return int(value)
-    raise ObookError(f"bbo_grid: {name} must be a whole number, not {value!r}")
+    raise ObookError(f"{table}: {name} must be a whole number, not {value!r}")
+
+
+def _time(name: str, value, table: str) -> int | None:
+    """``start_time`` / ``end_time``: a feed time, a whole number from 0 to 2^63 - 1 (the times are
+    computed as int64; a negative one would wrap in the UBIGINT ``time`` column)."""
+    value = _whole(name, value, table)
+    if value is not None and not 0 <= value < 1 << 63:
+        raise ObookError(f"{table}: {name} must be a feed time from 0 to 2^63 - 1, not {value}")
+    return value
 
 
 def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
@@ -146,7 +156,7 @@ def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table
     every = _whole("every", every)
     if every is None or every <= 0:
         raise ObookError(f"bbo_grid: every must be a positive integer, not {every}")
-    start_time, end_time = _whole("start_time", start_time), _whole("end_time", end_time)
+    start_time, end_time = _time("start_time", start_time, "bbo_grid"), _time("end_time", end_time, "bbo_grid")
     schema = grid_schema(bbo.schema)
     if bbo.num_rows == 0:
         return schema.empty_table()

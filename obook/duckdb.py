@@ -214,6 +214,8 @@ class _Kind:
 def _check_path(path: str | None) -> str:
     if path is None:
         raise ObookError("the feed path is NULL")
+    if not path:
+        raise ObookError("the feed path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(full):
         raise ObookError(f"{path}: no such feed file")
@@ -248,10 +250,16 @@ def _check_levels(levels: int | None) -> int:
 
 
 def _check_tickers(tickers) -> tuple[str, ...] | None:
-    """``tickers := ['AAPL', ...]``: replay only those books (NULL: every book)."""
+    """``tickers := ['AAPL', ...]`` (or ``'AAPL,MSFT'``): replay only those books (NULL: every book)."""
     from .engine.replay import ticker_tuple
 
-    return None if tickers is None else ticker_tuple([t for t in tickers if t is not None])
+    if tickers is None:
+        return None
+    if isinstance(tickers, str):
+        return ticker_tuple(tickers)
+    if not isinstance(tickers, list) or not all(t is None or isinstance(t, str) for t in tickers):
+        raise ObookError(f"tickers must be a list of tickers (['AAPL', 'MSFT']) or text, not {tickers!r}")
+    return ticker_tuple([t for t in tickers if t is not None])
 
 
 def _match_slot(pool: _Kind):
@@ -446,14 +454,22 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
     """The bind-time UDF of a registry table macro: check the arguments (open the table:
     its schema), pick a pool entry."""
     def assign(path_json, values, query):
+        import json
+
         from .tables.open import Opened
 
         source = _source(path_json)
         given = {k: (list(v) if isinstance(v, list) else v) for k, v in zip(options, values) if v is not None}
-        if "tickers" in given:
-            given["tickers"] = _check_tickers(given["tickers"])
+        if "tickers" in given:      # passed as to_json(tickers): a list or a text
+            given["tickers"] = _check_tickers(json.loads(given["tickers"]))
+            if given["tickers"] is None:
+                del given["tickers"]
         if "levels" in given:
             _check_levels(given["levels"])
+        if "interval" in given:     # checked now: an error of the query's binding, not of its scan
+            from .klines import interval_ns
+
+            interval_ns(given["interval"])
         args = (name, _frozen(source), tuple(sorted((k, _frozen(v)) for k, v in given.items())))
         if args not in opened.by_args:
             opened.by_args[args] = Opened(name, source, given)
@@ -480,21 +496,27 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
         if not offered(name, "duckdb"):
             continue
         options = spec.all_options()
-        named = {o: (_sql_default(OPTIONS[o].default), _duck_type(OPTIONS[o].sql_type)) for o in options}
+        # a list option comes as to_json(...): text or a list alike, checked by the slot
+        named = {o: (_sql_default(OPTIONS[o].default), _duck_type("VARCHAR" if OPTIONS[o].sql_type.endswith("[]")
+                                                                  else OPTIONS[o].sql_type)) for o in options}
+        lists = {o for o in options if OPTIONS[o].sql_type.endswith("[]")}
         fn = f"__obook_{name}_slot_{token}"
         con.create_function(fn, _registry_slot(pool, opened, name, options),
                             [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
                             _duck_type("VARCHAR"), null_handling="special", side_effects=True)
         params = ", ".join(f"{o} := {default}" for o, (default, _) in named.items())
-        values = ", ".join(_whole(o, t) for o, (_, t) in named.items())
+        values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t) for o, (_, t) in named.items())
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
                     f"SELECT * FROM query_table({fn}(to_json(path), {values}, current_query_id()))")
 
 
 def _whole(name: str, sql_type) -> str:
     """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 'x' or
-    (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF."""
+    (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF; a
+    text option given as a number or an INTERVAL is its text (the UDF's check names the option)."""
     sql_type = str(sql_type).upper()
+    if sql_type == "VARCHAR":
+        return f"CAST({name} AS VARCHAR)"
     if sql_type not in ("BIGINT", "UBIGINT"):
         return name
     whole = f"TRY_CAST({name} AS {sql_type})"

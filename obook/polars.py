@@ -32,7 +32,12 @@ def polars_schema(schema: pa.Schema) -> pl.Schema:
 
 
 def _check_path(path) -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise ObookError(f"the feed path must be text (a file, a glob pattern), a path or a list of them, "
+                         f"not {path!r}")
     path = os.fspath(path)
+    if not path:
+        raise ObookError("the feed path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(full):
         raise ObookError(f"{path}: no such feed file" if not os.path.exists(full)

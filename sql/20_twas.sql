@@ -25,11 +25,15 @@ b AS MATERIALIZED (
     FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
                    tickers := tickers, prices := prices, filename := true) AS b, u
 ),
+opt AS (   -- feed times: whole numbers, at least 0 (1.5 or 'x' is an error, never rounded)
+    SELECT __obook_feed_time(start_time, 'obook_twas: start_time') AS first_time,
+           __obook_feed_time(end_time, 'obook_twas: end_time') AS last_time
+),
 win AS (
     SELECT file,
-           CAST(start_time AS HUGEINT) AS t0,
-           CAST(coalesce(end_time, max(time)) AS HUGEINT) AS t1
-    FROM b
+           CAST(any_value(opt.first_time) AS HUGEINT) AS t0,
+           CAST(coalesce(any_value(opt.last_time), max(time)) AS HUGEINT) AS t1
+    FROM b, opt
     GROUP BY file
 ),
 iv AS (

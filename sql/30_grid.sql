@@ -26,14 +26,8 @@ step AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
                 THEN TRY_CAST(every AS UBIGINT)
                 ELSE error('obook_bbo_grid: every must be a positive integer, not ' || coalesce(CAST(every AS VARCHAR), 'NULL'))
            END AS every,
-           CASE WHEN start_time IS NULL THEN NULL
-                WHEN TRY_CAST(start_time AS UBIGINT) = TRY_CAST(start_time AS DOUBLE) THEN TRY_CAST(start_time AS UBIGINT)
-                ELSE error('obook_bbo_grid: start_time must be a whole number, at least 0, not ' || CAST(start_time AS VARCHAR))
-           END AS first_time,
-           CASE WHEN end_time IS NULL THEN NULL
-                WHEN TRY_CAST(end_time AS UBIGINT) = TRY_CAST(end_time AS DOUBLE) THEN TRY_CAST(end_time AS UBIGINT)
-                ELSE error('obook_bbo_grid: end_time must be a whole number, at least 0, not ' || CAST(end_time AS VARCHAR))
-           END AS last_time
+           __obook_feed_time(start_time, 'obook_bbo_grid: start_time') AS first_time,
+           __obook_feed_time(end_time, 'obook_bbo_grid: end_time') AS last_time
 ),
 bounds AS (
     SELECT quote_file AS file,

@@ -280,6 +280,24 @@ def test_bbo_grid_fractional_or_text_option_is_an_error_not_rounded(days, option
         obook.bbo_grid(days["itch"], workers=1, **options).read_all()
 
 
+@pytest.mark.parametrize(("options", "says"), [
+    (dict(start_time="abc"), "twas: start_time must be a whole number, not 'abc'"),
+    (dict(end_time=1.5), "twas: end_time must be a whole number, not 1.5"),
+    (dict(start_time=-5), "twas: start_time must be a feed time from 0 to 2\\^63 - 1, not -5"),
+    (dict(end_time=1 << 64), "twas: end_time must be a feed time from 0 to 2\\^63 - 1"),
+])
+def test_twas_text_fractional_or_negative_time_is_an_obook_error_naming_it(days, options, says):
+    with pytest.raises(obook.ObookError, match=says):
+        obook.twas(days["itch"], workers=1, **options).read_all()
+    with pytest.raises(obook.ObookError, match=says):
+        obook.scan_twas(days["itch"], workers=1, **options).collect()
+
+
+def test_bbo_grid_negative_start_time_is_an_obook_error_not_wrapped_times(days):
+    with pytest.raises(obook.ObookError, match="bbo_grid: start_time must be a feed time from 0"):
+        obook.bbo_grid(days["itch"], workers=1, every=10**9, start_time=-2 * 10**9).read_all()
+
+
 def test_bbo_grid_whole_float_and_decimal_options_equal_the_integers(days):
     t0 = obook.bbo(days["itch"], workers=1).read_all().column("time")[0].as_py()
     exact = obook.bbo_grid(days["itch"], workers=1, every=10**9, start_time=t0).read_all()

@@ -374,7 +374,37 @@ def test_obook_bbo_stale_bound_entries_do_not_block_later_queries(con, tmp_path)
 
 
 @pytest.mark.parametrize("path, says", [("42", "must be text"), ("[42]", "must be text"),
-                                        ("NULL", "the feed path is NULL")])
+                                        ("NULL", "the feed path is NULL"), ("''", "the feed path is empty"),
+                                        ("['']", "the feed path is empty")])
 def test_obook_bbo_path_that_is_no_text_is_a_clear_error(con, path, says):
     with pytest.raises(Exception, match=says):
         con.sql(f"SELECT * FROM obook_bbo({path})").fetchall()
+
+
+def test_obook_bars_interval_given_as_a_duckdb_interval_equals_its_text(con, small):
+    want = con.execute(f"SELECT * FROM obook_bars('{small}', interval := '20 us') ORDER BY ALL").fetchall()
+    got = con.execute(f"SELECT * FROM obook_bars('{small}', interval := INTERVAL 20 MICROSECOND) ORDER BY ALL").fetchall()
+    assert got == want and want[0][1] == 40_000      # the bar [40 us, 60 us)
+
+
+@pytest.mark.parametrize("value", ["5", "5.5", "true"])
+def test_obook_bars_interval_of_another_type_is_an_error_naming_it_not_the_udf(con, small, value):
+    with pytest.raises(duckdb.Error) as err:
+        con.execute(f"SELECT * FROM obook_bars('{small}', interval := {value})").fetchall()
+    assert "interval must be like '1 minute'" in str(err.value)
+    assert "__obook" not in str(err.value)
+
+
+def test_obook_bbo_tickers_as_text_replays_those_tickers(con, small):
+    want = con.execute(f"SELECT * FROM obook_bbo('{small}', tickers := ['AAA'])").fetchall()
+    assert want == [r for r in SMALL_BBO if r[2] == "AAA"]
+    assert con.execute(f"SELECT * FROM obook_bbo('{small}', tickers := 'AAA')").fetchall() == want
+    both = con.execute(f"SELECT count(*) FROM obook_bbo('{small}', tickers := 'AAA,BBB')").fetchall()
+    assert both == [(len(SMALL_BBO),)]
+
+
+@pytest.mark.parametrize("value", ["42", "[1, 2]"])
+def test_obook_bbo_tickers_of_another_type_is_an_error_naming_it(con, small, value):
+    with pytest.raises(duckdb.Error) as err:
+        con.execute(f"SELECT * FROM obook_bbo('{small}', tickers := {value})").fetchall()
+    assert "tickers must be a list of tickers" in str(err.value)

@@ -81,6 +81,15 @@ def test_scan_bbo_missing_path_raises_obook_error_at_scan(tmp_path):
         scan_bbo(tmp_path / "nope.itch")
 
 
+@pytest.mark.parametrize(("path", "says"), [
+    (None, "the feed path must be text"), (42, "the feed path must be text"),
+    ("", "the feed path is empty"), ([""], "the feed path is empty"),
+])
+def test_scan_bbo_path_of_no_text_or_empty_raises_obook_error_at_scan(path, says):
+    with pytest.raises(ObookError, match=says):
+        scan_bbo(path)
+
+
 def test_scan_bbo_failing_record_raises_feed_error_at_collect(tmp_path):
     bad = write_failing_feed(tmp_path / "bad.itch")
     lf = scan_bbo(bad, workers=2)

@@ -82,6 +82,18 @@ def test_obook_twas_window_clips_intervals(con, small):
     assert rows == [("AAA", 40_000, pytest.approx(462.5)), ("BBB", 25_000, pytest.approx(301.0))]
 
 
+@pytest.mark.parametrize(("option", "says"), [
+    ("start_time := 'abc'", "obook_twas: start_time must be a whole number, at least 0, not abc"),
+    ("start_time := -5", "obook_twas: start_time must be a whole number, at least 0, not -5"),
+    ("end_time := 45000.5", "obook_twas: end_time must be a whole number, at least 0, not 45000.5"),
+])
+def test_obook_twas_text_fractional_or_negative_time_is_an_error_naming_it(con, small, option, says):
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match=says):
+        con.execute(f"SELECT * FROM obook_twas('{small}', {option})").fetchall()
+
+
 def test_obook_twas_ticker_without_two_sided_quote_has_null_average(con, tmp_path):
     feed = write_feed(tmp_path / "one_sided.itch", [
         system_event(0, "O"), directory(0, 1, "ONE"), directory(0, 2, "TWO"),
