@@ -47,3 +47,18 @@ def test_compile_kernels_second_process_fails_raises_with_its_message(monkeypatc
     monkeypatch.setattr(compiling.sys, "executable", str(fake))
     with pytest.raises(ObookError, match=r"compiling simulate failed \(exit status 3\): boom: no such kernel"):
         compiling.compile_kernels(["itch", "latency", "simulate"])
+
+
+def test_cli_compile_part_named_twice_compiled_once(monkeypatch, capsys):
+    import sys
+
+    from obook.cli import main
+
+    asked = []
+    monkeypatch.setattr(compiling, "compile_kernels", lambda parts, progress=None: asked.append(list(parts)) or {})
+    monkeypatch.setattr(sys, "argv", ["obook", "compile", "itch", "csv", "itch"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0
+    assert asked == [["itch", "csv"]]
+    assert "compiled 2 parts" in capsys.readouterr().err

@@ -148,3 +148,66 @@ def test_cli_listen_idle_timeout_not_above_zero_one_line_error(capsys, seconds):
 
     assert "give a number of seconds above 0" in cli_error(capsys, "listen", "--line-a", "127.0.0.1:39041",
                                                            "--line-b", "127.0.0.1:39042", "--idle-timeout", seconds)
+
+
+@pytest.mark.parametrize("interface", ["1.2.3.4", "nohost"])
+def test_sender_socket_interface_not_local_obook_error_naming_it(interface):
+    from obook.errors import ObookError
+    from obook.live.net import sender_socket
+
+    with pytest.raises(ObookError, match=f"--interface '{interface}': not the IPv4 address of a local interface"):
+        sender_socket(interface)
+
+
+@pytest.mark.parametrize("option, twin", [("--line-b", "--line-a"), ("--request", "--line-b")])
+def test_cli_listen_two_places_one_address_one_line_error(capsys, option, twin):
+    from cli_support import cli_error
+    from live_support import addresses, hostport
+
+    a, b, r = addresses()
+    given = {"--line-a": hostport(a), "--line-b": hostport(b), "--request": hostport(r)}
+    given[option] = given[twin]
+    err = cli_error(capsys, "listen", *(x for kv in given.items() for x in kv), "--idle-timeout", "0.2")
+    assert f"{option} {given[twin]} is {twin}'s address too" in err
+
+
+@pytest.mark.parametrize("where, says", [("adir", "is a folder"), ("nodir/lat.parquet", "no folder")])
+def test_cli_listen_latency_output_unwritable_one_line_error_before_listening(capsys, tmp_path, where, says):
+    from cli_support import cli_error
+
+    (tmp_path / "adir").mkdir()
+    err = cli_error(capsys, "listen", "--line-a", "127.0.0.1:39041", "--line-b", "127.0.0.1:39042",
+                    "--latency-output", tmp_path / where, "--idle-timeout", "0.2")
+    assert f"--latency-output {tmp_path / where}: {says}" in err
+
+
+def test_cli_listen_rcvbuf_past_an_int_usage_error_no_traceback(capsys):
+    from obook.cli import main
+
+    old, sys.argv = sys.argv, ["obook", "listen", "--rcvbuf", str(1 << 40), "--idle-timeout", "0.2"]
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    finally:
+        sys.argv = old
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "--rcvbuf" in err and "Traceback" not in err, err
+
+
+def test_cli_listen_parquet_nothing_received_no_gaps_file_lines_say_nothing(capsys, tmp_path):
+    from live_support import addresses, hostport
+    from obook.cli import main
+
+    a, b, r = addresses()
+    old, sys.argv = sys.argv, ["obook", "listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request",
+                               hostport(r), "--to", "parquet", "-o", str(tmp_path / "out"), "--idle-timeout", "0.3"]
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    finally:
+        sys.argv = old
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1 and "nothing received" in err, err
+    assert (tmp_path / "out" / "line_stats.parquet").exists()
+    assert not (tmp_path / "out" / "gaps.parquet").exists()        # nothing was lost
+    assert "  line A: nothing\n" in err and "  line B: nothing\n" in err, err

@@ -203,3 +203,19 @@ def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
         for s in [out, *sinks]:
             s.close()
 
+
+
+@pytest.mark.parametrize("option, value", [("speed", 1e-300), ("speed", 1e-10), ("rate", 1e-300), ("rate", 1e-12),
+                                           ("message_rate", 1e-300)])
+def test_sender_too_slow_to_send_the_day_obook_error_naming_option(day, option, value):
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match=f"--{option.replace('_', '-')} {value:g}: too slow"):
+        Sender(read_messages(day), SendOptions(("127.0.0.1", 9), ("127.0.0.1", 9), None, **{option: value}))
+
+
+def test_message_times_one_message_any_rate_due_at_once():
+    from obook.live.send import message_times
+
+    assert message_times(1, 1e-300) == [0]
+    assert message_times(3, 2.0) == [0, 500_000_000, 1_000_000_000]

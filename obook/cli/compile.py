@@ -21,7 +21,7 @@ def compile_(
 
     from ..compiling import PARTS, compile_kernels
 
-    chosen = list(PARTS) if all_ or not parts else parts
+    chosen = list(PARTS) if all_ or not parts else list(dict.fromkeys(parts))     # a part named twice: once
     start = time.perf_counter()
 
     def said(name: str, seconds: float) -> None:

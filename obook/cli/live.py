@@ -102,7 +102,7 @@ def listen(
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),
     realtime: int = typer.Option(0, "--realtime", min=0, max=99, help="Run the listening loop under SCHED_FIFO at this priority "
                                  "(1-99; needs CAP_SYS_NICE; with --spin it rests 100 µs each ms so the kernel never stops it)."),
-    rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
+    rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, max=2**31 - 1, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
     loop: str = typer.Option("compiled", "--loop", help="compiled (the default) or python (the slower path around the kernels)."),
 ) -> None:
     """Join lines A and B, arbitrate, re-request what both lost, replay the result through
@@ -116,6 +116,11 @@ def listen(
         from ..errors import ObookError
 
         raise ObookError(f"--idle-timeout {idle_timeout}: give a number of seconds above 0")
+    if latency_output is not None and (latency_output.is_dir() or not latency_output.parent.is_dir()):
+        from ..errors import ObookError
+
+        raise ObookError(f"--latency-output {latency_output}: " + ("is a folder; give a Parquet file" if latency_output.is_dir()
+                                                                 else f"no folder {latency_output.parent}"))
     if session is not None:
         from ..feeds.mold.packets import session_name
 

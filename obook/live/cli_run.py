@@ -70,8 +70,16 @@ def run_listen(a: dict) -> None:
                      password=a["venue_password"]) if a["venue"] else None
         ttt = TickToTrade(load_strategy(a["strategy"]), a["tickers"],
                           RiskGate(max_qty=a["max_qty"], max_orders_per_second=a["max_rate"], band_bps=a["band_bps"]), gw)
-    lst = Listener(parse_address(a["line_a"], "--line-a"), parse_address(a["line_b"], "--line-b"),
-                   parse_address(a["request"], "--request") if a["request"] else None, tables=tables,
+    addresses = {"--line-a": parse_address(a["line_a"], "--line-a"), "--line-b": parse_address(a["line_b"], "--line-b")}
+    if a["request"]:
+        addresses["--request"] = parse_address(a["request"], "--request")
+    seen = {}
+    for option, address in addresses.items():
+        if address in seen:     # one socket would get the datagrams of both
+            raise ObookError(f"{option} {address[0]}:{address[1]} is {seen[address]}'s address too; "
+                             "give each line and the re-request server its own")
+        seen[address] = option
+    lst = Listener(addresses["--line-a"], addresses["--line-b"], addresses.get("--request"), tables=tables,
                    tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
                    retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
                    session=a["session"], interface=a["interface"], loop=a["loop"], spin=a["spin"], cpu=a["cpu"],
@@ -109,12 +117,13 @@ def run_listen(a: dict) -> None:
                 import pyarrow.parquet as pq
 
                 pq.write_table(lst.line_stats_table(), Path(a["output"]) / "line_stats.parquet")
-                if lst.feed.lost:
+                lost = lst.feed.lost       # the compiled loop's: a method
+                if lost() if callable(lost) else lost:
                     pq.write_table(lst.gaps_table(), Path(a["output"]) / "gaps.parquet")
             st = lst.stats()
             typer.echo("listen: " + ", ".join(f"{k} {v}" for k, v in st.items() if k != "lines"), err=True)
             for line, s in st["lines"].items():
-                typer.echo(f"  line {line}: " + ", ".join(f"{k} {v}" for k, v in s.items() if v), err=True)
+                typer.echo(f"  line {line}: " + (", ".join(f"{k} {v}" for k, v in s.items() if v) or "nothing"), err=True)
             if ttt is not None:
                 typer.echo(f"orders: {len(ttt.orders)}, sha256 {ttt.digest()}", err=True)
             if a["latency"] or a["latency_output"]:
@@ -124,4 +133,7 @@ def run_listen(a: dict) -> None:
                 if a["latency_output"]:
                     import pyarrow.parquet as pq
 
-                    pq.write_table(report_table(hists), a["latency_output"])
+                    try:
+                        pq.write_table(report_table(hists), a["latency_output"])
+                    except OSError as e:
+                        raise ObookError(f"--latency-output {a['latency_output']}: cannot write it: {e}") from None

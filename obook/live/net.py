@@ -41,10 +41,17 @@ def is_multicast(host: str) -> bool:
 
 
 def sender_socket(interface: str = "127.0.0.1") -> socket.socket:
+    """A UDP socket sending multicast on ``interface`` (a local IPv4 address): anything else
+    raises ObookError naming it."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(interface))
+    try:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(interface))
+    except OSError as e:
+        s.close()
+        raise ObookError(f"--interface {interface!r}: not the IPv4 address of a local interface "
+                         f"({e.strerror or e})") from None
     return s
 
 

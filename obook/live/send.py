@@ -105,7 +105,18 @@ def make_packets(messages: list[bytes], max_payload: int = 1400, burst_ns: int |
 def message_times(n: int, message_rate: float) -> list[int]:
     """Due times (ns after the start) of ``n`` messages sent evenly at ``message_rate`` a second."""
     step = 1e9 / message_rate
-    return [int(k * step) for k in range(n)]
+    return [int(k * step) if k else 0 for k in range(n)]
+
+
+#: the latest a packet may fall due (ns after the start): due times are int64 nanoseconds
+MAX_DUE_NS = 1 << 62
+
+
+def _check_span(ns: float, what: str) -> None:
+    """ObookError naming ``what`` when the last packet would fall due past ``MAX_DUE_NS``."""
+    if not ns <= MAX_DUE_NS:
+        raise ObookError(f"{what}: too slow, sending the day would take over "
+                         f"{MAX_DUE_NS / 1e9 / 86400 / 365.25:.0f} years")
 
 
 @dataclass
@@ -164,8 +175,16 @@ class Sender:
         if opts.rate > 0 and opts.message_rate > 0:
             raise ObookError("send: give a packet rate or a message rate, not both")
         burst = None if opts.speed <= 0 and opts.message_rate <= 0 else int(opts.burst_us * 1000)
+        if opts.speed <= 0 < opts.message_rate:
+            _check_span(max(len(messages) - 1, 0) * 1e9 / opts.message_rate, f"--message-rate {opts.message_rate:g}")
         self.times = message_times(len(messages), opts.message_rate) if opts.speed <= 0 < opts.message_rate else None
         self.packets = make_packets(messages, opts.max_payload, burst, self.times)
+        if opts.speed > 0 and self.packets:
+            first = timestamp(messages[self.packets[0][0]])
+            _check_span((timestamp(messages[self.packets[-1][0]]) - first) / opts.speed,      # a day runs forward
+                        f"--speed {opts.speed:g}")
+        elif opts.rate > 0:
+            _check_span(max(len(self.packets) - 1, 0) * 1e9 / opts.rate, f"--rate {opts.rate:g}")
         self.out = sender_socket(opts.interface)
         self.req = None
         if opts.request is not None:
