@@ -7,8 +7,8 @@ import sys
 import pytest
 
 
-def cli_error(capsys, *args) -> str:
-    """``obook ARGS`` run in this process: exit 1 and one ``error:`` line; the line."""
+def cli_run(capsys, *args) -> tuple:
+    """``obook ARGS`` run in this process, which ends by SystemExit: (exit code, stderr)."""
     from obook.cli import main
 
     old, sys.argv = sys.argv, ["obook", *map(str, args)]
@@ -17,7 +17,12 @@ def cli_error(capsys, *args) -> str:
             main()
     finally:
         sys.argv = old
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 1, err
+    return exit_info.value.code, capsys.readouterr().err
+
+
+def cli_error(capsys, *args) -> str:
+    """``obook ARGS`` run in this process: exit 1 and one ``error:`` line; the line."""
+    code, err = cli_run(capsys, *args)
+    assert code == 1, err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
     return err

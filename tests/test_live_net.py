@@ -182,32 +182,20 @@ def test_cli_listen_latency_output_unwritable_one_line_error_before_listening(ca
 
 
 def test_cli_listen_rcvbuf_past_an_int_usage_error_no_traceback(capsys):
-    from obook.cli import main
+    from cli_support import cli_run
 
-    old, sys.argv = sys.argv, ["obook", "listen", "--rcvbuf", str(1 << 40), "--idle-timeout", "0.2"]
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            main()
-    finally:
-        sys.argv = old
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and "--rcvbuf" in err and "Traceback" not in err, err
+    code, err = cli_run(capsys, "listen", "--rcvbuf", 1 << 40, "--idle-timeout", "0.2")
+    assert code == 2 and "--rcvbuf" in err and "Traceback" not in err, err
 
 
 def test_cli_listen_parquet_nothing_received_no_gaps_file_lines_say_nothing(capsys, tmp_path):
+    from cli_support import cli_run
     from live_support import addresses, hostport
-    from obook.cli import main
 
     a, b, r = addresses()
-    old, sys.argv = sys.argv, ["obook", "listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request",
-                               hostport(r), "--to", "parquet", "-o", str(tmp_path / "out"), "--idle-timeout", "0.3"]
-    try:
-        with pytest.raises(SystemExit) as exit_info:
-            main()
-    finally:
-        sys.argv = old
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 1 and "nothing received" in err, err
+    code, err = cli_run(capsys, "listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                        "--to", "parquet", "-o", tmp_path / "out", "--idle-timeout", "0.3")
+    assert code == 1 and "nothing received" in err, err
     assert (tmp_path / "out" / "line_stats.parquet").exists()
     assert not (tmp_path / "out" / "gaps.parquet").exists()        # nothing was lost
     assert "  line A: nothing\n" in err and "  line B: nothing\n" in err, err
