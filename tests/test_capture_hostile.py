@@ -113,3 +113,22 @@ def test_capture_line_matching_packets_still_replays(tmp_path):
     path = _pcap(tmp_path / "a.pcap", [_frame(_packet(1, _messages()), LINE_A, False)])
     assert obook.bbo(obook.lines(a=f"{path}:{A}"), workers=1).read_all().num_rows == 2
     assert obook.bbo(path, workers=1).read_all().num_rows == 2
+
+
+def test_capture_packet_with_an_empty_message_dropped_other_line_delivers(tmp_path):
+    """Line A's copy of the second packet has an empty message block (no ITCH message is
+    empty): the packet is bad, counted and dropped, and line B's copy delivers it."""
+    from obook.gen.pcap import LINE_B
+
+    msgs = _messages()
+    good = [_packet(1, msgs[:1]), _packet(2, msgs[1:])]
+    bad = struct.pack(">10sQH", SESSION, 2, 1) + struct.pack(">H", 0)
+    frames = [_frame(good[0], LINE_A, False), _frame(bad, LINE_A, False), _frame(good[0], LINE_B, False),
+              _frame(good[1], LINE_B, False)]
+    path = _pcap(tmp_path / "x.pcap", frames)
+    clean = _pcap(tmp_path / "clean.pcap", [_frame(p, LINE_A, False) for p in good])
+    got = obook.bbo(path, workers=1).read_all()
+    assert got.drop_columns(["line", "ts_recv"]).equals(obook.bbo(clean, workers=1).read_all()
+                                                        .drop_columns(["line", "ts_recv"]))
+    stats = {r["line"]: r for r in obook.line_stats(path).read_all().to_pylist()}
+    assert stats["A"]["bad_packets"] == 1 and stats["B"]["bad_packets"] == 0

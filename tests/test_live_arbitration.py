@@ -161,3 +161,19 @@ def test_arbitration_bounds_many_sessions_and_packets_each_counted_once(packet):
         arb.send(A, p)
     assert arb.delivered() == [_msg(k) for k in range(1, 31)]
     assert arb.wrong() == L.CHOICE_SESSIONS + 3 + L.CHOICE_HELD + 5       # every rogue packet, once
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_packet_with_an_empty_message_counted_bad_other_line_delivers(packet):
+    """A datagram of the session whose next message is empty (a spoofed or broken packet) is
+    bad: dropped whole, and the other line's copy delivers the message."""
+    from obook._kernels.mold import S_BAD
+
+    arb = Arb(packet, session="OBOOK")
+    day = _day()
+    arb.send(A, day[0])
+    arb.send(A, b"OBOOK     " + (4).to_bytes(8, "big") + (1).to_bytes(2, "big") + (0).to_bytes(2, "big"))
+    for p in day[1:]:
+        arb.send(B, p)
+    assert arb.stats[A, S_BAD] == 1
+    assert arb.delivered() == [_msg(k) for k in range(1, 31)]

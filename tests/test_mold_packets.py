@@ -17,7 +17,7 @@ def _reference_packet(session, seq, messages):
 
 
 def test_encode_packet_messages_matches_reference_layout():
-    msgs = [b"A" * 36, b"", b"D" * 19]
+    msgs = [b"A" * 36, b"B", b"D" * 19]
     buf = encode_packet(b"SESS1", 42, msgs)
     assert buf == _reference_packet(b"SESS1", 42, msgs)
     pkt = decode_packet(memoryview(buf))
@@ -64,3 +64,9 @@ def test_request_roundtrip_and_bad_length():
         decode_request(buf[:-1])
     with pytest.raises(ValueError):
         encode_request(b"S", 1, 0)
+
+
+def test_decode_packet_empty_message_raises_naming_it():
+    buf = encode_packet(b"S", 7, [b"x", b"", b"y"])
+    with pytest.raises(FeedError, match=r"message 2 of 3 \(sequence 8\) is empty"):
+        decode_packet(buf)

@@ -18,6 +18,7 @@ P_OK = 0
 P_SHORT = 1          # shorter than the 20-byte header
 P_OVERRUN = 2        # a message block runs past the payload
 P_TRAILING = 3       # bytes after the counted messages (or after a heartbeat's header)
+P_EMPTY = 4          # a message block of no bytes (no ITCH message is empty)
 
 END_OF_SESSION = 0xFFFF
 LOST = 0             # the type byte of a lost message's placeholder frame
@@ -50,7 +51,10 @@ def _header(buf, p, ln):
     for _ in range(c):
         if q + 2 > end:
             return seq, c, hi, lo, P_OVERRUN
-        q += 2 + _be(buf, q, 2)
+        m = _be(buf, q, 2)
+        if m == 0:
+            return seq, c, hi, lo, P_EMPTY
+        q += 2 + m
         if q > end:
             return seq, c, hi, lo, P_OVERRUN
     return seq, c, hi, lo, (P_OK if q == end else P_TRAILING)

@@ -91,8 +91,8 @@ def decode_packet(buf) -> MoldPacket:
     """The :class:`MoldPacket` in ``buf`` (bytes, bytearray or memoryview).
 
     Raises :class:`MoldPacketError` (a :class:`~obook.errors.FeedError`) on a packet shorter
-    than its header, a message block running past the packet's end, or bytes left over after
-    the counted messages.
+    than its header, a message block running past the packet's end or of no bytes, or bytes
+    left over after the counted messages.
     """
     buf = memoryview(buf).cast("B") if not isinstance(buf, (bytes, bytearray)) else buf
     n = len(buf)
@@ -111,6 +111,9 @@ def decode_packet(buf) -> MoldPacket:
             raise MoldPacketError(f"truncated MoldUDP64 packet: message {i + 1} of {count} "
                                   f"(sequence {seq + i}) has no length at byte {pos} of {n}")
         (length,) = _LEN.unpack_from(buf, pos)
+        if length == 0:         # no ITCH message is empty
+            raise MoldPacketError(f"malformed MoldUDP64 packet: message {i + 1} of {count} "
+                                  f"(sequence {seq + i}) is empty")
         if pos + 2 + length > n:
             raise MoldPacketError(f"truncated MoldUDP64 packet: message {i + 1} of {count} "
                                   f"(sequence {seq + i}) needs {length} bytes at byte {pos + 2}, "
