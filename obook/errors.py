@@ -23,6 +23,18 @@ class FeedError(ObookError):
         where = f"{unit} {record}" if record is not None else "feed"
         super().__init__(f"{self.path}: {where}: {reason}")
 
+    def __reduce__(self):
+        # its arguments are not its args: rebuilt from its message and attributes, so that it
+        # reaches the caller whole from a worker process
+        return _rebuilt, (type(self), self.args, self.__dict__.copy())
+
+
+def _rebuilt(cls, args, state):
+    e = Exception.__new__(cls)
+    e.args = args
+    e.__dict__.update(state)
+    return e
+
 
 class TruncatedFeedError(FeedError):
     """The feed ends in the middle of a record."""
