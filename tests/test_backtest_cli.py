@@ -36,6 +36,15 @@ class Broken:
         if self.n == 3:
             raise RuntimeError("broken on purpose")
         return [Order("enter", top.ticker, "B", 10, top.bid_px or 990, ref=self.n, tif="GTC")]
+
+class Tick:
+    """Counts its timer calls; stops a run that would call it again and again at one time."""
+    def __init__(self):
+        self.n = 0
+    def on_timer(self, ctx):
+        self.n += 1
+        if self.n > 1000:
+            raise RuntimeError("again and again")
 '''
 
 
@@ -107,3 +116,44 @@ def test_backtest_cli_bad_option_values_are_obook_errors(tmp_path, option, says)
     s, days = _setup(tmp_path)
     r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", *option])
     assert isinstance(r.exception, ObookError) and says in str(r.exception), r.output
+
+
+def test_backtest_cli_output_that_is_a_file_is_one_line_error(tmp_path, capsys):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    (tmp_path / "taken").write_text("")
+    err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv",
+                    "-o", tmp_path / "taken")
+    assert "taken: exists and is not a directory" in err
+
+
+def test_backtest_cli_timer_shorter_than_the_feed_unit_is_one_line_error(tmp_path, capsys):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Tick", "--format", "csv", "--timer", "1000")
+    assert "timer 1000 ns: give 1000000 ns (the feed's time unit)" in err
+
+
+@pytest.mark.parametrize("option", [["--order-latency", "99999999999999999999"], ["--timer", "99999999999999999999"]])
+def test_backtest_cli_latency_or_timer_beyond_64_bits_is_one_line_error(tmp_path, capsys, option):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Tick", "--format", "csv", "--timer", "1000000",
+                    *option)
+    assert "604800000000000 ns (a week)" in err
+
+
+def test_backtest_cli_bad_feed_record_keeps_tables_before_it_as_partial(tmp_path, capsys):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(DAY + "200,AAA,zz,Q,1,1\n")
+    out = tmp_path / "out"
+    err = cli_error(capsys, "backtest", bad, "--strategy", f"{s}:Join", "--format", "csv", "-o", out)
+    assert "bad.csv: line 121: unknown message type 'Q'" in err and "backtest.TABLE.parquet.partial" in err
+    assert pq.read_table(out / "backtest.orders.parquet.partial").column("ref").to_pylist() == [1]
+    assert not (out / "backtest.orders.parquet").exists() and not (out / "summary.json").exists()

@@ -131,3 +131,41 @@ for name in ("fills", "orders", "equity"):
     pq.write_table(getattr(remote, name), out / (name + ".parquet"))
 print(json.dumps([str(k) for k in remote.summary]))
 """
+
+
+CSV_DAY = "Time,Ticker,Order,T,Shares,Price\n" + "".join(
+    f"{t},AAA,o{t},{'B' if t % 2 else 'S'},100,{990 - t % 7 if t % 2 else 1000 + t % 5}\n" for t in range(1, 60))
+
+RAISING = '''
+from obook.backtest.orders import Order
+
+class Join:
+    def __init__(self):
+        self.n = 0
+    def __call__(self, top):
+        self.n += 1
+        if self.n == 3:
+            raise RuntimeError("broken on purpose")
+        return [Order("enter", top.ticker, "B", 10, top.bid_px or 990, ref=self.n, tif="GTC")]
+'''
+
+
+@pytest.mark.parametrize("bad_day", ["strategy", "feed"])
+def test_backtest_days_raising_strategy_or_bad_feed_exits_1_partial_kept(tmp_path, bad_day):
+    (tmp_path / "s.py").write_text(RAISING if bad_day == "strategy" else STRATEGY)
+    feeds = []
+    for d in ("2024-01-02", "2024-01-03"):
+        p = tmp_path / f"{d}.csv"
+        p.write_text(CSV_DAY + ("99,AAA,zz,Q,1,1\n" if bad_day == "feed" and d == "2024-01-03" else ""))
+        feeds.append(str(p))
+    out = tmp_path / "out"
+    name = "Join" if bad_day == "strategy" else "Take"
+    r = subprocess.run([sys.executable, "-m", "obook", "backtest", *feeds, "--strategy", f"{tmp_path / 's.py'}:{name}",
+                        "--format", "csv", "-p", "2", "-o", str(out)], capture_output=True, text=True, timeout=300)
+    last = r.stderr.splitlines()[-1]
+    assert r.returncode == 1 and last.startswith("error: "), r.stderr
+    if bad_day == "strategy":
+        assert "broken on purpose" in last
+    else:
+        assert "2024-01-03.csv: line 61: unknown message type 'Q'" in last and "Traceback" not in r.stderr
+    assert pq.read_table(out / "backtest.orders.parquet.partial").num_rows >= 1

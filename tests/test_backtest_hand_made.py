@@ -6,9 +6,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pyarrow as pa
+import pytest
 
 from obook.backtest import Fees, backtest
 from obook.backtest.orders import Order
+from obook.errors import ObookError
 
 HEAD = "Time,Ticker,Order,T,Shares,Price\n"
 MS = 1_000_000
@@ -194,3 +196,40 @@ def test_backtest_fill_ratio_counts_replacement_shares_stays_at_most_one(tmp_pat
                                                                                (8, "modify", 50, 8, 10)]
     assert _rows(r.fills, "time", "quantity") == [(7, 30), (13, 50)]
     assert r.summary["filled_shares"] == 80 and r.summary["fill_ratio"] == 0.8
+
+
+class Ticking:
+    """Counts its timer calls; stops a run that would call it without end at one time."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def on_timer(self, ctx):
+        self.calls += 1
+        if self.calls > 1000:
+            raise RuntimeError("called again and again")
+        return None
+
+
+@pytest.mark.parametrize("timer, says", [(1_000, "timer 1000 ns: give 1000000 ns (the feed's time unit)"),
+                                         (0.5, "timer 0.5: give a whole number of ns"),
+                                         (-5 * MS, "timer -5000000 ns: give 1000000 ns"),
+                                         (2**70, "to 604800000000000 ns (a week)")])
+def test_backtest_timer_below_the_feed_unit_or_out_of_range_is_an_error(tmp_path, timer, says):
+    feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n")
+    with pytest.raises(ObookError) as e:
+        backtest(feed, Ticking(), format="csv", timer=timer)
+    assert says in str(e.value)
+
+
+def test_backtest_timer_of_one_feed_unit_calls_every_unit(tmp_path):
+    feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n")
+    s = Ticking()
+    backtest(feed, s, format="csv", timer=MS)
+    assert 1 <= s.calls <= 4
+
+
+def test_backtest_timer_for_a_strategy_without_on_timer_is_an_error(tmp_path):
+    feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n")
+    with pytest.raises(ObookError, match="the strategy has no on_timer"):
+        backtest(feed, lambda top: None, format="csv", timer=MS)

@@ -91,3 +91,10 @@ def test_backtest_tables_scan_and_duckdb_shapes_follow_the_declaration(tmp_path)
         macro = "obook_backtest" if name == "fills" else f"obook_backtest_{name}"
         got = con.sql(f"DESCRIBE SELECT * FROM {macro}('{feed}', '{strategy}:Idle')").fetchall()
         assert [(c[0], c[1]) for c in got] == [(f.name, duck[str(f.type)]) for f in declared], name
+
+
+def test_backtest_tables_summary_pnl_of_no_rows_has_four_decimals(tmp_path):
+    feed = tmp_path / "day.csv"
+    feed.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1000\n")
+    r = backtest(str(feed), lambda top: None, format="csv", tickers=["ZZZ"])
+    assert r.equity.num_rows == 0 and str(r.summary["pnl"]) == "0.0000"

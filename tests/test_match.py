@@ -366,3 +366,11 @@ def test_match_extreme_ids_and_prices_do_not_overflow():
     assert [(f["taker_order_id"], f["maker_order_id"]) for f in r.fills.to_pylist()] == [(-big, big)]
     with pytest.raises(ObookError, match="span"):
         run([new(1, "buy", -big, 1), new(2, "buy", big, 1)])
+
+
+@pytest.mark.parametrize("tick", [1.5, True, "5"])
+def test_match_tick_that_is_no_integer_is_an_error(tick):
+    with pytest.raises(ObookError, match="tick must be a positive integer"):
+        run([new(1, "buy", 100, 10)], tick=tick)
+    with pytest.raises(ObookError, match="tick must be a positive integer"):
+        matching.match_reader(to_table([new(1, "buy", 100, 10)]), tick=tick)

@@ -148,3 +148,22 @@ def test_match_tables_schemas_and_kernel_rows_follow_one_declaration():
     depth = schema_of("depth", 3)
     assert len(depth) == M.D_HEAD + 2 * 3 * len(M.LEVEL_COLUMNS)
     assert [f.name for f in depth][M.D_HEAD:M.D_HEAD + 4] == ["bid_px_1", "bid_qty_1", "bid_orders_1", "bid_px_2"]
+
+
+def test_cli_match_instruments_with_spaces_are_known(tmp_path):
+    p = tmp_path / "orders.csv"
+    p.write_text("time,instrument,order_id,action,side,price,quantity\n"
+                 "1,AAA,1,new,sell,100,5\n2,BBB,1,new,sell,100,5\n3,BBB,2,new,buy,100,5\n")
+    res = CliRunner().invoke(app, ["match", str(p), "--instruments", "AAA, BBB"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[1:] == ['3,3,"BBB",100,5,2,1,"buy"']
+    r = obook.match(p, instruments=[" BBB "])
+    assert [e["event"] for e in r.events.to_pylist() if e["instrument"] == "BBB"][-1] == "filled"
+
+
+def test_cli_match_instruments_naming_none_is_an_error(tmp_path, capsys):
+    from cli_support import cli_error
+
+    p = tmp_path / "orders.csv"
+    p.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,sell,100,5\n")
+    assert "--instruments ',,' names no instrument" in cli_error(capsys, "match", p, "--instruments", ",,")

@@ -291,6 +291,17 @@ def test_simulate_negative_limit_price_raises_naming_the_row(tmp_path, price):
         simulate(feed, orders, format="csv", workers=1)
 
 
+def test_simulate_orders_as_a_path_object_errors_name_the_file(tmp_path):
+    from pathlib import Path
+
+    from obook.errors import FeedError
+
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n",
+                          "1,AAA,1,new,buy,limit,GTC,990,10\nx,AAA,2,new,buy,limit,GTC,990,10\n")
+    with pytest.raises(FeedError, match="orders.csv: row 2: time is not an integer"):
+        simulate(feed, Path(orders), format="csv", workers=1)
+
+
 @pytest.mark.parametrize("price", [2**62 + 3, 2**49 + 1, 990])
 def test_simulate_summary_notional_and_average_exact_for_any_price(tmp_path, price):
     """A buy far above the feed's ask takes it (at the ask), the rest rests at its own price

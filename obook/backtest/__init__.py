@@ -51,10 +51,15 @@ class BacktestResult(SimResult):
         """Each table as Parquet: ``{prefix}.{table}.parquet{suffix}``; returns the paths."""
         import pyarrow.parquet as pq
 
+        from ..errors import OutputError
+
         paths = []
         for name, t in self._tables.items():
             path = f"{prefix}.{name}.parquet{suffix}"
-            pq.write_table(t, path)
+            try:
+                pq.write_table(t, path)
+            except OSError as e:
+                raise OutputError(f"{path}: write failed: {e.strerror or e}") from None
             paths.append(path)
         return paths
 
@@ -151,7 +156,10 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         return (live_adapter(fn6, stateful), np.concatenate([np.zeros(LOCATES, np.int64), own]), True, tickers,
                 _subscriptions(("bbo",), None), None, None)
     tickers = tickers or getattr(strategy, "tickers", None)
-    period = timer or getattr(strategy, "timer", None)
+    if timer and not hasattr(strategy, "on_timer"):
+        raise ObookError(f"timer {timer!r}: the strategy has no on_timer to call (a timer is for a strategy "
+                         "object with on_timer)")
+    period = (timer or getattr(strategy, "timer", None)) if hasattr(strategy, "on_timer") else None
     names = []
     if hasattr(strategy, "on_book") or (callable(strategy) and not hasattr(strategy, "on_timer")
                                         and not hasattr(strategy, "on_order")):
@@ -164,6 +172,26 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         names.append("timer")
     # no compiled function (None): the kernels' caches then serve every process
     return None, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
+
+
+def timer_ticks(period, unit_ns: int) -> int:
+    """A timer's period (ns) in the feed's time units: a whole number of ns from one time unit
+    of the feed (a shorter one would call the strategy again and again at one time) to a
+    week; 0 for no timer."""
+    from ..simulation.prepare import MAX_LATENCY_NS
+
+    if not period:
+        return 0
+    try:
+        whole = not isinstance(period, bool) and int(period) == period
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ObookError(f"timer {period!r}: give a whole number of ns")
+    if not unit_ns <= period <= MAX_LATENCY_NS:
+        raise ObookError(f"timer {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "
+                         f"{MAX_LATENCY_NS} ns (a week)")
+    return int(period) // unit_ns
 
 
 PIPELINE_BYTES = 8 << 20
@@ -225,7 +253,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
         return backtest_l2(feed, strategy, queue=queue, tickers=tickers, feed_latency=feed_latency,
                            order_latency=order_latency, response_latency=response_latency, timer=timer, fees=fees,
                            risk=risk, interval=interval, capital=capital, day_end=day_end, on=on)
+    from .._kernels.backtest_layout import SUB_TIMER
     from ..engine.replay import Replay
+    from ..errors import FeedError
     from ..feeds import resolve_format
     from ..live.risk import RiskGate
     from .latency import pack
@@ -243,12 +273,15 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     risk = risk if risk is not None else RiskGate()
     rk = np.array([risk.max_qty, risk.max_notional, risk.max_orders_per_second, risk.band_bps,
                    1_000_000_000 // unit_ns], np.int64)
+    ticks = timer_ticks(period, unit_ns)
+    if sub & SUB_TIMER and not ticks:
+        raise ObookError("the strategy is called on timer: give the timer's period (timer= ns)")
     LM, LA, LB = pack((feed_latency, order_latency, response_latency), unit_ns, seed)
     zero = int(LM[0, 0] == 0 and LB[0, 0] == 0)
     if interval <= 0:
         raise ObookError(f"interval must be > 0 seconds, not {interval}")
     spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
-                int(period or 0) // unit_ns, None if t0 is None else int(t0), int(interval * 1e9) // unit_ns,
+                ticks, None if t0 is None else int(t0), int(interval * 1e9) // unit_ns,
                 LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed))
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
@@ -258,7 +291,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     try:
         for _ in replay.table_batches():
             pass
-    except StrategyError as e:
+    except (StrategyError, FeedError) as e:      # the tables so far (a bad feed record: before it)
         if obs.last is not None:
             tables, summary = build(obs.last.rows(), fees, unit_ns, int(interval * 1e9), capital)
             e.partial = BacktestResult(tables, summary, {})

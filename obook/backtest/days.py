@@ -25,9 +25,17 @@ def day_name(path: str) -> str:
 
 def _one(path: str, strategy: str, kwargs: dict):
     from ..live.cli_run import load_strategy
-    from . import backtest
+    from . import TABLES, BacktestResult, backtest
 
-    r = backtest(path, load_strategy(strategy), **kwargs)
+    try:
+        r = backtest(path, load_strategy(strategy), **kwargs)
+    except ObookError as e:
+        # what goes back to the caller's process must pickle: the partial result's tables made
+        # now (not lazily)
+        partial = getattr(e, "partial", None)
+        if partial is not None:
+            e.partial = BacktestResult({name: partial.table(name) for name in TABLES}, partial.summary, {})
+        raise
     return {name: r.table(name) for name in r.names}, r.summary, r.stats
 
 

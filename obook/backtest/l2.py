@@ -45,11 +45,14 @@ def parse_model(text: str) -> tuple[int, float]:
 
 
 def _constant(value, what: str) -> int:
+    from ..simulation.prepare import MAX_LATENCY_NS
+
     if value is None:
         return 0
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value <= MAX_LATENCY_NS:
         return int(value)
-    raise ObookError(f"{what}: an L2 backtest takes constant latencies (ns >= 0), not {value!r}")
+    raise ObookError(f"{what}: an L2 backtest takes constant latencies (0 to {MAX_LATENCY_NS} ns, a week), "
+                     f"not {value!r}")
 
 
 class L2Context:
@@ -267,7 +270,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     """``obook.backtest`` on an L2 input (obook.backtest.l2_input) with the queue model
     ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
     from ..live.risk import RiskGate
-    from . import BacktestResult
+    from . import BacktestResult, timer_ticks
     from .l2_input import read_l2
     from .tables import Fees, build
     from .worker import StrategyError
@@ -287,7 +290,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     if interval <= 0:
         raise ObookError(f"interval must be > 0 seconds, not {interval}")
     run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
-                int(period or 0), on or getattr(strategy, "on", "bbo"))
+                timer_ticks(period, 1), on or getattr(strategy, "on", "bbo"))
     fees = fees or Fees()
     try:
         rows = run.run(int(interval * 1e9), day_end)

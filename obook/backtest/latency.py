@@ -26,6 +26,7 @@ import numpy as np
 
 from .._kernels.backtest_layout import LM_CONST, LM_DRAWS, LM_TABLE
 from ..errors import ObookError
+from ..simulation.prepare import MAX_LATENCY_NS, check_distribution
 
 DRAWS = 1 << 16
 DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
@@ -35,7 +36,10 @@ def _table(spec):
     import pyarrow as pa
 
     if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(spec[0], str):
-        return np.asarray(spec[0], np.int64), np.asarray(spec[1], np.int64)
+        try:
+            return np.asarray(spec[0], np.int64), np.asarray(spec[1], np.int64)
+        except (OverflowError, TypeError, ValueError) as e:
+            raise ObookError(f"a latency table (times, values): not 64-bit integers ({e})") from None
     if isinstance(spec, str):
         import os
 
@@ -43,18 +47,51 @@ def _table(spec):
             raise ObookError(f"latency {spec!r}: give an integer of ns (0 or more), a distribution "
                              "(uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA) or a "
                              "CSV / Parquet table file (time, latency)")
-        if spec.endswith(".parquet"):
-            import pyarrow.parquet as pq
-            spec = pq.read_table(spec)
-        else:
-            import pyarrow.csv as pcsv
-            spec = pcsv.read_csv(spec)
+        path = spec
+        try:
+            if spec.endswith(".parquet"):
+                import pyarrow.parquet as pq
+                spec = pq.read_table(spec)
+            else:
+                import pyarrow.csv as pcsv
+                spec = pcsv.read_csv(spec)
+        except (pa.ArrowException, OSError) as e:
+            raise ObookError(f"latency table {path}: cannot read it: {str(e).splitlines()[0]}") from None
+    else:
+        path = "a latency table"
     if hasattr(spec, "to_arrow"):
         spec = spec.to_arrow()
     if not isinstance(spec, pa.Table) or not {"time", "latency"} <= set(spec.column_names):
-        raise ObookError("a latency table needs columns time and latency")
-    return (spec.column("time").to_numpy().astype(np.int64),
-            spec.column("latency").to_numpy().astype(np.int64))
+        raise ObookError(f"{path}: a latency table needs columns time and latency")
+    return _ints(spec, "time", path), _ints(spec, "latency", path)
+
+
+def _ints(table, column: str, path: str) -> np.ndarray:
+    """A latency table's column as int64: whole numbers, no empty value."""
+    col = table.column(column)
+    if col.null_count:
+        raise ObookError(f"{path}: row {col.is_null().to_numpy(zero_copy_only=False).argmax() + 1}: "
+                         f"{column} is empty")
+    values = np.asarray(col.to_numpy(zero_copy_only=False))
+    try:
+        with np.errstate(invalid="ignore"):
+            as_int = values.astype(np.int64)
+            exact = values.dtype.kind in "iu" or bool((as_int == values).all())
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if not exact:
+        raise ObookError(f"{path}: {column} must be whole numbers of 64 bits (ns for latency, the feed's "
+                         "time unit for time)")
+    return as_int
+
+
+def _bounded(values: np.ndarray, what: str) -> None:
+    """Latencies of 0 to MAX_LATENCY_NS (a week): arrival times stay far from 64-bit overflow."""
+    bad = (values < 0) | (values > MAX_LATENCY_NS)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ObookError(f"{what}: row {row + 1}: latency {int(values[row])} ns is not between 0 and "
+                         f"{MAX_LATENCY_NS} ns (a week)")
 
 
 def resolve(spec, unit_ns: int, seed: int, kind: int):
@@ -62,22 +99,26 @@ def resolve(spec, unit_ns: int, seed: int, kind: int):
     if spec is None:
         spec = 0
     if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-        if spec < 0:
-            raise ObookError(f"latency must be >= 0 ns, not {spec}")
+        if not 0 <= spec <= MAX_LATENCY_NS:
+            raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {spec}")
         return LM_CONST, np.zeros(1, np.int64), np.array([int(spec) // unit_ns], np.int64)
     if isinstance(spec, tuple) and spec and isinstance(spec[0], str):
         name, args = spec[0].lower(), spec[1:]
         if DISTRIBUTIONS.get(name) != len(args):
             raise ObookError(f"latency distribution {spec!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
+        check_distribution(name, tuple(float(a) for a in args))
         rng = np.random.default_rng([seed, kind])
-        v = np.maximum(np.rint(getattr(rng, name)(*args, size=DRAWS)), 0).astype(np.int64)
-        return LM_DRAWS, np.zeros(DRAWS, np.int64), v // unit_ns
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.maximum(np.rint(getattr(rng, name)(*args, size=DRAWS)), 0)
+        if not (f <= MAX_LATENCY_NS).all():         # (a NaN fails too)
+            raise ObookError(f"latency {name}:{':'.join(f'{float(a):g}' for a in args)}: draws beyond "
+                             f"{MAX_LATENCY_NS} ns (a week)")
+        return LM_DRAWS, np.zeros(DRAWS, np.int64), f.astype(np.int64) // unit_ns
     times, values = _table(spec)
     if len(times) == 0 or len(times) != len(values):
         raise ObookError("a latency table needs as many times as latencies, at least one")
-    if (values < 0).any():
-        raise ObookError("a latency table has a negative latency")
+    _bounded(values, spec if isinstance(spec, str) else "a latency table")
     order = np.argsort(times, kind="stable")
     return LM_TABLE, times[order], values[order] // unit_ns
 

@@ -124,7 +124,7 @@ def _summary(rows, order_columns, fl, series, interval, capital, positions) -> d
     """The summary statistics; ``order_columns``: the orders' action, refusal and quantity."""
     act, refused, qty = order_columns
     t, v = series
-    pnl = Decimal(int(v[-1])).scaleb(-4) if len(v) else Decimal(0)
+    pnl = Decimal(int(v[-1]) if len(v) else 0).scaleb(-4)       # 4 decimals, 0 too
     notional = int(np.sum(fl[:, F_PRICE] * fl[:, F_QTY])) if len(fl) else 0
     if capital is None:
         capital = notional / 2 if notional else None

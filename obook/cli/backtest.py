@@ -55,11 +55,14 @@ def backtest(
     orders pass the live risk gate and reach the book after the order latency (queues from
     the feed's order ids, as obook simulate), and hears of acks and fills after the
     response latency. A strategy that raises stops the run: the tables so far are written
-    as backtest.TABLE.parquet.partial and the traceback is printed."""
+    as backtest.TABLE.parquet.partial and the traceback is printed. A feed record that
+    cannot be read stops it too, the tables before it kept alike."""
     from ..backtest import Fees, StrategyError
     from ..backtest import backtest as run
     from ..backtest.days import backtest_days, day_name
+    from ..errors import ObookError
     from ..live.cli_run import load_strategy
+    from ..output import make_output_dir
 
     kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
                   response_latency=_latency(response_latency), seed=seed, timer=timer, interval=interval,
@@ -72,18 +75,21 @@ def backtest(
             r = run(str(feeds[0]), load_strategy(strategy), **kwargs)
         else:
             r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
-    except StrategyError as e:
-        typer.echo(e.traceback, err=True, nl=False)
-        if out is not None and e.partial is not None:
-            out.mkdir(parents=True, exist_ok=True)
+    except ObookError as e:        # a strategy that raised or a bad feed record: the tables so far, as .partial
+        if isinstance(e, StrategyError):
+            typer.echo(e.traceback, err=True, nl=False)
+        if out is not None and getattr(e, "partial", None) is not None:
+            make_output_dir(out)
             e.partial.write(str(out / "backtest"), suffix=".partial")
             _write_run(out, feeds, ["day"], format, strategy, tickers)
+            if not isinstance(e, StrategyError):
+                e.kept_in = str(out / "backtest.TABLE.parquet.partial")
         raise
     summary = json.dumps(r.summary, default=str, indent=1)
     if out is None:
         typer.echo(summary)
         return
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     r.write(str(out / "backtest"))
     (out / "summary.json").write_text(summary + "\n")
     _write_run(out, feeds, list(r.summary) if dates is not None else ["day"], format, strategy, tickers)

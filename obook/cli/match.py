@@ -55,9 +55,16 @@ def match(
         tables = ("fills",)
     from ..feeds import named_date
 
+    known = None
+    if instruments is not None:
+        known = [name.strip() for name in instruments.split(",") if name.strip()]
+        if not known:
+            from ..errors import ObookError
+
+            raise ObookError(f"--instruments {instruments!r} names no instrument")
     day = date if date is not None else named_date(orders)
     r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
-            instruments=instruments.split(",") if instruments else None, day_end=not no_day_end, date=day)
+            instruments=known, day_end=not no_day_end, date=day)
     if out is None:
         import pyarrow.csv as pcsv
         from .stdout import writing_stdout

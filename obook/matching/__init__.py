@@ -49,6 +49,17 @@ class MatchResult:
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
 
 
+def _tick(tick) -> int:
+    """The tick as an integer: a fraction (or what is no number) is an error, never truncated."""
+    try:
+        whole = not isinstance(tick, bool) and int(tick) == tick
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise ObookError(f"tick must be a positive integer, not {tick!r}")
+    return int(tick)
+
+
 def _checked(tables, levels: int) -> int:
     want = want_bits(tables)
     if not 1 <= levels <= 50:
@@ -84,7 +95,7 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
         workers = default_workers()
     if not 1 <= int(workers) <= 64:
         raise ObookError(f"workers must be between 1 and 64, not {workers}")
-    prep = prepare(read_orders(orders), int(tick), instruments)
+    prep = prepare(read_orders(orders), _tick(tick), instruments)
     parts = run_shards(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
     if date is not None:
@@ -137,7 +148,7 @@ def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None
     from .tables import Converter, schema_of
 
     want = _checked((table,), levels)
-    prep = prepare(read_orders(orders), int(tick), instruments)
+    prep = prepare(read_orders(orders), _tick(tick), instruments)
     conv = Converter(prep, levels)
     books = np.arange(len(prep.instruments), dtype=np.int64)
 

@@ -121,8 +121,9 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     if tick < 1:
         raise ObookError(f"tick must be a positive integer, not {tick}")
     nb = len(o.instruments)
+    # names as the input's are read: without surrounding white space
     known = np.ones(nb, bool) if instruments is None else \
-        np.isin(np.array(o.instruments, dtype=object), np.array([str(i) for i in instruments], dtype=object))
+        np.isin(np.array(o.instruments, dtype=object), np.array([str(i).strip() for i in instruments], dtype=object))
     reason = _reasons(o, tick, known)
     new, mod = o.action == OP_NEW, o.action == OP_MODIFY
     priced = (reason == 0) & o.has_price & (new | mod) & ~(new & o.market)

@@ -77,6 +77,8 @@ Outputs (:class:`SimResult`):
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 
 from ..errors import ObookError
@@ -142,7 +144,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
 
     fmt = resolve_format(format, feed)
     table = to_table(orders)
-    o = read_orders(table, name=orders if isinstance(orders, str) else None)
+    o = read_orders(table, name=os.fspath(orders) if isinstance(orders, (str, os.PathLike)) else None)
     if not 0 <= horizon <= 7 * 86_400:
         raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon}")
     lat = latencies(latency, o.n, table, seed)

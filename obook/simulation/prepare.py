@@ -26,7 +26,7 @@ DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
 MAX_LATENCY_NS = 7 * 86_400 * 10**9
 
 
-def _check_distribution(name: str, args: tuple) -> None:
+def check_distribution(name: str, args: tuple) -> None:
     """Parameters numpy would reject, or whose draws are not latencies: a clear error."""
     spec = f"latency {name}:{':'.join(f'{a:g}' for a in args)}"
     if not all(np.isfinite(args)):
@@ -89,7 +89,7 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
         if DISTRIBUTIONS.get(name) != len(args):
             raise ObookError(f"latency distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
-        _check_distribution(name, tuple(float(a) for a in args))
+        check_distribution(name, tuple(float(a) for a in args))
         draw = getattr(np.random.default_rng(seed), name)
         with np.errstate(over="ignore", invalid="ignore"):
             f = np.maximum(np.rint(draw(*args, size=n)), 0)
