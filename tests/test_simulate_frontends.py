@@ -171,3 +171,15 @@ def test_simulate_tables_schemas_and_kernel_rows_follow_one_declaration():
     assert [S.QUOTE_ROW[i] for i in (S.Q_BID, S.Q_BIDQ, S.Q_ASK, S.Q_ASKQ)] == ["bid", "bidq", "ask", "askq"]
     depth = schema_of("depth_with_own", 2)
     assert [f.name for f in depth][:4] == ["seq", "time", "instrument", "bid_px_1"] and len(depth) == 3 + 2 * 2 * 3
+
+
+@pytest.mark.parametrize("bad", ["feed", "orders"])
+def test_simulate_cli_bad_line_error_names_its_file(tmp_path, bad):
+    from hostile_support import cli_error
+
+    feed, orders = _files(tmp_path)
+    path = feed if bad == "feed" else orders
+    with open(path, "a") as f:
+        f.write("20,AAA,d,S,x,1000\n" if bad == "feed" else "6,AAA,3,new,sell,limit,GTC,1000,x,0\n")
+    line = cli_error("simulate", feed, orders, "-w", "1")
+    assert line.startswith(f"error: {path}: ") and ("line 8" if bad == "feed" else "row 3") in line, line

@@ -148,14 +148,14 @@ def _dropped(unraisable, _hook=sys.unraisablehook) -> None:
 
 def _message(e: ObookError, command: str | None) -> str:
     """The error line's text: a text feed's error is ``line N: reason`` when the command
-    reads one feed (the form line-numbered feeds document); with several feeds (a query, a
-    list of files read as one) it names the file too."""
+    reads one feed (the form line-numbered feeds document); with several files (a query, a
+    list of files read as one, simulate's feed and orders) it names the file too."""
     from ..errors import FeedError
 
     kept = getattr(e, "kept_in", None)     # the rows before the bad record, kept as a file
     tail = f" (the rows before it are in {kept})" if kept else ""
     if (isinstance(e, FeedError) and e.unit == "line" and e.record is not None
-            and command in _FEED_ARGUMENTS and "+" not in e.path):
+            and command in _FEED_ARGUMENTS and command != "simulate" and "+" not in e.path):
         return f"line {e.record}: {e.reason}{tail}"
     return str(e) + tail
 
