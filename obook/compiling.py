@@ -346,8 +346,14 @@ class _Beside:
         return self.took
 
     def stop(self) -> None:
+        """End the second process: SIGTERM (it unwinds, its temporary folder goes), SIGKILL
+        after 10 s."""
         if self.proc.poll() is None:
-            self.proc.kill()
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
         self.proc.wait()
 
 
@@ -392,5 +398,8 @@ def _run_part(name: str, tmp: Path, took: dict, progress) -> None:
 
 
 if __name__ == "__main__":      # the second process of compile_kernels: PART... in, "PART SECONDS" lines out
+    from .interrupts import unwind_on_signals
+
+    unwind_on_signals()
     compile_kernels(sys.argv[1:], progress=lambda name, seconds: sys.stdout.write(f"{name} {seconds}\n")
                     or sys.stdout.flush())

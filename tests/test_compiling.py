@@ -62,3 +62,31 @@ def test_cli_compile_part_named_twice_compiled_once(monkeypatch, capsys):
     assert exit_info.value.code == 0
     assert asked == [["itch", "csv"]]
     assert "compiled 2 parts" in capsys.readouterr().err
+
+
+def test_compile_second_process_stopped_unwinds_its_temporary_folder_goes(monkeypatch, tmp_path):
+    """Stopping the second process (its parent interrupted) ends it by SIGTERM, which it
+    turns into an unwinding exit: its temporary folder does not outlive it."""
+    import sys
+    import time
+
+    child = tmp_path / "child.py"
+    child.write_text("import tempfile, time\n"
+                     "from obook.interrupts import unwind_on_signals\n"
+                     "unwind_on_signals()\n"
+                     "with tempfile.TemporaryDirectory(prefix='obook-compile-'):\n"
+                     "    time.sleep(60)\n")
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {child}\n")
+    fake.chmod(0o755)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(compiling.sys, "executable", str(fake))
+    beside = compiling._Beside(["simulate"], None)
+    deadline = time.monotonic() + 60
+    while not list(temp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(temp.iterdir()), "the second process made no temporary folder"
+    beside.stop()
+    assert beside.proc.returncode == 143 and list(temp.iterdir()) == []

@@ -403,29 +403,54 @@ def test_cli_sigterm_as_replay_starts_always_exits_143(big, tmp_path):
     assert [c for c, _ in codes] == [143] * 15, [c for c in codes if c[0] != 143]
 
 
-def test_cli_signal_inside_a_finaliser_is_sent_again_not_raised(monkeypatch):
-    from obook import cli as obook_cli
-
-    sent = []
+@pytest.fixture
+def sent(monkeypatch) -> list:
+    """The signals sent again: each (delay, function, arguments) of a threading.Timer made
+    (and not started)."""
+    made = []
 
     class Timer:
         def __init__(self, delay, fn, args):
-            sent.append((delay, fn, args))
+            made.append((delay, fn, args))
 
         def start(self):
             pass
 
     monkeypatch.setattr("threading.Timer", Timer)
+    return made
+
+
+def test_cli_signal_inside_a_finaliser_is_sent_again_not_raised(sent):
+    from obook import interrupts
 
     def __del__():      # a finaliser's frame (a function, so no real finaliser runs later)
-        return obook_cli._interrupted(signal.SIGTERM, sys._getframe())
+        return interrupts.interrupted(signal.SIGTERM, sys._getframe())
 
     assert __del__() is None and sent == [(0.01, os.kill, (os.getpid(), signal.SIGTERM))]
     with pytest.raises(SystemExit) as e:
-        obook_cli._interrupted(signal.SIGTERM, sys._getframe())
+        interrupts.interrupted(signal.SIGTERM, sys._getframe())
     assert e.value.code == 143
     with pytest.raises(KeyboardInterrupt):
-        obook_cli._interrupted(signal.SIGINT, sys._getframe())
+        interrupts.interrupted(signal.SIGINT, sys._getframe())
+
+
+def test_cli_signal_inside_an_import_is_sent_again_not_raised(monkeypatch, sent):
+    """A library may import inside a handler that drops what the import raises (pyarrow's
+    first look for pandas did): a signal that lands in an import is sent again."""
+    import importlib.abc
+
+    from obook import interrupts
+
+    class Signalled(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "obook_no_such_module":
+                interrupts.interrupted(signal.SIGTERM, sys._getframe())
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [Signalled(), *sys.meta_path])
+    with pytest.raises(ImportError):
+        import obook_no_such_module  # noqa: F401
+    assert sent == [(0.01, os.kill, (os.getpid(), signal.SIGTERM))]
 
 
 def test_cli_signal_dropped_by_a_weakref_callback_is_sent_again(monkeypatch):
@@ -433,7 +458,7 @@ def test_cli_signal_dropped_by_a_weakref_callback_is_sent_again(monkeypatch):
     reaches only ``sys.unraisablehook``, which must send the signal again, not print it."""
     import weakref
 
-    from obook import cli as obook_cli
+    from obook import interrupts
 
     sent, other = [], []
 
@@ -445,7 +470,7 @@ def test_cli_signal_dropped_by_a_weakref_callback_is_sent_again(monkeypatch):
             pass
 
     monkeypatch.setattr("threading.Timer", Timer)
-    monkeypatch.setattr(sys, "unraisablehook", lambda u: obook_cli._dropped(u, _hook=other.append))
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: interrupts.dropped(u, _hook=other.append))
 
     class Type:
         pass

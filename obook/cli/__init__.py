@@ -9,12 +9,12 @@ inside its body, when it runs, and only what it needs. Help is click's plain tex
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 
 import typer
 
 from ..errors import ObookError
+from ..interrupts import unwind_on_signals
 from .kernels import choose_kernels
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -96,56 +96,6 @@ def __getattr__(name: str):
 _FEED_ARGUMENTS = {"bbo", "table", "convert", "lobster", "simulate", "plot"}
 
 
-def _unsafe_to_raise(frame) -> bool:
-    """Whether an exception raised at ``frame`` would be dropped or leave native state
-    broken: inside a finaliser (``__del__``: printed as "Exception ignored", the signal
-    lost) or inside llvmlite, which numba loads and compiles kernels with: its ctypes
-    callbacks drop exceptions too, and between two of its steps (an LLVM module handed to
-    the execution engine, then marked as owned by it) an exception leaves a module freed
-    twice at exit (a segfault or "double free detected")."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__" or "llvmlite" in frame.f_code.co_filename:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _interrupted(signum, frame):
-    """Ctrl-C (SIGINT) and SIGTERM (kill, a service manager): unwind, so temp files and
-    workers go (KeyboardInterrupt: exit 130; SystemExit: 128 + the signal). Where the
-    exception would be dropped (``_unsafe_to_raise``) the signal is sent again 10 ms later
-    instead: a SIGTERM as a replay started used to exit 0 after the whole replay in 6 of 30
-    runs, and to crash (a segfault, a double free) in a few more
-    (tests/test_faults.py::test_cli_sigterm_as_replay_starts_always_exits_143)."""
-    if _unsafe_to_raise(frame):
-        _send_again(signum)
-        return
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise SystemExit(128 + signum)
-
-
-def _send_again(signum: int) -> None:
-    import os
-    import threading
-
-    threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
-
-
-def _dropped(unraisable, _hook=sys.unraisablehook) -> None:
-    """``sys.unraisablehook``: an interrupt raised where Python can only drop it (a weakref
-    callback such as numba's type-cache cleanup, a finaliser ``_unsafe_to_raise`` could
-    not see) is sent again instead of printed as "Exception ignored" and lost; anything
-    else goes to the default hook."""
-    e = unraisable.exc_value
-    if isinstance(e, KeyboardInterrupt):
-        _send_again(signal.SIGINT)
-    elif isinstance(e, SystemExit) and isinstance(e.code, int) and e.code - 128 in (signal.SIGTERM, signal.SIGINT):
-        _send_again(e.code - 128)
-    else:
-        _hook(unraisable)
-
-
 def _message(e: ObookError, command: str | None) -> str:
     """The error line's text: a text feed's error is ``line N: reason`` when the command
     reads one feed (the form line-numbered feeds document); with several files (a query, a
@@ -162,9 +112,7 @@ def _message(e: ObookError, command: str | None) -> str:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
-    signal.signal(signal.SIGTERM, _interrupted)
-    signal.signal(signal.SIGINT, _interrupted)
-    sys.unraisablehook = _dropped
+    unwind_on_signals()
     command = sys.argv[1] if len(sys.argv) > 1 else None
     if command in _FEED_ARGUMENTS and not {"-h", "--help"} & set(sys.argv):
         choose_kernels(sys.argv[2:])
