@@ -134,3 +134,16 @@ def test_match_orders_path_that_is_no_file_says_what_it_is(tmp_path, where, says
     path = str(tmp_path) if where == "." else where if where.startswith("/") else str(tmp_path / where)
     with pytest.raises(ObookError, match=says):
         obook.match(path)
+
+
+def test_match_parquet_unsigned_price_past_64_bits_names_row_and_column(tmp_path, capsys):
+    import pyarrow as pa
+
+    table = pa.table({"time": pa.array([1, 2], pa.uint64()), "instrument": ["AAA", "AAA"], "order_id": [1, 2],
+                      "action": ["new", "new"], "side": ["buy", "sell"], "type": ["limit", "limit"],
+                      "tif": ["GTC", "GTC"], "price": pa.array([100, 1 << 63], pa.uint64()), "quantity": [5, 5]})
+    path = tmp_path / "orders.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(ObookError, match="row 2: price is out of range"):
+        obook.match(str(path))
+    assert "row 2: price is out of range" in cli_error(capsys, "match", path)

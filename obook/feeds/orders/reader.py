@@ -190,6 +190,9 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         return np.where(present, f, 0).astype(np.int64), present
     if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
         present = _numpy(col.is_valid())
+        if col.type == pa.uint64():         # past 2**63 - 1 does not fit
+            big = present & (_numpy(col.cast(pa.int64(), safe=False)) < 0)
+            rows.fail(big, f"{column} is out of range (64-bit integers)")
         return _numpy(col.cast(pa.int64())), present
     raise ObookError(f"{rows.name}: column {column} has type {col.type}, not integers")
 
