@@ -111,6 +111,7 @@ def test_backtest_duckdb_and_polars_match_python(tmp_path):
     (["--order-latency", "-5"], "latency '-5': give an integer"),
     (["--order-latency", "1.5"], "latency '1.5': give an integer"),
     (["--feed-latency", "nope.csv"], "latency 'nope.csv': give an integer"),
+    (["--executor", "bogus"], "executor 'bogus': local or dask://host:port"),
 ])
 def test_backtest_cli_bad_option_values_are_obook_errors(tmp_path, option, says):
     s, days = _setup(tmp_path)

@@ -39,6 +39,12 @@ def _one(path: str, strategy: str, kwargs: dict):
     return {name: r.table(name) for name in r.names}, r.summary, r.stats
 
 
+def check_executor(executor: str | None) -> None:
+    """``local`` (or None) or ``dask://host:port``."""
+    if executor not in (None, "local") and not executor.startswith("dask://"):
+        raise ObookError(f"executor {executor!r}: local or dask://host:port")
+
+
 def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None, executor: str | None = None,
                   **kwargs):
     """``obook.backtest`` over ``feeds`` (one process per day, ``processes`` at a time; or
@@ -58,10 +64,9 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
         raise ObookError(f"backtest: {len(names)} dates for {len(feeds)} feeds")
     if len(set(names)) < len(names):
         names = [f"{n}#{i}" for i, n in enumerate(names)]
+    check_executor(executor)
     if executor and executor.startswith("dask://"):
         got = _on_dask(executor[len("dask://"):], feeds, strategy, kwargs, processes or len(feeds))
-    elif executor not in (None, "local"):
-        raise ObookError(f"executor {executor!r}: local or dask://host:port")
     else:
         from concurrent.futures import ProcessPoolExecutor
 

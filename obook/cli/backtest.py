@@ -59,7 +59,7 @@ def backtest(
     cannot be read stops it too, the tables before it kept alike."""
     from ..backtest import Fees, StrategyError
     from ..backtest import backtest as run
-    from ..backtest.days import backtest_days, day_name
+    from ..backtest.days import backtest_days, check_executor, day_name
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
     from ..output import make_output_dir
@@ -67,6 +67,7 @@ def backtest(
     kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
                   response_latency=_latency(response_latency), seed=seed, timer=timer, interval=interval,
                   fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
+    check_executor(executor)        # also with one day, which runs here
     feeds, dates = _days(feeds)
     try:
         if len(feeds) > 1 and dates is None:
