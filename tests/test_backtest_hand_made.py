@@ -214,7 +214,8 @@ class Ticking:
 @pytest.mark.parametrize("timer, says", [(1_000, "timer 1000 ns: give 1000000 ns (the feed's time unit)"),
                                          (0.5, "timer 0.5: give a whole number of ns"),
                                          (-5 * MS, "timer -5000000 ns: give 1000000 ns"),
-                                         (2**70, "to 604800000000000 ns (a week)")])
+                                         (2**70, "to 604800000000000 ns (a week)"),
+                                         (MS + MS // 2, "not a whole number of the feed's time unit")])
 def test_backtest_timer_below_the_feed_unit_or_out_of_range_is_an_error(tmp_path, timer, says):
     feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n")
     with pytest.raises(ObookError) as e:

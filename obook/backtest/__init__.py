@@ -175,9 +175,9 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
 
 
 def timer_ticks(period, unit_ns: int) -> int:
-    """A timer's period (ns) in the feed's time units: a whole number of ns from one time unit
-    of the feed (a shorter one would call the strategy again and again at one time) to a
-    week; 0 for no timer."""
+    """A timer's period (ns) in the feed's time units: a whole number of the feed's time units
+    from one (a shorter one would call the strategy again and again at one time) to a week;
+    0 for no timer."""
     from ..simulation.prepare import MAX_LATENCY_NS
 
     if not period:
@@ -191,6 +191,8 @@ def timer_ticks(period, unit_ns: int) -> int:
     if not unit_ns <= period <= MAX_LATENCY_NS:
         raise ObookError(f"timer {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "
                          f"{MAX_LATENCY_NS} ns (a week)")
+    if period % unit_ns:
+        raise ObookError(f"timer {int(period)} ns: not a whole number of the feed's time unit ({unit_ns} ns)")
     return int(period) // unit_ns
 
 
