@@ -155,7 +155,8 @@ def test_arbitration_bounds_many_sessions_and_packets_each_counted_once(packet):
     for _ in range(L.CHOICE_HELD + 5):                   # one session repeating one packet
         arb.send(B, encode_packet(last, 1, [_msg(1, b"X")]))
     j = [bytes(int(h).to_bytes(8, "big", signed=True)) for h in arb.arb[8][:, L.C_HI]].index(last.encode().ljust(10)[:8])
-    assert arb.arb[8][j, L.C_HELD] == L.CHOICE_HELD and arb.arb[8][j, L.C_DROPPED + B] == 6
+    held = arb.arb[8][j]          # full: the oldest made room each time (line A's first)
+    assert held[L.C_HELD] == L.CHOICE_HELD and held[L.C_DROPPED + A] == 1 and held[L.C_DROPPED + B] == 5
     assert arb.S[L.S_SESSION_SET] == 0
     for p in _day():
         arb.send(A, p)
@@ -177,3 +178,103 @@ def test_arbitration_packet_with_an_empty_message_counted_bad_other_line_deliver
         arb.send(B, p)
     assert arb.stats[A, S_BAD] == 1
     assert arb.delivered() == [_msg(k) for k in range(1, 31)]
+
+
+def _missing(arb) -> list:
+    out = np.zeros((16, 2), np.int64)
+    n = K.missing(arb.S, arb.arb[5], out)
+    return [tuple(r) for r in out[:n].tolist()]
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_forged_far_ahead_packet_held_aside_asks_for_nothing(packet):
+    """A packet of the session numbered far past everything seen (a forged one) is held
+    aside and counted implausible: the numbers below it are never asked for, and the day is
+    delivered as it comes."""
+    from obook._kernels.mold import S_IMPLAUSIBLE
+
+    arb = Arb(packet, session="OBOOK")
+    arb.S[L.S_WINDOW] = 100
+    day = _day(n=60)
+    for p in day[:5]:
+        arb.send(A, p)
+    arb.send(A, encode_packet("OBOOK", 999_999, [_msg(1, b"F")]))
+    assert arb.stats[A, S_IMPLAUSIBLE] == 1 and arb.S[L.S_HIGH] == 16 and _missing(arb) == []
+    for p in day[5:]:
+        arb.send(B, p)
+    assert arb.delivered() == [_msg(k) for k in range(1, 61)]
+    assert arb.S[L.S_HIGH] == 61 and _missing(arb) == [] and arb.S[L.S_Q_HELD] == 1
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_three_chained_far_packets_are_a_jump_taken(packet):
+    """Three packets far ahead that chain are the feed's own jump: taken, and what lies
+    between is asked for."""
+    from obook._kernels.mold import S_IMPLAUSIBLE
+
+    arb = Arb(packet, session="OBOOK")
+    arb.S[L.S_WINDOW] = 100
+    for p in _day(n=9):
+        arb.send(A, p)
+    far = [encode_packet("OBOOK", s, [_msg(k) for k in range(s, s + 3)]) for s in (500, 503, 506)]
+    arb.send(A, far[0])
+    arb.send(A, far[2])
+    assert arb.S[L.S_HIGH] == 10 and arb.S[L.S_Q_HELD] == 2
+    arb.send(A, far[1])                   # 500..502, 503..505, 506..508: a row of three
+    assert arb.stats[A, S_IMPLAUSIBLE] == 0 and arb.S[L.S_Q_HELD] == 0
+    assert arb.S[L.S_HIGH] == 509 and _missing(arb) == [(10, 490)]
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_held_far_packet_taken_when_the_numbers_reach_it(packet):
+    from obook._kernels.mold import S_IMPLAUSIBLE
+
+    arb = Arb(packet, session="OBOOK")
+    arb.S[L.S_WINDOW] = 20
+    day = _day(n=60)
+    arb.send(A, day[0])                    # 1..3 seen
+    arb.send(B, day[12])                   # 37..39: more than 20 past: held
+    assert arb.stats[B, S_IMPLAUSIBLE] == 1 and arb.S[L.S_HIGH] == 4
+    for p in day[1:12]:
+        arb.send(A, p)                     # up to 36: 37 is within reach, taken
+    assert arb.stats[B, S_IMPLAUSIBLE] == 0 and arb.S[L.S_Q_HELD] == 0
+    for p in day[13:]:
+        arb.send(A, p)
+    assert arb.delivered() == [_msg(k) for k in range(1, 61)]
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_forged_far_packet_held_before_the_session_is_chosen_not_taken(packet):
+    """A forged number of the day's session that arrives before the session is chosen is
+    held with its packets; when the day's packets choose the session it is counted
+    implausible, not taken: nothing is asked for below it."""
+    from obook._kernels.mold import S_IMPLAUSIBLE
+
+    arb = Arb(packet)
+    arb.S[L.S_WINDOW] = 100
+    arb.send(A, encode_packet("OBOOK", 999_999, [_msg(1, b"F")]))
+    day = _day(n=30)
+    for p in day:
+        arb.send(A, p)
+    assert arb.S[L.S_SESSION_SET] == 1 and arb.stats[A, S_IMPLAUSIBLE] == 1
+    assert arb.delivered() == [_msg(k) for k in range(1, 31)]
+    assert arb.S[L.S_HIGH] == 31 and _missing(arb) == []
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_session_held_full_of_a_stray_number_still_chosen_by_the_day(packet):
+    """A stray number of the day's session repeated until its held packets are full: the
+    oldest make room, so the day's packets still chain and choose it at once."""
+    from obook._kernels.mold import S_IMPLAUSIBLE
+
+    arb = Arb(packet)
+    for i in range(L.CHOICE_HELD + 10):
+        arb.send(A if i % 2 else B, encode_packet("OBOOK", 999_999, [_msg(1, b"F")]))
+    day = _day(n=30)
+    arb.send(A, day[0])
+    arb.send(A, day[1])
+    assert arb.S[L.S_SESSION_SET] == 1
+    for p in day[2:]:
+        arb.send(A, p)
+    assert arb.delivered() == [_msg(k) for k in range(1, 31)] and _missing(arb) == []
+    assert arb.stats[A, S_IMPLAUSIBLE] + arb.stats[B, S_IMPLAUSIBLE] == L.CHOICE_HELD - 1     # held, then dropped

@@ -10,7 +10,12 @@ ring behind, the tables stop there (``S_T_LAPPED``: the first record they miss) 
 caller reports it.
 
 A packet numbered below 1 is bad, one more than ``FAR`` past the next number implausible (so
-20 bytes of garbage, a well-formed heartbeat, rarely pass for one). The session is the one
+20 bytes of garbage, a well-formed heartbeat, rarely pass for one). Once the session is
+chosen, a packet numbered more than a window (2**18) past every number seen is held aside and
+counted implausible, as ``obook.feeds.mold.sessions.Quarantine`` does (``hold_far``): a
+forged or stray number never makes the loop ask for the numbers below it; three held
+packets that chain (the feed did jump) are taken, and so is a held packet the numbers seen
+reach. The session is the one
 given (a packet of another is counted in ``wrong_session`` and dropped), else chosen as
 ``obook.feeds.mold.sessions.SessionChoice`` does: packets are held per session (``cand``:
 ``CHOICE_SESSIONS`` sessions, the least recently heard making room for a new one;
@@ -28,9 +33,11 @@ import numpy as np
 
 from .jit import njit
 from .live_layout import (C_DROPPED, C_HELD, C_HI, C_LAST, C_LO, C_PROBE_SEQ, C_PROBED, CHOICE_HELD, HP_COUNT,
-                          HP_LEN, HP_LINE, HP_SEQ, HP_TS, LINE_REQUEST, N_LINES, PEND_SLOT, S_CANDIDATES, S_CHOICE_N, S_END, S_HIGH, S_H_BYTE, S_H_REC, S_NEXT,
-                          S_PEND, S_PEND_FULL, S_SESSION_HI, S_SESSION_LO, S_SESSION_SET, S_TABLES,
-                          S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC)
+                          HP_LEN, HP_LINE, HP_ORDER, HP_SEQ, HP_TS, JUMP_CONFIRM, LINE_REQUEST, N_LINES, PEND_SLOT,
+                          QUARANTINE_HELD, QUARANTINE_WINDOW, S_CANDIDATES, S_CHOICE_N, S_END, S_HIGH, S_H_BYTE,
+                          S_H_REC, S_NEXT, S_PEND, S_PEND_FULL, S_Q_HELD, S_Q_MIN, S_Q_ORDER, S_SESSION_HI,
+                          S_SESSION_LO, S_SESSION_SET, S_TABLES, S_T_BYTE, S_T_LAPPED, S_T_REC, S_W_BYTE, S_W_REC,
+                          S_WINDOW)
 from .memcopy import copy_bytes
 from .mold import (END_OF_SESSION, P_OK, S_BACKWARDS, S_BAD, S_DUPLICATES, S_GAP_MESSAGES, S_GAPS,
                    S_HEARTBEATS, S_IMPLAUSIBLE, S_MESSAGES, S_PACKETS, S_RECOVERED_OTHER, S_RECOVERED_REQUEST,
@@ -135,6 +142,127 @@ def packet(S, line, buf, ln, ts, t, arb):
         arbitrate(S, line, buf, ln, ts, t, seq, c, hi, lo, arb)
 
 
+# ---------------------------------------------------------------- numbers far ahead
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _seen(S):
+    """The highest number seen (or next to deliver)."""
+    return max(S[S_HIGH], S[S_NEXT])
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _window(S):
+    return S[S_WINDOW] if S[S_WINDOW] > 0 else QUARANTINE_WINDOW
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def hold_far(S, line, buf, ln, ts, t, seq, c, arb):
+    """A packet of the session numbered more than the window past every number seen: held
+    aside and counted implausible (a forged or stray packet never raises the numbers to ask
+    for); when JUMP_CONFIRM held packets chain through it (the feed did jump), those near it
+    are taken in arrival order. When the rows are full the oldest goes."""
+    stats, held, held_data = arb[2], arb[9], arb[10]
+    stats[line, S_IMPLAUSIBLE] += 1
+    n = S[S_Q_HELD]
+    if ln > held_data.shape[1]:
+        return
+    k = n
+    if n < QUARANTINE_HELD:
+        S[S_Q_HELD] = n + 1
+    else:
+        k = 0
+        for j in range(1, n):
+            if held[j, HP_ORDER] < held[k, HP_ORDER]:
+                k = j
+    copy_bytes(held_data[k], 0, buf, 0, ln)
+    held[k, HP_LINE] = line
+    held[k, HP_LEN] = ln
+    held[k, HP_TS] = ts
+    held[k, HP_SEQ] = seq
+    held[k, HP_COUNT] = c
+    held[k, HP_ORDER] = S[S_Q_ORDER]
+    S[S_Q_ORDER] += 1
+    _q_min(S, held)
+    if _chain(S, held, seq, c) >= JUMP_CONFIRM:
+        _take_held(S, t, arb, seq - _window(S), seq + _window(S))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chain(S, held, seq, c):
+    """Held packets in a row through (seq, c): each starting where the one before ends (a
+    heartbeat or end of session ends a row), within the window of seq."""
+    w = _window(S)
+    n = S[S_Q_HELD]
+    length = 1
+    s = seq                      # back: a data packet ending where the row starts
+    found = True
+    while found and length < JUMP_CONFIRM:
+        found = False
+        for j in range(n):
+            c2 = held[j, HP_COUNT]
+            if 0 < c2 < END_OF_SESSION and held[j, HP_SEQ] + c2 == s and abs(held[j, HP_SEQ] - seq) <= w:
+                s = held[j, HP_SEQ]
+                length += 1
+                found = True
+                break
+    if not 0 < c < END_OF_SESSION:
+        return length
+    e = seq + c                  # on: a packet starting where the row ends
+    found = True
+    while found and length < JUMP_CONFIRM:
+        found = False
+        for j in range(n):
+            if held[j, HP_SEQ] == e and abs(e - seq) <= w:
+                length += 1
+                found = True
+                c2 = held[j, HP_COUNT]
+                if not 0 < c2 < END_OF_SESSION:
+                    return length
+                e += c2
+                break
+    return length
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def release_near(S, t, arb):
+    """Held packets that the numbers seen now reach, taken in arrival order (taking them may
+    bring more within reach)."""
+    while S[S_Q_HELD] > 0 and _seen(S) + _window(S) >= S[S_Q_MIN]:
+        _take_held(S, t, arb, -(1 << 62), _seen(S) + _window(S))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _take_held(S, t, arb, lo, hi):
+    """The held packets numbered lo..hi, in arrival order, taken (no longer implausible)."""
+    stats, held, held_data = arb[2], arb[9], arb[10]
+    while True:
+        k = -1
+        for j in range(S[S_Q_HELD]):
+            if lo <= held[j, HP_SEQ] <= hi and (k < 0 or held[j, HP_ORDER] < held[k, HP_ORDER]):
+                k = j
+        if k < 0:
+            break
+        line = held[k, HP_LINE]
+        stats[line, S_IMPLAUSIBLE] -= 1
+        _take(S, line, held_data[k], held[k, HP_SEQ], held[k, HP_COUNT], held[k, HP_TS], t, arb)
+        last = S[S_Q_HELD] - 1       # its row filled by the last one
+        if k != last:
+            copy_bytes(held_data[k], 0, held_data[last], 0, held[last, HP_LEN])
+            for col in range(held.shape[1]):
+                held[k, col] = held[last, col]
+        S[S_Q_HELD] = last
+    _q_min(S, held)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _q_min(S, held):
+    m = 1 << 62
+    for j in range(S[S_Q_HELD]):
+        m = min(m, held[j, HP_SEQ])
+    S[S_Q_MIN] = m
+
+
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def screen(S, line, buf, ln, stats):
     """The datagram counted and its header checked before anything else is done with it:
@@ -158,13 +286,18 @@ def screen(S, line, buf, ln, stats):
 @njit(cache=True, nogil=True, _nrt=False)
 def arbitrate(S, line, buf, ln, ts, t, seq, c, hi, lo, arb):
     """A datagram that passed ``screen``: its messages delivered or held, or (no session yet)
-    the packet held until one is chosen."""
+    the packet held until one is chosen, or (numbered far ahead) held aside (``hold_far``)."""
     if S[S_SESSION_SET] == 0:
         j = choose(S, line, buf, ln, ts, seq, c, hi, lo, arb[8], arb[9], arb[10], arb[2])
         if j < 0:
             return
-        _adopt(S, j, t, arb)
+        _adopt(S, j, t, arb, seq)
+    elif seq > _seen(S) + _window(S):
+        hold_far(S, line, buf, ln, ts, t, seq, c, arb)
+        return
     _take(S, line, buf, seq, c, ts, t, arb)
+    if S[S_Q_HELD] > 0 and _seen(S) + _window(S) >= S[S_Q_MIN]:
+        release_near(S, t, arb)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -204,24 +337,34 @@ def choose(S, line, buf, ln, ts, seq, c, hi, lo, cand, held, held_data, stats):
             return j                      # two packets chain
     if not data and seq > cand[j, C_PROBE_SEQ]:
         cand[j, C_PROBE_SEQ] = seq
-    k = cand[j, C_HELD]
-    if k < CHOICE_HELD and ln <= held_data.shape[1]:
-        copy_bytes(held_data[base + k], 0, buf, 0, ln)
-        held[base + k, HP_LINE] = line
-        held[base + k, HP_LEN] = ln
-        held[base + k, HP_TS] = ts
-        held[base + k, HP_SEQ] = seq
-        held[base + k, HP_COUNT] = c
-        cand[j, C_HELD] = k + 1
-    else:
+    if ln > held_data.shape[1]:
         cand[j, C_DROPPED + line] += 1
+        return -1
+    k = cand[j, C_HELD]
+    if k < CHOICE_HELD:
+        cand[j, C_HELD] = k + 1
+    else:           # full: the oldest makes room (stray packets repeated must not keep the stream out)
+        k = 0
+        for i in range(1, CHOICE_HELD):
+            if held[base + i, HP_ORDER] < held[base + k, HP_ORDER]:
+                k = i
+        cand[j, C_DROPPED + held[base + k, HP_LINE]] += 1
+    copy_bytes(held_data[base + k], 0, buf, 0, ln)
+    held[base + k, HP_LINE] = line
+    held[base + k, HP_LEN] = ln
+    held[base + k, HP_TS] = ts
+    held[base + k, HP_SEQ] = seq
+    held[base + k, HP_COUNT] = c
+    held[base + k, HP_ORDER] = S[S_CHOICE_N]
     return -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _adopt(S, j, t, arb):
-    """Candidate ``j`` is the session: its held packets taken in arrival order, the others'
-    counted as wrong_session."""
+def _adopt(S, j, t, arb, seq):
+    """Candidate ``j`` is the session (the packet numbered ``seq`` chose it): its held packets
+    taken in arrival order, but for those numbered more than the window away from ``seq``
+    (counted implausible: a forged number held with the session's packets must not set the
+    numbers to ask for), the others' counted as wrong_session."""
     stats, cand, held, held_data = arb[2], arb[8], arb[9], arb[10]
     S[S_SESSION_SET] = 1
     S[S_SESSION_HI] = cand[j, C_HI]
@@ -230,7 +373,17 @@ def _adopt(S, j, t, arb):
         if i != j:
             _count_wrong(i, cand, held, stats)
     base = j * CHOICE_HELD
-    for k in range(cand[j, C_HELD]):
+    w = _window(S)
+    last = -1
+    for _ in range(cand[j, C_HELD]):      # in arrival order
+        k = -1
+        for i in range(cand[j, C_HELD]):
+            if held[base + i, HP_ORDER] > last and (k < 0 or held[base + i, HP_ORDER] < held[base + k, HP_ORDER]):
+                k = i
+        last = held[base + k, HP_ORDER]
+        if abs(held[base + k, HP_SEQ] - seq) > w:
+            stats[held[base + k, HP_LINE], S_IMPLAUSIBLE] += 1
+            continue
         _take(S, held[base + k, HP_LINE], held_data[base + k], held[base + k, HP_SEQ], held[base + k, HP_COUNT],
               held[base + k, HP_TS], t, arb)
     S[S_CANDIDATES] = 0

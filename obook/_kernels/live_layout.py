@@ -15,6 +15,7 @@ REFUSED_RATE REFUSED_SIZE REFUSED_NOTIONAL REFUSED_PRICE REFUSED_BAND SEND_ERROR
 SUBSCRIBE_ALL T_KERNEL_LAST SEND_BLOCKED GAP_HIGH VENUE_READ LOG_FULL
 CANDIDATES CHOICE_N PROBE_LAST PROBES SPIN_NS REST_EVERY REST_NS REST_LAST RESTS REST_OWED CAL_NS CAL_CYC
 OUT_N OUT_SENDS OUT_LONE OUT_HOLD
+Q_HELD Q_ORDER Q_MIN WINDOW
 """.split()
 for _i, _n in enumerate(_NAMES):
     globals()["S_" + _n] = _i
@@ -71,6 +72,15 @@ CHOICE_HELD = 16     # packets held per session
 # least recent makes room for a new session), packets not held per line
 C_HI, C_LO, C_HELD, C_PROBE_SEQ, C_PROBED, C_LAST, C_DROPPED = 0, 1, 2, 3, 4, 5, 6
 C_WIDTH = C_DROPPED + N_LINES
-# a held packet's row: line, length, kernel stamp, sequence number, count
-HP_LINE, HP_LEN, HP_TS, HP_SEQ, HP_COUNT = range(5)
-HP_WIDTH = 5
+# a held packet's row: line, length, kernel stamp, sequence number, count, arrival order
+HP_LINE, HP_LEN, HP_TS, HP_SEQ, HP_COUNT, HP_ORDER = range(6)
+HP_WIDTH = 6
+
+# packets numbered implausibly far ahead, once the session is chosen (as
+# obook.feeds.mold.sessions' Quarantine: WINDOW, JUMP_CONFIRM, MAX_QUARANTINE); they are held
+# in the rows the session choice used (S_Q_HELD of them) until JUMP_CONFIRM of them chain or
+# the numbers seen reach them. S_WINDOW: the window (0: QUARANTINE_WINDOW).
+QUARANTINE_WINDOW = 1 << 18
+QUARANTINE_HELD = 64
+JUMP_CONFIRM = 3
+assert QUARANTINE_HELD <= CHOICE_SESSIONS * CHOICE_HELD     # the quarantine uses the choice's rows
