@@ -16,14 +16,11 @@ from one feed's BBO table and its price scale (the schema's ``obook.price_scale`
 
 from __future__ import annotations
 
-import decimal
-import math
-import numbers
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .checks import is_whole
 from .errors import ObookError
 
 __all__ = ["analytic", "spread_table", "twas_table", "grid_table"]
@@ -134,10 +131,7 @@ def _whole(name: str, value, table: str = "bbo_grid") -> int | None:
     """An analytic's option as an int: 1.5, '5' or True is an error naming it, never rounded."""
     if value is None:
         return None
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool) and math.isfinite(value) \
-            and value == int(value):
+    if is_whole(value):
         return int(value)
     raise ObookError(f"{table}: {name} must be a whole number, not {value!r}")
 

@@ -182,11 +182,9 @@ def timer_ticks(period, unit_ns: int) -> int:
 
     if not period:
         return 0
-    try:
-        whole = not isinstance(period, bool) and int(period) == period
-    except (TypeError, ValueError, OverflowError):
-        whole = False
-    if not whole:
+    from ..checks import is_whole
+
+    if not is_whole(period):
         raise ObookError(f"timer {period!r}: give a whole number of ns")
     if not unit_ns <= period <= MAX_LATENCY_NS:
         raise ObookError(f"timer {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "

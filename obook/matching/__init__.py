@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..checks import is_whole
 from ..errors import ObookError
 from .books import TABLES, stp_code, want_bits
 
@@ -51,11 +52,7 @@ class MatchResult:
 
 def _tick(tick) -> int:
     """The tick as an integer: a fraction (or what is no number) is an error, never truncated."""
-    try:
-        whole = not isinstance(tick, bool) and int(tick) == tick
-    except (TypeError, ValueError, OverflowError):
-        whole = False
-    if not whole:
+    if not is_whole(tick):
         raise ObookError(f"tick must be a positive integer, not {tick!r}")
     return int(tick)
 
