@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -168,4 +169,11 @@ def test_backtest_days_raising_strategy_or_bad_feed_exits_1_partial_kept(tmp_pat
         assert "broken on purpose" in last
     else:
         assert "2024-01-03.csv: line 61: unknown message type 'Q'" in last and "Traceback" not in r.stderr
-    assert pq.read_table(out / "backtest.orders.parquet.partial").num_rows >= 1
+    orders = pq.read_table(out / "backtest.orders.parquet.partial")
+    run = json.loads((out / "run.json").read_text())
+    # the days before the first failing one whole, that day's rows up to its failure; run.json
+    # names the days the tables hold
+    failed = 0 if bad_day == "strategy" else 1      # the raising strategy fails on both days
+    days = ["2024-01-02", "2024-01-03"][:failed + 1]
+    assert sorted(set(orders["date"].to_pylist())) == days
+    assert run["feeds"] == {d: str(Path(f).resolve()) for d, f in zip(days, feeds)}

@@ -24,6 +24,8 @@ def day_name(path: str) -> str:
 
 
 def _one(path: str, strategy: str, kwargs: dict):
+    """One day: (tables, summary, stats), or the ObookError that stopped it (returned, not
+    raised, so the caller knows which day failed and keeps the days before it)."""
     from ..live.cli_run import load_strategy
     from . import TABLES, BacktestResult, backtest
 
@@ -35,8 +37,37 @@ def _one(path: str, strategy: str, kwargs: dict):
         partial = getattr(e, "partial", None)
         if partial is not None:
             e.partial = BacktestResult({name: partial.table(name) for name in TABLES}, partial.summary, {})
-        raise
+        return e
     return {name: r.table(name) for name in r.names}, r.summary, r.stats
+
+
+def _joined(names, got):
+    """The days' results as one BacktestResult: each table with a ``date`` column first."""
+    from . import BacktestResult
+
+    tables = {}
+    for name in got[0][0]:
+        parts = []
+        for day, (t, _, _) in zip(names, got):
+            t = t[name]
+            parts.append(t.add_column(0, "date", pa.array([day] * t.num_rows, pa.string())))
+        tables[name] = pa.concat_tables(parts)
+    return BacktestResult(tables, {d: s for d, (_, s, _) in zip(names, got)},
+                          {d: st for d, (_, _, st) in zip(names, got)})
+
+
+def _first_failure(names, feeds, got) -> None:
+    """Raise the error of the first day (in the feeds' order) that failed, its ``partial``
+    the days before it and that day's tables so far (``feed``: that day's file)."""
+    for i, r in enumerate(got):
+        if not isinstance(r, BaseException):
+            continue
+        r.feed = feeds[i]
+        partial = getattr(r, "partial", None)
+        if partial is not None:
+            mine = ({name: partial.table(name) for name in partial.names}, partial.summary, {})
+            r.partial = _joined(names[:i + 1], list(got[:i]) + [mine])
+        raise r
 
 
 def check_executor(executor: str | None) -> None:
@@ -51,9 +82,9 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
     ``executor="dask://host:port"``: one task per day on that Dask cluster, ``processes`` in
     flight); ``strategy``: ``FILE.py:NAME`` or ``module:NAME``; ``dates``: the days' names
     (default: each feed's session date, else its file name). Returns a BacktestResult
-    whose tables have a ``date`` column first and whose ``summary`` is ``{date: summary}``."""
-    from . import BacktestResult
-
+    whose tables have a ``date`` column first and whose ``summary`` is ``{date: summary}``.
+    When a day fails, its error is raised (the first in the feeds' order), with ``partial``:
+    the days before it and its own tables up to the failure, in the same shape."""
     feeds = [str(f) for f in feeds]
     if not feeds:
         raise ObookError("backtest: no feed files")
@@ -74,15 +105,8 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
 
         with ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context()) as pool:
             got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds)))
-    tables = {}
-    for name in got[0][0]:
-        parts = []
-        for day, (t, _, _) in zip(names, got):
-            t = t[name]
-            parts.append(t.add_column(0, "date", pa.array([day] * t.num_rows, pa.string())))
-        tables[name] = pa.concat_tables(parts)
-    return BacktestResult(tables, {d: s for d, (_, s, _) in zip(names, got)},
-                          {d: st for d, (_, _, st) in zip(names, got)})
+    _first_failure(names, feeds, got)
+    return _joined(names, got)
 
 
 def _on_dask(address: str, feeds, strategy, kwargs, at_once: int) -> list:
@@ -108,8 +132,11 @@ def _on_dask(address: str, feeds, strategy, kwargs, at_once: int) -> list:
 
         pending = as_completed([submit() for _ in range(min(at_once, len(todo)))])
         for fut in pending:
-            got[index.pop(fut.key)] = fut.result()
+            i = index.pop(fut.key)
+            got[i] = fut.result()
             fut.release()
+            if isinstance(got[i], BaseException):
+                todo.clear()        # a day failed: the days already running finish, no new one starts
             if todo:
                 pending.add(submit())
         return got

@@ -82,7 +82,8 @@ def backtest(
         if out is not None and getattr(e, "partial", None) is not None:
             make_output_dir(out)
             e.partial.write(str(out / "backtest"), suffix=".partial")
-            _write_run(out, feeds, ["day"], format, strategy, tickers)
+            days = list(e.partial.summary) if dates is not None else ["day"]      # the failed day last
+            _write_run(out, feeds[:len(days)], days, format, strategy, tickers)
             if not isinstance(e, StrategyError):
                 e.kept_in = str(out / "backtest.TABLE.parquet.partial")
         raise
