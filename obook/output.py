@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -88,6 +89,23 @@ def make_output_dir(outdir: str | Path) -> Path:
     except OSError as e:
         raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from None
     return outdir
+
+
+@contextmanager
+def output_folder(outdir: str | Path):
+    """``make_output_dir`` for a block that writes into it: when the block fails (a full disk,
+    Ctrl-C) and leaves the folder it made empty, the folder goes too."""
+    existed = Path(outdir).is_dir()
+    made = make_output_dir(outdir)
+    try:
+        yield made
+    except BaseException:
+        if not existed:
+            try:
+                made.rmdir()        # only an empty folder: whatever the block kept stays
+            except OSError:
+                pass
+        raise
 
 
 def output_kind(path: Path) -> str:

@@ -41,6 +41,22 @@ def test_cli_match_writes_tables_equal_to_the_api(flow_csv, tmp_path):
         assert pq.read_table(tmp_path / "out" / f"{t}.parquet").equals(r.table(t), check_metadata=False), t
 
 
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, obook.OutputError])
+def test_cli_match_write_stopped_leaves_no_output_folder(flow_csv, tmp_path, monkeypatch, stop):
+    import obook.output
+
+    def stopped(tables, threads=1):
+        raise stop("stopped while writing")
+
+    monkeypatch.setattr(obook.output, "write_files", stopped)
+    (tmp_path / "kept").mkdir()
+    for name in ("out", "kept"):
+        res = CliRunner().invoke(app, ["match", str(flow_csv), "-o", str(tmp_path / name), "-w", "1"])
+        assert res.exit_code != 0
+    assert not (tmp_path / "out").exists()         # made by the run, empty: gone
+    assert (tmp_path / "kept").is_dir()            # the user's folder stays
+
+
 def test_cli_match_malformed_row_exits_with_error(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("instrument,order_id,action,side,price,quantity\nAAA,1,new,buy,100,5\nAAA,2,new,buy,1x0,5\n")

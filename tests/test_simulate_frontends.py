@@ -44,6 +44,18 @@ def test_simulate_cli_writes_tables_and_fills_csv(tmp_path):
     assert len(lines) == 1 + want.fills.num_rows == 3     # the buy IOC at 9 takes 50 of b ahead
 
 
+def test_simulate_cli_write_interrupted_leaves_no_output_folder(tmp_path, monkeypatch):
+    import obook.output
+
+    def interrupted(tables, threads=1):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(obook.output, "write_files", interrupted)
+    feed, orders = _files(tmp_path)
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "-w", "1", "-o", str(tmp_path / "out")])
+    assert res.exit_code != 0 and not (tmp_path / "out").exists()
+
+
 def test_simulate_cli_bad_latency_is_an_error(tmp_path):
     feed, orders = _files(tmp_path)
     res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "uniform:a:b"])

@@ -48,7 +48,7 @@ def match(
     cancelled, expired ...) and bbo rows."""
     from ..engine.cores import default_workers
     from ..matching import match as run
-    from ..output import make_output_dir, write_files
+    from ..output import output_folder, write_files
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
@@ -72,7 +72,7 @@ def match(
         with writing_stdout():
             pcsv.write_csv(r.fills, sys.stdout.buffer)
         return
-    make_output_dir(out)
     largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
-    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
+    with output_folder(out):
+        write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)

@@ -51,7 +51,7 @@ def simulate(
     a summary per order, and the bbo (and depth) with and without your orders."""
     from ..engine.tables import TABLES as FEED_TABLES
     from ..errors import ObookError
-    from ..output import make_output_dir, write_files
+    from ..output import output_folder, write_files
     from ..simulation import OWN_TABLES, TABLES
     from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
@@ -77,6 +77,6 @@ def simulate(
         with writing_stdout():
             pcsv.write_csv(r.table(names[0]), sys.stdout.buffer)
         return
-    make_output_dir(out)
-    write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
+    with output_folder(out):
+        write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in names) + f" -> {out}", err=True)
