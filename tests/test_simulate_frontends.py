@@ -195,3 +195,60 @@ def test_simulate_cli_bad_line_error_names_its_file(tmp_path, bad):
         f.write("20,AAA,d,S,x,1000\n" if bad == "feed" else "6,AAA,3,new,sell,limit,GTC,1000,x,0\n")
     line = cli_error("simulate", feed, orders, "-w", "1")
     assert line.startswith(f"error: {path}: ") and ("line 8" if bad == "feed" else "row 3") in line, line
+
+
+def _two_books(tmp_path, bad_line: int):
+    """A CSV day of two instruments, own orders in both; the same day with an unknown order
+    (a record only one worker's books meet) before line ``bad_line``, and the day cut there."""
+    import random
+
+    rnd = random.Random(3)
+    lines, live, n = ["Time,Ticker,Order,T,Shares,Price"], {"AAA": [], "BBB": []}, 0
+    for t in range(1, 400):
+        k = rnd.choice(["AAA", "BBB"])
+        if live[k] and rnd.random() < 0.4:
+            lines.append(f"{t},{k},{live[k].pop(rnd.randrange(len(live[k])))},D,0,0")
+        else:
+            n += 1
+            side = rnd.choice("BS")
+            lines.append(f"{t},{k},o{n},{side},100,{990 + rnd.randrange(10) if side == 'B' else 1000 + rnd.randrange(10)}")
+            live[k].append(f"o{n}")
+    cut = bad_line - 1
+    files = {"bad": lines[:cut] + [f"{cut},AAA,nosuch,D,0,0"] + lines[cut:], "cut": lines[:cut],
+             "orders": ["time,instrument,order_id,action,side,type,tif,price,quantity"] + [
+                 f"{2 + i * 4},{'AAA' if i % 2 else 'BBB'},{i},new,{'buy' if i % 3 else 'sell'},limit,GTC,"
+                 f"{995 + i % 7 if i % 3 else 1000 + i % 7},{30 + i}" for i in range(40)]}
+    for name, rows in files.items():
+        (tmp_path / f"{name}.csv").write_text("\n".join(rows) + "\n")
+    return [str(tmp_path / f"{name}.csv") for name in files]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_simulate_bad_feed_record_partial_equals_the_day_cut_before_it(tmp_path, workers):
+    bad, cut, orders = _two_books(tmp_path, 201)
+    with pytest.raises(obook.FeedError, match="line 201: unknown order") as e:
+        obook.simulate(bad, orders, workers=workers, format="csv", day_end=False, feed_tables=("bbo", "trades"))
+    want = obook.simulate(cut, orders, workers=workers, format="csv", day_end=False, feed_tables=("bbo", "trades"))
+    got = e.value.partial
+    assert want.fills.num_rows > 0 and want.events.num_rows > 40
+    for t in ("fills", "events", "bbo_with_own", "bbo", "trades"):
+        assert got.table(t).equals(want.table(t)), t
+    # the mid a horizon after arrival lies past the stop: unknown, not the cut day's last mid
+    later = ("mid_later", "vs_mid_later")
+    assert got.summary.drop_columns(later).equals(want.summary.drop_columns(later))
+    assert got.summary["mid_later"].null_count == got.summary.num_rows
+
+
+def test_simulate_cli_bad_feed_record_writes_partial_tables(tmp_path):
+    from hostile_support import cli_error
+
+    bad, cut, orders = _two_books(tmp_path, 201)
+    out = tmp_path / "out"
+    line = cli_error("simulate", bad, orders, "-w", "2", "--no-day-end", "-o", str(out))
+    assert "line 201: unknown order" in line and f"(the rows before it are in {out}/TABLE.parquet.partial)" in line
+    want = obook.simulate(cut, orders, workers=2, format="csv", day_end=False)
+    for t in ("fills", "events", "summary", "bbo_with_own", "bbo"):
+        assert not (out / f"{t}.parquet").exists()
+        got = pq.read_table(out / f"{t}.parquet.partial")
+        assert got.num_rows == want.table(t).num_rows, t
+    assert pq.read_table(out / "fills.parquet.partial").equals(want.fills)

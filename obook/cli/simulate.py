@@ -48,9 +48,11 @@ def simulate(
     joins the back of the queue at its price (shares ahead = the feed's visible shares then),
     moves up as orders ahead leave and fills when the feed trades at its level; crossing
     orders take the visible liquidity. Writes your fills, events (with the shares ahead),
-    a summary per order, and the bbo (and depth) with and without your orders."""
+    a summary per order, and the bbo (and depth) with and without your orders. A feed record
+    that cannot be read stops the run: with --output, the tables of the records before it are
+    written as TABLE.TYPE.partial."""
     from ..engine.tables import TABLES as FEED_TABLES
-    from ..errors import ObookError
+    from ..errors import FeedError, ObookError
     from ..output import output_folder, write_files
     from ..simulation import OWN_TABLES, TABLES
     from ..simulation import simulate as run
@@ -67,9 +69,20 @@ def simulate(
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
                          "or write them to a folder with --output")
-    r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon, workers=workers,
-            format=format, day_end=not no_day_end, levels=levels,
-            feed_tables=tuple(t for t in names if t in FEED_TABLES), own_tables=tuple(t for t in names if t in OWN_TABLES))
+    try:
+        r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon, workers=workers,
+                format=format, day_end=not no_day_end, levels=levels,
+                feed_tables=tuple(t for t in names if t in FEED_TABLES),
+                own_tables=tuple(t for t in names if t in OWN_TABLES))
+    except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial
+        if out is not None and getattr(e, "partial", None) is not None:
+            paths = [out / f"{t}.{out_type.value}" for t in names]
+            with output_folder(out):
+                write_files([(e.partial.reader(t), p) for t, p in zip(names, paths)])
+                for p in paths:
+                    p.replace(p.with_name(p.name + ".partial"))
+            e.kept_in = str(out / f"TABLE.{out_type.value}.partial")
+        raise
     if out is None:
         import pyarrow.csv as pcsv
         from .stdout import writing_stdout

@@ -159,13 +159,16 @@ class Applier:
                 counts[name] = counts.get(name, 0) + int(self.books.skips[code])
         return counts
 
-    def state(self) -> dict:
+    def state(self, partial: bool = False) -> dict:
         """End-of-replay counts of this worker: live orders, crossed books, and (formats whose
-        framer cannot tell types) messages by type."""
+        framer cannot tell types) messages by type; an observer's rows (``partial``: the rows
+        so far of a replay stopped by a bad record, without the observer's end of day)."""
         state = {"live_orders": self.books.live_orders, "crossed_books": self.books.crossed_books}
         types = self.decoder.message_counts()
         if types is not None:
             state["messages_by_type"] = types
         if self.observer is not None:
-            state["observed"] = self.observer.finish()
+            so_far = getattr(self.observer, "partial", None) if partial else None
+            if not partial or so_far is not None:
+                state["observed"] = so_far() if partial else self.observer.finish()
         return state

@@ -206,6 +206,12 @@ class Replay:
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+        except FeedError:
+            if self.observer is not None and self._watcher is None:
+                self._observed_so_far(engine, pending)
+            batch = None  # noqa: F841
+            pending.clear()
+            raise
         except BaseException:
             # the last batch holds the feed error: drop it, or error -> traceback -> this
             # frame -> error is a cycle keeping every array of the replay until a gc run
@@ -216,6 +222,19 @@ class Replay:
             engine.close()
             feed.close()
             engine = feed = None  # a kept error's traceback holds this frame, not the arrays
+
+    def _observed_so_far(self, engine, pending) -> None:
+        """After a bad record: the workers' observer rows so far (without the observer's end of
+        day) in ``observed``, for a caller that keeps what came before the record. The feed's
+        error is the one raised: a failure here leaves ``observed`` empty."""
+        try:
+            while pending:          # the batches in flight answer first
+                engine.collect(pending.popleft()[0])
+            engine.finish(partial=True)
+            self.observed = engine.observed
+        except Exception as e:  # noqa: BLE001
+            log.debug("%s: no observer rows after the bad record: %s", self.path, e)
+            self.observed = []
 
     def _check_tickers(self, tickers: Tickers) -> None:
         """A selected ticker the feed never named (no directory message, no row)."""
@@ -357,8 +376,8 @@ class _Local:
     def rows(self, table, slot):
         return self._rows[table]
 
-    def finish(self):
-        self.state = self.applier.state()
+    def finish(self, partial: bool = False):
+        self.state = self.applier.state(partial)
         observed = self.state.pop("observed", None)
         self.observed = [] if observed is None else [observed]
         return self.applier.skipped()
@@ -394,11 +413,11 @@ class _Pool:
     def rows(self, table, slot):
         return self.pool.outputs[table][:, slot]
 
-    def finish(self):
+    def finish(self, partial: bool = False):
         counts: dict[str, int] = {}
         self.state = {}
         self.observed = []
-        for skipped, state in self.pool.finish():
+        for skipped, state in self.pool.finish(partial):
             observed = state.pop("observed", None)
             if observed is not None:
                 self.observed.append(observed)

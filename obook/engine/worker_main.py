@@ -88,7 +88,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
                     _release(record)
                 conn.send((r.counts, r.error, r.names, r.overflow))
             elif msg[0] == "stats":
-                conn.send((applier.skipped(), applier.state()))
+                conn.send((applier.skipped(), applier.state(partial=len(msg) > 1 and msg[1])))
         except Exception as e:  # noqa: BLE001
             conn.send(("failed", f"{type(e).__name__}: {e}"))
             return

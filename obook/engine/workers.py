@@ -352,11 +352,12 @@ class WorkerPool:
         p.join(0.5)
         return WorkerError(f"worker process {w} (pid {p.pid}) died (exit code {p.exitcode}); replay stopped")
 
-    def finish(self) -> list:
-        """Ask every worker for its final counts."""
+    def finish(self, partial: bool = False) -> list:
+        """Ask every worker for its final counts (``partial``: after a bad record, an
+        observer's rows so far)."""
         for w, c in enumerate(self.conns):
             try:
-                c.send(("stats",))
+                c.send(("stats", partial))
             except OSError as e:
                 raise self._died(w) from e
         return self.results()

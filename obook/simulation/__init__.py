@@ -48,7 +48,8 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
   that may trade and rests at the back, keeping its time in force.
 * **Bad instructions** (unknown or finished order, duplicate id, non-positive quantity,
   limit without price, an instrument the feed never names) are ``rejected`` events with a
-  reason, never an error; a malformed row is a FeedError naming the row.
+  reason, never an error; a malformed row is a FeedError naming the row. A bad feed record
+  is a FeedError whose ``partial`` (a SimResult) holds the tables of the records before it.
 
 Outputs (:class:`SimResult`):
 
@@ -81,7 +82,7 @@ import os
 
 import pyarrow as pa
 
-from ..errors import ObookError
+from ..errors import FeedError, ObookError
 
 __all__ = ["simulate", "SimResult", "TABLES"]
 
@@ -167,12 +168,19 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
                     levels=levels, date=date, observer=observer, tickers=pushdown, unknown_tickers="ignore")
     got: dict[str, list] = {t: [] for t in feed_tables}
-    for name, batch in replay.table_batches():
-        if name in got:
-            got[name].append(batch)
+    want = dict(want_bbo="bbo_with_own" in own_tables, depth_levels=levels if "depth_with_own" in own_tables else 0)
+    try:
+        for name, batch in replay.table_batches():
+            if name in got:
+                got[name].append(batch)
+    except FeedError as e:         # the tables of the records before the bad one
+        if replay.observed and e.record is not None:
+            out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
+            e.partial = SimResult({**build_tables(own, replay.observed, before=e.record, **want), **out},
+                                  dict(replay.stats))
+        raise
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-    sim = build_tables(own, replay.observed, want_bbo="bbo_with_own" in own_tables,
-                       depth_levels=levels if "depth_with_own" in own_tables else 0)
+    sim = build_tables(own, replay.observed, **want)
     stats = dict(replay.stats)
     stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
     return SimResult({**sim, **out}, stats)

@@ -130,6 +130,8 @@ class SimWorker:
             self.qb = np.zeros((need, Q_WIDTH), np.int64)
 
     def finish(self) -> dict:
+        """The rows of the day: the instructions after each book's last record run, DAY orders
+        expired (``day_end``)."""
         from .._kernels.simulate import sim_finish
 
         self.st[ST_POS] = 0
@@ -138,6 +140,10 @@ class SimWorker:
             if status == OK:
                 break
             self._grow(room)
+        return self.partial()
+
+    def partial(self) -> dict:
+        """The rows so far (a replay stopped by a bad record: no end of day)."""
         self.flush()
         widths = {"fills": F_WIDTH, "events": E_WIDTH, "bbo": Q_WIDTH, "depth": self.dq.shape[1]}
         rows = {t: np.concatenate(v) if v else np.zeros((0, widths[t]), np.int64) for t, v in self.out.items()}

@@ -110,9 +110,15 @@ def depth_table(qd: np.ndarray, names, levels: int) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=depth_own_schema(levels))
 
 
-def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int = 0) -> dict:
+def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int = 0,
+                 before: int | None = None) -> dict:
     """The simulation's tables from the workers' parts (``depth_levels`` > 0: depth_with_own
-    too, with that many levels a side)."""
+    too, with that many levels a side). ``before``: the feed record that stopped the replay:
+    the rows of earlier records only (a worker whose books met no bad record went on), and
+    no instrument is unknown yet."""
+    if before is not None:
+        observed = [{**p, **{t: p[t][p[t][:, K_SEQ] < before] for t in ("fills", "events", "bbo", "depth")}}
+                    for p in observed]
     names = pa.array(own.instruments, pa.string())
     nt = len(own.instruments)
     seen = np.zeros(nt, bool)
@@ -121,7 +127,7 @@ def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int =
         seen |= part["seen"]
         mid[part["mid_rows"]] = part["mid"]
     fl = _sorted([p["fills"] for p in observed] or [np.zeros((0, F_WIDTH), np.int64)])
-    ev = _sorted([p["events"] for p in observed] + [_unseen_rejections(own, seen)])
+    ev = _sorted([p["events"] for p in observed] + ([_unseen_rejections(own, seen)] if before is None else []))
     qb = _sorted([p["bbo"] for p in observed] or [np.zeros((0, Q_WIDTH), np.int64)])
     ids = own.key_ids
     fills = pa.Table.from_arrays(_head_cols(fl, names) + [
