@@ -142,6 +142,21 @@ def test_reader_close_after_first_batch_stops_workers_at_once(big):
         psutil.wait_procs(kids, timeout=5)
 
 
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_polars_filter_then_head_stops_workers(big, engine, no_leaks):
+    import polars as pl
+
+    lf = obook.polars.scan_bbo(big, workers=2)
+    for q in (lf.filter(pl.col("bid_qty") > 0).head(5), lf.filter(pl.col("bid_qty") > 0).slice(10, 5)):
+        assert q.collect(engine=engine).height == 5
+        if engine == "streaming":      # it keeps the source paused until the next obook scan
+            assert lf.head(1).collect(engine="streaming").height == 1
+        t0 = time.time()
+        while worker_children() and time.time() - t0 < 5:
+            time.sleep(0.02)
+        assert worker_children() == []
+
+
 def test_generator_close_mid_replay_stops_workers(big, no_leaks):
     gen = Replay(big, workers=2).batches()
     next(gen)
