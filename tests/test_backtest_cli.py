@@ -158,3 +158,18 @@ def test_backtest_cli_bad_feed_record_keeps_tables_before_it_as_partial(tmp_path
     assert "bad.csv: line 121: unknown message type 'Q'" in err and "backtest.TABLE.parquet.partial" in err
     assert pq.read_table(out / "backtest.orders.parquet.partial").column("ref").to_pylist() == [1]
     assert not (out / "backtest.orders.parquet").exists() and not (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_backtest_progress_reports_bytes_read_up_to_the_file_size(tmp_path, pipeline):
+    import os
+
+    import obook
+    from obook.live.cli_run import load_strategy
+
+    strategy, days = _setup(tmp_path)
+    seen = []
+    r = obook.backtest(days[0], load_strategy(f"{strategy}:Join"), format="csv", pipeline=pipeline,
+                       progress=seen.append)
+    assert r.orders.num_rows == 1
+    assert seen and seen == sorted(seen) and seen[-1] == os.path.getsize(days[0])

@@ -252,3 +252,12 @@ def test_simulate_cli_bad_feed_record_writes_partial_tables(tmp_path):
         got = pq.read_table(out / f"{t}.parquet.partial")
         assert got.num_rows == want.table(t).num_rows, t
     assert pq.read_table(out / "fills.parquet.partial").equals(want.fills)
+
+
+def test_simulate_progress_reports_bytes_read_up_to_the_file_size(tmp_path):
+    import os
+
+    feed, orders = _files(tmp_path)
+    seen = []
+    obook.simulate(feed, orders, format="csv", workers=1, progress=seen.append)
+    assert seen and seen == sorted(seen) and seen[-1] == os.path.getsize(feed)

@@ -220,7 +220,7 @@ def _pipelined(feed, pipeline) -> bool:
 def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, response_latency=0, seed: int = 0,
              timer=None, timer_start=None, fees: Fees | None = None, risk=None, interval: float = 60.0,
              capital=None, format=None, date=None, on_error: str = "raise", day_end: bool = True,
-             on=None, queue: str | None = None, pipeline: bool | None = None) -> BacktestResult:
+             on=None, queue: str | None = None, pipeline: bool | None = None, progress=None) -> BacktestResult:
     """Run ``strategy`` against the replayed ``feed`` (see docs/backtesting.md).
 
     ``strategy``: a live strategy (``strategy(top) -> orders``), an object with ``on_book``,
@@ -237,6 +237,8 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     files) runs with one (default power:2). ``pipeline``: the replay's books in a worker
     process, side by side with the strategy and its venue in this one (None: when the
     machine has two cores or more and the feed is a file of ``PIPELINE_BYTES`` or more).
+    ``progress``: called with the bytes of the feed read so far (an order-level feed), e.g.
+    for a progress bar.
     """
     from .l2_input import is_l2
 
@@ -286,7 +288,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
                     tickers=spec.tickers, unknown_tickers="warn", rows=False,
-                    observe_here=_pipelined(feed, pipeline))
+                    observe_here=_pipelined(feed, pipeline), progress=progress)
     fees = fees or Fees()
     try:
         for _ in replay.table_batches():

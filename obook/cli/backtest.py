@@ -62,7 +62,9 @@ def backtest(
     from ..backtest.days import backtest_days, check_executor, day_name
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
+    from ..backtest.l2_input import is_l2
     from ..output import make_output_dir
+    from .progress import file_progress
 
     kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
                   response_latency=_latency(response_latency), seed=seed, timer=timer, interval=interval,
@@ -73,7 +75,8 @@ def backtest(
         if len(feeds) > 1 and dates is None:
             dates = [day_name(f) for f in feeds]
         if dates is None:
-            r = run(str(feeds[0]), load_strategy(strategy), **kwargs)
+            with file_progress(feeds[0], enabled=not is_l2(feeds[0])) as progress:
+                r = run(str(feeds[0]), load_strategy(strategy), progress=progress, **kwargs)
         else:
             r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
     except ObookError as e:        # a strategy that raised or a bad feed record: the tables so far, as .partial

@@ -57,6 +57,7 @@ def simulate(
     from ..simulation import OWN_TABLES, TABLES
     from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
+    from .progress import file_progress
 
     if tables is None:
         names = ["fills", "events", "summary", "bbo_with_own", "bbo"] if out else ["fills"]
@@ -70,10 +71,11 @@ def simulate(
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
                          "or write them to a folder with --output")
     try:
-        r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon, workers=workers,
-                format=format, day_end=not no_day_end, levels=levels,
-                feed_tables=tuple(t for t in names if t in FEED_TABLES),
-                own_tables=tuple(t for t in names if t in OWN_TABLES))
+        with file_progress(feed) as progress:
+            r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon,
+                    workers=workers, format=format, day_end=not no_day_end, levels=levels,
+                    feed_tables=tuple(t for t in names if t in FEED_TABLES),
+                    own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
     except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial
         if out is not None and getattr(e, "partial", None) is not None:
             paths = [out / f"{t}.{out_type.value}" for t in names]

@@ -121,7 +121,7 @@ class SimResult:
 
 def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, workers: int | None = None,
              format=None, feed_tables=("bbo",), on_error: str = "raise", date=None,
-             day_end: bool = True, levels: int = 10, own_tables=("bbo_with_own",)) -> SimResult:
+             day_end: bool = True, levels: int = 10, own_tables=("bbo_with_own",), progress=None) -> SimResult:
     """Replay ``feed`` with your ``orders`` in it (see the module doc for the semantics).
 
     ``orders``: order entry (CSV / Parquet / Arrow path, or an Arrow, polars or DuckDB
@@ -132,7 +132,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     replayed, which is much faster). ``workers``, ``format``, ``on_error``, ``date``:
     as for replays. ``day_end``: DAY orders expire after the feed's last record.
     ``own_tables``: the with-own views to build, ``bbo_with_own`` and / or ``depth_with_own``
-    (its ``levels`` a side, 1 to 50, as the feed's ``depth``).
+    (its ``levels`` a side, 1 to 50, as the feed's ``depth``). ``progress``: called with the
+    bytes of the feed read so far, e.g. for a progress bar.
     """
     from ..engine.replay import Replay
     from ..engine.workers import mp_context
@@ -166,7 +167,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     observer = SimObserver(own, want_bbo="bbo_with_own" in own_tables, day_end=day_end,
                            want_depth="depth_with_own" in own_tables, levels=levels)
     replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
-                    levels=levels, date=date, observer=observer, tickers=pushdown, unknown_tickers="ignore")
+                    levels=levels, date=date, observer=observer, tickers=pushdown, unknown_tickers="ignore",
+                    progress=progress)
     got: dict[str, list] = {t: [] for t in feed_tables}
     want = dict(want_bbo="bbo_with_own" in own_tables, depth_levels=levels if "depth_with_own" in own_tables else 0)
     try:
