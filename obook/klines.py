@@ -67,6 +67,8 @@ def interval_ns(interval) -> int:
             ns = int(m.group(1)) * _UNITS[unit]
     if ns <= 0:
         raise ObookError(f"interval must be positive, not {interval!r}")
+    if ns >= 1 << 63:       # past what a time column holds: one bar would be the whole feed anyway
+        raise ObookError(f"interval {interval!r} is too long; at most about 106,751 days")
     return ns
 
 

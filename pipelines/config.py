@@ -106,7 +106,7 @@ def load(path) -> Pipeline:
     if isinstance(tickers, str):
         tickers = [t.strip() for t in tickers.split(",") if t.strip()]
     if tickers is not None and (not isinstance(tickers, list) or not tickers
-                                or not all(isinstance(t, str) for t in tickers)):
+                                or not all(isinstance(t, str) and t.strip() for t in tickers)):
         raise PipelineError(f"{path}: [convert] tickers must be a list of tickers, not {conv.get('tickers')!r}")
     ints = {"workers": conv.get("workers"), "days_at_once": run.get("days_at_once", 1),
             "retries": run.get("retries", 0)}
@@ -114,6 +114,8 @@ def load(path) -> Pipeline:
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < (0 if key == "retries" else 1)):
             raise PipelineError(f"{path}: {key} must be a {'non-negative' if key == 'retries' else 'positive'} "
                                 f"integer, not {v!r}")
+    if ints["workers"] is not None and ints["workers"] > 64:    # convert's own bound: every day would fail
+        raise PipelineError(f"{path}: [convert] workers must be from 1 to 64, not {ints['workers']!r}")
     for section, key, value in (("source", "glob", src.get("glob", "")), ("source", "directory", src.get("directory", "")),
                                 ("dataset", "path", ds.get("path", ""))):
         if not isinstance(value, str):
@@ -133,7 +135,7 @@ def load(path) -> Pipeline:
         workers=ints["workers"],
         on_error=on_error,
         levels=levels,
-        tickers=tuple(sorted(set(tickers))) if tickers else None,
+        tickers=tuple(sorted({t.strip() for t in tickers})) if tickers else None,
         executor=executor,
         days_at_once=ints["days_at_once"],
         retries=ints["retries"],

@@ -448,6 +448,8 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         if progress:
             progress(msg)
 
+    if not p.source_dir.is_dir():   # before the lock: a wrong directory makes no dataset folder
+        raise PipelineError(f"{p.source_dir}: the pipeline's source directory does not exist")
     with manifest.locked(p.dataset, lock_timeout, on_wait=lambda: say("waiting for another run's lock")):
         shutil.rmtree(p.dataset / TMP, ignore_errors=True)   # left by a run that died
         doc = manifest.read(p.dataset)
@@ -491,9 +493,11 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
             kept(day)
             tally()
 
-        if todo:
-            (_run_dask if p.dask_address else _run_local)(p, todo, done, failed, say)
-        shutil.rmtree(p.dataset / TMP, ignore_errors=True)
+        try:
+            if todo:
+                (_run_dask if p.dask_address else _run_local)(p, todo, done, failed, say)
+        finally:                        # Ctrl-C too: no temp folder stays behind
+            shutil.rmtree(p.dataset / TMP, ignore_errors=True)
         summary["dropped_table_partitions"] = dropped_table_partitions(p)
         _warn_dropped(p, summary["dropped_table_partitions"])
     summary["converted"].sort()

@@ -126,3 +126,58 @@ def test_gen_date_year_below_1000_file_named_with_four_digit_year(tmp_path, comm
     r = runner.invoke(app, ["gen", command, str(tmp_path / "days"), "-n", "100", "-k", "2", "--date", "0999-01-01"])
     assert r.exit_code == 0, r.output
     assert [p.name for p in (tmp_path / "days").iterdir()] == [name]
+
+
+@pytest.mark.parametrize("args", [
+    ["csv", "-s", "-5"], ["orders", "-s", "-1"], ["orders", "-s", str(10**23)], ["itch", "-s", str(2**64)],
+    ["sse", "-k", "57144"], ["szse", "-k", "300002"], ["szse-csv", "-k", "300002"], ["databento", "-k", "1000001"],
+    ["orders", "-k", "1000001"],
+])
+def test_gen_seed_or_instruments_out_of_range_refused_names_option_writes_nothing(tmp_path, args):
+    out = tmp_path / "out.x"
+    r = runner.invoke(app, ["gen", args[0], str(out), "-n", "10", *args[1:]])
+    assert r.exit_code == 2 and ("'--seed'" in r.output or "'--instruments'" in r.output), r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert not out.exists()
+
+
+def test_gen_csv_sizes_past_memory_one_line_error_no_file(tmp_path, capsys):
+    from cli_support import cli_error
+
+    out = tmp_path / "day.csv"
+    err = cli_error(capsys, "gen", "csv", out, "-n", "10", "--depth", str(10**12))
+    assert f"{out}: not enough memory" in err and not out.exists()
+
+
+def test_gen_stopped_midway_leaves_no_partial_feed_untouched_file_stays(tmp_path, monkeypatch):
+    import obook.gen.itch as gen_itch
+
+    real = gen_itch.write_itch
+
+    def stopped(path, *args, **kwargs):     # Ctrl-C once some of the day is written
+        real(path, 500, 5)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gen_itch, "write_itch", stopped)
+    out = tmp_path / "day.itch"
+    r = runner.invoke(app, ["gen", "itch", str(out), "-n", "5000"])
+    assert isinstance(r.exception, KeyboardInterrupt) or r.exit_code != 0
+    assert not out.exists()
+    out.write_bytes(b"kept")            # a generator refusing its arguments leaves a file as it was
+    monkeypatch.setattr(gen_itch, "write_itch", real)
+    r = runner.invoke(app, ["gen", "itch", str(out), "-n", "10"])
+    assert r.exit_code == 1 and out.read_bytes() == b"kept"
+
+
+def test_gen_orders_many_instruments_few_rows_generates_only_books_with_rows(tmp_path, monkeypatch):
+    import obook.gen.orders as gen_orders
+
+    calls = []
+    real = gen_orders.seed_rows
+    monkeypatch.setattr(gen_orders, "seed_rows", lambda n, seed: calls.append(n) or real(n, seed))
+    t = gen_orders.orders_table(50, 20_000, seed=3)
+    assert t.num_rows == 50 and 0 not in calls and len(calls) <= 50
+    assert all(n.startswith("S") for n in t["instrument"].to_pylist())
+    monkeypatch.setattr(gen_orders, "seed_rows", real)
+    small = gen_orders.orders_table(2000, 3, seed=5)
+    assert set(small["instrument"].to_pylist()) == {"S00001", "S00002", "S00003"}

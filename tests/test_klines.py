@@ -32,6 +32,18 @@ def test_interval_ns_text_without_a_known_unit_is_an_obook_error(text):
         interval_ns(text)
 
 
+def test_cli_table_bars_interval_past_int64_one_line_error(tmp_path, capsys):
+    from cli_support import cli_error
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 2000, 5)
+    err = cli_error(capsys, "table", "bars", feed, "--interval", "99999999999 days")
+    assert "interval '99999999999 days' is too long" in err
+    with pytest.raises(ObookError, match="too long"):
+        interval_ns(2**70)
+
+
 def test_bars_interval_in_milliseconds_cuts_millisecond_bars(tmp_path):
     from frontend_feeds import write_generated_feed
 

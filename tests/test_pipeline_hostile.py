@@ -3,6 +3,8 @@ lock file can be made: one ``error:`` line, no traceback."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cli_support import cli_error
@@ -108,6 +110,8 @@ def test_cli_pipeline_interrupted_with_days_at_once_exits_promptly_leaves_no_pro
     (("[convert]", "workers = true"), "workers must be a positive integer"),
     (("[run]", 'executor = "dask://"'), "executor must be"),
     (("[source]", "glob = 5"), "glob must be text"),
+    (("[convert]", "workers = 65"), "[convert] workers must be from 1 to 64"),
+    (("[convert]", 'tickers = ["AAPL", " "]'), "[convert] tickers must be a list of tickers"),
 ])
 def test_cli_pipeline_loose_values_one_line_error(tmp_path, capsys, change, says):
     section, line = change
@@ -137,3 +141,32 @@ def test_cli_pipeline_init_name_a_dangling_symlink_is_not_written_through(tmp_pa
     (days / "p.toml").symlink_to(tmp_path / "elsewhere.toml")
     assert "exists already" in cli_error(capsys, "pipeline", "init", days, "--name", "p.toml")
     assert not (tmp_path / "elsewhere.toml").exists()
+
+
+def test_cli_pipeline_run_missing_source_directory_one_line_error_makes_no_dataset(tmp_path, capsys):
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "nope"'))
+    assert "source directory does not exist" in cli_error(capsys, "pipeline", "run", p)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_pipeline_run_interrupted_mid_day_leaves_no_temp_folder_and_records_nothing(tmp_path, monkeypatch):
+    import importlib
+
+    from obook.pipelines import load, run
+    from pipeline_support import write_days
+
+    write_days(tmp_path / "days")
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"'))
+
+    def interrupted(source, outdir, **kwargs):     # Ctrl-C while a day's tables are being written
+        Path(outdir).mkdir(parents=True)
+        (Path(outdir) / "bbo.parquet").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module("obook.pipelines.run"), "convert", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(load(p))
+    ds = tmp_path / "ds"
+    assert sorted(x.name for x in ds.iterdir()) == [".lock"]

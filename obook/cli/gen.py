@@ -14,24 +14,48 @@ app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same byt
 
 
 #: the generators' --seed (the same seed writes the same bytes)
-SEED = typer.Option(0, "--seed", "-s", help="Random seed.")
+SEED = typer.Option(0, "--seed", "-s", min=0, max=2**63 - 1, help="Random seed.")
 DATE_HELP = "Session date YYYY-MM-DD of the day's timestamps."
+#: Shenzhen securities with six-digit codes of their own (000001 ... and 300002 ...)
+SZSE_MAX = 300_001
 
 
-def _writing(out: Path, write, folder: bool = False):
-    """Run a generator; bad arguments and unwritable outputs become ``error: ...``."""
+def _writing(out: Path, write, folder: bool = False, also=()):
+    """Run a generator; bad arguments and unwritable outputs become ``error: ...``. A
+    generator stopped midway (an error, Ctrl-C) leaves no partial file at ``out`` (nor at
+    the files of ``also``): a cut feed under the name would read as a shorter day."""
     from ..errors import ObookError, OutputError
 
     if out.is_dir() and not folder:
         raise OutputError(f"{out}: is a directory; give a file name")
     if str(out) == "-":
         raise OutputError("-: the generators write files (give a file name; '-' is stdin only for reading)")
+    files = {} if folder else {f: _stamp(f) for f in (out, *also) if f is not None}
     try:
-        return write()
-    except ValueError as e:
-        raise ObookError(f"{out}: {e}") from None
-    except OSError as e:
-        raise OutputError(f"{out}: cannot write: {e.strerror or e}") from None
+        try:
+            return write()
+        except ValueError as e:
+            raise ObookError(f"{out}: {e}") from None
+        except OSError as e:
+            raise OutputError(f"{out}: cannot write: {e.strerror or e}") from None
+        except MemoryError:
+            raise ObookError(f"{out}: not enough memory for these sizes; give smaller ones") from None
+    except BaseException:
+        from ..tempfiles import remove_quietly
+
+        for f, before in files.items():
+            if _stamp(f) != before:     # written to (an untouched file stays)
+                remove_quietly(f)
+        raise
+
+
+def _stamp(path: Path):
+    """What tells a file written since: its inode, size and time of change (None: none)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 @app.command("itch", context_settings=aliases(stocks="instruments"))
@@ -115,7 +139,7 @@ def pcap(
 
     info = _writing(out_a, lambda: write_pcap(itch, out_a, out_b, seed=seed, drop=drop, dup=dup,
                                               reorder=reorder, both_gaps=both_gaps, kind=kind, vlan=vlan,
-                                              date=date))
+                                              date=date), also=(out_b,))
     lost = sum(c for _, c in info["lost"])
     typer.echo(f"wrote {info['packets']} packets of {info['messages']} messages a line "
                f"({lost} lost on both lines)", err=True)
@@ -164,7 +188,8 @@ def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] 
 def szse(
     out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
-    securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    securities: int = typer.Option(6, "--instruments", "-k", min=1, max=SZSE_MAX,
+                                   help="Securities (000xxx and ChiNext 300xxx)."),
     seed: int = SEED,
     binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
@@ -182,7 +207,8 @@ def szse_csv(
     outdir: Path = typer.Argument(..., help="Folder for the files (created if missing): "
                                             "<security>_orders.csv and <security>_ticks.csv."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the day (about)."),
-    securities: int = typer.Option(6, "--instruments", "-k", min=1, help="Securities (000xxx and ChiNext 300xxx)."),
+    securities: int = typer.Option(6, "--instruments", "-k", min=1, max=SZSE_MAX,
+                                   help="Securities (000xxx and ChiNext 300xxx)."),
     seed: int = SEED,
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
 ) -> None:
@@ -200,7 +226,7 @@ def szse_csv(
 def databento(
     out: Path = typer.Argument(..., help="Output file (.dbn; .dbn.zst is zstd-compressed)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="MBO records (about)."),
-    instruments: int = typer.Option(3, "--instruments", "-k", min=1, help="Instruments."),
+    instruments: int = typer.Option(3, "--instruments", "-k", min=1, max=1_000_000, help="Instruments."),
     seed: int = SEED,
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help=DATE_HELP + " The day starts at 09:30 New York [default: "
@@ -227,7 +253,8 @@ def databento(
 def sse(
     out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
-    securities: int = typer.Option(4, "--instruments", "-k", min=1, help="Securities (600xxx)."),
+    securities: int = typer.Option(4, "--instruments", "-k", min=1, max=57_143,
+                                   help="Securities (600000, 600007 ...: six digits)."),
     seed: int = SEED,
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help=DATE_HELP + " A Shanghai log carries none in its lines: it goes in "
@@ -249,8 +276,9 @@ def sse(
 def orders(
     out: Path = typer.Argument(..., help="Output file: .parquet, else CSV."),
     messages: int = typer.Option(1_100_000, "--messages", "-n", min=1, help="Instructions to write."),
-    instruments: int = typer.Option(1, "--instruments", "-k", min=1, help="Instruments (S00001, S00002 ...)."),
-    seed: int = typer.Option(42, "--seed", "-s", help="Random seed (42: the seed benchmark)."),
+    instruments: int = typer.Option(1, "--instruments", "-k", min=1, max=1_000_000,
+                                    help="Instruments (S00001, S00002 ...)."),
+    seed: int = typer.Option(42, "--seed", "-s", min=0, max=2**62, help="Random seed (42: the seed benchmark)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help=DATE_HELP + " The times become ns since midnight New York (from "
                                                         "09:30) and the date goes in the file name (YYYY-MM-DD "

@@ -57,8 +57,10 @@ def orders_table(n: int, instruments: int = 1, seed: int = SEED, dated: bool = F
     book = rng.integers(0, instruments, n) if instruments > 1 else np.zeros(n, np.int64)
     counts = np.bincount(book, minlength=instruments)
     cols = {k: np.zeros(n, np.int64) for k in ("order_id", "price", "quantity", "op")}
-    for b in range(instruments):
-        where = np.flatnonzero(book == b)
+    by_book = np.argsort(book, kind="stable")       # each book's rows, in order
+    ends = np.cumsum(counts)
+    for b in np.flatnonzero(counts).tolist():       # (a book with no rows adds none)
+        where = by_book[ends[b] - counts[b]:ends[b]]
         msg, lo, _ = seed_rows(int(counts[b]), seed + 1_000_003 * b)
         rows = msg.rows
         cols["order_id"][where] = rows["key"] + 1
@@ -68,12 +70,13 @@ def orders_table(n: int, instruments: int = 1, seed: int = SEED, dated: bool = F
     op = cols["op"]
     action = op & 3
     # from numpy arrays: pyarrow's conversion of Python lists imports pandas
-    names = pa.array(np.array([f"S{b + 1:05d}" for b in range(instruments)], object), pa.string())
+    used = np.flatnonzero(counts)                   # the names of the books that have rows
+    names = pa.array(np.array([f"S{b + 1:05d}" for b in used.tolist()], object), pa.string())
     actions = pa.array(np.array(["new", "modify", "cancel"], object), pa.string())
     is_new = action == 0
     return pa.table({
         "time": pa.array(session_times(n) if dated else np.arange(1, n + 1, dtype=np.int64)),
-        "instrument": names.take(pa.array(book)),
+        "instrument": names.take(pa.array(np.searchsorted(used, book))),
         "order_id": pa.array(cols["order_id"]),
         "action": actions.take(pa.array(action)),
         "side": pa.array(np.where((op >> SIDE_SHIFT) & 1, "sell", "buy").astype(object), pa.string(), mask=~is_new),

@@ -183,7 +183,7 @@ def command(
     out: Path = typer.Argument(..., help="Output file (.pitch)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the ITCH day translated."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Random seed."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=2**63 - 1, help="Random seed."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date YYYY-MM-DD of the day's timestamps, written into the "
                                             "Time Reference message (Trade Date, midnight) [default: 2026-11-30]."),
