@@ -84,6 +84,24 @@ def test_sources_split_feed_error_names_both_files_and_global_record(tmp_path):
     assert str(a) in str(e.value) and str(b) in str(e.value)
 
 
+@pytest.mark.parametrize("order", ["itch first", "csv first"])
+def test_sources_list_of_two_formats_is_an_error_naming_the_odd_file(itch, tmp_path, order):
+    csv = tmp_path / "day.csv"
+    csv.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,B,100,990\n")
+    files = [itch / "day.itch", csv] if order == "itch first" else [csv, itch / "day.itch"]
+    with pytest.raises(obook.ObookError, match=f"^{files[1]}: format .*, but {files[0]} is format "):
+        _rows(files)
+
+
+def test_sources_csv_split_without_a_second_header_same_as_whole(tmp_path):
+    lines = ["Time,Ticker,Order,T,Shares,Price"] + [f"{t},AAA,o{t},B,100,{990 + t % 5}" for t in range(1, 41)]
+    whole, a, b = tmp_path / "whole.csv", tmp_path / "a.csv", tmp_path / "b.csv"
+    whole.write_text("\n".join(lines) + "\n")
+    a.write_text("\n".join(lines[:21]) + "\n")
+    b.write_text("\n".join(lines[21:]) + "\n")         # the rest of the day, no header of its own
+    assert _rows([a, b]) == _rows(whole)
+
+
 def _feed_in_thread(write, data: bytes):
     t = threading.Thread(target=write, args=(data,))
     t.start()

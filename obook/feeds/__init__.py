@@ -241,7 +241,28 @@ def detect_format(path: str | Path) -> str:
 
     paths = source_paths(path)
     name = Path(paths[0]).name if paths else ""
-    return detect_head(name, read_head(path, SNIFF_BYTES), str(path))
+    best = detect_head(name, read_head(path, SNIFF_BYTES), str(path))
+    for other in paths[1:]:
+        _check_same_format(best, paths[0], other)
+    return best
+
+
+def _check_same_format(best: str, first, other) -> None:
+    """Files read as one feed are one format: ``other`` (a later file of the list) must not
+    look like another format while it does not look like ``best`` at all. A part without a
+    header of its own (the rest of a split file) looks like none and passes."""
+    from .sources import read_head
+
+    fmt = get_format(best)
+    name, head = Path(other).name, read_head(other, SNIFF_BYTES)
+    if fmt.sniff(name, head) > 0:
+        return
+    try:
+        looks = detect_head(name, head)
+    except ObookError:
+        return
+    raise ObookError(f"{other}: format {looks}, but {first} is format {best}: the files of a list are one "
+                     "feed, in one format")
 
 
 def detect_head(name: str, head: bytes, what: str | None = None) -> str:
