@@ -261,3 +261,22 @@ def test_simulate_progress_reports_bytes_read_up_to_the_file_size(tmp_path):
     seen = []
     obook.simulate(feed, orders, format="csv", workers=1, progress=seen.append)
     assert seen and seen == sorted(seen) and seen[-1] == os.path.getsize(feed)
+
+
+def test_simulate_rejections_report_the_quantity_the_matching_engine_reports(tmp_path):
+    feed, _ = _files(tmp_path)
+    (tmp_path / "bad.csv").write_text(
+        "time,instrument,order_id,action,side,type,tif,price,quantity\n"
+        "5,AAA,1,new,buy,limit,GTC,995,-3\n"          # a new order's own quantity, as given
+        "6,AAA,2,new,buy,limit,GTC,995,0\n"
+        "7,AAA,3,cancel,,,,,7\n"                       # a cancel has none
+        "8,AAA,4,modify,,,,996,5\n"                    # a modify its new one
+        "9,AAA,5,modify,,,,996,\n")
+    orders = str(tmp_path / "bad.csv")
+
+    def rejected(events):
+        return [(r["order_id"], r["reason"], r["quantity"]) for r in events.to_pylist() if r["event"] == "rejected"]
+
+    want = rejected(obook.match(orders, workers=1).events)
+    assert [q for _, _, q in want] == [-3, 0, 0, 5, 0]
+    assert rejected(obook.simulate(feed, orders, format="csv", workers=1).events) == want

@@ -511,9 +511,10 @@ def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
         reason = R_DUPLICATE_ID
     elif reason == 0 and act != OP_NEW and OO[k, O_STATE] != O_RESTING:
         reason = R_UNKNOWN_ID if OO[k, O_STATE] == O_NEVER else R_NOT_LIVE
-    if reason != 0:
-        side = INS[q, I_SIDE] if act == OP_NEW else -1
-        emit(EV, st, at, tb, k, K_REJECTED, reason, side, INS[q, I_PRICE], max(INS[q, I_QTY], 0), 0, -1, row)
+    if reason != 0:     # the quantity as the matching engine reports it: a new order's as given,
+        side = INS[q, I_SIDE] if act == OP_NEW else -1       # a modify's new one, a cancel none
+        qty = INS[q, I_QTY] if act == OP_NEW else (0 if act == OP_CANCEL else max(INS[q, I_QTY], 0))
+        emit(EV, st, at, tb, k, K_REJECTED, reason, side, INS[q, I_PRICE], qty, 0, -1, row)
         return
     if act == OP_NEW:
         market = INS[q, I_MARKET] != 0
