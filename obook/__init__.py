@@ -30,7 +30,7 @@ _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "f
 
 
 def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
-        stats: dict | None = None, date=None, tickers=None, prices: str = "int", filename: bool = False):
+        stats: dict | None = None, date=None, tickers=None, prices: str = "int", filename: bool = False, **options):
     """Replay a feed and stream its BBO rows as a ``pyarrow.RecordBatchReader``.
 
     ``path``: a feed file (plain, gzip or zstd); a list of feed files or a glob pattern
@@ -43,7 +43,8 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     default: detected from the file).
     ``on_error``: "raise" stops at the first failing record after delivering every
     earlier row; "skip" applies the tolerant rules and counts what it skipped.
-    ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...).
+    ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...;
+    with the feed's integer prices, without ``filename``).
     ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name
     ``MMDDYYYY.NASDAQ_ITCH50[.gz]``). When it is known, every table has a ``timestamp``
     column after ``time`` (``timestamp[ns, UTC]``: the session's midnight in the feed's zone + time).
@@ -53,13 +54,20 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     ``prices``: "int" (the feed's integers; the schema's ``obook.price_scale`` says how
     many make a currency unit), "decimal" (exact) or "float".
     The units of every column are in the schema metadata (``obook.tables.units``).
+    An option the table does not take is an ``ObookError`` naming the ones it does.
     """
     if stats is None:
         return table("bbo", path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers,
-                     prices=prices, filename=filename)
+                     prices=prices, filename=filename, **options)
     from .engine.replay import Replay
+    from .tables import table as spec
+    from .tables.open import check_options
 
-    replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers)
+    check_options(spec("bbo"), options)
+    if prices != "int" or filename:
+        raise ObookError("stats= reads the feed's integer prices of one feed: prices='int', no filename")
+    replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers,
+                    **options)
 
     def batches():
         yield from replay.batches()

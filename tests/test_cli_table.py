@@ -101,7 +101,7 @@ def test_cli_table_into_a_pipe_closed_early_exits_zero(day):
 
 
 def test_cli_table_grid_without_every_says_it_needs_every(day, capsys):
-    assert "table bbo_grid needs --every (the grid step" in cli_error(capsys, "table", "bbo_grid", day)
+    assert "table bbo_grid needs --every: the grid step" in cli_error(capsys, "table", "bbo_grid", day)
 
 
 def test_cli_table_bad_interval_error_before_any_output(day):

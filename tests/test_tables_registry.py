@@ -165,11 +165,25 @@ def test_tables_convert_refuses_a_table_the_format_does_not_produce(days, tmp_pa
         obook.convert(days["itch"], tmp_path / "out", tables="bbo,twas", workers=1)
 
 
-def test_tables_unknown_option_is_a_clear_error(days):
+@pytest.mark.parametrize("reader", ["trades", "bbo"])
+@pytest.mark.parametrize("stats", [None, {}])
+def test_tables_unknown_option_is_a_clear_error(days, reader, stats):
+    extra = {} if stats is None or reader != "bbo" else {"stats": stats}
     with pytest.raises(ObookError, match="takes no option 'levels'"):
-        obook.trades(days["itch"], levels=3)
+        getattr(obook, reader)(days["itch"], levels=3, **extra)
     with pytest.raises(ObookError, match="prices must be one of int, decimal, float"):
         obook.trades(days["itch"], prices="cents")
+    if stats is not None:       # options stats= cannot honour are refused, not ignored
+        with pytest.raises(ObookError, match="stats= reads the feed's integer prices"):
+            obook.bbo(days["itch"], stats=stats, prices="decimal")
+
+
+def test_tables_required_option_missing_is_a_clear_error_and_documented(days):
+    from obook.tables import reference_markdown
+
+    with pytest.raises(ObookError, match="table 'bbo_grid' needs every: the grid step"):
+        obook.bbo_grid(days["itch"])
+    assert "`every` (required)" in reference_markdown()
 
 
 def test_tables_units_travel_in_the_schema(days):

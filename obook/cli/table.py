@@ -46,10 +46,10 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
     if wrong:
         raise ObookError(f"table {name} takes no {', '.join('--' + w.replace('_', '-') for w in wrong)}; its "
                          f"options: {', '.join('--' + o.replace('_', '-') for o in spec.all_options())}")
-    missing = [o for o in spec.positional if OPTIONS[o].default is None and o not in given]
+    missing = [o for o in spec.required() if o not in given]
     if missing:
-        raise ObookError(f"table {name} needs {', '.join('--' + o.replace('_', '-') for o in missing)} "
-                         f"({'; '.join(OPTIONS[o].doc for o in missing)})")
+        raise ObookError(f"table {name} needs {', '.join('--' + o.replace('_', '-') for o in missing)}: "
+                         f"{'; '.join(OPTIONS[o].doc for o in missing)}")
     if output is not None:
         check_not_an_input(output, [os.fspath(f) for f in feeds])
         if output_kind(output) == "text" and name != "bbo":

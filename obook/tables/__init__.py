@@ -82,6 +82,10 @@ class Table:
     def all_options(self) -> tuple[str, ...]:
         return self.options + COMMON
 
+    def required(self) -> tuple[str, ...]:
+        """The options a reader of this table must be given (positional, no default)."""
+        return tuple(o for o in self.positional if OPTIONS[o].default is None)
+
 
 _DEPTH = ("bid_px_*", "ask_px_*")
 _CORE = (

@@ -142,6 +142,11 @@ def check_options(spec, options: dict) -> dict:
         raise ObookError(f"table {spec.name!r} takes no option {', '.join(map(repr, bad))}; it takes "
                          f"{', '.join(spec.all_options())}")
     out = {k: v for k, v in options.items() if v is not None}
+    missing = [o for o in spec.required() if o not in out]
+    if missing:
+        from . import OPTIONS
+
+        raise ObookError(f"table {spec.name!r} needs {', '.join(missing)}: {'; '.join(OPTIONS[o].doc for o in missing)}")
     if "workers" in out:
         w = out["workers"]
         if isinstance(w, bool) or not isinstance(w, (int, np.integer)):

@@ -52,7 +52,8 @@ def reference_markdown() -> str:
                 f"- formats: {', '.join(f'`{f}`' for f in formats_of(name))}",
                 "- front ends: " + ", ".join([_FRONT[f].format(t=name) for f in FRONT_ENDS if f in t.front_ends]
                                              + _sql_macro(t) + _command(t)),
-                "- options: " + ", ".join(f"`{o}` (default `{OPTIONS[o].default}`)" for o in t.all_options())]
+                "- options: " + ", ".join(f"`{o}` (required)" if o in t.required() else
+                                          f"`{o}` (default `{OPTIONS[o].default}`)" for o in t.all_options())]
         for label, cols in (("price columns", t.prices), ("quantity columns", t.quantities),
                             ("time columns", t.times)):
             if cols:
