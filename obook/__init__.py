@@ -59,15 +59,20 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     if stats is None:
         return table("bbo", path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers,
                      prices=prices, filename=filename, **options)
+    from .checks import check_feed_path
     from .engine.replay import Replay
     from .tables import table as spec
     from .tables.open import check_options
 
-    check_options(spec("bbo"), options)
-    if prices != "int" or filename:
+    if not isinstance(stats, dict):
+        raise ObookError(f"stats must be a dict (filled in when the reader is exhausted), not {stats!r}")
+    o = check_options(spec("bbo"), dict(options, workers=workers, format=format, on_error=on_error, date=date,
+                                         tickers=tickers, prices=prices, filename=filename))
+    if o["prices"] != "int" or o.get("filename"):
         raise ObookError("stats= reads the feed's integer prices of one feed: prices='int', no filename")
-    replay = Replay(path, workers=workers, format=format, on_error=on_error, date=date, tickers=tickers,
-                    **options)
+    check_feed_path(path)
+    replay = Replay(path, workers=o.get("workers"), format=o.get("format"), on_error=o.get("on_error", "raise"),
+                    date=o.get("date"), tickers=o.get("tickers"), **options)
 
     def batches():
         yield from replay.batches()
@@ -110,8 +115,10 @@ def lines(a=None, b=None, *more):
 
 def read_itch(path):
     """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
+    from .checks import check_feed_path
     from .feeds.itch.messages import read_itch as _read
 
+    check_feed_path(path)
     return _read(path)
 
 

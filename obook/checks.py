@@ -15,3 +15,106 @@ def is_whole(value) -> bool:
     if isinstance(value, numbers.Integral):
         return True
     return isinstance(value, (numbers.Real, decimal.Decimal)) and math.isfinite(value) and value == int(value)
+
+
+def check_whole_at_least_1(name: str, value) -> None:
+    """``value`` is a whole number (never a bool or text) of at least 1, else ``ObookError``."""
+    import numpy as np
+
+    from .errors import ObookError
+
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise ObookError(f"{name} must be a whole number, not {value!r}")
+    if value < 1:
+        raise ObookError(f"{name} must be at least 1, got {value}")
+
+
+def check_flag(name: str, value) -> bool:
+    """A yes/no option: ``True`` or ``False`` (a numpy bool too), never 0, 1 or text, so that
+    ``'false'`` or ``0`` is an error instead of read by its truth."""
+    import numpy as np
+
+    from .errors import ObookError
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise ObookError(f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def check_format_name(format) -> None:
+    """``format``: None, a registered format's name (text) or a FeedFormat."""
+    from .errors import ObookError
+    from .feeds import FeedFormat
+
+    if format is not None and not isinstance(format, (str, FeedFormat)):
+        raise ObookError(f"format must be a feed format's name (text such as 'itch'), not {format!r}")
+
+
+def check_tickers(tickers):
+    """``tickers``: None, text (``'AAA,BBB'``) or a collection of texts (a list, tuple, set or
+    any other iterable, read once here: the replay reads it more than once); the same, a
+    collection as a tuple. A number, bytes or an item that is not text is ``ObookError``."""
+    if tickers is None or isinstance(tickers, str):
+        return tickers
+    return check_names("tickers", tickers, "a list of tickers (['AAPL', 'MSFT']) or text", "text")
+
+
+def check_feed_path(source, what: str = "feed path") -> None:
+    """A feed argument: a path (text or ``os.PathLike``), a list or tuple of them, a binary
+    stream (``read`` / ``readinto``, a socket) or a feed object (``open_feed``, e.g.
+    ``obook.lines``). Anything else, an empty path or a list of non-paths is ``ObookError``
+    naming the argument and what it was given."""
+    import io
+    import os
+    import socket
+
+    from .errors import ObookError
+
+    def one(p):
+        if isinstance(p, os.PathLike):
+            p = os.fspath(p)
+        if not isinstance(p, str):
+            raise ObookError(f"the {what} must be text (a file, a glob pattern), a path or a list or tuple of "
+                             f"them, not {p!r}")
+        if not p:
+            raise ObookError(f"the {what} is empty")
+
+    if isinstance(source, io.TextIOBase):
+        raise ObookError(f"the feed is a text stream ({getattr(source, 'name', type(source).__name__)!r}): "
+                         "open the feed in binary mode ('rb')")
+    if isinstance(source, socket.socket) or any(hasattr(source, a) for a in ("read", "readinto", "open_feed")):
+        return
+    if isinstance(source, (list, tuple)):
+        for p in source:
+            one(p)
+        return
+    one(source)
+
+
+def check_names(name: str, value, whole: str = "a name or a list of names", item: str = "names (text)") -> tuple:
+    """A choice of several names (tables, instruments): one text, or a collection of texts
+    (any iterable, read once); as a tuple. One text is one name, never its letters.
+    ``whole`` / ``item``: what the error says the value / each item must be."""
+    from .errors import ObookError
+
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (bytes, bytearray)) or not hasattr(value, "__iter__"):
+        raise ObookError(f"{name} must be {whole}, not {value!r}")
+    items = tuple(value)
+    bad = [v for v in items if not isinstance(v, str)]
+    if bad:
+        raise ObookError(f"{name} must be {item}, not {bad[0]!r} (in {list(items)!r})")
+    return items
+
+
+def check_workers(workers, default: int | None = None) -> int | None:
+    """``workers`` of a front end: None (``default``), or a whole number from 1 to 64."""
+    from .errors import ObookError
+
+    if workers is None:
+        return default
+    check_whole_at_least_1("workers", workers)
+    if workers > 64:
+        raise ObookError(f"workers must be between 1 and 64, not {workers}")
+    return int(workers)

@@ -54,3 +54,82 @@ def test_itch_replace_error_names_the_new_order_ref(tmp_path, case, workers):
         obook.bbo(path, workers=workers).read_all()
     want = "zero-share add 77" if case == "zero shares" else "duplicate order ref 20"
     assert info.value.record == 4 and info.value.reason.startswith(want), info.value.reason
+
+
+@pytest.mark.parametrize("path", [5, None, 1.5, True, b"day.itch", [5], ["day.itch", None], [["day.itch"]], ("day.itch", 7),
+                                  {"day.itch": 1}, {"day.itch"}, bytearray(b"day.itch"), ""])
+@pytest.mark.parametrize("reader", ["bbo", "trades", "bars", "spread", "messages"])
+def test_reader_path_not_a_path_raises_obook_error_naming_the_feed_path(tmp_path, monkeypatch, path, reader):
+    ItchBuilder().write(tmp_path / "day.itch")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ObookError, match="the feed path (must be text|is empty)"):
+        obook.table(reader, path).read_all()
+
+
+def test_reader_path_generator_raises_obook_error_naming_the_feed_path(tmp_path):
+    path = str(ItchBuilder().write(tmp_path / "day.itch"))
+    with pytest.raises(ObookError, match="the feed path must be text"):
+        obook.bbo((p for p in [path]), workers=1)
+    with pytest.raises(ObookError, match="the feed path must be text"):
+        obook.read_itch(5)
+    with pytest.raises(ObookError, match="the feed path must be text"):
+        obook.bbo(5, workers=1, stats={})
+
+
+def test_reader_text_stream_raises_obook_error_binary_mode(tmp_path):
+    path = ItchBuilder().write(tmp_path / "day.itch")
+    with open(path, encoding="latin-1") as f, pytest.raises(ObookError, match="text stream.*'rb'"):
+        obook.bbo(f, format="itch", workers=1).read_all()
+
+
+def test_reader_file_name_too_long_raises_obook_error(tmp_path):
+    with pytest.raises(ObookError, match="too long"):
+        obook.bbo(str(tmp_path / ("x" * 300)), workers=1)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("format", 5, "format must be a feed format's name"), ("format", ["itch"], "format must be a feed format's name"),
+    ("tickers", 5, "tickers must be a list of tickers"), ("tickers", b"AAA", "tickers must be a list of tickers"),
+    ("tickers", ["AAA", 5], "tickers must be text, not 5"), ("tickers", [None], "tickers must be text, not None"),
+    ("filename", "false", "filename must be True or False"), ("filename", 1, "filename must be True or False")])
+def test_reader_option_of_wrong_type_raises_obook_error_naming_it(tmp_path, option, value, message):
+    path = ItchBuilder().write(tmp_path / "day.itch")
+    with pytest.raises(ObookError, match=message):
+        obook.bbo(path, workers=1, **{option: value}).read_all()
+
+
+@pytest.mark.parametrize("value", [0, "false", "no", 1])
+def test_orders_queue_positions_not_a_bool_raises_obook_error(tmp_path, value):
+    path = ItchBuilder().write(tmp_path / "day.itch")
+    with pytest.raises(ObookError, match="queue_positions must be True or False"):
+        obook.orders(path, workers=1, queue_positions=value)
+
+
+def test_bars_interval_true_raises_obook_error(tmp_path):
+    path = ItchBuilder().write(tmp_path / "day.itch")
+    with pytest.raises(ObookError, match="interval must be like"):
+        obook.bars(path, True, workers=1)
+
+
+def test_reader_tickers_iterator_same_rows_as_list(tmp_path):
+    path = tmp_path / "day.itch"
+    from obook.gen.itch import write_itch
+
+    write_itch(path, 3000, 5)
+    want = obook.bbo(path, workers=1, tickers=["AAA"]).read_all()
+    assert want.num_rows > 0
+    assert obook.bbo(path, workers=1, tickers=iter(["AAA"])).read_all().equals(want)
+
+
+@pytest.mark.parametrize("stats", [[], "x", 0])
+def test_bbo_stats_not_a_dict_raises_obook_error(tmp_path, stats):
+    path = ItchBuilder().write(tmp_path / "day.itch")
+    with pytest.raises(ObookError, match="stats must be a dict"):
+        obook.bbo(path, workers=1, stats=stats).read_all()
+
+
+@pytest.mark.parametrize("workers", ["2", True, 2.0, 0])
+def test_bbo_stats_checks_workers_like_without_stats(tmp_path, workers):
+    path = ItchBuilder().write(tmp_path / "day.itch")
+    with pytest.raises(ObookError, match="workers must be"):
+        obook.bbo(path, workers=workers, stats={})

@@ -374,3 +374,28 @@ def test_match_tick_that_is_no_integer_is_an_error(tick):
         run([new(1, "buy", 100, 10)], tick=tick)
     with pytest.raises(ObookError, match="tick must be a positive integer"):
         matching.match_reader(to_table([new(1, "buy", 100, 10)]), tick=tick)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("workers", "2", "workers must be a whole number"), ("workers", True, "workers must be a whole number"),
+    ("levels", True, "levels must be an integer"), ("tables", 5, "tables must be a name"),
+    ("instruments", 5, "instruments must be a name"), ("instruments", [5], "instruments must be names"),
+    ("day_end", "no", "day_end must be True or False")])
+def test_match_argument_of_wrong_type_raises_obook_error_naming_it(option, value, message):
+    rows = to_table(random_flow(1, 50, tick=1))
+    with pytest.raises(ObookError, match=message):
+        matching.match(rows, **{option: value})
+
+
+def test_match_tables_one_name_is_that_table():
+    rows = to_table(random_flow(1, 200, tick=1))
+    assert matching.match(rows, tables="fills").fills.equals(matching.match(rows, tables=("fills",)).fills)
+
+
+def test_match_instruments_text_with_spaces_names_each_instrument():
+    rows = to_table(random_flow(1, 200, tick=1))
+    names = sorted(set(rows.column("instrument").to_pylist()))
+    assert len(names) >= 2
+    spaced = matching.match(rows, instruments=" , ".join(names)).events
+    assert spaced.equals(matching.match(rows, instruments=names).events)
+    assert "unknown instrument" not in set(spaced.column("reason").drop_null().to_pylist())

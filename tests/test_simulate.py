@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from obook.errors import ObookError
 from obook.simulation import simulate
 
 HEAD = "Time,Ticker,Order,T,Shares,Price\n"
@@ -369,3 +370,23 @@ def test_simulate_kernel_fill_print_then_cancel_is_an_execution():
         (4, "accepted", None, 50), (4, "rested", 200, 50), (4, "queue", 100, 50), (8, "queue", 0, 50),
         (10, "partially_filled", 0, 20)]
     assert _rows(t["fills"], "seq", "quantity", "priority_differs") == [(10, 30, True)]
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("feed", 5, "the feed path must be text"), ("feed", None, "the feed path must be text"),
+    ("feed", b"feed.csv", "the feed path must be text"), ("format", 5, "format must be a feed format's name"),
+    ("horizon", "x", "horizon must be between"), ("workers", "2", "workers must be a whole number"),
+    ("workers", True, "workers must be a whole number"), ("feed_tables", 5, "feed_tables must be a name"),
+    ("own_tables", 5, "own_tables must be a name"), ("day_end", "no", "day_end must be True or False"),
+    ("progress", 5, "progress must be a function")])
+def test_simulate_argument_of_wrong_type_raises_obook_error_naming_it(tmp_path, option, value, message):
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n", "5,AAA,1,new,buy,limit,DAY,1000,10\n")
+    args = {"feed": feed, "format": "csv", "workers": 1, option: value}
+    with pytest.raises(ObookError, match=message):
+        simulate(args.pop("feed"), orders, **args)
+
+
+def test_simulate_feed_tables_one_name_is_that_table(tmp_path):
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n", "5,AAA,1,new,buy,limit,DAY,1000,10\n")
+    one = simulate(feed, orders, format="csv", workers=1, feed_tables="bbo")
+    assert one.table("bbo").equals(simulate(feed, orders, format="csv", workers=1, feed_tables=("bbo",)).table("bbo"))

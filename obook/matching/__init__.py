@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..checks import is_whole
+from ..checks import check_flag, check_names, check_workers, is_whole
 from ..errors import ObookError
 from .books import TABLES, stp_code, want_bits
 
@@ -59,9 +59,18 @@ def _tick(tick) -> int:
 
 def _checked(tables, levels: int) -> int:
     want = want_bits(tables)
+    if isinstance(levels, (bool, np.bool_)) or not isinstance(levels, (int, np.integer)):
+        raise ObookError(f"levels must be an integer between 1 and 50, not {levels!r}")
     if not 1 <= levels <= 50:
         raise ObookError(f"levels must be between 1 and 50, not {levels}")
     return want
+
+
+def _instruments(instruments):
+    """The known instruments: None (all), a comma-separated text or a collection of texts."""
+    if isinstance(instruments, str):
+        instruments = [i.strip() for i in instruments.split(",") if i.strip()]
+    return None if instruments is None else check_names("instruments", instruments)
 
 
 #: the zone whose midnight ``date`` places an order entry's ns times in
@@ -85,14 +94,14 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     from .prepare import prepare
     from .shards import run_shards
 
-    tables = tuple(tables)
+    tables = check_names("tables", tables)
     want = _checked(tables, levels)
+    workers = check_workers(workers)
     if workers is None:
         from ..engine.cores import default_workers
         workers = default_workers()
-    if not 1 <= int(workers) <= 64:
-        raise ObookError(f"workers must be between 1 and 64, not {workers}")
-    prep = prepare(read_orders(orders), _tick(tick), instruments)
+    day_end = check_flag("day_end", day_end)
+    prep = prepare(read_orders(orders), _tick(tick), _instruments(instruments))
     parts = run_shards(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
     if date is not None:
@@ -144,8 +153,9 @@ def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None
     from .prepare import prepare
     from .tables import Converter, schema_of
 
-    want = _checked((table,), levels)
-    prep = prepare(read_orders(orders), _tick(tick), instruments)
+    want = _checked(check_names("table", table), levels)
+    day_end = check_flag("day_end", day_end)
+    prep = prepare(read_orders(orders), _tick(tick), _instruments(instruments))
     conv = Converter(prep, levels)
     books = np.arange(len(prep.instruments), dtype=np.int64)
 

@@ -78,10 +78,12 @@ Outputs (:class:`SimResult`):
 
 from __future__ import annotations
 
+import numbers
 import os
 
 import pyarrow as pa
 
+from ..checks import check_feed_path, check_flag, check_format_name, check_names, check_workers
 from ..errors import FeedError, ObookError
 
 __all__ = ["simulate", "SimResult", "TABLES"]
@@ -144,15 +146,22 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     from .prepare import latencies, prepare_own
     from .tables import build_tables
 
+    check_feed_path(feed)
+    check_format_name(format)
+    workers = check_workers(workers)
+    day_end = check_flag("day_end", day_end)
+    feed_tables = check_names("feed_tables", feed_tables)
+    own_tables = check_names("own_tables", own_tables)
+    if progress is not None and not callable(progress):
+        raise ObookError(f"progress must be a function of the bytes read, not {progress!r}")
+    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Real) or not 0 <= horizon <= 7 * 86_400:
+        raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon!r}")
     fmt = resolve_format(format, feed)
     table = to_table(orders)
     o = read_orders(table, name=os.fspath(orders) if isinstance(orders, (str, os.PathLike)) else None)
-    if not 0 <= horizon <= 7 * 86_400:
-        raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon}")
     lat = latencies(latency, o.n, table, seed)
     own = prepare_own(o, int(fmt.time_unit_ns), lat, int(round(horizon * 1e9)))
-    feed_tables = tuple(feed_tables)
-    own_tables = tuple(dict.fromkeys((own_tables,) if isinstance(own_tables, str) else own_tables))
+    own_tables = tuple(dict.fromkeys(own_tables))
     bad = [t for t in own_tables if t not in OWN_TABLES]
     if bad:
         raise ObookError(f"unknown own table(s) {', '.join(map(str, bad))}; choose from {', '.join(OWN_TABLES)}")

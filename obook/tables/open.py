@@ -16,6 +16,7 @@ import os
 import numpy as np
 import pyarrow as pa
 
+from ..checks import check_feed_path, check_flag, check_format_name, check_tickers, check_whole_at_least_1
 from ..errors import ObookError
 from . import OPTIONS, check_produces, table
 from .units import Shape, check_prices
@@ -148,11 +149,15 @@ def check_options(spec, options: dict) -> dict:
 
         raise ObookError(f"table {spec.name!r} needs {', '.join(missing)}: {'; '.join(OPTIONS[o].doc for o in missing)}")
     if "workers" in out:
-        w = out["workers"]
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer)):
-            raise ObookError(f"workers must be a whole number, not {w!r}")
-        if w < 1:
-            raise ObookError(f"workers must be at least 1, got {w}")
+        check_whole_at_least_1("workers", out["workers"])
+    check_format_name(out.get("format"))
+    if "tickers" in out:
+        out["tickers"] = check_tickers(out["tickers"])
+    for flag in ("queue_positions", "filename"):
+        if flag in out:
+            out[flag] = check_flag(flag, out[flag])
+    if isinstance(out.get("interval"), (bool, np.bool_)):
+        raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {out['interval']!r}")
     out["prices"] = check_prices(out.get("prices"))
     return out
 
@@ -166,11 +171,15 @@ class Opened:
 
         self.spec = table(name)
         self.options = o = check_options(self.spec, options)
+        check_feed_path(source)
         self.feeds = feeds(source, o.get("format"))
         self.parts = []
         for feed in self.feeds:
             if not is_stream(feed) and isinstance(feed, (str, os.PathLike, tuple)):
-                check_source(feed)
+                try:
+                    check_source(feed)
+                except OSError as e:        # a name too long for the file system ...
+                    raise ObookError(f"{e.filename or _name(feed)}: {e.strerror or e}") from None
             fmt = resolve_format(o.get("format"), feed)
             check_produces(fmt, self.spec.name)
             self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], _name(feed) if o.get("filename") else None)))
