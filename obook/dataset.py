@@ -12,6 +12,7 @@ The ``date`` column comes from the directory names (type DATE); the files do not
 from __future__ import annotations
 
 import glob
+import os
 import re
 from pathlib import Path
 
@@ -24,6 +25,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def tables(dataset) -> list[str]:
     """The tables present in a dataset (its ``table=<name>`` directories)."""
+    if not isinstance(dataset, (str, os.PathLike)) or not os.fspath(dataset):
+        raise ObookError(f"a dataset is a folder's path, not {dataset!r}")
     root = Path(dataset)
     if not root.is_dir():
         raise ObookError(f"{dataset}: no such dataset directory")

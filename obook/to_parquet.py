@@ -188,6 +188,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
+    from .checks import check_feed_path, check_format_name, check_names, check_tickers, check_workers
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source
@@ -195,6 +196,19 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
 
     from .feeds.sources import is_stream
 
+    check_feed_path(feed)
+    if isinstance(feed, (list, tuple)):
+        raise ObookError("convert reads one feed, a file or a stream, not a list of them: convert each "
+                         "file (a pipeline converts many days)")
+    if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
+        raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
+    check_format_name(format)
+    workers = check_workers(workers)
+    tickers = check_tickers(tickers)
+    if not isinstance(tables, str):
+        tables = check_names("tables", tables)
+    if progress is not None and not callable(progress):
+        raise ObookError(f"progress must be a function of the bytes read, not {progress!r}")
     stream = is_stream(feed)
     if stream and not format:
         raise ObookError(f"{getattr(feed, 'name', 'a stream')}: a feed stream needs its format")

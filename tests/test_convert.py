@@ -250,3 +250,19 @@ def test_convert_no_tables_lists_only_tables_convert_writes(tmp_path, capsys):
     err = cli_error(capsys, "convert", feed, tmp_path / "out", "--tables", "")
     assert "itch feeds convert to bbo, trades" in err
     assert not {"spread", "twas", "bbo_grid"} & {t.strip(" \n") for t in err.split("convert to ")[1].split(",")}
+
+
+@pytest.mark.parametrize("argument, value, message", [
+    ("feed", 5, "the feed path must be text"), ("feed", None, "the feed path must be text"),
+    ("feed", "list", "convert reads one feed"), ("outdir", 5, "outdir must be a folder's path"),
+    ("outdir", "", "outdir must be a folder's path"), ("tables", 5, "tables must be a name or a list"),
+    ("tickers", 5, "tickers must be a list of tickers"), ("format", 5, "format must be a feed format's name"),
+    ("progress", 5, "progress must be a function"), ("workers", "2", "workers must be a whole number"),
+    ("workers", True, "workers must be a whole number")])
+def test_convert_argument_of_wrong_type_raises_obook_error_naming_it(itch_day, tmp_path, argument, value, message):
+    given = {"feed": itch_day, "outdir": tmp_path / "out", argument: value}
+    if value == "list":
+        given["feed"] = [itch_day]
+    with pytest.raises(obook.ObookError, match=message):
+        obook.convert(given.pop("feed"), given.pop("outdir"), **given)
+    assert not (tmp_path / "out").exists()

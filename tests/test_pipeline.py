@@ -373,3 +373,12 @@ def test_pipeline_fewer_tables_and_a_failing_day_warns_naming_the_leftover_parti
     removed = f"removed its partitions of {', '.join(dropped)}"
     assert sum(removed in line for line in lines) == 2, lines          # the two days converted again
     assert status(load(toml))["dropped_table_partitions"] == left
+
+
+@pytest.mark.parametrize("dataset", [5, None, ""])
+def test_dataset_not_a_path_raises_obook_error(dataset):
+    from obook.dataset import attach, scan_dataset, tables
+
+    for call in (lambda: tables(dataset), lambda: scan_dataset(dataset), lambda: attach(None, dataset)):
+        with pytest.raises(obook.ObookError, match="a dataset is a folder's path"):
+            call()
