@@ -133,3 +133,12 @@ def test_bbo_stats_checks_workers_like_without_stats(tmp_path, workers):
     path = ItchBuilder().write(tmp_path / "day.itch")
     with pytest.raises(ObookError, match="workers must be"):
         obook.bbo(path, workers=workers, stats={})
+
+
+@pytest.mark.parametrize("on_error", ["", "SKIP", 1])
+def test_reader_on_error_not_raise_or_skip_is_an_error(on_error, tmp_path):
+    from obook.gen.csv import write_csv
+
+    write_csv(tmp_path / "day.csv", 200, 2, 1)
+    with pytest.raises(obook.ObookError, match="on_error must be one of"):
+        obook.trades(tmp_path / "day.csv", on_error=on_error)

@@ -151,6 +151,8 @@ def check_options(spec, options: dict) -> dict:
     if "workers" in out:
         check_whole_at_least_1("workers", out["workers"])
     check_format_name(out.get("format"))
+    if out.get("on_error", "raise") not in ("raise", "skip"):     # '' is no way to say raise
+        raise ObookError(f"on_error must be one of ('raise', 'skip'), not {out['on_error']!r}")
     if "tickers" in out:
         out["tickers"] = check_tickers(out["tickers"])
     for flag in ("queue_positions", "filename"):
