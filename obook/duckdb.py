@@ -422,7 +422,9 @@ def _source(path_json: str | None):
     if bad:
         raise ObookError(f"the feed path must be text (a file, a glob pattern) or a list of them, not {bad[0]!r}")
     if isinstance(value, list):
-        return [_absolute(p) for p in value if p is not None]
+        if None in value:       # a file that is not there is not one to skip
+            raise ObookError(f"the feed path list has a NULL (item {value.index(None) + 1} of {len(value)})")
+        return [_absolute(p) for p in value]
     return _absolute(value)
 
 

@@ -375,7 +375,8 @@ def test_obook_bbo_stale_bound_entries_do_not_block_later_queries(con, tmp_path)
 
 @pytest.mark.parametrize("path, says", [("42", "must be text"), ("[42]", "must be text"),
                                         ("NULL", "the feed path is NULL"), ("''", "the feed path is empty"),
-                                        ("['']", "the feed path is empty")])
+                                        ("['']", "the feed path is empty"),
+                                        ("['day.itch', NULL]", r"the feed path list has a NULL \(item 2 of 2\)")])
 def test_obook_bbo_path_that_is_no_text_is_a_clear_error(con, path, says):
     with pytest.raises(Exception, match=says):
         con.sql(f"SELECT * FROM obook_bbo({path})").fetchall()
