@@ -1,8 +1,10 @@
-"""Ctrl-C and SIGTERM as exceptions that unwind (temp files go, workers are stopped), in the
-``obook`` command and in the processes it starts (``python -m obook.compiling``).
+"""Ctrl-C, SIGTERM and SIGHUP as exceptions that unwind (temp files go, workers are stopped),
+in the ``obook`` command and in the processes it starts (``python -m obook.compiling``).
 
 :func:`unwind_on_signals` installs the handlers. An exception raised where Python or a
-library would drop it is not raised there: the signal is sent again 10 ms later.
+library would drop it is not raised there: the signal is sent again 10 ms later. A library
+may still replace the exception with one of its own (DuckDB's "Query interrupted"):
+``raised`` tells the command that an interrupt was raised, and how it should end.
 """
 
 from __future__ import annotations
@@ -13,11 +15,26 @@ import sys
 import threading
 
 
+#: the signal last raised here as an exception (None: none yet)
+raised: int | None = None
+
+
 def unwind_on_signals() -> None:
-    """SIGINT raises KeyboardInterrupt, SIGTERM SystemExit(143), both where they can unwind."""
+    """SIGINT raises KeyboardInterrupt, SIGTERM SystemExit(143) and SIGHUP (a closed terminal
+    or ssh session) SystemExit(129), each where it can unwind. A SIGHUP ignored already
+    (``nohup``) stays ignored. ``raised`` starts again at None."""
+    global raised
+    raised = None
     signal.signal(signal.SIGTERM, interrupted)
     signal.signal(signal.SIGINT, interrupted)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, interrupted)
     sys.unraisablehook = dropped
+
+
+def exit_code(signum: int) -> int:
+    """What the command exits with after ``signum`` unwound it: 130 for Ctrl-C, else 128 + it."""
+    return 130 if signum == signal.SIGINT else 128 + signum
 
 
 def unsafe_to_raise(frame) -> bool:
@@ -38,15 +55,17 @@ def unsafe_to_raise(frame) -> bool:
 
 
 def interrupted(signum, frame):
-    """Ctrl-C (SIGINT) and SIGTERM (kill, a service manager): unwind, so temp files and
+    """Ctrl-C (SIGINT), SIGTERM (kill, a service manager) and SIGHUP: unwind, so temp files and
     workers go (KeyboardInterrupt: exit 130; SystemExit: 128 + the signal). Where the
     exception would be dropped (``unsafe_to_raise``) the signal is sent again 10 ms later
     instead: a SIGTERM as a replay started used to exit 0 after the whole replay in 6 of 30
     runs, and to crash (a segfault, a double free) in a few more
     (tests/test_faults.py::test_cli_sigterm_as_replay_starts_always_exits_143)."""
+    global raised
     if unsafe_to_raise(frame):
         send_again(signum)
         return
+    raised = signum
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise SystemExit(128 + signum)
@@ -65,7 +84,8 @@ def dropped(unraisable, _hook=sys.unraisablehook) -> None:
     e = unraisable.exc_value
     if isinstance(e, KeyboardInterrupt):
         send_again(signal.SIGINT)
-    elif isinstance(e, SystemExit) and isinstance(e.code, int) and e.code - 128 in (signal.SIGTERM, signal.SIGINT):
+    elif (isinstance(e, SystemExit) and isinstance(e.code, int)
+          and e.code - 128 in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)):
         send_again(e.code - 128)
     else:
         _hook(unraisable)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
@@ -236,3 +238,26 @@ def _messages_count(path) -> int:
     import obook
 
     return obook.messages(path).read_all().num_rows
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_cli_sql_signal_while_duckdb_runs_the_query_exits_as_interrupted_no_traceback(signum, code):
+    """DuckDB ends a query it finds interrupted with an error of its own ("Query interrupted"),
+    in place of the KeyboardInterrupt or SystemExit the signal raised: the command still ends
+    as interrupted (Ctrl-C: 130, SIGTERM: 143), without a traceback."""
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    query = "SELECT count(*) FROM range(10000000000000) t(i) WHERE i % 7 = 3"     # runs for hours
+    p = subprocess.Popen([sys.executable, "-m", "obook", "sql", query], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    me = psutil.Process(p.pid)
+    while p.poll() is None and sum(me.cpu_times()[:2]) < 3.0:    # started (~1 s), then the query runs
+        time.sleep(0.05)
+    p.send_signal(signum)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == code and b"Traceback" not in err, err.decode()[-2000:]
+    assert out == b""

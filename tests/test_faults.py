@@ -399,6 +399,41 @@ def test_cli_sigterm_mid_replay_exits_143_no_temp_file_no_children(big, tmp_path
     only_feed_left(out_dir)
 
 
+def test_cli_sighup_mid_replay_exits_129_no_temp_file_no_children(big, tmp_path):
+    """A closed terminal or ssh session (SIGHUP) unwinds like SIGTERM: no temp file is left
+    beside the output, no worker outlives the command."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    p, kids = _start_mid_replay(big, out_dir)
+    os.killpg(p.pid, signal.SIGHUP)            # the terminal's whole process group
+    rc = p.wait(timeout=30)
+    err = p.stderr.read().decode()
+    assert rc == 129 and "Traceback" not in err, (rc, err)
+    assert_gone(kids, timeout=15)
+    only_feed_left(out_dir)
+
+
+def test_cli_error_after_an_earlier_command_was_interrupted_still_exits_1(tmp_path, capsys):
+    """An interrupt raised in an earlier command of the same process (tests, an embedding
+    program) does not turn a later command's error into an interrupted exit."""
+    from obook import interrupts
+
+    from cli_support import cli_run
+
+    with pytest.raises(SystemExit):
+        interrupts.interrupted(signal.SIGTERM, sys._getframe())
+    code, err = cli_run(capsys, "bbo", tmp_path / "missing.itch")
+    assert code == 1 and err.startswith("error: "), err
+
+
+def test_cli_sighup_ignored_by_nohup_stays_ignored():
+    code = ("import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            "from obook.interrupts import unwind_on_signals; unwind_on_signals()\n"
+            "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout == "True\n", r.stderr
+
+
 def test_cli_sigterm_as_replay_starts_always_exits_143(big, tmp_path):
     """A SIGTERM just as the replay starts (numba loading kernels, workers forking) used to
     be dropped by an llvmlite callback, a finaliser or an after-fork hook (exit 0 after the
@@ -610,6 +645,49 @@ def test_cli_sigint_while_workers_start_exits_130_no_traceback(big, tmp_path):
         assert_gone(kids + [k for k in psutil.Process().children(recursive=True) if k.pid in
                             {c.pid for c in kids}], timeout=15)
         only_feed_left(out_dir)
+
+
+def test_worker_whose_parent_left_before_sending_the_memory_exits_quietly():
+    """A parent interrupted while it starts its workers closes their pipes before it hands
+    them the shared memory: the worker exits without a traceback on the terminal."""
+    code = textwrap.dedent("""
+        import multiprocessing as mp
+        from obook.engine import worker_main
+        parent, child = mp.Pipe(duplex=True)
+        parent.close()
+        worker_main.run(child, None, "day.itch", 0, 1, "raise", 1, 1, 1, {}, 0, 10, 1, parent_pid=None)
+        print("returned")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "returned\n", "")
+
+
+def test_worker_shared_memory_descriptor_not_received_worker_error_names_the_limit(monkeypatch):
+    """A worker whose descriptor table is full gets the parent's message without its
+    descriptor (the kernel drops it): a WorkerError naming the open files limit, not
+    "received 0 items of ancdata"."""
+    from obook.engine import worker_main
+
+    def recv_handle(conn):
+        raise RuntimeError("received 0 items of ancdata")
+
+    monkeypatch.setattr(worker_main.reduction, "recv_handle", recv_handle)
+    with pytest.raises(obook.WorkerError, match=r"descriptor did not arrive: too many open files .*ulimit -n"):
+        worker_main._shared_memory(None)
+
+
+def test_forkserver_preload_ignores_ctrl_c_before_the_kernels_load():
+    """The forkserver (next to DuckDB's or polars' threads) ignores Ctrl-C once it serves; a
+    Ctrl-C to the process group while it still loads the kernels must not end it with a
+    KeyboardInterrupt traceback either."""
+    code = textwrap.dedent("""
+        import signal, sys
+        import obook.engine.worker_main as w
+        w.warm = lambda formats=(): print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+        import obook.engine.forkserver_preload
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout == "True\n", r.stderr
 
 
 def test_worker_whose_parent_died_before_pdeathsig_exits_at_once():

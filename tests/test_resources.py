@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -210,3 +211,72 @@ def test_symbols_side_table_memory_does_not_grow_with_the_number_of_r_messages(t
         grow[n] = got["grow"]
     # 300,000 more R kept would be >= 100 MB more; streamed, the peak stays about one batch's
     assert grow[400_000] < grow[100_000] + (60 << 20), grow
+
+
+# ---------------------------------------------------------------- limits that refuse resources
+
+def _small_feed(tmp_path):
+    path = tmp_path / "day.itch"
+    write_itch(path, 5_000, 20, seed=1)
+    return path
+
+
+def test_replay_shared_memory_refused_raises_worker_error_naming_the_limit(tmp_path, monkeypatch):
+    """An OSError while the workers start (the memfd, a pipe, fork) is the pool's: a
+    WorkerError saying what ran out, not an OSError an output's writer reports as its own."""
+    import errno
+
+    feed = _small_feed(tmp_path)
+
+    def memfd_create(name, flags=0):
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(os, "memfd_create", memfd_create)
+    with pytest.raises(obook.WorkerError, match=r"cannot start 2 worker processes: Too many open files.*fewer workers"):
+        obook.bbo(feed, workers=2).read_all()
+
+
+def test_cli_open_files_limit_below_workers_needs_one_line_error_no_file(tmp_path):
+    """``ulimit -n 16`` and 8 workers: their pipes do not fit. One error line naming the limit
+    (not "<output>: write failed"), exit 1, nothing left beside the output."""
+    feed = _small_feed(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = textwrap.dedent("""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))
+        sys.argv = ["obook", "bbo", sys.argv[1], "--workers", "8", "--output", sys.argv[2]]
+        from obook._entry import main
+        main()
+    """)
+    p = subprocess.run([sys.executable, "-c", code, str(feed), str(out / "bbo.parquet")], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "OBOOK_KERNELS": "python"})
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    assert "ulimit -n" in p.stderr and "write failed" not in p.stderr, p.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_cli_memory_error_one_line_out_of_memory_no_file(tmp_path):
+    """An allocation refused (a memory limit, ``ulimit -v``) ends the command with one
+    ``error: out of memory`` line and no temp file, not a traceback."""
+    feed = _small_feed(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = textwrap.dedent("""
+        import sys
+        import obook.engine.replay as replay
+
+        def submit(self, slot, batch):
+            raise MemoryError("Unable to allocate 5.00 MiB for an array with shape (65536, 10)")
+
+        replay._Local.submit = submit
+        sys.argv = ["obook", "bbo", sys.argv[1], "--workers", "1", "--output", sys.argv[2]]
+        from obook._entry import main
+        main()
+    """)
+    p = subprocess.run([sys.executable, "-c", code, str(feed), str(out / "bbo.parquet")], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "OBOOK_KERNELS": "python"})
+    assert p.returncode == 1, p.stderr
+    assert p.stderr == "error: out of memory: Unable to allocate 5.00 MiB for an array with shape (65536, 10)\n"
+    assert list(out.iterdir()) == []

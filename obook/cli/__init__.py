@@ -9,10 +9,12 @@ inside its body, when it runs, and only what it needs. Help is click's plain tex
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 import typer
 
+from .. import interrupts
 from ..errors import ObookError
 from ..interrupts import unwind_on_signals
 from .kernels import choose_kernels
@@ -118,9 +120,26 @@ def main() -> None:
         choose_kernels(sys.argv[2:])
     try:
         build(command if command in COMMANDS else None)()
-    except ObookError as e:     # a FeedError names the file, the record and the reason
-        typer.echo(f"error: {_message(e, command)}", err=True)
-        raise SystemExit(1) from None
     except KeyboardInterrupt:
+        _interrupted(signal.SIGINT)
+    except Exception as e:
+        if interrupts.raised is not None:
+            # the interrupt, replaced on its way out by a library's own error (DuckDB stops a
+            # query it interrupts with "Query interrupted", or wraps the exception raised in
+            # obook's code as a failed read)
+            _interrupted(interrupts.raised)
+        if isinstance(e, ObookError):   # a FeedError names the file, the record and the reason
+            typer.echo(f"error: {_message(e, command)}", err=True)
+            raise SystemExit(1) from None
+        if isinstance(e, MemoryError):  # an allocation refused (a memory limit, ulimit -v)
+            detail = f": {e}" if str(e) else ""
+            typer.echo(f"error: out of memory{detail}", err=True)
+            raise SystemExit(1) from None
+        raise
+
+
+def _interrupted(signum: int) -> None:
+    """End the command as interrupted by ``signum``: exit 130 after a Ctrl-C, 128 + it else."""
+    if signum == signal.SIGINT:
         typer.echo("interrupted", err=True)
-        raise SystemExit(130) from None
+    raise SystemExit(interrupts.exit_code(signum)) from None

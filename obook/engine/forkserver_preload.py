@@ -1,12 +1,20 @@
 """Imported by the forkserver (``set_forkserver_preload``): the kernels of the formats named in
 ``WARM_ENV`` (set by ``obook.engine.workers.mp_context`` as the forkserver starts) load once
 there, and each worker forked from it inherits them. A compile's notice goes to stderr as
-the CLI's does."""
+the CLI's does.
 
-import logging
-import os
+The forkserver ignores Ctrl-C once it runs (its parent handles it); it is ignored here
+already, before the kernels load: otherwise a Ctrl-C to the terminal's process group while
+they load ends the forkserver with a KeyboardInterrupt traceback on stderr."""
 
-from .worker_main import warm
+import signal
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+import logging  # noqa: E402
+import os  # noqa: E402
+
+from .worker_main import warm  # noqa: E402
 from .workers import WARM_ENV
 
 logging.basicConfig(level=logging.WARNING, format="obook: %(message)s")

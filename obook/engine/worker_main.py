@@ -10,6 +10,7 @@ from multiprocessing import reduction
 import numpy as np
 
 from .._kernels.layout import ROW_WIDTH
+from ..errors import WorkerError
 from .applier import Applier
 from .workers import HELD_SIGNALS, shared_views
 
@@ -53,13 +54,41 @@ def _release(mm: mmap.mmap) -> None:
         pass
 
 
+def _shared_memory(conn) -> int | None:
+    """The descriptor of the replay's shared memory, sent by the parent; None when the parent
+    is gone (interrupted while it started its workers)."""
+    try:
+        return reduction.recv_handle(conn)
+    except (EOFError, OSError):
+        return None
+    except RuntimeError as e:   # the message came, its descriptor did not fit this process
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        raise WorkerError(f"the shared memory's descriptor did not arrive: too many open files "
+                          f"(open files limit {soft}, ulimit -n)") from e
+
+
+def _report(conn, e: BaseException) -> None:
+    """A failure, to the parent, which raises it; nothing when the parent is gone."""
+    text = str(e) if isinstance(e, WorkerError) else f"{type(e).__name__}: {e}"
+    try:
+        conn.send(("failed", text))
+    except OSError:
+        pass
+
+
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
         rows_per_slot, parent_pid=None, tickers=None, observer=None):
     _die_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    # the parent handles Ctrl-C and a closed terminal, and stops us
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)   # held while we were forked
     try:
-        fd = reduction.recv_handle(conn)
+        fd = _shared_memory(conn)
+        if fd is None:
+            return
         mm = mmap.mmap(fd, size)
         os.close(fd)
         inputs, outputs = shared_views(mm, n_workers, slots, in_capacity, layout, rows_per_slot)
@@ -68,7 +97,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
                           observer=observer)
         conn.send(applier.book_map)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
-        conn.send(("failed", f"{type(e).__name__}: {e}"))
+        _report(conn, e)
         return
     while True:
         try:
@@ -90,7 +119,7 @@ def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, 
             elif msg[0] == "stats":
                 conn.send((applier.skipped(), applier.state(partial=len(msg) > 1 and msg[1])))
         except Exception as e:  # noqa: BLE001
-            conn.send(("failed", f"{type(e).__name__}: {e}"))
+            _report(conn, e)
             return
 
 

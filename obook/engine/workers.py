@@ -12,6 +12,7 @@ kernels preloaded, or by fork when no foreign thread pool is running.
 
 from __future__ import annotations
 
+import errno
 import logging
 import mmap
 import multiprocessing as mp
@@ -110,17 +111,18 @@ def _without_main():
 
 
 #: the signals a worker's start holds back (see _signals_held)
-HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @contextmanager
 def _signals_held():
-    """Hold SIGINT and SIGTERM while a worker is forked: a Ctrl-C or a kill then reaches this
-    process once the child exists (KeyboardInterrupt or the CLI's SystemExit here, exit 130
-    or 143) instead of running inside an after-fork hook (logging's lock release), where
-    Python only prints the exception: the interrupt was lost and the replay ran on to the
-    end (a SIGTERM right after the workers started: exit 0 in 9-14 of 80 runs). The child
-    inherits the blocked signals; it ignores SIGINT, then unblocks both."""
+    """Hold SIGINT, SIGTERM and SIGHUP while a worker is forked: a Ctrl-C or a kill then
+    reaches this process once the child exists (KeyboardInterrupt or the CLI's SystemExit
+    here, exit 130, 143 or 129) instead of running inside an after-fork hook (logging's lock
+    release), where Python only prints the exception: the interrupt was lost and the replay
+    ran on to the end (a SIGTERM right after the workers started: exit 0 in 9-14 of 80
+    runs). The child inherits the blocked signals; it ignores SIGINT and SIGHUP, then
+    unblocks them."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
     try:
         yield
@@ -212,6 +214,31 @@ class _Liveness:
         return None
 
 
+#: errno of a refused resource -> (the limit's name, its resource.RLIMIT_ name, the shell's option)
+_LIMITS = {errno.EMFILE: ("open files", "RLIMIT_NOFILE", "ulimit -n"),
+           errno.EAGAIN: ("process", "RLIMIT_NPROC", "ulimit -u"),
+           errno.ENOMEM: ("memory", "RLIMIT_AS", "ulimit -v")}
+
+
+def start_failed(n_workers: int, e: OSError) -> WorkerError:
+    """The error of a pool that could not get its processes, pipes or shared memory, with the
+    limit that refused them: not an OSError a caller would take for its own (an output's
+    "write failed")."""
+    why = e.strerror or str(e)
+    if e.errno in _LIMITS:
+        what, name, shell = _LIMITS[e.errno]
+        try:
+            import resource
+            soft = resource.getrlimit(getattr(resource, name))[0]
+            if soft != resource.RLIM_INFINITY:
+                shown = f"{soft / 2**20:.0f} MiB" if name == "RLIMIT_AS" else str(soft)
+                why += f" ({what} limit {shown}, {shell})"
+        except (ImportError, OSError, AttributeError, ValueError):
+            pass
+    return WorkerError(f"cannot start {n_workers} worker processes: {why}; "
+                       "use fewer workers (workers=1 replays in this process) or raise the limit")
+
+
 def _check_file_size_limit(size: int, n_workers: int) -> None:
     """The shared memory is a memfd, a file: RLIMIT_FSIZE (``ulimit -f``) applies to it, and
     growing it past the limit would fail with EFBIG (or SIGXFSZ kill the process)."""
@@ -242,10 +269,11 @@ class WorkerPool:
         rows = self.rows_per_slot
         self.size = slots * in_capacity + sum(
             n_workers * slots * rows * width * 8 for width in self.layout.values())
-        self.fd = os.memfd_create("obook-replay", os.MFD_CLOEXEC)
+        self.fd = -1
         self.procs: list = []
         self.conns: list = []
         try:
+            self.fd = os.memfd_create("obook-replay", os.MFD_CLOEXEC)
             _check_file_size_limit(self.size, n_workers)
             os.ftruncate(self.fd, self.size)
             self.mm = mmap.mmap(self.fd, self.size)
@@ -266,11 +294,17 @@ class WorkerPool:
                 child.close()
                 self.procs.append(p)
                 self.conns.append(parent)
-                reduction.send_handle(parent, self.fd, p.pid)
+                try:
+                    reduction.send_handle(parent, self.fd, p.pid)
+                except OSError as e:
+                    raise self._died(w) from e
             self.book_mul = np.zeros(n_workers, dtype=np.int64)
             self.book_add = np.zeros(n_workers, dtype=np.int64)
             for w, reply in enumerate(self._replies()):
                 self.book_mul[w], self.book_add[w] = reply
+        except OSError as e:        # no pipe, process or shared memory to be had
+            self.close()
+            raise start_failed(n_workers, e) from e
         except BaseException:
             self.close()
             raise
