@@ -221,6 +221,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         raise ObookError(f"{feed.name}: the side tables ({', '.join(t for t in tables if t not in REPLAY_TABLES)}) "
                          "read the feed a second time: give a file, not a stream")
     day = session_date(feed, date, feed_format)
+    made = not Path(outdir).is_dir()
     outdir = make_output_dir(outdir)
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
 
@@ -298,6 +299,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     except BaseException as e:
         for w in writers.values():
             w.discard()
+        if made:        # a folder this call made and nothing kept in it (Ctrl-C, a full disk) goes
+            try:
+                outdir.rmdir()
+            except OSError:
+                pass
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
             raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise

@@ -138,10 +138,13 @@ def test_convert_truncated_feed_leaves_no_file(itch_day, tmp_path):
     bad = tmp_path / DAY
     data = itch_day.read_bytes()
     bad.write_bytes(data[: len(data) - 7])
-    out = tmp_path / "out"
-    with pytest.raises(FeedError):
-        convert(bad, out, tables=TABLES, workers=2)
-    assert os.listdir(out) == []
+    out, kept = tmp_path / "out", tmp_path / "kept"
+    kept.mkdir()
+    for folder in (out, kept):
+        with pytest.raises(FeedError):
+            convert(bad, folder, tables=TABLES, workers=2)
+    assert not out.exists()                 # the folder the call made goes with its files
+    assert os.listdir(kept) == []           # the user's folder stays
 
 
 @pytest.mark.parametrize("name, date, want", [

@@ -483,6 +483,33 @@ def test_breaks_scan_compacts_repeats_and_spills_many_matches_same_answers(tmp_p
     assert (got.broken(seq, match, trade) == want.broken(seq, match, trade)).all()
 
 
+def test_breaks_no_room_in_the_temporary_folder_kept_in_memory_same_answers(tmp_path, monkeypatch, caplog):
+    """A temporary folder without room for the spill keeps the breaks in memory (a write to
+    a mapped file past a full disk would end the process with SIGBUS)."""
+    import errno
+
+    import numpy as np
+
+    from itch_builder import ItchBuilder
+    from obook import feeds
+    from obook.feeds import breaks as B
+    from obook.feeds.itch import ItchFramer
+
+    def full(fd, offset, size):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    b = ItchBuilder()
+    for i in range(1500):
+        b.broken(i)
+    path = b.write(tmp_path / "b.itch")
+    want = feeds.itch.scan_breaks(str(path), ItchFramer(str(path)))
+    monkeypatch.setattr(B, "SPILL_ENTRIES", 1000)
+    monkeypatch.setattr(B.os, "posix_fallocate", full)
+    got = feeds.itch.scan_breaks(str(path), ItchFramer(str(path)), None)
+    assert not isinstance(got.matches, np.memmap) and "kept in memory" in caplog.text
+    assert (got.matches == want.matches).all() and (got.last_seq == want.last_seq).all()
+
+
 def test_orders_feed_without_match_numbers_match_null(tmp_path):
     # Databento MBO records carry no match number: no orders row may show one (a cancel's
     # row showed match 0)

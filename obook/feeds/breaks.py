@@ -15,6 +15,8 @@ array of the last break per match number (repeats of a match cost nothing); past
 
 from __future__ import annotations
 
+import logging
+import os
 import tempfile
 
 import numpy as np
@@ -29,9 +31,18 @@ SPILL_ENTRIES = 4 << 20       # 64 MiB of (match, seq) pairs
 
 
 def _spilled(a: np.ndarray) -> np.ndarray:
-    """``a`` in an unlinked temporary file, mapped (freed with the last reference)."""
-    with tempfile.TemporaryFile(prefix="obook-breaks-") as f:
-        out = np.memmap(f, dtype=a.dtype, mode="w+", shape=a.shape)
+    """``a`` in an unlinked temporary file, mapped (freed with the last reference); ``a``
+    itself when the temporary folder has no room for it. The file's blocks are reserved
+    first: a mapped write past a full disk is a SIGBUS, not an error."""
+    try:
+        with tempfile.TemporaryFile(prefix="obook-breaks-") as f:
+            if a.nbytes:
+                os.posix_fallocate(f.fileno(), 0, a.nbytes)
+            out = np.memmap(f, dtype=a.dtype, mode="w+", shape=a.shape)
+    except OSError as e:
+        logging.getLogger("obook").warning("trade breaks kept in memory (%d bytes): no room for them in the "
+                                           "temporary folder: %s", a.nbytes, e.strerror or e)
+        return a
     out[:] = a
     return out
 
