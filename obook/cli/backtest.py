@@ -34,7 +34,10 @@ def backtest(
     response_latency: Optional[str] = typer.Option(None, "--response-latency",
                                                    help="ns venue -> strategy for acks and fills (same forms)."),
     seed: int = typer.Option(0, "--seed", help="Seed of latency distributions."),
-    timer: Optional[int] = typer.Option(None, "--timer", min=1, help="ns between timer calls."),
+    timer: Optional[int] = typer.Option(None, "--timer", min=1,
+                                        help="ns of feed time between calls of the strategy's on_timer "
+                                             "(1000000000: once a feed second; a whole number of the "
+                                             "feed's time unit)."),
     maker_fee: str = typer.Option("0", "--maker-fee", help="Fee a share (or bps with --fee-per bps); < 0: rebate."),
     taker_fee: str = typer.Option("0", "--taker-fee", help="Fee a share (or bps with --fee-per bps)."),
     fee_per: str = typer.Option("share", "--fee-per", help="share or bps."),
