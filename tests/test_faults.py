@@ -378,8 +378,8 @@ def test_replay_inside_multiprocessing_pool_worker_falls_back_to_one_process(tmp
 
 # ---------------------------------------------------------------- temp files and output failures
 
-def _start_mid_replay(big, out_dir, workers=2):
-    p = cli("bbo", big, "--workers", workers, "--output", out_dir / "day.parquet", start_new_session=True)
+def _start_mid_replay(big, out_dir, workers=2, **kw):
+    p = cli("bbo", big, "--workers", workers, "--output", out_dir / "day.parquet", start_new_session=True, **kw)
     kids = wait_for_workers(p, workers) if workers > 1 else []
     deadline = time.time() + 60
     while not any(out_dir.iterdir()) and time.time() < deadline:   # the temp file exists
@@ -404,7 +404,8 @@ def test_cli_sighup_mid_replay_exits_129_no_temp_file_no_children(big, tmp_path)
     beside the output, no worker outlives the command."""
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    p, kids = _start_mid_replay(big, out_dir)
+    # as a terminal's session starts it: SIGHUP at its default (a test run under nohup ignores it)
+    p, kids = _start_mid_replay(big, out_dir, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     os.killpg(p.pid, signal.SIGHUP)            # the terminal's whole process group
     rc = p.wait(timeout=30)
     err = p.stderr.read().decode()

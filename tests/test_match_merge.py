@@ -83,6 +83,7 @@ def test_match_workers_hand_rows_over_in_shared_memory_and_leave_no_descriptor()
     import pyarrow as pa
 
     table = pa.Table.from_pylist(rows)
+    obook.match(table, workers=3, levels=3)    # the process's forkserver (if threads run) starts once, not per run
     before = _open_fds()
     one = obook.match(table, workers=1, levels=3)
     two = obook.match(table, workers=3, levels=3)
