@@ -9,7 +9,8 @@ This is the oracle the numba decoder + book kernel are compared against.
 first failing ``(line, reason)`` (strict) or None, and the tolerant-mode counts
 (field errors under the reason without its text, book errors under
 ``layout.BOOK_ERROR_NAMES``: a duplicate add replaces the live order, an
-unknown order changes nothing). A last line without a line end that is not blank and has
+unknown order changes nothing). Line 1 that is an order line, or a header naming the six
+columns in another order, is an error in either mode. A last line without a line end that is not blank and has
 fewer fields than the header (six at least) is cut: its error in either mode.
 """
 
@@ -117,11 +118,32 @@ def cut_last_line(data: bytes):
     return len(lines), f"the last line is cut: it has {fields} of {whole} fields and no line end"
 
 
+def header_misread(data: bytes):
+    """(1, reason) when line 1 (whole in its first 512 bytes) is an order line or a header
+    naming the six columns in another order, else None."""
+    line, nl, _ = data[:512].partition(b"\n")
+    if not nl and len(data) >= 512:
+        return None
+    line = line.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
+    fields = [f.strip().lower() for f in line.split(b",")]
+    if len(fields) >= 6 and fields[0].isdigit():
+        return 1, "an order line, not the header (Time,Ticker,Order,T,Shares,Price) a CSV order feed starts with"
+    names = [b"time", b"ticker", b"order", b"t", b"shares", b"price"]
+    if set(names) <= set(fields) and fields[:6] != names:
+        shown = line.decode("utf-8", "replace")[:120]
+        return 1, (f"the header {shown!r} names the columns in another order: a CSV order feed's columns are "
+                   "read by place, Time,Ticker,Order,T,Shares,Price")
+    return None
+
+
 def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
     books: dict[bytes, dict[bytes, list]] = {}
     rows: list[str] = []
     skipped: dict[str, int] = {}
     data = _read(path_or_bytes)
+    misread = header_misread(data)
+    if misread is not None:
+        return rows, misread, skipped
     cut = cut_last_line(data)
     for no, line in data_lines(data):
         if cut is not None and no == cut[0]:

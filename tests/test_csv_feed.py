@@ -211,3 +211,25 @@ def test_csv_files_read_as_one_feed_second_header_error_says_it_is_a_header(tmp_
     second.write_bytes(b"".join(lines[1500:]))          # without its header: the whole day
     got = obook.bbo((str(first), str(second)), workers=1).read_all()
     assert got.num_rows > 500 and got.equals(obook.bbo(str(day), workers=1).read_all())
+
+
+@pytest.mark.parametrize("header, reason", [
+    (b"", "an order line, not the header (Time,Ticker,Order,T,Shares,Price) a CSV order feed starts with"),
+    (b"\xef\xbb\xbfTime,Ticker,Order,T,Price,Shares\r\n",
+     "the header 'Time,Ticker,Order,T,Price,Shares' names the columns in another order: a CSV order feed's "
+     "columns are read by place, Time,Ticker,Order,T,Shares,Price"),
+    (b"time, order, ticker, t, shares, price, venue\n",
+     "the header 'time, order, ticker, t, shares, price, venue' names the columns in another order: a CSV "
+     "order feed's columns are read by place, Time,Ticker,Order,T,Shares,Price")])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_csv_line_1_that_misreads_the_rows_error_on_line_1(tmp_path, header, reason, on_error):
+    """A file without its header lost its first order (line 1 is skipped), and a header naming
+    Price before Shares read every price as shares, without a word."""
+    body = b"1,AAA,1,B,100,1000\n2,AAA,2,S,50,1100\n"
+    assert check(tmp_path, header + body, on_error=on_error) == ([], (1, reason), {})
+
+
+def test_csv_header_names_in_other_case_read_as_the_header(tmp_path):
+    body = b"1,AAA,1,B,100,1000\n2,AAA,2,S,50,1100\n"
+    lines, error, _ = check(tmp_path, b"TIME, ticker ,Order,t,SHARES,price,MPID\n" + body)
+    assert error is None and lines == check(tmp_path, HEADER + body, name="plain.csv")[0] and len(lines) == 2

@@ -147,3 +147,98 @@ def test_match_parquet_unsigned_price_past_64_bits_names_row_and_column(tmp_path
     with pytest.raises(ObookError, match="row 2: price is out of range"):
         obook.match(str(path))
     assert "row 2: price is out of range" in cli_error(capsys, "match", path)
+
+
+# spreadsheet and hand-made order files: the rows of the clean file, or one line naming the row
+
+SPREAD = ("1,XYZ,,new,sell,limit,GTC,10010,300,1\n2,XYZ,,new,sell,limit,GTC,10020,200,2\n"
+          "3,XYZ,,new,buy,limit,IOC,10020,400,3\n4,XYZ,1,modify,,,,10015,,\n"
+          "5,XYZ,,new,buy,market,IOC,,50,3\n6,XYZ,2,cancel,,,,,,\n")
+
+
+def _same_as_clean(tmp_path, text, name="orders.csv"):
+    want = obook.match(_write(tmp_path, "clean.csv", HEADER + SPREAD), workers=1)
+    got = obook.match(_write(tmp_path, name, text), workers=1)
+    assert got.events.to_pylist() == want.events.to_pylist() and got.fills.to_pylist() == want.fills.to_pylist()
+
+
+@pytest.mark.parametrize("header", ["Time,Instrument,Order_ID,Action,Side,Type,TIF,Price,Quantity,Owner",
+                                    "TIME, INSTRUMENT, ORDER_ID, ACTION, SIDE, TYPE, TIF, PRICE, QUANTITY, OWNER",
+                                    "time,instrument,order_id,action,side, Type ,TIF,price,quantity,owner"])
+def test_match_header_names_in_other_case_or_padded_read_as_named(tmp_path, header):
+    # a TIF or Type column taken for an unknown one made the IOC a GTC and the market order a limit
+    _same_as_clean(tmp_path, header + "\n" + SPREAD)
+
+
+def test_match_column_given_twice_in_other_case_one_line_error(tmp_path, capsys):
+    orders = _write(tmp_path, "orders.csv", HEADER.rstrip("\n") + ",Price\n" + SPREAD.replace("\n", ",1\n"))
+    assert "'price' given more than once ('price', 'Price')" in cli_error(capsys, "match", orders)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_match_semicolon_or_tab_separated_file_read_as_comma_separated(tmp_path, sep):
+    _same_as_clean(tmp_path, (HEADER + SPREAD).replace(",", sep))
+
+
+def test_match_bom_crlf_quotes_and_whitespace_only_lines_read_as_clean(tmp_path):
+    quoted = "".join('"' + line.replace(",", '","') + '"\r\n' for line in (HEADER + SPREAD).splitlines())
+    _same_as_clean(tmp_path, b"\xef\xbb\xbf" + quoted.encode() + b"  \r\n\t\r\n")
+
+
+def test_match_plus_signed_integers_read_as_unsigned(tmp_path, capsys):
+    text = HEADER + SPREAD.replace(",10010,300,1", ",+10010,+300,+1")
+    _same_as_clean(tmp_path, text)
+
+
+def test_match_header_only_without_line_end_gives_empty_tables(tmp_path):
+    r = obook.match(_write(tmp_path, "orders.csv", HEADER.rstrip("\n")))
+    assert r.fills.num_rows == r.events.num_rows == 0
+
+
+@pytest.mark.parametrize("text, says", [
+    (b"", "it is empty (no header line)"),
+    (b"\n\n", "it is empty (no header line)"),
+    ((HEADER + SPREAD).encode("utf-16"), "UTF-16 text; save it as UTF-8 CSV")])
+def test_match_empty_or_utf16_file_one_line_error(tmp_path, capsys, text, says):
+    assert says in cli_error(capsys, "match", _write(tmp_path, "orders.csv", text))
+
+
+@pytest.mark.parametrize("text, says", [
+    (HEADER + SPREAD.replace("4,XYZ,1,modify,,,,10015,,", "4,XYZ,1,modify,,,,10015,,,"),
+     "row 4: 11 fields where the header has 10"),
+    (HEADER + SPREAD.replace("3,XYZ,,new,buy,limit,IOC,10020,400,3", "\n   \n3,XYZ"),
+     "row 3: 2 fields where the header has 10"),
+    (HEADER + SPREAD.replace(",300,1", ",300," + "9" * 5000), "row 1: owner is out of range (64-bit integers)"),
+    ((HEADER + SPREAD).encode().replace(b"2,XYZ", b"2,XY\xe9"), "row 2: instrument is not UTF-8 text: b'XY\\xe9'")])
+def test_match_unreadable_row_one_line_error_names_row(tmp_path, capsys, text, says):
+    assert says in cli_error(capsys, "match", _write(tmp_path, "orders.csv", text))
+
+
+def test_match_line_longer_than_a_read_block_read_as_clean(tmp_path):
+    lines = (HEADER + SPREAD).splitlines()
+    text = "\n".join([lines[0] + ",note"] + [line + ",x" for line in lines[1:]]) + "\n"
+    _same_as_clean(tmp_path, text.replace(",x\n", "," + "x" * (3 << 20) + "\n", 1))
+
+
+@pytest.mark.parametrize("value, says", [(float("inf"), "row 2: quantity is not an integer"),
+                                         (1e30, "row 2: quantity is out of range (64-bit integers)")])
+def test_match_parquet_float_quantity_infinite_or_past_64_bits_names_row(tmp_path, capsys, value, says):
+    import pyarrow as pa
+
+    table = pa.table({"instrument": ["AAA", "AAA"], "action": ["new", "new"], "side": ["buy", "sell"],
+                      "price": [100, 100], "quantity": pa.array([5.0, value])})
+    path = tmp_path / "orders.parquet"
+    pq.write_table(table, path)
+    assert says in cli_error(capsys, "match", path)
+
+
+def test_match_string_view_integer_column_read_as_integers(tmp_path):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    clean = _write(tmp_path, "clean.csv", HEADER + SPREAD)
+    table = pcsv.read_csv(clean, convert_options=pcsv.ConvertOptions(
+        column_types={c: pa.string() for c in ("instrument", "quantity")}))
+    table = table.set_column(8, "quantity", table["quantity"].cast(pa.string_view()))
+    want = obook.match(clean, workers=1)
+    assert obook.match(table, workers=1).fills.to_pylist() == want.fills.to_pylist()

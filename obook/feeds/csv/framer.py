@@ -34,6 +34,9 @@ class CsvFramer(Framer):
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0 and base_seq == 1:
+            error = self._header_misread(bytes(buf[:512]))
+            if error is not None:
+                return FrameResult(0, 0, error=error)
             error = self._check_header(bytes(buf[:512]), final)
             if error is not None:
                 return FrameResult(0, 0, error=error) if final else FrameResult(0, 0)
@@ -66,6 +69,25 @@ class CsvFramer(Framer):
         return TruncatedFeedError(self.path, line, byte_offset + start,
                                   f"the last line is cut: it has {fields} of {whole} fields and no line end",
                                   unit=self.unit)
+
+    def _header_misread(self, head: bytes):
+        """The error of a line 1 whose rows would be misread: an order line (a file without
+        its header: the replay would skip that order), or a header naming the six columns
+        in another order (the columns are read by place, not by name). Else None."""
+        line, nl, _ = head.partition(b"\n")
+        if not nl and len(head) == 512:
+            return None                 # a header longer than 512 bytes: not checked
+        line = line.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
+        fields = [f.strip().lower() for f in line.split(b",")]
+        if len(fields) >= FIELDS and fields[0].isdigit():
+            return FeedError(self.path, 1, f"an order line, not the header ({HEADER}) a CSV order "
+                             "feed starts with", unit=self.unit)
+        names = HEADER.lower().encode().split(b",")
+        if set(names) <= set(fields) and fields[:FIELDS] != names:
+            shown = line.decode("utf-8", "replace")[:120]
+            return FeedError(self.path, 1, f"the header {shown!r} names the columns in another order: a CSV "
+                             f"order feed's columns are read by place, {HEADER}", unit=self.unit)
+        return None
 
     def _check_header(self, head: bytes, final: bool):
         """Line 1 is a header the replay skips. With fewer than the six columns of

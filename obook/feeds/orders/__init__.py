@@ -19,7 +19,10 @@ owner      optional integer (0 / empty: none), for self-trade prevention
 ========== ======================================================================
 
 A modify may carry its new values in ``new_price`` / ``new_quantity`` instead.
-Values are case-insensitive. A row that cannot be read (a text where an integer
+Values are case-insensitive; column names are matched without case or surrounding
+spaces. Integers may carry a sign, not a decimal point, an exponent or separators. CSV:
+UTF-8, comma-separated (a header with no comma but semicolons or tabs gives the
+separator); blank and whitespace-only lines are skipped and not counted as rows. A row that cannot be read (a text where an integer
 belongs, an unknown action) is a :class:`obook.errors.FeedError` naming the row; an
 instruction that is readable but wrong (zero quantity, price off the tick, unknown
 order) is the engine's business: a ``rejected`` event.

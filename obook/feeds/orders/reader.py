@@ -115,17 +115,118 @@ def _read_path(path: str) -> pa.Table:
                 return ipc.open_file(path).read_all()
             except pa.ArrowInvalid:
                 return ipc.open_stream(path).read_all()
-        import pyarrow.csv as pcsv
-        # only an empty field is null: an instrument named NA, nan or null stays a name
-        table = pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
-            column_types={c: pa.string() for c in COLUMNS}, strings_can_be_null=True, null_values=[""]))
-        table.column_names           # noqa: B018 - decodes the header (UTF-8) here
-        return table
+        return _read_csv(path)
     except UnicodeDecodeError as e:
         raise ObookError(f"{path}: cannot read the order file: not UTF-8 text (byte {e.start} of a "
                          f"column name)") from e
     except (pa.ArrowInvalid, OSError) as e:
         raise ObookError(f"{path}: cannot read the order file: {e}") from e
+
+
+def column_key(name: str) -> str:
+    """The column a header name means: names are matched without case or surrounding spaces."""
+    return name.strip().lower()
+
+
+def _read_csv(path: str) -> pa.Table:
+    """A CSV order file as a table: the known columns as text (only an empty field is null:
+    an instrument named NA, nan or null stays a name), the others as pyarrow infers them.
+    Comma-separated; a header without a comma but with semicolons or tabs gives the
+    separator. Whitespace-only lines are skipped as blank ones are; a line of another
+    number of fields than the header, or a value that is not UTF-8, is an error naming
+    its row."""
+    import pyarrow.csv as pcsv
+
+    with open(path, "rb") as f:
+        if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+            raise ObookError(f"{path}: cannot read the order file: UTF-16 text; save it as UTF-8 CSV")
+    with pa.input_stream(path, compression="detect") as f:
+        head = f.read(1 << 16)
+    if not head.strip():
+        raise ObookError(f"{path}: cannot read the order file: it is empty (no header line)")
+    line, nl, _ = head.lstrip(b"\r\n").partition(b"\n")     # (empty lines before it are skipped)
+    # the header from its own line (a header alone without a line end is one too)
+    first = pa.py_buffer(line + b"\n") if nl or len(head) < 1 << 16 else path
+    source = path if nl or len(head) == 1 << 16 else first
+    names = _bigger_blocks(lambda block: _header(first, pcsv, ",", block))
+    delimiter = ","
+    if len(names) == 1 and (";" in names[0] or "\t" in names[0]):
+        delimiter = max((";", "\t"), key=names[0].count)
+        names = _bigger_blocks(lambda block: _header(first, pcsv, delimiter, block))
+    convert = pcsv.ConvertOptions(column_types={n: pa.string() for n in names if column_key(n) in COLUMNS},
+                                  strings_can_be_null=True, null_values=[""], check_utf8=False)
+    table, bad = _bigger_blocks(lambda block: _csv_rows(source, pcsv, delimiter, convert, block, True))
+    if bad:     # once more in one thread, where pyarrow knows the row numbers
+        _, (row, skipped) = _bigger_blocks(lambda block: _csv_rows(source, pcsv, delimiter, convert, block, False))
+        number = None if row.number is None else \
+            row.number - 1 - sum(1 for s in skipped if s is not None and s < row.number)
+        raise FeedError(path, number, f"{row.actual_columns} field{'s' if row.actual_columns != 1 else ''} "
+                        f"where the header has {row.expected_columns}", unit=UNIT)
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_string(column.type):
+            _check_utf8(path, name, column)
+    return table
+
+
+def _bigger_blocks(read):
+    """``read(block_size)``, again with bigger blocks while a line is longer than one."""
+    block = 1 << 20
+    while True:
+        try:
+            return read(block)
+        except pa.ArrowInvalid as e:
+            if "straddling object" not in str(e) or block >= 1 << 30:
+                raise
+            block <<= 4
+
+
+def _header(source, pcsv, delimiter: str, block: int) -> list:
+    """The column names of line 1, read by pyarrow as the rows will be."""
+    with pcsv.open_csv(source, parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=_skip),
+                       read_options=pcsv.ReadOptions(block_size=block)) as reader:
+        return reader.schema.names
+
+
+def _skip(row):
+    return "skip"
+
+
+def _csv_rows(source, pcsv, delimiter: str, convert, block: int, threads: bool):
+    """(table, None), or (None, (the first line of another number of fields than the
+    header, the numbers of the whitespace-only lines skipped))."""
+    skipped, bad = [], []
+
+    def invalid(row):
+        if not row.text.strip():
+            skipped.append(row.number)
+            return "skip"
+        bad.append(row)
+        return "error"
+
+    try:
+        return pcsv.read_csv(source, convert_options=convert,
+                             read_options=pcsv.ReadOptions(use_threads=threads, block_size=block),
+                             parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid)), None
+    except pa.ArrowInvalid:
+        if not bad:
+            raise
+        return None, (bad[0], skipped)
+
+
+def _check_utf8(path: str, name: str, column: pa.ChunkedArray):
+    start = 0
+    for chunk in column.chunks:
+        try:
+            chunk.validate(full=True)
+        except pa.ArrowInvalid:
+            for i, v in enumerate(chunk.cast(pa.binary()).to_pylist()):
+                try:
+                    if v is not None:
+                        v.decode()
+                except UnicodeDecodeError:
+                    raise FeedError(path, start + i + 1, f"{name} is not UTF-8 text: {v[:40]!r}",
+                                    unit=UNIT) from None
+        start += len(chunk)
 
 
 def to_table(source) -> pa.Table:
@@ -167,6 +268,8 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
     col = table.column(column)
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
+    if pa.types.is_string_view(col.type):
+        col = col.cast(pa.string())
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         empty = _numpy(pc.utf8_length(pc.utf8_trim_whitespace(col))) == 0       # (no Python scalars:
         col = pc.if_else(pa.array(empty), pa.nulls(n, col.type), col)            # they import pandas)
@@ -177,16 +280,23 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         text = pc.utf8_trim_whitespace(col.filter(col.is_valid()))
         try:
             out[present] = _numpy(pc.cast(text, pa.int64()))
-        except pa.ArrowInvalid:         # more than 64 bits
+        except pa.ArrowInvalid:         # a plus sign (Arrow's cast takes none), or more than 64 bits
+            text = pc.replace_substring_regex(text, r"^\+", "")
+            try:
+                out[present] = _numpy(pc.cast(text, pa.int64()))
+                return out, present
+            except pa.ArrowInvalid:
+                pass
             big = np.zeros(n, bool)
-            big[np.flatnonzero(present)] = [not -(1 << 63) <= int(v) < (1 << 63) for v in text.to_pylist()]
+            big[np.flatnonzero(present)] = [not _fits_int64(v) for v in text.to_pylist()]
             rows.fail(big, f"{column} is out of range (64-bit integers)")
             raise
         return out, present
     if pa.types.is_floating(col.type):
         f = _numpy(col.cast(pa.float64()), np.nan)
         present = ~np.isnan(f)
-        rows.fail(present & (f != np.round(f)), f"{column} is not an integer")
+        rows.fail(present & ((f != np.round(f)) | np.isinf(f)), f"{column} is not an integer")
+        rows.fail(present & ((f < -2.0 ** 63) | (f >= 2.0 ** 63)), f"{column} is out of range (64-bit integers)")
         return np.where(present, f, 0).astype(np.int64), present
     if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
         present = _numpy(col.is_valid())
@@ -195,6 +305,11 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
             rows.fail(big, f"{column} is out of range (64-bit integers)")
         return _numpy(col.cast(pa.int64())), present
     raise ObookError(f"{rows.name}: column {column} has type {col.type}, not integers")
+
+
+def _fits_int64(text: str) -> bool:
+    digits = text.lstrip("-").lstrip("0")
+    return len(digits) <= 19 and -(1 << 63) <= int(text) < (1 << 63)      # (no int() of thousands of digits)
 
 
 def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int | None):
@@ -224,10 +339,13 @@ def read_orders(source, *, name: str | None = None) -> Orders:
     name = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<orders>")
     rows = _Rows(name)
     n = table.num_rows
-    twice = sorted({c for c in table.column_names if table.column_names.count(c) > 1})
+    keys = [column_key(c) if column_key(c) in COLUMNS else c for c in table.column_names]
+    twice = sorted({c for c in keys if keys.count(c) > 1})
     if twice:
+        given = [repr(c) for c, k in zip(table.column_names, keys) if k in twice]
         raise ObookError(f"{name}: the column{'s' if len(twice) > 1 else ''} {', '.join(map(repr, twice))} "
-                         "given more than once")
+                         f"given more than once ({', '.join(given)})")
+    table = table.rename_columns(keys)
     for need in ("instrument", "action"):
         if need not in table.column_names:
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)})")
