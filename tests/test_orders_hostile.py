@@ -242,3 +242,14 @@ def test_match_string_view_integer_column_read_as_integers(tmp_path):
     table = table.set_column(8, "quantity", table["quantity"].cast(pa.string_view()))
     want = obook.match(clean, workers=1)
     assert obook.match(table, workers=1).fills.to_pylist() == want.fills.to_pylist()
+
+
+def test_orders_column_close_to_a_known_one_warns_naming_it(tmp_path, caplog):
+    from obook.feeds.orders import read_orders
+
+    p = tmp_path / "typo.csv"
+    p.write_text("time,instrument,order_id,action,side,type,tif,prce,quantity,note\n"
+                 "1,AAA,1,new,buy,limit,GTC,100,5,mine\n")
+    read_orders(str(p))
+    assert "column 'prce' is not read (did you mean 'price'?)" in caplog.text
+    assert "note" not in caplog.text            # a column of the user's own passes quietly

@@ -307,6 +307,21 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
     raise ObookError(f"{rows.name}: column {column} has type {col.type}, not integers")
 
 
+def _warn_near_misses(name: str, columns) -> None:
+    """A column obook does not read whose name is close to one it does (``prce``, ``quantiy``)
+    and that is not given too: a warning, since its values are not read (other columns are
+    the user's own and pass quietly)."""
+    import difflib
+    import logging
+
+    for c in columns:
+        if c in COLUMNS:
+            continue
+        near = difflib.get_close_matches(column_key(c), list(COLUMNS), n=1, cutoff=0.75)
+        if near and near[0] not in columns:
+            logging.getLogger("obook").warning("%s: column %r is not read (did you mean %r?)", name, c, near[0])
+
+
 def _fits_int64(text: str) -> bool:
     digits = text.lstrip("-").lstrip("0")
     return len(digits) <= 19 and -(1 << 63) <= int(text) < (1 << 63)      # (no int() of thousands of digits)
@@ -346,6 +361,7 @@ def read_orders(source, *, name: str | None = None) -> Orders:
         raise ObookError(f"{name}: the column{'s' if len(twice) > 1 else ''} {', '.join(map(repr, twice))} "
                          f"given more than once ({', '.join(given)})")
     table = table.rename_columns(keys)
+    _warn_near_misses(name, table.column_names)
     for need in ("instrument", "action"):
         if need not in table.column_names:
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)})")
