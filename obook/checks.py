@@ -108,6 +108,14 @@ def check_names(name: str, value, whole: str = "a name or a list of names", item
     return items
 
 
+def check_progress(progress) -> None:
+    """``progress``: None or a function of the bytes of the feed read so far."""
+    from .errors import ObookError
+
+    if progress is not None and not callable(progress):
+        raise ObookError(f"progress must be a function of the bytes read, not {progress!r}")
+
+
 def check_workers(workers, default: int | None = None) -> int | None:
     """``workers`` of a front end: None (``default``), or a whole number from 1 to 64."""
     from .errors import ObookError

@@ -101,11 +101,16 @@ def output_folder(outdir: str | Path):
         yield made
     except BaseException:
         if not existed:
-            try:
-                made.rmdir()        # only an empty folder: whatever the block kept stays
-            except OSError:
-                pass
+            remove_if_empty(made)
         raise
+
+
+def remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` (one a failed run made) when nothing was kept in it."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def output_kind(path: Path) -> str:

@@ -188,11 +188,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
-    from .checks import check_feed_path, check_format_name, check_names, check_tickers, check_workers
+    from .checks import check_feed_path, check_format_name, check_names, check_progress, check_tickers, check_workers
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source
-    from .output import make_output_dir
+    from .output import make_output_dir, remove_if_empty
 
     from .feeds.sources import is_stream
 
@@ -207,8 +207,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     tickers = check_tickers(tickers)
     if not isinstance(tables, str):
         tables = check_names("tables", tables)
-    if progress is not None and not callable(progress):
-        raise ObookError(f"progress must be a function of the bytes read, not {progress!r}")
+    check_progress(progress)
     stream = is_stream(feed)
     if stream and not format:
         raise ObookError(f"{getattr(feed, 'name', 'a stream')}: a feed stream needs its format")
@@ -300,10 +299,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         for w in writers.values():
             w.discard()
         if made:        # a folder this call made and nothing kept in it (Ctrl-C, a full disk) goes
-            try:
-                outdir.rmdir()
-            except OSError:
-                pass
+            remove_if_empty(outdir)
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
             raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise

@@ -173,3 +173,12 @@ def test_backtest_progress_reports_bytes_read_up_to_the_file_size(tmp_path, pipe
                        progress=seen.append)
     assert r.orders.num_rows == 1
     assert seen and seen == sorted(seen) and seen[-1] == os.path.getsize(days[0])
+
+
+def test_backtest_progress_not_a_function_is_an_error(tmp_path):
+    import obook
+    from obook.live.cli_run import load_strategy
+
+    strategy, days = _setup(tmp_path)
+    with pytest.raises(ObookError, match="progress must be a function"):
+        obook.backtest(days[0], load_strategy(f"{strategy}:Join"), format="csv", progress=5)

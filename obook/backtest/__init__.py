@@ -242,6 +242,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     """
     from .l2_input import is_l2
 
+    from ..checks import check_progress
+
+    check_progress(progress)
     l2 = is_l2(feed)
     name = feed if isinstance(feed, (str, os.PathLike)) else f"the {type(feed).__name__} given"
     if queue not in (None, "fifo") and not l2:

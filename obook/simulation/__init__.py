@@ -83,7 +83,7 @@ import os
 
 import pyarrow as pa
 
-from ..checks import check_feed_path, check_flag, check_format_name, check_names, check_workers
+from ..checks import check_feed_path, check_flag, check_format_name, check_names, check_progress, check_workers
 from ..errors import FeedError, ObookError
 
 __all__ = ["simulate", "SimResult", "TABLES"]
@@ -152,8 +152,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     day_end = check_flag("day_end", day_end)
     feed_tables = check_names("feed_tables", feed_tables)
     own_tables = check_names("own_tables", own_tables)
-    if progress is not None and not callable(progress):
-        raise ObookError(f"progress must be a function of the bytes read, not {progress!r}")
+    check_progress(progress)
     if isinstance(horizon, bool) or not isinstance(horizon, numbers.Real) or not 0 <= horizon <= 7 * 86_400:
         raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon!r}")
     fmt = resolve_format(format, feed)
