@@ -206,13 +206,9 @@ class Replay:
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
-        except FeedError:
-            if self.observer is not None and self._watcher is None:
-                self._observed_so_far(engine, pending)
-            batch = None  # noqa: F841
-            pending.clear()
-            raise
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, FeedError) and self.observer is not None and self._watcher is None:
+                self._observed_so_far(engine, pending)      # the rows before the bad record
             # the last batch holds the feed error: drop it, or error -> traceback -> this
             # frame -> error is a cycle keeping every array of the replay until a gc run
             batch = None  # noqa: F841
