@@ -704,3 +704,27 @@ def test_worker_whose_parent_died_before_pdeathsig_exits_at_once():
             os._exit(3)                           # still running: the check failed
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("command", ["pipeline", "bbo"])
+def test_cli_ctrl_c_in_any_command_says_interrupted_and_exits_130(command, tmp_path, monkeypatch, capsys):
+    """typer ends a command Ctrl-C interrupted with a silent exit 130; obook says so in one line."""
+    import obook.engine.replay
+    import obook.pipelines
+    from obook import interrupts
+
+    from cli_support import cli_run
+
+    def ctrl_c(*args, **kwargs):
+        interrupts.interrupted(signal.SIGINT, sys._getframe())
+
+    toml = tmp_path / "p.toml"
+    toml.write_text('[source]\ndirectory = "."\nglob = "*.itch"\n[convert]\ntables = ["bbo"]\n'
+                    '[dataset]\npath = "ds"\n')
+    feed = tmp_path / "day.itch"
+    feed.write_bytes(b"")
+    monkeypatch.setattr(obook.pipelines, "run", ctrl_c)
+    monkeypatch.setattr(obook.engine.replay, "Replay", ctrl_c)
+    args = ("pipeline", "run", toml) if command == "pipeline" else ("bbo", feed, "-o", tmp_path / "o.parquet")
+    code, err = cli_run(capsys, *args)
+    assert code == 130 and err.strip().endswith("interrupted") and "Traceback" not in err, (code, err)

@@ -122,6 +122,11 @@ def main() -> None:
         build(command if command in COMMANDS else None)()
     except KeyboardInterrupt:
         _interrupted(signal.SIGINT)
+    except SystemExit as e:
+        # typer ends a command that Ctrl-C interrupted with a silent exit 130
+        if e.code == 130 and interrupts.raised == signal.SIGINT:
+            _interrupted(signal.SIGINT)
+        raise
     except Exception as e:
         if interrupts.raised is not None:
             # the interrupt, replaced on its way out by a library's own error (DuckDB stops a
