@@ -185,6 +185,18 @@ def test_match_bom_crlf_quotes_and_whitespace_only_lines_read_as_clean(tmp_path)
     _same_as_clean(tmp_path, b"\xef\xbb\xbf" + quoted.encode() + b"  \r\n\t\r\n")
 
 
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_match_separator_only_lines_skipped_as_blank_ones(tmp_path, capsys, sep):
+    """Spreadsheets export ',,,,' lines below (or between) the data: skipped, and the rows
+    after them counted without them."""
+    lines = (HEADER + SPREAD).replace(",", sep).splitlines()
+    width = lines[0].count(sep)
+    text = "\n".join([lines[0], sep * width, *lines[1:], f" {sep} " * 2, sep * width, ""])
+    _same_as_clean(tmp_path, text)
+    bad = text.replace("IOC" + sep + "10020", "IOC" + sep + "x")
+    assert "row 3: price is not an integer" in cli_error(capsys, "match", _write(tmp_path, "bad.csv", bad))
+
+
 def test_match_plus_signed_integers_read_as_unsigned(tmp_path, capsys):
     text = HEADER + SPREAD.replace(",10010,300,1", ",+10010,+300,+1")
     _same_as_clean(tmp_path, text)

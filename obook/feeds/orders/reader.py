@@ -165,7 +165,20 @@ def _read_csv(path: str) -> pa.Table:
     for name, column in zip(table.column_names, table.columns):
         if pa.types.is_string(column.type):
             _check_utf8(path, name, column)
-    return table
+    return _without_empty_rows(table)
+
+
+def _without_empty_rows(table: pa.Table) -> pa.Table:
+    """The rows with a value: a line of separators and spaces only (',,,,', as spreadsheets
+    export below their data) is skipped as a blank line is."""
+    empty = np.ones(table.num_rows, bool)
+    for column in table.columns:
+        if pa.types.is_string(column.type):
+            column = pc.utf8_length(pc.utf8_trim_whitespace(column))
+            empty &= _numpy(column, 0) == 0
+        else:
+            empty &= ~_numpy(column.is_valid())
+    return table.filter(pa.array(~empty)) if empty.any() else table
 
 
 def _bigger_blocks(read):
@@ -197,7 +210,7 @@ def _csv_rows(source, pcsv, delimiter: str, convert, block: int, threads: bool):
     skipped, bad = [], []
 
     def invalid(row):
-        if not row.text.strip():
+        if not row.text.replace(delimiter, "").strip():
             skipped.append(row.number)
             return "skip"
         bad.append(row)
