@@ -254,3 +254,33 @@ def test_zip_damaged_member_one_line_error_not_a_traceback(tmp_path, damage):
     assert "damaged zip archive" in line
     with pytest.raises(ObookError, match="damaged zip archive"):
         obook.bbo(path, workers=1, format="itch").read_all()
+
+
+@pytest.mark.parametrize("change", ["truncated", "appended"])
+def test_trades_file_changed_between_break_pass_and_replay_error_names_file(tmp_path, monkeypatch, change):
+    """The trades' breaks are read in a first pass over the file: a file written to before
+    the replay reads it again would give its trades another file's breaks (a file cut to 0
+    bytes gave 0 rows and only a 'no records' warning)."""
+    import obook.engine.replay as replay_module
+    from frontend_feeds import write_generated_feed
+
+    feed = write_generated_feed(tmp_path / "day.itch", 20_000, stocks=5)
+    real_load = replay_module.load
+
+    def load(name):
+        fn = real_load(name)
+        if "prepass" not in name and "break" not in name:
+            return fn
+
+        def first_pass(*args, **kwargs):
+            found = fn(*args, **kwargs)
+            data = feed.read_bytes()
+            first = data[:2 + int.from_bytes(data[:2], "big")]     # the first message, again
+            feed.write_bytes(b"" if change == "truncated" else data + first)
+            return found
+        return first_pass
+
+    monkeypatch.setattr(replay_module, "load", load)
+    _, error = batches_until_error(obook.trades(feed, workers=1))
+    assert error is not None and "changed while it was read" in str(error) and str(feed) in str(error), error
+    assert ("then 0)" if change == "truncated" else "bytes, then") in str(error)

@@ -14,7 +14,7 @@ import pyarrow as pa
 from .._kernels.layout import EV_WIDTH, WANT_NO_BBO, WANT_QUEUE
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
-from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name
+from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name, source_paths
 from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
 from .cores import SMALL_FEED, default_workers  # noqa: F401 - part of this module's interface
@@ -39,6 +39,14 @@ def ticker_tuple(tickers) -> tuple[str, ...] | None:
     if not chosen:
         raise ObookError("tickers: no ticker given")
     return chosen
+
+
+def file_stamps(source) -> list:
+    """Each file's (size, modification time) ([] for a stream; None for a file gone)."""
+    try:
+        return [(st.st_size, st.st_mtime_ns) for st in map(os.stat, source_paths(source))]
+    except OSError:
+        return [None] * len(source_paths(source))
 
 
 class Replay:
@@ -156,11 +164,12 @@ class Replay:
         self._pool = ColumnPool()
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}
-        breaks = None
+        breaks = stamps = None
         merge = load(fmt.merge) if fmt.merge else None
         # a trade's break comes later: the format's prepass reads them first (a file only)
         if fmt.prepass and "trades" in self.tables and self.find_breaks and not is_stream(self.source):
             phase = (lambda pos: self.progress(pos, "finding trade breaks")) if self.progress else None
+            stamps = file_stamps(self.source)
             breaks = load(fmt.prepass)(self.source, fmt.framer_class()(self.path, self.on_error), phase)
             if self.progress:
                 self.progress(0, "replaying")
@@ -193,6 +202,8 @@ class Replay:
                 yield from self._finish(engine, pending.popleft(), tickers, breaks)
             counts = engine.finish()
             self.observed = engine.observed if self._watcher is None else [self._watcher.finish()]
+            if stamps is not None:
+                self._check_unchanged(stamps)
             for name, n in framer.skipped.items():
                 counts[name] = counts.get(name, 0) + n
             self.stats["skipped"] = counts
@@ -207,7 +218,8 @@ class Replay:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
         except BaseException as e:
-            if isinstance(e, FeedError) and self.observer is not None and self._watcher is None:
+            if isinstance(e, FeedError) and self.observer is not None and self._watcher is None \
+                    and not self.observed:
                 self._observed_so_far(engine, pending)      # the rows before the bad record
             # the last batch holds the feed error: drop it, or error -> traceback -> this
             # frame -> error is a cycle keeping every array of the replay until a gc run
@@ -231,6 +243,16 @@ class Replay:
         except Exception as e:  # noqa: BLE001
             log.debug("%s: no observer rows after the bad record: %s", self.path, e)
             self.observed = []
+
+    def _check_unchanged(self, stamps: list) -> None:
+        """The files read twice (the trade breaks, then the replay) are the ones read first: a
+        file written to between the passes would give trades the breaks of another file."""
+        now = file_stamps(self.source)
+        if now != stamps:
+            changed = [f"{p} ({a[0]:,} bytes, then {'gone' if b is None else f'{b[0]:,}'})"
+                       for p, a, b in zip(source_paths(self.source), stamps, now) if a != b]
+            raise FeedError(self.path, None, f"the file changed while it was read: {', '.join(changed)}; "
+                            "the rows so far are delivered, but replay a file once it is complete")
 
     def _check_tickers(self, tickers: Tickers) -> None:
         """A selected ticker the feed never named (no directory message, no row)."""
