@@ -28,11 +28,16 @@ __all__ = ["analytic", "spread_table", "twas_table", "grid_table"]
 _KEYS = ("seq", "time", "ticker", "timestamp")
 
 
-def _decimal(unscaled: np.ndarray, valid: np.ndarray, precision: int, scale: int) -> pa.Array:
-    """An exact decimal array from int64 unscaled values (``valid`` False: null)."""
+def _decimal(unscaled, valid: np.ndarray, precision: int, scale: int) -> pa.Array:
+    """An exact decimal array from unscaled values: int64, or Python ints (``valid`` False: null)."""
     words = np.empty((len(unscaled), 2), np.int64)
-    words[:, 0] = unscaled
-    words[:, 1] = unscaled >> 63
+    if isinstance(unscaled, np.ndarray):
+        words[:, 0] = unscaled
+        words[:, 1] = unscaled >> 63
+    else:           # two's complement 128-bit words of each int
+        low = [v & 0xFFFF_FFFF_FFFF_FFFF for v in unscaled]
+        words[:, 0] = np.array(low, np.uint64).view(np.int64)
+        words[:, 1] = np.array([v >> 64 for v in unscaled], np.int64)
     mask = pa.array(~valid) if not valid.all() else None
     nulls = int((~valid).sum())
     bitmap = pc.invert(mask).buffers()[1] if mask is not None else None
@@ -58,9 +63,13 @@ def spread_table(bbo: pa.Table, price_scale: int) -> pa.Table:
     bid, bid_ok = _ints(bbo.column("bid_px"))
     ask, ask_ok = _ints(bbo.column("ask_px"))
     both = bid_ok & ask_ok
-    with np.errstate(over="raise"):
+    top = max([abs(int(x)) for a in (bid, ask) if len(a) for x in (a.min(), a.max())], default=0)
+    if 2 * top * nano * 5 < 1 << 63:        # numpy's int64 arithmetic wraps silently: only when it fits
         diff = (ask - bid) * nano
         mid = (ask + bid) * (nano * 5)
+    else:                                    # prices near 2^63 units: Python ints, exact
+        diff = [(a - b) * nano for a, b in zip(ask.tolist(), bid.tolist())]
+        mid = [(a + b) * nano * 5 for a, b in zip(ask.tolist(), bid.tolist())]
     out = bbo.append_column("spread_ticks", pc.subtract(bbo.column("ask_px").cast(pa.int64()),
                                                          bbo.column("bid_px").cast(pa.int64())))
     out = out.append_column("spread", _decimal(diff, both, 38, 9))
@@ -82,7 +91,7 @@ def _by_ticker(bbo: pa.Table):
 
 def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None) -> pa.Table:
     """One row per ticker: the time-weighted average spread (see the module)."""
-    start_time, end_time = _time("start_time", start_time, "twas"), _time("end_time", end_time, "twas")
+    start_time, end_time = _window(start_time, end_time, "twas")
     if bbo.num_rows == 0:
         return _TWAS.empty_table()
     names, code, order = _by_ticker(bbo)
@@ -145,12 +154,21 @@ def _time(name: str, value, table: str) -> int | None:
     return value
 
 
+def _window(start_time, end_time, table: str) -> tuple[int | None, int | None]:
+    """``start_time`` and ``end_time`` checked (see :func:`_time`); both given, the start after
+    the end is an error (an empty window would give rows that say nothing)."""
+    start_time, end_time = _time("start_time", start_time, table), _time("end_time", end_time, table)
+    if start_time is not None and end_time is not None and start_time > end_time:
+        raise ObookError(f"{table}: start_time {start_time} is after end_time {end_time} (feed time units)")
+    return start_time, end_time
+
+
 def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
     """Every ticker's BBO on a regular time grid (see the module)."""
     every = _whole("every", every)
     if every is None or every <= 0:
         raise ObookError(f"bbo_grid: every must be a positive integer, not {every}")
-    start_time, end_time = _time("start_time", start_time, "bbo_grid"), _time("end_time", end_time, "bbo_grid")
+    start_time, end_time = _window(start_time, end_time, "bbo_grid")
     schema = grid_schema(bbo.schema)
     if bbo.num_rows == 0:
         return schema.empty_table()

@@ -119,14 +119,20 @@ def bars(path, interval="1 minute", workers=None, format=None, on_error="raise",
     and ``progress`` as for :class:`obook.engine.replay.Replay`)."""
     from .engine.replay import Replay
 
-    ns = interval_ns(interval)
+    interval_ns(interval)
     replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date,
                     tickers=tickers, unknown_tickers=unknown_tickers, progress=progress)
-    step, rest = divmod(ns, replay.format.time_unit_ns)
+    return bars_table(replay.reader("trades").read_all(), bar_step(interval, replay.format.time_unit_ns))
+
+
+def bar_step(interval, time_unit_ns: int) -> int:
+    """The length of a bar of ``interval`` in feed time units (``time_unit_ns`` ns each): an
+    interval that is not a whole number of them is an error."""
+    step, rest = divmod(interval_ns(interval), time_unit_ns)
     if step == 0 or rest:       # a bar of 100 us on a feed of ms times would be a bar of 1 ms
         raise ObookError(f"interval {interval!r} is not a whole number of the feed's time unit "
-                         f"({_unit_text(replay.format.time_unit_ns)})")
-    return bars_table(replay.reader("trades").read_all(), step)
+                         f"({_unit_text(time_unit_ns)})")
+    return step
 
 
 def _unit_text(ns: int) -> str:

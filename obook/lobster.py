@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import is_whole
 from .errors import ObookError, OutputError
 from .lobster_rows import DUMMY_ASK, DUMMY_BID
 from .tempfiles import remove_quietly, temp_path
@@ -91,16 +92,20 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     tickers = list(dict.fromkeys(t for t in tickers if t))
     if not tickers:
         raise ObookError("no tickers asked for")
-    if not 1 <= levels <= MAX_LEVELS:
-        raise ObookError(f"levels must be between 1 and {MAX_LEVELS}, not {levels}")
+    if not is_whole(levels) or not 1 <= levels <= MAX_LEVELS:
+        raise ObookError(f"levels must be a whole number from 1 to {MAX_LEVELS}, not {levels!r}")
+    levels = int(levels)
+    start_ms, end_ms = _window(start_ms, end_ms)
     if style not in STYLES:
         raise ObookError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     from .feeds import resolve_format
+    from .feeds.sources import source_name
 
-    fmt = resolve_format(None, feed) if Path(feed).is_file() else None   # (a missing file: the replay says so)
-    if fmt is not None and "trading_actions" not in fmt.side_tables:   # LOBSTER's halts are trading actions
-        raise ObookError(f"{feed}: LOBSTER output needs an ITCH feed (with trading actions), "
-                         f"not a {fmt.name} feed")
+    # a tuple is one feed in pieces (a capture's lines A and B); a missing file: the replay says so
+    fmt = resolve_format(None, feed) if isinstance(feed, tuple) or Path(feed).is_file() else None
+    if fmt is not None and not _lobster_units(fmt):
+        raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions, prices "
+                         f"in 1/10000 and times in ns since midnight), not a {fmt.name} feed")
     day = session_date(feed, date)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
@@ -118,6 +123,29 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
                 reader.close()
             except Exception:  # noqa: BLE001 - closing after a failure; the first error wins
                 pass
+
+
+def _window(start_ms, end_ms) -> tuple[int, int]:
+    """``start_ms`` and ``end_ms``: whole ms after midnight, ``0 <= start_ms < end_ms <= 24:00`` (they
+    are part of the file names; an empty window would write empty files)."""
+    for name, value in (("start_ms", start_ms), ("end_ms", end_ms)):
+        if not is_whole(value) or not 0 <= value <= _MAX_MS:
+            raise ObookError(f"{name} must be a whole number of ms after midnight from 0 to {_MAX_MS}, "
+                             f"not {value!r}")
+    if start_ms >= end_ms:
+        raise ObookError(f"start_ms {start_ms} must be before end_ms {end_ms} (ms after midnight)")
+    return int(start_ms), int(end_ms)
+
+
+#: the latest window end: 24:00 (an ITCH time is before it)
+_MAX_MS = 86_400_000
+
+
+def _lobster_units(fmt) -> bool:
+    """LOBSTER's files are ITCH's units: prices x10000, times ns after midnight; its halts are
+    the format's trading actions."""
+    return ("trading_actions" in fmt.side_tables and fmt.price_scale == 4 and fmt.time_unit_ns == 1
+            and not fmt.epoch)
 
 
 def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress) -> dict:

@@ -5,3 +5,11 @@ CREATE OR REPLACE TEMP MACRO __obook_feed_time(value, what) AS
          WHEN TRY_CAST(value AS UBIGINT) = TRY_CAST(value AS DOUBLE) THEN TRY_CAST(value AS UBIGINT)
          ELSE error(what || ' must be a whole number, at least 0, not ' || CAST(value AS VARCHAR))
     END;
+-- __obook_window(first_time, last_time, what): both feed times given (see __obook_feed_time), the
+-- first after the last is an error naming the macro (``what``); else true.
+CREATE OR REPLACE TEMP MACRO __obook_window(first_time, last_time, what) AS
+    CASE WHEN first_time IS NOT NULL AND last_time IS NOT NULL AND first_time > last_time
+         THEN error(what || ': start_time ' || CAST(first_time AS VARCHAR) || ' is after end_time '
+                    || CAST(last_time AS VARCHAR) || ' (feed time units)')
+         ELSE true
+    END;

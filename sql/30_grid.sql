@@ -21,13 +21,16 @@ WITH b AS MATERIALIZED (
                    tickers := tickers, prices := prices, filename := true) AS q
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),
-step AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
+given AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
     SELECT CASE WHEN TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS UBIGINT) = TRY_CAST(every AS DOUBLE)
                 THEN TRY_CAST(every AS UBIGINT)
                 ELSE error('obook_bbo_grid: every must be a positive integer, not ' || coalesce(CAST(every AS VARCHAR), 'NULL'))
            END AS every,
            __obook_feed_time(start_time, 'obook_bbo_grid: start_time') AS first_time,
            __obook_feed_time(end_time, 'obook_bbo_grid: end_time') AS last_time
+),
+step AS (   -- start_time after end_time is an error, not an empty grid
+    SELECT * FROM given WHERE __obook_window(first_time, last_time, 'obook_bbo_grid')
 ),
 bounds AS (
     SELECT quote_file AS file,

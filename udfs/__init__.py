@@ -10,7 +10,8 @@ function                                   returns          meaning
 price_scale BIGINT)``                                       currency, exactly (``price_scale``:
                                                             the schema's ``obook.price_scale``)
 ``obook_scaled_ticks(price DECIMAL,        ``BIGINT``       currency to the feed's integer price
-price_scale BIGINT)``                                       (rounded half to even to a unit)
+price_scale BIGINT)``                                       (rounded half to even to a unit,
+                                                            once: up to 18 decimals are taken)
 ``obook_time_of_day(ns UBIGINT)``          ``TIME``         ns since midnight; TIME has
                                                             microseconds, so the ns are truncated
 ``obook_time_of_day_ms(ms UBIGINT)``       ``TIME``         CSV feed time (ms since midnight)
@@ -43,7 +44,9 @@ class ScalarUdf:
 
 FUNCTIONS: tuple[ScalarUdf, ...] = (
     ScalarUdf("obook_scaled_price", obook_price, ("BIGINT", "BIGINT"), "DECIMAL(38,9)"),
-    ScalarUdf("obook_scaled_ticks", obook_ticks, ("DECIMAL(38,9)", "BIGINT"), "BIGINT"),
+    # 18 decimals: a value between two of 9 decimals (a Databento mid, DECIMAL(38,10)) reaches the
+    # UDF unrounded, so it is rounded once, half to even; 20 integer digits hold every BIGINT price
+    ScalarUdf("obook_scaled_ticks", obook_ticks, ("DECIMAL(38,18)", "BIGINT"), "BIGINT"),
     ScalarUdf("obook_time_of_day", obook_time_of_day, ("UBIGINT",), "TIME"),
     ScalarUdf("obook_time_of_day_ms", obook_time_of_day_ms, ("UBIGINT",), "TIME"),
 )

@@ -51,7 +51,7 @@ OPTIONS = {o.name: o for o in (
     Option("start_time", None, "UBIGINT", "the window's (grid's) first time, feed time units (default: the "
                                           "feed's first)"),
     Option("end_time", None, "UBIGINT", "the window's (grid's) last time, feed time units (default: the "
-                                        "feed's last BBO time)"),
+                                        "feed's last BBO time); before start_time is an error"),
 )}
 
 #: options every table takes
@@ -113,7 +113,9 @@ _CORE = (
     Table("twas", "One row per ticker: the time-weighted average spread (`twas_ticks`, and `twas` in the "
                   "currency), `quoted_time` with both sides quoted, `updates`, min and max spread. Each row's "
                   "spread holds until the ticker's next row, the last until `end_time` (default: the feed's "
-                  "last BBO time). In DuckDB: the SQL macro `obook_twas`.", "analytics",
+                  "last BBO time). A crossed book (a call auction's) counts as it is, a negative spread, and a "
+                  "break as the spread it leaves: `start_time` / `end_time` keep to continuous trading. In "
+                  "DuckDB: the SQL macro `obook_twas`.", "analytics",
           ("start_time", "end_time") + REPLAY_OPTIONS, (), (), ("quoted_time",), front_ends=("python", "polars"),
           per_ticker=False),
     Table("bbo_grid", "Every ticker's last BBO at or before each point of a regular grid of `every` feed time "

@@ -82,9 +82,10 @@ def raw_schema(spec, feed, fmt, o) -> pa.Schema:
 
     if spec.source == "replay":
         return _replay(spec, feed, fmt, o).schema(spec.name)
-    if spec.source == "bars":
-        from ..klines import bars_schema
+    if spec.source == "bars":      # the interval checked now, in the feed's time unit
+        from ..klines import bar_step, bars_schema
 
+        bar_step(o["interval"] if o.get("interval") is not None else "1 minute", fmt.time_unit_ns)
         return bars_schema
     if spec.source == "analytics":
         from ..analytics import analytic

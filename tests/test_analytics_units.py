@@ -1,0 +1,196 @@
+"""The analytics' units and options on every front end: windows whose start is after their end,
+bar intervals checked against the feed's time unit when the table is opened, exact spreads at
+any price, currency back to price integers from float prices, LOBSTER's options."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import duckdb
+import numpy as np
+import pytest
+
+import obook
+from obook.errors import ObookError
+
+from cli_support import cli_error
+
+
+def _itch(tmp_path, messages=3000):
+    from obook.gen.itch import write_itch
+
+    path = tmp_path / "01022026.NASDAQ_ITCH50"
+    write_itch(path, messages, 3, seed=5)
+    return path
+
+
+def _csv(tmp_path):
+    from obook.gen.csv import write_csv
+
+    path = tmp_path / "2026-01-02.csv"
+    write_csv(path, 2000, 3, seed=5)
+    return path
+
+
+def _dbn(tmp_path, name, bid, ask):
+    """A Databento day of one instrument: a bid, then an ask (prices in 1e-9 units)."""
+    from obook.gen.databento import MBO_DTYPE, START_NS, write_dbn
+
+    rows = np.zeros(2, dtype=MBO_DTYPE)
+    rows["length"], rows["rtype"], rows["publisher_id"], rows["ts_in_delta"] = 14, 0xA0, 1, 250
+    rows["instrument_id"] = 7
+    rows["ts_event"] = [START_NS + 1000, START_NS + 2000]
+    rows["ts_recv"] = rows["ts_event"] + 1000
+    rows["order_id"], rows["price"], rows["size"], rows["flags"] = [11, 12], [bid, ask], [5, 6], 0x80
+    rows["action"], rows["side"] = np.array([b"A", b"A"]), np.array([b"B", b"A"])
+    rows["sequence"] = [1, 2]
+    path = tmp_path / name
+    write_dbn(path, rows)
+    return path
+
+
+@pytest.fixture()
+def con():
+    c = obook.connect()
+    yield c
+    c.close()
+
+
+def _window(path):
+    times = obook.bbo(path, workers=1).read_all().column("time").to_pylist()
+    return times[len(times) // 3], times[2 * len(times) // 3]
+
+
+# --------------------------------------------------------------------------- windows
+
+
+@pytest.mark.parametrize("table", ["twas", "bbo_grid"])
+def test_window_start_after_end_is_an_obook_error_on_every_front_end(tmp_path, con, capsys, table):
+    path = _itch(tmp_path)
+    early, late = _window(path)
+    args = (10**9,) if table == "bbo_grid" else ()
+    says = f"{table}: start_time {late} is after end_time {early}"
+    with pytest.raises(ObookError, match=says):
+        getattr(obook, table)(path, *args, workers=1, start_time=late, end_time=early)
+    with pytest.raises(ObookError, match=says):
+        getattr(obook, f"scan_{table}")(path, *args, workers=1, start_time=late, end_time=early)
+    sql_args = "".join(f", {a}" for a in args)
+    with pytest.raises(duckdb.Error, match=f"obook_{says}"):
+        con.sql(f"SELECT * FROM obook_{table}('{path}'{sql_args}, start_time := {late}, "
+                f"end_time := {early}, workers := 1)").fetchall()
+    cli = ["--every", 10**9] if table == "bbo_grid" else []
+    err = cli_error(capsys, "table", table, path, "--workers", 1, *cli, "--start-time", late, "--end-time", early)
+    assert says in err
+    err = cli_error(capsys, "sql", f"FROM obook_{table}('{path}'{sql_args}, start_time := {late}, "
+                                   f"end_time := {early}, workers := 1)")
+    assert f"obook_{says}" in err
+
+
+def test_twas_start_after_end_on_a_feed_without_bbo_rows_is_still_an_error(tmp_path, con):
+    from obook.gen.itch import write_itch
+
+    path = tmp_path / "01022026.NASDAQ_ITCH50"
+    write_itch(path, 7, 1)       # the directory and the system events: no book changes
+    assert obook.bbo(path, workers=1).read_all().num_rows == 0
+    with pytest.raises(ObookError, match="twas: start_time 5 is after end_time 3"):
+        obook.twas(path, workers=1, start_time=5, end_time=3)
+    with pytest.raises(duckdb.Error, match="obook_twas: start_time 5 is after end_time 3"):
+        con.sql(f"SELECT * FROM obook_twas('{path}', start_time := 5, end_time := 3)").fetchall()
+
+
+def test_twas_window_of_one_instant_or_in_order_still_gives_rows(tmp_path, con):
+    path = _itch(tmp_path)
+    early, late = _window(path)
+    for t0, t1 in ((early, late), (early, early)):
+        py = obook.twas(path, workers=1, start_time=t0, end_time=t1).read_all().to_pylist()
+        sql = con.sql(f"SELECT * FROM obook_twas('{path}', start_time := {t0}, end_time := {t1}, "
+                      "workers := 1)").to_arrow_table().to_pylist()
+        assert py == sql and len(py) == 3
+
+
+# --------------------------------------------------------------------------- bars
+
+
+@pytest.mark.parametrize("interval", ["100 us", "5 parsecs", 0])
+def test_bars_interval_bad_for_the_feed_is_an_error_when_the_table_is_opened(tmp_path, interval):
+    path = _csv(tmp_path)        # times in ms: a 100 us bar is no whole number of them
+    with pytest.raises(ObookError, match="interval"):
+        obook.bars(path, workers=1, interval=interval)
+    with pytest.raises(ObookError, match="interval"):
+        obook.scan_bars(path, workers=1, interval=interval)
+
+
+def test_bars_interval_of_whole_feed_units_gives_bars_in_them(tmp_path):
+    path = _csv(tmp_path)
+    bars = obook.bars(path, workers=1, interval="250 ms").read_all()
+    assert bars.schema.metadata[b"obook.time_unit"] == b"ms"
+    assert bars.num_rows > 0 and all(s % 250 == 0 for s in bars.column("start").to_pylist())
+
+
+# --------------------------------------------------------------------------- exact prices
+
+
+def test_spread_mid_of_prices_past_int64_products_is_exact_like_sql(tmp_path, con):
+    bid, ask = 10**18, 10**18 + 10          # $1,000,000,000 in Databento's 1e-9 units
+    path = _dbn(tmp_path, "big.dbn", bid, ask)
+    want = (Decimal(ask - bid) / 10**9, Decimal(ask + bid) / 2 / 10**9)
+    rows = obook.spread(path, workers=1).read_all().to_pylist()
+    assert [(r["spread"], r["mid"]) for r in rows if r["ask_px"] is not None] == [want]
+    sql = con.sql(f"SELECT spread, mid FROM obook_spread('{path}') WHERE ask_px IS NOT NULL").fetchall()
+    assert sql == [want]
+
+
+def test_obook_ticks_of_float_prices_gives_the_integers_back(tmp_path, con):
+    path = _itch(tmp_path)
+    got = con.sql(f"SELECT i.bid_px, obook_ticks(f.bid_px, '{path}') FROM obook_bbo('{path}', workers := 1) i "
+                  f"JOIN obook_bbo('{path}', workers := 1, prices := 'float') f USING (seq) "
+                  "WHERE i.bid_px IS NOT NULL").fetchall()
+    assert got and all(a == b for a, b in got)
+
+
+def test_obook_scaled_ticks_of_a_half_unit_past_nine_decimals_rounds_half_to_even(con):
+    got = con.sql("SELECT obook_scaled_ticks(CAST('1.0000000005' AS DECIMAL(38, 10)), 1000000000), "
+                  "obook_scaled_ticks(CAST('1.0000000015' AS DECIMAL(38, 10)), 1000000000)").fetchall()
+    assert got == [(1_000_000_000, 1_000_000_002)]
+
+
+def test_obook_ticks_of_a_databento_mid_rounds_half_to_even(tmp_path, con):
+    path = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_000_000_001)     # mid: half a unit
+    got = con.sql(f"SELECT mid, obook_ticks(mid, '{path}') FROM obook_spread('{path}') "
+                  "WHERE mid IS NOT NULL").fetchall()
+    assert got == [(Decimal("100.0000000005"), 100_000_000_000)]
+
+
+# --------------------------------------------------------------------------- LOBSTER
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    (dict(start_ms=40_000_000, end_ms=35_000_000), "start_ms 40000000 must be before end_ms 35000000"),
+    (dict(start_ms=40_000_000, end_ms=40_000_000), "start_ms 40000000 must be before end_ms 40000000"),
+    (dict(start_ms=-5), "start_ms must be a whole number of ms after midnight"),
+    (dict(start_ms=3.5), "start_ms must be a whole number of ms after midnight"),
+    (dict(end_ms=10**20), "end_ms must be a whole number of ms after midnight"),
+    (dict(levels=True), "levels must be a whole number from 1 to 50, not True"),
+    (dict(levels=2.5), "levels must be a whole number from 1 to 50, not 2.5"),
+])
+def test_lobster_bad_window_or_levels_is_an_error_and_writes_nothing(tmp_path, options, says):
+    from obook.lobster import lobster
+
+    path = _itch(tmp_path, 1500)
+    with pytest.raises(ObookError, match=says):
+        lobster(path, tmp_path / "out", ["AAA"], workers=1, **options)
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+def test_lobster_of_a_capture_as_two_lines_writes_the_days_files(tmp_path):
+    from obook.gen.pcap import write_pcap
+    from obook.lobster import lobster
+
+    day = _itch(tmp_path, 1500)
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    write_pcap(day, a, b, drop=0.0, dup=0.0, reorder=0.0, date="2026-01-02")
+    want = lobster(day, tmp_path / "itch", ["AAA"], workers=1)["AAA"]
+    got = lobster((a, b), tmp_path / "pcap", ["AAA"], workers=1, date="2026-01-02")["AAA"]
+    assert got["rows"] == want["rows"] > 0
+    assert got["message"].read_bytes() == want["message"].read_bytes()
+    assert got["orderbook"].read_bytes() == want["orderbook"].read_bytes()
