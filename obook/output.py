@@ -16,6 +16,14 @@ from .tempfiles import remove_quietly, temp_path
 
 TEXT_COLUMNS = ["time", "ticker", "bid_px", "bid_qty", "ask_px", "ask_qty"]
 _TEXT_OPTIONS = pacsv.WriteOptions(include_header=False, quoting_style="none")
+
+
+def csv_header(names) -> bytes:
+    """A CSV header line of column names, each quoted only when it needs to be (a comma, a
+    quote or a line end in it), as every CSV obook writes has it."""
+    def field(name: str) -> str:
+        return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\r\n') else name
+    return (",".join(map(field, names)) + "\n").encode()
 OUTPUT_KINDS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
                 ".csv": "csv", ".txt": "text"}
 
@@ -221,7 +229,7 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         else:
             with open(tmp, "wb") as f:
                 if kind == "csv":
-                    f.write((",".join(reader.schema.names) + "\n").encode())
+                    f.write(csv_header(reader.schema.names))
                     for batch in reader:
                         pacsv.write_csv(text_safe(batch), f, pacsv.WriteOptions(include_header=False))
                         n += batch.num_rows

@@ -99,7 +99,7 @@ def test_cli_sql_format_csv_and_json_every_row(tiny):
     csv_out = runner.invoke(app, ["sql", q, "--format", "csv", "-n", "1"])
     assert csv_out.exit_code == 0, csv_out.output
     lines = csv_out.stdout.splitlines()
-    assert lines[0] == '"seq","ticker","bid_px"' and len(lines) == len(expected) + 1
+    assert lines[0] == 'seq,ticker,bid_px' and len(lines) == len(expected) + 1
     import json
 
     js = runner.invoke(app, ["sql", q, "--format", "json"])

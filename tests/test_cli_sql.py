@@ -55,7 +55,17 @@ def _piped(*args):
 def test_cli_sql_stdout_a_pipe_prints_csv_every_row(small):
     r = _piped(f"SELECT seq, ticker FROM obook_bbo('{small}') ORDER BY seq")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ['"seq","ticker"'] + [f'{row[0]},"{row[2]}"' for row in SMALL_BBO]
+    assert r.stdout.splitlines() == ['seq,ticker'] + [f'{row[0]},"{row[2]}"' for row in SMALL_BBO]
+
+
+def test_cli_sql_csv_header_on_stdout_same_as_in_a_file_quoted_only_when_needed(tmp_path):
+    query = 'SELECT 1 AS "a,b", 2 AS x, 3 AS "say ""hi"""'
+    header = '"a,b",x,"say ""hi"""'
+    r = _piped(query)
+    assert r.returncode == 0, r.stderr
+    _piped(query, "-o", str(tmp_path / "x.csv"))
+    assert r.stdout.splitlines()[0] == (tmp_path / "x.csv").read_text().splitlines()[0] == header
+    assert _piped(query + " WHERE false").stdout == header + "\n"
 
 
 def test_cli_sql_table_in_a_pipe_unwrapped_one_line_a_row():
@@ -216,7 +226,7 @@ def test_cli_sql_blob_column_prints_as_hex(style):
     assert r.returncode == 0, r.stderr
     assert "53ff00" in r.stdout
     if style == "csv":
-        assert r.stdout.splitlines() == ['"n","raw"', '1,"53ff00"', "2,"]
+        assert r.stdout.splitlines() == ['n,raw', '1,"53ff00"', "2,"]
 
 
 def test_cli_sql_blob_column_into_csv_file_is_hex(app, tmp_path):
@@ -230,7 +240,7 @@ def test_cli_sql_obook_messages_into_a_pipe_prints_every_row(small):
     r = _piped(f"SELECT seq, raw FROM obook_messages('{small}') ORDER BY seq")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == '"seq","raw"' and len(lines) == 1 + _messages_count(small)
+    assert lines[0] == 'seq,raw' and len(lines) == 1 + _messages_count(small)
     assert lines[1].startswith('1,"53')          # message 1: a system event, type 'S'
 
 

@@ -76,22 +76,23 @@ def _write_stdout(reader, style: str) -> int:
     """Every row of the result on stdout as CSV (with a header) or JSON lines."""
     import json
 
-    import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from ..output import text_safe, text_safe_schema
+    from ..output import csv_header, text_safe
 
     out, n, first = sys.stdout.buffer, 0, True
     for batch in reader:
         if style == "csv":
-            pacsv.write_csv(text_safe(batch), out, pacsv.WriteOptions(include_header=first))
+            if first:
+                out.write(csv_header(reader.schema.names))
+            pacsv.write_csv(text_safe(batch), out, pacsv.WriteOptions(include_header=False))
         else:
             text = "".join(json.dumps(row, default=str) + "\n" for row in _printable(batch).to_pylist())
             out.write(text.encode())
         first = False
         n += batch.num_rows
     if first and style == "csv":          # no batch at all: the header alone
-        pacsv.write_csv(pa.Table.from_batches([], schema=text_safe_schema(reader.schema)), out)
+        out.write(csv_header(reader.schema.names))
     out.flush()
     return n
 
