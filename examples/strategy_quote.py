@@ -17,6 +17,12 @@ Live (three terminals, or in the background):
     obook send day.itch --line-a 127.0.0.1:31001 --line-b 127.0.0.1:31002 --request 127.0.0.1:31003 \\
         --drop-a 0.01 --drop-b 0.01 --rate 5000
 
+Backtest (the strategy against a replayed day, its orders in the replayed books; see
+docs/backtesting.md):
+
+    obook backtest examples/data/01022026.NASDAQ_ITCH50.gz --strategy examples/strategy_quote.py:JoinBid \\
+        -k AAA,AAB --order-latency 50000 -o bt
+
 Offline (this script): the same strategy behind a file replay, orders sent to a venue
 started here; prints the orders' count and hash (a live run of the same day sends the same).
 

@@ -48,20 +48,28 @@ class BacktestResult(SimResult):
         self.summary = summary
 
     def write(self, prefix: str, suffix: str = "") -> list[str]:
-        """Each table as Parquet: ``{prefix}.{table}.parquet{suffix}``; returns the paths."""
+        """Each table as Parquet: ``{prefix}.{table}.parquet{suffix}``, all or none (each is
+        written to a temporary name first: a failure, a full disk or Ctrl-C, leaves none of
+        them and no temporary file); returns the paths."""
         import pyarrow.parquet as pq
 
         from ..errors import OutputError
+        from ..tempfiles import remove_quietly, temp_path
 
-        paths = []
-        for name, t in self._tables.items():
-            path = f"{prefix}.{name}.parquet{suffix}"
-            try:
-                pq.write_table(t, path)
-            except OSError as e:
-                raise OutputError(f"{path}: write failed: {e.strerror or e}") from None
-            paths.append(path)
-        return paths
+        staged, path = [], prefix
+        try:
+            for name, t in self._tables.items():
+                path = f"{prefix}.{name}.parquet{suffix}"
+                staged.append((temp_path(path), path))
+                pq.write_table(t, staged[-1][0])
+            for tmp, path in staged:
+                os.replace(tmp, path)
+        except OSError as e:
+            raise OutputError(f"{path}: write failed: {e.strerror or e}") from None
+        finally:
+            for tmp, _ in staged:
+                remove_quietly(tmp)         # (gone once renamed)
+        return [p for _, p in staged]
 
 
 @dataclass
@@ -80,8 +88,31 @@ class CompiledStrategy:
 
 
 def compiled(fn, state=None, tickers=None, on=("bbo",), timer=None, timer_start=None) -> CompiledStrategy:
-    return CompiledStrategy(fn, np.zeros(64, np.int64) if state is None else state,
-                            tuple(tickers) if tickers else None, tuple(on), timer, timer_start)
+    from ..checks import check_names, check_tickers
+
+    tickers = check_tickers(tickers)
+    if isinstance(tickers, str):
+        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
+    return CompiledStrategy(fn, _state_array(state), tuple(tickers) if tickers else None, check_names("on", on),
+                            timer, timer_start)
+
+
+def _state_array(state) -> np.ndarray:
+    """A compiled strategy's scratch array: 64 zeros by default, else whole numbers of 64
+    bits (kept as given when it is an int64 array already: the strategy's own)."""
+    if state is None:
+        return np.zeros(64, np.int64)
+    if isinstance(state, np.ndarray) and state.dtype == np.int64:
+        return state
+    try:
+        a = np.asarray(state)
+        as_int = a.astype(np.int64)
+        ok = a.dtype.kind in "iub" or bool((as_int == a).all())
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ObookError(f"a compiled strategy's state must be whole numbers of 64 bits, not {state!r}"[:300])
+    return as_int
 
 
 def _subscriptions(on, timer) -> int:
@@ -242,10 +273,20 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     """
     from .l2_input import is_l2
 
-    from ..checks import check_progress
+    from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_tickers
+    from .arguments import (check_capital, check_fees, check_on, check_risk, check_seed, check_timer_start,
+                            strategy_object)
 
     check_progress(progress)
+    strategy, tickers = strategy_object(strategy), check_tickers(tickers)
+    check_format_name(format)
+    check_on(on)
+    seed, capital, timer_start = check_seed(seed), check_capital(capital), check_timer_start(timer_start)
+    fees, risk, day_end = check_fees(fees), check_risk(risk), check_flag("day_end", day_end)
+    pipeline = None if pipeline is None else check_flag("pipeline", pipeline)
     l2 = is_l2(feed)
+    if not l2:
+        check_feed_path(feed)
     name = feed if isinstance(feed, (str, os.PathLike)) else f"the {type(feed).__name__} given"
     if queue not in (None, "fifo") and not l2:
         raise ObookError(f"{name}: queue {queue!r} is for L2 inputs (mbp-1 / mbp-10); an order-level feed "
@@ -262,7 +303,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     from ..engine.replay import Replay
     from ..errors import FeedError
     from ..feeds import resolve_format
-    from ..live.risk import RiskGate
+    from .arguments import check_interval
     from .latency import pack
     from .tables import build
     from .worker import BacktestObserver, StrategyError
@@ -275,7 +316,6 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
                                                                       unit_ns)
     if on is not None and not is_compiled:
         sub = (sub & ~3) | _subscriptions((on,), None)
-    risk = risk if risk is not None else RiskGate()
     rk = np.array([risk.max_qty, risk.max_notional, risk.max_orders_per_second, risk.band_bps,
                    1_000_000_000 // unit_ns], np.int64)
     ticks = timer_ticks(period, unit_ns)
@@ -283,22 +323,20 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
         raise ObookError("the strategy is called on timer: give the timer's period (timer= ns)")
     LM, LA, LB = pack((feed_latency, order_latency, response_latency), unit_ns, seed)
     zero = int(LM[0, 0] == 0 and LB[0, 0] == 0)
-    if interval <= 0:
-        raise ObookError(f"interval must be > 0 seconds, not {interval}")
+    interval_ns = check_interval(interval, unit_ns)
     spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
-                ticks, None if t0 is None else int(t0), int(interval * 1e9) // unit_ns,
+                ticks, None if t0 is None else check_timer_start(t0), interval_ns // unit_ns,
                 LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed))
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
                     tickers=spec.tickers, unknown_tickers="warn", rows=False,
                     observe_here=_pipelined(feed, pipeline), progress=progress)
-    fees = fees or Fees()
     try:
         for _ in replay.table_batches():
             pass
     except (StrategyError, FeedError) as e:      # the tables so far (a bad feed record: before it)
         if obs.last is not None:
-            tables, summary = build(obs.last.rows(), fees, unit_ns, int(interval * 1e9), capital)
+            tables, summary = build(obs.last.rows(), fees, unit_ns, interval_ns, capital)
             e.partial = BacktestResult(tables, summary, {})
         raise
     finally:
@@ -308,7 +346,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     if rows.get("unknown_refs"):
         log.warning("the compiled strategy returned %d order(s) whose ref was in use (a new order) or unknown "
                     "(a cancel or modify): not sent; the summary counts them as unknown_refs", rows["unknown_refs"])
-    tables, summary = build(rows, fees, unit_ns, int(interval * 1e9), capital)
+    tables, summary = build(rows, fees, unit_ns, interval_ns, capital)
     stats = dict(replay.stats)
     stats.update(calls=rows["calls"])
     return BacktestResult(tables, summary, stats)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .._kernels.backtest_layout import LO_FILLED, LO_OPEN, LO_PENDING, LO_PRICE, LO_REF, LO_REM, LO_SIDE, LO_STATE, LO_TB
 from .._kernels.simulate_layout import L_COUNT, L_KEY, L_QTY, NONE
+from ..errors import ObookError
 from .orders import OpenOrder
 
 
@@ -19,9 +20,7 @@ class Context:
         self.instrument = None
 
     def _tb(self, instrument):
-        if instrument is None:
-            instrument = self.instrument
-        return self._w.tb_of[instrument]
+        return book_of(self._w.tb_of, self.instrument if instrument is None else instrument)
 
     def _levels(self):
         w = self._w
@@ -68,6 +67,15 @@ class Context:
     def position(self, instrument=None) -> int:
         """Shares held, as the fills reported so far tell."""
         return int(self._w.PL[self._tb(instrument)])
+
+
+def book_of(tb_of: dict, instrument) -> int:
+    """The book of ``instrument`` (one the strategy trades), else an error naming it."""
+    try:
+        return tb_of[instrument]
+    except (KeyError, TypeError):
+        known = ", ".join(map(str, list(tb_of)[:20])) + (" ..." if len(tb_of) > 20 else "")
+        raise ObookError(f"instrument {instrument!r}: not one the strategy sees ({known})") from None
 
 
 def none_if(v):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..errors import ObookError
+from ..errors import FeedError, ObookError
 
 
 def day_name(path: str) -> str:
@@ -63,6 +63,8 @@ def _first_failure(names, feeds, got) -> None:
         if not isinstance(r, BaseException):
             continue
         r.feed = feeds[i]
+        if not isinstance(r, FeedError) and r.args:     # (a FeedError names its file)
+            r.args = (f"day {names[i]} ({feeds[i]}): {r.args[0]}", *r.args[1:])
         partial = getattr(r, "partial", None)
         if partial is not None:
             mine = ({name: partial.table(name) for name in partial.names}, partial.summary, {})

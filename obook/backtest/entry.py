@@ -17,6 +17,7 @@ import logging
 import threading
 
 from .._kernels.jit import INTERPRETED
+from ..errors import ObookError
 
 log = logging.getLogger("obook")
 
@@ -65,7 +66,8 @@ def strategy_address(fn) -> int:
             _entries[id(fn)] = (fn, key)
             return key
         if not hasattr(fn, "py_func"):
-            raise TypeError("a compiled strategy is a numba function (decorate it with @numba.njit)")
+            raise ObookError("a compiled strategy is a numba function (decorate it with @numba.njit), "
+                             f"not {fn!r}")
         log.debug("compiling the strategy %s's entry", getattr(fn, "__name__", fn))
         compiled = _compile(fn)
         _entries[id(fn)] = (fn, compiled)

@@ -16,8 +16,8 @@ import numpy as np
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
 from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
 from ..errors import ObookError
-from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, send_each, side_of,
-                     tif_of, whole)
+from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, order_numbers,
+                     send_each, side_of, tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -65,7 +65,9 @@ class L2Context:
         self.instrument = None
 
     def _tb(self, instrument):
-        return self._run.tb_of[instrument if instrument is not None else self.instrument]
+        from .context import book_of
+
+        return book_of(self._run.tb_of, instrument if instrument is not None else self.instrument)
 
     def depth(self, levels: int = 10, instrument=None):
         view = self._run.view[self._tb(instrument)]
@@ -226,8 +228,9 @@ class L2Run:
             raise StrategyError(f"the strategy sent an order for {symbol!r}, which it does not trade "
                                 f"({', '.join(self.names)})")
         tb = self.tb_of[symbol]
-        ref = int(order.ref)
-        target = int(order.orig) if act == OP_MODIFY and order.orig else ref
+        market = bool(getattr(order, "market", False))
+        qty, price, ref, orig = order_numbers(order, act, market)
+        target = orig if act == OP_MODIFY and orig else ref
         if act == OP_NEW:
             key = self.ref_key.get(ref)
             if key is None:
@@ -239,14 +242,11 @@ class L2Run:
                 key = self.venue.key()
             side = int(self.venue.OQ[key, Q_SIDE])
         bid, _, ask, _ = self.ctx.top(symbol)
-        market = bool(getattr(order, "market", False))
-        checked = as_checked(order, side, ((ask if side == 0 else bid) or 0) if market else None)
+        checked = as_checked(order, side, qty, ((ask if side == 0 else bid) or 0) if market else price)
         reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
-        price = -1 if market else whole(order.price, "price")
-        qty = whole(order.qty, "quantity")
         r = self.venue.instruction(0, tb, key, act, side, qty, price, tif_of(order), int(market),
-                                   int(bool(getattr(order, "post_only", False))), ref, int(order.orig or 0), now,
+                                   int(bool(getattr(order, "post_only", False))), ref, orig, now,
                                    refused)
         self.key_ref.setdefault(key, ref)
         if act == OP_NEW:
@@ -271,6 +271,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
     from ..live.risk import RiskGate
     from . import BacktestResult, timer_ticks
+    from .arguments import check_interval
     from .l2_input import read_l2
     from .tables import Fees, build
     from .worker import StrategyError
@@ -287,21 +288,20 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     period = timer or getattr(strategy, "timer", None)
     if hasattr(strategy, "on_timer") and not period:
         raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
-    if interval <= 0:
-        raise ObookError(f"interval must be > 0 seconds, not {interval}")
+    interval_ns = check_interval(interval, 1)
     run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
                 timer_ticks(period, 1), on or getattr(strategy, "on", "bbo"))
     fees = fees or Fees()
     try:
-        rows = run.run(int(interval * 1e9), day_end)
+        rows = run.run(interval_ns, day_end)
     except StrategyError as e:
-        tables, summary = build(run.venue.rows(run.names, run.calls), fees, 1, int(interval * 1e9), capital)
+        tables, summary = build(run.venue.rows(run.names, run.calls), fees, 1, interval_ns, capital)
         e.partial = BacktestResult(tables, summary, {})
         raise
     finally:
         # the context and the venue (its response hook) refer back to the run: without
         # those cycles the day's rows go as soon as the result does, not at a cycle collection
         run.ctx = run.venue = None
-    tables, summary = build(rows, fees, 1, int(interval * 1e9), capital)
+    tables, summary = build(rows, fees, 1, interval_ns, capital)
     return BacktestResult(tables, summary, {"rows": len(day.time), "calls": run.calls,
                                             "queue": queue or DEFAULT_MODEL})

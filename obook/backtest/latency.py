@@ -22,9 +22,12 @@ arrival is the later of its send time plus its latency and the previous one's ar
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._kernels.backtest_layout import LM_CONST, LM_DRAWS, LM_TABLE
+from ..checks import is_whole
 from ..errors import ObookError
 from ..simulation.prepare import MAX_LATENCY_NS, check_distribution
 
@@ -46,7 +49,7 @@ def _table(spec):
         if not os.path.isfile(spec):
             raise ObookError(f"latency {spec!r}: give an integer of ns (0 or more), a distribution "
                              "(uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA) or a "
-                             "CSV / Parquet table file (time, latency)")
+                             f"CSV / Parquet table file (time, latency){_no_file(spec)}")
         path = spec
         try:
             if spec.endswith(".parquet"):
@@ -61,9 +64,22 @@ def _table(spec):
         path = "a latency table"
     if hasattr(spec, "to_arrow"):
         spec = spec.to_arrow()
-    if not isinstance(spec, pa.Table) or not {"time", "latency"} <= set(spec.column_names):
+    if not isinstance(spec, pa.Table):
+        raise ObookError(f"latency {str(spec)[:100]!s}: give an integer of ns (0 or more), a distribution "
+                         "(('uniform', lo, hi), ...), a (times, values) tuple of recorded latencies, or a table or "
+                         "CSV / Parquet file with time and latency columns")
+    if not {"time", "latency"} <= set(spec.column_names):
         raise ObookError(f"{path}: a latency table needs columns time and latency")
     return _ints(spec, "time", path), _ints(spec, "latency", path)
+
+
+def _no_file(text: str) -> str:
+    """What a latency given as text that names a file which is not there lacks."""
+    import os
+
+    if text.lower().endswith((".csv", ".parquet")) or os.sep in text:
+        return f"; there is no file {text}"
+    return ""
 
 
 def _ints(table, column: str, path: str) -> np.ndarray:
@@ -98,7 +114,9 @@ def resolve(spec, unit_ns: int, seed: int, kind: int):
     """(mode, times, values) in the feed's time units for one latency ``spec`` (ns)."""
     if spec is None:
         spec = 0
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+    if isinstance(spec, (bool, np.bool_)) or (isinstance(spec, numbers.Number) and not is_whole(spec)):
+        raise ObookError(f"latency {spec!r}: give a whole number of ns (0 to {MAX_LATENCY_NS}, a week)")
+    if isinstance(spec, numbers.Number):
         if not 0 <= spec <= MAX_LATENCY_NS:
             raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {spec}")
         return LM_CONST, np.zeros(1, np.int64), np.array([int(spec) // unit_ns], np.int64)
@@ -139,7 +157,12 @@ def order_table(table):
 
 def pack(specs, unit_ns: int, seed: int):
     """The kernel's latency arrays (LM, LA, LB) for (feed, order, response) specs."""
-    got = [resolve(s, unit_ns, seed, k) for k, s in enumerate(specs)]
+    got = []
+    for k, (s, name) in enumerate(zip(specs, ("feed_latency", "order_latency", "response_latency"))):
+        try:
+            got.append(resolve(s, unit_ns, seed, k))
+        except ObookError as e:         # which of the three
+            raise ObookError(f"{name}: {e}") from None
     m = max(len(v) for _, _, v in got)
     LM = np.zeros((3, 2), np.int64)
     LA = np.zeros((3, m), np.int64)

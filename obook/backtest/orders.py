@@ -11,6 +11,7 @@ strategy's plain OUCH orders work as they are. Quantities and prices are whole n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .._kernels.simulate_layout import OP_CANCEL, OP_MODIFY, OP_NEW, TIF_DAY, TIF_FOK, TIF_GTC, TIF_IOC
@@ -51,11 +52,14 @@ def side_of(order) -> int:
         raise ObookError(f"order side {side!r}: use B / buy or S / sell") from None
 
 
-def as_checked(order, side: int, price=None):
-    """The order as the risk gate reads it: its side "B" or "S", and (a market order) the
-    ``price`` it would take."""
+def as_checked(order, side: int, qty: int, price: int):
+    """The order as the risk gate reads it: its side "B" or "S", its quantity and price as
+    Python integers (``price``: a market order's the price it would take), so that the gate
+    compares and multiplies exact numbers."""
     change = {} if order.side == "BS"[side] else {"side": "BS"[side]}
-    if price is not None:
+    if type(order.qty) is not int or order.qty != qty:
+        change["qty"] = qty
+    if type(order.price) is not int or order.price != price:
         change["price"] = price
     if not change:
         return order
@@ -64,17 +68,40 @@ def as_checked(order, side: int, price=None):
     return dataclasses.replace(order, **change)
 
 
+def order_numbers(order, act: int, market: bool) -> tuple[int, int, int, int]:
+    """An order's (quantity, price, ref, orig) as 64-bit integers, read before the risk gate:
+    what is no whole number (text, NaN, a fraction) or beyond 64 bits, or a limit price
+    below 0, is an error naming it (it never reaches the gate or the venue). A market
+    order's price is -1."""
+    qty = whole(order.qty, "quantity")
+    price = -1 if market else whole(order.price, "price")
+    if price < 0 and not market and act != OP_CANCEL:
+        raise ObookError(f"price {price} is below 0 (a limit price is a whole number of the feed's price units "
+                         "from 0; market=True sends a market order)")
+    return qty, price, whole(order.ref, "ref"), whole(order.orig or 0, "orig")
+
+
+ORDER_FIELDS = ("kind", "symbol", "side", "qty", "price", "ref")
+
+
 def send_each(orders, send, now: int, error) -> None:
     """``send(order)`` for each order a strategy returned (None or [] for none); what is no
     list of orders, or an order that cannot be read, raises ``error`` (StrategyError) naming it."""
-    if not orders:
+    if orders is None:
         return
-    try:
-        items = list(orders)
-    except TypeError:
-        raise error(f"the strategy returned {_short(orders)}, not a list of orders (at time {now})") from None
+    if isinstance(orders, (str, bytes, dict, OuchOrder)):   # iterable, yet no list of orders
+        items = None
+    else:
+        try:
+            items = list(orders)
+        except TypeError:
+            items = None
+    if items is None:
+        raise error(f"the strategy returned {_short(orders)}, not a list of orders (at time {now})")
     for o in items:
         try:
+            if not all(hasattr(o, a) for a in ORDER_FIELDS):
+                raise ObookError("no order (obook.backtest.orders.Order)")
             send(o)
         except error:
             raise
@@ -98,17 +125,22 @@ def tif_of(order) -> int:
     return TIFS.get(tif, TIF_DAY)
 
 
-def whole(value, what: str) -> int:
-    """An order's quantity or price as an integer; a fraction (or what is no number) is an
-    error, never truncated."""
-    import numbers
+INT64_MAX = (1 << 63) - 1
 
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
-        raise ObookError(f"{what} {value!r} is no whole number")
-    n = int(value)
-    if n != value:
+
+def whole(value, what: str) -> int:
+    """An order's quantity, price or ref as a 64-bit integer; a fraction, what is no number
+    (text, NaN, a bool) or beyond 64 bits is an error, never truncated or wrapped."""
+    from ..checks import is_whole
+
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ObookError(f"{what} {value!r} is NaN or infinite, no whole number")
+    if not is_whole(value):
         raise ObookError(f"{what} {value!r} is no whole number (prices and quantities are integers in the "
                          "feed's units)")
+    n = int(value)
+    if not -INT64_MAX <= n <= INT64_MAX:
+        raise ObookError(f"{what} {n} is beyond 64 bits (at most {INT64_MAX})")
     return n
 
 

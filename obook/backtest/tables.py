@@ -120,6 +120,31 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
     return tables, summary
 
 
+GRID_ROWS = 1 << 22
+
+
+def _sharpe(t: np.ndarray, vals: np.ndarray, interval: int):
+    """The Sharpe ratio of the equity's changes over each ``interval`` (feed time units) from
+    the first one after ``t[0]`` to the one at or past ``t[-1]``, times the square root of
+    their number; None when they do not vary. A grid of more than ``GRID_ROWS`` steps (a
+    short interval over a long day) is not made: only its steps with a change are, the
+    others' changes being 0."""
+    start = (int(t[0]) // interval + 1) * interval
+    n = (int(t[-1]) + interval - start + interval - 1) // interval      # the grid's steps
+    if n <= GRID_ROWS:
+        grid = np.arange(start, int(t[-1]) + interval, interval)
+        d = np.diff(np.concatenate([[0.0], vals[np.searchsorted(t, grid, "right") - 1]]))
+        return float(d.mean() / d.std(ddof=1) * math.sqrt(len(d))) if len(d) > 1 and d.std(ddof=1) > 0 else None
+    if n < 2:
+        return None
+    step = np.maximum(-(-(t - start) // interval), 0)           # the first step at or after each time
+    last = np.flatnonzero(np.append(step[1:] != step[:-1], True))  # the last value before each such step
+    d = np.diff(np.concatenate([[0.0], vals[last]]))
+    mean = d.sum() / n
+    var = (np.square(d - mean).sum() + (n - len(d)) * mean * mean) / (n - 1)
+    return float(mean / math.sqrt(var) * math.sqrt(n)) if var > 0 else None
+
+
 def _summary(rows, order_columns, fl, series, interval, capital, positions) -> dict:
     """The summary statistics; ``order_columns``: the orders' action, refusal and quantity."""
     act, refused, qty = order_columns
@@ -130,14 +155,7 @@ def _summary(rows, order_columns, fl, series, interval, capital, positions) -> d
         capital = notional / 2 if notional else None
     vals = np.array(v, dtype=np.float64) / SCALE
     dd = float(np.max(np.maximum.accumulate(vals) - vals)) if len(vals) else 0.0
-    sharpe = None
-    if interval and len(t) > 1:
-        grid = np.arange((t[0] // interval + 1) * interval, t[-1] + interval, interval)
-        idx = np.searchsorted(t, grid, "right") - 1
-        sampled = np.concatenate([[0.0], vals[idx]])
-        d = np.diff(sampled)
-        if len(d) > 1 and d.std(ddof=1) > 0:
-            sharpe = float(d.mean() / d.std(ddof=1) * math.sqrt(len(d)))
+    sharpe = _sharpe(np.asarray(t, np.int64), vals, interval) if interval and len(t) > 1 else None
     # shares offered: each new order's and each replacement's (a replacement offers its
     # quantity again, so what fills after it counts against it; -1 keeps the remaining)
     sent_qty = int(qty[(act != OP_CANCEL) & (refused == 0) & (qty > 0)].sum())

@@ -24,8 +24,8 @@ from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
 from ..errors import ObookError
 from ..simulation.observer import map_book
-from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, send_each, side_of, tif_of,
-                     whole)
+from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, order_numbers, send_each,
+                     side_of, tif_of)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -385,7 +385,8 @@ class BacktestWorker:
         if tb is None:
             raise StrategyError(f"the strategy sent an order for {order.symbol!r}, which it does not trade "
                                 f"({', '.join(self.names)})")
-        ref = int(order.ref)
+        market = bool(getattr(order, "market", False))
+        qty, price, ref, orig = order_numbers(order, act, market)
         if act == OP_NEW:
             key = self.refs.get(ref)
             if key is None:
@@ -395,7 +396,7 @@ class BacktestWorker:
             side = side_of(order)
             target = ref
         else:
-            target = int(order.orig) if act == OP_MODIFY and order.orig else ref
+            target = orig if act == OP_MODIFY and orig else ref
             key = self.refs.get(target)
             if key is None:                 # unknown at the venue: it rejects it (naming this ref and side)
                 key = int(S[S_NKEY])
@@ -403,8 +404,7 @@ class BacktestWorker:
                 self.LO[key, LO_REF], self.LO[key, LO_SIDE], self.LO[key, LO_TB] = ref, side_of(order), tb
             side = int(self.LO[key, LO_SIDE])
         bid, bq, ask, aq = self.ctx.top(self.names[tb])
-        market = bool(getattr(order, "market", False))
-        checked = as_checked(order, side, ((ask if side == 0 else bid) or 0) if market else None)
+        checked = as_checked(order, side, qty, ((ask if side == 0 else bid) or 0) if market else price)
         reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         if not refused:
@@ -412,9 +412,7 @@ class BacktestWorker:
                 self.refs[ref] = key
             if act != 2:
                 self.open[ref] = key
-        qty = whole(order.qty, "quantity")
-        price = whole(order.price, "price") if not market else -1
         X = self.X                  # SEND_FIELDS
         X[:] = (tb, key, act, side, qty, price, tif_of(order), int(market),
-                int(bool(getattr(order, "post_only", False))), now, ref, int(order.orig or 0), refused)
+                int(bool(getattr(order, "post_only", False))), now, ref, orig, refused)
         bt_send(self.INS, self.LO, S, spec.LM, spec.LA, spec.LB, X)

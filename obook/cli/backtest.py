@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import List, Optional
 
@@ -41,7 +42,9 @@ def backtest(
     maker_fee: str = typer.Option("0", "--maker-fee", help="Fee a share (or bps with --fee-per bps); < 0: rebate."),
     taker_fee: str = typer.Option("0", "--taker-fee", help="Fee a share (or bps with --fee-per bps)."),
     fee_per: str = typer.Option("share", "--fee-per", help="share or bps."),
-    interval: float = typer.Option(60.0, "--interval", help="Seconds between equity samples and Sharpe returns."),
+    interval: float = typer.Option(60.0, "--interval",
+                                   help="Seconds between equity samples and Sharpe returns: from the feed's "
+                                        "time unit to a week (604800)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
                                        help="Write the tables (backtest.orders.parquet, and events, fills, positions, "
                                             "equity), summary.json and run.json to this folder; default: the "
@@ -66,7 +69,7 @@ def backtest(
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
     from ..backtest.l2_input import is_l2
-    from ..output import make_output_dir
+    from ..output import output_folder
     from .progress import file_progress
 
     kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
@@ -74,33 +77,66 @@ def backtest(
                   fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
     check_executor(executor)        # also with one day, which runs here
     feeds, dates = _days(feeds)
+    if len(feeds) > 1 and dates is None:
+        dates = [day_name(f) for f in feeds]
+    run_doc = (format, strategy, tickers)
+    # the output folder is made (or refused) before the run, and goes again when the run
+    # fails and leaves nothing in it
+    with output_folder(out) if out is not None else nullcontext():
+        try:
+            if dates is None:
+                with file_progress(feeds[0], enabled=not is_l2(feeds[0])) as progress:
+                    r = run(str(feeds[0]), load_strategy(strategy), progress=progress, **kwargs)
+            else:
+                r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
+        except ObookError as e:    # a strategy that raised or a bad feed record: the tables so far, as .partial
+            if isinstance(e, StrategyError):
+                typer.echo(e.traceback, err=True, nl=False)
+            if out is not None and getattr(e, "partial", None) is not None:
+                days = list(e.partial.summary) if dates is not None else ["day"]      # the failed day last
+                _keep_partial(out, e, (feeds[:len(days)], days, *run_doc))
+            raise
+        summary = json.dumps(r.summary, default=str, indent=1)
+        if out is None:
+            typer.echo(summary)
+            return
+        _write(out, r, "", summary, (feeds, list(r.summary) if dates is not None else ["day"], *run_doc))
+
+
+def _keep_partial(out: Path, e, run: tuple) -> None:
+    """The tables of a run that stopped with ``e``, as backtest.TABLE.parquet.partial (named
+    in its message); when they cannot be written, ``e`` is still what is reported."""
+    import logging
+
+    from ..errors import OutputError
+
     try:
-        if len(feeds) > 1 and dates is None:
-            dates = [day_name(f) for f in feeds]
-        if dates is None:
-            with file_progress(feeds[0], enabled=not is_l2(feeds[0])) as progress:
-                r = run(str(feeds[0]), load_strategy(strategy), progress=progress, **kwargs)
-        else:
-            r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
-    except ObookError as e:        # a strategy that raised or a bad feed record: the tables so far, as .partial
-        if isinstance(e, StrategyError):
-            typer.echo(e.traceback, err=True, nl=False)
-        if out is not None and getattr(e, "partial", None) is not None:
-            make_output_dir(out)
-            e.partial.write(str(out / "backtest"), suffix=".partial")
-            days = list(e.partial.summary) if dates is not None else ["day"]      # the failed day last
-            _write_run(out, feeds[:len(days)], days, format, strategy, tickers)
-            if not isinstance(e, StrategyError):
-                e.kept_in = str(out / "backtest.TABLE.parquet.partial")
-        raise
-    summary = json.dumps(r.summary, default=str, indent=1)
-    if out is None:
-        typer.echo(summary)
+        _write(out, e.partial, ".partial", None, run)
+    except OutputError as w:
+        logging.getLogger("obook").warning("the tables so far were not kept: %s", w)
         return
-    make_output_dir(out)
-    r.write(str(out / "backtest"))
-    (out / "summary.json").write_text(summary + "\n")
-    _write_run(out, feeds, list(r.summary) if dates is not None else ["day"], format, strategy, tickers)
+    e.kept_in = str(out / "backtest.TABLE.parquet.partial")
+
+
+def _write(out: Path, result, suffix: str, summary: Optional[str], run: tuple) -> None:
+    """The tables (``suffix`` ".partial": those of a run that stopped), summary.json (none for
+    a stopped run) and run.json in ``out``; the files of another run's other kind there go
+    (a folder never holds one run's tables beside another's .partial ones)."""
+    from ..backtest import TABLES
+    from ..tempfiles import remove_quietly
+
+    from ..errors import OutputError
+
+    result.write(str(out / "backtest"), suffix=suffix)
+    stale = [out / f"backtest.{t}.parquet{'' if suffix else '.partial'}" for t in TABLES]
+    for path in stale + ([out / "summary.json"] if summary is None else []):
+        remove_quietly(path)
+    try:
+        if summary is not None:
+            (out / "summary.json").write_text(summary + "\n")
+        _write_run(out, *run)
+    except OSError as e:
+        raise OutputError(f"{out}: write failed: {e.strerror or e}") from None
 
 
 def _days(paths: List[Path]) -> tuple[list, Optional[list]]:

@@ -1,0 +1,112 @@
+"""Checks of ``obook.backtest``'s arguments: what is of the wrong kind or out of range is an
+``ObookError`` naming the argument and its value before the day is replayed (never a
+``TypeError`` from deep inside, nor an error once the day has run)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..errors import ObookError
+
+INT64_MAX = (1 << 63) - 1
+RISK_FIELDS = ("max_qty", "max_notional", "max_orders_per_second", "band_bps")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def strategy_object(strategy):
+    """The strategy to run: text ``FILE.py:NAME`` or ``module:NAME`` is loaded (as the command
+    line and DuckDB load it); a class, or what is no strategy, is an error."""
+    from . import CompiledStrategy
+
+    if isinstance(strategy, str):
+        from ..live.cli_run import load_strategy
+
+        return load_strategy(strategy)
+    if isinstance(strategy, type):
+        raise ObookError(f"strategy {strategy.__name__} is a class: give an instance ({strategy.__name__}()) "
+                         "or its text FILE.py:NAME")
+    if (isinstance(strategy, CompiledStrategy) or callable(strategy)
+            or any(hasattr(strategy, m) for m in ("on_book", "on_order", "on_timer"))):
+        return strategy
+    raise ObookError(f"strategy {_short(strategy)} is no strategy: give a callable(top) -> orders, an object "
+                     "with on_book / on_order / on_timer, obook.backtest.compiled(...) or FILE.py:NAME")
+
+
+def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
+    from ..checks import is_whole
+
+    if not is_whole(value) or not low <= value <= high:
+        raise ObookError(f"{name} must be a whole number from {low} to {high}, not {_short(value)}")
+    return int(value)
+
+
+def check_seed(seed) -> int:
+    """The latency draws' seed: a whole number from 0."""
+    return _whole_in("seed", seed, 0)
+
+
+def check_timer_start(timer_start):
+    """None, or the first timer call's time (the feed's time units) from 0."""
+    return None if timer_start is None else _whole_in("timer_start", timer_start, 0)
+
+
+def check_interval(interval, unit_ns: int) -> int:
+    """Seconds between equity samples, from the feed's time unit to a week: in ns."""
+    from ..simulation.prepare import MAX_LATENCY_NS
+
+    if isinstance(interval, bool) or not isinstance(interval, numbers.Real) or not math.isfinite(interval):
+        raise ObookError(f"interval must be a number of seconds, not {_short(interval)}")
+    if interval <= 0:
+        raise ObookError(f"interval must be > 0 seconds, not {interval}")
+    ns = int(interval * 1e9)
+    if not unit_ns <= ns <= MAX_LATENCY_NS:
+        raise ObookError(f"interval {interval} s: give {unit_ns / 1e9:g} s (the feed's time unit) to "
+                         f"{MAX_LATENCY_NS // 10**9} s (a week)")
+    return ns
+
+
+def check_capital(capital):
+    """None (half the traded notional) or a finite number > 0."""
+    if capital is None:
+        return None
+    if (isinstance(capital, bool) or not isinstance(capital, numbers.Real) or not math.isfinite(capital)
+            or capital <= 0):
+        raise ObookError(f"capital must be a number > 0 (price units x shares), not {_short(capital)}")
+    return capital
+
+
+def check_on(on) -> None:
+    """What a Python strategy's on_book is called on: None (its ``on`` attribute, else bbo),
+    "bbo" or "book"."""
+    if on is not None and (not isinstance(on, str) or on not in ("bbo", "book")):
+        raise ObookError(f"on must be 'bbo' (changes of the top) or 'book' (every book event), not {_short(on)}")
+
+
+def check_fees(fees):
+    """None (no fees) or an obook.backtest.Fees."""
+    from .tables import Fees
+
+    if fees is None:
+        return Fees()
+    if not isinstance(fees, Fees):
+        raise ObookError(f"fees must be obook.backtest.Fees(maker, taker, per), not {_short(fees)}")
+    return fees
+
+
+def check_risk(risk):
+    """None (the live defaults) or a risk gate (obook.live.risk.RiskGate) whose limits are
+    whole numbers of 64 bits."""
+    from ..live.risk import RiskGate
+
+    if risk is None:
+        return RiskGate()
+    if not callable(getattr(risk, "check", None)) or not all(hasattr(risk, f) for f in RISK_FIELDS):
+        raise ObookError(f"risk must be an obook.live.risk.RiskGate(...), not {_short(risk)}")
+    for f in RISK_FIELDS:
+        _whole_in(f"risk {f}", getattr(risk, f), 0)
+    return risk

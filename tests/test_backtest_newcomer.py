@@ -1,0 +1,261 @@
+"""What a newcomer or a careless caller does to a backtest: arguments of the wrong kind or
+out of range, strategies that return or send nonsense, output folders in the way. Each is
+an ObookError (a StrategyError for the strategy's own doings) naming what is wrong, before
+the day runs when it can be; the command line keeps its output folder consistent."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from obook.backtest import StrategyError, backtest, compiled
+from obook.backtest.orders import Order
+from obook.errors import ObookError
+from obook.live.risk import RiskGate
+
+from test_backtest_cli import DAY, STRATEGY as STRATEGIES   # the same day and Join / Broken strategies
+
+
+def _day(tmp_path) -> str:
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    return str(feed)
+
+
+def _strategies(tmp_path) -> str:
+    path = tmp_path / "s.py"
+    path.write_text(STRATEGIES)
+    return str(path)
+
+
+class Once:
+    """Sends the order ``make(bid)`` once, at the first book with a bid."""
+
+    def __init__(self, make):
+        self.make, self.sent = make, False
+
+    def on_book(self, ctx):
+        bid = ctx.top()[0]
+        if self.sent or bid is None:
+            return None
+        self.sent = True
+        return self.make(bid)
+
+
+def _open_gate() -> RiskGate:
+    """A risk gate that lets (nearly) everything through to the venue."""
+    return RiskGate(max_qty=(1 << 62), max_notional=(1 << 63) - 1, max_orders_per_second=10**9, band_bps=10**12)
+
+
+# ------------------------------------------------------------------ what a strategy sends
+
+@pytest.mark.parametrize("make, says", [
+    (lambda bid: [Order("enter", "AAA", "B", 2**63, bid, ref=1)], "quantity 9223372036854775808 is beyond 64 bits"),
+    (lambda bid: [Order("enter", "AAA", "B", 10, bid, ref=2**70)], "ref 1180591620717411303424 is beyond 64 bits"),
+    (lambda bid: [Order("enter", "AAA", "B", "10", bid, ref=1)], "quantity '10' is no whole number"),
+    (lambda bid: [Order("enter", "AAA", "B", 10, bid, ref="a")], "ref 'a' is no whole number"),
+    (lambda bid: [Order("enter", "AAA", "B", 10, float("inf"), ref=1)], "price inf is NaN or infinite"),
+    (lambda bid: "enter", "returned 'enter', not a list of orders"),
+    (lambda bid: {"kind": "enter"}, "not a list of orders"),
+    (lambda bid: ["hello"], "cannot send: 'hello': no order"),
+])
+def test_send_each_unreadable_order_is_strategy_error_naming_it(tmp_path, make, says):
+    with pytest.raises(StrategyError, match=says) as e:
+        backtest(_day(tmp_path), Once(make), format="csv")
+    assert e.value.partial is not None
+
+
+def test_order_numbers_negative_limit_price_past_open_gate_is_strategy_error(tmp_path):
+    make = lambda bid: [Order("enter", "AAA", "B", 10, -1000, ref=1)]       # noqa: E731
+    with pytest.raises(StrategyError, match="price -1000 is below 0"):
+        backtest(_day(tmp_path), Once(make), format="csv", risk=_open_gate())
+
+
+def test_order_numbers_numpy_notional_beyond_64_bits_is_refused_by_gate(tmp_path):
+    # 2**32 x 2**32 wraps to 0 in numpy's int64: the gate must multiply exact integers
+    make = lambda bid: [Order("enter", "AAA", "B", np.int64(1 << 32), np.int64(1 << 32), ref=1)]   # noqa: E731
+    gate = RiskGate(max_qty=1 << 40, band_bps=10**12)
+    r = backtest(_day(tmp_path), Once(make), format="csv", risk=gate)
+    assert r.orders.column("refused").to_pylist() == ["notional"]
+
+
+def test_context_unknown_instrument_is_error_naming_it(tmp_path):
+    class Looks:
+        def on_book(self, ctx):
+            ctx.top("NOPE")
+
+    with pytest.raises(StrategyError, match=r"instrument 'NOPE': not one the strategy sees \(AAA\)"):
+        backtest(_day(tmp_path), Looks(), format="csv")
+
+
+# ------------------------------------------------------------------ backtest's arguments
+
+@pytest.mark.parametrize("options, says", [
+    (dict(tickers=5), "tickers must be"),
+    (dict(tickers=[b"AAA"]), "tickers must be text"),
+    (dict(fees="0.1"), "fees must be obook.backtest.Fees"),
+    (dict(risk="strict"), "risk must be an obook.live.risk.RiskGate"),
+    (dict(risk=RiskGate(max_notional=2**300)), "risk max_notional must be a whole number"),
+    (dict(on=["bbo"]), "on must be 'bbo'"),
+    (dict(timer_start="x"), "timer_start must be a whole number"),
+    (dict(timer_start=10**30), "timer_start must be a whole number"),
+    (dict(interval="60"), "interval must be a number of seconds"),
+    (dict(interval=float("nan")), "interval must be a number of seconds"),
+    (dict(interval=1e-9), r"interval 1e-09 s: give 0.001 s \(the feed's time unit\)"),
+    (dict(interval=1e12), "to 604800 s"),
+    (dict(capital="x"), "capital must be a number > 0"),
+    (dict(capital=0), "capital must be a number > 0"),
+    (dict(format=5), "format must be a feed format's name"),
+    (dict(seed=-1, order_latency=("uniform", 0, 5)), "seed must be a whole number from 0"),
+    (dict(pipeline="no"), "pipeline must be True or False"),
+    (dict(day_end="no"), "day_end must be True or False"),
+    (dict(order_latency=1.5), "order_latency: latency 1.5: give a whole number of ns"),
+    (dict(order_latency=True), "latency True: give a whole number of ns"),
+    (dict(feed_latency=[1, 2]), r"feed_latency: latency \[1, 2\]: give an integer of ns"),
+    (dict(response_latency="nope.csv"), "response_latency: .*there is no file nope.csv"),
+])
+def test_backtest_bad_argument_is_obook_error_naming_it(tmp_path, options, says):
+    from obook.live.cli_run import load_strategy
+
+    with pytest.raises(ObookError, match=says):
+        backtest(_day(tmp_path), load_strategy(f"{_strategies(tmp_path)}:Join"), **{"format": "csv", **options})
+
+
+@pytest.mark.parametrize("strategy, says", [
+    (None, "strategy None is no strategy"),
+    (5, "strategy 5 is no strategy"),
+    (Once, "strategy Once is a class: give an instance"),
+])
+def test_backtest_what_is_no_strategy_is_obook_error(tmp_path, strategy, says):
+    with pytest.raises(ObookError, match=says):
+        backtest(_day(tmp_path), strategy, format="csv")
+
+
+@pytest.mark.parametrize("feed", [5, None])
+def test_backtest_feed_of_wrong_type_is_obook_error(feed):
+    with pytest.raises(ObookError, match="the feed path must be text"):
+        backtest(feed, lambda top: None)
+
+
+def test_backtest_strategy_as_text_is_loaded(tmp_path):
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+    assert r.orders.column("ref").to_pylist() == [1]
+
+
+def test_backtest_whole_float_latency_is_whole_ns(tmp_path):
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv", order_latency=2e6)
+    assert r.orders.column("arrival").to_pylist()[0] == r.orders.column("sent").to_pylist()[0] + 2
+
+
+def test_compiled_arguments_of_one_text_are_one_name():
+    c = compiled(lambda *a: 0, on="timer", timer=10**6, tickers="AAA,BBB")
+    assert c.on == ("timer",) and c.tickers == ("AAA", "BBB")
+
+
+@pytest.mark.parametrize("fn, state, says", [
+    (lambda *a: 0, None, "a compiled strategy is a numba function"),
+    (None, [1.5], "state must be whole numbers of 64 bits"),
+])
+def test_compiled_bad_function_or_state_is_obook_error(tmp_path, fn, state, says):
+    with pytest.raises(ObookError, match=says):
+        backtest(_day(tmp_path), compiled(fn, state=state), format="csv")
+
+
+# ------------------------------------------------------------------ the summary
+
+def test_sharpe_short_interval_over_long_span_makes_no_grid_and_matches_dense():
+    from obook.backtest import tables
+
+    t = np.array([5, 9, 9, 400, 1_000_000_000_000_000], np.int64)
+    vals = np.array([1.0, 2.0, 1.5, -3.0, 4.0])
+    assert tables._sharpe(t, vals, 1) is not None           # 10**15 steps: never materialised
+    t2, interval = t[:4], 7
+    dense = tables._sharpe(t2, vals[:4], interval)
+    old, tables.GRID_ROWS = tables.GRID_ROWS, 0
+    try:
+        assert tables._sharpe(t2, vals[:4], interval) == pytest.approx(dense, rel=1e-12)
+    finally:
+        tables.GRID_ROWS = old
+
+
+# ------------------------------------------------------------------ writing
+
+def test_result_write_failure_leaves_no_table_and_no_temporary_file(tmp_path, monkeypatch):
+    import pyarrow.parquet
+
+    from obook.errors import OutputError
+
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    real, calls = pyarrow.parquet.write_table, []
+
+    def failing(table, where, *a, **k):
+        calls.append(where)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(table, where, *a, **k)
+
+    monkeypatch.setattr(pyarrow.parquet, "write_table", failing)
+    with pytest.raises(OutputError, match="No space left on device"):
+        r.write(str(out / "bt"))
+    assert list(out.iterdir()) == []
+
+
+def _cli(capsys, *args):
+    from cli_support import cli_run
+
+    return cli_run(capsys, "backtest", *map(str, args))
+
+
+def test_cli_output_of_stopped_run_replaces_earlier_complete_tables(tmp_path, capsys):
+    day, s, out = _day(tmp_path), _strategies(tmp_path), tmp_path / "out"
+    assert _cli(capsys, day, "--strategy", f"{s}:Join", "-f", "csv", "-o", out)[0] == 0
+    code, err = _cli(capsys, day, "--strategy", f"{s}:Broken", "-f", "csv", "-o", out)
+    assert code == 1 and f"(the rows before it are in {out}/backtest.TABLE.parquet.partial)" in err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([f"backtest.{t}.parquet.partial" for t in ("orders", "events", "fills", "positions",
+                                                                       "equity")] + ["run.json"])
+    assert _cli(capsys, day, "--strategy", f"{s}:Join", "-f", "csv", "-o", out)[0] == 0
+    assert not list(out.glob("*.partial")) and json.loads((out / "summary.json").read_text())["orders"] == 1
+
+
+def test_cli_output_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
+    day, s = _day(tmp_path), _strategies(tmp_path)
+    (tmp_path / "taken").write_text("")
+    code, err = _cli(capsys, day, "--strategy", f"{s}:Broken", "-f", "csv", "-o", tmp_path / "taken")
+    assert code == 1 and err == f"error: {tmp_path / 'taken'}: exists and is not a directory\n"
+
+
+def test_cli_failed_write_leaves_no_empty_output_folder(tmp_path, capsys, monkeypatch):
+    from obook.backtest import BacktestResult
+    from obook.errors import OutputError
+
+    def full(self, prefix, suffix=""):
+        raise OutputError(f"{prefix}: write failed: No space left on device")
+
+    monkeypatch.setattr(BacktestResult, "write", full)
+    day, s, out = _day(tmp_path), _strategies(tmp_path), tmp_path / "new"
+    code, err = _cli(capsys, day, "--strategy", f"{s}:Join", "-f", "csv", "-o", out)
+    assert code == 1 and "No space left on device" in err and not out.exists()
+
+
+def test_cli_day_that_fails_of_several_is_named(tmp_path, capsys):
+    s = _strategies(tmp_path)
+    days = []
+    for d in ("2024-01-02", "2024-01-03"):
+        (tmp_path / f"{d}.csv").write_text(DAY)
+        days.append(tmp_path / f"{d}.csv")
+    code, err = _cli(capsys, *days, "--strategy", f"{s}:Broken", "-f", "csv")
+    assert code == 1 and f"error: day 2024-01-02 ({days[0]}): the strategy raised RuntimeError" in err
+
+
+def test_cli_interval_beyond_a_week_is_one_line_error(tmp_path, capsys):
+    from cli_support import cli_error
+
+    err = cli_error(capsys, "backtest", _day(tmp_path), "--strategy", f"{_strategies(tmp_path)}:Join", "-f", "csv",
+                    "--interval", "1e12")
+    assert "interval 1000000000000.0 s: give 0.001 s (the feed's time unit) to 604800 s (a week)" in err
