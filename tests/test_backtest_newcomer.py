@@ -259,3 +259,18 @@ def test_cli_interval_beyond_a_week_is_one_line_error(tmp_path, capsys):
     err = cli_error(capsys, "backtest", _day(tmp_path), "--strategy", f"{_strategies(tmp_path)}:Join", "-f", "csv",
                     "--interval", "1e12")
     assert "interval 1000000000000.0 s: give 0.001 s (the feed's time unit) to 604800 s (a week)" in err
+
+
+def test_strategy_calling_sys_exit_is_strategy_error_with_tables_so_far(tmp_path, capsys):
+    """sys.exit() in a strategy stopped the command with its code, no line and no tables."""
+    def leave(bid):
+        raise SystemExit(3)
+
+    with pytest.raises(StrategyError, match=r"the strategy called sys.exit\(3\)") as e:
+        backtest(_day(tmp_path), Once(leave), format="csv")
+    assert e.value.partial is not None
+    s = tmp_path / "leave.py"
+    s.write_text("import sys\nclass Leave:\n    def __call__(self, top):\n        sys.exit(3)\n")
+    code, err = _cli(capsys, _day(tmp_path), "--strategy", f"{s}:Leave", "-f", "csv", "-o", tmp_path / "out")
+    assert code == 1 and "error: the strategy called sys.exit(3)" in err
+    assert (tmp_path / "out" / "backtest.orders.parquet.partial").exists()

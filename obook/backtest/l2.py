@@ -206,16 +206,13 @@ class L2Run:
             self._call(lambda: self.strategy.on_order(self.ctx, upd), t, self.tb_of[o[0]])
 
     def _call(self, fn, t, tb):
-        import traceback
-
-        from .worker import StrategyError
+        from .worker import StrategyError, strategy_raised
 
         self.calls += 1
         try:
             orders = fn()
-        except Exception as e:
-            raise StrategyError(f"the strategy raised {type(e).__name__}: {e} (at time {t})",
-                                traceback.format_exc()) from e
+        except (Exception, SystemExit) as e:
+            raise strategy_raised(e, t) from e
         send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError)
 
     def send(self, order, now, call_tb):

@@ -44,6 +44,20 @@ class StrategyError(ObookError):
         self.partial = None
 
 
+def strategy_raised(e: BaseException, now: int) -> StrategyError:
+    """The StrategyError of a strategy call that raised ``e`` (an Exception, or a SystemExit the
+    strategy raised: ``sys.exit()`` in it stops the backtest as an error, with its tables so
+    far; a SIGTERM's SystemExit, which the command raised, is raised again as it is)."""
+    import traceback
+
+    from .. import interrupts
+
+    if not isinstance(e, Exception) and interrupts.raised is not None:
+        raise e
+    what = f"called sys.exit({e.code!r})" if isinstance(e, SystemExit) else f"raised {type(e).__name__}: {e}"
+    return StrategyError(f"the strategy {what} (at time {now})", traceback.format_exc())
+
+
 class BacktestObserver:
     """What the replay's applier gets (obook.engine: ``Replay(observer=...)``)."""
 
@@ -336,8 +350,6 @@ class BacktestWorker:
     # ------------------------------------------------------------ a Python strategy
 
     def _call(self) -> None:
-        import traceback
-
         C, S = self.C, self.S
         kind = int(S[S_CALL])
         ctx = self.ctx
@@ -366,10 +378,8 @@ class BacktestWorker:
                 orders = strat.on_order(ctx, upd)
             else:
                 orders = strat.on_timer(ctx)
-        except Exception as e:
-            err = StrategyError(f"the strategy raised {type(e).__name__}: {e} (at time {now})",
-                                traceback.format_exc())
-            raise err from e
+        except (Exception, SystemExit) as e:
+            raise strategy_raised(e, now) from e
         send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError)
 
     def send(self, order, now: int, call_tb: int) -> None:
