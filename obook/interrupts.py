@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+from contextlib import contextmanager
 
 
 #: the signal last raised here as an exception (None: none yet)
@@ -89,3 +90,65 @@ def dropped(unraisable, _hook=sys.unraisablehook) -> None:
         send_again(e.code - 128)
     else:
         _hook(unraisable)
+
+
+#: the wake-up pipe of ``interrupting`` while one is active (a forked child lets go of it)
+_pipe: tuple | None = None
+
+
+def _forked_child() -> None:
+    """In a child forked while ``interrupting`` is active: its signals (a worker stopped by
+    SIGTERM) must not wake the parent's watcher, nor stop the parent's query."""
+    global _pipe
+    if _pipe is not None:
+        try:
+            signal.set_wakeup_fd(-1)
+        except ValueError:
+            pass
+        for fd in _pipe:
+            os.close(fd)
+        _pipe = None
+
+
+os.register_at_fork(after_in_child=_forked_child)
+
+
+@contextmanager
+def interrupting(stop):
+    """While inside (in the main thread): a signal that has a handler here (Ctrl-C, SIGTERM,
+    SIGHUP) also calls ``stop()`` at once, from a thread. Native code that keeps the main
+    thread for long runs Python's handler only when it returns, and may never check for it
+    (DuckDB running a query: a Ctrl-C was lost in about one run in four on a busy machine);
+    ``stop`` makes it return (DuckDB's ``interrupt``), and the handler then unwinds as usual.
+    Python's own signal handler writes the signal to a wake-up pipe the thread waits on."""
+    global _pipe
+    if threading.current_thread() is not threading.main_thread() or _pipe is not None:
+        yield
+        return
+    r, w = _pipe = os.pipe()
+    os.set_blocking(w, False)
+    done = threading.Event()
+
+    def watch():
+        while os.read(r, 64) and not done.is_set():
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - nothing to stop any more
+                pass
+
+    old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    watcher = threading.Thread(target=watch, name="obook-interrupt", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old)
+        done.set()
+        try:
+            os.write(w, b"\0")  # the watcher wakes, sees done and ends
+        except OSError:
+            pass
+        watcher.join(5)
+        _pipe = None
+        os.close(w)
+        os.close(r)

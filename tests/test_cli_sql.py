@@ -268,6 +268,11 @@ def test_cli_sql_signal_while_duckdb_runs_the_query_exits_as_interrupted_no_trac
     while p.poll() is None and sum(me.cpu_times()[:2]) < 3.0:    # started (~1 s), then the query runs
         time.sleep(0.05)
     p.send_signal(signum)
-    out, err = p.communicate(timeout=120)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:       # the signal was lost: the query would run for hours
+        p.kill()
+        p.communicate()
+        raise
     assert p.returncode == code and b"Traceback" not in err, err.decode()[-2000:]
     assert out == b""

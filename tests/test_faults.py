@@ -728,3 +728,44 @@ def test_cli_ctrl_c_in_any_command_says_interrupted_and_exits_130(command, tmp_p
     args = ("pipeline", "run", toml) if command == "pipeline" else ("bbo", feed, "-o", tmp_path / "o.parquet")
     code, err = cli_run(capsys, *args)
     assert code == 130 and err.strip().endswith("interrupted") and "Traceback" not in err, (code, err)
+
+
+def test_interrupting_signal_calls_stop_from_a_thread_at_once():
+    """Native code holding the main thread (a DuckDB query) may never run Python's signal
+    handler: inside ``interrupting`` the signal calls ``stop`` from a thread right away."""
+    import threading
+
+    from obook.interrupts import interrupting
+
+    called = threading.Event()
+    old = signal.signal(signal.SIGUSR1, lambda *a: None)
+    try:
+        with interrupting(called.set):
+            os.kill(os.getpid(), signal.SIGUSR1)
+            assert called.wait(5)
+        called.clear()
+        os.kill(os.getpid(), signal.SIGUSR1)       # outside: nothing watches any more
+        assert not called.wait(0.3)
+        assert signal.set_wakeup_fd(-1) == -1
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+
+
+def test_interrupting_signal_of_a_forked_child_does_not_stop_the_parent():
+    """A worker forked while the query runs, stopped by a signal, must not stop the query."""
+    import threading
+
+    from obook.interrupts import interrupting
+
+    called = threading.Event()
+    old = signal.signal(signal.SIGUSR1, lambda *a: None)
+    try:
+        with interrupting(called.set):
+            pid = os.fork()
+            if pid == 0:
+                os.kill(os.getpid(), signal.SIGUSR1)
+                os._exit(0)
+            os.waitpid(pid, 0)
+            assert not called.wait(0.5)
+    finally:
+        signal.signal(signal.SIGUSR1, old)

@@ -52,24 +52,17 @@ def _output_format(path: Path) -> str:
     return fmt
 
 
-def run_query(query: str, database: str = ":memory:"):
-    """``(connection, pyarrow.RecordBatchReader or None)`` of ``query`` on an installed
-    connection; None for a statement without a result (``CREATE ...``)."""
+def run_query(con, query: str):
+    """The ``pyarrow.RecordBatchReader`` of ``query`` on a connection with obook installed
+    (``obook.duckdb.connect``); None for a statement without a result (``CREATE ...``)."""
     import duckdb
 
-    from ..duckdb import connect
-
-    con = connect(database)
     try:
         rel = con.sql(query)
-        return con, (None if rel is None else rel.to_arrow_reader())
+        return None if rel is None else rel.to_arrow_reader()
     except duckdb.Error as e:
-        con.close()
         _raise_interrupt(e)
         raise ObookError(f"query failed: {_first_line(e)}") from e
-    except BaseException:
-        con.close()
-        raise
 
 
 def _write_stdout(reader, style: str) -> int:
@@ -294,7 +287,20 @@ def sql(
         check_not_an_input(output, re.findall(r"'((?:[^']|'')*)'", query))     # the query's quoted paths
     if format is None:
         format = PrintFormat.table if sys.stdout.isatty() else PrintFormat.csv
-    con, reader = run_query(query, database)
+    from ..duckdb import connect
+    from ..interrupts import interrupting
+
+    con = connect(database)
+    with interrupting(con.interrupt):       # a signal stops DuckDB at once, mid-query too
+        try:
+            _run(con, query, output, format, max_rows)
+        finally:
+            con.close()
+
+
+def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows: int) -> None:
+    """``query`` on ``con``: its rows printed or written to ``output``."""
+    reader = run_query(con, query)
     rows_of = reader if reader is None else _query_rows(reader)
     try:
         if reader is None:
@@ -324,5 +330,4 @@ def sql(
             typer.echo(f"wrote {rows} rows to {output}", err=True)
     finally:
         del reader, rows_of
-        con.close()
 
