@@ -51,3 +51,14 @@ class WorkerError(ObookError):
 
 class OutputError(ObookError):
     """Writing the result failed (disk full, closed pipe ...)."""
+
+
+class StrategyError(ObookError):
+    """A strategy raised, returned what is no list of orders, or an order that cannot be sent:
+    the backtest or the live run stopped there. ``traceback``: the strategy's; ``partial``: a
+    backtest's tables so far (None elsewhere)."""
+
+    def __init__(self, message, traceback_text: str = ""):
+        super().__init__(message)
+        self.traceback = traceback_text
+        self.partial = None

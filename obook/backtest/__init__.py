@@ -34,7 +34,7 @@ def __getattr__(name):
         from .orders import Order
         return Order
     if name == "StrategyError":
-        from .worker import StrategyError
+        from ..errors import StrategyError
         return StrategyError
     raise AttributeError(name)
 

@@ -22,7 +22,7 @@ from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
-from ..errors import ObookError
+from ..errors import ObookError, StrategyError
 from ..simulation.observer import map_book
 from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, order_numbers, send_each,
                      side_of, tif_of)
@@ -33,15 +33,6 @@ CHUNK = 1 << 12
 MAX_FIRST_EVENTS = 1 << 21
 QUEUE_ROWS = 1 << 15     # the view's and the responses' queues (compacted, a return to Python, at their end)
 RISK_CODES = {name: code for code, name in enumerate(RISK_NAMES) if name}
-
-
-class StrategyError(ObookError):
-    """The strategy raised: the backtest stopped there (``partial``: the tables so far)."""
-
-    def __init__(self, message, traceback_text: str = ""):
-        super().__init__(message)
-        self.traceback = traceback_text
-        self.partial = None
 
 
 def strategy_raised(e: BaseException, now: int) -> StrategyError:

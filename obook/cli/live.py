@@ -56,8 +56,8 @@ def send(
     from ..live.net import parse_address
     from ..live.send import Sender, SendOptions, read_messages
 
-    opts = SendOptions(parse_address(line_a, "--line-a"), parse_address(line_b, "--line-b"),
-                       parse_address(request, "--request") if request else None, session, speed, rate,
+    opts = SendOptions(parse_address(line_a, "--line-a", False), parse_address(line_b, "--line-b", False),
+                       parse_address(request, "--request", False) if request else None, session, speed, rate,
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
                        spin_us=spin_us, message_rate=message_rate, burst_us=burst_us)
     sender = Sender(read_messages(day), opts)
@@ -94,9 +94,10 @@ def listen(
     venue_username: str = typer.Option("obook", "--venue-username", help="The username of the venue's login."),
     venue_password: str = typer.Option("", "--venue-password", envvar="OBOOK_VENUE_PASSWORD",
                                        help="The password of the venue's login (default: the environment's OBOOK_VENUE_PASSWORD)."),
-    max_qty: int = typer.Option(10_000, "--max-qty", help="Risk: largest order (shares)."),
-    max_rate: int = typer.Option(1_000, "--max-orders-per-second", help="Risk: orders per second of feed time."),
-    band_bps: int = typer.Option(500, "--band-bps", help="Risk: price band around the best price (basis points)."),
+    max_qty: int = typer.Option(10_000, "--max-qty", min=0, max=2**32 - 1, help="Risk: largest order (shares)."),
+    max_rate: int = typer.Option(1_000, "--max-orders-per-second", min=0, max=10_000_000,
+                                 help="Risk: orders per second of feed time (the loop keeps this many stamps)."),
+    band_bps: int = typer.Option(500, "--band-bps", min=0, max=1_000_000_000, help="Risk: price band around the best price (basis points)."),
     spin: bool = typer.Option(False, "--spin", help="Busy-poll the sockets (a core at 100%) instead of sleeping in poll()."),
     spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sockets this many microseconds after each datagram before sleeping in poll()."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),

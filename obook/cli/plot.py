@@ -35,7 +35,8 @@ def plot(
                                          "After backtest: the folder obook backtest -o DIR wrote."),
     picture: Optional[Path] = typer.Argument(None, help="After latency TABLE or backtest DIR: the picture file."),
     ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
-                                         help="The security, one ticker (default: the one with the most trades)."),
+                                         help="The security, one ticker (default: the one with the most trades); "
+                                              "plot latency: the stages to draw (comma-separated, default all)."),
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
     end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS]", help="Window end (time of day)."),
     interval: str = typer.Option("1 minute", "--interval", "-i", help="Bar length, e.g. '1 minute', '5s'."),
@@ -65,7 +66,15 @@ def plot(
 
         if picture is None:
             raise ObookError("obook plot latency TABLE PICTURE: give the picture file")
-        typer.echo(f"wrote {plot_latency(out, picture)}", err=True)
+        given = [name for name, value, default in (
+            ("--start", start, None), ("--end", end, None), ("--interval", interval, "1 minute"),
+            ("--format", feed_format, None), ("--levels", levels, 10), ("--workers", workers, None),
+            ("--date", date, None), ("--feed", price_feed, None)) if value != default]
+        if given:
+            raise ObookError(f"obook plot latency: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for a "
+                             "feed's picture, not a latency table's (-k picks the stages to draw)")
+        stages = [s.strip() for s in ticker.split(",") if s.strip()] if ticker is not None else None
+        typer.echo(f"wrote {plot_latency(out, picture, stages=stages)}", err=True)
         return
     if str(feed) == "backtest":
         _backtest(out, picture, ticker, start, end, feed_format, date, price_feed)

@@ -60,35 +60,39 @@ def run_listen(a: dict) -> None:
     from .sinks import close_sinks, open_sinks
 
     tables = tuple(t.strip() for t in a["tables"].split(",") if t.strip() and t.strip() != "none")
+    kind = a["to"].value
+    addresses, tickers = _check_options(a, tables, kind)     # all of it before the venue's login
     ttt = None
     if a["strategy"]:
         from .gateway import Gateway
         from .risk import RiskGate
         from .strategy import TickToTrade
 
-        gw = Gateway(*parse_address(a["venue"], "--venue"), username=a["venue_username"],
+        strategy = load_strategy(a["strategy"])
+        gw = Gateway(*parse_address(a["venue"], "--venue", False), username=a["venue_username"],
                      password=a["venue_password"]) if a["venue"] else None
-        ttt = TickToTrade(load_strategy(a["strategy"]), a["tickers"],
+        ttt = TickToTrade(strategy, tickers,
                           RiskGate(max_qty=a["max_qty"], max_orders_per_second=a["max_rate"], band_bps=a["band_bps"]), gw)
-    addresses = {"--line-a": parse_address(a["line_a"], "--line-a"), "--line-b": parse_address(a["line_b"], "--line-b")}
-    if a["request"]:
-        addresses["--request"] = parse_address(a["request"], "--request")
-    seen = {}
-    for option, address in addresses.items():
-        if address in seen:     # one socket would get the datagrams of both
-            raise ObookError(f"{option} {address[0]}:{address[1]} is {seen[address]}'s address too; "
-                             "give each line and the re-request server its own")
-        seen[address] = option
-    lst = Listener(addresses["--line-a"], addresses["--line-b"], addresses.get("--request"), tables=tables,
-                   tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
-                   retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
-                   session=a["session"], interface=a["interface"], loop=a["loop"], spin=a["spin"], cpu=a["cpu"],
-                   rcvbuf=a["rcvbuf"], spin_us=a["spin_us"], **({"realtime": a["realtime"]} if a["realtime"] else {}))
-    kind = a["to"].value
-    if kind != "text" and a["output"] is None:
+    try:
+        lst = Listener(addresses["--line-a"], addresses["--line-b"], addresses.get("--request"), tables=tables,
+                       tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
+                       retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
+                       session=a["session"], interface=a["interface"], loop=a["loop"], spin=a["spin"], cpu=a["cpu"],
+                       rcvbuf=a["rcvbuf"], spin_us=a["spin_us"], **({"realtime": a["realtime"]} if a["realtime"] else {}))
+    except BaseException:
+        if ttt is not None and ttt.gateway is not None:     # logged in: log out
+            ttt.gateway.close()
+        raise
+    try:
+        sinks = {} if kind == "text" else open_sinks(kind, a["output"], tables, lst.schema, a["interval"])
+        if kind == "parquet" and not tables:    # no tables, but line_stats.parquet (and gaps.parquet) go there
+            try:
+                Path(a["output"]).mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise ObookError(f"{a['output']}: cannot write the live tables there: {e.strerror or e}") from None
+    except BaseException:
         lst.close()
-        raise ObookError(f"--to {kind} needs --output")
-    sinks = {} if kind == "text" else open_sinks(kind, a["output"], tables, lst.schema, a["interval"])
+        raise
     typer.echo(f"listening: line A {a['line_a']}, line B {a['line_b']}"
                + (f" (receive buffers {lst.rcvbuf[0]} and {lst.rcvbuf[1]} bytes)" if hasattr(lst, "rcvbuf") else ""),
                err=True)
@@ -137,3 +141,42 @@ def run_listen(a: dict) -> None:
                         pq.write_table(report_table(hists), a["latency_output"])
                     except OSError as e:
                         raise ObookError(f"--latency-output {a['latency_output']}: cannot write it: {e}") from None
+
+
+def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None]:
+    """The addresses (option -> (host, port)) and the tickers of ``obook listen``'s options,
+    or an ObookError for options that cannot go together, before anything is opened."""
+    import os
+
+    addresses = {"--line-a": parse_address(a["line_a"], "--line-a", False),
+                 "--line-b": parse_address(a["line_b"], "--line-b", False)}
+    if a["request"]:
+        addresses["--request"] = parse_address(a["request"], "--request", False)
+    seen = {}
+    for option, address in addresses.items():
+        if address in seen:     # one socket would get the datagrams of both
+            raise ObookError(f"{option} {address[0]}:{address[1]} is {seen[address]}'s address too; "
+                             "give each line and the re-request server its own")
+        seen[address] = option
+    if a["venue"]:
+        parse_address(a["venue"], "--venue", False)
+    for option in ("venue", "tickers"):
+        if a[option] is not None and not a["strategy"]:
+            raise ObookError(f"--{option} is the strategy's: give --strategy FILE.py:NAME too")
+    tickers = None
+    if a["tickers"] is not None:
+        tickers = [t.strip() for t in a["tickers"].split(",") if t.strip()]
+        if not tickers:
+            raise ObookError(f"--tickers {a['tickers']!r}: no ticker in it (leave it out for all)")
+        for t in tickers:
+            if len(t) > 8 or not t.isascii():
+                raise ObookError(f"--tickers: {t!r} is no ITCH stock symbol (8 ASCII characters at most)")
+    if kind == "text" and set(tables) - {"bbo"}:
+        raise ObookError(f"--to text prints the BBO only; write --tables {','.join(tables)} with --to parquet, "
+                         "arrow or duckdb")
+    if kind != "text" and a["output"] is None:
+        raise ObookError(f"--to {kind} needs --output")
+    if a["cpu"] is not None and hasattr(os, "sched_getaffinity") and a["cpu"] not in os.sched_getaffinity(0):
+        raise ObookError(f"--cpu {a['cpu']}: cannot pin to that core (this process may run on cores "
+                         f"{', '.join(map(str, sorted(os.sched_getaffinity(0))))})")
+    return addresses, tickers

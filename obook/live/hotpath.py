@@ -195,6 +195,10 @@ class HotLoop:
         finally:
             S[L.S_SLICE_NS] = slice_ns
         ring_take(S, self.arb[0], self.arb[1], np.zeros(16, np.uint8), 1)
+        if S[L.S_PY_STRATEGY]:      # what a Python strategy's rows take (loaded on the first row: ms)
+            from . import soupbin, strategy  # noqa: F401
+
+            record_many(np.zeros(N_BUCKETS + 1, np.int64), np.zeros(1, np.int64), 0)
 
     # -- the kernel's arguments ------------------------------------------------------------
 
@@ -283,8 +287,7 @@ class HotLoop:
 
     def _python_rows(self) -> None:
         from . import soupbin
-        from .ouch import encode
-        from .strategy import Top
+        from .strategy import Top, bad_order, call_strategy, encoded
 
         S, rows, h = self.S, self.py_rows, self.hists
         n = int(S[L.S_PY_N])
@@ -293,17 +296,20 @@ class HotLoop:
             seq, t, loc, bpx, bq, tk, apx, aq, tb = (int(v) for v in rows[q])
             top = Top(seq, t, self.symbol(loc), loc, None if bpx < 0 else bpx, None if bq < 0 else bq,
                       None if apx < 0 else apx, None if aq < 0 else aq, {"recv": tk, "book": tb})
-            orders = self.strategy(top)
+            orders = call_strategy(self.strategy, top)
             t1 = now()
             strat.append(t1 - tb)
-            for o in orders or ():
-                reason = self.risk.check(o, top.bid_px, top.ask_px, t)
+            for o in orders:
+                try:
+                    reason = self.risk.check(o, top.bid_px, top.ask_px, t)
+                except (TypeError, ValueError) as e:        # a field of the wrong type
+                    raise bad_order(o, top, e) from e
                 t2 = now()
                 risk.append(t2 - t1)
                 t1 = t2
                 if reason is not None:
                     continue
-                msg = encode(o)
+                msg = encoded(o, top)
                 lb = int(S[L.S_LOG_BYTES])
                 if lb + len(msg) <= len(self.olog):
                     self.olog[lb:lb + len(msg)] = np.frombuffer(msg, np.uint8)
@@ -317,7 +323,11 @@ class HotLoop:
                     t3 = now()
                     if self.refs[0, i] != o.ref or self.refs[1, i] == 0:    # a ref's first order's stamps
                         self.refs[:, i] = (o.ref, t3, tk, 0)
-                    self.venue.sock.sendall(soupbin.packet(soupbin.UNSEQUENCED, msg))
+                    try:
+                        self.venue.sock.sendall(soupbin.packet(soupbin.UNSEQUENCED, msg))
+                    except OSError as e:        # the venue went away (the compiled path says so too)
+                        raise ObookError(f"venue connection lost (an order could not be sent: "
+                                         f"{e.strerror or e})") from e
                     S[L.S_LAST_VENUE] = t3
                     gate.append(t3 - t2)
                 t1 = now()

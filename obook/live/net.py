@@ -14,15 +14,19 @@ _TIMESPEC = struct.Struct("@qq")
 RCVBUF = 8 << 20
 
 
-def parse_address(text: str, what: str = "address") -> tuple[str, int]:
-    """``host:port`` (a port alone: 127.0.0.1); a host name is resolved to its address."""
+def parse_address(text: str, what: str = "address", port_zero: bool = True) -> tuple[str, int]:
+    """``host:port`` (a port alone: 127.0.0.1); a host name is resolved to its address.
+    ``port_zero``: whether port 0 (the system picks one) may be given; not where the address
+    is where to send, or where the other side sends to."""
     host, _, port = str(text).rpartition(":")
     try:
         host, port = host or "127.0.0.1", int(port)
     except ValueError as e:
         raise ObookError(f"{what} {text!r}: give host:port") from e
     if not 0 <= port <= 65535:
-        raise ObookError(f"{what} {text!r}: a port is 0 to 65535")
+        raise ObookError(f"{what} {text!r}: a port is {0 if port_zero else 1} to 65535")
+    if port == 0 and not port_zero:
+        raise ObookError(f"{what} {text!r}: give the port (1 to 65535); port 0 is none the other side can know")
     try:
         ipaddress.ip_address(host)
     except ValueError:
@@ -59,12 +63,14 @@ def line_socket(host: str, port: int, interface: str = "127.0.0.1") -> tuple[soc
     """A non-blocking socket receiving a line; (socket, kernel stamps on)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
         except OSError:
             pass
         if is_multicast(host):
+            # several receivers of one group on a host; on a unicast address a second socket
+            # would take the datagrams from the first, which would wait in silence
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((host, port))
             mreq = socket.inet_aton(host) + socket.inet_aton(interface)
             s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)

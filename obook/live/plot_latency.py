@@ -42,6 +42,8 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
 
     if Path(out).suffix.lower() in (".html", ".htm"):
         raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: the feed's picture)")
+    if Path(out).is_dir():
+        raise ObookError(f"{out}: is a folder; give the picture's file name (.png, .svg or .pdf)")
 
     if not Path(table_path).exists():
         raise ObookError(f"{table_path}: no such latency table (obook listen --latency-output TABLE writes one)")
@@ -57,6 +59,11 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     if stages:
         rows = [r for r in rows if r["stage"] in set(stages)]
     rows = [r for r in rows if r["bucket_count"]]
+    if stages:
+        unknown = [s for s in stages if s not in {r["stage"] for r in table.to_pylist()}]
+        if unknown:
+            raise ObookError(f"{table_path}: no stage {', '.join(unknown)} (it has "
+                             f"{', '.join(table.column('stage').to_pylist())})")
     if not rows:
         raise ObookError(f"{table_path}: no latency samples{' of ' + ', '.join(stages) if stages else ''}")
     plt = _matplotlib()

@@ -185,6 +185,9 @@ class Sender:
                         f"--speed {opts.speed:g}")
         elif opts.rate > 0:
             _check_span(max(len(self.packets) - 1, 0) * 1e9 / opts.rate, f"--rate {opts.rate:g}")
+        if not 0 <= opts.delay_b * 1e9 <= MAX_DUE_NS / 2:     # (a NaN fails too) the last due time plus it fits
+            raise ObookError(f"--delay-b {opts.delay_b:g}: give a delay of 0 to "
+                             f"{MAX_DUE_NS / 2e9 / 86400 / 365.25:.0f} years, in seconds")
         self.out = sender_socket(opts.interface)
         self.req = None
         if opts.request is not None:
@@ -284,6 +287,9 @@ class Sender:
                     np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
                     np.zeros(2, np.int64))
         Q = self.Q = np.zeros(K.Q_WIDTH, np.int64)
+        none = np.zeros(0, np.int64)        # load the loop (numba's cache: ms) before the clock starts,
+        K.send_due(out, np.zeros(K.Q_WIDTH, np.int64), packets, K.Schedule(none, none, none),   # or every
+                   self.lateness.counts, 0, 0)          # packet would go that much late; it sends nothing
         t0 = time.monotonic_ns() + 1_000_000
         sched = sched._replace(due=sched.due + t0)
         Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..errors import ObookError, StrategyError
 from .latency import Histogram, now
 from .fast_strategy import NumbaStrategy, fresh, numba_strategy  # noqa: F401  (the public names)
 from .ouch import Order
@@ -36,6 +37,55 @@ class Top:
     ask_px: int | None
     ask_qty: int | None
     stamps: dict | None = None    # live: recv (kernel), decoded, handover, book (monotonic ns)
+
+
+def _where(top: Top) -> str:
+    return f"on message {top.seq} ({top.ticker})"
+
+
+def call_strategy(strategy, top: Top) -> list:
+    """``strategy(top)``'s orders as a list (None: none); what it raises, or returns that is
+    no iterable of :class:`Order`, is a StrategyError naming where (its file and line)."""
+    try:
+        orders = strategy(top)
+    except StrategyError:
+        raise
+    except Exception as e:      # the user's code: whatever it raises
+        import traceback
+
+        frames = traceback.extract_tb(e.__traceback__)
+        at = f" at {frames[-1].filename}:{frames[-1].lineno}" if len(frames) > 1 else ""
+        raise StrategyError(f"strategy {_where(top)}: {type(e).__name__}: {e}{at}") from e
+    if orders is None:
+        return []
+    try:
+        orders = list(orders)
+    except TypeError:
+        raise StrategyError(f"strategy {_where(top)}: returned {type(orders).__name__}, not a list of "
+                            "obook.live.ouch.Order (or None)") from None
+    for o in orders:
+        if not isinstance(o, Order):
+            raise StrategyError(f"strategy {_where(top)}: returned a {type(o).__name__} among its orders, not an "
+                                "obook.live.ouch.Order")
+    return orders
+
+
+def bad_order(order: Order, top: Top, e: Exception) -> StrategyError:
+    """The StrategyError of an order the risk gate or OUCH cannot take (``e``: why)."""
+    return StrategyError(f"strategy {_where(top)}: cannot send {order}: {e}")
+
+
+def encoded(order: Order, top: Top) -> bytes:
+    """The OUCH message of a strategy's ``order``; a StrategyError when a field cannot be
+    sent (a side of two letters, a negative price, a kind OUCH has not ...)."""
+    import struct
+
+    from .ouch import encode
+
+    try:
+        return encode(order)
+    except (struct.error, AttributeError, TypeError, ValueError, ObookError) as e:
+        raise bad_order(order, top, e) from e
 
 
 class TickToTrade:
@@ -84,17 +134,19 @@ class TickToTrade:
             top = Top(seq, cols["time"][i], cols["ticker"][i], cols["locate"][i], cols["bid_px"][i],
                       cols["bid_qty"][i], cols["ask_px"][i], cols["ask_qty"][i], stamps)
             self.calls += 1
-            orders = self.strategy(top)
+            orders = call_strategy(self.strategy, top)
             t1 = now()
             if t_book is not None:
                 strat.append(t1 - t_book)
-            if not orders:
-                continue
             for o in orders:
-                reason = self.risk.check(o, top.bid_px, top.ask_px, top.time)
+                try:
+                    reason = self.risk.check(o, top.bid_px, top.ask_px, top.time)
+                except (TypeError, ValueError) as e:        # a field of the wrong type
+                    raise bad_order(o, top, e) from e
                 t2 = now()
                 risk.append(t2 - t1)
                 if reason is None:
+                    encoded(o, top)             # an order OUCH cannot carry stops here, named
                     self.orders.append(o)
                     if gw is not None:
                         t3 = gw.send(o)

@@ -1,0 +1,290 @@
+"""The live path as a newcomer and a hostile user meet it: options that cannot work are one
+line of error before anything is opened, a strategy's failure names the message it was
+called on, the sender's first packets are not late by the loading of its loop, and
+``obook plot latency`` says what it cannot draw."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cli_support import cli_error, cli_run
+from live_support import addresses, hostport, sending
+from obook.errors import ObookError
+from obook.gen.itch import write_itch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("newcomer") / "day.itch"
+    write_itch(str(path), 3_000, 5, 9)
+    return path
+
+
+def _lines(n: int = 3) -> list[str]:
+    return [x for flag, addr in zip(("--line-a", "--line-b", "--request"), addresses(n)) for x in (flag, hostport(addr))]
+
+
+# -- obook send ---------------------------------------------------------------------------
+
+
+def test_sender_run_first_packets_not_late_by_loading_its_loop(day):
+    # a fresh process: the sending loop is not loaded yet when the clock starts
+    code = textwrap.dedent(f"""
+        from live_support import addresses
+        from obook.live.send import Sender, SendOptions, read_messages
+        a, b = addresses(2)
+        s = Sender(read_messages({str(day)!r}), SendOptions(a, b, None, rate=20_000, linger=0, heartbeat=0.05))
+        s.run()
+        print(s.lateness.summary()["p50"])
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).parent, env={**__import__("os").environ,
+                                                         "PYTHONPATH": str(Path(__file__).parent)})
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.split()[-1]) < 5_000_000, out.stdout      # ns: below 5 ms (was 17-45 ms)
+
+
+def test_sender_delay_b_past_due_times_obook_error(day):
+    from obook.live.send import Sender, SendOptions, read_messages
+
+    a, b = addresses(2)
+    with pytest.raises(ObookError, match="--delay-b"):
+        Sender(read_messages(day), SendOptions(a, b, None, delay_b=1e300))
+
+
+@pytest.mark.parametrize("option", ["--line-a", "--request"])
+def test_cli_send_port_zero_one_line_error(capsys, day, option):
+    args = dict(zip(("--line-a", "--line-b", "--request"), map(hostport, addresses(3))))
+    args[option] = "127.0.0.1:0"
+    err = cli_error(capsys, "send", day, *(x for kv in args.items() for x in kv), "--linger", "0")
+    assert f"{option} '127.0.0.1:0': give the port" in err
+
+
+# -- obook listen: options ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--line-b", "--request"])
+def test_cli_listen_port_zero_one_line_error(capsys, option):
+    args = _lines()
+    args[args.index(option) + 1] = "127.0.0.1:0"
+    err = cli_error(capsys, "listen", *args, "--idle-timeout", "0.2")
+    assert f"{option} '127.0.0.1:0': give the port" in err
+
+
+def test_line_socket_unicast_port_of_another_listener_obook_error():
+    from obook.live.net import line_socket
+
+    (host, port), = addresses(1)
+    first, _ = line_socket(host, port)
+    try:       # a second listener on the port took the datagrams; the first waited in silence
+        with pytest.raises(ObookError, match="Address already in use"):
+            line_socket(host, port)[0].close()
+    finally:
+        first.close()
+
+
+def test_cli_listen_tables_none_parquet_new_folder_line_stats_written(capsys, tmp_path):
+    code, err = cli_run(capsys, "listen", *_lines(), "--tables", "none", "--to", "parquet", "-o", tmp_path / "new",
+                        "--idle-timeout", "0.2")
+    assert code == 1 and "nothing received" in err and "Traceback" not in err, err
+    assert (tmp_path / "new" / "line_stats.parquet").exists()
+
+
+def test_cli_listen_text_with_trades_table_one_line_error(capsys):
+    err = cli_error(capsys, "listen", *_lines(), "--tables", "bbo,trades", "--idle-timeout", "0.2")
+    assert "--to text prints the BBO only" in err
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--venue", "127.0.0.1:39099"], "--venue is the strategy's"),
+    (["--tickers", "AAA"], "--tickers is the strategy's"),
+    (["--strategy", "STRATEGY", "--tickers", ",,"], "no ticker in it"),
+    (["--strategy", "STRATEGY", "--tickers", "AAA,TOOLONGNAME"], "'TOOLONGNAME' is no ITCH stock symbol"),
+])
+def test_cli_listen_strategy_options_that_cannot_work_one_line_error(capsys, tmp_path, extra, says):
+    strategy = tmp_path / "idle.py"
+    strategy.write_text("def quiet(top):\n    return None\n")
+    extra = [f"{strategy}:quiet" if x == "STRATEGY" else x for x in extra]
+    assert says in cli_error(capsys, "listen", *_lines(), *extra, "--idle-timeout", "0.2")
+
+
+def test_cli_listen_cpu_not_available_one_line_error_before_listening(capsys):
+    err = cli_error(capsys, "listen", *_lines(), "--cpu", "4096", "--idle-timeout", "0.2")
+    assert "--cpu 4096: cannot pin to that core" in err
+
+
+@pytest.mark.parametrize("option, value", [("--max-qty", "-5"), ("--band-bps", "-1"),
+                                           ("--max-orders-per-second", "-3"),
+                                           ("--max-orders-per-second", str(10**12))])
+def test_cli_listen_risk_option_out_of_range_usage_error(capsys, option, value):
+    code, err = cli_run(capsys, "listen", *_lines(), option, value, "--idle-timeout", "0.2")
+    assert code == 2 and option in err and "Traceback" not in err, err
+
+
+def test_cli_listen_bad_line_address_error_before_venue_login(capsys, tmp_path):
+    strategy = tmp_path / "idle.py"
+    strategy.write_text("def quiet(top):\n    return None\n")
+    with socket.socket() as server:           # a venue that would never answer a login
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.setblocking(False)
+        err = cli_error(capsys, "listen", "--line-a", "127.0.0.1:x", "--strategy", f"{strategy}:quiet",
+                        "--venue", hostport(server.getsockname()), "--idle-timeout", "0.2")
+        assert "--line-a '127.0.0.1:x': give host:port" in err
+        with pytest.raises(BlockingIOError):
+            server.accept()                   # nobody connected
+
+
+# -- strategies that fail -------------------------------------------------------------------
+
+
+class _Raises:
+    def __call__(self, top):
+        raise RuntimeError("boom")
+
+
+def test_replay_orders_strategy_raises_strategy_error_naming_message(day):
+    from obook.live.strategy import StrategyError, replay_orders
+
+    with pytest.raises(StrategyError, match=r"strategy on message \d+ \(\w+\): RuntimeError: boom at .*"
+                                            r"test_live_newcomer\.py:\d+"):
+        replay_orders(day, _Raises())
+
+
+@pytest.mark.parametrize("returns, says", [(42, "returned int, not a list"),
+                                           ([("enter",)], "returned a tuple among its orders"),
+                                           ("order", "returned a str among its orders")])
+def test_replay_orders_strategy_returns_no_orders_strategy_error(day, returns, says):
+    from obook.live.strategy import StrategyError, replay_orders
+
+    with pytest.raises(StrategyError, match=says):
+        replay_orders(day, lambda top: returns)
+
+
+@pytest.mark.parametrize("order, says", [(dict(side="BUY"), "cannot send"), (dict(kind="fancy"), "unknown order kind"),
+                                         (dict(price=None), "cannot send")])
+def test_replay_orders_order_ouch_cannot_carry_strategy_error(day, order, says):
+    from obook.live.ouch import Order
+    from obook.live.risk import RiskGate
+    from obook.live.strategy import StrategyError, replay_orders
+
+    def strategy(top):
+        fields = dict(kind="enter", symbol=top.ticker, side="S", qty=1, price=top.bid_px or top.ask_px or 10_000, ref=1)
+        return [Order(**{**fields, **order})]
+
+    with pytest.raises(StrategyError, match=says):
+        replay_orders(day, strategy, risk=RiskGate(band_bps=10**9))
+
+
+def test_hot_listener_python_strategy_raises_strategy_error(day):
+    from obook.live.hot_listener import HotListener
+    from obook.live.strategy import StrategyError
+
+    a, b, r = addresses()
+    lst = HotListener(a, b, None, tables=("bbo",), strategy=_Raises(), idle_timeout=10)
+    with sending(day, a, b, None, rate=20_000, linger=0), pytest.raises(StrategyError, match="RuntimeError: boom"):
+        for _ in lst.table_batches():
+            pass
+
+
+class _GoneVenue:
+    """A logged-in venue's side of the gateway whose venue has gone (its end closed)."""
+
+    heartbeat, timeout = 1.0, 0.1
+
+    def __init__(self):
+        self.sock, peer = socket.socketpair()
+        peer.close()
+
+
+def test_hot_listener_python_strategy_venue_gone_venue_connection_lost(day):
+    from obook.live.hot_listener import HotListener
+    from obook.live.ouch import Order
+    from obook.live.risk import RiskGate
+
+    def strategy(top):
+        return [Order("enter", top.ticker, "B", 1, top.bid_px or top.ask_px or 10_000, top.seq)]
+
+    a, b, r = addresses()
+    lst = HotListener(a, b, None, tables=("bbo",), strategy=strategy, gateway=_GoneVenue(),
+                      risk=RiskGate(band_bps=10**9), idle_timeout=10)
+    with sending(day, a, b, None, rate=20_000, linger=0), pytest.raises(ObookError, match="^venue connection lost"):
+        for _ in lst.table_batches():
+            pass
+
+
+def test_hot_loop_python_strategy_counting_kernel_loaded_before_first_packet():
+    # a fresh process: the histogram kernel a Python strategy's rows are counted with was
+    # loaded on the first row (ms: every packet queued behind it waited)
+    code = textwrap.dedent("""
+        from live_support import addresses
+        from obook._kernels.latency import record_many
+        from obook.live.hot_listener import HotListener
+        HotListener(*addresses(3), tables=(), strategy=lambda top: None).close()
+        print(len(record_many.signatures))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).parent, env={**__import__("os").environ,
+                                                         "PYTHONPATH": str(Path(__file__).parent)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "1", out.stdout
+
+
+# -- obook plot latency ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def latency_table(tmp_path):
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from obook.live.latency import Histogram, report_table
+
+    hists = []
+    for name in ("recv", "book"):
+        h = Histogram(name)
+        h.record(np.array([1_000, 2_000, 50_000], np.int64))
+        hists.append(h)
+    path = tmp_path / "lat.parquet"
+    pq.write_table(report_table(hists), path)
+    return path
+
+
+def test_plot_latency_picture_a_folder_obook_error(latency_table, tmp_path):
+    from obook.live.plot_latency import plot_latency
+
+    for folder in (tmp_path, Path(".")):
+        with pytest.raises(ObookError, match="is a folder"):
+            plot_latency(latency_table, folder)
+
+
+def test_cli_plot_latency_k_draws_those_stages_unknown_one_line_error(capsys, latency_table, tmp_path):
+    code, err = cli_run(capsys, "plot", "latency", latency_table, tmp_path / "one.png", "-k", "book")
+    assert code in (0, None) and (tmp_path / "one.png").exists(), err
+    assert "no stage nope (it has recv, book)" in cli_error(capsys, "plot", "latency", latency_table,
+                                                           tmp_path / "x.png", "-k", "recv,nope")
+
+
+@pytest.mark.parametrize("option, value", [("--start", "10:00"), ("--interval", "5s"), ("--levels", "3")])
+def test_cli_plot_latency_feed_option_one_line_error(capsys, latency_table, tmp_path, option, value):
+    err = cli_error(capsys, "plot", "latency", latency_table, tmp_path / "x.png", option, value)
+    assert f"{option} is for a feed's picture" in err
+    assert not (tmp_path / "x.png").exists()
+
+
+# -- docs/live.md ---------------------------------------------------------------------------
+
+
+def test_docs_live_wait_loops_quiet_while_the_log_is_not_there_yet():
+    # the loop's first grep may run before the background command's 2> made its log
+    text = (ROOT / "docs" / "live.md").read_text()
+    waits = [line for line in text.splitlines() if line.startswith("until grep")]
+    assert waits and all(line.startswith("until grep -qs ") for line in waits), waits
