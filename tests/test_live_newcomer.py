@@ -288,3 +288,27 @@ def test_docs_live_wait_loops_quiet_while_the_log_is_not_there_yet():
     text = (ROOT / "docs" / "live.md").read_text()
     waits = [line for line in text.splitlines() if line.startswith("until grep")]
     assert waits and all(line.startswith("until grep -qs ") for line in waits), waits
+
+
+def test_cli_send_interrupted_says_what_went_out_before_the_stop(tmp_path):
+    """Ctrl-C during a paced send printed only 'interrupted': the counts so far come first."""
+    import signal
+    import time
+
+    day = tmp_path / "day.itch"
+    write_itch(str(day), messages=5000, stocks=5, seed=1)
+    a, b = addresses(2)
+    p = subprocess.Popen([sys.executable, "-m", "obook", "send", str(day), "--line-a", hostport(a),
+                          "--line-b", hostport(b), "--request", "", "--rate", "10", "--linger", "0"],
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    sent = [line for line in err.splitlines() if line.startswith("sent before the stop: ")]
+    assert p.returncode == 130 and err.rstrip().endswith("interrupted") and len(sent) == 1, err
+    counts = dict(item.split(" ") for item in sent[0].removeprefix("sent before the stop: ").split(", "))
+    assert int(counts["packets_a"]) > 0 and int(counts["packets_b"]) > 0, sent

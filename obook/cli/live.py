@@ -52,7 +52,7 @@ def send(
     spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
-    session; answer MoldUDP64 re-requests. Prints the counts on stderr when done."""
+    session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or stopped: what went out before)."""
     from ..live.net import parse_address
     from ..live.send import Sender, SendOptions, read_messages
 
@@ -61,7 +61,11 @@ def send(
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
                        spin_us=spin_us, message_rate=message_rate, burst_us=burst_us)
     sender = Sender(read_messages(day), opts)
-    stats = sender.run()
+    try:
+        stats = sender.run()
+    except (KeyboardInterrupt, SystemExit):     # stopped: what went out before
+        typer.echo("sent before the stop: " + ", ".join(f"{k} {v}" for k, v in sender.stats.items()), err=True)
+        raise
     typer.echo("sent: " + ", ".join(f"{k} {v}" for k, v in stats.items()), err=True)
     s = sender.lateness.summary()
     if s["count"]:

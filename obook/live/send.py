@@ -305,13 +305,22 @@ class Sender:
                 if status == K.SEND_WAIT:
                     wait = (Q[K.Q_NEXT_DUE] - time.monotonic_ns()) / 1e9 - 0.75 * o.spin_us / 1e6
                 self._serve(max(0.0, min(wait, o.heartbeat)))
-            self.stats["packets_a"], self.stats["packets_b"] = int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])
-            self.stats["send_errors"] = int(Q[K.Q_ERRORS])
-            self.stats["seconds"] = round((time.monotonic_ns() - start) / 1e9, 6)    # the day's packets
+            self._count(start)          # the day's packets
             self._end(len(self.messages) + 1)
+        except BaseException:           # stopped (Ctrl-C): ``stats`` counts what went out
+            self._count(start)
+            raise
         finally:
             self.close()
         return self.stats
+
+    def _count(self, start: int) -> None:
+        from .._kernels import live_send as K
+
+        Q = self.Q
+        self.stats["packets_a"], self.stats["packets_b"] = int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])
+        self.stats["send_errors"] = int(Q[K.Q_ERRORS])
+        self.stats["seconds"] = round((time.monotonic_ns() - start) / 1e9, 6)
 
     def _heartbeats(self, now: int) -> None:
         from .._kernels import live_send as K
