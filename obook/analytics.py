@@ -7,7 +7,8 @@ from one feed's BBO table and its price scale (the schema's ``obook.price_scale`
   (DECIMAL(38,9) currency) and ``mid`` (DECIMAL(38,10): half a unit), exact; null with a side empty.
 * twas: per ticker, the spread of each row holds until the ticker's next row (the last until
   ``end_time``, by default the feed's last BBO time), clipped to [start_time, end_time];
-  ``quoted_time``, ``updates``, ``twas_ticks`` (an average: float), ``twas`` (currency),
+  ``quoted_time``, ``updates`` (the quoted rows inside the window), ``twas_ticks`` (an average:
+  float), ``twas`` (currency),
   ``min_spread_ticks`` / ``max_spread_ticks`` over the rows that carry weight.
 * bbo_grid: each ticker's last BBO (the highest seq of its last time) at or before each point
   of ``start_time, start_time + every, ... <= end_time`` (default: the first BBO time rounded up
@@ -109,6 +110,7 @@ def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None) 
     last[:-1] = code[1:] != code[:-1]
     nxt[last] = t1
     dur = np.maximum(0, np.minimum(nxt, t1) - np.maximum(time, t0))
+    inside = (time >= t0) & (time <= t1)        # the updates counted: the window's
     rows = []
     starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
     for i, a in enumerate(starts):
@@ -119,7 +121,7 @@ def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None) 
         weighted = sum(int(x) * int(y) for x, y in zip(s.tolist(), d.tolist()))
         twas_ticks = float(weighted) / float(total) if total else None
         carry = s[d > 0]
-        rows.append((names[code[a]], total, int(q.sum()), twas_ticks,
+        rows.append((names[code[a]], total, int((q & inside[a:b]).sum()), twas_ticks,
                      None if twas_ticks is None else twas_ticks / float(price_scale),
                      int(carry.min()) if len(carry) else None, int(carry.max()) if len(carry) else None))
     return pa.Table.from_pylist([dict(zip(_TWAS.names, r)) for r in rows], schema=_TWAS)

@@ -4,7 +4,7 @@
 --   start_time defaults to the ticker's first row, end_time to the last BBO time of the
 --   feed file. Time with an empty side (no spread) counts in neither sum.
 --   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window
---   updates      BIGINT   BBO rows of the ticker with both sides quoted
+--   updates      BIGINT   BBO rows of the ticker with both sides quoted, inside the window
 --   twas_ticks   DOUBLE   sum(spread_ticks * duration) / quoted_time: an average, so DOUBLE
 --   twas         DOUBLE   the same in the feed's currency (twas_ticks / the feed's price_scale)
 --   min_spread_ticks, max_spread_ticks  BIGINT  over the rows that carry weight, exact
@@ -41,6 +41,7 @@ win AS (
 ),
 iv AS (
     SELECT b.file, b.ticker, b.spread_ticks,
+           CAST(b.time AS HUGEINT) BETWEEN coalesce(win.t0, 0) AND win.t1 AS inside,
            greatest(0, least(coalesce(CAST(lead(b.time) OVER w AS HUGEINT), win.t1), win.t1)
                        - greatest(CAST(b.time AS HUGEINT), coalesce(win.t0, 0))) AS dur
     FROM b JOIN win USING (file)
@@ -50,7 +51,7 @@ t AS (
     SELECT
         ticker,
         CAST(coalesce(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS UBIGINT) AS quoted_time,
-        count(*) FILTER (WHERE spread_ticks IS NOT NULL) AS updates,
+        count(*) FILTER (WHERE spread_ticks IS NOT NULL AND inside) AS updates,
         CAST(sum(spread_ticks * dur) FILTER (WHERE spread_ticks IS NOT NULL) AS DOUBLE)
             / CAST(nullif(sum(dur) FILTER (WHERE spread_ticks IS NOT NULL), 0) AS DOUBLE) AS twas_ticks,
         twas_ticks / CAST(any_value(u.scale) AS DOUBLE) AS twas,

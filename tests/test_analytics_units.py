@@ -108,6 +108,23 @@ def test_twas_window_of_one_instant_or_in_order_still_gives_rows(tmp_path, con):
         assert py == sql and len(py) == 3
 
 
+def test_twas_updates_counts_the_quoted_rows_inside_the_window(tmp_path, con):
+    """``updates`` counted every quoted BBO row of the day whatever the window."""
+    path = _itch(tmp_path)
+    early, late = _window(path)
+    bbo = obook.bbo(path, workers=1).read_all().to_pylist()
+    want = {}
+    for r in bbo:
+        if r["bid_px"] is not None and r["ask_px"] is not None and early <= r["time"] <= late:
+            want[r["ticker"]] = want.get(r["ticker"], 0) + 1
+    py = obook.twas(path, workers=1, start_time=early, end_time=late).read_all().to_pylist()
+    sql = con.sql(f"SELECT * FROM obook_twas('{path}', start_time := {early}, end_time := {late}, "
+                  "workers := 1)").to_arrow_table().to_pylist()
+    assert py == sql and {r["ticker"]: r["updates"] for r in py if r["updates"]} == want
+    whole = obook.twas(path, workers=1).read_all().to_pylist()
+    assert sum(r["updates"] for r in whole) > sum(want.values()) > 0
+
+
 # --------------------------------------------------------------------------- bars
 
 

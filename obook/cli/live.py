@@ -52,7 +52,8 @@ def send(
     spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
-    session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or stopped: what went out before)."""
+    session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or, stopped,
+    what went out before)."""
     from ..live.net import parse_address
     from ..live.send import Sender, SendOptions, read_messages
 

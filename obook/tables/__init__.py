@@ -111,8 +111,8 @@ _CORE = (
                     "In DuckDB: the SQL macro `obook_spread`.", "analytics", REPLAY_OPTIONS,
           ("bid_px", "ask_px"), ("bid_qty", "ask_qty"), front_ends=("python", "polars")),
     Table("twas", "One row per ticker: the time-weighted average spread (`twas_ticks`, and `twas` in the "
-                  "currency), `quoted_time` with both sides quoted, `updates`, min and max spread. Each row's "
-                  "spread holds until the ticker's next row, the last until `end_time` (default: the feed's "
+                  "currency), `quoted_time` with both sides quoted, `updates` (quoted BBO rows inside the "
+                  "window), min and max spread. Each row's spread holds until the ticker's next row, the last until `end_time` (default: the feed's "
                   "last BBO time). A crossed book (a call auction's) counts as it is, a negative spread, and a "
                   "break as the spread it leaves: `start_time` / `end_time` keep to continuous trading. In "
                   "DuckDB: the SQL macro `obook_twas`.", "analytics",
