@@ -312,3 +312,15 @@ def test_cli_send_interrupted_says_what_went_out_before_the_stop(tmp_path):
     assert p.returncode == 130 and err.rstrip().endswith("interrupted") and len(sent) == 1, err
     counts = dict(item.split(" ") for item in sent[0].removeprefix("sent before the stop: ").split(", "))
     assert int(counts["packets_a"]) > 0 and int(counts["packets_b"]) > 0, sent
+
+
+@pytest.mark.parametrize("session, says", [("ABCDEFGHIJKLM", "at most 10 characters, not 13"),
+                                           ("é", "is ASCII text")])
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_listener_session_not_a_moldudp64_one_obook_error(session, says, loop):
+    """A session of 13 characters was cut to its first 10 (and followed another session)."""
+    from obook.live.listener import Listener
+
+    a, b = addresses(2)
+    with pytest.raises(ObookError, match=says):
+        Listener(a, b, None, session=session, loop=loop)

@@ -125,6 +125,10 @@ def Listener(*args, loop: str = "compiled", **options):
 
     if loop not in ("compiled", "python"):
         raise ObookError(f"loop must be compiled or python, not {loop!r}")
+    if options.get("session") is not None:      # ASCII, 10 characters at most (never cut to 10)
+        from ..feeds.mold.packets import session_name
+
+        session_name(options["session"])
     if loop == "python" or INTERPRETED:
         for name in ("spin", "spin_us", "cpu", "rcvbuf", "slice_s", "realtime"):
             options.pop(name, None)
