@@ -324,3 +324,8 @@ def test_listener_session_not_a_moldudp64_one_obook_error(session, says, loop):
     a, b = addresses(2)
     with pytest.raises(ObookError, match=says):
         Listener(a, b, None, session=session, loop=loop)
+
+
+def test_cli_listen_unknown_loop_usage_error(capsys):
+    code, err = cli_run(capsys, "listen", "--loop", "fancy")
+    assert code == 2 and "'fancy' is not one of 'compiled', 'python'" in err

@@ -77,7 +77,7 @@ def run_listen(a: dict) -> None:
         lst = Listener(addresses["--line-a"], addresses["--line-b"], addresses.get("--request"), tables=tables,
                        tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
                        retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
-                       session=a["session"], interface=a["interface"], loop=a["loop"], spin=a["spin"], cpu=a["cpu"],
+                       session=a["session"], interface=a["interface"], loop=a["loop"].value, spin=a["spin"], cpu=a["cpu"],
                        rcvbuf=a["rcvbuf"], spin_us=a["spin_us"], **({"realtime": a["realtime"]} if a["realtime"] else {}))
     except BaseException:
         if ttt is not None and ttt.gateway is not None:     # logged in: log out
