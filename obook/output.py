@@ -40,10 +40,22 @@ def text_lines(batch: pa.RecordBatch) -> bytes:
         return "".join(",".join("" if v is None else str(v) for v in r) + "\n" for r in rows).encode()
 
 
+def write_all(out: BinaryIO, data: bytes) -> None:
+    """Write every byte of ``data``: an unbuffered stream (``python -u``, PYTHONUNBUFFERED,
+    where ``sys.stdout.buffer`` is the raw file) may take only part of it (a disk filling
+    up), and the next write then says why."""
+    view = memoryview(data)
+    while view:
+        n = out.write(view)
+        if n is None or n >= len(view):     # all of it (None: a file object that does not count)
+            return
+        view = view[n:]
+
+
 def write_text(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
     n = 0
     for batch in reader:
-        out.write(text_lines(batch))
+        write_all(out, text_lines(batch))
         n += batch.num_rows
     out.flush()
     return n
@@ -93,6 +105,9 @@ def make_output_dir(outdir: str | Path) -> Path:
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
+        if outdir.is_symlink() and not outdir.exists():
+            raise OutputError(f"{outdir}: a symbolic link to {os.readlink(outdir)}, which does not exist; "
+                              "create that folder or give another") from None
         raise OutputError(f"{outdir}: exists and is not a directory") from None
     except OSError as e:
         raise OutputError(f"{outdir}: cannot create the output directory: {e.strerror or e}") from None
@@ -122,12 +137,17 @@ def remove_if_empty(folder: Path) -> None:
 
 
 def output_kind(path: Path) -> str:
+    if str(path) == "-":
+        raise ObookError("-: rows go to stdout when no output file is given; leave out -o")
     if path.is_dir():
         raise OutputError(f"{path}: is a directory; give a file name ending in one of "
                           f"{', '.join(sorted(OUTPUT_KINDS))}")
     try:
         return OUTPUT_KINDS[path.suffix.lower()]
     except KeyError:
+        if path.name.lower() in OUTPUT_KINDS:       # ".parquet": a hidden file's name, no extension
+            raise ObookError(f"{path}: a file name is needed before the extension, e.g. "
+                             f"bbo{path.name.lower()}") from None
         raise ObookError(f"{path}: unknown output type {path.suffix!r}; use one of "
                          f"{', '.join(sorted(OUTPUT_KINDS))}") from None
 
@@ -139,6 +159,15 @@ def _close_or_discard(sink, metadata) -> None:
     except BaseException:
         sink.discard()
         raise
+
+
+def write_failure(e: OSError, tmp=None, final=None) -> str:
+    """The reason of a failed write, in a few words: Arrow's errors carry the C library's
+    number and a message naming the temporary file ('Failed to open local file ...')."""
+    if e.errno:
+        return os.strerror(e.errno)
+    why = e.strerror or str(e)
+    return why.replace(str(tmp), str(final)) if tmp is not None else why
 
 
 def write_files(tables, threads: int = 1) -> list[int]:
@@ -167,12 +196,21 @@ def write_files(tables, threads: int = 1) -> list[int]:
             counts = [one(reader, path) for reader, path in tables]
         for tmp, path in staged:
             os.replace(tmp, path)
+            _drop_stale_partial(path)
         return counts
     except OSError as e:
-        raise OutputError(f"{path}: write failed: {e.strerror or e}") from e
+        raise OutputError(f"{path}: write failed: {write_failure(e)}") from e
     finally:
         for tmp, _path in staged:
             remove_quietly(tmp)         # (gone once renamed)
+
+
+def _drop_stale_partial(path: Path) -> None:
+    """Once ``path`` is complete, the ``<path>.partial`` an earlier failed write kept is
+    out of date: it goes (a complete table beside a partial one of the same name misleads)."""
+    partial = Path(path).with_name(Path(path).name + ".partial")
+    if partial.is_file() and not partial.is_symlink():
+        remove_quietly(partial)
 
 
 def check_not_an_input(output, inputs) -> None:
@@ -203,6 +241,11 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
     """
     path = Path(path)
     kind = output_kind(path)
+    if kind == "parquet":
+        from .parquet import COMPRESSIONS
+
+        if compression not in COMPRESSIONS:     # before any file is made
+            raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     tmp = temp_path(path)
     n = 0
     try:
@@ -237,6 +280,7 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
                     n = write_text(reader, f)
         if staged is None:
             os.replace(tmp, path)
+            _drop_stale_partial(path)
         else:
             staged.append((tmp, path))
         return n
@@ -250,8 +294,7 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         raise
     except OSError as e:
         remove_quietly(tmp)
-        why = e.strerror or str(e).replace(str(tmp), str(path))   # not the temporary name
-        raise OutputError(f"{path}: write failed: {why}") from e
+        raise OutputError(f"{path}: write failed: {write_failure(e, tmp, path)}") from e
     except BaseException:
         remove_quietly(tmp)
         raise

@@ -192,7 +192,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source
-    from .output import make_output_dir, remove_if_empty
+    from .output import check_not_an_input, make_output_dir, remove_if_empty, write_failure
 
     from .feeds.sources import is_stream
 
@@ -220,12 +220,17 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         raise ObookError(f"{feed.name}: the side tables ({', '.join(t for t in tables if t not in REPLAY_TABLES)}) "
                          "read the feed a second time: give a file, not a stream")
     day = session_date(feed, date, feed_format)
+    stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
+    if compression not in COMPRESSIONS:    # (checked before the folder is made)
+        raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     made = not Path(outdir).is_dir()
     outdir = make_output_dir(outdir)
-    stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
-
-    if compression not in COMPRESSIONS:
-        raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
+    for t in tables:        # a folder under a final name, the feed itself: found before any file is replaced
+        final = outdir / f"{t}.parquet"
+        if final.is_dir():
+            raise OutputError(f"{final}: is a directory; the {t} table cannot be written there")
+        if not stream:
+            check_not_an_input(final, [feed])
     writers = {t: _TableWriter(outdir, t, compression) for t in tables}
     stats: dict = {}
     # the file's sha256 on a thread of its own while the replay runs (hashlib and the reads
@@ -301,7 +306,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         if made:        # a folder this call made and nothing kept in it (Ctrl-C, a full disk) goes
             remove_if_empty(outdir)
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
-            raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
+            raise OutputError(f"{outdir}: write failed: {write_failure(e)}") from e
         raise
     finally:
         if digest is not None:

@@ -73,18 +73,22 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
 
 
 def _write_csv(reader, out) -> None:
+    import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from ..output import text_safe
+    from ..output import csv_header, text_safe, write_all
 
-    header = (",".join(reader.schema.names) + "\n").encode()     # as obook's .csv files
+    header = csv_header(reader.schema.names)     # as obook's .csv files
     options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
     for batch in reader:        # the header once the rows start: an option refused first prints nothing
         if header:
-            out.write(header)
+            write_all(out, header)
             header = b""
-        pacsv.write_csv(text_safe(batch), out, options)
-    out.write(header)
+        # through a buffer: Arrow's CSV writer drops what an unbuffered stdout does not take
+        sink = pa.BufferOutputStream()
+        pacsv.write_csv(text_safe(batch), sink, options)
+        write_all(out, sink.getvalue())
+    write_all(out, header)
     out.flush()
 
 
