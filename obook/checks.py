@@ -29,6 +29,15 @@ def check_whole_at_least_1(name: str, value) -> None:
         raise ObookError(f"{name} must be at least 1, got {value}")
 
 
+def check_seed(seed) -> int:
+    """A random seed (the latency draws'): a whole number from 0 to 2^63 - 1, else ``ObookError``."""
+    from .errors import ObookError
+
+    if not is_whole(seed) or not 0 <= seed < 1 << 63:
+        raise ObookError(f"seed must be a whole number from 0 to {(1 << 63) - 1}, not {seed!r}")
+    return int(seed)
+
+
 def check_flag(name: str, value) -> bool:
     """A yes/no option: ``True`` or ``False`` (a numpy bool too), never 0, 1 or text, so that
     ``'false'`` or ``0`` is an error instead of read by its truth."""

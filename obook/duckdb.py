@@ -303,7 +303,7 @@ def _simulate_macros(con, token: str, shared: _Shared) -> None:
         extra, arg = (", levels := 10", f", {_whole('levels', 'BIGINT')}") if depth else ("", "")
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
                     f"horizon := 1.0, workers := NULL, format := NULL{extra}) AS TABLE SELECT * FROM "
-                    f"query_table({fn}(feed, orders, latency, {_whole('seed', 'BIGINT')}, horizon, "
+                    f"query_table({fn}(feed, orders, CAST(latency AS VARCHAR), {_whole('seed', 'BIGINT')}, horizon, "
                     f"{_whole('workers', 'BIGINT')}, format{arg}, current_query_id()))")
 
 
@@ -354,8 +354,9 @@ def _backtest_macros(con, token: str, shared: _Shared) -> None:
                             null_handling="special", side_effects=True)
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
                     f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
-                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, tickers, feed_latency, "
-                    f"order_latency, response_latency, {_whole('seed', 'BIGINT')}, {_whole('timer', 'BIGINT')}, "
+                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, tickers, CAST(feed_latency AS VARCHAR), "
+                    f"CAST(order_latency AS VARCHAR), CAST(response_latency AS VARCHAR), {_whole('seed', 'BIGINT')}, "
+                    f"{_whole('timer', 'BIGINT')}, "
                     f"format, current_query_id()))")
 
 

@@ -274,3 +274,12 @@ def test_strategy_calling_sys_exit_is_strategy_error_with_tables_so_far(tmp_path
     code, err = _cli(capsys, _day(tmp_path), "--strategy", f"{s}:Leave", "-f", "csv", "-o", tmp_path / "out")
     assert code == 1 and "error: the strategy called sys.exit(3)" in err
     assert (tmp_path / "out" / "backtest.orders.parquet.partial").exists()
+
+
+def test_duckdb_backtest_latency_as_a_number_reads_as_its_text(tmp_path):
+    import obook
+
+    day, s = _day(tmp_path), _strategies(tmp_path)
+    con = obook.connect()
+    q = "SELECT count(*) FROM obook_backtest_orders('{}', '{}:Join', order_latency := {}, format := 'csv')"
+    assert con.sql(q.format(day, s, 1000)).fetchall() == con.sql(q.format(day, s, "'1000'")).fetchall() == [(1,)]

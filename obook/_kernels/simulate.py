@@ -505,7 +505,7 @@ def enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row):
 def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
     """One own instruction at its arrival (at = (seq, 0, arrival))."""
     tb, k, row = INS[q, I_TB], INS[q, I_KEY], INS[q, I_ROW]
-    MID[q, 0], MID[q, 1] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
+    MID[q, 0], MID[q, 1], MID[q, 4] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1), at[0]
     act, reason = INS[q, I_ACT], INS[q, I_REASON]
     if reason == 0 and act == OP_NEW and OO[k, O_STATE] != O_NEVER:
         reason = R_DUPLICATE_ID
@@ -684,7 +684,7 @@ def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, 
     end = BK[tb, B_END]
     while BK[tb, B_PROBE] < end and INS[BK[tb, B_PROBE], I_PROBE] < t:
         q = BK[tb, B_PROBE]
-        MID[q, 2], MID[q, 3] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
+        MID[q, 2], MID[q, 3], MID[q, 5] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1), seq
         BK[tb, B_PROBE] = q + 1
     while BK[tb, B_NEXT] < end and INS[BK[tb, B_NEXT], I_ARR] < t:
         room = _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb)

@@ -26,7 +26,9 @@ L_WIDTH = 4
 (I_ROW, I_ARR, I_TB, I_KEY, I_ACT, I_SIDE, I_MARKET, I_TIF, I_PRICE, I_HAS_PRICE, I_QTY,
  I_REASON, I_PROBE) = range(13)
 I_WIDTH = 13
-# per-instruction mids MID[m, 4]: bid, ask at arrival; bid, ask at the probe (NONE: absent)
+# per-instruction mids MID[m, MID_WIDTH]: bid, ask at arrival; bid, ask at the probe (NONE: absent);
+# the seq of the feed record each pair was taken before (END_SEQ: after the feed's last)
+MID_WIDTH = 6
 NONE = -(1 << 62)
 
 # own orders OO[keys, O_WIDTH]

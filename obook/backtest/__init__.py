@@ -273,8 +273,8 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     """
     from .l2_input import is_l2
 
-    from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_tickers
-    from .arguments import (check_capital, check_fees, check_on, check_risk, check_seed, check_timer_start,
+    from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_seed, check_tickers
+    from .arguments import (check_capital, check_fees, check_on, check_risk, check_timer_start,
                             strategy_object)
 
     check_progress(progress)

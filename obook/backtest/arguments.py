@@ -45,11 +45,6 @@ def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
     return int(value)
 
 
-def check_seed(seed) -> int:
-    """The latency draws' seed: a whole number from 0."""
-    return _whole_in("seed", seed, 0)
-
-
 def check_timer_start(timer_start):
     """None, or the first timer call's time (the feed's time units) from 0."""
     return None if timer_start is None else _whole_in("timer_start", timer_start, 0)

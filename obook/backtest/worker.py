@@ -18,7 +18,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
                                         X_WIDTH)
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
-                                        E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, NONE,
+                                        E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, MID_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
@@ -151,7 +151,7 @@ class BacktestWorker:
         self._named = None
         self.EV = zeros((n_ev, E_WIDTH))
         self.OO, self.LO = zeros((n_out, O_WIDTH)), zeros((n_out, LO_WIDTH))
-        self.INS, self.MID = zeros((n_out, X_WIDTH)), zeros((n_out, 4))
+        self.INS, self.MID = zeros((n_out, X_WIDTH)), zeros((n_out, MID_WIDTH))
         self.FL, self.MK = zeros((n_out, F_WIDTH)), zeros((n_out, M_WIDTH))
 
     def _outputs(self) -> list:

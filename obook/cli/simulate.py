@@ -64,8 +64,10 @@ def simulate(
     else:
         names = list(dict.fromkeys(t.strip() for t in tables.split(",") if t.strip()))
         bad = [t for t in names if t not in TABLES and t not in FEED_TABLES]
-        if bad or not names:
-            raise ObookError(f"unknown table(s) {', '.join(bad) or '(none)'}; choose from "
+        if not names:
+            raise ObookError(f"--tables {tables!r} names no table; choose from {', '.join(TABLES + FEED_TABLES)}")
+        if bad:
+            raise ObookError(f"unknown table(s) {', '.join(bad)}; choose from "
                              f"{', '.join(TABLES + FEED_TABLES)}")
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
@@ -77,7 +79,9 @@ def simulate(
                     feed_tables=tuple(t for t in names if t in FEED_TABLES),
                     own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
     except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial
-        if out is not None and getattr(e, "partial", None) is not None:
+        if out is None and getattr(e, "partial", None) is not None:
+            _to_stdout(e.partial.table(names[0]))       # the rows before it, as a replay's stdout has them
+        elif out is not None and getattr(e, "partial", None) is not None:
             paths = [out / f"{t}.{out_type.value}" for t in names]
             with output_folder(out):
                 write_files([(e.partial.reader(t), p) for t, p in zip(names, paths)])
@@ -86,12 +90,19 @@ def simulate(
             e.kept_in = str(out / f"TABLE.{out_type.value}.partial")
         raise
     if out is None:
-        import pyarrow.csv as pcsv
-        from .stdout import writing_stdout
-
-        with writing_stdout():
-            pcsv.write_csv(r.table(names[0]), sys.stdout.buffer)
+        _to_stdout(r.table(names[0]))
         return
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
+    for t in names:     # .partial tables an earlier stopped run left would pass for this run's
+        out.joinpath(f"{t}.{out_type.value}.partial").unlink(missing_ok=True)
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in names) + f" -> {out}", err=True)
+
+
+def _to_stdout(table) -> None:
+    import pyarrow.csv as pcsv
+
+    from .stdout import writing_stdout
+
+    with writing_stdout():
+        pcsv.write_csv(table, sys.stdout.buffer)

@@ -83,7 +83,8 @@ import os
 
 import pyarrow as pa
 
-from ..checks import check_feed_path, check_flag, check_format_name, check_names, check_progress, check_workers
+from ..checks import (check_feed_path, check_flag, check_format_name, check_names, check_progress, check_seed,
+                      check_workers)
 from ..errors import FeedError, ObookError
 
 __all__ = ["simulate", "SimResult", "TABLES"]
@@ -153,6 +154,9 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     feed_tables = check_names("feed_tables", feed_tables)
     own_tables = check_names("own_tables", own_tables)
     check_progress(progress)
+    seed = check_seed(seed)
+    if isinstance(orders, (str, os.PathLike)) and not os.fspath(orders):
+        raise ObookError("the order file's path is empty")
     if isinstance(horizon, bool) or not isinstance(horizon, numbers.Real) or not 0 <= horizon <= 7 * 86_400:
         raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon!r}")
     fmt = resolve_format(format, feed)
@@ -191,6 +195,25 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
         raise
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
     sim = build_tables(own, replay.observed, **want)
+    _warn_unseen(own, replay.observed, o.name)
     stats = dict(replay.stats)
     stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
     return SimResult({**sim, **out}, stats)
+
+
+def _warn_unseen(own, observed: list, name) -> None:
+    """A warning naming the orders' instruments the feed never named (their instructions are
+    all rejected as ``unknown instrument``: a ticker misspelt, or orders of another feed)."""
+    import logging
+
+    import numpy as np
+
+    seen = np.zeros(len(own.instruments), bool)
+    for part in observed:
+        seen |= part["seen"]
+    unseen = [own.instruments[i] for i in np.flatnonzero(~seen)]
+    if unseen:
+        shown = ", ".join(map(str, unseen[:5])) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
+        logging.getLogger("obook").warning(
+            "%s: the feed has no instrument %s: %s instructions are rejected (unknown instrument)",
+            name or "<orders>", shown, "their" if len(unseen) > 1 else "its")

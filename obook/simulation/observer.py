@@ -14,7 +14,7 @@ import numpy as np
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_ODIRTY, B_PROBE, B_DIRTY,
                                         B_RESTING, B_SEEN, B_TAIL, D_HEAD, ST_ND, W_BBO, W_DEPTH,
                                         B_WIDTH, E_WIDTH, I_ARR, I_HAS_PRICE, I_PRICE, I_PROBE, I_QTY, I_ROW, I_TB,
-                                        I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, L_WIDTH, NONE, O_WIDTH,
+                                        I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, L_WIDTH, MID_WIDTH, NONE, O_WIDTH,
                                         OK, Q_WIDTH, ROOM_HASH, ROOM_LEVELS, ST_NE, ST_NF, ST_NQ,
                                         ST_POS, ST_WIDTH)
 
@@ -56,7 +56,7 @@ class SimWorker:
         self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
         self.L = np.zeros((max(2 * nt, 1), levels, L_WIDTH), np.int64)
         self.nl = np.zeros(max(2 * nt, 1), np.int64)
-        self.mid = np.full((len(self.ins), 4), NONE, np.int64)
+        self.mid = np.full((len(self.ins), MID_WIDTH), NONE, np.int64)
         self.oo = np.zeros((max(len(own.key_ids), 1), O_WIDTH), np.int64)
         self.bk = np.zeros((nt, B_WIDTH), np.int64)
         self.bk[:, B_INS], self.bk[:, B_END] = own.bounds[:, 0], own.bounds[:, 1]

@@ -58,38 +58,74 @@ def _numeric(text: str) -> bool:
     return True
 
 
+WHAT = (f"a whole number of ns, 0 to {MAX_LATENCY_NS} (a week), a distribution or a column of the "
+        "orders")
+
+
+def _whole_ns(values: np.ndarray, what: str) -> np.ndarray:
+    """Per-row latencies given as numbers (a column's or a sequence's) -> int64 ns, or a
+    clear error: true/false, empty, fractional or out-of-range values are no latencies."""
+    if values.dtype.kind == "b":
+        raise ObookError(f"{what}: true/false values, not {WHAT}")
+    if values.dtype.kind not in "iuf":
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ObookError(f"{what} is not numbers") from e
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        if nan.any():
+            raise ObookError(f"{what} has empty values (row {int(np.flatnonzero(nan)[0]) + 1})")
+        with np.errstate(invalid="ignore"):
+            frac = values != np.floor(values)
+        if frac.any():
+            row = int(np.flatnonzero(frac)[0])
+            raise ObookError(f"{what}: row {row + 1}: {values[row]:g} is not a whole number of ns")
+    bad = ~((values >= 0) & (values <= MAX_LATENCY_NS))
+    if bad.any():
+        raise ObookError(f"{what}: row {int(np.flatnonzero(bad)[0]) + 1} is not between 0 and {MAX_LATENCY_NS} ns "
+                         "(a week)")
+    return values.astype(np.int64)
+
+
+def _parameters(latency: tuple) -> tuple:
+    """A distribution's parameters as floats, or a clear error naming the distribution."""
+    try:
+        return tuple(float(a) for a in latency[1:])
+    except (TypeError, ValueError):
+        raise ObookError(f"latency distribution {latency!r}: its parameters must be numbers") from None
+
+
 def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
     """Per-row latency in ns (int64, >= 0)."""
     if latency is None:
         return np.zeros(n, np.int64)
-    if isinstance(latency, (int, np.integer)) and not isinstance(latency, bool):
+    if isinstance(latency, (bool, np.bool_)):
+        raise ObookError(f"latency {latency!r}: {WHAT}")
+    if isinstance(latency, (int, np.integer)):
         if not 0 <= latency <= MAX_LATENCY_NS:
             raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {latency}")
         return np.full(n, int(latency), np.int64)
     if isinstance(latency, float) or (isinstance(latency, str) and _numeric(latency)):
-        raise ObookError(f"latency {latency!r}: a whole number of ns, 0 to {MAX_LATENCY_NS} (a week), a "
-                         "distribution or a column of the orders")
+        raise ObookError(f"latency {latency!r}: {WHAT}")
     if isinstance(latency, str):
         if table is None or latency not in table.column_names:
-            raise ObookError(f"latency column {latency!r} is not in the orders")
-        lat = np.asarray(table.column(latency).to_numpy(zero_copy_only=False))
-        try:
-            as_float = lat.astype(np.float64)
-        except (TypeError, ValueError) as e:
-            raise ObookError(f"latency column {latency!r} is not numbers") from e
-        if np.isnan(as_float).any():
-            raise ObookError(f"latency column {latency!r} has empty values")
-        if not ((as_float >= 0) & (as_float <= MAX_LATENCY_NS)).all():
-            bad = int(np.flatnonzero(~((as_float >= 0) & (as_float <= MAX_LATENCY_NS)))[0])
-            raise ObookError(f"latency column {latency!r}: row {bad + 1} is not between 0 and "
-                             f"{MAX_LATENCY_NS} ns (a week)")
-        lat = lat.astype(np.int64)
+            hint = ""
+            if latency.partition(":")[0].strip().lower() in DISTRIBUTIONS:
+                hint = " (a distribution is a tuple here, e.g. ('uniform', 0, 2_000_000))"
+            raise ObookError(f"latency column {latency!r} is not in the orders{hint}")
+        import pyarrow as pa
+
+        col = table.column(latency)
+        if pa.types.is_duration(col.type):          # a duration in any unit: its ns
+            col = col.cast(pa.duration("ns")).cast(pa.int64())
+        lat = _whole_ns(np.asarray(col.to_numpy(zero_copy_only=False)), f"latency column {latency!r}")
     elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
-        name, args = latency[0].lower(), latency[1:]
+        name, args = latency[0].lower(), _parameters(latency)
         if DISTRIBUTIONS.get(name) != len(args):
             raise ObookError(f"latency distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
-        check_distribution(name, tuple(float(a) for a in args))
+        check_distribution(name, args)
         draw = getattr(np.random.default_rng(seed), name)
         with np.errstate(over="ignore", invalid="ignore"):
             f = np.maximum(np.rint(draw(*args, size=n)), 0)
@@ -99,16 +135,20 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
         lat = f.astype(np.int64)
     else:
         try:
-            lat = np.asarray(latency, dtype=np.int64)
+            values = np.asarray(latency)
         except (OverflowError, TypeError, ValueError) as e:
-            raise ObookError(f"latency: not 64-bit integers ({e})") from e
-        if lat.shape != (n,):
-            raise ObookError(f"latency: {lat.shape[0] if lat.ndim else 1} values for {n} orders")
-    if (lat < 0).any():
-        raise ObookError(f"latency: row {int(np.flatnonzero(lat < 0)[0]) + 1} is negative")
-    if (lat > MAX_LATENCY_NS).any():
-        raise ObookError(f"latency: row {int(np.flatnonzero(lat > MAX_LATENCY_NS)[0]) + 1} is over "
-                         f"{MAX_LATENCY_NS} ns (a week)")
+            raise ObookError(f"latency: not numbers ({e})") from e
+        if values.ndim == 0:
+            raise ObookError(f"latency {latency!r}: {WHAT}")
+        if values.ndim != 1 or values.shape[0] != n:
+            got = f"{values.shape[0]} values" if values.ndim == 1 else f"a table of shape {values.shape}"
+            raise ObookError(f"latency: {got} for {n} orders (give one value an order)")
+        if values.dtype.kind not in "iufb":
+            try:
+                values = np.asarray(latency, dtype=np.int64)
+            except (OverflowError, TypeError, ValueError) as e:
+                raise ObookError(f"latency: not 64-bit integers ({e})") from e
+        lat = _whole_ns(values, "latency")
     return lat
 
 
@@ -123,9 +163,13 @@ def parse_latency(text: str | None):
     name, _, rest = text.partition(":")
     if rest:
         try:
-            return (name,) + tuple(float(x) for x in rest.split(":"))
+            args = tuple(float(x) for x in rest.split(":"))
         except ValueError:
             raise ObookError(f"latency {text!r}: distribution parameters must be numbers") from None
+        if DISTRIBUTIONS.get(name.strip().lower()) != len(args):
+            raise ObookError(f"latency {text!r}: give uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or "
+                             "lognormal:MU:SIGMA")
+        return (name.strip(),) + args
     return text
 
 

@@ -125,7 +125,11 @@ def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int =
     mid = np.full((own.n_rows + 1, 4), NONE, np.int64)
     for part in observed:
         seen |= part["seen"]
-        mid[part["mid_rows"]] = part["mid"]
+        m = part["mid"][:, :4].copy()
+        if before is not None:      # the mids taken at or after the bad record (another worker's books)
+            m[part["mid"][:, 4] >= before, 0:2] = NONE
+            m[part["mid"][:, 5] >= before, 2:4] = NONE
+        mid[part["mid_rows"]] = m
     fl = _sorted([p["fills"] for p in observed] or [np.zeros((0, F_WIDTH), np.int64)])
     ev = _sorted([p["events"] for p in observed] + ([_unseen_rejections(own, seen)] if before is None else []))
     qb = _sorted([p["bbo"] for p in observed] or [np.zeros((0, Q_WIDTH), np.int64)])

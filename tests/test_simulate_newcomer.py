@@ -1,0 +1,204 @@
+"""obook.simulate and ``obook simulate`` given what a newcomer or a hostile user gives them:
+bad latencies and seeds, orders for instruments the feed lacks, a bad feed record with the
+table on stdout, a folder that held a stopped run's tables."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pytest
+
+import obook
+from obook.errors import ObookError
+from obook.simulation.prepare import latencies, parse_latency
+
+from cli_support import cli_error, cli_run
+
+# a CSV feed (time in ms): AAA's bid 100 x 300 (orders 1 and 2), then order 2 executed
+FEED = """Time,Ticker,Order,T,Shares,Price
+1000,AAA,1,B,100,100
+1001,AAA,2,B,200,100
+1002,AAA,3,S,100,105
+3000,AAA,2,E,200,0
+4000,AAA,1,E,100,0
+"""
+ORDERS = """time,instrument,order_id,action,side,type,tif,price,quantity
+1500,AAA,1,new,buy,limit,GTC,100,50
+"""
+
+
+def _files(tmp_path, feed: str = FEED, orders: str = ORDERS) -> tuple[str, str]:
+    (tmp_path / "feed.csv").write_text(feed)
+    (tmp_path / "orders.csv").write_text(orders)
+    return str(tmp_path / "feed.csv"), str(tmp_path / "orders.csv")
+
+
+def test_latencies_sequence_with_fractions_is_an_error():
+    with pytest.raises(ObookError, match="row 2: 1.5 is not a whole number of ns"):
+        latencies([1, 1.5, 2], 3)
+
+
+def test_latencies_column_with_fractions_is_an_error():
+    table = pa.table({"lat": [0.0, 0.7]})
+    with pytest.raises(ObookError, match="latency column 'lat': row 2: 0.7 is not a whole number of ns"):
+        latencies("lat", 2, table)
+
+
+def test_latencies_bool_is_no_latency():
+    with pytest.raises(ObookError, match="a whole number of ns"):
+        latencies(True, 3)
+
+
+def test_latencies_column_of_bools_is_no_latency():
+    with pytest.raises(ObookError, match="true/false"):
+        latencies("lat", 2, pa.table({"lat": [True, False]}))
+
+
+def test_latencies_two_dimensional_names_its_shape():
+    with pytest.raises(ObookError, match=r"shape \(3, 1\)"):
+        latencies(np.zeros((3, 1), np.int64), 3)
+
+
+def test_latencies_duration_column_counts_its_unit():
+    table = pa.table({"lat": pa.array([1, 2], pa.duration("ms"))})
+    assert latencies("lat", 2, table).tolist() == [1_000_000, 2_000_000]
+
+
+@pytest.mark.parametrize("spec", [("uniform", "a", "b"), ("exponential", None)])
+def test_latencies_distribution_parameters_not_numbers_raise_obook_error(spec):
+    with pytest.raises(ObookError, match="parameters must be numbers"):
+        latencies(spec, 3)
+
+
+def test_latencies_distribution_as_text_in_python_hints_at_tuple():
+    with pytest.raises(ObookError, match=r"a distribution is a tuple here"):
+        latencies("uniform:0:10", 3, pa.table({"x": [1, 2, 3]}))
+
+
+@pytest.mark.parametrize("text", ["uniform:1", "gamma:1:2"])
+def test_parse_latency_wrong_distribution_names_command_line_forms(text):
+    with pytest.raises(ObookError, match="give uniform:LO:HI, exponential:MEAN") as e:
+        parse_latency(text)
+    assert "('uniform'" not in str(e.value)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "x"])
+def test_simulate_bad_seed_raises_obook_error(tmp_path, seed):
+    feed, orders = _files(tmp_path)
+    with pytest.raises(ObookError, match="seed"):
+        obook.simulate(feed, orders, latency=("uniform", 0, 10), seed=seed, workers=1)
+
+
+def test_simulate_cli_negative_seed_is_one_error_line(tmp_path, capsys):
+    feed, orders = _files(tmp_path)
+    assert "seed" in cli_error(capsys, "simulate", feed, orders, "--latency", "uniform:0:10", "--seed", "-1", "-w", "1")
+
+
+def test_simulate_empty_orders_path_says_it_is_empty(tmp_path):
+    feed, _ = _files(tmp_path)
+    with pytest.raises(ObookError, match="path is empty"):
+        obook.simulate(feed, "", workers=1)
+
+
+def test_simulate_instrument_not_in_feed_warns_and_rejects(tmp_path, caplog):
+    feed, orders = _files(tmp_path, orders=ORDERS + "1500,ZZZ,2,new,buy,limit,GTC,100,5\n")
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        r = obook.simulate(feed, orders, workers=1)
+    assert "no instrument ZZZ" in caplog.text and "AAA" not in caplog.text
+    assert r.summary.column("status").to_pylist() == ["open", "rejected"]
+
+
+def test_simulate_hand_made_feed_queue_moves_up_by_shares_ahead_executed(tmp_path):
+    """Shares ahead 300 on arrival; the execution of order 2 (ahead) moves it up to 100;
+    order 1's execution then leaves 0 ahead; nothing behind trades, so no fill."""
+    feed, orders = _files(tmp_path)
+    r = obook.simulate(feed, orders, workers=1)
+    ev = r.events.to_pylist()
+    assert [(e["event"], e["shares_ahead"]) for e in ev] == [("accepted", None), ("rested", 300), ("queue", 100),
+                                                             ("queue", 0)]
+    assert r.fills.num_rows == 0 and r.summary.column("status").to_pylist() == ["open"]
+
+
+def test_simulate_cli_bad_feed_record_stdout_has_rows_before_it(tmp_path, capsys):
+    import sys
+
+    from obook.cli import main
+
+    feed, orders = _files(tmp_path, feed=FEED.replace("4000,AAA,1,E,100,0", "4000,AAA,1,Q,100,0"))
+    old, sys.argv = sys.argv, ["obook", "simulate", feed, orders, "-t", "events", "-w", "1"]
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    finally:
+        sys.argv = old
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 1 and "unknown message type" in err and "Traceback" not in err
+    rows = pcsv.read_csv(pa.BufferReader(out.encode())).to_pylist()
+    assert [(e["event"], e["shares_ahead"]) for e in rows] == [("accepted", None), ("rested", 300), ("queue", 100)]
+
+
+def test_simulate_cli_good_run_removes_stale_partial_tables(tmp_path, capsys):
+    feed, orders = _files(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fills.csv.partial").write_text("stale")
+    (out / "other.txt").write_text("keep")
+    code, err = cli_run(capsys, "simulate", feed, orders, "-o", out, "--type", "csv", "-t", "fills,events", "-w", "1")
+    assert code in (0, None), err
+    assert sorted(p.name for p in out.iterdir()) == ["events.csv", "fills.csv", "other.txt"]
+
+
+def test_simulate_cli_tables_naming_nothing_says_so(tmp_path, capsys):
+    feed, orders = _files(tmp_path)
+    err = cli_error(capsys, "simulate", feed, orders, "-t", ",", "-w", "1")
+    assert "names no table" in err and "(none)" not in err
+
+
+def test_simulate_cli_latency_column_with_fractions_is_one_error_line(tmp_path, capsys):
+    feed, orders = _files(tmp_path, orders=ORDERS.replace("quantity\n", "quantity,lat\n").replace(",50\n", ",50,0.5\n"))
+    err = cli_error(capsys, "simulate", feed, orders, "--latency", "lat", "-w", "1")
+    assert "not a whole number of ns" in err
+
+
+BAD_FEED = """Time,Ticker,Order,T,Shares,Price
+1000,AAA,1,B,100,100
+1000,BBB,1,B,100,200
+1000,BBB,2,S,100,210
+1000,CCC,1,B,100,300
+1000,CCC,2,S,100,310
+1001,BBB,5,B,100,201
+1001,CCC,5,B,100,301
+1001,AAA,x,Q,0,0
+1005,BBB,3,B,100,205
+1005,CCC,3,B,100,305
+1006,BBB,4,B,100,206
+1006,CCC,4,B,100,306
+"""
+BAD_ORDERS = """time,instrument,order_id,action,side,type,tif,price,quantity
+1000,BBB,1,new,buy,limit,GTC,190,10
+1000,CCC,2,new,buy,limit,GTC,290,10
+1002,BBB,3,new,buy,limit,GTC,190,10
+1002,CCC,4,new,buy,limit,GTC,290,10
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_simulate_partial_summary_mids_after_bad_record_are_null_for_any_workers(tmp_path, workers):
+    feed, orders = _files(tmp_path, feed=BAD_FEED, orders=BAD_ORDERS)
+    with pytest.raises(obook.FeedError) as e:
+        obook.simulate(feed, orders, horizon=0.001, workers=workers)
+    rows = e.value.partial.summary.select(["order_id", "mid_at_arrival", "mid_later"]).to_pylist()
+    mids = [(r["order_id"], r["mid_at_arrival"], r["mid_later"]) for r in rows]
+    assert mids == [(1, 205, None), (2, 305, None), (3, None, None), (4, None, None)]
+
+
+def test_duckdb_simulate_latency_as_a_number_reads_as_its_text(tmp_path):
+    """latency := 250000 was a binder error naming an internal function; it means '250000'."""
+    feed, orders = _files(tmp_path)
+    con = obook.connect()
+    q = "SELECT order_id, status, filled FROM obook_simulate_summary('{}', '{}', latency := {})"
+    assert (con.sql(q.format(feed, orders, 250000)).fetchall()
+            == con.sql(q.format(feed, orders, "'250000'")).fetchall())
