@@ -283,3 +283,9 @@ def test_duckdb_backtest_latency_as_a_number_reads_as_its_text(tmp_path):
     con = obook.connect()
     q = "SELECT count(*) FROM obook_backtest_orders('{}', '{}:Join', order_latency := {}, format := 'csv')"
     assert con.sql(q.format(day, s, 1000)).fetchall() == con.sql(q.format(day, s, "'1000'")).fetchall() == [(1,)]
+
+
+@pytest.mark.parametrize("latency", [("uniform", "a", "b"), ("exponential", None)])
+def test_backtest_latency_distribution_parameters_not_numbers_obook_error(tmp_path, latency):
+    with pytest.raises(ObookError, match="its parameters must be numbers"):
+        backtest(_day(tmp_path), Once(lambda bid: None), format="csv", order_latency=latency)

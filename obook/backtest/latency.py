@@ -29,7 +29,7 @@ import numpy as np
 from .._kernels.backtest_layout import LM_CONST, LM_DRAWS, LM_TABLE
 from ..checks import is_whole
 from ..errors import ObookError
-from ..simulation.prepare import MAX_LATENCY_NS, check_distribution
+from ..simulation.prepare import MAX_LATENCY_NS, check_distribution, distribution_parameters
 
 DRAWS = 1 << 16
 DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
@@ -121,11 +121,11 @@ def resolve(spec, unit_ns: int, seed: int, kind: int):
             raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {spec}")
         return LM_CONST, np.zeros(1, np.int64), np.array([int(spec) // unit_ns], np.int64)
     if isinstance(spec, tuple) and spec and isinstance(spec[0], str):
-        name, args = spec[0].lower(), spec[1:]
+        name, args = spec[0].lower(), distribution_parameters(spec)
         if DISTRIBUTIONS.get(name) != len(args):
             raise ObookError(f"latency distribution {spec!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
-        check_distribution(name, tuple(float(a) for a in args))
+        check_distribution(name, args)
         rng = np.random.default_rng([seed, kind])
         with np.errstate(over="ignore", invalid="ignore"):
             f = np.maximum(np.rint(getattr(rng, name)(*args, size=DRAWS)), 0)

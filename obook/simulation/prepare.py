@@ -88,7 +88,7 @@ def _whole_ns(values: np.ndarray, what: str) -> np.ndarray:
     return values.astype(np.int64)
 
 
-def _parameters(latency: tuple) -> tuple:
+def distribution_parameters(latency: tuple) -> tuple:
     """A distribution's parameters as floats, or a clear error naming the distribution."""
     try:
         return tuple(float(a) for a in latency[1:])
@@ -121,7 +121,7 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
             col = col.cast(pa.duration("ns")).cast(pa.int64())
         lat = _whole_ns(np.asarray(col.to_numpy(zero_copy_only=False)), f"latency column {latency!r}")
     elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
-        name, args = latency[0].lower(), _parameters(latency)
+        name, args = latency[0].lower(), distribution_parameters(latency)
         if DISTRIBUTIONS.get(name) != len(args):
             raise ObookError(f"latency distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
