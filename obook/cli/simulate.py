@@ -38,7 +38,7 @@ def simulate(
         help="ns from decision to book: an integer, a column of ORDERS, or a distribution "
              "uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA (with --seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of a latency distribution."),
-    horizon: float = typer.Option(1.0, "--horizon", min=0, help="Seconds after arrival of the summary's later mid."),
+    horizon: float = typer.Option(1.0, "--horizon", min=0, max=604_800, help="Seconds after arrival of the summary's later mid."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes (default: one per core, at most 8)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
