@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -246,6 +247,9 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
 
         if compression not in COMPRESSIONS:     # before any file is made
             raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
+    elif compression != "fast":
+        logging.getLogger("obook").warning("%s: compression %r is Parquet's; this %s file is written as it is",
+                                           path, compression, kind)
     tmp = temp_path(path)
     n = 0
     try:

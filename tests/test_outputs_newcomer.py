@@ -158,3 +158,21 @@ def test_convert_outdir_dangling_symlink_says_target_missing(day, tmp_path):
     with pytest.raises(OutputError, match="a symbolic link to .*gone, which does not exist"):
         obook.convert(str(day), link, workers=1)
     assert link.is_symlink() and not (tmp_path / "gone").exists()
+
+
+def test_write_file_parquet_compression_on_a_csv_warns_it_is_not_used(tmp_path, caplog):
+    import logging
+
+    import pyarrow as pa
+
+    from obook.output import write_file
+
+    table = pa.table({"x": [1, 2]})
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        assert write_file(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                          tmp_path / "x.csv", compression="small") == 2
+    assert "compression 'small' is Parquet's" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        write_file(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()), tmp_path / "y.csv")
+    assert caplog.text == ""

@@ -27,7 +27,7 @@ class Compression(str, Enum):
     small = "small"
 
 
-COMPRESSION_HELP = ("Parquet compression: fast (zstd level 1, dictionaries: the smallest files measured but "
+COMPRESSION_HELP = ("Parquet compression (other outputs: a warning that it is not used): fast (zstd level 1, dictionaries: the smallest files measured but "
                     "for a fraction of a percent) or small (zstd level 7: up to 0.5% smaller, 1.3-1.8x "
                     "the encoding time).")
 
