@@ -132,3 +132,12 @@ def test_cli_table_messages_csv_raw_bytes_as_hex(day, tmp_path, to_file):
     want = expected.column("raw").to_pylist()
     assert len(got) == len(want) and sum(r is not None for r in want) > 10     # the records it does not decode
     assert [None if h is None else bytes.fromhex(h) for h in got] == want
+
+
+def test_cli_table_help_lists_the_formats_and_on_error_choices():
+    import os
+
+    r = subprocess.run([sys.executable, "-m", "obook", "table", "--help"], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert "<itch|csv|databento|sse|szse|szse-bin|szse-csv|itch-pcap|pitch>" in r.stdout, r.stdout
+    assert "--on-error <raise|skip>" in r.stdout, r.stdout

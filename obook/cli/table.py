@@ -14,6 +14,7 @@ from typing import List, Optional
 import typer
 
 from ..tables import OPTIONS, offered, tables
+from .bbo import FeedFormatName, OnError
 
 #: registry options the command declares itself (with a short flag: -f)
 _OWN = ("format",)
@@ -39,9 +40,9 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
     if name not in _names():
         raise ObookError(f"unknown table {name!r}; choose from {', '.join(_names())}")
     spec = declared(name)
-    given = {k: v for k, v in options.items() if v is not None}
+    given = {k: getattr(v, "value", v) for k, v in options.items() if v is not None}   # (a choice: its text)
     if format is not None:
-        given["format"] = format
+        given["format"] = getattr(format, "value", format)
     wrong = sorted(set(given) - set(spec.all_options()))
     if wrong:
         raise ObookError(f"table {name} takes no {', '.join('--' + w.replace('_', '-') for w in wrong)}; its "
@@ -106,13 +107,13 @@ def _parameters() -> list[inspect.Parameter]:
             None, "--output", "-o", metavar="FILE",
             help="Write to a file instead of stdout (CSV with a header); the type follows the extension: "
                  ".parquet, .arrow, .csv.")),
-        inspect.Parameter("format", kw, annotation=Optional[str], default=typer.Option(
+        inspect.Parameter("format", kw, annotation=Optional[FeedFormatName], default=typer.Option(
             None, "--format", "-f", help="Force the feed format (default: detect).")),
     ]
     for o in OPTIONS.values():
         if o.name in _OWN:
             continue
-        kind = _TYPES[o.sql_type]
+        kind = OnError if o.name == "on_error" else _TYPES[o.sql_type]     # its choices in --help
         flag = "--" + o.name.replace("_", "-")
         decls = (f"{flag}/--no-{o.name.replace('_', '-')}",) if kind is bool else (flag,) + _SHORT.get(o.name, ())
         shown = "" if o.default is None else f" [table default: {str(o.default).lower()}]"
