@@ -118,6 +118,15 @@ def _letter(act, typ):
     return 68
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def changed_anyway(err, act):
+    """A failing event the tolerant rules still apply to the book (so it has its orders row):
+    an over-execution or over-cancel removes the order, a duplicate ref replaces the live
+    order, a replace of zero shares removes its original."""
+    return (err == ERR_OVER_EXECUTION or err == ERR_OVER_CANCEL or err == ERR_DUPLICATE_REF
+            or (err == ERR_ZERO_ADD and act == ACT_REPLACE))
+
+
 @njit(cache=True, _nrt=False)
 def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
     """Apply events ev[i:n] to ``books`` (book.Books), writing a BBO row into ``rows`` for
@@ -314,11 +323,11 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
             nrow = bbo_row(ev, i, book, bpx, bq, apx, aq, rows, nrow, sides, pool, lv)
             if want & WANT_DEPTH:
                 depth_row(ev, i, book, sides, pool, lv, depth, nx, snap)
-        if err == 0 and act != ACT_CLEAR:
-            if want & WANT_TRADES and (act == ACT_EXEC or act == ACT_EXEC_CLAMP):
-                if not (typ == 67 and word & NOT_PRINTABLE):
-                    trade_row(ev, i, book, 67 if typ == 67 else 69, ev[_u(i), 9] if typ == 67 else rest_px,
-                               shares, tside, ev[_u(i), 4], trades, nx)
+        if err == 0 and act != ACT_CLEAR and want & WANT_TRADES and (act == ACT_EXEC or act == ACT_EXEC_CLAMP):
+            if not (typ == 67 and word & NOT_PRINTABLE):
+                trade_row(ev, i, book, 67 if typ == 67 else 69, ev[_u(i), 9] if typ == 67 else rest_px,
+                           shares, tside, ev[_u(i), 4], trades, nx)
+        if act != ACT_CLEAR and (err == 0 or changed_anyway(err, act)):
             if want & WANT_ORDERS:
                 qs = qo = -1
                 if q_node >= 0:
