@@ -118,23 +118,41 @@ def make_output_dir(outdir: str | Path) -> Path:
 @contextmanager
 def output_folder(outdir: str | Path):
     """``make_output_dir`` for a block that writes into it: when the block fails (a full disk,
-    Ctrl-C) and leaves the folder it made empty, the folder goes too."""
-    existed = Path(outdir).is_dir()
+    Ctrl-C) and leaves the folders it made empty (``out/a/b``: ``out`` and ``a`` too, when new),
+    they go too."""
+    new = new_folders(outdir)
     made = make_output_dir(outdir)
     try:
         yield made
     except BaseException:
-        if not existed:
-            remove_if_empty(made)
+        remove_new_folders(new)
         raise
 
 
-def remove_if_empty(folder: Path) -> None:
-    """Remove ``folder`` (one a failed run made) when nothing was kept in it."""
+def new_folders(folder: str | Path) -> list[Path]:
+    """``folder`` and its parents that do not exist yet, innermost first (what making it makes)."""
+    missing = []
+    for f in (Path(folder), *Path(folder).absolute().parents):
+        if f.exists() or f.is_symlink():
+            break
+        missing.append(f)
+    return missing
+
+
+def remove_new_folders(folders: list[Path]) -> None:
+    """The folders of ``new_folders`` a failed run made and left empty go, innermost first."""
+    for folder in folders:
+        if not remove_if_empty(folder):
+            break
+
+
+def remove_if_empty(folder: Path) -> bool:
+    """Remove ``folder`` (one a failed run made) when nothing was kept in it; whether it went."""
     try:
         folder.rmdir()
+        return True
     except OSError:
-        pass
+        return False
 
 
 def output_kind(path: Path) -> str:

@@ -192,7 +192,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source
-    from .output import check_not_an_input, make_output_dir, remove_if_empty, write_failure
+    from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders, write_failure
 
     from .feeds.sources import is_stream
 
@@ -223,7 +223,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
     if compression not in COMPRESSIONS:    # (checked before the folder is made)
         raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
-    made = not Path(outdir).is_dir()
+    made = new_folders(outdir)
     outdir = make_output_dir(outdir)
     for t in tables:        # a folder under a final name, the feed itself: found before any file is replaced
         final = outdir / f"{t}.parquet"
@@ -303,8 +303,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     except BaseException as e:
         for w in writers.values():
             w.discard()
-        if made:        # a folder this call made and nothing kept in it (Ctrl-C, a full disk) goes
-            remove_if_empty(outdir)
+        remove_new_folders(made)    # the folders this call made, nothing kept in them (Ctrl-C, a full disk)
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
             raise OutputError(f"{outdir}: write failed: {write_failure(e)}") from e
         raise

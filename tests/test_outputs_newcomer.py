@@ -176,3 +176,18 @@ def test_write_file_parquet_compression_on_a_csv_warns_it_is_not_used(tmp_path, 
     with caplog.at_level(logging.WARNING, logger="obook"):
         write_file(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()), tmp_path / "y.csv")
     assert caplog.text == ""
+
+
+def test_output_folder_failed_block_removes_every_folder_it_made_keeps_existing(tmp_path):
+    from obook.output import output_folder
+
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(KeyboardInterrupt):
+        with output_folder(tmp_path / "kept" / "a" / "b" / "c"):
+            raise KeyboardInterrupt
+    assert (tmp_path / "kept").is_dir() and not (tmp_path / "kept" / "a").exists()
+    with pytest.raises(KeyboardInterrupt):
+        with output_folder(tmp_path / "kept" / "a" / "b") as out:
+            (tmp_path / "kept" / "a" / "note").write_text("x")      # a file of another: a stays
+            raise KeyboardInterrupt
+    assert not out.exists() and (tmp_path / "kept" / "a").is_dir()

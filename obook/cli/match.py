@@ -23,6 +23,7 @@ class OutType(str, Enum):
 
 
 def match(
+    ctx: typer.Context,
     orders: Path = typer.Argument(..., help="Order entry: CSV, Parquet or Arrow IPC (columns: time, instrument, "
                                             "order_id, action, side, type, tif, price, quantity, owner)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -47,11 +48,18 @@ def match(
     cancel) and write fills, events (accepted, rejected with a reason, rested, filled,
     cancelled, expired ...) and bbo rows."""
     from ..engine.cores import default_workers
+    from ..errors import ObookError
     from ..matching import match as run
     from ..output import output_folder, write_files
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
+        source = ctx.get_parameter_source("out_type")
+        typed = source is not None and source.name != "DEFAULT"      # given on the command line
+        given = [flag for flag, used in (("--depth", levels), ("--type", typed)) if used]
+        if given:       # stdout gets the fills as CSV only: these would do nothing
+            raise ObookError(f"{' and '.join(given)} only {'apply' if len(given) > 1 else 'applies'} to the "
+                             "tables of --output; give -o FOLDER (without it the fills go to stdout as CSV)")
         tables = ("fills",)
     from ..feeds import named_date
 
@@ -59,8 +67,6 @@ def match(
     if instruments is not None:
         known = [name.strip() for name in instruments.split(",") if name.strip()]
         if not known:
-            from ..errors import ObookError
-
             raise ObookError(f"--instruments {instruments!r} names no instrument")
     day = date if date is not None else named_date(orders)
     r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
@@ -76,3 +82,4 @@ def match(
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
     typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)
+

@@ -54,6 +54,8 @@ def _tick(tick) -> int:
     """The tick as an integer: a fraction (or what is no number) is an error, never truncated."""
     if not is_whole(tick):
         raise ObookError(f"tick must be a positive integer, not {tick!r}")
+    if int(tick) > np.iinfo(np.int64).max:      # prices are 64-bit integers
+        raise ObookError(f"tick must be at most 2**63 - 1 (prices are 64-bit integers), not {tick!r}")
     return int(tick)
 
 
@@ -68,9 +70,15 @@ def _checked(tables, levels: int) -> int:
 
 def _instruments(instruments):
     """The known instruments: None (all), a comma-separated text or a collection of texts."""
+    if instruments is None:
+        return None
+    given = instruments
     if isinstance(instruments, str):
         instruments = [i.strip() for i in instruments.split(",") if i.strip()]
-    return None if instruments is None else check_names("instruments", instruments)
+    names = check_names("instruments", instruments)
+    if not names:       # every row would be rejected: a mistake, not a choice
+        raise ObookError(f"instruments {given!r} names no instrument; give at least one, or None for all")
+    return names
 
 
 #: the zone whose midnight ``date`` places an order entry's ns times in

@@ -1,0 +1,95 @@
+"""The matching engine as a newcomer and a hostile user meet it: options out of range,
+empty choices, interrupted writes."""
+
+from __future__ import annotations
+
+import pytest
+
+import obook
+import obook.output
+from cli_support import cli_error, cli_run
+from obook.errors import ObookError
+
+ENTRY = ("time,instrument,order_id,action,side,type,tif,price,quantity,owner\n"
+         "1,XYZ,,new,sell,limit,GTC,10010,300,1\n"
+         "2,XYZ,,new,buy,limit,IOC,10020,400,3\n")
+
+
+@pytest.fixture
+def entry(tmp_path):
+    path = tmp_path / "entry.csv"
+    path.write_text(ENTRY)
+    return path
+
+
+@pytest.mark.parametrize("tick", [2**63, 2**70, 1e30])
+def test_match_tick_beyond_int64_raises_obook_error(entry, tick):
+    with pytest.raises(ObookError, match="tick must be at most 2\\*\\*63 - 1"):
+        obook.match(entry, tick=tick)
+
+
+def test_match_reader_tick_beyond_int64_raises_obook_error(entry):
+    with pytest.raises(ObookError, match="tick must be at most"):
+        obook.matching.match_reader(entry, tick=2**64)
+
+
+def test_match_tick_int64_max_rejects_off_tick_rows(entry):
+    r = obook.match(entry, tick=2**63 - 1)
+    assert r.fills.num_rows == 0
+    assert set(r.events.column("reason").to_pylist()) == {"price is not a multiple of the tick"}
+
+
+def test_cli_match_tick_beyond_int64_one_error_line(capsys, entry):
+    err = cli_error(capsys, "match", entry, "--tick", str(2**70))
+    assert "tick must be at most" in err
+
+
+@pytest.mark.parametrize("instruments", [[], (), "", " , "])
+def test_match_instruments_naming_none_raises_obook_error(entry, instruments):
+    with pytest.raises(ObookError, match="names no instrument"):
+        obook.match(entry, instruments=instruments)
+
+
+def test_match_instruments_one_name_matches_it(entry):
+    assert obook.match(entry, instruments="XYZ").fills.num_rows == 1
+    assert obook.match(entry, instruments=["ABC"]).fills.num_rows == 0
+
+
+def test_cli_match_interrupted_write_leaves_no_made_parents(capsys, tmp_path, entry, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(obook.output, "write_files", interrupted)
+    code, _ = cli_run(capsys, "match", entry, "-o", tmp_path / "a" / "b" / "out")
+    assert code != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry.csv"]
+
+
+def test_cli_match_interrupted_write_keeps_existing_parents(capsys, tmp_path, entry, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "mine.txt").write_text("kept")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(obook.output, "write_files", interrupted)
+    code, _ = cli_run(capsys, "match", entry, "-o", tmp_path / "a" / "b" / "c")
+    assert code != 0
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["mine.txt"]
+
+
+@pytest.mark.parametrize("flags,says", [(["--depth", "3"], "--depth only applies"),
+                                        (["--type", "parquet"], "--type only applies"),
+                                        (["--type", "csv", "--depth", "1"], "--depth and --type only apply")])
+def test_cli_match_output_options_without_output_one_error_line(capsys, entry, flags, says):
+    assert says in cli_error(capsys, "match", entry, *flags)
+
+
+def test_cli_match_without_output_and_depth_0_writes_fills_csv(entry):
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    res = CliRunner().invoke(app, ["match", str(entry), "--depth", "0"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[1] == '2,2,"XYZ",10010,300,2,1,"buy"'
