@@ -211,18 +211,18 @@ class _Kind:
 # --------------------------------------------------------------------------- argument checks
 
 
-def _check_path(path: str | None) -> str:
+def _check_path(path: str | None, what: str = "feed") -> str:
     if path is None:
-        raise ObookError("the feed path is NULL")
+        raise ObookError(f"the {what} path is NULL")
     if not path:
-        raise ObookError("the feed path is empty")
+        raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(full):
-        raise ObookError(f"{path}: no such feed file")
+        raise ObookError(f"{path}: no such {what} file")
     if not os.path.isfile(full):
         raise ObookError(f"{path}: not a file")
     if not os.access(full, os.R_OK):
-        raise ObookError(f"{path}: feed file is not readable")
+        raise ObookError(f"{path}: {what} file is not readable")
     return full
 
 
@@ -270,7 +270,7 @@ def _match_slot(pool: _Kind):
         stp_code(stp)
         if tick is not None and tick < 1:
             raise ObookError(f"tick must be a positive integer, not {tick}")
-        return pool.assign((_check_path(path), _check_workers(workers), 1 if tick is None else tick, stp),
+        return pool.assign((_check_path(path, "order"), _check_workers(workers), 1 if tick is None else tick, stp),
                            query)
     return slot
 

@@ -79,7 +79,7 @@ def test_duckdb_match_macros_equal_the_api(flow_csv):
 def test_duckdb_match_macro_missing_file_is_an_error(tmp_path):
     import duckdb
 
-    with pytest.raises(duckdb.Error, match="no such feed file"):
+    with pytest.raises(duckdb.Error, match="no such order file"):
         obook.connect().sql(f"SELECT * FROM obook_match('{tmp_path / 'none.csv'}')").fetchall()
 
 

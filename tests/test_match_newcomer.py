@@ -93,3 +93,19 @@ def test_cli_match_without_output_and_depth_0_writes_fills_csv(entry):
     res = CliRunner().invoke(app, ["match", str(entry), "--depth", "0"])
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[1] == '2,2,"XYZ",10010,300,2,1,"buy"'
+
+
+def test_match_tables_naming_none_raises_obook_error(tmp_path):
+    path = tmp_path / "o.csv"
+    path.write_text("time,instrument,action,side,price,quantity\n1,A,new,buy,100,5\n")
+    with pytest.raises(ObookError, match="tables names no table"):
+        obook.match(str(path), tables=[])
+
+
+def test_cli_match_stdin_says_order_files_are_files_and_rows_counted_in_words(tmp_path, capsys):
+    assert "order files are read from a file, not from stdin" in cli_error(capsys, "match", "-")
+    path = tmp_path / "o.csv"
+    path.write_text("time,instrument,action,side,price,quantity\n1,A,new,buy,100,5\n")
+    code, err = cli_run(capsys, "match", path, "-o", tmp_path / "out")
+    assert code in (0, None) and "events: 2 rows, bbo: 1 row ->" in err, err
+

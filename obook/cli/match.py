@@ -81,5 +81,6 @@ def match(
     largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
-    typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in tables) + f" -> {out}", err=True)
+    from .stdout import written
 
+    typer.echo(written(r, tables, out), err=True)

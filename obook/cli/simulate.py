@@ -96,7 +96,9 @@ def simulate(
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
     for t in names:     # .partial tables an earlier stopped run left would pass for this run's
         out.joinpath(f"{t}.{out_type.value}.partial").unlink(missing_ok=True)
-    typer.echo(", ".join(f"{t}: {r.table(t).num_rows:,} rows" for t in names) + f" -> {out}", err=True)
+    from .stdout import written
+
+    typer.echo(written(r, names, out), err=True)
 
 
 def _to_stdout(table) -> None:

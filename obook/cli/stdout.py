@@ -1,5 +1,5 @@
 """Rows written to stdout: a reader that goes away ends the command quietly, a failed write
-is an error that names stdout."""
+is an error that names stdout; and the line on stderr saying what a command wrote to files."""
 
 from __future__ import annotations
 
@@ -42,3 +42,9 @@ def writing_stdout(reader=None):
             reader.close()
         _detach()
         raise OutputError(f"<stdout>: write failed: {e.strerror or e}") from e
+
+
+def written(result, tables, out) -> str:
+    """The line saying what a command wrote: ``fills: 1 row, events: 12 rows -> out``."""
+    counts = [(t, result.table(t).num_rows) for t in tables]
+    return ", ".join(f"{t}: {n:,} row{'' if n == 1 else 's'}" for t, n in counts) + f" -> {out}"

@@ -35,6 +35,8 @@ def stp_code(stp) -> int:
 
 
 def want_bits(tables) -> int:
+    if not tables:          # a match that writes nothing is a mistake, not a choice
+        raise ObookError(f"tables names no table; choose from {', '.join(TABLES)}")
     bits = 0
     for t in tables:
         if t not in WANT:
