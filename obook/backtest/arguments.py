@@ -8,14 +8,9 @@ import math
 import numbers
 
 from ..errors import ObookError
+from .orders import INT64_MAX, shown
 
-INT64_MAX = (1 << 63) - 1
 RISK_FIELDS = ("max_qty", "max_notional", "max_orders_per_second", "band_bps")
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def strategy_object(strategy):
@@ -33,7 +28,7 @@ def strategy_object(strategy):
     if (isinstance(strategy, CompiledStrategy) or callable(strategy)
             or any(hasattr(strategy, m) for m in ("on_book", "on_order", "on_timer"))):
         return strategy
-    raise ObookError(f"strategy {_short(strategy)} is no strategy: give a callable(top) -> orders, an object "
+    raise ObookError(f"strategy {shown(strategy)} is no strategy: give a callable(top) -> orders, an object "
                      "with on_book / on_order / on_timer, obook.backtest.compiled(...) or FILE.py:NAME")
 
 
@@ -41,7 +36,7 @@ def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
     from ..checks import is_whole
 
     if not is_whole(value) or not low <= value <= high:
-        raise ObookError(f"{name} must be a whole number from {low} to {high}, not {_short(value)}")
+        raise ObookError(f"{name} must be a whole number from {low} to {high}, not {shown(value)}")
     return int(value)
 
 
@@ -55,7 +50,7 @@ def check_interval(interval, unit_ns: int) -> int:
     from ..simulation.prepare import MAX_LATENCY_NS
 
     if isinstance(interval, bool) or not isinstance(interval, numbers.Real) or not math.isfinite(interval):
-        raise ObookError(f"interval must be a number of seconds, not {_short(interval)}")
+        raise ObookError(f"interval must be a number of seconds, not {shown(interval)}")
     if interval <= 0:
         raise ObookError(f"interval must be > 0 seconds, not {interval}")
     ns = int(interval * 1e9)
@@ -71,7 +66,7 @@ def check_capital(capital):
         return None
     if (isinstance(capital, bool) or not isinstance(capital, numbers.Real) or not math.isfinite(capital)
             or capital <= 0):
-        raise ObookError(f"capital must be a number > 0 (price units x shares), not {_short(capital)}")
+        raise ObookError(f"capital must be a number > 0 (price units x shares), not {shown(capital)}")
     return capital
 
 
@@ -79,7 +74,7 @@ def check_on(on) -> None:
     """What a Python strategy's on_book is called on: None (its ``on`` attribute, else bbo),
     "bbo" or "book"."""
     if on is not None and (not isinstance(on, str) or on not in ("bbo", "book")):
-        raise ObookError(f"on must be 'bbo' (changes of the top) or 'book' (every book event), not {_short(on)}")
+        raise ObookError(f"on must be 'bbo' (changes of the top) or 'book' (every book event), not {shown(on)}")
 
 
 def check_fees(fees):
@@ -89,7 +84,7 @@ def check_fees(fees):
     if fees is None:
         return Fees()
     if not isinstance(fees, Fees):
-        raise ObookError(f"fees must be obook.backtest.Fees(maker, taker, per), not {_short(fees)}")
+        raise ObookError(f"fees must be obook.backtest.Fees(maker, taker, per), not {shown(fees)}")
     return fees
 
 
@@ -101,7 +96,7 @@ def check_risk(risk):
     if risk is None:
         return RiskGate()
     if not callable(getattr(risk, "check", None)) or not all(hasattr(risk, f) for f in RISK_FIELDS):
-        raise ObookError(f"risk must be an obook.live.risk.RiskGate(...), not {_short(risk)}")
+        raise ObookError(f"risk must be an obook.live.risk.RiskGate(...), not {shown(risk)}")
     for f in RISK_FIELDS:
         _whole_in(f"risk {f}", getattr(risk, f), 0)
     return risk

@@ -97,7 +97,7 @@ def send_each(orders, send, now: int, error) -> None:
         except TypeError:
             items = None
     if items is None:
-        raise error(f"the strategy returned {_short(orders)}, not a list of orders (at time {now})")
+        raise error(f"the strategy returned {shown(orders)}, not a list of orders (at time {now})")
     for o in items:
         try:
             if not all(hasattr(o, a) for a in ORDER_FIELDS):
@@ -106,10 +106,11 @@ def send_each(orders, send, now: int, error) -> None:
         except error:
             raise
         except (ObookError, TypeError, ValueError, AttributeError, OverflowError) as e:
-            raise error(f"the strategy sent an order it cannot send: {_short(o)}: {e} (at time {now})") from e
+            raise error(f"the strategy sent an order it cannot send: {shown(o)}: {e} (at time {now})") from e
 
 
-def _short(value) -> str:
+def shown(value) -> str:
+    """``repr(value)``, cut to 200 characters (an error message's quote of what it got)."""
     text = repr(value)
     return text if len(text) <= 200 else text[:197] + "..."
 
