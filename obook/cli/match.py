@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -72,11 +71,9 @@ def match(
     r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
             instruments=known, day_end=not no_day_end, date=day)
     if out is None:
-        import pyarrow.csv as pcsv
-        from .stdout import writing_stdout
+        from .stdout import table_to_stdout
 
-        with writing_stdout():
-            pcsv.write_csv(r.fills, sys.stdout.buffer)
+        table_to_stdout(r.fills)
         return
     largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
     with output_folder(out):

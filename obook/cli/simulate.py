@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -58,6 +57,7 @@ def simulate(
     from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
     from .progress import file_progress
+    from .stdout import table_to_stdout
 
     if tables is None:
         names = ["fills", "events", "summary", "bbo_with_own", "bbo"] if out else ["fills"]
@@ -80,7 +80,7 @@ def simulate(
                     own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
     except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial
         if out is None and getattr(e, "partial", None) is not None:
-            _to_stdout(e.partial.table(names[0]))       # the rows before it, as a replay's stdout has them
+            table_to_stdout(e.partial.table(names[0]))       # the rows before it, as a replay's stdout has them
         elif out is not None and getattr(e, "partial", None) is not None:
             paths = [out / f"{t}.{out_type.value}" for t in names]
             with output_folder(out):
@@ -90,7 +90,7 @@ def simulate(
             e.kept_in = str(out / f"TABLE.{out_type.value}.partial")
         raise
     if out is None:
-        _to_stdout(r.table(names[0]))
+        table_to_stdout(r.table(names[0]))
         return
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
@@ -100,11 +100,3 @@ def simulate(
 
     typer.echo(written(r, names, out), err=True)
 
-
-def _to_stdout(table) -> None:
-    import pyarrow.csv as pcsv
-
-    from .stdout import writing_stdout
-
-    with writing_stdout():
-        pcsv.write_csv(table, sys.stdout.buffer)

@@ -48,3 +48,11 @@ def written(result, tables, out) -> str:
     """The line saying what a command wrote: ``fills: 1 row, events: 12 rows -> out``."""
     counts = [(t, result.table(t).num_rows) for t in tables]
     return ", ".join(f"{t}: {n:,} row{'' if n == 1 else 's'}" for t, n in counts) + f" -> {out}"
+
+
+def table_to_stdout(table) -> None:
+    """A whole table on stdout as CSV with a header (``obook match`` / ``simulate`` without -o)."""
+    import pyarrow.csv as pcsv
+
+    with writing_stdout():
+        pcsv.write_csv(table, sys.stdout.buffer)

@@ -73,10 +73,11 @@ class Gateway:
                 self.ended = True
         return out
 
-    def send(self, order: ouch.Order) -> int:
-        """Send one order; returns the stamp taken as the write starts (on loopback the
-        venue may read it before the write call returns)."""
-        msg = ouch.encode(order)
+    def send(self, order: ouch.Order, msg: bytes | None = None) -> int:
+        """Send one order (``msg``: its OUCH message when the caller encoded it already);
+        returns the stamp taken as the write starts (on loopback the venue may read it
+        before the write call returns)."""
+        msg = ouch.encode(order) if msg is None else msg
         data = soupbin.packet(soupbin.UNSEQUENCED, msg)
         t = now()
         self._write(data)

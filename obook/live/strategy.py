@@ -146,10 +146,10 @@ class TickToTrade:
                 t2 = now()
                 risk.append(t2 - t1)
                 if reason is None:
-                    encoded(o, top)             # an order OUCH cannot carry stops here, named
+                    msg = encoded(o, top)       # an order OUCH cannot carry stops here, named
                     self.orders.append(o)
                     if gw is not None:
-                        t3 = gw.send(o)
+                        t3 = gw.send(o, msg)
                         sent.append(t3 - t2)
                         if stamps is not None:
                             self._kernel_of.setdefault(o.ref, stamps["recv"])
