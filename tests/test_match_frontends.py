@@ -41,6 +41,16 @@ def test_cli_match_writes_tables_equal_to_the_api(flow_csv, tmp_path):
         assert pq.read_table(tmp_path / "out" / f"{t}.parquet").equals(r.table(t), check_metadata=False), t
 
 
+def test_cli_match_stdout_csv_is_the_csv_file_byte_for_byte(flow_csv, tmp_path):
+    res = CliRunner().invoke(app, ["match", str(flow_csv), "-w", "1"])
+    assert res.exit_code == 0, res.output
+    wrote = CliRunner().invoke(app, ["match", str(flow_csv), "-w", "1", "-o", str(tmp_path / "out"), "--type", "csv"])
+    assert wrote.exit_code == 0, wrote.output
+    text = (tmp_path / "out" / "fills.csv").read_text()
+    assert text.startswith("seq,time,instrument,price,")       # names unquoted, as every obook CSV
+    assert res.stdout == text
+
+
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, obook.OutputError])
 def test_cli_match_write_stopped_leaves_no_output_folder(flow_csv, tmp_path, monkeypatch, stop):
     import obook.output

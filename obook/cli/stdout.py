@@ -51,8 +51,15 @@ def written(result, tables, out) -> str:
 
 
 def table_to_stdout(table) -> None:
-    """A whole table on stdout as CSV with a header (``obook match`` / ``simulate`` without -o)."""
+    """A whole table on stdout as CSV with a header (``obook match`` / ``simulate`` without -o),
+    written as every CSV obook writes: names and fields quoted only where they need it."""
+    import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    from ..output import csv_header, write_all
+
+    sink = pa.BufferOutputStream()      # (Arrow's CSV writer drops what an unbuffered stdout does not take)
+    pcsv.write_csv(table, sink, pcsv.WriteOptions(include_header=False, quoting_style="needed"))
     with writing_stdout():
-        pcsv.write_csv(table, sys.stdout.buffer)
+        write_all(sys.stdout.buffer, csv_header(table.schema.names))
+        write_all(sys.stdout.buffer, memoryview(sink.getvalue()))
