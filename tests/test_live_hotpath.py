@@ -157,6 +157,35 @@ def test_hot_listener_realtime_priority_out_of_range_names_it():
         realtime(500)
 
 
+def test_hot_listener_realtime_refused_obook_error_before_the_lines_open(monkeypatch):
+    import os
+
+    def refused(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setscheduler", refused)
+    a, b = addresses(2)
+    with pytest.raises(ObookError, match="^--realtime 5: cannot run at that SCHED_FIFO priority"):
+        HotListener(a, b, None, tables=(), realtime=5)
+    for address in (a, b):          # not bound: free for another listener
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(address)
+
+
+def test_check_realtime_leaves_the_calling_thread_as_it_was():
+    """Allowed or refused on this machine, the probe runs in a thread of its own."""
+    import os
+
+    from obook.live.hotpath import check_realtime
+
+    before = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+    try:
+        check_realtime(7)
+    except ObookError as e:
+        assert str(e).startswith("--realtime 7: cannot run at that SCHED_FIFO priority"), e
+    assert (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority) == before
+
+
 def test_prefault_maps_pages_writable_contents_kept():
     import resource
 

@@ -121,6 +121,28 @@ def test_cli_listen_cpu_not_available_one_line_error_before_listening(capsys):
     assert "--cpu 4096: cannot pin to that core" in err
 
 
+def test_cli_listen_realtime_refused_one_line_error_before_listening_or_venue_login(capsys, tmp_path, monkeypatch):
+    """A machine without CAP_SYS_NICE (a refusing os.sched_setscheduler stands in for it):
+    one error line, no line listened to, no venue logged into."""
+    import os
+
+    def refused(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setscheduler", refused)
+    strategy = tmp_path / "idle.py"
+    strategy.write_text("def quiet(top):\n    return None\n")
+    with socket.socket() as server:           # a venue that would never answer a login
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.setblocking(False)
+        err = cli_error(capsys, "listen", *_lines(), "--realtime", "5", "--strategy", f"{strategy}:quiet",
+                        "--venue", hostport(server.getsockname()), "--idle-timeout", "0.2")
+        assert err == "error: --realtime 5: cannot run at that SCHED_FIFO priority: [Errno 1] Operation not permitted\n"
+        with pytest.raises(BlockingIOError):
+            server.accept()                   # nobody connected
+
+
 @pytest.mark.parametrize("option, value", [("--max-qty", "-5"), ("--band-bps", "-1"),
                                            ("--max-orders-per-second", "-3"),
                                            ("--max-orders-per-second", str(10**12))])

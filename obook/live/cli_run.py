@@ -179,4 +179,7 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
     if a["cpu"] is not None and hasattr(os, "sched_getaffinity") and a["cpu"] not in os.sched_getaffinity(0):
         raise ObookError(f"--cpu {a['cpu']}: cannot pin to that core (this process may run on cores "
                          f"{', '.join(map(str, sorted(os.sched_getaffinity(0))))})")
+    from .hotpath import check_realtime
+
+    check_realtime(a["realtime"])       # the machine may refuse SCHED_FIFO: now, not in the loop's thread
     return addresses, tickers

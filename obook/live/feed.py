@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..errors import ObookError
+from ..errors import FeedError, ObookError
 from ..feeds.mold.arbiter import Arbiter
 from ..feeds.mold.packets import encode_request
 from .latency import Clock, Histogram, now
@@ -35,11 +35,45 @@ _RINGS = ("mold_seq", "line", "t_kernel", "t_decode", "t_handover")
 LINES = ("A", "B", "request")
 #: the ``line`` column's names: A, B, and R for a message that came back by re-request
 LINE_LETTERS = ("A", "B", "R")
+#: what a live feed's errors count messages by (their ``unit``)
+SEQ_UNIT = "sequence number"
+
+
+def lines_name(addresses) -> str:
+    """How warnings name a live feed: its lines (``live lines A host:port and B host:port``)."""
+    a, b = (f"{host}:{port}" for host, port in addresses[:2])
+    return f"live lines A {a} and B {b}"
+
+
+def message_error(reason: str, seq: int, line: int | None, addresses, session: str | None) -> FeedError:
+    """The error of a bad message on a live line: a FeedError naming the line whose copy came
+    first (``line``: 0 A, 1 B, 2 the re-request server, with its address from ``addresses``;
+    None: not known), the MoldUDP64 session and the message's sequence number (its ``record``)."""
+    if line is None:
+        where = "live feed"
+    else:
+        where = f"line {LINES[line]}" if line < 2 else "the re-request server"
+    addr = addresses[line] if line is not None and 0 <= line < len(addresses) else None
+    if addr:
+        where += f" {addr[0]}:{addr[1]}"
+    if session is not None:
+        where += f", MoldUDP64 session {session!r}"
+    return FeedError(where, seq, reason, unit=SEQ_UNIT)
+
+
+def live_error(e: FeedError, message, addresses, session: str | None) -> FeedError:
+    """A replay's FeedError on a live stream (``record``: the replay's record number) as
+    :func:`message_error`; ``message(record)``: the record's (sequence number, line), or None
+    for one no longer held (``e`` is then returned, as is one that names its message already)."""
+    found = message(e.record) if e.record is not None and e.unit != SEQ_UNIT else None
+    if found is None:
+        return e
+    return message_error(e.reason, found[0], found[1], addresses, session)
 
 
 class LiveFeed:
     partial_reads = True
-    name = "<live>"
+    name = "<live>"     # (an instance's: its lines, see lines_name)
 
     def __init__(self, line_a, line_b, request=None, session: str | None = None,
                  interface: str = "127.0.0.1", gap_wait: float = 0.05, request_timeout: float = 0.2,
@@ -60,6 +94,7 @@ class LiveFeed:
             raise
         self.request = request
         self.addresses = [tuple(line_a), tuple(line_b), tuple(request) if request else None]   # by LINES
+        self.name = lines_name(self.addresses)
         self.req = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.req.bind(("127.0.0.1" if request is None or request[0].startswith("127.") else "0.0.0.0", 0))
         self.req.setblocking(False)
@@ -238,6 +273,19 @@ class LiveFeed:
         msgs = self.arbiter.pop()
         if msgs:
             self._deliver(msgs)
+
+    def message_of(self, record: int) -> tuple[int, int] | None:
+        """The MoldUDP64 sequence number and line (index of LINES) of the replay's record
+        ``record``; None for one not delivered or no longer in the rings."""
+        if not (1 <= record < self.next_record and self.next_record - record <= self.mask + 1):
+            return None
+        i = record & self.mask
+        return int(self.mold_seq[i]), int(self.line[i])
+
+    def session(self) -> str | None:
+        """The MoldUDP64 session followed (given or chosen), None before one is."""
+        s = self.arbiter.session
+        return None if s is None else s.decode("ascii", "replace").rstrip()
 
     def record_columns(self, seq: np.ndarray) -> list:
         """``mold_seq``, ``line`` and ``ts_recv`` (the kernel's receive stamp, UTC) of the

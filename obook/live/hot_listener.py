@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._kernels import live_layout as L
-from ..errors import ObookError
+from ..errors import FeedError, ObookError
 from .net import RCVBUF, kernel_drops, line_socket, mold_filter
 
 REST_US = 100.0     # a spinning real-time loop's rest in each millisecond
@@ -70,11 +70,12 @@ class HotListener:
                  max_request: int = 1000, session: str | None = None, spin: bool = False,
                  spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float | None = None,
                  realtime: int = 0, rest_us: float | None = None, kernel_filter: bool = True):
-        from .hotpath import HotLoop
+        from .hotpath import HotLoop, check_realtime
         from .listener import warm_up
 
         if on_gap not in ("raise", "skip"):
             raise ObookError(f"on_gap must be raise or skip, not {on_gap!r}")
+        check_realtime(realtime)        # refused here, before the sockets, not in the loop's thread
         self.ttt = tick_to_trade
         if tick_to_trade is not None:
             strategy, tickers = tick_to_trade.strategy, tick_to_trade.tickers
@@ -92,8 +93,8 @@ class HotListener:
                 self.req.bind(("127.0.0.1" if request[0].startswith("127.") else "0.0.0.0", 0))
                 self.req.connect(tuple(request))
                 self.req.setblocking(False)
-            self.loop = HotLoop(self.socks, self.req, strategy, tickers, risk, gateway, on_gap=on_gap,
-                                gap_wait=gap_wait, request_timeout=request_timeout, retries=retries,
+            self.loop = HotLoop(self.socks, self.req, strategy, tickers, risk, gateway, lines=self.addresses,
+                                on_gap=on_gap, gap_wait=gap_wait, request_timeout=request_timeout, retries=retries,
                                 max_request=max_request, spin=spin, spin_us=spin_us,
                                 slice_s=(REALTIME_SLICE_S if realtime else 0.05) if slice_s is None else slice_s,
                                 session=session,
@@ -144,22 +145,30 @@ class HotListener:
 
     def table_batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
         """(table, batch) as the books change, until the end of session; the loop runs in
-        its own thread meanwhile. Without tables: the loop runs here, nothing is yielded."""
+        its own thread meanwhile. Without tables: the loop runs here, nothing is yielded.
+        A bad message is a FeedError naming its line, MoldUDP64 session and sequence number."""
         if not self.tables:
             self.run()
             return
         from ..engine.replay import Replay
+        from .feed import lines_name, live_error
         from .hotpath import RingSource
 
-        source = RingSource(self.loop, self._done)
+        source = RingSource(self.loop, self._done, lines_name(self.addresses))
         self.source = source
         try:
             self.replay = Replay(source, workers=1, format="itch", tables=self.tables, levels=self.levels,
                                  on_error="raise" if self.on_gap == "raise" else "skip", date=self.date)
             self._thread = threading.Thread(target=self._loop_thread, name="obook-live-loop", daemon=True)
             self._thread.start()
-            for table, batch in self.replay.table_batches():
-                yield table, self._with_record_columns(batch)
+            try:
+                for table, batch in self.replay.table_batches():
+                    yield table, self._with_record_columns(batch)
+            except FeedError as e:
+                error = live_error(e, self.loop.message_of, self.addresses, self.loop.session())
+                if error is e:
+                    raise
+                raise error from e
             self._done()
         finally:
             self.close()

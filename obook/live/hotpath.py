@@ -86,10 +86,12 @@ class HotLoop:
     """Lines A and B (and the re-request socket ``req``, connected to the server or None)
     through the compiled loop. ``strategy``: a NumbaStrategy (in the loop), a Python
     callable (the slow path: its rows come back to Python) or None; ``risk``: a RiskGate;
-    ``venue``: a logged-in :class:`~obook.live.gateway.Gateway` or None."""
+    ``venue``: a logged-in :class:`~obook.live.gateway.Gateway` or None; ``lines``: the
+    addresses of lines A and B and of the re-request server (or None), which errors name."""
 
     def __init__(self, socks, req, strategy=None, tickers=None, risk=None, venue=None, *,
-                 on_gap="raise", gap_wait=0.05, request_timeout=0.2, retries=3, max_request=1000,
+                 lines=(None, None, None), on_gap="raise", gap_wait=0.05, request_timeout=0.2, retries=3,
+                 max_request=1000,
                  spin=False, spin_us: float = 0.0, slice_s=0.05, session: str | None = None,
                  rest_us: float = 0.0):
         from ..engine.books import BookState, ExtraRows
@@ -98,6 +100,7 @@ class HotLoop:
         from .risk import RiskGate
 
         self.clock = Clock()
+        self.lines = tuple(lines)
         self.fns = _libc_functions()
         self.fds = np.full(4, -1, np.int64)
         for i, s in enumerate(socks):
@@ -243,12 +246,27 @@ class HotLoop:
                              f"(re-requests unanswered after {int(S[L.S_RETRIES])} retries)")
         elif status == L.RUN_BOOK_ERROR:
             from .._kernels.layout import BOOK_ERROR_NAMES
+            from .feed import message_error
 
             reason = BOOK_ERROR_NAMES.get(int(S[L.S_BOOK_ERROR]), f"error {int(S[L.S_BOOK_ERROR])}")
-            raise ObookError(f"live feed: message {int(S[L.S_ERROR_SEQ])}: {reason}")
+            found = self.message_of(int(S[L.S_H_REC]))      # the record the books refused
+            line = found[1] if found is not None and found[0] == S[L.S_ERROR_SEQ] else None
+            raise message_error(reason, int(S[L.S_ERROR_SEQ]), line, self.lines, self.session())
         elif status == L.RUN_VENUE_LOST:
             raise ObookError("venue connection lost (an order could not be sent)")
         return status
+
+    def message_of(self, record: int) -> tuple[int, int] | None:
+        """The MoldUDP64 sequence number and line (0 A, 1 B, 2 re-request) of delivered record
+        ``record``; None for one not delivered or no longer in the ring."""
+        recs = self.arb[1]
+        if not 1 <= record <= int(self.S[L.S_W_REC]):
+            return None
+        i = record & (recs.shape[1] - 1)
+        seq, line = int(recs[0, i]), int(recs[1, i])
+        if int(self.S[L.S_W_REC]) - record >= recs.shape[1]:      # its slot written again meanwhile
+            return None
+        return seq, line
 
     def session(self) -> str | None:
         """The MoldUDP64 session followed (given or chosen), None before one is."""
@@ -410,11 +428,11 @@ class RingSource:
     (the rest is read, then the end); it raises the loop's error if it had one."""
 
     partial_reads = True
-    name = "<live>"
 
-    def __init__(self, loop: HotLoop, done):
+    def __init__(self, loop: HotLoop, done, name: str = "<live>"):
         self.loop = loop
         self.done = done
+        self.name = name        # how the replay's warnings name the stream (the listener: its lines)
         self.wake = threading.Event()
 
     def readinto(self, view) -> int:
@@ -488,6 +506,27 @@ def realtime(priority: int) -> None:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
         except (OSError, ValueError) as e:
             raise ObookError(f"--realtime {priority}: cannot run at that SCHED_FIFO priority: {e}") from e
+
+
+def check_realtime(priority: int) -> None:
+    """The ObookError :func:`realtime` would raise for ``priority``, raised now (0: nothing):
+    SCHED_FIFO is tried in a thread that ends at once, so the caller's thread is left as it
+    was and an option the machine refuses is refused before anything is opened."""
+    if not priority:
+        return
+    refused = []
+
+    def probe() -> None:
+        try:
+            realtime(priority)
+        except ObookError as e:
+            refused.append(e)
+
+    t = threading.Thread(target=probe, name="obook-realtime-probe")
+    t.start()
+    t.join()
+    if refused:
+        raise refused[0]
 
 
 def pin(cpu: int | None) -> None:

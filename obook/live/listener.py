@@ -12,9 +12,9 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from ..errors import ObookError
+from ..errors import FeedError, ObookError
 from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
-from .feed import LiveFeed
+from .feed import LiveFeed, live_error
 from .latency import Histogram, now
 
 
@@ -58,18 +58,25 @@ class PythonListener:
 
     def table_batches(self) -> Iterator[tuple[str, pa.RecordBatch]]:
         """(table, batch) as the books change, until the end of session (or an error, or the
-        consumer stops); the sockets and the gateway are closed after."""
+        consumer stops); the sockets and the gateway are closed after. A bad message is a
+        FeedError naming its line, MoldUDP64 session and sequence number."""
         feed = self.feed
         try:
-            for table, batch in self.replay.table_batches():
-                if table == "bbo":
-                    t = now()
-                    if self.ttt is not None:
-                        self.ttt.on_bbo(batch, feed, t)
-                    idx = batch.column("seq").to_numpy() & feed.mask   # counted off the path
-                    self.book.record(t - feed.t_handover[idx])
-                    self.end_to_end.record(t - feed.t_kernel[idx])
-                yield table, self._with_record_columns(batch)
+            try:
+                for table, batch in self.replay.table_batches():
+                    if table == "bbo":
+                        t = now()
+                        if self.ttt is not None:
+                            self.ttt.on_bbo(batch, feed, t)
+                        idx = batch.column("seq").to_numpy() & feed.mask   # counted off the path
+                        self.book.record(t - feed.t_handover[idx])
+                        self.end_to_end.record(t - feed.t_kernel[idx])
+                    yield table, self._with_record_columns(batch)
+            except FeedError as e:
+                error = live_error(e, feed.message_of, feed.addresses, feed.session())
+                if error is e:
+                    raise
+                raise error from e
         finally:
             self.close()
 
