@@ -130,17 +130,30 @@ def test_cli_listen_realtime_refused_one_line_error_before_listening_or_venue_lo
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "sched_setscheduler", refused)
+    err = _error_before_venue_login(capsys, tmp_path, *_lines(), "--realtime", "5")
+    assert err == "error: --realtime 5: cannot run at that SCHED_FIFO priority: [Errno 1] Operation not permitted\n"
+
+
+@pytest.mark.parametrize("option", [("--cpu", "0"), ("--spin",), ("--rcvbuf", "65536"), ("--spin-us", "5")])
+def test_cli_listen_python_loop_compiled_loop_option_error(capsys, tmp_path, option):
+    err = _error_before_venue_login(capsys, tmp_path, *_lines(), "--loop", "python", *option)
+    assert err == f"error: {option[0]}: the compiled loop's option; the Python loop (--loop python) takes none\n"
+
+
+def _error_before_venue_login(capsys, tmp_path, *args) -> str:
+    """``obook listen ARGS`` with a strategy and a venue that would never answer a login: the
+    error printed, after checking that nobody connected to the venue."""
     strategy = tmp_path / "idle.py"
     strategy.write_text("def quiet(top):\n    return None\n")
-    with socket.socket() as server:           # a venue that would never answer a login
+    with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         server.setblocking(False)
-        err = cli_error(capsys, "listen", *_lines(), "--realtime", "5", "--strategy", f"{strategy}:quiet",
+        err = cli_error(capsys, "listen", *args, "--strategy", f"{strategy}:quiet",
                         "--venue", hostport(server.getsockname()), "--idle-timeout", "0.2")
-        assert err == "error: --realtime 5: cannot run at that SCHED_FIFO priority: [Errno 1] Operation not permitted\n"
         with pytest.raises(BlockingIOError):
             server.accept()                   # nobody connected
+    return err
 
 
 @pytest.mark.parametrize("option, value", [("--max-qty", "-5"), ("--band-bps", "-1"),
@@ -152,17 +165,8 @@ def test_cli_listen_risk_option_out_of_range_usage_error(capsys, option, value):
 
 
 def test_cli_listen_bad_line_address_error_before_venue_login(capsys, tmp_path):
-    strategy = tmp_path / "idle.py"
-    strategy.write_text("def quiet(top):\n    return None\n")
-    with socket.socket() as server:           # a venue that would never answer a login
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        server.setblocking(False)
-        err = cli_error(capsys, "listen", "--line-a", "127.0.0.1:x", "--strategy", f"{strategy}:quiet",
-                        "--venue", hostport(server.getsockname()), "--idle-timeout", "0.2")
-        assert "--line-a '127.0.0.1:x': give host:port" in err
-        with pytest.raises(BlockingIOError):
-            server.accept()                   # nobody connected
+    err = _error_before_venue_login(capsys, tmp_path, "--line-a", "127.0.0.1:x")
+    assert "--line-a '127.0.0.1:x': give host:port" in err
 
 
 # -- strategies that fail -------------------------------------------------------------------

@@ -114,7 +114,7 @@ def listen(
     realtime: int = typer.Option(0, "--realtime", min=0, max=99, help="Run the listening loop under SCHED_FIFO at this priority "
                                  "(1-99; needs CAP_SYS_NICE; with --spin it rests 100 µs each ms so the kernel never stops it)."),
     rcvbuf: int = typer.Option(8 << 20, "--rcvbuf", min=4096, max=2**31 - 1, help="Receive buffer asked for each line's socket (bytes; the granted size is reported)."),
-    loop: Loop = typer.Option(Loop.compiled, "--loop", help="compiled (the default) or python (the slower path around the kernels)."),
+    loop: Loop = typer.Option(Loop.compiled, "--loop", help="compiled (the default) or python (the slower path around the kernels; it takes none of --spin, --spin-us, --cpu, --rcvbuf, --realtime)."),
 ) -> None:
     """Join lines A and B, arbitrate, re-request what both lost, replay the result through
     the books and write the live tables until the end of session or Ctrl-C (files are

@@ -180,6 +180,8 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
         raise ObookError(f"--cpu {a['cpu']}: cannot pin to that core (this process may run on cores "
                          f"{', '.join(map(str, sorted(os.sched_getaffinity(0))))})")
     from .hotpath import check_realtime
+    from .listener import check_loop_options
 
+    check_loop_options(a["loop"].value, {n: a[n] for n in ("spin", "spin_us", "cpu", "rcvbuf", "realtime")})
     check_realtime(a["realtime"])       # the machine may refuse SCHED_FIFO: now, not in the loop's thread
     return addresses, tickers

@@ -124,6 +124,24 @@ class PythonListener:
         return out + [self.end_to_end]
 
 
+def _compiled_only() -> dict:
+    """The compiled loop's own options and their defaults."""
+    from .net import RCVBUF
+
+    return {"spin": False, "spin_us": 0.0, "cpu": None, "rcvbuf": RCVBUF, "slice_s": None, "realtime": 0}
+
+
+def check_loop_options(loop: str, options: dict) -> None:
+    """The Python loop asked for with options of the compiled loop's (they would be dropped
+    unseen): an ObookError naming them."""
+    if loop != "python":
+        return
+    given = [n for n, default in _compiled_only().items() if options.get(n, default) != default]
+    if given:
+        raise ObookError(f"{', '.join('--' + n.replace('_', '-') for n in given)}: the compiled loop's "
+                         f"option{'s' if len(given) > 1 else ''}; the Python loop (--loop python) takes none")
+
+
 def Listener(*args, loop: str = "compiled", **options):
     """The live listener (see the module's docstring); ``loop``: "compiled" (the default)
     or "python". Options: those of :class:`~obook.live.hot_listener.HotListener`
@@ -136,8 +154,9 @@ def Listener(*args, loop: str = "compiled", **options):
         from ..feeds.mold.packets import session_name
 
         session_name(options["session"])
+    check_loop_options(loop, options)
     if loop == "python" or INTERPRETED:
-        for name in ("spin", "spin_us", "cpu", "rcvbuf", "slice_s", "realtime"):
+        for name in _compiled_only():
             options.pop(name, None)
         return PythonListener(*args, **options)
     from .hot_listener import HotListener
