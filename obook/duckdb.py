@@ -37,6 +37,7 @@ replay computes every column anyway).
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import itertools
 import os
@@ -69,11 +70,15 @@ _token_lock = threading.Lock()
 # --------------------------------------------------------------------------- sources
 
 
+class _ScanError(pa.ArrowInvalid):
+    """An obook error (``"<Kind>: <message>"``) ending a DuckDB scan of an obook source."""
+
+
 def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
     """Yield the batches of a replay opened on first pull; always close the reader.
 
-    Obook errors are re-raised as ``ArrowInvalid`` carrying ``"<Kind>: <message>"`` so
-    that DuckDB's error text contains the obook error text.
+    Obook errors are re-raised as :class:`_ScanError` carrying ``"<Kind>: <message>"``,
+    which DuckDB's error text shows alone (see :func:`_short_errors`).
     """
     reader = None
     try:
@@ -86,12 +91,79 @@ def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
                 return
             yield batch if same else batch.cast(schema)
     except ObookError as e:
-        raise pa.ArrowInvalid(f"{type(e).__name__}: {e}") from e
+        raise _ScanError(f"{type(e).__name__}: {e}") from e
     finally:
         if reader is not None:
             close = getattr(reader, "close", None)
             if close is not None:
                 close()
+
+
+# pyarrow's exported stream reports an error raised in Python as "Invalid: <message>.
+# Detail: Python exception: <the formatted exception>", a traceback of 30 lines that DuckDB
+# puts into its error text. Streams of obook's sources get a get_last_error of their own
+# (a ctypes callback around pyarrow's) that gives a _ScanError's message alone; any other
+# error keeps its detail (a bug's traceback; obook sql reads a KeyboardInterrupt from it).
+_DETAIL = b". Detail: Python exception: "
+_SCAN_ERROR = f"{_ScanError.__module__}.{_ScanError.__qualname__}: ".encode()
+_LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+_hooks: dict[int, Any] = {}                  # pyarrow's get_last_error -> obook's around it
+_messages: OrderedDict[int, Any] = OrderedDict()     # stream -> its last short message
+_hooks_lock = threading.Lock()
+# a prototype of our own: ctypes.pythonapi's functions are shared with every other library
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+class _CStream(ctypes.Structure):
+    """The Arrow C stream interface's ArrowArrayStream."""
+    _fields_ = [("get_schema", ctypes.c_void_p), ("get_next", ctypes.c_void_p),
+                ("get_last_error", ctypes.c_void_p), ("release", ctypes.c_void_p),
+                ("private_data", ctypes.c_void_p)]
+
+
+def _short_error(text: bytes) -> bytes | None:
+    """A _ScanError's message out of pyarrow's error text (None: not a _ScanError's)."""
+    head, sep, detail = text.partition(_DETAIL)
+    if not sep or not detail.rstrip().rsplit(b"\n", 1)[-1].startswith(_SCAN_ERROR):
+        return None
+    return head.removeprefix(b"Invalid: ")
+
+
+def _hook(original: int):
+    """A get_last_error calling pyarrow's ``original`` and shortening a _ScanError's text."""
+    call = _LAST_ERROR(original)
+
+    def last_error(stream):
+        text = call(stream)
+        try:
+            short = _short_error(ctypes.string_at(text)) if text else None
+            if short is None:
+                return text
+            buf = ctypes.create_string_buffer(short)        # valid until the stream's next error
+            with _hooks_lock:
+                _messages[stream] = buf
+                _messages.move_to_end(stream)
+                while len(_messages) > 64:
+                    _messages.popitem(last=False)
+            return ctypes.addressof(buf)
+        except Exception:  # noqa: BLE001 - a callback from C: pyarrow's text, unchanged
+            return text
+
+    return _LAST_ERROR(last_error)
+
+
+def _short_errors(capsule):
+    """``capsule`` (pyarrow's ``arrow_array_stream``) with obook's get_last_error."""
+    stream = _CStream.from_address(_capsule_pointer(capsule, b"arrow_array_stream"))
+    original = stream.get_last_error
+    if original:
+        with _hooks_lock:
+            hook = _hooks.get(original)
+            if hook is None:
+                hook = _hooks[original] = _hook(original)      # kept for good: DuckDB may call it late
+        stream.get_last_error = ctypes.cast(hook, ctypes.c_void_p).value
+    return capsule
 
 
 class _Source:
@@ -124,7 +196,7 @@ class _Source:
                 schema, _stream_batches(lambda: opener(*args), schema))
         self.pending = False
         self.streams += 1
-        return reader.__arrow_c_stream__(requested_schema)
+        return _short_errors(reader.__arrow_c_stream__(requested_schema))
 
 
 class _Pool:

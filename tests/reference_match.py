@@ -173,7 +173,7 @@ class Reference:
         market = r.get("type") == "market"
         tif = r.get("tif") or "GTC"
         reason = self.check(r)
-        shown = None if (market or reason) else r["price"]
+        shown = None if market else r.get("price")      # a rejected order's too: the price sent
         if reason is None and r["order_id"] in book.status:
             reason = "duplicate"
         if reason is None and tif == "FOK" and not self.available(

@@ -121,6 +121,48 @@ def test_obook_bbo_failing_record_raises_duckdb_error_with_feed_error_text(con, 
     assert wait_no_workers() == []
 
 
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_obook_bbo_failing_record_error_text_is_the_feed_error_without_traceback(tmp_path, workers):
+    bad = write_failing_feed(tmp_path / "bad.itch")
+    with pytest.raises(obook.FeedError) as engine_error:
+        obook.bbo(str(bad), workers=1).read_all()
+    c = obook.connect()
+    try:
+        with pytest.raises(duckdb.Error) as err:
+            c.sql(f"select * from obook_bbo('{bad}', workers := {workers})").fetchall()
+    finally:
+        c.close()
+    text = str(err.value)
+    assert f"FeedError: {bad}: message 7: {engine_error.value.reason}" in text
+    assert "Traceback" not in text and "Detail" not in text and "\n" not in text, text
+    assert wait_no_workers() == []
+
+
+def test_obook_match_events_unreadable_row_error_text_without_traceback(con, tmp_path):
+    orders = tmp_path / "orders.csv"
+    orders.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,buy,100,5\n"
+                      "2,AAA,2,new,buy,abc,5\n")
+    with pytest.raises(duckdb.Error) as err:
+        con.sql(f"select * from obook_match_events('{orders}')").fetchall()
+    text = str(err.value)
+    assert f"FeedError: {orders}: row 2: " in text and "price is not an integer" in text, text
+    assert "Traceback" not in text and "\n" not in text, text
+
+
+def test_obook_match_error_not_obook_keeps_python_traceback(con, tmp_path, monkeypatch):
+    import obook.matching
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug, not the input")
+
+    monkeypatch.setattr(obook.matching, "match", broken)
+    orders = tmp_path / "orders.csv"
+    orders.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,buy,100,5\n")
+    with pytest.raises(duckdb.Error) as err:
+        con.sql(f"select * from obook_match('{orders}')").fetchall()
+    assert "Traceback" in str(err.value) and "RuntimeError: a bug, not the input" in str(err.value)
+
 def test_obook_bbo_bad_arguments_fail_at_bind(con, small):
     with pytest.raises(duckdb.Error, match="workers must be at least 1"):
         con.execute(f"SELECT * FROM obook_bbo('{small}', workers := 0)").fetchall()

@@ -259,6 +259,31 @@ def test_match_bad_instructions_are_rejected_with_reasons():
                         (9, "duplicate order id"), (10, "limit order without a price")]
 
 
+def _rejected_prices(r):
+    return [(e["seq"], e["side"], e["price"], e["reason"]) for e in r.events.to_pylist() if e["event"] == "rejected"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_match_rejected_new_off_tick_or_unknown_instrument_shows_price_sent(tmp_path, workers):
+    rows = [new(1, "buy", 100, 10), new(2, "buy", 103, 10), new(3, "sell", 205, 10, inst="QQQ"),
+            new(4, "sell", None, 10, type="market", tif="IOC", inst="QQQ"), new(5, "sell", 110, 0),
+            new(6, "sell", 120, 5, inst="BBB"), modify(1, price=101)]
+    r = run(rows, tick=5, instruments=["AAA", "BBB"], workers=workers)
+    assert _rejected_prices(r) == [(2, "buy", 103, "price is not a multiple of the tick"),
+                                   (3, "sell", 205, "unknown instrument"),
+                                   (4, "sell", None, "unknown instrument"),      # a market order: no price
+                                   (5, "sell", 110, "quantity must be positive"),
+                                   (7, None, None, "price is not a multiple of the tick")]   # a modify
+    accepted = [(e["seq"], e["event"], e["price"]) for e in r.events.to_pylist() if e["seq"] in (1, 6)]
+    assert accepted == [(1, "accepted", 100), (1, "rested", 100), (6, "accepted", 120), (6, "rested", 120)]
+
+
+def test_match_reader_rejected_off_tick_shows_price_sent():
+    rows = [new(1, "buy", 100, 10), new(2, "buy", 103, 10), new(3, "sell", None, 0, type="market")]
+    t = matching.match_reader(to_table(rows), "events", tick=5).read_all()
+    assert [(e["seq"], e["price"]) for e in t.to_pylist() if e["event"] == "rejected"] == [(2, 103), (3, None)]
+
+
 def _csv(tmp_path, body: str):
     p = tmp_path / "orders.csv"
     p.write_text("time,instrument,order_id,action,side,price,quantity\n" + body)

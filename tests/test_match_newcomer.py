@@ -109,3 +109,35 @@ def test_cli_match_stdin_says_order_files_are_files_and_rows_counted_in_words(tm
     code, err = cli_run(capsys, "match", path, "-o", tmp_path / "out")
     assert code in (0, None) and "events: 2 rows, bbo: 1 row ->" in err, err
 
+
+REJECTS = ("time,instrument,order_id,action,side,type,tif,price,quantity\n"
+           "1,XYZ,1,new,buy,limit,GTC,100,10\n"
+           "2,XYZ,2,new,buy,limit,GTC,103,10\n"
+           "3,ABC,3,new,sell,limit,GTC,205,10\n"
+           "4,XYZ,4,new,sell,market,IOC,,0\n")
+REJECTED = [(2, 103, "price is not a multiple of the tick"), (3, 205, "unknown instrument"),
+            (4, None, "quantity must be positive")]
+
+
+def test_cli_match_rejected_events_show_price_sent(capsys, tmp_path):
+    import pyarrow.csv as pacsv
+
+    path = tmp_path / "rejects.csv"
+    path.write_text(REJECTS)
+    code, err = cli_run(capsys, "match", path, "-o", tmp_path / "out", "--type", "csv", "--tick", "5",
+                        "--instruments", "XYZ", "--workers", "2")
+    assert code in (0, None), err
+    events = pacsv.read_csv(tmp_path / "out" / "events.csv").to_pylist()
+    assert [(e["seq"], e["price"], e["reason"]) for e in events if e["event"] == "rejected"] == REJECTED
+
+
+def test_duckdb_match_events_rejected_show_price_sent(tmp_path):
+    path = tmp_path / "rejects.csv"
+    path.write_text(REJECTS)      # every instrument known: ABC's order rests
+    con = obook.connect()
+    try:
+        got = con.sql(f"SELECT seq, event, price FROM obook_match_events('{path}', tick := 5) "
+                      "WHERE seq > 1 AND event IN ('rejected', 'rested') ORDER BY seq").fetchall()
+    finally:
+        con.close()
+    assert got == [(2, "rejected", 103), (3, "rested", 205), (4, "rejected", None)]

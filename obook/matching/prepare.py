@@ -50,6 +50,8 @@ class Prepared:
     key_ids: np.ndarray      # key -> order id
     end_time: int
     n_rows: int
+    given_price: np.ndarray  # row -> the price a new limit instruction carried (0: none)
+    given: np.ndarray        # row -> the row is a new limit instruction with a price
 
 
 def _assign_ids(o) -> np.ndarray:
@@ -173,5 +175,8 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     r["price"] = row
     r["qty"] = np.where(mod & ~o.has_quantity, -1, o.quantity)
     msg.owner[:] = o.owner
+    # a rejected new order's event shows the price it was sent with, also one that has no
+    # level row (off the tick, an unknown instrument, a bad quantity)
+    given = new & ~o.market & o.has_price
     return Prepared(msg, list(o.instruments), base, base + width - 1, lv_price, key_ids,
-                    int(o.time.max()) if o.n else 0, o.n)
+                    int(o.time.max()) if o.n else 0, o.n, np.where(given, o.price, 0).astype(np.int64), given)

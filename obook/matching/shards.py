@@ -191,7 +191,8 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     from ..engine.workers import _without_main, mp_context
 
     ctx = mp_context()
-    light = dataclasses.replace(prep, msg=prep.msg[:0])    # each worker gets its own rows only
+    # each worker gets its own rows only (the prices sent are the parent's, for its events)
+    light = dataclasses.replace(prep, msg=prep.msg[:0], given_price=prep.given_price[:0], given=prep.given[:0])
     worker_of = prep.msg.rows["book"] % workers
     procs, conns = [], []
     try:

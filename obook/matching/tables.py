@@ -53,16 +53,25 @@ class Converter:
         self.lv_price = prep.lv_price
         self.key_ids = prep.key_ids
         self.ops = prep.msg.rows["op"].astype(np.int64)
+        self.given_price = prep.given_price
+        self.given = prep.given
         self.levels = levels
 
     def _head(self, rows):
         """seq, time, instrument: the rows' first columns (every table's head)."""
         return [pa.array(rows[:, 0]), pa.array(rows[:, 1]), self.names.take(pa.array(rows[:, 2]))]
 
-    def _price(self, rows_col):
+    def _price(self, rows_col, given=None, given_price=None):
+        """The level rows' prices (null where -1); ``given``: rows whose null takes
+        ``given_price`` instead."""
         valid = rows_col >= 0
-        return pa.array(self.lv_price[np.where(valid, rows_col, 0)] if len(self.lv_price) else
-                        np.zeros(len(rows_col), np.int64), mask=~valid)
+        price = (self.lv_price[np.where(valid, rows_col, 0)] if len(self.lv_price) else
+                 np.zeros(len(rows_col), np.int64))
+        if given is not None:
+            fill = given & ~valid
+            price = np.where(fill, given_price, price)
+            valid = valid | fill
+        return pa.array(price, mask=~valid)
 
     def fills(self, r) -> pa.Table:
         cols = self._head(r) + [pa.array(self.lv_price[r[:, F_PRICE]] if len(r) else np.zeros(0, np.int64)),
@@ -73,15 +82,22 @@ class Converter:
     def events(self, r) -> pa.Table:
         kind = r[:, E_KIND] & 0xFF
         reason = r[:, E_KIND] >> 8
-        row = np.maximum(r[:, E_SEQ] - 1, 0)
-        action = self.ops[np.minimum(row, len(self.ops) - 1)] & 3 if len(self.ops) else np.zeros(len(r), np.int64)
-        no_side = (kind == K_REJECTED) & (action != OP_NEW)
+        # seq is the instruction's 1-based row in the whole input (prepare numbers the rows
+        # before they are sharded; the end of session's n + 1 is never a rejection)
+        row = np.minimum(np.maximum(r[:, E_SEQ] - 1, 0), max(len(self.ops) - 1, 0))
+        action = self.ops[row] & 3 if len(self.ops) else np.zeros(len(r), np.int64)
+        rejected = kind == K_REJECTED
+        no_side = rejected & (action != OP_NEW)
+        # a rejected new limit order shows the price it was sent with, also one that maps to
+        # no level row (off the tick, an unknown instrument)
+        sent = rejected & self.given[row] if len(self.ops) else np.zeros(len(r), bool)
+        sent_price = self.given_price[row] if len(self.ops) else np.zeros(len(r), np.int64)
         qpos = r[:, E_QPOS]
         cols = self._head(r) + [
             pa.array(self.key_ids[r[:, E_KEY]] if len(r) else np.zeros(0, np.int64)),
             _KINDS.take(pa.array(kind)),
             _SIDES.take(pa.array(r[:, E_SIDE], mask=no_side)),
-            self._price(r[:, E_PRICE]),
+            self._price(r[:, E_PRICE], sent, sent_price),
             pa.array(r[:, E_QTY]), pa.array(r[:, E_REMAINING]),
             pa.array(qpos, mask=qpos < 0),
             _REASONS.take(pa.array(reason)),
