@@ -1,4 +1,5 @@
-"""``obook.convert``: one feed file → self-describing Parquet tables in a directory.
+"""``obook.convert``: one feed (a file, a stream, or several files read as one) → self-describing
+Parquet tables in a directory.
 
 Tables (``TABLES``):
 
@@ -159,13 +160,50 @@ def _registry_options(name, workers, on_error, fmt, day, tickers, levels) -> dic
     return {k: v for k, v in given.items() if k in table(name).options and v is not None}
 
 
+def _one_feed(feed, format):
+    """``feed`` as :func:`convert` reads it: a path or a stream as given; a list or tuple of
+    one path, that path; of several, a tuple (one feed in pieces). A list of several files of
+    a format whose feed is one file is several feeds, refused."""
+    from .feeds import resolve_format
+    from .feeds.sources import check_source
+
+    if not isinstance(feed, (list, tuple)):
+        return feed
+    paths = tuple(os.fspath(p) for p in feed)
+    check_source(paths)         # none given, a missing file, '-': named before any is read
+    if len(paths) == 1:
+        return Path(paths[0])
+    if isinstance(feed, list) and resolve_format(format, paths).merge is None:
+        raise ObookError(f"convert reads one feed: a list of {len(paths)} files is a feed each; give a tuple "
+                         "for one feed in pieces, or convert each file (a pipeline converts many days)")
+    return paths
+
+
+def _digests_of(paths) -> list[tuple[int, str]]:
+    return [file_digest(p) for p in paths]
+
+
+def _provenance(paths, digests, fmt) -> dict:
+    """The footer's ``source``: a file's name, size and sha256; a feed of several files,
+    their names joined by ``+``, their total size and each one's (``files``)."""
+    if len(paths) == 1:
+        (size, sha), = digests
+        return {"name": Path(paths[0]).name, "size": size, "sha256": sha, "format": fmt}
+    files = [{"name": Path(p).name, "size": size, "sha256": sha} for p, (size, sha) in zip(paths, digests)]
+    return {"name": "+".join(f["name"] for f in files), "size": sum(f["size"] for f in files), "sha256": None,
+            "format": fmt, "files": files}
+
+
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
             tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise") -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
-    ``feed``: a file path, or a binary stream (stdin, a pipe) with its ``format`` given; a
-    stream's provenance (size, sha256) is what it delivered when it has a ``digest()``
+    ``feed``: a file path, a tuple of paths (one feed in pieces, read in order or merged by
+    the format's own sequence numbers, as :func:`obook.open_table` reads a tuple; a list is
+    that too for a format whose feed is several files by nature, Shenzhen vendor CSV), or a
+    binary stream (stdin, a pipe) with its ``format`` given; a stream's provenance (size,
+    sha256) is what it delivered when it has a ``digest()``
     (:class:`obook.feeds.sources.DigestingStream`), else null, and it offers the replay
     tables only (side tables read a file twice).
 
@@ -181,6 +219,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
     ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
+    ``source``: the feed's ``name``, ``size``, ``sha256`` and ``format``; for a feed of
+    several files, ``name`` is their names joined by ``+``, ``size`` their total, ``sha256``
+    null, and ``files`` lists each file's ``name``, ``size`` and ``sha256`` in the feed's order.
     ``compression``: "fast" (default) or "small" (:data:`obook.parquet.COMPRESSIONS`).
     ``progress``: called with the bytes of the feed read so far (and a label when a new
     pass over the file starts), e.g. for a progress bar.
@@ -191,15 +232,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .checks import check_feed_path, check_format_name, check_names, check_progress, check_tickers, check_workers
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
-    from .feeds.sources import check_source
+    from .feeds.sources import check_source, is_stream, source_name, source_paths
     from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders, write_failure
 
-    from .feeds.sources import is_stream
-
     check_feed_path(feed)
-    if isinstance(feed, (list, tuple)):
-        raise ObookError("convert reads one feed, a file or a stream, not a list of them: convert each "
-                         "file (a pipeline converts many days)")
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
         raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
     check_format_name(format)
@@ -208,10 +244,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     if not isinstance(tables, str):
         tables = check_names("tables", tables)
     check_progress(progress)
+    feed = _one_feed(feed, format)
     stream = is_stream(feed)
     if stream and not format:
         raise ObookError(f"{getattr(feed, 'name', 'a stream')}: a feed stream needs its format")
-    feed = feed if stream else Path(feed)
+    feed = feed if stream or isinstance(feed, tuple) else Path(feed)      # (a tuple: one feed in pieces)
     check_source(feed)
     feed_format = resolve_format(format, feed)
     fmt = feed_format.name
@@ -229,11 +266,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         final = outdir / f"{t}.parquet"
         if final.is_dir():
             raise OutputError(f"{final}: is a directory; the {t} table cannot be written there")
-        if not stream:
-            check_not_an_input(final, [feed])
+        check_not_an_input(final, source_paths(feed))
     writers = {t: _TableWriter(outdir, t, compression) for t in tables}
     stats: dict = {}
-    # the file's sha256 on a thread of its own while the replay runs (hashlib and the reads
+    # the files' sha256 on a thread of its own while the replay runs (hashlib and the reads
     # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day.
     # Started once the first batch is out: the workers are forked by then (a live thread
     # before that makes the engine start them through the forkserver, ~1 s slower)
@@ -248,7 +284,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                             unknown_tickers=unknown_tickers)
             for table, batch in replay.table_batches():
                 if digest is not None and digested is None:
-                    digested = digest.submit(file_digest, feed)
+                    digested = digest.submit(_digests_of, source_paths(feed))
                 writers[table].write(batch)
             for table in replayed:
                 if writers[table].writer is None:   # no batch at all: an empty file of the right schema
@@ -283,12 +319,14 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             if writers[name].writer is None:
                 writers[name].write(_empty_batch(reader.schema))
         if digest is not None and digested is None:
-            digested = digest.submit(file_digest, feed)
-        size, sha = digested.result() if digested else (None, None)
-        if stream and hasattr(feed, "digest"):      # a stream's bytes are known once read
-            size, sha = feed.digest()
+            digested = digest.submit(_digests_of, source_paths(feed))
+        if stream:      # a stream's bytes are known once read
+            size, sha = feed.digest() if hasattr(feed, "digest") else (None, None)
+            source = {"name": feed.name, "size": size, "sha256": sha, "format": fmt}
+        else:
+            source = _provenance(source_paths(feed), digested.result(), fmt)
         result = {
-            "source": {"name": feed.name, "size": size, "sha256": sha, "format": fmt},
+            "source": source,
             "session_date": day.isoformat() if day else None,
             "rows": {t: w.rows for t, w in writers.items()},
             "stats": stats,
@@ -311,5 +349,5 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         if digest is not None:
             digest.shutdown(wait=True)
     result["files"] = {t: str(w.final) for t, w in writers.items()}
-    log.info("%s: wrote %s", feed, ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))
+    log.info("%s: wrote %s", source_name(feed), ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))
     return result

@@ -141,3 +141,35 @@ def test_cli_table_help_lists_the_formats_and_on_error_choices():
                        timeout=120, env={**os.environ, "COLUMNS": "200"})
     assert "<itch|csv|databento|sse|szse|szse-bin|szse-csv|itch-pcap|pitch>" in r.stdout, r.stdout
     assert "--on-error <raise|skip>" in r.stdout, r.stdout
+
+
+def test_cli_table_compression_small_parquet_is_write_file_small(day, tmp_path):
+    from obook.output import write_file
+
+    _obook("table", "trades", day, "-o", tmp_path / "small.parquet", "-c", "small")
+    _obook("table", "trades", day, "-o", tmp_path / "fast.parquet")
+    write_file(obook.trades(str(day)), tmp_path / "want.parquet", compression="small")
+    small = (tmp_path / "small.parquet").read_bytes()
+    assert small == (tmp_path / "want.parquet").read_bytes()
+    assert small != (tmp_path / "fast.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("output", [None, "t.csv", "t.arrow"])
+def test_cli_table_compression_other_output_warns_not_used_same_rows(day, tmp_path, output):
+    args = ["table", "trades", day, "-k", "AAB"] + ([] if output is None else ["-o", tmp_path / output])
+
+    def run(*extra):
+        r = _obook(*args, *extra)
+        return r.stderr.decode(), r.stdout if output is None else (tmp_path / output).read_bytes()
+
+    (plain_err, plain), (said, small) = run(), run("--compression", "small")
+    assert "compression 'small' is Parquet's" in said and "Parquet's" not in plain_err
+    assert small == plain and len(plain) > 1000
+    where = "the CSV on stdout" if output is None else f"this {output[2:]} file"
+    assert f"{where} is written as it is" in said
+
+
+def test_cli_table_registry_has_no_option_named_compression():
+    from obook.tables import OPTIONS
+
+    assert "compression" not in OPTIONS     # obook table's own -c/--compression would take its name

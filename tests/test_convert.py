@@ -264,8 +264,8 @@ def test_convert_no_tables_lists_only_tables_convert_writes(tmp_path, capsys):
     ("workers", True, "workers must be a whole number")])
 def test_convert_argument_of_wrong_type_raises_obook_error_naming_it(itch_day, tmp_path, argument, value, message):
     given = {"feed": itch_day, "outdir": tmp_path / "out", argument: value}
-    if value == "list":
-        given["feed"] = [itch_day]
+    if value == "list":     # a list of ITCH files is a feed each (a tuple is one feed in pieces)
+        given["feed"] = [itch_day, itch_day]
     with pytest.raises(obook.ObookError, match=message):
         obook.convert(given.pop("feed"), given.pop("outdir"), **given)
     assert not (tmp_path / "out").exists()

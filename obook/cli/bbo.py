@@ -32,10 +32,19 @@ COMPRESSION_HELP = ("Parquet compression (other outputs: a warning that it is no
                     "the encoding time).")
 
 
-def feed_source(feed: Path, format: str | None, digest: bool = False):
-    """(source, format) of a FEED argument: ``-`` is stdin, read as a stream whose format,
+def feed_source(feed, format: str | None, digest: bool = False):
+    """(source, format) of a FEED argument, or of the list of a FEED... argument (several
+    files: a tuple of paths, one feed): ``-`` is stdin, read as a stream whose format,
     unless given, is told from its first bytes (and decompressed when it is gzip or zstd);
-    with ``digest`` the stream's ``digest()`` gives the size and sha256 of stdin's bytes."""
+    with ``digest`` the stream's ``digest()`` gives the size and sha256 of stdin's bytes.
+    ``-`` among several files is an ObookError."""
+    if isinstance(feed, (list, tuple)):
+        if len(feed) > 1:
+            if any(str(f) == "-" for f in feed):
+                from ..errors import ObookError
+                raise ObookError("'-' reads the feed from stdin: give '-' alone, or feed files")
+            return tuple(os.fspath(f) for f in feed), format      # several files: one feed
+        feed, = feed
     if str(feed) != "-":
         return feed, format
     from ..feeds import detect_head

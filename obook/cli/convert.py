@@ -1,9 +1,10 @@
-"""``obook convert``: one feed file → Parquet tables with provenance in their footers."""
+"""``obook convert``: a feed (one file, or several read as one) → Parquet tables with provenance in
+their footers."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -15,10 +16,13 @@ _TABLES = [t for t in tables() if offered(t, "convert")]
 
 
 def convert(
-    feed: Path = typer.Argument(..., help="Feed file (any registered format, plain, .gz, .zst or .zip); '-' reads "
-                                          "the feed from stdin (its format told from its first bytes; the "
-                                          "replay tables only)."),
-    outdir: Path = typer.Argument(..., help="Directory for <table>.parquet (created if missing)."),
+    feeds: Optional[List[Path]] = typer.Argument(
+        None, metavar="FEED...", show_default=False,
+        help="The feed, before OUTDIR: a file (any registered format, plain, .gz, .zst or .zip), or several files of a format "
+             "read as one feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv; '-' alone reads the feed from "
+             "stdin (its format told from its first bytes; the replay tables only)."),
+    outdir: Path = typer.Argument(..., metavar="OUTDIR", show_default=False,
+                                  help="Directory for <table>.parquet (created if missing); the last argument."),
     tables: str = typer.Option("bbo", "--tables", "-t",
                                help="Comma-separated tables: " + ", ".join(_TABLES) + " (bbo, trades, orders "
                                     "and depth from one replay; the others where the feed's format has them)."),
@@ -39,14 +43,18 @@ def convert(
 ) -> None:
     """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 
-    Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256, the session date, obook's version, the options and the replay statistics.
+    Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256 (each file's, for a feed of several files), the session date, obook's version, the options and the replay statistics.
     """
+    from ..errors import ObookError
     from ..to_parquet import convert as _convert
     from .bbo import feed_source
     from .progress import file_progress
 
-    source, fmt = feed_source(feed, format.value if format else None, digest=True)
-    with file_progress(feed) as progress:
+    if not feeds:
+        raise ObookError(f"obook convert takes FEED... OUTDIR: the feed file(s), then the folder for the tables; "
+                         f"only {outdir} was given")
+    source, fmt = feed_source(feeds, format.value if format else None, digest=True)
+    with file_progress(feeds[0]) as progress:
         result = _convert(source, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
                           levels=levels, tickers=tickers, progress=progress,
                           compression=compression.value, unknown_tickers="warn", format=fmt)

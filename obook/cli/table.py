@@ -6,6 +6,7 @@ not take, naming those it does."""
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import List, Optional
 import typer
 
 from ..tables import OPTIONS, offered, tables
-from .bbo import FeedFormatName, OnError
+from .bbo import COMPRESSION_HELP, Compression, FeedFormatName, OnError
 
 #: registry options the command declares itself (with a short flag: -f)
 _OWN = ("format",)
@@ -28,7 +29,8 @@ def _names() -> list[str]:
     return [n for n in tables() if offered(n, "python")]
 
 
-def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional[str], **options) -> None:
+def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional[str], compression="fast",
+          **options) -> None:
     from ..errors import ObookError
     from ..output import check_not_an_input, output_kind, write_file
     from ..tables import table as declared
@@ -55,18 +57,19 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
         check_not_an_input(output, [os.fspath(f) for f in feeds])
         if output_kind(output) == "text" and name != "bbo":
             raise ObookError(f"{output}: .txt is obook bbo's text; a {name} table goes to .parquet, .arrow or .csv")
-    if len(feeds) == 1:
-        source, fmt = feed_source(feeds[0], given.get("format"))
-        if fmt is not None:
-            given["format"] = fmt
-    else:
-        source = tuple(os.fspath(f) for f in feeds)      # several files: one feed
+    source, fmt = feed_source(feeds, given.get("format"))      # several files: one feed
+    if fmt is not None:
+        given["format"] = fmt
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
+    compression = getattr(compression, "value", compression)
+    if output is None and compression != "fast":
+        logging.getLogger("obook").warning("compression %r is Parquet's; the CSV on stdout is written as it is",
+                                           compression)
     with file_progress(feeds[0], enabled=show_bar) as progress:
         reader = open_table(name, source, unknown_tickers="warn", progress=progress, **given)
         if output is not None:
-            rows = write_file(reader, output)
+            rows = write_file(reader, output, compression=compression)
             typer.echo(f"wrote {output} ({rows} rows)", err=True)
             return
         with writing_stdout(reader):    # `| head`: a quiet exit; `> /dev/full`: an error
@@ -94,7 +97,7 @@ def _write_csv(reader, out) -> None:
 
 
 def _parameters() -> list[inspect.Parameter]:
-    """The command's parameters: TABLE, FEED..., -o, --format and one option a registry option."""
+    """The command's parameters: TABLE, FEED..., -o, --format, --compression and one option a registry option."""
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [
         inspect.Parameter("name", kw, annotation=str, default=typer.Argument(
@@ -109,6 +112,8 @@ def _parameters() -> list[inspect.Parameter]:
                  ".parquet, .arrow, .csv.")),
         inspect.Parameter("format", kw, annotation=Optional[FeedFormatName], default=typer.Option(
             None, "--format", "-f", help="Force the feed format (default: detect).")),
+        inspect.Parameter("compression", kw, annotation=Compression, default=typer.Option(
+            Compression.fast, "--compression", "-c", help=COMPRESSION_HELP)),
     ]
     for o in OPTIONS.values():
         if o.name in _OWN:
