@@ -41,6 +41,14 @@ def text_lines(batch: pa.RecordBatch) -> bytes:
         return "".join(",".join("" if v is None else str(v) for v in r) + "\n" for r in rows).encode()
 
 
+def warn_stdout_compression(compression: str, kind: str) -> None:
+    """A Parquet compression given for rows written to stdout (``kind``: "text", "CSV"): a
+    warning that it is not used."""
+    if compression != "fast":
+        logging.getLogger("obook").warning("compression %r is Parquet's; the %s on stdout is written as it is",
+                                           compression, kind)
+
+
 def write_all(out: BinaryIO, data: bytes) -> None:
     """Write every byte of ``data``: an unbuffered stream (``python -u``, PYTHONUNBUFFERED,
     where ``sys.stdout.buffer`` is the raw file) may take only part of it (a disk filling

@@ -178,6 +178,25 @@ def test_write_file_parquet_compression_on_a_csv_warns_it_is_not_used(tmp_path, 
     assert caplog.text == ""
 
 
+def test_cli_bbo_parquet_compression_on_stdout_warns_it_is_not_used_same_text(day, capsys, monkeypatch, caplog):
+    import logging
+
+    from obook.cli import main
+
+    said, warned = {}, {}
+    for c in ("small", "fast"):
+        caplog.clear()
+        with monkeypatch.context() as m, pytest.raises(SystemExit) as e, \
+                caplog.at_level(logging.WARNING, logger="obook"):
+            m.setattr("sys.argv", ["obook", "bbo", str(day), "-w", "1", "-c", c])
+            main()
+        assert e.value.code in (0, None)
+        said[c], warned[c] = capsys.readouterr().out, caplog.text
+    assert "compression 'small' is Parquet's; the text on stdout is written as it is" in warned["small"]
+    assert "Parquet's" not in warned["fast"]
+    assert said["small"] == said["fast"] and said["fast"].count("\n") > 10
+
+
 def test_output_folder_failed_block_removes_every_folder_it_made_keeps_existing(tmp_path):
     from obook.output import output_folder
 

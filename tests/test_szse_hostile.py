@@ -99,6 +99,15 @@ def test_szse_vendor_csv_channel_past_tables_error_names_record(tmp_path):
     assert "bad ChannelNo 70000" in line
 
 
+@pytest.mark.parametrize("args", [("bbo", "-"), ("bbo", "--format", "szse-csv", "-"), ("table", "trades", "-")])
+def test_szse_vendor_csv_on_stdin_one_line_error_asks_for_the_files(tmp_path, args):
+    orders = _with_ticks(write_vendor(tmp_path / "vendor", vendor_order(_good()))[0])[0]
+    with open(orders, "rb") as f:
+        line = cli_error(*args, stdin=f)
+    assert line == ("error: <stdin>: a Shenzhen vendor CSV feed is an orders and a ticks file for each security, "
+                    "merged by time: give the files, not a stream")
+
+
 def test_szse_cancel_naming_applseqnum_minus_1_is_refused(tmp_path):
     cancel = dict(MsgType=191, SecurityID="000001", ChannelNo=2011, ApplSeqNum=4, BidApplSeqNum=-1,
                   OfferApplSeqNum=0, LastPx=0, LastQty=100, ExecType=52, TransactTime=STAMP + 4)

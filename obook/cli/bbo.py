@@ -103,7 +103,7 @@ def bbo(
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
     from ..engine.replay import Replay
     from ..errors import ObookError
-    from ..output import check_not_an_input, write_file, write_text
+    from ..output import check_not_an_input, warn_stdout_compression, write_file, write_text
     from .stdout import writing_stdout
 
     if output is not None:
@@ -122,7 +122,7 @@ def bbo(
         source, fmt = feed, format.value if format else None
     else:
         source, fmt = feed_source(feed, format.value if format else None)
-    with file_progress(os.fspath(feed[0]) if isinstance(feed, (tuple, list)) else feed, enabled=show_bar) as progress:
+    with file_progress(feeds or [], enabled=show_bar) as progress:      # (captures' lines: no bar)
         timer = None
         if latency:
             from ..live.latency import BookTimer
@@ -137,6 +137,7 @@ def bbo(
             typer.echo(f"wrote {output} ({rows} rows)", err=True)
             _report(timer, replay)
             return
+        warn_stdout_compression(compression.value, "text")
         with writing_stdout(reader):    # `| head`: a quiet exit; `> /dev/full`: an error
             write_text(reader, sys.stdout.buffer)
         _report(timer, replay)

@@ -54,7 +54,7 @@ def convert(
         raise ObookError(f"obook convert takes FEED... OUTDIR: the feed file(s), then the folder for the tables; "
                          f"only {outdir} was given")
     source, fmt = feed_source(feeds, format.value if format else None, digest=True)
-    with file_progress(feeds[0]) as progress:
+    with file_progress(feeds) as progress:
         result = _convert(source, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
                           levels=levels, tickers=tickers, progress=progress,
                           compression=compression.value, unknown_tickers="warn", format=fmt)

@@ -9,9 +9,11 @@ from contextlib import contextmanager
 
 @contextmanager
 def file_progress(path, label: str = "replaying", enabled: bool = True):
-    """Yields a callback taking the bytes of ``path`` read so far and, when a new pass over
-    the file starts, its label (or None when stderr is not a tty, or not ``enabled``)."""
-    if not enabled or not sys.stderr.isatty() or not os.path.isfile(path):
+    """Yields a callback taking the bytes of ``path`` (a file, or a list of files read as one
+    feed: their total) read so far and, when a new pass over the feed starts, its label (or
+    None when stderr is not a tty, or not ``enabled``, or a path is no regular file)."""
+    paths = list(path) if isinstance(path, (list, tuple)) else [path]
+    if not enabled or not sys.stderr.isatty() or not paths or not all(os.path.isfile(p) for p in paths):
         yield None
         return
     from rich.console import Console
@@ -20,7 +22,7 @@ def file_progress(path, label: str = "replaying", enabled: bool = True):
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
                   TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
                   transient=True) as bar:
-        task = bar.add_task(label, total=os.path.getsize(path))
+        task = bar.add_task(label, total=sum(os.path.getsize(p) for p in paths))
         def update(done: int, phase: str | None = None) -> None:
             if phase is None:
                 bar.update(task, completed=done)

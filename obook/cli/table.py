@@ -6,7 +6,6 @@ not take, naming those it does."""
 from __future__ import annotations
 
 import inspect
-import logging
 import os
 import sys
 from pathlib import Path
@@ -32,7 +31,7 @@ def _names() -> list[str]:
 def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional[str], compression="fast",
           **options) -> None:
     from ..errors import ObookError
-    from ..output import check_not_an_input, output_kind, write_file
+    from ..output import check_not_an_input, output_kind, warn_stdout_compression, write_file
     from ..tables import table as declared
     from ..tables.open import open_table
     from .bbo import feed_source
@@ -63,10 +62,9 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
     compression = getattr(compression, "value", compression)
-    if output is None and compression != "fast":
-        logging.getLogger("obook").warning("compression %r is Parquet's; the CSV on stdout is written as it is",
-                                           compression)
-    with file_progress(feeds[0], enabled=show_bar) as progress:
+    if output is None:
+        warn_stdout_compression(compression, "CSV")
+    with file_progress(feeds, enabled=show_bar) as progress:
         reader = open_table(name, source, unknown_tickers="warn", progress=progress, **given)
         if output is not None:
             rows = write_file(reader, output, compression=compression)

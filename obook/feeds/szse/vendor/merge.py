@@ -194,6 +194,9 @@ def paired(source):
     file and its ticks file: one without the other replays nothing (a ticks file names the
     orders the orders file adds; an orders file alone never trades), so it is an error
     naming the file that is missing."""
+    if hasattr(source, "read"):     # stdin, a pipe: one stream cannot be a pair of files
+        raise ObookError(f"{getattr(source, 'name', 'a stream')}: a Shenzhen vendor CSV feed is an orders and a "
+                         "ticks file for each security, merged by time: give the files, not a stream")
     paths = [source] if isinstance(source, (str, Path)) else list(source)
     kinds: dict[str, dict[str, str]] = {}
     for p in paths:
