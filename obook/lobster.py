@@ -40,7 +40,8 @@ for ``levels`` levels, the book after that message; a missing level is LOBSTER's
 Only messages with ``start_ms <= time < end_ms`` (ms after midnight, default 09:30 to 16:00)
 are written; the book state still counts every earlier message. Files are written under
 temporary names and renamed when the whole replay succeeded; a failing record raises
-``FeedError`` and leaves no file behind.
+``FeedError`` and leaves no file behind, nor the folders the call made. A final name that
+is a folder is an ``OutputError`` before the replay (no ticker's files are written).
 """
 
 from __future__ import annotations
@@ -85,13 +86,17 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
     event, a replace's deletion row with the book after the deletion, 9-decimal times).
     """
+    from .checks import check_tickers
     from .session import session_date
 
+    tickers = check_tickers(tickers)
     if isinstance(tickers, str):
-        tickers = [t.strip() for t in tickers.split(",")]
-    tickers = list(dict.fromkeys(t for t in tickers if t))
+        tickers = tickers.split(",")
+    tickers = list(dict.fromkeys(t.strip() for t in tickers or () if t.strip()))
     if not tickers:
         raise ObookError("no tickers asked for")
+    if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
+        raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
     if not is_whole(levels) or not 1 <= levels <= MAX_LEVELS:
         raise ObookError(f"levels must be a whole number from 1 to {MAX_LEVELS}, not {levels!r}")
     levels = int(levels)
@@ -99,24 +104,34 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     if style not in STYLES:
         raise ObookError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     from .feeds import resolve_format
-    from .feeds.sources import source_name
+    from .feeds.sources import check_source, source_name, source_paths
 
-    # a tuple is one feed in pieces (a capture's lines A and B); a missing file: the replay says so
-    fmt = resolve_format(None, feed) if isinstance(feed, tuple) or Path(feed).is_file() else None
-    if fmt is not None and not _lobster_units(fmt):
+    check_source(feed)      # a missing feed: said before any folder is made
+    # (a tuple is one feed in pieces: a capture's lines A and B)
+    fmt = resolve_format(None, feed)
+    if not _lobster_units(fmt):
         raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions, prices "
                          f"in 1/10000 and times in ns since midnight), not a {fmt.name} feed")
     day = session_date(feed, date)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
                          "MMDDYYYY.NASDAQ_ITCH50[.gz] or give a date (YYYY-MM-DD)")
-    from .output import make_output_dir
+    from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders
 
+    made = new_folders(outdir)
     outdir = make_output_dir(outdir)
-
     readers = []
     try:
+        for t in tickers:     # a folder under a final name, the feed itself: found before the replay
+            for name in lobster_names(t, day, levels, start_ms, end_ms):
+                final = outdir / name
+                if final.is_dir():
+                    raise OutputError(f"{final}: is a directory; the LOBSTER file of {t} cannot be written there")
+                check_not_an_input(final, source_paths(feed))
         return _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress)
+    except BaseException:
+        remove_new_folders(made)    # the folders this call made, nothing kept in them
+        raise
     finally:
         for reader in readers:
             try:

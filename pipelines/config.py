@@ -121,7 +121,7 @@ def load(path) -> Pipeline:
         if not isinstance(value, str):
             raise PipelineError(f"{path}: [{section}] {key} must be text, not {value!r}")
     glob = str(src.get("glob", "*.NASDAQ_ITCH50*"))
-    if not glob or Path(glob).is_absolute() or ".." in Path(glob).parts:
+    if not Path(glob).parts or Path(glob).is_absolute() or ".." in Path(glob).parts:   # ("", ".": no files)
         raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "
                             f"(relative, no '..'), not {glob!r}")
     dataset = (base / str(need(ds, "dataset", "path"))).resolve()

@@ -33,6 +33,7 @@ import datetime as _dt
 import logging
 import multiprocessing
 import os
+import re
 import shutil
 import time
 import uuid
@@ -83,11 +84,13 @@ def partition_path(dataset, table: str, date: str) -> Path:
 def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     """Every day file of the pipeline with its state (hashes each file: size + sha256)."""
     doc = manifest.read(p.dataset) if doc is None else doc
-    if not p.source_dir.is_dir():
-        raise PipelineError(f"{p.source_dir}: the pipeline's source directory does not exist")
+    _check_source_dir(p)
     days: list[Day] = []
     seen: dict[str, str] = {}
-    for f in sorted(x for x in p.source_dir.glob(p.glob) if x.is_file()):
+    files = sorted(x for x in p.source_dir.glob(p.glob) if x.is_file() and not _own_file(p, x))
+    if not files:
+        log.warning("%s: no file matches the pipeline's glob %r", p.source_dir, p.glob)
+    for f in files:
         try:
             d = session_date(f)
         except ObookError as e:         # a date no timestamp holds: this day only
@@ -123,6 +126,46 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
                             rec["size"], rec["sha256"]))
     return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+def _check_source_dir(p: Pipeline) -> None:
+    if not p.source_dir.is_dir():
+        why = "is not a directory" if p.source_dir.exists() else "does not exist"
+        raise PipelineError(f"{p.source_dir}: the pipeline's source directory {why}")
+
+
+def _own_file(p: Pipeline, f: Path) -> bool:
+    """Whether ``f`` is the pipeline's definition or a file of its dataset (its manifest,
+    lock, partitions, temp files): never a day, when a glob reaches them."""
+    if p.path is not None and f.resolve() == Path(p.path).resolve():
+        return True
+    try:
+        first = f.relative_to(p.dataset).parts[0]
+    except (ValueError, IndexError):
+        return False
+    return (first in (manifest.MANIFEST, manifest.LOCK, TMP) or first.startswith("table=")
+            or (first.startswith(f".{manifest.MANIFEST}.") and first.endswith(".tmp")))
+
+
+def _clear_tmp(dataset: Path) -> None:
+    """Remove the day folders :func:`convert_day` leaves in ``DATASET/.tmp`` (a run that died,
+    Ctrl-C), and the folder when nothing else is in it: a ``.tmp`` of a folder that was
+    there before the dataset keeps what is not obook's."""
+    try:
+        entries = list((dataset / TMP).iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if _TMP_DAY.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+    try:
+        (dataset / TMP).rmdir()
+    except OSError:
+        pass
+
+
+#: the name of a day's temp folder (``<date>.<pid>.<token>``, see :func:`convert_day`)
+_TMP_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\.\d+\.[0-9a-f]{8}")
 
 
 def empty_file(path) -> str:
@@ -448,10 +491,9 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         if progress:
             progress(msg)
 
-    if not p.source_dir.is_dir():   # before the lock: a wrong directory makes no dataset folder
-        raise PipelineError(f"{p.source_dir}: the pipeline's source directory does not exist")
+    _check_source_dir(p)        # before the lock: a wrong directory makes no dataset folder
     with manifest.locked(p.dataset, lock_timeout, on_wait=lambda: say("waiting for another run's lock")):
-        shutil.rmtree(p.dataset / TMP, ignore_errors=True)   # left by a run that died
+        _clear_tmp(p.dataset)   # left by a run that died
         doc = manifest.read(p.dataset)
         days = plan(p, doc)
         todo = [d for d in days if d.state in ("pending", "failed")]
@@ -497,7 +539,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
             if todo:
                 (_run_dask if p.dask_address else _run_local)(p, todo, done, failed, say)
         finally:                        # Ctrl-C too: no temp folder stays behind
-            shutil.rmtree(p.dataset / TMP, ignore_errors=True)
+            _clear_tmp(p.dataset)
         summary["dropped_table_partitions"] = dropped_table_partitions(p)
         _warn_dropped(p, summary["dropped_table_partitions"])
     summary["converted"].sort()

@@ -136,7 +136,7 @@ def test_lobster_failing_record_raises_and_leaves_no_files(tmp_path, workers):
     with pytest.raises(FeedError) as info:
         run_lobster(path, out, ["AAPL"], workers=workers)
     assert info.value.record == 3
-    assert list(out.iterdir()) == []
+    assert not out.exists()         # no file, and the folder the call made goes too
 
 
 def test_lobster_same_files_for_any_worker_count(tmp_path):
@@ -175,3 +175,37 @@ def test_lobster_names_ticker_with_path_separators_stays_in_the_folder():
 
     for name in lobster_names("../escaped", dt.date(2019, 12, 30), 10) + lobster_names("a\\b", dt.date(2019, 12, 30), 5):
         assert os.sep not in name and "\\" not in name and os.path.dirname(name) == ""
+
+
+def test_lobster_missing_feed_raises_obook_error_makes_no_folder(tmp_path):
+    out = tmp_path / "new" / "out"
+    with pytest.raises(ObookError, match="no such feed file"):
+        run_lobster(tmp_path / "01022020.NASDAQ_ITCH50", out, ["AAPL"])
+    assert not (tmp_path / "new").exists()
+
+
+def test_lobster_failing_record_removes_the_folders_it_made(tmp_path):
+    b = ItchBuilder()
+    b.directory(1, "AAPL")
+    b.delete(1, 99)
+    path = b.write(tmp_path / "01022020.NASDAQ_ITCH50")
+    with pytest.raises(FeedError):
+        run_lobster(path, tmp_path / "new" / "out", ["AAPL"], workers=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_lobster_final_name_a_directory_raises_before_any_file_is_written(tmp_path):
+    path = feed(tmp_path)
+    out = tmp_path / "out"
+    blocked = out / "MSFT_2020-01-02_34200000_57600000_orderbook_1.csv"
+    blocked.mkdir(parents=True)
+    with pytest.raises(ObookError, match=f"{blocked}: is a directory"):
+        run_lobster(path, out, ["AAPL", "MSFT"], levels=1, workers=1)
+    assert [p.name for p in out.iterdir()] == [blocked.name]     # AAPL's pair not written either
+
+
+@pytest.mark.parametrize("tickers", [None, [1, 2], ["", " "]])
+def test_lobster_tickers_not_text_raises_obook_error(tmp_path, tickers):
+    with pytest.raises(ObookError, match="tickers"):
+        run_lobster(feed(tmp_path), tmp_path / "out", tickers)
+    assert not (tmp_path / "out").exists()

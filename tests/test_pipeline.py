@@ -303,8 +303,8 @@ def test_cli_pipeline_run_empty_day_file_exit_1_names_the_file_and_reason(setup)
     files["2019-12-31"].write_bytes(b"")
     res = obook_cli("pipeline", "run", p.path)
     assert res.returncode == 1, res.stderr
-    assert f"failed: {p.source_dir / files['2019-12-31'].name}: empty file\n" in res.stderr
-    assert "2 converted, 0 unchanged, 1 failed" in res.stderr
+    assert f"invalid: {p.source_dir / files['2019-12-31'].name}: empty file\n" in res.stderr
+    assert "2 converted, 0 unchanged, 0 failed, 1 invalid" in res.stderr
 
 
 def test_convert_day_empty_file_raises_feed_failure_writes_nothing(tmp_path):

@@ -170,3 +170,62 @@ def test_pipeline_run_interrupted_mid_day_leaves_no_temp_folder_and_records_noth
         run(load(p))
     ds = tmp_path / "ds"
     assert sorted(x.name for x in ds.iterdir()) == [".lock"]
+
+
+@pytest.mark.parametrize("glob", [".", "./"])
+def test_cli_pipeline_glob_naming_no_file_one_line_error(tmp_path, capsys, glob):
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('"*.NASDAQ_ITCH50*"', f'"{glob}"'))
+    for command in ("run", "status"):
+        assert "[source] glob must be a pattern inside the source directory" in cli_error(
+            capsys, "pipeline", command, p)
+
+
+def test_cli_pipeline_source_directory_a_file_one_line_error(tmp_path, capsys):
+    (tmp_path / "days").write_text("x")
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"'))
+    assert "source directory is not a directory" in cli_error(capsys, "pipeline", "run", p)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_pipeline_run_dataset_a_folder_with_its_own_tmp_keeps_that_tmp(tmp_path):
+    from obook.pipelines import load, run
+    from pipeline_support import write_days
+
+    write_days(tmp_path / "days")
+    mine = tmp_path / "home" / ".tmp" / "notes"
+    mine.mkdir(parents=True)
+    (mine / "keep.txt").write_text("mine")
+    stale = tmp_path / "home" / ".tmp" / "2019-12-30.123.0123abcd"      # a dead run's day folder
+    stale.mkdir()
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="home").replace('directory = "."', 'directory = "days"'))
+    summary = run(load(p))
+    assert len(summary["converted"]) == 3
+    assert (mine / "keep.txt").read_text() == "mine" and not stale.exists()
+
+
+def test_pipeline_glob_reaching_the_dataset_and_definition_finds_only_days(tmp_path):
+    from obook.pipelines import load, run, status
+    from pipeline_support import write_days
+
+    write_days(tmp_path)
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset=".").replace('"*.NASDAQ_ITCH50*"', '"**/*"'))
+    first = run(load(p))
+    assert len(first["converted"]) == 3 and first["invalid"] == {}
+    st = status(load(p))
+    assert st["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
+
+
+def test_pipeline_glob_matching_no_file_warns(tmp_path, caplog):
+    from obook.pipelines import load, run
+
+    (tmp_path / "days").mkdir()
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"'))
+    with caplog.at_level("WARNING", logger="obook"):
+        summary = run(load(p))
+    assert summary["converted"] == [] and summary["unchanged"] == 0
+    assert "no file matches the pipeline's glob '*.NASDAQ_ITCH50*'" in caplog.text

@@ -36,15 +36,16 @@ def run(
         summary = _run(p, progress=say, lock_timeout=lock_timeout, days_done=days_done)
     if json_out:
         typer.echo(json.dumps(summary, indent=1))
-    bad = {**summary["failed"], **summary["invalid"]}
     notes = {}
     for date, previous in summary["previous_partitions"].items():
         notes[date] = notes[previous["file"]] = previous_note(previous)
     typer.echo(f"{len(summary['converted'])} converted, {summary['unchanged']} unchanged, "
-               f"{len(bad)} failed ({summary['seconds']:.1f} s)", err=True)
-    for what, error in sorted(bad.items()):
-        typer.echo(f"failed: {what}: {error}" + (f"; {notes[what]}" if what in notes else ""), err=True)
-    if bad:
+               f"{len(summary['failed'])} failed, {len(summary['invalid'])} invalid "
+               f"({summary['seconds']:.1f} s)", err=True)
+    for state in ("failed", "invalid"):
+        for what, error in sorted(summary[state].items()):
+            typer.echo(f"{state}: {what}: {error}" + (f"; {notes[what]}" if what in notes else ""), err=True)
+    if summary["failed"] or summary["invalid"]:
         raise typer.Exit(1)
 
 
