@@ -16,6 +16,7 @@ SUBSCRIBE_ALL T_KERNEL_LAST SEND_BLOCKED GAP_HIGH VENUE_READ LOG_FULL
 CANDIDATES CHOICE_N PROBE_LAST PROBES SPIN_NS REST_EVERY REST_NS REST_LAST RESTS REST_OWED CAL_NS CAL_CYC
 OUT_N OUT_SENDS OUT_LONE OUT_HOLD
 Q_HELD Q_ORDER Q_MIN WINDOW
+MALFORMED BAD_TYPE BAD_LEN ERROR_EVENT
 """.split()
 for _i, _n in enumerate(_NAMES):
     globals()["S_" + _n] = _i
@@ -32,11 +33,13 @@ H_RECV, H_DECODE, H_HANDOVER, H_BOOK, H_STRATEGY, H_RISK, H_GATEWAY, H_VENUE, H_
 RUN_SLICE = 0        # its time slice is over (nothing to do for the caller)
 RUN_END = 1          # end of session, every message through the book
 RUN_NEED_ROOM = 2    # the books need a larger array (S_NEED_ROOM: which); call again after growing
-RUN_BOOK_ERROR = 3   # strict: a message the books refuse (S_BOOK_ERROR, S_ERROR_SEQ)
+RUN_BOOK_ERROR = 3   # strict: a message the books refuse (S_BOOK_ERROR, S_ERROR_SEQ, S_ERROR_EVENT)
 RUN_GIVE_UP = 4      # a range lost on both lines, re-requests unanswered (S_GIVEUP_*)
 RUN_PY_ROWS = 5      # BBO rows for the Python strategy (py_rows[:S_PY_N])
 RUN_STOPPED = 6      # S_STOP was set
 RUN_VENUE_LOST = 7   # the venue connection failed
+RUN_MALFORMED = 8    # strict: a message shorter than its type (S_BAD_TYPE, S_BAD_LEN, S_ERROR_SEQ); tolerant:
+                     # skipped and counted in S_MALFORMED
 
 # the C functions the loop calls (addresses in its ``fns`` argument)
 F_RECVMMSG, F_SEND, F_POLL, F_CLOCK, F_STRATEGY, F_RECV, F_PPOLL = range(7)

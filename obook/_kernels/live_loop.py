@@ -30,13 +30,13 @@ from .live_arb import arbitrate, missing, screen, skip
 from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_PPOLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
                           MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
-                          RUN_GIVE_UP, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
-                          S_BASE_CYC, S_BASE_NS, S_BBO_ROWS, S_CAL_CYC, S_CAL_NS, S_BOOK_ERROR, S_CALLS,
-                          S_CLOCK_OFFSET, S_END,
+                          RUN_GIVE_UP, RUN_MALFORMED, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
+                          S_BAD_LEN, S_BAD_TYPE, S_BASE_CYC, S_BASE_NS, S_BBO_ROWS, S_CAL_CYC, S_CAL_NS, S_BOOK_ERROR, S_CALLS,
+                          S_CLOCK_OFFSET, S_END, S_ERROR_EVENT,
                           S_ERROR_SEQ, S_GAP_AT, S_GAP_HIGH, S_GAP_LAST, S_GAP_SINCE, S_GAP_TRIES,
                           S_GAP_WAIT, S_GIVEUP_COUNT, S_GIVEUP_FIRST, S_HAS_STRATEGY, S_HAS_VENUE,
                           S_HEARTBEAT, S_HIGH, S_H_BYTE, S_H_REC, S_LAST_PACKET, S_LAST_VENUE, S_LOG_BYTES,
-                          S_LOG_FULL, S_LOOPS, S_MAX_REQUEST, S_MULT, S_NEED_ROOM, S_NEXT, S_N_GAPS,
+                          S_LOG_FULL, S_LOOPS, S_MALFORMED, S_MAX_REQUEST, S_MULT, S_NEED_ROOM, S_NEXT, S_N_GAPS,
                           S_ON_GAP_SKIP, S_ORDERS, S_POLLS, S_PY_N, S_PY_STRATEGY, S_REQ_TIMEOUT,
                           S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
@@ -224,6 +224,16 @@ def _consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
             for k in range(nb):
                 scratch[k] = ring[(hb + k) & (bsize - 1)]
             frame = scratch[:nb]
+        if nb == 2 or nb - 2 < sizes[frame[2]]:     # shorter than its type: refused, or skipped
+            S[S_H_REC] = r
+            S[S_H_BYTE] = hb + nb
+            if S[S_STRICT] != 0:
+                S[S_BAD_TYPE] = -1 if nb == 2 else frame[2]
+                S[S_BAD_LEN] = nb - 2
+                S[S_ERROR_SEQ] = recs[0, i]
+                return RUN_MALFORMED
+            S[S_MALFORMED] += 1
+            continue
         ne, nn = itch_decode(frame, r, 0, owner, sizes, ev, names, False, keep, wanted)
         for k in range(nn):
             for j in range(8):
@@ -243,6 +253,7 @@ def _consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
         if status != OK:
             S[S_BOOK_ERROR] = status
             S[S_ERROR_SEQ] = recs[0, i]
+            S[S_ERROR_EVENT] = j
             return RUN_BOOK_ERROR
         t_b = _now(S)
         record(hists[H_HANDOVER], t_h - recs[3, i])

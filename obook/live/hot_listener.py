@@ -10,6 +10,7 @@ orders sent) and ``run()`` (the loop alone, no tables).
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from typing import Iterator
@@ -123,6 +124,12 @@ class HotListener:
         realtime(self.realtime)
         try:
             self.loop.run(self.idle_timeout)
+            skipped = self.loop.skipped()
+            if skipped:         # (with tables, the tables' replay says what it skipped)
+                from .feed import lines_name
+
+                logging.getLogger("obook").warning("%s: skipped records: %s", lines_name(self.addresses),
+                                                   ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())))
         finally:
             self.close()
 

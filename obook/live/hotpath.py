@@ -244,17 +244,37 @@ class HotLoop:
             first, count = int(S[L.S_GIVEUP_FIRST]), int(S[L.S_GIVEUP_COUNT])
             raise ObookError(f"live feed: sequence numbers {first}..{first + count - 1} lost on both lines "
                              f"(re-requests unanswered after {int(S[L.S_RETRIES])} retries)")
-        elif status == L.RUN_BOOK_ERROR:
-            from .._kernels.layout import BOOK_ERROR_NAMES
-            from .feed import message_error
+        elif status == L.RUN_BOOK_ERROR:     # the reason as a replay of the same message gives it
+            from ..feeds.itch.decoder import describe_error
 
-            reason = BOOK_ERROR_NAMES.get(int(S[L.S_BOOK_ERROR]), f"error {int(S[L.S_BOOK_ERROR])}")
-            found = self.message_of(int(S[L.S_H_REC]))      # the record the books refused
-            line = found[1] if found is not None and found[0] == S[L.S_ERROR_SEQ] else None
-            raise message_error(reason, int(S[L.S_ERROR_SEQ]), line, self.lines, self.session())
+            raise self._refused(describe_error(int(S[L.S_BOOK_ERROR]), self.itch[1][int(S[L.S_ERROR_EVENT])]))
+        elif status == L.RUN_MALFORMED:
+            t, ln = int(S[L.S_BAD_TYPE]), int(S[L.S_BAD_LEN])
+            raise self._refused("malformed frame: length 0" if t < 0 else
+                                f"malformed frame: type {chr(t)!r} needs {int(self.itch[0][t])} bytes, frame has {ln}")
         elif status == L.RUN_VENUE_LOST:
             raise ObookError("venue connection lost (an order could not be sent)")
         return status
+
+    def skipped(self) -> dict[str, int]:
+        """What a tolerant loop skipped, by reason: messages shorter than their type and
+        messages its books refused (as a replay's ``skipped``)."""
+        from .._kernels.layout import BOOK_ERROR_NAMES
+
+        counts = {"malformed frame": int(self.S[L.S_MALFORMED])}
+        for code, name in BOOK_ERROR_NAMES.items():
+            counts[name] = counts.get(name, 0) + int(self.books.skips[code])
+        return {k: n for k, n in counts.items() if n}
+
+    def _refused(self, reason: str):
+        """The FeedError of the message the loop refused (S_H_REC, S_ERROR_SEQ): its line,
+        session and sequence number, and ``reason``."""
+        from .feed import message_error
+
+        S = self.S
+        found = self.message_of(int(S[L.S_H_REC]))
+        line = found[1] if found is not None and found[0] == S[L.S_ERROR_SEQ] else None
+        return message_error(reason, int(S[L.S_ERROR_SEQ]), line, self.lines, self.session())
 
     def message_of(self, record: int) -> tuple[int, int] | None:
         """The MoldUDP64 sequence number and line (0 A, 1 B, 2 re-request) of delivered record

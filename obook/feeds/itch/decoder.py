@@ -40,7 +40,13 @@ class ItchDecoder(Decoder):
                       np.zeros((1, 2), np.int64), False, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
 
     def describe(self, code, event):
-        # a U's new order is the one a zero-share add or a duplicate ref is about
-        new = code in (ERR_ZERO_ADD, ERR_DUPLICATE_REF) and int(event[EV_ACTION]) & 0xFF == ACT_REPLACE
-        ref = int(event[EV_NEWREF if new else EV_REF]) & 0xFFFFFFFFFFFFFFFF
-        return f"{BOOK_ERROR_NAMES[code]} {ref} (locate {int(event[2])})"
+        return describe_error(code, event)
+
+
+def describe_error(code: int, event) -> str:
+    """The reason the books refused an ITCH ``event`` (``code``: ERR_*): the error, the order
+    ref and the locate."""
+    # a U's new order is the one a zero-share add or a duplicate ref is about
+    new = code in (ERR_ZERO_ADD, ERR_DUPLICATE_REF) and int(event[EV_ACTION]) & 0xFF == ACT_REPLACE
+    ref = int(event[EV_NEWREF if new else EV_REF]) & 0xFFFFFFFFFFFFFFFF
+    return f"{BOOK_ERROR_NAMES[code]} {ref} (locate {int(event[2])})"
