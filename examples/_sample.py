@@ -11,8 +11,12 @@ SAMPLE = Path(__file__).resolve().parent / "data" / "01022026.NASDAQ_ITCH50.gz"
 
 
 def feed_path() -> Path:
-    """``sys.argv[1]`` if given, else the bundled sample day."""
+    """``sys.argv[1]`` if given, else the bundled sample day; a feed that is not there ends
+    the script with a one-line message."""
     if len(sys.argv) > 1:
-        return Path(sys.argv[1])
+        path = Path(sys.argv[1])
+        if not path.exists():
+            sys.exit(f"{path}: no such feed file")
+        return path
     print(f"reading the bundled sample day {SAMPLE.name}", file=sys.stderr)
     return SAMPLE

@@ -23,8 +23,9 @@ docs/backtesting.md):
     obook backtest examples/data/01022026.NASDAQ_ITCH50.gz --strategy examples/strategy_quote.py:JoinBid \\
         -k AAA,AAB --order-latency 50000 -o bt
 
-Offline (this script): the same strategy behind a file replay, orders sent to a venue
-started here; prints the orders' count and hash (a live run of the same day sends the same).
+Offline (this script): the same strategy behind a file replay of DAY (default: the bundled
+sample day), orders sent to a venue started here; prints the orders' count and hash (a live
+run of the same day sends the same).
 
     python examples/strategy_quote.py [DAY.itch]
 """
@@ -32,9 +33,7 @@ started here; prints the orders' count and hash (a live run of the same day send
 from __future__ import annotations
 
 import sys
-import tempfile
 import threading
-from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -99,35 +98,29 @@ def _join_bid_state() -> np.ndarray:
 JoinBidFast = numba_strategy(join_bid, state=_join_bid_state())
 
 
-def main(argv: list[str]) -> int:
+def main() -> int:
     from obook.live.gateway import Gateway
     from obook.live.strategy import replay_orders
     from obook.live.venue import Venue
 
-    with tempfile.TemporaryDirectory() as tmp:
-        if argv:
-            day = argv[0]
-        else:
-            from obook.gen.itch import write_itch
+    from _sample import feed_path     # examples/ is on the path of a script run from it
 
-            day = str(Path(tmp) / "day.itch")
-            write_itch(day, 20_000, 10, 1)
-            print(f"generated {day}", file=sys.stderr)
-        venue = Venue(sessions=1)
-        server = threading.Thread(target=venue.serve, kwargs={"timeout": 60})
-        server.start()
-        try:
-            gateway = Gateway(*venue.address)
-            ttt = replay_orders(day, JoinBid(), tickers=["AAA", "AAB"], gateway=gateway)
-            gateway.close()
-        finally:
-            venue.stop()
-            server.join()
-        print(f"orders sent: {len(ttt.orders)} (refused by risk: {ttt.risk.refused or 'none'})")
-        print(f"venue received: {len(venue.messages)}")
-        print(f"orders sha256: {ttt.digest()}")
-        return 0 if len(venue.messages) == len(ttt.orders) else 1
+    day = str(feed_path())
+    venue = Venue(sessions=1)
+    server = threading.Thread(target=venue.serve, kwargs={"timeout": 60})
+    server.start()
+    try:
+        gateway = Gateway(*venue.address)
+        ttt = replay_orders(day, JoinBid(), tickers=["AAA", "AAB"], gateway=gateway)
+        gateway.close()
+    finally:
+        venue.stop()
+        server.join()
+    print(f"orders sent: {len(ttt.orders)} (refused by risk: {ttt.risk.refused or 'none'})")
+    print(f"venue received: {len(venue.messages)}")
+    print(f"orders sha256: {ttt.digest()}")
+    return 0 if len(venue.messages) == len(ttt.orders) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -180,6 +180,8 @@ def _heatmap(depth, levels, scale, t0, t1):
 
 def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
+    from .klines import interval_ns
+
     ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
     u = units(depth.schema, fmt, path)
     scale = float(u["price_scale"])
@@ -197,7 +199,7 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date) -
     starts = bars.column("start").to_numpy().astype(np.int64)
     d["bars"] = {"x": hours(starts), "volume": b["volume"],
                  **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
-    d["bar_width"] = (np.diff(starts).min() if len(starts) > 1 else (t1 - t0) / 50) * hours_per_unit * 0.8
+    d["bar_width"] = (interval_ns(interval) // u["time_unit_ns"] or 1) * hours_per_unit * 0.8    # of one interval
     grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
     d["heat"] = {"grid": grid, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
     d["best"] = {side: (hours(t), depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
@@ -218,13 +220,25 @@ def candle_bodies(b: dict) -> tuple:
     return np.where(flat, b["open"] - thin / 2, b["open"]), np.where(flat, thin, body)
 
 
-def _clock_text(h: float) -> str:
-    return f"{int(h):02d}:{int(h * 60) % 60:02d}:{int(round(h * 3600)) % 60:02d}"
+def _clock_digits(t0: float, t1: float, count: int = 8) -> int:
+    """Decimals of the second that tell apart about ``count`` times of day (hours) spread
+    over [t0, t1]: none over ``count`` seconds or more, up to 9 (nanoseconds)."""
+    import math
+
+    step = max(t1 - t0, 1e-15) * 3600 / count
+    return int(min(9, max(0, math.ceil(-math.log10(step)))))
+
+
+def _clock_text(h: float, digits: int = 0) -> str:
+    """Hours since midnight as HH:MM:SS, with ``digits`` decimals of the second."""
+    s, frac = divmod(round(h * 3600 * 10 ** digits), 10 ** digits)
+    text = f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+    return f"{text}.{frac:0{digits}d}" if digits else text
 
 
 def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     plt = _matplotlib()
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter
 
     fig, (ax_bar, ax_vol, ax_depth) = plt.subplots(
         3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 4]})
@@ -237,6 +251,8 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_vol.bar(b["x"], b["volume"], d["bar_width"], color=colour, align="edge")
     ax_bar.set_ylabel("price")
     ax_vol.set_ylabel("volume")
+    for ax in (ax_bar, ax_depth):
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")      # prices as they read
     h = d["heat"]
     mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat")
     fig.colorbar(mesh, ax=ax_depth, label="resting shares", pad=0.01)
@@ -245,7 +261,9 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
     ax_depth.set_ylabel("price")
     ax_depth.set_xlabel(f"time of day ({d['tz']})")
-    ax_depth.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
+    digits = _clock_digits(d["t0"], d["t1"])
+    ax_depth.xaxis.set_major_locator(FixedLocator(_clock_ticks(d["t0"], d["t1"])))     # round times of day
+    ax_depth.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v, digits)))
     ax_depth.legend(loc="upper left", fontsize="small")
     ax_depth.set_xlim(d["t0"], d["t1"])
     try:
@@ -256,8 +274,9 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
 
 def _clock_ticks(t0: float, t1: float, count: int = 8) -> list:
     """About ``count`` round times of day (hours) between t0 and t1."""
-    span = max(t1 - t0, 1 / 3600)
-    steps = [s / 3600 for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800)]
+    span = max(t1 - t0, 1e-9 / 3600)
+    steps = [m * 10.0 ** e / 3600 for e in range(-9, 0) for m in (1, 2, 5)]      # below a second
+    steps += [s / 3600 for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800)]
     step = next((s for s in steps if span / s <= count), steps[-1])
     first = np.ceil(t0 / step) * step
     return [float(x) for x in np.arange(first, t1 + step / 2, step) if t0 <= x <= t1]
@@ -272,7 +291,8 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
         raise ObookError(INSTALL.replace("matplotlib", "plotly") + " for .html") from None
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, row_heights=[0.35, 0.15, 0.5], vertical_spacing=0.03)
     b = d["bars"]
-    stamp = [_clock_text(x) for x in b["x"]]
+    digits = _clock_digits(d["t0"], d["t1"])
+    stamp = [_clock_text(x, digits) for x in b["x"]]
     fig.add_trace(go.Candlestick(x=b["x"], open=b["open"], high=b["high"], low=b["low"], close=b["close"],
                                  text=stamp, name="bars", increasing_line_color="red",
                                  decreasing_line_color="green"), row=1, col=1)
@@ -292,7 +312,7 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     fig.update_layout(title=d["title"], width=int(width * dpi), height=int(height * dpi),
                       xaxis_rangeslider_visible=False)
     ticks = _clock_ticks(d["t0"], d["t1"])
-    fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x) for x in ticks])
+    fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x, digits) for x in ticks])
     fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
     _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
 
@@ -317,6 +337,26 @@ def _complete(out: Path, write, what: str) -> None:
         raise
 
 
+def is_page(out) -> bool:
+    """Whether ``out`` is drawn as an interactive page (.html, .htm) rather than a picture.
+    Checked before any replay: a picture file matplotlib cannot write (by its suffix; none
+    is PNG), '-' (a picture goes to a file) and a missing matplotlib are ObookErrors."""
+    out = Path(out)
+    if str(out) == "-":
+        raise ObookError("-: a picture goes to a file; give its name (.png, .svg, .pdf ... or .html)")
+    if out.suffix.lower() in (".html", ".htm"):
+        return True
+    _matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    kind = out.suffix[1:].lower() or "png"
+    known = FigureCanvasBase.get_supported_filetypes()
+    if kind not in known:
+        raise ObookError(f"{out}: .{kind} is no picture type; give .html or one of "
+                         f"{', '.join('.' + k for k in sorted(known))}")
+    return False
+
+
 def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
          levels: int = 10, date=None, width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
     """Draw the candlesticks with volume and the depth heatmap of ``ticker`` (None: the one
@@ -324,9 +364,7 @@ def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", form
     interactive page for .html (plotly), else a picture (matplotlib: .png, .svg, .pdf ...).
     Returns its path."""
     out = Path(out)
-    html = out.suffix.lower() in (".html", ".htm")
-    if not html:
-        _matplotlib()          # before the replay: a missing library says so at once
+    html = is_page(out)        # before the replay: a bad name or a missing library says so at once
     d = _series(path, ticker, start, end, interval, format, workers, levels, date)
     (_html if html else _png)(d, out, width, height, dpi)
     return out

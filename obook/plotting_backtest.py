@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ObookError
-from .plotting import _clock_text, _clock_ticks, _complete, _matplotlib, INSTALL, local_midnight, units
+from .plotting import (_clock_digits, _clock_text, _clock_ticks, _complete, _matplotlib, INSTALL, is_page,
+                       local_midnight, units)
 
 #: the tables a picture reads, and the file holding the run's feeds
 NEEDED = ("fills", "equity")
@@ -193,7 +194,7 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
 
 def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     plt = _matplotlib()
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter
 
     fig, (ax_px, ax_pos, ax_eq) = plt.subplots(
         3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 1.5]})
@@ -207,6 +208,8 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
         ax_px.scatter(t, px, s=36, color=colour, marker=marker, edgecolors="black", linewidths=0.4,
                       label=key, zorder=3)
     ax_px.set_ylabel("price")
+    for ax in (ax_px, ax_eq):
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")      # prices and money as they read
     ax_px.legend(loc="best", fontsize="small")
     ax_pos.step(*d["position"], where="post", color="tab:purple")
     ax_pos.axhline(0, color="grey", linewidth=0.5)
@@ -215,7 +218,9 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_eq.axhline(0, color="grey", linewidth=0.5)
     ax_eq.set_ylabel("equity")
     ax_eq.set_xlabel(f"time of day ({d['tz']})")
-    ax_eq.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v)))
+    digits = _clock_digits(d["t0"], d["t1"])
+    ax_eq.xaxis.set_major_locator(FixedLocator(_clock_ticks(d["t0"], d["t1"])))     # round times of day
+    ax_eq.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v, digits)))
     ax_eq.set_xlim(d["t0"], d["t1"])
     try:
         _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or "png"), "picture")
@@ -230,6 +235,7 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     except ImportError:
         raise ObookError(INSTALL.replace("matplotlib", "plotly") + " for .html") from None
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, row_heights=[0.55, 0.18, 0.27], vertical_spacing=0.04)
+    digits = _clock_digits(d["t0"], d["t1"])
     for key, colour in (("bid", "royalblue"), ("ask", "darkorange"), ("mark", "grey")):
         if key in d["price"]:
             x, y = d["price"][key]
@@ -238,7 +244,7 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     for key, colour, symbol in (("buys", "green", "triangle-up"), ("sells", "red", "triangle-down")):
         t, px, qty = d[key]
         fig.add_trace(go.Scatter(x=t, y=px, mode="markers", name=key,
-                                 text=[f"{_clock_text(x)} {q:g} @ {p:g}" for x, p, q in zip(t, px, qty)],
+                                 text=[f"{_clock_text(x, digits)} {q:g} @ {p:g}" for x, p, q in zip(t, px, qty)],
                                  marker={"size": 9, "color": colour, "symbol": symbol,
                                          "line": {"width": 0.5, "color": "black"}}), row=1, col=1)
     fig.add_trace(go.Scatter(x=d["position"][0], y=d["position"][1], mode="lines", name="position",
@@ -247,7 +253,7 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
                              line={"shape": "hv", "color": "green"}), row=3, col=1)
     fig.update_layout(title=d["title"], width=int(width * dpi), height=int(height * dpi))
     ticks = _clock_ticks(d["t0"], d["t1"])
-    fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x) for x in ticks])
+    fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x, digits) for x in ticks])
     fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
     for row, label in ((1, "price"), (2, "position"), (3, "equity")):
         fig.update_yaxes(title_text=label, row=row, col=1)
@@ -275,9 +281,7 @@ def plot_backtest(run, out, feed=None, ticker=None, start=None, end=None, format
     """Draw a backtest (see :func:`backtest_series` for the arguments) into ``out``: a
     self-contained interactive page for .html (plotly), else a picture (matplotlib)."""
     out = Path(out)
-    html = out.suffix.lower() in (".html", ".htm")
-    if not html:
-        _matplotlib()
+    html = is_page(out)
     d = backtest_series(run, feed, ticker, start, end, format, date)
     (_html if html else _png)(d, out, width, height, dpi)
     return out

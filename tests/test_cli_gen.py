@@ -181,3 +181,142 @@ def test_gen_orders_many_instruments_few_rows_generates_only_books_with_rows(tmp
     monkeypatch.setattr(gen_orders, "seed_rows", real)
     small = gen_orders.orders_table(2000, 3, seed=5)
     assert set(small["instrument"].to_pylist()) == {"S00001", "S00002", "S00003"}
+
+
+def test_gen_csv_gz_name_is_gzipped_same_lines_and_replays(tmp_path):
+    import gzip
+
+    for name in ("day.csv", "day.csv.gz"):
+        r = runner.invoke(app, ["gen", "csv", str(tmp_path / name), "-n", "2000", "-k", "3", "--seed", "2"])
+        assert r.exit_code == 0, r.output
+    packed = (tmp_path / "day.csv.gz").read_bytes()
+    assert packed[:2] == b"\x1f\x8b" and gzip.decompress(packed) == (tmp_path / "day.csv").read_bytes()
+    assert obook.bbo(tmp_path / "day.csv.gz", workers=1).read_all() == obook.bbo(tmp_path / "day.csv",
+                                                                                 workers=1).read_all()
+
+
+def test_gen_szse_csv_one_message_writes_a_pair_that_replays(tmp_path):
+    r = runner.invoke(app, ["gen", "szse-csv", str(tmp_path / "v"), "-n", "1", "-k", "1"])
+    assert r.exit_code == 0, r.output
+    assert "wrote 2 files" in r.output
+    files = sorted(p.name for p in (tmp_path / "v").iterdir())
+    assert files == ["000001_orders.csv", "000001_ticks.csv"]
+    replay = _obook("bbo", *sorted((tmp_path / "v").iterdir()))
+    assert replay.returncode == 0 and replay.stdout.count("\n") == 1, replay.stderr
+
+
+@pytest.mark.parametrize("command", ["itch", "csv", "szse", "szse-csv", "databento", "sse", "orders", "pitch"])
+def test_gen_messages_past_the_disk_refused_before_writing(tmp_path, capsys, command):
+    from cli_support import cli_error
+
+    out = tmp_path / "big.out"
+    err = cli_error(capsys, "gen", command, out, "-n", str(10**15), "-k", "1")
+    assert f"{out}: 1,000,000,000,000,000 messages make at least" in err and "give fewer --messages" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_gen_messages_past_free_disk_refused_compressed_counted_smaller(tmp_path, capsys, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    from cli_support import cli_error
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 0, 200_000))
+    err = cli_error(capsys, "gen", "itch", tmp_path / "day.itch", "-n", "10000", "-k", "2")
+    assert "10,000 messages make at least 300.0 KB and the disk has 200.0 KB free" in err
+    assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch.gz"), "-n", "10000", "-k", "2"]).exit_code == 0
+
+
+@pytest.mark.parametrize("command", ["szse", "sse", "orders"])
+def test_gen_messages_past_available_memory_refused_before_writing(tmp_path, capsys, monkeypatch, command):
+    import obook.cli.gen as gen
+
+    from cli_support import cli_error
+
+    monkeypatch.setattr(gen, "_available_memory", lambda: 1_000_000)
+    err = cli_error(capsys, "gen", command, tmp_path / "day.out", "-n", "20000", "-k", "1")
+    assert "20,000 messages need at least" in err and "1.0 MB is available: give fewer --messages" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command, name", [("orders", "o.parquet"), ("itch", "day.itch"), ("pcap", "a.pcap")])
+def test_gen_output_in_missing_folder_error_names_the_folder(tmp_path, capsys, command, name):
+    from cli_support import cli_error
+
+    out = tmp_path / "no" / "such" / name
+    if command == "pcap":
+        assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch"), "-n", "100", "-k", "2"]).exit_code == 0
+        err = cli_error(capsys, "gen", "pcap", tmp_path / "day.itch", out)
+    else:
+        err = cli_error(capsys, "gen", command, out, "-n", "10", "-k", "1")
+    assert err == f"error: {out}: cannot write: the folder {out.parent} does not exist (create it first)\n"
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("command", ["szse", "szse-csv"])
+def test_gen_szse_instruments_help_names_the_extra_thin_security(tmp_path, command):
+    help_text = " ".join(runner.invoke(app, ["gen", command, "--help"]).output.split())
+    assert "plus the thin ChiNext 300999" in help_text
+    r = runner.invoke(app, ["gen", "szse-csv", str(tmp_path / "v"), "-n", "3000", "-k", "1"])
+    assert r.exit_code == 0
+    assert {p.name.split("_")[0] for p in (tmp_path / "v").iterdir()} == {"000001", "300999"}
+
+
+@pytest.mark.parametrize("command, usage", [
+    ("itch", "{OUT}"), ("csv", "{OUT}"), ("szse", "{OUT}"), ("szse-csv", "{OUTDIR}"), ("databento", "{OUT}"),
+    ("sse", "{OUT}"), ("orders", "{OUT}"), ("pitch", "{OUT}"), ("pcap", "{ITCH} {OUT_A} [OUT_B]"),
+])
+def test_gen_help_usage_names_arguments_as_the_help_text_does(command, usage):
+    first = runner.invoke(app, ["gen", command, "--help"]).output.splitlines()[0]
+    assert first == f"Usage: obook gen {command} [OPTIONS] {usage}"
+
+
+def test_gen_pcap_bad_date_error_names_the_option_no_capture(tmp_path, capsys):
+    from cli_support import cli_error
+
+    assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch"), "-n", "200", "-k", "2"]).exit_code == 0
+    err = cli_error(capsys, "gen", "pcap", tmp_path / "day.itch", tmp_path / "a.pcap", "--date", "2024-99-01")
+    assert err == "error: --date: expected YYYY-MM-DD, not '2024-99-01'\n"
+    assert not (tmp_path / "a.pcap").exists()
+
+
+def test_gen_to_a_fifo_whose_reader_leaves_error_fifo_stays(tmp_path, capsys):
+    import threading
+
+    from cli_support import cli_error
+
+    fifo = tmp_path / "feed.fifo"
+    os.mkfifo(fifo)
+
+    def read_a_little():
+        with open(fifo, "rb") as f:
+            f.read(100)
+
+    reader = threading.Thread(target=read_a_little, daemon=True)
+    reader.start()
+    err = cli_error(capsys, "gen", "csv", fifo, "-n", "3000000", "-k", "2")
+    reader.join(timeout=60)
+    assert f"{fifo}: cannot write: Broken pipe" in err
+    assert fifo.is_fifo()                   # a pipe is not a partial feed: it is never removed
+
+
+def test_gen_to_a_device_skips_the_disk_check(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6, 0))
+    r = runner.invoke(app, ["gen", "csv", os.devnull, "-n", "1000", "-k", "2"])
+    assert r.exit_code == 0 and "wrote" in r.output, r.output
+    assert runner.invoke(app, ["gen", "csv", str(tmp_path / "day.csv"), "-n", "1000", "-k", "2"]).exit_code == 1
+
+
+def test_gen_szse_csv_outdir_a_file_refused_file_untouched(tmp_path, capsys):
+    from cli_support import cli_error
+
+    out = tmp_path / "vendor"
+    out.write_text("kept")
+    err = cli_error(capsys, "gen", "szse-csv", out, "-n", "100")
+    assert err == f"error: {out}: is a file; give a folder (created if missing)\n"
+    assert out.read_text() == "kept"

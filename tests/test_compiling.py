@@ -90,3 +90,13 @@ def test_compile_second_process_stopped_unwinds_its_temporary_folder_goes(monkey
     assert list(temp.iterdir()), "the second process made no temporary folder"
     beside.stop()
     assert beside.proc.returncode == 143 and list(temp.iterdir()) == []
+
+
+def test_cli_compile_all_with_parts_refused_before_compiling(monkeypatch, capsys):
+    from tests.cli_support import cli_error
+
+    asked = []
+    monkeypatch.setattr(compiling, "compile_kernels", lambda parts, progress=None: asked.append(list(parts)) or {})
+    err = cli_error(capsys, "compile", "--all", "itch")
+    assert "--all compiles every part; give it or the parts (itch), not both" in err
+    assert asked == []

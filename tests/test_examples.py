@@ -70,3 +70,19 @@ def test_example_trades_and_depth_vwap_imbalance_and_files(feed, tmp_path):
     trades = pq.read_table(out / "trades.parquet")
     assert trades.num_rows == obook.trades(str(feed), workers=1).read_all().num_rows > 0
     assert {"bbo.parquet", "trades.parquet", "depth.parquet"} <= {p.name for p in out.iterdir()}
+
+
+def test_example_strategy_quote_without_argument_reads_bundled_sample(tmp_path):
+    run = _run("strategy_quote.py", cwd=tmp_path)
+    assert "bundled sample day 01022026.NASDAQ_ITCH50.gz" in run.stderr
+    sent = int(run.stdout.split("orders sent: ")[1].split()[0])
+    assert sent > 0 and f"venue received: {sent}\n" in run.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("script", ["query_duckdb.py", "scan_polars.py", "write_parquet.py", "trades_and_depth.py",
+                                    "strategy_quote.py"])
+def test_example_missing_feed_one_line_message_no_traceback(tmp_path, script):
+    run = subprocess.run([sys.executable, str(EXAMPLES / script), "missing.itch"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and run.stderr == "missing.itch: no such feed file\n", run.stderr

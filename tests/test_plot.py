@@ -209,3 +209,83 @@ def test_plot_latency_missing_table_error_says_no_such_table(tmp_path):
     r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "nope.parquet"), str(tmp_path / "x.png")])
     assert r.exit_code != 0 and "nope.parquet: no such latency table" in f"{r.output}{r.exception}"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-"], "-: a picture goes to a file"),
+    (["x.png", "extra.png"], "one feed file and one picture, not also extra.png"),
+    (["x.png", "--feed", "F"], "--feed is for plot backtest"),
+])
+def test_plot_cli_dash_third_argument_or_feed_option_refused(day, tmp_path, capsys, monkeypatch, args, message):
+    from tests.cli_support import cli_error
+
+    monkeypatch.chdir(tmp_path)
+    err = cli_error(capsys, "plot", day, *[str(day) if a == "F" else a for a in args])
+    assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_cli_stdin_feed_refused_names_why(tmp_path, capsys):
+    from tests.cli_support import cli_error
+
+    err = cli_error(capsys, "plot", "-", tmp_path / "x.png")
+    assert "-: obook plot replays its feed twice" in err and "not stdin" in err
+
+
+def test_plot_unknown_picture_suffix_refused_before_the_replay(tmp_path):
+    from obook.plotting import plot
+
+    with pytest.raises(ObookError, match=r"x\.txt: \.txt is no picture type; give \.html or one of .*\.png"):
+        plot(tmp_path / "not-read.itch", tmp_path / "x.txt")      # the feed is not even opened
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_plot_latency_cli_dash_picture_refused(tmp_path, capsys, monkeypatch):
+    from tests.cli_support import cli_error
+
+    monkeypatch.chdir(tmp_path)
+    err = cli_error(capsys, "plot", "latency", tmp_path / "latency.parquet", "-")
+    assert "-: a picture goes to a file" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_help_usage_names_arguments_as_the_help_text_does():
+    first = CliRunner().invoke(app, ["plot", "--help"]).output.splitlines()[0]
+    assert first == "Usage: obook plot [OPTIONS] {FEED} {OUT} [PICTURE]"
+
+
+def test_plot_bars_as_wide_as_their_interval_when_trades_are_sparse(tmp_path):
+    from obook.plotting import _series
+
+    feed = tmp_path / "sparse.csv"      # trades at 09:30 and 09:35 only
+    feed.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n34200001,AAA,s1,S,100,10100\n"
+                    "34200500,AAA,t1,T,50,10050\n34500500,AAA,t2,T,70,10060\n34800000,AAA,b2,B,100,10010\n")
+    d = _series(feed, None, None, None, "1 minute", None, 1, 5, None)
+    assert list(d["bars"]["x"] * 60) == pytest.approx([570.0, 575.0])
+    assert d["bar_width"] * 60 == pytest.approx(0.8)          # 0.8 of one minute, not of the 5 between bars
+
+
+def test_plot_clock_ticks_of_a_subsecond_window_tell_times_apart():
+    from obook.plotting import _clock_digits, _clock_text, _clock_ticks
+
+    t0 = 17 + 13 / 60 + 20 / 3600                               # 17:13:20, a window of 12 ms
+    t1 = t0 + 0.012 / 3600
+    labels = [_clock_text(x, _clock_digits(t0, t1)) for x in _clock_ticks(t0, t1)]
+    assert labels[:2] == ["17:13:20.000", "17:13:20.002"] and len(set(labels)) == len(labels) >= 5
+    day = [_clock_text(x, _clock_digits(9.5, 16)) for x in _clock_ticks(9.5, 16)]
+    assert day == ["10:00:00", "11:00:00", "12:00:00", "13:00:00", "14:00:00", "15:00:00", "16:00:00"]
+
+
+def test_plot_html_of_a_millisecond_day_axis_labels_tell_times_apart(tmp_path):
+    import json
+    import re
+
+    from obook.gen.databento import mbo_flow, write_dbn
+    from obook.plotting import plot
+
+    pytest.importorskip("plotly")
+    feed = tmp_path / "day.dbn"                                 # 3,000 records within about 10 ms
+    write_dbn(feed, mbo_flow(3000, 2, seed=1))
+    plot(feed, tmp_path / "p.html", workers=1)
+    labels = json.loads(re.search(r'"ticktext":(\[[^\]]*\])', (tmp_path / "p.html").read_text()).group(1))
+    assert len(labels) >= 4 and len(set(labels)) == len(labels) and all("." in x for x in labels), labels

@@ -135,6 +135,23 @@ def test_plot_backtest_cli_bad_window_or_ticker_refused(run, tmp_path, capsys, a
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("args, message", [
+    (["-l", "5"], "obook plot backtest: --levels is for a feed's picture"),
+    (["-i", "5s", "-w", "2"], "obook plot backtest: --interval, --workers are for a feed's picture"),
+])
+def test_plot_backtest_cli_feed_picture_options_refused(run, tmp_path, capsys, args, message):
+    err = cli_error(capsys, "plot", "backtest", run / "out", tmp_path / "x.png", *args)
+    assert message in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_backtest_cli_dash_picture_refused(run, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = cli_error(capsys, "plot", "backtest", run / "out", "-")
+    assert "-: a picture goes to a file" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_plot_backtest_cli_not_a_folder_refused(run, tmp_path, capsys):
     err = cli_error(capsys, "plot", "backtest", run / "day.csv", tmp_path / "x.png", "-f", "csv")
     assert "not a backtest folder" in err

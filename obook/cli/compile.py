@@ -20,7 +20,11 @@ def compile_(
     import time
 
     from ..compiling import PARTS, compile_kernels
+    from ..errors import ObookError
 
+    if all_ and parts:
+        raise ObookError(f"obook compile: --all compiles every part; give it or the parts ({' '.join(parts)}), "
+                         "not both")
     chosen = list(PARTS) if all_ or not parts else list(dict.fromkeys(parts))     # a part named twice: once
     start = time.perf_counter()
 

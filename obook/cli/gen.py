@@ -9,7 +9,8 @@ import typer
 
 from .options import aliases
 
-app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes).", no_args_is_help=True,
+app = typer.Typer(help="Write deterministic synthetic feeds (same seed, same bytes). A size that the disk or the "
+                       "memory cannot hold is refused before anything is written.", no_args_is_help=True,
                   rich_markup_mode=None)
 
 
@@ -18,19 +19,39 @@ SEED = typer.Option(0, "--seed", "-s", min=0, max=2**63 - 1, help="Random seed."
 DATE_HELP = "Session date YYYY-MM-DD of the day's timestamps."
 #: Shenzhen securities with six-digit codes of their own (000001 ... and 300002 ...)
 SZSE_MAX = 300_001
+SZSE_K_HELP = "Securities (000001, 000002, ChiNext 300002 ...), plus the thin ChiNext 300999 (asks only)."
 
 
-def _writing(out: Path, write, folder: bool = False, also=()):
+#: bytes a message takes at least, by output: on disk (plain, compressed) and in memory while
+#: it is generated (0: the generator streams); a little below what 1M messages measure, so
+#: that a size refused for want of room could not have fitted
+SIZES = {"itch": (30, 10, 0), "pitch": (50, 50, 80), "csv": (33, 10, 0), "szse": (180, 180, 600),
+         "szse-bin": (50, 50, 600), "szse-csv": (45, 45, 350), "databento": (54, 10, 180),
+         "sse": (220, 220, 700), "orders-parquet": (8, 8, 150), "orders-csv": (40, 40, 150)}
+COMPRESSED = (".gz", ".zst")
+
+
+def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tuple] = None):
     """Run a generator; bad arguments and unwritable outputs become ``error: ...``. A
     generator stopped midway (an error, Ctrl-C) leaves no partial file at ``out`` (nor at
-    the files of ``also``): a cut feed under the name would read as a shorter day."""
+    the files of ``also``): a cut feed under the name would read as a shorter day.
+    ``size``: (messages, a key of ``SIZES``): a size the disk or the memory cannot hold is
+    refused before anything is written."""
     from ..errors import ObookError, OutputError
 
     if out.is_dir() and not folder:
         raise OutputError(f"{out}: is a directory; give a file name")
+    if folder and out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: is a file; give a folder (created if missing)")
     if str(out) == "-":
         raise OutputError("-: the generators write files (give a file name; '-' is stdin only for reading)")
-    files = {} if folder else {f: _stamp(f) for f in (out, *also) if f is not None}
+    if not folder:
+        for f in (out, *also):
+            if f is not None and not f.absolute().parent.is_dir():
+                raise OutputError(f"{f}: cannot write: the folder {f.parent} does not exist (create it first)")
+    if size is not None:
+        _check_room(out, *size)
+    files = {} if folder else {f: _stamp(f) for f in map(_own_file, (out, *also)) if f is not None}
     try:
         try:
             return write()
@@ -49,6 +70,74 @@ def _writing(out: Path, write, folder: bool = False, also=()):
         raise
 
 
+def _check_room(out: Path, messages: int, kind: str) -> None:
+    """ObookError when ``messages`` of ``kind`` (a key of ``SIZES``) would not fit on the
+    disk holding ``out`` or in the memory available now (a hostile size would otherwise
+    fill the disk, or end in the kernel's out-of-memory kill)."""
+    import shutil
+
+    from ..errors import ObookError
+
+    plain, packed, memory = SIZES[kind]
+    disk = messages * (packed if out.name.endswith(COMPRESSED) else plain)
+    free = None
+    if not out.exists() or out.is_file() or out.is_dir():        # not a device or a pipe (/dev/null, /dev/stdout)
+        where = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError:
+            pass
+    if free is not None and disk > free:
+        raise ObookError(f"{out}: {messages:,} messages make at least {_bytes(disk)} and the disk has "
+                         f"{_bytes(free)} free: give fewer --messages")
+    available = _available_memory()
+    if memory and available is not None and messages * memory > available:
+        raise ObookError(f"{out}: {messages:,} messages need at least {_bytes(messages * memory)} of memory to "
+                         f"generate and {_bytes(available)} is available: give fewer --messages")
+
+
+def _available_memory() -> Optional[int]:
+    """MemAvailable of /proc/meminfo in bytes (None where there is none)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _bytes(n: float) -> str:
+    """A size in bytes as people read it: 330 bytes, 84.3 GB."""
+    if n < 1000:
+        return f"{n:,.0f} bytes"
+    for unit in ("KB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 1000:
+            break
+    return f"{n:,.1f} {unit}"
+
+
+def _own_file(path: Optional[Path]) -> Optional[Path]:
+    """The file a generator makes at ``path`` (the target of a symlink), which a stopped run
+    removes; None for a device, a pipe or a socket (/dev/null, a FIFO, /dev/stdout), never
+    removed."""
+    import os
+    import stat
+
+    if path is None:
+        return None
+    real = Path(os.path.realpath(path))
+    try:
+        mode = real.stat().st_mode
+    except FileNotFoundError:
+        return real
+    except OSError:
+        return None
+    return real if stat.S_ISREG(mode) else None
+
+
 def _stamp(path: Path):
     """What tells a file written since: its inode, size and time of change (None: none)."""
     try:
@@ -60,7 +149,7 @@ def _stamp(path: Path):
 
 @app.command("itch", context_settings=aliases(stocks="instruments"))
 def itch(
-    out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it. With --date: a folder "
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file; ends in .gz to gzip it. With --date: a folder "
                                          "(the file is named MMDDYYYY.NASDAQ_ITCH50) or such a name."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
@@ -75,7 +164,7 @@ def itch(
 
     if date is not None:
         out = _itch_dated(out, _date(date))
-    n = _writing(out, lambda: write_itch(out, messages, stocks, seed))
+    n = _writing(out, lambda: write_itch(out, messages, stocks, seed), size=(messages, "itch"))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
@@ -120,9 +209,10 @@ def _named(out: Path, date: Optional[str], suffix: str, what: str) -> Path:
 
 @app.command("pcap")
 def pcap(
-    itch: Path = typer.Argument(..., help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
-    out_a: Path = typer.Argument(..., help="Capture of line A (of both lines without OUT_B)."),
-    out_b: Optional[Path] = typer.Argument(None, help="Capture of line B (default: line B into OUT_A too)."),
+    itch: Path = typer.Argument(..., metavar="ITCH", help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
+    out_a: Path = typer.Argument(..., metavar="OUT_A", help="Capture of line A (of both lines without OUT_B)."),
+    out_b: Optional[Path] = typer.Argument(None, metavar="[OUT_B]",
+                                           help="Capture of line B (default: line B into OUT_A too)."),
     seed: int = SEED,
     drop: float = typer.Option(0.01, "--drop", min=0.0, max=1.0, help="Share of packets each line drops "
                                                                      "(B never drops what A dropped)."),
@@ -131,7 +221,8 @@ def pcap(
     both_gaps: int = typer.Option(0, "--both-gaps", min=0, help="Packets dropped on both lines (lost)."),
     kind: str = typer.Option("pcap", "--kind", help="pcap (µs), pcap-ns or pcapng."),
     vlan: bool = typer.Option(False, "--vlan", help="Add an 802.1Q tag to every frame."),
-    date: str = typer.Option("2026-11-30", "--date", help="Session date of the capture times (YYYY-MM-DD)."),
+    date: str = typer.Option("2026-11-30", "--date", "-d", metavar="YYYY-MM-DD",
+                             help="Session date of the capture times (YYYY-MM-DD)."),
 ) -> None:
     """Write an ITCH day as MoldUDP64 on lines A (233.54.12.111:26477) and B (233.54.12.112:26477)
     in packet captures, with seeded drops, duplicates, reordering and gaps on both lines."""
@@ -139,7 +230,7 @@ def pcap(
 
     info = _writing(out_a, lambda: write_pcap(itch, out_a, out_b, seed=seed, drop=drop, dup=dup,
                                               reorder=reorder, both_gaps=both_gaps, kind=kind, vlan=vlan,
-                                              date=date), also=(out_b,))
+                                              date=_date(date)), also=(out_b,))
     lost = sum(c for _, c in info["lost"])
     typer.echo(f"wrote {info['packets']} packets of {info['messages']} messages a line "
                f"({lost} lost on both lines)", err=True)
@@ -147,7 +238,7 @@ def pcap(
 
 @app.command("csv", context_settings=aliases(events="messages", tickers="instruments"))
 def csv(
-    out: Path = typer.Argument(..., help="Output file; ends in .gz to gzip it."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file; ends in .gz to gzip it."),
     events: int = typer.Option(100_000, "--messages", "-n", min=1, help="Events to write (before the final drain)."),
     tickers: int = typer.Option(100, "--instruments", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
     seed: int = SEED,
@@ -161,7 +252,7 @@ def csv(
     from ..gen.csv import write_csv
 
     out = _named(out, date, ".csv", "a CSV feed")
-    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth))
+    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth), size=(events, "csv"))
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
@@ -186,10 +277,10 @@ def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] 
 
 @app.command("szse", context_settings=aliases(securities="instruments"))
 def szse(
-    out: Path = typer.Argument(..., help="Output file (text log; .bin with --binary)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (text log; .bin with --binary)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, max=SZSE_MAX,
-                                   help="Securities (000xxx and ChiNext 300xxx)."),
+                                   help=SZSE_K_HELP),
     seed: int = SEED,
     binary: bool = typer.Option(False, "--binary", help="Write AX-SBE binary records instead of the text log."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
@@ -198,17 +289,18 @@ def szse(
     own-best and securities-lending orders, fills, cancels, snapshots; two channels."""
     from ..gen.szse import write_szse
 
-    n = _writing(out, lambda: write_szse(out, messages, securities, seed, binary, _date(date)))
+    n = _writing(out, lambda: write_szse(out, messages, securities, seed, binary, _date(date)),
+                 size=(messages, "szse-bin" if binary else "szse"))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
 @app.command("szse-csv")
 def szse_csv(
-    outdir: Path = typer.Argument(..., help="Folder for the files (created if missing): "
+    outdir: Path = typer.Argument(..., metavar="OUTDIR", help="Folder for the files (created if missing): "
                                             "<security>_orders.csv and <security>_ticks.csv."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the day (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, max=SZSE_MAX,
-                                   help="Securities (000xxx and ChiNext 300xxx)."),
+                                   help=SZSE_K_HELP),
     seed: int = SEED,
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD", help=DATE_HELP + " [default: 2024-01-05]"),
 ) -> None:
@@ -218,13 +310,14 @@ def szse_csv(
     its channel's sequence, replayed with --on-error skip)."""
     from ..gen.szse import generate, write_vendor
 
-    files = _writing(outdir, lambda: write_vendor(outdir, generate(messages, securities, seed, _date(date))), folder=True)
-    typer.echo(f"wrote {len(files)} files to {outdir}", err=True)
+    files = _writing(outdir, lambda: write_vendor(outdir, generate(messages, securities, seed, _date(date))),
+                     folder=True, size=(messages, "szse-csv"))
+    typer.echo(f"wrote {len(files)} file{'' if len(files) == 1 else 's'} to {outdir}", err=True)
 
 
 @app.command("databento")
 def databento(
-    out: Path = typer.Argument(..., help="Output file (.dbn; .dbn.zst is zstd-compressed)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.dbn; .dbn.zst is zstd-compressed)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="MBO records (about)."),
     instruments: int = typer.Option(3, "--instruments", "-k", min=1, max=1_000_000, help="Instruments."),
     seed: int = SEED,
@@ -245,13 +338,13 @@ def databento(
         write_dbn(out, flow, zstd=out.name.endswith(".zst"), start_ns=start, encoder=False)
         return len(flow)
 
-    n = _writing(out, write)
+    n = _writing(out, write, size=(messages, "databento"))
     typer.echo(f"wrote {n} records to {out}", err=True)
 
 
 @app.command("sse", context_settings=aliases(events="messages", securities="instruments"))
 def sse(
-    out: Path = typer.Argument(..., help="Output file (AX-SBE text log)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (AX-SBE text log)."),
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
     securities: int = typer.Option(4, "--instruments", "-k", min=1, max=57_143,
                                    help="Securities (600000, 600007 ...: six digits)."),
@@ -268,13 +361,13 @@ def sse(
     from ..gen.sse import write_sse
 
     out = _named(out, date, ".log", "a Shanghai log")
-    n = _writing(out, lambda: write_sse(out, events, securities, seed))
+    n = _writing(out, lambda: write_sse(out, events, securities, seed), size=(events, "sse"))
     typer.echo(f"wrote {n} lines to {out}", err=True)
 
 
 @app.command("orders")
 def orders(
-    out: Path = typer.Argument(..., help="Output file: .parquet, else CSV."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file: .parquet, else CSV."),
     messages: int = typer.Option(1_100_000, "--messages", "-n", min=1, help="Instructions to write."),
     instruments: int = typer.Option(1, "--instruments", "-k", min=1, max=1_000_000,
                                     help="Instruments (S00001, S00002 ...)."),
@@ -292,7 +385,8 @@ def orders(
     from ..gen.orders import write_orders
 
     out = _named(out, date, ".parquet", "an order-entry file")
-    n = _writing(out, lambda: write_orders(out, messages, instruments, seed, dated=date is not None))
+    n = _writing(out, lambda: write_orders(out, messages, instruments, seed, dated=date is not None),
+                 size=(messages, "orders-parquet" if out.suffix in (".parquet", ".pq") else "orders-csv"))
     typer.echo(f"wrote {n} instructions to {out}", err=True)
 
 

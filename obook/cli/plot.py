@@ -28,12 +28,15 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
 
 
 def plot(
-    feed: Path = typer.Argument(..., help="Feed file (any format obook reads), or the word latency or backtest."),
-    out: Path = typer.Argument(..., help="Picture file: .png (.svg, .pdf: by the suffix; none: PNG), or .html for an "
-                                         "interactive page of a feed. "
-                                         "After latency: the latency table (obook listen --latency-output). "
-                                         "After backtest: the folder obook backtest -o DIR wrote."),
-    picture: Optional[Path] = typer.Argument(None, help="After latency TABLE or backtest DIR: the picture file."),
+    feed: Path = typer.Argument(..., metavar="FEED",
+                                help="Feed file (any format obook reads), or the word latency or backtest."),
+    out: Path = typer.Argument(..., metavar="OUT",
+                               help="Picture file: .png (.svg, .pdf: by the suffix; none: PNG), or .html for an "
+                                    "interactive page of a feed. "
+                                    "After latency: the latency table (obook listen --latency-output). "
+                                    "After backtest: the folder obook backtest -o DIR wrote."),
+    picture: Optional[Path] = typer.Argument(None, metavar="[PICTURE]",
+                                             help="After latency TABLE or backtest DIR: the picture file."),
     ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
                                          help="The security, one ticker (default: the one with the most trades); "
                                               "plot latency: the stages to draw (comma-separated, default all)."),
@@ -60,30 +63,37 @@ def plot(
     run's feed with the strategy's buys and sells at their prices and times, its position
     and its equity (the equity table) below; -k picks the instrument (default: the one with
     the most fills), --date the day of a many-day run."""
+    from ..errors import ObookError
+
     if str(feed) == "latency":
-        from ..errors import ObookError
         from ..live.plot_latency import plot_latency
 
         if picture is None:
             raise ObookError("obook plot latency TABLE PICTURE: give the picture file")
-        given = [name for name, value, default in (
-            ("--start", start, None), ("--end", end, None), ("--interval", interval, "1 minute"),
-            ("--format", feed_format, None), ("--levels", levels, 10), ("--workers", workers, None),
-            ("--date", date, None), ("--feed", price_feed, None)) if value != default]
-        if given:
-            raise ObookError(f"obook plot latency: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for a "
-                             "feed's picture, not a latency table's (-k picks the stages to draw)")
+        _refuse("latency", "a latency table's (-k picks the stages to draw)", start=start, end=end,
+                interval=interval, format=feed_format, levels=levels, workers=workers, date=date, feed=price_feed)
+        if str(picture) == "-":
+            raise ObookError("-: a picture goes to a file; give its name (.png, .svg, .pdf ...)")
         stages = [s.strip() for s in ticker.split(",") if s.strip()] if ticker is not None else None
         typer.echo(f"wrote {plot_latency(out, picture, stages=stages)}", err=True)
         return
     if str(feed) == "backtest":
+        _refuse("backtest", "a backtest's", interval=interval, levels=levels, workers=workers)
         _backtest(out, picture, ticker, start, end, feed_format, date, price_feed)
         return
-    from ..errors import ObookError
     from ..feeds import resolve_format
     from ..output import check_not_an_input
     from ..plotting import plot as _plot
 
+    if picture is not None:
+        raise ObookError(f"obook plot FEED PICTURE: one feed file and one picture, not also {picture} (a third "
+                         "argument is for plot latency TABLE PICTURE and plot backtest DIR PICTURE)")
+    if str(feed) == "-":
+        raise ObookError("-: obook plot replays its feed twice (its trades, then its book): give a feed file, "
+                         "not stdin")
+    if price_feed is not None:
+        raise ObookError("obook plot FEED PICTURE: --feed is for plot backtest (the feed its price is drawn "
+                         "from); a feed's picture draws FEED")
     check_not_an_input(out, [feed])
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:
@@ -94,6 +104,22 @@ def plot(
     path = _plot(feed, out, ticker=ticker, start=first, end=last,
                  interval=interval, format=fmt.name, workers=workers, levels=levels, date=date)
     typer.echo(f"wrote {path}", err=True)
+
+
+#: the options of a feed's picture and their defaults
+_FEED_OPTIONS = {"start": None, "end": None, "interval": "1 minute", "format": None, "levels": 10, "workers": None,
+                 "date": None, "feed": None}
+
+
+def _refuse(what: str, whose: str, **given) -> None:
+    """ObookError naming the options of ``given`` set away from their defaults: they are
+    for a feed's picture, not for ``obook plot WHAT``'s (``whose``)."""
+    from ..errors import ObookError
+
+    names = [f"--{name}" for name, value in given.items() if value != _FEED_OPTIONS[name]]
+    if names:
+        raise ObookError(f"obook plot {what}: {', '.join(names)} {'is' if len(names) == 1 else 'are'} for a "
+                         f"feed's picture, not {whose}")
 
 
 def _backtest(run: Path, picture: Optional[Path], ticker, start, end, feed_format, date, price_feed) -> None:

@@ -8,10 +8,13 @@ AAB, ...; each ticker's mid drifts by a tick (one cent) now and then; adds
 remaining), fills F (5%) and trade prints T/X (7%). Order ids are per-ticker
 counters, so the same id is live under several tickers. At most ``depth`` live
 orders a ticker; a final drain deletes every live order, so the feed replays
-without error. Returns the number of data lines (events + drain).
+without error. A ``path`` ending in ``.gz`` is gzipped. Returns the number of data
+lines (events + drain).
 """
 
 from __future__ import annotations
+
+import gzip
 
 import numpy as np
 from .._kernels.jit import njit
@@ -217,10 +220,14 @@ def write_csv(path, events: int, tickers: int, seed: int = 0, depth: int = 200) 
     next_id = np.zeros(tickers, np.int64)
     orders = np.zeros((tickers, depth, 4), np.int64)
     buf = np.empty(CHUNK, np.uint8)
-    with open(path, "wb") as f:
-        f.write(HEADER)
-        done = False
-        while not done:
-            n, done = _gen_chunk(buf, g, int(events), names, mid, nlive, next_id, orders, int(depth))
-            f.write(buf[:n].tobytes())
+    with open(path, "wb") as raw:
+        # gzip as write_itch: level 1, no name or time in the header (the same bytes each run)
+        f = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) \
+            if str(path).endswith(".gz") else raw
+        with f:
+            f.write(HEADER)
+            done = False
+            while not done:
+                n, done = _gen_chunk(buf, g, int(events), names, mid, nlive, next_id, orders, int(depth))
+                f.write(buf[:n].tobytes())
     return int(g[G_LINES])

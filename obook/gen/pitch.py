@@ -180,7 +180,7 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> i
 
 
 def command(
-    out: Path = typer.Argument(..., help="Output file (.pitch)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.pitch)."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the ITCH day translated."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, max=2**63 - 1, help="Random seed."),
@@ -194,5 +194,5 @@ def command(
     from ..cli.gen import _date, _writing
 
     day = _date(date, "1970-01-01", "2106-02-07", "a PITCH Time Reference (midnight in u32 epoch seconds)")
-    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, day))
+    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, day), size=(messages, "pitch"))
     typer.echo(f"wrote {n} messages to {out}", err=True)

@@ -411,26 +411,32 @@ def _decimal(v: int, digits: int) -> str:
     return f"{s[:-digits]}.{s[-digits:]}"
 
 
+ORDERS_HEAD = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo"
+TICKS_HEAD = "ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo"
+
+
 def write_vendor(folder, recs: list[dict]) -> list[Path]:
-    """The records as vendor CSV files, an orders and a ticks file per security (prices in
-    decimal yuan, quantities in shares); returns the files written."""
+    """The records as vendor CSV files, an orders and a ticks file per security with orders
+    (prices in decimal yuan, quantities in shares; a security without trades gets a ticks
+    file of its header alone, as its orders file is read with one); returns the files
+    written."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[Path, list[str]] = {}
     for r in recs:
-        if r["MsgType"] == 192:
-            p = folder / f"{r['SecurityID']}_orders.csv"
-            row = (f"{r['ApplSeqNum']},{chr(r['Side'])},{chr(r['OrdType'])},{_decimal(r['Price'], 4)},"
-                   f"{_decimal(r['OrderQty'], 2)},{r['TransactTime']},{r['ChannelNo']}")
-            head = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo"
-        elif r["MsgType"] == 191:
-            p = folder / f"{r['SecurityID']}_ticks.csv"
-            row = (f"{r['ApplSeqNum']},{r['BidApplSeqNum']},{r['OfferApplSeqNum']},{_decimal(r['LastPx'], 4)},"
-                   f"{_decimal(r['LastQty'], 2)},{chr(r['ExecType'])},{r['TransactTime']},{r['ChannelNo']}")
-            head = "ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo"
-        else:
+        if r["MsgType"] not in (191, 192):
             continue
-        out.setdefault(p, [head]).append(row)
+        sec = r["SecurityID"]
+        for name, head in (("orders", ORDERS_HEAD), ("ticks", TICKS_HEAD)):   # a pair, even a header alone
+            out.setdefault(folder / f"{sec}_{name}.csv", [head])
+        if r["MsgType"] == 192:
+            out[folder / f"{sec}_orders.csv"].append(
+                f"{r['ApplSeqNum']},{chr(r['Side'])},{chr(r['OrdType'])},{_decimal(r['Price'], 4)},"
+                f"{_decimal(r['OrderQty'], 2)},{r['TransactTime']},{r['ChannelNo']}")
+        else:
+            out[folder / f"{sec}_ticks.csv"].append(
+                f"{r['ApplSeqNum']},{r['BidApplSeqNum']},{r['OfferApplSeqNum']},{_decimal(r['LastPx'], 4)},"
+                f"{_decimal(r['LastQty'], 2)},{chr(r['ExecType'])},{r['TransactTime']},{r['ChannelNo']}")
     for p, lines in out.items():
         p.write_text("\n".join(lines) + "\n")
     return sorted(out)
