@@ -175,10 +175,14 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     # only the wanted tickers' books are replayed (ticker pushdown); one the feed does not
     # name gets a warning and empty files
     # one level more than written: a replace's deletion step can bring level N+1 into view
-    deep = min(levels + 1, MAX_LEVELS)
-    replay = Replay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
-                    queue_positions=False,     # LOBSTER's files have no queue places
-                    breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
+    # (50 levels read 51: the books hold them, the depth tables stop at 50)
+    class DeeperReplay(Replay):
+        max_levels = MAX_LEVELS + 1
+
+    deep = levels + 1
+    replay = DeeperReplay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
+                          queue_positions=False,     # LOBSTER's files have no queue places
+                          breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
     cross_types = "cross_type" in schema_of("trades", levels).names
     halts = _halts(feed, replay.format)
     no_quotes = pcsv.WriteOptions(include_header=False, quoting_style="none")

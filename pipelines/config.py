@@ -50,6 +50,11 @@ class Pipeline:
         return options
 
 
+#: the integer keys' ranges. workers: convert's own bound (a day asking more would fail);
+#: days_at_once: days in flight at once, each a process with its own book workers (local)
+#: or a Dask task; retries: extra attempts of a day that fails
+_BOUNDS = {"workers": (1, 64), "days_at_once": (1, 64), "retries": (0, 100)}
+
 _KNOWN = {
     "source": {"directory", "glob"},
     "convert": {"tables", "workers", "on_error", "levels", "tickers"},
@@ -108,14 +113,16 @@ def load(path) -> Pipeline:
     if tickers is not None and (not isinstance(tickers, list) or not tickers
                                 or not all(isinstance(t, str) and t.strip() for t in tickers)):
         raise PipelineError(f"{path}: [convert] tickers must be a list of tickers, not {conv.get('tickers')!r}")
-    ints = {"workers": conv.get("workers"), "days_at_once": run.get("days_at_once", 1),
-            "retries": run.get("retries", 0)}
-    for key, v in ints.items():
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < (0 if key == "retries" else 1)):
-            raise PipelineError(f"{path}: {key} must be a {'non-negative' if key == 'retries' else 'positive'} "
+    ints = {}
+    for section, key, v, (lo, hi) in (("convert", "workers", conv.get("workers"), _BOUNDS["workers"]),
+                                      ("run", "days_at_once", run.get("days_at_once", 1), _BOUNDS["days_at_once"]),
+                                      ("run", "retries", run.get("retries", 0), _BOUNDS["retries"])):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < lo):
+            raise PipelineError(f"{path}: [{section}] {key} must be a {'non-negative' if lo == 0 else 'positive'} "
                                 f"integer, not {v!r}")
-    if ints["workers"] is not None and ints["workers"] > 64:    # convert's own bound: every day would fail
-        raise PipelineError(f"{path}: [convert] workers must be from 1 to 64, not {ints['workers']!r}")
+        if v is not None and v > hi:
+            raise PipelineError(f"{path}: [{section}] {key} must be from {lo} to {hi}, not {v!r}")
+        ints[key] = v
     for section, key, value in (("source", "glob", src.get("glob", "")), ("source", "directory", src.get("directory", "")),
                                 ("dataset", "path", ds.get("path", ""))):
         if not isinstance(value, str):

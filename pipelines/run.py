@@ -54,6 +54,10 @@ __all__ = ["Day", "DayFailed", "plan", "status", "run", "convert_day", "partitio
 
 TMP = ".tmp"
 
+#: the reason of a day file without a date (obook.session.session_date: the formats' ways)
+_NO_DATE = ("no session date: the name holds none (MMDDYYYY.NASDAQ_ITCH50[.gz|.zst], or YYYYMMDD or "
+            "YYYY-MM-DD in it) and the feed's first records carry none (PITCH, Shenzhen, pcap)")
+
 
 class DayFailed(ObookError):
     """A day's conversion failed (a one-argument exception: it travels through Dask)."""
@@ -97,7 +101,7 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             days.append(Day(None, str(f), "invalid", str(e).split(": ", 1)[-1]))
             continue
         if d is None:
-            days.append(Day(None, str(f), "invalid", "no session date in the file name (MMDDYYYY.NASDAQ_ITCH50)"))
+            days.append(Day(None, str(f), "invalid", _NO_DATE))
             continue
         date = d.isoformat()
         if date in seen:

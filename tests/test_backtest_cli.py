@@ -182,3 +182,16 @@ def test_backtest_progress_not_a_function_is_an_error(tmp_path):
     strategy, days = _setup(tmp_path)
     with pytest.raises(ObookError, match="progress must be a function"):
         obook.backtest(days[0], load_strategy(f"{strategy}:Join"), format="csv", progress=5)
+
+
+def test_backtest_cli_output_folder_says_what_it_wrote(tmp_path):
+    s, days = _setup(tmp_path)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert r.stdout == ""
+    rows = {t: pq.read_table(out / f"backtest.{t}.parquet").num_rows
+            for t in ("orders", "events", "fills", "positions", "equity")}
+    assert rows["orders"] == 1
+    said = ", ".join(f"{t}: {n:,} row{'' if n == 1 else 's'}" for t, n in rows.items())
+    assert r.stderr.strip().splitlines()[-1] == f"{said} -> {out}"

@@ -320,3 +320,19 @@ def test_gen_szse_csv_outdir_a_file_refused_file_untouched(tmp_path, capsys):
     err = cli_error(capsys, "gen", "szse-csv", out, "-n", "100")
     assert err == f"error: {out}: is a file; give a folder (created if missing)\n"
     assert out.read_text() == "kept"
+
+
+@pytest.mark.parametrize("command, name, extra", [("sse", "2024-01-05.log", ()), ("szse", "sz.log", ()),
+                                                  ("szse", "sz.bin", ("--binary",)), ("pitch", "day.pitch", ())])
+def test_gen_l2_and_pitch_gz_name_is_gzipped_same_seed_same_bytes_and_replays(tmp_path, command, name, extra):
+    import gzip
+
+    for out in (name, name + ".gz", "again." + name + ".gz"):
+        r = runner.invoke(app, ["gen", command, str(tmp_path / out), "-n", "2000", "-k", "2", "--seed", "4", *extra])
+        assert r.exit_code == 0, r.output
+    packed = (tmp_path / (name + ".gz")).read_bytes()
+    assert packed[:2] == b"\x1f\x8b" and gzip.decompress(packed) == (tmp_path / name).read_bytes()
+    assert packed == (tmp_path / ("again." + name + ".gz")).read_bytes()
+    replay = _obook("bbo", tmp_path / (name + ".gz"))
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout == _obook("bbo", tmp_path / name).stdout and replay.stdout.count("\n") > 10

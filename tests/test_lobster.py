@@ -209,3 +209,27 @@ def test_lobster_tickers_not_text_raises_obook_error(tmp_path, tickers):
     with pytest.raises(ObookError, match="tickers"):
         run_lobster(feed(tmp_path), tmp_path / "out", tickers)
     assert not (tmp_path / "out").exists()
+
+
+def _deep_bids_and_a_replace(tmp_path, n):
+    """AAPL with ``n`` bid levels (1_000_000 down by 100, level k + 1 holding 10 + k shares),
+    then the best bid's order replaced at a better price: its level goes."""
+    b = ItchBuilder()
+    b.directory(1, "AAPL", ts=30_000 * 10**9)
+    for k in range(n):
+        b.add(1, k + 1, "B", 10 + k, 1_000_000 - 100 * k, ts=OPEN + 1_000 * (k + 1))
+    b.replace(1, 1, 1000, 10, 1_000_050)
+    return b.write(tmp_path / "01022020.NASDAQ_ITCH50")
+
+
+@pytest.mark.parametrize("levels", [49, 50])
+def test_lobster_replace_at_the_deepest_levels_deletion_row_shows_the_next_level(tmp_path, levels):
+    path = _deep_bids_and_a_replace(tmp_path, 51)
+    result = run_lobster(path, tmp_path / "out", ["AAPL"], levels=levels, workers=1)
+    rows = open(result["AAPL"]["orderbook"]).read().splitlines()
+    deletion, submission = rows[-2].split(","), rows[-1].split(",")
+    # the deletion step: levels 2 .. levels + 1 of the book before it; its last the level below the file's
+    assert deletion[2::4] == [str(1_000_000 - 100 * k) for k in range(1, levels + 1)]
+    assert deletion[3::4] == [str(10 + k) for k in range(1, levels + 1)]
+    assert submission[2:4] == ["1000050", "10"] and submission[-2:] == [str(1_000_000 - 100 * (levels - 1)),
+                                                                       str(10 + levels - 1)]

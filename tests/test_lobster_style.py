@@ -159,7 +159,11 @@ def test_lobster_many_small_batches_same_files_as_one_batch(tmp_path, monkeypatc
             yield tables
 
     counted.n = 0
-    monkeypatch.setattr(replay, "Replay", lambda *a, **kw: real(*a, **{**kw, "block_size": 4096}))
+    class SmallBlocks(real):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **{**kw, "block_size": 4096})
+
+    monkeypatch.setattr(replay, "Replay", SmallBlocks)
     monkeypatch.setattr(module, "_batches", counted)
     lobster(path, tmp_path / "many", ["AAA", "AAB"], levels=3, workers=1, style=style)
     assert counted.n > 50

@@ -214,6 +214,17 @@ def test_pipeline_day_name_with_trailing_newline_is_not_a_day(setup):
     assert states[str(p.source_dir / "01062020.NASDAQ_ITCH50\n")] == (None, "invalid")
 
 
+def test_pipeline_day_without_a_date_is_invalid_reason_names_the_accepted_names(setup):
+    p, files, ds = setup
+    (p.source_dir / "day.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())
+    (p.source_dir / "x_20200106.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())
+    states = {Path(d["file"]).name: (d["date"], d["state"], d["reason"]) for d in status(p)["days"]}
+    date, state, reason = states["day.NASDAQ_ITCH50"]
+    assert (date, state) == (None, "invalid")
+    assert all(form in reason for form in ("MMDDYYYY.NASDAQ_ITCH50", "YYYYMMDD", "YYYY-MM-DD")), reason
+    assert states["x_20200106.NASDAQ_ITCH50"][:2] == ("2020-01-06", "pending")      # a form the reason names
+
+
 def test_pipeline_day_with_a_date_no_timestamp_holds_is_invalid_the_rest_run(setup):
     p, files, ds = setup
     (p.source_dir / "01011600.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())

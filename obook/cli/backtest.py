@@ -63,7 +63,7 @@ def backtest(
     response latency. A strategy that raises stops the run: the tables so far are written
     as backtest.TABLE.parquet.partial and the traceback is printed. A feed record that
     cannot be read stops it too, the tables before it kept alike."""
-    from ..backtest import Fees, StrategyError
+    from ..backtest import TABLES, Fees, StrategyError
     from ..backtest import backtest as run
     from ..backtest.days import backtest_days, check_executor, day_name
     from ..errors import ObookError
@@ -71,6 +71,7 @@ def backtest(
     from ..backtest.l2_input import is_l2
     from ..output import output_folder
     from .progress import file_progress
+    from .stdout import written
 
     kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
                   response_latency=_latency(response_latency), seed=seed, timer=timer, interval=interval,
@@ -101,6 +102,7 @@ def backtest(
             typer.echo(summary)
             return
         _write(out, r, "", summary, (feeds, list(r.summary) if dates is not None else ["day"], *run_doc))
+    typer.echo(written(r, TABLES, out), err=True)
 
 
 def _keep_partial(out: Path, e, run: tuple) -> None:

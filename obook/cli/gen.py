@@ -22,12 +22,6 @@ SZSE_MAX = 300_001
 SZSE_K_HELP = "Securities (000001, 000002, ChiNext 300002 ...), plus the thin ChiNext 300999 (asks only)."
 
 
-#: bytes a message takes at least, by output: on disk (plain, compressed) and in memory while
-#: it is generated (0: the generator streams); a little below what 1M messages measure, so
-#: that a size refused for want of room could not have fitted
-SIZES = {"itch": (30, 10, 0), "pitch": (50, 50, 80), "csv": (33, 10, 0), "szse": (180, 180, 600),
-         "szse-bin": (50, 50, 600), "szse-csv": (45, 45, 350), "databento": (54, 10, 180),
-         "sse": (220, 220, 700), "orders-parquet": (8, 8, 150), "orders-csv": (40, 40, 150)}
 COMPRESSED = (".gz", ".zst")
 
 
@@ -35,8 +29,8 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
     """Run a generator; bad arguments and unwritable outputs become ``error: ...``. A
     generator stopped midway (an error, Ctrl-C) leaves no partial file at ``out`` (nor at
     the files of ``also``): a cut feed under the name would read as a shorter day.
-    ``size``: (messages, a key of ``SIZES``): a size the disk or the memory cannot hold is
-    refused before anything is written."""
+    ``size``: (messages, the generator's ``MIN_BYTES``): a size the disk or the memory cannot
+    hold is refused before anything is written."""
     from ..errors import ObookError, OutputError
 
     if out.is_dir() and not folder:
@@ -70,15 +64,17 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
         raise
 
 
-def _check_room(out: Path, messages: int, kind: str) -> None:
-    """ObookError when ``messages`` of ``kind`` (a key of ``SIZES``) would not fit on the
-    disk holding ``out`` or in the memory available now (a hostile size would otherwise
-    fill the disk, or end in the kernel's out-of-memory kill)."""
+def _check_room(out: Path, messages: int, min_bytes: tuple) -> None:
+    """ObookError when ``messages`` would not fit on the disk holding ``out`` or in the memory
+    available now (a hostile size would otherwise fill the disk, or end in the kernel's
+    out-of-memory kill). ``min_bytes``: the generator's ``MIN_BYTES``, the bytes a message
+    takes at least on disk (plain, compressed) and in memory while it is generated (0: the
+    generator streams)."""
     import shutil
 
     from ..errors import ObookError
 
-    plain, packed, memory = SIZES[kind]
+    plain, packed, memory = min_bytes
     disk = messages * (packed if out.name.endswith(COMPRESSED) else plain)
     free = None
     if not out.exists() or out.is_file() or out.is_dir():        # not a device or a pipe (/dev/null, /dev/stdout)
@@ -160,11 +156,11 @@ def itch(
 ) -> None:
     """Write a synthetic Nasdaq ITCH 5.0 day: directory, adds near the touch, deletes, cancels,
     executions, replaces, trades, and a few other message types."""
-    from ..gen.itch import write_itch
+    from ..gen.itch import MIN_BYTES, write_itch
 
     if date is not None:
         out = _itch_dated(out, _date(date))
-    n = _writing(out, lambda: write_itch(out, messages, stocks, seed), size=(messages, "itch"))
+    n = _writing(out, lambda: write_itch(out, messages, stocks, seed), size=(messages, MIN_BYTES))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
@@ -249,10 +245,10 @@ def csv(
                                                         "YYYY-MM-DD.csv) or such a name."),
 ) -> None:
     """Write a synthetic CSV order feed (Time,Ticker,Order,T,Shares,Price,MPID,X; CRLF)."""
-    from ..gen.csv import write_csv
+    from ..gen.csv import MIN_BYTES, write_csv
 
     out = _named(out, date, ".csv", "a CSV feed")
-    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth), size=(events, "csv"))
+    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth), size=(events, MIN_BYTES))
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
@@ -277,7 +273,8 @@ def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] 
 
 @app.command("szse", context_settings=aliases(securities="instruments"))
 def szse(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file (text log; .bin with --binary)."),
+    out: Path = typer.Argument(..., metavar="OUT",
+                               help="Output file (text log; .bin with --binary); ends in .gz to gzip it."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, max=SZSE_MAX,
                                    help=SZSE_K_HELP),
@@ -287,10 +284,10 @@ def szse(
 ) -> None:
     """Write a synthetic Shenzhen Level-2 day: call auctions and their uncross, limit, market,
     own-best and securities-lending orders, fills, cancels, snapshots; two channels."""
-    from ..gen.szse import write_szse
+    from ..gen.szse import MIN_BYTES_BINARY, MIN_BYTES_TEXT, write_szse
 
     n = _writing(out, lambda: write_szse(out, messages, securities, seed, binary, _date(date)),
-                 size=(messages, "szse-bin" if binary else "szse"))
+                 size=(messages, MIN_BYTES_BINARY if binary else MIN_BYTES_TEXT))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
@@ -308,10 +305,10 @@ def szse_csv(
     and a ticks file per security (prices in yuan, quantities in shares); replay them all
     with `obook bbo OUTDIR/*.csv` (securities share channels: one pair alone has gaps in
     its channel's sequence, replayed with --on-error skip)."""
-    from ..gen.szse import generate, write_vendor
+    from ..gen.szse import MIN_BYTES_VENDOR, generate, write_vendor
 
     files = _writing(outdir, lambda: write_vendor(outdir, generate(messages, securities, seed, _date(date))),
-                     folder=True, size=(messages, "szse-csv"))
+                     folder=True, size=(messages, MIN_BYTES_VENDOR))
     typer.echo(f"wrote {len(files)} file{'' if len(files) == 1 else 's'} to {outdir}", err=True)
 
 
@@ -327,7 +324,7 @@ def databento(
 ) -> None:
     """Write a synthetic Databento MBO file (DBN version 3, XNAS.ITCH): adds, cancels, modifies,
     trades and fills in events flagged F_LAST, book clears, order ids above 2^63."""
-    from ..gen.databento import START_NS, mbo_flow, session_start, write_dbn
+    from ..gen.databento import MIN_BYTES, START_NS, mbo_flow, session_start, write_dbn
 
     start = session_start(_date(date, "1970-01-01", "2262-04-10", "a DBN file's ns times as obook reads them")) \
         if date else START_NS
@@ -338,13 +335,13 @@ def databento(
         write_dbn(out, flow, zstd=out.name.endswith(".zst"), start_ns=start, encoder=False)
         return len(flow)
 
-    n = _writing(out, write, size=(messages, "databento"))
+    n = _writing(out, write, size=(messages, MIN_BYTES))
     typer.echo(f"wrote {n} records to {out}", err=True)
 
 
 @app.command("sse", context_settings=aliases(events="messages", securities="instruments"))
 def sse(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file (AX-SBE text log)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (AX-SBE text log); ends in .gz to gzip it."),
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
     securities: int = typer.Option(4, "--instruments", "-k", min=1, max=57_143,
                                    help="Securities (600000, 600007 ...: six digits)."),
@@ -358,10 +355,10 @@ def sse(
     the incoming order, file order not BizIndex order, 10-level snapshots with day tallies.
     Events start at 09:30, 0.2 s apart on average; a day too long for the session ends with
     its last events at 15:00:00.00."""
-    from ..gen.sse import write_sse
+    from ..gen.sse import MIN_BYTES, write_sse
 
     out = _named(out, date, ".log", "a Shanghai log")
-    n = _writing(out, lambda: write_sse(out, events, securities, seed), size=(events, "sse"))
+    n = _writing(out, lambda: write_sse(out, events, securities, seed), size=(events, MIN_BYTES))
     typer.echo(f"wrote {n} lines to {out}", err=True)
 
 
@@ -382,11 +379,11 @@ def orders(
     """Write the seed matching benchmark's order entry: around a mid of 10,000
     ticks, 48% resting adds a geometric distance from the mid, 37% cancels, 10% IOC takers
     crossing 1-6 ticks, 5% modifies; adds turn into cancels once a book holds 10,000 orders."""
-    from ..gen.orders import write_orders
+    from ..gen.orders import MIN_BYTES_CSV, MIN_BYTES_PARQUET, write_orders
 
     out = _named(out, date, ".parquet", "an order-entry file")
     n = _writing(out, lambda: write_orders(out, messages, instruments, seed, dated=date is not None),
-                 size=(messages, "orders-parquet" if out.suffix in (".parquet", ".pq") else "orders-csv"))
+                 size=(messages, MIN_BYTES_PARQUET if out.suffix in (".parquet", ".pq") else MIN_BYTES_CSV))
     typer.echo(f"wrote {n} instructions to {out}", err=True)
 
 

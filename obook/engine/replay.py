@@ -19,7 +19,7 @@ from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
 from .cores import SMALL_FEED, default_workers  # noqa: F401 - part of this module's interface
 from .arrow import Tickers, merge_batch
-from .tables import ColumnPool, check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
+from .tables import MAX_LEVELS, ColumnPool, check_tables, key_type, merge_table_batch, schema_of, want_bits, widths
 from .workers import WorkerPool, join_parts
 
 log = logging.getLogger("obook")
@@ -72,7 +72,11 @@ class Replay:
     ``observe_here``: the observer runs in this process, one worker process applies the
     books, and the two work side by side (the worker runs ahead by up to ``slots``
     batches, whose events travel back through shared memory); ``workers`` is then 1.
+    ``levels``: depth levels a side, 1 to ``max_levels`` (a subclass that reads one level
+    past its output's deepest may raise it: the books hold more).
     """
+
+    max_levels = MAX_LEVELS
 
     def __init__(self, path: str | os.PathLike, workers: int | None = None, format: str | None = None,
                  on_error: str = "raise", slots: int = 4, block_size: int = BLOCK_SIZE,
@@ -97,7 +101,7 @@ class Replay:
         if unknown_tickers not in ("raise", "warn", "ignore"):
             raise ObookError(f"unknown_tickers must be raise, warn or ignore, not {unknown_tickers!r}")
         self.unknown_tickers = unknown_tickers
-        self.tables = check_tables(tables, levels)
+        self.tables = check_tables(tables, levels, self.max_levels)
         self.levels = levels
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
         self.want = want_bits(self.tables) | (WANT_QUEUE if queue_positions and "orders" in self.tables else 0)

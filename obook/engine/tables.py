@@ -42,15 +42,21 @@ def order_ids(spans: np.ndarray, data: np.ndarray) -> pa.Array:
     return ids
 
 
-def check_tables(tables, levels: int) -> tuple[str, ...]:
+#: the most depth levels a side a table has
+MAX_LEVELS = 50
+
+
+def check_tables(tables, levels: int, most: int = MAX_LEVELS) -> tuple[str, ...]:
+    """The tables asked for, each once; an ObookError for an unknown one or for ``levels``
+    outside 1 to ``most``."""
     tables = tuple(dict.fromkeys(tables))
     bad = [t for t in tables if t not in TABLES]
     if bad or not tables:
         raise ObookError(f"unknown table(s) {', '.join(bad) or '(none)'}; choose from {', '.join(TABLES)}")
     if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise ObookError(f"levels must be an integer between 1 and 50, not {levels!r}")
-    if not 1 <= levels <= 50:
-        raise ObookError(f"levels must be between 1 and 50, not {levels}")
+        raise ObookError(f"levels must be an integer between 1 and {most}, not {levels!r}")
+    if not 1 <= levels <= most:
+        raise ObookError(f"levels must be between 1 and {most}, not {levels}")
     return tables
 
 

@@ -14,14 +14,17 @@ lines (events + drain).
 
 from __future__ import annotations
 
-import gzip
-
 import numpy as np
 from .._kernels.jit import njit
+from . import open_output
 
 TICK = 100                  # one cent in 1/10000 $
 CHUNK = 1 << 22
 HEADER = b"Time,Ticker,Order,T,Shares,Price,MPID,X\r\n"
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES = (33, 10, 0)
 
 # generator state g[]
 G_DONE, G_TIME, G_DRAIN, G_LINES, G_RNG = range(5)
@@ -220,14 +223,10 @@ def write_csv(path, events: int, tickers: int, seed: int = 0, depth: int = 200) 
     next_id = np.zeros(tickers, np.int64)
     orders = np.zeros((tickers, depth, 4), np.int64)
     buf = np.empty(CHUNK, np.uint8)
-    with open(path, "wb") as raw:
-        # gzip as write_itch: level 1, no name or time in the header (the same bytes each run)
-        f = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) \
-            if str(path).endswith(".gz") else raw
-        with f:
-            f.write(HEADER)
-            done = False
-            while not done:
-                n, done = _gen_chunk(buf, g, int(events), names, mid, nlive, next_id, orders, int(depth))
-                f.write(buf[:n].tobytes())
+    with open_output(path) as f:
+        f.write(HEADER)
+        done = False
+        while not done:
+            n, done = _gen_chunk(buf, g, int(events), names, mid, nlive, next_id, orders, int(depth))
+            f.write(buf[:n].tobytes())
     return int(g[G_LINES])

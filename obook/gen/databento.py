@@ -28,6 +28,10 @@ PRICE_TICK = 10_000_000         # $0.01 in DBN's 1e-9 units
 F_LAST = 0x80
 START_NS = 1_700_000_000_000_000_000
 BIG_ID = 1 << 63
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES = (54, 10, 180)
 CAP = 120           # live orders a book keeps at most (an add to a full book is a cancel)
 
 

@@ -44,6 +44,10 @@ CAP = 200            # live orders per stock, at most
 TICK = 100           # price units (1/10000 $) per tick: one cent
 MAXREC = 52          # the largest frame written (2-byte length + 50-byte I)
 BLOCK = 1 << 18      # messages per kernel call
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES = (30, 10, 0)
 ZIPF_S = 1.0         # popularity exponent: weight of rank r is 1 / r**ZIPF_S
 
 T_OPEN = 34_200 * 10**9    # 09:30

@@ -18,6 +18,11 @@ from .._kernels.match_layout import OP_CANCEL, SIDE_SHIFT, TIF_SHIFT
 from ..matching.prepare import Instructions
 
 SEED = 42
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES_PARQUET = (8, 8, 150)
+MIN_BYTES_CSV = (40, 40, 150)
 
 
 def seed_rows(n: int, seed: int = SEED) -> tuple[Instructions, int, int]:

@@ -28,6 +28,10 @@ __all__ = ["write_pitch", "translate_itch", "command"]
 #: the default session date of the Time Reference (2026-11-30 00:00 America/New_York, as UTC epoch seconds)
 TRADE_DATE = 20261130
 MIDNIGHT = 1_796_014_800
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES = (50, 9, 80)
 
 
 def _reference(date) -> tuple[int, int]:
@@ -159,9 +163,11 @@ def translate_itch(itch: bytes, seed: int = 0, date=None) -> bytes:
 
 def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> int:
     """Write the PITCH day of the ITCH day ``write_itch(messages, stocks, seed)`` (session
-    ``date`` in its Time Reference); returns the number of PITCH messages."""
+    ``date`` in its Time Reference), gzipped when ``path`` ends in .gz; returns the number of
+    PITCH messages."""
     from .._kernels.pitch import HEADER
     from .itch import write_itch
+    from . import open_output
 
     fd, tmp = tempfile.mkstemp(suffix=".itch", dir=Path(path).parent)
     os.close(fd)
@@ -170,7 +176,8 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> i
         data = translate_itch(Path(tmp).read_bytes(), seed, date)
     finally:
         os.unlink(tmp)
-    Path(path).write_bytes(data)
+    with open_output(path) as f:
+        f.write(data)
     n, pos = 0, 0
     while pos < len(data):
         n += data[pos + 2]
@@ -180,7 +187,7 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> i
 
 
 def command(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.pitch)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.pitch); ends in .gz to gzip it."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the ITCH day translated."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, max=2**63 - 1, help="Random seed."),
@@ -194,5 +201,5 @@ def command(
     from ..cli.gen import _date, _writing
 
     day = _date(date, "1970-01-01", "2106-02-07", "a PITCH Time Reference (midnight in u32 epoch seconds)")
-    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, day), size=(messages, "pitch"))
+    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, day), size=(messages, MIN_BYTES))
     typer.echo(f"wrote {n} messages to {out}", err=True)

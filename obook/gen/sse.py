@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import heapq
 import random
-from pathlib import Path
+
+from . import open_output
 
 SNAP_FIELDS = ("NumTrades", "TotalVolumeTrade", "TotalValueTrade", "LastPx", "HighPx", "LowPx")
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES = (220, 25, 700)
 
 
 class _Book:
@@ -218,7 +223,8 @@ def _interleave(orders, trades, snaps, rnd, lag) -> list[str]:
 
 
 def write_sse(path, events: int = 10_000, securities: int = 4, seed: int = 0) -> int:
-    """Write the synthetic log; returns its number of lines."""
+    """Write the synthetic log (gzipped when ``path`` ends in .gz); returns its number of lines."""
     lines = generate(events, securities, seed)
-    Path(path).write_text("\n".join(lines) + "\n")
+    with open_output(path) as f:
+        f.write(("\n".join(lines) + "\n").encode())
     return len(lines)

@@ -32,6 +32,12 @@ DATE = 20240105_000000000
 HEADER = struct.Struct("<BBH9sHQB")
 ORDER = struct.Struct("<iqbbQ2x")
 TRADE = struct.Struct("<qqiqbQ3x")
+#: bytes a message takes at least: on disk (plain, compressed) and in memory while the day is
+#: generated (0: written as it goes); a little below what 1 M messages measure, so that a size
+#: `obook gen` refuses for want of room could not have fitted
+MIN_BYTES_TEXT = (180, 15, 600)      # the text log
+MIN_BYTES_BINARY = (50, 9, 600)     # AX-SBE binary records
+MIN_BYTES_VENDOR = (45, 45, 350)    # vendor CSV files
 
 
 def _ms(h, m, s=0):
@@ -396,9 +402,12 @@ def binary_record(r: dict) -> bytes:
 
 def write_szse(path, messages: int = 100_000, securities: int = 6, seed: int = 0,
                binary: bool = False, date: str | None = None) -> int:
-    """Write the synthetic day as a text log (or binary records); returns its messages."""
+    """Write the synthetic day as a text log (or binary records), gzipped when ``path`` ends
+    in .gz; returns its messages."""
+    from . import open_output
+
     recs = generate(messages, securities, seed, date)
-    with open(path, "wb") as f:
+    with open_output(path) as f:
         if binary:
             f.write(b"".join(binary_record(r) for r in recs))
         else:
