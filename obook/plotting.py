@@ -337,6 +337,17 @@ def _complete(out: Path, write, what: str) -> None:
         raise
 
 
+#: the suffixes of the pictures and pages obook plot writes (matplotlib's usual kinds, .html)
+PICTURE_SUFFIXES = (".png", ".svg", ".svgz", ".pdf", ".ps", ".eps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp",
+                    ".html", ".htm")
+
+
+def is_picture_name(path) -> bool:
+    """Whether ``path``'s suffix is a picture's or a page's (``PICTURE_SUFFIXES``): in
+    ``obook plot FEED... PICTURE`` such a name is the picture, never a file of the feed."""
+    return Path(path).suffix.lower() in PICTURE_SUFFIXES
+
+
 def is_page(out) -> bool:
     """Whether ``out`` is drawn as an interactive page (.html, .htm) rather than a picture.
     Checked before any replay: a picture file matplotlib cannot write (by its suffix; none

@@ -61,6 +61,21 @@ def _run_json(path: Path) -> dict:
     return run
 
 
+#: the names an error lists at most (instruments, days); the count of all follows
+LISTED = 10
+
+
+def listing(names) -> str:
+    """``names`` for an error: all of them when few, else the first ``LISTED`` and how many
+    there are in all (``AAA, ..., JJJ, ... (100 in all)``); ``none`` for none."""
+    names = list(names)
+    if not names:
+        return "none"
+    if len(names) <= LISTED:
+        return ", ".join(names)
+    return f"{', '.join(names[:LISTED])}, ... ({len(names)} in all)"
+
+
 def _one_day(tables: dict, run: dict, date) -> tuple[dict, str | None]:
     """The tables of one day (a many-day run has a ``date`` column) and that day's feed."""
     import pyarrow.compute as pc
@@ -71,13 +86,30 @@ def _one_day(tables: dict, run: dict, date) -> tuple[dict, str | None]:
     days = sorted(set(tables["equity"].column("date").to_pylist()) | set(tables["fills"].column("date").to_pylist()))
     if date is None:
         if len(days) != 1:
-            raise ObookError(f"the run has {len(days)} days: name one with --date ({', '.join(days)})")
+            raise ObookError(f"the run has {len(days)} days: name one with --date ({listing(days)})")
         date = days[0]
     date = str(date)
     if date not in days:
-        raise ObookError(f"the run has no day {date} (has: {', '.join(days)})")
+        raise ObookError(f"the run has no day {date} (has: {listing(days)})")
     picked = {k: t.filter(pc.equal(t.column("date"), date)).drop_columns(["date"]) for k, t in tables.items()}
     return picked, feeds.get(date)
+
+
+def _check_the_day(date, feed, fmt) -> None:
+    """``date`` named for a one-day run: it must be the run's day, its feed's session date
+    (its format's, e.g. a Nasdaq file name's, else an ISO date in the file's name); a run of
+    one day whose feed names no date has nothing to pick, and --date is refused rather than
+    ignored."""
+    from .feeds import named_date
+    from .session import session_date
+
+    wanted = session_date(None, date)          # a YYYY-MM-DD, else an ObookError saying so
+    day = (session_date(feed, None, fmt) or named_date(feed)) if feed is not None else None
+    if day is None:
+        raise ObookError(f"--date {date}: the run is one day, of no known date (its feed names none): --date "
+                         "picks a day of a many-day run; leave it out")
+    if wanted != day:
+        raise ObookError(f"--date {date}: the run is one day, {day} (its feed {feed}), not {date}")
 
 
 def _instrument(tables: dict, ticker) -> str:
@@ -85,7 +117,7 @@ def _instrument(tables: dict, ticker) -> str:
     names = set(equity.column("instrument").to_pylist()) | set(fills.column("instrument").to_pylist())
     if ticker is not None:
         if ticker not in names:
-            raise ObookError(f"the run has no instrument {ticker!r} (has: {', '.join(sorted(names)) or 'none'})")
+            raise ObookError(f"the run has no instrument {ticker!r} (has: {listing(sorted(names))})")
         return ticker
     if not names:
         raise ObookError("the run has no equity rows and no fills: nothing to draw")
@@ -127,6 +159,8 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     if feed is None and format is None:
         raise ObookError("without the feed the picture needs its format (--format) for the time unit and zone")
     fmt = resolve_format(format, feed) if feed is not None else get_format(format)
+    if not many and date is not None:
+        _check_the_day(date, feed, fmt)
     name = _instrument(tables, ticker)
     fills = tables["fills"].filter(pc.equal(tables["fills"].column("instrument"), name))
     equity = tables["equity"].filter(pc.equal(tables["equity"].column("instrument"), name))
@@ -134,8 +168,7 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     if feed is not None:
         import obook
 
-        bbo = obook.bbo(str(feed), tickers=[name], format=fmt.name,
-                        date=None if many else date).read_all()
+        bbo = obook.bbo(str(feed), tickers=[name], format=fmt.name).read_all()
         u = units(bbo.schema, fmt, feed)
     else:
         u = units(equity.schema, fmt)

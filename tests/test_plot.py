@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from obook.cli import app
 from obook.errors import ObookError
 from obook.gen.szse import write_szse
+from tests.cli_support import cli_error
 
 pytest.importorskip("matplotlib")
 from PIL import Image  # noqa: E402  (matplotlib's own dependency)
@@ -213,7 +214,7 @@ def test_plot_latency_missing_table_error_says_no_such_table(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["-"], "-: a picture goes to a file"),
-    (["x.png", "extra.png"], "one feed file and one picture, not also extra.png"),
+    (["x.png", "extra.png"], "one picture, the last argument; x.png is a picture's name, not a feed file"),
     (["x.png", "--feed", "F"], "--feed is for plot backtest"),
 ])
 def test_plot_cli_dash_third_argument_or_feed_option_refused(day, tmp_path, capsys, monkeypatch, args, message):
@@ -251,7 +252,7 @@ def test_plot_latency_cli_dash_picture_refused(tmp_path, capsys, monkeypatch):
 
 def test_plot_help_usage_names_arguments_as_the_help_text_does():
     first = CliRunner().invoke(app, ["plot", "--help"]).output.splitlines()[0]
-    assert first == "Usage: obook plot [OPTIONS] {FEED} {OUT} [PICTURE]"
+    assert first == "Usage: obook plot [OPTIONS] {FEED} {OUT} [PICTURE]..."
 
 
 def test_plot_bars_as_wide_as_their_interval_when_trades_are_sparse(tmp_path):
@@ -289,3 +290,37 @@ def test_plot_html_of_a_millisecond_day_axis_labels_tell_times_apart(tmp_path):
     plot(feed, tmp_path / "p.html", workers=1)
     labels = json.loads(re.search(r'"ticktext":(\[[^\]]*\])', (tmp_path / "p.html").read_text()).group(1))
     assert len(labels) >= 4 and len(set(labels)) == len(labels) and all("." in x for x in labels), labels
+
+
+def test_plot_latency_csv_or_damaged_table_one_line_error_names_file_and_expected(tmp_path, capsys):
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    err = cli_error(capsys, "plot", "latency", tmp_path / "x.csv", tmp_path / "p.png")
+    assert err == (f"error: {tmp_path / 'x.csv'}: not a latency table: not a Parquet file (expected the Parquet "
+                   "file obook listen --latency-output TABLE writes)\n")
+    (tmp_path / "cut.parquet").write_bytes(b"PAR1" + b"\0" * 40)
+    err = cli_error(capsys, "plot", "latency", tmp_path / "cut.parquet", tmp_path / "p.png")
+    assert "cut.parquet: not a latency table: a Parquet file cut short or damaged" in err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_cli_shenzhen_vendor_pair_drawn_picture_last(tmp_path):
+    from obook.gen.szse import generate, write_vendor
+    from obook.plotting import _series
+
+    (tmp_path / "sz").mkdir()
+    write_vendor(tmp_path / "sz", generate(3000, securities=1, seed=2))
+    orders, ticks = tmp_path / "sz" / "000001_orders.csv", tmp_path / "sz" / "000001_ticks.csv"
+    out = tmp_path / "pair.png"
+    r = CliRunner().invoke(app, ["plot", str(orders), str(ticks), str(out), "-w", "1"])
+    assert r.exit_code == 0, r.output
+    assert _pixels(out).shape[:2] == (800, 1200)
+    d = _series([orders, ticks], None, None, None, "1 minute", None, 1, 10, None)
+    assert d["title"] == "000001 (szse-csv)" and len(d["trades"][0]) > 0     # the ticks file's trades drawn
+
+
+def test_plot_cli_picture_name_among_feed_files_refused_before_the_replay(day, tmp_path, capsys):
+    err = cli_error(capsys, "plot", day, tmp_path / "a.html", tmp_path / "b.png")
+    assert "one picture, the last argument; " in err and "a.html is a picture's name, not a feed file" in err
+    err = cli_error(capsys, "plot", "latency", tmp_path / "t.parquet", tmp_path / "a.png", tmp_path / "b.png")
+    assert "obook plot latency TABLE PICTURE: one picture, not also" in err
+    assert list(tmp_path.iterdir()) == []

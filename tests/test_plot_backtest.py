@@ -217,3 +217,37 @@ def test_plot_backtest_damaged_run_json_names_it(tmp_path, text, says):
     (tmp_path / "run.json").write_text(text)
     with pytest.raises(ObookError, match=says):
         run_format(tmp_path)
+
+
+def test_plot_backtest_unknown_instrument_lists_first_ten_and_the_count(tmp_path):
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from obook.errors import ObookError
+    from obook.plotting_backtest import backtest_series
+
+    names = [f"S{i:03d}" for i in range(100)]
+    equity = pa.table({"instrument": names, "time": [OPEN] * 100})
+    fills = pa.table({"instrument": pa.array([], pa.string()), "time": pa.array([], pa.int64())})
+    with pytest.raises(ObookError) as e:
+        backtest_series(SimpleNamespace(equity=equity, fills=fills), format="csv", ticker="ZZZ")
+    assert str(e.value) == ("the run has no instrument 'ZZZ' (has: S000, S001, S002, S003, S004, S005, S006, "
+                            "S007, S008, S009, ... (100 in all))")
+
+
+def test_plot_backtest_one_day_run_date_not_its_day_refused(run, tmp_path, capsys):
+    import shutil
+
+    from obook.errors import ObookError
+    from obook.plotting_backtest import backtest_series
+
+    err = cli_error(capsys, "plot", "backtest", run / "out", tmp_path / "x.png", "--date", "2024-03-01")
+    assert "--date 2024-03-01: the run is one day, of no known date (its feed names none)" in err
+    dated = shutil.copy(run / "day.csv", tmp_path / "2024-03-01.csv")       # the same day, its date in the name
+    with pytest.raises(ObookError, match=r"--date 2024-03-04: the run is one day, 2024-03-01 \(its feed .*\), "
+                                         r"not 2024-03-04"):
+        backtest_series(run / "out", feed=dated, date="2024-03-04")
+    d = backtest_series(run / "out", feed=dated, date="2024-03-01")
+    assert d["price"]["bid"][0].size > 0
+    assert not (tmp_path / "x.png").exists()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -34,9 +34,12 @@ def plot(
                                help="Picture file: .png (.svg, .pdf: by the suffix; none: PNG), or .html for an "
                                     "interactive page of a feed. "
                                     "After latency: the latency table (obook listen --latency-output). "
-                                    "After backtest: the folder obook backtest -o DIR wrote."),
-    picture: Optional[Path] = typer.Argument(None, metavar="[PICTURE]",
-                                             help="After latency TABLE or backtest DIR: the picture file."),
+                                    "After backtest: the folder obook backtest -o DIR wrote. "
+                                    "Followed by a PICTURE after a feed: the feed's next file."),
+    picture: Optional[List[Path]] = typer.Argument(
+        None, metavar="[PICTURE]...",
+        help="After latency TABLE or backtest DIR: the picture file. After a feed's files: the picture, last; the "
+             "arguments before it are the files of one feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv."),
     ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
                                          help="The security, one ticker (default: the one with the most trades); "
                                               "plot latency: the stages to draw (comma-separated, default all)."),
@@ -47,13 +50,17 @@ def plot(
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Book levels a side in the heatmap."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64, help="Worker processes."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
-                                       help="Session date; plot backtest: the day of a many-day run."),
+                                       help="Session date; plot backtest: the day of a many-day run (on a "
+                                            "one-day run: its feed's date, else refused)."),
     price_feed: Optional[Path] = typer.Option(None, "--feed", help="plot backtest: the feed the price is drawn from "
                                                                   "(default: the one the run's run.json names)."),
 ) -> None:
     """Draw one security's bars (candlesticks, volume below) and its depth heatmap (time x
     price, colour = resting shares of the top levels) with the best bid and ask and the
     trades on top. Needs matplotlib (plotly for .html): pip install 'obook[plot]'.
+
+    ``obook plot FEED... PICTURE``: a feed in several files (a Shenzhen vendor pair
+    ORDERS.csv TICKS.csv, a day split in parts): the picture is the last argument.
 
     ``obook plot latency TABLE PICTURE``: a live run's latency distributions, one line a
     stage, latency against percentile (log scales, HdrHistogram style).
@@ -62,12 +69,17 @@ def plot(
     --strategy FILE.py:NAME -o DIR``): the instrument's best bid and ask replayed from the
     run's feed with the strategy's buys and sells at their prices and times, its position
     and its equity (the equity table) below; -k picks the instrument (default: the one with
-    the most fills), --date the day of a many-day run."""
+    the most fills), --date the day of a many-day run (on a one-day run it must be the
+    run's day, its feed's date)."""
     from ..errors import ObookError
 
+    if str(feed) in ("latency", "backtest") and len(picture or ()) > 1:
+        raise ObookError(f"obook plot {feed} {'TABLE' if str(feed) == 'latency' else 'DIR'} PICTURE: one picture, "
+                         f"not also {picture[1]}")
     if str(feed) == "latency":
         from ..live.plot_latency import plot_latency
 
+        picture = picture[0] if picture else None
         if picture is None:
             raise ObookError("obook plot latency TABLE PICTURE: give the picture file")
         _refuse("latency", "a latency table's (-k picks the stages to draw)", start=start, end=end,
@@ -79,22 +91,27 @@ def plot(
         return
     if str(feed) == "backtest":
         _refuse("backtest", "a backtest's", interval=interval, levels=levels, workers=workers)
-        _backtest(out, picture, ticker, start, end, feed_format, date, price_feed)
+        _backtest(out, picture[0] if picture else None, ticker, start, end, feed_format, date, price_feed)
         return
     from ..feeds import resolve_format
     from ..output import check_not_an_input
-    from ..plotting import plot as _plot
+    from ..plotting import is_picture_name, plot as _plot
 
-    if picture is not None:
-        raise ObookError(f"obook plot FEED PICTURE: one feed file and one picture, not also {picture} (a third "
-                         "argument is for plot latency TABLE PICTURE and plot backtest DIR PICTURE)")
-    if str(feed) == "-":
-        raise ObookError("-: obook plot replays its feed twice (its trades, then its book): give a feed file, "
-                         "not stdin")
+    given = [feed, out, *(picture or ())]         # the feed's files, then the picture
+    files, out = given[:-1], given[-1]
+    for f in files:
+        if str(f) == "-":
+            raise ObookError("-: obook plot replays its feed twice (its trades, then its book): give a feed file, "
+                             "not stdin")
+    for f in files[1:]:
+        if is_picture_name(f):
+            raise ObookError(f"obook plot FEED... PICTURE: one picture, the last argument; {f} is a picture's "
+                             "name, not a feed file")
     if price_feed is not None:
         raise ObookError("obook plot FEED PICTURE: --feed is for plot backtest (the feed its price is drawn "
                          "from); a feed's picture draws FEED")
-    check_not_an_input(out, [feed])
+    check_not_an_input(out, files)
+    feed = files[0] if len(files) == 1 else files
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:
         raise ObookError(f"--tickers: plot draws one security, not {ticker!r}")

@@ -8,7 +8,8 @@ tables and the extra passes it needs. Nothing outside ``obook.feeds`` tests a fo
 the rest of obook reads these attributes.
 
 ``get_format(name)`` returns a :class:`FeedFormat`; ``detect_format(path)`` the name of the
-format whose ``sniff`` is surest about the file; ``formats()`` every registered format.
+format whose ``sniff`` is surest about the file (a table file, Parquet or Arrow, is refused
+with an error saying so); ``formats()`` every registered format.
 
 A format registers itself by being a package here: ``packages()`` lists the built-ins of
 ``PACKAGES`` (in their sniffing order) and then every other package of ``obook/feeds`` whose
@@ -255,6 +256,7 @@ def _check_same_format(best: str, first, other) -> None:
 
     fmt = get_format(best)
     name, head = Path(other).name, read_head(other, SNIFF_BYTES)
+    refuse_table(str(other), head)
     if fmt.sniff(name, head) > 0:
         return
     try:
@@ -265,9 +267,39 @@ def _check_same_format(best: str, first, other) -> None:
                      "feed, in one format")
 
 
+#: the first bytes of table files that are no feed (obook's own Parquet and Arrow outputs
+#: among them), and what each is
+TABLE_MAGICS = ((b"PAR1", "a Parquet file"), (b"ARROW1", "an Arrow IPC file"), (b"FEA1", "a Feather file"))
+
+
+def table_kind(head: bytes) -> str | None:
+    """What table file the first bytes ``head`` start (``TABLE_MAGICS``, or an Arrow IPC
+    stream: the continuation marker 0xFFFFFFFF, then a metadata length, a multiple of 8),
+    or None for anything else (the feeds)."""
+    for magic, kind in TABLE_MAGICS:
+        if head.startswith(magic):
+            return kind
+    if len(head) >= 8 and head[:4] == b"\xff\xff\xff\xff":
+        size = int.from_bytes(head[4:8], "little")
+        if 0 < size < 1 << 24 and size % 8 == 0:
+            return "an Arrow IPC stream"
+    return None
+
+
+def refuse_table(what: str, head: bytes) -> None:
+    """ObookError when ``head`` starts a table file (Parquet, Arrow) rather than a feed:
+    obook reads feeds; a table it (or another tool) wrote is read with a table reader."""
+    kind = table_kind(head)
+    if kind is not None:
+        raise ObookError(f"{what}: {kind} (a table, not a feed): read it with DuckDB, polars or pyarrow, "
+                         "or give the feed it came from")
+
+
 def detect_head(name: str, head: bytes, what: str | None = None) -> str:
     """The name of the registered format whose sniffer scores (file ``name``, first bytes
-    ``head``) highest; ``what`` names the feed in the error when none does."""
+    ``head``) highest; ``what`` names the feed in the error when none does. A table file
+    (Parquet, Arrow: :func:`table_kind`) is an ObookError saying so, whatever its name."""
+    refuse_table(what or name, head)
     best, score = None, 0
     for fmt in formats().values():
         s = fmt.sniff(name, head)
@@ -317,4 +349,4 @@ def read_side_table(path, name: str, on_error: str = "raise", format=None):
 
 __all__ = ["FeedFormat", "formats", "format_package", "packages", "get_format", "resolve_format", "detect_format",
            "detect_head", "load", "side_table_names", "side_schema", "read_side_table", "side_table_reader", "PACKAGES",
-           "format_table_reader"]
+           "format_table_reader", "table_kind", "refuse_table", "TABLE_MAGICS"]

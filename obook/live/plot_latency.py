@@ -34,6 +34,17 @@ def _x(pct: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 - np.asarray(pct) / 100.0)
 
 
+def _not_parquet(path) -> str:
+    """Why pyarrow could not read ``path`` as Parquet, in a few words: it is no Parquet file
+    (its first bytes are not ``PAR1``), or a Parquet file cut short or damaged."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as e:
+        return f"cannot read it ({e.strerror or e})"
+    return "a Parquet file cut short or damaged" if head == b"PAR1" else "not a Parquet file"
+
+
 def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float = 5.5, dpi: int = 100) -> Path:
     """Draw the stages of a latency table (all, or ``stages``) to ``out`` (.png, .svg, .pdf)."""
     import pyarrow.parquet as pq
@@ -47,10 +58,14 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
 
     if not Path(table_path).exists():
         raise ObookError(f"{table_path}: no such latency table (obook listen --latency-output TABLE writes one)")
+    if Path(table_path).is_dir():
+        raise ObookError(f"{table_path}: is a folder, not a latency table (the Parquet file obook listen "
+                         "--latency-output TABLE writes)")
     try:
         table = pq.read_table(table_path)
     except (OSError, ValueError) as e:
-        raise ObookError(f"{table_path}: not a latency table ({e})") from e
+        raise ObookError(f"{table_path}: not a latency table: {_not_parquet(table_path)} (expected the Parquet "
+                         "file obook listen --latency-output TABLE writes)") from e
     need = {"stage", "bucket_ns", "bucket_count"}
     if not need <= set(table.column_names):
         raise ObookError(f"{table_path}: not a latency table (needs the columns {', '.join(sorted(need))}: "
