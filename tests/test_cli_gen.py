@@ -336,3 +336,19 @@ def test_gen_l2_and_pitch_gz_name_is_gzipped_same_seed_same_bytes_and_replays(tm
     replay = _obook("bbo", tmp_path / (name + ".gz"))
     assert replay.returncode == 0, replay.stderr
     assert replay.stdout == _obook("bbo", tmp_path / name).stdout and replay.stdout.count("\n") > 10
+
+
+@pytest.mark.parametrize("command, name, extra", [("itch", "day.itch", ()), ("csv", "day.csv", ()),
+                                                  ("sse", "2024-01-05.log", ()), ("szse", "sz.bin", ("--binary",))])
+def test_gen_zst_name_is_zstd_same_seed_same_bytes(tmp_path, command, name, extra):
+    try:
+        from compression.zstd import decompress
+    except ImportError:
+        from backports.zstd import decompress
+
+    for out in (name, name + ".zst", "again." + name + ".zst"):
+        r = runner.invoke(app, ["gen", command, str(tmp_path / out), "-n", "2000", "-k", "2", "--seed", "4", *extra])
+        assert r.exit_code == 0, r.output
+    packed = (tmp_path / (name + ".zst")).read_bytes()
+    assert packed[:4] == b"\x28\xb5\x2f\xfd" and decompress(packed) == (tmp_path / name).read_bytes()
+    assert packed == (tmp_path / ("again." + name + ".zst")).read_bytes()

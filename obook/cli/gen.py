@@ -145,7 +145,7 @@ def _stamp(path: Path):
 
 @app.command("itch", context_settings=aliases(stocks="instruments"))
 def itch(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file; ends in .gz to gzip it. With --date: a folder "
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file; ends in .gz to gzip it, .zst for zstd. With --date: a folder "
                                          "(the file is named MMDDYYYY.NASDAQ_ITCH50) or such a name."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks (locates 1..K)."),
@@ -234,7 +234,7 @@ def pcap(
 
 @app.command("csv", context_settings=aliases(events="messages", tickers="instruments"))
 def csv(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file; ends in .gz to gzip it."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file; ends in .gz to gzip it, .zst for zstd."),
     events: int = typer.Option(100_000, "--messages", "-n", min=1, help="Events to write (before the final drain)."),
     tickers: int = typer.Option(100, "--instruments", "-k", min=1, help="Tickers (AAA, AAB, ...)."),
     seed: int = SEED,
@@ -274,7 +274,7 @@ def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] 
 @app.command("szse", context_settings=aliases(securities="instruments"))
 def szse(
     out: Path = typer.Argument(..., metavar="OUT",
-                               help="Output file (text log; .bin with --binary); ends in .gz to gzip it."),
+                               help="Output file (text log; .bin with --binary); ends in .gz to gzip it, .zst for zstd."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages to write (about)."),
     securities: int = typer.Option(6, "--instruments", "-k", min=1, max=SZSE_MAX,
                                    help=SZSE_K_HELP),
@@ -341,7 +341,7 @@ def databento(
 
 @app.command("sse", context_settings=aliases(events="messages", securities="instruments"))
 def sse(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file (AX-SBE text log); ends in .gz to gzip it."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (AX-SBE text log); ends in .gz to gzip it, .zst for zstd."),
     events: int = typer.Option(10_000, "--messages", "-n", min=1, help="Order and trade lines (about)."),
     securities: int = typer.Option(4, "--instruments", "-k", min=1, max=57_143,
                                    help="Securities (600000, 600007 ...: six digits)."),

@@ -8,10 +8,18 @@ from contextlib import contextmanager
 @contextmanager
 def open_output(path):
     """A generator's output file, open for writing bytes: gzipped when the name ends in .gz
-    (level 1, no name or time in the gzip header: the same seed, the same bytes)."""
+    (level 1, no name or time in the gzip header), zstd-compressed when it ends in .zst;
+    the same seed, the same bytes."""
     with open(path, "wb") as raw:
-        if not str(path).endswith(".gz"):
+        if str(path).endswith(".gz"):
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) as f:
+                yield f
+        elif str(path).endswith(".zst"):
+            try:
+                from compression.zstd import ZstdFile
+            except ImportError:         # before Python 3.14
+                from backports.zstd import ZstdFile
+            with ZstdFile(raw, "wb") as f:
+                yield f
+        else:
             yield raw
-            return
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) as f:
-            yield f

@@ -29,7 +29,6 @@ only on the arguments (and on nothing in numpy's or numba's versions).
 
 from __future__ import annotations
 
-import gzip
 import struct
 from concurrent.futures import ThreadPoolExecutor
 
@@ -37,6 +36,7 @@ import numpy as np
 from .._kernels.jit import njit
 
 from .._kernels.itch_layout import offset, pack, size
+from . import open_output
 
 __all__ = ["write_itch", "stock_name", "CAP"]
 
@@ -503,7 +503,8 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
     """Write a synthetic ITCH 5.0 day of exactly ``messages`` messages to ``path``.
 
     ``path`` ending in ``.gz`` is gzipped (level 1, streamed, no name or time in the
-    gzip header, so the bytes are reproducible). Returns the number of messages.
+    gzip header, so the bytes are reproducible), in ``.zst`` zstd-compressed. Returns the
+    number of messages.
     """
     messages, stocks = int(messages), int(stocks)
     if stocks < 1:
@@ -533,12 +534,9 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
     scal = np.array([T_OPEN, gap, 0, 0], dtype=np.int64)
     bufs = [np.empty(min(body, BLOCK) * MAXREC + 1, dtype=np.uint8) for _ in range(2)]
 
-    raw = open(path, "wb")
-    out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) \
-        if str(path).endswith(".gz") else raw
     # the kernel (nogil) fills one buffer while a thread compresses and writes the other
     pending = [None, None]
-    try:
+    with open_output(path) as out:
         with ThreadPoolExecutor(max_workers=1) as pool:
             head = [_system(b"O", 10_800 * 10**9), _system(b"S", 14_400 * 10**9)]
             head += [_directory(i + 1, names_str[i], 14_400 * 10**9 + 1000 * (i + 1))
@@ -562,8 +560,4 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
             out.write(b"".join([_system(b"M", max(T_CLOSE, ts + 1)),
                                 _system(b"E", max(72_000 * 10**9, ts + 2)),
                                 _system(b"C", max(72_300 * 10**9, ts + 3))]))
-    finally:
-        if out is not raw:
-            out.close()
-        raw.close()
     return messages

@@ -187,7 +187,7 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> i
 
 
 def command(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.pitch); ends in .gz to gzip it."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.pitch); ends in .gz to gzip it, .zst for zstd."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="Messages of the ITCH day translated."),
     stocks: int = typer.Option(100, "--instruments", "-k", min=1, max=65535, help="Stocks."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, max=2**63 - 1, help="Random seed."),
