@@ -42,6 +42,7 @@ import importlib
 import itertools
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Callable
@@ -91,12 +92,43 @@ def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
                 return
             yield batch if same else batch.cast(schema)
     except ObookError as e:
-        raise _ScanError(f"{type(e).__name__}: {e}") from e
+        text = f"{type(e).__name__}: {e}"
+        safe = _utf8(text)
+        # chained only when pyarrow can format the cause: it fails on a surrogate, a NUL
+        # byte ends the C text
+        raise _ScanError(safe) from (e if safe == text else None)
     finally:
         if reader is not None:
             close = getattr(reader, "close", None)
             if close is not None:
                 close()
+
+
+def _utf8(text: str) -> str:
+    """``text`` as pyarrow can hand it to C: a file name's undecodable bytes (os.fsdecode's
+    surrogates) and NUL bytes written as ``\\xff`` escapes."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace").replace("\0", "\\x00")
+
+
+class _Batches:
+    """A stream's batch iterator; pyarrow's exported stream holds it until the stream is
+    released, so it also holds the stream's short error text (:func:`_hook`)."""
+
+    __slots__ = ("batches", "error", "__weakref__")
+
+    def __init__(self, batches):
+        self.batches = batches
+        self.error = None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.batches)
 
 
 # pyarrow's exported stream reports an error raised in Python as "Invalid: <message>.
@@ -108,8 +140,10 @@ _DETAIL = b". Detail: Python exception: "
 _SCAN_ERROR = f"{_ScanError.__module__}.{_ScanError.__qualname__}: ".encode()
 _LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _hooks: dict[int, Any] = {}                  # pyarrow's get_last_error -> obook's around it
-_messages: OrderedDict[int, Any] = OrderedDict()     # stream -> its last short message
+# a live stream's private_data -> its _Batches (gone when pyarrow releases the stream)
+_owners: weakref.WeakValueDictionary[int, _Batches] = weakref.WeakValueDictionary()
 _hooks_lock = threading.Lock()
+_RELEASED = ctypes.create_string_buffer(b"get_last_error called on a released Arrow stream")
 # a prototype of our own: ctypes.pythonapi's functions are shared with every other library
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))
@@ -123,42 +157,60 @@ class _CStream(ctypes.Structure):
 
 
 def _short_error(text: bytes) -> bytes | None:
-    """A _ScanError's message out of pyarrow's error text (None: not a _ScanError's)."""
-    head, sep, detail = text.partition(_DETAIL)
-    if not sep or not detail.rstrip().rsplit(b"\n", 1)[-1].startswith(_SCAN_ERROR):
+    """A _ScanError's message out of pyarrow's error text (None: not a _ScanError's).
+
+    The text is ``Invalid: <message>. Detail: Python exception: <traceback>`` whose last
+    line is ``obook.duckdb._ScanError: <message>``; the message may hold newlines or the
+    detail marker itself (a file name), so every marker is tried against that last line.
+    """
+    head = b"Invalid: "
+    if not text.startswith(head):
         return None
-    return head.removeprefix(b"Invalid: ")
+    cut = text.find(_DETAIL)
+    while cut >= 0:
+        message = text[len(head):cut]
+        if text[cut + len(_DETAIL):].rstrip().endswith(_SCAN_ERROR + message.rstrip()):
+            return message
+        cut = text.find(_DETAIL, cut + 1)
+    return None
 
 
 def _hook(original: int):
-    """A get_last_error calling pyarrow's ``original`` and shortening a _ScanError's text."""
+    """A get_last_error calling pyarrow's ``original`` and shortening a _ScanError's text.
+
+    The short text is kept by the stream's :class:`_Batches`, so it stays valid until the
+    stream's next error or its release, as the C stream interface requires."""
     call = _LAST_ERROR(original)
 
     def last_error(stream):
+        try:
+            c_stream = _CStream.from_address(stream)
+            if not c_stream.release:        # pyarrow's own would read freed memory
+                return ctypes.addressof(_RELEASED)
+            owner = _owners.get(c_stream.private_data)
+        except Exception:  # noqa: BLE001 - a callback from C: pyarrow's text, unchanged
+            owner = None
         text = call(stream)
         try:
-            short = _short_error(ctypes.string_at(text)) if text else None
+            short = _short_error(ctypes.string_at(text)) if text and owner is not None else None
             if short is None:
                 return text
-            buf = ctypes.create_string_buffer(short)        # valid until the stream's next error
-            with _hooks_lock:
-                _messages[stream] = buf
-                _messages.move_to_end(stream)
-                while len(_messages) > 64:
-                    _messages.popitem(last=False)
-            return ctypes.addressof(buf)
+            owner.error = ctypes.create_string_buffer(short)
+            return ctypes.addressof(owner.error)
         except Exception:  # noqa: BLE001 - a callback from C: pyarrow's text, unchanged
             return text
 
     return _LAST_ERROR(last_error)
 
 
-def _short_errors(capsule):
-    """``capsule`` (pyarrow's ``arrow_array_stream``) with obook's get_last_error."""
+def _short_errors(capsule, owner: _Batches):
+    """``capsule`` (pyarrow's ``arrow_array_stream`` of ``owner``'s batches) with obook's
+    get_last_error."""
     stream = _CStream.from_address(_capsule_pointer(capsule, b"arrow_array_stream"))
     original = stream.get_last_error
     if original:
         with _hooks_lock:
+            _owners[stream.private_data] = owner
             hook = _hooks.get(original)
             if hook is None:
                 hook = _hooks[original] = _hook(original)      # kept for good: DuckDB may call it late
@@ -189,14 +241,14 @@ class _Source:
         if args is None:
             # DuckDB only scans a view after the slot UDF assigned it; an empty stream
             # keeps a direct ``FROM <view>`` harmless.
-            reader = pa.RecordBatchReader.from_batches(schema, iter(()))
+            batches = _Batches(iter(()))
         else:
             opener = self.opener
-            reader = pa.RecordBatchReader.from_batches(
-                schema, _stream_batches(lambda: opener(*args), schema))
+            batches = _Batches(_stream_batches(lambda: opener(*args), schema))
+        reader = pa.RecordBatchReader.from_batches(schema, batches)
         self.pending = False
         self.streams += 1
-        return _short_errors(reader.__arrow_c_stream__(requested_schema))
+        return _short_errors(reader.__arrow_c_stream__(requested_schema), batches)
 
 
 class _Pool:
