@@ -119,3 +119,39 @@ def test_convert_stdin_alone_still_one_feed_with_its_digest(tmp_path):
     source = read_metadata(tmp_path / "out" / "bbo.parquet")["source"]
     assert source["size"] == whole.stat().st_size and "files" not in source
     assert source["sha256"] == hashlib.sha256(whole.read_bytes()).hexdigest()
+
+
+
+def _fails(*args) -> str:
+    """``obook ARGS`` in a process of its own (tiny files there choose the Python kernels):
+    exit 1 and one ``error:`` line; the line."""
+    run = subprocess.run([sys.executable, "-m", "obook", *map(str, args)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1 and run.stderr.startswith("error: ") and run.stderr.count("\n") == 1, run.stderr
+    return run.stderr
+
+
+@pytest.mark.parametrize("command", ["convert", "table", "bbo"])
+def test_convert_same_file_twice_one_line_error_naming_it(tmp_path, command):
+    _, a, b = _split_csv(tmp_path)
+    again = tmp_path / "link.csv"          # the same file under another name
+    again.symlink_to(a)
+    args = {"convert": ("convert", a, b, again, tmp_path / "out"), "table": ("table", "bbo", a, b, again),
+            "bbo": ("bbo", a, b, again)}[command]
+    err = _fails(*args)
+    assert f"{again}: the same file as {a}" in err and "each file once" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_tuple_with_a_file_twice_raises_obook_error_naming_it(tmp_path):
+    _, a, b = _split_csv(tmp_path)
+    with pytest.raises(obook.ObookError, match=f"{b}: the same file as {b}"):
+        obook.convert((a, b, b), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_outdir_an_existing_file_error_says_outdir_is_last(tmp_path):
+    _, a, b = _split_csv(tmp_path)
+    err = _fails("convert", a, b)          # OUTDIR forgotten: b is taken for it
+    assert f"{b}: exists and is not a folder; OUTDIR, the last argument, is the folder for the tables" in err
+    assert b.read_text().startswith("21,AAA")

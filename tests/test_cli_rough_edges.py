@@ -46,7 +46,7 @@ def _error(capsys, args, *needles):
 
 
 def test_cli_convert_output_is_a_file_error(feed, capsys):
-    _error(capsys, ["convert", feed, feed], "exists and is not a directory")
+    _error(capsys, ["convert", feed, feed], "exists and is not a folder; OUTDIR, the last argument")
 
 
 def test_cli_convert_output_under_a_file_error(feed, capsys):

@@ -255,3 +255,15 @@ def test_szse_strict_error_after_an_incoming_order_delivers_its_fill_as_the_cut_
     got = [r for b in rows for r in b.to_pylist()]
     assert [(r["seq"], r["action"], r["ref"]) for r in got] == [(r["seq"], r["action"], r["ref"]) for r in want]
     assert len(want) == 3
+
+
+def test_szse_vendor_csv_progress_counts_the_files_bytes_up_to_their_size(tmp_path):
+    from obook.engine.replay import Replay
+    from obook.gen.szse import generate
+
+    files = sorted(write_vendor(tmp_path / "vendor", generate(3000, 2, 1)))
+    seen = []
+    Replay(files, workers=1, format="szse-csv", on_error="skip",
+           progress=lambda done, phase=None: seen.append(done)).reader().read_all()
+    total = sum(f.stat().st_size for f in files)
+    assert seen and seen == sorted(seen) and 0 < seen[-1] <= total and seen[-1] >= 0.9 * total

@@ -37,12 +37,15 @@ def feed_source(feed, format: str | None, digest: bool = False):
     files: a tuple of paths, one feed): ``-`` is stdin, read as a stream whose format,
     unless given, is told from its first bytes (and decompressed when it is gzip or zstd);
     with ``digest`` the stream's ``digest()`` gives the size and sha256 of stdin's bytes.
-    ``-`` among several files is an ObookError."""
+    ``-`` among several files, or a file named twice, is an ObookError."""
     if isinstance(feed, (list, tuple)):
         if len(feed) > 1:
             if any(str(f) == "-" for f in feed):
                 from ..errors import ObookError
                 raise ObookError("'-' reads the feed from stdin: give '-' alone, or feed files")
+            from ..to_parquet import check_each_once
+
+            check_each_once(feed)       # a file twice: its records read twice
             return tuple(os.fspath(f) for f in feed), format      # several files: one feed
         feed, = feed
     if str(feed) != "-":
@@ -118,10 +121,10 @@ def bbo(
         raise ObookError("give a FEED (or --line-a/--line-b)")
     # rows printed on the terminal would be glued to the bar's line: no bar then
     show_bar = output is not None or not sys.stdout.isatty()
-    if isinstance(feed, (tuple, list)):  # the lines of packet captures; several files as one feed
+    if line_a or line_b:                 # the lines of packet captures
         source, fmt = feed, format.value if format else None
-    else:
-        source, fmt = feed_source(feed, format.value if format else None)
+    else:                                # a file, stdin, or several files as one feed
+        source, fmt = feed_source(feeds, format.value if format else None)
     with file_progress(feeds or [], enabled=show_bar) as progress:      # (captures' lines: no bar)
         timer = None
         if latency:

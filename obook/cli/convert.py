@@ -53,6 +53,9 @@ def convert(
     if not feeds:
         raise ObookError(f"obook convert takes FEED... OUTDIR: the feed file(s), then the folder for the tables; "
                          f"only {outdir} was given")
+    if outdir.exists() and not outdir.is_dir():     # OUTDIR forgotten: the last feed file taken for it
+        raise ObookError(f"{outdir}: exists and is not a folder; OUTDIR, the last argument, is the folder for "
+                         "the tables (obook convert FEED... OUTDIR)")
     source, fmt = feed_source(feeds, format.value if format else None, digest=True)
     with file_progress(feeds) as progress:
         result = _convert(source, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,

@@ -59,15 +59,18 @@ def _line(sec: str, ticks: bool, row: list, path: str, n: int) -> tuple:
     return (int(t), int(ch), int(appl)), line
 
 
-def _rows(path: str):
+def _rows(path: str, opened: list | None = None):
     """(key, text log line) of one file, in file order; a row that cannot be read raises
     FeedError naming the file and its line. The file's last line without a line end is cut
-    when it holds fewer fields than the header (or than a row needs): a TruncatedFeedError."""
+    when it holds fewer fields than the header (or than a row needs): a TruncatedFeedError.
+    ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far)."""
     m = re.match(r"(\d{1,6})", Path(path).name)
     if not m:
         raise ObookError(f"{path}: the file name must start with the security id (000001_orders.csv)")
     sec = f"{int(m.group(1)):06d}"
     with open_source(path) as f:
+        if opened is not None:
+            opened.append(f)
         last = _LastLine()
         reader = csv.reader(_text_lines(io.BufferedReader(_Raw(f)), path, last))
         ticks = None
@@ -154,9 +157,10 @@ class MergedReader:
     lines before it are replayed."""
 
     def __init__(self, paths):
-        self._lines = (line for _, line in heapq.merge(*(_rows(p) for p in paths), key=lambda r: r[0]))
+        self._opened: list = []
+        self._lines = (line for _, line in heapq.merge(*(_rows(p, self._opened) for p in paths),
+                                                       key=lambda r: r[0]))
         self._buf = b""
-        self._pos = 0
         self.deferred_error: ObookError | None = None
 
     def readinto(self, view) -> int:
@@ -173,11 +177,12 @@ class MergedReader:
         n = min(len(view), len(self._buf))
         view[:n] = self._buf[:n]
         self._buf = self._buf[n:]
-        self._pos += n
         return n
 
     def pos(self) -> int:
-        return self._pos
+        """The bytes of the files read so far (their total is the files' size: a progress
+        bar's), not of the merged log."""
+        return sum(f.pos() for f in self._opened)
 
     def close(self) -> None:
         self._lines.close()
