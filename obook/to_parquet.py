@@ -176,23 +176,7 @@ def _one_feed(feed, format):
     if isinstance(feed, list) and resolve_format(format, paths).merge is None:
         raise ObookError(f"convert reads one feed: a list of {len(paths)} files is a feed each; give a tuple "
                          "for one feed in pieces, or convert each file (a pipeline converts many days)")
-    check_each_once(paths)
     return paths
-
-
-def check_each_once(paths) -> None:
-    """Raise ObookError when ``paths`` (the files of one feed) name a file twice, by any
-    spelling (a link, ``./``): its records would be read twice."""
-    seen: dict[tuple[int, int], str] = {}
-    for p in paths:
-        try:
-            st = os.stat(p)
-        except OSError:     # a missing file: check_source names it
-            continue
-        key = (st.st_dev, st.st_ino)
-        if key in seen:
-            raise ObookError(f"{os.fspath(p)}: the same file as {seen[key]}: the files of one feed name each file once")
-        seen[key] = os.fspath(p)
 
 
 def _digests_of(paths) -> list[tuple[int, str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -265,7 +266,9 @@ def test_convert_no_tables_lists_only_tables_convert_writes(tmp_path, capsys):
 def test_convert_argument_of_wrong_type_raises_obook_error_naming_it(itch_day, tmp_path, argument, value, message):
     given = {"feed": itch_day, "outdir": tmp_path / "out", argument: value}
     if value == "list":     # a list of ITCH files is a feed each (a tuple is one feed in pieces)
-        given["feed"] = [itch_day, itch_day]
+        other = tmp_path / "other.itch"
+        other.write_bytes(Path(itch_day).read_bytes())
+        given["feed"] = [itch_day, other]
     with pytest.raises(obook.ObookError, match=message):
         obook.convert(given.pop("feed"), given.pop("outdir"), **given)
     assert not (tmp_path / "out").exists()

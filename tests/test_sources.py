@@ -207,3 +207,15 @@ def test_sources_zstd_magic_alone_is_a_truncated_feed(tmp_path):
     with pytest.raises(obook.TruncatedFeedError) as e:
         _rows(path)
     assert e.value.record == 1
+
+
+def test_replay_same_file_twice_in_one_feed_refused_before_reading(tmp_path):
+    import obook
+    from obook.gen.itch import write_itch
+
+    day = tmp_path / "day.itch"
+    write_itch(day, 500, 2, seed=1)
+    link = tmp_path / "again.itch"
+    link.symlink_to(day)
+    with pytest.raises(obook.ObookError, match=f"{link}: the same file as {day}: the files of one feed"):
+        obook.bbo((day, link), workers=1)

@@ -37,15 +37,12 @@ def feed_source(feed, format: str | None, digest: bool = False):
     files: a tuple of paths, one feed): ``-`` is stdin, read as a stream whose format,
     unless given, is told from its first bytes (and decompressed when it is gzip or zstd);
     with ``digest`` the stream's ``digest()`` gives the size and sha256 of stdin's bytes.
-    ``-`` among several files, or a file named twice, is an ObookError."""
+    ``-`` among several files is an ObookError."""
     if isinstance(feed, (list, tuple)):
         if len(feed) > 1:
             if any(str(f) == "-" for f in feed):
                 from ..errors import ObookError
                 raise ObookError("'-' reads the feed from stdin: give '-' alone, or feed files")
-            from ..to_parquet import check_each_once
-
-            check_each_once(feed)       # a file twice: its records read twice
             return tuple(os.fspath(f) for f in feed), format      # several files: one feed
         feed, = feed
     if str(feed) != "-":

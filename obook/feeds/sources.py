@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Iterator
 
 import numpy as np
@@ -62,13 +62,29 @@ def source_name(source) -> str:
 
 
 def check_source(source) -> None:
-    """Raise ObookError when a path of ``source`` is not a file (streams pass)."""
+    """Raise ObookError when a path of ``source`` is not a file (streams pass), or when the
+    files of one feed name a file twice."""
     paths = source_paths(source)
     if not paths and not is_stream(source):
         raise ObookError("no feed files given")
     for p in paths:
         if not Path(p).is_file():
             raise ObookError(_not_a_feed(p))
+    files = [p for p in source if isinstance(p, (str, PurePath))] if isinstance(source, (list, tuple)) else []
+    if len(files) > 1:      # (not a capture's lines: two lines may be in one capture)
+        _check_each_once(files)
+
+
+def _check_each_once(paths) -> None:
+    """Raise ObookError when ``paths`` (the files of one feed) name a file twice, by any
+    spelling (a link, ``./``): its records would be read twice."""
+    seen: dict[tuple[int, int], str] = {}
+    for p in paths:
+        st = os.stat(p)
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            raise ObookError(f"{os.fspath(p)}: the same file as {seen[key]}: the files of one feed name each file once")
+        seen[key] = os.fspath(p)
 
 
 def _not_a_feed(p: str) -> str:
