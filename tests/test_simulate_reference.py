@@ -236,3 +236,42 @@ def test_simulate_depth_with_own_no_own_order_equals_feed_depth(tmp_path, fmt):
     none = simulate(str(feed), empty, format=fmt, workers=2, own_tables=OWN, levels=5)
     assert none.depth_with_own.num_rows == 0
     assert none.depth_with_own.schema.names[3:] == level_cols
+
+
+def test_simulate_deep_book_sweeps_past_the_best_levels_matches_reference(tmp_path):
+    """A book deeper than the levels the shadow keeps next to the touch (300 levels a side):
+    own orders that walk far past the best levels (a market buy through most asks, an FOK
+    sell that needs 200 bid levels, one that cannot fill, a limit buy deep through the
+    rest), own orders resting far from the touch, then feed deletes that empty the best
+    levels and executions at the far ones; every table matches the reference."""
+    lines, t, oid = ["Time,Ticker,Order,T,Shares,Price,MPID,X"], 34_200_000, 0
+    for k in range(300):
+        for side, price in (("S", 1_000_000 + 100 * k), ("B", 999_900 - 100 * k)):
+            oid, t = oid + 1, t + 1
+            lines.append(f"{t},DEEP,{oid},{side},{100 + k},{price},,")
+    adds = t
+    for k in range(0, 600, 3):          # every third order goes: the best levels empty, far ones move up
+        t += 2
+        lines.append(f"{t},DEEP,{k + 1},D,0,0,,")
+    for k in (k for k in range(1, 600, 7) if k % 3):    # executions (some at levels your orders emptied)
+        t += 2
+        lines.append(f"{t},DEEP,{k + 1},E,50,0,,")
+    feed = tmp_path / "deep.csv"
+    feed.write_text("\n".join(lines) + "\n")
+    records, seen = csv_records(str(feed))
+
+    def order(at, oid, side, qty, price=None, tif="GTC", kind="limit", action="new"):
+        return dict(time=at, instrument="DEEP", order_id=oid, action=action, side=side, type=kind, tif=tif,
+                    price=price, quantity=qty, lat=0)
+    asks = sum(100 + k for k in range(250))
+    rows = [order(adds + 1, 1, "buy", asks, kind="market", tif="IOC"),
+            order(adds + 1, 2, "sell", sum(100 + k for k in range(200)), price=999_900 - 100 * 220, tif="FOK"),
+            order(adds + 1, 3, "sell", 10 ** 6, price=1, tif="FOK"),
+            order(adds + 1, 4, "buy", 5_000, price=1_000_000 + 100 * 280),
+            order(adds + 1, 5, "sell", 70, price=1_000_000 + 100 * 290),
+            order(adds + 1, 6, "buy", 80, price=999_900 - 100 * 260),
+            order(adds + 3, 6, "", 40, action="modify"),
+            order(t + 1, 7, "buy", 10 ** 5, kind="market", tif="IOC")]
+    r = check(str(feed), "csv", records, seen, rows, 1_000_000)
+    kinds = r.events.column("event").to_pylist()
+    assert r.fills.num_rows > 400 and "rejected" in kinds and "rested" in kinds

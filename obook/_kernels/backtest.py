@@ -24,12 +24,14 @@ import numpy as np
 from .ccall import call_strategy
 from .jit import njit
 
-from .layout import DEFER, EV_ACTION, EV_BOOK, EV_REF, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
-from .simulate import OwnBooks, copy_row, emit, feed_best, feed_event, h_prefetch, instruction, note_print, unlink
+from .layout import DEFER, EV_ACTION, EV_BOOK, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
+from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, instruction, note_print, shadow_room, shown,
+                       top_level, unlink)
+from .book import LV_PRICE, level_by_rank
 from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
-                              K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED, L_KEY, L_QTY, L_USED,
+                              K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED,
                               NONE, O_DONE, O_NEXT, O_PRICE, O_REM, O_SIDE, O_STATE, O_TIF, OP_CANCEL,
                               OP_MODIFY, OP_NEW, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY)
 from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
@@ -41,8 +43,8 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               Q_PRICE, Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF, R_DUE, R_FILL_PX, R_KEY, R_KIND,
                               R_POST_ONLY, R_PRICE, R_QTY, R_REASON, R_REM, R_SIDE, R_TAKER, R_TIME,
                               RISK_BAND, RISK_NO_PRICE, RISK_NOTIONAL, RISK_RATE, RISK_SIZE, ROOM_HASH,
-                              ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
-                              ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_DRAW0, S_FINISH, S_IMM,
+                              ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_MARKS, ROOM_OUT, ROOM_RQ, ROOM_SHADOW,
+                              ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS, S_COMPILED, S_DRAW0, S_FINISH, S_IMM,
                               S_INS_HEAD, S_INS_TAIL, S_LAG_HEAD, S_LAG_TAIL, S_LAST_ARR, S_LAST_FEED,
                               S_LAST_RESP, S_MARK_NEXT, S_MARK_PERIOD, S_NEXT_SEQ, S_NKEY, S_NM, S_NOW,
                               S_PHASE, S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT,
@@ -50,9 +52,10 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED,
                               X_SEND)
 
-#: the strategy's delayed view of its books (a second shadow: order hash, levels, level
-#: counts, tracked books, counters); with a zero feed latency unused
-View = namedtuple("View", ("Hv", "Lv", "nlv", "BKv", "stv"))
+#: the strategy's delayed view of its books (a second shadow book, its own price lists, the
+#: tops a compiled strategy's view shows (per book side: price, shares; shares -1: empty),
+#: tracked books, counters); with a zero feed latency unused
+View = namedtuple("View", ("Bv", "Hv", "VT", "BKv", "stv"))
 #: the run's queues and rows besides the books: responses due, the view's lag queue, marks,
 #: the strategy's orders, their refs' keys, positions, the last tops shown, the run's
 #: counters and state (S_*), the call row
@@ -61,7 +64,6 @@ Run = namedtuple("Run", ("RQ", "LAG", "MK", "LO", "REFKEY", "PL", "TOPS", "S", "
 Gate = namedtuple("Gate", ("LM", "LA", "LB", "RK", "W"))
 
 FOREVER = 1 << 62
-AHEAD = 8               # the feed event whose shadow hash row exchange_run prefetches
 LAZY_BATCH = 1024       # feed events a lazy view queues before it applies the past ones
 
 
@@ -199,17 +201,17 @@ def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
 
 
 @njit(cache=True, _nrt=False)
-def mark(MK, S, L, nl, tb, t, st):
+def mark(MK, S, B, tb, t, st):
     """A mark row: the exchange book's best bid and ask of book tb at time t (M_SEQ: the
     fill and event rows written before it, which orders it among the fills)."""
     r = S[S_NM]
     MK[r, M_TIME], MK[r, M_TB], MK[r, M_SEQ] = t, tb, st[ST_COUNT]
-    MK[r, M_BID], MK[r, M_ASK] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1)
+    MK[r, M_BID], MK[r, M_ASK] = feed_best(B, 2 * tb), feed_best(B, 2 * tb + 1)
     S[S_NM] = r + 1
 
 
 @njit(cache=True, _nrt=False)
-def arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
+def arrive(q, INS, MID, B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
     """Instruction q reaches the venue (post-only: rejected when it would take liquidity)."""
     e0, f0 = st[ST_NE], st[ST_NF]
     tb, k = INS[q, I_TB], INS[q, I_KEY]
@@ -218,37 +220,49 @@ def arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
     crossed = False
     if INS[q, X_POST] and INS[q, I_ACT] == OP_NEW and OO[k, O_STATE] == 0 and not INS[q, I_MARKET]:
         side, price = INS[q, I_SIDE], INS[q, I_PRICE]
-        row = 2 * tb + 1 - side
-        j = nl[row] - 1
-        while j >= 0 and L[row, j, L_QTY] - L[row, j, L_USED] <= 0:
-            j -= 1
-        if j >= 0:
-            lp = L[row, j, L_KEY] if side == 1 else -L[row, j, L_KEY]
+        osd = 2 * tb + 1 - side
+        j, key = 0, np.int64(0)
+        while True:
+            lvl, key = level_by_rank(osd, j, key, B.sides, B.pool, B.heaps, B.hp)
+            if lvl < 0 or shown(B, lvl) > 0:
+                break
+            j += 1
+        if lvl >= 0:
+            lp = B.lv[lvl, LV_PRICE]
             crossed = lp <= price if side == 0 else lp >= price
         if crossed:
             OO[k, O_STATE] = O_DONE
             emit(EV, st, at, tb, k, K_REJECTED, R_POST_ONLY, side, price, INS[q, I_QTY], 0, -1, INS[q, I_ROW])
     if not crossed:
-        instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at)
+        instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at)
     n_fills = st[ST_NF] - f0
     respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x)
     if n_fills > 0:
-        mark(MK, S, L, nl, tb, x, st)
+        mark(MK, S, B, tb, x, st)
 
 
 # ---------------------------------------------------------------- the strategy side
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def view_top(B, Bv, VT, S, sd):
+    """(price, feed shares) of book side sd's best as the strategy sees it (NONE, 0: empty):
+    with a zero feed latency the exchange's book, else a compiled strategy's recorded top
+    or a Python strategy's view book."""
+    if S[S_ZERO_FEED]:
+        return top_level(B, sd)
+    if S[S_COMPILED]:
+        if VT[sd, 1] < 0:
+            return NONE, np.int64(0)
+        return VT[sd, 0], VT[sd, 1]
+    return top_level(Bv, sd)
+
+
 @njit(cache=True, _nrt=False)
-def top_of(L, nl, tb, C):
+def top_of(B, Bv, VT, S, tb, C):
     """The view's best bid and ask (feed shares) of book tb into the call row."""
     for side in range(2):
-        row = 2 * tb + side
-        n = nl[row]
-        px, q = NONE, 0
-        if n > 0:
-            k = L[row, n - 1, L_KEY]
-            px, q = (k if side == 0 else -k), L[row, n - 1, L_QTY]
+        px, q = view_top(B, Bv, VT, S, 2 * tb + side)
         C[C_BID + 2 * side], C[C_BIDQ + 2 * side] = px, q
 
 
@@ -273,10 +287,10 @@ def deliver(RQ, LO, PL, q):
 
 
 @njit(cache=True, _nrt=False)
-def call_row(C, kind, now, tb, Lx, nlx, PL, S):
+def call_row(C, kind, now, tb, B, Bv, VT, PL, S):
     C[:] = 0
     C[C_KIND], C[C_TIME], C[C_TB], C[C_SEQ] = kind, now, tb, S[S_NEXT_SEQ]
-    top_of(Lx, nlx, tb, C)
+    top_of(B, Bv, VT, S, tb, C)
     C[C_POS] = PL[tb]
 
 
@@ -327,15 +341,15 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb):
-    """0, or what must grow before the next step of book tb."""
+def room(B, H, Hv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb):
+    """0, or what must grow before the next step of book tb (the shadow books' room for an
+    event: shadow_room)."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
         return ROOM_HASH
     if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
         return ROOM_VHASH
-    if max(nl[2 * tb], nl[2 * tb + 1], nlv[2 * tb], nlv[2 * tb + 1]) + 2 > L.shape[1]:
-        return ROOM_LEVELS
-    need = max(nl[2 * tb], nl[2 * tb + 1]) + 2 * BK[tb, B_RESTING] + 8 + OUT_ROWS
+    levels = max(B.sides[2 * tb, 1] + B.sides[2 * tb, 3], B.sides[2 * tb + 1, 1] + B.sides[2 * tb + 1, 3])
+    need = levels + 2 * BK[tb, B_RESTING] + 8 + OUT_ROWS
     if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need:
         return ROOM_OUT
     if MK.shape[0] - S[S_NM] < BK.shape[0] + 2:
@@ -394,45 +408,45 @@ def due_before(INS, RQ, LAG, S, t):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def record_top(LAG, h, L, nl, tb):
+def record_top(LAG, h, B, tb):
     """The feed's best bid and ask of book tb after the event of lag row h (a side's
     shares -1: empty): all a compiled strategy's view needs of the book."""
     for side in range(2):
-        row = 2 * tb + side
-        n = nl[row]
-        if n > 0:
-            LAG[h, LAG_TOP + 2 * side], LAG[h, LAG_TOP + 2 * side + 1] = L[row, n - 1, L_KEY], L[row, n - 1, L_QTY]
-        else:
-            LAG[h, LAG_TOP + 2 * side + 1] = -1
+        px, q = top_level(B, 2 * tb + side)
+        LAG[h, LAG_TOP + 2 * side], LAG[h, LAG_TOP + 2 * side + 1] = px, q if px != NONE else -1
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def show_top(LAG, h, Lv, nlv, vtb):
+def show_top(LAG, h, VT, vtb):
     """A compiled strategy's view of book vtb (one level a side) shows lag row h's top."""
     for side in range(2):
-        row = 2 * vtb + side
-        q = LAG[h, LAG_TOP + 2 * side + 1]
-        if q < 0:
-            nlv[row] = 0
-        else:
-            nlv[row] = 1
-            Lv[row, 0, L_KEY], Lv[row, 0, L_QTY] = LAG[h, LAG_TOP + 2 * side], q
+        VT[2 * vtb + side, 0], VT[2 * vtb + side, 1] = LAG[h, LAG_TOP + 2 * side], LAG[h, LAG_TOP + 2 * side + 1]
 
 
 @njit(cache=True, _nrt=False)
-def view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at):
-    """Lag row h reaches the strategy's view: a compiled strategy's view is the recorded
-    top (one level a side), a Python strategy's the whole book (its context shows depth)."""
+def view_room(LAG, h, Bv, S):
+    """0, or what the view needs before lag row h reaches it."""
+    if S[S_COMPILED]:
+        return 0
+    r = shadow_room(Bv, LAG[h, LAG_DUE - 1], LAG[h, :LAG_DUE])
+    return ROOM_VSHADOW + r - ROOM_SHADOW if r else 0
+
+
+@njit(cache=True, _nrt=False)
+def view_event(LAG, h, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at):
+    """Lag row h reaches the strategy's view (room checked by view_room): a compiled
+    strategy's view is the recorded top (one level a side), a Python strategy's the whole
+    book (its context shows depth)."""
     vtb = LAG[h, LAG_DUE - 1]
     if S[S_COMPILED]:
-        show_top(LAG, h, Lv, nlv, vtb)
+        show_top(LAG, h, VT, vtb)
         return
     at[0], at[1], at[2] = LAG[h, EV_SEQ], 1, LAG[h, EV_TIME]
-    feed_event(LAG[h, :LAG_DUE], Hv, Lv, nlv, OO, BKv, FL, EV, stv, at, vtb)
+    feed_event(LAG[h, :LAG_DUE], Bv, Hv, OO, BKv, FL, EV, stv, at, vtb)
 
 
 @njit(cache=True, _nrt=False)
-def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
+def catch_up(LAG, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at, w, strict):
     """A lazy view (the strategy is not called on book changes, so its view only matters
     when it is called): apply the queued feed events delivered before local time w
     (``strict``) or by w. Returns 0, or the room the view needs first."""
@@ -441,31 +455,22 @@ def catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, strict):
         due = LAG[h, LAG_DUE]
         if due > w or (strict and due == w):
             return 0
-        vtb = LAG[h, LAG_DUE - 1]
-        S[S_LAG_HEAD] = h + 1
-        if S[S_COMPILED]:
-            show_top(LAG, h, Lv, nlv, vtb)
-            continue
         if 2 * stv[ST_USED] + 8 > Hv.shape[0]:
-            S[S_LAG_HEAD] = h
             return ROOM_VHASH
-        if max(nlv[2 * vtb], nlv[2 * vtb + 1]) + 2 > Lv.shape[1]:
-            S[S_LAG_HEAD] = h
-            return ROOM_LEVELS
-        view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at)
+        r = view_room(LAG, h, Bv, S)
+        if r:
+            return r
+        S[S_LAG_HEAD] = h + 1
+        view_event(LAG, h, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at)
     return 0
 
 
 @njit(cache=True, _nrt=False)
-def view_changed(Lx, nlx, tb, TOPS):
+def view_changed(B, Bv, VT, S, tb, TOPS):
     """The view's best bid/ask of book tb differ from the last ones the strategy saw."""
     changed = False
     for side in range(2):
-        row = 2 * tb + side
-        n = nlx[row]
-        px, q = NONE, 0
-        if n > 0:
-            px, q = Lx[row, n - 1, L_KEY], Lx[row, n - 1, L_QTY]
+        px, q = view_top(B, Bv, VT, S, 2 * tb + side)
         if TOPS[tb, 2 * side] != px or TOPS[tb, 2 * side + 1] != q:
             TOPS[tb, 2 * side], TOPS[tb, 2 * side + 1] = px, q
             changed = True
@@ -473,7 +478,7 @@ def view_changed(Lx, nlx, tb, TOPS):
 
 
 @njit(cache=True, _nrt=False)
-def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY,
+def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK, LO, REFKEY,
           PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at):
     """Run what is due before a feed event at time t (instructions arriving before t,
     deliveries to the strategy before t), in time order. Returns OK, NEED_ROOM or CALL.
@@ -487,22 +492,23 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
         w = next_wake(RQ, LAG, S)
         if a >= t and w >= t:
             return OK
-        r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S,
+        r = room(B, H, Hv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S,
                  INS[S[S_INS_HEAD], I_TB] if a <= w else tb_ev)
+        if r == 0 and a > w and S[S_LAG_HEAD] < S[S_LAG_TAIL] and LAG[S[S_LAG_HEAD], LAG_DUE] == w:
+            r = view_room(LAG, S[S_LAG_HEAD], Bv, S)
         if r:
             S[S_CALL] = r
             return NEED_ROOM
         if a <= w:
             q = S[S_INS_HEAD]
             S[S_INS_HEAD] = q + 1
-            arrive(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
+            arrive(q, INS, MID, B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
             continue
         S[S_NOW] = w
-        Lx, nlx = (L, nl) if S[S_ZERO_FEED] else (Lv, nlv)
         lazy = not S[S_ZERO_FEED] and not S[S_SUB] & (SUB_BBO | SUB_BOOK)
         if S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] == w:
             if lazy and S[S_SUB] & SUB_ORDERS:
-                r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, True)
+                r = catch_up(LAG, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at, w, True)
                 if r:
                     S[S_CALL] = r
                     return NEED_ROOM
@@ -511,7 +517,7 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
             deliver(RQ, LO, PL, q)
             if S[S_SUB] & SUB_ORDERS:
                 k = RQ[q, R_KEY]
-                call_row(C, CALL_ORDER, w, LO[k, LO_TB], Lx, nlx, PL, S)
+                call_row(C, CALL_ORDER, w, LO[k, LO_TB], B, Bv, VT, PL, S)
                 order_call(C, RQ, LO, q)
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_ORDER
@@ -522,12 +528,12 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
             h = S[S_LAG_HEAD]
             S[S_LAG_HEAD] = h + 1
             vtb = LAG[h, LAG_DUE - 1]       # the lag row keeps its tracked book in EV_AUX's place
-            view_event(LAG, h, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at)
+            view_event(LAG, h, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at)
             if LAG[h, EV_ACTION] & DEFER:
                 continue
-            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(Lv, nlv, vtb, TOPS)):
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(B, Bv, VT, S, vtb, TOPS)):
                 settle(RQ, LO, PL, S, w)
-                call_row(C, CALL_BOOK, w, vtb, Lv, nlv, PL, S)
+                call_row(C, CALL_BOOK, w, vtb, B, Bv, VT, PL, S)
                 C[C_SEQ] = LAG[h, EV_SEQ]
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_BOOK
@@ -536,13 +542,13 @@ def drain(t, tb_ev, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, s
             continue
         # a timer
         if lazy:
-            r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, w, False)
+            r = catch_up(LAG, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at, w, False)
             if r:
                 S[S_CALL] = r
                 return NEED_ROOM
         S[S_TIMER_NEXT] += S[S_TIMER_PERIOD]
         settle(RQ, LO, PL, S, w)
-        call_row(C, CALL_TIMER, w, 0, Lx, nlx, PL, S)
+        call_row(C, CALL_TIMER, w, 0, B, Bv, VT, PL, S)
         if not S[S_COMPILED]:
             S[S_CALL] = CALL_TIMER
             return CALL
@@ -553,38 +559,36 @@ RUN_END, RUN_DUE, RUN_ROOM, RUN_PRINT, RUN_PHASE = 0, 1, 2, 3, 4
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def same_top(LAG, h, L, nl, tb):
+def same_top(LAG, h, B, tb):
     """Lag row h (of book tb) records the feed's best bid and ask book tb shows now."""
     if LAG[h, LAG_DUE - 1] != tb:
         return False
     for side in range(2):
-        row = 2 * tb + side
-        n = nl[row]
-        q = LAG[h, LAG_TOP + 2 * side + 1]
-        if n == 0:
-            if q >= 0:
+        px, q = top_level(B, 2 * tb + side)
+        if px == NONE:
+            if LAG[h, LAG_TOP + 2 * side + 1] >= 0:
                 return False
-        elif q != L[row, n - 1, L_QTY] or LAG[h, LAG_TOP + 2 * side] != L[row, n - 1, L_KEY]:
+        elif q != LAG[h, LAG_TOP + 2 * side + 1] or px != LAG[h, LAG_TOP + 2 * side]:
             return False
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def view_shows_top(Lv, nlv, L, nl, tb):
+def view_shows_top(VT, B, tb):
     """A compiled strategy's view (one level a side) of book tb shows the feed's best now."""
     for side in range(2):
-        row = 2 * tb + side
-        n = nl[row]
-        if n == 0:
-            if nlv[row] != 0:
+        px, q = top_level(B, 2 * tb + side)
+        sd = 2 * tb + side
+        if px == NONE:
+            if VT[sd, 1] >= 0:
                 return False
-        elif nlv[row] == 0 or Lv[row, 0, L_QTY] != L[row, n - 1, L_QTY] or Lv[row, 0, L_KEY] != L[row, n - 1, L_KEY]:
+        elif VT[sd, 1] < 0 or VT[sd, 1] != q or VT[sd, 0] != px:
             return False
     return True
 
 
 @njit(cache=True, _nrt=False)
-def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
+def exchange_run(ev, n, tmap, B, H, Bv, Hv, VT, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG, MK, LO,
                  REFKEY, TOPS, S, LM, LA, LB, at):
     """The feed events ev[S[S_POS]:n] of a batch on the exchange side, up to the first that
     needs the strategy's side (S[S_POS] then names it): RUN_DUE (something is due before
@@ -595,14 +599,12 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
     strategy, and the shadow book's steps are inlined into its loop."""
     lazy = not S[S_ZERO_FEED] and not S[S_SUB] & (SUB_BBO | SUB_BOOK)
     for i in range(S[S_POS], n):
-        j = min(i + AHEAD, n - 1)
-        h_prefetch(H, ev[j, EV_BOOK], ev[j, EV_REF])
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
             continue
         tb = tmap[b]
         if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:
-            note_print(H, ev[i])
+            note_print(B, ev[i], tb)
             if BKv[tb, B_SEQ] == 0 or ev[i, EV_ACTION] & DEFER:
                 continue
             # an event that ends in a print: its book changes are seen at the print, as in
@@ -614,7 +616,7 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
                 if h >= S[S_LAG_HEAD] and LAG[h, EV_SEQ] == last:
                     LAG[h, EV_ACTION] &= ~DEFER
                 continue
-            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(B, Bv, VT, S, tb, TOPS)):
                 S[S_NOW] = ev[i, EV_TIME]
                 S[S_POS] = i
                 return RUN_PRINT
@@ -629,12 +631,14 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
         if lazy and S[S_LAG_TAIL] - S[S_LAG_HEAD] >= LAZY_BATCH:
             # a lazy view: what was delivered before t can be applied now (every later
             # call is at t or after)
-            r = catch_up(LAG, Hv, Lv, nlv, OO, BKv, FL, EV, stv, S, at, t, True)
+            r = catch_up(LAG, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at, t, True)
             if r:
                 S[S_POS] = i
                 S[S_CALL] = r
                 return RUN_ROOM
-        r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+        r = room(B, H, Hv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+        if r == 0:
+            r = shadow_room(B, tb, ev[i])
         if r:
             S[S_POS] = i
             S[S_CALL] = r
@@ -642,11 +646,11 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
         if S[S_MARK_PERIOD] > 0 and t >= S[S_MARK_NEXT]:
             for k in range(BK.shape[0]):
                 if BK[k, B_SEEN]:
-                    mark(MK, S, L, nl, k, S[S_MARK_NEXT], st)
+                    mark(MK, S, B, k, S[S_MARK_NEXT], st)
             S[S_MARK_NEXT] = (t // S[S_MARK_PERIOD] + 1) * S[S_MARK_PERIOD]
         e0, f0 = st[ST_NE], st[ST_NF]
         at[0], at[1], at[2] = ev[i, EV_SEQ], 1, t
-        feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
+        feed_event(ev[i], B, H, OO, BK, FL, EV, st, at, tb)
         BK[tb, B_TIME] = t
         if ev[i, EV_ACTION] & DEFER:        # the event goes on: its last change so far
             BKv[tb, B_SEQ] = ev[i, EV_SEQ]
@@ -654,7 +658,7 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
             BKv[tb, B_SEQ] = 0
         if st[ST_NF] > f0:
             respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
-            mark(MK, S, L, nl, tb, t, st)
+            mark(MK, S, B, tb, t, st)
         elif st[ST_NE] > e0:
             respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, t)
         if not S[S_ZERO_FEED]:
@@ -664,11 +668,11 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
             if S[S_COMPILED]:
                 # a compiled strategy's view is the top: a lazy view skips a row that would
                 # show what the row before it (or, none queued, the view itself) shows
-                if lazy and (same_top(LAG, h - 1, L, nl, tb) if h > S[S_LAG_HEAD]
-                             else view_shows_top(Lv, nlv, L, nl, tb)):
+                if lazy and (same_top(LAG, h - 1, B, tb) if h > S[S_LAG_HEAD]
+                             else view_shows_top(VT, B, tb)):
                     continue
                 LAG[h, EV_SEQ], LAG[h, EV_ACTION], LAG[h, EV_TIME] = ev[i, EV_SEQ], ev[i, EV_ACTION], t
-                record_top(LAG, h, L, nl, tb)
+                record_top(LAG, h, B, tb)
             else:
                 copy_row(LAG[h, :LAG_DUE], ev[i])
             LAG[h, LAG_DUE - 1] = tb
@@ -684,7 +688,7 @@ def exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, 
             return RUN_PHASE
         if ev[i, EV_ACTION] & DEFER:
             continue
-        if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+        if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(B, Bv, VT, S, tb, TOPS)):
             S[S_POS] = i
             S[S_PHASE] = 2
             return RUN_PHASE
@@ -699,13 +703,13 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
     exchange side runs in exchange_run; this loop does what needs the strategy. ``at``
     (3 int64) is scratch for the key of the rows being written. ``books`` (an OwnBooks),
     ``view``, ``run`` and ``gate``: the named state above."""
-    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
-    Hv, Lv, nlv, BKv, stv = view
+    B, H, INS, MID, OO, BK, FL, EV, st = books
+    Bv, Hv, VT, BKv, stv = view
     RQ, LAG, MK, LO, REFKEY, PL, TOPS, S, C = run
     LM, LA, LB, RK, W = gate
     while True:
         if S[S_PHASE] == 0:
-            status = exchange_run(ev, n, tmap, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG,
+            status = exchange_run(ev, n, tmap, B, H, Bv, Hv, VT, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG,
                                   MK, LO, REFKEY, TOPS, S, LM, LA, LB, at)
             if status == RUN_END:
                 return OK
@@ -715,13 +719,13 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
             t = ev[i, EV_TIME]
             tb = tmap[ev[i, EV_BOOK]]
             if status == RUN_DUE:
-                status = drain(t, tb, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
+                status = drain(t, tb, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
                                LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
                 if status != OK:
                     return status
                 continue
             if status == RUN_PRINT:
-                call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+                call_row(C, CALL_BOOK, t, tb, B, Bv, VT, PL, S)
                 C[C_SEQ] = ev[i, EV_SEQ]
                 S[S_POS] = i + 1
                 if not S[S_COMPILED]:
@@ -735,7 +739,7 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
         if S[S_PHASE] == 1:
             S[S_NOW] = t
             while S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] <= t:
-                r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+                r = room(B, H, Hv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
                 if r:
                     S[S_CALL] = r
                     return NEED_ROOM
@@ -743,7 +747,7 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
                 S[S_RQ_HEAD] = q + 1
                 deliver(RQ, LO, PL, q)
                 if S[S_SUB] & SUB_ORDERS:
-                    call_row(C, CALL_ORDER, t, LO[RQ[q, R_KEY], LO_TB], L, nl, PL, S)
+                    call_row(C, CALL_ORDER, t, LO[RQ[q, R_KEY], LO_TB], B, Bv, VT, PL, S)
                     order_call(C, RQ, LO, q)
                     if not S[S_COMPILED]:
                         S[S_CALL] = CALL_ORDER
@@ -753,18 +757,18 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
             S[S_POS] = i + 1
             if ev[i, EV_ACTION] & DEFER:
                 continue
-            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(L, nl, tb, TOPS)):
+            if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(B, Bv, VT, S, tb, TOPS)):
                 S[S_POS] = i
                 S[S_PHASE] = 2
         if S[S_PHASE] == 2:
             # the strategy's call on the book change (room for what it sends first)
-            r = room(H, Hv, L, nl, nlv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
+            r = room(B, H, Hv, BK, FL, EV, st, stv, INS, RQ, LAG, MK, LO, REFKEY, S, tb)
             if r:
                 S[S_CALL] = r
                 return NEED_ROOM
             S[S_PHASE] = 0
             S[S_POS] = i + 1
-            call_row(C, CALL_BOOK, t, tb, L, nl, PL, S)
+            call_row(C, CALL_BOOK, t, tb, B, Bv, VT, PL, S)
             C[C_SEQ] = ev[i, EV_SEQ]
             if not S[S_COMPILED]:
                 S[S_CALL] = CALL_BOOK
@@ -776,13 +780,13 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
 def bt_finish(books, view, run, gate, fn, state, OUT, day_end, at):
     """After the feed's last record: everything still queued (timers up to the last feed
     time), then (``day_end``) DAY orders expire. Resumable like bt_events (S_FINISH)."""
-    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
-    Hv, Lv, nlv, BKv, stv = view
+    B, H, INS, MID, OO, BK, FL, EV, st = books
+    Bv, Hv, VT, BKv, stv = view
     RQ, LAG, MK, LO, REFKEY, PL, TOPS, S, C = run
     LM, LA, LB, RK, W = gate
     if S[S_FINISH] == 0:
         S[S_NEXT_SEQ] = 1 << 62
-        status = drain(FOREVER, 0, H, L, nl, Hv, Lv, nlv, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
+        status = drain(FOREVER, 0, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
                        LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
         if status != OK:
             return status
@@ -808,7 +812,7 @@ def bt_finish(books, view, run, gate, fn, state, OUT, day_end, at):
                              -1, -1)
                     k = nxt
                 if BK[tb, B_SEEN]:
-                    mark(MK, S, L, nl, tb, last, st)
+                    mark(MK, S, B, tb, last, st)
     return OK
 
 

@@ -6,7 +6,7 @@ a second shadow of the same books without own orders: the strategy's *view*, whi
 each feed event when the strategy receives it.
 """
 
-from .simulate_layout import I_ACT, I_KEY, I_MARKET, I_PRICE, I_QTY, I_SIDE, I_TB, I_TIF, I_WIDTH
+from .simulate_layout import I_ACT, I_KEY, I_MARKET, I_PRICE, I_QTY, I_SIDE, I_TB, I_TIF, I_WIDTH, ROOM_SHADOW
 
 # instruction rows: the simulation's columns, then the backtest's own
 X_POST = I_WIDTH          # post-only
@@ -78,5 +78,7 @@ S_WIDTH = 40
 OK = 0
 NEED_ROOM = 1
 CALL = 2          # a Python strategy's call is due (S_CALL: its kind; the call row C)
-# room kinds
-ROOM_HASH, ROOM_LEVELS, ROOM_OUT, ROOM_VHASH, ROOM_KEYS, ROOM_INS, ROOM_RQ, ROOM_LAG, ROOM_MARKS = range(1, 10)
+# room kinds; ROOM_SHADOW / ROOM_VSHADOW + k: the exchange's / the view's shadow book asks
+# for its room k (obook._kernels.book ROOM_*)
+ROOM_HASH, _, ROOM_OUT, ROOM_VHASH, ROOM_KEYS, ROOM_INS, ROOM_RQ, ROOM_LAG, ROOM_MARKS = range(1, 10)
+ROOM_VSHADOW = 2 * ROOM_SHADOW

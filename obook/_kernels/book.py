@@ -7,7 +7,8 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
 
 - ``lv[L, 4]``: price levels: price, total shares, order count, owner (book*2 + side;
   -1 once freed). ``lvx[L, 4]``: heap position (far levels, else -1), queue head and
-  tail (time priority, below), unused.
+  tail (time priority, below), and a value the driver keeps per level (0 when the level
+  is made; the own-order simulation's shares its orders consumed there).
 - ``sides[B*2, 4]``: per book and side: start, len and cap of its *near* segment of
   ``pool``, and the number of its *far* levels.
 - ``pool[P, 2]``: near segments of (sort key, level), sorted by key, best at the end (key
@@ -31,7 +32,8 @@ State is a handful of flat arrays (see obook.engine.books.BookState):
   orders the direct index can't hold (refs outside its window, a ref live in two books, 2**39 shares
   or more, a level id from 2**24 - 2 up); its values are (level + 1, shares) rows.
 - Time priority (only when the caller keeps queues, ``queue``): each level's orders in
-  arrival order, a doubly-linked list of nodes ``qn[N, 4]`` (next, prev, shares, ref)
+  arrival order, a doubly-linked list of nodes ``qn[N, 4+]`` (next, prev, shares, ref;
+  a driver may keep more columns per order beside them)
   from ``lvx`` head to tail; ``pnode`` (parallel to ``pages``) and ``ovnode`` (to
   ``ov_val``) give an order's node. Without them these arrays have one row and are never
   touched.
@@ -100,6 +102,7 @@ LV_OWNER = 3
 LX_HPOS = 0
 LX_HEAD = 1
 LX_TAIL = 2
+LX_DRIVER = 3      # the driver's own value for the level (0 when made)
 Q_NEXT = 0
 Q_PREV = 1
 Q_SHARES = 2
@@ -490,6 +493,7 @@ def _new_level(sd, price, lv, lv_free, lvx, st):
     lvx[_u(lvl), LX_HPOS] = -1
     lvx[_u(lvl), LX_HEAD] = -1
     lvx[_u(lvl), LX_TAIL] = -1
+    lvx[_u(lvl), LX_DRIVER] = 0
     return lvl
 
 
@@ -648,6 +652,28 @@ def side_best(sd, sides, pool, lv):
         return -1, -1, 0
     lvl = pool[_u(sides[_u(sd), 0] + n - 1), 1]
     return lv[_u(lvl), LV_PRICE], lv[_u(lvl), LV_QTY], lv[_u(lvl), LV_COUNT]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def level_by_rank(sd, j, after, sides, pool, heaps, hp):
+    """(level, sort key) of side sd's j-th best level (j = 0: the best), or (-1, 0) past
+    its last; ``after``: the sort key the walk returned for rank j - 1 (unused for the
+    near segment's ranks). The near segment is read in place; past it the far heap is
+    searched for the best key below ``after`` (a scan of the side's far levels: walks
+    that deep, an order sweeping more than NEAR_MIN levels, are rare)."""
+    n = sides[_u(sd), 1]
+    if j < n:
+        e = sides[_u(sd), 0] + n - 1 - j
+        return pool[_u(e), 1], pool[_u(e), 0]
+    hs = heaps[_u(sd), 0]
+    best = np.int64(-1)
+    key = np.int64(0)
+    for k in range(sides[_u(sd), 3]):
+        kk = hp[_u(hs + k), 0]
+        if kk < after and (best < 0 or kk > key):
+            best = hp[_u(hs + k), 1]
+            key = kk
+    return best, key
 
 
 @njit(cache=True, _nrt=False, inline="always")

@@ -3,15 +3,19 @@
 ``sim_events`` walks a batch of normalized events (obook._kernels.layout); an event of a
 book without own orders costs one lookup (``tmap[book] < 0``). For a tracked book it first
 runs the own instructions that arrived before the event (arrival < event time), then
-applies the event to the shadow book and to the own orders resting at its level. See
-obook.simulate for the semantics. Kernels never raise: NEED_ROOM asks the driver to grow
-the shadow or flush the outputs and to call again from ``st[ST_POS]``.
+applies the event to the shadow book and to the own orders resting at its level. The
+shadow is the replay's book (obook._kernels.book; see obook._kernels.simulate_layout for
+what the simulation keeps beside it). See obook.simulate for the semantics. Kernels never
+raise: NEED_ROOM asks the driver to grow the shadow or flush the outputs and to call
+again from ``st[ST_POS]``.
 """
 
 from collections import namedtuple
 
 import numpy as np
-from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_home, ht_put, ht_reinsert
+from .book import (LV_COUNT, LV_OWNER, LV_PRICE, LV_QTY, LX_DRIVER, LX_HEAD, Q_REF, add_order, entry_at,
+                   find_order, level_at, level_by_rank, level_room, node_of, order_room, page_addr, take_shares)
+from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_put, ht_reinsert
 from .jit import njit
 from .prefetch import prefetch
 
@@ -22,23 +26,23 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
                               B_NEXT, B_PROBE, D_HEAD, OD_N, OD_PX, OD_QTY, ST_ND, W_BBO, W_DEPTH,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
-                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_FIRST, H_LAST, H_PRICE, H_REF,
-                              H_PRINTED, H_SHARES, H_SIDE, H_STAMP, H_STATE, I_ACT, I_ARR, I_HAS_PRICE,
+                              F_QTY, F_SIDE, F_TAKER, H_BOOK, H_COUNT, H_FIRST, H_LAST, H_REF,
+                              H_STATE, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE,
                               I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT, K_EXPIRED, K_FILLED,
                               K_MODIFIED, K_PARTIAL, K_PHASE, K_QUEUE, K_REJECTED, K_RESTED, K_SEQ,
-                              K_TB, K_TIME, L_COUNT, L_KEY, L_QTY, L_USED, NEED_ROOM, NONE, O_AHEAD,
+                              K_TB, K_TIME, NEED_ROOM, NONE, O_AHEAD,
                               O_DONE, O_FILLED, O_LIVE, O_NEVER, O_NEXT, O_PNEXT, O_PPREV, O_PREV, O_PRICE, O_REM,
                               O_RESTING, O_SIDE, O_STAMP, O_STATE, O_TB, O_TIF, OK, OP_CANCEL,
-                              OP_NEW, Q_ASK, Q_ASKQ, Q_BID, Q_BIDQ, R_DUPLICATE_ID, R_FOK,
+                              OP_NEW, Q_ASK, Q_ASKQ, Q_BID, Q_BIDQ, QN_PRINTED, QN_STAMP, R_DUPLICATE_ID, R_FOK,
                               R_NOT_LIVE, R_REQUEST, R_SESSION_END, R_UNFILLED, R_UNKNOWN_ID,
-                              ROOM_HASH, ROOM_LEVELS, ROOM_OUT, ST_COUNT, ST_LIVE, ST_NE, ST_NF,
+                              ROOM_HASH, ROOM_OUT, ROOM_SHADOW, ST_COUNT, ST_LIVE, ST_NE, ST_NF,
                               ST_NQ, ST_POS, ST_STAMP, ST_USED, TIF_DAY, TIF_FOK, TIF_IOC)
 
-#: the own orders and the shadow of their books (obook._kernels.simulate_layout): the shadow's
-#: order hash, levels and level counts; the own instructions, their mids, the own orders,
-#: the tracked books; the fills and events rows; the counters
-OwnBooks = namedtuple("OwnBooks", ("H", "L", "nl", "INS", "MID", "OO", "BK", "FL", "EV", "st"))
+#: the own orders and the shadow of their books: the shadow book (obook._kernels.book.Books),
+#: the own price lists (obook._kernels.simulate_layout); the own instructions, their mids,
+#: the own orders, the tracked books; the fills and events rows; the counters
+OwnBooks = namedtuple("OwnBooks", ("B", "H", "INS", "MID", "OO", "BK", "FL", "EV", "st"))
 #: the with-own tables' rows: bbo_with_own, the own levels, each book's last depth row, depth_with_own
 WithOwn = namedtuple("WithOwn", ("QB", "OD", "DL", "DQ"))
 
@@ -51,37 +55,27 @@ def copy_row(dst, src):
         dst[c] = src[c]
 
 
-# ---------------------------------------------------------------- shadow order hash
-# obook._kernels.hashtab on H's columns: the key (H_BOOK, H_REF), the row state H_STATE
+# ---------------------------------------------------------------- own price lists
+# obook._kernels.hashtab on H's columns: the key (H_BOOK = 2 * tb + side, H_REF = price)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def h_find(H, b, ref):
-    """The slot of live order (b, ref), or -1."""
-    return ht_find(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], b, ref)
+def h_find(H, sd, price):
+    """The slot of the own orders' list at (book side sd, price), or -1."""
+    return ht_find(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], sd, price)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def h_prefetch(H, b, ref):
-    """Start loading the first row h_find(H, b, ref) probes (a loop prefetches the rows of
-    the events a few ahead: the table's lines are often out of the near caches by then)."""
-    prefetch(H, ht_home(b, ref, H.shape[0] - 1) * H.shape[1])
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def h_put(H, st, b, ref, side, price, shares):
-    """A new live order (the caller made sure (b, ref) is not live and the table has room)
-    with the next stamp."""
-    i = ht_put(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], st, ST_LIVE, ST_USED, b, ref)
-    H[i, H_SIDE], H[i, H_PRICE], H[i, H_SHARES] = side, price, shares
-    H[i, H_STAMP], H[i, H_PRINTED] = st[ST_STAMP], 0
-    st[ST_STAMP] += 1
+def h_put(H, st, sd, price):
+    """A new, empty own price list (the caller made sure there is none and the table has room)."""
+    i = ht_put(H[:, H_BOOK:H_REF + 1], H[:, H_STATE], st, ST_LIVE, ST_USED, sd, price)
+    H[i, H_FIRST], H[i, H_LAST], H[i, H_COUNT] = -1, -1, 0
     return i
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def h_drop(H, st, i):
-    """Order (or own price list) of slot i leaves the table."""
+    """The own price list of slot i leaves the table."""
     ht_drop(H[:, H_STATE], st, ST_LIVE, i)
 
 
@@ -105,69 +99,65 @@ def h_grown(H, st):
     return new
 
 
-# ---------------------------------------------------------------- shadow levels (best last)
+# ---------------------------------------------------------------- the shadow book
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _key(side, price):
+    """The book's sort key of a price (best last: bids by price, asks by -price)."""
     return price if side == 0 else -price
 
 
-NEAR = 8     # levels next to the best that lv_find walks before it bisects
-
-
 @njit(cache=True, _nrt=False, inline="always")
-def lv_find(L, nl, row, key):
-    """Index of the level with sort key ``key``, or -(insertion point) - 1. Most events are
-    at the best levels (the last ones): those are walked from the best, in a loop whose
-    branches the processor predicts; the rest is bisected."""
-    n = nl[row]
-    hi = max(n - NEAR, 0)
-    for j in range(n - 1, hi - 1, -1):
-        if L[row, j, L_KEY] <= key:
-            return j if L[row, j, L_KEY] == key else -(j + 1) - 1
-    lo = 0
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if L[row, mid, L_KEY] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < n and L[row, lo, L_KEY] == key:
-        return lo
-    return -lo - 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def lv_add(L, nl, row, key, shares):
-    j = lv_find(L, nl, row, key)
-    if j >= 0:
-        L[row, j, L_QTY] += shares
-        L[row, j, L_COUNT] += 1
-        return j
-    j = -j - 1
-    for k in range(nl[row], j, -1):
-        copy_row(L[row, k], L[row, k - 1])
-    L[row, j, L_KEY], L[row, j, L_QTY], L[row, j, L_USED], L[row, j, L_COUNT] = key, shares, 0, 1
-    nl[row] += 1
-    return j
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def lv_drop(L, nl, row, j):
-    for k in range(j, nl[row] - 1):
-        copy_row(L[row, k], L[row, k + 1])
-    nl[row] -= 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def feed_best(L, nl, row):
-    """The feed's best price of a book side (NONE: empty)."""
-    n = nl[row]
+def feed_best(B, sd):
+    """The feed's best price of book side sd (NONE: empty)."""
+    n = B.sides[sd, 1]
     if n == 0:
         return NONE
-    k = L[row, n - 1, L_KEY]
-    return k if row % 2 == 0 else -k
+    return B.lv[B.pool[B.sides[sd, 0] + n - 1, 1], LV_PRICE]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def shown(B, lvl):
+    """Shares of level lvl your orders have not consumed."""
+    return B.lv[lvl, LV_QTY] - B.lvx[lvl, LX_DRIVER]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def visible(B, lvl):
+    """The feed level still shows shares (or is a level of zero-share orders)."""
+    return shown(B, lvl) > 0 or (B.lv[lvl, LV_QTY] == 0 and B.lvx[lvl, LX_DRIVER] == 0)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def shadow_prefetch(B, ref):
+    """Start loading the order index entry of ``ref`` (a loop prefetches the entries of the
+    events a few ahead)."""
+    a = page_addr(ref, B.page_dir, B.st)
+    if a >= 0:
+        prefetch(B.pages, a)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def find(B, tb, ref):
+    """Address of the live feed order (tb, ref) in the shadow, or -1."""
+    return find_order(tb, ref, B.lv, B.pages, B.page_dir, B.ov_key, B.ov_state, B.st)
+
+
+@njit(cache=True, _nrt=False)
+def shadow_room(B, tb, e):
+    """0, or ROOM_SHADOW + the shadow book's room request before event e of book tb."""
+    act = e[EV_ACTION] & 0xFF
+    if act == ACT_ADD or act == ACT_ADD_ZERO_OK or act == ACT_REPLACE or act == ACT_MODIFY:
+        room = level_room(tb, B.sides, B.pool, B.heaps, B.hp, B.fh, B.lv, B.st)
+        if room == 0:
+            room = order_room(e[EV_NEWREF] if act == ACT_REPLACE else e[EV_REF], B.pages, B.page_dir, B.ov_key,
+                              B.qn, True, B.st)
+        if room != 0:
+            return ROOM_SHADOW + room
+    elif tb * 2 + 1 >= B.sides.shape[0]:
+        return ROOM_SHADOW + level_room(tb, B.sides, B.pool, B.heaps, B.hp, B.fh, B.lv, B.st)
+    return 0
 
 
 # ---------------------------------------------------------------- output rows
@@ -228,7 +218,7 @@ def unlink(H, OO, BK, st, k):
     BK[tb, B_RESTING] -= 1
     if OO[k, O_REM] > 0:
         best_add(BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], -OO[k, O_REM])
-    slot = h_find(H, -(2 * tb + OO[k, O_SIDE]) - 1, OO[k, O_PRICE])
+    slot = h_find(H, 2 * tb + OO[k, O_SIDE], OO[k, O_PRICE])
     p, n = OO[k, O_PPREV], OO[k, O_PNEXT]
     if p >= 0:
         OO[p, O_PNEXT] = n
@@ -238,8 +228,8 @@ def unlink(H, OO, BK, st, k):
         OO[n, O_PPREV] = p
     else:
         H[slot, H_LAST] = p
-    H[slot, H_SHARES] -= 1
-    if H[slot, H_SHARES] == 0:
+    H[slot, H_COUNT] -= 1
+    if H[slot, H_COUNT] == 0:
         h_drop(H, st, slot)
 
 
@@ -260,11 +250,10 @@ def link(H, OO, BK, st, k):
     BK[tb, B_TAIL] = k
     BK[tb, B_RESTING] += 1
     best_add(BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM])
-    b, price = -(2 * tb + OO[k, O_SIDE]) - 1, OO[k, O_PRICE]
-    slot = h_find(H, b, price)
+    sd, price = 2 * tb + OO[k, O_SIDE], OO[k, O_PRICE]
+    slot = h_find(H, sd, price)
     if slot < 0:
-        slot = h_put(H, st, b, price, -1, -1, 0)
-        st[ST_STAMP] -= 1          # a list is no order: no stamp
+        slot = h_put(H, st, sd, price)
     t = H[slot, H_LAST]
     OO[k, O_PPREV], OO[k, O_PNEXT] = t, -1
     if t >= 0:
@@ -272,7 +261,7 @@ def link(H, OO, BK, st, k):
     else:
         H[slot, H_FIRST] = k
     H[slot, H_LAST] = k
-    H[slot, H_SHARES] += 1
+    H[slot, H_COUNT] += 1
 
 
 @njit(cache=True, _nrt=False)
@@ -335,60 +324,77 @@ def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec, slo
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x, is_exec, remove):
-    """Feed order ``slot`` loses x shares (an execution or not); removed when ``remove`` or
-    at 0 shares; its level keeps consumed <= shares."""
-    side, price = H[slot, H_SIDE], H[slot, H_PRICE]
-    row = 2 * tb + side
-    j = lv_find(L, nl, row, _key(side, price))
+def take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove):
+    """Feed order at address a (level lvl, ``have`` shares) loses x <= have shares (an
+    execution or not); removed when ``remove`` or at 0 shares; its level keeps consumed <=
+    shares."""
     if BK[tb, B_RESTING] > 0:
-        own = h_find(H, -(2 * tb + side) - 1, price)
+        sd, price = B.lv[lvl, LV_OWNER], B.lv[lvl, LV_PRICE]
+        own = h_find(H, sd, price)
         if own >= 0:
-            at_level(H, OO, BK, FL, EV, st, at, tb, side, price, H[slot, H_STAMP], x, is_exec, own)
+            fstamp = B.qn[node_of(a, B.pnode, B.ovnode), QN_STAMP]
+            at_level(H, OO, BK, FL, EV, st, at, tb, sd & 1, price, fstamp, x, is_exec, own)
+    used = B.lvx[lvl, LX_DRIVER]
     if is_exec:
-        L[row, j, L_USED] -= min(L[row, j, L_USED], x)
-    L[row, j, L_QTY] -= x
-    H[slot, H_SHARES] -= x
-    if remove or H[slot, H_SHARES] == 0:
-        L[row, j, L_QTY] -= H[slot, H_SHARES]
-        h_drop(H, st, slot)
-        L[row, j, L_COUNT] -= 1
-    L[row, j, L_USED] = min(L[row, j, L_USED], L[row, j, L_QTY])
-    if L[row, j, L_COUNT] == 0:
-        lv_drop(L, nl, row, j)
+        used -= min(used, x)
+    left = B.lv[lvl, LV_QTY] - (have if remove or x == have else x)
+    B.lvx[lvl, LX_DRIVER] = min(used, left)
+    take_shares(a, lvl, have, 0 if remove else x, remove, B.lv, B.lv_free, B.lvx, B.sides, B.pool, B.heaps,
+                B.hp, B.fh, B.pages, B.page_dir, B.page_live, B.page_key, B.page_free, B.ov_val, B.ov_state,
+                True, B.qn, B.pnode, B.ovnode, B.st)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares):
-    """A feed order joins the back of its level; own resting orders it crosses fill first
-    (best price, then time), the shares they take are consumed at its level."""
-    h_put(H, st, b, ref, side, price, shares)
-    row = 2 * tb + side
-    j = lv_add(L, nl, row, _key(side, price), shares)
+def take_all(B, H, OO, BK, FL, EV, st, at, tb, ref, moves_up):
+    """Feed order (tb, ref), if live, leaves (not an execution); own orders behind it move
+    up when ``moves_up`` (a replace's new ref that was live; a repeated add's is replaced
+    in place)."""
+    a = find(B, tb, ref)
+    if a != -1:
+        lvl, have = entry_at(a, B.pages, B.ov_val)
+        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have if moves_up else 0, False, True)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares):
+    """A feed order joins the back of its level (the next stamp); own resting orders it
+    crosses fill first (best price, then time), the shares they take are consumed at its
+    level."""
+    lvl, node = add_order(tb, side, price, ref, shares, True, B.lv, B.lv_free, B.lvx, B.sides, B.pool,
+                          B.seg_free, B.heaps, B.hp, B.fh, B.pages, B.page_dir, B.page_live, B.page_key,
+                          B.page_free, B.ov_key, B.ov_val, B.ov_state, B.qn, B.pnode, B.ovnode, B.st)
+    if lvl < 0:             # past a level's largest total: the replay refused it too
+        return
+    B.qn[node, QN_STAMP], B.qn[node, QN_PRINTED] = st[ST_STAMP], 0
+    st[ST_STAMP] += 1
     budget = shares
     while budget > 0 and BK[tb, B_RESTING] > 0:
         own_best(OO, BK, tb)
         best = BK[tb, B_OWN + 2 * (1 - side)]           # the other side's best own price
         if best == NONE or (best < price if side == 1 else best > price):
             break
-        k = H[h_find(H, -(2 * tb + 1 - side) - 1, best), H_FIRST]
+        k = H[h_find(H, 2 * tb + 1 - side, best), H_FIRST]
         while k >= 0 and budget > 0:
             nxt = OO[k, O_PNEXT]
             f = min(budget, OO[k, O_REM])
             budget -= f
-            L[row, j, L_USED] += f
+            B.lvx[lvl, LX_DRIVER] += f
             own_fill(H, OO, BK, FL, EV, st, at, k, best, f, 0, 0)
             k = nxt
 
 
 @njit(cache=True, _nrt=False)
-def clear(H, nl, OO, BK, EV, st, at, tb, b):
-    """A clear of the feed's book: its orders go (own price lists stay), own orders are at
-    the front."""
-    for i in range(H.shape[0]):
-        if H[i, H_STATE] == LIVE and H[i, H_BOOK] == b:
-            h_drop(H, st, i)
-    nl[2 * tb] = nl[2 * tb + 1] = 0
+def clear(B, OO, BK, EV, st, at, tb):
+    """A clear of the feed's book: its orders go (best level first, each front to back),
+    own orders are at the front."""
+    for sd in range(2 * tb, 2 * tb + 2):
+        while B.sides[sd, 1] > 0:
+            lvl = B.pool[B.sides[sd, 0] + B.sides[sd, 1] - 1, 1]
+            a = find(B, tb, B.qn[B.lvx[lvl, LX_HEAD], Q_REF])
+            _lvl, have = entry_at(a, B.pages, B.ov_val)
+            take_shares(a, lvl, have, 0, True, B.lv, B.lv_free, B.lvx, B.sides, B.pool, B.heaps, B.hp, B.fh,
+                        B.pages, B.page_dir, B.page_live, B.page_key, B.page_free, B.ov_val, B.ov_state,
+                        True, B.qn, B.pnode, B.ovnode, B.st)
     k = BK[tb, B_HEAD]
     while k >= 0:
         if OO[k, O_AHEAD] > 0:
@@ -398,95 +404,102 @@ def clear(H, nl, OO, BK, EV, st, at, tb, b):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def feed_event(e, H, L, nl, OO, BK, FL, EV, st, at, tb):
-    """Apply one normalized event to tracked book tb (tolerant: unknown refs do nothing)."""
+def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
+    """Apply one normalized event to tracked book tb (tolerant: unknown refs do nothing;
+    the room it needs checked by shadow_room)."""
     act = e[EV_ACTION] & 0xFF
     side = (e[EV_ACTION] >> 8) & 1
-    b, ref, shares, price = e[EV_BOOK], e[EV_REF], e[EV_SHARES], e[EV_PRICE]
+    ref, shares, price = e[EV_REF], e[EV_SHARES], e[EV_PRICE]
     if act == ACT_ADD or act == ACT_ADD_ZERO_OK:
         if act == ACT_ADD and shares == 0:
             return
-        if e[EV_ACTION] & OWN_BEST and nl[2 * tb + side] > 0:
-            price = feed_best(L, nl, 2 * tb + side)
-        slot = h_find(H, b, ref)
-        if slot >= 0:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, 0, False, True)
-        put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares)
+        if e[EV_ACTION] & OWN_BEST and B.sides[2 * tb + side, 1] > 0:
+            price = feed_best(B, 2 * tb + side)
+        take_all(B, H, OO, BK, FL, EV, st, at, tb, ref, False)
+        put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares)
         return
     if act == ACT_CLEAR:
-        clear(H, nl, OO, BK, EV, st, at, tb, b)
+        clear(B, OO, BK, EV, st, at, tb)
         return
-    slot = h_find(H, b, ref)
-    if slot < 0:
+    a = find(B, tb, ref)
+    if a == -1:
         if act == ACT_MODIFY and shares > 0:
-            put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares)
+            put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares)
         return
-    have = H[slot, H_SHARES]
+    lvl, have = entry_at(a, B.pages, B.ov_val)
     if act == ACT_EXEC or act == ACT_EXEC_CLAMP:
-        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, min(shares, have), True, False)
+        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, min(shares, have), True, False)
     elif act == ACT_CANCEL:     # the part a print reported as filled is an execution
         x = min(shares, have)
-        e = min(x, H[slot, H_PRINTED])
-        H[slot, H_PRINTED] -= e
-        if e > 0:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, e, True, False)
-        if x > e:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, x - e, False, False)
+        node = node_of(a, B.pnode, B.ovnode)
+        p = min(x, B.qn[node, QN_PRINTED])
+        B.qn[node, QN_PRINTED] -= p
+        if p > 0:
+            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, p, True, False)
+            if p == have:
+                return
+            lvl, have = entry_at(a, B.pages, B.ov_val)
+        if x > p:
+            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x - p, False, False)
     elif act == ACT_REDUCE_TO:
         if shares < have:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have - shares, False, False)
+            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have - shares, False, False)
     elif act == ACT_DELETE:     # a delete of a filled order (CSV F) is an execution
-        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, (e[EV_ACTION] & FILLED) != 0, True)
+        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have, (e[EV_ACTION] & FILLED) != 0, True)
     elif act == ACT_REPLACE:
-        side = H[slot, H_SIDE]
-        take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
-        old = h_find(H, b, e[EV_NEWREF])
-        if old >= 0:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, old, H[old, H_SHARES], False, True)
-        put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, e[EV_NEWREF], side, price, shares)
+        side = B.lv[lvl, LV_OWNER] & 1
+        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have, False, True)
+        take_all(B, H, OO, BK, FL, EV, st, at, tb, e[EV_NEWREF], True)
+        put(B, H, OO, BK, FL, EV, st, at, tb, e[EV_NEWREF], side, price, shares)
     elif act == ACT_MODIFY:
-        side = H[slot, H_SIDE]
-        if price == H[slot, H_PRICE] and shares <= have:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have - shares, False, shares == 0)
+        side = B.lv[lvl, LV_OWNER] & 1
+        if price == B.lv[lvl, LV_PRICE] and shares <= have:
+            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have - shares, False, shares == 0)
         else:
-            take(H, L, nl, OO, BK, FL, EV, st, at, tb, slot, have, False, True)
+            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have, False, True)
             if shares > 0:
-                put(H, L, nl, OO, BK, FL, EV, st, at, tb, b, ref, side, price, shares)
+                put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares)
 
 
 # ---------------------------------------------------------------- own instructions
 
 
 @njit(cache=True, _nrt=False)
-def enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row):
+def enter(B, H, OO, BK, FL, EV, st, at, k, market, row):
     """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
     crosses (best level first; those shares are consumed), then rests at the back of its
     level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
     tb, side, price, tif = OO[k, O_TB], OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_TIF]
-    orow = 2 * tb + 1 - side
+    osd = 2 * tb + 1 - side
     if tif == TIF_FOK:
-        avail, j = 0, nl[orow] - 1
-        while j >= 0 and avail < OO[k, O_REM]:
-            lp = L[orow, j, L_KEY] if side == 1 else -L[orow, j, L_KEY]
+        avail, j, key = 0, 0, np.int64(0)
+        while avail < OO[k, O_REM]:
+            lvl, key = level_by_rank(osd, j, key, B.sides, B.pool, B.heaps, B.hp)
+            if lvl < 0:
+                break
+            lp = B.lv[lvl, LV_PRICE]
             if not market and (lp > price if side == 0 else lp < price):
                 break
-            avail += max(0, L[orow, j, L_QTY] - L[orow, j, L_USED])
-            j -= 1
+            avail += max(0, shown(B, lvl))
+            j += 1
         if avail < OO[k, O_REM]:
             OO[k, O_STATE] = O_DONE
             emit(EV, st, at, tb, k, K_REJECTED, R_FOK, side, price, OO[k, O_REM], 0, -1, row)
             return
-    j = nl[orow] - 1
-    while j >= 0 and OO[k, O_REM] > 0:
-        lp = L[orow, j, L_KEY] if side == 1 else -L[orow, j, L_KEY]
+    j, key = 0, np.int64(0)
+    while OO[k, O_REM] > 0:
+        lvl, key = level_by_rank(osd, j, key, B.sides, B.pool, B.heaps, B.hp)
+        if lvl < 0:
+            break
+        lp = B.lv[lvl, LV_PRICE]
         if not market and (lp > price if side == 0 else lp < price):
             break
-        a = L[orow, j, L_QTY] - L[orow, j, L_USED]
+        a = shown(B, lvl)
         if a > 0:
             f = min(a, OO[k, O_REM])
-            L[orow, j, L_USED] += f
+            B.lvx[lvl, LX_DRIVER] += f
             own_fill(H, OO, BK, FL, EV, st, at, k, lp, f, 1, 0)
-        j -= 1
+        j += 1
     rem = OO[k, O_REM]
     if rem == 0:
         return
@@ -494,18 +507,18 @@ def enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row):
         OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
         emit(EV, st, at, tb, k, K_CANCELLED, R_UNFILLED, side, price, rem, 0, -1, row)
         return
-    srow = 2 * tb + side
-    j = lv_find(L, nl, srow, _key(side, price))
-    OO[k, O_AHEAD] = max(0, L[srow, j, L_QTY] - L[srow, j, L_USED]) if j >= 0 else 0
+    lvl = level_at(tb, side, price, False, B.lv, B.lv_free, B.lvx, B.sides, B.pool, B.seg_free, B.heaps, B.hp,
+                   B.fh, B.st)
+    OO[k, O_AHEAD] = max(0, shown(B, lvl)) if lvl >= 0 else 0
     link(H, OO, BK, st, k)
     emit(EV, st, at, tb, k, K_RESTED, 0, side, price, rem, rem, OO[k, O_AHEAD], row)
 
 
 @njit(cache=True, _nrt=False)
-def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
+def instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at):
     """One own instruction at its arrival (at = (seq, 0, arrival))."""
     tb, k, row = INS[q, I_TB], INS[q, I_KEY], INS[q, I_ROW]
-    MID[q, 0], MID[q, 1], MID[q, 4] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1), at[0]
+    MID[q, 0], MID[q, 1], MID[q, 4] = feed_best(B, 2 * tb), feed_best(B, 2 * tb + 1), at[0]
     act, reason = INS[q, I_ACT], INS[q, I_REASON]
     if reason == 0 and act == OP_NEW and OO[k, O_STATE] != O_NEVER:
         reason = R_DUPLICATE_ID
@@ -522,7 +535,7 @@ def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
         OO[k, O_PRICE] = -1 if market else INS[q, I_PRICE]
         OO[k, O_REM], OO[k, O_TIF], OO[k, O_FILLED], OO[k, O_AHEAD] = INS[q, I_QTY], INS[q, I_TIF], 0, -1
         emit(EV, st, at, tb, k, K_ACCEPTED, 0, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_REM], -1, row)
-        enter(H, L, nl, OO, BK, FL, EV, st, at, k, market, row)
+        enter(B, H, OO, BK, FL, EV, st, at, k, market, row)
         return
     side, rem = OO[k, O_SIDE], OO[k, O_REM]
     if act == OP_CANCEL:
@@ -540,21 +553,23 @@ def instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at):
     unlink(H, OO, BK, st, k)
     OO[k, O_STATE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_AHEAD] = O_LIVE, price, qty, -1
     emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, -1, row)
-    enter(H, L, nl, OO, BK, FL, EV, st, at, k, False, row)
+    enter(B, H, OO, BK, FL, EV, st, at, k, False, row)
 
 
 @njit(cache=True, _nrt=False)
-def own_top(L, nl, OO, BK, tb, side):
+def own_top(B, OO, BK, tb, side):
     """(price, shares) of a side's best with your orders: the feed's levels less the shares
     you consumed, plus your resting orders (NONE, 0: empty)."""
-    row = 2 * tb + side
-    j = nl[row] - 1
-    while j >= 0 and L[row, j, L_QTY] - L[row, j, L_USED] <= 0 and not (L[row, j, L_QTY] == 0 and L[row, j, L_USED] == 0):
-        j -= 1
+    sd = 2 * tb + side
+    j, key = 0, np.int64(0)
+    while True:
+        lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
+        if lvl < 0 or visible(B, lvl):
+            break
+        j += 1
     px, qty = NONE, 0
-    if j >= 0:
-        px = L[row, j, L_KEY] if side == 0 else -L[row, j, L_KEY]
-        qty = L[row, j, L_QTY] - L[row, j, L_USED]
+    if lvl >= 0:
+        px, qty = B.lv[lvl, LV_PRICE], shown(B, lvl)
     own_best(OO, BK, tb)
     p, q = BK[tb, B_OWN + 2 * side], BK[tb, B_OWN + 2 * side + 1]
     if p != NONE:
@@ -566,10 +581,10 @@ def own_top(L, nl, OO, BK, tb, side):
 
 
 @njit(cache=True, _nrt=False)
-def own_bbo(L, nl, OO, BK, QB, st, at, tb):
+def own_bbo(B, OO, BK, QB, st, at, tb):
     """A bbo_with_own row when the book's best with your orders changed."""
-    bp, bq = own_top(L, nl, OO, BK, tb, 0)
-    ap, aq = own_top(L, nl, OO, BK, tb, 1)
+    bp, bq = own_top(B, OO, BK, tb, 0)
+    ap, aq = own_top(B, OO, BK, tb, 1)
     if bp == BK[tb, B_BID] and bq == BK[tb, B_BIDQ] and ap == BK[tb, B_ASK] and aq == BK[tb, B_ASKQ]:
         return
     BK[tb, B_BID], BK[tb, B_BIDQ], BK[tb, B_ASK], BK[tb, B_ASKQ] = bp, bq, ap, aq
@@ -608,13 +623,7 @@ def own_levels(OO, BK, OD, tb):
 
 
 @njit(cache=True, _nrt=False)
-def _visible(L, row, j):
-    """The feed level j still shows shares (or is a level of zero-share orders)."""
-    return L[row, j, L_QTY] - L[row, j, L_USED] > 0 or (L[row, j, L_QTY] == 0 and L[row, j, L_USED] == 0)
-
-
-@njit(cache=True, _nrt=False)
-def own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb):
+def own_depth(B, OO, BK, OD, DL, DQ, st, at, tb):
     """A depth_with_own row when the top levels with your orders changed: the feed's
     visible levels (shares less the consumed ones) merged with your resting orders' levels
     (shares and orders added where the prices meet)."""
@@ -624,22 +633,25 @@ def own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb):
     same = True
     w = D_HEAD
     for side in range(2):
-        row = 2 * tb + side
-        j, m = nl[row] - 1, 0
+        sd = 2 * tb + side
+        j, m, key = 0, 0, np.int64(0)
+        lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
         for _ in range(K):
-            while j >= 0 and not _visible(L, row, j):
-                j -= 1
-            fk = L[row, j, L_KEY] if j >= 0 else NONE
-            ok = _key(side, OD[row, m, OD_PX]) if m < K and OD[row, m, OD_PX] != NONE else NONE
+            while lvl >= 0 and not visible(B, lvl):
+                j += 1
+                lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
+            fk = key if lvl >= 0 else NONE
+            ok = _key(side, OD[sd, m, OD_PX]) if m < K and OD[sd, m, OD_PX] != NONE else NONE
             px, q, c = -1, -1, 0
             if fk != NONE and (ok == NONE or fk >= ok):
-                px, q, c = (fk if side == 0 else -fk), L[row, j, L_QTY] - L[row, j, L_USED], L[row, j, L_COUNT]
-                j -= 1
+                px, q, c = B.lv[lvl, LV_PRICE], shown(B, lvl), B.lv[lvl, LV_COUNT]
+                j += 1
+                lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
                 if ok == fk:
-                    q, c = q + OD[row, m, OD_QTY], c + OD[row, m, OD_N]
+                    q, c = q + OD[sd, m, OD_QTY], c + OD[sd, m, OD_N]
                     m += 1
             elif ok != NONE:
-                px, q, c = OD[row, m, OD_PX], OD[row, m, OD_QTY], OD[row, m, OD_N]
+                px, q, c = OD[sd, m, OD_PX], OD[sd, m, OD_QTY], OD[sd, m, OD_N]
                 m += 1
             if DL[tb, w - D_HEAD] != px or DL[tb, w - D_HEAD + 1] != q or DL[tb, w - D_HEAD + 2] != c:
                 same = False
@@ -653,22 +665,21 @@ def own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb):
 
 
 @njit(cache=True, _nrt=False)
-def with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
+def with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
     """The with-own rows asked for (``want``: W_BBO, W_DEPTH bits) after a change of book tb."""
     if want & W_BBO:
-        own_bbo(L, nl, OO, BK, QB, st, at, tb)
+        own_bbo(B, OO, BK, QB, st, at, tb)
     if want & W_DEPTH:
-        own_depth(L, nl, OO, BK, OD, DL, DQ, st, at, tb)
+        own_depth(B, OO, BK, OD, DL, DQ, st, at, tb)
 
 
 @njit(cache=True, _nrt=False)
-def _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb):
+def _room(B, H, BK, FL, EV, QB, DQ, st, tb):
     """0, or what must grow before the next instruction or event of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
         return ROOM_HASH
-    if max(nl[2 * tb], nl[2 * tb + 1]) + 2 > L.shape[1]:
-        return ROOM_LEVELS
-    need = max(nl[2 * tb], nl[2 * tb + 1]) + 2 * BK[tb, B_RESTING] + 8
+    levels = max(B.sides[2 * tb, 1] + B.sides[2 * tb, 3], B.sides[2 * tb + 1, 1] + B.sides[2 * tb + 1, 3])
+    need = levels + 2 * BK[tb, B_RESTING] + 8
     if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need or QB.shape[0] - st[ST_NQ] < 2 \
             or DQ.shape[0] - st[ST_ND] < 2:
         return ROOM_OUT
@@ -676,7 +687,7 @@ def _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb):
 
 
 @njit(cache=True, _nrt=False)
-def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
+def pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
     (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one.
     (Called for most feed events: the arrays one by one, measured faster than the named
@@ -684,29 +695,31 @@ def pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, 
     end = BK[tb, B_END]
     while BK[tb, B_PROBE] < end and INS[BK[tb, B_PROBE], I_PROBE] < t:
         q = BK[tb, B_PROBE]
-        MID[q, 2], MID[q, 3], MID[q, 5] = feed_best(L, nl, 2 * tb), feed_best(L, nl, 2 * tb + 1), seq
+        MID[q, 2], MID[q, 3], MID[q, 5] = feed_best(B, 2 * tb), feed_best(B, 2 * tb + 1), seq
         BK[tb, B_PROBE] = q + 1
     while BK[tb, B_NEXT] < end and INS[BK[tb, B_NEXT], I_ARR] < t:
-        room = _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb)
+        room = _room(B, H, BK, FL, EV, QB, DQ, st, tb)
         if room:
             return room
         q = BK[tb, B_NEXT]
         at[0], at[1], at[2] = seq, 0, INS[q, I_ARR]
-        instruction(q, INS, MID, H, L, nl, OO, BK, FL, EV, st, at)
-        with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+        instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at)
+        with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
         BK[tb, B_NEXT] = q + 1
     return 0
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def note_print(H, e):
+def note_print(B, e, tb):
     """A print changes nothing (prints come only with the trades table for some formats),
     but one naming a live order at its price reports that order's fill (Databento F, then
     a C removes the shares): noted for that cancel."""
     if e[EV_REF] != 0:
-        slot = h_find(H, e[EV_BOOK], e[EV_REF])
-        if slot >= 0 and H[slot, H_PRICE] == e[EV_PRICE]:
-            H[slot, H_PRINTED] += e[EV_SHARES]
+        a = find(B, tb, e[EV_REF])
+        if a != -1:
+            lvl, _have = entry_at(a, B.pages, B.ov_val)
+            if B.lv[lvl, LV_PRICE] == e[EV_PRICE]:
+                B.qn[node_of(a, B.pnode, B.ovnode), QN_PRINTED] += e[EV_SHARES]
 
 
 @njit(cache=True, _nrt=False)
@@ -714,7 +727,7 @@ def sim_events(ev, n, tmap, books, rows, want, at):
     """Events ev[st[ST_POS]:n] of a batch (``books``: an OwnBooks; ``rows``: a WithOwn);
     returns (status, room kind). ``want``: the with-own tables to write (W_BBO, W_DEPTH
     bits); ``at`` (3 int64): scratch for the key of the rows being written."""
-    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
+    B, H, INS, MID, OO, BK, FL, EV, st = books
     QB, OD, DL, DQ = rows
     for i in range(st[ST_POS], n):
         b = ev[i, EV_BOOK]
@@ -722,22 +735,24 @@ def sim_events(ev, n, tmap, books, rows, want, at):
             continue
         tb = tmap[b]
         if ev[i, EV_ACTION] & 0xFF == ACT_PRINT:
-            note_print(H, ev[i])
+            note_print(B, ev[i], tb)
             continue
         st[ST_POS] = i
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
         room = 0
         if BK[tb, B_PROBE] < BK[tb, B_END] or BK[tb, B_NEXT] < BK[tb, B_END]:     # own instructions to come
-            room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
+            room = pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
         if room == 0:
-            room = _room(H, L, nl, BK, FL, EV, QB, DQ, st, tb)
+            room = _room(B, H, BK, FL, EV, QB, DQ, st, tb)
+        if room == 0:
+            room = shadow_room(B, tb, ev[i])
         if room:
             return NEED_ROOM, room
         at[0], at[1], at[2] = seq, 1, t
-        feed_event(ev[i], H, L, nl, OO, BK, FL, EV, st, at, tb)
+        feed_event(ev[i], B, H, OO, BK, FL, EV, st, at, tb)
         BK[tb, B_TIME] = t
         if want and not ev[i, EV_ACTION] & DEFER:
-            with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+            with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
     st[ST_POS] = n
     return OK, 0
 
@@ -746,13 +761,13 @@ def sim_events(ev, n, tmap, books, rows, want, at):
 def sim_finish(books, rows, want, day_end, at):
     """After the feed's last record: the instructions still to come, then (``day_end``) DAY
     orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
-    H, L, nl, INS, MID, OO, BK, FL, EV, st = books
+    B, H, INS, MID, OO, BK, FL, EV, st = books
     QB, OD, DL, DQ = rows
     for tb in range(st[ST_POS], BK.shape[0]):
         st[ST_POS] = tb
         if BK[tb, B_SEEN] == 0:
             continue
-        room = pending(INS, MID, H, L, nl, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, END_SEQ, END_SEQ, want, at)
+        room = pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, END_SEQ, END_SEQ, want, at)
         if room:
             return NEED_ROOM, room
         if not day_end:
@@ -773,6 +788,30 @@ def sim_finish(books, rows, want, day_end, at):
                 OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
                 emit(EV, st, at, tb, k, K_EXPIRED, R_SESSION_END, OO[k, O_SIDE], OO[k, O_PRICE], rem, 0, -1, -1)
             k = nxt
-        with_own(L, nl, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+        with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
     st[ST_POS] = BK.shape[0]
     return OK, 0
+
+
+@njit(cache=True, _nrt=False)
+def side_levels(B, sd, out):
+    """The best out.shape[0] levels of book side sd into out (price, feed shares, orders),
+    best first; returns how many there are."""
+    j, key = 0, np.int64(0)
+    while j < out.shape[0]:
+        lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
+        if lvl < 0:
+            break
+        out[j, 0], out[j, 1], out[j, 2] = B.lv[lvl, LV_PRICE], B.lv[lvl, LV_QTY], B.lv[lvl, LV_COUNT]
+        j += 1
+    return j
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def top_level(B, sd):
+    """(price, feed shares) of book side sd's best level (NONE, 0: empty)."""
+    n = B.sides[sd, 1]
+    if n == 0:
+        return NONE, np.int64(0)
+    lvl = B.pool[B.sides[sd, 0] + n - 1, 1]
+    return B.lv[lvl, LV_PRICE], B.lv[lvl, LV_QTY]

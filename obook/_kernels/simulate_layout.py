@@ -1,26 +1,26 @@
 """Rows and codes of the own-order simulation kernels (obook._kernels.simulate).
 
 The simulation keeps a *shadow* of each book that has own orders ("tracked" books, index
-``tb``): the feed's orders (the kernels' hash table, obook._kernels.hashtab, keyed by (book, ref) with side, price,
-shares and a priority stamp) and its levels (per book side a sorted array, best last, with
-the feed's shares, the shares your crossing orders consumed, and the order count).
+``tb``) on the replay's book structures (obook._kernels.book, book id ``tb``, time-priority
+queues on): the feed's orders, their levels and queues. Beside the book's own columns the
+shadow keeps, per feed order, its priority stamp and printed shares (queue node columns
+QN_STAMP, QN_PRINTED) and, per level, the shares your crossing orders consumed there (the
+level's LX_DRIVER value).
 """
 
 from .layout import _at
 from .match_layout import match_row
 
-# shadow order hash H[cap, H_WIDTH]; it also holds the own orders' price lists: book
-# -(2 * tb + side) - 1, ref = price, H_SIDE / H_PRICE = first / last own order (stamp order)
-# H_PRINTED: shares of the order a print named (a fill report, e.g. Databento's F) that its
-# next cancels have not yet taken: those cancels are executions
-H_BOOK, H_REF, H_STATE, H_SIDE, H_PRICE, H_SHARES, H_STAMP, H_PRINTED = range(8)
-H_FIRST, H_LAST = H_SIDE, H_PRICE
-H_WIDTH = 8
+# the own orders' price lists H[cap, H_WIDTH] (obook._kernels.hashtab, keyed by (2 * tb +
+# side, price)): the first / last own order resting there (stamp order), their number
+H_BOOK, H_REF, H_STATE, H_FIRST, H_LAST, H_COUNT = range(6)
+H_WIDTH = 6
 # H_STATE: obook._kernels.hashtab's row states (EMPTY, LIVE, DELETED)
-# levels L[2 * tracked books, K, L_WIDTH]: sort key (bid: price, ask: -price), feed shares,
-# consumed shares, feed orders
-L_KEY, L_QTY, L_USED, L_COUNT = range(4)
-L_WIDTH = 4
+# the shadow's queue nodes: the book's four columns, then the feed order's priority stamp
+# and its printed shares: shares of the order a print named (a fill report, e.g.
+# Databento's F) that its next cancels have not yet taken (those cancels are executions)
+QN_STAMP, QN_PRINTED = 4, 5
+QN_WIDTH = 6
 
 # own instructions INS[m, I_WIDTH], sorted by (tracked book, arrival, input row)
 (I_ROW, I_ARR, I_TB, I_KEY, I_ACT, I_SIDE, I_MARKET, I_TIF, I_PRICE, I_HAS_PRICE, I_QTY,
@@ -131,6 +131,6 @@ TIF_GTC, TIF_DAY, TIF_IOC, TIF_FOK = 0, 1, 2, 3
 # kernel status
 OK = 0
 NEED_ROOM = 1       # flush the output rows / grow the shadow, then call again from ST_POS
-ROOM_HASH = 1
-ROOM_LEVELS = 2
+ROOM_HASH = 1       # the own price lists' table
 ROOM_OUT = 3
+ROOM_SHADOW = 32    # + the shadow book's room request (obook._kernels.book ROOM_*)

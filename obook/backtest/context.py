@@ -4,7 +4,9 @@ see it, its open orders, its position and the time (:class:`Context`)."""
 from __future__ import annotations
 
 from .._kernels.backtest_layout import LO_FILLED, LO_OPEN, LO_PENDING, LO_PRICE, LO_REF, LO_REM, LO_SIDE, LO_STATE, LO_TB
-from .._kernels.simulate_layout import L_COUNT, L_KEY, L_QTY, NONE
+import numpy as np
+
+from .._kernels.simulate_layout import NONE
 from ..errors import ObookError
 from .orders import OpenOrder
 
@@ -22,9 +24,9 @@ class Context:
     def _tb(self, instrument):
         return book_of(self._w.tb_of, self.instrument if instrument is None else instrument)
 
-    def _levels(self):
+    def _book(self):
         w = self._w
-        return (w.L, w.nl) if w.zero_feed else (w.Lv, w.nlv)
+        return w.shadow if w.zero_feed else w.view
 
     def top(self, instrument=None):
         """(bid_px, bid_qty, ask_px, ask_qty); None for an empty side."""
@@ -35,17 +37,12 @@ class Context:
 
     def depth(self, levels: int = 10, instrument=None):
         """([(price, shares, orders)] bids best first, [...] asks best first) as seen now."""
-        L, nl = self._levels()
+        book = self._book()
         tb = self._tb(instrument)
+        levels = max(int(levels), 0)
         out = []
         for side in (0, 1):
-            row = 2 * tb + side
-            n = int(nl[row])
-            lv = []
-            for j in range(n - 1, max(n - 1 - levels, -1), -1):
-                k = int(L[row, j, L_KEY])
-                lv.append((k if side == 0 else -k, int(L[row, j, L_QTY]), int(L[row, j, L_COUNT])))
-            out.append(lv)
+            out.append(side_depth(book, 2 * tb + side, levels))
         return out[0], out[1]
 
     @property
@@ -76,6 +73,22 @@ def book_of(tb_of: dict, instrument) -> int:
     except (KeyError, TypeError):
         known = ", ".join(map(str, list(tb_of)[:20])) + (" ..." if len(tb_of) > 20 else "")
         raise ObookError(f"instrument {instrument!r}: not one the strategy sees ({known})") from None
+
+
+def side_depth(book, sd: int, levels: int) -> list:
+    """[(price, shares, orders)] of the best ``levels`` levels of side sd of a shadow book
+    (obook.engine.books.BookState), best first: read from its near segment in place, the
+    rare walk past it by the kernels (obook._kernels.simulate.side_levels)."""
+    start, n, far = (int(v) for v in book.sides[sd, [0, 1, 3]])
+    if levels > n and far:
+        from .._kernels.simulate import side_levels
+
+        rows = np.zeros((levels, 3), np.int64)
+        rows = rows[:side_levels(book.books(), sd, rows)]
+    else:
+        k = min(levels, n)
+        rows = book.lv[book.pool[start + n - k:start + n, 1][::-1], :3]
+    return [(int(p), int(q), int(c)) for p, q, c in rows]
 
 
 def none_if(v):

@@ -11,19 +11,20 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_REF, LO_SIDE, LO_TB, LO_WIDTH,
                                         M_WIDTH,
                                         NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS,
-                                        ROOM_KEYS, ROOM_LAG, ROOM_LEVELS, ROOM_MARKS, ROOM_OUT, ROOM_RQ,
-                                        ROOM_VHASH, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL, SEND_FIELDS,
+                                        ROOM_KEYS, ROOM_LAG, ROOM_MARKS, ROOM_OUT, ROOM_RQ, ROOM_SHADOW,
+                                        ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL, SEND_FIELDS,
                                         S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD, S_NKEY, S_NM,
                                         S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
                                         S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
                                         X_WIDTH)
+from .._kernels.book import ROOM_BOOKS
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
-                                        E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, L_WIDTH, MID_WIDTH, NONE,
+                                        E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, MID_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
 from ..errors import ObookError, StrategyError
-from ..simulation.observer import map_book
+from ..simulation.observer import deepest_side, map_book, shadow_book
 from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, order_numbers, send_each,
                      side_of, tif_of)
 
@@ -176,7 +177,6 @@ class BacktestWorker:
         self._named = None
         old = getattr(self, "BK", None)
         n0 = 0 if old is None else old.shape[0]
-        levels = LEVELS if old is None else self.L.shape[1]
 
         def grow(a, shape, fill=0):
             new = np.full(shape, fill, np.int64)
@@ -189,10 +189,12 @@ class BacktestWorker:
             BK[n0:, B_HEAD] = BK[n0:, B_TAIL] = -1
             BK[n0:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)
             BK[n0:, B_DIRTY] = BK[n0:, B_ODIRTY] = 1
-        self.L = grow(getattr(self, "L", None), (2 * nt, levels, L_WIDTH))
-        self.Lv = grow(getattr(self, "Lv", None), (2 * nt, levels, L_WIDTH))
-        self.nl = grow(getattr(self, "nl", None), (2 * nt,))
-        self.nlv = grow(getattr(self, "nlv", None), (2 * nt,))
+        if old is None:
+            self.shadow, self.view = shadow_book(nt, LEVELS), shadow_book(nt, LEVELS)
+        for book in (self.shadow, self.view):
+            while book.sides.shape[0] < 2 * nt:
+                book.grow(ROOM_BOOKS)
+        self.VT = grow(getattr(self, "VT", None), (2 * nt, 2), -1)     # a compiled strategy's view: empty
         self.PL = grow(getattr(self, "PL", None), (nt,))
         self.TOPS = grow(getattr(self, "TOPS", None), (nt, 4), NONE)
         self.TOPS[n0:, 1::2] = 0
@@ -220,8 +222,9 @@ class BacktestWorker:
 
             spec = self.spec
             self._named = (
-                OwnBooks(self.H, self.L, self.nl, self.INS, self.MID, self.OO, self.BK, self.FL, self.EV, self.st),
-                View(self.Hv, self.Lv, self.nlv, self.BKv, self.stv),
+                OwnBooks(self.shadow.books(), self.H, self.INS, self.MID, self.OO, self.BK, self.FL, self.EV,
+                         self.st),
+                View(self.view.books(), self.Hv, self.VT, self.BKv, self.stv),
                 Run(self.RQ, self.LAG, self.MK, self.LO, self.REFKEY, self.PL, self.TOPS, self.S, self.C),
                 Gate(spec.LM, spec.LA, spec.LB, spec.risk_rk, self.W), self.entry, self.state, self.OUT)
         return self._named
@@ -305,15 +308,14 @@ class BacktestWorker:
                 self.H = new
             else:
                 self.Hv = new
-        elif kind == ROOM_LEVELS:
-            for name in ("L", "Lv"):
-                a = getattr(self, name)
-                b = np.zeros((a.shape[0], 2 * a.shape[1], L_WIDTH), np.int64)
-                b[:, :a.shape[1]] = a
-                setattr(self, name, b)
+        elif kind > ROOM_VSHADOW:
+            self.view.grow(kind - ROOM_VSHADOW)
+        elif kind > ROOM_SHADOW:
+            self.shadow.grow(kind - ROOM_SHADOW)
         elif kind in (ROOM_OUT, ROOM_MARKS):
             # the output rows stay where they are: the buffers double (no flushes to join later)
-            need = 4 * (self.L.shape[1] + OUT_ROWS) + 4 * self.BK.shape[0] + 2 * int(self.BK[:, B_RESTING].max()) + 64
+            need = 4 * (deepest_side(self.shadow) + OUT_ROWS) + 4 * self.BK.shape[0] \
+                + 2 * int(self.BK[:, B_RESTING].max()) + 64
             st = self.st
             self.FL = _more(self.FL, int(st[ST_NF]), need)
             self.EV = _more(self.EV, int(st[ST_NE]), 2 * need)

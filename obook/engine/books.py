@@ -18,6 +18,8 @@ class BookState:
 
     ``queue``: keep each level's orders in time priority (the orders table's queue place);
     turned on by the first ``apply`` that asks for orders rows while no order is live.
+    ``node_width``: columns of a queue node (the book's four, then the driver's own: the
+    own-order simulation keeps a feed order's priority stamp and printed shares there).
     """
 
     #: the overflow order table (refs the direct index can't hold: all of a feed whose ids
@@ -28,8 +30,9 @@ class BookState:
 
     def __init__(self, strict: bool = True, books: int = 1024, levels: int = 4096,
                  pages: int = 64, overflow: int = 64, kernel=None, queue: bool = False,
-                 depth_levels: int = 0):
+                 depth_levels: int = 0, node_width: int = 4):
         self.strict = strict
+        self.node_width = node_width
         self.kernel = kernel or replay.replay_events  # tests pass replay.replay_events.py_func
         self.lv = np.zeros((levels, 4), dtype=np.int64)
         self.lv_free = np.zeros(levels, dtype=np.int64)
@@ -68,7 +71,7 @@ class BookState:
         if self.live_orders:
             raise ValueError("time priority must be on before the first order")
         self.queue = True
-        self.qn = np.zeros((max(64, self.lv.shape[0]), 4), dtype=np.int64)
+        self.qn = np.zeros((max(64, self.lv.shape[0]), self.node_width), dtype=np.int64)
         self.pnode = np.zeros(self.pages.shape[0], dtype=np.int64)
         self.ovnode = np.zeros(self.ov_val.shape[0], dtype=np.int64)
 
@@ -119,9 +122,10 @@ class BookState:
                 rows = _bigger(rows) if nrow >= rows.shape[0] else rows
                 x.grow()
             else:
-                self._grow(room)
+                self.grow(room)
 
-    def _grow(self, room: int) -> None:
+    def grow(self, room: int) -> None:
+        """Make room for what a kernel's NEED_ROOM asked (a K.ROOM_* code)."""
         if room == K.ROOM_LEVELS:
             self.lv = _bigger(self.lv)
             self.lv_free = _bigger(self.lv_free)

@@ -236,7 +236,7 @@ class HotLoop:
             if room == K.ROOM_ROWS:
                 self.rows = np.zeros((self.rows.shape[0] * 2, 9), np.int64)
             else:
-                self.books._grow(room)
+                self.books.grow(room)
             prefault((self._bk(), self._outs()))
         elif status == L.RUN_PY_ROWS:
             self._python_rows()

@@ -14,9 +14,10 @@ import numpy as np
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_ODIRTY, B_PROBE, B_DIRTY,
                                         B_RESTING, B_SEEN, B_TAIL, D_HEAD, ST_ND, W_BBO, W_DEPTH,
                                         B_WIDTH, E_WIDTH, I_ARR, I_HAS_PRICE, I_PRICE, I_PROBE, I_QTY, I_ROW, I_TB,
-                                        I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, L_WIDTH, MID_WIDTH, NONE, O_WIDTH,
-                                        OK, Q_WIDTH, ROOM_HASH, ROOM_LEVELS, ST_NE, ST_NF, ST_NQ,
+                                        I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, MID_WIDTH, NONE, O_WIDTH,
+                                        OK, Q_WIDTH, QN_WIDTH, ROOM_HASH, ROOM_SHADOW, ST_NE, ST_NF, ST_NQ,
                                         ST_POS, ST_WIDTH)
+from ..engine.books import BookState
 
 #: starting sizes (tests make them tiny to exercise the growth paths)
 HASH = 1 << 12
@@ -54,8 +55,7 @@ class SimWorker:
         self.tmap = np.full(1, -1, np.int64)
         self.H = np.zeros((hash_size, H_WIDTH), np.int64)
         self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
-        self.L = np.zeros((max(2 * nt, 1), levels, L_WIDTH), np.int64)
-        self.nl = np.zeros(max(2 * nt, 1), np.int64)
+        self.shadow = shadow_book(max(nt, 1), levels)
         self.mid = np.full((len(self.ins), MID_WIDTH), NONE, np.int64)
         self.oo = np.zeros((max(len(own.key_ids), 1), O_WIDTH), np.int64)
         self.bk = np.zeros((nt, B_WIDTH), np.int64)
@@ -97,7 +97,8 @@ class SimWorker:
         """The kernels' OwnBooks of the current arrays (a growth replaces some)."""
         from .._kernels.simulate import OwnBooks
 
-        return OwnBooks(self.H, self.L, self.nl, self.ins, self.mid, self.oo, self.bk, self.fl, self.ev, self.st)
+        return OwnBooks(self.shadow.books(), self.H, self.ins, self.mid, self.oo, self.bk, self.fl, self.ev,
+                        self.st)
 
     def _rows(self):
         from .._kernels.simulate import WithOwn
@@ -109,10 +110,8 @@ class SimWorker:
 
         if room == ROOM_HASH:
             self.H = h_grown(self.H, self.st)
-        elif room == ROOM_LEVELS:
-            L = np.zeros((self.L.shape[0], 2 * self.L.shape[1], L_WIDTH), np.int64)
-            L[:, :self.L.shape[1]] = self.L
-            self.L = L
+        elif room > ROOM_SHADOW:
+            self.shadow.grow(room - ROOM_SHADOW)
         else:
             self.flush()
 
@@ -123,7 +122,7 @@ class SimWorker:
             if st[c]:
                 self.out[name].append(buf[:st[c]].copy())
                 st[c] = 0
-        need = 4 * (int(self.L.shape[1]) + int(self.bk[:, B_RESTING].max(initial=0))) + 64
+        need = 4 * (deepest_side(self.shadow) + int(self.bk[:, B_RESTING].max(initial=0))) + 64
         if need > self.fl.shape[0]:
             self.fl = np.zeros((need, F_WIDTH), np.int64)
             self.ev = np.zeros((2 * need, E_WIDTH), np.int64)
@@ -151,6 +150,18 @@ class SimWorker:
         # each instruction's mids come from the worker that ran its book
         mine = np.isin(self.ins[:, I_TB], np.flatnonzero(seen))
         return {**rows, "seen": seen, "mid": self.mid[mine], "mid_rows": self.ins[mine, I_ROW]}
+
+
+def shadow_book(books: int, levels: int) -> BookState:
+    """The shadow of ``books`` tracked books: the replay's book arrays with time priority and
+    the simulation's queue node columns, starting with room for ``levels`` levels."""
+    return BookState(books=books, levels=levels, pages=1, overflow=64, queue=True, node_width=QN_WIDTH)
+
+
+def deepest_side(shadow: BookState) -> int:
+    """The most levels a side of the shadow's books has (near and far)."""
+    sides = shadow.sides
+    return int((sides[:, 1] + sides[:, 3]).max(initial=0))
 
 
 def map_book(tmap: np.ndarray, book: int, tb: int) -> np.ndarray:
