@@ -32,8 +32,8 @@ def _grows(ev, monkeypatch, kept=None):
         monkeypatch.setattr(BookState, "OV_ROWS_KEPT", kept)
     b = BookState()
     calls = []
-    grow = b._grow
-    b._grow = lambda room: (calls.append(room), grow(room))
+    grow = b.grow
+    b.grow = lambda room: (calls.append(room), grow(room))
     status, _, n = b.apply(ev, len(ev), np.zeros((len(ev) + 8, ROW_WIDTH), np.int64), ExtraRows())
     assert status == OK and n > 0
     return calls.count(K.ROOM_OVERFLOW), b.live_orders
