@@ -51,3 +51,23 @@ def test_book_state_overflow_full_of_tombstones_rare_kernel_returns(monkeypatch,
         assert grows <= 20
     else:
         assert grows > 1_000
+
+
+def test_book_state_sparse_refs_hash_only_same_book():
+    """sparse_refs keeps the orders in the hash table (no page of the direct index), an id
+    in the parked window (a 64-bit id from 2**63) through the pages, and the book's rows
+    are those of the direct index's."""
+    ev = _churn(2_000, 300)
+    ev[ev[:, 4] >= 2**40, 4] -= 2**40 - 1_000          # small ids: the direct index's
+    ev[ev[:, 4] == 1_004, 4] = -(1 << 63) + 7          # one order's id is 2**63 + 7 (uint64)
+    rows = {}
+    for sparse in (False, True):
+        b = BookState(sparse_refs=sparse)
+        out = np.zeros((len(ev) + 8, ROW_WIDTH), np.int64)
+        status, _, n = b.apply(ev, len(ev), out, ExtraRows())
+        assert status == OK
+        rows[sparse] = b.out_rows[:n].copy()
+        pages, hashed = int(b.st[K.ST_PAGE_TOP]), int(b.st[K.ST_OV_USED])
+        assert b.live_orders == 300
+        assert (pages, hashed) == (1, 300) if sparse else (pages > 1 and hashed == 0)
+    assert np.array_equal(rows[True], rows[False])

@@ -25,8 +25,8 @@ from .ccall import call_strategy
 from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
-from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, instruction, note_print, shadow_room, shown,
-                       top_level, unlink)
+from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, instruction, levels_of, note_print,
+                       shadow_room, shown, top_level, unlink)
 from .book import LV_PRICE, level_by_rank
 from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
@@ -211,7 +211,7 @@ def mark(MK, S, B, tb, t, st):
 
 
 @njit(cache=True, _nrt=False)
-def arrive(q, INS, MID, B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
+def arrive(q, INS, MID, V, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
     """Instruction q reaches the venue (post-only: rejected when it would take liquidity)."""
     e0, f0 = st[ST_NE], st[ST_NF]
     tb, k = INS[q, I_TB], INS[q, I_KEY]
@@ -223,22 +223,22 @@ def arrive(q, INS, MID, B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
         osd = 2 * tb + 1 - side
         j, key = 0, np.int64(0)
         while True:
-            lvl, key = level_by_rank(osd, j, key, B.sides, B.pool, B.heaps, B.hp)
-            if lvl < 0 or shown(B, lvl) > 0:
+            lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
+            if lvl < 0 or shown(V, lvl) > 0:
                 break
             j += 1
         if lvl >= 0:
-            lp = B.lv[lvl, LV_PRICE]
+            lp = V.lv[lvl, LV_PRICE]
             crossed = lp <= price if side == 0 else lp >= price
         if crossed:
             OO[k, O_STATE] = O_DONE
             emit(EV, st, at, tb, k, K_REJECTED, R_POST_ONLY, side, price, INS[q, I_QTY], 0, -1, INS[q, I_ROW])
     if not crossed:
-        instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at)
+        instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at)
     n_fills = st[ST_NF] - f0
     respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x)
     if n_fills > 0:
-        mark(MK, S, B, tb, x, st)
+        mark(MK, S, V, tb, x, st)
 
 
 # ---------------------------------------------------------------- the strategy side
@@ -502,7 +502,7 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
         if a <= w:
             q = S[S_INS_HEAD]
             S[S_INS_HEAD] = q + 1
-            arrive(q, INS, MID, B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
+            arrive(q, INS, MID, levels_of(B), H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
             continue
         S[S_NOW] = w
         lazy = not S[S_ZERO_FEED] and not S[S_SUB] & (SUB_BBO | SUB_BOOK)

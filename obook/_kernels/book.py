@@ -164,6 +164,15 @@ def find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st):
     return -1
 
 
+def park_direct_index(st):
+    """Keep (almost) every order in the overflow hash table: for books that hold a sparse few
+    of a feed's order ids, where the direct index would spend a 1 KiB page on nearly each
+    order. The window is parked at the bottom of the int64 ids (a 64-bit feed's ids from
+    2**63) and never moves; an order there still works, through the pages."""
+    st[ST_REF_BASE] = np.int64(-(1 << 63))
+    st[ST_CHUNKS] = max(st[ST_CHUNKS], 2)       # past "no page yet": order_room keeps the window
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def window_base(ref):
     """The direct index's base for a first order ref: 0 for refs below 2**32, else 2**31

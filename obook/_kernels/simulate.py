@@ -14,10 +14,9 @@ from collections import namedtuple
 
 import numpy as np
 from .book import (LV_COUNT, LV_OWNER, LV_PRICE, LV_QTY, LX_DRIVER, LX_HEAD, Q_REF, add_order, entry_at,
-                   find_order, level_at, level_by_rank, level_room, node_of, order_room, page_addr, take_shares)
+                   find_order, level_at, level_by_rank, level_room, node_of, order_room, take_shares)
 from .hashtab import LIVE, ht_drop, ht_find, ht_grown_rows, ht_put, ht_reinsert
 from .jit import njit
-from .prefetch import prefetch
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
@@ -45,6 +44,10 @@ from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HE
 OwnBooks = namedtuple("OwnBooks", ("B", "H", "INS", "MID", "OO", "BK", "FL", "EV", "st"))
 #: the with-own tables' rows: bbo_with_own, the own levels, each book's last depth row, depth_with_own
 WithOwn = namedtuple("WithOwn", ("QB", "OD", "DL", "DQ"))
+#: the shadow book's arrays that its readers (the own instructions, the with-own tables) use:
+#: numba passes a tuple to a function that is not inlined as its arrays' fields one by one,
+#: so those functions take these ten instead of all of book.Books
+Levels = namedtuple("Levels", ("lv", "lv_free", "lvx", "sides", "pool", "seg_free", "heaps", "hp", "fh", "st"))
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -130,12 +133,9 @@ def visible(B, lvl):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def shadow_prefetch(B, ref):
-    """Start loading the order index entry of ``ref`` (a loop prefetches the entries of the
-    events a few ahead)."""
-    a = page_addr(ref, B.page_dir, B.st)
-    if a >= 0:
-        prefetch(B.pages, a)
+def levels_of(B):
+    """The Levels of shadow book B."""
+    return Levels(B.lv, B.lv_free, B.lvx, B.sides, B.pool, B.seg_free, B.heaps, B.hp, B.fh, B.st)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -144,7 +144,7 @@ def find(B, tb, ref):
     return find_order(tb, ref, B.lv, B.pages, B.page_dir, B.ov_key, B.ov_state, B.st)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def shadow_room(B, tb, e):
     """0, or ROOM_SHADOW + the shadow book's room request before event e of book tb."""
     act = e[EV_ACTION] & 0xFF
@@ -465,7 +465,7 @@ def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
 
 
 @njit(cache=True, _nrt=False)
-def enter(B, H, OO, BK, FL, EV, st, at, k, market, row):
+def enter(V, H, OO, BK, FL, EV, st, at, k, market, row):
     """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
     crosses (best level first; those shares are consumed), then rests at the back of its
     level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
@@ -474,13 +474,13 @@ def enter(B, H, OO, BK, FL, EV, st, at, k, market, row):
     if tif == TIF_FOK:
         avail, j, key = 0, 0, np.int64(0)
         while avail < OO[k, O_REM]:
-            lvl, key = level_by_rank(osd, j, key, B.sides, B.pool, B.heaps, B.hp)
+            lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
             if lvl < 0:
                 break
-            lp = B.lv[lvl, LV_PRICE]
+            lp = V.lv[lvl, LV_PRICE]
             if not market and (lp > price if side == 0 else lp < price):
                 break
-            avail += max(0, shown(B, lvl))
+            avail += max(0, shown(V, lvl))
             j += 1
         if avail < OO[k, O_REM]:
             OO[k, O_STATE] = O_DONE
@@ -488,16 +488,16 @@ def enter(B, H, OO, BK, FL, EV, st, at, k, market, row):
             return
     j, key = 0, np.int64(0)
     while OO[k, O_REM] > 0:
-        lvl, key = level_by_rank(osd, j, key, B.sides, B.pool, B.heaps, B.hp)
+        lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
         if lvl < 0:
             break
-        lp = B.lv[lvl, LV_PRICE]
+        lp = V.lv[lvl, LV_PRICE]
         if not market and (lp > price if side == 0 else lp < price):
             break
-        a = shown(B, lvl)
+        a = shown(V, lvl)
         if a > 0:
             f = min(a, OO[k, O_REM])
-            B.lvx[lvl, LX_DRIVER] += f
+            V.lvx[lvl, LX_DRIVER] += f
             own_fill(H, OO, BK, FL, EV, st, at, k, lp, f, 1, 0)
         j += 1
     rem = OO[k, O_REM]
@@ -507,18 +507,18 @@ def enter(B, H, OO, BK, FL, EV, st, at, k, market, row):
         OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
         emit(EV, st, at, tb, k, K_CANCELLED, R_UNFILLED, side, price, rem, 0, -1, row)
         return
-    lvl = level_at(tb, side, price, False, B.lv, B.lv_free, B.lvx, B.sides, B.pool, B.seg_free, B.heaps, B.hp,
-                   B.fh, B.st)
-    OO[k, O_AHEAD] = max(0, shown(B, lvl)) if lvl >= 0 else 0
+    lvl = level_at(tb, side, price, False, V.lv, V.lv_free, V.lvx, V.sides, V.pool, V.seg_free, V.heaps, V.hp,
+                   V.fh, V.st)
+    OO[k, O_AHEAD] = max(0, shown(V, lvl)) if lvl >= 0 else 0
     link(H, OO, BK, st, k)
     emit(EV, st, at, tb, k, K_RESTED, 0, side, price, rem, rem, OO[k, O_AHEAD], row)
 
 
 @njit(cache=True, _nrt=False)
-def instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at):
+def instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at):
     """One own instruction at its arrival (at = (seq, 0, arrival))."""
     tb, k, row = INS[q, I_TB], INS[q, I_KEY], INS[q, I_ROW]
-    MID[q, 0], MID[q, 1], MID[q, 4] = feed_best(B, 2 * tb), feed_best(B, 2 * tb + 1), at[0]
+    MID[q, 0], MID[q, 1], MID[q, 4] = feed_best(V, 2 * tb), feed_best(V, 2 * tb + 1), at[0]
     act, reason = INS[q, I_ACT], INS[q, I_REASON]
     if reason == 0 and act == OP_NEW and OO[k, O_STATE] != O_NEVER:
         reason = R_DUPLICATE_ID
@@ -535,7 +535,7 @@ def instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at):
         OO[k, O_PRICE] = -1 if market else INS[q, I_PRICE]
         OO[k, O_REM], OO[k, O_TIF], OO[k, O_FILLED], OO[k, O_AHEAD] = INS[q, I_QTY], INS[q, I_TIF], 0, -1
         emit(EV, st, at, tb, k, K_ACCEPTED, 0, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_REM], -1, row)
-        enter(B, H, OO, BK, FL, EV, st, at, k, market, row)
+        enter(V, H, OO, BK, FL, EV, st, at, k, market, row)
         return
     side, rem = OO[k, O_SIDE], OO[k, O_REM]
     if act == OP_CANCEL:
@@ -553,23 +553,23 @@ def instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at):
     unlink(H, OO, BK, st, k)
     OO[k, O_STATE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_AHEAD] = O_LIVE, price, qty, -1
     emit(EV, st, at, tb, k, K_MODIFIED, 0, side, price, qty, qty, -1, row)
-    enter(B, H, OO, BK, FL, EV, st, at, k, False, row)
+    enter(V, H, OO, BK, FL, EV, st, at, k, False, row)
 
 
-@njit(cache=True, _nrt=False)
-def own_top(B, OO, BK, tb, side):
+@njit(cache=True, _nrt=False, inline="always")
+def own_top(V, OO, BK, tb, side):
     """(price, shares) of a side's best with your orders: the feed's levels less the shares
     you consumed, plus your resting orders (NONE, 0: empty)."""
     sd = 2 * tb + side
     j, key = 0, np.int64(0)
     while True:
-        lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
-        if lvl < 0 or visible(B, lvl):
+        lvl, key = level_by_rank(sd, j, key, V.sides, V.pool, V.heaps, V.hp)
+        if lvl < 0 or visible(V, lvl):
             break
         j += 1
     px, qty = NONE, 0
     if lvl >= 0:
-        px, qty = B.lv[lvl, LV_PRICE], shown(B, lvl)
+        px, qty = V.lv[lvl, LV_PRICE], shown(V, lvl)
     own_best(OO, BK, tb)
     p, q = BK[tb, B_OWN + 2 * side], BK[tb, B_OWN + 2 * side + 1]
     if p != NONE:
@@ -580,11 +580,11 @@ def own_top(B, OO, BK, tb, side):
     return px, qty
 
 
-@njit(cache=True, _nrt=False)
-def own_bbo(B, OO, BK, QB, st, at, tb):
+@njit(cache=True, _nrt=False, inline="always")
+def own_bbo(V, OO, BK, QB, st, at, tb):
     """A bbo_with_own row when the book's best with your orders changed."""
-    bp, bq = own_top(B, OO, BK, tb, 0)
-    ap, aq = own_top(B, OO, BK, tb, 1)
+    bp, bq = own_top(V, OO, BK, tb, 0)
+    ap, aq = own_top(V, OO, BK, tb, 1)
     if bp == BK[tb, B_BID] and bq == BK[tb, B_BIDQ] and ap == BK[tb, B_ASK] and aq == BK[tb, B_ASKQ]:
         return
     BK[tb, B_BID], BK[tb, B_BIDQ], BK[tb, B_ASK], BK[tb, B_ASKQ] = bp, bq, ap, aq
@@ -622,8 +622,8 @@ def own_levels(OO, BK, OD, tb):
         k = OO[k, O_NEXT]
 
 
-@njit(cache=True, _nrt=False)
-def own_depth(B, OO, BK, OD, DL, DQ, st, at, tb):
+@njit(cache=True, _nrt=False, inline="always")
+def own_depth(V, OO, BK, OD, DL, DQ, st, at, tb):
     """A depth_with_own row when the top levels with your orders changed: the feed's
     visible levels (shares less the consumed ones) merged with your resting orders' levels
     (shares and orders added where the prices meet)."""
@@ -635,18 +635,18 @@ def own_depth(B, OO, BK, OD, DL, DQ, st, at, tb):
     for side in range(2):
         sd = 2 * tb + side
         j, m, key = 0, 0, np.int64(0)
-        lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
+        lvl, key = level_by_rank(sd, j, key, V.sides, V.pool, V.heaps, V.hp)
         for _ in range(K):
-            while lvl >= 0 and not visible(B, lvl):
+            while lvl >= 0 and not visible(V, lvl):
                 j += 1
-                lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
+                lvl, key = level_by_rank(sd, j, key, V.sides, V.pool, V.heaps, V.hp)
             fk = key if lvl >= 0 else NONE
             ok = _key(side, OD[sd, m, OD_PX]) if m < K and OD[sd, m, OD_PX] != NONE else NONE
             px, q, c = -1, -1, 0
             if fk != NONE and (ok == NONE or fk >= ok):
-                px, q, c = B.lv[lvl, LV_PRICE], shown(B, lvl), B.lv[lvl, LV_COUNT]
+                px, q, c = V.lv[lvl, LV_PRICE], shown(V, lvl), V.lv[lvl, LV_COUNT]
                 j += 1
-                lvl, key = level_by_rank(sd, j, key, B.sides, B.pool, B.heaps, B.hp)
+                lvl, key = level_by_rank(sd, j, key, V.sides, V.pool, V.heaps, V.hp)
                 if ok == fk:
                     q, c = q + OD[sd, m, OD_QTY], c + OD[sd, m, OD_N]
                     m += 1
@@ -664,21 +664,21 @@ def own_depth(B, OO, BK, OD, DL, DQ, st, at, tb):
     st[ST_ND] = r + 1
 
 
-@njit(cache=True, _nrt=False)
-def with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
+@njit(cache=True, _nrt=False, inline="always")
+def with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
     """The with-own rows asked for (``want``: W_BBO, W_DEPTH bits) after a change of book tb."""
     if want & W_BBO:
-        own_bbo(B, OO, BK, QB, st, at, tb)
+        own_bbo(V, OO, BK, QB, st, at, tb)
     if want & W_DEPTH:
-        own_depth(B, OO, BK, OD, DL, DQ, st, at, tb)
+        own_depth(V, OO, BK, OD, DL, DQ, st, at, tb)
 
 
-@njit(cache=True, _nrt=False)
-def _room(B, H, BK, FL, EV, QB, DQ, st, tb):
+@njit(cache=True, _nrt=False, inline="always")
+def _room(V, H, BK, FL, EV, QB, DQ, st, tb):
     """0, or what must grow before the next instruction or event of book tb."""
     if 2 * st[ST_USED] + 8 > H.shape[0]:
         return ROOM_HASH
-    levels = max(B.sides[2 * tb, 1] + B.sides[2 * tb, 3], B.sides[2 * tb + 1, 1] + B.sides[2 * tb + 1, 3])
+    levels = max(V.sides[2 * tb, 1] + V.sides[2 * tb, 3], V.sides[2 * tb + 1, 1] + V.sides[2 * tb + 1, 3])
     need = levels + 2 * BK[tb, B_RESTING] + 8
     if FL.shape[0] - st[ST_NF] < need or EV.shape[0] - st[ST_NE] < 2 * need or QB.shape[0] - st[ST_NQ] < 2 \
             or DQ.shape[0] - st[ST_ND] < 2:
@@ -686,8 +686,8 @@ def _room(B, H, BK, FL, EV, QB, DQ, st, tb):
     return 0
 
 
-@njit(cache=True, _nrt=False)
-def pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
+@njit(cache=True, _nrt=False, inline="always")
+def pending(INS, MID, V, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
     (arrival < t; t = END_SEQ: all). Returns 0, or the room it needs for the next one.
     (Called for most feed events: the arrays one by one, measured faster than the named
@@ -695,16 +695,16 @@ def pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want
     end = BK[tb, B_END]
     while BK[tb, B_PROBE] < end and INS[BK[tb, B_PROBE], I_PROBE] < t:
         q = BK[tb, B_PROBE]
-        MID[q, 2], MID[q, 3], MID[q, 5] = feed_best(B, 2 * tb), feed_best(B, 2 * tb + 1), seq
+        MID[q, 2], MID[q, 3], MID[q, 5] = feed_best(V, 2 * tb), feed_best(V, 2 * tb + 1), seq
         BK[tb, B_PROBE] = q + 1
     while BK[tb, B_NEXT] < end and INS[BK[tb, B_NEXT], I_ARR] < t:
-        room = _room(B, H, BK, FL, EV, QB, DQ, st, tb)
+        room = _room(V, H, BK, FL, EV, QB, DQ, st, tb)
         if room:
             return room
         q = BK[tb, B_NEXT]
         at[0], at[1], at[2] = seq, 0, INS[q, I_ARR]
-        instruction(q, INS, MID, B, H, OO, BK, FL, EV, st, at)
-        with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+        instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at)
+        with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
         BK[tb, B_NEXT] = q + 1
     return 0
 
@@ -729,6 +729,7 @@ def sim_events(ev, n, tmap, books, rows, want, at):
     bits); ``at`` (3 int64): scratch for the key of the rows being written."""
     B, H, INS, MID, OO, BK, FL, EV, st = books
     QB, OD, DL, DQ = rows
+    V = levels_of(B)
     for i in range(st[ST_POS], n):
         b = ev[i, EV_BOOK]
         if b >= tmap.shape[0] or tmap[b] < 0:
@@ -741,9 +742,9 @@ def sim_events(ev, n, tmap, books, rows, want, at):
         t, seq = ev[i, EV_TIME], ev[i, EV_SEQ]
         room = 0
         if BK[tb, B_PROBE] < BK[tb, B_END] or BK[tb, B_NEXT] < BK[tb, B_END]:     # own instructions to come
-            room = pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
+            room = pending(INS, MID, V, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
         if room == 0:
-            room = _room(B, H, BK, FL, EV, QB, DQ, st, tb)
+            room = _room(V, H, BK, FL, EV, QB, DQ, st, tb)
         if room == 0:
             room = shadow_room(B, tb, ev[i])
         if room:
@@ -752,7 +753,7 @@ def sim_events(ev, n, tmap, books, rows, want, at):
         feed_event(ev[i], B, H, OO, BK, FL, EV, st, at, tb)
         BK[tb, B_TIME] = t
         if want and not ev[i, EV_ACTION] & DEFER:
-            with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+            with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
     st[ST_POS] = n
     return OK, 0
 
@@ -763,11 +764,12 @@ def sim_finish(books, rows, want, day_end, at):
     orders expire. Books the feed never showed (B_SEEN 0) are left to the driver."""
     B, H, INS, MID, OO, BK, FL, EV, st = books
     QB, OD, DL, DQ = rows
+    V = levels_of(B)
     for tb in range(st[ST_POS], BK.shape[0]):
         st[ST_POS] = tb
         if BK[tb, B_SEEN] == 0:
             continue
-        room = pending(INS, MID, B, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, END_SEQ, END_SEQ, want, at)
+        room = pending(INS, MID, V, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, END_SEQ, END_SEQ, want, at)
         if room:
             return NEED_ROOM, room
         if not day_end:
@@ -788,7 +790,7 @@ def sim_finish(books, rows, want, day_end, at):
                 OO[k, O_STATE], OO[k, O_REM] = O_DONE, 0
                 emit(EV, st, at, tb, k, K_EXPIRED, R_SESSION_END, OO[k, O_SIDE], OO[k, O_PRICE], rem, 0, -1, -1)
             k = nxt
-        with_own(B, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+        with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
     st[ST_POS] = BK.shape[0]
     return OK, 0
 

@@ -20,6 +20,9 @@ class BookState:
     turned on by the first ``apply`` that asks for orders rows while no order is live.
     ``node_width``: columns of a queue node (the book's four, then the driver's own: the
     own-order simulation keeps a feed order's priority stamp and printed shares there).
+    ``sparse_refs``: these books hold a sparse few of the feed's order ids (the simulation's
+    tracked books among all): every order goes to the hash table (``K.park_direct_index``),
+    as the direct index would spend a page on almost each one.
     """
 
     #: the overflow order table (refs the direct index can't hold: all of a feed whose ids
@@ -30,7 +33,7 @@ class BookState:
 
     def __init__(self, strict: bool = True, books: int = 1024, levels: int = 4096,
                  pages: int = 64, overflow: int = 64, kernel=None, queue: bool = False,
-                 depth_levels: int = 0, node_width: int = 4):
+                 depth_levels: int = 0, node_width: int = 4, sparse_refs: bool = False):
         self.strict = strict
         self.node_width = node_width
         self.kernel = kernel or replay.replay_events  # tests pass replay.replay_events.py_func
@@ -54,6 +57,8 @@ class BookState:
         self.st = np.zeros(replay.ST_WIDTH, dtype=np.int64)
         self.st[K.ST_CHUNKS] = 1
         self.st[K.ST_Q_FREE] = -1
+        if sparse_refs:
+            K.park_direct_index(self.st)
         self.skips = np.zeros(N_BOOK_ERRORS, dtype=np.int64)
         self.cage = np.zeros((books, C.CG_WIDTH), dtype=np.int64)    # price cage (Shenzhen ChiNext)
         self.held = np.zeros((16, C.HW_WIDTH), dtype=np.int64)

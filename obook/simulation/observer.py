@@ -17,6 +17,7 @@ from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_N
                                         I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, MID_WIDTH, NONE, O_WIDTH,
                                         OK, Q_WIDTH, QN_WIDTH, ROOM_HASH, ROOM_SHADOW, ST_NE, ST_NF, ST_NQ,
                                         ST_POS, ST_WIDTH)
+from .._kernels import book as K
 from ..engine.books import BookState
 
 #: starting sizes (tests make them tiny to exercise the growth paths)
@@ -154,8 +155,10 @@ class SimWorker:
 
 def shadow_book(books: int, levels: int) -> BookState:
     """The shadow of ``books`` tracked books: the replay's book arrays with time priority and
-    the simulation's queue node columns, starting with room for ``levels`` levels."""
-    return BookState(books=books, levels=levels, pages=1, overflow=64, queue=True, node_width=QN_WIDTH)
+    the simulation's queue node columns, starting with room for ``levels`` levels; its orders
+    are a sparse few of the feed's ids, kept in the book's hash table."""
+    return BookState(books=books, levels=levels, pages=1, overflow=64, queue=True, node_width=QN_WIDTH,
+                     sparse_refs=True)
 
 
 def deepest_side(shadow: BookState) -> int:
@@ -194,6 +197,10 @@ def warm() -> None:
     w = SimObserver(own, want_depth=True, levels=1).worker(0, 1)
     w.batch(ev, 2, [(0, "W")])
     w.finish()
+    # and the shadow's growth kernels (its order and far-level hash tables, the price lists)
+    w.shadow.grow(K.ROOM_OVERFLOW)
+    w.shadow.grow(K.ROOM_FAR_HASH)
+    w._grow(ROOM_HASH)
 
 
 _warm = False
