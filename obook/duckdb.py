@@ -50,7 +50,7 @@ from typing import Any, Callable
 import duckdb
 import pyarrow as pa
 
-from .errors import ObookError
+from .errors import ObookError, printable
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
@@ -93,7 +93,7 @@ def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
             yield batch if same else batch.cast(schema)
     except ObookError as e:
         text = f"{type(e).__name__}: {e}"
-        safe = _utf8(text)
+        safe = printable(text)
         # chained only when pyarrow can format the cause: it fails on a surrogate, a NUL
         # byte ends the C text
         raise _ScanError(safe) from (e if safe == text else None)
@@ -102,16 +102,6 @@ def _stream_batches(open_reader: Callable[[], Any], schema: pa.Schema):
             close = getattr(reader, "close", None)
             if close is not None:
                 close()
-
-
-def _utf8(text: str) -> str:
-    """``text`` as pyarrow can hand it to C: a file name's undecodable bytes (os.fsdecode's
-    surrogates) and NUL bytes written as ``\\xff`` escapes."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", "backslashreplace")
-    return raw.decode("utf-8", "backslashreplace").replace("\0", "\\x00")
 
 
 class _Batches:

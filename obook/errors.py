@@ -4,7 +4,22 @@ from __future__ import annotations
 
 
 class ObookError(Exception):
-    """Base class of every error obook raises on purpose."""
+    """Base class of every error obook raises on purpose. Its message is text every consumer
+    can carry (see :func:`printable`): a file name's undecodable bytes would otherwise turn
+    it into a UnicodeEncodeError where pyarrow or DuckDB hand it to C."""
+
+    def __init__(self, *args):
+        super().__init__(*(printable(a) if isinstance(a, str) else a for a in args))
+
+
+def printable(text: str) -> str:
+    """``text`` as valid UTF-8 without NUL bytes: a file name's undecodable bytes (os.fsdecode's
+    surrogates) and NUL bytes written as ``\\xff`` escapes."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace").replace("\0", "\\x00")
 
 
 class FeedError(ObookError):

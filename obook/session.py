@@ -50,7 +50,7 @@ def _session_date(path, date, fmt) -> _dt.date | None:
         try:
             return _dt.date.fromisoformat(str(date))
         except ValueError:
-            raise ObookError(f"date must be YYYY-MM-DD, not {date!r}") from None
+            raise ObookError(f"--date / date= {date!r}: not a day YYYY-MM-DD") from None
     if isinstance(path, (list, tuple)):
         path = path[0] if path else None
     if path is None or hasattr(path, "read") or hasattr(path, "readinto") or hasattr(path, "recv_into"):

@@ -61,8 +61,8 @@ def test_session_csv_time_is_milliseconds(tmp_path):
     assert _ns(t) == [midnight_ns(dt.date(2021, 5, 4)) + 1_000_000 * x for x in t["time"].to_pylist()]
 
 
-def test_session_bad_date_raises_obook_error(nasdaq_day):
-    with pytest.raises(obook.ObookError, match="YYYY-MM-DD"):
+def test_session_bad_date_raises_obook_error_naming_the_option(nasdaq_day):
+    with pytest.raises(obook.ObookError, match=r"^--date / date= '30/12/2019': not a day YYYY-MM-DD$"):
         obook.bbo(nasdaq_day, date="30/12/2019")
 
 
