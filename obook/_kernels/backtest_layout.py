@@ -2,8 +2,9 @@
 
 The backtest keeps the own-order simulation's shadow books (obook._kernels.simulate_layout:
 the exchange side, where own orders queue and fill) and, when the feed latency is not zero,
-a second shadow of the same books without own orders: the strategy's *view*, which applies
-each feed event when the strategy receives it.
+the strategy's *view*, which applies each feed event when the strategy receives it: for a
+Python strategy a second shadow of the same books without own orders, for a compiled one
+the best bid and ask each event left (the view's tops, VT).
 """
 
 from .simulate_layout import I_ACT, I_KEY, I_MARKET, I_PRICE, I_QTY, I_SIDE, I_TB, I_TIF, I_WIDTH, ROOM_SHADOW
