@@ -129,7 +129,7 @@ _WHAT = dict((
     ("csv_decode", ("the CSV feed", 15)), ("dbn", ("Databento", 15)), ("l2_sse", ("Shanghai Level-2", 20)),
     ("l2_szse", ("Shenzhen Level-2", 40)), ("l2_text", ("Level-2 text logs", 10)), ("mold", ("MoldUDP64 lines", 15)),
     ("pcap", ("packet captures", 10)), ("match_gen", ("the order generator", 10)), ("match", ("the matching engine", 45)),
-    ("simulate", ("the own-order simulation", 45)), ("parquet_pages", ("the Parquet depth writer", 10)),
+    ("simulate", ("the own-order simulation", 75)), ("parquet_pages", ("the Parquet depth writer", 10)),
     ("latency", ("latency counters", 10)), ("live", ("the live loop", 120)), ("backtest", ("the backtest", 60)),
     ("equity", ("the backtest", 60)), ("prefault", ("the backtest", 60)),
     ("l2_queue", ("the L2 queue model", 10)),

@@ -345,17 +345,6 @@ def take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def take_all(B, H, OO, BK, FL, EV, st, at, tb, ref, moves_up):
-    """Feed order (tb, ref), if live, leaves (not an execution); own orders behind it move
-    up when ``moves_up`` (a replace's new ref that was live; a repeated add's is replaced
-    in place)."""
-    a = find(B, tb, ref)
-    if a != -1:
-        lvl, have = entry_at(a, B.pages, B.ov_val)
-        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have if moves_up else 0, False, True)
-
-
-@njit(cache=True, _nrt=False, inline="always")
 def put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares):
     """A feed order joins the back of its level (the next stamp); own resting orders it
     crosses fill first (best price, then time), the shares they take are consumed at its
@@ -406,59 +395,76 @@ def clear(B, OO, BK, EV, st, at, tb):
 @njit(cache=True, _nrt=False, inline="always")
 def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
     """Apply one normalized event to tracked book tb (tolerant: unknown refs do nothing;
-    the room it needs checked by shadow_room)."""
+    the room it needs checked by shadow_room). An event takes shares from at most two feed
+    orders, then may rest one: written as two steps around one ``take`` and one ``put``
+    (each is inlined where it is called: one copy of each keeps the compiled kernel small)."""
     act = e[EV_ACTION] & 0xFF
     side = (e[EV_ACTION] >> 8) & 1
     ref, shares, price = e[EV_REF], e[EV_SHARES], e[EV_PRICE]
-    if act == ACT_ADD or act == ACT_ADD_ZERO_OK:
+    if act == ACT_CLEAR:
+        clear(B, OO, BK, EV, st, at, tb)
+        return
+    adds = act == ACT_ADD or act == ACT_ADD_ZERO_OK
+    if adds:
         if act == ACT_ADD and shares == 0:
             return
         if e[EV_ACTION] & OWN_BEST and B.sides[2 * tb + side, 1] > 0:
             price = feed_best(B, 2 * tb + side)
-        take_all(B, H, OO, BK, FL, EV, st, at, tb, ref, False)
-        put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares)
-        return
-    if act == ACT_CLEAR:
-        clear(B, OO, BK, EV, st, at, tb)
-        return
     a = find(B, tb, ref)
-    if a == -1:
-        if act == ACT_MODIFY and shares > 0:
-            put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares)
-        return
-    lvl, have = entry_at(a, B.pages, B.ov_val)
-    if act == ACT_EXEC or act == ACT_EXEC_CLAMP:
-        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, min(shares, have), True, False)
-    elif act == ACT_CANCEL:     # the part a print reported as filled is an execution
-        x = min(shares, have)
-        node = node_of(a, B.pnode, B.ovnode)
-        p = min(x, B.qn[node, QN_PRINTED])
-        B.qn[node, QN_PRINTED] -= p
-        if p > 0:
-            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, p, True, False)
-            if p == have:
+    rest = adds             # then rest (the event's ref, or a replace's new one; side, price, shares)
+    if a == -1 and not adds:
+        if not (act == ACT_MODIFY and shares > 0):
+            return
+        rest = True         # a modify of an order the feed never added rests it
+    exec_part = 0           # a cancel: the shares a print reported filled, taken first as an execution
+    for step in range(2):
+        if step == 1:       # the second order or part: a replace's new ref, the rest of a cancel
+            if act == ACT_REPLACE:
+                a = find(B, tb, e[EV_NEWREF])
+            elif not (act == ACT_CANCEL and exec_part > 0):
+                break
+        if a == -1:
+            continue
+        lvl, have = entry_at(a, B.pages, B.ov_val)
+        x, is_exec, remove = have, False, True          # a removal
+        if adds:
+            x = 0           # an add of a live ref replaces it in place: nobody moves up
+        elif act == ACT_EXEC or act == ACT_EXEC_CLAMP:
+            x, is_exec, remove = min(shares, have), True, False
+        elif act == ACT_CANCEL:
+            remove = False
+            if step == 0:
+                node = node_of(a, B.pnode, B.ovnode)
+                exec_part = min(shares, have, B.qn[node, QN_PRINTED])
+                B.qn[node, QN_PRINTED] -= exec_part
+                x, is_exec = (exec_part, True) if exec_part > 0 else (min(shares, have), False)
+            else:
+                x = min(shares - exec_part, have)
+            if x == 0:
+                break
+        elif act == ACT_REDUCE_TO:
+            if shares >= have:
                 return
-            lvl, have = entry_at(a, B.pages, B.ov_val)
-        if x > p:
-            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x - p, False, False)
-    elif act == ACT_REDUCE_TO:
-        if shares < have:
-            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have - shares, False, False)
-    elif act == ACT_DELETE:     # a delete of a filled order (CSV F) is an execution
-        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have, (e[EV_ACTION] & FILLED) != 0, True)
-    elif act == ACT_REPLACE:
-        side = B.lv[lvl, LV_OWNER] & 1
-        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have, False, True)
-        take_all(B, H, OO, BK, FL, EV, st, at, tb, e[EV_NEWREF], True)
-        put(B, H, OO, BK, FL, EV, st, at, tb, e[EV_NEWREF], side, price, shares)
-    elif act == ACT_MODIFY:
-        side = B.lv[lvl, LV_OWNER] & 1
-        if price == B.lv[lvl, LV_PRICE] and shares <= have:
-            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have - shares, False, shares == 0)
+            x, remove = have - shares, False
+        elif act == ACT_DELETE:
+            is_exec = (e[EV_ACTION] & FILLED) != 0
+        elif act == ACT_REPLACE:
+            rest = True
+            if step == 0:
+                side = B.lv[lvl, LV_OWNER] & 1
+        elif act == ACT_MODIFY:
+            side = B.lv[lvl, LV_OWNER] & 1
+            if price == B.lv[lvl, LV_PRICE] and shares <= have:
+                x, remove = have - shares, shares == 0
+            else:
+                rest = shares > 0
         else:
-            take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, have, False, True)
-            if shares > 0:
-                put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares)
+            return
+        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove)
+        if act == ACT_CANCEL and (x == have or not is_exec):
+            break           # the order is gone, or the cancel had no executed part
+    if rest:
+        put(B, H, OO, BK, FL, EV, st, at, tb, e[EV_NEWREF] if act == ACT_REPLACE else ref, side, price, shares)
 
 
 # ---------------------------------------------------------------- own instructions
@@ -664,7 +670,7 @@ def own_depth(V, OO, BK, OD, DL, DQ, st, at, tb):
     st[ST_ND] = r + 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want):
     """The with-own rows asked for (``want``: W_BBO, W_DEPTH bits) after a change of book tb."""
     if want & W_BBO:
