@@ -27,12 +27,15 @@ class FeedError(ObookError):
 
     Carries the feed's path, the record number (ITCH: 1-based message number,
     CSV: physical line number) and the reason. Every row caused by earlier
-    records has been delivered before this is raised.
+    records has been delivered before this is raised. Of a feed read from several files
+    one after the other, ``path`` and ``record`` name the file at fault and the record's
+    number in it, ``feed`` and ``feed_record`` the joined feed and the record's number in
+    it (the rows' ``seq``); otherwise they are the same.
     """
 
     def __init__(self, path: str, record: int | None, reason: str, *, unit: str = "message"):
-        self.path = str(path)
-        self.record = record
+        self.path = self.feed = str(path)
+        self.record = self.feed_record = record
         self.reason = reason
         self.unit = unit
         where = f"{unit} {record}" if record is not None else "feed"

@@ -44,7 +44,7 @@ def _shown(b: bytes) -> str:
 
 def _uint(field: bytes, name: str, bits: int) -> int:
     if not _UINT.fullmatch(field):
-        hint = (" (a header after line 1: of the files read as one feed, only the first has a header line)"
+        hint = (" (a header line not at the feed's start: of the files read as one feed, only the first has one)"
                 if name == "time" and _shown(field).strip().lower() == "time" else "")
         raise _Fail(f"{name} is not an unsigned integer: '{_shown(field)}'{hint}", f"{name} is not an unsigned integer")
     v = int(field)

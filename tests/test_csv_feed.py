@@ -203,11 +203,11 @@ def test_csv_files_read_as_one_feed_second_header_error_says_it_is_a_header(tmp_
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
     first.write_bytes(b"".join(lines[:1500]))
     second.write_bytes(lines[0] + b"".join(lines[1500:]))
-    with pytest.raises(obook.FeedError, match="line 1501: time is not an unsigned integer: 'Time' "
-                                              r"\(a header after line 1: of the files read as one feed, only "
-                                              "the first has a header line\\)") as e:
+    with pytest.raises(obook.FeedError, match="b.csv: line 1: time is not an unsigned integer: 'Time' "
+                                              r"\(a header line not at the feed's start: of the files read as one "
+                                              r"feed, only the first has one\) \(line 1501 of .*a.csv\+.*b.csv\)$") as e:
         obook.bbo((str(first), str(second)), workers=1).read_all()
-    assert e.value.record == 1501
+    assert (e.value.record, e.value.feed_record) == (1, 1501)
     second.write_bytes(b"".join(lines[1500:]))          # without its header: the whole day
     got = obook.bbo((str(first), str(second)), workers=1).read_all()
     assert got.num_rows > 500 and got.equals(obook.bbo(str(day), workers=1).read_all())

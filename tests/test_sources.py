@@ -69,19 +69,91 @@ def test_sources_itch_split_at_message_boundary_same_as_whole(itch, tmp_path):
         assert got == want
 
 
-def test_sources_split_feed_error_names_both_files_and_global_record(tmp_path):
+def test_sources_split_feed_error_names_the_file_at_fault_and_both_numbers(tmp_path):
     from itch_builder import ItchBuilder
 
     first, second = ItchBuilder(), ItchBuilder()
     first.directory(1, "AAA")
     first.add(1, ref=1, side="B", shares=10, price=100)
     second.add(1, ref=2, side="B", shares=10, price=100)
-    second.delete(1, ref=99)                          # message 4 of the feed
+    second.delete(1, ref=99)                          # message 4 of the feed, 2 of b.itch
     a, b = first.write(tmp_path / "a.itch"), second.write(tmp_path / "b.itch")
     with pytest.raises(obook.FeedError) as e:
         _rows([a, b])
-    assert e.value.record == 4 and "unknown order ref" in e.value.reason
-    assert str(a) in str(e.value) and str(b) in str(e.value)
+    assert (e.value.path, e.value.record, e.value.feed_record) == (str(b), 2, 4)
+    assert e.value.feed == f"{a}+{b}" and "unknown order ref" in e.value.reason
+    assert str(e.value).startswith(f"{b}: message 2: unknown order ref 99 ")
+    assert str(e.value).endswith(f"(message 4 of {a}+{b})")
+
+
+def _pieces(data: bytes, cuts: list[int], tmp_path, gz=()) -> list:
+    """``data`` cut at byte offsets ``cuts`` into files p0, p1, ... (gzipped: the indexes in ``gz``)."""
+    bounds = [0, *cuts, len(data)]
+    files = []
+    for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        f = tmp_path / f"p{i}.itch{'.gz' if i in gz else ''}"
+        f.write_bytes(gzip.compress(data[lo:hi], mtime=0) if i in gz else data[lo:hi])
+        files.append(f)
+    return files
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("split", ["at messages", "inside messages"])
+def test_sources_three_pieces_bad_record_in_the_middle_one_named_with_its_number(itch, tmp_path, workers, split):
+    data = bytearray((itch / "day.itch").read_bytes())
+    offs = [off for _, off, _ in frames(bytes(data))]
+    bad = next(seq for seq, _, msg in frames(bytes(data)) if seq >= 12_345 and msg[:1] == b"D")
+    data[offs[bad - 1] + 13:offs[bad - 1] + 21] = (2**62).to_bytes(8, "big")    # a delete of no order
+    shift = 0 if split == "at messages" else 7
+    cuts = [offs[5_000] + shift, offs[12_000] + shift]     # message 5,001 (12,001) starts the 2nd (3rd) file
+    files = _pieces(bytes(data), cuts, tmp_path, gz=(1,))
+    want = [r for r in _rows(itch / "day.itch")["bbo"] if r["seq"] < bad]
+    replay = Replay(files, workers=workers, tables=("bbo",))
+    got = []
+    with pytest.raises(obook.FeedError) as e:
+        for _, batch in replay.table_batches():
+            got += batch.to_pylist()
+    assert got == want and len(got) > 1000            # every row before the bad record
+    first = 12_001 if shift == 0 else 12_002          # the first message that starts in p2
+    assert (e.value.path, e.value.record, e.value.feed_record) == (str(files[2]), bad - first + 1, bad)
+    assert f"(message {bad} of {'+'.join(map(str, files))})" in str(e.value)
+
+
+def test_sources_last_piece_cut_short_offset_is_the_files_own(itch, tmp_path):
+    data = (itch / "day.itch").read_bytes()
+    offs = [off for _, off, _ in frames(data)]
+    cut = offs[9_000]
+    end = offs[15_000] + 5                            # message 15,001 cut after 5 bytes
+    a, b = _pieces(data[:end], [cut], tmp_path)
+    with pytest.raises(obook.TruncatedFeedError) as e:
+        _rows([a, b])
+    assert (e.value.path, e.value.record, e.value.offset) == (str(b), 6_001, offs[15_000] - cut)
+    assert str(e.value) == (f"{b}: message 6001: truncated record at byte offset {offs[15_000] - cut} "
+                            f"(message 15001 of {a}+{b})")
+
+
+def test_sources_gzip_piece_cut_short_in_the_middle_names_that_file(itch, tmp_path):
+    data = (itch / "day.itch").read_bytes()
+    offs = [off for _, off, _ in frames(data)]
+    files = _pieces(data, [offs[4_000], offs[8_000]], tmp_path, gz=(1,))
+    whole = files[1].read_bytes()
+    files[1].write_bytes(whole[:len(whole) // 2])       # its gzip stream ends early
+    with pytest.raises(obook.TruncatedFeedError) as e:
+        _rows(files)
+    assert e.value.path == str(files[1]) and 4_000 < e.value.feed_record < 8_000
+    assert e.value.record == e.value.feed_record - 4_000
+
+
+def test_pieces_empty_file_in_the_middle_records_go_to_the_next(tmp_path):
+    from obook.feeds.pieces import Pieces
+
+    p = Pieces("a+b+c")
+    for path, first, offset in (("a", 1, 0), ("b", 11, 500), ("c", 11, 500)):
+        p.add(path, first, offset)
+    assert [p.piece_of(r) for r in (1, 10, 11, 12)] == [0, 0, 2, 2]
+    e = p.locate(obook.FeedError("a+b+c", 11, "bad", unit="line"))
+    assert (e.path, e.record, e.feed, e.feed_record, str(e)) == ("c", 1, "a+b+c", 11, "c: line 1: bad (line 11 of a+b+c)")
+    assert p.locate(obook.FeedError("a+b+c", None, "bad")).path == "a+b+c"
 
 
 @pytest.mark.parametrize("order", ["itch first", "csv first"])

@@ -107,7 +107,7 @@ def _message(e: ObookError, command: str | None) -> str:
     kept = getattr(e, "kept_in", None)     # the rows before the bad record, kept as a file
     tail = f" (the rows before it are in {kept})" if kept else ""
     if (isinstance(e, FeedError) and e.unit == "line" and e.record is not None
-            and command in _FEED_ARGUMENTS and command != "simulate" and "+" not in e.path):
+            and command in _FEED_ARGUMENTS and command != "simulate" and "+" not in e.feed):
         return f"line {e.record}: {e.reason}{tail}"
     return str(e) + tail
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 from .._kernels.layout import EV_WIDTH, WANT_NO_BBO, WANT_QUEUE
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
+from ..feeds.pieces import Pieces
 from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name, source_paths
 from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
@@ -178,7 +179,8 @@ class Replay:
             if self.progress:
                 self.progress(0, "replaying")
             log.debug("%s: %d broken match numbers", self.path, len(breaks))
-        feed = iter_batches(self.source, framer, self.block_size, merge=merge)
+        self._pieces = Pieces(self.path)     # a feed in several files: where each begins
+        feed = iter_batches(self.source, framer, self.block_size, merge=merge, pieces=self._pieces)
         local = self.workers == 1 and not self.observe_here
         engine = _Local(self) if local else _Pool(self, getattr(framer, "batch_bytes", 0))
         in_flight = 1 if local else self.slots
@@ -322,6 +324,7 @@ class Replay:
             yield table, batch
         built = batch = None
         error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
+        error = self._pieces.locate(error)
         if error is not None:
             try:
                 raise error

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError, TruncatedFeedError
+from .pieces import Pieces
 
 BLOCK_SIZE = 1 << 20
 READ_PIECE = 1 << 17
@@ -126,6 +127,7 @@ class Reader:
         self.parts = parts        # readable objects, read one after the other
         self.raws = raws          # their underlying files (for pos and close)
         self.i = 0
+        self.by_piece = False     # True: a read returns 0 at the end of each part, then goes on
 
     def readinto(self, view: memoryview) -> int:
         while self.i < len(self.parts):
@@ -133,7 +135,13 @@ class Reader:
             if n:
                 return n
             self.i += 1
+            if self.by_piece:
+                return 0
         return 0
+
+    def more(self) -> bool:
+        """Parts remain to be read (after a read that returned 0 by piece)."""
+        return self.i < len(self.parts)
 
     def pos(self) -> int:
         return sum(r.pos for r in self.raws)
@@ -517,6 +525,13 @@ def _read_block(f, view: memoryview, partial: bool = False) -> int:
     return got
 
 
+def _read_failed(name: str, paths: list, f, by_piece: bool, at: int, e: Exception) -> str:
+    """Why a read failed, naming the file being read when the feed is in pieces."""
+    if by_piece and f.i < len(paths):
+        return f"{paths[f.i]}: read failed (at byte {at} of {name}): {e}"
+    return f"{name}: read failed at byte {at}: {e}"
+
+
 def _reader_of(source, merge):
     if hasattr(source, "open_feed"):
         return source.open_feed()
@@ -526,11 +541,13 @@ def _reader_of(source, merge):
 
 
 def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
-                 max_records: int = MAX_BATCH_RECORDS, merge=None) -> Iterator[Batch]:
+                 max_records: int = MAX_BATCH_RECORDS, merge=None, pieces: Pieces | None = None) -> Iterator[Batch]:
     """Batches of whole records, read ``block_size`` bytes at a time (streamed, decompressed).
 
     ``merge``: the format's hook that reads its files (a path or a list of paths) as one feed
     in its own order (a :class:`Reader`-like object); without it a list of paths is concatenated.
+    ``pieces``: gets where each of those concatenated files begins (its first record is known
+    before any batch of its records is given), for errors that name the file at fault.
     """
     buf = np.empty(2 * block_size, dtype=np.uint8)
     have = 0
@@ -544,6 +561,11 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
     live = bool(getattr(source, "partial_reads", False))
     with _reader_of(source, merge) as f:
         columns = getattr(f, "record_columns", None)
+        paths = source_paths(source) if isinstance(f, Reader) else []
+        by_piece = pieces is not None and len(paths) > 1 and len(f.parts) == len(paths)
+        if by_piece:
+            f.by_piece = True
+            pieces.add(paths[0], 1, 0)
         while not eof:
             if len(buf) - have < block_size:
                 grown = np.empty(2 * len(buf), dtype=np.uint8)
@@ -554,13 +576,16 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             except _Cut as e:
                 got, cut = e.got, e.cause
             except (OSError, EOFError) as e:  # gzip errors are OSError / EOFError
-                raise ObookError(f"{name}: read failed at byte {offset + have}: {e}") from e
+                raise ObookError(_read_failed(name, paths, f, by_piece, offset + have, e)) from e
             except Exception as e:
                 if type(e).__name__ != "ZstdError":
                     raise
-                raise ObookError(f"{name}: read failed at byte {offset + have}: {e}") from e
+                raise ObookError(_read_failed(name, paths, f, by_piece, offset + have, e)) from e
             eof = (got == 0 if live else got < block_size) or cut is not None
+            piece_end = by_piece and eof and cut is None and f.more()
+            eof = eof and not piece_end
             have += got
+            piece_start = offset + have      # (when piece_end: the next file's first byte)
             source_pos = f.pos()
             pos = 0
             while True:
@@ -577,6 +602,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             tail = have - pos
             buf[:tail] = buf[pos:have]
             have = tail
+            if piece_end:   # a record left whole-less at a file's end starts in that file
+                pieces.add(paths[f.i], seq + (1 if tail else 0), piece_start)
         late = getattr(f, "deferred_error", None)    # a reader's error after its bytes (a merge's bad row)
         if late is not None:
             yield Batch(buf[:0], seq, offset, 0, late, f.pos())

@@ -188,9 +188,9 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
             if name in got:
                 got[name].append(batch)
     except FeedError as e:         # the tables of the records before the bad one
-        if replay.observed and e.record is not None:
+        if replay.observed and e.feed_record is not None:
             out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-            e.partial = SimResult({**build_tables(own, replay.observed, before=e.record, **want), **out},
+            e.partial = SimResult({**build_tables(own, replay.observed, before=e.feed_record, **want), **out},
                                   dict(replay.stats))
         raise
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}

@@ -51,8 +51,8 @@ def field_reason(status: int, text: str = "", n_fields: int = 0) -> str:
     field = {K.ST_TIME_NAN: "time", K.ST_TIME_RANGE: "time", K.ST_SHARES_NAN: "shares",
              K.ST_SHARES_RANGE: "shares", K.ST_PRICE_NAN: "price", K.ST_PRICE_RANGE: "price"}[status]
     if status == K.ST_TIME_NAN and text.strip().lower() == "time":
-        return (f"time is not an unsigned integer: '{text}' (a header after line 1: of the files read as one "
-                "feed, only the first has a header line)")
+        return (f"time is not an unsigned integer: '{text}' (a header line not at the feed's start: of the "
+                "files read as one feed, only the first has one)")
     if status in (K.ST_TIME_NAN, K.ST_SHARES_NAN, K.ST_PRICE_NAN):
         return f"{field} is not an unsigned integer: '{text}'"
     return f"{field} out of range: '{text}'"

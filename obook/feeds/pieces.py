@@ -1,0 +1,54 @@
+"""Where each file of a feed in pieces begins, so that an error names the file at fault.
+
+A feed given as several files read one after the other (``("day.1", "day.2")``) is numbered
+as one feed: the ``seq`` column and an error's record number count from the first file's
+first record. :class:`Pieces` keeps, for each file, the number of the first record that
+starts in it and its first byte's offset in the joined feed; :meth:`Pieces.locate` turns an
+error of the joined feed into one that names the file, the record's number in that file
+and, in its reason, the record's number in the feed.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from ..errors import FeedError, TruncatedFeedError
+
+
+class Pieces:
+    """The files of one feed read one after the other, in order (see the module)."""
+
+    def __init__(self, feed: str):
+        self.feed = feed              # how errors name the joined feed ("a+b")
+        self.paths: list[str] = []
+        self.first_records: list[int] = []
+        self.offsets: list[int] = []
+
+    def add(self, path: str, first_record: int, offset: int) -> None:
+        """File ``path`` begins at byte ``offset`` of the joined feed and its first whole
+        record is record ``first_record`` of the feed."""
+        self.paths.append(path)
+        self.first_records.append(first_record)
+        self.offsets.append(offset)
+
+    def piece_of(self, record: int) -> int:
+        """The index of the file in which record ``record`` of the feed starts."""
+        return max(0, bisect.bisect_right(self.first_records, record) - 1)
+
+    def locate(self, error):
+        """``error`` (of the joined feed) naming the file of its record; other errors, and
+        errors of a feed of one file, as they are."""
+        if len(self.paths) < 2 or type(error) not in (FeedError, TruncatedFeedError) or error.record is None:
+            return error
+        i = self.piece_of(error.record)
+        record = error.record - self.first_records[i] + 1
+        where = f"{error.unit} {error.record} of {self.feed}"
+        if type(error) is TruncatedFeedError:
+            offset = error.offset - self.offsets[i]
+            default = error.reason == f"truncated record at byte offset {error.offset}"
+            reason = f"truncated record at byte offset {offset}" if default else error.reason
+            out = TruncatedFeedError(self.paths[i], record, offset, f"{reason} ({where})", unit=error.unit)
+        else:
+            out = FeedError(self.paths[i], record, f"{error.reason} ({where})", unit=error.unit)
+        out.feed, out.feed_record = self.feed, error.record
+        return out
