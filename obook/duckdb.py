@@ -571,6 +571,15 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
     """The bind-time UDF of a registry table macro: check the arguments (open the table:
     its schema), pick a pool entry."""
     def assign(path_json, values, query):
+        try:
+            return checked(path_json, values, query)
+        except ObookError as e:
+            if values and _compared(values[0]):
+                raise ObookError(f"{e} (an option is given as name := value: name = value is a comparison, "
+                                 f"whose true or false was taken for {options[0]})") from e
+            raise
+
+    def checked(path_json, values, query):
         import json
 
         from .tables.open import Opened
@@ -598,6 +607,14 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
     exec(f"def slot(path_json, {', '.join(names + ['query'])}):\n"
          f"    return assign(path_json, [{', '.join(names)}], query)\n", scope)
     return scope["slot"]
+
+
+def _compared(value) -> bool:
+    """A macro's first option holds what a ``name = value`` argument gives it: DuckDB passes it
+    by position, a comparison's true or false (0 or 1 as a number, 'true' or 'false' as text)."""
+    if isinstance(value, str):
+        return value in ("true", "false")
+    return value is not None and not isinstance(value, list) and value in (0, 1)
 
 
 def _registry_macros(con, token: str, pool_size: int) -> None:

@@ -319,6 +319,17 @@ def test_obook_macro_integer_option_given_fraction_or_text_names_the_option(con,
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
 
 
+@pytest.mark.parametrize(("call", "first"), [
+    ("obook_bbo('{f}', on_error = 'skip')", "workers"),
+    ("obook_symbols('{f}', prices = 'decimal')", "format"),
+    ("obook_cross_trades('{f}', format = 'itch')", "format"),
+])
+def test_obook_macro_option_given_with_equals_error_says_name_colon_equals(con, small, call, first):
+    with pytest.raises(duckdb.Error, match=f"given as name := value: name = value is a comparison, whose true or "
+                                          f"false was taken for {first}"):
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+
+
 def test_obook_depth_levels_given_as_whole_decimal_reads_that_many_levels(con, small):
     got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3.0) ORDER BY seq").fetchall()
     assert [d[0] for d in con.description] == obook.depth_schema(3).names
