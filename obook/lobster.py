@@ -8,7 +8,8 @@ writes ``out/AAPL_2019-12-30_34200000_57600000_message_10.csv`` and
 Built only from the engine's tables (one replay of orders, trades and depth; the book is
 never re-implemented here): the orders and trades rows give the message rows, the depth
 rows the book state after each of them (depth has rows only when the top levels change, so the last state
-of each ticker is carried forward), ``obook.trading_actions`` the trading actions (``H``).
+of each ticker is carried forward), ``obook.trading_actions`` the trading actions (``H``) and
+``obook.cross_trades`` the type of each cross (``Q``).
 
 Message file columns: time (seconds after midnight in the shortest form, ``34200.05990197``),
 event type, order id, size, price (x10000, the raw ITCH integer), direction (1 buy, -1 sell).
@@ -29,7 +30,7 @@ LOBSTER's style (the deletion row with the book after the deletion), times with 
 | ``U`` | 3 deletion of the original (its remaining shares, its price), then 1 submission of the new ref |
 | ``E`` / ``C`` | 4 execution of a visible order: size executed, price = the resting order's limit price (for ``C`` too, printable or not, so the row names the level it took from), direction = the resting side |
 | ``P`` | 5 execution of a hidden order: ref, shares, price and side as given |
-| ``Q`` | 6 cross: order id -1 opening, -2 closing, -3 halt/IPO, -4 other cross types (when the trades table carries ``cross_type``; else -3), shares, price, direction -1 |
+| ``Q`` | 6 cross: order id -1 opening, -2 closing, -3 halt/IPO, -4 intraday or post-close (the message's cross type), shares, price, direction -1 |
 | ``H`` | 7 trading action: order id 0, size 0, price -1 halted/paused, 0 quotation only, 1 trading; direction -1 |
 | ``B`` | no row (LOBSTER has no broken-trade event) |
 
@@ -167,7 +168,6 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     import pyarrow.csv as pcsv
 
     from .engine.replay import Replay
-    from .engine.tables import schema_of
     from .lobster_rows import TickerState, ticker_rows
 
     start_ns, end_ns = start_ms * 1_000_000, end_ms * 1_000_000
@@ -183,8 +183,7 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     replay = DeeperReplay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
                           queue_positions=False,     # LOBSTER's files have no queue places
                           breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
-    cross_types = "cross_type" in schema_of("trades", levels).names
-    halts = _halts(feed, replay.format)
+    halts, cross_types = _side(feed, replay.format)
     no_quotes = pcsv.WriteOptions(include_header=False, quoting_style="none")
 
     files: dict[str, dict] = {}
@@ -234,14 +233,18 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
             for t, f in files.items()}
 
 
-def _halts(feed, fmt):
-    """The format's trading actions (ITCH H) with a ``ticker`` column, when it has them."""
-    if "trading_actions" not in fmt.side_tables:
-        return None
-    from .feeds import read_side_table
+def _side(feed, fmt):
+    """The format's trading actions (ITCH H) with a ``ticker`` column, and the cross type of
+    each cross by its record number (ITCH Q), read in one pass over the feed."""
+    import pyarrow as pa
 
-    actions = read_side_table(feed, "trading_actions", format=fmt)
-    return actions.rename_columns(["ticker" if c == "stock" else c for c in actions.column_names])
+    got = {"trading_actions": [], "cross_trades": []}
+    for name, batch in fmt.side_batches(feed, list(got), "raise"):
+        got[name].append(batch)
+    actions = pa.Table.from_batches(got["trading_actions"], fmt.side_table("trading_actions").schema)
+    crosses = pa.Table.from_batches(got["cross_trades"], fmt.side_table("cross_trades").schema)
+    return (actions.rename_columns(["ticker" if c == "stock" else c for c in actions.column_names]),
+            dict(zip(crosses["seq"].to_pylist(), crosses["cross_type"].to_pylist())))
 
 
 def _batches(replay, halts):

@@ -106,7 +106,7 @@ def _replaced(orders, live) -> tuple[np.ndarray, np.ndarray, tuple]:
     return old_price, old_remaining, (key[ends], price[source[ends]], remaining[source[ends]])
 
 
-def _message_parts(tables, cross_types: bool, state: TickerState) -> list[dict]:
+def _message_parts(tables, cross_types: dict, state: TickerState) -> list[dict]:
     """The message rows of a ticker's orders, trades and trading actions (unsorted), as
     column arrays: seq, step (a replace's deletion 0, its submission 1), time, type, id,
     size, price, direction."""
@@ -149,8 +149,7 @@ def _message_parts(tables, cross_types: bool, state: TickerState) -> list[dict]:
             side = trades["side"].take(p).to_numpy(zero_copy_only=False)
             part(seq[p], 1, time[p], 5, trades["ref"].take(p), shares[p], price[p], np.where(side == "B", 1, -1))
         if len(q):
-            cross = (np.array([_CROSS_IDS.get(c, -4) for c in trades["cross_type"].take(q).to_pylist()])
-                     if cross_types else -3)
+            cross = np.array([_CROSS_IDS.get(cross_types.get(int(s)), -4) for s in seq[q]], np.int64)
             part(seq[q], 1, time[q], 6, cross, shares[q], price[q], -1)
     halts = tables.get("halts")
     if halts is not None and halts.num_rows:
@@ -170,10 +169,11 @@ def _text(ident, n: int):
     return ident.cast(pa.string())
 
 
-def ticker_rows(tables, state: TickerState, levels: int, cross_types: bool, start_ns: int, end_ns: int,
+def ticker_rows(tables, state: TickerState, levels: int, cross_types: dict, start_ns: int, end_ns: int,
                 style: str):
     """(message table, orderbook table) of one ticker's rows of a batch (its ``tables``:
     depth, orders, trades (P and Q), halts), LOBSTER's columns; None when it has none.
+    ``cross_types``: the cross type (O, C, H, I) of each cross by its record number.
     Updates ``state``."""
     import pyarrow as pa
     import pyarrow.compute as pc

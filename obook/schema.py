@@ -40,7 +40,7 @@ itch_message_schema = pa.schema(
         pa.field("new_ref", pa.uint64()),
         pa.field("match", pa.uint64()),
         pa.field("stock", pa.string()),
-        pa.field("raw", pa.binary()),                        # S, R, H: the message bytes, type byte first
+        pa.field("raw", pa.binary()),                        # S, R, H, Q: the message bytes, type byte first
     ],
     metadata={b"obook.table": b"messages", b"obook.price_scale": b"10000"},
 )

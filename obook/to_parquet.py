@@ -8,8 +8,8 @@ Tables (``TABLES``):
 * ``trades``, ``orders``, ``depth`` — the rows of :func:`obook.trades`, :func:`obook.orders`
   and :func:`obook.depth`, from the same replay as the BBO (and a ``timestamp`` likewise);
 * the format's side tables (``FORMAT.side_tables``): ITCH ``symbols`` (the stock directory
-  ``R``), ``system_events`` (``S``) and ``trading_actions`` (``H``), read by the format's
-  own reader. A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
+  ``R``), ``system_events`` (``S``), ``trading_actions`` (``H``) and ``cross_trades``
+  (``Q``), read by the format's own reader. A CSV feed has ``bbo``, ``trades``, ``orders`` and ``depth``.
 
 Every file is ``OUTDIR/<table>.parquet`` (the one Parquet writer, :mod:`obook.parquet`:
 row groups sized in bytes, tuned encodings, ``compression`` "fast" or "small"; in feed order), written under a temporary name; the files are renamed into place
@@ -208,8 +208,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     tables only (side tables read a file twice).
 
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
-    orders and depth (``levels`` a side) come from one replay; a CSV feed has no symbols,
-    system_events or trading_actions. ``tickers`` (a list or comma-separated string): replay
+    orders and depth (``levels`` a side) come from one replay; a CSV feed has no ITCH side
+    tables (symbols, system_events, trading_actions, cross_trades). ``tickers`` (a list or comma-separated string): replay
     only those tickers' books (the other books' records are skipped); one the feed does not
     name raises ``ObookError`` (``unknown_tickers="warn"``: logged, its rows are none). ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
     ``date``: the session date (``YYYY-MM-DD``); default from a Nasdaq file name. When it

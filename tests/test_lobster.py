@@ -43,12 +43,8 @@ def feed(tmp_path, name="01022020.NASDAQ_ITCH50"):
     return b.write(tmp_path / name)
 
 
-def cross_id(path):
-    return -1 if "cross_type" in obook.trades(path, workers=1).schema.names else -3
-
-
 def expected_lines(path):
-    c = cross_id(path)
+    c = -1                                                     # an opening cross
     t = [f"34200.{k:06d}000" for k in range(1, 20)]
     # ask1 px,size, bid1 px,size, ask2 px,size, bid2 px,size
     messages = [
@@ -90,6 +86,22 @@ def run_lobster(*args, **kw):
     from obook.lobster import lobster
     kw.setdefault("style", "all")
     return lobster(*args, **kw)
+
+
+@pytest.mark.parametrize("style", ["lobster", "all"])
+def test_lobster_cross_type_gives_the_cross_order_id(tmp_path, style):
+    b = ItchBuilder()
+    b.directory(1, "AAPL", ts=30_000 * 10**9)
+    b.add(1, 1, "B", 100, 1_000_000, ts=OPEN + 1_000)
+    for k, kind in enumerate("OCHIZ"):                   # Z: no type of the spec's
+        b.cross(1, 100 + k, 1_000_000 + k, match=10 + k, cross_type=kind)
+    path = b.write(tmp_path / "01022020.NASDAQ_ITCH50")
+    from obook.lobster import lobster
+    lobster(path, tmp_path / "out", ["AAPL"], levels=1, style=style)
+    lines = (tmp_path / "out" / "AAPL_2020-01-02_34200000_57600000_message_1.csv").read_text().splitlines()
+    crosses = [ln.split(",") for ln in lines if ln.split(",")[1] == "6"]
+    assert [(c[2], c[3]) for c in crosses] == [("-1", "100"), ("-2", "101"), ("-3", "102"), ("-4", "103"),
+                                               ("-4", "104")]
 
 
 def test_lobster_two_tickers_each_gets_own_files(tmp_path):

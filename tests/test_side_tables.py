@@ -1,5 +1,5 @@
-"""symbols, system_events and trading_actions: the same rows through obook, DuckDB, polars
-and obook convert."""
+"""symbols, system_events, trading_actions and cross_trades: the same rows through obook,
+DuckDB, polars and obook convert."""
 
 import pyarrow.parquet as pq
 import pytest
@@ -9,7 +9,7 @@ from obook.to_parquet import convert
 
 from itch_builder import ItchBuilder
 
-TABLES = ["symbols", "system_events", "trading_actions"]
+TABLES = ["symbols", "system_events", "trading_actions", "cross_trades"]
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +22,7 @@ def feed(tmp_path_factory):
     b.trading_action(2, "H")
     b.add(1, 1, "B", 10, 100)
     b.trading_action(2, "T")
+    b.cross(2, 2**40 + 7, 1_234_500, match=9, cross_type="C")      # shares past 32 bits
     b.system("M")
     return b.write(tmp_path_factory.mktemp("side") / "side.itch")
 
@@ -31,6 +32,15 @@ def test_side_tables_functions_decode_directory_events_and_actions(feed):
     assert [r["event_code"] for r in obook.system_events(feed).read_all().to_pylist()] == ["O", "Q", "M"]
     actions = obook.trading_actions(feed).read_all().to_pylist()
     assert [(r["seq"], r["stock"]) for r in actions] == [(5, "MSFT"), (7, "MSFT")]
+    crosses = obook.cross_trades(feed).read_all().to_pylist()
+    assert [{k: r[k] for k in ("seq", "locate", "stock", "shares", "price", "match", "cross_type")}
+            for r in crosses] == [dict(seq=8, locate=2, stock="MSFT", shares=2**40 + 7, price=1_234_500, match=9,
+                                       cross_type="C")]
+
+
+def test_side_tables_cross_trades_decimal_prices_in_dollars(feed):
+    row = obook.cross_trades(feed, prices="decimal").read_all().to_pylist()[0]
+    assert str(row["price"]) == "123.4500"
 
 
 @pytest.mark.parametrize("table", TABLES)

@@ -228,7 +228,7 @@ F_PRICE = 8
 F_NEWREF = 16
 F_MATCH = 32
 F_STOCK = 64
-F_RAW = 128      # S, R, H: the whole message is kept in the raw column
+F_RAW = 128      # S, R, H, Q: the whole message is kept in the raw column
 
 
 @njit(cache=True, _nrt=False)
@@ -299,7 +299,7 @@ def itch_messages(buf, n_records, base_seq, base_offset, sizes, ints, fields, st
             r[9] = _be32(buf, m + Q_PRICE)
             r[11] = _be64(buf, m + Q_MATCH)
             stock_pos[k] = m + Q_STOCK
-            f = F_SHARES | F_PRICE | F_MATCH | F_STOCK
+            f = F_SHARES | F_PRICE | F_MATCH | F_STOCK | F_RAW
         elif t == T_B:
             r[11] = _be64(buf, m + B_MATCH)
             f = F_MATCH

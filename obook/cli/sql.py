@@ -244,6 +244,7 @@ def sql(
       obook_depth(path, ..., levels := 10)   top 1..50 levels a side
     Side tables (their options: docs/tables.md): obook_messages(path) (ITCH messages),
     obook_symbols(path), obook_system_events(path), obook_trading_actions(path),
+    obook_cross_trades(path) (ITCH: opening, closing, halt and IPO crosses),
     obook_audit(path) (Shanghai: rebuilt book against each exchange snapshot),
     obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts),
     obook_mbp1(path), obook_mbp10(path) (Databento: the book's top 1 or 10 levels).

@@ -80,11 +80,15 @@ FORMAT = FeedFormat(
     order_ids="int",
     feed_seq=False,
     side_tables={"symbols": _SIDE + "SYMBOLS", "system_events": _SIDE + "SYSTEM_EVENTS",
-                 "trading_actions": _SIDE + "TRADING_ACTIONS"},
+                 "trading_actions": _SIDE + "TRADING_ACTIONS", "cross_trades": _SIDE + "CROSS_TRADES"},
     messages="obook.feeds.itch.messages:read_itch",
     table_info={"symbols": {"doc": "The stock directory (ITCH R): locate, stock and the directory fields."},
                 "system_events": {"doc": "The system events (ITCH S): seq, time, event code."},
-                "trading_actions": {"doc": "The trading actions (ITCH H): seq, time, locate, stock, state, reason."}},
+                "trading_actions": {"doc": "The trading actions (ITCH H): seq, time, locate, stock, state, reason."},
+                "cross_trades": {"doc": "The crosses (ITCH Q: the opening, closing, halt and IPO auctions' prints): "
+                                        "seq, time, locate, stock, shares, price, match and cross_type (O opening, "
+                                        "C closing, H halt or IPO, I intraday or post-close).",
+                                 "prices": ("price",), "quantities": ("shares",)}},
     prepass="obook.feeds.itch:scan_breaks",
     sideless_kinds="QB",
     suffixes=(".itch", ".itch50", ".bin"),

@@ -18,7 +18,7 @@ _CHARS = pa.array(np.array([chr(i) for i in range(256)] + [""], object), type=pa
 
 
 def _raw_column(data: np.ndarray, local: np.ndarray, fields: np.ndarray, n: int) -> pa.Array:
-    """The message bytes of the rows flagged F_RAW (S, R, H: a few per stock a day)."""
+    """The message bytes of the rows flagged F_RAW (S, R, H, Q: a few per stock a day)."""
     keep = (fields & K.F_RAW) != 0
     values = [None] * n
     for i in np.nonzero(keep)[0]:

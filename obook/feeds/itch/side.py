@@ -1,4 +1,5 @@
-"""The ITCH side tables: ``symbols`` (R), ``system_events`` (S), ``trading_actions`` (H).
+"""The ITCH side tables: ``symbols`` (R), ``system_events`` (S), ``trading_actions`` (H),
+``cross_trades`` (Q).
 
 Streamed batch by batch from the messages reader (filtered by type): their memory is one
 batch's however many records the feed has. Their fields past the stock are decoded here from
@@ -14,16 +15,12 @@ import pyarrow.compute as pc
 from ..._kernels.itch_layout import field
 from ..base import SideTable
 
-TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H"}
+TYPES = {"symbols": "R", "system_events": "S", "trading_actions": "H", "cross_trades": "Q"}
 
 
 def _chars(raw: list[bytes], start: int, width: int = 1, strip: bool = False) -> pa.Array:
     vals = [r[start:start + width].decode("latin-1") for r in raw]
     return pa.array([v.rstrip() for v in vals] if strip else vals, type=pa.string())
-
-
-def _u32(raw: list[bytes], start: int) -> pa.Array:
-    return pa.array([int.from_bytes(r[start:start + 4], "big") for r in raw], type=pa.uint32())
 
 
 def _type_scalar(name: str):
@@ -52,11 +49,16 @@ def side_batches(path, wanted, on_error: str = "raise", counts: dict | None = No
                 yield name, _build(name, rows, rows.column("raw").to_pylist())
 
 
+def _uint(raw: list[bytes], start: int, width: int) -> pa.Array:
+    return pa.array([int.from_bytes(r[start:start + width], "big") for r in raw],
+                    type=pa.uint32() if width == 4 else pa.uint64())
+
+
 def _column(raw: list[bytes], typ: str, name: str) -> pa.Array:
     """One field of the raw messages, decoded by its layout (text is right-stripped)."""
     start, width, kind = field(typ, name)
     if kind == "u":
-        return _u32(raw, start)
+        return _uint(raw, start, width)
     return _chars(raw, start, width, strip=kind == "s")
 
 
@@ -79,6 +81,9 @@ SCHEMAS = {
     "trading_actions": _schema("trading_actions", _SEQ_TIME + [
         pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("state", _S),
         pa.field("reason", _S)]),
+    "cross_trades": _schema("cross_trades", _SEQ_TIME + [
+        pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("shares", pa.uint64()),
+        pa.field("price", pa.uint32()), pa.field("match", pa.uint64()), pa.field("cross_type", _S)]),
     "symbols": _schema("symbols", _SEQ_TIME + [
         pa.field("locate", pa.uint16()), pa.field("stock", _S), pa.field("market_category", _S),
         pa.field("financial_status", _S), pa.field("round_lot_size", pa.uint32()),
@@ -92,3 +97,4 @@ SCHEMAS = {
 SYMBOLS = SideTable("symbols", SCHEMAS["symbols"], side_batches)
 SYSTEM_EVENTS = SideTable("system_events", SCHEMAS["system_events"], side_batches)
 TRADING_ACTIONS = SideTable("trading_actions", SCHEMAS["trading_actions"], side_batches)
+CROSS_TRADES = SideTable("cross_trades", SCHEMAS["cross_trades"], side_batches)

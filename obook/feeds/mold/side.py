@@ -86,6 +86,7 @@ def _own(path, names, on_error="raise", counts=None):
 SYMBOLS = replace(itch_side.SYMBOLS, read=_itch_side)
 SYSTEM_EVENTS = replace(itch_side.SYSTEM_EVENTS, read=_itch_side)
 TRADING_ACTIONS = replace(itch_side.TRADING_ACTIONS, read=_itch_side)
+CROSS_TRADES = replace(itch_side.CROSS_TRADES, read=_itch_side)
 GAPS = SideTable("gaps", GAPS_SCHEMA, _own)
 LINE_STATS = SideTable("line_stats", LINE_STATS_SCHEMA, _own)
 
