@@ -82,6 +82,8 @@ def main(records: int = 1_000_000, runs: int = 3, only: str = "") -> None:
     variants = {
         "noop, zero latency": (compiled(noop, on=("timer",), timer=PERIOD), dict()),
         "noop, feed 1 us": (compiled(noop, on=("timer",), timer=PERIOD), dict(feed_latency=FEED)),
+        "noop on bbo, zero lat.": (compiled(noop, on=("bbo",)), dict()),
+        "noop on bbo, feed 1 us": (compiled(noop, on=("bbo",)), dict(feed_latency=FEED)),
         "market maker": (compiled(mm, on=("timer",), timer=PERIOD),
                          dict(feed_latency=FEED, order_latency=ORDER, response_latency=RESPONSE)),
     }
