@@ -71,6 +71,21 @@ def test_backtest_responses_compiled_timer_strategy_equals_order_subscribed(day,
     assert hearing.summary["calls"] > timer_only.summary["calls"]
 
 
+@pytest.mark.parametrize("on", [("timer", "bbo"), ("timer", "bbo", "orders")])
+@pytest.mark.parametrize("latency", [dict(feed_latency=1_000, order_latency=2_000, response_latency=3_000),
+                                     dict(feed_latency=("exponential", 2_000), order_latency=("uniform", 500, 4_000),
+                                          response_latency=("exponential", 3_000), seed=7)])
+def test_backtest_responses_compiled_timer_strategy_equals_bbo_subscribed(day, latency, on):
+    """Called on every BBO change too (it acts on its timer alone), the strategy sees the same
+    book at its timer and sends the same orders, however the view rows between its calls
+    reach it."""
+    risk = RiskGate(max_orders_per_second=100_000)
+    timer_only = backtest(day, compiled(obook_market_maker(), on=("timer",), timer=PERIOD), risk=risk, **latency)
+    hearing = backtest(day, compiled(obook_market_maker(), on=on, timer=PERIOD), risk=risk, **latency)
+    _equal(timer_only, hearing)
+    assert hearing.summary["calls"] > 2 * timer_only.summary["calls"]
+
+
 def test_backtest_responses_python_timer_strategy_sees_what_order_subscribed_sees(day):
     kw = dict(feed_latency=1_000, order_latency=2_000, response_latency=3_000,
               risk=RiskGate(max_orders_per_second=100_000))

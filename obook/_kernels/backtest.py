@@ -466,6 +466,38 @@ def catch_up(LAG, Bv, Hv, VT, OO, BKv, FL, EV, stv, S, at, w, strict):
 
 
 @njit(cache=True, _nrt=False)
+def still_due(INS, RQ, LAG, VT, TOPS, S, t):
+    """Something is due before time t (due_before), once a compiled strategy called on BBO
+    changes has been shown the lag rows due before t that call nothing (a deferred step, or a
+    top it has seen), as drain would show them (nothing else due before or with them): with
+    a feed latency nearly every event leaves such a row, and drain need not run for it."""
+    while S[S_LAG_HEAD] < S[S_LAG_TAIL]:
+        h = S[S_LAG_HEAD]
+        w = LAG[h, LAG_DUE]
+        if w >= t:
+            break
+        i = S[S_INS_HEAD]
+        if i < S[S_INS_TAIL] and INS[i, I_ARR] <= w:
+            return True
+        if S[S_RQ_HEAD] < S[S_RQ_TAIL] and not lazy_responses(S) and RQ[S[S_RQ_HEAD], R_DUE] <= w:
+            return True
+        if S[S_SUB] & SUB_TIMER and S[S_TIMER_NEXT] <= S[S_TMAX] and S[S_TIMER_NEXT] < w:
+            return True
+        vtb = LAG[h, LAG_DUE - 1]
+        if not LAG[h, EV_ACTION] & DEFER:
+            for side in range(2):
+                px, q = LAG[h, LAG_TOP + 2 * side], LAG[h, LAG_TOP + 2 * side + 1]
+                if q < 0:
+                    px, q = NONE, 0
+                if TOPS[vtb, 2 * side] != px or TOPS[vtb, 2 * side + 1] != q:
+                    return True
+        S[S_LAG_HEAD] = h + 1
+        S[S_NOW] = w
+        show_top(LAG, h, VT, vtb)
+    return due_before(INS, RQ, LAG, S, t)
+
+
+@njit(cache=True, _nrt=False)
 def view_changed(B, Bv, VT, S, tb, TOPS):
     """The view's best bid/ask of book tb differ from the last ones the strategy saw."""
     changed = False
@@ -707,6 +739,7 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
     Bv, Hv, VT, BKv, stv = view
     RQ, LAG, MK, LO, REFKEY, PL, TOPS, S, C = run
     LM, LA, LB, RK, W = gate
+    quiet = S[S_COMPILED] and not S[S_ZERO_FEED] and S[S_SUB] & SUB_BBO and not S[S_SUB] & SUB_BOOK
     while True:
         if S[S_PHASE] == 0:
             status = exchange_run(ev, n, tmap, B, H, Bv, Hv, VT, BKv, stv, INS, OO, BK, FL, EV, st, RQ, LAG,
@@ -719,6 +752,8 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
             t = ev[i, EV_TIME]
             tb = tmap[ev[i, EV_BOOK]]
             if status == RUN_DUE:
+                if quiet and not still_due(INS, RQ, LAG, VT, TOPS, S, t):
+                    continue
                 status = drain(t, tb, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ, LAG, MK,
                                LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
                 if status != OK:
