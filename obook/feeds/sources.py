@@ -602,7 +602,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             tail = have - pos
             buf[:tail] = buf[pos:have]
             have = tail
-            if piece_end:   # a record left whole-less at a file's end starts in that file
+            if piece_end:   # a record cut by a file's end counts as that file's
                 pieces.add(paths[f.i], seq + (1 if tail else 0), piece_start)
         late = getattr(f, "deferred_error", None)    # a reader's error after its bytes (a merge's bad row)
         if late is not None:
