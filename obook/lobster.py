@@ -111,8 +111,8 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     # (a tuple is one feed in pieces: a capture's lines A and B)
     fmt = resolve_format(None, feed)
     if not _lobster_units(fmt):
-        raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions, prices "
-                         f"in 1/10000 and times in ns since midnight), not a {fmt.name} feed")
+        raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions and "
+                         f"crosses, prices in 1/10000 and times in ns since midnight), not a {fmt.name} feed")
     day = session_date(feed, date)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
@@ -159,9 +159,9 @@ _MAX_MS = 86_400_000
 
 def _lobster_units(fmt) -> bool:
     """LOBSTER's files are ITCH's units: prices x10000, times ns after midnight; its halts are
-    the format's trading actions."""
-    return ("trading_actions" in fmt.side_tables and fmt.price_scale == 4 and fmt.time_unit_ns == 1
-            and not fmt.epoch)
+    the format's trading actions, its crosses' order ids their cross trades' types."""
+    return ({"trading_actions", "cross_trades"} <= set(fmt.side_tables) and fmt.price_scale == 4
+            and fmt.time_unit_ns == 1 and not fmt.epoch)
 
 
 def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, readers, style, progress) -> dict:
