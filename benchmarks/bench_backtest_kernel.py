@@ -25,27 +25,12 @@ FEED, ORDER, RESPONSE, PERIOD = 1_000, 2_000, 3_000, 100_000     # ns
 
 def capture(path, strategy, **kw):
     """(spec, batches) of one backtest: batches as (events copy, n, names)."""
+    from common import captured_batches
     from obook.backtest import backtest, worker
 
-    got = {"spec": None, "batches": []}
-    orig = worker.BacktestObserver.worker
-
-    def spy(self, w, n):
-        real = orig(self, w, n)
-        got["spec"] = self.spec
-        batch = real.batch
-
-        def keep(events, n, names):
-            got["batches"].append((events[:n].copy(), n, list(names)))
-            return batch(events, n, names)
-        real.batch = keep
-        return real
-    worker.BacktestObserver.worker = spy
-    try:
+    with captured_batches(worker.BacktestObserver) as got:
         backtest(path, strategy, **kw)
-    finally:
-        worker.BacktestObserver.worker = orig
-    return got["spec"], got["batches"]
+    return got["observer"].spec, got["batches"]
 
 
 def run(spec, batches, build=True):

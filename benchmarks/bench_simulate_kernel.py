@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def capture(path: str, messages: int, depth: bool) -> None:
     from bench_simulate import own_orders
-    from common import itch_day
+    from common import captured_batches, itch_day
 
     import obook
     from obook.engine.replay import Replay
@@ -34,22 +34,9 @@ def capture(path: str, messages: int, depth: bool) -> None:
 
     day = itch_day(messages, 8000)
     orders = own_orders(Replay(day, workers=1, format="itch").reader().read_all(), 10_000, 100)
-    got = {"observer": None, "batches": []}
-    make = observer.SimObserver.worker
-
-    def worker(self, i, n):
-        got["observer"] = self
-        w = make(self, i, n)
-        batch = w.batch
-
-        def keep(events, n, names):
-            got["batches"].append((events[:n].copy(), n, list(names)))
-            return batch(events, n, names)
-        w.batch = keep
-        return w
-    observer.SimObserver.worker = worker
     own = ("bbo_with_own", "depth_with_own") if depth else ("bbo_with_own",)
-    obook.simulate(day, orders, workers=1, format="itch", latency=50_000, own_tables=own)
+    with captured_batches(observer.SimObserver) as got:
+        obook.simulate(day, orders, workers=1, format="itch", latency=50_000, own_tables=own)
     with open(path, "wb") as f:
         pickle.dump(got, f)
     print(f"captured {len(got['batches'])} batches, {sum(b[1] for b in got['batches']):,} events")

@@ -7,6 +7,7 @@ import os
 import statistics
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 DATA = Path(os.environ.get("OBOOK_BENCH_DATA", Path(__file__).resolve().parent.parent / "bench-data"))
@@ -59,3 +60,27 @@ def run_child(code: str, code_dir: str | None = None) -> dict:
 
 def median(xs):
     return statistics.median(xs)
+
+
+@contextmanager
+def captured_batches(observer_class):
+    """While inside: every worker ``observer_class.worker`` makes keeps a copy of each batch it
+    is given. Yields ``{"observer": the last observer, "batches": [(events, n, names)]}``."""
+    got = {"observer": None, "batches": []}
+    make = observer_class.worker
+
+    def worker(self, i, n):
+        got["observer"] = self
+        w = make(self, i, n)
+        batch = w.batch
+
+        def keep(events, n, names):
+            got["batches"].append((events[:n].copy(), n, list(names)))
+            return batch(events, n, names)
+        w.batch = keep
+        return w
+    observer_class.worker = worker
+    try:
+        yield got
+    finally:
+        observer_class.worker = make
