@@ -268,7 +268,10 @@ def test_venue_orders_read_late_keep_their_own_segments_stamps():
     """Orders sent 30 ms apart and read together: each keeps the kernel stamp of the TCP
     segment that carried it; two orders in one segment share that segment's stamp."""
     with _kernel_stamps_on():
-        (t1, _), (t2, _), (t3, _) = _orders_read_late()
+        for _ in range(3):
+            (t1, _), (t2, _), (t3, _) = _orders_read_late()
+            if t1 < t2:     # else the kernel gave the first segment no stamp (the venue stamped
+                break       # it as it read it, after the others arrived): a loaded machine; again
     assert t2 - t1 >= 25_000_000 and t3 == t2
 
 
