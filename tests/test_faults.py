@@ -266,6 +266,25 @@ def test_cli_sigint_mid_replay_to_file_exits_130_no_file_no_children(big, tmp_pa
     only_feed_left(out_dir)
 
 
+def test_cli_sigint_mid_match_exits_130_one_line_no_workers_left(tmp_path):
+    """Ctrl-C reaches the whole process group, the matching workers too: only the parent
+    answers it (one line, exit 130), and the workers are stopped at once."""
+    orders = tmp_path / "orders.parquet"
+    subprocess.run([sys.executable, "-m", "obook", "gen", "orders", str(orders), "-n", "600000", "-k", "8"],
+                   check=True, capture_output=True)
+    out_dir = tmp_path / "out"
+    for attempt in range(3):
+        p = cli("match", orders, "-o", out_dir, "-w", 2, start_new_session=True)
+        kids = wait_for_workers(p, 2, timeout=60)
+        time.sleep(0.1 * attempt)
+        os.killpg(p.pid, signal.SIGINT)
+        rc = p.wait(timeout=30)
+        err = p.stderr.read().decode()
+        assert rc == 130 and err.strip() == "interrupted", (attempt, rc, err)
+        assert_gone(kids, timeout=5)
+        assert not out_dir.exists() or not list(out_dir.iterdir())
+
+
 def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
     p = cli("bbo", big, "--workers", 2, start_new_session=True)   # nobody reads stdout: blocked
     kids = wait_for_workers(p, 2)

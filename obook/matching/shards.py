@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import mmap
 import os
+import signal
 
 import numpy as np
 
@@ -59,6 +60,9 @@ def _worker(conn, prep, books, msg, want, stp, levels, day_end):
     from ..engine.worker_main import _die_with_parent
 
     _die_with_parent()
+    # the parent handles Ctrl-C and a closed terminal, and stops us
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     sink = None
     try:
         sink = _Sink(levels)
@@ -195,6 +199,7 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     light = dataclasses.replace(prep, msg=prep.msg[:0], given_price=prep.given_price[:0], given=prep.given[:0])
     worker_of = prep.msg.rows["book"] % workers
     procs, conns = [], []
+    done = False
     try:
         for w in range(workers):
             books = all_books[all_books % workers == w]
@@ -218,12 +223,13 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
             if isinstance(r, tuple):
                 raise WorkerError(f"match worker {w} failed: {r[1]}")
             parts.append(r)
+        done = True
         return parts
     finally:
         for c in conns:
             c.close()
         for p in procs:
-            p.join(2.0)
+            p.join(2.0 if done else 0)
             if p.exitcode is None:
                 p.kill()
                 p.join()
