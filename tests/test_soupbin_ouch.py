@@ -57,7 +57,7 @@ def test_ouch_decode_wrong_size_raises():
 
 @pytest.fixture
 def venue(tmp_path):
-    v = Venue(log_path=tmp_path / "venue.log", username="obook", heartbeat=0.05)
+    v = Venue(log_path=tmp_path / "venue.log", username="obook", password="secret", heartbeat=0.05)
     th = threading.Thread(target=v.serve, kwargs={"timeout": 30}, daemon=True)
     th.start()
     yield v
@@ -67,7 +67,7 @@ def venue(tmp_path):
 
 
 def test_gateway_venue_login_orders_heartbeats_logout(venue, tmp_path):
-    gw = Gateway(*venue.address, username="obook", heartbeat=0.05)
+    gw = Gateway(*venue.address, username="obook", password="secret", heartbeat=0.05)
     orders = [ouch.Order("enter", "AAA", "B", 100, 10_000, 1), ouch.Order("replace", "AAA", "B", 100, 10_100, 2, 1),
               ouch.Order("cancel", "AAA", "B", 0, 0, 2)]
     for o in orders:
@@ -93,7 +93,7 @@ def test_gateway_wrong_user_rejected(venue):
 
 def test_venue_sends_server_heartbeats_to_an_idle_client(venue):
     s = socket.create_connection(venue.address, timeout=5)
-    s.sendall(soupbin.login("obook", ""))
+    s.sendall(soupbin.login("obook", "secret"))
     f = soupbin.Framer()
     kinds = []
     deadline = time.monotonic() + 5

@@ -158,9 +158,11 @@ def test_venue_client_that_stops_reading_disconnected_others_served():
 
 def test_read_accounts_file_and_its_errors(tmp_path):
     f = tmp_path / "accounts"
-    f.write_text("# desk\ntrader:secret\n\nbob:\n")
-    assert read_accounts(f) == {"trader": "secret", "bob": ""}
+    f.write_text("# desk\ntrader:secret\n\nbob: pw \n")
+    assert read_accounts(f) == {"trader": "secret", "bob": "pw"}
     for text, reason in (("trader\n", "username:password"), ("a:b\na:c\n", "twice"),
+                         ("trader:secret\nbob:\n", "line 2: an empty password for 'bob'"),
+                         ("bob:   \n", "line 1: an empty password for 'bob'"),
                          ("toolongname:x\n", "longer than 6"), ("# none\n", "no accounts")):
         f.write_text(text)
         with pytest.raises(ObookError, match=reason):
@@ -168,6 +170,12 @@ def test_read_accounts_file_and_its_errors(tmp_path):
     f.write_bytes(b"tr\xe9der:x\n")
     with pytest.raises(ObookError, match="not ASCII"):
         read_accounts(f)
+
+
+def test_venue_account_with_empty_password_refused():
+    for kw in ({"accounts": {"trader": "secret", "bob": ""}}, {"username": "bob"}, {"username": "bob", "password": "  "}):
+        with pytest.raises(ObookError, match="an empty password for 'bob'"):
+            Venue(**kw)
 
 
 def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):
@@ -181,6 +189,7 @@ def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):
                  (["--listen", "0.0.0.0:0"], "needs --username/--password or --accounts"),
                  (["--listen", "127.0.0.1:0", "--password", "x"], "--password needs --username"),
                  (["--listen", "127.0.0.1:0", "--username", "abcdefg"], "longer than 6"),
+                 (["--listen", "0.0.0.0:0", "--username", "abc"], "an empty password for 'abc'"),
                  (["--listen", "127.0.0.1:0", "--accounts", tmp_path / "none"], "cannot read the accounts")]
         for args, reason in cases:
             assert reason in cli_error(capsys, "venue", *args)

@@ -23,6 +23,8 @@ def check_account(username: str, password: str, where: str = "account") -> tuple
         if len(text) > width:
             raise ObookError(f"{where}: the {what} {'' if what == 'password' else repr(text) + ' '}"
                              f"is longer than {width} characters")
+    if not pw:      # a blank password field would log anyone in who knows the username
+        raise ObookError(f"{where}: an empty password for {user!r}")
     return user, pw
 
 

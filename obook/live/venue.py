@@ -90,6 +90,7 @@ class Venue:
         self.accounts = dict(accounts or {})
         if username:
             self.accounts[username] = password
+        self.accounts = dict(check_account(u, p, "venue account") for u, p in self.accounts.items())
         self.sessions = sessions
         self.heartbeat = heartbeat
         self.login_timeout = login_timeout
