@@ -1,5 +1,7 @@
 """Ctrl-C, SIGTERM and SIGHUP as exceptions that unwind (temp files go, workers are stopped),
 in the ``obook`` command and in the processes it starts (``python -m obook.compiling``).
+Work that has no end of its own (a live listener) ends on the first one instead
+(``stopping``), and raises it once what it holds is delivered.
 
 :func:`unwind_on_signals` installs the handlers. An exception raised where Python or a
 library would drop it is not raised there: the signal is sent again 10 ms later. A library
@@ -152,3 +154,37 @@ def interrupting(stop):
         _pipe = None
         os.close(w)
         os.close(r)
+
+
+@contextmanager
+def stopping(stop):
+    """While inside (in the main thread): the first Ctrl-C, SIGTERM or SIGHUP calls ``stop()``,
+    which ends the work as its own end would (what it has received is still delivered), and is
+    raised as ``interrupted`` raises it when the block ends; a second one is raised at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    first: list[int] = []
+
+    def handler(signum, frame):
+        if first:
+            interrupted(signum, frame)
+            return
+        first.append(signum)
+        stop()
+
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    old = {s: h for s, h in old.items() if h is not None and h is not signal.SIG_IGN}
+    for s in old:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if first:
+        global raised
+        raised = first[0]
+        if first[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + first[0])

@@ -200,7 +200,11 @@ class ParquetSink:
             per_group = full = n
         for start in range(0, full, per_group):
             self._write_group(table.slice(start, per_group), at_once=last)
-        rest = table.slice(full)
+            self._keep(table.slice(start + per_group))    # (an interrupt: what is left, once)
+        self._keep(table.slice(full))
+
+    def _keep(self, rest: pa.Table) -> None:
+        """``rest`` is what is still to be written."""
         self.pending = rest.to_batches() if rest.num_rows else []
         self.pending_bytes = rest.nbytes if rest.num_rows else 0
 

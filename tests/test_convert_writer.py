@@ -189,6 +189,29 @@ def test_sink_many_row_groups_encoded_in_parallel_written_in_order(tmp_path, mon
     assert not _parquet_threads()
 
 
+def test_sink_interrupted_while_handing_over_row_groups_closes_with_each_row_once(tmp_path, monkeypatch):
+    # a Ctrl-C between two row groups of one flush: closing the file writes what was not
+    # handed over yet, and nothing twice
+    monkeypatch.setattr(obook_parquet, "ROW_GROUP_BYTES", 4_000)
+    t = pa.table({"seq": pa.array(np.arange(20_000), pa.int64()), "x": pa.array(np.arange(20_000) % 7)})
+    sink = obook_parquet.ParquetSink(tmp_path / "x.parquet", t.schema)
+    real, calls = sink._write_group, []
+
+    def interrupted_at_third(table, at_once=False):
+        calls.append(table.num_rows)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        real(table, at_once=at_once)
+
+    monkeypatch.setattr(sink, "_write_group", interrupted_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        sink.write(pa.concat_tables([t]).combine_chunks().to_batches()[0])
+    monkeypatch.setattr(sink, "_write_group", real)
+    sink.close()
+    assert len(calls) == 3
+    assert pq.read_table(tmp_path / "x.parquet").equals(t)
+
+
 def test_convert_two_workers_started_with_no_other_thread_alive(itch_day, tmp_path, monkeypatch):
     # the sha256 thread and the encoding threads start after the workers: a live thread at
     # their start makes the engine use the forkserver (~1 s slower start)

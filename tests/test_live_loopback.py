@@ -4,11 +4,14 @@ leaves complete files."""
 
 from __future__ import annotations
 
+import ast
+import re
 import signal
 import time
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -151,17 +154,51 @@ def test_cli_listen_multicast_sigint_exits_130_with_complete_files(day, tmp_path
             assert lq.wait(timeout=30) == 130
             sp.send_signal(signal.SIGINT)
             assert sp.wait(timeout=30) == 130
+        said = [p.stderr.read().decode() for p in (lp, lq)]
     ref = obook.bbo(day, workers=1).read_all()
+    # every message received before the Ctrl-C is in the tables, each row once, as counted
+    received = [int(re.search(r"records (\d+)", e).group(1)) for e in said]
+    rows = [ast.literal_eval(re.search(r"rows (\{.*?\})", e).group(1))["bbo"] for e in said]
     with pa.ipc.open_stream(out) as f:
         got = f.read_all()
     assert 0 < got.num_rows < ref.num_rows
     assert _plain(got).equals(ref.slice(0, got.num_rows))
+    assert got.num_rows == rows[0] == pc.sum(pc.less_equal(ref["seq"], received[0])).as_py()
     files = list(pq_dir.glob("bbo-*.parquet"))
     assert len(files) == 1 and not list(pq_dir.glob("*.part"))
     stats = pq.read_table(pq_dir / "line_stats.parquet").to_pylist()   # written on Ctrl-C too
     assert [s["line"] for s in stats] == ["A", "B", "request"] and stats[0]["messages"] > 0
     t = pq.read_table(files[0])
     assert 0 < t.num_rows and t.select(ref.column_names).cast(ref.schema).equals(ref.slice(0, t.num_rows))
+    assert t.num_rows == rows[1] == pc.sum(pc.less_equal(ref["seq"], received[1])).as_py()
+
+
+def test_cli_listen_sigint_mid_day_tables_hold_every_message_received(day, tmp_path):
+    """Ctrl-C while messages arrive faster than the tables are written: the session ends
+    there, and every message received before it is in the tables once (as many rows as the
+    listener reports)."""
+    a, b, r = addresses()
+    out = tmp_path / "pq"
+    tables = ("bbo", "orders", "depth")
+    ref = _file_tables(day, tables)
+    with process("listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                 "--to", "parquet", "-o", out, "--tables", ",".join(tables), "--interval", "0.3") as lp:
+        _wait_for(out)
+        with process("send", day, "--line-a", hostport(a), "--line-b", hostport(b), "--request", hostport(r),
+                     "--message-rate", "4000", "--linger", "0.5") as sp:
+            _wait_for(out / "bbo-00002.parquet")
+            lp.send_signal(signal.SIGINT)
+            assert lp.wait(timeout=30) == 130
+            sp.kill()
+        said = lp.stderr.read().decode()
+    received = int(re.search(r"records (\d+)", said).group(1))
+    rows = ast.literal_eval(re.search(r"rows (\{.*?\})", said).group(1))
+    assert 0 < received < 20_000 and not list(out.glob("*.part"))
+    for t in tables:
+        got = pa.concat_tables(pq.read_table(f) for f in sorted(out.glob(f"{t}-*.parquet")))
+        want = ref[t].filter(pc.less_equal(ref[t]["seq"], received))
+        assert got.num_rows == rows[t] == want.num_rows, (t, said)
+        assert _plain(got).cast(want.schema).equals(want), t
 
 
 def test_listen_bad_packets_and_wrong_session_counted_tables_equal(day):

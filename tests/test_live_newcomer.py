@@ -103,6 +103,18 @@ def test_cli_listen_text_with_trades_table_one_line_error(capsys):
     assert "--to text prints the BBO only" in err
 
 
+def test_cli_listen_text_with_output_one_line_error(capsys, tmp_path):
+    err = cli_error(capsys, "listen", *_lines(), "-o", tmp_path / "out.txt", "--idle-timeout", "0.2")
+    assert "--to text prints the BBO on stdout; --output" in err and not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("to", ["text", "parquet"])
+def test_cli_listen_unknown_table_one_line_error(capsys, tmp_path, to):
+    err = cli_error(capsys, "listen", *_lines(), "--to", to, *(["-o", tmp_path / "pq"] if to != "text" else []),
+                    "--tables", "bbo,foo", "--idle-timeout", "0.2")
+    assert "unknown table(s) foo; choose from bbo, trades, orders, depth" in err
+
+
 @pytest.mark.parametrize("extra, says", [
     (["--venue", "127.0.0.1:39099"], "--venue is the strategy's"),
     (["--tickers", "AAA"], "--tickers is the strategy's"),

@@ -55,6 +55,7 @@ def load_strategy(spec: str):
 def run_listen(a: dict) -> None:
     import typer
 
+    from ..interrupts import stopping
     from .latency import report_table, report_text
     from .listener import Listener
     from .sinks import close_sinks, open_sinks
@@ -97,22 +98,23 @@ def run_listen(a: dict) -> None:
                + (f" (receive buffers {lst.rcvbuf[0]} and {lst.rcvbuf[1]} bytes)" if hasattr(lst, "rcvbuf") else ""),
                err=True)
     try:
-        if kind == "text":
-            from ..output import text_lines
+        with stopping(lst.stop):    # Ctrl-C ends the session: what was received still goes to the tables
+            if kind == "text":
+                from ..output import text_lines
 
-            out = sys.stdout.buffer
-            try:
+                out = sys.stdout.buffer
+                try:
+                    for t, batch in lst.table_batches():
+                        if t == "bbo":
+                            out.write(text_lines(batch))
+                            out.flush()
+                except BrokenPipeError:   # `obook listen | head`: a quiet end
+                    import os
+
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            else:
                 for t, batch in lst.table_batches():
-                    if t == "bbo":
-                        out.write(text_lines(batch))
-                        out.flush()
-            except BrokenPipeError:   # `obook listen | head`: a quiet end
-                import os
-
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        else:
-            for t, batch in lst.table_batches():
-                sinks[t].write(batch)
+                    sinks[t].write(batch)
     finally:
         try:
             close_sinks(sinks)
@@ -171,6 +173,14 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
         for t in tickers:
             if len(t) > 8 or not t.isascii():
                 raise ObookError(f"--tickers: {t!r} is no ITCH stock symbol (8 ASCII characters at most)")
+    from ..engine.tables import TABLES
+
+    unknown = [t for t in tables if t not in TABLES]
+    if unknown:
+        raise ObookError(f"unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLES)} (or none)")
+    if kind == "text" and a["output"] is not None:
+        raise ObookError(f"--to text prints the BBO on stdout; --output {a['output']} is for --to parquet, "
+                         "arrow or duckdb")
     if kind == "text" and set(tables) - {"bbo"}:
         raise ObookError(f"--to text prints the BBO only; write --tables {','.join(tables)} with --to parquet, "
                          "arrow or duckdb")

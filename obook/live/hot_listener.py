@@ -15,7 +15,6 @@ import socket
 import threading
 from typing import Iterator
 
-import numpy as np
 import pyarrow as pa
 
 from .._kernels import live_layout as L
@@ -204,6 +203,11 @@ class HotListener:
         for s in self.socks + ([self.req] if self.req is not None else []):
             s.close()
         self.socks, self.req = [], None
+
+    def stop(self) -> None:
+        """End the session here, as its end would: what was received is still replayed and
+        ``table_batches`` ends after it (safe to call from a signal handler)."""
+        self.loop.stop()
 
     def close(self) -> None:
         if self._closed:

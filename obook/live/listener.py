@@ -80,6 +80,11 @@ class PythonListener:
         finally:
             self.close()
 
+    def stop(self) -> None:
+        """End the session here, as its end would: what was received is still replayed and
+        ``table_batches`` ends after it (safe to call from a signal handler)."""
+        self.feed.done = True
+
     def close(self) -> None:
         self.feed.close()
         if self.ttt is not None and self.ttt.gateway is not None:
