@@ -164,6 +164,8 @@ FRAME_OK = 0
 FRAME_UNIT = 1        # a unit whose length, count and message lengths disagree
 FRAME_SHORT = 2       # a message shorter than its type
 FRAME_GAP = 3         # a unit's sequence is not the next of its unit
+FRAME_LOST = 4        # tolerant mode: a unit whose length cannot be right (below the header,
+                      # or no unit follows it): the units after it cannot be found
 # decode status (besides NEED_ROOM)
 DEC_OK = 0
 DEC_UNKNOWN = 1       # an order id no live order has
@@ -210,22 +212,39 @@ def unit_check(buf, pos, end, sizes):
 
 
 @njit(cache=True, _nrt=False)
-def pitch_frame(buf, n, max_records, strict, sizes, types, next_seq, counts):
-    """Walk whole sequenced units at the front of buf[:n]; types[t] counts their messages by
-    type, next_seq[unit] is each unit's next sequence number (0: none seen yet). Tolerant
-    mode counts what it passes over in counts (0: bad units, 1: short messages, 2: gaps):
-    a bad unit is passed over whole (its messages get no record numbers; the decoders pass
-    over it too), a gap is counted and the feed goes on. Returns (messages, bytes, status,
-    the failing message's index within its unit)."""
+def _framed_after(buf, pos, n, final, sizes):
+    """Whether a unit follows at pos (a malformed unit's end): FRAME_OK when pos is the end
+    of the file or starts a unit whose messages fill it (FRAME_SHORT ones included),
+    FRAME_UNIT when it does not, FRAME_GAP when buf[:n] does not hold it whole yet."""
+    if pos == n and final:
+        return FRAME_OK
+    if pos + HEADER > n:
+        return FRAME_UNIT if final else FRAME_GAP
+    ln = _le(buf, pos, 2)
+    if ln < HEADER:
+        return FRAME_UNIT
+    if pos + ln > n:
+        return FRAME_UNIT if final else FRAME_GAP
+    return FRAME_UNIT if unit_check(buf, pos, pos + ln, sizes)[0] == FRAME_UNIT else FRAME_OK
+
+
+@njit(cache=True, _nrt=False)
+def pitch_frame(buf, n, max_records, strict, final, sizes, types, next_seq, counts):
+    """Walk whole sequenced units at the front of buf[:n] (``final``: buf ends the file);
+    types[t] counts their messages by type, next_seq[unit] is each unit's next sequence
+    number (0: none seen yet). Tolerant mode counts what it passes over in counts (0: bad
+    units, 1: short messages, 2: gaps): a bad unit is passed over whole (its messages get
+    no record numbers; the decoders pass over it too) when its length holds, that is when
+    a unit whose messages fill it (or the end of the file) follows it; a gap is counted and
+    the feed goes on. A unit length below the header, or a bad unit no unit follows, leaves
+    nothing to go on from: FRAME_UNIT (strict) or FRAME_LOST (tolerant) in both modes.
+    Returns (messages, bytes, status, the failing message's index within its unit)."""
     pos = 0
     k = 0
     while pos + HEADER <= n:
         ln = _le(buf, pos, 2)
         if ln < HEADER:
-            if strict:
-                return k, pos, FRAME_UNIT, 0
-            counts[0] += 1          # nothing to go on from: the rest is one bad unit
-            return k, n, FRAME_OK, 0
+            return k, pos, FRAME_UNIT if strict else FRAME_LOST, 0
         count = np.int64(buf[pos + 2])
         unit = buf[pos + 3]
         seq = _le(buf, pos + 4, 4)
@@ -242,6 +261,12 @@ def pitch_frame(buf, n, max_records, strict, sizes, types, next_seq, counts):
         if bad != FRAME_OK:
             if strict:
                 return k, pos, bad, j
+            if bad == FRAME_UNIT:
+                after = _framed_after(buf, end, n, final, sizes)
+                if after == FRAME_GAP:
+                    break                    # read on: the next unit decides
+                if after == FRAME_UNIT:
+                    return k, pos, FRAME_LOST, j
             counts[bad - 1] += 1
             pos = end
             continue
@@ -402,7 +427,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
     while pos + HEADER <= n:
         ln = _le(buf, pos, 2)
         if ln < HEADER:
-            break                    # the framer passed the rest over
+            break                    # never in a batch: the framer stops before it
         end = pos + ln
         if end > n:
             break

@@ -31,14 +31,15 @@ class PitchFramer(Framer):
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         strict = self.on_error == "raise"
-        k, nbytes, status, j = (int(v) for v in K.pitch_frame(buf, len(buf), max_records, strict, K.SIZES,
+        k, nbytes, status, j = (int(v) for v in K.pitch_frame(buf, len(buf), max_records, strict, final, K.SIZES,
                                                               self.types, self.next_seq, self.counts))
         for name, n in zip(SKIPPED, self.counts):
             if n:
                 self.skipped[name] = int(n)
         error = None
         if status != K.FRAME_OK:
-            error = FeedError(self.path, base_seq + k + j, self._reason(buf, nbytes, status, j), unit=self.unit)
+            # a unit is whole or nothing: the error names its first message
+            error = FeedError(self.path, base_seq + k, self._reason(buf, nbytes, status, j), unit=self.unit)
         elif final and nbytes < len(buf):
             error = TruncatedFeedError(self.path, base_seq + k, byte_offset + nbytes, unit=self.unit)
         return FrameResult(k, nbytes, error)
@@ -56,6 +57,10 @@ class PitchFramer(Framer):
             p += int(buf[p])
         if status == K.FRAME_SHORT:
             t = int(buf[p + 1])
-            return f"malformed message: type {type_name(t)} needs {int(K.SIZES[t])} bytes, has {int(buf[p])}"
+            return (f"malformed message: type {type_name(t)} needs {int(K.SIZES[t])} bytes, has {int(buf[p])} "
+                    f"(message {j + 1} of its unit)")
         count = int(buf[pos + 2])
-        return f"malformed unit: {count} messages do not fill its {length} bytes"
+        reason = f"malformed unit: {count} messages do not fill its {length} bytes"
+        if status == K.FRAME_LOST:
+            reason += ", and no unit follows it: the units after it cannot be found"
+        return reason

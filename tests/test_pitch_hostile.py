@@ -1,0 +1,131 @@
+"""Cboe PITCH against hostile input: sequenced unit lengths that lose the framing, and units a
+tolerant replay may pass over. Each hostile file is a generated day with one thing changed;
+the rows before the error are the clean day's."""
+
+from __future__ import annotations
+
+import pytest
+
+import obook
+from obook.errors import FeedError, TruncatedFeedError
+from obook.gen.pitch import write_pitch
+
+from hostile_support import batches_until_error, cli_error
+from pitch_builder import TIME, UNIT, msg
+
+#: the unit the length tests change (its index in the file)
+TARGET = 100
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pitch_hostile") / "day.pitch"
+    write_pitch(path, 3000, 5, seed=11)
+    data = path.read_bytes()
+    return path, data, obook.bbo(path, workers=1).read_all().to_pylist()
+
+
+def _units(data: bytes) -> list[tuple[int, int, int]]:
+    """(offset, length, first message number) of each unit, read with struct."""
+    out, pos, first = [], 0, 1
+    while pos < len(data):
+        length, count, _unit, _seq = UNIT.unpack_from(data, pos)
+        out.append((pos, length, first))
+        pos += length
+        first += count
+    return out
+
+
+def _messages(data: bytes):
+    """(offset, type, message number) of each message."""
+    number = 0
+    for pos, length, _first in _units(data):
+        p = pos + UNIT.size
+        while p < pos + length:
+            number += 1
+            yield p, data[p + 1], number
+            p += data[p]
+
+
+def _with_length(data: bytes, index: int, length: int) -> bytes:
+    out = bytearray(data)
+    UNIT.pack_into(out, _units(data)[index][0], length, *UNIT.unpack_from(data, _units(data)[index][0])[1:])
+    return bytes(out)
+
+
+def _replay(path, on_error, workers=1, table="bbo"):
+    """(rows, the error that ended the replay or None, stats)."""
+    stats: dict = {}
+    options = {"stats": stats} if table == "bbo" else {}
+    batches, error = batches_until_error(getattr(obook, table)(path, workers=workers, on_error=on_error,
+                                                               **options))
+    return [r for b in batches for r in b.to_pylist()], error, stats
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("change", ["zero", "seven", "one more", "one less", "into the next unit",
+                                    "into a later unit"])
+def test_pitch_unit_length_that_loses_the_framing_error_in_both_modes_rows_before_delivered(
+        day, tmp_path, change, on_error, workers):
+    path, data, clean = day
+    _pos, length, first = _units(data)[TARGET]
+    next_length = _units(data)[TARGET + 1][1]
+    new = {"zero": 0, "seven": 7, "one more": length + 1, "one less": length - 1,
+           "into the next unit": length + next_length // 2, "into a later unit": length + 5000}[change]
+    bad = tmp_path / "bad.pitch"
+    bad.write_bytes(_with_length(data, TARGET, new))
+    rows, error, stats = _replay(bad, on_error, workers)
+    assert isinstance(error, FeedError) and error.path.endswith("bad.pitch")
+    assert error.record == first and "malformed unit" in error.reason
+    if on_error == "skip" and new >= UNIT.size:
+        assert "the units after it cannot be found" in error.reason
+    assert rows == [r for r in clean if r["seq"] < first] and len(rows) > 50
+    assert not stats.get("complete")
+
+
+def test_pitch_unit_length_zero_tolerant_cli_one_line_error_exit_1(day, tmp_path):
+    path, data, _clean = day
+    first = _units(data)[TARGET][2]
+    bad = tmp_path / "u0.pitch"
+    bad.write_bytes(_with_length(data, TARGET, 0))
+    line = cli_error("bbo", bad, "--on-error", "skip", "--output", tmp_path / "out.parquet")
+    assert f"u0.pitch: message {first}: malformed unit: length 0" in line
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_pitch_unit_length_past_the_end_of_the_file_truncated_error_both_modes(day, tmp_path, on_error):
+    path, data, clean = day
+    index = len(_units(data)) - 3
+    pos, length, first = _units(data)[index]
+    bad = tmp_path / "past.pitch"
+    bad.write_bytes(_with_length(data, index, length + len(data) - pos))
+    rows, error, _stats = _replay(bad, on_error)
+    assert isinstance(error, TruncatedFeedError) and error.record == first
+    assert rows == [r for r in clean if r["seq"] < first]
+
+
+def _bad_units():
+    """Units whose length holds but whose contents do not: a count one too many, a message
+    length of 8 that leaves 8 bytes no message fills, a Time message cut to 3 bytes."""
+    time = msg(TIME, 99_999)
+    return {"count": UNIT.pack(UNIT.size + len(time), 2, 1, 0) + time,
+            "message length": UNIT.pack(UNIT.size + 16, 2, 1, 0) + b"\x08\x20" + bytes(14),
+            "short message": UNIT.pack(UNIT.size + 3, 1, 1, 0) + b"\x03" + time[1:3]}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("where", ["middle", "end"])
+@pytest.mark.parametrize("kind", ["count", "message length", "short message"])
+def test_pitch_unit_whose_length_holds_tolerant_skipped_counted_strict_error(day, tmp_path, kind, where, workers):
+    path, data, clean = day
+    pos, _length, first = _units(data)[TARGET] if where == "middle" else (len(data), 0, len(list(_messages(data))) + 1)
+    bad = tmp_path / "skip.pitch"
+    bad.write_bytes(data[:pos] + _bad_units()[kind] + data[pos:])
+    rows, error, stats = _replay(bad, "skip", workers)
+    assert error is None and rows == clean
+    key = "short message" if kind == "short message" else "malformed unit"
+    assert stats["skipped"] == {key: 1} and stats["complete"] is True
+    rows, error, _stats = _replay(bad, "raise", workers)
+    assert isinstance(error, FeedError) and error.record == first
+    assert "malformed" in error.reason and rows == [r for r in clean if r["seq"] < first]
