@@ -1,8 +1,10 @@
-"""Cboe PITCH against hostile input: sequenced unit lengths that lose the framing, and units a
-tolerant replay may pass over. Each hostile file is a generated day with one thing changed;
-the rows before the error are the clean day's."""
+"""Cboe PITCH against hostile input: sequenced unit lengths that lose the framing, units a
+tolerant replay may pass over, and side bytes other than B and S. Each hostile file is a
+generated day with one thing changed; the rows before the error are the clean day's."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -11,7 +13,7 @@ from obook.errors import FeedError, TruncatedFeedError
 from obook.gen.pitch import write_pitch
 
 from hostile_support import batches_until_error, cli_error
-from pitch_builder import TIME, UNIT, msg
+from pitch_builder import ADD_LONG, TIME, TRADE_EXPANDED, UNIT, msg, units
 
 #: the unit the length tests change (its index in the file)
 TARGET = 100
@@ -129,3 +131,47 @@ def test_pitch_unit_whose_length_holds_tolerant_skipped_counted_strict_error(day
     rows, error, _stats = _replay(bad, "raise", workers)
     assert isinstance(error, FeedError) and error.record == first
     assert "malformed" in error.reason and rows == [r for r in clean if r["seq"] < first]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("type_", [0x22, 0x2F, 0x2A, 0x2B])      # add short, expanded; trade long, short
+def test_pitch_side_not_b_or_s_in_a_day_strict_error_tolerant_skip(day, tmp_path, type_, workers):
+    path, data, _clean = day
+    table = "bbo" if type_ in (0x22, 0x2F) else "trades"
+    clean = getattr(obook, table)(path, workers=1).read_all().to_pylist()
+    at, _t, number = [m for m in _messages(data) if m[1] == type_][3]
+    out = bytearray(data)
+    out[at + 14] = ord("X")
+    bad = tmp_path / "side.pitch"
+    bad.write_bytes(bytes(out))
+    rows, error, _stats = _replay(bad, "raise", workers, table)
+    assert isinstance(error, FeedError) and error.record == number and error.path.endswith("side.pitch")
+    assert "side b'X' not B or S, order id" in error.reason
+    assert rows == [r for r in clean if r["seq"] < number]
+    rows, error, stats = _replay(bad, "skip", workers, table)
+    assert error is None and not any(r["seq"] == number for r in rows)
+    assert [r for r in rows if r["seq"] < number] == [r for r in clean if r["seq"] < number]
+    if table == "bbo":
+        assert stats["skipped"]["side not B or S"] == 1
+    else:                               # a trade changes no book: the rest is the clean day's
+        assert rows == [r for r in clean if r["seq"] != number]
+
+
+@pytest.mark.parametrize("side", [b"X", b"b", b"\0", b" "])
+@pytest.mark.parametrize("form", ["add_order_long", "trade_expanded"])
+def test_pitch_side_not_b_or_s_hand_made_strict_names_message_tolerant_counted(tmp_path, form, side):
+    good = msg(ADD_LONG, 5, 11, b"B", 300, b"ZVZZT ", 1_000_000, 1)
+    odd = msg(ADD_LONG, 6, 12, side, 100, b"ZVZZT ", 1_000_100, 1) if form == "add_order_long" else \
+        msg(TRADE_EXPANDED, 6, 0, side, 10, b"ZVZZT   ", 1_000_000, 7)
+    last = msg(ADD_LONG, 7, 13, b"S", 200, b"ZVZZT ", 1_000_200, 1)
+    path = tmp_path / "side.pitch"
+    path.write_bytes(units([msg(TIME, 34_200), good, odd, last], iter([2, 2])))
+    oid = 12 if form == "add_order_long" else 0
+    with pytest.raises(FeedError, match=r"message 3\b.*" + re.escape(f"side {side!r} not B or S, order id {oid}")):
+        for table in ("bbo", "trades"):
+            getattr(obook, table)(path, workers=1).read_all()
+    stats: dict = {}
+    bbo = obook.bbo(path, workers=1, on_error="skip", stats=stats).read_all().to_pylist()
+    assert [(r["seq"], r["bid_qty"], r["ask_px"]) for r in bbo] == [(2, 300, None), (4, 300, 1_000_200)]
+    assert stats["skipped"] == {"side not B or S": 1}
+    assert obook.trades(path, workers=1, on_error="skip").read_all().num_rows == 0

@@ -171,6 +171,7 @@ DEC_OK = 0
 DEC_UNKNOWN = 1       # an order id no live order has
 DEC_DUPLICATE = 2     # an add of an order id that is live
 DEC_PRICE = 3         # a long or expanded price of 2**63 or more (prices are unsigned: no int64 holds it)
+DEC_SIDE = 4          # an add or a trade whose side is not B or S
 # st[] of pitch_decode
 ST_POS = 0            # resume: byte position of the unit
 ST_K = 1              # resume: index of the message within the batch
@@ -413,8 +414,8 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
     secs[unit]: the unit's time in seconds (Time, Time Reference), kept across batches.
     syms, orders, execs: the symbol, live order and execution Tables (hashtab), kept too.
     One event at most a message. An id no live order has (or an add of a live id) is
-    DEC_UNKNOWN (DEC_DUPLICATE), a price of 2**63 or more DEC_PRICE: strict mode stops
-    there (st[ST_BAD]); tolerant mode
+    DEC_UNKNOWN (DEC_DUPLICATE), a price of 2**63 or more DEC_PRICE, an add's or a trade's
+    side other than B or S DEC_SIDE: strict mode stops there (st[ST_BAD]); tolerant mode
     passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
     NEED_ROOM (st[ST_ROOM]: the table to grow; resume from st).
     """
@@ -483,7 +484,9 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                 oid = _le(buf, p + O_ORDER_ID, 8)
                 side = 0 if buf[p + O_SIDE] == 66 else 1
                 shares, sym, price = _sized(buf, p, t == T_ADD_SHORT, t == T_ADD_EXPANDED)
-                if price < 0:
+                if buf[p + O_SIDE] != 66 and buf[p + O_SIDE] != 83:
+                    bad = DEC_SIDE
+                elif price < 0:
                     bad = DEC_PRICE
                 elif _find(orders, K_ORDER, oid) >= 0:
                     bad = DEC_DUPLICATE
@@ -498,7 +501,9 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                 shares, sym, price = _sized(buf, p, t == T_TRADE_SHORT, t == T_TRADE_EXPANDED)
                 match = _le(buf, p + (O_XID_TRADE_SHORT if t == T_TRADE_SHORT else (
                     O_XID_TRADE_LONG if t == T_TRADE_LONG else O_XID_TRADE_EXP)), 8)
-                if price < 0:
+                if buf[p + O_SIDE] != 66 and buf[p + O_SIDE] != 83:
+                    bad = DEC_SIDE
+                elif price < 0:
                     bad = DEC_PRICE
                 elif prints and (n_workers == 1 or owner_of(sym, n_workers) == worker):
                     book = _book_of(sym, syms, st, new_syms)

@@ -16,7 +16,8 @@ from ..._kernels.layout import BOOK_ERROR_NAMES, EV_BOOK, EV_REF, EV_WIDTH, MAX_
 from ..base import Decoder, DecodeResult
 
 REASONS = {K.DEC_UNKNOWN: "unknown order id", K.DEC_DUPLICATE: "duplicate order id",
-           K.DEC_PRICE: "price of 2**63 or more (prices are unsigned 64-bit) for order id"}
+           K.DEC_PRICE: "price of 2**63 or more (prices are unsigned 64-bit) for order id",
+           K.DEC_SIDE: "side not B or S"}
 
 
 def symbol_text(symbol: int) -> str:
@@ -79,6 +80,8 @@ class PitchDecoder(Decoder):
         for _ in range(j):
             p += int(buf[p])
         oid = int.from_bytes(bytes(buf[p + 6:p + 14]), "little")
+        if status == K.DEC_SIDE:
+            return f"side {bytes(buf[p + K.O_SIDE:p + K.O_SIDE + 1])!r} not B or S, order id {oid}"
         return f"{REASONS[status]} {oid}"
 
     @classmethod
