@@ -207,8 +207,16 @@ def test_replay_orders_strategy_returns_no_orders_strategy_error(day, returns, s
         replay_orders(day, lambda top: returns)
 
 
-@pytest.mark.parametrize("order, says", [(dict(side="BUY"), "cannot send"), (dict(kind="fancy"), "unknown order kind"),
-                                         (dict(price=None), "cannot send")])
+@pytest.mark.parametrize("order, says", [
+    (dict(side="BUY"), "cannot send.*side 'BUY' is not one of B, S, T, E"),
+    (dict(side="Q"), "cannot send.*side 'Q' is not one of B, S, T, E"),
+    (dict(kind="fancy"), "unknown order kind"),
+    (dict(price=None), "cannot send"),
+    (dict(price=-5), "cannot send.*price -5 is not a whole number from 0 to"),
+    (dict(price=100.5), "cannot send.*price 100.5 is not a whole number"),
+    (dict(ref=-1), "cannot send.*ref -1"),
+    (dict(symbol="TOOLONGSYM"), "cannot send.*symbol 'TOOLONGSYM' is not 1 to 8 ASCII characters"),
+])
 def test_replay_orders_order_ouch_cannot_carry_strategy_error(day, order, says):
     from obook.live.ouch import Order
     from obook.live.risk import RiskGate

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import struct
 import threading
@@ -109,3 +110,28 @@ def test_gateway_no_venue_raises():
         port = s.getsockname()[1]
     with pytest.raises(ObookError, match="cannot connect"):
         Gateway("127.0.0.1", port, timeout=1)
+
+
+@pytest.mark.parametrize("fields, says", [
+    (dict(qty=0), "qty 0 is not a whole number from 1 to 4294967295"),
+    (dict(qty=1 << 32), "qty 4294967296 is not a whole number"),
+    (dict(price=1 << 63), "price 9223372036854775808 is not a whole number"),
+    (dict(side="b"), "side 'b' is not one of B, S, T, E"),
+    (dict(symbol=""), "symbol '' is not 1 to 8 ASCII characters"),
+    (dict(symbol="ÄPFEL"), "symbol 'ÄPFEL' is not 1 to 8 ASCII characters"),
+    (dict(tif=b"00"), "tif b'00' is not one byte"),
+    (dict(kind="replace", orig=-1), "orig -1 is not a whole number"),
+])
+def test_ouch_encode_order_it_cannot_carry_obook_error(fields, says):
+    order = ouch.Order(**{**dict(kind="enter", symbol="AAA", side="B", qty=100, price=10_000, ref=1), **fields})
+    with pytest.raises(ObookError, match=re.escape(says)):
+        ouch.encode(order)
+
+
+def test_ouch_encode_numpy_integers_and_every_side_round_trip():
+    import numpy as np
+
+    for side in ouch.SIDES:
+        o = ouch.Order("enter", "AAA", side, np.int64(100), np.uint64(10_000), np.int32(7))
+        back = ouch.decode(ouch.encode(o))
+        assert (back.side, back.qty, back.price, back.ref) == (side, 100, 10_000, 7)

@@ -9,6 +9,7 @@ Outbound messages carry the venue's Timestamp; the simulated venue puts its rece
 
 from __future__ import annotations
 
+import operator
 import struct
 from dataclasses import dataclass
 
@@ -58,16 +59,50 @@ def _clordid(ref: int) -> bytes:
     return f"OB{ref:012d}".encode()
 
 
+SIDES = ("B", "S", "T", "E")      # buy, sell, sell short, sell short exempt
+_U32, _PRICE = 1 << 32, 1 << 63
+
+
+def _field(name: str, value, low: int, high: int) -> None:
+    try:
+        whole = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        whole = None
+    if whole is None or not low <= whole < high:
+        raise ObookError(f"{name} {value!r} is not a whole number from {low} to {high - 1}")
+
+
+def check(order: Order) -> None:
+    """An ObookError for an order OUCH 5.0 cannot carry as it is (packing would refuse it with
+    a bare message, or cut a long symbol short)."""
+    if order.kind not in ("enter", "replace", "cancel"):
+        raise ObookError(f"unknown order kind {order.kind!r} (enter, replace or cancel)")
+    _field("ref", order.ref, 0, _U32)
+    _field("qty", order.qty, 1 if order.kind == "enter" else 0, _U32)
+    if order.kind == "cancel":
+        return
+    _field("price", order.price, 0, _PRICE)
+    if not isinstance(order.tif, bytes) or len(order.tif) != 1:
+        raise ObookError(f"tif {order.tif!r} is not one byte")
+    if order.kind == "replace":
+        _field("orig", order.orig, 0, _U32)
+        return
+    if order.side not in SIDES:
+        raise ObookError(f"side {order.side!r} is not one of {', '.join(SIDES)}")
+    sym = order.symbol
+    if not isinstance(sym, str) or not 1 <= len(sym) <= 8 or not (sym.isascii() and sym.isprintable()):
+        raise ObookError(f"symbol {sym!r} is not 1 to 8 ASCII characters")
+
+
 def encode(order: Order) -> bytes:
+    check(order)
     if order.kind == "enter":
         return ENTER.pack(b"O", order.ref, order.side.encode(), order.qty, order.symbol.encode().ljust(8),
                           order.price, order.tif, b"Y", b"A", b"N", b"N", _clordid(order.ref), 0)
     if order.kind == "replace":
         return REPLACE.pack(b"U", order.orig, order.ref, order.qty, order.price, order.tif, b"Y", b"N",
                             _clordid(order.ref), 0)
-    if order.kind == "cancel":
-        return CANCEL.pack(b"X", order.ref, order.qty)
-    raise ObookError(f"unknown order kind {order.kind!r} (enter, replace or cancel)")
+    return CANCEL.pack(b"X", order.ref, order.qty)
 
 
 def decode(msg: bytes) -> Order:
