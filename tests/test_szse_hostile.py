@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import obook
-from obook.errors import FeedError
+from obook.errors import FeedError, ObookError
 from obook.gen.szse import binary_record, text_line, vendor_order, write_vendor
 
 from hostile_support import batches_until_error, cli_error
@@ -267,3 +267,124 @@ def test_szse_vendor_csv_progress_counts_the_files_bytes_up_to_their_size(tmp_pa
            progress=lambda done, phase=None: seen.append(done)).reader().read_all()
     total = sum(f.stat().st_size for f in files)
     assert seen and seen == sorted(seen) and 0 < seen[-1] <= total and seen[-1] >= 0.9 * total
+
+
+def _vendor_day(tmp_path, name="vendor"):
+    """A generated vendor day's files (every security's pair), sorted."""
+    from obook.gen.szse import generate
+
+    return sorted(write_vendor(tmp_path / name, vendor_order(generate(3000, 3, 1))))
+
+
+def _rewrite_columns(path, order):
+    """Rewrite a vendor file with its columns (header and values alike) in ``order``."""
+    import csv
+
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    at = [rows[0].index(c) for c in order]
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([[r[i] for i in at] for r in rows])
+
+
+def test_szse_vendor_csv_columns_in_another_order_replay_by_their_header_names(tmp_path):
+    files = _vendor_day(tmp_path)
+    want = obook.orders(files, workers=1, format="szse-csv").read_all()
+    orders = next(f for f in files if f.name.endswith("_orders.csv"))
+    ticks = next(f for f in files if f.name.endswith("_ticks.csv"))
+    _rewrite_columns(orders, ["ChannelNo", "ApplSeqNum", "Side", "OrdType", "OrderQty", "Price", "TransactTime"])
+    _rewrite_columns(ticks, ["TransactTime", "Qty", "Price", "ExecType", "OfferApplSeqNum", "BidApplSeqNum",
+                             "ApplSeqNum", "ChannelNo"])
+    assert orders.read_text().startswith("ChannelNo,ApplSeqNum,Side,OrdType,OrderQty,Price,")
+    assert want.num_rows > 100
+    assert obook.orders(files, workers=1, format="szse-csv").read_all().equals(want)
+    assert obook.orders(files, workers=1).read_all().equals(want)        # detected by its header names
+
+
+BAD_HEADERS = {
+    "orders_without_orderqty": ("orders", lambda h: h.replace("OrderQty", "Volume"),
+                                "an orders header lacks OrderQty: found 'ApplSeqNum,Side,OrdType,Price,Volume,"),
+    "ticks_without_exectype": ("ticks", lambda h: h.replace("ExecType,", ""), "a ticks header lacks ExecType"),
+    "letters": ("orders", lambda h: "a,b,c,d,e,f,g",
+                "not a Shenzhen vendor orders or ticks header: found 'a,b,c,d,e,f,g'"),
+    "price_twice": ("ticks", lambda h: h + ",Price", "the header names Price twice"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_HEADERS))
+@pytest.mark.parametrize("given", [True, False])
+def test_szse_vendor_csv_header_not_naming_its_columns_error_names_file_and_what_is_expected(tmp_path, case, given):
+    kind, change, reason = BAD_HEADERS[case]
+    files = _vendor_day(tmp_path)
+    bad = next(f for f in files if f.name.endswith(f"_{kind}.csv"))
+    lines = bad.read_text().split("\n")
+    lines[0] = change(lines[0])
+    bad.write_text("\n".join(lines))
+    fmt = {"format": "szse-csv"} if given else {}
+    with pytest.raises(FeedError) as info:
+        obook.bbo(files, workers=1, **fmt).read_all()
+    assert info.value.path == str(bad) and info.value.record == 1 and reason in info.value.reason, info.value
+    assert "in any order" in info.value.reason
+    err = cli_error("bbo", *(["--format", "szse-csv"] if given else []), *files)
+    assert err.startswith(f"error: {bad}: line 1: ") and reason in err
+
+
+def _vendor_change(tmp_path, kind, line, change):
+    """A vendor day whose first ``kind`` file has ``change`` applied to its line ``line``:
+    (files, that file, rows of the day before the change, the changed row's record)."""
+    files = _vendor_day(tmp_path)
+    bad = next(f for f in files if f.name.endswith(f"_{kind}.csv"))
+    lines = bad.read_text().split("\n")
+    row = lines[line - 1]
+    lines[line - 1] = change(row)
+    assert lines[line - 1] != row
+    bad.write_text("\n".join(lines))
+    return files, bad, row
+
+
+def _cell(row: str, i: int, value: str) -> str:
+    """A CSV row with its cell ``i`` set to ``value``."""
+    cells = row.split(",")
+    cells[i] = value
+    return ",".join(cells)
+
+
+@pytest.mark.parametrize("kind, line, change, reason", [
+    ("orders", 3, lambda r: _cell(r, 1, "X"), "malformed record: bad Side 88"),
+    ("ticks", 4, lambda r: _cell(r, 5, "Z"), "malformed record: bad ExecType 90"),
+])
+def test_szse_vendor_csv_bad_record_error_names_its_file_and_line_merged_record_in_parentheses(
+        tmp_path, kind, line, change, reason):
+    files, bad, row = _vendor_change(tmp_path, kind, line, change)
+    rows, error = batches_until_error(obook.bbo(files, workers=1, format="szse-csv"))
+    assert isinstance(error, FeedError) and error.path == str(bad) and error.record == line, error
+    assert error.reason.startswith(reason) and error.reason.endswith(f"(line {error.feed_record} of the merged feed)")
+    seqs = [r["seq"] for b in rows for r in b.to_pylist()]
+    assert seqs and max(seqs) < error.feed_record
+    err = cli_error("bbo", "--format", "szse-csv", *files)
+    assert err == f"error: {bad}: line {line}: {error.reason}"
+
+
+@pytest.mark.parametrize("stamp", ["2024010509150009", "2024010525150009", "-20240105091500096"])
+def test_szse_vendor_csv_transacttime_not_a_stamp_error_names_it_not_a_sequence_gap(tmp_path, stamp):
+    files, bad, _ = _vendor_change(tmp_path, "orders", 3, lambda r: _cell(r, 5, stamp))
+    with pytest.raises(FeedError) as info:
+        obook.bbo(files, workers=1, format="szse-csv").read_all()
+    assert info.value.path == str(bad) and info.value.record == 3, info.value
+    assert info.value.reason == f"bad TransactTime {stamp}: not a YYYYMMDDHHMMSSsss time"
+
+
+def test_szse_vendor_csv_row_shorter_than_its_header_names_file_and_line(tmp_path):
+    files, bad, _ = _vendor_change(tmp_path, "orders", 4, lambda r: r.rsplit(",", 1)[0])
+    with pytest.raises(FeedError) as info:
+        obook.bbo(files, workers=1, format="szse-csv").read_all()
+    assert info.value.path == str(bad) and info.value.record == 4
+    assert info.value.reason == "malformed row: 6 fields, its header has 7"
+
+
+@pytest.mark.parametrize("name", ["2024-03-04.csv", "orders_000001.csv"])
+def test_szse_vendor_csv_file_name_without_security_id_is_refused(tmp_path, name):
+    files = _vendor_day(tmp_path)
+    odd = files[0].rename(files[0].with_name(name))
+    with pytest.raises(ObookError, match="the file name must start with the security id"):
+        obook.bbo([odd, *files[1:]], workers=1, format="szse-csv").read_all()

@@ -5,7 +5,9 @@ as one feed: the ``seq`` column and an error's record number count from the firs
 first record. :class:`Pieces` keeps, for each file, the number of the first record that
 starts in it and its first byte's offset in the joined feed; :meth:`Pieces.locate` turns an
 error of the joined feed into one that names the file, the record's number in that file
-and, in its reason, the record's number in the feed.
+and, in its reason, the record's number in the feed. A feed merged from several files in
+its own order (Shenzhen vendor CSV) gives its ``origin`` instead: the file and line of a
+record of the merged feed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ class Pieces:
         self.paths: list[str] = []
         self.first_records: list[int] = []
         self.offsets: list[int] = []
+        #: of a feed merged from several files in its own order (a format's merge hook):
+        #: record number -> (path, line in it), or None
+        self.origin = None
 
     def add(self, path: str, first_record: int, offset: int) -> None:
         """File ``path`` begins at byte ``offset`` of the joined feed and its first whole
@@ -38,7 +43,11 @@ class Pieces:
     def locate(self, error):
         """``error`` (of the joined feed) naming the file of its record; other errors, and
         errors of a feed of one file, as they are."""
-        if len(self.paths) < 2 or type(error) not in (FeedError, TruncatedFeedError) or error.record is None:
+        if type(error) not in (FeedError, TruncatedFeedError) or error.record is None:
+            return error
+        if self.origin is not None:
+            return self._merged(error)
+        if len(self.paths) < 2:
             return error
         i = self.piece_of(error.record)
         record = error.record - self.first_records[i] + 1
@@ -50,5 +59,17 @@ class Pieces:
             out = TruncatedFeedError(self.paths[i], record, offset, f"{reason} ({where})", unit=error.unit)
         else:
             out = FeedError(self.paths[i], record, f"{error.reason} ({where})", unit=error.unit)
+        out.feed, out.feed_record = self.feed, error.record
+        return out
+
+    def _merged(self, error):
+        """``error`` of a merged feed naming the file and line of its record (an error a file's
+        reader raised names them already)."""
+        found = self.origin(error.record) if error.path == self.feed else None
+        if found is None:
+            error.feed = self.feed      # a file's error, one of the feed's files: it names the file
+            return error
+        out = FeedError(found[0], found[1], f"{error.reason} ({error.unit} {error.record} of the merged feed)",
+                        unit="line")
         out.feed, out.feed_record = self.feed, error.record
         return out

@@ -566,6 +566,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
         if by_piece:
             f.by_piece = True
             pieces.add(paths[0], 1, 0)
+        if pieces is not None and hasattr(f, "origin"):     # a merge: its records' files and lines
+            pieces.origin = f.origin
         while not eof:
             if len(buf) - have < block_size:
                 grown = np.empty(2 * len(buf), dtype=np.uint8)

@@ -1,12 +1,13 @@
 """Shenzhen vendor CSV: per security an orders file
 (``ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo``) and a ticks file
 (``ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo``),
-each with a header row (extra columns are ignored), read together as one feed: pass the
+each with a header row naming its columns (in any order; extra columns are ignored), read together as one feed: pass the
 list of files (``obook.bbo([orders, ticks, ...], format="szse-csv")``).
 
 The files are merged by (TransactTime, ChannelNo, ApplSeqNum) into the Shenzhen text log
-(``obook.feeds.szse.vendor.merge``) and replayed as that log: a record number is a line
-of the merged feed. The security is the file name's leading digits (``000001_orders.csv``).
+(``obook.feeds.szse.vendor.merge``) and replayed as that log: ``seq`` is a line of the
+merged feed, and an error names the file and line of its record (the merged feed's line in
+its reason). The security is the file name's leading digits (``000001_orders.csv``).
 Price is decimal yuan text, parsed exactly to yuan * 10**4; quantities are shares
 (decimal text allowed), stored * 10**2 like the exchange feed; Side / OrdType / ExecType
 are the characters ('1', '2', 'U', 'F', '4' ...). Cheap to import.
@@ -14,32 +15,61 @@ are the characters ('1', '2', 'U', 'F', '4' ...). Cheap to import.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
 
 from .. import FORMAT as _TEXT
 from .. import date_of
 
-ORDER_HEADER = b"ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo"
-TICK_HEADER = b"ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo"
+#: the columns a row is read by, found by their header names (in any order)
+ORDER_COLUMNS = ("ApplSeqNum", "Side", "OrdType", "Price", "OrderQty", "TransactTime", "ChannelNo")
+TICK_COLUMNS = ("ApplSeqNum", "BidApplSeqNum", "OfferApplSeqNum", "Price", "Qty", "ExecType", "TransactTime",
+                "ChannelNo")
+ORDER_HEADER = ",".join(ORDER_COLUMNS).encode()
+TICK_HEADER = ",".join(TICK_COLUMNS).encode()
+
+
+def header_names(line) -> list[str]:
+    """The column names of a header line (bytes or text): each stripped, a UTF-8 byte order
+    mark dropped."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    return [c.strip().strip('"') for c in line.lstrip("\ufeff").rstrip("\r\n").split(",")]
+
+
+def kind_of(names) -> str | None:
+    """"orders" or "ticks" for a header naming every column of that kind, else None."""
+    have = set(names)
+    for kind, columns in (("ticks", TICK_COLUMNS), ("orders", ORDER_COLUMNS)):
+        if have.issuperset(columns):
+            return kind
+    return None
 
 
 def sniff(name: str, head: bytes) -> int:
     """200 (surer than a generic CSV) for a vendor orders or ticks header (the ticks header is
-    longer than the head the sniffers get: its first 32 bytes or more are enough)."""
+    longer than the head the sniffers get: its first 32 bytes or more are enough); 150 for a
+    vendor file's name (``000001_orders.csv``) over another header, which the replay refuses
+    naming the columns it lacks."""
     first = head.split(b"\n")[0].rstrip(b"\r")
-    if first.startswith((ORDER_HEADER, TICK_HEADER)):
+    if kind_of(header_names(first)):
         return 200
-    return 200 if len(first) >= 32 and (ORDER_HEADER.startswith(first) or TICK_HEADER.startswith(first)) else 0
+    if len(first) >= 32 and (ORDER_HEADER.startswith(first) or TICK_HEADER.startswith(first)):
+        return 200
+    named = re.match(r"\d{6}_(orders|ticks)\.csv(\.gz|\.zst)?$", os.path.basename(name).lower())
+    return 150 if named and not first.startswith(b"Time,") else 0
 
 
 def session_date(path):
     """The trading day from the first data row's TransactTime (None otherwise)."""
     from ...sources import read_head
     lines = read_head(path, 4096).split(b"\n")
-    if len(lines) < 2 or not lines[0].startswith((ORDER_HEADER, TICK_HEADER)):
+    names = header_names(lines[0])
+    if len(lines) < 2 or not kind_of(names):
         return None
     cells = lines[1].split(b",")
-    col = 5 if lines[0].startswith(ORDER_HEADER) else 6
+    col = names.index("TransactTime")
     return date_of(int(cells[col])) if len(cells) > col and cells[col].strip().isdigit() else None
 
 

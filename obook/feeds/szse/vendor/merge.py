@@ -5,12 +5,18 @@ from __future__ import annotations
 import csv
 import heapq
 import io
+import itertools
 import re
 from decimal import Decimal, InvalidOperation
+from operator import itemgetter
 from pathlib import Path
 
 from ....errors import FeedError, ObookError, TruncatedFeedError
+from ...._kernels.l2_szse import stamp_ok as _stamp_ok
 from ...sources import open_source
+from . import ORDER_COLUMNS, TICK_COLUMNS, header_names, kind_of
+
+stamp_ok = _stamp_ok.py_func
 
 
 #: the largest magnitude of a price or quantity read (a decimal exponent beyond it is
@@ -33,48 +39,81 @@ def _scaled(text: str, digits: int, path: str, line: int, field: str) -> int:
     return int(v)
 
 
-def _shown(text: str) -> str:
-    """A field as an error shows it: its start and size when it is long."""
-    return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
+def _shown(text: str, limit: int = 40) -> str:
+    """A field as an error shows it: its start and size when it is longer than ``limit``."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _code(text: str) -> int:
     return ord(text.strip()[:1] or "\0")
 
 
-def _line(sec: str, ticks: bool, row: list, path: str, n: int) -> tuple:
-    """(merge key, text log line) of one data row."""
+def _line(sec: str, ticks: bool, cells: tuple, path: str, n: int) -> tuple:
+    """(merge key, text log line) of one data row's cells (in ORDER_COLUMNS or TICK_COLUMNS
+    order)."""
+    key = _key(cells, path, n)
     if ticks:
-        appl, bid, offer, px, qty, ex, t, ch = row[:8]
-        line = (f"//SecurityIDSource=102 MsgType=191 SecurityID={sec} ChannelNo={int(ch)} "
-                f"ApplSeqNum={int(appl)} BidApplSeqNum={int(bid)} OfferApplSeqNum={int(offer)} "
+        appl, bid, offer, px, qty, ex, t, ch = cells
+        line = (f"//SecurityIDSource=102 MsgType=191 SecurityID={sec} ChannelNo={key[1]} "
+                f"ApplSeqNum={key[2]} BidApplSeqNum={int(bid)} OfferApplSeqNum={int(offer)} "
                 f"LastPx={_scaled(px, 4, path, n, 'Price')} "
-                f"LastQty={_scaled(qty, 2, path, n, 'Qty')} ExecType={_code(ex)} TransactTime={int(t)}")
+                f"LastQty={_scaled(qty, 2, path, n, 'Qty')} ExecType={_code(ex)} TransactTime={key[0]}")
     else:
-        appl, side, typ, px, qty, t, ch = row[:7]
-        line = (f"//SecurityIDSource=102 MsgType=192 SecurityID={sec} ChannelNo={int(ch)} "
-                f"ApplSeqNum={int(appl)} Price={_scaled(px, 4, path, n, 'Price')} "
+        appl, side, typ, px, qty, t, ch = cells
+        line = (f"//SecurityIDSource=102 MsgType=192 SecurityID={sec} ChannelNo={key[1]} "
+                f"ApplSeqNum={key[2]} Price={_scaled(px, 4, path, n, 'Price')} "
                 f"OrderQty={_scaled(qty, 2, path, n, 'OrderQty')} Side={_code(side)} "
-                f"OrdType={_code(typ)} TransactTime={int(t)}")
-    return (int(t), int(ch), int(appl)), line
+                f"OrdType={_code(typ)} TransactTime={key[0]}")
+    return key, line
 
 
-def _rows(path: str, opened: list | None = None):
+def _key(cells: tuple, path: str, n: int) -> tuple:
+    """The merge key (TransactTime, ChannelNo, ApplSeqNum) of a row's cells; a TransactTime
+    that is no YYYYMMDDHHMMSSsss stamp (which would misplace the row in the merge) raises."""
+    t = int(cells[-2])
+    if not stamp_ok(t):
+        raise FeedError(path, n, f"bad TransactTime {_shown(cells[-2].strip())}: not a YYYYMMDDHHMMSSsss time",
+                        unit="line")
+    return t, int(cells[-1]), int(cells[0])
+
+
+def _columns(row: list, path: str):
+    """(ticks, getter of a row's cells in ORDER_COLUMNS / TICK_COLUMNS order) of a file's
+    header row; a header that names neither kind's columns, or one of them twice, raises."""
+    names = header_names(",".join(row))
+    kind = kind_of(names)
+    if kind is None:
+        if any(c in names for c in ("BidApplSeqNum", "OfferApplSeqNum", "ExecType")):
+            what, expected = "a ticks header lacks", ",".join(TICK_COLUMNS)
+        elif any(c in names for c in ("Side", "OrdType", "OrderQty")):
+            what, expected = "an orders header lacks", ",".join(ORDER_COLUMNS)
+        else:
+            what, expected = "not a Shenzhen vendor orders or ticks header", \
+                f"{','.join(ORDER_COLUMNS)} (orders) or {','.join(TICK_COLUMNS)} (ticks)"
+        if what.endswith("lacks"):
+            what += " " + ", ".join(c for c in (TICK_COLUMNS if "ticks" in what else ORDER_COLUMNS) if c not in names)
+        raise FeedError(path, 1, f"{what}: found '{_shown(','.join(names), 200)}'; expected the columns {expected}, "
+                        "in any order", unit="line")
+    columns = TICK_COLUMNS if kind == "ticks" else ORDER_COLUMNS
+    twice = [c for c in columns if names.count(c) > 1]
+    if twice:
+        raise FeedError(path, 1, f"the header names {twice[0]} twice (each column once, in any order)", unit="line")
+    return kind == "ticks", itemgetter(*(names.index(c) for c in columns))
+
+
+def _rows(path: str, opened: list | None = None, where: int | None = None):
     """(key, text log line) of one file, in file order; a row that cannot be read raises
     FeedError naming the file and its line. The file's last line without a line end is cut
     when it holds fewer fields than the header (or than a row needs): a TruncatedFeedError.
-    ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far)."""
-    m = re.match(r"(\d{1,6})", Path(path).name)
-    if not m:
-        raise ObookError(f"{path}: the file name must start with the security id (000001_orders.csv)")
-    sec = f"{int(m.group(1)):06d}"
+    ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far).
+    ``where``: (key, (where, line)) instead, the row's key and line number (see origin)."""
+    sec = security_of(path)
     with open_source(path) as f:
         if opened is not None:
             opened.append(f)
         last = _LastLine()
         reader = csv.reader(_text_lines(io.BufferedReader(_Raw(f)), path, last))
-        ticks = None
-        header = 0
+        get = None
         while True:
             try:
                 row = next(reader, None)
@@ -82,8 +121,8 @@ def _rows(path: str, opened: list | None = None):
                 raise FeedError(path, reader.line_num, f"malformed row: {e}", unit="line") from None
             if row is None:
                 return
-            if ticks is None:
-                ticks = "BidApplSeqNum" in row
+            if get is None:
+                ticks, get = _columns(row, path)
                 header = len(row)
                 continue
             if not row:
@@ -91,9 +130,39 @@ def _rows(path: str, opened: list | None = None):
             if last.open and any(c.strip() for c in row):
                 _check_last(row, header, 8 if ticks else 7, path, reader.line_num, last.start)
             try:
-                yield _line(sec, ticks, row, path, reader.line_num)
+                cells = get(row)
+                if where is not None:
+                    yield _key(cells, path, reader.line_num), (where, reader.line_num)
+                else:
+                    yield _line(sec, ticks, cells, path, reader.line_num)
+            except IndexError:
+                raise FeedError(path, reader.line_num, f"malformed row: {len(row)} fields, its header has {header}",
+                                unit="line") from None
             except ValueError as e:
                 raise FeedError(path, reader.line_num, f"malformed row: {_shown(str(e))}", unit="line") from None
+
+
+def origin(paths: list, record: int):
+    """(path, line) of record ``record`` of the files' merged feed (None past its end): the
+    files are merged again by their rows' keys alone, up to that record."""
+    merged = heapq.merge(*(_rows(p, where=i) for i, p in enumerate(paths)), key=lambda r: r[0])
+    try:
+        for _, (i, line) in itertools.islice(merged, record - 1, record):
+            return paths[i], line
+    except ObookError:
+        return None
+    finally:
+        merged.close()
+    return None
+
+
+def security_of(path) -> str:
+    """The six-digit security of a vendor file: its name's leading digits, followed by '_'
+    or '.' (``000001_orders.csv``)."""
+    m = re.match(r"(\d{1,6})[_.]", Path(path).name)
+    if not m:
+        raise ObookError(f"{path}: the file name must start with the security id and '_' (000001_orders.csv)")
+    return f"{int(m.group(1)):06d}"
 
 
 def _check_last(row: list, header: int, need: int, path: str, line: int, start: int) -> None:
@@ -157,6 +226,7 @@ class MergedReader:
     lines before it are replayed."""
 
     def __init__(self, paths):
+        self.paths = paths
         self._opened: list = []
         self._lines = (line for _, line in heapq.merge(*(_rows(p, self._opened) for p in paths),
                                                        key=lambda r: r[0]))
@@ -178,6 +248,10 @@ class MergedReader:
         view[:n] = self._buf[:n]
         self._buf = self._buf[n:]
         return n
+
+    def origin(self, record: int):
+        """(path, line) of record ``record`` of the merged feed (see :func:`origin`)."""
+        return origin(self.paths, record)
 
     def pos(self) -> int:
         """The bytes of the files read so far (their total is the files' size: a progress
@@ -204,15 +278,16 @@ def paired(source):
                          "ticks file for each security, merged by time: give the files, not a stream")
     paths = [source] if isinstance(source, (str, Path)) else list(source)
     kinds: dict[str, dict[str, str]] = {}
-    for p in paths:
-        m = re.match(r"(\d{1,6})", Path(p).name)
-        if not m:
-            raise ObookError(f"{p}: the file name must start with the security id (000001_orders.csv)")
-        from ...sources import read_head
+    from ...sources import read_head
 
-        head = read_head(str(p), 256)
-        kind = "ticks" if head.startswith(b"ApplSeqNum,BidApplSeqNum") else "orders"
-        kinds.setdefault(f"{int(m.group(1)):06d}", {})[kind] = str(p)
+    for p in paths:
+        sec = security_of(p)
+        try:
+            ticks, _ = _columns(read_head(str(p), 4096).split(b"\n")[0].decode("utf-8", "replace").split(","), str(p))
+        except FeedError as e:
+            e.feed = "+".join(str(q) for q in paths)    # one of several files: the error names it
+            raise
+        kinds.setdefault(sec, {})["ticks" if ticks else "orders"] = str(p)
     for sec, have in kinds.items():
         for kind, other in (("orders", "ticks"), ("ticks", "orders")):
             if kind in have and other not in have:
