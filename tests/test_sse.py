@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
-import numpy as np
 import pyarrow.compute as pc
 import pytest
 
@@ -108,6 +105,23 @@ def test_sse_trade_naming_unknown_order_strict_error(day, tmp_path):
     p = _write(tmp_path, lines)
     with pytest.raises(FeedError, match="unknown order ref 99999"):
         obook.bbo(p, workers=1).read_all()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sse_book_error_names_the_physical_line_and_its_event_order_record(day, tmp_path, workers):
+    from hostile_support import batches_until_error, cli_error
+
+    lines = day.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "MsgType=191" in ln and i > 500 and "BidApplSeqNum=" in ln)
+    lines[k] = lines[k].replace("BidApplSeqNum=", "BidApplSeqNum=99999")
+    p = _write(tmp_path, lines)
+    rows, error = batches_until_error(obook.bbo(p, workers=workers))
+    assert isinstance(error, FeedError) and error.record == k + 1 and error.unit == "line", error
+    assert error.feed_record != k + 1     # the line's place in event order is another number
+    assert error.reason.startswith("unknown order ref 99999")
+    assert error.reason.endswith(f"(record {error.feed_record} in event order)")
+    assert rows and max(r["seq"] for b in rows for r in b.to_pylist()) < error.feed_record
+    assert cli_error("bbo", p) == f"error: line {k + 1}: {error.reason}"
 
 
 @pytest.mark.skipif(not REAL_DAY.exists(), reason="the real Shanghai day is not on this machine")

@@ -165,6 +165,7 @@ class Replay:
         fmt = self.format
         framer = fmt.framer_class()(self.path, self.on_error)
         framer.detected = self.detected
+        self._framer = framer
         tickers = Tickers()
         self._pool = ColumnPool()
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
@@ -324,6 +325,8 @@ class Replay:
             yield table, batch
         built = batch = None
         error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
+        if first and hasattr(self._framer, "locate"):     # a framer that reorders: the record's own line
+            error = self._framer.locate(error)
         error = self._pieces.locate(error)
         if error is not None:
             try:

@@ -11,9 +11,12 @@ position in this event order, not its physical line; framer errors (malformed li
 unknown message type, a BizIndex arriving after a later one was delivered: more out
 of order than the window, a cut last line: obook.feeds.axsbe_lines) name the physical
 line; the lines before it that the BizIndex order can already place are replayed first.
+The book's errors name a record: ``SseFramer.locate`` gives them its physical line.
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
@@ -29,6 +32,8 @@ from ..base import Decoder, DecodeResult, Framer, FrameResult
 LOOKAHEAD = 4096
 #: give up (error) when no batch can be cut from this many lines
 MAX_SCAN = 1 << 20
+#: batches whose event order the framer keeps (the engine's batches in flight are fewer)
+BATCHES_KEPT = 64
 
 KEY_NAMES = {v: k for k, v in KEYS.items()}
 TYPE_NAMES = {111: "snapshot", 191: "trade", 192: "order"}
@@ -77,6 +82,8 @@ class SseFramer(Framer):
         self.fields = fields()
         self._found = (0, 0)    # (base_seq, lines) found at the front of the last buffer
         self._cut = ""          # the reason of the feed's last line when it is cut
+        #: (base_seq, physical line index of each record) of the latest batches, for locate()
+        self._orders: deque = deque(maxlen=BATCHES_KEPT)
         self._alloc(1 << 16)
 
     def _alloc(self, n: int):
@@ -169,7 +176,7 @@ class SseFramer(Framer):
                     return FrameResult(0, 0, FeedError(
                         self.path, base_seq, f"cannot restore BizIndex order within {n} lines", unit=self.unit))
                 return FrameResult(0, 0)
-        return FrameResult(cut, self._reorder(buf, cut, final) if cut else 0, error)
+        return FrameResult(cut, self._reorder(buf, base_seq, cut) if cut else 0, error)
 
     def _late(self, ev, keys, chans):
         """The first event line whose BizIndex is below one already delivered in its channel."""
@@ -180,7 +187,7 @@ class SseFramer(Framer):
                 late = int(ev[hit[0]])
         return late
 
-    def _reorder(self, buf, cut: int, final: bool) -> int:
+    def _reorder(self, buf, base_seq: int, cut: int) -> int:
         """Rewrite lines [0, cut) of buf in event order; returns the batch's bytes."""
         kinds = self.kinds[:cut]
         ev = np.flatnonzero(kinds == K.KIND_EVENT)
@@ -189,6 +196,7 @@ class SseFramer(Framer):
             top = int(keys[chans == c].max())
             self.delivered[c] = max(self.delivered.get(c, top), top)
         order = np.concatenate([ev[np.lexsort((chans, keys))], np.flatnonzero(kinds != K.KIND_EVENT)])
+        self._orders.append((base_seq, order.astype(np.int32)))
         end = int(self.ends[cut - 1])
         nbytes = end + 1 if end < len(buf) else end   # the file's last line may lack a newline
         out = np.empty(end + cut, np.uint8)
@@ -197,6 +205,20 @@ class SseFramer(Framer):
         for t, c in zip(*np.unique(self.mtypes[:cut][kinds != K.KIND_NONE], return_counts=True)):
             self.types[int(t)] = self.types.get(int(t), 0) + int(c)
         return nbytes
+
+
+    def locate(self, error: FeedError) -> FeedError:
+        """A book error (naming a record: a line's position in event order) naming the line's
+        physical number instead, its record number in its reason; as a record when its batch
+        is no longer known."""
+        for base, order in reversed(self._orders):
+            if 0 <= error.record - base < len(order):
+                line = base + int(order[error.record - base])
+                out = FeedError(error.path, line, f"{error.reason} (record {error.record} in event order)",
+                                unit="line")
+                out.feed_record = error.record
+                return out
+        return FeedError(error.path, error.record, f"{error.reason} (in event order)", unit="record")
 
 
 class SseDecoder(Decoder):
