@@ -81,6 +81,7 @@ def _bad_day(day, tmp_path, old, new):
 @pytest.mark.parametrize("old,new,reason", [
     ("MsgType=192", "MsgType=199", "unknown message type 199"),
     ("OrderQty=", "OrderQty=x", "OrderQty is not an integer"),
+    ("OrderQty=", "OrderQty=99999999999999999999", "OrderQty out of range: '99999999999999999999"),
     ("MsgType=192", "MsgType=192 junk", "token without '='"),
 ])
 def test_sse_bad_line_strict_names_line(day, tmp_path, old, new, reason):

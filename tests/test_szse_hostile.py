@@ -45,6 +45,8 @@ BAD_TEXT = {
     "side_3": (dict(Side=51), "bad Side 51"),
     "ordtype_x": (dict(OrdType=88), "bad OrdType 88"),
     "price_negative": (dict(Price=-100), "bad Price -100"),
+    "orderqty_past_int64": (dict(OrderQty=2**63 - 1), "OrderQty out of range: '9223372036854775807'"),
+    "orderqty_20_digits": (dict(OrderQty=-10**19), "OrderQty out of range: '-10000000000000000000'"),
 }
 
 

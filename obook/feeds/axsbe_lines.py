@@ -21,6 +21,15 @@ def _shown(b: bytes) -> str:
     return text if len(text) <= 40 else f"{text[:40]}... ({len(b)} bytes)"
 
 
+def number_reason(name: str, value: str) -> str:
+    """The reason of a value the scan could not read as an integer: out of range when it
+    is one (an optional '-', then digits), not an integer otherwise."""
+    digits = value[1:] if value.startswith("-") else value
+    if digits.isascii() and digits.isdigit():
+        return f"malformed line: {name} out of range: '{_shown(value.encode())}'"
+    return f"malformed line: {name} is not an integer: '{_shown(value.encode())}'"
+
+
 def cut_reason(line: bytes, needed: dict[int, tuple[str, ...]], widths: dict[str, int] | None = None) -> str | None:
     """The reason ("the last line is cut: ...") when ``line``, the feed's last line without
     its line end, is a message that is not whole; None for a whole message and for a line

@@ -25,7 +25,7 @@ from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, fields, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason
+from ..axsbe_lines import cut_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 #: lines scanned past a batch's end to be sure no later line precedes it
@@ -58,7 +58,7 @@ def bad_line_reason(kind: int, detail: int, text: str) -> str:
         return f"malformed line: no {name}"
     value = _line_fields(text).get(name, "")
     if kind == K.BAD_NUMBER:
-        return f"malformed line: {name} is not an integer: '{value}'"
+        return number_reason(name, value)
     if kind == K.BAD_SECURITY:
         return f"malformed line: SecurityID is not a 6-digit number: '{value}'"
     return f"malformed line: bad {name} {value}"

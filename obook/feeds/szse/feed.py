@@ -26,7 +26,7 @@ from ..._kernels.l2_text import KEYS, fields
 from ..._kernels.layout import (BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF, MAX_BATCH_RECORDS,
                                 OR_NEW_REF, OR_REF, OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason
+from ..axsbe_lines import cut_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
@@ -53,7 +53,7 @@ def reason(code: int, detail: int, text: str = "") -> str:
         return f"malformed line: no {name}"
     value = dict(t.split("=", 1) for t in text.lstrip("/").split() if "=" in t).get(name, "")
     if code == K.BAD_NUMBER:
-        return f"malformed line: {name} is not an integer: '{value}'"
+        return number_reason(name, value)
     return f"malformed record: bad {name} {value}".rstrip()
 
 
