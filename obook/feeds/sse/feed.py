@@ -206,7 +206,6 @@ class SseFramer(Framer):
             self.types[int(t)] = self.types.get(int(t), 0) + int(c)
         return nbytes
 
-
     def locate(self, error: FeedError) -> FeedError:
         """A book error (naming a record: a line's position in event order) naming the line's
         physical number instead, its record number in its reason; as a record when its batch
