@@ -95,6 +95,17 @@ def test_cli_match_without_output_and_depth_0_writes_fills_csv(entry):
     assert res.stdout.splitlines()[1] == '2,2,"XYZ",10010,300,2,1,"buy"'
 
 
+def test_cli_match_output_again_keeps_only_this_runs_tables(capsys, tmp_path, entry):
+    out = tmp_path / "out"
+    assert cli_run(capsys, "match", entry, "-o", out, "--depth", "5")[0] == 0
+    assert cli_run(capsys, "match", entry, "-o", out, "--type", "csv")[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.csv", "events.csv", "fills.csv"]
+    (out / "notes.txt").write_text("mine")
+    assert cli_run(capsys, "match", entry, "-o", out, "--depth", "2")[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.parquet", "depth.parquet", "events.parquet",
+                                                     "fills.parquet", "notes.txt"]
+
+
 def test_match_tables_naming_none_raises_obook_error(tmp_path):
     path = tmp_path / "o.csv"
     path.write_text("time,instrument,action,side,price,quantity\n1,A,new,buy,100,5\n")

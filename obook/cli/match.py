@@ -26,8 +26,9 @@ def match(
     orders: Path = typer.Argument(..., help="Order entry: CSV, Parquet or Arrow IPC (columns: time, instrument, "
                                             "order_id, action, side, type, tif, price, quantity, owner)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
-                                       help="Write every table to this folder (fills, events, bbo [, depth]); "
-                                            "default: the fills as CSV on stdout."),
+                                       help="Write every table to this folder (fills, events, bbo [, depth]; "
+                                            "the tables an earlier run left there that this one does not write "
+                                            "are removed); default: the fills as CSV on stdout."),
     out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --output."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Processes the instruments are sharded over (default: one per core, "
@@ -78,6 +79,19 @@ def match(
     largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
+    _drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in tables})
     from .stdout import written
 
     typer.echo(written(r, tables, out), err=True)
+
+
+def _drop_earlier_tables(out: Path, kept: set[str]) -> None:
+    """The match tables in ``out`` that are not ``kept`` (an earlier run's depth, or its tables
+    of another --type): gone, so that the folder holds one run's tables."""
+    from ..tempfiles import remove_quietly
+
+    for t in ("fills", "events", "bbo", "depth"):
+        for kind in OutType:
+            path = out / f"{t}.{kind.value}"
+            if path.name not in kept and path.is_file() and not path.is_symlink():
+                remove_quietly(path)
