@@ -44,8 +44,8 @@ def _busiest(trades) -> str:
 
 
 def units(schema, fmt, path=None) -> dict:
-    """How to read a replay table's prices and times: from its schema's metadata
-    (``obook.price_scale``, ``obook.time_unit_ns``, ``obook.tz``, ``obook.epoch``), the
+    """How to read a replay table's prices, quantities and times: from its schema's metadata
+    (``obook.price_scale``, ``obook.quantity_scale``, ``obook.time_unit_ns``, ``obook.tz``, ``obook.epoch``), the
     feed format's declaration where the schema says nothing. A feed stamped in UTC epoch
     time whose file ``path`` names its venue is shown in the venue's zone."""
     meta = schema.metadata or {}
@@ -55,6 +55,7 @@ def units(schema, fmt, path=None) -> dict:
         return default if value is None else value.decode()
 
     u = {"price_scale": int(get("price_scale", 10 ** fmt.price_scale)),
+         "quantity_scale": int(get("quantity_scale", getattr(fmt, "quantity_scale", 1))),
          "time_unit_ns": int(get("time_unit_ns", fmt.time_unit_ns)),
          "tz": get("tz", fmt.tz),
          "epoch": get("epoch", str(fmt.epoch)).lower() in ("true", "1")}
@@ -197,11 +198,12 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date) -
     d = {"title": f"{ticker} ({fmt.name})", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
     b = {c: bars.column(c).to_numpy().astype(float) for c in ("open", "high", "low", "close", "volume")}
     starts = bars.column("start").to_numpy().astype(np.int64)
-    d["bars"] = {"x": hours(starts), "volume": b["volume"],
+    shares = float(u["quantity_scale"])       # feed quantities -> shares (Shanghai: 1/1000 share)
+    d["bars"] = {"x": hours(starts), "volume": b["volume"] / shares,
                  **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
     d["bar_width"] = (interval_ns(interval) // u["time_unit_ns"] or 1) * hours_per_unit * 0.8    # of one interval
     grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
-    d["heat"] = {"grid": grid, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
+    d["heat"] = {"grid": grid / shares, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
     d["best"] = {side: (hours(t), depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
                  for side in ("bid", "ask")}
     tp = trades.filter(trades.column("price").is_valid())

@@ -125,6 +125,20 @@ def test_plot_databento_axis_label_names_venue_zone(tmp_path, monkeypatch, datas
     assert opening <= axis.get_xlim()[0] < opening + 0.5
 
 
+def test_plot_series_volume_and_depth_in_shares_of_a_scaled_feed(day):
+    """A Shenzhen feed's quantities are hundredths of a share: the chart shows shares."""
+    from obook.plotting import _heatmap, _series, frame
+
+    args = (day, None, None, None, "1m", None, 1, 5, None)
+    _ticker, _fmt, bars, depth, _trades = frame(*args)
+    d = _series(*args)
+    raw_volume = bars.column("volume").to_numpy().astype(float)
+    assert raw_volume.sum() > 0 and np.allclose(d["bars"]["volume"], raw_volume / 100)
+    t = depth.column("time").to_numpy().astype(np.int64)
+    raw_grid = _heatmap(depth, 5, 100.0, int(t[0]), int(t[-1]) + 1)[0]
+    assert raw_grid.max() > 0 and np.allclose(d["heat"]["grid"], raw_grid / 100)
+
+
 def test_plot_flat_one_trade_candles_drawn(tmp_path):
     from obook.plotting import _png, candle_bodies
 
