@@ -125,11 +125,31 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         if done and day.state != "done":
             day.previous = _previous(done, size, sha, p.options())
         days.append(day)
+    _one_format(days)
     for date, rec in sorted(doc["days"].items()):
         if date not in seen:
             days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
                             rec["size"], rec["sha256"]))
     return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+def _one_format(days: list[Day]) -> None:
+    """A dataset holds one feed format's tables (their units: price scale, time unit and
+    origin, quantity scale, differ between formats): a day file of another format than the
+    earliest day's is invalid. A file no format recognises is left to its conversion."""
+    from obook.feeds import detect_format
+
+    first = None
+    for day in sorted((d for d in days if d.state != "invalid"), key=lambda d: d.date):
+        try:
+            fmt = detect_format(day.file)
+        except (ObookError, OSError):
+            continue
+        if first is None:
+            first = (fmt, Path(day.file).name)
+        elif fmt != first[0]:
+            day.state, day.reason = "invalid", (f"a {fmt} feed, but {first[1]} is {first[0]}: a dataset holds one "
+                                                "format's tables (their units differ); give this one its own pipeline")
 
 
 def _check_source_dir(p: Pipeline) -> None:

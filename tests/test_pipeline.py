@@ -225,6 +225,24 @@ def test_pipeline_day_without_a_date_is_invalid_reason_names_the_accepted_names(
     assert states["x_20200106.NASDAQ_ITCH50"][:2] == ("2020-01-06", "pending")      # a form the reason names
 
 
+def test_pipeline_day_of_another_format_is_invalid_the_rest_run(setup):
+    from obook.gen.csv import write_csv
+    from obook.gen.pitch import write_pitch
+
+    p, files, ds = setup
+    write_pitch(p.source_dir / "20200107.NASDAQ_ITCH50", 3000, 3, seed=2)
+    write_csv(p.source_dir / "20200108.NASDAQ_ITCH50", 3000, 3, seed=2)
+    states = {Path(d["file"]).name: (d["state"], d["reason"]) for d in status(p)["days"]}
+    first = Path(files[DATES[0]]).name
+    for name, fmt in (("20200107.NASDAQ_ITCH50", "pitch"), ("20200108.NASDAQ_ITCH50", "csv")):
+        assert states[name] == ("invalid", f"a {fmt} feed, but {first} is itch: a dataset holds one format's "
+                                           "tables (their units differ); give this one its own pipeline")
+    run(p)
+    st = status(p)
+    assert st["counts"]["done"] == len(files) and st["counts"]["invalid"] == 2
+    assert not list(ds.glob("table=*/date=2020-01-0[78]"))
+
+
 def test_pipeline_day_with_a_date_no_timestamp_holds_is_invalid_the_rest_run(setup):
     p, files, ds = setup
     (p.source_dir / "01011600.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())

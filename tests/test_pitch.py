@@ -101,6 +101,11 @@ def test_pitch_detected_by_name_with_itch_in_it_and_by_content(days, tmp_path):
     other = tmp_path / "capture.dat"
     other.write_bytes(days[1].read_bytes()[:4096])
     assert detect_format(other) == "pitch"
+    for name in ("12302019.NASDAQ_ITCH50", "day.bin", "itch_day.gz"):    # named as ITCH, PITCH bytes
+        (tmp_path / name).write_bytes(days[1].read_bytes()[:4096])
+        assert detect_format(tmp_path / name) == "pitch", name
+    (tmp_path / "day.bin").write_bytes(b"\x00\x0cS" + bytes(10))      # an ITCH system event
+    assert detect_format(tmp_path / "day.bin") == "itch"
 
 
 def _feed(tmp_path, *messages, sizes=(64,), name="t.pitch"):

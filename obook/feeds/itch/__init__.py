@@ -38,19 +38,23 @@ def _stem(name: str) -> str:
 
 
 def sniff(name: str, head: bytes) -> int:
-    """90 for an ITCH file name (.itch, .itch50, .bin, ``itch`` in it); else 1 when the
-    first bytes are an ITCH message (its length, then a type of that length) or too few to
-    tell: binary ITCH is the fallback of a file no other format claims; 0 for bytes that
-    are no ITCH (random data: "cannot tell the feed format" rather than a bad record)."""
+    """90 for an ITCH file name (.itch, .itch50, .bin, ``itch`` in it) whose first bytes are
+    an ITCH message (its length, then a type of that length) or too few to tell, 30 for such
+    a name on other bytes (a format that knows them by their bytes wins: a PITCH day named
+    like an ITCH one); else 1 for ITCH bytes: binary ITCH is the fallback of a file no other
+    format claims; 0 for bytes that are no ITCH (random data: "cannot tell the feed format"
+    rather than a bad record)."""
     stem = _stem(name)
-    if stem.endswith(_NAME_SUFFIXES) or "itch" in stem:
-        return 90
+    named = stem.endswith(_NAME_SUFFIXES) or "itch" in stem
     if len(head) < 3:
-        return 1
+        return 90 if named else 1
     from .layout import MESSAGES, OTHER, size
 
     typ = chr(head[2])
-    return 1 if (typ in MESSAGES or typ in OTHER) and size(typ) == int.from_bytes(head[:2], "big") else 0
+    looks = (typ in MESSAGES or typ in OTHER) and size(typ) == int.from_bytes(head[:2], "big")
+    if named:
+        return 90 if looks else 30
+    return 1 if looks else 0
 
 
 _SIDE = "obook.feeds.itch.side:"
