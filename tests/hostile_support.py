@@ -57,3 +57,10 @@ def batches_until_error(reader) -> tuple[list, Exception | None]:
     except ObookError as e:
         return batches, e
     return batches, None
+
+
+def generated_day(path, kind: str, n: int, *args):
+    """``obook gen KIND PATH -n N ARGS`` (a synthetic day, as a tester writes one); returns the path."""
+    r = obook_cli("gen", kind, path, "-n", n, *args)
+    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")[-2000:]
+    return path

@@ -10,6 +10,7 @@ import zipfile
 import zlib
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import zstandard
 
@@ -284,3 +285,44 @@ def test_trades_file_changed_between_break_pass_and_replay_error_names_file(tmp_
     _, error = batches_until_error(obook.trades(feed, workers=1))
     assert error is not None and "changed while it was read" in str(error) and str(feed) in str(error), error
     assert ("then 0)" if change == "truncated" else "bytes, then") in str(error)
+
+
+# ---------------------------------------------------------------- damaged gzip streams
+
+@pytest.fixture(scope="module")
+def big_days(tmp_path_factory):
+    """Generated days of 30,000 records, gzipped (as ``obook gen`` writes a .gz)."""
+    from hostile_support import generated_day
+
+    root = tmp_path_factory.mktemp("damaged")
+    return {kind: generated_day(root / name, kind, 30_000) for kind, name in
+            (("sse", "sh.log.gz"), ("szse", "sz.log.gz"), ("pitch", "day.pitch.gz"), ("csv", "day.csv.gz"))}
+
+
+@pytest.mark.parametrize("kind, unit", [("sse", "line"), ("szse", "line"), ("pitch", "message"), ("csv", "line")])
+def test_damaged_gzip_log_rows_before_the_damage_then_error_naming_file_and_where(big_days, tmp_path, kind, unit):
+    """A gzip stream whose check fails (its CRC damaged: every byte before decodes) gives
+    the rows of the records before the failing read, then names the file, the record the
+    damage cuts and the byte of the decompressed feed."""
+    import re
+
+    day = big_days[kind]
+    data = bytearray(day.read_bytes())
+    data[-6] ^= 0xFF                  # the member's CRC-32
+    bad = tmp_path / ("bad_" + day.name)
+    bad.write_bytes(bytes(data))
+    clean = obook.bbo(day, workers=1).read_all()
+    got, error = batches_until_error(obook.bbo(bad, workers=1))
+    rows = sum(b.num_rows for b in got)
+    assert clean.num_rows // 2 < rows < clean.num_rows
+    got = pa.Table.from_batches(got, clean.schema)
+    if kind == "sse":      # BizIndex order: the channels interleave by batch, each book's rows are its own
+        from reference_l2 import bbo_by_ticker
+
+        whole = bbo_by_ticker(clean)
+        assert all(whole[t][:len(r)] == r for t, r in bbo_by_ticker(got).items())
+    else:
+        assert got.equals(clean.slice(0, rows))
+    assert re.fullmatch(rf"{re.escape(str(bad))}: {unit} \d+: read failed at byte \d+ of the decompressed feed: "
+                        r"damaged gzip stream: .+", str(error)), str(error)
+    assert "read failed at byte" in cli_error("bbo", bad)

@@ -80,6 +80,13 @@ class Framer:
     #: a framer that hands the workers its parse (FrameResult.data): the most bytes of one
     #: batch's parse (the engine's input slots hold that much); 0: the bytes read
     batch_bytes = 0
+    #: set by the engine when the feed's reading fails (a damaged compressed stream): a
+    #: callable ``seq -> FeedError`` of the record the damage cuts; the frame calls that
+    #: follow are final and end at the damage (a line format's: after its last whole line).
+    #: A framer that looks records ahead (to order or group them) frames only the records
+    #: it could place without the lost ones and returns ``damage(first record lost)``;
+    #: any other's error at the end is replaced by the engine
+    damage = None
 
     def __init__(self, path: str, on_error: str = "raise"):
         self.path = str(path)

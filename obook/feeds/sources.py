@@ -478,8 +478,8 @@ def read_head(source, n: int) -> bytes:
     reader = open_source(paths[0])
     buf = bytearray(n)
     try:
-        got = _read_block(reader, memoryview(buf))
-    except _Cut as e:      # a cut compressed file: sniff what there is, the replay reports it
+        got = read_block(reader, memoryview(buf))
+    except Cut as e:      # a cut compressed file: sniff what there is, the replay reports it
         got = e.got
     except (OSError, EOFError) as e:
         raise ObookError(f"{paths[0]}: cannot read feed: {e}") from e
@@ -502,34 +502,45 @@ class Batch:
     columns: object = None    # the reader's record_columns(seq) (per-record columns), or None
 
 
-class _Cut(Exception):
-    """A compressed stream ended early; ``got`` bytes were read before (kept)."""
+class Cut(Exception):
+    """A read failed: a compressed stream ended early (``cause`` an EOFError) or is damaged
+    (an OSError, zstd's ZstdError); ``got`` bytes were read before (kept)."""
 
-    def __init__(self, got: int, cause: EOFError):
+    def __init__(self, got: int, cause: Exception):
         self.got, self.cause = got, cause
+        self.damaged = not isinstance(cause, EOFError)
 
 
-def _read_block(f, view: memoryview, partial: bool = False) -> int:
+def read_block(f, view: memoryview, partial: bool = False) -> int:
     """Fill ``view`` from ``f`` up to its end; returns the bytes read (fewer only at the end).
-    A compressed stream cut short raises _Cut carrying the bytes read before. ``partial``:
-    return after the first read that got bytes (a live feed: what has arrived)."""
+    A read that fails (a compressed stream cut short or damaged) raises Cut carrying the
+    bytes read before. ``partial``: return after the first read that got bytes (a live
+    feed: what has arrived)."""
     got = 0
     while got < len(view) and not (partial and got):
         try:   # in pieces: each decompressed step is bounded
             n = f.readinto(view[got:got + READ_PIECE])
-        except EOFError as e:
-            raise _Cut(got, e) from e
+        except (OSError, EOFError) as e:   # gzip errors are OSError / EOFError
+            raise Cut(got, e) from e
+        except Exception as e:
+            if type(e).__name__ != "ZstdError":
+                raise
+            raise Cut(got, e) from e
         if not n:
             break
         got += n
     return got
 
 
-def _read_failed(name: str, paths: list, f, by_piece: bool, at: int, e: Exception) -> str:
-    """Why a read failed, naming the file being read when the feed is in pieces."""
-    if by_piece and f.i < len(paths):
-        return f"{paths[f.i]}: read failed (at byte {at} of {name}): {e}"
-    return f"{name}: read failed at byte {at}: {e}"
+def _damaged(name: str, seq: int, at: int, cause: Exception, unit: str) -> FeedError:
+    """The error of a feed whose reading failed at byte ``at`` of the decompressed feed (a
+    damaged compressed stream), cutting record ``seq``."""
+    return FeedError(name, seq, f"read failed at byte {at} of the decompressed feed: {cause}", unit=unit)
+
+
+def _whole_lines(buf: np.ndarray, have: int) -> int:
+    """The bytes of ``buf[:have]`` up to and with its last line end."""
+    return buf[:have].tobytes().rfind(b"\n") + 1
 
 
 def _reader_of(source, merge):
@@ -555,6 +566,9 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
     offset = 0
     eof = False
     cut = None        # a compressed stream that ended early: a truncated feed after its rows
+    damaged = False   # ... or that is damaged there: a FeedError after the rows before
+    damaged_at = 0    # the byte of the decompressed feed where the damage is met
+    unit = getattr(framer, "unit", "record")
     name = source_name(source)
     # a live source (``partial_reads``): each read returns what has arrived, whole records,
     # and they are framed at once; 0 bytes is the end of the feed
@@ -574,19 +588,20 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 grown[:have] = buf[:have]
                 buf = grown
             try:
-                got = _read_block(f, memoryview(buf)[have:have + block_size], live)
-            except _Cut as e:
-                got, cut = e.got, e.cause
-            except (OSError, EOFError) as e:  # gzip errors are OSError / EOFError
-                raise ObookError(_read_failed(name, paths, f, by_piece, offset + have, e)) from e
-            except Exception as e:
-                if type(e).__name__ != "ZstdError":
-                    raise
-                raise ObookError(_read_failed(name, paths, f, by_piece, offset + have, e)) from e
+                got = read_block(f, memoryview(buf)[have:have + block_size], live)
+            except Cut as e:
+                got, cut, damaged = e.got, e.cause, e.damaged
             eof = (got == 0 if live else got < block_size) or cut is not None
             piece_end = by_piece and eof and cut is None and f.more()
             eof = eof and not piece_end
             have += got
+            if damaged:
+                # the bytes after the damage are lost: the records before it are the feed's
+                # last ones, the one it cuts is the error's (a cut line is no line)
+                damaged_at = offset + have
+                if unit == "line":
+                    have = _whole_lines(buf, have)
+                framer.damage = lambda lost: _damaged(name, lost, damaged_at, cut, unit)
             piece_start = offset + have      # (when piece_end: the next file's first byte)
             source_pos = f.pos()
             pos = 0
@@ -595,6 +610,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 if r.n_bytes == 0 and r.n_records == 0 and r.error is None:
                     break
                 data = buf[pos:pos + r.n_bytes] if r.data is None else r.data
+                if damaged and isinstance(r.error, TruncatedFeedError):     # the record the damage cuts
+                    r.error = framer.damage(r.error.record)
                 yield Batch(data, seq, offset, r.n_records, r.error, source_pos, columns)
                 if r.error is not None:
                     return
@@ -610,8 +627,9 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
         if late is not None:
             yield Batch(buf[:0], seq, offset, 0, late, f.pos())
             return
-        if cut is not None:
-            unit = getattr(framer, "unit", "record")
+        if damaged:
+            yield Batch(buf[:0], seq, offset, 0, _damaged(name, seq, damaged_at, cut, unit), f.pos())
+        elif cut is not None:
             yield Batch(buf[:0], seq, offset, 0, TruncatedFeedError(
                 name, seq, offset, f"compressed stream cut short at byte offset {offset + have} "
                 f"of the decompressed feed ({cut})", unit=unit), f.pos())

@@ -129,7 +129,10 @@ class SseFramer(Framer):
             self._cut = cut_reason(bytes(buf[self.starts[n - 1]:self.ends[n - 1]]), NEEDED)
             if self._cut is not None:
                 kinds[n - 1] = K.BAD_CUT
-        limit = min(n if final else n - self.lookahead, cap)
+        # a feed cut by damage: the lines of the window before it may follow lost ones
+        reach = n if final and self.damage is None else n - self.lookahead
+        limit = max(min(reach, cap), 0)
+        lost = self.damage(base_seq + n) if final and self.damage is not None and reach <= cap else None
         error = None
         bad = np.flatnonzero(kinds < 0)
         if len(bad):
@@ -160,6 +163,8 @@ class SseFramer(Framer):
                               f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} comes after a "
                               f"later one was replayed (more than {self.lookahead} lines out of order)",
                               unit=self.unit)
+        if error is None:
+            error = lost
         if error is not None and limit == 0:
             cut = 0
         else:   # with an error: the lines before it that BizIndex order can already place

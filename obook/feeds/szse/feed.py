@@ -80,9 +80,12 @@ class _SzseFramer(Framer):
         without ``numbered``); returns a FrameResult (without data) and the rows before the
         cut. ``byte_of(i)``: the bytes of records [0, i)."""
         codes = self.codes[:n]
-        limit = min(n if final else n - self.lookahead, max_records)
+        # a feed cut by damage: the records of the window before it may miss lost fills
+        reach = n if final and self.damage is None else n - self.lookahead
+        limit = min(reach, max_records)
+        lost = self.damage(base_seq + n) if final and self.damage is not None and reach <= max_records else None
         if limit <= 0:
-            return FrameResult(0, 0), 0
+            return FrameResult(0, 0, lost), 0
         error = None
         bad = np.flatnonzero(codes < 0)
         if len(bad):
@@ -96,6 +99,8 @@ class _SzseFramer(Framer):
                 for i in bad[bad < limit]:
                     key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
                     self.skipped[key] = self.skipped.get(key, 0) + 1
+        if error is None:
+            error = lost
         rec = self.rec
         first = base_seq if self.numbered else 0    # R_SEQ of the buffer's first record
         if first:
