@@ -37,7 +37,8 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     (``"days/*.itch"``): each file replayed on its own, their rows one file after the other
     (``filename=True`` adds the file of each row); a tuple of files that form one feed
     (read in order, or merged by the format's own sequence numbers); or a binary stream (a
-    file-like object or a socket; give ``format``).
+    file-like object, its format and compression told from its first bytes; a socket: give
+    ``format``).
     ``workers``: processes that apply the books (default: one per core, at most 8;
     1 runs in this process). ``format``: a registered format name ("itch", "csv" ...;
     default: detected from the file).

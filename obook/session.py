@@ -53,6 +53,13 @@ def _session_date(path, date, fmt) -> _dt.date | None:
             raise ObookError(f"--date / date= {date!r}: not a day YYYY-MM-DD") from None
     if isinstance(path, (list, tuple)):
         path = path[0] if path else None
+    from .feeds.sources import HeadedStream
+
+    if isinstance(path, HeadedStream):     # a stream: a day its first bytes tell (not a file name)
+        try:
+            return fmt.session_date(path) if fmt is not None and fmt.session_date else None
+        except TypeError:      # a format that tells the day from a file name
+            return None
     if path is None or hasattr(path, "read") or hasattr(path, "readinto") or hasattr(path, "recv_into"):
         return None
     if fmt is not None:

@@ -232,7 +232,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .checks import check_feed_path, check_format_name, check_names, check_progress, check_tickers, check_workers
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
-    from .feeds.sources import check_source, is_stream, source_name, source_paths
+    from .feeds.sources import check_source, headed, is_stream, source_name, source_paths
     from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders, write_failure
 
     check_feed_path(feed)
@@ -245,9 +245,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         tables = check_names("tables", tables)
     check_progress(progress)
     feed = _one_feed(feed, format)
+    feed = headed(feed)       # a stream: decompressed, its first bytes kept to tell its format
     stream = is_stream(feed)
-    if stream and not format:
-        raise ObookError(f"{getattr(feed, 'name', 'a stream')}: a feed stream needs its format")
     feed = feed if stream or isinstance(feed, tuple) else Path(feed)      # (a tuple: one feed in pieces)
     check_source(feed)
     feed_format = resolve_format(format, feed)

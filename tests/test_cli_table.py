@@ -173,3 +173,15 @@ def test_cli_table_registry_has_no_option_named_compression():
     from obook.tables import OPTIONS
 
     assert "compression" not in OPTIONS     # obook table's own -c/--compression would take its name
+
+
+@pytest.mark.parametrize("table", ["mbp1", "mbp10"])
+def test_cli_table_databento_mbp_on_stdin_same_rows_as_the_path(tmp_path, table):
+    from hostile_support import generated_day, obook_cli
+
+    dbn = generated_day(tmp_path / "day.dbn", "databento", 3000)
+    with open(dbn, "rb") as stdin:
+        piped = obook_cli("table", table, "-", stdin=stdin)
+    assert piped.returncode == 0, piped.stderr.decode()[-2000:]
+    assert len(piped.stdout.splitlines()) == getattr(obook, table)(dbn, workers=1).read_all().num_rows + 1 > 1
+    assert piped.stdout == _obook("table", table, dbn).stdout

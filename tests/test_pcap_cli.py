@@ -99,3 +99,18 @@ def test_lines_the_same_line_twice_is_an_error(tmp_path):
         obook.lines(f"{tmp_path / 'a.pcap'}:233.54.12.111:26477", f"{tmp_path / 'a.pcap'}:233.54.12.111:26477")
     assert len(obook.lines(f"{tmp_path / 'a.pcap'}:233.54.12.111:26477",
                            f"{tmp_path / 'a.pcap'}:233.54.12.112:26477")) == 2
+
+
+@pytest.mark.parametrize("given", [(), ("-f", "itch-pcap")])
+def test_cli_pcap_on_stdin_one_line_error_asks_for_the_file(tmp_path, given):
+    from hostile_support import cli_error
+    from obook.gen.pcap import write_pcap
+
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 3000, 4, seed=2)
+    capture = tmp_path / "day.pcap"
+    write_pcap(itch, capture)
+    with open(capture, "rb") as stdin:
+        line = cli_error("bbo", *given, "-", stdin=stdin)
+    assert line == ("error: <stdin>: a packet capture is read from a file, not a stream: save it to a file "
+                    "and give its path")

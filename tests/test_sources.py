@@ -2,6 +2,7 @@
 streams (a pipe, a socket) give the same rows."""
 
 import gzip
+import io
 import socket
 import threading
 
@@ -13,6 +14,7 @@ from obook.engine.replay import Replay
 from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
 
+from hostile_support import generated_day
 from reference_itch import frames
 
 TABLES = ("bbo", "trades", "orders")
@@ -215,11 +217,71 @@ def test_sources_stream_from_socket_same_rows(itch):
     assert got == _rows(itch / "day.itch", breaks=False)
 
 
-def test_sources_stream_without_format_is_an_error(tmp_path):
-    import io
+def test_sources_socket_without_format_is_an_error():
+    left, right = socket.socketpair()
+    with left, right, pytest.raises(obook.ObookError, match="a socket or live stream needs format="):
+        Replay(right)
 
-    with pytest.raises(obook.ObookError, match="needs format="):
-        Replay(io.BytesIO(b""))
+
+def test_sources_empty_stream_without_format_is_an_error():
+    with pytest.raises(obook.ObookError, match=r"<BytesIO>: the feed is empty \(its format cannot be told\)"):
+        obook.bbo(io.BytesIO(b""), workers=1)
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    """A generated day of each format (as ``obook gen`` writes them), by format name."""
+    root = tmp_path_factory.mktemp("stream_days")
+    out = {fmt: generated_day(root / name, kind, 3000, *extra) for fmt, (kind, name, extra) in {
+        "databento": ("databento", "day.dbn", ()), "sse": ("sse", "sh.log", ()), "szse": ("szse", "sz.log", ()),
+        "szse-bin": ("szse", "sz.bin", ("--binary",)), "pitch": ("pitch", "day.pitch", ()),
+        "itch": ("itch", "day.itch", ()), "csv": ("csv", "day.csv", ())}.items()}
+    out["sse.gz"] = root / "sh.log.gz"
+    out["sse.gz"].write_bytes(gzip.compress(out["sse"].read_bytes(), mtime=0))
+    out["databento.zst"] = root / "day.dbn.zst"
+    out["databento.zst"].write_bytes(zstandard.ZstdCompressor().compress(out["databento"].read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["databento", "sse", "szse", "szse-bin", "pitch", "itch", "csv"])
+@pytest.mark.parametrize("kind", ["file", "BytesIO"])
+def test_sources_stream_format_told_from_its_bytes_same_rows_as_the_path(days, fmt, kind):
+    path = days[fmt]
+    stream = open(path, "rb") if kind == "file" else io.BytesIO(path.read_bytes())
+    with stream:
+        got = obook.bbo(stream, workers=1).read_all()
+    want = obook.bbo(path, workers=1).read_all()
+    assert got.num_rows > 0 and got.equals(want)
+
+
+@pytest.mark.parametrize("fmt, name", [("sse", "sse.gz"), ("databento", "databento.zst")])
+@pytest.mark.parametrize("given", [True, False])
+def test_sources_compressed_stream_decompressed_same_rows_as_the_path(days, fmt, name, given):
+    with open(days[name], "rb") as stream:
+        got = obook.bbo(stream, workers=1, format=fmt if given else None).read_all()
+    want = obook.bbo(days[fmt], workers=1).read_all()
+    assert got.num_rows > 0 and got.equals(want)
+
+
+@pytest.mark.parametrize("table, fmt", [("mbp1", "databento"), ("mbp10", "databento"), ("audit", "sse")])
+@pytest.mark.parametrize("given", [True, False])
+def test_sources_stream_of_a_table_reading_the_feed_twice_same_rows_as_the_path(days, table, fmt, given):
+    read = getattr(obook, table)
+    with open(days[fmt], "rb") as stream:
+        got = read(stream, workers=1, format=fmt if given else None).read_all()
+    want = read(days[fmt], workers=1).read_all()
+    assert got.num_rows > 0 and got.equals(want)
+
+
+@pytest.mark.parametrize("given", ["itch-pcap", None])
+def test_sources_packet_capture_stream_error_asks_for_the_file(days, tmp_path, given):
+    from obook.gen.pcap import write_pcap
+
+    capture = tmp_path / "day.pcap"
+    write_pcap(days["itch"], capture)
+    with open(capture, "rb") as stream, pytest.raises(
+            obook.ObookError, match="day.pcap: a packet capture is read from a file, not a stream"):
+        obook.bbo(stream, workers=1, format=given).read_all()
 
 
 def test_sources_zstd_detected_by_magic_not_name(itch, tmp_path):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
@@ -144,3 +148,39 @@ def test_sse_gen_long_day_times_within_session_replays(tmp_path):
     assert max(times) == 15_000_000 and min(times) >= 9_300_000
     p = _write(tmp_path, lines)
     assert obook.bbo(p, workers=1).read_all().num_rows > 0
+
+
+def _bad_type_at(day, tmp_path, line: int):
+    import re
+
+    lines = day.read_text().splitlines()
+    lines[line - 1] = re.sub(r"MsgType=\d+", "MsgType=300", lines[line - 1])
+    return _write(tmp_path, lines, "bad.log")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_sse_audit_bad_line_snapshots_before_it_then_its_error(day, tmp_path, stream):
+    from hostile_support import batches_until_error
+
+    bad = _bad_type_at(day, tmp_path, 2000)
+    source = open(bad, "rb") if stream else bad
+    got, error = batches_until_error(obook.audit(source, workers=1))
+    got = pa.Table.from_batches(got, obook.audit(day, workers=1).schema)
+    clean = obook.audit(day, workers=1).read_all()
+    assert 0 < got.num_rows < clean.num_rows
+    assert got.equals(clean.slice(0, got.num_rows))           # the clean log's first snapshots
+    assert pc.max(got.column("seq")).as_py() < 2000
+    assert str(error) == f"{bad}: line 2000: unknown message type 300"
+    if stream:
+        source.close()
+
+
+def test_sse_audit_cli_stdin_same_rows_as_the_path(day):
+    from hostile_support import obook_cli
+
+    with open(day, "rb") as stdin:
+        piped = obook_cli("table", "audit", "-", stdin=stdin)
+    assert piped.returncode == 0, piped.stderr.decode()[-2000:]
+    rows = piped.stdout.decode().splitlines()
+    assert len(rows) == obook.audit(day, workers=1).read_all().num_rows + 1 > 1
+    assert piped.stdout == obook_cli("table", "audit", day).stdout

@@ -47,17 +47,17 @@ def feed_source(feed, format: str | None, digest: bool = False):
         feed, = feed
     if str(feed) != "-":
         return feed, format
-    from ..feeds import detect_head
-    from ..feeds.sources import DigestingStream, sniffed_stream
+    from ..feeds import SNIFF_BYTES, detect_head
+    from ..feeds.sources import HEAD_BYTES, DigestingStream, sniffed_stream
 
     raw = DigestingStream(sys.stdin.buffer, "<stdin>") if digest else sys.stdin.buffer
-    stream, head = sniffed_stream(raw, "<stdin>")
+    stream, head = sniffed_stream(raw, "<stdin>", HEAD_BYTES)
     if digest:
         stream.digest = raw.digest
     if not head:
         from ..errors import ObookError
         raise ObookError("<stdin>: the feed on stdin is empty")
-    return stream, format or detect_head("", head, "<stdin>")
+    return stream, format or detect_head("", head[:SNIFF_BYTES], "<stdin>")
 
 
 def bbo(

@@ -15,7 +15,8 @@ from .._kernels.layout import EV_WIDTH, WANT_NO_BBO, WANT_QUEUE
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
 from ..feeds.pieces import Pieces
-from ..feeds.sources import BLOCK_SIZE, check_source, is_stream, iter_batches, source_name, source_paths
+from ..feeds.sources import (BLOCK_SIZE, HeadedStream, check_source, headed, is_stream, iter_batches, source_name,
+                             source_paths)
 from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
 from .cores import SMALL_FEED, default_workers  # noqa: F401 - part of this module's interface
@@ -114,8 +115,9 @@ class Replay:
         check_source(path)
         if on_error not in ON_ERROR:
             raise ObookError(f"on_error must be one of {ON_ERROR}, not {on_error!r}")
-        if is_stream(path) and format is None:
-            raise ObookError("a stream source needs format=")
+        path = headed(path)      # a stream: decompressed, its first bytes kept to tell its format
+        if is_stream(path) and format is None and not isinstance(path, HeadedStream):
+            raise ObookError(f"{self.path}: a socket or live stream needs format=")
         self.format = resolve_format(format, path)
         self.source = self.format.reading(path)   # e.g. a capture's lines read as one feed
         self.detected = format is None   # told from the file: a framer may refuse plain non-feeds

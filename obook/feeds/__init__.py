@@ -237,9 +237,17 @@ def resolve_format(format, path) -> FeedFormat:
 
 
 def detect_format(path: str | Path) -> str:
-    """The name of the registered format whose sniffer scores ``path`` highest."""
-    from .sources import read_head, source_paths
+    """The name of the registered format whose sniffer scores ``path`` highest (a path, a list
+    of paths, or a stream made ready by ``sources.headed``: its first bytes)."""
+    from .sources import HeadedStream, is_stream, read_head, source_name, source_paths
 
+    if is_stream(path):
+        what = source_name(path)
+        if not isinstance(path, HeadedStream):     # (sources.headed keeps a stream's first bytes)
+            raise ObookError(f"{what}: a stream of unknown format: pass format=")
+        if not path.first:
+            raise ObookError(f"{what}: the feed is empty (its format cannot be told); pass format=")
+        return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what)
     paths = source_paths(path)
     name = Path(paths[0]).name if paths else ""
     best = detect_head(name, read_head(path, SNIFF_BYTES), str(path))

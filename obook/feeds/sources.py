@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Iterator
@@ -33,6 +34,9 @@ from ..errors import FeedError, ObookError, TruncatedFeedError
 from .pieces import Pieces
 
 BLOCK_SIZE = 1 << 20
+#: the first (decompressed) bytes of a stream kept to tell its format and session date, as
+#: a path's are read again for them
+HEAD_BYTES = 4096
 READ_PIECE = 1 << 17
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -364,12 +368,16 @@ def _unzipping(f, name: str):
 
 class HeadedStream:
     """A stream whose first bytes were read ahead (to tell its format): gives them back
-    first, then the rest of the stream. ``name`` is how errors name it."""
+    first, then the rest of the stream. ``name`` is how errors name it; ``first``: the
+    bytes read ahead (what its format is told from); ``failed``: the error a read ahead
+    met (a compressed stream cut short within them), raised once they are given back."""
 
-    def __init__(self, raw, head: bytes, name: str):
+    def __init__(self, raw, head: bytes, name: str, first: bytes | None = None, failed: Exception | None = None):
         self.raw = raw
         self.head = memoryview(head)
         self.name = name
+        self.first = bytes(head) if first is None else first
+        self.failed = failed
 
     def readinto(self, view) -> int:
         if len(self.head):
@@ -377,13 +385,17 @@ class HeadedStream:
             view[:n] = self.head[:n]
             self.head = self.head[n:]
             return n
+        if self.failed is not None:
+            failed, self.failed = self.failed, None
+            raise failed
         return _readinto(self.raw, view)
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
-            rest = bytes(self.head) + self.raw.read()
-            self.head = memoryview(b"")
-            return rest
+            parts = []
+            while got := self.read(READ_PIECE):
+                parts.append(got)
+            return b"".join(parts)
         buf = bytearray(n)
         got = self.readinto(memoryview(buf))
         return bytes(buf[:got])
@@ -419,32 +431,83 @@ class DigestingStream:
         return self.size, self._sha.hexdigest()
 
 
-def _read_ahead(f, n: int) -> bytes:
-    """Up to ``n`` bytes of ``f`` (fewer only at its end: a pipe gives what it has)."""
+def _read_ahead(f, n: int) -> tuple[bytes, Exception | None]:
+    """Up to ``n`` bytes of ``f`` (fewer only at its end: a pipe gives what it has), and the
+    error that stopped the reading early (a compressed stream cut short or damaged), or None."""
     buf = bytearray(n)
-    got = 0
-    while got < n:
-        k = _readinto(f, memoryview(buf)[got:])
-        if not k:
-            break
-        got += k
-    return bytes(buf[:got])
+    try:
+        got = read_block(f, memoryview(buf))
+        failed = None
+    except Cut as e:
+        got, failed = e.got, e.cause
+    return bytes(buf[:got]), failed
 
 
 def sniffed_stream(raw, name: str = "-", n: int = 64) -> tuple["HeadedStream", bytes]:
-    """A binary stream (stdin, a pipe) ready to replay: decompressed when it starts with a
-    gzip or zstd magic, with its first ``n`` decompressed bytes (to tell its format) given
-    back first. Returns ``(stream, head)``."""
-    magic = _read_ahead(raw, 4)
-    if magic[:2] == GZIP_MAGIC or magic[:4] == ZSTD_MAGIC:
+    """A binary stream (stdin, a pipe, a file object) ready to replay: decompressed when it
+    starts with a gzip or zstd magic, with its first ``n`` decompressed bytes (to tell its
+    format) given back first. Returns ``(stream, head)``."""
+    magic, failed = _read_ahead(raw, 4)
+    if failed is None and (magic[:2] == GZIP_MAGIC or magic[:4] == ZSTD_MAGIC):
         raw = _decompressing(HeadedStream(raw, magic, name), magic, name)
-        try:
-            head = _read_ahead(raw, n)
-        except (OSError, EOFError) as e:
-            raise ObookError(f"{name}: cannot read feed: {e}") from e
+        head, failed = _read_ahead(raw, n)
+    elif failed is None:
+        rest, failed = _read_ahead(raw, n - len(magic))
+        head = magic + rest
     else:
-        head = magic + _read_ahead(raw, n - len(magic))
-    return HeadedStream(raw, head, name), head
+        head = magic
+    return HeadedStream(raw, head, name, failed=failed), head
+
+
+def headed(source):
+    """``source`` ready to be told its format and replayed: a stream (a file object, a pipe)
+    as a :class:`HeadedStream` (decompressed when it is gzip or zstd, its first
+    ``HEAD_BYTES`` kept for the sniffers and the session date); anything else (a path, a
+    socket, a live feed, a stream already headed) as it is."""
+    if (not is_stream(source) or isinstance(source, (HeadedStream, socket.socket)) or hasattr(source, "open_feed")
+            or getattr(source, "partial_reads", False)):
+        return source
+    return sniffed_stream(source, source_name(source), HEAD_BYTES)[0]
+
+
+class _Tee:
+    """One stream read by two readers, each getting every byte: the one ahead reads the
+    stream, and keeps what it read for the other (in memory, until the other reads it)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.kept: tuple = (deque(), deque())
+
+    def readinto(self, i: int, view) -> int:
+        kept = self.kept[i]
+        if not kept:
+            n = _readinto(self.raw, view)
+            if n:
+                self.kept[1 - i].append(bytes(view[:n]))
+            return n
+        chunk = kept[0]
+        n = min(len(view), len(chunk))
+        view[:n] = chunk[:n]
+        if n == len(chunk):
+            kept.popleft()
+        else:
+            kept[0] = chunk[n:]
+        return n
+
+
+class _Branch:
+    def __init__(self, tee: _Tee, i: int):
+        self.tee, self.i = tee, i
+
+    def readinto(self, view) -> int:
+        return self.tee.readinto(self.i, view)
+
+
+def tee(stream) -> tuple:
+    """Two streams of the bytes of ``stream`` (a :func:`headed` one), for a table that reads
+    its feed twice: what one has read and the other not yet is kept in memory."""
+    t = _Tee(stream)
+    return tuple(HeadedStream(_Branch(t, i), b"", stream.name, stream.first) for i in (0, 1))
 
 
 def open_source(source) -> Reader:
@@ -471,7 +534,10 @@ def open_source(source) -> Reader:
 
 
 def read_head(source, n: int) -> bytes:
-    """The first ``n`` decompressed bytes of a path (of the first of a list of paths)."""
+    """The first ``n`` decompressed bytes of a path (of the first of a list of paths), or
+    those a :func:`headed` stream kept."""
+    if isinstance(source, HeadedStream):
+        return source.first[:n]
     paths = source_paths(source)
     if not paths:
         return b""

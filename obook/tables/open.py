@@ -39,9 +39,11 @@ def expand(path) -> list[str]:
 def feeds(source, format=None) -> list:
     """The feeds of a source: each one a path, a tuple of pieces, a stream or a lines object."""
     from ..feeds import resolve_format
-    from ..feeds.sources import is_stream
+    from ..feeds.sources import headed, is_stream
 
-    if is_stream(source) or isinstance(source, tuple):
+    if is_stream(source):
+        return [headed(source)]       # decompressed, its first bytes kept to tell its format
+    if isinstance(source, tuple):
         return [source]
     if is_pattern(source):
         source = [source]

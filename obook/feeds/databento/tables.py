@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from . import FORMAT
 
-from ..sources import iter_batches, source_name
+from ..sources import is_stream, iter_batches, source_name, tee
 from .framer import DbnFramer
 from .mbp import mbp_batches, mbp_schema
 
@@ -23,10 +23,13 @@ LEVELS = {"mbp1": 1, "mbp10": 10}
 
 def reader(name: str, source, workers, on_error: str, replay) -> pa.RecordBatchReader:
     levels = LEVELS[name]
+    again = source
+    if is_stream(source):       # read twice in step: a tee keeps the bytes between the two readers
+        source, again = tee(source)
     # every print (T, F and N): Databento's mbp tables report each
     r = replay(source, workers=workers, format=replace(FORMAT, trade_kinds=None, aggressor_kinds=""),
                on_error=on_error,
                tables=("depth", "trades"), levels=levels)
-    records = iter_batches(source, DbnFramer(source_name(source), "skip"))
+    records = iter_batches(again, DbnFramer(source_name(again), "skip"))
     return pa.RecordBatchReader.from_batches(mbp_schema(levels),
                                              mbp_batches(r.table_batches(), records, levels))

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from ...errors import ObookError
+from ..sources import is_stream, source_name
 from .capture import ip_number, ip_text
 
 LINE_NAMES = "ABCDEFGH"
@@ -134,9 +135,13 @@ def lines(a=None, b=None, *more) -> Lines:
 
 
 def as_lines(source) -> Lines:
-    """A path, a list of paths or specs, or Lines, as :class:`Lines`."""
+    """A path, a list of paths or specs, or Lines, as :class:`Lines` (a stream is an
+    ObookError: a capture is mapped, read where each line's packets are)."""
     if isinstance(source, Lines):
         return source
+    if is_stream(source):
+        raise ObookError(f"{source_name(source)}: a packet capture is read from a file, not a stream: "
+                         "save it to a file and give its path")
     if isinstance(source, (list, tuple)):
         return Lines(source)
     return Lines([source])

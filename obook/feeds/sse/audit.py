@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..._kernels import l2_sse as K
 from ..._kernels.l2_text import fields
 from ...errors import FeedError
-from ..sources import open_source
+from ..sources import Cut, is_stream, open_source, read_block, tee
 from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
 from . import NAME
 
@@ -44,13 +44,12 @@ def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
     with open_source(path) as f:
         eof = False
         while not eof:
-            got = 0
-            while got < chunk:
-                k = f.readinto(memoryview(block)[got:])
-                if not k:
-                    break
-                got += k
-            eof = got < chunk
+            try:
+                got = read_block(f, memoryview(block))
+            except Cut as e:       # a damaged log: the replay of the same bytes reports it
+                got = e.got
+                eof = True
+            eof = eof or got < chunk
             buf = np.concatenate([buf, block[:got]])
             pos = 0
             while True:
@@ -190,20 +189,50 @@ def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table, path=None) 
     return pa.Table.from_arrays(arrays, schema=audit_schema)
 
 
-def audit(path, workers, on_error, replay_class) -> pa.Table:
+def settled(snap: np.ndarray, error: FeedError, depth: pa.Table, trades: pa.Table) -> np.ndarray:
+    """The snapshots a replay stopped by ``error`` (a bad line) still audits as a whole log
+    would: those before the bad line whose window (to T + 1 s) the replayed events passed."""
+    times = [t.column("time").to_numpy().astype(np.int64) for t in (depth, trades) if len(t)]
+    last = max((int(t.max()) for t in times), default=-1)
+    keep = snap[:, K.S_TIME] + SECOND <= last
+    if error.feed_record is not None:
+        keep &= snap[:, K.S_SEQ] < error.feed_record
+    return snap[keep]
+
+
+def audit(path, workers, on_error, replay_class) -> tuple[pa.Table, FeedError | None]:
     """Replay the log (depth and trades) with ``replay_class`` (the engine's Replay, handed
-    in: a feed does not import the engine) and compare every snapshot with the rebuilt book."""
+    in: a feed does not import the engine) and compare every snapshot with the rebuilt book.
+    Returns the audit and the error of a bad line (the audit then holds the snapshots
+    before it: :func:`settled`), or None. A stream is read once, kept in memory for the
+    snapshots (a path is read again)."""
+    again = path
+    if is_stream(path):
+        path, again = tee(path)
     replay = replay_class(path, workers=workers, format=NAME, on_error=on_error,
                           tables=("depth", "trades"), levels=LEVELS)
     parts = {"depth": [], "trades": []}
-    for table, batch in replay.table_batches():
-        parts[table].append(batch)
+    error = None
+    try:
+        for table, batch in replay.table_batches():
+            parts[table].append(batch)
+    except FeedError as e:
+        error = e
     depth = pa.Table.from_batches(parts["depth"], replay.schema("depth"))
     trades = pa.Table.from_batches(parts["trades"], replay.schema("trades"))
-    return audit_table(snapshots(path), depth, trades, path)
+    snap = snapshots(again)
+    if error is not None:
+        snap = settled(snap, error, depth, trades)
+    return audit_table(snap, depth, trades, replay.path), error
 
 
 def reader(name: str, path, workers, on_error: str, replay_class) -> pa.RecordBatchReader:
-    """The format's extra tables (``FORMAT.tables``): ``audit``."""
-    t = audit(path, workers, on_error, replay_class)
-    return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+    """The format's extra tables (``FORMAT.tables``): ``audit`` (the rows of the snapshots
+    before a bad line, then its error)."""
+    t, error = audit(path, workers, on_error, replay_class)
+
+    def batches():
+        yield from t.to_batches()
+        if error is not None:
+            raise error
+    return pa.RecordBatchReader.from_batches(t.schema, batches())
