@@ -6,6 +6,8 @@ from __future__ import annotations
 import struct
 
 import databento_dbn as dbn
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 import zstandard
 
@@ -68,3 +70,83 @@ def test_dbn_symbol_mapping_not_an_instrument_id_clear_error_strict_counted_tole
     t = obook.bbo(path, workers=workers, on_error="skip", stats=stats).read_all()
     assert t.column("ticker").to_pylist() == ["7"] and stats["skipped"] == {"malformed symbol mapping": 1}
     assert "not an instrument id" in cli_error("bbo", path)
+
+
+@pytest.fixture(scope="module")
+def dbn_day(tmp_path_factory):
+    from hostile_support import generated_day
+
+    return generated_day(tmp_path_factory.mktemp("dbn") / "day.dbn", "databento", 3000)
+
+
+def _record_at(data: bytes, number: int) -> int:
+    """The byte offset of record ``number`` (1-based) of a DBN file."""
+    from obook.feeds.databento.metadata import header_length
+
+    p = header_length(data[:8])
+    for _ in range(number - 1):
+        p += data[p] * 4           # a record's length, in 4-byte words
+    return p
+
+
+def _bad_rtype(dbn_day, tmp_path):
+    data = bytearray(dbn_day.read_bytes())
+    data[_record_at(data, 2000) + 1] = 0x77
+    bad = tmp_path / "bad.dbn"
+    bad.write_bytes(bytes(data))
+    return bad
+
+
+@pytest.mark.parametrize("table", ["mbp1", "mbp10", "bbo"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_dbn_mbp_bad_rtype_rows_before_the_record_then_its_error(dbn_day, tmp_path, table, workers):
+    from hostile_support import batches_until_error
+
+    bad = _bad_rtype(dbn_day, tmp_path)
+    read = getattr(obook, table)
+    got, error = batches_until_error(read(bad, workers=workers))
+    clean = read(dbn_day, workers=1).read_all()
+    before = clean.filter(pc.less(clean.column("seq"), 2000))
+    assert before.num_rows > 0 and sum(b.num_rows for b in got) == before.num_rows
+    assert pa.Table.from_batches(got, clean.schema).equals(before)
+    assert str(error) == f"{bad}: record 2000: unknown rtype 0x77"
+
+
+def test_dbn_mbp1_polars_bad_rtype_rows_before_the_record_then_its_error(dbn_day, tmp_path):
+    bad = _bad_rtype(dbn_day, tmp_path)
+    clean = obook.mbp1(dbn_day, workers=1).read_all()
+    before = clean.filter(pc.less(clean.column("seq"), 2000))
+    frame = obook.scan_mbp1(bad, workers=1)
+    got = frame.head(before.num_rows).collect()            # the rows before: no error yet
+    assert got.height == before.num_rows > 0
+    assert got["seq"].to_list() == before.column("seq").to_pylist()
+    with pytest.raises(Exception, match="record 2000: unknown rtype 0x77"):
+        frame.collect()
+
+
+def test_dbn_mbp1_cli_bad_rtype_rows_before_then_one_line_error(dbn_day, tmp_path):
+    from hostile_support import obook_cli
+
+    bad = _bad_rtype(dbn_day, tmp_path)
+    r = obook_cli("table", "mbp1", bad)
+    assert r.returncode == 1
+    assert r.stderr.decode().strip().splitlines()[-1] == f"error: {bad}: record 2000: unknown rtype 0x77"
+    clean = obook.mbp1(dbn_day, workers=1).read_all()
+    want = clean.filter(pc.less(clean.column("seq"), 2000)).num_rows
+    assert len(r.stdout.decode().splitlines()) == want + 1          # the header, then each row
+
+
+@pytest.mark.parametrize("table", ["mbp1", "mbp10"])
+def test_dbn_mbp_truncated_file_rows_before_the_cut_record_then_its_error(dbn_day, tmp_path, table):
+    from hostile_support import batches_until_error
+
+    data = dbn_day.read_bytes()
+    cut_at = _record_at(data, 1996) + 5
+    cut = tmp_path / "cut.dbn"
+    cut.write_bytes(data[:cut_at])
+    read = getattr(obook, table)
+    got, error = batches_until_error(read(cut, workers=1))
+    clean = read(dbn_day, workers=1).read_all()
+    before = clean.filter(pc.less(clean.column("seq"), 1996))
+    assert before.num_rows > 0 and pa.Table.from_batches(got, clean.schema).equals(before)
+    assert str(error) == f"{cut}: record 1996: truncated record at byte offset {cut_at - 5}"

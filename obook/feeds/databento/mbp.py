@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..._kernels import dbn as K
+from ...errors import FeedError
 from .metadata import MAGIC, header_length
 
 UINT = {"sz": pa.uint32(), "ct": pa.uint32(), "px": pa.int64()}
@@ -198,16 +199,22 @@ def mbp_batches(table_batches: Iterable, records: Iterator, levels: int) -> Iter
     builder = MbpBuilder(RecordCursor(iter(records)), levels)
     depth: list = []
     trades: list = []
-    for table, batch in table_batches:
-        if table == "depth":
-            if depth or trades:    # a new batch of records: every row so far is final
-                out = builder.build(depth, trades)
-                if out is not None:
-                    yield out
-                depth, trades = [], []
-            depth.append(batch)
-        elif table == "trades":
-            trades.append(batch)
+    try:
+        for table, batch in table_batches:
+            if table == "depth":
+                if depth or trades:    # a new batch of records: every row so far is final
+                    out = builder.build(depth, trades)
+                    if out is not None:
+                        yield out
+                    depth, trades = [], []
+                depth.append(batch)
+            elif table == "trades":
+                trades.append(batch)
+    except FeedError:          # a bad record: the rows of the records before it, then the error
+        out = builder.build(depth, trades)
+        if out is not None:
+            yield out
+        raise
     out = builder.build(depth, trades)
     if out is not None:
         yield out
