@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
