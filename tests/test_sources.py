@@ -146,6 +146,36 @@ def test_sources_gzip_piece_cut_short_in_the_middle_names_that_file(itch, tmp_pa
     assert e.value.record == e.value.feed_record - 4_000
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("cut_inside_a_line", [False, True])
+def test_sources_text_pieces_shorter_than_the_look_ahead_name_the_file_and_its_line(tmp_path, workers,
+                                                                                  cut_inside_a_line):
+    # the Shanghai framer holds back thousands of lines to restore their order: a file's
+    # lines still count as that file's, and the next file's first line is its line 1
+    from obook.gen.sse import generate
+
+    lines = [(line + "\n").encode() for line in generate(3000, seed=4)]
+    bad = next(n for n in range(1_500, len(lines)) if b"BidApplSeqNum=" in lines[n - 1]
+               and b"ExecType=83" in lines[n - 1] and b"MsgType=191" in lines[n - 1])
+    lines[bad - 1] = lines[bad - 1].replace(b"BidApplSeqNum=", b"BidApplSeqNum=99999", 1)
+    whole = tmp_path / "whole.log"
+    whole.write_bytes(b"".join(lines))
+    with pytest.raises(obook.FeedError) as single:
+        _rows(whole, workers=workers)
+    assert single.value.record == bad
+    data = b"".join(lines)
+    ends = [sum(map(len, lines[:n])) for n in (300, 1_000)]
+    cuts = [e + (9 if cut_inside_a_line else 0) for e in ends]
+    files = []
+    for i, (lo, hi) in enumerate(zip([0, *cuts], [*cuts, len(data)])):
+        files.append(tmp_path / f"sh.log.{i}")
+        files[-1].write_bytes(data[lo:hi])
+    with pytest.raises(obook.FeedError) as e:
+        _rows(tuple(files), workers=workers, format="sse")
+    first = 1_001 if not cut_inside_a_line else 1_002      # the first line that starts in the third file
+    assert (e.value.path, e.value.record, e.value.feed_record) == (str(files[2]), bad - first + 1, bad)
+
+
 def test_pieces_empty_file_in_the_middle_records_go_to_the_next(tmp_path):
     from obook.feeds.pieces import Pieces
 
