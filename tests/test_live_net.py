@@ -159,16 +159,34 @@ def test_sender_socket_interface_not_local_obook_error_naming_it(interface):
         sender_socket(interface)
 
 
+@pytest.mark.parametrize("command", ["listen", "send"])
 @pytest.mark.parametrize("option, twin", [("--line-b", "--line-a"), ("--request", "--line-b")])
-def test_cli_listen_two_places_one_address_one_line_error(capsys, option, twin):
+def test_cli_listen_two_places_one_address_one_line_error(capsys, tmp_path, command, option, twin):
     from cli_support import cli_error
     from live_support import addresses, hostport
+
+    from obook.gen.itch import write_itch
 
     a, b, r = addresses()
     given = {"--line-a": hostport(a), "--line-b": hostport(b), "--request": hostport(r)}
     given[option] = given[twin]
-    err = cli_error(capsys, "listen", *(x for kv in given.items() for x in kv), "--idle-timeout", "0.2")
+    if command == "send":
+        write_itch(tmp_path / "day.itch", 200, 2)
+    args = [tmp_path / "day.itch", "--linger", "0"] if command == "send" else ["--idle-timeout", "0.2"]
+    err = cli_error(capsys, command, *(x for kv in given.items() for x in kv), *args)
     assert f"{option} {given[twin]} is {twin}'s address too" in err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "pitch", "sse"])
+def test_cli_send_day_of_another_format_one_line_error_naming_it(capsys, tmp_path, fmt):
+    from cli_support import cli_error
+    from cli_support import cli_run as run
+
+    day = tmp_path / f"day.{'log' if fmt == 'sse' else fmt}"
+    assert run(capsys, "gen", fmt, day, "-n", "300")[0] == 0
+    err = cli_error(capsys, "send", day, "--line-a", "127.0.0.1:39061", "--line-b", "127.0.0.1:39062",
+                    "--linger", "0")
+    assert err == f"error: {day}: a {fmt} feed; obook send sends Nasdaq ITCH 5.0 days (BinaryFILE)\n"
 
 
 @pytest.mark.parametrize("where, says", [("adir", "is a folder"), ("nodir/lat.parquet", "no folder")])

@@ -59,11 +59,13 @@ def send(
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or, stopped,
     what went out before)."""
-    from ..live.net import parse_address
+    from ..live.net import distinct_addresses, parse_address
     from ..live.send import Sender, SendOptions, read_messages
 
-    opts = SendOptions(parse_address(line_a, "--line-a", False), parse_address(line_b, "--line-b", False),
-                       parse_address(request, "--request", False) if request else None, session, speed, rate,
+    places = {"--line-a": parse_address(line_a, "--line-a", False), "--line-b": parse_address(line_b, "--line-b", False),
+              **({"--request": parse_address(request, "--request", False)} if request else {})}
+    distinct_addresses(places)
+    opts = SendOptions(places["--line-a"], places["--line-b"], places.get("--request"), session, speed, rate,
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
                        spin_us=spin_us, message_rate=message_rate, burst_us=burst_us)
     sender = Sender(read_messages(day), opts)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ObookError
-from .net import parse_address
+from .net import distinct_addresses, parse_address
 
 
 def load_strategy(spec: str):
@@ -154,12 +154,7 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
                  "--line-b": parse_address(a["line_b"], "--line-b", False)}
     if a["request"]:
         addresses["--request"] = parse_address(a["request"], "--request", False)
-    seen = {}
-    for option, address in addresses.items():
-        if address in seen:     # one socket would get the datagrams of both
-            raise ObookError(f"{option} {address[0]}:{address[1]} is {seen[address]}'s address too; "
-                             "give each line and the re-request server its own")
-        seen[address] = option
+    distinct_addresses(addresses)
     if a["venue"]:
         parse_address(a["venue"], "--venue", False)
     for option in ("venue", "tickers"):

@@ -14,6 +14,17 @@ _TIMESPEC = struct.Struct("@qq")
 RCVBUF = 8 << 20
 
 
+def distinct_addresses(addresses: dict) -> None:
+    """An ObookError when two of ``addresses`` (option -> (host, port)) are one: one socket
+    would get the datagrams of both."""
+    seen: dict = {}
+    for option, address in addresses.items():
+        if address in seen:
+            raise ObookError(f"{option} {address[0]}:{address[1]} is {seen[address]}'s address too; "
+                             "give each line and the re-request server its own")
+        seen[address] = option
+
+
 def parse_address(text: str, what: str = "address", port_zero: bool = True) -> tuple[str, int]:
     """``host:port`` (a port alone: 127.0.0.1); a host name is resolved to its address.
     ``port_zero``: whether port 0 (the system picks one) may be given; not where the address
