@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .errors import ObookError
 
-__all__ = ["TIMEZONE", "session_date", "midnight_ns", "timestamp_schema", "with_timestamp",
+__all__ = ["TIMEZONE", "session_date", "check_day", "midnight_ns", "timestamp_schema", "with_timestamp",
            "Stamp", "stamp_of"]
 
 TIMEZONE = "America/New_York"      # the zone of a session date when no format names one
@@ -30,11 +30,16 @@ def session_date(path, date=None, fmt=None) -> _dt.date | None:
     format's that knows the path), else None. A day ns timestamps cannot hold (before 1678,
     after 2261) is an ObookError naming where it came from."""
     day = _session_date(path, date, fmt)
-    if day is not None and not _FIRST_DAY <= day <= _LAST_DAY:
-        where = f"--date / date= {date}" if date is not None else f"{path}: its session date"
+    if day is not None:
+        check_day(day, f"--date / date= {date}" if date is not None else f"{path}: its session date")
+    return day
+
+
+def check_day(day: _dt.date, where: str) -> None:
+    """An ObookError naming ``where`` the day came from when ns timestamps cannot hold it."""
+    if not _FIRST_DAY <= day <= _LAST_DAY:
         raise ObookError(f"{where}: {day} is outside the days ns timestamps hold "
                          f"({_FIRST_DAY} to {_LAST_DAY})")
-    return day
 
 
 #: the days whose instants int64 ns since the epoch hold (with a day to spare at each end)

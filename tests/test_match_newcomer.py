@@ -106,6 +106,14 @@ def test_cli_match_output_again_keeps_only_this_runs_tables(capsys, tmp_path, en
                                                      "fills.parquet", "notes.txt"]
 
 
+def test_cli_match_date_in_the_name_out_of_range_error_names_the_file(capsys, tmp_path):
+    path = tmp_path / "1500-01-01.csv"
+    path.write_text(ENTRY)
+    assert cli_error(capsys, "match", path) == (f"error: {path}: the date in its name: 1500-01-01 is outside the "
+                                                "days ns timestamps hold (1678-01-01 to 2261-12-31)\n")
+    assert cli_run(capsys, "match", path, "--date", "2020-01-02")[0] == 0
+
+
 def test_match_tables_naming_none_raises_obook_error(tmp_path):
     path = tmp_path / "o.csv"
     path.write_text("time,instrument,action,side,price,quantity\n1,A,new,buy,100,5\n")

@@ -69,6 +69,10 @@ def match(
         if not known:
             raise ObookError(f"--instruments {instruments!r} names no instrument")
     day = date if date is not None else named_date(orders)
+    if date is None and day is not None:
+        from ..session import check_day
+
+        check_day(day, f"{orders}: the date in its name")
     r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
             instruments=known, day_end=not no_day_end, date=day)
     if out is None:
