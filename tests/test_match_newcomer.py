@@ -114,6 +114,25 @@ def test_cli_match_date_in_the_name_out_of_range_error_names_the_file(capsys, tm
     assert cli_run(capsys, "match", path, "--date", "2020-01-02")[0] == 0
 
 
+@pytest.mark.parametrize("column", ["price", "quantity"])
+def test_match_float_column_nan_is_an_error_naming_the_row_null_is_empty(column):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rows = {"time": [1, 2, 3], "instrument": ["A"] * 3, "action": ["new"] * 3, "side": ["buy", "sell", "buy"],
+            "price": pa.array([100.0, 101.0, 102.0]), "quantity": pa.array([5.0, 6.0, 7.0])}
+    rows[column] = pa.array([100.0, float("nan"), 7.0])
+    with pytest.raises(obook.FeedError, match=f"row 2: {column} is NaN, not an integer"):
+        obook.match(pa.table(rows))
+    rows[column] = pa.array([100.0, None, 7.0])          # an empty cell
+    if column == "quantity":
+        with pytest.raises(obook.FeedError, match="row 2: a new order needs a quantity"):
+            obook.match(pa.table(rows))
+        return
+    events = obook.match(pa.table(rows)).events
+    assert events.filter(pc.equal(events["seq"], 2))["reason"].to_pylist() == ["limit order without a price"]
+
+
 def test_match_tables_naming_none_raises_obook_error(tmp_path):
     path = tmp_path / "o.csv"
     path.write_text("time,instrument,action,side,price,quantity\n1,A,new,buy,100,5\n")

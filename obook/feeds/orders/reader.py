@@ -307,8 +307,9 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
             raise
         return out, present
     if pa.types.is_floating(col.type):
-        f = _numpy(col.cast(pa.float64()), np.nan)
-        present = ~np.isnan(f)
+        f = _numpy(col.cast(pa.float64()), 0.0)
+        present = _numpy(col.is_valid())         # a NaN is a value, not an empty cell
+        rows.fail(present & np.isnan(f), f"{column} is NaN, not an integer")
         rows.fail(present & ((f != np.round(f)) | np.isinf(f)), f"{column} is not an integer")
         rows.fail(present & ((f < -2.0 ** 63) | (f >= 2.0 ** 63)), f"{column} is out of range (64-bit integers)")
         return np.where(present, f, 0).astype(np.int64), present
