@@ -190,3 +190,98 @@ def test_backtest_whole_floats_are_whole_numbers(tmp_path):
     r = backtest(str(feed), Returns(lambda bid: [Order("enter", "AAA", "B", 10.0, float(bid), ref=1, tif="gtc")]),
                  format="csv")
     assert r.orders.column("quantity").to_pylist()[:1] == [10] and r.orders.column("tif").to_pylist()[:1] == ["GTC"]
+
+
+def _compiled_sending(column=None, value=0, count=1, raise_at=-1):
+    """A compiled strategy that sends, at each call with a bid, one buy of 10 at the bid
+    (a new ref each call) with ``column`` set to ``value``, returning ``count``; or that
+    raises ValueError at call ``raise_at``."""
+    from numba import njit
+
+    from obook._kernels.backtest_layout import (C_BID, Q_ACT, Q_MARKET, Q_ORIG, Q_POST, Q_PRICE, Q_QTY, Q_REF,
+                                                Q_SIDE, Q_TB, Q_TIF)
+    from obook._kernels.simulate_layout import NONE, OP_NEW, TIF_GTC
+
+    col = -1 if column is None else column
+
+    @njit
+    def strategy(c, lo, refkey, state, out):
+        state[0] += 1
+        if state[0] == raise_at:
+            raise ValueError("compiled boom")
+        if c[C_BID] == NONE:
+            return 0
+        out[0, Q_ACT], out[0, Q_SIDE], out[0, Q_QTY], out[0, Q_PRICE] = OP_NEW, 0, 10, c[C_BID]
+        out[0, Q_TIF], out[0, Q_MARKET], out[0, Q_POST] = TIF_GTC, 0, 0
+        out[0, Q_REF], out[0, Q_ORIG], out[0, Q_TB] = state[0], 0, -1
+        if col >= 0:
+            out[0, col] = value
+        return count
+
+    return strategy
+
+
+def _q(name):
+    from obook._kernels import backtest_layout
+
+    return getattr(backtest_layout, name)
+
+
+@pytest.mark.parametrize("column, value, says", [
+    ("Q_TB", 1, "order row 0 with Q_TB 1: the books it trades are 0 to 0"),
+    ("Q_TB", 100_000_000, "Q_TB 100000000"),
+    ("Q_TB", -2, "Q_TB -2"),
+    ("Q_ACT", 7, "Q_ACT 7: OP_NEW 0, OP_MODIFY 1 or OP_CANCEL 2"),
+    ("Q_SIDE", 2, "Q_SIDE 2: 0 buy or 1 sell"),
+    ("Q_TIF", 9, "Q_TIF 9"),
+    ("Q_MARKET", 2, "Q_MARKET 2: 0 or 1"),
+    ("Q_POST", -1, "Q_POST -1: 0 or 1"),
+    ("Q_PRICE", -5, "Q_PRICE -5: a limit price is 0 to"),
+    ("Q_PRICE", 1 << 62, f"Q_PRICE {1 << 62}"),
+])
+def test_backtest_compiled_order_row_out_of_range_is_a_strategy_error(tmp_path, column, value, says):
+    from obook.backtest import compiled
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match="the compiled strategy strategy returned ") as e:
+        backtest(str(feed), compiled(_compiled_sending(_q(column), value)), format="csv")
+    assert says in str(e.value)
+    assert e.value.partial is not None and e.value.partial.orders.num_rows == 0
+
+
+@pytest.mark.parametrize("count", [17, 100, -1])
+def test_backtest_compiled_count_beyond_its_rows_is_a_strategy_error(tmp_path, count):
+    from obook.backtest import compiled
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match=f"returned {count}: the number of order rows it wrote is 0 to 16"):
+        backtest(str(feed), compiled(_compiled_sending(count=count)), format="csv")
+
+
+def test_backtest_compiled_strategy_raising_stops_at_that_call(tmp_path, capfd):
+    from obook.backtest import compiled
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError) as e:
+        backtest(str(feed), compiled(_compiled_sending(raise_at=12)), format="csv")
+    assert "the compiled strategy strategy raised ValueError: compiled boom (at time " in str(e.value)
+    assert e.value.partial.summary["calls"] == 12
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_backtest_compiled_strategy_that_only_raises_is_a_strategy_error_before_the_day(tmp_path):
+    from numba import njit
+
+    from obook.backtest import compiled
+
+    @njit
+    def raises_only(c, lo, refkey, state, out):
+        raise ValueError("never returns")
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match="the compiled strategy raises_only does not compile as fn"):
+        backtest(str(feed), compiled(raises_only), format="csv")

@@ -15,7 +15,8 @@ its C entry's address (``fn``, an int64: obook.backtest.entry), so the kernels' 
 machine code serves every strategy and every process; for a Python strategy (``fn`` 0,
 ``compiled`` 0) the kernel stops with CALL and the driver calls it, sends
 its orders (``bt_send``) and calls the kernel again. Kernels never raise: NEED_ROOM asks
-the driver to grow a buffer (S[S_CALL] says which) and call again.
+the driver to grow a buffer (S[S_CALL] says which) and call again; STOP says a compiled
+strategy's call failed (it raised, or returned what cannot be sent: S[S_ERR] says why).
 """
 
 from collections import namedtuple
@@ -33,23 +34,27 @@ from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, 
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                               K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED,
                               NONE, O_DONE, O_NEXT, O_PRICE, O_REM, O_SIDE, O_STATE, O_TIF, OP_CANCEL,
-                              OP_MODIFY, OP_NEW, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY)
+                              OP_MODIFY, OP_NEW, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY, TIF_FOK,
+                              TIF_GTC)
 from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
                               C_PRICE, C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME,
-                              CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, LAG_DUE, LAG_TOP, LAT_FEED, LAT_ORDER,
+                              C_RAISED, CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, ERR_ACT, ERR_COLUMN,
+                              ERR_COUNT, ERR_MARKET, ERR_POST, ERR_PRICE, ERR_RAISED, ERR_SIDE, ERR_TB, ERR_TIF,
+                              LAG_DUE, LAG_TOP, LAT_FEED, LAT_ORDER,
                               LAT_RESPONSE, LM_CONST, LM_DRAWS, LO_DONE, LO_FILLED, LO_OPEN, LO_PENDING,
                               LO_PRICE, LO_REF, LO_REM, LO_SIDE, LO_STATE, LO_TB, M_ASK, M_BID, M_SEQ,
-                              M_TB, M_TIME, NEED_ROOM, OK, OUT_ROWS, Q_ACT, Q_MARKET, Q_ORIG, Q_POST,
+                              M_TB, M_TIME, MAX_PRICE, NEED_ROOM, OK, OUT_ROWS, Q_ACT, Q_MARKET, Q_ORIG, Q_POST,
                               Q_PRICE, Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF, R_DUE, R_FILL_PX, R_KEY, R_KIND,
                               R_POST_ONLY, R_PRICE, R_QTY, R_REASON, R_REM, R_SIDE, R_TAKER, R_TIME,
                               RISK_BAND, RISK_NO_PRICE, RISK_NOTIONAL, RISK_RATE, RISK_SIZE, ROOM_HASH,
                               ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_MARKS, ROOM_OUT, ROOM_RQ, ROOM_SHADOW,
                               ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS, S_COMPILED, S_DRAW0, S_FINISH, S_IMM,
-                              S_INS_HEAD, S_INS_TAIL, S_LAG_HEAD, S_LAG_TAIL, S_LAST_ARR, S_LAST_FEED,
+                              S_ERR, S_ERR_ROW, S_ERR_VAL, S_INS_HEAD, S_INS_TAIL, S_LAG_HEAD, S_LAG_TAIL,
+                              S_LAST_ARR, S_LAST_FEED,
                               S_LAST_RESP, S_MARK_NEXT, S_MARK_PERIOD, S_NEXT_SEQ, S_NKEY, S_NM, S_NOW,
-                              S_PHASE, S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT,
+                              S_NBOOKS, S_PHASE, S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT,
                               S_TIMER_PERIOD, S_TMAX, S_WIN_HEAD, S_WIN_N, S_ZERO_FEED, SEND_FIELDS,
-                              SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED,
+                              STOP, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_ORIG, X_POST, X_REF, X_REFUSED,
                               X_SEND)
 
 #: the strategy's delayed view of its books (a second shadow book, its own price lists, the
@@ -120,11 +125,11 @@ def risk_check(RK, W, S, act, side, qty, price, market, bid, ask, now):
             px = ask if side == 0 else bid
             if px == NONE:
                 px = best
-        if px != NONE and qty * px > RK[1]:
+        if px != NONE and px > 0 and qty > RK[1] // px:      # qty * px > max_notional, in 64 bits
             return RISK_NOTIONAL
         if best == NONE:
             return RISK_NO_PRICE
-        if not market and abs(price - best) * 10_000 > RK[3] * best:
+        if not market and abs(price - best) > RK[3] * best // 10_000:     # beyond band_bps of best
             return RISK_BAND
     W[(S[S_WIN_HEAD] + S[S_WIN_N]) % cap] = now
     S[S_WIN_N] += 1
@@ -302,17 +307,57 @@ def order_call(C, RQ, LO, q):
 
 
 @njit(cache=True, _nrt=False)
+def bad_row(OUT, i, nb, tb):
+    """0, or the ERR_* of order row i's first column out of range (nb: the books traded)."""
+    act = OUT[i, Q_ACT]
+    if act != OP_NEW and act != OP_MODIFY and act != OP_CANCEL:
+        return ERR_ACT
+    if tb < 0 or tb >= nb:
+        return ERR_TB
+    if act == OP_CANCEL:
+        return 0
+    if act == OP_NEW and OUT[i, Q_SIDE] != 0 and OUT[i, Q_SIDE] != 1:
+        return ERR_SIDE
+    if OUT[i, Q_TIF] < TIF_GTC or OUT[i, Q_TIF] > TIF_FOK:
+        return ERR_TIF
+    if OUT[i, Q_MARKET] != 0 and OUT[i, Q_MARKET] != 1:
+        return ERR_MARKET
+    if OUT[i, Q_POST] != 0 and OUT[i, Q_POST] != 1:
+        return ERR_POST
+    price = OUT[i, Q_PRICE]
+    if not OUT[i, Q_MARKET] and (price > MAX_PRICE or (price < 0 and act == OP_NEW)):
+        return ERR_PRICE        # (a replace's price below 0 keeps the order's price)
+    return 0
+
+
+@njit(cache=True, _nrt=False)
+def stop(S, err, row, value):
+    """A compiled strategy's call failed: STOP, with why (S_ERR, S_ERR_ROW, S_ERR_VAL)."""
+    S[S_ERR], S[S_ERR_ROW], S[S_ERR_VAL] = err, row, value
+    return STOP
+
+
+@njit(cache=True, _nrt=False)
 def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
     """Call a compiled strategy (``fn``: its C entry's address) and send what it returns
-    (each order through the risk gate). ``fn`` 0: a Python strategy's run, nothing to call."""
+    (each order through the risk gate). ``fn`` 0: a Python strategy's run, nothing to call.
+    Returns OK, or STOP: the strategy raised, returned a count outside 0..OUT_ROWS, or an
+    order row with a column out of range (the rows before it are sent)."""
     if fn == 0:
-        return
+        return OK
     S[S_CALLS] += 1
     n = call_strategy(fn, C, LO, REFKEY, state, OUT)
+    if C[C_RAISED]:
+        return stop(S, ERR_RAISED, 0, 0)
+    if n < 0 or n > OUT.shape[0]:
+        return stop(S, ERR_COUNT, 0, n)
     now = C[C_TIME]
-    for i in range(min(n, OUT.shape[0])):
+    for i in range(n):
         act, ref = OUT[i, Q_ACT], OUT[i, Q_REF]
-        tb = OUT[i, Q_TB] if OUT[i, Q_TB] >= 0 else C[C_TB]
+        tb = C[C_TB] if OUT[i, Q_TB] == -1 else OUT[i, Q_TB]
+        err = bad_row(OUT, i, S[S_NBOOKS], tb)
+        if err:
+            return stop(S, err, i, tb if err == ERR_TB else OUT[i, ERR_COLUMN[err]])
         if act == OP_NEW:
             if ref < 0 or ref >= REFKEY.shape[0] or REFKEY[ref] >= 0:
                 S[S_REFUSED] += 1
@@ -338,6 +383,7 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
         INS[q, I_MARKET], INS[q, X_POST], INS[q, X_SEND] = OUT[i, Q_MARKET], OUT[i, Q_POST], now
         INS[q, X_REF], INS[q, X_ORIG], INS[q, X_REFUSED] = ref, OUT[i, Q_ORIG], refused
         bt_queue(INS, LO, S, LM, LA, LB)
+    return OK
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -554,7 +600,8 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_ORDER
                     return CALL
-                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+                if run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+                    return STOP
             continue
         if S[S_LAG_HEAD] < S[S_LAG_TAIL] and LAG[S[S_LAG_HEAD], LAG_DUE] == w:
             h = S[S_LAG_HEAD]
@@ -570,7 +617,8 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_BOOK
                     return CALL
-                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+                if run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+                    return STOP
             continue
         # a timer
         if lazy:
@@ -584,7 +632,8 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
         if not S[S_COMPILED]:
             S[S_CALL] = CALL_TIMER
             return CALL
-        run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+        if run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+            return STOP
 
 
 RUN_END, RUN_DUE, RUN_ROOM, RUN_PRINT, RUN_PHASE = 0, 1, 2, 3, 4
@@ -766,7 +815,8 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_BOOK
                     return CALL
-                run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+                if run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+                    return STOP
                 continue
         i = S[S_POS]
         t = ev[i, EV_TIME]
@@ -787,7 +837,8 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
                     if not S[S_COMPILED]:
                         S[S_CALL] = CALL_ORDER
                         return CALL
-                    run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+                    if run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+                        return STOP
             S[S_PHASE] = 0
             S[S_POS] = i + 1
             if ev[i, EV_ACTION] & DEFER:
@@ -808,7 +859,8 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
             if not S[S_COMPILED]:
                 S[S_CALL] = CALL_BOOK
                 return CALL
-            run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W)
+            if run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
+                return STOP
 
 
 @njit(cache=True, _nrt=False)

@@ -57,12 +57,16 @@ M_WIDTH = 5
 (C_KIND, C_TIME, C_TB, C_BID, C_BIDQ, C_ASK, C_ASKQ, C_POS, C_KEY, C_EVENT, C_REASON, C_PRICE,
  C_QTY, C_REM, C_FILL_PX, C_TAKER, C_SEQ, C_REF) = range(18)
 C_WIDTH = 18
+C_RAISED = C_WIDTH        # set while the strategy runs (its entry clears it when it returns): it raised
+C_ROW = C_WIDTH + 1       # the call row's length (the strategy sees its first C_WIDTH)
 CALL_BOOK, CALL_ORDER, CALL_TIMER = 1, 2, 3
 
 # a compiled strategy's order rows OUT[cap, O_OUT_WIDTH]
 (Q_ACT, Q_SIDE, Q_QTY, Q_PRICE, Q_TIF, Q_MARKET, Q_POST, Q_REF, Q_ORIG, Q_TB) = range(10)
 Q_WIDTH = 10
 OUT_ROWS = 16             # orders a compiled strategy may return per call
+#: an order row's price: a limit price is 0 to MAX_PRICE (the risk gate's products stay in 64 bits)
+MAX_PRICE = (1 << 62) - 1
 
 # subscriptions
 SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER = 1, 2, 4, 8
@@ -72,13 +76,21 @@ SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER = 1, 2, 4, 8
  S_TIMER_NEXT, S_TIMER_PERIOD, S_LAST_ARR, S_LAST_RESP, S_LAST_FEED, S_NOW, S_CALL,
  S_NKEY, S_SUB, S_IMM, S_ZERO_FEED, S_CALLS, S_NM, S_MARK_NEXT, S_MARK_PERIOD, S_TMAX,
  S_NEXT_SEQ, S_DRAW0, S_DRAW1, S_DRAW2, S_FINISH, S_NQ, S_COMPILED, S_WIN_HEAD, S_WIN_N,
- S_REFUSED, S_SEEN_T) = range(35)
+ S_REFUSED, S_SEEN_T, S_NBOOKS, S_ERR, S_ERR_ROW, S_ERR_VAL) = range(39)
 S_WIDTH = 40
 
 # kernel status
 OK = 0
 NEED_ROOM = 1
 CALL = 2          # a Python strategy's call is due (S_CALL: its kind; the call row C)
+STOP = 3          # a compiled strategy's call failed: S_ERR (ERR_*), S_ERR_ROW (its order row), S_ERR_VAL
+# why a compiled strategy's call failed (S_ERR); an ERR_* above ERR_COUNT names the order
+# row's column that is out of range (ERR_FIELDS)
+ERR_RAISED, ERR_COUNT, ERR_ACT, ERR_SIDE, ERR_TIF, ERR_PRICE, ERR_MARKET, ERR_POST, ERR_TB = range(1, 10)
+#: the order row's column each ERR_* names (by code)
+ERR_COLUMN = (0, 0, 0, Q_ACT, Q_SIDE, Q_TIF, Q_PRICE, Q_MARKET, Q_POST, Q_TB)
+ERR_FIELDS = {ERR_ACT: "Q_ACT", ERR_SIDE: "Q_SIDE", ERR_TIF: "Q_TIF", ERR_PRICE: "Q_PRICE", ERR_MARKET: "Q_MARKET",
+              ERR_POST: "Q_POST", ERR_TB: "Q_TB"}
 # room kinds; ROOM_SHADOW / ROOM_VSHADOW + k: the exchange's / the view's shadow book asks
 # for its room k (obook._kernels.book ROOM_*)
 ROOM_HASH, _, ROOM_OUT, ROOM_VHASH, ROOM_KEYS, ROOM_INS, ROOM_RQ, ROOM_LAG, ROOM_MARKS = range(1, 10)

@@ -23,9 +23,21 @@ if INTERPRETED:      # no machine code to call from Python kernels: the live loo
     #: Python kernels: a backtest strategy's "address" is its key here (obook.backtest.entry)
     ENTRIES: dict = {}
 
+    #: the exception the last strategy call raised (its call row's C_RAISED then set)
+    RAISED: list = [None]
+
     def call_strategy(addr, c, lo, refkey, state, out):
-        """A backtest's compiled strategy, as the Python function it is written as."""
-        return ENTRIES[addr](c, lo, refkey, state, out)
+        """A backtest's compiled strategy, as the Python function it is written as (one that
+        raises sets its call row's C_RAISED, as the compiled entry does; RAISED keeps what
+        it raised)."""
+        from .backtest_layout import C_RAISED, C_WIDTH
+
+        try:
+            return ENTRIES[addr](c[:C_WIDTH], lo, refkey, state, out)
+        except Exception as e:
+            RAISED[0] = e
+            c[C_RAISED] = 1
+            return 0
 else:
     from llvmlite import ir
     from numba import types

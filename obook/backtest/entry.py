@@ -36,17 +36,35 @@ def _signature():
 def _compile(fn):
     from numba import carray, cfunc
 
-    from .._kernels.backtest_layout import C_WIDTH, LO_WIDTH, Q_WIDTH
+    from numba.core.errors import NumbaError
+
+    from .._kernels.backtest_layout import C_RAISED, C_ROW, C_WIDTH, LO_WIDTH, Q_WIDTH
+    from ..errors import StrategyError
 
     def entry(c_p, lo_p, lo_rows, refkey_p, refkeys, state_p, states, out_p, out_rows):
+        row = carray(c_p, (C_ROW,))
         c = carray(c_p, (C_WIDTH,))
         lo = carray(lo_p, (lo_rows, LO_WIDTH))
         refkey = carray(refkey_p, (refkeys,))
         state = carray(state_p, (states,))
         out = carray(out_p, (out_rows, Q_WIDTH))
-        return fn(c, lo, refkey, state, out)
+        # an exception in fn ends this entry here: numba's C wrapper writes it out as
+        # "unraisable" and returns 0, and the flag left set tells the kernel it raised
+        row[C_RAISED] = 1
+        n = fn(c, lo, refkey, state, out)
+        row[C_RAISED] = 0
+        return n
 
-    return cfunc(_signature(), nopython=True)(entry)
+    try:
+        return cfunc(_signature(), nopython=True)(entry)
+    except NumbaError as e:
+        first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+        raise StrategyError(f"the compiled strategy {_name(fn)} does not compile as fn(call, lo, refkey, state, "
+                            f"out) -> int (the number of order rows written): {first}"[:500]) from e
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", None) or repr(fn)[:80]
 
 
 def strategy_address(fn) -> int:

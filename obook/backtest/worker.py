@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_PRICE,
-                                        C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME, C_WIDTH,
-                                        CALL, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_REF, LO_SIDE, LO_TB, LO_WIDTH,
-                                        M_WIDTH,
-                                        NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS,
-                                        ROOM_KEYS, ROOM_LAG, ROOM_MARKS, ROOM_OUT, ROOM_RQ, ROOM_SHADOW,
-                                        ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS, S_COMPILED, S_INS_TAIL, SEND_FIELDS,
-                                        S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD, S_NKEY, S_NM,
-                                        S_POS, S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD,
-                                        S_WIDTH, S_ZERO_FEED, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER,
-                                        X_WIDTH)
+from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_PRICE, C_QTY,
+                                        C_REASON, C_REF, C_REM, C_ROW, C_SEQ, C_TAKER, C_TB, C_TIME, CALL, ERR_COUNT,
+                                        ERR_FIELDS, ERR_RAISED, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_REF, LO_SIDE,
+                                        LO_TB, LO_WIDTH, M_WIDTH, MAX_PRICE, NEED_ROOM, OUT_ROWS, Q_WIDTH, R_WIDTH,
+                                        RISK_NAMES, ROOM_HASH, ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_MARKS, ROOM_OUT,
+                                        ROOM_RQ, ROOM_SHADOW, ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS, S_COMPILED,
+                                        S_INS_TAIL, SEND_FIELDS, S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT, S_MARK_PERIOD,
+                                        S_NKEY, S_NM, S_ERR, S_ERR_ROW, S_ERR_VAL, S_NBOOKS, S_POS, S_REFUSED,
+                                        S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD, S_WIDTH,
+                                        S_ZERO_FEED, STOP, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_WIDTH)
 from .._kernels.book import ROOM_BOOKS
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, MID_WIDTH, NONE,
@@ -121,7 +120,7 @@ class BacktestWorker:
         self.REFKEY = np.full(spec.max_ref if spec.compiled else 1, -1, np.int64)
         self.RQ = np.zeros((QUEUE_ROWS, R_WIDTH), np.int64)
         self.LAG = np.zeros((QUEUE_ROWS, LAG_WIDTH), np.int64)
-        self.C = np.zeros(C_WIDTH, np.int64)
+        self.C = np.zeros(C_ROW, np.int64)
         self.OUT = np.zeros((OUT_ROWS, Q_WIDTH), np.int64)
         self.W = np.zeros(max(1, spec.risk_rk[2]), np.int64)
         self.S = np.zeros(S_WIDTH, np.int64)
@@ -140,6 +139,7 @@ class BacktestWorker:
         self.strategy = spec.strategy
         self.fn = spec.fn
         self.entry = strategy_address(spec.fn)     # what the kernels call (0: a Python strategy)
+        self.raised = None                         # what a compiled strategy raised (sys.unraisablehook)
         self.state = spec.state
         for t in spec.tickers or ():
             self._track(t)
@@ -206,6 +206,7 @@ class BacktestWorker:
         self.locate.append(0)
         if tb >= self.BK.shape[0]:
             self._books(2 * self.BK.shape[0])
+        self.S[S_NBOOKS] = len(self.names)      # a compiled strategy's order rows name books below
         return tb
 
     # ------------------------------------------------------------ the kernel
@@ -267,15 +268,71 @@ class BacktestWorker:
         return status
 
     def _drive(self, step) -> None:
-        """Run a kernel step until it is done: calls and room on the way."""
-        while True:
-            status = step()
-            if status == CALL:
-                self._call()
-            elif status == NEED_ROOM:
-                self._grow(int(self.S[S_CALL]))
-            else:
-                return
+        """Run a kernel step until it is done: calls and room on the way. While a compiled
+        strategy runs, what it raises reaches ``sys.unraisablehook`` (numba's C wrapper
+        writes it out there) and is kept for the StrategyError."""
+        import sys
+
+        hook = sys.unraisablehook
+        if self.entry:
+            sys.unraisablehook = lambda u: self._unraisable(u, hook)
+        try:
+            while True:
+                status = step()
+                if status == CALL:
+                    self._call()
+                elif status == NEED_ROOM:
+                    self._grow(int(self.S[S_CALL]))
+                elif status == STOP:
+                    raise self._stopped()
+                else:
+                    return
+        finally:
+            sys.unraisablehook = hook
+
+    def _unraisable(self, u, hook) -> None:
+        """Keep the first exception numba's C wrapper writes out (the strategy's); pass on
+        any other."""
+        if self.raised is None and "numba" in str(u.object):
+            self.raised = u
+        else:
+            hook(u)
+
+    def _stopped(self) -> StrategyError:
+        """The StrategyError of a compiled strategy's call that failed (S_ERR)."""
+
+        S, name = self.S, getattr(self.fn, "__name__", None) or repr(self.fn)[:80]
+        err, row, value, now = int(S[S_ERR]), int(S[S_ERR_ROW]), int(S[S_ERR_VAL]), int(self.C[C_TIME])
+        if err == ERR_RAISED:
+            e, text = self._raised_exception()
+            what = f"raised {type(e).__name__}: {e}" if e is not None else "raised an exception"
+            return StrategyError(f"the compiled strategy {name} {what} (at time {now})", text)
+        if err == ERR_COUNT:
+            return StrategyError(f"the compiled strategy {name} returned {value}: the number of order rows it "
+                                 f"wrote is 0 to {OUT_ROWS} (at time {now})")
+        field = ERR_FIELDS.get(err, f"column {err}")
+        why = {"Q_TB": f"the books it trades are 0 to {len(self.names) - 1} (-1: the call's book)",
+               "Q_ACT": "OP_NEW 0, OP_MODIFY 1 or OP_CANCEL 2", "Q_SIDE": "0 buy or 1 sell",
+               "Q_TIF": "TIF_GTC 0, TIF_DAY 1, TIF_IOC 2 or TIF_FOK 3", "Q_MARKET": "0 or 1", "Q_POST": "0 or 1",
+               "Q_PRICE": f"a limit price is 0 to {MAX_PRICE} (a replace's below 0: keep the price)"}
+        return StrategyError(f"the compiled strategy {name} returned order row {row} with {field} {value}: "
+                             f"{why.get(field, 'out of range')}; nothing of that row or after it is sent "
+                             f"(at time {now})")
+
+    def _raised_exception(self):
+        """(the exception a compiled strategy raised or None, its traceback's text)."""
+        import traceback
+
+        from .._kernels import ccall
+
+        u, self.raised = self.raised, None
+        if u is not None:
+            return u.exc_value, "".join(traceback.format_exception(u.exc_type, u.exc_value, u.exc_traceback))
+        e = getattr(ccall, "RAISED", [None])[0]         # OBOOK_KERNELS=python
+        if e is not None:
+            ccall.RAISED[0] = None
+            return e, "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        return None, ""
 
     def finish(self) -> dict:
         from .._kernels.backtest import bt_finish
