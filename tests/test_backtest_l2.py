@@ -222,3 +222,36 @@ def test_backtest_l2_on_obooks_mbp10_table_fills_only_where_the_day_trades_or_cr
         traded = any(t == f["time"] and (p >= f["price"] if f["side"] == "S" else p <= f["price"])
                      for t, p in trades)
         assert traded or crossed, f
+
+
+def _with_row(row, **change):
+    """QUEUE_DAY's table with row ``row``'s columns changed (None: null)."""
+    t = l2_table(QUEUE_DAY)
+    for name, value in change.items():
+        col = t.column(name).to_pylist()
+        col[row] = value
+        t = t.set_column(t.column_names.index(name), name, pa.array(col, t.column(name).type))
+    return t
+
+
+@pytest.mark.parametrize("row, change, says", [
+    (3, {"ts_recv": None}, "row 3: ts_recv is null"),
+    (2, {"ts_recv": -5}, "row 2: ts_recv -5 is below 0"),
+    (0, {"ts_recv": 10**18}, "row 0: ts_recv 1000000000000000000 is"),
+    (1, {"action": "Z"}, "row 1: action 'Z' is none of A, C, M, R, T, F, N"),
+    (4, {"price": None}, "row 4: a trade (action T) without a price"),
+    (6, {"size": 0}, "row 6: a trade (action T) of size 0"),
+    (2, {"size": -100}, "row 2: size -100 is below 0"),
+    (5, {"bid_sz_00": -1}, "row 5: bid_sz_00 -1 is below 0"),
+    (7, {"symbol": None}, "row 7: symbol is null"),
+])
+def test_backtest_l2_bad_row_is_an_error_naming_it(row, change, says):
+    with pytest.raises(ObookError, match="the L2 input: ") as e:
+        backtest(_with_row(row, **change), JoinOnce())
+    assert says in str(e.value)
+
+
+def test_backtest_l2_stretch_without_rows_gets_one_equity_sample():
+    far = [(t + (10 * 86_400 * 10**9 if i >= 5 else 0), *rest) for i, (t, *rest) in enumerate(QUEUE_DAY)]
+    r = backtest(l2_table(far), JoinOnce(), interval=1.0)
+    assert r.summary["fills"] == 1 and r.equity.num_rows < 10

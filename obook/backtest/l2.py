@@ -132,10 +132,10 @@ class L2Run:
             if interval_units:
                 if next_mark is None:
                     next_mark = (t // interval_units + 1) * interval_units
-                while next_mark <= t:
+                if next_mark <= t:      # one mark for a stretch without rows, as the order-level loop
                     for b in range(len(self.names)):
                         v.mark(b, next_mark)
-                    next_mark += interval_units
+                    next_mark = (t // interval_units + 1) * interval_units
             if d.trade[i]:
                 v.trade(t, i + 1, tb, int(d.side[i]), int(d.price[i]), int(d.size[i]))
                 continue

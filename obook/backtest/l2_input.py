@@ -120,6 +120,62 @@ def _column(table, names):
     raise ObookError(f"an L2 input needs a column {' or '.join(names)}")
 
 
+#: the longest time an input spans (a time far from the others is a bad row)
+MAX_SPAN_NS = 31 * 86_400_000_000_000
+#: Databento's mbp actions: add, cancel, modify, clear, trade, fill, none
+ACTIONS = ("A", "C", "M", "R", "T", "F", "N")
+
+
+def _check_rows(table, sym, levels: int, label) -> None:
+    """The columns the backtest reads, row by row: a time (null, below 0, or more than
+    MAX_SPAN_NS from the others), an action (not
+    one of ACTIONS), a trade's price or size (null, UNDEF, below 0), a size below 0 or a
+    symbol that is null is an error naming the first such row (0-based, of the input)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def first(mask, what):
+        mask = pc.fill_null(mask, False)
+        if pc.any(mask).as_py():
+            row = int(pc.index(mask, True).as_py())
+            raise ObookError(f"{label}: row {row}: {what(row)}")
+
+    tcol = _column(table, ("ts_recv", "ts_event", "time"))
+    tname = next(n for n in ("ts_recv", "ts_event", "time") if n in table.column_names)
+    if not (pa.types.is_integer(tcol.type) or pa.types.is_timestamp(tcol.type)):
+        raise ObookError(f"{label}: {tname} is {tcol.type}, not integer ns")
+    if pa.types.is_timestamp(tcol.type):
+        tcol = tcol.cast(pa.int64())
+    first(pc.is_null(tcol), lambda r: f"{tname} is null")
+    if pa.types.is_unsigned_integer(tcol.type):
+        first(pc.greater(tcol, pa.scalar(UNDEF_PRICE, tcol.type)), lambda r: f"{tname} {tcol[r]} is beyond 64 bits")
+    else:
+        first(pc.less(tcol, 0), lambda r: f"{tname} {tcol[r]} is below 0")
+    if len(tcol):
+        lo, hi = pc.min_max(tcol).values()
+        lo, hi = lo.as_py(), hi.as_py()
+        if hi - lo > MAX_SPAN_NS:
+            mid = int(pc.approximate_median(tcol).as_py())
+            far = lo if mid - lo >= hi - mid else hi
+            first(pc.equal(tcol, far), lambda r: f"{tname} {far} is {abs(mid - far) / 86_400e9:.0f} days from the "
+                  f"input's median time (an input spans at most {MAX_SPAN_NS // 86_400_000_000_000} days)")
+    first(pc.is_null(sym), lambda r: "symbol is null")
+    action = table.column("action").cast(pa.string())
+    first(pc.invert(pc.is_in(action, value_set=pa.array(ACTIONS))),
+          lambda r: f"action {action[r].as_py()!r} is none of {', '.join(ACTIONS)}")
+    trade = pc.equal(action, "T")
+    price, size = table.column("price"), table.column("size")
+    first(pc.and_kleene(trade, pc.or_kleene(pc.is_null(price), pc.equal(price, UNDEF_PRICE))),
+          lambda r: "a trade (action T) without a price")
+    first(pc.and_kleene(trade, pc.or_kleene(pc.is_null(size), pc.less_equal(size, 0))),
+          lambda r: f"a trade (action T) of size {size[r].as_py()} (a trade's size is 1 or more)")
+    first(pc.and_(trade, pc.less(price, 0)), lambda r: f"a trade at price {price[r].as_py()}, below 0")
+    for col in ["size"] + [f"{k}_sz_{n:02d}" for n in range(levels) for k in ("bid", "ask")]:
+        c = table.column(col)
+        if not pa.types.is_unsigned_integer(c.type):
+            first(pc.less(c, 0), lambda r: f"{col} {c[r].as_py()} is below 0")
+
+
 def read_l2(feed, tickers=None) -> L2Day:
     """The rows of an L2 input (see the module doc), in time order, of ``tickers`` (None: all)."""
     import pyarrow as pa
@@ -153,6 +209,7 @@ def read_l2(feed, tickers=None) -> L2Day:
     if missing:
         raise ObookError(f"an L2 input needs the columns {', '.join(missing)} (as Databento's mbp-1 / mbp-10)")
     sym = _column(table, ("symbol", "instrument_id")).cast(pa.string())
+    _check_rows(table, sym, levels, feed if isinstance(feed, (str, Path)) else "the L2 input")
     if tickers:
         keep = pc.is_in(sym, value_set=pa.array(list(tickers), pa.string()))
         table, sym = table.filter(keep), sym.filter(keep)
