@@ -23,8 +23,14 @@ from .columns import Rows, table
 from .equity import SAFE, SCALE, equity
 
 
-def _rate(value, which: str) -> Decimal:
-    """A fee rate as an exact decimal; what is no finite number is an ObookError."""
+#: the largest fee rate (either sign): per share, in the feed's price units; in basis points,
+#: the whole notional
+MAX_FEE = {"share": Decimal(10**12), "bps": Decimal(10_000)}
+
+
+def _rate(value, which: str, per: str) -> Decimal:
+    """A fee rate as an exact decimal; what is no finite number, or beyond MAX_FEE, is an
+    ObookError."""
     from decimal import InvalidOperation
 
     try:
@@ -33,18 +39,24 @@ def _rate(value, which: str) -> Decimal:
         raise ObookError(f"{which} fee {value!r} is no number") from None
     if not rate.is_finite():
         raise ObookError(f"{which} fee {value!r} is not a finite number")
+    top = MAX_FEE[per]
+    if abs(rate) > top:
+        raise ObookError(f"{which} fee {value!r} is out of range: at most {top} "
+                         + ("price units a share" if per == "share" else "bps (the whole notional)")
+                         + " either way (negative: a rebate)")
     return rate
 
 
 class Fees:
     """Fees of a fill: ``maker`` / ``taker`` per share (``per="share"``, in the feed's price
     units, decimals allowed) or in basis points of the notional (``per="bps"``); negative
-    is a rebate."""
+    is a rebate. A rate is at most MAX_FEE either way (10^12 price units a share, or
+    10,000 bps)."""
 
     def __init__(self, maker=0, taker=0, per: str = "share"):
         if per not in ("share", "bps"):
             raise ObookError(f"fees per 'share' or 'bps', not {per!r}")
-        self.maker, self.taker, self.per = _rate(maker, "maker"), _rate(taker, "taker"), per
+        self.maker, self.taker, self.per = _rate(maker, "maker", per), _rate(taker, "taker", per), per
 
     def scaled(self, price: np.ndarray, qty: np.ndarray, taker: np.ndarray) -> np.ndarray:
         """Each fill's fee x SCALE, exact (half-even past 4 decimals): int64 when every rate x
