@@ -285,3 +285,13 @@ def test_backtest_compiled_strategy_that_only_raises_is_a_strategy_error_before_
     feed.write_text(DAY)
     with pytest.raises(StrategyError, match="the compiled strategy raises_only does not compile as fn"):
         backtest(str(feed), compiled(raises_only), format="csv")
+
+
+def test_load_strategy_module_calling_sys_exit_raises_obook_error(tmp_path):
+    from obook.errors import ObookError
+    from obook.live.cli_run import load_strategy
+
+    path = tmp_path / "s.py"
+    path.write_text("import sys\nsys.exit(4)\n")
+    with pytest.raises(ObookError, match=r"failed to load: it called sys.exit\(4\)"):
+        load_strategy(f"{path}:X")

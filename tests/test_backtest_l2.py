@@ -255,3 +255,22 @@ def test_backtest_l2_stretch_without_rows_gets_one_equity_sample():
     far = [(t + (10 * 86_400 * 10**9 if i >= 5 else 0), *rest) for i, (t, *rest) in enumerate(QUEUE_DAY)]
     r = backtest(l2_table(far), JoinOnce(), interval=1.0)
     assert r.summary["fills"] == 1 and r.equity.num_rows < 10
+
+
+@pytest.mark.parametrize("queue, says", [
+    ("power:", "the exponent N of power:N is a finite number > 0"),
+    ("power:1e400", "the exponent N of power:N is a finite number > 0"),
+    ("nonsense", "queue model 'nonsense': one of power"),
+])
+def test_backtest_queue_unknown_or_without_exponent_is_an_error(tmp_path, queue, says):
+    with pytest.raises(ObookError, match=says):
+        backtest(l2_table(QUEUE_DAY), JoinOnce(), queue=queue)
+    feed = tmp_path / "day.csv"
+    feed.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,o1,B,100,990\n")
+    with pytest.raises(ObookError, match=says):
+        backtest(str(feed), JoinOnce(), format="csv", queue=queue)
+
+
+def test_backtest_l2_timer_for_a_strategy_without_on_timer_is_an_error():
+    with pytest.raises(ObookError, match="timer 1000: the strategy has no on_timer"):
+        backtest(l2_table(QUEUE_DAY), JoinOnce(), timer=1000)

@@ -170,6 +170,7 @@ def _live_fn(strategy):
 def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     """(fn, state, compiled, tickers, subscriptions, timer period, timer start)."""
     from .adapt import live_adapter
+    from .arguments import check_timer_use
 
     if isinstance(strategy, CompiledStrategy):
         t = tickers or strategy.tickers
@@ -187,9 +188,7 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         return (live_adapter(fn6, stateful), np.concatenate([np.zeros(LOCATES, np.int64), own]), True, tickers,
                 _subscriptions(("bbo",), None), None, None)
     tickers = tickers or getattr(strategy, "tickers", None)
-    if timer and not hasattr(strategy, "on_timer"):
-        raise ObookError(f"timer {timer!r}: the strategy has no on_timer to call (a timer is for a strategy "
-                         "object with on_timer)")
+    check_timer_use(strategy, timer)
     period = (timer or getattr(strategy, "timer", None)) if hasattr(strategy, "on_timer") else None
     names = []
     if hasattr(strategy, "on_book") or (callable(strategy) and not hasattr(strategy, "on_timer")
@@ -289,6 +288,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
         check_feed_path(feed)
     name = feed if isinstance(feed, (str, os.PathLike)) else f"the {type(feed).__name__} given"
     if queue not in (None, "fifo") and not l2:
+        from .l2 import parse_model
+
+        parse_model(queue)          # an unknown model is named as such
         raise ObookError(f"{name}: queue {queue!r} is for L2 inputs (mbp-1 / mbp-10); an order-level feed "
                          f"queues by its order ids (queue 'fifo')")
     if l2:

@@ -70,6 +70,13 @@ def check_capital(capital):
     return capital
 
 
+def check_timer_use(strategy, timer) -> None:
+    """A timer is for a strategy object with on_timer (a compiled strategy's own ``on``)."""
+    if timer and not hasattr(strategy, "on_timer"):
+        raise ObookError(f"timer {timer!r}: the strategy has no on_timer to call (a timer is for a strategy "
+                         "object with on_timer)")
+
+
 def check_on(on) -> None:
     """What a Python strategy's on_book is called on: None (its ``on`` attribute, else bbo),
     "bbo" or "book"."""

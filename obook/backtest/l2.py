@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 
 import numpy as np
 
@@ -28,16 +29,16 @@ ARRIVE, DELIVER, RESPONSE, TIMER = 1, 2, 3, 4
 
 def parse_model(text: str) -> tuple[int, float]:
     """``power:N``, ``power2:N``, ``power3:N``, ``log``, ``log2``, ``risk-averse`` -> (code, N)."""
-    name, _, arg = str(text).partition(":")
+    name, colon, arg = str(text).partition(":")
     if name not in MODELS:
         raise ObookError(f"queue model {text!r}: one of {', '.join(MODELS)} (power, power2, power3 take :N)")
     if name.startswith("power"):
         try:
-            n = float(arg) if arg else 2.0
+            n = float(arg) if arg else (2.0 if not colon else math.nan)
         except ValueError:
-            raise ObookError(f"queue model {text!r}: the exponent N of {name}:N is a number") from None
-        if not n > 0:
-            raise ObookError(f"queue model {text!r}: the exponent must be > 0")
+            n = math.nan
+        if not (math.isfinite(n) and n > 0):
+            raise ObookError(f"queue model {text!r}: the exponent N of {name}:N is a finite number > 0")
         return MODELS[name], n
     if arg:
         raise ObookError(f"queue model {text!r}: {name} takes no parameter")
@@ -268,7 +269,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
     from ..live.risk import RiskGate
     from . import BacktestResult, timer_ticks
-    from .arguments import check_interval
+    from .arguments import check_interval, check_timer_use
     from .l2_input import read_l2
     from .tables import Fees, build
     from .worker import StrategyError
@@ -282,6 +283,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     day = read_l2(feed, tickers)
     lat = tuple(_constant(v, w) for v, w in ((feed_latency, "feed_latency"), (order_latency, "order_latency"),
                                              (response_latency, "response_latency")))
+    check_timer_use(strategy, timer)
     period = timer or getattr(strategy, "timer", None)
     if hasattr(strategy, "on_timer") and not period:
         raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")

@@ -87,7 +87,7 @@ def _ints(table, column: str, path: str) -> np.ndarray:
     col = table.column(column)
     if col.null_count:
         raise ObookError(f"{path}: row {col.is_null().to_numpy(zero_copy_only=False).argmax() + 1}: "
-                         f"{column} is empty")
+                         f"{column} is empty or no number (a blank, NaN, NA or null cell)")
     values = np.asarray(col.to_numpy(zero_copy_only=False))
     try:
         with np.errstate(invalid="ignore"):
