@@ -155,7 +155,7 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     feed = feed if feed is not None else day_feed
     if feed is not None and not Path(feed).exists():
         raise ObookError(f"{feed}: the run's feed is not there (give it with --feed)")
-    format = format or meta.get("format")
+    format = format or _day_format(meta, date)
     if feed is None and format is None:
         raise ObookError("without the feed the picture needs its format (--format) for the time unit and zone")
     fmt = resolve_format(format, feed) if feed is not None else get_format(format)
@@ -293,16 +293,22 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
 
 
-def run_format(folder, format=None, feed=None):
-    """The feed format of a backtest folder's run: ``format``, else its run.json's, else
-    the one ``feed`` is in."""
+def _day_format(run: dict, date=None) -> str | None:
+    """The format of a run.json's day ``date`` (its days may be of several formats), else the
+    run's (its first day's)."""
+    return (run.get("formats") or {}).get(str(date)) or run.get("format")
+
+
+def run_format(folder, format=None, feed=None, date=None):
+    """The feed format of a backtest folder's run: ``format``, else its run.json's (of day
+    ``date``), else the one ``feed`` is in."""
     from .feeds import get_format, resolve_format
 
     if format is None and feed is None:
         path = Path(folder) / RUN_FILE
         if not Path(folder).is_dir():
             raise ObookError(f"{folder}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
-        format = _run_json(path).get("format") if path.is_file() else None
+        format = _day_format(_run_json(path), date) if path.is_file() else None
         if format is None:
             raise ObookError(f"{folder}: no {RUN_FILE} naming the run's feed: give it with --feed")
         return get_format(format)
@@ -320,11 +326,15 @@ def plot_backtest(run, out, feed=None, ticker=None, start=None, end=None, format
     return out
 
 
-def write_run(folder: Path, feeds: dict, format_name: str, strategy: str, tickers=None) -> Path:
-    """``run.json`` beside a backtest's tables: its feeds by day, format, strategy, tickers
-    (what ``obook plot backtest FOLDER`` reads to draw the price)."""
+def write_run(folder: Path, feeds: dict, format_name: str, strategy: str, tickers=None,
+              formats: dict | None = None) -> Path:
+    """``run.json`` beside a backtest's tables: its feeds by day, format (the first day's;
+    ``formats``: each day's, when they differ), strategy, tickers (what ``obook plot backtest
+    FOLDER`` reads to draw the price)."""
     doc = {"feeds": {str(day): str(Path(f).resolve()) for day, f in feeds.items()}, "format": format_name,
            "strategy": strategy, "tickers": tickers}
+    if formats and len(set(formats.values())) > 1:
+        doc["formats"] = {str(day): name for day, name in formats.items()}
     path = Path(folder) / RUN_FILE
     path.write_text(json.dumps(doc, indent=1) + "\n")
     return path

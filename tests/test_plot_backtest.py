@@ -4,13 +4,14 @@ equity the equity table), the PNG and the HTML page it draws, and the command's 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from obook.cli import app
-from tests.cli_support import cli_error
+from tests.cli_support import cli_error, cli_run
 
 pytest.importorskip("matplotlib")
 from PIL import Image  # noqa: E402  (matplotlib's own dependency)
@@ -169,6 +170,29 @@ def test_plot_backtest_many_days_needs_a_date(tmp_path, capsys):
 
     d = backtest_series(tmp_path / "out", date="d2")
     assert d["price"]["bid"][0].size > 0                 # d2's feed replayed for the price
+
+
+def test_plot_backtest_days_of_two_formats_each_drawn_with_its_own(tmp_path, capsys):
+    import json
+
+    from obook.gen.pitch import write_pitch
+    from obook.plotting_backtest import backtest_series
+
+    csv_day = write_day(tmp_path / "d1.csv", 1, n=12)
+    pitch_day = tmp_path / "d2.pitch"
+    write_pitch(pitch_day, 3000, 2, seed=3)
+    (tmp_path / "flip.py").write_text(STRATEGY)
+    r = CliRunner().invoke(app, ["backtest", str(csv_day), str(pitch_day), "--strategy",
+                                 f"{tmp_path / 'flip.py'}:Flip", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    days = {Path(f).name: day for day, f in run["feeds"].items()}
+    assert run["formats"] == {days["d1.csv"]: "csv", days["d2.pitch"]: "pitch"}
+    for name in ("d1.csv", "d2.pitch"):
+        d = backtest_series(tmp_path / "out", date=days[name])
+        assert d["price"]["bid"][0].size > 0, name           # each day's feed replayed in its format
+    code, err = cli_run(capsys, "plot", "backtest", tmp_path / "out", tmp_path / "p.png", "--date", days["d2.pitch"])
+    assert code == 0 and (tmp_path / "p.png").stat().st_size > 0, err
 
 
 def test_plot_backtest_html_in_headless_chromium_no_console_errors_not_blank(run, tmp_path):

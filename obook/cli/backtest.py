@@ -181,4 +181,5 @@ def _write_run(out: Path, feeds, days: list, format, strategy: str, tickers) -> 
     if is_l2(feeds[0]):
         write_run(out, {}, "databento", strategy, tickers)
         return
-    write_run(out, dict(zip(days, feeds)), resolve_format(format, feeds[0]).name, strategy, tickers)
+    formats = {day: resolve_format(format, f).name for day, f in zip(days, feeds)}    # a day each, told apart
+    write_run(out, dict(zip(days, feeds)), formats[days[0]], strategy, tickers, formats)

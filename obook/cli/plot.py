@@ -145,7 +145,7 @@ def _backtest(run: Path, picture: Optional[Path], ticker, start, end, feed_forma
 
     if picture is None:
         raise ObookError("obook plot backtest DIR PICTURE: give the picture file")
-    fmt = run_format(run, feed_format, price_feed)
+    fmt = run_format(run, feed_format, price_feed, date)
     first, last = _clock("--start", start, fmt.time_unit_ns), _clock("--end", end, fmt.time_unit_ns)
     if first is not None and last is not None and first >= last:
         raise ObookError(f"--start {start} is not before --end {end}")
