@@ -49,7 +49,8 @@ OPTIONS = {o.name: o for o in (
     Option("filename", False, "BOOLEAN", "add a `filename` column (the feed file of each row)"),
     Option("every", None, "UBIGINT", "the grid step in feed time units (a positive integer)"),
     Option("start_time", None, "UBIGINT", "the window's (grid's) first time, feed time units (default: the "
-                                          "feed's first)"),
+                                          "feed's first; a grid's: its first BBO time rounded up to a "
+                                          "multiple of `every`)"),
     Option("end_time", None, "UBIGINT", "the window's (grid's) last time, feed time units (default: the "
                                         "feed's last BBO time); before start_time is an error"),
 )}
