@@ -37,12 +37,19 @@ from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
-__all__ = ["convert", "session_date", "file_digest", "empty_once_decompressed", "TABLES", "COMPRESSIONS", "TIMEZONE",
-           "read_metadata"]
+__all__ = ["convert", "session_date", "feed_format", "file_digest", "empty_once_decompressed", "TABLES",
+           "COMPRESSIONS", "TIMEZONE", "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 METADATA_KEY = b"obook"
 
+
+def feed_format(path) -> str:
+    """The name of the feed format of a day file, told from its name and first bytes (an
+    ObookError when no format knows it)."""
+    from .feeds import detect_format
+
+    return detect_format(path)
 
 
 # --------------------------------------------------------------------------- provenance

@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from obook.to_parquet import TABLES, convert, empty_once_decompressed, file_digest, session_date
+from obook.to_parquet import TABLES, convert, empty_once_decompressed, feed_format, file_digest, session_date
 from obook.errors import FeedError, ObookError
 
 from . import manifest
@@ -137,12 +137,10 @@ def _one_format(days: list[Day]) -> None:
     """A dataset holds one feed format's tables (their units: price scale, time unit and
     origin, quantity scale, differ between formats): a day file of another format than the
     earliest day's is invalid. A file no format recognises is left to its conversion."""
-    from obook.feeds import detect_format
-
     first = None
     for day in sorted((d for d in days if d.state != "invalid"), key=lambda d: d.date):
         try:
-            fmt = detect_format(day.file)
+            fmt = feed_format(day.file)
         except (ObookError, OSError):
             continue
         if first is None:
