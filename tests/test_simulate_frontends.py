@@ -146,6 +146,26 @@ def test_simulate_china_level2_formats_workers_identical(tmp_path, fmt):
         assert one.table(t).equals(two.table(t)), t
 
 
+def test_simulate_cli_feed_of_several_files_as_a_glob_pattern_equals_python(tmp_path):
+    """A Shenzhen vendor CSV day is several files: the command takes them as a quoted pattern."""
+    import glob
+
+    res = CliRunner().invoke(app, ["gen", "szse-csv", str(tmp_path / "day"), "-n", "3000"])
+    assert res.exit_code == 0, res.output
+    files = sorted(glob.glob(str(tmp_path / "day" / "*.csv")))
+    bbo = obook.bbo(files).read_all()
+    orders = _orders_from_bbo(bbo, 30, 4)
+    pq.write_table(orders, tmp_path / "own.parquet")
+    want = obook.simulate(files, orders, workers=1).events
+    res = CliRunner().invoke(app, ["simulate", str(tmp_path / "day" / "*.csv"), str(tmp_path / "own.parquet"),
+                                   "-w", "1", "-o", str(tmp_path / "out"), "-t", "events"])
+    assert res.exit_code == 0, res.output
+    got = pq.read_table(tmp_path / "out" / "events.parquet")
+    assert got.num_rows > 30 and got.select(want.column_names).cast(want.schema).equals(want)
+    res = CliRunner().invoke(app, ["simulate", str(tmp_path / "none" / "*.csv"), str(tmp_path / "own.parquet")])
+    assert "no feed file matches" in str(res.exception)
+
+
 def test_simulate_databento_day_passive_fills_workers_identical(tmp_path):
     """Databento MBO: fills (F) then cancels (C) fill resting own orders; 1 and 2 workers agree."""
     from obook.gen.databento import mbo_flow, write_dbn

@@ -17,7 +17,9 @@ class OutType(str, Enum):
 
 def simulate(
     feed: Path = typer.Argument(..., help="The feed (any format obook bbo reads: every one "
-                                          "obook --help names)."),
+                                          "obook --help names); a feed in several files (a Shenzhen vendor "
+                                          "CSV day, a day cut in pieces) as a quoted glob pattern, "
+                                          "'day/*.csv': its files, sorted, are one feed."),
     orders: Path = typer.Argument(..., help="Your orders: CSV, Parquet or Arrow IPC (columns: time, instrument, "
                                             "order_id, action, side, type, tif, price, quantity; time in the "
                                             "feed's unit, instrument = the feed's ticker)."),
@@ -72,9 +74,12 @@ def simulate(
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
                          "or write them to a folder with --output")
+    from ..tables.open import expand, is_pattern
+
+    source = tuple(expand(feed)) if is_pattern(feed) else str(feed)
     try:
-        with file_progress(feed) as progress:
-            r = run(str(feed), str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon,
+        with file_progress(source) as progress:
+            r = run(source, str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon,
                     workers=workers, format=format, day_end=not no_day_end, levels=levels,
                     feed_tables=tuple(t for t in names if t in FEED_TABLES),
                     own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
