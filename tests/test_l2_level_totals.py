@@ -127,10 +127,12 @@ def test_l2_add_past_level_total_strict_error_names_record_after_rows(tmp_path, 
         for b in obook.bbo(feed, workers=workers, **opts):
             rows += b.to_pylist()
     err = info.value
-    assert err.record == record and "2**63 - 1" in err.reason
+    assert err.feed_record == record and "2**63 - 1" in err.reason
     assert ("600000" if form == "sse" else "000001") in err.reason
-    if form != "szse-csv":                  # (the vendor files' replay names the first file)
-        assert str(feed) in str(err)
+    if form != "szse-csv":
+        assert str(feed) in str(err) and err.record == record
+    else:                                   # the vendor file's own line (after its header)
+        assert (err.path, err.record) == (str(feed[0]), record + 1)
     assert [r["seq"] for r in rows] == list(range(1, before + 1))
     assert all(r["bid_qty"] > 0 for r in rows)
 

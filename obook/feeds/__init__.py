@@ -256,6 +256,17 @@ def detect_format(path: str | Path) -> str:
     return best
 
 
+def require_format(path, name: str, what: str) -> None:
+    """An ObookError when ``path`` is a feed of another format than ``name`` (``what``: what
+    takes only that format); a file no format claims passes (its reader says what is wrong)."""
+    try:
+        found = detect_format(path)
+    except ObookError:
+        return
+    if found != name:
+        raise ObookError(f"{path}: a {found} feed; {what}")
+
+
 def _check_same_format(best: str, first, other) -> None:
     """Files read as one feed are one format: ``other`` (a later file of the list) must not
     look like another format while it does not look like ``best`` at all. A part without a

@@ -50,14 +50,10 @@ _SEQ_COUNT = struct.Struct(">QH")
 def read_messages(path) -> list[bytes]:
     """The messages of an ITCH BinaryFILE (plain, gzip or zstd); a file of another feed
     format is an ObookError naming it."""
-    from ..feeds import detect_format
+    from ..feeds import require_format
+    from ..feeds.itch import FORMAT
 
-    try:
-        fmt = detect_format(path)
-    except ObookError:
-        fmt = "itch"                    # no format claims it: read as ITCH, its errors say why
-    if fmt != "itch":
-        raise ObookError(f"{path}: a {fmt} feed; obook send sends Nasdaq ITCH 5.0 days (BinaryFILE)")
+    require_format(path, FORMAT.name, "obook send sends Nasdaq ITCH 5.0 days (BinaryFILE)")
     with open_source(path) as r:
         chunks = []
         buf = bytearray(1 << 20)
