@@ -78,6 +78,14 @@ def test_backtest_l2_join_cancel_split_and_fill_by_hand(tmp_path):
     assert again.fills.to_pylist() == r.fills.to_pylist()
 
 
+def test_backtest_l2_parquet_cut_short_is_an_error_saying_so(tmp_path):
+    pq.write_table(l2_table(QUEUE_DAY), tmp_path / "day.parquet")
+    whole = (tmp_path / "day.parquet").read_bytes()
+    (tmp_path / "cut.parquet").write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(ObookError, match=r"cut\.parquet: a damaged Parquet file \(cut short\?\)"):
+        backtest(str(tmp_path / "cut.parquet"), JoinOnce(), interval=1e-6)
+
+
 @pytest.mark.parametrize("queue, filled", [
     ("power:2", 30),           # ahead 152 at the first trade: 152 + 30 reach the order
     ("risk-averse", 0),        # every cancel behind: ahead 200 at 4000, 48 after the trade, 18 after the next

@@ -51,10 +51,21 @@ def is_l2(feed) -> bool:
 
             try:
                 return "bid_px_00" in pq.read_schema(path).names
-            except (OSError, ValueError):
+            except (OSError, ValueError) as e:
+                if _starts_parquet(path):       # a Parquet file whose footer cannot be read
+                    reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+                    raise ObookError(f"{path}: a damaged Parquet file (cut short?): {reason}") from e
                 return False
         return _dbn_schema(path) in ("mbp-1", "mbp-10")
     return False
+
+
+def _starts_parquet(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def _dbn_schema(path: Path):
