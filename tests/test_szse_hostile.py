@@ -160,6 +160,36 @@ def test_szse_binary_field_outside_spec_strict_error_tolerant_counted(tmp_path, 
     assert reason in cli_error("bbo", path)
 
 
+@pytest.mark.parametrize("length", [3, 40, 200])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_szse_binary_length_that_loses_the_records_after_it_ends_either_mode(tmp_path, length, on_error):
+    """A record length below the header, or one after which no record of a known type and
+    length follows, leaves the records after it unfound: a tolerant replay ends there too,
+    with the strict replay's error and the rows before it."""
+    recs = _good() + [_order(a) for a in range(4, 40)]
+    data = [binary_record(r) for r in recs]
+    raw = bytearray(data[3])
+    raw[2:4] = length.to_bytes(2, "little")
+    data[3] = bytes(raw)
+    path = tmp_path / "day.bin"
+    path.write_bytes(b"".join(data))
+    batches, err = batches_until_error(obook.bbo(path, workers=2, on_error=on_error))
+    assert isinstance(err, FeedError) and (err.record, err.reason) == (4, f"malformed record: length {length}")
+    assert sum(b.num_rows for b in batches) == 3
+
+
+def test_szse_binary_record_of_another_length_whole_is_passed_over_in_a_tolerant_replay(tmp_path):
+    recs = _good() + [_order(a) for a in range(4, 40)]
+    data = [binary_record(r) for r in recs]
+    data[3] = data[3][:2] + (len(data[3]) + 8).to_bytes(2, "little") + data[3][4:] + bytes(8)   # its length holds
+    path = tmp_path / "day.bin"
+    path.write_bytes(b"".join(data))
+    stats: dict = {}
+    obook.bbo(path, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"] == {"malformed record": 1, "sequence gap": 1}       # (its ApplSeqNum is missed)
+    assert stats["complete"] and stats["records"] == 39 and stats["live_orders"] == 38
+
+
 def test_szse_binary_execution_transacttime_outside_spec_refused(tmp_path):
     fill = dict(MsgType=191, SecurityID="000001", ChannelNo=2011, ApplSeqNum=4, BidApplSeqNum=1,
                 OfferApplSeqNum=2, LastPx=100_000, LastQty=100, ExecType=70, TransactTime=0)

@@ -75,6 +75,11 @@ class _SzseFramer(Framer):
         self.rec = np.zeros((n, self.width), np.int64)
         self.cont = np.zeros(n, np.int64)
 
+    def _lost_framing(self, bad: np.ndarray, n: int) -> np.ndarray:
+        """Of the bad records ``bad``, those after which the next records cannot be found
+        (a tolerant replay cannot pass over them): none in a text log, whose lines end."""
+        return np.zeros(len(bad), bool)
+
     def _finish(self, buf, base_seq, n, r, final, max_records, byte_of):
         """Pick the cut of ``n`` scanned records (``r`` rows, R_SEQ = record number, or index
         without ``numbered``); returns a FrameResult (without data) and the rows before the
@@ -90,7 +95,7 @@ class _SzseFramer(Framer):
         bad = np.flatnonzero(codes < 0)
         if len(bad):
             # a cut last line stops a tolerant replay too
-            stop = bad if self.on_error == "raise" else bad[codes[bad] == K.BAD_CUT]
+            stop = bad if self.on_error == "raise" else bad[(codes[bad] == K.BAD_CUT) | self._lost_framing(bad, n)]
             if len(stop) and stop[0] < limit:
                 i = int(stop[0])
                 error = self._error(buf, base_seq, i)
@@ -233,6 +238,15 @@ class SzseBinFramer(_SzseFramer):
         self._counted = (0, 0, 0)     # (base_seq, records, bytes) bin_count found in the last buffer
         self.type_counts = np.zeros(256, np.int64)
 
+    def _lost_framing(self, bad: np.ndarray, n: int) -> np.ndarray:
+        """A record's length is the framing: one below the header, or one after which no
+        record of a known type and length follows, leaves the rest unfound."""
+        codes, details = self.codes, self.details
+        nbytes, size, final = self._scanned
+        return np.array([codes[i] == K.BAD_LENGTH and (details[i] < K.HEADER or (
+            codes[i + 1] in (K.BAD_LENGTH, K.BAD_TYPE) if i + 1 < n else final and nbytes < size))
+            for i in bad], bool)
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
@@ -252,6 +266,7 @@ class SzseBinFramer(_SzseFramer):
         if not final and n < want and not (n and self.codes[n - 1] == K.BAD_LENGTH):
             return FrameResult(0, 0)
         self._buf = buf
+        self._scanned = (int(nbytes), len(buf), final)     # (what _lost_framing reads)
         offs = self.offs
         res, rows = self._finish(buf, base_seq, n, r, final, min(max_records, max(fits, 1)),
                                  lambda i: int(offs[i]) if i < n else int(nbytes))
