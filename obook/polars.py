@@ -160,6 +160,8 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
         if not isinstance(p, (tuple, list)) and not _is_pattern(p) and not hasattr(p, "read"):
             _check_path(p)
     opened = Opened(name, path, options)
+    if hasattr(path, "read") or hasattr(path, "readinto"):
+        path = opened.feeds[0]      # a stream: its first bytes are read (to tell its format) and kept there
     pushdown = "tickers" in spec.options and spec.per_ticker
     within = set(ticker_tuple(options["tickers"])) if options.get("tickers") is not None else None
 

@@ -26,6 +26,19 @@ def test_scan_bbo_collect_returns_every_row(small):
     assert scan_bbo(small).collect().rows() == SMALL_BBO
 
 
+@pytest.mark.parametrize("table", ["bbo", "trades", "depth", "spread"])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_scan_of_a_stream_same_rows_as_the_path(small, tmp_path, table, compressed):
+    # a stream is told its format from its first bytes; the scan's reader gets them too
+    import gzip
+    import io
+
+    data = small.read_bytes() if not compressed else gzip.compress(small.read_bytes(), mtime=0)
+    got = getattr(obook.polars, f"scan_{table}")(io.BytesIO(data)).collect()
+    want = getattr(obook.polars, f"scan_{table}")(small).collect()
+    assert got.height > 0 and got.equals(want)
+
+
 def test_scan_bbo_streaming_engine_returns_every_row(small):
     assert scan_bbo(small, workers=2).collect(engine="streaming").rows() == SMALL_BBO
 

@@ -247,6 +247,48 @@ def test_sources_stream_from_socket_same_rows(itch):
     assert got == _rows(itch / "day.itch", breaks=False)
 
 
+@pytest.mark.parametrize("kind", ["pipe", "socket file"])
+def test_sources_non_blocking_stream_waited_for_same_rows(itch, kind):
+    # a read with nothing yet (None, BlockingIOError) is no end of the feed
+    import os
+    import time
+
+    data = (itch / "day.itch").read_bytes()
+    if kind == "pipe":
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        stream, writer = open(r, "rb", buffering=0), open(w, "wb")
+    else:
+        left, right = socket.socketpair()
+        right.setblocking(False)
+        stream, writer = right.makefile("rb"), left.makefile("wb")
+
+    def write(payload):
+        with writer:
+            for i in range(0, len(payload), 20_000):
+                writer.write(payload[i:i + 20_000])
+                writer.flush()
+                time.sleep(0.05)                            # the reader meets an empty stream
+        if kind == "socket file":
+            left.close()
+
+    t = _feed_in_thread(write, data)
+    with stream:
+        got = _rows(stream, format="itch")
+    t.join()
+    assert got == _rows(itch / "day.itch", breaks=False)
+
+
+def test_sources_object_with_read_only_same_rows(itch):
+    data = io.BytesIO(gzip.compress((itch / "day.itch").read_bytes(), mtime=0))
+
+    class ReadOnly:
+        def read(self, n=-1):
+            return data.read(n)
+
+    assert _rows(ReadOnly()) == _rows(itch / "day.itch", breaks=False)
+
+
 def test_sources_socket_without_format_is_an_error():
     left, right = socket.socketpair()
     with left, right, pytest.raises(obook.ObookError, match="a socket or live stream needs format="):

@@ -111,13 +111,20 @@ class _Counting:
         self.pos = 0
 
     def read(self, n=-1):
-        b = self.f.read(n)
+        while True:
+            try:
+                b = self.f.read(n)
+            except BlockingIOError:
+                b = None
+            if b is not None:
+                break
+            _wait_readable(self.f)          # a non-blocking stream: nothing yet
         self.pos += len(b)
         return b
 
     def readinto(self, view):
-        n = self.f.readinto(view)
-        self.pos += n or 0
+        n = _readinto(self.f, view)
+        self.pos += n
         return n
 
     def close(self):
@@ -167,11 +174,35 @@ class Reader:
 
 
 def _readinto(f, view: memoryview) -> int:
-    if hasattr(f, "readinto"):
-        return f.readinto(view) or 0
-    b = f.read(len(view))
-    view[:len(b)] = b
-    return len(b)
+    """Bytes read into ``view`` from ``f`` (``readinto``, else ``read``); 0 only at the end.
+    A non-blocking stream with nothing yet (None, BlockingIOError) is waited for."""
+    while True:
+        try:
+            if hasattr(f, "readinto"):
+                n = f.readinto(view)
+            else:
+                b = f.read(len(view))
+                n = None if b is None else len(b)
+                if n:
+                    view[:n] = b
+        except BlockingIOError:
+            n = None
+        if n is not None:
+            return n
+        _wait_readable(f)
+
+
+def _wait_readable(f) -> None:
+    """Until a non-blocking stream may have bytes: its descriptor readable (a second at most
+    a wait, then ask again), or a millisecond for a stream without one."""
+    import io
+    import select
+    import time
+
+    try:
+        select.select([f.fileno()], [], [], 1.0)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        time.sleep(0.001)
 
 
 class _Socket:
@@ -585,7 +616,7 @@ def read_block(f, view: memoryview, partial: bool = False) -> int:
     got = 0
     while got < len(view) and not (partial and got):
         try:   # in pieces: each decompressed step is bounded
-            n = f.readinto(view[got:got + READ_PIECE])
+            n = _readinto(f, view[got:got + READ_PIECE])
         except (OSError, EOFError) as e:   # gzip errors are OSError / EOFError
             raise Cut(got, e) from e
         except Exception as e:
