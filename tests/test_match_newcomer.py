@@ -101,9 +101,15 @@ def test_cli_match_output_again_keeps_only_this_runs_tables(capsys, tmp_path, en
     assert cli_run(capsys, "match", entry, "-o", out, "--type", "csv")[0] == 0
     assert sorted(p.name for p in out.iterdir()) == ["bbo.csv", "events.csv", "fills.csv"]
     (out / "notes.txt").write_text("mine")
+    (out / "depth.arrow").write_bytes(b"not obook's")            # a name of a table, not a table
+    (out / "depth.csv").write_text("my precious\n")
     assert cli_run(capsys, "match", entry, "-o", out, "--depth", "2")[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["bbo.parquet", "depth.parquet", "events.parquet",
-                                                     "fills.parquet", "notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.parquet", "depth.arrow", "depth.csv", "depth.parquet",
+                                                     "events.parquet", "fills.parquet", "notes.txt"]
+    assert (out / "depth.csv").read_text() == "my precious\n"
+    assert cli_run(capsys, "match", entry, "-o", out, "--type", "arrow")[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.arrow", "depth.arrow", "depth.csv", "events.arrow",
+                                                     "fills.arrow", "notes.txt"]
 
 
 def test_cli_match_date_in_the_name_out_of_range_error_names_the_file(capsys, tmp_path):

@@ -90,12 +90,38 @@ def match(
 
 
 def _drop_earlier_tables(out: Path, kept: set[str]) -> None:
-    """The match tables in ``out`` that are not ``kept`` (an earlier run's depth, or its tables
-    of another --type): gone, so that the folder holds one run's tables."""
+    """The match tables an earlier run wrote in ``out`` that are not ``kept`` (its depth, or
+    its tables of another --type): gone, so that the folder holds one run's tables. A file
+    of such a name that is not a match table (by its metadata or CSV header) stays."""
     from ..tempfiles import remove_quietly
 
     for t in ("fills", "events", "bbo", "depth"):
         for kind in OutType:
             path = out / f"{t}.{kind.value}"
-            if path.name not in kept and path.is_file() and not path.is_symlink():
+            if (path.name not in kept and path.is_file() and not path.is_symlink()
+                    and _match_table(path, t, kind)):
                 remove_quietly(path)
+
+
+#: a column only table T's CSV header has (besides seq, time and instrument)
+_CSV_MARK = {"fills": "taker_order_id", "events": "event", "bbo": "bid_px", "depth": "bid_px_1"}
+
+
+def _match_table(path: Path, table: str, kind: OutType) -> bool:
+    """Whether ``path`` is table ``table`` as ``obook match -o`` writes it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if kind is OutType.csv:
+            with open(path, "rb") as f:
+                names = f.readline(4096).decode("ascii").strip().split(",")
+            return names[:2] == ["seq", "time"] and "instrument" in names and _CSV_MARK[table] in names
+        if kind is OutType.parquet:
+            meta = pq.read_schema(path).metadata
+        else:
+            with pa.ipc.open_file(path) as r:
+                meta = r.schema.metadata
+        return (meta or {}).get(b"obook.table") in (table.encode(), f"match_{table}".encode())
+    except (OSError, ValueError, UnicodeDecodeError, pa.ArrowException):
+        return False
