@@ -289,6 +289,12 @@ def test_sources_object_with_read_only_same_rows(itch):
     assert _rows(ReadOnly()) == _rows(itch / "day.itch", breaks=False)
 
 
+def test_sources_stream_whose_first_read_fails_says_why_not_empty(itch):
+    cut = gzip.compress((itch / "day.itch").read_bytes(), mtime=0)[:20]
+    with pytest.raises(obook.ObookError, match="<BytesIO>: reading it failed before its first byte: gzip stream"):
+        obook.bbo(io.BytesIO(cut), workers=1)
+
+
 def test_sources_socket_without_format_is_an_error():
     left, right = socket.socketpair()
     with left, right, pytest.raises(obook.ObookError, match="a socket or live stream needs format="):

@@ -56,6 +56,8 @@ def feed_source(feed, format: str | None, digest: bool = False):
         stream.digest = raw.digest
     if not head:
         from ..errors import ObookError
+        if stream.failed is not None:       # its first read failed: that, not an empty feed
+            raise ObookError(f"<stdin>: reading it failed before its first byte: {stream.failed}")
         raise ObookError("<stdin>: the feed on stdin is empty")
     return stream, format or detect_head("", head[:SNIFF_BYTES], "<stdin>")
 

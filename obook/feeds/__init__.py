@@ -246,6 +246,8 @@ def detect_format(path: str | Path) -> str:
         if not isinstance(path, HeadedStream):     # (sources.headed keeps a stream's first bytes)
             raise ObookError(f"{what}: a stream of unknown format: pass format=")
         if not path.first:
+            if path.failed is not None:     # its first read failed: that, not an empty feed
+                raise ObookError(f"{what}: reading it failed before its first byte: {path.failed}")
             raise ObookError(f"{what}: the feed is empty (its format cannot be told); pass format=")
         return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what)
     paths = source_paths(path)
