@@ -574,7 +574,7 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
         try:
             return checked(path_json, values, query)
         except ObookError as e:
-            if values and _compared(values[0]):
+            if values and _compared(values[0]) and options[0] in str(e):     # (an error about that option)
                 raise ObookError(f"{e} (an option is given as name := value: name = value is a comparison, "
                                  f"whose true or false was taken for {options[0]})") from e
             raise

@@ -330,6 +330,13 @@ def test_obook_macro_option_given_with_equals_error_says_name_colon_equals(con, 
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
 
 
+@pytest.mark.parametrize("workers", [0, 1])
+def test_obook_macro_first_option_given_right_error_about_another_has_no_equals_hint(con, tmp_path, workers):
+    with pytest.raises(duckdb.Error) as e:
+        con.execute(f"SELECT * FROM obook_bbo('{tmp_path / 'none.itch'}', workers := {workers})").fetchall()
+    assert "no such feed file" in str(e.value) and "name := value" not in str(e.value)
+
+
 def test_obook_depth_levels_given_as_whole_decimal_reads_that_many_levels(con, small):
     got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3.0) ORDER BY seq").fetchall()
     assert [d[0] for d in con.description] == obook.depth_schema(3).names
