@@ -16,8 +16,8 @@ WITH u AS (
 ),
 b AS (
     SELECT b.*,
-           CAST(round(b.bid_px * CASE WHEN lower(prices) = 'int' THEN 1 ELSE u.scale END) AS BIGINT) AS __bid,
-           CAST(round(b.ask_px * CASE WHEN lower(prices) = 'int' THEN 1 ELSE u.scale END) AS BIGINT) AS __ask,
+           CAST(round(b.bid_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT) AS __bid,
+           CAST(round(b.ask_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT) AS __ask,
            -- nano-currency units per price integer: 10^9 / price_scale
            CAST(1000000000 // u.scale AS HUGEINT) AS __nano
     FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,

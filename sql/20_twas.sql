@@ -2,7 +2,8 @@
 --   Each BBO row's spread holds from its time until the ticker's next BBO row (feed order),
 --   the last one until end_time. Intervals are clipped to [start_time, end_time];
 --   start_time defaults to the ticker's first row, end_time to the last BBO time of the
---   feed file. Time with an empty side (no spread) counts in neither sum.
+--   feed file (of the tickers replayed, with tickers :=). Time with an empty side (no
+--   spread) counts in neither sum.
 --   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window
 --   updates      BIGINT   BBO rows of the ticker with both sides quoted, inside the window
 --   twas_ticks   DOUBLE   sum(spread_ticks * duration) / quoted_time: an average, so DOUBLE
@@ -19,8 +20,8 @@ WITH u AS (
 ),
 b AS MATERIALIZED (
     SELECT b.seq, b.time, b.ticker, b.filename AS file,
-           CAST(round(b.ask_px * CASE WHEN lower(prices) = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
-           - CAST(round(b.bid_px * CASE WHEN lower(prices) = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
+           CAST(round(b.ask_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
+           - CAST(round(b.bid_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
                AS spread_ticks
     FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
                    tickers := tickers, prices := prices, filename := true) AS b, u

@@ -157,6 +157,15 @@ def test_spread_mid_of_prices_past_int64_products_is_exact_like_sql(tmp_path, co
     assert sql == [want]
 
 
+@pytest.mark.parametrize("macro", ["obook_spread", "obook_twas"])
+def test_spread_and_twas_prices_null_is_the_default_int(tmp_path, con, macro):
+    path = _itch(tmp_path)
+    cols = "spread_ticks, spread" if macro == "obook_spread" else "twas_ticks, twas"
+    got = {p: con.execute(f"SELECT {cols} FROM {macro}('{path}'{p}) ORDER BY ALL").fetchall()
+           for p in ("", ", prices := NULL", ", prices := 'int'")}
+    assert got[""] and got[""] == got[", prices := NULL"] == got[", prices := 'int'"]
+
+
 def test_obook_ticks_of_float_prices_gives_the_integers_back(tmp_path, con):
     path = _itch(tmp_path)
     got = con.sql(f"SELECT i.bid_px, obook_ticks(f.bid_px, '{path}') FROM obook_bbo('{path}', workers := 1) i "

@@ -52,7 +52,8 @@ OPTIONS = {o.name: o for o in (
                                           "feed's first; a grid's: its first BBO time rounded up to a "
                                           "multiple of `every`)"),
     Option("end_time", None, "UBIGINT", "the window's (grid's) last time, feed time units (default: the "
-                                        "feed's last BBO time); before start_time is an error"),
+                                        "feed's last BBO time, of the tickers replayed when `tickers` is "
+                                        "given); before start_time is an error"),
 )}
 
 #: options every table takes
