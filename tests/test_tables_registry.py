@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -230,6 +231,15 @@ def test_tables_glob_over_40_days_counts_the_sum_of_single_days(tmp_path):
     assert con.sql(f"SELECT count(*) FROM obook_bbo({listed!r}, workers := 1)").fetchall()[0][0] == sum(singles[:3])
     assert obook.scan_bbo(f"{folder}/*.itch", workers=1).collect().height == sum(singles)
     assert obook.bbo(listed, workers=1, filename=True).read_all().column("filename").to_pylist()[-1] == listed[-1]
+
+
+def test_tables_list_of_feeds_of_other_units_is_a_clear_error(days, con):
+    # Shanghai prices are in 1/1000 yuan, Shenzhen's in 1/10000: one table cannot hold both
+    listed = [str(days["sse"]), str(days["szse"])]
+    with pytest.raises(ObookError, match=r"a szse feed, whose units .* are not those of .*a sse feed"):
+        obook.bbo(listed, workers=1)
+    with pytest.raises(duckdb.Error, match="one table holds one set of units"):
+        con.execute(f"SELECT count(*) FROM obook_spread({listed!r}, workers := 1)").fetchall()
 
 
 def test_tables_a_glob_matching_nothing_is_a_clear_error(tmp_path):

@@ -188,6 +188,7 @@ class Opened:
             fmt = resolve_format(o.get("format"), feed)
             check_produces(fmt, self.spec.name)
             self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], _name(feed) if o.get("filename") else None)))
+        _check_one_units(self.parts)
         feed, fmt, shape = self.parts[0]
         self.schema = shape.schema(raw_schema(self.spec, feed, fmt, o))
 
@@ -209,6 +210,21 @@ class Opened:
 
     def reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.schema, self.batches())
+
+
+def _units(fmt) -> tuple:
+    return (fmt.price_scale, fmt.quantity_scale, fmt.time_unit_ns, fmt.epoch, fmt.tz)
+
+
+def _check_one_units(parts: list) -> None:
+    """The feeds of one table share their units (price and quantity scales, time unit, origin
+    and zone): one table, one reading of its numbers. Formats that differ in them are an error."""
+    first, first_fmt, _ = parts[0]
+    for feed, fmt, _ in parts[1:]:
+        if _units(fmt) != _units(first_fmt):
+            raise ObookError(f"{_name(feed)}: a {fmt.name} feed, whose units (prices, quantities, times) are not "
+                             f"those of {_name(first)}, a {first_fmt.name} feed: one table holds one set of "
+                             "units; read them apart")
 
 
 def open_table(name: str, source, **options) -> pa.RecordBatchReader:
