@@ -5,9 +5,13 @@ writes one orders row per removed order, bids then asks, best level first, each 
 front to back: action = the event's type letter (``R`` when none), the order's side,
 price and ref, shares = what it had, remaining 0, no queue place. Without the queues it
 finds the book's orders by scanning the order index (O(live orders of the worker): a
-clear of a busy book is rare), and writes their rows in the index's order; a clear of an
-empty book (each instrument's first record in a Databento session) scans nothing.
+clear of a busy book is rare), and writes their rows bids then asks, best level first,
+each level by ref (the index's order depends on the worker's other books: sorted, the
+rows are the same for any worker count); a clear of an empty book (each instrument's
+first record in a Databento session) scans nothing.
 """
+
+import numpy as np
 
 from .jit import njit
 
@@ -15,12 +19,35 @@ from .book import (LEVEL_BITS, LEVEL_MASK, LV_OWNER, LV_PRICE, LX_HEAD, PAGE, PA
                    Q_SHARES, ST_PAGE_TOP, ST_Q_FREE, ST_REF_BASE, _u, book_orders, far_remove, find_order, free_level,
                    remove_order)
 from .book_rows import order_row
+from .layout import OR_PRICE, OR_REF, OR_SIDE
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _cleared_row(ev, i, book, letter, lvl, shares, ref, lv, orders, nx):
     order_row(ev, i, book, letter, lv[_u(lvl), LV_OWNER] & 1, lv[_u(lvl), LV_PRICE],
                shares, 0, ref, 0, 0, -1, -1, orders, nx)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _before(orders, a, b):
+    """Row a comes before row b: bids before asks, the better price first, then the ref."""
+    if orders[a, OR_SIDE] != orders[b, OR_SIDE]:
+        return orders[a, OR_SIDE] < orders[b, OR_SIDE]
+    if orders[a, OR_PRICE] != orders[b, OR_PRICE]:
+        return (orders[a, OR_PRICE] > orders[b, OR_PRICE]) == (orders[a, OR_SIDE] == 0)
+    return np.uint64(orders[a, OR_REF]) < np.uint64(orders[b, OR_REF])      # refs are unsigned
+
+
+@njit(cache=True, _nrt=False)
+def _sort_rows(orders, lo, hi):
+    """Rows [lo, hi) of ``orders`` in ``_before`` order, in place (an insertion sort: no
+    allocation; the rows of one cleared book)."""
+    for j in range(lo + 1, hi):
+        k = j
+        while k > lo and _before(orders, k, k - 1):
+            for c in range(orders.shape[1]):
+                orders[k, c], orders[k - 1, c] = orders[k - 1, c], orders[k, c]
+            k -= 1
 
 
 @njit(cache=True, _nrt=False)
@@ -52,6 +79,7 @@ def clear_book(ev, i, book, letter, books, queue, write, orders, nx):
      ov_key, ov_val, ov_state, qn, _pnode, _ovnode, st) = books
     # no queues to walk: find the book's orders in the index (an empty one has none)
     if not queue and book_orders(book, sides, pool, heaps, hp, lv) > 0:
+        first = nx[1]
         for p in range(st[ST_PAGE_TOP]):
             if page_live[_u(p)] > 0:
                 for k in range(PAGE):
@@ -68,6 +96,8 @@ def clear_book(ev, i, book, letter, books, queue, write, orders, nx):
                     _cleared_row(ev, i, book, letter, ov_val[s, 0] - 1, ov_val[s, 1], ov_key[s, 1], lv, orders,
                                  nx)
                 remove_order(-2 - s, pages, page_dir, page_live, page_key, page_free, ov_state, st)
+        if write:
+            _sort_rows(orders, first, nx[1])
     for sd in range(book * 2, book * 2 + 2):
         start = sides[_u(sd), 0]
         for j in range(sides[_u(sd), 1] - 1, -1, -1):
