@@ -1,5 +1,5 @@
 """Reading a compressed feed's bytes as the replay does (``open_file``, then blocks of
-``BLOCK_SIZE`` through ``_read_block``): CPU seconds per file against ``--old DIR``'s obook
+``BLOCK_SIZE`` through ``read_block``): CPU seconds per file against ``--old DIR``'s obook
 (``PYTHONPATH=DIR``), fresh processes alternating, medians.
 
     python benchmarks/bench_gzip_read.py --old /tmp/old FILE [FILE ...] [--rounds 6]
@@ -17,11 +17,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RUN = """
 import sys, time
-from obook.feeds.sources import BLOCK_SIZE, _read_block, open_file
+from obook.feeds import sources
+from obook.feeds.sources import BLOCK_SIZE, open_file
+read_block = getattr(sources, "read_block", None) or sources._read_block     # (its name in older trees)
 f, raw = open_file(sys.argv[1])
 view = memoryview(bytearray(BLOCK_SIZE))
 t, total = time.process_time(), 0
-while n := _read_block(f, view):
+while n := read_block(f, view):
     total += n
 print(time.process_time() - t, total)
 """

@@ -414,3 +414,27 @@ def test_replay_events_clear_orders_rows_without_queues_same_rows_in_id_order(ke
     strip = lambda rows: sorted(r[:11] for r in rows)  # noqa: E731
     assert strip(bare[2]) == strip(with_q[2]) and len(bare[2]) == len(with_q[2]) > 150
 
+
+
+# ----------------------------------------------------------------- a clear's rows, sorted
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 8, 301])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_book_clear_sort_rows_bids_then_asks_best_first_then_unsigned_ref(n, compiled):
+    import random
+
+    from obook._kernels import book_clear
+    from obook._kernels.layout import OR_PRICE, OR_REF, OR_SIDE, OR_WIDTH
+
+    rng = random.Random(n)
+    rows = np.zeros((n + 4, OR_WIDTH), np.int64)
+    for i in range(2, n + 2):
+        rows[i, 0] = i
+        rows[i, OR_SIDE], rows[i, OR_PRICE] = rng.randrange(2), rng.randrange(5)
+        rows[i, OR_REF] = rng.randrange(-2**63, 2**63)          # refs past 2**63 - 1 are stored below 0
+    want = sorted(map(tuple, rows[2:n + 2]), key=lambda r: (r[OR_SIDE], -r[OR_PRICE] if r[OR_SIDE] == 0
+                                                              else r[OR_PRICE], int(r[OR_REF]) % 2**64))
+    sort = book_clear._sort_rows if compiled else book_clear._sort_rows.py_func
+    sort(rows, 2, n + 2)
+    assert list(map(tuple, rows[2:n + 2])) == want
+    assert not rows[:2].any() and not rows[n + 2:].any()             # the rows around untouched
