@@ -576,11 +576,9 @@ def read_head(source, n: int) -> bytes:
     buf = bytearray(n)
     try:
         got = read_block(reader, memoryview(buf))
-    except Cut as e:      # a cut compressed file: sniff what there is, the replay reports it
+    except Cut as e:      # a cut or damaged compressed file: sniff what there is, the replay reports it
         got = e.got
-    except (OSError, EOFError) as e:
-        raise ObookError(f"{paths[0]}: cannot read feed: {e}") from e
-    except Exception as e:  # compression.zstd.ZstdError
+    except Exception as e:  # noqa: BLE001 - any other failure of a decompressor
         raise ObookError(f"{paths[0]}: cannot read feed: {e}") from e
     finally:
         reader.close()
