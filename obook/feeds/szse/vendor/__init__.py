@@ -62,15 +62,15 @@ def sniff(name: str, head: bytes) -> int:
 
 
 def session_date(path):
-    """The trading day from the first data row's TransactTime (None otherwise)."""
+    """The trading day from the first data row's TransactTime, the row read as the replay
+    reads it (quoted fields, blank lines after the header); None when the file has no
+    vendor header or no row the replay reads before a bad one."""
     from ...sources import read_head
-    lines = read_head(path, 4096).split(b"\n")
-    names = header_names(lines[0])
-    if len(lines) < 2 or not kind_of(names):
+    if not kind_of(header_names(read_head(path, 4096).split(b"\n")[0])):
         return None
-    cells = lines[1].split(b",")
-    col = names.index("TransactTime")
-    return date_of(int(cells[col])) if len(cells) > col and cells[col].strip().isdigit() else None
+    from .merge import first_stamp
+    stamp = first_stamp(path)
+    return date_of(stamp) if stamp is not None else None
 
 
 FORMAT = replace(_TEXT, name="szse-csv", sniff=sniff, session_date=session_date, merge="obook.feeds.szse.vendor.merge:merge",

@@ -125,7 +125,7 @@ def _rows(path: str, opened: list | None = None, where: int | None = None):
                 ticks, get = _columns(row, path)
                 header = len(row)
                 continue
-            if not row:
+            if not row or (len(row) == 1 and not row[0].strip()):     # a blank line, or one of spaces
                 continue
             if last.open and any(c.strip() for c in row):
                 _check_last(row, header, 8 if ticks else 7, path, reader.line_num, last.start)
@@ -154,6 +154,18 @@ def origin(paths: list, record: int):
     finally:
         merged.close()
     return None
+
+
+def first_stamp(path: str) -> int | None:
+    """The TransactTime of a file's first data row, read as the replay reads it (None: the
+    file has no row, or the replay refuses it or a line before it)."""
+    rows = _rows(path, where=0)
+    try:
+        return next(rows)[0][0]
+    except (StopIteration, ObookError):
+        return None
+    finally:
+        rows.close()
 
 
 def security_of(path) -> str:

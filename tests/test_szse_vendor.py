@@ -1,0 +1,106 @@
+"""Shenzhen vendor CSV files as CSV writers write them (Python's csv module, pandas.to_csv):
+quoted fields, CRLF line ends, a UTF-8 byte order mark, blank lines after the header. Each
+replays to the tables of the plain files, ``timestamp`` column included, whether the format
+is given or detected."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+import obook
+from obook.feeds.szse.vendor import session_date
+from obook.gen.szse import generate, vendor_order, write_vendor
+
+TABLES = ("bbo", "trades", "orders", "depth")
+NUMERIC = {"ApplSeqNum", "BidApplSeqNum", "OfferApplSeqNum", "Price", "Qty", "OrderQty", "TransactTime", "ChannelNo"}
+
+
+def _csv(rows, **options) -> bytes:
+    out = io.StringIO(newline="")
+    csv.writer(out, **options).writerows(rows)
+    return out.getvalue().encode()
+
+
+def _plain(rows) -> bytes:
+    return _csv(rows, lineterminator="\n")
+
+
+def _quoted_transacttime(rows) -> bytes:
+    at = rows[0].index("TransactTime")
+    return "".join(",".join(f'"{c}"' if i == at and n else c for i, c in enumerate(r)) + "\n"
+                   for n, r in enumerate(rows)).encode()
+
+
+def _nonnumeric(rows) -> bytes:
+    """pandas.to_csv(quoting=QUOTE_NONNUMERIC) of the file read with its numbers as numbers:
+    the names and the character columns quoted, prices as floats (``49.29``)."""
+    kinds = [float if c in ("Price", "Qty", "OrderQty") else int if c in NUMERIC else str for c in rows[0]]
+    return _csv([rows[0]] + [[k(c) for k, c in zip(kinds, r)] for r in rows[1:]], quoting=csv.QUOTE_NONNUMERIC)
+
+
+#: a CSV writer's variant of a vendor file: its rows (header first) -> the file's bytes
+WRITTEN = {
+    "blank_line_after_header": lambda rows: _plain(rows[:1]) + b"\n" + _plain(rows[1:]),
+    "blank_lines_of_spaces_and_crlf_after_header": lambda rows: _plain(rows[:1]) + b"\n  \n\r\n" + _plain(rows[1:]),
+    "quoted_transacttime": _quoted_transacttime,
+    "csv_quote_all_crlf": lambda rows: _csv(rows, quoting=csv.QUOTE_ALL),
+    "csv_quote_nonnumeric": _nonnumeric,
+    "crlf": lambda rows: _csv(rows),
+    "byte_order_mark": lambda rows: b"\xef\xbb\xbf" + _plain(rows),
+    "byte_order_mark_quote_all": lambda rows: b"\xef\xbb\xbf" + _csv(rows, quoting=csv.QUOTE_ALL),
+    "blank_line_after_header_crlf_quote_all": lambda rows: _csv(rows[:1], quoting=csv.QUOTE_ALL) + b"\r\n"
+    + _csv(rows[1:], quoting=csv.QUOTE_ALL),
+}
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """(the files of a generated vendor day, their tables by name)."""
+    files = sorted(write_vendor(tmp_path_factory.mktemp("szse") / "vendor", vendor_order(generate(3000, 2, 1))))
+    return files, {t: obook.table(t, files, workers=1, format="szse-csv").read_all() for t in TABLES}
+
+
+def _rewrite(files, folder, variant, rename=lambda name: name):
+    """The files written again into ``folder`` as WRITTEN[variant] writes them."""
+    folder.mkdir()
+    out = []
+    for f in files:
+        with open(f, newline="") as src:
+            rows = list(csv.reader(src))
+        out.append(folder / rename(f.name))
+        out[-1].write_bytes(WRITTEN[variant](rows))
+    return out
+
+
+@pytest.mark.parametrize("given", [True, False])
+@pytest.mark.parametrize("variant", sorted(WRITTEN))
+def test_szse_vendor_csv_as_csv_writers_write_it_equal_tables_timestamp_included(plain, tmp_path, variant, given):
+    files, want = plain
+    written = _rewrite(files, tmp_path / "vendor", variant)
+    assert written[0].read_bytes() != files[0].read_bytes()
+    fmt = {"format": "szse-csv"} if given else {}
+    for t in TABLES:
+        got = obook.table(t, written, workers=1, **fmt).read_all()
+        assert "timestamp" in got.column_names and got.num_rows > 50, t
+        assert got.equals(want[t]), t
+
+
+@pytest.mark.parametrize("first_rows", [
+    "\n\n1,1,2,10.00,1.00,20190102093000120,2011\n",
+    '"1","1","2","10.00","1.00","20190102093000120","2011"\r\n',
+    "   \n1,1,2,10.00,1.00,20190102093000120,2011\n",
+    "\n" * 5000 + "1,1,2,10.00,1.00,20190102093000120,2011\n",
+], ids=["blank_lines", "quoted_crlf", "line_of_spaces", "blank_lines_past_4_kb"])
+def test_session_date_first_row_after_blank_lines_or_quoted_is_its_day(tmp_path, first_rows):
+    p = tmp_path / "000001_orders.csv"
+    p.write_text("ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo\n" + first_rows)
+    assert str(session_date(str(p))) == "2019-01-02"
+
+
+def test_session_date_first_row_refused_is_none(tmp_path):
+    p = tmp_path / "000001_orders.csv"
+    p.write_text("ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo\n1,1,2,10.00,1.00,2019,2011\n")
+    assert session_date(str(p)) is None
