@@ -11,7 +11,8 @@ import io
 import pytest
 
 import obook
-from obook.feeds.szse.vendor import session_date
+from obook.feeds import SNIFF_BYTES, detect_format
+from obook.feeds.szse.vendor import session_date, sniff
 from obook.gen.szse import generate, vendor_order, write_vendor
 
 TABLES = ("bbo", "trades", "orders", "depth")
@@ -86,6 +87,26 @@ def test_szse_vendor_csv_as_csv_writers_write_it_equal_tables_timestamp_included
         got = obook.table(t, written, workers=1, **fmt).read_all()
         assert "timestamp" in got.column_names and got.num_rows > 50, t
         assert got.equals(want[t]), t
+
+
+@pytest.mark.parametrize("variant", ["csv_quote_all_crlf", "byte_order_mark", "byte_order_mark_quote_all"])
+def test_szse_vendor_csv_quoted_or_marked_header_other_file_names_detected(plain, tmp_path, variant):
+    """Files named otherwise than ``000001_orders.csv`` are told by their header alone, the
+    ticks header (and a quoted orders header) longer than the head a sniffer gets."""
+    files, want = plain
+    written = _rewrite(files, tmp_path / "vendor", variant, lambda n: n.replace("_orders", ".o").replace("_ticks", ".t"))
+    assert {detect_format(f) for f in written} == {"szse-csv"}
+    assert obook.bbo(written, workers=1).read_all().equals(want["bbo"])
+
+
+@pytest.mark.parametrize("header", [
+    b'"ApplSeqNum","BidApplSeqNum","OfferApplSeqNum","Price","Qty","ExecType","TransactTime","ChannelNo"\r\n',
+    b'\xef\xbb\xbfApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo\n',
+    b'"ApplSeqNum","Side","OrdType","Price","OrderQty","TransactTime","ChannelNo"\n',
+], ids=["ticks_quoted", "ticks_byte_order_mark", "orders_quoted"])
+def test_sniff_vendor_header_quoted_or_after_byte_order_mark_cut_at_head_surer_than_csv(header):
+    assert len(header) > SNIFF_BYTES
+    assert sniff("day.csv", header[:SNIFF_BYTES]) == 200
 
 
 @pytest.mark.parametrize("first_rows", [

@@ -48,14 +48,17 @@ def kind_of(names) -> str | None:
 
 
 def sniff(name: str, head: bytes) -> int:
-    """200 (surer than a generic CSV) for a vendor orders or ticks header (the ticks header is
-    longer than the head the sniffers get: its first 32 bytes or more are enough); 150 for a
-    vendor file's name (``000001_orders.csv``) over another header, which the replay refuses
-    naming the columns it lacks."""
-    first = head.split(b"\n")[0].rstrip(b"\r")
-    if kind_of(header_names(first)):
+    """200 (surer than a generic CSV) for a vendor orders or ticks header, its names quoted or
+    not, after a UTF-8 byte order mark or not (the ticks header is longer than the head the
+    sniffers get: its first 32 characters or more are enough); 150 for a vendor file's name
+    (``000001_orders.csv``) over another header, which the replay refuses naming the
+    columns it lacks."""
+    first = head.split(b"\n")[0]
+    names = header_names(first)
+    if kind_of(names):
         return 200
-    if len(first) >= 32 and (ORDER_HEADER.startswith(first) or TICK_HEADER.startswith(first)):
+    start = ",".join(names)     # a header cut by the head's end: its names so far, unquoted
+    if len(start) >= 32 and (ORDER_HEADER.decode().startswith(start) or TICK_HEADER.decode().startswith(start)):
         return 200
     named = re.match(r"\d{6}_(orders|ticks)\.csv(\.gz|\.zst)?$", os.path.basename(name).lower())
     return 150 if named and not first.startswith(b"Time,") else 0
