@@ -1,7 +1,7 @@
 """Shenzhen vendor CSV files as CSV writers write them (Python's csv module, pandas.to_csv):
 quoted fields, CRLF line ends, a UTF-8 byte order mark, blank lines after the header. Each
 replays to the tables of the plain files, ``timestamp`` column included, whether the format
-is given or detected."""
+is given or detected; line ends of a CR alone are an error naming the file and line 1."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import io
 import pytest
 
 import obook
+from obook.errors import FeedError
 from obook.feeds import SNIFF_BYTES, detect_format
 from obook.feeds.szse.vendor import session_date, sniff
 from obook.gen.szse import generate, vendor_order, write_vendor
+
+from hostile_support import cli_error
 
 TABLES = ("bbo", "trades", "orders", "depth")
 NUMERIC = {"ApplSeqNum", "BidApplSeqNum", "OfferApplSeqNum", "Price", "Qty", "OrderQty", "TransactTime", "ChannelNo"}
@@ -125,3 +128,15 @@ def test_session_date_first_row_refused_is_none(tmp_path):
     p = tmp_path / "000001_orders.csv"
     p.write_text("ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo\n1,1,2,10.00,1.00,2019,2011\n")
     assert session_date(str(p)) is None
+
+
+def test_szse_vendor_csv_cr_line_ends_error_names_file_and_line_1(plain, tmp_path):
+    files, _ = plain
+    written = _rewrite(files, tmp_path / "vendor", "crlf")
+    bad = written[0]
+    bad.write_bytes(bad.read_bytes().replace(b"\r\n", b"\r"))
+    with pytest.raises(FeedError) as info:
+        obook.bbo(written, workers=1, format="szse-csv").read_all()
+    assert info.value.path == str(bad) and info.value.record == 1, info.value
+    assert "carriage return (CR)" in info.value.reason and len(str(info.value)) < 300
+    assert cli_error("bbo", "--format", "szse-csv", *written).startswith(f"error: {bad}: line 1: ")

@@ -81,6 +81,9 @@ def _columns(row: list, path: str):
     """(ticks, getter of a row's cells in ORDER_COLUMNS / TICK_COLUMNS order) of a file's
     header row; a header that names neither kind's columns, or one of them twice, raises."""
     names = header_names(",".join(row))
+    if any("\r" in c for c in names):
+        raise FeedError(path, 1, "the header line holds a carriage return (CR): lines must end with LF or CRLF, "
+                        "not a CR alone", unit="line")
     kind = kind_of(names)
     if kind is None:
         if any(c in names for c in ("BidApplSeqNum", "OfferApplSeqNum", "ExecType")):
