@@ -2,7 +2,9 @@
 (``ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo``) and a ticks file
 (``ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo``),
 each with a header row naming its columns (in any order; extra columns are ignored), read together as one feed: pass the
-list of files (``obook.bbo([orders, ticks, ...], format="szse-csv")``).
+list of files (``obook.bbo([orders, ticks, ...], format="szse-csv")``). Fields may be
+quoted, lines end in LF or CRLF, a UTF-8 byte order mark before the header is dropped and
+blank lines are passed over, as CSV writers (Python's csv, pandas) write them.
 
 The files are merged by (TransactTime, ChannelNo, ApplSeqNum) into the Shenzhen text log
 (``obook.feeds.szse.vendor.merge``) and replayed as that log: ``seq`` is a line of the
