@@ -134,6 +134,37 @@ def test_pitch_unit_whose_length_holds_tolerant_skipped_counted_strict_error(day
 
 
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("where", ["middle", "end"])
+@pytest.mark.parametrize("run", [["count", "count"], ["message length", "count", "message length"],
+                                 ["count", "short message", "message length", "count"], ["count"] * 40],
+                         ids=["two", "three", "four kinds", "forty"])
+def test_pitch_units_whose_length_holds_in_a_row_tolerant_all_skipped_counted(day, tmp_path, run, where, workers):
+    path, data, clean = day
+    pos = _units(data)[TARGET][0] if where == "middle" else len(data)
+    bad = tmp_path / "run.pitch"
+    bad.write_bytes(data[:pos] + b"".join(_bad_units()[kind] for kind in run) + data[pos:])
+    rows, error, stats = _replay(bad, "skip", workers)
+    assert error is None and rows == clean
+    short = run.count("short message")
+    assert stats["skipped"] == {"malformed unit": len(run) - short, **({"short message": short} if short else {})}
+    assert stats["complete"] is True
+
+
+@pytest.mark.parametrize("header", [{"unit": 7}, {"sequence": 1 << 20}])
+def test_pitch_bad_unit_after_a_bad_unit_naming_no_unit_of_the_feed_tolerant_error(day, tmp_path, header):
+    path, data, clean = day
+    pos, _length, first = _units(data)[TARGET]
+    time = msg(TIME, 99_999)
+    odd = UNIT.pack(UNIT.size + len(time), 2, header.get("unit", 1), header.get("sequence", 0)) + time
+    bad = tmp_path / "odd.pitch"
+    bad.write_bytes(data[:pos] + _bad_units()["count"] + odd + data[pos:])
+    rows, error, _stats = _replay(bad, "skip")
+    assert isinstance(error, FeedError) and error.record == first
+    assert "the units after it cannot be found" in error.reason
+    assert rows == [r for r in clean if r["seq"] < first]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("type_", [0x22, 0x2F, 0x2A, 0x2B])      # add short, expanded; trade long, short
 def test_pitch_side_not_b_or_s_in_a_day_strict_error_tolerant_skip(day, tmp_path, type_, workers):
     path, data, _clean = day

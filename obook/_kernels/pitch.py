@@ -166,6 +166,9 @@ FRAME_SHORT = 2       # a message shorter than its type
 FRAME_GAP = 3         # a unit's sequence is not the next of its unit
 FRAME_LOST = 4        # tolerant mode: a unit whose length cannot be right (below the header,
                       # or no unit follows it): the units after it cannot be found
+#: how far from its unit's next sequence number a bad unit's header may be and still read
+#: like the feed's when it follows another bad unit (pitch_frame)
+NEAR_SEQ = 1 << 16
 # decode status (besides NEED_ROOM)
 DEC_OK = 0
 DEC_UNKNOWN = 1       # an order id no live order has
@@ -213,10 +216,21 @@ def unit_check(buf, pos, end, sizes):
 
 
 @njit(cache=True, _nrt=False)
-def _framed_after(buf, pos, n, final, sizes):
+def _unit_like(buf, pos, next_seq):
+    """Whether the header at pos reads like one of the feed's: it names a unit a sequenced
+    unit was framed on and a sequence number 0 (unsequenced) or within NEAR_SEQ of that
+    unit's next one. A length that lands in the middle of a unit rarely finds both."""
+    expect = next_seq[buf[pos + 3]]
+    seq = _le(buf, pos + 4, 4)
+    return expect != 0 and (seq == 0 or abs(seq - expect) < NEAR_SEQ)
+
+
+@njit(cache=True, _nrt=False)
+def _framed_after(buf, pos, n, final, sizes, next_seq):
     """Whether a unit follows at pos (a malformed unit's end): FRAME_OK when pos is the end
-    of the file or starts a unit whose messages fill it (FRAME_SHORT ones included),
-    FRAME_UNIT when it does not, FRAME_GAP when buf[:n] does not hold it whole yet."""
+    of the file, starts a unit whose messages fill it (FRAME_SHORT ones included) or a
+    malformed unit whose header reads like the feed's (what follows that one decides in
+    turn), FRAME_UNIT when it does not, FRAME_GAP when buf[:n] does not hold it whole yet."""
     if pos == n and final:
         return FRAME_OK
     if pos + HEADER > n:
@@ -226,7 +240,9 @@ def _framed_after(buf, pos, n, final, sizes):
         return FRAME_UNIT
     if pos + ln > n:
         return FRAME_UNIT if final else FRAME_GAP
-    return FRAME_UNIT if unit_check(buf, pos, pos + ln, sizes)[0] == FRAME_UNIT else FRAME_OK
+    if unit_check(buf, pos, pos + ln, sizes)[0] == FRAME_UNIT and not _unit_like(buf, pos, next_seq):
+        return FRAME_UNIT
+    return FRAME_OK
 
 
 @njit(cache=True, _nrt=False)
@@ -236,7 +252,8 @@ def pitch_frame(buf, n, max_records, strict, final, sizes, types, next_seq, coun
     number (0: none seen yet). Tolerant mode counts what it passes over in counts (0: bad
     units, 1: short messages, 2: gaps): a bad unit is passed over whole (its messages get
     no record numbers; the decoders pass over it too) when its length holds, that is when
-    a unit whose messages fill it (or the end of the file) follows it; a gap is counted and
+    the end of the file, a unit whose messages fill it, or another bad unit whose header
+    reads like the feed's (and whose own length holds) follows it; a gap is counted and
     the feed goes on. A unit length below the header, or a bad unit no unit follows, leaves
     nothing to go on from: FRAME_UNIT (strict) or FRAME_LOST (tolerant) in both modes.
     Returns (messages, bytes, status, the failing message's index within its unit)."""
@@ -263,7 +280,7 @@ def pitch_frame(buf, n, max_records, strict, final, sizes, types, next_seq, coun
             if strict:
                 return k, pos, bad, j
             if bad == FRAME_UNIT:
-                after = _framed_after(buf, end, n, final, sizes)
+                after = _framed_after(buf, end, n, final, sizes, next_seq)
                 if after == FRAME_GAP:
                     break                    # read on: the next unit decides
                 if after == FRAME_UNIT:
