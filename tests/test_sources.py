@@ -279,6 +279,38 @@ def test_sources_non_blocking_stream_waited_for_same_rows(itch, kind):
     assert got == _rows(itch / "day.itch", breaks=False)
 
 
+@pytest.mark.parametrize("buffering", [0, -1], ids=["raw", "buffered"])
+@pytest.mark.parametrize("n", [-1, 5_000], ids=["all", "5000"])
+def test_digesting_stream_read_of_a_slow_non_blocking_pipe_waits_all_bytes_digested(buffering, n):
+    # stdin as a non-blocking pipe: read() meets None or BlockingIOError before each write
+    import hashlib
+    import os
+    import time
+
+    from obook.feeds.sources import DigestingStream
+
+    data = bytes(range(256)) * 200
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+
+    def write(payload):
+        with open(w, "wb") as f:
+            for i in range(0, len(payload), 10_000):
+                f.write(payload[i:i + 10_000])
+                f.flush()
+                time.sleep(0.05)
+
+    with open(r, "rb", buffering=buffering) as raw:
+        t = _feed_in_thread(write, data)
+        stream = DigestingStream(raw, "<stdin>")
+        got = b""
+        while chunk := stream.read(n):
+            got += chunk
+    t.join()
+    assert got == data
+    assert stream.digest() == (len(data), hashlib.sha256(data).hexdigest())
+
+
 def test_sources_object_with_read_only_same_rows(itch):
     data = io.BytesIO(gzip.compress((itch / "day.itch").read_bytes(), mtime=0))
 

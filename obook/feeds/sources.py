@@ -397,7 +397,22 @@ def _unzipping(f, name: str):
         raise
 
 
-class HeadedStream:
+class _ReadByReadinto:
+    """``read`` of a stream by its ``readinto``: a non-blocking stream with nothing yet is
+    waited for as ``readinto`` waits (:func:`_readinto`), b"" only at the end."""
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            parts = []
+            while got := self.read(READ_PIECE):
+                parts.append(got)
+            return b"".join(parts)
+        buf = bytearray(n)
+        got = self.readinto(memoryview(buf))
+        return bytes(buf[:got])
+
+
+class HeadedStream(_ReadByReadinto):
     """A stream whose first bytes were read ahead (to tell its format): gives them back
     first, then the rest of the stream. ``name`` is how errors name it; ``first``: the
     bytes read ahead (what its format is told from); ``failed``: the error a read ahead
@@ -421,18 +436,8 @@ class HeadedStream:
             raise failed
         return _readinto(self.raw, view)
 
-    def read(self, n: int = -1) -> bytes:
-        if n is None or n < 0:
-            parts = []
-            while got := self.read(READ_PIECE):
-                parts.append(got)
-            return b"".join(parts)
-        buf = bytearray(n)
-        got = self.readinto(memoryview(buf))
-        return bytes(buf[:got])
 
-
-class DigestingStream:
+class DigestingStream(_ReadByReadinto):
     """A binary stream that keeps the size and sha256 of the bytes read through it (a
     feed on stdin gets the provenance a file gets from :func:`obook.to_parquet.file_digest`)."""
 
@@ -450,12 +455,6 @@ class DigestingStream:
             self._sha.update(view[:n])
             self.size += n
         return n
-
-    def read(self, n: int = -1) -> bytes:
-        b = self.raw.read() if n is None or n < 0 else self.raw.read(n)
-        self._sha.update(b)
-        self.size += len(b)
-        return b
 
     def digest(self) -> tuple[int, str]:
         """(size, sha256 hex) of what was read so far."""
