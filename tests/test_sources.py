@@ -4,6 +4,7 @@ streams (a pipe, a socket) give the same rows."""
 import gzip
 import io
 import socket
+import struct
 import threading
 
 import pytest
@@ -14,7 +15,7 @@ from obook.engine.replay import Replay
 from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
 
-from hostile_support import generated_day
+from hostile_support import generated_day, obook_cli
 from reference_itch import frames
 
 TABLES = ("bbo", "trades", "orders")
@@ -371,6 +372,42 @@ def test_sources_compressed_stream_decompressed_same_rows_as_the_path(days, fmt,
         got = obook.bbo(stream, workers=1, format=fmt if given else None).read_all()
     want = obook.bbo(days[fmt], workers=1).read_all()
     assert got.num_rows > 0 and got.equals(want)
+
+
+def _pzstd(data: bytes) -> bytes:
+    """``data`` zstd-compressed as pzstd writes it: before each frame a skippable frame (of
+    the frame's size); here also a skippable frame of another magic between the frames and
+    an empty one at the end."""
+    half = len(data) // 2
+    frames = [zstandard.ZstdCompressor().compress(part) for part in (data[:half], data[half:])]
+
+    def skippable(payload: bytes, low: int = 0) -> bytes:
+        return struct.pack("<II", 0x184D2A50 | low, len(payload)) + payload
+
+    return (skippable(struct.pack("<I", len(frames[0]))) + frames[0] + skippable(bytes(300_000), 0xF)
+            + skippable(struct.pack("<I", len(frames[1]))) + frames[1] + skippable(b"", 7))
+
+
+@pytest.mark.parametrize("fmt", ["itch", "databento"])
+@pytest.mark.parametrize("kind", ["path", "file", "BytesIO"])
+def test_sources_pzstd_skippable_frames_same_rows_as_the_plain_file(days, tmp_path, fmt, kind):
+    blob = _pzstd(days[fmt].read_bytes())
+    path = tmp_path / "day.pzstd"                   # told by its magic, not its name
+    path.write_bytes(blob)
+    source = path if kind == "path" else open(path, "rb") if kind == "file" else io.BytesIO(blob)
+    got = obook.bbo(source, workers=1).read_all()
+    want = obook.bbo(days[fmt], workers=1).read_all()
+    assert got.num_rows > 0 and got.equals(want)
+
+
+def test_sources_pzstd_file_on_stdin_same_rows_as_the_plain_file(days, tmp_path):
+    path = tmp_path / "day.dbn.zst"
+    path.write_bytes(_pzstd(days["databento"].read_bytes()))
+    with open(path, "rb") as stdin:
+        got = obook_cli("bbo", "-", stdin=stdin)
+    want = obook_cli("bbo", days["databento"])
+    assert got.returncode == want.returncode == 0, got.stderr.decode()[-2000:]
+    assert got.stdout == want.stdout and want.stdout.count(b"\n") > 100
 
 
 @pytest.mark.parametrize("table, fmt", [("mbp1", "databento"), ("mbp10", "databento"), ("audit", "sse")])

@@ -16,7 +16,8 @@ import zstandard
 
 import obook
 from obook.errors import ObookError
-from obook.feeds.sources import GZIP_MAGIC, ZSTD_MAGIC, _decompressing
+from obook.feeds.sources import GZIP_MAGIC, _decompressing
+from obook.feeds.zstd_frames import ZSTD_MAGIC
 
 from hostile_support import batches_until_error, cli_error, peak_rss_mib
 from itch_builder import ItchBuilder

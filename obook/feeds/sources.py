@@ -2,8 +2,9 @@
 
 A *source* is one of
 
-* a path: a plain, gzip (ISA-L) or zstd (``compression.zstd``, streamed) file, or a zip of one file, told apart by its
-  first bytes, never by its name;
+* a path: a plain, gzip (ISA-L) or zstd (``compression.zstd``, streamed; a skippable frame
+  first too, as ``pzstd`` writes: :mod:`obook.feeds.zstd_frames`) file, or a zip of one
+  file, told apart by its first bytes, never by its name;
 * a list of paths: several files that form one feed, concatenated in the given order (or,
   when the format has a ``merge`` hook, merged by the format's own sequence numbers);
 * a binary file-like object (``readinto`` or ``read``) or a socket: a stream, read in
@@ -32,6 +33,7 @@ import numpy as np
 from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError, TruncatedFeedError
 from .pieces import Pieces
+from .zstd_frames import is_zstd
 
 BLOCK_SIZE = 1 << 20
 #: the first (decompressed) bytes of a stream kept to tell its format and session date, as
@@ -40,7 +42,6 @@ HEAD_BYTES = 4096
 READ_PIECE = 1 << 17
 
 GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZIP_MAGIC = b"PK\x03\x04"
 ZIP_EMPTY_MAGIC = b"PK\x05\x06"      # an archive of no file: its directory's end alone
 
@@ -312,7 +313,7 @@ def _zstd_decompressor():
 def _decompressing(raw, magic: bytes, name: str):
     if magic[:2] == GZIP_MAGIC:
         return _PieceReader(raw, _Gunzip, _gzip_member, "gzip stream")
-    if magic[:4] == ZSTD_MAGIC:
+    if is_zstd(magic):
         return _PieceReader(raw, _zstd_decompressor(), what="zstd stream")
     return raw
 
@@ -478,7 +479,7 @@ def sniffed_stream(raw, name: str = "-", n: int = 64) -> tuple["HeadedStream", b
     starts with a gzip or zstd magic, with its first ``n`` decompressed bytes (to tell its
     format) given back first. Returns ``(stream, head)``."""
     magic, failed = _read_ahead(raw, 4)
-    if failed is None and (magic[:2] == GZIP_MAGIC or magic[:4] == ZSTD_MAGIC):
+    if failed is None and (magic[:2] == GZIP_MAGIC or is_zstd(magic)):
         raw = _decompressing(HeadedStream(raw, magic, name), magic, name)
         head, failed = _read_ahead(raw, n)
     elif failed is None:
