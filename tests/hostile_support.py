@@ -64,3 +64,27 @@ def generated_day(path, kind: str, n: int, *args):
     r = obook_cli("gen", kind, path, "-n", n, *args)
     assert r.returncode == 0, r.stderr.decode("utf-8", "replace")[-2000:]
     return path
+
+
+def zstd_block_starts(frame: bytes) -> list[int]:
+    """The offsets of the blocks of one zstd frame (each a 3-byte header: last-block bit,
+    type, size; then its content: ``size`` bytes, one for an RLE block)."""
+    import zstandard
+
+    p, out = zstandard.frame_header_size(frame), []
+    while True:
+        out.append(p)
+        header = int.from_bytes(frame[p:p + 3], "little")
+        p += 3 + (1 if header >> 1 & 3 == 1 else header >> 3)
+        if header & 1:
+            return out
+
+
+def damage_zstd_block(frame: bytes, k: int) -> tuple[bytes, int]:
+    """``frame`` with its block ``k`` (0-based) damaged: its header's type made the reserved
+    one (zstd fails there, whatever its version). Returns (the damaged frame, the offset of
+    the damaged block): zstd decodes every block before it."""
+    at = zstd_block_starts(frame)[k]
+    damaged = bytearray(frame)
+    damaged[at] |= 0b110
+    return bytes(damaged), at

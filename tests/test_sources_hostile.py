@@ -19,7 +19,7 @@ from obook.errors import ObookError
 from obook.feeds.sources import GZIP_MAGIC, _decompressing
 from obook.feeds.zstd_frames import ZSTD_MAGIC
 
-from hostile_support import batches_until_error, cli_error, peak_rss_mib
+from hostile_support import batches_until_error, cli_error, damage_zstd_block, peak_rss_mib
 from itch_builder import ItchBuilder
 
 BOMB_GIB = 1
@@ -174,6 +174,32 @@ def test_zstd_cut_feed_rows_before_then_truncated_error(tmp_path):
     path.write_bytes(blob[:len(blob) * 3 // 4])
     batches, error = batches_until_error(obook.bbo(path, workers=1))
     assert batches and "truncated record" in str(error)
+
+
+@pytest.mark.parametrize("kind", ["path", "stream"])
+@pytest.mark.parametrize("block", [1, 5])
+def test_damaged_zstd_every_row_zstd_decodes_before_the_damage_then_error_naming_file_and_reason(
+        tmp_path, kind, block):
+    """A zstd frame damaged at a block gives the rows of every whole record of the blocks
+    before it (all that zstd decodes), then names the file, the record the damage cuts,
+    the byte of the decompressed feed and zstd's reason."""
+    import re
+
+    day = _itch_day(40_000)
+    blob, at = damage_zstd_block(zstandard.ZstdCompressor().compress(day), block)
+    bad = tmp_path / "bad.itch.zst"
+    bad.write_bytes(blob)
+    held = zstandard.ZstdDecompressor().decompressobj().decompress(blob[:at])
+    assert len(held) == block << 17 and day.startswith(held)
+    prefix = tmp_path / "prefix.itch"
+    prefix.write_bytes(held)
+    want, prefix_error = batches_until_error(obook.table("orders", prefix, workers=1))     # a row per add
+    source = bad if kind == "path" else io.BytesIO(blob)
+    got, error = batches_until_error(obook.table("orders", source, workers=1, format="itch"))
+    assert pa.Table.from_batches(got).equals(pa.Table.from_batches(want)) and sum(b.num_rows for b in got) > 0
+    name = str(bad) if kind == "path" else "<BytesIO>"
+    assert re.fullmatch(rf"{re.escape(name)}: message {prefix_error.record}: read failed at byte {len(held)} of the "
+                        r"decompressed feed: damaged zstd stream: \w.+", str(error)), str(error)
 
 
 # ---------------------------------------------------------------- gzip bombs

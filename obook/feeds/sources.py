@@ -33,7 +33,7 @@ import numpy as np
 from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import FeedError, ObookError, TruncatedFeedError
 from .pieces import Pieces
-from .zstd_frames import is_zstd
+from .zstd_frames import Unzstd, ZstdUnits, is_zstd
 
 BLOCK_SIZE = 1 << 20
 #: the first (decompressed) bytes of a stream kept to tell its format and session date, as
@@ -300,21 +300,11 @@ class _Gunzip:
     unused_data = property(lambda self: self._d.unused_data)
 
 
-def _zstd_decompressor():
-    """The ZstdDecompressor class of the standard library's ``compression.zstd`` (its
-    backport before Python 3.14): ``decompress(data, max_length)`` bounds each output."""
-    try:
-        from compression.zstd import ZstdDecompressor
-    except ImportError:
-        from backports.zstd import ZstdDecompressor
-    return ZstdDecompressor
-
-
 def _decompressing(raw, magic: bytes, name: str):
     if magic[:2] == GZIP_MAGIC:
         return _PieceReader(raw, _Gunzip, _gzip_member, "gzip stream")
     if is_zstd(magic):
-        return _PieceReader(raw, _zstd_decompressor(), what="zstd stream")
+        return _PieceReader(ZstdUnits(raw), Unzstd, what="zstd stream")
     return raw
 
 
@@ -599,7 +589,7 @@ class Batch:
 
 class Cut(Exception):
     """A read failed: a compressed stream ended early (``cause`` an EOFError) or is damaged
-    (an OSError, zstd's ZstdError); ``got`` bytes were read before (kept)."""
+    (an OSError); ``got`` bytes were read before (kept)."""
 
     def __init__(self, got: int, cause: Exception):
         self.got, self.cause = got, cause
@@ -615,11 +605,7 @@ def read_block(f, view: memoryview, partial: bool = False) -> int:
     while got < len(view) and not (partial and got):
         try:   # in pieces: each decompressed step is bounded
             n = _readinto(f, view[got:got + READ_PIECE])
-        except (OSError, EOFError) as e:   # gzip errors are OSError / EOFError
-            raise Cut(got, e) from e
-        except Exception as e:
-            if type(e).__name__ != "ZstdError":
-                raise
+        except (OSError, EOFError) as e:   # the decompressors' errors are OSError / EOFError
             raise Cut(got, e) from e
         if not n:
             break
