@@ -15,7 +15,7 @@ import obook
 from obook.errors import FeedError
 from obook.gen.databento import metadata_bytes
 
-from hostile_support import cli_error
+from hostile_support import batches_until_error, cli_error, damage_zstd_block
 
 
 def _mbp1_file(path):
@@ -150,3 +150,33 @@ def test_dbn_mbp_truncated_file_rows_before_the_cut_record_then_its_error(dbn_da
     before = clean.filter(pc.less(clean.column("seq"), 1996))
     assert before.num_rows > 0 and pa.Table.from_batches(got, clean.schema).equals(before)
     assert str(error) == f"{cut}: record 1996: truncated record at byte offset {cut_at - 5}"
+
+
+@pytest.mark.parametrize("table", ["bbo", "mbp1"])
+@pytest.mark.parametrize("block", [0, 1])
+def test_dbn_zst_damaged_rows_before_the_damage_then_damaged_stream_error(dbn_day, tmp_path, table, block):
+    """A .dbn.zst damaged inside gives the rows of every record zstd decodes before the
+    damage, then names the file, the record the damage cuts and zstd's reason; damaged in
+    the block of the metadata header: no row and that error, not a truncated header."""
+    import re
+
+    from obook.feeds.databento.metadata import header_length
+
+    data = dbn_day.read_bytes()
+    blob, at = damage_zstd_block(zstandard.ZstdCompressor().compress(data), block)
+    bad = tmp_path / "bad.dbn.zst"
+    bad.write_bytes(blob)
+    held = len(zstandard.ZstdDecompressor().decompressobj().decompress(blob[:at]))
+    cut, p = 1, header_length(data[:8])             # the first record not whole in what zstd decodes
+    while p + data[p] * 4 <= held:
+        p += data[p] * 4
+        cut += 1
+    read = getattr(obook, table)
+    got, error = batches_until_error(read(bad, workers=1))
+    clean = read(dbn_day, workers=1).read_all()
+    before = clean.filter(pc.less(clean.column("seq"), cut))
+    assert (before.num_rows > 0) is (block > 0)
+    assert pa.Table.from_batches(got, clean.schema).equals(before)
+    assert re.fullmatch(rf"{re.escape(str(bad))}: record {cut}: read failed at byte {held} of the decompressed "
+                        r"feed: damaged zstd stream: \w.+", str(error)), str(error)
+    assert "damaged zstd stream" in cli_error("table", table, bad)

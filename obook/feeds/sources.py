@@ -703,7 +703,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                     break
                 data = buf[pos:pos + r.n_bytes] if r.data is None else r.data
                 if damaged and isinstance(r.error, TruncatedFeedError):     # the record the damage cuts
-                    r.error = framer.damage(r.error.record)
+                    r.error = framer.damage(seq if r.error.record is None else r.error.record)
                 yield Batch(data, seq, offset, r.n_records, r.error, source_pos, columns)
                 if r.error is not None:
                     return

@@ -39,9 +39,10 @@ class DbnFramer(Framer):
                 out[RTYPE_NAMES.get(r, hex(r))] = int(n)
         return out
 
-    def _header(self, buf, final) -> FrameResult:
+    def _header(self, buf, byte_offset, final) -> FrameResult:
         """The metadata header at the front of buf as a batch of no record (every file of a
-        feed starts with one; the decoders read its symbol mappings)."""
+        feed starts with one; the decoders read its symbol mappings). A feed that ends
+        within it is truncated there (a damaged compressed file: the damage is reported)."""
         try:
             n = header_length(bytes(buf[:8]))
             if n is not None and len(buf) >= n:
@@ -63,13 +64,13 @@ class DbnFramer(Framer):
         except MetadataError as e:
             return FrameResult(0, 0, FeedError(self.path, None, str(e), unit=self.unit))
         if final:
-            return FrameResult(0, 0, FeedError(self.path, None, "truncated DBN metadata header",
-                                               unit=self.unit))
+            return FrameResult(0, 0, TruncatedFeedError(self.path, None, byte_offset, "truncated DBN metadata header",
+                                                        unit=self.unit))
         return FrameResult(0, 0)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if self.metadata is None or bytes(buf[:3]) == MAGIC:
-            return self._header(buf, final)
+            return self._header(buf, byte_offset, final)
         strict = self.on_error == "raise"
         k, nbytes, status = K.dbn_frame(buf, len(buf), max_records, strict,
                                         K.KNOWN_RTYPES, self.rtypes, self.actions, self.counts)
