@@ -9,7 +9,9 @@ from one feed's BBO table and its price scale (the schema's ``obook.price_scale`
   ``end_time``, by default the feed's last BBO time), clipped to [start_time, end_time];
   ``quoted_time``, ``updates`` (the quoted rows inside the window), ``twas_ticks`` (an average:
   float), ``twas`` (currency),
-  ``min_spread_ticks`` / ``max_spread_ticks`` over the rows that carry weight.
+  ``min_spread_ticks`` / ``max_spread_ticks`` over the rows that carry weight. A window of no
+  BBO row (a start_time after the last BBO time with end_time defaulted, an end_time before the
+  first BBO time) is an error, as start_time after end_time is.
 * bbo_grid: each ticker's last BBO (the highest seq of its last time) at or before each point
   of ``start_time, start_time + every, ... <= end_time`` (default: the first BBO time rounded up
   to a multiple of ``every``, the last BBO time), ``quote_seq`` / ``quote_time`` saying which.
@@ -90,13 +92,15 @@ def _by_ticker(bbo: pa.Table):
     return names, code, np.lexsort((seq, code))
 
 
-def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None) -> pa.Table:
-    """One row per ticker: the time-weighted average spread (see the module)."""
+def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None, source: str = "") -> pa.Table:
+    """One row per ticker: the time-weighted average spread (see the module); a window that
+    holds no quote is an error naming ``source`` (the feed)."""
     start_time, end_time = _window(start_time, end_time, "twas")
     if bbo.num_rows == 0:
         return _TWAS.empty_table()
     names, code, order = _by_ticker(bbo)
     time = bbo.column("time").to_numpy().astype(np.int64)[order]
+    _check_quoted(start_time, end_time, int(time.min()), int(time.max()), source)
     code = code[order]
     bid, bid_ok = _ints(bbo.column("bid_px"))
     ask, ask_ok = _ints(bbo.column("ask_px"))
@@ -125,6 +129,18 @@ def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None) 
                      None if twas_ticks is None else twas_ticks / float(price_scale),
                      int(carry.min()) if len(carry) else None, int(carry.max()) if len(carry) else None))
     return pa.Table.from_pylist([dict(zip(_TWAS.names, r)) for r in rows], schema=_TWAS)
+
+
+def _check_quoted(start_time, end_time, first: int, last: int, source: str) -> None:
+    """A twas window of no BBO row is an error, not rows of nothing: ``start_time`` after the
+    last BBO time (the default end_time), or ``end_time`` before the first BBO time."""
+    of = f" of {source}" if source else ""
+    if end_time is None and start_time is not None and start_time > last:
+        raise ObookError(f"twas: start_time {start_time} is after the last BBO time {last}{of} (the default "
+                         "end_time): the window is empty; give an end_time, or an earlier start_time")
+    if end_time is not None and end_time < first:
+        raise ObookError(f"twas: end_time {end_time} is before the first BBO time {first}{of}: the window "
+                         "holds no quote; give a later end_time")
 
 
 def grid_schema(bbo_schema: pa.Schema) -> pa.Schema:
@@ -205,12 +221,13 @@ def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def analytic(name: str, bbo: pa.Table, price_scale: int, options: dict) -> pa.Table:
-    """Table ``name`` (spread, twas or bbo_grid) of one feed's BBO rows."""
+def analytic(name: str, bbo: pa.Table, price_scale: int, options: dict, source: str = "") -> pa.Table:
+    """Table ``name`` (spread, twas or bbo_grid) of the BBO rows of one feed (``source``: its
+    name, for the errors)."""
     if name == "spread":
         return spread_table(bbo, price_scale)
     if name == "twas":
-        return twas_table(bbo, price_scale, options.get("start_time"), options.get("end_time"))
+        return twas_table(bbo, price_scale, options.get("start_time"), options.get("end_time"), source)
     if name == "bbo_grid":
         return grid_table(bbo, options.get("every"), options.get("start_time"), options.get("end_time"))
     raise ObookError(f"no analytic table {name!r}")

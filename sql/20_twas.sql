@@ -3,7 +3,8 @@
 --   the last one until end_time. Intervals are clipped to [start_time, end_time];
 --   start_time defaults to the ticker's first row, end_time to the last BBO time of the
 --   feed file (of the tickers replayed, with tickers :=). Time with an empty side (no
---   spread) counts in neither sum.
+--   spread) counts in neither sum. A window of no BBO row of a file (start_time after its
+--   last BBO time with end_time defaulted, end_time before its first) is an error.
 --   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window
 --   updates      BIGINT   BBO rows of the ticker with both sides quoted, inside the window
 --   twas_ticks   DOUBLE   sum(spread_ticks * duration) / quoted_time: an average, so DOUBLE
@@ -33,10 +34,21 @@ given AS (   -- feed times: whole numbers, at least 0 (1.5 or 'x' is an error, n
 opt AS (   -- start_time after end_time is an error, not rows of nothing
     SELECT first_time, last_time FROM given WHERE __obook_window(first_time, last_time, 'obook_twas')
 ),
-win AS (
+win AS (   -- a window of no BBO row is an error, as in Python (obook.analytics)
     SELECT file,
            CAST(any_value(opt.first_time) AS HUGEINT) AS t0,
-           CAST(coalesce(any_value(opt.last_time), max(time)) AS HUGEINT) AS t1
+           CAST(CASE
+               WHEN any_value(opt.last_time) IS NULL AND any_value(opt.first_time) > max(time)
+               THEN error('obook_twas: start_time ' || CAST(any_value(opt.first_time) AS VARCHAR)
+                          || ' is after the last BBO time ' || CAST(max(time) AS VARCHAR) || ' of ' || file
+                          || ' (the default end_time): the window is empty; give an end_time, or an '
+                          || 'earlier start_time')
+               WHEN any_value(opt.last_time) < min(time)
+               THEN error('obook_twas: end_time ' || CAST(any_value(opt.last_time) AS VARCHAR)
+                          || ' is before the first BBO time ' || CAST(min(time) AS VARCHAR) || ' of ' || file
+                          || ': the window holds no quote; give a later end_time')
+               ELSE coalesce(any_value(opt.last_time), max(time))
+           END AS HUGEINT) AS t1
     FROM b, opt
     GROUP BY file
 ),

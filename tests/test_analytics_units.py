@@ -4,6 +4,7 @@ any price, currency back to price integers from float prices, LOBSTER's options.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import duckdb
@@ -96,6 +97,28 @@ def test_twas_start_after_end_on_a_feed_without_bbo_rows_is_still_an_error(tmp_p
         obook.twas(path, workers=1, start_time=5, end_time=3)
     with pytest.raises(duckdb.Error, match="obook_twas: start_time 5 is after end_time 3"):
         con.sql(f"SELECT * FROM obook_twas('{path}', start_time := 5, end_time := 3)").fetchall()
+
+
+@pytest.mark.parametrize("side", ["start_after_the_last_bbo", "end_before_the_first_bbo"])
+def test_twas_window_of_no_bbo_row_is_an_obook_error_on_every_front_end(tmp_path, con, capsys, side):
+    """A window past the feed's BBO rows gave one row a ticker with nothing in it."""
+    path = _itch(tmp_path)
+    times = obook.bbo(path, workers=1).read_all().column("time").to_pylist()
+    if side == "start_after_the_last_bbo":
+        option, value = "start_time", max(times) + 1
+        says = f"twas: start_time {value} is after the last BBO time {max(times)} of {path} (the default end_time)"
+    else:
+        option, value = "end_time", min(times) - 1
+        says = f"twas: end_time {value} is before the first BBO time {min(times)} of {path}"
+    with pytest.raises(ObookError, match=re.escape(says)):
+        obook.twas(path, workers=1, **{option: value}).read_all()
+    with pytest.raises(ObookError, match=re.escape(says)):
+        obook.scan_twas(path, workers=1, **{option: value}).collect()
+    query = f"FROM obook_twas('{path}', {option} := {value}, workers := 1)"
+    with pytest.raises(duckdb.Error, match=re.escape(f"obook_{says}")):
+        con.sql(query).fetchall()
+    assert says in cli_error(capsys, "table", "twas", path, "--workers", 1, f"--{option.replace('_', '-')}", value)
+    assert f"obook_{says}" in cli_error(capsys, "sql", query)
 
 
 def test_twas_window_of_one_instant_or_in_order_still_gives_rows(tmp_path, con):

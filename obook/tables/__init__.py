@@ -116,8 +116,9 @@ _CORE = (
                   "currency), `quoted_time` with both sides quoted, `updates` (quoted BBO rows inside the "
                   "window), min and max spread. Each row's spread holds until the ticker's next row, the last until `end_time` (default: the feed's "
                   "last BBO time). A crossed book (a call auction's) counts as it is, a negative spread, and a "
-                  "break as the spread it leaves: `start_time` / `end_time` keep to continuous trading. In "
-                  "DuckDB: the SQL macro `obook_twas`.", "analytics",
+                  "break as the spread it leaves: `start_time` / `end_time` keep to continuous trading. A window "
+                  "of no BBO row (`start_time` after the last BBO time with `end_time` defaulted, `end_time` "
+                  "before the first) is an error. In DuckDB: the SQL macro `obook_twas`.", "analytics",
           ("start_time", "end_time") + REPLAY_OPTIONS, (), (), ("quoted_time",), front_ends=("python", "polars"),
           per_ticker=False),
     Table("bbo_grid", "Every ticker's last BBO at or before each point of a regular grid of `every` feed time "

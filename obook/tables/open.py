@@ -120,7 +120,7 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
         from ..analytics import analytic
 
         bbo = _replay(table("bbo"), feed, fmt, o).reader("bbo").read_all()
-        t = analytic(spec.name, bbo, 10 ** fmt.price_scale, o)
+        t = analytic(spec.name, bbo, 10 ** fmt.price_scale, o, _name(feed))
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "messages":
         return fmt.messages_reader()(feed)
