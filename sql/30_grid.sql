@@ -9,16 +9,20 @@
 --   The columns are the BBO's (the book key is the format's: locate, instrument_id ...), prices
 --   as obook_bbo gives them (prices := 'int' | 'decimal' | 'float') and quantities exact integers
 --   in the feed's units. filename := true: a last column `filename`, the feed file of the row;
---   several files are gridded each on its own.
+--   several files are gridded each on its own. With a session date (date :=, a Nasdaq file
+--   name, an epoch format) `timestamp` after `time` is the grid point's instant (UTC).
 CREATE OR REPLACE TEMP MACRO obook_bbo_grid(path, every, start_time := NULL, end_time := NULL,
                                             workers := NULL, format := NULL, on_error := 'raise',
                                             date := NULL, tickers := NULL, prices := 'int',
                                             filename := false) AS TABLE
 WITH b AS MATERIALIZED (
-    SELECT COLUMNS(lambda c: c NOT IN ('seq', 'time', 'ticker', 'timestamp', 'filename')),
+    -- the BBO's columns; with a session date also its `timestamp` (else __no_stamp alone: a column
+    -- list that may be empty is an error), which places the file's midnight
+    SELECT COLUMNS(lambda c: c NOT IN ('seq', 'time', 'ticker', 'filename')),
            q.seq AS quote_seq, q.time AS quote_time, q.ticker AS quote_ticker, q.filename AS quote_file
-    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
-                   tickers := tickers, prices := prices, filename := true) AS q
+    FROM (SELECT *, CAST(NULL AS TIMESTAMPTZ_NS) AS __no_stamp
+          FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
+                         tickers := tickers, prices := prices, filename := true)) AS q
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),
 given AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
@@ -37,12 +41,17 @@ bounds AS (
            CAST(coalesce(any_value(step.first_time), ((min(quote_time) + any_value(step.every) - 1) // any_value(step.every))
                                      * any_value(step.every)) AS BIGINT) AS t0,
            CAST(coalesce(any_value(step.last_time), max(quote_time)) AS BIGINT) AS t1,
-           CAST(any_value(step.every) AS BIGINT) AS step_size
-    FROM b, step
+           CAST(any_value(step.every) AS BIGINT) AS step_size,
+           -- ns since the epoch of the file's time 0, and of one time unit (no session date: NULL)
+           any_value(epoch_ns(coalesce(*COLUMNS(lambda c: c IN ('timestamp', '__no_stamp'))))
+                     - CAST(quote_time AS HUGEINT) * u.unit) AS origin_ns,
+           any_value(u.unit) AS unit_ns
+    FROM b, step, (SELECT CAST(obook_unit(to_json(path), format, 'time_unit_ns') AS BIGINT) AS unit) AS u
     GROUP BY quote_file
 ),
 grid AS (   -- at most 500,000,000 points a file (a step of 1 ns over a day would ask for 10**14)
-    SELECT file, CAST(unnest(generate_series(t0, t1, CASE WHEN (t1 - t0) // step_size < 500000000 THEN step_size
+    SELECT file, origin_ns, unit_ns,
+           CAST(unnest(generate_series(t0, t1, CASE WHEN (t1 - t0) // step_size < 500000000 THEN step_size
         ELSE error('obook_bbo_grid: every ' || step_size || ' over ' || (t1 - t0) || ' time units gives '
                    || ((t1 - t0) // step_size + 1) || ' points; at most 500000000: a larger every (in the feed''s '
                    || 'time unit), or start_time / end_time') END)) AS UBIGINT) AS time
@@ -50,13 +59,18 @@ grid AS (   -- at most 500,000,000 points a file (a step of 1 ns over a day woul
     WHERE t0 IS NOT NULL AND t1 IS NOT NULL
 ),
 g AS (
-    SELECT t.file, t.ticker, grid.time
+    SELECT t.file, t.ticker, grid.time,
+           timezone('UTC', make_timestamp_ns(CAST(grid.origin_ns + grid.time * grid.unit_ns AS BIGINT))) AS stamp
     FROM (SELECT DISTINCT quote_file AS file, quote_ticker AS ticker FROM b) AS t JOIN grid USING (file)
 ),
 out AS (
-    SELECT g.time, g.ticker, b.* EXCLUDE (quote_ticker, quote_file), g.file AS filename
+    -- the grid point's instant as `timestamp` (after time, as in every table) when the BBO has one
+    SELECT g.time, coalesce(g.stamp, COLUMNS(lambda c: c IN ('timestamp', '__no_stamp'))), g.ticker,
+           COLUMNS(lambda c: c NOT IN ('time', 'ticker', 'file', 'stamp', 'timestamp', '__no_stamp',
+                                       'quote_ticker', 'quote_file')),
+           g.file AS filename
     FROM g ASOF LEFT JOIN b ON g.file = b.quote_file AND g.ticker = b.quote_ticker AND g.time >= b.quote_time
 )
-SELECT COLUMNS(lambda c: c != 'filename' OR filename)
+SELECT COLUMNS(lambda c: c != '__no_stamp' AND (c != 'filename' OR filename))
 FROM out
 ORDER BY out.filename, out.ticker, out.time;

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 
 import obook
@@ -141,9 +142,11 @@ def test_bars_equal_the_reference_in_sql_python_and_polars(days, con, fmt):
     unit = obook.feeds.get_format(fmt).time_unit_ns
     want = ref_bars(trades.to_pylist(), 60 * 10**9 // unit)
     cols = "ticker, start, open, high, low, close, volume, turnover, vwap, trades"
-    assert [tuple(r.values()) for r in obook.bars(path, "1 minute", workers=1).read_all().to_pylist()] == want
+    names = cols.split(", ")        # (not `timestamp`, which follows `start` when the session date is known)
+    assert [tuple(r.values()) for r in obook.bars(path, "1 minute", workers=1).read_all().select(names)
+            .to_pylist()] == want
     assert con.sql(f"SELECT {cols} FROM obook_bars('{path}', interval := '1 minute', workers := 1)").fetchall() == want
-    assert obook.scan_bars(path, workers=1).collect().rows() == want
+    assert obook.scan_bars(path, workers=1).select(names).collect().rows() == want
     # volume is the executed shares; no sentinel price anywhere
     printed = [t for t in trades.to_pylist() if t["price"] is not None and not t["broken"]]
     assert sum(b[6] for b in want) == sum(t["shares"] for t in printed) > 0
@@ -151,24 +154,15 @@ def test_bars_equal_the_reference_in_sql_python_and_polars(days, con, fmt):
     assert con.sql(f"SELECT max(price) FROM obook_trades('{path}', workers := 1)").fetchall()[0][0] < SENTINEL
 
 
-def _front_ends(con, name, path, *args, **options):
-    """Table ``name`` of the Python function, the polars scan and the SQL macro, as row dicts."""
-    sql_args = "".join(f", {a}" for a in args) + "".join(f", {k} := {v}" for k, v in options.items())
-    got = {"python": getattr(obook, name)(path, *args, workers=1, **options).read_all().to_pylist(),
-           "polars": getattr(obook, f"scan_{name}")(path, *args, workers=1, **options).collect().to_dicts(),
-           "sql": con.sql(f"SELECT * FROM obook_{name}('{path}'{sql_args}, workers := 1)").to_arrow_table().to_pylist()}
-    return got
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_spread_twas_grid_equal_the_reference_in_python_polars_and_sql(days, con, fmt):
     rows, scale = _bbo(days[fmt])
     path = days[fmt]
     want = ref_spread(sorted(rows, key=lambda r: r["seq"]), scale)
-    for front, got in _front_ends(con, "spread", path).items():
+    for front, got in _fronts_with(con, "spread", path).items():
         assert [(r["seq"], r["spread"], r["mid"]) for r in sorted(got, key=lambda r: r["seq"])] == want, front
     twas = ref_twas(rows, scale)
-    fronts = _front_ends(con, "twas", path)
+    fronts = _fronts_with(con, "twas", path)
     assert fronts["python"] == fronts["polars"] == fronts["sql"]
     got = {r["ticker"]: r["twas"] for r in fronts["python"]}
     assert got.keys() == twas.keys()
@@ -177,10 +171,18 @@ def test_spread_twas_grid_equal_the_reference_in_python_polars_and_sql(days, con
     span = max(r["time"] for r in rows) - min(r["time"] for r in rows)
     every = max(1, span // 40)
     grid = ref_grid(rows, every)
-    fronts = _front_ends(con, "bbo_grid", path, every)
+    fronts = _fronts_with(con, "bbo_grid", path, (every,))
     for front, got in fronts.items():
         assert [(r["time"], r["ticker"], r["bid_px"], r["ask_px"], r["quote_seq"]) for r in got] == grid, front
     assert fronts["python"] == fronts["polars"] == fronts["sql"]
+    py = obook.bbo_grid(path, every, workers=1).read_all()
+    sql = con.sql(f"SELECT * FROM obook_bbo_grid('{path}', {every}, workers := 1)").to_arrow_table()
+    assert py.schema.names == sql.schema.names
+    if "timestamp" in py.schema.names:      # a session date known: each grid point's instant
+        stamps = py.column("timestamp").cast(pa.int64()).to_pylist()
+        assert stamps == sql.column("timestamp").cast(pa.int64()).to_pylist()
+        unit = obook.feeds.get_format(fmt).time_unit_ns
+        assert len({s - t * unit for s, t in zip(stamps, py.column("time").to_pylist())}) == 1
 
 
 def test_twas_and_grid_windows_agree_with_sql(days, con):
@@ -188,14 +190,15 @@ def test_twas_and_grid_windows_agree_with_sql(days, con):
     rows, _ = _bbo(path)
     t0, t1 = sorted(r["time"] for r in rows)[len(rows) // 3], sorted(r["time"] for r in rows)[2 * len(rows) // 3]
     for name, args in (("twas", ()), ("bbo_grid", ((t1 - t0) // 7,))):
-        fronts = _front_ends(con, name, path, *args, start_time=t0, end_time=t1)
+        fronts = _fronts_with(con, name, path, args, start_time=t0, end_time=t1)
         assert fronts["python"] == fronts["polars"] == fronts["sql"] and fronts["python"], name
     with pytest.raises(obook.ObookError, match="every must be a positive integer"):
         obook.bbo_grid(path, 0).read_all()
 
 
 def _fronts_with(con, name, path, args=(), **options):
-    """Like ``_front_ends``, the options given to each front end in its own spelling."""
+    """Table ``name`` of the Python function, the polars scan and the SQL macro, as row dicts
+    without `timestamp`; the options given to each front end in its own spelling."""
     sql_path = "[" + ", ".join(f"'{p}'" for p in path) + "]" if isinstance(path, list) else f"'{path}'"
     sql_opts = "".join(f", {a}" for a in args) + "".join(
         f", {k} := {repr(v) if isinstance(v, str) else str(v).lower()}" for k, v in options.items())

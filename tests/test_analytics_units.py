@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import obook
@@ -165,6 +166,69 @@ def test_bars_interval_of_whole_feed_units_gives_bars_in_them(tmp_path):
     bars = obook.bars(path, workers=1, interval="250 ms").read_all()
     assert bars.schema.metadata[b"obook.time_unit"] == b"ms"
     assert bars.num_rows > 0 and all(s % 250 == 0 for s in bars.column("start").to_pylist())
+
+
+# --------------------------------------------------------------------------- timestamps
+
+
+def _stamped_fronts(con, capsys, tmp_path, name, path, args, date):
+    """Table ``name`` with ``date`` from Python, polars, SQL and ``obook table -o``, as Arrow tables."""
+    import pyarrow.parquet as pq
+
+    from cli_support import cli_run
+
+    options = {"workers": 1, "date": date} if date else {"workers": 1}
+    sql_options = "".join(f", {k} := {v!r}" for k, v in options.items())
+    sql_args = "".join(f", {a}" for a in args)
+    out = tmp_path / f"{name}.parquet"
+    cli = ["--every", *args] if args else []
+    code, err = cli_run(capsys, "table", name, path, *cli, "-o", out,
+                        *(["--date", date] if date else []), "--workers", 1)
+    assert code in (0, None), err
+    return {"python": getattr(obook, name)(path, *args, **options).read_all(),
+            "polars": getattr(obook, f"scan_{name}")(path, *args, **options).collect().to_arrow(),
+            "sql": con.sql(f"SELECT * FROM obook_{name}('{path}'{sql_args}{sql_options})").to_arrow_table(),
+            "cli": pq.read_table(out)}
+
+
+@pytest.mark.parametrize("name", ["bars", "bbo_grid"])
+@pytest.mark.parametrize("fmt", ["itch", "csv"])
+def test_bars_and_grid_session_date_gives_timestamp_after_their_time_on_every_front_end(tmp_path, con, capsys,
+                                                                                       name, fmt):
+    """bars and bbo_grid had no ``timestamp`` with a session date, as every replay table has."""
+    import datetime as dt
+
+    from obook.gen.itch import write_itch
+    from obook.session import midnight_ns
+
+    if fmt == "itch":          # the date given: day.itch names none
+        path, date = tmp_path / "day.itch", "2026-01-02"
+        write_itch(path, 3000, 3, seed=5)
+    else:                      # the date of the file's name: 2026-01-02.csv
+        path, date = _csv(tmp_path), None
+    unit = obook.feeds.get_format(fmt).time_unit_ns
+    args = ({"itch": 60 * 10**9, "csv": 250}[fmt],) if name == "bbo_grid" else ()      # (a CSV day: 3 s)
+    time = "start" if name == "bars" else "time"
+    base = midnight_ns(dt.date(2026, 1, 2), "America/New_York")
+    fronts = _stamped_fronts(con, capsys, tmp_path, name, path, args, date)
+    for front, t in fronts.items():
+        names = t.schema.names
+        assert names[names.index(time) + 1] == "timestamp", front
+        stamps = t.column("timestamp").cast(pa.int64()).to_pylist()
+        assert t.num_rows and stamps == [base + v * unit for v in t.column(time).to_pylist()], front
+    rows = {front: t.to_pylist() for front, t in fronts.items()}
+    assert rows["python"] == rows["sql"] == rows["cli"] == rows["polars"]
+
+
+@pytest.mark.parametrize("name", ["bars", "bbo_grid"])
+def test_bars_and_grid_without_session_date_have_no_timestamp(tmp_path, con, capsys, name):
+    from obook.gen.itch import write_itch
+
+    path = tmp_path / "day.itch"
+    write_itch(path, 3000, 3, seed=5)
+    args = (60 * 10**9,) if name == "bbo_grid" else ()
+    for front, t in _stamped_fronts(con, capsys, tmp_path, name, path, args, None).items():
+        assert t.num_rows and "timestamp" not in t.schema.names, front
 
 
 # --------------------------------------------------------------------------- exact prices

@@ -105,7 +105,7 @@ _CORE = (
           "replay", REPLAY_OPTIONS + ("levels",), _DEPTH, ("bid_qty_*", "ask_qty_*")),
     Table("bars", "OHLCV bars (K-lines) per ticker and interval of the printed, unbroken trades: open, high, "
                   "low, close, volume (the executed shares), turnover (sum of price x shares, exact), vwap, "
-                  "trades.", "bars", ("interval",) + REPLAY_OPTIONS,
+                  "trades; with a session date, `timestamp` (the bar start's instant) after `start`.", "bars", ("interval",) + REPLAY_OPTIONS,
           ("open", "high", "low", "close"), ("volume",), ("start",), positional=("interval",)),
     Table("messages", "The feed's decoded records, one row each.", "messages", (), ("price",), ("shares",)),
     Table("spread", "Every BBO row plus `spread_ticks` (ask - bid in the feed's integers), `spread` "
@@ -122,8 +122,8 @@ _CORE = (
           ("start_time", "end_time") + REPLAY_OPTIONS, (), (), ("quoted_time",), front_ends=("python", "polars"),
           per_ticker=False),
     Table("bbo_grid", "Every ticker's last BBO at or before each point of a regular grid of `every` feed time "
-                      "units (`quote_seq`, `quote_time`: the row picked). In DuckDB: the SQL macro "
-                      "`obook_bbo_grid`.", "analytics", ("every", "start_time", "end_time") + REPLAY_OPTIONS,
+                      "units (`quote_seq`, `quote_time`: the row picked); with a session date, `timestamp` (the grid "
+                      "point's instant) after `time`. In DuckDB: the SQL macro `obook_bbo_grid`.", "analytics", ("every", "start_time", "end_time") + REPLAY_OPTIONS,
           ("bid_px", "ask_px"), ("bid_qty", "ask_qty"), ("time", "quote_time"), front_ends=("python", "polars"),
           positional=("every",), per_ticker=False),
 )

@@ -78,6 +78,23 @@ def _stamp(fmt, feed, o):
     return stamp_of(fmt, session_date(feed, o.get("date"), fmt))
 
 
+#: the time column a table's ``timestamp`` follows: ``time``, a bar's ``start``
+_STAMPED = ("time", "start")
+
+
+def _stamped(stamp, t: pa.Table) -> pa.Table:
+    """A table made from the replay's rows (bars, a BBO grid) with ``timestamp`` after its time
+    column when the session date is known, as every replay table has (one that has it already,
+    a spread's, or has no time column, a twas', is left as it is)."""
+    names = t.schema.names
+    column = next((c for c in _STAMPED if c in names), None)
+    if stamp.base_ns is None or column is None or "timestamp" in names:
+        return t
+    as_time = t.rename_columns(["time" if n == column else n for n in names])     # the Stamp's column
+    out = pa.Table.from_batches([stamp.batch(b) for b in as_time.to_batches()], stamp.schema(as_time.schema))
+    return out.rename_columns([column if n == "time" else n for n in out.schema.names])
+
+
 def raw_schema(spec, feed, fmt, o) -> pa.Schema:
     """The schema of the format's rows before shaping (no replay is started)."""
     from ..feeds import load
@@ -88,12 +105,12 @@ def raw_schema(spec, feed, fmt, o) -> pa.Schema:
         from ..klines import bar_step, bars_schema
 
         bar_step(o["interval"] if o.get("interval") is not None else "1 minute", fmt.time_unit_ns)
-        return bars_schema
+        return _stamped(_stamp(fmt, feed, o), bars_schema.empty_table()).schema
     if spec.source == "analytics":
         from ..analytics import analytic
 
         empty = _replay(table("bbo"), feed, fmt, o).schema("bbo").empty_table()
-        return analytic(spec.name, empty, 10 ** fmt.price_scale, o).schema
+        return _stamped(_stamp(fmt, feed, o), analytic(spec.name, empty, 10 ** fmt.price_scale, o)).schema
     if spec.source == "side":
         schema = fmt.side_table(spec.name).schema
         return _stamp(fmt, feed, o).schema(schema) if "time" in schema.names else schema
@@ -115,12 +132,13 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
         interval = o["interval"] if o.get("interval") is not None else "1 minute"
         t = bars(feed, interval, o.get("workers"), fmt, o.get("on_error") or "raise",
                  o.get("date"), o.get("tickers"), o.get("unknown_tickers", "raise"), o.get("progress"))
+        t = _stamped(_stamp(fmt, feed, o), t)
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "analytics":
         from ..analytics import analytic
 
         bbo = _replay(table("bbo"), feed, fmt, o).reader("bbo").read_all()
-        t = analytic(spec.name, bbo, 10 ** fmt.price_scale, o, _name(feed))
+        t = _stamped(_stamp(fmt, feed, o), analytic(spec.name, bbo, 10 ** fmt.price_scale, o, _name(feed)))
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "messages":
         return fmt.messages_reader()(feed)
