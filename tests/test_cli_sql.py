@@ -105,6 +105,13 @@ def test_cli_sql_bad_query_raises_one_line_obook_error(app):
     assert "\n" not in str(result.exception) and "syntax error" in str(result.exception)
 
 
+@pytest.mark.parametrize("query", ["", "   \n", ";", "-- only a comment", "/* nothing */ ;"])
+def test_cli_sql_query_without_a_statement_one_line_error_nonzero_exit(query):
+    r = _piped("--", query)            # (a query starting with "--" is not an option)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("error: the query has no SQL statement") and r.stderr.count("\n") == 1, r.stderr
+
+
 @pytest.mark.parametrize("where", ["missing/db.duckdb", "a_directory"])
 def test_cli_sql_database_that_cannot_open_raises_one_line_obook_error(app, tmp_path, where):
     (tmp_path / "a_directory").mkdir()

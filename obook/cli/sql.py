@@ -58,6 +58,9 @@ def run_query(con, query: str):
     import duckdb
 
     try:
+        if not con.extract_statements(query):
+            raise ObookError("the query has no SQL statement (it is empty or only comments); give one, "
+                             "e.g. \"SELECT * FROM obook_bbo('day.itch') LIMIT 10\"")
         rel = con.sql(query)
         return None if rel is None else rel.to_arrow_reader()
     except duckdb.Error as e:
