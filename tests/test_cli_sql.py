@@ -82,15 +82,51 @@ def test_cli_sql_output_writes_whole_result_by_extension(app, small, tmp_path, s
     result = CliRunner().invoke(app, ["sql", f"SELECT * FROM obook_spread('{small}') ORDER BY seq",
                                       "--output", str(out)])
     assert result.exit_code == 0, result.output
-    if suffix == ".parquet":
-        table = pq.read_table(out)
-    elif suffix == ".csv":
-        table = pcsv.read_csv(out)
-    else:
-        table = pa.ipc.open_file(out).read_all()
+    table = _read(out)
     assert table.num_rows == len(SMALL_BBO)
     assert table.column("seq").to_pylist() == [r[0] for r in SMALL_BBO]
     assert [p.name for p in tmp_path.iterdir()] == ["small.itch", out.name]
+
+
+@pytest.mark.parametrize("style", ["table", "csv", "json"])
+def test_cli_sql_output_with_format_refused_one_line_error_no_file(tmp_path, style):
+    r = _piped("SELECT 1 AS x", "-o", str(tmp_path / "x.csv"), "--format", style)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (f"error: --format {style} prints on stdout; --output {tmp_path / 'x.csv'} takes its "
+                        "format from its extension: give one of them, not both\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".arrow"])
+def test_cli_sql_max_rows_with_output_writes_first_rows(tmp_path, suffix):
+    out = tmp_path / f"x{suffix}"
+    r = _piped("SELECT i FROM range(100000) t(i) ORDER BY i", "-n", "5", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.endswith(f"wrote 5 rows to {out} (the first --max-rows 5; the result has more)\n"), r.stderr
+    assert _read(out).column("i").to_pylist() == [0, 1, 2, 3, 4]
+
+
+def _read(out) -> pa.Table:
+    """A file ``obook sql -o`` wrote, read by its extension."""
+    if out.suffix == ".parquet":
+        return pq.read_table(out)
+    if out.suffix == ".csv":
+        return pcsv.read_csv(out)
+    return pa.ipc.open_file(out).read_all()
+
+
+def test_cli_sql_max_rows_with_output_whole_result_no_note(tmp_path):
+    out = tmp_path / "x.csv"
+    r = _piped("SELECT i FROM range(3) t(i)", "-n", "3", "-o", str(out))
+    assert r.returncode == 0 and r.stderr.endswith(f"wrote 3 rows to {out}\n"), r.stderr
+    assert out.read_text().splitlines() == ["i", "0", "1", "2"]
+
+
+@pytest.mark.parametrize("style, lines", [("csv", ["i", "0", "1"]), ("json", ['{"i": 0}', '{"i": 1}'])])
+def test_cli_sql_max_rows_limits_csv_and_json_rows(style, lines):
+    r = _piped("SELECT i FROM range(100000) t(i) ORDER BY i", "-n", "2", "--format", style)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == lines
 
 
 def test_cli_sql_unknown_output_extension_raises_output_error(app, small, tmp_path):
@@ -219,7 +255,7 @@ def test_cli_sql_interrupt_while_duckdb_pulls_batches_raises_keyboard_interrupt(
 
     monkeypatch.setattr(obook.duckdb, "connect", connect)
     with pytest.raises(KeyboardInterrupt):
-        cli_sql.sql("SELECT * FROM src", output=tmp_path / "x.parquet", max_rows=40, format=None,
+        cli_sql.sql("SELECT * FROM src", output=tmp_path / "x.parquet", max_rows=None, format=None,
                     database=":memory:")
     assert list(tmp_path.iterdir()) == []
 

@@ -4,8 +4,9 @@ Registered by the CLI with ``app.command("sql")(sql)``. The query runs on
 ``obook.duckdb.connect()``, so ``obook_bbo(...)``, ``obook_messages(...)``, the
 ``obook.sql`` macros and the ``obook.udfs`` functions are all available.
 
-Without ``--output`` the first ``--max-rows`` rows are printed as a table. With it the
-whole result is streamed (batch by batch, never held in memory) into a Parquet, CSV or
+Without ``--output`` the result is printed (a table of the first ``--max-rows`` rows, or
+every row as CSV or JSON lines). With it the whole result (or its first ``--max-rows``) is
+streamed (batch by batch, never held in memory) into a Parquet, CSV or
 Arrow IPC file chosen by the extension; the file is written under a temporary name and
 renamed at the end, so a failed query never leaves a partial file behind.
 """
@@ -176,6 +177,30 @@ def _printable(batch):
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
+class _Limit:
+    """The first ``n`` rows of a reader (None: every row) as a reader; ``more`` is set when
+    it left rows out. Pulling stops there, so the query stops too."""
+
+    def __init__(self, reader, n: Optional[int]):
+        self.more = False
+        self.reader = reader if n is None else self._first(reader, n)
+
+    def _first(self, reader, n: int):
+        import pyarrow as pa
+
+        def batches():
+            left = n
+            for batch in reader:
+                if batch.num_rows > left:
+                    self.more = True
+                    if left:
+                        yield batch.slice(0, left)
+                    return
+                left -= batch.num_rows
+                yield batch
+        return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
 def _print_table(reader, max_rows: int) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -184,21 +209,17 @@ def _print_table(reader, max_rows: int) -> None:
     for field in reader.schema:
         table.add_column(field.name, justify="right" if _numeric(field.type) else "left",
                          overflow="fold")
-    shown, more = 0, False
-    for batch in reader:
+    limit = _Limit(reader, max_rows)
+    shown = 0
+    for batch in limit.reader:
         for row in _printable(batch).to_pylist():
-            if shown == max_rows:
-                more = True
-                break
             table.add_row(*("" if v is None else str(v) for v in row.values()))
             shown += 1
-        if more:
-            break
     # a pipe or a file gets the table unwrapped (rich would fold it into 80 columns)
     console = Console() if sys.stdout.isatty() else Console(width=1_000_000)
     console.on_broken_pipe = _broken_pipe     # rich's own exits 1: a reader gone ends quietly (writing_stdout)
     console.print(table)
-    suffix = f" (first {max_rows}; more rows not shown)" if more else ""
+    suffix = f" (first {max_rows}; more rows not shown)" if limit.more else ""
     console.print(f"{shown} row{'s' if shown != 1 else ''}{suffix}", style="dim")
 
 
@@ -218,17 +239,21 @@ def sql(
         show_default=False)],
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o",
-        help="Write the whole result to this file instead of printing it; the format "
-             "comes from the extension: .parquet, .csv or .arrow.",
+        help="Write the result to this file instead of printing it; its format comes from "
+             "the extension: .parquet, .csv or .arrow. Every row, or the first --max-rows; "
+             "--format is refused with it (an error).",
         dir_okay=False, writable=True)] = None,
-    max_rows: Annotated[int, typer.Option(
+    max_rows: Annotated[Optional[int], typer.Option(
         "--max-rows", "-n", min=0,
-        help="Rows to print when writing to the terminal (the query stops early).")] = 40,
+        help="At most this many rows, printed or written with --output; the query stops there. "
+             "Default: 40 for --format table, every row for csv, json and --output.",
+        show_default=False)] = None,
     format: Annotated[Optional[PrintFormat], typer.Option(
         "--format",
-        help="How to print the result on stdout: table (the first --max-rows rows), or every row "
-             "as csv (with a header) or json (one object a line). Default: table on a terminal, "
-             "csv in a pipe or a file.", show_default=False)] = None,
+        help="How to print the result on stdout: table (the first --max-rows rows, 40 by default), "
+             "or every row as csv (with a header) or json (one object a line). Default: table on a "
+             "terminal, csv in a pipe or a file. Not with --output (its extension gives the format).",
+        show_default=False)] = None,
     database: Annotated[str, typer.Option(
         "--database",
         help="DuckDB database file to open (default: a fresh in-memory database).")] = ":memory:",
@@ -287,6 +312,9 @@ def sql(
     if output is not None:
         from ..output import check_not_an_input
 
+        if format is not None:
+            raise ObookError(f"--format {format.value} prints on stdout; --output {output} takes its format "
+                             "from its extension: give one of them, not both")
         _output_format(output)            # fail before running a long query
         check_not_an_input(output, re.findall(r"'((?:[^']|'')*)'", query))     # the query's quoted paths
     if format is None:
@@ -302,8 +330,8 @@ def sql(
             con.close()
 
 
-def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows: int) -> None:
-    """``query`` on ``con``: its rows printed or written to ``output``."""
+def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows: Optional[int]) -> None:
+    """``query`` on ``con``: its rows (the first ``max_rows``) printed or written to ``output``."""
     reader = run_query(con, query)
     rows_of = reader if reader is None else _query_rows(reader)
     try:
@@ -317,9 +345,9 @@ def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows:
             try:
                 with writing_stdout():
                     if format is PrintFormat.table:
-                        _print_table(rows_of, max_rows)
+                        _print_table(rows_of, 40 if max_rows is None else max_rows)
                     else:
-                        _write_stdout(rows_of, format.value)
+                        _write_stdout(_Limit(rows_of, max_rows).reader, format.value)
             except Exception as e:
                 import pyarrow as pa
 
@@ -329,9 +357,11 @@ def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows:
         else:
             from .progress import rows_progress
 
+            limit = _Limit(rows_of, max_rows)
             with rows_progress("rows written") as counted:
-                rows = write_result(_counting(rows_of, counted), output)
-            typer.echo(f"wrote {rows} rows to {output}", err=True)
+                rows = write_result(_counting(limit.reader, counted), output)
+            more = f" (the first --max-rows {max_rows}; the result has more)" if limit.more else ""
+            typer.echo(f"wrote {rows} rows to {output}{more}", err=True)
     finally:
         del reader, rows_of
 
