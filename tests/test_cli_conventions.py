@@ -96,7 +96,7 @@ def tiny(tmp_path_factory):
 def test_cli_sql_format_csv_and_json_every_row(tiny):
     q = f"SELECT seq, ticker, bid_px FROM obook_bbo('{tiny}') ORDER BY seq"
     expected = obook.bbo(tiny, workers=1).read_all().select(["seq", "ticker", "bid_px"]).to_pylist()
-    csv_out = runner.invoke(app, ["sql", q, "--format", "csv", "-n", "1"])
+    csv_out = runner.invoke(app, ["sql", q, "--format", "csv"])
     assert csv_out.exit_code == 0, csv_out.output
     lines = csv_out.stdout.splitlines()
     assert lines[0] == 'seq,ticker,bid_px' and len(lines) == len(expected) + 1
