@@ -8,7 +8,9 @@ Without ``--output`` the result is printed (a table of the first ``--max-rows`` 
 every row as CSV or JSON lines). With it the whole result (or its first ``--max-rows``) is
 streamed (batch by batch, never held in memory) into a Parquet, CSV or
 Arrow IPC file chosen by the extension; the file is written under a temporary name and
-renamed at the end, so a failed query never leaves a partial file behind.
+renamed at the end, so a failed query never leaves a partial file behind. The columns of
+DuckDB types an output cannot hold as they are (INTERVAL, nested types in CSV ...) are
+converted first (``sql_types``).
 """
 
 from __future__ import annotations
@@ -53,45 +55,68 @@ def _output_format(path: Path) -> str:
     return fmt
 
 
-def run_query(con, query: str):
+def run_query(con, query: str, style: Optional[str] = None, target: str = ""):
     """The ``pyarrow.RecordBatchReader`` of ``query`` on a connection with obook installed
-    (``obook.duckdb.connect``); None for a statement without a result (``CREATE ...``)."""
+    (``obook.duckdb.connect``), None for a statement without a result (``CREATE ...``); and
+    the positions of its columns holding JSON text. ``style`` (``sql_types.STYLES``: "csv",
+    "parquet" ...): the columns converted for that output (``sql_types.for_output``; a Parquet
+    error names ``target``); None: DuckDB's Arrow as it is."""
     import duckdb
+
+    from .sql_types import for_output
 
     try:
         if not con.extract_statements(query):
             raise ObookError("the query has no SQL statement (it is empty or only comments); give one, "
                              "e.g. \"SELECT * FROM obook_bbo('day.itch') LIMIT 10\"")
         rel = con.sql(query)
-        return None if rel is None else rel.to_arrow_reader()
+        if rel is None:
+            return None, set()
+        json_columns = set()
+        if style is not None:
+            rel, json_columns = for_output(rel, style, target)
+        return rel.to_arrow_reader(), json_columns
     except duckdb.Error as e:
         _raise_interrupt(e)
         raise ObookError(f"query failed: {_first_line(e)}") from e
 
 
-def _write_stdout(reader, style: str) -> int:
-    """Every row of the result on stdout as CSV (with a header) or JSON lines."""
-    import json
-
+def _write_stdout(reader, style: str, json_columns: frozenset = frozenset()) -> int:
+    """Every row of the result on stdout as CSV (with a header) or JSON lines (the columns at
+    ``json_columns`` hold JSON text, put in as JSON)."""
     import pyarrow.csv as pacsv
 
     from ..output import csv_header, text_safe
+    from .sql_types import csv_ready
 
     out, n, first = sys.stdout.buffer, 0, True
     for batch in reader:
         if style == "csv":
             if first:
                 out.write(csv_header(reader.schema.names))
-            pacsv.write_csv(text_safe(batch), out, pacsv.WriteOptions(include_header=False))
+            pacsv.write_csv(text_safe(csv_ready(batch)), out, pacsv.WriteOptions(include_header=False))
         else:
-            text = "".join(json.dumps(row, default=str) + "\n" for row in _printable(batch).to_pylist())
-            out.write(text.encode())
+            out.write(_json_lines(batch, json_columns).encode())
         first = False
         n += batch.num_rows
     if first and style == "csv":          # no batch at all: the header alone
         out.write(csv_header(reader.schema.names))
     out.flush()
     return n
+
+
+def _json_lines(batch, json_columns) -> str:
+    """A batch's rows as JSON objects, one a line; a name repeated in the result is numbered
+    (``a``, ``a_1``), as the keys of an object must differ."""
+    import json
+
+    from .sql_types import printable, unique_names
+
+    columns = [c.to_pylist() for c in printable(batch).columns]
+    for i in json_columns:
+        columns[i] = [None if v is None else json.loads(v) for v in columns[i]]
+    names = unique_names(batch.schema.names)
+    return "".join(json.dumps(dict(zip(names, row)), default=str) + "\n" for row in zip(*columns))
 
 
 def _raise_interrupt(e: BaseException) -> None:
@@ -165,18 +190,6 @@ def _counting(reader, counted):
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
-def _printable(batch):
-    """Temporal columns as text: a ns timestamp does not fit Python's datetime; BLOB columns
-    as hex (obook.output.text_safe)."""
-    import pyarrow as pa
-
-    from ..output import text_safe
-
-    batch = text_safe(batch)
-    columns = [c.cast(pa.string()) if pa.types.is_temporal(c.type) else c for c in batch.columns]
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
-
-
 class _Limit:
     """The first ``n`` rows of a reader (None: every row) as a reader; ``more`` is set when
     it left rows out. Pulling stops there, so the query stops too."""
@@ -209,11 +222,13 @@ def _print_table(reader, max_rows: int) -> None:
     for field in reader.schema:
         table.add_column(field.name, justify="right" if _numeric(field.type) else "left",
                          overflow="fold")
+    from .sql_types import printable
+
     limit = _Limit(reader, max_rows)
     shown = 0
     for batch in limit.reader:
-        for row in _printable(batch).to_pylist():
-            table.add_row(*("" if v is None else str(v) for v in row.values()))
+        for row in zip(*(c.to_pylist() for c in printable(batch).columns)):     # by place: names may repeat
+            table.add_row(*("" if v is None else str(v) for v in row))
             shown += 1
     # a pipe or a file gets the table unwrapped (rich would fold it into 80 columns)
     console = Console() if sys.stdout.isatty() else Console(width=1_000_000)
@@ -332,7 +347,8 @@ def sql(
 
 def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows: Optional[int]) -> None:
     """``query`` on ``con``: its rows (the first ``max_rows``) printed or written to ``output``."""
-    reader = run_query(con, query)
+    style = format.value if output is None else _output_format(output)
+    reader, json_columns = run_query(con, query, style, str(output))
     rows_of = reader if reader is None else _query_rows(reader)
     try:
         if reader is None:
@@ -347,7 +363,7 @@ def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows:
                     if format is PrintFormat.table:
                         _print_table(rows_of, 40 if max_rows is None else max_rows)
                     else:
-                        _write_stdout(_Limit(rows_of, max_rows).reader, format.value)
+                        _write_stdout(_Limit(rows_of, max_rows).reader, format.value, json_columns)
             except Exception as e:
                 import pyarrow as pa
 
