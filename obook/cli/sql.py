@@ -24,6 +24,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ObookError, OutputError
+from .sql_help import help_text
 
 __all__ = ["sql", "run_query", "write_result", "output_formats"]
 
@@ -275,54 +276,7 @@ def sql(
 ) -> None:
     """Run a SQL query over market-data feeds with DuckDB; print or save the result.
 
-    \b
-    Replay tables of any feed (every format obook --help names), each with
-    workers := NULL, format := NULL, on_error := 'raise', tickers := NULL
-    (['AAPL', 'MSFT'] or 'AAPL,MSFT': replay only those books), date := NULL
-    (YYYY-MM-DD: adds a timestamp column):
-      obook_bbo(path, ...)                   best bid/offer rows
-      obook_trades(path, ...)                executions and prints
-      obook_orders(path, ...)                order-level rows with queue position
-                                             (queue_positions := true)
-      obook_depth(path, ..., levels := 10)   top 1..50 levels a side
-    Side tables (their options: docs/tables.md): obook_messages(path) (ITCH messages),
-    obook_symbols(path), obook_system_events(path), obook_trading_actions(path),
-    obook_cross_trades(path) (ITCH: opening, closing, halt and IPO crosses),
-    obook_audit(path) (Shanghai: rebuilt book against each exchange snapshot),
-    obook_gaps(path), obook_line_stats(path) (captures: lost ranges, per-line counts),
-    obook_mbp1(path), obook_mbp10(path) (Databento: the book's top 1 or 10 levels).
-    Bars and macros: obook_bars(path, interval := '1 minute' (or '100 ms',
-    INTERVAL 5 MINUTE ...), workers, format, on_error, date);
-    obook_spread(path, workers, format, on_error);
-    obook_twas(path, start_time, end_time, workers, format, on_error);
-    obook_bbo_grid(path, every, start_time, end_time, workers, format, on_error)
-    (every: feed time units, e.g. ns for ITCH, ms for CSV).
-    Matching (an order-entry file): obook_match(path, workers := NULL, tick := 1,
-    stp := NULL) fills, obook_match_events(...), obook_match_bbo(...).
-    Own orders in a replayed feed: obook_simulate(feed, orders, latency := NULL,
-    seed := 0, horizon := 1.0, workers := NULL, format := NULL) fills,
-    obook_simulate_events(...), obook_simulate_summary(...), obook_simulate_bbo(...),
-    obook_simulate_depth(..., levels := 10) (the feed's depth with your orders).
-    Backtests (strategy: 'FILE.py:NAME'): obook_backtest(feed, strategy, tickers,
-    feed_latency, order_latency, response_latency, seed, timer, format) fills,
-    obook_backtest_orders(...), obook_backtest_events(...), obook_backtest_positions(...),
-    obook_backtest_equity(...).
-    Scalar functions: obook_price(price, feed, format := NULL) (an integer price as
-    an exact DECIMAL of the feed's currency), obook_ticks(price, feed, format := NULL),
-    obook_scaled_price(price, scale), obook_scaled_ticks(price, scale), obook_time_of_day(ns),
-    obook_time_of_day_ms(ms), obook_unit(to_json(path), format, 'price_scale' |
-    'quantity_scale' | 'time_unit_ns') (the feed's units). Every table macro
-    takes prices := 'int' | 'decimal' | 'float' and filename := false, and a list of
-    files or a glob pattern as its path. Prices are integers in the feed's units
-    (docs/tables.md); prices := 'decimal' gives exact decimals. Timestamps are UTC, as in
-    Python's obook.connect() (SET TimeZone in the query to show another zone).
-
-    \b
-    Examples:
-      obook sql "SELECT ticker, count(*) FROM obook_bbo('day.itch') GROUP BY ALL"
-      obook sql "FROM obook_twas('day.itch')" --output twas.parquet
-      obook sql "FROM obook_bbo_grid('day.itch', 60000000000)" -o grid.csv
-      obook sql "FROM obook_bars('day.itch', interval := '5 minutes')" --format csv
+    The full description (every obook function, examples) is ``sql_help.help_text()``.
     """
     if output is not None:
         from ..output import check_not_an_input
@@ -381,3 +335,5 @@ def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows:
     finally:
         del reader, rows_of
 
+
+sql.__doc__ = help_text()
