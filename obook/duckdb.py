@@ -25,14 +25,16 @@ one feed scans one view twice (two independent replays), and different arguments
 different entries. The slot UDF also gets ``current_query_id()``: an entry bound by the
 query being bound and not scanned yet is never handed to other arguments (a query with
 more distinct argument sets than the pool has entries fails with a clear error instead
-of reading another feed's rows); entries bound by earlier queries are reused, least
-recently used first. A ``LIMIT`` stops pulling; DuckDB then releases the stream, which
+of reading another feed's rows); entries bound by earlier queries, or by a relation made
+and not run (``con.sql(...)``: it binds with no query id, and again when it runs), are
+reused, least recently used first. A ``LIMIT`` stops pulling; DuckDB then releases the stream, which
 closes the engine's reader and so stops its worker processes.
 
 Limits (DuckDB's, not obook's): arguments must be constants or prepared parameters (no
 lateral ``FROM t, obook_bbo(t.path)``); the install is per connection (a ``cursor()``
-needs its own :func:`install`); no projection or filter pushdown into the replay (the
-replay computes every column anyway).
+needs its own :func:`install`); one open result a connection (another query fails with
+DuckDB's "Resource In Use" error until it is read to its end or closed); no projection or
+filter pushdown into the replay (the replay computes every column anyway).
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ POOL_SIZE = 32
 
 #: the in-memory catalog holding the pools' views (helpers, not the user's tables)
 HIDDEN = "obook_internal"
+
+#: current_query_id() while DuckDB binds with no query running: a relation made and not run
+#: (``con.sql(...)``), which binds again when it runs
+_NO_QUERY = 2 ** 64 - 1
 
 _tokens = itertools.count(1)
 _token_lock = threading.Lock()
@@ -285,8 +291,10 @@ class _Pool:
         for entry in self.lru.values():
             if not entry.pending:
                 return entry
+        # A relation only bound (con.sql(...) not run yet: no query id) takes any entry: it
+        # binds again when it runs.
         for entry in self.lru.values():
-            if query is None or entry.query != query:
+            if query in (None, _NO_QUERY) or entry.query != query:
                 return entry
         raise ObookError(f"one query can use at most {len(self.entries)} different argument sets "
                          "of obook table macros (a list of files or a glob pattern is one; "

@@ -469,3 +469,29 @@ def test_obook_bbo_tickers_of_another_type_is_an_error_naming_it(con, small, val
     with pytest.raises(duckdb.Error) as err:
         con.execute(f"SELECT * FROM obook_bbo('{small}', tickers := {value})").fetchall()
     assert "tickers must be a list of tickers" in str(err.value)
+
+
+def test_obook_bbo_relations_made_not_run_beyond_pool_size_bind_and_run_right(small):
+    """Relations made with con.sql(...) and not run bind with no query id: more of them than
+    the pool has entries is no error ("one query can use at most ..."), and each, run
+    later, reads its own arguments' rows."""
+    con = install(duckdb.connect(), pool_size=1)          # 2 entries
+    try:
+        made = [con.sql(f"SELECT count(*) FROM obook_bbo('{small}', tickers := '{t}')")
+                for t in ("AAA", "BBB", "AAA,BBB", "BBB,AAA", "BBB")]
+        assert [r.fetchall() for r in made] == [[(7,)], [(3,)], [(10,)], [(10,)], [(3,)]]
+    finally:
+        con.close()
+
+
+def test_obook_bbo_relation_run_with_more_argument_sets_than_pool_still_clear_error(small):
+    """A relation made with con.sql(...) binds leniently (no query id), but running it binds
+    again under its query: too many argument sets for the pool is then the clear error."""
+    con = install(duckdb.connect(), pool_size=1)          # 2 entries
+    try:
+        union = " UNION ALL ".join(f"SELECT count(*) FROM obook_bbo('{small}', tickers := '{t}')"
+                                   for t in ("AAA", "BBB", "AAA,BBB"))
+        with pytest.raises(duckdb.Error, match="at most 2 different argument sets"):
+            con.sql(union).fetchall()
+    finally:
+        con.close()
