@@ -1,10 +1,11 @@
 """Running a pipeline: find the days to do, convert each, record it in the manifest.
 
 A day is *done* when the manifest records it with the size and sha256 its file has now and
-the options the pipeline has now; otherwise it is *pending* (new, changed, options changed)
-or *failed* (the last run's attempts all failed; the next run tries again). A file that is no
-day is *invalid*: no date in its name, a second file of a date, or an empty file (no bytes,
-also once decompressed); nothing is recorded for it, so once it is replaced by a real day
+the options the pipeline has now, and its partitions are in the dataset; otherwise it is
+*pending* (new, changed, options changed, partitions missing) or *failed* (the last run's
+attempts all failed; the next run tries again). A file that is no day is *invalid*: no date
+in its name, a second file of a date, an empty file (no bytes, also once decompressed), or
+a file that cannot be read; nothing is recorded for it, so once it is replaced by a real day
 file the next run converts it.
 
 A day that is not done but was converted before keeps the partitions of that conversion
@@ -95,33 +96,48 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     if not files:
         log.warning("%s: no file matches the pipeline's glob %r", p.source_dir, p.glob)
     for f in files:
+        unreadable = _open_error(f)
         try:
             d = session_date(f)
         except ObookError as e:         # a date no timestamp holds: this day only
-            days.append(Day(None, str(f), "invalid", str(e).split(": ", 1)[-1]))
+            days.append(Day(None, str(f), "invalid", unreadable or str(e).split(": ", 1)[-1]))
             continue
+        except OSError:
+            d = None
         if d is None:
-            days.append(Day(None, str(f), "invalid", _NO_DATE))
+            days.append(Day(None, str(f), "invalid", unreadable or _NO_DATE))
             continue
         date = d.isoformat()
         if date in seen:
             days.append(Day(date, str(f), "invalid", f"same date as {Path(seen[date]).name}"))
             continue
         seen[date] = str(f)
-        size, sha = file_digest(f)
-        day = Day(date, str(f), "pending", "new", size, sha)
         done, failed = doc["days"].get(date), doc["failed"].get(date)
-        empty = empty_file(f)
+        if not unreadable:
+            try:
+                size, sha = file_digest(f)
+                empty = empty_file(f)
+            except OSError as e:        # an I/O error while reading it
+                unreadable = _unreadable(e)
+        if unreadable:                  # this day only: the others go on
+            days.append(Day(date, str(f), "invalid", unreadable,
+                            previous=_previous(done, None, None, p.options()) if done else None))
+            continue
+        day = Day(date, str(f), "pending", "new", size, sha)
+        same = done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options()
+        missing = [t for t in p.tables if not partition_path(p.dataset, t, date).is_file()] if same else []
         if empty:
             day.state, day.reason = "invalid", empty
-        elif done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options():
+        elif same and not missing:
             day.state, day.reason = "done", ""
         elif failed and (failed["size"], failed["sha256"]) == (size, sha):
             day.state, day.reason = "failed", failed["error"]
         elif done and (done["size"], done["sha256"]) != (size, sha):
             day.reason = "changed"
-        elif done:
+        elif done and not same:
             day.reason = "options changed"
+        elif done:                      # removed from the dataset since (by hand, a lost disk)
+            day.reason = f"partitions missing from the dataset: {', '.join(missing)}"
         if done and day.state != "done":
             day.previous = _previous(done, size, sha, p.options())
         days.append(day)
@@ -131,6 +147,20 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
                             rec["size"], rec["sha256"]))
     return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+def _unreadable(e: OSError) -> str:
+    """The reason of a day file that cannot be read (permissions, an I/O error)."""
+    return f"cannot read the file: {e.strerror or e}"
+
+
+def _open_error(f: Path) -> str:
+    """:func:`_unreadable`'s reason when ``f`` cannot be opened for reading, else ``""``."""
+    try:
+        with open(f, "rb"):
+            return ""
+    except OSError as e:
+        return _unreadable(e)
 
 
 def _one_format(days: list[Day]) -> None:

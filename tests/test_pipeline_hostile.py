@@ -232,3 +232,71 @@ def test_pipeline_glob_matching_no_file_warns(tmp_path, caplog):
         summary = run(load(p))
     assert summary["converted"] == [] and summary["unchanged"] == 0
     assert "no file matches the pipeline's glob '*.NASDAQ_ITCH50*'" in caplog.text
+
+
+def _days_pipeline(tmp_path) -> Path:
+    from pipeline_support import write_days
+
+    write_days(tmp_path / "days")
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"'))
+    return p
+
+
+def _deny_reading(monkeypatch, denied: Path) -> None:
+    """``open`` of ``denied`` fails as a file of mode 000 does (for any user but root)."""
+    import builtins
+
+    real = builtins.open
+
+    def guarded(file, *args, **kwargs):
+        if isinstance(file, (str, Path)) and Path(file).resolve() == denied.resolve():
+            raise PermissionError(13, "Permission denied", str(file))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+
+
+def test_pipeline_unreadable_day_file_is_invalid_the_rest_run(tmp_path, monkeypatch, capsys):
+    from obook.pipelines import load, run, status
+
+    p = _days_pipeline(tmp_path)
+    denied = tmp_path / "days" / "12312019.NASDAQ_ITCH50"
+    _deny_reading(monkeypatch, denied)
+    summary = run(load(p))
+    assert summary["converted"] == ["2019-12-30", "2020-01-02"] and summary["failed"] == {}
+    assert summary["invalid"] == {str(denied): "cannot read the file: Permission denied"}
+    day = next(d for d in status(load(p))["days"] if d["date"] == "2019-12-31")
+    assert (day["state"], day["reason"]) == ("invalid", "cannot read the file: Permission denied")
+    code, err = __import__("cli_support").cli_run(capsys, "pipeline", "run", p)
+    assert code == 1 and "Traceback" not in err, err
+    assert f"invalid: {denied}: cannot read the file: Permission denied" in err
+
+
+def test_pipeline_day_done_then_unreadable_keeps_its_partitions_and_says_so(tmp_path, monkeypatch):
+    from obook.pipelines import load, run
+
+    p = _days_pipeline(tmp_path)
+    assert len(run(load(p))["converted"]) == 3
+    denied = tmp_path / "days" / "12312019.NASDAQ_ITCH50"
+    _deny_reading(monkeypatch, denied)
+    summary = run(load(p))
+    assert summary["invalid"] == {str(denied): "cannot read the file: Permission denied"}
+    assert summary["previous_partitions"]["2019-12-31"]["source"] == denied.name
+    assert (tmp_path / "ds" / "table=bbo" / "date=2019-12-31" / "part-0.parquet").is_file()
+
+
+def test_pipeline_done_day_whose_partition_was_removed_is_converted_again(tmp_path):
+    import shutil
+
+    from obook.pipelines import load, run, status
+
+    p = _days_pipeline(tmp_path)
+    assert len(run(load(p))["converted"]) == 3
+    gone = tmp_path / "ds" / "table=bbo" / "date=2019-12-31"
+    shutil.rmtree(gone)
+    day = next(d for d in status(load(p))["days"] if d["date"] == "2019-12-31")
+    assert (day["state"], day["reason"]) == ("pending", "partitions missing from the dataset: bbo")
+    assert run(load(p))["converted"] == ["2019-12-31"]
+    assert (gone / "part-0.parquet").is_file()
+    assert status(load(p))["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
