@@ -37,8 +37,8 @@ from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
-__all__ = ["convert", "session_date", "feed_format", "file_digest", "empty_once_decompressed", "TABLES",
-           "COMPRESSIONS", "TIMEZONE", "read_metadata"]
+__all__ = ["convert", "session_date", "feed_format", "file_digest", "empty_once_decompressed", "check_tables",
+           "TABLES", "COMPRESSIONS", "TIMEZONE", "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 METADATA_KEY = b"obook"
@@ -157,6 +157,15 @@ def _check_tables(tables, fmt) -> list[str]:
         check_offered(t, "convert")
         check_produces(fmt, t)
     return tables
+
+
+def check_tables(tables, format: str) -> list[str]:
+    """``tables`` (names, or a comma-separated string) checked against what :func:`convert`
+    writes for a feed of the format named ``format``: the names, or an ObookError naming
+    the format's tables."""
+    from .feeds import get_format
+
+    return _check_tables(tables, get_format(format))
 
 
 def _registry_options(name, workers, on_error, fmt, day, tickers, levels) -> dict:

@@ -42,7 +42,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from obook.to_parquet import TABLES, convert, empty_once_decompressed, feed_format, file_digest, session_date
+from obook.to_parquet import (TABLES, check_tables, convert, empty_once_decompressed, feed_format, file_digest,
+                              session_date)
 from obook.errors import FeedError, ObookError
 
 from . import manifest
@@ -163,21 +164,39 @@ def _open_error(f: Path) -> str:
         return _unreadable(e)
 
 
+def _formats(days: list[Day]):
+    """(day, its feed format's name) of the days not invalid, the earliest first; a file no
+    format recognises is left out (its conversion says what is wrong)."""
+    for day in sorted((d for d in days if d.state != "invalid"), key=lambda d: d.date):
+        try:
+            yield day, feed_format(day.file)
+        except (ObookError, OSError):
+            continue
+
+
 def _one_format(days: list[Day]) -> None:
     """A dataset holds one feed format's tables (their units: price scale, time unit and
     origin, quantity scale, differ between formats): a day file of another format than the
     earliest day's is invalid. A file no format recognises is left to its conversion."""
     first = None
-    for day in sorted((d for d in days if d.state != "invalid"), key=lambda d: d.date):
-        try:
-            fmt = feed_format(day.file)
-        except (ObookError, OSError):
-            continue
+    for day, fmt in _formats(days):
         if first is None:
             first = (fmt, Path(day.file).name)
         elif fmt != first[0]:
             day.state, day.reason = "invalid", (f"a {fmt} feed, but {first[1]} is {first[0]}: a dataset holds one "
                                                 "format's tables (their units differ); give this one its own pipeline")
+
+
+def _check_tables(p: Pipeline, days: list[Day]) -> None:
+    """The pipeline's tables are ones its days' format has (every day would fail the same
+    way, each after its retries): a PipelineError naming the format's tables otherwise."""
+    for day, fmt in _formats(days):
+        try:
+            check_tables(list(p.tables), fmt)
+        except ObookError as e:
+            raise PipelineError(f"{p.path or p.dataset}: [convert] tables: {e} ({Path(day.file).name} "
+                                f"is a {fmt} feed)") from None
+        return
 
 
 def _check_source_dir(p: Pipeline) -> None:
@@ -549,6 +568,8 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         doc = manifest.read(p.dataset)
         days = plan(p, doc)
         todo = [d for d in days if d.state in ("pending", "failed")]
+        if todo:
+            _check_tables(p, todo)
         summary = {"dataset": str(p.dataset), "executor": p.executor, "converted": [], "failed": {},
                    "invalid": {d.file: d.reason for d in days if d.state == "invalid"},
                    "unchanged": sum(d.state == "done" for d in days), "previous_partitions": {},

@@ -300,3 +300,21 @@ def test_pipeline_done_day_whose_partition_was_removed_is_converted_again(tmp_pa
     assert run(load(p))["converted"] == ["2019-12-31"]
     assert (gone / "part-0.parquet").is_file()
     assert status(load(p))["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
+
+
+def test_pipeline_table_its_days_format_lacks_one_line_error_nothing_converted(tmp_path, capsys):
+    import datetime as dt
+
+    from obook.gen.pitch import write_pitch
+
+    days = tmp_path / "days"
+    days.mkdir()
+    for i in (6, 7):
+        write_pitch(days / f"day{i}.pitch", 2000, 3, seed=i, date=dt.date(2020, 1, i))
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"')
+                 .replace('"*.NASDAQ_ITCH50*"', '"*.pitch"').replace('["bbo"]', '["bbo", "symbols"]')
+                 + "[run]\nretries = 3\n")
+    err = cli_error(capsys, "pipeline", "run", p)
+    assert "[convert] tables: pitch feeds have no table 'symbols'" in err and "(day6.pitch is a pitch feed)" in err
+    assert sorted(x.name for x in (tmp_path / "ds").iterdir()) == [".lock"]
