@@ -272,3 +272,15 @@ def test_convert_argument_of_wrong_type_raises_obook_error_naming_it(itch_day, t
     with pytest.raises(obook.ObookError, match=message):
         obook.convert(given.pop("feed"), given.pop("outdir"), **given)
     assert not (tmp_path / "out").exists()
+
+
+def test_cli_convert_on_error_skip_feed_cut_short_writes_nothing_as_its_help_says(itch_day, tmp_path):
+    shown = " ".join(CliRunner().invoke(app, ["convert", "--help"], terminal_width=200).output.split())
+    assert "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an " \
+           "error, and nothing is written)" in shown
+    bad = tmp_path / DAY
+    data = itch_day.read_bytes()
+    bad.write_bytes(data[: len(data) - 7])
+    res = CliRunner().invoke(app, ["convert", str(bad), str(tmp_path / "out"), "--on-error", "skip", "-w", "1"])
+    assert isinstance(res.exception, FeedError) and "truncated record" in str(res.exception), res.output
+    assert not (tmp_path / "out").exists()

@@ -37,7 +37,7 @@ def convert(
                                             "When known, the tables get a timestamp column (UTC instants)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record and write nothing; "
-                                          "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an error, after every row before the cut)."),
+                                          "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an error, and nothing is written)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
     format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
 ) -> None:
