@@ -321,6 +321,12 @@ def convert_day(spec: dict) -> dict:
         empty = empty_file(spec["file"])
         if empty:           # (planned as invalid; a file emptied since is no day either)
             raise DayFeedFailed(f"{Path(spec['file']).name}: {empty}")
+        try:
+            feed_format(spec["file"])
+        except ObookError as e:     # no format knows its bytes: another attempt gives the same
+            if e.__cause__ is None:     # (a read that failed is chained to its OSError: tried again)
+                raise DayFeedFailed(_naming(spec["file"], e)) from None
+            raise
         result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
                          on_error=spec["on_error"], levels=spec.get("levels", 10),
                          tickers=spec.get("tickers"), unknown_tickers="warn")

@@ -318,3 +318,17 @@ def test_pipeline_table_its_days_format_lacks_one_line_error_nothing_converted(t
     err = cli_error(capsys, "pipeline", "run", p)
     assert "[convert] tables: pitch feeds have no table 'symbols'" in err and "(day6.pitch is a pitch feed)" in err
     assert sorted(x.name for x in (tmp_path / "ds").iterdir()) == [".lock"]
+
+
+def test_pipeline_day_no_format_recognises_fails_once_not_retried(tmp_path):
+    from obook.pipelines import load, run
+
+    p = _days_pipeline(tmp_path)
+    p.write_text(p.read_text().replace('"*.NASDAQ_ITCH50*"', '"*"') + "[run]\nretries = 2\n")
+    odd = tmp_path / "days" / "2020-01-13.zip"
+    odd.write_bytes(b"PK\x03\x04 not a zip of a feed")
+    summary = run(load(p))
+    assert len(summary["converted"]) == 3
+    assert "cannot tell the feed format" in summary["failed"]["2020-01-13"]
+    failed = __import__("obook.pipelines.manifest", fromlist=["read"]).read(tmp_path / "ds")["failed"]
+    assert failed["2020-01-13"]["attempts"] == 1
