@@ -223,7 +223,7 @@ def write_files(tables, threads: int = 1) -> list[int]:
             counts = [one(reader, path) for reader, path in tables]
         for tmp, path in staged:
             os.replace(tmp, path)
-            _drop_stale_partial(path)
+            drop_stale_partial(path)
         return counts
     except OSError as e:
         raise OutputError(f"{path}: write failed: {write_failure(e)}") from e
@@ -232,7 +232,7 @@ def write_files(tables, threads: int = 1) -> list[int]:
             remove_quietly(tmp)         # (gone once renamed)
 
 
-def _drop_stale_partial(path: Path) -> None:
+def drop_stale_partial(path: Path) -> None:
     """Once ``path`` is complete, the ``<path>.partial`` an earlier failed write kept is
     out of date: it goes (a complete table beside a partial one of the same name misleads)."""
     partial = Path(path).with_name(Path(path).name + ".partial")
@@ -310,7 +310,7 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
                     n = write_text(reader, f)
         if staged is None:
             os.replace(tmp, path)
-            _drop_stale_partial(path)
+            drop_stale_partial(path)
         else:
             staged.append((tmp, path))
         return n

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._version import __version__
-from .errors import ObookError, OutputError
+from .errors import FeedError, ObookError, OutputError
 from .parquet import COMPRESSIONS, ParquetSink
 from .session import TIMEZONE, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
@@ -140,6 +140,30 @@ class _TableWriter:
         remove_quietly(self.tmp)
 
 
+def _keep_partial(writers: dict, e: FeedError, outdir: Path) -> list:
+    """On a feed error, each table that has rows so far (the rows before the bad record) is
+    closed as ``OUTDIR/<table>.parquet.partial``, its footer naming the error; ``e.kept_in``
+    says where. Returns the paths kept (a table that cannot be kept is discarded)."""
+    from .output import drop_stale_partial
+
+    kept = []
+    for w in writers.values():
+        if w.sink is None:
+            drop_stale_partial(w.final)     # an earlier run's, of other rows: it misleads
+            continue
+        partial = w.final.with_name(w.final.name + ".partial")
+        try:
+            w.close({"table": w.table, "obook_version": __version__, "partial": True, "error": str(e)})
+            os.replace(w.tmp, partial)
+        except Exception:  # noqa: BLE001 - the feed error is the one to report; this table goes
+            continue
+        w.sink = None
+        kept.append(partial)
+    if kept:
+        e.kept_in = str(kept[0] if len(kept) == 1 else outdir / "TABLE.parquet.partial")
+    return kept
+
+
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=schema)
 
@@ -232,6 +256,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     is known, the tables get a ``timestamp`` column (``timestamp[ns, UTC]``:
     the session's midnight in the feed's zone + the feed time).
 
+    The files appear when every table is complete. On a bad record (a ``FeedError``) each
+    table's rows before it are kept as ``OUTDIR/<table>.parquet.partial`` (the error's
+    ``kept_in`` says where) and the error raised; on any other failure nothing is left.
+
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
     ``obook_version`` and ``options``) is each file's footer metadata under ``obook``.
@@ -249,7 +277,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source, headed, is_stream, source_name, source_paths
-    from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders, write_failure
+    from .output import (check_not_an_input, drop_stale_partial, make_output_dir, new_folders, remove_new_folders,
+                         write_failure)
 
     check_feed_path(feed)
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
@@ -353,10 +382,13 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             w.close({**result, "table": t, "obook_version": __version__, "options": options})
         for w in writers.values():
             os.replace(w.tmp, w.final)
+            drop_stale_partial(w.final)
     except BaseException as e:
+        kept = _keep_partial(writers, e, outdir) if isinstance(e, FeedError) else []
         for w in writers.values():
             w.discard()
-        remove_new_folders(made)    # the folders this call made, nothing kept in them (Ctrl-C, a full disk)
+        if not kept:
+            remove_new_folders(made)    # the folders this call made, nothing kept in them (Ctrl-C, a full disk)
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
             raise OutputError(f"{outdir}: write failed: {write_failure(e)}") from e
         raise

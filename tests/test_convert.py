@@ -135,15 +135,36 @@ def test_convert_unknown_table_raises_obook_error(itch_day, tmp_path):
         convert(itch_day, tmp_path, tables="bbo,quotes")
 
 
-def test_convert_truncated_feed_leaves_no_file(itch_day, tmp_path):
+def test_convert_truncated_feed_rows_before_kept_as_partial_no_final_file(itch_day, tmp_path):
     bad = tmp_path / DAY
     data = itch_day.read_bytes()
-    bad.write_bytes(data[: len(data) - 7])
+    bad.write_bytes(data[: len(data) // 2])
+    whole = convert(itch_day, tmp_path / "whole", tables=REPLAY_TABLES, workers=2)
+    out = tmp_path / "out"
+    for workers in (1, 2):
+        with pytest.raises(FeedError) as info:
+            convert(bad, out, tables=TABLES, workers=workers)
+        assert info.value.kept_in == str(out / "TABLE.parquet.partial")
+        names = sorted(os.listdir(out))
+        assert names == sorted(f"{t}.parquet.partial" for t in REPLAY_TABLES), names   # no final file, no temp
+        for t in REPLAY_TABLES:
+            kept = pq.read_table(out / f"{t}.parquet.partial")
+            full = pq.read_table(whole["files"][t])
+            assert 0 < kept.num_rows < full.num_rows, t
+            assert kept.equals(full.slice(0, kept.num_rows).replace_schema_metadata(kept.schema.metadata)), t
+            assert read_metadata(out / f"{t}.parquet.partial")["partial"] is True
+    convert(itch_day, out, tables=("bbo",), workers=1)      # complete: its stale partial goes, not others'
+    assert sorted(os.listdir(out)) == sorted(["bbo.parquet"] + [f"{t}.parquet.partial" for t in REPLAY_TABLES[1:]])
+
+
+def test_convert_bad_record_before_any_row_leaves_nothing(tmp_path):
+    bad = tmp_path / DAY
+    bad.write_bytes(b"\x00\x03A")       # a record cut short, first of the feed
     out, kept = tmp_path / "out", tmp_path / "kept"
     kept.mkdir()
     for folder in (out, kept):
         with pytest.raises(FeedError):
-            convert(bad, folder, tables=TABLES, workers=2)
+            convert(bad, folder, tables=TABLES, workers=2, format="itch")
     assert not out.exists()                 # the folder the call made goes with its files
     assert os.listdir(kept) == []           # the user's folder stays
 
@@ -274,13 +295,15 @@ def test_convert_argument_of_wrong_type_raises_obook_error_naming_it(itch_day, t
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_convert_on_error_skip_feed_cut_short_writes_nothing_as_its_help_says(itch_day, tmp_path):
+def test_cli_convert_on_error_skip_feed_cut_short_keeps_partial_as_its_help_says(itch_day, tmp_path):
     shown = " ".join(CliRunner().invoke(app, ["convert", "--help"], terminal_width=200).output.split())
     assert "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an " \
-           "error, and nothing is written)" in shown
+           "error, the rows before the cut kept as .partial)" in shown
     bad = tmp_path / DAY
     data = itch_day.read_bytes()
     bad.write_bytes(data[: len(data) - 7])
-    res = CliRunner().invoke(app, ["convert", str(bad), str(tmp_path / "out"), "--on-error", "skip", "-w", "1"])
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["convert", str(bad), str(out), "--on-error", "skip", "-w", "1"])
     assert isinstance(res.exception, FeedError) and "truncated record" in str(res.exception), res.output
-    assert not (tmp_path / "out").exists()
+    assert os.listdir(out) == ["bbo.parquet.partial"]
+    assert res.exception.kept_in == str(out / "bbo.parquet.partial")

@@ -36,14 +36,14 @@ def convert(
                                        help="Session date (default: from a MMDDYYYY.NASDAQ_ITCH50[.gz] file name). "
                                             "When known, the tables get a timestamp column (UTC instants)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
-                                     help="raise: stop at the first failing record and write nothing; "
-                                          "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an error, and nothing is written)."),
+                                     help="raise: stop at the first failing record, the rows before it kept as OUTDIR/<table>.parquet.partial; "
+                                          "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an error, the rows before the cut kept as .partial)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
     format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
 ) -> None:
     """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 
-    Files appear only when every table is complete. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256 (each file's, for a feed of several files), the session date, obook's version, the options and the replay statistics.
+    Files appear only when every table is complete; on a bad record the rows before it are kept as OUTDIR/<table>.parquet.partial and the command exits 1. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256 (each file's, for a feed of several files), the session date, obook's version, the options and the replay statistics.
     """
     from ..errors import ObookError
     from ..to_parquet import convert as _convert
