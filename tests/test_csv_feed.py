@@ -10,8 +10,12 @@ import pytest
 import obook
 from obook._kernels.layout import EV_WIDTH
 from obook.errors import TruncatedFeedError
+from obook.feeds import detect_format
 from obook.feeds.csv import CsvDecoder, CsvFramer
 from obook.gen.csv import write_csv
+from obook.gen.pitch import write_pitch
+from obook.gen.sse import write_sse
+from obook.gen.szse import write_szse
 
 from reference_csv import reference_csv_bbo
 
@@ -233,3 +237,20 @@ def test_csv_header_names_in_other_case_read_as_the_header(tmp_path):
     body = b"1,AAA,1,B,100,1000\n2,AAA,2,S,50,1100\n"
     lines, error, _ = check(tmp_path, b"TIME, ticker ,Order,t,SHARES,price,MPID\n" + body)
     assert error is None and lines == check(tmp_path, HEADER + body, name="plain.csv")[0] and len(lines) == 2
+
+
+@pytest.mark.parametrize("ext", [".txt", ".csv", ".txt.gz"])
+@pytest.mark.parametrize("fmt, write", [
+    ("sse", lambda p: write_sse(p, 2000)),
+    ("szse", lambda p: write_szse(p, 2000)),
+    ("pitch", lambda p: write_pitch(p, 2000, 3)),
+    ("csv", lambda p: write_csv(p, 2000, 3)),
+])
+def test_csv_sniff_text_name_over_another_formats_bytes_that_format(tmp_path, fmt, write, ext):
+    plain = tmp_path / f"day.{fmt}"
+    write(plain)
+    named = tmp_path / f"day{ext}"
+    data = plain.read_bytes()
+    named.write_bytes(gzip.compress(data) if ext.endswith(".gz") else data)
+    assert detect_format(named) == fmt
+    assert obook.bbo(named, workers=1).read_all().equals(obook.bbo(plain, workers=1).read_all())
