@@ -179,7 +179,7 @@ def _check_tables(tables, fmt) -> list[str]:
         raise ObookError(f"no tables asked for; {fmt.name} feeds convert to {choices}")
     for t in tables:
         check_offered(t, "convert")
-        check_produces(fmt, t)
+        check_produces(fmt, t, "convert")
     return tables
 
 

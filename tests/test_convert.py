@@ -23,6 +23,7 @@ TABLES = REPLAY_TABLES + tuple(get_format("itch").side_tables)
 from obook.errors import FeedError, ObookError
 from obook.gen.csv import write_csv
 from obook.gen.itch import write_itch
+from obook.gen.pitch import write_pitch
 
 DAY = "12302019.NASDAQ_ITCH50"
 MIDNIGHT_NS = 1577682000 * 10**9        # 2019-12-30 00:00 America/New_York (EST, UTC-5)
@@ -307,3 +308,13 @@ def test_cli_convert_on_error_skip_feed_cut_short_keeps_partial_as_its_help_says
     assert isinstance(res.exception, FeedError) and "truncated record" in str(res.exception), res.output
     assert os.listdir(out) == ["bbo.parquet.partial"]
     assert res.exception.kept_in == str(out / "bbo.parquet.partial")
+
+
+def test_convert_table_the_format_lacks_error_lists_only_tables_convert_writes(tmp_path):
+    feed = tmp_path / "day.pitch"
+    write_pitch(feed, 500, 2)
+    with pytest.raises(ObookError, match="pitch feeds have no table 'symbols'") as info:
+        convert(feed, tmp_path / "out", tables="symbols")
+    have = str(info.value).rsplit("pitch feeds have: ", 1)[1].split(", ")
+    assert "bbo" in have and "bars" in have
+    assert not {"spread", "twas", "bbo_grid"} & set(have)      # the analytics: python and polars only

@@ -202,14 +202,16 @@ def check_offered(name: str, front_end: str) -> Table:
     return t
 
 
-def check_produces(fmt, name: str) -> None:
-    """Raise ``ObookError`` naming the format's tables when it does not produce ``name``."""
+def check_produces(fmt, name: str, front_end: str | None = None) -> None:
+    """Raise ``ObookError`` naming the format's tables (those ``front_end`` offers, when
+    given) when it does not produce ``name``."""
     if not produces(fmt, name):
         from ..feeds import formats
 
         owners = ", ".join(f"{f} ({formats()[f].title or f})" for f in formats_of(name))
+        have = [t for t in tables_of(fmt) if front_end is None or offered(t, front_end)]
         raise ObookError(f"{fmt.name} feeds have no table {name!r} (formats that have it: {owners}); "
-                         f"{fmt.name} feeds have: {', '.join(tables_of(fmt))}")
+                         f"{fmt.name} feeds have: {', '.join(have)}")
 
 
 def open_table(name: str, source, **options):
