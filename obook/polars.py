@@ -1,9 +1,10 @@
-"""polars front end: ``scan_bbo`` / ``scan_messages`` as true LazyFrames.
+"""polars front end: ``scan_<table>``, ``scan_match``, ... as true LazyFrames.
 
-Both go through ``polars.io.plugins.register_io_source``: nothing runs until the
-LazyFrame is collected, every collect starts a fresh replay (``obook.bbo`` /
-``obook.read_itch``), and the replay is stopped (its reader closed, its worker
-processes ended) as soon as polars stops pulling, e.g. after ``head(10)``.
+Each goes through ``polars.io.plugins.register_io_source``: nothing runs until the
+LazyFrame is collected, every collect starts a fresh replay, and the replay is stopped
+(its reader closed, its worker processes ended) when polars stops pulling: at once when
+the row limit is reached (``head(n)``), within ``obook.polars_release.PERIOD`` when polars
+lets go of the source without one (a filter, then ``head(n)``).
 
 polars hands the source the projection, the predicate and the row limit and does not
 re-apply them, so the source applies all three itself: filter first (a predicate may use
@@ -22,6 +23,7 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from .errors import ObookError
+from .polars_release import replay_closed, replay_opened
 
 __all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema"]   # and scan_<table> for every table
 
@@ -115,6 +117,7 @@ def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
         if tickers is not None and not tickers:
             return
         reader = open_reader(sorted(tickers) if tickers else None) if pushdown else open_reader()
+        replay_opened()
         try:
             while True:
                 try:
@@ -136,9 +139,9 @@ def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
                 if df.height:
                     yield df
         finally:
-            close = getattr(reader, "close", None)
-            if close is not None:
-                close()
+            getattr(reader, "close", lambda: None)()
+            reader = None     # and the replay's generator with it: its worker processes stop now
+            replay_closed()
 
     return register_io_source(source, schema=schema, validate_schema=False,
                               is_pure=True, explain_name=name, explain_detail=detail)

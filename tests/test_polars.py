@@ -76,6 +76,20 @@ def test_scan_bbo_head_returns_early_and_stops_workers(big):
     assert wait_no_workers() == []
 
 
+@pytest.mark.parametrize("engine", ["auto", "streaming"])
+@pytest.mark.parametrize("where", ["ticker", "price"])
+def test_scan_bbo_filter_then_head_leaves_no_worker(day, engine, where, no_leaks):
+    # polars gives the source no row limit after a filter and lets go of it on a thread of
+    # its own: the replay still stops, with nothing else called (no gc, no other query)
+    ticker = pl.from_arrow(obook.bbo(str(day), workers=1).read_next_batch())["ticker"][0]
+    predicate = pl.col("ticker") == ticker if where == "ticker" else pl.col("bid_px") > 0
+    lf = scan_bbo(day, workers=2).filter(predicate).head(5)
+    for _ in range(3):
+        df = lf.collect(engine=engine)
+        assert wait_no_workers() == []
+        assert df.height == 5 and df.filter(predicate).height == 5
+
+
 def test_scan_bbo_group_by_matches_engine_counts(day):
     got = dict(scan_bbo(day, workers=2).group_by("ticker").agg(pl.len())
                .collect(engine="streaming").iter_rows())
