@@ -100,10 +100,9 @@ def predicate_tickers(predicate: pl.Expr | None) -> set[str] | None:
 
 
 def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
-          detail: str, pushdown: bool = False, within: set[str] | None = None) -> pl.LazyFrame:
+          detail: str, pushdown: bool = False) -> pl.LazyFrame:
     """A LazyFrame whose batches come from ``open_reader()``; with ``pushdown``,
-    ``open_reader(tickers)`` replays only the tickers a predicate can be true for (of
-    ``within``: the tickers the scan was restricted to, when it was)."""
+    ``open_reader(tickers)`` replays only the tickers a predicate can be true for."""
     schema = polars_schema(arrow_schema)
 
     def source(with_columns: list[str] | None, predicate: pl.Expr | None,
@@ -112,8 +111,6 @@ def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
             return
         remaining = n_rows
         tickers = predicate_tickers(predicate) if pushdown else None
-        if tickers is not None and within is not None:
-            tickers = tickers & within
         if tickers is not None and not tickers:
             return
         reader = open_reader(sorted(tickers) if tickers else None) if pushdown else open_reader()
@@ -153,8 +150,10 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
 
     The arguments are checked now (a missing file, an unknown option or a table the feed's
     format does not produce raise ``ObookError`` here); the replay runs at collect time,
-    once per collect. A predicate on ``ticker`` replays only those tickers' books."""
-    from .engine.replay import ticker_tuple
+    once per collect. A predicate on ``ticker`` replays only those tickers' books (a ticker
+    of it the feed never names gives no rows), unless ``tickers=`` chose the books: then
+    the replay is of those, as in ``obook.<name>`` (one the feed never names is an
+    error, whatever the filter), and the predicate only filters their rows."""
     from .tables import check_offered
     from .tables.open import Opened
 
@@ -165,14 +164,13 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
     opened = Opened(name, path, options)
     if hasattr(path, "read") or hasattr(path, "readinto"):
         path = opened.feeds[0]      # a stream: its first bytes are read (to tell its format) and kept there
-    pushdown = "tickers" in spec.options and spec.per_ticker
-    within = set(ticker_tuple(options["tickers"])) if options.get("tickers") is not None else None
+    pushdown = "tickers" in spec.options and spec.per_ticker and opened.options.get("tickers") is None
 
     def open_reader(tickers=None):
-        if tickers:   # a ticker not in the feed is no error here
+        if tickers:   # a ticker of the filter that the feed never names: no rows, no error
             return Opened(name, path, {**options, "tickers": tickers, "unknown_tickers": "ignore"}).reader()
         return Opened(name, path, options).reader() if pushdown else opened.reader()
-    return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown, within=within)
+    return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown)
 
 
 def _is_pattern(path) -> bool:

@@ -126,6 +126,21 @@ def test_scan_bbo_failing_record_raises_feed_error_at_collect(tmp_path):
     assert wait_no_workers() == []
 
 
+@pytest.mark.parametrize("where", [None, pl.col("ticker") == "AAA", pl.col("ticker").is_in(["AAA", "BBB"]),
+                                   pl.col("ticker") == "BBB", (pl.col("ticker") == "AAA") & (pl.col("bid_px") > 0)])
+def test_scan_bbo_tickers_not_in_feed_raises_whatever_the_filter(small, where):
+    # tickers= chose the books, as in obook.bbo: a filter on ticker only filters their rows
+    lf = scan_bbo(small, tickers=["AAA", "ZZZ"])
+    with pytest.raises(ObookError, match="not in the feed: ZZZ"):
+        (lf if where is None else lf.filter(where)).collect()
+
+
+def test_scan_bbo_filter_on_ticker_not_in_feed_gives_no_rows(small):
+    assert scan_bbo(small).filter(pl.col("ticker") == "ZZZ").collect().height == 0
+    got = scan_bbo(small).filter(pl.col("ticker").is_in(["BBB", "ZZZ"])).collect()
+    assert got.rows() == [r for r in SMALL_BBO if r[2] == "BBB"]
+
+
 def test_scan_bbo_tolerant_mode_passes_on_error(tmp_path):
     bad = write_failing_feed(tmp_path / "bad.itch")
     n = obook.bbo(str(bad), on_error="skip").read_all().num_rows
