@@ -1,10 +1,11 @@
 """polars front end: ``scan_<table>``, ``scan_match``, ... as true LazyFrames.
 
 Each goes through ``polars.io.plugins.register_io_source``: nothing runs until the
-LazyFrame is collected, every collect starts a fresh replay, and the replay is stopped
-(its reader closed, its worker processes ended) when polars stops pulling: at once when
-the row limit is reached (``head(n)``), within ``obook.polars_release.PERIOD`` when polars
-lets go of the source without one (a filter, then ``head(n)``).
+LazyFrame is collected, every collect starts a fresh replay (a scan of a stream reads it
+once: reading it again is an error), and the replay is stopped (its reader closed, its
+worker processes ended) when polars stops pulling: at once when the row limit is reached
+(``head(n)``), within ``obook.polars_release.PERIOD`` when polars lets go of the source
+without one (a filter, then ``head(n)``).
 
 polars hands the source the projection, the predicate and the row limit and does not
 re-apply them, so the source applies all three itself: filter first (a predicate may use
@@ -162,15 +163,39 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
         if not isinstance(p, (tuple, list)) and not _is_pattern(p) and not hasattr(p, "read"):
             _check_path(p)
     opened = Opened(name, path, options)
+    once = None
     if hasattr(path, "read") or hasattr(path, "readinto"):
         path = opened.feeds[0]      # a stream: its first bytes are read (to tell its format) and kept there
+        once = _read_once(path)
     pushdown = "tickers" in spec.options and spec.per_ticker and opened.options.get("tickers") is None
 
     def open_reader(tickers=None):
+        if once is not None:
+            once()
         if tickers:   # a ticker of the filter that the feed never names: no rows, no error
             return Opened(name, path, {**options, "tickers": tickers, "unknown_tickers": "ignore"}).reader()
         return Opened(name, path, options).reader() if pushdown else opened.reader()
     return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown)
+
+
+def _read_once(stream) -> Callable[[], None]:
+    """A check to call before each replay of ``stream``: the second one raises ObookError
+    (the first read its bytes; a second would give no rows, silently)."""
+    import threading
+
+    from .feeds.sources import source_name
+
+    lock = threading.Lock()
+    read = []
+
+    def once() -> None:
+        with lock:
+            if read:
+                raise ObookError(f"{source_name(stream)}: a stream is read once, and this scan of it was read "
+                                 "already (an earlier collect, or a query that reads the scan twice); "
+                                 "scan the stream anew, or give a file")
+            read.append(True)
+    return once
 
 
 def _is_pattern(path) -> bool:

@@ -39,6 +39,20 @@ def test_scan_of_a_stream_same_rows_as_the_path(small, tmp_path, table, compress
     assert got.height > 0 and got.equals(want)
 
 
+def test_scan_of_a_stream_read_twice_raises_obook_error(small):
+    import io
+
+    lf = scan_bbo(io.BytesIO(small.read_bytes()))
+    assert lf.collect_schema() == polars_schema(obook.bbo_schema)     # no replay: the stream stays unread
+    assert lf.collect().rows() == SMALL_BBO
+    with pytest.raises(ObookError, match="<BytesIO>: a stream is read once"):
+        lf.collect()
+    lf = scan_bbo(io.BytesIO(small.read_bytes()))
+    with pytest.raises(ObookError, match="a stream is read once"):
+        lf.join(lf, on="seq").collect()      # a query that reads it twice: not half the rows
+    assert wait_no_workers() == []
+
+
 def test_scan_bbo_streaming_engine_returns_every_row(small):
     assert scan_bbo(small, workers=2).collect(engine="streaming").rows() == SMALL_BBO
 
