@@ -149,8 +149,6 @@ def test_polars_filter_then_head_stops_workers(big, engine, no_leaks):
     lf = obook.polars.scan_bbo(big, workers=2)
     for q in (lf.filter(pl.col("bid_qty") > 0).head(5), lf.filter(pl.col("bid_qty") > 0).slice(10, 5)):
         assert q.collect(engine=engine).height == 5
-        if engine == "streaming":      # it keeps the source paused until the next obook scan
-            assert lf.head(1).collect(engine="streaming").height == 1
         t0 = time.time()
         while worker_children() and time.time() - t0 < 5:
             time.sleep(0.02)
