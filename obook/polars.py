@@ -34,16 +34,18 @@ def polars_schema(schema: pa.Schema) -> pl.Schema:
     return pl.from_arrow(schema.empty_table()).schema
 
 
-def _check_path(path) -> str:
+def _check_path(path, what: str = "feed", one: bool = False) -> str:
+    """The full path of a file (a feed, or an order file as ``what`` says); ``one``: the
+    scan takes that one file (no list, no glob pattern), and its errors say so."""
     if not isinstance(path, (str, os.PathLike)):
-        raise ObookError(f"the feed path must be text (a file, a glob pattern), a path or a list of them, "
-                         f"not {path!r}")
+        takes = "text or a path (one file)" if one else "text (a file, a glob pattern), a path or a list of them"
+        raise ObookError(f"the {what} path must be {takes}, not {path!r}")
     path = os.fspath(path)
     if not path:
-        raise ObookError("the feed path is empty")
+        raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(full):
-        raise ObookError(f"{path}: no such feed file" if not os.path.exists(full)
+        raise ObookError(f"{path}: no such {what} file" if not os.path.exists(full)
                          else f"{path}: not a file")
     return full
 
@@ -234,7 +236,7 @@ def scan_match(path, *, table: str = "fills", workers: int | None = 1, tick: int
     from .matching.books import want_bits
     from .matching.tables import schema_of
 
-    full = _check_path(path)
+    full = _check_path(path, "order", one=True)
     want_bits((table,))
     return _scan(lambda: match(full, workers=workers, tick=tick, stp=stp, tables=(table,), levels=levels).reader(table),
                  schema_of(table, levels), f"obook_match_{table}", os.fspath(path))
@@ -252,7 +254,7 @@ def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 
     if table not in SCHEMAS:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(SCHEMAS)}")
     check_tables(("depth",), levels)
-    full = _check_path(feed)
+    full = _check_path(feed, one=True)
     own = (table,) if table in OWN_TABLES else ()
     return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
                                   format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
@@ -269,7 +271,7 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     shapes = schemas()
     if table not in shapes:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
-    full = _check_path(feed)
+    full = _check_path(feed, one=True)
 
     def run():
         s = strategy
