@@ -157,6 +157,7 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
     of it the feed never names gives no rows), unless ``tickers=`` chose the books: then
     the replay is of those, as in ``obook.<name>`` (one the feed never names is an
     error, whatever the filter), and the predicate only filters their rows."""
+    from .feeds.sources import source_name
     from .tables import check_offered
     from .tables.open import Opened
 
@@ -177,7 +178,8 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
         if tickers:   # a ticker of the filter that the feed never names: no rows, no error
             return Opened(name, path, {**options, "tickers": tickers, "unknown_tickers": "ignore"}).reader()
         return Opened(name, path, options).reader() if pushdown else opened.reader()
-    return _scan(open_reader, opened.schema, f"obook_{name}", str(path), pushdown=pushdown)
+    detail = str(path) if once is None else source_name(path)     # a stream: its name, as in its errors
+    return _scan(open_reader, opened.schema, f"obook_{name}", detail, pushdown=pushdown)
 
 
 def _read_once(stream) -> Callable[[], None]:

@@ -44,6 +44,7 @@ def test_scan_of_a_stream_read_twice_raises_obook_error(small):
 
     lf = scan_bbo(io.BytesIO(small.read_bytes()))
     assert lf.collect_schema() == polars_schema(obook.bbo_schema)     # no replay: the stream stays unread
+    assert "INFO: <BytesIO>" in lf.explain()                        # named as its errors name it
     assert lf.collect().rows() == SMALL_BBO
     with pytest.raises(ObookError, match="<BytesIO>: a stream is read once"):
         lf.collect()
