@@ -40,6 +40,10 @@ _UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "sec": 10**9, "second":
           "m": 60 * 10**9, "min": 60 * 10**9, "minute": 60 * 10**9, "h": 3600 * 10**9,
           "hour": 3600 * 10**9}
 
+#: ns in a unit of ``numpy.timedelta64``
+_NUMPY_UNITS = {"W": 7 * 86400 * 10**9, "D": 86400 * 10**9, "h": 3600 * 10**9, "m": 60 * 10**9, "s": 10**9,
+                "ms": 10**6, "us": 10**3, "ns": 1}
+
 
 #: DuckDB's text of an INTERVAL (``obook_bars(..., interval := INTERVAL 5 MINUTE)`` hands it over as
 #: text): '00:05:00', '1 day 02:00:00.5', '2 days'
@@ -47,9 +51,14 @@ _CLOCK = re.compile(r"\s*(?:(\d+)\s*days?)?\s*(?:(\d+):(\d\d):(\d\d)(?:\.(\d{1,9
 
 
 def interval_ns(interval) -> int:
-    """An interval as ns: an int (ns), a ``timedelta``, or text such as '1 minute', '5s', '100 ms'
+    """An interval as ns: an int (ns), a ``timedelta`` (numpy's too), or text such as '1 minute', '5s', '100 ms'
     (or a DuckDB INTERVAL's: '00:05:00', '1 day 02:00:00')."""
-    if isinstance(interval, _dt.timedelta):
+    if isinstance(interval, np.timedelta64):      # (a numpy integer too: its unit decides, not its count)
+        unit, step = np.datetime_data(interval.dtype)
+        if np.isnat(interval) or unit not in _NUMPY_UNITS:     # a month or year has no fixed length
+            raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}")
+        ns = int(interval.astype(np.int64)) * step * _NUMPY_UNITS[unit]
+    elif isinstance(interval, _dt.timedelta):
         ns = int(round(interval.total_seconds() * 10**9))
     elif isinstance(interval, (int, np.integer)):
         ns = int(interval)

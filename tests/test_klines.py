@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import obook
@@ -78,3 +79,16 @@ def test_bars_interval_zero_is_an_error_not_the_default(tmp_path, scan):
             obook.scan_bars(feed, interval=0).collect()
         else:
             obook.bars(feed, workers=1, interval=0).read_all()
+
+
+@pytest.mark.parametrize(("interval", "ns"), [
+    (np.timedelta64(1, "m"), 60 * 10**9), (np.timedelta64(100, "ms"), 100_000_000), (np.timedelta64(2, "W"), 14 * 86_400 * 10**9),
+])
+def test_interval_ns_numpy_timedelta_is_its_length(interval, ns):
+    assert interval_ns(interval) == ns
+
+
+@pytest.mark.parametrize("interval", [np.timedelta64("NaT"), np.timedelta64(1, "M"), np.timedelta64(1, "ps")])
+def test_interval_ns_numpy_timedelta_without_a_fixed_length_is_an_obook_error(interval):
+    with pytest.raises(ObookError, match="^interval must be like"):
+        interval_ns(interval)
