@@ -109,7 +109,12 @@ def lines(a=None, b=None, *more):
     """A feed of MoldUDP64 lines in packet captures, each ``CAPTURE[:ADDRESS:PORT]``:
     ``obook.bbo(obook.lines(a="A.pcap:233.54.12.111:26477", b="B.pcap:233.54.12.112:26477"))``.
     Every table of it gets ``mold_seq``, ``line`` and ``ts_recv``."""
+    from .checks import check_path
     from .feeds.mold.lines import lines as _lines
+
+    for spec in (a, b, *more):
+        if spec is not None:
+            check_path("a line (CAPTURE[:ADDRESS:PORT])", spec)
 
     return _lines(a, b, *more)
 

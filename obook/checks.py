@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import decimal
 import math
 import numbers
+import re
 
 
 def is_whole(value) -> bool:
@@ -80,18 +82,17 @@ def check_feed_path(source, what: str = "feed path") -> None:
     from .errors import ObookError
 
     def one(p):
-        if isinstance(p, os.PathLike):
-            p = os.fspath(p)
-        if not isinstance(p, str):
+        if not isinstance(p, (str, os.PathLike)) or not isinstance(os.fspath(p), str):
             raise ObookError(f"the {what} must be text (a file, a glob pattern), a path or a list or tuple of "
                              f"them, not {p!r}")
-        if not p:
-            raise ObookError(f"the {what} is empty")
+        check_path(f"the {what}", p)
 
     if isinstance(source, io.TextIOBase):
         raise ObookError(f"the feed is a text stream ({getattr(source, 'name', type(source).__name__)!r}): "
                          "open the feed in binary mode ('rb')")
     if isinstance(source, socket.socket) or any(hasattr(source, a) for a in ("read", "readinto", "open_feed")):
+        if getattr(source, "closed", False) is True:
+            raise ObookError(f"the feed stream {getattr(source, 'name', type(source).__name__)!r} is closed")
         return
     if isinstance(source, (list, tuple)):
         for p in source:
@@ -135,3 +136,77 @@ def check_workers(workers, default: int | None = None) -> int | None:
     if workers > 64:
         raise ObookError(f"workers must be between 1 and 64, not {workers}")
     return int(workers)
+
+
+def check_path(name: str, path) -> str:
+    """A path given as text or ``os.PathLike``: not empty and without a NUL character (which the
+    operating system would cut the name at); as text, else ``ObookError`` naming ``name``."""
+    import os
+
+    from .errors import ObookError
+
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str):
+        raise ObookError(f"{name} must be a path (text or pathlib.Path), not {path!r}")
+    if not text:
+        raise ObookError(f"{name} is empty")
+    if "\0" in text:
+        raise ObookError(f"{name} {text!r} holds a NUL character, which no file name can")
+    return text
+
+
+def check_orders_path(orders) -> None:
+    """An order entry given by path (text or ``os.PathLike``) names a file: not empty, no NUL.
+    A table (Arrow, polars, DuckDB) passes as it is."""
+    import os
+
+    if isinstance(orders, (str, os.PathLike)):
+        check_path("the order file's path", orders)
+
+
+def check_levels(levels, most: int = 50) -> int:
+    """``levels``: price levels a side, a whole number (a numpy integer too; never a bool or
+    a float) from 1 to ``most``; as an int."""
+    import numpy as np
+
+    from .errors import ObookError
+
+    if isinstance(levels, (bool, np.bool_)) or not isinstance(levels, (numbers.Integral, np.integer)):
+        raise ObookError(f"levels must be an integer between 1 and {most}, not {levels!r}")
+    if not 1 <= levels <= most:
+        raise ObookError(f"levels must be between 1 and {most}, not {levels}")
+    return int(levels)
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def check_date(date) -> _dt.date | None:
+    """A session date: None, text ``YYYY-MM-DD``, a ``datetime.date``, or a datetime (numpy's
+    too) at midnight with no time zone. Other text (``20200102``, ISO weeks), a number, a
+    time of day or a zone (which would name another day in the feed's zone) is ``ObookError``."""
+    import numpy as np
+
+    from .errors import ObookError
+
+    def bad(why: str = "not a day YYYY-MM-DD"):
+        return ObookError(f"--date / date= {date!r}: {why}")
+
+    if date is None:
+        return None
+    if isinstance(date, np.datetime64):
+        if np.isnat(date) or date != date.astype("datetime64[D]"):
+            raise bad("not a day YYYY-MM-DD (a time of day is no session date)")
+        return _dt.date.fromisoformat(str(date.astype("datetime64[D]")))
+    if isinstance(date, _dt.datetime):
+        if date.tzinfo is not None or date.time() != _dt.time(0):
+            raise bad("a time of day or a time zone is no session date; give the day (YYYY-MM-DD)")
+        return date.date()
+    if isinstance(date, _dt.date):
+        return date
+    if not isinstance(date, str) or not _DAY.fullmatch(date):
+        raise bad()
+    try:
+        return _dt.date.fromisoformat(date)
+    except ValueError:
+        raise bad() from None

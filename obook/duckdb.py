@@ -795,7 +795,13 @@ def connect(database: str = ":memory:", *, read_only: bool = False,
     """``duckdb.connect(...)`` with :func:`install` already applied, its ``TimeZone`` UTC
     (``timestamp`` columns are UTC; ``obook sql`` runs on this connection, so both show the
     same instants the same way) unless ``config`` names one. A database that cannot be
-    opened raises ObookError naming it."""
+    opened raises ObookError naming it, and so does an argument of the wrong kind."""
+    from .checks import check_flag, check_path
+
+    database = check_path("database", database)
+    read_only = check_flag("read_only", read_only)
+    if config is not None and not isinstance(config, dict):
+        raise ObookError(f"config must be a dict of DuckDB settings, not {config!r}")
     try:
         con = duckdb.connect(database, read_only=read_only, config=config or {})
     except duckdb.Error as e:

@@ -48,14 +48,9 @@ _FIRST_DAY, _LAST_DAY = _dt.date(1678, 1, 1), _dt.date(2261, 12, 31)
 
 def _session_date(path, date, fmt) -> _dt.date | None:
     if date is not None:
-        if isinstance(date, _dt.datetime):
-            return date.date()
-        if isinstance(date, _dt.date):
-            return date
-        try:
-            return _dt.date.fromisoformat(str(date))
-        except ValueError:
-            raise ObookError(f"--date / date= {date!r}: not a day YYYY-MM-DD") from None
+        from .checks import check_date
+
+        return check_date(date)
     if isinstance(path, (list, tuple)):
         path = path[0] if path else None
     from .feeds.sources import HeadedStream

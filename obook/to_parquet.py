@@ -273,7 +273,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
-    from .checks import check_feed_path, check_format_name, check_names, check_progress, check_tickers, check_workers
+    from .checks import (check_feed_path, check_format_name, check_levels, check_names, check_path, check_progress,
+                         check_tickers, check_workers)
     from .engine.replay import ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source, headed, is_stream, source_name, source_paths
@@ -283,8 +284,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     check_feed_path(feed)
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
         raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
+    check_path("outdir", outdir)
     check_format_name(format)
     workers = check_workers(workers)
+    levels = check_levels(levels)
     tickers = check_tickers(tickers)
     if not isinstance(tables, str):
         tables = check_names("tables", tables)

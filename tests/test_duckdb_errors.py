@@ -98,3 +98,14 @@ def test_scan_error_get_last_error_after_release_is_a_fixed_text():
     release(ctypes.addressof(stream))
     assert ctypes.string_at(last_error(ctypes.addressof(stream))) == \
         b"get_last_error called on a released Arrow stream"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"database": None}, "^database must be a path"), ({"database": "a\0b.duckdb"}, "^database .* holds a NUL"),
+    ({"read_only": 1}, "^read_only must be True or False"), ({"config": []}, "^config must be a dict"),
+])
+def test_connect_wrong_argument_raises_naming_it(tmp_path, monkeypatch, kwargs, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ObookError, match=message):
+        od.connect(**kwargs)
+    assert list(tmp_path.iterdir()) == []

@@ -424,3 +424,9 @@ def test_match_instruments_text_with_spaces_names_each_instrument():
     spaced = matching.match(rows, instruments=" , ".join(names)).events
     assert spaced.equals(matching.match(rows, instruments=names).events)
     assert "unknown instrument" not in set(spaced.column("reason").drop_null().to_pylist())
+
+
+@pytest.mark.parametrize("call", [lambda p: matching.match(p), lambda p: matching.match_reader(p)])
+def test_match_empty_order_path_raises_saying_it_is_empty(call):
+    with pytest.raises(ObookError, match="^the order file's path is empty$"):
+        call("")

@@ -13,6 +13,7 @@ from .._kernels.layout import (DEPTH_COLUMNS, DEPTH_HEAD, DEPTH_LEVEL_COLUMNS, D
                                TR_KIND, TR_MATCH, TR_PRICE, TR_REF, TR_SEQ, TR_SHARES, TR_SIDE, TR_WIDTH,
                                TRADE_COLUMNS, WANT_DEPTH, WANT_ORDERS, WANT_TRADES)
 from .._kernels.merge import TABLE_BLOCK, merge_depth, merge_table
+from ..checks import check_levels
 from ..errors import ObookError
 from ..schema import depth_schema, orders_schema, trades_schema
 from .arrow import Tickers, book_columns
@@ -53,10 +54,7 @@ def check_tables(tables, levels: int, most: int = MAX_LEVELS) -> tuple[str, ...]
     bad = [t for t in tables if t not in TABLES]
     if bad or not tables:
         raise ObookError(f"unknown table(s) {', '.join(bad) or '(none)'}; choose from {', '.join(TABLES)}")
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)):
-        raise ObookError(f"levels must be an integer between 1 and {most}, not {levels!r}")
-    if not 1 <= levels <= most:
-        raise ObookError(f"levels must be between 1 and {most}, not {levels}")
+    check_levels(levels, most)
     return tables
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..checks import check_flag, check_names, check_workers, is_whole
+from ..checks import check_date, check_flag, check_levels, check_names, check_orders_path, check_workers, is_whole
 from ..errors import ObookError
 from .books import TABLES, stp_code, want_bits
 
@@ -60,12 +60,8 @@ def _tick(tick) -> int:
 
 
 def _checked(tables, levels: int) -> int:
-    want = want_bits(tables)
-    if isinstance(levels, (bool, np.bool_)) or not isinstance(levels, (int, np.integer)):
-        raise ObookError(f"levels must be an integer between 1 and 50, not {levels!r}")
-    if not 1 <= levels <= 50:
-        raise ObookError(f"levels must be between 1 and 50, not {levels}")
-    return want
+    check_levels(levels)
+    return want_bits(tables)
 
 
 def _instruments(instruments):
@@ -109,6 +105,8 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
         from ..engine.cores import default_workers
         workers = default_workers()
     day_end = check_flag("day_end", day_end)
+    check_date(date)
+    check_orders_path(orders)
     prep = prepare(read_orders(orders), _tick(tick), _instruments(instruments))
     parts = run_shards(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
@@ -163,6 +161,7 @@ def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None
 
     want = _checked(check_names("table", table), levels)
     day_end = check_flag("day_end", day_end)
+    check_orders_path(orders)
     prep = prepare(read_orders(orders), _tick(tick), _instruments(instruments))
     conv = Converter(prep, levels)
     books = np.arange(len(prep.instruments), dtype=np.int64)

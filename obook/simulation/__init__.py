@@ -83,8 +83,8 @@ import os
 
 import pyarrow as pa
 
-from ..checks import (check_feed_path, check_flag, check_format_name, check_names, check_progress, check_seed,
-                      check_workers)
+from ..checks import (check_feed_path, check_flag, check_format_name, check_names, check_orders_path, check_progress,
+                      check_seed, check_workers)
 from ..errors import FeedError, ObookError
 
 __all__ = ["simulate", "SimResult", "TABLES"]
@@ -155,8 +155,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     own_tables = check_names("own_tables", own_tables)
     check_progress(progress)
     seed = check_seed(seed)
-    if isinstance(orders, (str, os.PathLike)) and not os.fspath(orders):
-        raise ObookError("the order file's path is empty")
+    check_orders_path(orders)
     if isinstance(horizon, bool) or not isinstance(horizon, numbers.Real) or not 0 <= horizon <= 7 * 86_400:
         raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon!r}")
     fmt = resolve_format(format, feed)

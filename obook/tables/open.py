@@ -16,7 +16,8 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ..checks import check_feed_path, check_flag, check_format_name, check_tickers, check_whole_at_least_1
+from ..checks import (check_date, check_feed_path, check_flag, check_format_name, check_levels, check_progress,
+                      check_tickers, check_whole_at_least_1)
 from ..errors import ObookError
 from . import OPTIONS, check_produces, table
 from .units import Shape, check_prices
@@ -176,6 +177,10 @@ def check_options(spec, options: dict) -> dict:
         raise ObookError(f"on_error must be one of ('raise', 'skip'), not {out['on_error']!r}")
     if "tickers" in out:
         out["tickers"] = check_tickers(out["tickers"])
+    if "levels" in out:
+        out["levels"] = check_levels(out["levels"])
+    check_date(out.get("date"))
+    check_progress(out.get("progress"))
     for flag in ("queue_positions", "filename"):
         if flag in out:
             out[flag] = check_flag(flag, out[flag])

@@ -1,0 +1,85 @@
+"""The shared checks of the front ends' arguments (obook.checks): each wrong value is a one-line
+ObookError naming the argument, a value whose meaning is clear is taken."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+
+import obook
+from obook.checks import check_date, check_levels, check_path
+from obook.errors import ObookError
+from itch_builder import ItchBuilder
+
+
+def _day(tmp_path):
+    b = ItchBuilder()
+    b.directory(1, "AAPL")
+    b.add(1, ref=10, side="B", shares=100, price=1_000_000)
+    return b.write(tmp_path / "day.itch")
+
+
+@pytest.mark.parametrize("date", ["20200102", "2020-W01-4", 20200102, "2020-01-02T00:00"])
+def test_check_date_not_yyyy_mm_dd_raises_naming_date(date):
+    with pytest.raises(ObookError, match=r"^--date / date= .*: not a day YYYY-MM-DD"):
+        check_date(date)
+
+
+@pytest.mark.parametrize("date", [dt.datetime(2020, 1, 2, 15, 30), dt.datetime(2020, 1, 2, tzinfo=dt.timezone.utc),
+                                  np.datetime64("2020-01-02T09:30")])
+def test_check_date_time_of_day_or_zone_raises(date):
+    with pytest.raises(ObookError, match=r"^--date / date= .*: .*no session date"):
+        check_date(date)
+
+
+@pytest.mark.parametrize("date", ["2020-01-02", dt.date(2020, 1, 2), dt.datetime(2020, 1, 2),
+                                  np.datetime64("2020-01-02")])
+def test_check_date_a_day_gives_that_day(date):
+    assert check_date(date) == dt.date(2020, 1, 2)
+
+
+def test_check_levels_numpy_integer_gives_an_int():
+    levels = check_levels(np.int64(3))
+    assert levels == 3 and type(levels) is int
+
+
+@pytest.mark.parametrize("path", ["", "a\0b.itch"])
+def test_check_path_empty_or_nul_raises_naming_it(path):
+    with pytest.raises(ObookError, match=r"^outdir"):
+        check_path("outdir", path)
+
+
+def test_bbo_date_with_a_time_of_day_raises_before_any_row(tmp_path):
+    with pytest.raises(ObookError, match="no session date"):
+        obook.bbo(_day(tmp_path), workers=1, date=dt.datetime(2019, 12, 30, 23, tzinfo=dt.timezone.utc))
+
+
+def test_bbo_progress_not_a_function_raises_naming_progress(tmp_path):
+    with pytest.raises(ObookError, match="^progress must be a function"):
+        obook.bbo(_day(tmp_path), workers=1, progress=1).read_all()
+
+
+def test_bbo_closed_stream_raises_naming_the_stream(tmp_path):
+    path = _day(tmp_path)
+    with open(path, "rb") as f:
+        pass
+    with pytest.raises(ObookError, match=r"^the feed stream .*day\.itch' is closed$"):
+        obook.bbo(f, workers=1)
+
+
+def test_lines_capture_not_a_path_raises_naming_the_line():
+    with pytest.raises(ObookError, match=r"^a line \(CAPTURE\[:ADDRESS:PORT\]\) must be a path"):
+        obook.lines(a=5)
+
+
+def test_convert_numpy_integer_levels_writes_the_depth(tmp_path):
+    out = obook.convert(_day(tmp_path), tmp_path / "out", tables=["depth"], workers=1, levels=np.int64(2))
+    assert out["rows"] == {"depth": 1}
+
+
+def test_convert_outdir_with_nul_raises_and_writes_nothing(tmp_path):
+    with pytest.raises(ObookError, match=r"^outdir .* holds a NUL character"):
+        obook.convert(_day(tmp_path), str(tmp_path / "a\0b"), workers=1)
+    assert not (tmp_path / "a").exists()
