@@ -55,3 +55,27 @@ def test_readme_relative_links_name_files_of_the_repository():
     assert links
     missing = [m for m in links if not (ROOT / m).exists()]
     assert not missing
+
+
+def _named_tests(text: str) -> list[tuple[str, str]]:
+    """The (test file, test) pairs a page names: `test_x.py::test_y`, and `::test_z` for the
+    test file named last before it."""
+    import re
+
+    pairs, current = [], None
+    for m in re.finditer(r"`(?:tests/)?(test_\w+\.py)?::(test_\w+)`", text):
+        current = m.group(1) or current
+        pairs.append((current, m.group(2)))
+    return pairs
+
+
+def test_docs_named_tests_exist_in_the_test_files_they_are_named_with():
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    named = [(page.name, f, t) for page in pages for f, t in _named_tests(page.read_text())]
+    assert len(named) > 50
+    missing = [f"{page}: {f}::{t}" for page, f, t in named
+               if f is None or not (ROOT / "tests" / f).exists()
+               or not re.search(rf"^def {t}\(", (ROOT / "tests" / f).read_text(), re.M)]
+    assert not missing, "\n".join(missing)
