@@ -16,7 +16,8 @@ _WIDTH = 92
 _INTRO = """Run a SQL query over market-data feeds with DuckDB; print or save the result.
 
 QUERY is DuckDB SQL: one statement, or several separated by ';' whose last one gives the
-result (a statement without rows, such as CREATE, prints "ok"). All of DuckDB works
+result (a statement DuckDB gives no result for prints "ok"; DuckDB 2 gives a CREATE or an INSERT
+a Count column, which prints as any result). All of DuckDB works
 (read_parquet, read_csv, COPY ...) plus obook's functions below. A feed path is a file
 (relative to the current folder, ~ expanded), a list of files or a glob pattern
 ('day*.itch'), read as one feed; options are given as name := value. A query starting with
