@@ -265,3 +265,12 @@ def test_tables_workers_not_a_whole_number_is_a_clear_error(tmp_path, workers):
     write_itch(path, 200, 2, seed=1)
     with pytest.raises(ObookError, match="workers must be a whole number"):
         obook.bbo(path, workers=workers)
+
+
+def test_tables_tickers_option_meaning_says_a_ticker_not_in_the_feed_is_an_error(tmp_path):
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 2000, 4, seed=3)
+    with pytest.raises(ObookError, match="not in the feed: ZZZZ"):
+        obook.bbo(feed, tickers=["ZZZZ"]).read_all()
+    assert "tickers" in registry.tables()["bbo"].options
+    assert "never names: an error" in registry.OPTIONS["tickers"].doc

@@ -38,7 +38,8 @@ OPTIONS = {o.name: o for o in (
     Option("format", None, "VARCHAR", "the feed format (default: detected from the file)"),
     Option("on_error", "raise", "VARCHAR", "raise: stop at the first bad record (after every earlier row); "
                                            "skip: apply the tolerant rules (a feed cut short is still an error)"),
-    Option("tickers", None, "VARCHAR[]", "replay only these tickers' books"),
+    Option("tickers", None, "VARCHAR[]", "replay only these tickers' books (one the feed never names: an error "
+                                         "after the rows; on the command line a warning)"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
                                     "name); when known the rows get a `timestamp` (UTC)"),
     Option("levels", 10, "BIGINT", "price levels a side (1 to 50)"),
