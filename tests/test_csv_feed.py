@@ -13,6 +13,7 @@ from obook.errors import TruncatedFeedError
 from obook.feeds import detect_format
 from obook.feeds.csv import CsvDecoder, CsvFramer
 from obook.gen.csv import write_csv
+from obook.gen.itch import write_itch
 from obook.gen.pitch import write_pitch
 from obook.gen.sse import write_sse
 from obook.gen.szse import write_szse
@@ -244,6 +245,7 @@ def test_csv_header_names_in_other_case_read_as_the_header(tmp_path):
     ("sse", lambda p: write_sse(p, 2000)),
     ("szse", lambda p: write_szse(p, 2000)),
     ("pitch", lambda p: write_pitch(p, 2000, 3)),
+    ("itch", lambda p: write_itch(p, 2000, 3)),
     ("csv", lambda p: write_csv(p, 2000, 3)),
 ])
 def test_csv_sniff_text_name_over_another_formats_bytes_that_format(tmp_path, fmt, write, ext):

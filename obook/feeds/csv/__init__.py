@@ -11,19 +11,20 @@ _COMPRESSED = (".gz", ".zst")
 
 
 def sniff(name: str, head: bytes) -> int:
-    """100 for a .csv / .txt name over CSV text (a first line of printable text holding a
-    comma, or too few bytes to tell), 30 for such a name over other bytes (a format that
-    knows them by their bytes wins: a Shanghai log or a PITCH day named ``.txt``); 50 for a
-    head that looks like CSV text (a ``Time,`` header, or a first line starting with a
-    letter and holding a comma); else 0."""
+    """100 for a .csv / .txt name over CSV text (a first line holding a comma and no control
+    byte, or too few bytes to tell), 30 for such a name over other text (a format that knows
+    that text wins: a Shanghai log named ``.txt``), 0 over binary bytes (control bytes in the
+    first line: an ITCH or PITCH day named ``.txt`` is read as what it holds); 50 for a head
+    that looks like CSV text (a ``Time,`` header, or a first line starting with a letter and
+    holding a comma); else 0."""
     stem = name.lower()
     for suffix in _COMPRESSED:
         if stem.endswith(suffix):
             stem = stem[:-len(suffix)]
     first = head.split(b"\n")[0].rstrip(b"\r")
-    text = not head or (b"," in first and first.isascii() and first.decode().isprintable())
+    binary = any(b < 0x20 and b != 0x09 or b == 0x7F for b in first)
     if stem.endswith((".csv", ".txt")):
-        return 100 if text else 30
+        return 0 if binary else 100 if not head or b"," in first else 30
     if head.startswith(b"Time,") or (head[:1].isalpha() and b"," in first):
         return 50
     return 0
