@@ -288,7 +288,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     check_format_name(format)
     workers = check_workers(workers)
     levels = check_levels(levels)
-    tickers = check_tickers(tickers)
+    tickers = ticker_tuple(check_tickers(tickers))     # '' or ',' is an error, as on every reader
     if not isinstance(tables, str):
         tables = check_names("tables", tables)
     check_progress(progress)
@@ -327,7 +327,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         if replayed:
             from .engine.replay import Replay
             replay = Replay(feed, workers=workers, format=feed_format, on_error=on_error, tables=replayed,
-                            levels=levels, date=day, progress=progress, tickers=tickers or None,
+                            levels=levels, date=day, progress=progress, tickers=tickers,
                             unknown_tickers=unknown_tickers)
             for table, batch in replay.table_batches():
                 if digest is not None and digested is None:
@@ -380,7 +380,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         }
         options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
                    "format": fmt, "levels": levels, "compression": compression,
-                   "tickers": list(ticker_tuple(tickers)) if tickers else None}
+                   "tickers": list(tickers) if tickers else None}
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": __version__, "options": options})
         for w in writers.values():

@@ -318,3 +318,14 @@ def test_convert_table_the_format_lacks_error_lists_only_tables_convert_writes(t
     have = str(info.value).rsplit("pitch feeds have: ", 1)[1].split(", ")
     assert "bbo" in have and "bars" in have
     assert not {"spread", "twas", "bbo_grid"} & set(have)      # the analytics: python and polars only
+
+
+@pytest.mark.parametrize("given", ["", ",", " , "])
+def test_convert_tickers_naming_none_raises_as_every_reader_does(itch_day, tmp_path, given):
+    with pytest.raises(ObookError, match="tickers: no ticker given"):
+        convert(itch_day, tmp_path / "out", tables="bbo", tickers=given)
+    with pytest.raises(ObookError, match="tickers: no ticker given"):
+        obook.bbo(itch_day, tickers=given)
+    result = CliRunner().invoke(app, ["convert", str(itch_day), str(tmp_path / "cli"), "-t", "bbo", "-k", given])
+    assert isinstance(result.exception, ObookError) and "no ticker given" in str(result.exception)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cli").exists()
