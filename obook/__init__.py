@@ -11,7 +11,7 @@ import importlib
 import logging
 
 from ._version import __version__
-from .errors import FeedError, ObookError, OutputError, TruncatedFeedError, WorkerError
+from .errors import FeedError, FormatError, ObookError, OutputError, TruncatedFeedError, WorkerError
 
 logging.getLogger("obook").addHandler(logging.NullHandler())
 
@@ -150,5 +150,5 @@ def __getattr__(name):
 
 __all__ = [
     "bbo", "match", "simulate", "backtest", "listen", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "cross_trades", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
-    "TruncatedFeedError", "WorkerError", "OutputError", "__version__",
+    "TruncatedFeedError", "FormatError", "WorkerError", "OutputError", "__version__",
 ]

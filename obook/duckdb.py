@@ -52,7 +52,7 @@ from typing import Any, Callable
 import duckdb
 import pyarrow as pa
 
-from .errors import ObookError, printable
+from .errors import FormatError, ObookError, printable
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
@@ -581,6 +581,8 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
     def assign(path_json, values, query):
         try:
             return checked(path_json, values, query)
+        except FormatError as e:
+            raise e.hinted("pass format := 'NAME'") from None
         except ObookError as e:
             if values and _compared(values[0]) and options[0] in str(e):     # (an error about that option)
                 raise ObookError(f"{e} (an option is given as name := value: name = value is a comparison, "

@@ -63,6 +63,24 @@ class TruncatedFeedError(FeedError):
         super().__init__(path, record, reason or f"truncated record at byte offset {offset}", unit=unit)
 
 
+class FormatError(ObookError):
+    """No registered feed format can be told for a feed: ``feed`` names it, ``reason`` says
+    why (its name and first bytes match none, a stream is empty), ``choices`` are the formats
+    one can name. The message ends with how to name one; :meth:`hinted` gives the same error
+    worded for another front end (the command line's ``--format``, a pipeline's key)."""
+
+    def __init__(self, feed: str, reason: str, choices, hint: str = "pass format="):
+        self.feed, self.reason, self.choices, self.hint = str(feed), reason, tuple(choices), hint
+        named = f" ({', '.join(self.choices)})" if self.choices else ""
+        super().__init__(f"{self.feed}: {reason}; {hint}{named}")
+
+    def hinted(self, hint: str, choices=None) -> "FormatError":
+        return FormatError(self.feed, self.reason, self.choices if choices is None else choices, hint)
+
+    def __reduce__(self):
+        return _rebuilt, (type(self), self.args, self.__dict__.copy())
+
+
 class WorkerError(ObookError):
     """A worker process died or failed; the replay was stopped."""
 

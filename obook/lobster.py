@@ -104,12 +104,16 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     start_ms, end_ms = _window(start_ms, end_ms)
     if style not in STYLES:
         raise ObookError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    from .errors import FormatError
     from .feeds import resolve_format
     from .feeds.sources import check_source, source_name, source_paths
 
     check_source(feed)      # a missing feed: said before any folder is made
     # (a tuple is one feed in pieces: a capture's lines A and B)
-    fmt = resolve_format(None, feed)
+    try:
+        fmt = resolve_format(None, feed)
+    except FormatError as e:    # (no format to pass: LOBSTER output is of ITCH feeds)
+        raise e.hinted("LOBSTER output needs an ITCH feed", choices=()) from None
     if not _lobster_units(fmt):
         raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions and "
                          f"crosses, prices in 1/10000 and times in ns since midnight), not a {fmt.name} feed")

@@ -252,7 +252,15 @@ def test_cli_random_bytes_without_a_format_name_cannot_tell_the_format(tmp_path,
 
     noise = tmp_path / "noise"
     noise.write_bytes(np.random.default_rng(3).integers(0, 256, 4000, dtype=np.uint8).tobytes())
-    _error(capsys, ["bbo", noise], "cannot tell the feed format")
+    for args in (["bbo", noise], ["table", "trades", noise], ["convert", noise, tmp_path / "out"],
+                 ["simulate", noise, noise], ["plot", noise, tmp_path / "p.html"],
+                 ["backtest", noise, "--strategy", "examples/strategy_quote.py:JoinBid", "-o", tmp_path / "run"]):
+        err = _error(capsys, args, "cannot tell the feed format; pass --format (itch, ")
+        assert "format=" not in err
+    _error(capsys, ["lobster", noise, tmp_path / "lob", "-k", "AAA"],
+           "cannot tell the feed format; LOBSTER output needs an ITCH feed\n")
+    _error(capsys, ["sql", f"SELECT * FROM obook_trades('{noise}')"],
+           "cannot tell the feed format; pass format := 'NAME' (itch, ")
     plain = tmp_path / "plain"                 # an ITCH day without a telling name: still ITCH
     plain.write_bytes(open(feed, "rb").read())
     assert detect_format(plain) == "itch"

@@ -96,14 +96,18 @@ def __getattr__(name: str):
 #: commands whose file arguments are all the data they read (not a query or a pipeline's
 #: TOML naming other files): tiny ones run on the Python kernels (``choose_kernels``)
 _FEED_ARGUMENTS = {"bbo", "table", "convert", "lobster", "simulate", "plot"}
+#: the commands whose --format names the feed's format
+_FORMAT_OPTION = {"bbo", "table", "convert", "simulate", "plot", "backtest"}
 
 
 def _message(e: ObookError, command: str | None) -> str:
     """The error line's text: a text feed's error is ``line N: reason`` when the command
     reads one feed (the form line-numbered feeds document); with several files (a query, a
     list of files read as one, simulate's feed and orders) it names the file too."""
-    from ..errors import FeedError
+    from ..errors import FeedError, FormatError
 
+    if isinstance(e, FormatError) and command in _FORMAT_OPTION:
+        e = e.hinted("pass --format")
     kept = getattr(e, "kept_in", None)     # the rows before the bad record, kept as a file
     tail = f" (the rows before it are in {kept})" if kept else ""
     if (isinstance(e, FeedError) and e.unit == "line" and e.record is not None

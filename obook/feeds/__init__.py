@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ObookError
+from ..errors import FormatError, ObookError
 
 #: the built-in format packages, in the order their sniffers are asked (the first of equal
 #: scores wins); packages() adds the others found under obook/feeds
@@ -244,11 +244,11 @@ def detect_format(path: str | Path) -> str:
     if is_stream(path):
         what = source_name(path)
         if not isinstance(path, HeadedStream):     # (sources.headed keeps a stream's first bytes)
-            raise ObookError(f"{what}: a stream of unknown format: pass format=")
+            raise FormatError(what, "a stream of unknown format", formats())
         if not path.first:
             if path.failed is not None:     # its first read failed: that, not an empty feed
                 raise ObookError(f"{what}: reading it failed before its first byte: {path.failed}")
-            raise ObookError(f"{what}: the feed is empty (its format cannot be told); pass format=")
+            raise FormatError(what, "the feed is empty (its format cannot be told)", formats())
         return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what)
     paths = source_paths(path)
     name = Path(paths[0]).name if paths else ""
@@ -327,8 +327,7 @@ def detect_head(name: str, head: bytes, what: str | None = None) -> str:
         if s > score:
             best, score = fmt.name, s
     if best is None:
-        raise ObookError(f"{what or name}: cannot tell the feed format; pass format= "
-                         f"({', '.join(formats())})")
+        raise FormatError(what or name, "cannot tell the feed format", formats())
     return best
 
 
