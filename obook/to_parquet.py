@@ -52,6 +52,13 @@ def feed_format(path) -> str:
     return detect_format(path)
 
 
+def format_names() -> tuple[str, ...]:
+    """The registered feed formats' names (what ``format=`` takes)."""
+    from .feeds import formats
+
+    return tuple(formats())
+
+
 # --------------------------------------------------------------------------- provenance
 
 

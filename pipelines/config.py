@@ -29,6 +29,7 @@ class Pipeline:
     on_error: str = "raise"
     levels: int = 10
     tickers: tuple[str, ...] | None = None
+    format: str | None = None       # the days' feed format; None: told from each file
     executor: str = "local"
     days_at_once: int = 1
     retries: int = 0
@@ -47,6 +48,8 @@ class Pipeline:
             options["levels"] = self.levels
         if self.tickers:
             options["tickers"] = list(self.tickers)
+        if self.format is not None:
+            options["format"] = self.format
         return options
 
 
@@ -57,7 +60,7 @@ _BOUNDS = {"workers": (1, 64), "days_at_once": (1, 64), "retries": (0, 100)}
 
 _KNOWN = {
     "source": {"directory", "glob"},
-    "convert": {"tables", "workers", "on_error", "levels", "tickers"},
+    "convert": {"tables", "workers", "on_error", "levels", "tickers", "format"},
     "dataset": {"path"},
     "run": {"executor", "days_at_once", "retries", "dask_resources"},
 }
@@ -113,6 +116,13 @@ def load(path) -> Pipeline:
     if tickers is not None and (not isinstance(tickers, list) or not tickers
                                 or not all(isinstance(t, str) and t.strip() for t in tickers)):
         raise PipelineError(f"{path}: [convert] tickers must be a list of tickers, not {conv.get('tickers')!r}")
+    fmt = conv.get("format")
+    if fmt is not None:
+        from obook.to_parquet import format_names
+
+        if fmt not in format_names():
+            raise PipelineError(f"{path}: [convert] format must be one of {', '.join(format_names())}, "
+                                f"not {fmt!r}")
     ints = {}
     for section, key, v, (lo, hi) in (("convert", "workers", conv.get("workers"), _BOUNDS["workers"]),
                                       ("run", "days_at_once", run.get("days_at_once", 1), _BOUNDS["days_at_once"]),
@@ -143,6 +153,7 @@ def load(path) -> Pipeline:
         on_error=on_error,
         levels=levels,
         tickers=tuple(sorted({t.strip() for t in tickers})) if tickers else None,
+        format=fmt,
         executor=executor,
         days_at_once=ints["days_at_once"],
         retries=ints["retries"],

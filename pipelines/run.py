@@ -44,7 +44,7 @@ from typing import Callable
 
 from obook.to_parquet import (TABLES, check_tables, convert, empty_once_decompressed, feed_format, file_digest,
                               session_date)
-from obook.errors import FeedError, ObookError
+from obook.errors import FeedError, FormatError, ObookError
 
 from . import manifest
 from .config import Pipeline, PipelineError
@@ -142,7 +142,7 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         if done and day.state != "done":
             day.previous = _previous(done, size, sha, p.options())
         days.append(day)
-    _one_format(days)
+    _one_format(days, p.format)
     for date, rec in sorted(doc["days"].items()):
         if date not in seen:
             days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
@@ -164,22 +164,26 @@ def _open_error(f: Path) -> str:
         return _unreadable(e)
 
 
-def _formats(days: list[Day]):
-    """(day, its feed format's name) of the days not invalid, the earliest first; a file no
-    format recognises is left out (its conversion says what is wrong)."""
+def _formats(days: list[Day], given: str | None):
+    """(day, its feed format's name: ``given``, or told from the file) of the days not
+    invalid, the earliest first; a file no format recognises is left out (its conversion
+    says what is wrong)."""
     for day in sorted((d for d in days if d.state != "invalid"), key=lambda d: d.date):
         try:
-            yield day, feed_format(day.file)
+            yield day, given or feed_format(day.file)
         except (ObookError, OSError):
             continue
 
 
-def _one_format(days: list[Day]) -> None:
+def _one_format(days: list[Day], given: str | None) -> None:
     """A dataset holds one feed format's tables (their units: price scale, time unit and
     origin, quantity scale, differ between formats): a day file of another format than the
-    earliest day's is invalid. A file no format recognises is left to its conversion."""
+    earliest day's is invalid. A file no format recognises is left to its conversion; with
+    the pipeline's ``format`` every file is read as that format."""
+    if given is not None:
+        return
     first = None
-    for day, fmt in _formats(days):
+    for day, fmt in _formats(days, None):
         if first is None:
             first = (fmt, Path(day.file).name)
         elif fmt != first[0]:
@@ -190,7 +194,7 @@ def _one_format(days: list[Day]) -> None:
 def _check_tables(p: Pipeline, days: list[Day]) -> None:
     """The pipeline's tables are ones its days' format has (every day would fail the same
     way, each after its retries): a PipelineError naming the format's tables otherwise."""
-    for day, fmt in _formats(days):
+    for day, fmt in _formats(days, p.format):
         try:
             check_tables(list(p.tables), fmt)
         except ObookError as e:
@@ -322,14 +326,17 @@ def convert_day(spec: dict) -> dict:
         if empty:           # (planned as invalid; a file emptied since is no day either)
             raise DayFeedFailed(f"{Path(spec['file']).name}: {empty}")
         try:
-            feed_format(spec["file"])
-        except ObookError as e:     # no format knows its bytes: another attempt gives the same
+            if spec.get("format") is None:
+                feed_format(spec["file"])
+        except FormatError as e:    # no format knows its bytes: another attempt gives the same
+            raise DayFeedFailed(_naming(spec["file"], e.hinted("set format in the pipeline's [convert]"))) from None
+        except ObookError as e:
             if e.__cause__ is None:     # (a read that failed is chained to its OSError: tried again)
                 raise DayFeedFailed(_naming(spec["file"], e)) from None
             raise
         result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
                          on_error=spec["on_error"], levels=spec.get("levels", 10),
-                         tickers=spec.get("tickers"), unknown_tickers="warn")
+                         tickers=spec.get("tickers"), unknown_tickers="warn", format=spec.get("format"))
         dests = {table: partition_path(dataset, table, date) for table in spec["tables"]}
         for dest in dests.values():     # every place first: a table that cannot go moves none
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -383,7 +390,7 @@ def convert_day_once_on_feed_error(spec: dict) -> dict:
 def _spec(p: Pipeline, day: Day) -> dict:
     return {"file": day.file, "date": day.date, "dataset": str(p.dataset), "tables": list(p.tables),
             "workers": p.workers, "on_error": p.on_error, "options": p.options(), "levels": p.levels,
-            "tickers": list(p.tickers) if p.tickers else None}
+            "tickers": list(p.tickers) if p.tickers else None, "format": p.format}
 
 
 # --------------------------------------------------------------------------- executors

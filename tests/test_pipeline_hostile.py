@@ -329,6 +329,7 @@ def test_pipeline_day_no_format_recognises_fails_once_not_retried(tmp_path):
     odd.write_bytes(b"PK\x03\x04 not a zip of a feed")
     summary = run(load(p))
     assert len(summary["converted"]) == 3
-    assert "cannot tell the feed format" in summary["failed"]["2020-01-13"]
+    assert "cannot tell the feed format; set format in the pipeline's [convert] (itch, " in summary["failed"]["2020-01-13"]
+    assert "format=" not in summary["failed"]["2020-01-13"]
     failed = __import__("obook.pipelines.manifest", fromlist=["read"]).read(tmp_path / "ds")["failed"]
     assert failed["2020-01-13"]["attempts"] == 1

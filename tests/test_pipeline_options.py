@@ -66,3 +66,29 @@ def test_cli_pipeline_init_writes_loadable_starter_not_over_existing(tmp_path):
     assert p.source_dir == (tmp_path / "days").resolve() and p.dataset == (tmp_path / "days" / "dataset").resolve()
     again = CliRunner().invoke(app, ["pipeline", "init", str(tmp_path / "days")])
     assert again.exit_code == 1 and "exists already" in str(again.exception)
+
+
+def test_pipeline_format_reaches_convert_and_the_options(tmp_path):
+    days = write_days(tmp_path / "days")
+    p = load(_toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds", 'format = "itch"'))
+    assert p.format == "itch" and p.options()["format"] == "itch"
+    summary = run(p)
+    assert sorted(summary["converted"]) == sorted(DAYS.values()) and not summary["failed"]
+    date, feed = next(iter(days.items()))
+    bbo = pq.read_table(tmp_path / "ds" / "table=bbo" / f"date={date}" / "part-0.parquet")
+    assert bbo.num_rows == obook.bbo(feed, workers=1).read_all().num_rows
+    assert 'options changed' in str(obook.pipelines.status(load(_toml(tmp_path / "p.toml", tmp_path / "days",
+                                                                         tmp_path / "ds"))))
+
+
+def test_pipeline_format_of_another_kind_reads_every_day_as_it(tmp_path):
+    write_days(tmp_path / "days")
+    summary = run(load(_toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds", 'format = "pitch"')))
+    assert not summary["converted"] and len(summary["failed"]) == len(DAYS)
+    assert not any("cannot tell the feed format" in reason for reason in summary["failed"].values())
+
+
+def test_pipeline_unknown_format_rejected_naming_the_formats(tmp_path):
+    with pytest.raises(PipelineError, match=r"\[convert\] format must be one of itch, .*pitch.*, not 'nasdaq'"):
+        load(_toml(tmp_path / "p.toml", tmp_path, tmp_path / "ds", 'format = "nasdaq"'))
+

@@ -69,6 +69,7 @@ tables = ["bbo", "trades", "symbols"]
 on_error = "raise"                   # "skip": tolerant replay, skipped records in the metadata
 # levels = 10                        # depth levels a side (1 to 50), with "depth" in tables
 # tickers = ["AAPL", "MSFT"]         # only these tickers' books (default: every ticker)
+# format = "itch"                   # the days' feed format (default: told from each file)
 
 [dataset]
 path = "dataset"                     # the dataset (and its manifest and lock file)
