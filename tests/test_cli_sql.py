@@ -379,6 +379,13 @@ def test_cli_sql_every_duckdb_type_prints_in_every_format(style):
     assert row == [text for _, text, _ in _TYPED]
 
 
+def test_cli_sql_csv_file_of_every_duckdb_type_equals_csv_on_stdout(tmp_path):
+    out = tmp_path / "typed.csv"
+    r = _piped(_TYPED_QUERY, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == _piped(_TYPED_QUERY, "--format", "csv").stdout
+
+
 @pytest.mark.parametrize("style", ["table", "json"])
 def test_cli_sql_repeated_column_names_print_every_value(style):
     r = _piped("SELECT 1 AS a, 2 AS a, 3 AS a_1", "--format", style)

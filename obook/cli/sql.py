@@ -149,11 +149,25 @@ def write_result(reader, path: Path) -> int:
 
     from ..output import write_file
 
-    _output_format(path)
+    if _output_format(path) == "csv":
+        reader = _CsvReady(reader)
     try:
         return write_file(reader, path)
     except pa.ArrowException as e:
         raise ObookError(f"query failed: {_first_line(e)}") from e
+
+
+class _CsvReady:
+    """``reader``'s batches made ready for the CSV writer (``sql_types.csv_ready``: a DATE or
+    TIMESTAMP infinity as DuckDB's text, not the integer Arrow holds it as), as stdout's."""
+
+    def __init__(self, reader):
+        self.reader, self.schema = reader, reader.schema
+
+    def __iter__(self):
+        from .sql_types import csv_ready
+
+        return (csv_ready(batch) for batch in self.reader)
 
 
 def _query_rows(reader):
