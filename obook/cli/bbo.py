@@ -72,7 +72,7 @@ def bbo(
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Write to a file instead of stdout; the type follows the extension: "
-                                               ".parquet, .arrow, .csv (with header), .txt (the stdout text)."),
+                                               ".parquet (or .pq), .arrow (or .feather, .ipc), .csv (with header), .txt (the stdout text)."),
     format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record (after writing every earlier row); "

@@ -270,7 +270,7 @@ def sql(
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o",
         help="Write the result to this file instead of printing it; its format comes from "
-             "the extension: .parquet, .csv or .arrow. Every row, or the first --max-rows; "
+             "the extension: .parquet (or .pq), .csv or .arrow (or .feather, .ipc). Every row, or the first --max-rows; "
              "--format is refused with it (an error).",
         dir_okay=False, writable=True)] = None,
     max_rows: Annotated[Optional[int], typer.Option(

@@ -24,7 +24,8 @@ a Count column, which prints as any result). All of DuckDB works
 '-' (a SQL comment) goes after '--': obook sql -- "-- note ...".
 
 The result prints as a table of its first --max-rows rows (40) on a terminal, as CSV of every
-row in a pipe or a file; --format chooses; --output writes a .parquet, .csv or .arrow file.
+row in a pipe or a file; --format chooses; --output writes a .parquet, .csv or .arrow file
+(.pq, .feather and .ipc name the same kinds).
 Timestamps are UTC, as in Python's obook.connect() (SET TimeZone in the query to show
 another zone). Every DuckDB type prints: INTERVAL, BIT, nested values ... as DuckDB's text
 (JSON for nested values with --format json); a Parquet file refuses INTERVAL and UNION

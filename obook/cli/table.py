@@ -107,7 +107,7 @@ def _parameters() -> list[inspect.Parameter]:
         inspect.Parameter("output", kw, annotation=Optional[Path], default=typer.Option(
             None, "--output", "-o", metavar="FILE",
             help="Write to a file instead of stdout (CSV with a header); the type follows the extension: "
-                 ".parquet, .arrow, .csv.")),
+                 ".parquet (or .pq), .arrow (or .feather, .ipc), .csv.")),
         inspect.Parameter("format", kw, annotation=Optional[FeedFormatName], default=typer.Option(
             None, "--format", "-f", help="Force the feed format (default: detect).")),
         inspect.Parameter("compression", kw, annotation=Compression, default=typer.Option(
