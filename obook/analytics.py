@@ -184,8 +184,8 @@ def _window(start_time, end_time, table: str) -> tuple[int | None, int | None]:
 def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
     """Every ticker's BBO on a regular time grid (see the module)."""
     every = _whole("every", every)
-    if every is None or every <= 0:
-        raise ObookError(f"bbo_grid: every must be a positive integer, not {every}")
+    if every is None or not 0 < every < 1 << 63:     # (the grid is computed in int64 feed times)
+        raise ObookError(f"bbo_grid: every must be a positive integer up to 2^63 - 1, not {every}")
     start_time, end_time = _window(start_time, end_time, "bbo_grid")
     schema = grid_schema(bbo.schema)
     if bbo.num_rows == 0:

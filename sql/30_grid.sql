@@ -26,9 +26,10 @@ WITH b AS MATERIALIZED (
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),
 given AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
-    SELECT CASE WHEN TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS UBIGINT) = TRY_CAST(every AS DOUBLE)
+    SELECT CASE WHEN TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS BIGINT) = TRY_CAST(every AS DOUBLE)
                 THEN TRY_CAST(every AS UBIGINT)
-                ELSE error('obook_bbo_grid: every must be a positive integer, not ' || coalesce(CAST(every AS VARCHAR), 'NULL'))
+                ELSE error('obook_bbo_grid: every must be a positive integer up to 2^63 - 1, not '
+                           || coalesce(CAST(every AS VARCHAR), 'NULL'))
            END AS every,
            __obook_feed_time(start_time, 'obook_bbo_grid: start_time') AS first_time,
            __obook_feed_time(end_time, 'obook_bbo_grid: end_time') AS last_time

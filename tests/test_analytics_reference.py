@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -192,8 +193,11 @@ def test_twas_and_grid_windows_agree_with_sql(days, con):
     for name, args in (("twas", ()), ("bbo_grid", ((t1 - t0) // 7,))):
         fronts = _fronts_with(con, name, path, args, start_time=t0, end_time=t1)
         assert fronts["python"] == fronts["polars"] == fronts["sql"] and fronts["python"], name
-    with pytest.raises(obook.ObookError, match="every must be a positive integer"):
-        obook.bbo_grid(path, 0).read_all()
+    for every in (0, 1 << 63, 1 << 64):
+        with pytest.raises(obook.ObookError, match=r"every must be a positive integer up to 2\^63 - 1"):
+            obook.bbo_grid(path, every).read_all()
+        with pytest.raises(duckdb.Error, match=r"every must be a positive integer up to 2\^63 - 1"):
+            con.execute(f"SELECT * FROM obook_bbo_grid('{path}', every := {every})").fetchall()
 
 
 def _fronts_with(con, name, path, args=(), **options):
