@@ -407,7 +407,8 @@ def _match_opener(table: str):
 
 def _simulate_macros(con, token: str, shared: _Shared) -> None:
     """``obook_simulate(feed, orders, latency := NULL, seed := 0, horizon := 1.0, workers :=
-    NULL, format := NULL)`` (fills), ``obook_simulate_events``, ``obook_simulate_summary``,
+    NULL, format := NULL)`` (fills; ``feed``: a file, or one feed in several files as a glob
+    pattern or a list), ``obook_simulate_events``, ``obook_simulate_summary``,
     ``obook_simulate_bbo`` (bbo_with_own) and ``obook_simulate_depth`` (depth_with_own, with
     ``levels := 10`` too): ``obook.simulate``'s tables."""
     from .simulation.tables import schema_of
@@ -425,7 +426,7 @@ def _simulate_macros(con, token: str, shared: _Shared) -> None:
         extra, arg = (", levels := 10", f", {_whole('levels', 'BIGINT')}") if depth else ("", "")
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
                     f"horizon := 1.0, workers := NULL, format := NULL{extra}) AS TABLE SELECT * FROM "
-                    f"query_table({fn}(feed, orders, CAST(latency AS VARCHAR), {_whole('seed', 'BIGINT')}, horizon, "
+                    f"query_table({fn}(to_json(feed), orders, CAST(latency AS VARCHAR), {_whole('seed', 'BIGINT')}, horizon, "
                     f"{_whole('workers', 'BIGINT')}, format{arg}, current_query_id()))")
 
 
@@ -441,10 +442,13 @@ def _simulate_opener(table: str):
 
 
 def _simulate_slot(pool: _Kind, depth: bool):
-    def assign(feed, orders, latency, seed, horizon, workers, fmt, levels, query):
+    def assign(feed_json, orders, latency, seed, horizon, workers, fmt, levels, query):
+        from .simulation.source import feed_source
+
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
-        args = (_check_path(feed), os.path.abspath(os.path.expanduser(orders)), latency,
+        feed = feed_source(_frozen(_source(feed_json)))     # one feed: a file, a glob pattern or a list
+        args = (feed, os.path.abspath(os.path.expanduser(orders)), latency,
                 0 if seed is None else seed, 1.0 if horizon is None else horizon, _check_workers(workers),
                 _check_format(fmt), _check_levels(levels))
         return pool.assign(args, query)

@@ -248,19 +248,23 @@ def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 
                   workers: int | None = None, format: str | None = None, levels: int = 10) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.simulate(feed, orders, ...)`` (fills, events,
     summary, bbo_with_own or depth_with_own with ``levels`` a side); the simulation runs at
-    collect time, once per collect."""
+    collect time, once per collect. ``feed``: a file, or one feed in several files as
+    ``obook.simulate`` takes it (a glob pattern, a list or tuple of paths and patterns)."""
     from .engine.tables import check_tables
     from .simulation import OWN_TABLES, simulate
+    from .simulation.source import feed_source
     from .simulation.tables import SCHEMAS, schema_of
 
     if table not in SCHEMAS:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(SCHEMAS)}")
     check_tables(("depth",), levels)
-    full = _check_path(feed, one=True)
+    files = feed_source(feed)
+    full = tuple(map(_check_path, files)) if isinstance(files, tuple) else _check_path(files)
     own = (table,) if table in OWN_TABLES else ()
     return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
                                   format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
-                 schema_of(table, levels), f"obook_simulate_{table}", os.fspath(feed))
+                 schema_of(table, levels), f"obook_simulate_{table}",
+                 ", ".join(full) if isinstance(full, tuple) else os.fspath(feed))
 
 
 def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:

@@ -300,3 +300,54 @@ def test_simulate_rejections_report_the_quantity_the_matching_engine_reports(tmp
     want = rejected(obook.match(orders, workers=1).events)
     assert [q for _, _, q in want] == [-3, 0, 0, 5, 0]
     assert rejected(obook.simulate(feed, orders, format="csv", workers=1).events) == want
+
+
+def _pieces(tmp_path):
+    """FEED cut in two files (only the first has the header) under day/, and the orders."""
+    lines = FEED.splitlines(keepends=True)
+    (tmp_path / "day").mkdir()
+    (tmp_path / "day" / "p1.csv").write_text("".join(lines[:4]))
+    (tmp_path / "day" / "p2.csv").write_text("".join(lines[4:]))
+    (tmp_path / "orders.csv").write_text(ORDERS)
+    files = [str(tmp_path / "day" / "p1.csv"), str(tmp_path / "day" / "p2.csv")]
+    return files, str(tmp_path / "day" / "*.csv"), str(tmp_path / "orders.csv")
+
+
+def test_simulate_feed_glob_pattern_is_one_feed_of_its_files(tmp_path):
+    files, pattern, orders = _pieces(tmp_path)
+    want = obook.simulate(files, orders, latency="lat", workers=1)
+    assert want.fills.num_rows == 2
+    got = obook.simulate(pattern, orders, latency="lat", workers=1)
+    for t in ("fills", "events", "summary", "bbo"):
+        assert got.table(t).equals(want.table(t)), t
+    with pytest.raises(obook.ObookError, match="no feed file matches"):
+        obook.simulate(str(tmp_path / "none" / "*.csv"), orders)
+
+
+def test_scan_simulate_feed_list_tuple_or_pattern_is_one_feed(tmp_path):
+    files, pattern, orders = _pieces(tmp_path)
+    want = pl.from_arrow(obook.simulate(files, orders, latency="lat", workers=1).summary)
+    for feed in (files, tuple(files), pattern):
+        got = obook.scan_simulate(feed, orders, table="summary", latency="lat", workers=1).collect()
+        assert got.equals(want), feed
+    with pytest.raises(obook.ObookError, match="no feed file matches"):
+        obook.scan_simulate(str(tmp_path / "none" / "*.csv"), orders)
+    with pytest.raises(obook.ObookError, match="nope.csv"):
+        obook.scan_simulate([files[0], str(tmp_path / "nope.csv")], orders)
+
+
+def test_duckdb_obook_simulate_feed_list_or_pattern_is_one_feed(tmp_path):
+    files, pattern, orders = _pieces(tmp_path)
+    want = obook.simulate(files, orders, latency="lat", workers=1)
+    con = obook.connect()
+    listed = "[" + ", ".join(f"'{f}'" for f in files) + "]"
+    for feed in (listed, f"'{pattern}'"):
+        got = con.sql(f"SELECT * FROM obook_simulate({feed}, '{orders}', latency := 'lat', workers := 1)").arrow()
+        got = got.read_all() if hasattr(got, "read_all") else got
+        assert got.to_pylist() == want.fills.to_pylist(), feed
+        n = con.sql(f"SELECT count(*) FROM obook_simulate_events({feed}, '{orders}', latency := 'lat')").fetchall()
+        assert n[0][0] == want.events.num_rows, feed
+    with pytest.raises(Exception, match="no feed file matches"):
+        con.sql(f"SELECT * FROM obook_simulate('{tmp_path}/none/*.csv', '{orders}')").fetchall()
+    with pytest.raises(Exception, match="NULL"):
+        con.sql(f"SELECT * FROM obook_simulate(['{files[0]}', NULL], '{orders}')").fetchall()

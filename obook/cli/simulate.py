@@ -74,9 +74,9 @@ def simulate(
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
                          "or write them to a folder with --output")
-    from ..tables.open import expand, is_pattern
+    from ..simulation.source import feed_source
 
-    source = tuple(expand(feed)) if is_pattern(feed) else str(feed)
+    source = feed_source(str(feed))         # a glob pattern: its files, sorted, as one feed
     try:
         with file_progress(source) as progress:
             r = run(source, str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon,

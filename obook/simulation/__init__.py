@@ -83,7 +83,7 @@ import os
 
 import pyarrow as pa
 
-from ..checks import (check_feed_path, check_flag, check_format_name, check_names, check_orders_path, check_progress,
+from ..checks import (check_flag, check_format_name, check_names, check_orders_path, check_progress,
                       check_seed, check_workers)
 from ..errors import FeedError, ObookError
 
@@ -127,6 +127,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
              day_end: bool = True, levels: int = 10, own_tables=("bbo_with_own",), progress=None) -> SimResult:
     """Replay ``feed`` with your ``orders`` in it (see the module doc for the semantics).
 
+    ``feed``: a path, a stream, or one feed in several files: a glob pattern, or a list or
+    tuple of paths and patterns (the files in that order, a pattern's sorted).
     ``orders``: order entry (CSV / Parquet / Arrow path, or an Arrow, polars or DuckDB
     table; :mod:`obook.feeds.orders`). ``latency``: ns (an integer, a column name, per-row
     values, or a distribution tuple drawn with ``seed``). ``horizon``: seconds after arrival
@@ -145,9 +147,10 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     from ..feeds.orders.reader import to_table
     from .observer import SimObserver, warm
     from .prepare import latencies, prepare_own
+    from .source import feed_source
     from .tables import build_tables
 
-    check_feed_path(feed)
+    feed = feed_source(feed)
     check_format_name(format)
     workers = check_workers(workers)
     day_end = check_flag("day_end", day_end)
