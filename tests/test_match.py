@@ -393,6 +393,13 @@ def test_match_extreme_ids_and_prices_do_not_overflow():
         run([new(1, "buy", -big, 1), new(2, "buy", big, 1)])
 
 
+def test_match_prices_spanning_too_many_ticks_error_names_the_file(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("instrument,action,side,price,quantity\nX,new,sell,10,5\nX,new,buy,100000000,5\n")
+    with pytest.raises(ObookError, match=r"^.*wide\.csv: prices of instrument 'X' span 99,999,991 ticks"):
+        matching.match(str(path))
+
+
 @pytest.mark.parametrize("tick", [1.5, True, "5"])
 def test_match_tick_that_is_no_integer_is_an_error(tick):
     with pytest.raises(ObookError, match="tick must be a positive integer"):

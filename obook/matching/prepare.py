@@ -142,7 +142,7 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     wide = hi_t.astype(np.float64) - lo_t.astype(np.float64) + 1          # no int64 overflow
     if wide.sum() > MAX_LEVELS:
         b = int(np.argmax(wide))
-        raise ObookError(f"prices of instrument {o.instruments[b]!r} span {wide[b]:,.0f} ticks; at most "
+        raise ObookError(f"{o.name}: prices of instrument {o.instruments[b]!r} span {wide[b]:,.0f} ticks; at most "
                          f"{MAX_LEVELS:,} ticks over all instruments (is the tick right?)")
     width = hi_t - lo_t + 1
     base = (np.cumsum(width) - width).astype(np.int64)      # (no books: none)
@@ -162,7 +162,7 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     ids = _assign_ids(o)
     keys, key_ids = _keys(o.book, ids)
     if len(key_ids) >= 2**31:            # the rows' keys (and the FIFO links) are int32
-        raise ObookError(f"{len(key_ids):,} order ids in one run; at most 2,147,483,647")
+        raise ObookError(f"{o.name}: {len(key_ids):,} order ids in one run; at most 2,147,483,647")
     msg = Instructions.zeros(o.n)
     msg.clock[:, T_SEQ] = np.arange(1, o.n + 1)
     msg.clock[:, T_TIME] = o.time
