@@ -118,6 +118,21 @@ def test_match_column_given_twice_one_line_error(tmp_path, capsys):
     assert "given more than once" in cli_error(capsys, "match", orders)
 
 
+@pytest.mark.parametrize("header, extra", [(",,", ",,"), (",note,note", ",a,b")],
+                         ids=["unnamed-columns", "unread-column-twice"])
+def test_match_columns_not_read_given_twice_are_ignored(tmp_path, header, extra):
+    # a spreadsheet's trailing empty columns, or a column of the user's own given twice
+    text = HEADER.rstrip("\n") + header + "\n" + SPREAD.replace("\n", extra + "\n")
+    _same_as_clean(tmp_path, text)
+
+
+def test_match_file_without_header_error_says_the_first_line_is_the_header(tmp_path, capsys):
+    orders = _write(tmp_path, "orders.csv", SPREAD)
+    with pytest.raises(ObookError, match=r"orders.csv: no 'instrument' column .*the first line is the header"):
+        obook.match(orders)
+    assert "the first line is the header" in cli_error(capsys, "match", orders)
+
+
 @pytest.mark.parametrize("latency", ["-3", "1.5"])
 def test_simulate_latency_that_is_no_whole_ns_says_so(tmp_path, latency):
     feed = _write(tmp_path, "feed.csv", FEED_HEAD + "1,AAA,a,S,100,1000\n")

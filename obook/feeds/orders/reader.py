@@ -370,7 +370,7 @@ def read_orders(source, *, name: str | None = None) -> Orders:
     rows = _Rows(name)
     n = table.num_rows
     keys = [column_key(c) if column_key(c) in COLUMNS else c for c in table.column_names]
-    twice = sorted({c for c in keys if keys.count(c) > 1})
+    twice = sorted({c for c in keys if c in COLUMNS and keys.count(c) > 1})     # (others are not read)
     if twice:
         given = [repr(c) for c, k in zip(table.column_names, keys) if k in twice]
         raise ObookError(f"{name}: the column{'s' if len(twice) > 1 else ''} {', '.join(map(repr, twice))} "
@@ -379,7 +379,9 @@ def read_orders(source, *, name: str | None = None) -> Orders:
     _warn_near_misses(name, table.column_names)
     for need in ("instrument", "action"):
         if need not in table.column_names:
-            raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)})")
+            hint = "" if set(keys) & set(COLUMNS) else \
+                f"; the first line is the header, naming the columns ({', '.join(COLUMNS[:9])} ...)"
+            raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)}){hint}")
     inst = table.column("instrument")
     if not (pa.types.is_string(inst.type) or pa.types.is_large_string(inst.type)):
         inst = inst.cast(pa.string())
