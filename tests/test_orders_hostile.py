@@ -93,6 +93,20 @@ def test_simulate_latency_out_of_range_one_line_error(sim_files, capsys, latency
     assert reason in cli_error(capsys, "simulate", feed, orders, "--format", "csv", "--latency", latency)
 
 
+@pytest.mark.parametrize("value, says", [("-5", "row 1 is not between 0 and"), ("", "has empty values (row 1)"),
+                                         ("1.5", "row 1: 1.5 is not a whole number of ns")])
+def test_simulate_latency_column_error_names_the_order_file(tmp_path, capsys, value, says):
+    feed = _write(tmp_path, "feed.csv", FEED_HEAD + "1,AAA,a,S,100,1000\n")
+    orders = _write(tmp_path, "mine.csv", HEADER.replace(",owner", ",lat")
+                    + f"3,AAA,1,new,buy,limit,gtc,1000,5,{value}\n")
+    with pytest.raises(ObookError, match=r"mine\.csv: latency column 'lat'"):
+        obook.simulate(feed, orders, format="csv", workers=1, latency="lat")
+    line = cli_error(capsys, "simulate", feed, orders, "--format", "csv", "--latency", "lat")
+    assert "mine.csv: latency column 'lat'" in line and says in line
+    assert "mine.csv: latency column 'nope' is not in the orders" in cli_error(
+        capsys, "simulate", feed, orders, "--format", "csv", "--latency", "nope")
+
+
 def test_simulate_latency_python_values_out_of_range_raise(sim_files):
     feed, orders = sim_files
     for latency in (2**62, [2**62], ("exponential", float("inf"))):

@@ -164,7 +164,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     fmt = resolve_format(format, feed)
     table = to_table(orders)
     o = read_orders(table, name=os.fspath(orders) if isinstance(orders, (str, os.PathLike)) else None)
-    lat = latencies(latency, o.n, table, seed)
+    lat = latencies(latency, o.n, table, seed, name=o.name)
     own = prepare_own(o, int(fmt.time_unit_ns), lat, int(round(horizon * 1e9)))
     own_tables = tuple(dict.fromkeys(own_tables))
     bad = [t for t in own_tables if t not in OWN_TABLES]

@@ -96,8 +96,9 @@ def distribution_parameters(latency: tuple) -> tuple:
         raise ObookError(f"latency distribution {latency!r}: its parameters must be numbers") from None
 
 
-def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
-    """Per-row latency in ns (int64, >= 0)."""
+def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = None) -> np.ndarray:
+    """Per-row latency in ns (int64, >= 0); ``name``: the orders' file, which the errors
+    about a latency column name."""
     if latency is None:
         return np.zeros(n, np.int64)
     if isinstance(latency, (bool, np.bool_)):
@@ -113,13 +114,14 @@ def latencies(latency, n: int, table=None, seed: int = 0) -> np.ndarray:
             hint = ""
             if latency.partition(":")[0].strip().lower() in DISTRIBUTIONS:
                 hint = " (a distribution is a tuple here, e.g. ('uniform', 0, 2_000_000))"
-            raise ObookError(f"latency column {latency!r} is not in the orders{hint}")
+            raise ObookError(f"{name + ': ' if name else ''}latency column {latency!r} is not in the orders{hint}")
         import pyarrow as pa
 
         col = table.column(latency)
         if pa.types.is_duration(col.type):          # a duration in any unit: its ns
             col = col.cast(pa.duration("ns")).cast(pa.int64())
-        lat = _whole_ns(np.asarray(col.to_numpy(zero_copy_only=False)), f"latency column {latency!r}")
+        lat = _whole_ns(np.asarray(col.to_numpy(zero_copy_only=False)),
+                        f"{name + ': ' if name else ''}latency column {latency!r}")
     elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
         name, args = latency[0].lower(), distribution_parameters(latency)
         if DISTRIBUTIONS.get(name) != len(args):
