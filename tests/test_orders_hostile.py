@@ -48,6 +48,20 @@ def test_match_31_digit_price_names_row_and_column(tmp_path, capsys):
     assert "row 2: price is out of range" in cli_error(capsys, "match", orders)
 
 
+@pytest.mark.parametrize("rows, says", [
+    ("2,AAA,,fly,buy,limit,gtc,100,10,\n3,,,new,buy,limit,gtc,100,10,\n", "row 2: unknown action value"),
+    ("2,AAA,,new,buy,limit,gtc,abc,10,\n3,AAA,,new,buy,limit,gtc,100,5.5,\n4,AAA,,new,up,limit,gtc,100,10,\n",
+     "row 2: price is not an integer"),
+    ("2,AAA,,new,buy,limit,gtc,100,10,\n3,AAA,,new,buy,limit,gtc,100,,\n4,AAA,,new,buy,limit,xyz,100,10,\n",
+     "row 3: a new order needs a quantity"),
+], ids=["action-before-instrument", "price-before-quantity-and-side", "quantity-before-tif"])
+def test_match_error_names_the_first_bad_row_whatever_its_column(tmp_path, capsys, rows, says):
+    orders = _write(tmp_path, "orders.csv", HEADER + "1,AAA,,new,sell,limit,gtc,100,10,\n" + rows)
+    with pytest.raises(obook.FeedError, match=says):
+        obook.match(orders)
+    assert says in cli_error(capsys, "match", orders)
+
+
 def test_match_non_utf8_header_one_line_error(tmp_path, capsys):
     orders = _write(tmp_path, "orders.csv", b"ti\xffme" + HEADER[4:].encode() + b"1,AAA,1,new,buy,limit,gtc,100,10,1\n")
     assert "not UTF-8" in cli_error(capsys, "match", orders)

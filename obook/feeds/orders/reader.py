@@ -365,8 +365,26 @@ def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int 
 
 
 def read_orders(source, *, name: str | None = None) -> Orders:
+    """The instructions of ``source``; a row that cannot be read is a FeedError naming the
+    first such row, with the instructions before it as ``orders_before``."""
     table = to_table(source)
     name = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<orders>")
+    try:
+        return _orders(table, name)
+    except FeedError as e:
+        error = e
+    # the checks go column by column: a row before the one named may fail a later check
+    while True:
+        before = table.slice(0, error.record - 1)
+        try:
+            error.orders_before = _orders(before, name)
+        except FeedError as earlier:
+            error = earlier
+            continue
+        raise error
+
+
+def _orders(table: pa.Table, name: str) -> Orders:
     rows = _Rows(name)
     n = table.num_rows
     keys = [column_key(c) if column_key(c) in COLUMNS else c for c in table.column_names]
