@@ -62,6 +62,40 @@ def test_match_error_names_the_first_bad_row_whatever_its_column(tmp_path, capsy
     assert says in cli_error(capsys, "match", orders)
 
 
+_BEFORE = "1,AAA,,new,sell,limit,day,100,10,\n2,AAA,,new,buy,limit,gtc,100,4,\n"
+_BAD = "3,AAA,,new,buy,limit,gtc,abc,5,\n4,AAA,,new,buy,limit,gtc,100,1,\n"
+
+
+def test_match_bad_row_partial_holds_the_tables_of_the_rows_before_it(tmp_path):
+    orders = _write(tmp_path, "orders.csv", HEADER + _BEFORE + _BAD)
+    with pytest.raises(obook.FeedError, match="row 3: price is not an integer") as err:
+        obook.match(orders, workers=2)
+    want = obook.match(_write(tmp_path, "cut.csv", HEADER + _BEFORE), day_end=False)
+    for t in ("fills", "events", "bbo"):
+        assert err.value.partial.table(t).equals(want.table(t)), t
+    assert err.value.partial.fills.num_rows == 1
+    assert "expired" not in err.value.partial.events.column("event").to_pylist()     # no end of day
+
+
+def test_match_cli_bad_row_delivers_the_rows_before_it(tmp_path, capsys):
+    from cli_support import cli_run
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    orders = _write(tmp_path, "orders.csv", HEADER + _BEFORE + _BAD)
+    res = CliRunner().invoke(app, ["match", orders])
+    assert res.exit_code == 1 and "row 3: price is not an integer" in str(res.exception)
+    assert res.stdout.splitlines()[1:] == ['2,2,"AAA",100,4,2,1,"buy"']        # the fill of the rows before it
+    out = tmp_path / "out"
+    line = cli_error(capsys, "match", orders, "-o", out)
+    assert f"(the rows before it are in {out}/TABLE.parquet.partial)" in line
+    assert pq.read_table(out / "fills.parquet.partial").num_rows == 1
+    assert not (out / "fills.parquet").exists()
+    code, _ = cli_run(capsys, "match", _write(tmp_path, "good.csv", HEADER + _BEFORE), "-o", out)
+    assert code in (0, None) and not list(out.glob("*.partial"))        # a complete run removes them
+
+
 def test_match_non_utf8_header_one_line_error(tmp_path, capsys):
     orders = _write(tmp_path, "orders.csv", b"ti\xffme" + HEADER[4:].encode() + b"1,AAA,1,new,buy,limit,gtc,100,10,1\n")
     assert "not UTF-8" in cli_error(capsys, "match", orders)

@@ -46,9 +46,11 @@ def match(
 ) -> None:
     """Match ORDERS with price-time priority (limit / market; GTC, DAY, IOC, FOK; modify,
     cancel) and write fills, events (accepted, rejected with a reason, rested, filled,
-    cancelled, expired ...) and bbo rows."""
+    cancelled, expired ...) and bbo rows. A row that cannot be read stops the run: the
+    tables of the rows before it go to stdout (the fills) or, with --output, are written as
+    TABLE.TYPE.partial."""
     from ..engine.cores import default_workers
-    from ..errors import ObookError
+    from ..errors import FeedError, ObookError
     from ..matching import match as run
     from ..output import output_folder, write_files
 
@@ -73,8 +75,14 @@ def match(
         from ..session import check_day
 
         check_day(day, f"{orders}: the date in its name")
-    r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables, levels=max(levels, 1),
-            instruments=known, day_end=not no_day_end, date=day)
+    from .partial import deliver_partial, drop_partial
+
+    try:
+        r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables,
+                levels=max(levels, 1), instruments=known, day_end=not no_day_end, date=day)
+    except FeedError as e:       # a row that cannot be read: the tables before it, as TABLE.TYPE.partial
+        deliver_partial(e, list(tables), out, out_type.value)
+        raise
     if out is None:
         from .stdout import table_to_stdout
 
@@ -84,6 +92,7 @@ def match(
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
     _drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in tables})
+    drop_partial(out, list(tables), out_type.value)
     from .stdout import written
 
     typer.echo(written(r, tables, out), err=True)

@@ -58,6 +58,7 @@ def simulate(
     from ..simulation import OWN_TABLES, TABLES
     from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
+    from .partial import deliver_partial, drop_partial
     from .progress import file_progress
     from .stdout import table_to_stdout
 
@@ -84,23 +85,14 @@ def simulate(
                     feed_tables=tuple(t for t in names if t in FEED_TABLES),
                     own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
     except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial
-        if out is None and getattr(e, "partial", None) is not None:
-            table_to_stdout(e.partial.table(names[0]))       # the rows before it, as a replay's stdout has them
-        elif out is not None and getattr(e, "partial", None) is not None:
-            paths = [out / f"{t}.{out_type.value}" for t in names]
-            with output_folder(out):
-                write_files([(e.partial.reader(t), p) for t, p in zip(names, paths)])
-                for p in paths:
-                    p.replace(p.with_name(p.name + ".partial"))
-            e.kept_in = str(out / f"TABLE.{out_type.value}.partial")
+        deliver_partial(e, names, out, out_type.value)
         raise
     if out is None:
         table_to_stdout(r.table(names[0]))
         return
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
-    for t in names:     # .partial tables an earlier stopped run left would pass for this run's
-        out.joinpath(f"{t}.{out_type.value}.partial").unlink(missing_ok=True)
+    drop_partial(out, names, out_type.value)
     from .stdout import written
 
     typer.echo(written(r, names, out), err=True)

@@ -93,10 +93,12 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     ``day_end``: DAY orders expire after the last instruction (``seq`` = rows + 1).
     ``date``: the session date (YYYY-MM-DD): ``time`` is then ns since midnight New York and
     every table gets ``timestamp`` (UTC) after it.
+
+    A row that cannot be read is a FeedError naming it, whose ``partial`` (a MatchResult)
+    holds the tables of the rows before it, without the end of the day (no expiry).
     """
+    from ..errors import FeedError
     from ..feeds.orders import read_orders
-    from .prepare import prepare
-    from .shards import run_shards
 
     tables = check_names("tables", tables)
     want = _checked(tables, levels)
@@ -107,8 +109,25 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     day_end = check_flag("day_end", day_end)
     check_date(date)
     check_orders_path(orders)
-    prep = prepare(read_orders(orders), _tick(tick), _instruments(instruments))
-    parts = run_shards(prep, int(workers), want=want, stp=stp_code(stp), levels=levels, day_end=day_end)
+    run = dict(tick=_tick(tick), instruments=_instruments(instruments), workers=int(workers), want=want,
+               stp=stp_code(stp), levels=levels, tables=tables, date=date)
+    try:
+        o = read_orders(orders)
+    except FeedError as e:      # the tables of the rows before the one that cannot be read
+        if getattr(e, "orders_before", None) is not None:
+            e.partial = _run(e.orders_before, day_end=False, **run)
+        raise
+    return _run(o, day_end=day_end, **run)
+
+
+def _run(o, *, tick: int, instruments, workers: int, want: int, stp: int, levels: int, tables: tuple, date,
+         day_end: bool) -> MatchResult:
+    """The tables of the instructions ``o`` (read and checked)."""
+    from .prepare import prepare
+    from .shards import run_shards
+
+    prep = prepare(o, tick, instruments)
+    parts = run_shards(prep, workers, want=want, stp=stp, levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
     if date is not None:
         out = {t: _stamped(table, date) for t, table in out.items()}
