@@ -19,7 +19,8 @@ owner      optional integer (0 / empty: none), for self-trade prevention
 ========== ======================================================================
 
 A modify may carry its new values in ``new_price`` / ``new_quantity`` instead.
-Values are case-insensitive; column names are matched without case or surrounding
+The words of action, side, type and tif are case-insensitive (instruments are names: XYZ
+and xyz are two books); column names are matched without case or surrounding
 spaces. Integers may carry a sign, not a decimal point, an exponent or separators. CSV:
 UTF-8, comma-separated (a header with no comma but semicolons or tabs gives the
 separator); blank and whitespace-only lines are skipped and not counted as rows. A row that cannot be read (a text where an integer
