@@ -161,3 +161,25 @@ def test_numba_strategy_c_entry_writes_the_order_and_keeps_state():
 def test_numba_strategy_rejects_a_plain_function():
     with pytest.raises(TypeError, match="numba function"):
         numba_strategy(lambda *a: (0, 0, 0, 0, 0, 0))
+
+
+def _quits(top):
+    raise SystemExit(3)
+
+
+def test_call_strategy_sys_exit_strategy_error_naming_message():
+    from obook.errors import StrategyError
+    from obook.live.strategy import Top, call_strategy
+
+    with pytest.raises(StrategyError, match=r"strategy on message 7 \(AAA\): it called sys.exit\(3\)"):
+        call_strategy(_quits, Top(7, 0, "AAA", 1, 100, 1, 200, 1))
+
+
+def test_call_strategy_sys_exit_of_a_signal_raised_as_it_is(monkeypatch):
+    from obook import interrupts
+    from obook.live.strategy import Top, call_strategy
+
+    monkeypatch.setattr(interrupts, "raised", 15)
+    with pytest.raises(SystemExit) as e:
+        call_strategy(_quits, Top(7, 0, "AAA", 1, 100, 1, 200, 1))
+    assert e.value.code == 3

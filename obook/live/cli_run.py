@@ -12,22 +12,12 @@ from ..errors import ObookError
 from .net import distinct_addresses, parse_address
 
 
-def _raised(e: BaseException) -> str:
-    """What a strategy's module raised, in words: ``sys.exit()`` in it is an error like any
-    other (a SIGTERM's SystemExit, which the command raised, is raised again as it is)."""
-    from .. import interrupts
-
-    if isinstance(e, SystemExit):
-        if interrupts.raised is not None:
-            raise e
-        return f"it called sys.exit({e.code!r})"
-    return f"{type(e).__name__}: {e}"
-
-
 def load_strategy(spec: str):
     """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments. What
     is no strategy (no ``on_book`` / ``on_order`` / ``on_timer``, not callable, not a
     ``numba_strategy``), or a file or module that fails to load, raises ObookError."""
+    from .strategy import raised
+
     where, _, name = spec.rpartition(":")
     if not where or not name:
         raise ObookError(f"--strategy {spec!r}: give FILE.py:NAME or module:NAME")
@@ -44,7 +34,7 @@ def load_strategy(spec: str):
     except ObookError:
         raise
     except (Exception, SystemExit) as e:   # the user's module: whatever it raises while it loads
-        raise ObookError(f"--strategy: {where} failed to load: {_raised(e)}") from e
+        raise ObookError(f"--strategy: {where} failed to load: {raised(e)}") from e
     try:
         obj = getattr(module, name)
     except AttributeError as e:
@@ -53,7 +43,7 @@ def load_strategy(spec: str):
         try:
             obj = obj()
         except (Exception, SystemExit) as e:
-            raise ObookError(f"--strategy: {where}:{name}() failed: {_raised(e)} "
+            raise ObookError(f"--strategy: {where}:{name}() failed: {raised(e)} "
                              "(a strategy class is made without arguments)") from e
     from .fast_strategy import NumbaStrategy
 

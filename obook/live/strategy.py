@@ -43,19 +43,33 @@ def _where(top: Top) -> str:
     return f"on message {top.seq} ({top.ticker})"
 
 
+def raised(e: BaseException) -> str:
+    """What a strategy raised, in words: ``sys.exit()`` in it is an error like any other (a
+    SIGTERM's SystemExit, which the command raised, is raised again as it is)."""
+    from .. import interrupts
+
+    if isinstance(e, SystemExit):
+        if interrupts.raised is not None:
+            raise e
+        return f"it called sys.exit({e.code!r})"
+    return f"{type(e).__name__}: {e}"
+
+
 def call_strategy(strategy, top: Top) -> list:
-    """``strategy(top)``'s orders as a list (None: none); what it raises, or returns that is
-    no iterable of :class:`Order`, is a StrategyError naming where (its file and line)."""
+    """``strategy(top)``'s orders as a list (None: none); what it raises (``sys.exit()``
+    too), or returns that is no iterable of :class:`Order`, is a StrategyError naming where
+    (its file and line)."""
     try:
         orders = strategy(top)
     except StrategyError:
         raise
-    except Exception as e:      # the user's code: whatever it raises
+    except (Exception, SystemExit) as e:      # the user's code: whatever it raises
         import traceback
 
+        what = raised(e)
         frames = traceback.extract_tb(e.__traceback__)
         at = f" at {frames[-1].filename}:{frames[-1].lineno}" if len(frames) > 1 else ""
-        raise StrategyError(f"strategy {_where(top)}: {type(e).__name__}: {e}{at}") from e
+        raise StrategyError(f"strategy {_where(top)}: {what}{at}") from e
     if orders is None:
         return []
     try:
