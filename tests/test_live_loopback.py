@@ -352,3 +352,24 @@ def test_cli_venue_cpu_that_does_not_exist_one_line_error():
     r = subprocess.run([sys.executable, "-m", "obook", "venue", "--listen", "127.0.0.1:0", "--cpu", "4096"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and r.stderr.strip().splitlines()[-1].startswith("error: --cpu 4096: cannot pin")
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_listen_strategy_raises_tables_hold_the_rows_up_to_its_message(day, loop):
+    from obook.errors import StrategyError
+    from obook.live.strategy import TickToTrade
+
+    calls = []
+
+    def strategy(top):
+        calls.append(top.seq)
+        if len(calls) == 3:
+            raise RuntimeError("boom")
+
+    a, b, r = addresses()
+    lst = Listener(a, b, None, loop=loop, tick_to_trade=TickToTrade(strategy), idle_timeout=10)
+    seqs = []
+    with sending(day, a, b, None, rate=20_000, linger=0), pytest.raises(StrategyError, match="boom"):
+        for _t, batch in lst.table_batches():
+            seqs += batch.column("seq").to_pylist()
+    assert calls[-1] in seqs and set(calls) <= set(seqs)

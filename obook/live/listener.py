@@ -67,7 +67,11 @@ class PythonListener:
                     if table == "bbo":
                         t = now()
                         if self.ttt is not None:
-                            self.ttt.on_bbo(batch, feed, t)
+                            try:
+                                self.ttt.on_bbo(batch, feed, t)
+                            except ObookError:    # strategy, risk or venue: the rows of the batch still go out
+                                yield table, self._with_record_columns(batch)
+                                raise
                         idx = batch.column("seq").to_numpy() & feed.mask   # counted off the path
                         self.book.record(t - feed.t_handover[idx])
                         self.end_to_end.record(t - feed.t_kernel[idx])
