@@ -338,3 +338,25 @@ def test_plot_cli_picture_name_among_feed_files_refused_before_the_replay(day, t
     err = cli_error(capsys, "plot", "latency", tmp_path / "t.parquet", tmp_path / "a.png", tmp_path / "b.png")
     assert "obook plot latency TABLE PICTURE: one picture, not also" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("columns, says", [
+    (dict(stage=["recv"], bucket_ns=["x"], bucket_count=[1]), "bucket_ns is string, not a list of numbers"),
+    (dict(stage=["recv"], bucket_ns=[5], bucket_count=[1]), "bucket_ns is int64, not a list of numbers"),
+    (dict(stage=[1], bucket_ns=[[5.0]], bucket_count=[[1]]), "stage is int64, not text"),
+    (dict(stage=["recv"], bucket_ns=[[5.0]], bucket_count=[[1.5]]), "bucket_count is a list of double, not a list of whole numbers"),
+    (dict(stage=["recv"], bucket_ns=[[5.0, 6.0]], bucket_count=[[1]]), "stage recv: 2 bucket_ns but 1 bucket_count"),
+    (dict(stage=["recv"], bucket_ns=[[5.0]], bucket_count=[[-1]]), "stage recv: a bucket_count below 0 or not a number"),
+    (dict(stage=["recv"], bucket_ns=[[float("nan")]], bucket_count=[[1]]), "stage recv: a bucket_ns below 0 or not a number"),
+    (dict(stage=["recv"], bucket_ns=[[5.0, None]], bucket_count=[[1, 2]]), "stage recv: a null in bucket_ns"),
+    (dict(stage=["recv", None], bucket_ns=[[5.0], [5.0]], bucket_count=[[1], [1]]), "row 2: no stage"),
+])
+def test_plot_latency_table_of_wrong_types_or_values_one_line_error(tmp_path, capsys, monkeypatch, columns, says):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv("OBOOK_KERNELS", "python")      # (a tiny input: the command would set it)
+    pq.write_table(pa.table(columns), tmp_path / "t.parquet")
+    err = cli_error(capsys, "plot", "latency", tmp_path / "t.parquet", tmp_path / "p.png")
+    assert err == f"error: {tmp_path / 't.parquet'}: not a latency table: {says}\n"
+    assert not (tmp_path / "p.png").exists()

@@ -45,6 +45,41 @@ def _not_parquet(path) -> str:
     return "a Parquet file cut short or damaged" if head == b"PAR1" else "not a Parquet file"
 
 
+def _checked_rows(table, path) -> list[dict]:
+    """The rows of a latency table, each a stage with as many ``bucket_count`` (whole, not
+    negative) as ``bucket_ns`` (numbers); an ObookError naming the first column or row that
+    is not so."""
+    import pyarrow as pa
+
+    def bad(why: str):
+        return ObookError(f"{path}: not a latency table: {why}")
+
+    types = {name: table.schema.field(name).type for name in ("stage", "bucket_ns", "bucket_count")}
+    if not (pa.types.is_string(types["stage"]) or pa.types.is_large_string(types["stage"])):
+        raise bad(f"stage is {types['stage']}, not text")
+    for name, ok, what in (("bucket_ns", lambda v: pa.types.is_integer(v) or pa.types.is_floating(v), "numbers"),
+                           ("bucket_count", pa.types.is_integer, "whole numbers")):
+        t = types[name]
+        listed = pa.types.is_list(t) or pa.types.is_large_list(t)
+        if not (listed and ok(t.value_type)):
+            raise bad(f"{name} is {f'a list of {t.value_type}' if listed else t}, not a list of {what}")
+    rows = table.to_pylist()
+    for i, r in enumerate(rows, 1):
+        if r["stage"] is None:
+            raise bad(f"row {i}: no stage")
+        ns, count = r["bucket_ns"] or [], r["bucket_count"] or []
+        where = f"stage {r['stage']}"
+        if len(ns) != len(count):
+            raise bad(f"{where}: {len(ns)} bucket_ns but {len(count)} bucket_count")
+        for name, values in (("bucket_ns", ns), ("bucket_count", count)):
+            if any(v is None for v in values):
+                raise bad(f"{where}: a null in {name}")
+            if any(not v >= 0 for v in values):       # (NaN too)
+                raise bad(f"{where}: a {name} below 0 or not a number")
+        r["bucket_ns"], r["bucket_count"] = ns, count
+    return rows
+
+
 def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float = 5.5, dpi: int = 100) -> Path:
     """Draw the stages of a latency table (all, or ``stages``) to ``out`` (.png, .svg, .pdf)."""
     import pyarrow.parquet as pq
@@ -70,7 +105,7 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     if not need <= set(table.column_names):
         raise ObookError(f"{table_path}: not a latency table (needs the columns {', '.join(sorted(need))}: "
                          f"obook listen --latency-output writes one)")
-    rows = table.to_pylist()
+    rows = _checked_rows(table, table_path)
     if stages:
         rows = [r for r in rows if r["stage"] in set(stages)]
     rows = [r for r in rows if r["bucket_count"]]
