@@ -128,6 +128,13 @@ def test_cli_listen_strategy_options_that_cannot_work_one_line_error(capsys, tmp
     assert says in cli_error(capsys, "listen", *_lines(), *extra, "--idle-timeout", "0.2")
 
 
+@pytest.mark.parametrize("interface, says", [("notanip", "illegal IP address string passed to inet_aton"),
+                                              ("8.8.8.8", "Cannot assign requested address")])
+def test_cli_listen_interface_not_local_one_line_error_before_listening(capsys, interface, says):
+    err = cli_error(capsys, "listen", *_lines(), "--interface", interface, "--idle-timeout", "0.2")
+    assert err == (f"error: --interface {interface!r}: not the IPv4 address of a local interface ({says})\n")
+
+
 def test_cli_listen_cpu_not_available_one_line_error_before_listening(capsys):
     err = cli_error(capsys, "listen", *_lines(), "--cpu", "4096", "--idle-timeout", "0.2")
     assert "--cpu 4096: cannot pin to that core" in err

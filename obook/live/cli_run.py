@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ObookError
-from .net import distinct_addresses, parse_address
+from .net import check_interface, distinct_addresses, parse_address
 
 
 def load_strategy(spec: str):
@@ -157,6 +157,7 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
     if a["request"]:
         addresses["--request"] = parse_address(a["request"], "--request", False)
     distinct_addresses(addresses)
+    check_interface(a["interface"])
     if a["venue"]:
         parse_address(a["venue"], "--venue", False)
     for option in ("venue", "tickers"):

@@ -55,6 +55,22 @@ def is_multicast(host: str) -> bool:
         return False
 
 
+def _multicast_on(s: socket.socket, interface: str) -> None:
+    """Multicast of ``s`` goes out on ``interface``; an ObookError when it is no local IPv4 address."""
+    try:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(interface))
+    except OSError as e:
+        raise ObookError(f"--interface {interface!r}: not the IPv4 address of a local interface "
+                         f"({e.strerror or e})") from None
+
+
+def check_interface(interface: str) -> None:
+    """An ObookError when ``interface`` is not the IPv4 address of a local interface (what a
+    multicast line is joined on), for unicast lines too: a wrong one is not ignored."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        _multicast_on(s, interface)
+
+
 def sender_socket(interface: str = "127.0.0.1") -> socket.socket:
     """A UDP socket sending multicast on ``interface`` (a local IPv4 address): anything else
     raises ObookError naming it."""
@@ -62,11 +78,10 @@ def sender_socket(interface: str = "127.0.0.1") -> socket.socket:
     try:
         s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
         s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(interface))
-    except OSError as e:
+        _multicast_on(s, interface)
+    except BaseException:
         s.close()
-        raise ObookError(f"--interface {interface!r}: not the IPv4 address of a local interface "
-                         f"({e.strerror or e})") from None
+        raise
     return s
 
 
