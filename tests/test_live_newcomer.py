@@ -115,6 +115,12 @@ def test_cli_listen_unknown_table_one_line_error(capsys, tmp_path, to):
     assert "unknown table(s) foo; choose from bbo, trades, orders, depth" in err
 
 
+@pytest.mark.parametrize("tables", ["", ",,", " , "])
+def test_cli_listen_tables_naming_none_one_line_error(capsys, tables):
+    err = cli_error(capsys, "listen", *_lines(), "--tables", tables, "--idle-timeout", "0.2")
+    assert err == f"error: --tables {tables!r}: no table in it (--tables none: the loop alone, no tables)\n"
+
+
 @pytest.mark.parametrize("extra, says", [
     (["--venue", "127.0.0.1:39099"], "--venue is the strategy's"),
     (["--tickers", "AAA"], "--tickers is the strategy's"),

@@ -173,6 +173,8 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
                 raise ObookError(f"--tickers: {t!r} is no ITCH stock symbol (8 ASCII characters at most)")
     from ..engine.tables import TABLES
 
+    if not tables and not any(t.strip() == "none" for t in a["tables"].split(",")):
+        raise ObookError(f"--tables {a['tables']!r}: no table in it (--tables none: the loop alone, no tables)")
     unknown = [t for t in tables if t not in TABLES]
     if unknown:
         raise ObookError(f"unknown table(s) {', '.join(unknown)}; choose from {', '.join(TABLES)} (or none)")
