@@ -219,3 +219,15 @@ def test_message_times_one_message_any_rate_due_at_once():
 
     assert message_times(1, 1e-300) == [0]
     assert message_times(3, 2.0) == [0, 500_000_000, 1_000_000_000]
+
+
+@pytest.mark.parametrize("pacing, prints", [([], False), (["--rate", "20000"], True),
+                                            (["--message-rate", "1000000"], True), (["--speed", "1000000"], True)])
+def test_cli_send_lateness_printed_for_a_paced_sender_only(capsys, day, pacing, prints):
+    from cli_support import cli_run
+
+    a, b = addresses(2)
+    code, err = cli_run(capsys, "send", day, "--line-a", f"{a[0]}:{a[1]}", "--line-b", f"{b[0]}:{b[1]}",
+                        "--request", "", "--linger", "0", *pacing)
+    assert code in (0, None) and "sent: packets_a" in err, err
+    assert ("send lateness (ns): p50" in err) == prints, err

@@ -58,7 +58,7 @@ def send(
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or, stopped,
-    what went out before)."""
+    what went out before), and paced (--speed, --rate, --message-rate) how late the packets went."""
     from ..live.net import distinct_addresses, parse_address
     from ..live.send import Sender, SendOptions, read_messages
 
@@ -76,7 +76,7 @@ def send(
         raise
     typer.echo("sent: " + ", ".join(f"{k} {v}" for k, v in stats.items()), err=True)
     s = sender.lateness.summary()
-    if s["count"]:
+    if s["count"] and (speed or rate or message_rate):     # unpaced, every packet is due at the start
         typer.echo(f"send lateness (ns): p50 {s['p50']:.0f}, p99 {s['p99']:.0f}, p99.9 {s['p99.9']:.0f}, "
                    f"max {s['max']:.0f}", err=True)
 
