@@ -26,6 +26,25 @@ from .plotting import (_clock_digits, _clock_text, _clock_ticks, _complete, _mat
 #: the tables a picture reads, and the file holding the run's feeds
 NEEDED = ("fills", "equity")
 RUN_FILE = "run.json"
+#: the columns the picture draws from: text or numbers
+TEXT, NUMBERS = "text", "numbers"
+COLUMNS = {"fills": {"time": NUMBERS, "instrument": TEXT, "side": TEXT, "price": NUMBERS, "quantity": NUMBERS},
+           "equity": {"time": NUMBERS, "instrument": TEXT, "position": NUMBERS, "mark": NUMBERS, "equity": NUMBERS}}
+
+
+def _check_columns(path: Path, name: str, schema) -> None:
+    """An ObookError naming ``path`` when the table lacks a column the picture draws, or holds it as
+    another kind (numbers for text, text for numbers)."""
+    import pyarrow as pa
+
+    kinds = {TEXT: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+             NUMBERS: lambda t: pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)}
+    for column, kind in COLUMNS[name].items():
+        if column not in schema.names:
+            raise ObookError(f"{path}: not a backtest table (no column {column})")
+        t = schema.field(column).type
+        if not kinds[kind](t):
+            raise ObookError(f"{path}: not a backtest table (column {column} is {t}, not {kind})")
 
 
 def _read_folder(folder: Path) -> tuple[dict, dict]:
@@ -41,6 +60,7 @@ def _read_folder(folder: Path) -> tuple[dict, dict]:
                     tables[name] = pq.read_table(path)
                 except (OSError, ValueError) as e:
                     raise ObookError(f"{path}: not a backtest table ({e})") from None
+                _check_columns(path, name, tables[name].schema)
                 break
         else:
             raise ObookError(f"{folder}: no backtest.{name}.parquet (obook backtest -o {folder} writes it)")

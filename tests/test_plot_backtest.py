@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -275,3 +276,26 @@ def test_plot_backtest_one_day_run_date_not_its_day_refused(run, tmp_path, capsy
     d = backtest_series(run / "out", feed=dated, date="2024-03-01")
     assert d["price"]["bid"][0].size > 0
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("table, change, says", [
+    ("fills", lambda t: t.drop_columns(["instrument"]), "no column instrument"),
+    ("equity", lambda t: t.drop_columns(["equity"]), "no column equity"),
+    ("fills", lambda t: t.set_column(t.schema.get_field_index("price"), "price",
+                                     t.column("price").cast("string")), "column price is string, not numbers"),
+    ("equity", lambda t: t.set_column(t.schema.get_field_index("instrument"), "instrument",
+                                      pa.array(range(t.num_rows))), "column instrument is int64, not text"),
+])
+def test_plot_backtest_table_without_a_column_or_of_wrong_type_one_line_error(run, tmp_path, capsys, table,
+                                                                              change, says):
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "out"
+    shutil.copytree(run / "out", folder)
+    path = folder / f"backtest.{table}.parquet"
+    pq.write_table(change(pq.read_table(path)), path)
+    err = cli_error(capsys, "plot", "backtest", folder, tmp_path / "p.png")
+    assert err == f"error: {path}: not a backtest table ({says})\n"
+    assert not (tmp_path / "p.png").exists()
