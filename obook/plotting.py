@@ -34,11 +34,12 @@ def _matplotlib():
     return plt
 
 
-def _busiest(trades) -> str:
+def _busiest(trades, path) -> str:
     import pyarrow.compute as pc
 
     if trades.num_rows == 0:
-        raise ObookError("the feed has no trades: name a ticker")
+        name = ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else path
+        raise ObookError(f"{name}: the feed has no trades to pick the busiest security by: name one (-k, ticker=)")
     counts = pc.value_counts(trades.column("ticker")).to_pylist()
     return max(counts, key=lambda c: (c["counts"], c["values"]))["values"]
 
@@ -133,7 +134,7 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     pick = dict(workers=workers, format=fmt.name, tickers=[ticker], date=date)
     if ticker is None:      # the busiest one: its trades are already in the whole feed's
         every = obook.trades(path, workers=workers, format=fmt.name, date=date).read_all()
-        ticker = pick["tickers"][0] = _busiest(every)
+        ticker = pick["tickers"][0] = _busiest(every, path)
         trades = every.filter(pc.equal(every.column("ticker"), ticker))
     else:
         trades = obook.trades(path, **pick).read_all()

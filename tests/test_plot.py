@@ -360,3 +360,12 @@ def test_plot_latency_table_of_wrong_types_or_values_one_line_error(tmp_path, ca
     err = cli_error(capsys, "plot", "latency", tmp_path / "t.parquet", tmp_path / "p.png")
     assert err == f"error: {tmp_path / 't.parquet'}: not a latency table: {says}\n"
     assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_feed_without_trades_error_names_the_feed_and_the_option(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OBOOK_KERNELS", "python")      # (a tiny input: the command would set it)
+    feed = tmp_path / "quiet.csv"
+    feed.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n")
+    err = cli_error(capsys, "plot", feed, tmp_path / "p.png")
+    assert err == f"error: {feed}: the feed has no trades to pick the busiest security by: name one (-k, ticker=)\n"
+    assert not (tmp_path / "p.png").exists()
