@@ -141,6 +141,22 @@ def test_cli_listen_interface_not_local_one_line_error_before_listening(capsys, 
     assert err == (f"error: --interface {interface!r}: not the IPv4 address of a local interface ({says})\n")
 
 
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_listener_stopped_before_any_packet_warns_nothing_received_not_an_empty_file(caplog, loop):
+    import logging
+    import threading
+
+    from obook.live.listener import Listener
+
+    a, b, _ = addresses()
+    lst = Listener(a, b, None, loop=loop, idle_timeout=10)
+    threading.Timer(0.3, lst.stop).start()
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        assert [batch.num_rows for _t, batch in lst.table_batches()] in ([], [0])
+    said = [r.getMessage() for r in caplog.records if "no records" in r.getMessage()]
+    assert said == [f"live lines A {hostport(a)} and B {hostport(b)}: no records in the feed (nothing received)"]
+
+
 def test_cli_listen_cpu_not_available_one_line_error_before_listening(capsys):
     err = cli_error(capsys, "listen", *_lines(), "--cpu", "4096", "--idle-timeout", "0.2")
     assert "--cpu 4096: cannot pin to that core" in err

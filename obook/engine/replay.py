@@ -222,7 +222,8 @@ class Replay:
             self._check_tickers(tickers)
             self.stats["complete"] = True
             if self.stats["records"] == 0:
-                log.warning("%s: no records in the feed (an empty file?)", self.path)
+                log.warning("%s: no records in the feed (%s)", self.path,     # a stream may say why
+                            getattr(self.source, "empty_reason", "an empty file?"))
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))

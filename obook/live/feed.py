@@ -74,6 +74,7 @@ def live_error(e: FeedError, message, addresses, session: str | None) -> FeedErr
 class LiveFeed:
     partial_reads = True
     name = "<live>"     # (an instance's: its lines, see lines_name)
+    empty_reason = "nothing received"       # what the replay's warning of no records says
 
     def __init__(self, line_a, line_b, request=None, session: str | None = None,
                  interface: str = "127.0.0.1", gap_wait: float = 0.05, request_timeout: float = 0.2,

@@ -453,6 +453,7 @@ class RingSource:
         self.loop = loop
         self.done = done
         self.name = name        # how the replay's warnings name the stream (the listener: its lines)
+        self.empty_reason = "nothing received"      # what the replay's warning of no records says
         self.wake = threading.Event()
 
     def readinto(self, view) -> int:
