@@ -231,3 +231,15 @@ def test_cli_send_lateness_printed_for_a_paced_sender_only(capsys, day, pacing, 
                         "--request", "", "--linger", "0", *pacing)
     assert code in (0, None) and "sent: packets_a" in err, err
     assert ("send lateness (ns): p50" in err) == prints, err
+
+
+@pytest.mark.parametrize("cut", [20_000, 10])
+def test_cli_send_gzip_day_cut_short_one_line_error_naming_it(capsys, day, tmp_path, cut):
+    import gzip
+
+    from cli_support import cli_error
+
+    path = tmp_path / "day.itch.gz"
+    path.write_bytes(gzip.compress(day.read_bytes())[:cut])
+    err = cli_error(capsys, "send", path, "--request", "", "--linger", "0")
+    assert err.startswith(f"error: {path}: read failed at byte ") and "of the decompressed feed: " in err, err

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import ObookError
 from ..feeds.mold.packets import END_OF_SESSION, HEADER, MoldPacketError, decode_request, encode_packet
-from ..feeds.sources import open_source
+from ..feeds.sources import Cut, open_source, read_block
 from .latency import Histogram
 from .net import is_multicast, sender_socket
 
@@ -59,7 +59,11 @@ def read_messages(path) -> list[bytes]:
         buf = bytearray(1 << 20)
         view = memoryview(buf)
         while True:
-            n = r.readinto(view)
+            try:
+                n = read_block(r, view)
+            except Cut as e:     # a compressed day cut short or damaged
+                raise ObookError(f"{path}: read failed at byte {sum(map(len, chunks)) + e.got} of the "
+                                 f"decompressed feed: {e.cause}") from e
             if not n:
                 break
             chunks.append(bytes(view[:n]))
