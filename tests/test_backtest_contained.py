@@ -83,7 +83,7 @@ class Taker:
         return [Order("enter", "AAA", side, 10, price, ref=self.sent, tif="IOC")]
 
 
-@pytest.mark.parametrize("words", [("buy", "sell"), ("Buy", "SELL"), ("b", "s")])
+@pytest.mark.parametrize("words", [("buy", "sell"), ("Buy", "SELL"), ("b", "s"), ("B", "T"), ("B", "E")])
 def test_backtest_order_sides_as_words_equal_letters(tmp_path, words):
     feed = tmp_path / "day.csv"
     feed.write_text(DAY)
@@ -176,8 +176,12 @@ def test_backtest_ticker_not_in_the_feed_warns(tmp_path, caplog):
     (lambda bid: Order("enter", "AAA", "B", 10.5, bid, ref=1), "quantity 10.5 is no whole number"),
     (lambda bid: Order("enter", "AAA", "B", 10, bid + 0.25, ref=1), "is no whole number"),
     (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1, tif="FOREVER"), "time in force 'FOREVER'"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1, tif=3), "time in force 3"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1, tif=None), "time in force None"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1, market="no"), "market 'no': give True or False"),
+    (lambda bid: Order("enter", "AAA", "B", 10, bid, ref=1, post_only=None), "post_only None: give True or False"),
 ])
-def test_backtest_order_fraction_or_unknown_tif_is_a_strategy_error(tmp_path, order, says):
+def test_backtest_order_fraction_bad_tif_or_flag_is_a_strategy_error(tmp_path, order, says):
     feed = tmp_path / "day.csv"
     feed.write_text(DAY)
     with pytest.raises(StrategyError, match=says):

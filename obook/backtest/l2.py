@@ -17,8 +17,8 @@ import numpy as np
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
 from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
 from ..errors import ObookError
-from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, order_numbers,
-                     send_each, side_of, tif_of)
+from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, flags_of,
+                     order_numbers, send_each, side_of, tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -226,7 +226,7 @@ class L2Run:
             raise StrategyError(f"the strategy sent an order for {symbol!r}, which it does not trade "
                                 f"({', '.join(self.names)})")
         tb = self.tb_of[symbol]
-        market = bool(getattr(order, "market", False))
+        market, post_only = flags_of(order)
         qty, price, ref, orig = order_numbers(order, act, market)
         target = orig if act == OP_MODIFY and orig else ref
         if act == OP_NEW:
@@ -243,9 +243,8 @@ class L2Run:
         checked = as_checked(order, side, qty, ((ask if side == 0 else bid) or 0) if market else price)
         reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
-        r = self.venue.instruction(0, tb, key, act, side, qty, price, tif_of(order), int(market),
-                                   int(bool(getattr(order, "post_only", False))), ref, orig, now,
-                                   refused)
+        r = self.venue.instruction(0, tb, key, act, side, qty, price, tif_of(order), market,
+                                   post_only, ref, orig, now, refused)
         self.key_ref.setdefault(key, ref)
         if act == OP_NEW:
             self.local[ref] = [symbol, "BS"[side], price, qty, 0, True,

@@ -2,11 +2,13 @@
 
 A strategy returns a list of :class:`Order` rows: the live path's OUCH order
 (obook.live.ouch.Order: ``kind`` "enter", "replace" or "cancel", ``symbol``, ``side`` "B"/"S"
-(or "buy"/"sell", any case), ``qty``, ``price``,
+(or "buy"/"sell", any case; OUCH's short sales "T" and "E" sell), ``qty``, ``price``,
 ``ref``, ``orig``, ``tif``) with two more fields, ``market`` and ``post_only``; ``kind``
 may also be "new" (= enter) or "modify" (= replace). ``tif``: "GTC", "DAY", "IOC", "FOK"
-or OUCH's byte codes (b"0" day, b"3" IOC, b"\\x99"... any other byte code is DAY). A live
-strategy's plain OUCH orders work as they are. Quantities and prices are whole numbers.
+or OUCH's byte codes (b"0" day, b"3" IOC, b"\\x99"... any other byte code is DAY).
+``market`` and ``post_only`` are True or False; an empty ``symbol`` is the instrument of
+the call. A live strategy's plain OUCH orders work as they are. Quantities and prices are
+whole numbers.
 """
 
 from __future__ import annotations
@@ -40,16 +42,18 @@ def action_of(order) -> int:
         raise ObookError(f"order kind {order.kind!r}: use enter/new, replace/modify or cancel") from None
 
 
-SIDES = {"B": 0, "BUY": 0, "S": 1, "SELL": 1}
+#: OUCH's short sales, "T" (short) and "E" (short exempt), are sells
+SIDES = {"B": 0, "BUY": 0, "S": 1, "SELL": 1, "T": 1, "E": 1}
 
 
 def side_of(order) -> int:
-    """0 (buy) or 1 (sell) of an order's side: "B" / "buy" or "S" / "sell", any case."""
+    """0 (buy) or 1 (sell) of an order's side: "B" / "buy" or "S" / "sell", any case; OUCH's
+    short sales "T" and "E" sell."""
     side = order.side
     try:
         return SIDES[(side.decode() if isinstance(side, bytes) else side).upper()]
     except (KeyError, AttributeError, UnicodeDecodeError):
-        raise ObookError(f"order side {side!r}: use B / buy or S / sell") from None
+        raise ObookError(f"order side {side!r}: use B / buy or S / sell (T / E: a short sale)") from None
 
 
 def as_checked(order, side: int, qty: int, price: int):
@@ -117,13 +121,34 @@ def shown(value) -> str:
 
 def tif_of(order) -> int:
     """An order's time in force: GTC, DAY, IOC, FOK (any case), or OUCH's byte codes (b"3":
-    IOC, any other: DAY); other text is an error."""
+    IOC, any other: DAY); other text, or what is neither text nor bytes (a number, None), is
+    an error."""
     tif = getattr(order, "tif", "DAY")
     if isinstance(tif, str):
         tif = tif.upper()
         if tif not in TIFS:
             raise ObookError(f"time in force {tif!r}: use GTC, DAY, IOC or FOK")
+    elif not isinstance(tif, bytes):
+        raise ObookError(f"time in force {shown(tif)}: use GTC, DAY, IOC or FOK (or OUCH's byte codes, b\"0\" DAY, "
+                         "b\"3\" IOC)")
     return TIFS.get(tif, TIF_DAY)
+
+
+def flags_of(order) -> tuple[int, int]:
+    """An order's (market, post_only) as 0 or 1: each True or False (1 or 0 too); what else
+    it is (text such as "no", None) is an error, never read as true or false."""
+    return _flag(order, "market"), _flag(order, "post_only")
+
+
+def _flag(order, name: str) -> int:
+    value = getattr(order, name, False)
+    try:
+        ok = not isinstance(value, (str, bytes)) and value in (0, 1)
+    except (TypeError, ValueError):         # (an array: no single truth)
+        ok = False
+    if not ok:
+        raise ObookError(f"{name} {shown(value)}: give True or False")
+    return int(bool(value))
 
 
 INT64_MAX = (1 << 63) - 1

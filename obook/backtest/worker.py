@@ -24,8 +24,8 @@ from ..engine.buffers import Prefaulter, grown, written, zeros
 from .entry import strategy_address
 from ..errors import ObookError, StrategyError
 from ..simulation.observer import deepest_side, map_book, shadow_book
-from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, order_numbers, send_each,
-                     side_of, tif_of)
+from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, flags_of, order_numbers,
+                     send_each, side_of, tif_of)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -445,7 +445,7 @@ class BacktestWorker:
         if tb is None:
             raise StrategyError(f"the strategy sent an order for {order.symbol!r}, which it does not trade "
                                 f"({', '.join(self.names)})")
-        market = bool(getattr(order, "market", False))
+        market, post_only = flags_of(order)
         qty, price, ref, orig = order_numbers(order, act, market)
         if act == OP_NEW:
             key = self.refs.get(ref)
@@ -473,6 +473,5 @@ class BacktestWorker:
             if act != 2:
                 self.open[ref] = key
         X = self.X                  # SEND_FIELDS
-        X[:] = (tb, key, act, side, qty, price, tif_of(order), int(market),
-                int(bool(getattr(order, "post_only", False))), now, ref, orig, refused)
+        X[:] = (tb, key, act, side, qty, price, tif_of(order), market, post_only, now, ref, orig, refused)
         bt_send(self.INS, self.LO, S, spec.LM, spec.LA, spec.LB, X)
