@@ -6,9 +6,9 @@ the day runs when it can be; the command line keeps its output folder consistent
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from obook.backtest import StrategyError, backtest, compiled
@@ -203,6 +203,40 @@ def test_result_write_failure_leaves_no_table_and_no_temporary_file(tmp_path, mo
     with pytest.raises(OutputError, match="No space left on device"):
         r.write(str(out / "bt"))
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("prefix, error, says", [
+    (None, "ObookError", "give the tables' prefix, a path such as DIR/backtest, not None"),
+    ("", "ObookError", "give the tables' prefix"),
+    ("{tmp}", "ObookError", "a folder, not a prefix: give one in it, such as {tmp}/backtest"),
+    ("{tmp}/nodir/bt", "OutputError", "{tmp}/nodir/bt: write failed: there is no folder {tmp}/nodir"),
+])
+def test_result_write_prefix_none_folder_or_in_no_folder_is_error_naming_it(tmp_path, prefix, error, says):
+    import obook.errors
+
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(getattr(obook.errors, error), match=re.escape(says.format(tmp=out))):
+        r.write(prefix if prefix is None else prefix.format(tmp=out))
+    assert sorted(tmp_path.iterdir()) == before and list(out.iterdir()) == []
+
+
+def test_result_write_error_names_the_table_not_the_temporary_file(tmp_path, monkeypatch):
+    import pyarrow.parquet
+
+    from obook.errors import OutputError
+
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+
+    def failing(table, where, *a, **k):
+        raise FileNotFoundError(2, f"Failed to open local file '{where}'. Detail: [errno 2] No such file")
+
+    monkeypatch.setattr(pyarrow.parquet, "write_table", failing)
+    with pytest.raises(OutputError) as e:
+        r.write(str(tmp_path / "bt"))
+    assert str(e.value) == f"{tmp_path}/bt.orders.parquet: write failed: No such file or directory"
 
 
 def _cli(capsys, *args):

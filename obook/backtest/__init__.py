@@ -16,7 +16,6 @@ import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
 from ..errors import ObookError
 from ..simulation import SimResult
@@ -50,12 +49,14 @@ class BacktestResult(SimResult):
     def write(self, prefix: str, suffix: str = "") -> list[str]:
         """Each table as Parquet: ``{prefix}.{table}.parquet{suffix}``, all or none (each is
         written to a temporary name first: a failure, a full disk or Ctrl-C, leaves none of
-        them and no temporary file); returns the paths."""
+        them and no temporary file); returns the paths. ``prefix`` is a path in a folder that
+        exists, such as ``DIR/backtest``, not a folder itself."""
         import pyarrow.parquet as pq
 
         from ..errors import OutputError
         from ..tempfiles import remove_quietly, temp_path
 
+        prefix = _prefix(prefix)
         staged, path = [], prefix
         try:
             for name, t in self._tables.items():
@@ -64,12 +65,29 @@ class BacktestResult(SimResult):
                 pq.write_table(t, staged[-1][0])
             for tmp, path in staged:
                 os.replace(tmp, path)
-        except OSError as e:
-            raise OutputError(f"{path}: write failed: {e.strerror or e}") from None
+        except OSError as e:        # (pyarrow's text names the temporary file: the errno's says it all)
+            raise OutputError(f"{path}: write failed: {os.strerror(e.errno) if e.errno else e.strerror or e}") from None
         finally:
             for tmp, _ in staged:
                 remove_quietly(tmp)         # (gone once renamed)
         return [p for _, p in staged]
+
+
+def _prefix(prefix) -> str:
+    """A result's file prefix as text: a path in a folder that exists, not a folder itself."""
+    from ..errors import OutputError
+    from .orders import shown
+
+    text = os.fspath(prefix) if isinstance(prefix, (str, os.PathLike)) else None
+    if not isinstance(text, str) or not text.strip():
+        raise ObookError(f"write: give the tables' prefix, a path such as DIR/backtest, not {shown(prefix)}")
+    if os.path.isdir(text) or text.endswith(("/", os.sep)):
+        raise ObookError(f"{text}: a folder, not a prefix: give one in it, such as "
+                         f"{os.path.join(text, 'backtest')} (backtest.orders.parquet ...)")
+    folder = os.path.dirname(text) or "."
+    if not os.path.isdir(folder):
+        raise OutputError(f"{text}: write failed: there is no folder {folder}")
+    return text
 
 
 @dataclass
