@@ -499,10 +499,9 @@ def _backtest_opener(table: str):
     def open_backtest(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt):
         from .backtest import backtest
         from .live.cli_run import load_strategy
-        from .simulation.prepare import parse_latency
+        from .backtest.latency import parse_texts
 
-        return backtest(feed, load_strategy(strategy), tickers=tickers, feed_latency=parse_latency(fl),
-                        order_latency=parse_latency(ol), response_latency=parse_latency(rl), seed=seed,
+        return backtest(feed, load_strategy(strategy), tickers=tickers, **parse_texts(fl, ol, rl), seed=seed,
                         timer=timer, format=fmt).reader(table)
     return open_backtest
 

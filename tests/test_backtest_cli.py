@@ -114,6 +114,8 @@ def test_backtest_duckdb_and_polars_match_python(tmp_path):
     (["--order-latency", "-5"], "latency '-5': give an integer"),
     (["--order-latency", "1.5"], "latency '1.5': give an integer"),
     (["--feed-latency", "nope.csv"], "latency 'nope.csv': give an integer"),
+    (["--response-latency", "uniform:5"], "response_latency: latency 'uniform:5': give uniform:LO:HI"),
+    (["--feed-latency", "normal:a:b"], "feed_latency: latency 'normal:a:b': distribution parameters must be"),
     (["--executor", "bogus"], "executor 'bogus': local or dask://host:port"),
 ])
 def test_backtest_cli_bad_option_values_are_obook_errors(tmp_path, option, says):

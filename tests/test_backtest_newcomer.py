@@ -319,6 +319,16 @@ def test_duckdb_backtest_latency_as_a_number_reads_as_its_text(tmp_path):
     assert con.sql(q.format(day, s, 1000)).fetchall() == con.sql(q.format(day, s, "'1000'")).fetchall() == [(1,)]
 
 
+def test_duckdb_backtest_latency_distribution_unreadable_names_which_latency(tmp_path):
+    import duckdb
+
+    import obook
+
+    q = "SELECT count(*) FROM obook_backtest_orders('{}', '{}:Join', feed_latency := 'uniform:5', format := 'csv')"
+    with pytest.raises(duckdb.Error, match="feed_latency: latency 'uniform:5': give uniform:LO:HI"):
+        obook.connect().sql(q.format(_day(tmp_path), _strategies(tmp_path))).fetchall()
+
+
 @pytest.mark.parametrize("latency", [("uniform", "a", "b"), ("exponential", None)])
 def test_backtest_latency_distribution_parameters_not_numbers_obook_error(tmp_path, latency):
     with pytest.raises(ObookError, match="its parameters must be numbers"):

@@ -23,16 +23,18 @@ arrival is the later of its send time plus its latency and the previous one's ar
 from __future__ import annotations
 
 import numbers
+from contextlib import contextmanager
 
 import numpy as np
 
 from .._kernels.backtest_layout import LM_CONST, LM_DRAWS, LM_TABLE
 from ..checks import is_whole
 from ..errors import ObookError
-from ..simulation.prepare import MAX_LATENCY_NS, check_distribution, distribution_parameters
+from ..simulation.prepare import MAX_LATENCY_NS, check_distribution, distribution_parameters, parse_latency
 
 DRAWS = 1 << 16
 DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
+NAMES = ("feed_latency", "order_latency", "response_latency")
 
 
 def _table(spec):
@@ -77,6 +79,8 @@ def _no_file(text: str) -> str:
     """What a latency given as text that names a file which is not there lacks."""
     import os
 
+    if os.path.isdir(text):
+        return f"; {text} is a folder"
     if text.lower().endswith((".csv", ".parquet")) or os.sep in text:
         return f"; there is no file {text}"
     return ""
@@ -155,14 +159,31 @@ def order_table(table):
     return (req, exch - req), (req, resp - exch)
 
 
+def parse_texts(feed, order, response) -> dict:
+    """The three latencies given as text (the command line's, SQL's; None: 0), as
+    ``obook.backtest``'s keyword arguments; one that cannot be read is an error naming which."""
+    got = {}
+    for name, text in zip(NAMES, (feed, order, response)):
+        with _named(name):
+            got[name] = parse_latency(text)
+    return got
+
+
+@contextmanager
+def _named(name: str):
+    """An ObookError inside names the latency (``name``) it is about."""
+    try:
+        yield
+    except ObookError as e:
+        raise ObookError(f"{name}: {e}") from None
+
+
 def pack(specs, unit_ns: int, seed: int):
     """The kernel's latency arrays (LM, LA, LB) for (feed, order, response) specs."""
     got = []
-    for k, (s, name) in enumerate(zip(specs, ("feed_latency", "order_latency", "response_latency"))):
-        try:
+    for k, (s, name) in enumerate(zip(specs, NAMES)):
+        with _named(name):
             got.append(resolve(s, unit_ns, seed, k))
-        except ObookError as e:         # which of the three
-            raise ObookError(f"{name}: {e}") from None
     m = max(len(v) for _, _, v in got)
     LM = np.zeros((3, 2), np.int64)
     LA = np.zeros((3, m), np.int64)

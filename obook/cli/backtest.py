@@ -10,13 +10,6 @@ from typing import List, Optional
 import typer
 
 
-def _latency(text: Optional[str]):
-    """An integer (ns), a distribution NAME:ARGS, or a table's path (obook.backtest.latency)."""
-    from ..simulation.prepare import parse_latency
-
-    return parse_latency(text)
-
-
 def backtest(
     feeds: List[Path] = typer.Argument(..., help="Feed files (any order-level format, or an L2 input: mbp-1/mbp-10 "
                                                  "Parquet or DBN); several, a pipeline's TOML (its source days) or "
@@ -66,6 +59,7 @@ def backtest(
     from ..backtest import TABLES, Fees, StrategyError
     from ..backtest import backtest as run
     from ..backtest.days import backtest_days, check_executor, day_name
+    from ..backtest.latency import parse_texts
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
     from ..backtest.l2_input import is_l2
@@ -73,9 +67,8 @@ def backtest(
     from .progress import file_progress
     from .stdout import written
 
-    kwargs = dict(tickers=tickers, feed_latency=_latency(feed_latency), order_latency=_latency(order_latency),
-                  response_latency=_latency(response_latency), seed=seed, timer=timer, interval=interval,
-                  fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
+    kwargs = dict(tickers=tickers, **parse_texts(feed_latency, order_latency, response_latency), seed=seed,
+                  timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
     check_executor(executor)        # also with one day, which runs here
     feeds, dates = _days(feeds)
     if len(feeds) > 1 and dates is None:
