@@ -270,14 +270,25 @@ def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 
 def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.backtest(feed, strategy, **kwargs)`` (orders,
     events, fills, positions, equity); the backtest runs at collect time, once per collect.
-    ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run)."""
+    ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run).
+    A keyword ``obook.backtest`` does not take, or what is no strategy, is an error here,
+    not at collect time."""
+    import inspect
+
     from .backtest import backtest
+    from .backtest.arguments import strategy_object
     from .backtest.columns import schemas
 
     shapes = schemas()
     if table not in shapes:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
     full = _check_path(feed, one=True)
+    try:
+        inspect.signature(backtest).bind(full, strategy, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"scan_backtest: {e}") from None
+    if not isinstance(strategy, str):
+        strategy_object(strategy)
 
     def run():
         s = strategy

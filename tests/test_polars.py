@@ -143,6 +143,15 @@ def test_scan_of_one_file_given_a_list_or_no_file_says_what_it_takes(small, scan
         scan(str(small))
 
 
+@pytest.mark.parametrize(("kwargs", "error", "says"), [
+    (dict(strategy="s.py:S", order_latncy=5), TypeError, "scan_backtest: got an unexpected keyword argument 'order_latncy'"),
+    (dict(strategy=None), ObookError, "strategy None is no strategy"),
+])
+def test_scan_backtest_unknown_keyword_or_no_strategy_raises_at_scan(small, kwargs, error, says):
+    with pytest.raises(error, match=says):
+        obook.polars.scan_backtest(str(small), **kwargs)
+
+
 def test_scan_bbo_failing_record_raises_feed_error_at_collect(tmp_path):
     bad = write_failing_feed(tmp_path / "bad.itch")
     lf = scan_bbo(bad, workers=2)
