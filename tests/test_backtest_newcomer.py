@@ -100,6 +100,8 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(risk="strict"), "risk must be an obook.live.risk.RiskGate"),
     (dict(risk=RiskGate(max_notional=2**300)), "risk max_notional must be a whole number"),
     (dict(on=["bbo"]), "on must be 'bbo'"),
+    (dict(timer=0), "timer 0: the strategy has no on_timer to call"),
+    (dict(timer="x"), "timer 'x': give a whole number of ns"),
     (dict(timer_start="x"), "timer_start must be a whole number"),
     (dict(timer_start=10**30), "timer_start must be a whole number"),
     (dict(interval="60"), "interval must be a number of seconds"),
@@ -153,6 +155,15 @@ def test_backtest_whole_float_latency_is_whole_ns(tmp_path):
 def test_compiled_arguments_of_one_text_are_one_name():
     c = compiled(lambda *a: 0, on="timer", timer=10**6, tickers="AAA,BBB")
     assert c.on == ("timer",) and c.tickers == ("AAA", "BBB")
+
+
+@pytest.mark.parametrize("options, says", [
+    (dict(on=("bbo", "trades")), "a strategy is called on bbo, book, orders or timer, not 'trades'"),
+    (dict(on="timer", timer="x"), "timer 'x': give a whole number of ns"),
+])
+def test_compiled_unknown_call_or_timer_of_the_wrong_kind_is_obook_error_when_made(options, says):
+    with pytest.raises(ObookError, match=says):
+        compiled(lambda *a: 0, **options)
 
 
 @pytest.mark.parametrize("fn, state, says", [

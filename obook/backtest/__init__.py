@@ -107,12 +107,14 @@ class CompiledStrategy:
 
 def compiled(fn, state=None, tickers=None, on=("bbo",), timer=None, timer_start=None) -> CompiledStrategy:
     from ..checks import check_names, check_tickers
+    from .arguments import check_timer
 
-    tickers = check_tickers(tickers)
+    tickers, timer = check_tickers(tickers), check_timer(timer)
     if isinstance(tickers, str):
         tickers = [t.strip() for t in tickers.split(",") if t.strip()]
-    return CompiledStrategy(fn, _state_array(state), tuple(tickers) if tickers else None, check_names("on", on),
-                            timer, timer_start)
+    on = check_names("on", on)
+    _subscriptions(on, timer)               # what it is called on: names it knows
+    return CompiledStrategy(fn, _state_array(state), tuple(tickers) if tickers else None, on, timer, timer_start)
 
 
 def _state_array(state) -> np.ndarray:
@@ -142,7 +144,7 @@ def _subscriptions(on, timer) -> int:
         if o not in bits:
             raise ObookError(f"a strategy is called on bbo, book, orders or timer, not {o!r}")
         sub |= bits[o]
-    if timer:
+    if timer is not None:
         sub |= SUB_TIMER
     return sub
 
@@ -188,16 +190,18 @@ def _live_fn(strategy):
 def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     """(fn, state, compiled, tickers, subscriptions, timer period, timer start)."""
     from .adapt import live_adapter
-    from .arguments import check_timer_use
+    from .arguments import check_timer_use, timer_period
 
     if isinstance(strategy, CompiledStrategy):
         t = tickers or strategy.tickers
-        period = timer or strategy.timer
+        period = timer if timer is not None else strategy.timer
         return (strategy.fn, strategy.state, True, t, _subscriptions(strategy.on, period), period,
                 timer_start if timer_start is not None else strategy.timer_start)
     fn6 = _live_fn(strategy)
     if fn6 is not None:     # a live numba strategy (stateful: its fresh state after the locates)
         from .adapt import LOCATES
+
+        check_timer_use(strategy, timer)
 
         if hasattr(strategy, "fresh"):
             strategy = strategy.fresh()
@@ -206,17 +210,14 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         return (live_adapter(fn6, stateful), np.concatenate([np.zeros(LOCATES, np.int64), own]), True, tickers,
                 _subscriptions(("bbo",), None), None, None)
     tickers = tickers or getattr(strategy, "tickers", None)
-    check_timer_use(strategy, timer)
-    period = (timer or getattr(strategy, "timer", None)) if hasattr(strategy, "on_timer") else None
+    period = timer_period(strategy, timer)
     names = []
     if hasattr(strategy, "on_book") or (callable(strategy) and not hasattr(strategy, "on_timer")
                                         and not hasattr(strategy, "on_order")):
         names.append(getattr(strategy, "on", "bbo"))
     if hasattr(strategy, "on_order"):
         names.append("orders")
-    if hasattr(strategy, "on_timer"):
-        if not period:
-            raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
+    if period is not None:
         names.append("timer")
     # no compiled function (None): the kernels' caches then serve every process
     return None, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
@@ -225,10 +226,10 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
 def timer_ticks(period, unit_ns: int) -> int:
     """A timer's period (ns) in the feed's time units: a whole number of the feed's time units
     from one (a shorter one would call the strategy again and again at one time) to a week;
-    0 for no timer."""
+    0 for no timer (None)."""
     from ..simulation.prepare import MAX_LATENCY_NS
 
-    if not period:
+    if period is None:
         return 0
     from ..checks import is_whole
 
@@ -291,11 +292,11 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     from .l2_input import is_l2
 
     from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_seed, check_tickers
-    from .arguments import (check_capital, check_fees, check_on, check_risk, check_timer_start,
+    from .arguments import (check_capital, check_fees, check_on, check_risk, check_timer, check_timer_start,
                             strategy_object)
 
     check_progress(progress)
-    strategy, tickers = strategy_object(strategy), check_tickers(tickers)
+    strategy, tickers, timer = strategy_object(strategy), check_tickers(tickers), check_timer(timer)
     check_format_name(format)
     check_on(on)
     seed, capital, timer_start = check_seed(seed), check_capital(capital), check_timer_start(timer_start)

@@ -40,6 +40,31 @@ def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
     return int(value)
 
 
+def check_timer(timer):
+    """None (a strategy's ``timer`` attribute, else no timer) or the timer's period, a whole
+    number of ns (its range, from the feed's time unit to a week: timer_ticks)."""
+    from ..checks import is_whole
+
+    if timer is None:
+        return None
+    if not is_whole(timer):
+        raise ObookError(f"timer {shown(timer)}: give a whole number of ns")
+    return int(timer)
+
+
+def timer_period(strategy, timer):
+    """A Python strategy's timer period (ns): ``timer``, else its ``timer`` attribute; None for
+    a strategy without on_timer (a timer given to it is an error), and an error for one with
+    on_timer and no period."""
+    check_timer_use(strategy, timer)
+    if not hasattr(strategy, "on_timer"):
+        return None
+    period = timer if timer is not None else getattr(strategy, "timer", None)
+    if period is None:
+        raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
+    return period
+
+
 def check_timer_start(timer_start):
     """None, or the first timer call's time (the feed's time units) from 0."""
     return None if timer_start is None else _whole_in("timer_start", timer_start, 0)
@@ -72,7 +97,7 @@ def check_capital(capital):
 
 def check_timer_use(strategy, timer) -> None:
     """A timer is for a strategy object with on_timer (a compiled strategy's own ``on``)."""
-    if timer and not hasattr(strategy, "on_timer"):
+    if timer is not None and not hasattr(strategy, "on_timer"):
         raise ObookError(f"timer {timer!r}: the strategy has no on_timer to call (a timer is for a strategy "
                          "object with on_timer)")
 

@@ -268,7 +268,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
     from ..live.risk import RiskGate
     from . import BacktestResult, timer_ticks
-    from .arguments import check_interval, check_timer_use
+    from .arguments import check_interval, timer_period
     from .l2_input import read_l2
     from .tables import Fees, build
     from .worker import StrategyError
@@ -282,10 +282,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     day = read_l2(feed, tickers)
     lat = tuple(_constant(v, w) for v, w in ((feed_latency, "feed_latency"), (order_latency, "order_latency"),
                                              (response_latency, "response_latency")))
-    check_timer_use(strategy, timer)
-    period = timer or getattr(strategy, "timer", None)
-    if hasattr(strategy, "on_timer") and not period:
-        raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
+    period = timer_period(strategy, timer)
     interval_ns = check_interval(interval, 1)
     run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
                 timer_ticks(period, 1), on or getattr(strategy, "on", "bbo"))
