@@ -463,7 +463,8 @@ def _simulate_slot(pool: _Kind, depth: bool):
 
 def _backtest_macros(con, token: str, shared: _Shared) -> None:
     """``obook_backtest(feed, strategy, tickers := NULL, feed_latency := NULL, order_latency
-    := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills) and
+    := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills;
+    ``tickers := ['AAA', 'BBB']`` or ``'AAA,BBB'``) and
     ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
     tables (``strategy``: FILE.py:NAME or module:NAME)."""
     from .backtest.columns import schemas
@@ -480,7 +481,7 @@ def _backtest_macros(con, token: str, shared: _Shared) -> None:
                             null_handling="special", side_effects=True)
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
                     f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
-                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, tickers, CAST(feed_latency AS VARCHAR), "
+                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, to_json(tickers), CAST(feed_latency AS VARCHAR), "
                     f"CAST(order_latency AS VARCHAR), CAST(response_latency AS VARCHAR), {_whole('seed', 'BIGINT')}, "
                     f"{_whole('timer', 'BIGINT')}, "
                     f"format, current_query_id()))")
@@ -490,6 +491,9 @@ def _backtest_slot(pool: _Kind):
     def slot(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt, query):
         if strategy is None:
             raise ObookError("obook_backtest: strategy is NULL")
+        import json
+
+        tickers = None if tickers is None else _check_tickers(json.loads(tickers))   # a list or a text, as JSON
         return pool.assign((_check_path(feed), strategy, tickers, fl, ol, rl, seed or 0, timer,
                             _check_format(fmt)), query)
     return slot

@@ -330,6 +330,14 @@ def test_duckdb_backtest_latency_as_a_number_reads_as_its_text(tmp_path):
     assert con.sql(q.format(day, s, 1000)).fetchall() == con.sql(q.format(day, s, "'1000'")).fetchall() == [(1,)]
 
 
+@pytest.mark.parametrize("tickers", ["['AAA']", "'AAA'"])
+def test_duckdb_backtest_tickers_as_a_list_or_text_are_the_same(tmp_path, tickers):
+    import obook
+
+    q = "SELECT count(*) FROM obook_backtest_orders('{}', '{}:Join', tickers := {}, format := 'csv')"
+    assert obook.connect().sql(q.format(_day(tmp_path), _strategies(tmp_path), tickers)).fetchall() == [(1,)]
+
+
 def test_duckdb_backtest_latency_distribution_unreadable_names_which_latency(tmp_path):
     import duckdb
 
