@@ -200,3 +200,9 @@ def test_backtest_cli_output_folder_says_what_it_wrote(tmp_path):
     assert rows["orders"] == 1
     said = ", ".join(f"{t}: {n:,} row{'' if n == 1 else 's'}" for t, n in rows.items())
     assert r.stderr.strip().splitlines()[-1] == f"{said} -> {out}"
+
+
+def test_backtest_cli_help_shows_an_example_and_the_fees_unit():
+    out = " ".join(CliRunner().invoke(app, ["backtest", "--help"], terminal_width=200).output.split())
+    assert "obook backtest day.itch --strategy join_bid.py:JoinBid --order-latency 50000 -o bt" in out
+    assert "Fee a share in the feed's price units" in out

@@ -32,8 +32,11 @@ def backtest(
                                         help="ns of feed time between calls of the strategy's on_timer "
                                              "(1000000000: once a feed second; a whole number of the "
                                              "feed's time unit)."),
-    maker_fee: str = typer.Option("0", "--maker-fee", help="Fee a share (or bps with --fee-per bps); < 0: rebate."),
-    taker_fee: str = typer.Option("0", "--taker-fee", help="Fee a share (or bps with --fee-per bps)."),
+    maker_fee: str = typer.Option("0", "--maker-fee", help="Fee a share in the feed's price units, decimals allowed "
+                                                            "(or bps of the notional with --fee-per bps); < 0: "
+                                                            "a rebate."),
+    taker_fee: str = typer.Option("0", "--taker-fee", help="Fee a share in the feed's price units (or bps with "
+                                                            "--fee-per bps)."),
     fee_per: str = typer.Option("share", "--fee-per", help="share or bps."),
     interval: float = typer.Option(60.0, "--interval",
                                    help="Seconds between equity samples and Sharpe returns: from the feed's "
@@ -55,7 +58,12 @@ def backtest(
     the feed's order ids, as obook simulate), and hears of acks and fills after the
     response latency. A strategy that raises stops the run: the tables so far are written
     as backtest.TABLE.parquet.partial and the traceback is printed. A feed record that
-    cannot be read stops it too, the tables before it kept alike."""
+    cannot be read stops it too, the tables before it kept alike.
+
+    \b
+    Example (docs/backtesting.md has the strategy):
+      obook backtest day.itch --strategy join_bid.py:JoinBid --order-latency 50000 -o bt
+    """
     from ..backtest import TABLES, Fees, StrategyError
     from ..backtest import backtest as run
     from ..backtest.days import backtest_days, check_executor, day_name
