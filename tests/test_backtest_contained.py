@@ -299,3 +299,18 @@ def test_load_strategy_module_calling_sys_exit_raises_obook_error(tmp_path):
     path.write_text("import sys\nsys.exit(4)\n")
     with pytest.raises(ObookError, match=r"failed to load: it called sys.exit\(4\)"):
         load_strategy(f"{path}:X")
+
+
+
+def test_backtest_on_error_skip_skips_the_unreadable_record_and_counts_it(tmp_path):
+    from obook.errors import FeedError
+
+    clean, bad = tmp_path / "clean.csv", tmp_path / "bad.csv"
+    clean.write_text(DAY)
+    lines = DAY.splitlines(keepends=True)
+    bad.write_text("".join(lines[:30] + ["30,AAA,zz,Q,1,1\n"] + lines[30:]))
+    with pytest.raises(FeedError, match="line 31"):
+        backtest(str(bad), Returns(lambda bid: None), format="csv")
+    want = backtest(str(clean), Returns(lambda bid: None), format="csv")
+    got = backtest(str(bad), Returns(lambda bid: None), format="csv", on_error="skip")
+    assert sum(got.stats["skipped"].values()) == 1 and got.stats["calls"] == want.stats["calls"] > 0

@@ -287,7 +287,9 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     process, side by side with the strategy and its venue in this one (None: when the
     machine has two cores or more and the feed is a file of ``PIPELINE_BYTES`` or more).
     ``progress``: called with the bytes of the feed read so far (an order-level feed), e.g.
-    for a progress bar.
+    for a progress bar. ``on_error``: "raise" (a feed record that cannot be read stops the
+    backtest, its ``partial`` the tables so far) or "skip" (such records are skipped and
+    counted in ``stats["skipped"]``, as in a tolerant replay).
     """
     from .l2_input import is_l2
 
