@@ -108,6 +108,8 @@ class Returns:
     (lambda bid: ["x"], "cannot send: 'x'"),
     (lambda bid: [Order("enter", "AAA", "X", 10, bid, ref=1)], "order side 'X'"),
     (lambda bid: [Order("enter", "AAA", "B", 10, float("nan"), ref=1)], "NaN"),
+    (lambda bid: [Order("enter", "ZZZ", "B", 10, bid, ref=1)],
+     r"instrument 'ZZZ': not one the strategy sees \(AAA\) \(at time \d+\)$"),
 ])
 def test_backtest_strategy_returning_no_orders_raises_strategy_error_with_tables_so_far(tmp_path, value, says):
     feed = tmp_path / "day.csv"

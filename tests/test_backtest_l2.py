@@ -286,13 +286,16 @@ def test_backtest_l2_timer_for_a_strategy_without_on_timer_is_an_error():
 
 @pytest.mark.parametrize("change, says", [({"market": "no"}, "market 'no': give True or False"),
                                           ({"post_only": "yes"}, "post_only 'yes': give True or False"),
-                                          ({"tif": 3}, "time in force 3")])
-def test_backtest_l2_order_flag_or_tif_of_the_wrong_kind_is_a_strategy_error(change, says):
+                                          ({"tif": 3}, "time in force 3"),
+                                          ({"symbol": "ZZZ"}, r"instrument 'ZZZ': not one the strategy sees \(AAA\) "
+                                                              r"\(at time 1000\)$")])
+def test_backtest_l2_order_flag_tif_or_instrument_it_cannot_send_is_a_strategy_error(change, says):
     from obook.backtest import StrategyError
 
     class Sends:
         def on_book(self, ctx):
-            return [Order("enter", "AAA", "B", 50, ctx.top()[0], ref=1, **change)] if ctx.time == 1000 else None
+            order = {"symbol": "AAA", **change}
+            return [Order("enter", side="B", qty=50, price=ctx.top()[0], ref=1, **order)] if ctx.time == 1000 else None
 
     with pytest.raises(StrategyError, match=says):
         backtest(l2_table(QUEUE_DAY), Sends())

@@ -218,14 +218,12 @@ class L2Run:
 
     def send(self, order, now, call_tb):
         from .._kernels.backtest_layout import RISK_NAMES
-        from .worker import RISK_CODES, StrategyError
+        from .context import book_of
+        from .worker import RISK_CODES
 
         act = action_of(order)
         symbol = order.symbol or self.names[call_tb]
-        if symbol not in self.tb_of:
-            raise StrategyError(f"the strategy sent an order for {symbol!r}, which it does not trade "
-                                f"({', '.join(self.names)})")
-        tb = self.tb_of[symbol]
+        tb = book_of(self.tb_of, symbol)
         market, post_only = flags_of(order)
         qty, price, ref, orig = order_numbers(order, act, market)
         target = orig if act == OP_MODIFY and orig else ref

@@ -21,6 +21,7 @@ from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, MID_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..engine.buffers import Prefaulter, grown, written, zeros
+from .context import book_of
 from .entry import strategy_address
 from ..errors import ObookError, StrategyError
 from ..simulation.observer import deepest_side, map_book, shadow_book
@@ -441,10 +442,7 @@ class BacktestWorker:
         if S[S_NKEY] + 2 >= self.OO.shape[0]:
             self._grow(ROOM_KEYS)
         act = action_of(order)
-        tb = self.tb_of.get(order.symbol) if order.symbol else call_tb
-        if tb is None:
-            raise StrategyError(f"the strategy sent an order for {order.symbol!r}, which it does not trade "
-                                f"({', '.join(self.names)})")
+        tb = book_of(self.tb_of, order.symbol) if order.symbol else call_tb
         market, post_only = flags_of(order)
         qty, price, ref, orig = order_numbers(order, act, market)
         if act == OP_NEW:
