@@ -505,7 +505,7 @@ def _backtest_opener(table: str):
         from .live.cli_run import load_strategy
         from .backtest.latency import parse_texts
 
-        return backtest(feed, load_strategy(strategy), tickers=tickers, **parse_texts(fl, ol, rl), seed=seed,
+        return backtest(feed, load_strategy(strategy, "obook_backtest: strategy"), tickers=tickers, **parse_texts(fl, ol, rl), seed=seed,
                         timer=timer, format=fmt).reader(table)
     return open_backtest
 

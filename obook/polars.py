@@ -294,6 +294,6 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
         s = strategy
         if isinstance(s, str):
             from .live.cli_run import load_strategy
-            s = load_strategy(s)
+            s = load_strategy(s, "strategy")
         return backtest(full, s, **kwargs).reader(table)
     return _scan(run, shapes[table], f"obook_backtest_{table}", os.fspath(feed))

@@ -316,3 +316,21 @@ def test_backtest_on_error_skip_skips_the_unreadable_record_and_counts_it(tmp_pa
     want = backtest(str(clean), Returns(lambda bid: None), format="csv")
     got = backtest(str(bad), Returns(lambda bid: None), format="csv", on_error="skip")
     assert sum(got.stats["skipped"].values()) == 1 and got.stats["calls"] == want.stats["calls"] > 0
+
+
+def test_strategy_text_error_names_the_argument_of_each_front_end(tmp_path):
+    import duckdb
+
+    import obook
+    import obook.polars
+    from obook.errors import ObookError
+    from obook.gen.csv import write_csv
+
+    feed = tmp_path / "day.csv"
+    write_csv(feed, 200, 2, seed=1)
+    with pytest.raises(ObookError, match=r"^strategy: no such file nofile\.py$"):
+        backtest(str(feed), "nofile.py:X")
+    with pytest.raises(ObookError, match=r"^strategy: no such file nofile\.py$"):
+        obook.polars.scan_backtest(str(feed), "nofile.py:X").collect()
+    with pytest.raises(duckdb.Error, match=r"obook_backtest: strategy: no such file nofile\.py"):
+        obook.connect().sql(f"SELECT * FROM obook_backtest('{feed}', 'nofile.py:X')").fetchall()

@@ -21,7 +21,7 @@ def strategy_object(strategy):
     if isinstance(strategy, str):
         from ..live.cli_run import load_strategy
 
-        return load_strategy(strategy)
+        return load_strategy(strategy, "strategy")
     if isinstance(strategy, type):
         raise ObookError(f"strategy {strategy.__name__} is a class: give an instance ({strategy.__name__}()) "
                          "or its text FILE.py:NAME")

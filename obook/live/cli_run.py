@@ -12,20 +12,21 @@ from ..errors import ObookError
 from .net import check_interface, distinct_addresses, parse_address
 
 
-def load_strategy(spec: str):
+def load_strategy(spec: str, what: str = "--strategy"):
     """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments. What
     is no strategy (no ``on_book`` / ``on_order`` / ``on_timer``, not callable, not a
-    ``numba_strategy``), or a file or module that fails to load, raises ObookError."""
+    ``numba_strategy``), or a file or module that fails to load, raises ObookError naming
+    ``what`` (the option or argument it was given as)."""
     from .strategy import raised
 
     where, _, name = spec.rpartition(":")
     if not where or not name:
-        raise ObookError(f"--strategy {spec!r}: give FILE.py:NAME or module:NAME")
+        raise ObookError(f"{what} {spec!r}: give FILE.py:NAME or module:NAME")
     try:
         if where.endswith(".py"):
             path = Path(where)
             if not path.is_file():
-                raise ObookError(f"--strategy: no such file {where}")
+                raise ObookError(f"{what}: no such file {where}")
             s = importlib.util.spec_from_file_location(f"obook_strategy_{path.stem}", path)
             module = importlib.util.module_from_spec(s)
             s.loader.exec_module(module)
@@ -34,22 +35,22 @@ def load_strategy(spec: str):
     except ObookError:
         raise
     except (Exception, SystemExit) as e:   # the user's module: whatever it raises while it loads
-        raise ObookError(f"--strategy: {where} failed to load: {raised(e)}") from e
+        raise ObookError(f"{what}: {where} failed to load: {raised(e)}") from e
     try:
         obj = getattr(module, name)
     except AttributeError as e:
-        raise ObookError(f"--strategy: {where} has no {name}") from e
+        raise ObookError(f"{what}: {where} has no {name}") from e
     if isinstance(obj, type):
         try:
             obj = obj()
         except (Exception, SystemExit) as e:
-            raise ObookError(f"--strategy: {where}:{name}() failed: {raised(e)} "
+            raise ObookError(f"{what}: {where}:{name}() failed: {raised(e)} "
                              "(a strategy class is made without arguments)") from e
     from .fast_strategy import NumbaStrategy
 
     if not (isinstance(obj, NumbaStrategy) or callable(obj)
             or any(hasattr(obj, m) for m in ("on_book", "on_order", "on_timer"))):
-        raise ObookError(f"--strategy: {where}:{name} is no strategy ({type(obj).__name__}: it has no on_book, "
+        raise ObookError(f"{what}: {where}:{name} is no strategy ({type(obj).__name__}: it has no on_book, "
                          "on_order or on_timer and is not callable)")
     return obj
 
