@@ -346,6 +346,10 @@ def test_cli_plot_latency_k_draws_those_stages_unknown_one_line_error(capsys, la
     assert code in (0, None) and (tmp_path / "one.png").exists(), err
     assert "no stage nope (it has recv, book)" in cli_error(capsys, "plot", "latency", latency_table,
                                                            tmp_path / "x.png", "-k", "recv,nope")
+    for none in ("", " , "):
+        assert "names no stage; leave -k out to draw every stage" in cli_error(
+            capsys, "plot", "latency", latency_table, tmp_path / "none.png", "-k", none)
+    assert not (tmp_path / "none.png").exists()
 
 
 @pytest.mark.parametrize("option, value", [("--start", "10:00"), ("--interval", "5s"), ("--levels", "3")])

@@ -87,6 +87,8 @@ def plot(
         if str(picture) == "-":
             raise ObookError("-: a picture goes to a file; give its name (.png, .svg, .pdf ...)")
         stages = [s.strip() for s in ticker.split(",") if s.strip()] if ticker is not None else None
+        if stages == []:        # ('' or ',': naming none is no way to say all)
+            raise ObookError(f"-k {ticker!r}: names no stage; leave -k out to draw every stage")
         typer.echo(f"wrote {plot_latency(out, picture, stages=stages)}", err=True)
         return
     if str(feed) == "backtest":
