@@ -149,7 +149,8 @@ def write_result(reader, path: Path) -> int:
 
     from ..output import write_file
 
-    if _output_format(path) == "csv":
+    style = _output_format(path)       # (an output file's kind, as --format's styles)
+    if style == "csv":
         reader = _CsvReady(reader)
     try:
         return write_file(reader, path)
