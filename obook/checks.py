@@ -70,6 +70,22 @@ def check_tickers(tickers):
     return check_names("tickers", tickers, "a list of tickers (['AAPL', 'MSFT']) or text", "text")
 
 
+def ticker_names(tickers) -> list[str] | None:
+    """``tickers`` (see :func:`check_tickers`) as a list of names in the order given (stripped,
+    each once); None for None. Naming none ('', ',', []) is ``ObookError``: it is no way to
+    say every ticker."""
+    from .errors import ObookError
+
+    tickers = check_tickers(tickers)
+    if tickers is None:
+        return None
+    names = list(dict.fromkeys(t.strip() for t in (tickers.split(",") if isinstance(tickers, str) else tickers)
+                               if t.strip()))
+    if not names:
+        raise ObookError("tickers: no ticker given")
+    return names
+
+
 def check_feed_path(source, what: str = "feed path") -> None:
     """A feed argument: a path (text or ``os.PathLike``), a list or tuple of them, a binary
     stream (``read`` / ``readinto``, a socket) or a feed object (``open_feed``, e.g.

@@ -87,15 +87,12 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
     event, a replace's deletion row with the book after the deletion, 9-decimal times).
     """
-    from .checks import check_tickers
+    from .checks import ticker_names
     from .session import session_date
 
-    tickers = check_tickers(tickers)
-    if isinstance(tickers, str):
-        tickers = tickers.split(",")
-    tickers = list(dict.fromkeys(t.strip() for t in tickers or () if t.strip()))
+    tickers = ticker_names(tickers)
     if not tickers:
-        raise ObookError("no tickers asked for")
+        raise ObookError("tickers: no ticker given; LOBSTER files are of the tickers asked for")
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
         raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
     if not is_whole(levels) or not 1 <= levels <= MAX_LEVELS:

@@ -352,3 +352,21 @@ def test_duckdb_backtest_latency_distribution_unreadable_names_which_latency(tmp
 def test_backtest_latency_distribution_parameters_not_numbers_obook_error(tmp_path, latency):
     with pytest.raises(ObookError, match="its parameters must be numbers"):
         backtest(_day(tmp_path), Once(lambda bid: None), format="csv", order_latency=latency)
+
+
+@pytest.mark.parametrize("tickers", ["", " , ", []])
+def test_backtest_tickers_naming_none_is_an_error_not_every_ticker(tmp_path, tickers):
+    import duckdb
+
+    import obook
+    from obook.backtest import compiled
+
+    day, s = _day(tmp_path), _strategies(tmp_path)
+    with pytest.raises(obook.ObookError, match="tickers: no ticker given"):
+        obook.backtest(day, f"{s}:Join", tickers=tickers, format="csv")
+    with pytest.raises(obook.ObookError, match="tickers: no ticker given"):
+        compiled(lambda: 0, tickers=tickers)
+    if isinstance(tickers, str):
+        q = f"SELECT count(*) FROM obook_backtest_orders('{day}', '{s}:Join', tickers := '{tickers}', format := 'csv')"
+        with pytest.raises(duckdb.Error, match="tickers: no ticker given"):
+            obook.connect().sql(q).fetchall()

@@ -106,12 +106,10 @@ class CompiledStrategy:
 
 
 def compiled(fn, state=None, tickers=None, on=("bbo",), timer=None, timer_start=None) -> CompiledStrategy:
-    from ..checks import check_names, check_tickers
+    from ..checks import check_names, ticker_names
     from .arguments import check_timer
 
-    tickers, timer = check_tickers(tickers), check_timer(timer)
-    if isinstance(tickers, str):
-        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
+    tickers, timer = ticker_names(tickers), check_timer(timer)
     on = check_names("on", on)
     _subscriptions(on, timer)               # what it is called on: names it knows
     return CompiledStrategy(fn, _state_array(state), tuple(tickers) if tickers else None, on, timer, timer_start)
@@ -293,12 +291,12 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     """
     from .l2_input import is_l2
 
-    from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_seed, check_tickers
+    from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_seed, ticker_names
     from .arguments import (check_capital, check_fees, check_on, check_risk, check_timer, check_timer_start,
                             strategy_object)
 
     check_progress(progress)
-    strategy, tickers, timer = strategy_object(strategy), check_tickers(tickers), check_timer(timer)
+    strategy, tickers, timer = strategy_object(strategy), ticker_names(tickers), check_timer(timer)
     check_format_name(format)
     check_on(on)
     seed, capital, timer_start = check_seed(seed), check_capital(capital), check_timer_start(timer_start)
@@ -333,8 +331,6 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
 
     fmt = resolve_format(format, feed)
     unit_ns = int(fmt.time_unit_ns)
-    if isinstance(tickers, str):
-        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
     fn, state, is_compiled, tickers, sub, period, t0 = _strategy_spec(strategy, tickers, on, timer, timer_start,
                                                                       unit_ns)
     if on is not None and not is_compiled:

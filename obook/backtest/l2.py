@@ -274,9 +274,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     if hasattr(strategy, "fn") and hasattr(getattr(strategy, "fn"), "py_func"):
         raise ObookError("an L2 backtest runs Python strategies (on_book / on_order / on_timer, or callable(top))")
     model, power = parse_model(queue or DEFAULT_MODEL)
-    if isinstance(tickers, str):
-        tickers = [t.strip() for t in tickers.split(",") if t.strip()]
-    tickers = tickers or getattr(strategy, "tickers", None)
+    tickers = tickers or getattr(strategy, "tickers", None)       # (obook.backtest made them a list)
     day = read_l2(feed, tickers)
     lat = tuple(_constant(v, w) for v, w in ((feed_latency, "feed_latency"), (order_latency, "order_latency"),
                                              (response_latency, "response_latency")))
