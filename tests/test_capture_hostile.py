@@ -132,3 +132,22 @@ def test_capture_packet_with_an_empty_message_dropped_other_line_delivers(tmp_pa
                                                         .drop_columns(["line", "ts_recv"]))
     stats = {r["line"]: r for r in obook.line_stats(path).read_all().to_pylist()}
     assert stats["A"]["bad_packets"] == 1 and stats["B"]["bad_packets"] == 0
+
+
+@pytest.mark.parametrize("compress", ["gzip", "zstd"])
+def test_capture_compressed_clear_error_says_decompress_it_first(tmp_path, compress):
+    """A capture is mapped, so read plain only: a compressed one is told apart from a file
+    that is no capture at all, and named with what to do."""
+    import gzip
+
+    import zstandard
+
+    plain = _pcap(tmp_path / "a.pcap", [_frame(_packet(1, _messages()), LINE_A, False)]).read_bytes()
+    path = tmp_path / ("a.pcap.gz" if compress == "gzip" else "a.pcap.zst")
+    path.write_bytes(gzip.compress(plain) if compress == "gzip" else zstandard.ZstdCompressor().compress(plain))
+    want = f"{compress}-compressed packet capture: decompress it first"
+    with pytest.raises(ObookError, match=want):
+        obook.bbo(path, workers=1).read_all()
+    with pytest.raises(ObookError, match=want):
+        obook.bbo(obook.lines(a=f"{path}:{A}"), workers=1).read_all()
+    assert want in cli_error("bbo", path)

@@ -38,6 +38,17 @@ def capture_kind(head: bytes) -> str | None:
     return None
 
 
+def _not_a_capture(head: bytes) -> str:
+    """Why a file whose first bytes are ``head`` cannot be read as a capture."""
+    from ..sources import GZIP_MAGIC
+    from ..zstd_frames import is_zstd
+
+    packed = "gzip" if head[:2] == GZIP_MAGIC else "zstd" if is_zstd(head) else None
+    if packed:         # mapped, so read plain only
+        return f"a {packed}-compressed packet capture: decompress it first (captures are read plain)"
+    return "not a packet capture (no pcap or pcapng magic)"
+
+
 @dataclass
 class Capture:
     path: str
@@ -71,7 +82,7 @@ class CaptureReader:
         head = bytes(self.buf[:24])
         self.kind = capture_kind(head)
         if self.kind is None:
-            raise ObookError(f"{path}: not a packet capture (no pcap or pcapng magic)")
+            raise ObookError(f"{path}: {_not_a_capture(head)}")
         self.kinds = np.zeros(len(KINDS), np.int64)
         self.status = None
         self.matched = 0                 # datagrams kept (to the destination asked for)
