@@ -187,6 +187,14 @@ def test_tables_required_option_missing_is_a_clear_error_and_documented(days):
     assert "`every` (required)" in reference_markdown()
 
 
+def test_tables_reference_options_table_required_option_has_no_default():
+    """The options table named the required ``every`` with a default of ``None``."""
+    from obook.tables import reference_markdown
+
+    rows = [ln for ln in reference_markdown().splitlines() if ln.startswith("| `every` |")]
+    assert rows == ["| `every` | required (by `bbo_grid`) | the grid step in feed time units (a positive integer) |"]
+
+
 def test_tables_units_travel_in_the_schema(days):
     scales = {"itch": "10000", "csv": "10000", "databento": "1000000000", "sse": "1000", "szse": "10000"}
     for fmt, scale in scales.items():

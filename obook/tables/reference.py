@@ -35,6 +35,15 @@ def _command(t) -> list[str]:
     return [f"`obook table {t.name} FEED`"] if "python" in t.front_ends else []
 
 
+def _default(option: str) -> str:
+    """An option's default in the options table: "required (by TABLE ...)" for an option some
+    table cannot go without."""
+    needing = [name for name, t in tables().items() if option in t.required()]
+    if needing:
+        return f"required (by {', '.join(f'`{n}`' for n in needing)})"
+    return f"`{OPTIONS[option].default}`"
+
+
 def reference_markdown() -> str:
     """Markdown: every table (what it holds, its options, its formats and front ends, its price,
     quantity and time columns), the units of each format and the schema metadata keys."""
@@ -61,7 +70,7 @@ def reference_markdown() -> str:
                 out.append(f"- {label}: {', '.join(f'`{c}`' for c in cols)}")
         out.append("")
     out += ["## Options", "", "| option | default | meaning |", "|---|---|---|"]
-    out += [f"| `{o.name}` | `{o.default}` | {o.doc} |" for o in OPTIONS.values()]
+    out += [f"| `{o.name}` | {_default(o.name)} | {o.doc} |" for o in OPTIONS.values()]
     out.append("")
     out += _formats_table()
     out += ["", "## Schema metadata", "",
