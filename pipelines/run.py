@@ -322,6 +322,7 @@ def convert_day(spec: dict) -> dict:
     tmp = dataset / TMP / f"{date}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     removed = []
     try:
+        before = _identity(spec["file"])
         empty = empty_file(spec["file"])
         if empty:           # (planned as invalid; a file emptied since is no day either)
             raise DayFeedFailed(f"{Path(spec['file']).name}: {empty}")
@@ -337,6 +338,9 @@ def convert_day(spec: dict) -> dict:
         result = convert(spec["file"], tmp, tables=spec["tables"], workers=workers, date=date,
                          on_error=spec["on_error"], levels=spec.get("levels", 10),
                          tickers=spec.get("tickers"), unknown_tickers="warn", format=spec.get("format"))
+        if _identity(spec["file"]) != before:   # its tables and its sha256 may be of two files
+            raise DayFailed(f"{Path(spec['file']).name}: the file changed while it was converted; "
+                            "nothing of it was recorded")
         dests = {table: partition_path(dataset, table, date) for table in spec["tables"]}
         for dest in dests.values():     # every place first: a table that cannot go moves none
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -361,6 +365,13 @@ def convert_day(spec: dict) -> dict:
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
             "stats": result["stats"], **({"removed_tables": sorted(removed)} if removed else {})}
+
+
+def _identity(file) -> tuple:
+    """What tells a file replaced (another inode) or rewritten (size, modification and change
+    times) since: a day's tables are read in several passes, each opening the file."""
+    st = os.stat(file)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _naming(file, e: Exception) -> str:

@@ -333,3 +333,37 @@ def test_pipeline_day_no_format_recognises_fails_once_not_retried(tmp_path):
     assert "format=" not in summary["failed"]["2020-01-13"]
     failed = __import__("obook.pipelines.manifest", fromlist=["read"]).read(tmp_path / "ds")["failed"]
     assert failed["2020-01-13"]["attempts"] == 1
+
+
+def test_pipeline_day_file_replaced_while_converted_records_nothing_then_converts_the_new_file(tmp_path, monkeypatch):
+    import importlib
+    import json
+
+    from obook.gen.itch import write_itch
+    from obook.pipelines import load, run
+
+    p = _days_pipeline(tmp_path)
+    day = tmp_path / "days" / "12302019.NASDAQ_ITCH50"
+    module = importlib.import_module("obook.pipelines.run")
+    real = module.convert
+
+    def replaced_meanwhile(source, outdir, **kwargs):   # the replay read one file, then it is another
+        result = real(source, outdir, **kwargs)
+        if Path(source) == day:
+            write_itch(tmp_path / "new", 500, 10, seed=7)
+            (tmp_path / "new").replace(day)
+        return result
+
+    monkeypatch.setattr(module, "convert", replaced_meanwhile)
+    summary = run(load(p))
+    assert "changed while it was converted" in summary["failed"]["2019-12-30"]
+    assert not list((tmp_path / "ds").glob("table=*/date=2019-12-30"))
+    doc = json.loads((tmp_path / "ds" / "_manifest.json").read_text())
+    assert "2019-12-30" not in doc["days"]
+
+    monkeypatch.setattr(module, "convert", real)
+    assert run(load(p))["converted"] == ["2019-12-30"]
+    from obook.to_parquet import file_digest
+
+    rec = json.loads((tmp_path / "ds" / "_manifest.json").read_text())["days"]["2019-12-30"]
+    assert (rec["size"], rec["sha256"]) == file_digest(day)
