@@ -663,11 +663,14 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
 
 def _whole(name: str, sql_type) -> str:
     """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 'x' or
-    (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF; a
-    text option given as a number or an INTERVAL is its text (the UDF's check names the option)."""
+    (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
+    so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``); a text
+    option given as a number or an INTERVAL is its text (the UDF's check names the option)."""
     sql_type = str(sql_type).upper()
     if sql_type == "VARCHAR":
         return f"CAST({name} AS VARCHAR)"
+    if sql_type == "BOOLEAN":
+        return f"CASE WHEN __obook_flag({name}, '{name}') THEN TRY_CAST(CAST({name} AS VARCHAR) AS BOOLEAN) END"
     if sql_type not in ("BIGINT", "UBIGINT"):
         return name
     whole = f"TRY_CAST({name} AS {sql_type})"

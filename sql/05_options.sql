@@ -13,3 +13,10 @@ CREATE OR REPLACE TEMP MACRO __obook_window(first_time, last_time, what) AS
                     || CAST(last_time AS VARCHAR) || ' (feed time units)')
          ELSE true
     END;
+-- __obook_flag(value, what): true when a macro's true/false option is NULL, a BOOLEAN or its text
+-- ('true', 'false' ...); 5 or 'x' is an error naming the option (``what``), not a cast error.
+CREATE OR REPLACE TEMP MACRO __obook_flag(value, what) AS
+    CASE WHEN value IS NULL OR (typeof(value) IN ('BOOLEAN', 'VARCHAR')
+                                AND TRY_CAST(CAST(value AS VARCHAR) AS BOOLEAN) IS NOT NULL) THEN true
+         ELSE error(what || ' must be true or false, not ' || CAST(value AS VARCHAR))
+    END;

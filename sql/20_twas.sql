@@ -32,7 +32,8 @@ given AS (   -- feed times: whole numbers, at least 0 (1.5 or 'x' is an error, n
            __obook_feed_time(end_time, 'obook_twas: end_time') AS last_time
 ),
 opt AS (   -- start_time after end_time is an error, not rows of nothing
-    SELECT first_time, last_time FROM given WHERE __obook_window(first_time, last_time, 'obook_twas')
+    SELECT first_time, last_time FROM given
+    WHERE __obook_window(first_time, last_time, 'obook_twas') AND __obook_flag(filename, 'obook_twas: filename')
 ),
 win AS (   -- a window of no BBO row is an error, as in Python (obook.analytics)
     SELECT file,
@@ -74,6 +75,6 @@ t AS (
     FROM iv, u
     GROUP BY file, ticker
 )
-SELECT COLUMNS(lambda c: c != 'filename' OR filename)
+SELECT COLUMNS(lambda c: c != 'filename' OR coalesce(TRY_CAST(CAST(filename AS VARCHAR) AS BOOLEAN), false))
 FROM t
 ORDER BY t.filename, t.ticker;

@@ -35,7 +35,8 @@ given AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
            __obook_feed_time(end_time, 'obook_bbo_grid: end_time') AS last_time
 ),
 step AS (   -- start_time after end_time is an error, not an empty grid
-    SELECT * FROM given WHERE __obook_window(first_time, last_time, 'obook_bbo_grid')
+    SELECT * FROM given
+    WHERE __obook_window(first_time, last_time, 'obook_bbo_grid') AND __obook_flag(filename, 'obook_bbo_grid: filename')
 ),
 bounds AS (
     SELECT quote_file AS file,
@@ -72,6 +73,7 @@ out AS (
            g.file AS filename
     FROM g ASOF LEFT JOIN b ON g.file = b.quote_file AND g.ticker = b.quote_ticker AND g.time >= b.quote_time
 )
-SELECT COLUMNS(lambda c: c != '__no_stamp' AND (c != 'filename' OR filename))
+SELECT COLUMNS(lambda c: c != '__no_stamp'
+                         AND (c != 'filename' OR coalesce(TRY_CAST(CAST(filename AS VARCHAR) AS BOOLEAN), false)))
 FROM out
 ORDER BY out.filename, out.ticker, out.time;

@@ -321,6 +321,27 @@ def test_obook_macro_integer_option_given_fraction_or_text_names_the_option(con,
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
 
 
+@pytest.mark.parametrize(("call", "says"), [
+    ("obook_bbo('{f}', filename := 5)", "filename must be true or false, not 5"),
+    ("obook_bbo('{f}', filename := 'x')", "filename must be true or false, not x"),
+    ("obook_orders('{f}', queue_positions := 2)", "queue_positions must be true or false, not 2"),
+    ("obook_spread('{f}', filename := 'x')", "filename must be true or false, not x"),
+    ("obook_twas('{f}', filename := 5)", "obook_twas: filename must be true or false, not 5"),
+    ("obook_twas('{f}', filename := 'x')", "obook_twas: filename must be true or false, not x"),
+    ("obook_bbo_grid('{f}', 10, filename := 'x')", "obook_bbo_grid: filename must be true or false, not x"),
+])
+def test_obook_macro_true_false_option_given_a_number_or_other_text_names_the_option(con, small, call, says):
+    with pytest.raises(duckdb.Error, match=says):
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+
+
+@pytest.mark.parametrize(("value", "named"), [("true", True), ("'true'", True), ("false", False), ("NULL", False)])
+def test_obook_macro_true_false_option_given_a_boolean_its_text_or_null_reads(con, small, value, named):
+    for table in (f"obook_bbo('{small}', filename := {value})", f"obook_twas('{small}', filename := {value})"):
+        columns = [d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 1").description]
+        assert ("filename" in columns) == named
+
+
 @pytest.mark.parametrize(("call", "first"), [
     ("obook_bbo('{f}', on_error = 'skip')", "workers"),
     ("obook_symbols('{f}', prices = 'decimal')", "format"),
