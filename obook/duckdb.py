@@ -426,7 +426,8 @@ def _simulate_macros(con, token: str, shared: _Shared) -> None:
         extra, arg = (", levels := 10", f", {_whole('levels', 'BIGINT')}") if depth else ("", "")
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
                     f"horizon := 1.0, workers := NULL, format := NULL{extra}) AS TABLE SELECT * FROM "
-                    f"query_table({fn}(to_json(feed), orders, CAST(latency AS VARCHAR), {_whole('seed', 'BIGINT')}, horizon, "
+                    f"query_table({fn}(to_json(feed), CAST(orders AS VARCHAR), CAST(latency AS VARCHAR), {_whole('seed', 'BIGINT')}, "
+                    f"{_whole('horizon', 'DOUBLE')}, "
                     f"{_whole('workers', 'BIGINT')}, format{arg}, current_query_id()))")
 
 
@@ -447,6 +448,8 @@ def _simulate_slot(pool: _Kind, depth: bool):
 
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
+        if not orders:
+            raise ObookError("obook_simulate: orders is empty (give the order file's path)")
         feed = feed_source(_frozen(_source(feed_json)))     # one feed: a file, a glob pattern or a list
         args = (feed, os.path.abspath(os.path.expanduser(orders)), latency,
                 0 if seed is None else seed, 1.0 if horizon is None else horizon, _check_workers(workers),
@@ -481,7 +484,7 @@ def _backtest_macros(con, token: str, shared: _Shared) -> None:
                             null_handling="special", side_effects=True)
         con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
                     f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
-                    f"AS TABLE SELECT * FROM query_table({fn}(feed, strategy, to_json(tickers), CAST(feed_latency AS VARCHAR), "
+                    f"AS TABLE SELECT * FROM query_table({fn}(to_json(feed), CAST(strategy AS VARCHAR), to_json(tickers), CAST(feed_latency AS VARCHAR), "
                     f"CAST(order_latency AS VARCHAR), CAST(response_latency AS VARCHAR), {_whole('seed', 'BIGINT')}, "
                     f"{_whole('timer', 'BIGINT')}, "
                     f"format, current_query_id()))")
@@ -494,6 +497,9 @@ def _backtest_slot(pool: _Kind):
         import json
 
         tickers = None if tickers is None else _check_tickers(json.loads(tickers))   # a list or a text, as JSON
+        feed = None if feed is None else json.loads(feed)   # (to_json: a number or a list is named)
+        if feed is not None and not isinstance(feed, str):
+            raise ObookError(f"obook_backtest: the feed must be one file's path, not {feed!r}")
         return pool.assign((_check_path(feed), strategy, tickers, fl, ol, rl, seed or 0, timer,
                             _check_format(fmt)), query)
     return slot
@@ -664,13 +670,17 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
 def _whole(name: str, sql_type) -> str:
     """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 'x' or
     (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
-    so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``); a text
+    so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``) and a
+    number given as 'x'; a text
     option given as a number or an INTERVAL is its text (the UDF's check names the option)."""
     sql_type = str(sql_type).upper()
     if sql_type == "VARCHAR":
         return f"CAST({name} AS VARCHAR)"
     if sql_type == "BOOLEAN":
         return f"CASE WHEN __obook_flag({name}, '{name}') THEN TRY_CAST(CAST({name} AS VARCHAR) AS BOOLEAN) END"
+    if sql_type == "DOUBLE":
+        return (f"CASE WHEN {name} IS NULL OR TRY_CAST({name} AS DOUBLE) IS NOT NULL THEN TRY_CAST({name} AS DOUBLE) "
+                f"ELSE error(concat('{name} must be a number, not ', CAST({name} AS VARCHAR))) END")
     if sql_type not in ("BIGINT", "UBIGINT"):
         return name
     whole = f"TRY_CAST({name} AS {sql_type})"

@@ -335,6 +335,20 @@ def test_obook_macro_true_false_option_given_a_number_or_other_text_names_the_op
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
 
 
+@pytest.mark.parametrize(("call", "says"), [
+    ("obook_simulate('{f}', 5)", "no such order file"),
+    ("obook_simulate('{f}', '')", "obook_simulate: orders is empty"),
+    ("obook_simulate('{f}', 'own.csv', horizon := 'x')", "horizon must be a number, not x"),
+    ("obook_backtest('{f}', 5)", "give FILE.py:NAME or module:NAME"),
+    ("obook_backtest(['{f}'], 'x.py:S')", "obook_backtest: the feed must be one file's path, not"),
+    ("obook_backtest(5, 'x.py:S')", "obook_backtest: the feed must be one file's path, not 5"),
+])
+def test_obook_run_macro_argument_of_the_wrong_type_names_it_not_the_slot_function(con, small, call, says):
+    with pytest.raises(duckdb.Error) as e:
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+    assert says in str(e.value) and "__obook" not in str(e.value)
+
+
 @pytest.mark.parametrize(("value", "named"), [("true", True), ("'true'", True), ("false", False), ("NULL", False)])
 def test_obook_macro_true_false_option_given_a_boolean_its_text_or_null_reads(con, small, value, named):
     for table in (f"obook_bbo('{small}', filename := {value})", f"obook_twas('{small}', filename := {value})"):
