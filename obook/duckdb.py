@@ -702,9 +702,15 @@ def _sql_default(value) -> str:
 def _unit(path_json, fmt, key):
     """A unit of the feed's tables (``obook.tables.units``): ``price_scale`` (a factor),
     ``quantity_scale``, ``time_unit_ns`` (ns per unit of ``time``)."""
+    import json
+
     from .feeds import resolve_format
     from .tables.open import feeds
 
+    try:
+        json.loads(path_json) if path_json is not None else None
+    except ValueError:
+        raise ObookError(f"obook_unit: give the feed as to_json(path) (JSON text), not {path_json!r}") from None
     feed = feeds(_source(path_json), fmt)[0]
     # called once per vector of a query (obook_price ...): the format of a file is detected
     # once per (path, format, modification time)

@@ -532,3 +532,9 @@ def test_obook_bbo_relation_run_with_more_argument_sets_than_pool_still_clear_er
             con.sql(union).fetchall()
     finally:
         con.close()
+
+
+def test_obook_unit_given_a_bare_path_says_to_json(con, small):
+    with pytest.raises(duckdb.Error) as e:
+        con.execute(f"SELECT obook_unit('{small}', NULL, 'price_scale')").fetchall()
+    assert "obook_unit: give the feed as to_json(path)" in str(e.value) and "JSONDecodeError" not in str(e.value)
