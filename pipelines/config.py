@@ -137,6 +137,9 @@ def load(path) -> Pipeline:
                                 ("dataset", "path", ds.get("path", ""))):
         if not isinstance(value, str):
             raise PipelineError(f"{path}: [{section}] {key} must be text, not {value!r}")
+        if key != "glob" and key in (src if section == "source" else ds) and not value.strip():
+            # (it would be this file's folder: "." says so)
+            raise PipelineError(f"{path}: [{section}] {key} is empty; give a folder ('.' for this file's own)")
     glob = str(src.get("glob", "*.NASDAQ_ITCH50*"))
     if not Path(glob).parts or Path(glob).is_absolute() or ".." in Path(glob).parts:   # ("", ".": no files)
         raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "

@@ -115,6 +115,8 @@ def test_cli_pipeline_interrupted_with_days_at_once_exits_promptly_leaves_no_pro
     (("[run]", "days_at_once = 65"), "[run] days_at_once must be from 1 to 64, not 65"),
     (("[run]", "retries = 1000000000"), "[run] retries must be from 0 to 100, not 1000000000"),
     (("[run]", "retries = -1"), "[run] retries must be a non-negative integer"),
+    (("[dataset]", 'path = ""'), "[dataset] path is empty"),
+    (("[source]", 'directory = " "'), "[source] directory is empty"),
 ])
 def test_cli_pipeline_loose_values_one_line_error(tmp_path, capsys, change, says):
     section, line = change
