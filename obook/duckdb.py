@@ -591,13 +591,13 @@ class _Opened:
 def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, ...]):
     """The bind-time UDF of a registry table macro: check the arguments (open the table:
     its schema), pick a pool entry."""
-    def assign(path_json, values, query):
+    def assign(path_json, values, compared, query):
         try:
             return checked(path_json, values, query)
         except FormatError as e:
             raise e.hinted("pass format := 'NAME'") from None
         except ObookError as e:
-            if values and _compared(values[0]) and options[0] in str(e):     # (an error about that option)
+            if compared and options[0] in str(e):     # (an error about that option)
                 raise ObookError(f"{e} (an option is given as name := value: name = value is a comparison, "
                                  f"whose true or false was taken for {options[0]})") from e
             raise
@@ -624,20 +624,18 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
             opened.by_args[args] = Opened(name, source, given)
         return pool.assign(args, query)
 
-    # DuckDB wants the UDF's own arity: slot(path_json, <one per option>, query)
+    # DuckDB wants the UDF's own arity: slot(path_json, <one per option>, compared, query)
     names = [f"v{i}" for i in range(len(options))]
     scope = {"assign": assign}
-    exec(f"def slot(path_json, {', '.join(names + ['query'])}):\n"
-         f"    return assign(path_json, [{', '.join(names)}], query)\n", scope)
+    exec(f"def slot(path_json, {', '.join(names + ['compared', 'query'])}):\n"
+         f"    return assign(path_json, [{', '.join(names)}], compared, query)\n", scope)
     return scope["slot"]
 
 
-def _compared(value) -> bool:
-    """A macro's first option holds what a ``name = value`` argument gives it: DuckDB passes it
-    by position, a comparison's true or false (0 or 1 as a number, 'true' or 'false' as text)."""
-    if isinstance(value, str):
-        return value in ("true", "false")
-    return value is not None and not isinstance(value, list) and value in (0, 1)
+def _compared(first: str, sql_type: str) -> str:
+    """SQL of whether a macro's first option holds a ``name = value`` argument: DuckDB passes it
+    by position, a comparison's BOOLEAN (an option of another type given a BOOLEAN)."""
+    return "false" if sql_type == "BOOLEAN" else f"typeof({first}) = 'BOOLEAN'"
 
 
 def _registry_macros(con, token: str, pool_size: int) -> None:
@@ -659,12 +657,14 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
         lists = {o for o in options if OPTIONS[o].sql_type.endswith("[]")}
         fn = f"__obook_{name}_slot_{token}"
         con.create_function(fn, _registry_slot(pool, opened, name, options),
-                            [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
+                            [_duck_type("VARCHAR")] + [t for _, t in named.values()]
+                            + [_duck_type("BOOLEAN"), _duck_type("UBIGINT")],
                             _duck_type("VARCHAR"), null_handling="special", side_effects=True)
         params = ", ".join(f"{o} := {default}" for o, (default, _) in named.items())
         values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t) for o, (_, t) in named.items())
+        compared = _compared(options[0], OPTIONS[options[0]].sql_type)
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
-                    f"SELECT * FROM query_table({fn}(to_json(path), {values}, current_query_id()))")
+                    f"SELECT * FROM query_table({fn}(to_json(path), {values}, {compared}, current_query_id()))")
 
 
 def _whole(name: str, sql_type) -> str:

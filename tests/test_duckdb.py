@@ -374,6 +374,13 @@ def test_obook_macro_first_option_given_right_error_about_another_has_no_equals_
     assert "no such feed file" in str(e.value) and "name := value" not in str(e.value)
 
 
+@pytest.mark.parametrize("call", ["obook_bbo('{f}', workers := 0)", "obook_spread('{f}', workers := 0)"])
+def test_obook_macro_first_option_given_zero_with_colon_equals_has_no_equals_hint(con, small, call):
+    with pytest.raises(duckdb.Error) as e:
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+    assert "workers must be at least 1, got 0" in str(e.value) and "name := value" not in str(e.value)
+
+
 def test_obook_depth_levels_given_as_whole_decimal_reads_that_many_levels(con, small):
     got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3.0) ORDER BY seq").fetchall()
     assert [d[0] for d in con.description] == obook.depth_schema(3).names
