@@ -18,7 +18,8 @@ the run warns naming them (``dropped_table_partitions``).
 Each day is converted by :func:`convert_day`, the unit of work of both executors: it calls
 :func:`obook.to_parquet.convert` into ``DATASET/.tmp/<date>.<pid>.<token>/``, then moves each
 table's file into ``DATASET/table=<table>/date=<date>/part-0.parquet`` with ``os.replace``
-(atomic per file, same filesystem). The run (holding the dataset's lock) records the day in
+(atomic per file, same filesystem; when one cannot go, the ones moved before it get their
+previous files back). The run (holding the dataset's lock) records the day in
 the manifest once that returned.
 
 Executors: ``local`` converts the days one after another in this process (each with its own
@@ -346,8 +347,7 @@ def convert_day(spec: dict) -> dict:
             dest.parent.mkdir(parents=True, exist_ok=True)
             if dest.is_dir():
                 raise OSError(f"{dest} is a directory")
-        for table, dest in dests.items():
-            os.replace(tmp / f"{table}.parquet", dest)
+        _move_all({tmp / f"{table}.parquet": dest for table, dest in dests.items()}, tmp, dataset)
         for table in set(TABLES) - set(spec["tables"]):   # tables the pipeline no longer has
             stale = partition_path(dataset, table, date)
             if stale.exists():
@@ -365,6 +365,37 @@ def convert_day(spec: dict) -> dict:
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
             "stats": result["stats"], **({"removed_tables": sorted(removed)} if removed else {})}
+
+
+def _move_all(moves: dict, tmp: Path, dataset: Path) -> None:
+    """Move each new file onto its partition; when one cannot go, put back the partitions
+    moved before it (a day's tables stay of one conversion: the last good one)."""
+    done = []       # (dest, its previous file kept in tmp, or None)
+    try:
+        for i, (new, dest) in enumerate(moves.items()):
+            keep = tmp / f"previous-{i}.parquet"
+            try:
+                os.link(dest, keep)
+            except FileNotFoundError:
+                keep = None
+            except OSError:         # a filesystem without hard links
+                if dest.exists():
+                    shutil.copyfile(dest, keep)
+                else:
+                    keep = None
+            os.replace(new, dest)
+            done.append((dest, keep))
+    except OSError:
+        for dest, keep in reversed(done):
+            try:
+                if keep is None:
+                    dest.unlink()
+                    _remove_empty(dest.parent, dataset)
+                else:
+                    os.replace(keep, dest)
+            except OSError as e:
+                log.warning("%s: cannot put the previous partition back: %s", dest, e.strerror or e)
+        raise
 
 
 def _identity(file) -> tuple:

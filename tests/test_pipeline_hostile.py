@@ -369,3 +369,30 @@ def test_pipeline_day_file_replaced_while_converted_records_nothing_then_convert
 
     rec = json.loads((tmp_path / "ds" / "_manifest.json").read_text())["days"]["2019-12-30"]
     assert (rec["size"], rec["sha256"]) == file_digest(day)
+
+
+def test_pipeline_day_whose_second_table_cannot_be_moved_keeps_all_its_previous_partitions(tmp_path, monkeypatch):
+    import os
+
+    from obook.pipelines import load, run
+
+    p = _days_pipeline(tmp_path)
+    p.write_text(p.read_text().replace('tables = ["bbo"]', 'tables = ["bbo", "trades"]'))
+    assert run(load(p))["failed"] == {}
+    ds = tmp_path / "ds"
+    before = {f: f.read_bytes() for f in ds.glob("table=*/date=2019-12-30/part-0.parquet")}
+    assert len(before) == 2
+    p.write_text(p.read_text().replace('tables = ["bbo", "trades"]', 'tables = ["bbo", "trades"]\non_error = "skip"'))
+    real = os.replace
+
+    def refused(src, dst, *args, **kwargs):     # the trades folder refuses the new file
+        if "table=trades" in str(dst) and "2019-12-30" in str(dst):
+            raise PermissionError(1, "Operation not permitted", str(dst))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", refused)
+    summary = run(load(p))
+    monkeypatch.setattr(os, "replace", real)
+    assert "Operation not permitted" in summary["failed"]["2019-12-30"]
+    assert {f: f.read_bytes() for f in ds.glob("table=*/date=2019-12-30/part-0.parquet")} == before
+    assert summary["previous_partitions"]["2019-12-30"]["changed"] == "options"
