@@ -234,6 +234,19 @@ def test_replay_empty_file_logs_no_records(tmp_path, caplog):
     assert "no records in the feed" in caplog.text
 
 
+@pytest.mark.parametrize("fmt", ["sse", "szse"])
+def test_replay_text_format_given_other_bytes_warns_no_message_of_the_format(tmp_path, feed, caplog, fmt):
+    import obook
+
+    with caplog.at_level("WARNING", logger="obook"):
+        assert obook.bbo(feed, workers=1, format=fmt).read_all().num_rows == 0
+    assert f"holds a message of the format '{fmt}': is that the feed's format?" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="obook"):     # a day of the format: no such warning
+        assert obook.bbo(feed, workers=1).read_all().num_rows > 0
+    assert "holds a message of the format" not in caplog.text
+
+
 def test_cli_output_that_is_the_feed_refused_feed_kept(tmp_path, capsys):
     from obook.gen.csv import write_csv
 

@@ -224,6 +224,9 @@ class Replay:
             if self.stats["records"] == 0:
                 log.warning("%s: no records in the feed (%s)", self.path,     # a stream may say why
                             getattr(self.source, "empty_reason", "an empty file?"))
+            elif not types and not counts:      # (a text format's lines that carry no message)
+                log.warning("%s: none of its %s %ss holds a message of the format %r: is that the feed's format?",
+                            self.path, f"{self.stats['records']:,}", framer.unit, self.format.name)
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
