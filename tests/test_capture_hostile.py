@@ -151,3 +151,7 @@ def test_capture_compressed_clear_error_says_decompress_it_first(tmp_path, compr
     with pytest.raises(ObookError, match=want):
         obook.bbo(obook.lines(a=f"{path}:{A}"), workers=1).read_all()
     assert want in cli_error("bbo", path)
+    other = tmp_path / ("b.itch.gz" if compress == "gzip" else "b.itch.zst")     # not a capture inside
+    other.write_bytes(gzip.compress(b"\x00" * 64) if compress == "gzip" else zstandard.ZstdCompressor().compress(b"\x00" * 64))
+    said = cli_error("bbo", other, "--format", "itch-pcap")
+    assert f"not a packet capture (no pcap or pcapng magic in its {compress} content)" in said and "decompress" not in said

@@ -38,15 +38,15 @@ def capture_kind(head: bytes) -> str | None:
     return None
 
 
-def _not_a_capture(head: bytes) -> str:
-    """Why a file whose first bytes are ``head`` cannot be read as a capture."""
-    from ..sources import GZIP_MAGIC
+def _not_a_capture(path, head: bytes) -> str:
+    """Why the file ``path``, whose first bytes are ``head``, cannot be read as a capture."""
+    from ..sources import GZIP_MAGIC, read_head
     from ..zstd_frames import is_zstd
 
     packed = "gzip" if head[:2] == GZIP_MAGIC else "zstd" if is_zstd(head) else None
-    if packed:         # mapped, so read plain only
+    if packed and capture_kind(read_head(path, 24)) is not None:    # mapped, so read plain only
         return f"a {packed}-compressed packet capture: decompress it first (captures are read plain)"
-    return "not a packet capture (no pcap or pcapng magic)"
+    return f"not a packet capture (no pcap or pcapng magic{f' in its {packed} content' if packed else ''})"
 
 
 @dataclass
@@ -82,7 +82,7 @@ class CaptureReader:
         head = bytes(self.buf[:24])
         self.kind = capture_kind(head)
         if self.kind is None:
-            raise ObookError(f"{path}: {_not_a_capture(head)}")
+            raise ObookError(f"{path}: {_not_a_capture(path, head)}")
         self.kinds = np.zeros(len(KINDS), np.int64)
         self.status = None
         self.matched = 0                 # datagrams kept (to the destination asked for)
