@@ -284,6 +284,17 @@ def test_zip_damaged_member_one_line_error_not_a_traceback(tmp_path, damage):
         obook.bbo(path, workers=1, format="itch").read_all()
 
 
+@pytest.mark.parametrize("at", [10, 40, 60])
+def test_zip_bytes_missing_before_directory_one_line_error_not_oserror(tmp_path, at):
+    """Bytes missing before the directory: its offsets point before the file's start."""
+    raw = _zip(tmp_path / "whole.zip", _itch_head() * 50).read_bytes()
+    path = tmp_path / "holed.zip"
+    path.write_bytes(raw[:at] + raw[at + 14:])
+    assert "not a readable zip archive" in cli_error("bbo", "--format", "itch", path)
+    with pytest.raises(ObookError, match="holed.zip: not a readable zip archive"):
+        obook.bbo(path, workers=1, format="itch").read_all()
+
+
 @pytest.mark.parametrize("change", ["truncated", "appended"])
 def test_trades_file_changed_between_break_pass_and_replay_error_names_file(tmp_path, monkeypatch, change):
     """The trades' breaks are read in a first pass over the file: a file written to before

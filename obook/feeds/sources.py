@@ -383,6 +383,10 @@ def _unzipping(f, name: str):
     except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as e:   # damaged, unknown method, encrypted
         f.close()
         raise ObookError(f"{name}: not a readable zip archive: {e}") from e
+    except OSError as e:       # a directory naming an offset before the file's start (seek fails)
+        f.close()
+        raise ObookError(f"{name}: not a readable zip archive: its directory names a member outside the "
+                         f"file ({e})") from e
     except ObookError:
         f.close()
         raise
