@@ -61,6 +61,19 @@ def base(fmt: str, work: Path) -> list[bytes]:
         from obook.gen.szse import vendor_order, write_vendor
         files = write_vendor(work / "vendor", vendor_order(_szse_recs()))
         return [f.read_bytes() for f in files]
+    if fmt == "pitch":
+        from obook.gen.pitch import write_pitch
+        write_pitch(work / "g.pitch", 300, 3, seed=3)
+        return [(work / "g.pitch").read_bytes()]
+    if fmt == "sse-zip":
+        import io
+        import zipfile
+
+        from obook.gen.sse import generate
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("day.log", "\n".join(generate(300, securities=3, seed=3)) + "\n")
+        return [out.getvalue()]
     if fmt in ("pcap", "pcapng"):
         from obook.gen.itch import write_itch
         from obook.gen.pcap import write_pcap
@@ -121,7 +134,7 @@ def run(fmt: str, cases: int, seed: int, work: Path) -> dict:
             p.write_bytes(data)
         source = [str(p) for p in paths] if fmt == "szse-csv" else str(paths[0])
         on_error = "raise" if case % 2 == 0 else "skip"
-        replay_format = {"pcap": "itch-pcap", "pcapng": "itch-pcap"}.get(fmt, fmt)
+        replay_format = {"pcap": "itch-pcap", "pcapng": "itch-pcap", "sse-zip": "sse"}.get(fmt, fmt)
         summary["cases"] += 1
         try:
             for _table, _batch in Replay(source, workers=1, format=replay_format, on_error=on_error,

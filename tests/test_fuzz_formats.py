@@ -37,8 +37,8 @@ def _fuzz(tmp_path, fmt, python_kernels: bool):
     assert summary["obook_errors"] > 0, summary          # the mutations do reach the checks
 
 
-@pytest.mark.parametrize("fmt", ["itch", "csv", "databento", "sse", "szse", "szse-bin", "szse-csv", "pcap",
-                                 "pcapng"])
+@pytest.mark.parametrize("fmt", ["itch", "pitch", "csv", "databento", "sse", "sse-zip", "szse", "szse-bin",
+                                 "szse-csv", "pcap", "pcapng"])
 def test_fuzz_compiled_kernels_mutated_feed_clear_error_or_rows_never_crash(tmp_path, fmt):
     _fuzz(tmp_path, fmt, python_kernels=False)
 
