@@ -47,6 +47,22 @@ def test_dbn_header_length_4_gib_inside_zstd_clear_reason(tmp_path):
     assert "implausible" in cli_error("bbo", path)
 
 
+def test_dbn_metadata_length_shorter_than_its_fixed_fields_says_so(tmp_path):
+    head = metadata_bytes(3, [7])
+    path = tmp_path / "short.dbn"
+    path.write_bytes(head[:4] + struct.pack("<I", 0) + head[8:])
+    assert "DBN metadata header length 0 bytes is too short (its fixed fields alone take 104)" in cli_error("bbo", path)
+
+
+def test_dbn_metadata_symbol_count_past_the_header_says_so_not_struct_text(tmp_path):
+    head = bytearray(metadata_bytes(3, [7]))
+    struct.pack_into("<I", head, 108 + 4 + struct.unpack_from("<I", head, 108)[0], 0x00FFFFFF)   # symbols: 16M
+    path = tmp_path / "lists.dbn"
+    path.write_bytes(bytes(head))
+    said = cli_error("bbo", path)
+    assert "malformed DBN metadata: its symbol lists run past the end of its" in said and "unpack" not in said
+
+
 def _mapped_file(tmp_path, symbol: str):
     """One MBO add on instrument 7, its metadata mapping 'SYM' -> ``symbol``."""
     head = metadata_bytes(3, [7])

@@ -100,8 +100,11 @@ def _date(v: int) -> _dt.date | None:
 def parse(head: bytes) -> Metadata:
     """The metadata of a whole header (``head`` holds at least header_length bytes)."""
     n = header_length(head)
-    if n is None or len(head) < n or n < 112:
+    if n is None or len(head) < n:
         raise MetadataError("truncated DBN metadata header")
+    if n < 112:
+        raise MetadataError(f"DBN metadata header length {n - PRELUDE} bytes is too short (its fixed fields "
+                            f"alone take {112 - PRELUDE})")
     version = head[3]
     dataset = _cstr(head[8:24])
     schema, start, end, _limit = struct.unpack_from("<HQQQ", head, 24)
@@ -129,7 +132,8 @@ def parse(head: bytes) -> Metadata:
                 a, b = struct.unpack_from("<II", head, pos)
                 intervals.append((_date(a), _date(b), _cstr(head[pos + 8:pos + 8 + slen])))
                 pos += 8 + slen
-    except struct.error as e:
-        raise MetadataError(f"malformed DBN metadata: {e}") from e
+    except struct.error as e:       # a count or a length that runs past the header
+        raise MetadataError(f"malformed DBN metadata: its symbol lists run past the end of its {n}-byte "
+                            f"header (at byte {pos})") from e
     return Metadata(version, n, dataset, None if schema == 0xFFFF else schema, start,
                     None if end == 0xFFFFFFFFFFFFFFFF else end, stype_out, bool(ts_out), mappings)
