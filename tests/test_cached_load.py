@@ -143,10 +143,10 @@ def _copy_package(tmp_path):
     return kernels
 
 
-def _probe(tmp_path) -> dict:
+def _probe(tmp_path, **more_env) -> dict:
     import os
 
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), **more_env}
     env.pop("OBOOK_KERNELS", None)
     env.pop("NUMBA_CACHE_DIR", None)
     # no .pyc: an edit within the second of the file's first version, of the same size,
@@ -189,3 +189,22 @@ def test_kernel_cache_miss_warns_once_per_module_hit_silent(tmp_path):
     compiling = [line for line in first if line.startswith("obook: compiling the kernels of probe_caller")]
     assert len(compiling) == 1 and "about" in compiling[0]
     assert "compiling" not in _probe(tmp_path)["stderr"]
+
+
+def test_kernel_cache_install_and_home_unwritable_caches_in_private_temp_dir(tmp_path):
+    import os
+
+    kernels = _copy_package(tmp_path)
+    (kernels / "probe_callee.py").write_text(CALLEE.format(value=1))
+    (kernels / "__pycache__").write_text("")        # nothing can be written beside the sources
+    (tmp_path / "home").write_text("")              # nor under the home directory
+    (tmp_path / "tmp").mkdir()
+    env = {"HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "home" / "cache"),
+           "TMPDIR": str(tmp_path / "tmp")}
+    first = _probe(tmp_path, **env)
+    assert (first["value"], first["hits"]) == (11, 0)
+    second = _probe(tmp_path, **env)
+    assert (second["value"], second["hits"]) == (11, 1)       # loaded, not compiled again
+    private = tmp_path / "tmp" / f"obook-kernels-{os.getuid()}"
+    assert any(private.rglob("probe_caller.plus_ten-*.nbi"))
+    assert private.stat().st_mode & 0o777 == 0o700

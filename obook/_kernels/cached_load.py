@@ -7,7 +7,8 @@ hash of every source file of ``obook/_kernels`` (``KernelCacheLocator``): any ed
 starts a fresh directory, and every kernel compiles again against the new code. Kernels
 compiled elsewhere in obook (the generators') are keyed by the same hash and by their own
 file, as numba does. ``NUMBA_CACHE_DIR`` still chooses the root when set; a read-only
-install falls back to the user's cache directory.
+install falls back to the user's cache directory, then to a private one in the temporary
+directory (``cache_dirs``).
 
 **Loading without numba's compiler registries.** numba's ``Cache.load_overload``
 refreshes the target context before it loads a cached kernel, and the first refresh
@@ -32,6 +33,8 @@ import os
 import shutil
 
 from numba.core import caching, config
+
+from . import cache_dirs
 
 log = logging.getLogger("obook")
 
@@ -83,8 +86,8 @@ def _prune(parent: str, current: str) -> None:
 
 class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
     """numba's in-tree locator, with the cache in ``__pycache__/kernels-<hash of obook/_kernels>``
-    (under ``NUMBA_CACHE_DIR`` when set; under the user's cache directory when the
-    package's own directory is read-only)."""
+    (under ``NUMBA_CACHE_DIR`` when set; under the user's cache directory, or a private
+    temporary one, when the package's own directory is read-only: ``cache_dirs.roots``)."""
 
     def __init__(self, py_func, py_file, root: str | None = None):
         self._py_file = py_file
@@ -109,9 +112,8 @@ class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
     def from_function(cls, py_func, py_file):
         if not (getattr(py_func, "__module__", "") or "").startswith(_PACKAGE) or not os.path.exists(py_file):
             return None
-        roots = [config.CACHE_DIR] if config.CACHE_DIR else [None]
-        roots.append(caching.AppDirs(appname="numba", appauthor=False).user_cache_dir)
-        for root in roots:
+        user_cache = caching.AppDirs(appname="numba", appauthor=False).user_cache_dir
+        for root in cache_dirs.roots(config.CACHE_DIR, user_cache):
             self = cls(py_func, py_file, root)
             try:
                 self.ensure_cache_path()
