@@ -48,3 +48,28 @@ def test_private_temp_root_no_temp_dir_none(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "file" / "below"))
     (tmp_path / "file").write_text("")
     assert cache_dirs.private_temp_root() is None
+
+
+def test_seed_copies_cache_files_without_partial_writes(tmp_path):
+    source = tmp_path / "beside"
+    source.mkdir()
+    (source / "k.nbi").write_bytes(b"index")
+    (source / "k.1.nbc").write_bytes(b"code")
+    (source / "k.nbi.tmp.0123").write_bytes(b"half")
+    target = tmp_path / "user" / "sub" / "kernels-x"
+    assert cache_dirs.seed(str(source), str(target)) is True
+    assert sorted(p.name for p in target.iterdir()) == ["k.1.nbc", "k.nbi"]
+    assert (target / "k.1.nbc").read_bytes() == b"code"
+    assert [p.name for p in target.parent.iterdir()] == ["kernels-x"]     # no staging left
+
+
+def test_seed_target_exists_false_and_untouched(tmp_path):
+    source = tmp_path / "beside"
+    source.mkdir()
+    (source / "k.nbi").write_bytes(b"index")
+    target = tmp_path / "kernels-x"
+    target.mkdir()
+    (target / "own.nbi").write_bytes(b"mine")
+    assert cache_dirs.seed(str(source), str(target)) is False
+    assert [p.name for p in target.iterdir()] == ["own.nbi"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".seed")] == []

@@ -143,7 +143,7 @@ def _copy_package(tmp_path):
     return kernels
 
 
-def _probe(tmp_path, **more_env) -> dict:
+def _probe(tmp_path, code: str = PROBE, **more_env) -> dict:
     import os
 
     env = {**os.environ, "PYTHONPATH": str(tmp_path), **more_env}
@@ -152,7 +152,7 @@ def _probe(tmp_path, **more_env) -> dict:
     # no .pyc: an edit within the second of the file's first version, of the same size,
     # would otherwise run the old bytecode (the .pyc is checked by whole-second mtime and size)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=tmp_path, env=env)
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "stderr": out.stderr}
 
@@ -208,3 +208,26 @@ def test_kernel_cache_install_and_home_unwritable_caches_in_private_temp_dir(tmp
     private = tmp_path / "tmp" / f"obook-kernels-{os.getuid()}"
     assert any(private.rglob("probe_caller.plus_ten-*.nbi"))
     assert private.stat().st_mode & 0o777 == 0o700
+
+
+READ_ONLY = """
+import errno, tempfile
+_made = tempfile.TemporaryFile
+def _refuse(*args, dir=None, **kwargs):    # numba's write test of a cache directory; root too
+    if dir is not None and str(dir).startswith({path!r}):
+        raise PermissionError(errno.EACCES, "read-only", dir)
+    return _made(*args, dir=dir, **kwargs)
+tempfile.TemporaryFile = _refuse
+"""
+
+
+def test_kernel_cache_read_only_install_compiled_loads_from_copy_in_user_cache(tmp_path):
+    kernels = _copy_package(tmp_path)
+    (kernels / "probe_callee.py").write_text(CALLEE.format(value=1))
+    env = {"HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "home" / ".cache")}
+    assert _probe(tmp_path, **env)["hits"] == 0           # compiled beside the sources
+    read_only = READ_ONLY.format(path=str(kernels / "__pycache__")) + PROBE
+    user = _probe(tmp_path, read_only, **env)
+    assert (user["value"], user["hits"]) == (11, 1)       # loaded, not compiled again
+    assert "compiling" not in user["stderr"]
+    assert any((tmp_path / "home" / ".cache" / "numba").rglob("probe_caller.plus_ten-*.nbi"))

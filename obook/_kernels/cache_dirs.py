@@ -1,13 +1,18 @@
-"""Where obook's kernel cache can be written.
+"""Where obook's kernel cache can be written, and seeding a fresh one from a read-only one.
 
 The places, in order (``roots``): ``NUMBA_CACHE_DIR`` when it is set, else beside the
 sources; the user's cache directory (``~/.cache/numba``); a private directory of the user's
 in the system's temporary directory (``private_temp_root``), for an install nobody may
 write to run by a user without a writable home. The first that takes a file is the cache.
+
+A cache directory made fresh while the one beside the sources holds compiled kernels of the
+same sources (``obook compile`` run by whoever installed obook, before the install was made
+read-only) starts as a copy of it (``seed``): its kernels load instead of compiling again.
 """
 
 import logging
 import os
+import shutil
 import stat
 import tempfile
 
@@ -39,3 +44,22 @@ def private_temp_root() -> str | None:
         return None
     return path
 
+
+def seed(source: str, target: str) -> bool:
+    """Copy the cache files of ``source`` into ``target``, a directory that does not exist yet;
+    True when copied. The copy is made beside ``target`` (under a name that is not a cache
+    directory's) and renamed, so a process sees all of it or none; files numba was still
+    writing (``*.tmp.*``) are left out."""
+    parent = os.path.dirname(target)
+    staging = os.path.join(parent, f".seed-{os.getpid()}-{os.path.basename(target)}")
+    try:
+        os.makedirs(parent, exist_ok=True)
+        os.makedirs(staging)
+        for entry in os.scandir(source):
+            if entry.is_file() and ".tmp." not in entry.name:
+                shutil.copyfile(entry.path, os.path.join(staging, entry.name))
+        os.rename(staging, target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        return False
+    return True

@@ -8,7 +8,8 @@ starts a fresh directory, and every kernel compiles again against the new code. 
 compiled elsewhere in obook (the generators') are keyed by the same hash and by their own
 file, as numba does. ``NUMBA_CACHE_DIR`` still chooses the root when set; a read-only
 install falls back to the user's cache directory, then to a private one in the temporary
-directory (``cache_dirs``).
+directory (``cache_dirs``), starting as a copy of the compiled kernels beside the sources
+when there are any (``obook compile`` run before the install was made read-only).
 
 **Loading without numba's compiler registries.** numba's ``Cache.load_overload``
 refreshes the target context before it loads a cached kernel, and the first refresh
@@ -92,18 +93,21 @@ class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
     def __init__(self, py_func, py_file, root: str | None = None):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
+        beside = os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__", cache_dir_name())
         if root is None:
-            parent = os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__")
-        else:
+            self._cache_path, self._seed = beside, None
+        else:       # elsewhere: a fresh cache starts as a copy of the one beside the sources
             parent = os.path.join(root, self.get_suitable_cache_subpath(py_file))
-        self._parent = parent
-        self._cache_path = os.path.join(parent, cache_dir_name())
+            self._cache_path, self._seed = os.path.join(parent, cache_dir_name()), beside
+        self._parent = os.path.dirname(self._cache_path)
 
     def get_cache_path(self):
         return self._cache_path
 
     def ensure_cache_path(self):
         fresh = not os.path.isdir(self._cache_path)
+        if fresh and self._seed and os.path.isdir(self._seed) and cache_dirs.seed(self._seed, self._cache_path):
+            log.info("compiled kernels copied from %s to %s", self._seed, self._cache_path)
         super().ensure_cache_path()
         if fresh:
             _prune(self._parent, os.path.basename(self._cache_path))
