@@ -363,7 +363,8 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
     from ._kernels.jit import INTERPRETED
 
     if INTERPRETED or os.environ.get("OBOOK_KERNELS", "").strip().lower() == "python":
-        raise ObookError("OBOOK_KERNELS=python is set: the kernels run as Python and are not compiled")
+        raise ObookError("the kernels run as Python (OBOOK_KERNELS=python or NUMBA_DISABLE_JIT is set) "
+                         "and are not compiled")
     names = list(PARTS) if not parts else list(parts)
     unknown = [n for n in names if n not in PARTS]
     if unknown:

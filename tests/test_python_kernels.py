@@ -17,10 +17,11 @@ from obook.cli import kernels as cli_kernels
 from test_fuzz_itch import small_feed
 
 
-def _obook(*args, kernels: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != jit.ENV}
+def _obook(*args, kernels: str | None, **more_env) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in (jit.ENV, "NUMBA_DISABLE_JIT")}
     if kernels:
         env[jit.ENV] = kernels
+    env.update(more_env)
     return subprocess.run([sys.executable, "-m", "obook", *map(str, args)], capture_output=True, text=True,
                           timeout=300, env=env)
 
@@ -127,6 +128,17 @@ def test_python_kernels_bad_record_same_error_and_rows_as_compiled(tmp_path):
     assert runs[0].returncode == runs[1].returncode == 1
     assert runs[0].stdout == runs[1].stdout and runs[0].stdout
     assert runs[0].stderr == runs[1].stderr and "error:" in runs[0].stderr
+
+
+def test_python_kernels_numba_disable_jit_runs_them_same_rows(tmp_path):
+    feed = tmp_path / "day.itch"
+    feed.write_bytes(small_feed().bytes())
+    compiled = _obook("bbo", feed, "-w", "1", kernels="compiled")
+    disabled = _obook("bbo", feed, "-w", "1", kernels="compiled", NUMBA_DISABLE_JIT="1")
+    assert compiled.returncode == disabled.returncode == 0, disabled.stderr
+    assert disabled.stdout == compiled.stdout and compiled.stdout
+    refused = _obook("compile", "itch", kernels=None, NUMBA_DISABLE_JIT="1")
+    assert refused.returncode == 1 and "NUMBA_DISABLE_JIT" in refused.stderr
 
 
 def test_python_kernels_tiny_command_never_imports_numba(tmp_path):

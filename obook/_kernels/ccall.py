@@ -12,13 +12,15 @@ AArch64 calling conventions the live path runs on.
 from .jit import INTERPRETED
 
 if INTERPRETED:      # no machine code to call from Python kernels: the live loop needs numba
+    _NEEDS_NUMBA = "the compiled live loop needs numba's kernels (OBOOK_KERNELS=python or NUMBA_DISABLE_JIT is set)"
+
     def ccall(addr, a0, a1, a2, a3, a4):
-        raise RuntimeError("the compiled live loop needs numba's kernels (OBOOK_KERNELS is python)")
+        raise RuntimeError(_NEEDS_NUMBA)
 
     ccall_int = ccall
 
     def ccall9(addr, a0, a1, a2, a3, a4, a5, a6, a7, a8):
-        raise RuntimeError("the compiled live loop needs numba's kernels (OBOOK_KERNELS is python)")
+        raise RuntimeError(_NEEDS_NUMBA)
 
     #: Python kernels: a backtest strategy's "address" is its key here (obook.backtest.entry)
     ENTRIES: dict = {}

@@ -1,6 +1,8 @@
 """How obook's kernels run: compiled by numba (the default), or as the plain Python
 functions they are written as (``OBOOK_KERNELS=python`` in the environment when the
-kernels are first imported).
+kernels are first imported, or numba's own ``NUMBA_DISABLE_JIT=1``: numba's ``njit`` then
+hands back each function bare, without the ``py_func`` and the intrinsics the kernels use,
+and the Python kernels are what runs).
 
 Importing numba and loading even cached machine code costs a fresh process about 0.5 s,
 most of what ``obook bbo`` spends on a file of a few thousand messages. So the
@@ -25,8 +27,17 @@ import os
 ENV = "OBOOK_KERNELS"
 PYTHON = "python"
 
+
+def _numba_disabled() -> bool:
+    """numba's ``NUMBA_DISABLE_JIT`` is set to a non-zero integer (as numba reads it)."""
+    try:
+        return int(os.environ.get("NUMBA_DISABLE_JIT", "0") or 0) != 0
+    except ValueError:
+        return False
+
+
 #: True when this process runs the kernels as Python (fixed at first import)
-INTERPRETED = os.environ.get(ENV, "").strip().lower() == PYTHON
+INTERPRETED = os.environ.get(ENV, "").strip().lower() == PYTHON or _numba_disabled()
 
 if INTERPRETED:
     import numpy as np
