@@ -231,3 +231,17 @@ def test_kernel_cache_read_only_install_compiled_loads_from_copy_in_user_cache(t
     assert (user["value"], user["hits"]) == (11, 1)       # loaded, not compiled again
     assert "compiling" not in user["stderr"]
     assert any((tmp_path / "home" / ".cache" / "numba").rglob("probe_caller.plus_ten-*.nbi"))
+
+
+def test_what_compiles_every_kernel_module_named():
+    import re
+    from pathlib import Path
+
+    from obook._kernels import cached_load
+
+    kernels = Path(cached_load.__file__).parent
+    modules = [f.stem for f in kernels.glob("*.py") if re.search(r"^@njit", f.read_text(), re.M)]
+    assert "book" in modules and "hashtab" in modules
+    unnamed = [m for m in modules if cached_load.what_compiles(f"obook._kernels.{m}")[0] == m]
+    assert unnamed == []
+    assert cached_load.what_compiles("obook.gen.itch")[0] == "the feed generators"

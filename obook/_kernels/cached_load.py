@@ -138,17 +138,23 @@ _WHAT = dict((
     ("simulate", ("the own-order simulation", 75)), ("parquet_pages", ("the Parquet depth writer", 10)),
     ("latency", ("latency counters", 10)), ("live", ("the live loop", 120)), ("backtest", ("the backtest", 60)),
     ("equity", ("the backtest", 60)), ("prefault", ("the backtest", 60)),
-    ("l2_queue", ("the L2 queue model", 10)),
+    ("l2_queue", ("the L2 queue model", 10)), ("hashtab", ("the hash tables", 10)), ("pitch", ("Cboe PITCH", 10)),
     ("gen.", ("the feed generators", 15)),
 ))   # keyed by kernel module (a name or a prefix of one), not by format
 _announced: set = set()
 
 
+def what_compiles(module: str) -> tuple[str, int]:
+    """What the kernels of ``module`` (a name under ``obook``) compile for, and about how many
+    seconds (``_WHAT``; a module it does not name: its own name, 10 s)."""
+    module = module.split(".", 1)[-1].removeprefix("_kernels.")
+    key = next((k for k in _WHAT if module == k), None) or next((k for k in _WHAT if module.startswith(k)), module)
+    return _WHAT.get(key, (module, 10))
+
+
 def _announce_compile(py_func) -> None:
     """One warning per kind of kernel (``_WHAT``) the first time one of them compiles."""
-    module = py_func.__module__.split(".", 1)[-1].removeprefix("_kernels.")
-    key = next((k for k in _WHAT if module == k), None) or next((k for k in _WHAT if module.startswith(k)), module)
-    what, seconds = _WHAT.get(key, (module, 10))
+    what, seconds = what_compiles(py_func.__module__)
     if what in _announced:
         return
     _announced.add(what)
