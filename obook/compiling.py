@@ -365,6 +365,9 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
     if INTERPRETED or os.environ.get("OBOOK_KERNELS", "").strip().lower() == "python":
         raise ObookError("the kernels run as Python (OBOOK_KERNELS=python or NUMBA_DISABLE_JIT is set) "
                          "and are not compiled")
+    from ._kernels import cached_load
+
+    cached_load.AHEAD = True        # (this process and the second one: the hint to run obook compile is moot)
     names = list(PARTS) if not parts else list(parts)
     unknown = [n for n in names if n not in PARTS]
     if unknown:

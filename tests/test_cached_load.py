@@ -245,3 +245,21 @@ def test_what_compiles_every_kernel_module_named():
     unnamed = [m for m in modules if cached_load.what_compiles(f"obook._kernels.{m}")[0] == m]
     assert unnamed == []
     assert cached_load.what_compiles("obook.gen.itch")[0] == "the feed generators"
+
+
+def test_announce_compile_in_obook_compile_leaves_out_the_hint_to_run_it(monkeypatch, caplog):
+    from types import SimpleNamespace
+
+    from obook._kernels import cached_load
+
+    kernel = SimpleNamespace(__module__="obook._kernels.itch")
+    monkeypatch.setattr(cached_load, "_announced", set())
+    with caplog.at_level("WARNING", logger="obook"):
+        cached_load._announce_compile(kernel)
+    assert "'obook compile' compiles them all ahead" in caplog.text
+    caplog.clear()
+    monkeypatch.setattr(cached_load, "_announced", set())
+    monkeypatch.setattr(cached_load, "AHEAD", True)
+    with caplog.at_level("WARNING", logger="obook"):
+        cached_load._announce_compile(kernel)
+    assert "compiling the kernels of Nasdaq ITCH (about" in caplog.text and "obook compile" not in caplog.text

@@ -142,6 +142,9 @@ _WHAT = dict((
     ("gen.", ("the feed generators", 15)),
 ))   # keyed by kernel module (a name or a prefix of one), not by format
 _announced: set = set()
+#: True in ``obook compile`` (obook.compiling), whose own lines say what is compiling: the
+#: first-use message then leaves out the hint to run it
+AHEAD = False
 
 
 def what_compiles(module: str) -> tuple[str, int]:
@@ -158,6 +161,9 @@ def _announce_compile(py_func) -> None:
     if what in _announced:
         return
     _announced.add(what)
+    if AHEAD:
+        log.warning("compiling the kernels of %s (about %d s)", what, seconds)
+        return
     log.warning("compiling the kernels of %s (once after installing or changing obook; about %d s; "
                 "'obook compile' compiles them all ahead)", what, seconds)
 
