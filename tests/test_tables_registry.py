@@ -250,6 +250,20 @@ def test_tables_list_of_feeds_of_other_units_is_a_clear_error(days, con):
         con.execute(f"SELECT count(*) FROM obook_spread({listed!r}, workers := 1)").fetchall()
 
 
+def test_tables_list_of_a_dated_and_an_undated_file_error_names_timestamp(tmp_path):
+    dated, undated = tmp_path / "12302019.NASDAQ_ITCH50", tmp_path / "plain.itch"
+    write_itch(dated, 2000, 3, seed=1)
+    write_itch(undated, 2000, 3, seed=2)
+    first = obook.bbo(dated, workers=1).read_all().num_rows
+    reader = obook.bbo([str(dated), str(undated)], workers=1)
+    rows = 0
+    with pytest.raises(ObookError, match=r"plain\.itch: its bbo columns differ from .*12302019\.NASDAQ_ITCH50's: "
+                                         r"it lacks timestamp \(timestamp comes with a known session date"):
+        for batch in reader:
+            rows += batch.num_rows
+    assert rows == first            # the first file's rows came before the error
+
+
 def test_tables_a_glob_matching_nothing_is_a_clear_error(tmp_path):
     with pytest.raises(ObookError, match="no feed file matches"):
         obook.bbo(str(tmp_path / "*.itch"))

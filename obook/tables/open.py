@@ -226,13 +226,24 @@ class Opened:
                         same = out.schema.equals(self.schema, check_metadata=False)
                         if not same and out.schema.names != self.schema.names:
                             raise ObookError(f"{_name(feed)}: its {self.spec.name} columns differ from "
-                                             f"{_name(self.feeds[0])}'s ({', '.join(out.schema.names)})")
+                                             f"{_name(self.feeds[0])}'s: {_differ(self.schema.names, out.schema.names)}")
                     yield out if same else out.cast(self.schema)
             finally:
                 getattr(reader, "close", lambda: None)()
 
     def reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.schema, self.batches())
+
+
+def _differ(first: list, other: list) -> str:
+    """What the columns ``other`` of a later file lack or add to ``first``, the first file's."""
+    lacks, adds = [c for c in first if c not in other], [c for c in other if c not in first]
+    said = "; ".join(part for part in (f"it lacks {', '.join(lacks)}" if lacks else "",
+                                       f"it has {', '.join(adds)} too" if adds else "") if part)
+    if "timestamp" in lacks + adds:
+        said += (" (timestamp comes with a known session date, from a file's name or date=: name every file "
+                 "with its date, or read the files apart)")
+    return said or f"their order is {', '.join(other)}"
 
 
 def _units(fmt) -> tuple:
