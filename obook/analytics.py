@@ -26,7 +26,11 @@ import pyarrow.compute as pc
 from .checks import is_whole
 from .errors import ObookError
 
-__all__ = ["analytic", "spread_table", "twas_table", "grid_table"]
+__all__ = ["analytic", "spread_table", "twas_table", "grid_table", "ROW_BY_ROW"]
+
+#: the analytics whose rows are each BBO row's own (any batch of BBO rows gives its rows):
+#: the others need the whole day first (a ticker's next row, the last row before a point)
+ROW_BY_ROW = ("spread",)
 
 _KEYS = ("seq", "time", "ticker", "timestamp")
 

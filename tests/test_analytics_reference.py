@@ -328,3 +328,25 @@ def test_bars_turnover_and_vwap_in_the_prices_unit_when_prices_are_decimal_or_fl
             [float(x) / v for x, v in zip(want, ints.column("volume").to_pylist())], rel=1e-12)
     sql = con.execute(f"SELECT turnover FROM obook_bars('{days[fmt]}', prices := 'decimal')").fetchall()
     assert [r[0] for r in sql] == want
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_spread_feed_cut_short_rows_before_the_cut_then_its_error(tmp_path, workers):
+    """spread is each BBO row's own: it streams, so a bad record ends it after the rows
+    before it, as the BBO does (twas, bbo_grid and bars need the whole day first)."""
+    import obook.polars
+    from obook.gen.itch import write_itch
+    from hostile_support import batches_until_error
+
+    day = tmp_path / "day.itch"
+    write_itch(day, 400_000, 8, seed=3)
+    cut = tmp_path / "cut.itch"
+    data = day.read_bytes()
+    cut.write_bytes(data[:len(data) * 9 // 10])
+    whole = obook.spread(day, workers=workers).read_all()
+    bbo_batches, bbo_error = batches_until_error(obook.bbo(cut, workers=workers))
+    got, error = batches_until_error(obook.spread(cut, workers=workers))
+    assert isinstance(error, obook.TruncatedFeedError) and str(error) == str(bbo_error)
+    rows = sum(b.num_rows for b in got)
+    assert rows == sum(b.num_rows for b in bbo_batches) > 0
+    assert pa.Table.from_batches(got).equals(whole.slice(0, rows))

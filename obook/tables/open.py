@@ -136,10 +136,15 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
         t = _stamped(_stamp(fmt, feed, o), t)
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "analytics":
-        from ..analytics import analytic
+        from ..analytics import ROW_BY_ROW, analytic
 
-        bbo = _replay(table("bbo"), feed, fmt, o).reader("bbo").read_all()
-        t = _stamped(_stamp(fmt, feed, o), analytic(spec.name, bbo, 10 ** fmt.price_scale, o, _name(feed)))
+        bbo = _replay(table("bbo"), feed, fmt, o).reader("bbo")
+        stamp, scale = _stamp(fmt, feed, o), 10 ** fmt.price_scale
+        if spec.name in ROW_BY_ROW:     # batch by batch: the rows before a bad record come first
+            return pa.RecordBatchReader.from_batches(raw_schema(spec, feed, fmt, o), (
+                out for batch in bbo
+                for out in _stamped(stamp, analytic(spec.name, pa.Table.from_batches([batch]), scale, o)).to_batches()))
+        t = _stamped(stamp, analytic(spec.name, bbo.read_all(), scale, o, _name(feed)))
         return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
     if spec.source == "messages":
         return fmt.messages_reader()(feed)
