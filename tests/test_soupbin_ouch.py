@@ -7,6 +7,7 @@ import socket
 import struct
 import threading
 import time
+from collections import Counter
 
 import pytest
 
@@ -14,6 +15,7 @@ from obook.errors import ObookError
 from obook.live import ouch, soupbin
 from obook.live.gateway import Gateway
 from obook.live.venue import Venue, read_log
+from obook.live.venue_orders import SessionOrders
 
 
 def test_soupbin_framer_byte_by_byte_returns_whole_packets():
@@ -46,8 +48,9 @@ def test_ouch_messages_have_spec_sizes_and_round_trip():
     for o in (enter, replace, cancel):
         back = ouch.decode(ouch.encode(o))
         assert (back.kind, back.qty, back.price, back.ref, back.orig) == (o.kind, o.qty, o.price, o.ref, o.orig)
+    session = SessionOrders([10], Counter())
     for o, t in ((enter, b"A"), (replace, b"U"), (cancel, b"C")):
-        r = ouch.response(ouch.encode(o), 123456789, 1)
+        r = session.answer(ouch.encode(o), 123456789, 1)
         assert r[:1] == t and ouch.response_stamp(r) == (123456789, o.ref)
 
 
@@ -135,3 +138,4 @@ def test_ouch_encode_numpy_integers_and_every_side_round_trip():
         o = ouch.Order("enter", "AAA", side, np.int64(100), np.uint64(10_000), np.int32(7))
         back = ouch.decode(ouch.encode(o))
         assert (back.side, back.qty, back.price, back.ref) == (side, 100, 10_000, 7)
+

@@ -4,6 +4,7 @@ connections, a client that stops reading, logins that never come (loopback only)
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import resource
@@ -340,3 +341,101 @@ def test_cli_venue_realtime_runs_under_sched_fifo_or_says_why_not():
         else:
             assert vp.wait(timeout=20) == 1
             assert line.startswith("error: --realtime 10: cannot run at that SCHED_FIFO priority"), line
+
+
+def _enter(ref, **fields):
+    o = {**dict(ref=ref, side=b"B", qty=100, symbol=b"AAA     ", price=10_000), **fields}
+    return ouch.ENTER.pack(b"O", o["ref"], o["side"], o["qty"], o["symbol"], o["price"], b"0", b"Y", b"A", b"N", b"N",
+                           b"x" * 14, 0)
+
+
+def _answers(v, *msgs, login=True):
+    """The answers (OUCH messages) to ``msgs`` sent on one session, and whether it was closed."""
+    with socket.create_connection(v.address, timeout=5) as s:
+        s.sendall((soupbin.login("x", "") if login else b"") + b"".join(soupbin.packet(soupbin.UNSEQUENCED, m)
+                                                                        for m in msgs))
+        closed, f, got = False, soupbin.Framer(0xFFFF), []
+        s.settimeout(5)
+        end = time.monotonic() + 5
+        while len(got) < len(msgs) and time.monotonic() < end:
+            data = s.recv(4096)
+            if not data:
+                closed = True
+                break
+            got += [p for k, p in f.feed(data) if k == soupbin.SEQUENCED]
+        if not closed:
+            s.settimeout(0.3)
+            with contextlib.suppress(TimeoutError):
+                closed = s.recv(4096) == b""
+        return got, closed
+
+
+def test_venue_order_fields_out_of_range_rejected_with_reason_session_goes_on():
+    cases = [(_enter(1, qty=0), ouch.INVALID_QUANTITY), (_enter(2, side=b"Z"), ouch.INVALID_SIDE),
+             (_enter(3, side=b"\xff"), ouch.INVALID_SIDE), (_enter(4, symbol=b"\xff\xfe\x00abcde"), ouch.INVALID_SYMBOL),
+             (_enter(5, symbol=b" " * 8), ouch.INVALID_SYMBOL), (_enter(6, price=0), ouch.INVALID_PRICE),
+             (_enter(7, price=(1 << 64) - 1), ouch.INVALID_PRICE)]
+    with serving() as v:
+        got, closed = _answers(v, *(m for m, _ in cases), _enter(8))
+    assert not closed and len(got) == len(cases) + 1
+    for (_, code), answer in zip(cases, got):
+        assert answer[:1] == b"J" and len(answer) == ouch.REJECTED.size
+        assert ouch.REJECTED.unpack(answer)[3] == code
+    assert [ouch.response_stamp(a)[1] for a in got] == list(range(1, 9))
+    assert got[-1][:1] == b"A" and v.orders == 8
+    assert v.rejected == {"invalid quantity": 1, "invalid side": 2, "invalid symbol": 2, "invalid price": 2}
+
+
+def test_venue_userrefnum_not_increasing_or_order_not_live_rejected():
+    replace = ouch.encode(ouch.Order("replace", qty=50, price=10_100, ref=9, orig=4))
+    cancel = ouch.encode(ouch.Order("cancel", ref=4))
+    with serving() as v:
+        got, closed = _answers(v, _enter(5), _enter(5), _enter(3), replace, cancel)
+    assert not closed and [a[:1] for a in got] == [b"A", b"J", b"J", b"J", b"J"]
+    assert v.rejected == {"UserRefNum not above the last": 2, "replace of an order not live": 1,
+                          "cancel of an order not live": 1}
+
+
+def test_venue_replace_and_cancel_follow_the_live_order():
+    msgs = [_enter(1, side=b"S", symbol=b"BBB     "), ouch.encode(ouch.Order("replace", qty=80, price=10_100, ref=2, orig=1)),
+            ouch.encode(ouch.Order("cancel", ref=1)), ouch.encode(ouch.Order("cancel", ref=2, qty=30)),
+            ouch.encode(ouch.Order("cancel", ref=2, qty=30)), ouch.encode(ouch.Order("cancel", ref=2))]
+    with serving(max_live_orders=1) as v:
+        got, closed = _answers(v, *msgs)
+        assert _answers(v, _enter(1))[0][0][:1] == b"A"          # the first session's order canceled at its end
+    assert not closed and [a[:1] for a in got] == [b"A", b"U", b"J", b"C", b"J", b"C"]
+    _, _, orig, ref, side, qty, symbol, *_ = ouch.REPLACED.unpack(got[1])
+    assert (orig, ref, side, qty, symbol) == (1, 2, b"S", 80, b"BBB     ")
+    assert [ouch.CANCELED.unpack(a)[2:4] for a in (got[3], got[5])] == [(2, 50), (2, 30)]
+
+
+def test_venue_live_orders_beyond_the_limit_rejected():
+    with serving(max_live_orders=2) as v:
+        got, _ = _answers(v, _enter(1), _enter(2), _enter(3))
+    assert [a[:1] for a in got] == [b"A", b"A", b"J"] and v.rejected == {"too many live orders": 1}
+
+
+@pytest.mark.parametrize("bad", [b"Q" + b"\0" * 20, b"", _enter(2)[:-3], _enter(2) + b"abcde"])
+def test_venue_message_that_is_no_ouch_order_closes_its_session_after_the_answers(bad):
+    with serving() as v:
+        got, closed = _answers(v, _enter(1), bad, _enter(3))
+        assert _answered(v)
+    assert [a[:1] for a in got] == [b"A"] and closed
+    assert v.closed == {"protocol error": 1} and v.orders == 2
+
+
+def test_venue_keep_messages_false_keeps_none_same_digest():
+    digests = []
+    for keep in (True, False):
+        with serving(keep_messages=keep) as v:
+            _answers(v, _enter(1), _enter(2, qty=0))
+        digests.append(v.digest())
+        assert len(v.messages) == (2 if keep else 0) and v.orders == 2
+    assert digests[0] == digests[1] == hashlib.sha256(_enter(1) + _enter(2, qty=0)).hexdigest()
+
+
+def test_read_accounts_endless_file_refused(tmp_path):
+    f = tmp_path / "accounts"
+    f.write_bytes(b"trader:secret\n" * 80_000)
+    with pytest.raises(ObookError, match="larger than 1048576 bytes"):
+        read_accounts(f)

@@ -161,7 +161,9 @@ def venue(
                                  "on its own machine would."),
 ) -> None:
     """A simulated venue: accepts SoupBinTCP logins and OUCH 5.0 Enter/Replace/Cancel orders,
-    answers each (Accepted/Replaced/Canceled, stamped on arrival) and logs them. Without
+    answers each (Accepted/Replaced/Canceled, or Rejected with its reason: a field out of range,
+    a UserRefNum not above the session's last, an order not live; stamped on arrival) and logs
+    them. A message that is no OUCH order closes its session. Without
     --username or --accounts any login is accepted, on a loopback address only."""
     from ..live.hotpath import pin, realtime as set_realtime
     from ..live.net import parse_address
@@ -175,6 +177,8 @@ def venue(
     try:
         v.serve()
     finally:
-        closed = ", ".join(f"{why} {n}" for why, n in sorted(v.closed.items()))
-        typer.echo(f"venue: {len(v.messages)} orders, sha256 {v.digest()}" + (f"; closed: {closed}" if closed else ""), err=True)
+        counts = {"rejected": v.rejected, "closed": v.closed}
+        tail = "".join(f"; {what}: " + ", ".join(f"{why} {n}" for why, n in sorted(c.items()))
+                       for what, c in counts.items() if c)
+        typer.echo(f"venue: {v.orders} orders, sha256 {v.digest()}{tail}", err=True)
         sys.stderr.flush()

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import ObookError
 
 USERNAME_WIDTH, PASSWORD_WIDTH = 6, 10
+ACCOUNTS_MAX_BYTES = 1 << 20      # read no further (a device or a pipe that never ends)
 
 
 def check_account(username: str, password: str, where: str = "account") -> tuple[str, str]:
@@ -32,9 +33,14 @@ def read_accounts(path) -> dict[str, str]:
     """username -> password of an accounts file."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("ascii")
+        with open(path, "rb") as f:
+            raw = f.read(ACCOUNTS_MAX_BYTES + 1)
     except OSError as e:
         raise ObookError(f"{path}: cannot read the accounts: {e.strerror or e}") from e
+    if len(raw) > ACCOUNTS_MAX_BYTES:
+        raise ObookError(f"{path}: the accounts are larger than {ACCOUNTS_MAX_BYTES} bytes")
+    try:
+        text = raw.decode("ascii")
     except UnicodeDecodeError as e:
         raise ObookError(f"{path}: the accounts are not ASCII text (byte {e.start})") from e
     accounts: dict[str, str] = {}

@@ -1,5 +1,5 @@
 """OUCH 5.0 order entry messages (inbound: Enter 'O', Replace 'U', Cancel 'X'; outbound:
-Accepted 'A', Replaced 'U', Canceled 'C'), big-endian, prices u64 with 4 implied decimals.
+Accepted 'A', Replaced 'U', Canceled 'C', Rejected 'J'), big-endian, prices u64 with 4 implied decimals.
 They ride in SoupBinTCP 'U' (client → venue) and 'S' (venue → client) packets.
 
 Outbound messages carry the venue's Timestamp; the simulated venue puts its receive stamp
@@ -31,8 +31,13 @@ ACCEPTED = struct.Struct(">cQIcI8sQccQcccc14sH")
 # Price, TimeInForce, Display, OrderReferenceNumber, Capacity, InterMarketSweepEligibility,
 # CrossType, OrderState, ClOrdID, AppendageLength
 REPLACED = struct.Struct(">cQIIcI8sQccQcccc14sH")
-# Order Canceled: type, Timestamp, UserRefNum, Quantity, Reason
+# Order Canceled: type, Timestamp, UserRefNum, Quantity (the shares taken off), Reason
 CANCELED = struct.Struct(">cQIIc")
+# Order Rejected: type, Timestamp, UserRefNum, Reason, ClOrdID
+REJECTED = struct.Struct(">cQIH14s")
+
+# Order Rejected reasons (OUCH 5.0's codes)
+INVALID_SIDE, OTHER, INVALID_QUANTITY, INVALID_SYMBOL, INVALID_PRICE = 0x0009, 0x000F, 0x0013, 0x0017, 0x001D
 
 SIZES = {b"O": ENTER.size, b"U": REPLACE.size, b"X": CANCEL.size}
 
@@ -107,12 +112,13 @@ def encode(order: Order) -> bytes:
 
 def decode(msg: bytes) -> Order:
     """An inbound message back to an Order (the venue's log)."""
-    t = msg[:1]
-    if SIZES.get(t) != len(msg):
-        raise ObookError(f"OUCH message of type {t!r} and {len(msg)} bytes")
-    if t == b"O":
+    t, want = msg[:1], SIZES.get(msg[:1])
+    if want != len(msg):
+        raise ObookError(f"OUCH message of type {t!r} and {len(msg)} bytes ("
+                         + (f"{want} expected)" if want else "Enter 'O', Replace 'U' or Cancel 'X' expected)"))
+    if t == b"O":       # (latin-1: any byte decodes; check() says what OUCH cannot carry)
         _, ref, side, qty, sym, px, tif, *_ = ENTER.unpack(msg)
-        return Order("enter", sym.decode().rstrip(), side.decode(), qty, px, ref, 0, tif)
+        return Order("enter", sym.decode("latin-1").rstrip(" "), side.decode("latin-1"), qty, px, ref, 0, tif)
     if t == b"U":
         _, orig, ref, qty, px, tif, *_ = REPLACE.unpack(msg)
         return Order("replace", "", "", qty, px, ref, orig, tif)
@@ -120,19 +126,48 @@ def decode(msg: bytes) -> Order:
     return Order("cancel", "", "", qty, 0, ref)
 
 
-def response(msg: bytes, stamp: int, order_number: int) -> bytes:
-    """The venue's answer to an inbound message: Accepted, Replaced or Canceled, stamped."""
-    o = decode(msg)
+def reject_reason(o: Order) -> int | None:
+    """The Order Rejected reason of a decoded Enter or Replace whose fields a venue refuses
+    (what :func:`check` refuses, and a price of 0), or None."""
     if o.kind == "enter":
-        return ACCEPTED.pack(b"A", stamp, o.ref, o.side.encode(), o.qty, o.symbol.encode().ljust(8), o.price,
-                             o.tif, b"Y", order_number, b"A", b"N", b"N", b"L", _clordid(o.ref), 0)
-    if o.kind == "replace":
-        return REPLACED.pack(b"U", stamp, o.orig, o.ref, b"B", o.qty, b" " * 8, o.price, o.tif, b"Y",
-                             order_number, b"A", b"N", b"N", b"L", _clordid(o.ref), 0)
-    return CANCELED.pack(b"C", stamp, o.ref, o.qty, b"U")
+        if o.side not in SIDES:
+            return INVALID_SIDE
+        if not 1 <= len(o.symbol) <= 8 or not (o.symbol.isascii() and o.symbol.isprintable()):
+            return INVALID_SYMBOL
+        if o.qty == 0:
+            return INVALID_QUANTITY
+    if not 0 < o.price < _PRICE:
+        return INVALID_PRICE
+    return None
+
+
+def accepted(o: Order, stamp: int, order_number: int) -> bytes:
+    """Order Accepted of an Enter, stamped."""
+    return ACCEPTED.pack(b"A", stamp, o.ref, o.side.encode(), o.qty, o.symbol.encode().ljust(8), o.price,
+                         o.tif, b"Y", order_number, b"A", b"N", b"N", b"L", _clordid(o.ref), 0)
+
+
+def replaced(o: Order, side: str, symbol: str, stamp: int, order_number: int) -> bytes:
+    """Order Replaced of a Replace (``side`` and ``symbol``: the replaced order's), stamped."""
+    return REPLACED.pack(b"U", stamp, o.orig, o.ref, side.encode(), o.qty, symbol.encode().ljust(8), o.price, o.tif,
+                         b"Y", order_number, b"A", b"N", b"N", b"L", _clordid(o.ref), 0)
+
+
+def canceled(ref: int, shares: int, stamp: int) -> bytes:
+    """Order Canceled (``shares`` taken off at the user's request), stamped."""
+    return CANCELED.pack(b"C", stamp, ref, shares, b"U")
+
+
+def rejected(ref: int, reason: int, stamp: int) -> bytes:
+    """Order Rejected of the message carrying UserRefNum ``ref``, stamped."""
+    return REJECTED.pack(b"J", stamp, ref, reason, _clordid(ref))
 
 
 def response_stamp(msg: bytes) -> tuple[int, int]:
-    """(venue timestamp, UserRefNum) of an outbound message."""
-    stamp, a, b = struct.unpack_from(">QII", msg, 1)
-    return stamp, (b if msg[:1] == b"U" else a)
+    """(venue timestamp, UserRefNum) of an outbound message; an ObookError when it is too
+    short to carry them."""
+    size = 17 if msg[:1] == b"U" else 13
+    if len(msg) < size:
+        raise ObookError(f"OUCH answer of type {msg[:1]!r} and {len(msg)} bytes (at least {size} expected)")
+    stamp, a = struct.unpack_from(">QI", msg, 1)
+    return stamp, (struct.unpack_from(">I", msg, 13)[0] if msg[:1] == b"U" else a)

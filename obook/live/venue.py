@@ -1,11 +1,12 @@
 """A simulated venue: a SoupBinTCP server that accepts OUCH 5.0 orders, stamps their
-arrival on the live path's clock, answers each (Accepted / Replaced / Canceled, the stamp in
-its Timestamp; the kernel's receive stamp where it gives one) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
+arrival on the live path's clock, answers each (Accepted / Replaced / Canceled / Rejected,
+the stamp in its Timestamp; the kernel's receive stamp where it gives one; see
+:mod:`.venue_orders`) and logs them: one line per message, ``recv_ns,session,hex``, flushed as it
 goes (a stopped venue leaves a complete log).
 
 One thread serves every session from a ``selectors`` loop (epoll where there is one: no
 limit on descriptor numbers). A session is closed, alone, when it breaks the protocol (a
-malformed, oversized or unexpected packet), logs in with an account that is not known
+malformed, oversized or unexpected packet, or a message that is no OUCH order), logs in with an account that is not known
 (after a Login Rejected), does not log in within ``login_timeout`` seconds, or stops
 reading while more than ``max_output`` bytes of answers wait for it. Connections beyond
 ``max_connections`` are closed as they are accepted."""
@@ -23,10 +24,11 @@ import time
 from collections import Counter
 
 from ..errors import ObookError
-from . import ouch, soupbin
+from . import soupbin
 from .accounts import authorised, check_account, read_accounts
 from .latency import Clock, now
 from .net import recv_stamped_tcp, stamp_on
+from .venue_orders import SessionOrders
 
 log = logging.getLogger("obook")
 
@@ -35,8 +37,9 @@ READ_BATCH = 256    # packets read from one session before the others are served
 
 
 class _Client:
-    def __init__(self, sock, number, accepted_at):
+    def __init__(self, sock, number, accepted_at, orders):
         self.sock = sock
+        self.orders = orders
         self.number = number
         self.framer = soupbin.Framer(soupbin.CLIENT_MAX_PACKET)
         self.logged_in = False
@@ -47,11 +50,16 @@ class _Client:
         self.writing = False
 
 
-def _drain(sock: socket.socket) -> None:
-    """Read and discard what has arrived on a session about to be closed."""
+def _drain(sock: socket.socket, most: int = 1 << 20) -> None:
+    """Read and discard what has arrived on a session about to be closed (up to ``most``
+    bytes: a client that keeps sending is not waited for): a close with unread bytes resets
+    the connection, and the client may lose the answers sent before it."""
     try:
-        while sock.recv(1 << 16):
-            pass
+        while most > 0:
+            data = sock.recv(1 << 16)
+            if not data:
+                return
+            most -= len(data)
     except OSError:
         pass
 
@@ -77,13 +85,17 @@ class Venue:
     """Serve on ``host:port`` (port 0: a free one, see ``address``) until ``stop()`` or, with
     ``sessions``, after that many clients logged out. ``accounts``: username -> password
     (with ``username``/``password``: that one account too); none: any login is accepted.
-    ``messages``: (recv_ns, bytes) of every order message received; ``digest()``: SHA-256 of
-    their bytes in arrival order; ``closed``: sessions closed by the venue, by reason."""
+    ``orders``: the order messages answered; ``messages``: (recv_ns, bytes) of each
+    (``keep_messages``; else empty: a venue that runs for long keeps none in memory);
+    ``digest()``: SHA-256 of their bytes in arrival order; ``closed``: sessions closed by the
+    venue, by reason; ``rejected``: Order Rejected answers, by reason. ``max_live_orders``:
+    the live orders of all sessions together (an Enter beyond is rejected)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, log_path=None, username: str = "",
                  password: str = "", sessions: int | None = None, heartbeat: float = 1.0,
                  accounts: dict[str, str] | None = None, login_timeout: float = 10.0,
-                 max_connections: int = 1000, max_output: int = 1 << 20, spin_us: float = 0.0):
+                 max_connections: int = 1000, max_output: int = 1 << 20, spin_us: float = 0.0,
+                 keep_messages: bool = True, max_live_orders: int = 1_000_000):
         if not 0 <= spin_us < float("inf"):
             raise ObookError(f"venue: spin_us {spin_us!r}: a number of microseconds, 0 or more")
         self.spin_ns = int(spin_us * 1000)
@@ -117,6 +129,11 @@ class Venue:
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.server, selectors.EVENT_READ, None)
         self.messages: list[tuple[int, bytes]] = []
+        self.keep_messages = keep_messages
+        self.orders = 0
+        self._sha = hashlib.sha256()
+        self.rejected: Counter = Counter()
+        self._live_limit = [max_live_orders]
         self.clients: dict[socket.socket, _Client] = {}
         self.waiting_login: dict[socket.socket, _Client] = {}    # in accept order
         self.closed: Counter = Counter()
@@ -124,7 +141,6 @@ class Venue:
         self._stop = threading.Event()
         self.clock = Clock()
         self._served = 0
-        self._orders = 0
         self._last_sweep = 0.0
         self._accept_paused = False
 
@@ -132,7 +148,7 @@ class Venue:
         self._stop.set()
 
     def digest(self) -> str:
-        return hashlib.sha256(b"".join(m for _, m in self.messages)).hexdigest()
+        return self._sha.hexdigest()
 
     def serve(self, timeout: float | None = None) -> None:
         """Run until stopped, the sessions are done, or ``timeout`` seconds; closes all. With
@@ -208,7 +224,7 @@ class Venue:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             stamp_on(sock)
             self._served += 1
-            c = _Client(sock, self._served, now())
+            c = _Client(sock, self._served, now(), SessionOrders(self._live_limit, self.rejected))
             self.clients[sock] = c
             self.waiting_login[sock] = c
             self.selector.register(sock, selectors.EVENT_READ, c)
@@ -239,7 +255,6 @@ class Venue:
             try:
                 packets = c.framer.feed(data)
             except ObookError as e:
-                _drain(c.sock)           # a close with unread bytes would reset the connection
                 self._close(c, "protocol error", str(e))
                 return
             for kind, payload in packets:
@@ -265,7 +280,8 @@ class Venue:
             c.logged_in = True
             self._send(c, soupbin.accepted("OBOOK", c.sequence))
         elif kind == soupbin.UNSEQUENCED:
-            self._order(c, payload, stamp)
+            if not self._order(c, payload, stamp):
+                return False
         elif kind == soupbin.LOGOUT:
             self._drop(c)
             return False
@@ -274,19 +290,23 @@ class Venue:
             return False
         return c.sock in self.clients     # a slow reader is closed as it is answered
 
-    def _order(self, c: _Client, msg: bytes, stamp: int) -> None:
+    def _order(self, c: _Client, msg: bytes, stamp: int) -> bool:
+        """Answer one order message; False when it was none (the session is closed)."""
         try:
-            answer = ouch.response(msg, stamp, self._orders + 1)
-        except Exception as e:  # noqa: BLE001 - a bad message is logged, the session goes on
-            log.warning("venue: session %d: bad OUCH message %s: %s", c.number, msg.hex(), e)
-            return
-        self._orders += 1
-        self.messages.append((stamp, msg))
+            answer = c.orders.answer(msg, stamp, self.orders + 1)
+        except ObookError as e:
+            self._close(c, "protocol error", f"order message {c.sequence}: {e}")
+            return False
+        self.orders += 1
+        self._sha.update(msg)
+        if self.keep_messages:
+            self.messages.append((stamp, msg))
         if self.log_file:
             self.log_file.write(f"{stamp},{c.number},{msg.hex()}\n")
             self.log_file.flush()
         self._send(c, soupbin.packet(soupbin.SEQUENCED, answer), at_once=False)
         c.sequence += 1
+        return True
 
     def _send(self, c: _Client, data: bytes, at_once: bool = True) -> None:
         """Queue ``data``; write what the socket takes now (``at_once``; else after the reads
@@ -317,12 +337,14 @@ class Venue:
     def _close(self, c: _Client, why: str, detail: str, level: int = logging.WARNING) -> None:
         log.log(level, "venue: session %d closed: %s: %s", c.number, why, detail)
         self.closed[why] += 1
+        _drain(c.sock)
         self._drop(c)
 
     def _drop(self, c: _Client) -> None:
         if self.clients.pop(c.sock, None) is not None:
             self.waiting_login.pop(c.sock, None)
             self.selector.unregister(c.sock)
+            c.orders.close()
             if c.out:               # what the socket takes now (a rejection, the end of session)
                 try:
                     c.sock.send(c.out)
@@ -349,7 +371,8 @@ class Venue:
 def venue_from_options(address: tuple[str, int], log_path, sessions, username, password, accounts_path,
                        login_timeout: float, max_connections: int, spin_us: float = 0.0) -> Venue:
     """The venue of ``obook venue``'s options: the accounts checked, and none only on a
-    loopback address (an open venue on a network would take anyone's orders)."""
+    loopback address (an open venue on a network would take anyone's orders); it keeps no
+    messages in memory (the log has them)."""
     import ipaddress
 
     accounts = read_accounts(accounts_path) if accounts_path is not None else {}
@@ -369,7 +392,7 @@ def venue_from_options(address: tuple[str, int], log_path, sessions, username, p
         if not loopback:
             raise ObookError(f"--listen {host}: a venue on a network needs --username/--password or --accounts")
     return Venue(*address, log_path=log_path, sessions=sessions, accounts=accounts, login_timeout=login_timeout,
-                 max_connections=max_connections, spin_us=spin_us)
+                 max_connections=max_connections, spin_us=spin_us, keep_messages=False)
 
 
 def read_log(path) -> list[tuple[int, bytes]]:
