@@ -139,3 +139,48 @@ def test_ouch_encode_numpy_integers_and_every_side_round_trip():
         back = ouch.decode(ouch.encode(o))
         assert (back.side, back.qty, back.price, back.ref) == (side, 100, 10_000, 7)
 
+
+def _fake_venue(behave):
+    """A venue that reads the login, then ``behave(conn)``; its port."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def run():
+        with srv:
+            conn, _ = srv.accept()
+            with conn:
+                conn.recv(100)
+                behave(conn)
+    threading.Thread(target=run, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def _reset(conn):
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+@pytest.mark.parametrize("behave, says", [(lambda c: None, "closed the connection before answering the login"),
+                                          (_reset, "connection lost: Connection reset by peer")])
+def test_gateway_venue_gone_during_login_obook_error_at_once(behave, says):
+    port = _fake_venue(behave)
+    start = time.monotonic()
+    with pytest.raises(ObookError, match=f"^venue 127.0.0.1:{port}.*{says}"):
+        Gateway("127.0.0.1", port, timeout=5)
+    assert time.monotonic() - start < 2
+
+
+@pytest.mark.parametrize("answer, says", [(soupbin.packet(soupbin.SEQUENCED, b"A123"), "OUCH answer of type b'A' and 4 bytes"),
+                                          (b"\x00\x00", "SoupBinTCP packet of length 0")])
+def test_gateway_unreadable_answer_obook_error_naming_venue(answer, says):
+    def behave(conn):
+        conn.sendall(soupbin.accepted("S", 1))
+        conn.recv(100)
+        conn.sendall(answer)
+        time.sleep(1)
+    port = _fake_venue(behave)
+    gw = Gateway("127.0.0.1", port, timeout=5)
+    gw.send(ouch.Order("enter", "AAA", "B", 100, 10_000, 1))
+    with pytest.raises(ObookError, match=f"^venue 127.0.0.1:{port}: {re.escape(says)}"):
+        for _ in range(100):
+            gw.poll()
+            time.sleep(0.01)
+    gw.close(0)

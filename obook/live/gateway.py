@@ -26,6 +26,7 @@ class Gateway:
         self.answers = 0
         self.ended = False
         self.framer = soupbin.Framer()
+        self.where = f"{host}:{port}"
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
@@ -40,37 +41,53 @@ class Gateway:
     def _await_login(self) -> None:
         end = time.monotonic() + self.timeout
         while time.monotonic() < end:
-            for kind, payload in self._recv(max(0.0, end - time.monotonic())):
+            try:
+                packets = self._recv(max(0.0, end - time.monotonic()))
+            except ObookError:
+                self._close_socket()
+                raise
+            for kind, payload in packets:
                 if kind == soupbin.ACCEPTED:
                     return
                 if kind == soupbin.REJECTED:
                     self._close_socket()
                     raise ObookError(f"venue rejected the login ({payload.decode('ascii', 'replace')})")
+            if self.ended:
+                self._close_socket()
+                raise ObookError(f"venue {self.where} closed the connection before answering the login")
         self._close_socket()
-        raise ObookError("venue did not answer the login")
+        raise ObookError(f"venue {self.where} did not answer the login within {self.timeout:g} s")
 
     def _write(self, data: bytes) -> None:
         try:
             self.sock.sendall(data)
         except OSError as e:
-            raise ObookError(f"venue connection lost: {e}") from e
+            raise ObookError(f"venue {self.where}: connection lost: {e.strerror or e}") from e
         self._last = now()
 
     def _recv(self, wait: float) -> list[tuple[bytes, bytes]]:
+        """The packets that arrived within ``wait`` seconds; an ObookError naming the venue
+        when the connection broke or what came cannot be read."""
         if not self._readable.select(wait):
             return []
-        data = self.sock.recv(1 << 16)
+        try:
+            data = self.sock.recv(1 << 16)
+        except OSError as e:
+            raise ObookError(f"venue {self.where}: connection lost: {e.strerror or e}") from e
         if not data:
             self.ended = True
             return []
-        out = self.framer.feed(data)
-        for kind, payload in out:
-            if kind == soupbin.SEQUENCED:
-                stamp, ref = ouch.response_stamp(payload)
-                self.venue_ns.setdefault(ref, stamp)
-                self.answers += 1
-            elif kind == soupbin.END_OF_SESSION:
-                self.ended = True
+        try:
+            out = self.framer.feed(data)
+            for kind, payload in out:
+                if kind == soupbin.SEQUENCED:
+                    stamp, ref = ouch.response_stamp(payload)
+                    self.venue_ns.setdefault(ref, stamp)
+                    self.answers += 1
+                elif kind == soupbin.END_OF_SESSION:
+                    self.ended = True
+        except ObookError as e:
+            raise ObookError(f"venue {self.where}: {e}") from e
         return out
 
     def send(self, order: ouch.Order, msg: bytes | None = None) -> int:
