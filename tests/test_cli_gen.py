@@ -352,3 +352,23 @@ def test_gen_zst_name_is_zstd_same_seed_same_bytes(tmp_path, command, name, extr
     packed = (tmp_path / (name + ".zst")).read_bytes()
     assert packed[:4] == b"\x28\xb5\x2f\xfd" and decompress(packed) == (tmp_path / name).read_bytes()
     assert packed == (tmp_path / ("again." + name + ".zst")).read_bytes()
+
+
+def test_gen_szse_csv_stopped_midway_leaves_no_file_nor_the_folder_it_made(tmp_path, monkeypatch):
+    import obook.gen.szse as gen_szse
+
+    real = gen_szse.write_vendor
+
+    def stopped(folder, recs):      # Ctrl-C once some of the files are written
+        real(folder, recs[:200])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gen_szse, "write_vendor", stopped)
+    out = tmp_path / "new" / "vendor"
+    r = runner.invoke(app, ["gen", "szse-csv", str(out), "-n", "1000"])
+    assert isinstance(r.exception, KeyboardInterrupt) or r.exit_code != 0
+    assert list(tmp_path.iterdir()) == []
+    out.mkdir(parents=True)
+    (out / "notes.txt").write_text("kept")          # a file of the folder the run did not write stays
+    r = runner.invoke(app, ["gen", "szse-csv", str(out), "-n", "1000"])
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]

@@ -28,7 +28,8 @@ COMPRESSED = (".gz", ".zst")
 def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tuple] = None):
     """Run a generator; bad arguments and unwritable outputs become ``error: ...``. A
     generator stopped midway (an error, Ctrl-C) leaves no partial file at ``out`` (nor at
-    the files of ``also``): a cut feed under the name would read as a shorter day.
+    the files of ``also``; with ``folder``: none of the files it wrote in the folder, nor the
+    folders it made): a cut feed under the name would read as a shorter day.
     ``size``: (messages, the generator's ``MIN_BYTES``): a size the disk or the memory cannot
     hold is refused before anything is written."""
     from ..errors import ObookError, OutputError
@@ -45,7 +46,8 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
                 raise OutputError(f"{f}: cannot write: the folder {f.parent} does not exist (create it first)")
     if size is not None:
         _check_room(out, *size)
-    files = {} if folder else {f: _stamp(f) for f in map(_own_file, (out, *also)) if f is not None}
+    made = _made_folders(out) if folder else []
+    files = _folder_files(out) if folder else {f: _stamp(f) for f in map(_own_file, (out, *also)) if f is not None}
     try:
         try:
             return write()
@@ -58,10 +60,31 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
     except BaseException:
         from ..tempfiles import remove_quietly
 
+        if folder:      # the folder's files written so far: a part of the day would read as all of it
+            files.update({f: None for f in _folder_files(out) if f not in files})
         for f, before in files.items():
             if _stamp(f) != before:     # written to (an untouched file stays)
                 remove_quietly(f)
+        if made:
+            from ..output import remove_new_folders
+
+            remove_new_folders(made)
         raise
+
+
+def _made_folders(folder: Path) -> list:
+    """The folders writing into ``folder`` makes (it and its missing parents): they go again
+    when the generator stops."""
+    from ..output import new_folders
+
+    return new_folders(folder)
+
+
+def _folder_files(folder: Path) -> dict:
+    """The stamps of the files in ``folder`` (none when it does not exist yet)."""
+    if not folder.is_dir():
+        return {}
+    return {f: _stamp(f) for f in folder.iterdir() if f.is_file() and not f.is_symlink()}
 
 
 def _check_room(out: Path, messages: int, min_bytes: tuple) -> None:
