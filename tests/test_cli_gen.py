@@ -372,3 +372,20 @@ def test_gen_szse_csv_stopped_midway_leaves_no_file_nor_the_folder_it_made(tmp_p
     (out / "notes.txt").write_text("kept")          # a file of the folder the run did not write stays
     r = runner.invoke(app, ["gen", "szse-csv", str(out), "-n", "1000"])
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+def test_gen_databento_empty_date_refused_names_the_option_no_file(tmp_path, capsys):
+    from cli_support import cli_error
+
+    out = tmp_path / "day.dbn"
+    err = cli_error(capsys, "gen", "databento", out, "-n", "100", "--date", "")
+    assert err == "error: --date: expected YYYY-MM-DD, not ''\n" and not out.exists()
+
+
+def test_gen_databento_fewer_messages_than_instruments_refused_names_both_options(tmp_path, capsys):
+    from cli_support import cli_error
+
+    out = tmp_path / "day.dbn"
+    err = cli_error(capsys, "gen", "databento", out, "-n", "10", "-k", "1000")
+    assert "--messages 10 is fewer than --instruments 1000" in err and err.count("\n") == 1
+    assert not out.exists()

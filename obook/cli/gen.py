@@ -350,7 +350,12 @@ def databento(
     from ..gen.databento import MIN_BYTES, START_NS, mbo_flow, session_start, write_dbn
 
     start = session_start(_date(date, "1970-01-01", "2262-04-10", "a DBN file's ns times as obook reads them")) \
-        if date else START_NS
+        if date is not None else START_NS
+    if messages < instruments:
+        from ..errors import ObookError
+
+        raise ObookError(f"{out}: --messages {messages} is fewer than --instruments {instruments} (the day opens with "
+                         "a clear of each book): more --messages or fewer --instruments")
 
     def write():
         flow = mbo_flow(messages, instruments, seed, start_ns=start)
