@@ -389,3 +389,24 @@ def test_gen_databento_fewer_messages_than_instruments_refused_names_both_option
     err = cli_error(capsys, "gen", "databento", out, "-n", "10", "-k", "1000")
     assert "--messages 10 is fewer than --instruments 1000" in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_gen_pcap_unknown_kind_refused_names_the_option_no_capture(tmp_path):
+    from obook.gen.itch import write_itch
+
+    write_itch(tmp_path / "day.itch", 500, 3)
+    out = tmp_path / "a.pcap"
+    r = runner.invoke(app, ["gen", "pcap", str(tmp_path / "day.itch"), str(out), "--kind", "bogus"])
+    assert r.exit_code == 2 and "'--kind'" in r.output and "'pcap-ns'" in r.output, r.output
+    assert not out.exists()
+
+
+def test_gen_csv_live_orders_past_memory_refused_names_instruments_and_depth(tmp_path, capsys, monkeypatch):
+    import obook.cli.gen as gen_cli
+    from cli_support import cli_error
+
+    monkeypatch.setattr(gen_cli, "_available_memory", lambda: 10**9)
+    out = tmp_path / "day.csv"
+    err = cli_error(capsys, "gen", "csv", out, "-n", "10", "-k", "1000000")
+    assert "--instruments 1,000,000 x --depth 200" in err and "give fewer --instruments or a smaller --depth" in err
+    assert not out.exists()

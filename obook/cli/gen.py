@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -226,6 +227,13 @@ def _named(out: Path, date: Optional[str], suffix: str, what: str) -> Path:
     return _dated(out, _date(date), named_date, "{day.year:04}-{day.month:02}-{day.day:02}" + suffix, what)
 
 
+class CaptureKind(str, Enum):
+    """The capture file formats of ``obook gen pcap``."""
+    pcap = "pcap"
+    pcap_ns = "pcap-ns"
+    pcapng = "pcapng"
+
+
 @app.command("pcap")
 def pcap(
     itch: Path = typer.Argument(..., metavar="ITCH", help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
@@ -238,7 +246,7 @@ def pcap(
     dup: float = typer.Option(0.005, "--dup", min=0.0, max=1.0, help="Share of packets sent twice."),
     reorder: float = typer.Option(0.005, "--reorder", min=0.0, max=1.0, help="Share of packets swapped with the next."),
     both_gaps: int = typer.Option(0, "--both-gaps", min=0, help="Packets dropped on both lines (lost)."),
-    kind: str = typer.Option("pcap", "--kind", help="pcap (µs), pcap-ns or pcapng."),
+    kind: CaptureKind = typer.Option(CaptureKind.pcap, "--kind", help="pcap (µs), pcap-ns or pcapng."),
     vlan: bool = typer.Option(False, "--vlan", help="Add an 802.1Q tag to every frame."),
     date: str = typer.Option("2026-11-30", "--date", "-d", metavar="YYYY-MM-DD",
                              help="Session date of the capture times (YYYY-MM-DD)."),
@@ -248,7 +256,7 @@ def pcap(
     from ..gen.pcap import write_pcap
 
     info = _writing(out_a, lambda: write_pcap(itch, out_a, out_b, seed=seed, drop=drop, dup=dup,
-                                              reorder=reorder, both_gaps=both_gaps, kind=kind, vlan=vlan,
+                                              reorder=reorder, both_gaps=both_gaps, kind=kind.value, vlan=vlan,
                                               date=_date(date)), also=(out_b,))
     lost = sum(c for _, c in info["lost"])
     typer.echo(f"wrote {info['packets']} packets of {info['messages']} messages a line "
@@ -271,8 +279,21 @@ def csv(
     from ..gen.csv import MIN_BYTES, write_csv
 
     out = _named(out, date, ".csv", "a CSV feed")
+    _check_order_slots(out, tickers, depth)
     n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth), size=(events, MIN_BYTES))
     typer.echo(f"wrote {n} events to {out}", err=True)
+
+
+def _check_order_slots(out: Path, tickers: int, depth: int) -> None:
+    """ObookError naming the options when the CSV generator's live orders (``depth`` slots a
+    ticker, 32 bytes each) would not fit in the memory available now."""
+    from ..errors import ObookError
+
+    need, available = tickers * depth * 32, _available_memory()
+    if available is not None and need > available:
+        raise ObookError(f"{out}: not enough memory for --instruments {tickers:,} x --depth {depth:,} (their live "
+                         f"orders need {_bytes(need)}, {_bytes(available)} is available): give fewer --instruments "
+                         "or a smaller --depth")
 
 
 def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] = None,
