@@ -53,6 +53,14 @@ def test_write_itch_too_few_messages_raises(tmp_path):
         write_itch(tmp_path / "a.itch", 10, 30)
 
 
+@pytest.mark.parametrize("stocks", [0, 65536])
+def test_write_itch_stocks_past_two_byte_locates_raises_value_error_no_file(tmp_path, stocks):
+    out = tmp_path / "day.itch"
+    with pytest.raises(ValueError, match=f"stocks must be 1 to 65535 .*not {stocks}"):
+        write_itch(out, 200_000, stocks)
+    assert not out.exists()
+
+
 def test_write_itch_minimal_day_is_header_and_trailer(tmp_path):
     write_itch(tmp_path / "a.itch", 3 + 6, 3)
     msgs = reference_messages(tmp_path / "a.itch")

@@ -507,8 +507,8 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
     number of messages.
     """
     messages, stocks = int(messages), int(stocks)
-    if stocks < 1:
-        raise ValueError("stocks must be >= 1")
+    if not 1 <= stocks <= 65535:
+        raise ValueError(f"stocks must be 1 to 65535 (an ITCH locate has two bytes), not {stocks}")
     body = messages - stocks - 6
     if body < 0:
         raise ValueError(f"messages must be at least stocks + 6 = {stocks + 6} (a directory entry a stock "
