@@ -41,19 +41,20 @@ for ``levels`` levels, the book after that message; a missing level is LOBSTER's
 Only messages with ``start_ms <= time < end_ms`` (ms after midnight, default 09:30 to 16:00)
 are written; the book state still counts every earlier message. Files are written under
 temporary names and renamed when the whole replay succeeded; a failing record raises
-``FeedError`` and leaves no file behind, nor the folders the call made. A final name that
-is a folder is an ``OutputError`` before the replay (no ticker's files are written).
+``FeedError`` and the rows before it are kept as ``<file>.partial`` (``e.kept_in`` says
+where; with no row before it, no file is left, nor the folders the call made). A complete
+run removes the ``.partial`` files an earlier stopped one left under its names. A final
+name that is a folder is an ``OutputError`` before the replay (no ticker's files are written).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
 from .checks import is_whole
-from .errors import ObookError, OutputError
+from .errors import FeedError, ObookError, OutputError
 from .lobster_rows import DUMMY_ASK, DUMMY_BID
 from .tempfiles import remove_quietly, temp_path
 
@@ -170,6 +171,7 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
 
     from .engine.replay import Replay
     from .lobster_rows import TickerState, ticker_rows
+    from .output import drop_stale_partial
 
     start_ns, end_ns = start_ms * 1_000_000, end_ms * 1_000_000
     # LOBSTER has no broken-trade event: no pre-pass for the trades' breaks
@@ -184,7 +186,7 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
     replay = DeeperReplay(feed, workers=workers, tables=("depth", "orders", "trades"), levels=deep,
                           queue_positions=False,     # LOBSTER's files have no queue places
                           breaks=False, tickers=tickers, unknown_tickers="warn", progress=progress)
-    halts, cross_types = _side(feed, replay.format)
+    halts, cross_types, side_error = _side(feed, replay.format)
     no_quotes = pcsv.WriteOptions(include_header=False, quoting_style="none")
 
     files: dict[str, dict] = {}
@@ -210,15 +212,16 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
                 for w, table in zip(f["writers"], got):
                     w.write_table(table)
                 f["state"].rows += got[0].num_rows
+        if side_error is not None:      # (the replay stops at the same record first)
+            raise side_error
+        _close(files, handles)
         for f in files.values():
-            for w in f["writers"] or ():
-                w.close()
-        for h in handles:
-            h.close()
-        for f in files.values():
-            os.replace(f["tmp"][0], f["message"])
-            os.replace(f["tmp"][1], f["orderbook"])
+            for tmp, final in zip(f["tmp"], (f["message"], f["orderbook"])):
+                os.replace(tmp, final)
+                drop_stale_partial(final)
     except BaseException as e:
+        if isinstance(e, FeedError) and _keep_partial(files, handles, e, outdir, day, levels, start_ms, end_ms):
+            raise
         for h in handles:
             try:
                 h.close()
@@ -234,18 +237,55 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
             for t, f in files.items()}
 
 
+def _close(files: dict, handles: list) -> None:
+    """The CSV writers, then their files."""
+    for f in files.values():
+        for w in f["writers"] or ():
+            w.close()
+    for h in handles:
+        h.close()
+
+
+def _keep_partial(files: dict, handles: list, e, outdir, day, levels, start_ms, end_ms) -> bool:
+    """After a bad record: each ticker's rows before it, kept as ``<file>.partial`` (``e.kept_in``
+    says where); whether they were kept (none when no ticker has a row before it, or a file
+    cannot be closed or renamed)."""
+    if not any(f["state"].rows for f in files.values()):
+        return False
+    kept = []
+    try:
+        _close(files, handles)
+        for f in files.values():
+            for tmp, final in zip(f["tmp"], (f["message"], f["orderbook"])):
+                kept.append(final.with_name(final.name + ".partial"))
+                os.replace(tmp, kept[-1])
+    except OSError:
+        for p in kept:
+            remove_quietly(p)
+        return False
+    ticker = next(iter(files)) if len(files) == 1 else "TICKER"
+    message, _ = lobster_names(ticker, day, levels, start_ms, end_ms)
+    e.kept_in = str(outdir / (message.replace("_message_", "_{message,orderbook}_") + ".partial"))
+    return True
+
+
 def _side(feed, fmt):
-    """The format's trading actions (ITCH H) with a ``ticker`` column, and the cross type of
-    each cross by its record number (ITCH Q), read in one pass over the feed."""
+    """The format's trading actions (ITCH H) with a ``ticker`` column, the cross type of each
+    cross by its record number (ITCH Q), read in one pass over the feed, and the FeedError of
+    a bad record (None: none): the rows before it are the ones the files keep."""
     import pyarrow as pa
 
     got = {"trading_actions": [], "cross_trades": []}
-    for name, batch in fmt.side_batches(feed, list(got), "raise"):
-        got[name].append(batch)
+    error = None
+    try:
+        for name, batch in fmt.side_batches(feed, list(got), "raise"):
+            got[name].append(batch)
+    except FeedError as e:
+        error = e
     actions = pa.Table.from_batches(got["trading_actions"], fmt.side_table("trading_actions").schema)
     crosses = pa.Table.from_batches(got["cross_trades"], fmt.side_table("cross_trades").schema)
     return (actions.rename_columns(["ticker" if c == "stock" else c for c in actions.column_names]),
-            dict(zip(crosses["seq"].to_pylist(), crosses["cross_type"].to_pylist())))
+            dict(zip(crosses["seq"].to_pylist(), crosses["cross_type"].to_pylist())), error)
 
 
 def _batches(replay, halts):
@@ -268,14 +308,18 @@ def _batches(replay, halts):
         return tables
 
     last_seq = 0
-    for table, batch in replay.table_batches():
-        if table in group:
-            yield flush(last_seq)
-        if table == "trades":
-            batch = batch.filter(pc.is_in(batch["kind"], value_set=pa.array(["P", "Q"])))
-        if batch.num_rows:
-            last_seq = max(last_seq, int(batch["seq"][-1].as_py()))
-        group.setdefault(table, []).append(batch)
+    try:
+        for table, batch in replay.table_batches():
+            if table in group:
+                yield flush(last_seq)
+            if table == "trades":
+                batch = batch.filter(pc.is_in(batch["kind"], value_set=pa.array(["P", "Q"])))
+            if batch.num_rows:
+                last_seq = max(last_seq, int(batch["seq"][-1].as_py()))
+            group.setdefault(table, []).append(batch)
+    except FeedError as e:      # the rows before the bad record, then the error
+        yield flush(e.record - 1 if e.record else last_seq)
+        raise
     yield flush(None)
 
 

@@ -138,16 +138,32 @@ def test_lobster_no_date_known_raises_obook_error(tmp_path):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_lobster_failing_record_raises_and_leaves_no_files(tmp_path, workers):
+def test_lobster_failing_record_raises_keeps_the_row_before_it_as_partial(tmp_path, workers):
     b = ItchBuilder()
     b.directory(1, "AAPL")
-    b.add(1, 1, "B", 100, 1_000_000)
+    b.add(1, 1, "B", 100, 1_000_000, ts=OPEN)
     b.delete(1, 99)
     path = b.write(tmp_path / "01022020.NASDAQ_ITCH50")
     out = tmp_path / "out"
     with pytest.raises(FeedError) as info:
-        run_lobster(path, out, ["AAPL"], workers=workers)
+        run_lobster(path, out, ["AAPL"], levels=1, workers=workers)
     assert info.value.record == 3
+    stem = out / "AAPL_2020-01-02_34200000_57600000"
+    assert (out / f"{stem.name}_message_1.csv.partial").read_text() == "34200.000000000,1,1,100,1000000,1\n"
+    assert (out / f"{stem.name}_orderbook_1.csv.partial").read_text() == f"{A},0,1000000,100\n"
+    assert sorted(p.name for p in out.iterdir()) == [f"{stem.name}_message_1.csv.partial",
+                                                     f"{stem.name}_orderbook_1.csv.partial"]
+
+
+def test_lobster_failing_record_with_no_row_before_it_leaves_no_files(tmp_path):
+    b = ItchBuilder()
+    b.directory(1, "AAPL")
+    b.add(1, 1, "B", 100, 1_000_000, ts=OPEN - 1)       # before 09:30: in the book, no row
+    b.delete(1, 99)
+    path = b.write(tmp_path / "01022020.NASDAQ_ITCH50")
+    out = tmp_path / "out"
+    with pytest.raises(FeedError):
+        run_lobster(path, out, ["AAPL"], workers=1)
     assert not out.exists()         # no file, and the folder the call made goes too
 
 
@@ -245,3 +261,47 @@ def test_lobster_replace_at_the_deepest_levels_deletion_row_shows_the_next_level
     assert deletion[3::4] == [str(10 + k) for k in range(1, levels + 1)]
     assert submission[2:4] == ["1000050", "10"] and submission[-2:] == [str(1_000_000 - 100 * (levels - 1)),
                                                                        str(10 + levels - 1)]
+
+
+def _cut_day(tmp_path):
+    """A generated day cut inside a record two thirds in, and the whole day beside it."""
+    from obook.gen.itch import write_itch
+
+    whole = tmp_path / "whole" / "01022020.NASDAQ_ITCH50"
+    whole.parent.mkdir()
+    write_itch(whole, 20_000, 3, seed=4)
+    cut = tmp_path / "01022020.NASDAQ_ITCH50"
+    data = whole.read_bytes()
+    cut.write_bytes(data[:len(data) * 2 // 3])
+    return whole, cut
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_lobster_cut_feed_keeps_the_rows_before_the_bad_record_as_partial(tmp_path, workers):
+    whole, cut = _cut_day(tmp_path)
+    run_lobster(whole, tmp_path / "full", ["AAA", "AAB"], levels=5, workers=workers)
+    out = tmp_path / "out"
+    with pytest.raises(FeedError, match="truncated record") as info:
+        run_lobster(cut, out, ["AAA", "AAB"], levels=5, workers=workers)
+    assert info.value.kept_in == str(out / "TICKER_2020-01-02_34200000_57600000_{message,orderbook}_5.csv.partial")
+    kept = sorted(p.name for p in out.iterdir())
+    assert kept == sorted(p.name + ".partial" for p in (tmp_path / "full").iterdir())
+    for name in kept:
+        rows = (out / name).read_text().splitlines()
+        full = (tmp_path / "full" / name[:-len(".partial")]).read_text().splitlines()
+        assert 100 < len(rows) < len(full) and rows == full[:len(rows)]
+    run_lobster(whole, out, ["AAA", "AAB"], levels=5, workers=workers)     # complete: the partial ones go
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in (tmp_path / "full").iterdir())
+
+
+def test_lobster_cli_cut_feed_error_names_record_and_the_partial_files(tmp_path, capsys):
+    from cli_support import cli_error
+
+    _, cut = _cut_day(tmp_path)
+    out = tmp_path / "out"
+    err = cli_error(capsys, "lobster", cut, out, "-k", "AAA", "-w", "1")
+    assert f"error: {cut}: message " in err and "truncated record" in err
+    assert err.endswith(f"(the rows before it are in {out}/AAA_2020-01-02_34200000_57600000_"
+                        "{message,orderbook}_10.csv.partial)\n"), err
+    assert sorted(p.name for p in out.iterdir()) == ["AAA_2020-01-02_34200000_57600000_message_10.csv.partial",
+                                                     "AAA_2020-01-02_34200000_57600000_orderbook_10.csv.partial"]

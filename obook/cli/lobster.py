@@ -38,7 +38,8 @@ def lobster(
     Message rows: time (s after midnight), type (1 submission, 2 partial cancel, 3 deletion,
     4 visible execution, 5 hidden execution, 6 cross, 7 trading action), order id, size,
     price x10000, direction (1 buy, -1 sell); the orderbook file has the book after each
-    message row. Messages from 09:30 to 16:00 only; files appear only when complete.
+    message row. Messages from 09:30 to 16:00 only; files appear only when complete (at a bad
+    record, the rows before it are kept as <file>.partial).
     """
     from ..lobster import lobster as _lobster
     from .progress import file_progress
