@@ -183,3 +183,15 @@ def test_call_strategy_sys_exit_of_a_signal_raised_as_it_is(monkeypatch):
     with pytest.raises(SystemExit) as e:
         call_strategy(_quits, Top(7, 0, "AAA", 1, 100, 1, 200, 1))
     assert e.value.code == 3
+
+
+def test_replay_orders_feed_of_another_format_raises_obook_error_naming_both(tmp_path):
+    from obook.errors import ObookError
+    from obook.gen.csv import write_csv
+
+    feed = tmp_path / "day.csv"
+    write_csv(feed, 500, 2)
+    calls = []
+    with pytest.raises(ObookError, match=r"day\.csv: a csv feed; replay_orders reads it as itch"):
+        replay_orders(feed, lambda top: calls.append(top))
+    assert calls == []          # the strategy never saw a book of misread bytes

@@ -193,9 +193,12 @@ class TickToTrade:
 
 def replay_orders(path, strategy, tickers=None, risk: RiskGate | None = None, gateway=None,
                   format: str = "itch", on_error: str = "raise") -> TickToTrade:
-    """The same strategy, risk gate and gateway behind a file replay (offline)."""
+    """The same strategy, risk gate and gateway behind a file replay (offline). A feed of
+    another format than ``format`` is an ObookError naming both, before any order."""
     from ..engine.replay import Replay
+    from ..feeds import require_format
 
+    require_format(path, format, f"replay_orders reads it as {format} (format={format!r}): pass its format")
     ttt = TickToTrade(strategy, tickers, risk, gateway)
     replay = Replay(path, workers=1, format=format, on_error=on_error)
     for batch in replay.batches():
