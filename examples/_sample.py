@@ -1,4 +1,5 @@
-"""Shared by the examples: the feed path from argv, or the bundled sample day."""
+"""Shared by the examples: the feed path from argv, or the bundled sample day; a feed that
+cannot be read ends the script with obook's one-line message."""
 
 from __future__ import annotations
 
@@ -20,3 +21,19 @@ def feed_path() -> Path:
         return path
     print(f"reading the bundled sample day {SAMPLE.name}", file=sys.stderr)
     return SAMPLE
+
+
+def run(main):
+    """``main()``'s return value; an obook error (a folder, a table or a cut feed given as the
+    feed), as obook raises it or as DuckDB hands it on, ends the script with its one-line
+    message instead of a traceback."""
+    import duckdb
+
+    from obook.errors import ObookError
+
+    try:
+        return main()
+    except ObookError as e:
+        sys.exit(str(e))
+    except duckdb.Error as e:       # "Invalid Input Error: ...: ObookError: <the message>"
+        sys.exit(str(e).splitlines()[0].rsplit("Error: ", 1)[-1])

@@ -7,7 +7,7 @@ obook_twas, obook_bbo_grid, obook_messages) and scalar functions (obook_price ..
 from __future__ import annotations
 
 import obook
-from _sample import feed_path
+from _sample import feed_path, run
 
 
 def main() -> None:
@@ -43,4 +43,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":   # obook starts worker processes: keep the guard
-    main()
+    run(main)

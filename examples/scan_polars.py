@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 import obook
-from _sample import feed_path
+from _sample import feed_path, run
 
 
 def main() -> None:
@@ -30,4 +30,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":   # obook starts worker processes: keep the guard
-    main()
+    run(main)

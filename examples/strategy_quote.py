@@ -123,4 +123,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _sample import run
+
+    sys.exit(run(main))

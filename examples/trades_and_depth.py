@@ -15,7 +15,7 @@ import tempfile
 import polars as pl
 
 import obook
-from _sample import feed_path
+from _sample import feed_path, run
 from obook.to_parquet import read_metadata
 
 
@@ -51,4 +51,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":   # obook starts worker processes: keep the guard
-    main()
+    run(main)

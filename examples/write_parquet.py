@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 import obook
-from _sample import feed_path
+from _sample import feed_path, run
 
 
 def main() -> None:
@@ -40,4 +40,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":   # obook starts worker processes: keep the guard
-    main()
+    run(main)

@@ -86,3 +86,16 @@ def test_example_missing_feed_one_line_message_no_traceback(tmp_path, script):
     run = subprocess.run([sys.executable, str(EXAMPLES / script), "missing.itch"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and run.stderr == "missing.itch: no such feed file\n", run.stderr
+
+
+@pytest.mark.parametrize("script", ["query_duckdb.py", "scan_polars.py", "write_parquet.py", "trades_and_depth.py",
+                                    "strategy_quote.py"])
+def test_example_folder_or_cut_feed_one_line_message_no_traceback(tmp_path, script, feed):
+    cut = tmp_path / "cut.itch"
+    cut.write_bytes(feed.read_bytes()[:100_000] + b"\x00\x30A")
+    for given, reason in ((tmp_path, "not a"), (cut, "truncated record")):
+        run = subprocess.run([sys.executable, str(EXAMPLES / script), str(given)], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+        line = run.stderr.splitlines()[-1]
+        assert line.startswith(f"{given}: ") and reason in line, run.stderr
