@@ -256,3 +256,27 @@ def test_csv_sniff_text_name_over_another_formats_bytes_that_format(tmp_path, fm
     named.write_bytes(gzip.compress(data) if ext.endswith(".gz") else data)
     assert detect_format(named) == fmt
     assert obook.bbo(named, workers=1).read_all().equals(obook.bbo(plain, workers=1).read_all())
+
+
+def test_csv_table_written_as_csv_error_on_line_2_quotes_line_1(tmp_path):
+    """A table obook wrote as CSV, given back as a feed: its first row fails, and the error
+    says what line 1 reads."""
+    import pyarrow.csv as pcsv
+
+    day = tmp_path / "day.itch"
+    write_itch(day, 5000, 4, seed=2)
+    table = tmp_path / "bbo.csv"
+    pcsv.write_csv(obook.bbo(str(day), workers=1).read_all(), table)
+    with pytest.raises(obook.FeedError, match=r"bbo.csv: line 2: unknown message type '\d+' \(line 1 reads "
+                                              r"'\"seq\",\"time\",\"ticker\",.*', not a CSV order feed's header "
+                                              r"Time,Ticker,Order,T,Shares,Price: is this a table rather than "
+                                              r"a feed\?\)$") as e:
+        obook.bbo(str(table), workers=1).read_all()
+    assert e.value.record == 2
+
+
+@pytest.mark.parametrize("header", [HEADER, b"TIME, ticker ,Order,t,SHARES,price,MPID\n",
+                                    b"ts,symbol,id,type,qty,px\n"])
+def test_csv_order_feed_header_error_on_line_2_reason_alone(tmp_path, header):
+    lines, error, _ = check(tmp_path, header + b"1,AAA,1,Q,1,1\n")
+    assert (lines, error) == ([], (2, "unknown message type 'Q'"))

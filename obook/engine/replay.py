@@ -331,7 +331,7 @@ class Replay:
             yield table, batch
         built = batch = None
         error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
-        if first and hasattr(self._framer, "locate"):     # a framer that reorders: the record's own line
+        if first and hasattr(self._framer, "locate"):     # the framer places (its own line) or explains the record
             error = self._framer.locate(error)
         error = self._pieces.locate(error)
         if error is not None:

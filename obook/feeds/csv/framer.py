@@ -31,9 +31,11 @@ class CsvFramer(Framer):
     def __init__(self, path, on_error="raise"):
         super().__init__(path, on_error)
         self.header_fields = FIELDS     # the fields of line 1, once framed
+        self.table_header = None        # line 1, when it names a table's columns
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0 and base_seq == 1:
+            self.table_header = _table_header(bytes(buf[:512]))
             error = self._header_misread(bytes(buf[:512]))
             if error is not None:
                 return FrameResult(0, 0, error=error)
@@ -52,6 +54,14 @@ class CsvFramer(Framer):
             if error is not None:
                 return FrameResult(int(lines) - 1, error.offset - byte_offset, error)
         return FrameResult(int(lines), int(n_bytes))
+
+    def locate(self, error: FeedError) -> FeedError:
+        """A record error on line 2 of a file whose line 1 names a table's columns (a table
+        obook wrote as CSV, given as a feed) says what line 1 reads."""
+        if error.record != 2 or self.table_header is None:
+            return error
+        return FeedError(error.path, 2, f"{error.reason} (line 1 reads {self.table_header!r}, not a CSV order "
+                         f"feed's header {HEADER}: is this a table rather than a feed?)", unit=self.unit)
 
     def _cut_last(self, buf, line: int, byte_offset: int, end: int):
         """The error of the feed's last line (``line``, no line end, ending at ``end``) when it
@@ -108,3 +118,13 @@ class CsvFramer(Framer):
                         "is this an ITCH, CSV or gzip feed?", self.path, fields,
                         "" if fields == 1 else "s", HEADER, shown)
         return None
+
+
+def _table_header(head: bytes) -> str | None:
+    """Line 1 of ``head`` (its first 80 characters) when it names the first columns of a
+    table obook writes (``seq``, ``time``; quoted or not), else None."""
+    line = head.partition(b"\n")[0].removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
+    if [f.strip().strip(b'"').lower() for f in line.split(b",")][:2] != [b"seq", b"time"]:
+        return None
+    text = line.decode("utf-8", "replace")
+    return text if len(text) <= 80 else text[:80] + "..."
