@@ -217,3 +217,15 @@ def test_cli_listen_parquet_nothing_received_no_gaps_file_lines_say_nothing(caps
     assert (tmp_path / "out" / "line_stats.parquet").exists()
     assert not (tmp_path / "out" / "gaps.parquet").exists()        # nothing was lost
     assert "  line A: nothing\n" in err and "  line B: nothing\n" in err, err
+
+
+def test_cli_send_table_file_one_line_error_a_table_not_a_feed(capsys, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from cli_support import cli_error
+
+    table = tmp_path / "bbo.parquet"
+    pq.write_table(pa.table({"seq": [1, 2], "time": [3, 4]}), table)
+    err = cli_error(capsys, "send", table, "--line-a", "127.0.0.1:39063", "--line-b", "127.0.0.1:39064",
+                    "--linger", "0")
+    assert err.startswith(f"error: {table}: a Parquet file (a table, not a feed)") and err.count("\n") == 1

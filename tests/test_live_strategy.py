@@ -195,3 +195,16 @@ def test_replay_orders_feed_of_another_format_raises_obook_error_naming_both(tmp
     with pytest.raises(ObookError, match=r"day\.csv: a csv feed; replay_orders reads it as itch"):
         replay_orders(feed, lambda top: calls.append(top))
     assert calls == []          # the strategy never saw a book of misread bytes
+
+
+def test_replay_orders_table_file_raises_obook_error_a_table_not_a_feed(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from obook.errors import ObookError
+
+    table = tmp_path / "bbo.parquet"
+    pq.write_table(pa.table({"seq": [1, 2], "time": [3, 4]}), table)
+    calls = []
+    with pytest.raises(ObookError, match=r"bbo\.parquet: a Parquet file \(a table, not a feed\)"):
+        replay_orders(table, lambda top: calls.append(top))
+    assert calls == []

@@ -260,10 +260,11 @@ def detect_format(path: str | Path) -> str:
 
 def require_format(path, name: str, what: str) -> None:
     """An ObookError when ``path`` is a feed of another format than ``name`` (``what``: what
-    takes only that format); a file no format claims passes (its reader says what is wrong)."""
+    takes only that format; a table file is one too); a file no format claims passes (its
+    reader says what is wrong)."""
     try:
         found = detect_format(path)
-    except ObookError:
+    except FormatError:
         return
     if found != name:
         raise ObookError(f"{path}: a {found} feed; {what}")
