@@ -372,7 +372,8 @@ def _check_levels(levels: int | None) -> int:
 
 
 def _check_tickers(tickers) -> tuple[str, ...] | None:
-    """``tickers := ['AAPL', ...]`` (or ``'AAPL,MSFT'``): replay only those books (NULL: every book)."""
+    """``tickers := ['AAPL', ...]`` (or ``'AAPL,MSFT'``): replay only those books (NULL: every book;
+    a NULL in the list is an error, as None in Python's)."""
     from .engine.replay import ticker_tuple
 
     if tickers is None:
@@ -381,7 +382,9 @@ def _check_tickers(tickers) -> tuple[str, ...] | None:
         return ticker_tuple(tickers)
     if not isinstance(tickers, list) or not all(t is None or isinstance(t, str) for t in tickers):
         raise ObookError(f"tickers must be a list of tickers (['AAPL', 'MSFT']) or text, not {tickers!r}")
-    return ticker_tuple([t for t in tickers if t is not None])
+    if None in tickers:         # a NULL is no ticker, as None is none in Python
+        raise ObookError(f"tickers must be text, not NULL (item {tickers.index(None) + 1} of {len(tickers)})")
+    return ticker_tuple(tickers)
 
 
 def _match_slot(pool: _Kind):

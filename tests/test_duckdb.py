@@ -515,6 +515,17 @@ def test_obook_bbo_tickers_of_another_type_is_an_error_naming_it(con, small, val
     assert "tickers must be a list of tickers" in str(err.value)
 
 
+@pytest.mark.parametrize("macro", ["obook_bbo", "obook_spread", "obook_bbo_grid"])
+def test_obook_bbo_tickers_list_with_null_is_an_error_naming_it(con, small, macro):
+    """A NULL in the list is no ticker: an error, as None in obook.bbo's list, not dropped."""
+    every = ", 1000" if macro == "obook_bbo_grid" else ""
+    with pytest.raises(duckdb.Error) as err:
+        con.execute(f"SELECT * FROM {macro}('{small}'{every}, tickers := ['AAA', NULL])").fetchall()
+    assert "tickers must be text, not NULL (item 2 of 2)" in str(err.value)
+    with pytest.raises(obook.ObookError, match="tickers must be text, not None"):
+        obook.bbo(small, tickers=["AAA", None])
+
+
 def test_obook_bbo_relations_made_not_run_beyond_pool_size_bind_and_run_right(small):
     """Relations made with con.sql(...) and not run bind with no query id: more of them than
     the pool has entries is no error ("one query can use at most ..."), and each, run

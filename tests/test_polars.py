@@ -170,6 +170,11 @@ def test_scan_bbo_tickers_not_in_feed_raises_whatever_the_filter(small, where):
         (lf if where is None else lf.filter(where)).collect()
 
 
+def test_scan_bbo_tickers_list_with_none_raises_naming_it(small):
+    with pytest.raises(ObookError, match=r"tickers must be text, not None \(in \['AAA', None\]\)"):
+        scan_bbo(small, tickers=["AAA", None]).collect()
+
+
 def test_scan_bbo_filter_on_ticker_not_in_feed_gives_no_rows(small):
     assert scan_bbo(small).filter(pl.col("ticker") == "ZZZ").collect().height == 0
     got = scan_bbo(small).filter(pl.col("ticker").is_in(["BBB", "ZZZ"])).collect()
