@@ -124,6 +124,30 @@ def test_session_name_longer_than_mold_or_not_ascii_is_obook_error(session, says
     assert session_name("OBOOK") == b"OBOOK     "
 
 
+@pytest.mark.parametrize("command", ["listen", "send"])
+@pytest.mark.parametrize("session", ["", " OBOOK"])
+def test_cli_session_no_mold_name_one_line_error_naming_the_option(capsys, tmp_path, command, session):
+    from cli_support import cli_error
+
+    day = tmp_path / "day.itch"
+    day.write_bytes(b"")
+    args = ([command, str(day)] if command == "send" else [command, "--request", "", "--idle-timeout", "1"]) + [
+        "--line-a", "127.0.0.1:39043", "--line-b", "127.0.0.1:39044", "--session", session]
+    err = cli_error(capsys, *args)
+    assert err.startswith(f"error: --session {session!r} ") and "1 to 10 printable ASCII" in err
+
+
+def test_python_listen_and_send_options_empty_session_is_obook_error_naming_it():
+    from obook.errors import ObookError
+    from obook.live import listen
+    from obook.live.send import SendOptions
+
+    with pytest.raises(ObookError, match="^session= '' is empty"):
+        next(listen("127.0.0.1:39045", "127.0.0.1:39046", session="", idle_timeout=1))
+    with pytest.raises(ObookError, match="^session= '' is empty"):
+        SendOptions(("127.0.0.1", 39045), ("127.0.0.1", 39046), session="")
+
+
 def test_live_sinks_refuse_a_place_they_cannot_use_or_would_mix_sessions_in(tmp_path):
     import pyarrow as pa
 

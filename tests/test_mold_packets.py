@@ -1,12 +1,13 @@
 """MoldUDP64 packets and re-requests: encode, decode, bad packets."""
 
+import re
 import struct
 
 import pytest
 
 from obook.errors import FeedError
-from obook.feeds.mold.packets import (END_OF_SESSION, HEADER, decode_packet, decode_request, encode_packet,
-                                      encode_request)
+from obook.feeds.mold.packets import (END_OF_SESSION, HEADER, check_session, decode_packet, decode_request,
+                                      encode_packet, encode_request)
 
 
 def _reference_packet(session, seq, messages):
@@ -70,3 +71,20 @@ def test_decode_packet_empty_message_raises_naming_it():
     buf = encode_packet(b"S", 7, [b"x", b"", b"y"])
     with pytest.raises(FeedError, match=r"message 2 of 3 \(sequence 8\) is empty"):
         decode_packet(buf)
+
+
+@pytest.mark.parametrize("session, says", [("", "is empty"), ("   ", "is blank"), (" A", "starts or ends with a space"),
+                                           ("A ", "starts or ends with a space"), ("SESSIÖN", "is not ASCII text"),
+                                           ("A\x00B", "holds a control character"), ("ABCDEFGHIJK", "has 11 characters"),
+                                           (b"OBOOK", "must be text")])
+def test_check_session_not_a_mold_name_is_obook_error_naming_the_option(session, says):
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match="^--session " + re.escape(repr(session))) as e:
+        check_session(session, "--session")
+    assert says in str(e.value)
+
+
+@pytest.mark.parametrize("session", ["A", "OBOOK", "000012345A", "A B", "~!"])
+def test_check_session_one_to_ten_printable_ascii_characters_is_given_back(session):
+    assert check_session(session) == session

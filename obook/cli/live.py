@@ -49,7 +49,7 @@ def send(
     drop_b: float = typer.Option(0.0, "--drop-b", min=0, max=1, help="Probability that line B loses a packet."),
     reorder: float = typer.Option(0.0, "--reorder", min=0, max=1, help="Probability that a line sends a packet after the next one."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the drops and reordering."),
-    session: str = typer.Option("OBOOK", "--session", help="MoldUDP64 session name (10 characters at most)."),
+    session: str = typer.Option("OBOOK", "--session", help="MoldUDP64 session name (1 to 10 printable ASCII characters, no space first or last)."),
     heartbeat: float = typer.Option(0.5, "--heartbeat", min=0.01, help="Seconds of silence before a heartbeat."),
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
@@ -59,9 +59,11 @@ def send(
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or, stopped,
     what went out before), and paced (--speed, --rate, --message-rate) how late the packets went."""
+    from ..feeds.mold.packets import check_session
     from ..live.net import distinct_addresses, parse_address
     from ..live.send import Sender, SendOptions, read_messages
 
+    check_session(session, "--session")
     places = {"--line-a": parse_address(line_a, "--line-a", False), "--line-b": parse_address(line_b, "--line-b", False),
               **({"--request": parse_address(request, "--request", False)} if request else {})}
     distinct_addresses(places)
@@ -135,9 +137,9 @@ def listen(
         raise ObookError(f"--latency-output {latency_output}: " + ("is a folder; give a Parquet file" if latency_output.is_dir()
                                                                  else f"no folder {latency_output.parent}"))
     if session is not None:
-        from ..feeds.mold.packets import session_name
+        from ..feeds.mold.packets import check_session
 
-        session_name(session)         # a name no packet can carry is an error now, not a silent wait
+        check_session(session, "--session")     # a name no packet can carry is an error now, not a silent wait
 
     run_listen(locals())
 

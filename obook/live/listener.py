@@ -159,10 +159,10 @@ def Listener(*args, loop: str = "compiled", **options):
 
     if loop not in ("compiled", "python"):
         raise ObookError(f"loop must be compiled or python, not {loop!r}")
-    if options.get("session") is not None:      # ASCII, 10 characters at most (never cut to 10)
-        from ..feeds.mold.packets import session_name
+    if options.get("session") is not None:      # 1 to 10 printable ASCII characters (never cut to 10)
+        from ..feeds.mold.packets import check_session
 
-        session_name(options["session"])
+        check_session(options["session"], "session=")
     check_loop_options(loop, options)
     if loop == "python" or INTERPRETED:
         for name in _compiled_only():

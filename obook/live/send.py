@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ObookError
-from ..feeds.mold.packets import END_OF_SESSION, HEADER, MoldPacketError, decode_request, encode_packet
+from ..feeds.mold.packets import (END_OF_SESSION, HEADER, MoldPacketError, check_session, decode_request,
+                                  encode_packet)
 from ..feeds.sources import Cut, open_source, read_block
 from .latency import Histogram
 from .net import is_multicast, sender_socket
@@ -150,6 +151,9 @@ class SendOptions:
     spin_us: float = 1000.0       # busy-wait on the clock this long before a packet's time
     message_rate: float = 0.0     # with speed 0: messages due evenly at this rate (packets as they fall due)
     sleep: bool = True            # sleep (clock_nanosleep) until spin_us before a packet's time, not in Python
+
+    def __post_init__(self):
+        check_session(self.session, "session=")     # 1 to 10 printable ASCII characters, never cut
 
 
 def _timer_slack(ns: int) -> None:

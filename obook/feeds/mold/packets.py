@@ -64,6 +64,24 @@ def session_name(session: bytes | str) -> bytes:
     return bytes(session).ljust(SESSION_LEN)
 
 
+def check_session(session, what: str = "--session / session=") -> str:
+    """A session name given as an option (``what``): text of 1 to 10 printable ASCII
+    characters, no space first or last; as given, else ``ObookError``. The field is
+    left-justified and padded with spaces: a blank name, or spaces at either end, would be
+    padding, not part of a name (``session_name`` encodes any, blank too)."""
+    if not isinstance(session, str):
+        raise ObookError(f"{what} {session!r}: a MoldUDP64 session name must be text")
+    why = ("is empty" if not session else "is blank" if not session.strip() else
+           "is not ASCII text" if not session.isascii() else
+           f"has {len(session)} characters, more than {SESSION_LEN}" if len(session) > SESSION_LEN else
+           "holds a control character" if not session.isprintable() else
+           "starts or ends with a space" if session != session.strip() else None)
+    if why:
+        raise ObookError(f"{what} {session!r} {why}: a MoldUDP64 session is 1 to {SESSION_LEN} printable ASCII "
+                         "characters, with no space first or last")
+    return session
+
+
 def encode_packet(session: bytes | str, seq: int, messages: list[bytes], *, count: int | None = None) -> bytes:
     """A downstream packet holding ``messages`` (none: a heartbeat), the first numbered ``seq``.
 
