@@ -40,10 +40,10 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     file-like object, its format and compression told from its first bytes; a socket: give
     ``format``).
     ``workers``: processes that apply the books (default: one per core, at most 8;
-    1 runs in this process). ``format``: a registered format name ("itch", "csv" ...;
-    default: detected from the file).
+    1 runs in this process). ``format``: a registered format name ("itch", "csv" ..., any
+    case; default, None or "": detected from the file).
     ``on_error``: "raise" stops at the first failing record after delivering every
-    earlier row; "skip" applies the tolerant rules and counts what it skipped.
+    earlier row; "skip" applies the tolerant rules and counts what it skipped (any case).
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...;
     with the feed's integer prices, without ``filename``).
     ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name

@@ -52,6 +52,18 @@ def check_flag(name: str, value) -> bool:
     return bool(value)
 
 
+def check_choice(name: str, value, choices) -> str:
+    """An option naming one of ``choices`` (lower-case words: ``on_error``'s raise / skip ...),
+    in any case (``'Skip'``, ``'SKIP'``); as the choice, else ``ObookError`` naming the option
+    and listing the choices. ``''`` is no choice: an option left out is None, not empty."""
+    from .errors import ObookError
+
+    chosen = value.lower() if isinstance(value, str) else None
+    if chosen not in choices:
+        raise ObookError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return chosen
+
+
 def check_format_name(format) -> None:
     """``format``: None, a registered format's name (text) or a FeedFormat."""
     from .errors import ObookError

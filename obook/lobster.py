@@ -88,7 +88,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
     event, a replace's deletion row with the book after the deletion, 9-decimal times).
     """
-    from .checks import ticker_names
+    from .checks import check_choice, ticker_names
     from .session import session_date
 
     tickers = ticker_names(tickers)
@@ -100,8 +100,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
         raise ObookError(f"levels must be a whole number from 1 to {MAX_LEVELS}, not {levels!r}")
     levels = int(levels)
     start_ms, end_ms = _window(start_ms, end_ms)
-    if style not in STYLES:
-        raise ObookError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    style = check_choice("style", style, STYLES)
     from .errors import FormatError
     from .feeds import resolve_format
     from .feeds.sources import check_source, source_name, source_paths

@@ -266,14 +266,13 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
     On a feed error the rows before it are kept as ``<path>.partial`` and the error
     re-raised; on any other failure nothing is left behind.
     """
+    from .checks import check_choice
+    from .parquet import COMPRESSIONS
+
     path = Path(path)
     kind = output_kind(path)
-    if kind == "parquet":
-        from .parquet import COMPRESSIONS
-
-        if compression not in COMPRESSIONS:     # before any file is made
-            raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
-    elif compression != "fast":
+    compression = check_choice("compression", compression, tuple(COMPRESSIONS))     # before any file is made
+    if kind != "parquet" and compression != "fast":
         logging.getLogger("obook").warning("%s: compression %r is Parquet's; this %s file is written as it is",
                                            path, compression, kind)
     tmp = temp_path(path)

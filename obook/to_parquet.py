@@ -280,9 +280,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     ``crossed_books``, ``messages_by_type``) when a replay table is converted; with only
     ITCH side tables, ``records`` and ``messages_by_type``.
     """
-    from .checks import (check_feed_path, check_format_name, check_levels, check_names, check_path, check_progress,
-                         check_tickers, check_workers)
-    from .engine.replay import ticker_tuple
+    from .checks import (check_choice, check_feed_path, check_format_name, check_levels, check_names, check_path,
+                         check_progress, check_tickers, check_workers)
+    from .engine.replay import ON_ERROR, ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source, headed, is_stream, source_name, source_paths
     from .output import (check_not_an_input, drop_stale_partial, make_output_dir, new_folders, remove_new_folders,
@@ -296,6 +296,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     workers = check_workers(workers)
     levels = check_levels(levels)
     tickers = ticker_tuple(check_tickers(tickers))     # '' or ',' is an error, as on every reader
+    on_error = check_choice("on_error", on_error, ON_ERROR)      # in any case, as on every reader
+    compression = check_choice("compression", compression, tuple(COMPRESSIONS))    # before the folder is made
     if not isinstance(tables, str):
         tables = check_names("tables", tables)
     check_progress(progress)
@@ -312,8 +314,6 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                          "read the feed a second time: give a file, not a stream")
     day = session_date(feed, date, feed_format)
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
-    if compression not in COMPRESSIONS:    # (checked before the folder is made)
-        raise ObookError(f"compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     made = new_folders(outdir)
     outdir = make_output_dir(outdir)
     for t in tables:        # a folder under a final name, the feed itself: found before any file is replaced

@@ -4,12 +4,13 @@ ObookError naming the argument, a value whose meaning is clear is taken."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 import pytest
 
 import obook
-from obook.checks import check_date, check_levels, check_path
+from obook.checks import check_choice, check_date, check_levels, check_path
 from obook.errors import ObookError
 from itch_builder import ItchBuilder
 
@@ -83,3 +84,14 @@ def test_convert_outdir_with_nul_raises_and_writes_nothing(tmp_path):
     with pytest.raises(ObookError, match=r"^outdir .* holds a NUL character"):
         obook.convert(_day(tmp_path), str(tmp_path / "a\0b"), workers=1)
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("value", ["skip", "Skip", "SKIP"])
+def test_check_choice_any_case_is_the_word(value):
+    assert check_choice("on_error", value, ("raise", "skip")) == "skip"
+
+
+@pytest.mark.parametrize("value", ["", "skipped", None, 1, b"skip"])
+def test_check_choice_other_value_raises_naming_option_and_words(value):
+    with pytest.raises(ObookError, match=rf"^on_error must be one of raise, skip, not {re.escape(repr(value))}$"):
+        check_choice("on_error", value, ("raise", "skip"))

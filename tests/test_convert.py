@@ -329,3 +329,16 @@ def test_convert_tickers_naming_none_raises_as_every_reader_does(itch_day, tmp_p
     result = CliRunner().invoke(app, ["convert", str(itch_day), str(tmp_path / "cli"), "-t", "bbo", "-k", given])
     assert isinstance(result.exception, ObookError) and "no ticker given" in str(result.exception)
     assert not (tmp_path / "out").exists() and not (tmp_path / "cli").exists()
+
+
+def test_convert_on_error_and_compression_in_any_case_are_the_words(tmp_path):
+    """'RAISE' stops at the bad record as 'raise' does (never read as tolerant), 'Skip' skips it."""
+    from frontend_feeds import write_failing_feed
+
+    bad = write_failing_feed(tmp_path / "bad.itch")
+    with pytest.raises(FeedError):
+        convert(bad, tmp_path / "raised", on_error="RAISE", workers=1)
+    done = convert(bad, tmp_path / "skipped", on_error="Skip", compression="SMALL", workers=1)
+    assert done["rows"]["bbo"] > 0 and (tmp_path / "skipped" / "bbo.parquet").exists()
+    with pytest.raises(ObookError, match="compression must be one of fast, small, not 'tiny'"):
+        convert(bad, tmp_path / "x", compression="tiny")

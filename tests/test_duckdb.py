@@ -526,6 +526,12 @@ def test_obook_bbo_tickers_list_with_null_is_an_error_naming_it(con, small, macr
         obook.bbo(small, tickers=["AAA", None])
 
 
+def test_obook_bbo_on_error_and_prices_in_any_case_give_the_same_rows(con, small):
+    want = con.execute(f"SELECT * FROM obook_bbo('{small}', on_error := 'skip', prices := 'decimal')").fetchall()
+    got = con.execute(f"SELECT * FROM obook_bbo('{small}', on_error := 'SKIP', prices := 'Decimal')").fetchall()
+    assert got == want and len(got) == len(SMALL_BBO)
+
+
 def test_obook_bbo_relations_made_not_run_beyond_pool_size_bind_and_run_right(small):
     """Relations made with con.sql(...) and not run bind with no query id: more of them than
     the pool has entries is no error ("one query can use at most ..."), and each, run

@@ -135,7 +135,7 @@ def test_bbo_stats_checks_workers_like_without_stats(tmp_path, workers):
         obook.bbo(path, workers=workers, stats={})
 
 
-@pytest.mark.parametrize("on_error", ["", "SKIP", 1])
+@pytest.mark.parametrize("on_error", ["", "skipped", 1])
 def test_reader_on_error_not_raise_or_skip_is_an_error(on_error, tmp_path):
     from obook.gen.csv import write_csv
 

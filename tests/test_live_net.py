@@ -253,3 +253,17 @@ def test_cli_send_table_file_one_line_error_a_table_not_a_feed(capsys, tmp_path)
     err = cli_error(capsys, "send", table, "--line-a", "127.0.0.1:39063", "--line-b", "127.0.0.1:39064",
                     "--linger", "0")
     assert err.startswith(f"error: {table}: a Parquet file (a table, not a feed)") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("loop", ["Python", "COMPILED"])
+def test_listener_loop_and_on_gap_in_any_case_are_the_words(loop):
+    from obook.live.listener import Listener
+
+    lst = Listener(("127.0.0.1", 39047), ("127.0.0.1", 39048), loop=loop, on_gap="Skip")
+    try:
+        if loop == "Python":     # the replay turns tolerant as for "skip"
+            assert lst.feed.on_gap == lst.replay.on_error == "skip"
+        else:
+            assert lst.on_gap == "skip"
+    finally:
+        lst.close()

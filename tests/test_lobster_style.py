@@ -77,6 +77,11 @@ def test_lobster_style_all_lists_every_event(tmp_path):
     assert len(messages) == 10 and messages[0] == "34200.000000001,1,1,100,1000000,1"
 
 
+def test_lobster_style_in_any_case_is_the_word(tmp_path):
+    lobster(feed(tmp_path), tmp_path / "o", ["AAPL"], levels=1, workers=1, style="All")
+    assert len(lines(tmp_path / "o", 1)[0]) == 10
+
+
 def test_lobster_style_all_replace_deletion_row_shows_book_after_the_deletion(tmp_path):
     lobster(feed(tmp_path), tmp_path / "o", ["AAPL"], levels=2, workers=1, style="all")
     messages, books = lines(tmp_path / "o", 2)

@@ -175,6 +175,10 @@ def test_scan_bbo_tickers_list_with_none_raises_naming_it(small):
         scan_bbo(small, tickers=["AAA", None]).collect()
 
 
+def test_scan_bbo_on_error_in_any_case_is_the_word(small):
+    assert scan_bbo(small, on_error="Skip").collect().rows() == SMALL_BBO
+
+
 def test_scan_bbo_filter_on_ticker_not_in_feed_gives_no_rows(small):
     assert scan_bbo(small).filter(pl.col("ticker") == "ZZZ").collect().height == 0
     got = scan_bbo(small).filter(pl.col("ticker").is_in(["BBB", "ZZZ"])).collect()

@@ -56,3 +56,12 @@ def test_side_tables_duckdb_polars_convert_agree_with_function(feed, table, tmp_
 def test_side_tables_missing_file_raises_obook_error(tmp_path):
     with pytest.raises(obook.ObookError, match="no such feed file"):
         obook.symbols(tmp_path / "none.itch")
+
+
+def test_side_table_reader_on_error_any_case_taken_other_word_refused(feed):
+    from obook.errors import ObookError
+    from obook.feeds import read_side_table
+
+    assert read_side_table(feed, "symbols", on_error="Skip").equals(read_side_table(feed, "symbols"))
+    with pytest.raises(ObookError, match="on_error must be one of raise, skip, not 'ignore'"):
+        read_side_table(feed, "symbols", on_error="ignore")

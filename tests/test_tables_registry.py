@@ -296,3 +296,15 @@ def test_tables_tickers_option_meaning_says_a_ticker_not_in_the_feed_is_an_error
         obook.bbo(feed, tickers=["ZZZZ"]).read_all()
     assert "tickers" in registry.tables()["bbo"].options
     assert "never names: an error" in registry.OPTIONS["tickers"].doc
+
+
+def test_tables_choice_options_any_case_give_the_rows_of_the_word(days):
+    """on_error, prices and format read in any case (their choices are declared in the
+    registry), as stp= and an order file's words; '' is no on_error."""
+    choosing = [o.name for o in registry.OPTIONS.values() if o.choices]
+    assert {"on_error", "prices"} <= set(choosing)
+    want = obook.bbo(days["itch"], on_error="skip", prices="decimal", format="itch", workers=1).read_all()
+    got = obook.bbo(days["itch"], on_error="Skip", prices="DECIMAL", format="ITCH", workers=1).read_all()
+    assert got.equals(want) and got.schema.metadata[b"obook.prices"] == b"decimal"
+    with pytest.raises(ObookError, match="on_error must be one of raise, skip, not ''"):
+        obook.bbo(days["itch"], on_error="")

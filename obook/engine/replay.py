@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._kernels.layout import EV_WIDTH, WANT_NO_BBO, WANT_QUEUE
+from ..checks import check_choice
 from ..errors import FeedError, ObookError
 from ..feeds import load, resolve_format
 from ..feeds.pieces import Pieces
@@ -100,9 +101,7 @@ class Replay:
         # ticker pushdown: only these books are replayed (the decoders skip the others'
         # records); a ticker the feed never names raises at the end (or, "warn", is logged)
         self.tickers = ticker_tuple(tickers)
-        if unknown_tickers not in ("raise", "warn", "ignore"):
-            raise ObookError(f"unknown_tickers must be raise, warn or ignore, not {unknown_tickers!r}")
-        self.unknown_tickers = unknown_tickers
+        self.unknown_tickers = check_choice("unknown_tickers", unknown_tickers, ("raise", "warn", "ignore"))
         self.tables = check_tables(tables, levels, self.max_levels)
         self.levels = levels
         self.find_breaks = breaks   # False: no pre-pass, every trade's ``broken`` is False
@@ -113,8 +112,7 @@ class Replay:
         if self.observe_here:
             self.layout["events"] = EV_WIDTH
         check_source(path)
-        if on_error not in ON_ERROR:
-            raise ObookError(f"on_error must be one of {ON_ERROR}, not {on_error!r}")
+        on_error = check_choice("on_error", on_error, ON_ERROR)     # 'Skip' too: every reader sees 'skip'
         path = headed(path)      # a stream: decompressed, its first bytes kept to tell its format
         if is_stream(path) and format is None and not isinstance(path, HeadedStream):
             raise ObookError(f"{self.path}: a socket or live stream needs format=")

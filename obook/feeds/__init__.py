@@ -352,13 +352,15 @@ def side_table_reader(path, name: str, on_error: str = "raise", format=None):
     memory). A bad name, file or format raises here; a bad record while reading, after
     the rows before it."""
     import pyarrow as pa
+
+    from ..checks import check_choice
     from .sources import check_source
 
     if name not in side_table_names():
         raise ObookError(f"unknown table {name!r}; choose from {', '.join(side_table_names())}")
     check_source(path)
     fmt = resolve_format(format, path)
-    batches = fmt.side_batches(path, [name], on_error)
+    batches = fmt.side_batches(path, [name], check_choice("on_error", on_error, ("raise", "skip")))
     return pa.RecordBatchReader.from_batches(fmt.side_table(name).schema, (b for _, b in batches))
 
 

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from ..checks import check_choice
 from ..errors import FeedError, ObookError
 from ..feeds.mold.arbiter import Arbiter
 from ..feeds.mold.packets import encode_request
@@ -80,8 +81,7 @@ class LiveFeed:
                  interface: str = "127.0.0.1", gap_wait: float = 0.05, request_timeout: float = 0.2,
                  retries: int = 3, on_gap: str = "raise", idle_timeout: float | None = None,
                  max_request: int = 1000):
-        if on_gap not in ("raise", "skip"):
-            raise ObookError(f"on_gap must be raise or skip, not {on_gap!r}")
+        on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
         self.clock = Clock()
         self.socks = []
         self.kernel_stamps = True

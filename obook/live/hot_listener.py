@@ -18,7 +18,8 @@ from typing import Iterator
 import pyarrow as pa
 
 from .._kernels import live_layout as L
-from ..errors import FeedError, ObookError
+from ..checks import check_choice
+from ..errors import FeedError
 from .net import RCVBUF, kernel_drops, line_socket, mold_filter
 
 REST_US = 100.0     # a spinning real-time loop's rest in each millisecond
@@ -73,8 +74,7 @@ class HotListener:
         from .hotpath import HotLoop, check_realtime
         from .listener import warm_up
 
-        if on_gap not in ("raise", "skip"):
-            raise ObookError(f"on_gap must be raise or skip, not {on_gap!r}")
+        on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
         check_realtime(realtime)        # refused here, before the sockets, not in the loop's thread
         self.ttt = tick_to_trade
         if tick_to_trade is not None:

@@ -12,6 +12,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from ..checks import check_choice
 from ..errors import FeedError, ObookError
 from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
 from .feed import LiveFeed, live_error
@@ -29,6 +30,7 @@ class PythonListener:
                  on_gap: str = "raise", date=None, levels: int = 10, **feed_options):
         from ..engine.replay import Replay
 
+        on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
         warm_up(tables, levels)
         self.feed = LiveFeed(line_a, line_b, request, on_gap=on_gap, **feed_options)
         try:
@@ -157,8 +159,9 @@ def Listener(*args, loop: str = "compiled", **options):
     (``spin``, ``spin_us``, ``cpu``, ``rcvbuf``, ``realtime`` are the compiled loop's only)."""
     from .._kernels.jit import INTERPRETED
 
-    if loop not in ("compiled", "python"):
-        raise ObookError(f"loop must be compiled or python, not {loop!r}")
+    loop = check_choice("loop", loop, ("compiled", "python"))
+    if "on_gap" in options:     # (the loops compare it as given)
+        options["on_gap"] = check_choice("on_gap", options["on_gap"], ("raise", "skip"))
     if options.get("session") is not None:      # 1 to 10 printable ASCII characters (never cut to 10)
         from ..feeds.mold.packets import check_session
 

@@ -25,19 +25,23 @@ FRONT_ENDS = ("python", "duckdb", "polars", "convert")
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a table: its name, default, DuckDB type and meaning."""
+    """One option of a table: its name, default, DuckDB type and meaning; ``choices``: the
+    words it takes (in any case), none for a free value."""
 
     name: str
     default: Any
     sql_type: str
     doc: str
+    choices: tuple[str, ...] = ()
 
 
 OPTIONS = {o.name: o for o in (
     Option("workers", None, "BIGINT", "worker processes applying the books (default: one per core, at most 8)"),
-    Option("format", None, "VARCHAR", "the feed format (default: detected from the file)"),
+    Option("format", None, "VARCHAR", "the feed format, a name in any case (default, or '': detected from the "
+                                      "file)"),
     Option("on_error", "raise", "VARCHAR", "raise: stop at the first bad record (after every earlier row); "
-                                           "skip: apply the tolerant rules (a feed cut short is still an error)"),
+                                           "skip: apply the tolerant rules (a feed cut short is still an error)",
+           ("raise", "skip")),
     Option("tickers", None, "VARCHAR[]", "replay only these tickers' books (one the feed never names: an error "
                                          "after the rows; on the command line a warning)"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
@@ -46,7 +50,7 @@ OPTIONS = {o.name: o for o in (
     Option("queue_positions", True, "BOOLEAN", "false: the queue columns null and no queues kept (faster)"),
     Option("interval", "1 minute", "VARCHAR", "the bar length ('1 minute', '5s', '100 ms')"),
     Option("prices", "int", "VARCHAR", "int: the feed's integers; decimal: exact decimals of the currency; "
-                                       "float: float64 of the currency"),
+                                       "float: float64 of the currency", ("int", "decimal", "float")),
     Option("filename", False, "BOOLEAN", "add a `filename` column (the feed file of each row)"),
     Option("every", None, "UBIGINT", "the grid step in feed time units (a positive integer)"),
     Option("start_time", None, "UBIGINT", "the window's (grid's) first time, feed time units (default: the "

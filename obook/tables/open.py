@@ -16,8 +16,8 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ..checks import (check_date, check_feed_path, check_flag, check_format_name, check_levels, check_progress,
-                      check_tickers, check_whole_at_least_1)
+from ..checks import (check_choice, check_date, check_feed_path, check_flag, check_format_name, check_levels,
+                      check_progress, check_tickers, check_whole_at_least_1)
 from ..errors import ObookError
 from . import OPTIONS, check_produces, table
 from .units import Shape, check_prices
@@ -172,14 +172,13 @@ def check_options(spec, options: dict) -> dict:
     out = {k: v for k, v in options.items() if v is not None}
     missing = [o for o in spec.required() if o not in out]
     if missing:
-        from . import OPTIONS
-
         raise ObookError(f"table {spec.name!r} needs {', '.join(missing)}: {'; '.join(OPTIONS[o].doc for o in missing)}")
     if "workers" in out:
         check_whole_at_least_1("workers", out["workers"])
     check_format_name(out.get("format"))
-    if out.get("on_error", "raise") not in ("raise", "skip"):     # '' is no way to say raise
-        raise ObookError(f"on_error must be one of ('raise', 'skip'), not {out['on_error']!r}")
+    for o in out:       # a choice (on_error, prices) in any case; '' is no way to say raise
+        if o in OPTIONS and OPTIONS[o].choices:
+            out[o] = check_choice(o, out[o], OPTIONS[o].choices)
     if "tickers" in out:
         out["tickers"] = check_tickers(out["tickers"])
     if "levels" in out:

@@ -69,7 +69,9 @@ def reference_markdown() -> str:
             if cols:
                 out.append(f"- {label}: {', '.join(f'`{c}`' for c in cols)}")
         out.append("")
-    out += ["## Options", "", "| option | default | meaning |", "|---|---|---|"]
+    out += ["## Options", "", "A word an option chooses (`on_error`, `prices`, `format`) is read in any case: "
+            "`'Skip'`, `'DECIMAL'`, `'ITCH'`; another is an error listing the words it takes.", "",
+            "| option | default | meaning |", "|---|---|---|"]
     out += [f"| `{o.name}` | {_default(o.name)} | {o.doc} |" for o in OPTIONS.values()]
     out.append("")
     out += _formats_table()

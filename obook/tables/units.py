@@ -30,19 +30,18 @@ from fnmatch import fnmatchcase
 import numpy as np
 import pyarrow as pa
 
-from ..errors import ObookError
+from ..checks import check_choice
+from . import OPTIONS
 
-PRICES = ("int", "decimal", "float")
+PRICES = OPTIONS["prices"].choices     # int, decimal, float
 _UNITS = {1: "ns", 1_000: "us", 1_000_000: "ms", 1_000_000_000: "s"}
 #: decimal prices: precision 19 holds every int64 value
 DECIMAL_PRECISION = 19
 
 
 def check_prices(prices) -> str:
-    prices = "int" if prices is None else str(prices).lower()
-    if prices not in PRICES:
-        raise ObookError(f"prices must be one of {', '.join(PRICES)}, not {prices!r}")
-    return prices
+    """``prices`` in any case (``'DECIMAL'``); None is ``'int'``."""
+    return "int" if prices is None else check_choice("prices", prices, PRICES)
 
 
 def matching(names, patterns) -> list[str]:
