@@ -104,9 +104,10 @@ def load(path) -> Pipeline:
     executor = str(run.get("executor", "local"))
     if executor != "local" and (not executor.startswith("dask://") or not executor[len("dask://"):].strip()):
         raise PipelineError(f"{path}: [run] executor must be 'local' or 'dask://host:port', not {executor!r}")
-    on_error = conv.get("on_error", "raise")
-    if on_error not in ("raise", "skip"):
+    on_error = conv.get("on_error", "raise")       # in any case, as obook's on_error=
+    if not isinstance(on_error, str) or on_error.lower() not in ("raise", "skip"):
         raise PipelineError(f"{path}: [convert] on_error must be 'raise' or 'skip', not {on_error!r}")
+    on_error = on_error.lower()
     levels = conv.get("levels", 10)
     if not isinstance(levels, int) or isinstance(levels, bool) or not 1 <= levels <= 50:
         raise PipelineError(f"{path}: [convert] levels must be an integer from 1 to 50, not {levels!r}")
@@ -117,12 +118,13 @@ def load(path) -> Pipeline:
                                 or not all(isinstance(t, str) and t.strip() for t in tickers)):
         raise PipelineError(f"{path}: [convert] tickers must be a list of tickers, not {conv.get('tickers')!r}")
     fmt = conv.get("format")
-    if fmt is not None:
+    if fmt is not None:     # in any case; '' is detection, as obook's format=''
         from obook.to_parquet import format_names
 
-        if fmt not in format_names():
+        if not isinstance(fmt, str) or (fmt and fmt.lower() not in format_names()):
             raise PipelineError(f"{path}: [convert] format must be one of {', '.join(format_names())}, "
                                 f"not {fmt!r}")
+        fmt = fmt.lower() or None
     ints = {}
     for section, key, v, (lo, hi) in (("convert", "workers", conv.get("workers"), _BOUNDS["workers"]),
                                       ("run", "days_at_once", run.get("days_at_once", 1), _BOUNDS["days_at_once"]),

@@ -92,3 +92,9 @@ def test_pipeline_unknown_format_rejected_naming_the_formats(tmp_path):
     with pytest.raises(PipelineError, match=r"\[convert\] format must be one of itch, .*pitch.*, not 'nasdaq'"):
         load(_toml(tmp_path / "p.toml", tmp_path, tmp_path / "ds", 'format = "nasdaq"'))
 
+
+@pytest.mark.parametrize("extra, fmt, on_error", [('format = "ITCH"', "itch", "raise"), ('format = ""', None, "raise"),
+                                                  ('on_error = "Skip"', None, "skip")])
+def test_pipeline_format_and_on_error_any_case_and_empty_format_detects(tmp_path, extra, fmt, on_error):
+    p = load(_toml(tmp_path / "p.toml", tmp_path, tmp_path / "ds", extra))
+    assert (p.format, p.on_error) == (fmt, on_error)
