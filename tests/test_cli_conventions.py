@@ -255,3 +255,44 @@ def test_cli_float_options_nan_or_inf_refused_with_one_line_error():
             r = CliRunner().invoke(app, [*path, opt, bad])
             said = "is not a finite number" in r.output or (bad == "inf" and "is not in the range" in r.output)
             assert r.exit_code == 2 and said and "Traceback" not in r.output, (path, opt, bad, r.output)
+
+
+def _choice_params(command, path=()):
+    """(command path, parameter) of every choice option of ``command``, subcommands included."""
+    for p in command.params:
+        if getattr(p.type, "name", None) == "choice" and p.opts[0].startswith("--"):
+            yield path, p
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _choice_params(sub, (*path, name))
+
+
+def test_cli_choice_options_any_case_taken_unknown_refused_naming_the_choices():
+    """Every choice option (as the group resolves its command) reads its words in any case, as
+    Python's and SQL's options do; another word is an error listing the choices."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    ctx = group.context_class(group, info_name="obook")
+    found = [((name, *path), p) for name in group.commands
+             for path, p in _choice_params(group.resolve_command(ctx, [name])[1])]
+    assert len(found) >= 10 and any(path == ("bbo",) and p.opts[0] == "--on-error" for path, p in found)
+    for path, p in found:
+        word = str(list(p.type.choices)[-1])
+        assert p.type.convert(word.upper(), p, ctx) == word, (path, p.opts)
+        with pytest.raises(Exception, match="is not one of") as e:
+            p.type.convert("nope-" + word, p, ctx)
+        assert repr(word) in str(e.value), (path, p.opts)
+
+
+def test_cli_bbo_choices_any_case_and_format_empty_detects_the_same_rows(tiny, tmp_path):
+    want = runner.invoke(app, ["bbo", str(tiny), "-w", "1"])
+    assert want.exit_code == 0 and want.stdout
+    for extra in (["--on-error", "Skip"], ["--format", "ITCH"], ["--format", ""], ["-c", "FAST"]):
+        r = runner.invoke(app, ["bbo", str(tiny), "-w", "1", *extra])
+        assert r.exit_code == 0 and r.stdout == want.stdout, (extra, r.output)
+    lower = runner.invoke(app, ["table", "bbo", str(tiny), "-w", "1", "--prices", "decimal"])
+    r = runner.invoke(app, ["table", "bbo", str(tiny), "-w", "1", "--prices", "DECIMAL", "--on-error", "SKIP",
+                            "-f", ""])
+    assert lower.exit_code == 0 and r.exit_code == 0 and r.stdout == lower.stdout, r.output
+    r = runner.invoke(app, ["convert", str(tiny), str(tmp_path / "o"), "-c", "Small", "-f", "Itch"])
+    assert r.exit_code == 0 and (tmp_path / "o" / "bbo.parquet").exists(), r.output

@@ -45,7 +45,7 @@ def backtest(
                                        help="Write the tables (backtest.orders.parquet, and events, fills, positions, "
                                             "equity), summary.json and run.json to this folder; default: the "
                                             "summary on stdout."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format, in any case (default, or '': detected)."),
     processes: int = typer.Option(1, "--processes", "-p", min=1, help="Days run at once (several feeds)."),
     executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT",
                                  help="Several days: local processes, or tasks on an existing Dask cluster."),

@@ -73,7 +73,7 @@ def bbo(
     output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Write to a file instead of stdout; the type follows the extension: "
                                                ".parquet (or .pq), .arrow (or .feather, .ipc), .csv (with header), .txt (the stdout text)."),
-    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
+    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format, in any case (default, or '': detect)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record (after writing every earlier row); "
                                           "skip: apply the tolerant rules and report what was skipped (a feed cut short still ends in an error, after every row before the cut)."),

@@ -39,7 +39,7 @@ def convert(
                                      help="raise: stop at the first failing record, the rows before it kept as OUTDIR/<table>.parquet.partial; "
                                           "skip: apply the tolerant rules and record the skipped counts (a feed cut short still ends in an error, the rows before the cut kept as .partial)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
-    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format (default: detect)."),
+    format: Optional[FeedFormatName] = typer.Option(None, "--format", "-f", help="Force the feed format, in any case (default, or '': detect)."),
 ) -> None:
     """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 

@@ -1,5 +1,6 @@
 """Old spellings of options, still accepted and not shown in ``--help``; and the root
-group that refuses a number option given as ``nan`` or ``inf`` and a path given as ``""``."""
+group that refuses a number option given as ``nan`` or ``inf`` and a path given as ``""``,
+and reads a choice in any case."""
 
 from __future__ import annotations
 
@@ -41,20 +42,54 @@ def _named(v, value, t, param, ctx):
 def _checked_type(t, check):
     """``t`` with ``check`` run on the given text and on the converted value; the same class underneath, so the help
     still shows its range or its kind of path."""
-    base = type(t)
-    if (base, check) not in _CHECKED:
+    def make(base):
         def convert(self, value, param, ctx):
             check(None, value, self, param, ctx)        # before the type's own checks
             v = base.convert(self, value, param, ctx)
             check(v, value, self, param, ctx)
             return v
-        _CHECKED[base, check] = type(f"Checked{base.__name__}", (base,), {"convert": convert})
-    sub = _CHECKED[base, check]
-    if isinstance(t, sub):
+        return type(f"Checked{base.__name__}", (base,), {"convert": convert})
+    return _retyped(t, check, make)
+
+
+def _retyped(t, key, make):
+    """``t`` as an instance of the subclass ``make(base)`` of its class (made once per
+    ``key``), its state kept; ``t`` itself when it is one already."""
+    base = type(t)
+    if key in getattr(base, "obook_retyped", ()):
         return t
+    if (base, key) not in _CHECKED:
+        _CHECKED[base, key] = sub = make(base)
+        sub.obook_retyped = getattr(base, "obook_retyped", ()) + (key,)
+    sub = _CHECKED[base, key]
     out = object.__new__(sub)
     out.__dict__.update(t.__dict__)
     return out
+
+
+def _detected_on_empty(t):
+    """A feed format's choice where ``''`` is no format given (detect), as ``format=''`` in
+    Python and SQL."""
+    def make(base):
+        def convert(self, value, param, ctx):
+            return None if value == "" else base.convert(self, value, param, ctx)
+        return type(f"Detected{base.__name__}", (base,), {"convert": convert})
+    return _retyped(t, "detect", make)
+
+
+def any_case_choices(command, name: str | None = None) -> None:
+    """Every choice option of ``command`` (and of its subcommands) takes its words in any case
+    (``--on-error Skip``, ``--format ITCH``), as the Python, DuckDB and polars options do; a
+    feed command's ``--format ''`` is detection, as ``format=''`` there."""
+    from . import _FORMAT_OPTION
+
+    for p in command.params:
+        if getattr(p.type, "name", None) == "choice":
+            p.type.case_sensitive = False
+            if p.name == "format" and name in _FORMAT_OPTION:
+                p.type = _detected_on_empty(p.type)
+    for sub in getattr(command, "commands", {}).values():
+        any_case_choices(sub)
 
 
 def finite_floats(command) -> None:
@@ -74,10 +109,12 @@ def finite_floats(command) -> None:
 
 
 class ObookGroup(TyperGroup):
-    """The ``obook`` group: its commands' float options refuse nan and inf, their paths ``""``."""
+    """The ``obook`` group: its commands' float options refuse nan and inf, their paths ``""``;
+    their choices are read in any case."""
 
     def resolve_command(self, ctx, args):
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
             finite_floats(command)
+            any_case_choices(command, name)
         return name, command, rest

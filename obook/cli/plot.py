@@ -46,7 +46,7 @@ def plot(
     start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
     end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS]", help="Window end (time of day)."),
     interval: str = typer.Option("1 minute", "--interval", "-i", help="Bar length, e.g. '1 minute', '5s'."),
-    feed_format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
+    feed_format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format, in any case (default, or '': detected)."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Book levels a side in the heatmap."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64, help="Worker processes."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",

@@ -42,7 +42,7 @@ def simulate(
     horizon: float = typer.Option(1.0, "--horizon", min=0, max=604_800, help="Seconds after arrival of the summary's later mid."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes (default: one per core, at most 8)."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format (default: detected)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format, in any case (default, or '': detected)."),
     no_day_end: bool = typer.Option(False, "--no-day-end", help="Do not expire DAY orders after the feed's end."),
 ) -> None:
     """Replay FEED with your ORDERS in it: each instruction reaches the book after its latency,

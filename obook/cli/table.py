@@ -109,7 +109,7 @@ def _parameters() -> list[inspect.Parameter]:
             help="Write to a file instead of stdout (CSV with a header); the type follows the extension: "
                  ".parquet (or .pq), .arrow (or .feather, .ipc), .csv.")),
         inspect.Parameter("format", kw, annotation=Optional[FeedFormatName], default=typer.Option(
-            None, "--format", "-f", help="Force the feed format (default: detect).")),
+            None, "--format", "-f", help="Force the feed format, in any case (default, or '': detect).")),
         inspect.Parameter("compression", kw, annotation=Compression, default=typer.Option(
             Compression.fast, "--compression", "-c", help=COMPRESSION_HELP)),
     ]
