@@ -139,9 +139,11 @@ def _scan(open_reader: Callable[..., Any], arrow_schema: pa.Schema, name: str,
                 if df.height:
                     yield df
         finally:
-            getattr(reader, "close", lambda: None)()
-            reader = None     # and the replay's generator with it: its worker processes stop now
-            replay_closed()
+            try:
+                getattr(reader, "close", lambda: None)()
+            finally:    # a close cut short (a Ctrl-C raised in it) still ends the watch
+                reader = None     # and the replay's generator with it: its worker processes stop now
+                replay_closed()
 
     return register_io_source(source, schema=schema, validate_schema=False,
                               is_pure=True, explain_name=name, explain_detail=detail)

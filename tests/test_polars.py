@@ -197,3 +197,35 @@ def test_scan_messages_decodes_every_message(small):
     assert "".join(df["type"].to_list()) == "SRRAAAAAAEDXAUS"
     adds = scan_messages(small).filter(pl.col("type") == "A").select("ref", "price").head(2).collect()
     assert adds.rows() == [(1, 1_000_000), (2, 1_000_500)]
+
+
+def test_scan_reader_close_interrupted_still_ends_the_release_watch(small):
+    """A Ctrl-C raised inside the replay's close (polars lets go of the source as the signal
+    lands) must not leave the release thread calling into polars for the rest of the process."""
+    import threading
+
+    from obook import polars_release
+    from obook.polars import _scan
+
+    class Reader:
+        def __init__(self):
+            self.inner = obook.bbo(str(small), workers=1)
+            self.schema = self.inner.schema
+
+        def read_next_batch(self):
+            return self.inner.read_next_batch()
+
+        def close(self):
+            self.inner = None
+            raise KeyboardInterrupt
+
+    lf = _scan(Reader, obook.bbo(str(small), workers=1).schema, "bbo", "test")
+    with pytest.raises(KeyboardInterrupt):
+        lf.head(1).collect()
+    def watching():
+        return [t.name for t in threading.enumerate() if t.name == "obook-polars-release"]
+
+    deadline = time.monotonic() + 2
+    while watching() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert polars_release._open == 0 and watching() == []
