@@ -156,6 +156,44 @@ def interrupting(stop):
         os.close(r)
 
 
+#: the signals that unwind (see ``unwind_on_signals``)
+UNWINDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def deferred():
+    """While inside (in the main thread): Ctrl-C, SIGTERM and SIGHUP wait, and the first that
+    came goes to its handler (which raises it) when the block ends. For clean-ups that a
+    repeated Ctrl-C would cut short, leaving temp files beside an output or workers not
+    stopped: the first Ctrl-C unwinds, the next ones arrive during the clean-up. A signal
+    without a Python handler (ignored, or SIGTERM's default) is left as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield       # signals raise in the main thread only: nothing here to hold
+        return
+    came: list[int] = []
+    try:
+        with _handled_by(lambda signum, frame: came.append(signum), callable) as old:
+            yield
+    finally:
+        if came:
+            old[came[0]](came[0], sys._getframe())
+
+
+@contextmanager
+def _handled_by(handler, replaced):
+    """``handler`` for each of the UNWINDING signals whose handler ``replaced(handler)`` is
+    true for; yields those handlers (signal -> handler), put back when the block ends."""
+    old = {s: signal.getsignal(s) for s in UNWINDING}
+    old = {s: h for s, h in old.items() if replaced(h)}
+    for s in old:
+        signal.signal(s, handler)
+    try:
+        yield old
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 @contextmanager
 def stopping(stop):
     """While inside (in the main thread): the first Ctrl-C, SIGTERM or SIGHUP calls ``stop()``,
@@ -173,15 +211,8 @@ def stopping(stop):
         first.append(signum)
         stop()
 
-    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    old = {s: h for s, h in old.items() if h is not None and h is not signal.SIG_IGN}
-    for s in old:
-        signal.signal(s, handler)
-    try:
+    with _handled_by(handler, lambda h: h is not None and h is not signal.SIG_IGN):
         yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
     if first:
         global raised
         raised = first[0]

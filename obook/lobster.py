@@ -55,6 +55,7 @@ import numpy as np
 
 from .checks import is_whole
 from .errors import FeedError, ObookError, OutputError
+from .interrupts import deferred
 from .lobster_rows import DUMMY_ASK, DUMMY_BID
 from .tempfiles import remove_quietly, temp_path
 
@@ -226,9 +227,10 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
                 h.close()
             except OSError:     # its buffer cannot be written either (a full disk)
                 pass
-        for f in files.values():
-            for p in f["tmp"]:
-                remove_quietly(p)
+        with deferred():    # a second Ctrl-C: once every temp file is gone
+            for f in files.values():
+                for p in f["tmp"]:
+                    remove_quietly(p)
         if isinstance(e, OSError):
             raise OutputError(f"{outdir}: write failed: {e.strerror or e}") from e
         raise

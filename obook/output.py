@@ -13,6 +13,7 @@ import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
 
 from .errors import FeedError, ObookError, OutputError
+from .interrupts import deferred
 from .tempfiles import remove_quietly, temp_path
 
 TEXT_COLUMNS = ["time", "ticker", "bid_px", "bid_qty", "ask_px", "ask_qty"]
@@ -228,8 +229,9 @@ def write_files(tables, threads: int = 1) -> list[int]:
     except OSError as e:
         raise OutputError(f"{path}: write failed: {write_failure(e)}") from e
     finally:
-        for tmp, _path in staged:
-            remove_quietly(tmp)         # (gone once renamed)
+        with deferred():    # a second Ctrl-C: once every temp file is gone
+            for tmp, _path in staged:
+                remove_quietly(tmp)         # (gone once renamed)
 
 
 def drop_stale_partial(path: Path) -> None:

@@ -37,6 +37,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .interrupts import deferred
 from .parquet_footer import FILE_ROW_GROUPS, MAGIC, footer, shifted, split
 from .parquet_levels import LevelPages, level_columns
 
@@ -255,14 +256,16 @@ class ParquetSink:
         self._file.close()
 
     def discard(self) -> None:
-        self._stop_encoder()
-        self._in_flight.clear()
-        self._file.close()
-        self.pending = []
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        """Stop writing and remove the file; a Ctrl-C that comes meanwhile is raised once it is gone."""
+        with deferred():
+            self._stop_encoder()
+            self._in_flight.clear()
+            self._file.close()
+            self.pending = []
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
 
 
 def _without(options: dict, names: list[str]) -> dict:

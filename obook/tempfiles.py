@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from .interrupts import deferred
+
 __all__ = ["temp_path", "remove_quietly"]
 
 
@@ -27,11 +29,13 @@ def _alive(pid: int) -> bool:
 
 def remove_quietly(path) -> None:
     """Remove a temp file during cleanup; a failure (read-only file system, gone already)
-    must not hide the error being handled."""
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    must not hide the error being handled, and a Ctrl-C that comes meanwhile is raised once
+    the file is gone."""
+    with deferred():
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def temp_path(final: Path) -> Path:

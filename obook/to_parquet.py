@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from ._version import __version__
 from .errors import FeedError, ObookError, OutputError
+from .interrupts import deferred
 from .parquet import COMPRESSIONS, ParquetSink
 from .session import TIMEZONE, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
@@ -394,11 +395,12 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             os.replace(w.tmp, w.final)
             drop_stale_partial(w.final)
     except BaseException as e:
-        kept = _keep_partial(writers, e, outdir) if isinstance(e, FeedError) else []
-        for w in writers.values():
-            w.discard()
-        if not kept:
-            remove_new_folders(made)    # the folders this call made, nothing kept in them (Ctrl-C, a full disk)
+        with deferred():    # a second Ctrl-C: once every temp file is gone
+            kept = _keep_partial(writers, e, outdir) if isinstance(e, FeedError) else []
+            for w in writers.values():
+                w.discard()
+            if not kept:
+                remove_new_folders(made)    # the folders this call made, nothing kept in them (Ctrl-C, a full disk)
         if isinstance(e, OSError):    # the feed's read errors are ObookErrors: this is the output
             raise OutputError(f"{outdir}: write failed: {write_failure(e)}") from e
         raise

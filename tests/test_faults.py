@@ -295,6 +295,88 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
     assert_gone(kids)
 
 
+# ---------------------------------------------------------------- Ctrl-C pressed again
+
+def _tick():
+    """A Python call: where a pending signal's handler runs."""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_convert_ctrl_c_again_while_temp_files_go_leaves_none(big, tmp_path, monkeypatch, workers, no_leaks):
+    """A second Ctrl-C that lands in the clean-up of the first (a user pressing it twice) used
+    to cut it short: a temp file was left beside the outputs. It now waits for the clean-up."""
+    out = tmp_path / "out"
+    real_unlink, calls, again = os.unlink, [], []
+
+    def unlink(path, *args, **kwargs):
+        if not again:                            # the first temp file goes: Ctrl-C again
+            again.append(path)
+            os.kill(os.getpid(), signal.SIGINT)
+            _tick()
+        return real_unlink(path, *args, **kwargs)
+
+    def progress(done, phase=None):
+        if phase is None and any(out.iterdir()) and not calls:   # mid-replay, temp files written: Ctrl-C
+            calls.append(done)
+            monkeypatch.setattr(os, "unlink", unlink)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        obook.convert(big, out, tables="bbo,trades,depth", workers=workers, progress=progress)
+    assert calls and again, "the clean-up removed no temp file"
+    assert not out.exists() or sorted(p.name for p in out.iterdir()) == []
+
+
+def _replay_memfds() -> list[str]:
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            names.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return [n for n in names if "memfd:obook" in n]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(big, monkeypatch, no_leaks):
+    """A Ctrl-C that lands as the worker pool closes used to leave its shared memory's
+    descriptor open for the life of the process (and the workers to the garbage collector)."""
+    from multiprocessing.connection import Connection
+
+    real_send, again = Connection.send, []
+
+    def send(self, obj):
+        if obj is None and not again:            # the pool's stop message: Ctrl-C again
+            again.append(obj)
+            os.kill(os.getpid(), signal.SIGINT)
+            _tick()
+        return real_send(self, obj)
+
+    gen = Replay(big, workers=2).batches()
+    next(gen)
+    assert _replay_memfds()                      # its descriptor (and the mapping's copy)
+    monkeypatch.setattr(Connection, "send", send)
+    try:
+        gen.close()     # the inner generator's clean-up: Python drops the interrupt raised there
+    except KeyboardInterrupt:
+        pass
+    assert again and _replay_memfds() == []
+
+
+def test_interrupts_deferred_signal_inside_raised_once_the_block_ends():
+    from obook.interrupts import deferred
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            _tick()
+            done.append("clean-up")
+    assert done == ["clean-up"] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with deferred():                             # nothing came: nothing raised
+        _tick()
+
+
 # ---------------------------------------------------------------- a stopped worker
 
 def _stop_a_worker_after_first_batch(batches, seconds: float) -> None:

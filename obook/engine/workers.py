@@ -27,6 +27,7 @@ import numpy as np
 
 from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
 from ..errors import WorkerError
+from ..interrupts import deferred
 
 log = logging.getLogger("obook")
 
@@ -397,6 +398,12 @@ class WorkerPool:
         return self.results()
 
     def close(self) -> None:
+        """Stop the workers and free the shared memory; a Ctrl-C that comes meanwhile (the
+        first one is what ends the replay) is raised once they are stopped."""
+        with deferred():
+            self._close()
+
+    def _close(self) -> None:
         for c in self.conns:
             try:
                 c.send(None)
