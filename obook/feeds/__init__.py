@@ -264,7 +264,11 @@ def require_format(path, name: str, what: str) -> None:
     reader says what is wrong)."""
     try:
         found = detect_format(path)
-    except FormatError:
+    except ObookError:
+        if isinstance(path, (str, Path)) and Path(path).is_file():
+            from .sources import read_head
+
+            refuse_table(str(path), read_head(path, SNIFF_BYTES))
         return
     if found != name:
         raise ObookError(f"{path}: a {found} feed; {what}")
