@@ -37,6 +37,12 @@ class Broken:
             raise RuntimeError("broken on purpose")
         return [Order("enter", top.ticker, "B", 10, top.bid_px or 990, ref=self.n, tif="GTC")]
 
+class EveryBook:
+    """Called on every book event, the word in capitals."""
+    on = "BOOK"
+    def on_book(self, ctx):
+        return None
+
 class Tick:
     """Counts its timer calls; stops a run that would call it again and again at one time."""
     def __init__(self):
@@ -103,6 +109,18 @@ def test_backtest_duckdb_and_polars_match_python(tmp_path):
     assert lf.collect().to_arrow().to_pylist() == want.orders.to_pylist()
 
 
+def test_backtest_cli_words_in_any_case_are_those_words(tmp_path):
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    s, days = _setup(tmp_path)
+    every = backtest(days[0], load_strategy(f"{s}:EveryBook"), format="csv", on="book").summary["calls"]
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:EveryBook", "--format", "csv",
+                                 "--fee-per", "BPS", "--taker-fee", "10000"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["calls"] == every == len(DAY.splitlines()) - 1
+
+
 @pytest.mark.parametrize("option, says", [
     (["--maker-fee", "abc"], "maker fee 'abc' is no number"),
     (["--taker-fee", "nan"], "taker fee 'nan' is not a finite number"),
@@ -110,7 +128,7 @@ def test_backtest_duckdb_and_polars_match_python(tmp_path):
     (["--maker-fee", "5e15"], "maker fee '5e15' is out of range: at most 1000000000000 price units a share"),
     (["--taker-fee", "-1e30"], "taker fee '-1e30' is out of range"),
     (["--taker-fee", "10001", "--fee-per", "bps"], "at most 10000 bps (the whole notional)"),
-    (["--fee-per", "lots"], "fees per 'share' or 'bps'"),
+    (["--fee-per", "lots"], "fees per must be one of share, bps, not 'lots'"),
     (["--order-latency", "-5"], "latency '-5': give an integer"),
     (["--order-latency", "1.5"], "latency '1.5': give an integer"),
     (["--feed-latency", "nope.csv"], "latency 'nope.csv': give an integer"),

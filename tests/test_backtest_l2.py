@@ -299,3 +299,23 @@ def test_backtest_l2_order_flag_tif_or_instrument_it_cannot_send_is_a_strategy_e
 
     with pytest.raises(StrategyError, match=says):
         backtest(l2_table(QUEUE_DAY), Sends())
+
+
+class CountCalls:
+    """Counts its on_book calls; ``on``: what they are called on."""
+
+    def __init__(self, on):
+        self.on, self.n = on, 0
+
+    def on_book(self, ctx):
+        self.n += 1
+
+
+def test_backtest_l2_strategy_on_in_any_case_is_that_word():
+    rows = QUEUE_DAY + [(8000, "A", "B", 990, 10, 1000, 68)]      # below the top: a book event only
+    want, got = CountCalls("book"), CountCalls("BOOK")
+    backtest(l2_table(rows), want)
+    backtest(l2_table(rows), got)
+    assert got.n == want.n == backtest(l2_table(rows), CountCalls("bbo")).summary["calls"] + 1
+    with pytest.raises(ObookError, match="the strategy's on must be one of bbo, book, not 'trades'"):
+        backtest(l2_table(rows), CountCalls("trades"))

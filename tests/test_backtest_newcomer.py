@@ -99,7 +99,8 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(fees="0.1"), "fees must be obook.backtest.Fees"),
     (dict(risk="strict"), "risk must be an obook.live.risk.RiskGate"),
     (dict(risk=RiskGate(max_notional=2**300)), "risk max_notional must be a whole number"),
-    (dict(on=["bbo"]), "on must be 'bbo'"),
+    (dict(on=["bbo"]), r"on must be one of bbo, book, not \['bbo'\]"),
+    (dict(on="trades"), "on must be one of bbo, book, not 'trades'"),
     (dict(timer=0), "timer 0: the strategy has no on_timer to call"),
     (dict(timer="x"), "timer 'x': give a whole number of ns"),
     (dict(timer_start="x"), "timer_start must be a whole number"),
@@ -124,6 +125,39 @@ def test_backtest_bad_argument_is_obook_error_naming_it(tmp_path, options, says)
 
     with pytest.raises(ObookError, match=says):
         backtest(_day(tmp_path), load_strategy(f"{_strategies(tmp_path)}:Join"), **{"format": "csv", **options})
+
+
+class CountBook:
+    """Counts its on_book calls; ``on``: what they are called on."""
+
+    def __init__(self, on):
+        self.on, self.n = on, 0
+
+    def on_book(self, ctx):
+        self.n += 1
+
+
+@pytest.mark.parametrize("attribute, argument", [("BOOK", None), ("Book", None), ("bbo", "BOOK"), ("bbo", "Book")])
+def test_backtest_on_in_any_case_calls_on_that_word(tmp_path, attribute, argument):
+    want, got = CountBook("book"), CountBook(attribute)
+    backtest(_day(tmp_path), want, format="csv")
+    backtest(_day(tmp_path), got, format="csv", on=argument)
+    bbo = CountBook("bbo")
+    backtest(_day(tmp_path), bbo, format="csv")
+    assert got.n == want.n > bbo.n
+
+
+def test_backtest_strategy_on_attribute_unknown_is_obook_error_listing_the_words(tmp_path):
+    with pytest.raises(ObookError, match="the strategy's on must be one of bbo, book, not 'trades'"):
+        backtest(_day(tmp_path), CountBook("trades"), format="csv")
+
+
+def test_fees_per_in_any_case_is_that_word():
+    from obook.backtest import Fees
+
+    assert Fees(taker=2, per="BPS").per == "bps" and Fees(per="Share").per == "share"
+    with pytest.raises(ObookError, match="fees per must be one of share, bps, not 'lots'"):
+        Fees(per="lots")
 
 
 @pytest.mark.parametrize("strategy, says", [
@@ -157,8 +191,12 @@ def test_compiled_arguments_of_one_text_are_one_name():
     assert c.on == ("timer",) and c.tickers == ("AAA", "BBB")
 
 
+def test_compiled_on_in_any_case_is_that_word():
+    assert compiled(lambda *a: 0, on=("BBO", "Orders")).on == ("bbo", "orders")
+
+
 @pytest.mark.parametrize("options, says", [
-    (dict(on=("bbo", "trades")), "a strategy is called on bbo, book, orders or timer, not 'trades'"),
+    (dict(on=("bbo", "trades")), "on must be one of bbo, book, orders, timer, not 'trades'"),
     (dict(on="timer", timer="x"), "timer 'x': give a whole number of ns"),
 ])
 def test_compiled_unknown_call_or_timer_of_the_wrong_kind_is_obook_error_when_made(options, says):

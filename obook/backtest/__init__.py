@@ -111,7 +111,8 @@ def compiled(fn, state=None, tickers=None, on=("bbo",), timer=None, timer_start=
 
     tickers, timer = ticker_names(tickers), check_timer(timer)
     on = check_names("on", on)
-    _subscriptions(on, timer)               # what it is called on: names it knows
+    _subscriptions(on, timer)               # what it is called on: names it knows, in any case
+    on = tuple(o.lower() for o in on)
     return CompiledStrategy(fn, _state_array(state), tuple(tickers) if tickers else None, on, timer, timer_start)
 
 
@@ -136,12 +137,12 @@ def _state_array(state) -> np.ndarray:
 def _subscriptions(on, timer) -> int:
     from .._kernels.backtest_layout import SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER
 
+    from ..checks import check_choice
+
     bits = {"bbo": SUB_BBO, "book": SUB_BOOK, "orders": SUB_ORDERS, "timer": SUB_TIMER}
     sub = 0
     for o in on:
-        if o not in bits:
-            raise ObookError(f"a strategy is called on bbo, book, orders or timer, not {o!r}")
-        sub |= bits[o]
+        sub |= bits[check_choice("on", o, tuple(bits))]        # 'BOOK' too
     if timer is not None:
         sub |= SUB_TIMER
     return sub
@@ -188,7 +189,7 @@ def _live_fn(strategy):
 def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     """(fn, state, compiled, tickers, subscriptions, timer period, timer start)."""
     from .adapt import live_adapter
-    from .arguments import check_timer_use, timer_period
+    from .arguments import check_timer_use, strategy_on, timer_period
 
     if isinstance(strategy, CompiledStrategy):
         t = tickers or strategy.tickers
@@ -212,7 +213,7 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     names = []
     if hasattr(strategy, "on_book") or (callable(strategy) and not hasattr(strategy, "on_timer")
                                         and not hasattr(strategy, "on_order")):
-        names.append(getattr(strategy, "on", "bbo"))
+        names.append(strategy_on(strategy, on))
     if hasattr(strategy, "on_order"):
         names.append("orders")
     if period is not None:
@@ -298,7 +299,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     check_progress(progress)
     strategy, tickers, timer = strategy_object(strategy), ticker_names(tickers), check_timer(timer)
     check_format_name(format)
-    check_on(on)
+    on = check_on(on)
     seed, capital, timer_start = check_seed(seed), check_capital(capital), check_timer_start(timer_start)
     fees, risk, day_end = check_fees(fees), check_risk(risk), check_flag("day_end", day_end)
     pipeline = None if pipeline is None else check_flag("pipeline", pipeline)

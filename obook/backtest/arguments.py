@@ -102,11 +102,24 @@ def check_timer_use(strategy, timer) -> None:
                          "object with on_timer)")
 
 
-def check_on(on) -> None:
+#: what a Python strategy's on_book is called on: changes of the top, or every book event
+BOOK_CALLS = ("bbo", "book")
+
+
+def check_on(on, name: str = "on"):
     """What a Python strategy's on_book is called on: None (its ``on`` attribute, else bbo),
-    "bbo" or "book"."""
-    if on is not None and (not isinstance(on, str) or on not in ("bbo", "book")):
-        raise ObookError(f"on must be 'bbo' (changes of the top) or 'book' (every book event), not {shown(on)}")
+    "bbo" or "book" in any case; as the word (lower-case) or None."""
+    from ..checks import check_choice
+
+    return None if on is None else check_choice(name, on, BOOK_CALLS)
+
+
+def strategy_on(strategy, on) -> str:
+    """What ``strategy``'s on_book is called on: ``on`` (checked) if given, else its ``on``
+    attribute (bbo / book in any case, else ``ObookError``), else bbo."""
+    if on is not None:
+        return check_on(on)
+    return check_on(getattr(strategy, "on", "bbo"), "the strategy's on")
 
 
 def check_fees(fees):

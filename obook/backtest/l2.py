@@ -266,7 +266,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
     from ..live.risk import RiskGate
     from . import BacktestResult, timer_ticks
-    from .arguments import check_interval, timer_period
+    from .arguments import check_interval, strategy_on, timer_period
     from .l2_input import read_l2
     from .tables import Fees, build
     from .worker import StrategyError
@@ -281,7 +281,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     period = timer_period(strategy, timer)
     interval_ns = check_interval(interval, 1)
     run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
-                timer_ticks(period, 1), on or getattr(strategy, "on", "bbo"))
+                timer_ticks(period, 1), strategy_on(strategy, on))
     fees = fees or Fees()
     try:
         rows = run.run(interval_ns, day_end)

@@ -49,13 +49,14 @@ def _rate(value, which: str, per: str) -> Decimal:
 
 class Fees:
     """Fees of a fill: ``maker`` / ``taker`` per share (``per="share"``, in the feed's price
-    units, decimals allowed) or in basis points of the notional (``per="bps"``); negative
-    is a rebate. A rate is at most MAX_FEE either way (10^12 price units a share, or
+    units, decimals allowed) or in basis points of the notional (``per="bps"``; either word in
+    any case); negative is a rebate. A rate is at most MAX_FEE either way (10^12 price units a share, or
     10,000 bps)."""
 
     def __init__(self, maker=0, taker=0, per: str = "share"):
-        if per not in ("share", "bps"):
-            raise ObookError(f"fees per 'share' or 'bps', not {per!r}")
+        from ..checks import check_choice
+
+        per = check_choice("fees per", per, tuple(MAX_FEE))        # 'BPS' too
         self.maker, self.taker, self.per = _rate(maker, "maker", per), _rate(taker, "taker", per), per
 
     def scaled(self, price: np.ndarray, qty: np.ndarray, taker: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ def backtest(
                                                             "a rebate."),
     taker_fee: str = typer.Option("0", "--taker-fee", help="Fee a share in the feed's price units (or bps with "
                                                             "--fee-per bps)."),
-    fee_per: str = typer.Option("share", "--fee-per", help="share or bps."),
+    fee_per: str = typer.Option("share", "--fee-per", help="share or bps, in any case."),
     interval: float = typer.Option(60.0, "--interval",
                                    help="Seconds between equity samples and Sharpe returns: from the feed's "
                                         "time unit to a week (604800)."),
