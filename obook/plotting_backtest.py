@@ -321,9 +321,10 @@ def _day_format(run: dict, date=None) -> str | None:
 
 def run_format(folder, format=None, feed=None, date=None):
     """The feed format of a backtest folder's run: ``format``, else its run.json's (of day
-    ``date``), else the one ``feed`` is in."""
+    ``date``), else the one ``feed`` is in (``''``: as None, detected as on every feed command)."""
     from .feeds import get_format, resolve_format
 
+    format = format or None
     if format is None and feed is None:
         path = Path(folder) / RUN_FILE
         if not Path(folder).is_dir():

@@ -226,6 +226,12 @@ def test_plot_latency_missing_table_error_says_no_such_table(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_plot_latency_empty_format_is_as_left_out(tmp_path):
+    r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "nope.parquet"), str(tmp_path / "x.png"),
+                                 "--format", ""])
+    assert r.exit_code != 0 and "nope.parquet: no such latency table" in f"{r.output}{r.exception}"
+
+
 @pytest.mark.parametrize("args, message", [
     (["-"], "-: a picture goes to a file"),
     (["x.png", "extra.png"], "one picture, the last argument; x.png is a picture's name, not a feed file"),

@@ -126,6 +126,19 @@ def test_plot_backtest_cli_png_of_the_folder(run, tmp_path):
     assert green.sum() > 50 and red.sum() > 50          # buy and sell markers
 
 
+def test_plot_backtest_cli_empty_format_is_the_runs_as_when_left_out(run, tmp_path):
+    out = tmp_path / "bt.png"
+    r = CliRunner().invoke(app, ["plot", "backtest", str(run / "out"), str(out), "--format", ""])
+    assert r.exit_code == 0, r.output
+    assert _pixels(out).shape[:2] == (800, 1200)
+
+
+def test_plot_backtest_cli_empty_format_without_run_json_asks_for_the_feed(run, tmp_path, capsys):
+    (tmp_path / "bare").mkdir()
+    err = cli_error(capsys, "plot", "backtest", tmp_path / "bare", tmp_path / "x.png", "--format", "")
+    assert "no run.json naming the run's feed: give it with --feed" in err
+
+
 @pytest.mark.parametrize("args, message", [
     (["--start", "09:31", "--end", "09:30"], "--start 09:31 is not before --end 09:30"),
     (["--end", "25:00"], "between 00:00 and 24:00"),

@@ -135,6 +135,8 @@ def _refuse(what: str, whose: str, **given) -> None:
     for a feed's picture, not for ``obook plot WHAT``'s (``whose``)."""
     from ..errors import ObookError
 
+    if given.get("format") == "":       # --format '': detected, as when left out
+        given["format"] = None
     names = [f"--{name}" for name, value in given.items() if value != _FEED_OPTIONS[name]]
     if names:
         raise ObookError(f"obook plot {what}: {', '.join(names)} {'is' if len(names) == 1 else 'are'} for a "
