@@ -393,16 +393,38 @@ def test_cli_send_interrupted_says_what_went_out_before_the_stop(tmp_path):
     assert int(counts["packets_a"]) > 0 and int(counts["packets_b"]) > 0, sent
 
 
-@pytest.mark.parametrize("session, says", [("ABCDEFGHIJKLM", "at most 10 characters, not 13"),
-                                           ("é", "is ASCII text")])
+NOT_A_SESSION = [("ABCDEFGHIJKLM", "'ABCDEFGHIJKLM' has 13 characters, more than 10"),
+                 ("é", "is not ASCII text"), (" OBOOK", "starts or ends with a space")]
+
+
+@pytest.mark.parametrize("session, says", NOT_A_SESSION)
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 def test_listener_session_not_a_moldudp64_one_obook_error(session, says, loop):
     """A session of 13 characters was cut to its first 10 (and followed another session)."""
     from obook.live.listener import Listener
 
     a, b = addresses(2)
-    with pytest.raises(ObookError, match=says):
+    with pytest.raises(ObookError, match=f"session= .*{says}"):
         Listener(a, b, None, session=session, loop=loop)
+
+
+@pytest.mark.parametrize("session, says", NOT_A_SESSION)
+@pytest.mark.parametrize("make", ["HotLoop", "HotListener", "LiveFeed", "PythonListener"])
+def test_live_constructor_session_not_a_moldudp64_one_obook_error(session, says, make):
+    """Each public constructor taking a session checks it: the compiled loop cut one of 13
+    characters to its first 10 and so followed another session."""
+    from obook.live.feed import LiveFeed
+    from obook.live.hot_listener import HotListener
+    from obook.live.hotpath import HotLoop
+    from obook.live.listener import PythonListener
+
+    a, b = addresses(2)
+    made = {"HotLoop": lambda: HotLoop([], None, session=session),
+            "HotListener": lambda: HotListener(a, b, None, tables=(), session=session),
+            "LiveFeed": lambda: LiveFeed(a, b, None, session=session),
+            "PythonListener": lambda: PythonListener(a, b, None, session=session)}[make]
+    with pytest.raises(ObookError, match=f"session= .*{says}"):
+        made()
 
 
 def test_cli_listen_unknown_loop_usage_error(capsys):

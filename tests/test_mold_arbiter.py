@@ -208,3 +208,11 @@ def test_arbiter_quarantine_bounded_and_agreeing_jump_taken_in():
     assert arb.missing() == [] and arb.stats[0]["implausible"] == 2     # two agree: not yet
     arb.packet(0, _pkt(far + 4, 2), 5)
     assert arb.missing() == [(2, far - 2)] and arb.stats[0]["implausible"] == 0
+
+
+def test_arbiter_session_longer_than_10_is_obook_error_not_never_matched():
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match="at most 10 characters, not 11"):
+        Arbiter(b"ABCDEFGHIJK")
+    assert Arbiter("OBOOK").session == b"OBOOK     "

@@ -25,7 +25,7 @@ import numpy as np
 from ..checks import check_choice
 from ..errors import FeedError, ObookError
 from ..feeds.mold.arbiter import Arbiter
-from ..feeds.mold.packets import encode_request
+from ..feeds.mold.packets import check_session_option, encode_request
 from .latency import Clock, Histogram, now
 from .net import line_socket, recv_stamped
 
@@ -82,6 +82,7 @@ class LiveFeed:
                  retries: int = 3, on_gap: str = "raise", idle_timeout: float | None = None,
                  max_request: int = 1000):
         on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
+        check_session_option(session)
         self.clock = Clock()
         self.socks = []
         self.kernel_stamps = True

@@ -71,11 +71,13 @@ class HotListener:
                  max_request: int = 1000, session: str | None = None, spin: bool = False,
                  spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float | None = None,
                  realtime: int = 0, rest_us: float | None = None, kernel_filter: bool = True):
+        from ..feeds.mold.packets import check_session_option
         from .hotpath import HotLoop, check_realtime
         from .listener import warm_up
 
         on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
         check_realtime(realtime)        # refused here, before the sockets, not in the loop's thread
+        check_session_option(session)   # before the warm-up and the sockets (HotLoop checks it too)
         self.ttt = tick_to_trade
         if tick_to_trade is not None:
             strategy, tickers = tick_to_trade.strategy, tick_to_trade.tickers

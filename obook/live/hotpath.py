@@ -96,9 +96,11 @@ class HotLoop:
                  rest_us: float = 0.0):
         from ..engine.books import BookState, ExtraRows
         from .._kernels.itch import SIZES
+        from ..feeds.mold.packets import check_session_option
         from .fast_strategy import NumbaStrategy
         from .risk import RiskGate
 
+        check_session_option(session)
         self.clock = Clock()
         self.lines = tuple(lines)
         self.fns = _libc_functions()

@@ -162,10 +162,9 @@ def Listener(*args, loop: str = "compiled", **options):
     loop = check_choice("loop", loop, ("compiled", "python"))
     if "on_gap" in options:     # (the loops compare it as given)
         options["on_gap"] = check_choice("on_gap", options["on_gap"], ("raise", "skip"))
-    if options.get("session") is not None:      # 1 to 10 printable ASCII characters (never cut to 10)
-        from ..feeds.mold.packets import check_session
+    from ..feeds.mold.packets import check_session_option
 
-        check_session(options["session"], "session=")
+    check_session_option(options.get("session"))       # before the warm-up (the loops check it too)
     check_loop_options(loop, options)
     if loop == "python" or INTERPRETED:
         for name in _compiled_only():

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import bisect
 
-from .packets import END_OF_SESSION, MoldPacketError, decode_packet
+from .packets import END_OF_SESSION, MoldPacketError, decode_packet, session_name
 from .sessions import Quarantine, SessionChoice
 
 STAT_KEYS = ("packets", "messages", "duplicates", "gaps", "gap_messages", "recovered_other_line",
@@ -130,7 +130,7 @@ class Arbiter:
 
     def __init__(self, session: bytes | None = None, first_seq: int = 1, lines: int = 2, *,
                  strict: bool = False):
-        self.session = None if session is None else bytes(session).ljust(10)
+        self.session = None if session is None else session_name(session)     # (never cut to 10)
         self.next_seq = first_seq        # the next sequence number to deliver
         self.lines = lines
         self.strict = strict

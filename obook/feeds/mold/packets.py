@@ -82,6 +82,12 @@ def check_session(session, what: str = "--session / session=") -> str:
     return session
 
 
+def check_session_option(session) -> str | None:
+    """The ``session=`` of a live feed or loop: None (the first session heard is followed)
+    or a name :func:`check_session` accepts (never cut to 10 characters)."""
+    return None if session is None else check_session(session, "session=")
+
+
 def encode_packet(session: bytes | str, seq: int, messages: list[bytes], *, count: int | None = None) -> bytes:
     """A downstream packet holding ``messages`` (none: a heartbeat), the first numbered ``seq``.
 
