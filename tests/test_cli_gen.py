@@ -281,6 +281,21 @@ def test_gen_pcap_bad_date_error_names_the_option_no_capture(tmp_path, capsys):
     assert not (tmp_path / "a.pcap").exists()
 
 
+def test_gen_pcap_both_gaps_over_the_packets_one_line_error_naming_it_no_capture(tmp_path, capsys):
+    from cli_support import cli_error
+
+    assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch"), "-n", "200", "-k", "2"]).exit_code == 0
+    r = runner.invoke(app, ["gen", "pcap", str(tmp_path / "day.itch"), str(tmp_path / "all.pcap"), "--both-gaps", "1"])
+    packets = int(r.output.split("wrote ")[1].split(" packets")[0])
+    assert r.exit_code == 0 and 1 < packets < 1000, r.output
+    err = cli_error(capsys, "gen", "pcap", tmp_path / "day.itch", tmp_path / "a.pcap", "--both-gaps", packets + 1)
+    assert err.startswith(f"error: --both-gaps {packets + 1}: more than the {packets} packets the day makes"), err
+    assert not (tmp_path / "a.pcap").exists()
+    every = runner.invoke(app, ["gen", "pcap", str(tmp_path / "day.itch"), str(tmp_path / "a.pcap"),
+                                "--both-gaps", str(packets)])
+    assert every.exit_code == 0 and f"wrote {packets} packets" in every.output, every.output
+
+
 def test_gen_to_a_fifo_whose_reader_leaves_error_fifo_stays(tmp_path, capsys):
     import threading
 

@@ -114,3 +114,15 @@ def test_cli_pcap_on_stdin_one_line_error_asks_for_the_file(tmp_path, given):
         line = cli_error("bbo", *given, "-", stdin=stdin)
     assert line == ("error: <stdin>: a packet capture is read from a file, not a stream: save it to a file "
                     "and give its path")
+
+
+@pytest.mark.parametrize("both_gaps", [-1, 1.5, "2", True])
+def test_write_pcap_both_gaps_not_a_count_is_obook_error_no_capture(tmp_path, both_gaps):
+    from obook.errors import ObookError
+    from obook.gen.pcap import write_pcap
+
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 200, 2, seed=2)
+    with pytest.raises(ObookError, match="both_gaps must be a whole number of packets >= 0"):
+        write_pcap(itch, tmp_path / "a.pcap", both_gaps=both_gaps)
+    assert not (tmp_path / "a.pcap").exists()

@@ -245,7 +245,9 @@ def pcap(
                                                                      "(B never drops what A dropped)."),
     dup: float = typer.Option(0.005, "--dup", min=0.0, max=1.0, help="Share of packets sent twice."),
     reorder: float = typer.Option(0.005, "--reorder", min=0.0, max=1.0, help="Share of packets swapped with the next."),
-    both_gaps: int = typer.Option(0, "--both-gaps", min=0, help="Packets dropped on both lines (lost)."),
+    both_gaps: int = typer.Option(0, "--both-gaps", min=0, help="Packets dropped on both lines (lost); at most the "
+                                                                  "packets the day makes (more is an error "
+                                                                  "saying how many)."),
     kind: CaptureKind = typer.Option(CaptureKind.pcap, "--kind", help="pcap (µs), pcap-ns or pcapng."),
     vlan: bool = typer.Option(False, "--vlan", help="Add an 802.1Q tag to every frame."),
     date: str = typer.Option("2026-11-30", "--date", "-d", metavar="YYYY-MM-DD",

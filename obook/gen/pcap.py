@@ -115,7 +115,13 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
         raise ValueError(f"kind must be pcap, pcap-ns or pcapng, not {kind!r}")
     from zoneinfo import ZoneInfo
 
+    from ..checks import is_whole
     from ..errors import ObookError
+
+    if not is_whole(both_gaps) or both_gaps < 0:
+        raise ObookError(f"--both-gaps / both_gaps must be a whole number of packets >= 0, not {both_gaps!r}")
+    both_gaps = int(both_gaps)
+
     from ..feeds import detect_format
     from ..feeds.itch import FORMAT as ITCH
 
@@ -138,7 +144,10 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
         raise ObookError(f"{itch}: message {len(off)} cut short at byte offset {int(off[-1])}: not a whole ITCH day")
     packets = _packets(off, rnd, max_messages)
     n_msgs = len(off) - 1
-    lost_packets = set(rnd.sample(range(len(packets)), min(both_gaps, len(packets))))
+    if both_gaps > len(packets):        # (known once the day is cut into packets, before any is written)
+        raise ObookError(f"--both-gaps {both_gaps}: more than the {len(packets)} packets the day makes "
+                         f"({n_msgs} messages, at most {max_messages} a packet): at most {len(packets)}")
+    lost_packets = set(rnd.sample(range(len(packets)), both_gaps))
     sends = []                       # (ts, line, order, payload)
     dropped_a = set()
     for line, delay in ((0, 0), (1, delay_ns)):
