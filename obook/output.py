@@ -149,10 +149,12 @@ def new_folders(folder: str | Path) -> list[Path]:
 
 
 def remove_new_folders(folders: list[Path]) -> None:
-    """The folders of ``new_folders`` a failed run made and left empty go, innermost first."""
-    for folder in folders:
-        if not remove_if_empty(folder):
-            break
+    """The folders of ``new_folders`` a failed run made and left empty go, innermost first
+    (all of them, a second Ctrl-C waiting)."""
+    with deferred():
+        for folder in folders:
+            if not remove_if_empty(folder):
+                break
 
 
 def remove_if_empty(folder: Path) -> bool:

@@ -254,6 +254,32 @@ def test_result_write_failure_leaves_no_table_and_no_temporary_file(tmp_path, mo
     assert list(out.iterdir()) == []
 
 
+def test_result_write_ctrl_c_again_while_temp_files_go_leaves_none(tmp_path, monkeypatch):
+    """A second Ctrl-C that lands as the first temp file goes (a user pressing it twice) cut
+    the clean-up short: the other temp files stayed beside the tables. It now waits."""
+    import pyarrow.parquet
+
+    from interrupt_support import ctrl_c_at_first_unlink
+
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    real_write, calls, again = pyarrow.parquet.write_table, [], []
+
+    def interrupted(table, where, *a, **k):
+        calls.append(where)
+        if len(calls) == 3:                      # two temp files written: Ctrl-C
+            again.append(ctrl_c_at_first_unlink(monkeypatch))
+            raise KeyboardInterrupt
+        return real_write(table, where, *a, **k)
+
+    monkeypatch.setattr(pyarrow.parquet, "write_table", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        r.write(str(out / "bt"))
+    assert again and again[0], "the clean-up removed no temp file"
+    assert list(out.iterdir()) == []
+
+
 @pytest.mark.parametrize("prefix, error, says", [
     (None, "ObookError", "give the tables' prefix, a path such as DIR/backtest, not None"),
     ("", "ObookError", "give the tables' prefix"),

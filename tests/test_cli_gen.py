@@ -296,6 +296,29 @@ def test_gen_pcap_both_gaps_over_the_packets_one_line_error_naming_it_no_capture
     assert every.exit_code == 0 and f"wrote {packets} packets" in every.output, every.output
 
 
+def test_gen_pcap_ctrl_c_again_while_written_files_go_leaves_none(tmp_path, monkeypatch):
+    """A second Ctrl-C that lands as the first of the captures goes (a user pressing it twice)
+    cut the clean-up short: the other capture, half written, stayed. It now waits."""
+    import obook.gen.pcap as pcap
+    from interrupt_support import ctrl_c_at_first_unlink
+
+    assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch"), "-n", "200", "-k", "2"]).exit_code == 0
+    real_frame, frames, again = pcap._frame, [], []
+
+    def frame(*args):
+        frames.append(1)
+        if len(frames) == 20:                    # both captures begun: Ctrl-C
+            again.append(ctrl_c_at_first_unlink(monkeypatch))
+            raise KeyboardInterrupt
+        return real_frame(*args)
+
+    monkeypatch.setattr(pcap, "_frame", frame)
+    r = runner.invoke(app, ["gen", "pcap", str(tmp_path / "day.itch"), str(tmp_path / "a.pcap"),
+                            str(tmp_path / "b.pcap")])
+    assert r.exit_code != 0 and again and again[0], r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["day.itch"]
+
+
 def test_gen_to_a_fifo_whose_reader_leaves_error_fifo_stays(tmp_path, capsys):
     import threading
 

@@ -21,6 +21,7 @@ from obook.gen.itch import write_itch
 
 from conftest import worker_children
 from fuzz_support import watchdog
+from interrupt_support import ctrl_c_at_first_unlink, tick as _tick
 
 MESSAGES = 6_000_000           # about 180 MB, replayed in a few seconds
 
@@ -297,33 +298,21 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
 
 # ---------------------------------------------------------------- Ctrl-C pressed again
 
-def _tick():
-    """A Python call: where a pending signal's handler runs."""
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_convert_ctrl_c_again_while_temp_files_go_leaves_none(big, tmp_path, monkeypatch, workers, no_leaks):
     """A second Ctrl-C that lands in the clean-up of the first (a user pressing it twice) used
     to cut it short: a temp file was left beside the outputs. It now waits for the clean-up."""
     out = tmp_path / "out"
-    real_unlink, calls, again = os.unlink, [], []
-
-    def unlink(path, *args, **kwargs):
-        if not again:                            # the first temp file goes: Ctrl-C again
-            again.append(path)
-            os.kill(os.getpid(), signal.SIGINT)
-            _tick()
-        return real_unlink(path, *args, **kwargs)
+    again = []
 
     def progress(done, phase=None):
-        if phase is None and any(out.iterdir()) and not calls:   # mid-replay, temp files written: Ctrl-C
-            calls.append(done)
-            monkeypatch.setattr(os, "unlink", unlink)
+        if phase is None and any(out.iterdir()) and not again:   # mid-replay, temp files written: Ctrl-C
+            again.append(ctrl_c_at_first_unlink(monkeypatch))   # the first temp file goes: Ctrl-C again
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         obook.convert(big, out, tables="bbo,trades,depth", workers=workers, progress=progress)
-    assert calls and again, "the clean-up removed no temp file"
+    assert again and again[0], "the clean-up removed no temp file"
     assert not out.exists() or sorted(p.name for p in out.iterdir()) == []
 
 

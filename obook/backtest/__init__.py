@@ -54,6 +54,7 @@ class BacktestResult(SimResult):
         import pyarrow.parquet as pq
 
         from ..errors import OutputError
+        from ..interrupts import deferred
         from ..tempfiles import remove_quietly, temp_path
 
         prefix = _prefix(prefix)
@@ -68,8 +69,9 @@ class BacktestResult(SimResult):
         except OSError as e:        # (pyarrow's text names the temporary file: the errno's says it all)
             raise OutputError(f"{path}: write failed: {os.strerror(e.errno) if e.errno else e.strerror or e}") from None
         finally:
-            for tmp, _ in staged:
-                remove_quietly(tmp)         # (gone once renamed)
+            with deferred():    # a second Ctrl-C: once every temp file is gone
+                for tmp, _ in staged:
+                    remove_quietly(tmp)         # (gone once renamed)
         return [p for _, p in staged]
 
 

@@ -126,14 +126,15 @@ def _write(out: Path, result, suffix: str, summary: Optional[str], run: tuple) -
     a stopped run) and run.json in ``out``; the files of another run's other kind there go
     (a folder never holds one run's tables beside another's .partial ones)."""
     from ..backtest import TABLES
-    from ..tempfiles import remove_quietly
-
     from ..errors import OutputError
+    from ..interrupts import deferred
+    from ..tempfiles import remove_quietly
 
     result.write(str(out / "backtest"), suffix=suffix)
     stale = [out / f"backtest.{t}.parquet{'' if suffix else '.partial'}" for t in TABLES]
-    for path in stale + ([out / "summary.json"] if summary is None else []):
-        remove_quietly(path)
+    with deferred():    # a second Ctrl-C: once every one is gone, not a part of them
+        for path in stale + ([out / "summary.json"] if summary is None else []):
+            remove_quietly(path)
     try:
         if summary is not None:
             (out / "summary.json").write_text(summary + "\n")

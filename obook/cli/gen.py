@@ -59,16 +59,16 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
         except MemoryError:
             raise ObookError(f"{out}: not enough memory for these sizes; give smaller ones") from None
     except BaseException:
+        from ..interrupts import deferred
+        from ..output import remove_new_folders
         from ..tempfiles import remove_quietly
 
-        if folder:      # the folder's files written so far: a part of the day would read as all of it
-            files.update({f: None for f in _folder_files(out) if f not in files})
-        for f, before in files.items():
-            if _stamp(f) != before:     # written to (an untouched file stays)
-                remove_quietly(f)
-        if made:
-            from ..output import remove_new_folders
-
+        with deferred():    # a second Ctrl-C: once every file written and folder made is gone
+            if folder:      # the folder's files written so far: a part of the day would read as all of it
+                files.update({f: None for f in _folder_files(out) if f not in files})
+            for f, before in files.items():
+                if _stamp(f) != before:     # written to (an untouched file stays)
+                    remove_quietly(f)
             remove_new_folders(made)
         raise
 

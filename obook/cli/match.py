@@ -102,14 +102,16 @@ def _drop_earlier_tables(out: Path, kept: set[str]) -> None:
     """The match tables an earlier run wrote in ``out`` that are not ``kept`` (its depth, or
     its tables of another --type): gone, so that the folder holds one run's tables. A file
     of such a name that is not a match table (by its metadata or CSV header) stays."""
+    from ..interrupts import deferred
     from ..tempfiles import remove_quietly
 
-    for t in ("fills", "events", "bbo", "depth"):
-        for kind in OutType:
-            path = out / f"{t}.{kind.value}"
-            if (path.name not in kept and path.is_file() and not path.is_symlink()
-                    and _match_table(path, t, kind)):
-                remove_quietly(path)
+    with deferred():    # a second Ctrl-C: once every earlier table is gone, not a part of them
+        for t in ("fills", "events", "bbo", "depth"):
+            for kind in OutType:
+                path = out / f"{t}.{kind.value}"
+                if (path.name not in kept and path.is_file() and not path.is_symlink()
+                        and _match_table(path, t, kind)):
+                    remove_quietly(path)
 
 
 #: a column only table T's CSV header has (besides seq, time and instrument)

@@ -31,5 +31,8 @@ def deliver_partial(e, names: list, out: Path | None, kind: str) -> None:
 def drop_partial(out: Path, names: list, kind: str) -> None:
     """The ``.partial`` tables an earlier stopped run left in ``out``: they would pass for
     this complete run's."""
-    for t in names:
-        out.joinpath(f"{t}.{kind}.partial").unlink(missing_ok=True)
+    from ..interrupts import deferred
+
+    with deferred():    # a second Ctrl-C: once every one is gone
+        for t in names:
+            out.joinpath(f"{t}.{kind}.partial").unlink(missing_ok=True)

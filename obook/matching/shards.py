@@ -226,10 +226,13 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
         done = True
         return parts
     finally:
-        for c in conns:
-            c.close()
-        for p in procs:
-            p.join(2.0 if done else 0)
-            if p.exitcode is None:
-                p.kill()
-                p.join()
+        from ..interrupts import deferred
+
+        with deferred():    # a second Ctrl-C: once every worker is stopped
+            for c in conns:
+                c.close()
+            for p in procs:
+                p.join(2.0 if done else 0)
+                if p.exitcode is None:
+                    p.kill()
+                    p.join()

@@ -1,0 +1,28 @@
+"""Ctrl-C pressed again during a clean-up: a user pressing it twice, the second landing as
+the first file of the clean-up goes."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def tick():
+    """A Python call: where a pending signal's handler runs."""
+
+
+def ctrl_c_at_first_unlink(monkeypatch) -> list:
+    """From now on the first ``os.unlink`` sends this process SIGINT (Ctrl-C), lets its
+    handler run, then removes the file; the list returned holds that file's path once it
+    has (empty: nothing was removed)."""
+    real_unlink, again = os.unlink, []
+
+    def unlink(path, *args, **kwargs):
+        if not again:
+            again.append(path)
+            os.kill(os.getpid(), signal.SIGINT)
+            tick()
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    return again
