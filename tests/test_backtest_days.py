@@ -177,3 +177,11 @@ def test_backtest_days_raising_strategy_or_bad_feed_exits_1_partial_kept(tmp_pat
     days = ["2024-01-02", "2024-01-03"][:failed + 1]
     assert sorted(set(orders["date"].to_pylist())) == days
     assert run["feeds"] == {d: str(Path(f).resolve()) for d, f in zip(days, feeds)}
+
+
+@pytest.mark.parametrize("given, read", [("LOCAL", "local"), ("Local", "local"), (None, None),
+                                         ("DASK://host:8786", "dask://host:8786")])
+def test_check_executor_words_in_any_case_are_those_words(given, read):
+    from obook.backtest.days import check_executor
+
+    assert check_executor(given) == read

@@ -90,6 +90,7 @@ def test_backtest_l2_parquet_cut_short_is_an_error_saying_so(tmp_path):
     ("power:2", 30),           # ahead 152 at the first trade: 152 + 30 reach the order
     ("risk-averse", 0),        # every cancel behind: ahead 200 at 4000, 48 after the trade, 18 after the next
     ("log", 14),               # log(101) / (log(101) + log(201)) = 0.465 behind: ahead 167.9 -> 15.9 -> fills 14
+    ("Power:2", 30), ("RISK-AVERSE", 0),      # the words in any case
 ])
 def test_backtest_l2_queue_models_differ_as_worked_out(queue, filled):
     r = backtest(l2_table(QUEUE_DAY), JoinOnce(), queue=queue)

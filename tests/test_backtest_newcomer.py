@@ -147,6 +147,11 @@ def test_backtest_on_in_any_case_calls_on_that_word(tmp_path, attribute, argumen
     assert got.n == want.n > bbo.n
 
 
+def test_backtest_queue_fifo_in_any_case_is_fifo(tmp_path):
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv", queue="FIFO")
+    assert r.orders.column("ref").to_pylist() == [1]
+
+
 def test_backtest_strategy_on_attribute_unknown_is_obook_error_listing_the_words(tmp_path):
     with pytest.raises(ObookError, match="the strategy's on must be one of bbo, book, not 'trades'"):
         backtest(_day(tmp_path), CountBook("trades"), format="csv")

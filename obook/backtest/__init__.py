@@ -305,6 +305,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     seed, capital, timer_start = check_seed(seed), check_capital(capital), check_timer_start(timer_start)
     fees, risk, day_end = check_fees(fees), check_risk(risk), check_flag("day_end", day_end)
     pipeline = None if pipeline is None else check_flag("pipeline", pipeline)
+    queue = queue.lower() if isinstance(queue, str) else queue      # 'FIFO', 'Power:2' too
     l2 = is_l2(feed)
     if not l2:
         check_feed_path(feed)

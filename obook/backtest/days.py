@@ -72,10 +72,16 @@ def _first_failure(names, feeds, got) -> None:
         raise r
 
 
-def check_executor(executor: str | None) -> None:
-    """``local`` (or None) or ``dask://host:port``."""
-    if executor not in (None, "local") and not executor.startswith("dask://"):
-        raise ObookError(f"executor {executor!r}: local or dask://host:port")
+def check_executor(executor: str | None) -> str | None:
+    """``local`` (or None) or ``dask://host:port``, the words in any case; as given, the
+    words lower-case."""
+    if executor is None:
+        return None
+    if isinstance(executor, str) and executor.lower() == "local":
+        return "local"
+    if isinstance(executor, str) and executor[:7].lower() == "dask://":
+        return "dask://" + executor[7:]
+    raise ObookError(f"executor {executor!r}: local or dask://host:port")
 
 
 def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None, executor: str | None = None,
@@ -97,7 +103,7 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
         raise ObookError(f"backtest: {len(names)} dates for {len(feeds)} feeds")
     if len(set(names)) < len(names):
         names = [f"{n}#{i}" for i, n in enumerate(names)]
-    check_executor(executor)
+    executor = check_executor(executor)
     if executor and executor.startswith("dask://"):
         got = _on_dask(executor[len("dask://"):], feeds, strategy, kwargs, processes or len(feeds))
     else:
