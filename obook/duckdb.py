@@ -601,8 +601,7 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
             raise e.hinted("pass format := 'NAME'") from None
         except ObookError as e:
             if compared and options[0] in str(e):     # (an error about that option)
-                raise ObookError(f"{e} (an option is given as name := value: name = value is a comparison, "
-                                 f"whose true or false was taken for {options[0]})") from e
+                raise ObookError(f"{e}{_equals_hint(options[0])}") from e
             raise
 
     def checked(path_json, values, query):
@@ -635,6 +634,13 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
     return scope["slot"]
 
 
+def _equals_hint(first: str) -> str:
+    """What an error about a macro's first option adds when it was given a BOOLEAN: most likely
+    a ``name = value`` comparison, which DuckDB passes by position."""
+    return (" (an option is given as name := value: name = value is a comparison, whose true or false was "
+            f"taken for {first})")
+
+
 def _compared(first: str, sql_type: str) -> str:
     """SQL of whether a macro's first option holds a ``name = value`` argument: DuckDB passes it
     by position, a comparison's BOOLEAN (an option of another type given a BOOLEAN)."""
@@ -664,31 +670,38 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
                             + [_duck_type("BOOLEAN"), _duck_type("UBIGINT")],
                             _duck_type("VARCHAR"), null_handling="special", side_effects=True)
         params = ", ".join(f"{o} := {default}" for o, (default, _) in named.items())
-        values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t) for o, (_, t) in named.items())
+        values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t, _equals_hint(o) if o == options[0] else "")
+                           for o, (_, t) in named.items())
         compared = _compared(options[0], OPTIONS[options[0]].sql_type)
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
                     f"SELECT * FROM query_table({fn}(to_json(path), {values}, {compared}, current_query_id()))")
 
 
-def _whole(name: str, sql_type) -> str:
+def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
     """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 'x' or
     (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
-    so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``) and a
-    number given as 'x'; a text
-    option given as a number or an INTERVAL is its text (the UDF's check names the option)."""
+    so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``), a
+    number given as 'x' and a number given true or false (never read as 1 or 0, as in Python);
+    a text option given as a number or an INTERVAL is its text (the UDF's check names the option).
+    ``boolean_hint``: what the error of a number given true or false adds."""
     sql_type = str(sql_type).upper()
     if sql_type == "VARCHAR":
         return f"CAST({name} AS VARCHAR)"
     if sql_type == "BOOLEAN":
         return f"CASE WHEN __obook_flag({name}, '{name}') THEN TRY_CAST(CAST({name} AS VARCHAR) AS BOOLEAN) END"
     if sql_type == "DOUBLE":
-        return (f"CASE WHEN {name} IS NULL OR TRY_CAST({name} AS DOUBLE) IS NOT NULL THEN TRY_CAST({name} AS DOUBLE) "
-                f"ELSE error(concat('{name} must be a number, not ', CAST({name} AS VARCHAR))) END")
-    if sql_type not in ("BIGINT", "UBIGINT"):
+        what, value = "a number", f"TRY_CAST({name} AS DOUBLE)"
+        given = f"{value} IS NOT NULL"
+    elif sql_type in ("BIGINT", "UBIGINT"):
+        what = "a whole number" if sql_type == "BIGINT" else "a whole number, at least 0"
+        value = f"TRY_CAST({name} AS {sql_type})"
+        given = f"{value} = TRY_CAST({name} AS DOUBLE)"
+    else:
         return name
-    whole = f"TRY_CAST({name} AS {sql_type})"
-    what = "a whole number" if sql_type == "BIGINT" else "a whole number, at least 0"
-    return (f"CASE WHEN {name} IS NULL THEN NULL WHEN {whole} = TRY_CAST({name} AS DOUBLE) THEN {whole} "
+    hint = _sql_default(boolean_hint)
+    return (f"CASE WHEN {name} IS NULL THEN NULL "
+            f"WHEN typeof({name}) = 'BOOLEAN' THEN error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR), {hint})) "
+            f"WHEN {given} THEN {value} "
             f"ELSE error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR))) END")
 
 

@@ -1,8 +1,9 @@
 -- __obook_feed_time(value, what): a macro's start_time / end_time option as a feed time (UBIGINT),
--- NULL as NULL; 1.5, -1 or 'x' is an error naming the option (``what``), never rounded.
+-- NULL as NULL; 1.5, -1, 'x' or true is an error naming the option (``what``), never rounded.
 CREATE OR REPLACE TEMP MACRO __obook_feed_time(value, what) AS
     CASE WHEN value IS NULL THEN NULL
-         WHEN TRY_CAST(value AS UBIGINT) = TRY_CAST(value AS DOUBLE) THEN TRY_CAST(value AS UBIGINT)
+         WHEN typeof(value) <> 'BOOLEAN' AND TRY_CAST(value AS UBIGINT) = TRY_CAST(value AS DOUBLE)
+         THEN TRY_CAST(value AS UBIGINT)
          ELSE error(what || ' must be a whole number, at least 0, not ' || CAST(value AS VARCHAR))
     END;
 -- __obook_window(first_time, last_time, what): both feed times given (see __obook_feed_time), the

@@ -25,8 +25,8 @@ WITH b AS MATERIALIZED (
                          tickers := tickers, prices := prices, filename := true)) AS q
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),
-given AS (   -- whole numbers only: 1.5 or '5x' is an error, never rounded
-    SELECT CASE WHEN TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS BIGINT) = TRY_CAST(every AS DOUBLE)
+given AS (   -- whole numbers only: 1.5, '5x' or true is an error, never rounded
+    SELECT CASE WHEN typeof(every) <> 'BOOLEAN' AND TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS BIGINT) = TRY_CAST(every AS DOUBLE)
                 THEN TRY_CAST(every AS UBIGINT)
                 ELSE error('obook_bbo_grid: every must be a positive integer up to 2^63 - 1, not '
                            || coalesce(CAST(every AS VARCHAR), 'NULL'))

@@ -315,8 +315,17 @@ def test_obook_depth_levels_out_of_range_raises_error_naming_range(con, small, l
     ("obook_match('{f}', tick := 0.5)", "tick must be a whole number, not 0.5"),
     ("obook_simulate_depth('{f}', 'own.csv', levels := 1.5)", "levels must be a whole number, not 1.5"),
     ("obook_backtest('{f}', 'x.py:S', seed := 0.5)", "seed must be a whole number, not 0.5"),
+    # as in Python (levels=True is an error): a BOOLEAN is never read as 1 or 0
+    ("obook_depth('{f}', levels := true)", "levels must be a whole number, not true"),
+    ("obook_bbo('{f}', workers := true)", "workers must be a whole number, not true"),
+    ("obook_bbo_grid('{f}', every := true)", "every must be a positive integer up to 2\\^63 - 1, not true"),
+    ("obook_bbo_grid('{f}', every := 10, start_time := true)", "start_time must be a whole number, at least 0, not true"),
+    ("obook_twas('{f}', end_time := false)", "end_time must be a whole number, at least 0, not false"),
+    ("obook_match('{f}', tick := true)", "tick must be a whole number, not true"),
+    ("obook_simulate_depth('{f}', 'own.csv', levels := true)", "levels must be a whole number, not true"),
+    ("obook_simulate('{f}', 'own.csv', horizon := true)", "horizon must be a number, not true"),
 ])
-def test_obook_macro_integer_option_given_fraction_or_text_names_the_option(con, small, call, says):
+def test_obook_macro_number_option_given_fraction_text_or_boolean_names_the_option(con, small, call, says):
     with pytest.raises(duckdb.Error, match=says):
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
 
