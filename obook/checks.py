@@ -183,6 +183,20 @@ def check_path(name: str, path) -> str:
     return text
 
 
+def no_file(path, what: str = "feed") -> str:
+    """Why ``path``, which names no file one can reach, is none: missing (``no such feed
+    file``), or the system's reason (a loop of symbolic links, a folder one may not enter ...)."""
+    import errno
+    import os
+
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno not in (errno.ENOENT, None) and e.strerror:
+            return f"{os.fspath(path)}: {e.strerror[:1].lower()}{e.strerror[1:]} (no {what} file reached)"
+    return f"{os.fspath(path)}: no such {what} file"
+
+
 def check_orders_path(orders) -> None:
     """An order entry given by path (text or ``os.PathLike``) names a file: not empty, no NUL.
     A table (Arrow, polars, DuckDB) passes as it is."""

@@ -340,7 +340,9 @@ def _check_path(path: str | None, what: str = "feed") -> str:
         raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(full):
-        raise ObookError(f"{path}: no such {what} file")
+        from .checks import no_file
+
+        raise ObookError(no_file(path, what))
     if not os.path.isfile(full):
         raise ObookError(f"{path}: not a file")
     if not os.access(full, os.R_OK):

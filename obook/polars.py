@@ -23,6 +23,7 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
+from .checks import no_file
 from .errors import ObookError
 from .polars_release import replay_closed, replay_opened
 
@@ -45,8 +46,7 @@ def _check_path(path, what: str = "feed", one: bool = False) -> str:
         raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(full):
-        raise ObookError(f"{path}: no such {what} file" if not os.path.exists(full)
-                         else f"{path}: not a file")
+        raise ObookError(no_file(path, what) if not os.path.exists(full) else f"{path}: not a file")
     return full
 
 

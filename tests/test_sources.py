@@ -500,3 +500,20 @@ def test_replay_same_file_twice_in_one_feed_refused_before_reading(tmp_path):
     link.symlink_to(day)
     with pytest.raises(obook.ObookError, match=f"{link}: the same file as {day}: the files of one feed"):
         obook.bbo((day, link), workers=1)
+
+
+@pytest.mark.parametrize("front", ["python", "polars", "duckdb"])
+def test_feed_path_symlink_loop_error_says_so_not_no_such_file(tmp_path, front):
+    import duckdb
+
+    import obook.polars
+
+    loop = tmp_path / "loop.itch"
+    loop.symlink_to(loop)
+    open_feed = {"python": lambda: obook.bbo(str(loop), workers=1),
+                 "polars": lambda: obook.polars.scan_bbo(str(loop), workers=1),
+                 "duckdb": lambda: obook.connect().sql(f"SELECT * FROM obook_bbo('{loop}')").fetchall()}[front]
+    with pytest.raises((obook.ObookError, duckdb.Error)) as e:
+        open_feed()
+    assert f"{loop}: too many levels of symbolic links" in str(e.value)
+    assert "no such" not in str(e.value)

@@ -101,7 +101,9 @@ def _not_a_feed(p: str) -> str:
         return f"{p}: is a directory, not a feed file"
     if Path(p).exists():
         return f"{p}: not a regular file (a feed is read from a file)"
-    return f"{p}: no such feed file"
+    from ..checks import no_file
+
+    return no_file(p)
 
 
 class _Counting:
