@@ -120,11 +120,19 @@ def lines(a=None, b=None, *more):
 
 
 def read_itch(path):
-    """Decoded ITCH messages (``itch_message_schema``) as a ``pyarrow.RecordBatchReader``."""
+    """Decoded ITCH messages (``itch_message_schema``) of one feed (a file, a stream, or a
+    tuple of the files of one feed) as a ``pyarrow.RecordBatchReader``; a glob pattern is an
+    ``ObookError`` (``obook.messages`` reads the files of a pattern, each on its own)."""
+    import os
+
     from .checks import check_feed_path
     from .feeds.itch.messages import read_itch as _read
+    from .tables.open import is_pattern
 
     check_feed_path(path)
+    if is_pattern(path):
+        raise ObookError(f"{os.fspath(path)}: read_itch reads one feed, not a glob pattern; "
+                         "obook.messages(pattern) reads each file")
     return _read(path)
 
 

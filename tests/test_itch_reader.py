@@ -90,3 +90,10 @@ def test_read_itch_real_nasdaq_sample_matches_reference(shared_itch):
     got = decoded(shared_itch).select(FIELDS).to_pylist()
     assert got == [{k: d[k] for k in FIELDS} for d in expected]
     assert isinstance(obook.read_itch(shared_itch), pa.RecordBatchReader)
+
+
+def test_read_itch_glob_pattern_error_says_it_reads_one_feed(tmp_path):
+    write_itch(tmp_path / "a.itch", 100, 2, seed=1)
+    with pytest.raises(obook.ObookError, match=r"a\*\.itch: read_itch reads one feed, not a glob pattern; "
+                                               r"obook\.messages\(pattern\) reads each file"):
+        obook.read_itch(str(tmp_path / "a*.itch"))
