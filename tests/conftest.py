@@ -50,6 +50,17 @@ def kernels_mode_unchanged():
 
 
 @pytest.fixture
+def python_sigint():
+    """Ctrl-C raises KeyboardInterrupt (Python's own handler) during the test, whatever an
+    earlier test installed (the command line's unwinding handler, say); put back after."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+@pytest.fixture
 def no_leaks():
     """Fails the test if a worker process, an obook thread or a /dev/shm segment outlives it."""
     import threading

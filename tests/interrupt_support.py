@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 
 def tick():
     """A Python call: where a pending signal's handler runs."""
+
+
+def ctrl_c() -> None:
+    """SIGINT (Ctrl-C) to the main thread, its handler run before this returns. (``os.kill`` of
+    the process may land on another thread, the handler running some bytecodes later: after
+    the block under test, or after the test.)"""
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    tick()
 
 
 def ctrl_c_at_first_unlink(monkeypatch) -> list:
@@ -20,8 +29,7 @@ def ctrl_c_at_first_unlink(monkeypatch) -> list:
     def unlink(path, *args, **kwargs):
         if not again:
             again.append(path)
-            os.kill(os.getpid(), signal.SIGINT)
-            tick()
+            ctrl_c()
         return real_unlink(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "unlink", unlink)

@@ -259,7 +259,7 @@ def test_result_write_failure_leaves_no_table_and_no_temporary_file(tmp_path, mo
     assert list(out.iterdir()) == []
 
 
-def test_result_write_ctrl_c_again_while_temp_files_go_leaves_none(tmp_path, monkeypatch):
+def test_result_write_ctrl_c_again_while_temp_files_go_leaves_none(tmp_path, monkeypatch, python_sigint):
     """A second Ctrl-C that lands as the first temp file goes (a user pressing it twice) cut
     the clean-up short: the other temp files stayed beside the tables. It now waits."""
     import pyarrow.parquet

@@ -296,7 +296,7 @@ def test_gen_pcap_both_gaps_over_the_packets_one_line_error_naming_it_no_capture
     assert every.exit_code == 0 and f"wrote {packets} packets" in every.output, every.output
 
 
-def test_gen_pcap_ctrl_c_again_while_written_files_go_leaves_none(tmp_path, monkeypatch):
+def test_gen_pcap_ctrl_c_again_while_written_files_go_leaves_none(tmp_path, monkeypatch, python_sigint):
     """A second Ctrl-C that lands as the first of the captures goes (a user pressing it twice)
     cut the clean-up short: the other capture, half written, stayed. It now waits."""
     import obook.gen.pcap as pcap

@@ -21,7 +21,7 @@ from obook.gen.itch import write_itch
 
 from conftest import worker_children
 from fuzz_support import watchdog
-from interrupt_support import ctrl_c_at_first_unlink, tick as _tick
+from interrupt_support import ctrl_c, ctrl_c_at_first_unlink, tick as _tick
 
 MESSAGES = 6_000_000           # about 180 MB, replayed in a few seconds
 
@@ -299,7 +299,8 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
 # ---------------------------------------------------------------- Ctrl-C pressed again
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_convert_ctrl_c_again_while_temp_files_go_leaves_none(big, tmp_path, monkeypatch, workers, no_leaks):
+def test_convert_ctrl_c_again_while_temp_files_go_leaves_none(big, tmp_path, monkeypatch, workers, no_leaks,
+                                                            python_sigint):
     """A second Ctrl-C that lands in the clean-up of the first (a user pressing it twice) used
     to cut it short: a temp file was left beside the outputs. It now waits for the clean-up."""
     out = tmp_path / "out"
@@ -327,7 +328,8 @@ def _replay_memfds() -> list[str]:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(big, monkeypatch, no_leaks):
+def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(big, monkeypatch, no_leaks,
+                                                                         python_sigint):
     """A Ctrl-C that lands as the worker pool closes used to leave its shared memory's
     descriptor open for the life of the process (and the workers to the garbage collector)."""
     from multiprocessing.connection import Connection
@@ -337,8 +339,7 @@ def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(big, m
     def send(self, obj):
         if obj is None and not again:            # the pool's stop message: Ctrl-C again
             again.append(obj)
-            os.kill(os.getpid(), signal.SIGINT)
-            _tick()
+            ctrl_c()
         return real_send(self, obj)
 
     gen = Replay(big, workers=2).batches()
@@ -352,14 +353,13 @@ def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(big, m
     assert again and _replay_memfds() == []
 
 
-def test_interrupts_deferred_signal_inside_raised_once_the_block_ends():
+def test_interrupts_deferred_signal_inside_raised_once_the_block_ends(python_sigint):
     from obook.interrupts import deferred
 
     done = []
     with pytest.raises(KeyboardInterrupt):
         with deferred():
-            os.kill(os.getpid(), signal.SIGINT)
-            _tick()
+            ctrl_c()
             done.append("clean-up")
     assert done == ["clean-up"] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with deferred():                             # nothing came: nothing raised
