@@ -51,13 +51,18 @@ def kernels_mode_unchanged():
 
 @pytest.fixture
 def python_sigint():
-    """Ctrl-C raises KeyboardInterrupt (Python's own handler) during the test, whatever an
-    earlier test installed (the command line's unwinding handler, say); put back after."""
+    """Ctrl-C raises KeyboardInterrupt (Python's own handler) during the test, and one raised
+    where Python drops it is only reported, whatever an earlier test installed (the command
+    line's unwinding handler and its hook that sends a dropped interrupt again, which would
+    land in a later test); both put back after."""
     import signal
+    import sys
 
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    before, hook = signal.signal(signal.SIGINT, signal.default_int_handler), sys.unraisablehook
+    sys.unraisablehook = sys.__unraisablehook__
     yield
     signal.signal(signal.SIGINT, before)
+    sys.unraisablehook = hook
 
 
 @pytest.fixture

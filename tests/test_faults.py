@@ -299,8 +299,8 @@ def test_cli_sigint_while_blocked_on_full_stdout_pipe_exits_130(big):
 # ---------------------------------------------------------------- Ctrl-C pressed again
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_convert_ctrl_c_again_while_temp_files_go_leaves_none(big, tmp_path, monkeypatch, workers, no_leaks,
-                                                            python_sigint):
+def test_convert_ctrl_c_again_while_temp_files_go_leaves_none(python_sigint, big, tmp_path, monkeypatch, workers,
+                                                            no_leaks):
     """A second Ctrl-C that lands in the clean-up of the first (a user pressing it twice) used
     to cut it short: a temp file was left beside the outputs. It now waits for the clean-up."""
     out = tmp_path / "out"
@@ -328,8 +328,8 @@ def _replay_memfds() -> list[str]:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(big, monkeypatch, no_leaks,
-                                                                         python_sigint):
+def test_replay_ctrl_c_again_while_workers_stop_frees_their_shared_memory(python_sigint, big, monkeypatch,
+                                                                         no_leaks):
     """A Ctrl-C that lands as the worker pool closes used to leave its shared memory's
     descriptor open for the life of the process (and the workers to the garbage collector)."""
     from multiprocessing.connection import Connection
