@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from obook.to_parquet import TABLES
+from obook.checks import check_choice
 from obook.errors import ObookError
 
 __all__ = ["Pipeline", "PipelineError", "load"]
@@ -104,10 +105,10 @@ def load(path) -> Pipeline:
     executor = str(run.get("executor", "local"))
     if executor != "local" and (not executor.startswith("dask://") or not executor[len("dask://"):].strip()):
         raise PipelineError(f"{path}: [run] executor must be 'local' or 'dask://host:port', not {executor!r}")
-    on_error = conv.get("on_error", "raise")       # in any case, as obook's on_error=
-    if not isinstance(on_error, str) or on_error.lower() not in ("raise", "skip"):
-        raise PipelineError(f"{path}: [convert] on_error must be 'raise' or 'skip', not {on_error!r}")
-    on_error = on_error.lower()
+    try:                                            # in any case, as obook's on_error=
+        on_error = check_choice("[convert] on_error", conv.get("on_error", "raise"), ("raise", "skip"))
+    except ObookError as e:
+        raise PipelineError(f"{path}: {e}") from e
     levels = conv.get("levels", 10)
     if not isinstance(levels, int) or isinstance(levels, bool) or not 1 <= levels <= 50:
         raise PipelineError(f"{path}: [convert] levels must be an integer from 1 to 50, not {levels!r}")

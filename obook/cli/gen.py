@@ -47,7 +47,9 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
                 raise OutputError(f"{f}: cannot write: the folder {f.parent} does not exist (create it first)")
     if size is not None:
         _check_room(out, *size)
-    made = _made_folders(out) if folder else []
+    from ..output import new_folders
+
+    made = new_folders(out) if folder else []     # (they go again when the generator stops)
     files = _folder_files(out) if folder else {f: _stamp(f) for f in map(_own_file, (out, *also)) if f is not None}
     try:
         try:
@@ -71,14 +73,6 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
                     remove_quietly(f)
             remove_new_folders(made)
         raise
-
-
-def _made_folders(folder: Path) -> list:
-    """The folders writing into ``folder`` makes (it and its missing parents): they go again
-    when the generator stops."""
-    from ..output import new_folders
-
-    return new_folders(folder)
 
 
 def _folder_files(folder: Path) -> dict:
