@@ -114,6 +114,52 @@ def test_parse_address_host_name_resolved_port_alone_on_loopback():
     assert parse_address("3000") == ("127.0.0.1", 3000)
 
 
+def test_parse_address_ipv6_in_brackets_or_by_name_resolved():
+    from obook.live.net import parse_address
+
+    assert parse_address("[::1]:3000", "--venue") == ("::1", 3000)
+    assert parse_address("[fe80::1]:0", "--listen") == ("fe80::1", 0)
+
+
+def test_parse_address_name_with_only_an_ipv6_address_resolved_to_it(monkeypatch):
+    from obook.live.net import parse_address
+
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: [(socket.AF_INET6, socket.SOCK_STREAM, 6, "",
+                                                                 ("::1", 0, 0, 0))])
+    assert parse_address("venue6.example:3000", "--venue") == ("::1", 3000)
+
+
+@pytest.mark.parametrize("text, says", [("::1:3000", r"an IPv6 address goes in brackets: \[::1\]:3000"),
+                                        ("[::1]x", "give host:port or"), ("[::1]:x", "give host:port")])
+def test_parse_address_ipv6_without_brackets_or_port_is_obook_error(text, says):
+    from obook.errors import ObookError
+    from obook.live.net import parse_address
+
+    with pytest.raises(ObookError, match=says):
+        parse_address(text, "--venue")
+
+
+@pytest.mark.parametrize("command, option", [("listen", "--line-a"), ("listen", "--request"), ("send", "--line-b")])
+def test_cli_udp_line_ipv6_one_line_error_ipv4_only(capsys, tmp_path, command, option):
+    from cli_support import cli_error
+
+    day = tmp_path / "day.itch"
+    day.write_bytes(b"")
+    err = cli_error(capsys, command, *([day] if command == "send" else []), option, "[::1]:31009")
+    assert f"{option} '[::1]:31009': IPv4 only" in err
+
+
+def test_udp_lines_given_as_ipv6_tuples_obook_error_ipv4_only():
+    from obook.errors import ObookError
+    from obook.live.feed import LiveFeed
+    from obook.live.send import SendOptions
+
+    with pytest.raises(ObookError, match="request=: IPv4 only"):
+        LiveFeed(("127.0.0.1", 31011), ("127.0.0.1", 31012), ("::1", 31013))
+    with pytest.raises(ObookError, match="line_b=: IPv4 only"):
+        SendOptions(("127.0.0.1", 31011), ("::1", 31012))
+
+
 @pytest.mark.parametrize("session, says", [("ABCDEFGHIJKL", "at most 10 characters"), ("SESSIÖN", "ASCII")])
 def test_session_name_longer_than_mold_or_not_ascii_is_obook_error(session, says):
     from obook.errors import ObookError

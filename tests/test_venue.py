@@ -197,10 +197,10 @@ def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):
 
 
 @contextlib.contextmanager
-def _cli_venue(*args):
-    with process("venue", "--listen", "127.0.0.1:0", *args) as vp:
+def _cli_venue(*args, listen="127.0.0.1:0"):
+    with process("venue", "--listen", listen, *args) as vp:
         line = vp.stderr.readline().decode()
-        m = re.match(r"venue on ([\d.]+):(\d+)", line)
+        m = re.match(r"venue on \[?([\d.:a-f]+?)\]?:(\d+)$", line.strip())
         assert m, line
         yield vp, (m.group(1), int(m.group(2)))
 
@@ -439,3 +439,23 @@ def test_read_accounts_endless_file_refused(tmp_path):
     f.write_bytes(b"trader:secret\n" * 80_000)
     with pytest.raises(ObookError, match="larger than 1048576 bytes"):
         read_accounts(f)
+
+
+def test_venue_on_ipv6_loopback_serves_a_gateway():
+    with serving(host="::1", accounts={"trader": "secret"}) as v:
+        assert v.address[0] == "::1"
+        assert _answered(v)
+
+
+def test_cli_venue_ipv6_listen_and_listen_venue_in_brackets_log_in(tmp_path):
+    strategy = tmp_path / "idle.py"
+    strategy.write_text("def quiet(top):\n    return None\n")
+    (_, a), (_, b) = addresses(2)
+    with _cli_venue("--sessions", "1", listen="[::1]:0") as (vp, (host, port)):
+        assert host == "::1"
+        run = subprocess.run([sys.executable, "-m", "obook", "listen", "--line-a", f"127.0.0.1:{a}",
+                              "--line-b", f"127.0.0.1:{b}", "--request", "", "--strategy", f"{strategy}:quiet",
+                              "--venue", f"[::1]:{port}", "--idle-timeout", "0.2"],
+                             capture_output=True, text=True, timeout=300)
+        assert "nothing received" in run.stderr and "venue" not in run.stderr, run.stderr
+        assert vp.wait(timeout=20) == 0          # the listener's session logged in, then out

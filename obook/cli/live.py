@@ -10,9 +10,9 @@ from typing import Optional
 
 import typer
 
-A_HELP = "Line A, host:port (a multicast group is joined)."
-B_HELP = "Line B, host:port."
-REQ_HELP = "The re-request server, host:port (UDP)."
+A_HELP = "Line A, host:port (IPv4; a multicast group is joined)."
+B_HELP = "Line B, host:port (IPv4)."
+REQ_HELP = "The re-request server, host:port (UDP, IPv4)."
 
 
 class Sink(str, Enum):
@@ -64,8 +64,8 @@ def send(
     from ..live.send import Sender, SendOptions, read_messages
 
     check_session(session, "--session")
-    places = {"--line-a": parse_address(line_a, "--line-a", False), "--line-b": parse_address(line_b, "--line-b", False),
-              **({"--request": parse_address(request, "--request", False)} if request else {})}
+    places = {o: parse_address(t, o, False, ipv6=False) for o, t in
+              (("--line-a", line_a), ("--line-b", line_b), ("--request", request)) if t}
     distinct_addresses(places)
     opts = SendOptions(places["--line-a"], places["--line-b"], places.get("--request"), session, speed, rate,
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
@@ -104,7 +104,7 @@ def listen(
     latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="The strategy's instruments (comma-separated; default all)."),
-    venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port."),
+    venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port (IPv6: [::1]:32001)."),
     venue_username: str = typer.Option("obook", "--venue-username", help="The username of the venue's login."),
     venue_password: str = typer.Option("", "--venue-password", envvar="OBOOK_VENUE_PASSWORD",
                                        help="The password of the venue's login (default: the environment's OBOOK_VENUE_PASSWORD)."),
@@ -145,7 +145,7 @@ def listen(
 
 
 def venue(
-    listen_on: str = typer.Option("127.0.0.1:32001", "--listen", help="host:port to accept SoupBinTCP sessions on."),
+    listen_on: str = typer.Option("127.0.0.1:32001", "--listen", help="host:port (an IPv6 address in brackets: [::1]:32001) to accept SoupBinTCP sessions on."),
     log: Optional[Path] = typer.Option(None, "--log", help="Log every order message (recv_ns,session,hex) to this file."),
     sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="Exit after this many sessions logged out (default: run until Ctrl-C)."),
     username: Optional[str] = typer.Option(None, "--username", help="The account's username (6 characters at most); "
@@ -168,14 +168,14 @@ def venue(
     them. A message that is no OUCH order closes its session. Without
     --username or --accounts any login is accepted, on a loopback address only."""
     from ..live.hotpath import pin, realtime as set_realtime
-    from ..live.net import parse_address
+    from ..live.net import hostport, parse_address
     from ..live.venue import venue_from_options
 
     pin(cpu)
     set_realtime(realtime)
     v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
                            login_timeout, max_connections, spin_us)
-    typer.echo(f"venue on {v.address[0]}:{v.address[1]}", err=True)
+    typer.echo(f"venue on {hostport(*v.address)}", err=True)
     try:
         v.serve()
     finally:

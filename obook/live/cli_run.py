@@ -153,10 +153,8 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
     or an ObookError for options that cannot go together, before anything is opened."""
     import os
 
-    addresses = {"--line-a": parse_address(a["line_a"], "--line-a", False),
-                 "--line-b": parse_address(a["line_b"], "--line-b", False)}
-    if a["request"]:
-        addresses["--request"] = parse_address(a["request"], "--request", False)
+    addresses = {o: parse_address(a[k], o, False, ipv6=False) for o, k in
+                 (("--line-a", "line_a"), ("--line-b", "line_b"), ("--request", "request")) if a[k]}
     distinct_addresses(addresses)
     check_interface(a["interface"])
     if a["venue"]:

@@ -27,7 +27,7 @@ from ..errors import FeedError, ObookError
 from ..feeds.mold.arbiter import Arbiter
 from ..feeds.mold.packets import check_session_option, encode_request
 from .latency import Clock, Histogram, now
-from .net import line_socket, recv_stamped
+from .net import ipv4_only, line_socket, recv_stamped
 
 log = logging.getLogger("obook")
 
@@ -83,6 +83,7 @@ class LiveFeed:
                  max_request: int = 1000):
         on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
         check_session_option(session)
+        ipv4_only(request, "request=")
         self.clock = Clock()
         self.socks = []
         self.kernel_stamps = True

@@ -13,6 +13,7 @@ import time
 from ..errors import ObookError
 from . import ouch, soupbin
 from .latency import now
+from .net import hostport
 
 
 class Gateway:
@@ -26,11 +27,11 @@ class Gateway:
         self.answers = 0
         self.ended = False
         self.framer = soupbin.Framer()
-        self.where = f"{host}:{port}"
+        self.where = hostport(host, port)
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
-            raise ObookError(f"venue {host}:{port}: cannot connect: {e}") from e
+            raise ObookError(f"venue {self.where}: cannot connect: {e}") from e
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._readable = selectors.DefaultSelector()        # select() fails on descriptors >= 1024
         self._readable.register(self.sock, selectors.EVENT_READ)

@@ -20,7 +20,7 @@ import pyarrow as pa
 from .._kernels import live_layout as L
 from ..checks import check_choice
 from ..errors import FeedError
-from .net import RCVBUF, kernel_drops, line_socket, mold_filter
+from .net import RCVBUF, ipv4_only, kernel_drops, line_socket, mold_filter
 
 REST_US = 100.0     # a spinning real-time loop's rest in each millisecond
 #: a real-time loop's time slice: each return to Python takes the GIL, which a thread of
@@ -78,6 +78,7 @@ class HotListener:
         on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
         check_realtime(realtime)        # refused here, before the sockets, not in the loop's thread
         check_session_option(session)   # before the warm-up and the sockets (HotLoop checks it too)
+        ipv4_only(request, "request=")
         self.ttt = tick_to_trade
         if tick_to_trade is not None:
             strategy, tickers = tick_to_trade.strategy, tick_to_trade.tickers

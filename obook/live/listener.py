@@ -191,11 +191,11 @@ def warm_up(tables=("bbo",), levels: int = 10) -> None:
 def listen(line_a, line_b, request=None, table: str = "bbo", **options) -> Iterator[pa.RecordBatch]:
     """The live ``table`` (default the BBO) as an iterator of Arrow batches, until the end of
     session: ``obook.listen(("127.0.0.1", 31001), ("127.0.0.1", 31002), request=("127.0.0.1",
-    31003))``. Addresses may also be "host:port" strings. Options: those of :class:`Listener`."""
+    31003))``. Addresses may also be "host:port" strings (IPv4: the UDP lines take no IPv6). Options: those of :class:`Listener`."""
     from .net import parse_address
 
     def addr(a):
-        return parse_address(a) if isinstance(a, str) else a
+        return parse_address(a, ipv6=False) if isinstance(a, str) else a
 
     lst = Listener(addr(line_a), addr(line_b), None if request is None else addr(request),
                    tables=(table,), **options)

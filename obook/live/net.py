@@ -25,11 +25,21 @@ def distinct_addresses(addresses: dict) -> None:
         seen[address] = option
 
 
-def parse_address(text: str, what: str = "address", port_zero: bool = True) -> tuple[str, int]:
-    """``host:port`` (a port alone: 127.0.0.1); a host name is resolved to its address.
-    ``port_zero``: whether port 0 (the system picks one) may be given; not where the address
-    is where to send, or where the other side sends to."""
-    host, _, port = str(text).rpartition(":")
+def parse_address(text: str, what: str = "address", port_zero: bool = True, ipv6: bool = True) -> tuple[str, int]:
+    """``host:port`` or ``[IPv6]:port`` (a port alone: 127.0.0.1); a host name is resolved to
+    its address (IPv4 first). ``port_zero``: whether port 0 (the system picks one) may be
+    given; not where the address is where to send, or where the other side sends to.
+    ``ipv6``: whether an IPv6 address may be the answer; not on the UDP lines, IPv4 only."""
+    text = str(text)
+    if text.startswith("["):
+        host, bracket, port = text[1:].partition("]")
+        if not bracket or (port and not port.startswith(":")):
+            raise ObookError(f"{what} {text!r}: give host:port or [IPv6 address]:port")
+        port = port[1:]
+    else:
+        host, _, port = text.rpartition(":")
+        if ":" in host:
+            raise ObookError(f"{what} {text!r}: an IPv6 address goes in brackets: [{host}]:{port}")
     try:
         host, port = host or "127.0.0.1", int(port)
     except ValueError as e:
@@ -38,14 +48,45 @@ def parse_address(text: str, what: str = "address", port_zero: bool = True) -> t
         raise ObookError(f"{what} {text!r}: a port is {0 if port_zero else 1} to 65535")
     if port == 0 and not port_zero:
         raise ObookError(f"{what} {text!r}: give the port (1 to 65535); port 0 is none the other side can know")
+    host = _resolve(host, f"{what} {text!r}")
+    if not ipv6:
+        ipv4_only((host, port), f"{what} {text!r}")
+    return host, port
+
+
+def ipv4_only(address, what: str) -> None:
+    """An ObookError when ``address`` (host, port) is an IPv6 one: the UDP lines and the
+    re-request server are IPv4 only (the sending loop builds IPv4 addresses, lines join IPv4
+    multicast groups)."""
+    if address is not None and ":" in str(address[0]):
+        raise ObookError(f"{what}: IPv4 only (the UDP lines and the re-request server take no IPv6 "
+                         f"address, and {address[0]} is one)")
+
+
+def _resolve(host: str, what: str) -> str:
+    """``host``'s address: itself when it is one, else the name's IPv4 address, or its IPv6
+    one when it has none."""
     try:
         ipaddress.ip_address(host)
+        return host
     except ValueError:
-        try:
-            host = socket.gethostbyname(host)
-        except OSError as e:
-            raise ObookError(f"{what} {text!r}: unknown host {host!r} ({e.strerror or e})") from None
-    return host, port
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, socket.AF_UNSPEC, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:
+        raise ObookError(f"{what}: unknown host {host!r} ({getattr(e, 'strerror', None) or e})") from None
+    found.sort(key=lambda info: info[0] != socket.AF_INET)
+    return found[0][4][0]
+
+
+def hostport(host: str, port: int) -> str:
+    """``host:port`` as a user gives it: an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def family(host: str) -> int:
+    """The socket family of an address (an IPv6 one has a colon)."""
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 def is_multicast(host: str) -> bool:
@@ -86,7 +127,8 @@ def sender_socket(interface: str = "127.0.0.1") -> socket.socket:
 
 
 def line_socket(host: str, port: int, interface: str = "127.0.0.1") -> tuple[socket.socket, bool]:
-    """A non-blocking socket receiving a line; (socket, kernel stamps on)."""
+    """A non-blocking socket receiving a line; (socket, kernel stamps on). IPv4 only."""
+    ipv4_only((host, port), f"line {hostport(host, port)}")
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         try:

@@ -40,7 +40,7 @@ from ..feeds.mold.packets import (END_OF_SESSION, HEADER, MoldPacketError, check
                                   encode_packet)
 from ..feeds.sources import Cut, open_source, read_block
 from .latency import Histogram
-from .net import is_multicast, sender_socket
+from .net import ipv4_only, is_multicast, sender_socket
 
 log = logging.getLogger("obook")
 
@@ -154,6 +154,8 @@ class SendOptions:
 
     def __post_init__(self):
         check_session(self.session, "session=")     # 1 to 10 printable ASCII characters, never cut
+        for what in ("line_a", "line_b", "request"):
+            ipv4_only(getattr(self, what), f"{what}=")
 
 
 def _timer_slack(ns: int) -> None:

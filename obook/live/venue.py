@@ -27,7 +27,7 @@ from ..errors import ObookError
 from . import soupbin
 from .accounts import authorised, check_account, read_accounts
 from .latency import Clock, now
-from .net import recv_stamped_tcp, stamp_on
+from .net import family, hostport, recv_stamped_tcp, stamp_on
 from .venue_orders import SessionOrders
 
 log = logging.getLogger("obook")
@@ -112,9 +112,10 @@ class Venue:
         if self.max_connections < max_connections:
             log.warning("venue: at most %d connections (the descriptor limit is %d)", self.max_connections, limit)
         try:
-            self.server = socket.create_server((host, port), backlog=socket.SOMAXCONN)
+            self.server = socket.create_server((host, port), family=family(host), backlog=socket.SOMAXCONN)
         except (OSError, OverflowError) as e:
-            raise ObookError(f"venue: cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}") from e
+            raise ObookError(f"venue: cannot listen on {hostport(host, port)}: "
+                             f"{getattr(e, 'strerror', None) or e}") from e
         self.server.setblocking(False)
         self.address = self.server.getsockname()[:2]
         try:
