@@ -459,3 +459,53 @@ def test_cli_venue_ipv6_listen_and_listen_venue_in_brackets_log_in(tmp_path):
                              capture_output=True, text=True, timeout=300)
         assert "nothing received" in run.stderr and "venue" not in run.stderr, run.stderr
         assert vp.wait(timeout=20) == 0          # the listener's session logged in, then out
+
+
+def test_venue_silent_session_closed_after_idle_timeout_answers_delivered_first():
+    with serving(idle_timeout=0.3) as v, socket.create_connection(v.address, timeout=5) as s:
+        s.sendall(soupbin.login("trader", "secret") + _order(1))
+        kinds, closed = _recv_packets(s, lambda kinds: False)     # then silent: no heartbeat
+        assert kinds == [soupbin.ACCEPTED, soupbin.SEQUENCED] and closed
+    assert v.closed["idle timeout"] == 1
+
+
+def test_venue_session_sending_a_packet_a_byte_at_a_time_closed_after_idle_timeout():
+    with serving(idle_timeout=0.3) as v, socket.create_connection(v.address, timeout=5) as s:
+        s.sendall(soupbin.login("trader", "secret"))
+        with contextlib.suppress(OSError):           # reset once the venue closed it
+            for byte in _order(1) * 10:
+                s.send(bytes([byte]))
+                time.sleep(0.05)
+                if v.closed["idle timeout"]:
+                    break
+    assert v.closed["idle timeout"] == 1
+
+
+def test_venue_idle_timeout_not_a_duration_refused():
+    with pytest.raises(ObookError, match="idle_timeout 0: a number of seconds above 0"):
+        Venue(idle_timeout=0)
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_gateway_heartbeats_keep_a_quiet_session_past_venue_idle_timeout(loop):
+    """Logged in, the gateway is quiet while the listener loads and while no order comes:
+    its heartbeats (a thread's, then the loop's) keep the session until it logs out."""
+    from obook.live.listener import Listener
+    from obook.live.risk import RiskGate
+    from obook.live.strategy import TickToTrade
+
+    a, b = addresses(2)
+    with serving(idle_timeout=0.5) as v:
+        gw = Gateway(*v.address, heartbeat=0.05)
+        with gw.heartbeats():
+            time.sleep(0.8)
+            lst = Listener(a, b, None, tick_to_trade=TickToTrade(lambda top: None, None, RiskGate(), gw),
+                           idle_timeout=1.5, loop=loop)
+        with pytest.raises(ObookError, match="nothing received for 1.5 s"):
+            for _ in lst.table_batches():
+                pass
+        lst.close()
+        deadline = time.monotonic() + 5
+        while v.ended_sessions == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert v.ended_sessions == 1 and v.closed["idle timeout"] == 0, v.closed

@@ -154,6 +154,9 @@ def venue(
                                  help="The account's password (10 characters at most; default: the environment's OBOOK_VENUE_PASSWORD)."),
     accounts: Optional[Path] = typer.Option(None, "--accounts", help="A file of username:password lines, one account a line."),
     login_timeout: float = typer.Option(10.0, "--login-timeout", min=0.001, help="Close a connection that sent no login within this many seconds."),
+    idle_timeout: float = typer.Option(15.0, "--idle-timeout", min=0.001, max=1e9,
+                                       help="Close a logged-in session that sent nothing (no order, no heartbeat) for this many "
+                                            "seconds (SoupBinTCP's 15 s; the answers sent before still go)."),
     max_connections: int = typer.Option(1000, "--max-connections", min=1, help="Close connections beyond this many as they are accepted."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the venue to this core."),
     spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sessions this many microseconds after each packet "
@@ -174,7 +177,7 @@ def venue(
     pin(cpu)
     set_realtime(realtime)
     v = venue_from_options(parse_address(listen_on, "--listen"), log, sessions, username, password, accounts,
-                           login_timeout, max_connections, spin_us)
+                           login_timeout, max_connections, spin_us, idle_timeout)
     typer.echo(f"venue on {hostport(*v.address)}", err=True)
     try:
         v.serve()

@@ -3,6 +3,7 @@ gateway and reports)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -66,7 +67,7 @@ def run_listen(a: dict) -> None:
     tables = tuple(t.strip() for t in a["tables"].split(",") if t.strip() and t.strip() != "none")
     kind = a["to"].value
     addresses, tickers = _check_options(a, tables, kind)     # all of it before the venue's login
-    ttt = None
+    ttt = gw = None
     if a["strategy"]:
         from .gateway import Gateway
         from .risk import RiskGate
@@ -78,14 +79,16 @@ def run_listen(a: dict) -> None:
         ttt = TickToTrade(strategy, tickers,
                           RiskGate(max_qty=a["max_qty"], max_orders_per_second=a["max_rate"], band_bps=a["band_bps"]), gw)
     try:
-        lst = Listener(addresses["--line-a"], addresses["--line-b"], addresses.get("--request"), tables=tables,
-                       tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
-                       retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
-                       session=a["session"], interface=a["interface"], loop=a["loop"].value, spin=a["spin"], cpu=a["cpu"],
-                       rcvbuf=a["rcvbuf"], spin_us=a["spin_us"], **({"realtime": a["realtime"]} if a["realtime"] else {}))
+        with gw.heartbeats() if gw is not None else contextlib.nullcontext():   # logged in, loading the loop
+            lst = Listener(addresses["--line-a"], addresses["--line-b"], addresses.get("--request"), tables=tables,
+                           tick_to_trade=ttt, on_gap=a["on_gap"].value, request_timeout=a["timeout"],
+                           retries=a["retries"], gap_wait=a["gap_wait"], idle_timeout=a["idle_timeout"],
+                           session=a["session"], interface=a["interface"], loop=a["loop"].value, spin=a["spin"],
+                           cpu=a["cpu"], rcvbuf=a["rcvbuf"], spin_us=a["spin_us"],
+                           **({"realtime": a["realtime"]} if a["realtime"] else {}))
     except BaseException:
-        if ttt is not None and ttt.gateway is not None:     # logged in: log out
-            ttt.gateway.close()
+        if gw is not None:     # logged in: log out
+            gw.close()
         raise
     try:
         sinks = {} if kind == "text" else open_sinks(kind, a["output"], tables, lst.schema, a["interval"])

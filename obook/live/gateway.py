@@ -5,9 +5,11 @@ receive stamp on the shared clock: ``venue_ns[ref]``."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import selectors
 import socket
+import threading
 import time
 
 from ..errors import ObookError
@@ -109,6 +111,29 @@ class Gateway:
             pass
         if not self.ended and now() - self._last > self.heartbeat * 1e9:
             self._write(soupbin.packet(soupbin.CLIENT_HEARTBEAT))
+
+    @contextlib.contextmanager
+    def heartbeats(self):
+        """Client heartbeats from a thread while the caller cannot poll (the listener loading
+        its kernels after the login: a first compile takes minutes, and a venue ends a
+        session it hears nothing from). Each is one small ``send`` of its own."""
+        stop = threading.Event()
+
+        def beat():
+            while not stop.wait(self.heartbeat):
+                try:
+                    self.sock.send(soupbin.packet(soupbin.CLIENT_HEARTBEAT))
+                except OSError:     # the caller's next write says so
+                    return
+
+        th = threading.Thread(target=beat, name="obook-venue-heartbeats", daemon=True)
+        th.start()
+        try:
+            yield self
+        finally:
+            stop.set()
+            th.join()
+            self._last = now()
 
     def digest(self) -> str:
         return hashlib.sha256(b"".join(self.sent)).hexdigest()

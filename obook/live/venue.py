@@ -7,8 +7,10 @@ goes (a stopped venue leaves a complete log).
 One thread serves every session from a ``selectors`` loop (epoll where there is one: no
 limit on descriptor numbers). A session is closed, alone, when it breaks the protocol (a
 malformed, oversized or unexpected packet, or a message that is no OUCH order), logs in with an account that is not known
-(after a Login Rejected), does not log in within ``login_timeout`` seconds, or stops
-reading while more than ``max_output`` bytes of answers wait for it. Connections beyond
+(after a Login Rejected), does not log in within ``login_timeout`` seconds, sends no packet
+(no message, no heartbeat) for ``idle_timeout`` seconds once logged in (SoupBinTCP's end of a
+silent session; the answers sent before still go), or stops reading while more than
+``max_output`` bytes of answers wait for it. Connections beyond
 ``max_connections`` are closed as they are accepted."""
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class _Client:
         self.framer = soupbin.Framer(soupbin.CLIENT_MAX_PACKET)
         self.logged_in = False
         self.accepted_at = accepted_at
+        self.last_heard = accepted_at       # a whole packet's arrival (bytes of one are not heard)
         self.last_sent = now()
         self.sequence = 1
         self.out = bytearray()
@@ -89,13 +92,14 @@ class Venue:
     (``keep_messages``; else empty: a venue that runs for long keeps none in memory);
     ``digest()``: SHA-256 of their bytes in arrival order; ``closed``: sessions closed by the
     venue, by reason; ``rejected``: Order Rejected answers, by reason. ``max_live_orders``:
-    the live orders of all sessions together (an Enter beyond is rejected)."""
+    the live orders of all sessions together (an Enter beyond is rejected). ``idle_timeout``:
+    seconds a logged-in session may send nothing (no order, no heartbeat) before it is closed."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, log_path=None, username: str = "",
                  password: str = "", sessions: int | None = None, heartbeat: float = 1.0,
                  accounts: dict[str, str] | None = None, login_timeout: float = 10.0,
                  max_connections: int = 1000, max_output: int = 1 << 20, spin_us: float = 0.0,
-                 keep_messages: bool = True, max_live_orders: int = 1_000_000):
+                 keep_messages: bool = True, max_live_orders: int = 1_000_000, idle_timeout: float = 15.0):
         if not 0 <= spin_us < float("inf"):
             raise ObookError(f"venue: spin_us {spin_us!r}: a number of microseconds, 0 or more")
         self.spin_ns = int(spin_us * 1000)
@@ -106,6 +110,9 @@ class Venue:
         self.sessions = sessions
         self.heartbeat = heartbeat
         self.login_timeout = login_timeout
+        if not 0 < idle_timeout < float("inf"):
+            raise ObookError(f"venue: idle_timeout {idle_timeout!r}: a number of seconds above 0")
+        self.idle_timeout = idle_timeout
         self.max_output = max_output
         limit = _raise_fd_limit(max_connections + _FD_MARGIN)
         self.max_connections = max(1, min(max_connections, limit - _FD_MARGIN))
@@ -189,7 +196,8 @@ class Venue:
         return bool(events)
 
     def _sweep(self) -> None:
-        """Login timeouts, server heartbeats, accepting again after running out of descriptors."""
+        """Login and idle timeouts, server heartbeats, accepting again after running out of
+        descriptors."""
         self._last_sweep = time.monotonic()
         t = now()
         for c in list(self.waiting_login.values()):
@@ -197,7 +205,11 @@ class Venue:
                 break
             self._close(c, "login timeout", "no login request in time", logging.INFO)
         for c in list(self.clients.values()):
-            if c.logged_in and not c.out and t - c.last_sent > self.heartbeat * 1e9:
+            if not c.logged_in:
+                continue
+            if t - c.last_heard > self.idle_timeout * 1e9:
+                self._close(c, "idle timeout", f"nothing heard for {self.idle_timeout:g} s", logging.INFO)
+            elif not c.out and t - c.last_sent > self.heartbeat * 1e9:
                 self._send(c, soupbin.packet(soupbin.SERVER_HEARTBEAT))
         if self._accept_paused:
             self._accept_paused = False
@@ -264,6 +276,7 @@ class Venue:
 
     def _packet(self, c: _Client, kind: bytes, payload: bytes, stamp: int) -> bool:
         """Handle one packet; False when the session was closed."""
+        c.last_heard = stamp
         if not c.logged_in:
             if kind != soupbin.LOGIN:
                 self._close(c, "protocol error", f"a {kind!r} packet before the login")
@@ -370,7 +383,8 @@ class Venue:
 
 
 def venue_from_options(address: tuple[str, int], log_path, sessions, username, password, accounts_path,
-                       login_timeout: float, max_connections: int, spin_us: float = 0.0) -> Venue:
+                       login_timeout: float, max_connections: int, spin_us: float = 0.0,
+                       idle_timeout: float = 15.0) -> Venue:
     """The venue of ``obook venue``'s options: the accounts checked, and none only on a
     loopback address (an open venue on a network would take anyone's orders); it keeps no
     messages in memory (the log has them)."""
@@ -393,7 +407,7 @@ def venue_from_options(address: tuple[str, int], log_path, sessions, username, p
         if not loopback:
             raise ObookError(f"--listen {host}: a venue on a network needs --username/--password or --accounts")
     return Venue(*address, log_path=log_path, sessions=sessions, accounts=accounts, login_timeout=login_timeout,
-                 max_connections=max_connections, spin_us=spin_us, keep_messages=False)
+                 max_connections=max_connections, spin_us=spin_us, keep_messages=False, idle_timeout=idle_timeout)
 
 
 def read_log(path) -> list[tuple[int, bytes]]:
