@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import socket
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from live_support import addresses, sending, warm_loop
 from obook.errors import ObookError
 from obook.gen.itch import write_itch
+from obook.live import soupbin
 from obook.live.gateway import Gateway
 from obook.live.hot_listener import HotListener
 from obook.live.risk import RiskGate
@@ -259,3 +261,57 @@ def test_sender_schedule_same_for_a_seed_drops_reorder_and_b_delay(day):
     assert st1["reordered"] > 0
     b_first = due[(line == 1) & sent].min() - due[(line == 0) & sent].min()
     assert b_first >= 1_000_000                                  # B one millisecond behind A
+
+
+def _scripted_venue(server, script, heard):
+    """Accept one session, answer its login with ``script[0]``, send each later part of
+    ``script`` 0.3 s apart, then note the kinds of the client's packets until it closes."""
+    conn, _ = server.accept()
+    with conn:
+        conn.settimeout(10)
+        framer = soupbin.Framer()
+        while not framer.feed(conn.recv(4096)):
+            pass
+        for part in script:
+            conn.sendall(part)
+            time.sleep(0.3)
+        heard.append(b"|")                  # the script's end
+        with __import__("contextlib").suppress(OSError):
+            while data := conn.recv(4096):
+                heard += [kind for kind, _ in framer.feed(data)]
+
+
+def _loop_against(script):
+    """A listener with a quiet strategy, logged in to a scripted venue, run until 0.6 s without
+    a datagram; (the loop's state, what the venue heard after its script)."""
+    from obook._kernels import live_layout as L
+
+    heard = []
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        th = threading.Thread(target=_scripted_venue, args=(server, script, heard), daemon=True)
+        th.start()
+        a, b = addresses(2)
+        gw = Gateway(*server.getsockname(), heartbeat=0.05)
+        lst = HotListener(a, b, None, tables=(), strategy=lambda top: None, gateway=gw, idle_timeout=0.3 * len(script) + 0.6)
+        with pytest.raises(ObookError, match="nothing received"):
+            lst.run()
+        ended = int(lst.loop.S[L.S_VENUE_ENDED])
+        lst.close()
+        th.join(timeout=10)
+    return ended, heard[heard.index(b"|") + 1:]
+
+
+def test_hot_loop_venue_packet_of_the_longest_length_read_session_goes_on():
+    """SoupBinTCP's longest packet (2 + 65535 bytes: a debug packet here) fits the loop's
+    buffer for the venue: read and passed over, the session goes on with its heartbeats."""
+    ended, heard = _loop_against([soupbin.accepted("OBOOK", 1), soupbin.packet(b"+", b"x" * 65534)])
+    assert ended == 0
+    assert heard.count(soupbin.CLIENT_HEARTBEAT) >= 3 and heard[-1] == soupbin.LOGOUT
+
+
+def test_hot_loop_venue_bytes_read_with_the_login_answer_framed_from_there():
+    """A packet begun in the segment of the Login Accepted (read by the gateway's login) is
+    completed by the loop: the End of Session after it is seen."""
+    debug = soupbin.packet(b"+", b"x" * 100)
+    ended, _ = _loop_against([soupbin.accepted("OBOOK", 1) + debug[:10], debug[10:] + soupbin.packet(b"Z")])
+    assert ended == 1

@@ -273,9 +273,12 @@ def test_hot_listener_python_strategy_raises_strategy_error(day):
 class _GoneVenue:
     """A logged-in venue's side of the gateway whose venue has gone (its end closed)."""
 
-    heartbeat, timeout = 1.0, 0.1
+    heartbeat, timeout, ended = 1.0, 0.1, False
 
     def __init__(self):
+        from obook.live.soupbin import Framer
+
+        self.framer = Framer()              # nothing read beyond the login's answer
         self.sock, peer = socket.socketpair()
         peer.close()
 

@@ -32,6 +32,9 @@ PY_ROWS = 4096
 #: order-id pages the books start with (16 MiB): growing them stops the loop for milliseconds
 #: (a 300,000-message day of 200 stocks outgrew 1,024 pages twice)
 BOOK_PAGES = 1 << 14
+#: the venue's unread answers: the longest SoupBinTCP packet (2 + 65535 bytes) fits behind
+#: the start of another, so a read always has room and no packet is too long for it
+VENUE_BUF = 1 << 17
 REST_EVERY_NS = 1_000_000   # a spinning real-time loop rests (rest_us) once a millisecond
 _MULT = None
 
@@ -176,7 +179,12 @@ class HotLoop:
         self.olog = np.zeros(1 << 24, np.uint8)
         self.refs = np.zeros((4, 1 << L.REF_BITS), np.int64)
         self.ords = (state, np.zeros(5, np.int64), self.window, np.zeros(L.OUTBOX, np.uint8), self.olog, self.refs,
-                     np.zeros(1 << 16, np.uint8))
+                     np.zeros(VENUE_BUF, np.uint8))
+        if venue is not None:       # what the login's read took beyond the Login Accepted: framed from there
+            pending = bytes(venue.framer.buf)
+            self.ords[6][:len(pending)] = np.frombuffer(pending, np.uint8)
+            S[L.S_VBUF_N] = len(pending)
+            S[L.S_VENUE_ENDED] = venue.ended
         self.hists = np.zeros((len(L.HISTS), N_BUCKETS + 1), np.int64)
         self.py_rows = np.zeros((PY_ROWS, L.PY_WIDTH), np.int64)
         self.gaps_out = np.zeros((L.GAPS_MAX, 4), np.int64)
