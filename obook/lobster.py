@@ -83,8 +83,8 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     """Write the LOBSTER message and orderbook files of each ticker of ``tickers``.
 
     ``tickers``: names (a list, or a comma-separated string). ``date``: the session date
-    (``YYYY-MM-DD``; default from a ``MMDDYYYY.NASDAQ_ITCH50[.gz]`` file name; required
-    otherwise, it is part of the file names). Returns ``{ticker: {"message": path,
+    (``YYYY-MM-DD``; default from a ``MMDDYYYY.NASDAQ_ITCH50[.gz]`` file name, and one that
+    differs from the name's is used with a warning; required otherwise, it is part of the file names). Returns ``{ticker: {"message": path,
     "orderbook": path, "rows": n}}``. ``style``: "lobster" (LOBSTER's own files: events
     outside the levels unlisted, a replace as two steps, shortest times) or "all" (every
     event, a replace's deletion row with the book after the deletion, 9-decimal times).

@@ -47,10 +47,42 @@ _FIRST_DAY, _LAST_DAY = _dt.date(1678, 1, 1), _dt.date(2261, 12, 31)
 
 
 def _session_date(path, date, fmt) -> _dt.date | None:
-    if date is not None:
-        from .checks import check_date
+    if date is None:
+        return _feed_date(path, fmt)
+    from .checks import check_date
 
-        return check_date(date)
+    day = check_date(date)
+    try:
+        own = _feed_date(path, fmt)
+    except (OSError, ObookError, ValueError, TypeError):     # (the replay says what is wrong with the file)
+        own = None
+    if own is not None and own != day:
+        _contradicted(path, day, own)
+    return day
+
+
+#: (feed, date given, the feed's own date) already warned about in this process
+_warned: set = set()
+
+
+def _contradicted(path, day: _dt.date, own: _dt.date) -> None:
+    """A warning (once per feed and dates in a process: a command asks for the date more than
+    once) that ``date`` is not the feed's own session date; the given one is used."""
+    import logging
+
+    from .feeds.sources import source_name
+
+    name = source_name(path)
+    if (name, day, own) in _warned:
+        return
+    _warned.add((name, day, own))
+    logging.getLogger("obook").warning(
+        "%s: --date / date= %s is not the feed's own session date %s (from its file name or first "
+        "records); %s is used", name, day, own, day)
+
+
+def _feed_date(path, fmt) -> _dt.date | None:
+    """The session date the feed itself gives (its format's ``session_date``), or None."""
     if isinstance(path, (list, tuple)):
         path = path[0] if path else None
     from .feeds.sources import HeadedStream

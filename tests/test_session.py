@@ -161,3 +161,70 @@ def test_session_time_past_2262_error_names_its_line_after_the_rows_before(tmp_p
         for b in obook.bbo(path, date="2024-01-01", workers=workers):
             batches.append(b)
     assert [r["seq"] for b in batches for r in b.to_pylist()] == [2, 3]
+
+
+def _said(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "obook" and "session date" in r.getMessage()]
+
+
+def _convert(path, out):
+    obook.convert(path, out, workers=1, date="2019-12-31")
+
+
+def _lobster(path, out):
+    from obook.lobster import lobster
+
+    lobster(path, out, ["AAA"], levels=1, workers=1, date="2019-12-31")
+
+
+def _duckdb(path, out):
+    import obook.duckdb
+
+    con = obook.duckdb.connect()
+    con.sql(f"SELECT count(*) FROM obook_bbo('{path}', date := '2019-12-31', workers := 1)").fetchall()
+
+
+def _polars(path, out):
+    obook.scan_bbo(path, date="2019-12-31", workers=1).select("timestamp").collect()
+
+
+def _reader(path, out):
+    obook.bbo(path, date="2019-12-31", workers=1).read_all()
+
+
+@pytest.mark.parametrize("front", [_reader, _polars, _duckdb, _convert, _lobster])
+def test_session_date_contradicting_nasdaq_name_warns_once_given_date_used(tmp_path, caplog, front):
+    path = tmp_path / "12302019.NASDAQ_ITCH50"
+    write_itch(path, 2000, 3, seed=1)
+    with caplog.at_level("WARNING", logger="obook"):
+        front(path, tmp_path / "out")
+    assert _said(caplog) == [f"{path}: --date / date= 2019-12-31 is not the feed's own session date 2019-12-30 "
+                             "(from its file name or first records); 2019-12-31 is used"]
+
+
+def test_session_date_agreeing_with_nasdaq_name_no_warning(tmp_path, caplog):
+    path = tmp_path / "12302019.NASDAQ_ITCH50"
+    write_itch(path, 500, 2, seed=1)
+    with caplog.at_level("WARNING", logger="obook"):
+        t = obook.bbo(path, date="2019-12-30", workers=1).read_all()
+    assert t.num_rows > 0 and _said(caplog) == []
+
+
+def test_session_date_contradicting_name_cli_prints_warning_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "12302019.NASDAQ_ITCH50"
+    write_itch(path, 500, 2, seed=1)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(obook.__file__)))
+    done = subprocess.run([sys.executable, "-m", "obook", "bbo", str(path), "--date", "2020-01-02", "-w", "1",
+                           "-o", str(tmp_path / "bbo.parquet")], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "session date" in line]
+    assert said == [f"obook: {path}: --date / date= 2020-01-02 is not the feed's own session date 2019-12-30 "
+                    "(from its file name or first records); 2020-01-02 is used"]
+    stamps = pq.read_table(tmp_path / "bbo.parquet", columns=["time", "timestamp"])
+    assert _ns(stamps)[0] == midnight_ns(dt.date(2020, 1, 2)) + stamps["time"][0].as_py()

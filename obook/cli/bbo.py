@@ -78,7 +78,8 @@ def bbo(
                                      help="raise: stop at the first failing record (after writing every earlier row); "
                                           "skip: apply the tolerant rules and report what was skipped (a feed cut short still ends in an error, after every row before the cut)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
-                                       help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name); "
+                                       help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name; one that differs "
+                                            "from the name's is used, with a warning); "
                                             "when known, file outputs get a timestamp column (UTC)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",

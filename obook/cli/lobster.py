@@ -25,7 +25,8 @@ def lobster(
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date for the file names (default: from a "
-                                            "MMDDYYYY.NASDAQ_ITCH50[.gz] file name)."),
+                                            "MMDDYYYY.NASDAQ_ITCH50[.gz] file name; one that differs from the "
+                                            "name's is used, with a warning)."),
     style: Style = typer.Option(Style.lobster, "--style",
                                 help="lobster: as LOBSTER writes its files (events outside the levels "
                                      "unlisted, a replace as two steps, shortest times); all: every "

@@ -45,7 +45,7 @@ OPTIONS = {o.name: o for o in (
     Option("tickers", None, "VARCHAR[]", "replay only these tickers' books (one the feed never names: an error "
                                          "after the rows; on the command line a warning)"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's, e.g. a Nasdaq file "
-                                    "name); when known the rows get a `timestamp` (UTC)"),
+                                    "name; a date that differs from it is used, with a warning); when known the rows get a `timestamp` (UTC)"),
     Option("levels", 10, "BIGINT", "price levels a side (1 to 50)"),
     Option("queue_positions", True, "BOOLEAN", "false: the queue columns null and no queues kept (faster)"),
     Option("interval", "1 minute", "VARCHAR", "the bar length ('1 minute', '5s', '100 ms')"),
