@@ -680,10 +680,10 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
 
 
 def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
-    """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 'x' or
-    (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
+    """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 2.0, '5',
+    'x' or (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
     so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``), a
-    number given as 'x' and a number given true or false (never read as 1 or 0, as in Python);
+    number given as text ('x', '5') and a number given true or false (never read as 1 or 0, as in Python);
     a text option given as a number or an INTERVAL is its text (the UDF's check names the option).
     ``boolean_hint``: what the error of a number given true or false adds."""
     sql_type = str(sql_type).upper()
@@ -693,18 +693,18 @@ def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
         return f"CASE WHEN __obook_flag({name}, '{name}') THEN TRY_CAST(CAST({name} AS VARCHAR) AS BOOLEAN) END"
     if sql_type == "DOUBLE":
         what, value = "a number", f"TRY_CAST({name} AS DOUBLE)"
-        given = f"{value} IS NOT NULL"
+        given = f"__obook_number({name})"
     elif sql_type in ("BIGINT", "UBIGINT"):
         what = "a whole number" if sql_type == "BIGINT" else "a whole number, at least 0"
         value = f"TRY_CAST({name} AS {sql_type})"
-        given = f"{value} = TRY_CAST({name} AS DOUBLE)"
+        given = f"__obook_integer({name}) AND {value} IS NOT NULL"
     else:
         return name
     hint = _sql_default(boolean_hint)
     return (f"CASE WHEN {name} IS NULL THEN NULL "
             f"WHEN typeof({name}) = 'BOOLEAN' THEN error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR), {hint})) "
             f"WHEN {given} THEN {value} "
-            f"ELSE error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR))) END")
+            f"ELSE error(concat('{name} must be {what}, not ', __obook_shown({name}))) END")
 
 
 def _sql_default(value) -> str:

@@ -1,10 +1,22 @@
+-- __obook_integer(value): whether a macro's number option was given an integer type (2, not 2.0,
+-- '2' or true: none is read as a whole number, as in Python).
+CREATE OR REPLACE TEMP MACRO __obook_integer(value) AS
+    typeof(value) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT',
+                      'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT');
+-- __obook_number(value): whether a macro's number option was given a number type (not text or true).
+CREATE OR REPLACE TEMP MACRO __obook_number(value) AS
+    __obook_integer(value) OR typeof(value) IN ('FLOAT', 'DOUBLE') OR typeof(value) LIKE 'DECIMAL%';
+-- __obook_shown(value): an option's value as an error shows it: text quoted, as Python's repr does.
+CREATE OR REPLACE TEMP MACRO __obook_shown(value) AS
+    CASE WHEN typeof(value) = 'VARCHAR' THEN chr(39) || CAST(value AS VARCHAR) || chr(39)
+         ELSE coalesce(CAST(value AS VARCHAR), 'NULL') END;
 -- __obook_feed_time(value, what): a macro's start_time / end_time option as a feed time (UBIGINT),
--- NULL as NULL; 1.5, -1, 'x' or true is an error naming the option (``what``), never rounded.
+-- NULL as NULL; 1.5, 2.0, -1, '5' or true is an error naming the option (``what``), never rounded.
 CREATE OR REPLACE TEMP MACRO __obook_feed_time(value, what) AS
     CASE WHEN value IS NULL THEN NULL
-         WHEN typeof(value) <> 'BOOLEAN' AND TRY_CAST(value AS UBIGINT) = TRY_CAST(value AS DOUBLE)
+         WHEN __obook_integer(value) AND TRY_CAST(value AS UBIGINT) IS NOT NULL
          THEN TRY_CAST(value AS UBIGINT)
-         ELSE error(what || ' must be a whole number, at least 0, not ' || CAST(value AS VARCHAR))
+         ELSE error(what || ' must be a whole number, at least 0, not ' || __obook_shown(value))
     END;
 -- __obook_window(first_time, last_time, what): both feed times given (see __obook_feed_time), the
 -- first after the last is an error naming the macro (``what``); else true.

@@ -25,11 +25,11 @@ WITH b AS MATERIALIZED (
                          tickers := tickers, prices := prices, filename := true)) AS q
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),
-given AS (   -- whole numbers only: 1.5, '5x' or true is an error, never rounded
-    SELECT CASE WHEN typeof(every) <> 'BOOLEAN' AND TRY_CAST(every AS DOUBLE) > 0 AND TRY_CAST(every AS BIGINT) = TRY_CAST(every AS DOUBLE)
+given AS (   -- integers only: 1.5, 2.0, '5' or true is an error, never rounded
+    SELECT CASE WHEN __obook_integer(every) AND TRY_CAST(every AS BIGINT) > 0
                 THEN TRY_CAST(every AS UBIGINT)
                 ELSE error('obook_bbo_grid: every must be a positive integer up to 2^63 - 1, not '
-                           || coalesce(CAST(every AS VARCHAR), 'NULL'))
+                           || __obook_shown(every))
            END AS every,
            __obook_feed_time(start_time, 'obook_bbo_grid: start_time') AS first_time,
            __obook_feed_time(end_time, 'obook_bbo_grid: end_time') AS last_time

@@ -305,7 +305,7 @@ def test_obook_depth_levels_out_of_range_raises_error_naming_range(con, small, l
 
 @pytest.mark.parametrize(("call", "says"), [
     ("obook_depth('{f}', levels := 5.5)", "levels must be a whole number, not 5.5"),
-    ("obook_depth('{f}', levels := 'x')", "levels must be a whole number, not x"),
+    ("obook_depth('{f}', levels := 'x')", "levels must be a whole number, not 'x'"),
     ("obook_bbo('{f}', workers := 2.5)", "workers must be a whole number, not 2.5"),
     ("obook_bbo_grid('{f}', every := 1.5)", "every must be a positive integer up to 2\\^63 - 1, not 1.5"),
     ("obook_bbo_grid('{f}', every := 9223372036854775808)",
@@ -324,6 +324,19 @@ def test_obook_depth_levels_out_of_range_raises_error_naming_range(con, small, l
     ("obook_match('{f}', tick := true)", "tick must be a whole number, not true"),
     ("obook_simulate_depth('{f}', 'own.csv', levels := true)", "levels must be a whole number, not true"),
     ("obook_simulate('{f}', 'own.csv', horizon := true)", "horizon must be a number, not true"),
+    # as in Python (workers=2.0 and levels='5' are errors): a float or a text is never cast to a count
+    ("obook_bbo('{f}', workers := 2.0)", "workers must be a whole number, not 2.0"),
+    ("obook_bbo('{f}', workers := 2::DOUBLE)", "workers must be a whole number, not 2.0"),
+    ("obook_depth('{f}', levels := '5')", "levels must be a whole number, not '5'"),
+    ("obook_bars('{f}', workers := '1')", "workers must be a whole number, not '1'"),
+    ("obook_bbo_grid('{f}', every := 1e9)", "every must be a positive integer up to 2\\^63 - 1, not 1000000000.0"),
+    ("obook_bbo_grid('{f}', every := '10')", "every must be a positive integer up to 2\\^63 - 1, not '10'"),
+    ("obook_bbo_grid('{f}', every := 10, start_time := 0.0)", "start_time must be a whole number, at least 0, not 0.0"),
+    ("obook_twas('{f}', end_time := '99')", "end_time must be a whole number, at least 0, not '99'"),
+    ("obook_match('{f}', tick := '5')", "tick must be a whole number, not '5'"),
+    ("obook_simulate_depth('{f}', 'own.csv', levels := 5.0)", "levels must be a whole number, not 5.0"),
+    ("obook_simulate('{f}', 'own.csv', horizon := '2')", "horizon must be a number, not '2'"),
+    ("obook_backtest('{f}', 'x.py:S', seed := '1')", "seed must be a whole number, not '1'"),
 ])
 def test_obook_macro_number_option_given_fraction_text_or_boolean_names_the_option(con, small, call, says):
     with pytest.raises(duckdb.Error, match=says):
@@ -347,7 +360,7 @@ def test_obook_macro_true_false_option_given_a_number_or_other_text_names_the_op
 @pytest.mark.parametrize(("call", "says"), [
     ("obook_simulate('{f}', 5)", "no such order file"),
     ("obook_simulate('{f}', '')", "obook_simulate: orders is empty"),
-    ("obook_simulate('{f}', 'own.csv', horizon := 'x')", "horizon must be a number, not x"),
+    ("obook_simulate('{f}', 'own.csv', horizon := 'x')", "horizon must be a number, not 'x'"),
     ("obook_backtest('{f}', 5)", "give FILE.py:NAME or module:NAME"),
     ("obook_backtest(['{f}'], 'x.py:S')", "obook_backtest: the feed must be one file's path, not"),
     ("obook_backtest(5, 'x.py:S')", "obook_backtest: the feed must be one file's path, not 5"),
@@ -390,8 +403,9 @@ def test_obook_macro_first_option_given_zero_with_colon_equals_has_no_equals_hin
     assert "workers must be at least 1, got 0" in str(e.value) and "name := value" not in str(e.value)
 
 
-def test_obook_depth_levels_given_as_whole_decimal_reads_that_many_levels(con, small):
-    got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3.0) ORDER BY seq").fetchall()
+@pytest.mark.parametrize("levels", ["3::TINYINT", "3::UBIGINT", "3::HUGEINT"])
+def test_obook_depth_levels_given_as_any_integer_type_reads_that_many_levels(con, small, levels):
+    got = con.execute(f"SELECT * FROM obook_depth('{small}', levels := {levels}) ORDER BY seq").fetchall()
     assert [d[0] for d in con.description] == obook.depth_schema(3).names
     assert got == _depth_rows(small, 3)
 
