@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .checks import is_whole
+from .checks import is_integer
 from .errors import ObookError
 
 __all__ = ["analytic", "spread_table", "twas_table", "grid_table", "ROW_BY_ROW"]
@@ -159,10 +159,10 @@ MAX_GRID_ROWS = 500_000_000
 
 
 def _whole(name: str, value, table: str = "bbo_grid") -> int | None:
-    """An analytic's option as an int: 1.5, '5' or True is an error naming it, never rounded."""
+    """An analytic's option as an int: 1.5, 1e9, '5' or True is an error naming it, never rounded."""
     if value is None:
         return None
-    if is_whole(value):
+    if is_integer(value):
         return int(value)
     raise ObookError(f"{table}: {name} must be a whole number, not {value!r}")
 

@@ -19,6 +19,12 @@ def is_whole(value) -> bool:
     return isinstance(value, (numbers.Real, decimal.Decimal)) and math.isfinite(value) and value == int(value)
 
 
+def is_integer(value) -> bool:
+    """An integer (a numpy integer too): never a bool, a float equal to one (``5.0``, ``1e9``) or
+    text (``'5'``), so that a count, a step or a seed given so is an error, as a count option is."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def check_whole_at_least_1(name: str, value) -> None:
     """``value`` is a whole number (never a bool or text) of at least 1, else ``ObookError``."""
     import numpy as np
@@ -35,7 +41,7 @@ def check_seed(seed) -> int:
     """A random seed (the latency draws'): a whole number from 0 to 2^63 - 1, else ``ObookError``."""
     from .errors import ObookError
 
-    if not is_whole(seed) or not 0 <= seed < 1 << 63:
+    if not is_integer(seed) or not 0 <= seed < 1 << 63:
         raise ObookError(f"seed must be a whole number from 0 to {(1 << 63) - 1}, not {seed!r}")
     return int(seed)
 

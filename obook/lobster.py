@@ -53,7 +53,7 @@ import os
 
 import numpy as np
 
-from .checks import is_whole
+from .checks import is_integer
 from .errors import FeedError, ObookError, OutputError
 from .interrupts import deferred
 from .lobster_rows import DUMMY_ASK, DUMMY_BID
@@ -97,7 +97,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
         raise ObookError("tickers: no ticker given; LOBSTER files are of the tickers asked for")
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
         raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
-    if not is_whole(levels) or not 1 <= levels <= MAX_LEVELS:
+    if not is_integer(levels) or not 1 <= levels <= MAX_LEVELS:
         raise ObookError(f"levels must be a whole number from 1 to {MAX_LEVELS}, not {levels!r}")
     levels = int(levels)
     start_ms, end_ms = _window(start_ms, end_ms)
@@ -147,7 +147,7 @@ def _window(start_ms, end_ms) -> tuple[int, int]:
     """``start_ms`` and ``end_ms``: whole ms after midnight, ``0 <= start_ms < end_ms <= 24:00`` (they
     are part of the file names; an empty window would write empty files)."""
     for name, value in (("start_ms", start_ms), ("end_ms", end_ms)):
-        if not is_whole(value) or not 0 <= value <= _MAX_MS:
+        if not is_integer(value) or not 0 <= value <= _MAX_MS:
             raise ObookError(f"{name} must be a whole number of ms after midnight from 0 to {_MAX_MS}, "
                              f"not {value!r}")
     if start_ms >= end_ms:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -281,6 +282,10 @@ def test_sql_macros_take_every_option_of_their_registry_table(days, con):
     (dict(every=True), "every must be a whole number, not True"),
     (dict(every=10, start_time=2.5), "start_time must be a whole number, not 2.5"),
     (dict(every=10, end_time=float("nan")), "end_time must be a whole number, not nan"),
+    # integers only, as workers and levels: a float equal to one is an error too
+    (dict(every=1e9), "every must be a whole number, not 1000000000.0"),
+    (dict(every=10, start_time=0.0), "start_time must be a whole number, not 0.0"),
+    (dict(every=Decimal(10)), "every must be a whole number, not Decimal\\('10'\\)"),
 ])
 def test_bbo_grid_fractional_or_text_option_is_an_error_not_rounded(days, options, says):
     with pytest.raises(obook.ObookError, match=says):
@@ -290,6 +295,7 @@ def test_bbo_grid_fractional_or_text_option_is_an_error_not_rounded(days, option
 @pytest.mark.parametrize(("options", "says"), [
     (dict(start_time="abc"), "twas: start_time must be a whole number, not 'abc'"),
     (dict(end_time=1.5), "twas: end_time must be a whole number, not 1.5"),
+    (dict(end_time=5.0), "twas: end_time must be a whole number, not 5.0"),
     (dict(start_time=-5), "twas: start_time must be a feed time from 0 to 2\\^63 - 1, not -5"),
     (dict(end_time=1 << 64), "twas: end_time must be a feed time from 0 to 2\\^63 - 1"),
 ])
@@ -305,11 +311,11 @@ def test_bbo_grid_negative_start_time_is_an_obook_error_not_wrapped_times(days):
         obook.bbo_grid(days["itch"], workers=1, every=10**9, start_time=-2 * 10**9).read_all()
 
 
-def test_bbo_grid_whole_float_and_decimal_options_equal_the_integers(days):
+def test_bbo_grid_numpy_integer_options_equal_the_integers(days):
     t0 = obook.bbo(days["itch"], workers=1).read_all().column("time")[0].as_py()
     exact = obook.bbo_grid(days["itch"], workers=1, every=10**9, start_time=t0).read_all()
     assert exact.num_rows > 0
-    assert obook.bbo_grid(days["itch"], workers=1, every=1e9, start_time=Decimal(t0)).read_all() == exact
+    assert obook.bbo_grid(days["itch"], workers=1, every=np.int64(10**9), start_time=np.uint64(t0)).read_all() == exact
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -104,6 +104,8 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(timer=0), "timer 0: the strategy has no on_timer to call"),
     (dict(timer="x"), "timer 'x': give a whole number of ns"),
     (dict(timer_start="x"), "timer_start must be a whole number"),
+    (dict(timer_start=5.0), "timer_start must be a whole number from 0 to \\d+, not 5.0"),
+    (dict(seed=1.0, order_latency=("uniform", 0, 5)), "seed must be a whole number from 0 to \\d+, not 1.0"),
     (dict(timer_start=10**30), "timer_start must be a whole number"),
     (dict(interval="60"), "interval must be a number of seconds"),
     (dict(interval=float("nan")), "interval must be a number of seconds"),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import obook
-from obook.checks import check_choice, check_date, check_levels, check_path
+from obook.checks import check_choice, check_date, check_levels, check_path, check_seed, is_integer
 from obook.errors import ObookError
 from itch_builder import ItchBuilder
 
@@ -95,3 +95,19 @@ def test_check_choice_any_case_is_the_word(value):
 def test_check_choice_other_value_raises_naming_option_and_words(value):
     with pytest.raises(ObookError, match=rf"^on_error must be one of raise, skip, not {re.escape(repr(value))}$"):
         check_choice("on_error", value, ("raise", "skip"))
+
+
+@pytest.mark.parametrize("value", [5, np.int64(5), np.uint8(5), 0, -3, 1 << 70])
+def test_is_integer_python_or_numpy_integer_true(value):
+    assert is_integer(value)
+
+
+@pytest.mark.parametrize("value", [5.0, 1e9, np.float64(5), True, np.bool_(True), "5", None])
+def test_is_integer_float_bool_or_digits_false(value):
+    assert not is_integer(value)
+
+
+@pytest.mark.parametrize("seed", [1.0, "1", True])
+def test_check_seed_float_text_or_bool_is_obook_error(seed):
+    with pytest.raises(ObookError, match=f"^seed must be a whole number from 0 to {(1 << 63) - 1}, not {re.escape(repr(seed))}$"):
+        check_seed(seed)

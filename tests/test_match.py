@@ -411,6 +411,7 @@ def test_match_tick_that_is_no_integer_is_an_error(tick):
 @pytest.mark.parametrize("option, value, message", [
     ("workers", "2", "workers must be a whole number"), ("workers", True, "workers must be a whole number"),
     ("levels", True, "levels must be an integer"), ("tables", 5, "tables must be a name"),
+    ("tick", 5.0, "tick must be a positive integer, not 5.0"),
     ("instruments", 5, "instruments must be a name"), ("instruments", [5], "instruments must be names"),
     ("day_end", "no", "day_end must be True or False")])
 def test_match_argument_of_wrong_type_raises_obook_error_naming_it(option, value, message):

@@ -232,9 +232,9 @@ def timer_ticks(period, unit_ns: int) -> int:
 
     if period is None:
         return 0
-    from ..checks import is_whole
+    from ..checks import is_integer
 
-    if not is_whole(period):
+    if not is_integer(period):
         raise ObookError(f"timer {period!r}: give a whole number of ns")
     if not unit_ns <= period <= MAX_LATENCY_NS:
         raise ObookError(f"timer {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "

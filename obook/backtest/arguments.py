@@ -33,9 +33,9 @@ def strategy_object(strategy):
 
 
 def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
-    from ..checks import is_whole
+    from ..checks import is_integer
 
-    if not is_whole(value) or not low <= value <= high:
+    if not is_integer(value) or not low <= value <= high:
         raise ObookError(f"{name} must be a whole number from {low} to {high}, not {shown(value)}")
     return int(value)
 
@@ -43,11 +43,11 @@ def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
 def check_timer(timer):
     """None (a strategy's ``timer`` attribute, else no timer) or the timer's period, a whole
     number of ns (its range, from the feed's time unit to a week: timer_ticks)."""
-    from ..checks import is_whole
+    from ..checks import is_integer
 
     if timer is None:
         return None
-    if not is_whole(timer):
+    if not is_integer(timer):
         raise ObookError(f"timer {shown(timer)}: give a whole number of ns")
     return int(timer)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..checks import check_date, check_flag, check_levels, check_names, check_orders_path, check_workers, is_whole
+from ..checks import check_date, check_flag, check_levels, check_names, check_orders_path, check_workers, is_integer
 from ..errors import ObookError
 from .books import TABLES, stp_code, want_bits
 
@@ -52,7 +52,7 @@ class MatchResult:
 
 def _tick(tick) -> int:
     """The tick as an integer: a fraction (or what is no number) is an error, never truncated."""
-    if not is_whole(tick):
+    if not is_integer(tick):
         raise ObookError(f"tick must be a positive integer, not {tick!r}")
     if int(tick) > np.iinfo(np.int64).max:      # prices are 64-bit integers
         raise ObookError(f"tick must be at most 2**63 - 1 (prices are 64-bit integers), not {tick!r}")
