@@ -116,7 +116,36 @@ def test_cli_pcap_on_stdin_one_line_error_asks_for_the_file(tmp_path, given):
                     "and give its path")
 
 
-@pytest.mark.parametrize("both_gaps", [-1, 1.5, "2", True])
+@pytest.mark.parametrize(("option", "says"), [
+    ({"kind": "pcapx"}, r"^kind must be one of pcap, pcap-ns, pcapng, not 'pcapx'$"),
+    ({"kind": 5}, r"^kind must be one of pcap, pcap-ns, pcapng, not 5$"),
+    ({"seed": 1.0}, r"^seed must be a whole number from 0 to \d+, not 1\.0$"),
+    ({"max_messages": 0}, r"^max_messages must be a whole number of messages a packet >= 1, not 0$"),
+    ({"max_messages": 12.0}, r"^max_messages must be a whole number of messages a packet >= 1, not 12\.0$"),
+    ({"delay_ns": "5"}, r"^delay_ns must be a whole number of ns >= 0, not '5'$"),
+    ({"date": "30/11/2026"}, r"^--date / date= '30/11/2026': not a day YYYY-MM-DD$"),
+])
+def test_write_pcap_bad_option_is_obook_error_naming_it_no_capture(tmp_path, option, says):
+    from obook.errors import ObookError
+    from obook.gen.pcap import write_pcap
+
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 200, 2, seed=2)
+    with pytest.raises(ObookError, match=says):
+        write_pcap(itch, tmp_path / "a.pcap", **option)
+    assert not (tmp_path / "a.pcap").exists()
+
+
+def test_write_pcap_kind_in_any_case_written_as_that_kind(tmp_path):
+    from obook.gen.pcap import write_pcap
+
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 200, 2, seed=2)
+    write_pcap(itch, tmp_path / "a.pcapng", kind="PCAPNG")
+    assert (tmp_path / "a.pcapng").read_bytes()[:4] == bytes.fromhex("0a0d0d0a")     # a pcapng section header
+
+
+@pytest.mark.parametrize("both_gaps", [-1, 1.5, 2.0, "2", True])
 def test_write_pcap_both_gaps_not_a_count_is_obook_error_no_capture(tmp_path, both_gaps):
     from obook.errors import ObookError
     from obook.gen.pcap import write_pcap

@@ -111,22 +111,26 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
                max_messages: int = 12, session: bytes = SESSION, line_a=LINE_A, line_b=LINE_B) -> dict:
     """Write the captures; returns ``{"messages", "packets", "lost": [(first_seq, count)]}``
     (the sequence numbers no line carries, merged into ranges)."""
-    if kind not in ("pcap", "pcap-ns", "pcapng"):
-        raise ValueError(f"kind must be pcap, pcap-ns or pcapng, not {kind!r}")
     from zoneinfo import ZoneInfo
 
-    from ..checks import is_whole
+    from ..checks import check_choice, check_date, check_seed, is_integer
     from ..errors import ObookError
 
-    if not is_whole(both_gaps) or both_gaps < 0:
+    kind = check_choice("kind", kind, ("pcap", "pcap-ns", "pcapng"))
+    seed = check_seed(seed)
+    if not is_integer(both_gaps) or both_gaps < 0:
         raise ObookError(f"--both-gaps / both_gaps must be a whole number of packets >= 0, not {both_gaps!r}")
     both_gaps = int(both_gaps)
+    if not is_integer(max_messages) or max_messages < 1:
+        raise ObookError(f"max_messages must be a whole number of messages a packet >= 1, not {max_messages!r}")
+    if not is_integer(delay_ns) or delay_ns < 0:
+        raise ObookError(f"delay_ns must be a whole number of ns >= 0, not {delay_ns!r}")
 
     from ..feeds import detect_format
     from ..feeds.itch import FORMAT as ITCH
 
-    day = _dt.date.fromisoformat(date)
-    if not _dt.date(1970, 1, 2) <= day <= _dt.date(2105, 12, 31):
+    day = check_date(date)
+    if day is None or not _dt.date(1970, 1, 2) <= day <= _dt.date(2105, 12, 31):
         raise ObookError(f"--date {date}: a capture's clock holds 1970-01-02 to 2105-12-31")
     outs = [os.fspath(o) for o in (out_a, out_b) if o is not None]
     for o in outs:
