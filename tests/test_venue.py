@@ -509,3 +509,22 @@ def test_gateway_heartbeats_keep_a_quiet_session_past_venue_idle_timeout(loop):
         while v.ended_sessions == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert v.ended_sessions == 1 and v.closed["idle timeout"] == 0, v.closed
+
+
+def test_venue_host_name_with_only_an_ipv6_address_served_there(monkeypatch):
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kw):
+        if host == "venue6.example":
+            return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", 0, 0, 0))]
+        return real(host, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with serving(host="venue6.example", accounts={"trader": "secret"}) as v:
+        assert v.address[0] == "::1"
+        assert _answered(v)
+
+
+def test_venue_unknown_host_name_obook_error_naming_it():
+    with pytest.raises(ObookError, match="^venue: unknown host 'no-such-host.invalid'"):
+        Venue(host="no-such-host.invalid")

@@ -48,7 +48,7 @@ def parse_address(text: str, what: str = "address", port_zero: bool = True, ipv6
         raise ObookError(f"{what} {text!r}: a port is {0 if port_zero else 1} to 65535")
     if port == 0 and not port_zero:
         raise ObookError(f"{what} {text!r}: give the port (1 to 65535); port 0 is none the other side can know")
-    host = _resolve(host, f"{what} {text!r}")
+    host = resolve(host, f"{what} {text!r}")
     if not ipv6:
         ipv4_only((host, port), f"{what} {text!r}")
     return host, port
@@ -63,7 +63,7 @@ def ipv4_only(address, what: str) -> None:
                          f"address, and {address[0]} is one)")
 
 
-def _resolve(host: str, what: str) -> str:
+def resolve(host: str, what: str) -> str:
     """``host``'s address: itself when it is one, else the name's IPv4 address, or its IPv6
     one when it has none."""
     try:

@@ -29,7 +29,7 @@ from ..errors import ObookError
 from . import soupbin
 from .accounts import authorised, check_account, read_accounts
 from .latency import Clock, now
-from .net import family, hostport, recv_stamped_tcp, stamp_on
+from .net import family, hostport, recv_stamped_tcp, resolve, stamp_on
 from .venue_orders import SessionOrders
 
 log = logging.getLogger("obook")
@@ -118,6 +118,8 @@ class Venue:
         self.max_connections = max(1, min(max_connections, limit - _FD_MARGIN))
         if self.max_connections < max_connections:
             log.warning("venue: at most %d connections (the descriptor limit is %d)", self.max_connections, limit)
+        if host:        # a name as ``--listen`` resolves it (its IPv4 address first, else its IPv6 one)
+            host = resolve(host, "venue")
         try:
             self.server = socket.create_server((host, port), family=family(host), backlog=socket.SOMAXCONN)
         except (OSError, OverflowError) as e:
