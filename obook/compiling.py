@@ -207,7 +207,7 @@ def _live(tmp: Path) -> None:
         return [Order("enter", top.ticker, "B", 100, top.bid_px, len(sent))]
 
     write_itch(tmp / "live.itch", 5_000, 5, seed=5)
-    venue = Venue(sessions=1)
+    venue = Venue(sessions=1, idle_timeout=600)     # (the listener's first load sends no heartbeat)
     serving = threading.Thread(target=venue.serve, kwargs={"timeout": 600}, daemon=True)
     serving.start()
     try:

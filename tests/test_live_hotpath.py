@@ -5,6 +5,7 @@ writer that falls a ring behind is reported, the sender's schedule holds."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import socket
 import threading
 import time
@@ -17,7 +18,7 @@ import pytest
 from live_support import addresses, sending, warm_loop
 from obook.errors import ObookError
 from obook.gen.itch import write_itch
-from obook.live import soupbin
+from obook.live import ouch, soupbin
 from obook.live.gateway import Gateway
 from obook.live.hot_listener import HotListener
 from obook.live.risk import RiskGate
@@ -263,9 +264,10 @@ def test_sender_schedule_same_for_a_seed_drops_reorder_and_b_delay(day):
     assert b_first >= 1_000_000                                  # B one millisecond behind A
 
 
-def _scripted_venue(server, script, heard):
+def _scripted_venue(server, script, heard, close=False):
     """Accept one session, answer its login with ``script[0]``, send each later part of
-    ``script`` 0.3 s apart, then note the kinds of the client's packets until it closes."""
+    ``script`` 0.3 s apart, then note the kinds of the client's packets until it closes
+    (``close``: close the connection at the script's end instead)."""
     conn, _ = server.accept()
     with conn:
         conn.settimeout(10)
@@ -276,35 +278,37 @@ def _scripted_venue(server, script, heard):
             conn.sendall(part)
             time.sleep(0.3)
         heard.append(b"|")                  # the script's end
+        if close:
+            return
         with __import__("contextlib").suppress(OSError):
             while data := conn.recv(4096):
                 heard += [kind for kind, _ in framer.feed(data)]
 
 
-def _loop_against(script):
+def _loop_against(script, close=False, says="nothing received"):
     """A listener with a quiet strategy, logged in to a scripted venue, run until 0.6 s without
-    a datagram; (the loop's state, what the venue heard after its script)."""
+    a datagram (or the error ``says``); (the loop's state, what the venue heard after its script)."""
     from obook._kernels import live_layout as L
 
     heard = []
     with socket.create_server(("127.0.0.1", 0)) as server:
-        th = threading.Thread(target=_scripted_venue, args=(server, script, heard), daemon=True)
+        th = threading.Thread(target=_scripted_venue, args=(server, script, heard, close), daemon=True)
         th.start()
         a, b = addresses(2)
         gw = Gateway(*server.getsockname(), heartbeat=0.05)
         lst = HotListener(a, b, None, tables=(), strategy=lambda top: None, gateway=gw, idle_timeout=0.3 * len(script) + 0.6)
-        with pytest.raises(ObookError, match="nothing received"):
+        with pytest.raises(ObookError, match=says.format(venue=re.escape(gw.where))):
             lst.run()
-        ended = int(lst.loop.S[L.S_VENUE_ENDED])
+        S = lst.loop.S.copy()
         lst.close()
         th.join(timeout=10)
-    return ended, heard[heard.index(b"|") + 1:]
+    return int(S[L.S_VENUE_ENDED]), heard[heard.index(b"|") + 1:], S, lst.loop
 
 
 def test_hot_loop_venue_packet_of_the_longest_length_read_session_goes_on():
     """SoupBinTCP's longest packet (2 + 65535 bytes: a debug packet here) fits the loop's
     buffer for the venue: read and passed over, the session goes on with its heartbeats."""
-    ended, heard = _loop_against([soupbin.accepted("OBOOK", 1), soupbin.packet(b"+", b"x" * 65534)])
+    ended, heard, _, _ = _loop_against([soupbin.accepted("OBOOK", 1), soupbin.packet(b"+", b"x" * 65534)])
     assert ended == 0
     assert heard.count(soupbin.CLIENT_HEARTBEAT) >= 3 and heard[-1] == soupbin.LOGOUT
 
@@ -313,5 +317,31 @@ def test_hot_loop_venue_bytes_read_with_the_login_answer_framed_from_there():
     """A packet begun in the segment of the Login Accepted (read by the gateway's login) is
     completed by the loop: the End of Session after it is seen."""
     debug = soupbin.packet(b"+", b"x" * 100)
-    ended, _ = _loop_against([soupbin.accepted("OBOOK", 1) + debug[:10], debug[10:] + soupbin.packet(b"Z")])
+    ended, _, _, _ = _loop_against([soupbin.accepted("OBOOK", 1) + debug[:10], debug[10:] + soupbin.packet(b"Z")])
     assert ended == 1
+
+
+def test_hot_loop_venue_closing_the_connection_warned_at_once_loop_sleeps_on(caplog):
+    """The venue closes the session 0.3 s after the login: one warning naming it, at once (not
+    at the next order), and the loop goes on listening, asleep in poll() (the closed socket,
+    readable for ever, is out of it)."""
+    from obook._kernels import live_layout as L
+
+    start = time.time()
+    ended, _, S, loop = _loop_against([soupbin.accepted("OBOOK", 1)], close=True)
+    said = [r for r in caplog.records if r.name == "obook" and "closed the connection" in r.getMessage()]
+    assert ended == 1 and len(said) == 1 and said[0].created - start < 0.7
+    assert said[0].getMessage().startswith(f"venue {loop.venue.where} closed the connection")
+    assert loop.venue_closed_at == 0 and S[L.S_HAS_VENUE] == 0
+    assert S[L.S_POLLS] < 1000           # a poll() a few ms, not a busy poll on the closed socket
+
+
+def test_hot_loop_venue_packet_of_length_0_error_naming_venue_after_the_answers_before_it():
+    """As the gateway's: a packet of length 0 (no type byte) is an error naming the venue,
+    after the packets before it were read."""
+    from obook._kernels import live_layout as L
+
+    answer = soupbin.packet(soupbin.SEQUENCED, ouch.canceled(1, 0, 123))
+    _, _, S, _ = _loop_against([soupbin.accepted("OBOOK", 1), answer + b"\x00\x00"],
+                               says=r"^venue {venue}: SoupBinTCP packet of length 0 \(no type byte\)$")
+    assert S[L.S_ANSWERS] == 1

@@ -271,19 +271,23 @@ def test_hot_listener_python_strategy_raises_strategy_error(day):
 
 
 class _GoneVenue:
-    """A logged-in venue's side of the gateway whose venue has gone (its end closed)."""
+    """A logged-in venue's side of the gateway whose venue has gone: its end closed, or
+    (``writable=False``) this end closed for writing (a send fails, nothing is read)."""
 
-    heartbeat, timeout, ended = 1.0, 0.1, False
+    heartbeat, timeout, ended, where = 1.0, 0.1, False, "gone:1"
 
-    def __init__(self):
+    def __init__(self, writable=True):
         from obook.live.soupbin import Framer
 
         self.framer = Framer()              # nothing read beyond the login's answer
-        self.sock, peer = socket.socketpair()
-        peer.close()
+        self.sock, self.peer = socket.socketpair()
+        if writable:
+            self.peer.close()
+        else:
+            self.sock.shutdown(socket.SHUT_WR)
 
 
-def test_hot_listener_python_strategy_venue_gone_venue_connection_lost(day):
+def _python_strategy_against(day, venue, rows=None):
     from obook.live.hot_listener import HotListener
     from obook.live.ouch import Order
     from obook.live.risk import RiskGate
@@ -291,12 +295,29 @@ def test_hot_listener_python_strategy_venue_gone_venue_connection_lost(day):
     def strategy(top):
         return [Order("enter", top.ticker, "B", 1, top.bid_px or top.ask_px or 10_000, top.seq)]
 
-    a, b, r = addresses()
-    lst = HotListener(a, b, None, tables=("bbo",), strategy=strategy, gateway=_GoneVenue(),
+    a, b, _ = addresses()
+    lst = HotListener(a, b, None, tables=("bbo",), strategy=strategy, gateway=venue,
                       risk=RiskGate(band_bps=10**9), idle_timeout=10)
-    with sending(day, a, b, None, rate=20_000, linger=0), pytest.raises(ObookError, match="^venue connection lost"):
-        for _ in lst.table_batches():
-            pass
+    with sending(day, a, b, None, rate=20_000, linger=0):
+        for _, batch in lst.table_batches():
+            if rows is not None:
+                rows.append(batch.num_rows)
+    return lst
+
+
+def test_hot_listener_python_strategy_send_failing_error_naming_venue(day):
+    venue = _GoneVenue(writable=False)
+    with pytest.raises(ObookError, match=r"^venue gone:1: connection lost \(an order could not be sent"):
+        _python_strategy_against(day, venue)
+    venue.peer.close()
+
+
+def test_hot_listener_python_strategy_venue_closed_warned_orders_kept_tables_whole(day, caplog):
+    rows = []
+    lst = _python_strategy_against(day, _GoneVenue(), rows)
+    said = [r.getMessage() for r in caplog.records if r.name == "obook" and "closed the connection" in r.getMessage()]
+    assert said == ["venue gone:1 closed the connection: the orders from here on are not sent (the listener goes on)"]
+    assert lst.loop.venue_closed_at == 0 < lst.orders and lst.stats()["ended"] and sum(rows) > 0
 
 
 def test_hot_loop_python_strategy_counting_kernel_loaded_before_first_packet():

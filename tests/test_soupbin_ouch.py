@@ -184,3 +184,41 @@ def test_gateway_unreadable_answer_obook_error_naming_venue(answer, says):
             gw.poll()
             time.sleep(0.01)
     gw.close(0)
+
+
+def test_gateway_venue_closing_the_session_warned_once_orders_after_it_counted_not_sent(caplog):
+    def behave(conn):
+        conn.sendall(soupbin.accepted("S", 1))
+    port = _fake_venue(behave)
+    gw = Gateway("127.0.0.1", port, timeout=5)
+    for _ in range(200):
+        gw.poll()
+        if gw.ended:
+            break
+        time.sleep(0.01)
+    order = ouch.Order("enter", "AAA", "B", 100, 10_000, 1)
+    gw.send(order)
+    gw.send(order)
+    gw.poll()
+    gw.close(0)
+    said = [r.getMessage() for r in caplog.records if r.name == "obook"]
+    assert said == [f"venue 127.0.0.1:{port} closed the connection: the orders from here on are not sent "
+                    "(the listener goes on)"]
+    assert gw.unsent == 2 and gw.sent == []
+
+
+def test_gateway_packet_of_length_0_behind_an_answer_in_one_read_obook_error_at_once():
+    def behave(conn):
+        conn.sendall(soupbin.accepted("S", 1))
+        conn.recv(100)
+        conn.sendall(soupbin.packet(soupbin.SEQUENCED, ouch.canceled(1, 0, 123)) + b"\x00\x00")
+        time.sleep(2)
+    port = _fake_venue(behave)
+    gw = Gateway("127.0.0.1", port, timeout=5)
+    gw.send(ouch.Order("enter", "AAA", "B", 100, 10_000, 1))
+    with pytest.raises(ObookError, match=f"^venue 127.0.0.1:{port}: SoupBinTCP packet of length 0"):
+        for _ in range(100):        # (the venue sends nothing more: the error is raised with the answer's read)
+            gw.poll()
+            time.sleep(0.01)
+    assert gw.answers == 1 and gw.venue_ns == {1: 123}
+    gw.close(0)

@@ -528,3 +528,20 @@ def test_venue_host_name_with_only_an_ipv6_address_served_there(monkeypatch):
 def test_venue_unknown_host_name_obook_error_naming_it():
     with pytest.raises(ObookError, match="^venue: unknown host 'no-such-host.invalid'"):
         Venue(host="no-such-host.invalid")
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_cli_listen_venue_closing_the_session_warned_at_once_and_in_the_report(tmp_path, loop):
+    strategy = tmp_path / "idle.py"
+    strategy.write_text("def quiet(top):\n    return None\n")
+    (_, a), (_, b) = addresses(2)
+    with _cli_venue("--sessions", "1", "--idle-timeout", "0.3") as (vp, (host, port)):
+        run = subprocess.run([sys.executable, "-m", "obook", "listen", "--line-a", f"127.0.0.1:{a}",
+                              "--line-b", f"127.0.0.1:{b}", "--request", "", "--strategy", f"{strategy}:quiet",
+                              "--venue", f"{host}:{port}", "--idle-timeout", "3", "--loop", loop],
+                             capture_output=True, text=True, timeout=300)
+        assert vp.wait(timeout=20) == 0          # the session it closed was its one
+    warning = f"venue {host}:{port} closed the connection: the orders from here on are not sent"
+    assert run.stderr.count(warning) == 1, run.stderr
+    assert run.stderr.index(warning) < run.stderr.index("\nlisten: ")       # while listening, before the report
+    assert f"venue {host}:{port}: closed the connection; 0 orders after it not sent" in run.stderr

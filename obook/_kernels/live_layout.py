@@ -17,6 +17,7 @@ CANDIDATES CHOICE_N PROBE_LAST PROBES SPIN_NS REST_EVERY REST_NS REST_LAST RESTS
 OUT_N OUT_SENDS OUT_LONE OUT_HOLD
 Q_HELD Q_ORDER Q_MIN WINDOW
 MALFORMED BAD_TYPE BAD_LEN ERROR_EVENT
+VENUE_BAD
 """.split()
 for _i, _n in enumerate(_NAMES):
     globals()["S_" + _n] = _i
@@ -37,7 +38,7 @@ RUN_BOOK_ERROR = 3   # strict: a message the books refuse (S_BOOK_ERROR, S_ERROR
 RUN_GIVE_UP = 4      # a range lost on both lines, re-requests unanswered (S_GIVEUP_*)
 RUN_PY_ROWS = 5      # BBO rows for the Python strategy (py_rows[:S_PY_N])
 RUN_STOPPED = 6      # S_STOP was set
-RUN_VENUE_LOST = 7   # the venue connection failed
+RUN_VENUE_LOST = 7   # the venue connection failed (S_VENUE_BAD: a packet that cannot be framed came)
 RUN_MALFORMED = 8    # strict: a message shorter than its type (S_BAD_TYPE, S_BAD_LEN, S_ERROR_SEQ); tolerant:
                      # skipped and counted in S_MALFORMED
 

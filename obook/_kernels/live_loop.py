@@ -27,7 +27,7 @@ from .jit import njit
 from .latency import record
 from .layout import NEED_ROOM, OK
 from .live_arb import arbitrate, missing, screen, skip
-from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_PPOLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, GAPS_MAX, H_BOOK,
+from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_PPOLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
                           MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
                           RUN_GIVE_UP, RUN_MALFORMED, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
@@ -40,7 +40,7 @@ from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POL
                           S_ON_GAP_SKIP, S_ORDERS, S_POLLS, S_PY_N, S_PY_STRATEGY, S_REQ_TIMEOUT,
                           S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
-                          S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
+                          S_VENUE_BAD, S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
                           S_PROBES, S_REST_EVERY, S_REST_LAST, S_REST_NS, S_REST_OWED, S_RESTS, S_SESSION_SET, S_SPIN_NS,
                           S_OUT_N, S_OUT_SENDS, S_OUT_LONE, S_OUT_HOLD, ORDER_MAX, VLEN)
 from .live_orders import answers, encode, risk_check
@@ -471,6 +471,11 @@ def run(fns, fds, S, net, arb, itch, bk, outs, ords, misc):
         if S[S_HAS_VENUE] != 0:
             _venue(fns, fds, S, t, ords, misc, venue_ready)
             venue_ready = False
+            if S[S_VENUE_BAD] != 0:
+                return RUN_VENUE_LOST
+            if S[S_VENUE_ENDED] != 0:   # no order goes to it from here on; the caller says so now
+                S[S_HAS_VENUE] = 0
+                return RUN_SLICE
         status = gaps(fns, fds, S, t, arb, misc)
         if status != RUN_SLICE:
             return status

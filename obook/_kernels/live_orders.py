@@ -2,13 +2,11 @@
 Enter / Replace / Cancel encoded in a SoupBinTCP 'U' packet, and the venue's answers read
 back ('S' packets: the venue's receive stamp of each order)."""
 
-import numpy as np
-
 from .jit import njit
 from .latency import record
 from .live_layout import (H_T2T, H_VENUE, S_ANSWERS, S_BAND_BPS, S_MAX_NOTIONAL, S_MAX_QTY, S_MAX_RATE, S_REFUSED_BAND,
                           S_REFUSED_NOTIONAL, S_REFUSED_PRICE, S_REFUSED_RATE, S_REFUSED_SIZE, S_RW_COUNT,
-                          S_RW_HEAD, S_VBUF_N, S_VENUE_ENDED)
+                          S_RW_HEAD, S_VBUF_N, S_VENUE_BAD, S_VENUE_ENDED)
 from .mold import _be
 
 K_ENTER, K_REPLACE, K_CANCEL = 1, 2, 3
@@ -109,28 +107,31 @@ def encode(out, kind, side, qty, price, ref, orig, symbol):
 def answers(S, vbuf, refs, hists):
     """Read the whole SoupBinTCP packets in vbuf[:S_VBUF_N]: per 'S' answer, the venue's
     stamp against the order's send and kernel stamps (``refs``: rows ref, sent, kernel,
-    answered, by ``ref & mask``); keeps the rest at the front."""
+    answered, by ``ref & mask``); keeps the rest at the front. A packet of length 0 (no type
+    byte) stops the reading there and sets S_VENUE_BAD."""
     n = S[S_VBUF_N]
     rmask = refs.shape[1] - 1
     p = 0
     while p + 2 <= n:
         ln = _be(vbuf, p, 2)
+        if ln == 0:                              # no type byte: the stream cannot be framed further
+            S[S_VENUE_BAD] = 1
+            break
         if p + 2 + ln > n:
             break
-        if ln >= 1:
-            kind = vbuf[p + 2]
-            if kind == 83 and ln >= 1 + 17:      # 'S': an OUCH answer: type, stamp, refs
-                q = p + 3
-                stamp = _be(vbuf, q + 1, 8)
-                ref = _be(vbuf, q + 13, 4) if vbuf[q] == 85 else _be(vbuf, q + 9, 4)
-                i = ref & rmask
-                if refs[0, i] == ref and refs[3, i] == 0:
-                    refs[3, i] = stamp
-                    record(hists[H_VENUE], stamp - refs[1, i])
-                    record(hists[H_T2T], stamp - refs[2, i])
-                S[S_ANSWERS] += 1
-            elif kind == 90:                     # 'Z' end of session
-                S[S_VENUE_ENDED] = 1
+        kind = vbuf[p + 2]
+        if kind == 83 and ln >= 1 + 17:          # 'S': an OUCH answer: type, stamp, refs
+            q = p + 3
+            stamp = _be(vbuf, q + 1, 8)
+            ref = _be(vbuf, q + 13, 4) if vbuf[q] == 85 else _be(vbuf, q + 9, 4)
+            i = ref & rmask
+            if refs[0, i] == ref and refs[3, i] == 0:
+                refs[3, i] = stamp
+                record(hists[H_VENUE], stamp - refs[1, i])
+                record(hists[H_T2T], stamp - refs[2, i])
+            S[S_ANSWERS] += 1
+        elif kind == 90:                         # 'Z' end of session
+            S[S_VENUE_ENDED] = 1
         p += 2 + ln
     for k in range(n - p):
         vbuf[k] = vbuf[p + k]

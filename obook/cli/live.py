@@ -104,7 +104,7 @@ def listen(
     latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="The strategy's instruments (comma-separated; default all)."),
-    venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port (IPv6: [::1]:32001)."),
+    venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port (IPv6: [::1]:32001). A venue that closes the session is a warning: the listener goes on, the orders after it are counted, not sent."),
     venue_username: str = typer.Option("obook", "--venue-username", help="The username of the venue's login."),
     venue_password: str = typer.Option("", "--venue-password", envvar="OBOOK_VENUE_PASSWORD",
                                        help="The password of the venue's login (default: the environment's OBOOK_VENUE_PASSWORD)."),

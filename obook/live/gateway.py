@@ -1,12 +1,17 @@
 """The order gateway: OUCH 5.0 messages over a SoupBinTCP session (login, client
 heartbeats, logout) to a venue. It keeps every message sent (``digest()``: SHA-256 of their
 bytes, the orders' identity) and reads the venue's answers, whose Timestamp is the venue's
-receive stamp on the shared clock: ``venue_ns[ref]``."""
+receive stamp on the shared clock: ``venue_ns[ref]``.
+
+A venue that ends the session or closes the connection once logged in is said at once (one
+warning naming it); the orders after it are kept (``unsent`` counts them), not sent: the
+listener goes on with the market data."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import selectors
 import socket
 import threading
@@ -16,6 +21,14 @@ from ..errors import ObookError
 from . import ouch, soupbin
 from .latency import now
 from .net import hostport
+
+log = logging.getLogger("obook")
+
+
+def say_closed(where: str) -> None:
+    """The warning of a venue that closed the session (the Python and the compiled path's)."""
+    log.warning("venue %s closed the connection: the orders from here on are not sent (the listener goes on)",
+                where)
 
 
 class Gateway:
@@ -28,6 +41,8 @@ class Gateway:
         self.venue_ns: dict[int, int] = {}
         self.answers = 0
         self.ended = False
+        self.unsent = 0             # orders after the venue closed the connection
+        self.logged_in = False
         self.framer = soupbin.Framer()
         self.where = hostport(host, port)
         try:
@@ -51,6 +66,9 @@ class Gateway:
                 raise
             for kind, payload in packets:
                 if kind == soupbin.ACCEPTED:
+                    self.logged_in = True
+                    if self.ended:      # its end of session read with the acceptance
+                        say_closed(self.where)
                     return
                 if kind == soupbin.REJECTED:
                     self._close_socket()
@@ -78,7 +96,7 @@ class Gateway:
         except OSError as e:
             raise ObookError(f"venue {self.where}: connection lost: {e.strerror or e}") from e
         if not data:
-            self.ended = True
+            self._closed_by_venue()
             return []
         try:
             out = self.framer.feed(data)
@@ -88,18 +106,29 @@ class Gateway:
                     self.venue_ns.setdefault(ref, stamp)
                     self.answers += 1
                 elif kind == soupbin.END_OF_SESSION:
-                    self.ended = True
+                    self._closed_by_venue()
+            if out and self.framer.pending >= 2:
+                self.framer.feed(b"")       # a packet that cannot be framed after them: said now
         except ObookError as e:
             raise ObookError(f"venue {self.where}: {e}") from e
         return out
 
+    def _closed_by_venue(self) -> None:
+        if self.logged_in and not self.ended:
+            say_closed(self.where)
+        self.ended = True
+
     def send(self, order: ouch.Order, msg: bytes | None = None) -> int:
         """Send one order (``msg``: its OUCH message when the caller encoded it already);
         returns the stamp taken as the write starts (on loopback the venue may read it
-        before the write call returns)."""
+        before the write call returns). After the venue closed the connection the order is
+        counted in ``unsent``, not sent."""
         msg = ouch.encode(order) if msg is None else msg
         data = soupbin.packet(soupbin.UNSEQUENCED, msg)
         t = now()
+        if self.ended:
+            self.unsent += 1
+            return t
         self._write(data)
         self.sent.append(msg)
         self.sent_ns.setdefault(order.ref, t)

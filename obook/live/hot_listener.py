@@ -245,7 +245,11 @@ class HotListener:
             ttt.hists[name] = h
         gw = ttt.gateway
         if gw is not None:
-            gw.sent = list(msgs)
+            closed_at = self.loop.venue_closed_at
+            gw.sent = list(msgs if closed_at is None else msgs[:closed_at])
+            if closed_at is not None:
+                gw.ended = True
+                gw.unsent = self.orders - closed_at
             refs = self.loop.refs
             for ref, sent, kernel, venue in refs.T[refs[1] != 0]:
                 gw.sent_ns.setdefault(int(ref), int(sent))

@@ -185,6 +185,7 @@ class HotLoop:
             self.ords[6][:len(pending)] = np.frombuffer(pending, np.uint8)
             S[L.S_VBUF_N] = len(pending)
             S[L.S_VENUE_ENDED] = venue.ended
+        self._closed_at_login = venue is not None and venue.ended
         self.hists = np.zeros((len(L.HISTS), N_BUCKETS + 1), np.int64)
         self.py_rows = np.zeros((PY_ROWS, L.PY_WIDTH), np.int64)
         self.gaps_out = np.zeros((L.GAPS_MAX, 4), np.int64)
@@ -192,6 +193,7 @@ class HotLoop:
                      np.zeros(2, np.int64))
         self.status = None
         self.py_orders = 0
+        self.venue_closed_at: int | None = None     # the orders before the venue closed the connection
         self.grown: list[tuple] = []    # the books' arrays grown while running: (which, records so far)
         prefault((self.net(), self.arb, self.itch, self._bk(), self._outs(), self.ords, self.misc))
         self._warm_up()
@@ -238,6 +240,8 @@ class HotLoop:
         S = self.S
         if not self._session_said and S[L.S_SESSION_SET]:
             self._say_session()
+        if self.venue_closed_at is None and self.venue is not None and S[L.S_VENUE_ENDED]:
+            self._venue_closed()
         if status == L.RUN_NEED_ROOM:
             from .._kernels import book as K
 
@@ -263,8 +267,31 @@ class HotLoop:
             raise self._refused("malformed frame: length 0" if t < 0 else
                                 f"malformed frame: type {chr(t)!r} needs {int(self.itch[0][t])} bytes, frame has {ln}")
         elif status == L.RUN_VENUE_LOST:
-            raise ObookError("venue connection lost (an order could not be sent)")
+            if S[L.S_VENUE_BAD]:
+                raise self._venue_unframed()
+            raise ObookError(f"venue {self.venue.where}: connection lost (an order could not be sent)")
         return status
+
+    def _venue_closed(self) -> None:
+        """The venue ended the session or closed the connection (the loop sends it nothing
+        more): said once, its socket out of the loop's poll."""
+        from .gateway import say_closed
+
+        self.venue_closed_at = int(self.S[L.S_ORDERS])
+        self.pollfds[self.pollfds[:, 0] == self.fds[3], 0] = -1      # (poll passes over a negative fd)
+        if not self._closed_at_login:       # (the gateway said it)
+            say_closed(self.venue.where)
+
+    def _venue_unframed(self) -> ObookError:
+        """The error of the packet the loop could not frame, at the front of its buffer for
+        the venue: in the gateway's words (the answers before it were read)."""
+        from .soupbin import Framer
+
+        try:
+            Framer().feed(bytes(self.ords[6][:int(self.S[L.S_VBUF_N])]))
+        except ObookError as e:
+            return ObookError(f"venue {self.venue.where}: {e}")
+        return ObookError(f"venue {self.venue.where}: a packet that cannot be framed")
 
     def skipped(self) -> dict[str, int]:
         """What a tolerant loop skipped, by reason: messages shorter than their type and
@@ -366,7 +393,7 @@ class HotLoop:
                     S[L.S_LOG_FULL] += 1
                 S[L.S_ORDERS] += 1
                 self.py_orders += 1
-                if self.venue is not None:
+                if S[L.S_HAS_VENUE]:        # (not after the venue closed the connection)
                     i = o.ref & (self.refs.shape[1] - 1)
                     t3 = now()
                     if self.refs[0, i] != o.ref or self.refs[1, i] == 0:    # a ref's first order's stamps
@@ -374,8 +401,8 @@ class HotLoop:
                     try:
                         self.venue.sock.sendall(soupbin.packet(soupbin.UNSEQUENCED, msg))
                     except OSError as e:        # the venue went away (the compiled path says so too)
-                        raise ObookError(f"venue connection lost (an order could not be sent: "
-                                         f"{e.strerror or e})") from e
+                        raise ObookError(f"venue {self.venue.where}: connection lost (an order could not "
+                                         f"be sent: {e.strerror or e})") from e
                     S[L.S_LAST_VENUE] = t3
                     gate.append(t3 - t2)
                 t1 = now()
@@ -398,7 +425,8 @@ class HotLoop:
         sock = self.venue.sock
         end = time.monotonic() + wait
         try:
-            while S[L.S_ANSWERS] < S[L.S_ORDERS] and not S[L.S_VENUE_ENDED] and time.monotonic() < end:
+            while (S[L.S_ANSWERS] < S[L.S_ORDERS] and not S[L.S_VENUE_ENDED] and not S[L.S_VENUE_BAD]
+                   and time.monotonic() < end):
                 sock.settimeout(max(0.001, min(0.05, end - time.monotonic())))
                 vbuf = self.ords[6]
                 n = int(S[L.S_VBUF_N])
