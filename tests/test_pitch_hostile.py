@@ -164,6 +164,36 @@ def test_pitch_bad_unit_after_a_bad_unit_naming_no_unit_of_the_feed_tolerant_err
     assert rows == [r for r in clean if r["seq"] < first]
 
 
+def _sequenced_bad(unit: int, sequence: int) -> bytes:
+    """A sequenced unit whose length holds but whose count is one too many."""
+    time = msg(TIME, 99_999)
+    return UNIT.pack(UNIT.size + len(time), 2, unit, sequence) + time
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("where", ["start of the file", "a new unit number"])
+def test_pitch_two_bad_units_before_the_first_whole_unit_of_their_number_tolerant_skipped_counted(
+        day, tmp_path, where, workers):
+    """Bad units of a unit number no whole unit had yet (the file's first units, or the
+    first of a unit number joining the feed) are passed over when a whole unit of their
+    number follows them: the damage did not lose the framing."""
+    path, data, clean = day
+    if where == "start of the file":
+        pos, first, extra = 0, 1, b""
+    else:
+        pos, _length, first = _units(data)[TARGET]
+        extra = UNIT.pack(UNIT.size + TIME.size, 1, 9, 1) + msg(TIME, 99_999)    # unit 9's first whole unit
+    bad = tmp_path / "first.pitch"
+    bad.write_bytes(data[:pos] + _sequenced_bad(9 if extra else 1, 1) * 2 + extra + data[pos:])
+    rows, error, stats = _replay(bad, "skip", workers)
+    shift = 1 if extra else 0           # unit 9's Time message is numbered
+    assert error is None and rows == [{**r, "seq": r["seq"] + shift * (r["seq"] >= first)} for r in clean]
+    assert stats["skipped"] == {"malformed unit": 2} and stats["complete"] is True
+    rows, error, _stats = _replay(bad, "raise", workers)
+    assert isinstance(error, FeedError) and error.record == first and "malformed unit" in error.reason
+    assert rows == [r for r in clean if r["seq"] < first]
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("type_", [0x22, 0x2F, 0x2A, 0x2B])      # add short, expanded; trade long, short
 def test_pitch_side_not_b_or_s_in_a_day_strict_error_tolerant_skip(day, tmp_path, type_, workers):

@@ -169,6 +169,9 @@ FRAME_LOST = 4        # tolerant mode: a unit whose length cannot be right (belo
 #: how far from its unit's next sequence number a bad unit's header may be and still read
 #: like the feed's when it follows another bad unit (pitch_frame)
 NEAR_SEQ = 1 << 16
+#: how far past a bad unit's end the lengths are followed to find the first whole unit of
+#: its number, when no unit of that number was framed yet (_unit_like)
+WALK_BYTES = 1 << 20
 # decode status (besides NEED_ROOM)
 DEC_OK = 0
 DEC_UNKNOWN = 1       # an order id no live order has
@@ -216,13 +219,41 @@ def unit_check(buf, pos, end, sizes):
 
 
 @njit(cache=True, _nrt=False)
-def _unit_like(buf, pos, next_seq):
-    """Whether the header at pos reads like one of the feed's: it names a unit a sequenced
-    unit was framed on and a sequence number 0 (unsequenced) or within NEAR_SEQ of that
-    unit's next one. A length that lands in the middle of a unit rarely finds both."""
-    expect = next_seq[buf[pos + 3]]
+def _first_whole(buf, pos, n, final, unit, sizes):
+    """The sequence number of the first whole sequenced unit numbered ``unit`` that the unit
+    lengths from pos lead to in buf[:n]; 0 when they lose the way first (a length below the
+    header, or past the end of the file, or past WALK_BYTES), -1 when buf[:n] ends before
+    it tells (not ``final``)."""
+    start = pos
+    while pos + HEADER <= n and pos - start < WALK_BYTES:
+        ln = _le(buf, pos, 2)
+        if ln < HEADER:
+            return 0
+        if pos + ln > n:
+            break
+        seq = _le(buf, pos + 4, 4)
+        if buf[pos + 3] == unit and seq != 0 and unit_check(buf, pos, pos + ln, sizes)[0] == FRAME_OK:
+            return seq
+        pos += ln
+    return 0 if final or pos - start >= WALK_BYTES else -1
+
+
+@njit(cache=True, _nrt=False)
+def _unit_like(buf, pos, n, final, sizes, next_seq):
+    """1 when the header of the unit buf[pos:] (whole in buf[:n]) reads like one of the
+    feed's, else 0 (-1: buf[:n] ends before it tells): it names a unit a sequenced unit was
+    framed on, or one that a whole sequenced unit of its number follows (by the lengths of
+    the units after it: the first unit of that number was damaged), and a sequence number 0
+    (unsequenced) or within NEAR_SEQ of that unit's next one. A length that lands in the
+    middle of a unit rarely finds both."""
+    unit = buf[pos + 3]
+    expect = next_seq[unit]
+    if expect == 0:
+        expect = _first_whole(buf, pos + _le(buf, pos, 2), n, final, unit, sizes)
+        if expect <= 0:
+            return expect
     seq = _le(buf, pos + 4, 4)
-    return expect != 0 and (seq == 0 or abs(seq - expect) < NEAR_SEQ)
+    return 1 if seq == 0 or abs(seq - expect) < NEAR_SEQ else 0
 
 
 @njit(cache=True, _nrt=False)
@@ -240,8 +271,12 @@ def _framed_after(buf, pos, n, final, sizes, next_seq):
         return FRAME_UNIT
     if pos + ln > n:
         return FRAME_UNIT if final else FRAME_GAP
-    if unit_check(buf, pos, pos + ln, sizes)[0] == FRAME_UNIT and not _unit_like(buf, pos, next_seq):
-        return FRAME_UNIT
+    if unit_check(buf, pos, pos + ln, sizes)[0] == FRAME_UNIT:
+        like = _unit_like(buf, pos, n, final, sizes, next_seq)
+        if like < 0:
+            return FRAME_GAP
+        if like == 0:
+            return FRAME_UNIT
     return FRAME_OK
 
 
