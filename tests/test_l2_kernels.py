@@ -70,6 +70,16 @@ def test_parse_line_status(py, line, status):
     assert _parse(line, py)[0] == status
 
 
+@PY
+@pytest.mark.parametrize("line, lost", [
+    (b"SecurityIDSource=101 MsgType=192 SecurityID=600000", True), (b"/SecurityIDSource=101 MsgType=192", True),
+    (b"BidLevel[0].Price=5", True), (b"MsgType=", True),
+    (b"0000: c0 00 30 00 36 30 30", False), (b"c0 00 30 =", False), (b"", False), (b"   ", False),
+    (b"/", False), (b"=5", False), (b"Sec urity=1", False), (b"9abc=1", False)])
+def test_marker_lost_key_and_equals_at_the_start_only(py, line, lost):
+    assert _f(T.marker_lost, py)(_buf(line), 0, len(line)) is lost
+
+
 def test_key_table_every_key_found_and_near_misses_not():
     for text, i in T.KEYS.items():
         assert _parse(f"//{text}=1".encode(), False)[2] == {text: 1}

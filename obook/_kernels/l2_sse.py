@@ -17,7 +17,7 @@ from .jit import njit
 from .l2_text import (K_BID_PX, K_BIDSEQ, K_BIZ, K_CHANNEL, K_DATATS, K_EXECTYPE, K_HIGH,
                       K_LASTPX, K_LASTQTY, K_LOW, K_MSGTYPE, K_NUMTRADES, K_OPEN, K_TOTVAL, K_TOTVOL, K_OFFERSEQ, K_ORDERNO, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID,
                       K_SIDE, K_TTIME, LINE_BAD_TOKEN, LINE_NOT_MESSAGE, LINE_OK, line_bounds, line_end,
-                      parse_line, parse_tokens)
+                      marker_lost, parse_line, parse_tokens)
 from .layout import ACT_ADD, ACT_DELETE, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
 
 KIND_NONE = 0
@@ -30,6 +30,7 @@ BAD_VALUE = -4        # a field has a value outside its codes (keys: key id)
 BAD_TYPE = -5         # unknown MsgType (keys: the type)
 BAD_SECURITY = -6     # SecurityID not a number below 10**6
 BAD_CUT = -7          # the feed's last line, without a line end, is not a whole message (the framer's)
+BAD_MARKER = -8       # a message line without its leading // (l2_text.marker_lost)
 
 MAX_SECURITY = 1_000_000
 
@@ -121,7 +122,7 @@ def sse_scan(buf, n, final, max_lines, F, L):
         mtypes[k] = 0
         st, _ = parse_line(buf, p, e, khash, kid, vals, have)
         if st == LINE_NOT_MESSAGE:
-            kinds[k] = KIND_NONE
+            kinds[k] = BAD_MARKER if marker_lost(buf, p, e) else KIND_NONE
         elif st == LINE_BAD_TOKEN:
             kinds[k] = BAD_TOKEN
         else:

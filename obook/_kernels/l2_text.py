@@ -2,10 +2,10 @@
 
 A line is a record (line numbers count every physical line). A line that starts
 with ``//`` is a message; any other line (blank, or the hex dump of the struct that
-may follow a message) carries nothing. ``parse_line`` walks the tokens of one line
-and stores the integer values of the keys it knows (``KEYS``; the key text is
-matched by a hash of its length and bytes in a small open-addressing table built at
-import) in
+may follow a message) carries nothing (the Shanghai scan refuses one that starts like a
+message: ``marker_lost``). ``parse_line`` walks the tokens of one line and stores the
+integer values of the keys it knows (``KEYS``; the key text is matched by a hash of its
+length and bytes in a small open-addressing table built at import) in
 ``vals[key id]`` with ``have[key id]`` = 1 (-1: the value is not an integer; 0:
 absent). Unknown keys are skipped. Arrays and scalars in, codes out; nothing raises.
 
@@ -409,6 +409,28 @@ def line_bounds(buf, a, b):
     if b - a < 2 or buf[a] != 47 or buf[a + 1] != 47:
         return -1, b
     return a + 2, b
+
+
+@njit(cache=True, _nrt=False)
+def marker_lost(buf, a, b):
+    """Whether the line buf[a:b], which does not start with ``//``, is a message that lost
+    its marker: it starts (after at most one ``/``) with a key and its ``=`` (a letter, then
+    letters, digits, ``_``, ``.``, ``[`` or ``]``). A hex dump starts with hex digits and a
+    space or ``:``, a blank line with nothing."""
+    if a < b and buf[a] == 47:
+        a += 1
+    if a >= b or not ((65 <= buf[a] <= 90) or (97 <= buf[a] <= 122)):
+        return False
+    i = a + 1
+    while i < b:
+        c = buf[i]
+        if c == 61:
+            return True
+        if not ((48 <= c <= 57) or (65 <= c <= 90) or (97 <= c <= 122) or c == 46 or c == 91 or c == 93
+                or c == 95):
+            return False
+        i += 1
+    return False
 
 
 @njit(cache=True, _nrt=False)

@@ -30,6 +30,12 @@ def number_reason(name: str, value: str) -> str:
     return f"malformed line: {name} is not an integer: '{_shown(value.encode())}'"
 
 
+def marker_reason(line: bytes) -> str:
+    """The reason of a line that starts like a message (``Key=``) without the ``//`` every
+    message starts with (l2_text.marker_lost): a lost marker, not a hex dump to pass over."""
+    return f"malformed line: a message without its leading '//': '{_shown(line)}'"
+
+
 def cut_reason(line: bytes, needed: dict[int, tuple[str, ...]], widths: dict[str, int] | None = None) -> str | None:
     """The reason ("the last line is cut: ...") when ``line``, the feed's last line without
     its line end, is a message that is not whole; None for a whole message and for a line

@@ -25,7 +25,7 @@ from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, fields, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason, number_reason
+from ..axsbe_lines import cut_reason, marker_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 #: lines scanned past a batch's end to be sure no later line precedes it
@@ -51,6 +51,8 @@ def bad_line_reason(kind: int, detail: int, text: str) -> str:
     """The reason text of a line the scan rejected (kind < 0)."""
     if kind == K.BAD_TOKEN:
         return "malformed line: a token without '='"
+    if kind == K.BAD_MARKER:
+        return marker_reason(text.encode())
     if kind == K.BAD_TYPE:
         return f"unknown message type {detail}"
     name = KEY_NAMES.get(detail, str(detail))
