@@ -91,11 +91,20 @@ def data_lines(data: bytes):
             yield no, line
 
 
-def parse_line(line: bytes):
-    """(time, ticker, order id, type, shares, price) of a line, or _Fail, checked in the documented order."""
+def header_fields(data: bytes) -> int:
+    """The fields a line may have: the header's, six at least."""
+    return max(6, data.split(b"\n", 1)[0].count(b",") + 1)
+
+
+def parse_line(line: bytes, most: int = 6):
+    """(time, ticker, order id, type, shares, price) of a line, or _Fail, checked in the
+    documented order; ``most``: the fields a line may have (header_fields)."""
     f = line.split(b",")
     if len(f) < 6:
         raise _Fail(f"expected at least 6 fields, got {len(f)}", "expected at least 6 fields")
+    if len(f) > most:
+        raise _Fail(f"expected at most {most} fields (as many as the header), got {len(f)}: two lines joined by "
+                    "a lost line end?", "more fields than the header")
     time = _uint(f[0], "time", 64)
     ticker, oid, typ = f[1], f[2], f[3]
     if typ not in _TYPES:
@@ -145,11 +154,12 @@ def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):
     if misread is not None:
         return rows, misread, skipped
     cut = cut_last_line(data)
+    most = header_fields(data)
     for no, line in data_lines(data):
         if cut is not None and no == cut[0]:
             return rows, cut, skipped
         try:
-            time, ticker, oid, typ, shares, price = parse_line(line)
+            time, ticker, oid, typ, shares, price = parse_line(line, most)
             if typ in (b"T", b"X"):
                 continue
             book = books.setdefault(ticker, {})

@@ -19,16 +19,17 @@ the feed's rules written out, the top levels recomputed from scratch after every
 
 from __future__ import annotations
 
-from reference_csv import _Fail, _read, _text, data_lines, parse_line
+from reference_csv import _Fail, _read, _text, data_lines, header_fields, parse_line
 from reference_tables import book_levels
 
 
 def reference_csv_tables(path, levels: int = 10):
     books: dict[bytes, dict[bytes, list]] = {}
     trades, orders, depth = [], [], []
-    for no, line in data_lines(_read(path)):
+    data = _read(path)
+    for no, line in data_lines(data):
         try:
-            time, ticker, oid, typ, shares, price = parse_line(line)
+            time, ticker, oid, typ, shares, price = parse_line(line, header_fields(data))
         except _Fail as e:
             return trades, orders, depth, (no, e.reason)
         name, text = _text(ticker), _text(oid)

@@ -97,7 +97,7 @@ def test_bbo_failing_line_same_for_1_2_3_8_workers(tmp_path):
 def test_bbo_edge_cases_match_reference(tmp_path):
     data = (HEADER
             + b"1,AAA,1,B,100,50\r\n"            # CRLF
-            + b"2,BBB,1,B,200,60,extra,cols\n"   # same id in another ticker, extra columns
+            + b"2,BBB,1,B,200,60\n"              # same id in another ticker
             + b"\n   \n\t\r\n"                   # blank lines count in line numbers
             + b"3,AAA,2,B,0,51\n"                # a 0-share add makes a 0-share level
             + b"4,AAA,1,C,500,50\n"              # C to a larger size: nothing changes
@@ -115,6 +115,38 @@ def test_bbo_edge_cases_match_reference(tmp_path):
     assert error is None
     assert "6,AAA,,,," not in lines and "7,AAA,,,," in lines
     assert lines[-1] == "15,AAA,1,1,,"
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_csv_lines_joined_by_lost_line_end_error_names_line_after_rows(tmp_path, on_error):
+    """Two lines run together (the line end between them lost) have more fields than the
+    header: refused (strict) or counted (tolerant), never read as the first line's order
+    with the rest ignored."""
+    joined = b"3,AAA,3,B,70,10504,AAA,4,S,20,1060\n"
+    data = HEADER + b"1,AAA,1,B,100,1000\n2,AAA,2,S,50,1100\n" + joined + b"5,AAA,5,B,10,1040\n"
+    lines, error, skipped = check(tmp_path, data, on_error=on_error)
+    if on_error == "raise":
+        assert error == (4, "expected at most 6 fields (as many as the header), got 11: two lines joined by a "
+                            "lost line end?")
+        assert lines == ["1,AAA,1000,100,,", "2,AAA,1000,100,1100,50"]
+    else:
+        assert error is None and skipped == {"more fields than the header": 1}
+        assert lines[-1] == "5,AAA,1040,10,1100,50"
+    with pytest.raises(obook.FeedError, match=r"feed\.csv: line 4: expected at most 6 fields"):
+        obook.bbo(tmp_path / "feed.csv", workers=1).read_all()
+
+
+def test_csv_columns_the_header_names_after_price_are_read_past(tmp_path):
+    """A header of more columns than the six lets the lines carry them (ignored); a line of
+    more fields than its header is refused."""
+    header = b"Time,Ticker,Order,T,Shares,Price,Venue,Note\n"
+    body = b"1,AAA,1,B,100,1000,NY,a\n2,AAA,2,S,50,1100\n3,AAA,3,B,70,1050,NY\n"
+    lines, error, _ = check(tmp_path, header + body)
+    assert error is None and lines[-1] == "3,AAA,1050,70,1100,50"
+    lines, error, _ = check(tmp_path, header + body + b"4,AAA,4,S,5,1090,NY,a,b\n")
+    assert error == (5, "expected at most 8 fields (as many as the header), got 9: two lines joined by a lost "
+                        "line end?")
+    assert len(lines) == 3
 
 
 CUT_BODY = [b"1,AAA,1,B,100,1000", b"2,AAA,2,S,50,1100", b"3,AAA,3,B,70,1050"]

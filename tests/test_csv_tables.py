@@ -89,7 +89,8 @@ def edge_feed(tmp_path, tail=b""):
         b"16,AAA,x9,C,0,0",           # reduce to 0 removes
     ]
     path = tmp_path / "edge.csv"
-    path.write_bytes(HEADER + b"\r\n".join(lines) + b"\r\n" + tail)
+    header = HEADER.rstrip(b"\n") + b",MPID,Note\n"     # line 12's columns after Price
+    path.write_bytes(header + b"\r\n".join(lines) + b"\r\n" + tail)
     return path
 
 

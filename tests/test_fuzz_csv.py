@@ -142,12 +142,14 @@ def test_csv_bad_shares_field_names_line_and_text(tmp_path, text, reason, worker
 
 
 def test_csv_huge_line_and_many_fields_bounded(tmp_path):
-    """A 4 MiB line (longer than a block) and a line of 100,000 fields."""
-    data = (HEADER + b"1,AAA,1,B,5,5," + b"x" * (4 << 20) + b"\n" + b"2,AAA,2,S,5,6" + b",1" * 100_000
-            + b"\n3,AAA," + b"y" * (2 << 20) + b",B,1,1\n")
+    """A 4 MiB line (longer than a block) and a line of 100,000 fields: more than its
+    header's, refused after the rows before it."""
+    header = HEADER.rstrip(b"\n") + b",Note\n"
+    data = (header + b"1,AAA,1,B,5,5," + b"x" * (4 << 20) + b"\n3,AAA," + b"y" * (2 << 20) + b",S,1,9\n"
+            + b"2,AAA,2,S,5,6" + b",1" * 100_000 + b"\n")
     for workers in (1, 2):
         rows, err = check(tmp_path / "big.csv", data, workers=workers)
-        assert err is None and len(rows) == 2
+        assert len(rows) == 2 and err.record == 4 and "got 100006" in err.reason
 
 
 def test_csv_random_mutations_of_generated_feed_seeded_like_reference(tmp_path):

@@ -40,7 +40,8 @@ ST_SHARES_NAN = 5
 ST_SHARES_RANGE = 6
 ST_PRICE_NAN = 7
 ST_PRICE_RANGE = 8
-N_ST = 9
+ST_MANY = 9            # more fields than the header has (two lines joined by a lost line end)
+N_ST = 10
 
 # parse results
 P_OK = 0
@@ -76,7 +77,7 @@ SC_START = 0       # first byte of the line
 SC_END = 1         # its end (before the newline and a trailing CR)
 SC_SEQ = 2         # line number
 SC_STATUS = 3      # ST_*
-SC_A = 4           # error: field start (ST_FIELDS: the number of fields)
+SC_A = 4           # error: field start (ST_FIELDS, ST_MANY: the number of fields)
 SC_B = 5           # error: field end
 SC_TIME = 6
 SC_TYP = 7
@@ -105,7 +106,7 @@ O_NEXT = 1         # its line number
 O_EVENTS = 2       # events written
 O_STATUS = 3
 O_SEQ = 4
-O_A = 5            # error field start (ST_FIELDS: the number of fields)
+O_A = 5            # error field start (ST_FIELDS, ST_MANY: the number of fields)
 O_B = 6            # error field end
 O_ROOM = 7         # NEED_ROOM: bytes of text the line needs
 O_WIDTH = 8
@@ -544,11 +545,13 @@ def zero_bytes(y):
 
 @njit(cache=True, _nrt=False)
 def take_commas(cm, i, nc, sc, j):
-    """Record the commas of the zero_bytes mask cm of the word at i (up to 6 in all)."""
+    """Count the commas of the zero_bytes mask cm of the word at i; record the first 6 of the line."""
     while cm != np.uint64(0) and nc < 6:
         sc[j, SC_C0 + nc] = i + np.int64(trailing_zeros(cm) >> np.uint64(3))
         nc += 1
         cm &= cm - np.uint64(1)
+    if cm != np.uint64(0):                # past the sixth: counted only
+        nc += np.int64(((cm >> np.uint64(7)) * ONES8) >> np.uint64(56))
     return nc
 
 
@@ -576,8 +579,9 @@ def find_commas(buf, pos, sc, j):
         c = buf[np.uint64(i)]            # unsigned: no negative-index fix-up
         if c == 10:
             break
-        if c == 44 and nc < 6:
-            sc[j, SC_C0 + nc] = i
+        if c == 44:
+            if nc < 6:
+                sc[j, SC_C0 + nc] = i
             nc += 1
         i += 1
     return i, nc
@@ -590,7 +594,7 @@ def parse_fields(buf, sc, j, start, e, nc):
     c2 = sc[j, SC_C0 + 2]
     c3 = sc[j, SC_C0 + 3]
     c4 = sc[j, SC_C0 + 4]
-    pe = sc[j, SC_C0 + 5] if nc == 6 else e
+    pe = sc[j, SC_C0 + 5] if nc >= 6 else e
     status = ST_OK
     ea = 0
     eb = 0
@@ -632,14 +636,14 @@ def parse_fields(buf, sc, j, start, e, nc):
 
 
 @njit(cache=True, _nrt=False)
-def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab):
+def scan_chunk(buf, pos, seq, worker, n_workers, max_commas, sc, id_tab):
     """Scan the lines from pos (line seq) for the rows of sc (pass 1 of decode_lines).
 
     Every line worker has to decode or report gets a row, in order: its position,
     parsed fields or failing status, ticker hash and order-id table hash; the id
     table row of each line to intern is prefetched. Header, blank and foreign lines
-    get none. Returns (rows, pos, seq) after the last line scanned (at most
-    sc.shape[0] rows).
+    get none. A line of more than max_commas commas (the header's) is ST_MANY.
+    Returns (rows, pos, seq) after the last line scanned (at most sc.shape[0] rows).
     """
     n = buf.shape[0]
     cap = sc.shape[0]
@@ -669,6 +673,12 @@ def scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab):
             continue
         h = fnv1a(buf, sc[j, SC_C0] + 1, sc[j, SC_C0 + 1])
         if n_workers > 1 and owner_of(h, n_workers) != worker:
+            continue
+        if nc > max_commas:
+            sc[j, SC_STATUS] = ST_MANY
+            sc[j, SC_A] = nc + 1
+            sc[j, SC_B] = 0
+            j += 1
             continue
         status, typ = parse_fields(buf, sc, j, start, e, nc)
         if status == ST_OK:
@@ -755,9 +765,10 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
 
 
 @njit(cache=True, _nrt=False)
-def decode_lines(buf, worker, n_workers, tolerant, prints, events, tickers, ids, dec):
+def decode_lines(buf, worker, n_workers, max_commas, tolerant, prints, events, tickers, ids, dec):
     """Decode the lines of buf from out[O_POS] (line out[O_NEXT]) that worker owns into events
-    (``dec``: the decoder's state, a Decoding).
+    (``dec``: the decoder's state, a Decoding); a line of more than max_commas commas (the
+    header's) fails with ST_MANY.
 
     Returns ST_OK when done; NEED_ROOM with out[O_POS], out[O_NEXT], out[O_EVENTS] at the
     line to resume at once the tables have grown; a failing ST_* (strict: tolerant == 0)
@@ -777,7 +788,7 @@ def decode_lines(buf, worker, n_workers, tolerant, prints, events, tickers, ids,
     ne = out[O_EVENTS]
     ret = ST_OK
     while pos < n and ret == ST_OK:
-        m, next_pos, next_seq = scan_chunk(buf, pos, seq, worker, n_workers, sc, id_tab)
+        m, next_pos, next_seq = scan_chunk(buf, pos, seq, worker, n_workers, max_commas, sc, id_tab)
         for j in range(m):
             status = sc[j, SC_STATUS]
             if status != ST_OK:

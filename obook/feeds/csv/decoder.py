@@ -14,6 +14,7 @@ import numpy as np
 from ..._kernels import csv_decode as K
 from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, WANT_TRADES
 from ..base import Decoder, DecodeResult, counts_by_type
+from .framer import FIELDS, header_commas
 
 #: tolerant-mode count keys of the field errors, by decode status
 SKIP_KINDS = {
@@ -25,6 +26,7 @@ SKIP_KINDS = {
     K.ST_SHARES_RANGE: "shares out of range",
     K.ST_PRICE_NAN: "price is not an unsigned integer",
     K.ST_PRICE_RANGE: "price out of range",
+    K.ST_MANY: "more fields than the header",
 }
 
 def _text(b) -> str:
@@ -43,9 +45,12 @@ def shown(b) -> str:
 
 
 def field_reason(status: int, text: str = "", n_fields: int = 0) -> str:
-    """The reason text of a field error."""
+    """The reason text of a field error (ST_MANY: ``text`` is the header's fields)."""
     if status == K.ST_FIELDS:
         return f"expected at least 6 fields, got {n_fields}"
+    if status == K.ST_MANY:
+        return (f"expected at most {text} fields (as many as the header), got {n_fields}: "
+                "two lines joined by a lost line end?")
     if status == K.ST_TYPE:
         return f"unknown message type '{text}'"
     field = {K.ST_TIME_NAN: "time", K.ST_TIME_RANGE: "time", K.ST_SHARES_NAN: "shares",
@@ -121,6 +126,7 @@ class CsvDecoder(Decoder):
         self.types = np.zeros(256, np.int64)   # well-formed lines by type
         self.out = np.zeros(K.O_WIDTH, np.int64)
         self._scratch = np.zeros((K.SC_ROWS, K.SC_WIDTH), np.int64)
+        self.max_commas = FIELDS - 1    # a line's commas at most: the header's, once decoded
 
     def _grow(self, n_text: int):
         st = self.st
@@ -147,9 +153,11 @@ class CsvDecoder(Decoder):
         out[K.O_POS] = 0
         out[K.O_NEXT] = base_seq
         out[K.O_EVENTS] = 0
+        if base_seq == 1:
+            self.max_commas = max(FIELDS - 1, header_commas(buf))
         while True:
-            status = K.decode_lines(buf, self.worker, self.n_workers, self.tolerant, self.prints, events,
-                                    self.tk.kernel(), self.ids.kernel(), self.decoding())
+            status = K.decode_lines(buf, self.worker, self.n_workers, self.max_commas, self.tolerant,
+                                    self.prints, events, self.tk.kernel(), self.ids.kernel(), self.decoding())
             if status != K.NEED_ROOM:
                 break
             self._grow(int(out[K.O_ROOM]))
@@ -159,6 +167,8 @@ class CsvDecoder(Decoder):
             a, b = int(out[K.O_A]), int(out[K.O_B])
             if status == K.ST_FIELDS:
                 reason = field_reason(status, n_fields=a)
+            elif status == K.ST_MANY:
+                reason = field_reason(status, str(self.max_commas + 1), n_fields=a)
             else:
                 reason = field_reason(status, shown(buf[a:b]))
             error = (int(out[K.O_SEQ]), reason)
