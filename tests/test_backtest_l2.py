@@ -320,3 +320,16 @@ def test_backtest_l2_strategy_on_in_any_case_is_that_word():
     assert got.n == want.n == backtest(l2_table(rows), CountCalls("bbo")).summary["calls"] + 1
     with pytest.raises(ObookError, match="the strategy's on must be one of bbo, book, not 'trades'"):
         backtest(l2_table(rows), CountCalls("trades"))
+
+
+class RaisesOnOrder(JoinOnce):
+    def on_order(self, ctx, update):
+        raise ValueError("boom")
+
+
+def test_backtest_l2_strategy_that_raises_is_error_naming_strategy_and_method():
+    from obook.backtest import StrategyError
+
+    with pytest.raises(StrategyError, match=r"^the strategy RaisesOnOrder.on_order raised ValueError: boom") as e:
+        backtest(l2_table(QUEUE_DAY), RaisesOnOrder(), queue="power:2")
+    assert e.value.partial is not None

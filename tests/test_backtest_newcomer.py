@@ -366,7 +366,7 @@ def test_cli_day_that_fails_of_several_is_named(tmp_path, capsys):
         (tmp_path / f"{d}.csv").write_text(DAY)
         days.append(tmp_path / f"{d}.csv")
     code, err = _cli(capsys, *days, "--strategy", f"{s}:Broken", "-f", "csv")
-    assert code == 1 and f"error: day 2024-01-02 ({days[0]}): the strategy raised RuntimeError" in err
+    assert code == 1 and f"error: day 2024-01-02 ({days[0]}): the strategy Broken(top) raised RuntimeError" in err
 
 
 def test_cli_interval_beyond_a_week_is_one_line_error(tmp_path, capsys):
@@ -382,13 +382,13 @@ def test_strategy_calling_sys_exit_is_strategy_error_with_tables_so_far(tmp_path
     def leave(bid):
         raise SystemExit(3)
 
-    with pytest.raises(StrategyError, match=r"the strategy called sys.exit\(3\)") as e:
+    with pytest.raises(StrategyError, match=r"the strategy Once.on_book called sys.exit\(3\)") as e:
         backtest(_day(tmp_path), Once(leave), format="csv")
     assert e.value.partial is not None
     s = tmp_path / "leave.py"
     s.write_text("import sys\nclass Leave:\n    def __call__(self, top):\n        sys.exit(3)\n")
     code, err = _cli(capsys, _day(tmp_path), "--strategy", f"{s}:Leave", "-f", "csv", "-o", tmp_path / "out")
-    assert code == 1 and "error: the strategy called sys.exit(3)" in err
+    assert code == 1 and "error: the strategy Leave(top) called sys.exit(3)" in err
     assert (tmp_path / "out" / "backtest.orders.parquet.partial").exists()
 
 

@@ -4,6 +4,8 @@ after every growth; the tables are those of calls through the dispatcher every t
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from obook.backtest import backtest, worker
@@ -65,3 +67,68 @@ def test_backtest_worker_direct_entries_tiny_buffers_same_tables_as_dispatcher(d
     through_dispatcher = _run(day)
     assert len(direct["orders"]) > 300 and direct["events"]
     assert direct == through_dispatcher
+
+
+BOOM_DAY = """Time,Ticker,Order,T,Shares,Price
+1,AAA,a,S,100,1000
+2,AAA,x,B,100,990
+6,AAA,c,S,100,1000
+11,AAA,a,E,100,1000
+"""
+
+
+class Boom:
+    """Sends one order at its first book, then raises in ``where`` (on_book at its second
+    call, on_order at the first response, on_timer at the first timer)."""
+
+    timer = 5_000_000
+
+    def __init__(self, where):
+        self.where, self.books = where, 0
+
+    def on_book(self, ctx):
+        self.books += 1
+        if self.where == "on_book" and self.books == 2:
+            raise ValueError("boom")
+        return [Order("enter", "AAA", "B", 10, 980, ref=1)] if self.books == 1 else None
+
+    def on_order(self, ctx, update):
+        if self.where == "on_order":
+            raise ValueError("boom")
+
+    def on_timer(self, ctx):
+        if self.where == "on_timer":
+            raise ValueError("boom")
+
+
+def boom_top(top):
+    raise ValueError("boom")
+
+
+@pytest.mark.parametrize("strategy, call", [
+    (Boom("on_book"), "Boom.on_book"),
+    (Boom("on_order"), "Boom.on_order"),
+    (Boom("on_timer"), "Boom.on_timer"),
+    (boom_top, "boom_top(top)"),
+])
+def test_call_strategy_that_raises_is_error_naming_strategy_and_method(tmp_path, strategy, call):
+    from obook.backtest import StrategyError
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(BOOM_DAY)
+    with pytest.raises(StrategyError, match=rf"^the strategy {re.escape(call)} raised ValueError: boom \(at time ") as e:
+        backtest(str(feed), strategy, format="csv")
+    assert e.value.partial is not None
+
+
+def test_call_strategy_returning_no_list_is_error_naming_strategy_and_method(tmp_path):
+    from obook.backtest import StrategyError
+
+    class Text:
+        def on_book(self, ctx):
+            return "enter"
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(BOOM_DAY)
+    with pytest.raises(StrategyError, match=r"^the strategy Text.on_book returned 'enter', not a list of orders"):
+        backtest(str(feed), Text(), format="csv")

@@ -17,8 +17,8 @@ import numpy as np
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
 from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
 from ..errors import ObookError
-from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, flags_of,
-                     order_numbers, send_each, side_of, tif_of)
+from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
+                     flags_of, order_numbers, send_each, side_of, tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -176,17 +176,17 @@ class L2Run:
             self.view[tb] = levels
             self.ctx.instrument = self.names[tb]
             if hasattr(self.strategy, "on_book"):
-                self._call(lambda: self.strategy.on_book(self.ctx), t, tb)
+                self._call("on_book", lambda: self.strategy.on_book(self.ctx), t, tb)
             elif callable(self.strategy) and not hasattr(self.strategy, "on_order"):
                 bid, bq, ask, aq = self.ctx.top()
                 top = BacktestTop(seq, t, self.names[tb], 0, bid, bq, ask, aq, None, self.ctx)
-                self._call(lambda: self.strategy(top), t, tb)
+                self._call(None, lambda: self.strategy(top), t, tb)
         elif kind == RESPONSE:
             self._deliver(t, *payload)
         else:
             self.push(t + self.timer, TIMER, None)
             if hasattr(self.strategy, "on_timer"):
-                self._call(lambda: self.strategy.on_timer(self.ctx), t, 0)
+                self._call("on_timer", lambda: self.strategy.on_timer(self.ctx), t, 0)
 
     def _deliver(self, t, key, kind, reason, price, qty, rem, fill_price, taker, venue_time):
         ref = self.key_ref[key]
@@ -204,17 +204,20 @@ class L2Run:
             upd = OrderUpdate(ref, EVENT_NAMES[kind], reason, price, qty, rem, fill_price if fill else None,
                               ("taker" if taker else "maker") if fill else None, venue_time)
             self.ctx.instrument = o[0]
-            self._call(lambda: self.strategy.on_order(self.ctx, upd), t, self.tb_of[o[0]])
+            self._call("on_order", lambda: self.strategy.on_order(self.ctx, upd), t, self.tb_of[o[0]])
 
-    def _call(self, fn, t, tb):
+    def _call(self, method, fn, t, tb):
+        """``fn()``, the strategy's ``method`` (None: the strategy itself, called with a top),
+        and the orders it returns sent."""
         from .worker import StrategyError, strategy_raised
 
         self.calls += 1
+        call = call_name(self.strategy, method)
         try:
             orders = fn()
         except (Exception, SystemExit) as e:
-            raise strategy_raised(e, t) from e
-        send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError)
+            raise strategy_raised(e, t, call) from e
+        send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError, call)
 
     def send(self, order, now, call_tb):
         from .._kernels.backtest_layout import RISK_NAMES

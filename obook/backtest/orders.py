@@ -88,9 +88,17 @@ def order_numbers(order, act: int, market: bool) -> tuple[int, int, int, int]:
 ORDER_FIELDS = ("kind", "symbol", "side", "qty", "price", "ref")
 
 
-def send_each(orders, send, now: int, error) -> None:
-    """``send(order)`` for each order a strategy returned (None or [] for none); what is no
-    list of orders, or an order that cannot be read, raises ``error`` (StrategyError) naming it."""
+def call_name(strategy, method: str | None) -> str:
+    """A strategy's call as its errors name it: ``JoinAsk.on_book`` (a method), or a callable
+    strategy's name and ``(top)``: ``JoinBid(top)`` (method None)."""
+    name = getattr(strategy, "__name__", None) or type(strategy).__name__
+    return f"{name}.{method}" if method else f"{name}(top)"
+
+
+def send_each(orders, send, now: int, error, call: str) -> None:
+    """``send(order)`` for each order the strategy's ``call`` (call_name) returned (None or []
+    for none); what is no list of orders, or an order that cannot be read, raises ``error``
+    (StrategyError) naming the call and it."""
     if orders is None:
         return
     if isinstance(orders, (str, bytes, dict, OuchOrder)):   # iterable, yet no list of orders
@@ -101,7 +109,7 @@ def send_each(orders, send, now: int, error) -> None:
         except TypeError:
             items = None
     if items is None:
-        raise error(f"the strategy returned {shown(orders)}, not a list of orders (at time {now})")
+        raise error(f"the strategy {call} returned {shown(orders)}, not a list of orders (at time {now})")
     for o in items:
         try:
             if not all(hasattr(o, a) for a in ORDER_FIELDS):
@@ -110,7 +118,7 @@ def send_each(orders, send, now: int, error) -> None:
         except error:
             raise
         except (ObookError, TypeError, ValueError, AttributeError, OverflowError) as e:
-            raise error(f"the strategy sent an order it cannot send: {shown(o)}: {e} (at time {now})") from e
+            raise error(f"the strategy {call} sent an order it cannot send: {shown(o)}: {e} (at time {now})") from e
 
 
 def shown(value) -> str:

@@ -25,8 +25,8 @@ from .context import book_of
 from .entry import strategy_address
 from ..errors import ObookError, StrategyError
 from ..simulation.observer import deepest_side, map_book, shadow_book
-from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, flags_of, order_numbers,
-                     send_each, side_of, tif_of)
+from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, call_name, flags_of,
+                     order_numbers, send_each, side_of, tif_of)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -36,8 +36,9 @@ QUEUE_ROWS = 1 << 15     # the view's and the responses' queues (compacted, a re
 RISK_CODES = {name: code for code, name in enumerate(RISK_NAMES) if name}
 
 
-def strategy_raised(e: BaseException, now: int) -> StrategyError:
-    """The StrategyError of a strategy call that raised ``e`` (an Exception, or a SystemExit the
+def strategy_raised(e: BaseException, now: int, call: str) -> StrategyError:
+    """The StrategyError of the strategy's ``call`` (call_name: ``JoinAsk.on_book``) that
+    raised ``e`` (an Exception, or a SystemExit the
     strategy raised: ``sys.exit()`` in it stops the backtest as an error, with its tables so
     far; a SIGTERM's SystemExit, which the command raised, is raised again as it is)."""
     import traceback
@@ -47,7 +48,7 @@ def strategy_raised(e: BaseException, now: int) -> StrategyError:
     if not isinstance(e, Exception) and interrupts.raised is not None:
         raise e
     what = f"called sys.exit({e.code!r})" if isinstance(e, SystemExit) else f"raised {type(e).__name__}: {e}"
-    return StrategyError(f"the strategy {what} (at time {now})", traceback.format_exc())
+    return StrategyError(f"the strategy {call} {what} (at time {now})", traceback.format_exc())
 
 
 class BacktestObserver:
@@ -410,9 +411,11 @@ class BacktestWorker:
         ctx.instrument = self.names[tb] if tb < len(self.names) else None
         S[S_CALLS] += 1
         strat = self.strategy
+        method = ("on_book" if hasattr(strat, "on_book") else None) if kind == CALL_BOOK else \
+            "on_order" if kind == CALL_ORDER else "on_timer"
         try:
             if kind == CALL_BOOK:
-                if hasattr(strat, "on_book"):
+                if method:
                     orders = strat.on_book(ctx)
                 else:
                     bid, ask = _rq_none(C[C_BID]), _rq_none(C[C_ASK])
@@ -430,8 +433,8 @@ class BacktestWorker:
             else:
                 orders = strat.on_timer(ctx)
         except (Exception, SystemExit) as e:
-            raise strategy_raised(e, now) from e
-        send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError)
+            raise strategy_raised(e, now, call_name(strat, method)) from e
+        send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError, call_name(strat, method))
 
     def send(self, order, now: int, call_tb: int) -> None:
         from .._kernels.backtest import bt_send
