@@ -173,14 +173,16 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     many = "date" in tables["equity"].column_names
     tables, day_feed = _one_day(tables, meta, date)
     feed = feed if feed is not None else day_feed
-    if feed is not None and not Path(feed).exists():
-        raise ObookError(f"{feed}: the run's feed is not there (give it with --feed)")
+    files = feed if isinstance(feed, (list, tuple)) else [] if feed is None else [feed]     # a day of several files
+    for f in files:
+        if not Path(f).exists():
+            raise ObookError(f"{f}: the run's feed is not there (give it with --feed)")
     format = format or _day_format(meta, date)
     if feed is None and format is None:
         raise ObookError("without the feed the picture needs its format (--format) for the time unit and zone")
     fmt = resolve_format(format, feed) if feed is not None else get_format(format)
     if not many and date is not None:
-        _check_the_day(date, feed, fmt)
+        _check_the_day(date, files[0] if files else None, fmt)
     name = _instrument(tables, ticker)
     fills = tables["fills"].filter(pc.equal(tables["fills"].column("instrument"), name))
     equity = tables["equity"].filter(pc.equal(tables["equity"].column("instrument"), name))
@@ -188,8 +190,9 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     if feed is not None:
         import obook
 
-        bbo = obook.bbo(str(feed), tickers=[name], format=fmt.name).read_all()
-        u = units(bbo.schema, fmt, feed)
+        bbo = obook.bbo(list(map(str, files)) if len(files) > 1 else str(files[0]), tickers=[name],
+                        format=fmt.name).read_all()
+        u = units(bbo.schema, fmt, files[0])
     else:
         u = units(equity.schema, fmt)
     firsts = [int(t.column("time")[0].as_py()) for t in (bbo, equity, fills) if t is not None and t.num_rows]
@@ -349,10 +352,14 @@ def plot_backtest(run, out, feed=None, ticker=None, start=None, end=None, format
 
 def write_run(folder: Path, feeds: dict, format_name: str, strategy: str, tickers=None,
               formats: dict | None = None) -> Path:
-    """``run.json`` beside a backtest's tables: its feeds by day, format (the first day's;
+    """``run.json`` beside a backtest's tables: its feeds by day (a file, or the list of files
+    read as that day's feed), format (the first day's;
     ``formats``: each day's, when they differ), strategy, tickers (what ``obook plot backtest
     FOLDER`` reads to draw the price)."""
-    doc = {"feeds": {str(day): str(Path(f).resolve()) for day, f in feeds.items()}, "format": format_name,
+    def resolved(f):        # a day of several files (read as one feed): their list
+        return [resolved(p) for p in f] if isinstance(f, (list, tuple)) else str(Path(f).resolve())
+
+    doc = {"feeds": {str(day): resolved(f) for day, f in feeds.items()}, "format": format_name,
            "strategy": strategy, "tickers": tickers}
     if formats and len(set(formats.values())) > 1:
         doc["formats"] = {str(day): name for day, name in formats.items()}

@@ -224,3 +224,24 @@ def test_backtest_cli_help_shows_an_example_and_the_fees_unit():
     out = " ".join(CliRunner().invoke(app, ["backtest", "--help"], terminal_width=200).output.split())
     assert "obook backtest day.itch --strategy join_bid.py:JoinBid --order-latency 50000 -o bt" in out
     assert "Fee a share in the feed's price units" in out
+
+
+def test_backtest_cli_shenzhen_vendor_files_of_one_day_are_one_feed(tmp_path):
+    """A Shenzhen vendor day is an orders and a ticks file per security, read as one feed:
+    the command line runs them as one day (as obook.backtest runs their list), not a day each."""
+    import obook
+    from obook.gen.szse import generate, write_vendor
+    from obook.live.cli_run import load_strategy
+    from obook.plotting_backtest import backtest_series
+
+    (tmp_path / "s.py").write_text(STRATEGY)
+    files = sorted(str(p) for p in write_vendor(tmp_path / "day", generate(4000, 2, 0, "2024-01-05")))
+    assert len(files) > 2
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", *files, "--strategy", f"{tmp_path / 's.py'}:Join", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary == json.loads(json.dumps(obook.backtest(files, load_strategy(f"{tmp_path / 's.py'}:Join"),
+                                                           format="szse-csv").summary, default=str))
+    assert summary["orders"] == 1
+    assert backtest_series(str(out))["price"]["bid"][0].size > 0      # the picture replays the day's files

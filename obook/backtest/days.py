@@ -10,12 +10,15 @@ import pyarrow as pa
 from ..errors import FeedError, ObookError
 
 
-def day_name(path: str) -> str:
-    """A day's name: the feed's session date, else its file name before the first dot."""
+def day_name(path) -> str:
+    """A day's name: the feed's session date, else its file name before the first dot (a
+    day of several files: its first file's)."""
     from pathlib import Path
 
     from ..session import session_date
 
+    if isinstance(path, (list, tuple)):
+        path = path[0]
     try:
         d = session_date(path)
     except ObookError:
@@ -23,7 +26,27 @@ def day_name(path: str) -> str:
     return d.isoformat() if d is not None else Path(path).name.split(".")[0]
 
 
-def _one(path: str, strategy: str, kwargs: dict):
+def one_feed_a_day(feeds: list, format=None) -> list:
+    """The feeds of a run of several files, one a day: the files of a format read as one
+    feed from several files (a Shenzhen vendor day: an orders and a ticks file for each
+    security) go together as their day's feed (a list), by their day (day_name); other
+    files are a day each."""
+    from ..feeds import resolve_format
+
+    if len(feeds) < 2 or resolve_format(format, feeds[0]).merge is None:
+        return list(feeds)
+    days: dict[str, list] = {}
+    for f in feeds:
+        days.setdefault(day_name(f), []).append(f)
+    return [files if len(files) > 1 else files[0] for files in days.values()]
+
+
+def feed_text(feed) -> str:
+    """A day's feed in a message: its file, or its files joined by '+'."""
+    return "+".join(map(str, feed)) if isinstance(feed, (list, tuple)) else str(feed)
+
+
+def _one(path, strategy: str, kwargs: dict):
     """One day: (tables, summary, stats), or the ObookError that stopped it (returned, not
     raised, so the caller knows which day failed and keeps the days before it)."""
     from ..live.cli_run import load_strategy
@@ -64,7 +87,7 @@ def _first_failure(names, feeds, got) -> None:
             continue
         r.feed = feeds[i]
         if not isinstance(r, FeedError) and r.args:     # (a FeedError names its file)
-            r.args = (f"day {names[i]} ({feeds[i]}): {r.args[0]}", *r.args[1:])
+            r.args = (f"day {names[i]} ({feed_text(feeds[i])}): {r.args[0]}", *r.args[1:])
         partial = getattr(r, "partial", None)
         if partial is not None:
             mine = ({name: partial.table(name) for name in partial.names}, partial.summary, {})
@@ -88,12 +111,13 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
                   **kwargs):
     """``obook.backtest`` over ``feeds`` (one process per day, ``processes`` at a time; or
     ``executor="dask://host:port"``: one task per day on that Dask cluster, ``processes`` in
-    flight); ``strategy``: ``FILE.py:NAME`` or ``module:NAME``; ``dates``: the days' names
+    flight; a day's feed is a file, or a list of the files read as one feed: one_feed_a_day);
+    ``strategy``: ``FILE.py:NAME`` or ``module:NAME``; ``dates``: the days' names
     (default: each feed's session date, else its file name). Returns a BacktestResult
     whose tables have a ``date`` column first and whose ``summary`` is ``{date: summary}``.
     When a day fails, its error is raised (the first in the feeds' order), with ``partial``:
     the days before it and its own tables up to the failure, in the same shape."""
-    feeds = [str(f) for f in feeds]
+    feeds = [[str(p) for p in f] if isinstance(f, (list, tuple)) else str(f) for f in feeds]
     if not feeds:
         raise ObookError("backtest: no feed files")
     if (processes or 1) > 1 and len(feeds) > 1:

@@ -14,7 +14,9 @@ def backtest(
     feeds: List[Path] = typer.Argument(..., help="Feed files (any order-level format, or an L2 input: mbp-1/mbp-10 "
                                                  "Parquet or DBN); several, a pipeline's TOML (its source days) or "
                                                  "a pipeline's dataset folder (the days it converted): one day each, "
-                                                 "one process (or Dask task) per day, tables with a date column."),
+                                                 "one process (or Dask task) per day, tables with a date column. "
+                                                 "Files read as one feed (a Shenzhen vendor day's orders and ticks "
+                                                 "files) are one day, by date."),
     strategy: str = typer.Option(..., "--strategy",
                                  help="FILE.py:NAME or module:NAME: a live strategy callable(top) -> orders, an "
                                       "object with on_book / on_order / on_timer, or obook.backtest.compiled(...) "
@@ -66,7 +68,7 @@ def backtest(
     """
     from ..backtest import TABLES, Fees, StrategyError
     from ..backtest import backtest as run
-    from ..backtest.days import backtest_days, check_executor, day_name
+    from ..backtest.days import backtest_days, check_executor, day_name, one_feed_a_day
     from ..backtest.latency import parse_texts
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
@@ -79,6 +81,8 @@ def backtest(
                   timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
     check_executor(executor)        # also with one day, which runs here
     feeds, dates = _days(feeds)
+    if dates is None:
+        feeds = one_feed_a_day(feeds, format)      # a Shenzhen vendor day's files: one feed
     if len(feeds) > 1 and dates is None:
         dates = [day_name(f) for f in feeds]
     run_doc = (format, strategy, tickers)
@@ -88,7 +92,7 @@ def backtest(
         try:
             if dates is None:
                 with file_progress(feeds[0], enabled=not is_l2(feeds[0])) as progress:
-                    r = run(str(feeds[0]), load_strategy(strategy), progress=progress, **kwargs)
+                    r = run(feeds[0], load_strategy(strategy), progress=progress, **kwargs)
             else:
                 r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
         except ObookError as e:    # a strategy that raised or a bad feed record: the tables so far, as .partial
