@@ -88,3 +88,24 @@ def damage_zstd_block(frame: bytes, k: int) -> tuple[bytes, int]:
     damaged = bytearray(frame)
     damaged[at] |= 0b110
     return bytes(damaged), at
+
+def lose_marker_checked(tmp_path, lines: list[str], k: int, lost: str, skipped: str) -> None:
+    """Line ``k`` of a text log (``lines``) loses its leading ``lost`` (``//`` or ``/``), with a
+    hex dump line and a blank line before it: a strict replay stops at it (its record, the
+    reason quoting it) after rows of the lines before it, a tolerant one counts it once as
+    ``skipped``."""
+    import obook
+    from obook.errors import FeedError
+
+    lines = list(lines)
+    lines[k] = lines[k].replace(lost, "", 1)
+    lines[k:k] = ["0000: c0 00 30 00 36 30 30", ""]
+    p = tmp_path / "lost.log"
+    p.write_text("\n".join(lines) + "\n")
+    batches, error = batches_until_error(obook.bbo(p, workers=1))
+    assert isinstance(error, FeedError) and error.record == k + 3 and error.path.endswith("lost.log")
+    assert f"a message without its leading '//': '{lines[k + 2][:40]}" in error.reason
+    assert sum(b.num_rows for b in batches) > 50
+    stats: dict = {}
+    got = obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"][skipped] == 1 and got.num_rows > 50

@@ -12,7 +12,7 @@ from obook.feeds import detect_format
 from obook.gen.sse import generate
 
 from conftest import SHARED_DATA
-from hostile_support import batches_until_error
+from hostile_support import lose_marker_checked
 from reference_l2 import bbo_by_ticker, sse_bbo
 
 REAL_DAY = SHARED_DATA / "AX_sbe_sse_600519.zip"     # beside the repository (absent: skipped)
@@ -107,16 +107,7 @@ def test_sse_message_line_without_its_marker_strict_error_tolerant_counted(day, 
     nothing; a hex dump line and a blank line still carry nothing."""
     lines = day.read_text().splitlines()
     k = next(i for i, ln in enumerate(lines) if "MsgType=192" in ln and i > 200)
-    lines[k] = lines[k].replace(lost, "", 1)
-    lines[k - 1:k - 1] = ["0000: c0 00 30 00 36 30 30", ""]
-    p = _write(tmp_path, lines, "lost.log")
-    batches, error = batches_until_error(obook.bbo(p, workers=1))
-    assert isinstance(error, FeedError) and error.record == k + 3 and error.path.endswith("lost.log")
-    assert f"a message without its leading '//': '{lines[k + 2][:40]}" in error.reason
-    assert sum(b.num_rows for b in batches) > 50
-    stats = {}
-    got = obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
-    assert stats["skipped"]["malformed line"] == 1 and got.num_rows > 50    # (its order's later lines: unknown)
+    lose_marker_checked(tmp_path, lines, k, lost, "malformed line")    # (its order's later lines: unknown)
 
 
 def test_sse_trade_naming_unknown_order_strict_error(day, tmp_path):

@@ -10,6 +10,7 @@ from obook.errors import FeedError
 from obook.feeds import detect_format
 from obook.gen.szse import binary_record, generate, text_line
 
+from hostile_support import lose_marker_checked
 from reference_l2 import bbo_by_ticker, szse_bbo
 
 CONTINUOUS = ((9 * 60 + 30) * 60 * 10**9, (14 * 60 + 57) * 60 * 10**9)
@@ -128,6 +129,23 @@ def test_szse_malformed_line_strict_and_tolerant(recs, tmp_path):
     stats = {}
     obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
     assert stats["skipped"].get("malformed record") == 1
+
+
+@pytest.mark.parametrize("lost", ["//", "/"])
+@pytest.mark.parametrize("where", ["inside", "last of its channel"])
+def test_szse_message_line_without_its_marker_strict_error_tolerant_counted(recs, tmp_path, lost, where):
+    """A message line that lost its leading // is a malformed line (strict: an error naming
+    it after rows of the lines before it; tolerant: counted), not a line that carries
+    nothing; a hex dump line and a blank line still carry nothing."""
+    lines = [text_line(r) for r in recs]
+    if where == "inside":
+        k = _first(recs, 192)
+    else:
+        last = {}
+        for i, r in enumerate(recs):
+            last[r["ChannelNo"]] = i
+        k = min(last.values())
+    lose_marker_checked(tmp_path, lines, k, lost, "malformed record")
 
 
 @pytest.mark.parametrize("field", ["OrderQty=", "TransactTime=", "Side="])

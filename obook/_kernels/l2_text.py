@@ -2,8 +2,8 @@
 
 A line is a record (line numbers count every physical line). A line that starts
 with ``//`` is a message; any other line (blank, or the hex dump of the struct that
-may follow a message) carries nothing (the Shanghai scan refuses one that starts like a
-message: ``marker_lost``). ``parse_line`` walks the tokens of one line and stores the
+may follow a message) carries nothing (the Shanghai and Shenzhen scans refuse one that
+starts like a message: ``marker_lost``). ``parse_line`` walks the tokens of one line and stores the
 integer values of the keys it knows (``KEYS``; the key text is matched by a hash of its
 length and bytes in a small open-addressing table built at import) in
 ``vals[key id]`` with ``have[key id]`` = 1 (-1: the value is not an integer; 0:

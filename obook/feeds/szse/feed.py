@@ -26,7 +26,7 @@ from ..._kernels.l2_text import KEYS, fields
 from ..._kernels.layout import (BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF, MAX_BATCH_RECORDS,
                                 OR_NEW_REF, OR_REF, OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason, number_reason
+from ..axsbe_lines import cut_reason, marker_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
@@ -44,6 +44,8 @@ def reason(code: int, detail: int, text: str = "") -> str:
     """The reason text of a rejected record."""
     if code == K.BAD_TOKEN:
         return "malformed line: a token without '='"
+    if code == K.BAD_MARKER:
+        return marker_reason(text.encode())
     if code == K.BAD_TYPE:
         return f"unknown message type {detail}"
     if code == K.BAD_LENGTH:
