@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import socket
+import struct
 import threading
 import time
 from pathlib import Path
@@ -345,3 +346,124 @@ def test_hot_loop_venue_packet_of_length_0_error_naming_venue_after_the_answers_
     _, _, S, _ = _loop_against([soupbin.accepted("OBOOK", 1), answer + b"\x00\x00"],
                                says=r"^venue {venue}: SoupBinTCP packet of length 0 \(no type byte\)$")
     assert S[L.S_ANSWERS] == 1
+
+
+class _ResetVenue:
+    """A logged-in venue's side of the gateway over TCP whose venue resets the connection
+    (``reset()``: SO_LINGER 0, then close: an RST, not a FIN)."""
+
+    heartbeat, timeout, ended, where = 10.0, 0.1, False, "reset:1"
+
+    def __init__(self):
+        from obook.live.soupbin import Framer
+
+        self.framer = Framer()              # nothing read beyond the login's answer
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            self.sock = socket.create_connection(server.getsockname())
+            self.peer, _ = server.accept()
+        self.sock.setblocking(False)
+
+    def reset(self):
+        self.peer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.peer.close()
+        time.sleep(0.05)                    # (the RST arrives)
+
+
+def _loop_with(venue):
+    from obook.live.hotpath import HotLoop
+
+    socks = []
+    for addr in addresses(2):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(addr)
+        s.setblocking(False)
+        socks.append(s)
+    return HotLoop(socks, None, venue=venue, slice_s=0.0), socks
+
+
+def test_hot_loop_venue_resetting_the_connection_is_its_close_at_the_first_read(caplog):
+    """A read of the venue failing with ECONNRESET is the venue closing the connection, at
+    that read (not at a later one's end of file): one warning naming it, the loop goes on."""
+    from obook._kernels import live_layout as L
+
+    venue = _ResetVenue()
+    loop, socks = _loop_with(venue)
+    try:
+        venue.reset()
+        assert loop.call() == L.RUN_SLICE                     # one turn: the venue read once
+        said = [r.getMessage() for r in caplog.records if r.name == "obook" and "closed the connection" in r.getMessage()]
+        assert said == ["venue reset:1 closed the connection: the orders from here on are not sent "
+                        "(the listener goes on)"]
+        assert loop.venue_closed_at == 0 and loop.S[L.S_VENUE_ENDED] == 1 and loop.S[L.S_HAS_VENUE] == 0
+        assert loop.call() == L.RUN_SLICE and len(said) == 1
+    finally:
+        venue.sock.close()
+        for s in socks:
+            s.close()
+
+
+def test_send_all_broken_connection_fails_at_once_not_retried_as_a_full_buffer():
+    """send() failing with ECONNRESET / EPIPE is the connection lost at once (its errno kept
+    for the error), not a full buffer retried a million times."""
+    import errno
+
+    from obook._kernels import live_layout as L
+    from obook._kernels.live_loop import _send_all
+
+    venue = _ResetVenue()
+    loop, socks = _loop_with(venue)
+    try:
+        venue.reset()
+        start = time.perf_counter()
+        assert not _send_all(loop.fns, venue.sock.fileno(), np.zeros(64, np.uint8), 64, loop.S)
+        assert time.perf_counter() - start < 0.05
+        assert loop.S[L.S_SEND_BLOCKED] == 0
+        assert loop.S[L.S_SEND_ERRNO] in (errno.ECONNRESET, errno.EPIPE)
+        err = loop._venue_lost()
+        assert re.fullmatch(r"venue reset:1: connection lost \(an order could not be sent: "
+                            r"(Connection reset by peer|Broken pipe)\)", str(err))
+    finally:
+        venue.sock.close()
+        for s in socks:
+            s.close()
+
+
+def test_send_all_full_buffer_waited_out_every_byte_arrives():
+    """send() failing with EAGAIN (the socket's buffer full) is waited out: counted as
+    blocked, and every byte reaches a venue that reads slowly."""
+    from obook._kernels import live_layout as L
+    from obook._kernels.live_loop import _send_all
+    from obook.live.hotpath import _libc_functions
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        near = socket.create_connection(server.getsockname())
+        far, _ = server.accept()
+    near.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    near.setblocking(False)
+    got = bytearray()
+
+    def read():
+        time.sleep(0.05)
+        while data := far.recv(65536):
+            got.extend(data)
+
+    th = threading.Thread(target=read, daemon=True)
+    th.start()
+    data = np.arange(1 << 22, dtype=np.int64).astype(np.uint8)
+    S = np.zeros(L.S_WIDTH, np.int64)
+    try:
+        assert _send_all(_libc_functions(), near.fileno(), data, len(data), S)
+        near.shutdown(socket.SHUT_WR)
+        th.join(timeout=10)
+        assert S[L.S_SEND_BLOCKED] > 0 and S[L.S_SEND_ERRNO] == 0 and bytes(got) == data.tobytes()
+    finally:
+        near.close()
+        far.close()
+
+
+def test_live_layout_retry_errnos_are_the_platforms_eagain_ewouldblock_eintr():
+    import errno
+
+    from obook._kernels import live_layout as L
+
+    assert sorted(L.RETRY_ERRNOS) == sorted((errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR))

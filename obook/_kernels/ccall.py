@@ -1,6 +1,7 @@
 """Calls from numba kernels to C functions by address: the C library's socket calls
 (``recvmmsg``, ``send``, ``poll``), its clock, and compiled strategies' entries (the live
-loop's, and the backtest's ``call_strategy``).
+loop's, and the backtest's ``call_strategy``); ``peek_i32`` reads a C ``int`` by address
+(the errno ``__errno_location()`` points to).
 
 The addresses are kernel arguments (int64), not globals, so the kernels that use them stay
 in numba's cache (a ctypes function baked into the code would be an address of one process).
@@ -18,6 +19,9 @@ if INTERPRETED:      # no machine code to call from Python kernels: the live loo
         raise RuntimeError(_NEEDS_NUMBA)
 
     ccall_int = ccall
+
+    def peek_i32(addr):
+        raise RuntimeError(_NEEDS_NUMBA)
 
     def ccall9(addr, a0, a1, a2, a3, a4, a5, a6, a7, a8):
         raise RuntimeError(_NEEDS_NUMBA)
@@ -71,6 +75,18 @@ else:
     ccall_int = _intrinsic(5, True, "ccall_int")
     #: nine arguments, 64-bit result (a compiled strategy's entry)
     ccall9 = _intrinsic(9, False, "ccall9")
+
+    @intrinsic
+    def peek_i32(typingctx, addr):
+        """The C ``int`` at address ``addr`` (sign-extended): what ``__errno_location()``
+        points to, the calling thread's errno."""
+        sig = types.int64(types.int64)
+
+        def codegen(context, builder, signature, llargs):
+            p = builder.inttoptr(llargs[0], ir.IntType(32).as_pointer())
+            return builder.sext(builder.load(p), ir.IntType(64))
+
+        return sig, codegen
 
     from .jit import njit
 

@@ -17,7 +17,7 @@ CANDIDATES CHOICE_N PROBE_LAST PROBES SPIN_NS REST_EVERY REST_NS REST_LAST RESTS
 OUT_N OUT_SENDS OUT_LONE OUT_HOLD
 Q_HELD Q_ORDER Q_MIN WINDOW
 MALFORMED BAD_TYPE BAD_LEN ERROR_EVENT
-VENUE_BAD
+VENUE_BAD SEND_ERRNO
 """.split()
 for _i, _n in enumerate(_NAMES):
     globals()["S_" + _n] = _i
@@ -38,13 +38,18 @@ RUN_BOOK_ERROR = 3   # strict: a message the books refuse (S_BOOK_ERROR, S_ERROR
 RUN_GIVE_UP = 4      # a range lost on both lines, re-requests unanswered (S_GIVEUP_*)
 RUN_PY_ROWS = 5      # BBO rows for the Python strategy (py_rows[:S_PY_N])
 RUN_STOPPED = 6      # S_STOP was set
-RUN_VENUE_LOST = 7   # the venue connection failed (S_VENUE_BAD: a packet that cannot be framed came)
+RUN_VENUE_LOST = 7   # the venue connection failed (S_VENUE_BAD: a packet that cannot be framed came;
+                     # else an order's send() failed, S_SEND_ERRNO: its errno, 0 when none was set)
 RUN_MALFORMED = 8    # strict: a message shorter than its type (S_BAD_TYPE, S_BAD_LEN, S_ERROR_SEQ); tolerant:
                      # skipped and counted in S_MALFORMED
 
-# the C functions the loop calls (addresses in its ``fns`` argument)
-F_RECVMMSG, F_SEND, F_POLL, F_CLOCK, F_STRATEGY, F_RECV, F_PPOLL = range(7)
-N_FNS = 7
+# the C functions the loop calls (addresses in its ``fns`` argument); F_ERRNO: the C
+# library's ``__errno_location`` (the calling thread's errno is at the address it returns)
+F_RECVMMSG, F_SEND, F_POLL, F_CLOCK, F_STRATEGY, F_RECV, F_PPOLL, F_ERRNO = range(8)
+N_FNS = 8
+#: the errnos of a non-blocking call that failed for now (retried); any other is the connection's
+#: (Linux's numbers, on every architecture the live path runs on: EAGAIN = EWOULDBLOCK, EINTR)
+RETRY_ERRNOS = (11, 11, 4)
 MSG_DONTWAIT = 0x40
 MSG_TRUNC = 0x20
 MSG_NOSIGNAL = 0x4000

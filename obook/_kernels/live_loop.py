@@ -20,16 +20,16 @@ import numpy as np
 from .book import Books
 from .book_rows import Tables
 from .replay import Rules, replay_events
-from .ccall import ccall, ccall9, ccall_int
+from .ccall import ccall, ccall9, ccall_int, peek_i32
 from .clock import cycles
 from .itch import itch_decode
 from .jit import njit
 from .latency import record
 from .layout import NEED_ROOM, OK
 from .live_arb import arbitrate, missing, screen, skip
-from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POLL, F_PPOLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, H_BOOK,
+from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_ERRNO, F_POLL, F_PPOLL, F_RECV, F_RECVMMSG, F_SEND, F_STRATEGY, H_BOOK,
                           H_DECODE, H_GATEWAY, H_HANDOVER, H_R2B, H_RECV, H_RISK, H_STRATEGY, LINE_REQUEST,
-                          MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RUN_BOOK_ERROR, RUN_END,
+                          MSG_DONTWAIT, MSG_NOSIGNAL, MSG_TRUNC, N_LINES, RETRY_ERRNOS, RUN_BOOK_ERROR, RUN_END,
                           RUN_GIVE_UP, RUN_MALFORMED, RUN_NEED_ROOM, RUN_PY_ROWS, RUN_SLICE, RUN_STOPPED, RUN_VENUE_LOST,
                           S_BAD_LEN, S_BAD_TYPE, S_BASE_CYC, S_BASE_NS, S_BBO_ROWS, S_CAL_CYC, S_CAL_NS, S_BOOK_ERROR, S_CALLS,
                           S_CLOCK_OFFSET, S_END, S_ERROR_EVENT,
@@ -38,7 +38,7 @@ from .live_layout import (C_HI, C_LO, C_PROBE_SEQ, C_PROBED, CTL, F_CLOCK, F_POL
                           S_HEARTBEAT, S_HIGH, S_H_BYTE, S_H_REC, S_LAST_PACKET, S_LAST_VENUE, S_LOG_BYTES,
                           S_LOG_FULL, S_LOOPS, S_MALFORMED, S_MAX_REQUEST, S_MULT, S_NEED_ROOM, S_NEXT, S_N_GAPS,
                           S_ON_GAP_SKIP, S_ORDERS, S_POLLS, S_PY_N, S_PY_STRATEGY, S_REQ_TIMEOUT,
-                          S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRORS, S_SESSION_HI,
+                          S_REQUESTS, S_RESUME_I, S_RETRIES, S_SEND_BLOCKED, S_SEND_ERRNO, S_SEND_ERRORS, S_SESSION_HI,
                           S_SESSION_LO, S_SLICE_NS, S_SPIN, S_STOP, S_STRICT, S_TRUNCATED, S_VBUF_N,
                           S_VENUE_BAD, S_VENUE_ENDED, S_VENUE_READ, S_ANSWERS, S_W_REC, S_HAVE_REQUEST, S_CANDIDATES, S_PROBE_LAST,
                           S_PROBES, S_REST_EVERY, S_REST_LAST, S_REST_NS, S_REST_OWED, S_RESTS, S_SESSION_SET, S_SPIN_NS,
@@ -48,6 +48,10 @@ from .mold import S_BAD, S_PACKETS
 
 
 ANCHOR_EVERY_NS = 2_000_000     # the loop re-pairs its cycle counter with the clock this often
+#: send() tries in a row that find the socket's buffer full before the venue is taken as lost
+#: (about a second)
+SEND_TRIES = 1_000_000
+_AGAIN, _WOULDBLOCK, _INTR = RETRY_ERRNOS
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -75,20 +79,35 @@ def anchor(S, fns, ts):
         S[S_MULT] = (dn << 24) // dc
 
 
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _failed_for_now(fns, k):
+    """Whether a socket call that returned ``k`` failed for now only (-1 with errno EAGAIN,
+    EWOULDBLOCK or EINTR: a full or empty buffer, a signal); its errno (0: k is no failure)."""
+    if k >= 0:
+        return False, np.int64(0)
+    e = peek_i32(ccall(fns[F_ERRNO], 0, 0, 0, 0, 0))
+    return e == _AGAIN or e == _WOULDBLOCK or e == _INTR, e
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _send_all(fns, fd, buf, n, S):
-    """Write buf[:n] to a non-blocking socket, waiting out a full buffer; False: failed."""
+    """Write buf[:n] to a non-blocking socket, waiting out a full buffer (counted in
+    S_SEND_BLOCKED) for SEND_TRIES tries in a row; False: failed, at once on any other error
+    (a broken connection: EPIPE, ECONNRESET, ...), with its errno in S_SEND_ERRNO."""
     at = 0
+    tries = 0
     while at < n:
         k = ccall(fns[F_SEND], fd, buf.ctypes.data + at, n - at, MSG_DONTWAIT | MSG_NOSIGNAL, 0)
         if k > 0:
             at += k
-        elif k < 0 and S[S_SEND_BLOCKED] < 1_000_000_000:
-            S[S_SEND_BLOCKED] += 1
-            if S[S_SEND_BLOCKED] % 1_000_000 == 0:
-                return False
-        else:
+            tries = 0
+            continue
+        again, e = _failed_for_now(fns, k)
+        if not again or tries >= SEND_TRIES:
+            S[S_SEND_ERRNO] = e
             return False
+        S[S_SEND_BLOCKED] += 1
+        tries += 1
     return True
 
 
@@ -378,7 +397,8 @@ def gaps(fns, fds, S, t, arb, misc):
 @njit(cache=True, nogil=True, _nrt=False)
 def _venue(fns, fds, S, t, ords, misc, readable):
     """The venue's answers (when poll() found them there, every 0.1 ms while an order waits
-    for one, every 10 ms regardless); a heartbeat when quiet."""
+    for one, every 10 ms regardless); a heartbeat when quiet. A read that finds the connection
+    closed (end of file) or broken (ECONNRESET: any error but "nothing yet") sets S_VENUE_ENDED."""
     vbuf, refs = ords[6], ords[5]
     waiting = S[S_ORDERS] > S[S_ANSWERS] and t - S[S_VENUE_READ] > 100_000
     if S[S_VENUE_ENDED] == 0 and (readable or waiting or t - S[S_VENUE_READ] > 10_000_000):
@@ -388,7 +408,7 @@ def _venue(fns, fds, S, t, ords, misc, readable):
         if n > 0:
             S[S_VBUF_N] += n
             answers(S, vbuf, refs, misc[0])
-        elif n == 0:
+        elif n == 0 or not _failed_for_now(fns, n)[0]:     # end of file, or a reset connection
             S[S_VENUE_ENDED] = 1
     if S[S_VENUE_ENDED] == 0 and t - S[S_LAST_VENUE] > S[S_HEARTBEAT]:
         obuf = ords[3]

@@ -51,7 +51,8 @@ def _libc_functions() -> np.ndarray:
     libc = ctypes.CDLL(None, use_errno=True)
     fns = np.zeros(L.N_FNS, np.int64)
     for i, name in ((L.F_RECVMMSG, "recvmmsg"), (L.F_SEND, "send"), (L.F_POLL, "poll"),
-                    (L.F_CLOCK, "clock_gettime"), (L.F_RECV, "recv"), (L.F_PPOLL, "ppoll")):
+                    (L.F_CLOCK, "clock_gettime"), (L.F_RECV, "recv"), (L.F_PPOLL, "ppoll"),
+                    (L.F_ERRNO, "__errno_location")):
         fns[i] = ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
     return fns
 
@@ -269,7 +270,7 @@ class HotLoop:
         elif status == L.RUN_VENUE_LOST:
             if S[L.S_VENUE_BAD]:
                 raise self._venue_unframed()
-            raise ObookError(f"venue {self.venue.where}: connection lost (an order could not be sent)")
+            raise self._venue_lost()
         return status
 
     def _venue_closed(self) -> None:
@@ -281,6 +282,14 @@ class HotLoop:
         self.pollfds[self.pollfds[:, 0] == self.fds[3], 0] = -1      # (poll passes over a negative fd)
         if not self._closed_at_login:       # (the gateway said it)
             say_closed(self.venue.where)
+
+    def _venue_lost(self) -> ObookError:
+        """The error of an order the loop could not send: the send()'s errno in the words of
+        the Python path's (a buffer that stayed full: said so)."""
+        err = int(self.S[L.S_SEND_ERRNO])
+        why = ("" if err == 0 else ": its send buffer stayed full" if err in L.RETRY_ERRNOS
+               else f": {os.strerror(err)}")
+        return ObookError(f"venue {self.venue.where}: connection lost (an order could not be sent{why})")
 
     def _venue_unframed(self) -> ObookError:
         """The error of the packet the loop could not frame, at the front of its buffer for
