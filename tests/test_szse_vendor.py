@@ -140,3 +140,18 @@ def test_szse_vendor_csv_cr_line_ends_error_names_file_and_line_1(plain, tmp_pat
     assert info.value.path == str(bad) and info.value.record == 1, info.value
     assert "carriage return (CR)" in info.value.reason and len(str(info.value)) < 300
     assert cli_error("bbo", "--format", "szse-csv", *written).startswith(f"error: {bad}: line 1: ")
+
+
+def test_szse_vendor_one_security_of_a_shared_channel_gap_error_says_what_to_do(tmp_path):
+    """One security's pair of a channel other securities share has gaps in the channel's
+    ApplSeqNum: the error says so and how to replay it (its pair tolerantly reads)."""
+    files = sorted(write_vendor(tmp_path / "vendor", vendor_order(generate(3000, 6, 0))))
+    one = [f for f in files if f.name.startswith("000001_")]
+    assert len(one) == 2
+    with pytest.raises(FeedError, match=r"sequence gap in channel \d+: .*securities of the channel missing: "
+                                        r"replay them together, or skip gaps with on_error skip") as e:
+        obook.bbo(one, workers=1, format="szse-csv").read_all()
+    assert e.value.path in {str(f) for f in one}
+    stats = {}
+    assert obook.bbo(one, workers=1, format="szse-csv", on_error="skip", stats=stats).read_all().num_rows > 0
+    assert stats["skipped"]["sequence gap"] > 0

@@ -124,7 +124,9 @@ class _SzseFramer(Framer):
             j = int(np.searchsorted(rec[:r, K.R_SEQ], first + gap))
             error = FeedError(self.path, base_seq + gap,
                               f"sequence gap in channel {int(rec[j, K.R_CHAN])}: ApplSeqNum "
-                              f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])}",
+                              f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])} "
+                              f"(records lost, or securities of the channel missing: replay them together, "
+                              f"or skip gaps with on_error skip)",
                               unit=self.unit)
         if cut == 0 and error is None:
             return FrameResult(0, 0), 0
