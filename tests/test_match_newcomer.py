@@ -22,7 +22,7 @@ def entry(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("tick", [2**63, 2**70, 1e30])
+@pytest.mark.parametrize("tick", [2**63, 2**70])
 def test_match_tick_beyond_int64_raises_obook_error(entry, tick):
     with pytest.raises(ObookError, match="tick must be at most 2\\*\\*63 - 1"):
         obook.match(entry, tick=tick)
