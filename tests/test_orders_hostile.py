@@ -342,3 +342,24 @@ def test_orders_column_close_to_a_known_one_warns_naming_it(tmp_path, caplog):
     read_orders(str(p))
     assert "column 'prce' is not read (did you mean 'price'?)" in caplog.text
     assert "note" not in caplog.text            # a column of the user's own passes quietly
+
+
+@pytest.mark.parametrize("bad, says", [
+    (b"3,AAA,,new,bu", "row 3: 5 fields where the header has 10"),
+    (b"3,AA\xe9,,new,buy,limit,gtc,100,5,\n", "row 3: instrument is not UTF-8 text"),
+], ids=["cut-mid-line", "not-utf8"])
+def test_match_csv_line_that_cannot_be_read_partial_holds_the_rows_before_it(tmp_path, capsys, bad, says):
+    # a line of separators only is not counted, as in the errors of readable lines
+    orders = _write(tmp_path, "orders.csv", HEADER.encode() + _BEFORE.replace("\n", "\n,,,,,,,,,\n", 1).encode() + bad)
+    with pytest.raises(obook.FeedError, match=says) as err:
+        obook.match(orders)
+    want = obook.match(_write(tmp_path, "cut.csv", HEADER + _BEFORE), day_end=False)
+    for t in ("fills", "events", "bbo"):
+        assert err.value.partial.table(t).equals(want.table(t)), t
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    res = CliRunner().invoke(app, ["match", orders])
+    assert res.exit_code == 1 and says in str(res.exception)
+    assert res.stdout.splitlines()[1:] == ['2,2,"AAA",100,4,2,1,"buy"']

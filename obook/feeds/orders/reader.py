@@ -158,14 +158,18 @@ def _read_csv(path: str) -> pa.Table:
                                   strings_can_be_null=True, null_values=[""], check_utf8=False)
     table, bad = _bigger_blocks(lambda block: _csv_rows(source, pcsv, delimiter, convert, block, True))
     if bad:     # once more in one thread, where pyarrow knows the row numbers
-        _, (row, skipped) = _bigger_blocks(lambda block: _csv_rows(source, pcsv, delimiter, convert, block, False))
-        number = None if row.number is None else \
+        table, (row, skipped) = _bigger_blocks(lambda block: _csv_rows(source, pcsv, delimiter, convert, block, False))
+        lines = None if row.number is None else \
             row.number - 1 - sum(1 for s in skipped if s is not None and s < row.number)
-        raise FeedError(path, number, f"{row.actual_columns} field{'s' if row.actual_columns != 1 else ''} "
-                        f"where the header has {row.expected_columns}", unit=UNIT)
+        before = None if lines is None else _without_empty_rows(table.slice(0, lines - 1))
+        error = FeedError(path, None if before is None else before.num_rows + 1,
+                          f"{row.actual_columns} field{'s' if row.actual_columns != 1 else ''} "
+                          f"where the header has {row.expected_columns}", unit=UNIT)
+        error.table_before = before
+        raise error
     for name, column in zip(table.column_names, table.columns):
         if pa.types.is_string(column.type):
-            _check_utf8(path, name, column)
+            _check_utf8(path, name, column, table)
     return _without_empty_rows(table)
 
 
@@ -206,8 +210,9 @@ def _skip(row):
 
 
 def _csv_rows(source, pcsv, delimiter: str, convert, block: int, threads: bool):
-    """(table, None), or (None, (the first line of another number of fields than the
-    header, the numbers of the whitespace-only lines skipped))."""
+    """(table, None), or at a line of another number of fields than the header: with
+    ``threads`` (None, True); without (the table of the other lines, (the first such line,
+    the numbers of the whitespace-only lines skipped))."""
     skipped, bad = [], []
 
     def invalid(row):
@@ -215,19 +220,20 @@ def _csv_rows(source, pcsv, delimiter: str, convert, block: int, threads: bool):
             skipped.append(row.number)
             return "skip"
         bad.append(row)
-        return "error"
+        return "error" if threads else "skip"
 
     try:
-        return pcsv.read_csv(source, convert_options=convert,
-                             read_options=pcsv.ReadOptions(use_threads=threads, block_size=block),
-                             parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid)), None
+        table = pcsv.read_csv(source, convert_options=convert,
+                              read_options=pcsv.ReadOptions(use_threads=threads, block_size=block),
+                              parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid))
     except pa.ArrowInvalid:
         if not bad:
             raise
-        return None, (bad[0], skipped)
+        return None, True
+    return (table, (bad[0], skipped)) if bad else (table, None)
 
 
-def _check_utf8(path: str, name: str, column: pa.ChunkedArray):
+def _check_utf8(path: str, name: str, column: pa.ChunkedArray, table: pa.Table):
     start = 0
     for chunk in column.chunks:
         try:
@@ -238,8 +244,10 @@ def _check_utf8(path: str, name: str, column: pa.ChunkedArray):
                     if v is not None:
                         v.decode()
                 except UnicodeDecodeError:
-                    raise FeedError(path, start + i + 1, f"{name} is not UTF-8 text: {v[:40]!r}",
-                                    unit=UNIT) from None
+                    before = _without_empty_rows(table.slice(0, start + i))
+                    error = FeedError(path, before.num_rows + 1, f"{name} is not UTF-8 text: {v[:40]!r}", unit=UNIT)
+                    error.table_before = before
+                    raise error from None
         start += len(chunk)
 
 
@@ -367,12 +375,18 @@ def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int 
 def read_orders(source, *, name: str | None = None) -> Orders:
     """The instructions of ``source``; a row that cannot be read is a FeedError naming the
     first such row, with the instructions before it as ``orders_before``."""
-    table = to_table(source)
     name = name or (os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<orders>")
     try:
-        return _orders(table, name)
-    except FeedError as e:
-        error = e
+        table = to_table(source)
+    except FeedError as e:      # a line of a CSV file that cannot be read: its rows before it
+        if getattr(e, "table_before", None) is None:
+            raise
+        table, error = e.table_before, e
+    else:
+        try:
+            return _orders(table, name)
+        except FeedError as e:
+            error = e
     # the checks go column by column: a row before the one named may fail a later check
     while True:
         before = table.slice(0, error.record - 1)
