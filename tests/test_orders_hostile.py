@@ -363,3 +363,43 @@ def test_match_csv_line_that_cannot_be_read_partial_holds_the_rows_before_it(tmp
     res = CliRunner().invoke(app, ["match", orders])
     assert res.exit_code == 1 and says in str(res.exception)
     assert res.stdout.splitlines()[1:] == ['2,2,"AAA",100,4,2,1,"buy"']
+
+
+def _parquet(tmp_path, **columns) -> str:
+    import pyarrow as pa
+
+    base = dict(time=[1, 2, 3], instrument=["X", "X", "X"], order_id=[1, 2, 3], action=["new"] * 3,
+                side=["sell", "buy", "buy"], price=[100] * 3, quantity=[10, 5, 5])
+    path = str(tmp_path / "orders.parquet")
+    pq.write_table(pa.table({**base, **columns}), path)
+    return path
+
+
+def test_match_boolean_quantity_column_one_line_error(tmp_path, capsys):
+    orders = _parquet(tmp_path, quantity=[True, True, True])
+    with pytest.raises(ObookError, match="column quantity has type bool, not integers"):
+        obook.match(orders)
+    assert "column quantity has type bool, not integers" in cli_error(capsys, "match", orders)
+
+
+def test_match_binary_instrument_not_utf8_names_row_and_partial_holds_the_rows_before(tmp_path, capsys):
+    import pyarrow as pa
+
+    orders = _parquet(tmp_path, instrument=pa.array([b"X", b"X", b"\xff{"]))
+    with pytest.raises(obook.FeedError, match=r"row 3: instrument is not UTF-8 text: b'\\xff\{'") as err:
+        obook.match(orders)
+    assert err.value.partial.fills.num_rows == 1
+    assert obook.match(_parquet(tmp_path, instrument=pa.array([b"X"] * 3))).fills.num_rows == 2
+
+
+def test_match_column_of_no_type_read_as_empty(tmp_path):
+    import polars as pl
+    import pyarrow as pa
+
+    frame = pl.DataFrame(dict(time=[1, 2], instrument=["X", "X"], action=["new", "new"], side=["sell", "buy"],
+                              price=[100, 100], quantity=[10, 5], owner=[None, None]))
+    assert frame.schema["owner"] == pl.Null
+    assert obook.match(frame).fills.column("quantity").to_pylist() == [5]
+    empty = _parquet(tmp_path, **{c: pa.array([], pa.null()) for c in ("time", "instrument", "order_id", "action", "side",
+                                                                        "price", "quantity")})
+    assert obook.match(empty).events.num_rows == 0

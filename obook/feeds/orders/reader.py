@@ -240,10 +240,7 @@ def _check_utf8(path: str, name: str, column: pa.ChunkedArray, table: pa.Table):
             chunk.validate(full=True)
         except pa.ArrowInvalid:
             for i, v in enumerate(chunk.cast(pa.binary()).to_pylist()):
-                try:
-                    if v is not None:
-                        v.decode()
-                except UnicodeDecodeError:
+                if v is not None and not _is_utf8(v):
                     before = _without_empty_rows(table.slice(0, start + i))
                     error = FeedError(path, before.num_rows + 1, f"{name} is not UTF-8 text: {v[:40]!r}", unit=UNIT)
                     error.table_before = before
@@ -285,9 +282,9 @@ class _Rows:
 def _ints(table: pa.Table, column: str, rows: _Rows):
     """(values, present) of an integer column; a value that is not an integer is an error."""
     n = table.num_rows
-    if column not in table.column_names:
+    col = table.column(column) if column in table.column_names else None
+    if col is None or pa.types.is_null(col.type):       # (an all-empty column of a DataFrame has no type)
         return np.zeros(n, np.int64), np.zeros(n, bool)
-    col = table.column(column)
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     if pa.types.is_string_view(col.type):
@@ -321,7 +318,7 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         rows.fail(present & ((f != np.round(f)) | np.isinf(f)), f"{column} is not an integer")
         rows.fail(present & ((f < -2.0 ** 63) | (f >= 2.0 ** 63)), f"{column} is out of range (64-bit integers)")
         return np.where(present, f, 0).astype(np.int64), present
-    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type):
+    if pa.types.is_integer(col.type):
         present = _numpy(col.is_valid())
         if col.type == pa.uint64():         # past 2**63 - 1 does not fit
             big = present & (_numpy(col.cast(pa.int64(), safe=False)) < 0)
@@ -350,6 +347,27 @@ def _fits_int64(text: str) -> bool:
     return len(digits) <= 19 and -(1 << 63) <= int(text) < (1 << 63)      # (no int() of thousands of digits)
 
 
+def _text(col, column: str, rows: _Rows):
+    """A column of another type as text; a binary value that is not UTF-8 is an error naming its row."""
+    try:
+        return col.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        if not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+            raise ObookError(f"{rows.name}: column {column} has type {col.type}, not text") from e
+        bad = np.array([v is not None and not _is_utf8(v) for v in col.to_pylist()], bool)
+        value = repr(col[int(np.argmax(bad))].as_py()[:40]).replace("{", "{{").replace("}", "}}")
+        rows.fail(bad, f"{column} is not UTF-8 text: {value}")
+        raise
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode()
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int | None):
     """The code of each value of a text column (trimmed, any case); empty -> default
     (None: -1). Only the column's distinct values are looked at (dictionary encoding)."""
@@ -360,7 +378,7 @@ def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int 
     col = table.column(column)
     if not pa.types.is_dictionary(col.type):
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            col = col.cast(pa.string())
+            col = _text(col, column, rows)
         col = col.dictionary_encode()
     col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     words = [None if v is None else str(v).strip().lower() for v in col.dictionary.to_pylist()]
@@ -416,7 +434,7 @@ def _orders(table: pa.Table, name: str) -> Orders:
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)}){hint}")
     inst = table.column("instrument")
     if not (pa.types.is_string(inst.type) or pa.types.is_large_string(inst.type)):
-        inst = inst.cast(pa.string())
+        inst = _text(inst, "instrument", rows)
     inst = pc.utf8_trim_whitespace(inst)
     rows.fail(~_numpy(inst.is_valid()), "no instrument")
     distinct = pc.unique(inst).drop_null()
