@@ -73,6 +73,12 @@ def test_latencies_distribution_parameters_not_numbers_raise_obook_error(spec):
         latencies(spec, 3)
 
 
+@pytest.mark.parametrize("spec", [("exponential", True), ("uniform", 0, np.True_), ("uniform", "0", "10")])
+def test_latencies_distribution_parameters_true_false_or_text_raise_obook_error(spec):
+    with pytest.raises(ObookError, match="parameters must be numbers"):
+        latencies(spec, 3)
+
+
 def test_latencies_distribution_as_text_in_python_hints_at_tuple():
     with pytest.raises(ObookError, match=r"a distribution is a tuple here"):
         latencies("uniform:0:10", 3, pa.table({"x": [1, 2, 3]}))

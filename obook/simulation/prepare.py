@@ -89,11 +89,13 @@ def _whole_ns(values: np.ndarray, what: str) -> np.ndarray:
 
 
 def distribution_parameters(latency: tuple) -> tuple:
-    """A distribution's parameters as floats, or a clear error naming the distribution."""
-    try:
-        return tuple(float(a) for a in latency[1:])
-    except (TypeError, ValueError):
-        raise ObookError(f"latency distribution {latency!r}: its parameters must be numbers") from None
+    """A distribution's parameters as floats, or a clear error naming the distribution:
+    true/false and text are no numbers."""
+    args = latency[1:]
+    if not all(isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, (bool, np.bool_))
+               for a in args):
+        raise ObookError(f"latency distribution {latency!r}: its parameters must be numbers")
+    return tuple(float(a) for a in args)
 
 
 def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = None) -> np.ndarray:
