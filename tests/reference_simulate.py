@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gzip
 
-from reference_csv import data_lines, parse_line
+from reference_csv import data_lines, header_fields, parse_line
 from reference_itch import reference_messages
 
 END = None
@@ -47,9 +47,9 @@ def csv_records(path):
         data = gzip.decompress(data)
     kinds = {b"B": "add0", b"S": "add0", b"C": "reduce_to", b"D": "delete", b"E": "exec_clamp",
              b"F": "fill"}
-    out, seen = [], set()
+    out, seen, most = [], set(), header_fields(data)
     for no, line in data_lines(data):
-        time, ticker, oid, typ, shares, price = parse_line(line)
+        time, ticker, oid, typ, shares, price = parse_line(line, most)
         name = ticker.decode()
         seen.add(name)
         if typ in kinds:
