@@ -403,3 +403,20 @@ def test_match_column_of_no_type_read_as_empty(tmp_path):
     empty = _parquet(tmp_path, **{c: pa.array([], pa.null()) for c in ("time", "instrument", "order_id", "action", "side",
                                                                         "price", "quantity")})
     assert obook.match(empty).events.num_rows == 0
+
+
+def test_match_row_without_time_while_others_have_one_names_row(tmp_path, capsys):
+    orders = _write(tmp_path, "orders.csv", HEADER + _BEFORE + ",AAA,,new,buy,limit,gtc,100,5,\n")
+    with pytest.raises(obook.FeedError, match="row 3: no time") as err:
+        obook.match(orders)
+    assert err.value.partial.fills.num_rows == 1
+    assert [r["time"] for r in obook.match(_write(tmp_path, "none.csv", HEADER + _BEFORE.replace("1,AAA", ",AAA")
+                                                  .replace("2,AAA", ",AAA"))).fills.to_pylist()] == [2]
+
+
+def test_simulate_order_without_time_while_others_have_one_names_row(sim_files, tmp_path, capsys):
+    feed, _ = sim_files
+    orders = _write(tmp_path, "late.csv", HEADER + ",AAA,1,new,buy,limit,day,990,10,\n3,AAA,2,new,sell,limit,ioc,990,5,\n")
+    with pytest.raises(obook.FeedError, match="row 1: no time"):
+        obook.simulate(feed, orders, format="csv")
+    assert "row 1: no time" in cli_error(capsys, "simulate", feed, orders, "--format", "csv")

@@ -450,6 +450,7 @@ def _orders(table: pa.Table, name: str) -> Orders:
     time, has_time = _ints(table, "time", rows)
     if not has_time.any():
         time = np.arange(1, n + 1, dtype=np.int64)
+    rows.fail(has_time.any() & ~has_time, "no time (other rows have one; without any, the row number is the time)")
     order_id, has_id = _ints(table, "order_id", rows)
     rows.fail((action != 0) & ~has_id, "a modify or cancel needs an order_id")
     price, has_price = _ints(table, "price", rows)
