@@ -420,3 +420,17 @@ def test_simulate_order_without_time_while_others_have_one_names_row(sim_files, 
     with pytest.raises(obook.FeedError, match="row 1: no time"):
         obook.simulate(feed, orders, format="csv")
     assert "row 1: no time" in cli_error(capsys, "simulate", feed, orders, "--format", "csv")
+
+
+@pytest.mark.parametrize("compression, says", [("gzip", "gzip-compressed; name it ending in .gz"),
+                                               ("zstd", "zstd-compressed; name it ending in .zst")])
+def test_match_compressed_file_named_plain_csv_says_to_name_it(tmp_path, capsys, compression, says):
+    import pyarrow as pa
+
+    path = tmp_path / "orders.csv"
+    with pa.output_stream(str(path), compression=compression) as f:
+        f.write((HEADER + _BEFORE).encode())
+    assert says in cli_error(capsys, "match", path)
+    named = tmp_path / ("orders.csv" + {"gzip": ".gz", "zstd": ".zst"}[compression])
+    path.rename(named)
+    assert obook.match(str(named)).fills.num_rows == 1

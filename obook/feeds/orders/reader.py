@@ -129,6 +129,10 @@ def column_key(name: str) -> str:
     return name.strip().lower()
 
 
+#: (first bytes, compression, the name ending a file of it needs)
+_COMPRESSED = ((b"\x1f\x8b", "gzip", ".gz"), (b"\x28\xb5\x2f\xfd", "zstd", ".zst"))
+
+
 def _read_csv(path: str) -> pa.Table:
     """A CSV order file as a table: the known columns as text (only an empty field is null:
     an instrument named NA, nan or null stays a name), the others as pyarrow infers them.
@@ -139,8 +143,13 @@ def _read_csv(path: str) -> pa.Table:
     import pyarrow.csv as pcsv
 
     with open(path, "rb") as f:
-        if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
-            raise ObookError(f"{path}: cannot read the order file: UTF-16 text; save it as UTF-8 CSV")
+        magic = f.read(4)
+    if magic[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ObookError(f"{path}: cannot read the order file: UTF-16 text; save it as UTF-8 CSV")
+    for start, kind, ext in _COMPRESSED:      # (the name's ending tells pyarrow the compression)
+        if magic.startswith(start) and not path.lower().endswith(ext):
+            raise ObookError(f"{path}: cannot read the order file: {kind}-compressed; name it ending in {ext} "
+                             f"(or decompress it)")
     with pa.input_stream(path, compression="detect") as f:
         head = f.read(1 << 16)
     if not head.strip():
