@@ -83,7 +83,7 @@ def test_obook_twas_window_clips_intervals(con, small):
 
 
 @pytest.mark.parametrize(("option", "says"), [
-    ("start_time := 'abc'", "obook_twas: start_time must be a whole number, at least 0, not abc"),
+    ("start_time := 'abc'", "obook_twas: start_time must be a whole number, at least 0, not 'abc'"),
     ("start_time := -5", "obook_twas: start_time must be a whole number, at least 0, not -5"),
     ("end_time := 45000.5", "obook_twas: end_time must be a whole number, at least 0, not 45000.5"),
 ])
