@@ -212,12 +212,11 @@ class L2Run:
         from .worker import StrategyError, strategy_raised
 
         self.calls += 1
-        call = call_name(self.strategy, method)
         try:
             orders = fn()
         except (Exception, SystemExit) as e:
-            raise strategy_raised(e, t, call) from e
-        send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError, call)
+            raise strategy_raised(e, t, call_name(self.strategy, method)) from e
+        send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError, self.strategy, method)
 
     def send(self, order, now, call_tb):
         from .._kernels.backtest_layout import RISK_NAMES

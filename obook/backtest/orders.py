@@ -95,10 +95,11 @@ def call_name(strategy, method: str | None) -> str:
     return f"{name}.{method}" if method else f"{name}(top)"
 
 
-def send_each(orders, send, now: int, error, call: str) -> None:
-    """``send(order)`` for each order the strategy's ``call`` (call_name) returned (None or []
-    for none); what is no list of orders, or an order that cannot be read, raises ``error``
-    (StrategyError) naming the call and it."""
+def send_each(orders, send, now: int, error, strategy, method: str | None) -> None:
+    """``send(order)`` for each order the ``strategy``'s ``method`` (call_name) returned (None
+    or [] for none); what is no list of orders, or an order that cannot be read, raises
+    ``error`` (StrategyError) naming the call and it (the name made only then: this runs at
+    every call of a Python strategy)."""
     if orders is None:
         return
     if isinstance(orders, (str, bytes, dict, OuchOrder)):   # iterable, yet no list of orders
@@ -109,7 +110,7 @@ def send_each(orders, send, now: int, error, call: str) -> None:
         except TypeError:
             items = None
     if items is None:
-        raise error(f"the strategy {call} returned {shown(orders)}, not a list of orders (at time {now})")
+        raise error(f"the strategy {call_name(strategy, method)} returned {shown(orders)}, not a list of orders (at time {now})")
     for o in items:
         try:
             if not all(hasattr(o, a) for a in ORDER_FIELDS):
@@ -118,7 +119,7 @@ def send_each(orders, send, now: int, error, call: str) -> None:
         except error:
             raise
         except (ObookError, TypeError, ValueError, AttributeError, OverflowError) as e:
-            raise error(f"the strategy {call} sent an order it cannot send: {shown(o)}: {e} (at time {now})") from e
+            raise error(f"the strategy {call_name(strategy, method)} sent an order it cannot send: {shown(o)}: {e} (at time {now})") from e
 
 
 def shown(value) -> str:

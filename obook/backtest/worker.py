@@ -434,7 +434,7 @@ class BacktestWorker:
                 orders = strat.on_timer(ctx)
         except (Exception, SystemExit) as e:
             raise strategy_raised(e, now, call_name(strat, method)) from e
-        send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError, call_name(strat, method))
+        send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError, strat, method)
 
     def send(self, order, now: int, call_tb: int) -> None:
         from .._kernels.backtest import bt_send
