@@ -389,135 +389,194 @@ def _check_tickers(tickers) -> tuple[str, ...] | None:
     return ticker_tuple(tickers)
 
 
-def _match_slot(pool: _Kind):
-    """The bind-time UDF of a matching table macro: check the arguments, pick a pool entry."""
-    def slot(path, workers, tick, stp, query):
-        from .matching.books import stp_code
+def _match_macros(con, token: str, shared: _Shared) -> None:
+    """``obook_match(path, option := default ...)`` (fills), ``obook_match_events``,
+    ``obook_match_bbo`` and ``obook_match_depth`` (with ``levels``): ``obook.match``'s tables,
+    its options as ``obook.tables.runs.MATCH`` declares them."""
+    from .tables.runs import MATCH
 
-        stp_code(stp)
-        if tick is not None and tick < 1:
-            raise ObookError(f"tick must be a positive integer, not {tick}")
-        return pool.assign((_check_path(path, "order"), _check_workers(workers), 1 if tick is None else tick, stp),
-                           query)
-    return slot
+    for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"),
+                         ("obook_match_bbo", "bbo"), ("obook_match_depth", "depth")):
+        options = tuple(o for o in MATCH if o.name != "levels" or table == "depth")
+        pool = shared.kind(macro, _match_opener(table), lambda args, t=table: _match_schema(t, args))
+        _table_macro(con, macro, token, _match_slot(pool, table, options), options)
+
+
+def _match_schema(table: str, args: tuple) -> pa.Schema:
+    from .matching import schema_of
+
+    given = dict(args[1])
+    return schema_of(table, given.get("levels", 10), given["date"])
+
+
+def _match_slot(pool: _Kind, table: str, options: tuple):
+    """The bind-time UDF of a matching table macro: check the arguments as ``obook.match``
+    does, pick a pool entry."""
+    def slot(path, values, query):
+        from .matching import checked_options
+
+        given = _given(options, values)
+        checked_options(tables=(table,), **given)
+        return pool.assign((_check_path(path, "order"), tuple(sorted(given.items()))), query)
+    return _fixed_arity(slot, len(options))
 
 
 def _match_opener(table: str):
-    def open_match(path, workers, tick, stp):
+    def open_match(path, given):
         from .matching import match
 
-        return match(path, workers=workers or 1, tick=tick, stp=stp, tables=(table,)).reader(table)
+        return match(path, tables=(table,), **dict(given)).reader(table)
     return open_match
 
 
-def _simulate_macros(con, token: str, shared: _Shared) -> None:
-    """``obook_simulate(feed, orders, latency := NULL, seed := 0, horizon := 1.0, workers :=
-    NULL, format := NULL)`` (fills; ``feed``: a file, or one feed in several files as a glob
-    pattern or a list), ``obook_simulate_events``, ``obook_simulate_summary``,
-    ``obook_simulate_bbo`` (bbo_with_own) and ``obook_simulate_depth`` (depth_with_own, with
-    ``levels := 10`` too): ``obook.simulate``'s tables."""
-    from .simulation.tables import schema_of
+def _given(options: tuple, values: list) -> dict:
+    """A macro's option values by name as its Python function takes them: NULL is the
+    option's default; a list option (given as ``to_json``) a list or a text."""
+    import json
 
-    names = ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "DOUBLE", "BIGINT", "VARCHAR", "BIGINT", "UBIGINT")
+    given = {}
+    for o, value in zip(options, values):
+        if value is not None and o.sql_type.endswith("[]"):
+            value = _frozen(json.loads(value))
+        given[o.name] = o.default if value is None else value
+    return given
+
+
+def _fixed_arity(slot, n: int, heads: int = 1):
+    """``slot(heads, values, query)`` (one head: ``slot(path, values, query)``) as a UDF of its own
+    arity (DuckDB wants it): ``(<each head>, <one per option>, query)``."""
+    names, firsts = [f"v{i}" for i in range(n)], [f"h{i}" for i in range(heads)]
+    given = firsts[0] if heads == 1 else f"({', '.join(firsts)},)"
+    scope = {"slot": slot}
+    exec(f"def udf({', '.join(firsts + names + ['query'])}):\n"
+         f"    return slot({given}, [{', '.join(names)}], query)\n", scope)
+    return scope["udf"]
+
+
+def _simulate_macros(con, token: str, shared: _Shared) -> None:
+    """``obook_simulate(feed, orders, option := default ...)`` (fills; ``feed``: a file, or one
+    feed in several files as a glob pattern or a list), ``obook_simulate_events``,
+    ``obook_simulate_summary``, ``obook_simulate_bbo`` (bbo_with_own) and
+    ``obook_simulate_depth`` (depth_with_own, with ``levels`` too): ``obook.simulate``'s
+    tables, its options as ``obook.tables.runs.SIMULATE`` declares them."""
+    from .tables.runs import SIMULATE
+
     for macro, table in (("obook_simulate", "fills"), ("obook_simulate_events", "events"),
                          ("obook_simulate_summary", "summary"), ("obook_simulate_bbo", "bbo_with_own"),
                          ("obook_simulate_depth", "depth_with_own")):
-        depth = table == "depth_with_own"
-        pool = shared.kind(macro, _simulate_opener(table), lambda args, t=table: schema_of(t, args[-1]))
-        fn = f"__{macro}_slot_{token}"
-        types = [_duck_type(t) for i, t in enumerate(names) if depth or i != 7]     # 7: levels
-        con.create_function(fn, _simulate_slot(pool, depth), types, _duck_type("VARCHAR"),
-                            null_handling="special", side_effects=True)
-        extra, arg = (", levels := 10", f", {_whole('levels', 'BIGINT')}") if depth else ("", "")
-        con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, orders, latency := NULL, seed := 0, "
-                    f"horizon := 1.0, workers := NULL, format := NULL{extra}) AS TABLE SELECT * FROM "
-                    f"query_table({fn}(to_json(feed), CAST(orders AS VARCHAR), CAST(latency AS VARCHAR), {_whole('seed', 'BIGINT')}, "
-                    f"{_whole('horizon', 'DOUBLE')}, "
-                    f"{_whole('workers', 'BIGINT')}, format{arg}, current_query_id()))")
+        options = tuple(o for o in SIMULATE if o.name != "levels" or table == "depth_with_own")
+        pool = shared.kind(macro, _simulate_opener(table), lambda args, t=table: _simulate_schema(t, args))
+        _table_macro(con, macro, token, _simulate_slot(pool, options), options,
+                     heads=(("feed", "to_json(feed)"), ("orders", "CAST(orders AS VARCHAR)")))
+
+
+def _simulate_schema(table: str, args: tuple) -> pa.Schema:
+    from .simulation.tables import schema_of
+
+    return schema_of(table, dict(args[2]).get("levels", 10))
 
 
 def _simulate_opener(table: str):
-    def open_sim(feed, orders, latency, seed, horizon, workers, fmt, levels):
+    def open_sim(feed, orders, given):
         from .simulation import OWN_TABLES, simulate
-        from .simulation.prepare import parse_latency
 
-        return simulate(feed, orders, latency=parse_latency(latency), seed=seed, horizon=horizon,
-                        workers=workers, format=fmt, feed_tables=(), levels=levels,
-                        own_tables=(table,) if table in OWN_TABLES else ()).reader(table)
+        return simulate(feed, orders, feed_tables=(), own_tables=(table,) if table in OWN_TABLES else (),
+                        **dict(given)).reader(table)
     return open_sim
 
 
-def _simulate_slot(pool: _Kind, depth: bool):
-    def assign(feed_json, orders, latency, seed, horizon, workers, fmt, levels, query):
+def _simulate_slot(pool: _Kind, options: tuple):
+    """The bind-time UDF of a simulation table macro: check the arguments as
+    ``obook.simulate`` does, pick a pool entry."""
+    def slot(heads, values, query):
+        from .simulation import checked_options
+        from .simulation.prepare import parse_latency
         from .simulation.source import feed_source
 
+        feed_json, orders = heads
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
         if not orders:
             raise ObookError("obook_simulate: orders is empty (give the order file's path)")
         feed = feed_source(_frozen(_source(feed_json)))     # one feed: a file, a glob pattern or a list
-        args = (feed, os.path.abspath(os.path.expanduser(orders)), latency,
-                0 if seed is None else seed, 1.0 if horizon is None else horizon, _check_workers(workers),
-                _check_format(fmt), _check_levels(levels))
-        return pool.assign(args, query)
-
-    if depth:
-        return assign
-
-    def slot(feed, orders, latency, seed, horizon, workers, fmt, query):
-        return assign(feed, orders, latency, seed, horizon, workers, fmt, None, query)
-    return slot
+        given = _given(options, values)
+        given["latency"] = parse_latency(given["latency"])
+        checked_options(**{k: v for k, v in given.items() if k not in ("latency", "levels")})
+        given["format"] = _check_format(given["format"])
+        if "levels" in given:
+            _check_levels(given["levels"])
+        return pool.assign((feed, os.path.abspath(os.path.expanduser(orders)), tuple(sorted(given.items()))),
+                           query)
+    return _fixed_arity(slot, len(options), 2)
 
 
 def _backtest_macros(con, token: str, shared: _Shared) -> None:
-    """``obook_backtest(feed, strategy, tickers := NULL, feed_latency := NULL, order_latency
-    := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL)`` (fills;
-    ``tickers := ['AAA', 'BBB']`` or ``'AAA,BBB'``) and
-    ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity``: ``obook.backtest``'s
-    tables (``strategy``: FILE.py:NAME or module:NAME)."""
+    """``obook_backtest(feed, strategy, option := default ...)`` (fills; ``tickers := ['AAA',
+    'BBB']`` or ``'AAA,BBB'``) and ``obook_backtest_orders``, ``_events``, ``_positions``,
+    ``_equity``: ``obook.backtest``'s tables (``strategy``: FILE.py:NAME or module:NAME), its
+    options as ``obook.tables.runs.BACKTEST`` declares them."""
     from .backtest.columns import schemas
+    from .tables.runs import BACKTEST
 
     shapes = schemas()
-    names = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "VARCHAR",
-             "UBIGINT")
     for macro, table in (("obook_backtest", "fills"), ("obook_backtest_orders", "orders"),
                          ("obook_backtest_events", "events"), ("obook_backtest_positions", "positions"),
                          ("obook_backtest_equity", "equity")):
         pool = shared.kind(macro, _backtest_opener(table), lambda args, t=table: shapes[t])
-        fn = f"__{macro}_slot_{token}"
-        con.create_function(fn, _backtest_slot(pool), [_duck_type(t) for t in names], _duck_type("VARCHAR"),
-                            null_handling="special", side_effects=True)
-        con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(feed, strategy, tickers := NULL, feed_latency := NULL, "
-                    f"order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL) "
-                    f"AS TABLE SELECT * FROM query_table({fn}(to_json(feed), CAST(strategy AS VARCHAR), to_json(tickers), CAST(feed_latency AS VARCHAR), "
-                    f"CAST(order_latency AS VARCHAR), CAST(response_latency AS VARCHAR), {_whole('seed', 'BIGINT')}, "
-                    f"{_whole('timer', 'BIGINT')}, "
-                    f"format, current_query_id()))")
+        _table_macro(con, macro, token, _backtest_slot(pool), BACKTEST,
+                     heads=(("feed", "to_json(feed)"), ("strategy", "CAST(strategy AS VARCHAR)")))
 
 
 def _backtest_slot(pool: _Kind):
-    def slot(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt, query):
-        if strategy is None:
-            raise ObookError("obook_backtest: strategy is NULL")
+    """The bind-time UDF of a backtest table macro: check the arguments (those that need no
+    feed: the interval and the queue model are checked with it), pick a pool entry."""
+    from .tables.runs import BACKTEST, BACKTEST_FEES
+
+    def slot(heads, values, query):
         import json
 
-        tickers = None if tickers is None else _check_tickers(json.loads(tickers))   # a list or a text, as JSON
+        from .backtest import Fees
+        from .backtest.arguments import check_capital, check_timer, check_timer_start
+        from .backtest.latency import parse_texts
+        from .checks import check_choice, check_date, check_flag, check_seed
+        from .engine.replay import ON_ERROR
+
+        feed, strategy = heads
+        if strategy is None:
+            raise ObookError("obook_backtest: strategy is NULL")
         feed = None if feed is None else json.loads(feed)   # (to_json: a number or a list is named)
         if feed is not None and not isinstance(feed, str):
             raise ObookError(f"obook_backtest: the feed must be one file's path, not {feed!r}")
-        return pool.assign((_check_path(feed), strategy, tickers, fl, ol, rl, seed or 0, timer,
-                            _check_format(fmt)), query)
-    return slot
+        given = _given(BACKTEST, values)
+        tickers = given["tickers"]
+        given["tickers"] = _check_tickers(list(tickers) if isinstance(tickers, tuple) else tickers)
+        parse_texts(given["feed_latency"], given["order_latency"], given["response_latency"])
+        check_timer(given["timer"])
+        check_timer_start(given["timer_start"])
+        check_capital(given["capital"])
+        check_seed(given["seed"])
+        check_date(given["date"])
+        Fees(*(given[k] for k in BACKTEST_FEES))
+        check_choice("on_error", given["on_error"], ON_ERROR)
+        check_flag("day_end", given["day_end"])
+        given["format"] = _check_format(given["format"])
+        return pool.assign((_check_path(feed), strategy, tuple(sorted(given.items()))), query)
+
+    return _fixed_arity(slot, len(BACKTEST), 2)
 
 
 def _backtest_opener(table: str):
-    def open_backtest(feed, strategy, tickers, fl, ol, rl, seed, timer, fmt):
-        from .backtest import backtest
-        from .live.cli_run import load_strategy
+    def open_backtest(feed, strategy, given):
+        from .backtest import Fees, backtest
         from .backtest.latency import parse_texts
+        from .live.cli_run import load_strategy
+        from .tables.runs import BACKTEST_FEES
 
-        return backtest(feed, load_strategy(strategy, "obook_backtest: strategy"), tickers=tickers, **parse_texts(fl, ol, rl), seed=seed,
-                        timer=timer, format=fmt).reader(table)
+        given = dict(given)
+        latencies = parse_texts(*(given.pop(k) for k in ("feed_latency", "order_latency", "response_latency")))
+        fees = Fees(*(given.pop(k) for k in BACKTEST_FEES))
+        return backtest(feed, load_strategy(strategy, "obook_backtest: strategy"), **latencies, fees=fees,
+                        **given).reader(table)
     return open_backtest
 
 
@@ -537,17 +596,21 @@ def _duck_type(t: str):
     return duckdb.sqltype(t)
 
 
-def _table_macro(con, macro: str, token: str, slot, named: dict) -> None:
-    """Register a macro's bind-time UDF, and ``macro(path, name := default ...)`` as a table
-    macro over its pool (``named``: name -> (default SQL, DuckDB type))."""
+def _table_macro(con, macro: str, token: str, slot, options: tuple, heads=(("path", "path"),)) -> None:
+    """Register a macro's bind-time UDF, and ``macro(<heads>, name := default ...)`` as a table
+    macro over its pool (``options``: ``obook.tables.Option``s; a list option is handed over
+    as ``to_json``, text or a list alike; ``heads``: the positional arguments, each (name, the
+    VARCHAR SQL the UDF gets))."""
     fn = f"__{macro}_slot_{token}"
+    types = [_duck_type("VARCHAR" if o.sql_type.endswith("[]") else o.sql_type) for o in options]
     # the UDF also gets current_query_id(): see _Pool._victim
-    con.create_function(fn, slot, [_duck_type("VARCHAR")] + [t for _, t in named.values()] + [_duck_type("UBIGINT")],
+    con.create_function(fn, slot, [_duck_type("VARCHAR")] * len(heads) + types + [_duck_type("UBIGINT")],
                         _duck_type("VARCHAR"), null_handling="special", side_effects=True)
-    params = ", ".join(f"{name} := {default}" for name, (default, _) in named.items())
-    values = ", ".join(_whole(name, t) for name, (_, t) in named.items())
-    con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}(path, {params}) AS TABLE "
-                f"SELECT * FROM query_table({fn}(path, {values}, current_query_id()))")
+    params = ", ".join([name for name, _ in heads] + [f"{o.name} := {_sql_default(o.default)}" for o in options])
+    values = ", ".join([sql for _, sql in heads] + [f"to_json({o.name})" if o.sql_type.endswith("[]")
+                                                    else _whole(o.name, o.sql_type) for o in options])
+    con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}({params}) AS TABLE "
+                f"SELECT * FROM query_table({fn}({values}, current_query_id()))")
 
 
 def _source(path_json: str | None):
@@ -758,11 +821,13 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     ``obook_depth`` with them and ``levels := 10`` (1 to 50 a side, the columns of
     ``depth_schema(levels)``); with a session date (``date := 'YYYY-MM-DD'`` or from a
     Nasdaq file name) their rows have ``timestamp``,
-    ``obook_messages(path)``, the matching engine's ``obook_match(path, workers := NULL,
-    tick := 1, stp := NULL)`` (fills), ``obook_match_events`` and ``obook_match_bbo`` over an
-    order-entry file (``obook.match``), ``obook_simulate(feed, orders, latency := NULL, seed := 0,
-    horizon := 1.0, workers := NULL, format := NULL)`` (your fills inside a replayed feed) with
-    ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, ``obook_simulate_depth``, the macros of ``obook.sql`` (``obook_spread``,
+    ``obook_messages(path)``, the matching engine's ``obook_match(path, workers := 1,
+    tick := 1, stp := NULL, instruments := NULL, day_end := true, date := NULL)`` (fills),
+    ``obook_match_events``, ``obook_match_bbo`` and ``obook_match_depth`` (with ``levels := 10``)
+    over an order-entry file (``obook.match``; its options as ``obook.tables.runs`` declares them), ``obook_simulate(feed, orders, latency := 0, seed := 0,
+    horizon := 1.0, workers := NULL, format := NULL, on_error := 'raise', day_end := true)`` (your
+    fills inside a replayed feed) with
+    ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, ``obook_simulate_depth``, the backtest's ``obook_backtest(feed, strategy, ...)`` with ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity`` (their options: ``obook.tables.runs``), the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_scaled_price``, ``obook_time_of_day`` ...; ``obook_price(price, feed)`` is a
     macro of ``obook.sql``). Returns ``con``.
@@ -798,18 +863,10 @@ def _quoted(name: str) -> str:
 
 def _install(con, token: str, pool_size: int) -> None:
     varchar = _duck_type("VARCHAR")
-    bigint = _duck_type("BIGINT")
     _registry_macros(con, token, 2 * pool_size)
 
-    # the matching engine's tables (order entry in): obook_match (fills), obook_match_events,
-    # obook_match_bbo
-    match_options = {"workers": ("NULL", bigint), "tick": ("1", bigint), "stp": ("NULL", varchar)}
     shared = _Shared(f"__obook_runs_{token}", 2 * pool_size)
-    for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"),
-                         ("obook_match_bbo", "bbo")):
-        from .matching.tables import schema_of as match_schema
-        pool = shared.kind(macro, _match_opener(table), lambda args, t=table: match_schema(t))
-        _table_macro(con, macro, token, _match_slot(pool), match_options)
+    _match_macros(con, token, shared)      # the matching engine's tables (order entry in)
     # own orders inside a replayed feed (obook.simulate)
     _simulate_macros(con, token, shared)
     _backtest_macros(con, token, shared)

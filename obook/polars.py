@@ -26,6 +26,7 @@ from polars.io.plugins import register_io_source
 from .checks import no_file
 from .errors import ObookError
 from .polars_release import replay_closed, replay_opened
+from .tables.runs import MATCH, SIMULATE
 
 __all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema"]   # and scan_<table> for every table
 
@@ -232,41 +233,68 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def scan_match(path, *, table: str = "fills", workers: int | None = 1, tick: int = 1, stp: str | None = None,
-               levels: int = 10) -> pl.LazyFrame:
+def scan_match(path, *, table: str = "fills", **options) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.match(path, ...)`` (fills, events, bbo or depth);
-    the engine runs at collect time, once per collect."""
-    from .matching import match
-    from .matching.books import want_bits
-    from .matching.tables import schema_of
+    the engine runs at collect time, once per collect. ``options``: ``obook.match``'s (its
+    keywords but ``tables``), checked now."""
+    from .matching import checked_options, match, schema_of
 
     full = _check_path(path, "order", one=True)
-    want_bits((table,))
-    return _scan(lambda: match(full, workers=workers, tick=tick, stp=stp, tables=(table,), levels=levels).reader(table),
-                 schema_of(table, levels), f"obook_match_{table}", os.fspath(path))
+    options = _keywords("scan_match", MATCH, options)
+    checked_options(tables=(table,), **options)
+    return _scan(lambda: match(full, tables=(table,), **options).reader(table),
+                 schema_of(table, options["levels"], options["date"]), f"obook_match_{table}", os.fspath(path))
 
 
-def scan_simulate(feed, orders, *, table: str = "fills", latency=0, seed: int = 0, horizon: float = 1.0,
-                  workers: int | None = None, format: str | None = None, levels: int = 10) -> pl.LazyFrame:
+def _keywords(name: str, declared: tuple, given: dict) -> dict:
+    """A scan's keyword options, each declared option given or its default; another is a
+    TypeError naming the scan, as Python's for an unknown keyword."""
+    names = {o.name for o in declared}
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown[0]!r}")
+    return {o.name: given.get(o.name, o.default) for o in declared}
+
+
+def _declared_signature(function, declared: tuple, *leading: str) -> None:
+    """``function``'s signature: ``leading`` positional, ``table``, then the declared options."""
+    import inspect
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    function.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in leading] +
+        [inspect.Parameter("table", keyword, default="fills")] +
+        [inspect.Parameter(o.name, keyword, default=o.default) for o in declared])
+
+
+_declared_signature(scan_match, MATCH, "path")
+
+
+def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.simulate(feed, orders, ...)`` (fills, events,
     summary, bbo_with_own or depth_with_own with ``levels`` a side); the simulation runs at
     collect time, once per collect. ``feed``: a file, or one feed in several files as
-    ``obook.simulate`` takes it (a glob pattern, a list or tuple of paths and patterns)."""
+    ``obook.simulate`` takes it (a glob pattern, a list or tuple of paths and patterns).
+    ``options``: ``obook.simulate``'s (``obook.tables.runs.SIMULATE``), checked now."""
     from .engine.tables import check_tables
-    from .simulation import OWN_TABLES, simulate
+    from .simulation import OWN_TABLES, checked_options, simulate
     from .simulation.source import feed_source
     from .simulation.tables import SCHEMAS, schema_of
 
     if table not in SCHEMAS:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(SCHEMAS)}")
-    check_tables(("depth",), levels)
+    options = _keywords("scan_simulate", SIMULATE, options)
+    checked_options(**{k: v for k, v in options.items() if k not in ("latency", "levels")})
+    check_tables(("depth",), options["levels"])
     files = feed_source(feed)
     full = tuple(map(_check_path, files)) if isinstance(files, tuple) else _check_path(files)
     own = (table,) if table in OWN_TABLES else ()
-    return _scan(lambda: simulate(full, orders, latency=latency, seed=seed, horizon=horizon, workers=workers,
-                                  format=format, feed_tables=(), own_tables=own, levels=levels).reader(table),
-                 schema_of(table, levels), f"obook_simulate_{table}",
+    return _scan(lambda: simulate(full, orders, feed_tables=(), own_tables=own, **options).reader(table),
+                 schema_of(table, options["levels"]), f"obook_simulate_{table}",
                  ", ".join(full) if isinstance(full, tuple) else os.fspath(feed))
+
+
+_declared_signature(scan_simulate, SIMULATE, "feed", "orders")
 
 
 def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:

@@ -245,3 +245,51 @@ def test_backtest_cli_shenzhen_vendor_files_of_one_day_are_one_feed(tmp_path):
                                                            format="szse-csv").summary, default=str))
     assert summary["orders"] == 1
     assert backtest_series(str(out))["price"]["bid"][0].size > 0      # the picture replays the day's files
+
+
+@pytest.mark.parametrize(("strategy", "sql", "kwargs"), [
+    ("Join", "maker_fee := '0.5', taker_fee := 2, fee_per := 'SHARE', interval := 0.001, capital := 50000.0, "
+             "day_end := false, on_error := 'skip', date := '2024-01-02', queue := 'fifo'",
+     dict(fees=("0.5", 2, "SHARE"), interval=0.001, capital=50000.0, day_end=False, on_error="skip",
+          date="2024-01-02", queue="fifo")),
+    ("Tick", "timer := 10000000, timer_start := 5, seed := 3", dict(timer=10_000_000, timer_start=5, seed=3)),
+])
+def test_backtest_duckdb_options_give_the_python_rows(tmp_path, strategy, sql, kwargs):
+    import obook
+    from obook.backtest import Fees, backtest
+    from obook.live.cli_run import load_strategy
+
+    s, days = _setup(tmp_path)
+    if "fees" in kwargs:
+        kwargs["fees"] = Fees(*kwargs["fees"])
+    want = backtest(days[0], load_strategy(f"{s}:{strategy}"), format="csv", **kwargs)
+    con = obook.connect()
+    for macro, table in (("obook_backtest", "fills"), ("obook_backtest_orders", "orders"),
+                         ("obook_backtest_equity", "equity"), ("obook_backtest_positions", "positions")):
+        got = con.sql(f"SELECT * FROM {macro}('{days[0]}', '{s}:{strategy}', format := 'csv', {sql})").arrow()
+        got = got.read_all() if hasattr(got, "read_all") else got
+        assert got.to_pylist() == want.table(table).to_pylist(), macro
+    if "fees" in kwargs:        # the options did something
+        plain = backtest(days[0], load_strategy(f"{s}:{strategy}"), format="csv")
+        assert want.equity.num_rows != plain.equity.num_rows
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("maker_fee := 'x'", "maker"),
+    ("fee_per := 'lot'", "fees per must be one of"),
+    ("capital := -1", "capital must be a number > 0"),
+    ("timer_start := -1", "timer_start"),
+    ("on_error := 'x'", "on_error must be one of raise, skip, not 'x'"),
+    ("day_end := 3", "day_end must be true or false, not 3"),
+    ("date := '2024-02-30'", "2024-02-30"),
+    ("order_latency := 'uniform:5'", "order_latency: latency 'uniform:5'"),
+])
+def test_backtest_duckdb_wrong_option_is_an_error_naming_it(tmp_path, sql, says):
+    import duckdb
+
+    import obook
+
+    s, days = _setup(tmp_path)
+    with pytest.raises(duckdb.Error, match=says):
+        obook.connect().sql(f"SELECT * FROM obook_backtest('{days[0]}', '{s}:Join', format := 'csv', {sql})").fetchall()
+

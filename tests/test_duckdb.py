@@ -322,6 +322,7 @@ def test_obook_depth_levels_out_of_range_raises_error_naming_range(con, small, l
     ("obook_bbo_grid('{f}', every := 10, start_time := true)", "start_time must be a whole number, at least 0, not true"),
     ("obook_twas('{f}', end_time := false)", "end_time must be a whole number, at least 0, not false"),
     ("obook_match('{f}', tick := true)", "tick must be a whole number, not true"),
+    ("obook_match_depth('{f}', levels := true)", "levels must be a whole number, not true"),
     ("obook_simulate_depth('{f}', 'own.csv', levels := true)", "levels must be a whole number, not true"),
     ("obook_simulate('{f}', 'own.csv', horizon := true)", "horizon must be a number, not true"),
     # as in Python (workers=2.0 and levels='5' are errors): a float or a text is never cast to a count
@@ -351,6 +352,7 @@ def test_obook_macro_number_option_given_fraction_text_or_boolean_names_the_opti
     ("obook_twas('{f}', filename := 5)", "obook_twas: filename must be true or false, not 5"),
     ("obook_twas('{f}', filename := 'x')", "obook_twas: filename must be true or false, not x"),
     ("obook_bbo_grid('{f}', 10, filename := 'x')", "obook_bbo_grid: filename must be true or false, not x"),
+    ("obook_match('{f}', day_end := 5)", "day_end must be true or false, not 5"),
 ])
 def test_obook_macro_true_false_option_given_a_number_or_other_text_names_the_option(con, small, call, says):
     with pytest.raises(duckdb.Error, match=says):

@@ -193,3 +193,70 @@ def test_cli_match_instruments_naming_none_is_an_error(tmp_path, capsys):
     p = tmp_path / "orders.csv"
     p.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,sell,100,5\n")
     assert "--instruments ',,' names no instrument" in cli_error(capsys, "match", p, "--instruments", ",,")
+
+
+def _rows(con, sql: str) -> pa.Table:
+    got = con.sql(sql).arrow()
+    return got.read_all() if isinstance(got, pa.RecordBatchReader) else got
+
+
+def test_duckdb_match_depth_equals_the_api_depth(flow_csv):
+    con = obook.connect()
+    got = _rows(con, f"SELECT * FROM obook_match_depth('{flow_csv}', levels := 3, workers := 2)")
+    want = obook.match(flow_csv, levels=3).depth
+    assert got.schema.names == want.schema.names
+    assert sorted(tuples(got)) == sorted(tuples(want))
+    ten = _rows(con, f"SELECT * FROM obook_match_depth('{flow_csv}') LIMIT 1")
+    assert "bid_px_10" in ten.schema.names and "bid_px_11" not in ten.schema.names
+
+
+@pytest.mark.parametrize(("sql", "kwargs"), [
+    ("instruments := ['BBB', 'CCC']", dict(instruments=["BBB", "CCC"])),
+    ("instruments := 'AAA, CCC'", dict(instruments="AAA, CCC")),
+    ("day_end := false", dict(day_end=False)),
+    ("date := '2024-03-01', stp := 'cancel_incoming'", dict(date="2024-03-01", stp="cancel_incoming")),
+    ("date := DATE '2024-03-01', tick := 1", dict(date="2024-03-01", tick=1)),
+])
+def test_duckdb_match_options_give_the_api_rows(flow_csv, sql, kwargs):
+    con = obook.connect()
+    r, plain = obook.match(flow_csv, **kwargs), obook.match(flow_csv)
+    for macro, table in (("obook_match", "fills"), ("obook_match_events", "events"), ("obook_match_bbo", "bbo"),
+                         ("obook_match_depth", "depth")):
+        got = _rows(con, f"SELECT * FROM {macro}('{flow_csv}', {sql})")
+        assert got.schema.names == r.table(table).schema.names, macro
+        assert sorted(tuples(got)) == sorted(tuples(r.table(table))), macro
+    assert any(not r.table(t).equals(plain.table(t)) for t in ("fills", "events", "bbo", "depth"))   # it did something
+
+
+@pytest.mark.parametrize(("sql", "says"), [
+    ("instruments := 5", "instruments must be a name or a list of names, not 5"),
+    ("instruments := ['AAA', NULL]", "instruments"),
+    ("instruments := ''", "instruments '' names no instrument"),
+    ("date := '2024-13-01'", "'2024-13-01': not a day YYYY-MM-DD"),
+    ("date := 20240301", "20240301"),
+    ("tick := 0", "tick must be a positive integer, not 0"),
+])
+def test_duckdb_match_wrong_option_is_an_error_naming_it(flow_csv, sql, says):
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match=says):
+        obook.connect().sql(f"SELECT * FROM obook_match('{flow_csv}', {sql})").fetchall()
+
+
+@pytest.mark.parametrize("kwargs", [dict(instruments=["AAA"]), dict(day_end=False), dict(date="2024-03-01"),
+                                    dict(levels=3, stp="cancel_resting")])
+def test_polars_scan_match_options_give_the_api_rows(flow_csv, kwargs):
+    import polars as pl
+
+    for table in ("fills", "events", "bbo", "depth"):
+        got = obook.scan_match(flow_csv, table=table, **kwargs).collect()
+        assert got.equals(pl.from_arrow(obook.match(flow_csv, **kwargs).table(table))), table
+
+
+def test_polars_scan_match_wrong_option_is_an_error_before_collect(flow_csv):
+    with pytest.raises(obook.ObookError, match="day_end must be True or False, not 1"):
+        obook.scan_match(flow_csv, day_end=1)
+    with pytest.raises(obook.ObookError, match="instruments"):
+        obook.scan_match(flow_csv, instruments=5)
+    with pytest.raises(TypeError, match="scan_match.. got an unexpected keyword argument 'tables'"):
+        obook.scan_match(flow_csv, tables=("fills",))

@@ -351,3 +351,60 @@ def test_duckdb_obook_simulate_feed_list_or_pattern_is_one_feed(tmp_path):
         con.sql(f"SELECT * FROM obook_simulate('{tmp_path}/none/*.csv', '{orders}')").fetchall()
     with pytest.raises(Exception, match="NULL"):
         con.sql(f"SELECT * FROM obook_simulate(['{files[0]}', NULL], '{orders}')").fetchall()
+
+
+DAY_ORDERS = """time,instrument,order_id,action,side,type,tif,price,quantity
+5,AAA,1,new,buy,limit,DAY,990,10
+"""
+BAD_FEED = FEED.replace("2,AAA,b,S,200,1000", "2,AAA,b,S,xx,1000")
+
+
+def _arrow(rel) -> pa.Table:
+    got = rel.arrow()
+    return got.read_all() if hasattr(got, "read_all") else got
+
+
+def test_simulate_duckdb_day_end_false_gives_the_api_rows(tmp_path):
+    feed, _ = _files(tmp_path)
+    (tmp_path / "day.csv").write_text(DAY_ORDERS)
+    orders = str(tmp_path / "day.csv")
+    want = obook.simulate(feed, orders, workers=1, day_end=False)
+    assert want.events["event"].to_pylist() == ["accepted", "rested"]        # no expiry at the end
+    con = obook.connect()
+    for macro, table in (("obook_simulate_events", "events"), ("obook_simulate_summary", "summary")):
+        got = _arrow(con.sql(f"SELECT * FROM {macro}('{feed}', '{orders}', day_end := false, workers := 1)"))
+        assert got.to_pylist() == want.table(table).to_pylist(), macro
+
+
+def test_simulate_duckdb_on_error_skip_gives_the_api_rows(tmp_path):
+    import duckdb
+
+    _, orders = _files(tmp_path)
+    (tmp_path / "bad.csv").write_text(BAD_FEED)
+    feed = str(tmp_path / "bad.csv")
+    want = obook.simulate(feed, orders, latency="lat", workers=1, on_error="skip")
+    con = obook.connect()
+    got = _arrow(con.sql(f"SELECT * FROM obook_simulate_events('{feed}', '{orders}', latency := 'lat', "
+                         "on_error := 'skip', workers := 1)"))
+    assert got.to_pylist() == want.events.to_pylist()
+    with pytest.raises(duckdb.Error, match="shares is not an unsigned integer"):
+        con.sql(f"SELECT * FROM obook_simulate_events('{feed}', '{orders}', latency := 'lat')").fetchall()
+    with pytest.raises(duckdb.Error, match="on_error must be one of raise, skip, not 'x'"):
+        con.sql(f"SELECT * FROM obook_simulate('{feed}', '{orders}', on_error := 'x')").fetchall()
+    with pytest.raises(duckdb.Error, match="day_end must be true or false, not 2"):
+        con.sql(f"SELECT * FROM obook_simulate('{feed}', '{orders}', day_end := 2)").fetchall()
+
+
+def test_simulate_polars_day_end_and_on_error_give_the_api_rows(tmp_path):
+    feed, orders = _files(tmp_path)
+    (tmp_path / "day.csv").write_text(DAY_ORDERS)
+    (tmp_path / "bad.csv").write_text(BAD_FEED)
+    day = str(tmp_path / "day.csv")
+    got = obook.scan_simulate(feed, day, table="events", day_end=False, workers=1).collect()
+    assert got.equals(pl.from_arrow(obook.simulate(feed, day, workers=1, day_end=False).events))
+    bad = str(tmp_path / "bad.csv")
+    got = obook.scan_simulate(bad, orders, table="events", latency="lat", on_error="skip").collect()
+    assert got.equals(pl.from_arrow(obook.simulate(bad, orders, latency="lat", on_error="skip").events))
+    with pytest.raises(obook.ObookError, match="on_error must be one of raise, skip, not 'x'"):
+        obook.scan_simulate(feed, orders, on_error="x")
+

@@ -34,24 +34,23 @@ columns."""
 #: (heading, [(signature, meaning)]) of the functions obook.duckdb and sql/ register besides
 #: the registry's tables; "(...)": the arguments the heading gives
 _OTHERS = [
-    ("Matching an order-entry file (docs/matching.md), each (path, workers := NULL, tick := 1, "
-     "stp := NULL)", [
+    ("Matching an order-entry file (docs/matching.md), each (path, {match}); instruments: "
+     "['AAA', 'BBB'] or 'AAA,BBB'", [
         ("obook_match(...)", "the fills"),
         ("obook_match_events(...)", "every event"),
         ("obook_match_bbo(...)", "the best bid and offer after each event"),
+        ("obook_match_depth(..., {match_depth})", "the top levels a side after each event"),
     ]),
-    ("Your own orders in a replayed feed (docs/simulation.md), each (feed, orders, latency := NULL, "
-     "seed := 0, horizon := 1.0, workers := NULL, format := NULL); latency: ns as text, or "
-     "'uniform:LOW:HIGH'", [
+    ("Your own orders in a replayed feed (docs/simulation.md), each (feed, orders, {simulate}); "
+     "latency: ns, a column of the orders, or 'uniform:LOW:HIGH'", [
         ("obook_simulate(...)", "your fills"),
         ("obook_simulate_events(...)", "your orders' events"),
         ("obook_simulate_summary(...)", "one row per order"),
         ("obook_simulate_bbo(...)", "the feed's BBO with your orders in the book"),
-        ("obook_simulate_depth(..., levels := 10)", "the feed's depth with your orders"),
+        ("obook_simulate_depth(..., {simulate_depth})", "the feed's depth with your orders"),
     ]),
-    ("Backtests (docs/backtesting.md), each (feed, strategy, tickers := NULL, feed_latency := NULL, "
-     "order_latency := NULL, response_latency := NULL, seed := 0, timer := NULL, format := NULL); "
-     "strategy: 'FILE.py:NAME' or 'module:NAME'", [
+    ("Backtests (docs/backtesting.md), each (feed, strategy, {backtest}); strategy: 'FILE.py:NAME' or "
+     "'module:NAME'; tickers: ['AAA', 'BBB'] or 'AAA,BBB'", [
         ("obook_backtest(...)", "the fills"),
         ("obook_backtest_orders(...)", "the orders"),
         ("obook_backtest_events(...)", "every event"),
@@ -148,9 +147,21 @@ def _sql(value) -> str:
     return f"'{value}'" if isinstance(value, str) else str(value)
 
 
+def _named(options) -> str:
+    """``name := default, ...`` of declared options (``obook.tables.runs``)."""
+    return ", ".join(f"{o.name} := {_sql(o.default)}" for o in options)
+
+
 def help_text() -> str:
     """The whole ``--help`` description of ``obook sql``."""
+    from ..tables.runs import BACKTEST, MATCH, SIMULATE
+
     tables_block, options_block = _tables()
-    others = [_block(heading, [line for sig, meaning in entries for line in _entry(sig, meaning)])
+    given = {}
+    for run, options in (("match", MATCH), ("simulate", SIMULATE), ("backtest", BACKTEST)):
+        given[run] = _named(o for o in options if o.name != "levels")
+        given[f"{run}_depth"] = _named(o for o in options if o.name == "levels")
+    others = [_block(heading.format(**given), [line for sig, meaning in entries
+                                               for line in _entry(sig.format(**given), meaning)])
               for heading, entries in _OTHERS]
     return "\n\n".join([_INTRO, tables_block, options_block, *others, "\b\n" + _EXAMPLES]) + "\n"

@@ -52,7 +52,7 @@ class MatchResult:
 
 def _tick(tick) -> int:
     """The tick as an integer: a fraction (or what is no number) is an error, never truncated."""
-    if not is_integer(tick):
+    if not is_integer(tick) or int(tick) < 1:
         raise ObookError(f"tick must be a positive integer, not {tick!r}")
     if int(tick) > np.iinfo(np.int64).max:      # prices are 64-bit integers
         raise ObookError(f"tick must be at most 2**63 - 1 (prices are 64-bit integers), not {tick!r}")
@@ -100,6 +100,23 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
     from ..errors import FeedError
     from ..feeds.orders import read_orders
 
+    run = checked_options(workers=workers, tick=tick, stp=stp, instruments=instruments, tables=tables,
+                          levels=levels, day_end=day_end, date=date)
+    day_end = run.pop("day_end")
+    check_orders_path(orders)
+    try:
+        o = read_orders(orders)
+    except FeedError as e:      # the tables of the rows before the one that cannot be read
+        if getattr(e, "orders_before", None) is not None:
+            e.partial = _run(e.orders_before, day_end=False, **run)
+        raise
+    return _run(o, day_end=day_end, **run)
+
+
+def checked_options(*, workers: int | None = 1, tick: int = 1, stp: str | None = None, instruments=None,
+                    tables=TABLES, levels: int = 10, day_end: bool = True, date=None) -> dict:
+    """:func:`match`'s options checked (an ``ObookError`` naming the first wrong one), as its
+    run takes them; the front ends check theirs with it before the run."""
     tables = check_names("tables", tables)
     want = _checked(tables, levels)
     workers = check_workers(workers)
@@ -108,16 +125,16 @@ def match(orders, *, workers: int | None = 1, tick: int = 1, stp: str | None = N
         workers = default_workers()
     day_end = check_flag("day_end", day_end)
     check_date(date)
-    check_orders_path(orders)
-    run = dict(tick=_tick(tick), instruments=_instruments(instruments), workers=int(workers), want=want,
-               stp=stp_code(stp), levels=levels, tables=tables, date=date)
-    try:
-        o = read_orders(orders)
-    except FeedError as e:      # the tables of the rows before the one that cannot be read
-        if getattr(e, "orders_before", None) is not None:
-            e.partial = _run(e.orders_before, day_end=False, **run)
-        raise
-    return _run(o, day_end=day_end, **run)
+    return dict(tick=_tick(tick), instruments=_instruments(instruments), workers=int(workers), want=want,
+                stp=stp_code(stp), levels=levels, tables=tables, date=date, day_end=day_end)
+
+
+def schema_of(table: str, levels: int = 10, date=None) -> pa.Schema:
+    """The schema of one of :func:`match`'s tables (with ``timestamp`` when ``date`` is given)."""
+    from .tables import schema_of as plain
+
+    schema = plain(table, levels)
+    return schema if date is None else _stamp(date).schema(schema)
 
 
 def _run(o, *, tick: int, instruments, workers: int, want: int, stp: int, levels: int, tables: tuple, date,
@@ -160,10 +177,15 @@ def _tables(prep, parts: list, tables: tuple, levels: int) -> dict:
 
 def _stamped(table: pa.Table, date) -> pa.Table:
     """``table`` with ``timestamp`` (session midnight in New York + ``time`` ns, UTC)."""
+    stamp = _stamp(date)
+    return pa.Table.from_batches([stamp.batch(b) for b in table.to_batches()], stamp.schema(table.schema))
+
+
+def _stamp(date):
+    """The :class:`obook.session.Stamp` of a session ``date`` (ns since midnight New York)."""
     from ..session import Stamp, midnight_ns, session_date
 
-    stamp = Stamp(midnight_ns(session_date(None, date), TIMEZONE), 1, TIMEZONE)
-    return pa.Table.from_batches([stamp.batch(b) for b in table.to_batches()], stamp.schema(table.schema))
+    return Stamp(midnight_ns(session_date(None, date), TIMEZONE), 1, TIMEZONE)
 
 
 def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None = None, instruments=None,

@@ -151,16 +151,13 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     from .tables import build_tables
 
     feed = feed_source(feed)
-    check_format_name(format)
-    workers = check_workers(workers)
-    day_end = check_flag("day_end", day_end)
+    checked = checked_options(seed=seed, horizon=horizon, workers=workers, format=format, on_error=on_error,
+                              date=date, day_end=day_end)
+    seed, workers, day_end = checked["seed"], checked["workers"], checked["day_end"]
     feed_tables = check_names("feed_tables", feed_tables)
     own_tables = check_names("own_tables", own_tables)
     check_progress(progress)
-    seed = check_seed(seed)
     check_orders_path(orders)
-    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Real) or not 0 <= horizon <= 7 * 86_400:
-        raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon!r}")
     fmt = resolve_format(format, feed)
     table = to_table(orders)
     o = read_orders(table, name=os.fspath(orders) if isinstance(orders, (str, os.PathLike)) else None)
@@ -201,6 +198,23 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     stats = dict(replay.stats)
     stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
     return SimResult({**sim, **out}, stats)
+
+
+def checked_options(*, seed: int = 0, horizon: float = 1.0, workers: int | None = None, format=None,
+                    on_error: str = "raise", date=None, day_end: bool = True) -> dict:
+    """:func:`simulate`'s options checked (an ``ObookError`` naming the first wrong one); the
+    front ends check theirs with it before the run (``latency`` is checked with the orders,
+    ``levels`` with the tables)."""
+    from ..checks import check_choice, check_date
+    from ..engine.replay import ON_ERROR
+
+    check_format_name(format)
+    given = dict(workers=check_workers(workers), day_end=check_flag("day_end", day_end), seed=check_seed(seed))
+    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Real) or not 0 <= horizon <= 7 * 86_400:
+        raise ObookError(f"horizon must be between 0 and 604800 seconds (a week), not {horizon!r}")
+    check_choice("on_error", on_error, ON_ERROR)
+    check_date(date)
+    return given
 
 
 def _warn_unseen(own, observed: list, name) -> None:
