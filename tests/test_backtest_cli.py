@@ -293,3 +293,35 @@ def test_backtest_duckdb_wrong_option_is_an_error_naming_it(tmp_path, sql, says)
     with pytest.raises(duckdb.Error, match=says):
         obook.connect().sql(f"SELECT * FROM obook_backtest('{days[0]}', '{s}:Join', format := 'csv', {sql})").fetchall()
 
+
+def test_backtest_cli_capital_day_end_on_error_date_reach_the_run(tmp_path):
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    s, days = _setup(tmp_path)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", "--capital", "5000",
+                                 "--no-day-end", "--on-error", "skip", "--date", "2024-01-02", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    want = backtest(days[0], load_strategy(f"{s}:Join"), format="csv", capital=5000.0, day_end=False, on_error="skip",
+                    date="2024-01-02")
+    for t in ("orders", "events", "equity"):
+        assert pq.read_table(out / f"backtest.{t}.parquet").to_pylist() == want.table(t).to_pylist(), t
+    assert json.loads((out / "summary.json").read_text())["capital"] == 5000.0
+
+
+def test_backtest_cli_timer_start_reaches_the_strategy(tmp_path):
+    s, days = _setup(tmp_path)
+    (tmp_path / "late.py").write_text(
+        "class Late:\n    def on_timer(self, ctx):\n        assert ctx.time >= 100, ctx.time\n")
+    r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{tmp_path / 'late.py'}:Late", "--format", "csv",
+                                 "--timer", "10000000", "--timer-start", "100"])
+    assert r.exit_code == 0, r.output
+
+
+def test_backtest_cli_date_with_several_days_is_an_error(tmp_path, capsys):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    assert "--date is the session date of one feed" in cli_error(capsys, "backtest", *days, "--strategy", f"{s}:Join",
+                                                                 "--date", "2024-01-02")

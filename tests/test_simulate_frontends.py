@@ -408,3 +408,16 @@ def test_simulate_polars_day_end_and_on_error_give_the_api_rows(tmp_path):
     with pytest.raises(obook.ObookError, match="on_error must be one of raise, skip, not 'x'"):
         obook.scan_simulate(feed, orders, on_error="x")
 
+
+def test_simulate_cli_on_error_skip_and_date_reach_the_run(tmp_path):
+    _, orders = _files(tmp_path)
+    (tmp_path / "bad.csv").write_text(BAD_FEED)
+    feed = str(tmp_path / "bad.csv")
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1", "--on-error", "skip",
+                                   "--date", "2024-03-01", "--tables", "events,bbo", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    want = obook.simulate(feed, orders, latency="lat", workers=1, on_error="skip", date="2024-03-01",
+                          feed_tables=("bbo",))
+    for t in ("events", "bbo"):
+        assert pq.read_table(tmp_path / "out" / f"{t}.parquet").equals(want.table(t)), t
+    assert "timestamp" in want.bbo.schema.names

@@ -9,6 +9,8 @@ from typing import List, Optional
 
 import typer
 
+from .bbo import OnError
+
 
 def backtest(
     feeds: List[Path] = typer.Argument(..., help="Feed files (any order-level format, or an L2 input: mbp-1/mbp-10 "
@@ -54,6 +56,18 @@ def backtest(
     queue: Optional[str] = typer.Option(None, "--queue",
                                         help="Queue model: fifo (order-level feeds) or, for L2 inputs, power:N "
                                              "(default power:2), power2:N, power3:N, log, log2, risk-averse."),
+    timer_start: Optional[int] = typer.Option(None, "--timer-start", help="The first on_timer call's time (feed time "
+                                                                          "units; default: the first record's)."),
+    capital: Optional[float] = typer.Option(None, "--capital",
+                                            help="The return's denominator, price units x shares (default: half the "
+                                                 "traded notional)."),
+    on_error: OnError = typer.Option(OnError.raise_, "--on-error",
+                                     help="raise: a feed record that cannot be read stops the run; skip: such records "
+                                          "are skipped and counted."),
+    no_day_end: bool = typer.Option(False, "--no-day-end", help="Do not expire DAY orders after the feed's end."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date of one feed (default: the format's, e.g. a Nasdaq file "
+                                            "name); several days each have their own."),
 ) -> None:
     """Run a strategy against replayed days: it sees the book after the feed latency, its
     orders pass the live risk gate and reach the book after the order latency (queues from
@@ -78,11 +92,16 @@ def backtest(
     from .stdout import written
 
     kwargs = dict(tickers=tickers, **parse_texts(feed_latency, order_latency, response_latency), seed=seed,
-                  timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue)
+                  timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue,
+                  timer_start=timer_start, capital=capital, on_error=on_error.value, day_end=not no_day_end)
     check_executor(executor)        # also with one day, which runs here
     feeds, dates = _days(feeds)
     if dates is None:
         feeds = one_feed_a_day(feeds, format)      # a Shenzhen vendor day's files: one feed
+    if date is not None:
+        if dates is not None or len(feeds) > 1:
+            raise ObookError("--date is the session date of one feed; several days each have their own")
+        kwargs["date"] = date
     if len(feeds) > 1 and dates is None:
         dates = [day_name(f) for f in feeds]
     run_doc = (format, strategy, tickers)

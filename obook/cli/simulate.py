@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from .bbo import OnError
+
 
 class OutType(str, Enum):
     parquet = "parquet"
@@ -44,6 +46,12 @@ def simulate(
                                           help="Worker processes (default: one per core, at most 8)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format, in any case (default, or '': detected)."),
     no_day_end: bool = typer.Option(False, "--no-day-end", help="Do not expire DAY orders after the feed's end."),
+    on_error: OnError = typer.Option(OnError.raise_, "--on-error",
+                                     help="raise: stop at the first feed record that cannot be read; skip: apply the "
+                                          "tolerant rules (a feed cut short is still an error)."),
+    date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
+                                       help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name): "
+                                            "the feed's own tables (--tables bbo ...) get a timestamp column (UTC)."),
 ) -> None:
     """Replay FEED with your ORDERS in it: each instruction reaches the book after its latency,
     joins the back of the queue at its price (shares ahead = the feed's visible shares then),
@@ -82,6 +90,7 @@ def simulate(
         with file_progress(source) as progress:
             r = run(source, str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon,
                     workers=workers, format=format, day_end=not no_day_end, levels=levels,
+                    on_error=on_error.value, date=date,
                     feed_tables=tuple(t for t in names if t in FEED_TABLES),
                     own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
     except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial

@@ -1,0 +1,97 @@
+"""The runs' options (obook.tables.runs) in every front end: each keyword of obook.match,
+obook.simulate and obook.backtest is declared (or named Python-only, with the reason), with
+Python's default, and each declared option is a parameter of every DuckDB macro, polars
+scan and command of the run; an option added to one place and not the others fails here."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import typer.main
+
+import obook
+from obook.cli import app
+from obook.tables import runs
+
+#: run -> (its Python function, its positional inputs, declared options, Python-only options,
+#: DuckDB macros (those taking levels), polars scan, command)
+RUNS = {
+    "match": (obook.match, ("orders",), runs.MATCH, runs.MATCH_PYTHON_ONLY,
+              {"obook_match": False, "obook_match_events": False, "obook_match_bbo": False,
+               "obook_match_depth": True}, "scan_match", "match"),
+    "simulate": (obook.simulate, ("feed", "orders"), runs.SIMULATE, runs.SIMULATE_PYTHON_ONLY,
+                 {"obook_simulate": False, "obook_simulate_events": False, "obook_simulate_summary": False,
+                  "obook_simulate_bbo": False, "obook_simulate_depth": True}, "scan_simulate", "simulate"),
+    "backtest": (obook.backtest.backtest, ("feed", "strategy"), runs.BACKTEST, runs.BACKTEST_PYTHON_ONLY,
+                 {f"obook_backtest{t}": False for t in ("", "_orders", "_events", "_positions", "_equity")},
+                 "scan_backtest", "backtest"),
+}
+
+#: options that are another word on the command line: the flag's parameter
+CLI_NAMES = {"day_end": "no_day_end"}
+
+
+def _python_options(function, inputs) -> dict:
+    params = inspect.signature(function).parameters
+    assert tuple(params)[:len(inputs)] == inputs
+    return {n: p.default for n, p in params.items() if n not in inputs}
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_runs_python_keywords_are_declared_or_python_only_with_python_defaults(run):
+    function, inputs, declared, python_only, *_ = RUNS[run]
+    python = _python_options(function, inputs)
+    fees = set(runs.BACKTEST_FEES) if run == "backtest" else set()
+    names = [o.name for o in declared if o.name not in fees]
+    assert sorted(names + list(python_only)) == sorted(python), "an option of the Python function is neither " \
+                                                                "declared in obook.tables.runs nor Python-only"
+    assert not set(names) & set(python_only)
+    for o in declared:
+        if o.name not in fees:
+            assert python[o.name] == o.default, o.name
+    if fees:
+        from obook.backtest import Fees
+
+        assert "fees" in python_only
+        assert list(inspect.signature(Fees).parameters) == ["maker", "taker", "per"]
+        assert [runs.BACKTEST[[o.name for o in runs.BACKTEST].index(n)].default for n in runs.BACKTEST_FEES] == \
+            [p.default for p in inspect.signature(Fees).parameters.values()]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_runs_duckdb_macros_take_every_declared_option(run):
+    _, inputs, declared, _, macros, *_ = RUNS[run]
+    con = obook.connect()
+    for macro, depth in macros.items():
+        rows = con.execute("SELECT parameters FROM duckdb_functions() WHERE function_name = ?", [macro]).fetchall()
+        assert len(rows) == 1, macro
+        want = [o.name for o in declared if o.name != "levels" or depth]
+        assert rows[0][0] == ["path" if inputs == ("orders",) else inputs[0]] + list(inputs[1:]) + want, macro
+    con.close()
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_runs_polars_scan_takes_every_python_keyword_but_the_tables(run, tmp_path):
+    import obook.polars
+
+    function, inputs, declared, python_only, _, scan, _ = RUNS[run]
+    params = inspect.signature(getattr(obook.polars, scan)).parameters
+    if run == "backtest":       # its keywords are obook.backtest's, bound before the scan is made
+        assert any(p.kind is p.VAR_KEYWORD for p in params.values())
+        with pytest.raises(TypeError, match="scan_backtest: .*'bogus'"):
+            (tmp_path / "x").write_text("")
+            obook.polars.scan_backtest(str(tmp_path / "x"), "x.py:S", bogus=1)
+        return
+    assert [n for n in params if n not in inputs and n not in ("path", "table")] == [o.name for o in declared]
+    for o in declared:
+        assert params[o.name].default == o.default, o.name
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_runs_command_takes_every_declared_option(run):
+    _, _, declared, _, _, _, command = RUNS[run]
+    click = typer.main.get_command(app).commands[command]
+    names = {p.name for p in click.params}
+    missing = [o.name for o in declared if CLI_NAMES.get(o.name, o.name) not in names]
+    assert missing == [], f"obook {command} has no flag for {missing}"
