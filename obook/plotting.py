@@ -127,10 +127,10 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
 
     import obook
     from .feeds import resolve_format
-    from .klines import bars_table, interval_ns
+    from .klines import bar_step, bars_table
 
     fmt = resolve_format(format, path)
-    step = interval_ns(interval) // fmt.time_unit_ns or 1
+    step = bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error)
     pick = dict(workers=workers, format=fmt.name, tickers=[ticker], date=date)
     if ticker is None:      # the busiest one: its trades are already in the whole feed's
         every = obook.trades(path, workers=workers, format=fmt.name, date=date).read_all()
@@ -182,7 +182,7 @@ def _heatmap(depth, levels, scale, t0, t1):
 
 def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
-    from .klines import interval_ns
+    from .klines import bar_step
 
     ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
     u = units(depth.schema, fmt, path)
@@ -202,7 +202,7 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date) -
     shares = float(u["quantity_scale"])       # feed quantities -> shares (Shanghai: 1/1000 share)
     d["bars"] = {"x": hours(starts), "volume": b["volume"] / shares,
                  **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
-    d["bar_width"] = (interval_ns(interval) // u["time_unit_ns"] or 1) * hours_per_unit * 0.8    # of one interval
+    d["bar_width"] = bar_step(interval, u["time_unit_ns"]) * hours_per_unit * 0.8    # of one interval
     grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
     d["heat"] = {"grid": grid / shares, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
     d["best"] = {side: (hours(t), depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)

@@ -375,3 +375,17 @@ def test_plot_feed_without_trades_error_names_the_feed_and_the_option(tmp_path, 
     err = cli_error(capsys, "plot", feed, tmp_path / "p.png")
     assert err == f"error: {feed}: the feed has no trades to pick the busiest security by: name one (-k, ticker=)\n"
     assert not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("interval", ["500us", "1500 us"])
+def test_plot_interval_not_whole_feed_time_units_refused_as_bars_refuse_it(tmp_path, capsys, interval):
+    from obook.plotting import plot
+
+    feed = tmp_path / "day.csv"         # CSV: times in ms; a bar of 500 us (or 1.5 ms) is no whole number of them
+    feed.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n34200001,AAA,s1,S,100,10100\n"
+                    "34200500,AAA,t1,T,50,10050\n")
+    with pytest.raises(ObookError, match="not a whole number of the feed's time unit"):
+        plot(feed, tmp_path / "p.png", interval=interval, workers=1)
+    err = cli_error(capsys, "plot", str(feed), str(tmp_path / "q.png"), "-i", interval, "-w", "1")
+    assert "not a whole number of the feed's time unit (1 ms)" in err
+    assert not (tmp_path / "p.png").exists() and not (tmp_path / "q.png").exists()
