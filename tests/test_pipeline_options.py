@@ -98,3 +98,37 @@ def test_pipeline_unknown_format_rejected_naming_the_formats(tmp_path):
 def test_pipeline_format_and_on_error_any_case_and_empty_format_detects(tmp_path, extra, fmt, on_error):
     p = load(_toml(tmp_path / "p.toml", tmp_path, tmp_path / "ds", extra))
     assert (p.format, p.on_error) == (fmt, on_error)
+
+
+@pytest.mark.parametrize("kind, name, tables", [
+    ("csv", "2024-01-05.csv", ["bbo", "trades"]),
+    ("sse", "2024-01-05.log", ["bbo", "trades"]),
+    ("pitch", "2024-01-05.pitch", ["bbo", "trades"]),
+    ("itch", "01052024.NASDAQ_ITCH50", ["bbo", "trades", "symbols"]),
+])
+def test_cli_pipeline_init_starter_fits_the_day_files_format_and_its_run_converts_them(tmp_path, kind, name,
+                                                                                        tables):
+    days = tmp_path / "days"
+    days.mkdir()
+    r = CliRunner().invoke(app, ["gen", kind, "-n", "300", "-k", "2", "-d", "2024-01-05", str(days / name)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["pipeline", "init", str(days)])
+    assert r.exit_code == 0, r.output
+    p = load(days / "obook-pipeline.toml")
+    assert list(p.tables) == tables and p.format is None
+    assert [f.name for f in p.source_dir.glob(p.glob)] == [name]
+    summary = run(p)
+    assert len(summary["converted"]) == 1 and not summary["failed"] and not summary["invalid"], summary
+
+
+def test_cli_pipeline_init_days_of_two_formats_starter_of_the_most_warns_of_the_other(tmp_path):
+    days = tmp_path / "days"
+    days.mkdir()
+    for kind, name in (("csv", "2024-01-05.csv"), ("csv", "2024-01-08.csv"), ("pitch", "2024-01-05.pitch")):
+        gen = ["gen", kind, "-n", "300", "-k", "2", "-d", f"{name[:10]}", str(days / name)]
+        assert CliRunner().invoke(app, gen).exit_code == 0
+    r = CliRunner().invoke(app, ["pipeline", "init", str(days)])
+    assert r.exit_code == 0, r.output
+    p = load(days / "obook-pipeline.toml")
+    assert sorted(f.name for f in p.source_dir.glob(p.glob)) == ["2024-01-05.csv", "2024-01-08.csv"]
+    assert "2024-01-05.pitch" in r.output and "pitch" in r.output and "their own pipeline" in r.output

@@ -49,63 +49,40 @@ def run(
         raise typer.Exit(1)
 
 
-STARTER = """\
-# An obook pipeline (written by `obook pipeline init`): every Nasdaq ITCH day file in this
-# directory -> a Hive-partitioned Parquet dataset
-# (dataset/table=<table>/date=<YYYY-MM-DD>/part-0.parquet).
-#
-#   obook pipeline run {name}       # converts the days not done yet
-#   obook pipeline status {name}    # done / pending / failed, per day
-#
-# Relative paths are relative to this file's directory.
-
-[source]
-directory = "."                      # where the day files are
-glob = "*.NASDAQ_ITCH50*"            # which files are days; the date comes from the name (MMDDYYYY)
-
-[convert]
-tables = ["bbo", "trades", "symbols"]
-# workers = 2                        # book worker processes per day (default: one per core, at most 8)
-on_error = "raise"                   # "skip": tolerant replay, skipped records in the metadata
-# levels = 10                        # depth levels a side (1 to 50), with "depth" in tables
-# tickers = ["AAPL", "MSFT"]         # only these tickers' books (default: every ticker)
-# format = "itch"                   # the days' feed format (default: told from each file)
-
-[dataset]
-path = "dataset"                     # the dataset (and its manifest and lock file)
-
-[run]
-executor = "local"                   # or "dask://scheduler-host:8786" (an existing cluster)
-days_at_once = 1                     # days in flight at once (local: one process a day)
-retries = 1                          # extra attempts for a day that fails
-"""
-
-
 @app.command("init")
 def init(
     directory: Path = typer.Argument(..., file_okay=False, help="Directory of the day files; the TOML is written there."),
     name: str = typer.Option("obook-pipeline.toml", "--name", help="File name of the pipeline definition."),
 ) -> None:
-    """Write a starter pipeline definition (TOML) for the day files in DIRECTORY."""
+    """Write a starter pipeline definition (TOML) for the day files in DIRECTORY.
+
+    Its glob and tables fit the format most of the files are (a Nasdaq ITCH starter when there is no feed file yet); files of another format are named in a warning.
+    """
     import os
 
     from ..errors import OutputError
     from ..pipelines.config import PipelineError
+    from ..pipelines.starter import starter, starter_text
 
     if (name in ("", ".", "..") or "/" in name or (os.altsep and os.altsep in name)
             or any(ord(c) < 32 for c in name)):
         raise PipelineError(f"--name {name!r}: give a file name, without a directory (the definition "
                             "is written in DIRECTORY)")
     target = directory / name
+    fitted = starter(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with open(target, "x") as f:     # never over an existing file, nor through a symlink
-            f.write(STARTER.format(name=target))
+            f.write(starter_text(fitted, target))
     except FileExistsError:
         raise OutputError(f"{target}: exists already; not overwritten") from None
     except OSError as e:
         raise OutputError(f"{target}: cannot write: {e.strerror or e}") from None
     typer.echo(f"wrote {target}", err=True)
+    for fmt, files in sorted(fitted.others.items()):
+        typer.echo(f"warning: {directory}: {', '.join(files)}: {fmt} feed(s), left out of {target} "
+                   f"({fitted.format} days); a dataset holds one format's tables: give them their own pipeline",
+                   err=True)
 
 
 @app.command("status")
