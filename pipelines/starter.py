@@ -17,7 +17,7 @@ _PACKED = (".gz", ".zst", ".zip")
 
 @dataclass(frozen=True)
 class Starter:
-    title: str               # the days' format, as help names it
+    title: str               # the days' format's name
     glob: str
     tables: tuple[str, ...]
     format: str | None       # the format detected (None: no day file found)
@@ -30,7 +30,7 @@ class Starter:
 
 
 #: a directory without day files: a Nasdaq ITCH pipeline, named as Nasdaq names its files
-_ITCH = Starter("Nasdaq ITCH", "*.NASDAQ_ITCH50*", ("bbo", "trades", "symbols"), None, {})
+_ITCH = Starter("itch", "*.NASDAQ_ITCH50*", ("bbo", "trades", "symbols"), None, {})
 
 
 def _suffix(name: str) -> tuple[str, bool]:
@@ -44,8 +44,7 @@ def starter(directory) -> Starter:
     """The glob and tables of the day files in ``directory``: those of the format most of its
     files are (told from their names and first bytes); the files of other formats are named
     in ``others`` (a dataset holds one format's tables). No day file: a Nasdaq ITCH starter."""
-    from obook.feeds import detect_format, formats
-    from obook.tables import produces
+    from obook.to_parquet import check_tables, feed_format
 
     found: dict[str, list[str]] = {}
     try:
@@ -56,13 +55,12 @@ def starter(directory) -> Starter:
         if not f.is_file() or f.suffix == ".toml":
             continue
         try:
-            found.setdefault(detect_format(f), []).append(f.name)
+            found.setdefault(feed_format(f), []).append(f.name)
         except (ObookError, OSError):     # not a feed: no day of the pipeline
             continue
     if not found:
         return _ITCH
     name = max(found, key=lambda k: (len(found[k]), k))
-    fmt = formats()[name]
     suffixes = Counter(_suffix(n)[0] for n in found[name])
     suffix = suffixes.most_common(1)[0][0]
     if name == "itch" and all(".NASDAQ_ITCH50" in n for n in found[name]):
@@ -73,8 +71,11 @@ def starter(directory) -> Starter:
         glob = "*"
     chosen = set(Path(directory).glob(glob))
     others = {k: [n for n in v if Path(directory) / n not in chosen] for k, v in found.items() if k != name}
-    tables = ("bbo", "trades", "symbols") if produces(fmt, "symbols") else ("bbo", "trades")
-    return Starter(fmt.title or name, glob, tables, name, {k: v for k, v in others.items() if v})
+    try:
+        tables = tuple(check_tables(["bbo", "trades", "symbols"], name))
+    except ObookError:          # a format without a symbols table
+        tables = ("bbo", "trades")
+    return Starter(name, glob, tables, name, {k: v for k, v in others.items() if v})
 
 
 def starter_text(s: Starter, name) -> str:
