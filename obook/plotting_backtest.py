@@ -9,7 +9,8 @@ from a replay of the feed (its ``bbo`` rows of the instrument); without the feed
 equity table's marks (the mid at every fill and interval). Drawn like obook.plotting's
 pictures: matplotlib for PNG (any suffix it writes), plotly for a self-contained HTML
 page; times as the venue's local time of day, named on the axis; prices and money in the
-price's unit (the feed's integer prices divided by its price scale).
+currency (the feed's integer prices divided by its price scale), positions and fills in
+shares (the feed's quantities divided by its quantity scale: Shanghai's 1/1000 share).
 """
 
 from __future__ import annotations
@@ -152,8 +153,8 @@ def _floats(column) -> np.ndarray:
 
 
 def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=None, date=None) -> dict:
-    """What the picture draws, in display units (prices and money / the price scale, times
-    in hours since local midnight): ``price`` ({"bid": (t, px), "ask": (t, px)}, or
+    """What the picture draws, in display units (prices / the price scale, quantities / the
+    quantity scale: shares, money in the currency, times in hours since local midnight): ``price`` ({"bid": (t, px), "ask": (t, px)}, or
     {"mark": (t, px)} without a feed), ``buys`` / ``sells`` (t, price, shares), ``position``
     and ``equity`` (t, value, at each equity row), ``tz``, ``title``, ``t0``, ``t1``.
     ``run``: a BacktestResult or an ``obook backtest -o`` folder; ``feed``: the feed for
@@ -202,6 +203,7 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     lo = None if start is None else int(start) + midnight
     hi = None if end is None else int(end) + midnight
     scale = float(u["price_scale"])
+    shares = float(u["quantity_scale"])       # feed quantities -> shares (Shanghai: 1/1000 share), as obook plot
     per_hour = u["time_unit_ns"] / 3.6e12
 
     def window(t):
@@ -228,14 +230,15 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     keep = window(t)
     if bbo is None:
         d["price"]["mark"] = (hours(t[keep]), _floats(equity.column("mark"))[keep] / scale)
-    d["position"] = (hours(t[keep]), equity.column("position").to_numpy().astype(float)[keep])
-    d["equity"] = (hours(t[keep]), _floats(equity.column("equity"))[keep] / scale)
+    d["position"] = (hours(t[keep]), equity.column("position").to_numpy().astype(float)[keep] / shares)
+    # money is price x quantity in the feed's integers: the currency once both are divided out
+    d["equity"] = (hours(t[keep]), _floats(equity.column("equity"))[keep] / (scale * shares))
     times.append(t[keep])
     t = fills.column("time").to_numpy().astype(np.int64)
     keep = window(t)
     side = np.array(fills.column("side").to_pylist(), dtype=object)
     px = fills.column("price").to_numpy().astype(float) / scale
-    qty = fills.column("quantity").to_numpy().astype(float)
+    qty = fills.column("quantity").to_numpy().astype(float) / shares
     for key, code in (("buys", "B"), ("sells", "S")):
         m = keep & (side == code)
         d[key] = (hours(t[m]), px[m], qty[m])

@@ -312,3 +312,34 @@ def test_plot_backtest_table_without_a_column_or_of_wrong_type_one_line_error(ru
     err = cli_error(capsys, "plot", "backtest", folder, tmp_path / "p.png")
     assert err == f"error: {path}: not a backtest table ({says})\n"
     assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_backtest_series_of_a_shanghai_run_position_in_shares_equity_in_the_currency(tmp_path):
+    from obook.backtest import backtest
+    from obook.backtest.orders import Order
+    from obook.gen.sse import write_sse
+    from obook.plotting_backtest import backtest_series
+
+    day = tmp_path / "2024-01-05.log"           # Shanghai: prices 1/1,000 yuan, quantities 1/1,000 share
+    write_sse(day, 3000, 1, 0)
+
+    class BuyOnce:
+        def __init__(self):
+            self.sent = False
+
+        def on_book(self, ctx):
+            bid, _, ask, _ = ctx.top()
+            if self.sent or ask is None:
+                return None
+            self.sent = True
+            return [Order("enter", "600000", "B", 5000, ask, ref=1, tif="IOC")]
+
+    r = backtest(day, BuyOnce(), tickers=["600000"], format="sse")
+    fill = r.fills.to_pylist()[0]
+    assert fill["quantity"] > 0
+    d = backtest_series(r, feed=day, format="sse")
+    assert list(d["buys"][2]) == [fill["quantity"] / 1000]          # shares, as obook plot's volume
+    equity = r.equity.to_pylist()
+    assert list(d["position"][1]) == [e["position"] / 1000 for e in equity]
+    assert np.allclose(d["equity"][1], [float(e["equity"]) / 1000 / 1000 for e in equity])   # yuan
+    assert np.allclose(d["buys"][1], [fill["price"] / 1000])
