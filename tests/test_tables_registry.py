@@ -308,3 +308,8 @@ def test_tables_choice_options_any_case_give_the_rows_of_the_word(days):
     assert got.equals(want) and got.schema.metadata[b"obook.prices"] == b"decimal"
     with pytest.raises(ObookError, match="on_error must be one of raise, skip, not ''"):
         obook.bbo(days["itch"], on_error="")
+
+
+def test_tables_bars_doc_volume_and_turnover_in_the_feeds_quantity_unit_not_shares():
+    doc = registry.table("bars").doc
+    assert "executed shares" not in doc and "quantity unit" in doc and "obook.quantity_scale" in doc

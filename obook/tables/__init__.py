@@ -109,8 +109,9 @@ _CORE = (
     Table("depth", "The top `levels` price levels a side, one row per record that changes any of them.",
           "replay", REPLAY_OPTIONS + ("levels",), _DEPTH, ("bid_qty_*", "ask_qty_*")),
     Table("bars", "OHLCV bars (K-lines) per ticker and interval of the printed, unbroken trades: open, high, "
-                  "low, close, volume (the executed shares), turnover (sum of price x shares, exact), vwap, "
-                  "trades; with a session date, `timestamp` (the bar start's instant) after `start`.", "bars", ("interval",) + REPLAY_OPTIONS,
+                  "low, close, volume (the executed quantity), turnover (sum of price x quantity, exact), vwap, "
+                  "trades (volume and turnover count the feed's quantity unit: divide by the schema's "
+                  "`obook.quantity_scale` for shares, 1000 on Shanghai, 100 on Shenzhen); with a session date, `timestamp` (the bar start's instant) after `start`.", "bars", ("interval",) + REPLAY_OPTIONS,
           ("open", "high", "low", "close"), ("volume",), ("start",), positional=("interval",)),
     Table("messages", "The feed's decoded records, one row each.", "messages", (), ("price",), ("shares",)),
     Table("spread", "Every BBO row plus `spread_ticks` (ask - bid in the feed's integers), `spread` "
