@@ -786,19 +786,23 @@ def _unit(path_json, fmt, key):
     import json
 
     from .feeds import resolve_format
-    from .tables.open import feeds
+    from .tables.open import check_one_units, feeds
 
     try:
         json.loads(path_json) if path_json is not None else None
     except ValueError:
         raise ObookError(f"obook_unit: give the feed as to_json(path) (JSON text), not {path_json!r}") from None
-    feed = feeds(_source(path_json), fmt)[0]
+    every = feeds(_source(path_json), fmt)
+    feed = every[0]
     # called once per vector of a query (obook_price ...): the format of a file is detected
     # once per (path, format, modification time)
     known = (path_json, fmt, os.stat(feed).st_mtime_ns if isinstance(feed, str) else None)
     values = _units_seen.get(known)
     if values is None:
         f = resolve_format(fmt, feed)
+        # the files' units are one set, as a table's (a price of the second read at the first's scale
+        # would be off by their ratio)
+        check_one_units([(feed, f, None)] + [(other, resolve_format(fmt, other), None) for other in every[1:]])
         values = {"price_scale": 10 ** f.price_scale, "quantity_scale": f.quantity_scale,
                   "time_unit_ns": f.time_unit_ns}
         if len(_units_seen) > 256:

@@ -309,3 +309,14 @@ def test_lobster_of_a_capture_as_two_lines_writes_the_days_files(tmp_path):
     assert got["rows"] == want["rows"] > 0
     assert got["message"].read_bytes() == want["message"].read_bytes()
     assert got["orderbook"].read_bytes() == want["orderbook"].read_bytes()
+
+
+def test_obook_price_of_a_list_of_feeds_whose_units_differ_is_an_error_naming_the_file(tmp_path, con):
+    dbn, csv = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_010_000_000), _csv(tmp_path)
+    for query in (f"SELECT obook_price(1000000, ['{dbn}', '{csv}'])",
+                  f"SELECT obook_unit(to_json(['{dbn}', '{csv}']), NULL, 'price_scale')"):
+        with pytest.raises(duckdb.Error) as e:
+            con.execute(query).fetchall()
+        assert f"{csv}: a csv feed, whose units" in str(e.value) and "databento" in str(e.value)
+    same = con.execute(f"SELECT obook_price(1000000, ['{csv}', '{csv}'])").fetchall()
+    assert same == [(Decimal("100.000000000"),)]

@@ -215,7 +215,7 @@ class Opened:
             fmt = resolve_format(o.get("format"), feed)
             check_produces(fmt, self.spec.name)
             self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], _name(feed) if o.get("filename") else None)))
-        _check_one_units(self.parts)
+        check_one_units(self.parts)
         feed, fmt, shape = self.parts[0]
         self.schema = shape.schema(raw_schema(self.spec, feed, fmt, o))
 
@@ -254,7 +254,7 @@ def _units(fmt) -> tuple:
     return (fmt.price_scale, fmt.quantity_scale, fmt.time_unit_ns, fmt.epoch, fmt.tz)
 
 
-def _check_one_units(parts: list) -> None:
+def check_one_units(parts: list) -> None:
     """The feeds of one table share their units (price and quantity scales, time unit, origin
     and zone): one table, one reading of its numbers. Formats that differ in them are an error."""
     first, first_fmt, _ = parts[0]
