@@ -792,7 +792,11 @@ def _unit(path_json, fmt, key):
         json.loads(path_json) if path_json is not None else None
     except ValueError:
         raise ObookError(f"obook_unit: give the feed as to_json(path) (JSON text), not {path_json!r}") from None
-    every = feeds(_source(path_json), fmt)
+    source = _source(path_json)
+    recorded = _parquet_units(source)
+    if recorded is not None:        # Parquet files obook wrote: the units their schema records
+        return _unit_value(recorded, key)
+    every = feeds(source, fmt)
     feed = every[0]
     # called once per vector of a query (obook_price ...): the format of a file is detected
     # once per (path, format, modification time)
@@ -808,12 +812,51 @@ def _unit(path_json, fmt, key):
         if len(_units_seen) > 256:
             _units_seen.clear()
         _units_seen[known] = values
+    return _unit_value(values, key)
+
+
+def _unit_value(values: dict, key) -> str:
     if key not in values:
         raise ObookError(f"obook_unit: no unit {key!r}; choose from {', '.join(values)}")
     return str(values[key])
 
 
 _units_seen: dict = {}
+
+#: ns per unit of a table's ``obook.time_unit``
+_TIME_UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
+
+
+def _parquet_units(source) -> dict | None:
+    """The units (price_scale, quantity_scale, time_unit_ns) that Parquet files obook wrote
+    record in their schema (``obook.tables.units``), when ``source`` names Parquet files
+    (.parquet, .pq) alone; None otherwise. Files without them, or whose units differ, are an error."""
+    import pyarrow.parquet as pq
+
+    from .tables.open import expand, is_pattern
+
+    items = source if isinstance(source, list) else [source]
+    if not items or not all(isinstance(p, str) and p.lower().endswith((".parquet", ".pq")) for p in items):
+        return None
+    paths = [p for item in items for p in (expand(item) if is_pattern(item) else [item])]
+    found = None
+    for path in paths:
+        try:
+            meta = pq.read_schema(path).metadata or {}
+        except (OSError, pa.ArrowException) as e:
+            raise ObookError(f"{path}: cannot read its Parquet schema: {e}") from e
+        try:
+            units = {"price_scale": int(meta[b"obook.price_scale"]), "quantity_scale": int(meta[b"obook.quantity_scale"]),
+                     "time_unit_ns": _TIME_UNITS[meta[b"obook.time_unit"].decode()]}
+        except (KeyError, ValueError, UnicodeDecodeError):
+            raise ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
+                             "obook.quantity_scale, obook.time_unit in its schema): give the feed it came from, "
+                             "or the scale to obook_scaled_price") from None
+        if found is not None and units != found[1]:
+            raise ObookError(f"{path}: its units ({units}) are not those of {found[0]} ({found[1]}): "
+                             "read them apart")
+        found = found or (path, units)
+    return found[1]
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:

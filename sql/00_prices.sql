@@ -4,8 +4,9 @@
 --                                                            even to a whole price unit (a DECIMAL,
 --                                                            or a DOUBLE of prices := 'float')
 --   feed is the path given to the table macro (a file, a list or a glob pattern); its units
---   (obook_unit: the price_scale of the schema metadata) give the scale. For a Parquet file
---   written by obook convert, pass its obook.price_scale to obook_scaled_price(price, scale).
+--   (obook_unit: the price_scale of the schema metadata) give the scale. feed may also name
+--   Parquet files obook wrote (obook convert, a pipeline's dataset: a file, a list or a glob
+--   pattern): the units their schema records give it.
 CREATE OR REPLACE TEMP MACRO obook_price(price, feed, format := NULL) AS
     obook_scaled_price(price, CAST(obook_unit(to_json(feed), format, 'price_scale') AS BIGINT));
 CREATE OR REPLACE TEMP MACRO obook_ticks(price, feed, format := NULL) AS

@@ -320,3 +320,20 @@ def test_obook_price_of_a_list_of_feeds_whose_units_differ_is_an_error_naming_th
         assert f"{csv}: a csv feed, whose units" in str(e.value) and "databento" in str(e.value)
     same = con.execute(f"SELECT obook_price(1000000, ['{csv}', '{csv}'])").fetchall()
     assert same == [(Decimal("100.000000000"),)]
+
+
+def test_obook_price_of_obook_parquet_files_reads_their_recorded_units(tmp_path, con):
+    dbn = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_010_000_000)
+    obook.convert(dbn, tmp_path / "out", tables=["bbo"], workers=1)
+    pq = tmp_path / "out" / "bbo.parquet"
+    want = con.execute(f"SELECT obook_price(bid_px, '{dbn}') FROM obook_bbo('{dbn}') WHERE bid_px IS NOT NULL").fetchall()
+    got = con.execute(f"SELECT obook_price(bid_px, '{pq}') FROM read_parquet('{pq}') WHERE bid_px IS NOT NULL").fetchall()
+    assert got == want and want[0] == (Decimal("100.000000000"),)
+    every = con.execute(f"SELECT obook_unit(to_json('{tmp_path}/out/*.parquet'), NULL, 'time_unit_ns'), "
+                        f"obook_unit(to_json('{pq}'), NULL, 'quantity_scale')").fetchall()
+    assert every == [("1", "1")]
+    import pyarrow.parquet as pqm
+
+    pqm.write_table(pa.table({"x": [1]}), tmp_path / "other.parquet")
+    with pytest.raises(duckdb.Error, match=r"other\.parquet: a Parquet file without obook's units"):
+        con.execute(f"SELECT obook_price(1, '{tmp_path / 'other.parquet'}')").fetchall()
