@@ -115,7 +115,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     if not _lobster_units(fmt):
         raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions and "
                          f"crosses, prices in 1/10000 and times in ns since midnight), not a {fmt.name} feed")
-    day = session_date(feed, date)
+    day = session_date(feed, date, fmt)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
                          "MMDDYYYY.NASDAQ_ITCH50[.gz] or give a date (YYYY-MM-DD)")

@@ -26,7 +26,8 @@ TIMESTAMP = pa.timestamp("ns", tz="UTC")
 
 def session_date(path, date=None, fmt=None) -> _dt.date | None:
     """The trading day of a feed: ``date`` (``YYYY-MM-DD`` or a ``datetime.date``) when given,
-    else the format's ``session_date(path)`` (``fmt``: a FeedFormat; None: any registered
+    else the format's ``session_date(path)`` (``fmt``: a FeedFormat or its name; None: the
+    format told from the feed's name and first bytes, or when none can be told, any registered
     format's that knows the path), else None. A day ns timestamps cannot hold (before 1678,
     after 2261) is an ObookError naming where it came from."""
     day = _session_date(path, date, fmt)
@@ -94,11 +95,15 @@ def _feed_date(path, fmt) -> _dt.date | None:
             return None
     if path is None or hasattr(path, "read") or hasattr(path, "readinto") or hasattr(path, "recv_into"):
         return None
+    from .feeds import formats, resolve_format
+
+    try:
+        fmt = resolve_format(fmt, path)     # the feed's own format: its naming rule, not another's
+    except ObookError:
+        fmt = None
     if fmt is not None:
         return fmt.session_date(path) if fmt.session_date else None
-    from .feeds import formats
-
-    for f in formats().values():
+    for f in formats().values():    # no file (yet), or none a format knows: any format's rule
         try:
             day = f.session_date(path) if f.session_date else None
         except (OSError, ObookError):   # a format that reads the content: no such file (yet)

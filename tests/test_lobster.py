@@ -137,6 +137,13 @@ def test_lobster_no_date_known_raises_obook_error(tmp_path):
         run_lobster(path, tmp_path / "out", ["AAPL"])
 
 
+def test_lobster_itch_name_with_iso_date_not_nasdaq_rule_raises_obook_error(tmp_path):
+    path = feed(tmp_path, name="nasdaq_20191230.itch")     # ITCH's rule is MMDDYYYY.NASDAQ_ITCH50
+    with pytest.raises(ObookError, match="session date"):
+        run_lobster(path, tmp_path / "out", ["AAPL"])
+    assert "timestamp" not in obook.bbo(path, workers=1).schema.names     # as the tables
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_lobster_failing_record_raises_keeps_the_row_before_it_as_partial(tmp_path, workers):
     b = ItchBuilder()

@@ -215,14 +215,23 @@ def test_pipeline_day_name_with_trailing_newline_is_not_a_day(setup):
 
 
 def test_pipeline_day_without_a_date_is_invalid_reason_names_the_accepted_names(setup):
+    from obook.gen.csv import write_csv
+
     p, files, ds = setup
     (p.source_dir / "day.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())
-    (p.source_dir / "x_20200106.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())
+    write_csv(p.source_dir / "x_20200106.NASDAQ_ITCH50", 3000, 3, seed=2)
     states = {Path(d["file"]).name: (d["date"], d["state"], d["reason"]) for d in status(p)["days"]}
     date, state, reason = states["day.NASDAQ_ITCH50"]
     assert (date, state) == (None, "invalid")
     assert all(form in reason for form in ("MMDDYYYY.NASDAQ_ITCH50", "YYYYMMDD", "YYYY-MM-DD")), reason
-    assert states["x_20200106.NASDAQ_ITCH50"][:2] == ("2020-01-06", "pending")      # a form the reason names
+    assert states["x_20200106.NASDAQ_ITCH50"][0] == "2020-01-06"     # a CSV feed: a form the reason names
+
+
+def test_pipeline_itch_day_iso_date_in_name_is_invalid_as_the_tables_read_no_date(setup):
+    p, files, ds = setup
+    (p.source_dir / "x_20200106.NASDAQ_ITCH50").write_bytes(files["2019-12-30"].read_bytes())
+    states = {Path(d["file"]).name: (d["date"], d["state"]) for d in status(p)["days"]}
+    assert states["x_20200106.NASDAQ_ITCH50"] == (None, "invalid")
 
 
 def test_pipeline_day_of_another_format_is_invalid_the_rest_run(setup):

@@ -82,10 +82,10 @@ def test_pipeline_format_reaches_convert_and_the_options(tmp_path):
 
 
 def test_pipeline_format_of_another_kind_reads_every_day_as_it(tmp_path):
-    write_days(tmp_path / "days")
+    write_days(tmp_path / "days")       # ITCH days: as PITCH feeds, no Time Reference gives their date
     summary = run(load(_toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds", 'format = "pitch"')))
-    assert not summary["converted"] and len(summary["failed"]) == len(DAYS)
-    assert not any("cannot tell the feed format" in reason for reason in summary["failed"].values())
+    assert not summary["converted"] and len(summary["invalid"]) == len(DAYS)
+    assert all(reason.startswith("no session date") for reason in summary["invalid"].values())
 
 
 def test_pipeline_unknown_format_rejected_naming_the_formats(tmp_path):

@@ -54,6 +54,21 @@ def test_session_unknown_date_no_timestamp_column(tmp_path):
     assert obook.bbo(path, workers=1).schema.equals(obook.bbo_schema, check_metadata=False)
 
 
+@pytest.mark.parametrize("name, want", [("nasdaq_20191230.itch", None),
+                                         ("12302019.NASDAQ_ITCH50", dt.date(2019, 12, 30))])
+def test_session_date_itch_file_no_format_given_reads_itch_naming_rule(tmp_path, name, want):
+    path = tmp_path / name
+    write_itch(path, 500, 2, seed=1)
+    assert session_date(path) == want
+    assert ("timestamp" in obook.bbo(path, workers=1).schema.names) == (want is not None)
+
+
+def test_session_date_csv_file_no_format_given_reads_iso_date_in_name(tmp_path):
+    path = tmp_path / "orders_20210504.csv"
+    write_csv(path, 500, 2, seed=1)
+    assert session_date(path) == dt.date(2021, 5, 4)
+
+
 def test_session_csv_time_is_milliseconds(tmp_path):
     path = tmp_path / "orders.csv"
     write_csv(path, 1000, 3, seed=1)
