@@ -166,6 +166,13 @@ def test_tables_convert_refuses_a_table_the_format_does_not_produce(days, tmp_pa
         obook.convert(days["itch"], tmp_path / "out", tables="bbo,twas", workers=1)
 
 
+@pytest.mark.parametrize("name", ["spread", "twas", "bbo_grid"])
+def test_tables_check_offered_analytics_table_convert_lists_every_front_end_making_it(name):
+    with pytest.raises(ObookError) as e:
+        registry.check_offered(name, "convert")
+    assert str(e.value).endswith(f"it is by: python, polars, the SQL macro obook_{name}, obook table {name}")
+
+
 @pytest.mark.parametrize("reader", ["trades", "bbo"])
 @pytest.mark.parametrize("stats", [None, {}])
 def test_tables_unknown_option_is_a_clear_error(days, reader, stats):

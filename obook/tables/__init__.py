@@ -200,11 +200,24 @@ def offered(name: str, front_end: str) -> bool:
     return front_end in table(name).front_ends
 
 
+def makers(name: str) -> list[str]:
+    """Every front end that makes the table ``name``: those it is declared in, DuckDB's SQL
+    macro of ``sql/`` for an analytics table the DuckDB readers do not give, and ``obook
+    table`` for a table a Python reader gives."""
+    t = table(name)
+    out = list(t.front_ends)
+    if t.source == "analytics" and "duckdb" not in t.front_ends:
+        out.append(f"the SQL macro obook_{name}")
+    if "python" in t.front_ends:
+        out.append(f"obook table {name}")
+    return out
+
+
 def check_offered(name: str, front_end: str) -> Table:
     """The table's declaration when ``front_end`` offers it, else a clear ``ObookError``."""
     t = table(name)
     if front_end not in t.front_ends:
-        raise ObookError(f"table {name!r} is not offered by {front_end}; it is by: {', '.join(t.front_ends)}")
+        raise ObookError(f"table {name!r} is not offered by {front_end}; it is by: {', '.join(makers(name))}")
     return t
 
 
