@@ -45,21 +45,19 @@ def _busiest(trades, path) -> str:
 
 
 def units(schema, fmt, path=None) -> dict:
-    """How to read a replay table's prices, quantities and times: from its schema's metadata
-    (``obook.price_scale``, ``obook.quantity_scale``, ``obook.time_unit_ns``, ``obook.tz``, ``obook.epoch``), the
-    feed format's declaration where the schema says nothing. A feed stamped in UTC epoch
-    time whose file ``path`` names its venue is shown in the venue's zone."""
-    meta = schema.metadata or {}
+    """How to read a table's prices, quantities and times: from its schema's units metadata
+    (``obook.price_scale``, ``obook.quantity_scale``, ``obook.time_unit``, ``obook.time_zone``,
+    ``obook.time_origin``: obook.tables.units), the feed format's declaration where the schema
+    says nothing. A feed stamped in UTC epoch time whose file ``path`` names its venue is shown
+    in the venue's zone."""
+    from .tables.units import time_unit_ns, units as meta_units
 
-    def get(key, default):
-        value = meta.get(f"obook.{key}".encode())
-        return default if value is None else value.decode()
-
-    u = {"price_scale": int(get("price_scale", 10 ** fmt.price_scale)),
-         "quantity_scale": int(get("quantity_scale", getattr(fmt, "quantity_scale", 1))),
-         "time_unit_ns": int(get("time_unit_ns", fmt.time_unit_ns)),
-         "tz": get("tz", fmt.tz),
-         "epoch": get("epoch", str(fmt.epoch)).lower() in ("true", "1")}
+    meta = meta_units(schema)
+    u = {"price_scale": int(meta.get("price_scale", 10 ** fmt.price_scale)),
+         "quantity_scale": int(meta.get("quantity_scale", fmt.quantity_scale)),
+         "time_unit_ns": time_unit_ns(meta["time_unit"]) if "time_unit" in meta else fmt.time_unit_ns,
+         "tz": meta.get("time_zone", fmt.tz),
+         "epoch": meta["time_origin"] == "epoch" if "time_origin" in meta else fmt.epoch}
     if u["epoch"] and u["tz"] == "UTC" and path is not None:
         u["tz"] = venue_zone(path) or u["tz"]
     return u

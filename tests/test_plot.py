@@ -389,3 +389,18 @@ def test_plot_interval_not_whole_feed_time_units_refused_as_bars_refuse_it(tmp_p
     err = cli_error(capsys, "plot", str(feed), str(tmp_path / "q.png"), "-i", interval, "-w", "1")
     assert "not a whole number of the feed's time unit (1 ms)" in err
     assert not (tmp_path / "p.png").exists() and not (tmp_path / "q.png").exists()
+
+
+def test_plot_units_table_metadata_other_than_format_default_followed():
+    import pyarrow as pa
+
+    from obook.feeds import get_format
+    from obook.plotting import units
+
+    meta = {b"obook.price_scale": b"1000", b"obook.quantity_scale": b"100", b"obook.time_unit": b"ms",
+            b"obook.time_origin": b"epoch", b"obook.time_zone": b"Asia/Shanghai"}
+    schema = pa.schema([("time", pa.uint64())], metadata=meta)
+    assert units(schema, get_format("itch")) == {"price_scale": 1000, "quantity_scale": 100,
+                                                 "time_unit_ns": 1_000_000, "tz": "Asia/Shanghai", "epoch": True}
+    assert units(pa.schema([("time", pa.uint64())]), get_format("itch")) == {
+        "price_scale": 10_000, "quantity_scale": 1, "time_unit_ns": 1, "tz": "America/New_York", "epoch": False}

@@ -71,6 +71,14 @@ def units(schema: pa.Schema) -> dict[str, str]:
     return {k.decode()[6:]: v.decode() for k, v in (schema.metadata or {}).items() if k.startswith(b"obook.")}
 
 
+def time_unit_ns(text: str) -> int:
+    """The ns of an ``obook.time_unit`` value (``ns``, ``us``, ``ms``, ``s`` or ``<n>ns``)."""
+    for ns, name in _UNITS.items():
+        if text == name:
+            return ns
+    return int(text.removesuffix("ns"))
+
+
 def price_scale(schema: pa.Schema) -> int:
     """The price scale factor a table's schema carries (a price / it = currency)."""
     return int((schema.metadata or {}).get(b"obook.price_scale", b"1"))
