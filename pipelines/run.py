@@ -189,8 +189,9 @@ def _one_format(days: list[Day], given: str | None) -> None:
         if first is None:
             first = (fmt, Path(day.file).name)
         elif fmt != first[0]:
-            day.state, day.reason = "invalid", (f"a {fmt} feed, but {first[1]} is {first[0]}: a dataset holds one "
-                                                "format's tables (their units differ); give this one its own pipeline")
+            day.state, day.reason = "invalid", (f"its format is {fmt}, but {first[1]}'s is {first[0]}: a dataset "
+                                                "holds one format's tables (their units differ); give this one its "
+                                                "own pipeline")
 
 
 def _check_tables(p: Pipeline, days: list[Day]) -> None:
@@ -201,7 +202,7 @@ def _check_tables(p: Pipeline, days: list[Day]) -> None:
             check_tables(list(p.tables), fmt)
         except ObookError as e:
             raise PipelineError(f"{p.path or p.dataset}: [convert] tables: {e} ({Path(day.file).name} "
-                                f"is a {fmt} feed)") from None
+                                f"is of format {fmt})") from None
         return
 
 

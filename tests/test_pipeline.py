@@ -234,6 +234,17 @@ def test_pipeline_itch_day_iso_date_in_name_is_invalid_as_the_tables_read_no_dat
     assert states["x_20200106.NASDAQ_ITCH50"] == (None, "invalid")
 
 
+def test_pipeline_itch_day_after_a_csv_day_is_invalid_reason_reads_its_format_is_itch(setup):
+    from obook.gen.csv import write_csv
+
+    p, files, ds = setup
+    write_csv(p.source_dir / "20190101.NASDAQ_ITCH50", 3000, 3, seed=2)
+    states = {Path(d["file"]).name: (d["state"], d["reason"]) for d in status(p)["days"]}
+    assert states[Path(files[DATES[0]]).name] == (
+        "invalid", "its format is itch, but 20190101.NASDAQ_ITCH50's is csv: a dataset holds one format's "
+                   "tables (their units differ); give this one its own pipeline")
+
+
 def test_pipeline_day_of_another_format_is_invalid_the_rest_run(setup):
     from obook.gen.csv import write_csv
     from obook.gen.pitch import write_pitch
@@ -244,8 +255,8 @@ def test_pipeline_day_of_another_format_is_invalid_the_rest_run(setup):
     states = {Path(d["file"]).name: (d["state"], d["reason"]) for d in status(p)["days"]}
     first = Path(files[DATES[0]]).name
     for name, fmt in (("20200107.NASDAQ_ITCH50", "pitch"), ("20200108.NASDAQ_ITCH50", "csv")):
-        assert states[name] == ("invalid", f"a {fmt} feed, but {first} is itch: a dataset holds one format's "
-                                           "tables (their units differ); give this one its own pipeline")
+        assert states[name] == ("invalid", f"its format is {fmt}, but {first}'s is itch: a dataset holds one "
+                                           "format's tables (their units differ); give this one its own pipeline")
     run(p)
     st = status(p)
     assert st["counts"]["done"] == len(files) and st["counts"]["invalid"] == 2

@@ -318,7 +318,7 @@ def test_pipeline_table_its_days_format_lacks_one_line_error_nothing_converted(t
                  .replace('"*.NASDAQ_ITCH50*"', '"*.pitch"').replace('["bbo"]', '["bbo", "symbols"]')
                  + "[run]\nretries = 3\n")
     err = cli_error(capsys, "pipeline", "run", p)
-    assert "[convert] tables: pitch feeds have no table 'symbols'" in err and "(day6.pitch is a pitch feed)" in err
+    assert "[convert] tables: pitch feeds have no table 'symbols'" in err and "(day6.pitch is of format pitch)" in err
     assert sorted(x.name for x in (tmp_path / "ds").iterdir()) == [".lock"]
 
 
