@@ -325,3 +325,30 @@ def test_backtest_cli_date_with_several_days_is_an_error(tmp_path, capsys):
     s, days = _setup(tmp_path)
     assert "--date is the session date of one feed" in cli_error(capsys, "backtest", *days, "--strategy", f"{s}:Join",
                                                                  "--date", "2024-01-02")
+
+
+def test_backtest_cli_shanghai_summary_and_parquet_files_state_their_units(tmp_path):
+    from pathlib import Path
+
+    from obook.gen.sse import write_sse
+
+    day = tmp_path / "2024-01-05.log"
+    write_sse(day, 20_000)
+    strategy = Path(__file__).parents[1] / "examples" / "strategy_quote.py"
+    r = CliRunner().invoke(app, ["backtest", str(day), "--strategy", f"{strategy}:JoinBid", "-k", "600000",
+                                 "-o", str(tmp_path / "bt")])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((tmp_path / "bt" / "summary.json").read_text())
+    fills = pq.read_table(tmp_path / "bt" / "backtest.fills.parquet")
+    assert fills.num_rows and "filled_shares" not in summary       # 1/1000 share quantities
+    assert summary["filled_quantity"] == sum(fills.column("quantity").to_pylist())
+    assert (summary["price_scale"], summary["quantity_scale"]) == (1000, 1000)
+    for name in ("orders", "events", "fills", "positions", "equity"):
+        meta = pq.read_schema(tmp_path / "bt" / f"backtest.{name}.parquet").metadata
+        assert meta[b"obook.table"] == f"backtest_{name}".encode()
+        assert (meta[b"obook.format"], meta[b"obook.price_scale"], meta[b"obook.quantity_scale"],
+                meta[b"obook.time_unit"], meta[b"obook.time_origin"], meta[b"obook.time_zone"]) == (
+            b"sse", b"1000", b"1000", b"ns", b"midnight", b"Asia/Shanghai"), name
+    meta = fills.schema.metadata
+    assert (meta[b"obook.price_columns"], meta[b"obook.quantity_columns"], meta[b"obook.money_columns"]) == (
+        b"price", b"quantity", b"fee")

@@ -195,7 +195,7 @@ def test_backtest_fill_ratio_counts_replacement_shares_stays_at_most_one(tmp_pat
     assert _rows(r.orders, "ref", "action", "quantity", "sent", "arrival") == [(7, "new", 50, 2, 4),
                                                                                (8, "modify", 50, 8, 10)]
     assert _rows(r.fills, "time", "quantity") == [(7, 30), (13, 50)]
-    assert r.summary["filled_shares"] == 80 and r.summary["fill_ratio"] == 0.8
+    assert r.summary["filled_quantity"] == 80 and r.summary["fill_ratio"] == 0.8
 
 
 class Ticking:

@@ -180,7 +180,7 @@ def test_backtest_l2_cli_queue_option_and_its_picture(tmp_path):
     r = CliRunner().invoke(app, ["backtest", str(tmp_path / "day.parquet"), "--strategy",
                                  f"{tmp_path / 'join.py'}:JoinOnce", "--queue", "log", "-o", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["filled_shares"] == 14     # log, as above
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["filled_quantity"] == 14     # log, as above
     r = CliRunner().invoke(app, ["plot", "backtest", str(tmp_path / "out"), str(tmp_path / "bt.png")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "bt.png").read_bytes()[:4] == b"\x89PNG"

@@ -9,8 +9,9 @@ import pytest
 
 from hftbacktest_support import obook_market_maker
 from obook.backtest import TABLES, backtest, compiled
-from obook.backtest.columns import COLUMNS, schemas
+from obook.backtest.columns import COLUMNS, schema, schemas
 from obook.backtest.worker import CHUNK
+from obook.feeds import get_format
 from obook.gen.databento import mbo_flow, write_dbn
 from obook.live.risk import RiskGate
 
@@ -64,7 +65,8 @@ def test_backtest_tables_every_table_has_its_declared_schema_and_no_null_where_d
     for name in TABLES:
         t = busy.table(name)
         assert t.num_rows > 0, name
-        assert t.schema.equals(declared[name], check_metadata=True), name
+        assert t.schema.equals(declared[name]), name
+        assert t.schema.equals(schema(name, get_format("databento")), check_metadata=True), name
         for f in t.schema:
             if not f.nullable:
                 assert t.column(f.name).null_count == 0, (name, f.name)

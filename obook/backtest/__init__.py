@@ -359,7 +359,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
             pass
     except (StrategyError, FeedError) as e:      # the tables so far (a bad feed record: before it)
         if obs.last is not None:
-            tables, summary = build(obs.last.rows(), fees, unit_ns, interval_ns, capital)
+            tables, summary = build(obs.last.rows(), fees, unit_ns, interval_ns, capital, fmt)
             e.partial = BacktestResult(tables, summary, {})
         raise
     finally:
@@ -369,7 +369,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     if rows.get("unknown_refs"):
         log.warning("the compiled strategy returned %d order(s) whose ref was in use (a new order) or unknown "
                     "(a cancel or modify): not sent; the summary counts them as unknown_refs", rows["unknown_refs"])
-    tables, summary = build(rows, fees, unit_ns, interval_ns, capital)
+    tables, summary = build(rows, fees, unit_ns, interval_ns, capital, fmt)
     stats = dict(replay.stats)
     stats.update(calls=rows["calls"])
     return BacktestResult(tables, summary, stats)

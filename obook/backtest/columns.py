@@ -199,10 +199,43 @@ COLUMNS = {"orders": ORDER_COLUMNS, "events": EVENT_COLUMNS, "fills": FILL_COLUM
            "equity": EQUITY_COLUMNS}
 
 
-def schema(name: str) -> pa.Schema:
-    """The schema of the backtest table ``name``, from its declaration."""
+#: each table's (price, quantity, feed time, money) columns: the units metadata a run's tables
+#: carry (obook.tables.units, and ``obook.money_columns``: amounts in the feed's price units x
+#: its quantity units, / (price_scale x quantity_scale) for the currency)
+UNIT_COLUMNS = {
+    "orders": (("price",), ("quantity",), ("sent", "arrival"), ()),
+    "events": (("price",), ("quantity", "remaining", "shares_ahead"), ("time",), ()),
+    "fills": (("price",), ("quantity",), ("time",), ("fee",)),
+    "positions": (("mark",), ("position", "bought", "sold"), (), ("cash", "fees", "equity")),
+    "equity": (("mark",), ("position",), ("time",), ("cash", "fees", "equity")),
+}
+
+
+def with_units(t: pa.Table, name: str, fmt) -> pa.Table:
+    """The backtest table ``name`` with the metadata of ``schema(name, fmt)``; as it is when
+    ``fmt`` is None (an L2 input's units are not known)."""
+    return t if fmt is None else t.replace_schema_metadata(schema(name, fmt).metadata)
+
+
+def _units(name: str, fmt) -> dict:
+    """The units metadata of the backtest table ``name`` of a feed of format ``fmt``: a
+    replay table's (obook.tables.units), plus ``obook.money_columns``."""
+    from types import SimpleNamespace
+
+    from ..tables.units import metadata
+
+    prices, quantities, times, amounts = UNIT_COLUMNS[name]
+    spec = SimpleNamespace(name=f"backtest_{name}", prices=prices, quantities=quantities, times=times)
+    meta = metadata(spec, fmt, [n for n, *_ in COLUMNS[name]])
+    meta[b"obook.money_columns"] = ",".join(amounts).encode()
+    return meta
+
+
+def schema(name: str, fmt=None) -> pa.Schema:
+    """The schema of the backtest table ``name``, from its declaration; ``fmt``: the feed's
+    format, whose units its metadata carries (None: the table's name alone)."""
     return pa.schema([pa.field(n, t, nullable=k) for n, t, k, _ in COLUMNS[name]],
-                     metadata={b"obook.table": f"backtest_{name}".encode()})
+                     metadata=_units(name, fmt) if fmt is not None else {b"obook.table": f"backtest_{name}".encode()})
 
 
 def schemas() -> dict:

@@ -1,8 +1,9 @@
 """A backtest's rows -> Arrow tables (orders, events, fills, positions, equity: their
 columns declared in obook.backtest.columns) and the summary statistics.
 
-Money is exact: prices are the feed's integer units, fees and cash decimals in those units
-(``MONEY``: 4 decimals, enough for a half-unit mid times shares and fees in basis points).
+Money is exact: prices and quantities are the feed's integer units, fees and cash decimals of
+price x quantity in those units (``MONEY``: 4 decimals, enough for a half-unit mid times a
+quantity and fees in basis points); the tables' metadata and the summary give the scales.
 Equity of an instrument = cash - fees + position x mark, the mark being the exchange book's
 mid (one side's best when the other is empty, the last mark when both are).
 """
@@ -19,7 +20,7 @@ import pyarrow as pa
 from .._kernels.backtest_layout import X_REF, X_REFUSED
 from .._kernels.simulate_layout import F_PRICE, F_QTY, F_TAKER, I_ACT, I_KEY, I_QTY, OP_CANCEL
 from ..errors import ObookError
-from .columns import Rows, table
+from .columns import Rows, table, with_units
 from .equity import SAFE, SCALE, equity
 
 
@@ -103,7 +104,9 @@ class Tables(Mapping):
         return len(self._makers)
 
 
-def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) -> tuple[Tables, dict]:
+def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None, fmt=None) -> tuple[Tables, dict]:
+    """The tables and summary of a run's rows; ``fmt``: the feed's format, whose units the
+    tables' metadata and the summary state (None: not known)."""
     names = rows["names"]
     ins, fl, ev, mk = rows["orders"], rows["fills"], rows["events"], rows["marks"]
     # the columns the summary reads, each once and contiguous (a column of the rows is
@@ -127,9 +130,13 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None) 
     equity_t, positions, series = equity(names, fl, r.fee, mk)
     summary = _summary(rows, (act, refused, qty), fl, series, interval_ns // unit_ns if interval_ns else 0, capital,
                        positions)
-    tables = Tables({"orders": lambda: table("orders", r), "events": lambda: table("events", r),
-                     "fills": lambda: table("fills", r), "positions": lambda: positions,
-                     "equity": lambda: equity_t})
+    summary["price_scale"] = 10 ** fmt.price_scale if fmt is not None else None
+    summary["quantity_scale"] = fmt.quantity_scale if fmt is not None else None
+    tables = Tables({"orders": lambda: with_units(table("orders", r), "orders", fmt),
+                     "events": lambda: with_units(table("events", r), "events", fmt),
+                     "fills": lambda: with_units(table("fills", r), "fills", fmt),
+                     "positions": lambda: with_units(positions, "positions", fmt),
+                     "equity": lambda: with_units(equity_t, "equity", fmt)})
     return tables, summary
 
 
@@ -179,7 +186,7 @@ def _summary(rows, order_columns, fl, series, interval, capital, positions) -> d
         "fill_ratio": filled / sent_qty if sent_qty else None,
         "orders": int(len(act)), "refused": int(np.count_nonzero(refused)),
         "unknown_refs": rows.get("unknown_refs", 0),
-        "fills": int(len(fl)), "filled_shares": filled, "calls": rows.get("calls", 0),
+        "fills": int(len(fl)), "filled_quantity": filled, "calls": rows.get("calls", 0),
         "position": {n: int(p) for n, p in zip(positions.column("instrument").to_pylist(),
                                                positions.column("position").to_pylist())},
     }
