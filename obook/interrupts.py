@@ -74,9 +74,15 @@ def interrupted(signum, frame):
     raise SystemExit(128 + signum)
 
 
+#: the name of the thread that sends a signal again (``send_again``)
+SENDING_AGAIN = "obook-send-again"
+
+
 def send_again(signum: int) -> None:
-    """``signum`` to this process again, 10 ms from now."""
-    threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+    """``signum`` to this process again, 10 ms from now, from a thread named ``SENDING_AGAIN``."""
+    timer = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+    timer.name = SENDING_AGAIN
+    timer.start()
 
 
 def dropped(unraisable, _hook=sys.unraisablehook) -> None:
