@@ -81,9 +81,11 @@ def _report(conn, e: BaseException) -> None:
 def run(conn, fmt, path, worker, n_workers, on_error, slots, in_capacity, size, layout, want, levels,
         rows_per_slot, parent_pid=None, tickers=None, observer=None):
     _die_with_parent(parent_pid)
-    # the parent handles Ctrl-C and a closed terminal, and stops us
+    # the parent handles Ctrl-C and a closed terminal, and stops us; SIGTERM (its last resort)
+    # ends us at once, not the handler that held it while the parent forked (it only notes it)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)   # held while we were forked
     try:
         fd = _shared_memory(conn)

@@ -127,10 +127,14 @@ def _signals_held():
     release), where Python only prints the exception: the interrupt was lost and the replay
     ran on to the end (a SIGTERM right after the workers started: exit 0 in 9-14 of 80
     runs). The child inherits the blocked signals; it ignores SIGINT and SIGHUP, then
-    unblocks them."""
+    unblocks them. Another thread (the one sending an interrupt again, DuckDB's) may still
+    take the signal, and Python runs its handler in this thread all the same: ``deferred``
+    holds that handler too, so no interrupt is raised inside ``Process.start`` after the
+    child exists and before it is known (it would outlive the command)."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
     try:
-        yield
+        with deferred():
+            yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
@@ -296,9 +300,9 @@ class WorkerPool:
                                       parent_pid, tickers, observer))
                 with _without_main(), _signals_held():
                     p.start()
-                child.close()
-                self.procs.append(p)
-                self.conns.append(parent)
+                    self.procs.append(p)        # known before an interrupt held meanwhile is raised
+                    self.conns.append(parent)
+                    child.close()
                 try:
                     reduction.send_handle(parent, self.fd, p.pid)
                 except OSError as e:

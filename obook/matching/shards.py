@@ -58,11 +58,14 @@ def _worker(conn, prep, books, msg, want, stp, levels, day_end):
     from multiprocessing.reduction import sendfds
 
     from ..engine.worker_main import _die_with_parent
+    from ..engine.workers import HELD_SIGNALS
 
     _die_with_parent()
-    # the parent handles Ctrl-C and a closed terminal, and stops us
+    # the parent handles Ctrl-C and a closed terminal, and stops us (held while we were forked)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)
     sink = None
     try:
         sink = _Sink(levels)
@@ -192,7 +195,7 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     all_books = np.arange(nb, dtype=np.int64)
     if workers == 1:
         return [run_books(prep, all_books, prep.msg, want=want, stp=stp, levels=levels, day_end=day_end)]
-    from ..engine.workers import _without_main, mp_context
+    from ..engine.workers import _signals_held, _without_main, mp_context
 
     ctx = mp_context()
     # each worker gets its own rows only (the prices sent are the parent's, for its events)
@@ -207,11 +210,11 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
             parent, child = ctx.Pipe(duplex=True)           # a socket pair: the memfd travels on it
             p = ctx.Process(target=_worker, name=f"obook-match-{w}", daemon=True,
                             args=(child, light, books, msg, want, stp, levels, day_end))
-            with _without_main():
+            with _without_main(), _signals_held():
                 p.start()
-            child.close()
-            procs.append(p)
-            conns.append(parent)
+                procs.append(p)
+                conns.append(parent)
+                child.close()
         parts = []
         for w, c in enumerate(conns):
             try:
