@@ -86,12 +86,29 @@ def _leave(code) -> None:
         sys.stderr.write(f"{code}\n")
         status = 1
     run_exit_functions()        # logging's flush, multiprocessing's and tempfile's clean-ups
+    _stop_multiprocessing_helpers()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
         status = status or 120  # what Python exits with when stdout cannot be flushed
     os._exit(status)
+
+
+def _stop_multiprocessing_helpers() -> None:
+    """Stop and reap multiprocessing's forkserver and resource tracker, which workers started
+    next to DuckDB's or polars' threads come from (obook/engine/workers.py): they end on their
+    own once this process has exited, so they would outlive the command a moment, running or
+    unreaped; the tracker removes what the command's processes left in /dev/shm as it stops.
+    Called once the exit functions ran (multiprocessing's stops its children first)."""
+    for module, holder in (("multiprocessing.forkserver", "_forkserver"),
+                           ("multiprocessing.resource_tracker", "_resource_tracker")):
+        stop = getattr(getattr(sys.modules.get(module), holder, None), "_stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except (OSError, RuntimeError):     # gone already, or never fully started
+                pass
 
 
 def render() -> str:

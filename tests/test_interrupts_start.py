@@ -1,9 +1,14 @@
-"""Workers started while an interrupt comes: which way they are started while one is being
-sent again, a Ctrl-C that lands as a worker (the replay's, the matching engine's) is forked,
-and SIGTERM to a worker forked while the parent held its handlers."""
+"""Workers started while an interrupt comes. Ctrl-C at any moment of a multi-worker replay's
+start (imports, kernels loading, workers forking, workers loading their kernels): the command
+says "interrupted", exits 130, and no process it started (a worker, a multiprocessing helper)
+is left running or unreaped, nor any /dev/shm entry of obook's, when it returns; and the
+pieces of that: which way workers are started while an interrupt is being sent again, a
+Ctrl-C that lands as a worker (the replay's, the matching engine's) is forked, SIGTERM to a
+worker forked while the parent held its handlers."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -11,10 +16,111 @@ import sys
 import textwrap
 import threading
 
+import psutil
 import pytest
 
 from obook import interrupts
 from obook.gen.itch import write_itch
+
+
+PR_SET_CHILD_SUBREAPER = 36     # <linux/prctl.h>
+
+
+@pytest.fixture(scope="module")
+def long_day(tmp_path_factory):
+    """A day whose replay with two workers lasts well beyond 1.5 s after its start."""
+    path = tmp_path_factory.mktemp("start") / "day.itch"
+    write_itch(path, 12_000_000, 300, seed=11)
+    return path
+
+
+def _prctl_subreaper(on: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0) == 0, os.strerror(ctypes.get_errno())
+
+
+@pytest.fixture
+def adopted():
+    """This process as the subreaper of its descendants while the test runs: a process a
+    command left behind when it exited becomes a child of this process instead of init's.
+    Returns the function listing them (zombies too); they are killed and reaped afterwards."""
+    before = {p.pid for p in psutil.Process().children()}
+    _prctl_subreaper(1)
+
+    def left() -> list[psutil.Process]:
+        return [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+
+    try:
+        yield left
+    finally:
+        _prctl_subreaper(0)
+        for p in left():
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(left(), timeout=10)
+
+
+def _described(procs: list[psutil.Process]) -> list[tuple]:
+    out = []
+    for p in procs:
+        try:
+            out.append((p.pid, p.status(), " ".join(p.cmdline())[:100]))
+        except psutil.ZombieProcess:
+            out.append((p.pid, psutil.STATUS_ZOMBIE, ""))
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+#: ``python -m obook ARGS`` that first writes a byte to the descriptor ARGV[1]: Python has started
+#: (a Ctrl-C while its site module still imports ends in its "Fatal Python error", before obook runs)
+STARTED = textwrap.dedent("""
+    import os, runpy, sys
+    os.write(int(sys.argv[1]), b".")
+    sys.argv = ["obook", *sys.argv[2:]]
+    runpy.run_module("obook", run_name="__main__", alter_sys=True)
+""")
+
+
+def test_cli_ctrl_c_at_any_moment_of_the_start_leaves_no_child_no_shared_memory(long_day, tmp_path, adopted):
+    shm_before = set(os.listdir("/dev/shm"))
+    failures = []
+    for delay in [0.05 * i for i in range(1, 31)]:   # 0.05 .. 1.5 s after Python started
+        out = tmp_path / f"bbo-{delay:.2f}.parquet"
+        r, w = os.pipe()
+        p = subprocess.Popen([sys.executable, "-c", STARTED, str(w), "bbo", str(long_day), "-w", "2", "-o", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=[w])
+        os.close(w)
+        assert os.read(r, 1) == b"."
+        os.close(r)
+        try:
+            p.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            pass
+        assert p.poll() is None, f"ended before Ctrl-C at {delay:.2f} s (make the day longer): {p.stderr.read()}"
+        os.killpg(p.pid, signal.SIGINT)             # a terminal's Ctrl-C: the whole process group
+        _, err = p.communicate(timeout=60)
+        left = _described(adopted())                # at once: the command has returned
+        # other programs' multiprocessing semaphores come and go in /dev/shm meanwhile
+        shm = {n for n in set(os.listdir("/dev/shm")) - shm_before if "obook" in n}
+        if (p.returncode, err.decode(), left, shm) != (130, "interrupted\n", [], set()):
+            failures.append((round(delay, 2), p.returncode, err.decode()[-300:], left, shm))
+        psutil.wait_procs(adopted(), timeout=10)    # the next run starts clean
+    assert failures == [], "\n".join(map(repr, failures))
+
+
+def test_cli_sql_workers_from_the_forkserver_leave_no_helper_process(tmp_path, adopted):
+    """Next to DuckDB's threads workers come from multiprocessing's forkserver, which with its
+    resource tracker would end only after the command exits: the command stops both first."""
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 20_000, 10, seed=3)
+    r = subprocess.run([sys.executable, "-m", "obook", "sql", f"SELECT count(*) AS n FROM obook_bbo('{feed}', "
+                        "workers := 2)", "--format", "csv"], capture_output=True, text=True, timeout=300)
+    left = _described(adopted())
+    assert (r.returncode, left) == (0, []), r.stderr
+    assert r.stdout.splitlines()[0] == "n" and int(r.stdout.splitlines()[1]) > 0
 
 
 def test_fork_is_safe_with_an_interrupt_to_send_again_pending_true():
