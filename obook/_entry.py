@@ -43,10 +43,10 @@ def main() -> None:
     # numpy's OpenBLAS starts a thread per core when numpy is imported (~0.1 s of CPU in a
     # short command); obook calls no BLAS routine, in this process or its workers
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from ._arrow_start import install
-
-    install()           # pyarrow without a needless import of pandas
     try:
+        from ._arrow_start import install
+
+        install()           # pyarrow without a needless import of pandas
         from .cli import main as cli_main
     except KeyboardInterrupt:  # Ctrl-C while importing: as quiet as one during the replay
         sys.stderr.write("interrupted\n")

@@ -78,3 +78,21 @@ def test_obook_help_into_a_closed_pipe_no_traceback():
                        timeout=120, env=dict(os.environ, COLUMNS="100"))
     os.close(w)
     assert p.returncode == 1 and p.stderr == ""
+
+
+def test_main_ctrl_c_while_the_command_starts_says_interrupted(tmp_path):
+    """A Ctrl-C before the command line's handlers are installed (pyarrow's start set up,
+    obook.cli imported) ends as quietly as one during the work: one line, exit 130."""
+    p = _run(tmp_path, """
+        import sys
+        import obook._arrow_start
+
+        def install():
+            raise KeyboardInterrupt
+
+        obook._arrow_start.install = install
+        sys.argv = ["obook", "--version"]
+        from obook._entry import main
+        main()
+        """)
+    assert (p.returncode, p.stderr) == (130, "interrupted\n")
