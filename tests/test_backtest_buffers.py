@@ -4,6 +4,8 @@ never outlives the backtest."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -29,6 +31,8 @@ def day(tmp_path_factory):
 def followed(monkeypatch):
     """The prefaulters made, with large first buffers (the thread's loop compiled first: on
     an empty kernel cache its thread would still be compiling when a short backtest ends)."""
+    from obook._kernels.prefault import F_CALLS
+
     buffers.Prefaulter.compile()
     made = []
     init = buffers.Prefaulter.__init__
@@ -36,6 +40,17 @@ def followed(monkeypatch):
     def spy(self, *a, **kw):
         init(self, *a, **kw)
         made.append(self)
+        stop = self.stop
+
+        def stop_after_a_call():
+            # its thread runs only on an idle core (SCHED_IDLE): on a busy machine a short
+            # backtest could end before it ran once; the writer waits for one call here
+            deadline = time.monotonic() + 60
+            while self.enabled and self._thread is not None and self.flag[F_CALLS] == 0 \
+                    and time.monotonic() < deadline:
+                time.sleep(0.001)
+            stop()
+        self.stop = stop_after_a_call
     monkeypatch.setattr(buffers.Prefaulter, "__init__", spy)
     monkeypatch.setattr(worker, "first_rows", lambda n: LARGE)
     return made
