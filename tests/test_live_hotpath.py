@@ -265,18 +265,21 @@ def test_sender_schedule_same_for_a_seed_drops_reorder_and_b_delay(day):
     assert b_first >= 1_000_000                                  # B one millisecond behind A
 
 
-def _scripted_venue(server, script, heard, close=False):
+def _scripted_venue(server, script, heard, close=False, ready=None):
     """Accept one session, answer its login with ``script[0]``, send each later part of
-    ``script`` 0.3 s apart, then note the kinds of the client's packets until it closes
-    (``close``: close the connection at the script's end instead)."""
+    ``script`` 0.3 s apart (once ``ready`` is set: the listener is made, its loop not yet
+    run), then note the kinds of the client's packets until it closes (``close``: close the
+    connection at the script's end instead)."""
     conn, _ = server.accept()
     with conn:
         conn.settimeout(10)
         framer = soupbin.Framer()
         while not framer.feed(conn.recv(4096)):
             pass
-        for part in script:
+        for k, part in enumerate(script):
             conn.sendall(part)
+            if k == 0 and ready is not None:
+                ready.wait(60)
             time.sleep(0.3)
         heard.append(b"|")                  # the script's end
         if close:
@@ -293,11 +296,16 @@ def _loop_against(script, close=False, says="nothing received"):
 
     heard = []
     with socket.create_server(("127.0.0.1", 0)) as server:
-        th = threading.Thread(target=_scripted_venue, args=(server, script, heard, close), daemon=True)
+        ready = threading.Event()
+        th = threading.Thread(target=_scripted_venue, args=(server, script, heard, close, ready), daemon=True)
         th.start()
         a, b = addresses(2)
         gw = Gateway(*server.getsockname(), heartbeat=0.05)
-        lst = HotListener(a, b, None, tables=(), strategy=lambda top: None, gateway=gw, idle_timeout=0.3 * len(script) + 0.6)
+        try:    # (the listener's first turn, as it loads, would read what came meanwhile on a busy machine)
+            lst = HotListener(a, b, None, tables=(), strategy=lambda top: None, gateway=gw,
+                              idle_timeout=0.3 * len(script) + 0.6)
+        finally:
+            ready.set()
         with pytest.raises(ObookError, match=says.format(venue=re.escape(gw.where))):
             lst.run()
         S = lst.loop.S.copy()
