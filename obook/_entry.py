@@ -12,6 +12,7 @@ fails when it differs from ``obook.cli``'s.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 
@@ -85,8 +86,15 @@ def _leave(code) -> None:
     else:                       # SystemExit("message"): printed, status 1
         sys.stderr.write(f"{code}\n")
         status = 1
+    from .interrupts import exit_code, held_for_exit
+
+    came = held_for_exit()
     run_exit_functions()        # logging's flush, multiprocessing's and tempfile's clean-ups
     _stop_multiprocessing_helpers()
+    if came and status == 0:    # a Ctrl-C as the command ended: it ends as an interrupted one
+        if came[0] == signal.SIGINT:
+            sys.stderr.write("interrupted\n")
+        status = exit_code(came[0])
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -79,9 +79,12 @@ SENDING_AGAIN = "obook-send-again"
 
 
 def send_again(signum: int) -> None:
-    """``signum`` to this process again, 10 ms from now, from a thread named ``SENDING_AGAIN``."""
+    """``signum`` to this process again, 10 ms from now, from a thread named ``SENDING_AGAIN``:
+    a daemon, which the command's exit does not wait for (the command may end meanwhile, the
+    same interrupt raised another way; ``held_for_exit`` notes what it sends then)."""
     timer = threading.Timer(0.01, os.kill, (os.getpid(), signum))
     timer.name = SENDING_AGAIN
+    timer.daemon = True
     timer.start()
 
 
@@ -164,6 +167,19 @@ def interrupting(stop):
 
 #: the signals that unwind (see ``unwind_on_signals``)
 UNWINDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def held_for_exit() -> list[int]:
+    """From now on, in the main thread, the UNWINDING signals that have a handler here are
+    only noted in the list returned, first one first: the command is exiting, and one raised
+    inside its exit functions (which stop workers and remove temp files) would cut them short
+    and be printed as a traceback. A signal without a Python handler is left as it is."""
+    came: list[int] = []
+    if threading.current_thread() is threading.main_thread():
+        for s in UNWINDING:
+            if callable(signal.getsignal(s)):
+                signal.signal(s, lambda signum, frame: came.append(signum))
+    return came
 
 
 @contextmanager

@@ -64,6 +64,21 @@ def test_leave_with_running_thread_waits_for_it(tmp_path):
     assert marker.read_text() == "done"    # Python's own exit joined the thread
 
 
+def test_leave_ctrl_c_during_exit_functions_runs_them_all_says_interrupted(tmp_path):
+    marker = tmp_path / "second_ran"
+    p = _run(tmp_path, f"""
+        import atexit, os, signal
+        from obook._entry import _leave
+        from obook.interrupts import unwind_on_signals
+        atexit.register(lambda: open({str(marker)!r}, "w").write("yes"))
+        atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), sum(range(10**6))))
+        unwind_on_signals()
+        _leave(0)
+        """)
+    assert (p.returncode, p.stderr) == (130, "interrupted\n")
+    assert marker.read_text() == "yes"
+
+
 def test_python_m_obook_error_exit_one_with_message(tmp_path):
     p = subprocess.run([sys.executable, "-m", "obook", "bbo", str(tmp_path / "missing.itch")],
                        capture_output=True, text=True, timeout=120)

@@ -124,6 +124,26 @@ def test_cli_sql_workers_from_the_forkserver_leave_no_helper_process(tmp_path, a
     assert r.stdout.splitlines()[0] == "n" and int(r.stdout.splitlines()[1]) > 0
 
 
+def test_leave_interrupt_to_send_again_pending_stops_helpers_no_traceback(adopted):
+    """An interrupt that landed where it could not be raised is sent again 10 ms later; the
+    command may end before that (the same Ctrl-C raised meanwhile another way): its exit
+    still stops multiprocessing's forkserver and resource tracker, and prints nothing more."""
+    code = textwrap.dedent("""
+        import multiprocessing as mp, os, signal
+        from obook import interrupts
+        from obook._entry import _leave
+        worker = mp.get_context("forkserver").Process(target=os.getpid)
+        worker.start()
+        worker.join()
+        interrupts.unwind_on_signals()
+        interrupts.send_again(signal.SIGINT)
+        _leave(130)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    left = _described(adopted())
+    assert (r.returncode, r.stderr, left) == (130, "", [])
+
+
 def test_fork_is_safe_with_an_interrupt_to_send_again_pending_true():
     """An interrupt that landed where it could not be raised (an import) is sent again from a
     short-lived timer thread; that thread does not make fork unsafe: a forkserver started
