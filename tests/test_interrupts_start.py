@@ -112,6 +112,52 @@ def test_cli_ctrl_c_at_any_moment_of_the_start_leaves_no_child_no_shared_memory(
     assert failures == [], "\n".join(map(repr, failures))
 
 
+def _forkserver_of(pid: int, timeout: float = 120) -> bool:
+    """Wait until ``pid`` has started multiprocessing's forkserver (its Python runs); False
+    if ``pid`` ended or ``timeout`` passed first."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            kids = psutil.Process(pid).children()
+        except psutil.NoSuchProcess:
+            return False
+        for k in kids:
+            try:
+                if "multiprocessing.forkserver" in " ".join(k.cmdline()):
+                    return True
+            except psutil.Error:
+                pass
+        time.sleep(0.002)
+    return False
+
+
+def test_cli_sql_ctrl_c_as_the_forkserver_starts_says_interrupted_leaves_no_helper(long_day, adopted):
+    """``obook sql`` starts its workers from multiprocessing's forkserver, whose Python takes
+    a while to import what it preloads; a terminal's Ctrl-C reaches it too. Sent at moments of
+    that start, the command says "interrupted" and nothing else (no traceback of the
+    forkserver's), exits 130 and leaves no forkserver or resource tracker behind."""
+    failures = []
+    query = f"SELECT * FROM obook_bbo('{long_day}', workers := 2)"    # its rows fill the pipe
+    for delay in (0.0, 0.01, 0.02, 0.04, 0.07, 0.1):
+        p = subprocess.Popen([sys.executable, "-m", "obook", "sql", query], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        assert _forkserver_of(p.pid), f"no forkserver: {p.communicate(timeout=60)}"
+        try:
+            p.wait(timeout=delay or 0.000001)
+        except subprocess.TimeoutExpired:
+            pass
+        assert p.poll() is None, f"ended before Ctrl-C at {delay:.2f} s: {p.stderr.read()}"
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        left = _described(adopted())
+        if (p.returncode, err.decode(), left) != (130, "interrupted\n", []):
+            failures.append((delay, p.returncode, err.decode()[-300:], left))
+        psutil.wait_procs(adopted(), timeout=10)
+    assert failures == [], "\n".join(map(repr, failures))
+
+
 def test_cli_sql_workers_from_the_forkserver_leave_no_helper_process(tmp_path, adopted):
     """Next to DuckDB's threads workers come from multiprocessing's forkserver, which with its
     resource tracker would end only after the command exits: the command stops both first."""

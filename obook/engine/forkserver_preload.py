@@ -3,13 +3,17 @@
 there, and each worker forked from it inherits them. A compile's notice goes to stderr as
 the CLI's does.
 
-The forkserver ignores Ctrl-C once it runs (its parent handles it); it is ignored here
-already, before the kernels load: otherwise a Ctrl-C to the terminal's process group while
-they load ends the forkserver with a KeyboardInterrupt traceback on stderr."""
+The forkserver ignores Ctrl-C once it runs (its parent handles it). It is started with
+Ctrl-C, SIGTERM and SIGHUP blocked (``obook.engine.workers._starting``): Ctrl-C and a closed
+terminal, which the parent answers by stopping it, are ignored here, before the kernels load,
+then the three unblocked; otherwise a Ctrl-C to the terminal's process group while it imports
+ends the forkserver with a KeyboardInterrupt traceback on stderr."""
 
 import signal
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 import logging  # noqa: E402
 import os  # noqa: E402

@@ -139,6 +139,25 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+@contextmanager
+def _starting(ctx):
+    """Where a worker of ``ctx`` is started: without the user's __main__ (``_without_main``),
+    its signals held (``_signals_held``), and, with the forkserver, multiprocessing's resource
+    tracker and forkserver started first while the signals are held. Each is a Python that
+    imports for a while before it ignores Ctrl-C, and a terminal's Ctrl-C reaches it too: it
+    printed a KeyboardInterrupt traceback. Started with the signals blocked, they see none
+    until they ignore it (obook/engine/forkserver_preload.py for the forkserver); starting the
+    tracker unblocks SIGINT and SIGTERM, so they are blocked again before the forkserver."""
+    with _without_main(), _signals_held():
+        if ctx.get_start_method() == "forkserver":
+            from multiprocessing import forkserver, resource_tracker
+
+            resource_tracker.ensure_running()
+            signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+            forkserver.ensure_running()
+        yield
+
+
 def shared_views(mm, n_workers: int, slots: int, in_capacity: int, layout: dict[str, int],
                  rows: int = MAX_BATCH_RECORDS):
     """The input slots (slots x in_capacity bytes) and, per table, the output slots
@@ -298,7 +317,7 @@ class WorkerPool:
                                 args=(child, fmt, str(path), w, n_workers, on_error, slots,
                                       in_capacity, self.size, self.layout, want, levels, rows,
                                       parent_pid, tickers, observer))
-                with _without_main(), _signals_held():
+                with _starting(ctx):
                     p.start()
                     self.procs.append(p)        # known before an interrupt held meanwhile is raised
                     self.conns.append(parent)

@@ -195,7 +195,7 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     all_books = np.arange(nb, dtype=np.int64)
     if workers == 1:
         return [run_books(prep, all_books, prep.msg, want=want, stp=stp, levels=levels, day_end=day_end)]
-    from ..engine.workers import _signals_held, _without_main, mp_context
+    from ..engine.workers import _starting, mp_context
 
     ctx = mp_context()
     # each worker gets its own rows only (the prices sent are the parent's, for its events)
@@ -210,7 +210,7 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
             parent, child = ctx.Pipe(duplex=True)           # a socket pair: the memfd travels on it
             p = ctx.Process(target=_worker, name=f"obook-match-{w}", daemon=True,
                             args=(child, light, books, msg, want, stp, levels, day_end))
-            with _without_main(), _signals_held():
+            with _starting(ctx):
                 p.start()
                 procs.append(p)
                 conns.append(parent)
