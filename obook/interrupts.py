@@ -18,7 +18,7 @@ import threading
 from contextlib import contextmanager
 
 
-#: the signal last raised here as an exception (None: none yet)
+#: the signal last raised here as an exception, or sent again to be (None: none yet)
 raised: int | None = None
 
 
@@ -65,10 +65,10 @@ def interrupted(signum, frame):
     runs, and to crash (a segfault, a double free) in a few more
     (tests/test_faults.py::test_cli_sigterm_as_replay_starts_always_exits_143)."""
     global raised
+    raised = signum     # set already when sent again: a library's error may come out first
     if unsafe_to_raise(frame):
         send_again(signum)
         return
-    raised = signum
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise SystemExit(128 + signum)

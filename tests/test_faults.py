@@ -576,9 +576,9 @@ def test_cli_signal_inside_a_finaliser_is_sent_again_not_raised(sent):
         interrupts.interrupted(signal.SIGINT, sys._getframe())
 
 
-def test_cli_signal_inside_an_import_is_sent_again_not_raised(monkeypatch, sent):
-    """A library may import inside a handler that drops what the import raises (pyarrow's
-    first look for pandas did): a signal that lands in an import is sent again."""
+def _signal_inside_an_import(monkeypatch, signum: int) -> None:
+    """``signum`` to obook's handler while a module is imported (one that does not exist)."""
+    import importlib
     import importlib.abc
 
     from obook import interrupts
@@ -586,13 +586,29 @@ def test_cli_signal_inside_an_import_is_sent_again_not_raised(monkeypatch, sent)
     class Signalled(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
             if name == "obook_no_such_module":
-                interrupts.interrupted(signal.SIGTERM, sys._getframe())
+                interrupts.interrupted(signum, sys._getframe())
             return None
 
     monkeypatch.setattr(sys, "meta_path", [Signalled(), *sys.meta_path])
     with pytest.raises(ImportError):
-        import obook_no_such_module  # noqa: F401
+        importlib.import_module("obook_no_such_module")
+
+
+def test_cli_signal_inside_an_import_is_sent_again_not_raised(monkeypatch, sent):
+    """A library may import inside a handler that drops what the import raises (pyarrow's
+    first look for pandas did): a signal that lands in an import is sent again."""
+    _signal_inside_an_import(monkeypatch, signal.SIGTERM)
     assert sent == [(0.01, os.kill, (os.getpid(), signal.SIGTERM))]
+
+
+def test_cli_signal_inside_an_import_known_as_raised_before_it_is_sent_again(monkeypatch, sent):
+    """A Ctrl-C also stops DuckDB's query at once (``interrupting``), whose own error may reach
+    the command before the signal sent again is raised: the command knows it was interrupted,
+    and says so instead of "error: query failed: INTERRUPT Error: Interrupted!"."""
+    from obook import interrupts
+
+    _signal_inside_an_import(monkeypatch, signal.SIGINT)
+    assert (interrupts.raised, len(sent)) == (signal.SIGINT, 1)
 
 
 def test_cli_signal_dropped_by_a_weakref_callback_is_sent_again(monkeypatch):
