@@ -11,6 +11,7 @@ fails when it differs from ``obook.cli``'s.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -44,6 +45,9 @@ def main() -> None:
     # numpy's OpenBLAS starts a thread per core when numpy is imported (~0.1 s of CPU in a
     # short command); obook calls no BLAS routine, in this process or its workers
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # where ``_leave`` takes Python's own exit, the exit functions run last registered first:
+    # this one after multiprocessing's (imported later), which stops its children
+    atexit.register(_stop_multiprocessing_helpers)
     try:
         from ._arrow_start import install
 
@@ -65,7 +69,6 @@ def _leave(code) -> None:
     LLVM's modules cost ~0.1 s after the work is done (benchmarks/bench_startup.py). A thread
     other than a daemon still running, or output that cannot be flushed (a closed pipe),
     takes Python's own exit."""
-    import atexit
     import threading
 
     main = threading.main_thread()
@@ -108,7 +111,8 @@ def _stop_multiprocessing_helpers() -> None:
     next to DuckDB's or polars' threads come from (obook/engine/workers.py): they end on their
     own once this process has exited, so they would outlive the command a moment, running or
     unreaped; the tracker removes what the command's processes left in /dev/shm as it stops.
-    Called once the exit functions ran (multiprocessing's stops its children first)."""
+    Called once the exit functions ran (multiprocessing's stops its children first), and as
+    the last of them in Python's own exit."""
     for module, holder in (("multiprocessing.forkserver", "_forkserver"),
                            ("multiprocessing.resource_tracker", "_resource_tracker")):
         stop = getattr(getattr(sys.modules.get(module), holder, None), "_stop", None)

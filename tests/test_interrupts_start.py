@@ -190,6 +190,27 @@ def test_leave_interrupt_to_send_again_pending_stops_helpers_no_traceback(adopte
     assert (r.returncode, r.stderr, left) == (130, "", [])
 
 
+def test_cli_exit_after_a_thread_of_its_own_stops_the_forkserver(tmp_path, adopted):
+    """A thread other than a daemon still running as the command ends (a strategy's) makes
+    it take Python's own exit, which waits for the thread: the forkserver and the resource
+    tracker are stopped there too."""
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 20_000, 10, seed=3)
+    code = textwrap.dedent(f"""
+        import sys, threading, time
+        from obook._entry import main
+        def until_the_exit():
+            while threading.main_thread().is_alive():
+                time.sleep(0.01)
+        threading.Thread(target=until_the_exit).start()
+        sys.argv = ["obook", "sql", "SELECT count(*) AS n FROM obook_bbo('{feed}', workers := 2)"]
+        main()
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    left = _described(adopted())
+    assert (r.returncode, r.stderr, left) == (0, "", [])
+
+
 def test_fork_is_safe_with_an_interrupt_to_send_again_pending_true():
     """An interrupt that landed where it could not be raised (an import) is sent again from a
     short-lived timer thread; that thread does not make fork unsafe: a forkserver started
