@@ -422,10 +422,12 @@ def _match_slot(pool: _Kind, table: str, options: tuple):
 
 
 def _match_opener(table: str):
+    """The reader of a matching table macro: with one worker made as the book runs (a
+    ``LIMIT`` stops the run), with more ``obook.match``'s table."""
     def open_match(path, given):
-        from .matching import match
+        from .matching import table_reader
 
-        return match(path, tables=(table,), **dict(given)).reader(table)
+        return table_reader(path, table, **dict(given))
     return open_match
 
 

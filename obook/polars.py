@@ -235,14 +235,15 @@ def __getattr__(name: str):
 
 def scan_match(path, *, table: str = "fills", **options) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.match(path, ...)`` (fills, events, bbo or depth);
-    the engine runs at collect time, once per collect. ``options``: ``obook.match``'s (its
-    keywords but ``tables``), checked now."""
-    from .matching import checked_options, match, schema_of
+    the engine runs at collect time, once per collect (with one worker as polars reads the
+    rows: ``head(n)`` stops it). ``options``: ``obook.match``'s (its keywords but
+    ``tables``), checked now."""
+    from .matching import checked_options, schema_of, table_reader
 
     full = _check_path(path, "order", one=True)
     options = _keywords("scan_match", MATCH, options)
     checked_options(tables=(table,), **options)
-    return _scan(lambda: match(full, tables=(table,), **options).reader(table),
+    return _scan(lambda: table_reader(full, table, **options),
                  schema_of(table, options["levels"], options["date"]), f"obook_match_{table}", os.fspath(path))
 
 

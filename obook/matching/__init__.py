@@ -23,7 +23,7 @@ from ..checks import check_date, check_flag, check_levels, check_names, check_or
 from ..errors import ObookError
 from .books import TABLES, stp_code, want_bits
 
-__all__ = ["match", "match_reader", "MatchResult"]
+__all__ = ["match", "match_reader", "table_reader", "MatchResult"]
 
 
 class MatchResult:
@@ -189,28 +189,50 @@ def _stamp(date):
 
 
 def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None = None, instruments=None,
-                 levels: int = 10, day_end: bool = True) -> pa.RecordBatchReader:
+                 levels: int = 10, day_end: bool = True, date=None) -> pa.RecordBatchReader:
     """One table of :func:`match` as Arrow batches made while the book runs: each batch is
     converted and handed over as soon as the kernels flush their buffers (about 65,536 rows),
-    so the output is never held whole. One process (the rows of ``match(workers=1)``, in the
-    same order); the input is still read and prepared whole first.
+    so the output is never held whole, and a reader left unread stops the run there. One
+    process (the rows and schema of ``match(workers=1)``, in the same order); the input is
+    still read and prepared whole first. The options are :func:`match`'s (but ``workers``
+    and ``tables``), checked as it checks them.
     """
+    return table_reader(orders, table, workers=1, tick=tick, stp=stp, instruments=instruments, levels=levels,
+                        day_end=day_end, date=date)
+
+
+def table_reader(orders, table: str = "fills", **options) -> pa.RecordBatchReader:
+    """One table of ``match(orders, **options)`` (its keywords but ``tables``) as a reader:
+    with one worker :func:`match_reader`'s batches, made as the book runs; with more, the
+    table of :func:`match`. The front ends open their tables with it."""
+    if not isinstance(table, str):
+        raise ObookError(f"table must be the name of one table ({', '.join(TABLES)}), not {table!r}")
+    run = checked_options(tables=(table,), **options)
+    if run["workers"] != 1:
+        return match(orders, tables=(table,), **options).reader(table)
+    check_orders_path(orders)
     from ..feeds.orders import read_orders
+
+    return _streamed(read_orders(orders), table, run)
+
+
+def _streamed(o, table: str, run: dict) -> pa.RecordBatchReader:
+    """The reader of ``table`` over the instructions ``o``, the book run as it is read."""
     from .books import stream_books
     from .prepare import prepare
-    from .tables import Converter, schema_of
+    from .tables import Converter
 
-    want = _checked(check_names("table", table), levels)
-    day_end = check_flag("day_end", day_end)
-    check_orders_path(orders)
-    prep = prepare(read_orders(orders), _tick(tick), _instruments(instruments))
+    prep = prepare(o, run["tick"], run["instruments"])
+    levels, date = run["levels"], run["date"]
     conv = Converter(prep, levels)
+    stamp = None if date is None else _stamp(date)
     books = np.arange(len(prep.instruments), dtype=np.int64)
 
     def batches():
-        for chunk in stream_books(prep, books, prep.msg, want=want, stp=stp_code(stp), levels=levels,
-                                  day_end=day_end):
+        for chunk in stream_books(prep, books, prep.msg, want=run["want"], stp=run["stp"], levels=levels,
+                                  day_end=run["day_end"]):
             for rows in chunk[table]:
-                yield from conv.table(table, rows).to_batches()
+                for batch in conv.table(table, rows).to_batches():
+                    yield batch if stamp is None else stamp.batch(batch)
 
-    return pa.RecordBatchReader.from_batches(schema_of(table, levels), batches())
+    return pa.RecordBatchReader.from_batches(schema_of(table, levels, date), batches())
