@@ -150,13 +150,12 @@ def test_obook_match_events_unreadable_row_error_text_without_traceback(con, tmp
     assert "Traceback" not in text and "\n" not in text, text
 
 
-def test_obook_match_error_not_obook_keeps_python_traceback(con, tmp_path, monkeypatch):
-    import obook.matching
-
+@pytest.mark.parametrize("where", ["table_reader", "books.stream_books"])
+def test_obook_match_error_not_obook_keeps_python_traceback(con, tmp_path, monkeypatch, where):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug, not the input")
 
-    monkeypatch.setattr(obook.matching, "match", broken)
+    monkeypatch.setattr(f"obook.matching.{where}", broken)     # opening the run, or while it runs
     orders = tmp_path / "orders.csv"
     orders.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,buy,100,5\n")
     with pytest.raises(duckdb.Error) as err:
