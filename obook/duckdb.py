@@ -473,9 +473,11 @@ def _simulate_macros(con, token: str, shared: _Shared) -> None:
 
 
 def _simulate_schema(table: str, args: tuple) -> pa.Schema:
+    from .simulation.source import feed_stamp
     from .simulation.tables import schema_of
 
-    return schema_of(table, dict(args[2]).get("levels", 10))
+    given = dict(args[2])
+    return schema_of(table, given.get("levels", 10), feed_stamp(args[0], given["format"], given["date"]))
 
 
 def _simulate_opener(table: str):
@@ -874,8 +876,8 @@ def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> du
     tick := 1, stp := NULL, instruments := NULL, day_end := true, date := NULL)`` (fills),
     ``obook_match_events``, ``obook_match_bbo`` and ``obook_match_depth`` (with ``levels := 10``)
     over an order-entry file (``obook.match``; its options as ``obook.tables.runs`` declares them), ``obook_simulate(feed, orders, latency := 0, seed := 0,
-    horizon := 1.0, workers := NULL, format := NULL, on_error := 'raise', day_end := true)`` (your
-    fills inside a replayed feed) with
+    horizon := 1.0, workers := NULL, format := NULL, on_error := 'raise', day_end := true,
+    date := NULL)`` (your fills inside a replayed feed; with a session date, ``timestamp``) with
     ``obook_simulate_events``, ``obook_simulate_summary``, ``obook_simulate_bbo``, ``obook_simulate_depth``, the backtest's ``obook_backtest(feed, strategy, ...)`` with ``obook_backtest_orders``, ``_events``, ``_positions``, ``_equity`` (their options: ``obook.tables.runs``), the macros of ``obook.sql`` (``obook_spread``,
     ``obook_twas``, ``obook_bbo_grid`` ...) and the scalar functions of ``obook.udfs``
     (``obook_scaled_price``, ``obook_time_of_day`` ...; ``obook_price(price, feed)`` is a

@@ -279,7 +279,7 @@ def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFr
     ``options``: ``obook.simulate``'s (``obook.tables.runs.SIMULATE``), checked now."""
     from .engine.tables import check_tables
     from .simulation import OWN_TABLES, checked_options, simulate
-    from .simulation.source import feed_source
+    from .simulation.source import feed_source, feed_stamp
     from .simulation.tables import SCHEMAS, schema_of
 
     if table not in SCHEMAS:
@@ -291,7 +291,8 @@ def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFr
     full = tuple(map(_check_path, files)) if isinstance(files, tuple) else _check_path(files)
     own = (table,) if table in OWN_TABLES else ()
     return _scan(lambda: simulate(full, orders, feed_tables=(), own_tables=own, **options).reader(table),
-                 schema_of(table, options["levels"]), f"obook_simulate_{table}",
+                 schema_of(table, options["levels"], feed_stamp(full, options["format"], options["date"])),
+                 f"obook_simulate_{table}",
                  ", ".join(full) if isinstance(full, tuple) else os.fspath(feed))
 
 

@@ -51,7 +51,7 @@ def simulate(
                                           "tolerant rules (a feed cut short is still an error)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name): "
-                                            "the feed's own tables (--tables bbo ...) get a timestamp column (UTC)."),
+                                            "every table with a time column (all but summary) gets a timestamp column (UTC)."),
 ) -> None:
     """Replay FEED with your ORDERS in it: each instruction reaches the book after its latency,
     joins the back of the queue at its price (shares ahead = the feed's visible shares then),

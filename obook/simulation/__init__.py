@@ -135,7 +135,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     of the summary's later mid. ``feed_tables``: the replay's own tables to return too
     (bbo, trades, orders, depth; () for none: then only your instruments' books are
     replayed, which is much faster). ``workers``, ``format``, ``on_error``, ``date``:
-    as for replays. ``day_end``: DAY orders expire after the feed's last record.
+    as for replays (with a session date, given or the feed's own, every table with ``time``
+    gets ``timestamp`` after it, yours too; the summary has none). ``day_end``: DAY orders expire after the feed's last record.
     ``own_tables``: the with-own views to build, ``bbo_with_own`` and / or ``depth_with_own``
     (its ``levels`` a side, 1 to 50, as the feed's ``depth``). ``progress``: called with the
     bytes of the feed read so far, e.g. for a progress bar.
@@ -145,10 +146,11 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     from ..feeds import resolve_format
     from ..feeds.orders import read_orders
     from ..feeds.orders.reader import to_table
+    from ..session import stamp_of
     from .observer import SimObserver, warm
     from .prepare import latencies, prepare_own
     from .source import feed_source
-    from .tables import build_tables
+    from .tables import build_tables, stamped
 
     feed = feed_source(feed)
     checked = checked_options(seed=seed, horizon=horizon, workers=workers, format=format, on_error=on_error,
@@ -180,6 +182,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
                     levels=levels, date=date, observer=observer, tickers=pushdown, unknown_tickers="ignore",
                     progress=progress)
+    stamp = stamp_of(replay.format, replay.session)
+    _check_arrivals(own, o, stamp, replay.session)
     got: dict[str, list] = {t: [] for t in feed_tables}
     want = dict(want_bbo="bbo_with_own" in own_tables, depth_levels=levels if "depth_with_own" in own_tables else 0)
     try:
@@ -189,11 +193,11 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     except FeedError as e:         # the tables of the records before the bad one
         if replay.observed and e.feed_record is not None:
             out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-            e.partial = SimResult({**build_tables(own, replay.observed, before=e.feed_record, **want), **out},
-                                  dict(replay.stats))
+            sim = stamped(build_tables(own, replay.observed, before=e.feed_record, **want), stamp)
+            e.partial = SimResult({**sim, **out}, dict(replay.stats))
         raise
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-    sim = build_tables(own, replay.observed, **want)
+    sim = stamped(build_tables(own, replay.observed, **want), stamp)
     _warn_unseen(own, replay.observed, o.name)
     stats = dict(replay.stats)
     stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
@@ -215,6 +219,25 @@ def checked_options(*, seed: int = 0, horizon: float = 1.0, workers: int | None 
     check_choice("on_error", on_error, ON_ERROR)
     check_date(date)
     return given
+
+
+def _check_arrivals(own, o, stamp, day) -> None:
+    """An ObookError naming the first order row whose arrival no ns ``timestamp`` holds (with
+    the session date ``day``); the feed's own times the replay checks."""
+    import numpy as np
+
+    from .._kernels.simulate_layout import I_ARR, I_ROW
+    from ..session import first_out_of_range
+
+    if stamp.base_ns is None:
+        return
+    arrival = np.zeros(own.n_rows, np.int64)       # in the orders' row order
+    arrival[own.ins[:, I_ROW] - 1] = own.ins[:, I_ARR]
+    bad = first_out_of_range(pa.array(arrival), stamp.base_ns, stamp.scale)
+    if bad >= 0:
+        on = f" with the session date {day}" if day else ""
+        raise ObookError(f"{o.name or '<orders>'}: row {bad + 1}: time {int(o.time[bad])} (arrival "
+                         f"{int(arrival[bad])}) gives an instant beyond 1677-2262{on}, what ns timestamps hold")
 
 
 def _warn_unseen(own, observed: list, name) -> None:

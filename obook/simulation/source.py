@@ -25,3 +25,14 @@ def feed_source(feed):
     if not files:
         raise ObookError("no feed files given")
     return files
+
+
+def feed_stamp(feed, format=None, date=None):
+    """The :class:`obook.session.Stamp` of the replay of ``feed`` (as :func:`feed_source`
+    gives it): ``timestamp`` when ``date`` is given or the feed has its own session date (a
+    Nasdaq file name, an epoch format); the schemas of the tables before the run."""
+    from ..feeds import resolve_format
+    from ..session import session_date, stamp_of
+
+    fmt = resolve_format(format, feed)
+    return stamp_of(fmt, session_date(feed, date, fmt))

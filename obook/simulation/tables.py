@@ -65,8 +65,21 @@ SCHEMAS = {"fills": fills_schema, "events": events_schema, "summary": summary_sc
            "depth_with_own": depth_own_schema()}
 
 
-def schema_of(table: str, levels: int = 10) -> pa.Schema:
-    return depth_own_schema(levels) if table == "depth_with_own" else SCHEMAS[table]
+def schema_of(table: str, levels: int = 10, stamp=None) -> pa.Schema:
+    """A table's schema; with ``stamp`` (an :class:`obook.session.Stamp` whose session date is
+    known) ``timestamp`` after ``time`` (the summary has no ``time``: left as it is)."""
+    schema = depth_own_schema(levels) if table == "depth_with_own" else SCHEMAS[table]
+    return schema if stamp is None else stamp.schema(schema)
+
+
+def stamped(tables: dict, stamp) -> dict:
+    """The simulation's tables with ``timestamp`` (UTC) after ``time`` when ``stamp`` (the
+    replay's :class:`obook.session.Stamp`) knows the session date, as the replay's tables."""
+    if stamp.base_ns is None:
+        return tables
+    return {name: t if "time" not in t.schema.names else
+            pa.Table.from_batches([stamp.batch(b) for b in t.to_batches()], stamp.schema(t.schema))
+            for name, t in tables.items()}
 
 
 # built from numpy arrays: pyarrow's conversion of Python lists imports pandas

@@ -43,6 +43,9 @@ SIMULATE = (
            ("raise", "skip")),
     Option("day_end", True, "BOOLEAN", "DAY orders expire after the feed's last record"),
     Option("levels", 10, "BIGINT", "depth_with_own's levels a side (1 to 50)"),
+    Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the feed's own, e.g. a "
+                                    "MMDDYYYY.NASDAQ_ITCH50 name): every table with `time` gets `timestamp` "
+                                    "(UTC) after it"),
 )
 
 #: ``obook.simulate``'s options that only Python (and the command, which writes the feed's
@@ -50,7 +53,6 @@ SIMULATE = (
 SIMULATE_PYTHON_ONLY = {
     "feed_tables": "the feed's own tables are obook_<table> / scan_<table>; obook simulate --tables names them",
     "own_tables": "a DuckDB macro or a polars scan (table=) is one table; obook simulate --tables names them",
-    "date": "it stamps the feed's own tables only (obook simulate --date); your tables have no timestamp",
     "progress": "a Python callable (obook simulate shows a progress bar)",
 }
 
