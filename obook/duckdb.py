@@ -445,14 +445,18 @@ def _given(options: tuple, values: list) -> dict:
 
 
 def _fixed_arity(slot, n: int, heads: int = 1):
-    """``slot(heads, values, query)`` (one head: ``slot(path, values, query)``) as a UDF of its own
-    arity (DuckDB wants it): ``(<each head>, <one per option>, query)``."""
-    names, firsts = [f"v{i}" for i in range(n)], [f"h{i}" for i in range(heads)]
-    given = firsts[0] if heads == 1 else f"({', '.join(firsts)},)"
-    scope = {"slot": slot}
-    exec(f"def udf({', '.join(firsts + names + ['query'])}):\n"
-         f"    return slot({given}, [{', '.join(names)}], query)\n", scope)
-    return scope["udf"]
+    """``slot(heads, values, query)`` (one head: ``slot(path, values, query)``) as a UDF of
+    ``heads + n + 1`` arguments: ``(<each head>, <one per option>, query)``, its signature
+    saying so (DuckDB checks a UDF's arity against its parameter types)."""
+    import inspect
+
+    def udf(*args):
+        given = args[0] if heads == 1 else tuple(args[:heads])
+        return slot(given, list(args[heads:heads + n]), args[-1])
+
+    udf.__signature__ = inspect.Signature([inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_ONLY)
+                                           for i in range(heads + n + 1)])
+    return udf
 
 
 def _simulate_macros(con, token: str, shared: _Shared) -> None:
