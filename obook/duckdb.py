@@ -831,9 +831,6 @@ def _unit_value(values: dict, key) -> str:
 
 _units_seen: dict = {}
 
-#: ns per unit of a table's ``obook.time_unit``
-_TIME_UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9}
-
 
 def _parquet_units(source) -> dict | None:
     """The units (price_scale, quantity_scale, time_unit_ns) that Parquet files obook wrote
@@ -842,6 +839,7 @@ def _parquet_units(source) -> dict | None:
     import pyarrow.parquet as pq
 
     from .tables.open import expand, is_pattern
+    from .tables.units import time_unit_ns, units as meta_units
 
     items = source if isinstance(source, list) else [source]
     if not items or not all(isinstance(p, str) and p.lower().endswith((".parquet", ".pq")) for p in items):
@@ -850,13 +848,13 @@ def _parquet_units(source) -> dict | None:
     found = None
     for path in paths:
         try:
-            meta = pq.read_schema(path).metadata or {}
-        except (OSError, pa.ArrowException) as e:
+            meta = meta_units(pq.read_schema(path))
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
             raise ObookError(f"{path}: cannot read its Parquet schema: {e}") from e
         try:
-            units = {"price_scale": int(meta[b"obook.price_scale"]), "quantity_scale": int(meta[b"obook.quantity_scale"]),
-                     "time_unit_ns": _TIME_UNITS[meta[b"obook.time_unit"].decode()]}
-        except (KeyError, ValueError, UnicodeDecodeError):
+            units = {"price_scale": int(meta["price_scale"]), "quantity_scale": int(meta["quantity_scale"]),
+                     "time_unit_ns": time_unit_ns(meta["time_unit"])}
+        except (KeyError, ValueError):
             raise ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
                              "obook.quantity_scale, obook.time_unit in its schema): give the feed it came from, "
                              "or the scale to obook_scaled_price") from None
