@@ -132,11 +132,9 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None, 
                        positions)
     summary["price_scale"] = 10 ** fmt.price_scale if fmt is not None else None
     summary["quantity_scale"] = fmt.quantity_scale if fmt is not None else None
-    tables = Tables({"orders": lambda: with_units(table("orders", r), "orders", fmt),
-                     "events": lambda: with_units(table("events", r), "events", fmt),
-                     "fills": lambda: with_units(table("fills", r), "fills", fmt),
-                     "positions": lambda: with_units(positions, "positions", fmt),
-                     "equity": lambda: with_units(equity_t, "equity", fmt)})
+    made = {"orders": lambda: table("orders", r), "events": lambda: table("events", r),
+            "fills": lambda: table("fills", r), "positions": lambda: positions, "equity": lambda: equity_t}
+    tables = Tables({name: (lambda name=name, make=make: with_units(make(), name, fmt)) for name, make in made.items()})
     return tables, summary
 
 
