@@ -292,20 +292,28 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     backtest, its ``partial`` the tables so far) or "skip" (such records are skipped and
     counted in ``stats["skipped"]``, as in a tolerant replay).
     """
+    return prepared(dict(locals())).finished()
+
+
+def prepared(o: dict) -> "Run":
+    """:func:`backtest`'s arguments ``o`` (by name) checked, its replay set up, nothing run:
+    an ``ObookError`` naming the first wrong one."""
     from .l2_input import is_l2
 
     from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_seed, ticker_names
     from .arguments import (check_capital, check_fees, check_on, check_risk, check_timer, check_timer_start,
                             strategy_object)
 
-    check_progress(progress)
-    strategy, tickers, timer = strategy_object(strategy), ticker_names(tickers), check_timer(timer)
-    check_format_name(format)
-    on = check_on(on)
-    seed, capital, timer_start = check_seed(seed), check_capital(capital), check_timer_start(timer_start)
-    fees, risk, day_end = check_fees(fees), check_risk(risk), check_flag("day_end", day_end)
-    pipeline = None if pipeline is None else check_flag("pipeline", pipeline)
+    feed, queue = o["feed"], o["queue"]
+    check_progress(o["progress"])
+    strategy, tickers, timer = strategy_object(o["strategy"]), ticker_names(o["tickers"]), check_timer(o["timer"])
+    check_format_name(o["format"])
+    on = check_on(o["on"])
+    seed, capital, timer_start = check_seed(o["seed"]), check_capital(o["capital"]), check_timer_start(o["timer_start"])
+    fees, risk, day_end = check_fees(o["fees"]), check_risk(o["risk"]), check_flag("day_end", o["day_end"])
+    pipeline = None if o["pipeline"] is None else check_flag("pipeline", o["pipeline"])
     queue = queue.lower() if isinstance(queue, str) else queue      # 'FIFO', 'Power:2' too
+    latencies = {k: o[k] for k in ("feed_latency", "order_latency", "response_latency")}
     l2 = is_l2(feed)
     if not l2:
         check_feed_path(feed)
@@ -321,19 +329,17 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
             raise ObookError(f"{name}: an L2 input (levels, no order ids) has no FIFO queue: use an L2 queue model")
         from .l2 import backtest_l2
 
-        return backtest_l2(feed, strategy, queue=queue, tickers=tickers, feed_latency=feed_latency,
-                           order_latency=order_latency, response_latency=response_latency, timer=timer, fees=fees,
-                           risk=risk, interval=interval, capital=capital, day_end=day_end, on=on)
+        return Run(done=lambda: backtest_l2(feed, strategy, queue=queue, tickers=tickers, **latencies, timer=timer,
+                                            fees=fees, risk=risk, interval=o["interval"], capital=capital,
+                                            day_end=day_end, on=on))
     from .._kernels.backtest_layout import SUB_TIMER
     from ..engine.replay import Replay
-    from ..errors import FeedError
     from ..feeds import resolve_format
     from .arguments import check_interval
     from .latency import pack
-    from .tables import build
-    from .worker import BacktestObserver, StrategyError
+    from .worker import BacktestObserver
 
-    fmt = resolve_format(format, feed)
+    fmt = resolve_format(o["format"], feed)
     unit_ns = int(fmt.time_unit_ns)
     fn, state, is_compiled, tickers, sub, period, t0 = _strategy_spec(strategy, tickers, on, timer, timer_start,
                                                                       unit_ns)
@@ -344,35 +350,78 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     ticks = timer_ticks(period, unit_ns)
     if sub & SUB_TIMER and not ticks:
         raise ObookError("the strategy is called on timer: give the timer's period (timer= ns)")
-    LM, LA, LB = pack((feed_latency, order_latency, response_latency), unit_ns, seed)
+    LM, LA, LB = pack(tuple(latencies.values()), unit_ns, seed)
     zero = int(LM[0, 0] == 0 and LB[0, 0] == 0)
-    interval_ns = check_interval(interval, unit_ns)
+    interval_ns = check_interval(o["interval"], unit_ns)
     spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
                 ticks, None if t0 is None else check_timer_start(t0), interval_ns // unit_ns,
                 LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed))
     obs = BacktestObserver(spec)
-    replay = Replay(feed, workers=1, format=fmt, on_error=on_error, tables=("bbo",), date=date, observer=obs,
-                    tickers=spec.tickers, unknown_tickers="warn", rows=False,
-                    observe_here=_pipelined(feed, pipeline), progress=progress)
-    try:
-        for _ in replay.table_batches():
+    replay = Replay(feed, workers=1, format=fmt, on_error=o["on_error"], tables=("bbo",), date=o["date"],
+                    observer=obs, tickers=spec.tickers, unknown_tickers="warn", rows=False,
+                    observe_here=_pipelined(feed, pipeline),
+                    progress=o["progress"])
+    return Run(replay, obs, (fees, unit_ns, interval_ns, capital, fmt))
+
+
+@dataclass
+class Run:
+    """A backtest set up (:func:`prepared`): ``steps()`` runs it, ``finished()`` to its end.
+    An L2 input's runs whole (``done``)."""
+
+    replay: object = None
+    obs: object = None
+    build_args: tuple = ()
+    done: object = None
+    result: BacktestResult | None = None
+    rows: dict | None = None        # the whole run's rows (a worker's), once it ended
+
+    @property
+    def fmt(self):
+        return self.build_args[-1] if self.build_args else None
+
+    def build(self, rows: dict):
+        """(tables, summary) of ``rows``: a worker's rows so far, or the whole run's."""
+        from .tables import build
+
+        return build(rows, *self.build_args)
+
+    def finished(self) -> BacktestResult:
+        for _ in self.steps():
             pass
-    except (StrategyError, FeedError) as e:      # the tables so far (a bad feed record: before it)
-        if obs.last is not None:
-            tables, summary = build(obs.last.rows(), fees, unit_ns, interval_ns, capital, fmt)
-            e.partial = BacktestResult(tables, summary, {})
-        raise
-    finally:
-        if obs.last is not None:
-            obs.last.close()
-    rows = replay.observed[0] if replay.observed else obs.last.rows()
-    if rows.get("unknown_refs"):
-        log.warning("the compiled strategy returned %d order(s) whose ref was in use (a new order) or unknown "
-                    "(a cancel or modify): not sent; the summary counts them as unknown_refs", rows["unknown_refs"])
-    tables, summary = build(rows, fees, unit_ns, interval_ns, capital, fmt)
-    stats = dict(replay.stats)
-    stats.update(calls=rows["calls"])
-    return BacktestResult(tables, summary, stats)
+        return self.result
+
+    def steps(self):
+        """Run the backtest, yielding its worker (obook.backtest.worker.BacktestWorker, None
+        before the first batch) after each feed batch: its rows so far are final. At the end
+        ``result`` holds the BacktestResult. A strategy's error or a bad feed record raises
+        with ``partial``: the tables so far."""
+        from ..errors import FeedError
+        from .worker import StrategyError
+
+        if self.done is not None:
+            self.result = self.done()
+            return
+        replay, obs = self.replay, self.obs
+        try:
+            for _ in replay.table_batches():
+                yield obs.last
+        except (StrategyError, FeedError) as e:      # the tables so far (a bad feed record: before it)
+            if obs.last is not None:
+                e.partial = BacktestResult(*self.build(obs.last.rows()), {})
+            raise
+        finally:
+            if obs.last is not None:
+                obs.last.close()
+        self.rows = rows = replay.observed[0] if replay.observed else obs.last.rows()
+        if rows.get("unknown_refs"):
+            log.warning("the compiled strategy returned %d order(s) whose ref was in use (a new order) or unknown "
+                        "(a cancel or modify): not sent; the summary counts them as unknown_refs",
+                        rows["unknown_refs"])
+        tables, summary = self.build(rows)
+        stats = dict(replay.stats)
+        stats.update(calls=rows["calls"])
+        self.result = BacktestResult(tables, summary, stats)
 
 
 class _CallableModule(type(sys)):

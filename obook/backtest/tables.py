@@ -104,6 +104,32 @@ class Tables(Mapping):
         return len(self._makers)
 
 
+def key_refs(act: np.ndarray, key: np.ndarray, ref: np.ndarray):
+    """``refs(keys)``: the strategy's reference of each order key (-1: none), from the
+    instructions' action, key and ref columns: a key's ref is its first new order's. A key is
+    handed out as its first new order is sent, so the instructions sent so far name every key
+    the rows made so far hold."""
+    new = act == 0
+    keys = key[new]
+    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):   # keys are handed out in order
+        keys, first = np.unique(keys, return_index=True)
+    else:
+        first = np.arange(len(keys))
+    lut = np.full(int(keys.max()) + 1 if len(keys) else 0, -1, np.int64)
+    lut[keys] = ref[new][first]
+
+    def refs(k):
+        k = np.asarray(k, np.int64)
+        ok = (k >= 0) & (k < len(lut))
+        return pa.array(np.where(ok, lut[np.where(ok, k, 0)] if len(lut) else -1, -1), pa.int64())
+    return refs
+
+
+def fee_of(fees: Fees, fl: np.ndarray) -> np.ndarray:
+    """Each fill row's fee x SCALE."""
+    return fees.scaled(fl[:, F_PRICE], fl[:, F_QTY], fl[:, F_TAKER])
+
+
 def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None, fmt=None) -> tuple[Tables, dict]:
     """The tables and summary of a run's rows; ``fmt``: the feed's format, whose units the
     tables' metadata and the summary state (None: not known)."""
@@ -112,21 +138,7 @@ def build(rows: dict, fees: Fees, unit_ns: int, interval_ns: int, capital=None, 
     # the columns the summary reads, each once and contiguous (a column of the rows is
     # strided: every pass over one reads the whole table)
     act, key, ref, refused, qty = np.take(ins, [I_ACT, I_KEY, X_REF, X_REFUSED, I_QTY], axis=1).T
-    new = act == 0
-    keys = key[new]
-    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):   # keys are handed out in order
-        keys, first = np.unique(keys, return_index=True)
-    else:
-        first = np.arange(len(keys))
-    lut = np.full(int(keys.max()) + 1 if len(keys) else 0, -1, np.int64)
-    lut[keys] = ref[new][first]                    # a key's ref: its first new order's
-
-    def refs(k):
-        k = np.asarray(k, np.int64)
-        ok = (k >= 0) & (k < len(lut))
-        return pa.array(np.where(ok, lut[np.where(ok, k, 0)] if len(lut) else -1, -1), pa.int64())
-
-    r = Rows(names, ins=ins, ev=ev, fl=fl, refs=refs, fee=fees.scaled(fl[:, F_PRICE], fl[:, F_QTY], fl[:, F_TAKER]))
+    r = Rows(names, ins=ins, ev=ev, fl=fl, refs=key_refs(act, key, ref), fee=fee_of(fees, fl))
     equity_t, positions, series = equity(names, fl, r.fee, mk)
     summary = _summary(rows, (act, refused, qty), fl, series, interval_ns // unit_ns if interval_ns else 0, capital,
                        positions)

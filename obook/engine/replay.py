@@ -71,7 +71,8 @@ class Replay:
     most of its time; a clear's rows then come in order-id order, not queue order).
     ``rows``: False for a replay run for its ``observer`` alone (a backtest): the books
     are applied and checked, no BBO row is written, no table batches are built and
-    ``table_batches`` yields none.
+    ``table_batches`` yields ``(None, None)`` once the observer has seen each batch (where
+    its caller regains control: a backtest hands over the rows made so far there).
     ``observe_here``: the observer runs in this process, one worker process applies the
     books, and the two work side by side (the worker runs ahead by up to ``slots``
     batches, whose events travel back through shared memory); ``workers`` is then 1.
@@ -328,6 +329,8 @@ class Replay:
             self.stats["table_rows"][table] += batch.num_rows
             yield table, batch
         built = batch = None
+        if not self.rows:
+            yield None, None
         error = FeedError(self.path, first[0], first[1], unit=self.format.unit) if first else frame_error
         if first and hasattr(self._framer, "locate"):     # the framer places (its own line) or explains the record
             error = self._framer.locate(error)
