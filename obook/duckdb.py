@@ -522,7 +522,8 @@ def _backtest_macros(con, token: str, shared: _Shared) -> None:
     """``obook_backtest(feed, strategy, option := default ...)`` (fills; ``tickers := ['AAA',
     'BBB']`` or ``'AAA,BBB'``) and ``obook_backtest_orders``, ``_events``, ``_positions``,
     ``_equity``: ``obook.backtest``'s tables (``strategy``: FILE.py:NAME or module:NAME), its
-    options as ``obook.tables.runs.BACKTEST`` declares them."""
+    options as ``obook.tables.runs.BACKTEST`` declares them; orders, events and fills are
+    read as the backtest makes them (obook.backtest.stream: a LIMIT stops it early)."""
     from .backtest.columns import schemas
     from .tables.runs import BACKTEST
 
@@ -575,16 +576,17 @@ def _backtest_slot(pool: _Kind):
 
 def _backtest_opener(table: str):
     def open_backtest(feed, strategy, given):
-        from .backtest import Fees, backtest
+        from .backtest import Fees
         from .backtest.latency import parse_texts
+        from .backtest.stream import backtest_reader
         from .live.cli_run import load_strategy
         from .tables.runs import BACKTEST_FEES
 
         given = dict(given)
         latencies = parse_texts(*(given.pop(k) for k in ("feed_latency", "order_latency", "response_latency")))
         fees = Fees(*(given.pop(k) for k in BACKTEST_FEES))
-        return backtest(feed, load_strategy(strategy, "obook_backtest: strategy"), **latencies, fees=fees,
-                        **given).reader(table)
+        return backtest_reader(feed, load_strategy(strategy, "obook_backtest: strategy"), table, **latencies,
+                               fees=fees, **given)
     return open_backtest
 
 

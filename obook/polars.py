@@ -301,7 +301,9 @@ _declared_signature(scan_simulate, SIMULATE, "feed", "orders")
 
 def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.backtest(feed, strategy, **kwargs)`` (orders,
-    events, fills, positions, equity); the backtest runs at collect time, once per collect.
+    events, fills, positions, equity); the backtest runs at collect time, once per collect,
+    its orders, events and fills read as it makes them (a ``head()`` stops it early; see
+    :func:`obook.backtest.stream.backtest_reader`).
     ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run).
     A keyword ``obook.backtest`` does not take, or what is no strategy, is an error here,
     not at collect time."""
@@ -310,6 +312,7 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     from .backtest import backtest
     from .backtest.arguments import strategy_object
     from .backtest.columns import schemas
+    from .backtest.stream import backtest_reader
 
     shapes = schemas()
     if table not in shapes:
@@ -327,5 +330,5 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
         if isinstance(s, str):
             from .live.cli_run import load_strategy
             s = load_strategy(s, "strategy")
-        return backtest(full, s, **kwargs).reader(table)
+        return backtest_reader(full, s, table, **kwargs)
     return _scan(run, shapes[table], f"obook_backtest_{table}", os.fspath(feed))
