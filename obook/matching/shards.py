@@ -13,6 +13,7 @@ forkserver) and never outlive the call.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import mmap
@@ -54,18 +55,23 @@ def _socket(conn):
     return socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM)
 
 
-def _worker(conn, prep, books, msg, want, stp, levels, day_end):
-    from multiprocessing.reduction import sendfds
-
+def detached() -> None:
+    """A worker's start: it dies with its parent, which handles Ctrl-C and a closed terminal
+    and stops it (its signals were held while it was forked)."""
     from ..engine.worker_main import _die_with_parent
     from ..engine.workers import HELD_SIGNALS
 
     _die_with_parent()
-    # the parent handles Ctrl-C and a closed terminal, and stops us (held while we were forked)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)
+
+
+def _worker(conn, prep, books, msg, want, stp, levels, day_end):
+    from multiprocessing.reduction import sendfds
+
+    detached()
     sink = None
     try:
         sink = _Sink(levels)
@@ -192,12 +198,39 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     """The rows of each worker, table -> list of row arrays (``merge_table`` orders them as one)."""
     nb = len(prep.instruments)
     workers = max(1, min(workers, nb))
-    all_books = np.arange(nb, dtype=np.int64)
     if workers == 1:
-        return [run_books(prep, all_books, prep.msg, want=want, stp=stp, levels=levels, day_end=day_end)]
+        return [run_books(prep, np.arange(nb, dtype=np.int64), prep.msg, want=want, stp=stp, levels=levels,
+                          day_end=day_end)]
+    with shard_workers(prep, workers, _worker, want, stp, levels, day_end) as (procs, conns):
+        parts = []
+        for w, c in enumerate(conns):
+            try:
+                r = _received(c)
+            except (EOFError, OSError) as e:
+                raise died(procs, w) from e
+            if isinstance(r, tuple):
+                raise WorkerError(f"match worker {w} failed: {r[1]}")
+            parts.append(r)
+        return parts
+
+
+def died(procs: list, w: int) -> WorkerError:
+    """The error of worker ``w``, whose pipe closed before it said it was done."""
+    procs[w].join(0.5)
+    return WorkerError(f"match worker {w} (pid {procs[w].pid}) died (exit code {procs[w].exitcode})")
+
+
+@contextlib.contextmanager
+def shard_workers(prep, workers: int, target, *args):
+    """One process a shard of ``prep``'s books, ``target(conn, prep, books, msg, *args)``
+    (``prep`` without the instructions, ``msg`` the shard's): yields ``(processes, pipes)``.
+    Leaving the block stops them: those of a block left by an exception (a consumer that
+    stopped early too) at once, the others once they have exited (killed after 2 s)."""
     from ..engine.workers import _starting, mp_context
 
     ctx = mp_context()
+    nb = len(prep.instruments)
+    all_books = np.arange(nb, dtype=np.int64)
     # each worker gets its own rows only (the prices sent are the parent's, for its events)
     light = dataclasses.replace(prep, msg=prep.msg[:0], given_price=prep.given_price[:0], given=prep.given[:0])
     worker_of = prep.msg.rows["book"] % workers
@@ -207,27 +240,16 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
         for w in range(workers):
             books = all_books[all_books % workers == w]
             msg = prep.msg[worker_of == w]
-            parent, child = ctx.Pipe(duplex=True)           # a socket pair: the memfd travels on it
-            p = ctx.Process(target=_worker, name=f"obook-match-{w}", daemon=True,
-                            args=(child, light, books, msg, want, stp, levels, day_end))
+            parent, child = ctx.Pipe(duplex=True)           # a socket pair: a memfd can travel on it
+            p = ctx.Process(target=target, name=f"obook-match-{w}", daemon=True,
+                            args=(child, light, books, msg, *args))
             with _starting(ctx):
                 p.start()
                 procs.append(p)
                 conns.append(parent)
                 child.close()
-        parts = []
-        for w, c in enumerate(conns):
-            try:
-                r = _received(c)
-            except (EOFError, OSError) as e:
-                procs[w].join(0.5)
-                raise WorkerError(f"match worker {w} (pid {procs[w].pid}) died "
-                                  f"(exit code {procs[w].exitcode})") from e
-            if isinstance(r, tuple):
-                raise WorkerError(f"match worker {w} failed: {r[1]}")
-            parts.append(r)
+        yield procs, conns
         done = True
-        return parts
     finally:
         from ..interrupts import deferred
 
