@@ -422,8 +422,8 @@ def _match_slot(pool: _Kind, table: str, options: tuple):
 
 
 def _match_opener(table: str):
-    """The reader of a matching table macro: with one worker made as the book runs (a
-    ``LIMIT`` stops the run), with more ``obook.match``'s table."""
+    """The reader of a matching table macro, made as the book runs (a ``LIMIT`` stops the
+    run and its workers)."""
     def open_match(path, given):
         from .matching import table_reader
 

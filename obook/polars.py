@@ -235,9 +235,9 @@ def __getattr__(name: str):
 
 def scan_match(path, *, table: str = "fills", **options) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.match(path, ...)`` (fills, events, bbo or depth);
-    the engine runs at collect time, once per collect (with one worker as polars reads the
-    rows: ``head(n)`` stops it). ``options``: ``obook.match``'s (its keywords but
-    ``tables``), checked now."""
+    the engine runs at collect time, once per collect, as polars reads the rows (``head(n)``
+    stops it and its workers). ``options``: ``obook.match``'s (its keywords but ``tables``),
+    checked now."""
     from .matching import checked_options, schema_of, table_reader
 
     full = _check_path(path, "order", one=True)

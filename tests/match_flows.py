@@ -74,3 +74,17 @@ def to_table(rows: list[dict]) -> pa.Table:
 def tuples(table: pa.Table) -> list[tuple]:
     cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
     return list(zip(*cols))
+
+
+def csv_with_bad_row(path, seed: int, n: int, bad_row: int):
+    """A CSV of ``random_flow(seed, n, bad=False)`` whose row ``bad_row`` (1-based) has the
+    price "abc": match() raises naming that row, the rows before it in ``partial``."""
+    import pyarrow.csv as pcsv
+
+    pcsv.write_csv(to_table(random_flow(seed, n, tick=1, bad=False)), path)
+    lines = path.read_text().splitlines()
+    fields = lines[bad_row].split(",")
+    fields[COLUMNS.index("price")] = "abc"
+    lines[bad_row] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n")
+    return path

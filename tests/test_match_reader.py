@@ -150,3 +150,65 @@ def test_polars_scan_match_workers_two_gives_the_same_rows(orders):
     for t in TABLES:
         one = obook.scan_match(orders, table=t, date="2024-03-01").collect()
         assert one.equals(obook.scan_match(orders, table=t, date="2024-03-01", workers=2).collect()), t
+
+
+@pytest.fixture(scope="module")
+def bad_orders(tmp_path_factory):
+    """Orders whose row 2500 cannot be read, and match()'s FeedError (with its partial)."""
+    from match_flows import csv_with_bad_row
+
+    p = csv_with_bad_row(tmp_path_factory.mktemp("match_reader_bad") / "orders.csv", 7, 4000, 2500)
+    with pytest.raises(obook.FeedError, match="row 2500: price is not an integer") as err:
+        obook.match(p, workers=2)
+    return p, err.value
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_table_reader_bad_row_yields_the_partial_rows_then_raises(bad_orders, workers):
+    from obook.matching import table_reader
+
+    orders, error = bad_orders
+    for t in TABLES:
+        reader, got = table_reader(orders, t, workers=workers), []
+        with pytest.raises(obook.FeedError) as err:
+            for batch in reader:
+                got.append(batch)
+        assert str(err.value) == str(error) and f"{orders}: row 2500:" in str(err.value), t
+        assert pa.Table.from_batches(got, reader.schema).equals(error.partial.table(t)), t
+    got, reader = [], match_reader(orders, "events", date="2024-03-01")
+    with pytest.raises(obook.FeedError, match="row 2500"):
+        for batch in reader:
+            got.append(batch)
+    assert pa.Table.from_batches(got, reader.schema).num_rows == error.partial.events.num_rows > 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_duckdb_match_bad_row_limit_gives_the_partial_rows_count_raises(bad_orders, workers, no_leaks):
+    import duckdb
+
+    orders, error = bad_orders
+    con = obook.connect()
+    for t in TABLES:
+        sql = f"SELECT * FROM {MACROS[t]}('{orders}', workers := {workers})"
+        assert con.sql(f"{sql} LIMIT 10").fetchall() == tuples(error.partial.table(t).slice(0, 10)), t
+        with pytest.raises(duckdb.Error) as err:
+            con.sql(f"SELECT count(*) FROM ({sql})").fetchall()
+        assert f"FeedError: {error}" in str(err.value), t
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_polars_scan_match_bad_row_head_gives_the_partial_rows_collect_raises(bad_orders, workers, no_leaks):
+    import polars as pl
+
+    orders, error = bad_orders
+    for t in TABLES:
+        lf = obook.scan_match(orders, table=t, workers=workers)
+        assert lf.head(10).collect().equals(pl.from_arrow(error.partial.table(t).slice(0, 10))), t
+        with pytest.raises(obook.FeedError) as err:
+            lf.collect()
+        assert str(err.value) == str(error), t
+    got = []
+    with pytest.raises(obook.FeedError, match="row 2500"):
+        for frame in obook.scan_match(orders, table="events", workers=workers).collect_batches():
+            got.append(frame)
+    assert pl.concat(got).equals(pl.from_arrow(error.partial.events))

@@ -195,30 +195,41 @@ def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None
     so the output is never held whole, and a reader left unread stops the run there. One
     process (the rows and schema of ``match(workers=1)``, in the same order); the input is
     still read and prepared whole first. The options are :func:`match`'s (but ``workers``
-    and ``tables``), checked as it checks them.
+    and ``tables``), checked as it checks them. A row that cannot be read: the batches of
+    the rows before it (those of ``match``'s ``partial``), then its FeedError.
     """
     return table_reader(orders, table, workers=1, tick=tick, stp=stp, instruments=instruments, levels=levels,
                         day_end=day_end, date=date)
 
 
 def table_reader(orders, table: str = "fills", **options) -> pa.RecordBatchReader:
-    """One table of ``match(orders, **options)`` (its keywords but ``tables``) as a reader:
-    with one worker :func:`match_reader`'s batches, made as the book runs; with more, the
-    table of :func:`match`. The front ends open their tables with it."""
+    """One table of ``match(orders, **options)`` (its keywords but ``tables``) as a reader
+    whose batches are made as the book runs: with one worker :func:`match_reader`'s, with
+    more each worker's rows merged in input order as soon as they are final (a reader left
+    unread stops the workers). A row that cannot be read: the batches of the rows before
+    it (``match``'s ``partial``), then its FeedError. The front ends open their tables
+    with it."""
     if not isinstance(table, str):
         raise ObookError(f"table must be the name of one table ({', '.join(TABLES)}), not {table!r}")
     run = checked_options(tables=(table,), **options)
-    if run["workers"] != 1:
-        return match(orders, tables=(table,), **options).reader(table)
     check_orders_path(orders)
+    from ..errors import FeedError
     from ..feeds.orders import read_orders
 
-    return _streamed(read_orders(orders), table, run)
+    try:
+        o, then = read_orders(orders), None
+    except FeedError as e:      # the tables of the rows before the one that cannot be read, as match's partial
+        if getattr(e, "orders_before", None) is None:
+            raise
+        o, then, run = e.orders_before, e, dict(run, day_end=False)
+    return _streamed(o, table, run, then)
 
 
-def _streamed(o, table: str, run: dict) -> pa.RecordBatchReader:
-    """The reader of ``table`` over the instructions ``o``, the book run as it is read."""
-    from .books import stream_books
+def _streamed(o, table: str, run: dict, then: Exception | None = None) -> pa.RecordBatchReader:
+    """The reader of ``table`` over the instructions ``o``, the book run as it is read
+    (``then``: raised after the last batch)."""
+    from contextlib import closing
+
     from .prepare import prepare
     from .tables import Converter
 
@@ -226,13 +237,27 @@ def _streamed(o, table: str, run: dict) -> pa.RecordBatchReader:
     levels, date = run["levels"], run["date"]
     conv = Converter(prep, levels)
     stamp = None if date is None else _stamp(date)
-    books = np.arange(len(prep.instruments), dtype=np.int64)
+    workers = max(1, min(run["workers"], len(prep.instruments)))
+    shape = dict(want=run["want"], stp=run["stp"], levels=levels, day_end=run["day_end"])
+
+    def blocks():
+        if workers > 1:
+            from .stream import stream_shards
+
+            yield from stream_shards(prep, workers, table, **shape)
+            return
+        from .books import stream_books
+
+        books = np.arange(len(prep.instruments), dtype=np.int64)
+        for _, chunk in stream_books(prep, books, prep.msg, **shape):
+            yield from chunk[table]
 
     def batches():
-        for chunk in stream_books(prep, books, prep.msg, want=run["want"], stp=run["stp"], levels=levels,
-                                  day_end=run["day_end"]):
-            for rows in chunk[table]:
+        with closing(blocks()) as rows_blocks:      # closed at once when the reader is let go
+            for rows in rows_blocks:
                 for batch in conv.table(table, rows).to_batches():
                     yield batch if stamp is None else stamp.batch(batch)
+        if then is not None:
+            raise then
 
     return pa.RecordBatchReader.from_batches(schema_of(table, levels, date), batches())

@@ -14,7 +14,7 @@ import numpy as np
 from .._kernels.match_layout import (BK_ASK, BK_BID, BK_HI, BK_LAST, BK_LO, BK_WIDTH, D_HEAD,
                                      E_WIDTH, F_WIDTH, LV_DTYPE, NEVER, OD_DTYPE, OD_WIDE_DTYPE, OK, Q_WIDTH, ST_LIVE, ST_ND, ST_NE, ST_NF,
                                      ST_NQ, ST_POS, ST_WIDTH, STP_CANCEL_INCOMING,
-                                     STP_CANCEL_RESTING, STP_NONE, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
+                                     STP_CANCEL_RESTING, STP_NONE, T_SEQ, W_BBO, W_DEPTH, W_EVENTS, W_FILLS)
 from ..errors import ObookError
 
 #: starting sizes (tests make them tiny to exercise the growth paths)
@@ -168,21 +168,29 @@ def needs_wide(msg) -> bool:
     return bool(len(msg)) and int(np.abs(msg.rows["qty"]).max()) > np.iinfo(np.int32).max
 
 
-def _books(prep, msg, want: int, stp: int, levels: int, sink=None) -> MatchBooks:
+def _books(prep, msg, want: int, stp: int, levels: int, sink=None, chunk: int | None = None) -> MatchBooks:
     return MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
-                      chunk=CHUNK, wide=needs_wide(msg), sink=sink)
+                      chunk=chunk or CHUNK, wide=needs_wide(msg), sink=sink)
 
 
-def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool):
-    """Like ``run_books``, but yields the rows as the kernels make them: dicts of table ->
-    list of int64 row chunks, each dict at most about ``CHUNK`` rows a table, in input order."""
-    mb = _books(prep, msg, want, stp, levels)
+#: ``stream_books``'s ``upto`` once every row is out
+DONE = np.iinfo(np.int64).max
+
+
+def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool, chunk: int | None = None):
+    """Like ``run_books``, but yields the rows as the kernels make them: ``(upto, rows)``, rows
+    a dict of table -> list of int64 row chunks, each at most about ``chunk`` (default
+    ``CHUNK``) rows a table, in input order; every row of a ``seq`` below ``upto`` is out
+    (``DONE`` with the last)."""
+    mb = _books(prep, msg, want, stp, levels, chunk=chunk)
+    seqs = msg.clock[:, T_SEQ]
     for _ in mb.steps(msg):
-        yield mb.take()
+        pos = int(mb.st[ST_POS])
+        yield (int(seqs[pos]) if pos < len(msg) else prep.n_rows + 1), mb.take()
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)
     mb.flush()
-    yield mb.take()
+    yield DONE, mb.take()
 
 
 def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool, sink=None) -> dict:

@@ -1,0 +1,101 @@
+"""One table of the matching engine streamed from several workers, merged in input order.
+
+Each worker (a shard of the books, as in :mod:`obook.matching.shards`) sends the table's
+rows over its pipe each time the kernels flush them, with ``upto``: every row of its
+books with a ``seq`` below it is out. Every row of a ``seq`` below the least ``upto`` is
+then final, and goes out merged in (seq, book) order, as :func:`merge_table` orders the
+whole table. A worker is read when it holds the others back, or while the parent keeps
+few of its rows: a worker ahead waits on its pipe, so the rows held stay bounded and a
+consumer that stops early stops every worker.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels.match_layout import E_SEQ
+from ..errors import WorkerError
+from .books import CHUNK, DONE, stream_books, widths
+from .shards import detached, died, merge_table, shard_workers
+
+#: a worker that holds nobody back is read while the parent keeps fewer of its rows than this
+AHEAD = 4 * CHUNK
+
+
+def _worker(conn, prep, books, msg, table, want, stp, levels, day_end, chunk):
+    """Sends ``(upto, rows)`` a flush, the rows (if any) as the bytes that follow;
+    ``("failed", reason)`` on an error."""
+    detached()
+    try:
+        for upto, rows in stream_books(prep, books, msg, want=want, stp=stp, levels=levels, day_end=day_end,
+                                       chunk=chunk):
+            got = rows[table]
+            got = got[0] if len(got) == 1 else np.concatenate(got) if got else np.zeros((0, 1), np.int64)
+            conn.send((upto, len(got)))
+            if len(got):
+                conn.send_bytes(np.ascontiguousarray(got))
+    except (BrokenPipeError, ConnectionResetError):     # the parent stopped reading
+        pass
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
+        try:
+            conn.send(("failed", f"{type(e).__name__}: {e}"))
+        except OSError:
+            pass
+    finally:
+        conn.close()
+
+
+def stream_shards(prep, workers: int, table: str, *, want: int, stp: int, levels: int, day_end: bool):
+    """The rows of ``table``, matched by ``workers`` processes, as blocks of int64 rows
+    (arrays or :class:`obook.matching.shards.Merged`) in the order of ``match``'s table."""
+    from multiprocessing.connection import wait
+
+    from . import books as books_mod
+
+    width = widths(levels)[table]
+    with shard_workers(prep, workers, _worker, table, want, stp, levels, day_end, books_mod.CHUNK) as (procs, conns):
+        n = len(conns)
+        upto, held = [0] * n, [[] for _ in range(n)]
+        while min(upto) < DONE:
+            low = min(upto)
+            ready = [conns[w] for w in range(n) if upto[w] < DONE and
+                     (upto[w] == low or sum(len(r) for r in held[w]) < AHEAD)]
+            for c in wait(ready):
+                w = conns.index(c)
+                upto[w], rows = _received(c, procs, w, width)
+                if len(rows):
+                    held[w].append(rows)
+            if min(upto) > low:
+                block = _final(held, min(upto))
+                if block is not None:
+                    yield block
+
+
+def _received(conn, procs: list, w: int, width: int):
+    """Worker ``w``'s next ``(upto, rows)``."""
+    try:
+        said = conn.recv()
+        if said[0] == "failed":
+            raise WorkerError(f"match worker {w} failed: {said[1]}")
+        upto, n = said
+        rows = np.frombuffer(conn.recv_bytes(), np.int64).reshape(n, width) if n else np.zeros((0, width), np.int64)
+    except (EOFError, OSError) as e:
+        raise died(procs, w) from e
+    return upto, rows
+
+
+def _final(held: list, upto: int):
+    """The held rows of a ``seq`` below ``upto``, merged (None: none), taken out of ``held``."""
+    parts = []
+    for w, blocks in enumerate(held):
+        rows = blocks[0] if len(blocks) == 1 else np.concatenate(blocks) if blocks else None
+        if rows is None:
+            parts.append(None)
+            continue
+        cut = int(np.searchsorted(rows[:, E_SEQ], upto, side="left"))
+        parts.append(rows[:cut])
+        held[w] = [rows[cut:]] if cut < len(rows) else []
+    parts = [p for p in parts if p is not None and len(p)]
+    if not parts:
+        return None
+    return merge_table([{"rows": [p]} for p in parts], "rows")[0]

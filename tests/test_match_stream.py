@@ -1,0 +1,81 @@
+"""obook.matching.stream: one table from several workers, merged in input order as the
+workers hand their rows over, and a consumer that stops early stops them."""
+
+from __future__ import annotations
+
+import pytest
+
+import obook
+from obook.matching import books as books_mod
+from obook.matching import stream, table_reader
+from match_flows import random_flow, to_table
+
+TABLES = ("fills", "events", "bbo", "depth")
+
+
+@pytest.fixture(scope="module")
+def orders(tmp_path_factory):
+    import pyarrow.csv as pcsv
+
+    p = tmp_path_factory.mktemp("match_stream") / "orders.csv"
+    pcsv.write_csv(to_table(random_flow(17, 6000, instruments=("AAA", "BBB", "CCC", "DDD", "EEE"), tick=1)), p)
+    return p
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Tiny kernel buffers (the workers hand over many chunks, the merge waits on each) and
+    a count of the handovers the parent reads."""
+    seen = {"received": 0}
+    received = stream._received
+
+    def counted(*args):
+        seen["received"] += 1
+        return received(*args)
+
+    monkeypatch.setattr(books_mod, "CHUNK", 64)
+    monkeypatch.setattr(stream, "AHEAD", 256)
+    monkeypatch.setattr(stream, "_received", counted)
+    return seen
+
+
+@pytest.mark.parametrize("options", [dict(), dict(date="2024-03-01", levels=3, stp="cancel_resting"),
+                                     dict(day_end=False, instruments=["AAA", "CCC", "EEE"])])
+def test_table_reader_workers_give_the_rows_of_match_workers_two(orders, small_chunks, options, no_leaks):
+    whole = obook.match(orders, workers=2, **options)
+    assert whole.table("events").equals(obook.match(orders, workers=1, **options).table("events"))
+    for t in TABLES:
+        for workers in (2, 3):
+            got = table_reader(orders, t, workers=workers, **options).read_all()
+            assert got.schema.equals(whole.table(t).schema, check_metadata=True), t
+            assert got.equals(whole.table(t)), (t, workers)
+    assert small_chunks["received"] > 50          # the rows came over in many handovers
+
+
+def test_table_reader_workers_unread_rest_stops_the_workers(orders, small_chunks, no_leaks):
+    table_reader(orders, "events", workers=2).read_all()
+    whole, small_chunks["received"] = small_chunks["received"], 0
+    reader = table_reader(orders, "events", workers=2)
+    first = reader.read_next_batch()
+    reader.close()
+    del reader
+    assert first.num_rows > 0 and 0 < small_chunks["received"] < whole / 4
+
+
+def test_duckdb_match_workers_two_limit_stops_before_a_later_bad_row(tmp_path, no_leaks):
+    from match_flows import csv_with_bad_row, tuples
+
+    orders = csv_with_bad_row(tmp_path / "orders.csv", 3, 3000, 2900)
+    with pytest.raises(obook.FeedError, match="row 2900") as err:
+        obook.match(orders, workers=2)
+    con = obook.connect()
+    got = con.sql(f"SELECT * FROM obook_match_events('{orders}', workers := 2) LIMIT 10").fetchall()
+    assert got == tuples(err.value.partial.events.slice(0, 10))
+    con.close()
+
+
+def test_polars_scan_match_workers_two_head_gives_the_first_rows(orders, no_leaks):
+    import polars as pl
+
+    got = obook.scan_match(orders, table="fills", workers=2).head(10).collect()
+    assert got.equals(pl.from_arrow(obook.match(orders, tables=("fills",)).fills.slice(0, 10)))
