@@ -85,17 +85,19 @@ def _received(conn, procs: list, w: int, width: int):
 
 
 def _final(held: list, upto: int):
-    """The held rows of a ``seq`` below ``upto``, merged (None: none), taken out of ``held``."""
+    """The held rows of a ``seq`` below ``upto``, merged (None: none), taken out of ``held``
+    (each worker's list of non-empty row blocks; only the block ``upto`` falls in is cut)."""
     parts = []
-    for w, blocks in enumerate(held):
-        rows = blocks[0] if len(blocks) == 1 else np.concatenate(blocks) if blocks else None
-        if rows is None:
-            parts.append(None)
-            continue
-        cut = int(np.searchsorted(rows[:, E_SEQ], upto, side="left"))
-        parts.append(rows[:cut])
-        held[w] = [rows[cut:]] if cut < len(rows) else []
-    parts = [p for p in parts if p is not None and len(p)]
+    for blocks in held:
+        taken = []
+        while blocks and blocks[0][-1, E_SEQ] < upto:
+            taken.append(blocks.pop(0))
+        if blocks and blocks[0][0, E_SEQ] < upto:
+            cut = int(np.searchsorted(blocks[0][:, E_SEQ], upto, side="left"))
+            taken.append(blocks[0][:cut])
+            blocks[0] = blocks[0][cut:]
+        if taken:
+            parts.append(taken[0] if len(taken) == 1 else np.concatenate(taken))
     if not parts:
         return None
     return merge_table([{"rows": [p]} for p in parts], "rows")[0]
