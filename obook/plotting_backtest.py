@@ -118,14 +118,13 @@ def _one_day(tables: dict, run: dict, date) -> tuple[dict, str | None]:
 
 def _check_the_day(date, feed, fmt) -> None:
     """``date`` named for a one-day run: it must be the run's day, its feed's session date
-    (its format's, e.g. a Nasdaq file name's, else an ISO date in the file's name); a run of
-    one day whose feed names no date has nothing to pick, and --date is refused rather than
-    ignored."""
-    from .feeds import named_date
+    by its format's own rule (a Nasdaq file name's, a CSV file name's ISO date ...), the day
+    the run's timestamps are of; a run of one day whose feed has no date has nothing to
+    pick, and --date is refused rather than ignored."""
     from .session import session_date
 
     wanted = session_date(None, date)          # a YYYY-MM-DD, else an ObookError saying so
-    day = (session_date(feed, None, fmt) or named_date(feed)) if feed is not None else None
+    day = session_date(feed, None, fmt) if feed is not None else None
     if day is None:
         raise ObookError(f"--date {date}: the run is one day, of no known date (its feed names none): --date "
                          "picks a day of a many-day run; leave it out")

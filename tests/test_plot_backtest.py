@@ -343,3 +343,18 @@ def test_plot_backtest_series_of_a_shanghai_run_position_in_shares_equity_in_the
     assert list(d["position"][1]) == [e["position"] / 1000 for e in equity]
     assert np.allclose(d["equity"][1], [float(e["equity"]) / 1000 / 1000 for e in equity])   # yuan
     assert np.allclose(d["buys"][1], [fill["price"] / 1000])
+
+
+def test_plot_backtest_one_day_run_date_only_from_its_formats_naming_rule(tmp_path, capsys):
+    """An ITCH feed's session date is its Nasdaq name's (MMDDYYYY.NASDAQ_ITCH50): a YYYYMMDD
+    elsewhere in its name is no date of it, as for the backtest's own timestamps."""
+    from frontend_feeds import write_small_feed
+
+    feed = write_small_feed(tmp_path / "day_20240102.itch")
+    (tmp_path / "s.py").write_text("class Idle:\n    def on_book(self, ctx):\n        return None\n")
+    r = CliRunner().invoke(app, ["backtest", str(feed), "--strategy", f"{tmp_path / 's.py'}:Idle",
+                                 "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    err = cli_error(capsys, "plot", "backtest", tmp_path / "out", tmp_path / "x.png", "--date", "2024-01-02")
+    assert "--date 2024-01-02: the run is one day, of no known date (its feed names none)" in err
+    assert not (tmp_path / "x.png").exists()
