@@ -357,7 +357,8 @@ def _check_workers(workers: int | None) -> int | None:
 
 
 def _check_format(fmt: str | None) -> str | None:
-    if fmt is None:
+    """A run macro's ``format``: a format's name in any case; NULL or '' is detected."""
+    if not fmt:
         return None
     from .feeds import get_format   # raises ObookError for an unknown format
 

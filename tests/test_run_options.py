@@ -95,3 +95,27 @@ def test_runs_command_takes_every_declared_option(run):
     names = {p.name for p in click.params}
     missing = [o.name for o in declared if CLI_NAMES.get(o.name, o.name) not in names]
     assert missing == [], f"obook {command} has no flag for {missing}"
+
+
+# ----------------------------------------------------------------- one check on every front end
+
+def _inputs(tmp_path) -> tuple[str, str, str]:
+    """(a CSV feed, an order file, a strategy FILE.py:NAME)."""
+    from test_backtest_cli import DAY, STRATEGY
+    from test_simulate_frontends import ORDERS
+
+    (tmp_path / "day.csv").write_text(DAY)
+    (tmp_path / "orders.csv").write_text(ORDERS)
+    (tmp_path / "s.py").write_text(STRATEGY)
+    return str(tmp_path / "day.csv"), str(tmp_path / "orders.csv"), f"{tmp_path / 's.py'}:Join"
+
+
+@pytest.mark.parametrize("macro", ["obook_simulate_events", "obook_backtest_orders"])
+def test_runs_duckdb_format_empty_is_detected_as_left_out(macro, tmp_path):
+    feed, orders, strategy = _inputs(tmp_path)
+    second = orders if macro.startswith("obook_simulate") else strategy
+    con = obook.connect()
+    rows = [con.execute(f"SELECT * FROM {macro}(?, ?{fmt})", [feed, second]).fetchall()
+            for fmt in ("", ", format := ''", ", format := NULL")]
+    con.close()
+    assert rows[0] and rows[1] == rows[0] == rows[2]
