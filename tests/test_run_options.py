@@ -119,3 +119,22 @@ def test_runs_duckdb_format_empty_is_detected_as_left_out(macro, tmp_path):
             for fmt in ("", ", format := ''", ", format := NULL")]
     con.close()
     assert rows[0] and rows[1] == rows[0] == rows[2]
+
+
+@pytest.mark.parametrize("text, spec", [("uniform:1000:5000000", ("uniform", 1000, 5_000_000)),
+                                        ("Exponential:2000000", ("exponential", 2_000_000))])
+def test_runs_latency_distribution_text_is_the_distribution_in_python_and_polars(text, spec, tmp_path):
+    """'uniform:LO:HI' (the form DuckDB and the command line take) is the distribution in
+    Python and polars too, drawn alike with the seed."""
+    import obook.polars
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    feed, orders, strategy = _inputs(tmp_path)
+    want = obook.simulate(feed, orders, latency=spec, seed=3, workers=1).events.to_pylist()
+    assert obook.simulate(feed, orders, latency=text, seed=3, workers=1).events.to_pylist() == want
+    assert obook.polars.scan_simulate(feed, orders, table="events", latency=text, seed=3).collect().to_dicts() == want
+    want = backtest(feed, load_strategy(strategy), order_latency=spec, seed=3).orders.to_pylist()
+    assert backtest(feed, load_strategy(strategy), order_latency=text, seed=3).orders.to_pylist() == want
+    assert obook.polars.scan_backtest(feed, strategy, table="orders", order_latency=text, seed=3).collect() \
+        .to_dicts() == want

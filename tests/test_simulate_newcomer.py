@@ -79,9 +79,12 @@ def test_latencies_distribution_parameters_true_false_or_text_raise_obook_error(
         latencies(spec, 3)
 
 
-def test_latencies_distribution_as_text_in_python_hints_at_tuple():
-    with pytest.raises(ObookError, match=r"a distribution is a tuple here"):
-        latencies("uniform:0:10", 3, pa.table({"x": [1, 2, 3]}))
+def test_latencies_distribution_as_text_is_the_distribution_a_column_of_that_name_first():
+    drawn = latencies(("uniform", 0, 10), 3, seed=5)
+    assert (latencies("uniform:0:10", 3, pa.table({"x": [1, 2, 3]}), seed=5) == drawn).all()
+    assert latencies("uniform:0:10", 3, pa.table({"uniform:0:10": [1, 2, 3]})).tolist() == [1, 2, 3]
+    with pytest.raises(ObookError, match=r"latency 'uniform:0:x': distribution parameters must be numbers"):
+        latencies("uniform:0:x", 3, pa.table({"x": [1, 2, 3]}))
 
 
 @pytest.mark.parametrize("text", ["uniform:1", "gamma:1:2"])

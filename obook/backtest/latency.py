@@ -5,7 +5,7 @@ Each is one of:
 
 * an integer: a constant;
 * a distribution ``("uniform", lo, hi)``, ``("exponential", mean)``, ``("normal", mean, sd)``,
-  ``("lognormal", mu, sigma)``: values drawn with the backtest's ``seed`` (negative draws
+  ``("lognormal", mu, sigma)``, or its text ``"uniform:LO:HI"`` ...: values drawn with the backtest's ``seed`` (negative draws
   are 0), one per message in turn (a cycle of ``DRAWS`` draws);
 * a table of recorded latencies: ``(times, values)`` arrays, or an Arrow / polars table or a
   CSV / Parquet path with columns ``time`` and ``latency``; times in the feed's time unit,
@@ -30,7 +30,8 @@ import numpy as np
 from .._kernels.backtest_layout import LM_CONST, LM_DRAWS, LM_TABLE
 from ..checks import is_whole
 from ..errors import ObookError
-from ..simulation.prepare import MAX_LATENCY_NS, check_distribution, distribution_parameters, parse_latency
+from ..simulation.prepare import (MAX_LATENCY_NS, check_distribution, distribution_parameters,
+                                  is_distribution_text, parse_latency)
 
 DRAWS = 1 << 16
 DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
@@ -118,6 +119,8 @@ def resolve(spec, unit_ns: int, seed: int, kind: int):
     """(mode, times, values) in the feed's time units for one latency ``spec`` (ns)."""
     if spec is None:
         spec = 0
+    if isinstance(spec, str) and is_distribution_text(spec):
+        spec = parse_latency(spec)
     if isinstance(spec, (bool, np.bool_)) or (isinstance(spec, numbers.Number) and not is_whole(spec)):
         raise ObookError(f"latency {spec!r}: give a whole number of ns (0 to {MAX_LATENCY_NS}, a week)")
     if isinstance(spec, numbers.Number):

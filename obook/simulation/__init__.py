@@ -131,7 +131,8 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     tuple of paths and patterns (the files in that order, a pattern's sorted).
     ``orders``: order entry (CSV / Parquet / Arrow path, or an Arrow, polars or DuckDB
     table; :mod:`obook.feeds.orders`). ``latency``: ns (an integer, a column name, per-row
-    values, or a distribution tuple drawn with ``seed``). ``horizon``: seconds after arrival
+    values, or a distribution drawn with ``seed``: a tuple ``("uniform", lo, hi)`` or its text
+    ``"uniform:LO:HI"``). ``horizon``: seconds after arrival
     of the summary's later mid. ``feed_tables``: the replay's own tables to return too
     (bbo, trades, orders, depth; () for none: then only your instruments' books are
     replayed, which is much faster). ``workers``, ``format``, ``on_error``, ``date``:

@@ -3,8 +3,9 @@
 Latency: ``latency`` is nanoseconds, one of: an integer (every instruction), the name of
 a column of the order input (per instruction), a sequence or array (per row), or a
 distribution ``("uniform", lo, hi)``, ``("exponential", mean)``, ``("normal", mean, sd)``,
-``("lognormal", mu, sigma)`` drawn with ``seed`` in input row order (negative draws are
-0). An instruction decided at ``time`` (in the feed's time unit) takes effect after every
+``("lognormal", mu, sigma)`` (or its text, as DuckDB and the command line take it:
+``"uniform:LO:HI"`` ...; a column of that name comes first) drawn with ``seed`` in input
+row order (negative draws are 0). An instruction decided at ``time`` (in the feed's time unit) takes effect after every
 feed record of its book whose time is at or before ``time * unit + latency`` ns and before
 the next one: in feed units, arrival = ``time + latency // unit`` and a record at time t
 comes first when ``t <= arrival``.
@@ -111,12 +112,11 @@ def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = Non
         return np.full(n, int(latency), np.int64)
     if isinstance(latency, float) or (isinstance(latency, str) and _numeric(latency)):
         raise ObookError(f"latency {latency!r}: {WHAT}")
+    if isinstance(latency, str) and (table is None or latency not in table.column_names):
+        if not is_distribution_text(latency):
+            raise ObookError(f"{name + ': ' if name else ''}latency column {latency!r} is not in the orders")
+        latency = parse_latency(latency)
     if isinstance(latency, str):
-        if table is None or latency not in table.column_names:
-            hint = ""
-            if latency.partition(":")[0].strip().lower() in DISTRIBUTIONS:
-                hint = " (a distribution is a tuple here, e.g. ('uniform', 0, 2_000_000))"
-            raise ObookError(f"{name + ': ' if name else ''}latency column {latency!r} is not in the orders{hint}")
         import pyarrow as pa
 
         col = table.column(latency)
@@ -154,6 +154,12 @@ def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = Non
                 raise ObookError(f"latency: not 64-bit integers ({e})") from e
         lat = _whole_ns(values, "latency")
     return lat
+
+
+def is_distribution_text(text: str) -> bool:
+    """``text`` names a latency distribution, as ``uniform:LO:HI`` (in any case) does."""
+    name, colon, _ = text.partition(":")
+    return bool(colon) and name.strip().lower() in DISTRIBUTIONS
 
 
 def parse_latency(text: str | None):
