@@ -546,10 +546,8 @@ def _backtest_slot(pool: _Kind):
         import json
 
         from .backtest import Fees
-        from .backtest.arguments import check_capital, check_timer, check_timer_start
+        from .backtest.arguments import check_keywords
         from .backtest.latency import parse_texts
-        from .checks import check_choice, check_date, check_flag, check_seed
-        from .engine.replay import ON_ERROR
 
         feed, strategy = heads
         if strategy is None:
@@ -560,16 +558,11 @@ def _backtest_slot(pool: _Kind):
         given = _given(BACKTEST, values)
         tickers = given["tickers"]
         given["tickers"] = _check_tickers(list(tickers) if isinstance(tickers, tuple) else tickers)
-        parse_texts(given["feed_latency"], given["order_latency"], given["response_latency"])
-        check_timer(given["timer"])
-        check_timer_start(given["timer_start"])
-        check_capital(given["capital"])
-        check_seed(given["seed"])
-        check_date(given["date"])
-        Fees(*(given[k] for k in BACKTEST_FEES))
-        check_choice("on_error", given["on_error"], ON_ERROR)
-        check_flag("day_end", given["day_end"])
         given["format"] = _check_format(given["format"])
+        kw = {**{k: v for k, v in given.items() if k not in BACKTEST_FEES},
+              **parse_texts(given["feed_latency"], given["order_latency"], given["response_latency"])}
+        check_keywords({**kw, "fees": Fees(*(given[k] for k in BACKTEST_FEES)), "risk": None, "on": None,
+                        "pipeline": None, "progress": None})
         return pool.assign((_check_path(feed), strategy, tuple(sorted(given.items()))), query)
 
     return _fixed_arity(slot, len(BACKTEST), 2)

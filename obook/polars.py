@@ -305,23 +305,28 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     its orders, events and fills read as it makes them (a ``head()`` stops it early; see
     :func:`obook.backtest.stream.backtest_reader`).
     ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run).
-    A keyword ``obook.backtest`` does not take, or what is no strategy, is an error here,
-    not at collect time."""
+    A keyword ``obook.backtest`` does not take or a value it refuses (as far as it can be
+    told without the feed), or what is no strategy, is an error here, not at collect time."""
     import inspect
 
     from .backtest import backtest
-    from .backtest.arguments import strategy_object
+    from .backtest.arguments import check_keywords, strategy_object
     from .backtest.columns import schemas
     from .backtest.stream import backtest_reader
+    from .checks import check_tickers
 
     shapes = schemas()
     if table not in shapes:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
     full = _check_path(feed, one=True)
+    if "tickers" in kwargs:         # (an iterator read once: here, not again at collect time)
+        kwargs["tickers"] = check_tickers(kwargs["tickers"])
     try:
-        inspect.signature(backtest).bind(full, strategy, **kwargs)
+        bound = inspect.signature(backtest).bind(full, strategy, **kwargs)
     except TypeError as e:
         raise TypeError(f"scan_backtest: {e}") from None
+    bound.apply_defaults()
+    check_keywords(bound.arguments)
     if not isinstance(strategy, str):
         strategy_object(strategy)
 

@@ -138,3 +138,46 @@ def test_runs_latency_distribution_text_is_the_distribution_in_python_and_polars
     assert backtest(feed, load_strategy(strategy), order_latency=text, seed=3).orders.to_pylist() == want
     assert obook.polars.scan_backtest(feed, strategy, table="orders", order_latency=text, seed=3).collect() \
         .to_dicts() == want
+
+
+@pytest.mark.parametrize("keywords, says", [
+    ({"date": "2026-13-45"}, r"--date / date= '2026-13-45': not a day"),
+    ({"timer": "5"}, r"timer '5': give a whole number of ns"),
+    ({"seed": -1}, r"seed must be a whole number from 0"),
+    ({"order_latency": "abc"}, r"order_latency: latency 'abc'"),
+    ({"feed_latency": ("uniform", 5, 1)}, r"feed_latency: latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
+    ({"fees": 5}, r"fees must be obook.backtest.Fees"),
+    ({"format": "xyz"}, r"unknown feed format 'xyz'"),
+    ({"on_error": "ignore"}, r"on_error must be one of raise, skip"),
+    ({"capital": -1}, r"capital must be a number > 0"),
+    ({"tickers": 5}, r"tickers must be a list of tickers"),
+    ({"interval": float("nan")}, r"interval must be a number of seconds"),
+    ({"day_end": "no"}, r"day_end must be True or False"),
+    ({"queue": "xyz"}, r"queue model 'xyz'"),
+])
+def test_runs_polars_scan_backtest_options_checked_when_made(keywords, says, tmp_path):
+    """scan_backtest checks obook.backtest's keywords when the scan is made, as scan_match,
+    scan_simulate and the DuckDB macros check theirs, not at collect time."""
+    import obook.polars
+
+    feed, _, strategy = _inputs(tmp_path)
+    with pytest.raises(obook.ObookError, match=says):
+        obook.polars.scan_backtest(feed, strategy, table="orders", **keywords)
+
+
+@pytest.mark.parametrize("option, says", [
+    ("queue := 'xyz'", r"queue model 'xyz'"),
+    ("interval := 'nan'::DOUBLE", r"interval must be a number of seconds"),
+    ("order_latency := 'uniform:5:1'", r"order_latency: latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
+    ("response_latency := 700000000000000", r"response_latency: latency must be between 0 and"),
+])
+def test_runs_duckdb_backtest_options_checked_when_bound(option, says, tmp_path):
+    """obook_backtest's macros check the options scan_backtest checks when made as the query
+    is bound (a relation made and not run fails too), not when the run's rows are read."""
+    import duckdb
+
+    feed, _, strategy = _inputs(tmp_path)
+    con = obook.connect()
+    with pytest.raises(duckdb.Error, match=says):
+        con.sql(f"SELECT * FROM obook_backtest_orders(?, ?, {option})", params=[feed, strategy])
+    con.close()

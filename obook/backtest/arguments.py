@@ -145,3 +145,42 @@ def check_risk(risk):
     for f in RISK_FIELDS:
         _whole_in(f"risk {f}", getattr(risk, f), 0)
     return risk
+
+
+def check_keywords(kw: dict) -> None:
+    """``obook.backtest``'s keyword arguments (``kw``: by name, every one of them, as
+    ``inspect.signature(backtest).bind(...)`` with its defaults gives them) checked as far
+    as they can be without the feed: what needs its time unit or its kind (an interval
+    shorter than the unit, an L2 queue model for an order-level feed) is checked with it.
+    A front end that runs the backtest later (a polars scan) says what is wrong now."""
+    from ..checks import (check_choice, check_date, check_flag, check_format_name, check_progress, check_seed,
+                          ticker_names)
+    from ..engine.replay import ON_ERROR
+    from .latency import pack
+
+    check_progress(kw["progress"])
+    ticker_names(kw["tickers"])
+    check_timer(kw["timer"])
+    check_format_name(kw["format"])
+    if isinstance(kw["format"], str) and kw["format"]:
+        from ..feeds import get_format
+
+        get_format(kw["format"])
+    check_on(kw["on"])
+    check_seed(kw["seed"])
+    check_capital(kw["capital"])
+    check_timer_start(kw["timer_start"])
+    check_fees(kw["fees"])
+    check_risk(kw["risk"])
+    check_flag("day_end", kw["day_end"])
+    if kw["pipeline"] is not None:
+        check_flag("pipeline", kw["pipeline"])
+    check_date(kw["date"])
+    check_choice("on_error", kw["on_error"], ON_ERROR)
+    queue = kw["queue"].lower() if isinstance(kw["queue"], str) else kw["queue"]
+    if queue not in (None, "fifo"):
+        from .l2 import parse_model
+
+        parse_model(queue)
+    pack((kw["feed_latency"], kw["order_latency"], kw["response_latency"]), 1, kw["seed"])
+    check_interval(kw["interval"], 1)
