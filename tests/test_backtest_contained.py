@@ -137,6 +137,24 @@ def test_load_strategy_what_is_no_strategy_raises_obook_error(tmp_path, source, 
         load_strategy("no_such_module_here:X")
 
 
+
+@pytest.mark.parametrize("where, says", [
+    ("day.csv", r"^--strategy: {p}day\.csv is a file, not a Python file \(give FILE\.py:NAME or module:NAME\)$"),
+    ("", r"^--strategy: {p} is a folder, not a Python file \(give FILE\.py:NAME or module:NAME\)$"),
+])
+def test_load_strategy_path_of_no_python_file_says_so(tmp_path, where, says):
+    """FILE:NAME whose FILE is there but no .py file (a feed, a folder) is named as such, not
+    as a module Python cannot find."""
+    import re
+
+    from obook.errors import ObookError
+    from obook.live.cli_run import load_strategy
+
+    (tmp_path / "day.csv").write_text("Time,Ticker\n")
+    with pytest.raises(ObookError, match=says.format(p=re.escape(f"{tmp_path}/"))):
+        load_strategy(f"{tmp_path}/{where}:X")
+
+
 class Unknown:
     """Replaces and cancels orders it never sent."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -31,6 +32,12 @@ def load_strategy(spec: str, what: str = "--strategy"):
             s = importlib.util.spec_from_file_location(f"obook_strategy_{path.stem}", path)
             module = importlib.util.module_from_spec(s)
             s.loader.exec_module(module)
+        elif "/" in where or os.sep in where:     # a path (no module's name has one), of no .py file
+            path = Path(where)
+            if not path.exists():
+                raise ObookError(f"{what}: no such file {where}")
+            raise ObookError(f"{what}: {where} is a {'folder' if path.is_dir() else 'file'}, not a Python file "
+                             "(give FILE.py:NAME or module:NAME)")
         else:
             module = importlib.import_module(where)
     except ObookError:
