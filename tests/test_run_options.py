@@ -181,3 +181,21 @@ def test_runs_duckdb_backtest_options_checked_when_bound(option, says, tmp_path)
     with pytest.raises(duckdb.Error, match=says):
         con.sql(f"SELECT * FROM obook_backtest_orders(?, ?, {option})", params=[feed, strategy])
     con.close()
+
+
+def test_runs_result_table_of_unknown_name_is_obook_error_naming_the_tables(tmp_path):
+    """``.table(name)`` of a run's result: a name it has not is an ObookError listing those
+    it has (a backtest's says backtest); the attribute is an AttributeError, as hasattr wants."""
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    feed, orders, strategy = _inputs(tmp_path)
+    results = {"match": (obook.match(orders, tables=("fills",)), r"^unknown table 'nope'; choose from fills, "
+                                                               r"events, bbo, depth$"),
+               "simulation": (obook.simulate(feed, orders), r"^no table 'nope' in this simulation; it has fills, "),
+               "backtest": (backtest(feed, load_strategy(strategy)), r"^no table 'nope' in this backtest; it has "
+                                                                     r"orders, events, fills, positions, equity$")}
+    for result, says in results.values():
+        with pytest.raises(obook.ObookError, match=says):
+            result.table("nope")
+        assert not hasattr(result, "nope")

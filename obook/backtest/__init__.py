@@ -42,6 +42,8 @@ class BacktestResult(SimResult):
     """The tables of a backtest (``orders``, ``events``, ``fills``, ``positions``,
     ``equity``) as ``pyarrow.Table`` attributes, ``summary`` (a dict) and ``stats``."""
 
+    RUN = "backtest"
+
     def __init__(self, tables: dict, summary: dict, stats: dict):
         super().__init__(tables, stats)
         self.summary = summary

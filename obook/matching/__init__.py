@@ -43,6 +43,8 @@ class MatchResult:
         raise AttributeError(name)
 
     def table(self, name: str) -> pa.Table:
+        if name not in TABLES:
+            raise ObookError(f"unknown table {name!r}; choose from {', '.join(TABLES)}")
         return getattr(self, name)
 
     def reader(self, name: str = "fills") -> pa.RecordBatchReader:

@@ -98,6 +98,9 @@ class SimResult:
     """The tables of one simulation (``fills``, ``events``, ``summary``, the with-own views and
     the feed tables asked for), as ``pyarrow.Table`` attributes; ``stats``: the replay's."""
 
+    #: what the errors call the run
+    RUN = "simulation"
+
     def __init__(self, tables: dict, stats: dict):
         self._tables = tables
         self.stats = stats
@@ -108,10 +111,12 @@ class SimResult:
         try:
             return self._tables[name]
         except KeyError:
-            raise AttributeError(f"no table {name!r} in this simulation ({', '.join(self._tables)})") from None
+            raise AttributeError(f"no table {name!r} in this {self.RUN} ({', '.join(self._tables)})") from None
 
     def table(self, name: str) -> pa.Table:
-        return getattr(self, name)
+        if name not in self._tables:
+            raise ObookError(f"no table {name!r} in this {self.RUN}; it has {', '.join(self._tables)}")
+        return self._tables[name]
 
     def reader(self, name: str = "fills") -> pa.RecordBatchReader:
         t = self.table(name)
