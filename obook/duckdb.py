@@ -543,18 +543,15 @@ def _backtest_slot(pool: _Kind):
     from .tables.runs import BACKTEST, BACKTEST_FEES
 
     def slot(heads, values, query):
-        import json
-
         from .backtest import Fees
         from .backtest.arguments import check_keywords
         from .backtest.latency import parse_texts
+        from .simulation.source import feed_source
 
-        feed, strategy = heads
+        feed_json, strategy = heads
         if strategy is None:
             raise ObookError("obook_backtest: strategy is NULL")
-        feed = None if feed is None else json.loads(feed)   # (to_json: a number or a list is named)
-        if feed is not None and not isinstance(feed, str):
-            raise ObookError(f"obook_backtest: the feed must be one file's path, not {feed!r}")
+        feed = feed_source(_frozen(_source(feed_json)))     # one feed: a file, a glob pattern or a list
         given = _given(BACKTEST, values)
         tickers = given["tickers"]
         given["tickers"] = _check_tickers(list(tickers) if isinstance(tickers, tuple) else tickers)
@@ -563,7 +560,7 @@ def _backtest_slot(pool: _Kind):
               **parse_texts(given["feed_latency"], given["order_latency"], given["response_latency"])}
         check_keywords({**kw, "fees": Fees(*(given[k] for k in BACKTEST_FEES)), "risk": None, "on": None,
                         "pipeline": None, "progress": None})
-        return pool.assign((_check_path(feed), strategy, tuple(sorted(given.items()))), query)
+        return pool.assign((feed, strategy, tuple(sorted(given.items()))), query)
 
     return _fixed_arity(slot, len(BACKTEST), 2)
 

@@ -271,6 +271,18 @@ def _declared_signature(function, declared: tuple, *leading: str) -> None:
 _declared_signature(scan_match, MATCH, "path")
 
 
+def _feed_files(feed) -> tuple:
+    """(the full path of a feed's file, or of each file of one feed in several: a list, a
+    tuple or a glob pattern; what the scan's plan names)."""
+    from .simulation.source import feed_source
+
+    files = feed_source(feed)
+    if isinstance(files, tuple):
+        full = tuple(map(_check_path, files))
+        return full, ", ".join(full)
+    return _check_path(files), os.fspath(feed)
+
+
 def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFrame:
     """A LazyFrame of one table of ``obook.simulate(feed, orders, ...)`` (fills, events,
     summary, bbo_with_own or depth_with_own with ``levels`` a side); the simulation runs at
@@ -279,7 +291,7 @@ def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFr
     ``options``: ``obook.simulate``'s (``obook.tables.runs.SIMULATE``), checked now."""
     from .engine.tables import check_tables
     from .simulation import OWN_TABLES, checked_options, simulate
-    from .simulation.source import feed_source, feed_stamp
+    from .simulation.source import feed_stamp
     from .simulation.tables import SCHEMAS, schema_of
 
     if table not in SCHEMAS:
@@ -287,13 +299,11 @@ def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFr
     options = _keywords("scan_simulate", SIMULATE, options)
     checked_options(**{k: v for k, v in options.items() if k not in ("latency", "levels")})
     check_tables(("depth",), options["levels"])
-    files = feed_source(feed)
-    full = tuple(map(_check_path, files)) if isinstance(files, tuple) else _check_path(files)
+    full, detail = _feed_files(feed)
     own = (table,) if table in OWN_TABLES else ()
     return _scan(lambda: simulate(full, orders, feed_tables=(), own_tables=own, **options).reader(table),
                  schema_of(table, options["levels"], feed_stamp(full, options["format"], options["date"])),
-                 f"obook_simulate_{table}",
-                 ", ".join(full) if isinstance(full, tuple) else os.fspath(feed))
+                 f"obook_simulate_{table}", detail)
 
 
 _declared_signature(scan_simulate, SIMULATE, "feed", "orders")
@@ -304,6 +314,7 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     events, fills, positions, equity); the backtest runs at collect time, once per collect,
     its orders, events and fills read as it makes them (a ``head()`` stops it early; see
     :func:`obook.backtest.stream.backtest_reader`).
+    ``feed``: a file, or one feed in several files (a glob pattern, a list or tuple of paths).
     ``strategy``: a strategy object, or FILE.py:NAME / module:NAME (a fresh one each run).
     A keyword ``obook.backtest`` does not take or a value it refuses (as far as it can be
     told without the feed), or what is no strategy, is an error here, not at collect time."""
@@ -318,7 +329,7 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     shapes = schemas()
     if table not in shapes:
         raise ObookError(f"unknown table {table!r}; choose from {', '.join(shapes)}")
-    full = _check_path(feed, one=True)
+    full, detail = _feed_files(feed)
     if "tickers" in kwargs:         # (an iterator read once: here, not again at collect time)
         kwargs["tickers"] = check_tickers(kwargs["tickers"])
     try:
@@ -336,4 +347,4 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
             from .live.cli_run import load_strategy
             s = load_strategy(s, "strategy")
         return backtest_reader(full, s, table, **kwargs)
-    return _scan(run, shapes[table], f"obook_backtest_{table}", os.fspath(feed))
+    return _scan(run, shapes[table], f"obook_backtest_{table}", detail)

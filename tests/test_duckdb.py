@@ -363,8 +363,8 @@ def test_obook_macro_true_false_option_given_a_number_or_other_text_names_the_op
     ("obook_simulate('{f}', '')", "obook_simulate: orders is empty"),
     ("obook_simulate('{f}', 'own.csv', horizon := 'x')", "horizon must be a number, not 'x'"),
     ("obook_backtest('{f}', 5)", "give FILE.py:NAME or module:NAME"),
-    ("obook_backtest(['{f}'], 'x.py:S')", "obook_backtest: the feed must be one file's path, not"),
-    ("obook_backtest(5, 'x.py:S')", "obook_backtest: the feed must be one file's path, not 5"),
+    ("obook_backtest(['{f}'], 'x.py:S')", "obook_backtest: strategy: no such file x.py"),
+    ("obook_backtest(5, 'x.py:S')", "the feed path must be text (a file, a glob pattern) or a list of them, not 5"),
 ])
 def test_obook_run_macro_argument_of_the_wrong_type_names_it_not_the_slot_function(con, small, call, says):
     with pytest.raises(duckdb.Error) as e:

@@ -136,8 +136,8 @@ def test_scan_bbo_path_of_no_text_or_empty_raises_obook_error_at_scan(path, says
     (lambda f: obook.polars.scan_match([f]), r"the order path must be text or a path \(one file\), not \["),
     (lambda f: obook.polars.scan_match(f + ".csv"), r"small.itch.csv: no such order file"),
     (lambda f: obook.polars.scan_simulate([f, f + ".x"], f), r"small.itch.x: no such feed file"),
-    (lambda f: obook.polars.scan_backtest([f], "s.py:S"), r"the feed path must be text or a path \(one file\)"),
-], ids=["match-list", "match-missing", "simulate-missing-piece", "backtest-list"])
+    (lambda f: obook.polars.scan_backtest([f, f + ".x"], "s.py:S"), r"small.itch.x: no such feed file"),
+], ids=["match-list", "match-missing", "simulate-missing-piece", "backtest-missing-piece"])
 def test_scan_of_one_file_given_a_list_or_no_file_says_what_it_takes(small, scan, says):
     with pytest.raises(ObookError, match=says):
         scan(str(small))

@@ -199,3 +199,27 @@ def test_runs_result_table_of_unknown_name_is_obook_error_naming_the_tables(tmp_
         with pytest.raises(obook.ObookError, match=says):
             result.table("nope")
         assert not hasattr(result, "nope")
+
+
+def test_runs_backtest_feed_in_several_files_on_every_front_end(tmp_path):
+    """One feed cut into files, as a list or a glob pattern: obook.backtest, its DuckDB macros
+    and scan_backtest take it as obook.simulate and its front ends do, the rows of the whole file."""
+    import obook.polars
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    feed, _, strategy = _inputs(tmp_path)
+    lines = open(feed).read().splitlines(keepends=True)
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.csv").write_text("".join(lines[:30]))
+    (tmp_path / "parts" / "b.csv").write_text("".join(lines[30:]))
+    parts, pattern = [str(tmp_path / "parts" / n) for n in ("a.csv", "b.csv")], str(tmp_path / "parts" / "*.csv")
+    want = backtest(feed, load_strategy(strategy)).events.to_pylist()
+    assert want
+    con = obook.connect()
+    for source in (parts, pattern):
+        assert backtest(source, load_strategy(strategy)).events.to_pylist() == want
+        assert obook.polars.scan_backtest(source, strategy, table="events").collect().to_dicts() == want
+        got = con.sql("SELECT * FROM obook_backtest_events(?, ?)", params=[source, strategy]).arrow()
+        assert (got.read_all() if hasattr(got, "read_all") else got).to_pylist() == want
+    con.close()

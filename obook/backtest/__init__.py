@@ -250,9 +250,11 @@ PIPELINE_BYTES = 8 << 20
 
 
 def _size(feed) -> int:
-    """The feed's size in bytes (0: not a file)."""
+    """The feed's size in bytes (0: not a file; a feed in several files: their sum)."""
     import os
 
+    if isinstance(feed, (list, tuple)):
+        return sum(map(_size, feed))
     try:
         return os.path.getsize(feed)
     except (OSError, TypeError, ValueError):
@@ -273,7 +275,8 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
              timer=None, timer_start=None, fees: Fees | None = None, risk=None, interval: float = 60.0,
              capital=None, format=None, date=None, on_error: str = "raise", day_end: bool = True,
              on=None, queue: str | None = None, pipeline: bool | None = None, progress=None) -> BacktestResult:
-    """Run ``strategy`` against the replayed ``feed`` (see docs/backtesting.md).
+    """Run ``strategy`` against the replayed ``feed`` (see docs/backtesting.md): a file, a
+    stream, one feed in several files (a glob pattern, a list or tuple of paths) or an L2 input.
 
     ``strategy``: a live strategy (``strategy(top) -> orders``), an object with ``on_book``,
     ``on_order``, ``on_timer`` methods, an ``obook.live.strategy.numba_strategy``, or
@@ -302,7 +305,7 @@ def prepared(o: dict) -> "Run":
     an ``ObookError`` naming the first wrong one."""
     from .l2_input import is_l2
 
-    from ..checks import check_feed_path, check_flag, check_format_name, check_progress, check_seed, ticker_names
+    from ..checks import check_flag, check_format_name, check_progress, check_seed, ticker_names
     from .arguments import (check_capital, check_fees, check_on, check_risk, check_timer, check_timer_start,
                             strategy_object)
 
@@ -318,7 +321,9 @@ def prepared(o: dict) -> "Run":
     latencies = {k: o[k] for k in ("feed_latency", "order_latency", "response_latency")}
     l2 = is_l2(feed)
     if not l2:
-        check_feed_path(feed)
+        from ..simulation.source import feed_source
+
+        feed = feed_source(feed)        # one feed in several files: a list, a tuple or a glob pattern
     name = feed if isinstance(feed, (str, os.PathLike)) else f"the {type(feed).__name__} given"
     if queue not in (None, "fifo") and not l2:
         from .l2 import parse_model
