@@ -748,9 +748,15 @@ def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
     'x' or (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
     so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``), a
     number given as text ('x', '5') and a number given true or false (never read as 1 or 0, as in Python);
-    a text option given as a number or an INTERVAL is its text (the UDF's check names the option).
+    a text option given as a number or an INTERVAL is its text (the UDF's check names the option);
+    ``date`` given a TIMESTAMP at midnight (no zone) is its day, as a datetime at midnight is in Python.
     ``boolean_hint``: what the error of a number given true or false adds."""
     sql_type = str(sql_type).upper()
+    if sql_type == "VARCHAR" and name == "date":
+        instant = f"TRY_CAST({name} AS TIMESTAMP)"
+        return (f"CASE WHEN typeof({name}) IN ('TIMESTAMP', 'TIMESTAMP_NS', 'TIMESTAMP_MS', 'TIMESTAMP_S') "
+                f"AND {instant} = date_trunc('day', {instant}) THEN CAST(TRY_CAST({name} AS DATE) AS VARCHAR) "
+                f"ELSE CAST({name} AS VARCHAR) END")
     if sql_type == "VARCHAR":
         return f"CAST({name} AS VARCHAR)"
     if sql_type == "BOOLEAN":

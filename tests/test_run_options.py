@@ -223,3 +223,26 @@ def test_runs_backtest_feed_in_several_files_on_every_front_end(tmp_path):
         got = con.sql("SELECT * FROM obook_backtest_events(?, ?)", params=[source, strategy]).arrow()
         assert (got.read_all() if hasattr(got, "read_all") else got).to_pylist() == want
     con.close()
+
+
+@pytest.mark.parametrize("value, day", [("TIMESTAMP '2024-01-02 00:00:00'", "2024-01-02"),
+                                        ("TIMESTAMP_NS '2024-01-03 00:00:00'", "2024-01-03"),
+                                        ("DATE '2024-01-04'", "2024-01-04")])
+def test_runs_duckdb_date_given_a_timestamp_at_midnight_is_its_day(value, day, tmp_path):
+    """``date :=`` a TIMESTAMP at midnight (no zone) is its day, as a datetime at midnight is
+    in Python; one with a time of day or a zone is refused, as there."""
+    import datetime as dt
+
+    import duckdb
+
+    _, orders, _ = _inputs(tmp_path)
+    stamps = obook.match(orders, date=dt.datetime.fromisoformat(day)).events.column("timestamp")
+    want = stamps.cast("int64").to_pylist()
+    con = obook.connect()
+    got = [r[0] for r in con.execute(f"SELECT epoch_ns(timestamp) FROM obook_match_events(?, date := {value})",
+                                     [orders]).fetchall()]
+    assert got == want and got
+    for refused in ("TIMESTAMP '2024-01-02 10:00:00'", "TIMESTAMPTZ '2024-01-02 00:00:00+00'"):
+        with pytest.raises(duckdb.Error, match=r"--date / date= '2024-01-02 .*': not a day YYYY-MM-DD"):
+            con.execute(f"SELECT * FROM obook_match_events(?, date := {refused})", [orders]).fetchall()
+    con.close()
