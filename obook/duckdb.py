@@ -608,10 +608,23 @@ def _table_macro(con, macro: str, token: str, slot, options: tuple, heads=(("pat
     con.create_function(fn, slot, [_duck_type("VARCHAR")] * len(heads) + types + [_duck_type("UBIGINT")],
                         _duck_type("VARCHAR"), null_handling="special", side_effects=True)
     params = ", ".join([name for name, _ in heads] + [f"{o.name} := {_sql_default(o.default)}" for o in options])
-    values = ", ".join([sql for _, sql in heads] + [f"to_json({o.name})" if o.sql_type.endswith("[]")
-                                                    else _whole(o.name, o.sql_type) for o in options])
+    values = ", ".join([sql for _, sql in heads] + [_run_value(o, o is options[0]) for o in options])
     con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}({params}) AS TABLE "
                 f"SELECT * FROM query_table({fn}({values}, current_query_id()))")
+
+
+def _run_value(o, first: bool) -> str:
+    """The SQL handing a run macro's option ``o`` to its UDF (see :func:`_whole`; a list option
+    as ``to_json``). The first option given true or false (none takes one) is most likely a
+    ``name = value`` comparison, which DuckDB passes by position: its error says so."""
+    hint = _equals_hint(o.name) if first else ""
+    if o.sql_type in ("BIGINT", "UBIGINT", "DOUBLE", "BOOLEAN"):
+        return _whole(o.name, o.sql_type, hint)
+    value = f"to_json({o.name})" if o.sql_type.endswith("[]") else _whole(o.name, o.sql_type)
+    if not first:
+        return value
+    return (f"CASE WHEN typeof({o.name}) = 'BOOLEAN' THEN error(concat('{o.name} must be text, not ', "
+            f"CAST({o.name} AS VARCHAR), {_sql_default(hint)})) ELSE {value} END")
 
 
 def _source(path_json: str | None):

@@ -246,3 +246,18 @@ def test_runs_duckdb_date_given_a_timestamp_at_midnight_is_its_day(value, day, t
         with pytest.raises(duckdb.Error, match=r"--date / date= '2024-01-02 .*': not a day YYYY-MM-DD"):
             con.execute(f"SELECT * FROM obook_match_events(?, date := {refused})", [orders]).fetchall()
     con.close()
+
+
+@pytest.mark.parametrize("macro, first", [("obook_match('{o}'", "workers"), ("obook_simulate('{f}', '{o}'", "latency"),
+                                          ("obook_backtest('{f}', '{s}'", "tickers")])
+def test_runs_duckdb_option_given_with_equals_says_name_colon_equals(macro, first, tmp_path):
+    """``format = 'csv'`` (a comparison, which DuckDB passes by position to the first option)
+    is named as such, as by the table macros, not as a strange value of the first option."""
+    import duckdb
+
+    feed, orders, strategy = _inputs(tmp_path)
+    con = obook.connect()
+    with pytest.raises(duckdb.Error, match=f"given as name := value: name = value is a comparison, whose true or "
+                                           f"false was taken for {first}"):
+        con.execute(f"SELECT * FROM {macro.format(f=feed, o=orders, s=strategy)}, format = 'csv')").fetchall()
+    con.close()
