@@ -111,6 +111,7 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(interval=float("nan")), "interval must be a number of seconds"),
     (dict(interval=1e-9), r"interval 1e-09 s: give 0.001 s \(the feed's time unit\)"),
     (dict(interval=1e12), "to 604800 s"),
+    (dict(interval=1e300), r"interval 1e\+300 s: give 0.001 s \(the feed's time unit\) to 604800 s"),
     (dict(capital="x"), "capital must be a number > 0"),
     (dict(capital=0), "capital must be a number > 0"),
     (dict(format=5), "format must be a feed format's name"),

@@ -261,3 +261,11 @@ def test_runs_duckdb_option_given_with_equals_says_name_colon_equals(macro, firs
                                            f"false was taken for {first}"):
         con.execute(f"SELECT * FROM {macro.format(f=feed, o=orders, s=strategy)}, format = 'csv')").fetchall()
     con.close()
+
+
+def test_runs_cli_backtest_interval_beyond_floats_of_ns_one_line_error(tmp_path):
+    from hostile_support import cli_error
+
+    feed, _, strategy = _inputs(tmp_path)
+    line = cli_error("backtest", feed, "--strategy", strategy, "--interval", "1e300")
+    assert line == "error: interval 1e+300 s: give 0.001 s (the feed's time unit) to 604800 s (a week)"

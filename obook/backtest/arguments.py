@@ -78,7 +78,7 @@ def check_interval(interval, unit_ns: int) -> int:
         raise ObookError(f"interval must be a number of seconds, not {shown(interval)}")
     if interval <= 0:
         raise ObookError(f"interval must be > 0 seconds, not {interval}")
-    ns = int(interval * 1e9)
+    ns = int(min(interval, MAX_LATENCY_NS) * 1e9)     # (a larger one: beyond the week, no overflow)
     if not unit_ns <= ns <= MAX_LATENCY_NS:
         raise ObookError(f"interval {interval} s: give {unit_ns / 1e9:g} s (the feed's time unit) to "
                          f"{MAX_LATENCY_NS // 10**9} s (a week)")
