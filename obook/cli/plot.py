@@ -16,7 +16,8 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
 
     try:
         parts = [float(p) if i == 2 else int(p) for i, p in enumerate(text.strip().split(":"))]
-        if not 2 <= len(parts) <= 3 or any(p < 0 for p in parts) or any(p >= 60 for p in parts[1:]):
+        # (a NaN seconds fails both comparisons)
+        if not 2 <= len(parts) <= 3 or not all(0 <= p for p in parts) or not all(p < 60 for p in parts[1:]):
             raise ValueError
     except ValueError:
         raise ObookError(f"{option}: a time of day is HH:MM or HH:MM:SS (minutes and seconds below 60), "
