@@ -296,3 +296,18 @@ def test_cli_bbo_choices_any_case_and_format_empty_detects_the_same_rows(tiny, t
     assert lower.exit_code == 0 and r.exit_code == 0 and r.stdout == lower.stdout, r.output
     r = runner.invoke(app, ["convert", str(tiny), str(tmp_path / "o"), "-c", "Small", "-f", "Itch"])
     assert r.exit_code == 0 and (tmp_path / "o" / "bbo.parquet").exists(), r.output
+
+
+@pytest.mark.parametrize("args, line", [
+    (["backtest", "day.csv", "--strategy", "a\nb.py:X"], r"error: --strategy: no such file a\nb.py"),
+    (["simulate", "no\rfile.csv", "orders.csv"], r"error: no\rfile.csv: cannot open feed: No such file or directory"),
+])
+def test_cli_error_naming_a_name_with_a_line_break_stays_one_line(tmp_path, monkeypatch, capsys, args, line):
+    """An error quoting what the user gave (a strategy spec, a file name) with a line break in
+    it is still one line: the break written as \\n (\\r)."""
+    from tests.cli_support import cli_error
+
+    (tmp_path / "day.csv").write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,B,100,990\n")
+    (tmp_path / "orders.csv").write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli_error(capsys, *args) == line + "\n"

@@ -116,6 +116,17 @@ def _message(e: ObookError, command: str | None) -> str:
     return str(e) + tail
 
 
+#: line breaks (of a name the user gave, quoted in an error) as the error line writes them
+_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\v": "\\v", "\f": "\\f", "\x85": "\\x85",
+                         "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _one_line(text: str) -> str:
+    """An error's text as one line: a line break in it (a file name's, a strategy spec's)
+    written as its escape."""
+    return text.translate(_BREAKS)
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="obook: %(message)s", stream=sys.stderr)
     unwind_on_signals()
@@ -138,7 +149,7 @@ def main() -> None:
             # obook's code as a failed read)
             _interrupted(interrupts.raised)
         if isinstance(e, ObookError):   # a FeedError names the file, the record and the reason
-            typer.echo(f"error: {_message(e, command)}", err=True)
+            typer.echo(f"error: {_one_line(_message(e, command))}", err=True)
             raise SystemExit(1) from None
         if isinstance(e, MemoryError):  # an allocation refused (a memory limit, ulimit -v)
             detail = f": {e}" if str(e) else ""
