@@ -758,7 +758,7 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
 
 def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
     """Option ``name`` as a macro hands it to its UDF: an integer option given as 5.5, 2.0, '5',
-    'x' or (unsigned) -3 is an error naming the option, not DuckDB's binder error naming the UDF, and
+    'x', (unsigned) -3 or beyond 64 bits is an error naming the option, not DuckDB's binder error naming the UDF, and
     so is a true/false option given as 5 or 'x' (``__obook_flag`` of ``obook.sql``), a
     number given as text ('x', '5') and a number given true or false (never read as 1 or 0, as in Python);
     a text option given as a number or an INTERVAL is its text (the UDF's check names the option);
@@ -776,17 +776,21 @@ def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
         return f"CASE WHEN __obook_flag({name}, '{name}') THEN TRY_CAST(CAST({name} AS VARCHAR) AS BOOLEAN) END"
     if sql_type == "DOUBLE":
         what, value = "a number", f"TRY_CAST({name} AS DOUBLE)"
-        given = f"__obook_number({name})"
+        given, beyond = f"__obook_number({name})", ""
     elif sql_type in ("BIGINT", "UBIGINT"):
         what = "a whole number" if sql_type == "BIGINT" else "a whole number, at least 0"
         value = f"TRY_CAST({name} AS {sql_type})"
         given = f"__obook_integer({name}) AND {value} IS NOT NULL"
+        low, high = (-(1 << 63), (1 << 63) - 1) if sql_type == "BIGINT" else (0, (1 << 64) - 1)
+        beyond = (f"WHEN __obook_integer({name}) AND TRY_CAST({name} AS DOUBLE) {'<> 0' if low else '> 0'} "
+                  f"THEN error(concat('{name} ', CAST({name} AS VARCHAR), ' is beyond 64 bits (a whole number from {low} "
+                  f"to {high})')) ")
     else:
         return name
     hint = _sql_default(boolean_hint)
     return (f"CASE WHEN {name} IS NULL THEN NULL "
             f"WHEN typeof({name}) = 'BOOLEAN' THEN error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR), {hint})) "
-            f"WHEN {given} THEN {value} "
+            f"WHEN {given} THEN {value} {beyond}"
             f"ELSE error(concat('{name} must be {what}, not ', __obook_shown({name}))) END")
 
 

@@ -269,3 +269,18 @@ def test_runs_cli_backtest_interval_beyond_floats_of_ns_one_line_error(tmp_path)
     feed, _, strategy = _inputs(tmp_path)
     line = cli_error("backtest", feed, "--strategy", strategy, "--interval", "1e300")
     assert line == "error: interval 1e+300 s: give 0.001 s (the feed's time unit) to 604800 s (a week)"
+
+
+@pytest.mark.parametrize("option, says", [
+    ("workers := 100000000000000000000", r"workers 100000000000000000000 is beyond 64 bits \(a whole number from "
+                                         r"-9223372036854775808 to 9223372036854775807\)"),
+    ("tick := -100000000000000000000", r"tick -100000000000000000000 is beyond 64 bits"),
+])
+def test_runs_duckdb_integer_beyond_64_bits_says_so_not_that_it_is_no_whole_number(option, says, tmp_path):
+    import duckdb
+
+    _, orders, _ = _inputs(tmp_path)
+    con = obook.connect()
+    with pytest.raises(duckdb.Error, match=says):
+        con.execute(f"SELECT * FROM obook_match(?, {option})", [orders]).fetchall()
+    con.close()
