@@ -284,3 +284,17 @@ def test_runs_duckdb_integer_beyond_64_bits_says_so_not_that_it_is_no_whole_numb
     with pytest.raises(duckdb.Error, match=says):
         con.execute(f"SELECT * FROM obook_match(?, {option})", [orders]).fetchall()
     con.close()
+
+
+def test_runs_polars_scan_backtest_interval_below_the_feeds_unit_named_with_that_unit_at_collect(tmp_path):
+    """The feed's time unit is the feed's: an interval shorter than it is an error naming it
+    (a CSV feed's ms), not one of ns made up when the scan is made."""
+    import polars as pl
+
+    import obook.polars
+
+    feed, _, strategy = _inputs(tmp_path)
+    scan = obook.polars.scan_backtest(feed, strategy, table="orders", interval=1e-10)
+    with pytest.raises((obook.ObookError, pl.exceptions.ComputeError),
+                       match=r"interval 1e-10 s: give 0.001 s \(the feed's time unit\)"):
+        scan.collect()

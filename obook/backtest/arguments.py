@@ -70,14 +70,20 @@ def check_timer_start(timer_start):
     return None if timer_start is None else _whole_in("timer_start", timer_start, 0)
 
 
-def check_interval(interval, unit_ns: int) -> int:
-    """Seconds between equity samples, from the feed's time unit to a week: in ns."""
-    from ..simulation.prepare import MAX_LATENCY_NS
-
+def check_seconds(interval) -> None:
+    """Seconds between equity samples as far as they can be checked without the feed: a
+    finite number > 0."""
     if isinstance(interval, bool) or not isinstance(interval, numbers.Real) or not math.isfinite(interval):
         raise ObookError(f"interval must be a number of seconds, not {shown(interval)}")
     if interval <= 0:
         raise ObookError(f"interval must be > 0 seconds, not {interval}")
+
+
+def check_interval(interval, unit_ns: int) -> int:
+    """Seconds between equity samples, from the feed's time unit to a week: in ns."""
+    from ..simulation.prepare import MAX_LATENCY_NS
+
+    check_seconds(interval)
     ns = int(min(interval, MAX_LATENCY_NS) * 1e9)     # (a larger one: beyond the week, no overflow)
     if not unit_ns <= ns <= MAX_LATENCY_NS:
         raise ObookError(f"interval {interval} s: give {unit_ns / 1e9:g} s (the feed's time unit) to "
@@ -183,4 +189,4 @@ def check_keywords(kw: dict) -> None:
 
         parse_model(queue)
     pack((kw["feed_latency"], kw["order_latency"], kw["response_latency"]), 1, kw["seed"])
-    check_interval(kw["interval"], 1)
+    check_seconds(kw["interval"])
