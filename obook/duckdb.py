@@ -546,12 +546,14 @@ def _backtest_slot(pool: _Kind):
         from .backtest import Fees
         from .backtest.arguments import check_keywords
         from .backtest.latency import parse_texts
+        from .live.cli_run import check_strategy_text
         from .simulation.source import feed_source
 
         feed_json, strategy = heads
         if strategy is None:
             raise ObookError("obook_backtest: strategy is NULL")
         feed = feed_source(_frozen(_source(feed_json)))     # one feed: a file, a glob pattern or a list
+        check_strategy_text(strategy, "obook_backtest: strategy")
         given = _given(BACKTEST, values)
         tickers = given["tickers"]
         given["tickers"] = _check_tickers(list(tickers) if isinstance(tickers, tuple) else tickers)

@@ -338,7 +338,11 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
         raise TypeError(f"scan_backtest: {e}") from None
     bound.apply_defaults()
     check_keywords(bound.arguments)
-    if not isinstance(strategy, str):
+    if isinstance(strategy, str):
+        from .live.cli_run import check_strategy_text
+
+        check_strategy_text(strategy, "strategy")
+    else:
         strategy_object(strategy)
 
     def run():

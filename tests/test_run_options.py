@@ -298,3 +298,22 @@ def test_runs_polars_scan_backtest_interval_below_the_feeds_unit_named_with_that
     with pytest.raises((obook.ObookError, pl.exceptions.ComputeError),
                        match=r"interval 1e-10 s: give 0.001 s \(the feed's time unit\)"):
         scan.collect()
+
+
+@pytest.mark.parametrize("spec, says", [("nofile.py:X", r"strategy: no such file nofile\.py"),
+                                        ("Join", r"strategy 'Join': give FILE\.py:NAME or module:NAME")])
+def test_runs_strategy_text_that_names_no_file_refused_when_the_scan_is_made_or_bound(spec, says, tmp_path):
+    """A strategy FILE.py:NAME whose file is not there (or text of no such form) is refused by
+    scan_backtest when made and by the DuckDB macros when bound, as obook.backtest refuses
+    it at once (the strategy itself is loaded when the run starts)."""
+    import duckdb
+
+    import obook.polars
+
+    feed, _, _ = _inputs(tmp_path)
+    with pytest.raises(obook.ObookError, match=says):
+        obook.polars.scan_backtest(feed, spec)
+    con = obook.connect()
+    with pytest.raises(duckdb.Error, match=f"obook_backtest: {says}"):
+        con.sql("SELECT * FROM obook_backtest(?, ?)", params=[feed, spec])
+    con.close()

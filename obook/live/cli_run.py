@@ -14,6 +14,23 @@ from ..errors import ObookError
 from .net import check_interface, distinct_addresses, parse_address
 
 
+def check_strategy_text(spec: str, what: str = "--strategy") -> tuple[str, str]:
+    """``FILE.py:NAME`` or ``module:NAME`` checked without loading it (a front end that loads
+    it later refuses at once what cannot be one): its form, and a FILE.py that is a file;
+    (FILE.py or module, NAME). Else ObookError naming ``what``."""
+    where, _, name = spec.rpartition(":")
+    if not where or not name:
+        raise ObookError(f"{what} {spec!r}: give FILE.py:NAME or module:NAME")
+    if where.endswith(".py") or "/" in where or os.sep in where:    # a path (no module's name has one)
+        path = Path(where)
+        if not path.exists():
+            raise ObookError(f"{what}: no such file {where}")
+        if not where.endswith(".py") or not path.is_file():
+            raise ObookError(f"{what}: {where} is a {'folder' if path.is_dir() else 'file'}, not a Python file "
+                             "(give FILE.py:NAME or module:NAME)")
+    return where, name
+
+
 def load_strategy(spec: str, what: str = "--strategy"):
     """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments. What
     is no strategy (no ``on_book`` / ``on_order`` / ``on_timer``, not callable, not a
@@ -21,23 +38,13 @@ def load_strategy(spec: str, what: str = "--strategy"):
     ``what`` (the option or argument it was given as)."""
     from .strategy import raised
 
-    where, _, name = spec.rpartition(":")
-    if not where or not name:
-        raise ObookError(f"{what} {spec!r}: give FILE.py:NAME or module:NAME")
+    where, name = check_strategy_text(spec, what)
     try:
         if where.endswith(".py"):
             path = Path(where)
-            if not path.is_file():
-                raise ObookError(f"{what}: no such file {where}")
             s = importlib.util.spec_from_file_location(f"obook_strategy_{path.stem}", path)
             module = importlib.util.module_from_spec(s)
             s.loader.exec_module(module)
-        elif "/" in where or os.sep in where:     # a path (no module's name has one), of no .py file
-            path = Path(where)
-            if not path.exists():
-                raise ObookError(f"{what}: no such file {where}")
-            raise ObookError(f"{what}: {where} is a {'folder' if path.is_dir() else 'file'}, not a Python file "
-                             "(give FILE.py:NAME or module:NAME)")
         else:
             module = importlib.import_module(where)
     except ObookError:
