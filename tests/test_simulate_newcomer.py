@@ -85,9 +85,12 @@ def test_latencies_distribution_as_text_is_the_distribution_a_column_of_that_nam
     assert latencies("uniform:0:10", 3, pa.table({"uniform:0:10": [1, 2, 3]})).tolist() == [1, 2, 3]
     with pytest.raises(ObookError, match=r"latency 'uniform:0:x': distribution parameters must be numbers"):
         latencies("uniform:0:x", 3, pa.table({"x": [1, 2, 3]}))
+    for text in ("uniform:", "Exponential: "):
+        with pytest.raises(ObookError, match=f"latency '{text.strip()}': give uniform:LO:HI, exponential:MEAN"):
+            latencies(text, 3, pa.table({"x": [1, 2, 3]}))
 
 
-@pytest.mark.parametrize("text", ["uniform:1", "gamma:1:2"])
+@pytest.mark.parametrize("text", ["uniform:1", "gamma:1:2", "uniform:", "normal:"])
 def test_parse_latency_wrong_distribution_names_command_line_forms(text):
     with pytest.raises(ObookError, match="give uniform:LO:HI, exponential:MEAN") as e:
         parse_latency(text)

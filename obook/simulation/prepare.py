@@ -170,10 +170,10 @@ def parse_latency(text: str | None):
     text = str(text).strip()
     if text.lstrip("+").isdigit():
         return int(text)
-    name, _, rest = text.partition(":")
-    if rest:
+    name, colon, rest = text.partition(":")
+    if rest or (colon and name.strip().lower() in DISTRIBUTIONS):     # ('uniform:': no parameters)
         try:
-            args = tuple(float(x) for x in rest.split(":"))
+            args = tuple(float(x) for x in rest.split(":")) if rest.strip() else ()
         except ValueError:
             raise ObookError(f"latency {text!r}: distribution parameters must be numbers") from None
         if DISTRIBUTIONS.get(name.strip().lower()) != len(args):
