@@ -441,6 +441,8 @@ def _given(options: tuple, values: list) -> dict:
     for o, value in zip(options, values):
         if value is not None and o.sql_type.endswith("[]"):
             value = _frozen(json.loads(value))
+            if isinstance(value, dict):     # a STRUCT: no list of names
+                raise ObookError(f"{o.name} must be a list of names (['AAA', 'BBB']) or text, not {value!r}")
         given[o.name] = o.default if value is None else value
     return given
 

@@ -317,3 +317,14 @@ def test_runs_strategy_text_that_names_no_file_refused_when_the_scan_is_made_or_
     with pytest.raises(duckdb.Error, match=f"obook_backtest: {says}"):
         con.sql("SELECT * FROM obook_backtest(?, ?)", params=[feed, spec])
     con.close()
+
+
+def test_runs_duckdb_list_option_given_a_struct_names_the_option(tmp_path):
+    import duckdb
+
+    _, orders, _ = _inputs(tmp_path)
+    con = obook.connect()
+    with pytest.raises(duckdb.Error, match=r"instruments must be a list of names \(\['AAA', 'BBB'\]\) or text, not "
+                                           r"\{'a': 1\}"):
+        con.execute("SELECT * FROM obook_match(?, instruments := {'a': 1})", [orders]).fetchall()
+    con.close()
