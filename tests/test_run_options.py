@@ -328,3 +328,29 @@ def test_runs_duckdb_list_option_given_a_struct_names_the_option(tmp_path):
                                            r"\{'a': 1\}"):
         con.execute("SELECT * FROM obook_match(?, instruments := {'a': 1})", [orders]).fetchall()
     con.close()
+
+
+def test_runs_latency_given_a_whole_float_is_whole_ns_on_every_front_end(tmp_path):
+    """2e6 (a float equal to a whole number) is 2000000 ns in obook.simulate as in obook.backtest,
+    and SQL's 2e6 (a DOUBLE) too; 1.5 is refused by each."""
+    import duckdb
+
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    feed, orders, strategy = _inputs(tmp_path)
+    con = obook.connect()
+    events = obook.simulate(feed, orders, latency=2_000_000, workers=1).events.to_pylist()
+    assert obook.simulate(feed, orders, latency=2e6, workers=1).events.to_pylist() == events
+    q = "SELECT * FROM obook_simulate_events(?, ?, latency := {})"
+    assert con.execute(q.format("2e6"), [feed, orders]).fetchall() == \
+        con.execute(q.format("2000000"), [feed, orders]).fetchall()
+    want = backtest(feed, load_strategy(strategy), order_latency=2e6).orders.to_pylist()
+    q = "SELECT * FROM obook_backtest_orders(?, ?, order_latency := {})"
+    got = con.execute(q.format("2e6"), [feed, strategy]).fetchall()
+    assert len(got) == len(want) and got == con.execute(q.format("2000000"), [feed, strategy]).fetchall()
+    for refused in (lambda: obook.simulate(feed, orders, latency=1.5),
+                    lambda: con.execute(q.format("1.5"), [feed, strategy]).fetchall()):
+        with pytest.raises((obook.ObookError, duckdb.Error), match="whole number of ns|give an integer of ns"):
+            refused()
+    con.close()

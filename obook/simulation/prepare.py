@@ -20,6 +20,7 @@ import numpy as np
 from .._kernels.simulate_layout import (I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
                                         I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                                         I_WIDTH, OP_MODIFY)
+from ..checks import is_whole
 from ..errors import ObookError
 
 DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
@@ -106,6 +107,8 @@ def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = Non
         return np.zeros(n, np.int64)
     if isinstance(latency, (bool, np.bool_)):
         raise ObookError(f"latency {latency!r}: {WHAT}")
+    if isinstance(latency, (float, np.floating)) and is_whole(latency) and abs(latency) < 2**63:
+        latency = int(latency)          # 2e6: whole ns, as per-row values and obook.backtest's are
     if isinstance(latency, (int, np.integer)):
         if not 0 <= latency <= MAX_LATENCY_NS:
             raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {latency}")
@@ -163,13 +166,15 @@ def is_distribution_text(text: str) -> bool:
 
 
 def parse_latency(text: str | None):
-    """A latency given as text (CLI, SQL): "250000" (ns), "uniform:LO:HI" (a distribution),
+    """A latency given as text (CLI, SQL): "250000" or "2.5e5" (ns, a whole number), "uniform:LO:HI" (a distribution),
     or a column name."""
     if text is None:
         return 0
     text = str(text).strip()
     if text.lstrip("+").isdigit():
         return int(text)
+    if _numeric(text) and is_whole(float(text)) and 0 <= float(text) < 2**63:
+        return int(float(text))         # a whole number written as a float: 2e6, SQL's DOUBLE 2000000.0
     name, colon, rest = text.partition(":")
     if rest or (colon and name.strip().lower() in DISTRIBUTIONS):     # ('uniform:': no parameters)
         try:
