@@ -311,3 +311,17 @@ def test_cli_error_naming_a_name_with_a_line_break_stays_one_line(tmp_path, monk
     (tmp_path / "orders.csv").write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n")
     monkeypatch.chdir(tmp_path)
     assert cli_error(capsys, *args) == line + "\n"
+
+
+def test_cli_error_quoting_a_huge_value_is_cut_to_a_readable_line(tmp_path, monkeypatch, capsys):
+    """An error quoting a value of 100,000 characters (a pasted --date) is one line of at most
+    a few thousand characters: its start (the option and the reason) and its end kept, the
+    middle said to be left out."""
+    from tests.cli_support import cli_error
+
+    (tmp_path / "orders.csv").write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n")
+    monkeypatch.chdir(tmp_path)
+    line = cli_error(capsys, "match", "orders.csv", "--date", "x" * 100_000)
+    assert line.count("\n") == 1 and len(line) < 3_000, len(line)
+    assert line.startswith("error: ") and "date" in line[:200], line[:200]
+    assert "characters left out" in line, line[:200]

@@ -121,10 +121,19 @@ _BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\v": "\\v", "\f": "\\f", "\x
                          "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+#: an error line's most characters: a longer one (quoting a huge value given) keeps its start
+#: and end, and says how much of the middle it left out
+LONGEST_ERROR = 2_000
+
+
 def _one_line(text: str) -> str:
     """An error's text as one line: a line break in it (a file name's, a strategy spec's)
-    written as its escape."""
-    return text.translate(_BREAKS)
+    written as its escape; cut in the middle past LONGEST_ERROR characters."""
+    text = text.translate(_BREAKS)
+    if len(text) <= LONGEST_ERROR:
+        return text
+    head, tail = LONGEST_ERROR * 3 // 4, LONGEST_ERROR // 4
+    return f"{text[:head]} ... ({len(text) - head - tail:,} characters left out) ... {text[-tail:]}"
 
 
 def main() -> None:
