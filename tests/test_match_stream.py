@@ -3,6 +3,8 @@ workers hand their rows over, and a consumer that stops early stops them."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 import obook
@@ -79,3 +81,80 @@ def test_polars_scan_match_workers_two_head_gives_the_first_rows(orders, no_leak
 
     got = obook.scan_match(orders, table="fills", workers=2).head(10).collect()
     assert got.equals(pl.from_arrow(obook.match(orders, tables=("fills",)).fills.slice(0, 10)))
+
+
+@pytest.fixture
+def long_orders(tmp_path):
+    """Order entry long enough that the workers still run after the first batch."""
+    from obook.gen.orders import write_orders
+
+    path = tmp_path / "orders.parquet"
+    write_orders(path, 1_500_000, instruments=6)
+    return path
+
+
+@pytest.fixture
+def stop_limit(monkeypatch):
+    """A worker stopped for a second is given up on (polled every 0.1 s)."""
+    from obook.engine import workers
+
+    monkeypatch.setattr(workers, "STOPPED_SECONDS", 1.0)
+    monkeypatch.setattr(workers, "_POLL_SECONDS", 0.1)
+
+
+def _stopped_worker_raises(run) -> None:
+    """``run(stop)``, ``stop()`` sending SIGSTOP to a match worker: a WorkerError naming it."""
+    import signal
+
+    import psutil
+
+    from conftest import worker_children
+    from fuzz_support import watchdog
+
+    stopped = []
+
+    def stop():
+        victim = worker_children()[-1]
+        victim.send_signal(signal.SIGSTOP)
+        stopped.append(victim)
+
+    try:
+        with watchdog(30, hard=False):
+            with pytest.raises(obook.WorkerError, match=r"match worker \d \(pid \d+\) is stopped") as err:
+                run(stop)
+        assert f"pid {stopped[0].pid}" in str(err.value)
+    finally:
+        for victim in stopped:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                victim.send_signal(signal.SIGCONT)
+
+
+def test_table_reader_workers_worker_stopped_mid_stream_raises_worker_error(long_orders, stop_limit, no_leaks):
+    def run(stop):
+        reader = table_reader(long_orders, "events", workers=2)
+        assert reader.read_next_batch().num_rows > 0
+        stop()
+        reader.read_all()
+
+    _stopped_worker_raises(run)
+
+
+def test_match_workers_worker_stopped_raises_worker_error(long_orders, stop_limit, monkeypatch, no_leaks):
+    from obook.matching import shards
+
+    started = shards.shard_workers
+
+    @contextlib.contextmanager
+    def stopping(*args):
+        with started(*args) as (procs, conns):
+            stop()
+            yield procs, conns
+
+    def run(stop_one):
+        nonlocal stop
+        stop = stop_one
+        obook.match(long_orders, workers=2, tables=("fills",))
+
+    stop = None
+    monkeypatch.setattr(shards, "shard_workers", stopping)
+    _stopped_worker_raises(run)

@@ -49,7 +49,8 @@ class _Sink:
             os.close(fd)
 
 
-def _socket(conn):
+def pipe_socket(conn):
+    """A socket of its own (a duplicate descriptor) on a worker's pipe ``conn``."""
     import socket
 
     return socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM)
@@ -77,7 +78,7 @@ def _worker(conn, prep, books, msg, want, stp, levels, day_end):
         sink = _Sink(levels)
         run_books(prep, books, msg, want=want, stp=stp, levels=levels, day_end=day_end, sink=sink)
         conn.send(sink.shapes)
-        with _socket(conn) as sock:
+        with pipe_socket(conn) as sock:
             sendfds(sock, [sink.fds[t] for t in TABLES])
     except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
         conn.send(("failed", f"{type(e).__name__}: {e}"))
@@ -95,7 +96,7 @@ def _received(conn):
     shapes = conn.recv()
     if isinstance(shapes, tuple):
         return shapes
-    with _socket(conn) as sock:
+    with pipe_socket(conn) as sock:
         fds = recvfds(sock, len(TABLES))
     out = {}
     try:
@@ -204,6 +205,7 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     with shard_workers(prep, workers, _worker, want, stp, levels, day_end) as (procs, conns):
         parts = []
         for w, c in enumerate(conns):
+            awaited(conns, procs, [w])
             try:
                 r = _received(c)
             except (EOFError, OSError) as e:
@@ -212,6 +214,26 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
                 raise WorkerError(f"match worker {w} failed: {r[1]}")
             parts.append(r)
         return parts
+
+
+def awaited(conns: list, procs: list, watched: list) -> list:
+    """The pipes of workers ``watched`` (indices into ``conns``) that can be read, waited
+    for as long as those workers make progress: a WorkerError names one stopped (SIGSTOP, a
+    debugger) or wedged meanwhile, as a replay's workers are watched."""
+    from multiprocessing.connection import wait
+
+    from ..engine import workers as pool
+
+    watch = None
+    while True:
+        ready = wait([conns[w] for w in watched], timeout=pool._POLL_SECONDS)
+        if ready:
+            return ready
+        watch = watch or pool._Liveness({w: procs[w].pid for w in watched})     # this wait's own
+        stuck = watch.check(watched)
+        if stuck is not None:
+            w, why = stuck
+            raise WorkerError(f"match worker {w} (pid {procs[w].pid}) {why}; match stopped")
 
 
 def died(procs: list, w: int) -> WorkerError:

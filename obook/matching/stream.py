@@ -11,12 +11,17 @@ consumer that stops early stops every worker.
 
 from __future__ import annotations
 
+import contextlib
+import pickle
+import socket
+import struct
+
 import numpy as np
 
 from .._kernels.match_layout import E_SEQ
 from ..errors import WorkerError
 from .books import CHUNK, DONE, stream_books, widths
-from .shards import detached, died, merge_table, shard_workers
+from .shards import awaited, detached, died, merge_table, pipe_socket, shard_workers
 
 #: a worker that holds nobody back is read while the parent keeps fewer of its rows than this
 AHEAD = 4 * CHUNK
@@ -48,21 +53,21 @@ def _worker(conn, prep, books, msg, table, want, stp, levels, day_end, chunk):
 def stream_shards(prep, workers: int, table: str, *, want: int, stp: int, levels: int, day_end: bool):
     """The rows of ``table``, matched by ``workers`` processes, as blocks of int64 rows
     (arrays or :class:`obook.matching.shards.Merged`) in the order of ``match``'s table."""
-    from multiprocessing.connection import wait
-
     from . import books as books_mod
 
     width = widths(levels)[table]
-    with shard_workers(prep, workers, _worker, table, want, stp, levels, day_end, books_mod.CHUNK) as (procs, conns):
+    with shard_workers(prep, workers, _worker, table, want, stp, levels, day_end, books_mod.CHUNK) as (procs, conns), \
+            contextlib.ExitStack() as socks:
+        pipes = [_Pipe(socks.enter_context(pipe_socket(c)), conns, procs, w) for w, c in enumerate(conns)]
         n = len(conns)
         upto, held = [0] * n, [[] for _ in range(n)]
         while min(upto) < DONE:
             low = min(upto)
-            ready = [conns[w] for w in range(n) if upto[w] < DONE and
+            ready = [w for w in range(n) if upto[w] < DONE and
                      (upto[w] == low or sum(len(r) for r in held[w]) < AHEAD)]
-            for c in wait(ready):
+            for c in awaited(conns, procs, ready):
                 w = conns.index(c)
-                upto[w], rows = _received(c, procs, w, width)
+                upto[w], rows = _received(pipes[w], width)
                 if len(rows):
                     held[w].append(rows)
             if min(upto) > low:
@@ -71,16 +76,46 @@ def stream_shards(prep, workers: int, table: str, *, want: int, stp: int, levels
                     yield block
 
 
-def _received(conn, procs: list, w: int, width: int):
-    """Worker ``w``'s next ``(upto, rows)``."""
+class _Pipe:
+    """Worker ``w``'s pipe, read a message at a time (multiprocessing's framing: a 4-byte
+    big-endian size, or -1 and 8 bytes), each part once it is there: a worker stopped
+    in the middle of a message is a WorkerError naming it (``awaited``), not a read that
+    waits for good."""
+
+    def __init__(self, sock, conns: list, procs: list, w: int):
+        self.sock, self.conns, self.procs, self.w = sock, conns, procs, w
+
+    def message(self) -> bytearray:
+        size, = struct.unpack("!i", self._exactly(4))
+        if size == -1:
+            size, = struct.unpack("!Q", self._exactly(8))
+        return self._exactly(size)
+
+    def _exactly(self, n: int) -> bytearray:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            try:
+                k = self.sock.recv_into(view[got:], n - got, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                awaited(self.conns, self.procs, [self.w])
+                continue
+            if not k:
+                raise EOFError(f"match worker {self.w}'s pipe closed")
+            got += k
+        return buf
+
+
+def _received(pipe: _Pipe, width: int):
+    """The worker's next ``(upto, rows)``."""
     try:
-        said = conn.recv()
+        said = pickle.loads(pipe.message())
         if said[0] == "failed":
-            raise WorkerError(f"match worker {w} failed: {said[1]}")
+            raise WorkerError(f"match worker {pipe.w} failed: {said[1]}")
         upto, n = said
-        rows = np.frombuffer(conn.recv_bytes(), np.int64).reshape(n, width) if n else np.zeros((0, width), np.int64)
+        rows = np.frombuffer(pipe.message(), np.int64).reshape(n, width) if n else np.zeros((0, width), np.int64)
     except (EOFError, OSError) as e:
-        raise died(procs, w) from e
+        raise died(pipe.procs, pipe.w) from e
     return upto, rows
 
 
