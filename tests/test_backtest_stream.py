@@ -149,6 +149,18 @@ def test_backtest_reader_interrupt_in_strategy_raises_it_and_leaves_no_worker(ge
     assert wait_no_workers() == []
 
 
+@pytest.mark.parametrize("table", ["positions", "equity"])
+def test_backtest_reader_whole_day_table_runs_nothing_until_read(gen_day, whole, batches_seen, table):
+    """Positions and equity need the whole day: a reader of them runs it at its first read,
+    not when it is made (readers made and never read cost nothing)."""
+    readers = [backtest_reader(str(gen_day), JoinBid(), table, **OPTIONS) for _ in range(3)]
+    assert batches_seen["batches"] == 0
+    got = readers[0].read_all()
+    assert batches_seen["batches"] > 0
+    assert got.schema.equals(whole.table(table).schema, check_metadata=True)
+    assert got.equals(whole.table(table))
+
+
 def test_backtest_reader_wrong_table_or_option_raises_before_running(gen_day):
     with pytest.raises(obook.ObookError, match="table must be one of orders, events"):
         backtest_reader(str(gen_day), JoinBid(), "trades")

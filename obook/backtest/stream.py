@@ -46,9 +46,13 @@ def backtest_reader(feed, strategy, table: str = "fills", **options) -> pa.Recor
         raise TypeError(f"backtest_reader: {e}") from None
     bound.apply_defaults()
     run = prepared(dict(bound.arguments))
-    if run.done is not None or table not in STREAMED:
-        return run.finished().reader(table)
-    return pa.RecordBatchReader.from_batches(schema(table, run.fmt), _batches(run, table))
+    made = _whole(run, table) if run.done is not None or table not in STREAMED else _batches(run, table)
+    return pa.RecordBatchReader.from_batches(schema(table, run.fmt), made)
+
+
+def _whole(run, table: str):
+    """The batches of ``table`` of ``run`` made whole, at the first read."""
+    yield from run.finished().table(table).to_batches()
 
 
 def _batches(run, table: str):
