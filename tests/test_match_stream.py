@@ -4,7 +4,9 @@ workers hand their rows over, and a consumer that stops early stops them."""
 from __future__ import annotations
 
 import contextlib
+import signal
 
+import psutil
 import pytest
 
 import obook
@@ -102,31 +104,42 @@ def stop_limit(monkeypatch):
     monkeypatch.setattr(workers, "_POLL_SECONDS", 0.1)
 
 
-def _stopped_worker_raises(run) -> None:
-    """``run(stop)``, ``stop()`` sending SIGSTOP to a match worker: a WorkerError naming it."""
-    import signal
-
-    import psutil
-
+def _signalled_worker_raises(run, signum, says: str) -> None:
+    """``run(signal_one)``, ``signal_one()`` sending ``signum`` to a match worker: a
+    WorkerError naming it (``says``: what it says of it), within the watchdog's time."""
     from conftest import worker_children
     from fuzz_support import watchdog
 
-    stopped = []
+    sent = []
 
-    def stop():
+    def signal_one():
         victim = worker_children()[-1]
-        victim.send_signal(signal.SIGSTOP)
-        stopped.append(victim)
+        victim.send_signal(signum)
+        sent.append(victim)
 
     try:
         with watchdog(30, hard=False):
-            with pytest.raises(obook.WorkerError, match=r"match worker \d \(pid \d+\) is stopped") as err:
-                run(stop)
-        assert f"pid {stopped[0].pid}" in str(err.value)
+            with pytest.raises(obook.WorkerError, match=rf"match worker \d \(pid \d+\) {says}") as err:
+                run(signal_one)
+        assert f"pid {sent[0].pid}" in str(err.value)
     finally:
-        for victim in stopped:
+        for victim in sent:
             with contextlib.suppress(psutil.NoSuchProcess):
                 victim.send_signal(signal.SIGCONT)
+
+
+def _stopped_worker_raises(run) -> None:
+    _signalled_worker_raises(run, signal.SIGSTOP, "is stopped")
+
+
+def test_table_reader_workers_worker_killed_mid_stream_raises_worker_error(long_orders, no_leaks):
+    def run(kill):
+        reader = table_reader(long_orders, "events", workers=2)
+        assert reader.read_next_batch().num_rows > 0
+        kill()
+        reader.read_all()
+
+    _signalled_worker_raises(run, signal.SIGKILL, r"died \(exit code -9\)")
 
 
 def test_table_reader_workers_worker_stopped_mid_stream_raises_worker_error(long_orders, stop_limit, no_leaks):
