@@ -7,6 +7,7 @@ import contextlib
 import signal
 
 import psutil
+import pyarrow as pa
 import pytest
 
 import obook
@@ -171,3 +172,22 @@ def test_match_workers_worker_stopped_raises_worker_error(long_orders, stop_limi
     stop = None
     monkeypatch.setattr(shards, "shard_workers", stopping)
     _stopped_worker_raises(run)
+
+
+def test_table_reader_workers_worker_paused_briefly_gives_every_row(long_orders, no_leaks):
+    """A worker paused for a second (well under the stop limit) is waited for, not given up on."""
+    import time
+
+    from conftest import worker_children
+
+    whole = obook.match(long_orders, workers=2, tables=("events",)).events
+    reader = table_reader(long_orders, "events", workers=2)
+    got = [reader.read_next_batch()]
+    victim = worker_children()[-1]
+    victim.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(1.0)
+    finally:
+        victim.send_signal(signal.SIGCONT)
+    got.extend(reader)
+    assert pa.Table.from_batches(got).equals(whole)
