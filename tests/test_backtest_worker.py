@@ -132,3 +132,96 @@ def test_call_strategy_returning_no_list_is_error_naming_strategy_and_method(tmp
     feed.write_text(BOOM_DAY)
     with pytest.raises(StrategyError, match=r"^the strategy Text.on_book returned 'enter', not a list of orders"):
         backtest(str(feed), Text(), format="csv")
+
+
+def _arrays_of_every_kind():
+    import numpy as np
+
+    base = np.arange(24, dtype=np.int64).reshape(4, 6)
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    unaligned = np.frombuffer(bytearray(8 * 24 + 1), dtype=np.int64, offset=1).reshape(4, 6)
+    return [base, base.copy(), base.T, np.asfortranarray(base), base[:, ::2], base[::2], readonly,
+            unaligned, base.astype(np.int32), base.astype(np.float64), base.ravel(), base.ravel()[::3],
+            np.zeros((0, 6), np.int64), np.zeros((1, 1), np.int64), np.zeros(5, np.int64)]
+
+
+def test_array_kind_equal_kinds_have_one_numba_type():
+    """Two arrays of one kind have the same numba type (so a compiled entry found for the one
+    takes the other); arrays numba types differently are of different kinds."""
+    from numba import typeof
+
+    arrays = _arrays_of_every_kind()
+    kinds = {worker.array_kind(a) for a in arrays}
+    assert len(kinds) >= 8
+    for a in arrays:
+        for b in arrays:
+            if worker.array_kind(a) == worker.array_kind(b):
+                assert typeof(a) == typeof(b), (typeof(a), typeof(b))
+            if typeof(a) != typeof(b):
+                assert worker.array_kind(a) != worker.array_kind(b)
+
+
+class Quiet:
+    """Reads the top of each book at its timer, sends nothing."""
+
+    timer = 1_000_000_000
+
+    def on_timer(self, ctx):
+        ctx.top()
+
+
+@pytest.fixture(scope="module")
+def long_day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("worker") / "long.itch"
+    write_itch(path, 250_000, 3, seed=5)
+    return str(path)
+
+
+def _batches_and_lookups(day, monkeypatch):
+    """The backtest's tables and its counts: feed batches, lookups of compiled entries, and
+    the times its named state was made anew (a growth, new books: entries looked up again)."""
+    counts = {"batches": 0, "lookups": 0, "state": 0}
+    entry_of, batch, named = worker._entry_of, worker.BacktestWorker.batch, worker.BacktestWorker._args
+
+    def counted_entry_of(kernel, args):
+        counts["lookups"] += 1
+        return entry_of(kernel, args)
+
+    def counted_batch(self, *args):
+        counts["batches"] += 1
+        return batch(self, *args)
+
+    def counted_args(self):
+        counts["state"] += self._named is None
+        return named(self)
+    monkeypatch.setattr(worker, "_entry_of", counted_entry_of)
+    monkeypatch.setattr(worker.BacktestWorker, "batch", counted_batch)
+    monkeypatch.setattr(worker.BacktestWorker, "_args", counted_args)
+    r = backtest(day, Quiet(), feed_latency=1_000)
+    return {t: r.table(t).to_pylist() for t in ("events", "positions")}, counts
+
+
+def test_backtest_worker_batches_of_one_kind_compiled_entry_found_once(long_day, monkeypatch):
+    """Batch after batch of events arrays of one kind, the kernel's compiled entry is looked
+    up when the named state is made (at the start, after a growth) and at the end, not again
+    at every batch."""
+    _, counts = _batches_and_lookups(long_day, monkeypatch)
+    assert counts["batches"] >= 5, counts
+    assert counts["lookups"] <= counts["state"] + 1, counts
+
+
+def test_backtest_worker_batch_of_another_kind_typed_again_same_tables(long_day, monkeypatch):
+    """A batch whose arrays are of another kind than the last batch's is typed again through
+    the kernel's dispatcher (more lookups); the tables are those of the plain run."""
+    plain, counted = _batches_and_lookups(long_day, monkeypatch)
+    plain_counts = dict(counted)        # (the counters of the plain run count on in the next)
+    kind, seen = worker.array_kind, []
+
+    def every_batch_another(a):
+        seen.append(a)
+        return (len(seen) // 2, kind(a))        # the events' and the book map's: one kind a batch
+    monkeypatch.setattr(worker, "array_kind", every_batch_another)
+    mixed, counts = _batches_and_lookups(long_day, monkeypatch)
+    assert counts["lookups"] >= plain_counts["lookups"] + counts["batches"] - 2, (counts, plain_counts)
+    assert mixed == plain

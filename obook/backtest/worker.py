@@ -75,6 +75,14 @@ def _entry_of(kernel, args):
     return kernel if compiled is None else compiled.entry_point
 
 
+def array_kind(a: np.ndarray) -> tuple:
+    """What numba's type of the array ``a`` is made of (its dtype, dimensions, layout, and
+    whether it is writeable and aligned): two arrays of one kind have one numba type, so a
+    kernel's compiled entry found for the one takes the other."""
+    f = a.flags
+    return a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned
+
+
 def _more(a: np.ndarray, used: int, free: int) -> np.ndarray:
     """``a`` with at least ``free`` rows free after its first ``used`` (four times as long,
     those rows kept: few steps), or ``a`` itself when it has them."""
@@ -106,6 +114,7 @@ class BacktestWorker:
         self.locate: list[int] = []
         self.tmap = np.full(1, -1, np.int64)
         self._entries: dict = {}             # kernel -> its compiled entry (see _kernel)
+        self._batch_kind = None              # array_kind of the last batch's events and book map
         self.H = np.zeros((HASH, H_WIDTH), np.int64)
         self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
         self.Hv = np.zeros((HASH, H_WIDTH), np.int64)
@@ -252,16 +261,20 @@ class BacktestWorker:
         if self.S[S_TIMER_NEXT] < 0 and n:
             self.S[S_TIMER_NEXT] = int(events[0, 1]) + self.S[S_TIMER_PERIOD]
         self.S[S_POS] = 0
-        self._entries.clear()                # this batch's arrays: typed again at the first call
+        shape = array_kind(events), array_kind(self.tmap)
+        if shape != self._batch_kind:        # this batch's arrays typed otherwise: typed again at the first call
+            self._entries.clear()
+            self._batch_kind = shape
         self._drive(lambda: self._kernel(bt_events, events, n, self.tmap, *self._args(), self.at))
         self.prefault.follow(self._outputs())
 
     def _kernel(self, kernel, *args):
-        """Call kernel: through its dispatcher the first time after a new batch or a growth
-        (which types the arguments, and compiles or loads the kernel), then through the
-        compiled entry of those types, the same arrays. The dispatcher would type every
-        array of the named tuples again at each call, and a Python strategy returns here at
-        each of its calls (benchmarks/bench_backtest_calls.py)."""
+        """Call kernel: through its dispatcher the first time after a growth or a batch of
+        arrays of another kind (array_kind; the dispatcher types the arguments, and compiles
+        or loads the kernel), then through the compiled entry of those types. The dispatcher
+        would type every array of the named tuples again at each call (about half a
+        millisecond), and a Python strategy returns here at each of its calls
+        (benchmarks/bench_backtest_calls.py)."""
         entry = self._entries.get(kernel)
         if entry is not None:
             return entry(*args)
