@@ -83,6 +83,19 @@ def array_kind(a: np.ndarray) -> tuple:
     return a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned
 
 
+def state_kind(x) -> tuple:
+    """What numba's type of ``x`` is made of: an array's array_kind, a tuple's class and its
+    items' kinds, numba's own type of anything else. Two values of one kind have one numba
+    type."""
+    if isinstance(x, np.ndarray):
+        return array_kind(x)
+    if isinstance(x, tuple):
+        return type(x), tuple(state_kind(e) for e in x)
+    from numba import typeof
+
+    return (typeof(x),)
+
+
 def _more(a: np.ndarray, used: int, free: int) -> np.ndarray:
     """``a`` with at least ``free`` rows free after its first ``used`` (four times as long,
     those rows kept: few steps), or ``a`` itself when it has them."""
@@ -115,6 +128,7 @@ class BacktestWorker:
         self.tmap = np.full(1, -1, np.int64)
         self._entries: dict = {}             # kernel -> its compiled entry (see _kernel)
         self._batch_kind = None              # array_kind of the last batch's events and book map
+        self._state_kind = None              # state_kind of the named state (see _args)
         self.H = np.zeros((HASH, H_WIDTH), np.int64)
         self.at = np.zeros(3, np.int64)      # the kernels' scratch: the key of the rows being written
         self.Hv = np.zeros((HASH, H_WIDTH), np.int64)
@@ -226,11 +240,9 @@ class BacktestWorker:
         """The kernels' named state of the current arrays, then the strategy's entry, state
         and output rows: built again only after a growth replaced an array (``_named`` None),
         as a Python strategy's every call passes them; the compiled entries found for the
-        old arrays go with them."""
+        old arrays go with them when the new ones are of another kind (state_kind)."""
         if self._named is None:
             from .._kernels.backtest import Gate, OwnBooks, Run, View
-
-            self._entries.clear()
 
             spec = self.spec
             self._named = (
@@ -239,6 +251,10 @@ class BacktestWorker:
                 View(self.view.books(), self.Hv, self.VT, self.BKv, self.stv),
                 Run(self.RQ, self.LAG, self.MK, self.LO, self.REFKEY, self.PL, self.TOPS, self.S, self.C),
                 Gate(spec.LM, spec.LA, spec.LB, spec.risk_rk, self.W), self.entry, self.state, self.OUT)
+            kind = state_kind(self._named)
+            if kind != self._state_kind:
+                self._entries.clear()
+                self._state_kind = kind
         return self._named
 
     def batch(self, events: np.ndarray, n: int, names) -> None:
