@@ -148,18 +148,20 @@ def _arrays_of_every_kind():
 
 def test_array_kind_equal_kinds_have_one_numba_type():
     """Two arrays of one kind have the same numba type (so a compiled entry found for the one
-    takes the other); arrays numba types differently are of different kinds."""
+    takes the other)."""
+    arrays = _arrays_of_every_kind()
+    assert len({worker.array_kind(a) for a in arrays}) >= 8
+    _assert_one_kind_one_type(arrays, worker.array_kind)
+
+
+def _assert_one_kind_one_type(values, kind):
+    """Values of one ``kind`` have one numba type."""
     from numba import typeof
 
-    arrays = _arrays_of_every_kind()
-    kinds = {worker.array_kind(a) for a in arrays}
-    assert len(kinds) >= 8
-    for a in arrays:
-        for b in arrays:
-            if worker.array_kind(a) == worker.array_kind(b):
-                assert typeof(a) == typeof(b), (typeof(a), typeof(b))
-            if typeof(a) != typeof(b):
-                assert worker.array_kind(a) != worker.array_kind(b)
+    for x in values:
+        for y in values:
+            if kind(x) == kind(y):
+                assert typeof(x) == typeof(y), (typeof(x), typeof(y))
 
 
 class Quiet:
@@ -212,24 +214,17 @@ def test_backtest_worker_batches_and_growths_of_one_kind_compiled_entry_found_on
 
 
 def test_state_kind_equal_kinds_have_one_numba_type():
-    """Named tuples of arrays (and scalars) of one state_kind have one numba type; values
-    numba types differently are of different kinds."""
+    """Named tuples of arrays (and scalars) of one state_kind have one numba type."""
     from collections import namedtuple
 
     import numpy as np
-    from numba import typeof
 
     Pair = namedtuple("Pair", "a b")
     arrays = _arrays_of_every_kind()
     values = [Pair(a, b) for a in arrays[:6] for b in arrays[5:9]]
     values += [(a, 0, 1.5) for a in arrays[:4]] + [Pair(arrays[0], (arrays[1], 7)), Pair(arrays[0], (arrays[1], 7.0)),
                                                      np.int32(3), 3, (arrays[0], np.int32(3))]
-    for x in values:
-        for y in values:
-            if worker.state_kind(x) == worker.state_kind(y):
-                assert typeof(x) == typeof(y), (typeof(x), typeof(y))
-            if typeof(x) != typeof(y):
-                assert worker.state_kind(x) != worker.state_kind(y)
+    _assert_one_kind_one_type(values, worker.state_kind)
 
 
 def test_backtest_worker_batch_of_another_kind_typed_again_same_tables(long_day, monkeypatch):
