@@ -39,10 +39,19 @@ def cli(*args, **kw) -> subprocess.Popen:
 
 
 def wait_for_workers(proc: subprocess.Popen, n: int, timeout: float = 30) -> list[psutil.Process]:
-    """The CLI's worker processes, once ``n`` of them run."""
+    """The processes the command started, but multiprocessing's forkserver and resource
+    tracker (the workers the forkserver starts count), once ``n`` of them run."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        kids = [k for k in psutil.Process(proc.pid).children(recursive=True) if "forkserver" not in " ".join(k.cmdline())]
+        kids = []
+        for k in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                helper = k.ppid() == proc.pid and any(h in " ".join(k.cmdline())
+                                                      for h in ("forkserver", "resource_tracker"))
+            except psutil.Error:        # gone meanwhile
+                continue
+            if not helper:
+                kids.append(k)
         if len(kids) >= n:
             return kids
         assert proc.poll() is None, proc.stderr.read().decode()
@@ -284,27 +293,6 @@ def test_cli_sigint_mid_match_exits_130_one_line_no_workers_left(tmp_path):
         assert not out_dir.exists() or not list(out_dir.iterdir())
 
 
-def _started_processes(proc: subprocess.Popen, n: int, timeout: float = 60) -> list[psutil.Process]:
-    """The processes the command started, but multiprocessing's forkserver and resource
-    tracker (the workers the forkserver starts count), once ``n`` of them run."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        kids = []
-        for k in psutil.Process(proc.pid).children(recursive=True):
-            try:
-                helper = k.ppid() == proc.pid and any(h in " ".join(k.cmdline())
-                                                      for h in ("forkserver", "resource_tracker"))
-            except psutil.Error:        # gone meanwhile
-                continue
-            if not helper:
-                kids.append(k)
-        if len(kids) >= n:
-            return kids
-        assert proc.poll() is None, proc.stderr.read().decode()
-        time.sleep(0.01)
-    raise AssertionError("workers did not start")
-
-
 @pytest.mark.parametrize("signum, code, said", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "")])
 def test_cli_sql_signal_mid_streamed_match_exits_its_code_no_workers_left(tmp_path, signum, code, said):
     """A signal while ``obook sql`` reads a matching table from two workers: the command's
@@ -314,7 +302,7 @@ def test_cli_sql_signal_mid_streamed_match_exits_its_code_no_workers_left(tmp_pa
                    check=True, capture_output=True)
     p = cli("sql", f"SELECT * FROM obook_match_events('{orders}', workers := 2) ORDER BY price LIMIT 5",
             start_new_session=True)
-    kids = _started_processes(p, 2)
+    kids = wait_for_workers(p, 2, timeout=60)
     os.killpg(p.pid, signum)
     rc = p.wait(timeout=30)
     err = p.stderr.read().decode()
