@@ -17,6 +17,9 @@ Decisions the reference makes (the engine should agree, or the tests say so):
   original, then the new order replaces the live one.
 * A truncated last message is an error in both modes; its seq is the number it would
   have had.
+* A feed of mostly frames whose type is no ITCH 5.0 message is refused (both modes): at
+  the first record where more than half of the records so far are such frames, once 64
+  records are framed or at the feed's last record (a malformed record first is that error).
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ OVER_CANCEL = "over-cancel"
 ZERO_ADD = "zero-share add"
 MALFORMED = "malformed frame"
 TRUNCATED = "truncated"
+NOT_ITCH = "not ITCH 5.0"
+ITCH50 = set("SRHYLVWKJhAFECXDUPQBINO")
+JUDGED_AFTER = 64
 
 
 def _load(data_or_path) -> bytes:
@@ -107,14 +113,21 @@ def reference_bbo(data_or_path, on_error: str = "raise"):
     tickers: dict[int, str] = {}
     last: dict[int, tuple] = {}           # locate -> its book's levels after its last record
     rows, skipped = [], {}
+    data = _load(data_or_path)
+    unknown = 0
 
-    for seq, _offset, msg in frames(data_or_path):
+    for seq, offset, msg in frames(data):
         if msg is None:
             return rows, (seq, TRUNCATED), skipped
         typ = chr(msg[0]) if msg else ""
-        if not msg or (typ in SIZES and len(msg) < SIZES[typ]):
-            if strict:
-                return rows, (seq, MALFORMED), skipped
+        malformed = not msg or (typ in SIZES and len(msg) < SIZES[typ])
+        if malformed and strict:
+            return rows, (seq, MALFORMED), skipped
+        unknown += bool(msg) and typ not in ITCH50
+        ends = offset + 2 + len(msg) == len(data)
+        if 2 * unknown > seq and (seq >= JUDGED_AFTER or ends):
+            return rows, (seq, NOT_ITCH), skipped
+        if malformed:
             skipped[MALFORMED] = skipped.get(MALFORMED, 0) + 1
             continue
         if typ == "R":

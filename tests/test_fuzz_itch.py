@@ -163,9 +163,17 @@ def test_itch_frame_length_edge_cases_match_reference(tmp_path, case, on_error, 
 @pytest.mark.parametrize("length", [1, 11, 12, 50, 300])
 def test_itch_every_unknown_type_is_skipped_not_an_error(tmp_path, length):
     unknown = [t for t in range(256) if chr(t) not in SIZES]
-    data = framed(add_msg(), *(bytes([t]) + bytes(length - 1) for t in unknown), add_msg(2))
+    data = framed(*(f for i, t in enumerate(unknown) for f in (add_msg(i + 1), bytes([t]) + bytes(length - 1))),
+                  add_msg(len(unknown) + 1))
     rows, err = check(tmp_path / "u.itch", data)
-    assert err is None and [r[0] for r in rows] == [1, len(unknown) + 2]
+    assert err is None and [r[0] for r in rows] == list(range(1, 2 * len(unknown) + 2, 2))
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_itch_mostly_unknown_types_refused_like_reference(tmp_path, on_error):
+    data = framed(add_msg(), *(b"z" + bytes(11) for _ in range(100)))
+    rows, err = check(tmp_path / "z.itch", data, on_error=on_error)
+    assert err.record == 64 and [r[0] for r in rows] == [1]
 
 
 # ---------------------------------------------------------------- extreme values

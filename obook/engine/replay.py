@@ -226,6 +226,8 @@ class Replay:
             elif not types and not counts:      # (a text format's lines that carry no message)
                 log.warning("%s: none of its %s %ss holds a message of the format %r: is that the feed's format?",
                             self.path, f"{self.stats['records']:,}", framer.unit, self.format.name)
+            for note in framer.notes():
+                log.warning("%s", note)
             if counts:
                 log.warning("%s: skipped records: %s", self.path,
                             ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))

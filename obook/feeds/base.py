@@ -107,6 +107,11 @@ class Framer:
         """Records framed so far by type (None when the framer does not know types)."""
         return None
 
+    def notes(self) -> list[str]:
+        """What the replay's warning says of the feed once it is framed whole (records the
+        format skips without error, such as types it does not know)."""
+        return []
+
 
 class Decoder:
     """Worker side: one per worker process, kept for the whole replay."""

@@ -20,6 +20,7 @@ LOST = 0
 
 class MoldFramer(ItchFramer):
     unit = "message"
+    known_types = ItchFramer.known_types + bytes([LOST, PROBLEM])
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         lost0, prob0 = int(self.types[LOST]), int(self.types[PROBLEM])
