@@ -10,9 +10,10 @@ import pyarrow as pa
 from ..errors import FeedError, ObookError
 
 
-def day_name(path) -> str:
-    """A day's name: the feed's session date, else its file name before the first dot (a
-    day of several files: its first file's)."""
+def day_name(path, format=None) -> str:
+    """A day's name: the feed's session date (by the naming rule of ``format`` when given,
+    else of the format told from the file), else its file name before the first dot (a day
+    of several files: its first file's)."""
     from pathlib import Path
 
     from ..session import session_date
@@ -20,7 +21,7 @@ def day_name(path) -> str:
     if isinstance(path, (list, tuple)):
         path = path[0]
     try:
-        d = session_date(path)
+        d = session_date(path, fmt=format or None)
     except ObookError:
         d = None
     return d.isoformat() if d is not None else Path(path).name.split(".")[0]
@@ -37,7 +38,7 @@ def one_feed_a_day(feeds: list, format=None) -> list:
         return list(feeds)
     days: dict[str, list] = {}
     for f in feeds:
-        days.setdefault(day_name(f), []).append(f)
+        days.setdefault(day_name(f, format), []).append(f)
     return [files if len(files) > 1 else files[0] for files in days.values()]
 
 
@@ -122,7 +123,7 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
         raise ObookError("backtest: no feed files")
     if (processes or 1) > 1 and len(feeds) > 1:
         kwargs.setdefault("pipeline", False)     # the days side by side keep the cores busy
-    names = [str(d) for d in dates] if dates is not None else [day_name(f) for f in feeds]
+    names = [str(d) for d in dates] if dates is not None else [day_name(f, kwargs.get("format")) for f in feeds]
     if len(names) != len(feeds):
         raise ObookError(f"backtest: {len(names)} dates for {len(feeds)} feeds")
     if len(set(names)) < len(names):

@@ -95,7 +95,7 @@ def backtest(
                   timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue,
                   timer_start=timer_start, capital=capital, on_error=on_error.value, day_end=not no_day_end)
     check_executor(executor)        # also with one day, which runs here
-    feeds, dates = _days(feeds)
+    feeds, dates = _days(feeds, format)
     if dates is None:
         feeds = one_feed_a_day(feeds, format)      # a Shenzhen vendor day's files: one feed
     if date is not None:
@@ -103,7 +103,7 @@ def backtest(
             raise ObookError("--date is the session date of one feed; several days each have their own")
         kwargs["date"] = date
     if len(feeds) > 1 and dates is None:
-        dates = [day_name(f) for f in feeds]
+        dates = [day_name(f, format) for f in feeds]
     run_doc = (format, strategy, tickers)
     # the output folder is made (or refused) before the run, and goes again when the run
     # fails and leaves nothing in it
@@ -166,9 +166,10 @@ def _write(out: Path, result, suffix: str, summary: Optional[str], run: tuple) -
         raise OutputError(f"{out}: write failed: {e.strerror or e}") from None
 
 
-def _days(paths: List[Path]) -> tuple[list, Optional[list]]:
+def _days(paths: List[Path], format: Optional[str] = None) -> tuple[list, Optional[list]]:
     """(feed files, their dates or None): a pipeline's TOML gives its source days, a
-    pipeline's dataset folder the source files of the days it has done, by date."""
+    pipeline's dataset folder the source files of the days it has done, by date (a file's
+    date by the naming rule of ``format``, else the pipeline's, else the one told from it)."""
     from ..errors import ObookError
 
     from ..backtest.days import day_name
@@ -181,7 +182,8 @@ def _days(paths: List[Path]) -> tuple[list, Optional[list]]:
             from ..pipelines import load
 
             pipe = load(p)
-            days += [(day_name(str(f)), str(f)) for f in sorted(pipe.source_dir.glob(pipe.glob)) if f.is_file()]
+            days += [(day_name(str(f), format or pipe.format), str(f))
+                     for f in sorted(pipe.source_dir.glob(pipe.glob)) if f.is_file()]
         elif p.is_dir():
             from ..pipelines import manifest
 
@@ -190,7 +192,7 @@ def _days(paths: List[Path]) -> tuple[list, Optional[list]]:
                 raise ObookError(f"{p}: not a pipeline dataset with days done (no {manifest.MANIFEST} days)")
             days += [(date, rec.get("path", rec["source"])) for date, rec in sorted(done.items())]
         else:
-            days.append((day_name(str(p)), str(p)))
+            days.append((day_name(str(p), format), str(p)))
     if not days:
         raise ObookError(f"backtest: no day files in {', '.join(map(str, paths))}")
     return [f for _, f in days], [d for d, _ in days]
