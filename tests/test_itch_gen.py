@@ -85,7 +85,7 @@ def test_write_itch_framing_header_and_trailer_in_order(messages):
 
 def test_write_itch_type_mix_is_roughly_as_documented(messages):
     counts = collections.Counter(m["type"] for m in messages)
-    for t in "AFEXDUCPQBHILYVz":
+    for t in "AFEXDUCPQBHILYVN":
         assert counts[t] > 0, t
     share = {t: counts[t] / N for t in counts}
     assert 0.30 < share["A"] < 0.45
@@ -98,12 +98,9 @@ def test_write_itch_type_mix_is_roughly_as_documented(messages):
 
 def test_write_itch_sizes_match_spec(messages):
     sizes = {"S": 12, "R": 39, "H": 25, "A": 36, "F": 40, "E": 31, "C": 36, "X": 23, "D": 19,
-             "U": 35, "P": 44, "Q": 40, "B": 19, "I": 50, "L": 26, "Y": 20, "V": 35}
+             "U": 35, "P": 44, "Q": 40, "B": 19, "I": 50, "L": 26, "Y": 20, "V": 35, "N": 20}
     for m in messages:
-        if m["type"] in sizes:
-            assert m["length"] == sizes[m["type"]], m
-        else:
-            assert m["type"] == "z" and 11 <= m["length"] <= 50
+        assert m["length"] == sizes[m["type"]], m
 
 
 def test_write_itch_timestamps_refs_matches_increase(messages):
@@ -147,3 +144,13 @@ def test_write_itch_hot_stocks_get_most_messages(messages):
     per_stock = collections.Counter(m["locate"] for m in messages if m["type"] in "AFEXDUC")
     ranked = sorted(per_stock.values(), reverse=True)
     assert sum(ranked[:K // 10]) > 0.25 * sum(ranked)
+
+
+def test_write_itch_day_replays_without_a_non_itch_warning(feed, caplog):
+    import logging
+
+    import obook
+
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        rows = sum(b.num_rows for b in obook.bbo(str(feed), workers=1))
+    assert rows > 0 and "not ITCH 5.0" not in caplog.text

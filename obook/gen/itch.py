@@ -17,8 +17,9 @@ constant book size. Order refs and match numbers increase strictly, timestamps
 increase strictly. Every record is valid (no unknown refs, no over-executions).
 
 Body mix (per 10,000): A 4000, F 500, D 2500, X 800, E 700, C 100, U 800, P 300,
-I 150, Q 30, L 30, Y 30, H 20, B 10, V 1 and 29 of type ``z`` (unknown to the
-spec, random length). An order op on a stock with an empty book becomes an add;
+I 150, Q 30, L 30, Y 30, H 20, B 10, V 1 and 29 of type ``N`` (retail price
+improvement indicator, a type obook frames by its length and skips). Every type is an
+ITCH 5.0 message type, as in a Nasdaq day. An order op on a stock with an empty book becomes an add;
 an add to a full book (``CAP`` live orders) becomes a delete of an old order,
 so on long days the hot stocks trade some adds for deletes.
 
@@ -55,7 +56,7 @@ T_CLOSE = 57_600 * 10**9   # 16:00
 
 # body operation codes, with their cumulative thresholds out of 10,000
 (OP_A, OP_F, OP_D, OP_X, OP_E, OP_C, OP_U, OP_P, OP_I, OP_Q, OP_L, OP_Y, OP_H, OP_B,
- OP_V, OP_Z) = range(16)
+ OP_V, OP_N) = range(16)
 _MIX = [4000, 500, 2500, 800, 700, 100, 800, 300, 150, 30, 30, 30, 20, 10, 1, 29]
 assert sum(_MIX) == 10_000
 _MIX_CUM = np.cumsum(np.array(_MIX, dtype=np.int64))
@@ -64,6 +65,7 @@ _MIX_CUM = np.cumsum(np.array(_MIX, dtype=np.int64))
 # constants the kernel folds
 S_A, S_F, S_D, S_X, S_E, S_C, S_U, S_P, S_Q, S_B, S_H, S_I, S_L, S_Y, S_V = (
     size(t) for t in "AFDXECUPQBHILYV")
+S_N, N_STOCK, N_FLAG = 20, 11, 19      # ITCH 5.0 N: stock (8), interest flag (1)
 O_LOCATE, O_TIME = offset("A", "locate"), offset("A", "timestamp")
 A_REF, A_SIDE, A_SHARES, A_STOCK, A_PRICE = (offset("A", f) for f in ("ref", "side", "shares", "stock", "price"))
 F_MPID, P_MATCH = offset("F", "mpid"), offset("P", "match")
@@ -471,12 +473,14 @@ def _fill(buf, n_msgs, st, cdf, rank_to_stock, mix, names, mpids, start, anchor,
             _put(buf, m + V_3, 3_600_00000000, 8)
             pos = m + S_V
 
-        else:                                         # 'z': a type the spec does not know
-            size = 11 + _below(st, 30)
-            m = _head(buf, pos, size, 122, loc, ts)
-            for q in range(11, size):
-                buf[m + q] = _below(st, 256)
-            pos = m + size
+        else:                                         # N: retail price improvement indicator
+            draws = _below(st, 30)
+            m = _head(buf, pos, S_N, 78, loc, ts)
+            _name(buf, m + N_STOCK, names, s)
+            buf[m + N_FLAG] = (66, 83, 65, 78)[draws % 4]     # B S A N
+            for _q in range(draws):                   # numbers drawn and not used: the records after
+                _below(st, 256)                       # it do not depend on what this frame holds
+            pos = m + S_N
 
     scal[0], scal[2], scal[3] = ts, ref, match
     return pos
