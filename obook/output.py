@@ -244,15 +244,15 @@ def drop_stale_partial(path: Path) -> None:
         remove_quietly(partial)
 
 
-def check_not_an_input(output, inputs) -> None:
+def check_not_an_input(output, inputs, what: str = "table") -> None:
     """An output file must not be one of the files being read (its rename would replace the
-    feed with its own table): OutputError naming it."""
+    feed with its own table): OutputError naming it (``what``: what the command writes)."""
     try:
         if not os.path.exists(output):
             return
         for item in inputs:
             if os.path.exists(item) and os.path.samefile(output, item):
-                raise OutputError(f"{output}: is an input of this command; write the table elsewhere")
+                raise OutputError(f"{output}: is an input of this command; write the {what} elsewhere")
     except (OSError, TypeError, ValueError):
         return
 

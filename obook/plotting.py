@@ -148,8 +148,9 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     return ticker, fmt, bars_table(trades, step), depth, trades
 
 
-def _heatmap(depth, levels, scale, t0, t1):
-    """(grid shares [price row, time column], price edges, time edges) of the top levels."""
+def _heatmap(depth, levels, scale, t0, t1, traded=()):
+    """(grid shares [price row, time column], price edges, time edges) of the top levels; a
+    book empty throughout the window: an empty grid over the prices ``traded`` there."""
     t = depth.column("time").to_numpy().astype(np.int64)
     cols = np.minimum(((t - t0) * TIME_BINS) // max(1, t1 - t0), TIME_BINS - 1)
     last = np.flatnonzero(np.r_[cols[1:] != cols[:-1], True])     # the last row of each column
@@ -160,7 +161,9 @@ def _heatmap(depth, levels, scale, t0, t1):
             qty.append(depth.column(f"{side}_qty_{k}").to_numpy(zero_copy_only=False)[last])
     px, qty = np.array(px, dtype=float), np.array(qty, dtype=float)
     seen = px[np.isfinite(px)]
-    prices = np.unique(seen)
+    prices = np.unique(seen if len(seen) else np.asarray(traded, dtype=float))
+    if len(prices) == 0:
+        raise ObookError("no price in the window: the book is empty throughout it and nothing trades")
     tick = np.min(np.diff(prices)) if len(prices) > 1 else 1.0
     lo, hi = prices[0] - tick / 2, prices[-1] + tick / 2
     rows = int(min(400, max(1, round((hi - lo) / tick))))
@@ -193,7 +196,9 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date) -
         return (np.asarray(x, dtype=np.int64) - midnight) * hours_per_unit
 
     t0 = int(start) + midnight if start is not None else int(t[0])
-    t1 = int(end) + midnight if end is not None else int(t[-1]) + 1
+    traded = trades.column("time").to_numpy().astype(np.int64)
+    last = max(int(t[-1]), int(traded.max(initial=t[-1])))      # (a trade after the book's last change too)
+    t1 = int(end) + midnight if end is not None else last + 1
     d = {"title": f"{ticker} ({fmt.name})", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
     b = {c: bars.column(c).to_numpy().astype(float) for c in ("open", "high", "low", "close", "volume")}
     starts = bars.column("start").to_numpy().astype(np.int64)
@@ -201,11 +206,14 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date) -
     d["bars"] = {"x": hours(starts), "volume": b["volume"] / shares,
                  **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
     d["bar_width"] = bar_step(interval, u["time_unit_ns"]) * hours_per_unit * 0.8    # of one interval
-    grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1)
+    tp = trades.filter(trades.column("price").is_valid())
+    try:
+        grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1, tp.column("price").to_numpy())
+    except ObookError as e:
+        raise ObookError(f"{ticker}: {e}") from None
     d["heat"] = {"grid": grid / shares, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
     d["best"] = {side: (hours(t), depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
                  for side in ("bid", "ask")}
-    tp = trades.filter(trades.column("price").is_valid())
     d["trades"] = (hours(tp.column("time").to_numpy()), tp.column("price").to_numpy().astype(float) / scale)
     return d
 
@@ -352,10 +360,12 @@ def is_picture_name(path) -> bool:
 def is_page(out) -> bool:
     """Whether ``out`` is drawn as an interactive page (.html, .htm) rather than a picture.
     Checked before any replay: a picture file matplotlib cannot write (by its suffix; none
-    is PNG), '-' (a picture goes to a file) and a missing matplotlib are ObookErrors."""
+    is PNG), '-' (a picture goes to a file), a folder or a file in no folder (OutputError)
+    and a missing matplotlib are ObookErrors."""
     out = Path(out)
     if str(out) == "-":
         raise ObookError("-: a picture goes to a file; give its name (.png, .svg, .pdf ... or .html)")
+    check_picture_path(out)
     if out.suffix.lower() in (".html", ".htm"):
         return True
     _matplotlib()
@@ -367,6 +377,18 @@ def is_page(out) -> bool:
         raise ObookError(f"{out}: .{kind} is no picture type; give .html or one of "
                          f"{', '.join('.' + k for k in sorted(known))}")
     return False
+
+
+def check_picture_path(out: Path) -> None:
+    """OutputError when the picture ``out`` could not be written: a folder, or in a folder
+    that does not exist (said before the feed is replayed, not after)."""
+    from .errors import OutputError
+
+    if out.is_dir():
+        raise OutputError(f"{out}: is a folder; give the picture's file name (.png, .svg, .pdf ... or .html)")
+    folder = out.absolute().parent
+    if not folder.is_dir():
+        raise OutputError(f"{out}: cannot write: {'no folder' if not folder.exists() else 'not a folder:'} {folder}")
 
 
 def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,

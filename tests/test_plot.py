@@ -213,7 +213,7 @@ def test_plot_latency_percentile_curve_matches_numpy_and_draws_png(tmp_path):
     assert px.shape[0] > 300 and len({tuple(c) for c in px.reshape(-1, 3)[::5]}) > 10
     r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.png"), str(tmp_path / "x.png")])
     assert r.exit_code != 0 and "not a latency table" in f"{r.output}{r.exception}"
-    for out, says in (("lat.html", "drawn as .png, .svg or .pdf"), ("nowhere/x.png", "cannot write the picture")):
+    for out, says in (("lat.html", "drawn as .png, .svg or .pdf"), ("nowhere/x.png", "cannot write: no folder")):
         r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / out)])
         assert r.exit_code != 0 and says in str(r.exception), r.output
     r = CliRunner().invoke(app, ["plot", "latency", str(tmp_path / "lat.parquet"), str(tmp_path / "bare")])
@@ -352,8 +352,8 @@ def test_plot_cli_picture_name_among_feed_files_refused_before_the_replay(day, t
     (dict(stage=[1], bucket_ns=[[5.0]], bucket_count=[[1]]), "stage is int64, not text"),
     (dict(stage=["recv"], bucket_ns=[[5.0]], bucket_count=[[1.5]]), "bucket_count is a list of double, not a list of whole numbers"),
     (dict(stage=["recv"], bucket_ns=[[5.0, 6.0]], bucket_count=[[1]]), "stage recv: 2 bucket_ns but 1 bucket_count"),
-    (dict(stage=["recv"], bucket_ns=[[5.0]], bucket_count=[[-1]]), "stage recv: a bucket_count below 0 or not a number"),
-    (dict(stage=["recv"], bucket_ns=[[float("nan")]], bucket_count=[[1]]), "stage recv: a bucket_ns below 0 or not a number"),
+    (dict(stage=["recv"], bucket_ns=[[5.0]], bucket_count=[[-1]]), "stage recv: a bucket_count below 0 or not a finite number"),
+    (dict(stage=["recv"], bucket_ns=[[float("nan")]], bucket_count=[[1]]), "stage recv: a bucket_ns below 0 or not a finite number"),
     (dict(stage=["recv"], bucket_ns=[[5.0, None]], bucket_count=[[1, 2]]), "stage recv: a null in bucket_ns"),
     (dict(stage=["recv", None], bucket_ns=[[5.0], [5.0]], bucket_count=[[1], [1]]), "row 2: no stage"),
 ])
@@ -404,3 +404,42 @@ def test_plot_units_table_metadata_other_than_format_default_followed():
                                                  "time_unit_ns": 1_000_000, "tz": "Asia/Shanghai", "epoch": True}
     assert units(pa.schema([("time", pa.uint64())]), get_format("itch")) == {
         "price_scale": 10_000, "quantity_scale": 1, "time_unit_ns": 1, "tz": "America/New_York", "epoch": False}
+
+
+@pytest.mark.parametrize("name, says", [("a-folder", "is a folder; give the picture's file name"),
+                                        ("no-folder/x.png", "cannot write: no folder"),
+                                        ("f.txt/x.html", "cannot write: not a folder:")])
+def test_plot_unwritable_picture_path_refused_before_the_replay(tmp_path, name, says):
+    from obook.errors import OutputError
+    from obook.plotting import plot
+
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "f.txt").write_text("")
+    with pytest.raises(OutputError, match=says):
+        plot(tmp_path / "not-read.itch", tmp_path / name)      # the feed is not even opened
+
+
+def test_plot_cli_picture_is_the_feed_refused_names_the_picture(day, capsys):
+    err = cli_error(capsys, "plot", day, day)
+    assert err == f"error: {day}: is an input of this command; write the picture elsewhere\n"
+
+
+_EMPTIED = ("Time,Ticker,Order,T,Shares,Price\n34200001,AAA,17,B,100,1172400\n"
+            "35160000,AAA,17,D,0,0\n")        # the book empty from 09:46
+
+
+def test_plot_window_of_an_empty_book_and_no_trade_one_line_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OBOOK_KERNELS", "python")      # (a tiny input: the command would set it)
+    (tmp_path / "e.csv").write_text(_EMPTIED)
+    err = cli_error(capsys, "plot", tmp_path / "e.csv", tmp_path / "e.png", "-k", "AAA", "--start", "09:45")
+    assert err == "error: AAA: no price in the window: the book is empty throughout it and nothing trades\n"
+
+
+def test_plot_series_empty_book_window_spans_its_trades_prices_and_times(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "e.csv").write_text(_EMPTIED + "35400000,AAA,x1,T,10,1172500\n")    # a trade at 09:50
+    d = _series(tmp_path / "e.csv", None, 35_100_000, None, "1 minute", "csv", 1, 5, None)
+    assert d["heat"]["grid"].sum() == 0
+    assert d["heat"]["prices"][0] < 117.25 < d["heat"]["prices"][-1]
+    assert d["t1"] > 9 + 50 / 60 and d["trades"][0][0] == pytest.approx(9 + 50 / 60)

@@ -113,7 +113,7 @@ def plot(
     if price_feed is not None:
         raise ObookError("obook plot FEED PICTURE: --feed is for plot backtest (the feed its price is drawn "
                          "from); a feed's picture draws FEED")
-    check_not_an_input(out, files)
+    check_not_an_input(out, files, "picture")
     feed = files[0] if len(files) == 1 else files
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:

@@ -74,8 +74,8 @@ def _checked_rows(table, path) -> list[dict]:
         for name, values in (("bucket_ns", ns), ("bucket_count", count)):
             if any(v is None for v in values):
                 raise bad(f"{where}: a null in {name}")
-            if any(not v >= 0 for v in values):       # (NaN too)
-                raise bad(f"{where}: a {name} below 0 or not a number")
+            if any(not 0 <= v < float("inf") for v in values):       # (NaN too)
+                raise bad(f"{where}: a {name} below 0 or not a finite number")
         r["bucket_ns"], r["bucket_count"] = ns, count
     return rows
 
@@ -84,12 +84,13 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     """Draw the stages of a latency table (all, or ``stages``) to ``out`` (.png, .svg, .pdf)."""
     import pyarrow.parquet as pq
 
-    from ..plotting import _complete, _matplotlib
+    from ..plotting import _complete, _matplotlib, check_picture_path
 
     if Path(out).suffix.lower() in (".html", ".htm"):
         raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: the feed's picture)")
     if Path(out).is_dir():
         raise ObookError(f"{out}: is a folder; give the picture's file name (.png, .svg or .pdf)")
+    check_picture_path(Path(out))
 
     if not Path(table_path).exists():
         raise ObookError(f"{table_path}: no such latency table (obook listen --latency-output TABLE writes one)")
@@ -108,7 +109,7 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     rows = _checked_rows(table, table_path)
     if stages:
         rows = [r for r in rows if r["stage"] in set(stages)]
-    rows = [r for r in rows if r["bucket_count"]]
+    rows = [r for r in rows if sum(r["bucket_count"])]       # (a stage of no sample draws no line)
     if stages:
         unknown = [s for s in stages if s not in {r["stage"] for r in table.to_pylist()}]
         if unknown:
