@@ -116,11 +116,21 @@ def _window(table, start, end):
     return table.filter(keep)
 
 
+def _pass(progress, label):
+    """The progress callback of one pass over the feed (``progress(bytes, phase)`` as a
+    replay's): the pass's ``label`` first, then the replay's own phases under it."""
+    if progress is None:
+        return None
+    progress(0, label)
+    return lambda done, phase=None: progress(done) if phase is None else progress(done, f"{label}: {phase}")
+
+
 def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
-          levels: int = 10, date=None):
+          levels: int = 10, date=None, progress=None):
     """The data of the pictures: (ticker, format, bars, depth, trades) as pyarrow tables of
     the window [start, end) (feed time units since local midnight, for epoch-stamped feeds
-    too; None: open)."""
+    too; None: open). ``progress(bytes read[, phase])``: as a replay's, once a pass over the
+    feed (its trades, then its book)."""
     import pyarrow.compute as pc
 
     import obook
@@ -131,12 +141,13 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     step = bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error)
     pick = dict(workers=workers, format=fmt.name, tickers=[ticker], date=date)
     if ticker is None:      # the busiest one: its trades are already in the whole feed's
-        every = obook.trades(path, workers=workers, format=fmt.name, date=date).read_all()
+        every = obook.trades(path, workers=workers, format=fmt.name, date=date,
+                             progress=_pass(progress, "trades")).read_all()
         ticker = pick["tickers"][0] = _busiest(every, path)
         trades = every.filter(pc.equal(every.column("ticker"), ticker))
     else:
-        trades = obook.trades(path, **pick).read_all()
-    depth = obook.depth(path, levels=levels, **pick).read_all()
+        trades = obook.trades(path, progress=_pass(progress, "trades"), **pick).read_all()
+    depth = obook.depth(path, levels=levels, progress=_pass(progress, "book"), **pick).read_all()
     if depth.num_rows and (start is not None or end is not None):
         midnight = local_midnight(int(depth.column("time")[0].as_py()), units(depth.schema, fmt, path))
         start = None if start is None else start + midnight
@@ -181,11 +192,12 @@ def _heatmap(depth, levels, scale, t0, t1, traded=()):
     return grid, np.linspace(lo, hi, rows + 1) / scale, edges_t
 
 
-def _series(path, ticker, start, end, interval, format, workers, levels, date) -> dict:
+def _series(path, ticker, start, end, interval, format, workers, levels, date, progress=None) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
     from .klines import bar_step
 
-    ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date)
+    ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date,
+                                             progress)
     u = units(depth.schema, fmt, path)
     scale = float(u["price_scale"])
     t = depth.column("time").to_numpy().astype(np.int64)
@@ -392,13 +404,14 @@ def check_picture_path(out: Path) -> None:
 
 
 def plot(path, out, ticker=None, start=None, end=None, interval="1 minute", format=None, workers=None,
-         levels: int = 10, date=None, width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
+         levels: int = 10, date=None, width: float = 12.0, height: float = 8.0, dpi: int = 100,
+         progress=None) -> Path:
     """Draw the candlesticks with volume and the depth heatmap of ``ticker`` (None: the one
     with the most trades) in [start, end) (feed time units) into ``out``: a self-contained
     interactive page for .html (plotly), else a picture (matplotlib: .png, .svg, .pdf ...).
-    Returns its path."""
+    ``progress``: as :func:`frame`'s. Returns its path."""
     out = Path(out)
     html = is_page(out)        # before the replay: a bad name or a missing library says so at once
-    d = _series(path, ticker, start, end, interval, format, workers, levels, date)
+    d = _series(path, ticker, start, end, interval, format, workers, levels, date, progress)
     (_html if html else _png)(d, out, width, height, dpi)
     return out

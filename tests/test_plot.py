@@ -443,3 +443,13 @@ def test_plot_series_empty_book_window_spans_its_trades_prices_and_times(tmp_pat
     assert d["heat"]["grid"].sum() == 0
     assert d["heat"]["prices"][0] < 117.25 < d["heat"]["prices"][-1]
     assert d["t1"] > 9 + 50 / 60 and d["trades"][0][0] == pytest.approx(9 + 50 / 60)
+
+
+def test_plot_progress_told_each_pass_over_the_feed(day, tmp_path):
+    from obook.plotting import plot
+
+    calls = []
+    plot(day, tmp_path / "p.png", progress=lambda *a: calls.append(a))
+    phases = [a[1] for a in calls if len(a) == 2]
+    assert phases[0] == "trades" and "book" in phases and phases.index("book") > 0
+    assert max(a[0] for a in calls) == day.stat().st_size

@@ -121,8 +121,11 @@ def plot(
     first, last = _clock("--start", start, fmt.time_unit_ns), _clock("--end", end, fmt.time_unit_ns)
     if first is not None and last is not None and first >= last:
         raise ObookError(f"--start {start} is not before --end {end}")
-    path = _plot(feed, out, ticker=ticker, start=first, end=last,
-                 interval=interval, format=fmt.name, workers=workers, levels=levels, date=date)
+    from .progress import file_progress
+
+    with file_progress(feed) as progress:       # (a bar on a terminal: the feed is replayed twice)
+        path = _plot(feed, out, ticker=ticker, start=first, end=last, interval=interval, format=fmt.name,
+                     workers=workers, levels=levels, date=date, progress=progress)
     typer.echo(f"wrote {path}", err=True)
 
 
