@@ -332,7 +332,7 @@ def run_format(folder, format=None, feed=None, date=None):
     format = format or None
     if format is None and feed is None:
         path = Path(folder) / RUN_FILE
-        if not Path(folder).is_dir():
+        if not Path(folder).is_dir() or not (path.is_file() or any(Path(folder).glob("backtest.*.parquet*"))):
             raise ObookError(f"{folder}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
         format = _day_format(_run_json(path), date) if path.is_file() else None
         if format is None:

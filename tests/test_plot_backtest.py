@@ -135,8 +135,17 @@ def test_plot_backtest_cli_empty_format_is_the_runs_as_when_left_out(run, tmp_pa
 
 def test_plot_backtest_cli_empty_format_without_run_json_asks_for_the_feed(run, tmp_path, capsys):
     (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "backtest.fills.parquet").write_bytes((run / "out" / "backtest.fills.parquet").read_bytes())
     err = cli_error(capsys, "plot", "backtest", tmp_path / "bare", tmp_path / "x.png", "--format", "")
     assert "no run.json naming the run's feed: give it with --feed" in err
+
+
+def test_plot_backtest_cli_folder_of_no_run_refused_as_not_a_backtest_folder(tmp_path, capsys):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "bbo.parquet").write_bytes(b"PAR1")      # (obook convert's folder, say)
+    err = cli_error(capsys, "plot", "backtest", tmp_path / "tables", tmp_path / "x.png")
+    assert err == (f"error: {tmp_path / 'tables'}: not a backtest folder (obook backtest FEED --strategy ... "
+                   "-o DIR writes one)\n")
 
 
 @pytest.mark.parametrize("args, message", [
