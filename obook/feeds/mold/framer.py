@@ -37,7 +37,10 @@ class MoldFramer(ItchFramer):
                 for _k, _pos, _t, frame, _run in self._marks(buf, r.n_bytes, PROBLEM):
                     log.warning("%s (the messages before it are replayed)", problem_error(frame))
             return r
-        k, pos, typ, frame, run = next(self._marks(buf, r.n_bytes, None))
+        mark = next(self._marks(buf, r.n_bytes, None), None)
+        if mark is None:        # the marks come after the record the ITCH framer refused the feed at
+            return r
+        k, pos, typ, frame, run = mark
         if typ == LOST:
             last = base_seq + k + run - 1
             more = "" if run > 1 or k + run < r.n_records else " (and maybe more)"
