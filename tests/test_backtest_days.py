@@ -187,16 +187,31 @@ def test_check_executor_words_in_any_case_are_those_words(given, read):
     assert check_executor(given) == read
 
 
-def test_backtest_days_forced_format_names_days_by_its_rule(days, tmp_path):
-    """ITCH days whose first message (W) tells no format: --format itch names them by ITCH's
-    rule (a Nasdaq file name, else the file's), not by another format's date in the name."""
-    d, files = days
+def _undetected_days(files, folder) -> list:
+    """ITCH days whose first message (W) tells no format, named with a date another format's
+    rule reads (``20240301.dat``)."""
     feeds = []
     for name, src in zip(("20240301.dat", "20240304.dat"), files.values()):
         w = b"W" + bytes(11)
-        (tmp_path / name).write_bytes(len(w).to_bytes(2, "big") + w + src.read_bytes())
-        feeds.append(tmp_path / name)
+        (folder / name).write_bytes(len(w).to_bytes(2, "big") + w + src.read_bytes())
+        feeds.append(folder / name)
+    return feeds
+
+
+def test_backtest_days_forced_format_names_days_by_its_rule(days, tmp_path):
+    """--format itch names the days by ITCH's rule (a Nasdaq file name, else the file's), not
+    by another format's date in the name."""
+    d, files = days
+    feeds = _undetected_days(files, tmp_path)
     _run(*feeds, "--format", "itch", "--strategy", f"{d / 'take.py'}:Take", "-o", tmp_path / "out")
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert sorted(summary) == ["20240301", "20240304"]
     assert sorted(set(_fills(tmp_path / "out").column("date").to_pylist())) == ["20240301", "20240304"]
+
+
+def test_backtest_days_python_forced_format_names_days_by_its_rule(days, tmp_path):
+    from obook.backtest.days import backtest_days
+
+    d, files = days
+    r = backtest_days(_undetected_days(files, tmp_path), f"{d / 'take.py'}:Take", format="itch")
+    assert sorted(r.summary) == ["20240301", "20240304"]
