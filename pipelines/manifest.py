@@ -41,7 +41,18 @@ def read(dataset: Path) -> dict:
         if not isinstance(doc[key], dict) or not all(isinstance(v, dict) for v in doc[key].values()):
             raise PipelineError(f"{path}: cannot read the manifest: {key!r} is not an object of day records "
                                 "(remove the file to convert every day again)")
+        for date, rec in doc[key].items():
+            wrong = [k for k, kinds in _RECORD[key].items() if not isinstance(rec.get(k), kinds)
+                     or isinstance(rec.get(k), bool)]
+            if wrong:
+                raise PipelineError(f"{path}: cannot read the manifest: {key}[{date!r}] has no valid "
+                                    f"{', '.join(wrong)} (remove the file to convert every day again)")
     return doc
+
+
+#: what the run reads of a day record, and its types (a record edited by hand: an error, not a crash)
+_RECORD = {"days": {"source": str, "size": int, "sha256": str},
+           "failed": {"size": int, "sha256": str, "error": str}}
 
 
 def write(dataset: Path, doc: dict) -> None:

@@ -396,3 +396,20 @@ def test_pipeline_day_whose_second_table_cannot_be_moved_keeps_all_its_previous_
     assert "Operation not permitted" in summary["failed"]["2019-12-30"]
     assert {f: f.read_bytes() for f in ds.glob("table=*/date=2019-12-30/part-0.parquet")} == before
     assert summary["previous_partitions"]["2019-12-30"]["changed"] == "options"
+
+
+@pytest.mark.parametrize("manifest", ['{"days": {"2019-12-30": {"size": 5}}}',
+                                      '{"days": {"2019-12-30": {"source": "x", "size": "5", "sha256": "ab"}}}',
+                                      '{"failed": {"2019-12-30": {"source": "x", "error": "e"}}}'])
+def test_cli_pipeline_manifest_day_record_missing_its_keys_one_line_error_naming_the_day(tmp_path, capsys,
+                                                                                        manifest):
+    from obook.gen.itch import write_itch
+
+    write_itch(tmp_path / "12302019.NASDAQ_ITCH50", 100, 5)
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds"))
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "_manifest.json").write_text(manifest)
+    for command in ("run", "status"):
+        err = cli_error(capsys, "pipeline", command, p)
+        assert "cannot read the manifest" in err and "2019-12-30" in err, err
