@@ -474,13 +474,14 @@ def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: C
     listener = QueueListener(records, _Forward())
     listener.start()
     try:
-        with ProcessPoolExecutor(min(p.days_at_once, len(todo)), mp_context=ctx, initializer=_day_process,
-                                 initargs=(records,)) as pool:
-            try:
-                _run_pool(p, pool, queue, done, failed, say)
-            except BaseException:       # Ctrl-C, a stop: the days' processes go now, not at exit
-                _stop_pool(pool)
-                raise
+        while queue:                    # a new pool when a day's process died (the pool is broken)
+            with ProcessPoolExecutor(min(p.days_at_once, len(queue)), mp_context=ctx, initializer=_day_process,
+                                     initargs=(records,)) as pool:
+                try:
+                    _run_pool(p, pool, queue, done, failed, say)
+                except BaseException:   # Ctrl-C, a stop: the days' processes go now, not at exit
+                    _stop_pool(pool)
+                    raise
     finally:
         listener.stop()
         records.close()
@@ -521,13 +522,22 @@ def _stop_pool(pool) -> None:
             proc.join(5)
 
 
+#: a day whose process died (SIGKILL, the out-of-memory killer): the pool ends the other days' too
+_DIED = ("a day's process ended abruptly (killed: by the out-of-memory killer, or by hand), this day's or "
+         "one converted beside it, which stops them all")
+
+
 def _run_pool(p: Pipeline, pool, queue: list, done: Callable, failed: Callable, say: Callable) -> None:
-    """The days of ``queue`` ((day, attempt)) on the pool, ``days_at_once`` in flight."""
+    """The days of ``queue`` ((day, attempt)) on the pool, ``days_at_once`` in flight, until
+    none is left or a day's process died: the pool is broken then, the days it had are
+    back in ``queue`` for another attempt (or failed, when they have none left)."""
     from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     running: dict = {}
-    while queue or running:
-        while queue and len(running) < p.days_at_once:
+    broken = False
+    while (queue and not broken) or running:
+        while queue and not broken and len(running) < p.days_at_once:
             day, attempt = queue.pop(0)
             say(f"{day.date}: converting {Path(day.file).name}"
                 + (f" (attempt {attempt} of {p.retries + 1})" if attempt > 1 else ""))
@@ -541,10 +551,14 @@ def _run_pool(p: Pipeline, pool, queue: list, done: Callable, failed: Callable, 
                 failed(day, str(e), attempt)
                 continue
             except Exception as e:  # noqa: BLE001 - DayFailed, or a dead process
+                died = isinstance(e, BrokenProcessPool)
+                broken = broken or died
                 if attempt <= p.retries:
+                    (log.warning if died else log.info)("%s: attempt %d failed: %s", day.date, attempt,
+                                                        _DIED if died else e)
                     queue.append((day, attempt + 1))
                 else:
-                    failed(day, str(e), attempt)
+                    failed(day, _DIED if died else str(e), attempt)
                 continue
             done(day, rec)
 

@@ -70,29 +70,12 @@ def test_cli_pipeline_interrupted_with_days_at_once_exits_promptly_leaves_no_pro
     import os
     import signal
     import subprocess
-    import sys
     import time
 
     import psutil
 
-    from obook.gen.itch import write_itch
-
-    days = tmp_path / "days"
-    days.mkdir()
-    for i in (1, 2, 3):
-        write_itch(days / f"0{i}132021.NASDAQ_ITCH50", 200_000, 20, seed=i)
-    p = tmp_path / "p.toml"
-    p.write_text(TOML.format(dataset=tmp_path / "ds").replace('directory = "."', f'directory = "{days}"')
-                 .replace('tables = ["bbo"]', 'tables = ["bbo", "trades", "depth"]\nworkers = 2')
-                 + "[run]\ndays_at_once = 2\n")
-    proc = subprocess.Popen([sys.executable, "-m", "obook", "pipeline", "run", str(p)], stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True)
-    seen = ""
-    while "converting" not in seen:
-        line = proc.stderr.readline()
-        assert line, "the run ended before converting"
-        seen += line
-    time.sleep(0.5)
+    proc, _, _ = _converting_run(tmp_path, retries=0, workers=2)
+    time.sleep(0.5)                         # their book workers started
     kids = psutil.Process(proc.pid).children(recursive=True)
     os.kill(proc.pid, signal.SIGINT)
     try:
@@ -413,3 +396,63 @@ def test_cli_pipeline_manifest_day_record_missing_its_keys_one_line_error_naming
     for command in ("run", "status"):
         err = cli_error(capsys, "pipeline", command, p)
         assert "cannot read the manifest" in err and "2019-12-30" in err, err
+
+
+def _converting_run(tmp_path, retries: int, workers: int = 1):
+    """A ``pipeline run`` of three days, two at a time, in its own process, once two days
+    are converting: (the process, the two day processes, the stderr read so far)."""
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from obook.gen.itch import write_itch
+
+    days = tmp_path / "days"
+    days.mkdir()
+    for i in (1, 2, 3):
+        write_itch(days / f"0{i}132021.NASDAQ_ITCH50", 400_000, 20, seed=i)
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset=tmp_path / "ds").replace('directory = "."', f'directory = "{days}"')
+                 .replace('tables = ["bbo"]', f'tables = ["bbo", "trades", "depth"]\nworkers = {workers}')
+                 + f"[run]\ndays_at_once = 2\nretries = {retries}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "obook", "pipeline", "run", str(p)], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    seen = ""
+    while seen.count("converting") < 2:
+        line = proc.stderr.readline()
+        assert line, f"the run ended before converting two days: {seen}"
+        seen += line
+    server = next(c for c in psutil.Process(proc.pid).children() if "forkserver" in " ".join(c.cmdline()))
+    while len(server.children()) < 2:       # the day processes, the forkserver's children
+        time.sleep(0.01)
+    return proc, server.children(), seen
+
+
+def test_cli_pipeline_day_process_killed_days_retried_in_new_processes_run_completes(tmp_path):
+    import signal
+
+    from obook.pipelines import manifest
+
+    proc, day_processes, seen = _converting_run(tmp_path, retries=1)
+    day_processes[0].send_signal(signal.SIGKILL)    # the out-of-memory killer's way
+    err = seen + proc.communicate(timeout=120)[1]
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert "attempt 2 of 2" in err, err
+    assert sorted(manifest.read(tmp_path / "ds")["days"]) == ["2021-01-13", "2021-02-13", "2021-03-13"]
+    assert not (tmp_path / "ds" / ".tmp").exists()
+
+
+def test_cli_pipeline_day_process_killed_no_retry_left_day_recorded_failed_saying_why(tmp_path):
+    import signal
+
+    from obook.pipelines import manifest
+
+    proc, day_processes, seen = _converting_run(tmp_path, retries=0)
+    day_processes[0].send_signal(signal.SIGKILL)
+    err = seen + proc.communicate(timeout=120)[1]
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    doc = manifest.read(tmp_path / "ds")
+    assert len(doc["days"]) + len(doc["failed"]) == 3 and doc["failed"], doc
+    assert all("process ended abruptly" in f["error"] for f in doc["failed"].values()), doc["failed"]
