@@ -88,6 +88,44 @@ def send_again(signum: int) -> None:
     timer.start()
 
 
+#: the name of the thread that ends this process when another one ends (``end_with``)
+WATCHING = "obook-end-with"
+
+
+def end_with(pid: int) -> None:
+    """End this process (SIGKILL: its own workers see it die) as soon as process ``pid``
+    ends, from a daemon thread named ``WATCHING`` that waits on a pidfd (Linux; elsewhere it
+    looks twice a second): for a process whose real master is not its parent, such as a
+    forkserver's child, which the master's death, outright (SIGKILL, the out-of-memory
+    killer), would otherwise leave running. The thread holds no lock a forked child could
+    need."""
+    import select
+    import time
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:          # gone already
+        os.kill(os.getpid(), signal.SIGKILL)
+    except (AttributeError, OSError):   # not Linux 5.3+
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name=WATCHING, daemon=True).start()
+
+
 def dropped(unraisable, _hook=sys.unraisablehook) -> None:
     """``sys.unraisablehook``: an interrupt raised where Python can only drop it (a weakref
     callback such as numba's type-cache cleanup, a finaliser ``unsafe_to_raise`` could

@@ -476,7 +476,7 @@ def _run_local_processes(p: Pipeline, todo: list[Day], done: Callable, failed: C
     try:
         while queue:                    # a new pool when a day's process died (the pool is broken)
             with ProcessPoolExecutor(min(p.days_at_once, len(queue)), mp_context=ctx, initializer=_day_process,
-                                     initargs=(records,)) as pool:
+                                     initargs=(records, os.getpid())) as pool:
                 try:
                     _run_pool(p, pool, queue, done, failed, say)
                 except BaseException:   # Ctrl-C, a stop: the days' processes go now, not at exit
@@ -495,12 +495,17 @@ class _Forward(logging.Handler):
         logging.getLogger(record.name).handle(record)
 
 
-def _day_process(records) -> None:
+def _day_process(records, run_pid: int) -> None:
     """A day's process sends its obook log records to the parent and leaves Ctrl-C to it,
-    which stops it (no traceback of its own)."""
+    which stops it (no traceback of its own). It ends with the run (its parent is the
+    forkserver): a run killed outright would leave it converting, moving partitions into
+    the dataset without the run's lock, then waiting for work forever."""
     import signal
     from logging.handlers import QueueHandler
 
+    from obook.interrupts import end_with
+
+    end_with(run_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     log = logging.getLogger("obook")
     log.addHandler(QueueHandler(records))

@@ -228,6 +228,25 @@ def test_fork_is_safe_with_an_interrupt_to_send_again_pending_true():
     assert r.stdout == "True\nTrue\n", r.stderr
 
 
+def test_end_with_process_that_ends_kills_this_one_and_fork_stays_safe():
+    """A day process (a forkserver's child) ends with the pipeline run it works for; the
+    thread that waits for that leaves fork safe for its book workers."""
+    code = textwrap.dedent("""
+        import subprocess, sys, time
+        from obook import interrupts
+        from obook.engine import workers
+        master = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+        interrupts.end_with(master.pid)
+        print(workers._fork_is_safe(), flush=True)
+        master.stdin.close()
+        master.wait()
+        time.sleep(60)
+        print("still here")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (-9, "True\n"), r.stderr
+
+
 def test_worker_pool_ctrl_c_taken_by_another_thread_as_a_worker_forks_stops_it(python_sigint, tmp_path, monkeypatch,
                                                                                no_leaks):
     """A Ctrl-C delivered to another thread (the one sending an interrupt again) while the main

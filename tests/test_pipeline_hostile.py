@@ -456,3 +456,16 @@ def test_cli_pipeline_day_process_killed_no_retry_left_day_recorded_failed_sayin
     doc = manifest.read(tmp_path / "ds")
     assert len(doc["days"]) + len(doc["failed"]) == 3 and doc["failed"], doc
     assert all("process ended abruptly" in f["error"] for f in doc["failed"].values()), doc["failed"]
+
+
+def test_cli_pipeline_run_killed_outright_its_day_processes_end_too(tmp_path):
+    import psutil
+
+    proc, day_processes, _ = _converting_run(tmp_path, retries=0)
+    kids = psutil.Process(proc.pid).children(recursive=True)
+    proc.kill()             # SIGKILL: no handler runs; the lock is free for the next run
+    proc.wait()
+    _, alive = psutil.wait_procs(kids, timeout=30)
+    for left in alive:
+        left.kill()
+    assert not alive, alive

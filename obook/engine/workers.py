@@ -27,7 +27,7 @@ import numpy as np
 
 from .._kernels.layout import MAX_BATCH_RECORDS, ROW_WIDTH
 from ..errors import WorkerError
-from ..interrupts import SENDING_AGAIN, deferred
+from ..interrupts import SENDING_AGAIN, WATCHING, deferred
 
 log = logging.getLogger("obook")
 
@@ -42,12 +42,12 @@ def _fork_is_safe() -> bool:
     """fork is safe when no other Python thread runs and no library known to keep
     its own thread pool (DuckDB, polars ...) is loaded. numpy's OpenBLAS and
     pyarrow's pools are fork-aware (they register at-fork handlers). The thread that
-    sends an interrupt again (``interrupts.send_again``, 10 ms) holds no lock a child
-    could need; choosing the forkserver for it would start a server and a resource
+    sends an interrupt again (``interrupts.send_again``, 10 ms) and the one that waits for
+    another process's end (``interrupts.end_with``) hold no lock a child could need; choosing the forkserver for it would start a server and a resource
     tracker that a Ctrl-C as the workers start leaves running after the command exits."""
     import sys
     this = threading.current_thread()
-    if any(t is not this and t.name != SENDING_AGAIN for t in threading.enumerate()):
+    if any(t is not this and t.name not in (SENDING_AGAIN, WATCHING) for t in threading.enumerate()):
         return False
     return not any(name in sys.modules for name in _THREAD_POOL_OWNERS)
 
