@@ -95,7 +95,8 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     _check_source_dir(p)
     days: list[Day] = []
     seen: dict[str, str] = {}
-    files = sorted(x for x in p.source_dir.glob(p.glob) if x.is_file() and not _own_file(p, x))
+    files = sorted(x for x in p.source_dir.glob(p.glob)   # (a symlink to nothing: invalid, not unseen)
+                   if (x.is_file() or (x.is_symlink() and not x.exists())) and not _own_file(p, x))
     if not files:
         log.warning("%s: no file matches the pipeline's glob %r", p.source_dir, p.glob)
     for f in files:
@@ -108,7 +109,7 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         except OSError:
             d = None
         if d is None:
-            days.append(Day(None, str(f), "invalid", unreadable or _NO_DATE))
+            days.append(Day(None, str(f), "invalid", unreadable or _no_date(f.name)))
             continue
         date = d.isoformat()
         if date in seen:
@@ -162,8 +163,35 @@ def _open_error(f: Path) -> str:
     try:
         with open(f, "rb"):
             return ""
+    except FileNotFoundError as e:
+        if f.is_symlink():          # a link to a file moved, a mount that went away
+            return f"cannot read the file: it is a symbolic link to {os.readlink(f)}, which does not exist"
+        return _unreadable(e)
     except OSError as e:
         return _unreadable(e)
+
+
+def _no_date(name: str) -> str:
+    """The reason of a day file without a session date: :data:`_NO_DATE`, or that the digits
+    of its name where a date goes are no date by any of the names' orders (13012020,
+    2020-02-30)."""
+    for digits in re.findall(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)", name):
+        plain = digits.replace("-", "")
+        readings = [(plain[:4], plain[4:6], plain[6:])]
+        if "-" not in digits:
+            readings.append((plain[4:], plain[:2], plain[2:4]))     # ITCH's MMDDYYYY
+        if not any(_is_date(*ymd) for ymd in readings):
+            return (f"no session date: {digits} in the name is no calendar date (YYYYMMDD, YYYY-MM-DD or "
+                    "ITCH's MMDDYYYY)")
+    return _NO_DATE
+
+
+def _is_date(year: str, month: str, day: str) -> bool:
+    try:
+        _dt.date(int(year), int(month), int(day))
+    except ValueError:
+        return False
+    return True
 
 
 def _formats(days: list[Day], given: str | None):

@@ -1,0 +1,55 @@
+"""Which files of a pipeline's source directory are days: a symbolic link to nothing, a name
+whose digits are no date."""
+
+from __future__ import annotations
+
+import os
+
+from pipeline_support import write_days
+
+
+def _pipeline(tmp_path):
+    write_days(tmp_path / "days")
+    p = tmp_path / "p.toml"
+    p.write_text('[source]\ndirectory = "days"\nglob = "*.NASDAQ_ITCH50*"\n[convert]\ntables = ["bbo"]\n'
+                 '[dataset]\npath = "ds"\n')
+    return p
+
+
+def test_pipeline_day_file_a_dangling_symlink_is_invalid_naming_its_target_others_run(tmp_path):
+    from obook.pipelines import load, run, status
+
+    p = _pipeline(tmp_path)
+    link = tmp_path / "days" / "01032020.NASDAQ_ITCH50"
+    os.symlink(tmp_path / "gone" / "01032020.NASDAQ_ITCH50", link)     # a mount that went away
+    summary = run(load(p))
+    assert len(summary["converted"]) == 3
+    assert list(summary["invalid"]) == [str(link)]
+    assert "symbolic link to" in summary["invalid"][str(link)] and "gone" in summary["invalid"][str(link)]
+    day = next(d for d in status(load(p))["days"] if d["file"] == str(link))
+    assert (day["date"], day["state"]) == ("2020-01-03", "invalid")
+
+
+def test_pipeline_day_file_a_dangling_symlink_after_its_day_was_done_keeps_its_partitions_and_says_so(tmp_path):
+    from obook.pipelines import load, run
+
+    p = _pipeline(tmp_path)
+    assert len(run(load(p))["converted"]) == 3
+    day = tmp_path / "days" / "12312019.NASDAQ_ITCH50"
+    day.rename(tmp_path / "elsewhere")
+    os.symlink(tmp_path / "gone", day)
+    summary = run(load(p))
+    assert list(summary["invalid"]) == [str(day)] and "2019-12-31" in summary["previous_partitions"]
+
+
+def test_pipeline_name_whose_date_digits_are_no_date_is_invalid_saying_so(tmp_path):
+    from obook.pipelines import load, run
+
+    p = _pipeline(tmp_path)
+    for name in ("13012020.NASDAQ_ITCH50", "02302020.NASDAQ_ITCH50"):
+        (tmp_path / "days" / name).write_bytes((tmp_path / "days" / "12302019.NASDAQ_ITCH50").read_bytes())
+    invalid = run(load(p))["invalid"]
+    assert sorted(invalid) == sorted(str(tmp_path / "days" / n) for n in ("13012020.NASDAQ_ITCH50",
+                                                                          "02302020.NASDAQ_ITCH50"))
+    assert "13012020 in the name is no calendar date" in invalid[str(tmp_path / "days" / "13012020.NASDAQ_ITCH50")]
+    assert "02302020 in the name is no calendar date" in invalid[str(tmp_path / "days" / "02302020.NASDAQ_ITCH50")]
