@@ -68,7 +68,8 @@ _KNOWN = {
 
 
 def load(path) -> Pipeline:
-    """Read and check a pipeline TOML file (relative paths are relative to it)."""
+    """Read and check a pipeline TOML file (relative paths are relative to it; ``~`` is the
+    home directory)."""
     path = Path(path)
     try:
         doc = tomllib.loads(path.read_text())
@@ -79,8 +80,11 @@ def load(path) -> Pipeline:
     except tomllib.TOMLDecodeError as e:
         raise PipelineError(f"{path}: not valid TOML: {e}") from None
     for section, value in doc.items():
-        if section not in _KNOWN or not isinstance(value, dict):
+        if section not in _KNOWN:
             raise PipelineError(f"{path}: unknown section [{section}]; expected {', '.join(_KNOWN)}")
+        if not isinstance(value, dict):     # [[convert]], or convert = 5
+            raise PipelineError(f"{path}: [{section}] must be a table ([{section}] and its keys), not "
+                                f"{'a list' if isinstance(value, list) else repr(value)}")
         for key in value:
             if key not in _KNOWN[section]:
                 raise PipelineError(f"{path}: unknown key {key!r} in [{section}]; expected "
@@ -147,11 +151,11 @@ def load(path) -> Pipeline:
     if not Path(glob).parts or Path(glob).is_absolute() or ".." in Path(glob).parts:   # ("", ".": no files)
         raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "
                             f"(relative, no '..'), not {glob!r}")
-    dataset = (base / str(need(ds, "dataset", "path"))).resolve()
+    dataset = (base / Path(need(ds, "dataset", "path")).expanduser()).resolve()
     if dataset.exists() and not dataset.is_dir():
         raise PipelineError(f"{path}: [dataset] path {dataset} is a file, not a directory")
     return Pipeline(
-        source_dir=(base / str(need(src, "source", "directory"))).resolve(),
+        source_dir=(base / Path(need(src, "source", "directory")).expanduser()).resolve(),
         glob=glob,
         dataset=dataset,
         tables=tuple(dict.fromkeys(tables)),

@@ -90,7 +90,7 @@ def starter_text(s: Starter, name) -> str:
 #   obook pipeline run {name}       # converts the days not done yet
 #   obook pipeline status {name}    # done / pending / failed, per day
 #
-# Relative paths are relative to this file's directory.
+# Relative paths are relative to this file's directory; ~ is the home directory.
 
 [source]
 directory = "."                      # where the day files are

@@ -1,0 +1,32 @@
+"""Pipeline definitions (pipelines/config.py): a section that is no table, a path from the home
+directory."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_support import cli_error
+
+TOML = '[source]\ndirectory = "{days}"\n[dataset]\npath = "{dataset}"\n'
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[[convert]]\ntables = ["bbo"]\n', "[convert] must be a table ([convert] and its keys), not a list"),
+    ("convert = 5\n", "[convert] must be a table ([convert] and its keys), not 5"),
+])
+def test_cli_pipeline_section_not_a_table_one_line_error_saying_so(tmp_path, capsys, text, says):
+    p = tmp_path / "p.toml"
+    p.write_text(text + TOML.format(days=".", dataset="ds"))
+    err = cli_error(capsys, "pipeline", "status", p)
+    assert says in err and "unknown section" not in err, err
+
+
+def test_pipeline_load_directory_and_dataset_from_the_home_directory(tmp_path, monkeypatch):
+    from obook.pipelines import load
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    p = tmp_path / "defs" / "p.toml"
+    p.parent.mkdir()
+    p.write_text(TOML.format(days="~/days", dataset="~/ds"))
+    pipeline = load(p)
+    assert (pipeline.source_dir, pipeline.dataset) == (tmp_path / "home" / "days", tmp_path / "home" / "ds")
