@@ -5,6 +5,9 @@ reader sees the old or the new manifest, never half of one. A day counts as done
 the manifest says so: a run that dies after moving a day's files into place but before
 recording it redoes that day next time.
 
+The manifest names the pipeline definition whose dataset it is (``pipeline``): another
+definition's run is refused (:func:`claim`).
+
 ``DATASET/.lock`` is held (``fcntl.flock``, exclusive) for the whole of a run, so two runs on
 one dataset take turns: the second one finds the first one's days done.
 """
@@ -53,6 +56,33 @@ def read(dataset: Path) -> dict:
 #: what the run reads of a day record, and its types (a record edited by hand: an error, not a crash)
 _RECORD = {"days": {"source": str, "size": int, "sha256": str},
            "failed": {"size": int, "sha256": str, "error": str}}
+
+
+def claim(dataset: Path, doc: dict, definition) -> bool:
+    """The pipeline definition ``definition`` (a path; None: a pipeline made in code, not
+    checked) owns the dataset of manifest ``doc``: a PipelineError when the manifest's
+    ``pipeline`` is another definition that still exists (two pipelines on one dataset would
+    replace each other's days, each run, and mix their formats); else sets it (a definition
+    moved or renamed, the old one gone, takes the dataset over). True when ``doc`` changed."""
+    if definition is None:
+        return False
+    me, owner = str(Path(definition).resolve()), doc.get("pipeline")
+    if owner == me:
+        return False
+    if isinstance(owner, str) and os.path.isfile(owner):
+        if not _same_file(owner, me):
+            raise PipelineError(f"{definition}: {dataset} is the dataset of another pipeline, {owner} (its "
+                                f"{MANIFEST} says): two pipelines on one dataset replace each other's days; give "
+                                "this one its own [dataset] path (or remove the other definition, if it is retired)")
+    doc["pipeline"] = me
+    return True
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def write(dataset: Path, doc: dict) -> None:

@@ -1,0 +1,40 @@
+"""Two pipeline definitions on one dataset: the second is refused, naming the first; a
+definition moved (the first one gone) takes the dataset over."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_support import cli_error
+from pipeline_support import write_days, write_pipeline
+
+
+def test_cli_pipeline_second_definition_on_a_dataset_refused_naming_the_first_nothing_replaced(tmp_path, capsys):
+    from obook.pipelines import load, manifest, run
+
+    write_days(tmp_path / "a")
+    write_days(tmp_path / "b", seed=7)                    # the same dates, other files
+    first = write_pipeline(tmp_path / "a.toml", tmp_path / "a", tmp_path / "ds", days_at_once=1)
+    second = write_pipeline(tmp_path / "b.toml", tmp_path / "b", tmp_path / "ds", days_at_once=1)
+    assert len(run(load(first))["converted"]) == 3
+    before = manifest.read(tmp_path / "ds")["days"]
+    for command in ("run", "status"):
+        err = cli_error(capsys, "pipeline", command, second)
+        assert "the dataset of another pipeline" in err and str(first) in err, err
+    assert manifest.read(tmp_path / "ds")["days"] == before
+    assert run(load(first))["unchanged"] == 3
+
+
+def test_pipeline_definition_moved_takes_its_dataset_over(tmp_path):
+    from obook.errors import ObookError
+    from obook.pipelines import load, run
+
+    write_days(tmp_path / "days")
+    first = write_pipeline(tmp_path / "a.toml", tmp_path / "days", tmp_path / "ds", days_at_once=1)
+    assert len(run(load(first))["converted"]) == 3
+    moved = first.rename(tmp_path / "nightly.toml")
+    summary = run(load(moved))
+    assert summary["unchanged"] == 3 and not summary["converted"]
+    again = write_pipeline(tmp_path / "a.toml", tmp_path / "days", tmp_path / "ds", days_at_once=1)   # another
+    with pytest.raises(ObookError, match="the dataset of another pipeline"):
+        run(load(again))
