@@ -67,6 +67,8 @@ def starter(directory) -> Starter:
         glob = _ITCH.glob
     elif suffix:
         glob = f"*{suffix}*" if any(_suffix(n)[1] for n in found[name]) else f"*{suffix}"
+    elif all(_suffix(n)[1] for n in found[name]):     # zipped logs without a suffix of their own
+        glob = "*" + Counter(Path(n).suffix for n in found[name]).most_common(1)[0][0]
     else:
         glob = "*"
     chosen = set(Path(directory).glob(glob))

@@ -132,3 +132,22 @@ def test_cli_pipeline_init_days_of_two_formats_starter_of_the_most_warns_of_the_
     p = load(days / "obook-pipeline.toml")
     assert sorted(f.name for f in p.source_dir.glob(p.glob)) == ["2024-01-05.csv", "2024-01-08.csv"]
     assert "2024-01-05.pitch" in r.output and "pitch" in r.output and "their own pipeline" in r.output
+
+
+def test_cli_pipeline_init_zipped_days_without_a_suffix_glob_the_zips_warns_of_the_other_format(tmp_path):
+    import zipfile
+
+    from obook.gen.sse import write_sse
+
+    days = tmp_path / "days"
+    days.mkdir()
+    for date in ("20230605", "20230606"):        # as Shanghai's vendors ship a day: a zipped log
+        write_sse(tmp_path / f"AX_sbe_sse_{date}", 300)
+        with zipfile.ZipFile(days / f"AX_sbe_sse_{date}.zip", "w") as z:
+            z.write(tmp_path / f"AX_sbe_sse_{date}", f"AX_sbe_sse_{date}.log")
+    assert CliRunner().invoke(app, ["gen", "itch", "-n", "300", str(days / "12302019.NASDAQ_ITCH50")]).exit_code == 0
+    r = CliRunner().invoke(app, ["pipeline", "init", str(days)])
+    assert r.exit_code == 0, r.output
+    p = load(days / "obook-pipeline.toml")
+    assert sorted(f.name for f in p.source_dir.glob(p.glob)) == ["AX_sbe_sse_20230605.zip", "AX_sbe_sse_20230606.zip"]
+    assert "12302019.NASDAQ_ITCH50" in r.output and "their own pipeline" in r.output
