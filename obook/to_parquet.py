@@ -67,10 +67,12 @@ _digests: dict[tuple, tuple[int, str]] = {}
 
 
 def file_digest(path) -> tuple[int, str]:
-    """(size, sha256 hex) of a file's bytes as stored (compressed for .gz); cached per
-    (path, size, mtime) in this process."""
+    """(size, sha256 hex) of a file's bytes as stored (compressed for .gz); cached in this
+    process per path and what tells the file rewritten or replaced (device, inode, size,
+    modification and change times: a rewrite of the same size whose modification time was
+    put back still changes the change time)."""
     st = os.stat(path)
-    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    key = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     hit = _digests.get(key)
     if hit is None:
         h = hashlib.sha256()

@@ -90,7 +90,8 @@ def partition_path(dataset, table: str, date: str) -> Path:
 
 
 def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
-    """Every day file of the pipeline with its state (hashes each file: size + sha256)."""
+    """Every day file of the pipeline with its state (size + sha256 of each file: hashed,
+    unless it is still the file its day was converted from, :func:`_digest`)."""
     doc = manifest.read(p.dataset) if doc is None else doc
     _check_source_dir(p)
     days: list[Day] = []
@@ -119,7 +120,7 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         done, failed = doc["days"].get(date), doc["failed"].get(date)
         if not unreadable:
             try:
-                size, sha = file_digest(f)
+                size, sha = _digest(f, done)
                 empty = empty_file(f)
             except OSError as e:        # an I/O error while reading it
                 unreadable = _unreadable(e)
@@ -151,6 +152,16 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
                             rec["size"], rec["sha256"]))
     return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+def _digest(f: Path, rec: dict | None) -> tuple[int, str]:
+    """(size, sha256) of a day file: its manifest record's when the file is still the one
+    that was converted (the same device, inode, size, modification and change times, as
+    the conversion saw them: a file rewritten or replaced since has another change time at
+    least), else read and hashed. A nightly run does not read every day again."""
+    if rec and rec.get("identity") == list(_identity(f)):
+        return rec["size"], rec["sha256"]
+    return file_digest(f)
 
 
 def _unreadable(e: OSError) -> str:
@@ -396,7 +407,8 @@ def convert_day(spec: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
-            "stats": result["stats"], **({"removed_tables": sorted(removed)} if removed else {})}
+            "stats": result["stats"], "identity": list(before),
+            **({"removed_tables": sorted(removed)} if removed else {})}
 
 
 def _move_all(moves: dict, tmp: Path, dataset: Path) -> None:

@@ -342,3 +342,18 @@ def test_convert_on_error_and_compression_in_any_case_are_the_words(tmp_path):
     assert done["rows"]["bbo"] > 0 and (tmp_path / "skipped" / "bbo.parquet").exists()
     with pytest.raises(ObookError, match="compression must be one of fast, small, not 'tiny'"):
         convert(bad, tmp_path / "x", compression="tiny")
+
+
+def test_file_digest_rewrite_of_the_same_size_mtime_put_back_new_digest(tmp_path):
+    import hashlib
+    import os
+
+    from obook.to_parquet import file_digest
+
+    f = tmp_path / "12302019.NASDAQ_ITCH50"
+    f.write_bytes(b"a" * 100)
+    first = file_digest(f)
+    st = os.stat(f)
+    f.write_bytes(b"b" * 100)               # a day file downloaded again, its timestamps kept (cp -p, rsync -t)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert file_digest(f) == (100, hashlib.sha256(b"b" * 100).hexdigest()) != first

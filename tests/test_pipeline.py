@@ -431,3 +431,23 @@ def test_dataset_not_a_path_raises_obook_error(dataset):
     for call in (lambda: tables(dataset), lambda: scan_dataset(dataset), lambda: attach(None, dataset)):
         with pytest.raises(obook.ObookError, match="a dataset is a folder's path"):
             call()
+
+
+def test_pipeline_rerun_unchanged_days_not_hashed_again_rewritten_one_is(setup, monkeypatch):
+    import importlib
+    import os
+
+    from obook.to_parquet import file_digest
+
+    p, files, ds = setup
+    run(p)
+    hashed = []
+    module = importlib.import_module("obook.pipelines.run")
+    monkeypatch.setattr(module, "file_digest", lambda f: hashed.append(f.name) or file_digest(f))
+    assert run(p)["unchanged"] == 3 and hashed == []            # a nightly run over a year of days: no re-read
+    day = files["2019-12-31"]
+    st = os.stat(day)
+    day.write_bytes(day.read_bytes()[::-1])                  # same size, other bytes, the same mtime put back
+    os.utime(day, ns=(st.st_atime_ns, st.st_mtime_ns))
+    st = status(p)
+    assert st["counts"]["pending"] == 1 and hashed == [day.name], (st, hashed)
