@@ -21,6 +21,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from obook.tempfiles import remove_quietly, temp_path
+
 from .config import PipelineError
 
 MANIFEST = "_manifest.json"
@@ -87,7 +89,7 @@ def _same_file(a: str, b: str) -> bool:
 
 def write(dataset: Path, doc: dict) -> None:
     path = Path(dataset) / MANIFEST
-    tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
+    tmp = temp_path(path)       # (those of runs killed outright go first)
     try:
         with open(tmp, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
@@ -96,11 +98,11 @@ def write(dataset: Path, doc: dict) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as e:   # a full disk: the old manifest stays, the temp file goes
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_quietly(tmp)
         raise PipelineError(f"{path}: write failed: {e.strerror or e}") from e
+    except BaseException:   # Ctrl-C, a stop: the same
+        remove_quietly(tmp)
+        raise
     fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(fd)

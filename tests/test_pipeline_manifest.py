@@ -1,0 +1,32 @@
+"""The dataset's manifest (pipelines/manifest.py): its write interrupted, or left half done by a
+run killed outright."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_manifest_write_interrupted_leaves_no_temp_file_old_manifest_whole(tmp_path, monkeypatch):
+    from obook.pipelines import manifest
+
+    manifest.write(tmp_path, {"version": 1, "days": {}, "failed": {}})
+
+    def interrupted(*args, **kwargs):       # Ctrl-C as the manifest is being written
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(json, "dump", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        manifest.write(tmp_path, {"version": 1, "days": {"2019-12-30": {}}, "failed": {}})
+    assert sorted(x.name for x in tmp_path.iterdir()) == [manifest.MANIFEST]
+    assert manifest.read(tmp_path)["days"] == {}
+
+
+def test_manifest_write_removes_the_temp_file_of_a_run_killed_outright(tmp_path):
+    from obook.pipelines import manifest
+
+    dead = tmp_path / f".{manifest.MANIFEST}.99999999.tmp"      # (no such process)
+    dead.write_text('{"days": ')
+    manifest.write(tmp_path, {"version": 1, "days": {}, "failed": {}})
+    assert sorted(x.name for x in tmp_path.iterdir()) == [manifest.MANIFEST]
