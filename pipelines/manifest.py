@@ -60,24 +60,43 @@ _RECORD = {"days": {"source": str, "size": int, "sha256": str},
            "failed": {"size": int, "sha256": str, "error": str}}
 
 
-def claim(dataset: Path, doc: dict, definition) -> bool:
-    """The pipeline definition ``definition`` (a path; None: a pipeline made in code, not
-    checked) owns the dataset of manifest ``doc``: a PipelineError when the manifest's
-    ``pipeline`` is another definition that still exists (two pipelines on one dataset would
-    replace each other's days, each run, and mix their formats); else sets it (a definition
-    moved or renamed, the old one gone, takes the dataset over). True when ``doc`` changed."""
-    if definition is None:
+def claim(p, doc: dict) -> bool:
+    """Pipeline ``p`` (its definition's path: ``p.path``; None, a pipeline made in code: not
+    checked) owns its dataset, whose manifest is ``doc``: a PipelineError when the manifest's
+    ``pipeline`` is another definition that still has this dataset and reads other day files
+    (another source directory or glob): two pipelines on one dataset would replace each
+    other's days, each run, and mix their formats. Otherwise ``p``'s definition becomes the
+    owner (one moved, renamed, copied, or the old one pointed elsewhere since). True when
+    ``doc`` changed."""
+    if p.path is None:
         return False
-    me, owner = str(Path(definition).resolve()), doc.get("pipeline")
+    me, owner = str(Path(p.path).resolve()), doc.get("pipeline")
     if owner == me:
         return False
-    if isinstance(owner, str) and os.path.isfile(owner):
-        if not _same_file(owner, me):
-            raise PipelineError(f"{definition}: {dataset} is the dataset of another pipeline, {owner} (its "
-                                f"{MANIFEST} says): two pipelines on one dataset replace each other's days; give "
-                                "this one its own [dataset] path (or remove the other definition, if it is retired)")
+    other = _other(owner, p)
+    if other is not None:
+        raise PipelineError(f"{p.path}: {p.dataset} is the dataset of another pipeline, {owner} (its {MANIFEST} "
+                            f"says), which reads {other.source_dir / other.glob}: two pipelines on one dataset "
+                            "replace each other's days; give this one its own [dataset] path (or that one "
+                            "another, or remove it if it is retired)")
     doc["pipeline"] = me
     return True
+
+
+def _other(owner, p):
+    """The owner's definition, loaded, when it is another pipeline on ``p``'s dataset (its
+    file still there, its dataset this one, its day files others); else None."""
+    from .config import load
+
+    if not isinstance(owner, str) or not os.path.isfile(owner) or _same_file(owner, p.path):
+        return None
+    try:
+        other = load(owner)
+    except PipelineError:       # (broken since: it runs nowhere)
+        return None
+    if other.dataset != p.dataset or (other.source_dir, other.glob) == (p.source_dir, p.glob):
+        return None
+    return other
 
 
 def _same_file(a: str, b: str) -> bool:

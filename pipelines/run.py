@@ -341,7 +341,7 @@ def status(p: Pipeline) -> dict:
     """What is done, pending, failed (and which files are not days), as a JSON-able dict;
     ``dropped_table_partitions``: the partition folders of tables the pipeline no longer has."""
     doc = manifest.read(p.dataset)
-    manifest.claim(p.dataset, doc, p.path)      # (another pipeline's dataset: an error; nothing written)
+    manifest.claim(p, doc)      # (another pipeline's dataset: an error; nothing written)
     days = plan(p, doc)
     counts = {s: sum(d.state == s for d in days) for s in ("done", "pending", "failed", "invalid")}
     return {"pipeline": str(p.path) if p.path else None, "dataset": str(p.dataset),
@@ -684,7 +684,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
     with manifest.locked(p.dataset, lock_timeout, on_wait=lambda: say("waiting for another run's lock")):
         _clear_tmp(p.dataset)   # left by a run that died
         doc = manifest.read(p.dataset)
-        if manifest.claim(p.dataset, doc, p.path) and (doc["days"] or doc["failed"]):
+        if manifest.claim(p, doc) and (doc["days"] or doc["failed"]):
             manifest.write(p.dataset, doc)      # (a new dataset: with its first day)
         days = plan(p, doc)
         todo = [d for d in days if d.state in ("pending", "failed")]

@@ -25,16 +25,20 @@ def test_cli_pipeline_second_definition_on_a_dataset_refused_naming_the_first_no
     assert run(load(first))["unchanged"] == 3
 
 
-def test_pipeline_definition_moved_takes_its_dataset_over(tmp_path):
+def test_pipeline_definition_moved_copied_or_the_old_one_pointed_elsewhere_takes_its_dataset_over(tmp_path):
     from obook.errors import ObookError
     from obook.pipelines import load, run
 
     write_days(tmp_path / "days")
+    write_days(tmp_path / "other", seed=7)
     first = write_pipeline(tmp_path / "a.toml", tmp_path / "days", tmp_path / "ds", days_at_once=1)
     assert len(run(load(first))["converted"]) == 3
     moved = first.rename(tmp_path / "nightly.toml")
-    summary = run(load(moved))
-    assert summary["unchanged"] == 3 and not summary["converted"]
-    again = write_pipeline(tmp_path / "a.toml", tmp_path / "days", tmp_path / "ds", days_at_once=1)   # another
+    assert run(load(moved))["unchanged"] == 3
+    copy = write_pipeline(tmp_path / "copy.toml", tmp_path / "days", tmp_path / "ds", days_at_once=1)
+    assert run(load(copy))["unchanged"] == 3                   # the same day files: the same pipeline
+    another = write_pipeline(tmp_path / "b.toml", tmp_path / "other", tmp_path / "ds", days_at_once=1)
     with pytest.raises(ObookError, match="the dataset of another pipeline"):
-        run(load(again))
+        run(load(another))
+    write_pipeline(copy, tmp_path / "days", tmp_path / "ds-days", days_at_once=1)   # pointed elsewhere
+    assert len(run(load(another))["converted"]) == 3
