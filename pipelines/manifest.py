@@ -139,20 +139,27 @@ def locked(dataset: Path, timeout: float | None = None, on_wait=None):
     except OSError as e:
         raise PipelineError(f"{dataset}: cannot hold the dataset's lock ({LOCK}): {e.strerror or e}") from e
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take(fd, dataset):
             if on_wait:
                 on_wait()
             deadline = None if timeout is None else time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise PipelineError(f"{dataset}: another pipeline run holds {LOCK}") from None
-                    time.sleep(0.1)
+            while not _take(fd, dataset):
+                if deadline is not None and time.monotonic() > deadline:
+                    raise PipelineError(f"{dataset}: another pipeline run holds {LOCK}") from None
+                time.sleep(0.1)
         yield
     finally:
         os.close(fd)   # closing the descriptor releases the lock
+
+
+def _take(fd: int, dataset: Path) -> bool:
+    """Take the lock of ``fd`` if it is free: True, else False (another run holds it); a
+    filesystem without file locks (an NFS mount without its lock service) is a PipelineError."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError as e:
+        raise PipelineError(f"{dataset}: cannot hold the dataset's lock ({LOCK}): {e.strerror or e} (its "
+                            "filesystem gives no file locks: put the dataset on one that does)") from e
+    return True

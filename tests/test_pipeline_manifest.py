@@ -30,3 +30,19 @@ def test_manifest_write_removes_the_temp_file_of_a_run_killed_outright(tmp_path)
     dead.write_text('{"days": ')
     manifest.write(tmp_path, {"version": 1, "days": {}, "failed": {}})
     assert sorted(x.name for x in tmp_path.iterdir()) == [manifest.MANIFEST]
+
+
+def test_manifest_lock_on_a_filesystem_without_locks_pipeline_error_naming_the_dataset(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    from obook.pipelines import manifest
+    from obook.pipelines.config import PipelineError
+
+    def no_locks(fd, operation):            # an NFS mount without its lock service
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with pytest.raises(PipelineError, match=r"cannot hold the dataset's lock \(\.lock\): No locks available"):
+        with manifest.locked(tmp_path / "ds"):
+            pass
