@@ -450,8 +450,13 @@ def _identity(file) -> tuple:
 
 
 def _naming(file, e: Exception) -> str:
-    """A day's failure, its file named once (a feed error names it already)."""
-    return str(e) if str(file) in str(e) else f"{Path(file).name}: {e}"
+    """A day's failure, its file named once (a feed error names it already); an OSError as
+    the place and the reason (``.../date=D: Not a directory``, not ``[Errno 20] ...``)."""
+    if isinstance(e, OSError) and e.strerror:
+        text = f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    else:
+        text = str(e)
+    return text if str(file) in text else f"{Path(file).name}: {text}"
 
 
 def _remove_empty(directory: Path, dataset: Path) -> None:

@@ -1,5 +1,5 @@
-"""Which files of a pipeline's source directory are days: a symbolic link to nothing, a name
-whose digits are no date."""
+"""Which files of a pipeline's source directory are days (a symbolic link to nothing, a name
+whose digits are no date), and what a day's failure says."""
 
 from __future__ import annotations
 
@@ -53,3 +53,16 @@ def test_pipeline_name_whose_date_digits_are_no_date_is_invalid_saying_so(tmp_pa
                                                                           "02302020.NASDAQ_ITCH50"))
     assert "13012020 in the name is no calendar date" in invalid[str(tmp_path / "days" / "13012020.NASDAQ_ITCH50")]
     assert "02302020 in the name is no calendar date" in invalid[str(tmp_path / "days" / "02302020.NASDAQ_ITCH50")]
+
+
+def test_pipeline_day_whose_partition_folder_cannot_be_made_fails_naming_the_place_and_the_reason(tmp_path):
+    from obook.pipelines import load, run
+
+    p = _pipeline(tmp_path)
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "table=bbo").write_text("x")         # a file where the table's folder goes
+    failed = run(load(p))["failed"]
+    assert len(failed) == 3
+    for date, error in failed.items():
+        assert error.endswith(f"{tmp_path / 'ds' / 'table=bbo' / f'date={date}'}: Not a directory"), error
+        assert "Errno" not in error
