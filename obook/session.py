@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .errors import ObookError
 
-__all__ = ["TIMEZONE", "session_date", "check_day", "midnight_ns", "timestamp_schema", "with_timestamp",
+__all__ = ["TIMEZONE", "session_date", "partition_date", "check_day", "midnight_ns", "timestamp_schema", "with_timestamp",
            "Stamp", "stamp_of"]
 
 TIMEZONE = "America/New_York"      # the zone of a session date when no format names one
@@ -33,6 +33,26 @@ def session_date(path, date=None, fmt=None) -> _dt.date | None:
     day = _session_date(path, date, fmt)
     if day is not None:
         check_day(day, f"--date / date= {date}" if date is not None else f"{path}: its session date")
+    return day
+
+
+def partition_date(path, fmt=None) -> _dt.date | None:
+    """The day a feed file's tables belong to in a dataset partitioned by date: its
+    :func:`session_date`, or for a format with no rule for one (Databento, whose timestamps
+    are instants already) the date in its name (``YYYYMMDD`` or ``YYYY-MM-DD``, as Databento
+    names a day's file); None when there is none. ``fmt``: as for :func:`session_date`."""
+    day = session_date(path, None, fmt)
+    if day is not None:
+        return day
+    from .feeds import named_date, resolve_format
+
+    try:
+        feed = resolve_format(fmt, path)
+    except ObookError:                  # no format knows it: no day (its conversion says why)
+        return None
+    day = named_date(path) if feed.session_date is None else None
+    if day is not None:
+        check_day(day, f"{path}: the date in its name")
     return day
 
 

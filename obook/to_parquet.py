@@ -33,13 +33,13 @@ from ._version import __version__
 from .errors import FeedError, ObookError, OutputError
 from .interrupts import deferred
 from .parquet import COMPRESSIONS, ParquetSink
-from .session import TIMEZONE, session_date, stamp_of
+from .session import TIMEZONE, partition_date, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
 
 log = logging.getLogger("obook")
 
-__all__ = ["convert", "session_date", "feed_format", "file_digest", "empty_once_decompressed", "check_tables",
-           "TABLES", "COMPRESSIONS", "TIMEZONE", "read_metadata"]
+__all__ = ["convert", "session_date", "partition_date", "feed_format", "file_digest", "empty_once_decompressed",
+           "check_tables", "TABLES", "COMPRESSIONS", "TIMEZONE", "read_metadata"]
 
 REPLAY_TABLES = ("bbo", "trades", "orders", "depth")
 METADATA_KEY = b"obook"

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from obook.to_parquet import (TABLES, check_tables, convert, empty_once_decompressed, feed_format, file_digest,
-                              session_date)
+                              partition_date)
 from obook.errors import FeedError, FormatError, ObookError
 
 from . import manifest
@@ -57,9 +57,9 @@ __all__ = ["Day", "DayFailed", "plan", "status", "run", "convert_day", "partitio
 
 TMP = ".tmp"
 
-#: the reason of a day file without a date (obook.session.session_date: the formats' ways)
+#: the reason of a day file without a date (obook.session.partition_date: the formats' ways)
 _NO_DATE = ("no session date: the name holds none by its format's rule (ITCH: MMDDYYYY.NASDAQ_ITCH50[.gz|.zst]; "
-            "CSV, Shanghai: YYYYMMDD or YYYY-MM-DD in it) and the feed's first records carry none "
+            "CSV, Shanghai, Databento: YYYYMMDD or YYYY-MM-DD in it) and the feed's first records carry none "
             "(PITCH, Shenzhen, pcap)")
 
 
@@ -103,7 +103,7 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     for f in files:
         unreadable = _open_error(f)
         try:
-            d = session_date(f, None, p.format)
+            d = partition_date(f, p.format)
         except ObookError as e:         # a date no timestamp holds: this day only
             days.append(Day(None, str(f), "invalid", unreadable or str(e).split(": ", 1)[-1]))
             continue

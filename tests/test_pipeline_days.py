@@ -66,3 +66,24 @@ def test_pipeline_day_whose_partition_folder_cannot_be_made_fails_naming_the_pla
     for date, error in failed.items():
         assert error.endswith(f"{tmp_path / 'ds' / 'table=bbo' / f'date={date}'}: Not a directory"), error
         assert "Errno" not in error
+
+
+def test_pipeline_databento_days_dated_by_their_names_as_databento_names_them(tmp_path):
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+    from obook.pipelines import load, run
+
+    days = tmp_path / "days"
+    days.mkdir()
+    for name, date in (("xnas-itch-20231114.mbo.dbn", "2023-11-14"), ("xnas-itch-20231115.mbo.dbn", "2023-11-15"),
+                       ("undated.mbo.dbn", "2023-11-16")):
+        r = CliRunner().invoke(app, ["gen", "databento", "-n", "500", "-d", date, str(days / name)])
+        assert r.exit_code == 0, r.output
+    p = tmp_path / "p.toml"
+    p.write_text('[source]\ndirectory = "days"\nglob = "*.dbn"\n[convert]\ntables = ["bbo", "mbp1"]\n'
+                 '[dataset]\npath = "ds"\n')
+    summary = run(load(p))
+    assert summary["converted"] == ["2023-11-14", "2023-11-15"] and not summary["failed"], summary
+    assert list(summary["invalid"]) == [str(days / "undated.mbo.dbn")]
+    assert (tmp_path / "ds" / "table=mbp1" / "date=2023-11-15" / "part-0.parquet").is_file()
