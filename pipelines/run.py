@@ -110,7 +110,7 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         except OSError:
             d = None
         if d is None:
-            days.append(Day(None, str(f), "invalid", unreadable or _no_date(f.name)))
+            days.append(Day(None, str(f), "invalid", unreadable or _no_date(f, p.format)))
             continue
         date = d.isoformat()
         if date in seen:
@@ -182,11 +182,25 @@ def _open_error(f: Path) -> str:
         return _unreadable(e)
 
 
-def _no_date(name: str) -> str:
+#: where a format's days carry their date (a format not named: in its first records)
+_DATED = {"itch": "in the name, MMDDYYYY.NASDAQ_ITCH50[.gz|.zst]", "csv": "in the name, YYYYMMDD or YYYY-MM-DD",
+          "sse": "in the name, YYYYMMDD or YYYY-MM-DD", "databento": "in the name, YYYYMMDD or YYYY-MM-DD"}
+
+
+def _no_date(f: Path, fmt: str | None) -> str:
     """The reason of a day file without a session date: :data:`_NO_DATE`, or that the digits
     of its name where a date goes are no date by any of the names' orders (13012020,
-    2020-02-30)."""
-    for digits in re.findall(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)", name):
+    2020-02-30); with the pipeline's ``format``, that format's rule, and the file's own
+    format when it is another."""
+    if fmt is not None:
+        try:
+            told = feed_format(f)
+        except (ObookError, OSError):
+            told = fmt
+        where = _DATED.get(fmt, "in their first records")
+        other = f"; the file is a {told} feed" if told != fmt else ""
+        return f"no session date: [convert] format is {fmt}, whose days carry it {where}{other}"
+    for digits in re.findall(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)", f.name):
         plain = digits.replace("-", "")
         readings = [(plain[:4], plain[4:6], plain[6:])]
         if "-" not in digits:

@@ -87,3 +87,18 @@ def test_pipeline_databento_days_dated_by_their_names_as_databento_names_them(tm
     assert summary["converted"] == ["2023-11-14", "2023-11-15"] and not summary["failed"], summary
     assert list(summary["invalid"]) == [str(days / "undated.mbo.dbn")]
     assert (tmp_path / "ds" / "table=mbp1" / "date=2023-11-15" / "part-0.parquet").is_file()
+
+
+def test_pipeline_format_set_file_of_another_format_invalid_reason_names_the_set_format_and_the_files(tmp_path):
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+    from obook.pipelines import load, run
+
+    p = _pipeline(tmp_path)
+    csv = tmp_path / "days" / "day-2020-01-03.NASDAQ_ITCH50.csv"
+    assert CliRunner().invoke(app, ["gen", "csv", "-n", "300", "-d", "2020-01-03", str(csv)]).exit_code == 0
+    p.write_text(p.read_text().replace('tables = ["bbo"]', 'tables = ["bbo"]\nformat = "itch"'))
+    reason = run(load(p))["invalid"][str(csv)]
+    assert "[convert] format is itch" in reason and "MMDDYYYY.NASDAQ_ITCH50" in reason, reason
+    assert "the file is a csv feed" in reason and "CSV" not in reason, reason
