@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ObookError
+from .plotting_bins import BookRows, heatmap
 
 INSTALL = "obook plot needs matplotlib: pip install 'obook[plot]' (or pip install matplotlib)"
-TIME_BINS = 600        # columns of the heatmap
 
 
 def _matplotlib():
@@ -34,14 +34,19 @@ def _matplotlib():
     return plt
 
 
-def _busiest(trades, path) -> str:
-    import pyarrow.compute as pc
-
-    if trades.num_rows == 0:
+def _busiest(counts: dict, path) -> str:
+    """The ticker with the most trades in ``counts`` (ticker: trades; a tie: the last name)."""
+    if not counts:
         name = ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else path
         raise ObookError(f"{name}: the feed has no trades to pick the busiest security by: name one (-k, ticker=)")
-    counts = pc.value_counts(trades.column("ticker")).to_pylist()
-    return max(counts, key=lambda c: (c["counts"], c["values"]))["values"]
+    return max(counts.items(), key=lambda c: (c[1], c[0]))[0]
+
+
+def _counts(tickers) -> dict:
+    """ticker: rows of a ticker column."""
+    import pyarrow.compute as pc
+
+    return {c["values"]: c["counts"] for c in pc.value_counts(tickers).to_pylist()}
 
 
 def units(schema, fmt, path=None) -> dict:
@@ -143,7 +148,7 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     if ticker is None:      # the busiest one: its trades are already in the whole feed's
         every = obook.trades(path, workers=workers, format=fmt.name, date=date,
                              progress=_pass(progress, "trades")).read_all()
-        ticker = pick["tickers"][0] = _busiest(every, path)
+        ticker = pick["tickers"][0] = _busiest(_counts(every.column("ticker")), path)
         trades = every.filter(pc.equal(every.column("ticker"), ticker))
     else:
         trades = obook.trades(path, progress=_pass(progress, "trades"), **pick).read_all()
@@ -160,56 +165,86 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
 
 
 def _heatmap(depth, levels, scale, t0, t1, traded=()):
-    """(grid shares [price row, time column], price edges, time edges) of the top levels; a
-    book empty throughout the window: an empty grid over the prices ``traded`` there."""
-    t = depth.column("time").to_numpy().astype(np.int64)
-    cols = np.minimum(((t - t0) * TIME_BINS) // max(1, t1 - t0), TIME_BINS - 1)
-    last = np.flatnonzero(np.r_[cols[1:] != cols[:-1], True])     # the last row of each column
-    px, qty = [], []
-    for side in ("bid", "ask"):
-        for k in range(1, levels + 1):
-            px.append(depth.column(f"{side}_px_{k}").to_numpy(zero_copy_only=False)[last])
-            qty.append(depth.column(f"{side}_qty_{k}").to_numpy(zero_copy_only=False)[last])
-    px, qty = np.array(px, dtype=float), np.array(qty, dtype=float)
-    seen = px[np.isfinite(px)]
-    prices = np.unique(seen if len(seen) else np.asarray(traded, dtype=float))
-    if len(prices) == 0:
-        raise ObookError("no price in the window: the book is empty throughout it and nothing trades")
-    tick = np.min(np.diff(prices)) if len(prices) > 1 else 1.0
-    lo, hi = prices[0] - tick / 2, prices[-1] + tick / 2
-    rows = int(min(400, max(1, round((hi - lo) / tick))))
-    grid = np.zeros((rows, TIME_BINS))
-    filled = np.zeros(TIME_BINS, bool)
-    filled[cols[last]] = True
-    for j in range(px.shape[0]):
-        ok = np.isfinite(px[j]) & np.isfinite(qty[j])
-        r = np.clip(((px[j][ok] - lo) / (hi - lo) * rows).astype(int), 0, rows - 1)
-        np.add.at(grid, (r, cols[last][ok]), qty[j][ok])
-    for c in range(1, TIME_BINS):            # a column without a row keeps the book before it
-        if not filled[c]:
-            grid[:, c] = grid[:, c - 1]
-    edges_t = t0 + (t1 - t0) * np.arange(TIME_BINS + 1) / TIME_BINS
-    return grid, np.linspace(lo, hi, rows + 1) / scale, edges_t
+    """(grid shares [price row, time column], price edges, time edges) of the top levels of
+    a depth table; a book empty throughout the window: an empty grid over the prices
+    ``traded`` there."""
+    return heatmap(depth.to_batches(), levels, scale, t0, t1, traded)
+
+
+TRADE_COLUMNS = ("ticker", "time", "price", "shares", "broken")     # what the bars and the dots read
+
+
+def _trades(path, ticker, fmt, workers, date, progress):
+    """(ticker, its trades: the columns the pictures read) from one pass over the feed's
+    trades, batch by batch; ``ticker`` None: the one with the most trades."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    import obook
+
+    reader = obook.trades(path, workers=workers, format=fmt.name, date=date,
+                          tickers=None if ticker is None else [ticker], progress=_pass(progress, "trades"))
+    kept, counts = [], {}
+    for batch in reader:
+        kept.append(batch.select(TRADE_COLUMNS))
+        if ticker is None:
+            for name, n in _counts(batch.column("ticker")).items():
+                counts[name] = counts.get(name, 0) + n
+    names = reader.schema.names
+    trades = pa.Table.from_batches(kept, pa.schema([reader.schema.field(names.index(c)) for c in TRADE_COLUMNS]))
+    if ticker is None:
+        ticker = _busiest(counts, path)
+        trades = trades.filter(pc.equal(trades.column("ticker"), ticker))
+    return ticker, trades
 
 
 def _series(path, ticker, start, end, interval, format, workers, levels, date, progress=None) -> dict:
-    """What both renderers draw, in display units (prices / 10**scale, times in hours)."""
+    """What both renderers draw, in display units (prices / 10**scale, times in hours). The
+    feed's trades are read in one pass, its book in another: the book's rows batch by batch
+    (``BookRows``), never all in memory."""
+    import obook
+    from .feeds import resolve_format
     from .klines import bar_step
 
-    ticker, fmt, bars, depth, trades = frame(path, ticker, start, end, interval, format, workers, levels, date,
-                                             progress)
-    u = units(depth.schema, fmt, path)
+    fmt = resolve_format(format, path)
+    bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error; before a replay)
+    ticker, trades = _trades(path, ticker, fmt, workers, date, progress)
+    reader = obook.depth(path, levels=levels, progress=_pass(progress, "book"), workers=workers, format=fmt.name,
+                         tickers=[ticker], date=date)
+    u = units(reader.schema, fmt, path)
+    window = None        # [start, end) in feed time: from the local midnight of the book's first row
+    with BookRows(levels) as book:
+        for batch in reader:
+            if batch.num_rows and (start is not None or end is not None):
+                if window is None:
+                    first = local_midnight(int(batch.column("time")[0].as_py()), u)
+                    window = (_shift(start, first), _shift(end, first))
+                batch = _window(batch, *window)
+            book.add(batch)
+        if book.rows == 0:
+            raise ObookError(f"{ticker}: no book rows in the window")
+        if window is not None:
+            trades = _window(trades, *window)
+        return _drawn(ticker, fmt, u, interval, trades, book, start, end)
+
+
+def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
+    """What both renderers draw from the window's ``trades`` and ``book`` (its first and
+    last row's times ``first``, ``last``; ``heatmap(scale, t0, t1, traded)``; ``best(side)``:
+    (times, prices)), in display units (prices / 10**scale, times in hours)."""
+    from .klines import bar_step, bars_table
+
+    bars = bars_table(trades, bar_step(interval, fmt.time_unit_ns))
     scale = float(u["price_scale"])
-    t = depth.column("time").to_numpy().astype(np.int64)
-    midnight = local_midnight(int(t[0]), u)
+    midnight = local_midnight(book.first, u)
     hours_per_unit = u["time_unit_ns"] / 3.6e12
 
     def hours(x):          # feed times -> hours since local midnight
         return (np.asarray(x, dtype=np.int64) - midnight) * hours_per_unit
 
-    t0 = int(start) + midnight if start is not None else int(t[0])
+    t0 = int(start) + midnight if start is not None else book.first
     traded = trades.column("time").to_numpy().astype(np.int64)
-    last = max(int(t[-1]), int(traded.max(initial=t[-1])))      # (a trade after the book's last change too)
+    last = max(book.last, int(traded.max(initial=book.last)))      # (a trade after the book's last change too)
     t1 = int(end) + midnight if end is not None else last + 1
     d = {"title": f"{ticker} ({fmt.name})", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
     b = {c: bars.column(c).to_numpy().astype(float) for c in ("open", "high", "low", "close", "volume")}
@@ -220,14 +255,21 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
     d["bar_width"] = bar_step(interval, u["time_unit_ns"]) * hours_per_unit * 0.8    # of one interval
     tp = trades.filter(trades.column("price").is_valid())
     try:
-        grid, edges_p, edges_t = _heatmap(depth, levels, scale, t0, t1, tp.column("price").to_numpy())
+        grid, edges_p, edges_t = book.heatmap(scale, t0, t1, tp.column("price").to_numpy())
     except ObookError as e:
         raise ObookError(f"{ticker}: {e}") from None
     d["heat"] = {"grid": grid / shares, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
-    d["best"] = {side: (hours(t), depth.column(f"{side}_px_1").to_numpy(zero_copy_only=False).astype(float) / scale)
-                 for side in ("bid", "ask")}
+    d["best"] = {}
+    for side in ("bid", "ask"):
+        times, prices = book.best(side)
+        d["best"][side] = (hours(times), prices / scale)
     d["trades"] = (hours(tp.column("time").to_numpy()), tp.column("price").to_numpy().astype(float) / scale)
     return d
+
+
+def _shift(t, midnight):
+    """A window bound (feed time since local midnight, or None) as the feed's time."""
+    return None if t is None else t + midnight
 
 
 def candle_bodies(b: dict) -> tuple:
