@@ -151,14 +151,17 @@ def _floats(column) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in column.to_pylist()], dtype=float)
 
 
-def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=None, date=None) -> dict:
+def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=None, date=None,
+                    progress=None) -> dict:
     """What the picture draws, in display units (prices / the price scale, quantities / the
     quantity scale: shares, money in the currency, times in hours since local midnight): ``price`` ({"bid": (t, px), "ask": (t, px)}, or
     {"mark": (t, px)} without a feed), ``buys`` / ``sells`` (t, price, shares), ``position``
     and ``equity`` (t, value, at each equity row), ``tz``, ``title``, ``t0``, ``t1``.
     ``run``: a BacktestResult or an ``obook backtest -o`` folder; ``feed``: the feed for
     the price (a folder's run.json names it); [start, end): feed time units since local
-    midnight (None: open); ``date``: the day of a many-day run."""
+    midnight (None: open); ``date``: the day of a many-day run; ``progress``: a context
+    manager of the feed's files (a file, or the list of one feed's) yielding a replay's
+    progress callback (or None), open while the feed is replayed (obook's CLI: its bar)."""
     import pyarrow.compute as pc
 
     from .feeds import get_format, resolve_format
@@ -190,8 +193,11 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     if feed is not None:
         import obook
 
-        bbo = obook.bbo(list(map(str, files)) if len(files) > 1 else str(files[0]), tickers=[name],
-                        format=fmt.name).read_all()
+        from contextlib import nullcontext
+
+        path = list(map(str, files)) if len(files) > 1 else str(files[0])
+        with progress(path) if progress is not None else nullcontext() as told:
+            bbo = obook.bbo(path, tickers=[name], format=fmt.name, progress=told).read_all()
         u = units(bbo.schema, fmt, files[0])
     else:
         u = units(equity.schema, fmt)
@@ -342,12 +348,12 @@ def run_format(folder, format=None, feed=None, date=None):
 
 
 def plot_backtest(run, out, feed=None, ticker=None, start=None, end=None, format=None, date=None,
-                  width: float = 12.0, height: float = 8.0, dpi: int = 100) -> Path:
+                  width: float = 12.0, height: float = 8.0, dpi: int = 100, progress=None) -> Path:
     """Draw a backtest (see :func:`backtest_series` for the arguments) into ``out``: a
     self-contained interactive page for .html (plotly), else a picture (matplotlib)."""
     out = Path(out)
     html = is_page(out)
-    d = backtest_series(run, feed, ticker, start, end, format, date)
+    d = backtest_series(run, feed, ticker, start, end, format, date, progress)
     (_html if html else _png)(d, out, width, height, dpi)
     return out
 

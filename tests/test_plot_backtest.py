@@ -369,3 +369,25 @@ def test_plot_backtest_one_day_run_date_only_from_its_formats_naming_rule(tmp_pa
     err = cli_error(capsys, "plot", "backtest", tmp_path / "out", tmp_path / "x.png", "--date", "2024-01-02")
     assert "--date 2024-01-02: the run is one day, of no known date (its feed names none)" in err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_backtest_cli_progress_bar_over_the_runs_feed(run, tmp_path, monkeypatch):
+    """The command shows the feed command's bar (file_progress) while it replays the run's
+    feed: opened on that feed, told its bytes up to the whole file."""
+    from contextlib import contextmanager
+
+    import obook.cli.progress
+
+    opened, told = [], []
+
+    @contextmanager
+    def bar(path, label="replaying", enabled=True):
+        opened.append(path)
+        yield lambda done, phase=None: told.append(done)
+
+    monkeypatch.setattr(obook.cli.progress, "file_progress", bar)
+    out = tmp_path / "bt.png"
+    r = CliRunner().invoke(app, ["plot", "backtest", str(run / "out"), str(out)])
+    assert r.exit_code == 0, r.output
+    assert [Path(p) for p in opened] == [run / "day.csv"]
+    assert told and max(told) == (run / "day.csv").stat().st_size

@@ -157,6 +157,8 @@ def _backtest(run: Path, picture: Optional[Path], ticker, start, end, feed_forma
     first, last = _clock("--start", start, fmt.time_unit_ns), _clock("--end", end, fmt.time_unit_ns)
     if first is not None and last is not None and first >= last:
         raise ObookError(f"--start {start} is not before --end {end}")
+    from .progress import file_progress
+
     path = plot_backtest(run, picture, feed=price_feed, ticker=ticker, start=first, end=last, format=fmt.name,
-                         date=date)
+                         date=date, progress=file_progress)     # (a bar on a terminal while the feed replays)
     typer.echo(f"wrote {path}", err=True)
