@@ -198,17 +198,62 @@ def _trades(path, ticker, fmt, workers, date, progress):
     return ticker, trades
 
 
+class _SaidOnce:
+    """A filter of the obook loggers (``cover`` adds it to those there are) that drops a
+    warning one of them already gave through it: a feed replayed for its trades, then for
+    its book, warns once. ``remove`` takes it off again."""
+
+    def __init__(self):
+        self.said, self.loggers = set(), []
+
+    def cover(self) -> None:
+        import logging
+
+        for name, logger in [("obook", logging.getLogger("obook")), *logging.Logger.manager.loggerDict.items()]:
+            if (name == "obook" or name.startswith("obook.")) and isinstance(logger, logging.Logger) \
+                    and self not in logger.filters:
+                logger.addFilter(self)
+                self.loggers.append(logger)
+
+    def remove(self) -> None:
+        for logger in self.loggers:
+            logger.removeFilter(self)
+
+    def filter(self, record) -> bool:
+        import logging
+
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.name, record.getMessage())
+        if key in self.said:
+            return False
+        self.said.add(key)
+        return True
+
+
 def _series(path, ticker, start, end, interval, format, workers, levels, date, progress=None) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours). The
     feed's trades are read in one pass, its book in another: the book's rows batch by batch
-    (``BookRows``), never all in memory."""
-    import obook
+    (``BookRows``), never all in memory; a warning of the feed is given once, not once a pass."""
     from .feeds import resolve_format
     from .klines import bar_step
 
     fmt = resolve_format(format, path)
     bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error; before a replay)
-    ticker, trades = _trades(path, ticker, fmt, workers, date, progress)
+    once = _SaidOnce()
+    once.cover()
+    try:
+        ticker, trades = _trades(path, ticker, fmt, workers, date, progress)
+        once.cover()       # (and the loggers the first pass made)
+        return _book_series(path, ticker, fmt, trades, start, end, interval, workers, levels, date, progress)
+    finally:
+        once.remove()
+
+
+def _book_series(path, ticker, fmt, trades, start, end, interval, workers, levels, date, progress) -> dict:
+    """``_series`` once the trades are read: the book's pass, then the arrays drawn."""
+    import obook
+
     reader = obook.depth(path, levels=levels, progress=_pass(progress, "book"), workers=workers, format=fmt.name,
                          tickers=[ticker], date=date)
     u = units(reader.schema, fmt, path)

@@ -453,3 +453,29 @@ def test_plot_progress_told_each_pass_over_the_feed(day, tmp_path):
     phases = [a[1] for a in calls if len(a) == 2]
     assert phases[0] == "trades" and "book" in phases and phases.index("book") > 0
     assert max(a[0] for a in calls) == day.stat().st_size
+
+
+def test_plot_feed_warning_of_both_passes_given_once(tmp_path, caplog):
+    """The feed is replayed twice (its trades, then its book): a warning of the feed (frames
+    of no ITCH 5.0 type, skipped) is given once, not once a pass."""
+    import logging
+
+    from itch_builder import ItchBuilder
+
+    from obook.plotting import plot
+
+    b = ItchBuilder(step=10**9)
+    b.system("O")
+    b.directory(1, "AAPL")
+    for i in range(40):
+        b.add(1, 2 * i + 1, "B", 100, 1_000_000 - i)
+        b.add(1, 2 * i + 2, "S", 100, 1_001_000 + i)
+        b.execute(1, 2 * i + 1, 50)
+        if i % 10 == 0:
+            b.raw(b"z", 20, locate=1)
+    feed = b.write(tmp_path / "d.itch")
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        plot(feed, tmp_path / "d.png", workers=1, dpi=30)
+    notes = [r.getMessage() for r in caplog.records if "not ITCH 5.0" in r.getMessage()]
+    assert len(notes) == 1, caplog.text
+    assert "skipped 4 messages" in notes[0]
