@@ -172,11 +172,15 @@ def _heatmap(depth, levels, scale, t0, t1, traded=()):
 
 
 TRADE_COLUMNS = ("ticker", "time", "price", "shares", "broken")     # what the bars and the dots read
+#: trades of the whole feed kept while the busiest ticker is looked for; past them, its
+#: trades are read again once it is known (a third pass, over that ticker only)
+KEEP_TRADES = 4_000_000
 
 
 def _trades(path, ticker, fmt, workers, date, progress):
     """(ticker, its trades: the columns the pictures read) from one pass over the feed's
-    trades, batch by batch; ``ticker`` None: the one with the most trades."""
+    trades, batch by batch; ``ticker`` None: the one with the most trades (from a feed of
+    more than ``KEEP_TRADES`` trades, a second pass reads its own)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -184,18 +188,25 @@ def _trades(path, ticker, fmt, workers, date, progress):
 
     reader = obook.trades(path, workers=workers, format=fmt.name, date=date,
                           tickers=None if ticker is None else [ticker], progress=_pass(progress, "trades"))
-    kept, counts = [], {}
+    kept, counts, rows = [], {}, 0
     for batch in reader:
-        kept.append(batch.select(TRADE_COLUMNS))
+        rows += batch.num_rows
         if ticker is None:
             for name, n in _counts(batch.column("ticker")).items():
                 counts[name] = counts.get(name, 0) + n
+            if rows > KEEP_TRADES:
+                kept = None
+        if kept is not None:
+            kept.append(batch.select(TRADE_COLUMNS))
     names = reader.schema.names
-    trades = pa.Table.from_batches(kept, pa.schema([reader.schema.field(names.index(c)) for c in TRADE_COLUMNS]))
-    if ticker is None:
-        ticker = _busiest(counts, path)
-        trades = trades.filter(pc.equal(trades.column("ticker"), ticker))
-    return ticker, trades
+    schema = pa.schema([reader.schema.field(names.index(c)) for c in TRADE_COLUMNS])
+    if ticker is not None:
+        return ticker, pa.Table.from_batches(kept, schema)
+    ticker = _busiest(counts, path)
+    if kept is None:
+        return _trades(path, ticker, fmt, workers, date, progress)
+    trades = pa.Table.from_batches(kept, schema)
+    return ticker, trades.filter(pc.equal(trades.column("ticker"), ticker))
 
 
 class _SaidOnce:

@@ -158,3 +158,24 @@ def test_plotting_series_depth_batches_not_kept(tmp_path, monkeypatch):
     _series(_day(tmp_path / "day.csv"), "AAA", None, None, "1 minute", "csv", 1, 3, None)
     total = sum(n for _, n in held)
     assert len(held) > 20 and held[-1][0] - held[0][0] < total / 4
+
+
+def test_plotting_series_more_trades_than_kept_reads_the_tickers_again(tmp_path, monkeypatch):
+    """A feed with more trades than obook plot keeps while it looks for the busiest ticker:
+    the busiest's trades are read again (a third pass, that ticker only), the arrays the same."""
+    import obook.plotting
+    from obook.plotting import _series
+
+    monkeypatch.setenv("OBOOK_KERNELS", "python")
+    monkeypatch.setattr(obook.plotting, "KEEP_TRADES", 10)
+    feed = _day(tmp_path / "day.csv")
+    phases = []
+    args = (feed, None, OPEN + 60_000, None, "1 minute", "csv", 1, 3, None)
+    new = _series(*args, progress=lambda done, phase=None: phases.append(phase))
+    old = plot_reference.series(*args)
+    assert [p for p in phases if p in ("trades", "book")] == ["trades", "trades", "book"]
+    for key in ("x", "open", "close", "volume"):
+        np.testing.assert_array_equal(new["bars"][key], old["bars"][key])
+    np.testing.assert_array_equal(new["heat"]["grid"], old["heat"]["grid"])
+    for a, b in zip(new["trades"], old["trades"]):
+        np.testing.assert_array_equal(a, b)
