@@ -77,6 +77,11 @@ def heatmap(batches, levels: int, scale: float, t0: int, t1: int, traded=()) -> 
     return grid, np.linspace(lo, hi, rows + 1) / scale, edges_t
 
 
+def _unwritable(where, e: OSError) -> ObookError:
+    return ObookError(f"{where}: cannot write obook plot's temporary file of the book's rows "
+                      f"({e.strerror or e}); set TMPDIR to a folder with room")
+
+
 class BookRows:
     """The window's depth rows of one security, given batch by batch (``add``): the first
     and last row's times, the best bid and ask where they change (``best``) and the rows
@@ -90,7 +95,10 @@ class BookRows:
         self.names = ["time", *level_names(levels, "px"), *level_names(levels, "qty")]
         self.rows = 0
         self.first = self.last = None        # the first and last row's times
-        fd, self.path = tempfile.mkstemp(prefix="obook-plot-", suffix=".arrows")
+        try:
+            fd, self.path = tempfile.mkstemp(prefix="obook-plot-", suffix=".arrows")
+        except OSError as e:
+            raise _unwritable(tempfile.gettempdir(), e) from e
         os.close(fd)
         self._writer = None
         self._best = {side: ([], []) for side in ("bid", "ask")}
@@ -105,9 +113,12 @@ class BookRows:
     def close(self) -> None:
         from .tempfiles import remove_quietly
 
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        writer, self._writer = self._writer, None
+        try:
+            if writer is not None:
+                writer.close()
+        except OSError:          # (the disk that was full: the file goes anyway)
+            pass
         remove_quietly(self.path)
 
     def add(self, batch) -> None:
@@ -121,9 +132,12 @@ class BookRows:
         self.last = int(t[-1])
         self.rows += batch.num_rows
         thin = batch.select(self.names).filter(pa.array(np.r_[t[1:] != t[:-1], True]))    # last of each time
-        if self._writer is None:
-            self._writer = pa.ipc.new_stream(self.path, thin.schema)
-        self._writer.write_batch(thin)
+        try:
+            if self._writer is None:
+                self._writer = pa.ipc.new_stream(self.path, thin.schema)
+            self._writer.write_batch(thin)
+        except OSError as e:         # (a full disk)
+            raise _unwritable(self.path, e) from e
         for side, (times, prices) in self._best.items():
             v = _floats(batch.column(f"{side}_px_1"))
             before = np.r_[self._end[side][1] if side in self._end else np.nan, v[:-1]]

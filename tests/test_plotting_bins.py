@@ -179,3 +179,14 @@ def test_plotting_series_more_trades_than_kept_reads_the_tickers_again(tmp_path,
     np.testing.assert_array_equal(new["heat"]["grid"], old["heat"]["grid"])
     for a, b in zip(new["trades"], old["trades"]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_plotting_bins_book_rows_unwritable_temporary_folder_one_line_error(tmp_path, monkeypatch):
+    import tempfile
+
+    from obook.errors import ObookError
+    from obook.plotting_bins import BookRows
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    with pytest.raises(ObookError, match=r"gone: cannot write obook plot's temporary file of the book's rows \("):
+        BookRows(1)
