@@ -4,14 +4,12 @@ columns rather than the book's rows.
 
 The heatmap's columns are known only at the end (the window ends at the book's or the
 trades' last time), so the rows a column can need (the last row of each time: time and
-the levels' prices and shares) go to a temporary Arrow file, read back one batch at a time
+the levels' prices and shares) go to a temporary Arrow file (unlinked: it has no name), read back one batch at a time
 once the window is known; the best bid and ask lines keep only the rows where the price
 changes (a step line through the rows between them is the same line).
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 
@@ -95,11 +93,11 @@ class BookRows:
         self.names = ["time", *level_names(levels, "px"), *level_names(levels, "qty")]
         self.rows = 0
         self.first = self.last = None        # the first and last row's times
-        try:
-            fd, self.path = tempfile.mkstemp(prefix="obook-plot-", suffix=".arrows")
+        try:       # a file without a name (unlinked): nothing is left even by a SIGKILL
+            self._file = tempfile.TemporaryFile(prefix="obook-plot-", suffix=".arrows")
         except OSError as e:
             raise _unwritable(tempfile.gettempdir(), e) from e
-        os.close(fd)
+        self.path = tempfile.gettempdir()       # where it is, for the errors
         self._writer = None
         self._best = {side: ([], []) for side in ("bid", "ask")}
         self._end = {}           # side: (time, price, kept) of the last row so far
@@ -111,15 +109,13 @@ class BookRows:
         self.close()
 
     def close(self) -> None:
-        from .tempfiles import remove_quietly
-
         writer, self._writer = self._writer, None
         try:
             if writer is not None:
                 writer.close()
         except OSError:          # (the disk that was full: the file goes anyway)
             pass
-        remove_quietly(self.path)
+        self._file.close()
 
     def add(self, batch) -> None:
         import pyarrow as pa
@@ -134,7 +130,7 @@ class BookRows:
         thin = batch.select(self.names).filter(pa.array(np.r_[t[1:] != t[:-1], True]))    # last of each time
         try:
             if self._writer is None:
-                self._writer = pa.ipc.new_stream(self.path, thin.schema)
+                self._writer = pa.ipc.new_stream(self._file, thin.schema)
             self._writer.write_batch(thin)
         except OSError as e:         # (a full disk)
             raise _unwritable(self.path, e) from e
@@ -164,5 +160,5 @@ class BookRows:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        with pa.OSFile(self.path) as f:
-            return heatmap(pa.ipc.open_stream(f), self.levels, scale, t0, t1, traded)
+        self._file.seek(0)
+        return heatmap(pa.ipc.open_stream(self._file), self.levels, scale, t0, t1, traded)

@@ -116,18 +116,25 @@ def test_plotting_bins_book_rows_in_small_batches_equal_whole_table(tmp_path, mo
             assert book.rows == depth.num_rows and (book.first, book.last) == (t0, t1 - 1)
 
 
-def test_plotting_bins_book_rows_close_removes_its_file(tmp_path):
+def test_plotting_bins_book_rows_temporary_file_has_no_name_and_closes(tmp_path, monkeypatch):
+    """The rows' file is unlinked from the start (a SIGKILL leaves nothing in TMPDIR), and
+    closing the book closes it."""
+    import tempfile
+
     import pyarrow as pa
 
     from obook.plotting_bins import BookRows
 
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
     batch = pa.RecordBatch.from_pydict({"time": [1, 2], "bid_px_1": [5, None], "bid_qty_1": [1, None],
                                         "ask_px_1": [7, 7], "ask_qty_1": [2, 3]})
     with BookRows(1) as book:
         book.add(batch)
-        spill = book.path
+        assert list(spill.iterdir()) == []
         assert book.heatmap(1.0, 1, 3)[0].sum() > 0
-    assert not __import__("os").path.exists(spill)
+    assert book._file.closed and list(spill.iterdir()) == []
 
 
 def test_plotting_series_depth_batches_not_kept(tmp_path, monkeypatch):

@@ -43,8 +43,9 @@ def _fork_is_safe() -> bool:
     its own thread pool (DuckDB, polars ...) is loaded. numpy's OpenBLAS and
     pyarrow's pools are fork-aware (they register at-fork handlers). The thread that
     sends an interrupt again (``interrupts.send_again``, 10 ms) and the one that waits for
-    another process's end (``interrupts.end_with``) hold no lock a child could need; choosing the forkserver for it would start a server and a resource
-    tracker that a Ctrl-C as the workers start leaves running after the command exits."""
+    another process's end (``interrupts.end_with``) hold no lock a child could need;
+    choosing the forkserver for them would start a server and a resource tracker that a
+    Ctrl-C as the workers start leaves running after the command exits."""
     import sys
     this = threading.current_thread()
     if any(t is not this and t.name not in (SENDING_AGAIN, WATCHING) for t in threading.enumerate()):
