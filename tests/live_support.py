@@ -78,6 +78,11 @@ def hostport(addr) -> str:
     return f"{addr[0]}:{addr[1]}"
 
 
+def line_options(n: int = 3) -> list[str]:
+    """``--line-a``, ``--line-b`` (and ``--request``, n=3) on free loopback ports."""
+    return [x for flag, addr in zip(("--line-a", "--line-b", "--request"), addresses(n)) for x in (flag, hostport(addr))]
+
+
 def allocation_stats():
     """numba's runtime allocation statistics, turned on and shown to count (an allocating
     function moves them); returns ``rtsys.get_allocation_stats``."""

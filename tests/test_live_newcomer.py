@@ -15,6 +15,7 @@ import pytest
 
 from cli_support import cli_error, cli_run
 from live_support import addresses, hostport, sending
+from live_support import line_options as _lines
 from obook.errors import ObookError
 from obook.gen.itch import write_itch
 
@@ -26,10 +27,6 @@ def day(tmp_path_factory):
     path = tmp_path_factory.mktemp("newcomer") / "day.itch"
     write_itch(str(path), 3_000, 5, 9)
     return path
-
-
-def _lines(n: int = 3) -> list[str]:
-    return [x for flag, addr in zip(("--line-a", "--line-b", "--request"), addresses(n)) for x in (flag, hostport(addr))]
 
 
 # -- obook send ---------------------------------------------------------------------------

@@ -60,10 +60,12 @@ def send(
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or, stopped,
     what went out before), and paced (--speed, --rate, --message-rate) how late the packets went."""
     from ..feeds.mold.packets import check_session
+    from ..live.hotpath import check_cpu
     from ..live.net import distinct_addresses, parse_address
     from ..live.send import Sender, SendOptions, read_messages
 
     check_session(session, "--session")
+    check_cpu(cpu)
     places = {o: parse_address(t, o, False, ipv6=False) for o, t in
               (("--line-a", line_a), ("--line-b", line_b), ("--request", request)) if t}
     distinct_addresses(places)

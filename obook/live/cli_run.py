@@ -170,8 +170,6 @@ def run_listen(a: dict) -> None:
 def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None]:
     """The addresses (option -> (host, port)) and the tickers of ``obook listen``'s options,
     or an ObookError for options that cannot go together, before anything is opened."""
-    import os
-
     addresses = {o: parse_address(a[k], o, False, ipv6=False) for o, k in
                  (("--line-a", "line_a"), ("--line-b", "line_b"), ("--request", "request")) if a[k]}
     distinct_addresses(addresses)
@@ -204,10 +202,9 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
                          "arrow or duckdb")
     if kind != "text" and a["output"] is None:
         raise ObookError(f"--to {kind} needs --output")
-    if a["cpu"] is not None and hasattr(os, "sched_getaffinity") and a["cpu"] not in os.sched_getaffinity(0):
-        raise ObookError(f"--cpu {a['cpu']}: cannot pin to that core (this process may run on cores "
-                         f"{', '.join(map(str, sorted(os.sched_getaffinity(0))))})")
-    from .hotpath import check_realtime
+    from .hotpath import check_cpu, check_realtime
+
+    check_cpu(a["cpu"])
     from .listener import check_loop_options
 
     check_loop_options(a["loop"].value, {n: a[n] for n in ("spin", "spin_us", "cpu", "rcvbuf", "realtime")})

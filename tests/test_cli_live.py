@@ -1,0 +1,34 @@
+"""``obook send``, ``obook listen``, ``obook venue`` given values no machine can use: a core
+number past any machine's, a number of seconds or microseconds past what the loops count in,
+an output file that is already something else. Each is one line of error naming the option
+(or a usage error for a range), before a line or a socket is opened; no traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_support import cli_error
+from live_support import line_options as _lines
+from obook.gen.itch import write_itch
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli_live") / "day.itch"
+    write_itch(str(path), 300, 3, 9)
+    return path
+
+
+def _command(which: str, day) -> list[str]:
+    if which == "send":
+        return ["send", str(day), *_lines(), "--linger", "0"]
+    if which == "venue":
+        return ["venue", "--listen", "127.0.0.1:0", "--sessions", "1"]
+    return ["listen", *_lines(), "--idle-timeout", "0.2"]
+
+
+@pytest.mark.parametrize("which", ["send", "venue", "listen"])
+@pytest.mark.parametrize("cpu", ["4096", str(10**20)])
+def test_cli_live_cpu_past_any_core_one_line_error_naming_cores(capsys, day, which, cpu):
+    err = cli_error(capsys, *_command(which, day), "--cpu", cpu)
+    assert err.startswith(f"error: --cpu {cpu}: cannot pin to that core (this process may run on cores "), err
