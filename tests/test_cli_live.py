@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli_support import cli_error
+from cli_support import cli_error, cli_run
 from live_support import line_options as _lines
 from obook.gen.itch import write_itch
 
@@ -32,3 +32,13 @@ def _command(which: str, day) -> list[str]:
 def test_cli_live_cpu_past_any_core_one_line_error_naming_cores(capsys, day, which, cpu):
     err = cli_error(capsys, *_command(which, day), "--cpu", cpu)
     assert err.startswith(f"error: --cpu {cpu}: cannot pin to that core (this process may run on cores "), err
+
+
+@pytest.mark.parametrize("which, option, value", [
+    ("send", "--heartbeat", "1e300"), ("send", "--spin-us", "1e300"),
+    ("listen", "--spin-us", "1e300"), ("listen", "--gap-wait", "1e300"),
+    ("listen", "--request-timeout", "1e300"), ("listen", "--retries", str(10**20)),
+])
+def test_cli_live_time_option_past_what_loop_counts_usage_error(capsys, day, which, option, value):
+    code, err = cli_run(capsys, *_command(which, day), option, value)
+    assert code == 2 and f"Invalid value for '{option}'" in err and "Traceback" not in err, err

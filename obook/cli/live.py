@@ -13,6 +13,10 @@ import typer
 A_HELP = "Line A, host:port (IPv4; a multicast group is joined)."
 B_HELP = "Line B, host:port (IPv4)."
 REQ_HELP = "The re-request server, host:port (UDP, IPv4)."
+#: the largest number of seconds (about 31 years) and of busy-polling microseconds (a second)
+#: an option takes: the loops count time in int64 nanoseconds
+MAX_SECONDS = 1e9
+MAX_SPIN_US = 1e6
 
 
 class Sink(str, Enum):
@@ -50,11 +54,11 @@ def send(
     reorder: float = typer.Option(0.0, "--reorder", min=0, max=1, help="Probability that a line sends a packet after the next one."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the drops and reordering."),
     session: str = typer.Option("OBOOK", "--session", help="MoldUDP64 session name (1 to 10 printable ASCII characters, no space first or last)."),
-    heartbeat: float = typer.Option(0.5, "--heartbeat", min=0.01, help="Seconds of silence before a heartbeat."),
+    heartbeat: float = typer.Option(0.5, "--heartbeat", min=0.01, max=MAX_SECONDS, help="Seconds of silence before a heartbeat."),
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the sending loop to this core."),
-    spin_us: float = typer.Option(1000.0, "--spin-us", min=0, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
+    spin_us: float = typer.Option(1000.0, "--spin-us", min=0, max=MAX_SPIN_US, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
     session; answer MoldUDP64 re-requests. Prints the counts on stderr when done (or, stopped,
@@ -98,9 +102,9 @@ def listen(
     tables: str = typer.Option("bbo", "--tables", "-t", help="Comma-separated: bbo, trades, orders, depth."),
     interval: float = typer.Option(60.0, "--interval", min=0.001, help="Seconds per Parquet file (--to parquet)."),
     on_gap: OnGap = typer.Option(OnGap.raise_, "--on-gap", help="A range lost on both lines after the re-requests: raise (error, exit 1) or skip (count it, go on tolerant)."),
-    timeout: float = typer.Option(0.2, "--request-timeout", min=0.001, help="Seconds to wait for a re-request's answer."),
-    retries: int = typer.Option(3, "--retries", min=0, help="Re-requests of a gap after the first."),
-    gap_wait: float = typer.Option(0.05, "--gap-wait", min=0, help="Seconds a gap may wait for the other line before it is re-requested."),
+    timeout: float = typer.Option(0.2, "--request-timeout", min=0.001, max=MAX_SECONDS, help="Seconds to wait for a re-request's answer."),
+    retries: int = typer.Option(3, "--retries", min=0, max=1_000_000, help="Re-requests of a gap after the first."),
+    gap_wait: float = typer.Option(0.05, "--gap-wait", min=0, max=MAX_SECONDS, help="Seconds a gap may wait for the other line before it is re-requested."),
     idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", help="Stop with an error after this many seconds without a packet."),
     latency: bool = typer.Option(False, "--latency", help="Print per-stage latency (p50, p99, p99.9, max) on stderr at the end."),
     latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
@@ -115,7 +119,7 @@ def listen(
                                  help="Risk: orders per second of feed time (the loop keeps this many stamps)."),
     band_bps: int = typer.Option(500, "--band-bps", min=0, max=1_000_000_000, help="Risk: price band around the best price (basis points)."),
     spin: bool = typer.Option(False, "--spin", help="Busy-poll the sockets (a core at 100%) instead of sleeping in poll()."),
-    spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sockets this many microseconds after each datagram before sleeping in poll()."),
+    spin_us: float = typer.Option(0.0, "--spin-us", min=0, max=MAX_SPIN_US, help="Busy-poll the sockets this many microseconds after each datagram before sleeping in poll()."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the listening loop to this core."),
     realtime: int = typer.Option(0, "--realtime", min=0, max=99, help="Run the listening loop under SCHED_FIFO at this priority "
                                  "(1-99; needs CAP_SYS_NICE; with --spin it rests 100 µs each ms so the kernel never stops it)."),
@@ -156,12 +160,12 @@ def venue(
                                  help="The account's password (10 characters at most; default: the environment's OBOOK_VENUE_PASSWORD)."),
     accounts: Optional[Path] = typer.Option(None, "--accounts", help="A file of username:password lines, one account a line."),
     login_timeout: float = typer.Option(10.0, "--login-timeout", min=0.001, help="Close a connection that sent no login within this many seconds."),
-    idle_timeout: float = typer.Option(15.0, "--idle-timeout", min=0.001, max=1e9,
+    idle_timeout: float = typer.Option(15.0, "--idle-timeout", min=0.001, max=MAX_SECONDS,
                                        help="Close a logged-in session that sent nothing (no order, no heartbeat) for this many "
                                             "seconds (SoupBinTCP's 15 s; the answers sent before still go)."),
     max_connections: int = typer.Option(1000, "--max-connections", min=1, help="Close connections beyond this many as they are accepted."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the venue to this core."),
-    spin_us: float = typer.Option(0.0, "--spin-us", min=0, help="Busy-poll the sessions this many microseconds after each packet "
+    spin_us: float = typer.Option(0.0, "--spin-us", min=0, max=MAX_SPIN_US, help="Busy-poll the sessions this many microseconds after each packet "
                                                                 "before sleeping (orders that follow are stamped and answered without a wake-up)."),
     realtime: int = typer.Option(0, "--realtime", min=0, max=99, help="Run the venue under SCHED_FIFO at this priority (1-99; "
                                  "needs CAP_SYS_NICE): on a shared machine it wakes for an order at once, as a venue "
