@@ -42,3 +42,19 @@ def test_cli_live_cpu_past_any_core_one_line_error_naming_cores(capsys, day, whi
 def test_cli_live_time_option_past_what_loop_counts_usage_error(capsys, day, which, option, value):
     code, err = cli_run(capsys, *_command(which, day), option, value)
     assert code == 2 and f"Invalid value for '{option}'" in err and "Traceback" not in err, err
+
+
+def test_cli_listen_arrow_output_an_existing_file_one_line_error_file_kept(capsys, tmp_path):
+    feed = tmp_path / "day.itch"
+    feed.write_bytes(b"not to be overwritten")
+    err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--to", "arrow", "-o", str(feed))
+    assert err == f"error: {feed}: exists; --to arrow writes a new file (give another name, or remove it)\n"
+    assert feed.read_bytes() == b"not to be overwritten"
+
+
+def test_cli_listen_arrow_output_one_table_file_exists_error_names_it(capsys, tmp_path):
+    (tmp_path / "live-trades.arrow").write_bytes(b"x")
+    err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--to", "arrow",
+                    "-o", str(tmp_path / "live.arrow"), "--tables", "bbo,trades")
+    assert err.startswith(f"error: {tmp_path / 'live-trades.arrow'}: exists; "), err
+    assert not (tmp_path / "live-bbo.arrow").exists()

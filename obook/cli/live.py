@@ -96,7 +96,7 @@ def listen(
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     session: Optional[str] = typer.Option(None, "--session", help="The MoldUDP64 session to follow; packets of others are counted and dropped (default: the first session whose packets form a stream)."),
     to: Sink = typer.Option(Sink.text, "--to", help="text: BBO lines on stdout; parquet: rolling files in --output (a directory); "
-                                                    "arrow: an Arrow IPC stream file (several tables: one a table, NAME-TABLE.arrow); "
+                                                    "arrow: a new Arrow IPC stream file (several tables: one a table, NAME-TABLE.arrow); "
                                                     "duckdb: append to tables of a database."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Directory, file or database of --to."),
     tables: str = typer.Option("bbo", "--tables", "-t", help="Comma-separated: bbo, trades, orders, depth."),

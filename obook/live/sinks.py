@@ -103,15 +103,14 @@ class DuckDBTable:
 def open_sinks(kind: str, path, tables, schema_of, interval: float = 60.0) -> dict:
     """One sink per table: kind "parquet" (``path`` a directory), "arrow" (``path`` a file,
     ``<table>`` inserted before the suffix for several tables) or "duckdb" (a database)."""
-    _check_place(kind, Path(path))
+    _check_place(kind, Path(path), tables)
     sinks = {}
     try:
         for t in tables:
             if kind == "parquet":
                 sinks[t] = RollingParquet(path, t, schema_of(t), interval)
             elif kind == "arrow":
-                p = Path(path)
-                sinks[t] = ArrowStream(p if len(tables) == 1 else p.with_name(f"{p.stem}-{t}{p.suffix}"), schema_of(t))
+                sinks[t] = ArrowStream(_arrow_path(Path(path), t, tables), schema_of(t))
             elif kind == "duckdb":
                 sinks[t] = DuckDBTable(path, t, schema_of(t))
             else:
@@ -124,9 +123,15 @@ def open_sinks(kind: str, path, tables, schema_of, interval: float = 60.0) -> di
     return sinks
 
 
-def _check_place(kind: str, path: Path) -> None:
+def _arrow_path(path: Path, table: str, tables) -> Path:
+    """The Arrow stream of ``table``: ``path``, or NAME-TABLE.arrow beside it for several tables."""
+    return path if len(tables) == 1 else path.with_name(f"{path.stem}-{table}{path.suffix}")
+
+
+def _check_place(kind: str, path: Path, tables=()) -> None:
     """Where the tables go must be free for them: a folder without another session's Parquet
-    files (parquet), a file that is no folder (arrow, duckdb)."""
+    files (parquet), a file that is no folder (duckdb: appended to), a new file (arrow: a
+    stream is written from its first byte, it would replace what is there)."""
     if kind == "parquet":
         if path.exists() and not path.is_dir():
             raise ObookError(f"{path}: exists and is not a folder (--to parquet writes a folder of files)")
@@ -134,6 +139,11 @@ def _check_place(kind: str, path: Path) -> None:
             raise ObookError(f"{path}: holds Parquet files of another session; give an empty or new folder")
     elif path.is_dir():
         raise ObookError(f"{path}: is a folder; --to {kind} writes a file")
+    elif kind == "arrow":
+        for t in tables:
+            f = _arrow_path(path, t, tables)
+            if f.exists() or f.is_symlink():
+                raise ObookError(f"{f}: exists; --to arrow writes a new file (give another name, or remove it)")
 
 
 def close_sinks(sinks: dict) -> None:
