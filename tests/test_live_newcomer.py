@@ -451,3 +451,15 @@ def test_live_constructor_session_not_a_moldudp64_one_obook_error(session, says,
 def test_cli_listen_unknown_loop_usage_error(capsys):
     code, err = cli_run(capsys, "listen", "--loop", "fancy")
     assert code == 2 and "'fancy' is not one of 'compiled', 'python'" in err
+
+
+
+@pytest.mark.parametrize("to, where, says", [("arrow", "bbo.arrow", "exists; --to arrow writes a new file"),
+                                             ("parquet", "old", "holds Parquet files of another session"),
+                                             ("parquet", "bbo.arrow", "exists and is not a folder")])
+def test_cli_listen_output_place_refused_error_before_venue_login(capsys, tmp_path, to, where, says):
+    (tmp_path / "bbo.arrow").write_bytes(b"x")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "bbo-00001.parquet").write_bytes(b"PAR1")
+    err = _error_before_venue_login(capsys, tmp_path, *_lines(), "--to", to, "-o", str(tmp_path / where))
+    assert err.startswith(f"error: {tmp_path / where}: {says}"), err

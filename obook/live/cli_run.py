@@ -202,6 +202,10 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
                          "arrow or duckdb")
     if kind != "text" and a["output"] is None:
         raise ObookError(f"--to {kind} needs --output")
+    if kind != "text":
+        from .sinks import check_place
+
+        check_place(kind, Path(a["output"]), tables)     # a place the sinks would refuse: before the venue's login
     from .hotpath import check_cpu, check_realtime
 
     check_cpu(a["cpu"])

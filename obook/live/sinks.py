@@ -103,7 +103,7 @@ class DuckDBTable:
 def open_sinks(kind: str, path, tables, schema_of, interval: float = 60.0) -> dict:
     """One sink per table: kind "parquet" (``path`` a directory), "arrow" (``path`` a file,
     ``<table>`` inserted before the suffix for several tables) or "duckdb" (a database)."""
-    _check_place(kind, Path(path), tables)
+    check_place(kind, Path(path), tables)
     sinks = {}
     try:
         for t in tables:
@@ -128,7 +128,7 @@ def _arrow_path(path: Path, table: str, tables) -> Path:
     return path if len(tables) == 1 else path.with_name(f"{path.stem}-{table}{path.suffix}")
 
 
-def _check_place(kind: str, path: Path, tables=()) -> None:
+def check_place(kind: str, path: Path, tables=()) -> None:
     """Where the tables go must be free for them: a folder without another session's Parquet
     files (parquet), a file that is no folder (duckdb: appended to), a new file (arrow: a
     stream is written from its first byte, it would replace what is there)."""
