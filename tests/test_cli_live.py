@@ -58,3 +58,10 @@ def test_cli_listen_arrow_output_one_table_file_exists_error_names_it(capsys, tm
                     "-o", str(tmp_path / "live.arrow"), "--tables", "bbo,trades")
     assert err.startswith(f"error: {tmp_path / 'live-trades.arrow'}: exists; "), err
     assert not (tmp_path / "live-bbo.arrow").exists()
+
+
+def test_cli_listen_strategy_file_not_python_error_says_so(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "day.itch").write_bytes(b"x")
+    err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--strategy", "day.itch:JoinBid")
+    assert err == "error: --strategy: day.itch is a file, not a Python file (give FILE.py:NAME or module:NAME)\n"

@@ -21,8 +21,9 @@ def check_strategy_text(spec: str, what: str = "--strategy") -> tuple[str, str]:
     where, _, name = spec.rpartition(":")
     if not where or not name:
         raise ObookError(f"{what} {spec!r}: give FILE.py:NAME or module:NAME")
-    if where.endswith(".py") or "/" in where or os.sep in where:    # a path (no module's name has one)
-        path = Path(where)
+    path = Path(where)
+    # a path: a module's name has no slash, and a file of that name is the one meant
+    if where.endswith(".py") or "/" in where or os.sep in where or path.is_file():
         if not path.exists():
             raise ObookError(f"{what}: no such file {where}")
         if not where.endswith(".py") or not path.is_file():
