@@ -166,6 +166,14 @@ def test_gateway_venue_gone_during_login_obook_error_at_once(behave, says):
         Gateway("127.0.0.1", port, timeout=5)
 
 
+@pytest.mark.parametrize("reason, says", [(b"A", "not authorized (A)"), (b"S", "session not available (S)"),
+                                          (b"?", "reason '?'")])
+def test_gateway_login_rejected_obook_error_names_venue_username_reason(reason, says):
+    port = _fake_venue(lambda conn: conn.sendall(soupbin.rejected(reason)))
+    with pytest.raises(ObookError, match=f"^venue 127.0.0.1:{port} rejected the login of 'trader': {re.escape(says)}$"):
+        Gateway("127.0.0.1", port, username="trader", timeout=5)
+
+
 @pytest.mark.parametrize("answer, says", [(soupbin.packet(soupbin.SEQUENCED, b"A123"), "OUCH answer of type b'A' and 4 bytes"),
                                           (b"\x00\x00", "SoupBinTCP packet of length 0")])
 def test_gateway_unreadable_answer_obook_error_naming_venue(answer, says):

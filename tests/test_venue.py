@@ -218,7 +218,7 @@ def test_cli_venue_accounts_rejects_others_listen_sends_credentials(tmp_path):
                   "--strategy", f"{strategy}:quiet", "--venue", f"{host}:{port}", "--idle-timeout", "0.2"]
         wrong = subprocess.run([sys.executable, "-m", "obook", *common, "--venue-username", "trader"],
                                capture_output=True, text=True, timeout=300)
-        assert wrong.returncode == 1 and "error: venue rejected the login" in wrong.stderr
+        assert wrong.returncode == 1 and f"error: venue {host}:{port} rejected the login of 'trader': not authorized (A)" in wrong.stderr
         right = subprocess.run([sys.executable, "-m", "obook", *common, "--venue-username", "trader"],
                                capture_output=True, text=True, timeout=300,
                                env={**__import__("os").environ, "OBOOK_VENUE_PASSWORD": "secret"})

@@ -54,9 +54,9 @@ class Gateway:
         self._readable.register(self.sock, selectors.EVENT_READ)
         self._last = now()
         self._write(soupbin.login(username, password))
-        self._await_login()
+        self._await_login(username)
 
-    def _await_login(self) -> None:
+    def _await_login(self, username: str) -> None:
         end = time.monotonic() + self.timeout
         while time.monotonic() < end:
             try:
@@ -72,7 +72,8 @@ class Gateway:
                     return
                 if kind == soupbin.REJECTED:
                     self._close_socket()
-                    raise ObookError(f"venue rejected the login ({payload.decode('ascii', 'replace')})")
+                    raise ObookError(f"venue {self.where} rejected the login of {username!r}: "
+                                     f"{soupbin.reject_reason(payload)}")
             if self.ended:
                 self._close_socket()
                 raise ObookError(f"venue {self.where} closed the connection before answering the login")

@@ -48,9 +48,19 @@ def accepted(session: str, sequence: int) -> bytes:
     return packet(ACCEPTED, _field(session, 10, True) + _field(str(sequence), 20, True))
 
 
+#: a Login Rejected's reason codes
+REJECT_REASONS = {b"A": "not authorized", b"S": "session not available"}
+
+
 def rejected(reason: bytes = b"A") -> bytes:
     """'J': 'A' not authorized, 'S' session not available."""
     return packet(REJECTED, reason)
+
+
+def reject_reason(payload: bytes) -> str:
+    """A Login Rejected's reason in words, its code after it."""
+    code = payload.decode("ascii", "replace")
+    return f"{REJECT_REASONS[payload]} ({code})" if payload in REJECT_REASONS else f"reason {code!r}"
 
 
 #: the longest packet a client sends (a login: 47 bytes; OUCH order messages are shorter)
