@@ -243,3 +243,11 @@ def test_cli_send_gzip_day_cut_short_one_line_error_naming_it(capsys, day, tmp_p
     path.write_bytes(gzip.compress(day.read_bytes())[:cut])
     err = cli_error(capsys, "send", path, "--request", "", "--linger", "0")
     assert err.startswith(f"error: {path}: read failed at byte ") and "of the decompressed feed: " in err, err
+
+
+def test_sender_line_it_cannot_send_to_obook_error_naming_line_before_sending(day):
+    from obook.errors import ObookError
+
+    a, _b = addresses(2)
+    with pytest.raises(ObookError, match=r"^--line-b 255\.255\.255\.255:\d+: cannot send there \(Permission denied"):
+        Sender(read_messages(day), SendOptions(a, ("255.255.255.255", a[1] + 1), None, linger=0))

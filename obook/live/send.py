@@ -158,6 +158,16 @@ class SendOptions:
             ipv4_only(getattr(self, what), f"{what}=")
 
 
+def _check_reachable(option: str, line: tuple[str, int]) -> None:
+    """ObookError naming ``option`` when the kernel refuses to send to ``line`` (a broadcast
+    address, a network without a route): asked by connecting a UDP socket, which sends nothing."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(line)
+        except OSError as e:
+            raise ObookError(f"{option} {line[0]}:{line[1]}: cannot send there ({e.strerror or e})") from e
+
+
 def _timer_slack(ns: int) -> None:
     """Ask the kernel to wake this thread within ``ns`` of a timer (Linux; the default 50 µs
     would make every slept wait before a packet that much longer)."""
@@ -203,6 +213,9 @@ class Sender:
         if not 0 <= opts.delay_b * 1e9 <= MAX_DUE_NS / 2:     # (a NaN fails too) the last due time plus it fits
             raise ObookError(f"--delay-b {opts.delay_b:g}: give a delay of 0 to "
                              f"{MAX_DUE_NS / 2e9 / 86400 / 365.25:.0f} years, in seconds")
+        for option, line in (("--line-a", opts.line_a), ("--line-b", opts.line_b)):
+            if not is_multicast(line[0]):      # (a group goes out on --interface, not by the routes)
+                _check_reachable(option, line)
         self.out = sender_socket(opts.interface)
         self.req = None
         if opts.request is not None:
