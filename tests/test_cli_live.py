@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cli_support import cli_error, cli_run
+from live_support import addresses, hostport
 from live_support import line_options as _lines
 from obook.gen.itch import write_itch
 
@@ -65,3 +66,15 @@ def test_cli_listen_strategy_file_not_python_error_says_so(capsys, tmp_path, mon
     (tmp_path / "day.itch").write_bytes(b"x")
     err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--strategy", "day.itch:JoinBid")
     assert err == "error: --strategy: day.itch is a file, not a Python file (give FILE.py:NAME or module:NAME)\n"
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_cli_listen_line_port_taken_error_names_line_and_reason(capsys, loop):
+    import socket
+
+    a, b = addresses(2)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(b)
+        err = cli_error(capsys, "listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", "",
+                        "--idle-timeout", "0.2", "--loop", loop)
+    assert err == f"error: line B {hostport(b)}: cannot listen: Address already in use\n"

@@ -88,8 +88,8 @@ class LiveFeed:
         self.socks = []
         self.kernel_stamps = True
         try:
-            for host, port in (line_a, line_b):
-                s, stamped = line_socket(host, port, interface)
+            for name, (host, port) in zip(("line A", "line B"), (line_a, line_b)):
+                s, stamped = line_socket(host, port, interface, name)
                 self.socks.append(s)
                 self.kernel_stamps &= stamped
         except BaseException:

@@ -31,8 +31,8 @@ REALTIME_SLICE_S = 1.0
 def _line_sockets(line_a, line_b, interface, rcvbuf, kernel_filter=True):
     socks, stamped, sizes = [], True, []
     try:
-        for host, port in (line_a, line_b):
-            s, st = line_socket(host, port, interface)
+        for name, (host, port) in zip(("line A", "line B"), (line_a, line_b)):
+            s, st = line_socket(host, port, interface, name)
             socks.append(s)
             stamped &= st
             if kernel_filter:

@@ -126,8 +126,9 @@ def sender_socket(interface: str = "127.0.0.1") -> socket.socket:
     return s
 
 
-def line_socket(host: str, port: int, interface: str = "127.0.0.1") -> tuple[socket.socket, bool]:
-    """A non-blocking socket receiving a line; (socket, kernel stamps on). IPv4 only."""
+def line_socket(host: str, port: int, interface: str = "127.0.0.1", name: str = "line") -> tuple[socket.socket, bool]:
+    """A non-blocking socket receiving a line; (socket, kernel stamps on). IPv4 only. An
+    ObookError names the line (``name``: "line A") and the reason."""
     ipv4_only((host, port), f"line {hostport(host, port)}")
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
@@ -155,7 +156,7 @@ def line_socket(host: str, port: int, interface: str = "127.0.0.1") -> tuple[soc
         return s, stamps
     except OSError as e:
         s.close()
-        raise ObookError(f"line {host}:{port}: cannot listen: {e}") from e
+        raise ObookError(f"{name} {host}:{port}: cannot listen: {e.strerror or e}") from e
 
 
 def recv_stamped(s: socket.socket, size: int = 65536) -> tuple[bytes, int | None, tuple]:
