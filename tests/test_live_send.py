@@ -251,3 +251,14 @@ def test_sender_line_it_cannot_send_to_obook_error_naming_line_before_sending(da
     a, _b = addresses(2)
     with pytest.raises(ObookError, match=r"^--line-b 255\.255\.255\.255:\d+: cannot send there \(Permission denied"):
         Sender(read_messages(day), SendOptions(a, ("255.255.255.255", a[1] + 1), None, linger=0))
+
+
+def test_sender_request_port_taken_obook_error_naming_option(day):
+    from obook.errors import ObookError
+
+    a, b, r = addresses()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(r)
+        with pytest.raises(ObookError, match=rf"^--request 127\.0\.0\.1:{r[1]}: cannot serve re-requests there: "
+                                             r"Address already in use$"):
+            Sender(read_messages(day), SendOptions(a, b, r, linger=0))

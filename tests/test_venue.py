@@ -186,7 +186,7 @@ def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):
         port = busy.getsockname()[1]
         cases = [(["--log", tmp_path / "missing" / "venue.log", "--listen", "127.0.0.1:0"], "cannot write the log"),
                  (["--listen", "127.0.0.1:99999"], "'127.0.0.1:99999': a port is 0 to 65535"),
-                 (["--listen", f"127.0.0.1:{port}"], f"cannot listen on 127.0.0.1:{port}"),
+                 (["--listen", f"127.0.0.1:{port}"], f"cannot listen on 127.0.0.1:{port}: Address already in use\n"),
                  (["--listen", "0.0.0.0:0"], "needs --username/--password or --accounts"),
                  (["--listen", "127.0.0.1:0", "--password", "x"], "--password needs --username"),
                  (["--listen", "127.0.0.1:0", "--username", "abcdefg"], "longer than 6"),

@@ -224,7 +224,8 @@ class Sender:
                 self.req.bind(opts.request)
             except OSError as e:
                 self.close()
-                raise ObookError(f"re-request server {opts.request[0]}:{opts.request[1]}: {e}") from e
+                raise ObookError(f"--request {opts.request[0]}:{opts.request[1]}: cannot serve re-requests there: "
+                                 f"{e.strerror or e}") from e
             self.req.setblocking(False)
         self.lines = (opts.line_a, opts.line_b)
         for host, _ in self.lines:

@@ -123,8 +123,8 @@ class Venue:
         try:
             self.server = socket.create_server((host, port), family=family(host), backlog=socket.SOMAXCONN)
         except (OSError, OverflowError) as e:
-            raise ObookError(f"venue: cannot listen on {hostport(host, port)}: "
-                             f"{getattr(e, 'strerror', None) or e}") from e
+            why = os.strerror(e.errno) if getattr(e, "errno", None) else e    # (create_server's adds the address)
+            raise ObookError(f"venue: cannot listen on {hostport(host, port)}: {why}") from e
         self.server.setblocking(False)
         self.address = self.server.getsockname()[:2]
         try:
