@@ -463,3 +463,14 @@ def test_cli_listen_output_place_refused_error_before_venue_login(capsys, tmp_pa
     (tmp_path / "old" / "bbo-00001.parquet").write_bytes(b"PAR1")
     err = _error_before_venue_login(capsys, tmp_path, *_lines(), "--to", to, "-o", str(tmp_path / where))
     assert err.startswith(f"error: {tmp_path / where}: {says}"), err
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--venue-username", "toolongname", "--venue-username: 6 printable ASCII characters at most"),
+    ("--venue-password", "éé", "--venue-password: 10 printable ASCII characters at most"),
+    ("--venue-password", "elevenchars", "--venue-password: 10 printable ASCII characters at most"),
+])
+def test_cli_listen_venue_login_field_soupbin_cannot_carry_error_before_venue_login(capsys, tmp_path, option,
+                                                                                    value, says):
+    err = _error_before_venue_login(capsys, tmp_path, *_lines(), option, value)
+    assert err == f"error: {says} (a SoupBinTCP login's field)\n"

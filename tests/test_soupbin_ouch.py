@@ -166,6 +166,11 @@ def test_gateway_venue_gone_during_login_obook_error_at_once(behave, says):
         Gateway("127.0.0.1", port, timeout=5)
 
 
+def test_gateway_login_field_soupbin_cannot_carry_obook_error_before_connecting():
+    with pytest.raises(ObookError, match=r"^password: 10 printable ASCII characters at most"):
+        Gateway("127.0.0.1", 1, password="éé")
+
+
 @pytest.mark.parametrize("reason, says", [(b"A", "not authorized (A)"), (b"S", "session not available (S)"),
                                           (b"?", "reason '?'")])
 def test_gateway_login_rejected_obook_error_names_venue_username_reason(reason, says):

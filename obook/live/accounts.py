@@ -29,6 +29,14 @@ def check_account(username: str, password: str, where: str = "account") -> tuple
     return user, pw
 
 
+def check_login_fields(username: str, password: str, options=("username", "password")) -> None:
+    """ObookError naming the option (``options``: what the username and the password were
+    given as) of a login field SoupBinTCP cannot carry; the password is not repeated."""
+    for text, width, option in ((username, USERNAME_WIDTH, options[0]), (password, PASSWORD_WIDTH, options[1])):
+        if not text.isascii() or not text.isprintable() or len(text) > width:
+            raise ObookError(f"{option}: {width} printable ASCII characters at most (a SoupBinTCP login's field)")
+
+
 def read_accounts(path) -> dict[str, str]:
     """username -> password of an accounts file."""
     path = Path(path)

@@ -176,7 +176,10 @@ def _check_options(a: dict, tables: tuple, kind: str) -> tuple[dict, list | None
     distinct_addresses(addresses)
     check_interface(a["interface"])
     if a["venue"]:
+        from .accounts import check_login_fields
+
         parse_address(a["venue"], "--venue", False)
+        check_login_fields(a["venue_username"], a["venue_password"], ("--venue-username", "--venue-password"))
     for option in ("venue", "tickers"):
         if a[option] is not None and not a["strategy"]:
             raise ObookError(f"--{option} is the strategy's: give --strategy FILE.py:NAME too")

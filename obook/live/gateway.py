@@ -19,6 +19,7 @@ import time
 
 from ..errors import ObookError
 from . import ouch, soupbin
+from .accounts import check_login_fields
 from .latency import now
 from .net import hostport
 
@@ -45,6 +46,7 @@ class Gateway:
         self.logged_in = False
         self.framer = soupbin.Framer()
         self.where = hostport(host, port)
+        check_login_fields(username, password)      # before connecting: nothing to log out of
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
