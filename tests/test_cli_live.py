@@ -78,3 +78,32 @@ def test_cli_listen_line_port_taken_error_names_line_and_reason(capsys, loop):
         err = cli_error(capsys, "listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", "",
                         "--idle-timeout", "0.2", "--loop", loop)
     assert err == f"error: line B {hostport(b)}: cannot listen: Address already in use\n"
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_cli_listen_idle_timeout_only_other_sessions_error_says_so(capsys, loop):
+    import socket
+    import threading
+
+    from obook.feeds.mold.packets import encode_packet
+
+    a, b = addresses(2)
+    done = threading.Event()
+
+    def other_session():        # for 4 s: a listener they kept alive fails, not hangs
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            seq = 1
+            while not done.wait(0.05) and seq < 80:
+                s.sendto(encode_packet("OBOOK", seq, [b"S" + bytes(10) + b"O"]), a)
+                seq += 1
+
+    threading.Thread(target=other_session, daemon=True).start()
+    try:
+        code, out = cli_run(capsys, "listen", "--line-a", hostport(a), "--line-b", hostport(b), "--request", "",
+                            "--session", "OTHER", "--idle-timeout", "1", "--loop", loop)
+    finally:
+        done.set()
+    err = out.splitlines()[-1]
+    assert code == 1 and "Traceback" not in out, out
+    assert err.startswith("error: live feed: nothing of MoldUDP64 session 'OTHER' received for 1 s ("), err
+    assert "packets of other sessions; --session chooses the one followed)" in err, err

@@ -105,7 +105,7 @@ def listen(
     timeout: float = typer.Option(0.2, "--request-timeout", min=0.001, max=MAX_SECONDS, help="Seconds to wait for a re-request's answer."),
     retries: int = typer.Option(3, "--retries", min=0, max=1_000_000, help="Re-requests of a gap after the first."),
     gap_wait: float = typer.Option(0.05, "--gap-wait", min=0, max=MAX_SECONDS, help="Seconds a gap may wait for the other line before it is re-requested."),
-    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", help="Stop with an error after this many seconds without a packet."),
+    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", help="Stop with an error after this many seconds without a packet of the session followed (packets of others do not count)."),
     latency: bool = typer.Option(False, "--latency", help="Print per-stage latency (p50, p99, p99.9, max) on stderr at the end."),
     latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),

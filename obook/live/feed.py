@@ -72,6 +72,15 @@ def live_error(e: FeedError, message, addresses, session: str | None) -> FeedErr
     return message_error(e.reason, found[0], found[1], addresses, session)
 
 
+
+def idle_error(seconds: float, next_seq: int, session: str | None, wrong: int) -> ObookError:
+    """The error of a listener that heard nothing of its session for ``seconds`` (``wrong``:
+    the packets of other sessions it dropped meanwhile)."""
+    if wrong:
+        return ObookError(f"live feed: nothing of MoldUDP64 session {session!r} received for {seconds:g} s "
+                          f"({wrong} packets of other sessions; --session chooses the one followed)")
+    return ObookError(f"live feed: nothing received for {seconds:g} s (next sequence number {next_seq})")
+
 class LiveFeed:
     partial_reads = True
     name = "<live>"     # (an instance's: its lines, see lines_name)
@@ -122,6 +131,7 @@ class LiveFeed:
         self.lost: list[tuple] = []               # given up: (first, count, ts before, ts given up), UTC
         self.done = False
         self._last_packet = time.monotonic()
+        self._heard = 0             # packets of the session followed (or, before one is, any)
         self.tick = None                          # called every 0.1 s or so (the gateway's poll)
         self._ticked = 0.0
 
@@ -178,7 +188,9 @@ class LiveFeed:
         if recv:
             self.hists["recv"].record(recv)
             self.hists["decode"].record(dec)
-            self._last_packet = time.monotonic()
+            heard = sum(st["packets"] - st["wrong_session"] - st["bad_packets"] for st in arb.stats)
+            if heard != self._heard:        # packets of other sessions keep no session alive
+                self._heard, self._last_packet = heard, time.monotonic()
         msgs = arb.pop()
         if msgs:
             self._deliver(msgs)
@@ -189,8 +201,8 @@ class LiveFeed:
         if arb.ended and not arb.missing():
             self.done = True
         elif self.idle_timeout is not None and time.monotonic() - self._last_packet > self.idle_timeout:
-            raise ObookError(f"live feed: nothing received for {self.idle_timeout:g} s "
-                             f"(next sequence number {arb.next_seq})")
+            raise idle_error(self.idle_timeout, arb.next_seq, self.session(),
+                             sum(st["wrong_session"] for st in arb.stats))
 
     def _deliver(self, msgs) -> None:
         t = now()

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._kernels import live_layout as L
 from .._kernels.latency import N_BUCKETS, record_many
-from .._kernels.mold import N_STATS, S_WRONG_SESSION
+from .._kernels.mold import N_STATS, S_BAD, S_PACKETS, S_WRONG_SESSION
 from ..errors import ObookError
 from .latency import Clock, Histogram, cycles_per_ns, now
 
@@ -348,8 +348,16 @@ class HotLoop:
         if wrong:
             log.warning("MoldUDP64: following session %r; %d packets of other sessions ignored", self.session(), wrong)
 
+    def _heard(self) -> int:
+        """Packets of the session followed (or, before one is, any well-formed one)."""
+        st = self.stats_arr
+        return int(st[:, S_PACKETS].sum() - st[:, S_WRONG_SESSION].sum() - st[:, S_BAD].sum())
+
     def run(self, idle_timeout: float | None = None, until=None) -> int:
-        """Call the loop until the end of session, a stop, or ``until()`` turns true."""
+        """Call the loop until the end of session, a stop, or ``until()`` turns true. With
+        ``idle_timeout``, an ObookError after that many seconds without a packet of the
+        session (packets of other sessions keep no session alive)."""
+        heard, heard_at = self._heard(), int(self.S[L.S_LAST_PACKET])
         while True:
             status = self.call()
             if status in (L.RUN_END, L.RUN_STOPPED):
@@ -357,9 +365,14 @@ class HotLoop:
                 return status
             if until is not None and until():
                 return status
-            if idle_timeout is not None and (now() - self.S[L.S_LAST_PACKET]) > idle_timeout * 1e9:
-                raise ObookError(f"live feed: nothing received for {idle_timeout:g} s "
-                                 f"(next sequence number {int(self.S[L.S_NEXT])})")
+            if idle_timeout is not None:
+                if self._heard() != heard:
+                    heard, heard_at = self._heard(), int(self.S[L.S_LAST_PACKET])
+                if now() - heard_at > idle_timeout * 1e9:
+                    from .feed import idle_error
+
+                    raise idle_error(idle_timeout, int(self.S[L.S_NEXT]), self.session(),
+                                     int(self.stats_arr[:, S_WRONG_SESSION].sum()))
 
     def stop(self) -> None:
         self.S[L.S_STOP] = 1
