@@ -72,7 +72,6 @@ def live_error(e: FeedError, message, addresses, session: str | None) -> FeedErr
     return message_error(e.reason, found[0], found[1], addresses, session)
 
 
-
 def idle_error(seconds: float, next_seq: int, session: str | None, wrong: int) -> ObookError:
     """The error of a listener that heard nothing of its session for ``seconds`` (``wrong``:
     the packets of other sessions it dropped meanwhile)."""
@@ -80,6 +79,7 @@ def idle_error(seconds: float, next_seq: int, session: str | None, wrong: int) -
         return ObookError(f"live feed: nothing of MoldUDP64 session {session!r} received for {seconds:g} s "
                           f"({wrong} packets of other sessions; --session chooses the one followed)")
     return ObookError(f"live feed: nothing received for {seconds:g} s (next sequence number {next_seq})")
+
 
 class LiveFeed:
     partial_reads = True
