@@ -37,6 +37,36 @@ def check_whole_at_least_1(name: str, value) -> None:
         raise ObookError(f"{name} must be at least 1, got {value}")
 
 
+#: the largest number of seconds (about 31 years) and of busy-polling microseconds (a second)
+#: a live option takes: the loops count time in int64 nanoseconds
+MAX_SECONDS = 1e9
+MAX_SPIN_US = 1e6
+
+
+def check_number(name: str, value, lo: float, hi: float, *, whole: bool = False, above: bool = False):
+    """``value`` is a finite number (never a bool or text; ``whole``: an integer) from ``lo``
+    (above it when ``above``) to ``hi`` (which may be infinite), else ``ObookError`` naming
+    ``name``: the values the loops turn into 64-bit nanoseconds or counts stay in range."""
+    from .errors import ObookError
+
+    kind = "a whole number" if whole else "a number"
+    ok = is_integer(value) if whole else (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                                          and math.isfinite(value))
+    if not ok or not (lo < value if above else lo <= value) or not value <= hi:
+        if math.isinf(hi):
+            bounds = f"{'above' if above else 'of at least'} {_shown(lo)}"
+        else:
+            bounds = f"{'above' if above else 'from'} {_shown(lo)}{' and at most' if above else ' to'} {_shown(hi)}"
+        raise ObookError(f"{name} must be {kind} {bounds}, not {value!r}")
+    return value
+
+
+
+def _shown(x: float) -> str:
+    """A bound as users write it: 1,000,000,000 rather than 1e+09, 0.01 as itself."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
 def check_seed(seed) -> int:
     """A random seed (the latency draws'): a whole number from 0 to 2^63 - 1, else ``ObookError``."""
     from .errors import ObookError

@@ -39,6 +39,7 @@ def test_cli_live_cpu_past_any_core_one_line_error_naming_cores(capsys, day, whi
     ("send", "--heartbeat", "1e300"), ("send", "--spin-us", "1e300"),
     ("listen", "--spin-us", "1e300"), ("listen", "--gap-wait", "1e300"),
     ("listen", "--request-timeout", "1e300"), ("listen", "--retries", str(10**20)),
+    ("listen", "--idle-timeout", "1e300"),
 ])
 def test_cli_live_time_option_past_what_loop_counts_usage_error(capsys, day, which, option, value):
     code, err = cli_run(capsys, *_command(which, day), option, value)

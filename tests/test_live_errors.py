@@ -5,6 +5,7 @@ names the lines."""
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
@@ -92,3 +93,42 @@ def test_live_error_loop_error_naming_its_message_kept_as_it_is():
     lines = [("127.0.0.1", 31001), ("127.0.0.1", 31002), None]
     e = message_error("zero-share add", 4, 1, lines, "OBOOK")
     assert live_error(e, lambda record: (99, 0), lines, "OBOOK") is e
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("gap_wait", 1e300, "gap_wait must be a number from 0 to 1,000,000,000, not 1e+300"),
+    ("gap_wait", float("nan"), "gap_wait must be a number from 0 to 1,000,000,000, not nan"),
+    ("gap_wait", "1", "gap_wait must be a number from 0 to 1,000,000,000, not '1'"),
+    ("request_timeout", 0, "request_timeout must be a number above 0 and at most 1,000,000,000, not 0"),
+    ("retries", 10**20, "retries must be a whole number from 0 to 1,000,000, not 100000000000000000000"),
+    ("retries", 1.5, "retries must be a whole number from 0 to 1,000,000, not 1.5"),
+    ("idle_timeout", 0, "idle_timeout must be a number above 0 and at most 1,000,000,000, not 0"),
+    ("spin_us", -1, "spin_us must be a number from 0 to 1,000,000, not -1"),
+    ("rcvbuf", -5, "rcvbuf must be a whole number from 4,096 to 2,147,483,647, not -5"),
+])
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_listener_number_out_of_range_error_names_option(option, value, says, loop):
+    from obook.errors import ObookError
+    from obook.live.listener import Listener
+
+    if loop == "python" and option in ("spin_us", "rcvbuf"):
+        says = f"--{option.replace('_', '-')}: the compiled loop's option; the Python loop (--loop python) takes none"
+    with pytest.raises(ObookError, match="^" + re.escape(says) + "$"):
+        Listener(("127.0.0.1", 1), ("127.0.0.1", 2), loop=loop, **{option: value})
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("heartbeat", 1e300, "heartbeat must be a number from 0.01 to 1,000,000,000, not 1e+300"),
+    ("spin_us", 1e300, "spin_us must be a number from 0 to 1,000,000, not 1e+300"),
+    ("burst_us", -1, "burst_us must be a number from 0 to 1,000,000, not -1"),
+    ("speed", -1, "speed must be a number of at least 0, not -1"),
+    ("rate", float("inf"), "rate must be a number of at least 0, not inf"),
+    ("drop_a", 2, "drop_a must be a number from 0 to 1, not 2"),
+    ("linger", True, "linger must be a number from 0 to 1,000,000,000, not True"),
+])
+def test_send_options_number_out_of_range_error_names_option(option, value, says):
+    from obook.errors import ObookError
+    from obook.live.send import SendOptions
+
+    with pytest.raises(ObookError, match="^" + re.escape(says) + "$"):
+        SendOptions(("127.0.0.1", 1), ("127.0.0.1", 2), **{option: value})

@@ -10,13 +10,11 @@ from typing import Optional
 
 import typer
 
+from ..checks import MAX_SECONDS, MAX_SPIN_US
+
 A_HELP = "Line A, host:port (IPv4; a multicast group is joined)."
 B_HELP = "Line B, host:port (IPv4)."
 REQ_HELP = "The re-request server, host:port (UDP, IPv4)."
-#: the largest number of seconds (about 31 years) and of busy-polling microseconds (a second)
-#: an option takes: the loops count time in int64 nanoseconds
-MAX_SECONDS = 1e9
-MAX_SPIN_US = 1e6
 
 
 class Sink(str, Enum):
@@ -105,7 +103,7 @@ def listen(
     timeout: float = typer.Option(0.2, "--request-timeout", min=0.001, max=MAX_SECONDS, help="Seconds to wait for a re-request's answer."),
     retries: int = typer.Option(3, "--retries", min=0, max=1_000_000, help="Re-requests of a gap after the first."),
     gap_wait: float = typer.Option(0.05, "--gap-wait", min=0, max=MAX_SECONDS, help="Seconds a gap may wait for the other line before it is re-requested."),
-    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", help="Stop with an error after this many seconds without a packet of the session followed (packets of others do not count)."),
+    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", max=MAX_SECONDS, help="Stop with an error after this many seconds without a packet of the session followed (packets of others do not count)."),
     latency: bool = typer.Option(False, "--latency", help="Print per-stage latency (p50, p99, p99.9, max) on stderr at the end."),
     latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),

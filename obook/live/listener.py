@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from ..checks import check_choice
+from ..checks import MAX_SECONDS, MAX_SPIN_US, check_choice, check_number
 from ..errors import FeedError, ObookError
 from ..feeds.mold.side import RECORD_FIELDS    # mold_seq, line, ts_recv: as a capture replay's
 from .feed import LiveFeed, live_error
@@ -153,6 +153,20 @@ def check_loop_options(loop: str, options: dict) -> None:
                          f"option{'s' if len(given) > 1 else ''}; the Python loop (--loop python) takes none")
 
 
+#: the listeners' numeric options: (lowest, highest, whole, above the lowest)
+_NUMBERS = {"gap_wait": (0, MAX_SECONDS, False, False), "request_timeout": (0, MAX_SECONDS, False, True),
+            "retries": (0, 1_000_000, True, False), "idle_timeout": (0, MAX_SECONDS, False, True),
+            "spin_us": (0, MAX_SPIN_US, False, False), "rcvbuf": (4096, 2**31 - 1, True, False)}
+
+
+def check_listen_numbers(options: dict) -> None:
+    """The numeric options of a listener in range (``idle_timeout`` may be None): an
+    ObookError naming the option, not an overflow in the loop or a wait that never ends."""
+    for name, (lo, hi, whole, above) in _NUMBERS.items():
+        if options.get(name) is not None:
+            check_number(name, options[name], lo, hi, whole=whole, above=above)
+
+
 def Listener(*args, loop: str = "compiled", **options):
     """The live listener (see the module's docstring); ``loop``: "compiled" (the default)
     or "python". Options: those of :class:`~obook.live.hot_listener.HotListener`
@@ -166,6 +180,7 @@ def Listener(*args, loop: str = "compiled", **options):
 
     check_session_option(options.get("session"))       # before the warm-up (the loops check it too)
     check_loop_options(loop, options)
+    check_listen_numbers(options)
     if loop == "python" or INTERPRETED:
         for name in _compiled_only():
             options.pop(name, None)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import random
 import select
 import socket
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import MAX_SECONDS, MAX_SPIN_US, check_number
 from ..errors import ObookError
 from ..feeds.mold.packets import (END_OF_SESSION, HEADER, MoldPacketError, check_session, decode_request,
                                   encode_packet)
@@ -129,6 +131,12 @@ def _check_span(ns: float, what: str) -> None:
                          f"{MAX_DUE_NS / 1e9 / 86400 / 365.25:.0f} years")
 
 
+#: the sender's numeric options (lowest, highest); ``delay_b`` is checked against the day
+_NUMBERS = {"speed": (0, math.inf), "rate": (0, math.inf), "message_rate": (0, math.inf), "drop_a": (0, 1), "drop_b": (0, 1),
+            "reorder": (0, 1), "heartbeat": (0.01, MAX_SECONDS), "linger": (0, MAX_SECONDS),
+            "burst_us": (0, MAX_SPIN_US), "spin_us": (0, MAX_SPIN_US)}
+
+
 @dataclass
 class SendOptions:
     line_a: tuple[str, int]
@@ -156,6 +164,8 @@ class SendOptions:
         check_session(self.session, "session=")     # 1 to 10 printable ASCII characters, never cut
         for what in ("line_a", "line_b", "request"):
             ipv4_only(getattr(self, what), f"{what}=")
+        for name, (lo, hi) in _NUMBERS.items():      # in range of the loop's 64-bit nanoseconds
+            check_number(name, getattr(self, name), lo, hi)
 
 
 def _check_reachable(option: str, line: tuple[str, int]) -> None:
