@@ -92,6 +92,21 @@ def test_cli_gen_pcap_refuses_what_would_lose_data_or_write_nonsense(tmp_path):
     assert itch.read_bytes() == before and not (tmp_path / "x.pcap").exists()
 
 
+@pytest.mark.parametrize("lines", [True, False])
+def test_cli_bbo_first_file_of_no_format_error_names_that_file(tmp_path, capsys, lines):
+    """Line A's capture (or a list's first file) that no format reads: the error names that
+    file, not the lines' or the list's Python form."""
+    noise = tmp_path / "noise.pcap"
+    noise.write_bytes(bytes(range(7, 107)))
+    itch = tmp_path / "day.itch"
+    write_itch(itch, 300, 3, seed=2)
+    given = (["--line-a", f"{noise}:233.54.12.111:26477", "--line-b", f"{itch}:233.54.12.112:26477"] if lines
+             else [noise, itch])
+    assert _main(["bbo", *given, "-o", tmp_path / "x.parquet"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {noise}: cannot tell the feed format; pass --format ("), err
+
+
 def test_lines_the_same_line_twice_is_an_error(tmp_path):
     from obook.errors import ObookError
 

@@ -252,7 +252,8 @@ def detect_format(path: str | Path) -> str:
         return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what)
     paths = source_paths(path)
     name = Path(paths[0]).name if paths else ""
-    best = detect_head(name, read_head(path, SNIFF_BYTES), str(path))
+    # the first file's bytes decide; the error names that file (not the list or the lines)
+    best = detect_head(name, read_head(path, SNIFF_BYTES), str(paths[0]) if paths else str(path))
     for other in paths[1:]:
         _check_same_format(best, paths[0], other)
     return best
