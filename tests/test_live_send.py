@@ -262,3 +262,26 @@ def test_sender_request_port_taken_obook_error_naming_option(day):
         with pytest.raises(ObookError, match=rf"^--request 127\.0\.0\.1:{r[1]}: cannot serve re-requests there: "
                                              r"Address already in use$"):
             Sender(read_messages(day), SendOptions(a, b, r, linger=0))
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_read_messages_day_of_no_message_error_names_file(tmp_path, compress):
+    """An empty day sends nothing a listener can take for a session (an end of session
+    alone names none): refused, naming the file, rather than a listener left waiting."""
+    import gzip
+
+    from obook.errors import ObookError
+
+    path = tmp_path / ("empty.itch.gz" if compress else "empty.itch")
+    path.write_bytes(gzip.compress(b"") if compress else b"")
+    with pytest.raises(ObookError, match=f"^{path}: the day holds no message; nothing to send$"):
+        read_messages(path)
+
+
+def test_cli_send_empty_day_one_line_error(tmp_path, capsys):
+    from cli_support import cli_error
+
+    path = tmp_path / "empty.itch"
+    path.write_bytes(b"")
+    err = cli_error(capsys, "send", str(path), "--line-a", "127.0.0.1:1", "--line-b", "127.0.0.1:2", "--linger", "0")
+    assert err == f"error: {path}: the day holds no message; nothing to send\n", err

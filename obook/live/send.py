@@ -52,7 +52,7 @@ _SEQ_COUNT = struct.Struct(">QH")
 
 def read_messages(path) -> list[bytes]:
     """The messages of an ITCH BinaryFILE (plain, gzip or zstd); a file of another feed
-    format is an ObookError naming it."""
+    format, or of no message, is an ObookError naming it."""
     from ..feeds import require_format
     from ..feeds.itch import FORMAT
 
@@ -81,6 +81,8 @@ def read_messages(path) -> list[bytes]:
         pos += 2 + size
     if pos != n:
         raise ObookError(f"{path}: {n - pos} bytes after the last whole message")
+    if not out:     # an end of session alone names no session: a listener would wait for one
+        raise ObookError(f"{path}: the day holds no message; nothing to send")
     return out
 
 
