@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from obook.dataset import attach
+from obook.dataset import attach, scan_dataset
 from obook.errors import ObookError
 
 
@@ -94,3 +94,54 @@ def test_attach_read_only_database_raises_obook_error_naming_view(dataset, tmp_p
             attach(con, dataset)
     finally:
         con.close()
+
+
+# ---------------------------------------------------------------- partitions of other columns
+
+def _partition(root, table, date, columns: dict) -> None:
+    part = root / f"table={table}" / f"date={date}"
+    part.mkdir(parents=True)
+    pq.write_table(pa.table(columns), part / "part-0.parquet")
+
+
+_TWO_LEVELS = {"seq": [1], "bid_px_1": [10], "bid_px_2": [9], "ask_px_1": [11], "ask_px_2": [12]}
+_ONE_LEVEL = {"seq": [2], "bid_px_1": [20], "ask_px_1": [21]}
+
+
+@pytest.fixture(params=["wide-first", "narrow-first"])
+def mixed(tmp_path, request):
+    """A depth table whose days have two levels a side, then one (or one, then two)."""
+    first, second = (_TWO_LEVELS, _ONE_LEVEL) if request.param == "wide-first" else (_ONE_LEVEL, _TWO_LEVELS)
+    _partition(tmp_path / "ds", "depth", "2020-01-02", first)
+    _partition(tmp_path / "ds", "depth", "2020-01-03", second)
+    return tmp_path / "ds"
+
+
+def test_scan_dataset_partitions_of_other_columns_reads_their_union_null_where_missing(mixed):
+    df = scan_dataset(mixed, "depth").sort("seq").collect()
+    assert df.columns == ["seq", "bid_px_1", "bid_px_2", "ask_px_1", "ask_px_2", "date"]
+    assert df["bid_px_1"].to_list() == [10, 20]
+    assert df["bid_px_2"].to_list() == [9, None] and df["ask_px_2"].to_list() == [12, None]
+
+
+def test_attach_partitions_of_other_columns_view_reads_their_union_null_where_missing(con, mixed):
+    attach(con, mixed)
+    rel = con.sql("SELECT * FROM depth ORDER BY seq")
+    assert rel.columns == ["seq", "bid_px_1", "bid_px_2", "ask_px_1", "ask_px_2", "date"]
+    rows = rel.fetchall()
+    assert [r[:5] for r in rows] == [(1, 10, 9, 11, 12), (2, 20, None, 21, None)]
+
+
+def test_scan_dataset_and_attach_column_of_two_types_raise_obook_error_naming_partitions(con, tmp_path):
+    ds = tmp_path / "ds"
+    _partition(ds, "bbo", "2020-01-02", {"seq": [1], "px": [1]})
+    _partition(ds, "bbo", "2020-01-03", {"seq": [2], "px": [1.5]})
+    _partition(ds, "bbo", "2020-01-06", {"seq": [3], "px": [2.5]})
+    for call in (lambda: scan_dataset(ds, "bbo"), lambda: attach(con, ds)):
+        with pytest.raises(ObookError) as err:
+            call()
+        msg = str(err.value)
+        assert "\n" not in msg and msg.startswith(f"{ds}: table 'bbo': ")
+        assert "px is double in date=2020-01-03, date=2020-01-06, int64 in date=2020-01-02" in msg, msg
+    assert "bbo" not in _views(con)
+
