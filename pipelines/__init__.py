@@ -9,9 +9,9 @@ many days at once, and the executor (``local`` or ``dask://host:port``)::
 
 Each day goes through :func:`obook.to_parquet.convert` into
 ``DATASET/table=<table>/date=<YYYY-MM-DD>/part-0.parquet``; ``DATASET/_manifest.json``
-records the completed days (file size + sha256 + options), ``DATASET/.lock`` keeps two runs
-apart. Query the dataset with :func:`obook.dataset.attach` (DuckDB views) or
-:func:`obook.dataset.scan_dataset` (polars).
+records the completed days (file size + sha256 + options, each table file's columns),
+``DATASET/.lock`` keeps two runs apart. Query the dataset with :func:`obook.dataset.attach`
+(DuckDB views) or :func:`obook.dataset.scan_dataset` (polars).
 """
 
 from __future__ import annotations

@@ -21,11 +21,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from obook.dataset import MANIFEST
 from obook.tempfiles import remove_quietly, temp_path
 
 from .config import PipelineError
 
-MANIFEST = "_manifest.json"
 LOCK = ".lock"
 VERSION = 1
 

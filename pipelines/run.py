@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from obook.dataset import describe, differences, file_layout, layouts, tables as dataset_tables
 from obook.to_parquet import (TABLES, check_tables, convert, empty_once_decompressed, feed_format, file_digest,
                               partition_date)
 from obook.errors import FeedError, FormatError, ObookError
@@ -53,7 +54,7 @@ from .config import Pipeline, PipelineError
 log = logging.getLogger("obook")
 
 __all__ = ["Day", "DayFailed", "plan", "status", "run", "convert_day", "partition_path", "empty_file",
-           "previous_note", "dropped_table_partitions"]
+           "previous_note", "dropped_table_partitions", "mixed_columns"]
 
 TMP = ".tmp"
 
@@ -351,16 +352,37 @@ def _warn_dropped(p: Pipeline, folders: list[str], shown: int = 10) -> None:
                     len(dates), ", ".join(dates[:shown]), more)
 
 
+def mixed_columns(dataset: Path) -> dict:
+    """{table: entries} of the tables whose partitions have other columns (a day converted
+    with other ``levels`` whose file is gone since): an entry a set of partitions, with the
+    columns of the others it lacks (``lacks``; queries read NULL there) and its columns whose
+    type another partition's differs from (``types``; queries of the table fail)."""
+    if not Path(dataset).is_dir():
+        return {}
+    out = {}
+    for table in dataset_tables(dataset):
+        found = layouts(dataset, table)
+        if len(found) > 1:
+            out[table] = differences(found)[1]
+    return out
+
+
+def _warn_mixed(p: Pipeline, mixed: dict) -> None:
+    for table, entries in mixed.items():
+        log.warning("%s", describe(p.dataset, table, entries))
+
+
 def status(p: Pipeline) -> dict:
     """What is done, pending, failed (and which files are not days), as a JSON-able dict;
-    ``dropped_table_partitions``: the partition folders of tables the pipeline no longer has."""
+    ``dropped_table_partitions``: the partition folders of tables the pipeline no longer has;
+    ``mixed_columns``: the tables whose partitions have other columns (:func:`mixed_columns`)."""
     doc = manifest.read(p.dataset)
     manifest.claim(p, doc)      # (another pipeline's dataset: an error; nothing written)
     days = plan(p, doc)
     counts = {s: sum(d.state == s for d in days) for s in ("done", "pending", "failed", "invalid")}
     return {"pipeline": str(p.path) if p.path else None, "dataset": str(p.dataset),
             "executor": p.executor, "counts": counts, "days": [asdict(d) for d in days],
-            "dropped_table_partitions": dropped_table_partitions(p)}
+            "dropped_table_partitions": dropped_table_partitions(p), "mixed_columns": mixed_columns(p.dataset)}
 
 
 # --------------------------------------------------------------------------- one day
@@ -404,6 +426,7 @@ def convert_day(spec: dict) -> dict:
             dest.parent.mkdir(parents=True, exist_ok=True)
             if dest.is_dir():
                 raise OSError(f"{dest} is a directory")
+        columns = {table: file_layout(tmp / f"{table}.parquet") for table in dests}   # (read by the readers)
         _move_all({tmp / f"{table}.parquet": dest for table, dest in dests.items()}, tmp, dataset)
         for table in set(TABLES) - set(spec["tables"]):   # tables the pipeline no longer has
             stale = partition_path(dataset, table, date)
@@ -421,7 +444,7 @@ def convert_day(spec: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],
             "sha256": result["source"]["sha256"], "options": spec["options"], "tables": result["rows"],
-            "stats": result["stats"], "identity": list(before),
+            "stats": result["stats"], "identity": list(before), "layouts": columns,
             **({"removed_tables": sorted(removed)} if removed else {})}
 
 
@@ -683,7 +706,8 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
     The summary's ``previous_partitions`` holds the days that failed or are invalid but
     whose partitions from an earlier conversion stay in the dataset (:attr:`Day.previous`
     and the day's ``file``); ``dropped_table_partitions`` the partition folders of tables
-    the pipeline no longer has, left in the dataset. Both are logged as warnings too.
+    the pipeline no longer has, left in the dataset; ``mixed_columns`` the tables whose
+    partitions have other columns (:func:`mixed_columns`). All are logged as warnings too.
 
     ``progress`` gets a line of text at every step; ``days_done(finished, total)`` the count
     of days to convert that finished (done or failed) whenever it changes (a progress bar).
@@ -712,7 +736,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         summary = {"dataset": str(p.dataset), "executor": p.executor, "converted": [], "failed": {},
                    "invalid": {d.file: d.reason for d in days if d.state == "invalid"},
                    "unchanged": sum(d.state == "done" for d in days), "previous_partitions": {},
-                   "dropped_table_partitions": [], "seconds": 0.0}
+                   "dropped_table_partitions": [], "mixed_columns": {}, "seconds": 0.0}
         say(f"{len(todo)} day(s) to convert, {summary['unchanged']} done already")
         tally()
 
@@ -754,6 +778,8 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
             _clear_tmp(p.dataset)
         summary["dropped_table_partitions"] = dropped_table_partitions(p)
         _warn_dropped(p, summary["dropped_table_partitions"])
+        summary["mixed_columns"] = mixed_columns(p.dataset)
+        _warn_mixed(p, summary["mixed_columns"])
     summary["converted"].sort()
     summary["seconds"] = round(time.monotonic() - t0, 3)
     return summary
