@@ -367,6 +367,24 @@ def mixed_columns(dataset: Path) -> dict:
     return out
 
 
+def _record_columns(p: Pipeline, doc: dict) -> bool:
+    """Record the columns of the days' table files the manifest has none of (converted by an
+    earlier obook), read from their footers once, so the readers need not; True when ``doc``
+    changed."""
+    changed = False
+    for date, rec in doc["days"].items():
+        if "layouts" in rec:
+            continue
+        rec["layouts"] = {}
+        for table in rec.get("tables") if isinstance(rec.get("tables"), dict) else ():
+            try:
+                rec["layouts"][table] = file_layout(partition_path(p.dataset, table, date))
+            except (OSError, ValueError):       # (gone, or no parquet: the readers read it as it is)
+                continue
+        changed = True
+    return changed
+
+
 def _warn_mixed(p: Pipeline, mixed: dict) -> None:
     for table, entries in mixed.items():
         log.warning("%s", describe(p.dataset, table, entries))
@@ -727,7 +745,7 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
     with manifest.locked(p.dataset, lock_timeout, on_wait=lambda: say("waiting for another run's lock")):
         _clear_tmp(p.dataset)   # left by a run that died
         doc = manifest.read(p.dataset)
-        if manifest.claim(p, doc) and (doc["days"] or doc["failed"]):
+        if (manifest.claim(p, doc) | _record_columns(p, doc)) and (doc["days"] or doc["failed"]):
             manifest.write(p.dataset, doc)      # (a new dataset: with its first day)
         days = plan(p, doc)
         todo = [d for d in days if d.state in ("pending", "failed")]

@@ -104,3 +104,16 @@ def test_pipeline_manifest_records_columns_readers_read_no_footer_of_a_uniform_t
         attach(con, tmp_path / "ds")
     finally:
         con.close()
+
+
+def test_pipeline_run_days_recorded_without_columns_get_them_recorded(tmp_path, monkeypatch):
+    write_days(tmp_path / "days")
+    toml = _toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds", 2)
+    run(load(toml))
+    doc = manifest.read(tmp_path / "ds")
+    want = {date: rec.pop("layouts") for date, rec in doc["days"].items()}   # as an earlier obook recorded them
+    manifest.write(tmp_path / "ds", doc)
+    assert run(load(toml))["converted"] == []
+    assert {date: rec["layouts"] for date, rec in manifest.read(tmp_path / "ds")["days"].items()} == want
+    monkeypatch.setattr(obook.dataset, "_footer", lambda path: pytest.fail(f"read the footer of {path}"))
+    assert scan_dataset(tmp_path / "ds", "depth").select(pl.len()).collect().item() > 0
