@@ -15,6 +15,9 @@ from obook.errors import ObookError
 
 __all__ = ["Pipeline", "PipelineError", "load"]
 
+#: the scheme of a Dask executor (``dask://host:port``), in any case
+DASK = "dask://"
+
 
 class PipelineError(ObookError):
     """A pipeline definition is wrong, or the pipeline cannot run."""
@@ -40,7 +43,7 @@ class Pipeline:
     @property
     def dask_address(self) -> str | None:
         """``host:port`` of ``executor = "dask://host:port"``; None for local."""
-        return self.executor[len("dask://"):] if self.executor.startswith("dask://") else None
+        return self.executor[len(DASK):] if self.executor.startswith(DASK) else None
 
     def options(self) -> dict:
         """The options that shape the output: a day converted with others is redone."""
@@ -103,16 +106,18 @@ def load(path) -> Pipeline:
     if not isinstance(tables, list):
         raise PipelineError(f"{path}: [convert] tables must be a list of tables ({', '.join(TABLES)}), "
                             f"not {tables!r}")
-    bad = [t for t in tables if t not in TABLES]
-    if bad or not tables:
+    if not tables or not all(isinstance(t, str) and t.lower() in TABLES for t in tables):
         raise PipelineError(f"{path}: [convert] tables must be some of {', '.join(TABLES)}, got {tables}")
-    executor = str(run.get("executor", "local"))
-    if executor != "local" and (not executor.startswith("dask://") or not executor[len("dask://"):].strip()):
-        raise PipelineError(f"{path}: [run] executor must be 'local' or 'dask://host:port', not {executor!r}")
-    try:                                            # in any case, as obook's on_error=
-        on_error = check_choice("[convert] on_error", conv.get("on_error", "raise"), ("raise", "skip"))
-    except ObookError as e:
-        raise PipelineError(f"{path}: {e}") from e
+    tables = [t.lower() for t in tables]
+    executor = run.get("executor", "local")
+    if isinstance(executor, str) and executor[:len(DASK)].lower() == DASK:     # (the address as given)
+        if not executor[len(DASK):].strip():
+            raise PipelineError(f"{path}: [run] executor must be one of local, {DASK}host:port, not "
+                                f"{executor!r} (it names no scheduler)")
+        executor = DASK + executor[len(DASK):]
+    else:
+        executor = _choice(path, "[run] executor", executor, ("local", f"{DASK}host:port"))
+    on_error = _choice(path, "[convert] on_error", conv.get("on_error", "raise"), ("raise", "skip"))
     levels = conv.get("levels", 10)
     if not isinstance(levels, int) or isinstance(levels, bool) or not 1 <= levels <= 50:
         raise PipelineError(f"{path}: [convert] levels must be an integer from 1 to 50, not {levels!r}")
@@ -123,13 +128,11 @@ def load(path) -> Pipeline:
                                 or not all(isinstance(t, str) and t.strip() for t in tickers)):
         raise PipelineError(f"{path}: [convert] tickers must be a list of tickers, not {conv.get('tickers')!r}")
     fmt = conv.get("format")
-    if fmt is not None:     # in any case; '' is detection, as obook's format=''
+    if fmt is not None and fmt != "":     # '' is detection, as obook's format=''
         from obook.to_parquet import format_names
 
-        if not isinstance(fmt, str) or (fmt and fmt.lower() not in format_names()):
-            raise PipelineError(f"{path}: [convert] format must be one of {', '.join(format_names())}, "
-                                f"not {fmt!r}")
-        fmt = fmt.lower() or None
+        fmt = _choice(path, "[convert] format", fmt, format_names())
+    fmt = fmt or None
     ints = {}
     for section, key, v, (lo, hi) in (("convert", "workers", conv.get("workers"), _BOUNDS["workers"]),
                                       ("run", "days_at_once", run.get("days_at_once", 1), _BOUNDS["days_at_once"]),
@@ -170,6 +173,16 @@ def load(path) -> Pipeline:
         dask_resources=_resources(path, run.get("dask_resources", {})),
         path=path,
     )
+
+
+def _choice(path, name: str, value, choices) -> str:
+    """``value`` of the key ``name`` (``[section] key``) as one of ``choices``, in any case (as
+    obook's own options take them), else a PipelineError listing the choices."""
+    try:
+        chosen = check_choice(name, value, choices)
+    except ObookError as e:
+        raise PipelineError(f"{path}: {e}") from e
+    return chosen
 
 
 def _resources(path, value) -> dict:

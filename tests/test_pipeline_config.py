@@ -30,3 +30,30 @@ def test_pipeline_load_directory_and_dataset_from_the_home_directory(tmp_path, m
     p.write_text(TOML.format(days="~/days", dataset="~/ds"))
     pipeline = load(p)
     assert (pipeline.source_dir, pipeline.dataset) == (tmp_path / "home" / "days", tmp_path / "home" / "ds")
+
+
+@pytest.mark.parametrize("section, line, attr, value", [
+    ("run", 'executor = "Local"', "executor", "local"),
+    ("run", 'executor = "DASK://Scheduler:8786"', "executor", "dask://Scheduler:8786"),
+    ("convert", 'on_error = "SKIP"', "on_error", "skip"),
+    ("convert", 'format = "Itch"', "format", "itch"),
+    ("convert", 'tables = ["BBO", "Trades"]', "tables", ("bbo", "trades")),
+])
+def test_pipeline_load_choices_in_any_case_taken_as_the_choice(tmp_path, section, line, attr, value):
+    from obook.pipelines import load
+
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(days=".", dataset="ds") + f"[{section}]\n{line}\n")
+    assert getattr(load(p), attr) == value
+
+
+@pytest.mark.parametrize("line, says", [
+    ('[run]\nexecutor = "yarn"', "[run] executor must be one of local, dask://host:port, not 'yarn'"),
+    ("[run]\nexecutor = 5", "[run] executor must be one of local, dask://host:port, not 5"),
+    ('[convert]\non_error = "ignore"', "[convert] on_error must be one of raise, skip, not 'ignore'"),
+    ('[convert]\nformat = "nasdaq"', "[convert] format must be one of itch, "),
+])
+def test_cli_pipeline_choice_not_among_them_one_line_error_listing_the_choices(tmp_path, capsys, line, says):
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(days=".", dataset="ds") + line + "\n")
+    assert says in cli_error(capsys, "pipeline", "status", p)
