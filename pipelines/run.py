@@ -398,7 +398,7 @@ def status(p: Pipeline) -> dict:
     manifest.claim(p, doc)      # (another pipeline's dataset: an error; nothing written)
     days = plan(p, doc)
     counts = {s: sum(d.state == s for d in days) for s in ("done", "pending", "failed", "invalid")}
-    return {"pipeline": str(p.path) if p.path else None, "dataset": str(p.dataset),
+    return {"pipeline": str(Path(p.path).resolve()) if p.path else None, "dataset": str(p.dataset),
             "executor": p.executor, "counts": counts, "days": [asdict(d) for d in days],
             "dropped_table_partitions": dropped_table_partitions(p), "mixed_columns": mixed_columns(p.dataset)}
 

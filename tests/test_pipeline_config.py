@@ -57,3 +57,20 @@ def test_cli_pipeline_choice_not_among_them_one_line_error_listing_the_choices(t
     p = tmp_path / "p.toml"
     p.write_text(TOML.format(days=".", dataset="ds") + line + "\n")
     assert says in cli_error(capsys, "pipeline", "status", p)
+
+
+def test_cli_pipeline_status_json_definition_given_relative_every_path_absolute(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    (tmp_path / "days").mkdir()
+    (tmp_path / "days" / "notes.NASDAQ_ITCH50").write_bytes(b"x")     # a file that is no day
+    (tmp_path / "p.toml").write_text(TOML.format(days="days", dataset="ds"))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["pipeline", "status", "--json", "p.toml"])
+    st = json.loads(r.stdout)
+    assert st["pipeline"] == str(tmp_path.resolve() / "p.toml") and st["dataset"] == str(tmp_path.resolve() / "ds")
+    assert [d["file"] for d in st["days"]] == [str(tmp_path.resolve() / "days" / "notes.NASDAQ_ITCH50")]
