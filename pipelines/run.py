@@ -4,8 +4,8 @@ A day is *done* when the manifest records it with the size and sha256 its file h
 the options the pipeline has now, and its partitions are in the dataset; otherwise it is
 *pending* (new, changed, options changed, partitions missing) or *failed* (the last run's
 attempts all failed; the next run tries again). A file that is no day is *invalid*: no date
-in its name, a second file of a date, an empty file (no bytes, also once decompressed), or
-a file that cannot be read; nothing is recorded for it, so once it is replaced by a real day
+in its name, a second file of a date, an empty file (no bytes, also once decompressed), a
+file that cannot be read, or no regular file (a folder, a FIFO); nothing is recorded for it, so once it is replaced by a real day
 file the next run converts it.
 
 A day that is not done but was converted before keeps the partitions of that conversion
@@ -37,6 +37,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -97,10 +98,13 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
     _check_source_dir(p)
     days: list[Day] = []
     seen: dict[str, str] = {}
-    files = sorted(x for x in p.source_dir.glob(p.glob)   # (a symlink to nothing: invalid, not unseen)
-                   if (x.is_file() or (x.is_symlink() and not x.exists())) and not _own_file(p, x))
+    matched = [x for x in p.source_dir.glob(p.glob) if not _own_file(p, x)]
+    files = sorted(x for x in matched     # (a symlink to nothing: invalid, not unseen)
+                   if x.is_file() or (x.is_symlink() and not x.exists()))
     if not files:
         log.warning("%s: no file matches the pipeline's glob %r", p.source_dir, p.glob)
+    for x, reason in _not_files(p, matched, files):
+        days.append(Day(None, str(x), "invalid", reason))
     for f in files:
         unreadable = _open_error(f)
         try:
@@ -153,6 +157,29 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
                             rec["size"], rec["sha256"]))
     return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+#: what a path the glob matches is, when it is no regular file (``stat``'s kinds)
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _not_files(p: Pipeline, matched: list[Path], files: list[Path]):
+    """(path, reason) of each path the glob matches that is no regular file (never opened: a
+    FIFO would block the run), but for the folders that hold the dataset or another path
+    matched (a glob such as ``**/*`` reaches them on its way to the day files)."""
+    holders = {parent for x in matched for parent in x.parents}
+    for x in sorted(set(matched) - set(files)):
+        try:
+            mode = os.stat(x).st_mode
+            resolved = x.resolve()
+        except OSError:         # (gone since the glob saw it)
+            continue
+        if x in holders or (stat.S_ISDIR(mode) and (resolved == p.dataset or resolved in p.dataset.parents)):
+            continue
+        kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
+        link = f" (a symbolic link to {os.readlink(x)})" if x.is_symlink() else ""
+        yield x, f"not a day file: it is {kind}{link}, not a regular file"
 
 
 def _digest(f: Path, rec: dict | None) -> tuple[int, str]:

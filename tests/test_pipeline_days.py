@@ -102,3 +102,37 @@ def test_pipeline_format_set_file_of_another_format_invalid_reason_names_the_set
     reason = run(load(p))["invalid"][str(csv)]
     assert "[convert] format is itch" in reason and "MMDDYYYY.NASDAQ_ITCH50" in reason, reason
     assert "the file is a csv feed" in reason and "CSV" not in reason, reason
+
+
+def _states(p) -> dict:
+    from obook.pipelines import load, status
+
+    return {os.path.relpath(d["file"], p.parent): (d["state"], d["reason"]) for d in status(load(p))["days"]}
+
+
+def test_pipeline_folder_and_fifo_the_glob_matches_invalid_saying_what_they_are(tmp_path):
+    days = tmp_path / "days"
+    days.mkdir()
+    (days / "12302019.NASDAQ_ITCH50").mkdir()
+    os.mkfifo(days / "12312019.NASDAQ_ITCH50")          # never opened: a run would wait on it
+    os.symlink(days / "12302019.NASDAQ_ITCH50", days / "01022020.NASDAQ_ITCH50")
+    p = tmp_path / "p.toml"
+    p.write_text('[source]\ndirectory = "days"\nglob = "*.NASDAQ_ITCH50*"\n[dataset]\npath = "ds"\n')
+    assert _states(p) == {
+        "days/12302019.NASDAQ_ITCH50": ("invalid", "not a day file: it is a folder, not a regular file"),
+        "days/12312019.NASDAQ_ITCH50": ("invalid", "not a day file: it is a named pipe (FIFO), not a regular file"),
+        "days/01022020.NASDAQ_ITCH50": ("invalid", "not a day file: it is a folder (a symbolic link to "
+                                                   f"{days / '12302019.NASDAQ_ITCH50'}), not a regular file")}
+
+
+def test_pipeline_folders_holding_the_dataset_or_day_files_the_glob_matches_are_no_invalid_days(tmp_path):
+    (tmp_path / "2019").mkdir()
+    (tmp_path / "2019" / "12302019.NASDAQ_ITCH50").write_bytes(b"\0\x0cS")
+    (tmp_path / "out" / "ds").mkdir(parents=True)
+    (tmp_path / "empty").mkdir()
+    p = tmp_path / "p.toml"
+    p.write_text('[source]\ndirectory = "."\nglob = "**/*.NASDAQ_ITCH50"\n[dataset]\npath = "out/ds"\n')
+    assert _states(p) == {"2019/12302019.NASDAQ_ITCH50": ("pending", "new")}
+    p.write_text('[source]\ndirectory = "."\nglob = "*"\n[dataset]\npath = "out/ds"\n')
+    folder = ("invalid", "not a day file: it is a folder, not a regular file")
+    assert _states(p) == {"2019": folder, "empty": folder}      # (no day in them is matched by "*")

@@ -25,7 +25,7 @@ def run(
 ) -> None:
     """Convert every day that is not done yet (new, changed since: size + sha256, or failed).
 
-    Progress goes to stderr. Exit code 0 when every day is done, 1 when a day failed (after its retries) or a file is not a day (no date in its name, an empty file, a file that cannot be read); the other days complete either way. A day that fails keeps the partitions of its last good conversion, and the run says so; partitions of tables no longer in the pipeline that stay in the dataset are named in a warning.
+    Progress goes to stderr. Exit code 0 when every day is done, 1 when a day failed (after its retries) or a file is not a day (no date in its name, an empty file, a file that cannot be read, a folder or a FIFO the glob matches); the other days complete either way. A day that fails keeps the partitions of its last good conversion, and the run says so; partitions of tables no longer in the pipeline that stay in the dataset are named in a warning.
     """
     from ..pipelines import load, run as _run
     from ..pipelines.run import previous_note
@@ -92,7 +92,7 @@ def status(
 ) -> None:
     """Show each day's state: done, pending, failed or invalid.
 
-    pending: new, changed (size or sha256), converted with other options, or its partitions missing from the dataset; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day (no date in its name, an empty file, a file that cannot be read). A day not done that was converted before says which file its partitions in the dataset are from; partitions of tables no longer in the pipeline are listed, and the partitions of a table that lack columns others have (a day converted with other levels whose file is gone). Hashes the day files not recorded as converted as they are now (inode, size, modification and change times). Exit code 1 when a day failed or a file is not a day.
+    pending: new, changed (size or sha256), converted with other options, or its partitions missing from the dataset; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day (no date in its name, an empty file, a file that cannot be read, a folder or a FIFO the glob matches). A day not done that was converted before says which file its partitions in the dataset are from; partitions of tables no longer in the pipeline are listed, and the partitions of a table that lack columns others have (a day converted with other levels whose file is gone). Hashes the day files not recorded as converted as they are now (inode, size, modification and change times). Exit code 1 when a day failed or a file is not a day.
     """
     from ..dataset import describe
     from ..pipelines import load, status as _status
