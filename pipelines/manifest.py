@@ -6,7 +6,7 @@ the manifest says so: a run that dies after moving a day's files into place but 
 recording it redoes that day next time.
 
 The manifest names the pipeline definition whose dataset it is (``pipeline``): another
-definition's run is refused (:func:`claim`).
+definition's run is refused (:func:`claim`), while that one can run.
 
 ``DATASET/.lock`` is held (``fcntl.flock``, exclusive) for the whole of a run, so two runs on
 one dataset take turns: the second one finds the first one's days done.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import time
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ from .config import PipelineError
 
 LOCK = ".lock"
 VERSION = 1
+
+log = logging.getLogger("obook")
 
 
 def read(dataset: Path) -> dict:
@@ -66,8 +69,9 @@ def claim(p, doc: dict) -> bool:
     ``pipeline`` is another definition that still has this dataset and reads other day files
     (another source directory or glob): two pipelines on one dataset would replace each
     other's days, each run, and mix their formats. Otherwise ``p``'s definition becomes the
-    owner (one moved, renamed, copied, or the old one pointed elsewhere since). True when
-    ``doc`` changed."""
+    owner (one moved, renamed, copied, or the old one pointed elsewhere since; or the old one
+    can run no more, its definition broken or its source directory gone: a warning names
+    it). True when ``doc`` changed."""
     if p.path is None:
         return False
     me, owner = str(Path(p.path).resolve()), doc.get("pipeline")
@@ -85,18 +89,30 @@ def claim(p, doc: dict) -> bool:
 
 def _other(owner, p):
     """The owner's definition, loaded, when it is another pipeline on ``p``'s dataset (its
-    file still there, its dataset this one, its day files others); else None."""
+    file still there, its dataset this one, its day files others); else None. An owner that
+    can run no more (its definition broken, its source directory gone) is None too, with a
+    warning naming it: ``p`` takes the dataset over."""
     from .config import load
 
     if not isinstance(owner, str) or not os.path.isfile(owner) or _same_file(owner, p.path):
         return None
     try:
         other = load(owner)
-    except PipelineError:       # (broken since: it runs nowhere)
+    except PipelineError as e:
+        _taken_over(p, owner, f"its definition no longer loads ({e})")
         return None
     if other.dataset != p.dataset or (other.source_dir, other.glob) == (p.source_dir, p.glob):
         return None
+    if not other.source_dir.is_dir():
+        why = "is not a directory" if other.source_dir.exists() else "does not exist"
+        _taken_over(p, owner, f"its source directory {other.source_dir} {why}")
+        return None
     return other
+
+
+def _taken_over(p, owner: str, why: str) -> None:
+    log.warning("%s: the dataset of the pipeline %s (its %s says), which can run no more: %s; %s takes "
+                "the dataset over", p.dataset, owner, MANIFEST, why, p.path)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -42,3 +42,21 @@ def test_pipeline_definition_moved_copied_or_the_old_one_pointed_elsewhere_takes
         run(load(another))
     write_pipeline(copy, tmp_path / "days", tmp_path / "ds-days", days_at_once=1)   # pointed elsewhere
     assert len(run(load(another))["converted"]) == 3
+
+
+def test_pipeline_owner_whose_source_directory_is_gone_taken_over_with_a_warning_naming_it(tmp_path, caplog):
+    from obook.pipelines import load, manifest, run, status
+
+    write_days(tmp_path / "a")
+    write_days(tmp_path / "b", seed=7)
+    first = write_pipeline(tmp_path / "a.toml", tmp_path / "a", tmp_path / "ds", days_at_once=1)
+    second = write_pipeline(tmp_path / "b.toml", tmp_path / "b", tmp_path / "ds", days_at_once=1)
+    assert len(run(load(first))["converted"]) == 3
+    (tmp_path / "a").rename(tmp_path / "a-retired")       # the first pipeline's days are gone
+    caplog.clear()
+    assert status(load(second))["counts"]["pending"] == 3
+    assert manifest.read(tmp_path / "ds")["pipeline"] == str(first)       # (status writes nothing)
+    assert len(run(load(second))["converted"]) == 3
+    assert manifest.read(tmp_path / "ds")["pipeline"] == str(second)
+    warned = [r.getMessage() for r in caplog.records if "takes the dataset over" in r.getMessage()]
+    assert warned and all(str(first) in w and f"{tmp_path / 'a'} does not exist" in w for w in warned), warned
