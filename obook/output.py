@@ -138,6 +138,60 @@ def output_folder(outdir: str | Path):
         raise
 
 
+#: the descriptors of the output folders this process holds (:func:`hold_output_dir`)
+_held: set[int] = set()
+
+
+def hold_output_dir(outdir: Path, what: str = "convert") -> int | None:
+    """Hold ``outdir`` while a ``what`` writes its tables there: an exclusive ``flock`` of the
+    folder itself (no file is left in it), so that two at once cannot leave tables of both;
+    another holding it is an ``OutputError`` naming the folder. The descriptor to give
+    :func:`release_output_dir`; None where the folder cannot be locked (no ``fcntl``, a
+    filesystem without locks on folders, NFS): the write goes on unguarded."""
+    try:
+        import fcntl
+    except ImportError:         # (Windows)
+        return None
+    try:
+        fd = os.open(outdir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputError(f"{outdir}: another {what} is writing its tables into this folder now; wait for it "
+                          "to end, or give another folder") from None
+    except OSError as e:
+        os.close(fd)
+        logging.getLogger("obook").debug("%s: cannot lock the folder (%s): not guarded", outdir, e.strerror or e)
+        return None
+    _held.add(fd)
+    return fd
+
+
+def release_output_dir(fd: int | None) -> None:
+    """Let go of a folder :func:`hold_output_dir` held."""
+    if fd is not None:
+        _held.discard(fd)
+        os.close(fd)
+
+
+def _let_go_in_child() -> None:
+    """A forked process (a book worker) closes its copies of the held folders' descriptors:
+    one that outlived the write would keep the folder held."""
+    for fd in list(_held):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_let_go_in_child)
+
+
 def new_folders(folder: str | Path) -> list[Path]:
     """``folder`` and its parents that do not exist yet, innermost first (what making it makes)."""
     missing = []

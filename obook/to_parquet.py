@@ -266,7 +266,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     is known, the tables get a ``timestamp`` column (``timestamp[ns, UTC]``:
     the session's midnight in the feed's zone + the feed time).
 
-    The files appear when every table is complete. On a bad record (a ``FeedError``) each
+    The files appear when every table is complete; those of tables not asked for stay in
+    ``outdir`` as they are. One convert at a time writes into ``outdir``: another one while
+    it runs is an ``OutputError`` (where the folder can be locked). On a bad record (a ``FeedError``) each
     table's rows before it are kept as ``OUTDIR/<table>.parquet.partial`` (the error's
     ``kept_in`` says where) and the error raised; on any other failure nothing is left.
 
@@ -288,8 +290,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .engine.replay import ON_ERROR, ticker_tuple
     from .feeds import resolve_format
     from .feeds.sources import check_source, headed, is_stream, source_name, source_paths
-    from .output import (check_not_an_input, drop_stale_partial, make_output_dir, new_folders, remove_new_folders,
-                         write_failure)
+    from .output import (check_not_an_input, drop_stale_partial, hold_output_dir, make_output_dir, new_folders,
+                         release_output_dir, remove_new_folders, write_failure)
 
     check_feed_path(feed)
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
@@ -319,12 +321,17 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     stamp = stamp_of(feed_format, day)     # the side tables' timestamps (the replay stamps its own)
     made = new_folders(outdir)
     outdir = make_output_dir(outdir)
-    for t in tables:        # a folder under a final name, the feed itself: found before any file is replaced
-        final = outdir / f"{t}.parquet"
-        if final.is_dir():
-            raise OutputError(f"{final}: is a directory; the {t} table cannot be written there")
-        check_not_an_input(final, source_paths(feed))
-    writers = {t: _TableWriter(outdir, t, compression) for t in tables}
+    held = hold_output_dir(outdir)      # another convert into it: an error, before any file is touched
+    try:
+        for t in tables:        # a folder under a final name, the feed itself: found before any file is replaced
+            final = outdir / f"{t}.parquet"
+            if final.is_dir():
+                raise OutputError(f"{final}: is a directory; the {t} table cannot be written there")
+            check_not_an_input(final, source_paths(feed))
+        writers = {t: _TableWriter(outdir, t, compression) for t in tables}
+    except BaseException:
+        release_output_dir(held)
+        raise
     stats: dict = {}
     # the files' sha256 on a thread of its own while the replay runs (hashlib and the reads
     # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day.
@@ -409,6 +416,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     finally:
         if digest is not None:
             digest.shutdown(wait=True)
+        release_output_dir(held)
     result["files"] = {t: str(w.final) for t, w in writers.items()}
     log.info("%s: wrote %s", source_name(feed), ", ".join(f"{t} ({n} rows)" for t, n in result["rows"].items()))
     return result
