@@ -85,3 +85,24 @@ def test_convert_fewer_tables_into_an_outdir_keeps_the_other_tables_files_as_the
     assert read_metadata(out / "trades.parquet")["source"]["name"] == DAY
     assert read_metadata(out / "bbo.parquet")["source"]["name"] == second.name
     assert pq.read_metadata(out / "bbo.parquet").num_rows > 0
+
+
+def test_convert_outdir_free_once_it_returned_though_a_process_forked_meanwhile_still_runs(days, tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    stop, forked = ctx.Event(), []
+
+    def progress(*_):       # (as another thread of the program could, any time)
+        if not forked:
+            forked.append(ctx.Process(target=stop.wait, args=(60,)))
+            forked[0].start()
+
+    out = tmp_path / "out"
+    convert(days[0], out, tables=["bbo"], workers=1, progress=progress)
+    try:
+        assert forked[0].is_alive()
+        assert convert(days[1], out, tables=["bbo"], workers=1)["rows"]["bbo"] > 0
+    finally:
+        stop.set()
+        forked[0].join(60)
