@@ -290,7 +290,8 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
     (times, prices)), in display units (prices / 10**scale, times in hours)."""
     from .klines import bar_step, bars_table
 
-    bars = bars_table(trades, bar_step(interval, fmt.time_unit_ns))
+    step = bar_step(interval, fmt.time_unit_ns)
+    bars = bars_table(trades, step)
     scale = float(u["price_scale"])
     midnight = local_midnight(book.first, u)
     hours_per_unit = u["time_unit_ns"] / 3.6e12
@@ -298,17 +299,21 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
     def hours(x):          # feed times -> hours since local midnight
         return (np.asarray(x, dtype=np.int64) - midnight) * hours_per_unit
 
-    t0 = int(start) + midnight if start is not None else book.first
+    starts = bars.column("start").to_numpy().astype(np.int64)
     traded = trades.column("time").to_numpy().astype(np.int64)
     last = max(book.last, int(traded.max(initial=book.last)))      # (a trade after the book's last change too)
+    t0 = int(start) + midnight if start is not None else book.first
     t1 = int(end) + midnight if end is not None else last + 1
+    if t1 - t0 >= 2 * step:       # an open end of a window of bars: the first and the last bar whole in it
+        t0 = t0 if start is not None else min(t0, int(starts.min(initial=t0)))
+        t1 = t1 if end is not None else int(starts.max(initial=t1 - step)) + step
     d = {"title": f"{ticker} ({fmt.name})", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
     b = {c: bars.column(c).to_numpy().astype(float) for c in ("open", "high", "low", "close", "volume")}
-    starts = bars.column("start").to_numpy().astype(np.int64)
     shares = float(u["quantity_scale"])       # feed quantities -> shares (Shanghai: 1/1000 share)
     d["bars"] = {"x": hours(starts), "volume": b["volume"] / shares,
                  **{c: b[c] / scale for c in ("open", "high", "low", "close")}}
     d["bar_width"] = bar_step(interval, u["time_unit_ns"]) * hours_per_unit * 0.8    # of one interval
+    d["bars"].update(_bodies(d["bars"]["x"], d["bar_width"] / 0.8, d["t0"], d["t1"]))
     tp = trades.filter(trades.column("price").is_valid())
     try:
         grid, edges_p, edges_t = book.heatmap(scale, t0, t1, tp.column("price").to_numpy())
@@ -321,6 +326,14 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
         d["best"][side] = (hours(times), prices / scale)
     d["trades"] = (hours(tp.column("time").to_numpy()), tp.column("price").to_numpy().astype(float) / scale)
     return d
+
+
+def _bodies(x, step: float, t0: float, t1: float) -> dict:
+    """``left`` and ``width`` (hours) of the bars starting at ``x``, ``step`` long: the middle
+    0.8 of the part of their interval inside the axis [t0, t1] (a bar the window cuts, or
+    a window shorter than one bar, is drawn inside it)."""
+    lo, hi = np.maximum(x, t0), np.minimum(x + step, t1)
+    return {"left": lo + (hi - lo) * 0.1, "width": (hi - lo) * 0.8}
 
 
 def _shift(t, midnight):
@@ -357,24 +370,40 @@ def _clock_text(h: float, digits: int = 0) -> str:
 
 def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     plt = _matplotlib()
+    fig = _png_figure(plt, d, width, height, dpi)
+    try:
+        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or "png"), "picture")
+    finally:
+        plt.close(fig)
+
+
+def _png_figure(plt, d: dict, width: float, height: float, dpi: int):
+    """The matplotlib figure of ``d``: the three panels as wide as one another (the heatmap's
+    colour bar in a column of its own), on one time axis."""
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    fig, (ax_bar, ax_vol, ax_depth) = plt.subplots(
-        3, 1, figsize=(width, height), dpi=dpi, sharex=True, gridspec_kw={"height_ratios": [3, 1, 4]})
+    fig = plt.figure(figsize=(width, height), dpi=dpi)
+    grid = fig.add_gridspec(3, 2, height_ratios=[3, 1, 4], width_ratios=[60, 1], wspace=0.03)
+    ax_bar = fig.add_subplot(grid[0, 0])
+    ax_vol = fig.add_subplot(grid[1, 0], sharex=ax_bar)
+    ax_depth = fig.add_subplot(grid[2, 0], sharex=ax_bar)
+    for ax in (ax_bar, ax_vol):
+        ax.tick_params(labelbottom=False)
     fig.suptitle(d["title"])
     b = d["bars"]
     colour = np.where(b["close"] >= b["open"], "tab:red", "tab:green")     # red up, green down (A shares)
-    ax_bar.vlines(b["x"] + d["bar_width"] / 2, b["low"], b["high"], color=colour, linewidth=0.8)
-    bottom, height = candle_bodies(b)
-    ax_bar.bar(b["x"], height, d["bar_width"], bottom, color=colour, align="edge")
-    ax_vol.bar(b["x"], b["volume"], d["bar_width"], color=colour, align="edge")
+    left, wide = b["left"], b["width"]
+    ax_bar.vlines(left + wide / 2, b["low"], b["high"], color=colour, linewidth=0.8)
+    bottom, tall = candle_bodies(b)
+    ax_bar.bar(left, tall, wide, bottom, color=colour, align="edge")
+    ax_vol.bar(left, b["volume"], wide, color=colour, align="edge")
     ax_bar.set_ylabel("price")
-    ax_vol.set_ylabel("volume")
+    ax_vol.set_ylabel("volume (shares)")
     for ax in (ax_bar, ax_depth):
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")      # prices as they read
     h = d["heat"]
     mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat")
-    fig.colorbar(mesh, ax=ax_depth, label="resting shares", pad=0.01)
+    fig.colorbar(mesh, cax=fig.add_subplot(grid[2, 1]), label="resting shares")
     for side, colour in (("bid", "red"), ("ask", "cyan")):
         ax_depth.step(*d["best"][side], where="post", color=colour, linewidth=1.2, label=f"best {side}")
     ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
@@ -385,10 +414,7 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ax_depth.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _clock_text(v, digits)))
     ax_depth.legend(loc="upper left", fontsize="small")
     ax_depth.set_xlim(d["t0"], d["t1"])
-    try:
-        _complete(out, lambda tmp: fig.savefig(tmp, format=out.suffix[1:].lower() or "png"), "picture")
-    finally:
-        plt.close(fig)
+    return fig
 
 
 def _clock_ticks(t0: float, t1: float, count: int = 8) -> list:
@@ -408,17 +434,35 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
         from plotly.subplots import make_subplots
     except ImportError:
         raise ObookError(INSTALL.replace("matplotlib", "plotly") + " for .html") from None
+    fig = _html_figure(go, make_subplots, d, width, height, dpi)
+    _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
+
+
+def _price_range(d: dict) -> list:
+    """[low, high] of the heatmap's price axis: its rows' edges, the best bid and ask and the
+    trades, a twentieth of their span beyond them (a book of one row: around its prices)."""
+    h = d["heat"]
+    seen = np.concatenate([h["prices"], *(p for _, p in d["best"].values()), d["trades"][1]])
+    lo, hi = np.nanmin(seen), np.nanmax(seen)
+    pad = (hi - lo) / 20
+    return [float(lo - pad), float(hi + pad)]
+
+
+def _html_figure(go, make_subplots, d: dict, width: float, height: float, dpi: int):
+    """The plotly figure of ``d``: candles and volume bars centred on their interval as the
+    picture's, the heatmap's cells on their time and price edges."""
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, row_heights=[0.35, 0.15, 0.5], vertical_spacing=0.03)
     b = d["bars"]
     digits = _clock_digits(d["t0"], d["t1"])
     stamp = [_clock_text(x, digits) for x in b["x"]]
-    fig.add_trace(go.Candlestick(x=b["x"], open=b["open"], high=b["high"], low=b["low"], close=b["close"],
+    mid = b["left"] + b["width"] / 2
+    fig.add_trace(go.Candlestick(x=mid, open=b["open"], high=b["high"], low=b["low"], close=b["close"],
                                  text=stamp, name="bars", increasing_line_color="red",
                                  decreasing_line_color="green"), row=1, col=1)
-    fig.add_trace(go.Bar(x=b["x"], y=b["volume"], name="volume", marker_color="grey"), row=2, col=1)
+    fig.add_trace(go.Bar(x=mid, y=b["volume"], width=b["width"], name="volume", marker_color="grey"),
+                  row=2, col=1)
     h = d["heat"]
-    mid = lambda e: (e[1:] + e[:-1]) / 2          # noqa: E731
-    fig.add_trace(go.Heatmap(x=mid(h["times"]), y=mid(h["prices"]), z=h["grid"], colorscale="Viridis",
+    fig.add_trace(go.Heatmap(x=h["times"], y=h["prices"], z=h["grid"], colorscale="Viridis",
                              colorbar={"title": "resting shares", "len": 0.5, "y": 0.25}, name="depth"),
                   row=3, col=1)
     for side, colour in (("bid", "red"), ("ask", "cyan")):
@@ -433,7 +477,10 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ticks = _clock_ticks(d["t0"], d["t1"])
     fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x, digits) for x in ticks])
     fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
-    _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
+    fig.update_yaxes(range=_price_range(d), row=3, col=1)
+    for row, label in ((1, "price"), (2, "volume (shares)"), (3, "price")):
+        fig.update_yaxes(title_text=label, row=row, col=1)
+    return fig
 
 
 def _complete(out: Path, write, what: str) -> None:

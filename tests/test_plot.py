@@ -127,15 +127,19 @@ def test_plot_databento_axis_label_names_venue_zone(tmp_path, monkeypatch, datas
 
 def test_plot_series_volume_and_depth_in_shares_of_a_scaled_feed(day):
     """A Shenzhen feed's quantities are hundredths of a share: the chart shows shares."""
+    from obook.klines import bar_step
     from obook.plotting import _heatmap, _series, frame
 
     args = (day, None, None, None, "1m", None, 1, 5, None)
-    _ticker, _fmt, bars, depth, _trades = frame(*args)
+    _ticker, fmt, bars, depth, trades = frame(*args)
     d = _series(*args)
     raw_volume = bars.column("volume").to_numpy().astype(float)
     assert raw_volume.sum() > 0 and np.allclose(d["bars"]["volume"], raw_volume / 100)
     t = depth.column("time").to_numpy().astype(np.int64)
-    raw_grid = _heatmap(depth, 5, 100.0, int(t[0]), int(t[-1]) + 1)[0]
+    starts = bars.column("start").to_numpy().astype(np.int64)        # (the axis holds the bars whole)
+    last = max(int(t[-1]), int(trades.column("time").to_numpy().max()))
+    t0, t1 = min(int(t[0]), int(starts[0])), max(last + 1, int(starts[-1]) + bar_step("1m", fmt.time_unit_ns))
+    raw_grid = _heatmap(depth, 5, 100.0, t0, t1)[0]
     assert raw_grid.max() > 0 and np.allclose(d["heat"]["grid"], raw_grid / 100)
 
 
@@ -148,6 +152,7 @@ def test_plot_flat_one_trade_candles_drawn(tmp_path):
     bottom, height = candle_bodies(bars)
     assert (height > 0).all() and np.allclose(bottom + height / 2, flat)
     heat = {"grid": np.zeros((2, 2)), "prices": np.array([10.0, 10.25, 10.5]), "times": np.array([10.0, 10.05, 10.1])}
+    bars.update(left=x, width=np.full(5, 0.8 / 60))
     best = (x, flat)
     d = {"title": "flat", "tz": "UTC", "t0": 10.0, "t1": 10.1, "bars": bars, "bar_width": 0.8 / 60,
          "heat": heat, "best": {"bid": best, "ask": best}, "trades": (x, flat)}
@@ -479,3 +484,82 @@ def test_plot_feed_warning_of_both_passes_given_once(tmp_path, caplog):
     notes = [r.getMessage() for r in caplog.records if "not ITCH 5.0" in r.getMessage()]
     assert len(notes) == 1, caplog.text
     assert "skipped 4 messages" in notes[0]
+
+
+def _drawn_figure(monkeypatch, kind):
+    """The figures obook plot writes, kept as the renderer leaves them (``kind``: png or html)."""
+    drawn = []
+
+    def keep(fig, path, **kw):
+        drawn.append(fig)
+        open(path, "w").close()
+
+    if kind == "html":
+        import plotly.graph_objects as go
+
+        monkeypatch.setattr(go.Figure, "write_html", keep)
+    else:
+        from matplotlib.figure import Figure
+
+        monkeypatch.setattr(Figure, "savefig", keep)
+    return drawn
+
+
+_LAST_TRADE = ("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n34200001,AAA,s1,S,100,10100\n"
+               "34230000,AAA,t1,T,50,10050\n")      # the last event a trade at 09:30:30, in the bar of 09:30
+
+
+def test_plot_series_open_end_axis_holds_the_last_bar_whole(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "l.csv").write_text(_LAST_TRADE + "34530000,AAA,t2,T,50,10060\n")     # and at 09:35:30
+    d = _series(tmp_path / "l.csv", None, None, None, "1 minute", None, 1, 5, None)
+    b = d["bars"]
+    assert d["t0"] <= b["left"][0] and b["left"][-1] + b["width"][-1] <= d["t1"]
+    assert b["width"] * 60 == pytest.approx([0.8, 0.8])            # whole bars, the axis to 09:36
+    assert d["t1"] * 60 == pytest.approx(576)
+
+
+def test_plot_series_window_shorter_than_a_bar_draws_it_inside_the_axis(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "l.csv").write_text(_LAST_TRADE)            # 30 s of a feed, bars of a minute
+    d = _series(tmp_path / "l.csv", None, None, None, "1 minute", None, 1, 5, None)
+    b = d["bars"]
+    assert d["t0"] <= b["left"][0] and b["left"][0] + b["width"][0] <= d["t1"]
+    assert (d["t1"] - d["t0"]) * 3600 == pytest.approx(30.001)       # the axis stays on the feed's 30 s
+
+
+def test_plot_html_open_end_axis_holds_the_last_candle_whole(tmp_path, monkeypatch):
+    from obook.plotting import plot
+
+    pytest.importorskip("plotly")
+    (tmp_path / "l.csv").write_text(_LAST_TRADE + "34530000,AAA,t2,T,50,10060\n")
+    drawn = _drawn_figure(monkeypatch, "html")
+    plot(tmp_path / "l.csv", tmp_path / "l.html", workers=1)
+    fig = drawn[0]
+    candles = next(t for t in fig.data if t.type == "candlestick")
+    lo, hi = fig.layout.xaxis.range
+    # plotly centres a candle on its x: the bar of 09:35 [9:35, 9:36) centred inside the axis
+    assert candles.x[-1] * 60 == pytest.approx(575.5) and hi * 60 >= 576 and lo * 60 <= 570.1
+
+
+def test_plot_html_one_row_book_price_axis_around_its_prices(tmp_path, monkeypatch):
+    from obook.plotting import plot
+
+    pytest.importorskip("plotly")
+    (tmp_path / "one.csv").write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n"
+                                      "34200000,AAA,s1,S,100,10100\n")      # one row: bid 1.00, ask 1.01
+    drawn = _drawn_figure(monkeypatch, "html")
+    plot(tmp_path / "one.csv", tmp_path / "one.html", ticker="AAA", workers=1)
+    lo, hi = drawn[0].layout.yaxis3.range
+    assert 0.99 < lo < 1.0 and 1.01 < hi < 1.02
+
+
+def test_plot_png_panels_as_wide_as_one_another(day, tmp_path, monkeypatch):
+    from obook.plotting import plot
+
+    drawn = _drawn_figure(monkeypatch, "png")
+    plot(day, tmp_path / "p.png", ticker="000001", workers=1)
+    panels = [ax.get_position() for ax in drawn[0].axes if ax.get_label() != "<colorbar>"][:3]
+    assert len({(round(p.x0, 4), round(p.x1, 4)) for p in panels}) == 1, panels
