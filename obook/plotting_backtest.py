@@ -141,6 +141,9 @@ def _instrument(tables: dict, ticker) -> str:
         return ticker
     if not names:
         raise ObookError("the run has no equity rows and no fills: nothing to draw")
+    if fills.num_rows == 0 and len(names) > 1:
+        raise ObookError(f"the run has no fills to pick the instrument by (the one with the most): name one "
+                         f"with -k ({listing(sorted(names))})")
     counts = {n: 0 for n in names}
     for n in fills.column("instrument").to_pylist():
         counts[n] += 1
@@ -222,7 +225,8 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     def hours(t):
         return (np.asarray(t, dtype=np.int64) - midnight) * per_hour
 
-    d = {"title": f"{name} backtest ({fmt.name})", "tz": u["tz"], "instrument": name, "price": {}}
+    title = f"{name} backtest ({fmt.name})" + ("" if fills.num_rows else ": no fills")
+    d = {"title": title, "tz": u["tz"], "instrument": name, "price": {}}
     times = []
     if bbo is not None and bbo.num_rows:
         t = bbo.column("time").to_numpy().astype(np.int64)

@@ -391,3 +391,34 @@ def test_plot_backtest_cli_progress_bar_over_the_runs_feed(run, tmp_path, monkey
     assert r.exit_code == 0, r.output
     assert [Path(p) for p in opened] == [run / "day.csv"]
     assert told and max(told) == (run / "day.csv").stat().st_size
+
+
+def _no_fills(names):
+    """A run's tables (as a BacktestResult's) of ``names`` with equity rows and no fill."""
+    from types import SimpleNamespace
+
+    n = len(names)
+    equity = pa.table({"time": [OPEN + 1000] * n, "instrument": names, "position": [0] * n,
+                       "mark": [10_000] * n, "equity": [0] * n})
+    fills = pa.table({"time": pa.array([], pa.int64()), "instrument": pa.array([], pa.string()),
+                      "side": pa.array([], pa.string()), "price": pa.array([], pa.int64()),
+                      "quantity": pa.array([], pa.int64())})
+    return SimpleNamespace(equity=equity, fills=fills)
+
+
+def test_plot_backtest_run_of_no_fills_and_several_instruments_asks_for_one(tmp_path):
+    from obook.errors import ObookError
+    from obook.plotting_backtest import backtest_series
+
+    with pytest.raises(ObookError) as e:
+        backtest_series(_no_fills(["BBB", "AAA"]), format="csv")
+    assert str(e.value) == ("the run has no fills to pick the instrument by (the one with the most): name one "
+                            "with -k (AAA, BBB)")
+    assert backtest_series(_no_fills(["BBB", "AAA"]), format="csv", ticker="BBB")["instrument"] == "BBB"
+
+
+def test_plot_backtest_run_of_no_fills_title_says_so(tmp_path):
+    from obook.plotting_backtest import backtest_series
+
+    d = backtest_series(_no_fills(["AAA"]), format="csv")
+    assert d["instrument"] == "AAA" and d["title"] == "AAA backtest (csv): no fills"

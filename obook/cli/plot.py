@@ -70,8 +70,8 @@ def plot(
     --strategy FILE.py:NAME -o DIR``): the instrument's best bid and ask replayed from the
     run's feed with the strategy's buys and sells at their prices and times, its position
     and its equity (the equity table) below; -k picks the instrument (default: the one with
-    the most fills), --date the day of a many-day run (on a one-day run it must be the
-    run's day, its feed's date)."""
+    the most fills; a run of several and no fill asks for -k), --date the day of a many-day
+    run (on a one-day run it must be the run's day, its feed's date)."""
     from ..errors import ObookError
 
     if str(feed) in ("latency", "backtest") and len(picture or ()) > 1:
