@@ -320,12 +320,20 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
     except ObookError as e:
         raise ObookError(f"{ticker}: {e}") from None
     d["heat"] = {"grid": grid / shares, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}
+    d["heat"]["top"] = colour_top(d["heat"]["grid"])
     d["best"] = {}
     for side in ("bid", "ask"):
         times, prices = book.best(side)
         d["best"][side] = (hours(times), prices / scale)
     d["trades"] = (hours(tp.column("time").to_numpy()), tp.column("price").to_numpy().astype(float) / scale)
     return d
+
+
+def colour_top(grid) -> float:
+    """The resting shares the heatmap's brightest colour stands for: the 99th percentile of
+    its cells that hold shares (a few huge orders would leave the rest of the book dark)."""
+    held = grid[grid > 0]
+    return float(np.quantile(held, 0.99)) if len(held) else 1.0
 
 
 def _bodies(x, step: float, t0: float, t1: float) -> dict:
@@ -402,12 +410,15 @@ def _png_figure(plt, d: dict, width: float, height: float, dpi: int):
     for ax in (ax_bar, ax_depth):
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")      # prices as they read
     h = d["heat"]
-    mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat")
-    fig.colorbar(mesh, cax=fig.add_subplot(grid[2, 1]), label="resting shares")
+    mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat", vmin=0,
+                               vmax=h["top"])
+    fig.colorbar(mesh, cax=fig.add_subplot(grid[2, 1]), label="resting shares",
+                 extend="max" if h["grid"].max() > h["top"] else "neither")
     for side, colour in (("bid", "red"), ("ask", "cyan")):
         ax_depth.step(*d["best"][side], where="post", color=colour, linewidth=1.2, label=f"best {side}")
     ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
     ax_depth.set_ylabel("price")
+    ax_depth.set_ylim(*_price_range(d))
     ax_depth.set_xlabel(f"time of day ({d['tz']})")
     digits = _clock_digits(d["t0"], d["t1"])
     ax_depth.xaxis.set_major_locator(FixedLocator(_clock_ticks(d["t0"], d["t1"])))     # round times of day
@@ -439,13 +450,11 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
 
 
 def _price_range(d: dict) -> list:
-    """[low, high] of the heatmap's price axis: its rows' edges, the best bid and ask and the
-    trades, a twentieth of their span beyond them (a book of one row: around its prices)."""
-    h = d["heat"]
-    seen = np.concatenate([h["prices"], *(p for _, p in d["best"].values()), d["trades"][1]])
-    lo, hi = np.nanmin(seen), np.nanmax(seen)
-    pad = (hi - lo) / 20
-    return [float(lo - pad), float(hi + pad)]
+    """[low, high] of the heatmap's price axis: its rows' edges and the trades (a book of one
+    row: around its prices; a best bid or ask out at the price limits in a call auction
+    leaves the axis)."""
+    seen = np.concatenate([d["heat"]["prices"], d["trades"][1]])
+    return [float(np.nanmin(seen)), float(np.nanmax(seen))]
 
 
 def _html_figure(go, make_subplots, d: dict, width: float, height: float, dpi: int):
@@ -462,7 +471,7 @@ def _html_figure(go, make_subplots, d: dict, width: float, height: float, dpi: i
     fig.add_trace(go.Bar(x=mid, y=b["volume"], width=b["width"], name="volume", marker_color="grey"),
                   row=2, col=1)
     h = d["heat"]
-    fig.add_trace(go.Heatmap(x=h["times"], y=h["prices"], z=h["grid"], colorscale="Viridis",
+    fig.add_trace(go.Heatmap(x=h["times"], y=h["prices"], z=h["grid"], colorscale="Viridis", zmin=0, zmax=h["top"],
                              colorbar={"title": "resting shares", "len": 0.5, "y": 0.25}, name="depth"),
                   row=3, col=1)
     for side, colour in (("bid", "red"), ("ask", "cyan")):

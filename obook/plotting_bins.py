@@ -50,12 +50,34 @@ def last_rows(batches, levels: int, t0: int, t1: int) -> tuple:
     return prices[:, at], shares[:, at], at
 
 
+#: how far past the quartiles of the columns' lowest and highest prices a price still counts
+#: as the book's (Tukey's far-out fence): an opening auction's orders at the price limits do not
+FENCE = 3.0
+
+
+def book_span(px) -> tuple:
+    """(low, high) of the prices the book rests at over the window, ``px`` [level, column]:
+    the columns' lowest and highest prices, without the far-out ones (a call auction's
+    orders at the day's price limits, which would squeeze the rest of the day into a few
+    rows of the heatmap); (inf, -inf) for an empty book."""
+    cols = np.isfinite(px).any(axis=0)
+    if not cols.any():
+        return np.inf, -np.inf
+    lows, highs = np.nanmin(px[:, cols], axis=0), np.nanmax(px[:, cols], axis=0)
+    q1, q3 = np.quantile(lows, [0.25, 0.75])
+    low = max(lows.min(), q1 - FENCE * (q3 - q1))
+    q1, q3 = np.quantile(highs, [0.25, 0.75])
+    high = min(highs.max(), q3 + FENCE * (q3 - q1))
+    return low, high
+
+
 def heatmap(batches, levels: int, scale: float, t0: int, t1: int, traded=()) -> tuple:
     """(grid shares [price row, time column], price edges, time edges) of the top levels; a
     book empty throughout the window: an empty grid over the prices ``traded`` there."""
     px, qty, at = last_rows(batches, levels, t0, t1)
     seen = px[np.isfinite(px)]
-    prices = np.unique(seen if len(seen) else np.asarray(traded, dtype=float))
+    low, high = book_span(px)
+    prices = np.unique(np.r_[seen[(seen >= low) & (seen <= high)], np.asarray(traded, dtype=float)])
     if len(prices) == 0:
         raise ObookError("no price in the window: the book is empty throughout it and nothing trades")
     tick = np.min(np.diff(prices)) if len(prices) > 1 else 1.0
@@ -65,7 +87,7 @@ def heatmap(batches, levels: int, scale: float, t0: int, t1: int, traded=()) -> 
     filled = np.zeros(TIME_BINS, bool)
     filled[at] = True
     for j in range(px.shape[0]):
-        ok = np.isfinite(px[j]) & np.isfinite(qty[j])
+        ok = np.isfinite(px[j]) & np.isfinite(qty[j]) & (px[j] >= lo) & (px[j] <= hi)
         r = np.clip(((px[j][ok] - lo) / (hi - lo) * rows).astype(int), 0, rows - 1)
         np.add.at(grid, (r, at[ok]), qty[j][ok])
     for c in range(1, TIME_BINS):            # a column without a row keeps the book before it

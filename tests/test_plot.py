@@ -151,7 +151,8 @@ def test_plot_flat_one_trade_candles_drawn(tmp_path):
     bars = {"x": x, "open": flat, "high": flat, "low": flat, "close": flat, "volume": np.full(5, 100.0)}
     bottom, height = candle_bodies(bars)
     assert (height > 0).all() and np.allclose(bottom + height / 2, flat)
-    heat = {"grid": np.zeros((2, 2)), "prices": np.array([10.0, 10.25, 10.5]), "times": np.array([10.0, 10.05, 10.1])}
+    heat = {"grid": np.zeros((2, 2)), "prices": np.array([10.0, 10.25, 10.5]), "times": np.array([10.0, 10.05, 10.1]),
+            "top": 1.0}
     bars.update(left=x, width=np.full(5, 0.8 / 60))
     best = (x, flat)
     d = {"title": "flat", "tz": "UTC", "t0": 10.0, "t1": 10.1, "bars": bars, "bar_width": 0.8 / 60,
@@ -563,3 +564,12 @@ def test_plot_png_panels_as_wide_as_one_another(day, tmp_path, monkeypatch):
     plot(day, tmp_path / "p.png", ticker="000001", workers=1)
     panels = [ax.get_position() for ax in drawn[0].axes if ax.get_label() != "<colorbar>"][:3]
     assert len({(round(p.x0, 4), round(p.x1, 4)) for p in panels}) == 1, panels
+
+
+def test_plot_colour_top_of_a_few_huge_orders_is_the_rest_of_the_book():
+    from obook.plotting import colour_top
+
+    grid = np.zeros((50, 600))
+    grid[10:20, :] = 100.0
+    grid[0, :3] = 1e6                                   # three cells of one huge order
+    assert colour_top(grid) == 100.0 and colour_top(np.zeros((2, 2))) == 1.0

@@ -197,3 +197,21 @@ def test_plotting_bins_book_rows_unwritable_temporary_folder_one_line_error(tmp_
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
     with pytest.raises(ObookError, match=r"gone: cannot write obook plot's temporary file of the book's rows \("):
         BookRows(1)
+
+
+def test_plotting_bins_heatmap_auction_orders_at_the_price_limits_left_out_of_its_prices():
+    """A call auction's book (a bid at the limit up, an ask at the limit down) for the first
+    rows, then a book around 100: the heatmap's prices are the latter's, not 90 to 110."""
+    import pyarrow as pa
+
+    from obook.plotting_bins import heatmap
+
+    n = 200                                              # (prices in cents, as a feed's integers)
+    bid = np.r_[[11_000.0] * 5, 10_000.0 + np.arange(n - 5) % 7]
+    ask = np.r_[[9_000.0] * 5, bid[5:] + 1]
+    batch = pa.RecordBatch.from_pydict({"time": np.arange(n), "bid_px_1": bid, "ask_px_1": ask,
+                                        "bid_qty_1": np.full(n, 100.0), "ask_qty_1": np.full(n, 100.0)})
+    grid, prices, _times = heatmap([batch], 1, 100.0, 0, n)
+    assert prices[0] == pytest.approx(99.995) and prices[-1] == pytest.approx(100.075)
+    assert grid.sum(axis=0)[50] == 200                  # a column of the book around 100: both its sides
+
