@@ -257,7 +257,25 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
         raise ObookError(f"{name}: nothing in the window")
     d["t0"] = float(hours(lo if lo is not None else every.min()))
     d["t1"] = float(hours(hi if hi is not None else every.max() + 1))
+    d["price_range"] = price_range([p for _, p in d["price"].values()], [d["buys"][1], d["sells"][1]])
     return d
+
+
+def price_range(lines, fills) -> list | None:
+    """[low, high] of the price panel: the prices of ``lines`` (the best bid and ask, or the
+    marks) a twentieth of their span beyond them, without the far-out ones (a call auction's
+    orders at the day's price limits: the line leaves the axis while they are the best),
+    and every fill's; None when there is no price."""
+    from .plotting_bins import book_span
+
+    rows = [np.asarray(p, dtype=float) for p in lines if len(p)]
+    low, high = book_span(np.vstack(rows)) if rows else (np.inf, -np.inf)
+    done = np.concatenate([np.asarray(f, dtype=float) for f in fills])
+    low, high = min(low, done.min(initial=np.inf)), max(high, done.max(initial=-np.inf))
+    if not np.isfinite(low):
+        return None
+    pad = (high - low) / 20 or abs(high) / 1000 or 1.0
+    return [float(low - pad), float(high + pad)]
 
 
 def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
@@ -276,12 +294,14 @@ def _png(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
         ax_px.scatter(t, px, s=36, color=colour, marker=marker, edgecolors="black", linewidths=0.4,
                       label=key, zorder=3)
     ax_px.set_ylabel("price")
+    if d["price_range"] is not None:
+        ax_px.set_ylim(*d["price_range"])
     for ax in (ax_px, ax_eq):
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")      # prices and money as they read
     ax_px.legend(loc="best", fontsize="small")
     ax_pos.step(*d["position"], where="post", color="tab:purple")
     ax_pos.axhline(0, color="grey", linewidth=0.5)
-    ax_pos.set_ylabel("position")
+    ax_pos.set_ylabel("position (shares)")
     ax_eq.step(*d["equity"], where="post", color="tab:green")
     ax_eq.axhline(0, color="grey", linewidth=0.5)
     ax_eq.set_ylabel("equity")
@@ -323,8 +343,10 @@ def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:
     ticks = _clock_ticks(d["t0"], d["t1"])
     fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x, digits) for x in ticks])
     fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
-    for row, label in ((1, "price"), (2, "position"), (3, "equity")):
+    for row, label in ((1, "price"), (2, "position (shares)"), (3, "equity")):
         fig.update_yaxes(title_text=label, row=row, col=1)
+    if d["price_range"] is not None:
+        fig.update_yaxes(range=d["price_range"], row=1, col=1)
     _complete(out, lambda tmp: fig.write_html(str(tmp), include_plotlyjs=True, full_html=True), "page")
 
 

@@ -422,3 +422,28 @@ def test_plot_backtest_run_of_no_fills_title_says_so(tmp_path):
 
     d = backtest_series(_no_fills(["AAA"]), format="csv")
     assert d["instrument"] == "AAA" and d["title"] == "AAA backtest (csv): no fills"
+
+
+def test_plot_backtest_price_axis_leaves_out_auction_marks_at_the_price_limits(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from matplotlib.figure import Figure
+
+    from obook.plotting_backtest import plot_backtest
+
+    n = 100                                # marks around 1.00, the first three at the limit up (1.10)
+    marks = [11_000] * 3 + [10_000 + i % 5 for i in range(n - 3)]
+    equity = pa.table({"time": [OPEN + 1000 * i for i in range(n)], "instrument": ["AAA"] * n,
+                       "position": [0] * n, "mark": marks, "equity": [0] * n})
+    fills = pa.table({"time": [OPEN + 50_000], "instrument": ["AAA"], "side": ["B"], "price": [9_990],
+                      "quantity": [10]})
+    drawn = []
+
+    def keep(fig, path, **kw):
+        drawn.append(fig)
+        open(path, "w").close()
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    plot_backtest(SimpleNamespace(equity=equity, fills=fills), tmp_path / "p.png", format="csv")
+    lo, hi = drawn[0].axes[0].get_ylim()
+    assert 0.99 < lo < 0.999 and 1.0004 < hi < 1.002           # the marks after the auction and the fill
