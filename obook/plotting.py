@@ -160,8 +160,16 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     trades = _window(trades, start, end)
     depth = _window(depth, start, end)
     if depth.num_rows == 0:
-        raise ObookError(f"{ticker}: no book rows in the window")
+        raise _no_book(ticker, start, end)
     return ticker, fmt, bars_table(trades, step), depth, trades
+
+
+def _no_book(ticker, start, end) -> ObookError:
+    """The error of a security without a book row to draw: in the window, or (none given)
+    in the whole feed (a sample of a feed's first messages: its directory, no order)."""
+    if start is None and end is None:
+        return ObookError(f"{ticker}: no book rows in the feed (no order of it to draw)")
+    return ObookError(f"{ticker}: no book rows in the window")
 
 
 def _heatmap(depth, levels, scale, t0, t1, traded=()):
@@ -278,7 +286,7 @@ def _book_series(path, ticker, fmt, trades, start, end, interval, workers, level
                 batch = _window(batch, *window)
             book.add(batch)
         if book.rows == 0:
-            raise ObookError(f"{ticker}: no book rows in the window")
+            raise _no_book(ticker, start, end)
         if window is not None:
             trades = _window(trades, *window)
         return _drawn(ticker, fmt, u, interval, trades, book, start, end)

@@ -573,3 +573,15 @@ def test_plot_colour_top_of_a_few_huge_orders_is_the_rest_of_the_book():
     grid[10:20, :] = 100.0
     grid[0, :3] = 1e6                                   # three cells of one huge order
     assert colour_top(grid) == 100.0 and colour_top(np.zeros((2, 2))) == 1.0
+
+
+def test_plot_security_without_orders_and_no_window_says_the_feed_has_none(tmp_path, capsys, monkeypatch):
+    from tests.itch_builder import ItchBuilder
+
+    monkeypatch.setenv("OBOOK_KERNELS", "python")      # (a tiny input: the command would set it)
+    b = ItchBuilder()                                  # a feed's first messages: its directory, no order
+    b.system("O")
+    b.directory(1, "AAPL")
+    feed = b.write(tmp_path / "head.itch")
+    err = cli_error(capsys, "plot", feed, tmp_path / "p.png", "-k", "AAPL")
+    assert err == "error: AAPL: no book rows in the feed (no order of it to draw)\n"
