@@ -161,7 +161,10 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     depth = _window(depth, start, end)
     if depth.num_rows == 0:
         raise _no_book(ticker, start, end)
-    return ticker, fmt, bars_table(trades, step), depth, trades
+    from .engine.tables import format_schema
+
+    bars = bars_table(trades, step)       # with its units, as obook.bars's and the other tables'
+    return ticker, fmt, bars.replace_schema_metadata(format_schema(bars.schema, fmt).metadata), depth, trades
 
 
 def _no_book(ticker, start, end) -> ObookError:

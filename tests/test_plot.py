@@ -585,3 +585,14 @@ def test_plot_security_without_orders_and_no_window_says_the_feed_has_none(tmp_p
     feed = b.write(tmp_path / "head.itch")
     err = cli_error(capsys, "plot", feed, tmp_path / "p.png", "-k", "AAPL")
     assert err == "error: AAPL: no book rows in the feed (no order of it to draw)\n"
+
+
+def test_plot_frame_bars_declare_their_units_as_the_other_tables(day):
+    from obook.plotting import frame
+    from obook.tables.units import units
+
+    _ticker, _fmt, bars, depth, _trades = frame(day, "000001", workers=1)
+    declared = units(bars.schema)
+    assert declared["price_columns"] == "open,high,low,close" and declared["quantity_columns"] == "volume"
+    for key in ("price_scale", "quantity_scale", "time_unit", "time_zone", "time_origin"):
+        assert declared[key] == units(depth.schema)[key], key
