@@ -445,8 +445,9 @@ def _clock_ticks(t0: float, t1: float, count: int = 8) -> list:
     steps = [m * 10.0 ** e / 3600 for e in range(-9, 0) for m in (1, 2, 5)]      # below a second
     steps += [s / 3600 for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800)]
     step = next((s for s in steps if span / s <= count), steps[-1])
-    first = np.ceil(t0 / step) * step
-    return [float(x) for x in np.arange(first, t1 + step / 2, step) if t0 <= x <= t1]
+    # whole multiples of the step (a sum of steps drifts: 09:30 + 6 x 5 min passed 10:00)
+    k0, k1 = np.ceil(t0 / step - 1e-9), np.floor(t1 / step + 1e-9)
+    return [float(k * step) for k in np.arange(k0, k1 + 1)]
 
 
 def _html(d: dict, out: Path, width: float, height: float, dpi: int) -> None:

@@ -596,3 +596,11 @@ def test_plot_frame_bars_declare_their_units_as_the_other_tables(day):
     assert declared["price_columns"] == "open,high,low,close" and declared["quantity_columns"] == "volume"
     for key in ("price_scale", "quantity_scale", "time_unit", "time_zone", "time_origin"):
         assert declared[key] == units(depth.schema)[key], key
+
+
+def test_plot_clock_ticks_window_end_on_a_round_time_labelled():
+    from obook.plotting import _clock_text, _clock_ticks
+
+    ticks = _clock_ticks(34200 / 3600, 36000 / 3600)          # --start 09:30 --end 10:00
+    assert [_clock_text(x) for x in ticks] == ["09:30:00", "09:35:00", "09:40:00", "09:45:00", "09:50:00",
+                                               "09:55:00", "10:00:00"]
