@@ -604,3 +604,8 @@ def test_plot_clock_ticks_window_end_on_a_round_time_labelled():
     ticks = _clock_ticks(34200 / 3600, 36000 / 3600)          # --start 09:30 --end 10:00
     assert [_clock_text(x) for x in ticks] == ["09:30:00", "09:35:00", "09:40:00", "09:45:00", "09:50:00",
                                                "09:55:00", "10:00:00"]
+
+
+def test_plot_help_out_html_page_of_a_feed_or_a_backtest():
+    text = " ".join(CliRunner().invoke(app, ["plot", "--help"], terminal_width=200).output.split())
+    assert ".html for an interactive page of a feed or a backtest" in text

@@ -46,3 +46,11 @@ def test_plot_latency_picture_in_no_folder_refused_before_reading(tmp_path, caps
     monkeypatch.setenv("OBOOK_KERNELS", "python")
     err = cli_error(capsys, "plot", "latency", tmp_path / "not-read.parquet", tmp_path / "none" / "p.png")
     assert err == f"error: {tmp_path / 'none' / 'p.png'}: cannot write: no folder {tmp_path / 'none'}\n"
+
+
+def test_plot_latency_html_picture_refused_names_the_pictures_that_are_pages(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OBOOK_KERNELS", "python")
+    err = cli_error(capsys, "plot", "latency", tmp_path / "not-read.parquet", tmp_path / "p.html")
+    assert err == (f"error: {tmp_path / 'p.html'}: the latency picture is drawn as .png, .svg or .pdf "
+                   "(.html: a feed's or a backtest's picture)\n")
+

@@ -33,7 +33,7 @@ def plot(
                                 help="Feed file (any format obook reads), or the word latency or backtest."),
     out: Path = typer.Argument(..., metavar="OUT",
                                help="Picture file: .png (.svg, .pdf: by the suffix; none: PNG), or .html for an "
-                                    "interactive page of a feed. "
+                                    "interactive page of a feed or a backtest. "
                                     "After latency: the latency table (obook listen --latency-output). "
                                     "After backtest: the folder obook backtest -o DIR wrote. "
                                     "Followed by a PICTURE after a feed: the feed's next file."),

@@ -87,7 +87,7 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     from ..plotting import _complete, _matplotlib, check_picture_path
 
     if Path(out).suffix.lower() in (".html", ".htm"):
-        raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: the feed's picture)")
+        raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: a feed's or a backtest's picture)")
     if Path(out).is_dir():
         raise ObookError(f"{out}: is a folder; give the picture's file name (.png, .svg or .pdf)")
     check_picture_path(Path(out))
