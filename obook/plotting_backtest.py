@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ObookError
-from .plotting import (_clock_digits, _clock_text, _clock_ticks, _complete, _matplotlib, INSTALL, is_page,
-                       local_midnight, units)
+from .plotting import is_page, local_midnight, units
+from .plotting_draw import INSTALL, _clock_digits, _clock_text, _clock_ticks, _complete, _matplotlib
 
 #: the tables a picture reads, and the file holding the run's feeds
 NEEDED = ("fills", "equity")

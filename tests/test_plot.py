@@ -86,7 +86,8 @@ def test_plot_html_self_contained_page(day, tmp_path):
 
 def test_plot_epoch_feed_axis_local_time_of_day_zone_named(tmp_path):
     from obook.gen.databento import START_NS, mbo_flow, write_dbn
-    from obook.plotting import _clock_text, _series
+    from obook.plotting import _series
+    from obook.plotting_draw import _clock_text
 
     feed = tmp_path / "day.mbo.dbn"
     write_dbn(feed, mbo_flow(3000, 2, seed=1))
@@ -144,7 +145,7 @@ def test_plot_series_volume_and_depth_in_shares_of_a_scaled_feed(day):
 
 
 def test_plot_flat_one_trade_candles_drawn(tmp_path):
-    from obook.plotting import _png, candle_bodies
+    from obook.plotting_draw import _png, candle_bodies
 
     x = np.arange(5) / 60 + 10.0
     flat = np.array([10.0, 10.5, 10.2, 10.4, 10.1])
@@ -293,7 +294,7 @@ def test_plot_bars_as_wide_as_their_interval_when_trades_are_sparse(tmp_path):
 
 
 def test_plot_clock_ticks_of_a_subsecond_window_tell_times_apart():
-    from obook.plotting import _clock_digits, _clock_text, _clock_ticks
+    from obook.plotting_draw import _clock_digits, _clock_text, _clock_ticks
 
     t0 = 17 + 13 / 60 + 20 / 3600                               # 17:13:20, a window of 12 ms
     t1 = t0 + 0.012 / 3600
@@ -599,7 +600,7 @@ def test_plot_frame_bars_declare_their_units_as_the_other_tables(day):
 
 
 def test_plot_clock_ticks_window_end_on_a_round_time_labelled():
-    from obook.plotting import _clock_text, _clock_ticks
+    from obook.plotting_draw import _clock_text, _clock_ticks
 
     ticks = _clock_ticks(34200 / 3600, 36000 / 3600)          # --start 09:30 --end 10:00
     assert [_clock_text(x) for x in ticks] == ["09:30:00", "09:35:00", "09:40:00", "09:45:00", "09:50:00",

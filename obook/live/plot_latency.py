@@ -84,7 +84,8 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     """Draw the stages of a latency table (all, or ``stages``) to ``out`` (.png, .svg, .pdf)."""
     import pyarrow.parquet as pq
 
-    from ..plotting import _complete, _matplotlib, check_picture_path
+    from ..plotting import check_picture_path
+    from ..plotting_draw import _complete, _matplotlib
 
     if Path(out).suffix.lower() in (".html", ".htm"):
         raise ObookError(f"{out}: the latency picture is drawn as .png, .svg or .pdf (.html: a feed's or a backtest's picture)")
