@@ -137,7 +137,10 @@ class BookRows:
                 writer.close()
         except OSError:          # (the disk that was full: the file goes anyway)
             pass
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:          # (its buffer's last bytes not written: a full disk, said already)
+            pass
 
     def add(self, batch) -> None:
         import pyarrow as pa
@@ -179,8 +182,11 @@ class BookRows:
         """``heatmap`` of the rows given, read back from the temporary file."""
         import pyarrow as pa
 
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        self._file.seek(0)
+        try:                    # (the file is buffered: a full disk may say so only here)
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            self._file.seek(0)
+        except OSError as e:
+            raise _unwritable(self.path, e) from e
         return heatmap(pa.ipc.open_stream(self._file), self.levels, scale, t0, t1, traded)

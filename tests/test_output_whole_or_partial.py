@@ -73,9 +73,21 @@ def test_cli_plot_on_full_disk_leaves_no_picture(day, tmp_path):
             pytest.importorskip("plotly")
         out = tmp_path / "pics" / name
         out.parent.mkdir(exist_ok=True)
-        p = _full_disk(20_000, "plot", day, out, "--workers", "1")
+        # one level: the book rows' temporary file fits (~25 KB), the picture (~50 KB) does not
+        p = _full_disk(35_000, "plot", day, out, "--workers", "1", "--levels", "1")
         assert p.returncode == 1 and f"error: {out}: cannot write the" in p.stderr and "Traceback" not in p.stderr, p.stderr
         assert list(out.parent.iterdir()) == []
+
+
+def test_cli_plot_on_full_disk_temporary_rows_one_line_error_no_picture(day, tmp_path):
+    """The book rows' temporary file is what fills the disk: one line naming the folder."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "pics" / "day.png"
+    out.parent.mkdir()
+    p = _full_disk(20_000, "plot", day, out, "--workers", "1")
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "cannot write obook plot's temporary file of the book's rows (File too large)" in p.stderr, p.stderr
+    assert list(out.parent.iterdir()) == []
 
 
 def test_write_files_on_threads_all_or_none(tmp_path):
