@@ -17,8 +17,8 @@ import pyarrow as pa
 
 from .errors import ObookError
 
-__all__ = ["TIMEZONE", "session_date", "partition_date", "check_day", "midnight_ns", "timestamp_schema", "with_timestamp",
-           "Stamp", "stamp_of"]
+__all__ = ["TIMEZONE", "session_date", "partition_date", "check_day", "midnight_ns", "timestamp_schema",
+           "with_timestamp", "Stamp", "stamp_of"]
 
 TIMEZONE = "America/New_York"      # the zone of a session date when no format names one
 TIMESTAMP = pa.timestamp("ns", tz="UTC")

@@ -329,15 +329,15 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                 raise OutputError(f"{final}: is a directory; the {t} table cannot be written there")
             check_not_an_input(final, source_paths(feed))
         writers = {t: _TableWriter(outdir, t, compression) for t in tables}
-    except BaseException:
+        # the files' sha256 on a thread of its own while the replay runs (hashlib and the reads
+        # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day.
+        # Started once the first batch is out: the workers are forked by then (a live thread
+        # before that makes the engine start them through the forkserver, ~1 s slower)
+        digest = None if stream else ThreadPoolExecutor(1, thread_name_prefix="obook-digest")
+    except BaseException:       # (from here on the finally below lets the folder go)
         release_output_dir(held)
         raise
     stats: dict = {}
-    # the files' sha256 on a thread of its own while the replay runs (hashlib and the reads
-    # release the GIL): it was a serial ~0.1 s before the first record of a 3M-message day.
-    # Started once the first batch is out: the workers are forked by then (a live thread
-    # before that makes the engine start them through the forkserver, ~1 s slower)
-    digest = None if stream else ThreadPoolExecutor(1, thread_name_prefix="obook-digest")
     digested = None
     try:
         replayed = [t for t in tables if t in REPLAY_TABLES]
