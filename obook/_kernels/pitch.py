@@ -8,7 +8,7 @@ ones 2 (obook's prices have 4). docs/formats/pitch.md describes every message.
 
 Only Add Order, Trade and Trading Status messages name a symbol; the others name an order
 (or an execution) by its id. So every worker keeps the feed's live orders: id -> (its local
-book, or -1 for another worker's; remaining shares), and the executions of its own books
+book, or -1 for another worker's; remaining shares; price; side), and the executions of its own books
 (id -> book) for trade breaks. The three tables are obook._kernels.hashtab Tables (key rows
 (kind, id), value rows).
 """
@@ -143,6 +143,7 @@ O_EXEC_QTY = field("order_executed", "quantity")[0]         # executions, reduce
 O_XID_EXEC = field("order_executed", "execution_id")[0]
 O_XID_EXEC_PX = field("order_executed_at_price", "execution_id")[0]
 O_PX_EXEC = field("order_executed_at_price", "price")[0]
+O_REMAINING = field("order_executed_at_price", "remaining")[0]
 O_PX_MOD_LONG = field("modify_order_long", "price")[0]
 O_FLAGS_MOD_LONG = field("modify_order_long", "flags")[0]
 O_PX_MOD_SHORT = field("modify_order_short", "price")[0]
@@ -444,6 +445,20 @@ def _stop(st, pos, k, i, ne):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _event(ev, row, seq, tm, book, act, side, letter, oid, shares, price, new_ref, match, aux):
+    ev[row, 0] = seq
+    ev[row, 1] = tm
+    ev[row, 2] = book
+    ev[row, 3] = act | (side << 8) | (np.int64(letter) << TYPE_SHIFT)
+    ev[row, 4] = oid
+    ev[row, 5] = shares
+    ev[row, 6] = price
+    ev[row, 7] = new_ref
+    ev[row, 8] = match
+    ev[row, 9] = aux
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _prefetch_unit(buf, p, count, orders):
     """Start loading the order table rows the unit's ``count`` messages from ``p`` will look
     up (a checked unit: each message as long as its type): the table is mostly out of the
@@ -465,7 +480,8 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
 
     secs[unit]: the unit's time in seconds (Time, Time Reference), kept across batches.
     syms, orders, execs: the symbol, live order and execution Tables (hashtab), kept too.
-    One event at most a message. An id no live order has (or an add of a live id) is
+    One event a message, two for an Order Executed at Price whose remaining quantity is not
+    the order's size less the execution (the second sets the size). An id no live order has (or an add of a live id) is
     DEC_UNKNOWN (DEC_DUPLICATE), a price of 2**63 or more DEC_PRICE, an add's or a trade's
     side other than B or S DEC_SIDE: strict mode stops there (st[ST_BAD]); tolerant mode
     passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
@@ -532,6 +548,10 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
             match = 0
             aux = 0
             new_ref = 0
+            resize = -1      # an Order Executed at Price's remaining quantity when not size - executed
+            at = 0           # the order's price and side
+            at_side = 0
+            was = 0          # and its size after the execution
             if t == T_ADD_LONG or t == T_ADD_SHORT or t == T_ADD_EXPANDED:
                 oid = _le(buf, p + O_ORDER_ID, 8)
                 side = 0 if buf[p + O_SIDE] == 66 else 1
@@ -545,7 +565,9 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                 else:
                     if n_workers == 1 or owner_of(sym, n_workers) == worker:
                         book = _book_of(sym, syms, st, new_syms)
-                    _put(orders, st, K_ORDER, oid, book, shares)
+                    slot = _put(orders, st, K_ORDER, oid, book, shares)
+                    orders.vals[slot, 2] = price
+                    orders.vals[slot, 3] = side
                     act = ACT_ADD
             elif t == T_TRADE_LONG or t == T_TRADE_SHORT or t == T_TRADE_EXPANDED:
                 oid = _le(buf, p + O_ORDER_ID, 8)
@@ -584,9 +606,20 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                         act = ACT_EXEC
                         shares = _le(buf, p + O_EXEC_QTY, 4)
                         match = _le(buf, p + (O_XID_EXEC if t == T_EXEC else O_XID_EXEC_PX), 8)
+                        left -= shares
                         if t == T_EXEC_PRICE:
                             aux = _le(buf, p + O_PX_EXEC, 8)
-                        left -= shares
+                            rest = _le(buf, p + O_REMAINING, 4)
+                            if rest != left and left >= 0:
+                                # the order's size after the execution is the message's remaining
+                                # quantity: a second event cancels what is no longer there, or sets
+                                # the larger size (a reserve refilled: the back of the level; the
+                                # order back in the book if the execution took it all)
+                                resize = rest
+                                was = left
+                                at = orders.vals[s, 2]
+                                at_side = orders.vals[s, 3]
+                                left = rest
                         if prints and book >= 0:
                             _put(execs, st, K_EXEC, match, book, 0)
                     elif t == T_REDUCE_LONG or t == T_REDUCE_SHORT:
@@ -610,6 +643,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                             act |= TO_BACK
                         new_ref = oid
                         left = shares
+                        orders.vals[s, 2] = price
                     if left <= 0:
                         _drop(orders.state, st, K_ORDER, s)
                     else:
@@ -622,17 +656,16 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                 if worker == 0:
                     skips[bad] += 1
             elif act != 0 and book >= 0:
-                ev[ne, 0] = base_seq + i
-                ev[ne, 1] = tm
-                ev[ne, 2] = book
-                ev[ne, 3] = act | (side << 8) | (np.int64(_LETTER[t]) << TYPE_SHIFT)
-                ev[ne, 4] = oid
-                ev[ne, 5] = shares
-                ev[ne, 6] = price
-                ev[ne, 7] = new_ref
-                ev[ne, 8] = match
-                ev[ne, 9] = aux
+                _event(ev, ne, base_seq + i, tm, book, act, side, _LETTER[t], oid, shares, price, new_ref, match, aux)
                 ne += 1
+                if resize >= 0:
+                    if resize < was:
+                        _event(ev, ne, base_seq + i, tm, book, ACT_CANCEL, at_side, _LETTER[T_REDUCE_LONG], oid,
+                               was - resize, 0, 0, 0, 0)
+                    else:
+                        _event(ev, ne, base_seq + i, tm, book, ACT_MODIFY, at_side, _LETTER[T_MODIFY_LONG], oid,
+                               resize, at, oid, 0, 0)
+                    ne += 1
             p += ln
             done += 1
         k += count

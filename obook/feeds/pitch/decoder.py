@@ -26,6 +26,7 @@ def symbol_text(symbol: int) -> str:
 
 
 class PitchDecoder(Decoder):
+    max_events_per_record = 2     # an Order Executed at Price that also sets the order's size
     def __init__(self, path, worker, n_workers, on_error="raise", want=0):
         super().__init__(path, worker, n_workers, on_error, want)
         self.book_mul = n_workers
@@ -33,8 +34,8 @@ class PitchDecoder(Decoder):
         self.strict = on_error == "raise"
         self.prints = bool(want & WANT_TRADES)
         self.tickers: list[str] = []             # local book -> symbol
-        # symbol -> (book, 0), order id -> (book, shares), execution id -> (book, 0)
-        self._tables = [table(64, 2), table(1024, 2), table(64 if self.prints else 2, 2)]
+        # symbol -> (book, 0), order id -> (book, shares, price, side), execution id -> (book, 0)
+        self._tables = [table(64, 2), table(1024, 4), table(64 if self.prints else 2, 2)]
         self._secs = np.zeros(256, np.int64)
         self._new = np.zeros(MAX_BATCH_RECORDS + 1, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
@@ -44,7 +45,7 @@ class PitchDecoder(Decoder):
         """Rehash table ``kind`` into one twice as large (the same size when deleted rows
         are most of it)."""
         old = self._tables[kind]
-        new = table(ht_grown_rows(len(old.keys), int(self._st[K.ST_USED + kind])), 2)
+        new = table(ht_grown_rows(len(old.keys), int(self._st[K.ST_USED + kind])), old.vals.shape[1])
         n = ht_move(old, new)
         self._st[K.ST_USED + kind] = self._st[K.ST_FILL + kind] = n
         self._tables[kind] = new
