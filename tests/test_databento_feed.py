@@ -46,6 +46,21 @@ def test_format_plugin_declares_databento_and_detects_dbn_files(tmp_path):
     assert detect_format(plain) == detect_format(packed) == detect_format(renamed) == "databento"
 
 
+def test_dbn_name_on_bytes_of_another_format_read_as_that_format_unknown_bytes_no_signature(tmp_path):
+    from obook.gen.pitch import write_pitch
+
+    write_pitch(tmp_path / "g.pitch", 300, 3, seed=3)
+    named = tmp_path / "day.dbn"            # a PITCH day named as DBN: its bytes say PITCH
+    named.write_bytes((tmp_path / "g.pitch").read_bytes())
+    assert detect_format(named) == "pitch"
+    assert obook.bbo(named).read_all().equals(obook.bbo(tmp_path / "g.pitch").read_all())
+    noise = tmp_path / "noise.dbn"          # bytes no format knows: read as DBN, which says why not
+    noise.write_bytes(bytes(range(7, 64)))
+    assert detect_format(noise) == "databento"
+    with pytest.raises(obook.ObookError, match=r"noise\.dbn: feed: not a DBN file \(no 'DBN' signature\)"):
+        obook.bbo(noise).read_all()
+
+
 @pytest.mark.parametrize("version,zstd", [(1, False), (2, True), (3, False), (3, True)])
 def test_bbo_versions_and_compression_match_reference(tmp_path, version, zstd):
     path = feed(tmp_path, version, zstd)

@@ -108,6 +108,20 @@ def test_pitch_detected_by_name_with_itch_in_it_and_by_content(days, tmp_path):
     assert detect_format(tmp_path / "day.bin") == "itch"
 
 
+def test_pitch_name_on_bytes_another_format_knows_read_as_that_format(days, tmp_path):
+    (tmp_path / "day.dbn").write_bytes(days[1].read_bytes()[:4096])      # PITCH bytes named as DBN
+    assert detect_format(tmp_path / "day.dbn") == "pitch"
+    csv = tmp_path / "orders.pitch"           # a CSV order feed (its header) named as PITCH
+    csv.write_bytes(b"Time,Ticker,Order,T,Shares,Price\n34200000,AAA,1,B,100,1000000\n")
+    assert detect_format(csv) == "csv"
+    assert obook.bbo(csv).read_all().num_rows == 1
+    (tmp_path / "nasdaq.pitch").write_bytes(days[0].read_bytes()[:4096])    # an ITCH day named as PITCH
+    assert detect_format(tmp_path / "nasdaq.pitch") == "itch"
+    (tmp_path / "short.pitch").write_bytes(b"\x00")                   # too few bytes to tell: the name
+    assert detect_format(tmp_path / "short.pitch") == "pitch"
+    (tmp_path / "noise.pitch").write_bytes(bytes(range(7, 64)))        # no format's bytes: the name
+    assert detect_format(tmp_path / "noise.pitch") == "pitch"
+
 def _feed(tmp_path, *messages, sizes=(64,), name="t.pitch"):
     p = tmp_path / name
     p.write_bytes(units(list(messages), iter(sizes * 1000)))

@@ -26,11 +26,13 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 def sniff(name: str, head: bytes) -> int:
     """100 for a DBN signature (versions 1-3) in the (decompressed) head; 80 for a
-    ``.dbn`` / ``.dbn.zst`` name."""
+    ``.dbn`` / ``.dbn.zst`` name over a head too short to tell, 30 over other bytes (a
+    format that knows them wins: a PITCH day named ``.dbn``; bytes no format knows are
+    still read as DBN, whose error says they have no signature)."""
     if head[:3] == DBN_MAGIC and len(head) > 3 and head[3] in (1, 2, 3):
         return 100
     if name.lower().endswith((".dbn", ".dbn.zst")):
-        return 80
+        return 80 if len(head) < 4 else 30
     return 0
 
 

@@ -22,14 +22,20 @@ _NAME_SUFFIXES = (".pitch", ".pitch.gz", ".pitch.zst")
 
 
 def sniff(name: str, head: bytes) -> int:
-    """95 for a ``.pitch`` name, or ``pitch`` in the name and a head that is a sequenced unit
-    (ahead of ITCH's 90 for "itch" in a name); 60 for such a head alone; else 0. A unit
+    """95 for a ``.pitch`` name, or ``pitch`` in the name, and a head that is a sequenced unit
+    (ahead of ITCH's 90 for "itch" in a name), or a ``.pitch`` name over a head too short to
+    tell; 40 for a ``.pitch`` name over other bytes (a format that knows them wins: a CSV
+    order feed named ``.pitch``, an ITCH day, whose sniffer takes ``.pitch`` for a name with
+    ``itch`` in it; bytes no format knows are still read as PITCH, ahead of ITCH's 30 for
+    such a name, and its error names the bad unit); 60 for a unit head alone; else 0. A unit
     head: its length at least its header, a message count, and a first message of a PITCH
     type whose length fits the unit."""
     lower = name.lower()
     unit = _unit_head(head)
-    if lower.endswith(_NAME_SUFFIXES) or (unit and "pitch" in lower):
+    if unit and "pitch" in lower:
         return 95
+    if lower.endswith(_NAME_SUFFIXES):
+        return 95 if len(head) < 10 else 40
     return 60 if unit else 0
 
 
@@ -44,8 +50,6 @@ def session_date(path):
     """The trading day of the first Time Reference in the head of a PITCH file: its Trade
     Date (YYYYMMDD), else the New York date of its midnight reference (None: no Time
     Reference in the first units, or not a PITCH file)."""
-    import datetime as _dt
-
     from ..sources import read_head
 
     head = read_head(path, 4096)
