@@ -276,6 +276,19 @@ def test_tables_a_glob_matching_nothing_is_a_clear_error(tmp_path):
         obook.bbo(str(tmp_path / "*.itch"))
 
 
+def test_tables_a_glob_matching_a_folder_reads_the_files_only(tmp_path, con):
+    from obook.gen.pitch import write_pitch
+
+    write_pitch(tmp_path / "a.pitch", 300, 3, seed=3)
+    (tmp_path / "old.pitch").mkdir()        # a folder the pattern matches is no feed
+    pattern = str(tmp_path / "*.pitch")
+    rows = obook.bbo(str(tmp_path / "a.pitch"), workers=1).read_all().num_rows
+    assert obook.bbo(pattern, workers=1).read_all().num_rows == rows
+    assert con.execute(f"SELECT count(*) FROM obook_bbo('{pattern}', workers := 1)").fetchone()[0] == rows
+    with pytest.raises(ObookError, match=r"\*\.itch: no feed file matches"):
+        (tmp_path / "days.itch").mkdir()
+        obook.bbo(str(tmp_path / "*.itch"))
+
 def test_tables_a_new_format_package_is_found_by_its_folder_alone():
     from obook.feeds import packages
 
