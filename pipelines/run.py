@@ -114,8 +114,8 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             continue
         except OSError:
             d = None
-        if d is None:
-            days.append(Day(None, str(f), "invalid", unreadable or _no_date(f, p.format)))
+        if d is None:       # (an empty file has no date in its records: it is empty)
+            days.append(Day(None, str(f), "invalid", unreadable or _empty_or(f) or _no_date(f, p.format)))
             continue
         date = d.isoformat()
         if date in seen:
@@ -334,6 +334,14 @@ def empty_file(path) -> str:
     if os.stat(path).st_size == 0:
         return "empty file"
     return "empty file once decompressed" if empty_once_decompressed(path) else ""
+
+
+def _empty_or(path) -> str:
+    """:func:`empty_file`'s reason, ``""`` too when the file cannot be read to tell."""
+    try:
+        return empty_file(path)
+    except OSError:
+        return ""
 
 
 def _previous(rec: dict, size: int, sha: str, options: dict) -> dict:

@@ -305,6 +305,26 @@ def test_pipeline_table_its_days_format_lacks_one_line_error_nothing_converted(t
     assert sorted(x.name for x in (tmp_path / "ds").iterdir()) == [".lock"]
 
 
+@pytest.mark.parametrize("content, reason", [(b"", "empty file"), (__import__("gzip").compress(b""),
+                                                                   "empty file once decompressed")])
+def test_pipeline_empty_day_dated_by_its_records_invalid_as_empty_file(tmp_path, content, reason):
+    import datetime as dt
+
+    from obook.gen.pitch import write_pitch
+    from obook.pipelines import load, run, status
+
+    days = tmp_path / "days"
+    days.mkdir()
+    write_pitch(days / "day6.pitch", 2000, 3, seed=6, date=dt.date(2020, 1, 6))
+    empty = days / "day7.pitch"       # a PITCH day's date is in its records: an empty one has none
+    empty.write_bytes(content)
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"')
+                 .replace('"*.NASDAQ_ITCH50*"', '"*.pitch"'))
+    summary = run(load(p))
+    assert summary["converted"] == ["2020-01-06"] and summary["invalid"] == {str(empty): reason}
+    assert [d["reason"] for d in status(load(p))["days"] if d["state"] == "invalid"] == [reason]
+
 def test_pipeline_day_no_format_recognises_fails_once_not_retried(tmp_path):
     from obook.pipelines import load, run
 
