@@ -122,6 +122,11 @@ def test_pitch_name_on_bytes_another_format_knows_read_as_that_format(days, tmp_
     (tmp_path / "noise.pitch").write_bytes(bytes(range(7, 64)))        # no format's bytes: the name
     assert detect_format(tmp_path / "noise.pitch") == "pitch"
 
+def test_pitch_ticker_the_feed_never_names_error_speaks_of_books_not_a_directory(days):
+    with pytest.raises(obook.ObookError) as e:
+        obook.bbo(days[1], tickers=["NOPE"], workers=1).read_all()
+    assert str(e.value) == f"{days[1]}: not in the feed: NOPE (no book of the feed has that name)"
+
 def _feed(tmp_path, *messages, sizes=(64,), name="t.pitch"):
     p = tmp_path / name
     p.write_bytes(units(list(messages), iter(sizes * 1000)))

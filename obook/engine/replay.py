@@ -269,7 +269,7 @@ class Replay:
                             "the rows so far are delivered, but replay a file once it is complete")
 
     def _check_tickers(self, tickers: Tickers) -> None:
-        """A selected ticker the feed never named (no directory message, no row)."""
+        """A selected ticker the feed never named (no book of that name, no row)."""
         if not self.tickers:
             return
         seen = {raw.decode("utf-8", "replace") for raw in tickers.names.values()}
@@ -278,7 +278,7 @@ class Replay:
         if missing:
             msg = f"{self.path}: not in the feed: {', '.join(missing)}"
             if self.unknown_tickers == "raise":
-                raise ObookError(msg + " (no directory entry, no record)")
+                raise ObookError(msg + f" (no book of the feed has {'those names' if len(missing) > 1 else 'that name'})")
             if self.unknown_tickers == "warn":
                 log.warning("%s (no rows for them)", msg)
 
