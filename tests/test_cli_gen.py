@@ -195,6 +195,17 @@ def test_gen_csv_gz_name_is_gzipped_same_lines_and_replays(tmp_path):
                                                                                  workers=1).read_all()
 
 
+def test_gen_databento_gz_name_is_gzipped_same_records_and_replays(tmp_path):
+    import gzip
+
+    for name in ("day.dbn", "day.dbn.gz"):
+        r = runner.invoke(app, ["gen", "databento", str(tmp_path / name), "-n", "500", "--seed", "2"])
+        assert r.exit_code == 0, r.output
+    packed = (tmp_path / "day.dbn.gz").read_bytes()
+    assert packed[:2] == b"\x1f\x8b" and gzip.decompress(packed) == (tmp_path / "day.dbn").read_bytes()
+    assert obook.bbo(tmp_path / "day.dbn.gz", workers=1).read_all() == obook.bbo(tmp_path / "day.dbn",
+                                                                                 workers=1).read_all()
+
 def test_gen_szse_csv_one_message_writes_a_pair_that_replays(tmp_path):
     r = runner.invoke(app, ["gen", "szse-csv", str(tmp_path / "v"), "-n", "1", "-k", "1"])
     assert r.exit_code == 0, r.output

@@ -354,7 +354,7 @@ def szse_csv(
 
 @app.command("databento")
 def databento(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.dbn; .dbn.zst is zstd-compressed)."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file (.dbn); ends in .zst for zstd (.dbn.zst, as Databento's), .gz to gzip it."),
     messages: int = typer.Option(100_000, "--messages", "-n", min=1, help="MBO records (about)."),
     instruments: int = typer.Option(3, "--instruments", "-k", min=1, max=1_000_000, help="Instruments."),
     seed: int = SEED,
@@ -377,7 +377,8 @@ def databento(
     def write():
         flow = mbo_flow(messages, instruments, seed, start_ns=start)
         # the array's bytes: what databento_dbn's encoder writes, record by record, many times slower
-        write_dbn(out, flow, zstd=out.name.endswith(".zst"), start_ns=start, encoder=False)
+        write_dbn(out, flow, zstd=out.name.endswith(".zst"), gz=out.name.endswith(".gz"), start_ns=start,
+                  encoder=False)
         return len(flow)
 
     n = _writing(out, write, size=(messages, MIN_BYTES))

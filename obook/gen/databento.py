@@ -110,14 +110,19 @@ def metadata_bytes(version: int = 3, instrument_ids=(), symbols=None, start_ns: 
 
 
 def write_dbn(path, flow: np.ndarray, version: int = 3, zstd: bool = False, symbols=None,
-              encoder: bool = True, extra: bytes = b"", mappings: bool = True, start_ns: int = START_NS) -> None:
-    """Write ``flow`` as a DBN file (zstd-compressed with ``zstd``); ``extra`` bytes (other
-    records) go after the first record."""
+              encoder: bool = True, extra: bytes = b"", mappings: bool = True, start_ns: int = START_NS,
+              gz: bool = False) -> None:
+    """Write ``flow`` as a DBN file (zstd-compressed with ``zstd``, gzipped with ``gz``: level 1,
+    no name or time in the gzip header); ``extra`` bytes (other records) go after the first
+    record."""
     ids = list(dict.fromkeys(flow["instrument_id"].tolist())) if mappings else []
     body = _records_bytes(flow, encoder)
     data = metadata_bytes(version, ids, symbols, start_ns) + body[:56] + extra + body[56:]
     if zstd:
         import zstandard
         data = zstandard.ZstdCompressor(level=3).compress(data)
+    elif gz:
+        import gzip
+        data = gzip.compress(data, compresslevel=1, mtime=0)
     with open(path, "wb") as f:
         f.write(data)
