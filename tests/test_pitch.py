@@ -16,7 +16,7 @@ from obook.feeds import detect_format
 from obook.gen.itch import write_itch
 
 from pitch_builder import (ADD_EXPANDED, ADD_LONG, ADD_SHORT, BREAK, DELETE, EXECUTED, EXECUTED_AT_PRICE,
-                           MODIFY_LONG, MODIFY_SHORT, REDUCE_SHORT, TIME, TRADE_LONG, TRADE_SHORT, UNIT,
+                           MODIFY_LONG, MODIFY_SHORT, REDUCE_SHORT, TIME, TIME_REF, TRADE_LONG, TRADE_SHORT, UNIT,
                            itch_as_pitch, msg, units)
 
 TABLES = ("bbo", "trades", "orders", "depth")
@@ -126,6 +126,22 @@ def test_pitch_ticker_the_feed_never_names_error_speaks_of_books_not_a_directory
     with pytest.raises(obook.ObookError) as e:
         obook.bbo(days[1], tickers=["NOPE"], workers=1).read_all()
     assert str(e.value) == f"{days[1]}: not in the feed: NOPE (no book of the feed has that name)"
+
+def test_pitch_time_reference_past_the_first_4_kb_no_timestamp_unless_date_given(tmp_path):
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    midnight = int(dt.datetime(2026, 3, 2, tzinfo=ZoneInfo("America/New_York")).timestamp())
+    add = msg(ADD_LONG, 1, 11, b"B", 300, b"ZVZZT ", 1_000_000, 1)
+    for times, stamped in ((10, True), (1000, False)):        # 1000 Time messages: 6 KB before it
+        p = tmp_path / f"t{times}.pitch"
+        p.write_bytes(units([msg(TIME, 34_000 + i) for i in range(times)]
+                            + [msg(TIME_REF, midnight, 34_200, 0, 20260302), add], iter([20] * 1000)))
+        assert ("timestamp" in obook.bbo(p, workers=1).read_all().schema.names) == stamped
+        stream = obook.bbo(open(p, "rb"), format="pitch", workers=1).read_all()
+        assert ("timestamp" in stream.schema.names) == stamped
+        given = obook.bbo(p, workers=1, date="2026-03-02").read_all().column("timestamp")[0]
+        assert given.value == (midnight + 34_200) * 10**9 + 1
 
 def _feed(tmp_path, *messages, sizes=(64,), name="t.pitch"):
     p = tmp_path / name
