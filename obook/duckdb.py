@@ -650,6 +650,22 @@ def _source(path_json: str | None):
     return _absolute(value)
 
 
+def _given_names(path_json: str) -> dict:
+    """The files of a macro's ``path`` as it names them (its relative paths, a glob pattern's
+    matches), by the absolute paths :func:`_source` gives: the ``filename`` column says what
+    the query said, as obook.bbo and the polars scans do."""
+    import json
+
+    from .tables.open import expand, is_pattern
+
+    value = json.loads(path_json)
+    out = {}
+    for item in value if isinstance(value, list) else [value]:
+        for p in expand(item) if is_pattern(item) else [item]:
+            out[os.path.abspath(os.path.expanduser(p))] = p
+    return out
+
+
 def _absolute(path: str):
     from .tables.open import is_pattern
 
@@ -704,9 +720,11 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
             from .klines import interval_ns
 
             interval_ns(given["interval"])
-        args = (name, _frozen(source), tuple(sorted((k, _frozen(v)) for k, v in given.items())))
+        names = _given_names(path_json) if given.get("filename") else {}
+        args = (name, _frozen(source), tuple(sorted((k, _frozen(v)) for k, v in given.items())),
+                tuple(sorted(names.items())))
         if args not in opened.by_args:
-            opened.by_args[args] = Opened(name, source, given)
+            opened.by_args[args] = Opened(name, source, given, names)
         return pool.assign(args, query)
 
     # DuckDB wants the UDF's own arity: slot(path_json, <one per option>, compared, query)

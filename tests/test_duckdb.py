@@ -379,6 +379,21 @@ def test_obook_macro_true_false_option_given_a_boolean_its_text_or_null_reads(co
         assert ("filename" in columns) == named
 
 
+def test_obook_macro_filename_is_the_path_as_given_as_python_and_polars_give_it(con, tmp_path, monkeypatch):
+    import obook.polars as opl
+    from obook.gen.pitch import write_pitch
+
+    (tmp_path / "days").mkdir()
+    for i in (1, 2):
+        write_pitch(tmp_path / "days" / f"d{i}.pitch", 300, 3, seed=i)
+    monkeypatch.chdir(tmp_path)
+    for path in ("days/d1.pitch", "./days/d1.pitch", "days/*.pitch", ["days/d2.pitch", "days/d1.pitch"]):
+        sql = con.execute(f"SELECT DISTINCT filename FROM obook_bbo({path!r}, workers := 1, filename := true) "
+                          "ORDER BY ALL").fetchall()
+        python = obook.bbo(path, workers=1, filename=True).read_all().column("filename").unique().to_pylist()
+        polars = opl.scan_bbo(path, workers=1, filename=True).collect()["filename"].unique().to_list()
+        assert [r[0] for r in sql] == sorted(python) == sorted(polars), path
+
 @pytest.mark.parametrize(("call", "first"), [
     ("obook_bbo('{f}', on_error = 'skip')", "workers"),
     ("obook_symbols('{f}', prices = 'decimal')", "format"),

@@ -197,7 +197,9 @@ def check_options(spec, options: dict) -> dict:
 class Opened:
     """A table of a source, ready to stream: its schema is known, nothing is read yet."""
 
-    def __init__(self, name: str, source, options: dict):
+    def __init__(self, name: str, source, options: dict, names: dict | None = None):
+        """``names``: the ``filename`` of a feed file, by its path in ``source``, when that is
+        not how it was given (a front end that made the paths absolute)."""
         from ..feeds import resolve_format
         from ..feeds.sources import check_source, is_stream
 
@@ -214,7 +216,8 @@ class Opened:
                     raise ObookError(f"{e.filename or _name(feed)}: {e.strerror or e}") from None
             fmt = resolve_format(o.get("format"), feed)
             check_produces(fmt, self.spec.name)
-            self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], _name(feed) if o.get("filename") else None)))
+            shown = (names or {}).get(feed, _name(feed)) if isinstance(feed, str) else _name(feed)
+            self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], shown if o.get("filename") else None)))
         check_one_units(self.parts)
         feed, fmt, shape = self.parts[0]
         self.schema = shape.schema(raw_schema(self.spec, feed, fmt, o))
