@@ -358,3 +358,9 @@ def test_symbol_mapping_records_name_the_books(tmp_path, version):
         t = obook.bbo(path, workers=workers).read_all()
         pairs = set(zip(t.column("instrument_id").to_pylist(), t.column("ticker").to_pylist()))
         assert pairs == {(i, f"LIVE{i}") for i in ids}
+
+
+def test_dbn_date_given_changes_no_row_times_are_instants(tmp_path):
+    path = feed(tmp_path)
+    plain = obook.bbo(path, workers=1).read_all()
+    assert obook.bbo(path, workers=1, date="2001-02-03").read_all().equals(plain)
