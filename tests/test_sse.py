@@ -137,6 +137,24 @@ def test_sse_book_error_names_the_physical_line_and_its_event_order_record(day, 
     assert cli_error("bbo", p) == f"error: line {k + 1}: {error.reason}"
 
 
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_sse_second_day_after_the_first_error_after_every_first_day_row(day, tmp_path, on_error):
+    """A log holding a day twice, one after the other: the second day's BizIndexes start
+    again, far more lines out of order than the framer's window. The replay stops at the
+    second day's first event line, strict and tolerant alike, after every row of the first
+    day."""
+    from hostile_support import batches_until_error
+
+    lines = day.read_text().splitlines()
+    p = _write(tmp_path, lines + lines, "twice.log")
+    rows, error = batches_until_error(obook.bbo(p, workers=1, on_error=on_error))
+    first = next(i for i, ln in enumerate(lines) if "MsgType=19" in ln)
+    assert isinstance(error, FeedError) and error.record == len(lines) + first + 1, error
+    assert "more than 4096 lines out of order" in error.reason
+    clean = obook.bbo(day, workers=1).read_all()
+    assert bbo_by_ticker(pa.Table.from_batches(rows, clean.schema)) == bbo_by_ticker(clean)
+
+
 @pytest.mark.skipif(not REAL_DAY.exists(), reason="the real Shanghai day is not on this machine")
 def test_sse_real_day_every_continuous_snapshot_matches():
     a = obook.audit(REAL_DAY, workers=1).read_all()

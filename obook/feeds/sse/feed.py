@@ -8,9 +8,10 @@ lowest BizIndexes among the lines it has seen, and rewrites the batch's lines in
 place in (BizIndex, channel) order, the lines that are not events (snapshots, blank
 lines) after them in file order. A record number (``seq``) is therefore a line's
 position in this event order, not its physical line; framer errors (malformed line,
-unknown message type, a BizIndex arriving after a later one was delivered: more out
-of order than the window, a cut last line: obook.feeds.axsbe_lines) name the physical
-line; the lines before it that the BizIndex order can already place are replayed first.
+unknown message type, a BizIndex at most one delivered or one of its channel more than
+the window's lines before it, a cut last line: obook.feeds.axsbe_lines) name the physical
+line; the lines before it that the BizIndex order can already place are replayed first
+(a late line orders none of them).
 The book's errors name a record: ``SseFramer.locate`` gives them its physical line.
 """
 
@@ -156,15 +157,15 @@ class SseFramer(Framer):
                     self.skipped[key] = self.skipped.get(key, 0) + 1
                 kinds[bad] = K.KIND_NONE
         ev = np.flatnonzero(kinds == K.KIND_EVENT)
-        keys, chans = self.keys[ev], self.chans[ev]
-        late = self._late(ev, keys, chans)
-        if late is not None and late < limit:
-            i = int(late)
+        late = self._late(ev, self.keys[ev], self.chans[ev])
+        if len(late) and late[0] < limit:
+            i = int(late[0])
             limit = i
             error = FeedError(self.path, base_seq + i,
                               f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} comes after a "
-                              f"later one was replayed (more than {self.lookahead} lines out of order)",
-                              unit=self.unit)
+                              f"later one (more than {self.lookahead} lines out of order)", unit=self.unit)
+        ev = np.setdiff1d(ev, late, assume_unique=True)     # a late line orders no line before it
+        keys, chans = self.keys[ev], self.chans[ev]
         if error is None:
             error = lost
         if error is not None and limit == 0:
@@ -186,13 +187,16 @@ class SseFramer(Framer):
         return FrameResult(cut, self._reorder(buf, base_seq, cut) if cut else 0, error)
 
     def _late(self, ev, keys, chans):
-        """The first event line whose BizIndex is below one already delivered in its channel."""
-        late = None
-        for c, top in self.delivered.items():
-            hit = np.flatnonzero((chans == c) & (keys <= top))
-            if len(hit) and (late is None or ev[hit[0]] < late):
-                late = int(ev[hit[0]])
-        return late
+        """The event lines (``ev``, in file order) whose BizIndex is at most one already
+        delivered in its channel or one of its channel more than the window's lines before it."""
+        late = np.zeros(len(ev), np.bool_)
+        for c in np.unique(chans).tolist():
+            mine = np.flatnonzero(chans == c)
+            at, top = ev[mine], np.maximum.accumulate(keys[mine])
+            before = np.searchsorted(at, at - self.lookahead) - 1     # the last line > window before
+            far = np.where(before >= 0, top[np.maximum(before, 0)], -1)
+            late[mine] = (keys[mine] <= far) | (keys[mine] <= self.delivered.get(c, -1))
+        return ev[late]
 
     def _reorder(self, buf, base_seq: int, cut: int) -> int:
         """Rewrite lines [0, cut) of buf in event order; returns the batch's bytes."""
