@@ -29,7 +29,10 @@ def session_date(path, date=None, fmt=None) -> _dt.date | None:
     else the format's ``session_date(path)`` (``fmt``: a FeedFormat or its name; None: the
     format told from the feed's name and first bytes, or when none can be told, any registered
     format's that knows the path), else None. A day ns timestamps cannot hold (before 1678,
-    after 2261) is an ObookError naming where it came from."""
+    after 2261) is an ObookError naming where it came from, and so are the files of one feed
+    (a tuple) whose own dates differ."""
+    if isinstance(path, tuple) and len(path) > 1:
+        _check_one_day(path, fmt)
     day = _session_date(path, date, fmt)
     if day is not None:
         check_day(day, f"--date / date= {date}" if date is not None else f"{path}: its session date")
@@ -100,6 +103,24 @@ def _contradicted(path, day: _dt.date, own: _dt.date) -> None:
     logging.getLogger("obook").warning(
         "%s: --date / date= %s is not the feed's own session date %s (from its file name or first "
         "records); %s is used", name, day, own, day)
+
+
+def _check_one_day(paths: tuple, fmt) -> None:
+    """An ObookError when two files of one feed give different session dates (their names,
+    their first records): the second day's records would replay as the first day's."""
+    first = None
+    for p in paths:
+        try:
+            day = _feed_date(p, fmt)
+        except (OSError, ObookError, ValueError, TypeError):    # (the replay says what is wrong with the file)
+            day = None
+        if day is None:
+            continue
+        if first is None:
+            first = (p, day)
+        elif day != first[1]:
+            raise ObookError(f"{p}: session date {day}, not {first[1]} as {first[0]}: the files of one feed are "
+                             "one day's (replay each day on its own)")
 
 
 def _feed_date(path, fmt) -> _dt.date | None:

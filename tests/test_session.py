@@ -69,6 +69,26 @@ def test_session_date_csv_file_no_format_given_reads_iso_date_in_name(tmp_path):
     assert session_date(path) == dt.date(2021, 5, 4)
 
 
+@pytest.mark.parametrize("date", [None, "2024-01-05"])
+def test_session_feed_files_of_two_days_error_naming_both(tmp_path, date):
+    """The files of one feed (a tuple; several FEEDs on the command line) whose names say two
+    days are refused before any row, a given date or not: the second day's records would
+    replay as the first's. The pieces of one day replay as the whole day."""
+    from obook.gen.sse import write_sse
+
+    first, second = tmp_path / "2024-01-05.log", tmp_path / "2024-01-08.log"
+    write_sse(first, 500, 2, seed=1)
+    write_sse(second, 500, 2, seed=2)
+    want = f"^{second}: session date 2024-01-08, not 2024-01-05 as {first}: the files of one feed are one day's"
+    with pytest.raises(ObookError, match=want):
+        obook.bbo((first, second), workers=1, date=date).read_all()
+    lines = first.read_text().splitlines(keepends=True)
+    a, b = tmp_path / "2024-01-05_a.log", tmp_path / "2024-01-05_b.log"
+    a.write_text("".join(lines[:300]))
+    b.write_text("".join(lines[300:]))
+    assert obook.bbo((a, b), workers=1, date=date).read_all().equals(obook.bbo(first, workers=1, date=date).read_all())
+
+
 def test_session_csv_time_is_milliseconds(tmp_path):
     path = tmp_path / "orders.csv"
     write_csv(path, 1000, 3, seed=1)
