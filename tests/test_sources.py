@@ -177,6 +177,27 @@ def test_sources_text_pieces_shorter_than_the_look_ahead_name_the_file_and_its_l
     assert (e.value.path, e.value.record, e.value.feed_record) == (str(files[2]), bad - first + 1, bad)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("cut_inside_a_record", [False, True])
+def test_sources_binary_pieces_shorter_than_the_look_ahead_name_the_file_and_its_record(tmp_path, workers,
+                                                                                      cut_inside_a_record):
+    # the Shenzhen binary framer holds back thousands of records to keep an order with its
+    # fills: a file's records still count as that file's, and the next file's first record
+    # is its record 1 (here a second copy of the day: its ApplSeqNums start again)
+    from obook.gen.szse import binary_record, generate
+
+    records = [binary_record(r) for r in generate(3000, seed=4)]
+    data = b"".join(records)
+    cut = sum(map(len, records[:1_000])) + (9 if cut_inside_a_record else 0)
+    files = [tmp_path / f"sz.bin.{i}" for i in range(3)]
+    for f, part in zip(files, (data[:cut], data[cut:], data)):
+        f.write_bytes(part)
+    with pytest.raises(obook.FeedError) as e:
+        _rows(tuple(files), workers=workers, format="szse-bin")
+    assert (e.value.path, e.value.record, e.value.feed_record) == (str(files[2]), 1, len(records) + 1)
+    assert "sequence gap" in e.value.reason
+
+
 def test_pieces_empty_file_in_the_middle_records_go_to_the_next(tmp_path):
     from obook.feeds.pieces import Pieces
 

@@ -103,6 +103,17 @@ class Framer:
         """
         raise NotImplementedError
 
+    def records_in(self, tail: np.ndarray) -> int:
+        """The records that start in ``tail``, the bytes the framer left unframed at the end
+        of a file of a feed in several files: lines a text framer holds back to look ahead (and
+        a last one the file's end cuts), or the one record a binary framer leaves when the end
+        cuts it (a binary framer that looks records ahead counts them)."""
+        if not len(tail):
+            return 0
+        if self.unit != "line":
+            return 1
+        return int(np.count_nonzero(tail == 10)) + (0 if tail[-1] == 10 else 1)
+
     def message_counts(self) -> dict[str, int] | None:
         """Records framed so far by type (None when the framer does not know types)."""
         return None

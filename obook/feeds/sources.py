@@ -625,17 +625,6 @@ def _damaged(name: str, seq: int, at: int, cause: Exception, unit: str) -> FeedE
     return FeedError(name, seq, f"read failed at byte {at} of the decompressed feed: {cause}", unit=unit)
 
 
-def _records_in(buf: np.ndarray, tail: int, unit: str) -> int:
-    """The records that start in ``buf[:tail]``, the bytes a framer left unframed at a file's
-    end: lines a text framer holds back to look ahead (and a last one the file's end cuts),
-    or the one record a binary framer leaves when the end cuts it."""
-    if not tail:
-        return 0
-    if unit != "line":
-        return 1
-    return int(np.count_nonzero(buf[:tail] == 10)) + (0 if buf[tail - 1] == 10 else 1)
-
-
 def _whole_lines(buf: np.ndarray, have: int) -> int:
     """The bytes of ``buf[:have]`` up to and with its last line end."""
     return buf[:have].tobytes().rfind(b"\n") + 1
@@ -720,7 +709,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             buf[:tail] = buf[pos:have]
             have = tail
             if piece_end:   # a record cut by a file's end counts as that file's
-                pieces.add(paths[f.i], seq + _records_in(buf, tail, unit), piece_start)
+                pieces.add(paths[f.i], seq + framer.records_in(buf[:tail]), piece_start)
         late = getattr(f, "deferred_error", None)    # a reader's error after its bytes (a merge's bad row)
         if late is not None:
             yield Batch(buf[:0], seq, offset, 0, late, f.pos())

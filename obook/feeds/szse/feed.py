@@ -281,6 +281,18 @@ class SzseBinFramer(_SzseFramer):
             res.error = TruncatedFeedError(self.path, base_seq + n, byte_offset + nbytes, unit=self.unit)
         return res
 
+    def records_in(self, tail):
+        """The records that start in ``tail`` (the records held back to look ahead at a
+        file's end, a last one its end cuts), by their lengths; the rest from a length below
+        the header as one."""
+        data, k, p = tail.tobytes(), 0, 0
+        while p + 4 <= len(data):
+            ln = int.from_bytes(data[p + 2:p + 4], "little")
+            if ln < K.HEADER:
+                return k + 1
+            p, k = p + ln, k + 1
+        return k + (p < len(data))
+
     def _reason(self, buf, i):
         return reason(int(self.codes[i]), int(self.details[i]))
 
