@@ -182,6 +182,18 @@ def test_szse_sequence_gap_strict_error_tolerant_counted(recs, tmp_path, binary)
     assert stats["skipped"].get("sequence gap") == 1
 
 
+@pytest.mark.parametrize("binary", [False, True])
+def test_szse_sequence_going_back_error_says_so_not_records_lost(recs, tmp_path, binary):
+    """A day's records followed by the same records again: the ApplSeqNums go back, which
+    the error says (records read twice), rather than that records were lost."""
+    p = _write(tmp_path, recs + recs, binary)
+    with pytest.raises(FeedError, match="sequence gap in channel") as e:
+        obook.bbo(p, workers=1).read_all()
+    first = next(i for i, r in enumerate(recs) if r["MsgType"] != 111)      # (a snapshot has no ApplSeqNum)
+    assert e.value.record == len(recs) + first + 1
+    assert "going back" in e.value.reason and "records lost" not in e.value.reason
+
+
 def test_szse_cancel_of_unknown_order_strict_error(recs, tmp_path):
     k = next(i for i, r in enumerate(recs) if r["MsgType"] == 191 and r["ExecType"] == ord("4")
              and r["BidApplSeqNum"] and i > 3000)

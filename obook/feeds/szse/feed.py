@@ -122,12 +122,12 @@ class _SzseFramer(Framer):
             self.skipped["sequence gap"] = self.skipped.get("sequence gap", 0) + int(n_gaps)
         if gap >= 0:
             j = int(np.searchsorted(rec[:r, K.R_SEQ], first + gap))
-            error = FeedError(self.path, base_seq + gap,
-                              f"sequence gap in channel {int(rec[j, K.R_CHAN])}: ApplSeqNum "
-                              f"{int(rec[j, K.R_APPL])} after {int(self.last_appl[rec[j, K.R_CHAN]])} "
-                              f"(records lost, or securities of the channel missing: replay them together, "
-                              f"or skip gaps with on_error skip)",
-                              unit=self.unit)
+            appl, last = int(rec[j, K.R_APPL]), int(self.last_appl[rec[j, K.R_CHAN]])
+            why = ("going back: a record repeated, or the channel's records read again (the same day twice?)"
+                   if appl <= last else "records lost, or securities of the channel missing: replay them "
+                   "together, or skip gaps with on_error skip")
+            error = FeedError(self.path, base_seq + gap, f"sequence gap in channel {int(rec[j, K.R_CHAN])}: "
+                              f"ApplSeqNum {appl} after {last} ({why})", unit=self.unit)
         if cut == 0 and error is None:
             return FrameResult(0, 0), 0
         self._count(cut)
