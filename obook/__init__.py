@@ -46,9 +46,10 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     earlier row; "skip" applies the tolerant rules and counts what it skipped (any case).
     ``stats``: a dict filled in when the reader is exhausted (records, rows, skipped ...;
     with the feed's integer prices, without ``filename``).
-    ``date``: the session date (``YYYY-MM-DD``; default from a Nasdaq file name
-    ``MMDDYYYY.NASDAQ_ITCH50[.gz]``; a date that differs from the name's is used, with a
-    warning on the ``obook`` logger). When it is known, every table has a ``timestamp``
+    ``date``: the session date (``YYYY-MM-DD``; default: the feed's own, from a Nasdaq file
+    name ``MMDDYYYY.NASDAQ_ITCH50[.gz]``, a ``YYYY-MM-DD`` or ``YYYYMMDD`` in a CSV or Shanghai
+    log's name, a Shenzhen feed's first TransactTime; a date that differs from the feed's is
+    used, with a warning on the ``obook`` logger). When it is known, every table has a ``timestamp``
     column after ``time`` (``timestamp[ns, UTC]``: the session's midnight in the feed's zone + time).
     ``tickers``: replay only these tickers' books (a list or a comma-separated string; the
     other books' records are skipped after framing); a ticker the feed does not name raises

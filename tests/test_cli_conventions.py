@@ -86,6 +86,15 @@ def test_cli_levels_range_1_to_50_everywhere(command, tmp_path):
         assert r.exit_code == 2 and "--levels" in r.output, (bad, r.output)
 
 
+@pytest.mark.parametrize("command", ["bbo", "convert", "simulate"])
+def test_cli_date_help_says_every_formats_own_session_date(command):
+    """--date's default is the feed's own day: a Nasdaq name, a date in a CSV or Shanghai
+    log's name, a Shenzhen feed's first records (not a Nasdaq name alone)."""
+    r = runner.invoke(app, [command, "--help"], terminal_width=400)
+    line = next(ln for ln in r.output.splitlines() if "--date" in ln)
+    assert all(w in line for w in ("NASDAQ_ITCH50", "YYYYMMDD", "Shanghai", "Shenzhen")), line
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     path = tmp_path_factory.mktemp("conv") / "tiny.itch"

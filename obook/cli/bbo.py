@@ -30,6 +30,9 @@ class Compression(str, Enum):
 COMPRESSION_HELP = ("Parquet compression (other outputs: a warning that it is not used): fast (zstd level 1, dictionaries: the smallest files measured but "
                     "for a fraction of a percent) or small (zstd level 7: up to 0.5% smaller, 1.3-1.8x "
                     "the encoding time).")
+#: where a feed's own session date comes from, --date's default
+DATE_DEFAULT = ("the feed's own: a MMDDYYYY.NASDAQ_ITCH50 name, a YYYY-MM-DD or YYYYMMDD in a CSV or Shanghai "
+                "log's name, a Shenzhen feed's first TransactTime")
 
 
 def feed_source(feed, format: str | None, digest: bool = False):
@@ -78,8 +81,8 @@ def bbo(
                                      help="raise: stop at the first failing record (after writing every earlier row); "
                                           "skip: apply the tolerant rules and report what was skipped (a feed cut short still ends in an error, after every row before the cut)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
-                                       help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name; one that differs "
-                                            "from the name's is used, with a warning); "
+                                       help=f"Session date YYYY-MM-DD (default: {DATE_DEFAULT}; one that differs "
+                                            "from the feed's is used, with a warning); "
                                             "when known, file outputs get a timestamp column (UTC)."),
     compression: Compression = typer.Option(Compression.fast, "--compression", "-c", help=COMPRESSION_HELP),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ..tables import offered, tables
-from .bbo import COMPRESSION_HELP, Compression, FeedFormatName, OnError
+from .bbo import COMPRESSION_HELP, DATE_DEFAULT, Compression, FeedFormatName, OnError
 
 #: the tables ``convert`` writes (the registry's)
 _TABLES = [t for t in tables() if offered(t, "convert")]
@@ -33,8 +33,8 @@ def convert(
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
-                                       help="Session date (default: from a MMDDYYYY.NASDAQ_ITCH50[.gz] file name; one that differs "
-                                            "from the name's is used, with a warning). "
+                                       help=f"Session date (default: {DATE_DEFAULT}; one that differs "
+                                            "from the feed's is used, with a warning). "
                                             "When known, the tables get a timestamp column (UTC instants)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: stop at the first failing record, the rows before it kept as OUTDIR/<table>.parquet.partial; "

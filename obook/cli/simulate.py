@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .bbo import OnError
+from .bbo import DATE_DEFAULT, OnError
 
 
 class OutType(str, Enum):
@@ -50,7 +50,7 @@ def simulate(
                                      help="raise: stop at the first feed record that cannot be read; skip: apply the "
                                           "tolerant rules (a feed cut short is still an error)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
-                                       help="Session date YYYY-MM-DD (default: from a MMDDYYYY.NASDAQ_ITCH50 name): "
+                                       help=f"Session date YYYY-MM-DD (default: {DATE_DEFAULT}): "
                                             "every table with a time column (all but summary) gets a timestamp column (UTC)."),
 ) -> None:
     """Replay FEED with your ORDERS in it: each instruction reaches the book after its latency,
