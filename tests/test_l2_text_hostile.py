@@ -102,3 +102,23 @@ def test_text_log_gigabyte_line_memory_bounded_one_line_error(tmp_path, fmt):
     code, rss, err = peak_rss_mib("bbo", "--format", fmt, path)
     assert code == 1 and "line 21: line longer than" in err, err[-1500:]
     assert rss < 400, f"peak RSS {rss:.0f} MiB"
+
+
+@pytest.mark.parametrize("fmt", ["sse", "szse"])
+def test_text_log_byte_order_mark_read_as_the_log_without_it(tmp_path, fmt):
+    """A UTF-8 byte order mark before the first message (an editor saved the log): the log
+    is told by its bytes and replays as the log without it, its first line included (the
+    line and record numbers unchanged, a Shenzhen log's date read); a stream too."""
+    from obook.gen.sse import generate as sse_lines
+    from obook.gen.szse import generate as szse_records
+
+    lines = sse_lines(3000, seed=2) if fmt == "sse" else [text_line(r) for r in szse_records(3000, seed=2)]
+    plain, marked = tmp_path / "plain.log", tmp_path / "marked.log"
+    plain.write_text("\n".join(lines) + "\n")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    tables = ("bbo", "orders", "trades") + (("audit",) if fmt == "sse" else ())
+    for name in tables:
+        want = obook.table(name, plain, workers=1).read_all()
+        assert want.num_rows and obook.table(name, marked, workers=1).read_all().equals(want), name
+    with open(marked, "rb") as stream:
+        assert obook.bbo(stream, workers=1).read_all().equals(obook.bbo(plain, workers=1).read_all())

@@ -14,6 +14,22 @@ from __future__ import annotations
 
 #: the message types of the logs (snapshot, execution / trade, order)
 TYPES = (b"111", b"191", b"192")
+#: a UTF-8 byte order mark, which an editor may put before a log's first line
+BOM = b"\xef\xbb\xbf"
+
+
+def drop_bom(buf) -> None:
+    """A byte order mark at the front of ``buf`` (a log's first bytes, uint8) moved out of the
+    way in place: the first token (or the whole first line) shifted left over it, three spaces
+    after it, so the line starts with its ``//`` and the bytes, lines and offsets keep their
+    count. A first token longer than the bytes looked at: the mark becomes spaces."""
+    if bytes(buf[:3]) != BOM:
+        return
+    head = bytes(buf[3:3 + 4096])
+    ends = [i for i in (head.find(b" "), head.find(b"\n"), head.find(b"\r")) if i >= 0]
+    end = min(ends) if ends else 0
+    buf[:end] = buf[3:3 + end]
+    buf[end:end + 3] = 32
 
 
 def _shown(b: bytes) -> str:

@@ -18,7 +18,7 @@ TABLES = "obook.feeds.sse.audit:reader"
 
 def sniff(filename: str, head: bytes) -> int:
     """How sure the content is a Shanghai AX-SBE text log (0: not one)."""
-    if head.startswith(b"//SecurityIDSource=101"):
+    if head.removeprefix(b"\xef\xbb\xbf").startswith(b"//SecurityIDSource=101"):   # (an editor's byte order mark)
         return 80      # content alone: below a file name that says another format (.itch 90)
     return 0
 

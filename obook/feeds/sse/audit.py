@@ -23,6 +23,7 @@ import pyarrow as pa
 from ..._kernels import l2_sse as K
 from ..._kernels.l2_text import fields
 from ...errors import FeedError
+from ..axsbe_lines import drop_bom
 from ..sources import Cut, is_stream, open_source, read_block, tee
 from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
 from . import NAME
@@ -50,6 +51,8 @@ def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
                 got = e.got
                 eof = True
             eof = eof or got < chunk
+            if seq == 1 and not len(buf):
+                drop_bom(block[:got])
             buf = np.concatenate([buf, block[:got]])
             pos = 0
             while True:

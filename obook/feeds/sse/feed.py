@@ -26,7 +26,7 @@ from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, fields, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason, marker_reason, number_reason
+from ..axsbe_lines import cut_reason, drop_bom, marker_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 #: lines scanned past a batch's end to be sure no later line precedes it
@@ -98,6 +98,8 @@ class SseFramer(Framer):
         return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
+        if byte_offset == 0:
+            drop_bom(buf)
         cap = max(1, max_records // 2)           # a trade line can make two events
         want = cap + self.lookahead
         if self.starts.shape[0] < want:

@@ -28,7 +28,7 @@ def session_date(path):
     import re
 
     from ..sources import read_head
-    head = read_head(path, 4096)
+    head = read_head(path, 4096).removeprefix(b"\xef\xbb\xbf")     # (an editor's byte order mark)
     if not head.startswith(b"//SecurityIDSource=102"):
         return None
     m = re.search(rb"TransactTime=(\d{17})", head)
@@ -37,6 +37,7 @@ def session_date(path):
 
 def sniff(name: str, head: bytes) -> int:
     """100 for a text log whose first message is Shenzhen's (SecurityIDSource=102)."""
+    head = head.removeprefix(b"\xef\xbb\xbf")       # (an editor's byte order mark)
     return 80 if head.startswith(b"//SecurityIDSource=102") else 0   # content alone: below a name saying .itch (90)
 
 

@@ -26,7 +26,7 @@ from ..._kernels.l2_text import KEYS, fields
 from ..._kernels.layout import (BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF, MAX_BATCH_RECORDS,
                                 OR_NEW_REF, OR_REF, OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason, marker_reason, number_reason
+from ..axsbe_lines import cut_reason, drop_bom, marker_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
@@ -158,6 +158,8 @@ class SzseTextFramer(_SzseFramer):
         self.heads = K.Heads(self.ends, self.codes, self.details, self.rec)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
+        if byte_offset == 0:
+            drop_bom(buf)
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
