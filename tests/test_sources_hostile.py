@@ -4,6 +4,7 @@ decompressed size), empty, cut and damaged zip archives (a one-line error, never
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 import zipfile
@@ -292,6 +293,20 @@ def test_zip_bytes_missing_before_directory_one_line_error_not_oserror(tmp_path,
     path.write_bytes(raw[:at] + raw[at + 14:])
     assert "not a readable zip archive" in cli_error("bbo", "--format", "itch", path)
     with pytest.raises(ObookError, match="holed.zip: not a readable zip archive"):
+        obook.bbo(path, workers=1, format="itch").read_all()
+
+
+def test_zip_encrypted_member_one_line_error_naming_it(tmp_path):
+    """A password-protected zip: one line naming the archive and its file, not the zipfile
+    module's description of its member."""
+    raw = bytearray(_zip(tmp_path / "plain.zip", _itch_head() * 50).read_bytes())
+    raw[6] |= 1                                     # the local header's "encrypted" flag
+    raw[raw.find(b"PK\x01\x02") + 8] |= 1          # the directory's
+    path = tmp_path / "locked.zip"
+    path.write_bytes(bytes(raw))
+    want = f"{path}: its file day0.itch is encrypted (a password-protected zip archive): extract it first"
+    assert cli_error("bbo", "--format", "itch", path) == f"error: {want}"
+    with pytest.raises(ObookError, match="^" + re.escape(want) + "$"):
         obook.bbo(path, workers=1, format="itch").read_all()
 
 

@@ -381,6 +381,9 @@ def _unzipping(f, name: str):
         members = [i for i in z.infolist() if not i.is_dir()]
         if len(members) != 1:
             raise ObookError(f"{name}: a zipped feed must hold exactly one file, not {len(members)}")
+        if members[0].flag_bits & 1:
+            raise ObookError(f"{name}: its file {members[0].filename} is encrypted (a password-protected zip "
+                             "archive): extract it first")
         return _ZipMember(z.open(members[0]), name)
     except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as e:   # damaged, unknown method, encrypted
         f.close()
