@@ -247,6 +247,20 @@ def test_replay_text_format_given_other_bytes_warns_no_message_of_the_format(tmp
     assert "holds a message of the format" not in caplog.text
 
 
+def test_replay_csv_header_only_warns_no_order_line_not_another_format(tmp_path, caplog):
+    """A CSV order feed of its header alone (a day without orders; a blank line after it) is
+    that format's: the warning says it holds no order line, not that the format may be
+    another."""
+    import obook
+
+    path = tmp_path / "day.csv"
+    path.write_text("Time,Ticker,Order,T,Shares,Price\n\n")
+    with caplog.at_level("WARNING", logger="obook"):
+        assert obook.bbo(path, workers=1).read_all().num_rows == 0
+    assert f"{path}: no order line after its header" in caplog.text
+    assert "is that the feed's format" not in caplog.text
+
+
 def test_cli_output_that_is_the_feed_refused_feed_kept(tmp_path, capsys):
     from obook.gen.csv import write_csv
 

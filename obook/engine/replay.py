@@ -223,9 +223,12 @@ class Replay:
             if self.stats["records"] == 0:
                 log.warning("%s: no records in the feed (%s)", self.path,     # a stream may say why
                             getattr(self.source, "empty_reason", "an empty file?"))
+            elif not types and not counts and getattr(framer, "headed", False):
+                log.warning("%s: no order line after its header", self.path)
             elif not types and not counts:      # (a text format's lines that carry no message)
-                log.warning("%s: none of its %s %ss holds a message of the format %r: is that the feed's format?",
-                            self.path, f"{self.stats['records']:,}", framer.unit, self.format.name)
+                n = self.stats["records"]
+                log.warning("%s: none of its %s %s%s holds a message of the format %r: is that the feed's format?",
+                            self.path, f"{n:,}", framer.unit, "" if n == 1 else "s", self.format.name)
             for note in framer.notes():
                 log.warning("%s", note)
             if counts:

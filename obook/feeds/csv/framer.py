@@ -27,6 +27,8 @@ class CsvFramer(Framer):
     TruncatedFeedError (strict and tolerant) after the lines before it."""
 
     unit = "line"
+    #: line 1 is the header, no order line
+    headed = True
 
     def __init__(self, path, on_error="raise"):
         super().__init__(path, on_error)
