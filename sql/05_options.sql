@@ -11,12 +11,13 @@ CREATE OR REPLACE TEMP MACRO __obook_shown(value) AS
     CASE WHEN typeof(value) = 'VARCHAR' THEN chr(39) || CAST(value AS VARCHAR) || chr(39)
          ELSE coalesce(CAST(value AS VARCHAR), 'NULL') END;
 -- __obook_feed_time(value, what): a macro's start_time / end_time option as a feed time (UBIGINT),
--- NULL as NULL; 1.5, 2.0, -1, '5' or true is an error naming the option (``what``), never rounded.
+-- NULL as NULL; 1.5, 2.0, -1, 2^63, '5' or true is an error naming the option (``what``), never
+-- rounded (the times are computed as BIGINT, as in Python).
 CREATE OR REPLACE TEMP MACRO __obook_feed_time(value, what) AS
     CASE WHEN value IS NULL THEN NULL
-         WHEN __obook_integer(value) AND TRY_CAST(value AS UBIGINT) IS NOT NULL
+         WHEN __obook_integer(value) AND TRY_CAST(value AS BIGINT) >= 0
          THEN TRY_CAST(value AS UBIGINT)
-         ELSE error(what || ' must be a whole number, at least 0, not ' || __obook_shown(value))
+         ELSE error(what || ' must be a whole number from 0 to 2^63 - 1, not ' || __obook_shown(value))
     END;
 -- __obook_window(first_time, last_time, what): both feed times given (see __obook_feed_time), the
 -- first after the last is an error naming the macro (``what``); else true.
