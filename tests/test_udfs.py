@@ -74,6 +74,16 @@ def test_obook_time_of_day_past_midnight_raises(con):
         con.execute("SELECT obook_time_of_day(90000000000000::UBIGINT)").fetchall()
 
 
+@pytest.mark.parametrize("call", ["obook_time_of_day(86400000000001::UBIGINT)",
+                                  "obook_time_of_day(86400000000999::UBIGINT)",
+                                  "obook_time_of_day_ms(86400001)"])
+def test_obook_time_of_day_a_unit_past_midnight_raises_not_24h(con, call):
+    assert con.execute("SELECT obook_time_of_day(86400000000000::UBIGINT), "
+                       "obook_time_of_day_ms(86400000)").fetchall() == [("24:00:00", "24:00:00")]
+    with pytest.raises(duckdb.Error, match="past 24:00:00"):
+        con.execute(f"SELECT {call}").fetchall()
+
+
 def test_udfs_apply_to_obook_bbo_columns(con, tmp_path):
     feed = write_small_feed(tmp_path / "small.itch")
     got = con.execute(f"SELECT seq, obook_price(bid_px, '{feed}'), obook_time_of_day(time) FROM obook_bbo('{feed}') "
