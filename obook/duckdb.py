@@ -841,7 +841,11 @@ def _unit(path_json, fmt, key):
     source = _source(path_json)
     recorded = _parquet_units(source)
     if recorded is not None:        # Parquet files obook wrote: the units their schema records
-        return _unit_value(recorded, key)
+        if key == "price_scale" and recorded["price_scale"] is None:
+            raise ObookError(f"{recorded['path']}: its prices are {recorded['prices']} (obook.prices), "
+                             "the currency already, not the feed's integers that obook_price and "
+                             "obook_ticks convert: give the feed it came from, or a file of integer prices")
+        return _unit_value({k: v for k, v in recorded.items() if k not in ("path", "prices")}, key)
     every = feeds(source, fmt)
     feed = every[0]
     # called once per vector of a query (obook_price ...): the format of a file is detected
@@ -873,7 +877,9 @@ _units_seen: dict = {}
 def _parquet_units(source) -> dict | None:
     """The units (price_scale, quantity_scale, time_unit_ns) that Parquet files obook wrote
     record in their schema (``obook.tables.units``), when ``source`` names Parquet files
-    (.parquet, .pq) alone; None otherwise. Files without them, or whose units differ, are an error."""
+    (.parquet, .pq) alone; None otherwise. Files without them, or whose units differ, are an error.
+    Files of decimal or float prices (``obook.prices``) have no price_scale of integers: None,
+    with ``path`` and ``prices`` saying which."""
     import pyarrow.parquet as pq
 
     from .tables.open import expand, is_pattern
@@ -883,15 +889,16 @@ def _parquet_units(source) -> dict | None:
     if not items or not all(isinstance(p, str) and p.lower().endswith((".parquet", ".pq")) for p in items):
         return None
     paths = [p for item in items for p in (expand(item) if is_pattern(item) else [item])]
-    found = None
+    found, not_int = None, {}
     for path in paths:
         try:
             meta = meta_units(pq.read_schema(path))
         except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
             raise ObookError(f"{path}: cannot read its Parquet schema: {e}") from e
         try:
-            units = {"price_scale": int(meta["price_scale"]), "quantity_scale": int(meta["quantity_scale"]),
-                     "time_unit_ns": time_unit_ns(meta["time_unit"])}
+            prices = meta.get("prices", "int")
+            units = {"price_scale": int(meta["price_scale"]) if prices == "int" else None,
+                     "quantity_scale": int(meta["quantity_scale"]), "time_unit_ns": time_unit_ns(meta["time_unit"])}
         except (KeyError, ValueError):
             raise ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
                              "obook.quantity_scale, obook.time_unit in its schema): give the feed it came from, "
@@ -900,7 +907,9 @@ def _parquet_units(source) -> dict | None:
             raise ObookError(f"{path}: its units ({units}) are not those of {found[0]} ({found[1]}): "
                              "read them apart")
         found = found or (path, units)
-    return found[1]
+        if units["price_scale"] is None:
+            not_int = {"path": path, "prices": prices}
+    return {**found[1], **not_int}
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:

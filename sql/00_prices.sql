@@ -6,7 +6,8 @@
 --   feed is the path given to the table macro (a file, a list or a glob pattern); its units
 --   (obook_unit: the price_scale of the schema metadata) give the scale. feed may also name
 --   Parquet files obook wrote (obook convert, a pipeline's dataset: a file, a list or a glob
---   pattern): the units their schema records give it.
+--   pattern) of integer prices: the units their schema records give it (a file of decimal or float
+--   prices, the currency already, is an error).
 CREATE OR REPLACE TEMP MACRO obook_price(price, feed, format := NULL) AS
     obook_scaled_price(price, CAST(obook_unit(to_json(feed), format, 'price_scale') AS BIGINT));
 CREATE OR REPLACE TEMP MACRO obook_ticks(price, feed, format := NULL) AS

@@ -337,3 +337,18 @@ def test_obook_price_of_obook_parquet_files_reads_their_recorded_units(tmp_path,
     pqm.write_table(pa.table({"x": [1]}), tmp_path / "other.parquet")
     with pytest.raises(duckdb.Error, match=r"other\.parquet: a Parquet file without obook's units"):
         con.execute(f"SELECT obook_price(1, '{tmp_path / 'other.parquet'}')").fetchall()
+
+
+@pytest.mark.parametrize("prices", ["decimal", "float"])
+def test_obook_ticks_of_a_parquet_file_of_currency_prices_is_an_error_naming_it(tmp_path, con, prices):
+    import pyarrow.parquet as pqm
+
+    dbn = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_010_000_000)
+    path = tmp_path / f"bbo_{prices}.parquet"
+    pqm.write_table(obook.table("bbo", dbn, prices=prices, workers=1).read_all(), path)
+    # its price_scale is 1 (the prices are the currency): 100.25 would come back as 100 price units
+    for query in (f"SELECT obook_ticks(100.25, '{path}')", f"SELECT obook_price(1, '{path}')"):
+        with pytest.raises(duckdb.Error, match=f"bbo_{prices}.parquet: its prices are {prices} "
+                                                r"\(obook.prices\), the currency already"):
+            con.execute(query).fetchall()
+    assert con.execute(f"SELECT obook_unit(to_json('{path}'), NULL, 'time_unit_ns')").fetchall() == [("1",)]
