@@ -58,8 +58,10 @@ def interval_ns(interval) -> int:
         if np.isnat(interval) or unit not in _NUMPY_UNITS:     # a month or year has no fixed length
             raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}")
         ns = int(interval.astype(np.int64)) * step * _NUMPY_UNITS[unit]
-    elif isinstance(interval, _dt.timedelta):
-        ns = int(round(interval.total_seconds() * 10**9))
+    elif isinstance(interval, _dt.timedelta):      # exact: total_seconds() is a float
+        ns = ((interval.days * 86400 + interval.seconds) * 10**6 + interval.microseconds) * 1000
+    elif isinstance(interval, bool):              # True is not 1 ns
+        raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}")
     elif isinstance(interval, (int, np.integer)):
         ns = int(interval)
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pytest
 
@@ -90,5 +92,19 @@ def test_interval_ns_numpy_timedelta_is_its_length(interval, ns):
 
 @pytest.mark.parametrize("interval", [np.timedelta64("NaT"), np.timedelta64(1, "M"), np.timedelta64(1, "ps")])
 def test_interval_ns_numpy_timedelta_without_a_fixed_length_is_an_obook_error(interval):
+    with pytest.raises(ObookError, match="^interval must be like"):
+        interval_ns(interval)
+
+
+@pytest.mark.parametrize(("interval", "ns"), [
+    (dt.timedelta(days=100_000, microseconds=1), 100_000 * 86_400 * 10**9 + 1_000),
+    (dt.timedelta(minutes=5), 300 * 10**9), (dt.timedelta(microseconds=3), 3_000),
+])
+def test_interval_ns_timedelta_is_its_exact_length(interval, ns):
+    assert interval_ns(interval) == ns
+
+
+@pytest.mark.parametrize("interval", [True, np.True_])
+def test_interval_ns_boolean_is_an_obook_error_not_one_ns(interval):
     with pytest.raises(ObookError, match="^interval must be like"):
         interval_ns(interval)
