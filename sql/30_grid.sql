@@ -44,6 +44,7 @@ bounds AS (
                                      * any_value(step.every)) AS BIGINT) AS t0,
            CAST(coalesce(any_value(step.last_time), max(quote_time)) AS BIGINT) AS t1,
            CAST(any_value(step.every) AS BIGINT) AS step_size,
+           count(DISTINCT quote_ticker) AS ticker_count,   -- (a name apart from the option `tickers`)
            -- ns since the epoch of the file's time 0, and of one time unit (no session date: NULL)
            any_value(epoch_ns(coalesce(*COLUMNS(lambda c: c IN ('timestamp', '__no_stamp'))))
                      - CAST(quote_time AS HUGEINT) * u.unit) AS origin_ns,
@@ -51,12 +52,16 @@ bounds AS (
     FROM b, step, (SELECT CAST(obook_unit(to_json(path), format, 'time_unit_ns') AS BIGINT) AS unit) AS u
     GROUP BY quote_file
 ),
-grid AS (   -- at most 500,000,000 points a file (a step of 1 ns over a day would ask for 10**14)
+grid AS (   -- at most 500,000,000 rows a file, points x tickers (a step of 1 ns over a day would ask for
+            -- 10**14 points), as in Python
     SELECT file, origin_ns, unit_ns,
-           CAST(unnest(generate_series(t0, t1, CASE WHEN (t1 - t0) // step_size < 500000000 THEN step_size
+           CAST(unnest(generate_series(t0, t1, CASE WHEN t1 < t0
+                                                    OR (CAST((t1 - t0) // step_size AS HUGEINT) + 1) * ticker_count <= 500000000
+                                               THEN step_size
         ELSE error('obook_bbo_grid: every ' || step_size || ' over ' || (t1 - t0) || ' time units gives '
-                   || ((t1 - t0) // step_size + 1) || ' points; at most 500000000: a larger every (in the feed''s '
-                   || 'time unit), or start_time / end_time') END)) AS UBIGINT) AS time
+                   || (CAST((t1 - t0) // step_size AS HUGEINT) + 1) || ' points for each of ' || ticker_count || ' tickers ('
+                   || (CAST((t1 - t0) // step_size AS HUGEINT) + 1) * ticker_count || ' rows; at most 500000000): '
+                   || 'a larger every (in the feed''s time unit), or start_time / end_time') END)) AS UBIGINT) AS time
     FROM bounds
     WHERE t0 IS NOT NULL AND t1 IS NOT NULL
 ),

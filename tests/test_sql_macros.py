@@ -145,6 +145,24 @@ def test_obook_bbo_grid_same_time_updates_pick_the_last_one(con, tmp_path):
     assert rows == [(100, 10_100, 10_300, 5), (200, 10_200, 10_300, 6)]
 
 
+def test_obook_bbo_grid_rows_past_the_limit_over_all_tickers_is_an_error_as_in_python(con, small):
+    import duckdb
+
+    import obook
+
+    # 300,000,001 points, under 500,000,000, but for each of 2 tickers: 600,000,002 rows
+    with pytest.raises(duckdb.Error, match=r"gives 300000001 points for each of 2 tickers \(600000002 rows; "
+                                           r"at most 500000000\)"):
+        con.execute(f"SELECT count(*) FROM obook_bbo_grid('{small}', 1, start_time := 0, "
+                    "end_time := 300000000)").fetchall()
+    with pytest.raises(obook.ObookError, match=r"each of 2 tickers \(600,000,002 rows; at most 500,000,000\)"):
+        obook.bbo_grid(small, 1, start_time=0, end_time=300_000_000, workers=1).read_all()
+    # the widest window: the count of its points is no overflow
+    with pytest.raises(duckdb.Error, match=r"gives 9223372036854775808 points"):
+        con.execute(f"SELECT count(*) FROM obook_bbo_grid('{small}', 1, start_time := 0, "
+                    "end_time := 9223372036854775807)").fetchall()
+
+
 def test_obook_macros_pass_engine_options_through(con, small):
     base = con.execute(f"SELECT * FROM obook_bbo_grid('{small}', 20000)").fetchall()
     assert con.execute(f"SELECT * FROM obook_bbo_grid('{small}', 20000, workers := 2, "
