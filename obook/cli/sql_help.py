@@ -59,7 +59,8 @@ _OTHERS = [
     ]),
     ("Scalar functions", [
         ("obook_price(price, feed, format := NULL)", "an integer price as an exact DECIMAL(38,9) of the "
-                                                     "feed's currency (feed: also Parquet files obook wrote)"),
+                                                     "feed's currency (feed: also Parquet files of integer "
+                                                     "prices obook wrote)"),
         ("obook_ticks(price, feed, format := NULL)", "back: a DECIMAL or DOUBLE price as the feed's integer"),
         ("obook_scaled_price(price, scale)", "an integer price as a DECIMAL, the scale given (a Parquet "
                                              "file's obook.price_scale)"),
