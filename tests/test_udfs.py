@@ -45,7 +45,10 @@ def test_obook_scaled_price_and_ticks_extremes_exact_or_refused_never_wrapped(co
     top = (1 << 63) - 1
     assert con.execute(f"SELECT obook_scaled_price({top}, 1000000000)").fetchall() == [(Decimal(top).scaleb(-9),)]
     for query, error in (("obook_scaled_price(5, 7)", "power of ten"),
-                         ("obook_scaled_ticks(10000000000.5, 1000000000)", "does not fit BIGINT")):
+                         ("obook_scaled_ticks(10000000000.5, 1000000000)", "does not fit BIGINT"),
+                         ("obook_scaled_ticks(-9223372036854775808.6, 1)", "does not fit BIGINT"),
+                         # rounds up past DECIMAL(38,18) itself
+                         ("obook_scaled_ticks(99999999999999999999.5::DECIMAL(38,18), 1)", "does not fit BIGINT")):
         with pytest.raises(duckdb.Error, match=error):
             con.execute(f"SELECT {query}").fetchall()
 

@@ -68,13 +68,18 @@ def obook_ticks(price, price_scale) -> pa.Array:
     if not pa.types.is_decimal(arr.type):
         arr = arr.cast(PRICE_TYPE)
 
+    too_big = "obook_ticks: a price of 2^63 price units or more (either sign) does not fit BIGINT"
+
     def ticks(digits):
-        units = pc.round(arr, ndigits=digits, round_mode="half_to_even").cast(pa.decimal128(38, digits))
+        try:
+            units = pc.round(arr, ndigits=digits, round_mode="half_to_even").cast(pa.decimal128(38, digits))
+        except pa.ArrowInvalid as e:     # rounded up past the type's 38 digits: 10^20 units at the least
+            raise ObookError(too_big) from e
         words = np.frombuffer(units.buffers()[1], dtype=np.int64).reshape(-1, 2)[units.offset:units.offset + len(units)]
         lo, hi = words[:, 0], words[:, 1]
         valid = np.asarray(units.is_valid())
         if np.any(valid & (hi != (lo >> 63))):
-            raise ObookError("obook_ticks: a price of 2^63 price units or more does not fit BIGINT")
+            raise ObookError(too_big)
         bitmap, nulls = validity(units)
         return pa.Array.from_buffers(pa.int64(), len(units), [bitmap, pa.py_buffer(lo.copy())], nulls)
     return _per_scale(price_scale, len(arr), ticks)
