@@ -339,6 +339,18 @@ def test_obook_price_of_obook_parquet_files_reads_their_recorded_units(tmp_path,
         con.execute(f"SELECT obook_price(1, '{tmp_path / 'other.parquet'}')").fetchall()
 
 
+def test_obook_price_of_a_dataset_pattern_with_double_star_reads_every_depth(tmp_path, con):
+    dbn = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_010_000_000)
+    for day in ("date=2026-01-02", "date=2026-01-05"):     # a pipeline dataset's layout
+        obook.convert(dbn, tmp_path / "ds" / "table=bbo" / day, tables=["bbo"], workers=1)
+    # '**' is any depth of folders, as DuckDB's read_parquet reads it
+    pattern = f"{tmp_path}/ds/**/*.parquet"
+    assert con.execute(f"SELECT count(*) FROM read_parquet('{pattern}')").fetchall()[0][0] > 0
+    assert con.execute(f"SELECT obook_price(100000000000, '{pattern}')").fetchall() == [(Decimal("100.000000000"),)]
+    bbo = con.execute(f"SELECT count(*) FROM obook_bbo('{tmp_path}/**/*.dbn')").fetchall()
+    assert bbo == con.execute(f"SELECT count(*) FROM obook_bbo('{dbn}')").fetchall()
+
+
 @pytest.mark.parametrize("prices", ["decimal", "float"])
 def test_obook_ticks_of_a_parquet_file_of_currency_prices_is_an_error_naming_it(tmp_path, con, prices):
     import pyarrow.parquet as pqm

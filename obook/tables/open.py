@@ -30,8 +30,10 @@ def is_pattern(path) -> bool:
 
 
 def expand(path) -> list[str]:
-    """The files of a glob pattern, sorted (a folder it matches is none); none is an error."""
-    found = sorted(f for f in glob.glob(os.path.expanduser(os.fspath(path))) if not os.path.isdir(f))
+    """The files of a glob pattern, sorted (``**``: any depth of folders, as in DuckDB and a
+    pipeline's glob; a folder it matches is none); none is an error."""
+    found = sorted(f for f in glob.glob(os.path.expanduser(os.fspath(path)), recursive=True)
+                   if not os.path.isdir(f))
     if not found:
         raise ObookError(f"{os.fspath(path)}: no feed file matches")
     return found
