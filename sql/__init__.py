@@ -18,7 +18,7 @@ macro                                                      rows
 ...)``                                                     average spread (DOUBLE: an average)
 ``obook_bbo_grid(path, every, start_time := NULL,          the BBO of every ticker at every
 end_time := NULL, ...)``                                   point of a regular time grid (ASOF
-                                                           join); prices stay integer ticks
+                                                           join); prices as obook_bbo gives them
 =========================================================  =====================================
 
 ``...`` are ``obook_bbo``'s options: ``workers := NULL, format := NULL, on_error := 'raise',
