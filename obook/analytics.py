@@ -96,6 +96,17 @@ def _by_ticker(bbo: pa.Table):
     return names, code, np.lexsort((seq, code))
 
 
+def _feed_times(bbo: pa.Table, table: str, source: str) -> np.ndarray:
+    """The BBO's ``time`` as int64, as the analytics compute it; a time past 2^63 - 1 (a CSV
+    time is any unsigned 64-bit number) is an error naming ``source``, not a wrapped time."""
+    time = bbo.column("time").to_numpy()
+    if len(time) and int(time.max()) >= 1 << 63:
+        of = f" of {source}" if source else ""
+        raise ObookError(f"{table}: BBO time {int(time.max())}{of} is past 2^63 - 1, the latest feed time "
+                         "the analytics compute with")
+    return time.astype(np.int64)
+
+
 def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None, source: str = "") -> pa.Table:
     """One row per ticker: the time-weighted average spread (see the module); a window that
     holds no quote is an error naming ``source`` (the feed)."""
@@ -103,7 +114,7 @@ def twas_table(bbo: pa.Table, price_scale: int, start_time=None, end_time=None, 
     if bbo.num_rows == 0:
         return _TWAS.empty_table()
     names, code, order = _by_ticker(bbo)
-    time = bbo.column("time").to_numpy().astype(np.int64)[order]
+    time = _feed_times(bbo, "twas", source)[order]
     _check_quoted(start_time, end_time, int(time.min()), int(time.max()), source)
     code = code[order]
     bid, bid_ok = _ints(bbo.column("bid_px"))
@@ -185,8 +196,9 @@ def _window(start_time, end_time, table: str) -> tuple[int | None, int | None]:
     return start_time, end_time
 
 
-def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table:
-    """Every ticker's BBO on a regular time grid (see the module)."""
+def grid_table(bbo: pa.Table, every, start_time=None, end_time=None, source: str = "") -> pa.Table:
+    """Every ticker's BBO on a regular time grid (see the module); ``source`` names the feed in
+    the errors."""
     every = _whole("every", every)
     if every is None or not 0 < every < 1 << 63:     # (the grid is computed in int64 feed times)
         raise ObookError(f"bbo_grid: every must be a positive integer up to 2^63 - 1, not {every}")
@@ -195,7 +207,7 @@ def grid_table(bbo: pa.Table, every, start_time=None, end_time=None) -> pa.Table
     if bbo.num_rows == 0:
         return schema.empty_table()
     names, code, _ = _by_ticker(bbo)
-    time = bbo.column("time").to_numpy().astype(np.int64)
+    time = _feed_times(bbo, "bbo_grid", source)
     seq = bbo.column("seq").to_numpy().astype(np.uint64)
     order = np.lexsort((seq, time, code))              # by ticker, time, seq
     c, t = code[order], time[order]
@@ -233,5 +245,5 @@ def analytic(name: str, bbo: pa.Table, price_scale: int, options: dict, source: 
     if name == "twas":
         return twas_table(bbo, price_scale, options.get("start_time"), options.get("end_time"), source)
     if name == "bbo_grid":
-        return grid_table(bbo, options.get("every"), options.get("start_time"), options.get("end_time"))
+        return grid_table(bbo, options.get("every"), options.get("start_time"), options.get("end_time"), source)
     raise ObookError(f"no analytic table {name!r}")

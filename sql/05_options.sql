@@ -19,6 +19,15 @@ CREATE OR REPLACE TEMP MACRO __obook_feed_time(value, what) AS
          THEN TRY_CAST(value AS UBIGINT)
          ELSE error(what || ' must be a whole number from 0 to 2^63 - 1, not ' || __obook_shown(value))
     END;
+-- __obook_bbo_time(time, file, what): a BBO row's time, past 2^63 - 1 an error naming the macro
+-- (``what``) and the file: the times are computed as BIGINT, as in Python (a CSV time is any
+-- unsigned 64-bit number).
+CREATE OR REPLACE TEMP MACRO __obook_bbo_time(time, file, what) AS
+    CASE WHEN time > 9223372036854775807
+         THEN error(what || ': BBO time ' || CAST(time AS VARCHAR) || ' of ' || file
+                    || ' is past 2^63 - 1, the latest feed time the analytics compute with')
+         ELSE time
+    END;
 -- __obook_window(first_time, last_time, what): both feed times given (see __obook_feed_time), the
 -- first after the last is an error naming the macro (``what``); else true.
 CREATE OR REPLACE TEMP MACRO __obook_window(first_time, last_time, what) AS

@@ -20,7 +20,7 @@ WITH u AS (
     SELECT CAST(obook_unit(to_json(path), format, 'price_scale') AS BIGINT) AS scale
 ),
 b AS MATERIALIZED (
-    SELECT b.seq, b.time, b.ticker, b.filename AS file,
+    SELECT b.seq, __obook_bbo_time(b.time, b.filename, 'obook_twas') AS time, b.ticker, b.filename AS file,
            CAST(round(b.ask_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
            - CAST(round(b.bid_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
                AS spread_ticks

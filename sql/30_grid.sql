@@ -19,7 +19,8 @@ WITH b AS MATERIALIZED (
     -- the BBO's columns; with a session date also its `timestamp` (else __no_stamp alone: a column
     -- list that may be empty is an error), which places the file's midnight
     SELECT COLUMNS(lambda c: c NOT IN ('seq', 'time', 'ticker', 'filename')),
-           q.seq AS quote_seq, q.time AS quote_time, q.ticker AS quote_ticker, q.filename AS quote_file
+           q.seq AS quote_seq, __obook_bbo_time(q.time, q.filename, 'obook_bbo_grid') AS quote_time,
+           q.ticker AS quote_ticker, q.filename AS quote_file
     FROM (SELECT *, CAST(NULL AS TIMESTAMPTZ_NS) AS __no_stamp
           FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
                          tickers := tickers, prices := prices, filename := true)) AS q

@@ -351,6 +351,20 @@ def test_obook_price_of_a_dataset_pattern_with_double_star_reads_every_depth(tmp
     assert bbo == con.execute(f"SELECT count(*) FROM obook_bbo('{dbn}')").fetchall()
 
 
+def test_twas_and_bbo_grid_of_a_feed_time_past_2_63_is_an_error_naming_the_file(tmp_path, con):
+    feed = tmp_path / "late.csv"        # a CSV time is any unsigned 64-bit number
+    feed.write_bytes(b"Time,Ticker,Order,T,Shares,Price\r\n1000,AAA,1,B,100,10000\r\n"
+                     b"1000,AAA,2,S,100,10100\r\n18446744073709551000,AAA,3,S,100,10050\r\n")
+    says = r"BBO time 18446744073709551000 of \S*late\.csv is past 2\^63 - 1"
+    with pytest.raises(ObookError, match="twas: " + says):
+        obook.twas(feed, workers=1).read_all()
+    with pytest.raises(ObookError, match="bbo_grid: " + says):          # (it gave wrapped grid times)
+        obook.bbo_grid(feed, 1000, start_time=0, end_time=5000, workers=1).read_all()
+    for query in (f"FROM obook_twas('{feed}')", f"FROM obook_bbo_grid('{feed}', 1000, start_time := 0, end_time := 5000)"):
+        with pytest.raises(duckdb.Error, match=says):
+            con.execute(query).fetchall()
+
+
 @pytest.mark.parametrize("prices", ["decimal", "float"])
 def test_obook_ticks_of_a_parquet_file_of_currency_prices_is_an_error_naming_it(tmp_path, con, prices):
     import pyarrow.parquet as pqm
