@@ -3,6 +3,8 @@ empty choices, interrupted writes."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import obook
@@ -185,3 +187,25 @@ def test_duckdb_match_events_rejected_show_price_sent(tmp_path):
     finally:
         con.close()
     assert got == [(2, "rejected", 103), (3, "rested", 205), (4, "rejected", None)]
+
+
+BEYOND = ("time,instrument,action,side,price,quantity\n"
+          "1,XYZ,new,sell,100,5\n"
+          "9223372036854775807,XYZ,new,buy,100,5\n")
+
+
+@pytest.mark.parametrize("run", [lambda p: obook.match(p, date="2024-03-01", tables=("fills",)),
+                                 lambda p: obook.matching.match_reader(p, "bbo", date="2024-03-01").read_all(),
+                                 lambda p: obook.scan_match(p, table="events", workers=2, date="2024-03-01").collect()])
+def test_match_date_time_beyond_timestamps_error_names_file_and_row_before_any_rows(tmp_path, run):
+    path = tmp_path / "beyond.csv"
+    path.write_text(BEYOND)
+    with pytest.raises(ObookError, match="^" + re.escape(f"{path}: row 2: time 9223372036854775807 gives an instant "
+                                                         "beyond 1677-2262 with the session date 2024-03-01")):
+        run(str(path))
+
+
+def test_cli_match_date_time_beyond_timestamps_one_error_line_naming_the_row(capsys, tmp_path):
+    path = tmp_path / "beyond.csv"
+    path.write_text(BEYOND)
+    assert cli_error(capsys, "match", path, "--date", "2024-03-01").startswith(f"error: {path}: row 2: time ")

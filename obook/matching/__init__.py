@@ -145,6 +145,7 @@ def _run(o, *, tick: int, instruments, workers: int, want: int, stp: int, levels
     from .prepare import prepare
     from .shards import run_shards
 
+    _check_times(o, date)
     prep = prepare(o, tick, instruments)
     parts = run_shards(prep, workers, want=want, stp=stp, levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
@@ -181,6 +182,19 @@ def _stamped(table: pa.Table, date) -> pa.Table:
     """``table`` with ``timestamp`` (session midnight in New York + ``time`` ns, UTC)."""
     stamp = _stamp(date)
     return pa.Table.from_batches([stamp.batch(b) for b in table.to_batches()], stamp.schema(table.schema))
+
+
+def _check_times(o, date) -> None:
+    """An ObookError naming the first row whose time no ns ``timestamp`` holds with the
+    session ``date``, before the book runs (every table's times are the rows')."""
+    if date is None:
+        return
+    from ..session import first_out_of_range
+
+    bad = first_out_of_range(pa.array(o.time), _stamp(date).base_ns, 1)
+    if bad >= 0:
+        raise ObookError(f"{o.name}: row {bad + 1}: time {int(o.time[bad])} gives an instant beyond 1677-2262 "
+                         f"with the session date {date}, what ns timestamps hold")
 
 
 def _stamp(date):
@@ -235,6 +249,7 @@ def _streamed(o, table: str, run: dict, then: Exception | None = None) -> pa.Rec
     from .prepare import prepare
     from .tables import Converter
 
+    _check_times(o, run["date"])
     prep = prepare(o, run["tick"], run["instruments"])
     levels, date = run["levels"], run["date"]
     conv = Converter(prep, levels)
