@@ -214,3 +214,9 @@ def test_duckdb_simulate_latency_as_a_number_reads_as_its_text(tmp_path):
     q = "SELECT order_id, status, filled FROM obook_simulate_summary('{}', '{}', latency := {})"
     assert (con.sql(q.format(feed, orders, 250000)).fetchall()
             == con.sql(q.format(feed, orders, "'250000'")).fetchall())
+
+
+def test_simulate_cli_type_without_output_one_error_line(tmp_path, capsys):
+    feed, orders = _files(tmp_path)
+    err = cli_error(capsys, "simulate", feed, orders, "--type", "arrow", "-w", "1")
+    assert "--type only applies to the tables of --output" in err

@@ -56,9 +56,9 @@ def match(
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
-        source = ctx.get_parameter_source("out_type")
-        typed = source is not None and source.name != "DEFAULT"      # given on the command line
-        given = [flag for flag, used in (("--depth", levels), ("--type", typed)) if used]
+        from .options import given as on_command_line
+
+        given = [flag for flag, used in (("--depth", levels), ("--type", on_command_line(ctx, "out_type"))) if used]
         if given:       # stdout gets the fills as CSV only: these would do nothing
             raise ObookError(f"{' and '.join(given)} only {'apply' if len(given) > 1 else 'applies'} to the "
                              "tables of --output; give -o FOLDER (without it the fills go to stdout as CSV)")

@@ -26,6 +26,12 @@ COMMAND_ALIASES = {
 }
 
 
+def given(ctx, name: str) -> bool:
+    """Whether option ``name`` (its parameter's name) was given on the command line."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 _CHECKED: dict = {}
 
 

@@ -18,6 +18,7 @@ class OutType(str, Enum):
 
 
 def simulate(
+    ctx: typer.Context,
     feed: Path = typer.Argument(..., help="The feed (any format obook bbo reads: every one "
                                           "obook --help names); a feed in several files (a Shenzhen vendor "
                                           "CSV day, a day cut in pieces) as a quoted glob pattern, "
@@ -80,6 +81,11 @@ def simulate(
         if bad:
             raise ObookError(f"unknown table(s) {', '.join(bad)}; choose from "
                              f"{', '.join(TABLES + FEED_TABLES)}")
+    from .options import given
+
+    if out is None and given(ctx, "out_type"):      # stdout gets one table as CSV only
+        raise ObookError("--type only applies to the tables of --output; give -o FOLDER (without it one table "
+                         "goes to stdout as CSV)")
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
                          "or write them to a folder with --output")
