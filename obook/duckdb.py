@@ -400,7 +400,8 @@ def _match_macros(con, token: str, shared: _Shared) -> None:
                          ("obook_match_bbo", "bbo"), ("obook_match_depth", "depth")):
         options = tuple(o for o in MATCH if o.name != "levels" or table == "depth")
         pool = shared.kind(macro, _match_opener(table), lambda args, t=table: _match_schema(t, args))
-        _table_macro(con, macro, token, _match_slot(pool, table, options), options)
+        _table_macro(con, macro, token, _match_slot(pool, table, options), options,
+                     heads=(("path", "to_json(path)"),))
 
 
 def _match_schema(table: str, args: tuple) -> pa.Schema:
@@ -418,7 +419,7 @@ def _match_slot(pool: _Kind, table: str, options: tuple):
 
         given = _given(options, values)
         checked_options(tables=(table,), **given)
-        return pool.assign((_check_path(path, "order"), tuple(sorted(given.items()))), query)
+        return pool.assign((_check_path(_order_path(path), "order"), tuple(sorted(given.items()))), query)
     return _fixed_arity(slot, len(options))
 
 
@@ -476,7 +477,7 @@ def _simulate_macros(con, token: str, shared: _Shared) -> None:
         options = tuple(o for o in SIMULATE if o.name != "levels" or table == "depth_with_own")
         pool = shared.kind(macro, _simulate_opener(table), lambda args, t=table: _simulate_schema(t, args))
         _table_macro(con, macro, token, _simulate_slot(pool, options), options,
-                     heads=(("feed", "to_json(feed)"), ("orders", "CAST(orders AS VARCHAR)")))
+                     heads=(("feed", "to_json(feed)"), ("orders", "to_json(orders)")))
 
 
 def _simulate_schema(table: str, args: tuple) -> pa.Schema:
@@ -505,6 +506,7 @@ def _simulate_slot(pool: _Kind, options: tuple):
         from .simulation.source import feed_source
 
         feed_json, orders = heads
+        orders = _order_path(orders)
         if orders is None:
             raise ObookError("obook_simulate: orders is NULL")
         if not orders:
@@ -664,6 +666,17 @@ def _given_names(path_json: str) -> dict:
         for p in expand(item) if is_pattern(item) else [item]:
             out[os.path.abspath(os.path.expanduser(p))] = p
     return out
+
+
+def _order_path(path_json: str | None) -> str | None:
+    """The order file a macro names (passed as ``to_json``, so that a number or a list reaches
+    this check, not DuckDB's binder error naming the UDF): text, one file; NULL is None."""
+    import json
+
+    value = None if path_json is None else json.loads(path_json)
+    if value is not None and not isinstance(value, str):
+        raise ObookError(f"the order path must be text (one file), not {value!r}")
+    return value
 
 
 def _absolute(path: str):

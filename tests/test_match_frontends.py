@@ -3,6 +3,8 @@ the DuckDB macros and the polars scan; and the seed workload generator."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -241,6 +243,18 @@ def test_duckdb_match_wrong_option_is_an_error_naming_it(flow_csv, sql, says):
 
     with pytest.raises(duckdb.Error, match=says):
         obook.connect().sql(f"SELECT * FROM obook_match('{flow_csv}', {sql})").fetchall()
+
+
+@pytest.mark.parametrize(("path", "says"), [
+    ("5", "the order path must be text (one file), not 5"),
+    ("['{csv}']", "the order path must be text (one file), not ['"),
+    ("NULL", "the order path is NULL"),
+])
+def test_duckdb_match_order_path_not_text_is_an_error_naming_it(flow_csv, path, says):
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match=re.escape(says)):
+        obook.connect().sql(f"SELECT * FROM obook_match({path.format(csv=flow_csv)})").fetchall()
 
 
 @pytest.mark.parametrize("kwargs", [dict(instruments=["AAA"]), dict(day_end=False), dict(date="2024-03-01"),

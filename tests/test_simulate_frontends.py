@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -351,6 +353,17 @@ def test_duckdb_obook_simulate_feed_list_or_pattern_is_one_feed(tmp_path):
         con.sql(f"SELECT * FROM obook_simulate('{tmp_path}/none/*.csv', '{orders}')").fetchall()
     with pytest.raises(Exception, match="NULL"):
         con.sql(f"SELECT * FROM obook_simulate(['{files[0]}', NULL], '{orders}')").fetchall()
+
+
+@pytest.mark.parametrize(("orders", "says"), [
+    ("5", "the order path must be text (one file), not 5"),
+    ("['{orders}']", "the order path must be text (one file), not ['"),
+    ("NULL", "orders is NULL"),
+])
+def test_duckdb_obook_simulate_orders_not_text_is_an_error_naming_it(tmp_path, orders, says):
+    feed, path = _files(tmp_path)
+    with pytest.raises(Exception, match=re.escape(says)):
+        obook.connect().sql(f"SELECT * FROM obook_simulate('{feed}', {orders.format(orders=path)})").fetchall()
 
 
 DAY_ORDERS = """time,instrument,order_id,action,side,type,tif,price,quantity
