@@ -214,6 +214,9 @@ class Reference:
         b = self.books.setdefault(book, {})
         b[ref] = [side, price, shares, self._next_stamp()]
         budget = shares
+        feed = self.prices(book, 1 - side)       # the feed's orders it would meet
+        if feed and (feed[0] >= price if side == 1 else feed[0] <= price):
+            budget = 0          # they did not trade with it: no matching then (a call auction)
         while budget > 0:
             cross = [o for o in self.resting(book) if o.side != side and
                      (o.price >= price if side == 1 else o.price <= price)]

@@ -134,6 +134,32 @@ def test_simulate_hand_made_feed_queue_moves_up_by_shares_ahead_executed(tmp_pat
     assert r.fills.num_rows == 0 and r.summary.column("status").to_pylist() == ["open"]
 
 
+# AAA's bid 100 x 300, ask 105; then a sell rests at 99 (or 101) without trading with the bid
+CROSSED_FEED = """Time,Ticker,Order,T,Shares,Price
+1000,AAA,1,B,300,100
+1001,AAA,2,S,100,105
+3000,AAA,3,S,100,{price}
+"""
+
+
+@pytest.mark.parametrize("own", [100, 101])
+def test_simulate_feed_order_resting_through_the_feeds_own_bid_fills_no_own_order(tmp_path, own):
+    """The feed's bid at 100 did not trade with the sell resting at 99 (a crossed book, as in
+    a call auction: the venue is not matching), so neither does an own buy at 100 (300 shares
+    ahead) or at 101."""
+    feed, orders = _files(tmp_path, feed=CROSSED_FEED.format(price=99), orders=ORDERS.replace(",100,50", f",{own},50"))
+    r = obook.simulate(feed, orders, workers=1)
+    assert r.fills.num_rows == 0, r.fills.to_pylist()
+    assert r.summary.column("status").to_pylist() == ["open"]
+
+
+def test_simulate_feed_order_resting_through_an_own_bid_above_the_feeds_fills_it(tmp_path):
+    feed, orders = _files(tmp_path, feed=CROSSED_FEED.format(price=101), orders=ORDERS.replace(",100,50", ",102,50"))
+    r = obook.simulate(feed, orders, workers=1)
+    assert r.fills.select(["time", "price", "quantity", "liquidity"]).to_pylist() == [
+        {"time": 3000, "price": 102, "quantity": 50, "liquidity": "maker"}]
+
+
 def test_simulate_cli_bad_feed_record_stdout_has_rows_before_it(tmp_path, capsys):
     import sys
 

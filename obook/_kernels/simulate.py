@@ -348,7 +348,8 @@ def take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove):
 def put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares):
     """A feed order joins the back of its level (the next stamp); own resting orders it
     crosses fill first (best price, then time), the shares they take are consumed at its
-    level."""
+    level. None does when it rests crossing the feed's own best of the other side too: those
+    orders did not trade with it, the venue was not matching (a call auction)."""
     lvl, node = add_order(tb, side, price, ref, shares, True, B.lv, B.lv_free, B.lvx, B.sides, B.pool,
                           B.seg_free, B.heaps, B.hp, B.fh, B.pages, B.page_dir, B.page_live, B.page_key,
                           B.page_free, B.ov_key, B.ov_val, B.ov_state, B.qn, B.pnode, B.ovnode, B.st)
@@ -357,6 +358,10 @@ def put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares):
     B.qn[node, QN_STAMP], B.qn[node, QN_PRINTED] = st[ST_STAMP], 0
     st[ST_STAMP] += 1
     budget = shares
+    if BK[tb, B_RESTING] > 0:
+        fb = feed_best(B, 2 * tb + 1 - side)
+        if fb != NONE and (fb >= price if side == 1 else fb <= price):
+            budget = 0
     while budget > 0 and BK[tb, B_RESTING] > 0:
         own_best(OO, BK, tb)
         best = BK[tb, B_OWN + 2 * (1 - side)]           # the other side's best own price
