@@ -188,11 +188,23 @@ def test_match_columns_not_read_given_twice_are_ignored(tmp_path, header, extra)
     _same_as_clean(tmp_path, text)
 
 
-def test_match_file_without_header_error_says_the_first_line_is_the_header(tmp_path, capsys):
+def test_match_csv_without_header_error_says_its_first_line_names_the_columns(tmp_path, capsys):
     orders = _write(tmp_path, "orders.csv", SPREAD)
-    with pytest.raises(ObookError, match=r"orders.csv: no 'instrument' column .*the first line is the header"):
+    with pytest.raises(ObookError, match=r"orders.csv: no 'instrument' column .*a CSV file names them in its first line"):
         obook.match(orders)
-    assert "the first line is the header" in cli_error(capsys, "match", orders)
+    assert "a CSV file names them in its first line" in cli_error(capsys, "match", orders)
+
+
+def test_match_parquet_of_other_columns_error_names_the_columns_not_a_first_line(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "bbo.parquet"
+    pq.write_table(pa.table({"bid_px": [1], "ask_px": [2]}), path)
+    with pytest.raises(ObookError) as e:
+        obook.match(str(path))
+    assert str(e.value).startswith(f"{path}: no 'instrument' column (columns: bid_px, ask_px); the order columns "
+                                   "are time, instrument, order_id"), str(e.value)
 
 
 @pytest.mark.parametrize("latency", ["-3", "1.5"])

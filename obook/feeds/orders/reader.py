@@ -439,7 +439,7 @@ def _orders(table: pa.Table, name: str) -> Orders:
     for need in ("instrument", "action"):
         if need not in table.column_names:
             hint = "" if set(keys) & set(COLUMNS) else \
-                f"; the first line is the header, naming the columns ({', '.join(COLUMNS[:9])} ...)"
+                f"; the order columns are {', '.join(COLUMNS[:9])} ... (a CSV file names them in its first line)"
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)}){hint}")
     inst = table.column("instrument")
     if not (pa.types.is_string(inst.type) or pa.types.is_large_string(inst.type)):
