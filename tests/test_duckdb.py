@@ -361,7 +361,7 @@ def test_obook_macro_true_false_option_given_a_number_or_other_text_names_the_op
 
 
 @pytest.mark.parametrize(("call", "says"), [
-    ("obook_simulate('{f}', 5)", "no such order file"),
+    ("obook_simulate('{f}', 5)", "the order path must be text (one file), not 5"),
     ("obook_simulate('{f}', '')", "obook_simulate: orders is empty"),
     ("obook_simulate('{f}', 'own.csv', horizon := 'x')", "horizon must be a number, not 'x'"),
     ("obook_backtest('{f}', 5)", "give FILE.py:NAME or module:NAME"),
