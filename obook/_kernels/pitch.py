@@ -8,8 +8,8 @@ ones 2 (obook's prices have 4). docs/formats/pitch.md describes every message.
 
 Only Add Order, Trade and Trading Status messages name a symbol; the others name an order
 (or an execution) by its id. So every worker keeps the feed's live orders: id -> (its local
-book, or -1 for another worker's; remaining shares; price; side), and the executions of its own books
-(id -> book) for trade breaks. The three tables are obook._kernels.hashtab Tables (key rows
+book, or -1 for another worker's, times two plus its side; remaining shares; price), and the
+executions of its own books (id -> book) for trade breaks. The three tables are obook._kernels.hashtab Tables (key rows
 (kind, id), value rows).
 """
 
@@ -565,9 +565,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                 else:
                     if n_workers == 1 or owner_of(sym, n_workers) == worker:
                         book = _book_of(sym, syms, st, new_syms)
-                    slot = _put(orders, st, K_ORDER, oid, book, shares)
-                    orders.vals[slot, 2] = price
-                    orders.vals[slot, 3] = side
+                    orders.vals[_put(orders, st, K_ORDER, oid, (book << 1) | side, shares), 2] = price
                     act = ACT_ADD
             elif t == T_TRADE_LONG or t == T_TRADE_SHORT or t == T_TRADE_EXPANDED:
                 oid = _le(buf, p + O_ORDER_ID, 8)
@@ -600,7 +598,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                         t == T_MODIFY_LONG and _le(buf, p + O_PX_MOD_LONG, 8) < 0):
                     bad = DEC_PRICE
                 else:
-                    book = orders.vals[s, 0]
+                    book = orders.vals[s, 0] >> 1
                     left = orders.vals[s, 1]
                     if t == T_EXEC or t == T_EXEC_PRICE:
                         act = ACT_EXEC
@@ -618,7 +616,7 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                                 resize = rest
                                 was = left
                                 at = orders.vals[s, 2]
-                                at_side = orders.vals[s, 3]
+                                at_side = orders.vals[s, 0] & 1
                                 left = rest
                         if prints and book >= 0:
                             _put(execs, st, K_EXEC, match, book, 0)

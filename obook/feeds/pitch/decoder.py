@@ -34,8 +34,8 @@ class PitchDecoder(Decoder):
         self.strict = on_error == "raise"
         self.prints = bool(want & WANT_TRADES)
         self.tickers: list[str] = []             # local book -> symbol
-        # symbol -> (book, 0), order id -> (book, shares, price, side), execution id -> (book, 0)
-        self._tables = [table(64, 2), table(1024, 4), table(64 if self.prints else 2, 2)]
+        # symbol -> (book, 0), order id -> (book * 2 + side, shares, price), execution id -> (book, 0)
+        self._tables = [table(64, 2), table(1024, 3), table(64 if self.prints else 2, 2)]
         self._secs = np.zeros(256, np.int64)
         self._new = np.zeros(MAX_BATCH_RECORDS + 1, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
