@@ -6,6 +6,7 @@ workers) and a Databento MBO day (1 worker). Reports medians and new/old ratios.
 
     python benchmarks/bench_seam.py --old /tmp/old --messages 2000000 --events 2000000 --repeats 5
     python benchmarks/bench_seam.py --old /tmp/old --formats itch,csv,pitch,databento
+    python benchmarks/bench_seam.py --old /tmp/old --formats pitch --no-warm   # old: only `obook compile pitch`
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from common import csv_day, itch_day, median, pitch_day  # noqa: E402
 # wall seconds, and CPU seconds of the process and its workers (steadier on a loaded machine)
 REPLAY = """
 import time, obook, json, resource
-import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()  # every format's kernels loaded
+{warm}
 import obook.engine.replay, pyarrow.compute  # and the modules a replay imports: a thin
 # ``import obook`` leaves them to the first replay (the old front imported them eagerly)
 def cpu():
@@ -35,6 +36,12 @@ for b in obook.bbo({path!r}, workers={workers}, format={fmt!r}):
 print(json.dumps({{'seconds': time.perf_counter() - t, 'cpu': cpu() - c, 'rows': rows,
                   'file': obook.__file__}}))
 """
+
+
+#: every format's kernels loaded before the clock starts (--no-warm: the replay loads its own
+#: from numba's cache as it starts, the same for both checkouts; the old one then needs only
+#: the parts compiled that the formats use)
+WARM = "import obook.engine.worker_main as _wm; getattr(_wm, 'warm', lambda: None)()"
 
 
 def run(code: str, old: str | None) -> dict:
@@ -57,7 +64,9 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=2_000_000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--formats", default="itch,csv", help="of itch, csv, pitch, databento")
+    ap.add_argument("--no-warm", action="store_true", help="time the kernels' load from the cache too")
     args = ap.parse_args()
+    warm = "" if args.no_warm else WARM
     formats = args.formats.split(",")
     cases = {}
     if "itch" in formats:
@@ -74,13 +83,13 @@ def main() -> None:
     res = {(c, side): [] for c in cases for side in ("old", "new")}
     for name, (path, workers, fmt) in cases.items():    # warm the numba caches of both
         for side, old in (("old", args.old), ("new", None)):
-            r = run(REPLAY.format(path=str(path), workers=workers, fmt=fmt), old)
+            r = run(REPLAY.format(path=str(path), workers=workers, fmt=fmt, warm=warm), old)
             assert (side == "old") == r["file"].startswith(args.old), r["file"]
     for rep in range(args.repeats):
         for name, (path, workers, fmt) in cases.items():
             order = (("old", args.old), ("new", None)) if rep % 2 == 0 else (("new", None), ("old", args.old))
             for side, old in order:
-                res[(name, side)].append(run(REPLAY.format(path=str(path), workers=workers, fmt=fmt), old))
+                res[(name, side)].append(run(REPLAY.format(path=str(path), workers=workers, fmt=fmt, warm=warm), old))
         print(f"run {rep + 1}: " + ", ".join(f"{k[0]} {k[1]} {v[-1]['seconds']:.2f}s" for k, v in res.items()),
               flush=True)
     for key in ("seconds", "cpu"):
