@@ -192,10 +192,12 @@ def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
         Q, late = np.zeros(K.Q_WIDTH, np.int64), new_counts()
         none = np.zeros(0, np.int64)
         K.send_due(sock, Q, packets, K.Schedule(none, none, none), late, 1_000_000, 0)   # compiled
-        due = np.full(2, time.monotonic_ns() + 300_000, np.int64)      # in 0.3 ms, within the spin
-        # spin 1 ms, a slice of 0 ns: over at once
+        # in 10 ms, within the spin (a due time the call only reaches after it passed, on a busy
+        # host, would be a packet already due, which a slice's end hands back)
+        due = np.full(2, time.monotonic_ns() + 10_000_000, np.int64)
+        # spin 20 ms, a slice of 0 ns: over at once
         status = K.send_due(sock, Q, packets, K.Schedule(np.zeros(2, np.int64), np.array([0, 1], np.int64), due),
-                            late, 1_000_000, 0)
+                            late, 20_000_000, 0)
         assert status == K.SEND_DONE
         assert (int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])) == (1, 1)
         assert [s.recv(64) for s in sinks] == [b"packet-0"] * 2
