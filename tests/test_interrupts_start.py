@@ -85,6 +85,13 @@ STARTED = textwrap.dedent("""
 """)
 
 
+def _ctrl_c_as_from_a_terminal() -> None:
+    """The child's Ctrl-C at its default, as a command started from a terminal has it: one
+    started with SIGINT ignored (by ``nohup``, or from a test process that ignores it) keeps
+    ignoring it until obook's handler is in place, as a background job should."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_cli_ctrl_c_at_any_moment_of_the_start_leaves_no_child_no_shared_memory(long_day, adopted):
     shm_before = set(os.listdir("/dev/shm"))
     failures = []
@@ -92,7 +99,8 @@ def test_cli_ctrl_c_at_any_moment_of_the_start_leaves_no_child_no_shared_memory(
         r, w = os.pipe()
         # its text to a pipe read only after the Ctrl-C: still replaying at 1.5 s on any machine
         p = subprocess.Popen([sys.executable, "-c", STARTED, str(w), "bbo", str(long_day), "-w", "2"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=[w])
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=[w],
+                             preexec_fn=_ctrl_c_as_from_a_terminal)
         os.close(w)
         assert os.read(r, 1) == b"."
         os.close(r)
