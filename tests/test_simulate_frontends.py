@@ -46,6 +46,32 @@ def test_simulate_cli_writes_tables_and_fills_csv(tmp_path):
     assert len(lines) == 1 + want.fills.num_rows == 3     # the buy IOC at 9 takes 50 of b ahead
 
 
+ALL_TABLES = "fills,events,summary,bbo_with_own,depth_with_own,bbo,trades,orders,depth"
+
+
+def test_simulate_cli_output_again_keeps_only_this_runs_tables(tmp_path):
+    feed, orders = _files(tmp_path)
+    out = tmp_path / "out"
+
+    def run(*flags):
+        res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1", "-o", str(out),
+                                       *flags])
+        assert res.exit_code == 0, res.output
+        return sorted(p.name for p in out.iterdir())
+
+    every = ALL_TABLES.split(",")
+    assert run("-t", ALL_TABLES) == sorted(f"{t}.parquet" for t in every)
+    assert run("-t", ALL_TABLES, "--type", "csv") == sorted(f"{t}.csv" for t in every)
+    assert run("-t", ALL_TABLES, "--type", "arrow") == sorted(f"{t}.arrow" for t in every)
+    (out / "notes.txt").write_text("mine")
+    (out / "depth.csv").write_text("my precious\n")                # a name of a table, not a table
+    (out / "summary.parquet").write_bytes(b"not obook's")
+    assert run() == ["bbo.parquet", "bbo_with_own.parquet", "depth.csv", "events.parquet", "fills.parquet",
+                     "notes.txt", "summary.parquet"]
+    assert (out / "depth.csv").read_text() == "my precious\n"
+    assert run("-t", "fills", "--type", "csv") == ["depth.csv", "fills.csv", "notes.txt"]
+
+
 def test_simulate_cli_write_interrupted_leaves_no_output_folder(tmp_path, monkeypatch):
     import obook.output
 

@@ -75,7 +75,7 @@ def match(
         from ..session import check_day
 
         check_day(day, f"{orders}: the date in its name")
-    from .partial import deliver_partial, drop_partial
+    from .partial import deliver_partial, drop_earlier_tables, drop_partial
 
     try:
         r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables,
@@ -91,48 +91,14 @@ def match(
     largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
-    _drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in tables})
+    drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in tables}, _MARKS, [k.value for k in OutType])
     drop_partial(out, list(tables), out_type.value)
     from .stdout import written
 
     typer.echo(written(r, tables, out), err=True)
 
 
-def _drop_earlier_tables(out: Path, kept: set[str]) -> None:
-    """The match tables an earlier run wrote in ``out`` that are not ``kept`` (its depth, or
-    its tables of another --type): gone, so that the folder holds one run's tables. A file
-    of such a name that is not a match table (by its metadata or CSV header) stays."""
-    from ..interrupts import deferred
-    from ..tempfiles import remove_quietly
-
-    with deferred():    # a second Ctrl-C: once every earlier table is gone, not a part of them
-        for t in ("fills", "events", "bbo", "depth"):
-            for kind in OutType:
-                path = out / f"{t}.{kind.value}"
-                if (path.name not in kept and path.is_file() and not path.is_symlink()
-                        and _match_table(path, t, kind)):
-                    remove_quietly(path)
-
-
-#: a column only table T's CSV header has (besides seq, time and instrument)
-_CSV_MARK = {"fills": "taker_order_id", "events": "event", "bbo": "bid_px", "depth": "bid_px_1"}
-
-
-def _match_table(path: Path, table: str, kind: OutType) -> bool:
-    """Whether ``path`` is table ``table`` as ``obook match -o`` writes it."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        if kind is OutType.csv:
-            with open(path, "rb") as f:
-                names = f.readline(4096).decode("ascii").strip().split(",")
-            return names[:2] == ["seq", "time"] and "instrument" in names and _CSV_MARK[table] in names
-        if kind is OutType.parquet:
-            meta = pq.read_schema(path).metadata
-        else:
-            with pa.ipc.open_file(path) as r:
-                meta = r.schema.metadata
-        return (meta or {}).get(b"obook.table") in (table.encode(), f"match_{table}".encode())
-    except (OSError, ValueError, UnicodeDecodeError, pa.ArrowException):
-        return False
+#: each table as an earlier run left it (``drop_earlier_tables``): its schema's ``obook.table``,
+#: its CSV header's first columns and further columns, the last one only its header has
+_MARKS = {t: ((t, f"match_{t}"), ("seq", "time"), ("instrument", mark)) for t, mark in
+          (("fills", "taker_order_id"), ("events", "event"), ("bbo", "bid_px"), ("depth", "bid_px_1"))}

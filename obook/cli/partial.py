@@ -1,5 +1,6 @@
-"""The tables of a run that stopped at a bad record (``e.partial``): the one table's rows on
-stdout, or the tables as ``TABLE.TYPE.partial`` in the output folder."""
+"""The output folder of a run's tables (``match -o``, ``simulate -o``): the tables of a run
+that stopped at a bad record (``e.partial``) as ``TABLE.TYPE.partial`` (or the one table's
+rows on stdout), and the files an earlier run left there that would pass for this run's."""
 
 from __future__ import annotations
 
@@ -36,3 +37,43 @@ def drop_partial(out: Path, names: list, kind: str) -> None:
     with deferred():    # a second Ctrl-C: once every one is gone
         for t in names:
             out.joinpath(f"{t}.{kind}.partial").unlink(missing_ok=True)
+
+
+def drop_earlier_tables(out: Path, kept: set, marks: dict, kinds) -> None:
+    """The tables an earlier run of the command wrote in ``out`` that are not ``kept`` (file
+    names): gone, so that the folder holds one run's tables. ``marks``: each table the command
+    writes, as ``(tags, lead, columns)``: the ``obook.table`` metadata its Parquet and Arrow
+    files carry (any of ``tags``), and its CSV header's first columns (``lead``) and columns
+    it has further on, one only it has among them (``columns``); ``kinds``: the file types
+    (``parquet``, ``csv``, ``arrow``). A file of such a name that is not such a table stays."""
+    from ..interrupts import deferred
+    from ..tempfiles import remove_quietly
+
+    with deferred():    # a second Ctrl-C: once every earlier table is gone, not a part of them
+        for t, table in marks.items():
+            for kind in kinds:
+                path = out / f"{t}.{kind}"
+                if (path.name not in kept and path.is_file() and not path.is_symlink()
+                        and _is_table(path, kind, *table)):
+                    remove_quietly(path)
+
+
+def _is_table(path: Path, kind: str, tags, lead, columns) -> bool:
+    """Whether ``path``, a file of type ``kind``, is the table of ``tags`` / ``lead`` / ``columns``
+    (see :func:`drop_earlier_tables`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if kind == "csv":
+            with open(path, "rb") as f:
+                names = f.readline(4096).decode("ascii").strip().split(",")
+            return names[:len(lead)] == list(lead) and set(columns) <= set(names)
+        if kind == "parquet":
+            meta = pq.read_schema(path).metadata
+        else:
+            with pa.ipc.open_file(path) as r:
+                meta = r.schema.metadata
+        return (meta or {}).get(b"obook.table") in {tag.encode() for tag in tags}
+    except (OSError, ValueError, UnicodeDecodeError, pa.ArrowException):
+        return False

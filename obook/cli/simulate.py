@@ -28,8 +28,9 @@ def simulate(
                                             "feed's unit, instrument = the feed's ticker)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o",
                                        help="Write the tables (--tables; default fills, events, summary, "
-                                            "bbo_with_own and bbo) to this folder; default: one table (fills) as "
-                                            "CSV on stdout."),
+                                            "bbo_with_own and bbo) to this folder (the tables an earlier run left "
+                                            "there that this one does not write are removed); default: one table "
+                                            "(fills) as CSV on stdout."),
     tables: Optional[str] = typer.Option(
         None, "--tables", "-t",
         help="Comma-separated tables: fills, events, summary, bbo_with_own, depth_with_own (the feed's top "
@@ -67,7 +68,7 @@ def simulate(
     from ..simulation import OWN_TABLES, TABLES
     from ..simulation import simulate as run
     from ..simulation.prepare import parse_latency
-    from .partial import deliver_partial, drop_partial
+    from .partial import deliver_partial, drop_earlier_tables, drop_partial
     from .progress import file_progress
     from .stdout import table_to_stdout
 
@@ -107,8 +108,21 @@ def simulate(
         return
     with output_folder(out):
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
+    drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in names}, _MARKS, [k.value for k in OutType])
     drop_partial(out, names, out_type.value)
     from .stdout import written
 
     typer.echo(written(r, names, out), err=True)
+
+
+#: each table as an earlier run left it (``drop_earlier_tables``): its schema's ``obook.table``,
+#: its CSV header's first columns and further columns, the last one only its header has
+_MARKS = {
+    **{t: ((tag,), ("seq", "time"), ("instrument", mark)) for t, tag, mark in (
+        ("fills", "sim_fills", "liquidity"), ("events", "sim_events", "shares_ahead"),
+        ("bbo_with_own", "bbo_with_own", "bid_px"), ("depth_with_own", "depth_with_own", "bid_px_1"))},
+    "summary": (("sim_summary",), ("instrument", "order_id"), ("fill_ratio",)),
+    **{t: ((t,), ("seq", "time"), ("ticker", mark)) for t, mark in (
+        ("bbo", "bid_px"), ("trades", "kind"), ("orders", "queue_orders_ahead"), ("depth", "bid_px_1"))},
+}
 
