@@ -17,8 +17,9 @@ import re
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .errors import ObookError
+from .errors import FeedError, ObookError
 
 bars_schema = pa.schema(
     [
@@ -125,15 +126,32 @@ def _sums_of_products(px: np.ndarray, qty: np.ndarray, first: np.ndarray) -> lis
 
 
 def bars(path, interval="1 minute", workers=None, format=None, on_error="raise", date=None,
-         tickers=None, unknown_tickers="raise", progress=None) -> pa.Table:
+         tickers=None, unknown_tickers="raise", progress=None, before=None):
     """Replay the feed's trades and cut them into bars of ``interval`` (``unknown_tickers``
-    and ``progress`` as for :class:`obook.engine.replay.Replay`)."""
+    and ``progress`` as for :class:`obook.engine.replay.Replay`): the bars' batches. ``before``:
+    the bars of the trades of the records before this one only. A bad record (``FeedError``)
+    ends them: the bars of the trades before it come first."""
     from .engine.replay import Replay
 
     interval_ns(interval)
     replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date,
                     tickers=tickers, unknown_tickers=unknown_tickers, progress=progress)
-    return bars_table(replay.reader("trades").read_all(), bar_step(interval, replay.format.time_unit_ns))
+    step = bar_step(interval, replay.format.time_unit_ns)
+    trades, failed = [], None
+    batches = replay.table_batches()
+    try:
+        for _, batch in batches:
+            if before is not None and batch.num_rows and batch.column("seq")[-1].as_py() >= before:
+                trades.append(batch.filter(pc.less(batch.column("seq"), before)))
+                break
+            trades.append(batch)
+    except FeedError as e:
+        failed = e
+    finally:
+        batches.close()
+    yield from bars_table(pa.Table.from_batches(trades, replay.schema("trades")), step).to_batches()
+    if failed is not None:
+        raise failed
 
 
 def bar_step(interval, time_unit_ns: int) -> int:

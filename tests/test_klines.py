@@ -108,3 +108,21 @@ def test_interval_ns_timedelta_is_its_exact_length(interval, ns):
 def test_interval_ns_boolean_is_an_obook_error_not_one_ns(interval):
     with pytest.raises(ObookError, match="^interval must be like"):
         interval_ns(interval)
+
+
+def test_bars_bad_record_bars_of_the_trades_before_it_then_the_error(tmp_path):
+    from obook.errors import FeedError
+    from obook.gen.csv import write_csv
+
+    feed = tmp_path / "day.csv"
+    write_csv(feed, 3000, 4, seed=2)
+    lines = feed.read_text().splitlines(keepends=True)
+    (tmp_path / "bad.csv").write_text("".join(lines[:1500] + ["not,a,record\n"] + lines[1500:]))
+    (tmp_path / "clean.csv").write_text("".join(lines[:1500]))
+    got = []
+    with pytest.raises(FeedError, match="line 1501"):
+        for batch in obook.bars(str(tmp_path / "bad.csv"), workers=1, interval="1 minute"):
+            got.append(batch)
+    want = obook.bars(str(tmp_path / "clean.csv"), workers=1, interval="1 minute").read_all()
+    assert want.num_rows > 0
+    assert [b.to_pylist() for b in got] and sum((b.to_pylist() for b in got), []) == want.to_pylist()

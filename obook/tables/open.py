@@ -133,10 +133,11 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
         from ..klines import bars
 
         interval = o["interval"] if o.get("interval") is not None else "1 minute"
-        t = bars(feed, interval, o.get("workers"), fmt, o.get("on_error") or "raise",
-                 o.get("date"), o.get("tickers"), o.get("unknown_tickers", "raise"), o.get("progress"))
-        t = _stamped(_stamp(fmt, feed, o), t)
-        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
+        made = bars(feed, interval, o.get("workers"), fmt, o.get("on_error") or "raise", o.get("date"),
+                    o.get("tickers"), o.get("unknown_tickers", "raise"), o.get("progress"), o.get("before"))
+        stamp = _stamp(fmt, feed, o)    # batch by batch: the bars before a bad record come first
+        return pa.RecordBatchReader.from_batches(raw_schema(spec, feed, fmt, o), (
+            out for batch in made for out in _stamped(stamp, pa.Table.from_batches([batch])).to_batches()))
     if spec.source == "analytics":
         from ..analytics import ROW_BY_ROW, analytic
 
@@ -167,6 +168,8 @@ def _raw_reader(spec, feed, fmt, o) -> pa.RecordBatchReader:
 
 def check_options(spec, options: dict) -> dict:
     allowed = set(spec.all_options()) | {"unknown_tickers", "progress"}   # (the front ends' own)
+    if spec.source == "bars":
+        allowed.add("before")       # convert's, stopped by a bad record: the bars of the records before it
     bad = [k for k in options if k not in allowed]
     if bad:
         raise ObookError(f"table {spec.name!r} takes no option {', '.join(map(repr, bad))}; it takes "
