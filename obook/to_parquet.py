@@ -13,7 +13,8 @@ Tables (``TABLES``):
 
 Every file is ``OUTDIR/<table>.parquet`` (the one Parquet writer, :mod:`obook.parquet`:
 row groups sized in bytes, tuned encodings, ``compression`` "fast" or "small"; in feed order), written under a temporary name; the files are renamed into place
-only when every table is complete, so a failing feed leaves no final file. The footer's
+only when every table is complete, so a failing feed leaves no final file (a bad record: each
+table's rows of the records before it as ``<table>.parquet.partial``). The footer's
 key-value metadata holds JSON under the key ``obook`` (see :func:`convert`).
 """
 
@@ -35,6 +36,7 @@ from .interrupts import deferred
 from .parquet import COMPRESSIONS, ParquetSink
 from .session import TIMEZONE, partition_date, session_date, stamp_of
 from .tempfiles import remove_quietly, temp_path
+from .to_parquet_partial import keep_partial, last_record, run_rest_before
 
 log = logging.getLogger("obook")
 
@@ -124,6 +126,7 @@ class _TableWriter:
         self.table = table
         self.compression = compression
         self.sink: ParquetSink | None = None
+        self.last: int | None = None      # the last record of its rows (obook.to_parquet_partial)
 
     @property
     def rows(self) -> int:
@@ -137,6 +140,9 @@ class _TableWriter:
         if self.sink is None:
             self.sink = ParquetSink(self.tmp, batch.schema, self.table, self.compression)
         self.sink.write(batch)
+        last = last_record(batch)
+        if last is not None:
+            self.last = last if self.last is None else max(self.last, last)
 
     def close(self, metadata: dict) -> None:
         self.sink.close({METADATA_KEY.decode(): json.dumps(metadata, sort_keys=True)})
@@ -148,30 +154,6 @@ class _TableWriter:
             except Exception:  # noqa: BLE001 - already failing; the temp file goes anyway
                 pass
         remove_quietly(self.tmp)
-
-
-def _keep_partial(writers: dict, e: FeedError, outdir: Path) -> list:
-    """On a feed error, each table that has rows so far (the rows before the bad record) is
-    closed as ``OUTDIR/<table>.parquet.partial``, its footer naming the error; ``e.kept_in``
-    says where. Returns the paths kept (a table that cannot be kept is discarded)."""
-    from .output import drop_stale_partial
-
-    kept = []
-    for w in writers.values():
-        if w.sink is None:
-            drop_stale_partial(w.final)     # an earlier run's, of other rows: it misleads
-            continue
-        partial = w.final.with_name(w.final.name + ".partial")
-        try:
-            w.close({"table": w.table, "obook_version": __version__, "partial": True, "error": str(e)})
-            os.replace(w.tmp, partial)
-        except Exception:  # noqa: BLE001 - the feed error is the one to report; this table goes
-            continue
-        w.sink = None
-        kept.append(partial)
-    if kept:
-        e.kept_in = str(kept[0] if len(kept) == 1 else outdir / "TABLE.parquet.partial")
-    return kept
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
@@ -244,6 +226,72 @@ def _provenance(paths, digests, fmt) -> dict:
             "format": fmt, "files": files}
 
 
+def _passes(feed, fmt, tables, stats, *, workers, on_error, levels, day, progress, tickers, unknown_tickers,
+            stamp) -> list:
+    """The passes over ``feed`` that make ``tables``, in order: ``(names, batches)``, where
+    ``batches(before)`` gives the pass's ``(table, batch)`` pairs, each of its tables an
+    empty batch of its schema at least, ``stats`` filled in; ``before``: a record number
+    bars stop before (None: the whole feed). The replay's tables come from one replay, the
+    side tables from one reading, every other table from its reader, bars last (they are
+    cut only as they are made: :mod:`obook.to_parquet_partial`)."""
+    replayed = [t for t in tables if t in REPLAY_TABLES]
+    side = [t for t in tables if t in fmt.side_tables]
+    rest = sorted((t for t in tables if t not in replayed and t not in side), key=lambda t: t == "bars")
+
+    def replay_batches(before):
+        from .engine.replay import Replay
+
+        replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=replayed, levels=levels,
+                        date=day, progress=progress, tickers=tickers, unknown_tickers=unknown_tickers)
+        seen = set()
+        for table, batch in replay.table_batches():
+            seen.add(table)
+            yield table, batch
+        for table in replayed:
+            if table not in seen:       # no batch at all: an empty file of the right schema
+                yield table, _empty_batch(replay.schema(table))
+        stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
+                                                        "crossed_books", "messages_by_type")})
+        if replay.tickers:
+            stats["missing_tickers"] = replay.stats.get("missing_tickers")
+        stats["table_rows"] = replay.stats.get("table_rows")
+
+    def side_batches(before):
+        from .tables import table
+        from .tables.units import Shape
+
+        counts: dict = {}    # streamed: a feed of millions of R costs one batch, not the feed
+        shapes = {name: Shape(table(name), fmt) for name in side}   # the units metadata
+        seen = set()
+        for name, batch in fmt.side_batches(feed, side, on_error, counts):
+            seen.add(name)
+            yield name, shapes[name].batch(stamp.batch(batch))
+        for name in side:
+            if name not in seen:   # no row at all: an empty file of the right schema
+                yield name, shapes[name].batch(stamp.batch(_empty_batch(fmt.side_table(name).schema)))
+        stats.setdefault("messages_by_type", dict(sorted(counts.items())))
+        stats.setdefault("records", sum(counts.values()))
+
+    def reader_batches(name):
+        def batches(before):       # the registry's reader (bars, messages, the format's own tables)
+            from .tables import open_table
+
+            options = _registry_options(name, workers, on_error, fmt, day, tickers, levels)
+            if name == "bars" and before is not None:
+                options["before"] = before
+            reader = open_table(name, feed, **options)
+            seen = False
+            for batch in reader:
+                seen = True
+                yield name, batch
+            if not seen:
+                yield name, _empty_batch(reader.schema)
+        return batches
+
+    return ([(replayed, replay_batches)] if replayed else []) + ([(side, side_batches)] if side else []) + [
+        ([name], reader_batches(name)) for name in rest]
+
+
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
             tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise") -> dict:
@@ -268,9 +316,11 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
 
     The files appear when every table is complete; those of tables not asked for stay in
     ``outdir`` as they are. One convert at a time writes into ``outdir``: another one while
-    it runs is an ``OutputError`` (where the folder can be locked). On a bad record (a ``FeedError``) each
-    table's rows before it are kept as ``OUTDIR/<table>.parquet.partial`` (the error's
-    ``kept_in`` says where) and the error raised; on any other failure nothing is left.
+    it runs is an ``OutputError`` (where the folder can be locked). On a bad record (a ``FeedError``) every
+    table asked for keeps the rows of the records before it as ``OUTDIR/<table>.parquet.partial``
+    (the side tables and the other tables, which read the feed apart, run up to it; a table
+    with no such row: no file; :mod:`obook.to_parquet_partial`), the error's ``kept_in`` says
+    where, and the error is raised; on any other failure nothing is left.
 
     Returns ``{"rows": {table: n}, "stats": {...}, "session_date": ..., "source": {...},
     "files": {table: path}}``. The same dict minus ``files`` (plus ``table``,
@@ -340,48 +390,17 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     stats: dict = {}
     digested = None
     try:
-        replayed = [t for t in tables if t in REPLAY_TABLES]
-        if replayed:
-            from .engine.replay import Replay
-            replay = Replay(feed, workers=workers, format=feed_format, on_error=on_error, tables=replayed,
-                            levels=levels, date=day, progress=progress, tickers=tickers,
-                            unknown_tickers=unknown_tickers)
-            for table, batch in replay.table_batches():
-                if digest is not None and digested is None:
-                    digested = digest.submit(_digests_of, source_paths(feed))
-                writers[table].write(batch)
-            for table in replayed:
-                if writers[table].writer is None:   # no batch at all: an empty file of the right schema
-                    writers[table].write(_empty_batch(replay.schema(table)))
-            stats.update({k: replay.stats.get(k) for k in ("records", "rows", "skipped", "live_orders",
-                                                            "crossed_books", "messages_by_type")})
-            if replay.tickers:
-                stats["missing_tickers"] = replay.stats.get("missing_tickers")
-            stats["table_rows"] = replay.stats.get("table_rows")
-        side = [t for t in tables if t in feed_format.side_tables]
-        if side:
-            counts: dict = {}    # streamed: a feed of millions of R costs one batch, not the feed
-            from .tables import table
-            from .tables.units import Shape
-            shapes = {name: Shape(table(name), feed_format) for name in side}   # the units metadata
-            for name, batch in feed_format.side_batches(feed, side, on_error, counts):
-                writers[name].write(shapes[name].batch(stamp.batch(batch)))
-            for name in side:
-                if writers[name].writer is None:   # no row at all: an empty file of the right schema
-                    writers[name].write(shapes[name].batch(stamp.batch(_empty_batch(feed_format.side_table(name).schema))))
-            stats.setdefault("messages_by_type", dict(sorted(counts.items())))
-            stats.setdefault("records", sum(counts.values()))
-        for name in tables:     # the rest (bars, messages, the format's own tables): the registry's reader
-            if name in replayed or name in side:
-                continue
-            from .tables import open_table
-
-            reader = open_table(name, feed, **_registry_options(name, workers, on_error, feed_format, day,
-                                                                tickers, levels))
-            for batch in reader:
-                writers[name].write(batch)
-            if writers[name].writer is None:
-                writers[name].write(_empty_batch(reader.schema))
+        passes = _passes(feed, feed_format, tables, stats, workers=workers, on_error=on_error, levels=levels,
+                         day=day, progress=progress, tickers=tickers, unknown_tickers=unknown_tickers, stamp=stamp)
+        for i, (names, batches) in enumerate(passes):
+            try:
+                for table, batch in batches(None):
+                    if digest is not None and digested is None and names[0] in REPLAY_TABLES:
+                        digested = digest.submit(_digests_of, source_paths(feed))   # the workers are forked
+                    writers[table].write(batch)
+            except FeedError as e:      # the other tables: their rows before the bad record too
+                run_rest_before(e, passes[i + 1:], lambda t, b: writers[t].write(b))
+                raise
         if digest is not None and digested is None:
             digested = digest.submit(_digests_of, source_paths(feed))
         if stream:      # a stream's bytes are known once read
@@ -405,7 +424,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
             drop_stale_partial(w.final)
     except BaseException as e:
         with deferred():    # a second Ctrl-C: once every temp file is gone
-            kept = _keep_partial(writers, e, outdir) if isinstance(e, FeedError) else []
+            kept = keep_partial(writers, e, outdir) if isinstance(e, FeedError) else []
             for w in writers.values():
                 w.discard()
             if not kept:

@@ -140,22 +140,26 @@ def test_convert_truncated_feed_rows_before_kept_as_partial_no_final_file(itch_d
     bad = tmp_path / DAY
     data = itch_day.read_bytes()
     bad.write_bytes(data[: len(data) // 2])
-    whole = convert(itch_day, tmp_path / "whole", tables=REPLAY_TABLES, workers=2)
+    whole = convert(itch_day, tmp_path / "whole", tables=TABLES, workers=2)
     out = tmp_path / "out"
     for workers in (1, 2):
         with pytest.raises(FeedError) as info:
             convert(bad, out, tables=TABLES, workers=workers)
         assert info.value.kept_in == str(out / "TABLE.parquet.partial")
+        before = [t for t in TABLES            # the tables with rows before the cut record
+                  if pc.any(pc.less(pq.read_table(whole["files"][t])["seq"], info.value.feed_record)).as_py()]
+        assert set(REPLAY_TABLES) < set(before)
         names = sorted(os.listdir(out))
-        assert names == sorted(f"{t}.parquet.partial" for t in REPLAY_TABLES), names   # no final file, no temp
-        for t in REPLAY_TABLES:
+        assert names == sorted(f"{t}.parquet.partial" for t in before), names   # no final file, no temp
+        for t in before:
             kept = pq.read_table(out / f"{t}.parquet.partial")
             full = pq.read_table(whole["files"][t])
-            assert 0 < kept.num_rows < full.num_rows, t
+            assert 0 < kept.num_rows < full.num_rows or t not in REPLAY_TABLES, t
             assert kept.equals(full.slice(0, kept.num_rows).replace_schema_metadata(kept.schema.metadata)), t
+            assert kept.num_rows == pc.sum(pc.less(full["seq"], info.value.feed_record)).as_py(), t
             assert read_metadata(out / f"{t}.parquet.partial")["partial"] is True
     convert(itch_day, out, tables=("bbo",), workers=1)      # complete: its stale partial goes, not others'
-    assert sorted(os.listdir(out)) == sorted(["bbo.parquet"] + [f"{t}.parquet.partial" for t in REPLAY_TABLES[1:]])
+    assert sorted(os.listdir(out)) == sorted(["bbo.parquet"] + [f"{t}.parquet.partial" for t in before[1:]])
 
 
 def test_convert_bad_record_before_any_row_leaves_nothing(tmp_path):

@@ -44,7 +44,7 @@ def convert(
 ) -> None:
     """Replay FEED and write OUTDIR/<table>.parquet for each table (in feed order).
 
-    Files appear only when every table is complete; on a bad record the rows before it are kept as OUTDIR/<table>.parquet.partial and the command exits 1. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256 (each file's, for a feed of several files), the session date, obook's version, the options and the replay statistics. The files of tables not asked for stay in OUTDIR as they are. A convert into an OUTDIR another convert is writing stops with an error.
+    Files appear only when every table is complete; on a bad record every table keeps the rows of the records before it as OUTDIR/<table>.parquet.partial (a table with none: no file) and the command exits 1. Each file's footer metadata (JSON under the key 'obook') records the source's name, size and sha256 (each file's, for a feed of several files), the session date, obook's version, the options and the replay statistics. The files of tables not asked for stay in OUTDIR as they are. A convert into an OUTDIR another convert is writing stops with an error.
     """
     from ..errors import ObookError
     from ..to_parquet import convert as _convert
