@@ -31,9 +31,9 @@ def main() -> None:
     print("one-minute grid of the busiest ticker (first 3 points):")
     for row in con.execute("""
             WITH busiest AS (SELECT ticker FROM obook_bbo(?) GROUP BY ALL ORDER BY count(*) DESC LIMIT 1)
-            SELECT obook_time_of_day(time) AS t, ticker, obook_price(bid_px, ?), obook_price(ask_px, ?)
+            SELECT obook_time_of_day(time, ?) AS t, ticker, obook_price(bid_px, ?), obook_price(ask_px, ?)
             FROM obook_bbo_grid(?, 60000000000) WHERE ticker = (FROM busiest) AND bid_px IS NOT NULL
-            ORDER BY time LIMIT 3""", [feed, feed, feed, feed]).fetchall():
+            ORDER BY time LIMIT 3""", [feed, feed, feed, feed, feed]).fetchall():
         print("  ", row)
 
     print("first 3 rows (a LIMIT stops the replay at once):")

@@ -13,3 +13,18 @@ CREATE OR REPLACE TEMP MACRO obook_price(price, feed, format := NULL) AS
 CREATE OR REPLACE TEMP MACRO obook_ticks(price, feed, format := NULL) AS
     obook_scaled_ticks(CAST(price AS DECIMAL(38, 18)),
                        CAST(obook_unit(to_json(feed), format, 'price_scale') AS BIGINT));
+-- obook_time_of_day(time, feed, format := NULL)  TIME  a feed time as the time of day, its unit
+--   (obook_unit: 'time_unit_ns') the feed's: ns for ITCH, PITCH, Shanghai and Shenzhen, ms for CSV;
+--   feed as for obook_price (Parquet files too: a file that records no units, obook sql --output's,
+--   takes those of format := when given). TIME has microseconds: a finer unit is truncated. A feed
+--   whose time counts from the epoch (Databento) is an error: its `timestamp` is the instant.
+--   obook_time_of_day(time) alone is an error: the unit is the feed's.
+CREATE OR REPLACE TEMP MACRO obook_time_of_day(time) AS
+    error('obook_time_of_day(time) needs the feed of the time, e.g. obook_time_of_day(time, ''day.csv''): '
+          || 'its unit is the feed''s (ns for ITCH, ms for CSV); or obook_scaled_time(time, time_unit_ns)'),
+    (time, feed, format := NULL) AS
+    obook_scaled_time(time,
+        CASE WHEN obook_unit(to_json(feed), format, 'time_origin') = 'epoch'
+             THEN error('obook_time_of_day: the time of ' || CAST(to_json(feed) AS VARCHAR)
+                        || ' counts from the epoch, not midnight: use its timestamp column')
+             ELSE CAST(obook_unit(to_json(feed), format, 'time_unit_ns') AS BIGINT) END);

@@ -10,6 +10,8 @@ macro                                                      rows
                                                            DECIMAL(38,9) of its currency, exact
 ``obook_ticks(price, feed, format := NULL)``               (scalar) currency to the feed's
                                                            integer price
+``obook_time_of_day(time, feed, format := NULL)``          (scalar) a feed time as TIME of day,
+                                                           the unit the feed's
 ``obook_spread(path, ...)``                                every BBO row plus ``spread_ticks``
                                                            (BIGINT), ``spread`` (DECIMAL(38,9)
                                                            in the feed's currency) and ``mid``

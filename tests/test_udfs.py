@@ -23,7 +23,7 @@ def con():
 def test_udfs_package_lists_every_function():
     import obook.udfs as udfs
 
-    assert {f.name for f in udfs.FUNCTIONS} == {"obook_scaled_price", "obook_scaled_ticks", "obook_time_of_day",
+    assert {f.name for f in udfs.FUNCTIONS} == {"obook_scaled_price", "obook_scaled_ticks", "obook_scaled_time",
                                                 "obook_time_of_day_ms"}
 
 
@@ -60,36 +60,10 @@ def test_obook_scaled_ticks_rounds_to_a_price_unit(con):
     assert got == [(1_172_400, 0, 2, -5_000, None, 1_234_567)]
 
 
-def test_obook_time_of_day_ns_truncates_to_microseconds(con):
-    got = con.execute("SELECT obook_time_of_day(34200000000123::UBIGINT), "
-                      "obook_time_of_day(34200123456789::UBIGINT), obook_time_of_day(0::UBIGINT), "
-                      "obook_time_of_day(NULL), typeof(obook_time_of_day(1::UBIGINT))").fetchall()
-    assert got == [(dt.time(9, 30), dt.time(9, 30, 0, 123456), dt.time(0), None, "TIME")]
-
-
-def test_obook_time_of_day_ms_is_exact(con):
-    got = con.execute("SELECT obook_time_of_day_ms(34200001), obook_time_of_day_ms(57599999)").fetchall()
-    assert got == [(dt.time(9, 30, 0, 1000), dt.time(15, 59, 59, 999000))]
-
-
-def test_obook_time_of_day_past_midnight_raises(con):
-    with pytest.raises(duckdb.Error, match="past 24:00:00"):
-        con.execute("SELECT obook_time_of_day(90000000000000::UBIGINT)").fetchall()
-
-
-@pytest.mark.parametrize("call", ["obook_time_of_day(86400000000001::UBIGINT)",
-                                  "obook_time_of_day(86400000000999::UBIGINT)",
-                                  "obook_time_of_day_ms(86400001)"])
-def test_obook_time_of_day_a_unit_past_midnight_raises_not_24h(con, call):
-    assert con.execute("SELECT obook_time_of_day(86400000000000::UBIGINT), "
-                       "obook_time_of_day_ms(86400000)").fetchall() == [("24:00:00", "24:00:00")]
-    with pytest.raises(duckdb.Error, match="past 24:00:00"):
-        con.execute(f"SELECT {call}").fetchall()
-
-
 def test_udfs_apply_to_obook_bbo_columns(con, tmp_path):
     feed = write_small_feed(tmp_path / "small.itch")
-    got = con.execute(f"SELECT seq, obook_price(bid_px, '{feed}'), obook_time_of_day(time) FROM obook_bbo('{feed}') "
+    got = con.execute(f"SELECT seq, obook_price(bid_px, '{feed}'), obook_time_of_day(time, '{feed}') "
+                      f"FROM obook_bbo('{feed}') "
                       "ORDER BY seq LIMIT 2").fetchall()
     assert got == [(4, Decimal("100.0000"), dt.time(0, 0, 0, 10)), (5, Decimal("100.0000"), dt.time(0, 0, 0, 20))]
     assert len(SMALL_BBO) == 10

@@ -12,14 +12,17 @@ price_scale BIGINT)``                                       currency, exactly (`
 ``obook_scaled_ticks(price DECIMAL,        ``BIGINT``       currency to the feed's integer price
 price_scale BIGINT)``                                       (rounded half to even to a unit,
                                                             once: up to 18 decimals are taken)
-``obook_time_of_day(ns UBIGINT)``          ``TIME``         ns since midnight; TIME has
-                                                            microseconds, so the ns are truncated
+``obook_scaled_time(time UBIGINT,          ``TIME``         a feed time since midnight of
+time_unit_ns BIGINT)``                                      ``time_unit_ns`` ns a unit (the
+                                                            schema's ``obook.time_unit``); TIME
+                                                            has microseconds: finer is truncated
 ``obook_time_of_day_ms(ms UBIGINT)``       ``TIME``         CSV feed time (ms since midnight)
 =========================================  ===============  ====================================
 
-The SQL macros ``obook_price(price, feed, format := NULL)`` and ``obook_ticks(price, feed,
-format := NULL)`` (``obook.sql``) take the scale from the feed's units, so they are right on
-every format. NULL in, NULL out. A value that cannot be represented raises an error (never wraps).
+The SQL macros ``obook_price(price, feed, format := NULL)``, ``obook_ticks(price, feed,
+format := NULL)`` and ``obook_time_of_day(time, feed, format := NULL)`` (``obook.sql``) take the
+scale or the time unit from the feed's units, so they are right on every format; in Python,
+``obook_time_of_day(table)`` reads the unit from the table's schema. NULL in, NULL out. A value that cannot be represented raises an error (never wraps).
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .prices import PRICE_TYPE, obook_price, obook_ticks, scale_digits
-from .times import obook_time_of_day, obook_time_of_day_ms
+from .times import obook_scaled_time, obook_time_of_day, obook_time_of_day_ms
 
 __all__ = ["FUNCTIONS", "ScalarUdf", "register", "PRICE_TYPE", "scale_digits",
-           "obook_price", "obook_ticks", "obook_time_of_day", "obook_time_of_day_ms"]
+           "obook_price", "obook_ticks", "obook_scaled_time", "obook_time_of_day",
+           "obook_time_of_day_ms"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ FUNCTIONS: tuple[ScalarUdf, ...] = (
     # 18 decimals: a value between two of 9 decimals (a Databento mid, DECIMAL(38,10)) reaches the
     # UDF unrounded, so it is rounded once, half to even; 20 integer digits hold every BIGINT price
     ScalarUdf("obook_scaled_ticks", obook_ticks, ("DECIMAL(38,18)", "BIGINT"), "BIGINT"),
-    ScalarUdf("obook_time_of_day", obook_time_of_day, ("UBIGINT",), "TIME"),
+    ScalarUdf("obook_scaled_time", obook_scaled_time, ("UBIGINT", "BIGINT"), "TIME"),
     ScalarUdf("obook_time_of_day_ms", obook_time_of_day_ms, ("UBIGINT",), "TIME"),
 )
 

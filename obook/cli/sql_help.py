@@ -65,10 +65,12 @@ _OTHERS = [
         ("obook_scaled_price(price, scale)", "an integer price as a DECIMAL, the scale given (a Parquet "
                                              "file's obook.price_scale)"),
         ("obook_scaled_ticks(price, scale)", "back"),
-        ("obook_time_of_day(ns)", "a TIME of day from ns since midnight (the time of most formats)"),
+        ("obook_time_of_day(time, feed, format := NULL)", "a TIME of day, the unit the feed's (ns for ITCH, "
+                                                          "ms for CSV; feed: also Parquet files obook wrote)"),
+        ("obook_scaled_time(time, time_unit_ns)", "a TIME of day, the unit given"),
         ("obook_time_of_day_ms(ms)", "from ms since midnight (CSV's time)"),
-        ("obook_unit(to_json(path), format, key)", "the feed's unit, key: 'price_scale', 'quantity_scale' "
-                                                   "or 'time_unit_ns'"),
+        ("obook_unit(to_json(path), format, key)", "the feed's unit, key: 'price_scale', 'quantity_scale', "
+                                                   "'time_unit_ns' or 'time_origin'"),
     ]),
 ]
 

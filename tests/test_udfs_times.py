@@ -1,0 +1,125 @@
+"""obook.udfs.times: feed times as TIME of day, in the unit the feed's units give (ns for ITCH,
+ms for CSV), in SQL (``obook_time_of_day(time, feed)``, ``obook_scaled_time``) and in Python."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import obook
+from obook.duckdb import connect
+from obook.errors import ObookError
+import obook.udfs as udfs
+
+
+@pytest.fixture()
+def con():
+    c = connect()
+    yield c
+    c.close()
+
+
+def _csv(tmp_path):
+    """A generated CSV day: its times are ms since midnight (its first at 09:30:00.003)."""
+    from obook.gen.csv import write_csv
+
+    path = tmp_path / "2026-01-02.csv"
+    write_csv(path, 500, 2, seed=5)
+    return path
+
+
+def test_obook_scaled_time_ns_truncates_to_microseconds(con):
+    got = con.execute("SELECT obook_scaled_time(34200000000123::UBIGINT, 1), "
+                      "obook_scaled_time(34200123456789::UBIGINT, 1), obook_scaled_time(0::UBIGINT, 1), "
+                      "obook_scaled_time(NULL, 1), obook_scaled_time(5::UBIGINT, NULL), "
+                      "typeof(obook_scaled_time(1::UBIGINT, 1))").fetchall()
+    assert got == [(dt.time(9, 30), dt.time(9, 30, 0, 123456), dt.time(0), None, None, "TIME")]
+
+
+def test_obook_scaled_time_ms_and_ms_function_are_exact(con):
+    got = con.execute("SELECT obook_scaled_time(34200001, 1000000), obook_time_of_day_ms(57599999)").fetchall()
+    assert got == [(dt.time(9, 30, 0, 1000), dt.time(15, 59, 59, 999000))]
+
+
+@pytest.mark.parametrize("call", ["obook_scaled_time(86400000000001::UBIGINT, 1)",
+                                  "obook_scaled_time(86400000000999::UBIGINT, 1)",
+                                  "obook_scaled_time(86400001, 1000000)",
+                                  "obook_time_of_day_ms(86400001)"])
+def test_obook_scaled_time_a_unit_past_midnight_raises_not_24h(con, call):
+    assert con.execute("SELECT obook_scaled_time(86400000000000::UBIGINT, 1), "
+                       "obook_time_of_day_ms(86400000)").fetchall() == [("24:00:00", "24:00:00")]
+    with pytest.raises(duckdb.Error, match="past 24:00:00"):
+        con.execute(f"SELECT {call}").fetchall()
+
+
+def test_obook_scaled_time_unit_below_one_raises_naming_it(con):
+    with pytest.raises(duckdb.Error, match="time_unit_ns must be a whole number of ns of at least 1"):
+        con.execute("SELECT obook_scaled_time(5, 0)").fetchall()
+
+
+def test_obook_scaled_time_units_differing_by_row_each_apply():
+    got = udfs.obook_scaled_time(pa.array([2, 2, None, 3]), pa.array([1000, 1_000_000, 1, None]))
+    assert got.to_pylist() == [dt.time(0, 0, 0, 2), dt.time(0, 0, 0, 2000), None, None]
+
+
+def test_obook_time_of_day_csv_feed_gives_its_ms_as_the_clock_time(con, tmp_path):
+    feed = _csv(tmp_path)
+    got = con.execute(f"SELECT time, obook_time_of_day(time, '{feed}') FROM obook_bbo('{feed}') "
+                      "ORDER BY seq LIMIT 1").fetchall()
+    assert got == [(34200003, dt.time(9, 30, 0, 3000))]
+
+
+def test_obook_time_of_day_without_the_feed_raises_saying_the_unit_is_the_feeds(con):
+    with pytest.raises(duckdb.Error, match=r"obook_time_of_day\(time\) needs the feed of the time.*ms for CSV"):
+        con.execute("SELECT obook_time_of_day(34200003)").fetchall()
+
+
+def test_obook_time_of_day_epoch_feed_raises_naming_its_timestamp(con, tmp_path):
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    feed = tmp_path / "day.dbn"
+    write_dbn(feed, mbo_flow(50, 1, seed=5))
+    with pytest.raises(duckdb.Error, match="counts from the epoch, not midnight: use its timestamp column"):
+        con.execute(f"SELECT obook_time_of_day(time, '{feed}') FROM obook_bbo('{feed}') LIMIT 1").fetchall()
+
+
+def test_obook_time_of_day_parquet_reads_its_recorded_unit_or_the_format_given(con, tmp_path):
+    feed = _csv(tmp_path)
+    obook.convert(feed, tmp_path / "out", tables=["bbo"], workers=1)
+    recorded = tmp_path / "out" / "bbo.parquet"
+    bare = tmp_path / "bare.parquet"            # the same rows, no units in the schema
+    pq.write_table(pq.read_table(recorded).replace_schema_metadata(None), bare)
+    assert con.execute(f"SELECT obook_time_of_day(time, '{recorded}') FROM '{recorded}' "
+                       "ORDER BY seq LIMIT 1").fetchall() == [(dt.time(9, 30, 0, 3000),)]
+    assert con.execute(f"SELECT obook_time_of_day(time, '{bare}', format := 'csv') FROM '{bare}' "
+                       "ORDER BY seq LIMIT 1").fetchall() == [(dt.time(9, 30, 0, 3000),)]
+    with pytest.raises(duckdb.Error, match=rf"{bare}: a Parquet file without obook's units"):
+        con.execute(f"SELECT obook_time_of_day(time, '{bare}') FROM '{bare}'").fetchall()
+
+
+def test_obook_time_of_day_python_reads_the_tables_unit(tmp_path):
+    from frontend_feeds import write_small_feed
+
+    csv = obook.bbo(_csv(tmp_path), workers=1).read_all()
+    assert udfs.obook_time_of_day(csv)[0].as_py() == dt.time(9, 30, 0, 3000)
+    itch = obook.bbo(write_small_feed(tmp_path / "small.itch"), workers=1).read_all()
+    assert udfs.obook_time_of_day(itch.to_batches()[0])[0].as_py() == dt.time(0, 0, 0, 10)
+
+
+@pytest.mark.parametrize("given, says", [
+    (pa.array([34200003]), "reads the time unit from a table's schema: give the table"),
+    (pa.table({"time": pa.array([1], pa.uint64())}), "the table's schema records no time unit"),
+])
+def test_obook_time_of_day_python_without_units_raises(given, says):
+    with pytest.raises(ObookError, match=says):
+        udfs.obook_time_of_day(given)
+
+
+def test_obook_time_of_day_python_not_a_time_column_raises_naming_it(tmp_path):
+    table = obook.bbo(_csv(tmp_path), workers=1).read_all()
+    with pytest.raises(ObookError, match="'bid_px' is not a feed time column of the table"):
+        udfs.obook_time_of_day(table, "bid_px")
