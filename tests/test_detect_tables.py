@@ -1,12 +1,16 @@
 """Format detection refuses table files (Parquet, Arrow IPC file and stream: obook's own
 outputs among them) with one line naming the file and what it is, whatever the file's name,
-plain, gzipped or zipped, alone or in a list of a feed's files."""
+plain, gzipped or zipped, alone or in a list of a feed's files; so does a format given for one
+(``format=`` / ``format :=``), naming both; the units of Parquet files obook wrote are read
+with ``format :=`` only when it is the format they record."""
 
 from __future__ import annotations
 
 import gzip
+import re
 import zipfile
 
+import duckdb
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -80,3 +84,47 @@ def test_detect_format_obook_bbo_output_refused_by_the_cli_in_one_line(tmp_path,
         err = cli_error(capsys, *args)
         assert err == (f"error: {tmp_path / 'b.parquet'}: a Parquet file (a table, not a feed): read it with "
                        "DuckDB, polars or pyarrow, or give the feed it came from\n")
+
+
+@pytest.mark.parametrize("name", ["out.parquet", "day.itch", "t.parquet.gz"])
+def test_resolve_format_given_for_a_table_file_refused_naming_format_and_file(tmp_path, name):
+    import obook
+    from obook.duckdb import connect
+
+    path = tmp_path / name
+    data = _parquet(tmp_path / "t.parquet").read_bytes()
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    says = (f"{path}: format 'itch' was given, but the file is a Parquet file (a table, not a feed that format "
+            "decodes): read it with DuckDB, polars or pyarrow, or give the feed it came from")
+    with pytest.raises(ObookError) as e:
+        obook.bbo(path, format="itch", workers=1).read_all()
+    assert str(e.value) == says
+    with pytest.raises(ObookError, match=re.escape(says)):
+        obook.polars.scan_trades(str(path), format="itch", workers=1).collect()
+    con = connect()
+    try:
+        for query in (f"FROM obook_bbo('{path}', format := 'itch')", f"FROM obook_twas(['{path}'], format := 'itch')"):
+            with pytest.raises(duckdb.Error, match=re.escape(says)):
+                con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def test_obook_unit_of_obook_parquet_takes_format_only_when_the_file_records_it(tmp_path):
+    import obook
+    from obook.duckdb import connect
+    from obook.gen.csv import write_csv
+
+    feed = tmp_path / "2026-01-02.csv"
+    write_csv(feed, 300, 2, seed=5)
+    obook.convert(feed, tmp_path / "out", tables=["bbo"], workers=1)
+    path = tmp_path / "out" / "bbo.parquet"
+    con = connect()
+    try:
+        unit = f"SELECT obook_unit(to_json('{path}'), %s, 'time_unit_ns')"
+        assert con.execute(unit % "'CSV'").fetchall() == con.execute(unit % "NULL").fetchall() == [("1000000",)]
+        with pytest.raises(duckdb.Error, match=re.escape(
+                f"{path}: format := 'itch' was given, but the file records the units of format 'csv' (obook.format)")):
+            con.execute(unit % "'itch'").fetchall()
+    finally:
+        con.close()

@@ -19,6 +19,7 @@ A format registers itself by being a package here: ``packages()`` lists the buil
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -233,7 +234,31 @@ def resolve_format(format, path) -> FeedFormat:
     """``format`` (a name or a FeedFormat) when given, else the format detected from ``path``."""
     if isinstance(format, FeedFormat):
         return format
-    return get_format(format) if format else get_format(detect_format(path))
+    if not format:
+        return get_format(detect_format(path))
+    fmt = get_format(format)
+    _refuse_format_of_table(format, path)
+    return fmt
+
+
+def _refuse_format_of_table(format: str, path) -> None:
+    """A format given for a table file (Parquet, Arrow: :func:`table_kind`) is an ObookError
+    naming both: the format says how to decode a feed, and a table is no feed (read as one,
+    its bytes would fail as a truncated or damaged feed of that format)."""
+    from .sources import read_head
+
+    items = path if isinstance(path, (list, tuple)) else [path]
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)) or not os.path.isfile(item):
+            continue          # (a stream, a capture's lines, a FIFO: not read here)
+        try:
+            kind = table_kind(read_head(item, 8))     # (a gzipped or zipped table too)
+        except ObookError:
+            continue          # a damaged compressed file: its replay says what is wrong
+        if kind is not None:
+            raise ObookError(f"{os.fspath(item)}: format {format!r} was given, but the file is {kind} (a table, "
+                             "not a feed that format decodes): read it with DuckDB, polars or pyarrow, or give "
+                             "the feed it came from")
 
 
 def detect_format(path: str | Path) -> str:

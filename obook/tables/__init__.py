@@ -38,7 +38,8 @@ class Option:
 OPTIONS = {o.name: o for o in (
     Option("workers", None, "BIGINT", "worker processes applying the books (default: one per core, at most 8)"),
     Option("format", None, "VARCHAR", "the feed format, a name in any case (default, or '': detected from the "
-                                      "file)"),
+                                      "file); a table file (Parquet, Arrow) is no feed: refused, format given "
+                                      "or not"),
     Option("on_error", "raise", "VARCHAR", "raise: stop at the first bad record (after every earlier row); "
                                            "skip: apply the tolerant rules (a feed cut short is still an error)",
            ("raise", "skip")),
