@@ -23,7 +23,7 @@ CREATE OR REPLACE TEMP MACRO obook_time_of_day(time) AS
     error('obook_time_of_day(time) needs the feed of the time, e.g. obook_time_of_day(time, ''day.csv''): '
           || 'its unit is the feed''s (ns for ITCH, ms for CSV); or obook_scaled_time(time, time_unit_ns)'),
     (time, feed, format := NULL) AS
-    obook_scaled_time(time,
+    obook_scaled_time(CAST(time AS UBIGINT),
         CASE WHEN obook_unit(to_json(feed), format, 'time_origin') = 'epoch'
              THEN error('obook_time_of_day: the time of ' || CAST(to_json(feed) AS VARCHAR)
                         || ' counts from the epoch, not midnight: use its timestamp column')

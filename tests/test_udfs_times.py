@@ -123,3 +123,10 @@ def test_obook_time_of_day_python_not_a_time_column_raises_naming_it(tmp_path):
     table = obook.bbo(_csv(tmp_path), workers=1).read_all()
     with pytest.raises(ObookError, match="'bid_px' is not a feed time column of the table"):
         udfs.obook_time_of_day(table, "bid_px")
+
+
+def test_obook_time_of_day_of_a_bigint_time_reads_it_as_the_feeds(con, tmp_path):
+    feed = _csv(tmp_path)
+    got = con.execute(f"SELECT obook_time_of_day(CAST(time AS BIGINT), '{feed}') FROM obook_bbo('{feed}') "
+                      "ORDER BY seq LIMIT 1").fetchall()
+    assert got == [(dt.time(9, 30, 0, 3000),)]
