@@ -272,7 +272,10 @@ def sql(
         "--output", "-o",
         help="Write the result to this file instead of printing it; its format comes from "
              "the extension: .parquet (or .pq), .csv or .arrow (or .feather, .ipc). Every row, or the first --max-rows; "
-             "--format is refused with it (an error).",
+             "--format is refused with it (an error). A .parquet or .arrow file records obook's units (as obook "
+             "convert's) when the result is one obook table's columns as it gives them: column names or * from "
+             "one obook_<table>('path', ...), with WHERE, ORDER BY, LIMIT ...; any other result records none, "
+             "and obook_price, obook_time_of_day ... refuse the file unless format := names its feed's format.",
         dir_okay=False, writable=True)] = None,
     max_rows: Annotated[Optional[int], typer.Option(
         "--max-rows", "-n", min=0,
@@ -317,8 +320,17 @@ def sql(
 def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows: Optional[int]) -> None:
     """``query`` on ``con``: its rows (the first ``max_rows``) printed or written to ``output``."""
     style = format.value if output is None else _output_format(output)
+    units = None
+    if output is not None and style != "csv":        # (a CSV file holds no metadata)
+        from .sql_units import result_units
+
+        units = result_units(con, query)
     reader, json_columns = run_query(con, query, style, str(output))
     rows_of = reader if reader is None else _query_rows(reader)
+    if rows_of is not None and units is not None:
+        from .sql_units import with_units
+
+        rows_of = with_units(rows_of, units(rows_of.schema.names))
     try:
         if reader is None:
             if output is not None:

@@ -25,7 +25,8 @@ a Count column, which prints as any result). All of DuckDB works
 
 The result prints as a table of its first --max-rows rows (40) on a terminal, as CSV of every
 row in a pipe or a file; --format chooses; --output writes a .parquet, .csv or .arrow file
-(.pq, .feather and .ipc name the same kinds).
+(.pq, .feather and .ipc name the same kinds). Its units (obook.price_scale, obook.time_unit ...)
+are recorded only for a result of one obook table's columns as the table gives them (see --output).
 Timestamps are UTC, as in Python's obook.connect() (SET TimeZone in the query to show
 another zone). Every DuckDB type prints: INTERVAL, BIT, nested values ... as DuckDB's text
 (JSON for nested values with --format json); a Parquet file refuses INTERVAL and UNION
