@@ -859,7 +859,8 @@ def _unit(path_json, fmt, key):
             raise ObookError(f"{recorded['path']}: its prices are {recorded['prices']} (obook.prices), "
                              "the currency already, not the feed's integers that obook_price and "
                              "obook_ticks convert: give the feed it came from, or a file of integer prices")
-        return _unit_value({k: v for k, v in recorded.items() if k not in ("path", "prices")}, key)
+        return _unit_value({k: v for k, v in recorded.items() if k not in ("path", "prices")}, key,
+                           recorded.get("path") or source)
     every = feeds(source, fmt)
     feed = every[0]
     # called once per vector of a query (obook_price ...): the format of a file is detected
@@ -884,9 +885,11 @@ def _format_units(f) -> dict:
             "time_unit_ns": f.time_unit_ns, "time_origin": "epoch" if f.epoch else "midnight"}
 
 
-def _unit_value(values: dict, key) -> str:
+def _unit_value(values: dict, key, source=None) -> str:
     if key not in values:
         raise ObookError(f"obook_unit: no unit {key!r}; choose from {', '.join(values)}")
+    if values[key] is None:         # (a Parquet file of an earlier obook that did not record it)
+        raise ObookError(f"{source}: its schema records no obook.{key}: give the feed it came from")
     return str(values[key])
 
 
@@ -925,10 +928,10 @@ def _parquet_units(source, fmt=None) -> dict | None:
                 prices = meta.get("prices", "int")
                 units = {"price_scale": int(meta["price_scale"]) if prices == "int" else None,
                          "quantity_scale": int(meta["quantity_scale"]), "time_unit_ns": time_unit_ns(meta["time_unit"]),
-                         "time_origin": meta["time_origin"]}
+                         "time_origin": meta.get("time_origin")}
             except (KeyError, ValueError):
                 raise ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
-                                 "obook.quantity_scale, obook.time_unit, obook.time_origin in its schema; "
+                                 "obook.quantity_scale, obook.time_unit in its schema; "
                                  "obook sql --output records none): give the feed it came from, its format "
                                  "(format := 'csv' ...), or the scale to obook_scaled_price") from None
             if given is not None and meta.get("format") != given.name:

@@ -130,3 +130,14 @@ def test_obook_time_of_day_of_a_bigint_time_reads_it_as_the_feeds(con, tmp_path)
     got = con.execute(f"SELECT obook_time_of_day(CAST(time AS BIGINT), '{feed}') FROM obook_bbo('{feed}') "
                       "ORDER BY seq LIMIT 1").fetchall()
     assert got == [(dt.time(9, 30, 0, 3000),)]
+
+
+def test_obook_time_of_day_parquet_without_time_origin_raises_naming_it_prices_still_read(con, tmp_path):
+    feed = _csv(tmp_path)
+    table = obook.bbo(feed, workers=1).read_all()
+    meta = {k: v for k, v in table.schema.metadata.items() if k != b"obook.time_origin"}
+    path = tmp_path / "old.parquet"             # as an obook that recorded no time origin wrote it
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    assert con.execute(f"SELECT obook_unit(to_json('{path}'), NULL, 'price_scale')").fetchall() == [("10000",)]
+    with pytest.raises(duckdb.Error, match=rf"{path}: its schema records no obook.time_origin"):
+        con.execute(f"SELECT obook_time_of_day(time, '{path}') FROM '{path}'").fetchall()

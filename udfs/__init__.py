@@ -22,7 +22,8 @@ time_unit_ns BIGINT)``                                      ``time_unit_ns`` ns 
 The SQL macros ``obook_price(price, feed, format := NULL)``, ``obook_ticks(price, feed,
 format := NULL)`` and ``obook_time_of_day(time, feed, format := NULL)`` (``obook.sql``) take the
 scale or the time unit from the feed's units, so they are right on every format; in Python,
-``obook_time_of_day(table)`` reads the unit from the table's schema. NULL in, NULL out. A value that cannot be represented raises an error (never wraps).
+``obook_time_of_day(table)`` reads the unit from the table's schema. NULL in, NULL out. A value
+that cannot be represented raises an error (never wraps).
 """
 
 from __future__ import annotations
