@@ -128,8 +128,9 @@ def cut_last_line(data: bytes):
 
 
 def header_misread(data: bytes):
-    """(1, reason) when line 1 (whole in its first 512 bytes) is an order line or a header
-    naming the six columns in another order, else None."""
+    """(1, reason) when line 1 (whole in its first 512 bytes) is an order line, a line of
+    fewer than six fields (no header: not a CSV order feed) or a header naming the six
+    columns in another order, else None."""
     line, nl, _ = data[:512].partition(b"\n")
     if not nl and len(data) >= 512:
         return None
@@ -138,6 +139,11 @@ def header_misread(data: bytes):
     if len(fields) >= 6 and fields[0].isdigit():
         return 1, "an order line, not the header (Time,Ticker,Order,T,Shares,Price) a CSV order feed starts with"
     names = [b"time", b"ticker", b"order", b"t", b"shares", b"price"]
+    if len(fields) < 6 and line.strip():
+        shown = line[:60].decode("utf-8", "replace").rstrip("\r")
+        return 1, (f"not a CSV order feed: line 1 {shown!r} has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
+                   "not a header of six columns at least (Time,Ticker,Order,T,Shares,Price); if the file is "
+                   "another format, pass --format")
     if set(names) <= set(fields) and fields[:6] != names:
         shown = line.decode("utf-8", "replace")[:120]
         return 1, (f"the header {shown!r} names the columns in another order: a CSV order feed's columns are "

@@ -144,13 +144,10 @@ def test_cli_bbo_one_line_garbage_file_is_an_error(tmp_path, capsys):
     _error(capsys, ["bbo", bad], "error: line 1:", "not a CSV order feed")   # one feed: no file name
 
 
-def test_cli_bbo_odd_csv_header_warns_and_replays(tmp_path):
+def test_cli_bbo_csv_header_of_two_fields_error_names_expected_header(tmp_path, capsys):
     odd = tmp_path / "odd.csv"
     odd.write_text("a,b\n34200001,AAA,17,B,100,1172400\n")
-    run = _obook(["bbo", odd, "-w", "1"])
-    assert run.returncode == 0
-    assert run.stdout == b"34200001,AAA,1172400,100,,\n"
-    assert b"line 1 is no CSV order feed header" in run.stderr
+    _error(capsys, ["bbo", odd], "error: line 1:", "not a CSV order feed", "Time,Ticker,Order,T,Shares,Price")
 
 
 def test_cli_convert_stdin_zstd_tables_equal_the_file_and_digest_is_stdins(feed, tmp_path):

@@ -312,3 +312,16 @@ def test_csv_table_written_as_csv_error_on_line_2_quotes_line_1(tmp_path):
 def test_csv_order_feed_header_error_on_line_2_reason_alone(tmp_path, header):
     lines, error, _ = check(tmp_path, header + b"1,AAA,1,Q,1,1\n")
     assert (lines, error) == ([], (2, "unknown message type 'Q'"))
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("name, given", [("README.txt", None), ("notes.md", "csv")])
+def test_csv_text_file_not_a_feed_error_on_line_1_names_expected_header(tmp_path, name, given, on_error):
+    """A text file whose line 1 has fewer than the six columns (a README, notes) is no CSV
+    order feed: an error on line 1 naming the file and the header expected, not 0 rows."""
+    text = tmp_path / name
+    text.write_text("# obook\n\nReplay feeds, fast.\nAnother line\n")
+    with pytest.raises(obook.FeedError, match=r"README.txt|notes.md") as e:
+        obook.bbo(str(text), workers=1, format=given, on_error=on_error).read_all()
+    assert e.value.record == 1
+    assert "not a CSV order feed" in e.value.reason and "Time,Ticker,Order,T,Shares,Price" in e.value.reason

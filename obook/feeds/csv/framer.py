@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from ..._kernels import csv_decode as K
 from ...errors import FeedError, TruncatedFeedError
 from ..base import Framer, FrameResult
-
-log = logging.getLogger("obook")
 
 #: the columns a CSV order feed's header names first
 HEADER = "Time,Ticker,Order,T,Shares,Price"
@@ -41,9 +37,10 @@ class CsvFramer(Framer):
             error = self._header_misread(bytes(buf[:512]))
             if error is not None:
                 return FrameResult(0, 0, error=error)
-            error = self._check_header(bytes(buf[:512]), final)
-            if error is not None:
-                return FrameResult(0, 0, error=error) if final else FrameResult(0, 0)
+            head = bytes(buf[:512])
+            error = self._check_header(head, final)
+            if error is not None:       # (line 1 whole, or the feed's end: else wait for more)
+                return FrameResult(0, 0, error=error) if final or b"\n" in head else FrameResult(0, 0)
         lines, n_bytes = K.frame_lines(buf, bool(final), int(max_records))
         if lines == 0 and not final and len(buf) > MAX_LINE:
             return FrameResult(0, 0, FeedError(self.path, base_seq, f"line longer than {MAX_LINE} bytes",
@@ -101,24 +98,22 @@ class CsvFramer(Framer):
         return None
 
     def _check_header(self, head: bytes, final: bool):
-        """Line 1 is a header the replay skips. With fewer than the six columns of
-        a CSV order feed the file is most likely something else: an error when nothing
-        follows it and the format was told from the file name (a one-line file gives no
-        rows at all), else a warning and the replay goes on. Returns the error or None."""
-        line, _, rest = head.partition(b"\n")
-        if not _ and not final and len(head) == 512:
+        """Line 1 is a header the replay skips: it names six columns at least. A line 1 of
+        fewer fields is no CSV order feed's header: the file is something else (a README,
+        notes, another format's text), an error on line 1 naming the header expected, in
+        strict and tolerant mode alike. A blank line 1 passes (an empty feed stays one).
+        Returns the error or None."""
+        line, nl, _ = head.partition(b"\n")
+        if not nl and not final and len(head) == 512:
             return None                 # a header longer than 512 bytes: not checked
+        line = line.removeprefix(b"\xef\xbb\xbf")
         fields = line.count(b",") + 1
-        if fields < 6 and line.strip():
-            shown = line[:60].decode("latin-1").rstrip("\r")
-            if final and not rest.strip() and self.detected:
-                return FeedError(self.path, 1, f"not a CSV order feed (its header {shown!r} has {fields} "
-                                 f"field{'' if fields == 1 else 's'}, not {HEADER}), nor ITCH or "
-                                 "another format obook tells apart: pass --format", unit="line")
-            log.warning("%s: line 1 is no CSV order feed header (%d field%s, not %s...): %r; "
-                        "is this an ITCH, CSV or gzip feed?", self.path, fields,
-                        "" if fields == 1 else "s", HEADER, shown)
-        return None
+        if fields >= FIELDS or not line.strip():
+            return None
+        shown = line[:60].decode("utf-8", "replace").rstrip("\r")
+        return FeedError(self.path, 1, f"not a CSV order feed: line 1 {shown!r} has {fields} "
+                         f"field{'' if fields == 1 else 's'}, not a header of six columns at least "
+                         f"({HEADER}); if the file is another format, pass --format", unit=self.unit)
 
 
 def header_commas(buf) -> int:
