@@ -379,3 +379,25 @@ def test_damaged_gzip_log_rows_before_the_damage_then_error_naming_file_and_wher
     assert re.fullmatch(rf"{re.escape(str(bad))}: {unit} \d+: read failed at byte \d+ of the decompressed feed: "
                         r"damaged gzip stream: .+", str(error)), str(error)
     assert "read failed at byte" in cli_error("bbo", bad)
+
+
+@pytest.mark.parametrize("keep", [16, 200])
+def test_zstd_cut_inside_first_block_dbn_header_error_says_compressed_stream_cut_short(tmp_path, keep):
+    """A .dbn.zst cut inside its first zstd block (zstd decodes no byte of it) says that the
+    compressed stream is cut short, naming the file, as a cut further on does; a plain .dbn
+    cut in its header says its header is truncated."""
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    day = tmp_path / "day.dbn"
+    write_dbn(day, mbo_flow(2000))
+    cut = tmp_path / "cut.dbn.zst"
+    cut.write_bytes(zstandard.ZstdCompressor().compress(day.read_bytes())[:keep])
+    with pytest.raises(obook.TruncatedFeedError) as e:
+        obook.bbo(cut, workers=1).read_all()
+    assert str(e.value).startswith(f"{cut}: ") and "compressed stream cut short at byte offset 0" in str(e.value)
+    assert "DBN metadata header" in str(e.value)
+    plain = tmp_path / "cut.dbn"
+    plain.write_bytes(day.read_bytes()[:keep])
+    with pytest.raises(obook.TruncatedFeedError, match="truncated DBN metadata header$") as e:
+        obook.bbo(plain, workers=1).read_all()
+    assert "compressed" not in str(e.value)

@@ -628,6 +628,14 @@ def _damaged(name: str, seq: int, at: int, cause: Exception, unit: str) -> FeedE
     return FeedError(name, seq, f"read failed at byte {at} of the decompressed feed: {cause}", unit=unit)
 
 
+def _cut_in_header(name: str, error: TruncatedFeedError, at: int, cause: Exception,
+                   unit: str) -> TruncatedFeedError:
+    """The error of a compressed stream that ends early within a file's header (``error``:
+    the framer's, naming no record): it says so, as a cut after the header does."""
+    return TruncatedFeedError(name, None, error.offset, f"compressed stream cut short at byte offset {at} of "
+                              f"the decompressed feed ({cause}): {error.reason}", unit=unit)
+
+
 def _whole_lines(buf: np.ndarray, have: int) -> int:
     """The bytes of ``buf[:have]`` up to and with its last line end."""
     return buf[:have].tobytes().rfind(b"\n") + 1
@@ -702,6 +710,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                 data = buf[pos:pos + r.n_bytes] if r.data is None else r.data
                 if damaged and isinstance(r.error, TruncatedFeedError):     # the record the damage cuts
                     r.error = framer.damage(seq if r.error.record is None else r.error.record)
+                elif cut is not None and isinstance(r.error, TruncatedFeedError) and r.error.record is None:
+                    r.error = _cut_in_header(name, r.error, offset + have - pos, cut, unit)
                 yield Batch(data, seq, offset, r.n_records, r.error, source_pos, columns)
                 if r.error is not None:
                     return
