@@ -352,3 +352,14 @@ def test_backtest_cli_shanghai_summary_and_parquet_files_state_their_units(tmp_p
     meta = fills.schema.metadata
     assert (meta[b"obook.price_columns"], meta[b"obook.quantity_columns"], meta[b"obook.money_columns"]) == (
         b"price", b"quantity", b"fee")
+
+
+def test_backtest_cli_quoted_glob_a_day_each_file_as_listed(tmp_path):
+    s, days = _setup(tmp_path)
+    runs = {}
+    for name, feeds in (("listed", days), ("glob", [f"{tmp_path}/2024-*.csv"])):
+        r = CliRunner().invoke(app, ["backtest", *feeds, "--strategy", f"{s}:Join", "--format", "csv",
+                                     "-o", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+        runs[name] = json.loads((tmp_path / name / "summary.json").read_text())
+    assert set(runs["glob"]) == {"2024-01-02", "2024-01-03"} and runs["glob"] == runs["listed"]

@@ -173,7 +173,9 @@ def _days(paths: List[Path], format: Optional[str] = None) -> tuple[list, Option
     from ..errors import ObookError
 
     from ..backtest.days import day_name
+    from .bbo import feed_files
 
+    paths = [Path(p) for p in feed_files(paths)]    # a quoted glob pattern: its files, a day each
     if not any(p.suffix == ".toml" or p.is_dir() for p in paths):
         return [str(p) for p in paths], None
     days = []

@@ -35,19 +35,40 @@ DATE_DEFAULT = ("the feed's own: a MMDDYYYY.NASDAQ_ITCH50 name, a YYYY-MM-DD or 
                 "log's name, a Shenzhen feed's first TransactTime")
 
 
+def feed_files(feeds) -> list:
+    """The FEED arguments with each quoted glob pattern (``'days/*.itch'``) replaced by its
+    files, sorted, as the shell expands one left unquoted; a pattern that matches no file is
+    an ObookError."""
+    from ..tables.open import expand, is_pattern
+
+    return [f for item in feeds for f in (expand(item) if is_pattern(item) else [item])]
+
+
+def one_feed_file(feed, command: str):
+    """The one feed file of a command that reads a single file: a quoted glob pattern must
+    match exactly one."""
+    files = feed_files([feed])
+    if len(files) > 1:
+        from ..errors import ObookError
+        raise ObookError(f"{feed}: matches {len(files)} files ({files[0]}, {files[1]}...); obook {command} "
+                         "reads one feed file")
+    return files[0]
+
+
 def feed_source(feed, format: str | None, digest: bool = False):
     """(source, format) of a FEED argument, or of the list of a FEED... argument (several
     files: a tuple of paths, one feed): ``-`` is stdin, read as a stream whose format,
     unless given, is told from its first bytes (and decompressed when it is gzip or zstd);
     with ``digest`` the stream's ``digest()`` gives the size and sha256 of stdin's bytes.
-    ``-`` among several files is an ObookError."""
-    if isinstance(feed, (list, tuple)):
-        if len(feed) > 1:
-            if any(str(f) == "-" for f in feed):
-                from ..errors import ObookError
-                raise ObookError("'-' reads the feed from stdin: give '-' alone, or feed files")
-            return tuple(os.fspath(f) for f in feed), format      # several files: one feed
-        feed, = feed
+    ``-`` among several files is an ObookError. A quoted glob pattern gives its files, sorted
+    (``feed_files``)."""
+    files = feed_files(feed if isinstance(feed, (list, tuple)) else [feed])
+    if len(files) > 1:
+        if any(str(f) == "-" for f in files):
+            from ..errors import ObookError
+            raise ObookError("'-' reads the feed from stdin: give '-' alone, or feed files")
+        return tuple(os.fspath(f) for f in files), format      # several files: one feed
+    feed, = files
     if str(feed) != "-":
         return feed, format
     from ..feeds import SNIFF_BYTES, detect_head
@@ -70,7 +91,8 @@ def bbo(
         None, metavar="FEED...", show_default=False,
         help="Feed file (any registered format, plain, .gz, .zst or .zip; a packet capture); '-' reads the "
              "feed from stdin (its format told from its first bytes). Several files of a format read as one "
-             "feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv. Or give --line-a/--line-b."),
+             "feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv; a quoted glob pattern is its files, sorted. "
+             "Or give --line-a/--line-b."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
                                           help="Worker processes applying the books (default: one per core, at most 8)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",

@@ -19,7 +19,8 @@ def convert(
     feeds: Optional[List[Path]] = typer.Argument(
         None, metavar="FEED...", show_default=False,
         help="The feed, before OUTDIR: a file (any registered format, plain, .gz, .zst or .zip), or several files of a format "
-             "read as one feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv; '-' alone reads the feed from "
+             "read as one feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv (a quoted glob pattern: its files, "
+             "sorted); '-' alone reads the feed from "
              "stdin (its format told from its first bytes; the replay tables only)."),
     outdir: Path = typer.Argument(..., metavar="OUTDIR", show_default=False,
                                   help="Directory for <table>.parquet (created if missing); the last argument."),

@@ -65,6 +65,7 @@ def send(
     from ..live.hotpath import check_cpu
     from ..live.net import distinct_addresses, parse_address
     from ..live.send import Sender, SendOptions, read_messages
+    from .bbo import one_feed_file
 
     check_session(session, "--session")
     check_cpu(cpu)
@@ -74,7 +75,7 @@ def send(
     opts = SendOptions(places["--line-a"], places["--line-b"], places.get("--request"), session, speed, rate,
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
                        spin_us=spin_us, message_rate=message_rate, burst_us=burst_us)
-    sender = Sender(read_messages(day), opts)
+    sender = Sender(read_messages(one_feed_file(day, "send")), opts)
     try:
         stats = sender.run()
     except (KeyboardInterrupt, SystemExit):     # stopped: what went out before

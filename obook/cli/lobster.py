@@ -43,6 +43,7 @@ def lobster(
     record, the rows before it are kept as <file>.partial).
     """
     from ..lobster import lobster as _lobster
+    from .bbo import one_feed_file
     from .progress import file_progress
 
     if str(feed) == "-":
@@ -51,6 +52,7 @@ def lobster(
         raise ObookError("-: obook lobster reads the feed twice (its trading actions first): give a file, "
                          "not stdin")
 
+    feed = one_feed_file(feed, "lobster")
     with file_progress(feed) as progress:
         result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date, style=style.value,
                           progress=progress)

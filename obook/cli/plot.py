@@ -100,8 +100,10 @@ def plot(
     from ..output import check_not_an_input
     from ..plotting import is_picture_name, plot as _plot
 
+    from .bbo import feed_files
+
     given = [feed, out, *(picture or ())]         # the feed's files, then the picture
-    files, out = given[:-1], given[-1]
+    files, out = feed_files(given[:-1]), given[-1]     # (a quoted glob pattern: its files)
     for f in files:
         if str(f) == "-":
             raise ObookError("-: obook plot replays its feed twice (its trades, then its book): give a feed file, "
@@ -114,7 +116,7 @@ def plot(
         raise ObookError("obook plot FEED PICTURE: --feed is for plot backtest (the feed its price is drawn "
                          "from); a feed's picture draws FEED")
     check_not_an_input(out, files, "picture")
-    feed = files[0] if len(files) == 1 else files
+    feed = files[0] if len(files) == 1 else tuple(str(f) for f in files)     # several files: one feed
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:
         raise ObookError(f"--tickers: plot draws one security, not {ticker!r}")

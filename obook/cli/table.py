@@ -103,7 +103,7 @@ def _parameters() -> list[inspect.Parameter]:
         inspect.Parameter("feeds", kw, annotation=List[Path], default=typer.Argument(
             ..., metavar="FEED...", show_default=False,
             help="Feed file (plain, .gz, .zst or .zip); '-' reads stdin. Several files of a format read as "
-                 "one feed.")),
+                 "one feed; a quoted glob pattern is its files, sorted.")),
         inspect.Parameter("output", kw, annotation=Optional[Path], default=typer.Option(
             None, "--output", "-o", metavar="FILE",
             help="Write to a file instead of stdout (CSV with a header); the type follows the extension: "
