@@ -364,3 +364,22 @@ def test_dbn_date_given_changes_no_row_times_are_instants(tmp_path):
     path = feed(tmp_path)
     plain = obook.bbo(path, workers=1).read_all()
     assert obook.bbo(path, workers=1, date="2001-02-03").read_all().equals(plain)
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("order", ["copy", "reversed"])
+def test_several_dbn_files_a_copy_or_out_of_order_error_names_the_file(tmp_path, order, on_error):
+    """A file of the feed that starts where an earlier one started, or before (a copy under
+    another name, the files out of order), is an error naming it, not a replay of the
+    records twice."""
+    a, b = tmp_path / "a.dbn", tmp_path / "b.dbn"
+    write_dbn(a, flow())
+    if order == "copy":
+        b.write_bytes(a.read_bytes())
+        files = (a, b)
+    else:                               # the next day first
+        write_dbn(b, mbo_flow(3000, 4, 3, start_ns=flow()["ts_recv"][0] + 86_400 * 10**9))
+        files = (b, a)
+    with pytest.raises(FeedError, match="not after the start of the file before it") as e:
+        obook.bbo(files, workers=2, on_error=on_error).read_all()
+    assert (e.value.path, e.value.record) == (str(files[1]), 1)

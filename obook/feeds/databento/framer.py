@@ -30,6 +30,8 @@ class DbnFramer(Framer):
         self.rtypes = np.zeros(256, np.int64)
         self.actions = np.zeros(256, np.int64)
         self.counts = np.zeros(2, np.int64)      # tolerant mode: short, unknown rtype
+        self.file_start = None      # ts_recv of the first MBO record of the feed's latest file
+        self.starting = False       # a file's header read, its first MBO record not yet
 
     def message_counts(self):
         """MBO records by action letter (``A`` ... ``N``), other records by rtype name."""
@@ -60,6 +62,7 @@ class DbnFramer(Framer):
                     key = "malformed symbol mapping"
                     self.skipped[key] = self.skipped.get(key, 0) + len(bad)
                 self.metadata = self.metadata or meta
+                self.starting = True
                 return FrameResult(0, n)
         except MetadataError as e:
             return FrameResult(0, 0, FeedError(self.path, None, str(e), unit=self.unit))
@@ -68,9 +71,41 @@ class DbnFramer(Framer):
                                                         unit=self.unit))
         return FrameResult(0, 0)
 
+    def _check_start(self, buf, seq: int, final: bool):
+        """The error of a file of the feed whose first MBO record (record ``seq`` on, at the
+        front of buf) is not later than the first of the file before it: the same records
+        again (a copy of a file under another name) or the files out of order. Else None
+        (also when buf ends before that record: the next call looks again)."""
+        p, n = 0, len(buf)
+        while p + 2 <= n:
+            length = int(buf[p]) * 4
+            if length == 0 or bytes(buf[p:p + 3]) == MAGIC:
+                break                       # a bad record (its error is the framer's) or the next file
+            if p + length > n:
+                return None                 # the record is cut: wait for the rest
+            if buf[p + 1] == K.RTYPE_MBO and length >= K.MBO_SIZE:
+                self.starting = False
+                ts = int.from_bytes(bytes(buf[p + K.MBO_TS_RECV:p + K.MBO_TS_RECV + 8]), "little")
+                before, self.file_start = self.file_start, ts
+                if before is None or ts > before:
+                    return None
+                return FeedError(self.path, seq, f"the file starts at ts_recv {ts}, not after the start of the file "
+                                 f"before it ({before}): the same records twice (a copy of a file under another "
+                                 "name?) or the files out of order; the files of one feed follow each other in "
+                                 "time", unit=self.unit)
+            p += length
+            seq += 1
+        if final or p + 2 <= n:
+            self.starting = False           # a file without an MBO record
+        return None
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if self.metadata is None or bytes(buf[:3]) == MAGIC:
             return self._header(buf, byte_offset, final)
+        if self.starting:
+            error = self._check_start(buf, base_seq, final)
+            if error is not None:
+                return FrameResult(0, 0, error)
         strict = self.on_error == "raise"
         k, nbytes, status = K.dbn_frame(buf, len(buf), max_records, strict,
                                         K.KNOWN_RTYPES, self.rtypes, self.actions, self.counts)
