@@ -210,3 +210,55 @@ def test_sse_audit_cli_stdin_same_rows_as_the_path(day):
     rows = piped.stdout.decode().splitlines()
     assert len(rows) == obook.audit(day, workers=1).read_all().num_rows + 1 > 1
     assert piped.stdout == obook_cli("table", "audit", day).stdout
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_sse_small_day_twice_within_the_window_error_names_the_line_seen_again(tmp_path, on_error):
+    """A day of fewer lines than the framer's window, twice in a log: the second day's
+    first event line is an error naming the events seen twice (not a duplicate order met
+    somewhere in the merged BizIndex order), strict and tolerant alike, after every row of
+    the first day."""
+    from hostile_support import batches_until_error
+
+    lines = generate(300, securities=3, seed=5)
+    assert len(lines) < 4096
+    day = _write(tmp_path, lines)
+    p = _write(tmp_path, lines + lines, "twice.log")
+    rows, error = batches_until_error(obook.bbo(p, workers=1, on_error=on_error))
+    first = next(i for i, ln in enumerate(lines) if "MsgType=19" in ln)
+    assert isinstance(error, FeedError) and error.record == len(lines) + first + 1, error
+    assert f"again, {len(lines)} lines after the line that has it: the same events twice" in error.reason
+    clean = obook.bbo(day, workers=1).read_all()
+    assert bbo_by_ticker(pa.Table.from_batches(rows, clean.schema)) == bbo_by_ticker(clean)
+
+
+def test_sse_day_split_in_two_files_replays_as_the_day_overlapping_split_names_the_line(tmp_path):
+    """A day cut into two files by lines (head, tail) replays as the day; cut with a line in
+    both files (tail -n +N after head -n N), the second file's line 1 is the error."""
+    lines = generate(600, securities=3, seed=5)
+    day = _write(tmp_path, lines, "2024-01-02.log")
+    n = next(i for i, ln in enumerate(lines) if i > len(lines) // 2 and "MsgType=192" in ln) + 1
+    head = _write(tmp_path, lines[:n], "a_2024-01-02.log")
+    tail = _write(tmp_path, lines[n:], "b_2024-01-02.log")
+    assert obook.bbo((head, tail), workers=2).read_all().equals(obook.bbo(day, workers=2).read_all())
+    tail = _write(tmp_path, lines[n - 1:], "b_2024-01-02.log")
+    with pytest.raises(FeedError, match="again, 1 line after the line that has it: the same events twice") as e:
+        obook.bbo((head, tail), workers=2).read_all()
+    assert (e.value.path, e.value.record) == (str(tail), 1)
+
+
+def test_sse_line_seen_again_beyond_its_batch_same_error_in_the_next(tmp_path):
+    """A line seen again in the window after its batch's end (its first delivered in that
+    batch) is late in the next batch: the error still says it is the same event again."""
+    from obook.feeds.sources import iter_batches
+    from obook.feeds.sse.feed import SseFramer
+
+    import re
+
+    events = [ln for ln in generate(300, securities=3, seed=5) if "MsgType=19" in ln]
+    lines = sorted(events, key=lambda ln: int(re.search(r"BizIndex=(\d+)", ln).group(1)))    # any cut will do
+    p = _write(tmp_path, lines[:20] + [lines[2]] + lines[20:40])
+    batches = list(iter_batches(str(p), SseFramer(str(p), lookahead=30), max_records=16))
+    error = batches[-1].error
+    assert isinstance(error, FeedError) and error.record == 21, error
+    assert "again, 18 lines after the line that has it" in error.reason

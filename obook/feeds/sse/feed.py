@@ -87,6 +87,9 @@ class SseFramer(Framer):
         self._cut = ""          # the reason of the feed's last line when it is cut
         #: (base_seq, physical line index of each record) of the latest batches, for locate()
         self._orders: deque = deque(maxlen=BATCHES_KEPT)
+        #: (channel, BizIndex) -> the line number of the first line that has it, for the lines
+        #: seen again further in a window than its batch (a later batch finds them late)
+        self._again: dict[tuple[int, int], int] = {}
         self._alloc(1 << 16)
 
     def _alloc(self, n: int):
@@ -163,18 +166,27 @@ class SseFramer(Framer):
         if len(late) and late[0] < limit:
             i = int(late[0])
             limit = i
-            error = FeedError(self.path, base_seq + i,
-                              f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} comes after a "
-                              f"later one (more than {self.lookahead} lines out of order)", unit=self.unit)
+            error = self._late_error(base_seq, i)
         ev = np.setdiff1d(ev, late, assume_unique=True)     # a late line orders no line before it
         keys, chans = self.keys[ev], self.chans[ev]
+        by_chan = np.lexsort((keys, chans))     # (stable: file order within a channel's BizIndex)
+        again, earlier = _repeated(ev, keys, chans, by_chan)
+        if len(again):
+            if again[0] < limit:
+                i = limit = int(again[0])
+                error = self._again_error(base_seq + i, base_seq + int(earlier[0]), i)
+            for i, j in zip(again.tolist(), earlier.tolist()):
+                if i >= limit:              # (its batch is a later one: it is late there)
+                    self._again[(int(self.chans[i]), int(self.keys[i]))] = base_seq + j
+            ev = np.setdiff1d(ev, again, assume_unique=True)    # nor does a line seen again
+            keys, chans = self.keys[ev], self.chans[ev]
+            by_chan = np.lexsort((keys, chans))
         if error is None:
             error = lost
         if error is not None and limit == 0:
             cut = 0
         else:   # with an error: the lines before it that BizIndex order can already place
-            slots, inv = np.unique(chans, return_inverse=True)
-            by_chan = np.lexsort((keys, inv))
+            slots, inv = np.unique(chans, return_inverse=True)     # (by_chan: by inv, the same order)
             first = np.searchsorted(inv[by_chan], np.arange(len(slots)))
             self.rank[ev[by_chan]] = np.arange(len(ev)) - first[inv[by_chan]]
             self.chans[ev] = inv
@@ -187,6 +199,22 @@ class SseFramer(Framer):
                         self.path, base_seq, f"cannot restore BizIndex order within {n} lines", unit=self.unit))
                 return FrameResult(0, 0)
         return FrameResult(cut, self._reorder(buf, base_seq, cut) if cut else 0, error)
+
+    def _late_error(self, base_seq: int, i: int) -> FeedError:
+        """The error of line ``i`` of the window, late: a BizIndex of its channel at most one
+        delivered (a line seen again: :meth:`_again_error`)."""
+        first = self._again.get((int(self.chans[i]), int(self.keys[i])))
+        if first is not None:
+            return self._again_error(base_seq + i, first, i)
+        return FeedError(self.path, base_seq + i, f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} comes "
+                         f"after a later one (more than {self.lookahead} lines out of order)", unit=self.unit)
+
+    def _again_error(self, line: int, first: int, i: int) -> FeedError:
+        """The error of line ``line`` (``i`` of the window), whose BizIndex line ``first`` of
+        the feed has in the same channel: the same events twice."""
+        return FeedError(self.path, line, f"BizIndex {int(self.keys[i])} of channel {int(self.chans[i])} again, "
+                         f"{line - first} line{'' if line - first == 1 else 's'} after the line that has it: the same events twice (a log given "
+                         "twice, or files of one feed that overlap)", unit=self.unit)
 
     def _late(self, ev, keys, chans):
         """The event lines (``ev``, in file order) whose BizIndex is at most one already
@@ -231,6 +259,17 @@ class SseFramer(Framer):
                 out.feed_record = error.record
                 return out
         return FeedError(error.path, error.record, f"{error.reason} (in event order)", unit="record")
+
+
+def _repeated(ev, keys, chans, order):
+    """(the event lines of ``ev``, in file order, whose BizIndex ``keys`` an earlier line of
+    ``ev`` has in its channel ``chans``; for each, that earlier line). ``order``: ev's order
+    by channel, then BizIndex, then file order."""
+    k, c, e = keys[order], chans[order], ev[order]
+    same = np.flatnonzero((k[1:] == k[:-1]) & (c[1:] == c[:-1]))
+    again, earlier = e[same + 1], e[same]
+    first = np.argsort(again, kind="stable")
+    return again[first], earlier[first]
 
 
 class SseDecoder(Decoder):
