@@ -431,3 +431,18 @@ def test_cli_sql_uhugeint_past_file_range_one_line_error_no_file(tmp_path):
     assert r.returncode == 1 and r.stderr.count("\n") == 1
     assert "column 'u': a UHUGEINT past 2**127 - 1 has no exact form in an Arrow file" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_sql_help_a_list_of_files_each_replayed_on_its_own_as_it_runs(small, tmp_path):
+    """The help says what a list of feed files is, and a query over one does that: each file
+    replayed on its own (a copy of a file under another name gives its rows twice)."""
+    from obook.cli import app as obook_app
+
+    text = " ".join(CliRunner().invoke(obook_app, ["sql", "--help"], terminal_width=200).output.split())
+    assert "a list of files or a glob pattern ('day*.itch'), each file replayed on its own" in text
+    copy = tmp_path / "copy.itch"
+    copy.write_bytes(small.read_bytes())
+    query = "SELECT count(*) AS n FROM obook_bbo({})"
+    one = CliRunner().invoke(obook_app, ["sql", query.format(f"'{small}'"), "--format", "csv"])
+    both = CliRunner().invoke(obook_app, ["sql", query.format(f"['{small}', '{copy}']"), "--format", "csv"])
+    assert int(both.output.split()[-1]) == 2 * int(one.output.split()[-1]) > 0, (one.output, both.output)
