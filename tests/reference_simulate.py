@@ -8,7 +8,8 @@ rules of obook.simulate's doc are shared with the engine, no code.
 
 Feed records are plain tuples ``(seq, time, ticker, kind, ref, side, shares, price, new_ref)``
 with kind one of add, add0 (0 shares allowed), exec, exec_clamp, cancel, reduce_to,
-delete, fill (an execution of all its shares, then removed), replace, other; ``itch_records`` / ``csv_records`` read them from a feed file.
+delete, fill (an execution of all its shares, then removed), replace, other (an exec's price:
+the trade's, None or 0: the order's); ``itch_records`` / ``csv_records`` read them from a feed file.
 """
 
 from __future__ import annotations
@@ -65,9 +66,10 @@ class _Own:
 
 
 class Reference:
-    def __init__(self, instruments, levels=0):
+    def __init__(self, instruments, levels=0, continuous=None):
         self.inst = sorted(instruments)
         self.levels = levels      # depth_with_own levels a side (0: no depth rows)
+        self.continuous = continuous  # (from, to): feed times of continuous trading, call auctions outside
         self.books = {}           # ticker -> {ref: [side, price, shares, stamp]}
         self.used = {}            # (ticker, side, price) -> consumed shares
         self.own = {}             # (ticker, order id) -> _Own
@@ -102,6 +104,9 @@ class Reference:
         b = self.books.get(o.book, {})
         held = sum(b[r][2] for r, st in o.ahead_set.items() if r in b and b[r][3] == st)
         return max(0, held - o.used0)
+
+    def auction(self, t):
+        return self.continuous is not None and not self.continuous[0] <= t < self.continuous[1]
 
     def _emit(self, table, at, row):
         seq, phase, time = at
@@ -188,12 +193,20 @@ class Reference:
         return (bids[0] if bids else None, asks[0] if asks else None)
 
     # -- the feed
-    def _remove_shares(self, at, book, ref, x, is_exec, remove):
+    def _remove_shares(self, at, book, ref, x, is_exec, remove, px=None):
         b = self.books[book]
         side, price, shares, stamp = b[ref]
         key = (book, side, price)
         if is_exec:
-            budget = x
+            budget, px = x, (px or price) if self.auction(at[2]) else price
+            if self.auction(at[2]):     # own orders at better prices first: the auction executes them first
+                better = [o for o in self.resting(book) if o.side == side and
+                          (o.price > price if side == 0 else o.price < price)]
+                for o in sorted(better, key=lambda o: (-o.price if side == 0 else o.price, o.stamp)):
+                    f = min(budget, o.rem)
+                    if f:
+                        budget -= f
+                        self.fill(at, o, px, f, False, True)
             for o in self.resting(book):
                 if o.side != side or o.price != price or budget == 0:
                     continue
@@ -202,7 +215,7 @@ class Reference:
                 if o.ahead == 0:
                     f = min(budget, o.rem)
                     budget -= f
-                    self.fill(at, o, price, f, False, True)
+                    self.fill(at, o, px, f, False, True)
             self.used[key] = self.used.get(key, 0) - min(self.used.get(key, 0), x)
         b[ref][2] -= x
         if remove or b[ref][2] == 0:
@@ -215,7 +228,7 @@ class Reference:
         b[ref] = [side, price, shares, self._next_stamp()]
         budget = shares
         feed = self.prices(book, 1 - side)       # the feed's orders it would meet
-        if feed and (feed[0] >= price if side == 1 else feed[0] <= price):
+        if feed and (feed[0] >= price if side == 1 else feed[0] <= price) or self.auction(at[2]):
             budget = 0          # they did not trade with it: no matching then (a call auction)
         while budget > 0:
             cross = [o for o in self.resting(book) if o.side != side and
@@ -239,7 +252,7 @@ class Reference:
         elif ref in b:
             have = b[ref][2]
             if kind in ("exec", "exec_clamp"):
-                self._remove_shares(at, book, ref, min(shares, have), True, False)
+                self._remove_shares(at, book, ref, min(shares, have), True, False, price)
             elif kind == "cancel":
                 self._remove_shares(at, book, ref, min(shares, have), False, False)
             elif kind == "reduce_to":
@@ -258,6 +271,7 @@ class Reference:
 
     # -- your instructions
     def instruction(self, at, ins, mids):
+        self.now = at[2]
         book, oid, act = ins["instrument"], ins["order_id"], ins["action"]
         mids[ins["row"]] = self.feed_mid(book)
         o = self.own.get((book, oid))
@@ -275,6 +289,10 @@ class Reference:
             o = _Own(oid, book, ins["side"], None if ins["market"] else ins["price"], ins["quantity"], ins["tif"],
                      ins["row"])
             self.own[(book, oid)] = o
+            if o.tif == 3 and sum(self.avail(book, 1 - o.side, p) for p in self.crossing(o, ins["market"])) < o.rem:
+                o.state = "done"        # turned away whole: no accepted event
+                self.event(at, book, oid, "rejected", o.side, o.price, o.rem, 0, None, REASONS[8], o.row)
+                return
             self.event(at, book, oid, "accepted", o.side, o.price, o.rem, o.rem, None, None, o.row)
             self.enter(at, o, ins["market"])
         elif act == "cancel":
@@ -291,15 +309,16 @@ class Reference:
             self.event(at, book, oid, "modified", o.side, price, qty, qty, None, None, ins["row"])
             self.enter(at, o, False)
 
+    def crossing(self, o, market):
+        """The other side's prices an own order would take, best first (none in a call auction)."""
+        if self.auction(self.now):
+            return []
+        return [p for p in self.prices(o.book, 1 - o.side)
+                if market or (p <= o.price if o.side == 0 else p >= o.price)]
+
     def enter(self, at, o, market):
         book, other = o.book, 1 - o.side
-        crossing = [p for p in self.prices(book, other)
-                    if market or (p <= o.price if o.side == 0 else p >= o.price)]
-        if o.tif == 3 and sum(self.avail(book, other, p) for p in crossing) < o.rem:
-            o.state = "done"
-            self.event(at, book, o.oid, "rejected", o.side, o.price, o.rem, 0, None, REASONS[8], o.row)
-            return
-        for p in crossing:
+        for p in self.crossing(o, market):
             if o.rem == 0:
                 break
             f = min(self.avail(book, other, p), o.rem)
@@ -319,12 +338,13 @@ class Reference:
         self.event(at, book, o.oid, "rested", o.side, o.price, o.rem, o.rem, o.ahead, None, o.row)
 
 
-def simulate(records, seen, instructions, day_end=True, levels=0):
+def simulate(records, seen, instructions, day_end=True, levels=0, continuous=None):
     """``instructions``: dicts (row, arrival, probe, instrument, order_id, action, side, market,
-    tif, price, quantity, reason) with side 'buy'/'sell', tif 0-3, reason a code or None.
+    tif, price, quantity, reason) with side 'buy'/'sell', tif 0-3, reason a code or None;
+    ``continuous``: the feed times (from, to) of continuous trading (None: all day).
     Returns (fills, events, bbo_with_own, mids at arrival, mids at probe, depth_with_own with
     ``levels`` a side: [] when 0) as lists of tuples."""
-    ref = Reference({i["instrument"] for i in instructions}, levels)
+    ref = Reference({i["instrument"] for i in instructions}, levels, continuous)
     pending = {}
     for ins in sorted(instructions, key=lambda i: (i["arrival"], i["row"])):
         pending.setdefault(ins["instrument"], []).append(ins)

@@ -145,6 +145,28 @@ def test_simulate_feed_add_crossing_own_resting_order_fills_it(tmp_path):
     assert _rows(r.bbo_with_own, "seq", "bid_px", "bid_qty", "ask_px", "ask_qty")[-1] == (3, 998, 30, 1000, 100)
 
 
+def test_simulate_fok_that_cannot_fill_is_only_rejected_as_match_gives_it(tmp_path):
+    """A fill-or-kill order the book cannot fill is turned away whole: one ``rejected``
+    event, no ``accepted`` (the matching engine's events for it on the same book); one that
+    can fill is accepted and filled."""
+    from obook.matching import match
+
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n",
+                          "5,AAA,1,new,buy,limit,FOK,1000,150\n6,AAA,2,new,buy,market,FOK,,150\n"
+                          "7,AAA,3,new,buy,limit,FOK,1000,60\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    got = _rows(r.events, "order_id", "event", "price", "quantity", "remaining", "reason")
+    book = tmp_path / "book.csv"
+    book.write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n"
+                    "1,AAA,9,new,sell,limit,GTC,1000,100\n" + open(orders).read().split("\n", 1)[1])
+    m = match(str(book))
+    want = _rows(m.events.filter(pa.compute.not_equal(m.events["order_id"], 9)), "order_id", "event", "price",
+                 "quantity", "remaining", "reason")
+    fok = "fill-or-kill order cannot fill completely"
+    assert got[:2] == want[:2] == [(1, "rejected", 1000, 150, 0, fok), (2, "rejected", None, 150, 0, fok)]
+    assert [e[:2] for e in got[2:]] == [(3, "accepted"), (3, "filled")]
+
+
 def test_simulate_latency_modify_cancel_and_rejections(tmp_path):
     feed, orders = _files(tmp_path, """1,AAA,a,S,100,1000
 2,AAA,b,B,100,990

@@ -20,8 +20,9 @@ from .jit import njit
 
 from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE, ACT_EXEC,
                      ACT_EXEC_CLAMP, ACT_MODIFY, ACT_PRINT, ACT_REDUCE_TO, ACT_REPLACE, DEFER, EV_ACTION,
-                     EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, FILLED, OWN_BEST)
-from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_DIRTY, B_END, B_HEAD, B_INS, B_ODIRTY, B_OWN,
+                     EV_AUX, EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, FILLED,
+                     OWN_BEST)
+from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_CALL, B_CFROM, B_CTO, B_DIRTY, B_END, B_HEAD, B_INS, B_ODIRTY, B_OWN,
                               B_NEXT, B_PROBE, D_HEAD, OD_N, OD_PX, OD_QTY, ST_ND, W_BBO, W_DEPTH,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
@@ -303,12 +304,12 @@ def own_best(OO, BK, tb):
 
 
 @njit(cache=True, _nrt=False)
-def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec, slot):
+def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, budget, px, slot):
     """A feed order (priority ``fstamp``) at (side, price), where own orders rest (their
     price list: H row ``slot``), loses x shares: own orders behind it move up; an
-    execution of an order behind an own order whose shares ahead are 0 fills that own
-    order (the venue's priority differed from the simulation's)."""
-    budget = x if is_exec else 0
+    execution (``budget``: its shares no own order took yet) of an order behind an own
+    order whose shares ahead are 0 fills that own order at px (the venue's priority
+    differed from the simulation's)."""
     k = H[slot, H_FIRST]
     while k >= 0:
         nxt = OO[k, O_PNEXT]
@@ -319,21 +320,53 @@ def at_level(H, OO, BK, FL, EV, st, at, tb, side, price, fstamp, x, is_exec, slo
         elif budget > 0 and OO[k, O_AHEAD] == 0:
             f = min(budget, OO[k, O_REM])
             budget -= f
-            own_fill(H, OO, BK, FL, EV, st, at, k, price, f, 0, 1)
+            own_fill(H, OO, BK, FL, EV, st, at, k, px, f, 0, 1)
         k = nxt
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove):
+def in_auction(BK, tb, t):
+    """Feed time t of book tb is in a call auction (outside its continuous trading)."""
+    return BK[tb, B_CALL] != 0 and (t < BK[tb, B_CFROM] or t >= BK[tb, B_CTO])
+
+
+@njit(cache=True, _nrt=False)
+def auction_fill(H, OO, BK, FL, EV, st, at, tb, side, price, px, budget):
+    """An auction's execution of ``budget`` shares of a feed order at (side, price) fills
+    the own orders of that side at better prices first (best price, then oldest: the
+    auction would have executed them before it) at the auction price px; returns the
+    shares left."""
+    while budget > 0:
+        own_best(OO, BK, tb)
+        best = BK[tb, B_OWN + 2 * side]
+        if best == NONE or (best <= price if side == 0 else best >= price):
+            break
+        k = H[h_find(H, 2 * tb + side, best), H_FIRST]
+        while k >= 0 and budget > 0:
+            nxt = OO[k, O_PNEXT]
+            f = min(budget, OO[k, O_REM])
+            budget -= f
+            own_fill(H, OO, BK, FL, EV, st, at, k, px, f, 0, 1)
+            k = nxt
+    return budget
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove, px):
     """Feed order at address a (level lvl, ``have`` shares) loses x <= have shares (an
-    execution or not); removed when ``remove`` or at 0 shares; its level keeps consumed <=
-    shares."""
+    execution at price px, 0: at the order's price, or not); removed when ``remove`` or at 0
+    shares; its level keeps consumed <= shares. In a call auction an execution fills own
+    orders that outrank the order at the auction price px."""
     if BK[tb, B_RESTING] > 0:
         sd, price = B.lv[lvl, LV_OWNER], B.lv[lvl, LV_PRICE]
+        budget, fpx = x if is_exec else 0, price
+        if budget > 0 and in_auction(BK, tb, at[2]):
+            fpx = px if px > 0 else price
+            budget = auction_fill(H, OO, BK, FL, EV, st, at, tb, sd & 1, price, fpx, budget)
         own = h_find(H, sd, price)
         if own >= 0:
             fstamp = B.qn[node_of(a, B.pnode, B.ovnode), QN_STAMP]
-            at_level(H, OO, BK, FL, EV, st, at, tb, sd & 1, price, fstamp, x, is_exec, own)
+            at_level(H, OO, BK, FL, EV, st, at, tb, sd & 1, price, fstamp, x, budget, fpx, own)
     used = B.lvx[lvl, LX_DRIVER]
     if is_exec:
         used -= min(used, x)
@@ -349,7 +382,8 @@ def put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares):
     """A feed order joins the back of its level (the next stamp); own resting orders it
     crosses fill first (best price, then time), the shares they take are consumed at its
     level. None does when it rests crossing the feed's own best of the other side too: those
-    orders did not trade with it, the venue was not matching (a call auction)."""
+    orders did not trade with it, the venue was not matching (a call auction), nor in a call
+    auction's time."""
     lvl, node = add_order(tb, side, price, ref, shares, True, B.lv, B.lv_free, B.lvx, B.sides, B.pool,
                           B.seg_free, B.heaps, B.hp, B.fh, B.pages, B.page_dir, B.page_live, B.page_key,
                           B.page_free, B.ov_key, B.ov_val, B.ov_state, B.qn, B.pnode, B.ovnode, B.st)
@@ -360,7 +394,7 @@ def put(B, H, OO, BK, FL, EV, st, at, tb, ref, side, price, shares):
     budget = shares
     if BK[tb, B_RESTING] > 0:
         fb = feed_best(B, 2 * tb + 1 - side)
-        if fb != NONE and (fb >= price if side == 1 else fb <= price):
+        if (fb != NONE and (fb >= price if side == 1 else fb <= price)) or in_auction(BK, tb, at[2]):
             budget = 0
     while budget > 0 and BK[tb, B_RESTING] > 0:
         own_best(OO, BK, tb)
@@ -465,7 +499,7 @@ def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
                 rest = shares > 0
         else:
             return
-        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove)
+        take(B, H, OO, BK, FL, EV, st, at, tb, a, lvl, have, x, is_exec, remove, e[EV_AUX])
         if act == ACT_CANCEL and (x == have or not is_exec):
             break           # the order is gone, or the cancel had no executed part
     if rest:
@@ -476,29 +510,34 @@ def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
 
 
 @njit(cache=True, _nrt=False)
+def fok_fills(V, BK, tb, side, price, qty, market, t):
+    """A fill-or-kill order (side, limit price, qty) arriving at feed time t finds qty
+    visible unconsumed shares within its limit (none in a call auction)."""
+    if in_auction(BK, tb, t):
+        return False
+    osd = 2 * tb + 1 - side
+    avail, j, key = 0, 0, np.int64(0)
+    while avail < qty:
+        lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
+        if lvl < 0:
+            break
+        lp = V.lv[lvl, LV_PRICE]
+        if not market and (lp > price if side == 0 else lp < price):
+            break
+        avail += max(0, shown(V, lvl))
+        j += 1
+    return avail >= qty
+
+
+@njit(cache=True, _nrt=False)
 def enter(V, H, OO, BK, FL, EV, st, at, k, market, row):
     """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
-    crosses (best level first; those shares are consumed), then rests at the back of its
-    level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
+    crosses (best level first; those shares are consumed; nothing in a call auction), then
+    rests at the back of its level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
     tb, side, price, tif = OO[k, O_TB], OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_TIF]
     osd = 2 * tb + 1 - side
-    if tif == TIF_FOK:
-        avail, j, key = 0, 0, np.int64(0)
-        while avail < OO[k, O_REM]:
-            lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
-            if lvl < 0:
-                break
-            lp = V.lv[lvl, LV_PRICE]
-            if not market and (lp > price if side == 0 else lp < price):
-                break
-            avail += max(0, shown(V, lvl))
-            j += 1
-        if avail < OO[k, O_REM]:
-            OO[k, O_STATE] = O_DONE
-            emit(EV, st, at, tb, k, K_REJECTED, R_FOK, side, price, OO[k, O_REM], 0, -1, row)
-            return
     j, key = 0, np.int64(0)
-    while OO[k, O_REM] > 0:
+    while OO[k, O_REM] > 0 and not in_auction(BK, tb, at[2]):
         lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
         if lvl < 0:
             break
@@ -545,6 +584,11 @@ def instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at):
         OO[k, O_STATE], OO[k, O_TB], OO[k, O_SIDE] = O_LIVE, tb, INS[q, I_SIDE]
         OO[k, O_PRICE] = -1 if market else INS[q, I_PRICE]
         OO[k, O_REM], OO[k, O_TIF], OO[k, O_FILLED], OO[k, O_AHEAD] = INS[q, I_QTY], INS[q, I_TIF], 0, -1
+        if OO[k, O_TIF] == TIF_FOK and not fok_fills(V, BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM],
+                                                     market, at[2]):
+            OO[k, O_STATE] = O_DONE     # turned away whole, never accepted (as the matching engine does)
+            emit(EV, st, at, tb, k, K_REJECTED, R_FOK, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], 0, -1, row)
+            return
         emit(EV, st, at, tb, k, K_ACCEPTED, 0, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_REM], -1, row)
         enter(V, H, OO, BK, FL, EV, st, at, k, market, row)
         return

@@ -124,6 +124,10 @@ class FeedFormat:
     match_numbers: bool = True       # the trades' ``match`` is the feed's match number (else null)
     suffixes: tuple[str, ...] = ()   # file name endings of the format (documentation, sniffing)
     title: str = ""                  # what the format is called in help and docs ("" : its name)
+    # the feed times (in ``time``'s unit) of continuous trading, (from, to): outside them the
+    # venue runs call auctions, whose orders rest until the uncross (obook.simulate fills no
+    # own order then but in the uncross); None: continuous trading whenever the feed has records
+    continuous: tuple[int, int] | None = None
 
     def record_fields(self) -> list:
         """The ``pyarrow.Field`` of the per-record columns (``record_columns``), or []."""

@@ -40,9 +40,18 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
   at the level retires consumed shares first; a level never has more consumed shares than
   shares). Beyond that your orders have no market impact: the feed's own orders, its
   executions and its BBO are as recorded. Your orders never trade with each other.
+* **Call auctions** (a format's ``continuous`` trading times: Shanghai and Shenzhen 09:30 to
+  14:57): outside them the venue matches nothing continuously, so an own order arriving
+  takes nothing and rests (IOC and market orders are cancelled unfilled, FOK rejected) and
+  feed orders arriving fill none. The uncross's executions fill, at their trade price
+  (maker, ``priority_differs``), the own orders of the executed order's side that the
+  auction executed first: at a better price (best price, then oldest), or at its price and
+  ahead of it while nothing is ahead of them. The rest of an own order rests into continuous
+  trading (it does not take the book when continuous trading starts).
 * **Time in force** (as in the matching engine): GTC and DAY rest what is left (DAY orders expire after the
   feed's last record, ``day_end``); IOC drops the rest; FOK is checked against the visible
-  (unconsumed) liquidity within its limit first and rejected whole when it cannot fill;
+  (unconsumed) liquidity within its limit first and rejected whole when it cannot fill
+  (a ``rejected`` event only, no ``accepted``);
   market orders never rest. A modify that only lowers the quantity at the same price keeps
   the place (and the shares ahead); any other is a cancel and replace under the same id
   that may trade and rests at the back, keeping its time in force.
@@ -184,7 +193,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     if mp_context(fmt).get_start_method() == "fork":
         warm()      # forked workers inherit the loaded kernels instead of each loading them
     observer = SimObserver(own, want_bbo="bbo_with_own" in own_tables, day_end=day_end,
-                           want_depth="depth_with_own" in own_tables, levels=levels)
+                           want_depth="depth_with_own" in own_tables, levels=levels, continuous=fmt.continuous)
     replay = Replay(feed, workers=workers, format=fmt, on_error=on_error, tables=feed_tables or ("bbo",),
                     levels=levels, date=date, observer=observer, tickers=pushdown, unknown_tickers="ignore",
                     progress=progress)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_END, B_HEAD, B_INS, B_NEXT, B_ODIRTY, B_PROBE, B_DIRTY,
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_CALL, B_CFROM, B_CTO, B_END, B_HEAD, B_INS, B_NEXT, B_ODIRTY, B_PROBE, B_DIRTY,
                                         B_RESTING, B_SEEN, B_TAIL, D_HEAD, ST_ND, W_BBO, W_DEPTH,
                                         B_WIDTH, E_WIDTH, I_ARR, I_HAS_PRICE, I_PRICE, I_PROBE, I_QTY, I_ROW, I_TB,
                                         I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, MID_WIDTH, NONE, O_WIDTH,
@@ -28,11 +28,14 @@ CHUNK = 1 << 12
 
 class SimObserver:
     """What every worker gets: the prepared own orders (obook.simulate.prepare.Own), the
-    with-own tables to write (bbo_with_own, depth_with_own with ``levels`` a side)."""
+    with-own tables to write (bbo_with_own, depth_with_own with ``levels`` a side), and
+    the feed times of continuous trading, outside which the venue runs call auctions
+    (``continuous``: (from, to), None: continuous trading all day)."""
 
     def __init__(self, own, want_bbo: bool = True, day_end: bool = True, want_depth: bool = False,
-                 levels: int = 10):
+                 levels: int = 10, continuous: tuple | None = None):
         self.own = own
+        self.continuous = continuous
         self.want_bbo = want_bbo
         self.want_depth = want_depth
         self.levels = levels
@@ -65,6 +68,9 @@ class SimWorker:
         self.bk[:, B_HEAD] = self.bk[:, B_TAIL] = -1
         self.bk[:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)     # the last bbo_with_own: none yet
         self.bk[:, B_DIRTY] = self.bk[:, B_ODIRTY] = 1
+        if obs.continuous is not None:
+            self.bk[:, B_CALL] = 1
+            self.bk[:, B_CFROM], self.bk[:, B_CTO] = obs.continuous
         self.od = np.zeros((max(2 * nt, 1), dlev, 3), np.int64)
         self.dl = np.zeros((max(nt, 1), 6 * dlev), np.int64)
         self.dl.reshape(-1, 2 * dlev, 3)[:, :, :2] = -1        # every level empty: (-1, -1, 0)

@@ -24,6 +24,7 @@ def sniff(filename: str, head: bytes) -> int:
 
 
 from .. import FeedFormat, named_date  # noqa: E402
+from ..szse import CONTINUOUS  # noqa: E402
 
 FORMAT = FeedFormat(
     name=NAME,
@@ -43,6 +44,7 @@ FORMAT = FeedFormat(
     feed_seq=False,           # seq: the line's position in BizIndex order (see feed.py)
     sideless_kinds="",
     suffixes=(".log",),
+    continuous=CONTINUOUS,      # its call auctions and continuous trading are at Shenzhen's times
     tables=("audit",),
     table_reader=TABLES,
     table_info={"audit": {"doc": "One row per exchange snapshot comparing its 10 levels and day tallies with the "

@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from .. import FeedFormat
 
+#: continuous trading, 09:30 to 14:57 (ns since midnight; the lunch break has no records): the
+#: opening call auction (09:15-09:25, then orders wait for 09:30) and the closing one
+#: (14:57-15:00) are outside it. Shanghai's day is the same.
+CONTINUOUS = (34_200 * 10**9, 53_820 * 10**9)
+
 
 def date_of(stamp: int):
     """The date of a TransactTime YYYYMMDDHHMMSSsss (None when it is not a date)."""
@@ -59,4 +64,5 @@ FORMAT = FeedFormat(
     feed_seq=False,
     sideless_kinds="",
     suffixes=(".log",),
+    continuous=CONTINUOUS,
 )

@@ -1,0 +1,179 @@
+"""obook.simulate in a venue's call auctions: own orders rest until the uncross and fill
+there, at the auction price, only when the auction would have executed them; known answers
+from normalized events straight into the worker side (compiled and plain Python kernels),
+against the reference, and on generated Shenzhen and Shanghai days."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from obook._kernels.layout import ACT_ADD, ACT_EXEC, ASK, BID, EV_WIDTH
+from reference_simulate import simulate as reference
+
+#: continuous trading in the hand-made feed's time: a call auction before 100 and from 1000
+CONTINUOUS = (100, 1000)
+#: the Shanghai and Shenzhen day: continuous trading from 09:30, the opening uncross from 09:25
+CONTINUOUS_NS = (34_200 * 10**9, 53_820 * 10**9)
+OPENING = 33_900 * 10**9
+# seq, time, kind, ref, side, shares, price (an exec's: the auction price)
+FEED = [
+    (1, 1, "add", 1, BID, 100, 990),
+    (2, 2, "add", 2, ASK, 100, 1010),
+    (3, 6, "add", 3, ASK, 40, 1000),       # rests through our bid at 1000: no match in the auction
+    (4, 7, "add", 4, BID, 100, 1010),      # the feed's own book crosses
+    (5, 60, "exec", 4, BID, 40, 1005),     # the uncross at 1005: 4 against 3 ...
+    (5, 60, "exec", 3, ASK, 40, 1005),
+    (6, 60, "exec", 4, BID, 60, 1005),     # ... and against 2
+    (6, 60, "exec", 2, ASK, 60, 1005),
+    (7, 200, "add", 5, ASK, 50, 995),      # continuous trading: through our bid at 1000
+]
+# time, order id, side, tif, price, quantity (type limit, latency 0)
+ORDERS = [
+    (5, 1, "buy", "GTC", 1000, 50),        # the best bid: below the auction price, not executed
+    (5, 2, "buy", "GTC", 1010, 30),        # through the ask: rests; ahead of 4 at 1010
+    (5, 3, "sell", "FOK", 990, 10),        # nothing fills in an auction: turned away
+    (5, 4, "sell", "IOC", 990, 10),        # accepted, its rest dropped
+    (8, 5, "buy", "DAY", 1020, 20),        # better than every feed bid: the auction's first
+    (300, 6, "sell", "FOK", 990, 1000),    # continuous: more than the bids have
+    (300, 7, "sell", "FOK", 990, 50),      # continuous: fills from the bid at 990
+]
+
+
+def _own():
+    from obook.feeds.orders import read_orders
+    from obook.simulation.prepare import latencies, prepare_own
+
+    n = len(ORDERS)
+    o = read_orders(pa.table({"time": [r[0] for r in ORDERS], "instrument": ["AAA"] * n,
+                              "order_id": [r[1] for r in ORDERS], "action": ["new"] * n,
+                              "side": [r[2] for r in ORDERS], "tif": [r[3] for r in ORDERS],
+                              "price": [r[4] for r in ORDERS], "quantity": [r[5] for r in ORDERS]}))
+    return prepare_own(o, 1, latencies(0, n), 100)
+
+
+def _events():
+    ev = np.zeros((len(FEED), EV_WIDTH), np.int64)
+    for i, (seq, t, kind, ref, side, shares, price) in enumerate(FEED):
+        if kind == "add":
+            ev[i, :7] = (seq, t, 7, ACT_ADD | side << 8, ref, shares, price)
+        else:
+            ev[i, :6] = (seq, t, 7, ACT_EXEC | side << 8, ref, shares)
+            ev[i, 9] = price
+    return ev
+
+
+def _kernel_tables(monkeypatch, compiled, continuous):
+    from obook._kernels import simulate as K
+    from obook.simulation.observer import SimObserver
+    from obook.simulation.tables import build_tables
+
+    if not compiled:
+        monkeypatch.setattr(K, "sim_events", K.sim_events.py_func)
+        monkeypatch.setattr(K, "sim_finish", K.sim_finish.py_func)
+    own = _own()
+    w = SimObserver(own, continuous=continuous).worker(0, 1)
+    ev = _events()
+    w.batch(ev, len(ev), [(7, "AAA")])
+    return build_tables(own, [w.finish()])
+
+
+def _reference(continuous):
+    records = [(seq, t, "AAA", kind, ref, side, shares, price, None) for seq, t, kind, ref, side, shares, price in FEED]
+    ins = [dict(row=i, arrival=t, probe=t + 100, instrument="AAA", order_id=oid, action="new",
+                side=0 if side == "buy" else 1, market=False, tif=("GTC", "DAY", "IOC", "FOK").index(tif),
+                price=price, quantity=qty, reason=None)
+           for i, (t, oid, side, tif, price, qty) in enumerate(ORDERS, 1)]
+    return reference(records, {"AAA"}, ins, continuous=continuous)
+
+
+def _rows(table, *cols):
+    return [tuple(r[c] for c in cols) for r in table.to_pylist()]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_simulate_kernel_call_auction_orders_rest_and_fill_in_the_uncross_only(monkeypatch, compiled):
+    t = _kernel_tables(monkeypatch, compiled, CONTINUOUS)
+    assert _rows(t["fills"], "seq", "order_id", "price", "quantity", "liquidity", "priority_differs") == [
+        (5, 5, 1005, 20, "maker", True),      # better than 4 at 1010: executed first
+        (5, 2, 1005, 20, "maker", True),      # ahead of 4 at 1010: the rest of its 40
+        (6, 2, 1005, 10, "maker", True),
+        (7, 1, 1000, 50, "maker", False),     # continuous trading: a sell through it fills it
+        (None, 7, 990, 50, "taker", False)]
+    events = _rows(t["events"], "order_id", "event", "reason")
+    assert [e for e in events if e[0] == 3] == [(3, "rejected", "fill-or-kill order cannot fill completely")]
+    assert [e[1] for e in events if e[0] == 4] == ["accepted", "cancelled"]
+    assert [e[1] for e in events if e[0] == 6] == ["rejected"]
+    assert [e[1] for e in events if e[0] == 7] == ["accepted", "filled"]
+    assert ("rested" in [e[1] for e in events if e[0] == 2]) and (1, "rested", None) in events
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("continuous", [CONTINUOUS, None])
+def test_simulate_kernel_call_auction_matches_reference(monkeypatch, compiled, continuous):
+    t = _kernel_tables(monkeypatch, compiled, continuous)
+    fills, events, bbo, _mids, _later, _depth = _reference(continuous)
+    side = {0: "buy", 1: "sell"}
+    assert [tuple(r.values()) for r in t["fills"].to_pylist()] == [r[:4] + (side[r[4]],) + r[5:] for r in fills]
+    assert [tuple(r.values()) for r in t["events"].to_pylist()] == [
+        r[:5] + (side.get(r[5], r[5]),) + r[6:] for r in events]
+    assert [tuple(r.values()) for r in t["bbo_with_own"].to_pylist()] == bbo
+
+
+def test_simulate_kernel_no_call_auctions_own_orders_cross_on_arrival(monkeypatch):
+    """Without call auctions (continuous trading all day) the same orders take the book on arrival."""
+    t = _kernel_tables(monkeypatch, True, None)
+    assert _rows(t["fills"], "seq", "order_id", "price", "quantity", "liquidity")[:1] == [(3, 2, 1010, 30, "taker")]
+
+
+def _auction_day(tmp_path, fmt):
+    """A day's feed (Shenzhen: generated; Shanghai: the real day beside the repository), a
+    security of an opening uncross, its best bid and ask at the latest moment of the opening
+    call auction both are there (uncrossed if ever), and its uncross's first trade."""
+    import obook
+    from obook.gen.szse import write_szse
+
+    if fmt == "szse":
+        feed = tmp_path / "sz.log"
+        write_szse(feed, 3_000, 4, 1)
+    else:
+        from conftest import SHARED_DATA
+
+        feed = SHARED_DATA / "AX_sbe_sse_600519.zip"
+        if not feed.exists():
+            pytest.skip("../shared/data is not here (it is not part of the repository)")
+    bbo = obook.bbo(str(feed), format=fmt).read_all().to_pylist()
+    trades = obook.trades(str(feed), format=fmt).read_all().to_pylist()
+    uncross = [r for r in trades if OPENING <= r["time"] < CONTINUOUS_NS[0]]
+    for ticker in sorted({r["ticker"] for r in uncross}):
+        quotes = [r for r in bbo if r["ticker"] == ticker and r["time"] < OPENING and r["bid_px"] is not None
+                  and r["ask_px"] is not None]
+        if quotes:
+            best = [r for r in quotes if r["bid_px"] < r["ask_px"]] or quotes
+            return str(feed), ticker, best[-1], next(r for r in uncross if r["ticker"] == ticker)
+    raise AssertionError("no security with both sides in the opening call auction")
+
+
+@pytest.mark.parametrize("fmt", ["szse", "sse"])
+def test_simulate_china_day_order_in_opening_auction_fills_in_the_uncross_at_its_price(tmp_path, fmt):
+    """A buy through the ask in the opening call auction takes nothing on arrival: it rests
+    and is executed in the uncross (it bids above the auction price) at the auction price."""
+    from obook.simulation import simulate
+
+    feed, ticker, quote, trade = _auction_day(tmp_path, fmt)
+    high = max(quote["ask_px"], trade["price"]) * 2
+    orders = pa.table({"time": [quote["time"]], "instrument": [ticker], "order_id": [1], "action": ["new"],
+                       "side": ["buy"], "tif": ["DAY"], "price": [high], "quantity": [1]})
+    r = simulate(feed, orders, format=fmt, feed_tables=())
+    assert _rows(r.events, "event")[:2] == [("accepted",), ("rested",)]
+    assert _rows(r.fills, "time", "price", "quantity", "priority_differs") == [
+        (trade["time"], trade["price"], 1, True)]
+
+
+def test_china_level2_formats_continuous_trading_0930_to_1457():
+    from obook.feeds import resolve_format
+
+    for name in ("szse", "szse-bin", "szse-csv", "sse"):
+        assert resolve_format(name, None).continuous == CONTINUOUS_NS, name
+    assert resolve_format("itch", None).continuous is None
