@@ -112,17 +112,24 @@ def test_backtest_l2_cancel_too_late_with_latency():
     assert fast.fills.num_rows == 0                                       # without latency: cancelled first
 
 
+class SendOnce:
+    """Sends the orders ``make(ask)`` makes of the best ask at its first book."""
+
+    def __init__(self, make):
+        self.make, self.done = make, False
+
+    def on_book(self, ctx):
+        if self.done:
+            return None
+        self.done = True
+        return self.make(ctx.top()[2])
+
+
+def Take():
+    return SendOnce(lambda ask: [Order("enter", "AAA", "B", 150, ask, ref=1, tif="IOC")])
+
+
 def test_backtest_l2_ioc_takes_the_visible_ask_and_fifo_refused():
-    class Take:
-        def __init__(self):
-            self.done = False
-
-        def on_book(self, ctx):
-            if self.done:
-                return None
-            self.done = True
-            return [Order("enter", "AAA", "B", 150, ctx.top()[2], ref=1, tif="IOC")]
-
     r = backtest(l2_table(QUEUE_DAY), Take())
     assert r.fills.select(["price", "quantity", "liquidity"]).to_pylist() == [
         {"price": 1010, "quantity": 100, "liquidity": "taker"}]
@@ -134,6 +141,23 @@ def test_backtest_l2_ioc_takes_the_visible_ask_and_fifo_refused():
         backtest(l2_table(QUEUE_DAY).drop_columns(["action"]), Take())
     with pytest.raises(ObookError, match="queue model 'square'"):
         backtest(l2_table(QUEUE_DAY), Take(), queue="square")
+
+
+def test_backtest_l2_fok_or_post_only_turned_away_is_only_rejected_as_order_level(tmp_path):
+    """A FOK the visible ask cannot fill and a post-only order that would take it are turned
+    away whole: a rejected event each, none accepted first, as the order-level backtest gives."""
+    def Send():
+        return SendOnce(lambda ask: [Order("enter", "AAA", "B", 150, ask, ref=1, tif="FOK"),
+                                     Order("enter", "AAA", "B", 10, ask, ref=2, post_only=True)])
+
+    want = [(1, "rejected", "fill-or-kill order cannot fill completely"),
+            (2, "rejected", "post-only order would take liquidity")]
+    r = backtest(l2_table(QUEUE_DAY), Send())
+    assert [(e["ref"], e["event"], e["reason"]) for e in r.events.to_pylist()] == want
+    day = tmp_path / "day.csv"
+    day.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1010\n2,AAA,b,B,100,1000\n")
+    mbo = backtest(str(day), Send(), format="csv")
+    assert [(e["ref"], e["event"], e["reason"]) for e in mbo.events.to_pylist()] == want
 
 
 def test_backtest_l2_dbn_mbp1_file_same_as_its_table(tmp_path):

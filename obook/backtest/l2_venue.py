@@ -163,8 +163,7 @@ class L2Venue:
         OQ = self.OQ
         if act == OP_NEW:
             OQ[k] = (r[I_TB], r[I_SIDE], r[I_PRICE], r[I_QTY], 0)
-            self.event(k, K_ACCEPTED, 0, int(r[I_PRICE]), int(r[I_QTY]), int(r[I_QTY]), row=row)
-            self.enter(k, bool(r[I_MARKET]), int(r[I_TIF]), bool(r[X_POST]), row)
+            self.enter(k, bool(r[I_MARKET]), int(r[I_TIF]), bool(r[X_POST]), row, new=True)
             return
         if OQ[k, Q_LIVE] == 0:
             self.event(k, K_REJECTED, R_NOT_LIVE, int(r[I_PRICE]), max(int(r[I_QTY]), 0), 0, row=row)
@@ -185,9 +184,10 @@ class L2Venue:
         self.event(k, K_MODIFIED, 0, new_price, qty, qty, row=row)
         self.enter(k, False, -1, False, row)
 
-    def enter(self, k, market, tif, post, row):
+    def enter(self, k, market, tif, post, row, new=False):
         """Own order k takes the visible shares it crosses (best level first; consumed until
-        the level changes), then rests at the back of its level or drops the rest."""
+        the level changes), then rests at the back of its level or drops the rest; a ``new``
+        one is accepted first unless it is turned away whole (post-only, FOK)."""
         OQ = self.OQ
         tb, side, price = int(OQ[k, Q_TB]), int(OQ[k, Q_SIDE]), int(OQ[k, Q_PRICE])
         book = self.books[tb]
@@ -211,6 +211,8 @@ class L2Venue:
             rem, OQ[k, Q_REM] = int(OQ[k, Q_REM]), 0
             self.event(k, K_REJECTED, R_FOK, price, rem, 0, row=row)
             return
+        if new:
+            self.event(k, K_ACCEPTED, 0, price, int(OQ[k, Q_REM]), int(OQ[k, Q_REM]), row=row)
         for lp, q in takes:
             self.used[(tb, 1 - side, lp)] = self.used.get((tb, 1 - side, lp), 0) + q
             OQ[k, Q_REM] -= q
