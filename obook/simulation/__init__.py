@@ -46,7 +46,8 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
   feed orders arriving fill none. The uncross's executions fill, at their trade price
   (maker, ``priority_differs``), the own orders of the executed order's side that the
   auction executed first: at a better price (best price, then oldest), or at its price and
-  ahead of it while nothing is ahead of them. The rest of an own order rests into continuous
+  ahead of it while nothing is ahead of them; no more shares than those executions (own
+  orders add no volume to the auction). The rest of an own order rests into continuous
   trading (it does not take the book when continuous trading starts).
 * **Time in force** (as in the matching engine): GTC and DAY rest what is left (DAY orders expire after the
   feed's last record, ``day_end``); IOC drops the rest; FOK is checked against the visible
