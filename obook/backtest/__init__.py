@@ -173,6 +173,7 @@ class Spec:
     day_end: bool
     max_ref: int = 1 << 20
     feed_bytes: int = 0         # the feed's size, when known: the output buffers' first sizes
+    continuous: tuple | None = None     # the feed times of continuous trading (FeedFormat.continuous)
 
 
 def _live_fn(strategy):
@@ -362,7 +363,7 @@ def prepared(o: dict) -> "Run":
     interval_ns = check_interval(o["interval"], unit_ns)
     spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
                 ticks, None if t0 is None else check_timer_start(t0), interval_ns // unit_ns,
-                LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed))
+                LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed), continuous=fmt.continuous)
     obs = BacktestObserver(spec)
     replay = Replay(feed, workers=1, format=fmt, on_error=o["on_error"], tables=("bbo",), date=o["date"],
                     observer=obs, tickers=spec.tickers, unknown_tickers="warn", rows=False,

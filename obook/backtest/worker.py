@@ -17,7 +17,7 @@ from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C
                                         S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD, S_WIDTH,
                                         S_ZERO_FEED, STOP, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_WIDTH)
 from .._kernels.book import ROOM_BOOKS
-from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
+from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_CALL, B_CFROM, B_CTO, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, MID_WIDTH, NONE,
                                         O_WIDTH, OP_MODIFY, OP_NEW, ST_NE, ST_NF, ST_WIDTH)
 from ..engine.buffers import Prefaulter, grown, written, zeros
@@ -214,6 +214,9 @@ class BacktestWorker:
             BK[n0:, B_HEAD] = BK[n0:, B_TAIL] = -1
             BK[n0:, B_BID:B_ASKQ + 1] = (NONE, 0, NONE, 0)
             BK[n0:, B_DIRTY] = BK[n0:, B_ODIRTY] = 1
+            if self.spec.continuous is not None:     # the venue's call auctions (obook.simulate's rules)
+                BK[n0:, B_CALL] = 1
+                BK[n0:, B_CFROM], BK[n0:, B_CTO] = self.spec.continuous
         if old is None:
             self.shadow, self.view = shadow_book(nt, LEVELS), shadow_book(nt, LEVELS)
         for book in (self.shadow, self.view):
