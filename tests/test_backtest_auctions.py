@@ -4,6 +4,8 @@ auction price."""
 
 from __future__ import annotations
 
+import pytest
+
 from obook.backtest import backtest
 from obook.backtest.orders import Order
 from test_simulate_auctions import OPENING, _auction_day
@@ -13,8 +15,9 @@ class ThroughTheAsk:
     """Buys 1 at ``price`` (through the ask) at the first book of ``ticker`` before ``before``
     with both sides there and uncrossed."""
 
-    def __init__(self, ticker, price, before):
+    def __init__(self, ticker, price, before, post_only=False):
         self.ticker, self.price, self.before, self.done = ticker, price, before, False
+        self.post_only = post_only
 
     def on_book(self, ctx):
         bid, _, ask, _ = ctx.top()
@@ -22,12 +25,14 @@ class ThroughTheAsk:
                 or bid >= ask:
             return None
         self.done = True
-        return [Order("enter", self.ticker, "B", 1, max(ask, self.price), ref=1, tif="DAY")]
+        return [Order("enter", self.ticker, "B", 1, max(ask, self.price), ref=1, tif="DAY", post_only=self.post_only)]
 
 
-def test_backtest_szse_order_in_opening_auction_fills_in_the_uncross_at_its_price(tmp_path):
+@pytest.mark.parametrize("post_only", [False, True])
+def test_backtest_szse_order_in_opening_auction_fills_in_the_uncross_at_its_price(tmp_path, post_only):
+    """A post-only order is not turned away either: in the auction it takes nothing."""
     feed, ticker, quote, trade = _auction_day(tmp_path, "szse")
-    s = ThroughTheAsk(ticker, max(quote["ask_px"], trade["price"]) + 100, OPENING)
+    s = ThroughTheAsk(ticker, max(quote["ask_px"], trade["price"]) + 100, OPENING, post_only)
     r = backtest(feed, s, format="szse")
     assert s.done
     assert [e["event"] for e in r.events.to_pylist()][:2] == ["accepted", "rested"]

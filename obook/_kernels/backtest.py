@@ -26,8 +26,8 @@ from .ccall import call_strategy
 from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
-from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, instruction, levels_of, note_print,
-                       shadow_room, shown, top_level, unlink)
+from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, in_auction, instruction, levels_of,
+                       note_print, shadow_room, shown, top_level, unlink)
 from .book import LV_PRICE, level_by_rank
 from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
@@ -223,7 +223,8 @@ def arrive(q, INS, MID, V, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
     x = INS[q, I_ARR]
     at[0], at[1], at[2] = S[S_NEXT_SEQ], 0, x
     crossed = False
-    if INS[q, X_POST] and INS[q, I_ACT] == OP_NEW and OO[k, O_STATE] == 0 and not INS[q, I_MARKET]:
+    if INS[q, X_POST] and INS[q, I_ACT] == OP_NEW and OO[k, O_STATE] == 0 and not INS[q, I_MARKET] \
+            and not in_auction(BK, tb, x):      # (in a call auction nothing takes liquidity)
         side, price = INS[q, I_SIDE], INS[q, I_PRICE]
         osd = 2 * tb + 1 - side
         j, key = 0, np.int64(0)
