@@ -260,9 +260,10 @@ def _q(s: dict) -> dict:
     return {k: (round(s[k] / 1000, 1) if s["count"] else None) for k in ("p50", "p99", "p99.9", "max")} | {"n": s["count"]}
 
 
-def send_only(msgs: list, speed: float, label: str, spin_us: float = 1000.0) -> dict:
+def send_only(msgs: list, speed: float, label: str, spin_us: float = 1000.0, cpus: str = "-") -> dict:
     """The sender alone (this process) to two bound, unread sockets: messages a second of
-    its sending loop and how late each packet went (send time - its schedule)."""
+    its sending loop and how late each packet went (send time - its schedule). ``cpus``:
+    - (unpinned), N (pinned to core N), N+M (pinned to N, a spare sending thread on M)."""
     from obook.live.send import Sender, SendOptions
 
     sinks = []
@@ -277,14 +278,16 @@ def send_only(msgs: list, speed: float, label: str, spin_us: float = 1000.0) -> 
         t = time.perf_counter()
         sender.schedule()
         prep = time.perf_counter() - t
+        cores = [None] if cpus == "-" else [int(c) for c in cpus.split("+")]
         sender = Sender(msgs, SendOptions(sinks[0].getsockname(), sinks[1].getsockname(), None, speed=speed,
-                                          linger=0, heartbeat=0.5, spin_us=spin_us))
+                                          linger=0, heartbeat=0.5, spin_us=spin_us, cpu=cores[0],
+                                          spare_cpu=cores[1] if len(cores) > 1 else None))
         st = sender.run()
     finally:
         for s in sinks:
             s.close()
     late = sender.lateness.summary()
-    return {"send": label, "speed": speed, "spin_us": spin_us, "messages": len(msgs), "seconds": st["seconds"],
+    return {"send": label, "speed": speed, "spin_us": spin_us, "cpus": cpus, "messages": len(msgs), "seconds": st["seconds"],
             "msgs_per_s": round(len(msgs) / st["seconds"]), "packets": st["packets_a"] + st["packets_b"],
             "prepare_s": round(prep, 2), "late_us": _q(late), "send_errors": st["send_errors"],
             "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}
@@ -367,6 +370,8 @@ def main() -> None:
     ap.add_argument("--send-only", action="store_true",
                     help="the sender alone: unpaced, and --speed 1 on the day's first --window seconds")
     ap.add_argument("--window", type=float, default=10.0)
+    ap.add_argument("--send-cpus", default="-", help="with --send-only: the --speed 1 runs' placement, a list "
+                    "alternates: - (unpinned), N (the loop on core N), N+M (on N, with --spare-cpu M)")
     ap.add_argument("--send-spins", default="200,1000,2000",
                     help="with --send-only: the sender's --spin-us values for the --speed 1 runs")
     args = ap.parse_args()
@@ -388,7 +393,8 @@ def main() -> None:
             print(json.dumps(cpu_gaps()), flush=True)
             print(json.dumps(send_only(msgs, 0, "unpaced")), flush=True)
             for spin in map(float, args.send_spins.split(",")):
-                print(json.dumps(send_only(first, 1, f"speed 1, first {args.window:g} s", spin)), flush=True)
+                for cpus in args.send_cpus.split(","):
+                    print(json.dumps(send_only(first, 1, f"speed 1, first {args.window:g} s", spin, cpus)), flush=True)
         return
     lists = [args.spin_us.split(","), args.send_spin_us.split(","), args.placements.split(","), args.fifo.split(","),
              args.packing.split(","), args.kernel_filter.split(","), args.orders.split(","), args.venue_spin_us.split(","),

@@ -172,32 +172,21 @@ def test_send_due_packet_waited_for_at_slice_end_goes_out_at_once():
 
     from obook._kernels import live_send as K
     from obook._kernels.latency import new_counts
-    from obook.live.send import _libc_address, sockaddr_in
 
-    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sinks = []
-    for _ in range(2):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("127.0.0.1", 0))
-        s.settimeout(1.0)
-        sinks.append(s)
+    out, sinks, sock = _loop_out(1.0)
     try:
-        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
-                        _libc_address("clock_nanosleep")], np.int64)
-        sock = K.Out(fns, out.fileno(), np.stack([sockaddr_in(*s.getsockname()) for s in sinks]),
-                     np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
-                     np.zeros(2, np.int64))
         one = np.ones(1, np.int64)
         packets = K.Packets(np.frombuffer(b"packet-0", np.uint8).copy(), np.zeros(1, np.int64), 8 * one, one, one)
         Q, late = np.zeros(K.Q_WIDTH, np.int64), new_counts()
         none = np.zeros(0, np.int64)
-        K.send_due(sock, Q, packets, K.Schedule(none, none, none), late, 1_000_000, 0)   # compiled
+        K.send_due(sock, np.zeros(K.T_WIDTH, np.int64), Q, packets, K.Schedule(none, none, none), late,  # compiled
+                   1_000_000, 0)
         # in 10 ms, within the spin (a due time the call only reaches after it passed, on a busy
         # host, would be a packet already due, which a slice's end hands back)
         due = np.full(2, time.monotonic_ns() + 10_000_000, np.int64)
         # spin 20 ms, a slice of 0 ns: over at once
-        status = K.send_due(sock, Q, packets, K.Schedule(np.zeros(2, np.int64), np.array([0, 1], np.int64), due),
-                            late, 20_000_000, 0)
+        status = K.send_due(sock, np.zeros(K.T_WIDTH, np.int64), Q, packets,
+                            K.Schedule(np.zeros(2, np.int64), np.array([0, 1], np.int64), due), late, 20_000_000, 0)
         assert status == K.SEND_DONE
         assert (int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])) == (1, 1)
         assert [s.recv(64) for s in sinks] == [b"packet-0"] * 2
@@ -287,3 +276,154 @@ def test_cli_send_empty_day_one_line_error(tmp_path, capsys):
     path.write_bytes(b"")
     err = cli_error(capsys, "send", str(path), "--line-a", "127.0.0.1:1", "--line-b", "127.0.0.1:2", "--linger", "0")
     assert err == f"error: {path}: the day holds no message; nothing to send\n", err
+
+
+def test_send_spare_thread_each_line_carries_the_day_once_in_order(day):
+    """With a spare sending thread, each packet goes out once, from one thread or the other,
+    and each line still carries the day in order; the lateness counts every packet once."""
+    import os
+
+    spare = max(os.sched_getaffinity(0))
+    got, _, stats = _capture(day, rate=5_000, spare_cpu=spare, spin_us=200)
+    n = len(read_messages(day))
+    for line in got:
+        assert _seqs(line) == list(range(1, n + 1))
+    assert stats["packets_a"] == stats["packets_b"] > 0
+
+
+def test_send_spare_thread_packets_and_lateness_counted_once(day):
+    import os
+    import socket as so
+
+    sinks = [so.socket(so.AF_INET, so.SOCK_DGRAM) for _ in range(2)]
+    for s in sinks:
+        s.bind(("127.0.0.1", 0))
+    try:
+        sender = Sender(read_messages(day), SendOptions(sinks[0].getsockname(), sinks[1].getsockname(), None,
+                                                        rate=10_000, linger=0, heartbeat=0.5, spin_us=200,
+                                                        spare_cpu=min(os.sched_getaffinity(0))))
+        st = sender.run()
+    finally:
+        for s in sinks:
+            s.close()
+    from obook._kernels import live_send as K
+
+    per_thread = [int(Q[K.Q_SENT_A] + Q[K.Q_SENT_B]) for _, Q, _ in sender.Qs]
+    assert len(per_thread) == 2 and sum(per_thread) == st["packets_a"] + st["packets_b"] > 0
+    assert sender.lateness.total == st["packets_a"] + st["packets_b"]
+
+
+def _loop_out(timeout: float):
+    """A sending socket, two bound sinks (reads time out after ``timeout`` s), and the socket
+    side (``Out``) of send_due sending to them."""
+    import numpy as np
+
+    from obook._kernels import live_send as K
+    from obook.live.send import _libc_address, sockaddr_in
+
+    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sinks = []
+    for _ in range(2):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        s.settimeout(timeout)
+        sinks.append(s)
+    fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
+                    _libc_address("clock_nanosleep")], np.int64)
+    sock = K.Out(fns, out.fileno(), np.stack([sockaddr_in(*s.getsockname()) for s in sinks]),
+                 np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
+                 np.zeros(2, np.int64))
+    return out, sinks, sock
+
+
+def _one_packet_loop():
+    """``_loop_out`` and three one-packet entries on line A, all due at once."""
+    import numpy as np
+
+    from obook._kernels import live_send as K
+
+    out, sinks, sock = _loop_out(0.2)
+    buf = np.frombuffer(b"pkt-0pkt-1pkt-2", np.uint8).copy()
+    ar = np.arange(3, dtype=np.int64)
+    packets = K.Packets(buf, 5 * ar, np.full(3, 5, np.int64), ar + 1, np.ones(3, np.int64))
+    sched = K.Schedule(ar.copy(), np.zeros(3, np.int64), np.zeros(3, np.int64))    # all due at once, line A
+    return out, sinks, sock, packets, sched
+
+
+def test_send_due_entries_claimed_by_other_thread_not_sent_again():
+    import numpy as np
+
+    from obook._kernels import live_send as K
+    from obook._kernels.latency import new_counts
+
+    out, sinks, sock, packets, sched = _one_packet_loop()
+    try:
+        T = np.array([2, 2], np.int64)          # the other thread claimed and sent entries 0 and 1
+        Q = np.zeros(K.Q_WIDTH, np.int64)
+        assert K.send_due(sock, T, Q, packets, sched, new_counts(), 0, 1_000_000_000) == K.SEND_DONE
+        assert list(T) == [3, 3] and Q[K.Q_SENT_A] == 1
+        assert sinks[0].recv(64) == b"pkt-2"
+        with pytest.raises(socket.timeout):
+            sinks[0].recv(64)
+    finally:
+        for s in [out, *sinks]:
+            s.close()
+
+
+def test_send_due_batch_waits_for_the_batch_claimed_before_it():
+    """A thread that claims entries after another thread's claimed batch hands them to the
+    kernel only once that batch is out, so the line keeps the schedule's order."""
+    import time
+
+    import numpy as np
+
+    from obook._kernels import live_send as K
+    from obook._kernels.latency import new_counts
+
+    out, sinks, sock, packets, sched = _one_packet_loop()
+    try:
+        T = np.array([1, 0], np.int64)          # the other thread claimed entry 0, not yet handed over
+        Q = np.zeros(K.Q_WIDTH, np.int64)
+        done = []
+        th = threading.Thread(target=lambda: done.append(
+            K.send_due(sock, T, Q, packets, sched, new_counts(), 0, 1_000_000_000)))
+        th.start()
+        time.sleep(0.2)
+        assert th.is_alive() and T[0] == 3 and Q[K.Q_SENT_A] == 0     # claimed 1 and 2, waiting
+        with pytest.raises(socket.timeout):
+            sinks[0].recv(64)
+        out.sendto(b"pkt-0", sinks[0].getsockname())        # the other thread's batch goes out
+        T[1] = 1
+        th.join(timeout=10)
+        assert done == [K.SEND_DONE] and list(T) == [3, 3] and Q[K.Q_SENT_A] == 2
+        assert [sinks[0].recv(64) for _ in range(3)] == [b"pkt-0", b"pkt-1", b"pkt-2"]
+    finally:
+        for s in [out, *sinks]:
+            s.close()
+
+
+def test_sender_spare_cpu_same_as_cpu_obook_error_naming_option():
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match="--spare-cpu 0"):
+        SendOptions(("127.0.0.1", 9), ("127.0.0.1", 10), None, cpu=0, spare_cpu=0)
+
+
+def test_sender_stopped_with_spare_thread_no_thread_outlives_run(day):
+    import os
+
+    sinks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+    for s in sinks:
+        s.bind(("127.0.0.1", 0))
+    sender = Sender(read_messages(day), SendOptions(sinks[0].getsockname(), sinks[1].getsockname(), None,
+                                                    rate=200, linger=0, heartbeat=0.5, spin_us=200,
+                                                    spare_cpu=min(os.sched_getaffinity(0))))
+    threading.Timer(0.3, sender.stop).start()       # the day at 200 packets a second: stopped early
+    try:
+        st = sender.run()
+    finally:
+        for s in sinks:
+            s.close()
+    assert 0 < st["packets_a"] < len(sender.packets)
+    assert not [t for t in threading.enumerate() if t.name == "obook-send-spare"]
+    assert sender.lateness.total == st["packets_a"] + st["packets_b"]

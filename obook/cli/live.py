@@ -56,6 +56,7 @@ def send(
     interface: str = typer.Option("127.0.0.1", "--interface", help="Local IPv4 address of the interface that multicast lines use."),
     linger: float = typer.Option(5.0, "--linger", min=0, help="After the end of session, serve re-requests until none came for this many seconds."),
     cpu: Optional[int] = typer.Option(None, "--cpu", min=0, help="Pin the sending loop to this core."),
+    spare_cpu: Optional[int] = typer.Option(None, "--spare-cpu", min=0, help="Paced sending: a second sending loop on this core; each packet goes out from the first loop to reach its time, so it is late only when both cores are away (a virtual machine's host takes a core for microseconds at a time). Both loops spin before each packet, so this takes a second core."),
     spin_us: float = typer.Option(1000.0, "--spin-us", min=0, max=MAX_SPIN_US, help="Paced sending: sleep until this many microseconds before each packet's time, then busy-wait."),
 ) -> None:
     """Send DAY as MoldUDP64 packets on lines A and B (a simulated exchange), then the end of
@@ -69,12 +70,13 @@ def send(
 
     check_session(session, "--session")
     check_cpu(cpu)
+    check_cpu(spare_cpu, "--spare-cpu")
     places = {o: parse_address(t, o, False, ipv6=False) for o, t in
               (("--line-a", line_a), ("--line-b", line_b), ("--request", request)) if t}
     distinct_addresses(places)
     opts = SendOptions(places["--line-a"], places["--line-b"], places.get("--request"), session, speed, rate,
                        delay_b, drop_a, drop_b, reorder, seed, heartbeat, linger, interface=interface, cpu=cpu,
-                       spin_us=spin_us, message_rate=message_rate, burst_us=burst_us)
+                       spin_us=spin_us, message_rate=message_rate, burst_us=burst_us, spare_cpu=spare_cpu)
     sender = Sender(read_messages(one_feed_file(day, "send")), opts)
     try:
         stats = sender.run()

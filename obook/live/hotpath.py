@@ -610,18 +610,21 @@ def check_realtime(priority: int) -> None:
         raise refused[0]
 
 
-def check_cpu(cpu: int | None) -> None:
-    """ObookError naming ``--cpu`` unless ``cpu`` is None or a core this process may run on."""
+def check_cpu(cpu: int | None, option: str = "--cpu") -> None:
+    """ObookError naming ``option`` unless ``cpu`` is None or a core this process may run on."""
     if cpu is not None and hasattr(os, "sched_getaffinity") and cpu not in os.sched_getaffinity(0):
-        raise ObookError(f"--cpu {cpu}: cannot pin to that core (this process may run on cores "
+        raise ObookError(f"{option} {cpu}: cannot pin to that core (this process may run on cores "
                          f"{', '.join(map(str, sorted(os.sched_getaffinity(0))))})")
 
 
-def pin(cpu: int | None) -> None:
-    """Pin the calling thread to ``cpu`` (None: leave it)."""
-    check_cpu(cpu)
+def pin(cpu: int | None, option: str = "--cpu", checked: bool = False) -> None:
+    """Pin the calling thread to ``cpu`` (None: leave it); errors name ``option``. ``checked``:
+    ``check_cpu`` passed before (a thread started by a pinned one may move to any core of
+    the process, not only those of its starter)."""
+    if not checked:
+        check_cpu(cpu, option)
     if cpu is not None:
         try:
             os.sched_setaffinity(0, {int(cpu)})
         except (OSError, ValueError, OverflowError) as e:
-            raise ObookError(f"--cpu {cpu}: cannot pin to that core: {e}") from e
+            raise ObookError(f"{option} {cpu}: cannot pin to that core: {e}") from e

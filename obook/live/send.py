@@ -11,7 +11,9 @@ MoldUDP64 packets on two lines, A and B, and answers re-requests.
   before its time or waits longer than ``burst_us``; 0: one message a packet at an even pace).
   The packets go out from a compiled loop (``obook._kernels.live_send``: ``sendmmsg``
   batches, a busy wait of ``spin_us`` before each packet's time); ``lateness`` counts how
-  late each went.
+  late each went. With ``spare_cpu`` a second thread runs the same loop on that core and a
+  packet goes out from whichever thread reaches its time first (late only when both cores
+  are away), in the schedule's order.
 * Line B sends the same packets ``delay_b`` seconds later. Each line drops a packet with
   its own probability (``drop_a``, ``drop_b``), and holds one back behind the next with
   probability ``reorder``: all from one seeded generator per line, so a seed is one run.
@@ -27,10 +29,12 @@ from __future__ import annotations
 import ctypes
 import logging
 import math
+import os
 import random
 import select
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
@@ -161,6 +165,7 @@ class SendOptions:
     spin_us: float = 1000.0       # busy-wait on the clock this long before a packet's time
     message_rate: float = 0.0     # with speed 0: messages due evenly at this rate (packets as they fall due)
     sleep: bool = True            # sleep (clock_nanosleep) until spin_us before a packet's time, not in Python
+    spare_cpu: int | None = None  # a second sending thread on this core: a packet goes from the first at its time
 
     def __post_init__(self):
         check_session(self.session, "session=")     # 1 to 10 printable ASCII characters, never cut
@@ -168,6 +173,8 @@ class SendOptions:
             ipv4_only(getattr(self, what), f"{what}=")
         for name, (lo, hi) in _NUMBERS.items():      # in range of the loop's 64-bit nanoseconds
             check_number(name, getattr(self, name), lo, hi)
+        if self.spare_cpu is not None and self.spare_cpu == self.cpu:
+            raise ObookError(f"--spare-cpu {self.spare_cpu}: the spare sending thread needs a core other than --cpu's")
 
 
 def _check_reachable(option: str, line: tuple[str, int]) -> None:
@@ -248,6 +255,8 @@ class Sender:
                       "heartbeats": 0, "requests": 0, "resent_messages": 0, "bad_requests": 0}
         self.lateness = Histogram("send-lateness")     # packet handed to the kernel - its scheduled time
         self._stopped = False
+        self._spare_error = None
+        self.Qs: list = []
 
     def stop(self) -> None:
         self._stopped = True
@@ -313,32 +322,38 @@ class Sender:
                 Schedule(sched[:, 2].copy(), sched[:, 1].copy(), sched[:, 0].copy()))
 
     def run(self) -> dict:
-        """Send the day (compiled: ``obook._kernels.live_send``), answering re-requests and
-        sending heartbeats between its slices; then the end of session."""
+        """Send the day (compiled: ``obook._kernels.live_send``; with ``spare_cpu``, from two
+        threads), answering re-requests and sending heartbeats between its slices; then the
+        end of session."""
         from .._kernels import live_send as K
-        from .hotpath import pin
+        from .hotpath import check_cpu, pin
 
         o = self.o
+        check_cpu(o.spare_cpu, "--spare-cpu")
+        cores = os.sched_getaffinity(0) if o.cpu is not None else None     # given back at the end
         pin(o.cpu)
         packets, sched = self.schedule()
-        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
-                        _libc_address("clock_nanosleep") if o.sleep else 0], np.int64)
-        _timer_slack(1_000)
-        out = K.Out(fns, self.out.fileno(), np.stack([sockaddr_in(host, port) for host, port in self.lines]),
-                    np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
-                    np.zeros(2, np.int64))
-        Q = self.Q = np.zeros(K.Q_WIDTH, np.int64)
+        self.T = np.zeros(K.T_WIDTH, np.int64)
+        self.Qs = [self._loop_state(K, self.lateness)]
         none = np.zeros(0, np.int64)        # load the loop (numba's cache: ms) before the clock starts,
-        K.send_due(out, np.zeros(K.Q_WIDTH, np.int64), packets, K.Schedule(none, none, none),   # or every
-                   self.lateness.counts, 0, 0)          # packet would go that much late; it sends nothing
+        K.send_due(self.Qs[0][0], np.zeros(K.T_WIDTH, np.int64), np.zeros(K.Q_WIDTH, np.int64), packets,   # or
+                   K.Schedule(none, none, none), self.lateness.counts, 0, 0)    # every packet would go that much late
         t0 = time.monotonic_ns() + 1_000_000
         sched = sched._replace(due=sched.due + t0)
-        Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
-        Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
+        spare = None
+        if o.spare_cpu is not None:
+            self.Qs.append(self._loop_state(K, Histogram("send-lateness")))
+            spare = threading.Thread(target=self._spare, args=(packets, sched), name="obook-send-spare", daemon=True)
+        for out, Q, late in self.Qs:
+            Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
+            Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
+        out, Q, late = self.Qs[0]
         start = time.monotonic_ns()
         try:
+            if spare is not None:
+                spare.start()
             while not self._stopped:
-                status = K.send_due(out, Q, packets, sched, self.lateness.counts, int(o.spin_us * 1000), 20_000_000)
+                status = K.send_due(out, self.T, Q, packets, sched, late.counts, int(o.spin_us * 1000), 20_000_000)
                 if status == K.SEND_DONE:
                     break
                 self._heartbeats(time.monotonic_ns())
@@ -346,30 +361,80 @@ class Sender:
                 if status == K.SEND_WAIT:
                     wait = (Q[K.Q_NEXT_DUE] - time.monotonic_ns()) / 1e9 - 0.75 * o.spin_us / 1e6
                 self._serve(max(0.0, min(wait, o.heartbeat)))
+            self._join(spare)
             self._count(start)          # the day's packets
             self._end(len(self.messages) + 1)
         except BaseException:           # stopped (Ctrl-C): ``stats`` counts what went out
+            self._stopped = True
+            self._join(spare)
             self._count(start)
             raise
         finally:
             self.close()
+            if cores is not None:
+                os.sched_setaffinity(0, cores)
         return self.stats
+
+    def _loop_state(self, K, late: Histogram) -> tuple:
+        """One sending thread's socket side (``Out``: the libc functions, its batch slots),
+        counters, and ``late``, its lateness histogram."""
+        o = self.o
+        fns = np.array([_libc_address("sendmmsg"), _libc_address("clock_gettime"),
+                        _libc_address("clock_nanosleep") if o.sleep else 0], np.int64)
+        out = K.Out(fns, self.out.fileno(), np.stack([sockaddr_in(host, port) for host, port in self.lines]),
+                    np.zeros((K.BATCH, 8), np.int64), np.zeros((K.BATCH, 2), np.int64), np.zeros(K.BATCH, np.int64),
+                    np.zeros(2, np.int64))
+        return out, np.zeros(K.Q_WIDTH, np.int64), late
+
+    def _spare(self, packets, sched) -> None:
+        """The spare thread: the same loop on ``spare_cpu`` until the schedule is sent or the
+        sender stops (it sleeps in Python only up to 20 ms at a time, to see a stop)."""
+        from .._kernels import live_send as K
+        from .hotpath import pin
+
+        out, Q, late = self.Qs[1]
+        spin_ns = int(self.o.spin_us * 1000)
+        try:
+            pin(self.o.spare_cpu, "--spare-cpu", checked=True)      # run() checked it
+            _timer_slack(1_000)
+            while not self._stopped:
+                status = K.send_due(out, self.T, Q, packets, sched, late.counts, spin_ns, 20_000_000)
+                if status == K.SEND_DONE:
+                    return
+                if status == K.SEND_WAIT:
+                    time.sleep(max(0.0, min((Q[K.Q_NEXT_DUE] - time.monotonic_ns()) / 1e9 - 0.75 * spin_ns / 1e9,
+                                            0.02)))
+        except BaseException as e:      # handed to the first thread, which raises it
+            self._spare_error = e
+            self._stopped = True
+
+    def _join(self, spare) -> None:
+        """Wait for the spare thread; its lateness joins ``lateness``; its error is raised."""
+        if spare is None:
+            return
+        if spare.is_alive() or spare.ident is not None:
+            spare.join()
+        self.lateness.add(self.Qs[1][2])
+        error, self._spare_error = self._spare_error, None
+        if error is not None:
+            raise error
 
     def _count(self, start: int) -> None:
         from .._kernels import live_send as K
 
-        Q = self.Q
-        self.stats["packets_a"], self.stats["packets_b"] = int(Q[K.Q_SENT_A]), int(Q[K.Q_SENT_B])
-        self.stats["send_errors"] = int(Q[K.Q_ERRORS])
+        for what, col in (("packets_a", K.Q_SENT_A), ("packets_b", K.Q_SENT_B), ("send_errors", K.Q_ERRORS)):
+            self.stats[what] = sum(int(Q[col]) for _, Q, _ in self.Qs)
         self.stats["seconds"] = round((time.monotonic_ns() - start) / 1e9, 6)
 
     def _heartbeats(self, now: int) -> None:
         from .._kernels import live_send as K
 
-        Q = self.Q
+        Q = self.Qs[0][1]
         for line in (0, 1):
-            if now - Q[K.Q_LAST_A + line] >= self.o.heartbeat * 1e9:
-                self.out.sendto(encode_packet(self.o.session, int(Q[K.Q_NEXT_A + line]), []), self.lines[line])
+            last = max(int(q[K.Q_LAST_A + line]) for _, q, _ in self.Qs)     # either thread's packet
+            if now - last >= self.o.heartbeat * 1e9:
+                nxt = max(int(q[K.Q_NEXT_A + line]) for _, q, _ in self.Qs)
+                self.out.sendto(encode_packet(self.o.session, nxt, []), self.lines[line])
                 self.stats["heartbeats"] += 1
                 Q[K.Q_LAST_A + line] = now
 
