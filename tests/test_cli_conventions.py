@@ -184,12 +184,12 @@ def _obook(*args, cwd=None):
                           timeout=300, cwd=cwd, env={**os.environ, "OBOOK_KERNELS": "python"})
 
 
-def test_cli_csv_bad_line_one_feed_error_line_and_reason_only(tmp_path):
+def test_cli_csv_bad_line_one_feed_error_names_the_file_line_and_reason(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,1,B,100,100000\n34200001,AAA,2,S,100,x\n")
     r = _obook("bbo", bad)
     assert r.returncode == 1
-    assert r.stderr.splitlines()[-1] == "error: line 3: price is not an unsigned integer: 'x'"
+    assert r.stderr.splitlines()[-1] == f"error: {bad}: line 3: price is not an unsigned integer: 'x'"
     assert r.stdout.splitlines()[-1].startswith("34200000")       # the rows before it were written
 
 
@@ -334,3 +334,13 @@ def test_cli_error_quoting_a_huge_value_is_cut_to_a_readable_line(tmp_path, monk
     assert line.count("\n") == 1 and len(line) < 3_000, len(line)
     assert line.startswith("error: ") and "date" in line[:200], line[:200]
     assert "characters left out" in line, line[:200]
+
+
+def test_cli_csv_bad_line_of_files_read_as_one_feed_error_names_the_file_and_the_joined_line(tmp_path):
+    good, bad = tmp_path / "a.csv", tmp_path / "b.csv"
+    good.write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,1,B,100,100000\n")
+    bad.write_text("34200001,AAA,2,B,100,100000\n34200002,AAA,3,S,100,x\n")
+    r = _obook("bbo", good, bad)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-1] == (f"error: {bad}: line 2: price is not an unsigned integer: 'x' "
+                                         f"(line 4 of {good}+{bad})")

@@ -141,7 +141,7 @@ def test_cli_bbo_stdin_empty_says_so(capsys):
 def test_cli_bbo_one_line_garbage_file_is_an_error(tmp_path, capsys):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello world, not a feed\n")
-    _error(capsys, ["bbo", bad], "error: line 1:", "not a CSV order feed")   # one feed: no file name
+    _error(capsys, ["bbo", bad], f"error: {bad}: line 1:", "not a CSV order feed")
 
 
 def test_cli_bbo_csv_header_of_two_fields_error_names_expected_header(tmp_path, capsys):

@@ -134,7 +134,7 @@ def test_sse_book_error_names_the_physical_line_and_its_event_order_record(day, 
     assert error.reason.startswith("unknown order ref 99999")
     assert error.reason.endswith(f"(record {error.feed_record} in event order)")
     assert rows and max(r["seq"] for b in rows for r in b.to_pylist()) < error.feed_record
-    assert cli_error("bbo", p) == f"error: line {k + 1}: {error.reason}"
+    assert cli_error("bbo", p) == f"error: {p}: line {k + 1}: {error.reason}"
 
 
 @pytest.mark.parametrize("on_error", ["raise", "skip"])

@@ -101,18 +101,14 @@ _FORMAT_OPTION = {"bbo", "table", "convert", "simulate", "plot", "backtest"}
 
 
 def _message(e: ObookError, command: str | None) -> str:
-    """The error line's text: a text feed's error is ``line N: reason`` when the command
-    reads one feed (the form line-numbered feeds document); with several files (a query, a
-    list of files read as one, simulate's feed and orders) it names the file too."""
-    from ..errors import FeedError, FormatError
+    """The error line's text: the error's own (a feed's names the file, the record and the
+    reason), and where the rows before a bad record were kept."""
+    from ..errors import FormatError
 
     if isinstance(e, FormatError) and command in _FORMAT_OPTION:
         e = e.hinted("pass --format")
     kept = getattr(e, "kept_in", None)     # the rows before the bad record, kept as a file
     tail = f" (the rows before it are in {kept})" if kept else ""
-    if (isinstance(e, FeedError) and e.unit == "line" and e.record is not None
-            and command in _FEED_ARGUMENTS and command != "simulate" and "+" not in e.feed):
-        return f"line {e.record}: {e.reason}{tail}"
     return str(e) + tail
 
 

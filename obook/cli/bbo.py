@@ -124,9 +124,8 @@ def bbo(
     Text lines on stdout are TIME,TICKER,BID_PX,BID_QTY,ASK_PX,ASK_QTY with the feed's own
     integer prices (ITCH: 1/10000 $; Databento: 1e-9; file outputs record the scale as
     obook.price_scale) and empty fields for an empty side. A failing record prints
-    'error: <file>: <unit> N: <reason>' on stderr ('error: line N: <reason>' for a
-    line-numbered feed read alone: CSV, Level-2 logs) and exits 1 after every earlier row
-    is written.
+    'error: <file>: <unit> N: <reason>' on stderr (unit: line for CSV and Level-2 logs)
+    and exits 1 after every earlier row is written.
     """
     # imported here, inside main()'s try: a Ctrl-C while numba and the kernels load is exit 130
     from ..engine.replay import Replay
