@@ -128,3 +128,19 @@ def test_obook_unit_of_obook_parquet_takes_format_only_when_the_file_records_it(
             con.execute(unit % "'itch'").fetchall()
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("head", [b"PAR1", b"PAR1" + bytes(20), b"ARROW1\0\0" + bytes(30), b"FEA1",
+                                  b"\xff\xff\xff\xff\x08\0\0\0" + bytes(8)],
+                         ids=["parquet-magic", "parquet-magic-no-footer", "arrow-magic", "feather-magic",
+                              "arrow-stream-marker"])
+def test_resolve_format_given_feed_starting_like_a_table_decoded_as_the_format(tmp_path, head):
+    """A feed given with its format whose first bytes happen to be a table's magic (and is no
+    such table) is decoded as that format: its error is the feed's, not 'a table'."""
+    import obook
+    from obook.errors import FeedError
+
+    path = tmp_path / "day.itch"
+    path.write_bytes(head)
+    with pytest.raises(FeedError):
+        obook.bbo(path, format="itch", workers=1).read_all()

@@ -259,11 +259,41 @@ def _refuse_format_of_table(format: str, path) -> None:
             kind = table_kind(read_head(item, 8))     # (a gzipped or zipped table too)
         except ObookError:
             continue          # a damaged compressed file: its replay says what is wrong
-        if kind is not None:
+        if kind is not None and _whole_table(item, kind):
             raise ObookError(f"{os.fspath(item)}: format {format!r} was given, but the file is {kind} (a table, "
                              "not a feed that format decodes): read it with DuckDB, polars or pyarrow, or give "
                              "the feed it came from")
 
+
+
+#: the last bytes of the table files that end with their magic too
+_TABLE_TAILS = {"a Parquet file": b"PAR1", "an Arrow IPC file": b"ARROW1", "a Feather file": b"FEA1"}
+
+
+def _whole_table(path, kind: str) -> bool:
+    """Whether the file whose first bytes are ``kind``'s is that table, not a feed of the format
+    given that starts with the same bytes by chance: a plain file ends with the magic it starts
+    with (Parquet, Arrow IPC, Feather) or opens as an Arrow IPC stream; a compressed file (its
+    own first bytes are not the table's) is taken at its first bytes."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if table_kind(head) != kind:
+            return True
+        tail = _TABLE_TAILS.get(kind)
+        if tail is not None:
+            size = f.seek(0, os.SEEK_END)
+            if size < 2 * len(tail) + 4:
+                return False
+            f.seek(size - len(tail))
+            return f.read(len(tail)) == tail
+    import pyarrow as pa
+
+    try:
+        with pa.ipc.open_stream(path) as reader:
+            reader.schema
+    except (pa.ArrowException, OSError, ValueError):
+        return False
+    return True
 
 def detect_format(path: str | Path) -> str:
     """The name of the registered format whose sniffer scores ``path`` highest (a path, a list
