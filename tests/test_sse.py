@@ -262,3 +262,91 @@ def test_sse_line_seen_again_beyond_its_batch_same_error_in_the_next(tmp_path):
     error = batches[-1].error
     assert isinstance(error, FeedError) and error.record == 21, error
     assert "again, 18 lines after the line that has it" in error.reason
+
+
+def _cut_before(day, tmp_path, line: int):
+    lines = day.read_text().splitlines()
+    return _write(tmp_path, lines[:line - 1], "clean.log")
+
+
+@pytest.mark.parametrize("line", [298, 304, 2000, 4098, 6002])
+def test_sse_bad_line_rows_before_equal_replay_of_the_lines_before_it(day, tmp_path, line):
+    """The rows before a bad line's error are those of a log of the lines before it: each
+    line before it is replayed, not only those BizIndex order could place with the lines
+    after it in view (4098: past the framer's window of 4096 lines). The error names the bad
+    line, also where the lines before it lack an event after it (298: a trade whose order's
+    add comes later in the file; a log of the lines before it stops at that trade)."""
+    from hostile_support import batches_until_error
+
+    bad = _bad_type_at(day, tmp_path, line)
+    clean = _cut_before(day, tmp_path, line)
+    for fn in (obook.bbo, obook.trades, obook.orders, obook.depth):
+        got, error = batches_until_error(fn(bad, workers=1))
+        want, clean_error = batches_until_error(fn(clean, workers=1))
+        assert str(error) == f"{bad}: line {line}: unknown message type 300"
+        assert (clean_error is None) == (line != 298), clean_error
+        schema = fn(day, workers=1).schema
+        assert pa.Table.from_batches(got, schema).equals(pa.Table.from_batches(want, schema)), fn.__name__
+    got, error = batches_until_error(obook.audit(bad, workers=1))
+    want, _ = batches_until_error(obook.audit(clean, workers=1))
+    got, want = (pa.Table.from_batches(b, obook.audit(day, workers=1).schema) for b in (got, want))
+    assert got.equals(want.slice(0, got.num_rows))
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("line", [150, 399, 400, 401, 463, 464, 465, 900])
+def test_sse_framer_bad_line_delivers_the_lines_before_as_their_own_log(day, tmp_path, line, on_error):
+    """Batches of 200 lines, a window of 64: a line that stops the replay (strict: an unknown
+    message type; strict and tolerant: a BizIndex far out of order) near a batch's end or its
+    window's delivers the lines before it in the order a log of just those lines has."""
+    from obook.feeds.sources import iter_batches
+    from obook.feeds.sse.feed import SseFramer
+
+    def delivered(path):
+        data, error = [], None
+        for b in iter_batches(path, SseFramer(str(path), on_error, lookahead=64), block_size=1 << 14,
+                              max_records=400):
+            data.append(bytes(b.data[:b.n_records and len(b.data)]))
+            error = b.error or error
+        return b"".join(data), error
+
+    lines = day.read_text().splitlines()
+    late = lines[next(i for i, ln in enumerate(lines) if "MsgType=192" in ln)]    # BizIndex of the day's start
+    lines.insert(line - 1, late if on_error == "skip" else lines[line - 1].replace("MsgType=192", "MsgType=300")
+                 .replace("MsgType=191", "MsgType=300").replace("MsgType=111", "MsgType=300"))
+    bad = _write(tmp_path, lines, "bad.log")
+    got, error = delivered(bad)
+    want, none = delivered(_write(tmp_path, lines[:line - 1], "clean.log"))
+    assert none is None and error.record == line, error
+    assert got == want
+
+
+def test_sse_framer_tolerant_bad_lines_counted_once(day, tmp_path):
+    """Batches of 200 lines, a window of 64: each skipped line is counted once, though the
+    lines scanned past a batch's end are scanned again with the next batch."""
+    import re
+
+    from obook.feeds.sources import iter_batches
+    from obook.feeds.sse.feed import SseFramer
+
+    lines = day.read_text().splitlines()[:1700]
+    bad = range(100, 1700, 37)
+    for k in bad:
+        lines[k] = re.sub(r"MsgType=\d+", "MsgType=300", lines[k])
+    p = _write(tmp_path, lines)
+    framer = SseFramer(str(p), "skip", lookahead=64)
+    batches = list(iter_batches(p, framer, block_size=1 << 14, max_records=400))
+    assert sum(b.n_records for b in batches) == len(lines) and batches[-1].error is None
+    assert framer.skipped == {"unknown message type": len(bad)}
+
+
+def test_sse_book_error_before_a_bad_line_named_not_the_bad_line(day, tmp_path):
+    """A trade naming an unknown order 300 lines before a bad line: the book error, which no
+    line after it could have prevented, is the one named."""
+    lines = day.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "MsgType=191" in ln and i > 500 and "BidApplSeqNum=" in ln)
+    lines[k] = lines[k].replace("BidApplSeqNum=", "BidApplSeqNum=99999")
+    lines[k + 300] = lines[k + 300].replace("MsgType=", "MsgType=3", 1)
+    with pytest.raises(FeedError) as e:
+        obook.bbo(_write(tmp_path, lines), workers=1).read_all()
+    assert e.value.record == k + 1 and e.value.reason.startswith("unknown order ref 99999"), e.value

@@ -9,10 +9,13 @@ place in (BizIndex, channel) order, the lines that are not events (snapshots, bl
 lines) after them in file order. A record number (``seq``) is therefore a line's
 position in this event order, not its physical line; framer errors (malformed line,
 unknown message type, a BizIndex at most one delivered or one of its channel more than
-the window's lines before it, a cut last line: obook.feeds.axsbe_lines) name the physical
-line; the lines before it that the BizIndex order can already place are replayed first
-(a late line orders none of them).
-The book's errors name a record: ``SseFramer.locate`` gives them its physical line.
+the window's lines before it, a BizIndex an earlier line has in its channel, a cut last
+line: obook.feeds.axsbe_lines) name the physical
+line; every line before it is replayed first, as a log ending there would be (the lines
+after it order none of them). The book's errors name a record: ``SseFramer.locate`` gives
+them its physical line. A book error on a line before the stopping one that the lines after
+it could have placed otherwise (or given the order it lacks) gives way to the stopping
+line's error: the rows end before that record, the error names the stopping line.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ class SseFramer(Framer):
         self._cut = ""          # the reason of the feed's last line when it is cut
         #: (base_seq, physical line index of each record) of the latest batches, for locate()
         self._orders: deque = deque(maxlen=BATCHES_KEPT)
+        #: (base_seq, lines, error) of the batch ended by a line that stops the replay: its first
+        #: ``lines`` lines are placed as the lines after it would place them (see locate())
+        self._stopped = None
         #: (channel, BizIndex) -> the line number of the first line that has it, for the lines
         #: seen again further in a window than its batch (a later batch finds them late)
         self._again: dict[tuple[int, int], int] = {}
@@ -137,68 +143,94 @@ class SseFramer(Framer):
             self._cut = cut_reason(bytes(buf[self.starts[n - 1]:self.ends[n - 1]]), NEEDED)
             if self._cut is not None:
                 kinds[n - 1] = K.BAD_CUT
+        if self.on_error != "raise":      # a cut last line stops a tolerant replay too
+            skip = np.flatnonzero((kinds < 0) & (kinds != K.BAD_CUT))
+            skipped = [skip_kind(int(k)) for k in kinds[skip]]
+            kinds[skip] = K.KIND_NONE
+        stop, error, out, placing = self._stop(buf, base_seq, byte_offset, n)
+        full = n
+        if stop is not None:
+            # the lines before the line that stops the replay are replayed as a log ending there
+            n, final, kinds, placing = stop, True, kinds[:stop], None
         # a feed cut by damage: the lines of the window before it may follow lost ones
-        reach = n if final and self.damage is None else n - self.lookahead
+        reach = n if final and (self.damage is None or error is not None) else n - self.lookahead
         limit = max(min(reach, cap), 0)
-        lost = self.damage(base_seq + n) if final and self.damage is not None and reach <= cap else None
-        error = None
-        bad = np.flatnonzero(kinds < 0)
-        if len(bad):
-            # a cut last line stops a tolerant replay too
-            stop = bad if self.on_error == "raise" else bad[kinds[bad] == K.BAD_CUT]
-            if len(stop) and stop[0] < limit:
-                i = int(stop[0])
-                if kinds[i] == K.BAD_CUT:
-                    error = TruncatedFeedError(self.path, base_seq + i, byte_offset + int(self.starts[i]),
-                                               self._cut, unit=self.unit)
-                else:
-                    text = bytes(buf[self.starts[i]:self.ends[i]]).decode("utf-8", "replace")
-                    error = FeedError(self.path, base_seq + i,
-                                      bad_line_reason(int(kinds[i]), int(self.keys[i]), text), unit=self.unit)
-                limit = i
-            if self.on_error != "raise":
-                for i in bad[bad < limit]:
-                    key = skip_kind(int(kinds[i]))
-                    self.skipped[key] = self.skipped.get(key, 0) + 1
-                kinds[bad] = K.KIND_NONE
-        ev = np.flatnonzero(kinds == K.KIND_EVENT)
-        late = self._late(ev, self.keys[ev], self.chans[ev])
-        if len(late) and late[0] < limit:
-            i = int(late[0])
-            limit = i
-            error = self._late_error(base_seq, i)
-        ev = np.setdiff1d(ev, late, assume_unique=True)     # a late line orders no line before it
-        keys, chans = self.keys[ev], self.chans[ev]
-        by_chan = np.lexsort((keys, chans))     # (stable: file order within a channel's BizIndex)
-        again, earlier = _repeated(ev, keys, chans, by_chan)
-        if len(again):
-            if again[0] < limit:
-                i = limit = int(again[0])
-                error = self._again_error(base_seq + i, base_seq + int(earlier[0]), i)
-            for i, j in zip(again.tolist(), earlier.tolist()):
-                if i >= limit:              # (its batch is a later one: it is late there)
-                    self._again[(int(self.chans[i]), int(self.keys[i]))] = base_seq + j
-            ev = np.setdiff1d(ev, again, assume_unique=True)    # nor does a line seen again
-            keys, chans = self.keys[ev], self.chans[ev]
-            by_chan = np.lexsort((keys, chans))
+        if error is None and final and self.damage is not None and reach <= cap:
+            error = self.damage(base_seq + n)
+        elif limit < n:
+            error = None                  # its line is in a later batch
+        cut = 0 if error is not None and limit == 0 else self._placed(n, limit, placing)
         if error is None:
-            error = lost
-        if error is not None and limit == 0:
-            cut = 0
-        else:   # with an error: the lines before it that BizIndex order can already place
-            slots, inv = np.unique(chans, return_inverse=True)     # (by_chan: by inv, the same order)
-            first = np.searchsorted(inv[by_chan], np.arange(len(slots)))
-            self.rank[ev[by_chan]] = np.arange(len(ev)) - first[inv[by_chan]]
-            self.chans[ev] = inv
-            cut = int(K.last_cut(kinds, self.chans, self.rank, n, limit, len(slots),
-                                 np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)))
-            self.chans[ev] = chans
-            if cut == 0 and error is None:
+            if cut == 0:
                 if final or n >= MAX_SCAN:
                     return FrameResult(0, 0, FeedError(
                         self.path, base_seq, f"cannot restore BizIndex order within {n} lines", unit=self.unit))
                 return FrameResult(0, 0)
+        elif stop is not None and cut:
+            # the lines of the batch whose place the lines after the stop could not change
+            self.kinds[out] = K.KIND_NONE          # (a late line, a line seen again, orders none)
+            self._stopped = (base_seq, self._placed(full, cut), error)
+        if self.on_error != "raise":
+            for i, key in zip(skip.tolist(), skipped):
+                if i < cut:       # (the lines after the batch are scanned again)
+                    self.skipped[key] = self.skipped.get(key, 0) + 1
         return FrameResult(cut, self._reorder(buf, base_seq, cut) if cut else 0, error)
+
+    def _placed(self, n: int, limit: int, placing=None) -> int:
+        """The largest cut c <= limit of lines [0, n) where, in every channel, the events before
+        c are the channel's lowest BizIndexes among lines [0, n) (0: none). ``placing``: (the
+        events of lines [0, n), their order by channel then BizIndex) when known already."""
+        kinds = self.kinds[:n]
+        if placing is None:
+            ev = np.flatnonzero(kinds == K.KIND_EVENT)
+            by_chan = np.lexsort((self.keys[ev], self.chans[ev]))
+        else:
+            ev, by_chan = placing
+        chans = self.chans[ev]
+        slots, inv = np.unique(chans, return_inverse=True)     # (by_chan: by inv, the same order)
+        first = np.searchsorted(inv[by_chan], np.arange(len(slots)))
+        self.rank[ev[by_chan]] = np.arange(len(ev)) - first[inv[by_chan]]
+        self.chans[ev] = inv
+        cut = int(K.last_cut(kinds, self.chans, self.rank, n, limit, len(slots),
+                             np.zeros(len(slots), np.int64), np.zeros(len(slots), np.int64)))
+        self.chans[ev] = chans
+        return cut
+
+    def _stop(self, buf, base_seq, byte_offset, n):
+        """(index, error, the event lines that order none, placing) of the first of lines [0, n)
+        that stops the replay: a rejected line (strict; a cut last line, tolerant too), a late
+        one (:meth:`_late`) or one whose BizIndex an earlier line has in its channel (the same
+        event again); (None, None, those lines, placing) when none does. ``placing``: the other
+        event lines and their order by channel then BizIndex (for :meth:`_placed`)."""
+        kinds = self.kinds[:n]
+        ev = np.flatnonzero(kinds == K.KIND_EVENT)
+        late = self._late(ev, self.keys[ev], self.chans[ev])
+        if len(late):
+            ev = np.setdiff1d(ev, late, assume_unique=True)     # a late line orders no line before it
+        keys, chans = self.keys[ev], self.chans[ev]
+        by_chan = np.lexsort((keys, chans))     # (stable: file order within a channel's BizIndex)
+        again, earlier = _repeated(ev, keys, chans, by_chan)
+        for i, j in zip(again.tolist(), earlier.tolist()):
+            # (the first line that has it: a later batch finds the line late once that is delivered)
+            self._again.setdefault((int(self.chans[i]), int(self.keys[i])), base_seq + j)
+        out = np.concatenate([late, again]) if len(again) else late
+        bad = np.flatnonzero(kinds < 0)
+        i = min(int(bad[0]) if len(bad) else n, int(late[0]) if len(late) else n,
+                int(again[0]) if len(again) else n)
+        if i == n:
+            return None, None, out, (ev, by_chan)
+        if kinds[i] == K.BAD_CUT:
+            error = TruncatedFeedError(self.path, base_seq + i, byte_offset + int(self.starts[i]), self._cut,
+                                       unit=self.unit)
+        elif kinds[i] < 0:
+            text = bytes(buf[self.starts[i]:self.ends[i]]).decode("utf-8", "replace")
+            error = FeedError(self.path, base_seq + i, bad_line_reason(int(kinds[i]), int(self.keys[i]), text),
+                              unit=self.unit)
+        elif len(again) and i == again[0]:
+            error = self._again_error(base_seq + i, base_seq + int(earlier[0]), i)
+        else:
+            error = self._late_error(base_seq, i)
+        return i, error, out, None
 
     def _late_error(self, base_seq: int, i: int) -> FeedError:
         """The error of line ``i`` of the window, late: a BizIndex of its channel at most one
@@ -254,6 +286,10 @@ class SseFramer(Framer):
         for base, order in reversed(self._orders):
             if 0 <= error.record - base < len(order):
                 line = base + int(order[error.record - base])
+                if self._stopped is not None and self._stopped[0] == base and line - base >= self._stopped[1]:
+                    # the lines after the stopping line could have placed this one later or
+                    # given the event it lacks: the stopping line's error (the rows stop here)
+                    return self._stopped[2]
                 out = FeedError(error.path, line, f"{error.reason} (record {error.record} in event order)",
                                 unit="line")
                 out.feed_record = error.record
