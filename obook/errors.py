@@ -30,7 +30,9 @@ class FeedError(ObookError):
     records has been delivered before this is raised. Of a feed read from several files
     one after the other, ``path`` and ``record`` name the file at fault and the record's
     number in it, ``feed`` and ``feed_record`` the joined feed and the record's number in
-    it (the rows' ``seq``); otherwise they are the same.
+    it (the rows' ``seq``); otherwise they are the same. A feed whose records are its lines
+    put in another order (the Shanghai log) names a record's line in ``record`` and the
+    line's number in the joined feed in ``feed_line`` (of its book errors).
     """
 
     def __init__(self, path: str, record: int | None, reason: str, *, unit: str = "message"):

@@ -174,7 +174,8 @@ def test_sources_text_pieces_shorter_than_the_look_ahead_name_the_file_and_its_l
     with pytest.raises(obook.FeedError) as e:
         _rows(tuple(files), workers=workers, format="sse")
     first = 1_001 if not cut_inside_a_line else 1_002      # the first line that starts in the third file
-    assert (e.value.path, e.value.record, e.value.feed_record) == (str(files[2]), bad - first + 1, bad)
+    assert (e.value.path, e.value.record, e.value.feed_line) == (str(files[2]), bad - first + 1, bad)
+    assert e.value.feed_record == single.value.feed_record      # the rows' seq: its place in event order
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -350,3 +350,41 @@ def test_sse_book_error_before_a_bad_line_named_not_the_bad_line(day, tmp_path):
     with pytest.raises(FeedError) as e:
         obook.bbo(_write(tmp_path, lines), workers=1).read_all()
     assert e.value.record == k + 1 and e.value.reason.startswith("unknown order ref 99999"), e.value
+
+
+def _unknown_order_after(day, tmp_path, after: int, name="bad.log"):
+    """The day with the first trade line past line ``after`` naming unknown orders: (lines, its index)."""
+    lines = day.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "MsgType=191" in ln and i > after)
+    lines[k] = lines[k].replace("BidApplSeqNum=", "BidApplSeqNum=99999").replace(
+        "OfferApplSeqNum=", "OfferApplSeqNum=99999")
+    return lines, k
+
+
+def test_sse_audit_book_error_snapshots_physically_before_its_line(day, tmp_path):
+    """A book error ends the audit with snapshots physically before its line (the audit's
+    seq), though its record number in event order is past that line."""
+    from hostile_support import batches_until_error
+
+    lines, k = _unknown_order_after(day, tmp_path, 1500)
+    got, error = batches_until_error(obook.audit(_write(tmp_path, lines), workers=1))
+    assert error.record == k + 1 < error.feed_record, error
+    seqs = [s for b in got for s in b.column("seq").to_pylist()]
+    assert seqs and max(seqs) < k + 1
+
+
+def test_sse_files_read_as_one_feed_book_error_keeps_its_event_order_record(day, tmp_path):
+    """Of a day split into two files, a book error names the file, its line and the record's
+    number in event order as ``feed_record`` (the rows' seq): convert keeps every row before it."""
+    from hostile_support import batches_until_error, obook_cli
+    import pyarrow.parquet as pq
+
+    lines, k = _unknown_order_after(day, tmp_path, 1500)
+    a, b = _write(tmp_path, lines[:1000], "a.log"), _write(tmp_path, lines[1000:], "b.log")
+    rows, error = batches_until_error(obook.bbo((a, b), workers=1))
+    assert (error.path, error.record) == (str(b), k + 1 - 1000), error
+    assert error.feed_record > k + 1 and error.feed_line == k + 1        # (the day's line after the cut)
+    assert max(r for t in rows for r in t.column("seq").to_pylist()) < error.feed_record
+    assert obook_cli("convert", a, b, tmp_path / "out", "-t", "bbo").returncode == 1
+    kept = pq.read_table(tmp_path / "out" / "bbo.parquet.partial")
+    assert kept.select(rows[0].schema.names).to_batches() and kept.num_rows == sum(t.num_rows for t in rows)

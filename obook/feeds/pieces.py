@@ -59,8 +59,7 @@ class Pieces:
             out = TruncatedFeedError(self.paths[i], record, offset, f"{reason} ({where})", unit=error.unit)
         else:
             out = FeedError(self.paths[i], record, f"{error.reason} ({where})", unit=error.unit)
-        out.feed, out.feed_record = self.feed, error.record
-        return out
+        return _joined(out, self.feed, error)
 
     def _merged(self, error):
         """``error`` of a merged feed naming the file and line of its record (an error a file's
@@ -71,5 +70,13 @@ class Pieces:
             return error
         out = FeedError(found[0], found[1], f"{error.reason} ({error.unit} {error.record} of the merged feed)",
                         unit="line")
-        out.feed, out.feed_record = self.feed, error.record
-        return out
+        return _joined(out, self.feed, error)
+
+
+def _joined(out: FeedError, feed: str, error: FeedError) -> FeedError:
+    """``out`` (naming a file of ``feed``) with the feed's numbers of ``error``: its record's
+    (the rows' ``seq``) and, of a feed whose records are its lines in another order, the line's."""
+    out.feed, out.feed_record = feed, error.feed_record
+    if hasattr(error, "feed_line"):
+        out.feed_line = error.feed_line
+    return out

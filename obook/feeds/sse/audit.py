@@ -198,8 +198,9 @@ def settled(snap: np.ndarray, error: FeedError, depth: pa.Table, trades: pa.Tabl
     times = [t.column("time").to_numpy().astype(np.int64) for t in (depth, trades) if len(t)]
     last = max((int(t.max()) for t in times), default=-1)
     keep = snap[:, K.S_TIME] + SECOND <= last
-    if error.feed_record is not None:
-        keep &= snap[:, K.S_SEQ] < error.feed_record
+    line = getattr(error, "feed_line", error.feed_record)     # a book error's: its record's line
+    if line is not None:
+        keep &= snap[:, K.S_SEQ] < line
     return snap[keep]
 
 

@@ -292,7 +292,7 @@ class SseFramer(Framer):
                     return self._stopped[2]
                 out = FeedError(error.path, line, f"{error.reason} (record {error.record} in event order)",
                                 unit="line")
-                out.feed_record = error.record
+                out.feed_record, out.feed_line = error.record, line
                 return out
         return FeedError(error.path, error.record, f"{error.reason} (in event order)", unit="record")
 
