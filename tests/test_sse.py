@@ -293,31 +293,48 @@ def test_sse_bad_line_rows_before_equal_replay_of_the_lines_before_it(day, tmp_p
     assert got.equals(want.slice(0, got.num_rows))
 
 
+def _framed(path, on_error):
+    """(the bytes of the batches of 200 lines, a window of 64, the feed's error)."""
+    from obook.feeds.sources import iter_batches
+    from obook.feeds.sse.feed import SseFramer
+
+    data, error = [], None
+    for b in iter_batches(path, SseFramer(str(path), on_error, lookahead=64), block_size=1 << 14, max_records=400):
+        data.append(bytes(b.data[:b.n_records and len(b.data)]))
+        error = b.error or error
+    return b"".join(data), error
+
+
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
 @pytest.mark.parametrize("line", [150, 399, 400, 401, 463, 464, 465, 900])
 def test_sse_framer_bad_line_delivers_the_lines_before_as_their_own_log(day, tmp_path, line, on_error):
     """Batches of 200 lines, a window of 64: a line that stops the replay (strict: an unknown
     message type; strict and tolerant: a BizIndex far out of order) near a batch's end or its
     window's delivers the lines before it in the order a log of just those lines has."""
-    from obook.feeds.sources import iter_batches
-    from obook.feeds.sse.feed import SseFramer
-
-    def delivered(path):
-        data, error = [], None
-        for b in iter_batches(path, SseFramer(str(path), on_error, lookahead=64), block_size=1 << 14,
-                              max_records=400):
-            data.append(bytes(b.data[:b.n_records and len(b.data)]))
-            error = b.error or error
-        return b"".join(data), error
-
     lines = day.read_text().splitlines()
     late = lines[next(i for i, ln in enumerate(lines) if "MsgType=192" in ln)]    # BizIndex of the day's start
     lines.insert(line - 1, late if on_error == "skip" else lines[line - 1].replace("MsgType=192", "MsgType=300")
                  .replace("MsgType=191", "MsgType=300").replace("MsgType=111", "MsgType=300"))
     bad = _write(tmp_path, lines, "bad.log")
-    got, error = delivered(bad)
-    want, none = delivered(_write(tmp_path, lines[:line - 1], "clean.log"))
+    got, error = _framed(bad, on_error)
+    want, none = _framed(_write(tmp_path, lines[:line - 1], "clean.log"), on_error)
     assert none is None and error.record == line, error
+    assert got == want
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("line", [150, 399, 400, 401, 463, 464, 465, 900])
+def test_sse_framer_line_seen_again_delivers_the_lines_before_as_their_own_log(day, tmp_path, line, on_error):
+    """Batches of 200 lines, a window of 64: an event line given again a few lines after it,
+    near a batch's end or its window's, is an error naming the same events twice after the
+    lines before it, in the order a log of just those lines has, strict and tolerant alike."""
+    lines = day.read_text().splitlines()
+    k = max(i for i in range(line - 12, line - 1) if "MsgType=19" in lines[i])
+    lines.insert(line - 1, lines[k])
+    got, error = _framed(_write(tmp_path, lines, "again.log"), on_error)
+    want, none = _framed(_write(tmp_path, lines[:line - 1], "clean.log"), on_error)
+    assert none is None and error.record == line, error
+    assert f"again, {line - 1 - k} line" in error.reason and "the same events twice" in error.reason
     assert got == want
 
 

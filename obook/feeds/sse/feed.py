@@ -6,16 +6,16 @@ order batch by batch: it scans ``LOOKAHEAD`` lines past the end of a batch, cuts
 batch where, in every channel, the events before the cut are exactly that channel's
 lowest BizIndexes among the lines it has seen, and rewrites the batch's lines in
 place in (BizIndex, channel) order, the lines that are not events (snapshots, blank
-lines) after them in file order. A record number (``seq``) is therefore a line's
-position in this event order, not its physical line; framer errors (malformed line,
-unknown message type, a BizIndex at most one delivered or one of its channel more than
-the window's lines before it, a BizIndex an earlier line has in its channel, a cut last
-line: obook.feeds.axsbe_lines) name the physical
-line; every line before it is replayed first, as a log ending there would be (the lines
-after it order none of them). The book's errors name a record: ``SseFramer.locate`` gives
-them its physical line. A book error on a line before the stopping one that the lines after
-it could have placed otherwise (or given the order it lacks) gives way to the stopping
-line's error: the rows end before that record, the error names the stopping line.
+lines) after them in file order. A record number (``seq``) is therefore a line's position
+in this event order, not its physical line; framer errors (malformed line, unknown message
+type, a BizIndex at most one delivered or one of its channel more than the window's lines
+before it, a BizIndex an earlier line has in its channel, a cut last line:
+obook.feeds.axsbe_lines) name the physical line; every line before it is replayed first,
+as a log ending there would be (the lines after it order none of them). The book's errors
+name a record: ``SseFramer.locate`` gives them its physical line. A book error on a line
+before the stopping one that the lines after it could have placed otherwise (or given the
+order it lacks) gives way to the stopping line's error: the rows end before that record,
+the error names the stopping line.
 """
 
 from __future__ import annotations
