@@ -147,7 +147,7 @@ def test_cli_bbo_one_line_garbage_file_is_an_error(tmp_path, capsys):
 def test_cli_bbo_csv_header_of_two_fields_error_names_expected_header(tmp_path, capsys):
     odd = tmp_path / "odd.csv"
     odd.write_text("a,b\n34200001,AAA,17,B,100,1172400\n")
-    _error(capsys, ["bbo", odd], "error: line 1:", "not a CSV order feed", "Time,Ticker,Order,T,Shares,Price")
+    _error(capsys, ["bbo", odd], f"error: {odd}: line 1:", "not a CSV order feed", "Time,Ticker,Order,T,Shares,Price")
 
 
 def test_cli_convert_stdin_zstd_tables_equal_the_file_and_digest_is_stdins(feed, tmp_path):
