@@ -293,6 +293,34 @@ def send_only(msgs: list, speed: float, label: str, spin_us: float = 1000.0, cpu
             "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}
 
 
+def _gap_walk():
+    """A compiled loop that reads the clock for ``span`` ns and keeps each gap over 2 µs between
+    two reads as (before, after) in ``out``; returns how many."""
+    from obook._kernels import live_send as K
+    from obook._kernels.jit import njit
+
+    @njit(nogil=True)
+    def walk(fns, ts, span, out):
+        k, start = 0, K._clock(fns, ts)
+        last = start
+        while last - start < span:
+            t = K._clock(fns, ts)
+            if t - last > 2_000 and k < out.shape[0]:
+                out[k, 0] = last
+                out[k, 1] = t
+                k += 1
+            last = t
+        return k
+
+    import numpy as np
+
+    from obook.live.send import _libc_address
+
+    fns = np.array([0, _libc_address("clock_gettime"), 0], np.int64)
+    walk(fns, np.zeros(2, np.int64), 1_000, np.zeros((1, 2), np.int64))
+    return lambda span, out: walk(fns, np.zeros(2, np.int64), span, out)
+
+
 def cpu_gaps(seconds: float = 2.0) -> dict:
     """How long this process's core was away while it did nothing but read the clock: the
     gaps over 2 µs between two reads (a virtual machine's exits and preemptions, the
@@ -300,31 +328,56 @@ def cpu_gaps(seconds: float = 2.0) -> dict:
     share of time in gaps bounds how few packets can be late."""
     import numpy as np
 
-    from obook._kernels import live_send as K
-    from obook._kernels.jit import njit
-    from obook.live.send import _libc_address
-
-    @njit
-    def walk(fns, ts, span, out):
-        k, start = 0, K._clock(fns, ts)
-        last = start
-        while last - start < span:
-            t = K._clock(fns, ts)
-            if t - last > 2_000 and k < out.shape[0]:
-                out[k] = t - last
-                k += 1
-            last = t
-        return k
-
-    fns = np.array([0, _libc_address("clock_gettime"), 0], np.int64)
-    out = np.zeros(1_000_000, np.int64)
-    walk(fns, np.zeros(2, np.int64), 1_000, out)
-    k = walk(fns, np.zeros(2, np.int64), int(seconds * 1e9), out)
-    g = out[:k] / 1000
+    out = np.zeros((1_000_000, 2), np.int64)
+    k = _gap_walk()(int(seconds * 1e9), out)
+    g = (out[:k, 1] - out[:k, 0]) / 1000
     return {"cpu_gaps_s": seconds, "gaps": k, "gaps_per_s": round(k / seconds), "share_pct": round(g.sum() / seconds / 1e4, 3),
             "gap_us": {q: round(float(np.percentile(g, v)), 1) if k else None
                        for q, v in (("p50", 50), ("p99", 99))} | {"max": round(float(g.max()), 1) if k else None}}
 
+
+def cpu_gaps_both(seconds: float = 2.0) -> dict:
+    """``cpu_gaps`` on every core of the process at once (a thread pinned to each), and what
+    a packet due at a random time meets: on one core, the rest of a gap it falls in; with a
+    spare sending loop (``--spare-cpu``), the shorter of the two cores' rests (p99 and share of
+    times in a gap, µs and percent, from 200,000 random times)."""
+    import threading
+
+    import numpy as np
+
+    walk = _gap_walk()
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    gaps = {}
+
+    def run(cpu):
+        os.sched_setaffinity(0, {cpu})
+        out = np.zeros((2_000_000, 2), np.int64)
+        gaps[cpu] = out[:walk(int(seconds * 1e9), out)]
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in cores]
+    lo = time.monotonic_ns() + 50_000_000           # (the threads' walks have all started)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    due = np.sort(np.random.default_rng(1).integers(lo, lo + int(seconds * 1e9) - 100_000_000, 200_000))
+
+    def rest(g):
+        i = np.searchsorted(g[:, 0], due, side="right") - 1
+        r = np.zeros(len(due))
+        inside = (i >= 0) & (g[np.maximum(i, 0), 1] > due)
+        r[inside] = (g[i[inside], 1] - due[inside]) / 1000
+        return r
+
+    rests = {c: rest(g) for c, g in gaps.items()}
+    both = np.minimum(*rests.values()) if len(rests) == 2 else next(iter(rests.values()))
+
+    def q(r):
+        return {"in_gap_pct": round(100 * float((r > 0).mean()), 3), "p99_us": round(float(np.percentile(r, 99)), 1),
+                "p99.9_us": round(float(np.percentile(r, 99.9)), 1)}
+
+    return {"cpu_gaps_both_s": seconds, "gaps_per_s": {c: round(len(g) / seconds) for c, g in gaps.items()},
+            **{f"core {c}": q(r) for c, r in rests.items()}, "sooner of the two": q(both)}
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -391,6 +444,8 @@ def main() -> None:
         first = [m for m in msgs[args.stocks + 2:] if timestamp(m) - t0 < args.window * 1e9]
         for _ in range(args.repeats):
             print(json.dumps(cpu_gaps()), flush=True)
+            if len(os.sched_getaffinity(0)) > 1:
+                print(json.dumps(cpu_gaps_both()), flush=True)
             print(json.dumps(send_only(msgs, 0, "unpaced")), flush=True)
             for spin in map(float, args.send_spins.split(",")):
                 for cpus in args.send_cpus.split(","):
