@@ -257,6 +257,8 @@ class Sender:
         self._stopped = False
         self._spare_error = None
         self.Qs: list = []
+        self._go = threading.Event()      # the spare thread's start: the schedule is in _sched
+        self._sched = None
 
     def stop(self) -> None:
         self._stopped = True
@@ -335,23 +337,25 @@ class Sender:
         packets, sched = self.schedule()
         self.T = np.zeros(K.T_WIDTH, np.int64)
         self.Qs = [self._loop_state(K, self.lateness)]
-        none = np.zeros(0, np.int64)        # load the loop (numba's cache: ms) before the clock starts,
-        K.send_due(self.Qs[0][0], np.zeros(K.T_WIDTH, np.int64), np.zeros(K.Q_WIDTH, np.int64), packets,   # or
-                   K.Schedule(none, none, none), self.lateness.counts, 0, 0)    # every packet would go that much late
-        t0 = time.monotonic_ns() + 1_000_000
-        sched = sched._replace(due=sched.due + t0)
         spare = None
         if o.spare_cpu is not None:
             self.Qs.append(self._loop_state(K, Histogram("send-lateness")))
-            spare = threading.Thread(target=self._spare, args=(packets, sched), name="obook-send-spare", daemon=True)
-        for out, Q, late in self.Qs:
-            Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
-            Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
-        out, Q, late = self.Qs[0]
+            spare = threading.Thread(target=self._spare, args=(packets,), name="obook-send-spare", daemon=True)
         start = time.monotonic_ns()
         try:
-            if spare is not None:
-                spare.start()
+            if spare is not None:       # before the clock starts: a thread's start() waits until it runs,
+                spare.start()           # which can take milliseconds on a core that was idle
+            none = np.zeros(0, np.int64)        # load the loop (numba's cache: ms) before the clock starts, or
+            K.send_due(self.Qs[0][0], np.zeros(K.T_WIDTH, np.int64), np.zeros(K.Q_WIDTH, np.int64), packets,
+                       K.Schedule(none, none, none), self.lateness.counts, 0, 0)   # every packet would go that late
+            t0 = time.monotonic_ns() + 1_000_000
+            sched = self._sched = sched._replace(due=sched.due + t0)
+            for out, Q, late in self.Qs:
+                Q[K.Q_NEXT_A] = Q[K.Q_NEXT_B] = 1
+                Q[K.Q_LAST_A] = Q[K.Q_LAST_B] = t0
+            out, Q, late = self.Qs[0]
+            self._go.set()
+            start = time.monotonic_ns()
             while not self._stopped:
                 status = K.send_due(out, self.T, Q, packets, sched, late.counts, int(o.spin_us * 1000), 20_000_000)
                 if status == K.SEND_DONE:
@@ -366,6 +370,7 @@ class Sender:
             self._end(len(self.messages) + 1)
         except BaseException:           # stopped (Ctrl-C): ``stats`` counts what went out
             self._stopped = True
+            self._go.set()
             self._join(spare)
             self._count(start)
             raise
@@ -386,9 +391,10 @@ class Sender:
                     np.zeros(2, np.int64))
         return out, np.zeros(K.Q_WIDTH, np.int64), late
 
-    def _spare(self, packets, sched) -> None:
-        """The spare thread: the same loop on ``spare_cpu`` until the schedule is sent or the
-        sender stops (it sleeps in Python only up to 20 ms at a time, to see a stop)."""
+    def _spare(self, packets) -> None:
+        """The spare thread: once ``_go`` is set, the same loop on ``spare_cpu`` over ``_sched``
+        until the schedule is sent or the sender stops (it sleeps in Python only up to 20 ms at
+        a time, to see a stop)."""
         from .._kernels import live_send as K
         from .hotpath import pin
 
@@ -397,6 +403,8 @@ class Sender:
         try:
             pin(self.o.spare_cpu, "--spare-cpu", checked=True)      # run() checked it
             _timer_slack(1_000)
+            self._go.wait()
+            sched = self._sched
             while not self._stopped:
                 status = K.send_due(out, self.T, Q, packets, sched, late.counts, spin_ns, 20_000_000)
                 if status == K.SEND_DONE:
