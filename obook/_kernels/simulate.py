@@ -509,6 +509,19 @@ def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
 # ---------------------------------------------------------------- own instructions
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def crossed_level(V, osd, j, key, side, price, market):
+    """(level, key) of the j-th best level of side ``osd`` (key: the walk's place, as
+    ``level_by_rank``) when an order of ``side`` limited at ``price`` (any, ``market``) reaches
+    it; level -1 past the limit or the side's last level."""
+    lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
+    if lvl >= 0 and not market:
+        lp = V.lv[lvl, LV_PRICE]
+        if lp > price if side == 0 else lp < price:
+            return -1, key
+    return lvl, key
+
+
 @njit(cache=True, _nrt=False)
 def fok_fills(V, BK, tb, side, price, qty, market, t):
     """A fill-or-kill order (side, limit price, qty) arriving at feed time t finds qty
@@ -518,11 +531,8 @@ def fok_fills(V, BK, tb, side, price, qty, market, t):
     osd = 2 * tb + 1 - side
     avail, j, key = 0, 0, np.int64(0)
     while avail < qty:
-        lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
+        lvl, key = crossed_level(V, osd, j, key, side, price, market)
         if lvl < 0:
-            break
-        lp = V.lv[lvl, LV_PRICE]
-        if not market and (lp > price if side == 0 else lp < price):
             break
         avail += max(0, shown(V, lvl))
         j += 1
@@ -538,12 +548,10 @@ def enter(V, H, OO, BK, FL, EV, st, at, k, market, row):
     osd = 2 * tb + 1 - side
     j, key = 0, np.int64(0)
     while OO[k, O_REM] > 0 and not in_auction(BK, tb, at[2]):
-        lvl, key = level_by_rank(osd, j, key, V.sides, V.pool, V.heaps, V.hp)
+        lvl, key = crossed_level(V, osd, j, key, side, price, market)
         if lvl < 0:
             break
         lp = V.lv[lvl, LV_PRICE]
-        if not market and (lp > price if side == 0 else lp < price):
-            break
         a = shown(V, lvl)
         if a > 0:
             f = min(a, OO[k, O_REM])
