@@ -130,8 +130,10 @@ def bars(path, interval="1 minute", workers=None, format=None, on_error="raise",
     """Replay the feed's trades and cut them into bars of ``interval`` (``unknown_tickers``
     and ``progress`` as for :class:`obook.engine.replay.Replay`): the bars' batches. ``before``:
     the bars of the trades of the records before this one only. A bad record (``FeedError``)
-    ends them: the bars of the trades before it come first."""
+    ends them: the bars of the trades before it come first. Either way a trade is broken by
+    a break before that record only."""
     from .engine.replay import Replay
+    from .feeds.breaks import delivered, rebroken
 
     interval_ns(interval)
     replay = Replay(path, workers=workers, format=format, on_error=on_error, tables=("trades",), date=date,
@@ -149,7 +151,12 @@ def bars(path, interval="1 minute", workers=None, format=None, on_error="raise",
         failed = e
     finally:
         batches.close()
-    yield from bars_table(pa.Table.from_batches(trades, replay.schema("trades")), step).to_batches()
+    trades = pa.Table.from_batches(trades, replay.schema("trades"))
+    stop = before if before is not None else failed.feed_record if failed is not None else None
+    if stop is not None:    # a break of a record from there on was never delivered
+        breaks = delivered(trades.to_batches(), stop)
+        trades = rebroken(trades, breaks) if breaks is not None else trades
+    yield from bars_table(trades, step).to_batches()
     if failed is not None:
         raise failed
 

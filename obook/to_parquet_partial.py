@@ -6,7 +6,8 @@ another, each other table from its own reader). The pass that fails holds its ro
 bad record; the passes after it are run up to that record (one that fails earlier, at a
 record of its own, keeps its rows before that one); a table complete before the failure is
 cut back to the rows of the records before it. A row's record is its ``seq`` (a gap's: its
-``first_seq``); bars are those of the trades before the bad record; a table of no record
+``first_seq``); a trade is ``broken`` by a break before the bad record only (a later one was
+never delivered); bars are those of the trades before the bad record; a table of no record
 (a capture's ``line_stats``) is not cut: it counts the packets as far as they were read.
 """
 
@@ -98,8 +99,10 @@ def keep_partial(writers: dict, e: FeedError, outdir) -> list:
             w.close(metadata)
             os.replace(w.tmp, partial)
             w.sink = None
-            if e.feed_record is not None and w.last is not None and w.last >= e.feed_record:
-                _cut(partial, e.feed_record, w.table, w.compression, metadata)
+            if e.feed_record is not None:
+                breaks = _delivered_breaks(partial, e.feed_record) if w.table == "trades" else None
+                if breaks is not None or (w.last is not None and w.last >= e.feed_record):
+                    _cut(partial, e.feed_record, w.table, w.compression, metadata, breaks)
         except Exception:  # noqa: BLE001 - the feed error is the one to report; this table goes
             remove_quietly(partial)
             continue
@@ -109,8 +112,26 @@ def keep_partial(writers: dict, e: FeedError, outdir) -> list:
     return kept
 
 
-def _cut(path, record: int, table: str, compression: str, metadata: dict) -> None:
-    """``path`` rewritten with the rows of the records before ``record`` only."""
+def _delivered_breaks(path, record: int):
+    """The trade breaks of the records before ``record`` in the trades table ``path`` (None:
+    no row of it is broken)."""
+    from .feeds.breaks import delivered
+
+    source = pq.ParquetFile(path)
+    try:
+        if not {"seq", "kind", "match", "broken"} <= set(source.schema_arrow.names):
+            return None
+        return delivered(source.iter_batches(columns=["seq", "kind", "match", "broken"]), record)
+    finally:
+        source.close()
+
+
+def _cut(path, record: int, table: str, compression: str, metadata: dict, breaks=None) -> None:
+    """``path`` rewritten with the rows of the records before ``record`` only; ``breaks``: the
+    trade breaks of those records, which the trades' ``broken`` is made anew from (a break of
+    a later record was never delivered)."""
+    from .feeds.breaks import rebroken
+
     source = pq.ParquetFile(path)
     schema = source.schema_arrow
     schema = schema.with_metadata({k: v for k, v in (schema.metadata or {}).items() if k != b"obook"})
@@ -119,8 +140,9 @@ def _cut(path, record: int, table: str, compression: str, metadata: dict) -> Non
     sink = ParquetSink(tmp, schema, table, compression)
     try:
         for batch in source.iter_batches():
-            sink.write(pa.RecordBatch.from_arrays(batch.columns, schema=schema).filter(
-                pc.less(batch.column(column), record)))
+            batch = pa.RecordBatch.from_arrays(batch.columns, schema=schema).filter(
+                pc.less(batch.column(column), record))
+            sink.write(rebroken(batch, breaks) if breaks is not None else batch)
         sink.close({"obook": json.dumps(metadata, sort_keys=True)})
         os.replace(tmp, path)
     except BaseException:

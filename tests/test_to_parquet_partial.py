@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -158,3 +159,45 @@ def test_cli_convert_sse_bad_line_every_table_keeps_the_rows_its_reader_delivers
         got = pq.read_table(out / f"{t}.parquet.partial")
         assert want.num_rows > 0, t
         assert got.replace_schema_metadata(None).equals(want.replace_schema_metadata(None)), t
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """The frames of an ITCH BinaryFILE (each with its 2-byte length)."""
+    frames, offset = [], 0
+    while offset < len(data):
+        end = offset + 2 + int.from_bytes(data[offset:offset + 2], "big")
+        frames.append(data[offset:end])
+        offset = end
+    return frames
+
+
+@pytest.mark.parametrize("damage", [_short_frame, _unknown_order])
+def test_convert_itch_break_after_the_bad_record_partial_trades_not_broken(itch_day, tmp_path, damage):
+    """A Trade Break after the bad record is never delivered: the trade it names is not
+    broken in the ``.partial`` trades (the clean replay of the messages before it)."""
+    frames = _frames(itch_day.read_bytes())
+    k = _delete_at(itch_day.read_bytes(), 3000)
+    trade = max(i for i, f in enumerate(frames[:k - 1]) if f[2:3] == b"E")
+    match = frames[trade][2 + 23:2 + 31]
+    brk = frames[k + 10][:2 + 11]     # the header of a later message, as a Trade Break's
+    brk = (19).to_bytes(2, "big") + b"B" + brk[3:2 + 11] + match
+    frames.insert(k + 10, brk)
+    day = tmp_path / "with_break" / DAY
+    day.parent.mkdir()
+    day.write_bytes(b"".join(frames))
+    bad, clean = _itch_pair(day, tmp_path, k, damage)
+    tables = ("trades", "bars")
+    convert(clean, tmp_path / "clean_out", tables=tables, workers=2)
+    whole = tmp_path / "whole_out"
+    convert(day, whole, tables=tables, workers=2)
+    broken = pq.read_table(whole / "trades.parquet").filter(pc.field("broken"))
+    assert trade + 1 in broken.column("seq").to_pylist()        # the break, read whole
+    with pytest.raises(FeedError) as info:
+        convert(bad, tmp_path / "out", tables=tables, workers=2)
+    assert info.value.feed_record == k
+    _same_rows(tmp_path / "out", tmp_path / "clean_out", tables)
+    # the tolerant replay completes; the messages reader stops at the bad frame: cut back to it
+    if damage is _short_frame:
+        with pytest.raises(FeedError):
+            convert(bad, tmp_path / "skip_out", tables=tables + ("messages",), workers=2, on_error="skip")
+        _same_rows(tmp_path / "skip_out", tmp_path / "clean_out", tables)

@@ -20,6 +20,8 @@ import os
 import tempfile
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._kernels.layout import MAX_BATCH_RECORDS
 from ..errors import ObookError
@@ -98,3 +100,32 @@ class Breaks:
             return np.zeros(len(seq), bool)
         i = np.minimum(np.searchsorted(self.matches, match), len(self.matches) - 1)
         return is_trade & (self.matches[i] == match) & (self.last_seq[i] > seq)
+
+
+def delivered(batches, record: int) -> Breaks | None:
+    """The breaks among the trades rows ``batches`` (B rows included) of the records before
+    ``record``: those a replay stopped there delivers (a break of a later record never came).
+    None: no row is broken, nothing to redo."""
+    seqs, matches, any_broken = [], [], False
+    for batch in batches:
+        any_broken = any_broken or pc.any(batch.column("broken")).as_py()
+        keep = pc.and_(pc.equal(batch.column("kind"), "B"), pc.less(batch.column("seq"), record))
+        b = batch.filter(keep)
+        seqs.append(np.asarray(b.column("seq"), np.int64))
+        matches.append(_int64(b.column("match")))
+    if not any_broken:
+        return None
+    return Breaks(np.concatenate(seqs or [np.empty(0, np.int64)]), np.concatenate(matches or [np.empty(0, np.int64)]))
+
+
+def rebroken(batch, breaks: Breaks):
+    """The trades ``batch`` (a record batch or table) with ``broken`` as ``breaks`` say."""
+    is_trade = ~np.asarray(pc.fill_null(pc.equal(batch.column("kind"), "B"), False))
+    broken = breaks.broken(np.asarray(batch.column("seq"), np.int64), _int64(batch.column("match")), is_trade)
+    i = batch.schema.get_field_index("broken")
+    return batch.set_column(i, batch.schema.field(i), pa.array(broken))
+
+
+def _int64(match) -> np.ndarray:
+    """A ``match`` column (uint64, null where none) as the int64 the breaks are kept in."""
+    return np.asarray(pc.fill_null(match, 0), np.uint64).view(np.int64)
