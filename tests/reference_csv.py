@@ -128,27 +128,35 @@ def cut_last_line(data: bytes):
 
 
 def header_misread(data: bytes):
-    """(1, reason) when line 1 (whole in its first 512 bytes) is an order line, a line of
-    fewer than six fields (no header: not a CSV order feed) or a header naming the six
-    columns in another order, else None."""
+    """(1, reason) when line 1 is an order line, a header naming the six columns in another
+    order, or any other line but the header (Time,Ticker,Order,T,Shares,Price in any case,
+    then any columns more: not a CSV order feed), else None. A line 1 longer than 512 bytes:
+    only its first six names, when whole in them."""
     line, nl, _ = data[:512].partition(b"\n")
-    if not nl and len(data) >= 512:
-        return None
+    longer = not nl and len(data) > 512
     line = line.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
     fields = [f.strip().lower() for f in line.split(b",")]
-    if len(fields) >= 6 and fields[0].isdigit():
+    if longer and len(fields) <= 6:
+        return None
+    if not longer and len(fields) >= 6 and fields[0].isdigit():
         return 1, "an order line, not the header (Time,Ticker,Order,T,Shares,Price) a CSV order feed starts with"
     names = [b"time", b"ticker", b"order", b"t", b"shares", b"price"]
-    if len(fields) < 6 and line.strip():
-        shown = line[:60].decode("utf-8", "replace").rstrip("\r")
-        return 1, (f"not a CSV order feed: line 1 {shown!r} has {len(fields)} field{'' if len(fields) == 1 else 's'}, "
-                   "not a header of six columns at least (Time,Ticker,Order,T,Shares,Price); if the file is "
-                   "another format, pass --format")
-    if set(names) <= set(fields) and fields[:6] != names:
+    if not longer and set(names) <= set(fields) and fields[:6] != names:
         shown = line.decode("utf-8", "replace")[:120]
         return 1, (f"the header {shown!r} names the columns in another order: a CSV order feed's columns are "
                    "read by place, Time,Ticker,Order,T,Shares,Price")
-    return None
+    if not line.strip() or fields[:6] == names:
+        return None
+    shown = line[:60].decode("utf-8", "replace")
+    expected = "Time,Ticker,Order,T,Shares,Price (any case), then any columns more"
+    if [f.strip(b'"') for f in fields[:2]] == [b"seq", b"time"]:
+        return 1, f"not a CSV order feed: line 1 {shown!r} names a table's columns, not the header {expected}: " \
+                  "is this a table rather than a feed?"
+    if len(fields) < 6:
+        why = f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, not the header {expected}"
+    else:
+        why = f"is not the header {expected}"
+    return 1, f"not a CSV order feed: line 1 {shown!r} {why}; if the file is another format, pass --format"
 
 
 def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):

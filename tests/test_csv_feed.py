@@ -290,25 +290,38 @@ def test_csv_sniff_text_name_over_another_formats_bytes_that_format(tmp_path, fm
     assert obook.bbo(named, workers=1).read_all().equals(obook.bbo(plain, workers=1).read_all())
 
 
-def test_csv_table_written_as_csv_error_on_line_2_quotes_line_1(tmp_path):
-    """A table obook wrote as CSV, given back as a feed: its first row fails, and the error
-    says what line 1 reads."""
+def test_csv_table_written_as_csv_error_on_line_1_says_it_is_a_table(tmp_path):
+    """A table obook wrote as CSV, given back as a feed: line 1 names its columns, and the
+    error says what line 1 reads."""
     import pyarrow.csv as pcsv
 
     day = tmp_path / "day.itch"
     write_itch(day, 5000, 4, seed=2)
     table = tmp_path / "bbo.csv"
     pcsv.write_csv(obook.bbo(str(day), workers=1).read_all(), table)
-    with pytest.raises(obook.FeedError, match=r"bbo.csv: line 2: unknown message type '\d+' \(line 1 reads "
-                                              r"'\"seq\",\"time\",\"ticker\",.*', not a CSV order feed's header "
-                                              r"Time,Ticker,Order,T,Shares,Price: is this a table rather than "
-                                              r"a feed\?\)$") as e:
+    with pytest.raises(obook.FeedError, match=r"bbo.csv: line 1: not a CSV order feed: line 1 "
+                                              r"'\"seq\",\"time\",\"ticker\",.*' names a table's columns, not the "
+                                              r"header Time,Ticker,Order,T,Shares,Price \(any case\), then any "
+                                              r"columns more: is this a table rather than a feed\?$") as e:
         obook.bbo(str(table), workers=1).read_all()
-    assert e.value.record == 2
+    assert e.value.record == 1
+
+
+@pytest.mark.parametrize("header", [b"ts,symbol,id,type,qty,px\n", b"a,b,c,d,e,f,g,h\n",
+                                    b"Time,Ticker,Order,Type,Shares,Price\r\n", b"Time,Ticker,Id,T,Shares,Price,Venue\n"])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_csv_line_1_of_six_fields_other_names_error_on_line_1_names_expected_header(tmp_path, header, on_error):
+    """Line 1 of six fields or more is the header only when it names the expected columns:
+    other names are no CSV order feed (its columns are read by place)."""
+    lines, error, _ = check(tmp_path, header + b"1,AAA,1,B,100,1000\n", on_error=on_error)
+    shown = header.decode().rstrip("\r\n")
+    assert (lines, error) == ([], (1, f"not a CSV order feed: line 1 {shown!r} is not the header "
+                                      "Time,Ticker,Order,T,Shares,Price (any case), then any columns more; if the "
+                                      "file is another format, pass --format"))
 
 
 @pytest.mark.parametrize("header", [HEADER, b"TIME, ticker ,Order,t,SHARES,price,MPID\n",
-                                    b"ts,symbol,id,type,qty,px\n"])
+                                    b"Time,Ticker,Order,T,Shares,Price,Venue,Note\n"])
 def test_csv_order_feed_header_error_on_line_2_reason_alone(tmp_path, header):
     lines, error, _ = check(tmp_path, header + b"1,AAA,1,Q,1,1\n")
     assert (lines, error) == ([], (2, "unknown message type 'Q'"))

@@ -15,6 +15,8 @@ HEADER = "Time,Ticker,Order,T,Shares,Price"
 MAX_LINE = 32 << 20
 #: the fields of a whole line
 FIELDS = 6
+#: the header's first names, as compared (lower case, spaces around them stripped)
+NAMES = HEADER.lower().encode().split(b",")
 
 
 class CsvFramer(Framer):
@@ -29,11 +31,9 @@ class CsvFramer(Framer):
     def __init__(self, path, on_error="raise"):
         super().__init__(path, on_error)
         self.header_fields = FIELDS     # the fields of line 1, once framed
-        self.table_header = None        # line 1, when it names a table's columns
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0 and base_seq == 1:
-            self.table_header = _table_header(bytes(buf[:512]))
             error = self._header_misread(bytes(buf[:512]))
             if error is not None:
                 return FrameResult(0, 0, error=error)
@@ -52,14 +52,6 @@ class CsvFramer(Framer):
             if error is not None:
                 return FrameResult(int(lines) - 1, error.offset - byte_offset, error)
         return FrameResult(int(lines), int(n_bytes))
-
-    def locate(self, error: FeedError) -> FeedError:
-        """A record error on line 2 of a file whose line 1 names a table's columns (a table
-        obook wrote as CSV, given as a feed) says what line 1 reads."""
-        if error.record != 2 or self.table_header is None:
-            return error
-        return FeedError(error.path, 2, f"{error.reason} (line 1 reads {self.table_header!r}, not a CSV order "
-                         f"feed's header {HEADER}: is this a table rather than a feed?)", unit=self.unit)
 
     def _cut_last(self, buf, line: int, byte_offset: int, end: int):
         """The error of the feed's last line (``line``, no line end, ending at ``end``) when it
@@ -90,30 +82,37 @@ class CsvFramer(Framer):
         if len(fields) >= FIELDS and fields[0].isdigit():
             return FeedError(self.path, 1, f"an order line, not the header ({HEADER}) a CSV order "
                              "feed starts with", unit=self.unit)
-        names = HEADER.lower().encode().split(b",")
-        if set(names) <= set(fields) and fields[:FIELDS] != names:
+        if set(NAMES) <= set(fields) and fields[:FIELDS] != NAMES:
             shown = line.decode("utf-8", "replace")[:120]
             return FeedError(self.path, 1, f"the header {shown!r} names the columns in another order: a CSV "
                              f"order feed's columns are read by place, {HEADER}", unit=self.unit)
         return None
 
     def _check_header(self, head: bytes, final: bool):
-        """Line 1 is a header the replay skips: it names six columns at least. A line 1 of
-        fewer fields is no CSV order feed's header: the file is something else (a README,
-        notes, another format's text), an error on line 1 naming the header expected, in
-        strict and tolerant mode alike. A blank line 1 passes (an empty feed stays one).
-        Returns the error or None."""
+        """Line 1 is the header the replay skips: ``Time,Ticker,Order,T,Shares,Price`` (names
+        in any case, spaces around them allowed), then any columns more (ignored). Any other
+        line 1 (a README, notes, another format's text, a table obook wrote as CSV) is no CSV
+        order feed's header: an error on line 1 naming the header expected, in strict and
+        tolerant mode alike. A blank line 1 passes (an empty feed stays one). Returns the
+        error or None."""
         line, nl, _ = head.partition(b"\n")
-        if not nl and not final and len(head) == 512:
-            return None                 # a header longer than 512 bytes: not checked
-        line = line.removeprefix(b"\xef\xbb\xbf")
-        fields = line.count(b",") + 1
-        if fields >= FIELDS or not line.strip():
+        longer = not nl and not final and len(head) == 512
+        line = line.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
+        fields = line.split(b",")
+        if not line.strip() or longer and len(fields) <= FIELDS:
+            return None         # blank, or a header longer than 512 bytes before its sixth comma: not checked
+        if [f.strip().lower() for f in fields[:FIELDS]] == NAMES:
             return None
-        shown = line[:60].decode("utf-8", "replace").rstrip("\r")
-        return FeedError(self.path, 1, f"not a CSV order feed: line 1 {shown!r} has {fields} "
-                         f"field{'' if fields == 1 else 's'}, not a header of six columns at least "
-                         f"({HEADER}); if the file is another format, pass --format", unit=self.unit)
+        shown = line[:60].decode("utf-8", "replace")
+        expected = f"{HEADER} (any case), then any columns more"
+        if _table_header(line):
+            why = f"names a table's columns, not the header {expected}: is this a table rather than a feed?"
+        elif len(fields) < FIELDS:
+            why = (f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, not the header {expected}; "
+                   "if the file is another format, pass --format")
+        else:
+            why = f"is not the header {expected}; if the file is another format, pass --format"
+        return FeedError(self.path, 1, f"not a CSV order feed: line 1 {shown!r} {why}", unit=self.unit)
 
 
 def header_commas(buf) -> int:
@@ -128,11 +127,7 @@ def header_commas(buf) -> int:
         n *= 4
 
 
-def _table_header(head: bytes) -> str | None:
-    """Line 1 of ``head`` (its first 80 characters) when it names the first columns of a
-    table obook writes (``seq``, ``time``; quoted or not), else None."""
-    line = head.partition(b"\n")[0].removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
-    if [f.strip().strip(b'"').lower() for f in line.split(b",")][:2] != [b"seq", b"time"]:
-        return None
-    text = line.decode("utf-8", "replace")
-    return text if len(text) <= 80 else text[:80] + "..."
+def _table_header(line: bytes) -> bool:
+    """Whether ``line`` (line 1) names the first columns of a table obook writes (``seq``,
+    ``time``; quoted or not)."""
+    return [f.strip().strip(b'"').lower() for f in line.split(b",")][:2] == [b"seq", b"time"]
