@@ -7,7 +7,9 @@ from one feed's BBO table and its price scale (the schema's ``obook.price_scale`
   (DECIMAL(38,9) currency) and ``mid`` (DECIMAL(38,10): half a unit), exact; null with a side empty.
 * twas: per ticker, the spread of each row holds until the ticker's next row (the last until
   ``end_time``, by default the feed's last BBO time), clipped to [start_time, end_time];
-  ``quoted_time``, ``updates`` (the quoted rows inside the window), ``twas_ticks`` (an average:
+  ``quoted_time`` (the time quoted inside the window: a duration in feed time units, the
+  schema's ``obook.duration_columns``, no point in time), ``updates`` (the quoted rows inside
+  the window), ``twas_ticks`` (an average:
   float), ``twas`` (currency),
   ``min_spread_ticks`` / ``max_spread_ticks`` over the rows that carry weight. A window of no
   BBO row (a start_time after the last BBO time with end_time defaulted, an end_time before the

@@ -5,7 +5,8 @@
 --   feed file (of the tickers replayed, with tickers :=). Time with an empty side (no
 --   spread) counts in neither sum. A window of no BBO row of a file (start_time after its
 --   last BBO time with end_time defaulted, end_time before its first) is an error.
---   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window
+--   quoted_time  UBIGINT  time (feed units) with both sides quoted, inside the window: a
+--                         duration, no time of day (obook_time_of_day does not apply)
 --   updates      BIGINT   BBO rows of the ticker with both sides quoted, inside the window
 --   twas_ticks   DOUBLE   sum(spread_ticks * duration) / quoted_time: an average, so DOUBLE
 --   twas         DOUBLE   the same in the feed's currency (twas_ticks / the feed's price_scale)

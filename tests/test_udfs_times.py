@@ -125,6 +125,18 @@ def test_obook_time_of_day_python_not_a_time_column_raises_naming_it(tmp_path):
         udfs.obook_time_of_day(table, "bid_px")
 
 
+def test_obook_time_of_day_python_twas_quoted_time_a_duration_raises_not_a_clock_time(tmp_path):
+    """``quoted_time`` is a length of time in the feed's unit: its units metadata names it a
+    duration, not a time column, and no time of day comes of it."""
+    from obook.tables.units import units
+
+    twas = obook.twas(_csv(tmp_path), workers=1).read_all()
+    meta = units(twas.schema)
+    assert (meta["time_columns"], meta["duration_columns"], meta["time_unit"]) == ("", "quoted_time", "ms")
+    with pytest.raises(ObookError, match="'quoted_time' is not a feed time column of the table"):
+        udfs.obook_time_of_day(twas, "quoted_time")
+
+
 def test_obook_time_of_day_of_a_bigint_time_reads_it_as_the_feeds(con, tmp_path):
     feed = _csv(tmp_path)
     got = con.execute(f"SELECT obook_time_of_day(CAST(time AS BIGINT), '{feed}') FROM obook_bbo('{feed}') "

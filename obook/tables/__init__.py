@@ -82,7 +82,8 @@ class Table:
     options: tuple[str, ...] = ()
     prices: tuple[str, ...] = ()          # price columns (fnmatch patterns)
     quantities: tuple[str, ...] = ()      # quantity columns (fnmatch patterns)
-    times: tuple[str, ...] = ("time",)    # feed time columns
+    times: tuple[str, ...] = ("time",)    # feed time columns (points in time)
+    durations: tuple[str, ...] = ()       # lengths of time in the feed time unit (no point in time)
     front_ends: tuple[str, ...] = FRONT_ENDS
     positional: tuple[str, ...] = ()      # options also taken by position after the path
     per_ticker: bool = True
@@ -126,8 +127,8 @@ _CORE = (
                   "break as the spread it leaves: `start_time` / `end_time` keep to continuous trading. A window "
                   "of no BBO row (`start_time` after the last BBO time with `end_time` defaulted, `end_time` "
                   "before the first) is an error. In DuckDB: the SQL macro `obook_twas`.", "analytics",
-          ("start_time", "end_time") + REPLAY_OPTIONS, (), (), ("quoted_time",), front_ends=("python", "polars"),
-          per_ticker=False),
+          ("start_time", "end_time") + REPLAY_OPTIONS, (), (), (), durations=("quoted_time",),
+          front_ends=("python", "polars"), per_ticker=False),
     Table("bbo_grid", "Every ticker's last BBO at or before each point of a regular grid of `every` feed time "
                       "units (`quote_seq`, `quote_time`: the row picked); with a session date, `timestamp` (the grid "
                       "point's instant) after `time`. In DuckDB: the SQL macro `obook_bbo_grid`.", "analytics", ("every", "start_time", "end_time") + REPLAY_OPTIONS,

@@ -65,7 +65,7 @@ def reference_markdown() -> str:
                 "- options: " + ", ".join(f"`{o}` (required)" if o in t.required() else
                                           f"`{o}` (default `{OPTIONS[o].default}`)" for o in t.all_options())]
         for label, cols in (("price columns", t.prices), ("quantity columns", t.quantities),
-                            ("time columns", t.times)):
+                            ("time columns", t.times), ("duration columns (feed time units)", t.durations)):
             if cols:
                 out.append(f"- {label}: {', '.join(f'`{c}`' for c in cols)}")
         out.append("")

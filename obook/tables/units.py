@@ -16,8 +16,11 @@ key                         meaning
 ``obook.quantity_scale``    a scale factor: a quantity / ``quantity_scale`` is shares (or
                             units traded); 100 for Shenzhen, 1000 for Shanghai, else 1
 ``obook.quantity_columns``  the quantity columns, comma-separated
-``obook.time_columns``      the feed time columns, comma-separated
-``obook.time_unit``         ``ns``, ``us``, ``ms`` or ``s``: the unit of the feed time columns
+``obook.time_columns``      the feed time columns (points in time), comma-separated
+``obook.duration_columns``  the columns of a length of time in the feed time unit (twas'
+                            ``quoted_time``: no point in time), comma-separated
+``obook.time_unit``         ``ns``, ``us``, ``ms`` or ``s``: the unit of the feed time and
+                            duration columns
 ``obook.time_origin``       ``midnight`` (since the session's local midnight) or ``epoch`` (UTC)
 ``obook.time_zone``         the feed's time zone (its local midnight; ``timestamp`` is UTC)
 ==========================  ===================================================================
@@ -60,6 +63,7 @@ def metadata(spec, fmt, names, prices: str = "int") -> dict[bytes, bytes]:
         b"obook.quantity_scale": str(fmt.quantity_scale).encode(),
         b"obook.quantity_columns": ",".join(matching(names, spec.quantities)).encode(),
         b"obook.time_columns": ",".join(n for n in spec.times if n in names).encode(),
+        b"obook.duration_columns": ",".join(n for n in getattr(spec, "durations", ()) if n in names).encode(),
         b"obook.time_unit": _UNITS.get(fmt.time_unit_ns, f"{fmt.time_unit_ns}ns").encode(),
         b"obook.time_origin": b"epoch" if fmt.epoch else b"midnight",
         b"obook.time_zone": fmt.tz.encode(),
