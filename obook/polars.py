@@ -28,7 +28,10 @@ from .errors import ObookError
 from .polars_release import replay_closed, replay_opened
 from .tables.runs import MATCH, SIMULATE
 
-__all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema"]   # and scan_<table> for every table
+__all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema",   # and scan_<table> for every table
+           "time_of_day"]
+
+_DAY_NS = 86_400_000_000_000
 
 
 def polars_schema(schema: pa.Schema) -> pl.Schema:
@@ -183,6 +186,48 @@ def scan(name: str, path, **options) -> pl.LazyFrame:
         return Opened(name, path, options).reader() if pushdown else opened.reader()
     detail = str(path) if once is None else source_name(path)     # a stream: its name, as in its errors
     return _scan(open_reader, opened.schema, f"obook_{name}", detail, pushdown=pushdown)
+
+
+def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None = None,
+                time_unit_ns: int | None = None) -> pl.Expr:
+    """A feed time (an integer since the session's midnight, in the feed's unit) as a polars
+    ``Time`` of day: DuckDB's ``obook_time_of_day(time, feed)``. A LazyFrame drops the Arrow
+    schema's units, so the unit is given: ``feed`` (the path given to ``scan_*``, a list or a
+    glob pattern, or Parquet files obook wrote; its format detected, or ``format``) reads it
+    from the feed's units, ns for ITCH, PITCH, Shanghai and Shenzhen, ms for CSV;
+    ``time_unit_ns`` gives it (the schema's ``obook.time_unit``). ``time``: a column name or
+    an expression. polars' ``Time`` holds ns: exact (DuckDB's TIME truncates to microseconds).
+    A feed whose time counts from the epoch (Databento: use its ``timestamp``) is an error
+    now; a time at or past 24:00:00 is one when the frame is collected."""
+    if (feed is None) == (time_unit_ns is None):
+        raise ObookError("time_of_day: give the feed of the time (its unit is the feed's: ns for ITCH, ms for "
+                         "CSV) or its time_unit_ns, one of them")
+    if feed is not None:
+        from .tables.feed_units import feed_unit
+
+        items = [os.path.abspath(os.fspath(p)) for p in (feed if isinstance(feed, (list, tuple)) else [feed])]
+        source = items if isinstance(feed, (list, tuple)) else items[0]
+        if feed_unit(source, format, "time_origin") == "epoch":
+            raise ObookError(f"time_of_day: the time of {feed} counts from the epoch, not midnight: use its "
+                             "timestamp column")
+        time_unit_ns = int(feed_unit(source, format, "time_unit_ns"))
+    elif isinstance(time_unit_ns, bool) or not isinstance(time_unit_ns, int) or time_unit_ns < 1:
+        raise ObookError(f"time_of_day: time_unit_ns must be a whole number of ns of at least 1 (the schema's "
+                         f"obook.time_unit), not {time_unit_ns!r}")
+    from functools import partial
+
+    expr = pl.col(time) if isinstance(time, str) else time
+    within = partial(_within_day, units=-(-_DAY_NS // time_unit_ns))
+    return (expr.cast(pl.Int64).map_batches(within, return_dtype=pl.Int64) * time_unit_ns).cast(pl.Time)
+
+
+def _within_day(times: pl.Series, units: int) -> pl.Series:
+    """``times`` as they are when each is under ``units`` (a day of the feed's unit): one at or
+    past 24:00:00 (or negative) is an error, checked before any product (none wraps)."""
+    top, low = times.max(), times.min()
+    if top is not None and (top >= units or low < 0):
+        raise ObookError("time_of_day: a time at or past 24:00:00 (or before midnight) is not a time of day")
+    return times
 
 
 def _read_once(stream) -> Callable[[], None]:

@@ -229,3 +229,48 @@ def test_scan_reader_close_interrupted_still_ends_the_release_watch(small):
     while watching() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert polars_release._open == 0 and watching() == []
+
+
+@pytest.mark.parametrize("fmt, unit_ns", [("itch", 1), ("csv", 1_000_000)])
+def test_time_of_day_itch_ns_and_csv_ms_equal_duckdb_obook_time_of_day(tmp_path, fmt, unit_ns):
+    """The feed's unit read from the feed, as DuckDB reads it; polars keeps the ns DuckDB's
+    TIME truncates to microseconds."""
+    from obook.duckdb import connect
+    from obook.gen.csv import write_csv
+    from obook.gen.itch import write_itch
+    from obook.polars import time_of_day
+
+    feed = tmp_path / ("12302019.NASDAQ_ITCH50" if fmt == "itch" else "2026-01-02.csv")
+    (write_itch if fmt == "itch" else write_csv)(feed, 3000, 4, seed=3)
+    got = scan_bbo(str(feed), workers=1).select("time", time_of_day("time", str(feed)).alias("t")).collect()
+    con = connect()
+    try:
+        want = con.execute(f"SELECT obook_time_of_day(time, '{feed}') FROM obook_bbo('{feed}', workers := 1)"
+                           ).fetchall()
+    finally:
+        con.close()
+    assert got.height == len(want) > 100
+    assert got["t"].to_list() == [t for t, in want]
+    assert (got["t"].cast(pl.Int64) == got["time"].cast(pl.Int64) * unit_ns).all()
+    given = scan_bbo(str(feed), workers=1).select(time_of_day(pl.col("time"), time_unit_ns=unit_ns)).collect()
+    assert given["time"].to_list() == got["t"].to_list()
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({}, "give the feed of the time"),
+    ({"feed": "x.csv", "time_unit_ns": 1}, "give the feed of the time"),
+    ({"time_unit_ns": 0}, "time_unit_ns must be a whole number of ns of at least 1"),
+])
+def test_time_of_day_without_one_unit_raises_saying_it_is_the_feeds(kwargs, says):
+    from obook.polars import time_of_day
+
+    with pytest.raises(ObookError, match=says):
+        time_of_day("time", **kwargs)
+
+
+def test_time_of_day_a_time_past_midnight_raises_when_collected():
+    from obook.polars import time_of_day
+
+    frame = pl.DataFrame({"time": [57_599_999, 86_400_000]}).lazy().select(time_of_day(time_unit_ns=1_000_000))
+    with pytest.raises(ObookError, match="past 24:00:00"):
+        frame.collect()
