@@ -633,14 +633,37 @@ def _run_value(o, first: bool) -> str:
             f"CAST({o.name} AS VARCHAR), {_sql_default(hint)})) ELSE {value} END")
 
 
+def _path_json(name: str) -> str:
+    """The SQL handing a registry macro's ``path`` to its UDF: ``to_json``, a tuple of files
+    (``('a.log', 'b.log')``, one feed in pieces, as a tuple in Python) as ``{"pieces": [...]}``."""
+    return (f"CASE WHEN starts_with(typeof({name}), 'TUPLE(') THEN '{{\"pieces\": ' || to_json({name}) || '}}' "
+            f"ELSE to_json({name}) END")
+
+
+def _pieces(value):
+    """``(the paths, True)`` of a tuple of files passed by :func:`_path_json`, else ``(value, False)``."""
+    if isinstance(value, dict) and set(value) == {"pieces"}:
+        return value["pieces"], True
+    return value, False
+
+
 def _source(path_json: str | None):
-    """The source a macro's ``path`` names (passed as ``to_json(path)``): a path, or a list
-    of paths (a glob pattern is expanded by the reader); relative paths are made absolute."""
+    """The source a macro's ``path`` names (passed as ``to_json(path)``, or by :func:`_path_json`):
+    a path, a list of paths (a glob pattern is expanded by the reader) or a tuple of them (one
+    feed in pieces); relative paths are made absolute."""
     import json
 
     if path_json is None or path_json == "null":
         raise ObookError("the feed path is NULL")
-    value = json.loads(path_json)
+    value, pieces = _pieces(json.loads(path_json))
+    if pieces:
+        from .tables.open import is_pattern
+
+        patterns = [p for p in value if is_pattern(p)]
+        if patterns:
+            raise ObookError("a tuple of feed files is one feed in pieces, each a file, not a glob pattern: "
+                             f"{patterns[0]!r}")
+        return tuple(_source(json.dumps(value)))
     items = value if isinstance(value, list) else [value]
     bad = [p for p in items if p is not None and not isinstance(p, str)]
     if bad:
@@ -660,7 +683,7 @@ def _given_names(path_json: str) -> dict:
 
     from .tables.open import expand, is_pattern
 
-    value = json.loads(path_json)
+    value = _pieces(json.loads(path_json))[0]
     out = {}
     for item in value if isinstance(value, list) else [value]:
         for p in expand(item) if is_pattern(item) else [item]:
@@ -788,7 +811,7 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
                            for o, (_, t) in named.items())
         compared = _compared(options[0], OPTIONS[options[0]].sql_type)
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
-                    f"SELECT * FROM query_table({fn}(to_json(path), {values}, {compared}, current_query_id()))")
+                    f"SELECT * FROM query_table({fn}({_path_json('path')}, {values}, {compared}, current_query_id()))")
 
 
 def _whole(name: str, sql_type, boolean_hint: str = "") -> str:

@@ -20,8 +20,8 @@ result (a statement DuckDB gives no result for prints "ok"; DuckDB 2 gives a CRE
 a Count column, which prints as any result). All of DuckDB works
 (read_parquet, read_csv, COPY ...) plus obook's functions below. A feed path is a file
 (relative to the current folder, ~ expanded), a list of files or a glob pattern
-('day*.itch'), each file replayed on its own (a Shenzhen vendor day's files: one feed);
-options are given as name := value. A query starting with
+('day*.itch'), each file replayed on its own (a Shenzhen vendor day's files: one feed), or a
+tuple of files, one feed cut into pieces (('a.log', 'b.log')); options are given as name := value. A query starting with
 '-' (a SQL comment) goes after '--': obook sql -- "-- note ...".
 
 The result prints as a table of its first --max-rows rows (40) on a terminal, as CSV of every

@@ -66,6 +66,16 @@ def _name(feed) -> str:
     return source_name(feed)
 
 
+def _shown(feed, names: dict) -> str:
+    """The ``filename`` of a feed: its files as ``names`` gives them, those of one feed in
+    pieces joined by ``+``."""
+    if isinstance(feed, str):
+        return names.get(feed, feed)
+    if isinstance(feed, tuple) and all(isinstance(p, str) for p in feed):
+        return "+".join(names.get(p, p) for p in feed)
+    return _name(feed)
+
+
 def _replay(spec, feed, fmt, o):
     from ..engine.replay import Replay
 
@@ -221,7 +231,7 @@ class Opened:
                     raise ObookError(f"{e.filename or _name(feed)}: {e.strerror or e}") from None
             fmt = resolve_format(o.get("format"), feed)
             check_produces(fmt, self.spec.name)
-            shown = (names or {}).get(feed, _name(feed)) if isinstance(feed, str) else _name(feed)
+            shown = _shown(feed, names or {})
             self.parts.append((feed, fmt, Shape(self.spec, fmt, o["prices"], shown if o.get("filename") else None)))
         check_one_units(self.parts)
         feed, fmt, shape = self.parts[0]

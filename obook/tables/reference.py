@@ -54,8 +54,8 @@ def reference_markdown() -> str:
            "Every table is offered by every front end listed with it; a table a feed's format does not "
            "produce is an error naming the tables it has. A path may be a list of feed files or a glob "
            "pattern (each file replayed on its own; `filename` adds the file of each row; their formats "
-           "must share their units: prices, quantities, times); a tuple of paths is one feed cut into "
-           "pieces.", "",
+           "must share their units: prices, quantities, times); a tuple of paths (in SQL, a tuple: "
+           "`('a.log', 'b.log')`) is one feed cut into pieces.", "",
            "## Tables", ""]
     for name, t in tables().items():
         out += [f"### `{name}`", "", t.doc, "",
