@@ -193,14 +193,27 @@ def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table, path=None) 
 
 
 def settled(snap: np.ndarray, error: FeedError, depth: pa.Table, trades: pa.Table) -> np.ndarray:
-    """The snapshots a replay stopped by ``error`` (a bad line) still audits as a whole log
-    would: those before the bad line whose window (to T + 1 s) the replayed events passed."""
+    """The snapshots a replay stopped by ``error`` still audits as a whole log would: those
+    whose window (to T + 1 s) the replayed events passed. A bad line (the framer's error)
+    ends the log there: the snapshots before it, the window passed by any replayed event.
+    A book error (located: ``feed_line``) stops the replay at a record in event order, the
+    same of the day in one file or cut into files (by lines, by channel), where another
+    channel's events may be later or earlier in time: a snapshot's window is passed by an
+    event of its own security (a security's events are in time order), whatever its line."""
+    if hasattr(error, "feed_line"):
+        last: dict[str, int] = {}
+        for t in (depth, trades):
+            if len(t):
+                by = pa.TableGroupBy(t.select(["ticker", "time"]), "ticker").aggregate([("time", "max")])
+                for ticker, top in zip(by.column("ticker").to_pylist(), by.column("time_max").to_pylist()):
+                    last[ticker] = max(last.get(ticker, -1), int(top))
+        ends = np.array([last.get(f"{int(s):06d}", -1) for s in snap[:, K.S_SECURITY]], np.int64)
+        return snap[snap[:, K.S_TIME] + SECOND <= ends]
     times = [t.column("time").to_numpy().astype(np.int64) for t in (depth, trades) if len(t)]
-    last = max((int(t.max()) for t in times), default=-1)
-    keep = snap[:, K.S_TIME] + SECOND <= last
-    line = getattr(error, "feed_line", error.feed_record)     # a book error's: its record's line
-    if line is not None:
-        keep &= snap[:, K.S_SEQ] < line
+    last_all = max((int(t.max()) for t in times), default=-1)
+    keep = snap[:, K.S_TIME] + SECOND <= last_all
+    if error.feed_record is not None:
+        keep &= snap[:, K.S_SEQ] < error.feed_record
     return snap[keep]
 
 
