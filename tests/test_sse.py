@@ -283,8 +283,15 @@ def test_sse_bad_line_rows_before_equal_replay_of_the_lines_before_it(day, tmp_p
     for fn in (obook.bbo, obook.trades, obook.orders, obook.depth):
         got, error = batches_until_error(fn(bad, workers=1))
         want, clean_error = batches_until_error(fn(clean, workers=1))
-        assert str(error) == f"{bad}: line {line}: unknown message type 300"
+        assert str(error).startswith(f"{bad}: line {line}: unknown message type 300")
         assert (clean_error is None) == (line != 298), clean_error
+        if clean_error is not None:     # the error of the trade that lacks its order: named too
+            assert str(error) == (f"{bad}: line {line}: unknown message type 300; line {clean_error.record} before "
+                                  f"it: {clean_error.reason.replace(' in event order)', ' in event order), which')} "
+                                  "may come first or be no error: the lines after line 298 could place it later or "
+                                  "hold what it lacks"), error
+        else:
+            assert str(error) == f"{bad}: line {line}: unknown message type 300"
         schema = fn(day, workers=1).schema
         assert pa.Table.from_batches(got, schema).equals(pa.Table.from_batches(want, schema)), fn.__name__
     got, error = batches_until_error(obook.audit(bad, workers=1))
@@ -367,6 +374,25 @@ def test_sse_book_error_before_a_bad_line_named_not_the_bad_line(day, tmp_path):
     with pytest.raises(FeedError) as e:
         obook.bbo(_write(tmp_path, lines), workers=1).read_all()
     assert e.value.record == k + 1 and e.value.reason.startswith("unknown order ref 99999"), e.value
+
+
+def test_sse_book_error_just_before_a_bad_line_error_names_both(day, tmp_path):
+    """A trade naming an unknown order a few lines before a bad line, where the lines after
+    the bad line could still place it: the error names the bad line and, in its reason, the
+    trade's line and error (either may be the first in event order)."""
+    from hostile_support import batches_until_error
+
+    lines = day.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "MsgType=191" in ln and i > 500 and "BidApplSeqNum=" in ln)
+    lines[k] = lines[k].replace("BidApplSeqNum=", "BidApplSeqNum=99999")
+    lines[k + 2] = lines[k + 2].replace("MsgType=", "MsgType=3", 1)
+    bad = _write(tmp_path, lines)
+    rows, error = batches_until_error(obook.bbo(bad, workers=1))
+    assert (error.path, error.record) == (str(bad), k + 3), error
+    assert error.reason.startswith("unknown message type 3")
+    assert f"; line {k + 1} before it: unknown order ref 99999" in error.reason, error
+    assert "which may come first or be no error" in error.reason
+    assert max(s for t in rows for s in t.column("seq").to_pylist()) < k + 3
 
 
 def _unknown_order_after(day, tmp_path, after: int, name="bad.log"):

@@ -14,8 +14,8 @@ obook.feeds.axsbe_lines) name the physical line; every line before it is replaye
 as a log ending there would be (the lines after it order none of them). The book's errors
 name a record: ``SseFramer.locate`` gives them its physical line. A book error on a line
 before the stopping one that the lines after it could have placed otherwise (or given the
-order it lacks) gives way to the stopping line's error: the rows end before that record,
-the error names the stopping line.
+order it lacks) may or may not come first in event order: the rows end before that record,
+the error names the stopping line and, in its reason, the book error and its line.
 """
 
 from __future__ import annotations
@@ -288,13 +288,29 @@ class SseFramer(Framer):
                 line = base + int(order[error.record - base])
                 if self._stopped is not None and self._stopped[0] == base and line - base >= self._stopped[1]:
                     # the lines after the stopping line could have placed this one later or
-                    # given the event it lacks: the stopping line's error (the rows stop here)
-                    return self._stopped[2]
+                    # given the event it lacks: which comes first in event order is unknown
+                    return _both(self._stopped[2], error, line)
                 out = FeedError(error.path, line, f"{error.reason} (record {error.record} in event order)",
                                 unit="line")
                 out.feed_record, out.feed_line = error.record, line
                 return out
         return FeedError(error.path, error.record, f"{error.reason} (in event order)", unit="record")
+
+
+def _both(stop: FeedError, error: FeedError, line: int) -> FeedError:
+    """The error of the line ``stop`` names that stopped the replay, naming too the book
+    ``error`` of an earlier line (``line``) whose place in event order the lines after the
+    stopping one could change: either may be the first in event order (the rows end before
+    the book error's record)."""
+    reason = (f"{stop.reason}; line {line} before it: {error.reason} (record {error.record} in event order), "
+              f"which may come first or be no error: the lines after line {stop.record} could place it "
+              "later or hold what it lacks")
+    if isinstance(stop, TruncatedFeedError):
+        out = TruncatedFeedError(stop.path, stop.record, stop.offset, reason, unit=stop.unit)
+    else:
+        out = FeedError(stop.path, stop.record, reason, unit=stop.unit)
+    out.feed, out.feed_record = stop.feed, stop.feed_record
+    return out
 
 
 def _repeated(ev, keys, chans, order):
