@@ -186,6 +186,8 @@ class Replay:
         local = self.workers == 1 and not self.observe_here
         engine = _Local(self) if local else _Pool(self, getattr(framer, "batch_bytes", 0))
         in_flight = 1 if local else self.slots
+        if hasattr(framer, "batches_in_flight"):      # a framer that keeps each batch's order (locate)
+            framer.batches_in_flight(in_flight + 1)   # (the pending ones and the one framed after them)
         # text order ids are spans of the batch's bytes, read again by the merge
         keep_bytes = fmt.order_ids == "text" and bool(set(self.tables) & {"trades", "orders"})
         pending: deque = deque()

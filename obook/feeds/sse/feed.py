@@ -36,7 +36,8 @@ from ..base import Decoder, DecodeResult, Framer, FrameResult
 LOOKAHEAD = 4096
 #: give up (error) when no batch can be cut from this many lines
 MAX_SCAN = 1 << 20
-#: batches whose event order the framer keeps (the engine's batches in flight are fewer)
+#: batches whose event order the framer keeps at least, for locate(); an engine with more
+#: batches framed and not yet finished says so (SseFramer.batches_in_flight)
 BATCHES_KEPT = 64
 
 KEY_NAMES = {v: k for k, v in KEYS.items()}
@@ -105,6 +106,13 @@ class SseFramer(Framer):
 
     def message_counts(self):
         return {TYPE_NAMES.get(t, str(t)): n for t, n in sorted(self.types.items())}
+
+    def batches_in_flight(self, n: int) -> None:
+        """Up to ``n`` batches framed are not finished yet (the engine's slots, and the one
+        being framed): keep the event order of that many at least, so that locate() finds
+        the line of a book error in any of them."""
+        if n > self._orders.maxlen:
+            self._orders = deque(self._orders, maxlen=n)
 
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0:
@@ -294,7 +302,9 @@ class SseFramer(Framer):
                                 unit="line")
                 out.feed_record, out.feed_line = error.record, line
                 return out
-        return FeedError(error.path, error.record, f"{error.reason} (in event order)", unit="record")
+        # a batch framed more than batches_in_flight() batches before the last one
+        return FeedError(error.path, error.record, f"{error.reason} (in event order; its line is not known: its "
+                         f"batch is older than the {self._orders.maxlen} the framer keeps)", unit="record")
 
 
 def _both(stop: FeedError, error: FeedError, line: int) -> FeedError:
