@@ -286,9 +286,10 @@ def test_sse_bad_line_rows_before_equal_replay_of_the_lines_before_it(day, tmp_p
         assert str(error).startswith(f"{bad}: line {line}: unknown message type 300")
         assert (clean_error is None) == (line != 298), clean_error
         if clean_error is not None:     # the error of the trade that lacks its order: named too
-            assert str(error) == (f"{bad}: line {line}: unknown message type 300; line {clean_error.record} before "
-                                  f"it: {clean_error.reason.replace(' in event order)', ' in event order), which')} "
-                                  "may come first or be no error: the lines after line 298 could place it later or "
+            assert str(error) == (f"{bad}: line {line}: unknown message type 300; line {clean_error.record} of the "
+                                  f"feed, {line - clean_error.record} before it: "
+                                  f"{clean_error.reason.replace(' in event order)', ' in event order), which')} "
+                                  "may come first or be no error: the lines after this one could place it later or "
                                   "hold what it lacks"), error
         else:
             assert str(error) == f"{bad}: line {line}: unknown message type 300"
@@ -390,7 +391,7 @@ def test_sse_book_error_just_before_a_bad_line_error_names_both(day, tmp_path):
     rows, error = batches_until_error(obook.bbo(bad, workers=1))
     assert (error.path, error.record) == (str(bad), k + 3), error
     assert error.reason.startswith("unknown message type 3")
-    assert f"; line {k + 1} before it: unknown order ref 99999" in error.reason, error
+    assert f"; line {k + 1} of the feed, 2 before it: unknown order ref 99999" in error.reason, error
     assert "which may come first or be no error" in error.reason
     assert max(s for t in rows for s in t.column("seq").to_pylist()) < k + 3
 

@@ -312,9 +312,9 @@ def _both(stop: FeedError, error: FeedError, line: int) -> FeedError:
     ``error`` of an earlier line (``line``) whose place in event order the lines after the
     stopping one could change: either may be the first in event order (the rows end before
     the book error's record)."""
-    reason = (f"{stop.reason}; line {line} before it: {error.reason} (record {error.record} in event order), "
-              f"which may come first or be no error: the lines after line {stop.record} could place it "
-              "later or hold what it lacks")
+    reason = (f"{stop.reason}; line {line} of the feed, {stop.record - line} before it: {error.reason} (record "
+              f"{error.record} in event order), which may come first or be no error: the lines after this one "
+              "could place it later or hold what it lacks")
     if isinstance(stop, TruncatedFeedError):
         out = TruncatedFeedError(stop.path, stop.record, stop.offset, reason, unit=stop.unit)
     else:
