@@ -640,6 +640,19 @@ def _path_json(name: str) -> str:
             f"ELSE to_json({name}) END")
 
 
+def _load_path(path_json: str):
+    """A macro's ``path`` from its JSON: DuckDB before 2.0 types a tuple as a struct of unnamed
+    fields (``to_json`` gives ``{"": "a.log", "": "b.log"}``), taken as the tuple it is."""
+    import json
+
+    def pairs(items):
+        if items and all(k == "" for k, _ in items):
+            return {"pieces": [v for _, v in items]}
+        return dict(items)
+
+    return json.loads(path_json, object_pairs_hook=pairs)
+
+
 def _pieces(value):
     """``(the paths, True)`` of a tuple of files passed by :func:`_path_json`, else ``(value, False)``."""
     if isinstance(value, dict) and set(value) == {"pieces"}:
@@ -655,7 +668,7 @@ def _source(path_json: str | None):
 
     if path_json is None or path_json == "null":
         raise ObookError("the feed path is NULL")
-    value, pieces = _pieces(json.loads(path_json))
+    value, pieces = _pieces(_load_path(path_json))
     if pieces:
         from .tables.open import is_pattern
 
@@ -679,11 +692,9 @@ def _given_names(path_json: str) -> dict:
     """The files of a macro's ``path`` as it names them (its relative paths, a glob pattern's
     matches), by the absolute paths :func:`_source` gives: the ``filename`` column says what
     the query said, as obook.bbo and the polars scans do."""
-    import json
-
     from .tables.open import expand, is_pattern
 
-    value = _pieces(json.loads(path_json))[0]
+    value = _pieces(_load_path(path_json))[0]
     out = {}
     for item in value if isinstance(value, list) else [value]:
         for p in expand(item) if is_pattern(item) else [item]:

@@ -72,3 +72,16 @@ def test_obook_sql_macro_over_a_tuple_reads_it_as_one_feed(con, pieces):
 def test_obook_macro_tuple_of_a_pattern_number_or_missing_file_is_an_error_naming_it(con, pieces, path, says):
     with pytest.raises(duckdb.Error, match=says.replace("(", r"\(").replace("*", r"\*")):
         con.sql(f"SELECT * FROM obook_bbo({path})").fetchall()
+
+
+def test_obook_macro_path_duckdb_1_tuple_json_unnamed_struct_is_the_tuple(tmp_path, monkeypatch):
+    """DuckDB before 2.0 types ('a', 'b') as a struct of unnamed fields: its to_json is taken as the tuple."""
+    from obook.duckdb import _given_names, _source
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.log", "b.log"):
+        (tmp_path / name).write_text("")
+    assert _source('{"":"a.log","":"b.log"}') == (str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    assert list(_given_names('{"":"a.log","":"b.log"}').values()) == ["a.log", "b.log"]
+    with pytest.raises(obook.ObookError, match="must be text"):
+        _source('{"day":"a.log"}')         # a named struct is not a tuple of files
