@@ -321,8 +321,9 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
     ``obook convert``): the same rows make the same file. ``compression``: "fast" or
     "small" (Parquet only).
 
-    On a feed error the rows before it are kept as ``<path>.partial`` and the error
-    re-raised; on any other failure nothing is left behind.
+    On a feed error the rows before it are kept as ``<path>.partial`` (trades: ``broken``
+    by the breaks before the bad record only) and the error re-raised; on any other failure
+    nothing is left behind.
     """
     from .checks import check_choice
     from .parquet import COMPRESSIONS
@@ -334,37 +335,8 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         logging.getLogger("obook").warning("%s: compression %r is Parquet's; this %s file is written as it is",
                                            path, compression, kind)
     tmp = temp_path(path)
-    n = 0
     try:
-        if kind == "parquet":
-            from .parquet import ParquetSink
-
-            sink = ParquetSink(tmp, reader.schema, compression=compression)
-            try:
-                for batch in reader:
-                    sink.write(batch)
-            except FeedError:       # the rows before the bad record: a whole file, kept as .partial
-                _close_or_discard(sink, metadata)
-                raise
-            except BaseException:
-                sink.discard()
-                raise
-            sink.close(metadata)
-            n = sink.rows
-        elif kind == "arrow":
-            with ipc.new_file(tmp, reader.schema) as w:
-                for batch in reader:
-                    w.write_batch(batch)
-                    n += batch.num_rows
-        else:
-            with open(tmp, "wb") as f:
-                if kind == "csv":
-                    f.write(csv_header(reader.schema.names))
-                    for batch in reader:
-                        pacsv.write_csv(text_safe(batch), f, pacsv.WriteOptions(include_header=False))
-                        n += batch.num_rows
-                else:
-                    n = write_text(reader, f)
+        n = _write(reader, tmp, kind, compression, metadata)
         if staged is None:
             os.replace(tmp, path)
             drop_stale_partial(path)
@@ -372,10 +344,12 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
             staged.append((tmp, path))
         return n
     except FeedError as e:
+        partial = path.with_name(path.name + ".partial")
         try:
             if tmp.exists():
-                os.replace(tmp, path.with_name(path.name + ".partial"))
-                e.kept_in = str(path.with_name(path.name + ".partial"))
+                os.replace(tmp, partial)
+                e.kept_in = str(partial)
+                _delivered_breaks_only(partial, kind, reader.schema, e, compression, metadata)
         except OSError:
             remove_quietly(tmp)
         raise
@@ -386,3 +360,95 @@ def write_file(reader: pa.RecordBatchReader, path: str | Path, metadata: dict | 
         remove_quietly(tmp)
         raise
 
+
+
+def _write(reader: pa.RecordBatchReader, tmp: Path, kind: str, compression: str, metadata: dict | None) -> int:
+    """``reader``'s rows written into ``tmp`` as ``kind``: the rows. On a feed error the rows
+    before it are a complete file."""
+    if kind == "parquet":
+        from .parquet import ParquetSink
+
+        sink = ParquetSink(tmp, reader.schema, compression=compression)
+        try:
+            for batch in reader:
+                sink.write(batch)
+        except FeedError:       # the rows before the bad record: a whole file, kept as .partial
+            _close_or_discard(sink, metadata)
+            raise
+        except BaseException:
+            sink.discard()
+            raise
+        sink.close(metadata)
+        return sink.rows
+    n = 0
+    if kind == "arrow":
+        with ipc.new_file(tmp, reader.schema) as w:
+            for batch in reader:
+                w.write_batch(batch)
+                n += batch.num_rows
+        return n
+    with open(tmp, "wb") as f:
+        if kind != "csv":
+            return write_text(reader, f)
+        f.write(csv_header(reader.schema.names))
+        for batch in reader:
+            pacsv.write_csv(text_safe(batch), f, pacsv.WriteOptions(include_header=False))
+            n += batch.num_rows
+    return n
+
+
+#: the trades columns a break and a row's ``broken`` are told from
+_BREAK_COLUMNS = ["seq", "kind", "match", "broken"]
+
+
+def _delivered_breaks_only(path: Path, kind: str, schema: pa.Schema, e: FeedError, compression: str,
+                           metadata: dict | None) -> None:
+    """The trades kept in ``path`` (of ``kind``) when ``e`` stopped their replay, with
+    ``broken`` made anew from the breaks of the records before ``e``'s only, as a replay of
+    the feed cut there gives it (the breaks' prepass read the whole file; a break of a later
+    record was never delivered). A file that cannot be rewritten goes (``e.kept_in`` None)."""
+    from .feeds.breaks import delivered, rebroken
+
+    if e.feed_record is None or not set(_BREAK_COLUMNS) <= set(schema.names):
+        return
+    tmp = temp_path(path)
+    try:
+        breaks = delivered(_read_back(path, kind, schema, _BREAK_COLUMNS), e.feed_record)
+        if breaks is None:          # no row is broken
+            return
+        if kind == "csv":
+            schema = text_safe_schema(schema)
+        rows = (rebroken(batch, breaks) for batch in _read_back(path, kind, schema))
+        _write(pa.RecordBatchReader.from_batches(schema, rows), tmp, kind, compression, metadata)
+        os.replace(tmp, path)
+    except Exception as other:  # noqa: BLE001 - the feed error is the one to report; this file goes
+        logging.getLogger("obook").debug("%s: the trades' breaks before %s: %s", path, e, other)
+        remove_quietly(tmp)
+        remove_quietly(path)
+        e.kept_in = None
+
+
+def _read_back(path: Path, kind: str, schema: pa.Schema, columns: list[str] | None = None):
+    """The batches of the ``kind`` file ``path`` that :func:`_write` wrote of ``schema``'s
+    rows (``columns``: only these), of that schema (CSV: :func:`text_safe_schema`'s)."""
+    names = schema.names
+    schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata) if columns else schema
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(path) as source:
+            for batch in source.iter_batches(columns=columns):
+                yield pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    elif kind == "arrow":
+        with pa.memory_map(str(path)) as source:
+            file = ipc.open_file(source)
+            for i in range(file.num_record_batches):
+                batch = file.get_batch(i)
+                yield batch.select(columns) if columns else batch
+    else:
+        types = text_safe_schema(schema)
+        yield from pacsv.open_csv(
+            path, pacsv.ReadOptions(skip_rows=1, column_names=names),
+            pacsv.ParseOptions(newlines_in_values=True),
+            pacsv.ConvertOptions(column_types={f.name: f.type for f in types}, include_columns=columns,
+                                 null_values=[""], strings_can_be_null=True))

@@ -171,27 +171,35 @@ def _frames(data: bytes) -> list[bytes]:
     return frames
 
 
-@pytest.mark.parametrize("damage", [_short_frame, _unknown_order])
-def test_convert_itch_break_after_the_bad_record_partial_trades_not_broken(itch_day, tmp_path, damage):
-    """A Trade Break after the bad record is never delivered: the trade it names is not
-    broken in the ``.partial`` trades (the clean replay of the messages before it)."""
+def break_after_delete(itch_day, tmp_path):
+    """A copy of the day with a Trade Break, ten messages after its first Order Delete past
+    message 3000, of the last execution before that delete: (the day, the delete's number,
+    the execution's number)."""
     frames = _frames(itch_day.read_bytes())
     k = _delete_at(itch_day.read_bytes(), 3000)
-    trade = max(i for i, f in enumerate(frames[:k - 1]) if f[2:3] == b"E")
-    match = frames[trade][2 + 23:2 + 31]
+    trade = max(i for i, f in enumerate(frames[:k - 1]) if f[2:3] == b"E") + 1
+    match = frames[trade - 1][2 + 23:2 + 31]
     brk = frames[k + 10][:2 + 11]     # the header of a later message, as a Trade Break's
     brk = (19).to_bytes(2, "big") + b"B" + brk[3:2 + 11] + match
     frames.insert(k + 10, brk)
     day = tmp_path / "with_break" / DAY
     day.parent.mkdir()
     day.write_bytes(b"".join(frames))
+    return day, k, trade
+
+
+@pytest.mark.parametrize("damage", [_short_frame, _unknown_order])
+def test_convert_itch_break_after_the_bad_record_partial_trades_not_broken(itch_day, tmp_path, damage):
+    """A Trade Break after the bad record is never delivered: the trade it names is not
+    broken in the ``.partial`` trades (the clean replay of the messages before it)."""
+    day, k, trade = break_after_delete(itch_day, tmp_path)
     bad, clean = _itch_pair(day, tmp_path, k, damage)
     tables = ("trades", "bars")
     convert(clean, tmp_path / "clean_out", tables=tables, workers=2)
     whole = tmp_path / "whole_out"
     convert(day, whole, tables=tables, workers=2)
     broken = pq.read_table(whole / "trades.parquet").filter(pc.field("broken"))
-    assert trade + 1 in broken.column("seq").to_pylist()        # the break, read whole
+    assert trade in broken.column("seq").to_pylist()        # the break, read whole
     with pytest.raises(FeedError) as info:
         convert(bad, tmp_path / "out", tables=tables, workers=2)
     assert info.value.feed_record == k
