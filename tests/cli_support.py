@@ -9,6 +9,12 @@ import pytest
 
 def cli_run(capsys, *args) -> tuple:
     """``obook ARGS`` run in this process, which ends by SystemExit: (exit code, stderr)."""
+    code, _out, err = cli_outputs(capsys, *args)
+    return code, err
+
+
+def cli_outputs(capsys, *args) -> tuple:
+    """``obook ARGS`` run in this process, which ends by SystemExit: (exit code, stdout, stderr)."""
     from obook.cli import main
 
     old, sys.argv = sys.argv, ["obook", *map(str, args)]
@@ -17,7 +23,8 @@ def cli_run(capsys, *args) -> tuple:
             main()
     finally:
         sys.argv = old
-    return exit_info.value.code, capsys.readouterr().err
+    captured = capsys.readouterr()
+    return exit_info.value.code, captured.out, captured.err
 
 
 def cli_error(capsys, *args) -> str:
