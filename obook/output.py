@@ -407,14 +407,14 @@ def _delivered_breaks_only(path: Path, kind: str, schema: pa.Schema, e: FeedErro
     ``broken`` made anew from the breaks of the records before ``e``'s only, as a replay of
     the feed cut there gives it (the breaks' prepass read the whole file; a break of a later
     record was never delivered). A file that cannot be rewritten goes (``e.kept_in`` None)."""
-    from .feeds.breaks import delivered, rebroken
+    from .feeds.breaks import rebroken
 
-    if e.feed_record is None or not set(_BREAK_COLUMNS) <= set(schema.names):
+    if e.feed_record is None:
         return
     tmp = temp_path(path)
     try:
-        breaks = delivered(_read_back(path, kind, schema, _BREAK_COLUMNS), e.feed_record)
-        if breaks is None:          # no row is broken
+        breaks = breaks_before(path, kind, schema, e.feed_record)
+        if breaks is None:
             return
         if kind == "csv":
             schema = text_safe_schema(schema)
@@ -426,6 +426,17 @@ def _delivered_breaks_only(path: Path, kind: str, schema: pa.Schema, e: FeedErro
         remove_quietly(tmp)
         remove_quietly(path)
         e.kept_in = None
+
+
+def breaks_before(path: Path, kind: str, schema: pa.Schema, record: int):
+    """The trade breaks of the records before ``record`` in the ``kind`` file ``path`` of
+    ``schema``'s rows (:class:`obook.feeds.breaks.Breaks`); None: not a trades table, or no
+    row of it is broken."""
+    from .feeds.breaks import delivered
+
+    if not set(_BREAK_COLUMNS) <= set(schema.names):
+        return None
+    return delivered(_read_back(path, kind, schema, _BREAK_COLUMNS), record)
 
 
 def _read_back(path: Path, kind: str, schema: pa.Schema, columns: list[str] | None = None):

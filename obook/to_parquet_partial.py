@@ -115,15 +115,9 @@ def keep_partial(writers: dict, e: FeedError, outdir) -> list:
 def _delivered_breaks(path, record: int):
     """The trade breaks of the records before ``record`` in the trades table ``path`` (None:
     no row of it is broken)."""
-    from .feeds.breaks import delivered
+    from .output import breaks_before
 
-    source = pq.ParquetFile(path)
-    try:
-        if not {"seq", "kind", "match", "broken"} <= set(source.schema_arrow.names):
-            return None
-        return delivered(source.iter_batches(columns=["seq", "kind", "match", "broken"]), record)
-    finally:
-        source.close()
+    return breaks_before(path, "parquet", pq.read_schema(path), record)
 
 
 def _cut(path, record: int, table: str, compression: str, metadata: dict, breaks=None) -> None:
