@@ -123,7 +123,9 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     """The data of the pictures: (ticker, format, bars, depth, trades) as pyarrow tables of
     the window [start, end) (feed time units since local midnight, for epoch-stamped feeds
     too; None: open). ``progress(bytes read[, phase])``: as a replay's, once a pass over the
-    feed (its trades, then its book)."""
+    feed: one replay of the ticker's trades and book; ``ticker`` None: its trades (to find
+    the busiest), then its book)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     import obook
@@ -138,9 +140,13 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
                              progress=_pass(progress, "trades")).read_all()
         ticker = pick["tickers"][0] = _busiest(_counts(every.column("ticker")), path)
         trades = every.filter(pc.equal(every.column("ticker"), ticker))
-    else:
-        trades = obook.trades(path, progress=_pass(progress, "trades"), **pick).read_all()
-    depth = obook.depth(path, levels=levels, progress=_pass(progress, "book"), **pick).read_all()
+        depth = obook.depth(path, levels=levels, progress=_pass(progress, "book"), **pick).read_all()
+    else:                   # one replay of both
+        schemas, pairs = _both(path, ticker, fmt, workers, levels, date, progress)
+        got = {"trades": [], "depth": []}
+        for name, batch in pairs:
+            got[name].append(batch)
+        trades, depth = (pa.Table.from_batches(got[n], schemas[n]) for n in ("trades", "depth"))
     if depth.num_rows and (start is not None or end is not None):
         midnight = local_midnight(int(depth.column("time")[0].as_py()), units(depth.schema, fmt, path))
         start = None if start is None else start + midnight
@@ -243,8 +249,10 @@ class _SaidOnce:
 
 def _series(path, ticker, start, end, interval, format, workers, levels, date, progress=None) -> dict:
     """What both renderers draw, in display units (prices / 10**scale, times in hours). The
-    feed's trades are read in one pass, its book in another: the book's rows batch by batch
-    (``BookRows``), never all in memory; a warning of the feed is given once, not once a pass."""
+    trades and the book of a named ``ticker`` are read in one replay; with none, the feed's
+    trades in one pass (to find the busiest), its book in another. The book's rows come batch
+    by batch (``BookRows``), never all in memory; a warning of the feed is given once, not once
+    a pass."""
     from .feeds import resolve_format
     from .klines import bar_step
 
@@ -253,6 +261,8 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
     once = _SaidOnce()
     once.cover()
     try:
+        if ticker is not None:      # one replay: its trades and its book side by side
+            return _book_series(path, ticker, fmt, None, start, end, interval, workers, levels, date, progress)
         ticker, trades = _trades(path, ticker, fmt, workers, date, progress)
         once.cover()       # (and the loggers the first pass made)
         return _book_series(path, ticker, fmt, trades, start, end, interval, workers, levels, date, progress)
@@ -260,27 +270,58 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
         once.remove()
 
 
+def _both(path, ticker, fmt, workers, levels, date, progress):
+    """(schemas by table, (table, batch) pairs) of ``ticker``'s trades and depth from one replay."""
+    from .tables.open import open_tables
+
+    return open_tables(("trades", "depth"), path, workers=workers, format=fmt.name, date=date, tickers=[ticker],
+                       levels=levels, progress=_pass(progress, "trades and book"))
+
+
 def _book_series(path, ticker, fmt, trades, start, end, interval, workers, levels, date, progress) -> dict:
-    """``_series`` once the trades are read: the book's pass, then the arrays drawn."""
+    """``_series`` once the ticker is known: the book's pass (``trades`` None: the pass reads its
+    trades too), then the arrays drawn."""
+    import pyarrow as pa
+
     import obook
 
-    reader = obook.depth(path, levels=levels, progress=_pass(progress, "book"), workers=workers, format=fmt.name,
-                         tickers=[ticker], date=date)
-    u = units(reader.schema, fmt, path)
+    if trades is None:
+        schemas, pairs = _both(path, ticker, fmt, workers, levels, date, progress)
+        kept = []
+        depth = _depth_of(pairs, kept)
+        schema = schemas["depth"]
+    else:
+        depth = obook.depth(path, levels=levels, progress=_pass(progress, "book"), workers=workers,
+                            format=fmt.name, tickers=[ticker], date=date)
+        schema = depth.schema
+    u = units(schema, fmt, path)
     window = None        # [start, end) in feed time: from the local midnight of the book's first row
     with BookRows(levels) as book:
-        for batch in reader:
+        for batch in depth:
             if batch.num_rows and (start is not None or end is not None):
                 if window is None:
                     first = local_midnight(int(batch.column("time")[0].as_py()), u)
                     window = (_shift(start, first), _shift(end, first))
                 batch = _window(batch, *window)
             book.add(batch)
+        if trades is None:
+            names = schemas["trades"].names
+            trades = pa.Table.from_batches(kept, pa.schema([schemas["trades"].field(names.index(c))
+                                                            for c in TRADE_COLUMNS]))
         if book.rows == 0:
             raise _no_book(ticker, start, end)
         if window is not None:
             trades = _window(trades, *window)
         return _drawn(ticker, fmt, u, interval, trades, book, start, end)
+
+
+def _depth_of(pairs, kept: list):
+    """The depth batches of (table, batch) pairs, the trades' (their ``TRADE_COLUMNS``) put in ``kept``."""
+    for name, batch in pairs:
+        if name == "trades":
+            kept.append(batch.select(TRADE_COLUMNS))
+        else:
+            yield batch
 
 
 def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:

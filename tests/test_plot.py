@@ -463,7 +463,7 @@ def test_plot_progress_told_each_pass_over_the_feed(day, tmp_path):
 
 
 def test_plot_feed_warning_of_both_passes_given_once(tmp_path, caplog):
-    """The feed is replayed twice (its trades, then its book): a warning of the feed (frames
+    """Without a ticker the feed is replayed twice (its trades, then its book): a warning of the feed (frames
     of no ITCH 5.0 type, skipped) is given once, not once a pass."""
     import logging
 
@@ -610,3 +610,26 @@ def test_plot_clock_ticks_window_end_on_a_round_time_labelled():
 def test_plot_help_out_html_page_of_a_feed_or_a_backtest():
     text = " ".join(CliRunner().invoke(app, ["plot", "--help"], terminal_width=200).output.split())
     assert ".html for an interactive page of a feed or a backtest" in text
+
+
+def test_plot_named_ticker_one_replay_of_the_feed(day, tmp_path, monkeypatch):
+    """Trades and book of a named security come from one replay (the core reader's
+    ``table_batches`` is run once), for the picture and for ``frame`` alike."""
+    from obook.engine.replay import Replay
+    from obook.plotting import frame, plot
+
+    runs = []
+    real = Replay.table_batches
+
+    def counted(self):
+        runs.append(self.tables)
+        return real(self)
+
+    monkeypatch.setattr(Replay, "table_batches", counted)
+    plot(day, tmp_path / "p.png", ticker="000001", workers=1, dpi=30)
+    assert len(runs) == 1, runs
+    runs.clear()
+    _, _, bars, depth, trades = frame(day, ticker="000001", workers=1)
+    assert len(runs) == 1, runs
+    assert depth.num_rows and trades.num_rows and bars.num_rows
+    assert set(trades.column("ticker").to_pylist()) == {"000001"}

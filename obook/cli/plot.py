@@ -106,8 +106,8 @@ def plot(
     files, out = feed_files(given[:-1]), given[-1]     # (a quoted glob pattern: its files)
     for f in files:
         if str(f) == "-":
-            raise ObookError("-: obook plot replays its feed twice (its trades, then its book): give a feed file, "
-                             "not stdin")
+            raise ObookError("-: obook plot replays its feed twice without -k (its trades, then its book): "
+                             "give a feed file, not stdin")
     for f in files[1:]:
         if is_picture_name(f):
             raise ObookError(f"obook plot FEED... PICTURE: one picture, the last argument; {f} is a picture's "
@@ -125,7 +125,7 @@ def plot(
         raise ObookError(f"--start {start} is not before --end {end}")
     from .progress import file_progress
 
-    with file_progress(feed) as progress:       # (a bar on a terminal: the feed is replayed twice)
+    with file_progress(feed) as progress:       # (a bar on a terminal: a bar a pass over the feed)
         path = _plot(feed, out, ticker=ticker, start=first, end=last, interval=interval, format=fmt.name,
                      workers=workers, levels=levels, date=date, progress=progress)
     typer.echo(f"wrote {path}", err=True)

@@ -76,11 +76,12 @@ def _shown(feed, names: dict) -> str:
     return _name(feed)
 
 
-def _replay(spec, feed, fmt, o):
+def _replay(spec, feed, fmt, o, tables=None):
+    """The Replay of table ``spec`` (``tables``: of these replay tables at once) of one feed."""
     from ..engine.replay import Replay
 
     return Replay(feed, workers=o.get("workers"), format=fmt, on_error=o.get("on_error") or "raise",
-                  tables=(spec.name,), levels=o.get("levels", 10), date=o.get("date"), tickers=o.get("tickers"),
+                  tables=tuple(tables or (spec.name,)), levels=o.get("levels", 10), date=o.get("date"), tickers=o.get("tickers"),
                   queue_positions=o.get("queue_positions", True) is not False,
                   unknown_tickers=o.get("unknown_tickers", "raise"), progress=o.get("progress"))
 
@@ -289,6 +290,35 @@ def open_table(name: str, source, **options) -> pa.RecordBatchReader:
     ``obook.tables.OPTIONS``); an option the table does not take, or a table the feed's
     format does not produce, raises ``ObookError`` here."""
     return Opened(name, source, options).reader()
+
+
+def open_tables(names, source, **options) -> tuple[dict, object]:
+    """Replay tables ``names`` (``trades``, ``depth`` ...) of ``source`` from one replay of each
+    feed: (their schemas by name, an iterator of (name, batch) in feed order). ``options``: the
+    union of the tables' (each table is given those it takes, checked as ``open_table`` checks
+    them)."""
+    opened = {}
+    for name in names:
+        spec = table(name)
+        if spec.source != "replay":
+            raise ObookError(f"table {name!r} is not a replay's: open it alone")
+        takes = set(spec.all_options()) | {"unknown_tickers", "progress"}
+        opened[name] = Opened(name, source, {k: v for k, v in options.items() if k in takes})
+    unknown = [k for k in options if not any(k in o.options or options[k] is None for o in opened.values())]
+    if unknown:
+        raise ObookError(f"tables {', '.join(names)} take no option {', '.join(map(repr, unknown))}")
+    o = {k: v for part in opened.values() for k, v in part.options.items()}
+
+    def pairs():
+        first = opened[names[0]]
+        for i, (feed, fmt, _) in enumerate(first.parts):
+            replay = _replay(first.spec, feed, fmt, o, tables=names)
+            for name, batch in replay.table_batches():
+                part = opened[name]
+                out = part.parts[i][2].batch(batch)
+                yield name, out if out.schema.equals(part.schema, check_metadata=False) else out.cast(part.schema)
+
+    return {name: part.schema for name, part in opened.items()}, pairs()
 
 
 def defaults(name: str) -> dict:
