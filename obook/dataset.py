@@ -67,8 +67,10 @@ def attach(con, dataset, prefix: str = "", replace: bool = False) -> list[str]:
     The views of an earlier ``attach`` of the same dataset are replaced without asking.
 
     A table whose partitions have other columns gets a view of their union (DuckDB's
-    ``union_by_name``: each query reads every file's footer); a view keeps its way of
-    reading, so attach again after a run that changed a table's columns."""
+    ``union_by_name``: each query reads every file's footer). A view keeps its way of
+    reading and its columns: a day converted later with more columns is read without them,
+    one with fewer fails the query (DuckDB's schema mismatch); attach again after a run that
+    changed a table's columns."""
     names = tables(dataset)             # (a dataset that is not a folder: an error first)
     root = Path(dataset).resolve()
     planned = []

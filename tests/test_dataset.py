@@ -117,6 +117,29 @@ def mixed(tmp_path, request):
     return tmp_path / "ds"
 
 
+def test_attach_view_made_before_a_day_of_other_columns_reads_them_once_attached_again(con, tmp_path):
+    """A view keeps the way of reading it was made with (the docs say so): a day converted
+    later with more levels is read without them, one with fewer is DuckDB's schema mismatch
+    error; attaching again reads their union."""
+    ds = tmp_path / "ds"
+    _partition(ds, "depth", "2020-01-02", _ONE_LEVEL)
+    attach(con, ds)
+    _partition(ds, "depth", "2020-01-03", _TWO_LEVELS)
+    assert con.sql("SELECT * FROM depth").columns == ["seq", "bid_px_1", "ask_px_1", "date"]
+    attach(con, ds)
+    rel = con.sql("SELECT * FROM depth ORDER BY seq")
+    assert rel.columns == ["seq", "bid_px_1", "bid_px_2", "ask_px_1", "ask_px_2", "date"]
+    assert [r[:5] for r in rel.fetchall()] == [(1, 10, 9, 11, 12), (2, 20, None, 21, None)]
+    wide = tmp_path / "wide"
+    _partition(wide, "depth", "2020-01-02", _TWO_LEVELS)
+    attach(con, wide, prefix="w_")
+    _partition(wide, "depth", "2020-01-03", _ONE_LEVEL)
+    with pytest.raises(duckdb.Error, match="schema mismatch"):
+        con.sql("SELECT * FROM w_depth").fetchall()
+    attach(con, wide, prefix="w_")
+    assert con.execute("SELECT count(bid_px_2) FROM w_depth").fetchone() == (1,)
+
+
 def test_scan_dataset_partitions_of_other_columns_reads_their_union_null_where_missing(mixed):
     df = scan_dataset(mixed, "depth").sort("seq").collect()
     assert df.columns == ["seq", "bid_px_1", "bid_px_2", "ask_px_1", "ask_px_2", "date"]

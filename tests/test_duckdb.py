@@ -603,3 +603,17 @@ def test_obook_unit_given_a_bare_path_says_to_json(con, small):
     with pytest.raises(duckdb.Error) as e:
         con.execute(f"SELECT obook_unit('{small}', NULL, 'price_scale')").fetchall()
     assert "obook_unit: give the feed as to_json(path)" in str(e.value) and "JSONDecodeError" not in str(e.value)
+
+
+def test_obook_depth_view_of_levels_from_a_variable_columns_follow_the_variable(con, small):
+    """A view over an obook table macro binds the macro again at each query: its columns are
+    those of the arguments then (levels from a variable: 2, then 3 levels a side)."""
+    con.execute("SET VARIABLE lv = 2")
+    con.execute(f"CREATE VIEW d AS SELECT * FROM obook_depth('{small}', levels := getvariable('lv'), workers := 1)")
+    con.execute("SELECT * FROM d")
+    two = [d[0] for d in con.description]
+    con.execute("SET VARIABLE lv = 3")
+    con.execute("SELECT * FROM d")
+    three = [d[0] for d in con.description]
+    assert "bid_px_2" in two and "bid_px_3" not in two and "ask_orders_3" in three
+    assert three == [d[0] for d in con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3)").description]
