@@ -54,6 +54,42 @@ def interrupt_state_restored():
         interrupts.raised = None
 
 
+def _sigint_held() -> str | None:
+    """How this thread holds SIGINT at the OS level, where ``signal.getsignal`` does not look
+    (a library's own sigaction, a mask left blocked): "blocked", "ignored" (with a Python
+    handler that is not SIG_IGN), or None; None too where /proc does not say."""
+    import signal
+
+    try:
+        with open("/proc/thread-self/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        return None
+    bit = 1 << (signal.SIGINT - 1)
+    if int(fields.get("SigBlk", "0"), 16) & bit:
+        return "blocked"
+    if int(fields.get("SigIgn", "0"), 16) & bit and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return "ignored"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def sigint_not_left_held():
+    """Fails a test that leaves SIGINT blocked or ignored in this process below Python's view
+    of it (every later test of the worker, and every process it starts, would not see a
+    Ctrl-C), and puts it back."""
+    import signal
+
+    before = _sigint_held()
+    yield
+    after = _sigint_held()
+    if after is not None and after != before:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        handler = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, handler if handler is not None else signal.default_int_handler)
+        pytest.fail(f"the test left SIGINT {after} in this process (was {before or 'delivered'})")
+
+
 @pytest.fixture(autouse=True)
 def kernels_mode_unchanged():
     """Fails a test that leaves OBOOK_KERNELS changed in this process's environment (every
