@@ -520,3 +520,16 @@ def test_orders_feed_without_match_numbers_match_null(tmp_path):
     orders = obook.orders(path).read_all()
     assert "C" in orders.column("action").to_pylist()
     assert orders.column("match").null_count == orders.num_rows
+
+
+def test_open_tables_trades_and_depth_of_one_replay_equal_each_table_read_alone(small):
+    from obook.tables.open import open_tables
+
+    schemas, pairs = open_tables(("trades", "depth"), small, workers=1, levels=3)
+    got = {"trades": [], "depth": []}
+    for name, batch in pairs:
+        got[name].append(batch)
+    assert got["trades"] and got["depth"]
+    for name, alone in (("trades", obook.trades(small, workers=1)), ("depth", obook.depth(small, workers=1, levels=3))):
+        assert schemas[name] == alone.schema
+        assert pa.Table.from_batches(got[name], schemas[name]).equals(alone.read_all())
