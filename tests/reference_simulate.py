@@ -78,6 +78,7 @@ class Reference:
         self.last_bbo = {}
         self.last_depth = {}
         self.counter = 0
+        self.opened = set()       # books whose continuous trading started
 
     # -- helpers
     def _next_stamp(self):
@@ -107,6 +108,21 @@ class Reference:
 
     def auction(self, t):
         return self.continuous is not None and not self.continuous[0] <= t < self.continuous[1]
+
+    def opens(self, book, t):
+        """Continuous trading of book starts by time t and has not started yet."""
+        return self.continuous is not None and book not in self.opened and t >= self.continuous[0]
+
+    def open_cross(self, at, book):
+        """At the start of continuous trading own orders resting through the feed's other side
+        take it as on arrival: bids, then asks, best price first, then oldest."""
+        self.opened.add(book)
+        for side in (0, 1):
+            mine = [o for o in self.resting(book) if o.side == side]
+            for o in sorted(mine, key=lambda o: (-o.price if side == 0 else o.price, o.stamp)):
+                self.take(at, o, False)
+                if o.state == "resting":
+                    break
 
     def _emit(self, table, at, row):
         seq, phase, time = at
@@ -316,15 +332,21 @@ class Reference:
         return [p for p in self.prices(o.book, 1 - o.side)
                 if market or (p <= o.price if o.side == 0 else p >= o.price)]
 
-    def enter(self, at, o, market):
+    def take(self, at, o, market):
+        """The own order takes the visible liquidity within its limit, best price first."""
         book, other = o.book, 1 - o.side
-        for p in self.crossing(o, market):
-            if o.rem == 0:
+        for p in self.prices(book, other):
+            if o.rem == 0 or not (market or (p <= o.price if o.side == 0 else p >= o.price)):
                 break
             f = min(self.avail(book, other, p), o.rem)
             if f > 0:
                 self.used[(book, other, p)] = self.used.get((book, other, p), 0) + f
                 self.fill(at, o, p, f, True, False)
+
+    def enter(self, at, o, market):
+        book = o.book
+        if not self.auction(self.now):
+            self.take(at, o, market)
         if o.rem == 0:
             return
         if market or o.tif in (2, 3):
@@ -358,14 +380,22 @@ def simulate(records, seen, instructions, day_end=True, levels=0, continuous=Non
                 later[ins["row"]] = ref.feed_mid(book)
         while pending.get(book) and (t is None or pending[book][0]["arrival"] < t):
             ins = pending[book].pop(0)
+            start(book, ins["arrival"], seq)
             at = (seq, 0, ins["arrival"])
             ref.instruction(at, ins, mids)
+            ref.bbo(at, book)
+
+    def start(book, t, seq):
+        if ref.opens(book, t):
+            at = (seq, 0, continuous[0])
+            ref.open_cross(at, book)
             ref.bbo(at, book)
 
     for rec in records:
         book = rec[2]
         if book in pending:
             before(book, rec[1], rec[0])
+            start(book, rec[1], rec[0])
             ref.record(rec)
             last_time[book] = rec[1]
     for book in ref.inst:

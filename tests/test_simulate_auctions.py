@@ -41,21 +41,21 @@ ORDERS = [
 ]
 
 
-def _own():
+def _own(orders):
     from obook.feeds.orders import read_orders
     from obook.simulation.prepare import latencies, prepare_own
 
-    n = len(ORDERS)
-    o = read_orders(pa.table({"time": [r[0] for r in ORDERS], "instrument": ["AAA"] * n,
-                              "order_id": [r[1] for r in ORDERS], "action": ["new"] * n,
-                              "side": [r[2] for r in ORDERS], "tif": [r[3] for r in ORDERS],
-                              "price": [r[4] for r in ORDERS], "quantity": [r[5] for r in ORDERS]}))
+    n = len(orders)
+    o = read_orders(pa.table({"time": [r[0] for r in orders], "instrument": ["AAA"] * n,
+                              "order_id": [r[1] for r in orders], "action": ["new"] * n,
+                              "side": [r[2] for r in orders], "tif": [r[3] for r in orders],
+                              "price": [r[4] for r in orders], "quantity": [r[5] for r in orders]}))
     return prepare_own(o, 1, latencies(0, n), 100)
 
 
-def _events():
-    ev = np.zeros((len(FEED), EV_WIDTH), np.int64)
-    for i, (seq, t, kind, ref, side, shares, price) in enumerate(FEED):
+def _events(feed):
+    ev = np.zeros((len(feed), EV_WIDTH), np.int64)
+    for i, (seq, t, kind, ref, side, shares, price) in enumerate(feed):
         if kind == "add":
             ev[i, :7] = (seq, t, 7, ACT_ADD | side << 8, ref, shares, price)
         else:
@@ -64,7 +64,7 @@ def _events():
     return ev
 
 
-def _kernel_tables(monkeypatch, compiled, continuous):
+def _kernel_tables(monkeypatch, compiled, continuous, feed=FEED, orders=ORDERS):
     from obook._kernels import simulate as K
     from obook.simulation.observer import SimObserver
     from obook.simulation.tables import build_tables
@@ -72,19 +72,19 @@ def _kernel_tables(monkeypatch, compiled, continuous):
     if not compiled:
         monkeypatch.setattr(K, "sim_events", K.sim_events.py_func)
         monkeypatch.setattr(K, "sim_finish", K.sim_finish.py_func)
-    own = _own()
+    own = _own(orders)
     w = SimObserver(own, continuous=continuous).worker(0, 1)
-    ev = _events()
+    ev = _events(feed)
     w.batch(ev, len(ev), [(7, "AAA")])
     return build_tables(own, [w.finish()])
 
 
-def _reference(continuous):
-    records = [(seq, t, "AAA", kind, ref, side, shares, price, None) for seq, t, kind, ref, side, shares, price in FEED]
+def _reference(continuous, feed=FEED, orders=ORDERS):
+    records = [(seq, t, "AAA", kind, ref, side, shares, price, None) for seq, t, kind, ref, side, shares, price in feed]
     ins = [dict(row=i, arrival=t, probe=t + 100, instrument="AAA", order_id=oid, action="new",
                 side=0 if side == "buy" else 1, market=False, tif=("GTC", "DAY", "IOC", "FOK").index(tif),
                 price=price, quantity=qty, reason=None)
-           for i, (t, oid, side, tif, price, qty) in enumerate(ORDERS, 1)]
+           for i, (t, oid, side, tif, price, qty) in enumerate(orders, 1)]
     return reference(records, {"AAA"}, ins, continuous=continuous)
 
 
@@ -109,11 +109,66 @@ def test_simulate_kernel_call_auction_orders_rest_and_fill_in_the_uncross_only(m
     assert ("rested" in [e[1] for e in events if e[0] == 2]) and (1, "rested", None) in events
 
 
+# the book the opening auction left crossed by own orders: they take it when continuous trading starts
+OPEN_FEED = [
+    (1, 1, "add", 1, BID, 100, 990),
+    (2, 2, "add", 2, ASK, 100, 1010),
+    (3, 3, "add", 3, ASK, 50, 1020),
+    (4, 200, "add", 4, BID, 10, 980),      # continuous trading's first record
+]
+OPEN_ORDERS = [
+    (5, 1, "buy", "GTC", 1015, 120),       # through the ask at 1010: rests in the auction
+    (6, 2, "buy", "DAY", 1012, 10),        # through it too, but behind the better bid
+    (7, 3, "sell", "GTC", 985, 30),        # through the bid at 990
+    (150, 4, "buy", "IOC", 1010, 5),       # continuous: 1010 is taken by then
+]
+
+
 @pytest.mark.parametrize("compiled", [True, False])
+def test_simulate_kernel_open_resting_orders_through_the_book_take_it_at_continuous_start(monkeypatch, compiled):
+    """At the start of continuous trading an own order resting through the other side
+    takes it as a taker, as on arrival: best bid first; what is left rests."""
+    t = _kernel_tables(monkeypatch, compiled, CONTINUOUS, OPEN_FEED, OPEN_ORDERS)
+    assert _rows(t["fills"], "seq", "time", "order_id", "price", "quantity", "liquidity", "priority_differs") == [
+        (4, 100, 1, 1010, 100, "taker", False),
+        (4, 100, 3, 990, 30, "taker", False)]
+    events = _rows(t["events"], "time", "order_id", "event", "remaining", "shares_ahead")
+    assert [e for e in events if e[0] >= 100] == [
+        (100, 1, "partially_filled", 20, 0), (100, 3, "filled", 0, 0),
+        (150, 4, "accepted", 5, None), (150, 4, "cancelled", 0, None),
+        (200, 2, "expired", 0, None)]      # the DAY bid behind it took nothing
+    assert _rows(t["bbo_with_own"], "time", "bid_px", "bid_qty", "ask_px", "ask_qty")[-1] == (100, 1015, 20, 1020, 50)
+
+
+# an uncross at 1005 of 40 shares (bid 4 against ask 3) that leaves the ask at 1006
+NO_VOLUME_FEED = [
+    (1, 1, "add", 2, ASK, 100, 1006),
+    (2, 2, "add", 3, ASK, 40, 1000),
+    (3, 3, "add", 4, BID, 40, 1010),
+    (4, 60, "exec", 4, BID, 40, 1005),
+    (4, 60, "exec", 3, ASK, 40, 1005),
+    (5, 200, "add", 5, BID, 10, 990),      # continuous trading's first record
+]
+NO_VOLUME_ORDERS = [(5, 1, "buy", "GTC", 1008, 10)]     # above the auction price, below bid 4
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_simulate_kernel_uncross_own_bid_adds_no_volume_takes_the_ask_left_at_continuous_start(monkeypatch,
+                                                                                              compiled):
+    """An own bid above the auction price that no feed execution reaches is not filled in the
+    uncross (own orders add no volume: the venue might have executed it against the ask at
+    1006), and takes that ask when continuous trading starts."""
+    t = _kernel_tables(monkeypatch, compiled, CONTINUOUS, NO_VOLUME_FEED, NO_VOLUME_ORDERS)
+    assert _rows(t["fills"], "seq", "time", "price", "quantity", "liquidity") == [(5, 100, 1006, 10, "taker")]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("feed,orders", [(FEED, ORDERS), (OPEN_FEED, OPEN_ORDERS),
+                                         (NO_VOLUME_FEED, NO_VOLUME_ORDERS)], ids=["uncross", "open", "no-volume"])
 @pytest.mark.parametrize("continuous", [CONTINUOUS, None])
-def test_simulate_kernel_call_auction_matches_reference(monkeypatch, compiled, continuous):
-    t = _kernel_tables(monkeypatch, compiled, continuous)
-    fills, events, bbo, _mids, _later, _depth = _reference(continuous)
+def test_simulate_kernel_call_auction_matches_reference(monkeypatch, compiled, feed, orders, continuous):
+    t = _kernel_tables(monkeypatch, compiled, continuous, feed, orders)
+    fills, events, bbo, _mids, _later, _depth = _reference(continuous, feed, orders)
     side = {0: "buy", 1: "sell"}
     assert [tuple(r.values()) for r in t["fills"].to_pylist()] == [r[:4] + (side[r[4]],) + r[5:] for r in fills]
     assert [tuple(r.values()) for r in t["events"].to_pylist()] == [

@@ -23,7 +23,7 @@ from .layout import (ACT_ADD, ACT_ADD_ZERO_OK, ACT_CANCEL, ACT_CLEAR, ACT_DELETE
                      EV_AUX, EV_BOOK, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME, FILLED,
                      OWN_BEST)
 from .simulate_layout import (B_ASK, B_ASKQ, B_BID, B_BIDQ, B_CALL, B_CFROM, B_CTO, B_DIRTY, B_END, B_HEAD, B_INS, B_ODIRTY, B_OWN,
-                              B_NEXT, B_PROBE, D_HEAD, OD_N, OD_PX, OD_QTY, ST_ND, W_BBO, W_DEPTH,
+                              B_NEXT, B_OPENED, B_PROBE, D_HEAD, OD_N, OD_PX, OD_QTY, ST_ND, W_BBO, W_DEPTH,
                               B_RESTING, B_SEEN, B_TAIL, B_TIME, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                               E_QTY, E_REASON, E_REM, E_ROW, E_SIDE, END_SEQ, F_KEY, F_PRICE, F_PRIO,
                               F_QTY, F_SIDE, F_TAKER, H_BOOK, H_COUNT, H_FIRST, H_LAST, H_REF,
@@ -539,25 +539,33 @@ def fok_fills(V, BK, tb, side, price, qty, market, t):
     return avail >= qty
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def take_levels(V, H, OO, BK, FL, EV, st, at, k, market):
+    """Own order k takes the visible liquidity it crosses as the taker, best level first, at
+    the levels' prices (those shares are consumed)."""
+    tb, side, price = OO[k, O_TB], OO[k, O_SIDE], OO[k, O_PRICE]
+    osd = 2 * tb + 1 - side
+    j, key = 0, np.int64(0)
+    while OO[k, O_REM] > 0:
+        lvl, key = crossed_level(V, osd, j, key, side, price, market)
+        if lvl < 0:
+            break
+        a = shown(V, lvl)
+        if a > 0:
+            f = min(a, OO[k, O_REM])
+            V.lvx[lvl, LX_DRIVER] += f
+            own_fill(H, OO, BK, FL, EV, st, at, k, V.lv[lvl, LV_PRICE], f, 1, 0)
+        j += 1
+
+
 @njit(cache=True, _nrt=False)
 def enter(V, H, OO, BK, FL, EV, st, at, k, market, row):
     """Own order k (accepted, or modified) arrives: it takes the visible liquidity it
     crosses (best level first; those shares are consumed; nothing in a call auction), then
     rests at the back of its level (GTC / DAY) or drops the rest (IOC, FOK, market)."""
     tb, side, price, tif = OO[k, O_TB], OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_TIF]
-    osd = 2 * tb + 1 - side
-    j, key = 0, np.int64(0)
-    while OO[k, O_REM] > 0 and not in_auction(BK, tb, at[2]):
-        lvl, key = crossed_level(V, osd, j, key, side, price, market)
-        if lvl < 0:
-            break
-        lp = V.lv[lvl, LV_PRICE]
-        a = shown(V, lvl)
-        if a > 0:
-            f = min(a, OO[k, O_REM])
-            V.lvx[lvl, LX_DRIVER] += f
-            own_fill(H, OO, BK, FL, EV, st, at, k, lp, f, 1, 0)
-        j += 1
+    if not in_auction(BK, tb, at[2]):
+        take_levels(V, H, OO, BK, FL, EV, st, at, k, market)
     rem = OO[k, O_REM]
     if rem == 0:
         return
@@ -570,6 +578,36 @@ def enter(V, H, OO, BK, FL, EV, st, at, k, market, row):
     OO[k, O_AHEAD] = max(0, shown(V, lvl)) if lvl >= 0 else 0
     link(H, OO, BK, st, k)
     emit(EV, st, at, tb, k, K_RESTED, 0, side, price, rem, rem, OO[k, O_AHEAD], row)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def opens(BK, tb, t):
+    """Feed time t of book tb is at or past the start of its continuous trading, and its
+    resting own orders have not been matched against the book then (``open_cross``)."""
+    return BK[tb, B_CALL] != 0 and BK[tb, B_OPENED] == 0 and t >= BK[tb, B_CFROM]
+
+
+@njit(cache=True, _nrt=False)
+def open_cross(V, H, OO, BK, FL, EV, st, at, tb):
+    """Continuous trading of book tb starts: each own order resting through the feed's
+    visible other side (one placed in the call auction) takes it as the taker, as on
+    arrival; bids, then asks, each best price first, then oldest. What is left rests on."""
+    BK[tb, B_OPENED] = 1
+    for side in range(2):
+        stuck = False
+        while not stuck and BK[tb, B_RESTING] > 0:
+            own_best(OO, BK, tb)
+            best = BK[tb, B_OWN + 2 * side]
+            if best == NONE:
+                break
+            k = H[h_find(H, 2 * tb + side, best), H_FIRST]
+            while k >= 0:
+                nxt = OO[k, O_PNEXT]
+                take_levels(V, H, OO, BK, FL, EV, st, at, k, False)
+                if OO[k, O_STATE] == O_RESTING:     # nothing left within its limit: nor for worse prices
+                    stuck = True
+                    break
+                k = nxt
 
 
 @njit(cache=True, _nrt=False)
@@ -749,6 +787,15 @@ def _room(V, H, BK, FL, EV, QB, DQ, st, tb):
     return 0
 
 
+@njit(cache=True, _nrt=False)
+def start(V, H, OO, BK, QB, OD, DL, DQ, FL, EV, st, tb, seq, want, at):
+    """Continuous trading of book tb starts before feed record seq: ``open_cross`` at the
+    start's time, then the with-own rows."""
+    at[0], at[1], at[2] = seq, 0, BK[tb, B_CFROM]
+    open_cross(V, H, OO, BK, FL, EV, st, at, tb)
+    with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def pending(INS, MID, V, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at):
     """Mid probes and own instructions of book tb that come before a feed event at time t
@@ -765,6 +812,11 @@ def pending(INS, MID, V, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want
         if room:
             return room
         q = BK[tb, B_NEXT]
+        if opens(BK, tb, INS[q, I_ARR]):
+            start(V, H, OO, BK, QB, OD, DL, DQ, FL, EV, st, tb, seq, want, at)
+            room = _room(V, H, BK, FL, EV, QB, DQ, st, tb)
+            if room:
+                return room
         at[0], at[1], at[2] = seq, 0, INS[q, I_ARR]
         instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at)
         with_own(V, OO, BK, QB, OD, DL, DQ, st, at, tb, want)
@@ -806,6 +858,10 @@ def sim_events(ev, n, tmap, books, rows, want, at):
         room = 0
         if BK[tb, B_PROBE] < BK[tb, B_END] or BK[tb, B_NEXT] < BK[tb, B_END]:     # own instructions to come
             room = pending(INS, MID, V, H, OO, BK, FL, EV, QB, OD, DL, DQ, st, tb, t, seq, want, at)
+        if room == 0 and opens(BK, tb, t):
+            room = _room(V, H, BK, FL, EV, QB, DQ, st, tb)
+            if room == 0:
+                start(V, H, OO, BK, QB, OD, DL, DQ, FL, EV, st, tb, seq, want, at)
         if room == 0:
             room = _room(V, H, BK, FL, EV, QB, DQ, st, tb)
         if room == 0:

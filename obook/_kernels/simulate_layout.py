@@ -42,11 +42,12 @@ O_NEVER, O_RESTING, O_DONE, O_LIVE = 0, 1, 2, 3     # O_LIVE: accepted, not rest
 # B_BID..B_ASKQ: the last bbo_with_own row; B_OWN..: the best own price and shares a side
 # (bid, ask), recomputed when B_DIRTY; B_ODIRTY: the own levels OD of the book are stale;
 # B_CALL: the venue runs call auctions outside continuous trading, feed times
-# [B_CFROM, B_CTO) (0: continuous trading all day)
+# [B_CFROM, B_CTO) (0: continuous trading all day); B_OPENED: continuous trading started
+# (the own orders resting through the other side took it, obook._kernels.simulate.open_cross)
 (B_INS, B_END, B_NEXT, B_PROBE, B_HEAD, B_TAIL, B_RESTING, B_SEQ, B_TIME,
  B_BID, B_BIDQ, B_ASK, B_ASKQ, B_SEEN, B_DIRTY, B_OWN) = range(16)
-B_ODIRTY, B_CALL, B_CFROM, B_CTO = 20, 21, 22, 23
-B_WIDTH = 24
+B_ODIRTY, B_CALL, B_CFROM, B_CTO, B_OPENED = 20, 21, 22, 23, 24
+B_WIDTH = 25
 
 # depth_with_own (asked for with W_DEPTH): the top ``levels`` own levels of each book side
 # OD[2 * T, levels, 3] = (price, shares, orders), best first (price NONE: none), recomputed

@@ -48,7 +48,8 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
   auction executed first: at a better price (best price, then oldest), or at its price and
   ahead of it while nothing is ahead of them; no more shares than those executions (own
   orders add no volume to the auction). The rest of an own order rests into continuous
-  trading (it does not take the book when continuous trading starts).
+  trading; when it starts, an own order resting through the feed's other side takes it
+  as on arrival (taker; bids, then asks, best price first, then oldest).
 * **Time in force** (as in the matching engine): GTC and DAY rest what is left (DAY orders expire after the
   feed's last record, ``day_end``); IOC drops the rest; FOK is checked against the visible
   (unconsumed) liquidity within its limit first and rejected whole when it cannot fill
