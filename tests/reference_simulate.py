@@ -306,7 +306,7 @@ class Reference:
                      ins["row"])
             self.own[(book, oid)] = o
             if o.tif == 3 and sum(self.avail(book, 1 - o.side, p) for p in self.crossing(o, ins["market"])) < o.rem:
-                o.state = "done"        # turned away whole: no accepted event
+                del self.own[(book, oid)]       # turned away whole: no accepted event, its id stays free
                 self.event(at, book, oid, "rejected", o.side, o.price, o.rem, 0, None, REASONS[8], o.row)
                 return
             self.event(at, book, oid, "accepted", o.side, o.price, o.rem, o.rem, None, None, o.row)

@@ -167,6 +167,29 @@ def test_simulate_fok_that_cannot_fill_is_only_rejected_as_match_gives_it(tmp_pa
     assert [e[:2] for e in got[2:]] == [(3, "accepted"), (3, "filled")]
 
 
+def test_simulate_fok_rejected_id_sent_again_is_a_new_order_as_match_gives_it(tmp_path):
+    """A fill-or-kill order turned away whole leaves its id free, as in the matching engine:
+    a later order of that id is accepted (not a duplicate) and the summary describes it."""
+    from obook.matching import match
+
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n",
+                          "5,AAA,1,new,buy,limit,FOK,1000,150\n6,AAA,1,new,buy,limit,GTC,1000,60\n"
+                          "7,AAA,2,new,buy,limit,FOK,1000,150\n8,AAA,2,cancel,,,,,\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    got = _rows(r.events, "order_id", "event", "quantity", "remaining", "reason")
+    book = tmp_path / "book.csv"
+    book.write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n"
+                    "1,AAA,9,new,sell,limit,GTC,1000,100\n" + open(orders).read().split("\n", 1)[1])
+    m = match(str(book))
+    want = _rows(m.events.filter(pa.compute.not_equal(m.events["order_id"], 9)), "order_id", "event", "quantity",
+                 "remaining", "reason")
+    fok = "fill-or-kill order cannot fill completely"
+    assert got == want == [(1, "rejected", 150, 0, fok), (1, "accepted", 60, 60, None), (1, "filled", 60, 0, None),
+                           (2, "rejected", 150, 0, fok), (2, "rejected", 0, 0, "unknown order id")]
+    assert _rows(r.summary, "order_id", "quantity", "status", "filled") == [(1, 60, "filled", 60),
+                                                                           (2, 150, "rejected", 0)]
+
+
 def test_simulate_latency_modify_cancel_and_rejections(tmp_path):
     feed, orders = _files(tmp_path, """1,AAA,a,S,100,1000
 2,AAA,b,B,100,990

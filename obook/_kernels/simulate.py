@@ -632,7 +632,7 @@ def instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at):
         OO[k, O_REM], OO[k, O_TIF], OO[k, O_FILLED], OO[k, O_AHEAD] = INS[q, I_QTY], INS[q, I_TIF], 0, -1
         if OO[k, O_TIF] == TIF_FOK and not fok_fills(V, BK, tb, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM],
                                                      market, at[2]):
-            OO[k, O_STATE] = O_DONE     # turned away whole, never accepted (as the matching engine does)
+            OO[k, O_STATE] = O_NEVER    # turned away whole, never accepted: its id stays free (as the matching engine's)
             emit(EV, st, at, tb, k, K_REJECTED, R_FOK, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], 0, -1, row)
             return
         emit(EV, st, at, tb, k, K_ACCEPTED, 0, OO[k, O_SIDE], OO[k, O_PRICE], OO[k, O_REM], OO[k, O_REM], -1, row)

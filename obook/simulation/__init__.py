@@ -53,7 +53,7 @@ Semantics (what the simulation assumes; every row is exact, no queue model's gue
 * **Time in force** (as in the matching engine): GTC and DAY rest what is left (DAY orders expire after the
   feed's last record, ``day_end``); IOC drops the rest; FOK is checked against the visible
   (unconsumed) liquidity within its limit first and rejected whole when it cannot fill
-  (a ``rejected`` event only, no ``accepted``);
+  (a ``rejected`` event only, no ``accepted``; its id stays free);
   market orders never rest. A modify that only lowers the quantity at the same price keeps
   the place (and the shares ahead); any other is a cancel and replace under the same id
   that may trade and rests at the back, keeping its time in force.

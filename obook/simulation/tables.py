@@ -233,13 +233,19 @@ def _added(ev, nk: int) -> np.ndarray:
 
 
 def summary(own, fl, ev, mid, names) -> pa.Table:
-    """One row per own order (its first ``new`` instruction)."""
+    """One row per own order id: its accepted ``new`` instruction (an id a fill-or-kill left
+    free, turned away whole, may be sent again), else its first."""
     ins = own.ins[own.ins[:, I_ACT] == OP_NEW]
     ins = ins[np.argsort(ins[:, I_ROW], kind="stable")]
+    nk = max(len(own.key_ids), 1)
+    if len(ev):
+        acc = ev[ev[:, E_KIND] == K_ACCEPTED]
+        chosen = np.full(nk, -1, np.int64)
+        chosen[acc[:, E_KEY]] = acc[:, E_ROW]
+        ins = ins[(chosen[ins[:, I_KEY]] < 0) | (chosen[ins[:, I_KEY]] == ins[:, I_ROW])]
     keys, first = np.unique(ins[:, I_KEY], return_index=True)
     ins = ins[np.sort(first)]
     keys = ins[:, I_KEY]
-    nk = max(len(own.key_ids), 1)
     filled = np.zeros(nk, np.int64)
     m = mid[ins[:, I_ROW]]
     prices = np.concatenate([fl[:, F_PRICE], m[m != NONE]])
