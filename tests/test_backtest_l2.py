@@ -257,6 +257,37 @@ def test_backtest_l2_on_obooks_mbp10_table_fills_only_where_the_day_trades_or_cr
         assert traded or crossed, f
 
 
+class PostThrough:
+    """At its first book with an ask, a post-only buy at the ask of more than the ask shows."""
+
+    def __init__(self):
+        self.done = False
+
+    def on_book(self, ctx):
+        _, _, ask, ask_qty = ctx.top()
+        if self.done or ask is None:
+            return None
+        self.done = True
+        return [Order("enter", ctx.instrument, "B", 3 * ask_qty, ask, ref=1, post_only=True)]
+
+
+def test_backtest_l2_post_only_rejected_quantity_is_the_orders_as_order_level(tmp_path):
+    """A post-only order that would take liquidity is rejected whole: its event's quantity is
+    the order's (not the shares it would have taken), remaining 0, in both backtests."""
+    import obook
+    from obook.gen.databento import mbo_flow, write_dbn
+    from obook.live.risk import RiskGate
+
+    write_dbn(tmp_path / "mbo.dbn", mbo_flow(3000, instruments=1, seed=3))
+    day = obook.table("mbp10", str(tmp_path / "mbo.dbn")).read_all()
+    cols = ["ref", "event", "quantity", "remaining", "reason"]
+    risk = RiskGate(max_notional=10**18)
+    l2 = backtest(day, PostThrough(), risk=risk).events.select(cols).to_pylist()
+    mbo = backtest(str(tmp_path / "mbo.dbn"), PostThrough(), risk=risk).events.select(cols).to_pylist()
+    assert l2 == mbo and len(l2) == 1
+    assert l2[0]["event"] == "rejected" and l2[0]["remaining"] == 0 and l2[0]["quantity"] % 3 == 0
+
+
 def _with_row(row, **change):
     """QUEUE_DAY's table with row ``row``'s columns changed (None: null)."""
     t = l2_table(QUEUE_DAY)

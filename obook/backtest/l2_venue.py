@@ -203,9 +203,9 @@ class L2Venue:
                     takes.append((lp, min(a, want)))
                     want -= takes[-1][1]
         got = sum(q for _, q in takes)
-        if takes and post:
-            OQ[k, Q_REM] = 0
-            self.event(k, K_REJECTED, R_POST_ONLY, price, got, 0, row=row)
+        if takes and post:      # turned away whole: the event's quantity is the order's, as for a FOK
+            rem, OQ[k, Q_REM] = int(OQ[k, Q_REM]), 0
+            self.event(k, K_REJECTED, R_POST_ONLY, price, rem, 0, row=row)
             return
         if tif == TIF_FOK and got < OQ[k, Q_REM]:
             rem, OQ[k, Q_REM] = int(OQ[k, Q_REM]), 0
