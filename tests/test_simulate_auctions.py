@@ -232,3 +232,90 @@ def test_china_level2_formats_continuous_trading_0930_to_1457():
     for name in ("szse", "szse-bin", "szse-csv", "sse"):
         assert resolve_format(name, None).continuous == CONTINUOUS_NS, name
     assert resolve_format("itch", None).continuous is None
+
+
+
+def _feed_records(monkeypatch, run):
+    """The normalized events ``run()`` hands the simulation's worker as the reference's
+    records (an add at its side's own best priced as the book has it then), and run()'s result."""
+    from obook._kernels.layout import ACT_CANCEL, OWN_BEST
+    from obook.simulation.observer import SimWorker
+
+    batches = []
+    real = SimWorker.batch
+
+    def batch(self, events, n, names):
+        batches.append((events[:n].copy(), [tuple(x[:2]) for x in names]))
+        real(self, events, n, names)
+    monkeypatch.setattr(SimWorker, "batch", batch)
+    result = run()
+    names, books, records = {}, {}, []
+    for ev, batch_names in batches:
+        names.update(batch_names)
+        for seq, t, b, act, ref, shares, price, _new, _match, aux in ev.tolist():
+            ticker, kind, side = names[b], act & 0xFF, (act >> 8) & 1
+            book = books.setdefault(ticker, {})
+            assert kind in (ACT_ADD, ACT_EXEC, ACT_CANCEL), kind      # what the generated days have
+            if kind == ACT_ADD:
+                mine = [p for s, p, _ in book.values() if s == side]
+                if act & OWN_BEST and mine:
+                    price = max(mine) if side == BID else min(mine)
+                book[ref] = [side, price, shares]
+                records.append((seq, t, ticker, "add", ref, side, shares, price, None))
+            elif ref in book:
+                kind = "exec" if kind == ACT_EXEC else "cancel"
+                records.append((seq, t, ticker, kind, ref, side, shares, aux, None))
+                book[ref][2] -= min(shares, book[ref][2])
+                if book[ref][2] == 0:
+                    del book[ref]
+    return result, records, set(names.values())
+
+
+def _auction_orders(quotes, n, seed):
+    """Own limit orders at the quotes' times (each (time, ticker, bid, ask)) that cross by up
+    to 3%: bids above the ask, asks below the bid."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for oid in range(1, n + 1):
+        t, ticker, bid, ask = quotes[rng.integers(len(quotes))]
+        buy = rng.random() < 0.5
+        far = 1 + rng.uniform(0.001, 0.03)
+        price = int(ask * far) // 100 * 100 if buy else int(bid / far) // 100 * 100
+        rows.append(dict(time=t, instrument=ticker, order_id=oid, action="new", side="buy" if buy else "sell",
+                         type="limit", tif=["GTC", "DAY"][oid % 2], price=price, quantity=int(rng.integers(1, 2000)),
+                         lat=int(rng.integers(0, 10**9))))
+    return rows
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_simulate_szse_generated_day_matches_reference(tmp_path, monkeypatch, seed):
+    """Own orders through the book in a generated Shenzhen day's opening call auction and
+    random ones after it: the kernel's fills and events are the reference's (the uncross,
+    then the orders still resting through the book taking it at 09:30)."""
+    import obook
+    from obook.gen.szse import write_szse
+    from obook.simulation import simulate
+    from test_simulate_reference import orders_table, random_orders, reference_instructions
+
+    feed = tmp_path / "day.log"
+    write_szse(feed, 4_000, 4, seed)
+    bbo = obook.bbo(str(feed), format="szse").read_all().to_pylist()
+    quotes = [(r["time"], r["ticker"], r["bid_px"], r["ask_px"]) for r in bbo
+              if r["bid_px"] is not None and r["ask_px"] is not None]
+    rows = _auction_orders([q for q in quotes if q[0] < OPENING], 100, seed)
+    adds = [(0, t, ticker, "add", 0, i % 2, 0, (bid, ask)[i % 2], None) for i, (t, ticker, bid, ask) in enumerate(quotes)]
+    rows += [dict(r, order_id=r["order_id"] + 10**5) for r in random_orders(adds, sorted({q[1] for q in quotes}), 200,
+                                                                              seed, 100, 10**9)]
+
+    def run():
+        return simulate(str(feed), orders_table(rows), format="szse", workers=1, latency="lat", feed_tables=())
+    r, records, seen = _feed_records(monkeypatch, run)
+    fills, events, _bbo, _mids, _later, _depth = reference(records, seen, reference_instructions(rows, 1, 0),
+                                                           continuous=CONTINUOUS_NS)
+    side = {0: "buy", 1: "sell"}
+    got = {t: r.table(t).drop_columns(["timestamp"]).to_pylist() for t in ("fills", "events")}     # the day's date
+    assert [tuple(x.values()) for x in got["fills"]] == [f[:4] + (side[f[4]],) + f[5:] for f in fills]
+    assert [tuple(x.values()) for x in got["events"]] == [e[:5] + (side.get(e[5], e[5]),) + e[6:] for e in events]
+    liquidity = {(f["time"] == CONTINUOUS_NS[0], f["time"] == OPENING, f["liquidity"]) for f in got["fills"]}
+    assert {(True, False, "taker"), (False, True, "maker")} <= liquidity    # the uncross, then 09:30
+    assert (True, False, "maker") not in liquidity
