@@ -27,9 +27,9 @@ from .jit import njit
 
 from .layout import DEFER, EV_ACTION, EV_BOOK, EV_PRICE, EV_SEQ, EV_SHARES, EV_TIME, ACT_PRINT
 from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, in_auction, instruction, levels_of,
-                       note_print, shadow_room, shown, top_level, unlink)
+                       note_print, open_cross, opens, shadow_room, shown, top_level, unlink)
 from .book import LV_PRICE, level_by_rank
-from .simulate_layout import (B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
+from .simulate_layout import (B_CFROM, B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
                               E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                               K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED,
@@ -245,6 +245,19 @@ def arrive(q, INS, MID, V, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
     respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x)
     if n_fills > 0:
         mark(MK, S, V, tb, x, st)
+
+
+@njit(cache=True, _nrt=False)
+def open_book(B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at, tb):
+    """Continuous trading of book tb starts: the resting orders through the other side take
+    it (obook._kernels.simulate.open_cross), their responses queued."""
+    e0, f0 = st[ST_NE], st[ST_NF]
+    x = BK[tb, B_CFROM]
+    at[0], at[1], at[2] = S[S_NEXT_SEQ], 0, x
+    open_cross(levels_of(B), H, OO, BK, FL, EV, st, at, tb)
+    respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x)
+    if st[ST_NF] > f0:
+        mark(MK, S, B, tb, x, st)
 
 
 # ---------------------------------------------------------------- the strategy side
@@ -580,6 +593,9 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
             return NEED_ROOM
         if a <= w:
             q = S[S_INS_HEAD]
+            if opens(BK, INS[q, I_TB], a):      # then the room for the instruction again
+                open_book(B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at, INS[q, I_TB])
+                continue
             S[S_INS_HEAD] = q + 1
             arrive(q, INS, MID, levels_of(B), H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at)
             continue
@@ -725,6 +741,10 @@ def exchange_run(ev, n, tmap, B, H, Bv, Hv, VT, BKv, stv, INS, OO, BK, FL, EV, s
             S[S_POS] = i
             S[S_CALL] = r
             return RUN_ROOM
+        if opens(BK, tb, t):     # then what is due before the event, and its room, again
+            open_book(B, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at, tb)
+            S[S_POS] = i
+            return RUN_DUE
         if S[S_MARK_PERIOD] > 0 and t >= S[S_MARK_NEXT]:
             for k in range(BK.shape[0]):
                 if BK[k, B_SEEN]:
