@@ -3,6 +3,7 @@ the whole-table computation (tests/plot_reference.py) on a day with edge cases."
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -137,32 +138,55 @@ def test_plotting_bins_book_rows_temporary_file_has_no_name_and_closes(tmp_path,
     assert book._file.closed and list(spill.iterdir()) == []
 
 
-def test_plotting_series_depth_batches_not_kept(tmp_path, monkeypatch):
-    """The book's rows are let go batch by batch: while the depth reader hands out its
-    batches, the Arrow memory held grows by far less than the batches' total."""
+def _own(batch, held):
+    """``batch`` in buffers of its own (a slice would keep the whole table), noted in ``held``
+    with the Arrow memory allocated when it is handed out."""
+    import pyarrow as pa
+
+    batch = batch.combine_chunks().to_batches()[0] if hasattr(batch, "combine_chunks") else batch
+    batch = batch.take(pa.array(np.arange(batch.num_rows)))
+    held.append((pa.total_allocated_bytes(), batch.nbytes))
+    return batch
+
+
+@pytest.mark.parametrize("ticker", ["AAA", None])
+def test_plotting_series_depth_batches_not_kept(tmp_path, monkeypatch, ticker):
+    """The book's rows are let go batch by batch, from the one replay of a named ticker and
+    from the book's own pass after the busiest is found: while the batches are handed out,
+    the Arrow memory held grows by far less than the batches' total."""
     import pyarrow as pa
 
     import obook
+    import obook.plotting
     from obook.plotting import _series
 
     monkeypatch.setenv("OBOOK_KERNELS", "python")
-    real, held = obook.depth, []
+    held = []
 
-    def depth(*args, **options):
-        table = real(*args, **options).read_all()
+    def in_fifties(table):
+        for start in range(0, table.num_rows, 50):
+            yield table.slice(start, 50)
 
-        def batches():
-            for start in range(0, table.num_rows, 50):
-                batch = table.slice(start, 50).combine_chunks().to_batches()[0]
-                batch = batch.take(pa.array(np.arange(batch.num_rows)))       # its own buffers
-                held.append((pa.total_allocated_bytes(), batch.nbytes))
-                yield batch
-                batch = None
+    if ticker is None:
+        real = obook.depth
 
-        return pa.RecordBatchReader.from_batches(table.schema, batches())
+        def depth(*args, **options):
+            table = real(*args, **options).read_all()
+            return pa.RecordBatchReader.from_batches(table.schema, (_own(b, held) for b in in_fifties(table)))
 
-    monkeypatch.setattr(obook, "depth", depth)
-    _series(_day(tmp_path / "day.csv"), "AAA", None, None, "1 minute", "csv", 1, 3, None)
+        monkeypatch.setattr(obook, "depth", depth)
+    else:
+        real = obook.plotting._both
+
+        def both(*args, **options):
+            schemas, pairs = real(*args, **options)
+            pairs = list(pairs)
+            depth = pa.Table.from_batches([b for name, b in pairs if name == "depth"], schemas["depth"])
+            trades = [(name, b) for name, b in pairs if name == "trades"]
+            return schemas, itertools.chain(trades, (("depth", _own(b, held)) for b in in_fifties(depth)))
+
+        monkeypatch.setattr(obook.plotting, "_both", both)
+    _series(_day(tmp_path / "day.csv"), ticker, None, None, "1 minute", "csv", 1, 3, None)
     total = sum(n for _, n in held)
     assert len(held) > 20 and held[-1][0] - held[0][0] < total / 4
 
