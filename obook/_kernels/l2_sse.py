@@ -285,10 +285,12 @@ S_WIDTH = S_LEVELS + 40
 
 
 @njit(cache=True, _nrt=False)
-def sse_snapshots(buf, n, final, base_seq, F, out):
+def sse_snapshots(buf, n, final, base_seq, F, out, chan_of, stop, sec_time):
     """The snapshot (111) lines among the whole lines at the front of buf[:n], one row of
     ``out`` each (S_* columns; a time of DataTimeStamp HHMMSS as ns since midnight).
-    Returns (lines, bytes, rows); stops early when ``out`` is full."""
+    Of the order and trade lines: ``chan_of[security]`` the channel of its events (-1: none
+    yet, -2: several), ``sec_time[security]`` the latest time of its events on the lines
+    numbered below ``stop``. Returns (lines, bytes, rows); stops early when ``out`` is full."""
     khash, kid, vals, have = F.khash, F.kid, F.vals, F.have
     p = 0
     k = 0
@@ -314,6 +316,19 @@ def sse_snapshots(buf, n, final, base_seq, F, out):
                     if have[K_BID_PX + j] > 0:
                         out[r, S_LEVELS + j] = vals[K_BID_PX + j]
                 r += 1
+        elif (st == 0 and have[K_MSGTYPE] > 0 and (vals[K_MSGTYPE] == 191 or vals[K_MSGTYPE] == 192)
+              and have[K_SECID] > 0 and have[K_CHANNEL] > 0 and have[K_TTIME] > 0):
+            s = vals[K_SECID]
+            if 0 <= s < chan_of.shape[0]:
+                c = vals[K_CHANNEL]
+                if chan_of[s] == -1 and c >= 0:
+                    chan_of[s] = c
+                elif chan_of[s] != c:
+                    chan_of[s] = -2
+                if base_seq + k < stop and transact_ok(vals[K_TTIME]):
+                    tm = transact_ns(vals[K_TTIME])
+                    if tm > sec_time[s]:
+                        sec_time[s] = tm
         k += 1
         p = e + 1
     return k, min(p, n), r

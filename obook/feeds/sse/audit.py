@@ -25,6 +25,7 @@ from ..._kernels.l2_text import fields
 from ...errors import FeedError
 from ..axsbe_lines import drop_bom
 from ..sources import Cut, is_stream, open_source, read_block, tee
+from .feed import LOOKAHEAD
 from .schema import LEVELS, TALLIES, audit_schema  # noqa: F401
 from . import NAME
 
@@ -34,9 +35,13 @@ WINDOW = 3 * SECOND
 MAX_TALLY = (1 << 63) - 1
 
 
-def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
-    """Every snapshot line of the log as rows of int64 (``l2_sse.S_*`` columns)."""
+def snapshots(path, chunk: int = 1 << 23, stop: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every snapshot line of the log as rows of int64 (``l2_sse.S_*`` columns); the channel
+    of each security's events (-1: none, -2: several) and the latest time of its events on
+    the lines numbered below ``stop`` (-1: none), indexed by SecurityID."""
     F = fields()
+    chan_of = np.full(K.MAX_SECURITY, -1, np.int64)
+    sec_time = np.full(K.MAX_SECURITY, -1, np.int64)
     out = np.zeros((4096, K.S_WIDTH), np.int64)
     parts = []
     buf = np.zeros(0, np.uint8)
@@ -56,7 +61,8 @@ def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
             buf = np.concatenate([buf, block[:got]])
             pos = 0
             while True:
-                lines, used, rows = K.sse_snapshots(buf[pos:], len(buf) - pos, eof, seq, F, out)
+                lines, used, rows = K.sse_snapshots(buf[pos:], len(buf) - pos, eof, seq, F, out,
+                                                  chan_of, stop, sec_time)
                 if rows:
                     parts.append(out[:rows].copy())
                 seq += lines
@@ -64,7 +70,8 @@ def snapshots(path, chunk: int = 1 << 23) -> np.ndarray:
                 if rows < out.shape[0]:
                     break
             buf = buf[pos:].copy()
-    return np.concatenate(parts) if parts else np.zeros((0, K.S_WIDTH), np.int64)
+    snap = np.concatenate(parts) if parts else np.zeros((0, K.S_WIDTH), np.int64)
+    return snap, chan_of, sec_time
 
 
 def continuous(t: np.ndarray) -> np.ndarray:
@@ -192,28 +199,50 @@ def audit_table(snap: np.ndarray, depth: pa.Table, trades: pa.Table, path=None) 
     return pa.Table.from_arrays(arrays, schema=audit_schema)
 
 
-def settled(snap: np.ndarray, error: FeedError, depth: pa.Table, trades: pa.Table) -> np.ndarray:
+def _by_channel(chan_of: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """By SecurityID: the latest of ``times`` (by SecurityID) over the securities of its
+    channel ``chan_of`` (-1 for a security of no channel or several)."""
+    one = chan_of >= 0
+    channels, of = np.unique(chan_of[one], return_inverse=True)
+    top = np.full(len(channels), -1, np.int64)
+    np.maximum.at(top, of, times[one])
+    out = np.full(len(chan_of), -1, np.int64)
+    out[one] = top[of]
+    return out
+
+
+def settled(snap: np.ndarray, error: FeedError, depth: pa.Table, trades: pa.Table,
+            chan_of: np.ndarray, early: np.ndarray) -> np.ndarray:
     """The snapshots a replay stopped by ``error`` still audits as a whole log would: those
-    whose window (to T + 1 s) the replayed events passed. A bad line (the framer's error)
-    ends the log there: the snapshots before it, the window passed by any replayed event.
+    whose window (to T + 1 s) the replayed events of their security's channel passed (the
+    events of a channel are in BizIndex order, which is time order; other channels' events
+    may be later or earlier in time). ``chan_of``, ``early``: of :func:`snapshots`, the
+    channel of each security and the latest time of its events on the lines more than the
+    framer's window before a bad line.
+
     A book error (located: ``feed_line``) stops the replay at a record in event order, the
-    same of the day in one file or cut into files (by lines, by channel), where another
-    channel's events may be later or earlier in time: a snapshot's window is passed by an
-    event of its own security (a security's events are in time order), whatever its line."""
-    if hasattr(error, "feed_line"):
-        last: dict[str, int] = {}
-        for t in (depth, trades):
-            if len(t):
-                by = pa.TableGroupBy(t.select(["ticker", "time"]), "ticker").aggregate([("time", "max")])
-                for ticker, top in zip(by.column("ticker").to_pylist(), by.column("time_max").to_pylist()):
-                    last[ticker] = max(last.get(ticker, -1), int(top))
-        ends = np.array([last.get(f"{int(s):06d}", -1) for s in snap[:, K.S_SECURITY]], np.int64)
-        return snap[snap[:, K.S_TIME] + SECOND <= ends]
-    times = [t.column("time").to_numpy().astype(np.int64) for t in (depth, trades) if len(t)]
-    last_all = max((int(t.max()) for t in times), default=-1)
-    keep = snap[:, K.S_TIME] + SECOND <= last_all
-    if error.feed_record is not None:
-        keep &= snap[:, K.S_SEQ] < error.feed_record
+    same of the day in one file or cut into files (by lines, by channel): each channel's
+    replayed events are its lowest BizIndexes, so its events not replayed are no earlier
+    than its latest replayed one; a snapshot of any line is kept. A bad line (the framer's
+    error) ends the log there. The framer's window of lines before it is in no BizIndex
+    order, but no line after that window holds a lower BizIndex of its channel than the
+    lines before it (that is an error): a channel passed T + 1 s by an event on a line
+    before that window, and the snapshot's line is before the bad line. A security with
+    events on several channels, or none, is never settled."""
+    latest = np.full(K.MAX_SECURITY, -1, np.int64)      # of each security's replayed events
+    for t in (depth, trades):
+        if len(t):
+            by = pa.TableGroupBy(t.select(["ticker", "time"]), "ticker").aggregate([("time", "max")])
+            ids = np.array([int(x) for x in by.column("ticker").to_pylist()], np.int64)
+            latest[ids] = np.maximum(latest[ids], by.column("time_max").to_numpy().astype(np.int64))
+    bad_line = not hasattr(error, "feed_line")
+    ends = _by_channel(chan_of, latest)
+    if bad_line:
+        ends = np.minimum(ends, _by_channel(chan_of, early))
+    ends = ends[snap[:, K.S_SECURITY]]
+    keep = snap[:, K.S_TIME] + SECOND <= ends
+    if bad_line:
+        keep &= snap[:, K.S_SEQ] < (error.feed_record or 0)
     return snap[keep]
 
 
@@ -237,9 +266,10 @@ def audit(path, workers, on_error, replay_class) -> tuple[pa.Table, FeedError | 
         error = e
     depth = pa.Table.from_batches(parts["depth"], replay.schema("depth"))
     trades = pa.Table.from_batches(parts["trades"], replay.schema("trades"))
-    snap = snapshots(again)
+    bad = error is not None and not hasattr(error, "feed_line")
+    snap, chan_of, early = snapshots(again, stop=(error.feed_record or 0) - LOOKAHEAD if bad else 0)
     if error is not None:
-        snap = settled(snap, error, depth, trades)
+        snap = settled(snap, error, depth, trades, chan_of, early)
     return audit_table(snap, depth, trades, replay.path), error
 
 
