@@ -157,3 +157,18 @@ def test_sse_audit_book_error_later_event_of_another_security_of_its_channel_kee
     assert "unknown order ref 999" in error.reason
     assert [r["ticker"] for r in got] == ["600000"] and got[0] == next(r for r in want if r["ticker"] == "600000")
     assert got[0]["matched"]
+
+
+def test_sse_audit_book_error_security_on_two_channels_or_none_row_left_out(tmp_path):
+    """A security with events on two channels (one channel's prefix may lack an earlier
+    event of it on the other) and one with no event have no row after a book error; a
+    security of one channel passed has its row."""
+    day = [_event(600000, 1, 1, 9300000, 1), _event(600000, 2, 1, 9300000, 5), _event(600007, 1, 2, 9300000, 2),
+           _snap(600000, 93001), _snap(600007, 93001), _snap(600014, 93001),
+           _event(600000, 1, 3, 9300300, 3), _event(600000, 2, 2, 9300300, 6),
+           _event(600007, 1, 4, 9300300, 4), _event(600007, 1, 5, 9300400, 999, kind=68)]
+    p = tmp_path / "2024-01-05.log"
+    p.write_text("\n".join(day) + "\n")
+    got, error = _rows(p)
+    assert "unknown order ref 999" in error.reason
+    assert [r["ticker"] for r in got] == ["600007"]
