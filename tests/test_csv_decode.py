@@ -8,7 +8,7 @@ import pytest
 from obook._kernels import csv_decode as K
 from obook._kernels.layout import (ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_PRINT,
                                    ACT_REDUCE_TO, ASK, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_ACTION,
-                                   EV_BOOK, EV_MATCH, EV_REF, EV_SEQ, EV_TIME, EV_WIDTH, TYPE_SHIFT)
+                                   EV_AUX, EV_BOOK, EV_MATCH, EV_REF, EV_SEQ, EV_TIME, EV_WIDTH, TYPE_SHIFT)
 from obook.feeds.csv import CsvDecoder
 
 MODES = ["jit", "py"]
@@ -127,6 +127,17 @@ def test_decoder_actions_and_books_expected():
     assert d.describe(ERR_UNKNOWN_REF, ev[5]) == "unknown order '1'"
     assert d.describe(ERR_DUPLICATE_REF, ev[0]) == "duplicate order '1'"
 
+
+
+def test_decoder_execution_price_column_zero_at_the_orders_price():
+    """Every event row's EV_AUX is written: 0, the resting order's price (an E executes
+    there), whatever the events array held before (the simulation reads it as a call
+    auction's price)."""
+    data = b"h\n10,AAA,1,B,5,100\n13,AAA,1,E,2,100\n14,AAA,1,D,0,0\n"
+    d = CsvDecoder("x.csv", 0, 1, "raise")
+    ev = np.full((8, EV_WIDTH), 777, np.int64)
+    res = d.decode(b(data), 1, ev)
+    assert res.n_events == 3 and ev[:3, EV_AUX].tolist() == [0, 0, 0]
 
 def test_decoder_workers_partition_lines_once():
     lines = [b"%d,T%d,%d,B,1,1" % (i, i % 37, i) for i in range(500)]

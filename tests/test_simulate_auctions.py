@@ -319,3 +319,30 @@ def test_simulate_szse_generated_day_matches_reference(tmp_path, monkeypatch, se
     liquidity = {(f["time"] == CONTINUOUS_NS[0], f["time"] == OPENING, f["liquidity"]) for f in got["fills"]}
     assert {(True, False, "taker"), (False, True, "maker")} <= liquidity    # the uncross, then 09:30
     assert (True, False, "maker") not in liquidity
+
+
+@pytest.mark.parametrize("fmt", ["itch", "csv"])
+def test_simulate_generated_day_with_call_auctions_matches_reference(tmp_path, fmt):
+    """A generated ITCH or CSV day given call auctions outside its middle third: own orders
+    rest in them and fill in the feed's executions at those executions' price (an E's: the
+    resting feed order's, not the own order's); every table is the reference's, any workers."""
+    from dataclasses import replace
+
+    from obook.feeds import get_format
+    from obook.gen.csv import write_csv
+    from obook.gen.itch import write_itch
+    from reference_simulate import csv_records, itch_records
+    from test_simulate_reference import check, random_orders
+
+    feed = tmp_path / f"day.{fmt}"
+    (write_itch if fmt == "itch" else write_csv)(feed, 30_000, 6, 5)
+    records, seen = (itch_records if fmt == "itch" else csv_records)(str(feed))
+    t0, t1 = records[0][1], records[-1][1]
+    window = (t0 + (t1 - t0) // 3, t0 + 2 * (t1 - t0) // 3)
+    unit_ns = 1 if fmt == "itch" else 1_000_000
+    rows = random_orders(records, sorted(seen)[:4], 300, 5, 100, 200_000_000)
+    r = check(str(feed), replace(get_format(fmt), continuous=window), records, seen, rows, unit_ns, window)
+    own = {row["order_id"]: row["price"] for row in rows if row["action"] == "new"}
+    auction = [f for f in r.fills.to_pylist() if not window[0] <= f["time"] < window[1]]
+    assert len(auction) > 20 and {f["liquidity"] for f in auction} == {"maker"}
+    assert sum(f["price"] != own[f["order_id"]] for f in auction) > 10

@@ -92,10 +92,10 @@ def _side(rows, at):
     return [tuple(({0: "buy", 1: "sell"}.get(v, v) if k == at else v) for k, v in enumerate(r)) for r in rows]
 
 
-def check(feed, fmt, records, seen, rows, unit_ns):
+def check(feed, fmt, records, seen, rows, unit_ns, continuous=None):
     horizon_ns = int(HORIZON * 1e9)
     fills, events, bbo, mids, later, depth = reference(records, seen, reference_instructions(rows, unit_ns, horizon_ns),
-                                                       levels=LEVELS)
+                                                       levels=LEVELS, continuous=continuous)
     table = orders_table(rows)
     results = [simulate(feed, table, format=fmt, workers=w, latency="lat", horizon=HORIZON, feed_tables=(),
                         own_tables=OWN, levels=LEVELS) for w in (1, 2, 3)]

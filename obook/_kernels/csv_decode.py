@@ -26,7 +26,7 @@ from .jit import INTERPRETED, njit
 from .prefetch import prefetch
 from .layout import (
     ACT_ADD_ZERO_OK, ACT_DELETE, ACT_EXEC_CLAMP, ACT_PRINT, ACT_REDUCE_TO, ASK, BID,
-    FILLED, EV_ACTION, EV_BOOK, EV_MATCH, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME,
+    FILLED, EV_ACTION, EV_AUX, EV_BOOK, EV_MATCH, EV_NEWREF, EV_PRICE, EV_REF, EV_SEQ, EV_SHARES, EV_TIME,
     TYPE_SHIFT,
 )
 
@@ -716,6 +716,7 @@ def apply_line(sc, j, buf, events, ne, tk_tab, tk_keys, tk_arena, id_tab, id_key
     events[ne, EV_PRICE] = sc[j, SC_PRICE]
     events[ne, EV_NEWREF] = 0
     events[ne, EV_MATCH] = (a << 32) | (b - a)
+    events[ne, EV_AUX] = 0              # an E executes at the resting order's price
     if typ == 84 or typ == 88:
         events[ne, EV_ACTION] = ACT_PRINT | (typ << TYPE_SHIFT)
         events[ne, EV_REF] = 0

@@ -166,6 +166,7 @@ def itch_decode(buf, base_seq, worker, owner, sizes, ev, names, prints, keep, wa
         if keep[loc] == 0:
             continue
         act = 0
+        aux = 0         # EV_AUX: a C's execution price; 0, at the order's price (E, as the venue executes)
         if t == T_A or t == T_F:
             act = ACT_ADD | ((0 if buf[m + ADD_SIDE] == 66 else 1) << 8)
             ev[ne, 4] = _be64(buf, m + ADD_REF)
@@ -177,7 +178,7 @@ def itch_decode(buf, base_seq, worker, owner, sizes, ev, names, prints, keep, wa
             ev[ne, 5] = _be32(buf, m + EXEC_SHARES)
             ev[ne, 8] = _be64(buf, m + EXEC_MATCH)
             if t == T_C:
-                ev[ne, 9] = _be32(buf, m + C_PRICE)
+                aux = _be32(buf, m + C_PRICE)
                 if buf[m + C_PRINTABLE] != 89:   # 'Y'
                     act |= NOT_PRINTABLE
         elif t == T_X:
@@ -216,6 +217,7 @@ def itch_decode(buf, base_seq, worker, owner, sizes, ev, names, prints, keep, wa
             ev[ne, 1] = _be48(buf, m + TIMESTAMP)
             ev[ne, 2] = loc
             ev[ne, 3] = act | (np.int64(t) << TYPE_SHIFT)
+            ev[ne, 9] = aux
             ne += 1
     return ne, nn
 

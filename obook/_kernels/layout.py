@@ -18,7 +18,9 @@ EV_PRICE = 6
 EV_NEWREF = 7   # REPLACE: the new order key
 EV_MATCH = 8    # ITCH E, C, P, Q, B: match number; CSV: the order id's bytes in the batch
                 #   (start << 32 | length), shown by the trades and orders tables
-EV_AUX = 9      # ITCH C: the execution price
+EV_AUX = 9      # an execution's price where the record gives one (ITCH C, PITCH executed at
+                #   price, Level-2 fills); 0: the resting order's (ITCH and CSV E). Every decoder
+                #   writes it: the own-order simulation reads it as a call auction's price
 EV_WIDTH = 10
 # EV_ACTION bits: action (0-7), side (8), C not printable (9), defer (10), own best (11), no side (12),
 # caged (13), cage live (14), cage add (15), message type letter (16-23), filled (24), to back (25)
