@@ -160,6 +160,40 @@ def test_backtest_l2_fok_or_post_only_turned_away_is_only_rejected_as_order_leve
     assert [(e["ref"], e["event"], e["reason"]) for e in mbo.events.to_pylist()] == want
 
 
+
+class TurnedAwayThenReused:
+    """At its first book a FOK (ref 1) and a post-only order (ref 2) the ask turns away; at
+    its second, passive buys of the same refs below the bid."""
+
+    def __init__(self):
+        self.books = 0
+
+    def on_book(self, ctx):
+        self.books += 1
+        ask = ctx.top()[2]
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 150, ask, ref=1, tif="FOK"),
+                    Order("enter", "AAA", "B", 10, ask, ref=2, post_only=True)]
+        if self.books == 2:
+            return [Order("enter", "AAA", "B", 5, ask - 20, ref=1), Order("enter", "AAA", "B", 5, ask - 20, ref=2)]
+        return None
+
+
+def test_backtest_l2_rejected_fok_or_post_only_id_reused_accepted_as_order_level(tmp_path):
+    """A FOK or post-only order turned away whole leaves its id free (as obook.simulate and
+    the matching engine do): a later order of that id is accepted, in both backtests."""
+    want = [(1, "rejected", "fill-or-kill order cannot fill completely"),
+            (2, "rejected", "post-only order would take liquidity"),
+            (1, "accepted", None), (1, "rested", None), (2, "accepted", None), (2, "rested", None),
+            (1, "expired", "end of session"), (2, "expired", "end of session")]
+    r = backtest(l2_table(QUEUE_DAY), TurnedAwayThenReused())
+    assert [(e["ref"], e["event"], e["reason"]) for e in r.events.to_pylist()] == want
+    day = tmp_path / "day.csv"
+    day.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1010\n2,AAA,b,B,100,1000\n"
+                   "3,AAA,c,B,100,1000\n")
+    mbo = backtest(str(day), TurnedAwayThenReused(), format="csv")
+    assert [(e["ref"], e["event"], e["reason"]) for e in mbo.events.to_pylist()] == want
+
 def test_backtest_l2_dbn_mbp1_file_same_as_its_table(tmp_path):
     import datetime as dt
     from types import SimpleNamespace as NS

@@ -236,8 +236,7 @@ def arrive(q, INS, MID, V, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
         if lvl >= 0:
             lp = V.lv[lvl, LV_PRICE]
             crossed = lp <= price if side == 0 else lp >= price
-        if crossed:
-            OO[k, O_STATE] = O_DONE
+        if crossed:     # turned away whole, never accepted: its id stays free (as a rejected FOK's)
             emit(EV, st, at, tb, k, K_REJECTED, R_POST_ONLY, side, price, INS[q, I_QTY], 0, -1, INS[q, I_ROW])
     if not crossed:
         instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at)
