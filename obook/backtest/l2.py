@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
-from .._kernels.simulate_layout import I_ARR, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE, OP_MODIFY, OP_NEW
+from .._kernels.simulate_layout import (I_ARR, I_ROW, K_ACCEPTED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE,
+                                        OP_MODIFY, OP_NEW)
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
                      flags_of, order_numbers, send_each, side_of, tif_of)
@@ -104,6 +105,7 @@ class L2Run:
         self.view = [None] * len(self.names)
         self.pos = [0] * len(self.names)
         self.local = {}                     # ref -> [symbol, side, price, remaining, filled, pending, state, key]
+        self.kept = {}                      # row -> the record of a new order sent while its ref's was live
         self.ref_key, self.key_ref = {}, {}
         self.heap, self.order = [], itertools.count()
         self.last_arrival = self.last_response = 0
@@ -115,10 +117,10 @@ class L2Run:
     def push(self, t, kind, payload):
         heapq.heappush(self.heap, (t, kind, next(self.order), payload))
 
-    def _respond(self, key, kind, reason, price, qty, rem, fill_price, taker):
+    def _respond(self, key, kind, reason, price, qty, rem, fill_price, taker, row):
         due = max(self.venue.time + self.resp_lat, self.last_response)
         self.last_response = due
-        self.push(due, RESPONSE, (key, kind, reason, price, qty, rem, fill_price, taker, self.venue.time))
+        self.push(due, RESPONSE, (key, kind, reason, price, qty, rem, fill_price, taker, self.venue.time, row))
 
     # ------------------------------------------------------------ the loop
 
@@ -188,9 +190,12 @@ class L2Run:
             if hasattr(self.strategy, "on_timer"):
                 self._call("on_timer", lambda: self.strategy.on_timer(self.ctx), t, 0)
 
-    def _deliver(self, t, key, kind, reason, price, qty, rem, fill_price, taker, venue_time):
+    def _deliver(self, t, key, kind, reason, price, qty, rem, fill_price, taker, venue_time, row):
         ref = self.key_ref[key]
-        o = self.local[ref]
+        kept = self.kept.pop(row, None)
+        if kept is not None and kind == K_ACCEPTED:     # the live order of its ref ended first: this one is it
+            self.local[ref] = kept
+        o = kept if kept is not None and kind == K_REJECTED else self.local[ref]
         fill = kind in (K_FILLED, K_PARTIAL)
         if fill:
             o[4] += qty
@@ -247,8 +252,12 @@ class L2Run:
                                    post_only, ref, orig, now, refused)
         self.key_ref.setdefault(key, ref)
         if act == OP_NEW:
-            self.local[ref] = [symbol, "BS"[side], price, qty, 0, True,
-                               "done" if refused else "pending", key]
+            record = [symbol, "BS"[side], price, qty, 0, True, "done" if refused else "pending", key]
+            if self.local.get(ref, [None] * 7)[6] in ("pending", "open"):
+                if not refused:         # the venue rejects it as a duplicate id unless the live one ends first
+                    self.kept[int(r[I_ROW])] = record
+            else:
+                self.local[ref] = record
         elif act == OP_MODIFY and not refused and target in self.local:
             self.local[ref] = self.local.pop(target)
             self.key_ref[key] = ref

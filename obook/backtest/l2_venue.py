@@ -14,8 +14,8 @@ from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, 
                                         I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
                                         I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT,
                                         K_EXPIRED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, K_SEQ,
-                                        K_TB, K_TIME, NONE, OP_CANCEL, OP_NEW, R_FOK, R_NOT_LIVE, R_REQUEST,
-                                        R_SESSION_END, R_UNFILLED, TIF_FOK, TIF_IOC)
+                                        K_TB, K_TIME, NONE, OP_CANCEL, OP_NEW, R_DUPLICATE_ID, R_FOK, R_NOT_LIVE,
+                                        R_REQUEST, R_SESSION_END, R_UNFILLED, TIF_FOK, TIF_IOC)
 from .._kernels.backtest_layout import M_ASK, M_BID, M_SEQ, M_TB, M_TIME, R_POST_ONLY
 
 END = 1 << 62
@@ -23,7 +23,8 @@ END = 1 << 62
 
 class L2Venue:
     """Own orders (keys) in the L2 books; every event of theirs becomes an event row (and a
-    fill row), handed to ``respond(key, kind, fill_price, taker, row)`` for the strategy."""
+    fill row), handed to ``respond(key, kind, reason, price, qty, rem, fill_price, taker, row)``
+    for the strategy (row: the instruction's, -1 for a fill or an expiry)."""
 
     def __init__(self, n_books: int, model: int, power: float, respond):
         self.model, self.power, self.respond = model, float(power), respond
@@ -31,6 +32,7 @@ class L2Venue:
         self.AH = np.zeros(64, np.float64)
         self.FILLS = np.zeros((64, FILL_WIDTH), np.int64)
         self.n = 0
+        self.taken = set()                      # keys of orders accepted (live or done): their ids are in use
         self.books = [None] * n_books           # (bid_px, bid_sz, ask_px, ask_sz) rows of the levels
         self.traded = {}                        # (tb, side, price) -> shares traded since the level's last change
         self.used = {}                          # (tb, side, price) -> visible shares own orders took
@@ -68,14 +70,18 @@ class L2Venue:
 
     # ------------------------------------------------------------ rows
 
-    def event(self, key, kind, reason, price, qty, rem, ahead=-1, row=-1, fill_price=0, taker=0):
+    def event(self, key, kind, reason, price, qty, rem, ahead=-1, row=-1, fill_price=0, taker=0, tb=None,
+              side=None):
+        """An event row of order key (``tb``, ``side``: the book and side when not the order's)."""
         e = np.zeros(E_WIDTH, np.int64)
-        e[K_SEQ], e[K_TIME], e[K_TB], e[K_COUNT] = self.seq, self.time, self.OQ[key, Q_TB], self.count
-        e[E_KEY], e[E_KIND], e[E_REASON], e[E_SIDE] = key, kind, reason, self.OQ[key, Q_SIDE]
+        tb = self.OQ[key, Q_TB] if tb is None else tb
+        side = self.OQ[key, Q_SIDE] if side is None else side
+        e[K_SEQ], e[K_TIME], e[K_TB], e[K_COUNT] = self.seq, self.time, tb, self.count
+        e[E_KEY], e[E_KIND], e[E_REASON], e[E_SIDE] = key, kind, reason, side
         e[E_PRICE], e[E_QTY], e[E_REM], e[E_AHEAD], e[E_ROW] = price, qty, rem, ahead, row
         self.count += 1
         self.events.append(e)
-        self.respond(key, kind, reason, price, qty, rem, fill_price, taker)
+        self.respond(key, kind, reason, price, qty, rem, fill_price, taker, row)
 
     def fill(self, key, price, qty, taker):
         f = np.zeros(F_WIDTH, np.int64)
@@ -161,6 +167,10 @@ class L2Venue:
         self.seq, self.time = END, t
         k, act, row = int(r[I_KEY]), int(r[I_ACT]), int(r[I_ROW])
         OQ = self.OQ
+        if act == OP_NEW and k in self.taken:     # the id of an order accepted before: rejected, the order kept
+            self.event(k, K_REJECTED, R_DUPLICATE_ID, int(r[I_PRICE]), int(r[I_QTY]), 0, row=row, tb=int(r[I_TB]),
+                       side=int(r[I_SIDE]))
+            return
         if act == OP_NEW:
             OQ[k] = (r[I_TB], r[I_SIDE], r[I_PRICE], r[I_QTY], 0)
             self.enter(k, bool(r[I_MARKET]), int(r[I_TIF]), bool(r[X_POST]), row, new=True)
@@ -187,7 +197,7 @@ class L2Venue:
     def enter(self, k, market, tif, post, row, new=False):
         """Own order k takes the visible shares it crosses (best level first; consumed until
         the level changes), then rests at the back of its level or drops the rest; a ``new``
-        one is accepted first unless it is turned away whole (post-only, FOK)."""
+        one is accepted first unless it is turned away whole (post-only, FOK: its id stays free)."""
         OQ = self.OQ
         tb, side, price = int(OQ[k, Q_TB]), int(OQ[k, Q_SIDE]), int(OQ[k, Q_PRICE])
         book = self.books[tb]
@@ -212,6 +222,7 @@ class L2Venue:
             self.event(k, K_REJECTED, R_FOK, price, rem, 0, row=row)
             return
         if new:
+            self.taken.add(k)
             self.event(k, K_ACCEPTED, 0, price, int(OQ[k, Q_REM]), int(OQ[k, Q_REM]), row=row)
         for lp, q in takes:
             self.used[(tb, 1 - side, lp)] = self.used.get((tb, 1 - side, lp), 0) + q

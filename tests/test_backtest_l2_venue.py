@@ -1,0 +1,80 @@
+"""The L2 venue's answers to own instructions are the order-level venue's: the same
+instructions through both backtests give the same event rows."""
+
+from __future__ import annotations
+
+from obook.backtest import backtest
+from obook.backtest.orders import Order
+from test_backtest_l2 import QUEUE_DAY, l2_table
+
+# the order-level day of QUEUE_DAY's first rows: an ask of 1010 x 100 and bids at 1000
+MBO_DAY = "Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1010\n2,AAA,b,B,100,1000\n3,AAA,c,B,100,1000\n" \
+          "4,AAA,d,B,100,990\n"
+SAME = ["ref", "event", "side", "price", "quantity", "remaining", "shares_ahead", "reason", "row"]
+
+
+class Reuse:
+    """A passive buy of 10 (ref 1) at its first book; at its second, a buy of 5 with ref 1
+    again (on the other side when ``side`` is "S"); what ``ctx.orders`` holds after each."""
+
+    def __init__(self, side="B"):
+        self.books, self.side, self.seen, self.heard = 0, side, [], []
+
+    def on_book(self, ctx):
+        self.books += 1
+        self.seen.append({ref: (o.side, o.remaining) for ref, o in ctx.orders.items()})
+        ask = ctx.top()[2]
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 10, ask - 20, ref=1)]
+        if self.books == 2:
+            return [Order("enter", "AAA", self.side, 5, ask - 20 if self.side == "B" else ask + 20, ref=1)]
+        return None
+
+    def on_order(self, ctx, update):
+        self.heard.append((update.ref, update.event, update.qty))
+
+
+def test_l2_venue_new_order_of_live_id_rejected_duplicate_as_order_level(tmp_path):
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    for side in ("B", "S"):
+        l2_strategy, mbo_strategy = Reuse(side), Reuse(side)
+        l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
+        mbo = backtest(str(day), mbo_strategy, format="csv").events.select(SAME).to_pylist()
+        assert l2 == mbo
+        assert [(e["ref"], e["event"], e["quantity"], e["reason"]) for e in l2] == [
+            (1, "accepted", 10, None), (1, "rested", 10, None), (1, "rejected", 5, "duplicate order id"),
+            (1, "expired", 10, "end of session")]
+        assert l2[2]["side"] == side
+        # the strategy still holds the live order of 10 after the duplicate's rejection
+        assert l2_strategy.seen[-1] == {1: ("B", 10)}
+        assert l2_strategy.heard[2] == (1, "rejected", 5)
+
+
+class ReuseDone:
+    """A buy of 10 at the ask (filled at once) with ref 1, then a passive buy of 5 with ref 1."""
+
+    def __init__(self):
+        self.books, self.seen = 0, []
+
+    def on_book(self, ctx):
+        self.books += 1
+        self.seen.append({ref: o.remaining for ref, o in ctx.orders.items()})
+        ask = ctx.top()[2]
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 10, ask, ref=1, tif="IOC")]
+        if self.books == 2:
+            return [Order("enter", "AAA", "B", 5, ask - 20, ref=1)]
+        return None
+
+
+def test_l2_venue_new_order_of_done_id_rejected_duplicate_as_order_level(tmp_path):
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2_strategy = ReuseDone()
+    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
+    mbo = backtest(str(day), ReuseDone(), format="csv").events.select(SAME).to_pylist()
+    assert l2 == mbo
+    assert [(e["event"], e["quantity"], e["reason"]) for e in l2] == [
+        ("accepted", 10, None), ("filled", 10, None), ("rejected", 5, "duplicate order id")]
+    assert l2_strategy.seen[-1] == {}
