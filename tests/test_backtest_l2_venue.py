@@ -14,11 +14,11 @@ SAME = ["ref", "event", "side", "price", "quantity", "remaining", "shares_ahead"
 
 
 class Reuse:
-    """A passive buy of 10 (ref 1) at its first book; at its second, a buy of 5 with ref 1
-    again (on the other side when ``side`` is "S"); what ``ctx.orders`` holds after each."""
+    """A passive buy of 10 (ref 1) at its first book; at its second, ``qty`` more with ref 1
+    again (on the other side when ``side`` is "S"); what ``ctx.orders`` holds at each."""
 
-    def __init__(self, side="B"):
-        self.books, self.side, self.seen, self.heard = 0, side, [], []
+    def __init__(self, side="B", qty=5):
+        self.books, self.side, self.qty, self.seen, self.heard = 0, side, qty, [], []
 
     def on_book(self, ctx):
         self.books += 1
@@ -27,7 +27,7 @@ class Reuse:
         if self.books == 1:
             return [Order("enter", "AAA", "B", 10, ask - 20, ref=1)]
         if self.books == 2:
-            return [Order("enter", "AAA", self.side, 5, ask - 20 if self.side == "B" else ask + 20, ref=1)]
+            return [Order("enter", "AAA", self.side, self.qty, ask - 20 if self.side == "B" else ask + 20, ref=1)]
         return None
 
     def on_order(self, ctx, update):
@@ -47,7 +47,7 @@ def test_l2_venue_new_order_of_live_id_rejected_duplicate_as_order_level(tmp_pat
             (1, "expired", 10, "end of session")]
         assert l2[2]["side"] == side
         # the strategy still holds the live order of 10 after the duplicate's rejection
-        assert l2_strategy.seen[-1] == {1: ("B", 10)}
+        assert l2_strategy.seen[-1] == mbo_strategy.seen[-1] == {1: ("B", 10)}
         assert l2_strategy.heard[2] == (1, "rejected", 5)
 
 
@@ -78,3 +78,18 @@ def test_l2_venue_new_order_of_done_id_rejected_duplicate_as_order_level(tmp_pat
     assert [(e["event"], e["quantity"], e["reason"]) for e in l2] == [
         ("accepted", 10, None), ("filled", 10, None), ("rejected", 5, "duplicate order id")]
     assert l2_strategy.seen[-1] == {}
+
+
+def test_l2_venue_refused_order_of_live_id_keeps_live_order_as_order_level(tmp_path):
+    """A new order of a live ref that the risk gate refuses is not sent: the strategy still
+    holds the live order, in both backtests."""
+    from obook.live.risk import RiskGate
+
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2_strategy, mbo_strategy = Reuse(qty=50), Reuse(qty=50)
+    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy, risk=RiskGate(max_qty=10))
+    mbo = backtest(str(day), mbo_strategy, format="csv", risk=RiskGate(max_qty=10))
+    assert l2.events.select(SAME).to_pylist() == mbo.events.select(SAME).to_pylist()
+    assert l2.orders.column("refused").to_pylist() == [None, "size"]
+    assert l2_strategy.seen[-1] == mbo_strategy.seen[-1] == {1: ("B", 10)}

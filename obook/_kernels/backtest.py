@@ -34,8 +34,8 @@ from .simulate_layout import (B_CFROM, B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                               K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED,
                               NONE, O_DONE, O_NEXT, O_PRICE, O_REM, O_SIDE, O_STATE, O_TIF, OP_CANCEL,
-                              OP_MODIFY, OP_NEW, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY, TIF_FOK,
-                              TIF_GTC)
+                              OP_MODIFY, OP_NEW, R_DUPLICATE_ID, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED,
+                              TIF_DAY, TIF_FOK, TIF_GTC)
 from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
                               C_PRICE, C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME,
                               C_RAISED, CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, ERR_ACT, ERR_COLUMN,
@@ -144,17 +144,19 @@ def bt_queue(INS, LO, S, LM, LA, LB):
     """Queue the instruction written at the tail of INS (S[S_INS_TAIL]: its SEND_FIELDS, the
     rest zero; sent at local time X_SEND): it reaches the venue ``order latency`` later,
     never before an earlier one (one session, in order). A refused one (risk gate) is only
-    logged. Returns its row."""
+    logged. A new order whose ref's order is pending or open leaves that order's record as it
+    is (the venue rejects it as a duplicate id). Returns its row."""
     q = S[S_INS_TAIL]
     act, key, side, tb, ref = INS[q, I_ACT], INS[q, I_KEY], INS[q, I_SIDE], INS[q, I_TB], INS[q, X_REF]
     market, price, qty = INS[q, I_MARKET], INS[q, I_PRICE], INS[q, I_QTY]
     INS[q, I_ROW] = q + 1
+    kept = act == OP_NEW and (LO[key, LO_STATE] == LO_PENDING or LO[key, LO_STATE] == LO_OPEN)
     INS[q, I_HAS_PRICE] = 0 if (market or (act == OP_MODIFY and price < 0)) else 1
     if market:
         INS[q, I_PRICE] = -1
     if INS[q, X_REFUSED]:
         INS[q, I_ARR] = -1
-        if act == OP_NEW:           # never sent: finished for the strategy at once
+        if act == OP_NEW and not kept:      # never sent: finished for the strategy at once
             LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_DONE, side, price
             LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = 0, 0, tb, ref
     else:
@@ -163,7 +165,7 @@ def bt_queue(INS, LO, S, LM, LA, LB):
         S[S_LAST_ARR] = arr
         INS[q, I_ARR] = arr
         INS[q, I_PROBE] = arr
-        if act == OP_NEW:
+        if act == OP_NEW and not kept:
             LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_PENDING, side, price
             LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = qty, 0, tb, ref
         elif act == OP_MODIFY:
@@ -286,8 +288,12 @@ def top_of(B, Bv, VT, S, tb, C):
 
 @njit(cache=True, _nrt=False)
 def deliver(RQ, LO, PL, q):
-    """Response q reaches the strategy: its local order table and position follow."""
+    """Response q reaches the strategy: its local order table and position follow (not on
+    the rejection of a duplicate id: the record is the live or finished order's of that ref,
+    unless it is the rejected order's own, still pending)."""
     k, kind = RQ[q, R_KEY], RQ[q, R_KIND]
+    if kind == K_REJECTED and RQ[q, R_REASON] == R_DUPLICATE_ID and LO[k, LO_STATE] != LO_PENDING:
+        return
     if kind == K_FILLED or kind == K_PARTIAL:
         f = RQ[q, R_QTY]
         LO[k, LO_FILLED] += f
