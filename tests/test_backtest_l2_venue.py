@@ -93,3 +93,37 @@ def test_l2_venue_refused_order_of_live_id_keeps_live_order_as_order_level(tmp_p
     assert l2.events.select(SAME).to_pylist() == mbo.events.select(SAME).to_pylist()
     assert l2.orders.column("refused").to_pylist() == [None, "size"]
     assert l2_strategy.seen[-1] == mbo_strategy.seen[-1] == {1: ("B", 10)}
+
+
+class CancelGone:
+    """An IOC buy below the ask (cancelled unfilled) with ref 1 and a cancel of ref 7, never
+    sent; then a cancel and a replace of ref 1."""
+
+    def __init__(self):
+        self.books, self.heard = 0, []
+
+    def on_book(self, ctx):
+        self.books += 1
+        ask = ctx.top()[2]
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 10, ask - 20, ref=1, tif="IOC"),
+                    Order("cancel", "AAA", "B", 0, 0, ref=7)]
+        if self.books == 2:
+            return [Order("cancel", "AAA", "B", 0, 0, ref=1), Order("replace", "AAA", "B", 3, ask - 30, ref=2, orig=1)]
+        return None
+
+    def on_order(self, ctx, update):
+        self.heard.append((update.ref, update.event, update.reason))
+
+
+def test_l2_venue_cancel_or_replace_of_unknown_or_done_ref_rejected_as_order_level(tmp_path):
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2_strategy, mbo_strategy = CancelGone(), CancelGone()
+    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
+    mbo = backtest(str(day), mbo_strategy, format="csv").events.select(SAME).to_pylist()
+    assert l2 == mbo and l2_strategy.heard == mbo_strategy.heard
+    assert [(e["ref"], e["event"], e["reason"]) for e in l2[2:]] == [
+        (7, "rejected", "unknown order id"), (1, "rejected", "order is not live (filled, cancelled or expired)"),
+        (1, "rejected", "order is not live (filled, cancelled or expired)")]
+    assert [h[1] for h in l2_strategy.heard[2:]] == ["rejected"] * 3

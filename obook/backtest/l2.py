@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
-from .._kernels.simulate_layout import (I_ARR, I_ROW, K_ACCEPTED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, NONE,
-                                        OP_MODIFY, OP_NEW)
+from .._kernels.simulate_layout import (I_ARR, I_ROW, I_TB, K_ACCEPTED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED,
+                                        NONE, OP_MODIFY, OP_NEW)
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
                      flags_of, order_numbers, send_each, side_of, tif_of)
@@ -195,16 +195,19 @@ class L2Run:
         kept = self.kept.pop(row, None)
         if kept is not None and kind == K_ACCEPTED:     # the live order of its ref ended first: this one is it
             self.local[ref] = kept
-        o = kept if kept is not None and kind == K_REJECTED else self.local[ref]
+        o = kept if kept is not None and kind == K_REJECTED else self.local.get(ref)
         fill = kind in (K_FILLED, K_PARTIAL)
-        if fill:
-            o[4] += qty
-            self.pos[self.tb_of[o[0]]] += qty if o[1] == "B" else -qty
-        o[3] = rem
-        if price >= 0:
-            o[2] = price
-        o[5] = False
-        o[6] = "done" if (rem == 0 and kind != K_MODIFIED) or kind == K_REJECTED else "open"
+        if o is None:           # a cancel or replace of a ref never sent: rejected, no record to follow
+            o = [self.names[int(self.venue.ins[row - 1][I_TB])]]
+        else:
+            if fill:
+                o[4] += qty
+                self.pos[self.tb_of[o[0]]] += qty if o[1] == "B" else -qty
+            o[3] = rem
+            if price >= 0:
+                o[2] = price
+            o[5] = False
+            o[6] = "done" if (rem == 0 and kind != K_MODIFIED) or kind == K_REJECTED else "open"
         if hasattr(self.strategy, "on_order"):
             upd = OrderUpdate(ref, EVENT_NAMES[kind], reason, price, qty, rem, fill_price if fill else None,
                               ("taker" if taker else "maker") if fill else None, venue_time)

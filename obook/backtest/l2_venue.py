@@ -15,7 +15,7 @@ from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, 
                                         I_QTY, I_ROW, I_SIDE, I_TB, I_TIF, K_ACCEPTED, K_CANCELLED, K_COUNT,
                                         K_EXPIRED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED, K_RESTED, K_SEQ,
                                         K_TB, K_TIME, NONE, OP_CANCEL, OP_NEW, R_DUPLICATE_ID, R_FOK, R_NOT_LIVE,
-                                        R_REQUEST, R_SESSION_END, R_UNFILLED, TIF_FOK, TIF_IOC)
+                                        R_REQUEST, R_SESSION_END, R_UNKNOWN_ID, R_UNFILLED, TIF_FOK, TIF_IOC)
 from .._kernels.backtest_layout import M_ASK, M_BID, M_SEQ, M_TB, M_TIME, R_POST_ONLY
 
 END = 1 << 62
@@ -175,8 +175,10 @@ class L2Venue:
             OQ[k] = (r[I_TB], r[I_SIDE], r[I_PRICE], r[I_QTY], 0)
             self.enter(k, bool(r[I_MARKET]), int(r[I_TIF]), bool(r[X_POST]), row, new=True)
             return
-        if OQ[k, Q_LIVE] == 0:
-            self.event(k, K_REJECTED, R_NOT_LIVE, int(r[I_PRICE]), max(int(r[I_QTY]), 0), 0, row=row)
+        if OQ[k, Q_LIVE] == 0:      # side -1: the instruction's; the quantity a replace's new one, a cancel none
+            qty = 0 if act == OP_CANCEL else max(int(r[I_QTY]), 0)
+            self.event(k, K_REJECTED, R_NOT_LIVE if k in self.taken else R_UNKNOWN_ID, int(r[I_PRICE]), qty, 0,
+                       row=row, tb=int(r[I_TB]), side=-1)
             return
         price, rem = int(OQ[k, Q_PRICE]), int(OQ[k, Q_REM])
         if act == OP_CANCEL:
