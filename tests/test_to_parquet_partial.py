@@ -137,18 +137,20 @@ def test_convert_csv_bad_line_every_table_partial_equals_clean_replay_before_it(
 def test_cli_convert_sse_bad_line_every_table_keeps_the_rows_its_reader_delivers(tmp_path):
     """A Shanghai log's tables (its replay's, its audit, its bars): each table's rows before the
     bad line, those its own reader delivers before the error (the log's BizIndex order places
-    the lines before a bad one as far as it can: not a clean replay's of the lines before)."""
+    the lines before a bad one as far as it can: not a clean replay's of the lines before). The
+    bad line is past the first 4,096 lines, the window of lines whose event order it leaves
+    unsettled, so that the audit has snapshots settled before it."""
     feed = tmp_path / "g.log"
-    write_sse(feed, 4000, 3, seed=1)
+    write_sse(feed, 8000, 3, seed=1)
     lines = feed.read_text().splitlines(keepends=True)
-    lines[1999] = lines[1999].replace(lines[1999].split()[1], "MsgType=300", 1)
+    lines[5999] = lines[5999].replace(lines[5999].split()[1], "MsgType=300", 1)
     bad = tmp_path / "bad.log"
     bad.write_text("".join(lines))
     tables = ["bbo", "trades", "depth", "audit", "bars"]
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["convert", str(bad), str(out), "--tables", ",".join(tables), "-w", "2"])
     assert res.exit_code == 1 and isinstance(res.exception, FeedError), res.output
-    assert res.exception.record == 2000 and res.exception.kept_in == str(out / "TABLE.parquet.partial")
+    assert res.exception.record == 6000 and res.exception.kept_in == str(out / "TABLE.parquet.partial")
     assert sorted(os.listdir(out)) == sorted(f"{t}.parquet.partial" for t in tables)
     for t in tables:
         batches = []
