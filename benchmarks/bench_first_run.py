@@ -17,7 +17,6 @@ import os
 import resource
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path

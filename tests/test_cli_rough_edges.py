@@ -7,7 +7,6 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from obook.cli import app
 from obook.gen.itch import write_itch
 from tests.frontend_feeds import add, delete, directory, write_feed
 
