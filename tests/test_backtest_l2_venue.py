@@ -3,6 +3,8 @@ instructions through both backtests give the same event rows."""
 
 from __future__ import annotations
 
+import pytest
+
 from obook.backtest import backtest
 from obook.backtest.orders import Order
 from test_backtest_l2 import QUEUE_DAY, l2_table
@@ -127,3 +129,49 @@ def test_l2_venue_cancel_or_replace_of_unknown_or_done_ref_rejected_as_order_lev
         (7, "rejected", "unknown order id"), (1, "rejected", "order is not live (filled, cancelled or expired)"),
         (1, "rejected", "order is not live (filled, cancelled or expired)")]
     assert [h[1] for h in l2_strategy.heard[2:]] == ["rejected"] * 3
+
+
+def _orders(ctx):
+    return {ref: (o.side, o.remaining, bool(o.pending)) for ref, o in ctx.orders.items()}
+
+
+class TurnedAwayThenReuse:
+    """At its first book, a buy of 200 at the ask (FOK, or post-only) with ref 1 and, behind
+    it in the same call, a sell of 10 above the ask with ref 1 again; what ``ctx.orders``
+    holds at each call."""
+
+    def __init__(self, first):
+        self.books, self.first, self.seen, self.heard = 0, first, [], []
+
+    def on_book(self, ctx):
+        self.books += 1
+        self.seen.append(_orders(ctx))
+        ask = ctx.top()[2]
+        if self.books == 1:
+            flags = dict(tif="FOK") if self.first == "FOK" else dict(post_only=True)
+            return [Order("enter", "AAA", "B", 200, ask, ref=1, **flags), Order("enter", "AAA", "S", 10, ask + 20, ref=1)]
+        return None
+
+    def on_order(self, ctx, update):
+        self.heard.append((update.ref, update.event, _orders(ctx)))
+
+
+@pytest.mark.parametrize("first, reason", [("FOK", "fill-or-kill order cannot fill completely"),
+                                           ("post-only", "post-only order would take liquidity")])
+def test_l2_venue_turned_away_order_frees_its_ref_for_the_order_sent_behind_it_as_order_level(tmp_path, first,
+                                                                                              reason):
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2_strategy, mbo_strategy = TurnedAwayThenReuse(first), TurnedAwayThenReuse(first)
+    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
+    mbo = backtest(str(day), mbo_strategy, format="csv").events.select(SAME).to_pylist()
+    assert l2 == mbo
+    assert [(e["ref"], e["event"], e["side"], e["quantity"], e["reason"]) for e in l2] == [
+        (1, "rejected", "B", 200, reason), (1, "accepted", "S", 10, None), (1, "rested", "S", 10, None),
+        (1, "expired", "S", 10, "end of session")]
+    for s in (l2_strategy, mbo_strategy):
+        # the turned-away buy's rejection leaves the sell of ref 1 in flight, then live
+        assert s.heard[:3] == [(1, "rejected", {1: ("S", 10, True)}), (1, "accepted", {1: ("S", 10, False)}),
+                               (1, "rested", {1: ("S", 10, False)})]
+        assert s.seen[-1] == {1: ("S", 10, False)}
+

@@ -76,3 +76,35 @@ def test_bt_send_compiled_and_python_same_rows():
     got = [_run(send, ORDERS) for send in (bt_send, bt_send.py_func, _queue_py)]
     for INS, LO, S, _ in got[1:]:
         assert np.array_equal(INS, got[0][0]) and np.array_equal(LO, got[0][1]) and np.array_equal(S, got[0][2])
+
+
+def _respond(deliver, INS, LO, S, responses):
+    """Each response (key, kind, reason, price, qty, rem, row) through ``deliver``; the
+    strategy's record of each key after each, as (ref, state, side, price, remaining)."""
+    from obook._kernels.backtest_layout import R_KEY, R_KIND, R_PRICE, R_QTY, R_REASON, R_REM, R_ROW, R_WIDTH
+
+    RQ, PL = np.zeros((len(responses), R_WIDTH), np.int64), np.zeros(2, np.int64)
+    seen = []
+    for q, (key, kind, reason, price, qty, rem, row) in enumerate(responses):
+        RQ[q, [R_KEY, R_KIND, R_REASON, R_PRICE, R_QTY, R_REM, R_ROW]] = key, kind, reason, price, qty, rem, row
+        deliver(RQ, LO, PL, INS, S, q)
+        seen.append(tuple(int(v) for v in LO[key, [LO_REF, LO_STATE, LO_SIDE, LO_PRICE, LO_REM]]))
+    return seen
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_deliver_turned_away_pending_order_makes_next_sent_order_of_its_ref_the_record(compiled):
+    from obook._kernels.backtest import deliver
+    from obook._kernels.backtest_layout import LO_OPEN
+    from obook._kernels.simulate_layout import K_ACCEPTED, K_REJECTED, R_FOK, TIF_FOK
+
+    deliver = deliver if compiled else deliver.py_func
+    buy = {I_TB: 1, I_KEY: 3, I_ACT: OP_NEW, I_SIDE: 0, I_QTY: 200, I_PRICE: 1010, I_TIF: TIF_FOK, X_REF: 1}
+    refused = {**buy, I_SIDE: 1, I_QTY: 7, I_TIF: 0, X_REFUSED: 2}
+    sell = {**buy, I_SIDE: 1, I_QTY: 10, I_PRICE: 1030, I_TIF: 0}
+    INS, LO, S, _ = _run(bt_send, [buy, refused, sell])
+    assert tuple(LO[3, [LO_STATE, LO_SIDE, LO_REM]]) == (LO_PENDING, 0, 200)     # the others kept out
+    # the FOK turned away: the sell (row 3, sent after it and not refused) is the record, pending
+    assert _respond(deliver, INS, LO, S, [(3, K_REJECTED, R_FOK, 1010, 200, 0, 1),
+                                          (3, K_ACCEPTED, 0, 1030, 10, 10, 3)]) == [
+        (1, LO_PENDING, 1, 1030, 10), (1, LO_OPEN, 1, 1030, 10)]

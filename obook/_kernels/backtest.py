@@ -30,11 +30,11 @@ from .simulate import (OwnBooks, copy_row, emit, feed_best, feed_event, in_aucti
                        note_print, open_cross, opens, shadow_room, shown, top_level, unlink)
 from .book import LV_PRICE, level_by_rank
 from .simulate_layout import (B_CFROM, B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME, E_KIND, E_KEY, E_PRICE, E_QTY, E_REASON,
-                              E_REM, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
+                              E_REM, E_ROW, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
-                              K_EXPIRED, K_FILLED, K_PARTIAL, K_QUEUE, K_REJECTED,
+                              K_EXPIRED, K_FILLED, K_MODIFIED, K_PARTIAL, K_QUEUE, K_REJECTED,
                               NONE, O_DONE, O_NEXT, O_PRICE, O_REM, O_SIDE, O_STATE, O_TIF, OP_CANCEL,
-                              OP_MODIFY, OP_NEW, R_DUPLICATE_ID, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED,
+                              OP_MODIFY, OP_NEW, R_DUPLICATE_ID, R_FOK, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED,
                               TIF_DAY, TIF_FOK, TIF_GTC)
 from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
                               C_PRICE, C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME,
@@ -45,7 +45,7 @@ from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, 
                               LO_PRICE, LO_REF, LO_REM, LO_SIDE, LO_STATE, LO_TB, M_ASK, M_BID, M_SEQ,
                               M_TB, M_TIME, MAX_PRICE, NEED_ROOM, OK, OUT_ROWS, Q_ACT, Q_MARKET, Q_ORIG, Q_POST,
                               Q_PRICE, Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF, R_DUE, R_FILL_PX, R_KEY, R_KIND,
-                              R_POST_ONLY, R_PRICE, R_QTY, R_REASON, R_REM, R_SIDE, R_TAKER, R_TIME,
+                              R_POST_ONLY, R_PRICE, R_QTY, R_REASON, R_REM, R_ROW, R_SIDE, R_TAKER, R_TIME,
                               RISK_BAND, RISK_NO_PRICE, RISK_NOTIONAL, RISK_RATE, RISK_SIZE, ROOM_HASH,
                               ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_MARKS, ROOM_OUT, ROOM_RQ, ROOM_SHADOW,
                               ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS, S_COMPILED, S_DRAW0, S_FINISH, S_IMM,
@@ -139,16 +139,25 @@ def risk_check(RK, W, S, act, side, qty, price, market, bid, ask, now):
 # ---------------------------------------------------------------- sending (both paths)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def pending(LO, INS, key, q, price):
+    """The strategy's record of order key: the new order of instruction row q, pending at
+    ``price``."""
+    LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_PENDING, INS[q, I_SIDE], price
+    LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = INS[q, I_QTY], 0, INS[q, I_TB], INS[q, X_REF]
+
+
 @njit(cache=True, _nrt=False)
 def bt_queue(INS, LO, S, LM, LA, LB):
     """Queue the instruction written at the tail of INS (S[S_INS_TAIL]: its SEND_FIELDS, the
     rest zero; sent at local time X_SEND): it reaches the venue ``order latency`` later,
     never before an earlier one (one session, in order). A refused one (risk gate) is only
     logged. A new order whose ref's order is pending or open leaves that order's record as it
-    is (the venue rejects it as a duplicate id). Returns its row."""
+    is (the venue rejects it as a duplicate id, unless that order is turned away whole first:
+    deliver). Returns its row."""
     q = S[S_INS_TAIL]
     act, key, side, tb, ref = INS[q, I_ACT], INS[q, I_KEY], INS[q, I_SIDE], INS[q, I_TB], INS[q, X_REF]
-    market, price, qty = INS[q, I_MARKET], INS[q, I_PRICE], INS[q, I_QTY]
+    market, price = INS[q, I_MARKET], INS[q, I_PRICE]
     INS[q, I_ROW] = q + 1
     kept = act == OP_NEW and (LO[key, LO_STATE] == LO_PENDING or LO[key, LO_STATE] == LO_OPEN)
     INS[q, I_HAS_PRICE] = 0 if (market or (act == OP_MODIFY and price < 0)) else 1
@@ -166,8 +175,7 @@ def bt_queue(INS, LO, S, LM, LA, LB):
         INS[q, I_ARR] = arr
         INS[q, I_PROBE] = arr
         if act == OP_NEW and not kept:
-            LO[key, LO_STATE], LO[key, LO_SIDE], LO[key, LO_PRICE] = LO_PENDING, side, price
-            LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = qty, 0, tb, ref
+            pending(LO, INS, key, q, price)
         elif act == OP_MODIFY:
             LO[key, LO_REF] = ref
     S[S_INS_TAIL] = q + 1
@@ -200,7 +208,7 @@ def respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x):
         S[S_LAST_RESP] = due
         RQ[q, R_DUE], RQ[q, R_KEY], RQ[q, R_KIND], RQ[q, R_REASON] = due, EV[r, E_KEY], kind, EV[r, E_REASON]
         RQ[q, R_SIDE], RQ[q, R_PRICE], RQ[q, R_QTY], RQ[q, R_REM] = EV[r, E_SIDE], EV[r, E_PRICE], EV[r, E_QTY], EV[r, E_REM]
-        RQ[q, R_FILL_PX], RQ[q, R_TAKER], RQ[q, R_TIME] = 0, 0, x
+        RQ[q, R_FILL_PX], RQ[q, R_TAKER], RQ[q, R_TIME], RQ[q, R_ROW] = 0, 0, x, EV[r, E_ROW]
         if kind == K_FILLED or kind == K_PARTIAL:
             RQ[q, R_FILL_PX], RQ[q, R_TAKER] = FL[f, F_PRICE], FL[f, F_TAKER]
             f += 1
@@ -287,12 +295,15 @@ def top_of(B, Bv, VT, S, tb, C):
 
 
 @njit(cache=True, _nrt=False)
-def deliver(RQ, LO, PL, q):
+def deliver(RQ, LO, PL, INS, S, q):
     """Response q reaches the strategy: its local order table and position follow (not on
     the rejection of a duplicate id: the record is the live or finished order's of that ref,
-    unless it is the rejected order's own, still pending)."""
-    k, kind = RQ[q, R_KEY], RQ[q, R_KIND]
-    if kind == K_REJECTED and RQ[q, R_REASON] == R_DUPLICATE_ID and LO[k, LO_STATE] != LO_PENDING:
+    unless it is the rejected order's own, still pending). A pending order turned
+    away whole (FOK, post-only) frees its ref: the next new order of that ref sent after it
+    (then rejected as a duplicate no more) is the record, pending."""
+    k, kind, row = RQ[q, R_KEY], RQ[q, R_KIND], RQ[q, R_ROW]
+    was = LO[k, LO_STATE]
+    if kind == K_REJECTED and RQ[q, R_REASON] == R_DUPLICATE_ID and was != LO_PENDING:
         return
     if kind == K_FILLED or kind == K_PARTIAL:
         f = RQ[q, R_QTY]
@@ -301,13 +312,19 @@ def deliver(RQ, LO, PL, q):
     LO[k, LO_REM] = RQ[q, R_REM]
     if RQ[q, R_PRICE] >= 0:
         LO[k, LO_PRICE] = RQ[q, R_PRICE]
-    if RQ[q, R_REM] == 0 and kind != 8:         # 8: modified (to 0 shares it is a cancel)
+    if RQ[q, R_REM] == 0 and kind != K_MODIFIED:        # (modified to 0 shares it is a cancel)
         LO[k, LO_STATE] = LO_DONE
     elif kind == K_REJECTED:
         if LO[k, LO_STATE] == LO_PENDING:
             LO[k, LO_STATE] = LO_DONE
     elif LO[k, LO_STATE] != LO_DONE:
         LO[k, LO_STATE] = LO_OPEN
+    if kind == K_REJECTED and was == LO_PENDING and row >= 1 and (
+            RQ[q, R_REASON] == R_FOK or RQ[q, R_REASON] == R_POST_ONLY):
+        for j in range(row, S[S_INS_TAIL]):
+            if INS[j, I_KEY] == k and INS[j, I_ACT] == OP_NEW and INS[j, X_REFUSED] == 0:
+                pending(LO, INS, k, j, INS[j, I_PRICE])
+                break
 
 
 @njit(cache=True, _nrt=False)
@@ -438,13 +455,13 @@ def lazy_responses(S):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def settle(RQ, LO, PL, S, w):
+def settle(RQ, LO, PL, INS, S, w):
     """Lazy responses: those due by local time w reach the strategy's order table and
     position now, in order, as they would have one by one (nothing reads them between)."""
     while S[S_RQ_HEAD] < S[S_RQ_TAIL] and RQ[S[S_RQ_HEAD], R_DUE] <= w:
         q = S[S_RQ_HEAD]
         S[S_RQ_HEAD] = q + 1
-        deliver(RQ, LO, PL, q)
+        deliver(RQ, LO, PL, INS, S, q)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -614,7 +631,7 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
                     return NEED_ROOM
             q = S[S_RQ_HEAD]
             S[S_RQ_HEAD] = q + 1
-            deliver(RQ, LO, PL, q)
+            deliver(RQ, LO, PL, INS, S, q)
             if S[S_SUB] & SUB_ORDERS:
                 k = RQ[q, R_KEY]
                 call_row(C, CALL_ORDER, w, LO[k, LO_TB], B, Bv, VT, PL, S)
@@ -633,7 +650,7 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
             if LAG[h, EV_ACTION] & DEFER:
                 continue
             if S[S_SUB] & SUB_BOOK or (S[S_SUB] & SUB_BBO and view_changed(B, Bv, VT, S, vtb, TOPS)):
-                settle(RQ, LO, PL, S, w)
+                settle(RQ, LO, PL, INS, S, w)
                 call_row(C, CALL_BOOK, w, vtb, B, Bv, VT, PL, S)
                 C[C_SEQ] = LAG[h, EV_SEQ]
                 if not S[S_COMPILED]:
@@ -649,7 +666,7 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
                 S[S_CALL] = r
                 return NEED_ROOM
         S[S_TIMER_NEXT] += S[S_TIMER_PERIOD]
-        settle(RQ, LO, PL, S, w)
+        settle(RQ, LO, PL, INS, S, w)
         call_row(C, CALL_TIMER, w, 0, B, Bv, VT, PL, S)
         if not S[S_COMPILED]:
             S[S_CALL] = CALL_TIMER
@@ -856,7 +873,7 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
                     return NEED_ROOM
                 q = S[S_RQ_HEAD]
                 S[S_RQ_HEAD] = q + 1
-                deliver(RQ, LO, PL, q)
+                deliver(RQ, LO, PL, INS, S, q)
                 if S[S_SUB] & SUB_ORDERS:
                     call_row(C, CALL_ORDER, t, LO[RQ[q, R_KEY], LO_TB], B, Bv, VT, PL, S)
                     order_call(C, RQ, LO, q)
@@ -903,7 +920,7 @@ def bt_finish(books, view, run, gate, fn, state, OUT, day_end, at):
                        LO, REFKEY, PL, TOPS, S, C, LM, LA, LB, RK, W, fn, state, OUT, at)
         if status != OK:
             return status
-        settle(RQ, LO, PL, S, FOREVER)
+        settle(RQ, LO, PL, INS, S, FOREVER)
         S[S_FINISH] = 1
         if day_end:
             for tb in range(BK.shape[0]):

@@ -32,9 +32,9 @@ LAT_FEED, LAT_ORDER, LAT_RESPONSE = 0, 1, 2
 # latency modes: constant, a table (times, values) interpolated in time, seeded draws in turn
 LM_CONST, LM_TABLE, LM_DRAWS = 0, 1, 2
 
-# responses queued for the strategy RQ[cap, R_WIDTH]
-(R_DUE, R_KEY, R_KIND, R_REASON, R_SIDE, R_PRICE, R_QTY, R_REM, R_FILL_PX, R_TAKER, R_TIME) = range(11)
-R_WIDTH = 11
+# responses queued for the strategy RQ[cap, R_WIDTH] (R_ROW: the instruction's row, I_ROW; -1: none)
+(R_DUE, R_KEY, R_KIND, R_REASON, R_SIDE, R_PRICE, R_QTY, R_REM, R_FILL_PX, R_TAKER, R_TIME, R_ROW) = range(12)
+R_WIDTH = 12
 
 # feed events queued for the view LAG[cap, LAG_WIDTH]: the event row, then its due time
 # (obook._kernels.layout EV_WIDTH = 10), then (compiled strategies) the book's best bid key

@@ -15,8 +15,9 @@ import math
 import numpy as np
 
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
+from .._kernels.backtest_layout import R_POST_ONLY
 from .._kernels.simulate_layout import (I_ARR, I_ROW, I_TB, K_ACCEPTED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED,
-                                        NONE, OP_MODIFY, OP_NEW)
+                                        NONE, OP_MODIFY, OP_NEW, R_FOK)
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
                      flags_of, order_numbers, send_each, side_of, tif_of)
@@ -196,6 +197,9 @@ class L2Run:
         if kept is not None and kind == K_ACCEPTED:     # the live order of its ref ended first: this one is it
             self.local[ref] = kept
         o = kept if kept is not None and kind == K_REJECTED else self.local.get(ref)
+        if o is not None and kept is None and o[6] == "pending" and kind == K_REJECTED \
+                and reason in (R_FOK, R_POST_ONLY):
+            self._next_pending(ref, key, row)
         fill = kind in (K_FILLED, K_PARTIAL)
         if o is None:           # a cancel or replace of a ref never sent: rejected, no record to follow
             o = [self.names[int(self.venue.ins[row - 1][I_TB])]]
@@ -213,6 +217,14 @@ class L2Run:
                               ("taker" if taker else "maker") if fill else None, venue_time)
             self.ctx.instrument = o[0]
             self._call("on_order", lambda: self.strategy.on_order(self.ctx, upd), t, self.tb_of[o[0]])
+
+    def _next_pending(self, ref, key, row):
+        """The pending order of ``ref`` (instruction ``row``) was turned away whole, freeing
+        its ref: the next new order of that ref sent after it is the ref's record, pending
+        (the turned-away one's record is finished by the caller)."""
+        later = [r for r, record in self.kept.items() if r > row and record[7] == key]
+        if later:
+            self.local[ref] = self.kept.pop(min(later))
 
     def _call(self, method, fn, t, tb):
         """``fn()``, the strategy's ``method`` (None: the strategy itself, called with a top),
