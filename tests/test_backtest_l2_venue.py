@@ -175,3 +175,47 @@ def test_l2_venue_turned_away_order_frees_its_ref_for_the_order_sent_behind_it_a
                                (1, "rested", {1: ("S", 10, False)})]
         assert s.seen[-1] == {1: ("S", 10, False)}
 
+
+class CancelAndReplace:
+    """A passive buy of 10 with ref 1 at its first book; at its second, a cancel of ref 1 and
+    a replace of ref 1 by ref 2 (in ``order``: "cancel first" or "replace first"); what
+    ``ctx.orders`` holds at each call and the refs it hears."""
+
+    def __init__(self, order):
+        self.books, self.order, self.seen, self.heard = 0, order, [], []
+
+    def on_book(self, ctx):
+        self.books += 1
+        self.seen.append(_orders(ctx))
+        ask = ctx.top()[2]
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 10, ask - 20, ref=1)]
+        if self.books == 2:
+            cancel = Order("cancel", "AAA", "B", 0, 0, ref=1)
+            replace = Order("replace", "AAA", "B", 3, ask - 30, ref=2, orig=1)
+            return [cancel, replace] if self.order == "cancel first" else [replace, cancel]
+        return None
+
+    def on_order(self, ctx, update):
+        self.heard.append((update.ref, update.event, _orders(ctx)))
+
+
+@pytest.mark.parametrize("order, heard", [
+    ("cancel first", [(1, "accepted"), (1, "rested"), (1, "cancelled"), (1, "rejected")]),
+    ("replace first", [(1, "accepted"), (1, "rested"), (2, "modified"), (2, "rested"), (2, "cancelled")])])
+def test_l2_venue_replace_renames_the_order_when_accepted_as_order_level(tmp_path, order, heard):
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2_strategy, mbo_strategy = CancelAndReplace(order), CancelAndReplace(order)
+    # responses reach the strategy two books after the venue (the L2 day's rows are 1,000 ns apart)
+    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy, response_latency=2_000).events.select(SAME).to_pylist()
+    mbo = backtest(str(day), mbo_strategy, format="csv", response_latency=2 * 1_000_000).events.select(SAME)
+    assert l2 == mbo.to_pylist()
+    for s in (l2_strategy, mbo_strategy):
+        assert [h[:2] for h in s.heard] == heard
+        # the cancel and the replace sent, neither answered: the order keeps ref 1
+        assert list(s.seen[2]) == [1]
+    if order == "cancel first":         # the replace is rejected: every response names ref 1, as the events do
+        assert [h[0] for h in l2_strategy.heard] == [e["ref"] for e in l2]
+    else:                               # accepted: the order is ref 2 from its modified response on
+        assert mbo_strategy.heard[2][2] == l2_strategy.heard[2][2] == {2: ("B", 3, False)}

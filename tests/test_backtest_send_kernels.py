@@ -65,9 +65,10 @@ def test_bt_send_orders_rows_and_local_table_as_worked_by_hand(send):
     for c in (I_TB, I_KEY, I_ACT, I_SIDE, I_QTY, I_TIF, I_MARKET, X_POST, X_SEND, X_REF, X_ORIG, X_REFUSED):
         assert list(INS[:5, c]) == [o.get(c, 0) for o in ORDERS], c
     assert np.all(INS[5:] == -7)
-    # the strategy's table: pending with its quantity; a modify moves the ref; refused: done
+    # the strategy's table: pending with its quantity; a modify sent leaves the ref (the venue's
+    # acceptance moves it); refused: done
     assert (LO[3, LO_STATE], LO[3, LO_SIDE], LO[3, LO_PRICE], LO[3, LO_REM], LO[3, LO_TB], LO[3, LO_REF]) == (
-        LO_PENDING, 1, 1010, 200, 1, 33)
+        LO_PENDING, 1, 1010, 200, 1, 31)
     assert (LO[4, LO_STATE], LO[4, LO_PRICE], LO[4, LO_REM], LO[4, LO_REF]) == (LO_PENDING, 77, 50, 32)
     assert (LO[5, LO_STATE], LO[5, LO_REM], LO[5, LO_TB], LO[5, LO_REF]) == (LO_DONE, 0, 0, 34)
 
@@ -90,6 +91,22 @@ def _respond(deliver, INS, LO, S, responses):
         deliver(RQ, LO, PL, INS, S, q)
         seen.append(tuple(int(v) for v in LO[key, [LO_REF, LO_STATE, LO_SIDE, LO_PRICE, LO_REM]]))
     return seen
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_deliver_replace_renames_record_at_its_modified_response_not_at_its_rejection(compiled):
+    from obook._kernels.backtest import deliver
+    from obook._kernels.backtest_layout import LO_OPEN
+    from obook._kernels.simulate_layout import K_ACCEPTED, K_MODIFIED, K_REJECTED, R_NOT_LIVE
+
+    deliver = deliver if compiled else deliver.py_func
+    INS, LO, S, _ = _run(bt_send, ORDERS)       # row 3: the replace of ref 31 by ref 33
+    assert _respond(deliver, INS, LO, S, [(3, K_ACCEPTED, 0, 1010, 200, 200, 1),
+                                          (3, K_REJECTED, R_NOT_LIVE, 1010, 150, 0, 3)])[1][0] == 31
+    INS, LO, S, _ = _run(bt_send, ORDERS)
+    assert _respond(deliver, INS, LO, S, [(3, K_ACCEPTED, 0, 1010, 200, 200, 1),
+                                          (3, K_MODIFIED, 0, 1010, 150, 150, 3)]) == [
+        (31, LO_OPEN, 1, 1010, 200), (33, LO_OPEN, 1, 1010, 150)]
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])

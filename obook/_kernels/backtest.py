@@ -154,7 +154,8 @@ def bt_queue(INS, LO, S, LM, LA, LB):
     never before an earlier one (one session, in order). A refused one (risk gate) is only
     logged. A new order whose ref's order is pending or open leaves that order's record as it
     is (the venue rejects it as a duplicate id, unless that order is turned away whole first:
-    deliver). Returns its row."""
+    deliver). A replace renames the record only when the venue accepts it (deliver).
+    Returns its row."""
     q = S[S_INS_TAIL]
     act, key, side, tb, ref = INS[q, I_ACT], INS[q, I_KEY], INS[q, I_SIDE], INS[q, I_TB], INS[q, X_REF]
     market, price = INS[q, I_MARKET], INS[q, I_PRICE]
@@ -176,8 +177,6 @@ def bt_queue(INS, LO, S, LM, LA, LB):
         INS[q, I_PROBE] = arr
         if act == OP_NEW and not kept:
             pending(LO, INS, key, q, price)
-        elif act == OP_MODIFY:
-            LO[key, LO_REF] = ref
     S[S_INS_TAIL] = q + 1
     return q
 
@@ -298,13 +297,16 @@ def top_of(B, Bv, VT, S, tb, C):
 def deliver(RQ, LO, PL, INS, S, q):
     """Response q reaches the strategy: its local order table and position follow (not on
     the rejection of a duplicate id: the record is the live or finished order's of that ref,
-    unless it is the rejected order's own, still pending). A pending order turned
+    unless it is the rejected order's own, still pending). A replace's new ref names the
+    record from the venue's acceptance on (its modified response). A pending order turned
     away whole (FOK, post-only) frees its ref: the next new order of that ref sent after it
     (then rejected as a duplicate no more) is the record, pending."""
     k, kind, row = RQ[q, R_KEY], RQ[q, R_KIND], RQ[q, R_ROW]
     was = LO[k, LO_STATE]
     if kind == K_REJECTED and RQ[q, R_REASON] == R_DUPLICATE_ID and was != LO_PENDING:
         return
+    if kind == K_MODIFIED and row >= 1 and INS[row - 1, I_ACT] == OP_MODIFY:
+        LO[k, LO_REF] = INS[row - 1, X_REF]
     if kind == K_FILLED or kind == K_PARTIAL:
         f = RQ[q, R_QTY]
         LO[k, LO_FILLED] += f

@@ -53,9 +53,11 @@ class Context:
         got = {}
         for ref, k in list(w.open.items()):
             state = LO[k, LO_STATE]
-            if (state != LO_OPEN and state != LO_PENDING) or int(LO[k, LO_REF]) != ref:
-                del w.open[ref]         # finished, or replaced under another ref
+            if state != LO_OPEN and state != LO_PENDING:
+                del w.open[ref]         # finished
                 continue
+            if int(LO[k, LO_REF]) != ref:
+                continue                # a replace's ref before the venue accepts it, or the old one after
             got[ref] = OpenOrder(ref, w.names[int(LO[k, LO_TB])], "BS"[int(LO[k, LO_SIDE])],
                                  int(LO[k, LO_PRICE]), int(LO[k, LO_REM]), int(LO[k, LO_FILLED]),
                                  state == LO_PENDING)

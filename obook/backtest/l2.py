@@ -107,6 +107,7 @@ class L2Run:
         self.pos = [0] * len(self.names)
         self.local = {}                     # ref -> [symbol, side, price, remaining, filled, pending, state, key]
         self.kept = {}                      # row -> the record of a new order sent while its ref's was live
+        self.renames = {}                   # row -> the new ref of a replace not yet answered
         self.ref_key, self.key_ref = {}, {}
         self.heap, self.order = [], itertools.count()
         self.last_arrival = self.last_response = 0
@@ -192,6 +193,12 @@ class L2Run:
                 self._call("on_timer", lambda: self.strategy.on_timer(self.ctx), t, 0)
 
     def _deliver(self, t, key, kind, reason, price, qty, rem, fill_price, taker, venue_time, row):
+        renamed = self.renames.pop(row, None)
+        if renamed is not None and kind == K_MODIFIED:  # the venue accepted the replace: its ref names the order
+            old = self.key_ref[key]
+            if old in self.local:
+                self.local[renamed] = self.local.pop(old)
+            self.key_ref[key] = renamed
         ref = self.key_ref[key]
         kept = self.kept.pop(row, None)
         if kept is not None and kind == K_ACCEPTED:     # the live order of its ref ended first: this one is it
@@ -268,14 +275,15 @@ class L2Run:
         self.key_ref.setdefault(key, ref)
         if act == OP_NEW:
             record = [symbol, "BS"[side], price, qty, 0, True, "done" if refused else "pending", key]
-            if self.local.get(ref, [None] * 7)[6] in ("pending", "open"):
+            live = self.local.get(self.key_ref.get(key, ref), [None] * 7)      # the order of that id, by its name now
+            if live[6] in ("pending", "open"):
                 if not refused:         # the venue rejects it as a duplicate id unless the live one ends first
                     self.kept[int(r[I_ROW])] = record
             else:
                 self.local[ref] = record
+                self.key_ref[key] = ref
         elif act == OP_MODIFY and not refused and target in self.local:
-            self.local[ref] = self.local.pop(target)
-            self.key_ref[key] = ref
+            self.renames[int(r[I_ROW])] = ref       # the record takes the new ref when the venue accepts it
             self.ref_key[ref] = key
         if refused:
             return
