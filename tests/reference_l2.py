@@ -24,17 +24,15 @@ def parse(text: str) -> list[dict]:
     return out
 
 
-def sse_bbo(text: str) -> dict[str, list[tuple]]:
-    """{ticker: [(time ns, bid px, bid qty, bid orders, ask px, ask qty, ask orders), ...]}:
-    a row per order or trade that changes the security's BBO (None for an empty side)."""
+def _sse_replay(text: str):
+    """The orders and trades of a Shanghai log in BizIndex order (per channel), applied to
+    dict books: yields (ticker, time ns, message, book after it) per message."""
     msgs = [m for m in parse(text) if m["MsgType"] in ("191", "192")]
     msgs.sort(key=lambda m: (int(m["ChannelNo"]), int(m["BizIndex"])))
     books: dict[str, dict[int, list]] = {}
-    out: dict[str, list] = {}
     for m in msgs:
         tk = f"{int(m['SecurityID']):06d}"
         book = books.setdefault(tk, {})
-        before = _bbo(book)
         if m["MsgType"] == "192":
             no = int(m["OrderNo"])
             if m["OrdType"] == "65":
@@ -42,20 +40,83 @@ def sse_bbo(text: str) -> dict[str, list[tuple]]:
             else:
                 del book[no]
         else:
-            x = m["ExecType"]
-            refs = {"66": [m["OfferApplSeqNum"]], "83": [m["BidApplSeqNum"]]}.get(
-                x, [m["BidApplSeqNum"], m["OfferApplSeqNum"]])
-            for r in refs:
+            for r in _sse_reduced(m):
                 o = book[int(r)]
                 o[2] -= int(m["LastQty"])
                 if o[2] <= 0:
                     del book[int(r)]
+        t = int(m["TransactTime"])
+        ns = ((t // 1000000 * 3600 + t // 10000 % 100 * 60 + t // 100 % 100) * 100 + t % 100) * 10_000_000
+        yield tk, ns, m, book
+
+
+def _sse_reduced(m: dict) -> list[str]:
+    """The orders a trade reduces: the sell order when the buyer was the aggressor (B), the
+    buy order for S, both in a call auction (N, the buy order first)."""
+    return {"66": [m["OfferApplSeqNum"]], "83": [m["BidApplSeqNum"]]}.get(
+        m["ExecType"], [m["BidApplSeqNum"], m["OfferApplSeqNum"]])
+
+
+def sse_bbo(text: str) -> dict[str, list[tuple]]:
+    """{ticker: [(time ns, bid px, bid qty, bid orders, ask px, ask qty, ask orders), ...]}:
+    a row per order or trade that changes the security's BBO (None for an empty side)."""
+    out: dict[str, list] = {}
+    last: dict[str, tuple] = {}
+    for tk, ns, _m, book in _sse_replay(text):
         after = _bbo(book)
-        if after != before:
-            t = int(m["TransactTime"])
-            ns = ((t // 1000000 * 3600 + t // 10000 % 100 * 60 + t // 100 % 100) * 100 + t % 100) * 10_000_000
+        if after != last.get(tk, _bbo({})):
             out.setdefault(tk, []).append((ns,) + after)
+        last[tk] = after
     return out
+
+
+def sse_trades(text: str) -> dict[str, list[tuple]]:
+    """{ticker: [(time ns, price, shares, resting side, order ref, match), ...]}: a row per
+    trade line, as obook's trades table gives it (side and ref: of the order it reduces,
+    the buy order of a call auction's trade; match: its BizIndex)."""
+    out: dict[str, list] = {}
+    for tk, ns, m, _book in _sse_replay(text):
+        if m["MsgType"] == "191":
+            side = "S" if m["ExecType"] == "66" else "B"
+            out.setdefault(tk, []).append((ns, int(m["LastPx"]), int(m["LastQty"]), side,
+                                           int(_sse_reduced(m)[0]), int(m["BizIndex"])))
+    return out
+
+
+def sse_depth(text: str, levels: int) -> dict[str, list[tuple]]:
+    """{ticker: [(time ns, bids, asks), ...]}: a row per order or trade that changes the
+    security's top ``levels`` levels; bids and asks ``levels`` (price, shares, orders) best
+    first, padded with None."""
+    out: dict[str, list] = {}
+    last: dict[str, tuple] = {}
+    for tk, ns, _m, book in _sse_replay(text):
+        after = tuple(tuple(_levels(book, side, levels)) for side in ("66", "83"))
+        if after != last.get(tk, ((None,) * levels,) * 2):
+            out.setdefault(tk, []).append((ns,) + after)
+        last[tk] = after
+    return out
+
+
+def depth_by_ticker(table, levels: int) -> dict[str, list[tuple]]:
+    """An obook depth table as :func:`sse_depth` rows."""
+    out: dict[str, list] = {}
+    for row in table.to_pylist():
+        sides = tuple(tuple(None if row[f"{s}_px_{i}"] is None else
+                            (row[f"{s}_px_{i}"], row[f"{s}_qty_{i}"], row[f"{s}_orders_{i}"])
+                            for i in range(1, levels + 1)) for s in ("bid", "ask"))
+        out.setdefault(row["ticker"], []).append((row["time"],) + sides)
+    return out
+
+
+def _levels(book, side: str, levels: int) -> list:
+    agg: dict[int, list] = {}
+    for s, price, shares in book.values():
+        if s == side:
+            lv = agg.setdefault(price, [price, 0, 0])
+            lv[1] += shares
+            lv[2] += 1
+    best = sorted(agg, reverse=side == "66")[:levels]
+    return [tuple(agg[p]) for p in best] + [None] * (levels - len(best))
 
 
 def _bbo(book) -> tuple:
