@@ -326,6 +326,7 @@ def test_plot_backtest_table_without_a_column_or_of_wrong_type_one_line_error(ru
 
 
 def test_plot_backtest_series_of_a_shanghai_run_position_in_shares_equity_in_the_currency(tmp_path):
+    continuous = (9 * 3600 + 30 * 60) * 10**9          # (the generated day: its opening call auction before)
     from obook.backtest import backtest
     from obook.backtest.orders import Order
     from obook.gen.sse import write_sse
@@ -340,7 +341,7 @@ def test_plot_backtest_series_of_a_shanghai_run_position_in_shares_equity_in_the
 
         def on_book(self, ctx):
             bid, _, ask, _ = ctx.top()
-            if self.sent or ask is None:
+            if self.sent or ask is None or ctx.time < continuous:     # (an IOC takes nothing in a call auction)
                 return None
             self.sent = True
             return [Order("enter", "600000", "B", 5000, ask, ref=1, tif="IOC")]

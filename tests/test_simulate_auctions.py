@@ -182,16 +182,20 @@ def test_simulate_kernel_no_call_auctions_own_orders_cross_on_arrival(monkeypatc
     assert _rows(t["fills"], "seq", "order_id", "price", "quantity", "liquidity")[:1] == [(3, 2, 1010, 30, "taker")]
 
 
-def _auction_day(tmp_path, fmt):
-    """A day's feed (Shenzhen: generated; Shanghai: the real day beside the repository), a
+def _auction_day(tmp_path, fmt, real=False):
+    """A day's feed (generated; Shanghai ``real``: the real day beside the repository), a
     security of an opening uncross, its best bid and ask at the latest moment of the opening
     call auction both are there (uncrossed if ever), and its uncross's first trade."""
     import obook
+    from obook.gen.sse import write_sse
     from obook.gen.szse import write_szse
 
     if fmt == "szse":
         feed = tmp_path / "sz.log"
         write_szse(feed, 3_000, 4, 1)
+    elif not real:
+        feed = tmp_path / "sh.log"
+        write_sse(feed, 3_000, 4, 1)
     else:
         from conftest import SHARED_DATA
 
@@ -210,13 +214,13 @@ def _auction_day(tmp_path, fmt):
     raise AssertionError("no security with both sides in the opening call auction")
 
 
-@pytest.mark.parametrize("fmt", ["szse", "sse"])
-def test_simulate_china_day_order_in_opening_auction_fills_in_the_uncross_at_its_price(tmp_path, fmt):
+@pytest.mark.parametrize("fmt,real", [("szse", False), ("sse", False), ("sse", True)])
+def test_simulate_china_day_order_in_opening_auction_fills_in_the_uncross_at_its_price(tmp_path, fmt, real):
     """A buy through the ask in the opening call auction takes nothing on arrival: it rests
     and is executed in the uncross (it bids above the auction price) at the auction price."""
     from obook.simulation import simulate
 
-    feed, ticker, quote, trade = _auction_day(tmp_path, fmt)
+    feed, ticker, quote, trade = _auction_day(tmp_path, fmt, real)
     high = max(quote["ask_px"], trade["price"]) * 2
     orders = pa.table({"time": [quote["time"]], "instrument": [ticker], "order_id": [1], "action": ["new"],
                        "side": ["buy"], "tif": ["DAY"], "price": [high], "quantity": [1]})
