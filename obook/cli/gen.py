@@ -397,10 +397,15 @@ def sse(
                                                         "the file name (YYYY-MM-DD or YYYYMMDD); give a folder "
                                                         "(the file is named YYYY-MM-DD.log) or such a name."),
 ) -> None:
-    """Write a synthetic Shanghai AX-SBE text log: orders, deletes, trades naming the resting and
-    the incoming order, file order not BizIndex order, 10-level snapshots with day tallies.
-    Events start at 09:30, 0.2 s apart on average; a day too long for the session ends with
-    its last events at 15:00:00.00."""
+    """Write a synthetic Shanghai AX-SBE text log of a day: the opening call auction (orders and
+    deletes from 09:15, a tenth of the lines; the book may cross) and its uncross at 09:25:00.00
+    (call-auction trades, ExecType N, at one price a security); continuous trading from 09:30
+    (orders, deletes, trades naming the resting and the incoming order); the closing call
+    auction from 14:57 (a twentieth) and its uncross at 15:00:00.00. File order is not
+    BizIndex order (an uncross's trades come before its call's orders, as in the exchange's
+    log). 10-level snapshots with day tallies; during a call auction the exchange's: the
+    uncross price and the shares it would match on both sides' first level. Events are 0.2 s
+    apart on average; a day too long for the session has its last continuous ones at 14:56:59.99."""
     from ..gen.sse import MIN_BYTES, write_sse
 
     out = _named(out, date, ".log", "a Shanghai log")
