@@ -1,6 +1,7 @@
 """A pure-Python reference replayer of the Shanghai AX-SBE text log, independent
 of obook's kernels: parse ``//Key=Value`` lines, sort the orders and trades by BizIndex
-(per channel), apply them to dict books, and list the BBO changes per security."""
+(per channel), apply them to dict books, and list the BBO changes, the trades and the
+depth changes per security."""
 
 from __future__ import annotations
 
