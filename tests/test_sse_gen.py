@@ -64,6 +64,38 @@ def test_sse_gen_same_seed_same_lines_other_seed_other_lines():
     assert generate(3000, securities=3, seed=7) != generate(3000, securities=3, seed=8)
 
 
+def _span(lines: list[str]) -> int:
+    """The most lines an order or trade line comes after a line of its channel with a
+    higher BizIndex (the replay looks 4,096 lines ahead)."""
+    import bisect
+    import re
+
+    most, tops = 0, {}          # channel -> (rising BizIndexes, their lines)
+    for i, line in enumerate(lines):
+        m = re.search(r"ChannelNo=(\d+) .*BizIndex=(\d+)", line)
+        if m is None:
+            continue
+        top, at = tops.setdefault(int(m.group(1)), ([], []))
+        k = bisect.bisect_right(top, int(m.group(2)))
+        if k < len(top):
+            most = max(most, i - at[k])
+        if not top or int(m.group(2)) > top[-1]:
+            top.append(int(m.group(2)))
+            at.append(i)
+    return most
+
+
+@pytest.mark.parametrize("ahead", [100, 1500])
+def test_sse_gen_uncross_trades_ahead_of_the_call_orders_at_most_ahead_events(ahead):
+    """An uncross's trades come before the call's last orders, those and the trades at most
+    ``ahead`` events (the snapshots and the lag of 20 events aside): an uncross of more
+    trades (150 here) has them at their place."""
+    lines = generate(20_000, securities=1, seed=1, ahead=ahead)
+    assert sum("ExecType=78 TransactTime=9250000" in ln for ln in lines) > 150
+    assert _span(lines) <= ahead + ahead // 10 + 40
+    assert _span(lines) > (1000 if ahead == 1500 else 0)
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sse_gen_auction_day_bbo_trades_depth_equal_reference(day, workers):
     text = day.read_text()

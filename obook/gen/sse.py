@@ -9,12 +9,12 @@ resting order and the incoming one, and whatever the incoming order has left is 
 after its trades, as the exchange publishes it; the closing call auction from 14:57 and its
 uncross at 15:00:00.00. The order lines and the trade lines are each in BizIndex order but
 interleaved with a random lag (file order is not event order; a line is at most ``lag``
-events from its place), an uncross's trades before the call's orders (at most ``AHEAD``
-of them), as the real log has them. A snapshot (10 levels a side and the day tallies) of a
-security every few of its events, stamped with the second of its last event; during a
-call auction the exchange's: the price the book would uncross at and the shares it would
-match on the first level of both sides (see ``_call_snapshot``); one of each security
-after each uncross.
+events from its place), an uncross's trades before the call's last orders (those and the
+trades ``AHEAD`` events at most), as the real log has them. A snapshot (10 levels a side
+and the day tallies) of a security every few of its events, stamped with the second of its
+last event; during a call auction the exchange's: the price the book would uncross at and
+the shares it would match on the first level of both sides (see ``_call_snapshot``); one
+of each security after each uncross.
 """
 
 from __future__ import annotations
@@ -112,9 +112,10 @@ OPEN_CALL = (_cs(9, 15), _cs(9, 25))      # the opening call auction: orders, th
 CONTINUOUS = (_cs(9, 30), _cs(14, 57))    # continuous trading (a long day's last events at 14:56:59.99)
 CLOSE_CALL = (_cs(14, 57), T_LAST)        # the closing call auction
 CALL_N = 78                   # ExecType 'N': a call auction's trade
-#: the uncross's trade lines come before at most this many order lines of its call (the real
-#: log's trade stream runs ahead: its uncross trades come before the call's orders), well
-#: inside the replay's window of 4,096 lines
+#: an uncross's trade lines come before the last order lines of its call (the real log's
+#: trade stream runs ahead: its uncross trades come before the call's orders), those order
+#: lines and the trades at most this many events, well inside the replay's window of 4,096
+#: lines (an uncross of more trades: its trades at their place)
 AHEAD = 1500
 
 
@@ -209,14 +210,16 @@ class _Day:
     def call(self, start: int, end: int, until: int, ahead: int) -> None:
         """A call auction from ``start`` until ``end`` (centiseconds) of events until the
         day has ``until`` lines, then its uncross at ``end``, its trades placed before the
-        call's last ``ahead`` orders at most."""
+        call's last orders: those and the trades ``ahead`` events at most."""
         t, first = start, len(self.streams["o"]) + len(self.streams["t"])
         while self.n < until:
             t = min(t + self.rnd.randrange(0, 40), end - 1)
             self.step(t, True)
-        ahead = min(ahead, len(self.streams["o"]) + len(self.streams["t"]) - first)
-        for b in self.books:
-            fills, px = _matching(b)
+        uncross = [_matching(b) for b in self.books]
+        # the trades and the orders after them: at most ``ahead`` lines (events) of the file
+        ahead = max(0, min(ahead, len(self.streams["o"]) + len(self.streams["t"]) - first)
+                    - sum(len(fills) for fills, _ in uncross))
+        for b, (fills, px) in zip(self.books, uncross):
             at = len(self.streams["o"]) + len(self.streams["t"]) - ahead
             for bid, offer, q in fills:
                 self.trade(b, bid, offer, px, q, CALL_N, _time(end), at)
@@ -241,8 +244,9 @@ def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
     """The lines of a synthetic day of about ``events`` order and trade lines: the opening
     call auction (a tenth of them) and its uncross at 09:25, continuous trading from 09:30,
     the closing call auction from 14:57 (a twentieth) and its uncross at 15:00. An
-    uncross's trades come before the call's last ``ahead`` orders (0: at their place, as
-    any line, at most ``lag`` events from it)."""
+    uncross's trades come before the call's last orders, those and the trades ``ahead``
+    events at most (0: the trades at their place, as any line at most ``lag`` events from
+    it)."""
     day = _Day(securities, seed, channels)
     day.call(*OPEN_CALL, max(1, events // 10), ahead)
     t = day.continuous(CONTINUOUS[0], CONTINUOUS[1] - 1, events - max(1, events // 20))
