@@ -15,7 +15,10 @@ prints, for every schedule entry over ``--over`` µs late:
 - where each thread was at the due time (inside the loop, or in Python and since when).
 
 Then the stalls over 20 µs per 100 µs of waiting, by how long the wait had run: flat when
-the host takes the core away at random times. Options probe two guesses:
+the host takes the core away at random times; and the stalls and late entries by their
+phase in the kernel's scheduler tick (``CONFIG_HZ``; a running core takes a tick interrupt
+at every multiple of the tick period of ``CLOCK_MONOTONIC``, all cores at once unless the
+kernel was booted with ``skew_tick=1``). Options probe two guesses:
 ``--touch`` writes (an atomic no-op) to every page the loop writes after the claim on each
 turn of the wait; ``--one-loop`` waits by turning the loop's outer body (the claim's own
 code) instead of its inner wait loop.
@@ -146,6 +149,52 @@ def main() -> None:
         for x in sinks:
             x.close()
     report(s, state["tr"], state["gp"], np.array(calls), len(tids), args.over * 1000)
+    by_tick(np.asarray(s._sched.due), state["tr"], state["gp"], len(tids), args.over * 1000, tick_ns())
+
+
+def tick_ns() -> int:
+    """The scheduler tick's period: CONFIG_HZ from the kernel's configuration, 250 Hz when it
+    cannot be read."""
+    import gzip
+    import os
+    import re
+
+    for path in ("/proc/config.gz", f"/boot/config-{os.uname().release}"):
+        try:
+            text = (gzip.open if path.endswith(".gz") else open)(path, "rt").read()
+        except OSError:
+            continue
+        hz = re.search(r"^CONFIG_HZ=(\d+)$", text, re.M)
+        if hz:
+            return 1_000_000_000 // int(hz.group(1))
+    return 4_000_000
+
+
+def by_tick(due, tr, gp, threads: int, over_ns: float, tick: int) -> None:
+    """How the stalls and the late entries sit in the tick: the share of stalls over 20 µs
+    that began from 100 µs before a tick to 50 µs after it (3.75% of a 4 ms tick's time), the
+    share of late entries due 0-150 µs after a tick against the share of all entries, and the
+    p99 lateness of the entries due near a tick and of the others."""
+    phase = lambda x: (x + tick // 2) % tick - tick // 2       # noqa: E731 - ns from the nearest tick
+    late = tr[:, T_HAND] - due
+    after = (phase(due) >= 0) & (phase(due) < 150_000)
+    bad = late > over_ns
+    away = (phase(due) < -50_000) | (phase(due) >= 150_000)
+    row = {"tick_us": tick / 1000, "due 0-150 µs after a tick, % of entries": round(100 * after.mean(), 1),
+           "% of late entries": round(100 * after[bad].mean(), 1) if bad.any() else None,
+           "late p99 µs of entries due -50..+150 µs of a tick / of the rest": [
+               round(float(np.percentile(late[~away], 99)) / 1000, 1), round(float(np.percentile(late[away], 99)) / 1000, 1)]}
+    starts = tr[::2, WAIT_START]
+    for t in range(threads):
+        gaps, at = gp[::2, GAP + t], gp[::2, GAP_AT + t] + due[::2]
+        sel = (starts < 0) & (gaps > 20_000)
+        ph = phase(at[sel])
+        row[f"thread {t}: stalls over 20 µs"] = int(sel.sum())
+        row[f"thread {t}: % begun -100..+50 µs of a tick"] = (
+            round(100 * ((ph >= -100_000) & (ph < 50_000)).mean(), 1) if sel.any() else None)
+        row[f"thread {t}: their length p50/p90 µs"] = (
+            np.percentile(gaps[sel], [50, 90]).round(-2).astype(int).tolist() if sel.any() else None)
+    print(json.dumps(row))
 
 
 def report(s, tr, gp, calls, threads: int, over_ns: float) -> None:
