@@ -64,6 +64,22 @@ def test_sse_gen_same_seed_same_lines_other_seed_other_lines():
     assert generate(3000, securities=3, seed=7) != generate(3000, securities=3, seed=8)
 
 
+def test_sse_gen_long_day_spreads_its_events_over_each_session():
+    """A day with more events than its sessions hold 0.2 s apart has them closer together,
+    never piled on one time (an audit compares each snapshot with every book state of its
+    second): only the uncrosses' trades share a time by the hundred."""
+    import collections
+    import re
+
+    lines = generate(60_000, securities=4, seed=3)
+    times = collections.Counter(int(m.group(1)) for ln in lines
+                                for m in [re.search(r" TransactTime=(\d+)", ln)] if m)
+    piled = {t: n for t, n in times.items() if n > 40}
+    assert set(piled) <= {9_250_000, 15_000_000}
+    opening = [t for t in times if t < 9_250_000]
+    assert max(opening) <= 9_245_999 and min(opening) >= 9_150_000
+
+
 def _span(lines: list[str]) -> int:
     """The most lines an order or trade line comes after a line of its channel with a
     higher BizIndex (the replay looks 4,096 lines ahead)."""

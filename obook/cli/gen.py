@@ -405,7 +405,7 @@ def sse(
     BizIndex order (an uncross's trades come before its call's orders, as in the exchange's
     log). 10-level snapshots with day tallies; during a call auction the exchange's: the
     uncross price and the shares it would match on both sides' first level. Events are 0.2 s
-    apart on average; a day too long for the session has its last continuous ones at 14:56:59.99."""
+    apart on average, closer together in a day too long for its session's hours."""
     from ..gen.sse import MIN_BYTES, write_sse
 
     out = _named(out, date, ".log", "a Shanghai log")

@@ -109,7 +109,7 @@ def _cs(h: int, m: int, s: int = 0) -> int:
 
 T_LAST = _cs(15, 0)           # the events' latest time: 15:00:00.00, the closing uncross
 OPEN_CALL = (_cs(9, 15), _cs(9, 25))      # the opening call auction: orders, then the uncross
-CONTINUOUS = (_cs(9, 30), _cs(14, 57))    # continuous trading (a long day's last events at 14:56:59.99)
+CONTINUOUS = (_cs(9, 30), _cs(14, 57))    # continuous trading (its last events by 14:56:59.99)
 CLOSE_CALL = (_cs(14, 57), T_LAST)        # the closing call auction
 CALL_N = 78                   # ExecType 'N': a call auction's trade
 #: an uncross's trade lines come before the last order lines of its call (the real log's
@@ -213,7 +213,7 @@ class _Day:
         call's last orders: those and the trades ``ahead`` events at most."""
         t, first = start, len(self.streams["o"]) + len(self.streams["t"])
         while self.n < until:
-            t = min(t + self.rnd.randrange(0, 40), end - 1)
+            t = _next_time(self.rnd, t, end - 1, until - self.n)
             self.step(t, True)
         uncross = [_matching(b) for b in self.books]
         # the trades and the orders after them: at most ``ahead`` lines (events) of the file
@@ -234,9 +234,16 @@ class _Day:
         lines, its events at most at ``end``; returns the last event's time."""
         t = start
         while self.n < until:
-            t = min(t + self.rnd.randrange(0, 40), end)
+            t = _next_time(self.rnd, t, end, until - self.n)
             self.step(t, False)
         return t
+
+
+def _next_time(rnd, t: int, end: int, left: int) -> int:
+    """The next event's time (centiseconds): 0-0.4 s after t, 0.2 s on average, closer
+    together when ``left`` more events would not fit before ``end`` that way (never past it,
+    so that no long stretch of events shares one time)."""
+    return min(t + rnd.randrange(max(1, min(40, 2 * (end - t) // max(1, left)))), end)
 
 
 def generate(events: int, securities: int = 4, seed: int = 0, channels: int = 2,
