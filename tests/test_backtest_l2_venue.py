@@ -219,3 +219,30 @@ def test_l2_venue_replace_renames_the_order_when_accepted_as_order_level(tmp_pat
         assert [h[0] for h in l2_strategy.heard] == [e["ref"] for e in l2]
     else:                               # accepted: the order is ref 2 from its modified response on
         assert mbo_strategy.heard[2][2] == l2_strategy.heard[2][2] == {2: ("B", 3, False)}
+
+
+class Types:
+    """A passive buy of 10 at its first book; the types of each ``ctx.orders`` entry's
+    fields at every update of it."""
+
+    def __init__(self):
+        self.books, self.types = 0, set()
+
+    def on_book(self, ctx):
+        self.books += 1
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 10, ctx.top()[2] - 20, ref=1)]
+
+    def on_order(self, ctx, update):
+        for o in ctx.orders.values():
+            self.types.add(tuple(type(getattr(o, f)) for f in
+                                 ("ref", "symbol", "side", "price", "remaining", "filled", "pending")))
+
+
+def test_context_orders_fields_plain_python_types_in_both_backtests(tmp_path):
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2_strategy, mbo_strategy = Types(), Types()
+    backtest(l2_table(QUEUE_DAY), l2_strategy)
+    backtest(str(day), mbo_strategy, format="csv")
+    assert l2_strategy.types == mbo_strategy.types == {(int, str, str, int, int, int, bool)}

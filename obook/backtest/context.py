@@ -60,7 +60,7 @@ class Context:
                 continue                # a replace's ref before the venue accepts it, or the old one after
             got[ref] = OpenOrder(ref, w.names[int(LO[k, LO_TB])], "BS"[int(LO[k, LO_SIDE])],
                                  int(LO[k, LO_PRICE]), int(LO[k, LO_REM]), int(LO[k, LO_FILLED]),
-                                 state == LO_PENDING)
+                                 bool(state == LO_PENDING))
         return got
 
     def position(self, instrument=None) -> int:
