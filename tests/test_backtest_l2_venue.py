@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from obook.backtest import backtest
-from obook.backtest.orders import Order
+from obook.backtest.orders import EVENT_NAMES, Order
 from test_backtest_l2 import QUEUE_DAY, l2_table
 
 # the order-level day of QUEUE_DAY's first rows: an ask of 1010 x 100 and bids at 1000
@@ -178,8 +178,9 @@ def test_l2_venue_turned_away_order_frees_its_ref_for_the_order_sent_behind_it_a
 
 class CancelAndReplace:
     """A passive buy of 10 with ref 1 at its first book; at its second, a cancel of ref 1 and
-    a replace of ref 1 by ref 2 (in ``order``: "cancel first" or "replace first"); what
-    ``ctx.orders`` holds at each call and the refs it hears."""
+    a replace of ref 1 by ref 2 (in ``order``: "cancel first", "replace first"; or the replace,
+    then "cancel 2" or "replace 1 by 3": a cancel of ref 2, a replace of ref 1 by ref 3 of 4
+    shares); what ``ctx.orders`` holds at each call and the refs it hears."""
 
     def __init__(self, order):
         self.books, self.order, self.seen, self.heard = 0, order, [], []
@@ -191,7 +192,9 @@ class CancelAndReplace:
         if self.books == 1:
             return [Order("enter", "AAA", "B", 10, ask - 20, ref=1)]
         if self.books == 2:
-            cancel = Order("cancel", "AAA", "B", 0, 0, ref=1)
+            cancel = Order("cancel", "AAA", "B", 0, 0, ref=2 if self.order == "cancel 2" else 1)
+            if self.order == "replace 1 by 3":
+                cancel = Order("replace", "AAA", "B", 4, ask - 40, ref=3, orig=1)
             replace = Order("replace", "AAA", "B", 3, ask - 30, ref=2, orig=1)
             return [cancel, replace] if self.order == "cancel first" else [replace, cancel]
         return None
@@ -200,10 +203,9 @@ class CancelAndReplace:
         self.heard.append((update.ref, update.event, _orders(ctx)))
 
 
-@pytest.mark.parametrize("order, heard", [
-    ("cancel first", [(1, "accepted"), (1, "rested"), (1, "cancelled"), (1, "rejected")]),
-    ("replace first", [(1, "accepted"), (1, "rested"), (2, "modified"), (2, "rested"), (2, "cancelled")])])
-def test_l2_venue_replace_renames_the_order_when_accepted_as_order_level(tmp_path, order, heard):
+def _cancel_and_replace(tmp_path, order):
+    """CancelAndReplace(order) through both backtests: (the L2 one's strategy, the
+    order-level one's, the event rows, the same in both)."""
     day = tmp_path / "day.csv"
     day.write_text(MBO_DAY)
     l2_strategy, mbo_strategy = CancelAndReplace(order), CancelAndReplace(order)
@@ -211,6 +213,15 @@ def test_l2_venue_replace_renames_the_order_when_accepted_as_order_level(tmp_pat
     l2 = backtest(l2_table(QUEUE_DAY), l2_strategy, response_latency=2_000).events.select(SAME).to_pylist()
     mbo = backtest(str(day), mbo_strategy, format="csv", response_latency=2 * 1_000_000).events.select(SAME)
     assert l2 == mbo.to_pylist()
+    return l2_strategy, mbo_strategy, l2
+
+
+@pytest.mark.parametrize("order, heard", [
+    ("cancel first", [(1, "accepted"), (1, "rested"), (1, "cancelled"), (1, "rejected")]),
+    ("replace first", [(1, "accepted"), (1, "rested"), (2, "modified"), (2, "rested"), (1, "rejected")]),
+    ("cancel 2", [(1, "accepted"), (1, "rested"), (2, "modified"), (2, "rested"), (2, "cancelled")])])
+def test_l2_venue_replace_renames_the_order_when_accepted_as_order_level(tmp_path, order, heard):
+    l2_strategy, mbo_strategy, l2 = _cancel_and_replace(tmp_path, order)
     for s in (l2_strategy, mbo_strategy):
         assert [h[:2] for h in s.heard] == heard
         # the cancel and the replace sent, neither answered: the order keeps ref 1
@@ -219,6 +230,22 @@ def test_l2_venue_replace_renames_the_order_when_accepted_as_order_level(tmp_pat
         assert [h[0] for h in l2_strategy.heard] == [e["ref"] for e in l2]
     else:                               # accepted: the order is ref 2 from its modified response on
         assert mbo_strategy.heard[2][2] == l2_strategy.heard[2][2] == {2: ("B", 3, False)}
+
+
+@pytest.mark.parametrize("order, qty", [("replace first", 0), ("replace 1 by 3", 4)])
+def test_l2_venue_cancel_or_replace_of_the_old_ref_after_an_accepted_replace_rejected_not_live_as_order_level(
+        tmp_path, order, qty):
+    """Once the venue applied the replace of ref 1 by ref 2, ref 1 names no live order: a
+    cancel or a replace of ref 1 sent after the replace is rejected in both backtests, heard
+    under ref 1, and the order goes on as ref 2 (the events name it by ref 1, its first new
+    order's)."""
+    l2_strategy, mbo_strategy, l2 = _cancel_and_replace(tmp_path, order)
+    assert [(e["ref"], e["event"], e["side"], e["quantity"], e["remaining"], e["reason"]) for e in l2[2:]] == [
+        (1, "modified", "B", 3, 3, None), (1, "rested", "B", 3, 3, None),
+        (1, "rejected", "B", qty, 0, "order is not live (filled, cancelled or expired)"),
+        (1, "expired", "B", 3, 0, "end of session")]
+    for s in (l2_strategy, mbo_strategy):     # the last response: the order is live as ref 2 still
+        assert s.heard[4:] == [(1, "rejected", {2: ("B", 3, False)})]
 
 
 class Types:
@@ -246,3 +273,53 @@ def test_context_orders_fields_plain_python_types_in_both_backtests(tmp_path):
     backtest(l2_table(QUEUE_DAY), l2_strategy)
     backtest(str(day), mbo_strategy, format="csv")
     assert l2_strategy.types == mbo_strategy.types == {(int, str, str, int, int, int, bool)}
+
+
+def _replace_then_cancel_old():
+    from numba import njit
+
+    from obook._kernels.backtest_layout import (C_ASK, C_EVENT, C_KIND, C_REF, CALL_ORDER, Q_ACT, Q_MARKET, Q_ORIG,
+                                                Q_POST, Q_PRICE, Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF)
+    from obook._kernels.simulate_layout import OP_CANCEL, OP_MODIFY, OP_NEW, TIF_DAY
+
+    @njit
+    def strategy(c, lo, refkey, state, out):
+        # CancelAndReplace("replace first"): state[0] its book calls, state[1] the responses
+        # it heard, each (ref, event) from state[2] on
+        if c[C_KIND] == CALL_ORDER:
+            n = state[1]
+            state[2 + 2 * n], state[3 + 2 * n], state[1] = c[C_REF], c[C_EVENT], n + 1
+            return 0
+        state[0] += 1
+        if state[0] > 2:
+            return 0
+        out[0, Q_SIDE], out[0, Q_TIF], out[0, Q_MARKET], out[0, Q_POST], out[0, Q_TB] = 0, TIF_DAY, 0, 0, -1
+        if state[0] == 1:
+            out[0, Q_ACT], out[0, Q_QTY], out[0, Q_PRICE], out[0, Q_REF] = OP_NEW, 10, c[C_ASK] - 20, 1
+            out[0, Q_ORIG] = 0
+            return 1
+        out[0, Q_ACT], out[0, Q_QTY], out[0, Q_PRICE], out[0, Q_REF] = OP_MODIFY, 3, c[C_ASK] - 30, 2
+        out[0, Q_ORIG] = 1
+        out[1, Q_ACT], out[1, Q_REF], out[1, Q_ORIG], out[1, Q_TB] = OP_CANCEL, 1, 0, -1
+        return 2
+
+    return strategy
+
+
+def test_compiled_strategy_cancel_of_the_old_ref_after_an_accepted_replace_rejected_as_python(tmp_path):
+    """A compiled strategy's cancel of ref 1 sent after its replace by ref 2 is rejected as a
+    Python strategy's is, and the strategy hears it under ref 1 (C_REF)."""
+    import numpy as np
+
+    from obook.backtest import compiled
+
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    state = np.zeros(64, np.int64)
+    fn = compiled(_replace_then_cancel_old(), state, on=("bbo", "orders"))
+    got = backtest(str(day), fn, format="csv", response_latency=2 * 1_000_000).events.select(SAME).to_pylist()
+    python = backtest(str(day), CancelAndReplace("replace first"), format="csv",
+                      response_latency=2 * 1_000_000).events.select(SAME).to_pylist()
+    assert got == python
+    heard = [(int(state[2 + 2 * i]), EVENT_NAMES[state[3 + 2 * i]]) for i in range(state[1])]
+    assert heard == [(1, "accepted"), (1, "rested"), (2, "modified"), (2, "rested"), (1, "rejected")]

@@ -33,9 +33,9 @@ from .simulate_layout import (B_CFROM, B_HEAD, B_RESTING, B_SEEN, B_SEQ, B_TIME,
                               E_REM, E_ROW, E_SIDE, F_PRICE, F_TAKER, I_ACT, I_ARR, I_HAS_PRICE,
                               I_KEY, I_MARKET, I_PRICE, I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                               K_EXPIRED, K_FILLED, K_MODIFIED, K_PARTIAL, K_QUEUE, K_REJECTED,
-                              NONE, O_DONE, O_NEXT, O_PRICE, O_REM, O_SIDE, O_STATE, O_TIF, OP_CANCEL,
-                              OP_MODIFY, OP_NEW, R_DUPLICATE_ID, R_FOK, R_SESSION_END, ST_COUNT, ST_NE, ST_NF, ST_USED,
-                              TIF_DAY, TIF_FOK, TIF_GTC)
+                              NONE, O_DONE, O_NEVER, O_NEXT, O_PRICE, O_REF, O_REM, O_RESTING, O_SIDE, O_STATE,
+                              O_TIF, OP_CANCEL, OP_MODIFY, OP_NEW, R_DUPLICATE_ID, R_FOK, R_NOT_LIVE, R_SESSION_END,
+                              ST_COUNT, ST_NE, ST_NF, ST_USED, TIF_DAY, TIF_FOK, TIF_GTC)
 from .backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_KIND, C_POS,
                               C_PRICE, C_QTY, C_REASON, C_REF, C_REM, C_SEQ, C_TAKER, C_TB, C_TIME,
                               C_RAISED, CALL, CALL_BOOK, CALL_ORDER, CALL_TIMER, ERR_ACT, ERR_COLUMN,
@@ -147,6 +147,17 @@ def pending(LO, INS, key, q, price):
     LO[key, LO_REM], LO[key, LO_FILLED], LO[key, LO_TB], LO[key, LO_REF] = INS[q, I_QTY], 0, INS[q, I_TB], INS[q, X_REF]
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def named_ref(INS, q, S):
+    """The ref cancel or replace row q names, as its key was found when it was sent: a
+    compiled strategy's Q_ORIG when above 0 (run_compiled), a Python strategy's replace's
+    orig when not 0 (obook.backtest.worker), else its ref."""
+    ref, orig = INS[q, X_REF], INS[q, X_ORIG]
+    if S[S_COMPILED]:
+        return orig if orig > 0 else ref
+    return orig if INS[q, I_ACT] == OP_MODIFY and orig != 0 else ref
+
+
 @njit(cache=True, _nrt=False)
 def bt_queue(INS, LO, S, LM, LA, LB):
     """Queue the instruction written at the tail of INS (S[S_INS_TAIL]: its SEND_FIELDS, the
@@ -226,7 +237,9 @@ def mark(MK, S, B, tb, t, st):
 
 @njit(cache=True, _nrt=False)
 def arrive(q, INS, MID, V, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
-    """Instruction q reaches the venue (post-only: rejected when it would take liquidity)."""
+    """Instruction q reaches the venue (post-only: rejected when it would take liquidity; a
+    cancel or replace naming a ref that a replace accepted before moved on from: rejected,
+    the order not live under that ref, as the live venue answers)."""
     e0, f0 = st[ST_NE], st[ST_NF]
     tb, k = INS[q, I_TB], INS[q, I_KEY]
     x = INS[q, I_ARR]
@@ -247,8 +260,13 @@ def arrive(q, INS, MID, V, H, OO, BK, FL, EV, st, RQ, MK, S, LM, LA, LB, at):
             crossed = lp <= price if side == 0 else lp >= price
         if crossed:     # turned away whole, never accepted: its id stays free (as a rejected FOK's)
             emit(EV, st, at, tb, k, K_REJECTED, R_POST_ONLY, side, price, INS[q, I_QTY], 0, -1, INS[q, I_ROW])
+    act, was = INS[q, I_ACT], OO[k, O_STATE]
+    if act != OP_NEW and was == O_RESTING and named_ref(INS, q, S) != OO[k, O_REF]:
+        INS[q, I_REASON] = R_NOT_LIVE       # a replace accepted before renamed the order: its old ref names none
     if not crossed:
         instruction(q, INS, MID, V, H, OO, BK, FL, EV, st, at)
+    if (act == OP_NEW and was == O_NEVER) or (act == OP_MODIFY and was == O_RESTING and INS[q, I_REASON] == 0):
+        OO[k, O_REF] = INS[q, X_REF]        # the ref the venue knows the order by from now on
     n_fills = st[ST_NF] - f0
     respond(EV, FL, RQ, st, S, LM, LA, LB, e0, f0, x)
     if n_fills > 0:
@@ -293,6 +311,16 @@ def top_of(B, Bv, VT, S, tb, C):
         C[C_BID + 2 * side], C[C_BIDQ + 2 * side] = px, q
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def renamed_away(RQ, LO, INS, S, q):
+    """Response q rejects a cancel or replace as not live that names a ref other than its
+    order's record's: a replace the venue accepted before renamed the order (or the replace
+    whose new ref it names was rejected)."""
+    row = RQ[q, R_ROW]
+    return (RQ[q, R_KIND] == K_REJECTED and RQ[q, R_REASON] == R_NOT_LIVE and row >= 1
+            and INS[row - 1, I_ACT] != OP_NEW and named_ref(INS, row - 1, S) != LO[RQ[q, R_KEY], LO_REF])
+
+
 @njit(cache=True, _nrt=False)
 def deliver(RQ, LO, PL, INS, S, q):
     """Response q reaches the strategy: its local order table and position follow (not on
@@ -300,10 +328,13 @@ def deliver(RQ, LO, PL, INS, S, q):
     unless it is the rejected order's own, still pending). A replace's new ref names the
     record from the venue's acceptance on (its modified response). A pending order turned
     away whole (FOK, post-only) frees its ref: the next new order of that ref sent after it
-    (then rejected as a duplicate no more) is the record, pending."""
+    (then rejected as a duplicate no more) is the record, pending. The rejection of a cancel
+    or replace naming a ref the order no longer has (renamed_away) leaves the record as it is."""
     k, kind, row = RQ[q, R_KEY], RQ[q, R_KIND], RQ[q, R_ROW]
     was = LO[k, LO_STATE]
     if kind == K_REJECTED and RQ[q, R_REASON] == R_DUPLICATE_ID and was != LO_PENDING:
+        return
+    if renamed_away(RQ, LO, INS, S, q):
         return
     if kind == K_MODIFIED and row >= 1 and INS[row - 1, I_ACT] == OP_MODIFY:
         LO[k, LO_REF] = INS[row - 1, X_REF]
@@ -338,10 +369,14 @@ def call_row(C, kind, now, tb, B, Bv, VT, PL, S):
 
 
 @njit(cache=True, _nrt=False)
-def order_call(C, RQ, LO, q):
+def order_call(C, RQ, LO, INS, S, q):
+    """Response q in the call row, under its order's ref (a rejection renamed_away: the ref
+    its instruction named)."""
     k = RQ[q, R_KEY]
     C[C_KEY], C[C_EVENT], C[C_REASON], C[C_PRICE] = k, RQ[q, R_KIND], RQ[q, R_REASON], RQ[q, R_PRICE]
     C[C_QTY], C[C_REM], C[C_FILL_PX], C[C_TAKER], C[C_REF] = RQ[q, R_QTY], RQ[q, R_REM], RQ[q, R_FILL_PX], RQ[q, R_TAKER], LO[k, LO_REF]
+    if renamed_away(RQ, LO, INS, S, q):
+        C[C_REF] = named_ref(INS, RQ[q, R_ROW] - 1, S)
 
 
 @njit(cache=True, _nrt=False)
@@ -637,7 +672,7 @@ def drain(t, tb_ev, B, H, Bv, Hv, VT, BKv, stv, INS, MID, OO, BK, FL, EV, st, RQ
             if S[S_SUB] & SUB_ORDERS:
                 k = RQ[q, R_KEY]
                 call_row(C, CALL_ORDER, w, LO[k, LO_TB], B, Bv, VT, PL, S)
-                order_call(C, RQ, LO, q)
+                order_call(C, RQ, LO, INS, S, q)
                 if not S[S_COMPILED]:
                     S[S_CALL] = CALL_ORDER
                     return CALL
@@ -878,7 +913,7 @@ def bt_events(ev, n, tmap, books, view, run, gate, fn, state, OUT, at):
                 deliver(RQ, LO, PL, INS, S, q)
                 if S[S_SUB] & SUB_ORDERS:
                     call_row(C, CALL_ORDER, t, LO[RQ[q, R_KEY], LO_TB], B, Bv, VT, PL, S)
-                    order_call(C, RQ, LO, q)
+                    order_call(C, RQ, LO, INS, S, q)
                     if not S[S_COMPILED]:
                         S[S_CALL] = CALL_ORDER
                         return CALL

@@ -32,10 +32,12 @@ MID_WIDTH = 6
 NONE = -(1 << 62)
 
 # own orders OO[keys, O_WIDTH]
-# O_NEXT / O_PREV: the book's resting own orders; O_PNEXT / O_PPREV: those at its price
+# O_NEXT / O_PREV: the book's resting own orders; O_PNEXT / O_PPREV: those at its price;
+# O_REF (the backtest's): the strategy's ref the venue knows the order by (a replace's new
+# one from its acceptance on)
 (O_STATE, O_TB, O_SIDE, O_PRICE, O_REM, O_STAMP, O_AHEAD, O_NEXT, O_PREV, O_TIF,
- O_FILLED, O_PNEXT, O_PPREV) = range(13)
-O_WIDTH = 13
+ O_FILLED, O_PNEXT, O_PPREV, O_REF) = range(14)
+O_WIDTH = 14
 O_NEVER, O_RESTING, O_DONE, O_LIVE = 0, 1, 2, 3     # O_LIVE: accepted, not resting yet
 
 # tracked books BK[T, B_WIDTH]

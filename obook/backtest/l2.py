@@ -15,12 +15,12 @@ import math
 import numpy as np
 
 from .._kernels.l2_queue import M_LOG, M_LOG2, M_POWER, M_POWER2, M_POWER3, M_RISK_AVERSE, Q_SIDE
-from .._kernels.backtest_layout import R_POST_ONLY
-from .._kernels.simulate_layout import (I_ARR, I_ROW, I_TB, K_ACCEPTED, K_FILLED, K_MODIFIED, K_PARTIAL, K_REJECTED,
-                                        NONE, OP_MODIFY, OP_NEW, R_FOK)
+from .._kernels.backtest_layout import R_POST_ONLY, X_ORIG, X_REF
+from .._kernels.simulate_layout import (I_ACT, I_ARR, I_ROW, I_TB, K_ACCEPTED, K_FILLED, K_MODIFIED, K_PARTIAL,
+                                        K_REJECTED, NONE, OP_MODIFY, OP_NEW, R_FOK, R_NOT_LIVE)
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
-                     flags_of, order_numbers, send_each, side_of, tif_of)
+                     flags_of, named_ref, order_numbers, send_each, side_of, tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -200,15 +200,18 @@ class L2Run:
                 self.local[renamed] = self.local.pop(old)
             self.key_ref[key] = renamed
         ref = self.key_ref[key]
+        away = self._renamed_away(ref, kind, reason, row)
+        if away is not None:        # the ref it named: the order's record is another ref's
+            ref = away
         kept = self.kept.pop(row, None)
         if kept is not None and kind == K_ACCEPTED:     # the live order of its ref ended first: this one is it
             self.local[ref] = kept
-        o = kept if kept is not None and kind == K_REJECTED else self.local.get(ref)
+        o = kept if kept is not None and kind == K_REJECTED else None if away is not None else self.local.get(ref)
         if o is not None and kept is None and o[6] == "pending" and kind == K_REJECTED \
                 and reason in (R_FOK, R_POST_ONLY):
             self._next_pending(ref, key, row)
         fill = kind in (K_FILLED, K_PARTIAL)
-        if o is None:           # a cancel or replace of a ref never sent: rejected, no record to follow
+        if o is None:           # a cancel or replace of a ref never sent or renamed: rejected, no record to follow
             o = [self.names[int(self.venue.ins[row - 1][I_TB])]]
         else:
             if fill:
@@ -224,6 +227,19 @@ class L2Run:
                               ("taker" if taker else "maker") if fill else None, venue_time)
             self.ctx.instrument = o[0]
             self._call("on_order", lambda: self.strategy.on_order(self.ctx, upd), t, self.tb_of[o[0]])
+
+    def _renamed_away(self, ref, kind, reason, row):
+        """The ref a cancel or replace (instruction ``row``) named when the venue rejects it as
+        not live and the order's record is under another ref (``ref``: a replace the venue
+        accepted before renamed the order, or the replace whose new ref it names was
+        rejected); else None."""
+        if kind != K_REJECTED or reason != R_NOT_LIVE or row < 1:
+            return None
+        r = self.venue.ins[row - 1]
+        if int(r[I_ACT]) == OP_NEW:
+            return None
+        named = named_ref(int(r[I_ACT]), int(r[X_REF]), int(r[X_ORIG]))
+        return named if named != ref else None
 
     def _next_pending(self, ref, key, row):
         """The pending order of ``ref`` (instruction ``row``) was turned away whole, freeing
@@ -255,7 +271,7 @@ class L2Run:
         tb = book_of(self.tb_of, symbol)
         market, post_only = flags_of(order)
         qty, price, ref, orig = order_numbers(order, act, market)
-        target = orig if act == OP_MODIFY and orig else ref
+        target = named_ref(act, ref, orig)
         if act == OP_NEW:
             key = self.ref_key.get(ref)
             if key is None:

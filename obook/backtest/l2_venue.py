@@ -17,6 +17,7 @@ from .._kernels.simulate_layout import (E_AHEAD, E_KEY, E_KIND, E_PRICE, E_QTY, 
                                         K_TB, K_TIME, NONE, OP_CANCEL, OP_NEW, R_DUPLICATE_ID, R_FOK, R_NOT_LIVE,
                                         R_REQUEST, R_SESSION_END, R_UNKNOWN_ID, R_UNFILLED, TIF_FOK, TIF_IOC)
 from .._kernels.backtest_layout import M_ASK, M_BID, M_SEQ, M_TB, M_TIME, R_POST_ONLY
+from .orders import named_ref
 
 END = 1 << 62
 
@@ -33,6 +34,7 @@ class L2Venue:
         self.FILLS = np.zeros((64, FILL_WIDTH), np.int64)
         self.n = 0
         self.taken = set()                      # keys of orders accepted (live or done): their ids are in use
+        self.ref_of = {}                        # key -> the ref the venue knows the order by (a replace renames it)
         self.books = [None] * n_books           # (bid_px, bid_sz, ask_px, ask_sz) rows of the levels
         self.traded = {}                        # (tb, side, price) -> shares traded since the level's last change
         self.used = {}                          # (tb, side, price) -> visible shares own orders took
@@ -172,10 +174,13 @@ class L2Venue:
                        side=int(r[I_SIDE]))
             return
         if act == OP_NEW:
+            self.ref_of[k] = int(r[X_REF])
             OQ[k] = (r[I_TB], r[I_SIDE], r[I_PRICE], r[I_QTY], 0)
             self.enter(k, bool(r[I_MARKET]), int(r[I_TIF]), bool(r[X_POST]), row, new=True)
             return
-        if OQ[k, Q_LIVE] == 0:      # side -1: the instruction's; the quantity a replace's new one, a cancel none
+        # not live, or under another ref (a replace accepted before renamed it): rejected; side -1,
+        # the instruction's; the quantity a replace's new one, a cancel none
+        if OQ[k, Q_LIVE] == 0 or named_ref(act, int(r[X_REF]), int(r[X_ORIG])) != self.ref_of.get(k):
             qty = 0 if act == OP_CANCEL else max(int(r[I_QTY]), 0)
             self.event(k, K_REJECTED, R_NOT_LIVE if k in self.taken else R_UNKNOWN_ID, int(r[I_PRICE]), qty, 0,
                        row=row, tb=int(r[I_TB]), side=-1)
@@ -185,6 +190,7 @@ class L2Venue:
             OQ[k, Q_LIVE], OQ[k, Q_REM] = 0, 0
             self.event(k, K_CANCELLED, R_REQUEST, price, rem, 0, row=row)
             return
+        self.ref_of[k] = int(r[X_REF])                 # a replace: accepted, its ref names the order
         new_price = int(r[I_PRICE]) if r[I_PRICE] >= 0 else price
         qty = int(r[I_QTY]) if r[I_QTY] >= 0 else rem
         if new_price == price and qty <= rem:           # a reduction keeps the order's place

@@ -85,6 +85,12 @@ def order_numbers(order, act: int, market: bool) -> tuple[int, int, int, int]:
     return qty, price, whole(order.ref, "ref"), whole(order.orig or 0, "orig")
 
 
+def named_ref(act: int, ref: int, orig: int) -> int:
+    """The ref an order names: a replace's ``orig`` (when not 0), else its ``ref`` (a new
+    order's own, the order a cancel ends)."""
+    return orig if act == OP_MODIFY and orig else ref
+
+
 ORDER_FIELDS = ("kind", "symbol", "side", "qty", "price", "ref")
 
 

@@ -26,7 +26,7 @@ from .entry import strategy_address
 from ..errors import ObookError, StrategyError
 from ..simulation.observer import deepest_side, map_book, shadow_book
 from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, call_name, flags_of,
-                     order_numbers, send_each, side_of, tif_of)
+                     named_ref, order_numbers, send_each, side_of, tif_of)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -490,7 +490,7 @@ class BacktestWorker:
             side = side_of(order)
             target = ref
         else:
-            target = orig if act == OP_MODIFY and orig else ref
+            target = named_ref(act, ref, orig)
             key = self.refs.get(target)
             if key is None:                 # unknown at the venue: it rejects it (naming this ref and side)
                 key = int(S[S_NKEY])
