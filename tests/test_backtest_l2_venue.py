@@ -323,3 +323,68 @@ def test_compiled_strategy_cancel_of_the_old_ref_after_an_accepted_replace_rejec
     assert got == python
     heard = [(int(state[2 + 2 * i]), EVENT_NAMES[state[3 + 2 * i]]) for i in range(state[1])]
     assert heard == [(1, "accepted"), (1, "rested"), (2, "modified"), (2, "rested"), (1, "rejected")]
+
+
+def _refused_replace_then_cancel_new():
+    from numba import njit
+
+    from obook._kernels.backtest_layout import (C_ASK, C_KIND, CALL_ORDER, Q_ACT, Q_MARKET, Q_ORIG, Q_POST, Q_PRICE,
+                                                Q_QTY, Q_REF, Q_SIDE, Q_TB, Q_TIF)
+    from obook._kernels.simulate_layout import OP_CANCEL, OP_MODIFY, OP_NEW, TIF_DAY
+
+    @njit
+    def strategy(c, lo, refkey, state, out):
+        # RefusedReplace: a buy of 10 (ref 1); then its replace by ref 2 for 50 shares, which
+        # the risk gate refuses, and a cancel of ref 2
+        if c[C_KIND] == CALL_ORDER:
+            return 0
+        state[0] += 1
+        if state[0] > 2:
+            return 0
+        out[0, Q_SIDE], out[0, Q_TIF], out[0, Q_MARKET], out[0, Q_POST], out[0, Q_TB] = 0, TIF_DAY, 0, 0, -1
+        if state[0] == 1:
+            out[0, Q_ACT], out[0, Q_QTY], out[0, Q_PRICE], out[0, Q_REF], out[0, Q_ORIG] = OP_NEW, 10, c[C_ASK] - 20, 1, 0
+            return 1
+        out[0, Q_ACT], out[0, Q_QTY], out[0, Q_PRICE], out[0, Q_REF], out[0, Q_ORIG] = OP_MODIFY, 50, c[C_ASK] - 30, 2, 1
+        out[1, Q_ACT], out[1, Q_REF], out[1, Q_ORIG], out[1, Q_TB] = OP_CANCEL, 2, 0, -1
+        return 2
+
+    return strategy
+
+
+class RefusedReplace:
+    """A buy of 10 (ref 1) at its first book; at its second, its replace by ref 2 for 50
+    shares (refused by a risk gate of 20 shares at most) and a cancel of ref 2."""
+
+    def __init__(self):
+        self.books = 0
+
+    def on_book(self, ctx):
+        self.books += 1
+        ask = ctx.top()[2]
+        if self.books == 1:
+            return [Order("enter", "AAA", "B", 10, ask - 20, ref=1)]
+        if self.books == 2:
+            return [Order("replace", "AAA", "B", 50, ask - 30, ref=2, orig=1), Order("cancel", "AAA", "B", 0, 0, ref=2)]
+        return None
+
+
+def test_compiled_strategy_replace_refused_by_risk_leaves_its_new_ref_unknown_as_python(tmp_path):
+    """A replace the risk gate refused never reaches the venue, so its new ref names no
+    order: a compiled strategy's cancel of it is not sent (``unknown_refs``), a Python
+    strategy's is rejected as an unknown id; in both the order of ref 1 lives on."""
+    import numpy as np
+
+    from obook.backtest import compiled
+    from obook.live.risk import RiskGate
+
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    run = dict(format="csv", risk=RiskGate(max_qty=20, band_bps=10**6, max_notional=10**18))
+    fast = backtest(str(day), compiled(_refused_replace_then_cancel_new(), np.zeros(64, np.int64), on=("bbo",)), **run)
+    slow = backtest(str(day), RefusedReplace(), **run)
+    rows = lambda r: [(e["ref"], e["event"], e["reason"]) for e in r.events.to_pylist()]     # noqa: E731
+    assert rows(fast) == [(1, "accepted", None), (1, "rested", None), (1, "expired", "end of session")]
+    assert rows(slow) == [(1, "accepted", None), (1, "rested", None), (2, "rejected", "unknown order id"),
+                          (1, "expired", "end of session")]
+    assert fast.summary["unknown_refs"] == 1 and fast.summary["refused"] == slow.summary["refused"] == 1

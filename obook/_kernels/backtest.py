@@ -444,11 +444,13 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
                 S[S_REFUSED] += 1
                 continue
             key = REFKEY[orig]
-            if act == OP_MODIFY and ref != orig and 0 <= ref < REFKEY.shape[0]:
-                REFKEY[ref] = key
         side = OUT[i, Q_SIDE] if act == OP_NEW else LO[key, LO_SIDE]
         refused = risk_check(RK, W, S, act, side, OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_MARKET],
                              C[C_BID], C[C_ASK], now)
+        if act == OP_MODIFY and not refused:    # a replace the risk gate refused never names its new ref
+            orig = OUT[i, Q_ORIG] if OUT[i, Q_ORIG] > 0 else ref
+            if ref != orig and 0 <= ref < REFKEY.shape[0]:
+                REFKEY[ref] = key
         q = S[S_INS_TAIL]
         INS[q, :] = 0
         INS[q, I_TB], INS[q, I_KEY], INS[q, I_ACT], INS[q, I_SIDE] = tb, key, act, side
