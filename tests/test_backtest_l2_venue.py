@@ -15,6 +15,16 @@ MBO_DAY = "Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1010\n2,AAA,b,B,100,1
 SAME = ["ref", "event", "side", "price", "quantity", "remaining", "shares_ahead", "reason", "row"]
 
 
+def both(tmp_path, l2_strategy, mbo_strategy, l2_run=None, mbo_run=None):
+    """The event rows (SAME columns) of an L2 backtest of QUEUE_DAY with ``l2_strategy`` and of
+    an order-level one of MBO_DAY with ``mbo_strategy`` (each with its own keyword arguments)."""
+    day = tmp_path / "day.csv"
+    day.write_text(MBO_DAY)
+    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy, **(l2_run or {})).events.select(SAME).to_pylist()
+    mbo = backtest(str(day), mbo_strategy, format="csv", **(mbo_run or {})).events.select(SAME).to_pylist()
+    return l2, mbo
+
+
 class Reuse:
     """A passive buy of 10 (ref 1) at its first book; at its second, ``qty`` more with ref 1
     again (on the other side when ``side`` is "S"); what ``ctx.orders`` holds at each."""
@@ -37,12 +47,9 @@ class Reuse:
 
 
 def test_l2_venue_new_order_of_live_id_rejected_duplicate_as_order_level(tmp_path):
-    day = tmp_path / "day.csv"
-    day.write_text(MBO_DAY)
     for side in ("B", "S"):
         l2_strategy, mbo_strategy = Reuse(side), Reuse(side)
-        l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
-        mbo = backtest(str(day), mbo_strategy, format="csv").events.select(SAME).to_pylist()
+        l2, mbo = both(tmp_path, l2_strategy, mbo_strategy)
         assert l2 == mbo
         assert [(e["ref"], e["event"], e["quantity"], e["reason"]) for e in l2] == [
             (1, "accepted", 10, None), (1, "rested", 10, None), (1, "rejected", 5, "duplicate order id"),
@@ -71,11 +78,8 @@ class ReuseDone:
 
 
 def test_l2_venue_new_order_of_done_id_rejected_duplicate_as_order_level(tmp_path):
-    day = tmp_path / "day.csv"
-    day.write_text(MBO_DAY)
     l2_strategy = ReuseDone()
-    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
-    mbo = backtest(str(day), ReuseDone(), format="csv").events.select(SAME).to_pylist()
+    l2, mbo = both(tmp_path, l2_strategy, ReuseDone())
     assert l2 == mbo
     assert [(e["event"], e["quantity"], e["reason"]) for e in l2] == [
         ("accepted", 10, None), ("filled", 10, None), ("rejected", 5, "duplicate order id")]
@@ -119,11 +123,8 @@ class CancelGone:
 
 
 def test_l2_venue_cancel_or_replace_of_unknown_or_done_ref_rejected_as_order_level(tmp_path):
-    day = tmp_path / "day.csv"
-    day.write_text(MBO_DAY)
     l2_strategy, mbo_strategy = CancelGone(), CancelGone()
-    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
-    mbo = backtest(str(day), mbo_strategy, format="csv").events.select(SAME).to_pylist()
+    l2, mbo = both(tmp_path, l2_strategy, mbo_strategy)
     assert l2 == mbo and l2_strategy.heard == mbo_strategy.heard
     assert [(e["ref"], e["event"], e["reason"]) for e in l2[2:]] == [
         (7, "rejected", "unknown order id"), (1, "rejected", "order is not live (filled, cancelled or expired)"),
@@ -160,11 +161,8 @@ class TurnedAwayThenReuse:
                                            ("post-only", "post-only order would take liquidity")])
 def test_l2_venue_turned_away_order_frees_its_ref_for_the_order_sent_behind_it_as_order_level(tmp_path, first,
                                                                                               reason):
-    day = tmp_path / "day.csv"
-    day.write_text(MBO_DAY)
     l2_strategy, mbo_strategy = TurnedAwayThenReuse(first), TurnedAwayThenReuse(first)
-    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy).events.select(SAME).to_pylist()
-    mbo = backtest(str(day), mbo_strategy, format="csv").events.select(SAME).to_pylist()
+    l2, mbo = both(tmp_path, l2_strategy, mbo_strategy)
     assert l2 == mbo
     assert [(e["ref"], e["event"], e["side"], e["quantity"], e["reason"]) for e in l2] == [
         (1, "rejected", "B", 200, reason), (1, "accepted", "S", 10, None), (1, "rested", "S", 10, None),
@@ -206,13 +204,11 @@ class CancelAndReplace:
 def _cancel_and_replace(tmp_path, order):
     """CancelAndReplace(order) through both backtests: (the L2 one's strategy, the
     order-level one's, the event rows, the same in both)."""
-    day = tmp_path / "day.csv"
-    day.write_text(MBO_DAY)
     l2_strategy, mbo_strategy = CancelAndReplace(order), CancelAndReplace(order)
     # responses reach the strategy two books after the venue (the L2 day's rows are 1,000 ns apart)
-    l2 = backtest(l2_table(QUEUE_DAY), l2_strategy, response_latency=2_000).events.select(SAME).to_pylist()
-    mbo = backtest(str(day), mbo_strategy, format="csv", response_latency=2 * 1_000_000).events.select(SAME)
-    assert l2 == mbo.to_pylist()
+    l2, mbo = both(tmp_path, l2_strategy, mbo_strategy, dict(response_latency=2_000),
+                   dict(response_latency=2 * 1_000_000))
+    assert l2 == mbo
     return l2_strategy, mbo_strategy, l2
 
 
@@ -267,11 +263,8 @@ class Types:
 
 
 def test_context_orders_fields_plain_python_types_in_both_backtests(tmp_path):
-    day = tmp_path / "day.csv"
-    day.write_text(MBO_DAY)
     l2_strategy, mbo_strategy = Types(), Types()
-    backtest(l2_table(QUEUE_DAY), l2_strategy)
-    backtest(str(day), mbo_strategy, format="csv")
+    both(tmp_path, l2_strategy, mbo_strategy)
     assert l2_strategy.types == mbo_strategy.types == {(int, str, str, int, int, int, bool)}
 
 
