@@ -254,6 +254,16 @@ def test_sources_stream_from_pipe_same_rows(itch):
     assert got == _rows(itch / "day.itch", breaks=False)
 
 
+@pytest.mark.parametrize("breaks, warned", [(True, True), (False, False)])
+def test_sources_stream_trades_of_a_format_with_breaks_warn_broken_is_false(itch, caplog, breaks, warned):
+    with open(itch / "day.itch", "rb") as stream, caplog.at_level("WARNING", logger="obook"):
+        _rows(stream, format="itch", breaks=breaks)
+    said = [r.getMessage() for r in caplog.records if "broken" in r.getMessage()]
+    assert len(said) == (1 if warned else 0)
+    if warned:
+        assert "a stream is read once" in said[0] and "give the feed as a file" in said[0]
+
+
 def test_sources_stream_from_socket_same_rows(itch):
     data = (itch / "day.itch").read_bytes()
     left, right = socket.socketpair()

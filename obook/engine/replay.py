@@ -181,6 +181,9 @@ class Replay:
             if self.progress:
                 self.progress(0, "replaying")
             log.debug("%s: %d broken match numbers", self.path, len(breaks))
+        elif fmt.prepass and "trades" in self.tables and self.find_breaks:
+            log.warning("%s: a stream is read once, and a trade's break comes after it: every trade's broken "
+                        "is false; give the feed as a file to have broken trades marked", self.path)
         self._pieces = Pieces(self.path)     # a feed in several files: where each begins
         feed = iter_batches(self.source, framer, self.block_size, merge=merge, pieces=self._pieces)
         local = self.workers == 1 and not self.observe_here
