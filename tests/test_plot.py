@@ -253,11 +253,23 @@ def test_plot_cli_dash_third_argument_or_feed_option_refused(day, tmp_path, caps
     assert list(tmp_path.iterdir()) == []
 
 
-def test_plot_cli_stdin_feed_refused_names_why(tmp_path, capsys):
+def test_plot_cli_stdin_feed_without_ticker_refused_names_why(tmp_path, capsys):
     from tests.cli_support import cli_error
 
     err = cli_error(capsys, "plot", "-", tmp_path / "x.png")
-    assert "-: obook plot replays its feed twice" in err and "not stdin" in err
+    assert "-: obook plot without -k replays its feed twice" in err and "give -k TICKER" in err
+
+
+def test_plot_cli_stdin_feed_with_ticker_draws_as_the_file_does(day, tmp_path):
+    import subprocess
+
+    args = ["-k", "000001", "-f", "szse", "-w", "1", "-i", "5 minutes"]
+    run = [sys.executable, "-m", "obook", "plot"]
+    subprocess.run([*run, str(day), str(tmp_path / "file.png"), *args], check=True, capture_output=True)
+    with open(day, "rb") as f:
+        r = subprocess.run([*run, "-", str(tmp_path / "stdin.png"), *args], stdin=f, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(_pixels(tmp_path / "stdin.png"), _pixels(tmp_path / "file.png"))
 
 
 def test_plot_unknown_picture_suffix_refused_before_the_replay(tmp_path):

@@ -30,7 +30,8 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
 
 def plot(
     feed: Path = typer.Argument(..., metavar="FEED",
-                                help="Feed file (any format obook reads), or the word latency or backtest."),
+                                help="Feed file (any format obook reads; '-' reads the feed from stdin, with -k), "
+                                     "or the word latency or backtest."),
     out: Path = typer.Argument(..., metavar="OUT",
                                help="Picture file: .png (.svg, .pdf: by the suffix; none: PNG), or .html for an "
                                     "interactive page of a feed or a backtest. "
@@ -100,14 +101,13 @@ def plot(
     from ..output import check_not_an_input
     from ..plotting import is_picture_name, plot as _plot
 
-    from .bbo import feed_files
+    from .bbo import feed_files, feed_source
 
     given = [feed, out, *(picture or ())]         # the feed's files, then the picture
     files, out = feed_files(given[:-1]), given[-1]     # (a quoted glob pattern: its files)
-    for f in files:
-        if str(f) == "-":
-            raise ObookError("-: obook plot replays its feed twice without -k (its trades, then its book): "
-                             "give a feed file, not stdin")
+    if ticker is None and any(str(f) == "-" for f in files):
+        raise ObookError("-: obook plot without -k replays its feed twice (its trades to find the busiest "
+                         "ticker, then its book): give -k TICKER, or a feed file, not stdin")
     for f in files[1:]:
         if is_picture_name(f):
             raise ObookError(f"obook plot FEED... PICTURE: one picture, the last argument; {f} is a picture's "
@@ -116,7 +116,7 @@ def plot(
         raise ObookError("obook plot FEED PICTURE: --feed is for plot backtest (the feed its price is drawn "
                          "from); a feed's picture draws FEED")
     check_not_an_input(out, files, "picture")
-    feed = files[0] if len(files) == 1 else tuple(str(f) for f in files)     # several files: one feed
+    feed, feed_format = feed_source(files, feed_format)    # several files: one feed; -: stdin
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:
         raise ObookError(f"--tickers: plot draws one security, not {ticker!r}")
@@ -125,7 +125,7 @@ def plot(
         raise ObookError(f"--start {start} is not before --end {end}")
     from .progress import file_progress
 
-    with file_progress(feed) as progress:       # (a bar on a terminal: a bar a pass over the feed)
+    with file_progress(files) as progress:       # (a bar on a terminal: a bar a pass over the feed)
         path = _plot(feed, out, ticker=ticker, start=first, end=last, interval=interval, format=fmt.name,
                      workers=workers, levels=levels, date=date, progress=progress)
     typer.echo(f"wrote {path}", err=True)
