@@ -150,12 +150,14 @@ def pending(LO, INS, key, q, price):
 @njit(cache=True, _nrt=False, inline="always")
 def named_ref(INS, q, S):
     """The ref cancel or replace row q names, as its key was found when it was sent: a
-    compiled strategy's Q_ORIG when above 0 (run_compiled), a Python strategy's replace's
-    orig when not 0 (obook.backtest.worker), else its ref."""
+    replace's orig (a compiled strategy's Q_ORIG when above 0: run_compiled; a Python
+    strategy's when not 0: obook.backtest.worker), else its ref (a cancel's always)."""
     ref, orig = INS[q, X_REF], INS[q, X_ORIG]
+    if INS[q, I_ACT] != OP_MODIFY:
+        return ref
     if S[S_COMPILED]:
         return orig if orig > 0 else ref
-    return orig if INS[q, I_ACT] == OP_MODIFY and orig != 0 else ref
+    return orig if orig != 0 else ref
 
 
 @njit(cache=True, _nrt=False)
@@ -438,18 +440,17 @@ def run_compiled(fn, C, LO, REFKEY, state, OUT, INS, S, LM, LA, LB, RK, W):
             key = S[S_NKEY]
             S[S_NKEY] = key + 1
             REFKEY[ref] = key
-        else:
-            orig = OUT[i, Q_ORIG] if OUT[i, Q_ORIG] > 0 else ref
-            if orig < 0 or orig >= REFKEY.shape[0] or REFKEY[orig] < 0:
+        else:       # a replace names its Q_ORIG (above 0), a cancel its Q_REF whatever its Q_ORIG holds
+            named = OUT[i, Q_ORIG] if act == OP_MODIFY and OUT[i, Q_ORIG] > 0 else ref
+            if named < 0 or named >= REFKEY.shape[0] or REFKEY[named] < 0:
                 S[S_REFUSED] += 1
                 continue
-            key = REFKEY[orig]
+            key = REFKEY[named]
         side = OUT[i, Q_SIDE] if act == OP_NEW else LO[key, LO_SIDE]
         refused = risk_check(RK, W, S, act, side, OUT[i, Q_QTY], OUT[i, Q_PRICE], OUT[i, Q_MARKET],
                              C[C_BID], C[C_ASK], now)
         if act == OP_MODIFY and not refused:    # a replace the risk gate refused never names its new ref
-            orig = OUT[i, Q_ORIG] if OUT[i, Q_ORIG] > 0 else ref
-            if ref != orig and 0 <= ref < REFKEY.shape[0]:
+            if ref != named and 0 <= ref < REFKEY.shape[0]:
                 REFKEY[ref] = key
         q = S[S_INS_TAIL]
         INS[q, :] = 0
