@@ -63,8 +63,8 @@ def test_match_quantities_beyond_int32_use_wide_order_records_and_equal_referenc
     from obook.feeds.orders import read_orders
     from obook.matching.prepare import prepare
 
-    assert books_mod.needs_wide(prepare(read_orders(to_table(rows)), 1, KNOWN).msg)
-    assert not books_mod.needs_wide(prepare(read_orders(to_table(random_flow(6, 1500, tick=1))), 1, KNOWN).msg)
+    assert prepare(read_orders(to_table(rows)), 1, KNOWN).wide
+    assert not prepare(read_orders(to_table(random_flow(6, 1500, tick=1))), 1, KNOWN).wide
     ref = Reference(tick=1, stp=stp, instruments=KNOWN, levels=4).run([dict(r) for r in rows])
     r = run(rows, stp=stp, instruments=KNOWN, levels=4, workers=2)
     for name in TABLES:

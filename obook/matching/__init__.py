@@ -142,11 +142,12 @@ def schema_of(table: str, levels: int = 10, date=None) -> pa.Schema:
 def _run(o, *, tick: int, instruments, workers: int, want: int, stp: int, levels: int, tables: tuple, date,
          day_end: bool) -> MatchResult:
     """The tables of the instructions ``o`` (read and checked)."""
-    from .prepare import prepare
+    from .prepare import plan, prepare
     from .shards import run_shards
 
     _check_times(o, date)
-    prep = prepare(o, tick, instruments)
+    # one worker prepares the rows a chunk at a time as it gets to them; several take theirs whole
+    prep = (prepare if min(workers, len(o.instruments)) > 1 else plan)(o, tick, instruments)
     parts = run_shards(prep, workers, want=want, stp=stp, levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
     if date is not None:
@@ -210,7 +211,9 @@ def match_reader(orders, table: str = "fills", *, tick: int = 1, stp: str | None
     converted and handed over as soon as the kernels flush their buffers (about 65,536 rows),
     so the output is never held whole, and a reader left unread stops the run there. One
     process (the rows and schema of ``match(workers=1)``, in the same order); the input is
-    still read and prepared whole first. The options are :func:`match`'s (but ``workers``
+    read whole and passed over once first (each book's price band and order keys), then
+    its instructions are made a chunk at a time as the book gets to them, so a reader let
+    go early makes no more of them. The options are :func:`match`'s (but ``workers``
     and ``tables``), checked as it checks them. A row that cannot be read: the batches of
     the rows before it (those of ``match``'s ``partial``), then its FeedError.
     """
@@ -246,15 +249,17 @@ def _streamed(o, table: str, run: dict, then: Exception | None = None) -> pa.Rec
     (``then``: raised after the last batch)."""
     from contextlib import closing
 
-    from .prepare import prepare
+    from .prepare import plan, prepare
     from .tables import Converter
 
     _check_times(o, run["date"])
-    prep = prepare(o, run["tick"], run["instruments"])
+    workers = max(1, min(run["workers"], len(o.instruments)))
+    # one worker: the rows are prepared a chunk at a time as the book gets to them, so a
+    # reader let go early prepares no more (the workers take their rows whole)
+    prep = (prepare if workers > 1 else plan)(o, run["tick"], run["instruments"])
     levels, date = run["levels"], run["date"]
     conv = Converter(prep, levels)
     stamp = None if date is None else _stamp(date)
-    workers = max(1, min(run["workers"], len(prep.instruments)))
     shape = dict(want=run["want"], stp=run["stp"], levels=levels, day_end=run["day_end"])
 
     def blocks():
@@ -266,7 +271,7 @@ def _streamed(o, table: str, run: dict, then: Exception | None = None) -> pa.Rec
         from .books import stream_books
 
         books = np.arange(len(prep.instruments), dtype=np.int64)
-        for _, chunk in stream_books(prep, books, prep.msg, **shape):
+        for _, chunk in stream_books(prep, books, prep.chunks(), **shape):
             yield from chunk[table]
 
     def batches():

@@ -163,41 +163,40 @@ class MatchBooks:
         return {t: self.out[t] or [np.zeros((0, widths[t]), np.int64)] for t in TABLES}
 
 
-def needs_wide(msg) -> bool:
-    """True if a quantity of ``msg`` does not fit the 16-byte order records' int32."""
-    return bool(len(msg)) and int(np.abs(msg.rows["qty"]).max()) > np.iinfo(np.int32).max
-
-
-def _books(prep, msg, want: int, stp: int, levels: int, sink=None, chunk: int | None = None) -> MatchBooks:
+def _books(prep, want: int, stp: int, levels: int, sink=None, chunk: int | None = None) -> MatchBooks:
     return MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want, stp=stp, levels=levels,
-                      chunk=chunk or CHUNK, wide=needs_wide(msg), sink=sink)
+                      chunk=chunk or CHUNK, wide=prep.wide, sink=sink)
 
 
 #: ``stream_books``'s ``upto`` once every row is out
 DONE = np.iinfo(np.int64).max
 
 
-def stream_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool, chunk: int | None = None):
+def stream_books(prep, books, parts, *, want: int, stp: int, levels: int, day_end: bool, chunk: int | None = None):
     """Like ``run_books``, but yields the rows as the kernels make them: ``(upto, rows)``, rows
     a dict of table -> list of int64 row chunks, each at most about ``chunk`` (default
     ``CHUNK``) rows a table, in input order; every row of a ``seq`` below ``upto`` is out
-    (``DONE`` with the last)."""
-    mb = _books(prep, msg, want, stp, levels, chunk=chunk)
-    seqs = msg.clock[:, T_SEQ]
-    for _ in mb.steps(msg):
-        pos = int(mb.st[ST_POS])
-        yield (int(seqs[pos]) if pos < len(msg) else prep.n_rows + 1), mb.take()
+    (``DONE`` with the last). ``parts``: the instructions, in order, as one or more
+    ``Instructions`` (each taken when the book gets to it: ``Prepared.chunks()``)."""
+    mb = _books(prep, want, stp, levels, chunk=chunk)
+    for msg in parts:
+        seqs = msg.clock[:, T_SEQ]
+        for _ in mb.steps(msg):
+            pos = int(mb.st[ST_POS])        # (the kernels stop before an instruction of msg)
+            yield int(seqs[pos]), mb.take()
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)
     mb.flush()
     yield DONE, mb.take()
 
 
-def run_books(prep, books, msg, *, want: int, stp: int, levels: int, day_end: bool, sink=None) -> dict:
-    """Match ``msg`` (the instructions of ``books``) and return every table's int64 rows as
-    the kernels' chunks (lists of arrays; ``sink``: see ``MatchBooks``)."""
-    mb = _books(prep, msg, want, stp, levels, sink)
-    mb.run(msg)
+def run_books(prep, books, parts, *, want: int, stp: int, levels: int, day_end: bool, sink=None) -> dict:
+    """Match ``parts`` (the instructions of ``books``, as ``stream_books`` takes them) and
+    return every table's int64 rows as the kernels' chunks (lists of arrays; ``sink``: see
+    ``MatchBooks``)."""
+    mb = _books(prep, want, stp, levels, sink)
+    for msg in parts:
+        mb.run(msg)
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)
     return mb.chunks()

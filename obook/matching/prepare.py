@@ -4,10 +4,16 @@ Checks that need no book state become a reason in the row (the kernel turns it i
 ``rejected`` event in order); order ids become dense keys (one per instrument and id,
 so the order index is a flat array); prices become level rows of each book's band (its
 lowest to highest price in the input, one row a tick).
+
+``plan`` passes over the input once for what the books need of all of it (the bands, the
+ids to give, the key layout); the instructions are then made a chunk at a time as the book
+gets to them (``Prepared.chunks``), the same rows for any chunk size; ``prepare`` makes
+them all at once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,9 +46,20 @@ class Instructions:
         return Instructions(self.rows[sel], self.owner[sel], self.clock[sel])
 
 
+#: rows of the input prepared at a time, as the kernels ask for them (tests make it tiny)
+CHUNK = 1 << 17
+#: rows of the input read at a time by the pass over the whole input (its temporaries stay small)
+SCAN = 1 << 20
+
+
 @dataclass
 class Prepared:
-    msg: Instructions
+    """What the kernels need of the whole input (the books' price bands, the order keys'
+    layout), the instructions made from it a chunk at a time (:meth:`chunks`), and the
+    input's columns the events read (the prices that rejected new orders were sent with)."""
+    orders: object           # the instructions (obook.feeds.orders' Orders); None in a worker
+    tick: int
+    reason: np.ndarray       # row -> the reason it is rejected before any book state (int8; 0: none)
     instruments: list        # book -> name
     lo: np.ndarray           # book -> first level row
     hi: np.ndarray           # book -> last level row
@@ -50,8 +67,74 @@ class Prepared:
     key_ids: np.ndarray      # key -> order id
     end_time: int
     n_rows: int
-    given_price: np.ndarray  # row -> the price a new limit instruction carried (0: none)
-    given: np.ndarray        # row -> the row is a new limit instruction with a price
+    wide: bool               # some quantity needs the wide (int64) order records
+    lo_tick: np.ndarray      # book -> the price (in ticks) of its first level row
+    top: np.ndarray          # book -> the largest id its new orders give (the next assigned: top + 1)
+    key_lo: np.ndarray | None    # book -> the first key is its id key_lo; None: keys holds every row's
+    key_base: np.ndarray | None  # book -> its first key
+    keys: np.ndarray | None      # row -> key, when the ids are too sparse for key_lo / key_base
+    msg: Instructions | None = None   # every row's instruction (prepare), else made by chunks()
+
+    def chunks(self, size: int | None = None):
+        """The instructions of the input's rows in order, ``size`` rows (default ``CHUNK``) at
+        a time, each made when it is asked for (the ids new orders are given carry over)."""
+        if self.msg is not None:
+            yield self.msg
+            return
+        size = size or CHUNK
+        assigned = np.zeros(len(self.instruments), np.int64)
+        for start in range(0, self.n_rows, size):
+            yield self._rows(start, min(start + size, self.n_rows), assigned)
+
+    def _rows(self, start: int, stop: int, assigned: np.ndarray) -> Instructions:
+        """Rows ``start:stop`` as the kernels' instructions; ``assigned``: the ids given so
+        far to each book's new orders without one (updated)."""
+        o = _part(self.orders, start, stop)
+        reason = self.reason[start:stop].astype(np.int64)
+        new, mod = o.action == OP_NEW, o.action == OP_MODIFY
+        priced = (reason == 0) & o.has_price & (new | mod) & ~(new & o.market)
+        row = np.full(o.n, -1, np.int64)
+        row[priced] = self.lo[o.book[priced]] + o.price[priced] // self.tick - self.lo_tick[o.book[priced]]
+        mkt = new & o.market & (reason == 0)
+        row[mkt] = np.where(o.side[mkt] == 0, self.hi[o.book[mkt]], self.lo[o.book[mkt]])
+        ids = o.order_id.copy()
+        missing = np.flatnonzero(new & ~o.has_id)
+        if len(missing):
+            books = o.book[missing]
+            order = np.argsort(books, kind="stable")
+            sb = books[order]
+            starts = np.r_[0, np.flatnonzero(np.diff(sb)) + 1]
+            run = np.arange(len(sb)) - np.repeat(starts, np.diff(np.r_[starts, len(sb)]))
+            ids[missing[order]] = self.top[sb] + assigned[sb] + 1 + run
+            assigned += np.bincount(books, minlength=len(assigned))
+        keys = self.keys[start:stop] if self.keys is not None else \
+            self.key_base[o.book] + ids - self.key_lo[o.book]
+        msg = Instructions.zeros(o.n)
+        msg.clock[:, T_SEQ] = np.arange(start + 1, stop + 1)
+        msg.clock[:, T_TIME] = o.time
+        r = msg.rows
+        r["book"] = o.book
+        r["key"] = keys
+        r["op"] = (o.action.astype(np.int64) | (np.maximum(o.side, 0).astype(np.int64) << SIDE_SHIFT)
+                   | (o.tif.astype(np.int64) << TIF_SHIFT) | np.where(o.market, MARKET_BIT, 0)
+                   | (reason << REASON_SHIFT))
+        r["price"] = row
+        r["qty"] = np.where(mod & ~o.has_quantity, -1, o.quantity)
+        msg.owner[:] = o.owner
+        return msg
+
+    def sent(self, row: np.ndarray):
+        """Rows ``row`` (0-based): whether each is a new limit instruction with a price, and
+        that price (0: none)."""
+        o = self.orders
+        given = (o.action[row] == OP_NEW) & ~o.market[row] & o.has_price[row]
+        return given, np.where(given, o.price[row], 0).astype(np.int64)
+
+
+def _part(o, start: int, stop: int):
+    """The instructions ``o``'s rows ``start:stop`` (views)."""
+    return dataclasses.replace(o, **{f.name: getattr(o, f.name)[start:stop] for f in dataclasses.fields(o)
+                                     if f.name not in ("name", "instruments")})
 
 
 def _assign_ids(o) -> np.ndarray:
@@ -120,25 +203,27 @@ def _reasons(o, tick: int, known: np.ndarray) -> np.ndarray:
 
 
 def prepare(o, tick: int = 1, instruments=None) -> Prepared:
+    """The instructions ``o`` prepared for the kernels, every row's at once (``msg``)."""
+    prep = plan(o, tick, instruments)
+    prep.msg = prep._rows(0, o.n, np.zeros(len(o.instruments), np.int64))
+    return prep
+
+
+def plan(o, tick: int = 1, instruments=None) -> Prepared:
+    """The instructions ``o`` prepared for the kernels, their rows made a chunk at a time by
+    ``chunks()``: one pass over the input first (``SCAN`` rows at a time) finds what the
+    books need of all of it (price bands, the ids to assign, the key layout) and what no
+    book can hold (an ObookError before any row is matched)."""
     if tick < 1:
         raise ObookError(f"tick must be a positive integer, not {tick}")
     nb = len(o.instruments)
     # names as the input's are read: without surrounding white space
     known = np.ones(nb, bool) if instruments is None else \
         np.isin(np.array(o.instruments, dtype=object), np.array([str(i).strip() for i in instruments], dtype=object))
-    reason = _reasons(o, tick, known)
-    new, mod = o.action == OP_NEW, o.action == OP_MODIFY
-    priced = (reason == 0) & o.has_price & (new | mod) & ~(new & o.market)
-    ticks = o.price // tick
-    lo_t = np.zeros(nb, np.int64)
-    hi_t = np.zeros(nb, np.int64)
-    if priced.any():
-        lo_t[:] = np.iinfo(np.int64).max
-        hi_t[:] = np.iinfo(np.int64).min
-        np.minimum.at(lo_t, o.book[priced], ticks[priced])
-        np.maximum.at(hi_t, o.book[priced], ticks[priced])
-        empty = lo_t > hi_t
-        lo_t[empty] = hi_t[empty] = 0
+    s = _scan(o, tick, known)
+    lo_t, hi_t = s["lo_t"], s["hi_t"]
+    empty = lo_t > hi_t
+    lo_t[empty] = hi_t[empty] = 0
     wide = hi_t.astype(np.float64) - lo_t.astype(np.float64) + 1          # no int64 overflow
     if wide.sum() > MAX_LEVELS:
         b = int(np.argmax(wide))
@@ -147,36 +232,68 @@ def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     width = hi_t - lo_t + 1
     base = (np.cumsum(width) - width).astype(np.int64)      # (no books: none)
     lv_price = (np.arange(int(width.sum()), dtype=np.int64) - np.repeat(base - lo_t, width)) * tick
-    row = np.full(o.n, -1, np.int64)
-    row[priced] = base[o.book[priced]] + ticks[priced] - lo_t[o.book[priced]]
-    mkt = new & o.market & (reason == 0)
-    row[mkt] = np.where(o.side[mkt] == 0, base[o.book[mkt]] + width[o.book[mkt]] - 1, base[o.book[mkt]])
-    sized = (reason == 0) & (new | (mod & o.has_quantity)) & (o.quantity > 0)
-    if sized.any():          # a level's total (and a fill-or-kill's running sum) stays within 64 bits
-        total = np.zeros(nb, np.float64)
-        np.add.at(total, o.book[sized], o.quantity[sized].astype(np.float64))
-        if total.max() > 2.0 ** 62:
-            b = int(np.argmax(total))
-            raise ObookError(f"{o.name}: the quantities of instrument {o.instruments[b]!r} sum to "
-                             f"{total[b]:.3e}; at most 2**62 an instrument (a level's total must fit 64 bits)")
-    ids = _assign_ids(o)
-    keys, key_ids = _keys(o.book, ids)
+    total = s["total"]
+    if nb and total.max() > 2.0 ** 62:      # a level's total (and a fill-or-kill's running sum) stays within 64 bits
+        b = int(np.argmax(total))
+        raise ObookError(f"{o.name}: the quantities of instrument {o.instruments[b]!r} sum to "
+                         f"{total[b]:.3e}; at most 2**62 an instrument (a level's total must fit 64 bits)")
+    top, missing = s["top"], s["missing"]
+    if (top > np.iinfo(np.int64).max - missing).any():
+        _assign_ids(o)                      # the error naming the first row left without an id
+    key_lo, key_base, keys, key_ids = _key_layout(o, s)
     if len(key_ids) >= 2**31:            # the rows' keys (and the FIFO links) are int32
         raise ObookError(f"{o.name}: {len(key_ids):,} order ids in one run; at most 2,147,483,647")
-    msg = Instructions.zeros(o.n)
-    msg.clock[:, T_SEQ] = np.arange(1, o.n + 1)
-    msg.clock[:, T_TIME] = o.time
-    r = msg.rows
-    r["book"] = o.book
-    r["key"] = keys
-    r["op"] = (o.action.astype(np.int64) | (np.maximum(o.side, 0).astype(np.int64) << SIDE_SHIFT)
-               | (o.tif.astype(np.int64) << TIF_SHIFT) | np.where(o.market, MARKET_BIT, 0)
-               | (reason << REASON_SHIFT))
-    r["price"] = row
-    r["qty"] = np.where(mod & ~o.has_quantity, -1, o.quantity)
-    msg.owner[:] = o.owner
-    # a rejected new order's event shows the price it was sent with, also one that has no
-    # level row (off the tick, an unknown instrument, a bad quantity)
-    given = new & ~o.market & o.has_price
-    return Prepared(msg, list(o.instruments), base, base + width - 1, lv_price, key_ids,
-                    int(o.time.max()) if o.n else 0, o.n, np.where(given, o.price, 0).astype(np.int64), given)
+    return Prepared(o, tick, s["reason"], list(o.instruments), base, base + width - 1, lv_price, key_ids,
+                    s["end_time"], o.n, s["qty"] > np.iinfo(np.int32).max, lo_t, top, key_lo, key_base, keys)
+
+
+def _scan(o, tick: int, known: np.ndarray) -> dict:
+    """One pass over the instructions ``o``: every row's reason (int8), and per book the
+    lowest and highest price (ticks) a level row is needed for, the quantities' sum, the
+    largest id new orders give and the count of those without one, the lowest and highest
+    id rows name; the largest quantity (absolute) and the last time."""
+    nb, big = len(o.instruments), np.iinfo(np.int64)
+    s = dict(reason=np.zeros(o.n, np.int8), lo_t=np.full(nb, big.max), hi_t=np.full(nb, big.min),
+             total=np.zeros(nb, np.float64), top=np.zeros(nb, np.int64), missing=np.zeros(nb, np.int64),
+             id_lo=np.full(nb, big.max), id_hi=np.full(nb, big.min), qty=0, end_time=0)
+    for start in range(0, o.n, SCAN):
+        p = _part(o, start, min(start + SCAN, o.n))
+        reason = _reasons(p, tick, known)
+        s["reason"][start:start + p.n] = reason
+        new, mod = p.action == OP_NEW, p.action == OP_MODIFY
+        priced = (reason == 0) & p.has_price & (new | mod) & ~(new & p.market)
+        ticks = p.price[priced] // tick
+        np.minimum.at(s["lo_t"], p.book[priced], ticks)
+        np.maximum.at(s["hi_t"], p.book[priced], ticks)
+        sized = (reason == 0) & (new | (mod & p.has_quantity)) & (p.quantity > 0)
+        np.add.at(s["total"], p.book[sized], p.quantity[sized].astype(np.float64))
+        given = p.has_id & new
+        np.maximum.at(s["top"], p.book[given], p.order_id[given])
+        lack = new & ~p.has_id
+        s["missing"] += np.bincount(p.book[lack], minlength=nb)
+        np.minimum.at(s["id_lo"], p.book[~lack], p.order_id[~lack])
+        np.maximum.at(s["id_hi"], p.book[~lack], p.order_id[~lack])
+        qty = np.where(mod & ~p.has_quantity, -1, p.quantity)
+        s["qty"] = max(s["qty"], int(np.abs(qty).max()))
+        s["end_time"] = int(p.time.max()) if start == 0 else max(s["end_time"], int(p.time.max()))
+    return s
+
+
+def _key_layout(o, s: dict):
+    """``(key_lo, key_base, keys, key_ids)``: dense ids (the usual 1, 2, 3 ... per
+    instrument) key as the id's place in its instrument's id range (keys None: made a chunk
+    at a time), sparse ones by a sort of every row's (instrument, id) (key_lo, key_base None)."""
+    top, missing = s["top"], s["missing"]
+    some = missing > 0
+    lo = np.where(some, np.minimum(s["id_lo"], top + 1), s["id_lo"])
+    hi = np.where(some, np.maximum(s["id_hi"], top + missing), s["id_hi"])
+    seen = lo <= hi
+    wide = np.where(seen, hi.astype(np.float64) - lo.astype(np.float64) + 1, 0)   # no int64 overflow
+    if o.n == 0 or wide.sum() > 2 * o.n + 1024:
+        keys, key_ids = _keys(o.book, _assign_ids(o))
+        return None, None, keys, key_ids
+    span = np.where(seen, hi - lo + 1, 0)
+    base = np.r_[0, np.cumsum(span)[:-1]].astype(np.int64)
+    key_lo = np.where(seen, lo, 0)
+    key_ids = np.arange(int(span.sum()), dtype=np.int64) - np.repeat(base - key_lo, span)
+    return key_lo, base, None, key_ids

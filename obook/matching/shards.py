@@ -76,7 +76,7 @@ def _worker(conn, prep, books, msg, want, stp, levels, day_end):
     sink = None
     try:
         sink = _Sink(levels)
-        run_books(prep, books, msg, want=want, stp=stp, levels=levels, day_end=day_end, sink=sink)
+        run_books(prep, books, [msg], want=want, stp=stp, levels=levels, day_end=day_end, sink=sink)
         conn.send(sink.shapes)
         with pipe_socket(conn) as sock:
             sendfds(sock, [sink.fds[t] for t in TABLES])
@@ -200,7 +200,7 @@ def run_shards(prep, workers: int, *, want: int, stp: int, levels: int, day_end:
     nb = len(prep.instruments)
     workers = max(1, min(workers, nb))
     if workers == 1:
-        return [run_books(prep, np.arange(nb, dtype=np.int64), prep.msg, want=want, stp=stp, levels=levels,
+        return [run_books(prep, np.arange(nb, dtype=np.int64), prep.chunks(), want=want, stp=stp, levels=levels,
                           day_end=day_end)]
     with shard_workers(prep, workers, _worker, want, stp, levels, day_end) as (procs, conns):
         parts = []
@@ -254,7 +254,7 @@ def shard_workers(prep, workers: int, target, *args):
     nb = len(prep.instruments)
     all_books = np.arange(nb, dtype=np.int64)
     # each worker gets its own rows only (the prices sent are the parent's, for its events)
-    light = dataclasses.replace(prep, msg=prep.msg[:0], given_price=prep.given_price[:0], given=prep.given[:0])
+    light = dataclasses.replace(prep, msg=prep.msg[:0], orders=None, reason=prep.reason[:0], keys=None)
     worker_of = prep.msg.rows["book"] % workers
     procs, conns = [], []
     done = False

@@ -52,9 +52,7 @@ class Converter:
         self.names = pa.array(np.array(prep.instruments, object), pa.string())
         self.lv_price = prep.lv_price
         self.key_ids = prep.key_ids
-        self.ops = prep.msg.rows["op"].astype(np.int64)
-        self.given_price = prep.given_price
-        self.given = prep.given
+        self.prep = prep
         self.levels = levels
 
     def _head(self, rows):
@@ -84,14 +82,15 @@ class Converter:
         reason = r[:, E_KIND] >> 8
         # seq is the instruction's 1-based row in the whole input (prepare numbers the rows
         # before they are sharded; the end of session's n + 1 is never a rejection)
-        row = np.minimum(np.maximum(r[:, E_SEQ] - 1, 0), max(len(self.ops) - 1, 0))
-        action = self.ops[row] & 3 if len(self.ops) else np.zeros(len(r), np.int64)
+        n = self.prep.n_rows
+        row = np.minimum(np.maximum(r[:, E_SEQ] - 1, 0), max(n - 1, 0))
+        action = self.prep.orders.action[row] if n else np.zeros(len(r), np.int64)
         rejected = kind == K_REJECTED
         no_side = rejected & (action != OP_NEW)
         # a rejected new limit order shows the price it was sent with, also one that maps to
         # no level row (off the tick, an unknown instrument)
-        sent = rejected & self.given[row] if len(self.ops) else np.zeros(len(r), bool)
-        sent_price = self.given_price[row] if len(self.ops) else np.zeros(len(r), np.int64)
+        given, sent_price = self.prep.sent(row) if n else (np.zeros(len(r), bool), np.zeros(len(r), np.int64))
+        sent = rejected & given
         qpos = r[:, E_QPOS]
         cols = self._head(r) + [
             pa.array(self.key_ids[r[:, E_KEY]] if len(r) else np.zeros(0, np.int64)),

@@ -1,0 +1,133 @@
+"""obook.matching.prepare: the instructions made a chunk at a time as the book gets to them
+equal those made whole, for any chunk size; a reader let go early prepares no more."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import obook
+from obook.matching import books as books_mod
+from obook.matching import prepare as prepare_mod
+from match_flows import random_flow, to_table
+
+KNOWN = ("AAA", "BBB", "CCC", "DDD")     # the flow's ZZZ rows name an unknown instrument
+TABLES = ("fills", "events", "bbo", "depth")
+
+
+def _edge_rows(t0: int) -> list[dict]:
+    """A modify and a cancel of an id no order has yet, two new orders without an id (the
+    book gives them the next ids) that later rows modify and cancel, and an id used again
+    after its order is gone."""
+    def row(action, oid=None, **kw):
+        return {"time": t0, "instrument": kw.pop("inst", "BBB"), "order_id": oid, "action": action,
+                "side": None, "type": None, "tif": None, "price": None, "quantity": None, "owner": None, **kw}
+
+    return [row("cancel", 901), row("modify", 901, quantity=3),
+            row("new", side="buy", price=990, quantity=4), row("new", side="sell", price=1020, quantity=6),
+            row("new", 7, inst="DDD", side="sell", price=1010, quantity=2),
+            row("cancel", 7, inst="DDD"), row("new", 7, inst="DDD", side="buy", price=1012, quantity=5)]
+
+
+def _flow(sparse: bool) -> pa.Table:
+    """Four instruments (and an unknown one) over 2,000 rows, the edge rows at the start, in
+    the middle and at the end; ``sparse``: ids a billion apart (keyed by a sort)."""
+    rows = random_flow(11, 2000, instruments=KNOWN, tick=2)
+    rows = _edge_rows(1) + rows[:1000] + _edge_rows(4000) + rows[1000:] + _edge_rows(9000)
+    for r in rows:
+        if r["order_id"] == 99_999:        # the flow's unknown id: near the others (dense) or not
+            r["order_id"] = 950
+        if sparse and r["order_id"] is not None:
+            r["order_id"] *= 1_000_000_007
+    top = max(r["order_id"] for r in rows if r["instrument"] == "BBB" and r["action"] == "new" and r["order_id"])
+    rows.append({**rows[2], "action": "modify", "order_id": top + 1, "side": None, "quantity": 1})  # given by the book
+    rows.append({**rows[2], "action": "cancel", "order_id": top + 2, "side": None, "price": None, "quantity": None})
+    for t, r in enumerate(rows):
+        r["time"] = 1000 + t
+    return to_table(rows)
+
+
+@pytest.fixture(params=[False, True], ids=["dense_ids", "sparse_ids"])
+def flow(request, tmp_path):
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "orders.parquet"
+    pq.write_table(_flow(request.param), path)
+    return path, request.param
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 64, 1 << 20])
+def test_prepare_chunks_of_any_size_equal_the_whole_instructions(flow, size, monkeypatch):
+    from obook.feeds.orders import read_orders
+
+    path, sparse = flow
+    o = read_orders(path)
+    whole = prepare_mod.prepare(o, 2, KNOWN).msg
+    monkeypatch.setattr(prepare_mod, "SCAN", 5)      # the pass over the input in many blocks too
+    plan = prepare_mod.plan(o, 2, KNOWN)
+    assert (plan.keys is not None) == sparse
+    parts = list(plan.chunks(size))
+    assert [len(p) for p in parts[:-1]] == [size] * (len(parts) - 1)
+    for field in ("rows", "owner", "clock"):
+        got = np.concatenate([getattr(p, field) for p in parts])
+        assert np.array_equal(got, getattr(whole, field)), field
+    assert list(plan.chunks(size))[-1].rows.tobytes() == parts[-1].rows.tobytes()    # each pass starts afresh
+
+
+@pytest.mark.parametrize("options", [dict(), dict(stp="cancel_resting", levels=3, date="2024-03-01")])
+def test_match_reader_tiny_prepare_chunks_give_the_tables_of_match(flow, options, monkeypatch):
+    path, _ = flow
+    whole = obook.match(path, tick=2, instruments=KNOWN, workers=2, **options)
+    monkeypatch.setattr(prepare_mod, "CHUNK", 3)
+    monkeypatch.setattr(books_mod, "CHUNK", 64)       # and the kernels flush many times
+    for t in TABLES:
+        got = obook.matching.match_reader(path, t, tick=2, instruments=KNOWN, **options).read_all()
+        assert got.equals(whole.table(t)), t
+
+
+@pytest.fixture
+def made(monkeypatch):
+    """The count of instruction rows prepared (ids assigned, keys, the kernels' rows), with
+    500 rows prepared at a time."""
+    seen = {"rows": 0}
+    zeros = prepare_mod.Instructions.zeros
+
+    def counted(cls, n):
+        seen["rows"] += n
+        return zeros(n)
+
+    monkeypatch.setattr(prepare_mod.Instructions, "zeros", classmethod(counted))
+    monkeypatch.setattr(prepare_mod, "CHUNK", 500, raising=False)
+    monkeypatch.setattr(books_mod, "CHUNK", 64)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    p = tmp_path_factory.mktemp("match_prepare") / "orders.csv"
+    import pyarrow.csv as pcsv
+
+    pcsv.write_csv(to_table(random_flow(3, 20_000, tick=1)), p)
+    return p
+
+
+def _reader_first_batch(path):
+    reader = obook.matching.match_reader(path, "events")
+    assert reader.read_next_batch().num_rows > 0
+    reader.close()
+
+
+def _duckdb_limit(path):
+    assert len(obook.connect().sql(f"SELECT * FROM obook_match_events('{path}') LIMIT 10").fetchall()) == 10
+
+
+def _polars_head(path):
+    assert obook.scan_match(path, table="events").head(10).collect().height == 10
+
+
+@pytest.mark.parametrize("stop", [_reader_first_batch, _duckdb_limit, _polars_head],
+                         ids=["reader_closed", "duckdb_limit", "polars_head"])
+def test_match_reader_stopped_early_prepares_only_the_first_chunks(big, made, stop):
+    stop(big)
+    assert 0 < made["rows"] <= 5 * 500, made
