@@ -75,15 +75,36 @@ def test_prepare_chunks_of_any_size_equal_the_whole_instructions(flow, size, mon
     assert list(plan.chunks(size))[-1].rows.tobytes() == parts[-1].rows.tobytes()    # each pass starts afresh
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_prepare_shard_chunks_equal_the_whole_instructions_of_its_books(flow, workers):
+    from obook.feeds.orders import read_orders
+
+    path, _ = flow
+    o = read_orders(path)
+    whole = prepare_mod.prepare(o, 2, KNOWN).msg
+    plan = prepare_mod.plan(o, 2, KNOWN)
+    for w in range(workers):
+        mine = whole[whole.rows["book"] % workers == w]
+        parts = list(plan.shard(workers, w).chunks(5))
+        assert len(parts) > 1, w
+        for field in ("rows", "owner", "clock"):
+            assert np.array_equal(np.concatenate([getattr(p, field) for p in parts]), getattr(mine, field)), (w, field)
+
+
 @pytest.mark.parametrize("options", [dict(), dict(stp="cancel_resting", levels=3, date="2024-03-01")])
 def test_match_reader_tiny_prepare_chunks_give_the_tables_of_match(flow, options, monkeypatch):
+    from obook.matching import table_reader
+
     path, _ = flow
-    whole = obook.match(path, tick=2, instruments=KNOWN, workers=2, **options)
+    whole = obook.match(path, tick=2, instruments=KNOWN, workers=2, **options)     # one chunk
     monkeypatch.setattr(prepare_mod, "CHUNK", 3)
     monkeypatch.setattr(books_mod, "CHUNK", 64)       # and the kernels flush many times
     for t in TABLES:
         got = obook.matching.match_reader(path, t, tick=2, instruments=KNOWN, **options).read_all()
         assert got.equals(whole.table(t)), t
+        got = table_reader(path, t, workers=3, tick=2, instruments=KNOWN, **options).read_all()
+        assert got.equals(whole.table(t)), t
+    assert obook.match(path, tick=2, instruments=KNOWN, workers=2, **options).events.equals(whole.events)
 
 
 @pytest.fixture
@@ -131,3 +152,14 @@ def _polars_head(path):
 def test_match_reader_stopped_early_prepares_only_the_first_chunks(big, made, stop):
     stop(big)
     assert 0 < made["rows"] <= 5 * 500, made
+
+
+def test_table_reader_workers_leave_the_instructions_to_the_workers(big, made):
+    """The parent makes none: each worker makes its books' a chunk at a time (and stops
+    with the reader, as tests/test_match_stream.py shows)."""
+    from obook.matching import table_reader
+
+    reader = table_reader(big, "events", workers=2)
+    assert reader.read_next_batch().num_rows > 0
+    reader.close()
+    assert made["rows"] == 0, made

@@ -142,12 +142,11 @@ def schema_of(table: str, levels: int = 10, date=None) -> pa.Schema:
 def _run(o, *, tick: int, instruments, workers: int, want: int, stp: int, levels: int, tables: tuple, date,
          day_end: bool) -> MatchResult:
     """The tables of the instructions ``o`` (read and checked)."""
-    from .prepare import plan, prepare
+    from .prepare import plan
     from .shards import run_shards
 
     _check_times(o, date)
-    # one worker prepares the rows a chunk at a time as it gets to them; several take theirs whole
-    prep = (prepare if min(workers, len(o.instruments)) > 1 else plan)(o, tick, instruments)
+    prep = plan(o, tick, instruments)       # each book's rows made a chunk at a time as it gets to them
     parts = run_shards(prep, workers, want=want, stp=stp, levels=levels, day_end=day_end)
     out = _tables(prep, parts, tables, levels)
     if date is not None:
@@ -249,14 +248,14 @@ def _streamed(o, table: str, run: dict, then: Exception | None = None) -> pa.Rec
     (``then``: raised after the last batch)."""
     from contextlib import closing
 
-    from .prepare import plan, prepare
+    from .prepare import plan
     from .tables import Converter
 
     _check_times(o, run["date"])
     workers = max(1, min(run["workers"], len(o.instruments)))
-    # one worker: the rows are prepared a chunk at a time as the book gets to them, so a
-    # reader let go early prepares no more (the workers take their rows whole)
-    prep = (prepare if workers > 1 else plan)(o, run["tick"], run["instruments"])
+    # the rows are made a chunk at a time as the book (each worker its books') gets to them,
+    # so a reader let go early makes no more of them
+    prep = plan(o, run["tick"], run["instruments"])
     levels, date = run["levels"], run["date"]
     conv = Converter(prep, levels)
     stamp = None if date is None else _stamp(date)

@@ -7,8 +7,8 @@ lowest to highest price in the input, one row a tick).
 
 ``plan`` passes over the input once for what the books need of all of it (the bands, the
 ids to give, the key layout); the instructions are then made a chunk at a time as the book
-gets to them (``Prepared.chunks``), the same rows for any chunk size; ``prepare`` makes
-them all at once.
+gets to them (``Prepared.chunks``; a worker's books' by ``Prepared.shard``), the same rows
+for any chunk size; ``prepare`` makes them all at once.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ class Prepared:
     key_base: np.ndarray | None  # book -> its first key
     keys: np.ndarray | None      # row -> key, when the ids are too sparse for key_lo / key_base
     msg: Instructions | None = None   # every row's instruction (prepare), else made by chunks()
+    seqs: np.ndarray | None = None    # when ``orders`` holds some rows of the input (a worker's): their rows in it
 
     def chunks(self, size: int | None = None):
         """The instructions of the input's rows in order, ``size`` rows (default ``CHUNK``) at
@@ -81,15 +82,23 @@ class Prepared:
         if self.msg is not None:
             yield self.msg
             return
-        size = size or CHUNK
+        size, n = size or CHUNK, self.orders.n
         assigned = np.zeros(len(self.instruments), np.int64)
-        for start in range(0, self.n_rows, size):
-            yield self._rows(start, min(start + size, self.n_rows), assigned)
+        for start in range(0, n, size):
+            yield self._rows(start, min(start + size, n), assigned)
+
+    def shard(self, workers: int, w: int) -> Prepared:
+        """The rows of the books ``b % workers == w`` only (worker ``w``'s), which keep their
+        row numbers: all the rows of each of its books, so its ids and keys are the same."""
+        mine = np.flatnonzero(self.orders.book % workers == w)
+        return dataclasses.replace(self, orders=_part(self.orders, mine), reason=self.reason[mine],
+                                   keys=None if self.keys is None else self.keys[mine],
+                                   msg=None if self.msg is None else self.msg[mine], seqs=mine)
 
     def _rows(self, start: int, stop: int, assigned: np.ndarray) -> Instructions:
         """Rows ``start:stop`` as the kernels' instructions; ``assigned``: the ids given so
         far to each book's new orders without one (updated)."""
-        o = _part(self.orders, start, stop)
+        o = _part(self.orders, slice(start, stop))
         reason = self.reason[start:stop].astype(np.int64)
         new, mod = o.action == OP_NEW, o.action == OP_MODIFY
         priced = (reason == 0) & o.has_price & (new | mod) & ~(new & o.market)
@@ -110,7 +119,7 @@ class Prepared:
         keys = self.keys[start:stop] if self.keys is not None else \
             self.key_base[o.book] + ids - self.key_lo[o.book]
         msg = Instructions.zeros(o.n)
-        msg.clock[:, T_SEQ] = np.arange(start + 1, stop + 1)
+        msg.clock[:, T_SEQ] = (np.arange(start, stop) if self.seqs is None else self.seqs[start:stop]) + 1
         msg.clock[:, T_TIME] = o.time
         r = msg.rows
         r["book"] = o.book
@@ -131,9 +140,9 @@ class Prepared:
         return given, np.where(given, o.price[row], 0).astype(np.int64)
 
 
-def _part(o, start: int, stop: int):
-    """The instructions ``o``'s rows ``start:stop`` (views)."""
-    return dataclasses.replace(o, **{f.name: getattr(o, f.name)[start:stop] for f in dataclasses.fields(o)
+def _part(o, rows):
+    """The instructions ``o``'s ``rows`` (a slice: views, or row numbers)."""
+    return dataclasses.replace(o, **{f.name: getattr(o, f.name)[rows] for f in dataclasses.fields(o)
                                      if f.name not in ("name", "instruments")})
 
 
@@ -258,7 +267,7 @@ def _scan(o, tick: int, known: np.ndarray) -> dict:
              total=np.zeros(nb, np.float64), top=np.zeros(nb, np.int64), missing=np.zeros(nb, np.int64),
              id_lo=np.full(nb, big.max), id_hi=np.full(nb, big.min), qty=0, end_time=0)
     for start in range(0, o.n, SCAN):
-        p = _part(o, start, min(start + SCAN, o.n))
+        p = _part(o, slice(start, min(start + SCAN, o.n)))
         reason = _reasons(p, tick, known)
         s["reason"][start:start + p.n] = reason
         new, mod = p.action == OP_NEW, p.action == OP_MODIFY

@@ -14,7 +14,6 @@ forkserver) and never outlive the call.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import mmap
 import os
@@ -69,14 +68,14 @@ def detached() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)
 
 
-def _worker(conn, prep, books, msg, want, stp, levels, day_end):
+def _worker(conn, prep, books, want, stp, levels, day_end):
     from multiprocessing.reduction import sendfds
 
     detached()
     sink = None
     try:
         sink = _Sink(levels)
-        run_books(prep, books, [msg], want=want, stp=stp, levels=levels, day_end=day_end, sink=sink)
+        run_books(prep, books, prep.chunks(), want=want, stp=stp, levels=levels, day_end=day_end, sink=sink)
         conn.send(sink.shapes)
         with pipe_socket(conn) as sock:
             sendfds(sock, [sink.fds[t] for t in TABLES])
@@ -244,8 +243,8 @@ def died(procs: list, w: int) -> WorkerError:
 
 @contextlib.contextmanager
 def shard_workers(prep, workers: int, target, *args):
-    """One process a shard of ``prep``'s books, ``target(conn, prep, books, msg, *args)``
-    (``prep`` without the instructions, ``msg`` the shard's): yields ``(processes, pipes)``.
+    """One process a shard of ``prep``'s books, ``target(conn, prep, books, *args)`` (``prep``
+    with the shard's rows only, made into instructions by the worker): yields ``(processes, pipes)``.
     Leaving the block stops them: those of a block left by an exception (a consumer that
     stopped early too) at once, the others once they have exited (killed after 2 s)."""
     from ..engine.workers import _starting, mp_context
@@ -253,18 +252,14 @@ def shard_workers(prep, workers: int, target, *args):
     ctx = mp_context()
     nb = len(prep.instruments)
     all_books = np.arange(nb, dtype=np.int64)
-    # each worker gets its own rows only (the prices sent are the parent's, for its events)
-    light = dataclasses.replace(prep, msg=prep.msg[:0], orders=None, reason=prep.reason[:0], keys=None)
-    worker_of = prep.msg.rows["book"] % workers
     procs, conns = [], []
     done = False
     try:
         for w in range(workers):
             books = all_books[all_books % workers == w]
-            msg = prep.msg[worker_of == w]
             parent, child = ctx.Pipe(duplex=True)           # a socket pair: a memfd can travel on it
             p = ctx.Process(target=target, name=f"obook-match-{w}", daemon=True,
-                            args=(child, light, books, msg, *args))
+                            args=(child, prep.shard(workers, w), books, *args))
             with _starting(ctx):
                 p.start()
                 procs.append(p)

@@ -27,12 +27,12 @@ from .shards import awaited, detached, died, merge_table, pipe_socket, shard_wor
 AHEAD = 4 * CHUNK
 
 
-def _worker(conn, prep, books, msg, table, want, stp, levels, day_end, chunk):
+def _worker(conn, prep, books, table, want, stp, levels, day_end, chunk):
     """Sends ``(upto, rows)`` a flush, the rows (if any) as the bytes that follow;
     ``("failed", reason)`` on an error."""
     detached()
     try:
-        for upto, rows in stream_books(prep, books, [msg], want=want, stp=stp, levels=levels, day_end=day_end,
+        for upto, rows in stream_books(prep, books, prep.chunks(), want=want, stp=stp, levels=levels, day_end=day_end,
                                        chunk=chunk):
             got = rows[table]
             got = got[0] if len(got) == 1 else np.concatenate(got) if got else np.zeros((0, 1), np.int64)
