@@ -183,7 +183,7 @@ def stream_books(prep, books, parts, *, want: int, stp: int, levels: int, day_en
         seqs = msg.clock[:, T_SEQ]
         for _ in mb.steps(msg):
             pos = int(mb.st[ST_POS])        # (the kernels stop before an instruction of msg)
-            yield int(seqs[pos]), mb.take()
+            yield (int(seqs[pos]) if pos < len(msg) else int(seqs[-1]) + 1), mb.take()
     if day_end and len(books):
         mb.expire(books, prep.n_rows + 1, prep.end_time)
     mb.flush()
