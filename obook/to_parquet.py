@@ -165,8 +165,9 @@ def _check_tables(tables, fmt) -> list[str]:
 
     if isinstance(tables, str):
         tables = [t.strip() for t in tables.split(",") if t.strip()]
-    tables = list(dict.fromkeys(tables))
-    choices = ", ".join(t for t in tables_of(fmt) if offered(t, "convert"))
+    mine = [t for t in tables_of(fmt) if offered(t, "convert")]
+    tables = list(dict.fromkeys(u for t in tables for u in (mine if t == "all" else [t])))
+    choices = ", ".join(mine)
     if not tables:
         raise ObookError(f"no tables asked for; {fmt.name} feeds convert to {choices}")
     for t in tables:
@@ -305,7 +306,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     (:class:`obook.feeds.sources.DigestingStream`), else null, and it offers the replay
     tables only (side tables read a file twice).
 
-    ``tables``: names from ``TABLES`` (a list, or a comma-separated string); bbo, trades,
+    ``tables``: names from ``TABLES`` (a list, or a comma-separated string; ``all``: every
+    table the feed's format converts to); bbo, trades,
     orders and depth (``levels`` a side) come from one replay; a CSV feed has no ITCH side
     tables (symbols, system_events, trading_actions, cross_trades). ``tickers`` (a list or comma-separated string): replay
     only those tickers' books (the other books' records are skipped); one the feed does not

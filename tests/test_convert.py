@@ -136,6 +136,21 @@ def test_convert_unknown_table_raises_obook_error(itch_day, tmp_path):
         convert(itch_day, tmp_path, tables="bbo,quotes")
 
 
+def test_convert_tables_all_writes_every_table_of_the_feeds_format(itch_day, tmp_path):
+    from obook.tables import offered, tables_of
+
+    pitch = tmp_path / "day.pitch"
+    write_pitch(pitch, 500, 2)
+    for feed, fmt in ((itch_day, "itch"), (pitch, "pitch")):
+        want = [t for t in tables_of(get_format(fmt)) if offered(t, "convert")]
+        assert "bbo" in want and ("symbols" in want) == (fmt == "itch")
+        got = convert(feed, tmp_path / fmt, tables="all", workers=1)
+        assert list(got["files"]) == want
+        assert sorted(p.name for p in (tmp_path / fmt).iterdir()) == sorted(f"{t}.parquet" for t in want)
+        assert list(convert(feed, tmp_path / f"{fmt}2", tables=["trades", "all"], workers=1)["files"]) == \
+            ["trades"] + [t for t in want if t != "trades"]
+
+
 def test_convert_truncated_feed_rows_before_kept_as_partial_no_final_file(itch_day, tmp_path):
     bad = tmp_path / DAY
     data = itch_day.read_bytes()

@@ -26,7 +26,8 @@ def convert(
                                   help="Directory for <table>.parquet (created if missing); the last argument."),
     tables: str = typer.Option("bbo", "--tables", "-t",
                                help="Comma-separated tables: " + ", ".join(_TABLES) + " (bbo, trades, orders "
-                                    "and depth from one replay; the others where the feed's format has them)."),
+                                    "and depth from one replay; the others where the feed's format has them), "
+                                    "or all: every table the feed's format has."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Depth levels a side."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "
