@@ -246,3 +246,12 @@ def test_simulate_cli_type_without_output_one_error_line(tmp_path, capsys):
     feed, orders = _files(tmp_path)
     err = cli_error(capsys, "simulate", feed, orders, "--type", "arrow", "-w", "1")
     assert "--type only applies to the tables of --output" in err
+
+
+@pytest.mark.parametrize("time", [2**62, 2**63 - 1])
+def test_simulate_order_time_beyond_the_kernels_range_raises_naming_the_row(tmp_path, time):
+    """An instruction whose arrival would reach the kernel's end-of-feed key (2**62) is an
+    error naming its row, not an instruction that never arrives."""
+    feed, orders = _files(tmp_path, orders=ORDERS + f"{time},AAA,2,new,buy,limit,GTC,100,5\n")
+    with pytest.raises(ObookError, match=r"orders\.csv: row 2: time .* out of range"):
+        obook.simulate(feed, orders, workers=1)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernels.simulate_layout import (I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
+from .._kernels.simulate_layout import (END_SEQ, I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
                                         I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
                                         I_WIDTH, OP_MODIFY)
 from ..checks import is_whole
@@ -196,11 +196,12 @@ def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
     reason = _reasons(o, 1, np.ones(len(o.instruments), bool))
     ids = _assign_ids(o)
     keys, key_ids = _keys(o.book, ids)
-    top = np.iinfo(np.int64).max - (MAX_LATENCY_NS + horizon_ns) // unit_ns
-    if n and (int(o.time.max()) > top or int(o.time.min()) < -top):
-        row = int(np.flatnonzero((o.time > top) | (o.time < -top))[0])
-        raise ObookError(f"{o.name}: row {row + 1}: time {int(o.time[row])} is out of range (its arrival "
-                         "would overflow 64 bits)")
+    reach = (MAX_LATENCY_NS + horizon_ns) // unit_ns
+    top, low = END_SEQ - 1 - reach, reach - np.iinfo(np.int64).max     # arrivals stay below the end-of-feed key
+    if n and (int(o.time.max()) > top or int(o.time.min()) < low):
+        row = int(np.flatnonzero((o.time > top) | (o.time < low))[0])
+        raise ObookError(f"{o.name}: row {row + 1}: time {int(o.time[row])} is out of range: times from {low} "
+                         f"to {top} are taken (up to 2**62 - 1 less a week's latency and the horizon)")
     negative = o.has_price & ~o.market & (o.price < 0)
     if negative.any():       # the simulation's rows keep -1 for "no price"; feeds' prices are >= 0
         row = int(np.flatnonzero(negative)[0])
