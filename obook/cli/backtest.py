@@ -57,7 +57,8 @@ def backtest(
                                         help="Queue model: fifo (order-level feeds) or, for L2 inputs, power:N "
                                              "(default power:2), power2:N, power3:N, log, log2, risk-averse."),
     timer_start: Optional[int] = typer.Option(None, "--timer-start", help="The first on_timer call's time (feed time "
-                                                                          "units; default: the first record's)."),
+                                                                          "units; default: one --timer after the "
+                                                                          "first record's)."),
     capital: Optional[float] = typer.Option(None, "--capital",
                                             help="The return's denominator, price units x shares (default: half the "
                                                  "traded notional)."),
