@@ -57,6 +57,12 @@ def test_latencies_column_of_bools_is_no_latency():
         latencies("lat", 2, pa.table({"lat": [True, False]}))
 
 
+@pytest.mark.parametrize("text", ["true", "abc"])
+def test_latencies_column_with_text_names_the_row(text):
+    with pytest.raises(ObookError, match=f"latency column 'lat': row 2: '{text}' is no number"):
+        latencies("lat", 3, pa.table({"lat": ["1000", text, "5"]}))
+
+
 def test_latencies_two_dimensional_names_its_shape():
     with pytest.raises(ObookError, match=r"shape \(3, 1\)"):
         latencies(np.zeros((3, 1), np.int64), 3)

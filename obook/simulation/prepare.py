@@ -52,6 +52,15 @@ class Own:
     n_rows: int
 
 
+def _is_number(value) -> bool:
+    """``value`` converts to a float (a number, or text such as '250000')."""
+    try:
+        float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
 def _numeric(text: str) -> bool:
     try:
         float(text)
@@ -73,7 +82,12 @@ def _whole_ns(values: np.ndarray, what: str) -> np.ndarray:
         try:
             values = values.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as e:
-            raise ObookError(f"{what} is not numbers") from e
+            row = next((i for i, v in enumerate(values) if not _is_number(v)), None)
+            if row is None:
+                raise ObookError(f"{what} is not numbers") from e
+            if values[row] is None:
+                raise ObookError(f"{what} has empty values (row {row + 1})") from e
+            raise ObookError(f"{what}: row {row + 1}: {values[row]!r} is no number") from e
     if values.dtype.kind == "f":
         nan = np.isnan(values)
         if nan.any():
