@@ -261,3 +261,13 @@ def test_simulate_order_time_beyond_the_kernels_range_raises_naming_the_row(tmp_
     feed, orders = _files(tmp_path, orders=ORDERS + f"{time},AAA,2,new,buy,limit,GTC,100,5\n")
     with pytest.raises(ObookError, match=r"orders\.csv: row 2: time .* out of range"):
         obook.simulate(feed, orders, workers=1)
+
+
+def test_simulate_partial_summary_orders_after_bad_record_are_pending(tmp_path):
+    """Orders 3 and 4 are decided after the bad record: nothing answered them, so the
+    partial summary says they are pending, not rejected."""
+    feed, orders = _files(tmp_path, feed=BAD_FEED, orders=BAD_ORDERS)
+    with pytest.raises(obook.FeedError) as e:
+        obook.simulate(feed, orders, workers=1)
+    rows = e.value.partial.summary.select(["order_id", "status"]).to_pylist()
+    assert [(r["order_id"], r["status"]) for r in rows] == [(1, "open"), (2, "open"), (3, "pending"), (4, "pending")]

@@ -38,7 +38,7 @@ summary_schema = pa.schema([
     pa.field("instrument", pa.string(), nullable=False), pa.field("order_id", pa.int64(), nullable=False),
     pa.field("side", pa.string(), nullable=False), pa.field("price", pa.int64()),
     pa.field("quantity", pa.int64(), nullable=False), pa.field("arrival", pa.int64(), nullable=False),
-    pa.field("status", pa.string(), nullable=False),             # filled, cancelled, expired, rejected, open
+    pa.field("status", pa.string(), nullable=False),     # filled, cancelled, expired, rejected, open, pending
     pa.field("filled", pa.int64(), nullable=False), pa.field("fill_ratio", pa.float64(), nullable=False),
     pa.field("notional", NOTIONAL, nullable=False),               # sum of price * quantity of the fills
     pa.field("first_fill_time", pa.int64()), pa.field("time_to_fill", pa.int64()),
@@ -278,7 +278,9 @@ def summary(own, fl, ev, mid, names) -> pa.Table:
         new_row[keys] = ins[:, I_ROW]
         rej = ev[ev[:, E_KIND] == K_REJECTED]
         status[rej[rej[:, E_ROW] == new_row[rej[:, E_KEY]], E_KEY]] = "rejected"
-    status[~accepted] = "rejected"
+    answered = np.zeros(nk, bool)          # none of its instructions arrived: a partial run stopped first
+    answered[ev[:, E_KEY]] = True
+    status[~accepted] = np.where(answered[~accepted], "rejected", "pending")
     f = filled[keys]
     has = f > 0
     avg = _avg(notional[keys], f)
