@@ -20,7 +20,7 @@ from .._kernels.simulate_layout import (I_ACT, I_ARR, I_ROW, I_TB, K_ACCEPTED, K
                                         K_REJECTED, NONE, OP_MODIFY, OP_NEW, R_FOK, R_NOT_LIVE)
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
-                     flags_of, named_ref, order_numbers, send_each, side_of, tif_of)
+                     flags_of, market_price, named_ref, order_numbers, send_each, side_of, tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -283,8 +283,8 @@ class L2Run:
                 key = self.venue.key()
             side = int(self.venue.OQ[key, Q_SIDE])
         bid, _, ask, _ = self.ctx.top(symbol)
-        checked = as_checked(order, side, qty, ((ask if side == 0 else bid) or 0) if market else price)
-        reason = self.risk.check(checked, bid, ask, now * self.unit_ns)
+        checked = as_checked(order, side, qty, market_price(side, bid, ask) if market else price)
+        reason = self.risk.check(checked, bid, ask, now * self.unit_ns, bool(market))
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         r = self.venue.instruction(0, tb, key, act, side, qty, price, tif_of(order), market,
                                    post_only, ref, orig, now, refused)

@@ -56,6 +56,13 @@ def side_of(order) -> int:
         raise ObookError(f"order side {side!r}: use B / buy or S / sell (T / E: a short sale)") from None
 
 
+def market_price(side: int, bid, ask) -> int:
+    """The price a market order of ``side`` (0 buy) is checked at by the risk gate: the other
+    side's best, else its own side's, else 0 (as the compiled gate reads it)."""
+    other, own = (ask, bid) if side == 0 else (bid, ask)
+    return other if other is not None else own if own is not None else 0
+
+
 def as_checked(order, side: int, qty: int, price: int):
     """The order as the risk gate reads it: its side "B" or "S", its quantity and price as
     Python integers (``price``: a market order's the price it would take), so that the gate

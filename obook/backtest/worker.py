@@ -26,7 +26,7 @@ from .entry import strategy_address
 from ..errors import ObookError, StrategyError
 from ..simulation.observer import deepest_side, map_book, shadow_book
 from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, call_name, flags_of,
-                     named_ref, order_numbers, send_each, side_of, tif_of)
+                     market_price, named_ref, order_numbers, send_each, side_of, tif_of)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -498,8 +498,8 @@ class BacktestWorker:
                 self.LO[key, LO_REF], self.LO[key, LO_SIDE], self.LO[key, LO_TB] = ref, side_of(order), tb
             side = int(self.LO[key, LO_SIDE])
         bid, bq, ask, aq = self.ctx.top(self.names[tb])
-        checked = as_checked(order, side, qty, ((ask if side == 0 else bid) or 0) if market else price)
-        reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns)
+        checked = as_checked(order, side, qty, market_price(side, bid, ask) if market else price)
+        reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns, bool(market))
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
         if not refused:
             if act == OP_MODIFY and ref != target:
