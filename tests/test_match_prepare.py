@@ -75,8 +75,9 @@ def test_prepare_chunks_of_any_size_equal_the_whole_instructions(flow, size, mon
     assert list(plan.chunks(size))[-1].rows.tobytes() == parts[-1].rows.tobytes()    # each pass starts afresh
 
 
+@pytest.mark.parametrize("lazy", [False, True], ids=["taken_out", "lazy"])
 @pytest.mark.parametrize("workers", [2, 3])
-def test_prepare_shard_chunks_equal_the_whole_instructions_of_its_books(flow, workers):
+def test_prepare_shard_chunks_equal_the_whole_instructions_of_its_books(flow, workers, lazy):
     from obook.feeds.orders import read_orders
 
     path, _ = flow
@@ -85,7 +86,9 @@ def test_prepare_shard_chunks_equal_the_whole_instructions_of_its_books(flow, wo
     plan = prepare_mod.plan(o, 2, KNOWN)
     for w in range(workers):
         mine = whole[whole.rows["book"] % workers == w]
-        parts = list(plan.shard(workers, w).chunks(5))
+        shard = plan.shard(workers, w, lazy=lazy)
+        assert (shard.orders.n == o.n) == lazy, w          # a lazy shard keeps the whole input
+        parts = list(shard.chunks(5))
         assert len(parts) > 1, w
         for field in ("rows", "owner", "clock"):
             assert np.array_equal(np.concatenate([getattr(p, field) for p in parts]), getattr(mine, field)), (w, field)
@@ -163,3 +166,26 @@ def test_table_reader_workers_leave_the_instructions_to_the_workers(big, made):
     assert reader.read_next_batch().num_rows > 0
     reader.close()
     assert made["rows"] == 0, made
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork", "forkserver"])
+def test_table_reader_workers_forked_take_their_rows_out_themselves(big, fork, monkeypatch):
+    """Forked workers share the whole input and each takes its books' rows out of it; those
+    the forkserver starts are sent their rows only: the same tables either way."""
+    from obook.engine import workers as pool
+    from obook.matching import table_reader
+
+    sent = []
+    shard = prepare_mod.Prepared.shard
+
+    def seen(self, *args, **kwargs):
+        got = shard(self, *args, **kwargs)
+        sent.append(got.orders.n == self.orders.n)
+        return got
+
+    whole = obook.match(big, workers=1, tables=("events",)).events
+    monkeypatch.setattr(pool, "_fork_is_safe", lambda: fork)
+    monkeypatch.setattr(prepare_mod.Prepared, "shard", seen)
+    assert table_reader(big, "events", workers=2).read_all().equals(whole)
+    assert obook.match(big, workers=3, tables=("events",)).events.equals(whole)
+    assert sent == [fork] * 5

@@ -75,31 +75,47 @@ class Prepared:
     keys: np.ndarray | None      # row -> key, when the ids are too sparse for key_lo / key_base
     msg: Instructions | None = None   # every row's instruction (prepare), else made by chunks()
     seqs: np.ndarray | None = None    # when ``orders`` holds some rows of the input (a worker's): their rows in it
+    part: tuple | None = None         # (workers, w): a lazy shard's (see ``shard``)
 
     def chunks(self, size: int | None = None):
         """The instructions of the input's rows in order, ``size`` rows (default ``CHUNK``) at
-        a time, each made when it is asked for (the ids new orders are given carry over)."""
+        a time, each made when it is asked for (the ids new orders are given carry over); of
+        a lazy shard (``shard(..., lazy=True)``), its rows of each ``size * workers`` rows of
+        the input."""
         if self.msg is not None:
             yield self.msg
             return
         size, n = size or CHUNK, self.orders.n
         assigned = np.zeros(len(self.instruments), np.int64)
-        for start in range(0, n, size):
-            yield self._rows(start, min(start + size, n), assigned)
+        if self.part is None:
+            for start in range(0, n, size):
+                yield self._rows(slice(start, min(start + size, n)), assigned)
+            return
+        workers, w = self.part
+        for start in range(0, n, size * workers):
+            mine = start + np.flatnonzero(self.orders.book[start:start + size * workers] % workers == w)
+            if len(mine):
+                yield self._rows(mine, assigned)
 
-    def shard(self, workers: int, w: int) -> Prepared:
+    def shard(self, workers: int, w: int, *, lazy: bool = False) -> Prepared:
         """The rows of the books ``b % workers == w`` only (worker ``w``'s), which keep their
-        row numbers: all the rows of each of its books, so its ids and keys are the same."""
+        row numbers: all the rows of each of its books, so its ids and keys are the same.
+        ``lazy``: the input stays whole and :meth:`chunks` takes the shard's rows out of it a
+        chunk at a time (free in a forked worker, which shares the parent's pages; a copy of
+        the whole input where it is pickled)."""
+        if lazy and self.msg is None:
+            return dataclasses.replace(self, part=(workers, w))
         mine = np.flatnonzero(self.orders.book % workers == w)
         return dataclasses.replace(self, orders=_part(self.orders, mine), reason=self.reason[mine],
                                    keys=None if self.keys is None else self.keys[mine],
                                    msg=None if self.msg is None else self.msg[mine], seqs=mine)
 
-    def _rows(self, start: int, stop: int, assigned: np.ndarray) -> Instructions:
-        """Rows ``start:stop`` as the kernels' instructions; ``assigned``: the ids given so
-        far to each book's new orders without one (updated)."""
-        o = _part(self.orders, slice(start, stop))
-        reason = self.reason[start:stop].astype(np.int64)
+    def _rows(self, rows, assigned: np.ndarray) -> Instructions:
+        """The input's ``rows`` (a slice, or row numbers in order) as the kernels'
+        instructions; ``assigned``: the ids given so far to each book's new orders without
+        one (updated)."""
+        o = _part(self.orders, rows)
+        reason = self.reason[rows].astype(np.int64)
         new, mod = o.action == OP_NEW, o.action == OP_MODIFY
         priced = (reason == 0) & o.has_price & (new | mod) & ~(new & o.market)
         row = np.full(o.n, -1, np.int64)
@@ -116,10 +132,11 @@ class Prepared:
             run = np.arange(len(sb)) - np.repeat(starts, np.diff(np.r_[starts, len(sb)]))
             ids[missing[order]] = self.top[sb] + assigned[sb] + 1 + run
             assigned += np.bincount(books, minlength=len(assigned))
-        keys = self.keys[start:stop] if self.keys is not None else \
+        keys = self.keys[rows] if self.keys is not None else \
             self.key_base[o.book] + ids - self.key_lo[o.book]
         msg = Instructions.zeros(o.n)
-        msg.clock[:, T_SEQ] = (np.arange(start, stop) if self.seqs is None else self.seqs[start:stop]) + 1
+        at = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
+        msg.clock[:, T_SEQ] = (at if self.seqs is None else self.seqs[rows]) + 1
         msg.clock[:, T_TIME] = o.time
         r = msg.rows
         r["book"] = o.book
@@ -215,7 +232,7 @@ def _reasons(o, tick: int, known: np.ndarray) -> np.ndarray:
 def prepare(o, tick: int = 1, instruments=None) -> Prepared:
     """The instructions ``o`` prepared for the kernels, every row's at once (``msg``)."""
     prep = plan(o, tick, instruments)
-    prep.msg = prep._rows(0, o.n, np.zeros(len(o.instruments), np.int64))
+    prep.msg = prep._rows(slice(0, o.n), np.zeros(len(o.instruments), np.int64))
     return prep
 
 

@@ -245,11 +245,15 @@ def died(procs: list, w: int) -> WorkerError:
 def shard_workers(prep, workers: int, target, *args):
     """One process a shard of ``prep``'s books, ``target(conn, prep, books, *args)`` (``prep``
     with the shard's rows only, made into instructions by the worker): yields ``(processes, pipes)``.
+    A forked worker takes its rows out of the input itself, a chunk at a time (a lazy shard:
+    the workers start at once and none waits on the others' rows); one the forkserver starts
+    is sent its rows only, taken out here.
     Leaving the block stops them: those of a block left by an exception (a consumer that
     stopped early too) at once, the others once they have exited (killed after 2 s)."""
     from ..engine.workers import _starting, mp_context
 
     ctx = mp_context()
+    lazy = ctx.get_start_method() == "fork"
     nb = len(prep.instruments)
     all_books = np.arange(nb, dtype=np.int64)
     procs, conns = [], []
@@ -259,7 +263,7 @@ def shard_workers(prep, workers: int, target, *args):
             books = all_books[all_books % workers == w]
             parent, child = ctx.Pipe(duplex=True)           # a socket pair: a memfd can travel on it
             p = ctx.Process(target=target, name=f"obook-match-{w}", daemon=True,
-                            args=(child, prep.shard(workers, w), books, *args))
+                            args=(child, prep.shard(workers, w, lazy=lazy), books, *args))
             with _starting(ctx):
                 p.start()
                 procs.append(p)
