@@ -67,12 +67,13 @@ def _shown(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
 
 
-def check_seed(seed) -> int:
-    """A random seed (the latency draws'): a whole number from 0 to 2^63 - 1, else ``ObookError``."""
+def check_seed(seed, name: str = "seed") -> int:
+    """A random seed (the latency draws'): a whole number from 0 to 2^63 - 1, else ``ObookError``
+    naming ``name`` (the command line's ``--seed``)."""
     from .errors import ObookError
 
     if not is_integer(seed) or not 0 <= seed < 1 << 63:
-        raise ObookError(f"seed must be a whole number from 0 to {(1 << 63) - 1}, not {seed!r}")
+        raise ObookError(f"{name} must be a whole number from 0 to {(1 << 63) - 1}, not {seed!r}")
     return int(seed)
 
 
@@ -118,10 +119,10 @@ def check_tickers(tickers):
     return check_names("tickers", tickers, "a list of tickers (['AAPL', 'MSFT']) or text", "text")
 
 
-def ticker_names(tickers) -> list[str] | None:
+def ticker_names(tickers, name: str = "tickers") -> list[str] | None:
     """``tickers`` (see :func:`check_tickers`) as a list of names in the order given (stripped,
-    each once); None for None. Naming none ('', ',', []) is ``ObookError``: it is no way to
-    say every ticker."""
+    each once); None for None. Naming none ('', ',', []) is ``ObookError`` naming ``name``: it
+    is no way to say every ticker."""
     from .errors import ObookError
 
     tickers = check_tickers(tickers)
@@ -130,7 +131,7 @@ def ticker_names(tickers) -> list[str] | None:
     names = list(dict.fromkeys(t.strip() for t in (tickers.split(",") if isinstance(tickers, str) else tickers)
                                if t.strip()))
     if not names:
-        raise ObookError("tickers: no ticker given")
+        raise ObookError(f"{name}: no ticker given")
     return names
 
 

@@ -132,14 +132,38 @@ def test_backtest_cli_words_in_any_case_are_those_words(tmp_path):
     (["--order-latency", "-5"], "latency '-5': give an integer"),
     (["--order-latency", "1.5"], "latency '1.5': give an integer"),
     (["--feed-latency", "nope.csv"], "latency 'nope.csv': give an integer"),
-    (["--response-latency", "uniform:5"], "response_latency: latency 'uniform:5': give uniform:LO:HI"),
-    (["--feed-latency", "normal:a:b"], "feed_latency: latency 'normal:a:b': distribution parameters must be"),
+    (["--response-latency", "uniform:5"], "--response-latency: latency 'uniform:5': give uniform:LO:HI"),
+    (["--feed-latency", "normal:a:b"], "--feed-latency: latency 'normal:a:b': distribution parameters must be"),
     (["--executor", "bogus"], "executor 'bogus': local or dask://host:port"),
 ])
 def test_backtest_cli_bad_option_values_are_obook_errors(tmp_path, option, says):
+    assert says in _bad_option_error(tmp_path, option)
+
+
+def _bad_option_error(tmp_path, option: list) -> str:
+    """The ObookError's message of a one-day backtest given ``option``."""
     s, days = _setup(tmp_path)
     r = CliRunner().invoke(app, ["backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", *option])
-    assert isinstance(r.exception, ObookError) and says in str(r.exception), r.output
+    assert isinstance(r.exception, ObookError), r.output
+    return str(r.exception)
+
+
+@pytest.mark.parametrize("option, says", [
+    (["--feed-latency", "-5"], "--feed-latency: latency '-5'"),
+    (["--order-latency", "-5"], "--order-latency: latency '-5'"),
+    (["--response-latency", "abc"], "--response-latency: latency 'abc'"),
+    (["--order-latency", "99999999999999999"], "--order-latency: latency must be between 0 and"),
+    (["--feed-latency", "uniform:5:1"], "--feed-latency: latency uniform:5:1: give uniform:LO:HI with"),
+    (["--seed", "-1"], "--seed must be"),
+    (["--seed", str(1 << 63)], "--seed must be"),
+    (["--timer-start", "-1"], "--timer-start must be"),
+    (["--interval", "0"], "--interval must be > 0 seconds"),
+    (["--capital", "-1"], "--capital must be a number > 0"),
+    (["--tickers", ","], "--tickers: no ticker given"),
+])
+def test_backtest_cli_bad_option_value_error_names_the_option_as_typed(tmp_path, option, says):
+    error = _bad_option_error(tmp_path, option)
+    assert error.startswith(says) and "_" not in error.partition(":")[0], error
 
 
 def test_backtest_cli_output_that_is_a_file_is_one_line_error(tmp_path, capsys):

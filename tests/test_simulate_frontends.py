@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import obook
 from obook.cli import app
+from obook.errors import ObookError
 
 FEED = """Time,Ticker,Order,T,Shares,Price
 1,AAA,a,S,100,1000
@@ -88,6 +89,13 @@ def test_simulate_cli_bad_latency_is_an_error(tmp_path):
     feed, orders = _files(tmp_path)
     res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "uniform:a:b"])
     assert res.exit_code != 0
+
+
+@pytest.mark.parametrize("seed", ["-1", str(1 << 63)])
+def test_simulate_cli_bad_seed_error_names_the_option_as_typed(tmp_path, seed):
+    feed, orders = _files(tmp_path)
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--seed", seed])
+    assert isinstance(res.exception, ObookError) and str(res.exception).startswith("--seed must be"), res.output
 
 
 def test_simulate_duckdb_and_polars_match_python(tmp_path):

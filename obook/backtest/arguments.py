@@ -65,18 +65,18 @@ def timer_period(strategy, timer):
     return period
 
 
-def check_timer_start(timer_start):
+def check_timer_start(timer_start, name: str = "timer_start"):
     """None, or the first timer call's time (the feed's time units) from 0."""
-    return None if timer_start is None else _whole_in("timer_start", timer_start, 0)
+    return None if timer_start is None else _whole_in(name, timer_start, 0)
 
 
-def check_seconds(interval) -> None:
+def check_seconds(interval, name: str = "interval") -> None:
     """Seconds between equity samples as far as they can be checked without the feed: a
     finite number > 0."""
     if isinstance(interval, bool) or not isinstance(interval, numbers.Real) or not math.isfinite(interval):
-        raise ObookError(f"interval must be a number of seconds, not {shown(interval)}")
+        raise ObookError(f"{name} must be a number of seconds, not {shown(interval)}")
     if interval <= 0:
-        raise ObookError(f"interval must be > 0 seconds, not {interval}")
+        raise ObookError(f"{name} must be > 0 seconds, not {interval}")
 
 
 def check_interval(interval, unit_ns: int) -> int:
@@ -91,13 +91,13 @@ def check_interval(interval, unit_ns: int) -> int:
     return ns
 
 
-def check_capital(capital):
+def check_capital(capital, name: str = "capital"):
     """None (half the traded notional) or a finite number > 0."""
     if capital is None:
         return None
     if (isinstance(capital, bool) or not isinstance(capital, numbers.Real) or not math.isfinite(capital)
             or capital <= 0):
-        raise ObookError(f"capital must be a number > 0 (price units x shares), not {shown(capital)}")
+        raise ObookError(f"{name} must be a number > 0 (price units x shares), not {shown(capital)}")
     return capital
 
 

@@ -162,13 +162,14 @@ def order_table(table):
     return (req, exch - req), (req, resp - exch)
 
 
-def parse_texts(feed, order, response) -> dict:
+def parse_texts(feed, order, response, names=NAMES) -> dict:
     """The three latencies given as text (the command line's, SQL's; None: 0), as
-    ``obook.backtest``'s keyword arguments; one that cannot be read is an error naming which."""
+    ``obook.backtest``'s keyword arguments; one that cannot be read is an error naming which
+    (by ``names``: the command line's are ``--feed-latency`` ...)."""
     got = {}
-    for name, text in zip(NAMES, (feed, order, response)):
+    for key, name, text in zip(NAMES, names, (feed, order, response)):
         with _named(name):
-            got[name] = parse_latency(text)
+            got[key] = parse_latency(text)
     return got
 
 
@@ -181,10 +182,11 @@ def _named(name: str):
         raise ObookError(f"{name}: {e}") from None
 
 
-def pack(specs, unit_ns: int, seed: int):
-    """The kernel's latency arrays (LM, LA, LB) for (feed, order, response) specs."""
+def pack(specs, unit_ns: int, seed: int, names=NAMES):
+    """The kernel's latency arrays (LM, LA, LB) for (feed, order, response) specs; an error
+    names the latency by ``names``."""
     got = []
-    for k, (s, name) in enumerate(zip(specs, NAMES)):
+    for k, (s, name) in enumerate(zip(specs, names)):
         with _named(name):
             got.append(resolve(s, unit_ns, seed, k))
     m = max(len(v) for _, _, v in got)

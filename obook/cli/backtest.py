@@ -84,7 +84,6 @@ def backtest(
     from ..backtest import TABLES, Fees, StrategyError
     from ..backtest import backtest as run
     from ..backtest.days import backtest_days, check_executor, day_name, one_feed_a_day
-    from ..backtest.latency import parse_texts
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
     from ..backtest.l2_input import is_l2
@@ -92,8 +91,9 @@ def backtest(
     from .progress import file_progress
     from .stdout import written
 
-    kwargs = dict(tickers=tickers, **parse_texts(feed_latency, order_latency, response_latency), seed=seed,
-                  timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue,
+    latencies = _checked(tickers, (feed_latency, order_latency, response_latency), seed, timer_start, interval,
+                         capital)
+    kwargs = dict(tickers=tickers, **latencies, seed=seed, timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue,
                   timer_start=timer_start, capital=capital, on_error=on_error.value, day_end=not no_day_end)
     check_executor(executor)        # also with one day, which runs here
     feeds, dates = _days(feeds, format)
@@ -128,6 +128,27 @@ def backtest(
             return
         _write(out, r, "", summary, (feeds, list(r.summary) if dates is not None else ["day"], *run_doc))
     typer.echo(written(r, TABLES, out), err=True)
+
+
+#: the latencies' options, as ``obook.backtest``'s errors name them on the command line
+LATENCY_OPTIONS = ("--feed-latency", "--order-latency", "--response-latency")
+
+
+def _checked(tickers, latencies: tuple, seed: int, timer_start, interval: float, capital) -> dict:
+    """The options the backtest checks again by their Python names (``order_latency``),
+    checked first by the names typed (``--order-latency``); the latencies as its keyword
+    arguments."""
+    from ..backtest.arguments import check_capital, check_seconds, check_timer_start
+    from ..backtest.latency import pack, parse_texts
+    from ..checks import check_seed, ticker_names
+
+    ticker_names(tickers, "--tickers")
+    got = parse_texts(*latencies, names=LATENCY_OPTIONS)
+    pack(tuple(got.values()), 1, check_seed(seed, "--seed"), names=LATENCY_OPTIONS)
+    check_timer_start(timer_start, "--timer-start")
+    check_seconds(interval, "--interval")
+    check_capital(capital, "--capital")
+    return got
 
 
 def _keep_partial(out: Path, e, run: tuple) -> None:

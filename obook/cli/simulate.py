@@ -90,7 +90,10 @@ def simulate(
     if out is None and len(names) != 1:
         raise ObookError(f"stdout takes one table, not {len(names)} ({', '.join(names)}): name one with --tables "
                          "or write them to a folder with --output")
+    from ..checks import check_seed
     from ..simulation.source import feed_source
+
+    check_seed(seed, "--seed")
 
     source = feed_source(str(feed))         # a glob pattern: its files, sorted, as one feed
     try:
