@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .checks import is_integer
+from .checks import is_integer, not_int
 from .errors import ObookError
 
 __all__ = ["analytic", "spread_table", "twas_table", "grid_table", "ROW_BY_ROW"]
@@ -177,11 +177,11 @@ def _whole(name: str, value, table: str = "bbo_grid") -> int | None:
         return None
     if is_integer(value):
         return int(value)
-    raise ObookError(f"{table}: {name} must be a whole number, not {value!r}")
+    raise ObookError(f"{table}: {name} must be an integer, not {not_int(value)}")
 
 
 def _time(name: str, value, table: str) -> int | None:
-    """``start_time`` / ``end_time``: a feed time, a whole number from 0 to 2^63 - 1 (the times are
+    """``start_time`` / ``end_time``: a feed time, an integer from 0 to 2^63 - 1 (the times are
     computed as int64; a negative one would wrap in the UBIGINT ``time`` column)."""
     value = _whole(name, value, table)
     if value is not None and not 0 <= value < 1 << 63:

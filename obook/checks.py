@@ -25,14 +25,24 @@ def is_integer(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def not_int(value, shown=repr) -> str:
+    """``value``, refused by an option that takes an int, as its error shows it (by ``shown``):
+    a float says it is one (``7.0 (a float)``), so that 7.0 or 1e9, whole numbers refused for
+    their type, do not read as refused for a fraction."""
+    text = shown(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        return f"{text} (a float)"
+    return text
+
+
 def check_whole_at_least_1(name: str, value) -> None:
-    """``value`` is a whole number (never a bool or text) of at least 1, else ``ObookError``."""
+    """``value`` is an integer (never a bool, a float or text) of at least 1, else ``ObookError``."""
     import numpy as np
 
     from .errors import ObookError
 
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise ObookError(f"{name} must be a whole number, not {value!r}")
+        raise ObookError(f"{name} must be an integer, not {not_int(value)}")
     if value < 1:
         raise ObookError(f"{name} must be at least 1, got {value}")
 
@@ -49,7 +59,7 @@ def check_number(name: str, value, lo: float, hi: float, *, whole: bool = False,
     ``name``: the values the loops turn into 64-bit nanoseconds or counts stay in range."""
     from .errors import ObookError
 
-    kind = "a whole number" if whole else "a number"
+    kind = "an integer" if whole else "a number"
     ok = is_integer(value) if whole else (isinstance(value, numbers.Real) and not isinstance(value, bool)
                                           and math.isfinite(value))
     if not ok or not (lo < value if above else lo <= value) or not value <= hi:
@@ -57,7 +67,7 @@ def check_number(name: str, value, lo: float, hi: float, *, whole: bool = False,
             bounds = f"{'above' if above else 'of at least'} {_shown(lo)}"
         else:
             bounds = f"{'above' if above else 'from'} {_shown(lo)}{' and at most' if above else ' to'} {_shown(hi)}"
-        raise ObookError(f"{name} must be {kind} {bounds}, not {value!r}")
+        raise ObookError(f"{name} must be {kind} {bounds}, not {not_int(value) if whole else repr(value)}")
     return value
 
 
@@ -68,12 +78,12 @@ def _shown(x: float) -> str:
 
 
 def check_seed(seed, name: str = "seed") -> int:
-    """A random seed (the latency draws'): a whole number from 0 to 2^63 - 1, else ``ObookError``
+    """A random seed (the latency draws'): an integer from 0 to 2^63 - 1, else ``ObookError``
     naming ``name`` (the command line's ``--seed``)."""
     from .errors import ObookError
 
     if not is_integer(seed) or not 0 <= seed < 1 << 63:
-        raise ObookError(f"{name} must be a whole number from 0 to {(1 << 63) - 1}, not {seed!r}")
+        raise ObookError(f"{name} must be an integer from 0 to {(1 << 63) - 1}, not {not_int(seed)}")
     return int(seed)
 
 
@@ -192,7 +202,7 @@ def check_progress(progress) -> None:
 
 
 def check_workers(workers, default: int | None = None) -> int | None:
-    """``workers`` of a front end: None (``default``), or a whole number from 1 to 64."""
+    """``workers`` of a front end: None (``default``), or an integer from 1 to 64."""
     from .errors import ObookError
 
     if workers is None:

@@ -53,7 +53,7 @@ import os
 
 import numpy as np
 
-from .checks import is_integer
+from .checks import is_integer, not_int
 from .errors import FeedError, ObookError, OutputError
 from .interrupts import deferred
 from .lobster_rows import DUMMY_ASK, DUMMY_BID
@@ -98,7 +98,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
         raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
     if not is_integer(levels) or not 1 <= levels <= MAX_LEVELS:
-        raise ObookError(f"levels must be a whole number from 1 to {MAX_LEVELS}, not {levels!r}")
+        raise ObookError(f"levels must be an integer from 1 to {MAX_LEVELS}, not {not_int(levels)}")
     levels = int(levels)
     start_ms, end_ms = _window(start_ms, end_ms)
     style = check_choice("style", style, STYLES)
@@ -148,8 +148,8 @@ def _window(start_ms, end_ms) -> tuple[int, int]:
     are part of the file names; an empty window would write empty files)."""
     for name, value in (("start_ms", start_ms), ("end_ms", end_ms)):
         if not is_integer(value) or not 0 <= value <= _MAX_MS:
-            raise ObookError(f"{name} must be a whole number of ms after midnight from 0 to {_MAX_MS}, "
-                             f"not {value!r}")
+            raise ObookError(f"{name} must be an integer of ms after midnight from 0 to {_MAX_MS}, "
+                             f"not {not_int(value)}")
     if start_ms >= end_ms:
         raise ObookError(f"start_ms {start_ms} must be before end_ms {end_ms} (ms after midnight)")
     return int(start_ms), int(end_ms)

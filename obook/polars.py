@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
-from .checks import no_file
+from .checks import no_file, not_int
 from .errors import ObookError
 from .polars_release import replay_closed, replay_opened
 from .tables.runs import MATCH, SIMULATE
@@ -212,8 +212,8 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
                              "timestamp column")
         time_unit_ns = int(feed_unit(source, format, "time_unit_ns"))
     elif isinstance(time_unit_ns, bool) or not isinstance(time_unit_ns, int) or time_unit_ns < 1:
-        raise ObookError(f"time_of_day: time_unit_ns must be a whole number of ns of at least 1 (the schema's "
-                         f"obook.time_unit), not {time_unit_ns!r}")
+        raise ObookError(f"time_of_day: time_unit_ns must be an integer of ns of at least 1 (the schema's "
+                         f"obook.time_unit), not {not_int(time_unit_ns)}")
     from functools import partial
 
     expr = pl.col(time) if isinstance(time, str) else time

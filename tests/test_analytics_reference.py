@@ -277,15 +277,15 @@ def test_sql_macros_take_every_option_of_their_registry_table(days, con):
 
 
 @pytest.mark.parametrize(("options", "says"), [
-    (dict(every=1.5), "every must be a whole number, not 1.5"),
-    (dict(every="5"), "every must be a whole number, not '5'"),
-    (dict(every=True), "every must be a whole number, not True"),
-    (dict(every=10, start_time=2.5), "start_time must be a whole number, not 2.5"),
-    (dict(every=10, end_time=float("nan")), "end_time must be a whole number, not nan"),
+    (dict(every=1.5), "every must be an integer, not 1.5"),
+    (dict(every="5"), "every must be an integer, not '5'"),
+    (dict(every=True), "every must be an integer, not True"),
+    (dict(every=10, start_time=2.5), "start_time must be an integer, not 2.5"),
+    (dict(every=10, end_time=float("nan")), "end_time must be an integer, not nan"),
     # integers only, as workers and levels: a float equal to one is an error too
-    (dict(every=1e9), "every must be a whole number, not 1000000000.0"),
-    (dict(every=10, start_time=0.0), "start_time must be a whole number, not 0.0"),
-    (dict(every=Decimal(10)), "every must be a whole number, not Decimal\\('10'\\)"),
+    (dict(every=1e9), "every must be an integer, not 1000000000.0"),
+    (dict(every=10, start_time=0.0), "start_time must be an integer, not 0.0"),
+    (dict(every=Decimal(10)), "every must be an integer, not Decimal\\('10'\\)"),
 ])
 def test_bbo_grid_fractional_or_text_option_is_an_error_not_rounded(days, options, says):
     with pytest.raises(obook.ObookError, match=says):
@@ -293,9 +293,9 @@ def test_bbo_grid_fractional_or_text_option_is_an_error_not_rounded(days, option
 
 
 @pytest.mark.parametrize(("options", "says"), [
-    (dict(start_time="abc"), "twas: start_time must be a whole number, not 'abc'"),
-    (dict(end_time=1.5), "twas: end_time must be a whole number, not 1.5"),
-    (dict(end_time=5.0), "twas: end_time must be a whole number, not 5.0"),
+    (dict(start_time="abc"), "twas: start_time must be an integer, not 'abc'"),
+    (dict(end_time=1.5), "twas: end_time must be an integer, not 1.5"),
+    (dict(end_time=5.0), "twas: end_time must be an integer, not 5.0"),
     (dict(start_time=-5), "twas: start_time must be a feed time from 0 to 2\\^63 - 1, not -5"),
     (dict(end_time=1 << 64), "twas: end_time must be a feed time from 0 to 2\\^63 - 1"),
 ])

@@ -280,13 +280,13 @@ def test_obook_ticks_of_a_databento_mid_rounds_half_to_even(tmp_path, con):
 @pytest.mark.parametrize(("options", "says"), [
     (dict(start_ms=40_000_000, end_ms=35_000_000), "start_ms 40000000 must be before end_ms 35000000"),
     (dict(start_ms=40_000_000, end_ms=40_000_000), "start_ms 40000000 must be before end_ms 40000000"),
-    (dict(start_ms=-5), "start_ms must be a whole number of ms after midnight"),
-    (dict(start_ms=3.5), "start_ms must be a whole number of ms after midnight"),
-    (dict(end_ms=10**20), "end_ms must be a whole number of ms after midnight"),
-    (dict(levels=True), "levels must be a whole number from 1 to 50, not True"),
-    (dict(levels=2.5), "levels must be a whole number from 1 to 50, not 2.5"),
-    (dict(levels=5.0), "levels must be a whole number from 1 to 50, not 5.0"),
-    (dict(start_ms=34_200_000.0), "start_ms must be a whole number of ms after midnight"),
+    (dict(start_ms=-5), "start_ms must be an integer of ms after midnight"),
+    (dict(start_ms=3.5), "start_ms must be an integer of ms after midnight"),
+    (dict(end_ms=10**20), "end_ms must be an integer of ms after midnight"),
+    (dict(levels=True), "levels must be an integer from 1 to 50, not True"),
+    (dict(levels=2.5), "levels must be an integer from 1 to 50, not 2.5"),
+    (dict(levels=5.0), "levels must be an integer from 1 to 50, not 5.0"),
+    (dict(start_ms=34_200_000.0), "start_ms must be an integer of ms after midnight"),
 ])
 def test_lobster_bad_window_or_levels_is_an_error_and_writes_nothing(tmp_path, options, says):
     from obook.lobster import lobster

@@ -212,7 +212,7 @@ class Ticking:
 
 
 @pytest.mark.parametrize("timer, says", [(1_000, "timer 1000 ns: give 1000000 ns (the feed's time unit)"),
-                                         (0.5, "timer 0.5: give a whole number of ns"),
+                                         (0.5, "timer 0.5 (a float): give an integer of ns"),
                                          (0, "timer 0 ns: give 1000000 ns (the feed's time unit)"),
                                          (-5 * MS, "timer -5000000 ns: give 1000000 ns"),
                                          (2**70, "to 604800000000000 ns (a week)"),

@@ -98,15 +98,16 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(tickers=[b"AAA"]), "tickers must be text"),
     (dict(fees="0.1"), "fees must be obook.backtest.Fees"),
     (dict(risk="strict"), "risk must be an obook.live.risk.RiskGate"),
-    (dict(risk=RiskGate(max_notional=2**300)), "risk max_notional must be a whole number"),
+    (dict(risk=RiskGate(max_notional=2**300)), "risk max_notional must be an integer"),
     (dict(on=["bbo"]), r"on must be one of bbo, book, not \['bbo'\]"),
     (dict(on="trades"), "on must be one of bbo, book, not 'trades'"),
     (dict(timer=0), "timer 0: the strategy has no on_timer to call"),
-    (dict(timer="x"), "timer 'x': give a whole number of ns"),
-    (dict(timer_start="x"), "timer_start must be a whole number"),
-    (dict(timer_start=5.0), "timer_start must be a whole number from 0 to \\d+, not 5.0"),
-    (dict(seed=1.0, order_latency=("uniform", 0, 5)), "seed must be a whole number from 0 to \\d+, not 1.0"),
-    (dict(timer_start=10**30), "timer_start must be a whole number"),
+    (dict(timer="x"), "timer 'x': give an integer of ns"),
+    (dict(timer=1e9), r"^timer 1000000000.0 \(a float\): give an integer of ns$"),
+    (dict(timer_start="x"), "timer_start must be an integer"),
+    (dict(timer_start=5.0), "timer_start must be an integer from 0 to \\d+, not 5.0"),
+    (dict(seed=1.0, order_latency=("uniform", 0, 5)), "seed must be an integer from 0 to \\d+, not 1.0"),
+    (dict(timer_start=10**30), "timer_start must be an integer"),
     (dict(interval="60"), "interval must be a number of seconds"),
     (dict(interval=float("nan")), "interval must be a number of seconds"),
     (dict(interval=1e-9), r"interval 1e-09 s: give 0.001 s \(the feed's time unit\)"),
@@ -115,7 +116,7 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(capital="x"), "capital must be a number > 0"),
     (dict(capital=0), "capital must be a number > 0"),
     (dict(format=5), "format must be a feed format's name"),
-    (dict(seed=-1, order_latency=("uniform", 0, 5)), "seed must be a whole number from 0"),
+    (dict(seed=-1, order_latency=("uniform", 0, 5)), "seed must be an integer from 0"),
     (dict(pipeline="no"), "pipeline must be True or False"),
     (dict(day_end="no"), "day_end must be True or False"),
     (dict(order_latency=1.5), "order_latency: latency 1.5: give a whole number of ns"),
@@ -205,7 +206,7 @@ def test_compiled_on_in_any_case_is_that_word():
 
 @pytest.mark.parametrize("options, says", [
     (dict(on=("bbo", "trades")), "on must be one of bbo, book, orders, timer, not 'trades'"),
-    (dict(on="timer", timer="x"), "timer 'x': give a whole number of ns"),
+    (dict(on="timer", timer="x"), "timer 'x': give an integer of ns"),
 ])
 def test_compiled_unknown_call_or_timer_of_the_wrong_kind_is_obook_error_when_made(options, says):
     with pytest.raises(ObookError, match=says):

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import obook
-from obook.checks import check_choice, check_date, check_levels, check_path, check_seed, is_integer
+from obook.backtest.arguments import check_timer, check_timer_start
+from obook.checks import (check_choice, check_date, check_levels, check_number, check_path, check_seed,
+                          check_whole_at_least_1, is_integer)
 from obook.errors import ObookError
 from itch_builder import ItchBuilder
 
@@ -107,7 +109,21 @@ def test_is_integer_float_bool_or_digits_false(value):
     assert not is_integer(value)
 
 
-@pytest.mark.parametrize("seed", [1.0, "1", True])
-def test_check_seed_float_text_or_bool_is_obook_error(seed):
-    with pytest.raises(ObookError, match=f"^seed must be a whole number from 0 to {(1 << 63) - 1}, not {re.escape(repr(seed))}$"):
+@pytest.mark.parametrize("seed, shown", [(1.0, "1.0 (a float)"), ("1", "'1'"), (True, "True")])
+def test_check_seed_float_text_or_bool_is_obook_error(seed, shown):
+    with pytest.raises(ObookError, match=f"^seed must be an integer from 0 to {(1 << 63) - 1}, not {re.escape(shown)}$"):
         check_seed(seed)
+
+
+@pytest.mark.parametrize("check, says", [
+    (lambda: check_seed(7.0), f"seed must be an integer from 0 to {(1 << 63) - 1}, not 7.0 (a float)"),
+    (lambda: check_seed(np.float64(7)), "seed must be an integer from 0 to"),
+    (lambda: check_whole_at_least_1("workers", 2.0), "workers must be an integer, not 2.0 (a float)"),
+    (lambda: check_number("retries", 5.0, 0, 10, whole=True), "retries must be an integer from 0 to 10, not 5.0 (a float)"),
+    (lambda: check_timer(1e9), "timer 1000000000.0 (a float): give an integer of ns"),
+    (lambda: check_timer_start(5.0), "timer_start must be an integer from 0 to"),
+])
+def test_integer_option_given_a_whole_float_error_says_it_is_a_float(check, says):
+    with pytest.raises(ObookError) as e:
+        check()
+    assert str(e.value).startswith(says) and "(a float)" in str(e.value) and "whole number" not in str(e.value)

@@ -302,8 +302,8 @@ def test_convert_no_tables_lists_only_tables_convert_writes(tmp_path, capsys):
     ("feed", "list", "convert reads one feed"), ("outdir", 5, "outdir must be a folder's path"),
     ("outdir", "", "outdir must be a folder's path"), ("tables", 5, "tables must be a name or a list"),
     ("tickers", 5, "tickers must be a list of tickers"), ("format", 5, "format must be a feed format's name"),
-    ("progress", 5, "progress must be a function"), ("workers", "2", "workers must be a whole number"),
-    ("workers", True, "workers must be a whole number")])
+    ("progress", 5, "progress must be a function"), ("workers", "2", "workers must be an integer"),
+    ("workers", True, "workers must be an integer")])
 def test_convert_argument_of_wrong_type_raises_obook_error_naming_it(itch_day, tmp_path, argument, value, message):
     given = {"feed": itch_day, "outdir": tmp_path / "out", argument: value}
     if value == "list":     # a list of ITCH files is a feed each (a tuple is one feed in pieces)

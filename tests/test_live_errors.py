@@ -100,11 +100,11 @@ def test_live_error_loop_error_naming_its_message_kept_as_it_is():
     ("gap_wait", float("nan"), "gap_wait must be a number from 0 to 1,000,000,000, not nan"),
     ("gap_wait", "1", "gap_wait must be a number from 0 to 1,000,000,000, not '1'"),
     ("request_timeout", 0, "request_timeout must be a number above 0 and at most 1,000,000,000, not 0"),
-    ("retries", 10**20, "retries must be a whole number from 0 to 1,000,000, not 100000000000000000000"),
-    ("retries", 1.5, "retries must be a whole number from 0 to 1,000,000, not 1.5"),
+    ("retries", 10**20, "retries must be an integer from 0 to 1,000,000, not 100000000000000000000"),
+    ("retries", 1.5, "retries must be an integer from 0 to 1,000,000, not 1.5 (a float)"),
     ("idle_timeout", 0, "idle_timeout must be a number above 0 and at most 1,000,000,000, not 0"),
     ("spin_us", -1, "spin_us must be a number from 0 to 1,000,000, not -1"),
-    ("rcvbuf", -5, "rcvbuf must be a whole number from 4,096 to 2,147,483,647, not -5"),
+    ("rcvbuf", -5, "rcvbuf must be an integer from 4,096 to 2,147,483,647, not -5"),
 ])
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 def test_listener_number_out_of_range_error_names_option(option, value, says, loop):

@@ -245,8 +245,8 @@ def test_replay_orders_strategy_returns_no_orders_strategy_error(day, returns, s
     (dict(side="Q"), "cannot send.*side 'Q' is not one of B, S, T, E"),
     (dict(kind="fancy"), "unknown order kind"),
     (dict(price=None), "cannot send"),
-    (dict(price=-5), "cannot send.*price -5 is not a whole number from 0 to"),
-    (dict(price=100.5), "cannot send.*price 100.5 is not a whole number"),
+    (dict(price=-5), "cannot send.*price -5 is not an integer from 0 to"),
+    (dict(price=100.5), "cannot send.*price 100.5 \\(a float\\) is not an integer"),
     (dict(ref=-1), "cannot send.*ref -1"),
     (dict(symbol="TOOLONGSYM"), "cannot send.*symbol 'TOOLONGSYM' is not 1 to 8 ASCII characters"),
 ])

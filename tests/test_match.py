@@ -409,7 +409,7 @@ def test_match_tick_that_is_no_integer_is_an_error(tick):
 
 
 @pytest.mark.parametrize("option, value, message", [
-    ("workers", "2", "workers must be a whole number"), ("workers", True, "workers must be a whole number"),
+    ("workers", "2", "workers must be an integer"), ("workers", True, "workers must be an integer"),
     ("levels", True, "levels must be an integer"), ("tables", 5, "tables must be a name"),
     ("tick", 5.0, "tick must be a positive integer, not 5.0"),
     ("instruments", 5, "instruments must be a name"), ("instruments", [5], "instruments must be names"),

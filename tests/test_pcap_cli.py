@@ -134,10 +134,10 @@ def test_cli_pcap_on_stdin_one_line_error_asks_for_the_file(tmp_path, given):
 @pytest.mark.parametrize(("option", "says"), [
     ({"kind": "pcapx"}, r"^kind must be one of pcap, pcap-ns, pcapng, not 'pcapx'$"),
     ({"kind": 5}, r"^kind must be one of pcap, pcap-ns, pcapng, not 5$"),
-    ({"seed": 1.0}, r"^seed must be a whole number from 0 to \d+, not 1\.0$"),
-    ({"max_messages": 0}, r"^max_messages must be a whole number of messages a packet >= 1, not 0$"),
-    ({"max_messages": 12.0}, r"^max_messages must be a whole number of messages a packet >= 1, not 12\.0$"),
-    ({"delay_ns": "5"}, r"^delay_ns must be a whole number of ns >= 0, not '5'$"),
+    ({"seed": 1.0}, r"^seed must be an integer from 0 to \d+, not 1\.0 \(a float\)$"),
+    ({"max_messages": 0}, r"^max_messages must be an integer of messages a packet >= 1, not 0$"),
+    ({"max_messages": 12.0}, r"^max_messages must be an integer of messages a packet >= 1, not 12\.0 \(a float\)$"),
+    ({"delay_ns": "5"}, r"^delay_ns must be an integer of ns >= 0, not '5'$"),
     ({"date": "30/11/2026"}, r"^--date / date= '30/11/2026': not a day YYYY-MM-DD$"),
 ])
 def test_write_pcap_bad_option_is_obook_error_naming_it_no_capture(tmp_path, option, says):
@@ -167,6 +167,6 @@ def test_write_pcap_both_gaps_not_a_count_is_obook_error_no_capture(tmp_path, bo
 
     itch = tmp_path / "day.itch"
     write_itch(itch, 200, 2, seed=2)
-    with pytest.raises(ObookError, match="both_gaps must be a whole number of packets >= 0"):
+    with pytest.raises(ObookError, match="both_gaps must be an integer of packets >= 0"):
         write_pcap(itch, tmp_path / "a.pcap", both_gaps=both_gaps)
     assert not (tmp_path / "a.pcap").exists()

@@ -259,7 +259,7 @@ def test_time_of_day_itch_ns_and_csv_ms_equal_duckdb_obook_time_of_day(tmp_path,
 @pytest.mark.parametrize("kwargs, says", [
     ({}, "give the feed of the time"),
     ({"feed": "x.csv", "time_unit_ns": 1}, "give the feed of the time"),
-    ({"time_unit_ns": 0}, "time_unit_ns must be a whole number of ns of at least 1"),
+    ({"time_unit_ns": 0}, "time_unit_ns must be an integer of ns of at least 1"),
 ])
 def test_time_of_day_without_one_unit_raises_saying_it_is_the_feeds(kwargs, says):
     from obook.polars import time_of_day

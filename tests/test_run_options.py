@@ -142,8 +142,8 @@ def test_runs_latency_distribution_text_is_the_distribution_in_python_and_polars
 
 @pytest.mark.parametrize("keywords, says", [
     ({"date": "2026-13-45"}, r"--date / date= '2026-13-45': not a day"),
-    ({"timer": "5"}, r"timer '5': give a whole number of ns"),
-    ({"seed": -1}, r"seed must be a whole number from 0"),
+    ({"timer": "5"}, r"timer '5': give an integer of ns"),
+    ({"seed": -1}, r"seed must be an integer from 0"),
     ({"order_latency": "abc"}, r"order_latency: latency 'abc'"),
     ({"feed_latency": ("uniform", 5, 1)}, r"feed_latency: latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
     ({"fees": 5}, r"fees must be obook.backtest.Fees"),

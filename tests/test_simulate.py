@@ -420,10 +420,11 @@ def test_simulate_kernel_fill_print_then_cancel_is_an_execution():
 @pytest.mark.parametrize("option, value, message", [
     ("feed", 5, "the feed path must be text"), ("feed", None, "the feed path must be text"),
     ("feed", b"feed.csv", "the feed path must be text"), ("format", 5, "format must be a feed format's name"),
-    ("horizon", "x", "horizon must be between"), ("workers", "2", "workers must be a whole number"),
-    ("workers", True, "workers must be a whole number"), ("feed_tables", 5, "feed_tables must be a name"),
+    ("horizon", "x", "horizon must be between"), ("workers", "2", "workers must be an integer"),
+    ("workers", True, "workers must be an integer"), ("feed_tables", 5, "feed_tables must be a name"),
     ("own_tables", 5, "own_tables must be a name"), ("day_end", "no", "day_end must be True or False"),
-    ("progress", 5, "progress must be a function")])
+    ("progress", 5, "progress must be a function"),
+    ("seed", 7.0, r"^seed must be an integer from 0 to \d+, not 7.0 \(a float\)$")])
 def test_simulate_argument_of_wrong_type_raises_obook_error_naming_it(tmp_path, option, value, message):
     feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n", "5,AAA,1,new,buy,limit,DAY,1000,10\n")
     args = {"feed": feed, "format": "csv", "workers": 1, option: value}

@@ -116,14 +116,14 @@ def test_gateway_no_venue_raises():
 
 
 @pytest.mark.parametrize("fields, says", [
-    (dict(qty=0), "qty 0 is not a whole number from 1 to 4294967295"),
-    (dict(qty=1 << 32), "qty 4294967296 is not a whole number"),
-    (dict(price=1 << 63), "price 9223372036854775808 is not a whole number"),
+    (dict(qty=0), "qty 0 is not an integer from 1 to 4294967295"),
+    (dict(qty=1 << 32), "qty 4294967296 is not an integer"),
+    (dict(price=1 << 63), "price 9223372036854775808 is not an integer"),
     (dict(side="b"), "side 'b' is not one of B, S, T, E"),
     (dict(symbol=""), "symbol '' is not 1 to 8 ASCII characters"),
     (dict(symbol="ÄPFEL"), "symbol 'ÄPFEL' is not 1 to 8 ASCII characters"),
     (dict(tif=b"00"), "tif b'00' is not one byte"),
-    (dict(kind="replace", orig=-1), "orig -1 is not a whole number"),
+    (dict(kind="replace", orig=-1), "orig -1 is not an integer"),
 ])
 def test_ouch_encode_order_it_cannot_carry_obook_error(fields, says):
     order = ouch.Order(**{**dict(kind="enter", symbol="AAA", side="B", qty=100, price=10_000, ref=1), **fields})

@@ -305,7 +305,7 @@ def test_tables_reference_is_docs_tables_md():
 def test_tables_workers_not_a_whole_number_is_a_clear_error(tmp_path, workers):
     path = tmp_path / "day.itch"
     write_itch(path, 200, 2, seed=1)
-    with pytest.raises(ObookError, match="workers must be a whole number"):
+    with pytest.raises(ObookError, match="workers must be an integer"):
         obook.bbo(path, workers=workers)
 
 

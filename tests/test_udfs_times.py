@@ -57,7 +57,7 @@ def test_obook_scaled_time_a_unit_past_midnight_raises_not_24h(con, call):
 
 
 def test_obook_scaled_time_unit_below_one_raises_naming_it(con):
-    with pytest.raises(duckdb.Error, match="time_unit_ns must be a whole number of ns of at least 1"):
+    with pytest.raises(duckdb.Error, match="time_unit_ns must be an integer of ns of at least 1"):
         con.execute("SELECT obook_scaled_time(5, 0)").fetchall()
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from obook.checks import not_int
 from obook.errors import ObookError
 
 from ._arrow import as_array, validity
@@ -28,8 +29,8 @@ def _time_from_us(us: np.ndarray, arr: pa.Array) -> pa.Array:
 
 def _one_unit(unit_ns: int) -> int:
     if isinstance(unit_ns, bool) or not isinstance(unit_ns, (int, np.integer)) or unit_ns < 1:
-        raise ObookError(f"time_unit_ns must be a whole number of ns of at least 1 (the schema's "
-                         f"obook.time_unit), not {unit_ns!r}")
+        raise ObookError(f"time_unit_ns must be an integer of ns of at least 1 (the schema's "
+                         f"obook.time_unit), not {not_int(unit_ns)}")
     return int(unit_ns)
 
 

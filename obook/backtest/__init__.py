@@ -235,10 +235,10 @@ def timer_ticks(period, unit_ns: int) -> int:
 
     if period is None:
         return 0
-    from ..checks import is_integer
+    from ..checks import is_integer, not_int
 
     if not is_integer(period):
-        raise ObookError(f"timer {period!r}: give a whole number of ns")
+        raise ObookError(f"timer {not_int(period)}: give an integer of ns")
     if not unit_ns <= period <= MAX_LATENCY_NS:
         raise ObookError(f"timer {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "
                          f"{MAX_LATENCY_NS} ns (a week)")

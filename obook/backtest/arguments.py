@@ -33,22 +33,22 @@ def strategy_object(strategy):
 
 
 def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
-    from ..checks import is_integer
+    from ..checks import is_integer, not_int
 
     if not is_integer(value) or not low <= value <= high:
-        raise ObookError(f"{name} must be a whole number from {low} to {high}, not {shown(value)}")
+        raise ObookError(f"{name} must be an integer from {low} to {high}, not {not_int(value, shown)}")
     return int(value)
 
 
 def check_timer(timer):
-    """None (a strategy's ``timer`` attribute, else no timer) or the timer's period, a whole
-    number of ns (its range, from the feed's time unit to a week: timer_ticks)."""
-    from ..checks import is_integer
+    """None (a strategy's ``timer`` attribute, else no timer) or the timer's period, an
+    integer of ns (its range, from the feed's time unit to a week: timer_ticks)."""
+    from ..checks import is_integer, not_int
 
     if timer is None:
         return None
     if not is_integer(timer):
-        raise ObookError(f"timer {shown(timer)}: give a whole number of ns")
+        raise ObookError(f"timer {not_int(timer, shown)}: give an integer of ns")
     return int(timer)
 
 

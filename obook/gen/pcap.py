@@ -113,18 +113,18 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
     (the sequence numbers no line carries, merged into ranges)."""
     from zoneinfo import ZoneInfo
 
-    from ..checks import check_choice, check_date, check_seed, is_integer
+    from ..checks import check_choice, check_date, check_seed, is_integer, not_int
     from ..errors import ObookError
 
     kind = check_choice("kind", kind, ("pcap", "pcap-ns", "pcapng"))
     seed = check_seed(seed)
     if not is_integer(both_gaps) or both_gaps < 0:
-        raise ObookError(f"--both-gaps / both_gaps must be a whole number of packets >= 0, not {both_gaps!r}")
+        raise ObookError(f"--both-gaps / both_gaps must be an integer of packets >= 0, not {not_int(both_gaps)}")
     both_gaps = int(both_gaps)
     if not is_integer(max_messages) or max_messages < 1:
-        raise ObookError(f"max_messages must be a whole number of messages a packet >= 1, not {max_messages!r}")
+        raise ObookError(f"max_messages must be an integer of messages a packet >= 1, not {not_int(max_messages)}")
     if not is_integer(delay_ns) or delay_ns < 0:
-        raise ObookError(f"delay_ns must be a whole number of ns >= 0, not {delay_ns!r}")
+        raise ObookError(f"delay_ns must be an integer of ns >= 0, not {not_int(delay_ns)}")
 
     from ..feeds import detect_format
     from ..feeds.itch import FORMAT as ITCH

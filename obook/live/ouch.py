@@ -13,6 +13,7 @@ import operator
 import struct
 from dataclasses import dataclass
 
+from ..checks import not_int
 from ..errors import ObookError
 
 # Enter Order: type, UserRefNum, Side, Quantity, Symbol, Price, TimeInForce, Display,
@@ -74,7 +75,7 @@ def _field(name: str, value, low: int, high: int) -> None:
     except TypeError:
         whole = None
     if whole is None or not low <= whole < high:
-        raise ObookError(f"{name} {value!r} is not a whole number from {low} to {high - 1}")
+        raise ObookError(f"{name} {not_int(value)} is not an integer from {low} to {high - 1}")
 
 
 def check(order: Order) -> None:
