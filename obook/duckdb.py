@@ -845,14 +845,14 @@ def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
         return f"CASE WHEN __obook_flag({name}, '{name}') THEN TRY_CAST(CAST({name} AS VARCHAR) AS BOOLEAN) END"
     if sql_type == "DOUBLE":
         what, value = "a number", f"TRY_CAST({name} AS DOUBLE)"
-        given, beyond = f"__obook_number({name})", ""
+        given, beyond, shown = f"__obook_number({name})", "", "__obook_shown"
     elif sql_type in ("BIGINT", "UBIGINT"):
-        what = "a whole number" if sql_type == "BIGINT" else "a whole number, at least 0"
+        what = "an integer" if sql_type == "BIGINT" else "an integer, at least 0"
         value = f"TRY_CAST({name} AS {sql_type})"
-        given = f"__obook_integer({name}) AND {value} IS NOT NULL"
+        given, shown = f"__obook_integer({name}) AND {value} IS NOT NULL", "__obook_not_int"
         low, high = (-(1 << 63), (1 << 63) - 1) if sql_type == "BIGINT" else (0, (1 << 64) - 1)
         beyond = (f"WHEN __obook_integer({name}) AND TRY_CAST({name} AS DOUBLE) {'<> 0' if low else '> 0'} "
-                  f"THEN error(concat('{name} ', CAST({name} AS VARCHAR), ' is beyond 64 bits (a whole number from {low} "
+                  f"THEN error(concat('{name} ', CAST({name} AS VARCHAR), ' is beyond 64 bits (an integer from {low} "
                   f"to {high})')) ")
     else:
         return name
@@ -860,7 +860,7 @@ def _whole(name: str, sql_type, boolean_hint: str = "") -> str:
     return (f"CASE WHEN {name} IS NULL THEN NULL "
             f"WHEN typeof({name}) = 'BOOLEAN' THEN error(concat('{name} must be {what}, not ', CAST({name} AS VARCHAR), {hint})) "
             f"WHEN {given} THEN {value} {beyond}"
-            f"ELSE error(concat('{name} must be {what}, not ', __obook_shown({name}))) END")
+            f"ELSE error(concat('{name} must be {what}, not ', {shown}({name}))) END")
 
 
 def _sql_default(value) -> str:

@@ -1,5 +1,5 @@
 -- __obook_integer(value): whether a macro's number option was given an integer type (2, not 2.0,
--- '2' or true: none is read as a whole number, as in Python).
+-- '2' or true: none is read as an integer, as in Python).
 CREATE OR REPLACE TEMP MACRO __obook_integer(value) AS
     typeof(value) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT',
                       'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT');
@@ -10,6 +10,11 @@ CREATE OR REPLACE TEMP MACRO __obook_number(value) AS
 CREATE OR REPLACE TEMP MACRO __obook_shown(value) AS
     CASE WHEN typeof(value) = 'VARCHAR' THEN chr(39) || CAST(value AS VARCHAR) || chr(39)
          ELSE coalesce(CAST(value AS VARCHAR), 'NULL') END;
+-- __obook_not_int(value): a value an integer option refuses, as its error shows it: a float or a
+-- decimal says its type (2.0 (a DOUBLE)), so that 2.0, a whole number, reads as refused for its type.
+CREATE OR REPLACE TEMP MACRO __obook_not_int(value) AS
+    __obook_shown(value) || CASE WHEN typeof(value) IN ('FLOAT', 'DOUBLE') OR typeof(value) LIKE 'DECIMAL%'
+                                 THEN ' (a ' || typeof(value) || ')' ELSE '' END;
 -- __obook_feed_time(value, what): a macro's start_time / end_time option as a feed time (UBIGINT),
 -- NULL as NULL; 1.5, 2.0, -1, 2^63, '5' or true is an error naming the option (``what``), never
 -- rounded (the times are computed as BIGINT, as in Python).
@@ -17,7 +22,7 @@ CREATE OR REPLACE TEMP MACRO __obook_feed_time(value, what) AS
     CASE WHEN value IS NULL THEN NULL
          WHEN __obook_integer(value) AND TRY_CAST(value AS BIGINT) >= 0
          THEN TRY_CAST(value AS UBIGINT)
-         ELSE error(what || ' must be a whole number from 0 to 2^63 - 1, not ' || __obook_shown(value))
+         ELSE error(what || ' must be an integer from 0 to 2^63 - 1, not ' || __obook_not_int(value))
     END;
 -- __obook_bbo_time(time, file, what): a BBO row's time, past 2^63 - 1 an error naming the macro
 -- (``what``) and the file: the times are computed as BIGINT, as in Python (a CSV time is any

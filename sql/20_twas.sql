@@ -28,7 +28,7 @@ b AS MATERIALIZED (
     FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
                    tickers := tickers, prices := prices, filename := true) AS b, u
 ),
-given AS (   -- feed times: whole numbers, at least 0 (1.5 or 'x' is an error, never rounded)
+given AS (   -- feed times: integers, at least 0 (1.5 or 'x' is an error, never rounded)
     SELECT __obook_feed_time(start_time, 'obook_twas: start_time') AS first_time,
            __obook_feed_time(end_time, 'obook_twas: end_time') AS last_time
 ),

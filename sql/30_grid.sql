@@ -30,7 +30,7 @@ given AS (   -- integers only: 1.5, 2.0, '5' or true is an error, never rounded
     SELECT CASE WHEN __obook_integer(every) AND TRY_CAST(every AS BIGINT) > 0
                 THEN TRY_CAST(every AS UBIGINT)
                 ELSE error('obook_bbo_grid: every must be a positive integer up to 2^63 - 1, not '
-                           || __obook_shown(every))
+                           || __obook_not_int(every))
            END AS every,
            __obook_feed_time(start_time, 'obook_bbo_grid: start_time') AS first_time,
            __obook_feed_time(end_time, 'obook_bbo_grid: end_time') AS last_time

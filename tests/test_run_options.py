@@ -272,7 +272,7 @@ def test_runs_cli_backtest_interval_beyond_floats_of_ns_one_line_error(tmp_path)
 
 
 @pytest.mark.parametrize("option, says", [
-    ("workers := 100000000000000000000", r"workers 100000000000000000000 is beyond 64 bits \(a whole number from "
+    ("workers := 100000000000000000000", r"workers 100000000000000000000 is beyond 64 bits \(an integer from "
                                          r"-9223372036854775808 to 9223372036854775807\)"),
     ("tick := -100000000000000000000", r"tick -100000000000000000000 is beyond 64 bits"),
 ])

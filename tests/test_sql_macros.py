@@ -83,12 +83,12 @@ def test_obook_twas_window_clips_intervals(con, small):
 
 
 @pytest.mark.parametrize(("option", "says"), [
-    ("start_time := 'abc'", "obook_twas: start_time must be a whole number from 0 to 2\\^63 - 1, not 'abc'"),
-    ("start_time := -5", "obook_twas: start_time must be a whole number from 0 to 2\\^63 - 1, not -5"),
-    ("end_time := 45000.5", "obook_twas: end_time must be a whole number from 0 to 2\\^63 - 1, not 45000.5"),
+    ("start_time := 'abc'", "obook_twas: start_time must be an integer from 0 to 2\\^63 - 1, not 'abc'"),
+    ("start_time := -5", "obook_twas: start_time must be an integer from 0 to 2\\^63 - 1, not -5"),
+    ("end_time := 45000.5", "obook_twas: end_time must be an integer from 0 to 2\\^63 - 1, not 45000.5"),
     # as in Python: the times are computed as BIGINT
     ("end_time := 9223372036854775808",
-     "obook_twas: end_time must be a whole number from 0 to 2\\^63 - 1, not 9223372036854775808"),
+     "obook_twas: end_time must be an integer from 0 to 2\\^63 - 1, not 9223372036854775808"),
 ])
 def test_obook_twas_text_fractional_or_negative_time_is_an_error_naming_it(con, small, option, says):
     import duckdb
