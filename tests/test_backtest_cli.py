@@ -122,19 +122,19 @@ def test_backtest_cli_words_in_any_case_are_those_words(tmp_path):
 
 
 @pytest.mark.parametrize("option, says", [
-    (["--maker-fee", "abc"], "maker fee 'abc' is no number"),
-    (["--taker-fee", "nan"], "taker fee 'nan' is not a finite number"),
+    (["--maker-fee", "abc"], "--maker-fee 'abc' is no number"),
+    (["--taker-fee", "nan"], "--taker-fee 'nan' is not a finite number"),
     (["--taker-fee", "inf"], "not a finite number"),
-    (["--maker-fee", "5e15"], "maker fee '5e15' is out of range: at most 1000000000000 price units a share"),
-    (["--taker-fee", "-1e30"], "taker fee '-1e30' is out of range"),
+    (["--maker-fee", "5e15"], "--maker-fee '5e15' is out of range: at most 1000000000000 price units a share"),
+    (["--taker-fee", "-1e30"], "--taker-fee '-1e30' is out of range"),
     (["--taker-fee", "10001", "--fee-per", "bps"], "at most 10000 bps (the whole notional)"),
-    (["--fee-per", "lots"], "fees per must be one of share, bps, not 'lots'"),
+    (["--fee-per", "lots"], "--fee-per must be one of share, bps, not 'lots'"),
     (["--order-latency", "-5"], "latency '-5': give an integer"),
     (["--order-latency", "1.5"], "latency '1.5': give an integer"),
     (["--feed-latency", "nope.csv"], "latency 'nope.csv': give an integer"),
     (["--response-latency", "uniform:5"], "--response-latency: latency 'uniform:5': give uniform:LO:HI"),
     (["--feed-latency", "normal:a:b"], "--feed-latency: latency 'normal:a:b': distribution parameters must be"),
-    (["--executor", "bogus"], "executor 'bogus': local or dask://host:port"),
+    (["--executor", "bogus"], "--executor 'bogus': local or dask://host:port"),
 ])
 def test_backtest_cli_bad_option_values_are_obook_errors(tmp_path, option, says):
     assert says in _bad_option_error(tmp_path, option)
@@ -160,6 +160,11 @@ def _bad_option_error(tmp_path, option: list) -> str:
     (["--interval", "0"], "--interval must be > 0 seconds"),
     (["--capital", "-1"], "--capital must be a number > 0"),
     (["--tickers", ","], "--tickers: no ticker given"),
+    (["--maker-fee", "abc"], "--maker-fee 'abc'"),
+    (["--taker-fee", "1e30"], "--taker-fee '1e30'"),
+    (["--fee-per", "lots"], "--fee-per must be one of"),
+    (["--queue", "bogus"], "--queue 'bogus': one of"),
+    (["--executor", "bogus"], "--executor 'bogus'"),
 ])
 def test_backtest_cli_bad_option_value_error_names_the_option_as_typed(tmp_path, option, says):
     error = _bad_option_error(tmp_path, option)

@@ -153,6 +153,16 @@ def check_risk(risk):
     return risk
 
 
+def check_queue(queue, name: str = "queue model") -> None:
+    """None, fifo or an L2 queue model (obook.backtest.l2.parse_model), in any case; an error
+    names it by ``name``."""
+    queue = queue.lower() if isinstance(queue, str) else queue
+    if queue not in (None, "fifo"):
+        from .l2 import parse_model
+
+        parse_model(queue, name)
+
+
 def check_keywords(kw: dict) -> None:
     """``obook.backtest``'s keyword arguments (``kw``: by name, every one of them, as
     ``inspect.signature(backtest).bind(...)`` with its defaults gives them) checked as far
@@ -183,10 +193,6 @@ def check_keywords(kw: dict) -> None:
         check_flag("pipeline", kw["pipeline"])
     check_date(kw["date"])
     check_choice("on_error", kw["on_error"], ON_ERROR)
-    queue = kw["queue"].lower() if isinstance(kw["queue"], str) else kw["queue"]
-    if queue not in (None, "fifo"):
-        from .l2 import parse_model
-
-        parse_model(queue)
+    check_queue(kw["queue"])
     pack((kw["feed_latency"], kw["order_latency"], kw["response_latency"]), 1, kw["seed"])
     check_seconds(kw["interval"])

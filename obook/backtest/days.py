@@ -96,16 +96,16 @@ def _first_failure(names, feeds, got) -> None:
         raise r
 
 
-def check_executor(executor: str | None) -> str | None:
+def check_executor(executor: str | None, name: str = "executor") -> str | None:
     """``local`` (or None) or ``dask://host:port``, the words in any case; as given, the
-    words lower-case."""
+    words lower-case. An error names it by ``name``."""
     if executor is None:
         return None
     if isinstance(executor, str) and executor.lower() == "local":
         return "local"
     if isinstance(executor, str) and executor[:7].lower() == "dask://":
         return "dask://" + executor[7:]
-    raise ObookError(f"executor {executor!r}: local or dask://host:port")
+    raise ObookError(f"{name} {executor!r}: local or dask://host:port")
 
 
 def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None, executor: str | None = None,

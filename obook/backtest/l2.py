@@ -29,21 +29,22 @@ DEFAULT_MODEL = "power:2"
 ARRIVE, DELIVER, RESPONSE, TIMER = 1, 2, 3, 4
 
 
-def parse_model(text: str) -> tuple[int, float]:
-    """``power:N``, ``power2:N``, ``power3:N``, ``log``, ``log2``, ``risk-averse`` -> (code, N)."""
+def parse_model(text: str, option: str = "queue model") -> tuple[int, float]:
+    """``power:N``, ``power2:N``, ``power3:N``, ``log``, ``log2``, ``risk-averse`` -> (code, N);
+    an error names the model by ``option`` (the command line's ``--queue``)."""
     name, colon, arg = str(text).partition(":")
     if name not in MODELS:
-        raise ObookError(f"queue model {text!r}: one of {', '.join(MODELS)} (power, power2, power3 take :N)")
+        raise ObookError(f"{option} {text!r}: one of {', '.join(MODELS)} (power, power2, power3 take :N)")
     if name.startswith("power"):
         try:
             n = float(arg) if arg else (2.0 if not colon else math.nan)
         except ValueError:
             n = math.nan
         if not (math.isfinite(n) and n > 0):
-            raise ObookError(f"queue model {text!r}: the exponent N of {name}:N is a finite number > 0")
+            raise ObookError(f"{option} {text!r}: the exponent N of {name}:N is a finite number > 0")
         return MODELS[name], n
     if arg:
-        raise ObookError(f"queue model {text!r}: {name} takes no parameter")
+        raise ObookError(f"{option} {text!r}: {name} takes no parameter")
     return MODELS[name], 1.0
 
 

@@ -29,7 +29,16 @@ from .equity import SAFE, SCALE, equity
 MAX_FEE = {"share": Decimal(10**12), "bps": Decimal(10_000)}
 
 
-def _rate(value, which: str, per: str) -> Decimal:
+def fee_rates(maker, taker, per, names=("maker fee", "taker fee", "fees per")) -> tuple[Decimal, Decimal, str]:
+    """(maker, taker, per) as :class:`Fees` keeps them; an error names the one it is about by
+    ``names`` (the command line's are ``--maker-fee`` ...)."""
+    from ..checks import check_choice
+
+    per = check_choice(names[2], per, tuple(MAX_FEE))        # 'BPS' too
+    return _rate(maker, names[0], per), _rate(taker, names[1], per), per
+
+
+def _rate(value, name: str, per: str) -> Decimal:
     """A fee rate as an exact decimal; what is no finite number, or beyond MAX_FEE, is an
     ObookError."""
     from decimal import InvalidOperation
@@ -37,12 +46,12 @@ def _rate(value, which: str, per: str) -> Decimal:
     try:
         rate = Decimal(str(value).strip())
     except InvalidOperation:
-        raise ObookError(f"{which} fee {value!r} is no number") from None
+        raise ObookError(f"{name} {value!r} is no number") from None
     if not rate.is_finite():
-        raise ObookError(f"{which} fee {value!r} is not a finite number")
+        raise ObookError(f"{name} {value!r} is not a finite number")
     top = MAX_FEE[per]
     if abs(rate) > top:
-        raise ObookError(f"{which} fee {value!r} is out of range: at most {top} "
+        raise ObookError(f"{name} {value!r} is out of range: at most {top} "
                          + ("price units a share" if per == "share" else "bps (the whole notional)")
                          + " either way (negative: a rebate)")
     return rate
@@ -55,10 +64,7 @@ class Fees:
     10,000 bps)."""
 
     def __init__(self, maker=0, taker=0, per: str = "share"):
-        from ..checks import check_choice
-
-        per = check_choice("fees per", per, tuple(MAX_FEE))        # 'BPS' too
-        self.maker, self.taker, self.per = _rate(maker, "maker", per), _rate(taker, "taker", per), per
+        self.maker, self.taker, self.per = fee_rates(maker, taker, per)
 
     def scaled(self, price: np.ndarray, qty: np.ndarray, taker: np.ndarray) -> np.ndarray:
         """Each fill's fee x SCALE, exact (half-even past 4 decimals): int64 when every rate x

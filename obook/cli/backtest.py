@@ -92,10 +92,11 @@ def backtest(
     from .stdout import written
 
     latencies = _checked(tickers, (feed_latency, order_latency, response_latency), seed, timer_start, interval,
-                         capital)
-    kwargs = dict(tickers=tickers, **latencies, seed=seed, timer=timer, interval=interval, fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue,
-                  timer_start=timer_start, capital=capital, on_error=on_error.value, day_end=not no_day_end)
-    check_executor(executor)        # also with one day, which runs here
+                         capital, (maker_fee, taker_fee, fee_per), queue)
+    kwargs = dict(tickers=tickers, **latencies, seed=seed, timer=timer, interval=interval,
+                  fees=Fees(maker_fee, taker_fee, fee_per), format=format, queue=queue, timer_start=timer_start,
+                  capital=capital, on_error=on_error.value, day_end=not no_day_end)
+    check_executor(executor, "--executor")        # also with one day, which runs here
     feeds, dates = _days(feeds, format)
     if dates is None:
         feeds = one_feed_a_day(feeds, format)      # a Shenzhen vendor day's files: one feed
@@ -130,16 +131,19 @@ def backtest(
     typer.echo(written(r, TABLES, out), err=True)
 
 
-#: the latencies' options, as ``obook.backtest``'s errors name them on the command line
+#: the latencies' and the fees' options, as ``obook.backtest``'s errors name them on the command line
 LATENCY_OPTIONS = ("--feed-latency", "--order-latency", "--response-latency")
+FEE_OPTIONS = ("--maker-fee", "--taker-fee", "--fee-per")
 
 
-def _checked(tickers, latencies: tuple, seed: int, timer_start, interval: float, capital) -> dict:
+def _checked(tickers, latencies: tuple, seed: int, timer_start, interval: float, capital, fees: tuple,
+             queue) -> dict:
     """The options the backtest checks again by their Python names (``order_latency``),
     checked first by the names typed (``--order-latency``); the latencies as its keyword
     arguments."""
-    from ..backtest.arguments import check_capital, check_seconds, check_timer_start
+    from ..backtest.arguments import check_capital, check_queue, check_seconds, check_timer_start
     from ..backtest.latency import pack, parse_texts
+    from ..backtest.tables import fee_rates
     from ..checks import check_seed, ticker_names
 
     ticker_names(tickers, "--tickers")
@@ -148,6 +152,8 @@ def _checked(tickers, latencies: tuple, seed: int, timer_start, interval: float,
     check_timer_start(timer_start, "--timer-start")
     check_seconds(interval, "--interval")
     check_capital(capital, "--capital")
+    fee_rates(*fees, names=FEE_OPTIONS)
+    check_queue(queue, "--queue")
     return got
 
 
