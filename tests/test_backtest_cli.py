@@ -189,6 +189,14 @@ def test_backtest_cli_timer_shorter_than_the_feed_unit_is_one_line_error(tmp_pat
     assert "timer 1000 ns: give 1000000 ns (the feed's time unit)" in err
 
 
+def test_backtest_cli_timer_strategy_without_a_period_error_names_the_option(tmp_path, capsys):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Tick", "--format", "csv")
+    assert "the strategy has on_timer: give the timer's period" in err and "--timer" in err
+
+
 @pytest.mark.parametrize("option", [["--order-latency", "99999999999999999999"], ["--timer", "99999999999999999999"]])
 def test_backtest_cli_latency_or_timer_beyond_64_bits_is_one_line_error(tmp_path, capsys, option):
     from cli_support import cli_error

@@ -357,7 +357,8 @@ def prepared(o: dict) -> "Run":
                    1_000_000_000 // unit_ns], np.int64)
     ticks = timer_ticks(period, unit_ns)
     if sub & SUB_TIMER and not ticks:
-        raise ObookError("the strategy is called on timer: give the timer's period (timer= ns)")
+        raise ObookError("the strategy is called on timer: give the timer's period (timer= ns; --timer on "
+                         "the command line)")
     LM, LA, LB = pack(tuple(latencies.values()), unit_ns, seed)
     zero = int(LM[0, 0] == 0 and LB[0, 0] == 0)
     interval_ns = check_interval(o["interval"], unit_ns)

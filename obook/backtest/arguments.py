@@ -61,7 +61,8 @@ def timer_period(strategy, timer):
         return None
     period = timer if timer is not None else getattr(strategy, "timer", None)
     if period is None:
-        raise ObookError("the strategy has on_timer: give the timer's period (timer= ns, or a timer attribute)")
+        raise ObookError("the strategy has on_timer: give the timer's period (timer= ns or a timer attribute; "
+                         "--timer on the command line)")
     return period
 
 
