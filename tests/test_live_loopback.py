@@ -47,7 +47,7 @@ def _file_tables(day, tables):
     return {t: pa.Table.from_batches(v, schema=r.schema(t)) for t, v in out.items()}
 
 
-def test_listen_send_drops_on_both_lines_tables_equal_file_replay(day):
+def test_listen_send_drops_on_both_lines_tables_equal_file_replay(day, caplog):
     a, b, r = addresses()
     lst = Listener(a, b, r, tables=("bbo", "trades"), idle_timeout=10, retries=20)
     got = {"bbo": [], "trades": []}
@@ -70,6 +70,16 @@ def test_listen_send_drops_on_both_lines_tables_equal_file_replay(day):
         assert table["mold_seq"].to_pylist() == table["seq"].to_pylist()
         assert set(table["line"].to_pylist()) == {"A", "B", "R"}     # some first on B, some re-requested
         assert table["ts_recv"].null_count == 0
+    # live trades have broken false by design: no warning about the stream's breaks
+    assert not [m for m in caplog.messages if "stream is read once" in m]
+
+
+def test_listen_warm_up_of_the_trades_replay_warns_nothing(caplog):
+    from obook.live.listener import warm_up
+
+    with caplog.at_level("WARNING", logger="obook"):
+        warm_up(("bbo", "trades"), 3)
+    assert caplog.messages == []
 
 
 def test_listen_iterator_yields_bbo_batches_of_file_replay(day):

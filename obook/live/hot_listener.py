@@ -167,7 +167,8 @@ class HotListener:
         self.source = source
         try:
             self.replay = Replay(source, workers=1, format="itch", tables=self.tables, levels=self.levels,
-                                 on_error="raise" if self.on_gap == "raise" else "skip", date=self.date)
+                                 on_error="raise" if self.on_gap == "raise" else "skip", date=self.date,
+                                 breaks=False)      # (live trades: a break is not known ahead)
             self._thread = threading.Thread(target=self._loop_thread, name="obook-live-loop", daemon=True)
             self._thread.start()
             try:

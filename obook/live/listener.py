@@ -35,7 +35,8 @@ class PythonListener:
         self.feed = LiveFeed(line_a, line_b, request, on_gap=on_gap, **feed_options)
         try:
             self.replay = Replay(self.feed, workers=1, format="itch", tables=tables, levels=levels,
-                                 on_error="raise" if on_gap == "raise" else "skip", date=date)
+                                 on_error="raise" if on_gap == "raise" else "skip", date=date,
+                                 breaks=False)      # (live trades: a break is not known ahead)
         except BaseException:
             self.feed.close()
             raise
@@ -199,7 +200,7 @@ def warm_up(tables=("bbo",), levels: int = 10) -> None:
 
     msg = b"S" + bytes(10) + b"O"
     for _ in Replay(io.BytesIO(len(msg).to_bytes(2, "big") + msg), workers=1, format="itch",
-                    tables=tables, levels=levels).table_batches():
+                    tables=tables, levels=levels, breaks=False).table_batches():
         pass
 
 
