@@ -186,7 +186,44 @@ def test_backtest_cli_timer_shorter_than_the_feed_unit_is_one_line_error(tmp_pat
 
     s, days = _setup(tmp_path)
     err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Tick", "--format", "csv", "--timer", "1000")
-    assert "timer 1000 ns: give 1000000 ns (the feed's time unit)" in err
+    assert err.startswith("error: --timer 1000 ns: give 1000000 ns (the feed's time unit)"), err
+
+
+@pytest.mark.parametrize("option, says", [
+    (["--interval", "1e-9"], "--interval 1e-09 s: give 0.001 s (the feed's time unit) to 604800 s (a week)"),
+    (["--interval", "0.0005"], "--interval 0.0005 s: give 0.001 s (the feed's time unit)"),
+    (["--interval", "1e12"], "--interval 1000000000000.0 s: give 0.001 s (the feed's time unit) to 604800 s"),
+    (["--timer", "1000000"], "--timer 1000000: the strategy has no on_timer to call"),
+    (["TICK", "--timer", "1000"], "--timer 1000 ns: give 1000000 ns (the feed's time unit) to 604800000000000 ns"),
+    (["TICK", "--timer", "999999999999999999"], "--timer 999999999999999999 ns: give 1000000 ns"),
+    (["TICK", "--timer", "1500000"], "--timer 1500000 ns: not a whole number of the feed's time unit (1000000 ns)"),
+])
+@pytest.mark.parametrize("days", [1, 2])
+def test_backtest_cli_interval_or_timer_checked_with_the_feed_unit_error_names_the_option(tmp_path, capsys, option,
+                                                                                         says, days):
+    from cli_support import cli_error
+
+    s, feeds = _setup(tmp_path)
+    strategy = f"{s}:Tick" if option[0] == "TICK" else f"{s}:Join"
+    err = cli_error(capsys, "backtest", *feeds[:days], "--strategy", strategy, "--format", "csv",
+                    *[o for o in option if o != "TICK"])
+    day = "" if days == 1 else f"day 2024-01-02 ({feeds[0]}): "
+    assert err.startswith(f"error: {day}{says}"), err
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    (dict(interval=1e-9, timer=1_000_000), "interval 1e-09 s: give 0.001 s (the feed's time unit)"),
+    (dict(timer=1000), "timer 1000 ns: give 1000000 ns (the feed's time unit)"),
+    (dict(timer=1_500_000), "timer 1500000 ns: not a whole number of the feed's time unit"),
+])
+def test_backtest_interval_or_timer_checked_with_the_feed_unit_error_names_the_argument(tmp_path, kwargs, says):
+    from obook.backtest import backtest
+    from obook.live.cli_run import load_strategy
+
+    s, days = _setup(tmp_path)
+    with pytest.raises(ObookError) as e:
+        backtest(days[0], load_strategy(f"{s}:Tick"), format="csv", **kwargs)
+    assert str(e.value).startswith(says), e.value
 
 
 def test_backtest_cli_timer_strategy_without_a_period_error_names_the_option(tmp_path, capsys):
@@ -261,6 +298,12 @@ def test_backtest_cli_help_shows_an_example_and_the_fees_unit():
     out = " ".join(CliRunner().invoke(app, ["backtest", "--help"], terminal_width=200).output.split())
     assert "obook backtest day.itch --strategy join_bid.py:JoinBid --order-latency 50000 -o bt" in out
     assert "Fee a share in the feed's price units" in out
+
+
+def test_backtest_cli_help_timer_and_interval_state_the_ranges_their_errors_give():
+    out = " ".join(CliRunner().invoke(app, ["backtest", "--help"], terminal_width=200).output.split())
+    assert "a whole number of the feed's time unit, up to a week: 604800000000000" in out
+    assert "from the feed's time unit to a week (604800)" in out
 
 
 def test_backtest_cli_shenzhen_vendor_files_of_one_day_are_one_feed(tmp_path):

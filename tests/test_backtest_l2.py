@@ -422,3 +422,18 @@ def test_backtest_l2_strategy_that_raises_is_error_naming_strategy_and_method():
     with pytest.raises(StrategyError, match=r"^the strategy RaisesOnOrder.on_order raised ValueError: boom") as e:
         backtest(l2_table(QUEUE_DAY), RaisesOnOrder(), queue="power:2")
     assert e.value.partial is not None
+
+
+@pytest.mark.parametrize("option, says", [(["--interval", "1e-10"], "--interval 1e-10 s: give 1e-09 s"),
+                                          (["--timer", "5"], "--timer 5: the strategy has no on_timer to call")])
+def test_backtest_l2_cli_interval_or_timer_error_names_the_option(tmp_path, capsys, option, says):
+    import inspect
+
+    from cli_support import cli_error
+
+    pq.write_table(l2_table(QUEUE_DAY), tmp_path / "day.parquet")
+    (tmp_path / "join.py").write_text("from obook.backtest.orders import Order\n\n\n"
+                                      + inspect.getsource(JoinOnce))
+    err = cli_error(capsys, "backtest", tmp_path / "day.parquet", "--strategy", f"{tmp_path / 'join.py'}:JoinOnce",
+                    *option)
+    assert err.startswith(f"error: {says}"), err

@@ -268,7 +268,7 @@ def test_runs_cli_backtest_interval_beyond_floats_of_ns_one_line_error(tmp_path)
 
     feed, _, strategy = _inputs(tmp_path)
     line = cli_error("backtest", feed, "--strategy", strategy, "--interval", "1e300")
-    assert line == "error: interval 1e+300 s: give 0.001 s (the feed's time unit) to 604800 s (a week)"
+    assert line == "error: --interval 1e+300 s: give 0.001 s (the feed's time unit) to 604800 s (a week)"
 
 
 @pytest.mark.parametrize("option, says", [

@@ -191,8 +191,9 @@ def _live_fn(strategy):
     return None
 
 
-def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
-    """(fn, state, compiled, tickers, subscriptions, timer period, timer start)."""
+def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns, timer_name="timer"):
+    """(fn, state, compiled, tickers, subscriptions, timer period, timer start); an error
+    about ``timer`` names it by ``timer_name``."""
     from .adapt import live_adapter
     from .arguments import check_timer_use, strategy_on, timer_period
 
@@ -205,7 +206,7 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     if fn6 is not None:     # a live numba strategy (stateful: its fresh state after the locates)
         from .adapt import LOCATES
 
-        check_timer_use(strategy, timer)
+        check_timer_use(strategy, timer, timer_name)
 
         if hasattr(strategy, "fresh"):
             strategy = strategy.fresh()
@@ -214,7 +215,7 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
         return (live_adapter(fn6, stateful), np.concatenate([np.zeros(LOCATES, np.int64), own]), True, tickers,
                 _subscriptions(("bbo",), None), None, None)
     tickers = tickers or getattr(strategy, "tickers", None)
-    period = timer_period(strategy, timer)
+    period = timer_period(strategy, timer, timer_name)
     names = []
     if hasattr(strategy, "on_book") or (callable(strategy) and not hasattr(strategy, "on_timer")
                                         and not hasattr(strategy, "on_order")):
@@ -227,10 +228,10 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns):
     return None, np.zeros(1, np.int64), False, tickers, _subscriptions(names, period), period, timer_start
 
 
-def timer_ticks(period, unit_ns: int) -> int:
+def timer_ticks(period, unit_ns: int, name: str = "timer") -> int:
     """A timer's period (ns) in the feed's time units: a whole number of the feed's time units
     from one (a shorter one would call the strategy again and again at one time) to a week;
-    0 for no timer (None)."""
+    0 for no timer (None). An error names it by ``name``."""
     from ..simulation.prepare import MAX_LATENCY_NS
 
     if period is None:
@@ -238,12 +239,12 @@ def timer_ticks(period, unit_ns: int) -> int:
     from ..checks import is_integer, not_int
 
     if not is_integer(period):
-        raise ObookError(f"timer {not_int(period)}: give an integer of ns")
+        raise ObookError(f"{name} {not_int(period)}: give an integer of ns")
     if not unit_ns <= period <= MAX_LATENCY_NS:
-        raise ObookError(f"timer {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "
+        raise ObookError(f"{name} {int(period)} ns: give {unit_ns} ns (the feed's time unit) to "
                          f"{MAX_LATENCY_NS} ns (a week)")
     if period % unit_ns:
-        raise ObookError(f"timer {int(period)} ns: not a whole number of the feed's time unit ({unit_ns} ns)")
+        raise ObookError(f"{name} {int(period)} ns: not a whole number of the feed's time unit ({unit_ns} ns)")
     return int(period) // unit_ns
 
 
@@ -301,9 +302,30 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     return prepared(dict(locals())).finished()
 
 
-def prepared(o: dict) -> "Run":
+def bound_arguments(feed, strategy, options: dict) -> dict:
+    """:func:`backtest`'s arguments by name, every one (its defaults for those not in
+    ``options``); an unknown option is a TypeError."""
+    import inspect
+
+    bound = inspect.signature(backtest).bind(feed, strategy, **options)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def backtest_named(feed, strategy, names: dict, **options) -> BacktestResult:
+    """:func:`backtest` whose errors about ``interval`` and ``timer`` name them as ``names``
+    does (a front end's own names: the command line's ``--interval``, ``--timer``)."""
+    return prepared(bound_arguments(feed, strategy, options), names).finished()
+
+
+#: the options whose checks need the feed (its time unit), as :func:`backtest` names them
+FEED_CHECKED = {"interval": "interval", "timer": "timer"}
+
+
+def prepared(o: dict, names: dict | None = None) -> "Run":
     """:func:`backtest`'s arguments ``o`` (by name) checked, its replay set up, nothing run:
-    an ``ObookError`` naming the first wrong one."""
+    an ``ObookError`` naming the first wrong one (``interval`` and ``timer`` by ``names``,
+    when given: a front end's names for them)."""
     from .l2_input import is_l2
 
     from ..checks import check_flag, check_format_name, check_progress, check_seed, ticker_names
@@ -312,7 +334,9 @@ def prepared(o: dict) -> "Run":
 
     feed, queue = o["feed"], o["queue"]
     check_progress(o["progress"])
-    strategy, tickers, timer = strategy_object(o["strategy"]), ticker_names(o["tickers"]), check_timer(o["timer"])
+    names = {**FEED_CHECKED, **(names or {})}
+    strategy, tickers = strategy_object(o["strategy"]), ticker_names(o["tickers"])
+    timer = check_timer(o["timer"], names["timer"])
     check_format_name(o["format"])
     on = check_on(o["on"])
     seed, capital, timer_start = check_seed(o["seed"]), check_capital(o["capital"]), check_timer_start(o["timer_start"])
@@ -339,7 +363,7 @@ def prepared(o: dict) -> "Run":
 
         return Run(done=lambda: backtest_l2(feed, strategy, queue=queue, tickers=tickers, **latencies, timer=timer,
                                             fees=fees, risk=risk, interval=o["interval"], capital=capital,
-                                            day_end=day_end, on=on))
+                                            day_end=day_end, on=on, names=names))
     from .._kernels.backtest_layout import SUB_TIMER
     from ..engine.replay import Replay
     from ..feeds import resolve_format
@@ -350,18 +374,18 @@ def prepared(o: dict) -> "Run":
     fmt = resolve_format(o["format"], feed)
     unit_ns = int(fmt.time_unit_ns)
     fn, state, is_compiled, tickers, sub, period, t0 = _strategy_spec(strategy, tickers, on, timer, timer_start,
-                                                                      unit_ns)
+                                                                      unit_ns, names["timer"])
     if on is not None and not is_compiled:
         sub = (sub & ~3) | _subscriptions((on,), None)
     rk = np.array([risk.max_qty, risk.max_notional, risk.max_orders_per_second, risk.band_bps,
                    1_000_000_000 // unit_ns], np.int64)
-    ticks = timer_ticks(period, unit_ns)
+    ticks = timer_ticks(period, unit_ns, names["timer"] if timer is not None else "timer")
     if sub & SUB_TIMER and not ticks:
         raise ObookError("the strategy is called on timer: give the timer's period (timer= ns; --timer on "
                          "the command line)")
     LM, LA, LB = pack(tuple(latencies.values()), unit_ns, seed)
     zero = int(LM[0, 0] == 0 and LB[0, 0] == 0)
-    interval_ns = check_interval(o["interval"], unit_ns)
+    interval_ns = check_interval(o["interval"], unit_ns, names["interval"])
     spec = Spec(strategy, fn, state, is_compiled, tuple(tickers) if tickers else None, sub, zero,
                 ticks, None if t0 is None else check_timer_start(t0), interval_ns // unit_ns,
                 LM, LA, LB, risk, rk, unit_ns, day_end, feed_bytes=_size(feed), continuous=fmt.continuous)

@@ -40,7 +40,7 @@ def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
     return int(value)
 
 
-def check_timer(timer):
+def check_timer(timer, name: str = "timer"):
     """None (a strategy's ``timer`` attribute, else no timer) or the timer's period, an
     integer of ns (its range, from the feed's time unit to a week: timer_ticks)."""
     from ..checks import is_integer, not_int
@@ -48,15 +48,15 @@ def check_timer(timer):
     if timer is None:
         return None
     if not is_integer(timer):
-        raise ObookError(f"timer {not_int(timer, shown)}: give an integer of ns")
+        raise ObookError(f"{name} {not_int(timer, shown)}: give an integer of ns")
     return int(timer)
 
 
-def timer_period(strategy, timer):
+def timer_period(strategy, timer, name: str = "timer"):
     """A Python strategy's timer period (ns): ``timer``, else its ``timer`` attribute; None for
-    a strategy without on_timer (a timer given to it is an error), and an error for one with
-    on_timer and no period."""
-    check_timer_use(strategy, timer)
+    a strategy without on_timer (a timer given to it is an error, naming it by ``name``), and
+    an error for one with on_timer and no period."""
+    check_timer_use(strategy, timer, name)
     if not hasattr(strategy, "on_timer"):
         return None
     period = timer if timer is not None else getattr(strategy, "timer", None)
@@ -80,14 +80,15 @@ def check_seconds(interval, name: str = "interval") -> None:
         raise ObookError(f"{name} must be > 0 seconds, not {interval}")
 
 
-def check_interval(interval, unit_ns: int) -> int:
-    """Seconds between equity samples, from the feed's time unit to a week: in ns."""
+def check_interval(interval, unit_ns: int, name: str = "interval") -> int:
+    """Seconds between equity samples, from the feed's time unit to a week: in ns. An error
+    names it by ``name``."""
     from ..simulation.prepare import MAX_LATENCY_NS
 
-    check_seconds(interval)
+    check_seconds(interval, name)
     ns = int(min(interval, MAX_LATENCY_NS) * 1e9)     # (a larger one: beyond the week, no overflow)
     if not unit_ns <= ns <= MAX_LATENCY_NS:
-        raise ObookError(f"interval {interval} s: give {unit_ns / 1e9:g} s (the feed's time unit) to "
+        raise ObookError(f"{name} {interval} s: give {unit_ns / 1e9:g} s (the feed's time unit) to "
                          f"{MAX_LATENCY_NS // 10**9} s (a week)")
     return ns
 
@@ -102,10 +103,11 @@ def check_capital(capital, name: str = "capital"):
     return capital
 
 
-def check_timer_use(strategy, timer) -> None:
-    """A timer is for a strategy object with on_timer (a compiled strategy's own ``on``)."""
+def check_timer_use(strategy, timer, name: str = "timer") -> None:
+    """A timer is for a strategy object with on_timer (a compiled strategy's own ``on``); an
+    error names it by ``name``."""
     if timer is not None and not hasattr(strategy, "on_timer"):
-        raise ObookError(f"timer {timer!r}: the strategy has no on_timer to call (a timer is for a strategy "
+        raise ObookError(f"{name} {timer!r}: the strategy has no on_timer to call (a timer is for a strategy "
                          "object with on_timer)")
 
 

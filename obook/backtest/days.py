@@ -47,14 +47,14 @@ def feed_text(feed) -> str:
     return "+".join(map(str, feed)) if isinstance(feed, (list, tuple)) else str(feed)
 
 
-def _one(path, strategy: str, kwargs: dict):
+def _one(path, strategy: str, kwargs: dict, option_names: dict | None = None):
     """One day: (tables, summary, stats), or the ObookError that stopped it (returned, not
     raised, so the caller knows which day failed and keeps the days before it)."""
     from ..live.cli_run import load_strategy
-    from . import TABLES, BacktestResult, backtest
+    from . import TABLES, BacktestResult, backtest_named
 
     try:
-        r = backtest(path, load_strategy(strategy), **kwargs)
+        r = backtest_named(path, load_strategy(strategy), option_names, **kwargs)
     except ObookError as e:
         # what goes back to the caller's process must pickle: the partial result's tables made
         # now (not lazily)
@@ -109,7 +109,7 @@ def check_executor(executor: str | None, name: str = "executor") -> str | None:
 
 
 def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None, executor: str | None = None,
-                  **kwargs):
+                  option_names: dict | None = None, **kwargs):
     """``obook.backtest`` over ``feeds`` (one process per day, ``processes`` at a time; or
     ``executor="dask://host:port"``: one task per day on that Dask cluster, ``processes`` in
     flight; a day's feed is a file, or a list of the files read as one feed: one_feed_a_day);
@@ -117,7 +117,8 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
     (default: each feed's session date, else its file name). Returns a BacktestResult
     whose tables have a ``date`` column first and whose ``summary`` is ``{date: summary}``.
     When a day fails, its error is raised (the first in the feeds' order), with ``partial``:
-    the days before it and its own tables up to the failure, in the same shape."""
+    the days before it and its own tables up to the failure, in the same shape.
+    ``option_names``: the interval's and the timer's names in errors, as for obook.backtest.backtest_named."""
     feeds = [[str(p) for p in f] if isinstance(f, (list, tuple)) else str(f) for f in feeds]
     if not feeds:
         raise ObookError("backtest: no feed files")
@@ -130,21 +131,22 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
         names = [f"{n}#{i}" for i, n in enumerate(names)]
     executor = check_executor(executor)
     if executor and executor.startswith("dask://"):
-        got = _on_dask(executor[len("dask://"):], feeds, strategy, kwargs, processes or len(feeds))
+        got = _on_dask(executor[len("dask://"):], feeds, (strategy, kwargs, option_names), processes or len(feeds))
     else:
         from concurrent.futures import ProcessPoolExecutor
 
         from ..engine.workers import mp_context
 
         with ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context()) as pool:
-            got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds)))
+            got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds),
+                                [option_names] * len(feeds)))
     _first_failure(names, feeds, got)
     return _joined(names, got)
 
 
-def _on_dask(address: str, feeds, strategy, kwargs, at_once: int) -> list:
-    """Each day a task on the Dask cluster at ``address``, ``at_once`` in flight; results in
-    the feeds' order."""
+def _on_dask(address: str, feeds, run: tuple, at_once: int) -> list:
+    """Each day a task on the Dask cluster at ``address`` (``_one(feed, *run)``), ``at_once`` in
+    flight; results in the feeds' order."""
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -159,7 +161,7 @@ def _on_dask(address: str, feeds, strategy, kwargs, at_once: int) -> list:
 
         def submit():
             i, feed = todo.pop(0)
-            fut = client.submit(_one, feed, strategy, kwargs, pure=False)
+            fut = client.submit(_one, feed, *run, pure=False)
             index[fut.key] = i
             return fut
 

@@ -312,11 +312,12 @@ class L2Run:
 
 def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, order_latency=0, response_latency=0,
                 timer=None, fees=None, risk=None, interval: float = 60.0, capital=None, day_end: bool = True,
-                on=None):
+                on=None, names=None):
     """``obook.backtest`` on an L2 input (obook.backtest.l2_input) with the queue model
-    ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``)."""
+    ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``). ``names``: the
+    interval's and the timer's names in errors (obook.backtest.FEED_CHECKED by default)."""
     from ..live.risk import RiskGate
-    from . import BacktestResult, timer_ticks
+    from . import FEED_CHECKED, BacktestResult, timer_ticks
     from .arguments import check_interval, strategy_on, timer_period
     from .l2_input import read_l2
     from .tables import Fees, build
@@ -329,10 +330,11 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     day = read_l2(feed, tickers)
     lat = tuple(_constant(v, w) for v, w in ((feed_latency, "feed_latency"), (order_latency, "order_latency"),
                                              (response_latency, "response_latency")))
-    period = timer_period(strategy, timer)
-    interval_ns = check_interval(interval, 1)
+    names = names or FEED_CHECKED
+    period = timer_period(strategy, timer, names["timer"])
+    interval_ns = check_interval(interval, 1, names["interval"])
     run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
-                timer_ticks(period, 1), strategy_on(strategy, on))
+                timer_ticks(period, 1, names["timer"] if timer is not None else "timer"), strategy_on(strategy, on))
     fees = fees or Fees()
     try:
         rows = run.run(interval_ns, day_end)

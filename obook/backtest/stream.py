@@ -33,19 +33,16 @@ def backtest_reader(feed, strategy, table: str = "fills", **options) -> pa.Recor
     the end of the day, and an L2 input's tables are made whole. A strategy's error or a
     bad feed record raises once the rows made before it are read. The options are checked
     here, as ``obook.backtest`` checks them; nothing runs until the first batch is read."""
-    import inspect
-
-    from . import TABLES, backtest, prepared
+    from . import TABLES, bound_arguments, prepared
     from .columns import schema
 
     if not isinstance(table, str) or table not in TABLES:
         raise ObookError(f"table must be one of {', '.join(TABLES)}, not {table!r}")
     try:
-        bound = inspect.signature(backtest).bind(feed, strategy, **options)
+        given = bound_arguments(feed, strategy, options)
     except TypeError as e:
         raise TypeError(f"backtest_reader: {e}") from None
-    bound.apply_defaults()
-    run = prepared(dict(bound.arguments))
+    run = prepared(given)
     made = _whole(run, table) if run.done is not None or table not in STREAMED else _batches(run, table)
     return pa.RecordBatchReader.from_batches(schema(table, run.fmt), made)
 

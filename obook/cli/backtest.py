@@ -35,7 +35,7 @@ def backtest(
     timer: Optional[int] = typer.Option(None, "--timer", min=1,
                                         help="ns of feed time between calls of the strategy's on_timer "
                                              "(1000000000: once a feed second; a whole number of the "
-                                             "feed's time unit)."),
+                                             "feed's time unit, up to a week: 604800000000000)."),
     maker_fee: str = typer.Option("0", "--maker-fee", help="Fee a share in the feed's price units, decimals allowed "
                                                             "(or bps of the notional with --fee-per bps); < 0: "
                                                             "a rebate."),
@@ -81,8 +81,7 @@ def backtest(
     Example (docs/backtesting.md has the strategy):
       obook backtest day.itch --strategy join_bid.py:JoinBid --order-latency 50000 -o bt
     """
-    from ..backtest import TABLES, Fees, StrategyError
-    from ..backtest import backtest as run
+    from ..backtest import TABLES, Fees, StrategyError, backtest_named
     from ..backtest.days import backtest_days, check_executor, day_name, one_feed_a_day
     from ..errors import ObookError
     from ..live.cli_run import load_strategy
@@ -113,9 +112,10 @@ def backtest(
         try:
             if dates is None:
                 with file_progress(feeds[0], enabled=not is_l2(feeds[0])) as progress:
-                    r = run(feeds[0], load_strategy(strategy), progress=progress, **kwargs)
+                    r = backtest_named(feeds[0], load_strategy(strategy), FEED_OPTIONS, progress=progress, **kwargs)
             else:
-                r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor, **kwargs)
+                r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor,
+                                  option_names=FEED_OPTIONS, **kwargs)
         except ObookError as e:    # a strategy that raised or a bad feed record: the tables so far, as .partial
             if isinstance(e, StrategyError):
                 typer.echo(e.traceback, err=True, nl=False)
@@ -134,6 +134,8 @@ def backtest(
 #: the latencies' and the fees' options, as ``obook.backtest``'s errors name them on the command line
 LATENCY_OPTIONS = ("--feed-latency", "--order-latency", "--response-latency")
 FEE_OPTIONS = ("--maker-fee", "--taker-fee", "--fee-per")
+#: the options the backtest checks with the feed's time unit, by their names on the command line
+FEED_OPTIONS = {"interval": "--interval", "timer": "--timer"}
 
 
 def _checked(tickers, latencies: tuple, seed: int, timer_start, interval: float, capital, fees: tuple,
