@@ -141,6 +141,53 @@ def test_simulate_latency_out_of_range_one_line_error(sim_files, capsys, latency
     assert reason in cli_error(capsys, "simulate", feed, orders, "--format", "csv", "--latency", latency)
 
 
+LATENCY_ERRORS = [
+    ("-5", "'-5': a whole number of ns, 0 to 604800000000000 (a week), a distribution or a column"),
+    ("1.5", "'1.5': a whole number of ns"),
+    ("12345678901234567890", "must be between 0 and 604800000000000 ns (a week), not 12345678901234567890"),
+    ("uniform:5", "'uniform:5': give uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or lognormal:MU:SIGMA"),
+    ("bogus:1", "'bogus:1': give uniform:LO:HI"),
+    ("normal:a:b", "'normal:a:b': distribution parameters must be numbers"),
+    ("uniform:5:1", "uniform:5:1: give uniform:LO:HI with 0 <= LO <= HI"),
+    ("exponential:-5", "exponential:-5: the mean must be >= 0"),
+    ("normal:nan:1", "normal:nan:1: the parameters must be finite numbers"),
+    ("exponential:1e30", "exponential:1e+30: draws beyond 604800000000000 ns (a week)"),
+]
+
+
+@pytest.mark.parametrize("latency, says", LATENCY_ERRORS)
+def test_simulate_cli_bad_latency_error_names_the_option_as_typed(sim_files, capsys, latency, says):
+    feed, orders = sim_files
+    err = cli_error(capsys, "simulate", feed, orders, "--format", "csv", "--latency", latency)
+    assert err.startswith(f"error: --latency {says}"), err
+
+
+def test_simulate_cli_help_latency_states_the_range_its_errors_give():
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+
+    out = " ".join(CliRunner().invoke(app, ["simulate", "--help"], terminal_width=200).output.split())
+    assert "--latency <str> ns from decision to book, 0 to a week (604800000000000): an integer" in out
+
+
+@pytest.mark.parametrize("latency, says", LATENCY_ERRORS)
+def test_simulate_bad_latency_error_in_python_and_sql_names_the_argument(sim_files, latency, says):
+    import duckdb
+
+    feed, orders = sim_files
+    if latency not in ("bogus:1", "12345678901234567890"):     # (in Python: a column's name, a text of digits)
+        with pytest.raises(ObookError) as e:
+            obook.simulate(feed, orders, format="csv", workers=1, latency=latency)
+        assert str(e.value).startswith(f"latency {says}"), e.value
+    con = obook.connect()
+    with pytest.raises(duckdb.Error) as e:
+        con.execute("SELECT * FROM obook_simulate(?, ?, format := 'csv', latency := ?)",
+                    [feed, orders, latency]).fetchall()
+    con.close()
+    assert f"latency {says}" in str(e.value) and "--latency" not in str(e.value), e.value
+
+
 @pytest.mark.parametrize("value, says", [("-5", "row 1 is not between 0 and"), ("", "has empty values (row 1)"),
                                          ("1.5", "row 1: 1.5 is not a whole number of ns")])
 def test_simulate_latency_column_error_names_the_order_file(tmp_path, capsys, value, says):

@@ -40,8 +40,8 @@ def simulate(
     out_type: OutType = typer.Option(OutType.parquet, "--type", help="File type of the tables in --output."),
     latency: Optional[str] = typer.Option(
         None, "--latency",
-        help="ns from decision to book: an integer, a column of ORDERS, or a distribution "
-             "uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA (with --seed)."),
+        help="ns from decision to book, 0 to a week (604800000000000): an integer, a column of ORDERS, or a "
+             "distribution uniform:LO:HI, exponential:MEAN, normal:MEAN:SD, lognormal:MU:SIGMA (with --seed)."),
     seed: int = typer.Option(0, "--seed", help="Seed of a latency distribution."),
     horizon: float = typer.Option(1.0, "--horizon", min=0, max=604_800, help="Seconds after arrival of the summary's later mid."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
@@ -65,8 +65,7 @@ def simulate(
     from ..engine.tables import TABLES as FEED_TABLES
     from ..errors import FeedError, ObookError
     from ..output import output_folder, write_files
-    from ..simulation import OWN_TABLES, TABLES
-    from ..simulation import simulate as run
+    from ..simulation import OWN_TABLES, TABLES, simulated
     from ..simulation.prepare import parse_latency
     from .partial import deliver_partial, drop_earlier_tables, drop_partial
     from .progress import file_progress
@@ -98,11 +97,12 @@ def simulate(
     source = feed_source(str(feed))         # a glob pattern: its files, sorted, as one feed
     try:
         with file_progress(source) as progress:
-            r = run(source, str(orders), latency=parse_latency(latency), seed=seed, horizon=horizon,
-                    workers=workers, format=format, day_end=not no_day_end, levels=levels,
-                    on_error=on_error.value, date=date,
-                    feed_tables=tuple(t for t in names if t in FEED_TABLES),
-                    own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress)
+            r = simulated(dict(feed=source, orders=str(orders), latency=parse_latency(latency, "--latency"),
+                               seed=seed, horizon=horizon, workers=workers, format=format, day_end=not no_day_end,
+                               levels=levels, on_error=on_error.value, date=date,
+                               feed_tables=tuple(t for t in names if t in FEED_TABLES),
+                               own_tables=tuple(t for t in names if t in OWN_TABLES), progress=progress),
+                          "--latency")
     except FeedError as e:       # a bad feed record: the tables before it, as TABLE.TYPE.partial
         deliver_partial(e, names, out, out_type.value)
         raise

@@ -158,6 +158,13 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     (its ``levels`` a side, 1 to 50, as the feed's ``depth``). ``progress``: called with the
     bytes of the feed read so far, e.g. for a progress bar.
     """
+    return simulated(dict(locals()))
+
+
+def simulated(given: dict, latency_name: str = "latency") -> SimResult:
+    """:func:`simulate` of its arguments ``given`` (by name, every one), its errors about the
+    latency naming it by ``latency_name`` (a front end's own name: the command line's
+    ``--latency``)."""
     from ..engine.replay import Replay
     from ..engine.workers import mp_context
     from ..feeds import resolve_format
@@ -169,6 +176,10 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     from .source import feed_source
     from .tables import build_tables, stamped
 
+    feed, orders, latency, seed, horizon, workers, format = (given[k] for k in (
+        "feed", "orders", "latency", "seed", "horizon", "workers", "format"))
+    feed_tables, on_error, date, day_end, levels, own_tables, progress = (given[k] for k in (
+        "feed_tables", "on_error", "date", "day_end", "levels", "own_tables", "progress"))
     feed = feed_source(feed)
     checked = checked_options(seed=seed, horizon=horizon, workers=workers, format=format, on_error=on_error,
                               date=date, day_end=day_end)
@@ -180,7 +191,7 @@ def simulate(feed, orders, *, latency=0, seed: int = 0, horizon: float = 1.0, wo
     fmt = resolve_format(format, feed)
     table = to_table(orders)
     o = read_orders(table, name=os.fspath(orders) if isinstance(orders, (str, os.PathLike)) else None)
-    lat = latencies(latency, o.n, table, seed, name=o.name)
+    lat = latencies(latency, o.n, table, seed, name=o.name, option=latency_name)
     own = prepare_own(o, int(fmt.time_unit_ns), lat, int(round(horizon * 1e9)))
     own_tables = tuple(dict.fromkeys(own_tables))
     bad = [t for t in own_tables if t not in OWN_TABLES]

@@ -28,9 +28,10 @@ DISTRIBUTIONS = {"uniform": 2, "exponential": 1, "normal": 2, "lognormal": 2}
 MAX_LATENCY_NS = 7 * 86_400 * 10**9
 
 
-def check_distribution(name: str, args: tuple) -> None:
-    """Parameters numpy would reject, or whose draws are not latencies: a clear error."""
-    spec = f"latency {name}:{':'.join(f'{a:g}' for a in args)}"
+def check_distribution(name: str, args: tuple, option: str = "latency") -> None:
+    """Parameters numpy would reject, or whose draws are not latencies: a clear error naming
+    the latency by ``option``."""
+    spec = f"{option} {name}:{':'.join(f'{a:g}' for a in args)}"
     if not all(np.isfinite(args)):
         raise ObookError(f"{spec}: the parameters must be finite numbers")
     if name == "uniform" and not 0 <= args[0] <= args[1]:
@@ -114,25 +115,27 @@ def distribution_parameters(latency: tuple) -> tuple:
     return tuple(float(a) for a in args)
 
 
-def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = None) -> np.ndarray:
+def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = None,
+              option: str = "latency") -> np.ndarray:
     """Per-row latency in ns (int64, >= 0); ``name``: the orders' file, which the errors
-    about a latency column name."""
+    about a latency column name; ``option``: the latency as the other errors name it (the
+    command line's ``--latency``)."""
     if latency is None:
         return np.zeros(n, np.int64)
     if isinstance(latency, (bool, np.bool_)):
-        raise ObookError(f"latency {latency!r}: {WHAT}")
+        raise ObookError(f"{option} {latency!r}: {WHAT}")
     if isinstance(latency, (float, np.floating)) and is_whole(latency) and abs(latency) < 2**63:
         latency = int(latency)          # 2e6: whole ns, as per-row values and obook.backtest's are
     if isinstance(latency, (int, np.integer)):
         if not 0 <= latency <= MAX_LATENCY_NS:
-            raise ObookError(f"latency must be between 0 and {MAX_LATENCY_NS} ns (a week), not {latency}")
+            raise ObookError(f"{option} must be between 0 and {MAX_LATENCY_NS} ns (a week), not {latency}")
         return np.full(n, int(latency), np.int64)
     if isinstance(latency, float) or (isinstance(latency, str) and _numeric(latency)):
-        raise ObookError(f"latency {latency!r}: {WHAT}")
+        raise ObookError(f"{option} {latency!r}: {WHAT}")
     if isinstance(latency, str) and (table is None or latency not in table.column_names):
         if not is_distribution_text(latency):
             raise ObookError(f"{name + ': ' if name else ''}latency column {latency!r} is not in the orders")
-        latency = parse_latency(latency)
+        latency = parse_latency(latency, option)
     if isinstance(latency, str):
         import pyarrow as pa
 
@@ -144,32 +147,32 @@ def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = Non
     elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
         name, args = latency[0].lower(), distribution_parameters(latency)
         if DISTRIBUTIONS.get(name) != len(args):
-            raise ObookError(f"latency distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
+            raise ObookError(f"{option} distribution {latency!r}: use ('uniform', lo, hi), ('exponential', mean), "
                              "('normal', mean, sd) or ('lognormal', mu, sigma)")
-        check_distribution(name, args)
+        check_distribution(name, args, option)
         draw = getattr(np.random.default_rng(seed), name)
         with np.errstate(over="ignore", invalid="ignore"):
             f = np.maximum(np.rint(draw(*args, size=n)), 0)
         if not (f <= MAX_LATENCY_NS).all():         # (a NaN fails too)
-            raise ObookError(f"latency {name}:{':'.join(f'{float(a):g}' for a in args)}: draws beyond "
+            raise ObookError(f"{option} {name}:{':'.join(f'{float(a):g}' for a in args)}: draws beyond "
                              f"{MAX_LATENCY_NS} ns (a week)")
         lat = f.astype(np.int64)
     else:
         try:
             values = np.asarray(latency)
         except (OverflowError, TypeError, ValueError) as e:
-            raise ObookError(f"latency: not numbers ({e})") from e
+            raise ObookError(f"{option}: not numbers ({e})") from e
         if values.ndim == 0:
-            raise ObookError(f"latency {latency!r}: {WHAT}")
+            raise ObookError(f"{option} {latency!r}: {WHAT}")
         if values.ndim != 1 or values.shape[0] != n:
             got = f"{values.shape[0]} values" if values.ndim == 1 else f"a table of shape {values.shape}"
-            raise ObookError(f"latency: {got} for {n} orders (give one value an order)")
+            raise ObookError(f"{option}: {got} for {n} orders (give one value an order)")
         if values.dtype.kind not in "iufb":
             try:
                 values = np.asarray(latency, dtype=np.int64)
             except (OverflowError, TypeError, ValueError) as e:
-                raise ObookError(f"latency: not 64-bit integers ({e})") from e
-        lat = _whole_ns(values, "latency")
+                raise ObookError(f"{option}: not 64-bit integers ({e})") from e
+        lat = _whole_ns(values, option)
     return lat
 
 
@@ -179,9 +182,9 @@ def is_distribution_text(text: str) -> bool:
     return bool(colon) and name.strip().lower() in DISTRIBUTIONS
 
 
-def parse_latency(text: str | None):
+def parse_latency(text: str | None, option: str = "latency"):
     """A latency given as text (CLI, SQL): "250000" or "2.5e5" (ns, a whole number), "uniform:LO:HI" (a distribution),
-    or a column name."""
+    or a column name; an error names it by ``option``."""
     if text is None:
         return 0
     text = str(text).strip()
@@ -194,9 +197,9 @@ def parse_latency(text: str | None):
         try:
             args = tuple(float(x) for x in rest.split(":")) if rest.strip() else ()
         except ValueError:
-            raise ObookError(f"latency {text!r}: distribution parameters must be numbers") from None
+            raise ObookError(f"{option} {text!r}: distribution parameters must be numbers") from None
         if DISTRIBUTIONS.get(name.strip().lower()) != len(args):
-            raise ObookError(f"latency {text!r}: give uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or "
+            raise ObookError(f"{option} {text!r}: give uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or "
                              "lognormal:MU:SIGMA")
         return (name.strip(),) + args
     return text
