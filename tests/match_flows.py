@@ -64,6 +64,17 @@ def random_flow(seed: int, n: int, instruments=("AAA", "BBB", "CCC"), tick: int 
     return rows
 
 
+def whole_instructions(orders, tick: int = 1, instruments=None) -> tuple:
+    """(plan, instructions): obook.matching.prepare's plan of the instructions ``orders``
+    (obook.feeds.orders' Orders) and every row's kernel instructions, made as one chunk."""
+    from obook.matching.prepare import plan
+
+    prep = plan(orders, tick, instruments)
+    parts = list(prep.chunks(max(orders.n, 1)))
+    assert len(parts) == (orders.n > 0)
+    return prep, parts[0]
+
+
 def to_table(rows: list[dict]) -> pa.Table:
     types = {"time": pa.int64(), "instrument": pa.string(), "order_id": pa.int64(), "action": pa.string(),
              "side": pa.string(), "type": pa.string(), "tif": pa.string(), "price": pa.int64(),

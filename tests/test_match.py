@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import obook.matching as matching
 from obook.errors import FeedError, ObookError
 from obook.matching import books as books_mod
-from match_flows import random_flow, to_table, tuples
+from match_flows import random_flow, to_table, tuples, whole_instructions
 from reference_match import Reference
 
 KNOWN = ["AAA", "BBB", "CCC"]
@@ -61,10 +61,10 @@ def test_match_quantities_beyond_int32_use_wide_order_records_and_equal_referenc
         if r["quantity"] is not None and r["quantity"] > 0:
             r["quantity"] *= 1 << 31
     from obook.feeds.orders import read_orders
-    from obook.matching.prepare import prepare
+    from obook.matching.prepare import plan
 
-    assert prepare(read_orders(to_table(rows)), 1, KNOWN).wide
-    assert not prepare(read_orders(to_table(random_flow(6, 1500, tick=1))), 1, KNOWN).wide
+    assert plan(read_orders(to_table(rows)), 1, KNOWN).wide
+    assert not plan(read_orders(to_table(random_flow(6, 1500, tick=1))), 1, KNOWN).wide
     ref = Reference(tick=1, stp=stp, instruments=KNOWN, levels=4).run([dict(r) for r in rows])
     r = run(rows, stp=stp, instruments=KNOWN, levels=4, workers=2)
     for name in TABLES:
@@ -132,12 +132,11 @@ def test_match_modify_keeps_time_in_force():
 def test_match_modify_trades_when_the_order_pool_is_full():
     rows = [new(1, "buy", 100, 10), new(2, "sell", 102, 5), modify(1, price=102)]
     from obook.feeds.orders import read_orders
-    from obook.matching.prepare import prepare
 
-    prep = prepare(read_orders(to_table(rows)))
+    prep, msg = whole_instructions(read_orders(to_table(rows)))
     mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids),
                               want=books_mod.want_bits(TABLES))
-    mb.run(prep.msg)
+    mb.run(msg)
     assert mb.od.shape[0] == 2                        # one row per order, never grown
     fills = mb.result()["fills"]
     assert len(fills) == 1 and fills[0, 4] == 5
@@ -326,15 +325,14 @@ def test_match_reads_csv_parquet_arrow_polars_duckdb_alike(tmp_path):
 def test_match_book_only_loop_leaves_the_same_book_as_the_output_loop(monkeypatch, compiled):
     from obook._kernels import match as kernels
     from obook.feeds.orders import read_orders
-    from obook.matching.prepare import prepare
 
     if not compiled:
         monkeypatch.setattr(kernels, "match_rows", kernels.match_rows.py_func)
-    prep = prepare(read_orders(to_table(random_flow(12, 2000, tick=1, bad=True))))
+    prep, msg = whole_instructions(read_orders(to_table(random_flow(12, 2000, tick=1, bad=True))))
     books = []
     for want in (0, books_mod.want_bits(TABLES)):          # want = 0, stp = 0: match_rows's book-only loop
         mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids), want=want)
-        mb.run(prep.msg)
+        mb.run(msg)
         books.append(mb)
     a, b = books
     assert a.lv.tobytes() == b.lv.tobytes() and a.od.tobytes() == b.od.tobytes()
@@ -345,15 +343,14 @@ def test_match_kernel_allocates_nothing_after_warm_up():
     from numba.core.runtime import _nrt_python, rtsys
 
     from obook.feeds.orders import read_orders
-    from obook.matching.prepare import prepare
 
-    prep = prepare(read_orders(to_table(random_flow(8, 3000, tick=1, bad=False))))
+    prep, msg = whole_instructions(read_orders(to_table(random_flow(8, 3000, tick=1, bad=False))))
     mb = books_mod.MatchBooks(len(prep.lv_price), prep.lo, prep.hi, len(prep.key_ids),
                               want=books_mod.want_bits(TABLES), stp=1)
     _nrt_python.memsys_enable_stats()
-    mb.run(prep.msg[:100])                              # warm-up (compiles / loads)
+    mb.run(msg[:100])                                   # warm-up (compiles / loads)
     before = rtsys.get_allocation_stats()
-    mb.run(prep.msg[100:])
+    mb.run(msg[100:])
     after = rtsys.get_allocation_stats()
     assert (after.alloc, after.free, after.mi_alloc, after.mi_free) == \
         (before.alloc, before.free, before.mi_alloc, before.mi_free)

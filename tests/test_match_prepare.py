@@ -10,7 +10,7 @@ import pytest
 import obook
 from obook.matching import books as books_mod
 from obook.matching import prepare as prepare_mod
-from match_flows import random_flow, to_table
+from match_flows import random_flow, to_table, whole_instructions
 
 KNOWN = ("AAA", "BBB", "CCC", "DDD")     # the flow's ZZZ rows name an unknown instrument
 TABLES = ("fills", "events", "bbo", "depth")
@@ -63,7 +63,7 @@ def test_prepare_chunks_of_any_size_equal_the_whole_instructions(flow, size, mon
 
     path, sparse = flow
     o = read_orders(path)
-    whole = prepare_mod.prepare(o, 2, KNOWN).msg
+    _, whole = whole_instructions(o, 2, KNOWN)          # one chunk of every row, one pass over the input
     monkeypatch.setattr(prepare_mod, "SCAN", 5)      # the pass over the input in many blocks too
     plan = prepare_mod.plan(o, 2, KNOWN)
     assert (plan.keys is not None) == sparse
@@ -82,7 +82,7 @@ def test_prepare_shard_chunks_equal_the_whole_instructions_of_its_books(flow, wo
 
     path, _ = flow
     o = read_orders(path)
-    whole = prepare_mod.prepare(o, 2, KNOWN).msg
+    _, whole = whole_instructions(o, 2, KNOWN)
     plan = prepare_mod.plan(o, 2, KNOWN)
     for w in range(workers):
         mine = whole[whole.rows["book"] % workers == w]

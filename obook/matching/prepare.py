@@ -8,7 +8,7 @@ lowest to highest price in the input, one row a tick).
 ``plan`` passes over the input once for what the books need of all of it (the bands, the
 ids to give, the key layout); the instructions are then made a chunk at a time as the book
 gets to them (``Prepared.chunks``; a worker's books' by ``Prepared.shard``), the same rows
-for any chunk size; ``prepare`` makes them all at once.
+for any chunk size.
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ class Prepared:
     key_lo: np.ndarray | None    # book -> the first key is its id key_lo; None: keys holds every row's
     key_base: np.ndarray | None  # book -> its first key
     keys: np.ndarray | None      # row -> key, when the ids are too sparse for key_lo / key_base
-    msg: Instructions | None = None   # every row's instruction (prepare), else made by chunks()
     seqs: np.ndarray | None = None    # when ``orders`` holds some rows of the input (a worker's): their rows in it
     part: tuple | None = None         # (workers, w): a lazy shard's (see ``shard``)
 
@@ -82,9 +81,6 @@ class Prepared:
         a time, each made when it is asked for (the ids new orders are given carry over); of
         a lazy shard (``shard(..., lazy=True)``), its rows of each ``size * workers`` rows of
         the input."""
-        if self.msg is not None:
-            yield self.msg
-            return
         size, n = size or CHUNK, self.orders.n
         assigned = np.zeros(len(self.instruments), np.int64)
         if self.part is None:
@@ -103,12 +99,11 @@ class Prepared:
         ``lazy``: the input stays whole and :meth:`chunks` takes the shard's rows out of it a
         chunk at a time (free in a forked worker, which shares the parent's pages; a copy of
         the whole input where it is pickled)."""
-        if lazy and self.msg is None:
+        if lazy:
             return dataclasses.replace(self, part=(workers, w))
         mine = np.flatnonzero(self.orders.book % workers == w)
         return dataclasses.replace(self, orders=_part(self.orders, mine), reason=self.reason[mine],
-                                   keys=None if self.keys is None else self.keys[mine],
-                                   msg=None if self.msg is None else self.msg[mine], seqs=mine)
+                                   keys=None if self.keys is None else self.keys[mine], seqs=mine)
 
     def _rows(self, rows, assigned: np.ndarray) -> Instructions:
         """The input's ``rows`` (a slice, or row numbers in order) as the kernels'
@@ -227,13 +222,6 @@ def _reasons(o, tick: int, known: np.ndarray) -> np.ndarray:
     if not known.all():
         reason[~known[o.book]] = R_UNKNOWN_INSTRUMENT
     return reason
-
-
-def prepare(o, tick: int = 1, instruments=None) -> Prepared:
-    """The instructions ``o`` prepared for the kernels, every row's at once (``msg``)."""
-    prep = plan(o, tick, instruments)
-    prep.msg = prep._rows(slice(0, o.n), np.zeros(len(o.instruments), np.int64))
-    return prep
 
 
 def plan(o, tick: int = 1, instruments=None) -> Prepared:

@@ -80,7 +80,7 @@ class Converter:
     def events(self, r) -> pa.Table:
         kind = r[:, E_KIND] & 0xFF
         reason = r[:, E_KIND] >> 8
-        # seq is the instruction's 1-based row in the whole input (prepare numbers the rows
+        # seq is the instruction's 1-based row in the whole input (the plan numbers the rows
         # before they are sharded; the end of session's n + 1 is never a rejection)
         n = self.prep.n_rows
         row = np.minimum(np.maximum(r[:, E_SEQ] - 1, 0), max(n - 1, 0))
