@@ -70,4 +70,4 @@ def test_backtest_latency_table_file_interpolates_the_order_latency(tmp_path):
 def test_backtest_latency_naming_a_folder_is_an_error_saying_so(tmp_path):
     with pytest.raises(ObookError) as e:
         backtest(_feed(tmp_path), JoinOnce(), format="csv", response_latency=str(tmp_path))
-    assert str(e.value).startswith("response_latency: latency ") and str(e.value).endswith(f"; {tmp_path} is a folder")
+    assert str(e.value).startswith("response_latency ") and str(e.value).endswith(f"; {tmp_path} is a folder")

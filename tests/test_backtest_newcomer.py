@@ -119,10 +119,10 @@ def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     (dict(seed=-1, order_latency=("uniform", 0, 5)), "seed must be an integer from 0"),
     (dict(pipeline="no"), "pipeline must be True or False"),
     (dict(day_end="no"), "day_end must be True or False"),
-    (dict(order_latency=1.5), "order_latency: latency 1.5: give a whole number of ns"),
+    (dict(order_latency=1.5), "order_latency 1.5: give a whole number of ns"),
     (dict(order_latency=True), "latency True: give a whole number of ns"),
-    (dict(feed_latency=[1, 2]), r"feed_latency: latency \[1, 2\]: give an integer of ns"),
-    (dict(response_latency="nope.csv"), "response_latency: .*there is no file nope.csv"),
+    (dict(feed_latency=[1, 2]), r"feed_latency \[1, 2\]: give an integer of ns"),
+    (dict(response_latency="nope.csv"), "response_latency .*there is no file nope.csv"),
 ])
 def test_backtest_bad_argument_is_obook_error_naming_it(tmp_path, options, says):
     from obook.live.cli_run import load_strategy
@@ -417,7 +417,7 @@ def test_duckdb_backtest_latency_distribution_unreadable_names_which_latency(tmp
     import obook
 
     q = "SELECT count(*) FROM obook_backtest_orders('{}', '{}:Join', feed_latency := 'uniform:5', format := 'csv')"
-    with pytest.raises(duckdb.Error, match="feed_latency: latency 'uniform:5': give uniform:LO:HI"):
+    with pytest.raises(duckdb.Error, match="feed_latency 'uniform:5': give uniform:LO:HI"):
         obook.connect().sql(q.format(_day(tmp_path), _strategies(tmp_path))).fetchall()
 
 

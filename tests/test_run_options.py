@@ -144,8 +144,8 @@ def test_runs_latency_distribution_text_is_the_distribution_in_python_and_polars
     ({"date": "2026-13-45"}, r"--date / date= '2026-13-45': not a day"),
     ({"timer": "5"}, r"timer '5': give an integer of ns"),
     ({"seed": -1}, r"seed must be an integer from 0"),
-    ({"order_latency": "abc"}, r"order_latency: latency 'abc'"),
-    ({"feed_latency": ("uniform", 5, 1)}, r"feed_latency: latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
+    ({"order_latency": "abc"}, r"order_latency 'abc'"),
+    ({"feed_latency": ("uniform", 5, 1)}, r"feed_latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
     ({"fees": 5}, r"fees must be obook.backtest.Fees"),
     ({"format": "xyz"}, r"unknown feed format 'xyz'"),
     ({"on_error": "ignore"}, r"on_error must be one of raise, skip"),
@@ -168,8 +168,8 @@ def test_runs_polars_scan_backtest_options_checked_when_made(keywords, says, tmp
 @pytest.mark.parametrize("option, says", [
     ("queue := 'xyz'", r"queue model 'xyz'"),
     ("interval := 'nan'::DOUBLE", r"interval must be a number of seconds"),
-    ("order_latency := 'uniform:5:1'", r"order_latency: latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
-    ("response_latency := 700000000000000", r"response_latency: latency must be between 0 and"),
+    ("order_latency := 'uniform:5:1'", r"order_latency uniform:5:1: give uniform:LO:HI with 0 <= LO"),
+    ("response_latency := 700000000000000", r"response_latency must be between 0 and"),
 ])
 def test_runs_duckdb_backtest_options_checked_when_bound(option, says, tmp_path):
     """obook_backtest's macros check the options scan_backtest checks when made as the query

@@ -175,11 +175,14 @@ def parse_texts(feed, order, response, names=NAMES) -> dict:
 
 @contextmanager
 def _named(name: str):
-    """An ObookError inside names the latency (``name``) it is about."""
+    """An ObookError inside names the latency (``name``) it is about: in place of the word
+    "latency" that begins it, else before it."""
     try:
         yield
     except ObookError as e:
-        raise ObookError(f"{name}: {e}") from None
+        text = str(e)
+        raise ObookError(f"{name} {text[len('latency '):]}" if text.startswith("latency ") else f"{name}: {text}") \
+            from None
 
 
 def pack(specs, unit_ns: int, seed: int, names=NAMES):
