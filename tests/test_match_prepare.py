@@ -169,9 +169,9 @@ def test_table_reader_workers_leave_the_instructions_to_the_workers(big, made):
 
 
 @pytest.mark.parametrize("fork", [True, False], ids=["fork", "forkserver"])
-def test_table_reader_workers_forked_take_their_rows_out_themselves(big, fork, monkeypatch):
+def test_table_reader_workers_fork_or_forkserver_take_their_rows_out_themselves(big, fork, monkeypatch):
     """Forked workers share the whole input and each takes its books' rows out of it; those
-    the forkserver starts are sent their rows only: the same tables either way."""
+    the forkserver starts map one shared copy of it and do the same: the same tables."""
     from obook.engine import workers as pool
     from obook.matching import table_reader
 
@@ -188,4 +188,43 @@ def test_table_reader_workers_forked_take_their_rows_out_themselves(big, fork, m
     monkeypatch.setattr(prepare_mod.Prepared, "shard", seen)
     assert table_reader(big, "events", workers=2).read_all().equals(whole)
     assert obook.match(big, workers=3, tables=("events",)).events.equals(whole)
-    assert sent == [fork] * 5
+    assert sent == [True] * 5
+
+
+def test_table_reader_workers_forkserver_stopped_early_prepare_only_the_first_chunks(big, tmp_path, monkeypatch,
+                                                                                      no_leaks):
+    """Workers the forkserver starts, a reader closed after its first batch: the parent
+    takes no rows out of the input for them, they make only their first chunks' rows, and
+    neither this process nor the forkserver holds the input's shared copy afterwards."""
+    import os
+    from multiprocessing import forkserver
+
+    from counted_plan import CountedPlan, made_by, shared_held
+    from obook.engine import workers as pool
+    from obook.feeds.orders import read_orders
+    from obook.matching import table_reader
+
+    n = read_orders(big).n
+    log = tmp_path / "made.log"
+    plan = prepare_mod.plan
+    taken = []
+    part = prepare_mod._part
+
+    def counted_part(o, rows):
+        if not isinstance(rows, slice):
+            taken.append(len(rows))
+        return part(o, rows)
+
+    monkeypatch.setattr(pool, "_fork_is_safe", lambda: False)
+    monkeypatch.setattr(prepare_mod, "plan", lambda *a: CountedPlan.of(plan(*a), log))
+    monkeypatch.setattr(prepare_mod, "_part", counted_part)
+    monkeypatch.setattr(books_mod, "CHUNK", 64)
+    reader = table_reader(big, "events", workers=2)
+    assert reader.read_next_batch().num_rows > 0
+    reader.close()
+    assert sum(taken) == 0, taken
+    made = made_by(log)
+    assert os.getpid() not in made and len(made) == 2, made
+    assert 0 < sum(made.values()) < n // 2, (made, n)
+    assert shared_held(os.getpid()) == []
+    assert shared_held(forkserver._forkserver._forkserver_pid) == []

@@ -133,24 +133,20 @@ def _stopped_worker_raises(run) -> None:
     _signalled_worker_raises(run, signal.SIGSTOP, "is stopped")
 
 
-def test_table_reader_workers_worker_killed_mid_stream_raises_worker_error(long_orders, no_leaks):
-    def run(kill):
-        reader = table_reader(long_orders, "events", workers=2)
-        assert reader.read_next_batch().num_rows > 0
-        kill()
-        reader.read_all()
+def _read_signalled(path, signal_one) -> None:
+    """The events of ``path`` read with two workers, ``signal_one()`` after the first batch."""
+    reader = table_reader(path, "events", workers=2)
+    assert reader.read_next_batch().num_rows > 0
+    signal_one()
+    reader.read_all()
 
-    _signalled_worker_raises(run, signal.SIGKILL, r"died \(exit code -9\)")
+
+def test_table_reader_workers_worker_killed_mid_stream_raises_worker_error(long_orders, no_leaks):
+    _signalled_worker_raises(lambda kill: _read_signalled(long_orders, kill), signal.SIGKILL, r"died \(exit code -9\)")
 
 
 def test_table_reader_workers_worker_stopped_mid_stream_raises_worker_error(long_orders, stop_limit, no_leaks):
-    def run(stop):
-        reader = table_reader(long_orders, "events", workers=2)
-        assert reader.read_next_batch().num_rows > 0
-        stop()
-        reader.read_all()
-
-    _stopped_worker_raises(run)
+    _stopped_worker_raises(lambda stop: _read_signalled(long_orders, stop))
 
 
 def test_match_workers_worker_stopped_raises_worker_error(long_orders, stop_limit, monkeypatch, no_leaks):
@@ -191,3 +187,46 @@ def test_table_reader_workers_worker_paused_briefly_gives_every_row(long_orders,
         victim.send_signal(signal.SIGCONT)
     got.extend(reader)
     assert pa.Table.from_batches(got).equals(whole)
+
+
+@pytest.fixture
+def forkserver_held(monkeypatch):
+    """Workers started by the forkserver (as next to DuckDB or polars); after the test,
+    neither this process nor the forkserver holds the input's shared copy."""
+    import os
+    from multiprocessing import forkserver
+
+    from counted_plan import shared_held
+    from obook.engine import workers
+
+    monkeypatch.setattr(workers, "_fork_is_safe", lambda: False)
+    yield
+    assert shared_held(os.getpid()) == []
+    assert shared_held(forkserver._forkserver._forkserver_pid) == []
+
+
+def test_table_reader_workers_forkserver_worker_killed_leaves_nothing_behind(long_orders, forkserver_held,
+                                                                              no_leaks):
+    _signalled_worker_raises(lambda kill: _read_signalled(long_orders, kill), signal.SIGKILL, r"died \(exit code -9\)")
+
+
+def test_match_workers_forkserver_second_start_refused_raises_worker_error(orders, forkserver_held, monkeypatch,
+                                                                          no_leaks):
+    """The first worker started, the second refused (a process limit): a WorkerError, the
+    first worker stopped and the shared input freed."""
+    import errno
+    from multiprocessing.context import ForkServerProcess
+
+    started = ForkServerProcess.start
+    calls = []
+
+    def start(self):
+        calls.append(self.name)
+        if len(calls) == 2:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        started(self)
+
+    monkeypatch.setattr(ForkServerProcess, "start", start)
+    with pytest.raises(obook.WorkerError, match="cannot start 2 worker processes: Resource temporarily unavailable"):
+        obook.match(orders, workers=2, tables=("fills",))
+    assert calls == ["obook-match-0", "obook-match-1"]

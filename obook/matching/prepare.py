@@ -97,8 +97,8 @@ class Prepared:
         """The rows of the books ``b % workers == w`` only (worker ``w``'s), which keep their
         row numbers: all the rows of each of its books, so its ids and keys are the same.
         ``lazy``: the input stays whole and :meth:`chunks` takes the shard's rows out of it a
-        chunk at a time (free in a forked worker, which shares the parent's pages; a copy of
-        the whole input where it is pickled)."""
+        chunk at a time (free in a forked worker, which shares the parent's pages, and in one
+        the forkserver starts, which maps one shared copy: obook.matching.shards.SharedPlan)."""
         if lazy:
             return dataclasses.replace(self, part=(workers, w))
         mine = np.flatnonzero(self.orders.book % workers == w)

@@ -8,16 +8,18 @@ rows of one instruction come from one worker in kernel order, so ordering by (se
 gives the same tables for any number of workers: each worker's rows are already in that
 order, so the merge places every row by binary searches in the other workers' keys
 instead of sorting, column by column as the tables are converted. Workers start like the replay's (fork when safe, else the
-forkserver) and never outlive the call.
+forkserver, which maps the input from one shared copy of it) and never outlive the call.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import mmap
 import os
 import signal
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,6 +48,121 @@ class _Sink:
     def close(self) -> None:
         for fd in self.fds.values():
             os.close(fd)
+
+
+class _At(NamedTuple):
+    """Where an array of a plan is in its :class:`SharedPlan`'s memfd."""
+    offset: int
+    dtype: np.dtype
+    shape: tuple
+
+
+class SharedPlan:
+    """The arrays of a plan (the input's columns, each row's reason and key, the books'
+    bands) copied once into one memfd that every worker the forkserver starts maps
+    read-only: a worker is pickled the plan's small fields and the memfd's descriptor only
+    (:meth:`shard`), and takes its books' rows out of the input itself, as a forked one
+    does. Nothing is in /dev/shm; the memfd goes with the last descriptor or mapping of it
+    (``close`` here once the workers have started, each worker's as it exits)."""
+
+    def __init__(self, prep, workers: int):
+        from ..engine.workers import _check_file_size_limit, start_failed
+
+        self.at: dict = {}              # id(array) -> _At
+        self._arrays = []               # the arrays themselves: their ids stay theirs
+        self.fd, self.size = -1, 0
+        arrays = [a for a in _arrays(prep) if not a.dtype.hasobject]
+        for a in arrays:
+            if id(a) not in self.at:
+                self.at[id(a)] = _At(self.size, a.dtype, a.shape)
+                self._arrays.append(a)
+                self.size += -(-a.nbytes // 64) * 64          # each array 64-byte aligned
+        self.size = max(self.size, 64)
+        _check_file_size_limit(self.size, workers)
+        try:
+            self.fd = os.memfd_create("obook-match-input", os.MFD_CLOEXEC)
+            os.ftruncate(self.fd, self.size)
+            for a in self._arrays:
+                _written(self.fd, a, self.at[id(a)].offset)
+        except BaseException as e:          # a Ctrl-C meanwhile too: the memfd goes
+            self.close()
+            if isinstance(e, OSError):
+                raise start_failed(workers, e) from e
+            raise
+
+    def shard(self, shard):
+        """``shard`` (a lazy shard of the plan) as its worker is sent it."""
+        return _Sent(self, shard)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _arrays(obj) -> list:
+    """The arrays of a plan's fields, and of its fields' fields (the input's columns)."""
+    out = []
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if isinstance(v, np.ndarray):
+            out.append(v)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            out.extend(_arrays(v))
+    return out
+
+
+def _swapped(obj, swap):
+    """``obj`` (a dataclass) with each array or :class:`_At` of its fields (and its fields'
+    fields) replaced by ``swap(value)`` (the value itself: kept)."""
+    changes = {}
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            changes[f.name] = _swapped(v, swap)
+        elif isinstance(v, (np.ndarray, _At)):
+            changes[f.name] = swap(v)
+    return dataclasses.replace(obj, **changes)
+
+
+def _written(fd: int, a: np.ndarray, offset: int) -> None:
+    view = memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+    while len(view):
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
+
+
+class _Sent:
+    """A lazy shard pickled as its plan's small fields, the places of its arrays in the
+    :class:`SharedPlan`'s memfd and that memfd's descriptor (given to the child as the
+    forkserver starts it); unpickled, the shard over the memfd's pages."""
+
+    def __init__(self, shared: SharedPlan, shard):
+        self.shared, self.shard = shared, shard
+
+    def __reduce__(self):
+        from multiprocessing.reduction import DupFd
+
+        at = self.shared.at
+        stub = _swapped(self.shard, lambda a: at.get(id(a), a))
+        return _mapped, (DupFd(self.shared.fd), self.shared.size, stub)
+
+
+def _mapped(dup, size: int, stub):
+    """The plan ``stub`` over the memfd ``dup`` (a DupFd), mapped read-only."""
+    fd = dup.detach()
+    try:
+        mm = mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    finally:
+        os.close(fd)
+
+    def array(v):
+        if not isinstance(v, _At):
+            return v
+        count = int(np.prod(v.shape, dtype=np.int64))
+        return np.frombuffer(mm, v.dtype, count, v.offset).reshape(v.shape)
+
+    return _swapped(stub, array)
 
 
 def pipe_socket(conn):
@@ -245,36 +362,47 @@ def died(procs: list, w: int) -> WorkerError:
 def shard_workers(prep, workers: int, target, *args):
     """One process a shard of ``prep``'s books, ``target(conn, prep, books, *args)`` (``prep``
     with the shard's rows only, made into instructions by the worker): yields ``(processes, pipes)``.
-    A forked worker takes its rows out of the input itself, a chunk at a time (a lazy shard:
-    the workers start at once and none waits on the others' rows); one the forkserver starts
-    is sent its rows only, taken out here.
+    Each worker takes its rows out of the input itself, a chunk at a time (a lazy shard: the
+    workers start at once and none waits on the others' rows): a forked one out of the
+    pages it shares with this process, one the forkserver starts out of a copy of the input
+    made once into shared memory (:class:`SharedPlan`).
     Leaving the block stops them: those of a block left by an exception (a consumer that
     stopped early too) at once, the others once they have exited (killed after 2 s)."""
-    from ..engine.workers import _starting, mp_context
+    from ..engine.workers import _starting, mp_context, start_failed
 
     ctx = mp_context()
-    lazy = ctx.get_start_method() == "fork"
     nb = len(prep.instruments)
     all_books = np.arange(nb, dtype=np.int64)
     procs, conns = [], []
+    shared = None
     done = False
     try:
+        if ctx.get_start_method() != "fork":
+            shared = SharedPlan(prep, workers)
         for w in range(workers):
             books = all_books[all_books % workers == w]
+            shard = prep.shard(workers, w, lazy=True)
             parent, child = ctx.Pipe(duplex=True)           # a socket pair: a memfd can travel on it
             p = ctx.Process(target=target, name=f"obook-match-{w}", daemon=True,
-                            args=(child, prep.shard(workers, w, lazy=lazy), books, *args))
+                            args=(child, shard if shared is None else shared.shard(shard), books, *args))
             with _starting(ctx):
-                p.start()
+                try:
+                    p.start()
+                except OSError as e:
+                    raise start_failed(workers, e) from e
                 procs.append(p)
                 conns.append(parent)
                 child.close()
+        if shared is not None:
+            shared.close()          # the workers hold it now
         yield procs, conns
         done = True
     finally:
         from ..interrupts import deferred
 
         with deferred():    # a second Ctrl-C: once every worker is stopped
+            if shared is not None:
+                shared.close()
             for c in conns:
                 c.close()
             for p in procs:
