@@ -10,7 +10,18 @@
 3. End to end: ``obook.match`` on a Parquet file of ``--e2e`` instructions over 100
    instruments (workers 1 and 2), instructions per second.
 
+4. Reader (``--reader N``, instead of 1-3): ``table_reader(path, "fills", workers=2)`` on
+   ``N`` instructions over 100 instruments, in fresh processes started with PYTHONPATH set
+   to each of ``--trees`` in turn (alternating, the order reversed every other pair), the
+   workers forked (``--start fork``) or started by the forkserver (``--start forkserver``:
+   DuckDB imported first, as the SQL front end runs); the time to the first batch, to the
+   last, and the parent's peak resident memory (``ru_maxrss``), medians of ``--pairs``.
+   Kernels and the forkserver are started before the clock (a 5,000-row read).
+   ``--sql-limit``: instead, DuckDB's ``SELECT * FROM obook_match(path, workers := 2) LIMIT
+   10`` (the forkserver), its time as both the first and the last.
+
     python benchmarks/bench_match.py [--repeats 5] [--e2e 1000000] [--old DIR]
+    python benchmarks/bench_match.py --reader 10000000 --start forkserver --trees OLD,NEW [--pairs 5]
 
 ``--old DIR``: also run the book-only configurations with the kernels of an older checkout
 (``git archive main obook | tar -x -C DIR``), alternated with this one's in the same
@@ -204,6 +215,70 @@ def end_to_end(n, repeats):
     return out
 
 
+_READER_CHILD = """
+import time
+if {start!r} == "forkserver":
+    import duckdb  # noqa: F401  (its threads make the workers start by the forkserver)
+import obook
+from obook.engine.workers import mp_context
+from obook.matching import table_reader
+
+assert mp_context().get_start_method() == {start!r}
+table_reader({warm!r}, "fills", workers=2).read_all()
+t = time.perf_counter()
+reader = table_reader({path!r}, "fills", workers=2)
+rows = reader.read_next_batch().num_rows
+first = time.perf_counter() - t
+rows += sum(b.num_rows for b in reader)
+_r = {{"first_s": first, "total_s": time.perf_counter() - t, "rows": rows, "obook": obook.__file__}}
+"""
+
+
+_SQL_LIMIT_CHILD = """
+import time
+import obook
+
+con = obook.connect()
+con.sql("SELECT * FROM obook_match('{warm}', workers := 2) LIMIT 10").fetchall()
+t = time.perf_counter()
+rows = len(con.sql("SELECT * FROM obook_match('{path}', workers := 2) LIMIT 10").fetchall())
+first = time.perf_counter() - t
+_r = {{"first_s": first, "total_s": first, "rows": rows, "obook": obook.__file__}}
+"""
+
+
+def reader_runs(n: int, start: str, trees: list, pairs: int, sql_limit: bool = False) -> dict:
+    """Section 4 of the module doc: per tree, the runs and their medians; ratios later / first tree."""
+    from common import DATA, run_child, generated_file
+
+    from obook.gen.orders import write_orders
+
+    path = generated_file(f"orders_{n}_100_42.parquet", lambda tmp: write_orders(tmp, n, 100, 42))
+    warm = generated_file("orders_5000_100_42.parquet", lambda tmp: write_orders(tmp, 5000, 100, 42))
+    assert path.parent == DATA
+    code = (_SQL_LIMIT_CHILD if sql_limit else _READER_CHILD).format(start=start, warm=str(warm), path=str(path))
+    runs = {t: [] for t in trees}
+    for p in range(pairs):
+        for t in (trees if p % 2 == 0 else trees[::-1]):
+            r = run_child(code, t)
+            assert r["obook"].startswith(str(Path(t).resolve())), r["obook"]
+            runs[t].append(r)
+            print(t, {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items() if k != "obook"},
+                  file=sys.stderr)
+    out = {"load": os.getloadavg()[0], "instructions": n, "start": "forkserver" if sql_limit else start,
+           "what": "DuckDB LIMIT 10" if sql_limit else "table_reader fills"}
+    for t, rs in runs.items():
+        out[t] = {"first_s": round(statistics.median(r["first_s"] for r in rs), 3),
+                  "total_s": round(statistics.median(r["total_s"] for r in rs), 3),
+                  "peak_mb": round(statistics.median(r["peak_kib"] for r in rs) / 1024),
+                  "first_s_runs": [round(r["first_s"], 2) for r in rs], "rows": rs[0]["rows"]}
+    for t in trees[1:]:
+        for k in ("first_s", "total_s", "peak_kib"):
+            ratios = [b[k] / a[k] for a, b in zip(runs[trees[0]], runs[t])]
+            out[t][f"{k}_ratio"] = round(statistics.median(ratios), 3)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warmup", type=int, default=100_000)
@@ -211,7 +286,16 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--e2e", type=int, default=1_000_000, help="instructions of the 100-instrument run (0: skip)")
     ap.add_argument("--old", help="a checkout whose obook/_kernels to alternate with (book only)")
+    ap.add_argument("--reader", type=int, default=0, help="instructions of the reader runs (section 4; 0: skip)")
+    ap.add_argument("--start", choices=("fork", "forkserver"), default="forkserver")
+    ap.add_argument("--trees", default=str(Path(__file__).resolve().parent.parent),
+                    help="checkouts to alternate, comma separated (the first is the baseline)")
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--sql-limit", action="store_true", help="reader runs: DuckDB's LIMIT 10 instead")
     a = ap.parse_args()
+    if a.reader:
+        print(json.dumps(reader_runs(a.reader, a.start, a.trees.split(","), a.pairs, a.sql_limit), indent=1))
+        return
     from obook.gen.orders import seed_rows
 
     msg, _, levels = seed_rows(a.warmup + a.messages)
