@@ -202,6 +202,7 @@ def test_table_reader_workers_forkserver_stopped_early_prepare_only_the_first_ch
     from counted_plan import CountedPlan, made_by, shared_held
     from obook.engine import workers as pool
     from obook.feeds.orders import read_orders
+    from obook.matching import stream as stream_mod
     from obook.matching import table_reader
 
     n = read_orders(big).n
@@ -219,9 +220,11 @@ def test_table_reader_workers_forkserver_stopped_early_prepare_only_the_first_ch
     monkeypatch.setattr(prepare_mod, "plan", lambda *a: CountedPlan.of(plan(*a), log))
     monkeypatch.setattr(prepare_mod, "_part", counted_part)
     monkeypatch.setattr(books_mod, "CHUNK", 64)
+    monkeypatch.setattr(stream_mod, "AHEAD", 256)     # the parent reads a worker ahead of the other little
     reader = table_reader(big, "events", workers=2)
     assert reader.read_next_batch().num_rows > 0
     reader.close()
+    del reader
     assert sum(taken) == 0, taken
     made = made_by(log)
     assert os.getpid() not in made and len(made) == 2, made
