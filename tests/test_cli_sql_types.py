@@ -63,3 +63,24 @@ def test_csv_ready_infinite_date_as_text():
 def test_printable_infinite_timestamp_ns_as_text_not_a_wrapped_date():
     batch = pa.record_batch([pa.array([2 ** 63 - 1, 0], pa.timestamp("ns"))], names=["t"])
     assert printable(batch).column(0).to_pylist() == ["infinity", "1970-01-01 00:00:00.000000000"]
+
+
+def _times(values, unit="us") -> pa.RecordBatch:
+    return pa.record_batch([pa.array(values, pa.int64()).cast(pa.time64(unit))], names=["t"])
+
+
+@pytest.mark.parametrize("unit, text", [("us", "24:00:00.000000"), ("ns", "24:00:00.000000000")])
+def test_printable_time_of_24_hours_as_24_00_00_not_out_of_range(unit, text):
+    day = 86_400 * (10 ** 6 if unit == "us" else 10 ** 9)
+    batch = printable(_times([day, 0, None], unit))
+    assert batch.column(0).to_pylist() == [text, text.replace("24", "00", 1), None]
+
+
+def test_csv_ready_time_of_24_hours_as_24_00_00_not_out_of_range():
+    batch = csv_ready(_times([86_400 * 10 ** 6, 3_600 * 10 ** 6]))
+    assert batch.column(0).to_pylist() == ["24:00:00.000000", "01:00:00.000000"]
+
+
+def test_csv_ready_times_within_the_day_unchanged():
+    batch = _times([0, 3_600 * 10 ** 6])
+    assert csv_ready(batch) is batch

@@ -11,7 +11,8 @@ A column Parquet cannot hold even so (an INTERVAL, a UNION) is an error naming i
 
 :func:`printable` and :func:`csv_ready` then make each Arrow batch text where the printers
 need it: a DATE or TIMESTAMP ``infinity`` (Arrow has no infinity: DuckDB exports the
-largest or smallest integer) prints as ``infinity`` / ``-infinity``.
+largest or smallest integer) prints as ``infinity`` / ``-infinity``, and a TIME of
+24:00:00 (DuckDB's largest, past the day Arrow's text knows) as ``24:00:00.000000``.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ def unique_names(names: list[str]) -> list[str]:
 
 def printable(batch):
     """``batch`` for the table and JSON printers: temporal columns as text (a ns timestamp
-    does not fit Python's datetime), DATE and TIMESTAMP infinities as ``infinity``, BLOB
-    columns as hex (obook.output.text_safe)."""
+    does not fit Python's datetime), DATE and TIMESTAMP infinities as ``infinity``, a TIME of
+    24:00:00 as such, BLOB columns as hex (obook.output.text_safe)."""
     import pyarrow as pa
 
     from ..output import text_safe
@@ -114,13 +115,14 @@ def printable(batch):
 
 
 def csv_ready(batch):
-    """``batch`` for the CSV writer: a DATE or TIMESTAMP column holding an infinity as text
-    (the others stay as they are: the writer prints them unquoted)."""
+    """``batch`` for the CSV writer: a DATE or TIMESTAMP column holding an infinity, a TIME
+    column holding 24:00:00, as text (the others stay as they are: the writer prints them
+    unquoted)."""
     import pyarrow as pa
 
     columns, changed = [], False
     for c in batch.columns:
-        if _infinities(c) is not None:
+        if _infinities(c) is not None or _whole_days(c) is not None:
             c, changed = _temporal_text(c), True
         columns.append(c)
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names) if changed else batch
@@ -132,11 +134,29 @@ def _temporal_text(column):
     import pyarrow.compute as pc
 
     text = column.cast(pa.string())
+    days = _whole_days(column)
+    if days is not None:       # Arrow's text of 24:00:00 is "<value out of range: N>"
+        at_midnight = pc.if_else(days, pa.scalar(0, column.type), column).cast(pa.string())
+        return pc.if_else(days, pc.binary_replace_slice(at_midnight, 0, 2, "24"), text)
     found = _infinities(column)
     if found is None:
         return text
     plus, minus = found
     return pc.if_else(plus, "infinity", pc.if_else(minus, "-infinity", text))
+
+
+def _whole_days(column):
+    """The mask of a TIME column's values of 24:00:00 (DuckDB's TIME reaches it, Arrow's
+    text of a time stops before it); None if it holds none, or is no TIME column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_time(column.type):
+        return None
+    per_second = {"s": 1, "ms": 10 ** 3, "us": 10 ** 6, "ns": 10 ** 9}[column.type.unit]
+    raw = column.cast(pa.int32() if pa.types.is_time32(column.type) else pa.int64())
+    days = pc.equal(raw, 86_400 * per_second)
+    return days if pc.any(days).as_py() else None
 
 
 def _infinities(column):
