@@ -126,7 +126,11 @@ class LevelPages:
         s = self._scratch.fit(table.num_rows, self.level)
         s.bitmaps = None     # addresses name buffers only while this table holds them
         for name in self.names:
-            chunk, bytes_, u = self._column(s, name, table.column(name), at)
+            # the kernels' dictionary hash wraps around on purpose; run as Python (a tiny
+            # input), numpy warns of it unless told not to, and np.seterr in obook._kernels.jit
+            # holds for the thread that imported them only, not this encoding thread
+            with np.errstate(over="ignore"):
+                chunk, bytes_, u = self._column(s, name, table.column(name), at)
             parts += bytes_
             size = sum(len(b) for b in bytes_)
             chunks[name] = chunk

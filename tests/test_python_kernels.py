@@ -154,6 +154,15 @@ def test_python_kernels_tiny_command_never_imports_numba(tmp_path):
     assert "NUMBA=0" in done.stderr and done.stdout
 
 
+def test_python_kernels_depth_parquet_of_a_tiny_feed_prints_no_overflow_warning(tmp_path):
+    feed, out = tmp_path / "tiny.itch", tmp_path / "depth.parquet"
+    assert _obook("gen", "itch", feed, "-n", "1500", kernels="compiled").returncode == 0
+    assert feed.stat().st_size <= cli_kernels.PYTHON_KERNELS_BYTES      # the command picks the Python kernels
+    done = _obook("table", "depth", feed, "-o", out, kernels=None)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"wrote {out} ({pq.read_metadata(out).num_rows} rows)"]
+
+
 def _choose(args, monkeypatch, preset=None) -> str | None:
     monkeypatch.setenv(jit.ENV, "")      # recorded, so that teardown removes what choose_kernels sets
     monkeypatch.delenv(jit.ENV)
