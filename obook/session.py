@@ -76,6 +76,7 @@ def _session_date(path, date, fmt) -> _dt.date | None:
     from .checks import check_date
 
     day = check_date(date)
+    check_day(day, f"--date / date= {date}")    # before a warning that it is used
     try:
         own = _feed_date(path, fmt)
     except (OSError, ObookError, ValueError, TypeError):     # (the replay says what is wrong with the file)

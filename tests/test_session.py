@@ -237,6 +237,16 @@ def test_session_date_contradicting_nasdaq_name_warns_once_given_date_used(tmp_p
                              "(from its file name or first records); 2019-12-31 is used"]
 
 
+@pytest.mark.parametrize("date", ["1677-09-21", "9999-12-31"])
+def test_session_date_beyond_ns_timestamps_contradicting_name_error_without_used_warning(tmp_path, caplog, date):
+    path = tmp_path / "12302019.NASDAQ_ITCH50"
+    write_itch(path, 500, 2, seed=1)
+    with caplog.at_level("WARNING", logger="obook"), \
+            pytest.raises(ObookError, match=f"--date / date= {date}: {date} is outside the days ns timestamps hold"):
+        obook.bbo(path, date=date, workers=1).read_all()
+    assert _said(caplog) == []
+
+
 def test_session_date_agreeing_with_nasdaq_name_no_warning(tmp_path, caplog):
     path = tmp_path / "12302019.NASDAQ_ITCH50"
     write_itch(path, 500, 2, seed=1)
