@@ -102,6 +102,19 @@ def test_cli_bbo_capture_with_stale_first_packet_prints_every_row(day, tmp_path)
     assert "session" in run.stderr and "2 packets of 1 other sessions ignored" in run.stderr
 
 
+@pytest.mark.parametrize("table", ["bbo", "trades", "spread"])
+def test_cli_table_capture_with_other_session_notice_printed_once(day, tmp_path, table):
+    d, itch = day
+    cap = tmp_path / "both.pcap"
+    write_pcap(itch, cap, None, seed=6, drop=0.02)
+    _insert(cap, [_stale(), _stale(2)], LINE_A)
+    run = subprocess.run([sys.executable, "-m", "obook", "table", table, str(cap), "-w", "1",
+                          "-o", str(tmp_path / "out.csv")], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert [ln for ln in run.stderr.splitlines() if "other sessions ignored" in ln] == [
+        f"obook: {cap}: MoldUDP64 session 'OBOOK00001' replayed; 2 packets of 1 other sessions ignored"]
+
+
 def _plain(table: pa.Table) -> pa.Table:
     return table.drop_columns([c for c in ("mold_seq", "line", "ts_recv") if c in table.column_names])
 

@@ -164,9 +164,8 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
         stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
         ok[wrong] = 0
         if n_sessions > 1:
-            log.warning("%s: MoldUDP64 session %r replayed; %d packets of %d other sessions ignored",
-                        "+".join(sorted({s.path for s in lines})), session.decode("ascii", "replace").strip(),
-                        int(wrong.sum()), n_sessions - 1)
+            _ignored_sessions("+".join(sorted({s.path for s in lines})), session.decode("ascii", "replace").strip(),
+                              int(wrong.sum()), n_sessions - 1)
     data = ok.astype(bool) & (count != 0) & (count != M.END_OF_SESSION)
     # a corrupt sequence number must not size the arrays: numbers beyond every message the
     # packets hold (x4, + 1 Mi) are implausible (counted, ignored); most of them so: a
@@ -194,6 +193,20 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
     return Arbitration(lines_out, captures, who[:hi + 1], p_off, seq, p_file, p_line, p_ts, hi, end_seq, stats,
                        session, problems)
+
+
+#: (captures, session, packets, sessions) already told of in this process
+_told: set = set()
+
+
+def _ignored_sessions(paths: str, session: str, packets: int, others: int) -> None:
+    """A warning that packets of other sessions are ignored, once per captures and counts in
+    a process: a command reads a capture more than once (its date, a pre-pass, the replay)."""
+    if (paths, session, packets, others) in _told:
+        return
+    _told.add((paths, session, packets, others))
+    log.warning("%s: MoldUDP64 session %r replayed; %d packets of %d other sessions ignored",
+                paths, session, packets, others)
 
 
 class ArbitratedStream:
