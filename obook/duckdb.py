@@ -734,7 +734,39 @@ class _Opened:
         return self.by_args[args].schema
 
     def open(self, *args):
-        return self.by_args[args].reader()
+        return _AsGiven(self.by_args[args].reader(), dict(args[3]))
+
+
+class _AsGiven:
+    """A table's reader whose errors name its files as the query gave them (``names``: by
+    their absolute paths, which the replay was given), as obook.bbo and the polars scans do."""
+
+    def __init__(self, reader, names: dict):
+        self.reader = reader
+        self.schema = reader.schema
+        # longest first: a path that is another's beginning is not put in for it
+        self.names = sorted(((full, given) for full, given in names.items() if full != given),
+                            key=lambda pair: -len(pair[0]))
+
+    def read_next_batch(self):
+        try:
+            return self.reader.read_next_batch()
+        except ObookError as e:
+            text = str(e)
+            for full, given in self.names:
+                text = text.replace(full, given)
+            if text != str(e):
+                e.args = (text,)
+                for key in ("path", "feed"):
+                    value = getattr(e, key, None)
+                    if isinstance(value, str):
+                        setattr(e, key, dict(self.names).get(value, value))
+            raise
+
+    def close(self):
+        close = getattr(self.reader, "close", None)
+        if close is not None:
+            close()
 
 
 def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, ...]):
@@ -767,7 +799,7 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
             from .klines import interval_ns
 
             interval_ns(given["interval"])
-        names = _given_names(path_json) if given.get("filename") else {}
+        names = _given_names(path_json)     # (the filename column; the files an error names)
         args = (name, _frozen(source), tuple(sorted((k, _frozen(v)) for k, v in given.items())),
                 tuple(sorted(names.items())))
         if args not in opened.by_args:

@@ -122,18 +122,33 @@ def test_obook_bbo_failing_record_raises_duckdb_error_with_feed_error_text(con, 
 
 
 
+@pytest.mark.parametrize("given", ["bad.itch", "./bad.itch", "['bad.itch']", "'b*.itch'"])
+def test_obook_bbo_failing_record_error_names_the_file_as_the_query_gave_it(tmp_path, monkeypatch, given):
+    write_failing_feed(tmp_path / "bad.itch")
+    monkeypatch.chdir(tmp_path)
+    path = given if given.startswith(("[", "'")) else f"'{given}'"
+    text = _query_error(f"select * from obook_bbo({path}, workers := 1)")
+    named = given if not given.startswith(("[", "'")) else "bad.itch"
+    assert f"FeedError: {named}: message 7: " in text and str(tmp_path) not in text, text
+
+
+def _query_error(sql: str) -> str:
+    """The text of the DuckDB error that running ``sql`` on a new connection ends in."""
+    c = obook.connect()
+    try:
+        with pytest.raises(duckdb.Error) as err:
+            c.sql(sql).fetchall()
+    finally:
+        c.close()
+    return str(err.value)
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_obook_bbo_failing_record_error_text_is_the_feed_error_without_traceback(tmp_path, workers):
     bad = write_failing_feed(tmp_path / "bad.itch")
     with pytest.raises(obook.FeedError) as engine_error:
         obook.bbo(str(bad), workers=1).read_all()
-    c = obook.connect()
-    try:
-        with pytest.raises(duckdb.Error) as err:
-            c.sql(f"select * from obook_bbo('{bad}', workers := {workers})").fetchall()
-    finally:
-        c.close()
-    text = str(err.value)
+    text = _query_error(f"select * from obook_bbo('{bad}', workers := {workers})")
     assert f"FeedError: {bad}: message 7: {engine_error.value.reason}" in text
     assert "Traceback" not in text and "Detail" not in text and "\n" not in text, text
     assert wait_no_workers() == []
