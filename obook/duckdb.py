@@ -310,10 +310,16 @@ class _Shared:
         self.pool = _Pool(prefix, pa.schema([pa.field("none", pa.int8())]), self._open, size, self._schema)
 
     def _open(self, kind, *args):
-        return self.kinds[kind][0](*args)
+        *args, names = args
+        try:
+            reader = self.kinds[kind][0](*args)      # (a simulation runs here)
+        except ObookError as e:
+            _name_as_given(e, dict(names))
+            raise
+        return _AsGiven(reader, dict(names))
 
     def _schema(self, args):
-        return self.kinds[args[0]][1](args[1:])
+        return self.kinds[args[0]][1](args[1:-1])
 
     def kind(self, name: str, opener, schema_of) -> "_Kind":
         self.kinds[name] = (opener, schema_of)
@@ -326,8 +332,10 @@ class _Kind:
     def __init__(self, pool: _Pool, name: str):
         self.pool, self.name = pool, name
 
-    def assign(self, args: tuple, query: int | None = None) -> str:
-        return self.pool.assign((self.name,) + tuple(args), query)
+    def assign(self, args: tuple, query: int | None = None, names: dict | None = None) -> str:
+        """``names``: the files as the query gave them, by the absolute paths in ``args``
+        (what the run's errors name)."""
+        return self.pool.assign((self.name,) + tuple(args) + (tuple(sorted((names or {}).items())),), query)
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -419,7 +427,9 @@ def _match_slot(pool: _Kind, table: str, options: tuple):
 
         given = _given(options, values)
         checked_options(tables=(table,), **given)
-        return pool.assign((_check_path(_order_path(path), "order"), tuple(sorted(given.items()))), query)
+        orders = _order_path(path)
+        full = _check_path(orders, "order")
+        return pool.assign((full, tuple(sorted(given.items()))), query, {full: orders})
     return _fixed_arity(slot, len(options))
 
 
@@ -518,8 +528,9 @@ def _simulate_slot(pool: _Kind, options: tuple):
         given["format"] = _check_format(given["format"])
         if "levels" in given:
             _check_levels(given["levels"])
-        return pool.assign((feed, os.path.abspath(os.path.expanduser(orders)), tuple(sorted(given.items()))),
-                           query)
+        full = os.path.abspath(os.path.expanduser(orders))
+        return pool.assign((feed, full, tuple(sorted(given.items()))), query,
+                           {**_given_names(feed_json), full: orders})
     return _fixed_arity(slot, len(options), 2)
 
 
@@ -566,7 +577,7 @@ def _backtest_slot(pool: _Kind):
               **parse_texts(given["feed_latency"], given["order_latency"], given["response_latency"])}
         check_keywords({**kw, "fees": Fees(*(given[k] for k in BACKTEST_FEES)), "risk": None, "on": None,
                         "pipeline": None, "progress": None})
-        return pool.assign((feed, strategy, tuple(sorted(given.items()))), query)
+        return pool.assign((feed, strategy, tuple(sorted(given.items()))), query, _given_names(feed_json))
 
     return _fixed_arity(slot, len(BACKTEST), 2)
 
@@ -737,6 +748,22 @@ class _Opened:
         return _AsGiven(self.by_args[args].reader(), dict(args[3]))
 
 
+def _name_as_given(e: ObookError, names: dict) -> None:
+    """Put the files' names as the query gave them (``names``, by absolute path) in for their
+    absolute paths in error ``e``'s text and its ``path`` and ``feed``."""
+    text = str(e)
+    # longest first: a path that is another's beginning is not put in for it
+    for full in sorted(names, key=len, reverse=True):
+        text = text.replace(full, names[full])
+    if text == str(e):
+        return
+    e.args = (text,)
+    for key in ("path", "feed"):
+        value = getattr(e, key, None)
+        if isinstance(value, str):
+            setattr(e, key, names.get(value, value))
+
+
 class _AsGiven:
     """A table's reader whose errors name its files as the query gave them (``names``: by
     their absolute paths, which the replay was given), as obook.bbo and the polars scans do."""
@@ -744,23 +771,13 @@ class _AsGiven:
     def __init__(self, reader, names: dict):
         self.reader = reader
         self.schema = reader.schema
-        # longest first: a path that is another's beginning is not put in for it
-        self.names = sorted(((full, given) for full, given in names.items() if full != given),
-                            key=lambda pair: -len(pair[0]))
+        self.names = names
 
     def read_next_batch(self):
         try:
             return self.reader.read_next_batch()
         except ObookError as e:
-            text = str(e)
-            for full, given in self.names:
-                text = text.replace(full, given)
-            if text != str(e):
-                e.args = (text,)
-                for key in ("path", "feed"):
-                    value = getattr(e, key, None)
-                    if isinstance(value, str):
-                        setattr(e, key, dict(self.names).get(value, value))
+            _name_as_given(e, self.names)
             raise
 
     def close(self):

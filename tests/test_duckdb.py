@@ -165,6 +165,27 @@ def test_obook_match_events_unreadable_row_error_text_without_traceback(con, tmp
     assert "Traceback" not in text and "\n" not in text, text
 
 
+_RUNS = {
+    "obook_match_events('orders.csv')": "FeedError: orders.csv: row 2: ",
+    "obook_simulate('./bad.itch', 'good.csv')": "FeedError: ./bad.itch: message 7: ",
+    "obook_simulate('good.itch', 'orders.csv')": "FeedError: orders.csv: row 2: ",
+    "obook_backtest('./bad.itch', 'none.py:none')": "FeedError: ./bad.itch: message 7: ",
+}
+
+
+@pytest.mark.parametrize("call", sorted(_RUNS))
+def test_obook_run_macro_error_names_the_file_as_the_query_gave_it(tmp_path, monkeypatch, call):
+    write_failing_feed(tmp_path / "bad.itch")
+    write_small_feed(tmp_path / "good.itch")
+    (tmp_path / "orders.csv").write_text("time,instrument,order_id,action,side,price,quantity\n"
+                                         "1,AAA,1,new,buy,100,5\n2,AAA,2,new,buy,abc,5\n")
+    (tmp_path / "good.csv").write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,buy,100,5\n")
+    (tmp_path / "none.py").write_text("def none(top):\n    return None\n")
+    monkeypatch.chdir(tmp_path)
+    text = _query_error(f"select * from {call}")
+    assert _RUNS[call] in text and str(tmp_path) not in text, text
+
+
 @pytest.mark.parametrize("where", ["table_reader", "books.stream_books"])
 def test_obook_match_error_not_obook_keeps_python_traceback(con, tmp_path, monkeypatch, where):
     def broken(*args, **kwargs):
