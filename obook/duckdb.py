@@ -820,7 +820,11 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
         args = (name, _frozen(source), tuple(sorted((k, _frozen(v)) for k, v in given.items())),
                 tuple(sorted(names.items())))
         if args not in opened.by_args:
-            opened.by_args[args] = Opened(name, source, given, names)
+            try:
+                opened.by_args[args] = Opened(name, source, given, names)
+            except ObookError as e:     # (files of two formats, the same file twice ...)
+                _name_as_given(e, names)
+                raise
         return pool.assign(args, query)
 
     # DuckDB wants the UDF's own arity: slot(path_json, <one per option>, compared, query)

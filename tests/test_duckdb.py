@@ -132,6 +132,16 @@ def test_obook_bbo_failing_record_error_names_the_file_as_the_query_gave_it(tmp_
     assert f"FeedError: {named}: message 7: " in text and str(tmp_path) not in text, text
 
 
+@pytest.mark.parametrize("path, says", [("('a.itch', 'b.csv')", "b.csv: format csv, but a.itch is format itch"),
+                                        ("['a.itch', 'b.csv']", "b.csv: a csv feed, whose units")])
+def test_obook_bbo_files_refused_together_error_names_them_as_the_query_gave_them(tmp_path, monkeypatch, path, says):
+    write_small_feed(tmp_path / "a.itch")
+    (tmp_path / "b.csv").write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,1,B,100,1000\n")
+    monkeypatch.chdir(tmp_path)
+    text = _query_error(f"select * from obook_bbo({path})")
+    assert says in text and str(tmp_path) not in text, text
+
+
 def _query_error(sql: str) -> str:
     """The text of the DuckDB error that running ``sql`` on a new connection ends in."""
     c = obook.connect()
