@@ -299,3 +299,9 @@ def check_date(date) -> _dt.date | None:
         return _dt.date.fromisoformat(date)
     except ValueError:
         raise bad() from None
+
+
+
+def a_feed(name: str) -> str:
+    """``a pitch feed``, ``an itch feed``: a format's feed by its name, in a sentence."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name} feed"

@@ -103,6 +103,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     start_ms, end_ms = _window(start_ms, end_ms)
     style = check_choice("style", style, STYLES)
     from .errors import FormatError
+    from .checks import a_feed
     from .feeds import resolve_format
     from .feeds.sources import check_source, source_name, source_paths
 
@@ -114,7 +115,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
         raise e.hinted("LOBSTER output needs an ITCH feed", choices=()) from None
     if not _lobster_units(fmt):
         raise ObookError(f"{source_name(feed)}: LOBSTER output needs an ITCH feed (with trading actions and "
-                         f"crosses, prices in 1/10000 and times in ns since midnight), not a {fmt.name} feed")
+                         f"crosses, prices in 1/10000 and times in ns since midnight), not {a_feed(fmt.name)}")
     day = session_date(feed, date, fmt)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "

@@ -225,8 +225,10 @@ def _no_date(f: Path, fmt: str | None) -> str:
             told = feed_format(f)
         except (ObookError, OSError):
             told = fmt
+        from obook.checks import a_feed
+
         where = _DATED.get(fmt, "in their first records")
-        other = f"; the file is a {told} feed" if told != fmt else ""
+        other = f"; the file is {a_feed(told)}" if told != fmt else ""
         return f"no session date: [convert] format is {fmt}, whose days carry it {where}{other}"
     for digits in re.findall(r"(?<!\d)(\d{8}|\d{4}-\d{2}-\d{2})(?!\d)", f.name):
         plain = digits.replace("-", "")

@@ -197,6 +197,16 @@ def test_replay_orders_feed_of_another_format_raises_obook_error_naming_both(tmp
     assert calls == []          # the strategy never saw a book of misread bytes
 
 
+def test_replay_orders_itch_feed_read_as_pitch_error_says_an_itch_feed(tmp_path):
+    from obook.errors import ObookError
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 500, 2)
+    with pytest.raises(ObookError, match=r"day\.itch: an itch feed; replay_orders reads it as pitch"):
+        replay_orders(feed, lambda top: None, format="pitch")
+
+
 def test_replay_orders_table_file_raises_obook_error_a_table_not_a_feed(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

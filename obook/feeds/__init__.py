@@ -167,7 +167,9 @@ class FeedFormat:
 
     def messages_reader(self):
         if self.messages is None:
-            raise ObookError(f"a {self.name} feed has no messages reader")
+            from ..checks import a_feed
+
+            raise ObookError(f"{a_feed(self.name)} has no messages reader")
         return load(self.messages)
 
 
@@ -331,7 +333,9 @@ def require_format(path, name: str, what: str) -> None:
             refuse_table(str(path), read_head(path, SNIFF_BYTES))
         return
     if found != name:
-        raise ObookError(f"{path}: a {found} feed; {what}")
+        from ..checks import a_feed
+
+        raise ObookError(f"{path}: {a_feed(found)}; {what}")
 
 
 def _check_same_format(best: str, first, other) -> None:

@@ -126,6 +126,7 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
     if not is_integer(delay_ns) or delay_ns < 0:
         raise ObookError(f"delay_ns must be an integer of ns >= 0, not {not_int(delay_ns)}")
 
+    from ..checks import a_feed
     from ..feeds import detect_format
     from ..feeds.itch import FORMAT as ITCH
 
@@ -140,7 +141,7 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
         raise ObookError(f"{outs[0]}: given for both lines; give one file (both lines) or two files")
     fmt = detect_format(itch)
     if fmt != ITCH.name:
-        raise ObookError(f"{itch}: a {fmt} feed, not an ITCH day")
+        raise ObookError(f"{itch}: {a_feed(fmt)}, not an ITCH day")
     midnight = int(_dt.datetime.combine(day, _dt.time(0), ZoneInfo("America/New_York")).timestamp()) * 10**9
     rnd = random.Random(seed)
     data, off = _read_frames(itch)

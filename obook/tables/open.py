@@ -276,11 +276,13 @@ def _units(fmt) -> tuple:
 def check_one_units(parts: list) -> None:
     """The feeds of one table share their units (price and quantity scales, time unit, origin
     and zone): one table, one reading of its numbers. Formats that differ in them are an error."""
+    from ..checks import a_feed
+
     first, first_fmt, _ = parts[0]
     for feed, fmt, _ in parts[1:]:
         if _units(fmt) != _units(first_fmt):
-            raise ObookError(f"{_name(feed)}: a {fmt.name} feed, whose units (prices, quantities, times) are not "
-                             f"those of {_name(first)}, a {first_fmt.name} feed: one table holds one set of "
+            raise ObookError(f"{_name(feed)}: {a_feed(fmt.name)}, whose units (prices, quantities, times) are not "
+                             f"those of {_name(first)}, {a_feed(first_fmt.name)}: one table holds one set of "
                              "units; read them apart")
 
 
