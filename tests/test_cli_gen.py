@@ -108,6 +108,14 @@ def test_gen_dash_output_is_refused_no_file_named_dash(tmp_path, command, monkey
     assert not (tmp_path / "-").exists()
 
 
+@pytest.mark.parametrize("command, name", [("csv", "day.zip"), ("itch", "day.itch.bz2"), ("pitch", "day.xz"),
+                                           ("databento", "day.dbn.zip")])
+def test_gen_compression_not_written_refused_no_file(tmp_path, command, name):
+    r = _obook("gen", command, tmp_path / name, "-n", "50")
+    assert r.returncode == 1 and "write plain files, .gz (gzip) or .zst (zstd)" in r.stderr, r.stderr
+    assert not (tmp_path / name).exists()
+
+
 @pytest.mark.parametrize("command, date, first, last", [
     ("databento", "1960-05-01", "1970-01-01", "2262-04-10"),
     ("databento", "9999-12-31", "1970-01-01", "2262-04-10"),

@@ -24,6 +24,9 @@ SZSE_K_HELP = "Securities (000001, 000002, ChiNext 300002 ...), plus the thin Ch
 
 
 COMPRESSED = (".gz", ".zst")
+#: compressions a reader may meet but the generators do not write: a name ending so would
+#: hold plain bytes
+NOT_WRITTEN = (".zip", ".bz2", ".xz", ".lz4", ".7z", ".tar", ".tgz")
 
 
 def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tuple] = None):
@@ -41,6 +44,9 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
         raise OutputError(f"{out}: is a file; give a folder (created if missing)")
     if str(out) == "-":
         raise OutputError("-: the generators write files (give a file name; '-' is stdin only for reading)")
+    if not folder and out.name.lower().endswith(NOT_WRITTEN):
+        raise OutputError(f"{out}: the generators write plain files, .gz (gzip) or .zst (zstd), not "
+                          f"{out.suffix}; give another name")
     if not folder:
         for f in (out, *also):
             if f is not None and not f.absolute().parent.is_dir():
