@@ -236,3 +236,14 @@ def test_replay_rows_false_builds_no_batches_observer_sees_every_event(day):
     assert rows > 10_000 and silent.events == seen.events > 0
     assert quiet.stats["records"] == full.stats["records"] and quiet.stats["complete"]
     assert quiet.observed == [silent.events]
+
+
+def test_replay_tickers_not_in_feed_long_or_control_names_error_quotes_and_cuts_them(day):
+    long_name, escape = "A" * 100_000, "B\x1b[31mY"      # (listed first: the names are listed sorted)
+    tickers = [long_name, escape] + [f"NO{i}" for i in range(20)]
+    with pytest.raises(obook.ObookError) as e:
+        obook.bbo(day, workers=1, tickers=tickers).read_all()
+    text = str(e.value)
+    assert len(text) < 1000 and text.isprintable(), text[:300]
+    assert "(100000 characters)" in text and "'B\\x1b[31mY'" in text
+    assert "and 12 more" in text

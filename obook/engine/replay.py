@@ -284,7 +284,7 @@ class Replay:
         missing = [t for t in self.tickers if t not in seen]
         self.stats["missing_tickers"] = missing
         if missing:
-            msg = f"{self.path}: not in the feed: {', '.join(missing)}"
+            msg = f"{self.path}: not in the feed: {_listed(missing)}"
             if self.unknown_tickers == "raise":
                 raise ObookError(msg + f" (no book of the feed has {'those names' if len(missing) > 1 else 'that name'})")
             if self.unknown_tickers == "warn":
@@ -479,3 +479,16 @@ class _Pool:
 
     def close(self):
         self.pool.close()
+
+
+def _listed(names: list, most: int = 10, limit: int = 40) -> str:
+    """Ticker names as an error lists them: the first ``most``, each as given when it is
+    short printable text, else quoted (escapes shown) and cut at ``limit`` characters."""
+    def one(name: str) -> str:
+        if name.isprintable() and len(name) <= limit:
+            return name
+        text = repr(name)
+        return text if len(text) <= limit else f"{text[:limit]}... ({len(name)} characters)"
+
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(map(one, names[:most])) + more
