@@ -72,6 +72,20 @@ def test_match_quantities_beyond_int32_use_wide_order_records_and_equal_referenc
     assert max(f["quantity"] for f in r.fills.to_pylist()) >= 1 << 31
 
 
+@pytest.mark.parametrize("tick", [1, 5])
+def test_match_prices_at_and_below_zero_equal_reference(tick):
+    rows = random_flow(7, 1500, tick=tick)
+    for r in rows:                      # every price moved below zero, around 0 (a spread's book)
+        if isinstance(r.get("price"), int):
+            r["price"] -= 1000 * tick
+    assert min(r["price"] for r in rows if isinstance(r.get("price"), int)) < 0
+    ref = Reference(tick=tick, instruments=KNOWN, levels=4).run([dict(r) for r in rows])
+    r = run(rows, tick=tick, instruments=KNOWN, levels=4, workers=2)
+    for name in TABLES:
+        assert tuples(r.table(name)) == getattr(ref, name), name
+    assert len(ref.fills) > 100 and min(f["price"] for f in r.fills.to_pylist()) < 0
+
+
 def test_match_tiny_buffers_same_output(monkeypatch):
     rows = random_flow(9, 800, tick=1)
     whole = run(rows, stp="cancel_resting")
