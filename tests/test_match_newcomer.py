@@ -209,3 +209,24 @@ def test_cli_match_date_time_beyond_timestamps_one_error_line_naming_the_row(cap
     path = tmp_path / "beyond.csv"
     path.write_text(BEYOND)
     assert cli_error(capsys, "match", path, "--date", "2024-03-01").startswith(f"error: {path}: row 2: time ")
+
+
+@pytest.mark.parametrize("decimal_type", ["decimal128", "decimal256"])
+def test_match_decimal_columns_of_whole_values_read_as_integers_fraction_names_the_row(decimal_type):
+    import decimal
+
+    import pyarrow as pa
+
+    make = getattr(pa, decimal_type)
+    rows = {"time": [1, 2, 3], "instrument": ["A"] * 3, "action": ["new"] * 3, "side": ["sell", "buy", "buy"],
+            "price": pa.array([decimal.Decimal("100.00"), decimal.Decimal("100.00"), None], make(12, 2)),
+            "quantity": pa.array([decimal.Decimal(5), decimal.Decimal(3), decimal.Decimal(2)], make(20, 0)),
+            "type": ["limit", "limit", "market"]}
+    as_ints = {**rows, "price": pa.array([100, 100, None], pa.int64()), "quantity": pa.array([5, 3, 2], pa.int64())}
+    assert obook.match(pa.table(rows)).events.equals(obook.match(pa.table(as_ints)).events)
+    rows["price"] = pa.array([decimal.Decimal("100.00"), decimal.Decimal("100.50"), None], make(12, 2))
+    with pytest.raises(obook.FeedError, match="row 2: price is not an integer"):
+        obook.match(pa.table(rows))
+    rows["price"] = pa.array([decimal.Decimal(100), decimal.Decimal(2 ** 63), None], make(30, 0))
+    with pytest.raises(obook.FeedError, match=r"row 2: price is out of range \(64-bit integers\)"):
+        obook.match(pa.table(rows))

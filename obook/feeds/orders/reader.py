@@ -327,6 +327,15 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         rows.fail(present & ((f != np.round(f)) | np.isinf(f)), f"{column} is not an integer")
         rows.fail(present & ((f < -2.0 ** 63) | (f >= 2.0 ** 63)), f"{column} is out of range (64-bit integers)")
         return np.where(present, f, 0).astype(np.int64), present
+    if pa.types.is_decimal(col.type):          # whole values only, as of a float column
+        present = _numpy(col.is_valid())
+        rows.fail(present & _numpy(pc.not_equal(pc.floor(col), col), False), f"{column} is not an integer")
+        try:
+            return _numpy(col.cast(pa.int64()), 0), present
+        except pa.ArrowInvalid:
+            big = np.array([v is not None and not -2 ** 63 <= v < 2 ** 63 for v in col.to_pylist()], bool)
+            rows.fail(big, f"{column} is out of range (64-bit integers)")
+            raise
     if pa.types.is_integer(col.type):
         present = _numpy(col.is_valid())
         if col.type == pa.uint64():         # past 2**63 - 1 does not fit
