@@ -52,7 +52,7 @@ from typing import Any, Callable
 import duckdb
 import pyarrow as pa
 
-from .errors import FormatError, ObookError, printable
+from .errors import FormatError, ObookError, name_as_given, printable
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
@@ -314,7 +314,7 @@ class _Shared:
         try:
             reader = self.kinds[kind][0](*args)      # (a simulation runs here)
         except ObookError as e:
-            _name_as_given(e, dict(names))
+            name_as_given(e, dict(names))
             raise
         return _AsGiven(reader, dict(names))
 
@@ -703,14 +703,10 @@ def _given_names(path_json: str) -> dict:
     """The files of a macro's ``path`` as it names them (its relative paths, a glob pattern's
     matches), by the absolute paths :func:`_source` gives: the ``filename`` column says what
     the query said, as obook.bbo and the polars scans do."""
-    from .tables.open import expand, is_pattern
+    from .tables.open import names_given
 
     value = _pieces(_load_path(path_json))[0]
-    out = {}
-    for item in value if isinstance(value, list) else [value]:
-        for p in expand(item) if is_pattern(item) else [item]:
-            out[os.path.abspath(os.path.expanduser(p))] = p
-    return out
+    return names_given(value if isinstance(value, list) else [value])
 
 
 def _order_path(path_json: str | None) -> str | None:
@@ -748,22 +744,6 @@ class _Opened:
         return _AsGiven(self.by_args[args].reader(), dict(args[3]))
 
 
-def _name_as_given(e: ObookError, names: dict) -> None:
-    """Put the files' names as the query gave them (``names``, by absolute path) in for their
-    absolute paths in error ``e``'s text and its ``path`` and ``feed``."""
-    text = str(e)
-    # longest first: a path that is another's beginning is not put in for it
-    for full in sorted(names, key=len, reverse=True):
-        text = text.replace(full, names[full])
-    if text == str(e):
-        return
-    e.args = (text,)
-    for key in ("path", "feed"):
-        value = getattr(e, key, None)
-        if isinstance(value, str):
-            setattr(e, key, names.get(value, value))
-
-
 class _AsGiven:
     """A table's reader whose errors name its files as the query gave them (``names``: by
     their absolute paths, which the replay was given), as obook.bbo and the polars scans do."""
@@ -777,7 +757,7 @@ class _AsGiven:
         try:
             return self.reader.read_next_batch()
         except ObookError as e:
-            _name_as_given(e, self.names)
+            name_as_given(e, self.names)
             raise
 
     def close(self):
@@ -823,7 +803,7 @@ def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, 
             try:
                 opened.by_args[args] = Opened(name, source, given, names)
             except ObookError as e:     # (files of two formats, the same file twice ...)
-                _name_as_given(e, names)
+                name_as_given(e, names)
                 raise
         return pool.assign(args, query)
 
@@ -938,7 +918,11 @@ def _unit(path_json, fmt, key):
         json.loads(path_json) if path_json is not None else None
     except ValueError:
         raise ObookError(f"obook_unit: give the feed as to_json(path) (JSON text), not {path_json!r}") from None
-    return feed_unit(_source(path_json), fmt, key)
+    try:
+        return feed_unit(_source(path_json), fmt, key)
+    except ObookError as e:
+        name_as_given(e, _given_names(path_json))
+        raise
 
 
 def install(con: duckdb.DuckDBPyConnection, *, pool_size: int = POOL_SIZE) -> duckdb.DuckDBPyConnection:

@@ -22,6 +22,23 @@ def printable(text: str) -> str:
     return raw.decode("utf-8", "backslashreplace").replace("\0", "\\x00")
 
 
+def name_as_given(e: ObookError, names: dict) -> None:
+    """Put the files' names as the user gave them (``names``, by absolute path) in for their
+    absolute paths in error ``e``'s text and its ``path`` and ``feed``: the front ends that
+    hand a reader absolute paths name the files in their errors as they were given."""
+    text = str(e)
+    # longest first: a path that is another's beginning is not put in for it
+    for full in sorted(names, key=len, reverse=True):
+        text = text.replace(full, names[full])
+    if text == str(e):
+        return
+    e.args = (text,)
+    for key in ("path", "feed"):
+        value = getattr(e, key, None)
+        if isinstance(value, str):
+            setattr(e, key, names.get(value, value))
+
+
 class FeedError(ObookError):
     """A record of the feed fails (bad frame, unknown order, bad field ...).
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from .checks import no_file, not_int
-from .errors import ObookError
+from .errors import ObookError, name_as_given
 from .polars_release import replay_closed, replay_opened
 from .tables.runs import MATCH, SIMULATE
 
@@ -204,13 +204,20 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
                          "CSV) or its time_unit_ns, one of them")
     if feed is not None:
         from .tables.feed_units import feed_unit
+        from .tables.open import names_given
 
-        items = [os.path.abspath(os.fspath(p)) for p in (feed if isinstance(feed, (list, tuple)) else [feed])]
+        given = [os.fspath(p) for p in (feed if isinstance(feed, (list, tuple)) else [feed])]
+        items = [os.path.abspath(p) for p in given]
         source = items if isinstance(feed, (list, tuple)) else items[0]
-        if feed_unit(source, format, "time_origin") == "epoch":
+        try:
+            origin = feed_unit(source, format, "time_origin")
+            time_unit_ns = int(feed_unit(source, format, "time_unit_ns"))
+        except ObookError as e:
+            name_as_given(e, names_given(given))
+            raise
+        if origin == "epoch":
             raise ObookError(f"time_of_day: the time of {feed} counts from the epoch, not midnight: use its "
                              "timestamp column")
-        time_unit_ns = int(feed_unit(source, format, "time_unit_ns"))
     elif isinstance(time_unit_ns, bool) or not isinstance(time_unit_ns, int) or time_unit_ns < 1:
         raise ObookError(f"time_of_day: time_unit_ns must be an integer of ns of at least 1 (the schema's "
                          f"obook.time_unit), not {not_int(time_unit_ns)}")

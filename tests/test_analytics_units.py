@@ -339,6 +339,31 @@ def test_obook_price_of_obook_parquet_files_reads_their_recorded_units(tmp_path,
         con.execute(f"SELECT obook_price(1, '{tmp_path / 'other.parquet'}')").fetchall()
 
 
+@pytest.mark.parametrize("given", ["bare.parquet", "./bare.parquet", "['bare.parquet']", "'bar*.parquet'"])
+def test_obook_price_parquet_without_units_error_names_the_file_as_the_query_gave_it(tmp_path, monkeypatch, con,
+                                                                                     given):
+    import pyarrow.parquet as pqm
+
+    pqm.write_table(pa.table({"x": [1]}), tmp_path / "bare.parquet")
+    monkeypatch.chdir(tmp_path)
+    feed = given if given.startswith(("[", "'")) else f"'{given}'"
+    with pytest.raises(duckdb.Error) as e:
+        con.execute(f"SELECT obook_price(1, {feed})").fetchall()
+    named = given if not given.startswith(("[", "'")) else "bare.parquet"
+    assert f"ObookError: {named}: a Parquet file without obook's units" in str(e.value), str(e.value)
+    assert str(tmp_path) not in str(e.value)
+
+
+def test_polars_time_of_day_parquet_without_units_error_names_the_file_as_given(tmp_path, monkeypatch):
+    import pyarrow.parquet as pqm
+
+    pqm.write_table(pa.table({"x": [1]}), tmp_path / "bare.parquet")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ObookError) as e:
+        obook.polars.time_of_day("time", "bare.parquet")
+    assert str(e.value).startswith("bare.parquet: a Parquet file without obook's units"), str(e.value)
+
+
 def test_obook_price_of_a_dataset_pattern_with_double_star_reads_every_depth(tmp_path, con):
     dbn = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_010_000_000)
     for day in ("date=2026-01-02", "date=2026-01-05"):     # a pipeline dataset's layout

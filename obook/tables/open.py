@@ -39,6 +39,16 @@ def expand(path) -> list[str]:
     return found
 
 
+def names_given(items) -> dict:
+    """The files of ``items`` (paths and glob patterns, as the user gave them) by their
+    absolute paths: what an error of a reader handed the absolute paths puts back
+    (:func:`obook.errors.name_as_given`)."""
+    out = {}
+    for item in items:
+        for p in expand(item) if is_pattern(item) else [os.fspath(item)]:
+            out[os.path.abspath(os.path.expanduser(p))] = p
+    return out
+
 def feeds(source, format=None) -> list:
     """The feeds of a source: each one a path, a tuple of pieces, a stream or a lines object."""
     from ..feeds import resolve_format
