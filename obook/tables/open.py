@@ -49,6 +49,7 @@ def names_given(items) -> dict:
             out[os.path.abspath(os.path.expanduser(p))] = p
     return out
 
+
 def feeds(source, format=None) -> list:
     """The feeds of a source: each one a path, a tuple of pieces, a stream or a lines object."""
     from ..feeds import resolve_format
