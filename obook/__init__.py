@@ -39,8 +39,8 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     (read in order, or merged by the format's own sequence numbers); or a binary stream (a
     file-like object, its format and compression told from its first bytes; a socket: give
     ``format``).
-    ``workers``: processes that apply the books (default: one per core, at most 8;
-    1 runs in this process). ``format``: a registered format name ("itch", "csv" ..., any
+    ``workers``: processes that apply the books (default: one per core, at most 8, and one
+    for a feed under 1 MiB; 1 runs in this process). ``format``: a registered format name ("itch", "csv" ..., any
     case; default, None or "": detected from the file).
     ``on_error``: "raise" stops at the first failing record after delivering every
     earlier row; "skip" applies the tolerant rules and counts what it skipped (any case).

@@ -100,7 +100,7 @@ glob = "{s.glob}"{' ' * max(1, 28 - len(s.glob))}# which files are days; the dat
 
 [convert]
 tables = [{tables}]
-# workers = 2                        # book worker processes per day (default: one per core, at most 8)
+# workers = 2                        # book worker processes per day (default: one per core, at most 8; one for a day under 1 MiB)
 on_error = "raise"                   # "skip": tolerant replay, skipped records in the metadata
 # levels = 10                        # depth levels a side (1 to 50), with "depth" in tables
 # tickers = ["AAPL", "MSFT"]         # only these tickers' books (default: every ticker)

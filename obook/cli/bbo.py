@@ -94,7 +94,7 @@ def bbo(
              "feed, e.g. a Shenzhen vendor pair ORDERS.csv TICKS.csv; a quoted glob pattern is its files, sorted. "
              "Or give --line-a/--line-b."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
-                                          help="Worker processes applying the books (default: one per core, at most 8)."),
+                                          help="Worker processes applying the books (default: one per core, at most 8; one for a feed under 1 MiB)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Write to a file instead of stdout; the type follows the extension: "
                                                ".parquet (or .pq), .arrow (or .feather, .ipc), .csv (with header), .txt (the stdout text)."),

@@ -33,7 +33,7 @@ def convert(
                                           help="Replay only these tickers' books (comma-separated); a ticker "
                                                "the feed does not name gets a warning."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
-                                          help="Worker processes applying the books (default: one per core, at most 8)."),
+                                          help="Worker processes applying the books (default: one per core, at most 8; one for a feed under 1 MiB)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help=f"Session date (default: {DATE_DEFAULT}; one that differs "
                                             "from the feed's is used, with a warning). "

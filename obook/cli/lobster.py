@@ -22,7 +22,7 @@ def lobster(
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50,
                                help="Book levels per side in the orderbook file (1 to 50)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=64,
-                                          help="Worker processes applying the books (default: one per core, at most 8)."),
+                                          help="Worker processes applying the books (default: one per core, at most 8; one for a feed under 1 MiB)."),
     date: Optional[str] = typer.Option(None, "--date", "-d", metavar="YYYY-MM-DD",
                                        help="Session date for the file names (default: from a "
                                             "MMDDYYYY.NASDAQ_ITCH50[.gz] file name; one that differs from the "

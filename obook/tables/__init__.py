@@ -36,7 +36,7 @@ class Option:
 
 
 OPTIONS = {o.name: o for o in (
-    Option("workers", None, "BIGINT", "worker processes applying the books (default: one per core, at most 8)"),
+    Option("workers", None, "BIGINT", "worker processes applying the books (default: one per core, at most 8; one for a feed under 1 MiB)"),
     Option("format", None, "VARCHAR", "the feed format, a name in any case (default, or '': detected from the "
                                       "file); a table file (Parquet, Arrow) is no feed: refused, format given "
                                       "or not"),
