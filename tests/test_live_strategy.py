@@ -218,3 +218,15 @@ def test_replay_orders_table_file_raises_obook_error_a_table_not_a_feed(tmp_path
     with pytest.raises(ObookError, match=r"bbo\.parquet: a Parquet file \(a table, not a feed\)"):
         replay_orders(table, lambda top: calls.append(top))
     assert calls == []
+
+
+@pytest.mark.parametrize("qty, says", [("100", r"qty '100' is not an integer from 1 to 4294967295"),
+                                       (None, r"qty None is not an integer from 1 to 4294967295")])
+def test_replay_orders_quantity_not_a_number_strategy_error_naming_the_field(day, qty, says):
+    from obook.live.strategy import StrategyError
+
+    def strategy(top):
+        return [Order("enter", top.ticker, "B", qty, top.bid_px or top.ask_px or 10_000, 1)]
+
+    with pytest.raises(StrategyError, match=r"cannot send Order\(.*\): " + says):
+        replay_orders(day, strategy)

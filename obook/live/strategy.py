@@ -85,7 +85,15 @@ def call_strategy(strategy, top: Top) -> list:
 
 
 def bad_order(order: Order, top: Top, e: Exception) -> StrategyError:
-    """The StrategyError of an order the risk gate or OUCH cannot take (``e``: why)."""
+    """The StrategyError of an order the risk gate or OUCH cannot take (``e``: why; a field
+    OUCH cannot carry is named as :func:`~obook.live.ouch.check` names it, rather than by the
+    comparison of the risk gate it broke)."""
+    from .ouch import check
+
+    try:
+        check(order)
+    except ObookError as refused:
+        e = refused
     return StrategyError(f"strategy {_where(top)}: cannot send {order}: {e}")
 
 
