@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import threading
 from pathlib import Path
 
@@ -230,3 +231,26 @@ def test_replay_orders_quantity_not_a_number_strategy_error_naming_the_field(day
 
     with pytest.raises(StrategyError, match=r"cannot send Order\(.*\): " + says):
         replay_orders(day, strategy)
+
+
+@njit
+def _two_arguments(state, locate):
+    return 0, 0, 0, 0, 0, 0
+
+
+@njit
+def _returns_a_float(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    return 1.5
+
+
+@pytest.mark.parametrize("fn, says", [(_two_arguments, r"too many positional arguments"),
+                                      (_returns_a_float, r"failed to unpack float64")])
+def test_numba_strategy_address_wrong_signature_strategy_error_one_line(fn, says):
+    from obook.live.strategy import StrategyError
+
+    with pytest.raises(StrategyError) as e:
+        numba_strategy(fn, state=np.zeros(2, np.int64)).address
+    text = str(e.value)
+    assert text.startswith(f"numba strategy {fn.__name__}: cannot be compiled into the live loop as fn(state, locate, "
+                           "time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, orig): ")
+    assert re.search(says, text) and "\n" not in text and "\x1b" not in text

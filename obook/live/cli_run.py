@@ -89,6 +89,10 @@ def run_listen(a: dict) -> None:
         from .strategy import TickToTrade
 
         strategy = load_strategy(a["strategy"])
+        from .fast_strategy import NumbaStrategy
+
+        if a["loop"].value == "compiled" and isinstance(strategy, NumbaStrategy):
+            strategy.address    # a numba strategy the loop cannot call: refused before the venue's login
         gw = Gateway(*parse_address(a["venue"], "--venue", False), username=a["venue_username"],
                      password=a["venue_password"]) if a["venue"] else None
         ttt = TickToTrade(strategy, tickers,

@@ -98,7 +98,28 @@ def _compile_entry(fn, stateful: bool):
             kind, side, qty, price, ref, orig = fn(locate, time, bid_px, bid_qty, ask_px, ask_qty)
             out[0], out[1], out[2], out[3], out[4] = side, qty, price, ref, orig
             return kind
-    return cfunc(_c_signature(), nopython=True)(entry)
+    from numba.core.errors import NumbaError
+
+    try:
+        return cfunc(_c_signature(), nopython=True)(entry)
+    except NumbaError as e:     # fn's arguments or its result are not the loop's
+        from ..errors import StrategyError
+
+        shown = "fn(state, locate" if stateful else "fn(locate"
+        why = _first_line(str(e))
+        raise StrategyError(f"numba strategy {getattr(fn, '__name__', fn)}: cannot be compiled into the live loop as "
+                            f"{shown}, time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, "
+                            f"orig): {why}") from None
+
+
+def _first_line(numba_message: str) -> str:
+    """The reason in numba's message, one line without its colours (the first line names
+    only the compiler's pipeline step)."""
+    import re
+
+    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", numba_message).splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("Failed in nopython mode pipeline")]
+    return lines[0] if lines else "numba refused it"
 
 
 def numba_strategy(fn, symbol_of=None, state=None) -> NumbaStrategy:
