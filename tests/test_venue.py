@@ -544,3 +544,23 @@ def test_cli_listen_venue_closing_the_session_warned_at_once_and_in_the_report(t
     assert run.stderr.count(warning) == 1, run.stderr
     assert run.stderr.index(warning) < run.stderr.index("\nlisten: ")       # while listening, before the report
     assert f"venue {host}:{port}: closed the connection; 0 orders after it not sent" in run.stderr
+
+
+def test_venue_log_on_a_full_disk_obook_error_naming_the_log():
+    v = Venue(heartbeat=30, log_path="/dev/full")
+    failed = []
+
+    def serve():
+        try:
+            v.serve(timeout=30)
+        except BaseException as e:       # what ends the venue's serve(), as its CLI would see it
+            failed.append(e)
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    with contextlib.suppress(OSError):      # the venue stops: its end may reset the connection
+        _answers(v, *(_enter(ref) for ref in range(1, 2000)))
+    th.join(timeout=10)
+    assert not th.is_alive()
+    assert len(failed) == 1 and type(failed[0]) is ObookError
+    assert str(failed[0]) == "venue: cannot write the log /dev/full: No space left on device"

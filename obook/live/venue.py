@@ -15,6 +15,7 @@ silent session; the answers sent before still go), or stops reading while more t
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import logging
@@ -128,6 +129,7 @@ class Venue:
         self.server.setblocking(False)
         self.address = self.server.getsockname()[:2]
         try:
+            self.log_path = log_path
             self.log_file = open(log_path, "w") if log_path else None
         except OSError as e:
             self.server.close()
@@ -318,8 +320,11 @@ class Venue:
         if self.keep_messages:
             self.messages.append((stamp, msg))
         if self.log_file:
-            self.log_file.write(f"{stamp},{c.number},{msg.hex()}\n")
-            self.log_file.flush()
+            try:
+                self.log_file.write(f"{stamp},{c.number},{msg.hex()}\n")
+                self.log_file.flush()
+            except OSError as e:
+                raise self._log_failed(e) from None
         self._send(c, soupbin.packet(soupbin.SEQUENCED, answer), at_once=False)
         c.sequence += 1
         return True
@@ -380,8 +385,19 @@ class Venue:
         self.selector.close()
         self.server.close()
         if self.log_file:
-            self.log_file.close()
+            try:
+                self.log_file.close()
+            except OSError as e:
+                raise self._log_failed(e) from None
             self.log_file = None
+
+    def _log_failed(self, e: OSError) -> ObookError:
+        """The error of a log the venue cannot write (a full disk): the file let go (what it
+        could not take is lost), so that closing the venue does not fail on it again."""
+        f, self.log_file = self.log_file, None
+        with contextlib.suppress(OSError):
+            f.close()
+        return ObookError(f"venue: cannot write the log {self.log_path}: {e.strerror or e}")
 
 
 def venue_from_options(address: tuple[str, int], log_path, sessions, username, password, accounts_path,
