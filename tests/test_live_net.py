@@ -8,6 +8,7 @@ import random
 import socket
 import struct
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -313,3 +314,14 @@ def test_listener_loop_and_on_gap_in_any_case_are_the_words(loop):
             assert lst.on_gap == "skip"
     finally:
         lst.close()
+
+
+def test_cli_listen_latency_output_a_device_refused_before_listening_left_in_place(capsys, tmp_path):
+    from cli_support import cli_error
+
+    device = tmp_path / "full"
+    device.symlink_to("/dev/full")
+    err = cli_error(capsys, "listen", "--line-a", "127.0.0.1:39043", "--line-b", "127.0.0.1:39044",
+                    "--latency-output", device, "--idle-timeout", "0.2")
+    assert err == f"error: --latency-output {device}: is not a regular file; give a Parquet file\n"
+    assert device.is_symlink() and Path("/dev/full").is_char_device()

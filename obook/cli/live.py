@@ -138,10 +138,14 @@ def listen(
         from ..errors import ObookError
 
         raise ObookError(f"--idle-timeout {idle_timeout}: give a number of seconds above 0")
-    if latency_output is not None and (latency_output.is_dir() or not latency_output.parent.is_dir()):
+    if latency_output is not None and (latency_output.exists() and not latency_output.is_file()
+                                       or not latency_output.parent.is_dir()):
         from ..errors import ObookError
 
+        # (a device or a pipe: a failed write would remove it, as pyarrow removes what it could not write)
         raise ObookError(f"--latency-output {latency_output}: " + ("is a folder; give a Parquet file" if latency_output.is_dir()
+                                                                 else "is not a regular file; give a Parquet file"
+                                                                 if latency_output.exists()
                                                                  else f"no folder {latency_output.parent}"))
     if session is not None:
         from ..feeds.mold.packets import check_session
