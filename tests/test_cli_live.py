@@ -108,3 +108,25 @@ def test_cli_listen_idle_timeout_only_other_sessions_error_says_so(capsys, loop)
     assert code == 1 and "Traceback" not in out, out
     assert err.startswith("error: live feed: nothing of MoldUDP64 session 'OTHER' received for 1 s ("), err
     assert "packets of other sessions; --session chooses the one followed)" in err, err
+
+
+def test_cli_listen_text_on_a_full_stdout_one_line_error_naming_stdout(day):
+    import subprocess
+    import sys
+
+    from live_support import sending
+
+    a, b, r = addresses()
+    with open("/dev/full", "wb") as full:
+        p = subprocess.Popen([sys.executable, "-m", "obook", "listen", "--line-a", hostport(a), "--line-b", hostport(b),
+                              "--request", "", "--idle-timeout", "10"], stdout=full, stderr=subprocess.PIPE)
+    try:
+        while not p.stderr.readline().startswith(b"listening"):
+            assert p.poll() is None
+        with sending(day, a, b, None, rate=20_000, linger=0):
+            err = p.communicate(timeout=60)[1].decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1 and "Traceback" not in err
+    assert err.splitlines()[-1] == "error: <stdout>: write failed: No space left on device"

@@ -134,9 +134,12 @@ def run_listen(a: dict) -> None:
                             out.write(text_lines(batch))
                             out.flush()
                 except BrokenPipeError:   # `obook listen | head`: a quiet end
-                    import os
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                except OSError as e:      # `> /dev/full`: the session ends, the error names stdout
+                    from ..errors import OutputError
 
                     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                    raise OutputError(f"<stdout>: write failed: {e.strerror or e}") from None
             else:
                 for t, batch in lst.table_batches():
                     sinks[t].write(batch)
