@@ -143,19 +143,21 @@ def test_example_join_bid_fast_orders_equal_python_join_bid_fresh_each_run(day):
 def test_numba_strategy_c_entry_writes_the_order_and_keeps_state():
     import ctypes
 
+    from obook.live.fast_strategy import OUT_SLOTS
+
     mod = _example()
     s = mod.JoinBidFast.fresh()
     p64 = ctypes.POINTER(ctypes.c_int64)
     entry = ctypes.CFUNCTYPE(ctypes.c_int64, p64, ctypes.c_int64, *[ctypes.c_int64] * 6, p64)(s.address)
-    out = np.zeros(5, np.int64)
+    out = np.zeros(OUT_SLOTS, np.int64)
     args = (s.state.ctypes.data_as(p64), len(s.state))
     assert entry(*args, 7, 1, 100_000, 300, -1, -1, out.ctypes.data_as(p64)) == 1
-    assert list(out) == [0, 100, 100_000, 1, 0]
+    assert list(out[:5]) == [0, 100, 100_000, 1, 0]
     assert entry(*args, 7, 2, 100_000, 200, -1, -1, out.ctypes.data_as(p64)) == 0
     assert entry(*args, 7, 3, 100_100, 200, -1, -1, out.ctypes.data_as(p64)) == 2
-    assert list(out) == [0, 100, 100_100, 2, 1]
+    assert list(out[:5]) == [0, 100, 100_100, 2, 1]
     assert entry(*args, 7, 4, -1, -1, -1, -1, out.ctypes.data_as(p64)) == 3
-    assert list(out[3:]) == [2, 0]
+    assert list(out[3:5]) == [2, 0]
     assert s.step(8, 5, 50_000, 1, -1, -1) == (1, 0, 100, 50_000, 3, 0)
 
 
@@ -254,3 +256,44 @@ def test_numba_strategy_address_wrong_signature_strategy_error_one_line(fn, says
     assert text.startswith(f"numba strategy {fn.__name__}: cannot be compiled into the live loop as fn(state, locate, "
                            "time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, orig): ")
     assert re.search(says, text) and "\n" not in text and "\x1b" not in text
+
+
+@njit
+def _kind_nine(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    if bid_px < 0:
+        return 0, 0, 0, 0, 0, 0
+    return 9, 0, 100, bid_px, 1, 0
+
+
+@njit
+def _side_five(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    if bid_px < 0:
+        return 0, 0, 0, 0, 0, 0
+    return 1, 5, 100, bid_px, 1, 0
+
+
+_NOT_SENT = [(_kind_nine, r"returned kind 9, not 0 \(nothing\), 1 \(enter\), 2 \(replace\) or 3 \(cancel\)"),
+             (_side_five, r"returned side 5, not 0 \(buy\) or 1 \(sell\)")]
+
+
+@pytest.mark.parametrize("fn, says", _NOT_SENT)
+def test_replay_orders_numba_strategy_result_no_order_strategy_error(day, fn, says):
+    from obook.live.strategy import StrategyError
+
+    with pytest.raises(StrategyError, match=r"strategy on message \d+ \(\w+\): " + says):
+        replay_orders(day, numba_strategy(fn, state=np.zeros(1, np.int64)))
+
+
+@pytest.mark.parametrize("fn, says", _NOT_SENT)
+def test_hot_listener_numba_strategy_result_no_order_strategy_error_nothing_sent(day, fn, says):
+    from obook.live.hot_listener import HotListener
+    from obook.live.strategy import StrategyError
+
+    a, b, _ = addresses()
+    lst = HotListener(a, b, None, tables=(), strategy=numba_strategy(fn, state=np.zeros(1, np.int64)), idle_timeout=10)
+    with sending(day, a, b, None, rate=20_000, linger=0), pytest.raises(StrategyError, match=r"strategy on \w+: " + says):
+        lst.run()
+    try:
+        assert lst.stats()["orders"] == 0
+    finally:
+        lst.close()

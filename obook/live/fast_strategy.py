@@ -15,7 +15,9 @@ side's price and quantity are -1.
 The object is a Python strategy (``strategy(top) -> [Order] | None``), and compiled code
 calls it through :attr:`NumbaStrategy.address`, a C function of :data:`C_SIGNATURE`:
 ``kind = f(state pointer, state length, locate, time, bid_px, bid_qty, ask_px, ask_qty,
-out pointer)`` writing ``side, qty, price, ref, orig`` to ``out[0:5]``. Each run (a live
+out pointer)`` writing ``side, qty, price, ref, orig`` to ``out[0:5]``. A result that is no
+order (a kind other than 0 to 3, a side other than 0 or 1) returns kind 0 and, the first
+time, writes ``locate + 1, kind, side`` to ``out[5:8]`` (:func:`not_an_order` says why). Each run (a live
 session, a replay, a backtest) takes :meth:`NumbaStrategy.fresh`: the same function with
 the initial state.
 """
@@ -29,6 +31,19 @@ from .ouch import Order
 KINDS = {1: "enter", 2: "replace", 3: "cancel"}
 #: the order fields a strategy's C entry writes after the kind
 OUT_FIELDS = ("side", "qty", "price", "ref", "orig")
+#: the C entry's out array: the order's fields, then the first result that was no order
+OUT_SLOTS = 8
+
+
+def not_an_order(kind: int, side: int) -> str | None:
+    """Why ``(kind, side)`` returned by a numba strategy is no order (None: it is one)."""
+    if kind == 0:
+        return None
+    if kind not in KINDS:
+        return f"returned kind {kind}, not 0 (nothing), 1 (enter), 2 (replace) or 3 (cancel)"
+    if side not in (0, 1):
+        return f"returned side {side}, not 0 (buy) or 1 (sell)"
+    return None
 
 
 def _c_signature():
@@ -72,6 +87,11 @@ class NumbaStrategy:
             -1 if top.ask_qty is None else top.ask_qty)
         if kind == 0:
             return None
+        why = not_an_order(int(kind), int(side))
+        if why is not None:
+            from ..errors import StrategyError
+
+            raise StrategyError(f"strategy on message {top.seq} ({top.ticker}): {why}")
         return [Order(KINDS[int(kind)], top.ticker, "BS"[int(side)], int(qty), int(price), int(ref), int(orig))]
 
     @property
@@ -88,14 +108,22 @@ def _compile_entry(fn, stateful: bool):
     if stateful:
         def entry(state_p, n_state, locate, time, bid_px, bid_qty, ask_px, ask_qty, out_p):
             state = carray(state_p, (n_state,))
-            out = carray(out_p, (5,))
+            out = carray(out_p, (OUT_SLOTS,))
             kind, side, qty, price, ref, orig = fn(state, locate, time, bid_px, bid_qty, ask_px, ask_qty)
+            if kind != 0 and (kind < 0 or kind > 3 or side < 0 or side > 1):   # no order: see the docstring
+                if out[5] == 0:
+                    out[5], out[6], out[7] = locate + 1, kind, side
+                return 0
             out[0], out[1], out[2], out[3], out[4] = side, qty, price, ref, orig
             return kind
     else:
         def entry(state_p, n_state, locate, time, bid_px, bid_qty, ask_px, ask_qty, out_p):
-            out = carray(out_p, (5,))
+            out = carray(out_p, (OUT_SLOTS,))
             kind, side, qty, price, ref, orig = fn(locate, time, bid_px, bid_qty, ask_px, ask_qty)
+            if kind != 0 and (kind < 0 or kind > 3 or side < 0 or side > 1):   # no order: see the docstring
+                if out[5] == 0:
+                    out[5], out[6], out[7] = locate + 1, kind, side
+                return 0
             out[0], out[1], out[2], out[3], out[4] = side, qty, price, ref, orig
             return kind
     from numba.core.errors import NumbaError

@@ -101,7 +101,7 @@ class HotLoop:
         from ..engine.books import BookState, ExtraRows
         from .._kernels.itch import SIZES
         from ..feeds.mold.packets import check_session_option
-        from .fast_strategy import NumbaStrategy
+        from .fast_strategy import OUT_SLOTS, NumbaStrategy
         from .risk import RiskGate
 
         check_session_option(session)
@@ -179,7 +179,7 @@ class HotLoop:
         self.window = np.zeros(max(1, self.risk.max_orders_per_second), np.int64)
         self.olog = np.zeros(1 << 24, np.uint8)
         self.refs = np.zeros((4, 1 << L.REF_BITS), np.int64)
-        self.ords = (state, np.zeros(5, np.int64), self.window, np.zeros(L.OUTBOX, np.uint8), self.olog, self.refs,
+        self.ords = (state, np.zeros(OUT_SLOTS, np.int64), self.window, np.zeros(L.OUTBOX, np.uint8), self.olog, self.refs,
                      np.zeros(VENUE_BUF, np.uint8))
         if venue is not None:       # what the login's read took beyond the Login Accepted: framed from there
             pending = bytes(venue.framer.buf)
@@ -239,6 +239,12 @@ class HotLoop:
         status = run(self.fns, self.fds, self.S, self.net(), self.arb, self.itch, self._bk(), self._outs(),
                      self.ords, self.misc)
         S = self.S
+        if self.compiled and self.ords[1][5] != 0:      # the numba strategy returned what is no order
+            from ..errors import StrategyError
+            from .fast_strategy import not_an_order
+
+            loc, kind, side = (int(v) for v in self.ords[1][5:8])
+            raise StrategyError(f"strategy on {self.symbol(loc - 1)}: {not_an_order(kind, side)}")
         if not self._session_said and S[L.S_SESSION_SET]:
             self._say_session()
         if self.venue_closed_at is None and self.venue is not None and S[L.S_VENUE_ENDED]:
