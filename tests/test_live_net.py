@@ -325,3 +325,18 @@ def test_cli_listen_latency_output_a_device_refused_before_listening_left_in_pla
                     "--latency-output", device, "--idle-timeout", "0.2")
     assert err == f"error: --latency-output {device}: is not a regular file; give a Parquet file\n"
     assert device.is_symlink() and Path("/dev/full").is_char_device()
+
+
+@pytest.mark.parametrize("line_a, says", [
+    (39051, r"line_a 39051: give \"host:port\" or \(host, port\)"),
+    (None, r"line_a None: give \"host:port\" or \(host, port\)"),
+    (("127.0.0.1", "x"), r"line_a \('127.0.0.1', 'x'\): give \"host:port\" or \(host, port\)"),
+    ("127.0.0.1:0", r"line_a '127.0.0.1:0': give the port \(1 to 65535\)"),
+    (("127.0.0.1", 0), r"line_a '127.0.0.1:0': give the port \(1 to 65535\)"),
+])
+def test_python_listen_line_no_address_obook_error_naming_it(line_a, says):
+    import obook
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match=says):
+        next(obook.listen(line_a, "127.0.0.1:39052", idle_timeout=0.2))

@@ -208,12 +208,18 @@ def listen(line_a, line_b, request=None, table: str = "bbo", **options) -> Itera
     """The live ``table`` (default the BBO) as an iterator of Arrow batches, until the end of
     session: ``obook.listen(("127.0.0.1", 31001), ("127.0.0.1", 31002), request=("127.0.0.1",
     31003))``. Addresses may also be "host:port" strings (IPv4: the UDP lines take no IPv6). Options: those of :class:`Listener`."""
+    from ..errors import ObookError
     from .net import parse_address
 
-    def addr(a):
-        return parse_address(a, ipv6=False) if isinstance(a, str) else a
+    def addr(a, what):
+        if (isinstance(a, (tuple, list)) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], int)
+                and not isinstance(a[1], bool)):
+            a = f"[{a[0]}]:{a[1]}" if ":" in a[0] else f"{a[0]}:{a[1]}"
+        if not isinstance(a, str):
+            raise ObookError(f'{what} {a!r}: give "host:port" or (host, port)')
+        return parse_address(a, what, port_zero=False, ipv6=False)     # the sender must know the port
 
-    lst = Listener(addr(line_a), addr(line_b), None if request is None else addr(request),
+    lst = Listener(addr(line_a, "line_a"), addr(line_b, "line_b"), None if request is None else addr(request, "request="),
                    tables=(table,), **options)
     for _t, batch in lst.table_batches():
         yield batch
