@@ -4,7 +4,10 @@ there (the ``out`` rows keep what earlier calls wrote)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import pytest
 
 from obook.backtest import backtest, compiled
 from obook.backtest.orders import Order
@@ -147,3 +150,29 @@ def test_backtest_live_numba_strategy_cancel_with_orig_cancels_its_ref_as_python
     slow = _run(tmp_path, lambda top: s(top))
     _same_tables(fast, slow)
     assert [(e["ref"], e["event"]) for e in fast.events.to_pylist()[4:]] == [(1, "cancelled"), (2, "filled")]
+
+
+def _live_returning(kind: int, side: int):
+    from numba import njit
+
+    from obook.live.strategy import numba_strategy
+
+    @njit
+    def no_order(locate, time, bid_px, bid_qty, ask_px, ask_qty):
+        return kind, side, 10, 1000, 1, 0
+
+    return numba_strategy(no_order)
+
+
+@pytest.mark.parametrize("kind, side, says", [
+    (9, 0, "returned kind 9, not 0 (nothing), 1 (enter), 2 (replace) or 3 (cancel)"),
+    (-1, 0, "returned kind -1, not 0 (nothing)"),
+    (1, 5, "returned side 5, not 0 (buy) or 1 (sell)"),
+])
+def test_backtest_live_numba_strategy_result_that_is_no_order_stops_naming_it_nothing_sent(tmp_path, kind, side,
+                                                                                           says):
+    from obook.errors import StrategyError
+
+    with pytest.raises(StrategyError, match=f"the numba strategy no_order {re.escape(says)}") as e:
+        _run(tmp_path, _live_returning(kind, side))
+    assert e.value.partial.orders.num_rows == 0 and e.value.partial.events.num_rows == 0

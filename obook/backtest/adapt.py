@@ -32,11 +32,14 @@ def live_adapter(fn6, stateful: bool = False):
             kind, side, qty, price, ref, orig = fn6(loc, t, bid, bq, ask, aq)
         if kind == 0:
             return 0
-        out[0, Q_ACT] = 0 if kind == 1 else (1 if kind == 2 else 2)
+        # a kind that is no order is written as it is: no action has its number, so the
+        # kernel stops on it (the worker words it as the live loop does)
+        out[0, Q_ACT] = kind if kind < 1 or kind > 3 else kind - 1
         out[0, Q_SIDE], out[0, Q_QTY], out[0, Q_PRICE] = side, qty, price
         out[0, Q_TIF], out[0, Q_MARKET], out[0, Q_POST] = TIF_DAY, 0, 0
         out[0, Q_REF], out[0, Q_ORIG], out[0, Q_TB] = ref, orig, -1
         return 1
 
     adapted.obook_live_locates = True
+    adapted.obook_live_name = getattr(fn6, "__name__", None) or repr(fn6)[:80]
     return adapted

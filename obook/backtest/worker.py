@@ -346,6 +346,12 @@ class BacktestWorker:
             return StrategyError(f"the compiled strategy {name} returned {value}: the number of order rows it "
                                  f"wrote is 0 to {OUT_ROWS} (at time {now})")
         field = ERR_FIELDS.get(err, f"column {err}")
+        live = getattr(self.fn, "obook_live_name", None)
+        if live is not None and field in ("Q_ACT", "Q_SIDE"):     # a live numba strategy's (kind, side)
+            from ..live.fast_strategy import not_an_order
+
+            why = not_an_order(value, 0) if field == "Q_ACT" else not_an_order(1, value)
+            return StrategyError(f"the numba strategy {live} {why}; nothing of it is sent (at time {now})")
         why = {"Q_TB": f"the books it trades are 0 to {len(self.names) - 1} (-1: the call's book)",
                "Q_ACT": "OP_NEW 0, OP_MODIFY 1 or OP_CANCEL 2", "Q_SIDE": "0 buy or 1 sell",
                "Q_TIF": "TIF_GTC 0, TIF_DAY 1, TIF_IOC 2 or TIF_FOK 3", "Q_MARKET": "0 or 1", "Q_POST": "0 or 1",
