@@ -340,3 +340,15 @@ def test_python_listen_line_no_address_obook_error_naming_it(line_a, says):
 
     with pytest.raises(ObookError, match=says):
         next(obook.listen(line_a, "127.0.0.1:39052", idle_timeout=0.2))
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"strategy": 5}, r"strategy 5 is no strategy: give a callable\(top\) -> orders"),
+    ({"tables": ["bbo", "trades"]}, r"tables=\['bbo', 'trades'\]: listen yields one table, named by table="),
+])
+def test_python_listen_option_of_the_wrong_kind_obook_error_naming_it(options, says):
+    import obook
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match=says):
+        next(obook.listen("127.0.0.1:39051", "127.0.0.1:39052", idle_timeout=0.2, **options))
