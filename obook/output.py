@@ -226,6 +226,8 @@ def output_kind(path: Path) -> str:
     if path.is_dir():
         raise OutputError(f"{path}: is a directory; give a file name ending in one of "
                           f"{', '.join(sorted(OUTPUT_KINDS))}")
+    if path.exists() and not path.is_file():       # (the finished file's rename would replace it)
+        raise OutputError(f"{path}: is not a regular file (a device, a pipe or a socket); give a file name")
     try:
         return OUTPUT_KINDS[path.suffix.lower()]
     except KeyError:

@@ -210,3 +210,15 @@ def test_output_folder_failed_block_removes_every_folder_it_made_keeps_existing(
             (tmp_path / "kept" / "a" / "note").write_text("x")      # a file of another: a stays
             raise KeyboardInterrupt
     assert not out.exists() and (tmp_path / "kept" / "a").is_dir()
+
+
+@pytest.mark.parametrize("name", ["pipe.parquet", "pipe.csv"])
+def test_cli_bbo_output_a_named_pipe_refused_pipe_kept(day, capsys, tmp_path, name):
+    import os
+    import stat
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    assert cli_error(capsys, "bbo", day, "-o", fifo) == (f"error: {fifo}: is not a regular file (a device, a pipe "
+                                                         "or a socket); give a file name\n")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
