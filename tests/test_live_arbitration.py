@@ -278,3 +278,22 @@ def test_arbitration_session_held_full_of_a_stray_number_still_chosen_by_the_day
         arb.send(A, p)
     assert arb.delivered() == [_msg(k) for k in range(1, 31)] and _missing(arb) == []
     assert arb.stats[A, S_IMPLAUSIBLE] + arb.stats[B, S_IMPLAUSIBLE] == L.CHOICE_HELD - 1     # held, then dropped
+
+
+@pytest.mark.parametrize("packet", PACKET)
+def test_arbitration_end_of_session_below_messages_seen_counted_bad_day_delivered(packet):
+    """An End of Session numbered below messages already seen (a forged one) is bad: counted
+    and dropped; the session goes on to its own end."""
+    from obook._kernels.mold import END_OF_SESSION, S_BAD
+
+    arb = Arb(packet, session="OBOOK")
+    day = _day(n=60)
+    for p in day[:5]:
+        arb.send(A, p)
+    arb.send(B, b"OBOOK     " + (1).to_bytes(8, "big") + END_OF_SESSION.to_bytes(2, "big"))
+    assert arb.stats[B, S_BAD] == 1 and arb.S[L.S_END] < 0
+    for p in day[5:]:
+        arb.send(A, p)
+    assert arb.delivered() == [_msg(k) for k in range(1, 61)]
+    arb.send(A, b"OBOOK     " + (61).to_bytes(8, "big") + END_OF_SESSION.to_bytes(2, "big"))
+    assert arb.S[L.S_END] == 61 and arb.stats[A, S_BAD] == 0

@@ -405,6 +405,9 @@ def _take(S, line, buf, seq, c, ts, t, arb):
     ring, recs, stats, line_next, line_gap, pend_seq, pend_meta, pend_data = (
         arb[0], arb[1], arb[2], arb[3], arb[4], arb[5], arb[6], arb[7])
     n = 0
+    if c == END_OF_SESSION and seq < S[S_HIGH]:     # an end below messages already seen: forged
+        stats[line, S_BAD] += 1
+        return
     if c == 0 or c == END_OF_SESSION:
         stats[line, S_HEARTBEATS] += 1
         if c == END_OF_SESSION and (S[S_END] < 0 or seq < S[S_END]):
