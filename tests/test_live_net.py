@@ -345,6 +345,10 @@ def test_python_listen_line_no_address_obook_error_naming_it(line_a, says):
 @pytest.mark.parametrize("options, says", [
     ({"strategy": 5}, r"strategy 5 is no strategy: give a callable\(top\) -> orders"),
     ({"tables": ["bbo", "trades"]}, r"tables=\['bbo', 'trades'\]: listen yields one table, named by table="),
+    ({"cpu": -1}, r"^cpu=-1: cannot pin to that core \(this process may run on cores "),
+    ({"cpu": True}, r"^cpu=True: cannot pin to that core"),
+    ({"cpu": "0"}, r"^cpu='0': cannot pin to that core"),
+    ({"realtime": 1000}, r"^realtime=1000: cannot run at that SCHED_FIFO priority"),
 ])
 def test_python_listen_option_of_the_wrong_kind_obook_error_naming_it(options, says):
     import obook

@@ -72,11 +72,12 @@ class HotListener:
                  spin_us: float = 0.0, cpu: int | None = None, rcvbuf: int = RCVBUF, slice_s: float | None = None,
                  realtime: int = 0, rest_us: float | None = None, kernel_filter: bool = True):
         from ..feeds.mold.packets import check_session_option
-        from .hotpath import HotLoop, check_realtime
+        from .hotpath import HotLoop, check_cpu, check_realtime
         from .listener import warm_up
 
         on_gap = check_choice("on_gap", on_gap, ("raise", "skip"))
-        check_realtime(realtime)        # refused here, before the sockets, not in the loop's thread
+        check_realtime(realtime, "realtime=")   # refused here, before the sockets, not in the loop's thread
+        check_cpu(cpu, "cpu=")
         check_session_option(session)   # before the warm-up and the sockets (HotLoop checks it too)
         ipv4_only(request, "request=")
         self.ttt = tick_to_trade
@@ -122,8 +123,8 @@ class HotListener:
         """The loop in this thread until the end of session (no tables)."""
         from .hotpath import pin, realtime
 
-        pin(self.cpu)
-        realtime(self.realtime)
+        pin(self.cpu, "cpu=", checked=True)
+        realtime(self.realtime, "realtime=")
         try:
             self.loop.run(self.idle_timeout)
             skipped = self.loop.skipped()
@@ -139,8 +140,8 @@ class HotListener:
         from .hotpath import pin, realtime
 
         try:
-            pin(self.cpu)
-            realtime(self.realtime)
+            pin(self.cpu, "cpu=", checked=True)
+            realtime(self.realtime, "realtime=")
             self.loop.run(self.idle_timeout)
         except BaseException as e:  # noqa: BLE001 - handed to the consumer's thread
             self._error = e

@@ -586,16 +586,22 @@ def _madvise():
     return _MADVISE[0]
 
 
-def realtime(priority: int) -> None:
-    """Run the calling thread under SCHED_FIFO at ``priority`` (0: leave it)."""
+def given(option: str, value) -> str:
+    """An option as the user gave it: ``--cpu 4`` (a command's option) or ``cpu=4`` (a
+    keyword argument: ``option`` ends with ``=``)."""
+    return f"{option}{value!r}" if option.endswith("=") else f"{option} {value}"
+
+
+def realtime(priority: int, option: str = "--realtime") -> None:
+    """Run the calling thread under SCHED_FIFO at ``priority`` (0: leave it); errors name ``option``."""
     if priority:
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
-        except (OSError, ValueError) as e:
-            raise ObookError(f"--realtime {priority}: cannot run at that SCHED_FIFO priority: {e}") from e
+        except (OSError, ValueError, TypeError, OverflowError) as e:
+            raise ObookError(f"{given(option, priority)}: cannot run at that SCHED_FIFO priority: {e}") from e
 
 
-def check_realtime(priority: int) -> None:
+def check_realtime(priority: int, option: str = "--realtime") -> None:
     """The ObookError :func:`realtime` would raise for ``priority``, raised now (0: nothing):
     SCHED_FIFO is tried in a thread that ends at once, so the caller's thread is left as it
     was and an option the machine refuses is refused before anything is opened."""
@@ -605,7 +611,7 @@ def check_realtime(priority: int) -> None:
 
     def probe() -> None:
         try:
-            realtime(priority)
+            realtime(priority, option)
         except ObookError as e:
             refused.append(e)
 
@@ -618,8 +624,11 @@ def check_realtime(priority: int) -> None:
 
 def check_cpu(cpu: int | None, option: str = "--cpu") -> None:
     """ObookError naming ``option`` unless ``cpu`` is None or a core this process may run on."""
-    if cpu is not None and hasattr(os, "sched_getaffinity") and cpu not in os.sched_getaffinity(0):
-        raise ObookError(f"{option} {cpu}: cannot pin to that core (this process may run on cores "
+    if cpu is None or not hasattr(os, "sched_getaffinity"):
+        return
+    whole = isinstance(cpu, (int, np.integer)) and not isinstance(cpu, (bool, np.bool_))
+    if not whole or int(cpu) not in os.sched_getaffinity(0):
+        raise ObookError(f"{given(option, cpu)}: cannot pin to that core (this process may run on cores "
                          f"{', '.join(map(str, sorted(os.sched_getaffinity(0))))})")
 
 
@@ -633,4 +642,4 @@ def pin(cpu: int | None, option: str = "--cpu", checked: bool = False) -> None:
         try:
             os.sched_setaffinity(0, {int(cpu)})
         except (OSError, ValueError, OverflowError) as e:
-            raise ObookError(f"{option} {cpu}: cannot pin to that core: {e}") from e
+            raise ObookError(f"{given(option, cpu)}: cannot pin to that core: {e}") from e
