@@ -564,3 +564,4 @@ def test_venue_log_on_a_full_disk_obook_error_naming_the_log():
     assert not th.is_alive()
     assert len(failed) == 1 and type(failed[0]) is ObookError
     assert str(failed[0]) == "venue: cannot write the log /dev/full: No space left on device"
+    assert v.orders == 0        # the order whose line the log could not take is not counted

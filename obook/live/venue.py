@@ -315,16 +315,16 @@ class Venue:
         except ObookError as e:
             self._close(c, "protocol error", f"order message {c.sequence}: {e}")
             return False
-        self.orders += 1
-        self._sha.update(msg)
-        if self.keep_messages:
-            self.messages.append((stamp, msg))
-        if self.log_file:
+        if self.log_file:       # logged before it is counted: a log that fails stops the venue
             try:
                 self.log_file.write(f"{stamp},{c.number},{msg.hex()}\n")
                 self.log_file.flush()
             except OSError as e:
                 raise self._log_failed(e) from None
+        self.orders += 1
+        self._sha.update(msg)
+        if self.keep_messages:
+            self.messages.append((stamp, msg))
         self._send(c, soupbin.packet(soupbin.SEQUENCED, answer), at_once=False)
         c.sequence += 1
         return True
