@@ -441,6 +441,35 @@ def test_match_boolean_quantity_column_one_line_error(tmp_path, capsys):
     assert "column quantity has type bool, not integers" in cli_error(capsys, "match", orders)
 
 
+def test_match_boolean_instrument_column_one_line_error(tmp_path, capsys):
+    orders = _parquet(tmp_path, instrument=[True, True, False])
+    with pytest.raises(ObookError, match="column instrument has type bool, not text or whole numbers"):
+        obook.match(orders)
+    assert "column instrument has type bool, not text or whole numbers" in cli_error(capsys, "match", orders)
+
+
+def test_match_float_or_decimal_instrument_numbers_named_as_whole_numbers(tmp_path):
+    import decimal
+
+    import pyarrow as pa
+
+    ints = obook.match(_parquet(tmp_path, instrument=[7, 7, 7]))
+    for column in ([7.0, 7.0, 7.0], pa.array([decimal.Decimal("7.00")] * 3, pa.decimal128(5, 2))):
+        got = obook.match(_parquet(tmp_path, instrument=column))
+        assert got.fills.column("instrument").to_pylist() == ["7", "7"]
+        assert got.fills.equals(ints.fills) and got.events.equals(ints.events)
+
+
+@pytest.mark.parametrize("column, says", [
+    ([7.0, 7.0, 7.5], "row 3: instrument is not an integer"),
+    ([7.0, float("nan"), 7.0], "row 2: instrument is NaN, not an integer"),
+])
+def test_match_float_instrument_fraction_or_nan_names_row(tmp_path, column, says):
+    with pytest.raises(obook.FeedError, match=says) as err:
+        obook.match(_parquet(tmp_path, instrument=column))
+    assert err.value.partial is not None
+
+
 def test_match_binary_instrument_not_utf8_names_row_and_partial_holds_the_rows_before(tmp_path, capsys):
     import pyarrow as pa
 

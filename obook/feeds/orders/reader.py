@@ -451,7 +451,13 @@ def _orders(table: pa.Table, name: str) -> Orders:
                 f"; the order columns are {', '.join(COLUMNS[:9])} ... (a CSV file names them in its first line)"
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)}){hint}")
     inst = table.column("instrument")
-    if not (pa.types.is_string(inst.type) or pa.types.is_large_string(inst.type)):
+    if pa.types.is_boolean(inst.type):
+        raise ObookError(f"{name}: column instrument has type bool, not text or whole numbers (an "
+                         "instrument's name or number)")
+    if pa.types.is_floating(inst.type) or pa.types.is_decimal(inst.type):     # ids written as numbers:
+        ids, present = _ints(table, "instrument", rows)                       # whole ones only (1.0 -> '1')
+        inst = pa.array(ids, mask=~present).cast(pa.string())
+    elif not (pa.types.is_string(inst.type) or pa.types.is_large_string(inst.type)):
         inst = _text(inst, "instrument", rows)
     inst = pc.utf8_trim_whitespace(inst)
     rows.fail(~_numpy(inst.is_valid()), "no instrument")
