@@ -322,6 +322,18 @@ def test_obook_price_of_a_list_of_feeds_whose_units_differ_is_an_error_naming_th
     assert same == [(Decimal("100.000000000"),)]
 
 
+@pytest.mark.parametrize("name, text", [("notes.txt", "hello, world\nthis is no feed\n"),
+                                        ("notes.dat", "Hello, world\n"),
+                                        ("orders.csv", "time,instrument,order_id,action\n1,X,1,new\n")])
+def test_obook_price_of_text_that_is_no_csv_feed_names_its_first_line(tmp_path, con, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    for query in (f"SELECT obook_price(1000, '{path}')", f"SELECT obook_unit(to_json('{path}'), NULL, 'price_scale')"):
+        with pytest.raises(duckdb.Error, match=rf"{name}: line 1: not a CSV order feed: line 1 '"):
+            con.execute(query).fetchall()
+    assert con.execute(f"SELECT obook_price(1000000, '{_csv(tmp_path)}')").fetchall() == [(Decimal("100.000000000"),)]
+
+
 def test_obook_price_of_obook_parquet_files_reads_their_recorded_units(tmp_path, con):
     dbn = _dbn(tmp_path, "day.dbn", 100_000_000_000, 100_010_000_000)
     obook.convert(dbn, tmp_path / "out", tables=["bbo"], workers=1)

@@ -37,6 +37,7 @@ def feed_unit(source, fmt, key) -> str:
     values = _units_seen.get(known)
     if values is None:
         f = resolve_format(fmt, feed)
+        _check_header(f, feed)
         # the files' units are one set, as a table's (a price of the second read at the first's scale
         # would be off by their ratio)
         check_one_units([(feed, f, None)] + [(other, resolve_format(fmt, other), None) for other in every[1:]])
@@ -45,6 +46,23 @@ def feed_unit(source, fmt, key) -> str:
             _units_seen.clear()
         _units_seen[known] = values
     return _unit_value(values, key)
+
+
+def _check_header(f, feed) -> None:
+    """The error the replay would give on the first line of a feed whose format starts with a
+    header line (CSV: a file of other text is no feed of it, though its name and commas
+    suggest one): its units are not the units of anything."""
+    framer = f.framer_class()
+    if not getattr(framer, "headed", False) or not isinstance(feed, str):
+        return
+    import numpy as np
+
+    from ..feeds.sources import read_head
+
+    head = read_head(feed, 1 << 12)
+    got = framer(feed).frame(np.frombuffer(head, np.uint8), 1, 0, len(head) < 1 << 12, 1)
+    if got.error is not None and got.n_records == 0:
+        raise got.error
 
 
 def _format_units(f) -> dict:
