@@ -145,7 +145,7 @@ def test_convert_same_file_twice_one_line_error_naming_it(tmp_path, command):
 
 def test_convert_tuple_with_a_file_twice_raises_obook_error_naming_it(tmp_path):
     _, a, b = _split_csv(tmp_path)
-    with pytest.raises(obook.ObookError, match=f"{b}: the same file as {b}"):
+    with pytest.raises(obook.ObookError, match=f"{b}: named twice: the files of one feed name each file once"):
         obook.convert((a, b, b), tmp_path / "out")
     assert not (tmp_path / "out").exists()
 

@@ -68,7 +68,9 @@ def test_obook_sql_macro_over_a_tuple_reads_it_as_one_feed(con, pieces):
 
 @pytest.mark.parametrize("path, says", [("('a_*.log', 'b_2024-01-02.log')", "each a file, not a glob pattern: 'a_*.log'"),
                                         ("('a_2024-01-02.log', 3)", "not 3"),
-                                        ("('a_2024-01-02.log', 'nope.log')", "nope.log: no such feed file")])
+                                        ("('a_2024-01-02.log', 'nope.log')", "nope.log: no such feed file"),
+                                        ("('a_2024-01-02.log', './a_2024-01-02.log')",
+                                         "a_2024-01-02.log: named twice: the files of one feed name each file once")])
 def test_obook_macro_tuple_of_a_pattern_number_or_missing_file_is_an_error_naming_it(con, pieces, path, says):
     with pytest.raises(duckdb.Error, match=says.replace("(", r"\(").replace("*", r"\*")):
         con.sql(f"SELECT * FROM obook_bbo({path})").fetchall()

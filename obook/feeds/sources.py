@@ -89,7 +89,8 @@ def _check_each_once(paths) -> None:
         st = os.stat(p)
         key = (st.st_dev, st.st_ino)
         if key in seen:
-            raise ObookError(f"{os.fspath(p)}: the same file as {seen[key]}: the files of one feed name each file once")
+            again = "named twice" if os.fspath(p) == seen[key] else f"the same file as {seen[key]}"
+            raise ObookError(f"{os.fspath(p)}: {again}: the files of one feed name each file once")
         seen[key] = os.fspath(p)
 
 
