@@ -424,6 +424,35 @@ def test_backtest_l2_strategy_that_raises_is_error_naming_strategy_and_method():
     assert e.value.partial is not None
 
 
+class YieldsThenRaises(JoinOnce):
+    def on_book(self, ctx):
+        def orders():
+            yield Order("enter", "AAA", "B", 50, 1000, ref=ctx.time)
+            raise ValueError("late boom")
+        return orders()
+
+
+def test_backtest_l2_strategy_generator_raising_is_error_naming_strategy_and_method():
+    from obook.backtest import StrategyError
+
+    with pytest.raises(StrategyError, match=r"^the strategy YieldsThenRaises.on_book raised ValueError: late boom") as e:
+        backtest(l2_table(QUEUE_DAY), YieldsThenRaises(), queue="power:2")
+    assert "late boom" in e.value.traceback and e.value.partial is not None
+
+
+class ReplacesTop(JoinOnce):
+    def on_book(self, ctx):
+        orders = super().on_book(ctx)
+        ctx.top = lambda *a: (1, 1, 2, 1)
+        return orders
+
+
+def test_backtest_l2_context_top_replaced_by_strategy_gate_reads_the_book():
+    r = backtest(l2_table(QUEUE_DAY), ReplacesTop(), queue="power:2")
+    assert r.orders.column("refused").to_pylist() == [None]
+    assert r.fills.column("quantity").to_pylist() == [30]
+
+
 @pytest.mark.parametrize("option, says", [(["--interval", "1e-10"], "--interval 1e-10 s: give 1e-09 s"),
                                           (["--timer", "5"], "--timer 5: the strategy has no on_timer to call")])
 def test_backtest_l2_cli_interval_or_timer_error_names_the_option(tmp_path, capsys, option, says):

@@ -82,6 +82,47 @@ def test_order_numbers_numpy_notional_beyond_64_bits_is_refused_by_gate(tmp_path
     assert r.orders.column("refused").to_pylist() == ["notional"]
 
 
+class Yields:
+    """Returns a generator that yields one order, then raises ``error`` (the strategy's own
+    code runs while its orders are read)."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def on_book(self, ctx):
+        def orders():
+            yield Order("enter", "AAA", "B", 10, 990, ref=ctx.time)
+            raise self.error
+        return orders()
+
+
+@pytest.mark.parametrize("error", [ValueError("late boom"), TypeError("late boom")])
+def test_send_each_generator_raising_is_strategy_error_naming_the_call(tmp_path, error):
+    with pytest.raises(StrategyError, match=rf"^the strategy Yields.on_book raised {type(error).__name__}: late boom "
+                                            r"\(at time \d+\)$") as e:
+        backtest(_day(tmp_path), Yields(error), format="csv")
+    assert "late boom" in e.value.traceback and ", in orders\n" in e.value.traceback
+    assert e.value.partial is not None
+
+
+def test_send_context_top_replaced_by_strategy_gate_reads_the_book(tmp_path):
+    class Replaces:
+        """Replaces its context's top() by one far from the book, then joins the bid."""
+        sent = False
+
+        def on_book(self, ctx):
+            bid = ctx.top()[0]
+            ctx.top = lambda *a: (1, 1, 2, 1)
+            if self.sent or bid is None:
+                return None
+            self.sent = True
+            return [Order("enter", "AAA", "B", 10, bid, ref=1)]
+
+    r = backtest(_day(tmp_path), Replaces(), format="csv")
+    assert r.orders.column("refused").to_pylist() == [None]
+    assert r.events.column("event").to_pylist()[0] == "accepted"
+
+
 def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     class Looks:
         def on_book(self, ctx):

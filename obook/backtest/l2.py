@@ -20,7 +20,7 @@ from .._kernels.simulate_layout import (I_ACT, I_ARR, I_ROW, I_TB, K_ACCEPTED, K
                                         K_REJECTED, NONE, OP_MODIFY, OP_NEW, R_FOK, R_NOT_LIVE)
 from ..errors import ObookError
 from .orders import (EVENT_NAMES, BacktestTop, OpenOrder, OrderUpdate, action_of, as_checked, call_name,
-                     flags_of, market_price, named_ref, order_numbers, send_each, side_of, tif_of)
+                     flags_of, listed, market_price, named_ref, order_numbers, send_each, side_of, tif_of)
 
 #: the queue models by name, and the exponent of those that have one
 MODELS = {"power": M_POWER, "power2": M_POWER2, "power3": M_POWER3, "log": M_LOG, "log2": M_LOG2,
@@ -115,6 +115,7 @@ class L2Run:
         self.calls = 0
         self.timer, self.on = timer, on
         self.ctx = L2Context(self)
+        self.gate_view = L2Context(self)   # the book the risk gate reads: one the strategy never holds
         self.venue = L2Venue(len(self.names), model, power, self._respond)
 
     def push(self, t, kind, payload):
@@ -257,7 +258,7 @@ class L2Run:
 
         self.calls += 1
         try:
-            orders = fn()
+            orders = listed(fn())
         except (Exception, SystemExit) as e:
             raise strategy_raised(e, t, call_name(self.strategy, method)) from e
         send_each(orders, lambda o: self.send(o, t, tb), t, StrategyError, self.strategy, method)
@@ -283,7 +284,7 @@ class L2Run:
             if key is None:
                 key = self.venue.key()
             side = int(self.venue.OQ[key, Q_SIDE])
-        bid, _, ask, _ = self.ctx.top(symbol)
+        bid, _, ask, _ = self.gate_view.top(symbol)
         checked = as_checked(order, side, qty, market_price(side, bid, ask) if market else price)
         reason = self.risk.check(checked, bid, ask, now * self.unit_ns, bool(market))
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0

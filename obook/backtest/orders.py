@@ -108,6 +108,21 @@ def call_name(strategy, method: str | None) -> str:
     return f"{name}.{method}" if method else f"{name}(top)"
 
 
+def listed(orders):
+    """What a strategy returned, its orders read: the items of a generator (or of another
+    iterable that is no list or tuple) as a list, so that the strategy's own code that runs
+    as they are read runs in its call (an exception there is the strategy's); None, a list, a
+    tuple and what is no list of orders (text, a dict, an order, a number) as they are, for
+    send_each to send or refuse."""
+    if orders is None or type(orders) in (list, tuple) or isinstance(orders, (str, bytes, dict, OuchOrder)):
+        return orders
+    try:
+        items = iter(orders)
+    except TypeError:
+        return orders
+    return list(items)
+
+
 def send_each(orders, send, now: int, error, strategy, method: str | None) -> None:
     """``send(order)`` for each order the ``strategy``'s ``method`` (call_name) returned (None
     or [] for none); what is no list of orders, or an order that cannot be read, raises

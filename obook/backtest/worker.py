@@ -26,7 +26,7 @@ from .entry import strategy_address
 from ..errors import ObookError, StrategyError
 from ..simulation.observer import deepest_side, map_book, shadow_book
 from .orders import (EVENT_NAMES, BacktestTop, OrderUpdate, action_of, as_checked, call_name, flags_of,
-                     market_price, named_ref, order_numbers, send_each, side_of, tif_of)
+                     listed, market_price, named_ref, order_numbers, send_each, side_of, tif_of)
 
 HASH = 1 << 12
 LEVELS = 64
@@ -161,6 +161,7 @@ class BacktestWorker:
         self.refs: dict = {}
         self.open: dict = {}
         self.ctx = Context(self)
+        self.gate_view = Context(self)     # the book the risk gate reads: one the strategy never holds
         self.strategy = spec.strategy
         self.fn = spec.fn
         self.entry = strategy_address(spec.fn)     # what the kernels call (0: a Python strategy)
@@ -192,7 +193,7 @@ class BacktestWorker:
         strategy's context: it refers back to this worker, and that cycle would keep the
         output buffers (hundreds of MB on a large day) until Python's cycle collector runs."""
         self.prefault.stop()
-        self.ctx = None
+        self.ctx = self.gate_view = None
         for a, used in self._outputs():     # their mappings serve the next backtest's buffers
             written(a, (used + 2) * a.strides[0])
 
@@ -471,6 +472,7 @@ class BacktestWorker:
                 orders = strat.on_order(ctx, upd)
             else:
                 orders = strat.on_timer(ctx)
+            orders = listed(orders)
         except (Exception, SystemExit) as e:
             raise strategy_raised(e, now, call_name(strat, method)) from e
         send_each(orders, lambda o: self.send(o, now, tb), now, StrategyError, strat, method)
@@ -503,7 +505,7 @@ class BacktestWorker:
                 S[S_NKEY] = key + 1
                 self.LO[key, LO_REF], self.LO[key, LO_SIDE], self.LO[key, LO_TB] = ref, side_of(order), tb
             side = int(self.LO[key, LO_SIDE])
-        bid, bq, ask, aq = self.ctx.top(self.names[tb])
+        bid, bq, ask, aq = self.gate_view.top(self.names[tb])
         checked = as_checked(order, side, qty, market_price(side, bid, ask) if market else price)
         reason = spec.risk.check(checked, bid, ask, now * spec.unit_ns, bool(market))
         refused = RISK_CODES.get(reason, len(RISK_NAMES)) if reason is not None else 0
