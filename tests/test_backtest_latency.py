@@ -37,6 +37,9 @@ class JoinOnce:
     (("uniform", -5, 5), "give uniform:LO:HI with 0 <= LO <= HI"),
     (([1, 2], [5, 10**16]), "row 2: latency 10000000000000000 ns is not between 0 and"),
     (([1], [2**70]), "not 64-bit integers"),
+    (([1, 2], [1_000_000, 1.5]), "order_latency: a latency table (times, values): latency must be whole numbers"),
+    (([1.5, 2], [1_000_000, 0]), "order_latency: a latency table (times, values): time must be whole numbers"),
+    ((["1", "2"], [1_000_000, 0]), "order_latency: a latency table (times, values): time must be whole numbers"),
 ])
 def test_backtest_latency_beyond_a_week_or_unreadable_is_an_error(tmp_path, latency, says):
     with pytest.raises(ObookError) as e:

@@ -42,10 +42,13 @@ def _table(spec):
     import pyarrow as pa
 
     if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(spec[0], str):
+        path = "a latency table (times, values)"
         try:
-            return np.asarray(spec[0], np.int64), np.asarray(spec[1], np.int64)
+            times, values = np.asarray(spec[0]), np.asarray(spec[1])
+            np.asarray(spec[0], np.int64), np.asarray(spec[1], np.int64)
         except (OverflowError, TypeError, ValueError) as e:
-            raise ObookError(f"a latency table (times, values): not 64-bit integers ({e})") from None
+            raise ObookError(f"{path}: not 64-bit integers ({e})") from None
+        return _whole(times, "time", path), _whole(values, "latency", path)
     if isinstance(spec, str):
         import os
 
@@ -93,7 +96,12 @@ def _ints(table, column: str, path: str) -> np.ndarray:
     if col.null_count:
         raise ObookError(f"{path}: row {col.is_null().to_numpy(zero_copy_only=False).argmax() + 1}: "
                          f"{column} is empty or no number (a blank, NaN, NA or null cell)")
-    values = np.asarray(col.to_numpy(zero_copy_only=False))
+    return _whole(np.asarray(col.to_numpy(zero_copy_only=False)), column, path)
+
+
+def _whole(values: np.ndarray, column: str, path: str) -> np.ndarray:
+    """A latency table's column as int64 when its values are whole numbers of 64 bits, else
+    an error naming it (1.5 or '2' is no time or latency: never truncated or parsed)."""
     try:
         with np.errstate(invalid="ignore"):
             as_int = values.astype(np.int64)
