@@ -215,3 +215,59 @@ def test_backtest_days_python_forced_format_names_days_by_its_rule(days, tmp_pat
     d, files = days
     r = backtest_days(_undetected_days(files, tmp_path), f"{d / 'take.py'}:Take", format="itch")
     assert sorted(r.summary) == ["20240301", "20240304"]
+
+
+WAITS = '''
+import os, time
+
+
+class Waits:
+    """Marks its day as started, then waits (a strategy stuck in a long computation)."""
+
+    def __init__(self):
+        self.marked = False
+
+    def on_book(self, ctx):
+        if not self.marked:
+            self.marked = True
+            open(os.path.join(os.environ["OBOOK_TEST_MARKS"], str(os.getpid())), "w").close()
+        while True:
+            time.sleep(0.01)
+'''
+
+
+def test_backtest_days_ctrl_c_while_days_run_stops_them_and_starts_none(tmp_path):
+    """A terminal's Ctrl-C reaches the command and its day processes: each running day stops,
+    no day still queued starts, and the command exits 130 with no process left behind."""
+    import os
+    import signal
+    import time
+
+    import psutil
+
+    day = "Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1000\n2,AAA,b,B,100,990\n"
+    feeds = []
+    for name in ("d1", "d2", "d3", "d4"):
+        (tmp_path / f"{name}.csv").write_text(day)
+        feeds.append(str(tmp_path / f"{name}.csv"))
+    (tmp_path / "s.py").write_text(WAITS)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, "OBOOK_TEST_MARKS": str(marks)}
+    p = subprocess.Popen([sys.executable, "-m", "obook", "backtest", *feeds, "-f", "csv", "--strategy",
+                          f"{tmp_path / 's.py'}:Waits", "-p", "2"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, env=env, cwd=tmp_path)
+    try:
+        while len(os.listdir(marks)) < 2 and p.poll() is None:     # both day processes in their strategy
+            time.sleep(0.01)
+        kids = psutil.Process(p.pid).children(recursive=True)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, err.decode()
+    assert err.decode().strip().splitlines()[-1] == "interrupted"
+    assert len(os.listdir(marks)) == 2          # the days queued behind them never started
+    assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]

@@ -137,11 +137,36 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
 
         from ..engine.workers import mp_context
 
-        with ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context()) as pool:
+        pool = ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context())
+        try:
             got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds),
                                 [option_names] * len(feeds)))
+        except BaseException:
+            _stop(pool)
+            raise
+        finally:
+            pool.shutdown(wait=True)
     _first_failure(names, feeds, got)
     return _joined(names, got)
+
+
+def _stop(pool) -> None:
+    """End the day processes of ``pool`` now (a Ctrl-C, a SIGTERM, an error in this process): no
+    queued day starts, and those running stop (SIGTERM, then SIGKILL after 2 s). Left to
+    themselves they would run on: a day's process answers the Ctrl-C it got too by
+    taking the next queued day, and the pool's shutdown waits for every day it has."""
+    import time
+
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.terminate()
+    deadline = time.monotonic() + 2
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.exitcode is None:
+            p.kill()
+            p.join()
 
 
 def _on_dask(address: str, feeds, run: tuple, at_once: int) -> list:
