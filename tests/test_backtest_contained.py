@@ -352,3 +352,20 @@ def test_strategy_text_error_names_the_argument_of_each_front_end(tmp_path):
         obook.polars.scan_backtest(str(feed), "nofile.py:X").collect()
     with pytest.raises(duckdb.Error, match=r"obook_backtest: strategy: no such file nofile\.py"):
         obook.connect().sql(f"SELECT * FROM obook_backtest('{feed}', 'nofile.py:X')").fetchall()
+
+
+@pytest.mark.parametrize("value", [1.5, True])
+def test_backtest_compiled_strategy_returning_no_integer_is_a_strategy_error_before_the_day(tmp_path, value):
+    from numba import njit
+
+    from obook.backtest import compiled
+
+    @njit
+    def returns(c, lo, refkey, state, out):
+        return value
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match=r"the compiled strategy returns does not compile as fn.*-> int.*"
+                                            r"returns (float64|bool), not an integer"):
+        backtest(str(feed), compiled(returns), format="csv")

@@ -55,12 +55,29 @@ def _compile(fn):
         row[C_RAISED] = 0
         return n
 
+    def not_int(first: str) -> StrategyError:
+        return StrategyError(f"the compiled strategy {_name(fn)} does not compile as fn(call, lo, refkey, state, "
+                             f"out) -> int (the number of order rows written): {first}"[:500])
+
     try:
-        return cfunc(_signature(), nopython=True)(entry)
+        made = cfunc(_signature(), nopython=True)(entry)
     except NumbaError as e:
-        first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
-        raise StrategyError(f"the compiled strategy {_name(fn)} does not compile as fn(call, lo, refkey, state, "
-                            f"out) -> int (the number of order rows written): {first}"[:500]) from e
+        raise not_int(next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)) from e
+    returned = _returned(fn)
+    if returned is not None:        # the entry's int64 would cast it: 1.5 rows as 1, True as 1
+        raise not_int(f"it returns {returned}, not an integer")
+    return made
+
+
+def _returned(fn):
+    """The type ``fn`` returns for the entry's arrays when that is no integer (a float, a
+    bool), else None."""
+    from numba import types
+
+    v, m = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+    got = getattr(fn, "overloads", {}).get((v, m, v, v, m))
+    kind = None if got is None else types.unliteral(got.signature.return_type)
+    return None if kind is None or (isinstance(kind, types.Integer) and kind is not types.boolean) else kind
 
 
 def _name(fn) -> str:
