@@ -123,6 +123,27 @@ def test_send_context_top_replaced_by_strategy_gate_reads_the_book(tmp_path):
     assert r.events.column("event").to_pylist()[0] == "accepted"
 
 
+@pytest.mark.parametrize("raising", ["on_book", "timer", "tickers"])
+def test_strategy_object_attribute_lookup_raising_is_strategy_error_naming_it(tmp_path, raising):
+    class Proxy:
+        """Forwards what it lacks to a remote object: here the look-up itself fails."""
+
+        def on_book(self, ctx):
+            return None
+
+        def __getattr__(self, name):
+            if name == raising:
+                raise RuntimeError(f"no connection for {name}")
+            raise AttributeError(name)
+
+    if raising == "on_book":
+        del Proxy.on_book
+    with pytest.raises(StrategyError, match=rf"^the strategy Proxy: looking up its {raising} raised RuntimeError: "
+                                            rf"no connection for {raising}$") as e:
+        backtest(_day(tmp_path), Proxy(), format="csv")
+    assert "no connection" in e.value.traceback
+
+
 def test_context_unknown_instrument_is_error_naming_it(tmp_path):
     class Looks:
         def on_book(self, ctx):

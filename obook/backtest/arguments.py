@@ -21,15 +21,38 @@ def strategy_object(strategy):
     if isinstance(strategy, str):
         from ..live.cli_run import load_strategy
 
-        return load_strategy(strategy, "strategy")
+        return _looked_up(load_strategy(strategy, "strategy"))
     if isinstance(strategy, type):
         raise ObookError(f"strategy {strategy.__name__} is a class: give an instance ({strategy.__name__}()) "
                          "or its text FILE.py:NAME")
-    if (isinstance(strategy, CompiledStrategy) or callable(strategy)
-            or any(hasattr(strategy, m) for m in ("on_book", "on_order", "on_timer"))):
+    if isinstance(strategy, CompiledStrategy):
+        return strategy
+    if callable(_looked_up(strategy)) or any(hasattr(strategy, m) for m in ("on_book", "on_order", "on_timer")):
         return strategy
     raise ObookError(f"strategy {shown(strategy)} is no strategy: give a callable(top) -> orders, an object "
                      "with on_book / on_order / on_timer, obook.backtest.compiled(...) or FILE.py:NAME")
+
+
+#: what obook reads of a strategy object (each may be missing)
+LOOKED_UP = ("on_book", "on_order", "on_timer", "on", "timer", "tickers", "fn", "fresh", "stateful",
+             "__name__", "__closure__", "__module__")
+
+
+def _looked_up(strategy):
+    """``strategy``, once each attribute obook reads of it has been looked up: one whose
+    look-up raises (a ``__getattr__`` of its own that raises no AttributeError) is a
+    StrategyError naming it, with the strategy's traceback."""
+    import traceback
+
+    from ..errors import StrategyError
+
+    for name in LOOKED_UP:
+        try:
+            getattr(strategy, name, None)
+        except Exception as e:
+            raise StrategyError(f"the strategy {type(strategy).__name__}: looking up its {name} raised "
+                                f"{type(e).__name__}: {e}", traceback.format_exc()) from e
+    return strategy
 
 
 def _whole_in(name: str, value, low: int, high: int = INT64_MAX) -> int:
