@@ -271,3 +271,38 @@ def test_backtest_days_ctrl_c_while_days_run_stops_them_and_starts_none(tmp_path
     assert err.decode().strip().splitlines()[-1] == "interrupted"
     assert len(os.listdir(marks)) == 2          # the days queued behind them never started
     assert not [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+
+
+MARKS_THEN_RAISES = '''
+import os
+
+
+class Raises:
+    """Marks its day as started, then raises at its first call."""
+
+    def __init__(self):
+        open(os.path.join(os.environ["OBOOK_TEST_MARKS"], str(id(self))), "w").close()
+
+    def on_book(self, ctx):
+        raise ValueError("first call")
+'''
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_backtest_days_day_that_fails_starts_no_later_day(tmp_path, monkeypatch, processes):
+    from obook.backtest import StrategyError
+    from obook.backtest.days import backtest_days
+
+    day = "Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1000\n2,AAA,b,B,100,990\n"
+    feeds = []
+    for name in ("d1", "d2", "d3", "d4", "d5"):
+        (tmp_path / f"{name}.csv").write_text(day)
+        feeds.append(str(tmp_path / f"{name}.csv"))
+    (tmp_path / "s.py").write_text(MARKS_THEN_RAISES)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("OBOOK_TEST_MARKS", str(marks))
+    with pytest.raises(StrategyError, match=r"^day d1 \(.*d1.csv\): the strategy Raises.on_book raised ValueError"):
+        backtest_days(feeds, f"{tmp_path / 's.py'}:Raises", processes=processes, format="csv")
+    # the days started before the failure was known (at most one more a process), none after it
+    assert len(list(marks.iterdir())) <= 2 * processes

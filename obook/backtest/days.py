@@ -116,7 +116,7 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
     ``strategy``: ``FILE.py:NAME`` or ``module:NAME``; ``dates``: the days' names
     (default: each feed's session date, else its file name). Returns a BacktestResult
     whose tables have a ``date`` column first and whose ``summary`` is ``{date: summary}``.
-    When a day fails, its error is raised (the first in the feeds' order), with ``partial``:
+    When a day fails no later day starts, and its error is raised (the first in the feeds' order), with ``partial``:
     the days before it and its own tables up to the failure, in the same shape.
     ``option_names``: the interval's and the timer's names in errors, as for obook.backtest.backtest_named."""
     feeds = [[str(p) for p in f] if isinstance(f, (list, tuple)) else str(f) for f in feeds]
@@ -139,8 +139,7 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
 
         pool = ProcessPoolExecutor(max_workers=processes or 1, mp_context=mp_context())
         try:
-            got = list(pool.map(_one, feeds, [strategy] * len(feeds), [kwargs] * len(feeds),
-                                [option_names] * len(feeds)))
+            got = _on_pool(pool, feeds, (strategy, kwargs, option_names), processes or 1)
         except BaseException:
             _stop(pool)
             raise
@@ -148,6 +147,26 @@ def backtest_days(feeds, strategy: str, processes: int | None = None, dates=None
             pool.shutdown(wait=True)
     _first_failure(names, feeds, got)
     return _joined(names, got)
+
+
+def _on_pool(pool, feeds, run: tuple, at_once: int) -> list:
+    """Each day in a process of ``pool`` (``_one(feed, *run)``), ``at_once`` in flight, in the
+    feeds' order; once a day fails no new one starts (those running finish: one before it
+    in the feeds' order may fail too). Results in the feeds' order, None for a day not run."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    todo, running, got = list(enumerate(feeds)), {}, [None] * len(feeds)
+    while todo or running:
+        while todo and len(running) < at_once:
+            i, feed = todo.pop(0)
+            running[pool.submit(_one, feed, *run)] = i
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for fut in done:
+            i = running.pop(fut)
+            got[i] = fut.result()
+            if isinstance(got[i], BaseException):
+                todo.clear()
+    return got
 
 
 def _stop(pool) -> None:
