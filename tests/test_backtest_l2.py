@@ -349,6 +349,41 @@ def test_backtest_l2_bad_row_is_an_error_naming_it(row, change, says):
     assert says in str(e.value)
 
 
+def _as_type(column, typ):
+    """QUEUE_DAY's table with ``column`` cast to ``typ``."""
+    t = l2_table(QUEUE_DAY)
+    return t.set_column(t.column_names.index(column), column, t.column(column).cast(typ))
+
+
+def _float_row(row, column, value):
+    """QUEUE_DAY's table with ``column`` as floats, ``value`` in row ``row``."""
+    t = _as_type(column, pa.float64())
+    col = t.column(column).to_pylist()
+    col[row] = value
+    return t.set_column(t.column_names.index(column), column, pa.array(col, pa.float64()))
+
+
+@pytest.mark.parametrize("table, says", [
+    (_float_row(4, "price", 1000.5), "row 4: price 1000.5 is no whole number"),
+    (_float_row(2, "bid_sz_00", float("nan")), "row 2: bid_sz_00 nan is no whole number"),
+    (_float_row(1, "ask_px_00", 1e19), "row 1: ask_px_00 1e+19 is no whole number"),
+    (_as_type("price", pa.string()), "price is string, not numbers"),
+])
+def test_backtest_l2_price_or_size_no_whole_number_is_an_error_naming_it(table, says):
+    with pytest.raises(ObookError, match="the L2 input: ") as e:
+        backtest(table, JoinOnce())
+    assert says in str(e.value)
+
+
+def test_backtest_l2_whole_float_prices_and_sizes_are_those_integers():
+    floats = l2_table(QUEUE_DAY)
+    for name in ("price", "size", "bid_px_00", "bid_sz_00", "ask_px_00", "ask_sz_00"):
+        floats = floats.set_column(floats.column_names.index(name), name, floats.column(name).cast(pa.float64()))
+    got = backtest(floats, JoinOnce(), queue="power:2")
+    want = backtest(l2_table(QUEUE_DAY), JoinOnce(), queue="power:2")
+    assert got.fills.equals(want.fills) and got.fills.num_rows == 1
+
+
 def test_backtest_l2_stretch_without_rows_gets_one_equity_sample():
     far = [(t + (10 * 86_400 * 10**9 if i >= 5 else 0), *rest) for i, (t, *rest) in enumerate(QUEUE_DAY)]
     r = backtest(l2_table(far), JoinOnce(), interval=1.0)
@@ -435,7 +470,8 @@ class YieldsThenRaises(JoinOnce):
 def test_backtest_l2_strategy_generator_raising_is_error_naming_strategy_and_method():
     from obook.backtest import StrategyError
 
-    with pytest.raises(StrategyError, match=r"^the strategy YieldsThenRaises.on_book raised ValueError: late boom") as e:
+    says = r"^the strategy YieldsThenRaises.on_book raised ValueError: late boom"
+    with pytest.raises(StrategyError, match=says) as e:
         backtest(l2_table(QUEUE_DAY), YieldsThenRaises(), queue="power:2")
     assert "late boom" in e.value.traceback and e.value.partial is not None
 

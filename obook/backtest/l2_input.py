@@ -187,6 +187,31 @@ def _check_rows(table, sym, levels: int, label) -> None:
             first(pc.less(c, 0), lambda r: f"{col} {c[r].as_py()} is below 0")
 
 
+def _whole_numbers(table, columns, label):
+    """``table`` with its price and size ``columns`` as integers: a column of floats (a
+    pandas frame's, whose missing values made it one) is taken as the integers it holds, a
+    fraction, NaN or a value beyond 64 bits being an error naming its row (0-based); a
+    column of any other type (text) is an error naming it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name in columns:
+        c = table.column(name)
+        if pa.types.is_integer(c.type) or pa.types.is_null(c.type):
+            continue
+        if not pa.types.is_floating(c.type):
+            raise ObookError(f"{label}: {name} is {c.type}, not numbers (prices in the input's price unit, "
+                             "sizes in shares)")
+        c = c.cast(pa.float64())
+        bad = pc.fill_null(pc.or_kleene(pc.not_equal(c, pc.floor(c)), pc.greater_equal(pc.abs(c), 2.0**63)), False)
+        if pc.any(bad).as_py():
+            row = int(pc.index(bad, True).as_py())
+            raise ObookError(f"{label}: row {row}: {name} {c[row].as_py()} is no whole number of 64 bits (prices in "
+                             "the input's price unit, sizes in shares)")
+        table = table.set_column(table.column_names.index(name), name, c.cast(pa.int64()))
+    return table
+
+
 def read_l2(feed, tickers=None) -> L2Day:
     """The rows of an L2 input (see the module doc), in time order, of ``tickers`` (None: all)."""
     import pyarrow as pa
@@ -219,8 +244,10 @@ def read_l2(feed, tickers=None) -> L2Day:
     missing = [c for c in need if c not in table.column_names]
     if missing:
         raise ObookError(f"an L2 input needs the columns {', '.join(missing)} (as Databento's mbp-1 / mbp-10)")
+    label = feed if isinstance(feed, (str, Path)) else "the L2 input"
+    table = _whole_numbers(table, need[2:], label)
     sym = _column(table, ("symbol", "instrument_id")).cast(pa.string())
-    _check_rows(table, sym, levels, feed if isinstance(feed, (str, Path)) else "the L2 input")
+    _check_rows(table, sym, levels, label)
     if tickers:
         keep = pc.is_in(sym, value_set=pa.array(list(tickers), pa.string()))
         table, sym = table.filter(keep), sym.filter(keep)
