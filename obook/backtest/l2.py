@@ -346,7 +346,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     finally:
         # the context and the venue (its response hook) refer back to the run: without
         # those cycles the day's rows go as soon as the result does, not at a cycle collection
-        run.ctx = run.venue = None
+        run.ctx = run.gate_view = run.venue = None
     tables, summary = build(rows, fees, 1, interval_ns, capital)
     return BacktestResult(tables, summary, {"rows": len(day.time), "calls": run.calls,
                                             "queue": queue or DEFAULT_MODEL})
