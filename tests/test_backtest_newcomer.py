@@ -278,6 +278,10 @@ def test_compiled_unknown_call_or_timer_of_the_wrong_kind_is_obook_error_when_ma
 @pytest.mark.parametrize("fn, state, says", [
     (lambda *a: 0, None, "a compiled strategy is a numba function"),
     (None, [1.5], "state must be whole numbers of 64 bits"),
+    (None, np.arange(10, dtype=np.int64)[::2],
+     r"state must be one contiguous row of int64 \(np.zeros\(n, np.int64\)\), not an array of shape \(5,\) with a step"),
+    (None, np.zeros((2, 2), np.int64), r"state must be one contiguous row .*not an array of shape \(2, 2\)"),
+    (None, [[1, 2], [3, 4]], r"state must be one contiguous row .*not an array of shape \(2, 2\)"),
 ])
 def test_compiled_bad_function_or_state_is_obook_error(tmp_path, fn, state, says):
     with pytest.raises(ObookError, match=says):

@@ -126,7 +126,7 @@ def _state_array(state) -> np.ndarray:
     if state is None:
         return np.zeros(64, np.int64)
     if isinstance(state, np.ndarray) and state.dtype == np.int64:
-        return state
+        return _one_row(state)
     try:
         a = np.asarray(state)
         as_int = a.astype(np.int64)
@@ -135,7 +135,18 @@ def _state_array(state) -> np.ndarray:
         ok = False
     if not ok:
         raise ObookError(f"a compiled strategy's state must be whole numbers of 64 bits, not {state!r}"[:300])
-    return as_int
+    return _one_row(as_int)
+
+
+def _one_row(state: np.ndarray) -> np.ndarray:
+    """``state`` when it is one contiguous row: the compiled loop hands the strategy its
+    memory as that, so the rows of a 2-D array, or every element of a strided view (a[::2]),
+    would not be the ones the strategy reads and writes."""
+    if state.ndim != 1 or not state.flags.c_contiguous:
+        step = " with a step" if state.ndim == 1 else ""
+        raise ObookError("a compiled strategy's state must be one contiguous row of int64 (np.zeros(n, np.int64)), "
+                         f"not an array of shape {state.shape}{step}")
+    return state
 
 
 def _subscriptions(on, timer) -> int:
