@@ -276,12 +276,14 @@ def test_backtest_days_ctrl_c_while_days_run_stops_them_and_starts_none(tmp_path
 MARKS_THEN_RAISES = '''
 import os
 
+MARKS = {marks!r}       # a forkserver started by an earlier test has an older environment
+
 
 class Raises:
     """Marks its day as started, then raises at its first call."""
 
     def __init__(self):
-        open(os.path.join(os.environ["OBOOK_TEST_MARKS"], str(id(self))), "w").close()
+        open(os.path.join(MARKS, str(id(self))), "w").close()
 
     def on_book(self, ctx):
         raise ValueError("first call")
@@ -289,7 +291,7 @@ class Raises:
 
 
 @pytest.mark.parametrize("processes", [1, 2])
-def test_backtest_days_day_that_fails_starts_no_later_day(tmp_path, monkeypatch, processes):
+def test_backtest_days_day_that_fails_starts_no_later_day(tmp_path, processes):
     from obook.backtest import StrategyError
     from obook.backtest.days import backtest_days
 
@@ -298,10 +300,9 @@ def test_backtest_days_day_that_fails_starts_no_later_day(tmp_path, monkeypatch,
     for name in ("d1", "d2", "d3", "d4", "d5"):
         (tmp_path / f"{name}.csv").write_text(day)
         feeds.append(str(tmp_path / f"{name}.csv"))
-    (tmp_path / "s.py").write_text(MARKS_THEN_RAISES)
     marks = tmp_path / "marks"
     marks.mkdir()
-    monkeypatch.setenv("OBOOK_TEST_MARKS", str(marks))
+    (tmp_path / "s.py").write_text(MARKS_THEN_RAISES.replace("{marks!r}", repr(str(marks))))
     with pytest.raises(StrategyError, match=r"^day d1 \(.*d1.csv\): the strategy Raises.on_book raised ValueError"):
         backtest_days(feeds, f"{tmp_path / 's.py'}:Raises", processes=processes, format="csv")
     # the days started before the failure was known (at most one more a process), none after it
