@@ -436,3 +436,21 @@ def test_simulate_feed_tables_one_name_is_that_table(tmp_path):
     feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n", "5,AAA,1,new,buy,limit,DAY,1000,10\n")
     one = simulate(feed, orders, format="csv", workers=1, feed_tables="bbo")
     assert one.table("bbo").equals(simulate(feed, orders, format="csv", workers=1, feed_tables=("bbo",)).table("bbo"))
+
+
+@pytest.mark.parametrize("quantities", [[2**63 - 1], [2**62, 2**62], [2**61, 10, 2**62]])
+def test_simulate_own_quantities_beyond_64_bit_level_totals_raise_naming_the_row(tmp_path, quantities):
+    """Own shares beside the feed's at a level must fit 64 bits (bbo_with_own's bid_qty
+    would wrap to a negative number): an instrument's quantities sum to at most 2**62."""
+    rows = "".join(f"{i + 2},AAA,{i + 1},new,buy,limit,GTC,990,{q}\n" for i, q in enumerate(quantities))
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n5,AAA,b,B,100,990\n", rows)
+    with pytest.raises(ObookError, match=f"orders.csv: row {len(quantities)}: the quantities of instrument "
+                                         "'AAA' sum to more than 2\\*\\*62"):
+        simulate(feed, orders, format="csv", workers=1)
+
+
+def test_simulate_own_quantities_up_to_2_62_rest_with_exact_level_totals(tmp_path):
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n5,AAA,b,B,100,990\n",
+                          f"2,AAA,1,new,buy,limit,GTC,990,{2**62 - 200}\n3,AAA,2,new,buy,limit,GTC,990,100\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    assert max(r.table("bbo_with_own").column("bid_qty").to_pylist(), key=lambda q: q or 0) == 2**62
