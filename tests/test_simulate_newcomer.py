@@ -73,6 +73,25 @@ def test_latencies_duration_column_counts_its_unit():
     assert latencies("lat", 2, table).tolist() == [1_000_000, 2_000_000]
 
 
+@pytest.mark.parametrize("values, row", [([5, 10**12], 2), ([-(10**12), 5], 1), ([-1, 5], 1), ([604_801, 1], 1)])
+def test_latencies_duration_column_beyond_a_week_names_the_row(values, row):
+    table = pa.table({"lat": pa.array(values, pa.duration("s"))})
+    with pytest.raises(ObookError, match=f"latency column 'lat': row {row} is not between 0 and 604800000000000 ns"):
+        latencies("lat", 2, table)
+
+
+def test_latencies_duration_column_of_a_week_and_nulls():
+    assert latencies("lat", 1, pa.table({"lat": pa.array([604_800], pa.duration("s"))})).tolist() == [604_800 * 10**9]
+    with pytest.raises(ObookError, match="latency column 'lat' has empty values \\(row 2\\)"):
+        latencies("lat", 2, pa.table({"lat": pa.array([1, None], pa.duration("us"))}))
+
+
+@pytest.mark.parametrize("kind", [pa.timestamp("ns"), pa.timestamp("s", tz="UTC"), pa.date32()])
+def test_latencies_column_of_instants_raises_naming_its_type(kind):
+    with pytest.raises(ObookError, match="latency column 'lat' holds instants"):
+        latencies("lat", 2, pa.table({"lat": pa.array([1, 2], kind)}))
+
+
 @pytest.mark.parametrize("spec", [("uniform", "a", "b"), ("exponential", None)])
 def test_latencies_distribution_parameters_not_numbers_raise_obook_error(spec):
     with pytest.raises(ObookError, match="parameters must be numbers"):

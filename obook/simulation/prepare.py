@@ -105,6 +105,17 @@ def _whole_ns(values: np.ndarray, what: str) -> np.ndarray:
     return values.astype(np.int64)
 
 
+def _duration_ns(col) -> np.ndarray:
+    """An Arrow duration column in any unit -> ns as floats (exact up to a week; NaN: empty),
+    a value beyond a week (which ns might not hold) -1, out of range as a latency."""
+    import pyarrow as pa
+
+    per = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[col.type.unit]
+    raw = np.asarray(col.cast(pa.int64()).to_numpy(zero_copy_only=False), np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(raw) > MAX_LATENCY_NS // per, -1.0, raw * per)
+
+
 def distribution_parameters(latency: tuple) -> tuple:
     """A distribution's parameters as floats, or a clear error naming the distribution:
     true/false and text are no numbers."""
@@ -140,10 +151,13 @@ def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = Non
         import pyarrow as pa
 
         col = table.column(latency)
+        what = f"{name + ': ' if name else ''}latency column {latency!r}"
+        if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type) or pa.types.is_time(col.type):
+            raise ObookError(f"{what} holds instants ({col.type}), not {WHAT}")
         if pa.types.is_duration(col.type):          # a duration in any unit: its ns
-            col = col.cast(pa.duration("ns")).cast(pa.int64())
-        lat = _whole_ns(np.asarray(col.to_numpy(zero_copy_only=False)),
-                        f"{name + ': ' if name else ''}latency column {latency!r}")
+            lat = _whole_ns(_duration_ns(col), what)
+        else:
+            lat = _whole_ns(np.asarray(col.to_numpy(zero_copy_only=False)), what)
     elif isinstance(latency, tuple) and latency and isinstance(latency[0], str):
         name, args = latency[0].lower(), distribution_parameters(latency)
         if DISTRIBUTIONS.get(name) != len(args):
