@@ -902,3 +902,52 @@ def test_interrupting_signal_of_a_forked_child_does_not_stop_the_parent():
             assert not called.wait(0.5)
     finally:
         signal.signal(signal.SIGUSR1, old)
+
+
+# ---------------------------------------------------------------- a worker blocked on its reply
+
+class _BigFinish:
+    """An observer whose end-of-day rows are far more than a pipe holds."""
+
+    def worker(self, worker: int, n_workers: int):
+        return self
+
+    def batch(self, events, n, names) -> None:
+        pass
+
+    def finish(self) -> dict:
+        return {"rows": b"x" * (32 << 20)}
+
+
+def test_worker_pool_close_while_workers_send_large_replies_stops_them_without_terminating(tmp_path, caplog,
+                                                                                           no_leaks):
+    """Ctrl-C while the workers hand over their end-of-day rows (obook simulate's): the pool
+    closes with the workers blocked writing replies nobody reads; they must still take the
+    stop message, not wait to be terminated 2 s each with a warning."""
+    import logging
+
+    from obook.engine.workers import WorkerPool
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 2000, 5, seed=3)
+    pool = WorkerPool("itch", str(feed), 2, "raise", 2, 1 << 20, observer=_BigFinish())
+    procs = list(pool.procs)
+    for c in pool.conns:
+        c.send(("stats",))
+    deadline = time.time() + 10
+    while time.time() < deadline and not all(psutil.Process(p.pid).status() == psutil.STATUS_SLEEPING
+                                             and _writing(p.pid) for p in procs):
+        time.sleep(0.05)
+    with caplog.at_level(logging.WARNING, logger="obook"):
+        pool.close()
+    assert "did not stop" not in caplog.text
+    assert [p.exitcode for p in procs] == [0, 0]
+
+
+def _writing(pid: int) -> bool:
+    """Process ``pid`` is in a write(2) (Linux: /proc/PID/syscall starts with its number, 1)."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            return f.read().split()[0] == "1"
+    except (OSError, IndexError):
+        return False

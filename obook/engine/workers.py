@@ -282,6 +282,29 @@ def _check_file_size_limit(size: int, n_workers: int) -> None:
                           "raise the limit or use workers=1")
 
 
+def _join_draining(p, conn, seconds: float) -> None:
+    """Wait up to ``seconds`` for worker ``p`` to end, reading and dropping whatever it still
+    sends on ``conn`` meanwhile: a worker blocked writing a reply nobody will read (an
+    observer's end-of-day rows, larger than a pipe holds, when Ctrl-C stopped the parent)
+    takes the stop message only once that write is done. The bytes are dropped as they come,
+    not as messages: a reply the interrupt cut in the middle has no message boundary left."""
+    deadline = time.monotonic() + seconds
+    while p.exitcode is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        if conn in connection.wait([conn, p.sentinel], left):
+            try:
+                data = os.read(conn.fileno(), 1 << 20)
+            except OSError:
+                data = b""
+            if not data:            # its end closed: nothing more to take
+                p.join(max(0.0, deadline - time.monotonic()))
+                return
+        else:
+            p.join(0)
+
+
 class WorkerPool:
     """N worker processes and their shared slots; use as a context manager."""
 
@@ -437,8 +460,8 @@ class WorkerPool:
                 c.send(None)
             except OSError:
                 pass
-        for p in self.procs:
-            p.join(2.0)
+        for p, c in zip(self.procs, self.conns):
+            _join_draining(p, c, 2.0)
             if p.exitcode is None:
                 log.warning("worker %s did not stop; terminating it", p.pid)
                 p.terminate()
