@@ -162,6 +162,19 @@ def _forked_child() -> None:
 os.register_at_fork(after_in_child=_forked_child)
 
 
+#: set by ``interrupting``'s watcher when a signal came: Python code running in another
+#: thread meanwhile (a DuckDB table function's replay), which neither the signal's handler
+#: nor ``stop`` reaches, ends at its next ``check_signalled``
+signalled = threading.Event()
+
+
+def check_signalled() -> None:
+    """Outside the main thread: KeyboardInterrupt once a signal came inside ``interrupting``
+    (the main thread's own handler raises it there)."""
+    if signalled.is_set() and threading.current_thread() is not threading.main_thread():
+        raise KeyboardInterrupt
+
+
 @contextmanager
 def interrupting(stop):
     """While inside (in the main thread): a signal that has a handler here (Ctrl-C, SIGTERM,
@@ -177,9 +190,11 @@ def interrupting(stop):
     r, w = _pipe = os.pipe()
     os.set_blocking(w, False)
     done = threading.Event()
+    signalled.clear()
 
     def watch():
         while os.read(r, 64) and not done.is_set():
+            signalled.set()
             try:
                 stop()
             except Exception:  # noqa: BLE001 - nothing to stop any more
@@ -198,6 +213,7 @@ def interrupting(stop):
         except OSError:
             pass
         watcher.join(5)
+        signalled.clear()
         _pipe = None
         os.close(w)
         os.close(r)

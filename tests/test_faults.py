@@ -951,3 +951,58 @@ def _writing(pid: int) -> bool:
             return f.read().split()[0] == "1"
     except (OSError, IndexError):
         return False
+
+
+# ---------------------------------------------------------------- a signal while a query runs
+
+def _replay_in_a_thread(feed) -> list:
+    """What ``obook.bbo(feed)`` read in a thread other than the main one (as DuckDB runs a
+    table function) gives: its rows, or ``"stopped"`` for a KeyboardInterrupt."""
+    import threading
+
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(obook.bbo(feed, workers=1).read_all().num_rows)
+        except KeyboardInterrupt:
+            outcome.append("stopped")
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    return outcome
+
+
+def test_replay_outside_the_main_thread_stops_once_a_signal_came_while_interrupting(tmp_path):
+    """``obook sql`` on obook_simulate: the simulation runs in DuckDB's thread, whose Python
+    code DuckDB's interrupt cannot stop, nor the main thread's handler: a signal noted by
+    ``interrupting`` stops it at its next batch, not at its end."""
+    from obook import interrupts
+
+    feed = tmp_path / "day.itch"
+    write_itch(feed, 20000, 5, seed=3)
+    interrupts.signalled.set()
+    try:
+        assert _replay_in_a_thread(feed) == ["stopped"]
+    finally:
+        interrupts.signalled.clear()
+    assert _replay_in_a_thread(feed)[0] > 0          # cleared: replays run to their end again
+
+
+def test_interrupting_notes_a_signal_for_other_threads_until_it_ends():
+    import threading
+
+    from obook import interrupts
+
+    stopped = threading.Event()
+    before = signal.signal(signal.SIGINT, lambda *a: None)     # a handler that raises nothing
+    try:
+        with interrupts.interrupting(stopped.set):
+            assert not interrupts.signalled.is_set()
+            ctrl_c()
+            assert stopped.wait(10)
+            assert interrupts.signalled.is_set()
+        assert not interrupts.signalled.is_set()
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -18,6 +18,7 @@ from ..feeds import load, resolve_format
 from ..feeds.pieces import Pieces
 from ..feeds.sources import (BLOCK_SIZE, HeadedStream, check_source, headed, is_stream, iter_batches, source_name,
                              source_paths)
+from ..interrupts import check_signalled
 from ..session import session_date, stamp_of
 from .applier import Applier, with_overflow
 from .cores import SMALL_FEED, default_workers  # noqa: F401 - part of this module's interface
@@ -198,6 +199,7 @@ class Replay:
             if self.observe_here:     # inside: an observer that fails to start stops the workers too
                 self._watcher = self.observer.worker(0, 1)
             for number, batch in enumerate(feed):
+                check_signalled()           # (a query's replay in DuckDB's thread: a Ctrl-C)
                 if len(pending) == in_flight:
                     yield from self._finish(engine, pending.popleft(), tickers, breaks)
                 slot = number % in_flight
