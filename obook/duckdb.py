@@ -52,7 +52,7 @@ from typing import Any, Callable
 import duckdb
 import pyarrow as pa
 
-from .errors import FormatError, ObookError, name_as_given, printable
+from .errors import AsGiven, FormatError, ObookError, name_as_given, printable
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
@@ -316,7 +316,7 @@ class _Shared:
         except ObookError as e:
             name_as_given(e, dict(names))
             raise
-        return _AsGiven(reader, dict(names))
+        return AsGiven(reader, dict(names))
 
     def _schema(self, args):
         return self.kinds[args[0]][1](args[1:-1])
@@ -741,29 +741,7 @@ class _Opened:
         return self.by_args[args].schema
 
     def open(self, *args):
-        return _AsGiven(self.by_args[args].reader(), dict(args[3]))
-
-
-class _AsGiven:
-    """A table's reader whose errors name its files as the query gave them (``names``: by
-    their absolute paths, which the replay was given), as obook.bbo and the polars scans do."""
-
-    def __init__(self, reader, names: dict):
-        self.reader = reader
-        self.schema = reader.schema
-        self.names = names
-
-    def read_next_batch(self):
-        try:
-            return self.reader.read_next_batch()
-        except ObookError as e:
-            name_as_given(e, self.names)
-            raise
-
-    def close(self):
-        close = getattr(self.reader, "close", None)
-        if close is not None:
-            close()
+        return AsGiven(self.by_args[args].reader(), dict(args[3]))
 
 
 def _registry_slot(pool: _Pool, opened: _Opened, name: str, options: tuple[str, ...]):

@@ -39,6 +39,28 @@ def name_as_given(e: ObookError, names: dict) -> None:
             setattr(e, key, names.get(value, value))
 
 
+class AsGiven:
+    """A table's reader whose errors name its files as the caller gave them (``names``: by
+    their absolute paths, which the reader was given): the SQL macros' and the polars scans'."""
+
+    def __init__(self, reader, names: dict):
+        self.reader = reader
+        self.schema = reader.schema
+        self.names = names
+
+    def read_next_batch(self):
+        try:
+            return self.reader.read_next_batch()
+        except ObookError as e:
+            name_as_given(e, self.names)
+            raise
+
+    def close(self):
+        close = getattr(self.reader, "close", None)
+        if close is not None:
+            close()
+
+
 class FeedError(ObookError):
     """A record of the feed fails (bad frame, unknown order, bad field ...).
 

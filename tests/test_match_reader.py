@@ -212,3 +212,16 @@ def test_polars_scan_match_bad_row_head_gives_the_partial_rows_collect_raises(ba
         for frame in obook.scan_match(orders, table="events", workers=workers).collect_batches():
             got.append(frame)
     assert pl.concat(got).equals(pl.from_arrow(error.partial.events))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_polars_scan_match_bad_row_error_names_the_file_as_given(tmp_path, monkeypatch, workers):
+    """The scan reads the file by its absolute path (a later chdir does not move it); its
+    error names it as the call gave it, as obook.match's and the SQL macros' do."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.csv").write_text("time,instrument,action,side,price,quantity\n1,X,new,buy,100,10\n"
+                                      "2,X,new,sell,100,5\n3,X,new,sell,abc,5\n")
+    with pytest.raises(obook.FeedError) as err:
+        obook.scan_match("bad.csv", workers=workers).collect()
+    assert str(err.value) == "bad.csv: row 3: price is not an integer"
+    assert err.value.path == "bad.csv"
