@@ -234,6 +234,7 @@ def test_duckdb_match_options_give_the_api_rows(flow_csv, sql, kwargs):
     ("instruments := 5", "instruments must be a name or a list of names, not 5"),
     ("instruments := ['AAA', NULL]", "instruments"),
     ("instruments := ''", "instruments '' names no instrument"),
+    ("instruments := []", r"instruments \[\] names no instrument"),
     ("date := '2024-13-01'", "'2024-13-01': not a day YYYY-MM-DD"),
     ("date := 20240301", "20240301"),
     ("tick := 0", "tick must be a positive integer, not 0"),

@@ -230,3 +230,10 @@ def test_match_decimal_columns_of_whole_values_read_as_integers_fraction_names_t
     rows["price"] = pa.array([decimal.Decimal(100), decimal.Decimal(2 ** 63), None], make(30, 0))
     with pytest.raises(obook.FeedError, match=r"row 2: price is out of range \(64-bit integers\)"):
         obook.match(pa.table(rows))
+
+
+@pytest.mark.parametrize("source, says", [(5, "cannot read orders from an int: give a path, an Arrow, polars or DuckDB table"),
+                                          ([1, 2], "cannot read orders from a list: give a path")])
+def test_match_source_of_no_kind_of_table_names_its_type(source, says):
+    with pytest.raises(ObookError, match=says):
+        obook.match(source)

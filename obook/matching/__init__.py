@@ -75,7 +75,8 @@ def _instruments(instruments):
         instruments = [i.strip() for i in instruments.split(",") if i.strip()]
     names = check_names("instruments", instruments)
     if not names:       # every row would be rejected: a mistake, not a choice
-        raise ObookError(f"instruments {given!r} names no instrument; give at least one, or None for all")
+        shown = list(given) if isinstance(given, tuple) else given      # (SQL's [] comes as ())
+        raise ObookError(f"instruments {shown!r} names no instrument; give at least one, or None for all")
     return names
 
 

@@ -274,7 +274,8 @@ def to_table(source) -> pa.Table:
             return t.read_all() if isinstance(t, pa.RecordBatchReader) else t
     if hasattr(source, "__arrow_c_stream__"):
         return pa.table(source)
-    raise ObookError(f"cannot read orders from a {type(source).__name__}: give a path, an Arrow, "
+    kind = type(source).__name__
+    raise ObookError(f"cannot read orders from {'an' if kind[:1] in 'aeiouAEIOU' else 'a'} {kind}: give a path, an Arrow, "
                      "polars or DuckDB table")
 
 
