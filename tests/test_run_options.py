@@ -301,7 +301,9 @@ def test_runs_polars_scan_backtest_interval_below_the_feeds_unit_named_with_that
 
 
 @pytest.mark.parametrize("spec, says", [("nofile.py:X", r"strategy: no such file nofile\.py"),
-                                        ("Join", r"strategy 'Join': give FILE\.py:NAME or module:NAME")])
+                                        ("Join", r"strategy 'Join': give FILE\.py:NAME or module:NAME"),
+                                        ("nofile.py:X:Y", r"strategy 'nofile\.py:X:Y': give FILE\.py:NAME or "
+                                                          r"module:NAME, one name after one colon")])
 def test_runs_strategy_text_that_names_no_file_refused_when_the_scan_is_made_or_bound(spec, says, tmp_path):
     """A strategy FILE.py:NAME whose file is not there (or text of no such form) is refused by
     scan_backtest when made and by the DuckDB macros when bound, as obook.backtest refuses

@@ -29,6 +29,8 @@ def check_strategy_text(spec: str, what: str = "--strategy") -> tuple[str, str]:
         if not where.endswith(".py") or not path.is_file():
             raise ObookError(f"{what}: {where} is a {'folder' if path.is_dir() else 'file'}, not a Python file "
                              "(give FILE.py:NAME or module:NAME)")
+    elif ":" in where:          # (a module's name has no colon)
+        raise ObookError(f"{what} {spec!r}: give FILE.py:NAME or module:NAME, one name after one colon")
     return where, name
 
 
