@@ -244,6 +244,16 @@ def no_file(path, what: str = "feed") -> str:
     return f"{os.fspath(path)}: no such {what} file"
 
 
+def not_a_file(path, what: str = "feed") -> str:
+    """Why ``path``, which is there but is no regular file, is no ``what`` file: a directory,
+    or another kind of node (a device, a named pipe, a socket)."""
+    import os
+
+    if os.path.isdir(os.path.expanduser(path)):
+        return f"{os.fspath(path)}: a directory, not {'an' if what[:1] in 'aeiou' else 'a'} {what} file"
+    return f"{os.fspath(path)}: not a regular file"
+
+
 def check_orders_path(orders) -> None:
     """An order entry given by path (text or ``os.PathLike``) names a file: not empty, no NUL.
     A table (Arrow, polars, DuckDB) passes as it is."""

@@ -347,12 +347,12 @@ def _check_path(path: str | None, what: str = "feed") -> str:
     if not path:
         raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
-    if not os.path.exists(full):
-        from .checks import no_file
+    from .checks import no_file, not_a_file
 
+    if not os.path.exists(full):
         raise ObookError(no_file(path, what))
     if not os.path.isfile(full):
-        raise ObookError(f"{path}: not a file")
+        raise ObookError(not_a_file(path, what))
     if not os.access(full, os.R_OK):
         raise ObookError(f"{path}: {what} file is not readable")
     return full

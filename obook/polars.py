@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
-from .checks import no_file, not_int
+from .checks import no_file, not_a_file, not_int
 from .errors import AsGiven, ObookError, name_as_given
 from .polars_release import replay_closed, replay_opened
 from .tables.runs import MATCH, SIMULATE
@@ -50,7 +50,7 @@ def _check_path(path, what: str = "feed", one: bool = False) -> str:
         raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(full):
-        raise ObookError(no_file(path, what) if not os.path.exists(full) else f"{path}: not a file")
+        raise ObookError(no_file(path, what) if not os.path.exists(full) else not_a_file(path, what))
     return full
 
 

@@ -127,3 +127,23 @@ def test_integer_option_given_a_whole_float_error_says_it_is_a_float(check, says
     with pytest.raises(ObookError) as e:
         check()
     assert str(e.value).startswith(says) and "(a float)" in str(e.value) and "whole number" not in str(e.value)
+
+
+@pytest.mark.parametrize("kind, says", [("directory", "a directory, not {} file"), ("device", "not a regular file")])
+def test_path_no_regular_file_same_words_in_python_sql_and_polars(tmp_path, kind, says):
+    import duckdb
+
+    import obook.polars
+
+    path = str(tmp_path) if kind == "directory" else "/dev/null"
+    con = obook.connect()
+    feed_runs = (lambda: obook.bbo(path, workers=1).read_all(),
+                 lambda: con.sql(f"SELECT * FROM obook_bbo('{path}')").fetchall(),
+                 lambda: obook.polars.scan_bbo(path).collect())
+    order_runs = (lambda: obook.match(path), lambda: con.sql(f"SELECT * FROM obook_match('{path}')").fetchall(),
+                  lambda: obook.polars.scan_match(path).collect())
+    for runs, what in ((feed_runs, "a feed"), (order_runs, "an order")):
+        for run in runs:
+            with pytest.raises((ObookError, duckdb.Error)) as e:
+                run()
+            assert f"{path}: {says.format(what)}" in str(e.value), (what, str(e.value))

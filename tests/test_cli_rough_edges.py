@@ -72,7 +72,7 @@ def test_cli_gen_bad_output_or_arguments_error(tmp_path, capsys, args, needle):
     _error(capsys, [a.format(tmp=tmp_path) for a in args], needle)
 
 
-@pytest.mark.parametrize("target,needle", [("{tmp}", "is a directory"), ("/dev/null", "not a regular file"),
+@pytest.mark.parametrize("target,needle", [("{tmp}", "a directory, not a feed file"), ("/dev/null", "not a regular file"),
                                            ("{tmp}/none.itch", "no such feed file")])
 def test_cli_bbo_feed_not_a_file_says_what_it_is(tmp_path, capsys, target, needle):
     _error(capsys, ["bbo", target.format(tmp=tmp_path)], needle)

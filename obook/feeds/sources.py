@@ -98,13 +98,9 @@ def _not_a_feed(p: str) -> str:
     """Why a path is no feed file: missing, a directory, or not a regular file."""
     if p == "-":
         return "-: give a file (the command line reads stdin as a feed with --format)"
-    if Path(p).is_dir():
-        return f"{p}: is a directory, not a feed file"
-    if Path(p).exists():
-        return f"{p}: not a regular file (a feed is read from a file)"
-    from ..checks import no_file
+    from ..checks import no_file, not_a_file
 
-    return no_file(p)
+    return not_a_file(p) if Path(p).exists() else no_file(p)
 
 
 class _Counting:

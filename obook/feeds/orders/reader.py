@@ -100,9 +100,11 @@ def _dtype(t) -> np.dtype:
 
 def _read_path(path: str) -> pa.Table:
     if not Path(path).is_file():
-        what = "a directory, not an order file" if Path(path).is_dir() else \
-            "not a regular file" if Path(path).exists() else \
-            "order files are read from a file, not from stdin" if path == "-" else "no such order file"
+        from ...checks import not_a_file
+
+        if Path(path).exists():
+            raise ObookError(not_a_file(path, "order"))
+        what = "order files are read from a file, not from stdin" if path == "-" else "no such order file"
         raise ObookError(f"{path}: {what}")
     kind = _sniff(path)
     try:
