@@ -146,7 +146,7 @@ LATENCY_ERRORS = [
     ("1.5", "'1.5': a whole number of ns"),
     ("12345678901234567890", "must be between 0 and 604800000000000 ns (a week), not 12345678901234567890"),
     ("uniform:5", "'uniform:5': give uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or lognormal:MU:SIGMA"),
-    ("bogus:1", "'bogus:1': give uniform:LO:HI"),
+    ("bogus:1", "'bogus:1': give ns as a whole number (1000000000 for a second), a column's name, or uniform:LO:HI"),
     ("normal:a:b", "'normal:a:b': distribution parameters must be numbers"),
     ("uniform:5:1", "uniform:5:1: give uniform:LO:HI with 0 <= LO <= HI"),
     ("exponential:-5", "exponential:-5: the mean must be >= 0"),

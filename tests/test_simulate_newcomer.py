@@ -117,7 +117,7 @@ def test_latencies_distribution_as_text_is_the_distribution_a_column_of_that_nam
 
 @pytest.mark.parametrize("text", ["uniform:1", "gamma:1:2", "uniform:", "normal:"])
 def test_parse_latency_wrong_distribution_names_command_line_forms(text):
-    with pytest.raises(ObookError, match="give uniform:LO:HI, exponential:MEAN") as e:
+    with pytest.raises(ObookError, match="uniform:LO:HI, exponential:MEAN") as e:
         parse_latency(text)
     assert "('uniform'" not in str(e.value)
 
@@ -290,3 +290,16 @@ def test_simulate_partial_summary_orders_after_bad_record_are_pending(tmp_path):
         obook.simulate(feed, orders, workers=1)
     rows = e.value.partial.summary.select(["order_id", "status"]).to_pylist()
     assert [(r["order_id"], r["status"]) for r in rows] == [(1, "open"), (2, "open"), (3, "pending"), (4, "pending")]
+
+
+def test_latencies_column_of_lists_names_the_row_and_its_value_as_a_list():
+    with pytest.raises(ObookError, match=r"row 1: \[1\] is no number"):
+        latencies("lat", 2, pa.table({"lat": [[1], [2]]}))
+
+
+def test_simulate_sql_interval_latency_says_to_give_ns(tmp_path):
+    import duckdb
+
+    feed, orders = _files(tmp_path)
+    with pytest.raises(duckdb.Error, match=r"latency '00:00:01': give ns as a whole number \(1000000000 for a second\)"):
+        obook.connect().sql(f"SELECT * FROM obook_simulate('{feed}', '{orders}', latency := INTERVAL 1 SECOND)").fetchall()

@@ -88,7 +88,8 @@ def _whole_ns(values: np.ndarray, what: str) -> np.ndarray:
                 raise ObookError(f"{what} is not numbers") from e
             if values[row] is None:
                 raise ObookError(f"{what} has empty values (row {row + 1})") from e
-            raise ObookError(f"{what}: row {row + 1}: {values[row]!r} is no number") from e
+            shown = values[row].tolist() if isinstance(values[row], np.ndarray) else values[row]
+            raise ObookError(f"{what}: row {row + 1}: {shown!r} is no number") from e
     if values.dtype.kind == "f":
         nan = np.isnan(values)
         if nan.any():
@@ -213,6 +214,10 @@ def parse_latency(text: str | None, option: str = "latency"):
         except ValueError:
             raise ObookError(f"{option} {text!r}: distribution parameters must be numbers") from None
         if DISTRIBUTIONS.get(name.strip().lower()) != len(args):
+            if name.strip().lower() not in DISTRIBUTIONS:       # ('00:00:01': an SQL INTERVAL as text)
+                raise ObookError(f"{option} {text!r}: give ns as a whole number (1000000000 for a second), a "
+                                 "column's name, or uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or "
+                                 "lognormal:MU:SIGMA")
             raise ObookError(f"{option} {text!r}: give uniform:LO:HI, exponential:MEAN, normal:MEAN:SD or "
                              "lognormal:MU:SIGMA")
         return (name.strip(),) + args
