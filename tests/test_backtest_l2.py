@@ -337,6 +337,8 @@ def _with_row(row, **change):
     (2, {"ts_recv": -5}, "row 2: ts_recv -5 is below 0"),
     (0, {"ts_recv": 10**18}, "row 0: ts_recv 1000000000000000000 is"),
     (1, {"action": "Z"}, "row 1: action 'Z' is none of A, C, M, R, T, F, N"),
+    (4, {"side": "Q"}, "row 4: side 'Q' is none of A, B, N"),
+    (2, {"side": None}, "row 2: side None is none of A, B, N"),
     (4, {"price": None}, "row 4: a trade (action T) without a price"),
     (6, {"size": 0}, "row 6: a trade (action T) of size 0"),
     (2, {"size": -100}, "row 2: size -100 is below 0"),

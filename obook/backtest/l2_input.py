@@ -135,12 +135,13 @@ def _column(table, names):
 MAX_SPAN_NS = 31 * 86_400_000_000_000
 #: Databento's mbp actions: add, cancel, modify, clear, trade, fill, none
 ACTIONS = ("A", "C", "M", "R", "T", "F", "N")
+SIDES = ("A", "B", "N")      # ask / sell aggressor, bid / buy aggressor, none
 
 
 def _check_rows(table, sym, levels: int, label) -> None:
     """The columns the backtest reads, row by row: a time (null, below 0, or more than
     MAX_SPAN_NS from the others), an action (not
-    one of ACTIONS), a trade's price or size (null, UNDEF, below 0), a size below 0 or a
+    one of ACTIONS), a side (not one of SIDES), a trade's price or size (null, UNDEF, below 0), a size below 0 or a
     symbol that is null is an error naming the first such row (0-based, of the input)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -174,6 +175,9 @@ def _check_rows(table, sym, levels: int, label) -> None:
     action = table.column("action").cast(pa.string())
     first(pc.invert(pc.is_in(action, value_set=pa.array(ACTIONS))),
           lambda r: f"action {action[r].as_py()!r} is none of {', '.join(ACTIONS)}")
+    side = table.column("side").cast(pa.string())
+    first(pc.invert(pc.is_in(side, value_set=pa.array(SIDES))),
+          lambda r: f"side {side[r].as_py()!r} is none of {', '.join(SIDES)}")
     trade = pc.equal(action, "T")
     price, size = table.column("price"), table.column("size")
     first(pc.and_kleene(trade, pc.or_kleene(pc.is_null(price), pc.equal(price, UNDEF_PRICE))),
