@@ -296,6 +296,25 @@ def test_backtest_compiled_strategy_raising_stops_at_that_call(tmp_path, capfd):
     assert "Exception ignored" not in capfd.readouterr().err
 
 
+def test_backtest_compiled_strategy_with_boundscheck_writing_past_state_is_a_strategy_error(tmp_path):
+    from numba import njit
+
+    from obook.backtest import compiled
+
+    @njit(boundscheck=True)
+    def past_state(c, lo, refkey, state, out):
+        state[0] += 1
+        if state[0] == 3:
+            state[state.shape[0]] = 1
+        return 0
+
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with pytest.raises(StrategyError, match="the compiled strategy past_state raised IndexError") as e:
+        backtest(str(feed), compiled(past_state), format="csv")
+    assert e.value.partial.summary["calls"] == 3
+
+
 def test_backtest_compiled_strategy_that_only_raises_is_a_strategy_error_before_the_day(tmp_path):
     from numba import njit
 
