@@ -169,7 +169,7 @@ def test_hot_listener_realtime_refused_obook_error_before_the_lines_open(monkeyp
 
     monkeypatch.setattr(os, "sched_setscheduler", refused)
     a, b = addresses(2)
-    with pytest.raises(ObookError, match="^--realtime 5: cannot run at that SCHED_FIFO priority"):
+    with pytest.raises(ObookError, match="^realtime=5: cannot run at that SCHED_FIFO priority"):
         HotListener(a, b, None, tables=(), realtime=5)
     for address in (a, b):          # not bound: free for another listener
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
