@@ -52,7 +52,7 @@ from typing import Any, Callable
 import duckdb
 import pyarrow as pa
 
-from .errors import AsGiven, FormatError, ObookError, name_as_given, printable
+from .errors import AsGiven, FormatError, ObookError, name_as_given, open_as_given, printable
 from .dataset import attach  # noqa: F401 - obook.duckdb.attach(con, DATASET)
 
 __all__ = ["connect", "install", "attach", "POOL_SIZE"]
@@ -311,12 +311,7 @@ class _Shared:
 
     def _open(self, kind, *args):
         *args, names = args
-        try:
-            reader = self.kinds[kind][0](*args)      # (a simulation runs here)
-        except ObookError as e:
-            name_as_given(e, dict(names))
-            raise
-        return AsGiven(reader, dict(names))
+        return open_as_given(lambda: self.kinds[kind][0](*args), dict(names))      # (a simulation runs here)
 
     def _schema(self, args):
         return self.kinds[args[0]][1](args[1:-1])

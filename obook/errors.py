@@ -39,6 +39,16 @@ def name_as_given(e: ObookError, names: dict) -> None:
             setattr(e, key, names.get(value, value))
 
 
+def open_as_given(open_reader, names: dict) -> "AsGiven":
+    """``open_reader()`` as an :class:`AsGiven`: its errors, opening and reading, name the
+    files as the caller gave them (``names``: by their absolute paths)."""
+    try:
+        return AsGiven(open_reader(), names)
+    except ObookError as e:
+        name_as_given(e, names)
+        raise
+
+
 class AsGiven:
     """A table's reader whose errors name its files as the caller gave them (``names``: by
     their absolute paths, which the reader was given): the SQL macros' and the polars scans'."""

@@ -24,7 +24,7 @@ import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from .checks import no_file, not_a_file, not_int
-from .errors import AsGiven, ObookError, name_as_given
+from .errors import ObookError, name_as_given, open_as_given
 from .polars_release import replay_closed, replay_opened
 from .tables.runs import MATCH, SIMULATE
 
@@ -296,15 +296,8 @@ def scan_match(path, *, table: str = "fills", **options) -> pl.LazyFrame:
     options = _keywords("scan_match", MATCH, options)
     checked_options(tables=(table,), **options)
     names = {full: os.fspath(path)}         # the errors name the file as given
-
-    def open_reader():
-        try:
-            return AsGiven(table_reader(full, table, **options), names)
-        except ObookError as e:
-            name_as_given(e, names)
-            raise
-    return _scan(open_reader, schema_of(table, options["levels"], options["date"]), f"obook_match_{table}",
-                 os.fspath(path))
+    return _scan(lambda: open_as_given(lambda: table_reader(full, table, **options), names),
+                 schema_of(table, options["levels"], options["date"]), f"obook_match_{table}", os.fspath(path))
 
 
 def _keywords(name: str, declared: tuple, given: dict) -> dict:
