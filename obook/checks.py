@@ -250,7 +250,7 @@ def not_a_file(path, what: str = "feed") -> str:
     import os
 
     if os.path.isdir(os.path.expanduser(path)):
-        return f"{os.fspath(path)}: a directory, not {'an' if what[:1] in 'aeiou' else 'a'} {what} file"
+        return f"{os.fspath(path)}: a directory, not {a_or_an(what)} file"
     return f"{os.fspath(path)}: not a regular file"
 
 
@@ -312,6 +312,11 @@ def check_date(date) -> _dt.date | None:
 
 
 
+def a_or_an(word: str) -> str:
+    """``word`` after its indefinite article: ``a pitch``, ``an itch``, ``an int``."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def a_feed(name: str) -> str:
     """``a pitch feed``, ``an itch feed``: a format's feed by its name, in a sentence."""
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name} feed"
+    return f"{a_or_an(name)} feed"

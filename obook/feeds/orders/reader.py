@@ -276,8 +276,9 @@ def to_table(source) -> pa.Table:
             return t.read_all() if isinstance(t, pa.RecordBatchReader) else t
     if hasattr(source, "__arrow_c_stream__"):
         return pa.table(source)
-    kind = type(source).__name__
-    raise ObookError(f"cannot read orders from {'an' if kind[:1] in 'aeiouAEIOU' else 'a'} {kind}: give a path, an Arrow, "
+    from ...checks import a_or_an
+
+    raise ObookError(f"cannot read orders from {a_or_an(type(source).__name__)}: give a path, an Arrow, "
                      "polars or DuckDB table")
 
 
