@@ -468,3 +468,28 @@ def test_simulate_cli_on_error_skip_and_date_reach_the_run(tmp_path):
     for t in ("events", "bbo"):
         assert pq.read_table(tmp_path / "out" / f"{t}.parquet").equals(want.table(t)), t
     assert "timestamp" in want.bbo.schema.names
+
+
+def test_simulate_without_feed_tables_replays_only_the_books_of_its_instruments(tmp_path):
+    from itch_builder import ItchBuilder
+
+    def day(name, fault):
+        b = ItchBuilder()
+        b.directory(1, "AAA")
+        b.directory(2, "BBB")
+        b.add(1, 1, "S", 100, 10_000)
+        bad = b.delete(2, 99, ts=b.ts) if fault else None      # BBB: an order ref that never rested
+        b.execute(1, 1, 100)
+        b.add(1, 2, "S", 300, 10_000)
+        b.execute(1, 2, 200)
+        return str(b.write(tmp_path / name)), bad
+
+    (feed, bad), (clean, _) = day("bad.itch", True), day("clean.itch", False)
+    orders = tmp_path / "orders.csv"
+    orders.write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n"
+                      "34200000003500,AAA,1,new,sell,limit,GTC,10000,50\n")
+    want = obook.simulate(clean, str(orders), workers=1, feed_tables=())
+    got = obook.simulate(feed, str(orders), workers=1, feed_tables=())
+    assert want.fills.num_rows > 0 and got.fills.drop_columns("seq").equals(want.fills.drop_columns("seq"))
+    with pytest.raises(obook.FeedError, match=f"message {bad}: unknown order ref 99"):
+        obook.simulate(feed, str(orders), workers=1, feed_tables=("trades",))

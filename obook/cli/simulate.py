@@ -61,7 +61,8 @@ def simulate(
     orders take the visible liquidity. Writes your fills, events (with the shares ahead),
     a summary per order, and the bbo (and depth) with and without your orders. A feed record
     that cannot be read stops the run: with --output, the tables of the records before it are
-    written as TABLE.TYPE.partial."""
+    written as TABLE.TYPE.partial. Without a feed table in --tables only the books of your
+    instruments are replayed, so a fault in another book's records can pass unnoticed."""
     from ..engine.tables import TABLES as FEED_TABLES
     from ..errors import FeedError, ObookError
     from ..output import output_folder, write_files
