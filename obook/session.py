@@ -77,8 +77,11 @@ def _session_date(path, date, fmt) -> _dt.date | None:
 
     day = check_date(date)
     check_day(day, f"--date / date= {date}")    # before a warning that it is used
+    from .feeds import date_given
+
     try:
-        own = _feed_date(path, fmt)
+        with date_given():
+            own = _feed_date(path, fmt)
     except (OSError, ObookError, ValueError, TypeError):     # (the replay says what is wrong with the file)
         own = None
     if own is not None and own != day:

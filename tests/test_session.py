@@ -273,3 +273,42 @@ def test_session_date_contradicting_name_cli_prints_warning_line(tmp_path):
                     "(from its file name or first records); 2020-01-02 is used"]
     stamps = pq.read_table(tmp_path / "bbo.parquet", columns=["time", "timestamp"])
     assert _ns(stamps)[0] == midnight_ns(dt.date(2020, 1, 2)) + stamps["time"][0].as_py()
+
+
+@pytest.mark.parametrize("name, first, second", [
+    ("trades_2024-03-01_2024-03-05.csv", "2024-03-01", "2024-03-05"),
+    ("20240305-20240301.csv", "2024-03-05", "2024-03-01"),
+    ("2024-03-07/../orders_20240301_2024-03-05.csv", "2024-03-01", "2024-03-05")])
+def test_session_name_with_two_dates_first_used_with_a_warning_naming_both(name, first, second, caplog):
+    from obook.feeds import named_date
+
+    with caplog.at_level("WARNING", logger="obook"):
+        assert named_date(name).isoformat() == first
+        named_date(name)
+    warned = [r.getMessage() for r in caplog.records if "two dates" in r.getMessage()]
+    assert warned == [f"{name}: its name carries two dates ({first}, {second}); {first} is used as the session "
+                      "date (give --date / date= to choose)"]
+
+
+@pytest.mark.parametrize("name", ["20240301_2024-03-01.csv", "day_2024-03-01_v20240399.csv"])
+def test_session_name_with_one_date_spelled_twice_or_one_valid_is_that_date(name, caplog):
+    from obook.feeds import named_date
+
+    with caplog.at_level("WARNING", logger="obook"):
+        assert named_date(name) == dt.date(2024, 3, 1)
+    assert not caplog.records
+
+
+def test_session_csv_name_with_two_dates_cli_warns_given_date_uses_it_quietly(tmp_path):
+    from hostile_support import obook_cli
+
+    path = tmp_path / "day_2024-03-01_2024-03-05.csv"
+    write_csv(path, 200, 3, seed=1)
+    out = tmp_path / "bbo.parquet"
+    for date in (None, "2024-03-05"):
+        res = obook_cli("bbo", str(path), "-o", str(out), *(("--date", date) if date else ()))
+        assert res.returncode == 0, res.stderr
+        assert (b"carries two dates (2024-03-01, 2024-03-05); 2024-03-01 is used" in res.stderr) == (date is None)
+        got = obook.bbo(str(path), date=date).read_all()
+        day = dt.date.fromisoformat(date or "2024-03-01")
+        assert got["timestamp"][0].value // 86_400_000_000_000 == (day - dt.date(1970, 1, 1)).days

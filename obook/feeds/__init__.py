@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -51,8 +52,10 @@ def named_date(path):
     """The session date a file name carries for a format whose records carry none: an ISO
     date ``YYYY-MM-DD`` or ``YYYYMMDD`` in the name (not part of a longer number), e.g.
     ``2024-03-01.csv`` or ``orders_20240301.csv.gz``; None otherwise (a list of paths: the
-    first one's)."""
+    first one's). Of a name with two different dates the first is used, with a warning on the
+    ``obook`` logger."""
     import datetime as _dt
+    import logging
     import re
 
     global _NAME_DATE
@@ -62,12 +65,36 @@ def named_date(path):
         path = path[0] if path else None
     if path is None:
         return None
+    days = []
     for m in _NAME_DATE.finditer(Path(str(path)).name):
         try:
-            return _dt.date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
+            day = _dt.date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
         except ValueError:
             continue
-    return None
+        if day not in days:
+            days.append(day)
+    if len(days) > 1 and not _NAMES_QUIET and str(path) not in _TWO_DATES_WARNED:
+        _TWO_DATES_WARNED.add(str(path))
+        logging.getLogger("obook").warning("%s: its name carries two dates (%s, %s); %s is used as the session "
+                                           "date (give --date / date= to choose)", path, days[0], days[1], days[0])
+    return days[0] if days else None
+
+
+#: the names already warned about carrying two dates (a command asks for the date more than once)
+_TWO_DATES_WARNED: set = set()
+#: non-empty while a date was given: the name's dates are only compared with it
+_NAMES_QUIET: list = []
+
+
+@contextmanager
+def date_given():
+    """Within it, :func:`named_date` does not warn of a name with two dates (the caller was
+    given the session date and only compares the name's with it)."""
+    _NAMES_QUIET.append(True)
+    try:
+        yield
+    finally:
+        _NAMES_QUIET.pop()
 
 
 @dataclass(frozen=True)
