@@ -356,3 +356,16 @@ def test_spread_feed_cut_short_rows_before_the_cut_then_its_error(tmp_path, work
     rows = sum(b.num_rows for b in got)
     assert rows == sum(b.num_rows for b in bbo_batches) > 0
     assert pa.Table.from_batches(got).equals(whole.slice(0, rows))
+
+
+def test_twas_feed_time_stepping_back_counts_that_step_as_no_time(tmp_path):
+    path = tmp_path / "back.csv"
+    path.write_text("Time,Ticker,Order,T,Shares,Price\n1000,AAA,a,S,100,1000\n2000,AAA,b,B,100,900\n"
+                    "120000,AAA,c,B,100,950\n60500,AAA,d,S,10,950\n")
+    assert obook.bbo(str(path)).read_all()["time"].to_pylist() == [1000, 2000, 120000, 60500]   # as given
+    got = obook.twas(str(path)).read_all().to_pylist()[0]
+    # spread 100 from 2000 to 120000; the 50 quoted at 120000 lasts no time (the next row is
+    # earlier); the crossed 0 from 60500 lasts to the last time, 120000
+    assert got["quoted_time"] == 118_000 + 59_500
+    assert got["twas_ticks"] == 100 * 118_000 / (118_000 + 59_500)
+    assert (got["min_spread_ticks"], got["max_spread_ticks"]) == (0, 100)
