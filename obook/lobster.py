@@ -119,7 +119,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     day = session_date(feed, date, fmt)
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
-                         "MMDDYYYY.NASDAQ_ITCH50[.gz] or give a date (YYYY-MM-DD)")
+                         "MMDDYYYY.NASDAQ_ITCH50[.gz] or give the date (--date / date= YYYY-MM-DD)")
     from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders
 
     made = new_folders(outdir)

@@ -133,7 +133,7 @@ def test_lobster_date_option_names_files_of_any_feed_name(tmp_path):
 
 def test_lobster_no_date_known_raises_obook_error(tmp_path):
     path = feed(tmp_path, name="day.itch")
-    with pytest.raises(ObookError, match="session date"):
+    with pytest.raises(ObookError, match=r"session date.*give the date \(--date / date= YYYY-MM-DD\)"):
         run_lobster(path, tmp_path / "out", ["AAPL"])
 
 
