@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from numba import njit
 
 from obook.feeds.mold.packets import END_OF_SESSION, encode_packet
 from obook.live.net import kernel_drops, mold_filter
@@ -342,8 +343,16 @@ def test_python_listen_line_no_address_obook_error_naming_it(line_a, says):
         next(obook.listen(line_a, "127.0.0.1:39052", idle_timeout=0.2))
 
 
+@njit
+def _quote(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    return 0, 0, 0, 0, 0, 0
+
+
 @pytest.mark.parametrize("options, says", [
-    ({"strategy": 5}, r"strategy 5 is no strategy: give a callable\(top\) -> orders"),
+    ({"strategy": 5}, r"strategy 5 is no live strategy: an int, not callable; give a callable\(top\) -> "
+                      r"list of obook.live.ouch.Order or None, or obook.live.strategy.numba_strategy\(fn, state=...\)"),
+    ({"strategy": _quote}, r"strategy CPUDispatcher\(<function _quote .*\) is no live strategy: a numba function not "
+                           r"wrapped by numba_strategy; give a callable\(top\)"),
     ({"tables": ["bbo", "trades"]}, r"tables=\['bbo', 'trades'\]: listen yields one table, named by table="),
     ({"cpu": -1}, r"^cpu=-1: cannot pin to that core \(this process may run on cores "),
     ({"cpu": True}, r"^cpu=True: cannot pin to that core"),

@@ -185,16 +185,18 @@ def test_cli_listen_python_loop_compiled_loop_option_error(capsys, tmp_path, opt
     assert err == f"error: {option[0]}: the compiled loop's option; the Python loop (--loop python) takes none\n"
 
 
-def _error_before_venue_login(capsys, tmp_path, *args) -> str:
-    """``obook listen ARGS`` with a strategy and a venue that would never answer a login: the
-    error printed, after checking that nobody connected to the venue."""
+def _error_before_venue_login(capsys, tmp_path, *args, source="def quiet(top):\n    return None\n",
+                              name="quiet") -> str:
+    """``obook listen ARGS`` with a strategy (``name`` in a file of ``source``) and a venue
+    that would never answer a login: the error printed, after checking that nobody connected
+    to the venue."""
     strategy = tmp_path / "idle.py"
-    strategy.write_text("def quiet(top):\n    return None\n")
+    strategy.write_text(source)
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         server.setblocking(False)
-        err = cli_error(capsys, "listen", *args, "--strategy", f"{strategy}:quiet",
+        err = cli_error(capsys, "listen", *args, "--strategy", f"{strategy}:{name}",
                         "--venue", hostport(server.getsockname()), "--idle-timeout", "0.2")
         with pytest.raises(BlockingIOError):
             server.accept()                   # nobody connected
@@ -212,6 +214,22 @@ def test_cli_listen_risk_option_out_of_range_usage_error(capsys, option, value):
 def test_cli_listen_bad_line_address_error_before_venue_login(capsys, tmp_path):
     err = _error_before_venue_login(capsys, tmp_path, "--line-a", "127.0.0.1:x")
     assert "--line-a '127.0.0.1:x': give host:port" in err
+
+
+_BACKTEST_OBJECT = "class Quoter:\n    def on_book(self, ctx):\n        return None\n"
+_RAW_NUMBA = ("from numba import njit\n\n@njit\ndef quote(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):\n"
+              "    return 0, 0, 0, 0, 0, 0\n")
+
+
+@pytest.mark.parametrize("source, name, says", [
+    (_BACKTEST_OBJECT, "Quoter", "a Quoter with on_book but no __call__ (a backtest's strategy: obook backtest runs it)"),
+    (_RAW_NUMBA, "quote", "a numba function not wrapped by numba_strategy"),
+])
+def test_cli_listen_strategy_the_live_path_cannot_call_error_before_venue_login(capsys, tmp_path, source, name, says):
+    err = _error_before_venue_login(capsys, tmp_path, *_lines(), source=source, name=name)
+    assert err == (f"error: --strategy {tmp_path / 'idle.py'}:{name} is no live strategy: {says}; give a "
+                   "callable(top) -> list of obook.live.ouch.Order or None, or "
+                   "obook.live.strategy.numba_strategy(fn, state=...)\n")
 
 
 # -- strategies that fail -------------------------------------------------------------------

@@ -92,6 +92,9 @@ def run_listen(a: dict) -> None:
 
         strategy = load_strategy(a["strategy"])
         from .fast_strategy import NumbaStrategy
+        from .strategy import check_live_strategy
+
+        check_live_strategy(strategy, f"--strategy {a['strategy']}")
 
         if a["loop"].value == "compiled" and isinstance(strategy, NumbaStrategy):
             strategy.address    # a numba strategy the loop cannot call: refused before the venue's login

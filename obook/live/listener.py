@@ -222,9 +222,10 @@ def listen(line_a, line_b, request=None, table: str = "bbo", **options) -> Itera
     if "tables" in options:
         raise ObookError(f"tables={options['tables']!r}: listen yields one table, named by table= (default 'bbo')")
     strategy = options.get("strategy")
-    if strategy is not None and not callable(strategy):
-        raise ObookError(f"strategy {repr(strategy)[:80]} is no strategy: give a callable(top) -> orders or "
-                         "obook.live.strategy.numba_strategy(...)")
+    if strategy is not None:
+        from .strategy import check_live_strategy
+
+        check_live_strategy(strategy, f"strategy {repr(strategy)[:80]}")
     lst = Listener(addr(line_a, "line_a"), addr(line_b, "line_b"), None if request is None else addr(request, "request="),
                    tables=(table,), **options)
     for _t, batch in lst.table_batches():

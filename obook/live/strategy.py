@@ -39,6 +39,27 @@ class Top:
     stamps: dict | None = None    # live: recv (kernel), decoded, handover, book (monotonic ns)
 
 
+def check_live_strategy(strategy, what: str) -> None:
+    """An ObookError, ``what`` (the strategy as given) first, for what the live path cannot
+    call as ``strategy(top)``: a backtest's object (``on_book`` ... and no ``__call__``), a
+    numba function not wrapped by :func:`numba_strategy`, anything else not callable."""
+    if isinstance(strategy, NumbaStrategy):
+        return
+    if hasattr(strategy, "py_func"):
+        why = "a numba function not wrapped by numba_strategy"
+    elif callable(strategy):
+        return
+    else:
+        hooks = [m for m in ("on_book", "on_order", "on_timer") if hasattr(strategy, m)]
+        from ..checks import a_or_an
+
+        kind = a_or_an(type(strategy).__name__)
+        why = (f"{kind} with {', '.join(hooks)} but no __call__ (a backtest's strategy: obook backtest runs it)"
+               if hooks else f"{kind}, not callable")
+    raise ObookError(f"{what} is no live strategy: {why}; give a callable(top) -> list of obook.live.ouch.Order "
+                     "or None, or obook.live.strategy.numba_strategy(fn, state=...)")
+
+
 def _where(top: Top) -> str:
     return f"on message {top.seq} ({top.ticker})"
 
@@ -116,6 +137,7 @@ class TickToTrade:
     ``orders``: every order that passed the risk gate, in order; ``digest()`` hashes them."""
 
     def __init__(self, strategy, tickers=None, risk: RiskGate | None = None, gateway=None):
+        check_live_strategy(strategy, f"strategy {repr(strategy)[:80]}")
         self.strategy = fresh(strategy)      # a compiled strategy starts from its initial state
         if isinstance(tickers, str):
             tickers = tickers.split(",")
