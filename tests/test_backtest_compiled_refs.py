@@ -176,3 +176,18 @@ def test_backtest_live_numba_strategy_result_that_is_no_order_stops_naming_it_no
     with pytest.raises(StrategyError, match=f"the numba strategy no_order {re.escape(says)}") as e:
         _run(tmp_path, _live_returning(kind, side))
     assert e.value.partial.orders.num_rows == 0 and e.value.partial.events.num_rows == 0
+
+
+@pytest.mark.parametrize("qty, price, says", [(10, 1000.5, "price as float64"), (True, 1000, "qty as bool")])
+def test_backtest_live_numba_strategy_result_not_integers_strategy_error_before_the_day(tmp_path, qty, price, says):
+    from numba import njit
+
+    from obook.errors import StrategyError
+    from obook.live.strategy import numba_strategy
+
+    @njit
+    def not_integers(locate, time, bid_px, bid_qty, ask_px, ask_qty):
+        return 1, 0, qty, price, 1, 0
+
+    with pytest.raises(StrategyError, match=f"numba strategy not_integers: .*: it returns {says}, not an integer"):
+        _run(tmp_path, numba_strategy(not_integers))

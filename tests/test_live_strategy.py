@@ -259,6 +259,59 @@ def test_numba_strategy_address_wrong_signature_strategy_error_one_line(fn, says
 
 
 @njit
+def _float_price(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    if bid_px < 0:
+        return 0, 0, 0, 0.0, 0, 0
+    return 1, 0, 100, bid_px + 0.5, 1, 0
+
+
+@njit
+def _bool_kind(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    return bid_px > 0, 0, 100, bid_px, 1, 0
+
+
+_NOT_INTEGERS = [(_float_price, "price as float64"), (_bool_kind, "kind as bool")]
+
+
+@pytest.mark.parametrize("fn, says", _NOT_INTEGERS)
+def test_numba_strategy_address_result_not_integers_strategy_error_before_any_call(fn, says):
+    from obook.live.strategy import StrategyError
+
+    with pytest.raises(StrategyError) as e:
+        numba_strategy(fn, state=np.zeros(2, np.int64)).address
+    assert str(e.value) == (f"numba strategy {fn.__name__}: cannot be compiled into the live loop as fn(state, locate, "
+                            "time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, orig): "
+                            f"it returns {says}, not an integer")
+
+
+@pytest.mark.parametrize("fn, says", _NOT_INTEGERS)
+def test_replay_orders_numba_strategy_result_not_integers_strategy_error_nothing_sent(day, fn, says):
+    from obook.live.strategy import StrategyError
+
+    s = numba_strategy(fn, state=np.zeros(2, np.int64))
+    with pytest.raises(StrategyError, match=f"it returns {says}, not an integer"):
+        replay_orders(day, s)
+
+
+@pytest.mark.parametrize("state, says", [(np.full(3, 0.5), "whole numbers of 64 bits"),
+                                         (np.zeros((2, 3), np.int64), r"one row of int64 \(np.zeros\(n, np.int64\)\), "
+                                                                      r"not an array of shape \(2, 3\)")])
+def test_numba_strategy_state_not_a_row_of_whole_numbers_obook_error(state, says):
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match=f"a compiled strategy's state must be {says}"):
+        numba_strategy(_float_price, state=state)
+
+
+def test_numba_strategy_state_of_whole_floats_or_a_strided_view_taken_as_int64_copy():
+    assert list(numba_strategy(_float_price, state=np.full(3, 2.0)).state) == [2, 2, 2]
+    given = np.arange(6, dtype=np.int64)
+    s = numba_strategy(_float_price, state=given[::2])
+    assert s.state.dtype == np.int64 and list(s.state) == [0, 2, 4] and s.state.flags.c_contiguous
+    assert not np.shares_memory(s.state, given)
+
+
+@njit
 def _kind_nine(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
     if bid_px < 0:
         return 0, 0, 0, 0, 0, 0

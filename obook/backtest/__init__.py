@@ -123,19 +123,9 @@ def compiled(fn, state=None, tickers=None, on=("bbo",), timer=None, timer_start=
 def _state_array(state) -> np.ndarray:
     """A compiled strategy's scratch array: 64 zeros by default, else whole numbers of 64
     bits (kept as given when it is an int64 array already: the strategy's own)."""
-    if state is None:
-        return np.zeros(64, np.int64)
-    if isinstance(state, np.ndarray) and state.dtype == np.int64:
-        return _one_row(state)
-    try:
-        a = np.asarray(state)
-        as_int = a.astype(np.int64)
-        ok = a.dtype.kind in "iub" or bool((as_int == a).all())
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ObookError(f"a compiled strategy's state must be whole numbers of 64 bits, not {state!r}"[:300])
-    return _one_row(as_int)
+    from ..live.fast_strategy import whole_numbers
+
+    return np.zeros(64, np.int64) if state is None else _one_row(whole_numbers(state))
 
 
 def _one_row(state: np.ndarray) -> np.ndarray:
@@ -218,7 +208,8 @@ def _strategy_spec(strategy, tickers, on, timer, timer_start, unit_ns, timer_nam
         from .adapt import LOCATES
 
         check_timer_use(strategy, timer, timer_name)
-
+        if hasattr(strategy, "check_result"):   # a float or a bool field: not cast by the loop's int64
+            strategy.check_result()
         if hasattr(strategy, "fresh"):
             strategy = strategy.fresh()
         stateful = bool(getattr(strategy, "stateful", False))

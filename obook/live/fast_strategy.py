@@ -63,9 +63,10 @@ class NumbaStrategy:
         self.fn = fn
         self.symbol_of = symbol_of
         self.stateful = state is not None
-        self.initial = np.zeros(1, np.int64) if state is None else np.array(state, np.int64).ravel()
+        self.initial = np.zeros(1, np.int64) if state is None else _one_row(whole_numbers(state))
         self.state = self.initial.copy()
         self._cfunc = None
+        self._checked = False
 
     def fresh(self) -> "NumbaStrategy":
         """The same strategy with its initial state (a new run); the compiled entry is shared."""
@@ -74,11 +75,27 @@ class NumbaStrategy:
         other.state = self.initial.copy()
         return other
 
+    def check_result(self) -> None:
+        """A StrategyError when ``fn`` does not compile for the loop's arguments or returns a
+        field that is no integer (what :attr:`address` refuses, without its C entry)."""
+        from numba.core.errors import NumbaError
+
+        try:
+            self.fn.compile(_arguments(self.stateful))
+        except NumbaError as e:
+            raise _not_the_loops(self.fn, self.stateful, _first_line(str(e))) from None
+        _check_integers(self.fn, self.stateful)
+
     def step(self, locate: int, time: int, bid_px: int, bid_qty: int, ask_px: int, ask_qty: int) -> tuple:
         """One call: (kind, side, qty, price, ref, orig)."""
         if self.stateful:
-            return self.fn(self.state, locate, time, bid_px, bid_qty, ask_px, ask_qty)
-        return self.fn(locate, time, bid_px, bid_qty, ask_px, ask_qty)
+            got = self.fn(self.state, locate, time, bid_px, bid_qty, ask_px, ask_qty)
+        else:
+            got = self.fn(locate, time, bid_px, bid_qty, ask_px, ask_qty)
+        if not self._checked:       # compiled by the call: what it returns, as the loop would take it
+            _check_integers(self.fn, self.stateful)
+            self._checked = True
+        return got
 
     def __call__(self, top):
         kind, side, qty, price, ref, orig = self.step(
@@ -129,15 +146,43 @@ def _compile_entry(fn, stateful: bool):
     from numba.core.errors import NumbaError
 
     try:
-        return cfunc(_c_signature(), nopython=True)(entry)
+        made = cfunc(_c_signature(), nopython=True)(entry)
     except NumbaError as e:     # fn's arguments or its result are not the loop's
-        from ..errors import StrategyError
+        raise _not_the_loops(fn, stateful, _first_line(str(e))) from None
+    _check_integers(fn, stateful)
+    return made
 
-        shown = "fn(state, locate" if stateful else "fn(locate"
-        why = _first_line(str(e))
-        raise StrategyError(f"numba strategy {getattr(fn, '__name__', fn)}: cannot be compiled into the live loop as "
-                            f"{shown}, time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, "
-                            f"orig): {why}") from None
+
+def _not_the_loops(fn, stateful: bool, why: str):
+    from ..errors import StrategyError
+
+    shown = "fn(state, locate" if stateful else "fn(locate"
+    return StrategyError(f"numba strategy {getattr(fn, '__name__', fn)}: cannot be compiled into the live loop as "
+                         f"{shown}, time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, "
+                         f"orig): {why}")
+
+
+def _arguments(stateful: bool) -> tuple:
+    """The numba types the loop calls a strategy's function with."""
+    from numba import types
+
+    return ((types.Array(types.int64, 1, "C"),) if stateful else ()) + (types.int64,) * 6
+
+
+def _check_integers(fn, stateful: bool) -> None:
+    """A StrategyError when ``fn``, compiled for the loop's arguments, returns a field that is
+    no integer (a float or a bool: the loop's int64 would cast it, a price of 10.5 sent as 10,
+    a kind True as an enter)."""
+    from numba import types
+
+    got = getattr(fn, "overloads", {}).get(_arguments(stateful))
+    returned = None if got is None else got.signature.return_type
+    if not isinstance(returned, types.BaseTuple) or len(returned) != 6:
+        return      # (numba refused it already, or a call of other types compiled it)
+    for name, t in zip(("kind",) + OUT_FIELDS, returned):
+        t = types.unliteral(t)
+        if not isinstance(t, types.Integer) or t is types.boolean:
+            raise _not_the_loops(fn, stateful, f"it returns {name} as {t}, not an integer")
 
 
 def _first_line(numba_message: str) -> str:
@@ -148,6 +193,35 @@ def _first_line(numba_message: str) -> str:
     lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", numba_message).splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith("Failed in nopython mode pipeline")]
     return lines[0] if lines else "numba refused it"
+
+
+def whole_numbers(state) -> np.ndarray:
+    """A compiled strategy's state as int64: an int64 array as it is, else whole numbers
+    (integers, or floats without a fraction); anything else is an ObookError."""
+    from ..errors import ObookError
+
+    if isinstance(state, np.ndarray) and state.dtype == np.int64:
+        return state
+    try:
+        a = np.asarray(state)
+        as_int = a.astype(np.int64)
+        ok = a.dtype.kind in "iub" or bool((as_int == a).all())
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ObookError(f"a compiled strategy's state must be whole numbers of 64 bits, not {state!r}"[:300])
+    return as_int
+
+
+def _one_row(state: np.ndarray) -> np.ndarray:
+    """A copy of ``state`` as the row the compiled loop hands the strategy (a strided view's
+    elements, contiguous); a state of more dimensions is an ObookError."""
+    if state.ndim != 1:
+        from ..errors import ObookError
+
+        raise ObookError("a compiled strategy's state must be one row of int64 (np.zeros(n, np.int64)), "
+                         f"not an array of shape {state.shape}")
+    return np.array(state, np.int64)
 
 
 def numba_strategy(fn, symbol_of=None, state=None) -> NumbaStrategy:
