@@ -107,12 +107,14 @@ def test_venue_sends_server_heartbeats_to_an_idle_client(venue):
     assert kinds[0] == b"A" and kinds.count(b"H") >= 2
 
 
-def test_gateway_no_venue_raises():
+def test_gateway_no_venue_error_says_to_start_one_there():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(ObookError, match="cannot connect"):
+    with pytest.raises(ObookError) as e:
         Gateway("127.0.0.1", port, timeout=1)
+    assert str(e.value) == (f"venue 127.0.0.1:{port}: cannot connect: connection refused (no venue listens there: "
+                            f"start one first, obook venue --listen 127.0.0.1:{port})")
 
 
 @pytest.mark.parametrize("fields, says", [
@@ -122,7 +124,8 @@ def test_gateway_no_venue_raises():
     (dict(side="b"), "side 'b' is not one of B, S, T, E"),
     (dict(symbol=""), "symbol '' is not 1 to 8 ASCII characters"),
     (dict(symbol="ÄPFEL"), "symbol 'ÄPFEL' is not 1 to 8 ASCII characters"),
-    (dict(tif=b"00"), "tif b'00' is not one byte"),
+    (dict(tif=b"00"), "tif b'00' is not one byte: OUCH's TimeInForce, b'0' (day) or b'3' (IOC)"),
+    (dict(tif="IOC"), "tif 'IOC' is not one byte: OUCH's TimeInForce, b'0' (day) or b'3' (IOC)"),
     (dict(kind="replace", orig=-1), "orig -1 is not an integer"),
 ])
 def test_ouch_encode_order_it_cannot_carry_obook_error(fields, says):

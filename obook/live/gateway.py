@@ -49,6 +49,9 @@ class Gateway:
         check_login_fields(username, password)      # before connecting: nothing to log out of
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
+        except ConnectionRefusedError as e:
+            raise ObookError(f"venue {self.where}: cannot connect: connection refused (no venue listens there: "
+                             f"start one first, obook venue --listen {self.where})") from e
         except OSError as e:
             raise ObookError(f"venue {self.where}: cannot connect: {e}") from e
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

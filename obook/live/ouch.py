@@ -89,7 +89,7 @@ def check(order: Order) -> None:
         return
     _field("price", order.price, 0, _PRICE)
     if not isinstance(order.tif, bytes) or len(order.tif) != 1:
-        raise ObookError(f"tif {order.tif!r} is not one byte")
+        raise ObookError(f"tif {order.tif!r} is not one byte: OUCH's TimeInForce, b'0' (day) or b'3' (IOC)")
     if order.kind == "replace":
         _field("orig", order.orig, 0, _U32)
         return
