@@ -100,16 +100,16 @@ def listen(
                                                     "arrow: a new Arrow IPC stream file (several tables: one a table, NAME-TABLE.arrow); "
                                                     "duckdb: append to tables of a database."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Directory, file or database of --to."),
-    tables: str = typer.Option("bbo", "--tables", "-t", help="Comma-separated: bbo, trades, orders, depth."),
+    tables: str = typer.Option("bbo", "--tables", "-t", help="Comma-separated: bbo, trades, orders, depth; or none (the loop alone, no tables)."),
     interval: float = typer.Option(60.0, "--interval", min=0.001, help="Seconds per Parquet file (--to parquet)."),
     on_gap: OnGap = typer.Option(OnGap.raise_, "--on-gap", help="A range lost on both lines after the re-requests: raise (error, exit 1) or skip (count it, go on tolerant)."),
     timeout: float = typer.Option(0.2, "--request-timeout", min=0.001, max=MAX_SECONDS, help="Seconds to wait for a re-request's answer."),
     retries: int = typer.Option(3, "--retries", min=0, max=1_000_000, help="Re-requests of a gap after the first."),
     gap_wait: float = typer.Option(0.05, "--gap-wait", min=0, max=MAX_SECONDS, help="Seconds a gap may wait for the other line before it is re-requested."),
-    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", max=MAX_SECONDS, help="Stop with an error after this many seconds without a packet of the session followed (packets of others do not count)."),
+    idle_timeout: Optional[float] = typer.Option(None, "--idle-timeout", max=MAX_SECONDS, help="Stop with an error after this many seconds (above 0) without a packet of the session followed (packets of others do not count; default: wait until the end of session or Ctrl-C)."),
     latency: bool = typer.Option(False, "--latency", help="Print per-stage latency (p50, p99, p99.9, max) on stderr at the end."),
     latency_output: Optional[Path] = typer.Option(None, "--latency-output", help="Write the latency table to this Parquet file."),
-    strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> orders (a class is instantiated)."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="FILE.py:NAME or module:NAME: a callable(top) -> list of obook.live.ouch.Order or None, called on every BBO change of --tickers (a class is instantiated without arguments), or a numba_strategy (run inside the compiled loop)."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k", help="The strategy's instruments (comma-separated; default all)."),
     venue: Optional[str] = typer.Option(None, "--venue", help="Send the strategy's orders (OUCH 5.0 over SoupBinTCP) to this host:port (IPv6: [::1]:32001). A venue that closes the session is a warning: the listener goes on, the orders after it are counted, not sent."),
     venue_username: str = typer.Option("obook", "--venue-username", help="The username of the venue's login (6 printable ASCII characters at most)."),
@@ -158,7 +158,7 @@ def listen(
 def venue(
     listen_on: str = typer.Option("127.0.0.1:32001", "--listen", help="host:port (an IPv6 address in brackets: [::1]:32001) to accept SoupBinTCP sessions on."),
     log: Optional[Path] = typer.Option(None, "--log", help="Log every order message (recv_ns,session,hex) to this file."),
-    sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="Exit after this many sessions logged out (default: run until Ctrl-C)."),
+    sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="Exit after this many logged-in sessions ended (logged out, disconnected or closed; default: run until Ctrl-C)."),
     username: Optional[str] = typer.Option(None, "--username", help="The account's username (6 characters at most); "
                                                                  "logins with other credentials are rejected."),
     password: str = typer.Option("", "--password", envvar="OBOOK_VENUE_PASSWORD",
