@@ -232,6 +232,18 @@ def test_cli_listen_strategy_the_live_path_cannot_call_error_before_venue_login(
                    "obook.live.strategy.numba_strategy(fn, state=...)\n")
 
 
+_FLOAT_PRICE = ("import numpy as np\nfrom numba import njit\nfrom obook.live.strategy import numba_strategy\n\n"
+                "@njit\ndef half(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):\n"
+                "    return 1, 0, 100, bid_px + 0.5, 1, 0\n\nquote = numba_strategy(half, state=np.zeros(1, np.int64))\n")
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_cli_listen_numba_strategy_returning_a_float_error_before_venue_login(capsys, tmp_path, loop):
+    err = _error_before_venue_login(capsys, tmp_path, *_lines(), "--loop", loop, source=_FLOAT_PRICE, name="quote")
+    assert err.startswith("error: numba strategy half: cannot be compiled into the live loop as ") and \
+        err.endswith(": it returns price as float64, not an integer\n"), err
+
+
 # -- strategies that fail -------------------------------------------------------------------
 
 

@@ -96,8 +96,11 @@ def run_listen(a: dict) -> None:
 
         check_live_strategy(strategy, f"--strategy {a['strategy']}")
 
-        if a["loop"].value == "compiled" and isinstance(strategy, NumbaStrategy):
-            strategy.address    # a numba strategy the loop cannot call: refused before the venue's login
+        if isinstance(strategy, NumbaStrategy):    # one the loop cannot call: refused before the venue's login
+            if a["loop"].value == "compiled":
+                strategy.address
+            else:
+                strategy.check_result()
         gw = Gateway(*parse_address(a["venue"], "--venue", False), username=a["venue_username"],
                      password=a["venue_password"]) if a["venue"] else None
         ttt = TickToTrade(strategy, tickers,
