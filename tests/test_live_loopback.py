@@ -95,10 +95,23 @@ def test_listen_gap_unanswered_strict_raises_naming_range(day):
     lst = Listener(a, b, silent, idle_timeout=10, request_timeout=0.05, retries=1)
     rows = 0
     with sending(day, a, b, None, rate=20_000, drop_a=0.2, drop_b=0.2, seed=2):
-        with pytest.raises(ObookError, match=r"sequence numbers \d+\.\.\d+ lost on both lines"):
+        with pytest.raises(ObookError, match=r"sequence numbers \d+\.\.\d+ lost on both lines \(re-requests "
+                                             r"unanswered after 1 retries\)"):
             for _t, batch in lst.table_batches():
                 rows += batch.num_rows
     assert lst.feed.socks == []      # closed
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_listen_gap_without_request_server_strict_error_says_none_was_asked(day, loop):
+    a, b = addresses(2)
+    lst = Listener(a, b, None, idle_timeout=10, loop=loop)
+    with sending(day, a, b, None, rate=20_000, drop_a=0.2, drop_b=0.2, seed=2):
+        with pytest.raises(ObookError, match=r"sequence numbers \d+\.\.\d+ lost on both lines \(no re-request server "
+                                             r"to ask\)$"):
+            for _ in lst.table_batches():
+                pass
+    assert lst.stats()["requests"] == 0
 
 
 def test_listen_gap_unanswered_skip_reports_gaps(day):

@@ -34,6 +34,13 @@ log = logging.getLogger("obook")
 RING = 1 << 16
 _RINGS = ("mold_seq", "line", "t_kernel", "t_decode", "t_handover")
 LINES = ("A", "B", "request")
+
+
+def lost_on_both_lines(first: int, count: int, retries: int | None) -> ObookError:
+    """The error of a gap given up (``retries``: the re-requests after the first; None: no
+    re-request server to ask)."""
+    why = "no re-request server to ask" if retries is None else f"re-requests unanswered after {retries} retries"
+    return ObookError(f"live feed: sequence numbers {first}..{first + count - 1} lost on both lines ({why})")
 #: the ``line`` column's names: A, B, and R for a message that came back by re-request
 LINE_LETTERS = ("A", "B", "R")
 #: what a live feed's errors count messages by (their ``unit``)
@@ -278,8 +285,7 @@ class LiveFeed:
     def _give_up(self, first: int, count: int) -> None:
         last = first + count - 1
         if self.on_gap == "raise":
-            raise ObookError(f"live feed: sequence numbers {first}..{last} lost on both lines "
-                             f"(re-requests unanswered after {self.retries} retries)")
+            raise lost_on_both_lines(first, count, self.retries if self.request else None)
         log.warning("live feed: sequence numbers %d..%d lost on both lines", first, last)
         before = int(self.t_kernel[(self.next_record - 1) & self.mask]) if self.next_record > 1 else None
         self.lost.append((first, count, None if before is None else before + self.clock.offset,

@@ -262,9 +262,10 @@ class HotLoop:
         elif status == L.RUN_PY_ROWS:
             self._python_rows()
         elif status == L.RUN_GIVE_UP:
-            first, count = int(S[L.S_GIVEUP_FIRST]), int(S[L.S_GIVEUP_COUNT])
-            raise ObookError(f"live feed: sequence numbers {first}..{first + count - 1} lost on both lines "
-                             f"(re-requests unanswered after {int(S[L.S_RETRIES])} retries)")
+            from .feed import lost_on_both_lines
+
+            raise lost_on_both_lines(int(S[L.S_GIVEUP_FIRST]), int(S[L.S_GIVEUP_COUNT]),
+                                     int(S[L.S_RETRIES]) if S[L.S_HAVE_REQUEST] else None)
         elif status == L.RUN_BOOK_ERROR:     # the reason as a replay of the same message gives it
             from ..feeds.itch.decoder import describe_error
 
