@@ -189,7 +189,8 @@ def test_cli_venue_bad_options_one_line_error(tmp_path, capsys):
                  (["--listen", "0.0.0.0:0"], "needs --username/--password or --accounts"),
                  (["--listen", "127.0.0.1:0", "--password", "x"], "--password needs --username"),
                  (["--listen", "127.0.0.1:0", "--username", "abcdefg"], "longer than 6"),
-                 (["--listen", "0.0.0.0:0", "--username", "abc"], "an empty password for 'abc'"),
+                 (["--listen", "0.0.0.0:0", "--username", "abc"], "an empty password for 'abc' (give --password, "
+                  "or the environment's OBOOK_VENUE_PASSWORD)\n"),
                  (["--listen", "127.0.0.1:0", "--accounts", tmp_path / "none"], "cannot read the accounts")]
         for args, reason in cases:
             assert reason in cli_error(capsys, "venue", *args)

@@ -13,8 +13,9 @@ USERNAME_WIDTH, PASSWORD_WIDTH = 6, 10
 ACCOUNTS_MAX_BYTES = 1 << 20      # read no further (a device or a pipe that never ends)
 
 
-def check_account(username: str, password: str, where: str = "account") -> tuple[str, str]:
-    """The account as the login request carries it (stripped), or ``ObookError``."""
+def check_account(username: str, password: str, where: str = "account", give: str = "") -> tuple[str, str]:
+    """The account as the login request carries it (stripped), or ``ObookError`` (``give``:
+    said after an empty password, how to give one)."""
     user, pw = username.strip(), password.strip()
     if not user:
         raise ObookError(f"{where}: an empty username")
@@ -25,7 +26,7 @@ def check_account(username: str, password: str, where: str = "account") -> tuple
             raise ObookError(f"{where}: the {what} {'' if what == 'password' else repr(text) + ' '}"
                              f"is longer than {width} characters")
     if not pw:      # a blank password field would log anyone in who knows the username
-        raise ObookError(f"{where}: an empty password for {user!r}")
+        raise ObookError(f"{where}: an empty password for {user!r}{give}")
     return user, pw
 
 

@@ -410,7 +410,8 @@ def venue_from_options(address: tuple[str, int], log_path, sessions, username, p
 
     accounts = read_accounts(accounts_path) if accounts_path is not None else {}
     if username is not None:
-        user, pw = check_account(username, password, "--username/--password")
+        user, pw = check_account(username, password, "--username/--password",
+                                 " (give --password, or the environment's OBOOK_VENUE_PASSWORD)")
         if user in accounts:
             raise ObookError(f"--username {user!r} is in --accounts too")
         accounts[user] = pw
