@@ -304,6 +304,22 @@ def test_hot_listener_python_strategy_raises_strategy_error(day):
             pass
 
 
+@pytest.mark.parametrize("tables", [(), ("bbo",)])
+def test_hot_listener_ticker_not_in_the_session_warned_at_its_end(day, caplog, tables):
+    from obook.live.hot_listener import HotListener
+
+    calls = []
+    a, b, _ = addresses()
+    lst = HotListener(a, b, None, tables=tables, strategy=lambda top: calls.append(top.ticker),
+                      tickers=["AAA", "ZZZ", "QQQQ"], idle_timeout=10)
+    with caplog.at_level("WARNING", logger="obook"), sending(day, a, b, None, rate=20_000, linger=0):
+        for _ in lst.table_batches():
+            pass
+    assert set(calls) == {"AAA"}
+    assert [m for m in caplog.messages if "ticker" in m] == [
+        "tickers QQQQ, ZZZ: not in the session's stock directory: the strategy was never called for them"]
+
+
 class _GoneVenue:
     """A logged-in venue's side of the gateway whose venue has gone: its end closed, or
     (``writable=False``) this end closed for writing (a send fails, nothing is read)."""

@@ -222,10 +222,19 @@ class HotListener:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
         self._close_sockets()
+        missing = self.loop.tickers_missing() if self._ended() else []
+        if missing:     # (the session ended: its directory is complete)
+            logging.getLogger("obook").warning("tickers %s: not in the session's stock directory: the strategy was "
+                                               "never called for them", ", ".join(missing))
         if self.gateway is not None:
             self.loop.finish_venue(self.gateway.timeout)
         if self.ttt is not None:
             self._settle(self.ttt)
+
+    def _ended(self) -> bool:
+        """Whether the session's end came and every message before it."""
+        S = self.loop.S
+        return bool(S[L.S_END] >= 0 and S[L.S_NEXT] >= S[L.S_END])
 
     @property
     def feed(self):
@@ -281,7 +290,7 @@ class HotListener:
             self._kernel_drops[i] = kernel_drops(sock)
         out = {"lines": lines, "gaps": [{"first_seq": f, "count": c, "ts": ts} for f, c, _b, ts in self.lost()],
                "requests": int(S[L.S_REQUESTS]), "next_seq": int(S[L.S_NEXT]),
-               "ended": bool(S[L.S_END] >= 0 and S[L.S_NEXT] >= S[L.S_END]),
+               "ended": self._ended(),
                "kernel_stamps": self.kernel_stamps, "records": int(S[L.S_W_REC]),
                "rcvbuf": self.rcvbuf, "held_too_far": int(S[L.S_PEND_FULL]), "session": self.loop.session(),
                "session_probes": int(S[L.S_PROBES]),

@@ -166,6 +166,7 @@ class HotLoop:
         if isinstance(tickers, str):
             tickers = tickers.split(",")
         names = sorted({str(t).strip() for t in tickers if str(t).strip()}) if tickers else []
+        self.ticker_names = names
         wanted = np.array([int.from_bytes(n.encode().ljust(8)[:8], "big", signed=True) for n in names], np.int64)
         keep = np.zeros(1 << 16, np.uint8) if names else np.ones(1 << 16, np.uint8)
         self.sym = np.full((1 << 16, 8), 32, np.uint8)
@@ -388,6 +389,11 @@ class HotLoop:
 
     def symbol(self, locate: int) -> str:
         return bytes(self.sym[locate]).decode("ascii", "replace").rstrip()
+
+    def tickers_missing(self) -> list[str]:
+        """The subscribed tickers that no stock directory message so far named."""
+        found = {self.symbol(int(loc)) for loc in np.flatnonzero(self.itch[4])} if self.ticker_names else set()
+        return [t for t in self.ticker_names if t not in found]
 
     def _python_rows(self) -> None:
         from . import soupbin
