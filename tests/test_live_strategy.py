@@ -312,6 +312,24 @@ def test_numba_strategy_state_of_whole_floats_or_a_strided_view_taken_as_int64_c
 
 
 @njit
+def _stateless(locate, time, bid_px, bid_qty, ask_px, ask_qty):
+    return 0, 0, 0, 0, 0, 0
+
+
+@pytest.mark.parametrize("fn, state, says", [
+    (_float_price, None, "numba strategy _float_price: takes state first (7 arguments): give its state, "
+                         "numba_strategy(fn, state=np.zeros(n, np.int64))"),
+    (_stateless, np.zeros(2, np.int64), "numba strategy _stateless: takes no state (6 arguments): leave out state="),
+])
+def test_numba_strategy_state_given_or_not_as_the_function_takes_it_obook_error_saying_which(fn, state, says):
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError) as e:
+        numba_strategy(fn, state=state)
+    assert str(e.value) == says
+
+
+@njit
 def _kind_nine(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):
     if bid_px < 0:
         return 0, 0, 0, 0, 0, 0

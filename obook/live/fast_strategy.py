@@ -60,6 +60,7 @@ class NumbaStrategy:
     def __init__(self, fn, symbol_of=None, state=None):
         if not hasattr(fn, "py_func"):
             raise TypeError("numba_strategy takes a numba function (decorate it with @numba.njit)")
+        _check_state_use(fn, state is not None)
         self.fn = fn
         self.symbol_of = symbol_of
         self.stateful = state is not None
@@ -160,6 +161,27 @@ def _not_the_loops(fn, stateful: bool, why: str):
     return StrategyError(f"numba strategy {getattr(fn, '__name__', fn)}: cannot be compiled into the live loop as "
                          f"{shown}, time, bid_px, bid_qty, ask_px, ask_qty) returning (kind, side, qty, price, ref, "
                          f"orig): {why}")
+
+
+def _check_state_use(fn, stateful: bool) -> None:
+    """An ObookError when ``fn`` takes the state and none is given, or the other way round
+    (told by its number of arguments: 7 with the state, 6 without)."""
+    import inspect
+
+    from ..errors import ObookError
+
+    try:
+        params = inspect.signature(fn.py_func).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return
+    n, name = len(params), getattr(fn, "__name__", fn)
+    if n == 7 and not stateful:
+        raise ObookError(f"numba strategy {name}: takes state first (7 arguments): give its state, "
+                         "numba_strategy(fn, state=np.zeros(n, np.int64))")
+    if n == 6 and stateful:
+        raise ObookError(f"numba strategy {name}: takes no state (6 arguments): leave out state=")
 
 
 def _arguments(stateful: bool) -> tuple:
