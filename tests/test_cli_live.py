@@ -69,6 +69,14 @@ def test_cli_listen_strategy_file_not_python_error_says_so(capsys, tmp_path, mon
     assert err == "error: --strategy: day.itch is a file, not a Python file (give FILE.py:NAME or module:NAME)\n"
 
 
+def test_cli_listen_strategy_module_form_of_a_file_here_error_says_file_py(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "join_bid_here.py").write_text("def JoinBid(top):\n    return None\n")
+    err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--strategy", "join_bid_here:JoinBid")
+    assert err == ("error: --strategy: join_bid_here failed to load: ModuleNotFoundError: No module named "
+                   "'join_bid_here' (join_bid_here.py is a file here: give join_bid_here.py:JoinBid)\n")
+
+
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 def test_cli_listen_line_port_taken_error_names_line_and_reason(capsys, loop):
     import socket

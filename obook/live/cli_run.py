@@ -53,7 +53,10 @@ def load_strategy(spec: str, what: str = "--strategy"):
     except ObookError:
         raise
     except (Exception, SystemExit) as e:   # the user's module: whatever it raises while it loads
-        raise ObookError(f"{what}: {where} failed to load: {raised(e)}") from e
+        here = f"{where.replace('.', os.sep)}.py"
+        hint = (f" ({here} is a file here: give {here}:{name})"
+                if isinstance(e, ModuleNotFoundError) and e.name == where and Path(here).is_file() else "")
+        raise ObookError(f"{what}: {where} failed to load: {raised(e)}{hint}") from e
     try:
         obj = getattr(module, name)
     except AttributeError as e:
