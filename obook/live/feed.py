@@ -34,6 +34,10 @@ log = logging.getLogger("obook")
 RING = 1 << 16
 _RINGS = ("mold_seq", "line", "t_kernel", "t_decode", "t_handover")
 LINES = ("A", "B", "request")
+#: the ``line`` column's names: A, B, and R for a message that came back by re-request
+LINE_LETTERS = ("A", "B", "R")
+#: what a live feed's errors count messages by (their ``unit``)
+SEQ_UNIT = "sequence number"
 
 
 def lost_on_both_lines(first: int, count: int, retries: int | None) -> ObookError:
@@ -41,10 +45,6 @@ def lost_on_both_lines(first: int, count: int, retries: int | None) -> ObookErro
     re-request server to ask)."""
     why = "no re-request server to ask" if retries is None else f"re-requests unanswered after {retries} retries"
     return ObookError(f"live feed: sequence numbers {first}..{first + count - 1} lost on both lines ({why})")
-#: the ``line`` column's names: A, B, and R for a message that came back by re-request
-LINE_LETTERS = ("A", "B", "R")
-#: what a live feed's errors count messages by (their ``unit``)
-SEQ_UNIT = "sequence number"
 
 
 def lines_name(addresses) -> str:
