@@ -313,8 +313,10 @@ def check_date(date) -> _dt.date | None:
 
 
 def a_or_an(word: str) -> str:
-    """``word`` after its indefinite article: ``a pitch``, ``an itch``, ``an int``."""
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+    """``word`` after its indefinite article: ``a pitch``, ``an itch``, ``an int``; a letter
+    or a word in capitals is read letter by letter: ``an S``, ``an MBO``, ``a CSV``."""
+    spelled = len(word) == 1 or word.isupper()
+    return f"{'an' if word[:1].lower() in ('aefhilmnorsx' if spelled else 'aeiou') else 'a'} {word}"
 
 
 def a_feed(name: str) -> str:

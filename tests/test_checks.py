@@ -147,3 +147,12 @@ def test_path_no_regular_file_same_words_in_python_sql_and_polars(tmp_path, kind
             with pytest.raises((ObookError, duckdb.Error)) as e:
                 run()
             assert f"{path}: {says.format(what)}" in str(e.value), (what, str(e.value))
+
+
+@pytest.mark.parametrize("word, said", [("int", "an int"), ("pitch", "a pitch"), ("list", "a list"),
+                                        ("S", "an S"), ("B", "a B"), ("X", "an X"), ("SSE", "an SSE"),
+                                        ("CSV", "a CSV"), ("MBO", "an MBO"), ("float", "a float")])
+def test_checks_a_or_an_letters_read_by_their_names_expected(word, said):
+    from obook.checks import a_or_an
+
+    assert a_or_an(word) == said
