@@ -77,6 +77,16 @@ def test_cli_listen_strategy_module_form_of_a_file_here_error_says_file_py(capsy
                    "'join_bid_here' (join_bid_here.py is a file here: give join_bid_here.py:JoinBid)\n")
 
 
+def test_cli_listen_strategy_module_refused_by_obook_as_it_loads_error_names_the_file(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fast.py").write_text(
+        "import numba\nfrom obook.live.strategy import numba_strategy\n\n\n@numba.njit\n"
+        "def quote(state, locate, time, bid_px, bid_qty, ask_px, ask_qty):\n    return 0, 0, 0, 0, 0, 0\n\n\n"
+        "Quote = numba_strategy(quote)\n")
+    err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--strategy", "fast.py:Quote")
+    assert err.startswith("error: --strategy: fast.py failed to load: numba strategy quote: takes state first"), err
+
+
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 def test_cli_listen_line_port_taken_error_names_line_and_reason(capsys, loop):
     import socket

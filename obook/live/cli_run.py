@@ -50,8 +50,13 @@ def load_strategy(spec: str, what: str = "--strategy"):
             s.loader.exec_module(module)
         else:
             module = importlib.import_module(where)
-    except ObookError:
-        raise
+    except ObookError as e:     # obook refused something the module made (a numba_strategy): say which file
+        said = f"{what}: {where} failed to load: {e}"
+        try:
+            again = type(e)(said)
+        except TypeError:       # (an error class of other arguments)
+            again = ObookError(said)
+        raise again from e
     except (Exception, SystemExit) as e:   # the user's module: whatever it raises while it loads
         here = f"{where.replace('.', os.sep)}.py"
         hint = (f" ({here} is a file here: give {here}:{name})"
