@@ -237,3 +237,33 @@ def test_match_decimal_columns_of_whole_values_read_as_integers_fraction_names_t
 def test_match_source_of_no_kind_of_table_names_its_type(source, says):
     with pytest.raises(ObookError, match=says):
         obook.match(source)
+
+
+def test_cli_match_output_folder_of_replay_tables_keeps_those_it_does_not_write(capsys, tmp_path, entry):
+    from obook.gen.itch import write_itch
+
+    day = tmp_path / "day.itch"
+    write_itch(day, 3000, 4, seed=1)
+    out = tmp_path / "out"
+    assert cli_run(capsys, "convert", day, out, "-t", "depth")[0] == 0
+    assert cli_run(capsys, "table", "bbo", day, "-o", out / "bbo.arrow")[0] == 0
+    assert cli_run(capsys, "match", entry, "-o", out)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.arrow", "bbo.parquet", "depth.parquet",
+                                                     "events.parquet", "fills.parquet"]
+
+
+@pytest.mark.parametrize("link", ["copy", "hard", "symbolic"])
+def test_cli_match_orders_named_like_a_table_in_the_output_folder_one_error_line(capsys, tmp_path, entry, link):
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    orders = out / "fills.csv"
+    if link == "copy":
+        orders.write_text(ENTRY)
+    else:
+        (os.link if link == "hard" else os.symlink)(entry, orders)
+    err = cli_error(capsys, "match", orders, "-o", out, "--type", "csv")
+    assert err == f"error: {orders}: is an input of this command; write the tables elsewhere\n"
+    assert orders.read_text() == ENTRY and entry.read_text() == ENTRY
+    assert sorted(p.name for p in out.iterdir()) == ["fills.csv"]

@@ -75,8 +75,9 @@ def match(
         from ..session import check_day
 
         check_day(day, f"{orders}: the date in its name")
-    from .partial import deliver_partial, drop_earlier_tables, drop_partial
+    from .partial import check_outside_inputs, deliver_partial, drop_earlier_tables, drop_partial
 
+    check_outside_inputs(out, tables, out_type.value, [orders])
     try:
         r = run(orders, workers=workers or default_workers(str(orders)), tick=tick, stp=stp.value, tables=tables,
                 levels=max(levels, 1), instruments=known, day_end=not no_day_end, date=day)
@@ -100,5 +101,6 @@ def match(
 
 #: each table as an earlier run left it (``drop_earlier_tables``): its schema's ``obook.table``,
 #: its CSV header's first columns and further columns, the last one only its header has
-_MARKS = {t: ((t, f"match_{t}"), ("seq", "time"), ("instrument", mark)) for t, mark in
-          (("fills", "taker_order_id"), ("events", "event"), ("bbo", "bid_px"), ("depth", "bid_px_1"))}
+_MARKS = {t: ((tag,), ("seq", "time"), ("instrument", mark)) for t, tag, mark in
+          (("fills", "fills", "taker_order_id"), ("events", "events", "event"), ("bbo", "match_bbo", "bid_px"),
+           ("depth", "match_depth", "bid_px_1"))}

@@ -29,6 +29,19 @@ def deliver_partial(e, names: list, out: Path | None, kind: str) -> None:
     e.kept_in = str(out / f"TABLE.{kind}.partial")
 
 
+def check_outside_inputs(out: Path | None, names, kind: str, inputs) -> None:
+    """OutputError when a table the run writes in ``out`` (``TABLE.kind``, or its
+    ``.partial``) is one of the files it reads (``inputs``: the same file, a hard or a
+    symbolic link to it): the table would replace the input."""
+    if out is None:
+        return
+    from ..output import check_not_an_input
+
+    for t in names:
+        for name in (f"{t}.{kind}", f"{t}.{kind}.partial"):
+            check_not_an_input(out / name, inputs, "tables")
+
+
 def drop_partial(out: Path, names: list, kind: str) -> None:
     """The ``.partial`` tables an earlier stopped run left in ``out``: they would pass for
     this complete run's."""
