@@ -303,3 +303,18 @@ def test_simulate_sql_interval_latency_says_to_give_ns(tmp_path):
     feed, orders = _files(tmp_path)
     with pytest.raises(duckdb.Error, match=r"latency '00:00:01': give ns as a whole number \(1000000000 for a second\)"):
         obook.connect().sql(f"SELECT * FROM obook_simulate('{feed}', '{orders}', latency := INTERVAL 1 SECOND)").fetchall()
+
+
+@pytest.mark.parametrize("which,name", [("orders", "fills.csv"), ("orders", "events.csv.partial"), ("feed", "bbo.csv")])
+def test_simulate_cli_input_named_like_a_table_in_the_output_folder_one_error_line(tmp_path, capsys, which, name):
+    feed, orders = _files(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    source = feed if which == "feed" else orders
+    inside = out / name
+    inside.symlink_to(source)
+    args = [inside, orders] if which == "feed" else [feed, inside]
+    err = cli_error(capsys, "simulate", *args, "-o", out, "--type", "csv", "-t", "fills,events,bbo", "-w", "1")
+    assert err == f"error: {out / name}: is an input of this command; write the tables elsewhere\n"
+    assert (tmp_path / "feed.csv").read_text() == FEED and (tmp_path / "orders.csv").read_text() == ORDERS
+    assert sorted(p.name for p in out.iterdir()) == [name]

@@ -68,7 +68,7 @@ def simulate(
     from ..output import output_folder, write_files
     from ..simulation import OWN_TABLES, TABLES, simulated
     from ..simulation.prepare import parse_latency
-    from .partial import deliver_partial, drop_earlier_tables, drop_partial
+    from .partial import check_outside_inputs, deliver_partial, drop_earlier_tables, drop_partial
     from .progress import file_progress
     from .stdout import table_to_stdout
 
@@ -96,6 +96,9 @@ def simulate(
     check_seed(seed, "--seed")
 
     source = feed_source(str(feed))         # a glob pattern: its files, sorted, as one feed
+    from ..feeds.sources import source_paths
+
+    check_outside_inputs(out, names, out_type.value, [*source_paths(source), orders])
     try:
         with file_progress(source) as progress:
             r = simulated(dict(feed=source, orders=str(orders), latency=parse_latency(latency, "--latency"),
