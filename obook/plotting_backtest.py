@@ -384,12 +384,11 @@ def plot_backtest(run, out, feed=None, ticker=None, start=None, end=None, format
     return out
 
 
-def write_run(folder: Path, feeds: dict, format_name: str, strategy: str, tickers=None,
-              formats: dict | None = None) -> Path:
-    """``run.json`` beside a backtest's tables: its feeds by day (a file, or the list of files
-    read as that day's feed), format (the first day's;
-    ``formats``: each day's, when they differ), strategy, tickers (what ``obook plot backtest
-    FOLDER`` reads to draw the price)."""
+def run_text(feeds: dict, format_name: str, strategy: str, tickers=None, formats: dict | None = None) -> str:
+    """The text of ``run.json`` beside a backtest's tables: its feeds by day (a file, or the
+    list of files read as that day's feed), format (the first day's; ``formats``: each day's,
+    when they differ), strategy, tickers (what ``obook plot backtest FOLDER`` reads to draw
+    the price)."""
     def resolved(f):        # a day of several files (read as one feed): their list
         return [resolved(p) for p in f] if isinstance(f, (list, tuple)) else str(Path(f).resolve())
 
@@ -397,7 +396,5 @@ def write_run(folder: Path, feeds: dict, format_name: str, strategy: str, ticker
            "strategy": strategy, "tickers": tickers}
     if formats and len(set(formats.values())) > 1:
         doc["formats"] = {str(day): name for day, name in formats.items()}
-    path = Path(folder) / RUN_FILE
-    path.write_text(json.dumps(doc, indent=1) + "\n")
-    return path
+    return json.dumps(doc, indent=1) + "\n"
 

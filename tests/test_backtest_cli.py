@@ -443,3 +443,29 @@ def test_backtest_cli_quoted_glob_a_day_each_file_as_listed(tmp_path):
         assert r.exit_code == 0, r.output
         runs[name] = json.loads((tmp_path / name / "summary.json").read_text())
     assert set(runs["glob"]) == {"2024-01-02", "2024-01-03"} and runs["glob"] == runs["listed"]
+
+
+@pytest.mark.parametrize("name", ["summary.json", "run.json", "backtest.orders.parquet", "backtest.fills.parquet.partial"])
+def test_backtest_cli_feed_named_like_an_output_in_the_folder_one_error_line(tmp_path, capsys, name):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).symlink_to(days[0])
+    err = cli_error(capsys, "backtest", out / name, "--strategy", f"{s}:Join", "--format", "csv", "-o", out)
+    assert err == f"error: {out / name}: is an input of this command; write the tables elsewhere\n"
+    assert (tmp_path / "2024-01-02.csv").read_text() == DAY
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+@pytest.mark.parametrize("name", ["run.json", "summary.json", "backtest.fills.parquet"])
+def test_backtest_cli_output_name_taken_by_a_folder_one_error_line_no_file_written(tmp_path, capsys, name):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", "-o", out)
+    assert err.startswith(f"error: {out / name}: is a directory"), err
+    assert sorted(p.name for p in out.iterdir()) == [name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import List, Optional
@@ -108,6 +109,8 @@ def backtest(
     run_doc = (format, strategy, tickers)
     # the output folder is made (or refused) before the run, and goes again when the run
     # fails and leaves nothing in it
+    if out is not None:
+        _check_outputs(out, feeds)
     with output_folder(out) if out is not None else nullcontext():
         try:
             if dates is None:
@@ -176,24 +179,52 @@ def _keep_partial(out: Path, e, run: tuple) -> None:
 
 def _write(out: Path, result, suffix: str, summary: Optional[str], run: tuple) -> None:
     """The tables (``suffix`` ".partial": those of a run that stopped), summary.json (none for
-    a stopped run) and run.json in ``out``; the files of another run's other kind there go
-    (a folder never holds one run's tables beside another's .partial ones)."""
+    a stopped run) and run.json in ``out``, all or none (the JSON files go to temporary names
+    first and are renamed once the tables are in place); the files of another run's other
+    kind there go (a folder never holds one run's tables beside another's .partial ones)."""
     from ..backtest import TABLES
     from ..errors import OutputError
     from ..interrupts import deferred
-    from ..tempfiles import remove_quietly
+    from ..plotting_backtest import RUN_FILE
+    from ..tempfiles import remove_quietly, temp_path
 
-    result.write(str(out / "backtest"), suffix=suffix)
-    stale = [out / f"backtest.{t}.parquet{'' if suffix else '.partial'}" for t in TABLES]
-    with deferred():    # a second Ctrl-C: once every one is gone, not a part of them
-        for path in stale + ([out / "summary.json"] if summary is None else []):
-            remove_quietly(path)
+    texts = {RUN_FILE: _run_text(*run), **({"summary.json": summary + "\n"} if summary is not None else {})}
+    staged, path = [], out
     try:
-        if summary is not None:
-            (out / "summary.json").write_text(summary + "\n")
-        _write_run(out, *run)
+        for name, text in texts.items():
+            path = out / name
+            staged.append((temp_path(path), path))
+            staged[-1][0].write_text(text)
+        result.write(str(out / "backtest"), suffix=suffix)
+        stale = [out / f"backtest.{t}.parquet{'' if suffix else '.partial'}" for t in TABLES]
+        with deferred():    # a second Ctrl-C: once every one is gone, not a part of them
+            for stale_path in stale + ([out / "summary.json"] if summary is None else []):
+                remove_quietly(stale_path)
+            for tmp, path in staged:
+                os.replace(tmp, path)
     except OSError as e:
-        raise OutputError(f"{out}: write failed: {e.strerror or e}") from None
+        raise OutputError(f"{path}: write failed: {e.strerror or e}") from None
+    finally:
+        with deferred():    # a second Ctrl-C: once every temp file is gone
+            for tmp, _ in staged:
+                remove_quietly(tmp)         # (gone once renamed)
+
+
+def _check_outputs(out: Path, feeds: list) -> None:
+    """OutputError before the run when a file it writes in ``out`` is a folder, or one of
+    its feeds (the file would replace it)."""
+    from ..backtest import TABLES
+    from ..errors import OutputError
+    from ..output import check_not_an_input
+    from ..plotting_backtest import RUN_FILE
+
+    inputs = [os.fspath(p) for f in feeds for p in (f if isinstance(f, (list, tuple)) else [f])]
+    names = [f"backtest.{t}.parquet{s}" for t in TABLES for s in ("", ".partial")] + ["summary.json", RUN_FILE]
+    for name in names:
+        path = out / name
+        if path.is_dir():
+            raise OutputError(f"{path}: is a directory; the backtest cannot write its {name} there")
+        check_not_an_input(path, inputs, "tables")
 
 
 def _days(paths: List[Path], format: Optional[str] = None) -> tuple[list, Optional[list]]:
@@ -230,15 +261,14 @@ def _days(paths: List[Path], format: Optional[str] = None) -> tuple[list, Option
     return [f for _, f in days], [d for d, _ in days]
 
 
-def _write_run(out: Path, feeds, days: list, format, strategy: str, tickers) -> None:
-    """run.json: the feeds by day and their format (obook plot backtest draws the price from
-    them; an L2 input is not replayed: its picture draws the equity's marks)."""
+def _run_text(feeds, days: list, format, strategy: str, tickers) -> str:
+    """run.json's text: the feeds by day and their format (obook plot backtest draws the
+    price from them; an L2 input is not replayed: its picture draws the equity's marks)."""
     from ..backtest.l2_input import is_l2
     from ..feeds import resolve_format
-    from ..plotting_backtest import write_run
+    from ..plotting_backtest import run_text
 
     if is_l2(feeds[0]):
-        write_run(out, {}, "databento", strategy, tickers)
-        return
+        return run_text({}, "databento", strategy, tickers)
     formats = {day: resolve_format(format, f).name for day, f in zip(days, feeds)}    # a day each, told apart
-    write_run(out, dict(zip(days, feeds)), formats[days[0]], strategy, tickers, formats)
+    return run_text(dict(zip(days, feeds)), formats[days[0]], strategy, tickers, formats)
