@@ -1,9 +1,11 @@
 """Temporary files beside an output, renamed into place when the output is complete.
 
-``temp_path(final)`` names ``.<name>.<pid>.tmp`` in the final file's directory. A writer
-removes its temp file on any failure; a writer killed outright (SIGKILL, the OOM killer, a
-power cut) cannot, so ``temp_path`` first removes the temp files of the same final name
-whose process no longer runs: none outlives the next write to the same place.
+``temp_path(final)`` names ``.<name>.<pid>.tmp`` in the final file's directory (a writer
+that must keep the final name, as ``obook gen`` does to tell the compression by it, makes a
+folder of that name and writes ``<name>`` in it). A writer removes its temp file on any
+failure; a writer killed outright (SIGKILL, the OOM killer, a power cut) cannot, so
+``temp_path`` first removes the temp files (and such folders) of the same final name whose
+process no longer runs: none outlives the next write to the same place.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from .interrupts import deferred
 
-__all__ = ["temp_path", "remove_quietly"]
+__all__ = ["temp_path", "remove_quietly", "remove_dir_quietly"]
 
 
 def _alive(pid: int) -> bool:
@@ -38,6 +40,16 @@ def remove_quietly(path) -> None:
             pass
 
 
+def remove_dir_quietly(path) -> None:
+    """Remove an empty temp folder during cleanup, as :func:`remove_quietly` a file (a folder
+    that is not empty stays)."""
+    with deferred():
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
 def temp_path(final: Path) -> Path:
     """``.<name>.<pid>.tmp`` beside ``final``, after removing those of dead processes."""
     final = Path(final)
@@ -49,5 +61,10 @@ def temp_path(final: Path) -> Path:
     for name in names:
         m = pattern.fullmatch(name)
         if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
-            remove_quietly(final.parent / name)
+            stale = final.parent / name
+            if stale.is_dir() and not stale.is_symlink():
+                remove_quietly(stale / final.name)
+                remove_dir_quietly(stale)
+            else:
+                remove_quietly(stale)
     return final.with_name(f".{final.name}.{os.getpid()}.tmp")

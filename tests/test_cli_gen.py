@@ -157,16 +157,24 @@ def test_gen_csv_sizes_past_memory_one_line_error_no_file(tmp_path, capsys):
     assert f"{out}: not enough memory" in err and not out.exists()
 
 
-def test_gen_stopped_midway_leaves_no_partial_feed_untouched_file_stays(tmp_path, monkeypatch):
+def _stop_write_itch_midway(monkeypatch):
+    """``write_itch`` made to meet Ctrl-C once some of the day is written; the real one."""
     import obook.gen.itch as gen_itch
 
     real = gen_itch.write_itch
 
-    def stopped(path, *args, **kwargs):     # Ctrl-C once some of the day is written
+    def stopped(path, *args, **kwargs):
         real(path, 500, 5)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(gen_itch, "write_itch", stopped)
+    return real
+
+
+def test_gen_stopped_midway_leaves_no_partial_feed_untouched_file_stays(tmp_path, monkeypatch):
+    import obook.gen.itch as gen_itch
+
+    real = _stop_write_itch_midway(monkeypatch)
     out = tmp_path / "day.itch"
     r = runner.invoke(app, ["gen", "itch", str(out), "-n", "5000"])
     assert isinstance(r.exception, KeyboardInterrupt) or r.exit_code != 0
@@ -467,3 +475,68 @@ def test_gen_csv_live_orders_past_memory_refused_names_instruments_and_depth(tmp
     err = cli_error(capsys, "gen", "csv", out, "-n", "10", "-k", "1000000")
     assert "--instruments 1,000,000 x --depth 200" in err and "give fewer --instruments or a smaller --depth" in err
     assert not out.exists()
+
+
+def test_gen_stopped_midway_over_an_existing_file_keeps_that_file(tmp_path, monkeypatch):
+    _stop_write_itch_midway(monkeypatch)
+    out = tmp_path / "day.itch"
+    out.write_bytes(b"the user's own day")
+    r = runner.invoke(app, ["gen", "itch", str(out), "-n", "5000"])
+    assert isinstance(r.exception, KeyboardInterrupt) or r.exit_code != 0
+    assert out.read_bytes() == b"the user's own day"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["day.itch"]
+
+
+def test_gen_pcap_stopped_midway_over_existing_captures_keeps_both(tmp_path, monkeypatch):
+    import obook.gen.pcap as pcap
+
+    assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch"), "-n", "200", "-k", "2"]).exit_code == 0
+    (tmp_path / "a.pcap").write_bytes(b"capture a")
+    (tmp_path / "b.pcap").write_bytes(b"capture b")
+    real_frame, frames = pcap._frame, []
+
+    def frame(*args):
+        frames.append(1)
+        if len(frames) == 20:                    # both captures begun: Ctrl-C
+            raise KeyboardInterrupt
+        return real_frame(*args)
+
+    monkeypatch.setattr(pcap, "_frame", frame)
+    r = runner.invoke(app, ["gen", "pcap", str(tmp_path / "day.itch"), str(tmp_path / "a.pcap"),
+                            str(tmp_path / "b.pcap")])
+    assert r.exit_code != 0
+    assert (tmp_path / "a.pcap").read_bytes() == b"capture a" and (tmp_path / "b.pcap").read_bytes() == b"capture b"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pcap", "b.pcap", "day.itch"]
+
+
+def test_gen_killed_writer_temp_folder_goes_with_the_next_write(tmp_path):
+    out = tmp_path / "day.itch"
+    dead = tmp_path / f".day.itch.{2**22 + 7}.tmp"      # a pid no process has
+    dead.mkdir()
+    (dead / "day.itch").write_bytes(b"half a day")
+    r = runner.invoke(app, ["gen", "itch", str(out), "-n", "200", "-k", "2"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["day.itch"]
+
+
+def test_gen_output_under_a_file_error_says_it_is_not_a_folder(tmp_path, capsys):
+    from cli_support import cli_error
+
+    (tmp_path / "taken").write_text("mine")
+    err = cli_error(capsys, "gen", "itch", tmp_path / "taken" / "day.itch", "-n", "200")
+    assert err == f"error: {tmp_path / 'taken' / 'day.itch'}: cannot write: {tmp_path / 'taken'} is not a folder\n"
+
+
+def test_gen_orders_parquet_write_refused_error_gives_the_reason_only(tmp_path, capsys, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from cli_support import cli_error
+
+    def refused(table, where, *args, **kwargs):
+        raise OSError(f"Failed to open local file '{where}'. Detail: [errno 30] Read-only file system")
+
+    monkeypatch.setattr(pq, "write_table", refused)
+    out = tmp_path / "orders.parquet"
+    err = cli_error(capsys, "gen", "orders", out, "-n", "100")
+    assert err == f"error: {out}: cannot write: Read-only file system\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

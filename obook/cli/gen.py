@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -30,10 +31,14 @@ NOT_WRITTEN = (".zip", ".bz2", ".xz", ".lz4", ".7z", ".tar", ".tgz")
 
 
 def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tuple] = None):
-    """Run a generator; bad arguments and unwritable outputs become ``error: ...``. A
-    generator stopped midway (an error, Ctrl-C) leaves no partial file at ``out`` (nor at
-    the files of ``also``; with ``folder``: none of the files it wrote in the folder, nor the
-    folders it made): a cut feed under the name would read as a shorter day.
+    """Run a generator, ``write(path, *also_paths)`` (with ``folder``: ``write()``); bad
+    arguments and unwritable outputs become ``error: ...``. Each file is written into a
+    temporary folder beside it under its own name (a ``.gz`` or ``.zst`` name tells the
+    compression) and renamed into place when every one is complete: a generator stopped
+    midway (an error, Ctrl-C) leaves no partial file at ``out`` nor at the files of
+    ``also``, and a file that was there stays as it was (a cut feed under the name would
+    read as a shorter day). A device or a pipe (/dev/null, a FIFO) is written as it is.
+    With ``folder``: the files it wrote in the folder go, and the folders it made.
     ``size``: (messages, the generator's ``MIN_BYTES``): a size the disk or the memory cannot
     hold is refused before anything is written."""
     from ..errors import ObookError, OutputError
@@ -50,35 +55,77 @@ def _writing(out: Path, write, folder: bool = False, also=(), size: Optional[tup
     if not folder:
         for f in (out, *also):
             if f is not None and not f.absolute().parent.is_dir():
+                if f.absolute().parent.exists():
+                    raise OutputError(f"{f}: cannot write: {f.parent} is not a folder")
                 raise OutputError(f"{f}: cannot write: the folder {f.parent} does not exist (create it first)")
     if size is not None:
         _check_room(out, *size)
-    from ..output import new_folders
+    from ..interrupts import deferred
+    from ..output import new_folders, remove_new_folders
+    from ..tempfiles import remove_dir_quietly, remove_quietly
 
     made = new_folders(out) if folder else []     # (they go again when the generator stops)
-    files = _folder_files(out) if folder else {f: _stamp(f) for f in map(_own_file, (out, *also)) if f is not None}
+    files = _folder_files(out) if folder else {}
+    staged: list = []           # (temporary folder, the file in it, the final file)
     try:
         try:
-            return write()
+            if folder:
+                return write()
+            paths = [_staged(f, staged) for f in (out, *also)]
+            result = write(*paths)
+            with deferred():    # a second Ctrl-C: once every file is in place
+                for _, tmp, final in staged:
+                    os.replace(tmp, final)
+            return result
         except ValueError as e:
             raise ObookError(f"{out}: {e}") from None
         except OSError as e:
-            raise OutputError(f"{out}: cannot write: {e.strerror or e}") from None
+            raise OutputError(f"{out}: cannot write: {_reason(e, staged)}") from None
         except MemoryError:
             raise ObookError(f"{out}: not enough memory for these sizes; give smaller ones") from None
     except BaseException:
-        from ..interrupts import deferred
-        from ..output import remove_new_folders
-        from ..tempfiles import remove_quietly
-
         with deferred():    # a second Ctrl-C: once every file written and folder made is gone
             if folder:      # the folder's files written so far: a part of the day would read as all of it
                 files.update({f: None for f in _folder_files(out) if f not in files})
-            for f, before in files.items():
-                if _stamp(f) != before:     # written to (an untouched file stays)
-                    remove_quietly(f)
+                for f, before in files.items():
+                    if _stamp(f) != before:     # written to (an untouched file stays)
+                        remove_quietly(f)
             remove_new_folders(made)
         raise
+    finally:
+        with deferred():    # a second Ctrl-C: once every temporary file is gone
+            for stage, tmp, _ in staged:
+                remove_quietly(tmp)             # (gone once renamed)
+                remove_dir_quietly(stage)
+
+
+def _staged(path: Optional[Path], staged: list) -> Optional[Path]:
+    """Where a generator writes ``path``: the file of its name in a new temporary folder
+    beside the file it makes (a symbolic link's target), noted in ``staged``; a device or a
+    pipe as it is."""
+    from ..tempfiles import temp_path
+
+    final = _own_file(path)
+    if final is None:
+        return path
+    stage = temp_path(final)
+    stage.mkdir()
+    staged.append((stage, stage / final.name, final))
+    return stage / final.name
+
+
+def _reason(e: OSError, staged: list) -> str:
+    """Why a write failed, in a few words and naming no temporary file (Arrow's errors carry
+    the C library's number inside their text)."""
+    import re
+
+    found = re.search(r"\[errno (\d+)\]", str(e))
+    if found:
+        return os.strerror(int(found.group(1)))
+    why = e.strerror or str(e)
+    for _, tmp, final in staged:
+        why = why.replace(str(tmp), str(final))
+    return why
 
 
 def _folder_files(folder: Path) -> dict:
@@ -143,7 +190,6 @@ def _own_file(path: Optional[Path]) -> Optional[Path]:
     """The file a generator makes at ``path`` (the target of a symlink), which a stopped run
     removes; None for a device, a pipe or a socket (/dev/null, a FIFO, /dev/stdout), never
     removed."""
-    import os
     import stat
 
     if path is None:
@@ -184,7 +230,7 @@ def itch(
 
     if date is not None:
         out = _itch_dated(out, _date(date))
-    n = _writing(out, lambda: write_itch(out, messages, stocks, seed), size=(messages, MIN_BYTES))
+    n = _writing(out, lambda path: write_itch(path, messages, stocks, seed), size=(messages, MIN_BYTES))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
 
@@ -255,9 +301,10 @@ def pcap(
 ) -> None:
     """Write an ITCH day as MoldUDP64 on lines A (233.54.12.111:26477) and B (233.54.12.112:26477)
     in packet captures, with seeded drops, duplicates, reordering and gaps on both lines."""
-    from ..gen.pcap import write_pcap
+    from ..gen.pcap import check_captures, write_pcap
 
-    info = _writing(out_a, lambda: write_pcap(itch, out_a, out_b, seed=seed, drop=drop, dup=dup,
+    check_captures(itch, out_a, out_b)      # (the writer sees the temporary names)
+    info = _writing(out_a, lambda a, b: write_pcap(itch, a, b, seed=seed, drop=drop, dup=dup,
                                               reorder=reorder, both_gaps=both_gaps, kind=kind.value, vlan=vlan,
                                               date=_date(date)), also=(out_b,))
     lost = sum(c for _, c in info["lost"])
@@ -282,7 +329,7 @@ def csv(
 
     out = _named(out, date, ".csv", "a CSV feed")
     _check_order_slots(out, tickers, depth)
-    n = _writing(out, lambda: write_csv(out, events, tickers, seed, depth), size=(events, MIN_BYTES))
+    n = _writing(out, lambda path: write_csv(path, events, tickers, seed, depth), size=(events, MIN_BYTES))
     typer.echo(f"wrote {n} events to {out}", err=True)
 
 
@@ -332,7 +379,7 @@ def szse(
     own-best and securities-lending orders, fills, cancels, snapshots; two channels."""
     from ..gen.szse import MIN_BYTES_BINARY, MIN_BYTES_TEXT, write_szse
 
-    n = _writing(out, lambda: write_szse(out, messages, securities, seed, binary, _date(date)),
+    n = _writing(out, lambda path: write_szse(path, messages, securities, seed, binary, _date(date)),
                  size=(messages, MIN_BYTES_BINARY if binary else MIN_BYTES_TEXT))
     typer.echo(f"wrote {n} messages to {out}", err=True)
 
@@ -380,10 +427,10 @@ def databento(
         raise ObookError(f"{out}: --messages {messages} is fewer than --instruments {instruments} (the day opens with "
                          "a clear of each book): more --messages or fewer --instruments")
 
-    def write():
+    def write(path):
         flow = mbo_flow(messages, instruments, seed, start_ns=start)
         # the array's bytes: what databento_dbn's encoder writes, record by record, many times slower
-        write_dbn(out, flow, zstd=out.name.endswith(".zst"), gz=out.name.endswith(".gz"), start_ns=start,
+        write_dbn(path, flow, zstd=out.name.endswith(".zst"), gz=out.name.endswith(".gz"), start_ns=start,
                   encoder=False)
         return len(flow)
 
@@ -415,7 +462,7 @@ def sse(
     from ..gen.sse import MIN_BYTES, write_sse
 
     out = _named(out, date, ".log", "a Shanghai log")
-    n = _writing(out, lambda: write_sse(out, events, securities, seed), size=(events, MIN_BYTES))
+    n = _writing(out, lambda path: write_sse(path, events, securities, seed), size=(events, MIN_BYTES))
     typer.echo(f"wrote {n} lines to {out}", err=True)
 
 
@@ -439,7 +486,7 @@ def orders(
     from ..gen.orders import MIN_BYTES_CSV, MIN_BYTES_PARQUET, write_orders
 
     out = _named(out, date, ".parquet", "an order-entry file")
-    n = _writing(out, lambda: write_orders(out, messages, instruments, seed, dated=date is not None),
+    n = _writing(out, lambda path: write_orders(path, messages, instruments, seed, dated=date is not None),
                  size=(messages, MIN_BYTES_PARQUET if out.suffix in (".parquet", ".pq") else MIN_BYTES_CSV))
     typer.echo(f"wrote {n} instructions to {out}", err=True)
 

@@ -105,6 +105,19 @@ class _Writer:
         self.f.close()
 
 
+def check_captures(itch, out_a, out_b=None) -> None:
+    """ObookError when a capture to write is the ITCH day read (the same file, a link to it)
+    or both lines name one file."""
+    from ..errors import ObookError
+
+    outs = [os.fspath(o) for o in (out_a, out_b) if o is not None]
+    for o in outs:
+        if os.path.exists(o) and os.path.exists(itch) and os.path.samefile(o, itch):
+            raise ObookError(f"{o}: is the ITCH day being read; write the capture elsewhere")
+    if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
+        raise ObookError(f"{outs[0]}: given for both lines; give one file (both lines) or two files")
+
+
 def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, dup: float = 0.005,
                reorder: float = 0.005, both_gaps: int = 0, kind: str = "pcap", big: bool = False,
                vlan: bool = False, date: str = "2026-11-30", delay_ns: int = 20_000,
@@ -133,12 +146,7 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
     day = check_date(date)
     if day is None or not _dt.date(1970, 1, 2) <= day <= _dt.date(2105, 12, 31):
         raise ObookError(f"--date {date}: a capture's clock holds 1970-01-02 to 2105-12-31")
-    outs = [os.fspath(o) for o in (out_a, out_b) if o is not None]
-    for o in outs:
-        if os.path.exists(o) and os.path.exists(itch) and os.path.samefile(o, itch):
-            raise ObookError(f"{o}: is the ITCH day being read; write the capture elsewhere")
-    if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
-        raise ObookError(f"{outs[0]}: given for both lines; give one file (both lines) or two files")
+    check_captures(itch, out_a, out_b)
     fmt = detect_format(itch)
     if fmt != ITCH.name:
         raise ObookError(f"{itch}: {a_feed(fmt)}, not an ITCH day")

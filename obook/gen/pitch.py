@@ -201,5 +201,5 @@ def command(
     from ..cli.gen import _date, _writing
 
     day = _date(date, "1970-01-01", "2106-02-07", "a PITCH Time Reference (midnight in u32 epoch seconds)")
-    n = _writing(out, lambda: write_pitch(out, messages, stocks, seed, day), size=(messages, MIN_BYTES))
+    n = _writing(out, lambda path: write_pitch(path, messages, stocks, seed, day), size=(messages, MIN_BYTES))
     typer.echo(f"wrote {n} messages to {out}", err=True)
