@@ -295,3 +295,20 @@ def test_cli_output_folder_dash_refused_no_folder_named_dash(tmp_path, feed, cap
     monkeypatch.chdir(tmp_path)
     _error(capsys, [a.format(feed=feed) for a in command], "-: the output is a folder of files, not stdout")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["bbo", "{feed}", "-o", "{long}.parquet"], ["table", "trades", "{feed}", "-o", "{long}.csv"],
+                                     ["convert", "{feed}", "{long}"], ["convert", "{feed}", "{long}/sub"],
+                                     ["lobster", "{feed}", "{long}", "-k", "AAA", "-d", "2019-12-30"],
+                                     ["match", "{orders}", "-o", "{long}"],
+                                     ["backtest", "{feed}", "--strategy", "{strategy}:Idle", "-o", "{long}"]])
+def test_cli_output_name_too_long_one_error_line_names_it(tmp_path, feed, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "orders.csv").write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n"
+                                         "1,XYZ,,new,sell,limit,GTC,10010,300\n")
+    (tmp_path / "idle.py").write_text("class Idle:\n    def __call__(self, top):\n        return None\n")
+    long = "a" * 300
+    args = [a.format(feed=feed, long=long, orders="orders.csv", strategy="idle.py") for a in command]
+    err = _error(capsys, args, "File name too long")
+    assert err.count("\n") == 1 and f": {long}" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idle.py", "orders.csv"]

@@ -8,7 +8,9 @@ inside its body, when it runs, and only what it needs. Help is click's plain tex
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import signal
 import sys
 
@@ -155,6 +157,10 @@ def main() -> None:
             _interrupted(interrupts.raised)
         if isinstance(e, ObookError):   # a FeedError names the file, the record and the reason
             typer.echo(f"error: {_one_line(_message(e, command))}", err=True)
+            raise SystemExit(1) from None
+        if isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG and e.filename is not None:
+            # a path given past the file system's limits, met by any check of it (Path.exists)
+            typer.echo(f"error: {_one_line(f'{os.fsdecode(e.filename)}: {os.strerror(e.errno)}')}", err=True)
             raise SystemExit(1) from None
         if isinstance(e, MemoryError):  # an allocation refused (a memory limit, ulimit -v)
             detail = f": {e}" if str(e) else ""
