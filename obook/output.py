@@ -177,6 +177,18 @@ def release_output_dir(fd: int | None) -> None:
         os.close(fd)
 
 
+@contextmanager
+def holding_output_dir(outdir: Path, what: str = "run"):
+    """:func:`hold_output_dir` for a block that writes a run's tables into ``outdir`` (and
+    removes an earlier run's): another run holding it is an ``OutputError``, before any file
+    is touched."""
+    fd = hold_output_dir(outdir, what)
+    try:
+        yield
+    finally:
+        release_output_dir(fd)
+
+
 def _let_go_in_child() -> None:
     """A forked process (a book worker) closes its copies of the held folders' descriptors:
     one that outlived the write would keep the folder held."""

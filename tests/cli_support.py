@@ -33,3 +33,14 @@ def cli_error(capsys, *args) -> str:
     assert code == 1, err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
     return err
+
+
+def cli_error_while_held(capsys, folder, *args) -> str:
+    """:func:`cli_error` of ``obook ARGS`` while another run (a convert) holds ``folder``."""
+    from obook.output import hold_output_dir, release_output_dir
+
+    held = hold_output_dir(folder)
+    try:
+        return cli_error(capsys, *args)
+    finally:
+        release_output_dir(held)

@@ -469,3 +469,16 @@ def test_backtest_cli_output_name_taken_by_a_folder_one_error_line_no_file_writt
     err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", "-o", out)
     assert err.startswith(f"error: {out / name}: is a directory"), err
     assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_backtest_cli_output_folder_another_run_holds_one_error_line_nothing_written(tmp_path, capsys):
+    from cli_support import cli_error_while_held
+
+    s, days = _setup(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    err = cli_error_while_held(capsys, out, "backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv",
+                               "-o", out)
+    assert err == (f"error: {out}: another run is writing its tables into this folder now; wait for it to end, "
+                   "or give another folder\n")
+    assert list(out.iterdir()) == []

@@ -267,3 +267,16 @@ def test_cli_match_orders_named_like_a_table_in_the_output_folder_one_error_line
     assert err == f"error: {orders}: is an input of this command; write the tables elsewhere\n"
     assert orders.read_text() == ENTRY and entry.read_text() == ENTRY
     assert sorted(p.name for p in out.iterdir()) == ["fills.csv"]
+
+
+def test_cli_match_output_folder_another_run_holds_one_error_line_nothing_written(capsys, tmp_path, entry):
+    from cli_support import cli_error_while_held
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    err = cli_error_while_held(capsys, out, "match", entry, "-o", out)
+    assert err == (f"error: {out}: another run is writing its tables into this folder now; wait for it to end, "
+                   "or give another folder\n")
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert cli_run(capsys, "match", entry, "-o", out)[0] == 0

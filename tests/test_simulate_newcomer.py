@@ -318,3 +318,15 @@ def test_simulate_cli_input_named_like_a_table_in_the_output_folder_one_error_li
     assert err == f"error: {out / name}: is an input of this command; write the tables elsewhere\n"
     assert (tmp_path / "feed.csv").read_text() == FEED and (tmp_path / "orders.csv").read_text() == ORDERS
     assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_simulate_cli_output_folder_another_run_holds_one_error_line_nothing_written(tmp_path, capsys):
+    from cli_support import cli_error_while_held
+
+    feed, orders = _files(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    err = cli_error_while_held(capsys, out, "simulate", feed, orders, "-o", out, "-w", "1")
+    assert err == (f"error: {out}: another run is writing its tables into this folder now; wait for it to end, "
+                   "or give another folder\n")
+    assert list(out.iterdir()) == []

@@ -182,13 +182,21 @@ def _write(out: Path, result, suffix: str, summary: Optional[str], run: tuple) -
     a stopped run) and run.json in ``out``, all or none (the JSON files go to temporary names
     first and are renamed once the tables are in place); the files of another run's other
     kind there go (a folder never holds one run's tables beside another's .partial ones)."""
+    from ..output import holding_output_dir
+    from ..plotting_backtest import RUN_FILE
+
+    texts = {RUN_FILE: _run_text(*run), **({"summary.json": summary + "\n"} if summary is not None else {})}
+    with holding_output_dir(out):       # (another run's tables: not beside these)
+        _write_held(out, result, suffix, summary, texts)
+
+
+def _write_held(out: Path, result, suffix: str, summary: Optional[str], texts: dict) -> None:
+    """:func:`_write`'s files, ``texts`` the JSON files' (by name), once ``out`` is held."""
     from ..backtest import TABLES
     from ..errors import OutputError
     from ..interrupts import deferred
-    from ..plotting_backtest import RUN_FILE
     from ..tempfiles import remove_quietly, temp_path
 
-    texts = {RUN_FILE: _run_text(*run), **({"summary.json": summary + "\n"} if summary is not None else {})}
     staged, path = [], out
     try:
         for name, text in texts.items():

@@ -52,7 +52,7 @@ def match(
     from ..engine.cores import default_workers
     from ..errors import FeedError, ObookError
     from ..matching import match as run
-    from ..output import output_folder, write_files
+    from ..output import holding_output_dir, output_folder, write_files
 
     tables = ("fills", "events", "bbo") + (("depth",) if levels else ())
     if out is None:
@@ -90,10 +90,10 @@ def match(
         table_to_stdout(r.fills)
         return
     largest = sorted(tables, key=lambda t: -r.table(t).nbytes)
-    with output_folder(out):
+    with output_folder(out), holding_output_dir(out):      # (another run's tables: not beside these)
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in largest], threads=2)     # all or none
-    drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in tables}, _MARKS, [k.value for k in OutType])
-    drop_partial(out, list(tables), out_type.value)
+        drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in tables}, _MARKS, [k.value for k in OutType])
+        drop_partial(out, list(tables), out_type.value)
     from .stdout import written
 
     typer.echo(written(r, tables, out), err=True)

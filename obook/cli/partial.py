@@ -19,10 +19,10 @@ def deliver_partial(e, names: list, out: Path | None, kind: str) -> None:
 
         table_to_stdout(partial.table(names[0]))       # the rows before it, as a replay's stdout has them
         return
-    from ..output import output_folder, write_files
+    from ..output import holding_output_dir, output_folder, write_files
 
     paths = [out / f"{t}.{kind}" for t in names]
-    with output_folder(out):
+    with output_folder(out), holding_output_dir(out):
         write_files([(partial.reader(t), p) for t, p in zip(names, paths)])
         for p in paths:
             p.replace(p.with_name(p.name + ".partial"))

@@ -65,7 +65,7 @@ def simulate(
     instruments are replayed, so a fault in another book's records can pass unnoticed."""
     from ..engine.tables import TABLES as FEED_TABLES
     from ..errors import FeedError, ObookError
-    from ..output import output_folder, write_files
+    from ..output import holding_output_dir, output_folder, write_files
     from ..simulation import OWN_TABLES, TABLES, simulated
     from ..simulation.prepare import parse_latency
     from .partial import check_outside_inputs, deliver_partial, drop_earlier_tables, drop_partial
@@ -113,10 +113,10 @@ def simulate(
     if out is None:
         table_to_stdout(r.table(names[0]))
         return
-    with output_folder(out):
+    with output_folder(out), holding_output_dir(out):      # (another run's tables: not beside these)
         write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
-    drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in names}, _MARKS, [k.value for k in OutType])
-    drop_partial(out, names, out_type.value)
+        drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in names}, _MARKS, [k.value for k in OutType])
+        drop_partial(out, names, out_type.value)
     from .stdout import written
 
     typer.echo(written(r, names, out), err=True)
