@@ -208,7 +208,7 @@ def new_folders(folder: str | Path) -> list[Path]:
     """``folder`` and its parents that do not exist yet, innermost first (what making it makes)."""
     missing = []
     for f in (Path(folder), *Path(folder).absolute().parents):
-        if f.exists() or f.is_symlink():
+        if os.path.lexists(f):      # (False for a name too long: making it says so)
             break
         missing.append(f)
     return missing
@@ -235,10 +235,10 @@ def remove_if_empty(folder: Path) -> bool:
 def output_kind(path: Path) -> str:
     if str(path) == "-":
         raise ObookError("-: rows go to stdout when no output file is given; leave out -o")
-    if path.is_dir():
+    if os.path.isdir(path):     # (os.path's: False for a name too long, which the write says)
         raise OutputError(f"{path}: is a directory; give a file name ending in one of "
                           f"{', '.join(sorted(OUTPUT_KINDS))}")
-    if path.exists() and not path.is_file():       # (the finished file's rename would replace it)
+    if os.path.exists(path) and not os.path.isfile(path):  # (the finished file's rename would replace it)
         raise OutputError(f"{path}: is not a regular file (a device, a pipe or a socket); give a file name")
     try:
         return OUTPUT_KINDS[path.suffix.lower()]

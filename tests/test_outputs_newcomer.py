@@ -222,3 +222,19 @@ def test_cli_bbo_output_a_named_pipe_refused_pipe_kept(day, capsys, tmp_path, na
     assert cli_error(capsys, "bbo", day, "-o", fifo) == (f"error: {fifo}: is not a regular file (a device, a pipe "
                                                          "or a socket); give a file name\n")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_convert_outdir_name_too_long_raises_output_error_names_it(day, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError, match="File name too long") as e:
+        obook.convert(day, "a" * 300)
+    assert str(e.value).startswith("a" * 300 + ": ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_file_name_too_long_raises_output_error_names_it(day, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputError, match="File name too long") as e:
+        write_file(obook.bbo(day), "b" * 300 + ".parquet")
+    assert str(e.value).startswith("b" * 300 + ".parquet: ")
+    assert list(tmp_path.iterdir()) == []
