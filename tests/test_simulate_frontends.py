@@ -493,3 +493,16 @@ def test_simulate_without_feed_tables_replays_only_the_books_of_its_instruments(
     assert want.fills.num_rows > 0 and got.fills.drop_columns("seq").equals(want.fills.drop_columns("seq"))
     with pytest.raises(obook.FeedError, match=f"message {bad}: unknown order ref 99"):
         obook.simulate(feed, str(orders), workers=1, feed_tables=("trades",))
+
+
+def test_simulate_cli_output_folder_of_other_commands_tables_keeps_them(tmp_path):
+    feed, orders = _files(tmp_path)
+    out = tmp_path / "out"
+    for command in (["convert", feed, str(out), "-t", "bbo,trades,orders,depth"],
+                    ["table", "bbo", feed, "-o", str(out / "bbo.arrow")]):
+        res = CliRunner().invoke(app, command)
+        assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "-w", "1", "-o", str(out), "-t", "fills"])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.arrow", "bbo.parquet", "depth.parquet", "fills.parquet",
+                                                     "orders.parquet", "trades.parquet"]

@@ -52,13 +52,30 @@ def drop_partial(out: Path, names: list, kind: str) -> None:
             out.joinpath(f"{t}.{kind}.partial").unlink(missing_ok=True)
 
 
+#: the schema metadata a command's tables in its output folder carry when other commands
+#: write tables of that kind too (``simulate -o``'s bbo, trades ...: ``obook.run = simulate``)
+RUN_KEY = b"obook.run"
+
+
+def marked(reader, command: str):
+    """``reader`` (a ``pyarrow.RecordBatchReader``) with ``obook.run = command`` in its
+    schema metadata: the tables :func:`drop_earlier_tables` tells from another command's."""
+    import pyarrow as pa
+
+    schema = reader.schema.with_metadata({**(reader.schema.metadata or {}), RUN_KEY: command.encode()})
+    return pa.RecordBatchReader.from_batches(schema, (pa.RecordBatch.from_arrays(b.columns, schema=schema)
+                                                      for b in reader))
+
+
 def drop_earlier_tables(out: Path, kept: set, marks: dict, kinds) -> None:
     """The tables an earlier run of the command wrote in ``out`` that are not ``kept`` (file
     names): gone, so that the folder holds one run's tables. ``marks``: each table the command
-    writes, as ``(tags, lead, columns)``: the ``obook.table`` metadata its Parquet and Arrow
-    files carry (any of ``tags``), and its CSV header's first columns (``lead``) and columns
-    it has further on, one only it has among them (``columns``); ``kinds``: the file types
-    (``parquet``, ``csv``, ``arrow``). A file of such a name that is not such a table stays."""
+    writes, as ``(tags, lead, columns)`` or ``(tags, lead, columns, command)``: the
+    ``obook.table`` metadata its Parquet and Arrow files carry (any of ``tags``; with
+    ``command``, also ``obook.run`` = it, see :func:`marked`), and its CSV header's first
+    columns (``lead``) and columns it has further on, one only it has among them
+    (``columns``); ``kinds``: the file types (``parquet``, ``csv``, ``arrow``). A file of
+    such a name that is not such a table stays."""
     from ..interrupts import deferred
     from ..tempfiles import remove_quietly
 
@@ -71,7 +88,7 @@ def drop_earlier_tables(out: Path, kept: set, marks: dict, kinds) -> None:
                     remove_quietly(path)
 
 
-def _is_table(path: Path, kind: str, tags, lead, columns) -> bool:
+def _is_table(path: Path, kind: str, tags, lead, columns, command: str | None = None) -> bool:
     """Whether ``path``, a file of type ``kind``, is the table of ``tags`` / ``lead`` / ``columns``
     (see :func:`drop_earlier_tables`)."""
     import pyarrow as pa
@@ -87,6 +104,8 @@ def _is_table(path: Path, kind: str, tags, lead, columns) -> bool:
         else:
             with pa.ipc.open_file(path) as r:
                 meta = r.schema.metadata
-        return (meta or {}).get(b"obook.table") in {tag.encode() for tag in tags}
+        meta = meta or {}
+        return (meta.get(b"obook.table") in {tag.encode() for tag in tags}
+                and (command is None or meta.get(RUN_KEY) == command.encode()))
     except (OSError, ValueError, UnicodeDecodeError, pa.ArrowException):
         return False

@@ -68,7 +68,7 @@ def simulate(
     from ..output import holding_output_dir, output_folder, write_files
     from ..simulation import OWN_TABLES, TABLES, simulated
     from ..simulation.prepare import parse_latency
-    from .partial import check_outside_inputs, deliver_partial, drop_earlier_tables, drop_partial
+    from .partial import check_outside_inputs, deliver_partial, drop_earlier_tables, drop_partial, marked
     from .progress import file_progress
     from .stdout import table_to_stdout
 
@@ -114,7 +114,8 @@ def simulate(
         table_to_stdout(r.table(names[0]))
         return
     with output_folder(out), holding_output_dir(out):      # (another run's tables: not beside these)
-        write_files([(r.reader(t), out / f"{t}.{out_type.value}") for t in names])      # all or none
+        write_files([(marked(r.reader(t), "simulate") if t in FEED_TABLES else r.reader(t),    # all or none
+                      out / f"{t}.{out_type.value}") for t in names])
         drop_earlier_tables(out, {f"{t}.{out_type.value}" for t in names}, _MARKS, [k.value for k in OutType])
         drop_partial(out, names, out_type.value)
     from .stdout import written
@@ -123,13 +124,14 @@ def simulate(
 
 
 #: each table as an earlier run left it (``drop_earlier_tables``): its schema's ``obook.table``,
-#: its CSV header's first columns and further columns, the last one only its header has
+#: its CSV header's first columns and further columns, the last one only its header has; the
+#: feed's own tables, which convert and table write too, also by ``obook.run`` (``marked``)
 _MARKS = {
     **{t: ((tag,), ("seq", "time"), ("instrument", mark)) for t, tag, mark in (
         ("fills", "sim_fills", "liquidity"), ("events", "sim_events", "shares_ahead"),
         ("bbo_with_own", "bbo_with_own", "bid_px"), ("depth_with_own", "depth_with_own", "bid_px_1"))},
     "summary": (("sim_summary",), ("instrument", "order_id"), ("fill_ratio",)),
-    **{t: ((t,), ("seq", "time"), ("ticker", mark)) for t, mark in (
+    **{t: ((t,), ("seq", "time"), ("ticker", mark), "simulate") for t, mark in (
         ("bbo", "bid_px"), ("trades", "kind"), ("orders", "queue_orders_ahead"), ("depth", "bid_px_1"))},
 }
 
