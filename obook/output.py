@@ -308,7 +308,7 @@ def drop_stale_partial(path: Path) -> None:
     """Once ``path`` is complete, the ``<path>.partial`` an earlier failed write kept is
     out of date: it goes (a complete table beside a partial one of the same name misleads)."""
     partial = Path(path).with_name(Path(path).name + ".partial")
-    if partial.is_file() and not partial.is_symlink():
+    if os.path.isfile(partial) and not os.path.islink(partial):    # (False for a name too long)
         remove_quietly(partial)
 
 

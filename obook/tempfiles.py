@@ -1,6 +1,7 @@
 """Temporary files beside an output, renamed into place when the output is complete.
 
-``temp_path(final)`` names ``.<name>.<pid>.tmp`` in the final file's directory (a writer
+``temp_path(final)`` names ``.<name>.<pid>.tmp`` in the final file's directory (a digest of
+the name instead of ``<name>`` when that would make a name too long; a writer
 that must keep the final name, as ``obook gen`` does to tell the compression by it, makes a
 folder of that name and writes ``<name>`` in it). A writer removes its temp file on any
 failure; a writer killed outright (SIGKILL, the OOM killer, a power cut) cannot, so
@@ -10,6 +11,7 @@ process no longer runs: none outlives the next write to the same place.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -50,10 +52,24 @@ def remove_dir_quietly(path) -> None:
             pass
 
 
+#: the most bytes of a file name (NAME_MAX of Linux, macOS and Windows' file systems)
+NAME_MAX = 255
+
+
+def _stem(name: str) -> str:
+    """What a temp name of ``name`` starts with: the name itself, or, when the temp name would
+    pass NAME_MAX (a final name of 240 bytes or more), a digest of it."""
+    if len(os.fsencode(f".{name}.{2**22}.tmp")) <= NAME_MAX:
+        return name
+    return hashlib.sha256(os.fsencode(name)).hexdigest()[:32]
+
+
 def temp_path(final: Path) -> Path:
-    """``.<name>.<pid>.tmp`` beside ``final``, after removing those of dead processes."""
+    """``.<name>.<pid>.tmp`` beside ``final`` (for a name too long for that, a digest of it
+    instead of ``<name>``), after removing those of dead processes."""
     final = Path(final)
-    pattern = re.compile(rf"\.{re.escape(final.name)}\.(\d+)\.tmp")
+    stem = _stem(final.name)
+    pattern = re.compile(rf"\.{re.escape(stem)}\.(\d+)\.tmp")
     try:
         names = os.listdir(final.parent)
     except OSError:             # no directory: the write itself will say so
@@ -67,4 +83,4 @@ def temp_path(final: Path) -> Path:
                 remove_dir_quietly(stale)
             else:
                 remove_quietly(stale)
-    return final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    return final.with_name(f".{stem}.{os.getpid()}.tmp")
