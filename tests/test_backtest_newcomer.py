@@ -329,6 +329,17 @@ def test_result_write_failure_leaves_no_table_and_no_temporary_file(tmp_path, mo
     assert list(out.iterdir()) == []
 
 
+def test_result_write_a_folder_under_a_table_name_writes_no_table(tmp_path):
+    from obook.errors import OutputError
+
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+    out = tmp_path / "out"
+    (out / "bt.fills.parquet").mkdir(parents=True)
+    with pytest.raises(OutputError, match="bt.fills.parquet: is a directory"):
+        r.write(str(out / "bt"))
+    assert [p.name for p in out.iterdir()] == ["bt.fills.parquet"]
+
+
 def test_result_write_ctrl_c_again_while_temp_files_go_leaves_none(tmp_path, monkeypatch, python_sigint):
     """A second Ctrl-C that lands as the first temp file goes (a user pressing it twice) cut
     the clean-up short: the other temp files stayed beside the tables. It now waits."""

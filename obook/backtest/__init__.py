@@ -62,6 +62,10 @@ class BacktestResult(SimResult):
         prefix = _prefix(prefix)
         staged, path = [], prefix
         try:
+            for name in self._tables:     # a folder under a final name: found before any file is written
+                path = f"{prefix}.{name}.parquet{suffix}"
+                if os.path.isdir(path):
+                    raise OutputError(f"{path}: is a directory; the {name} table cannot be written there")
             for name, t in self._tables.items():
                 path = f"{prefix}.{name}.parquet{suffix}"
                 staged.append((temp_path(path), path))
