@@ -280,3 +280,28 @@ def test_cli_match_output_folder_another_run_holds_one_error_line_nothing_writte
                    "or give another folder\n")
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
     assert cli_run(capsys, "match", entry, "-o", out)[0] == 0
+
+
+def test_cli_match_ctrl_c_as_partial_tables_are_named_leaves_none_under_a_final_name(capsys, tmp_path,
+                                                                                     monkeypatch, python_sigint):
+    from pathlib import Path
+
+    from interrupt_support import ctrl_c
+
+    entry = tmp_path / "entry.csv"
+    entry.write_text(ENTRY + "3,XYZ,,new,buy,limit,GTC,10020,400,3,extra,fields\n")
+    real_replace, renamed = Path.replace, []
+
+    def replace(self, target):
+        moved = real_replace(self, target)
+        if not renamed:         # Ctrl-C once the first table is named .partial
+            renamed.append(target)
+            ctrl_c()
+        return moved
+
+    monkeypatch.setattr(Path, "replace", replace)
+    out = tmp_path / "out"
+    code, _ = cli_run(capsys, "match", entry, "-o", out)
+    assert code == 130 and renamed
+    assert sorted(p.name for p in out.iterdir()) == ["bbo.parquet.partial", "events.parquet.partial",
+                                                     "fills.parquet.partial"]

@@ -19,13 +19,15 @@ def deliver_partial(e, names: list, out: Path | None, kind: str) -> None:
 
         table_to_stdout(partial.table(names[0]))       # the rows before it, as a replay's stdout has them
         return
+    from ..interrupts import deferred
     from ..output import holding_output_dir, output_folder, write_files
 
     paths = [out / f"{t}.{kind}" for t in names]
     with output_folder(out), holding_output_dir(out):
         write_files([(partial.reader(t), p) for t, p in zip(names, paths)])
-        for p in paths:
-            p.replace(p.with_name(p.name + ".partial"))
+        with deferred():    # a Ctrl-C: once every one is named .partial (none left under a final name)
+            for p in paths:
+                p.replace(p.with_name(p.name + ".partial"))
     e.kept_in = str(out / f"TABLE.{kind}.partial")
 
 
