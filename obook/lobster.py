@@ -216,10 +216,11 @@ def _write(feed, outdir, tickers, levels, workers, day, start_ms, end_ms, reader
         if side_error is not None:      # (the replay stops at the same record first)
             raise side_error
         _close(files, handles)
-        for f in files.values():
-            for tmp, final in zip(f["tmp"], (f["message"], f["orderbook"])):
-                os.replace(tmp, final)
-                drop_stale_partial(final)
+        with deferred():    # a Ctrl-C: once every file is in place (not some of them)
+            for f in files.values():
+                for tmp, final in zip(f["tmp"], (f["message"], f["orderbook"])):
+                    os.replace(tmp, final)
+                    drop_stale_partial(final)
     except BaseException as e:
         if isinstance(e, FeedError) and _keep_partial(files, handles, e, outdir, day, levels, start_ms, end_ms):
             raise

@@ -292,9 +292,10 @@ def write_files(tables, threads: int = 1) -> list[int]:
             counts = [f.result() for f in futures]
         else:
             counts = [one(reader, path) for reader, path in tables]
-        for tmp, path in staged:
-            os.replace(tmp, path)
-            drop_stale_partial(path)
+        with deferred():    # a Ctrl-C: once every table is in place (not some of them)
+            for tmp, path in staged:
+                os.replace(tmp, path)
+                drop_stale_partial(path)
         return counts
     except OSError as e:
         raise OutputError(f"{path}: write failed: {write_failure(e)}") from e

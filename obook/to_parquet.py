@@ -421,9 +421,10 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
                    "tickers": list(tickers) if tickers else None}
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": __version__, "options": options})
-        for w in writers.values():
-            os.replace(w.tmp, w.final)
-            drop_stale_partial(w.final)
+        with deferred():    # a Ctrl-C: once every table is in place (not some of them)
+            for w in writers.values():
+                os.replace(w.tmp, w.final)
+                drop_stale_partial(w.final)
     except BaseException as e:
         with deferred():    # a second Ctrl-C: once every temp file is gone
             kept = keep_partial(writers, e, outdir) if isinstance(e, FeedError) else []

@@ -34,3 +34,20 @@ def ctrl_c_at_first_unlink(monkeypatch) -> list:
 
     monkeypatch.setattr(os, "unlink", unlink)
     return again
+
+
+def ctrl_c_after_first_replace(monkeypatch) -> list:
+    """From now on the first ``os.replace`` renames its file, then sends this process SIGINT
+    (Ctrl-C) and lets its handler run; the list returned holds that rename's target once it
+    has (empty: nothing was renamed)."""
+    real_replace, renamed = os.replace, []
+
+    def replace(src, dst, *args, **kwargs):
+        moved = real_replace(src, dst, *args, **kwargs)
+        if not renamed:
+            renamed.append(dst)
+            ctrl_c()
+        return moved
+
+    monkeypatch.setattr(os, "replace", replace)
+    return renamed

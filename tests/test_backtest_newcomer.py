@@ -340,6 +340,20 @@ def test_result_write_a_folder_under_a_table_name_writes_no_table(tmp_path):
     assert [p.name for p in out.iterdir()] == ["bt.fills.parquet"]
 
 
+def test_result_write_ctrl_c_between_renames_names_every_table(tmp_path, monkeypatch, python_sigint):
+    from interrupt_support import ctrl_c_after_first_replace
+
+    r = backtest(_day(tmp_path), f"{_strategies(tmp_path)}:Join", format="csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    renamed = ctrl_c_after_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        r.write(str(out / "bt"))
+    assert renamed
+    assert sorted(p.name for p in out.iterdir()) == [f"bt.{t}.parquet" for t in
+                                                     ("equity", "events", "fills", "orders", "positions")]
+
+
 def test_result_write_ctrl_c_again_while_temp_files_go_leaves_none(tmp_path, monkeypatch, python_sigint):
     """A second Ctrl-C that lands as the first temp file goes (a user pressing it twice) cut
     the clean-up short: the other temp files stayed beside the tables. It now waits."""

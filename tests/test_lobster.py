@@ -312,3 +312,16 @@ def test_lobster_cli_cut_feed_error_names_record_and_the_partial_files(tmp_path,
                         "{message,orderbook}_10.csv.partial)\n"), err
     assert sorted(p.name for p in out.iterdir()) == ["AAA_2020-01-02_34200000_57600000_message_10.csv.partial",
                                                      "AAA_2020-01-02_34200000_57600000_orderbook_10.csv.partial"]
+
+
+def test_lobster_ctrl_c_between_renames_names_every_file(tmp_path, monkeypatch, python_sigint):
+    from interrupt_support import ctrl_c_after_first_replace
+
+    path = feed(tmp_path)
+    out = tmp_path / "out"
+    renamed = ctrl_c_after_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        run_lobster(path, out, "AAPL,MSFT", levels=1)
+    assert renamed
+    assert sorted(p.name for p in out.iterdir()) == [f"{t}_2020-01-02_34200000_57600000_{kind}_1.csv"
+                                                     for t in ("AAPL", "MSFT") for kind in ("message", "orderbook")]

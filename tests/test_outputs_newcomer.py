@@ -238,3 +238,27 @@ def test_write_file_name_too_long_raises_output_error_names_it(day, tmp_path, mo
         write_file(obook.bbo(day), "b" * 300 + ".parquet")
     assert str(e.value).startswith("b" * 300 + ".parquet: ")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_files_ctrl_c_between_renames_names_every_table(day, tmp_path, monkeypatch, python_sigint):
+    from interrupt_support import ctrl_c_after_first_replace
+
+    from obook.output import write_files
+
+    renamed = ctrl_c_after_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        write_files([(obook.bbo(day, workers=1), tmp_path / "bbo.parquet"),
+                     (obook.trades(day, workers=1), tmp_path / "trades.csv")])
+    assert renamed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bbo.parquet", "trades.csv"]
+
+
+def test_convert_ctrl_c_between_renames_names_every_table(day, tmp_path, monkeypatch, python_sigint):
+    from interrupt_support import ctrl_c_after_first_replace
+
+    renamed = ctrl_c_after_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        obook.convert(day, tmp_path / "out", tables=["bbo", "trades", "orders"], workers=1)
+    assert renamed
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["bbo.parquet", "orders.parquet",
+                                                                   "trades.parquet"]

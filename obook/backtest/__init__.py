@@ -70,8 +70,9 @@ class BacktestResult(SimResult):
                 path = f"{prefix}.{name}.parquet{suffix}"
                 staged.append((temp_path(path), path))
                 pq.write_table(t, staged[-1][0])
-            for tmp, path in staged:
-                os.replace(tmp, path)
+            with deferred():    # a Ctrl-C: once every table is in place (not some of them)
+                for tmp, path in staged:
+                    os.replace(tmp, path)
         except OSError as e:        # (pyarrow's text names the temporary file: the errno's says it all)
             raise OutputError(f"{path}: write failed: {os.strerror(e.errno) if e.errno else e.strerror or e}") from None
         finally:
