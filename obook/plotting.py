@@ -423,12 +423,15 @@ def is_page(out) -> bool:
 
 
 def check_picture_path(out: Path) -> None:
-    """OutputError when the picture ``out`` could not be written: a folder, or in a folder
-    that does not exist (said before the feed is replayed, not after)."""
+    """OutputError when the picture ``out`` could not be written: a folder, no regular file (a
+    device, a pipe: the finished picture's rename would replace it), or in a folder that does
+    not exist (said before the feed is replayed, not after)."""
     from .errors import OutputError
 
     if out.is_dir():
         raise OutputError(f"{out}: is a folder; give the picture's file name (.png, .svg, .pdf ... or .html)")
+    if out.exists() and not out.is_file():
+        raise OutputError(f"{out}: is not a regular file (a device, a pipe or a socket); give the picture's file name")
     folder = out.absolute().parent
     if not folder.is_dir():
         raise OutputError(f"{out}: cannot write: {'no folder' if not folder.exists() else 'not a folder:'} {folder}")

@@ -438,6 +438,18 @@ def test_plot_unwritable_picture_path_refused_before_the_replay(tmp_path, name, 
         plot(tmp_path / "not-read.itch", tmp_path / name)      # the feed is not even opened
 
 
+def test_plot_picture_path_a_fifo_refused_before_the_replay_and_left_as_it_is(day, tmp_path, capsys):
+    import os
+    import stat
+
+    fifo = tmp_path / "pipe.png"
+    os.mkfifo(fifo)
+    err = cli_error(capsys, "plot", day, fifo, "-k", "000001")
+    assert err == (f"error: {fifo}: is not a regular file (a device, a pipe or a socket); "
+                   "give the picture's file name\n")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)       # (a rename over it would have replaced it)
+
+
 def test_plot_cli_picture_is_the_feed_refused_names_the_picture(day, capsys):
     err = cli_error(capsys, "plot", day, day)
     assert err == f"error: {day}: is an input of this command; write the picture elsewhere\n"
