@@ -152,11 +152,26 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             day.previous = _previous(done, size, sha, p.options())
         days.append(day)
     _one_format(days, p.format)
+    undated = {d.file: d for d in days if d.state == "invalid" and d.date is None}
     for date, rec in sorted(doc["days"].items()):
-        if date not in seen:
-            days.append(Day(date, rec.get("path", rec["source"]), "done", "source file gone",
-                            rec["size"], rec["sha256"]))
+        if date in seen:
+            continue
+        file = rec.get("path", rec["source"])
+        if file in undated:     # still there, dated no more (another [convert] format): not gone
+            _kept_undated(undated.pop(file), date, rec, p.options())
+        else:
+            days.append(Day(date, file, "done", "source file gone", rec["size"], rec["sha256"]))
     return sorted(days, key=lambda d: (d.date or "", d.file))
+
+
+def _kept_undated(day: Day, date: str, rec: dict, options: dict) -> None:
+    """The invalid ``day`` whose file has no date now but was converted as ``date`` (``rec``):
+    that date, with the partitions the dataset keeps of it."""
+    try:
+        size, sha = _digest(Path(day.file), rec)
+    except OSError:             # (unreadable: its reason says so)
+        size = sha = None
+    day.date, day.previous = date, _previous(rec, size, sha, options)
 
 
 #: what a path the glob matches is, when it is no regular file (``stat``'s kinds)

@@ -88,6 +88,19 @@ def test_pipeline_format_of_another_kind_reads_every_day_as_it(tmp_path):
     assert all(reason.startswith("no session date") for reason in summary["invalid"].values())
 
 
+def test_pipeline_format_that_dates_no_converted_day_invalid_keeps_its_partitions_not_file_gone(tmp_path):
+    write_days(tmp_path / "days")
+    assert sorted(run(load(_toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds")))["converted"]) \
+        == sorted(DAYS.values())
+    p = load(_toml(tmp_path / "p.toml", tmp_path / "days", tmp_path / "ds", 'format = "pitch"'))
+    days = obook.pipelines.status(p)["days"]
+    assert [(d["date"], d["state"]) for d in days] == [(date, "invalid") for date in sorted(DAYS.values())]
+    assert all(d["reason"].startswith("no session date") and d["previous"]["changed"] == "options" for d in days)
+    summary = run(p)
+    assert summary["unchanged"] == 0 and len(summary["invalid"]) == len(DAYS)
+    assert sorted(summary["previous_partitions"]) == sorted(DAYS.values())
+
+
 def test_pipeline_unknown_format_rejected_naming_the_formats(tmp_path):
     with pytest.raises(PipelineError, match=r"\[convert\] format must be one of itch, .*pitch.*, not 'nasdaq'"):
         load(_toml(tmp_path / "p.toml", tmp_path, tmp_path / "ds", 'format = "nasdaq"'))
