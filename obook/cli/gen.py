@@ -282,7 +282,7 @@ class CaptureKind(str, Enum):
 
 @app.command("pcap")
 def pcap(
-    itch: Path = typer.Argument(..., metavar="ITCH", help="An ITCH day (BinaryFILE, e.g. from `obook gen itch`)."),
+    itch: Path = typer.Argument(..., metavar="ITCH", help="An ITCH day file (plain, .gz or .zst; e.g. from `obook gen itch`)."),
     out_a: Path = typer.Argument(..., metavar="OUT_A", help="Capture of line A (of both lines without OUT_B)."),
     out_b: Optional[Path] = typer.Argument(None, metavar="[OUT_B]",
                                            help="Capture of line B (default: line B into OUT_A too)."),
