@@ -147,6 +147,8 @@ def load(path) -> Pipeline:
                                 ("dataset", "path", ds.get("path", ""))):
         if not isinstance(value, str):
             raise PipelineError(f"{path}: [{section}] {key} must be text, not {value!r}")
+        if "\0" in value:
+            raise PipelineError(f"{path}: [{section}] {key} {value!r}: a path holds no NUL character")
         if key != "glob" and key in (src if section == "source" else ds) and not value.strip():
             # (it would be this file's folder: "." says so)
             raise PipelineError(f"{path}: [{section}] {key} is empty; give a folder ('.' for this file's own)")
@@ -154,11 +156,11 @@ def load(path) -> Pipeline:
     if not Path(glob).parts or Path(glob).is_absolute() or ".." in Path(glob).parts:   # ("", ".": no files)
         raise PipelineError(f"{path}: [source] glob must be a pattern inside the source directory "
                             f"(relative, no '..'), not {glob!r}")
-    dataset = (base / Path(need(ds, "dataset", "path")).expanduser()).resolve()
+    dataset = (base / _home(path, "[dataset] path", need(ds, "dataset", "path"))).resolve()
     if dataset.exists() and not dataset.is_dir():
         raise PipelineError(f"{path}: [dataset] path {dataset} is a file, not a directory")
     return Pipeline(
-        source_dir=(base / Path(need(src, "source", "directory")).expanduser()).resolve(),
+        source_dir=(base / _home(path, "[source] directory", need(src, "source", "directory"))).resolve(),
         glob=glob,
         dataset=dataset,
         tables=tuple(dict.fromkeys(tables)),
@@ -173,6 +175,18 @@ def load(path) -> Pipeline:
         dask_resources=_resources(path, run.get("dask_resources", {})),
         path=path,
     )
+
+
+def _home(path, name: str, value: str) -> Path:
+    """``value`` with a leading ``~`` or ``~user`` made that home directory; a PipelineError
+    naming the key ``name`` when there is no such user (or no home directory)."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        user = value[1:].split("/", 1)[0]
+        who = (f"no user {user} (~user is that user's home directory)" if user
+               else "no home directory to put for ~ (HOME is not set)")
+        raise PipelineError(f"{path}: {name} {value!r}: {who}") from None
 
 
 def _choice(path, name: str, value, choices) -> str:

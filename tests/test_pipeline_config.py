@@ -74,3 +74,21 @@ def test_cli_pipeline_status_json_definition_given_relative_every_path_absolute(
     st = json.loads(r.stdout)
     assert st["pipeline"] == str(tmp_path.resolve() / "p.toml") and st["dataset"] == str(tmp_path.resolve() / "ds")
     assert [d["file"] for d in st["days"]] == [str(tmp_path.resolve() / "days" / "notes.NASDAQ_ITCH50")]
+
+
+_GLOB = '[source]\ndirectory = "days"\nglob = "{glob}"\n[dataset]\npath = "ds"\n'
+
+
+@pytest.mark.parametrize("text, says", [
+    (TOML.format(days="~no-such-user-obook/days", dataset="ds"),
+     "[source] directory '~no-such-user-obook/days': no user no-such-user-obook (~user is that user's home directory)"),
+    (TOML.format(days="days", dataset="~no-such-user-obook/ds"),
+     "[dataset] path '~no-such-user-obook/ds': no user no-such-user-obook (~user is that user's home directory)"),
+    (TOML.format(days="da\\u0000ys", dataset="ds"), "[source] directory 'da\\x00ys': a path holds no NUL character"),
+    (TOML.format(days="days", dataset="d\\u0000s"), "[dataset] path 'd\\x00s': a path holds no NUL character"),
+    (_GLOB.format(glob="*\\u0000.gz"), "[source] glob '*\\x00.gz': a path holds no NUL character"),
+])
+def test_cli_pipeline_path_of_an_unknown_user_or_with_a_nul_one_line_error(tmp_path, capsys, text, says):
+    p = tmp_path / "p.toml"
+    p.write_text(text)
+    assert cli_error(capsys, "pipeline", "status", p) == f"error: {p}: {says}\n"
