@@ -347,7 +347,8 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
     if t1 - t0 >= 2 * step:       # an open end of a window of bars: the first and the last bar whole in it
         t0 = t0 if start is not None else min(t0, int(starts.min(initial=t0)))
         t1 = t1 if end is not None else int(starts.max(initial=t1 - step)) + step
-    d = {"title": f"{ticker} ({fmt.name})", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
+    none = "" if bars.num_rows else ": no trades" + (" in the window" if start is not None or end is not None else "")
+    d = {"title": f"{ticker} ({fmt.name}){none}", "tz": u["tz"], "t0": float(hours(t0)), "t1": float(hours(t1))}
     b = {c: bars.column(c).to_numpy().astype(float) for c in ("open", "high", "low", "close", "volume")}
     shares = float(u["quantity_scale"])       # feed quantities -> shares (Shanghai: 1/1000 share)
     d["bars"] = {"x": hours(starts), "volume": b["volume"] / shares,

@@ -97,6 +97,9 @@ def _png_figure(plt, d: dict, width: float, height: float, dpi: int):
     ax_depth.scatter(*d["trades"], s=4, color="white", edgecolors="black", linewidths=0.3, label="trades", zorder=3)
     ax_depth.set_ylabel("price")
     ax_depth.set_ylim(*_price_range(d))
+    if not len(b["open"]):      # no candle: the book's prices, not an axis around 0
+        ax_bar.set_ylim(*_price_range(d))
+        ax_vol.set_ylim(0, 1)
     ax_depth.set_xlabel(f"time of day ({d['tz']})")
     digits = _clock_digits(d["t0"], d["t1"])
     ax_depth.xaxis.set_major_locator(FixedLocator(_clock_ticks(d["t0"], d["t1"])))     # round times of day
@@ -166,6 +169,9 @@ def _html_figure(go, make_subplots, d: dict, width: float, height: float, dpi: i
     fig.update_xaxes(range=[d["t0"], d["t1"]], tickvals=ticks, ticktext=[_clock_text(x, digits) for x in ticks])
     fig.update_xaxes(title_text=f"time of day ({d['tz']})", row=3, col=1)
     fig.update_yaxes(range=_price_range(d), row=3, col=1)
+    if not len(b["open"]):      # no candle: the book's prices, not an axis around 0
+        fig.update_yaxes(range=_price_range(d), row=1, col=1)
+        fig.update_yaxes(range=[0, 1], row=2, col=1)
     for row, label in ((1, "price"), (2, "volume (shares)"), (3, "price")):
         fig.update_yaxes(title_text=label, row=row, col=1)
     return fig

@@ -582,6 +582,25 @@ def test_plot_html_one_row_book_price_axis_around_its_prices(tmp_path, monkeypat
     assert 0.99 < lo < 1.0 and 1.01 < hi < 1.02
 
 
+@pytest.mark.parametrize("kind", ["png", "html"])
+def test_plot_window_without_trades_title_says_so_price_panel_on_the_book_prices(tmp_path, monkeypatch, kind):
+    from obook.plotting import plot
+
+    if kind == "html":
+        pytest.importorskip("plotly")
+    (tmp_path / "one.csv").write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n"
+                                      "34200000,AAA,s1,S,100,10100\n")      # a book, no trade
+    drawn = _drawn_figure(monkeypatch, kind)
+    plot(tmp_path / "one.csv", tmp_path / f"one.{kind}", ticker="AAA", workers=1)
+    fig = drawn[0]
+    if kind == "html":
+        title, (lo, hi) = fig.layout.title.text, fig.layout.yaxis.range
+    else:
+        title, (lo, hi) = fig._suptitle.get_text(), fig.axes[0].get_ylim()
+    assert title == "AAA (csv): no trades"
+    assert 0.99 < lo < 1.0 and 1.01 < hi < 1.02        # (not an axis around 0)
+
+
 def test_plot_png_panels_as_wide_as_one_another(day, tmp_path, monkeypatch):
     from obook.plotting import plot
 
