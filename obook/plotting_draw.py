@@ -88,8 +88,9 @@ def _png_figure(plt, d: dict, width: float, height: float, dpi: int):
     for ax in (ax_bar, ax_depth):
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")      # prices as they read
     h = d["heat"]
+    # rasterized: in an SVG or a PDF one image, not a path a cell (seams between them, and megabytes)
     mesh = ax_depth.pcolormesh(h["times"], h["prices"], h["grid"], cmap="viridis", shading="flat", vmin=0,
-                               vmax=h["top"])
+                               vmax=h["top"], rasterized=True)
     fig.colorbar(mesh, cax=fig.add_subplot(grid[2, 1]), label="resting shares",
                  extend="max" if h["grid"].max() > h["top"] else "neither")
     for side, colour in (("bid", "red"), ("ask", "cyan")):

@@ -45,6 +45,14 @@ def test_plot_png_size_and_content(day, tmp_path):
     assert red.sum() > 50 and green.sum() > 50     # up and down candles
 
 
+def test_plot_svg_heatmap_one_raster_image_not_a_vector_cell_each(day, tmp_path):
+    from obook.plotting import plot
+
+    svg = plot(day, tmp_path / "p.svg", ticker="000001", workers=1).read_text()
+    # the colour bar's image and the heatmap's: cells as paths of their own show seams between them
+    assert svg.count("<image") == 2, svg.count("<path")
+
+
 def test_plot_window_and_default_ticker_via_cli(day, tmp_path):
     out = tmp_path / "w.png"
     r = CliRunner().invoke(app, ["plot", str(day), str(out), "--start", "09:30", "--end", "10:30",
