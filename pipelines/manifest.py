@@ -39,8 +39,12 @@ def read(dataset: Path) -> dict:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
         return {"version": VERSION, "days": {}, "failed": {}}
-    except (OSError, ValueError) as e:
-        raise PipelineError(f"{path}: cannot read the manifest: {e}") from None
+    except OSError as e:
+        raise PipelineError(f"{path}: cannot read the manifest: {e.strerror or e}") from None
+    except ValueError as e:     # (json's errors, and a UnicodeDecodeError)
+        why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e
+        raise PipelineError(f"{path}: cannot read the manifest: not JSON ({why}); remove the file to convert "
+                            "every day again") from None
     if not isinstance(doc, dict):
         raise PipelineError(f"{path}: cannot read the manifest: not a JSON object")
     doc.setdefault("days", {})

@@ -46,3 +46,20 @@ def test_manifest_lock_on_a_filesystem_without_locks_pipeline_error_naming_the_d
     with pytest.raises(PipelineError, match=r"cannot hold the dataset's lock \(\.lock\): No locks available"):
         with manifest.locked(tmp_path / "ds"):
             pass
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda m: m.mkdir(), "Is a directory"),
+    (lambda m: m.write_text("garbage\n"), "not JSON (Expecting value: line 1 column 1 (char 0)); remove the file "
+                                          "to convert every day again"),
+    (lambda m: m.write_bytes(b"\xff\x00"), "not JSON (not UTF-8 text); remove the file to convert every day again"),
+])
+def test_manifest_read_folder_or_not_json_one_line_error_naming_it_once(tmp_path, make, says):
+    from obook.pipelines import manifest
+    from obook.pipelines.config import PipelineError
+
+    path = tmp_path / manifest.MANIFEST
+    make(path)
+    with pytest.raises(PipelineError) as e:
+        manifest.read(tmp_path)
+    assert str(e.value) == f"{path}: cannot read the manifest: {says}"
