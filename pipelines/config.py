@@ -177,6 +177,19 @@ def load(path) -> Pipeline:
     )
 
 
+#: the formats whose day is several files read as one feed, and what they are: a pipeline
+#: converts one file a day
+_SEVERAL_FILES = {"szse-csv": "a Shenzhen vendor CSV day is several files (an orders and a ticks file a security)"}
+
+
+def several_files(fmt: str) -> str:
+    """Why the days of format ``fmt`` cannot be a pipeline's (its day is several files), or ``""``."""
+    if fmt not in _SEVERAL_FILES:
+        return ""
+    return (f"{_SEVERAL_FILES[fmt]} read as one feed; a pipeline converts one file a day: convert such a day "
+            "with obook convert FILES... OUTDIR")
+
+
 def _home(path, name: str, value: str) -> Path:
     """``value`` with a leading ``~`` or ``~user`` made that home directory; a PipelineError
     naming the key ``name`` when there is no such user (or no home directory)."""

@@ -50,7 +50,7 @@ from obook.to_parquet import (TABLES, check_tables, convert, empty_once_decompre
 from obook.errors import FeedError, FormatError, ObookError
 
 from . import manifest
-from .config import Pipeline, PipelineError
+from .config import Pipeline, PipelineError, several_files
 
 log = logging.getLogger("obook")
 
@@ -293,9 +293,12 @@ def _one_format(days: list[Day], given: str | None) -> None:
 
 
 def _check_tables(p: Pipeline, days: list[Day]) -> None:
-    """The pipeline's tables are ones its days' format has (every day would fail the same
-    way, each after its retries): a PipelineError naming the format's tables otherwise."""
+    """The pipeline's tables are ones its days' format has, and its days are one file each
+    (every day would fail the same way, each after its retries): a PipelineError naming the
+    format's tables, or why its days are not, otherwise."""
     for day, fmt in _formats(days, p.format):
+        if several_files(fmt):
+            raise PipelineError(f"{p.path or p.dataset}: {Path(day.file).name}: {several_files(fmt)}")
         try:
             check_tables(list(p.tables), fmt)
         except ObookError as e:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from obook.errors import ObookError
 
+from .config import PipelineError, several_files
+
 __all__ = ["Starter", "starter", "starter_text"]
 
 #: compressions a day file may carry after its format's own suffix
@@ -61,6 +63,8 @@ def starter(directory) -> Starter:
     if not found:
         return _ITCH
     name = max(found, key=lambda k: (len(found[k]), k))
+    if several_files(name):
+        raise PipelineError(f"{directory}: {several_files(name)}")
     suffixes = Counter(_suffix(n)[0] for n in found[name])
     suffix = suffixes.most_common(1)[0][0]
     if name == "itch" and all(".NASDAQ_ITCH50" in n for n in found[name]):

@@ -305,6 +305,35 @@ def test_pipeline_table_its_days_format_lacks_one_line_error_nothing_converted(t
     assert sorted(x.name for x in (tmp_path / "ds").iterdir()) == [".lock"]
 
 
+def _vendor_days(tmp_path) -> Path:
+    from obook.gen.szse import generate, write_vendor
+
+    days = tmp_path / "days"
+    write_vendor(days, generate(3000, 2, 0, None))     # an orders and a ticks file a security
+    return days
+
+
+_SEVERAL = ("a Shenzhen vendor CSV day is several files (an orders and a ticks file a security) read as "
+            "one feed; a pipeline converts one file a day: convert such a day with obook convert FILES... OUTDIR")
+
+
+def test_cli_pipeline_run_vendor_csv_days_one_line_error_nothing_converted(tmp_path, capsys):
+    days = _vendor_days(tmp_path)
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"')
+                 .replace('"*.NASDAQ_ITCH50*"', '"*.csv"') + "[run]\nretries = 3\n")
+    first = sorted(days.glob("*.csv"))[0].name
+    assert cli_error(capsys, "pipeline", "run", p) == f"error: {p}: {first}: {_SEVERAL}\n"
+    assert sorted(x.name for x in (tmp_path / "ds").iterdir()) == [".lock"]
+
+
+def test_cli_pipeline_init_vendor_csv_days_one_line_error_writes_nothing(tmp_path, capsys):
+    days = _vendor_days(tmp_path)
+    before = sorted(days.iterdir())
+    assert cli_error(capsys, "pipeline", "init", days) == f"error: {days}: {_SEVERAL}\n"
+    assert sorted(days.iterdir()) == before
+
+
 @pytest.mark.parametrize("content, reason", [(b"", "empty file"), (__import__("gzip").compress(b"", mtime=0),
                                                                    "empty file once decompressed")],
                          ids=["plain", "gzip"])
