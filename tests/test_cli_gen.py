@@ -540,3 +540,15 @@ def test_gen_orders_parquet_write_refused_error_gives_the_reason_only(tmp_path, 
     err = cli_error(capsys, "gen", "orders", out, "-n", "100")
     assert err == f"error: {out}: cannot write: Read-only file system\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("kind, out", [("orders", "/dev/full"), ("itch", "/dev/full")])
+def test_cli_gen_onto_a_full_device_one_line_error_says_the_disk_is_full(capsys, kind, out):
+    import stat
+
+    from cli_support import cli_error
+
+    if not stat.S_ISCHR(os.stat(out).st_mode):
+        pytest.skip(f"{out} is no device here")
+    assert cli_error(capsys, "gen", kind, out, "-n", "1000") == f"error: {out}: cannot write: No space left on device\n"
