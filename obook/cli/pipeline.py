@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 app = typer.Typer(help="Turn day files into a Hive-partitioned Parquet dataset, as a pipeline defined "
-                       "in a TOML file (see pipelines/example.toml).", no_args_is_help=True,
+                       "in a TOML file (`obook pipeline init DIRECTORY` writes one for a folder of day "
+                       "files).", no_args_is_help=True,
                   rich_markup_mode=None)
 
 _PIPELINE = typer.Argument(..., exists=True, dir_okay=False, help="Pipeline definition (TOML).")
