@@ -170,3 +170,14 @@ def test_write_pcap_both_gaps_not_a_count_is_obook_error_no_capture(tmp_path, bo
     with pytest.raises(ObookError, match="both_gaps must be an integer of packets >= 0"):
         write_pcap(itch, tmp_path / "a.pcap", both_gaps=both_gaps)
     assert not (tmp_path / "a.pcap").exists()
+
+
+@pytest.mark.parametrize("content", [b"", __import__("gzip").compress(b"", mtime=0)], ids=["plain", "gzip"])
+def test_cli_gen_pcap_empty_itch_day_one_line_error_no_capture(tmp_path, capsys, content):
+    from cli_support import cli_error
+
+    empty = tmp_path / ("empty.itch" + (".gz" if content else ""))
+    empty.write_bytes(content)
+    err = cli_error(capsys, "gen", "pcap", empty, tmp_path / "x.pcap")
+    assert err == f"error: {empty}: empty file: no ITCH message to send\n"
+    assert not (tmp_path / "x.pcap").exists()

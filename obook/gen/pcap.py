@@ -153,6 +153,8 @@ def write_pcap(itch, out_a, out_b=None, *, seed: int = 0, drop: float = 0.01, du
     midnight = int(_dt.datetime.combine(day, _dt.time(0), ZoneInfo("America/New_York")).timestamp()) * 10**9
     rnd = random.Random(seed)
     data, off = _read_frames(itch)
+    if not len(data):           # (a capture of no packet would read as a day that had none)
+        raise ObookError(f"{itch}: empty file: no ITCH message to send")
     if int(off[-1]) < len(data):
         raise ObookError(f"{itch}: message {len(off)} cut short at byte offset {int(off[-1])}: not a whole ITCH day")
     packets = _packets(off, rnd, max_messages)
