@@ -134,6 +134,7 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
 
     fmt = resolve_format(format, path)
     step = bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error)
+    check_window(start, end, fmt.time_unit_ns)
     pick = dict(workers=workers, format=fmt.name, tickers=[ticker], date=date)
     if ticker is None:      # the busiest one: its trades are already in the whole feed's
         every = obook.trades(path, workers=workers, format=fmt.name, date=date,
@@ -258,6 +259,7 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
 
     fmt = resolve_format(format, path)
     bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error; before a replay)
+    check_window(start, end, fmt.time_unit_ns)
     once = _SaidOnce()
     once.cover()
     try:
@@ -268,6 +270,21 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
         return _book_series(path, ticker, fmt, trades, start, end, interval, workers, levels, date, progress)
     finally:
         once.remove()
+
+
+def check_window(start, end, time_unit_ns: int) -> None:
+    """ObookError unless the window's bounds (None: open) are times of a day in feed time units
+    since local midnight, the start before the end (as ``--start`` and ``--end`` are): a
+    bound given in other units, far past the day, would draw for ever."""
+    from .checks import is_integer, not_int
+
+    day = 86_400 * 10**9 // time_unit_ns
+    for name, value in (("start", start), ("end", end)):
+        if value is not None and not (is_integer(value) and 0 <= value <= day):
+            raise ObookError(f"{name} must be feed time units since local midnight (an integer from 0 to "
+                             f"{day:,}, 24:00), not {not_int(value)}")
+    if start is not None and end is not None and start >= end:
+        raise ObookError(f"start {start} is not before end {end}")
 
 
 def _both(path, ticker, fmt, workers, levels, date, progress):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ObookError
-from .plotting import is_page, local_midnight, units
+from .plotting import check_window, is_page, local_midnight, units
 from .plotting_draw import INSTALL, _clock_digits, _clock_text, _clock_ticks, _complete, _matplotlib
 
 #: the tables a picture reads, and the file holding the run's feeds
@@ -187,6 +187,7 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     if feed is None and format is None:
         raise ObookError("without the feed the picture needs its format (--format) for the time unit and zone")
     fmt = resolve_format(format, feed) if feed is not None else get_format(format)
+    check_window(start, end, fmt.time_unit_ns)
     if not many and date is not None:
         _check_the_day(date, files[0] if files else None, fmt)
     name = _instrument(tables, ticker)

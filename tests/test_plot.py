@@ -684,3 +684,25 @@ def test_plot_named_ticker_one_replay_of_the_feed(day, tmp_path, monkeypatch):
     assert len(runs) == 1, runs
     assert depth.num_rows and trades.num_rows and bars.num_rows
     assert set(trades.column("ticker").to_pylist()) == {"000001"}
+
+
+_BOUND = "must be feed time units since local midnight (an integer from 0 to 86,400,000, 24:00), not "
+
+
+@pytest.mark.parametrize("window, says", [
+    ({"start": "09:30"}, "start " + _BOUND + "'09:30'"),
+    ({"end": 3.5e7}, "end " + _BOUND + "35000000.0 (a float)"),
+    ({"end": 35_000_000_000_000}, "end " + _BOUND + "35000000000000"),     # (ns on a feed of ms: no end in sight)
+    ({"start": -5}, "start " + _BOUND + "-5"),
+    ({"start": 10, "end": 10}, "start 10 is not before end 10"),
+])
+@pytest.mark.parametrize("call", ["plot", "frame"])
+def test_plot_api_window_not_times_of_a_day_or_empty_obook_error_before_the_replay(tmp_path, window, says, call):
+    import obook.plotting
+
+    feed = tmp_path / "f.csv"
+    feed.write_text(_LAST_TRADE)
+    args = (feed, tmp_path / "p.png") if call == "plot" else (feed,)
+    with pytest.raises(ObookError) as e:
+        getattr(obook.plotting, call)(*args, ticker="AAA", workers=1, **window)
+    assert str(e.value) == says

@@ -448,3 +448,17 @@ def test_plot_backtest_price_axis_leaves_out_auction_marks_at_the_price_limits(t
     plot_backtest(SimpleNamespace(equity=equity, fills=fills), tmp_path / "p.png", format="csv")
     lo, hi = drawn[0].axes[0].get_ylim()
     assert 0.99 < lo < 0.999 and 1.0004 < hi < 1.002           # the marks after the auction and the fill
+
+
+@pytest.mark.parametrize("window, says", [
+    ({"start": "09:30"}, "start must be feed time units since local midnight (an integer from 0 to 86,400,000, "
+                         "24:00), not '09:30'"),
+    ({"start": 10, "end": 10}, "start 10 is not before end 10"),
+])
+def test_plot_backtest_api_window_not_times_of_a_day_or_empty_obook_error(run, tmp_path, window, says):
+    from obook.errors import ObookError
+    from obook.plotting_backtest import plot_backtest
+
+    with pytest.raises(ObookError) as e:
+        plot_backtest(run / "out", tmp_path / "b.png", **window)
+    assert str(e.value) == says
