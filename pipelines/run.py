@@ -796,6 +796,9 @@ def run(p: Pipeline, progress: Callable[[str], None] | None = None, lock_timeout
         if progress:
             progress(msg)
 
+    if lock_timeout is not None and not (isinstance(lock_timeout, (int, float)) and not isinstance(lock_timeout, bool)
+                                         and lock_timeout >= 0):
+        raise PipelineError(f"lock_timeout must be a number of seconds >= 0 (or None: wait), not {lock_timeout!r}")
     _check_source_dir(p)        # before the lock: a wrong directory makes no dataset folder
     with manifest.locked(p.dataset, lock_timeout, on_wait=lambda: say("waiting for another run's lock")):
         _clear_tmp(p.dataset)   # left by a run that died

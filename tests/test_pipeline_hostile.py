@@ -519,3 +519,16 @@ def test_cli_pipeline_run_killed_outright_its_day_processes_end_too(tmp_path):
     for left in alive:
         left.kill()
     assert not alive, alive
+
+
+@pytest.mark.parametrize("timeout", ["5", -1, float("nan"), True])
+def test_pipeline_run_lock_timeout_not_seconds_pipeline_error_before_the_lock(tmp_path, timeout):
+    from obook.pipelines import load, run
+    from obook.pipelines.config import PipelineError
+
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds"))
+    with pytest.raises(PipelineError) as e:
+        run(load(p), lock_timeout=timeout)
+    assert str(e.value) == f"lock_timeout must be a number of seconds >= 0 (or None: wait), not {timeout!r}"
+    assert not (tmp_path / "ds").exists()
