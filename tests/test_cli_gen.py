@@ -76,7 +76,9 @@ def test_gen_old_long_option_names_still_read(tmp_path, command):
 
 def test_gen_bad_date_clear_error(tmp_path):
     r = _obook("gen", "databento", tmp_path / "x.dbn", "--date", "2024-13-01")
-    assert r.returncode == 1 and "--date: expected YYYY-MM-DD" in r.stderr
+    assert r.returncode == 1 and r.stderr == "error: --date 2024-13-01: no such day (month 13)\n"
+    r = _obook("gen", "databento", tmp_path / "x.dbn", "--date", "14/11/2024")
+    assert r.returncode == 1 and r.stderr == "error: --date: expected YYYY-MM-DD, not '14/11/2024'\n"
 
 
 def test_gen_itch_date_names_file_so_timestamps_carry_the_day(tmp_path):
@@ -304,8 +306,17 @@ def test_gen_pcap_bad_date_error_names_the_option_no_capture(tmp_path, capsys):
 
     assert runner.invoke(app, ["gen", "itch", str(tmp_path / "day.itch"), "-n", "200", "-k", "2"]).exit_code == 0
     err = cli_error(capsys, "gen", "pcap", tmp_path / "day.itch", tmp_path / "a.pcap", "--date", "2024-99-01")
-    assert err == "error: --date: expected YYYY-MM-DD, not '2024-99-01'\n"
+    assert err == "error: --date 2024-99-01: no such day (month 99)\n"
     assert not (tmp_path / "a.pcap").exists()
+
+
+@pytest.mark.parametrize("date, says", [("2020-02-30", "no such day (February 2020 has 29 days)"),
+                                        ("2021-02-29", "no such day (February 2021 has 28 days)"),
+                                        ("2020-00-10", "no such day (month 0)")])
+def test_gen_date_of_the_form_but_no_calendar_day_error_says_no_such_day(tmp_path, capsys, date, says):
+    from cli_support import cli_error
+
+    assert cli_error(capsys, "gen", "itch", tmp_path, "-d", date, "-n", "200") == f"error: --date {date}: {says}\n"
 
 
 def test_gen_pcap_both_gaps_over_the_packets_one_line_error_naming_it_no_capture(tmp_path, capsys):

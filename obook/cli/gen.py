@@ -345,6 +345,22 @@ def _check_order_slots(out: Path, tickers: int, depth: int) -> None:
                          "or a smaller --depth")
 
 
+def _no_day(text: str) -> str:
+    """The error of a ``--date`` that is no day: not of the form YYYY-MM-DD, or of it but no
+    calendar day (2020-02-30: the month's days said)."""
+    import calendar
+    import re
+
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
+    if not m:
+        return f"--date: expected YYYY-MM-DD, not {text!r}"
+    year, month = int(m.group(1)), int(m.group(2))
+    if not 1 <= month <= 12:
+        return f"--date {text}: no such day (month {month})"
+    return (f"--date {text}: no such day ({calendar.month_name[month]} {year} has "
+            f"{calendar.monthrange(year, month)[1]} days)")
+
+
 def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] = None,
           holder: str = "") -> Optional[str]:
     """``--date`` checked (YYYY-MM-DD); with ``first`` and ``last``: within them, the days
@@ -358,7 +374,7 @@ def _date(text: Optional[str], first: Optional[str] = None, last: Optional[str] 
     try:
         day = dt.date.fromisoformat(text)
     except ValueError:
-        raise ObookError(f"--date: expected YYYY-MM-DD, not {text!r}") from None
+        raise ObookError(_no_day(text)) from None
     if first is not None and not dt.date.fromisoformat(first) <= day <= dt.date.fromisoformat(last):
         raise ObookError(f"--date {text}: out of range for {holder} ({first} to {last}); give a date in it")
     return text
