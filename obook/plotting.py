@@ -132,6 +132,7 @@ def frame(path, ticker=None, start=None, end=None, interval="1 minute", format=N
     from .feeds import resolve_format
     from .klines import bar_step, bars_table
 
+    _not_empty(path)
     fmt = resolve_format(format, path)
     step = bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error)
     check_window(start, end, fmt.time_unit_ns)
@@ -257,6 +258,7 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
     from .feeds import resolve_format
     from .klines import bar_step
 
+    _not_empty(path)
     fmt = resolve_format(format, path)
     bar_step(interval, fmt.time_unit_ns)      # (as obook.bars: 500 us on a ms feed is an error; before a replay)
     check_window(start, end, fmt.time_unit_ns)
@@ -270,6 +272,22 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
         return _book_series(path, ticker, fmt, trades, start, end, interval, workers, levels, date, progress)
     finally:
         once.remove()
+
+
+def _not_empty(path) -> None:
+    """ObookError when the feed is a file of no bytes, also once decompressed: its replay has
+    no record (said once, rather than a warning and then that it has no such security)."""
+    import os
+
+    from .feeds.sources import read_head
+
+    if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):
+        try:
+            empty = read_head(path, 1) == b""
+        except ObookError:      # (damaged: its replay says how)
+            return
+        if empty:
+            raise ObookError(f"{path}: empty file: no record to draw")
 
 
 def check_window(start, end, time_unit_ns: int) -> None:

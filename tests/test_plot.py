@@ -706,3 +706,14 @@ def test_plot_api_window_not_times_of_a_day_or_empty_obook_error_before_the_repl
     with pytest.raises(ObookError) as e:
         getattr(obook.plotting, call)(*args, ticker="AAA", workers=1, **window)
     assert str(e.value) == says
+
+
+@pytest.mark.parametrize("content, k", [(b"", []), (b"", ["-k", "AAA"]),
+                                        (__import__("gzip").compress(b"", mtime=0), [])], ids=["plain", "k", "gzip"])
+def test_plot_cli_empty_feed_file_one_line_error_says_empty(tmp_path, capsys, monkeypatch, content, k):
+    monkeypatch.setenv("OBOOK_KERNELS", "python")
+    feed = tmp_path / ("day.itch" + (".gz" if content else ""))
+    feed.write_bytes(content)
+    err = cli_error(capsys, "plot", feed, tmp_path / "p.png", *k)
+    assert err == f"error: {feed}: empty file: no record to draw\n"
+    assert not (tmp_path / "p.png").exists()
