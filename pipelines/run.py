@@ -512,7 +512,8 @@ def convert_day(spec: dict) -> dict:
     except FeedError as e:
         raise DayFeedFailed(_naming(spec["file"], e)) from None
     except Exception as e:  # noqa: BLE001 - reported per day, the run goes on
-        raise DayFailed(_naming(spec["file"], e)) from None
+        # (a write that failed names the day's temporary folder, gone once this returns)
+        raise DayFailed(_naming(spec["file"], e).replace(str(tmp), str(dataset))) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return {"source": result["source"]["name"], "path": str(spec["file"]), "size": result["source"]["size"],

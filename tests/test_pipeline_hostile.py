@@ -532,3 +532,23 @@ def test_pipeline_run_lock_timeout_not_seconds_pipeline_error_before_the_lock(tm
         run(load(p), lock_timeout=timeout)
     assert str(e.value) == f"lock_timeout must be a number of seconds >= 0 (or None: wait), not {timeout!r}"
     assert not (tmp_path / "ds").exists()
+
+
+def test_pipeline_day_whose_write_fails_error_names_the_dataset_not_the_temp_folder_gone(tmp_path, monkeypatch):
+    import importlib
+
+    from obook.errors import OutputError
+    from obook.pipelines import load, run
+    from pipeline_support import write_days
+
+    write_days(tmp_path / "days")
+    p = tmp_path / "p.toml"
+    p.write_text(TOML.format(dataset="ds").replace('directory = "."', 'directory = "days"'))
+
+    def full(source, outdir, **kwargs):             # the disk full as the day's tables are written
+        raise OutputError(f"{outdir}: write failed: No space left on device")
+
+    monkeypatch.setattr(importlib.import_module("obook.pipelines.run"), "convert", full)
+    failed = run(load(p))["failed"]
+    ds = (tmp_path / "ds").resolve()
+    assert failed["2019-12-30"] == f"12302019.NASDAQ_ITCH50: {ds}: write failed: No space left on device"
