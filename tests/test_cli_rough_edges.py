@@ -312,3 +312,14 @@ def test_cli_output_name_too_long_one_error_line_names_it(tmp_path, feed, capsys
     err = _error(capsys, args, "File name too long")
     assert err.count("\n") == 1 and f": {long}" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idle.py", "orders.csv"]
+
+
+@pytest.mark.parametrize("command", ["bbo", "table"])
+def test_cli_output_of_one_row_says_one_row(tmp_path, capsys, command):
+    from cli_support import cli_run
+
+    day = tmp_path / "one.csv"
+    day.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1000\n")
+    out = tmp_path / "bbo.parquet"
+    code, err = cli_run(capsys, *((command,) if command == "bbo" else (command, "bbo")), str(day), "-o", str(out))
+    assert code == 0 and err.endswith(f"wrote {out} (1 row)\n"), err

@@ -122,6 +122,12 @@ def test_cli_sql_max_rows_with_output_whole_result_no_note(tmp_path):
     assert out.read_text().splitlines() == ["i", "0", "1", "2"]
 
 
+def test_cli_sql_output_of_one_row_says_one_row(tmp_path):
+    out = tmp_path / "x.csv"
+    r = _piped("SELECT 7 AS i", "-o", str(out))
+    assert r.returncode == 0 and r.stderr.endswith(f"wrote 1 row to {out}\n"), r.stderr
+
+
 @pytest.mark.parametrize("style, lines", [("csv", ["i", "0", "1"]), ("json", ['{"i": 0}', '{"i": 1}'])])
 def test_cli_sql_max_rows_limits_csv_and_json_rows(style, lines):
     r = _piped("SELECT i FROM range(100000) t(i) ORDER BY i", "-n", "2", "--format", style)

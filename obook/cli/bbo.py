@@ -161,7 +161,9 @@ def bbo(
         reader = replay.reader()
         if output is not None:
             rows = write_file(reader, output, compression=compression.value)
-            typer.echo(f"wrote {output} ({rows} rows)", err=True)
+            from .stdout import rows_said
+
+            typer.echo(f"wrote {output} ({rows_said(rows)})", err=True)
             _report(timer, replay)
             return
         warn_stdout_compression(compression.value, "text")

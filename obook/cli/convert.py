@@ -64,5 +64,7 @@ def convert(
         result = _convert(source, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
                           levels=levels, tickers=tickers, progress=progress,
                           compression=compression.value, unknown_tickers="warn", format=fmt)
+    from .stdout import rows_said
+
     for table, path in result["files"].items():
-        typer.echo(f"wrote {path} ({result['rows'][table]} rows)", err=True)
+        typer.echo(f"wrote {path} ({rows_said(result['rows'][table])})", err=True)

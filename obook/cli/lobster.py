@@ -56,5 +56,7 @@ def lobster(
     with file_progress(feed) as progress:
         result = _lobster(feed, outdir, tickers, levels=levels, workers=workers, date=date, style=style.value,
                           progress=progress)
+    from .stdout import rows_said
+
     for ticker, info in result.items():
-        typer.echo(f"wrote {info['message']} and {info['orderbook']} ({info['rows']} rows)", err=True)
+        typer.echo(f"wrote {info['message']} and {info['orderbook']} ({rows_said(info['rows'])})", err=True)

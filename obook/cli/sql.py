@@ -358,7 +358,9 @@ def _run(con, query: str, output: Optional[Path], format: PrintFormat, max_rows:
             with rows_progress("rows written") as counted:
                 rows = write_result(_counting(limit.reader, counted), output)
             more = f" (the first --max-rows {max_rows}; the result has more)" if limit.more else ""
-            typer.echo(f"wrote {rows} rows to {output}{more}", err=True)
+            from .stdout import rows_said
+
+            typer.echo(f"wrote {rows_said(rows)} to {output}{more}", err=True)
     finally:
         del reader, rows_of
 

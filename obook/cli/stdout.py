@@ -44,10 +44,15 @@ def writing_stdout(reader=None):
         raise OutputError(f"<stdout>: write failed: {e.strerror or e}") from e
 
 
+def rows_said(n: int, spec: str = "") -> str:
+    """``1 row``, ``12 rows`` (``spec``: the number's format, ``","`` for ``1,234 rows``)."""
+    return f"{n:{spec}} row{'' if n == 1 else 's'}"
+
+
 def written(result, tables, out) -> str:
     """The line saying what a command wrote: ``fills: 1 row, events: 12 rows -> out``."""
     counts = [(t, result.table(t).num_rows) for t in tables]
-    return ", ".join(f"{t}: {n:,} row{'' if n == 1 else 's'}" for t, n in counts) + f" -> {out}"
+    return ", ".join(f"{t}: {rows_said(n, ',')}" for t, n in counts) + f" -> {out}"
 
 
 def table_to_stdout(table) -> None:

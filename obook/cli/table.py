@@ -68,7 +68,9 @@ def table(name: str, feeds: List[Path], output: Optional[Path], format: Optional
         reader = open_table(name, source, unknown_tickers="warn", progress=progress, **given)
         if output is not None:
             rows = write_file(reader, output, compression=compression)
-            typer.echo(f"wrote {output} ({rows} rows)", err=True)
+            from .stdout import rows_said
+
+            typer.echo(f"wrote {output} ({rows_said(rows)})", err=True)
             return
         with writing_stdout(reader):    # `| head`: a quiet exit; `> /dev/full`: an error
             _write_csv(reader, sys.stdout.buffer)
