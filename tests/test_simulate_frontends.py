@@ -506,3 +506,15 @@ def test_simulate_cli_output_folder_of_other_commands_tables_keeps_them(tmp_path
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in out.iterdir()) == ["bbo.arrow", "bbo.parquet", "depth.parquet", "fills.parquet",
                                                      "orders.parquet", "trades.parquet"]
+
+
+def test_simulate_cli_bad_feed_record_partial_tables_replace_an_earlier_runs(tmp_path):
+    from hostile_support import cli_error, obook_cli
+
+    bad, cut, orders = _two_books(tmp_path, 201)
+    out = tmp_path / "out"
+    assert obook_cli("simulate", cut, orders, "-w", "1", "--no-day-end", "-o", str(out)).returncode == 0
+    assert "fills.parquet" in {p.name for p in out.iterdir()}
+    cli_error("simulate", bad, orders, "-w", "1", "--no-day-end", "-o", str(out))
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"{t}.parquet.partial" for t in ("fills", "events", "summary", "bbo_with_own", "bbo"))
