@@ -218,4 +218,8 @@ def _resources(path, value) -> dict:
                                               and not isinstance(v, bool) for k, v in value.items()):
         raise PipelineError(f"{path}: [run] dask_resources must be a table of names and amounts "
                             f"(e.g. {{ memory = 8e9 }}), not {value!r}")
+    for name, amount in value.items():
+        if not amount >= 0 or amount == float("inf"):       # (NaN compares false)
+            raise PipelineError(f"{path}: [run] dask_resources: {name} must be an amount of 0 or more, "
+                                f"not {amount!r}")
     return dict(value)
