@@ -2,7 +2,7 @@
 
 A day is *done* when the manifest records it with the size and sha256 its file has now and
 the options the pipeline has now, and its partitions are in the dataset; otherwise it is
-*pending* (new, changed, options changed, partitions missing) or *failed* (the last run's
+*pending* (new, changed, options changed, partitions missing or damaged) or *failed* (the last run's
 attempts all failed; the next run tries again). A file that is no day is *invalid*: no date
 in its name, a second file of a date, an empty file (no bytes, also once decompressed), a
 file that cannot be read, or no regular file (a folder, a FIFO); nothing is recorded for it, so once it is replaced by a real day
@@ -136,9 +136,11 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         day = Day(date, str(f), "pending", "new", size, sha)
         same = done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options()
         missing = [t for t in p.tables if not partition_path(p.dataset, t, date).is_file()] if same else []
+        damaged = [t for t in p.tables if t not in missing and not _whole_parquet(partition_path(p.dataset, t, date))
+                   ] if same else []
         if empty:
             day.state, day.reason = "invalid", empty
-        elif same and not missing:
+        elif same and not missing and not damaged:
             day.state, day.reason = "done", ""
         elif failed and (failed["size"], failed["sha256"]) == (size, sha):
             day.state, day.reason = "failed", failed["error"]
@@ -146,8 +148,10 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             day.reason = "changed"
         elif done and not same:
             day.reason = "options changed"
-        elif done:                      # removed from the dataset since (by hand, a lost disk)
-            day.reason = f"partitions missing from the dataset: {', '.join(missing)}"
+        elif done:                      # removed or damaged since (by hand, a lost disk)
+            day.reason = "; ".join(
+                [f"partitions missing from the dataset: {', '.join(missing)}"] * bool(missing)
+                + [f"partitions damaged in the dataset (not whole Parquet files): {', '.join(damaged)}"] * bool(damaged))
         if done and day.state != "done":
             day.previous = _previous(done, size, sha, p.options())
         days.append(day)
@@ -210,6 +214,18 @@ def _digest(f: Path, rec: dict | None) -> tuple[int, str]:
 def _unreadable(e: OSError) -> str:
     """The reason of a day file that cannot be read (permissions, an I/O error)."""
     return f"cannot read the file: {e.strerror or e}"
+
+
+def _whole_parquet(path: Path) -> bool:
+    """Whether ``path`` starts and ends with Parquet's magic bytes: a partition cut short or
+    overwritten by other bytes does not (its rows cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+            f.seek(-4, os.SEEK_END)
+            return head == b"PAR1" and f.read(4) == b"PAR1"
+    except OSError:             # (shorter than 4 bytes: the seek fails)
+        return False
 
 
 def _open_error(f: Path) -> str:

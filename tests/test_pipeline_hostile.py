@@ -43,7 +43,11 @@ def test_cli_pipeline_dataset_in_proc_one_line_error(tmp_path, capsys):
 
 @pytest.mark.parametrize("key, value, says", [("[convert]\ntables", "5", "tables must be a list"),
                                               ("[run]\ndask_resources", '"x"', "dask_resources must be a table"),
-                                              ("[run]\ndask_resources", "5", "dask_resources must be a table")])
+                                              ("[run]\ndask_resources", "5", "dask_resources must be a table"),
+                                              ("[run]\ndask_resources", "{ memory = -8e9 }",
+                                               "dask_resources: memory must be an amount of 0 or more, not -8000000000.0"),
+                                              ("[run]\ndask_resources", "{ GPU = nan }",
+                                               "dask_resources: GPU must be an amount of 0 or more, not nan")])
 def test_cli_pipeline_value_of_the_wrong_type_one_line_error(tmp_path, capsys, key, value, says):
     p = tmp_path / "p.toml"
     text = TOML.format(dataset="ds")
@@ -284,6 +288,26 @@ def test_pipeline_done_day_whose_partition_was_removed_is_converted_again(tmp_pa
     assert (day["state"], day["reason"]) == ("pending", "partitions missing from the dataset: bbo")
     assert run(load(p))["converted"] == ["2019-12-31"]
     assert (gone / "part-0.parquet").is_file()
+    assert status(load(p))["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
+
+
+@pytest.mark.parametrize("damage", ["junk", "cut"])
+def test_pipeline_done_day_whose_partition_was_damaged_is_converted_again(tmp_path, damage):
+    import pyarrow.parquet as pq
+
+    from obook.pipelines import load, run, status
+
+    p = _days_pipeline(tmp_path)
+    assert len(run(load(p))["converted"]) == 3
+    part = tmp_path / "ds" / "table=bbo" / "date=2019-12-31" / "part-0.parquet"
+    whole = pq.read_table(part)
+    data = part.read_bytes()
+    part.write_bytes(b"not parquet at all" if damage == "junk" else data[: len(data) // 2])
+    day = next(d for d in status(load(p))["days"] if d["date"] == "2019-12-31")
+    assert (day["state"], day["reason"]) == ("pending", "partitions damaged in the dataset (not whole Parquet "
+                                                        "files): bbo")
+    assert run(load(p))["converted"] == ["2019-12-31"]
+    assert pq.read_table(part).equals(whole)
     assert status(load(p))["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
 
 

@@ -93,7 +93,7 @@ def status(
 ) -> None:
     """Show each day's state: done, pending, failed or invalid.
 
-    pending: new, changed (size or sha256), converted with other options, or its partitions missing from the dataset; failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day (no date in its name, an empty file, a file that cannot be read, a folder or a FIFO the glob matches). A day not done that was converted before says which file its partitions in the dataset are from; partitions of tables no longer in the pipeline are listed, and the partitions of a table that lack columns others have (a day converted with other levels whose file is gone). Hashes the day files not recorded as converted as they are now (inode, size, modification and change times). Exit code 1 when a day failed or a file is not a day.
+    pending: new, changed (size or sha256), converted with other options, or its partitions missing from the dataset or damaged (not whole Parquet files); failed: the last run's attempts all failed (the error is shown); invalid: a file that is not a day (no date in its name, an empty file, a file that cannot be read, a folder or a FIFO the glob matches). A day not done that was converted before says which file its partitions in the dataset are from; partitions of tables no longer in the pipeline are listed, and the partitions of a table that lack columns others have (a day converted with other levels whose file is gone). Hashes the day files not recorded as converted as they are now (inode, size, modification and change times). Exit code 1 when a day failed or a file is not a day.
     """
     from ..dataset import describe
     from ..pipelines import load, status as _status
