@@ -223,5 +223,6 @@ def test_polars_scan_match_bad_row_error_names_the_file_as_given(tmp_path, monke
                                       "2,X,new,sell,100,5\n3,X,new,sell,abc,5\n")
     with pytest.raises(obook.FeedError) as err:
         obook.scan_match("bad.csv", workers=workers).collect()
-    assert str(err.value) == "bad.csv: row 3: price is not an integer"
+    assert str(err.value) == ("bad.csv: row 3: price is not an integer: 'abc' (a whole number: no decimal point, "
+                              "exponent or thousands separator)")
     assert err.value.path == "bad.csv"

@@ -522,3 +522,69 @@ def test_match_compressed_file_named_plain_csv_says_to_name_it(tmp_path, capsys,
     named = tmp_path / ("orders.csv" + {"gzip": ".gz", "zstd": ".zst"}[compression])
     path.rename(named)
     assert obook.match(str(named)).fills.num_rows == 1
+
+
+@pytest.mark.parametrize("cell, says", [
+    ("100.0", "row 2: price is not an integer: '100.0' (a whole number"),
+    ('"1,000"', "row 2: price is not an integer: '1,000' (a whole number"),
+    ("1e3", "row 2: price is not an integer: '1e3' (a whole number"),
+])
+def test_match_price_not_an_integer_error_quotes_the_value_and_the_form(tmp_path, capsys, cell, says):
+    orders = _write(tmp_path, "orders.csv", HEADER + "1,AAA,,new,sell,limit,gtc,100,10,\n"
+                    f"2,AAA,,new,buy,limit,gtc,{cell},10,\n")
+    with pytest.raises(obook.FeedError, match=says.replace("(", r"\(")):
+        obook.match(orders)
+    assert says in cli_error(capsys, "match", orders)
+
+
+def test_match_parquet_fraction_error_quotes_the_value(tmp_path):
+    import pyarrow as pa
+
+    path = tmp_path / "orders.parquet"
+    pq.write_table(pa.table({"instrument": ["AAA", "AAA"], "action": ["new", "new"], "side": ["buy", "sell"],
+                             "price": [100.0, 100.25], "quantity": [1, 1]}), path)
+    with pytest.raises(obook.FeedError, match=r"row 2: price is not an integer: 100\.25"):
+        obook.match(str(path))
+
+
+@pytest.mark.parametrize("column, cell, says", [
+    ("action", "add", "row 2: unknown action value 'add' (one of new, modify, cancel)"),
+    ("side", "byu", "row 2: unknown side value 'byu' (one of buy, bid, sell, ask)"),
+    ("tif", "GTD", "row 2: unknown tif value 'GTD' (one of gtc, day, ioc, fok)"),
+])
+def test_match_unknown_word_error_quotes_the_word(tmp_path, capsys, column, cell, says):
+    cells = {"action": "new", "side": "buy", "tif": "gtc", column: cell}
+    orders = _write(tmp_path, "orders.csv", HEADER + "1,AAA,,new,sell,limit,gtc,100,10,\n"
+                    f"2,AAA,,{cells['action']},{cells['side']},limit,{cells['tif']},100,10,\n")
+    with pytest.raises(obook.FeedError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        obook.match(orders)
+    assert says in cli_error(capsys, "match", orders)
+
+
+@pytest.mark.parametrize("given, known", [("qty", "quantity"), ("size", "quantity"), ("px", "price"),
+                                          ("id", "order_id")])
+def test_orders_column_of_a_common_other_name_warns_naming_the_known_one(tmp_path, caplog, given, known):
+    header = HEADER.replace(known, given)
+    orders = _write(tmp_path, "orders.csv", header + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
+    with caplog.at_level("WARNING", logger="obook"):
+        try:
+            obook.match(orders)
+        except obook.FeedError:
+            pass
+    assert f"column {given!r} is not read (did you mean {known!r}?)" in caplog.text
+
+
+def test_match_no_quantity_column_error_says_the_column_is_missing(tmp_path, capsys):
+    orders = _write(tmp_path, "orders.csv", HEADER.replace("quantity", "qty") + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
+    says = "row 1: a new order needs a quantity (there is no 'quantity' column"
+    with pytest.raises(obook.FeedError, match=says.replace("(", r"\(")):
+        obook.match(orders)
+    assert says in cli_error(capsys, "match", orders)
+
+
+@pytest.mark.parametrize("given", ["ticker", "symbol"])
+def test_match_no_instrument_column_error_names_the_likely_one(tmp_path, capsys, given):
+    orders = _write(tmp_path, "orders.csv", HEADER.replace("instrument", given) + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
+    says = f"no 'instrument' column (columns: time, {given},"
+    line = cli_error(capsys, "match", orders)
+    assert says in line and f"rename {given!r} to 'instrument'" in line

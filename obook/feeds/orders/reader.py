@@ -22,6 +22,12 @@ SIDES = {"buy": 0, "b": 0, "bid": 0, "sell": 1, "s": 1, "ask": 1}
 TYPES = {"limit": 0, "l": 0, "market": 1, "mkt": 1}
 TIFS = {"gtc": 0, "day": 1, "ioc": 2, "fok": 3}
 _INT = r"^\s*[+-]?[0-9]+\s*$"
+#: what a text integer may be, told after a value that is none
+_WHOLE = " (a whole number: no decimal point, exponent or thousands separator)"
+#: other names of the order columns that order files of other tools use: a column of such a
+#: name is not read, and the warning (or the error of a column missing) names the one it may be
+OTHER_NAMES = {"qty": "quantity", "size": "quantity", "shares": "quantity", "px": "price", "id": "order_id",
+               "symbol": "instrument", "ticker": "instrument"}
 
 
 @dataclass
@@ -286,10 +292,15 @@ class _Rows:
     def __init__(self, name: str):
         self.name = name
 
-    def fail(self, bad: np.ndarray, reason: str):
+    def fail(self, bad: np.ndarray, reason: str, values=None):
+        """A FeedError naming the first row of ``bad``; ``values``: the column whose value of
+        that row ``reason`` shows as ``{value}``."""
         rows = np.flatnonzero(bad)
         if len(rows):
-            raise FeedError(self.name, int(rows[0]) + 1, reason.format(row=int(rows[0])), unit=UNIT)
+            i = int(rows[0])
+            v = None if values is None else values[i].as_py()
+            value = repr(v) if isinstance(v, str) else str(v)
+            raise FeedError(self.name, i + 1, reason.format(row=i, value=value), unit=UNIT)
 
 
 def _ints(table: pa.Table, column: str, rows: _Rows):
@@ -306,7 +317,7 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         empty = _numpy(pc.utf8_length(pc.utf8_trim_whitespace(col))) == 0       # (no Python scalars:
         col = pc.if_else(pa.array(empty), pa.nulls(n, col.type), col)            # they import pandas)
         ok = _numpy(pc.match_substring_regex(col, _INT), True)
-        rows.fail(~ok, f"{column} is not an integer")
+        rows.fail(~ok, f"{column} is not an integer: {{value}}{_WHOLE}", col)
         present = _numpy(col.is_valid())
         out = np.zeros(n, np.int64)
         text = pc.utf8_trim_whitespace(col.filter(col.is_valid()))
@@ -328,12 +339,13 @@ def _ints(table: pa.Table, column: str, rows: _Rows):
         f = _numpy(col.cast(pa.float64()), 0.0)
         present = _numpy(col.is_valid())         # a NaN is a value, not an empty cell
         rows.fail(present & np.isnan(f), f"{column} is NaN, not an integer")
-        rows.fail(present & ((f != np.round(f)) | np.isinf(f)), f"{column} is not an integer")
+        rows.fail(present & ((f != np.round(f)) | np.isinf(f)), f"{column} is not an integer: {{value}}", col)
         rows.fail(present & ((f < -2.0 ** 63) | (f >= 2.0 ** 63)), f"{column} is out of range (64-bit integers)")
         return np.where(present, f, 0).astype(np.int64), present
     if pa.types.is_decimal(col.type):          # whole values only, as of a float column
         present = _numpy(col.is_valid())
-        rows.fail(present & _numpy(pc.not_equal(pc.floor(col), col), False), f"{column} is not an integer")
+        rows.fail(present & _numpy(pc.not_equal(pc.floor(col), col), False), f"{column} is not an integer: {{value}}",
+                  col)
         try:
             return _numpy(col.cast(pa.int64()), 0), present
         except pa.ArrowInvalid:
@@ -359,9 +371,26 @@ def _warn_near_misses(name: str, columns) -> None:
     for c in columns:
         if c in COLUMNS:
             continue
-        near = difflib.get_close_matches(column_key(c), list(COLUMNS), n=1, cutoff=0.75)
+        near = [OTHER_NAMES[column_key(c)]] if column_key(c) in OTHER_NAMES else \
+            difflib.get_close_matches(column_key(c), list(COLUMNS), n=1, cutoff=0.75)
         if near and near[0] not in columns:
             logging.getLogger("obook").warning("%s: column %r is not read (did you mean %r?)", name, c, near[0])
+
+
+def _other_name(columns, need: str) -> str | None:
+    """The column of ``columns`` whose name (:data:`OTHER_NAMES`) says it may be ``need``."""
+    return next((c for c in columns if OTHER_NAMES.get(column_key(c)) == need), None)
+
+
+def _no_column(table: pa.Table, need: str) -> str:
+    """What an error about values of the column ``need`` adds when ``table`` has no such
+    column: the column of another name that may be it, else the columns it has (braces
+    doubled: the text is a ``_Rows.fail`` reason)."""
+    if need in table.column_names:
+        return ""
+    other = _other_name(table.column_names, need)
+    said = f"rename {other!r} to {need!r}" if other else f"columns: {', '.join(table.column_names)}"
+    return f" (there is no {need!r} column; {said})".replace("{", "{{").replace("}", "}}")
 
 
 def _fits_int64(text: str) -> bool:
@@ -408,7 +437,8 @@ def _codes(table: pa.Table, column: str, codes: dict, rows: _Rows, default: int 
     idx = _numpy(col.indices.cast(pa.int64()), len(words))
     out = lookup[idx]
     keys = [k for k in codes if len(k) > 1]
-    rows.fail(out == -2, f"unknown {column} value (one of {', '.join(keys)})")
+    rows.fail(out == -2, f"unknown {column} value {{value}} (one of {', '.join(keys)})", col.dictionary.take(
+        pa.array(np.minimum(idx, len(words) - 1))) if words else None)
     return out.astype(np.int8)
 
 
@@ -451,7 +481,8 @@ def _orders(table: pa.Table, name: str) -> Orders:
     _warn_near_misses(name, table.column_names)
     for need in ("instrument", "action"):
         if need not in table.column_names:
-            hint = "" if set(keys) & set(COLUMNS) else \
+            other = _other_name(table.column_names, need)
+            hint = f"; rename {other!r} to {need!r}" if other else "" if set(keys) & set(COLUMNS) else \
                 f"; the order columns are {', '.join(COLUMNS[:9])} ... (a CSV file names them in its first line)"
             raise ObookError(f"{name}: no {need!r} column (columns: {', '.join(table.column_names)}){hint}")
     inst = table.column("instrument")
@@ -472,7 +503,7 @@ def _orders(table: pa.Table, name: str) -> Orders:
     action = _codes(table, "action", ACTIONS, rows, None)
     rows.fail(action < 0, "no action (new, modify or cancel)")
     side = _codes(table, "side", SIDES, rows, None)
-    rows.fail((action == 0) & (side < 0), "a new order needs a side (buy or sell)")
+    rows.fail((action == 0) & (side < 0), "a new order needs a side (buy or sell)" + _no_column(table, "side"))
     mtype = _codes(table, "type", TYPES, rows, 0)
     tif = _codes(table, "tif", TIFS, rows, 0)
     time, has_time = _ints(table, "time", rows)
@@ -480,10 +511,10 @@ def _orders(table: pa.Table, name: str) -> Orders:
         time = np.arange(1, n + 1, dtype=np.int64)
     rows.fail(has_time.any() & ~has_time, "no time (other rows have one; without any, the row number is the time)")
     order_id, has_id = _ints(table, "order_id", rows)
-    rows.fail((action != 0) & ~has_id, "a modify or cancel needs an order_id")
+    rows.fail((action != 0) & ~has_id, "a modify or cancel needs an order_id" + _no_column(table, "order_id"))
     price, has_price = _ints(table, "price", rows)
     quantity, has_qty = _ints(table, "quantity", rows)
-    rows.fail((action == 0) & ~has_qty, "a new order needs a quantity")
+    rows.fail((action == 0) & ~has_qty, "a new order needs a quantity" + _no_column(table, "quantity"))
     for col, (vals, mask) in (("new_price", (price, has_price)), ("new_quantity", (quantity, has_qty))):
         if col in table.column_names:
             nv, nm = _ints(table, col, rows)
