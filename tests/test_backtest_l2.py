@@ -504,3 +504,23 @@ def test_backtest_l2_cli_interval_or_timer_error_names_the_option(tmp_path, caps
     err = cli_error(capsys, "backtest", tmp_path / "day.parquet", "--strategy", f"{tmp_path / 'join.py'}:JoinOnce",
                     *option)
     assert err.startswith(f"error: {says}"), err
+
+
+class Ticks:
+    """Remembers the times of its timer calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def on_timer(self, ctx):
+        self.calls.append(ctx.time)
+
+
+@pytest.mark.parametrize("timer_start, calls", [(None, [2000, 3000, 4000, 5000, 6000, 7000]),
+                                                (2500, [2500, 3500, 4500, 5500, 6500]),
+                                                (0, [0, 1000, 2000, 3000, 4000, 5000, 6000, 7000]),
+                                                (10 ** 9, [])])
+def test_backtest_l2_timer_start_is_the_first_timer_call_as_order_level(timer_start, calls):
+    t = Ticks()
+    backtest(l2_table(QUEUE_DAY), t, timer=1000, timer_start=timer_start)
+    assert t.calls == calls

@@ -369,8 +369,8 @@ def prepared(o: dict, names: dict | None = None) -> "Run":
         from .l2 import backtest_l2
 
         return Run(done=lambda: backtest_l2(feed, strategy, queue=queue, tickers=tickers, **latencies, timer=timer,
-                                            fees=fees, risk=risk, interval=o["interval"], capital=capital,
-                                            day_end=day_end, on=on, names=names))
+                                            timer_start=timer_start, fees=fees, risk=risk, interval=o["interval"],
+                                            capital=capital, day_end=day_end, on=on, names=names))
     from .._kernels.backtest_layout import SUB_TIMER
     from ..engine.replay import Replay
     from ..feeds import resolve_format

@@ -97,7 +97,7 @@ class L2Context:
 
 
 class L2Run:
-    def __init__(self, day, strategy, model, power, latencies, risk, unit_ns, timer, on):
+    def __init__(self, day, strategy, model, power, latencies, risk, unit_ns, timer, on, timer_start=None):
         from .l2_venue import L2Venue
 
         self.day, self.strategy, self.risk, self.unit_ns = day, strategy, risk, unit_ns
@@ -113,7 +113,7 @@ class L2Run:
         self.heap, self.order = [], itertools.count()
         self.last_arrival = self.last_response = 0
         self.calls = 0
-        self.timer, self.on = timer, on
+        self.timer, self.on, self.timer_start = timer, on, timer_start
         self.ctx = L2Context(self)
         self.gate_view = L2Context(self)   # the book the risk gate reads: one the strategy never holds
         self.venue = L2Venue(len(self.names), model, power, self._respond)
@@ -131,8 +131,9 @@ class L2Run:
     def run(self, interval_units: int, day_end: bool):
         d, v = self.day, self.venue
         next_mark = None
-        if self.timer and len(d.time):
-            self.push(int(d.time[0]) + self.timer, TIMER, None)
+        if self.timer and len(d.time):      # (as the order-level loop: one timer after the first row)
+            first = self.timer_start if self.timer_start is not None else int(d.time[0]) + self.timer
+            self.push(first, TIMER, None)
         for i in range(len(d.time)):
             t, tb = int(d.time[i]), int(d.tb[i])
             self._drain(t)
@@ -312,10 +313,10 @@ class L2Run:
 
 
 def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, order_latency=0, response_latency=0,
-                timer=None, fees=None, risk=None, interval: float = 60.0, capital=None, day_end: bool = True,
-                on=None, names=None):
+                timer=None, timer_start=None, fees=None, risk=None, interval: float = 60.0, capital=None,
+                day_end: bool = True, on=None, names=None):
     """``obook.backtest`` on an L2 input (obook.backtest.l2_input) with the queue model
-    ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``). ``names``: the
+    ``queue`` (default power:2). Times are ns (the inputs' ``ts_recv``), ``timer_start`` too. ``names``: the
     interval's and the timer's names in errors (obook.backtest.FEED_CHECKED by default)."""
     from ..live.risk import RiskGate
     from . import FEED_CHECKED, BacktestResult, timer_ticks
@@ -335,7 +336,8 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     period = timer_period(strategy, timer, names["timer"])
     interval_ns = check_interval(interval, 1, names["interval"])
     run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
-                timer_ticks(period, 1, names["timer"] if timer is not None else "timer"), strategy_on(strategy, on))
+                timer_ticks(period, 1, names["timer"] if timer is not None else "timer"), strategy_on(strategy, on),
+                timer_start)
     fees = fees or Fees()
     try:
         rows = run.run(interval_ns, day_end)
