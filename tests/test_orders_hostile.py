@@ -575,7 +575,8 @@ def test_orders_column_of_a_common_other_name_warns_naming_the_known_one(tmp_pat
 
 
 def test_match_no_quantity_column_error_says_the_column_is_missing(tmp_path, capsys):
-    orders = _write(tmp_path, "orders.csv", HEADER.replace("quantity", "qty") + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
+    orders = _write(tmp_path, "orders.csv",
+                    HEADER.replace("quantity", "qty") + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
     says = "row 1: a new order needs a quantity (there is no 'quantity' column"
     with pytest.raises(obook.FeedError, match=says.replace("(", r"\(")):
         obook.match(orders)
@@ -584,7 +585,8 @@ def test_match_no_quantity_column_error_says_the_column_is_missing(tmp_path, cap
 
 @pytest.mark.parametrize("given", ["ticker", "symbol"])
 def test_match_no_instrument_column_error_names_the_likely_one(tmp_path, capsys, given):
-    orders = _write(tmp_path, "orders.csv", HEADER.replace("instrument", given) + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
+    orders = _write(tmp_path, "orders.csv",
+                    HEADER.replace("instrument", given) + "1,AAA,1,new,sell,limit,gtc,100,10,\n")
     says = f"no 'instrument' column (columns: time, {given},"
     line = cli_error(capsys, "match", orders)
     assert says in line and f"rename {given!r} to 'instrument'" in line

@@ -59,7 +59,7 @@ def backtest(
                                              "(default power:2), power2:N, power3:N, log, log2, risk-averse."),
     timer_start: Optional[int] = typer.Option(None, "--timer-start", help="The first on_timer call's time (feed time "
                                                                           "units; default: one --timer after the "
-                                                                          "first record's)."),
+                                                                          "first book event of its instruments)."),
     capital: Optional[float] = typer.Option(None, "--capital",
                                             help="The return's denominator, price units x shares (default: half the "
                                                  "traded notional)."),
