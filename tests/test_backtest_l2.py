@@ -524,3 +524,11 @@ def test_backtest_l2_timer_start_is_the_first_timer_call_as_order_level(timer_st
     t = Ticks()
     backtest(l2_table(QUEUE_DAY), t, timer=1000, timer_start=timer_start)
     assert t.calls == calls
+
+
+@pytest.mark.parametrize("option, says", [({"date": "garbage"}, "date= 'garbage': not a day YYYY-MM-DD"),
+                                          ({"on_error": "ignore"}, "on_error must be one of raise, skip"),
+                                          ({"format": "nosuch"}, "nosuch")])
+def test_backtest_l2_option_out_of_range_is_an_error_as_order_level(option, says):
+    with pytest.raises(ObookError, match=says):
+        backtest(l2_table(QUEUE_DAY), JoinOnce(), **option)

@@ -366,7 +366,10 @@ def prepared(o: dict, names: dict | None = None) -> "Run":
     if l2:
         if queue == "fifo":
             raise ObookError(f"{name}: an L2 input (levels, no order ids) has no FIFO queue: use an L2 queue model")
+        from .arguments import check_reading
         from .l2 import backtest_l2
+
+        check_reading(o["format"], o["date"], o["on_error"])        # (read by order-level feeds alone)
 
         return Run(done=lambda: backtest_l2(feed, strategy, queue=queue, tickers=tickers, **latencies, timer=timer,
                                             timer_start=timer_start, fees=fees, risk=risk, interval=o["interval"],

@@ -189,25 +189,35 @@ def check_queue(queue, name: str = "queue model") -> None:
         parse_model(queue, name)
 
 
+def check_reading(format, date, on_error) -> None:
+    """The options of how the feed is read (``format``: a known format's name; ``date``: a
+    day; ``on_error``: raise or skip), checked alike whether the input is an order-level feed
+    or an L2 one (which reads none of them)."""
+    from ..checks import check_choice, check_date, check_format_name
+    from ..engine.replay import ON_ERROR
+
+    check_format_name(format)
+    if isinstance(format, str) and format:
+        from ..feeds import get_format
+
+        get_format(format)
+    check_date(date)
+    check_choice("on_error", on_error, ON_ERROR)
+
+
 def check_keywords(kw: dict) -> None:
     """``obook.backtest``'s keyword arguments (``kw``: by name, every one of them, as
     ``inspect.signature(backtest).bind(...)`` with its defaults gives them) checked as far
     as they can be without the feed: what needs its time unit or its kind (an interval
     shorter than the unit, an L2 queue model for an order-level feed) is checked with it.
     A front end that runs the backtest later (a polars scan) says what is wrong now."""
-    from ..checks import (check_choice, check_date, check_flag, check_format_name, check_progress, check_seed,
-                          ticker_names)
-    from ..engine.replay import ON_ERROR
+    from ..checks import check_flag, check_progress, check_seed, ticker_names
     from .latency import pack
 
     check_progress(kw["progress"])
     ticker_names(kw["tickers"])
     check_timer(kw["timer"])
-    check_format_name(kw["format"])
-    if isinstance(kw["format"], str) and kw["format"]:
-        from ..feeds import get_format
-
-        get_format(kw["format"])
+    check_reading(kw["format"], kw["date"], kw["on_error"])
     check_on(kw["on"])
     check_seed(kw["seed"])
     check_capital(kw["capital"])
@@ -217,8 +227,6 @@ def check_keywords(kw: dict) -> None:
     check_flag("day_end", kw["day_end"])
     if kw["pipeline"] is not None:
         check_flag("pipeline", kw["pipeline"])
-    check_date(kw["date"])
-    check_choice("on_error", kw["on_error"], ON_ERROR)
     check_queue(kw["queue"])
     pack((kw["feed_latency"], kw["order_latency"], kw["response_latency"]), 1, kw["seed"])
     check_seconds(kw["interval"])
