@@ -241,3 +241,32 @@ def test_backtest_worker_batch_of_another_kind_typed_again_same_tables(long_day,
     mixed, counts = _batches_and_lookups(long_day, monkeypatch)
     assert counts["lookups"] >= plain_counts["lookups"] + counts["batches"] - 2, (counts, plain_counts)
     assert mixed == plain
+
+
+class HearsAsk:
+    """Offers 50 at the best ask once; remembers each update's time and when it heard it."""
+
+    def __init__(self):
+        self.sent, self.heard = False, []
+
+    def on_book(self, ctx):
+        bid, _, ask, _ = ctx.top()
+        if self.sent or bid is None or ask is None:
+            return None
+        self.sent = True
+        return [Order("enter", "AAA", "S", 50, ask, ref=1, tif="GTC")]
+
+    def on_order(self, ctx, update):
+        self.heard.append((update.event, update.time, ctx.time))
+
+
+def test_call_order_update_time_is_the_venues_time_of_the_event(tmp_path):
+    day = tmp_path / "day.csv"      # a, then ours (at the venue at 5), then c: a trades, then c (80)
+    day.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n"
+                   "6,AAA,c,S,100,1000\n11,AAA,a,E,100,1000\n13,AAA,c,E,80,1000\n")
+    s = HearsAsk()
+    r = backtest(str(day), s, format="csv", order_latency=2_000_000, response_latency=1_000_000)
+    # sent at 3, at the venue at 5, filled at 13: each heard a response latency (1 ms) later
+    assert s.heard == [("accepted", 5, 6), ("rested", 5, 6), ("filled", 13, 14)]
+    said = [e for e in r.events.to_pylist() if e["event"] != "queue"]
+    assert [(e, t) for e, t, _ in s.heard] == [(e["event"], e["time"]) for e in said]
