@@ -3,6 +3,7 @@ the right answer), never a traceback or a silent wrong one."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -590,3 +591,25 @@ def test_match_no_instrument_column_error_names_the_likely_one(tmp_path, capsys,
     says = f"no 'instrument' column (columns: time, {given},"
     line = cli_error(capsys, "match", orders)
     assert says in line and f"rename {given!r} to 'instrument'" in line
+
+
+@pytest.mark.parametrize("ext", [".itch", ".bin"])
+def test_match_feed_given_as_the_orders_error_says_it_is_a_feed(tmp_path, capsys, ext):
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / f"day{ext}"
+    write_itch(str(feed), 200, 2, seed=1)
+    says = f"{feed}: cannot read the order file: it is a feed (itch), not orders"
+    with pytest.raises(ObookError, match=re.escape(says)):
+        obook.match(str(feed))
+    assert says in cli_error(capsys, "match", feed)
+
+
+def test_simulate_cli_feed_and_orders_swapped_error_says_the_feed_comes_first(tmp_path, capsys):
+    from obook.gen.itch import write_itch
+
+    feed = tmp_path / "day.itch"
+    write_itch(str(feed), 200, 2, seed=1)
+    orders = _write(tmp_path, "orders.csv", HEADER + "1,AAA,1,new,buy,limit,gtc,100,10,\n")
+    line = cli_error(capsys, "simulate", orders, feed)
+    assert "it is a feed (itch), not orders" in line and "the feed first, then the orders" in line

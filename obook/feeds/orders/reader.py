@@ -132,6 +132,21 @@ def _read_path(path: str) -> pa.Table:
         raise ObookError(f"{path}: cannot read the order file: {e}") from e
 
 
+def _as_feed(path: str) -> str | None:
+    """Why an order file that cannot be read cannot be, when it is a feed of a binary format
+    (the feed given for the orders, or the two swapped); else None."""
+    from .. import detect_format
+
+    try:
+        fmt = detect_format(path)
+    except (ObookError, OSError):
+        return None
+    if fmt == "csv":            # (a CSV feed is text: an order file of other columns is named as such)
+        return None
+    return (f"it is a feed ({fmt}), not orders (give the feed first, then the orders: obook simulate FEED "
+            f"ORDERS; an order file is a CSV, Parquet or Arrow table of instructions)")
+
+
 def column_key(name: str) -> str:
     """The column a header name means: names are matched without case or surrounding spaces."""
     return name.strip().lower()
@@ -162,6 +177,12 @@ def _read_csv(path: str) -> pa.Table:
         head = f.read(1 << 16)
     if not head.strip():
         raise ObookError(f"{path}: cannot read the order file: it is empty (no header line)")
+    try:
+        head.decode()
+    except UnicodeDecodeError as e:
+        feed = _as_feed(path) if e.start < len(head) - 3 else None      # (not a character cut at the end)
+        if feed:
+            raise ObookError(f"{path}: cannot read the order file: {feed}") from None
     line, nl, _ = head.lstrip(b"\r\n").partition(b"\n")     # (empty lines before it are skipped)
     # the header from its own line (a header alone without a line end is one too)
     first = pa.py_buffer(line + b"\n") if nl or len(head) < 1 << 16 else path
