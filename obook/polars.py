@@ -342,13 +342,15 @@ def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFr
     collect time, once per collect. ``feed``: a file, or one feed in several files as
     ``obook.simulate`` takes it (a glob pattern, a list or tuple of paths and patterns).
     ``options``: ``obook.simulate``'s (``obook.tables.runs.SIMULATE``), checked now."""
-    from .engine.tables import check_tables
+    from .engine.tables import TABLES as FEED_TABLES, check_tables
     from .simulation import OWN_TABLES, checked_options, simulate
     from .simulation.source import feed_stamp
     from .simulation.tables import SCHEMAS, schema_of
 
     if table not in SCHEMAS:
-        raise ObookError(f"unknown table {table!r}; choose from {', '.join(SCHEMAS)}")
+        own = f"table {table!r} is the feed's own: obook.scan_{table}(feed) reads it; " if table in FEED_TABLES else \
+            f"unknown table {table!r}; "
+        raise ObookError(f"{own}choose from {', '.join(SCHEMAS)}")
     options = _keywords("scan_simulate", SIMULATE, options)
     checked_options(**{k: v for k, v in options.items() if k not in ("latency", "levels")})
     check_tables(("depth",), options["levels"])

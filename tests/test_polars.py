@@ -274,3 +274,9 @@ def test_time_of_day_a_time_past_midnight_raises_when_collected():
     frame = pl.DataFrame({"time": [57_599_999, 86_400_000]}).lazy().select(time_of_day(time_unit_ns=1_000_000))
     with pytest.raises(ObookError, match="past 24:00:00"):
         frame.collect()
+
+
+@pytest.mark.parametrize("table", ["bbo", "depth", "trades", "orders"])
+def test_scan_simulate_feed_table_error_names_the_feeds_own_scan(tmp_path, table):
+    with pytest.raises(ObookError, match=rf"table '{table}' is the feed's own: obook.scan_{table}\(feed\) reads it"):
+        obook.scan_simulate(str(tmp_path / "day.itch"), str(tmp_path / "orders.csv"), table=table)
