@@ -153,6 +153,8 @@ LATENCY_ERRORS = [
     ("exponential:-5", "exponential:-5: the mean must be >= 0"),
     ("normal:nan:1", "normal:nan:1: the parameters must be finite numbers"),
     ("exponential:1e30", "exponential:1e+30: draws beyond 604800000000000 ns (a week)"),
+    ("250us", "'250us': a whole number of ns, 0 to 604800000000000 (a week), a distribution or a column of the "
+              "orders (a number of ns, without a unit)"),
 ]
 
 

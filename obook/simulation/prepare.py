@@ -145,6 +145,8 @@ def latencies(latency, n: int, table=None, seed: int = 0, name: str | None = Non
     if isinstance(latency, float) or (isinstance(latency, str) and _numeric(latency)):
         raise ObookError(f"{option} {latency!r}: {WHAT}")
     if isinstance(latency, str) and (table is None or latency not in table.column_names):
+        if latency.strip()[:1].isdigit():       # '250us', '2ms': a number with a unit, no column's name
+            raise ObookError(f"{option} {latency!r}: {WHAT} (a number of ns, without a unit)")
         if not is_distribution_text(latency):
             raise ObookError(f"{name + ': ' if name else ''}latency column {latency!r} is not in the orders")
         latency = parse_latency(latency, option)
