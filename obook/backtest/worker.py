@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_KEY, C_PRICE, C_QTY,
-                                        C_REASON, C_REF, C_REM, C_ROW, C_SEQ, C_TAKER, C_TB, C_TIME, CALL, ERR_COUNT,
+from .._kernels.backtest_layout import (C_ASK, C_ASKQ, C_BID, C_BIDQ, C_EVENT, C_FILL_PX, C_PRICE, C_QTY, C_REASON,
+                                        C_REF, C_REM, C_ROW, C_SEQ, C_TAKER, C_TB, C_TIME, CALL, ERR_COUNT,
                                         ERR_FIELDS, ERR_RAISED, CALL_BOOK, CALL_ORDER, LAG_WIDTH, LO_REF, LO_SIDE,
                                         LO_TB, LO_WIDTH, M_WIDTH, MAX_PRICE, NEED_ROOM, OUT_ROWS, Q_WIDTH, R_TIME,
                                         R_WIDTH, RISK_NAMES, ROOM_HASH, ROOM_INS, ROOM_KEYS, ROOM_LAG, ROOM_MARKS,
                                         ROOM_OUT, ROOM_RQ, ROOM_SHADOW, ROOM_VHASH, ROOM_VSHADOW, S_CALL, S_CALLS,
                                         S_COMPILED, S_INS_TAIL, SEND_FIELDS, S_LAG_HEAD, S_LAG_TAIL, S_MARK_NEXT,
-                                        S_MARK_PERIOD, S_NKEY, S_NM, S_ERR, S_ERR_ROW, S_ERR_VAL, S_NBOOKS, S_POS, S_REFUSED,
-                                        S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD, S_WIDTH,
-                                        S_ZERO_FEED, STOP, SUB_BBO, SUB_BOOK, SUB_ORDERS, SUB_TIMER, X_WIDTH)
+                                        S_MARK_PERIOD, S_NKEY, S_NM, S_ERR, S_ERR_ROW, S_ERR_VAL, S_NBOOKS, S_POS,
+                                        S_REFUSED, S_RQ_HEAD, S_RQ_TAIL, S_SUB, S_TIMER_NEXT, S_TIMER_PERIOD, S_WIDTH,
+                                        S_ZERO_FEED, STOP, X_WIDTH)
 from .._kernels.book import ROOM_BOOKS
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_CALL, B_CFROM, B_CTO, B_DIRTY, B_HEAD, B_ODIRTY, B_RESTING, B_SEEN, B_TAIL, B_WIDTH,
                                         E_WIDTH, F_WIDTH, H_WIDTH, K_FILLED, K_PARTIAL, MID_WIDTH, NONE,
