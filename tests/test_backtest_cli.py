@@ -226,6 +226,14 @@ def test_backtest_interval_or_timer_checked_with_the_feed_unit_error_names_the_a
     assert str(e.value).startswith(says), e.value
 
 
+def test_backtest_cli_timer_start_for_a_strategy_without_timer_error_names_the_option(tmp_path, capsys):
+    from cli_support import cli_error
+
+    s, days = _setup(tmp_path)
+    err = cli_error(capsys, "backtest", days[0], "--strategy", f"{s}:Join", "--format", "csv", "--timer-start", "5")
+    assert err.startswith("error: --timer-start 5: the strategy has no timer to start"), err
+
+
 def test_backtest_cli_timer_strategy_without_a_period_error_names_the_option(tmp_path, capsys):
     from cli_support import cli_error
 

@@ -231,6 +231,16 @@ def test_backtest_timer_of_one_feed_unit_calls_every_unit(tmp_path):
     assert 1 <= s.calls <= 4
 
 
+def test_backtest_timer_start_without_a_timer_is_an_error(tmp_path):
+    from obook.backtest import compiled
+
+    feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n")
+    with pytest.raises(ObookError, match="^timer_start 2: the strategy has no timer to start"):
+        backtest(feed, lambda top: None, format="csv", timer_start=2)
+    with pytest.raises(ObookError, match="^timer_start 2: the strategy has no timer to start"):
+        backtest(feed, compiled(lambda *a: 0, timer_start=2), format="csv")
+
+
 def test_backtest_timer_for_a_strategy_without_on_timer_is_an_error(tmp_path):
     feed = _feed(tmp_path, "1,AAA,a,S,100,1000\n3,AAA,x,B,100,990\n")
     with pytest.raises(ObookError, match="the strategy has no on_timer"):

@@ -406,6 +406,11 @@ def test_backtest_queue_unknown_or_without_exponent_is_an_error(tmp_path, queue,
         backtest(str(feed), JoinOnce(), format="csv", queue=queue)
 
 
+def test_backtest_l2_timer_start_without_a_timer_is_an_error():
+    with pytest.raises(ObookError, match="^timer_start 2000: the strategy has no timer to start"):
+        backtest(l2_table(QUEUE_DAY), JoinOnce(), timer_start=2000)
+
+
 def test_backtest_l2_timer_for_a_strategy_without_on_timer_is_an_error():
     with pytest.raises(ObookError, match="timer 1000: the strategy has no on_timer"):
         backtest(l2_table(QUEUE_DAY), JoinOnce(), timer=1000)

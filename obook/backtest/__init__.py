@@ -326,7 +326,7 @@ def backtest_named(feed, strategy, names: dict, **options) -> BacktestResult:
 
 
 #: the options whose checks need the feed (its time unit), as :func:`backtest` names them
-FEED_CHECKED = {"interval": "interval", "timer": "timer"}
+FEED_CHECKED = {"interval": "interval", "timer": "timer", "timer_start": "timer_start"}
 
 
 def prepared(o: dict, names: dict | None = None) -> "Run":
@@ -377,7 +377,7 @@ def prepared(o: dict, names: dict | None = None) -> "Run":
     from .._kernels.backtest_layout import SUB_TIMER
     from ..engine.replay import Replay
     from ..feeds import resolve_format
-    from .arguments import check_interval
+    from .arguments import check_interval, check_timer_start_use
     from .latency import pack
     from .worker import BacktestObserver
 
@@ -390,6 +390,7 @@ def prepared(o: dict, names: dict | None = None) -> "Run":
     rk = np.array([risk.max_qty, risk.max_notional, risk.max_orders_per_second, risk.band_bps,
                    1_000_000_000 // unit_ns], np.int64)
     ticks = timer_ticks(period, unit_ns, names["timer"] if timer is not None else "timer")
+    check_timer_start_use(t0, ticks, names["timer_start"])
     if sub & SUB_TIMER and not ticks:
         raise ObookError("the strategy is called on timer: give the timer's period (timer= ns; --timer on "
                          "the command line)")

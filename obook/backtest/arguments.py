@@ -89,6 +89,14 @@ def timer_period(strategy, timer, name: str = "timer"):
     return period
 
 
+def check_timer_start_use(timer_start, ticks: int, name: str = "timer_start") -> None:
+    """A first timer call (``timer_start``) is for a strategy called on a timer (``ticks``:
+    its period, 0 for none); an error names it by ``name``."""
+    if timer_start is not None and not ticks:
+        raise ObookError(f"{name} {timer_start}: the strategy has no timer to start (a timer is for a strategy "
+                         "with on_timer and a timer period, or obook.backtest.compiled(..., on='timer', timer=ns))")
+
+
 def check_timer_start(timer_start, name: str = "timer_start"):
     """None, or the first timer call's time (the feed's time units) from 0."""
     return None if timer_start is None else _whole_in(name, timer_start, 0)

@@ -320,7 +320,7 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     interval's and the timer's names in errors (obook.backtest.FEED_CHECKED by default)."""
     from ..live.risk import RiskGate
     from . import FEED_CHECKED, BacktestResult, timer_ticks
-    from .arguments import check_interval, strategy_on, timer_period
+    from .arguments import check_interval, check_timer_start_use, strategy_on, timer_period
     from .l2_input import read_l2
     from .tables import Fees, build
     from .worker import StrategyError
@@ -332,12 +332,13 @@ def backtest_l2(feed, strategy, *, queue=None, tickers=None, feed_latency=0, ord
     day = read_l2(feed, tickers)
     lat = tuple(_constant(v, w) for v, w in ((feed_latency, "feed_latency"), (order_latency, "order_latency"),
                                              (response_latency, "response_latency")))
-    names = names or FEED_CHECKED
+    names = {**FEED_CHECKED, **(names or {})}
     period = timer_period(strategy, timer, names["timer"])
     interval_ns = check_interval(interval, 1, names["interval"])
-    run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1,
-                timer_ticks(period, 1, names["timer"] if timer is not None else "timer"), strategy_on(strategy, on),
-                timer_start)
+    ticks = timer_ticks(period, 1, names["timer"] if timer is not None else "timer")
+    check_timer_start_use(timer_start, ticks, names["timer_start"])
+    run = L2Run(day, strategy, model, power, lat, risk if risk is not None else RiskGate(), 1, ticks,
+                strategy_on(strategy, on), timer_start)
     fees = fees or Fees()
     try:
         rows = run.run(interval_ns, day_end)

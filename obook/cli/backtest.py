@@ -59,7 +59,8 @@ def backtest(
                                              "(default power:2), power2:N, power3:N, log, log2, risk-averse."),
     timer_start: Optional[int] = typer.Option(None, "--timer-start", help="The first on_timer call's time (feed time "
                                                                           "units; default: one --timer after the "
-                                                                          "first book event of its instruments)."),
+                                                                          "first book event of its instruments; "
+                                                                          "only with a timer)."),
     capital: Optional[float] = typer.Option(None, "--capital",
                                             help="The return's denominator, price units x shares (default: half the "
                                                  "traded notional)."),
@@ -138,7 +139,7 @@ def backtest(
 LATENCY_OPTIONS = ("--feed-latency", "--order-latency", "--response-latency")
 FEE_OPTIONS = ("--maker-fee", "--taker-fee", "--fee-per")
 #: the options the backtest checks with the feed's time unit, by their names on the command line
-FEED_OPTIONS = {"interval": "--interval", "timer": "--timer"}
+FEED_OPTIONS = {"interval": "--interval", "timer": "--timer", "timer_start": "--timer-start"}
 
 
 def _checked(tickers, latencies: tuple, seed: int, timer_start, interval: float, capital, fees: tuple,
