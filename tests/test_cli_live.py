@@ -87,6 +87,15 @@ def test_cli_listen_strategy_module_refused_by_obook_as_it_loads_error_names_the
     assert err.startswith("error: --strategy: fast.py failed to load: numba strategy quote: takes state first"), err
 
 
+def test_cli_listen_strategy_name_not_in_its_file_error_lists_the_names_it_has(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text("import math\nfrom obook.live.ouch import Order\n\nLIMIT = 5\n\n\n"
+                                      "def join(top):\n    return None\n\n\nclass Quote:\n    def __call__(self, top):\n"
+                                      "        return None\n\n\ndef _helper():\n    pass\n")
+    err = cli_error(capsys, "listen", *_lines(), "--idle-timeout", "0.2", "--strategy", "mine.py:JoinBid")
+    assert err == "error: --strategy: mine.py has no JoinBid (its strategies may be: Quote, join)\n", err
+
+
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 def test_cli_listen_line_port_taken_error_names_line_and_reason(capsys, loop):
     import socket

@@ -34,6 +34,16 @@ def check_strategy_text(spec: str, what: str = "--strategy") -> tuple[str, str]:
     return where, name
 
 
+def _strategy_names(module) -> list[str]:
+    """The names a strategy file or module defines that may be strategies: its own classes
+    and functions, and numba strategies (none starting with ``_``, none imported)."""
+    from .fast_strategy import NumbaStrategy
+
+    own = getattr(module, "__name__", None)
+    return sorted(n for n, v in vars(module).items() if not n.startswith("_") and (
+        isinstance(v, NumbaStrategy) or callable(v) and getattr(v, "__module__", None) == own))
+
+
 def load_strategy(spec: str, what: str = "--strategy"):
     """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments. What
     is no strategy (no ``on_book`` / ``on_order`` / ``on_timer``, not callable, not a
@@ -65,7 +75,9 @@ def load_strategy(spec: str, what: str = "--strategy"):
     try:
         obj = getattr(module, name)
     except AttributeError as e:
-        raise ObookError(f"{what}: {where} has no {name}") from e
+        has = _strategy_names(module)
+        said = f" (its strategies may be: {', '.join(has[:10])}{' ...' if len(has) > 10 else ''})" if has else ""
+        raise ObookError(f"{what}: {where} has no {name}{said}") from e
     if isinstance(obj, type):
         try:
             obj = obj()
