@@ -54,6 +54,7 @@ def test_backtest_latency_beyond_a_week_or_unreadable_is_an_error(tmp_path, late
     ("time,latency\n1,100\n2,\n", "lat.csv: row 2: latency is empty"),
     ("time,latency\n1,100\n2,nan\n", "lat.csv: row 2: latency is empty or no number"),
     ("time,latency\n1,100\n2,-3\n", "lat.csv: row 2: latency -3 ns is not between 0 and"),
+    ("ts,delay_ns\n1,100\n", "lat.csv: a latency table needs columns time and latency (it has ts, delay_ns)"),
 ])
 def test_backtest_latency_table_file_bad_rows_are_errors_naming_the_file(tmp_path, text, says):
     lat = tmp_path / "lat.csv"

@@ -75,7 +75,8 @@ def _table(spec):
                          "(('uniform', lo, hi), ...), a (times, values) tuple of recorded latencies, or a table or "
                          "CSV / Parquet file with time and latency columns")
     if not {"time", "latency"} <= set(spec.column_names):
-        raise ObookError(f"{path}: a latency table needs columns time and latency")
+        raise ObookError(f"{path}: a latency table needs columns time and latency (it has "
+                         f"{', '.join(spec.column_names) or 'none'})")
     return _ints(spec, "time", path), _ints(spec, "latency", path)
 
 
