@@ -887,8 +887,11 @@ def _unit(path_json, fmt, key):
 
     from .tables.feed_units import feed_unit
 
+    if path_json is None or path_json == "null":
+        raise ObookError("obook_unit: the feed is NULL; give the path of the feed the values came from, "
+                         "as in obook_price(price, 'day.itch')")
     try:
-        json.loads(path_json) if path_json is not None else None
+        json.loads(path_json)
     except ValueError:
         raise ObookError(f"obook_unit: give the feed as to_json(path) (JSON text), not {path_json!r}") from None
     try:

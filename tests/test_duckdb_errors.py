@@ -109,3 +109,15 @@ def test_connect_wrong_argument_raises_naming_it(tmp_path, monkeypatch, kwargs, 
     with pytest.raises(ObookError, match=message):
         od.connect(**kwargs)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("call", ["obook_price(100, NULL)", "obook_ticks(1.5, NULL)",
+                                  "obook_time_of_day(100, NULL)", "obook_unit(to_json(NULL), NULL, 'price_scale')"])
+def test_obook_unit_of_a_null_feed_is_an_obook_error_saying_to_give_the_path(call):
+    con = od.connect()
+    try:
+        with pytest.raises(duckdb.Error, match=r"ObookError: obook_unit: the feed is NULL") as got:
+            con.execute(f"SELECT {call}").fetchall()
+        assert "TypeError" not in str(got.value)
+    finally:
+        con.close()
