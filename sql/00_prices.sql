@@ -8,8 +8,15 @@
 --   Parquet files obook wrote (obook convert, a pipeline's dataset: a file, a list or a glob
 --   pattern) of integer prices: the units their schema records give it (a file of decimal or float
 --   prices, the currency already, is an error).
+--   A DECIMAL or DOUBLE price (prices := 'decimal' or 'float': the currency already) is an error
+--   saying so; any integer type is taken.
 CREATE OR REPLACE TEMP MACRO obook_price(price, feed, format := NULL) AS
-    obook_scaled_price(price, CAST(obook_unit(to_json(feed), format, 'price_scale') AS BIGINT));
+    CASE WHEN typeof(price) LIKE 'DECIMAL%' OR typeof(price) IN ('DOUBLE', 'FLOAT')
+         THEN error('obook_price: the price is a ' || typeof(price) || ', the currency already (prices := '
+                    || '''decimal'' or ''float''); it takes the feed''s integer prices (prices := ''int'', '
+                    || 'the default)')
+         ELSE obook_scaled_price(CAST(price AS BIGINT),
+                                 CAST(obook_unit(to_json(feed), format, 'price_scale') AS BIGINT)) END;
 CREATE OR REPLACE TEMP MACRO obook_ticks(price, feed, format := NULL) AS
     obook_scaled_ticks(CAST(price AS DECIMAL(38, 18)),
                        CAST(obook_unit(to_json(feed), format, 'price_scale') AS BIGINT));

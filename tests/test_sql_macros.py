@@ -176,3 +176,13 @@ def test_obook_bbo_grid_plans_a_real_asof_join_not_a_nested_loop(con, small):
         f"EXPLAIN SELECT * FROM obook_bbo_grid('{small}', 1000)").fetchall())
     assert "ASOF_JOIN" in plan.replace(" ", "_").upper()
     assert "NESTED_LOOP" not in plan.replace(" ", "_").upper()
+
+
+@pytest.mark.parametrize("prices", ["decimal", "float"])
+def test_obook_price_of_currency_prices_is_an_error_saying_to_read_integers(con, small, prices):
+    with pytest.raises(Exception, match=r"obook_price: the price is a (DECIMAL|DOUBLE).*prices := 'int'"):
+        con.execute(f"SELECT obook_price(bid_px, '{small}') FROM obook_bbo('{small}', prices := '{prices}')").fetchall()
+    got = con.execute(f"SELECT obook_price(bid_px, '{small}') FROM obook_bbo('{small}') "
+                      "WHERE bid_px IS NOT NULL LIMIT 1").fetchall()
+    assert isinstance(got[0][0], Decimal)
+    assert con.execute(f"SELECT obook_price(1172400, '{small}')").fetchall() == [(Decimal("117.240000000"),)]
