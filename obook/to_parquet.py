@@ -185,11 +185,11 @@ def check_tables(tables, format: str) -> list[str]:
     return _check_tables(tables, get_format(format))
 
 
-def _registry_options(name, workers, on_error, fmt, day, tickers, levels) -> dict:
+def _registry_options(name, workers, on_error, fmt, day, tickers, levels, interval) -> dict:
     from .tables import table
 
     given = {"workers": workers, "on_error": on_error, "format": fmt.name, "date": day,
-             "tickers": tickers or None, "levels": levels}
+             "tickers": tickers or None, "levels": levels, "interval": interval}
     return {k: v for k, v in given.items() if k in table(name).options and v is not None}
 
 
@@ -228,7 +228,7 @@ def _provenance(paths, digests, fmt) -> dict:
 
 
 def _passes(feed, fmt, tables, stats, *, workers, on_error, levels, day, progress, tickers, unknown_tickers,
-            stamp) -> list:
+            stamp, interval) -> list:
     """The passes over ``feed`` that make ``tables``, in order: ``(names, batches)``, where
     ``batches(before)`` gives the pass's ``(table, batch)`` pairs, each of its tables an
     empty batch of its schema at least, ``stats`` filled in; ``before``: a record number
@@ -277,7 +277,7 @@ def _passes(feed, fmt, tables, stats, *, workers, on_error, levels, day, progres
         def batches(before):       # the registry's reader (bars, messages, the format's own tables)
             from .tables import open_table
 
-            options = _registry_options(name, workers, on_error, fmt, day, tickers, levels)
+            options = _registry_options(name, workers, on_error, fmt, day, tickers, levels, interval)
             if name == "bars" and before is not None:
                 options["before"] = before
             reader = open_table(name, feed, **options)
@@ -295,7 +295,8 @@ def _passes(feed, fmt, tables, stats, *, workers, on_error, levels, day, progres
 
 def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None,
             on_error: str = "raise", format: str | None = None, levels: int = 10,
-            tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise") -> dict:
+            tickers=None, progress=None, compression: str = "fast", unknown_tickers: str = "raise",
+            interval="1 minute") -> dict:
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
     ``feed``: a file path, a tuple of paths (one feed in pieces, read in order or merged by
@@ -308,7 +309,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
 
     ``tables``: names from ``TABLES`` (a list, or a comma-separated string; ``all``: every
     table the feed's format converts to); bbo, trades,
-    orders and depth (``levels`` a side) come from one replay; a CSV feed has no ITCH side
+    orders and depth (``levels`` a side) come from one replay; bars are ``interval`` long (as
+    :func:`obook.bars` takes it: '1 minute', '5s', '100 ms' ...); a CSV feed has no ITCH side
     tables (symbols, system_events, trading_actions, cross_trades). ``tickers`` (a list or comma-separated string): replay
     only those tickers' books (the other books' records are skipped); one the feed does not
     name raises ``ObookError`` (``unknown_tickers="warn"``: logged, its rows are none). ``workers``, ``on_error`` and ``format`` as for :func:`obook.bbo`.
@@ -340,6 +342,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     from .checks import (check_choice, check_feed_path, check_format_name, check_levels, check_names, check_path,
                          check_progress, check_tickers, check_workers)
     from .engine.replay import ON_ERROR, ticker_tuple
+    from .klines import interval_ns
     from .feeds import resolve_format
     from .feeds.sources import check_source, headed, is_stream, source_name, source_paths
     from .output import (check_not_an_input, drop_stale_partial, hold_output_dir, make_output_dir, new_folders,
@@ -358,6 +361,7 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     if not isinstance(tables, str):
         tables = check_names("tables", tables)
     check_progress(progress)
+    interval_ns(interval)       # 'five minutes': an error before the folder is made
     feed = _one_feed(feed, format)
     feed = headed(feed)       # a stream: decompressed, its first bytes kept to tell its format
     stream = is_stream(feed)
@@ -393,7 +397,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     digested = None
     try:
         passes = _passes(feed, feed_format, tables, stats, workers=workers, on_error=on_error, levels=levels,
-                         day=day, progress=progress, tickers=tickers, unknown_tickers=unknown_tickers, stamp=stamp)
+                         day=day, progress=progress, tickers=tickers, unknown_tickers=unknown_tickers, stamp=stamp,
+                         interval=interval)
         for i, (names, batches) in enumerate(passes):
             try:
                 for table, batch in batches(None):
@@ -419,6 +424,8 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
         options = {"tables": tables, "date": date if date is None else str(date), "on_error": on_error,
                    "format": fmt, "levels": levels, "compression": compression,
                    "tickers": list(tickers) if tickers else None}
+        if "bars" in tables:
+            options["interval"] = interval if isinstance(interval, (str, int)) else str(interval)
         for t, w in writers.items():
             w.close({**result, "table": t, "obook_version": __version__, "options": options})
         with deferred():    # a Ctrl-C: once every table is in place (not some of them)

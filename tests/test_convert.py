@@ -376,3 +376,21 @@ def test_file_digest_rewrite_of_the_same_size_mtime_put_back_new_digest(tmp_path
     f.write_bytes(b"b" * 100)               # a day file downloaded again, its timestamps kept (cp -p, rsync -t)
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert file_digest(f) == (100, hashlib.sha256(b"b" * 100).hexdigest()) != first
+
+
+def test_convert_bars_interval_gives_the_bars_of_that_length_as_obook_bars(itch_day, tmp_path):
+    result = convert(itch_day, tmp_path / "py", tables="bars", interval="5 minutes", workers=1)
+    got = pq.read_table(tmp_path / "py" / "bars.parquet")
+    want = obook.bars(itch_day, interval="5 minutes", workers=1).read_all()
+    assert got.equals(want.replace_schema_metadata(got.schema.metadata))
+    assert got.num_rows < obook.bars(itch_day, workers=1).read_all().num_rows
+    assert read_metadata(tmp_path / "py" / "bars.parquet")["options"]["interval"] == "5 minutes"
+    assert result["rows"]["bars"] == got.num_rows
+    res = CliRunner().invoke(app, ["convert", str(itch_day), str(tmp_path / "cli"), "--tables", "bars",
+                                   "--interval", "5 minutes", "-w", "1"])
+    assert res.exit_code == 0, res.output
+    assert pq.read_table(tmp_path / "cli" / "bars.parquet").equals(got)
+    bad = CliRunner().invoke(app, ["convert", str(itch_day), str(tmp_path / "bad"), "--tables", "bars",
+                                   "--interval", "five minutes"])
+    assert bad.exit_code == 1 and "interval must be like '1 minute'" in str(bad.exception)
+    assert not (tmp_path / "bad").exists()

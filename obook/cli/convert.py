@@ -29,6 +29,9 @@ def convert(
                                     "and depth from one replay; the others where the feed's format has them), "
                                     "or all: every table the feed's format has."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Depth levels a side."),
+    interval: str = typer.Option("1 minute", "--interval",
+                                 help="The bars' length ('1 minute', '5s', '100 ms'), as obook table bars "
+                                      "--interval takes it."),
     tickers: Optional[str] = typer.Option(None, "--tickers", "-k",
                                           help="Replay only these tickers' books (comma-separated); a ticker "
                                                "the feed does not name gets a warning."),
@@ -62,7 +65,7 @@ def convert(
     source, fmt = feed_source(feeds, format.value if format else None, digest=True)
     with file_progress(feeds) as progress:
         result = _convert(source, outdir, tables=tables, workers=workers, date=date, on_error=on_error.value,
-                          levels=levels, tickers=tickers, progress=progress,
+                          levels=levels, interval=interval, tickers=tickers, progress=progress,
                           compression=compression.value, unknown_tickers="warn", format=fmt)
     from .stdout import rows_said
 
