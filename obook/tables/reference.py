@@ -56,6 +56,11 @@ def reference_markdown() -> str:
            "pattern (each file replayed on its own; `filename` adds the file of each row; their formats "
            "must share their units: prices, quantities, times); a tuple of paths (in SQL, a tuple: "
            "`('a.log', 'b.log')`) is one feed cut into pieces.", "",
+           "`obook convert` (and `obook.convert`) writes several tables of one feed in one pass and takes "
+           "fewer options: `workers`, `format`, `on_error`, `tickers`, `date`, `levels` and `interval` "
+           "(`--workers` ...). Its files hold the feed's integer prices (read them as the currency with "
+           "`obook_price(price, 'out/bbo.parquet')`), the queue positions and no `filename` column; "
+           "`obook table NAME FEED -o FILE` writes one table with any of its options.", "",
            "## Tables", ""]
     for name, t in tables().items():
         out += [f"### `{name}`", "", t.doc, "",
