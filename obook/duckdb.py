@@ -823,12 +823,33 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
                             [_duck_type("VARCHAR")] + [t for _, t in named.values()]
                             + [_duck_type("BOOLEAN"), _duck_type("UBIGINT")],
                             _duck_type("VARCHAR"), null_handling="special", side_effects=True)
-        params = ", ".join(f"{o} := {default}" for o, (default, _) in named.items())
+        # DuckDB hands an argument given by position to the next parameter, default or not: a
+        # parameter of no option after the positional ones takes it, an error naming it
+        # (obook_depth('day.itch', 5) is not 5 workers, as depth(path, 5) is no call in Python)
+        ahead = [o for o in spec.positional if o in named]
+        params = ", ".join([f"{o} := {named[o][0]}" for o in ahead] + [f"{_BY_POSITION} := NULL"]
+                           + [f"{o} := {default}" for o, (default, _) in named.items() if o not in ahead])
         values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t, _equals_hint(o) if o == options[0] else "")
                            for o, (_, t) in named.items())
         compared = _compared(options[0], OPTIONS[options[0]].sql_type)
+        call = f"{fn}({_path_json('path')}, {values}, {compared}, current_query_id())"
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
-                    f"SELECT * FROM query_table({fn}({_path_json('path')}, {values}, {compared}, current_query_id()))")
+                    f"SELECT * FROM query_table(CASE WHEN {_BY_POSITION} IS NULL THEN {call} "
+                    f"ELSE {_by_position_error(f'obook_{name}', ['path'] + ahead, [o for o in named if o not in ahead])} END)")
+
+
+#: the parameter of a table macro that an argument given by position past its positional
+#: options lands in
+_BY_POSITION = "__by_position"
+
+
+def _by_position_error(macro: str, heads: list[str], named: list[str]) -> str:
+    """SQL raising the error of an argument given by position to ``macro`` past ``heads``."""
+    return (f"error(concat('{macro}: ', CASE WHEN typeof({_BY_POSITION}) = 'BOOLEAN' THEN "
+            f"'an option is given as name := value: name = value is a comparison, whose true or false was given by '"
+            f"|| 'position after {', '.join(heads)}' ELSE "
+            f"concat('an option is given by name (name := value), not by position: ', CAST({_BY_POSITION} AS VARCHAR), "
+            f"' came after {', '.join(heads)}; its options: {', '.join(named)}') END))")
 
 
 def _whole(name: str, sql_type, boolean_hint: str = "") -> str:

@@ -200,7 +200,9 @@ def test_cli_sql_help_every_function_listed_with_each_of_its_parameters():
         if listed.startswith("..."):
             listed += " " + block[:re.search(r"\bobook_\w+\(", block).start()]      # the group's heading
         for p in params:
-            if not re.fullmatch(r"col\d+", p):   # a scalar UDF's positional arguments
+            # a scalar UDF's positional arguments; a table macro's __by_position, where an argument
+            # given by position past the path lands to be refused
+            if not re.fullmatch(r"col\d+", p) and not p.startswith("__"):
                 assert re.search(rf"\b{p}\b", listed), f"{name}'s parameter {p} is not listed with it"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import duckdb
@@ -443,13 +444,14 @@ def test_obook_macro_filename_is_the_path_as_given_as_python_and_polars_give_it(
         assert [r[0] for r in sql] == sorted(python) == sorted(polars), path
 
 @pytest.mark.parametrize(("call", "first"), [
-    ("obook_bbo('{f}', on_error = 'skip')", "workers"),
-    ("obook_symbols('{f}', prices = 'decimal')", "format"),
-    ("obook_cross_trades('{f}', format = 'itch')", "format"),
+    ("obook_bbo('{f}', on_error = 'skip')", "given by position after path"),
+    ("obook_symbols('{f}', prices = 'decimal')", "given by position after path"),
+    ("obook_cross_trades('{f}', format = 'itch')", "given by position after path"),
+    ("obook_bars('{f}', interval = '5 minutes')", "taken for interval"),
 ])
 def test_obook_macro_option_given_with_equals_error_says_name_colon_equals(con, small, call, first):
     with pytest.raises(duckdb.Error, match=f"given as name := value: name = value is a comparison, whose true or "
-                                          f"false was taken for {first}"):
+                                          f"false was {first}"):
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
 
 
@@ -663,3 +665,15 @@ def test_obook_depth_view_of_levels_from_a_variable_columns_follow_the_variable(
     three = [d[0] for d in con.description]
     assert "bid_px_2" in two and "bid_px_3" not in two and "ask_orders_3" in three
     assert three == [d[0] for d in con.execute(f"SELECT * FROM obook_depth('{small}', levels := 3)").description]
+
+
+@pytest.mark.parametrize(("call", "after"), [
+    ("obook_depth('{f}', 5)", "after path; its options: workers, format"),
+    ("obook_bbo('{f}', 1)", "after path; its options: workers, format"),
+    ("obook_bars('{f}', '5 minutes', 2)", "after path, interval; its options: workers, format"),
+])
+def test_obook_macro_option_given_by_position_is_an_error_naming_the_options(con, small, call, after):
+    with pytest.raises(duckdb.Error, match=r"an option is given by name \(name := value\), not by position: "
+                                          r"\S+ came " + re.escape(after)):
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+    assert con.execute(f"SELECT count(*) FROM obook_bars('{small}', '5 minutes')").fetchall()[0][0] > 0
