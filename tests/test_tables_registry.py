@@ -333,3 +333,25 @@ def test_tables_choice_options_any_case_give_the_rows_of_the_word(days):
 def test_tables_bars_doc_volume_and_turnover_in_the_feeds_quantity_unit_not_shares():
     doc = registry.table("bars").doc
     assert "executed shares" not in doc and "quantity unit" in doc and "obook.quantity_scale" in doc
+
+
+def test_tables_itch_side_table_date_gives_its_timestamp_on_every_front_end_as_convert_does(days, con, tmp_path):
+    """convert --date stamped the side tables; obook.symbols(date=) and the others refused date."""
+    from typer.testing import CliRunner
+
+    from obook.cli import app
+    from obook.to_parquet import convert
+
+    feed = days["itch"]
+    want = convert(feed, tmp_path / "out", tables="system_events", date="2019-12-30")
+    assert want["rows"]["system_events"] > 0
+    converted = pq.read_table(tmp_path / "out" / "system_events.parquet").column("timestamp").to_pylist()
+    assert obook.system_events(feed, date="2019-12-30").read_all().column("timestamp").to_pylist() == converted
+    assert obook.scan_system_events(feed, date="2019-12-30").collect()["timestamp"].to_list() == converted
+    sql = con.execute(f"SELECT timestamp FROM obook_system_events('{feed}', date := '2019-12-30')").fetchall()
+    assert [r[0] for r in sql] == converted
+    res = CliRunner().invoke(app, ["table", "system_events", str(feed), "--date", "2019-12-30",
+                                   "-o", str(tmp_path / "t.parquet")])
+    assert res.exit_code == 0, res.output
+    assert pq.read_table(tmp_path / "t.parquet").column("timestamp").to_pylist() == converted
+    assert "date" not in registry.table("gaps").options      # no feed time to stamp

@@ -145,7 +145,10 @@ def _format_tables(formats) -> list[Table]:
             if name in out:
                 continue
             info = dict(fmt.table_info.get(name, {}))
-            options = ("workers", "format", "on_error") if source == "format" else ("format",)
+            times = tuple(info.get("times", ("time",)))
+            # a side table of feed times takes date for its timestamp, as convert's does
+            options = ("workers", "format", "on_error") if source == "format" else ("format", "date") if times \
+                else ("format",)
             out[name] = Table(name, info.pop("doc", f"A table of {fmt.name} feeds."), source,
                               tuple(info.pop("options", options)), tuple(info.pop("prices", ())),
                               tuple(info.pop("quantities", ())), tuple(info.pop("times", ("time",))))
