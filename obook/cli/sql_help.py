@@ -138,10 +138,11 @@ def _tables() -> tuple[str, str]:
             extra = " (text, or an INTERVAL 5 MINUTE)"
         options += _wrap(f"{given}: {o.doc}{extra}", "  ", "      ")
     tables_block = _block("Feed tables, FROM obook_<table>(path, option := value ...) "
-                          "(their columns: docs/tables.md)", feed) + "\n\n" + \
+                          "(their columns: docs/columns.md; options and units: docs/tables.md)", feed) + "\n\n" + \
         _block("Analytics of the BBO (SQL macros, the same rows as obook.spread, obook.twas, "
                "obook.bbo_grid)", analytics)
-    return tables_block, _block("Their options, name := value (NULL: the default the text names)", options)
+    return tables_block, _block("Their options, name := value (interval and every also by position after the "
+                                "path; NULL: the default the text names)", options)
 
 
 def _sql(value) -> str:
