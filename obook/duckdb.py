@@ -844,12 +844,9 @@ _BY_POSITION = "__by_position"
 
 
 def _by_position_error(macro: str, heads: list[str], named: list[str]) -> str:
-    """SQL raising the error of an argument given by position to ``macro`` past ``heads``."""
-    return (f"error(concat('{macro}: ', CASE WHEN typeof({_BY_POSITION}) = 'BOOLEAN' THEN "
-            f"'an option is given as name := value: name = value is a comparison, whose true or false was given by '"
-            f"|| 'position after {', '.join(heads)}' ELSE "
-            f"concat('an option is given by name (name := value), not by position: ', CAST({_BY_POSITION} AS VARCHAR), "
-            f"' came after {', '.join(heads)}; its options: {', '.join(named)}') END))")
+    """SQL raising the error of an argument given by position to ``macro`` past ``heads``
+    (``__obook_by_position`` of ``obook.sql``)."""
+    return f"__obook_by_position({_BY_POSITION}, '{macro}', '{', '.join(heads)}', '{', '.join(named)}')"
 
 
 def _whole(name: str, sql_type, boolean_hint: str = "") -> str:

@@ -48,3 +48,12 @@ CREATE OR REPLACE TEMP MACRO __obook_flag(value, what) AS
                                 AND TRY_CAST(CAST(value AS VARCHAR) AS BOOLEAN) IS NOT NULL) THEN true
          ELSE error(what || ' must be true or false, not ' || CAST(value AS VARCHAR))
     END;
+-- __obook_by_position(value, macro, heads, options): the error of an argument given by position to a
+-- table macro past its positional arguments (``heads``: 'path', 'path, every'), which DuckDB hands to
+-- the macro's next parameter, __by_position; a name = value comparison (a BOOLEAN) is said as such.
+CREATE OR REPLACE TEMP MACRO __obook_by_position(value, macro, heads, options) AS
+    error(macro || ': ' || CASE WHEN typeof(value) = 'BOOLEAN'
+          THEN 'an option is given as name := value: name = value is a comparison, whose true or false was '
+               || 'given by position after ' || heads
+          ELSE 'an option is given by name (name := value), not by position: ' || CAST(value AS VARCHAR)
+               || ' came after ' || heads || '; its options: ' || options END);

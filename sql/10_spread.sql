@@ -8,7 +8,7 @@
 --   filename := true              a last column `filename`: the feed file of each row
 --   The price integers come back from decimal prices exactly, from float prices by rounding
 --   (exact below 2^51 price units).
-CREATE OR REPLACE TEMP MACRO obook_spread(path, workers := NULL, format := NULL, on_error := 'raise',
+CREATE OR REPLACE TEMP MACRO obook_spread(path, __by_position := NULL, workers := NULL, format := NULL, on_error := 'raise',
                                           date := NULL, tickers := NULL, prices := 'int',
                                           filename := false) AS TABLE
 WITH u AS (
@@ -20,7 +20,7 @@ b AS (
            CAST(round(b.ask_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT) AS __ask,
            -- nano-currency units per price integer: 10^9 / price_scale
            CAST(1000000000 // u.scale AS HUGEINT) AS __nano
-    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
+    FROM obook_bbo(CASE WHEN __by_position IS NULL THEN path ELSE __obook_by_position(__by_position, 'obook_spread', 'path', 'workers, format, on_error, date, tickers, prices, filename') END, workers := workers, format := format, on_error := on_error, date := date,
                    tickers := tickers, prices := prices, filename := filename) AS b, u
 ),
 s AS (

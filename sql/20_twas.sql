@@ -13,7 +13,7 @@
 --   min_spread_ticks, max_spread_ticks  BIGINT  over the rows that carry weight, exact
 --   prices := 'int' | 'decimal' | 'float'   accepted as by obook_bbo (the columns are the same)
 --   filename := true     a last column `filename`: the feed file of the row
-CREATE OR REPLACE TEMP MACRO obook_twas(path, start_time := NULL, end_time := NULL,
+CREATE OR REPLACE TEMP MACRO obook_twas(path, __by_position := NULL, start_time := NULL, end_time := NULL,
                                         workers := NULL, format := NULL, on_error := 'raise',
                                         date := NULL, tickers := NULL, prices := 'int',
                                         filename := false) AS TABLE
@@ -25,7 +25,7 @@ b AS MATERIALIZED (
            CAST(round(b.ask_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
            - CAST(round(b.bid_px * CASE WHEN coalesce(lower(prices), 'int') = 'int' THEN 1 ELSE u.scale END) AS BIGINT)
                AS spread_ticks
-    FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
+    FROM obook_bbo(CASE WHEN __by_position IS NULL THEN path ELSE __obook_by_position(__by_position, 'obook_twas', 'path', 'start_time, end_time, workers, format, on_error, date, tickers, prices, filename') END, workers := workers, format := format, on_error := on_error, date := date,
                    tickers := tickers, prices := prices, filename := true) AS b, u
 ),
 given AS (   -- feed times: integers, at least 0 (1.5 or 'x' is an error, never rounded)

@@ -11,7 +11,7 @@
 --   in the feed's units. filename := true: a last column `filename`, the feed file of the row;
 --   several files are gridded each on its own. With a session date (date :=, a Nasdaq file
 --   name, an epoch format) `timestamp` after `time` is the grid point's instant (UTC).
-CREATE OR REPLACE TEMP MACRO obook_bbo_grid(path, every, start_time := NULL, end_time := NULL,
+CREATE OR REPLACE TEMP MACRO obook_bbo_grid(path, every, __by_position := NULL, start_time := NULL, end_time := NULL,
                                             workers := NULL, format := NULL, on_error := 'raise',
                                             date := NULL, tickers := NULL, prices := 'int',
                                             filename := false) AS TABLE
@@ -22,7 +22,7 @@ WITH b AS MATERIALIZED (
            q.seq AS quote_seq, __obook_bbo_time(q.time, q.filename, 'obook_bbo_grid') AS quote_time,
            q.ticker AS quote_ticker, q.filename AS quote_file
     FROM (SELECT *, CAST(NULL AS TIMESTAMPTZ_NS) AS __no_stamp
-          FROM obook_bbo(path, workers := workers, format := format, on_error := on_error, date := date,
+          FROM obook_bbo(CASE WHEN __by_position IS NULL THEN path ELSE __obook_by_position(__by_position, 'obook_bbo_grid', 'path, every', 'start_time, end_time, workers, format, on_error, date, tickers, prices, filename') END, workers := workers, format := format, on_error := on_error, date := date,
                          tickers := tickers, prices := prices, filename := true)) AS q
     QUALIFY row_number() OVER (PARTITION BY q.filename, q.ticker, q.time ORDER BY q.seq DESC) = 1
 ),

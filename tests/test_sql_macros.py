@@ -6,6 +6,7 @@ arithmetic each expectation comes from.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -186,3 +187,15 @@ def test_obook_price_of_currency_prices_is_an_error_saying_to_read_integers(con,
                       "WHERE bid_px IS NOT NULL LIMIT 1").fetchall()
     assert isinstance(got[0][0], Decimal)
     assert con.execute(f"SELECT obook_price(1172400, '{small}')").fetchall() == [(Decimal("117.240000000"),)]
+
+
+@pytest.mark.parametrize(("call", "after"), [
+    ("obook_spread('{f}', 2)", "after path; its options: workers, format"),
+    ("obook_twas('{f}', 'x')", "after path; its options: start_time, end_time, workers"),
+    ("obook_bbo_grid('{f}', 60, 'x')", "after path, every; its options: start_time, end_time, workers"),
+])
+def test_obook_analytics_macro_option_given_by_position_is_an_error_naming_its_options(con, small, call, after):
+    with pytest.raises(Exception, match=r"obook_\w+: an option is given by name \(name := value\), not by "
+                                        r"position: \S+ came " + re.escape(after)):
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+    assert con.execute(f"SELECT count(*) FROM obook_bbo_grid('{small}', 60)").fetchall()[0][0] > 0
