@@ -455,3 +455,13 @@ def test_cli_sql_help_a_list_of_files_each_replayed_on_its_own_as_it_runs(small,
     one = CliRunner().invoke(obook_app, ["sql", query.format(f"'{small}'"), "--format", "csv"])
     both = CliRunner().invoke(obook_app, ["sql", query.format(f"['{small}', '{copy}']"), "--format", "csv"])
     assert int(both.output.split()[-1]) == 2 * int(one.output.split()[-1]) > 0, (one.output, both.output)
+
+
+def test_cli_sql_unknown_option_error_lists_the_options_without_the_hidden_one(tmp_path):
+    from obook.gen.csv import write_csv
+
+    day = tmp_path / "day.csv"
+    write_csv(day, 50, 2, seed=1)
+    r = _piped(f"SELECT * FROM obook_bbo('{day}', bogus := 1)")
+    assert r.returncode == 1 and "Candidate macros: obook_bbo(path, workers := NULL, format := NULL" in r.stderr, r.stderr
+    assert "__by_position" not in r.stderr

@@ -44,7 +44,8 @@ def output_formats() -> dict[str, str]:
 
 # noise DuckDB wraps around errors raised in obook's Python code
 _NOISE = re.compile(r"reading the (?:stream registered as '\w+'|Arrow source) failed: (?:Invalid: )?"
-                    r"|Python exception occurred while executing the UDF: ")
+                    r"|Python exception occurred while executing the UDF: "
+                    r"|(?<=, )__by_position := NULL, ")       # (a macro's hidden parameter, in DuckDB's list)
 
 
 def _output_format(path: Path) -> str:
