@@ -261,9 +261,13 @@ def _close_or_discard(sink, metadata) -> None:
 
 def write_failure(e: OSError, tmp=None, final=None) -> str:
     """The reason of a failed write, in a few words: Arrow's errors carry the C library's
-    number and a message naming the temporary file ('Failed to open local file ...')."""
-    if e.errno:
-        return os.strerror(e.errno)
+    number (as ``errno``, or only in their text: '... Detail: [errno 28] ...') and a message
+    naming the temporary file ('Failed to open local file ...'), said as ``final``."""
+    import re
+
+    found = None if e.errno else re.search(r"\[errno (\d+)\]", str(e))
+    if e.errno or found:
+        return os.strerror(e.errno or int(found.group(1)))
     why = e.strerror or str(e)
     return why.replace(str(tmp), str(final)) if tmp is not None else why
 

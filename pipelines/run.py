@@ -135,9 +135,9 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
             continue
         day = Day(date, str(f), "pending", "new", size, sha)
         same = done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options()
-        missing = [t for t in p.tables if not partition_path(p.dataset, t, date).is_file()] if same else []
-        damaged = [t for t in p.tables if t not in missing and not _whole_parquet(partition_path(p.dataset, t, date))
-                   ] if same else []
+        parts = {t: partition_path(p.dataset, t, date) for t in p.tables} if same else {}
+        missing = [t for t, f in parts.items() if not f.is_file()]
+        damaged = [t for t, f in parts.items() if t not in missing and not _whole_parquet(f)]
         if empty:
             day.state, day.reason = "invalid", empty
         elif same and not missing and not damaged:

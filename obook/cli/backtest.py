@@ -196,6 +196,7 @@ def _write_held(out: Path, result, suffix: str, summary: Optional[str], texts: d
     from ..backtest import TABLES
     from ..errors import OutputError
     from ..interrupts import deferred
+    from ..output import write_failure
     from ..tempfiles import remove_quietly, temp_path
 
     staged, path = [], out
@@ -212,7 +213,7 @@ def _write_held(out: Path, result, suffix: str, summary: Optional[str], texts: d
             for tmp, path in staged:
                 os.replace(tmp, path)
     except OSError as e:
-        raise OutputError(f"{path}: write failed: {e.strerror or e}") from None
+        raise OutputError(f"{path}: write failed: {write_failure(e)}") from None
     finally:
         with deferred():    # a second Ctrl-C: once every temp file is gone
             for tmp, _ in staged:

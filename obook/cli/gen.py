@@ -115,14 +115,10 @@ def _staged(path: Optional[Path], staged: list) -> Optional[Path]:
 
 
 def _reason(e: OSError, staged: list) -> str:
-    """Why a write failed, in a few words and naming no temporary file (Arrow's errors carry
-    the C library's number inside their text)."""
-    import re
+    """Why a write failed (:func:`obook.output.write_failure`), naming no temporary file."""
+    from ..output import write_failure
 
-    found = re.search(r"\[errno (\d+)\]", str(e))
-    if found:
-        return os.strerror(int(found.group(1)))
-    why = e.strerror or str(e)
+    why = write_failure(e)
     for _, tmp, final in staged:
         why = why.replace(str(tmp), str(final))
     return why
