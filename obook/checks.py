@@ -19,6 +19,22 @@ def is_whole(value) -> bool:
     return isinstance(value, (numbers.Real, decimal.Decimal)) and math.isfinite(value) and value == int(value)
 
 
+def whole_int64(values):
+    """``values`` (an array or a sequence) as an int64 array when they are whole numbers of 64
+    bits (integers, or floats without a fraction), else None: 1.5 or '2' is never truncated or
+    parsed."""
+    import numpy as np
+
+    try:
+        a = np.asarray(values)
+        with np.errstate(invalid="ignore"):
+            as_int = a.astype(np.int64)
+            exact = a.dtype.kind in "iub" or bool((as_int == a).all())
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return as_int if exact else None
+
+
 def is_integer(value) -> bool:
     """An integer (a numpy integer too): never a bool, a float equal to one (``5.0``, ``1e9``) or
     text (``'5'``), so that a count, a step or a seed given so is an error, as a count option is."""

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .._kernels.backtest_layout import LM_CONST, LM_DRAWS, LM_TABLE
-from ..checks import is_whole
+from ..checks import is_whole, whole_int64
 from ..errors import ObookError
 from ..simulation.prepare import (MAX_LATENCY_NS, check_distribution, distribution_parameters,
                                   is_distribution_text, parse_latency)
@@ -103,13 +103,8 @@ def _ints(table, column: str, path: str) -> np.ndarray:
 def _whole(values: np.ndarray, column: str, path: str) -> np.ndarray:
     """A latency table's column as int64 when its values are whole numbers of 64 bits, else
     an error naming it (1.5 or '2' is no time or latency: never truncated or parsed)."""
-    try:
-        with np.errstate(invalid="ignore"):
-            as_int = values.astype(np.int64)
-            exact = values.dtype.kind in "iu" or bool((as_int == values).all())
-    except (TypeError, ValueError, OverflowError):
-        exact = False
-    if not exact:
+    as_int = whole_int64(values)
+    if as_int is None:
         raise ObookError(f"{path}: {column} must be whole numbers of 64 bits (ns for latency, the feed's "
                          "time unit for time)")
     return as_int

@@ -220,17 +220,13 @@ def _first_line(numba_message: str) -> str:
 def whole_numbers(state) -> np.ndarray:
     """A compiled strategy's state as int64: an int64 array as it is, else whole numbers
     (integers, or floats without a fraction); anything else is an ObookError."""
+    from ..checks import whole_int64
     from ..errors import ObookError
 
     if isinstance(state, np.ndarray) and state.dtype == np.int64:
         return state
-    try:
-        a = np.asarray(state)
-        as_int = a.astype(np.int64)
-        ok = a.dtype.kind in "iub" or bool((as_int == a).all())
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
+    as_int = whole_int64(state)
+    if as_int is None:
         raise ObookError(f"a compiled strategy's state must be whole numbers of 64 bits, not {state!r}"[:300])
     return as_int
 
