@@ -619,24 +619,23 @@ def _table_macro(con, macro: str, token: str, slot, options: tuple, heads=(("pat
     # the UDF also gets current_query_id(): see _Pool._victim
     con.create_function(fn, slot, [_duck_type("VARCHAR")] * len(heads) + types + [_duck_type("UBIGINT")],
                         _duck_type("VARCHAR"), null_handling="special", side_effects=True)
-    params = ", ".join([name for name, _ in heads] + [f"{o.name} := {_sql_default(o.default)}" for o in options])
-    values = ", ".join([sql for _, sql in heads] + [_run_value(o, o is options[0]) for o in options])
+    # an argument given by position after the heads lands in __by_position: an error naming
+    # the options (as in Python, where they are keywords), not a value of the first option
+    params = ", ".join([name for name, _ in heads] + [f"{_BY_POSITION} := NULL"]
+                       + [f"{o.name} := {_sql_default(o.default)}" for o in options])
+    values = ", ".join([sql for _, sql in heads] + [_run_value(o) for o in options])
+    refused = _by_position_error(macro, [name for name, _ in heads], [o.name for o in options])
     con.execute(f"CREATE OR REPLACE TEMP MACRO {macro}({params}) AS TABLE "
-                f"SELECT * FROM query_table({fn}({values}, current_query_id()))")
+                f"SELECT * FROM query_table(CASE WHEN {_BY_POSITION} IS NULL "
+                f"THEN {fn}({values}, current_query_id()) ELSE {refused} END)")
 
 
-def _run_value(o, first: bool) -> str:
+def _run_value(o) -> str:
     """The SQL handing a run macro's option ``o`` to its UDF (see :func:`_whole`; a list option
-    as ``to_json``). The first option given true or false (none takes one) is most likely a
-    ``name = value`` comparison, which DuckDB passes by position: its error says so."""
-    hint = _equals_hint(o.name) if first else ""
+    as ``to_json``)."""
     if o.sql_type in ("BIGINT", "UBIGINT", "DOUBLE", "BOOLEAN"):
-        return _whole(o.name, o.sql_type, hint)
-    value = f"to_json({o.name})" if o.sql_type.endswith("[]") else _whole(o.name, o.sql_type)
-    if not first:
-        return value
-    return (f"CASE WHEN typeof({o.name}) = 'BOOLEAN' THEN error(concat('{o.name} must be text, not ', "
-            f"CAST({o.name} AS VARCHAR), {_sql_default(hint)})) ELSE {value} END")
+        return _whole(o.name, o.sql_type)
+    return f"to_json({o.name})" if o.sql_type.endswith("[]") else _whole(o.name, o.sql_type)
 
 
 def _path_json(name: str) -> str:

@@ -67,7 +67,9 @@ def test_runs_duckdb_macros_take_every_declared_option(run):
         rows = con.execute("SELECT parameters FROM duckdb_functions() WHERE function_name = ?", [macro]).fetchall()
         assert len(rows) == 1, macro
         want = [o.name for o in declared if o.name != "levels" or depth]
-        assert rows[0][0] == ["path" if inputs == ("orders",) else inputs[0]] + list(inputs[1:]) + want, macro
+        heads = ["path" if inputs == ("orders",) else inputs[0]] + list(inputs[1:])
+        # (__by_position: where an argument given by position past the inputs lands, to be refused)
+        assert rows[0][0] == heads + ["__by_position"] + want, macro
     con.close()
 
 
@@ -248,18 +250,40 @@ def test_runs_duckdb_date_given_a_timestamp_at_midnight_is_its_day(value, day, t
     con.close()
 
 
-@pytest.mark.parametrize("macro, first", [("obook_match('{o}'", "workers"), ("obook_simulate('{f}', '{o}'", "latency"),
-                                          ("obook_backtest('{f}', '{s}'", "tickers")])
-def test_runs_duckdb_option_given_with_equals_says_name_colon_equals(macro, first, tmp_path):
-    """``format = 'csv'`` (a comparison, which DuckDB passes by position to the first option)
-    is named as such, as by the table macros, not as a strange value of the first option."""
+#: each run's macros: (the call up to its positional inputs, what the error says they are)
+RUN_CALLS = [("obook_match('{o}'", "path"), ("obook_match_depth('{o}'", "path"),
+             ("obook_simulate('{f}', '{o}'", "feed, orders"), ("obook_simulate_summary('{f}', '{o}'", "feed, orders"),
+             ("obook_backtest('{f}', '{s}'", "feed, strategy"), ("obook_backtest_equity('{f}', '{s}'", "feed, strategy")]
+
+
+@pytest.mark.parametrize("macro, heads", RUN_CALLS)
+def test_runs_duckdb_option_given_with_equals_says_name_colon_equals(macro, heads, tmp_path):
+    """``format = 'csv'`` (a comparison, which DuckDB passes by position) is named as such, as
+    by the table macros, not as a strange value of the first option."""
     import duckdb
 
     feed, orders, strategy = _inputs(tmp_path)
     con = obook.connect()
     with pytest.raises(duckdb.Error, match=f"given as name := value: name = value is a comparison, whose true or "
-                                           f"false was taken for {first}"):
+                                           f"false was given by position after {heads}"):
         con.execute(f"SELECT * FROM {macro.format(f=feed, o=orders, s=strategy)}, format = 'csv')").fetchall()
+    con.close()
+
+
+@pytest.mark.parametrize("macro, heads", RUN_CALLS)
+@pytest.mark.parametrize("value", ["5", "'csv'"])
+def test_runs_duckdb_option_given_by_position_is_an_error_naming_the_options(macro, heads, value, tmp_path):
+    """A value after the run's inputs is no option of it (as in Python, where the options are
+    keywords): an error naming the options, not the value taken for the first one."""
+    import duckdb
+
+    feed, orders, strategy = _inputs(tmp_path)
+    con = obook.connect()
+    call = macro.format(f=feed, o=orders, s=strategy)
+    with pytest.raises(duckdb.Error, match=r"an option is given by name \(name := value\), not by position: "
+                                           rf"\S+ came after {heads}; its options: \w+, "):
+        con.execute(f"SELECT * FROM {call}, {value})").fetchall()
+    assert con.execute(f"SELECT count(*) FROM {call})").fetchall()[0][0] >= 0
     con.close()
 
 
