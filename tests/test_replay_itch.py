@@ -247,3 +247,20 @@ def test_replay_tickers_not_in_feed_long_or_control_names_error_quotes_and_cuts_
     assert len(text) < 1000 and text.isprintable(), text[:300]
     assert "(100000 characters)" in text and "'B\\x1b[31mY'" in text
     assert "and 12 more" in text
+
+
+def test_replay_tickers_in_another_case_error_names_the_feeds_spelling(day):
+    names = _tickers_of(day)
+    lower = names[0].lower()
+    assert lower != names[0]
+    with pytest.raises(obook.ObookError) as e:
+        obook.bbo(day, workers=1, tickers=[lower, names[1]]).read_all()
+    assert f"not in the feed: {lower} (no book of the feed has that name; tickers are case-sensitive: " \
+           f"try {names[0]})" in str(e.value), str(e.value)
+    with pytest.raises(obook.ObookError) as e:
+        obook.bbo(day, workers=1, tickers=["NOSUCH"]).read_all()
+    assert "case-sensitive" not in str(e.value)
+
+
+def _tickers_of(path) -> list[str]:
+    return sorted(obook.bbo(path, workers=1).read_all().column("ticker").unique().to_pylist())

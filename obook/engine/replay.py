@@ -287,10 +287,12 @@ class Replay:
         self.stats["missing_tickers"] = missing
         if missing:
             msg = f"{self.path}: not in the feed: {_listed(missing)}"
+            cased = _other_case(missing, seen)
             if self.unknown_tickers == "raise":
-                raise ObookError(msg + f" (no book of the feed has {'those names' if len(missing) > 1 else 'that name'})")
+                raise ObookError(msg + f" (no book of the feed has {'those names' if len(missing) > 1 else 'that name'}"
+                                 f"{cased})")
             if self.unknown_tickers == "warn":
-                log.warning("%s (no rows for them)", msg)
+                log.warning("%s (no rows for them%s)", msg, cased)
 
     def _keep_tickers(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         import pyarrow.compute as pc
@@ -481,6 +483,14 @@ class _Pool:
 
     def close(self):
         self.pool.close()
+
+
+def _other_case(missing: list, seen: set) -> str:
+    """What an error about tickers the feed never named adds when some are not in capitals
+    (tickers are compared as given: ``aapl`` is not ``AAPL``; a replay of chosen tickers
+    decodes no other book, so whether the feed has ``AAPL`` is not known)."""
+    upper = [t.upper() for t in missing if t != t.upper() and t.upper() not in seen]
+    return f"; tickers are case-sensitive: try {_listed(upper)}" if upper else ""
 
 
 def _listed(names: list, most: int = 10, limit: int = 40) -> str:
