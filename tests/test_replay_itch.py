@@ -264,3 +264,20 @@ def test_replay_tickers_in_another_case_error_names_the_feeds_spelling(day):
 
 def _tickers_of(path) -> list[str]:
     return sorted(obook.bbo(path, workers=1).read_all().column("ticker").unique().to_pylist())
+
+
+@pytest.mark.parametrize("given", ["csv", "pitch", "szse-bin"])
+def test_replay_format_given_wrong_first_record_error_names_the_format_it_looks_like(day, given):
+    with pytest.raises(FeedError) as e:
+        obook.bbo(day, workers=1, format=given).read_all()
+    assert str(e.value).endswith(f"(format {given!r} was given, and the file looks like 'itch': leave format out "
+                                 "or give that)"), str(e.value)
+    assert e.value.reason.endswith("or give that)")
+
+
+def test_replay_format_given_right_error_at_first_record_has_no_format_hint(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,1,Q,100,10.0\n")
+    with pytest.raises(FeedError) as e:
+        obook.bbo(bad, workers=1, format="csv").read_all()
+    assert "was given" not in str(e.value)

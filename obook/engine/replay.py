@@ -119,6 +119,7 @@ class Replay:
         if is_stream(path) and format is None and not isinstance(path, HeadedStream):
             raise ObookError(f"{self.path}: a socket or live stream needs format=")
         self.format = resolve_format(format, path)
+        self._input = path      # (what an error at the first record tells the format of)
         self.source = self.format.reading(path)   # e.g. a capture's lines read as one feed
         self.detected = format is None   # told from the file: a framer may refuse plain non-feeds
         # the session date (``date`` or the format's, e.g. a Nasdaq file name): then every
@@ -245,6 +246,8 @@ class Replay:
             if isinstance(e, FeedError) and self.observer is not None and self._watcher is None \
                     and not self.observed:
                 self._observed_so_far(engine, pending)      # the rows before the bad record
+            if isinstance(e, FeedError) and not self.detected and (e.feed_record or 0) <= 1:
+                self._name_the_format(e)
             # the last batch holds the feed error: drop it, or error -> traceback -> this
             # frame -> error is a cycle keeping every array of the replay until a gc run
             batch = None  # noqa: F841
@@ -267,6 +270,21 @@ class Replay:
         except Exception as e:  # noqa: BLE001
             log.debug("%s: no observer rows after the bad record: %s", self.path, e)
             self.observed = []
+
+    def _name_the_format(self, e: FeedError) -> None:
+        """A feed given a format that fails at its first record: the error adds the format the
+        file looks like, when that is another one (the format was most likely wrong)."""
+        from ..feeds import detect_format
+
+        try:
+            found = detect_format(self._input)
+        except Exception:  # noqa: BLE001 - no format claims it: the error stands as it is
+            return
+        if found != self.format.name:
+            hint = (f" (format {self.format.name!r} was given, and the file looks like {found!r}: leave format out "
+                    "or give that)")
+            e.reason += hint
+            e.args = (str(e) + hint, *e.args[1:])
 
     def _check_unchanged(self, stamps: list) -> None:
         """The files read twice (the trade breaks, then the replay) are the ones read first: a
