@@ -137,10 +137,12 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         same = done and (done["size"], done["sha256"]) == (size, sha) and done.get("options") == p.options()
         parts = {t: partition_path(p.dataset, t, date) for t in p.tables} if same else {}
         missing = [t for t, f in parts.items() if not f.is_file()]
-        damaged = [t for t, f in parts.items() if t not in missing and not _whole_parquet(f)]
+        rows = {t: _parquet_rows(f) for t, f in parts.items() if t not in missing}
+        damaged = [t for t, n in rows.items() if n is None]
+        changed = [t for t, n in rows.items() if n is not None and n != (done.get("tables") or {}).get(t, n)]
         if empty:
             day.state, day.reason = "invalid", empty
-        elif same and not missing and not damaged:
+        elif same and not missing and not damaged and not changed:
             day.state, day.reason = "done", ""
         elif failed and (failed["size"], failed["sha256"]) == (size, sha):
             day.state, day.reason = "failed", failed["error"]
@@ -151,7 +153,8 @@ def plan(p: Pipeline, doc: dict | None = None) -> list[Day]:
         elif done:                      # removed or damaged since (by hand, a lost disk)
             day.reason = "; ".join(
                 [f"partitions missing from the dataset: {', '.join(missing)}"] * bool(missing)
-                + [f"partitions damaged in the dataset (not whole Parquet files): {', '.join(damaged)}"] * bool(damaged))
+                + [f"partitions damaged in the dataset (not whole Parquet files): {', '.join(damaged)}"] * bool(damaged)
+                + [f"partitions changed in the dataset (not the rows written): {', '.join(changed)}"] * bool(changed))
         if done and day.state != "done":
             day.previous = _previous(done, size, sha, p.options())
         days.append(day)
@@ -216,16 +219,22 @@ def _unreadable(e: OSError) -> str:
     return f"cannot read the file: {e.strerror or e}"
 
 
-def _whole_parquet(path: Path) -> bool:
-    """Whether ``path`` starts and ends with Parquet's magic bytes: a partition cut short or
-    overwritten by other bytes does not (its rows cannot be read)."""
+def _parquet_rows(path: Path) -> int | None:
+    """The rows of the Parquet file ``path`` as its footer gives them; None when it is no
+    whole Parquet file (cut short, overwritten, its footer damaged: its rows cannot be read).
+    Its pages are not read: a run does not read every partition again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         with open(path, "rb") as f:
             head = f.read(4)
             f.seek(-4, os.SEEK_END)
-            return head == b"PAR1" and f.read(4) == b"PAR1"
-    except OSError:             # (shorter than 4 bytes: the seek fails)
-        return False
+            if head != b"PAR1" or f.read(4) != b"PAR1":
+                return None
+        return pq.read_metadata(path).num_rows
+    except (OSError, pa.ArrowException):   # (shorter than 4 bytes: the seek fails)
+        return None
 
 
 def _open_error(f: Path) -> str:

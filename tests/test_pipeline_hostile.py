@@ -291,7 +291,19 @@ def test_pipeline_done_day_whose_partition_was_removed_is_converted_again(tmp_pa
     assert status(load(p))["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
 
 
-@pytest.mark.parametrize("damage", ["junk", "cut"])
+def _damaged(data: bytes, damage: str) -> bytes:
+    """A Parquet file's bytes damaged: replaced, cut short, or its footer overwritten (the
+    magic bytes at both ends kept)."""
+    if damage == "junk":
+        return b"not parquet at all"
+    if damage == "cut":
+        return data[: len(data) // 2]
+    footer = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - footer
+    return data[:start] + b"\x07" * footer + data[-8:]
+
+
+@pytest.mark.parametrize("damage", ["junk", "cut", "footer"])
 def test_pipeline_done_day_whose_partition_was_damaged_is_converted_again(tmp_path, damage):
     import pyarrow.parquet as pq
 
@@ -301,14 +313,31 @@ def test_pipeline_done_day_whose_partition_was_damaged_is_converted_again(tmp_pa
     assert len(run(load(p))["converted"]) == 3
     part = tmp_path / "ds" / "table=bbo" / "date=2019-12-31" / "part-0.parquet"
     whole = pq.read_table(part)
-    data = part.read_bytes()
-    part.write_bytes(b"not parquet at all" if damage == "junk" else data[: len(data) // 2])
+    part.write_bytes(_damaged(part.read_bytes(), damage))
     day = next(d for d in status(load(p))["days"] if d["date"] == "2019-12-31")
     assert (day["state"], day["reason"]) == ("pending", "partitions damaged in the dataset (not whole Parquet "
                                                         "files): bbo")
     assert run(load(p))["converted"] == ["2019-12-31"]
     assert pq.read_table(part).equals(whole)
     assert status(load(p))["counts"] == {"done": 3, "pending": 0, "failed": 0, "invalid": 0}
+
+
+def test_pipeline_done_day_whose_partition_was_replaced_by_another_days_is_converted_again(tmp_path):
+    import pyarrow.parquet as pq
+
+    from obook.pipelines import load, run, status
+
+    p = _days_pipeline(tmp_path)
+    assert len(run(load(p))["converted"]) == 3
+    bbo = tmp_path / "ds" / "table=bbo"
+    part, other = (bbo / f"date={d}" / "part-0.parquet" for d in ("2019-12-31", "2019-12-30"))
+    whole, wrong = pq.read_table(part), pq.read_table(other)
+    assert whole.num_rows != wrong.num_rows
+    part.write_bytes(other.read_bytes())
+    day = next(d for d in status(load(p))["days"] if d["date"] == "2019-12-31")
+    assert (day["state"], day["reason"]) == ("pending", "partitions changed in the dataset (not the rows written): bbo")
+    assert run(load(p))["converted"] == ["2019-12-31"]
+    assert pq.read_table(part).equals(whole)
 
 
 def test_pipeline_table_its_days_format_lacks_one_line_error_nothing_converted(tmp_path, capsys):
