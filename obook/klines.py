@@ -74,7 +74,9 @@ def interval_ns(interval) -> int:
             ns = ((int(days or 0) * 24 + int(h or 0)) * 60 + int(mi or 0)) * 60 * 10**9 + int(sec or 0) * 10**9 \
                 + int((frac or "").ljust(9, "0"))
         elif unit not in _UNITS:     # 'ms' is milliseconds, 'mins' minutes: a plural's s only after the unit
-            raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}")
+            n = str(interval).strip()
+            bare = f" (a number needs its unit: '{n} ns', '{n} s' ...)" if n.isdigit() else ""
+            raise ObookError(f"interval must be like '1 minute', '5s' or '100 ms', not {interval!r}{bare}")
         else:
             ns = int(m.group(1)) * _UNITS[unit]
     if ns <= 0:

@@ -35,6 +35,16 @@ def test_interval_ns_text_without_a_known_unit_is_an_obook_error(text):
         interval_ns(text)
 
 
+@pytest.mark.parametrize("text", ["60000000000", " 5 "])
+def test_interval_ns_text_of_a_bare_number_error_asks_for_its_unit(text):
+    """An int is ns in Python; text (the command line, SQL) of a number alone is refused, saying
+    that it needs a unit (not taken for ns: '60' would be 60 ns)."""
+    n = text.strip()
+    with pytest.raises(ObookError, match=f"^interval must be like '1 minute', '5s' or '100 ms', not '{text}' "
+                                         rf"\(a number needs its unit: '{n} ns', '{n} s' \.\.\.\)$"):
+        interval_ns(text)
+
+
 def test_cli_table_bars_interval_past_int64_one_line_error(tmp_path, capsys):
     from cli_support import cli_error
     from obook.gen.itch import write_itch
