@@ -340,6 +340,37 @@ def test_trades_file_changed_between_break_pass_and_replay_error_names_file(tmp_
     assert ("then 0)" if change == "truncated" else "bytes, then") in str(error)
 
 
+@pytest.mark.parametrize("change", ["truncated", "appended"])
+def test_bbo_file_changed_while_replayed_error_names_file(tmp_path, change):
+    """A one-pass replay (bbo) of a file cut or appended to while it is read ends in an error
+    naming the file, not in the rows of part of it as if they were the whole feed."""
+    from frontend_feeds import write_generated_feed
+
+    feed = write_generated_feed(tmp_path / "day.itch", 20_000, stocks=5)
+    data = feed.read_bytes()
+    whole = obook.bbo(feed, workers=1).read_all().num_rows
+    reader = obook.bbo(feed, workers=1)
+    first = reader.read_next_batch()
+    feed.write_bytes(data[:len(data) // 2] if change == "truncated" else data + data[:2 + data[1]])
+    rest, error = batches_until_error(reader)
+    assert error is not None and "changed while it was read" in str(error) and str(feed) in str(error), \
+        (first.num_rows + sum(b.num_rows for b in rest), whole)
+
+
+def test_bbo_file_deleted_while_replayed_every_row_no_error(tmp_path):
+    """A file deleted once its replay opened it is read whole through the open file: every
+    row, no error."""
+    from frontend_feeds import write_generated_feed
+
+    feed = write_generated_feed(tmp_path / "day.itch", 20_000, stocks=5)
+    whole = obook.bbo(feed, workers=1).read_all().num_rows
+    reader = obook.bbo(feed, workers=1)
+    first = reader.read_next_batch()
+    feed.unlink()
+    rest, error = batches_until_error(reader)
+    assert error is None and first.num_rows + sum(b.num_rows for b in rest) == whole, error
+
+
 # ---------------------------------------------------------------- damaged gzip streams
 
 @pytest.fixture(scope="module")

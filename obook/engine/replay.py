@@ -47,10 +47,13 @@ def ticker_tuple(tickers) -> tuple[str, ...] | None:
 
 def file_stamps(source) -> list:
     """Each file's (size, modification time) ([] for a stream; None for a file gone)."""
-    try:
-        return [(st.st_size, st.st_mtime_ns) for st in map(os.stat, source_paths(source))]
-    except OSError:
-        return [None] * len(source_paths(source))
+    def stamp(path):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns
+    return [stamp(p) for p in source_paths(source)]
 
 
 class Replay:
@@ -173,12 +176,14 @@ class Replay:
         self._pool = ColumnPool()
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}
-        breaks = stamps = None
+        breaks = None
+        # a file written to while it is read (cut, appended to, replaced) would give the rows of
+        # no one file: checked at the end, on every pass
+        stamps = None if is_stream(self.source) else file_stamps(self.source)
         merge = load(fmt.merge) if fmt.merge else None
         # a trade's break comes later: the format's prepass reads them first (a file only)
-        if fmt.prepass and "trades" in self.tables and self.find_breaks and not is_stream(self.source):
+        if fmt.prepass and "trades" in self.tables and self.find_breaks and stamps is not None:
             phase = (lambda pos: self.progress(pos, "finding trade breaks")) if self.progress else None
-            stamps = file_stamps(self.source)
             breaks = load(fmt.prepass)(self.source, fmt.framer_class()(self.path, self.on_error), phase)
             if self.progress:
                 self.progress(0, "replaying")
@@ -287,12 +292,14 @@ class Replay:
             e.args = (str(e) + hint, *e.args[1:])
 
     def _check_unchanged(self, stamps: list) -> None:
-        """The files read twice (the trade breaks, then the replay) are the ones read first: a
-        file written to between the passes would give trades the breaks of another file."""
+        """The files read are as they were when the replay began: a file written to while it
+        was read gives the rows of part of it (a cut, an append), or trades the breaks of another
+        file (between the breaks' pass and the replay's). A file deleted once the replay opened
+        it was read whole, through the open file."""
         now = file_stamps(self.source)
-        if now != stamps:
-            changed = [f"{p} ({a[0]:,} bytes, then {'gone' if b is None else f'{b[0]:,}'})"
-                       for p, a, b in zip(source_paths(self.source), stamps, now) if a != b]
+        changed = [f"{p} ({a[0]:,} bytes, then {b[0]:,})"
+                   for p, a, b in zip(source_paths(self.source), stamps, now) if None not in (a, b) and a != b]
+        if changed:
             raise FeedError(self.path, None, f"the file changed while it was read: {', '.join(changed)}; "
                             "the rows so far are delivered, but replay a file once it is complete")
 
