@@ -43,7 +43,8 @@ def _check_path(path, what: str = "feed", one: bool = False) -> str:
     """The full path of a file (a feed, or an order file as ``what`` says); ``one``: the
     scan takes that one file (no list, no glob pattern), and its errors say so."""
     if not isinstance(path, (str, os.PathLike)):
-        takes = "text or a path (one file)" if one else "text (a file, a glob pattern), a path or a list of them"
+        takes = "text or a path (one file)" if one else \
+            "text (a file, a glob pattern), a path or a list or tuple of them"
         raise ObookError(f"the {what} path must be {takes}, not {path!r}")
     path = os.fspath(path)
     if not path:
@@ -202,11 +203,17 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     if (feed is None) == (time_unit_ns is None):
         raise ObookError("time_of_day: give the feed of the time (its unit is the feed's: ns for ITCH, ms for "
                          "CSV) or its time_unit_ns, one of them")
+    if not isinstance(time, (str, pl.Expr)):
+        raise ObookError(f"time_of_day: time must be a column's name or a polars expression, not {time!r}")
     if feed is not None:
         from .tables.feed_units import feed_unit
         from .tables.open import names_given
 
-        given = [os.fspath(p) for p in (feed if isinstance(feed, (list, tuple)) else [feed])]
+        items = feed if isinstance(feed, (list, tuple)) else [feed]
+        for p in items:
+            if not _is_pattern(p):      # (a pattern's files: when they are read)
+                _check_path(p)
+        given = [os.fspath(p) for p in items]
         items = [os.path.abspath(p) for p in given]
         source = items if isinstance(feed, (list, tuple)) else items[0]
         try:

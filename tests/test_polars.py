@@ -268,6 +268,32 @@ def test_time_of_day_without_one_unit_raises_saying_it_is_the_feeds(kwargs, says
         time_of_day("time", **kwargs)
 
 
+@pytest.mark.parametrize("time, feed, says", [
+    ("time", "nope.itch", r"^nope\.itch: no such feed file$"),
+    ("time", ["nope.itch"], r"^nope\.itch: no such feed file$"),
+    ("time", 5, r"^the feed path must be text .*, not 5$"),
+    ("time", ".", r"^\.: a directory, not a feed file$"),
+    (5, None, r"^time_of_day: time must be a column's name or a polars expression, not 5$"),
+], ids=["missing", "missing-in-list", "int-feed", "directory", "int-time"])
+def test_time_of_day_feed_or_time_of_wrong_kind_one_line_obook_error(tmp_path, monkeypatch, time, feed, says):
+    """A feed that is no file, or a time that is no column, is an ObookError naming what was
+    given (not os.stat's FileNotFoundError, a TypeError or an AttributeError)."""
+    from obook.polars import time_of_day
+
+    monkeypatch.chdir(tmp_path)
+    unit = {"time_unit_ns": 1} if feed is None else {}
+    with pytest.raises(ObookError, match=says):
+        time_of_day(time, feed, **unit)
+
+
+def test_scan_bbo_list_with_no_path_error_says_list_or_tuple(small):
+    """A scan takes a tuple of files (one feed) as obook.bbo does: its error says so too."""
+    assert scan_bbo((str(small),)).collect().height > 0
+    with pytest.raises(ObookError, match=r"^the feed path must be text \(a file, a glob pattern\), a path or a "
+                                         r"list or tuple of them, not 5$"):
+        scan_bbo([str(small), 5])
+
+
 def test_time_of_day_a_time_past_midnight_raises_when_collected():
     from obook.polars import time_of_day
 
