@@ -265,8 +265,18 @@ def not_a_file(path, what: str = "feed") -> str:
     or another kind of node (a device, a named pipe, a socket)."""
     import os
 
+    import stat
+
     if os.path.isdir(os.path.expanduser(path)):
         return f"{os.fspath(path)}: a directory, not {a_or_an(what)} file"
+    try:
+        fifo = stat.S_ISFIFO(os.stat(os.path.expanduser(path)).st_mode)
+    except OSError:
+        fifo = False
+    if fifo:        # its bytes are a stream, which a feed reader takes
+        how = ("; read it as a stream (open(path, 'rb') in Python, stdin with --format on the command line)"
+               if what == "feed" else "")
+        return f"{os.fspath(path)}: a named pipe (FIFO), not {a_or_an(what)} file{how}"
     return f"{os.fspath(path)}: not a regular file"
 
 

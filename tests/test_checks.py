@@ -129,13 +129,30 @@ def test_integer_option_given_a_whole_float_error_says_it_is_a_float(check, says
     assert str(e.value).startswith(says) and "(a float)" in str(e.value) and "whole number" not in str(e.value)
 
 
-@pytest.mark.parametrize("kind, says", [("directory", "a directory, not {} file"), ("device", "not a regular file")])
+def test_feed_path_of_a_named_pipe_error_says_to_read_it_as_a_stream(tmp_path):
+    """A FIFO is no feed file, but its bytes are a stream a reader takes: the error says how."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ObookError, match=r"^" + re.escape(f"{fifo}: a named pipe (FIFO), not a feed file; read it "
+                                                         "as a stream (open(path, 'rb') in Python, stdin with "
+                                                         "--format on the command line)") + "$"):
+        obook.bbo(fifo).read_all()
+
+
+@pytest.mark.parametrize("kind, says", [("directory", "a directory, not {} file"), ("device", "not a regular file"),
+                                        ("fifo", "a named pipe (FIFO), not {} file")])
 def test_path_no_regular_file_same_words_in_python_sql_and_polars(tmp_path, kind, says):
+    import os
+
     import duckdb
 
     import obook.polars
 
-    path = str(tmp_path) if kind == "directory" else "/dev/null"
+    path = {"directory": str(tmp_path), "device": "/dev/null", "fifo": str(tmp_path / "fifo")}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
     con = obook.connect()
     feed_runs = (lambda: obook.bbo(path, workers=1).read_all(),
                  lambda: con.sql(f"SELECT * FROM obook_bbo('{path}')").fetchall(),
