@@ -20,6 +20,8 @@ from _sample import feed_path, run
 def main() -> None:
     feed = feed_path()
     out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(tempfile.mkdtemp(prefix="obook-parquet-"))
+    if out.exists() and not out.is_dir():
+        sys.exit(f"{out}: exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
 
     reader = obook.bbo(feed, workers=2)

@@ -99,3 +99,13 @@ def test_example_folder_or_cut_feed_one_line_message_no_traceback(tmp_path, scri
         assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
         line = run.stderr.splitlines()[-1]
         assert line.startswith(f"{given}: ") and reason in line, run.stderr
+
+
+@pytest.mark.parametrize("script", ["write_parquet.py", "trades_and_depth.py"])
+def test_example_output_folder_a_file_one_line_message_no_traceback(tmp_path, script, feed):
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    run = subprocess.run([sys.executable, str(EXAMPLES / script), str(feed), str(taken)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.splitlines()[-1] == f"{taken}: exists and is not a directory", run.stderr
