@@ -56,6 +56,7 @@ def bbo(path, workers: int | None = None, format: str | None = None, on_error: s
     ``ObookError`` at the end of the replay.
     ``prices``: "int" (the feed's integers; the schema's ``obook.price_scale`` says how
     many make a currency unit), "decimal" (exact) or "float".
+    ``filename``: True adds a ``filename`` column (the feed file of each row).
     The units of every column are in the schema metadata (``obook.tables.units``).
     An option the table does not take is an ``ObookError`` naming the ones it does.
     """
@@ -97,13 +98,11 @@ def _reader_function(name: str):
     """``obook.<name>(path, **options)``, derived from the table's declaration."""
     from functools import partial
 
-    from .tables import OPTIONS, front_function, table as spec_of
+    from .tables import front_function, options_doc, table as spec_of
 
-    spec = spec_of(name)
     read = front_function(name, name, partial(table, name))
     read.__module__ = __name__
-    read.__doc__ = spec.doc + "\n\nOptions: " + "; ".join(
-        f"``{o}``: {OPTIONS[o].doc}" for o in spec.all_options()) + ". Returns a ``pyarrow.RecordBatchReader``."
+    read.__doc__ = f"{spec_of(name).doc}\n\n{options_doc(name)} Returns a ``pyarrow.RecordBatchReader``."
     return read
 
 

@@ -274,11 +274,11 @@ def _scan_function(name: str):
     """``scan_<name>(path, **options)``, derived from the table's declaration."""
     from functools import partial
 
-    from .tables import front_function, table
+    from .tables import front_function, options_doc, table
 
     scan_table = front_function(name, f"scan_{name}", partial(scan, name))
     scan_table.__module__ = __name__
-    scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {table(name).doc}"
+    scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {table(name).doc}\n\n{options_doc(name)}"
     return scan_table
 
 

@@ -306,3 +306,15 @@ def test_time_of_day_a_time_past_midnight_raises_when_collected():
 def test_scan_simulate_feed_table_error_names_the_feeds_own_scan(tmp_path, table):
     with pytest.raises(ObookError, match=rf"table '{table}' is the feed's own: obook.scan_{table}\(feed\) reads it"):
         obook.scan_simulate(str(tmp_path / "day.itch"), str(tmp_path / "orders.csv"), table=table)
+
+
+@pytest.mark.parametrize("name", ["bbo", "bars", "depth", "symbols"])
+def test_scan_function_doc_lists_path_and_options_as_the_reader_does(name):
+    """help(obook.scan_bars) tells what interval, workers ... take, as help(obook.bars) does."""
+    from obook.tables import table
+
+    reader, scan = getattr(obook, name).__doc__, getattr(obook.polars, f"scan_{name}").__doc__
+    for doc in (reader, scan):
+        assert "``path``: a feed file" in doc, doc
+        for option in table(name).all_options():
+            assert f"``{option}``: " in doc, (option, doc)

@@ -49,7 +49,8 @@ OPTIONS = {o.name: o for o in (
                                     "name; a date that differs from it is used, with a warning); when known the rows get a `timestamp` (UTC)"),
     Option("levels", 10, "BIGINT", "price levels a side (1 to 50)"),
     Option("queue_positions", True, "BOOLEAN", "false: the queue columns null and no queues kept (faster)"),
-    Option("interval", "1 minute", "VARCHAR", "the bar length ('1 minute', '5s', '100 ms')"),
+    Option("interval", "1 minute", "VARCHAR",
+           "the bar length ('1 minute', '5s', '100 ms'; in Python a timedelta or an integer of ns too)"),
     Option("prices", "int", "VARCHAR", "int: the feed's integers; decimal: exact decimals of the currency; "
                                        "float: float64 of the currency", ("int", "decimal", "float")),
     Option("filename", False, "BOOLEAN", "add a `filename` column (the feed file of each row)"),
@@ -267,6 +268,18 @@ def front_function(name: str, fname: str, call):
          for o in spec.all_options() if o not in spec.positional])
     front.__name__ = front.__qualname__ = fname
     return front
+
+
+#: what a front end's ``path`` takes (the readers' and the scans' docstrings)
+PATH_DOC = ("``path``: a feed file (plain, gzip or zstd); a list of feed files or a glob pattern "
+            "(``\"days/*.itch\"``), each file replayed on its own; a tuple of the files of one feed; "
+            "or a binary stream (its format told from its first bytes; a packet capture: its file)")
+
+
+def options_doc(name: str) -> str:
+    """The path and options of table ``name``, as its front ends' docstrings give them."""
+    return PATH_DOC + ".\n\nOptions: " + "; ".join(
+        f"``{o}``: {OPTIONS[o].doc}" for o in table(name).all_options()) + "."
 
 
 def reference_markdown() -> str:
