@@ -4,6 +4,7 @@ many files in one call; the rendered reference is docs/tables.md."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -355,3 +356,17 @@ def test_tables_itch_side_table_date_gives_its_timestamp_on_every_front_end_as_c
     assert res.exit_code == 0, res.output
     assert pq.read_table(tmp_path / "t.parquet").column("timestamp").to_pylist() == converted
     assert "date" not in registry.table("gaps").options      # no feed time to stamp
+
+
+@pytest.mark.parametrize("module, name, args, says", [
+    ("obook", "trades", (2,), "trades() takes 1 positional argument but 2 were given"),
+    ("obook.polars", "scan_depth", (5, 2), "scan_depth() takes 1 positional argument but 3 were given"),
+    ("obook", "bars", ("5 minutes", 2), "bars() takes 2 positional arguments but 3 were given"),
+], ids=["trades", "scan_depth", "bars"])
+def test_front_function_too_many_positional_arguments_says_so_as_python_does(module, name, args, says):
+    """An option given by position (``obook.trades(path, 2)``): Python's own words, the count right."""
+    import importlib
+
+    front = getattr(importlib.import_module(module), name)
+    with pytest.raises(TypeError, match="^" + re.escape(says) + "$"):
+        front("day.itch", *args)

@@ -257,7 +257,9 @@ def front_function(name: str, fname: str, call):
 
     def front(path, *args, **options):
         if len(args) > len(spec.positional):
-            raise TypeError(f"{fname}() takes {len(spec.positional) + 1} positional arguments")
+            n = len(spec.positional) + 1      # Python's own words for a function's positional arguments
+            raise TypeError(f"{fname}() takes {n} positional argument{'s' if n > 1 else ''} but "
+                            f"{len(args) + 1} were given")
         return call(path, **dict(zip(spec.positional, args)), **options)
 
     front.__signature__ = inspect.Signature(
