@@ -196,10 +196,14 @@ def _registry_options(name, workers, on_error, fmt, day, tickers, levels, interv
 def _one_feed(feed, format):
     """``feed`` as :func:`convert` reads it: a path or a stream as given; a list or tuple of
     one path, that path; of several, a tuple (one feed in pieces). A list of several files of
-    a format whose feed is one file is several feeds, refused."""
+    a format whose feed is one file is several feeds, refused. A glob pattern is its files,
+    sorted, one feed in pieces (as ``obook convert 'parts/*.csv' out/`` reads it)."""
     from .feeds import resolve_format
     from .feeds.sources import check_source
+    from .tables.open import expand, is_pattern
 
+    if is_pattern(feed):
+        feed = tuple(expand(feed))
     if not isinstance(feed, (list, tuple)):
         return feed
     paths = tuple(os.fspath(p) for p in feed)
@@ -300,8 +304,9 @@ def convert(feed, outdir, tables=("bbo",), workers: int | None = None, date=None
     """Convert ``feed`` into ``OUTDIR/<table>.parquet`` for each of ``tables``.
 
     ``feed``: a file path, a tuple of paths (one feed in pieces, read in order or merged by
-    the format's own sequence numbers, as :func:`obook.open_table` reads a tuple; a list is
-    that too for a format whose feed is several files by nature, Shenzhen vendor CSV), or a
+    the format's own sequence numbers, as :func:`obook.table` reads a tuple; a list is
+    that too for a format whose feed is several files by nature, Shenzhen vendor CSV; a glob
+    pattern is its files, sorted, as such a tuple), or a
     binary stream (stdin, a pipe) with its ``format`` given; a stream's provenance (size,
     sha256) is what it delivered when it has a ``digest()``
     (:class:`obook.feeds.sources.DigestingStream`), else null, and it offers the replay

@@ -394,3 +394,24 @@ def test_convert_bars_interval_gives_the_bars_of_that_length_as_obook_bars(itch_
                                    "--interval", "five minutes"])
     assert bad.exit_code == 1 and "interval must be like '1 minute'" in str(bad.exception)
     assert not (tmp_path / "bad").exists()
+
+
+def test_convert_glob_pattern_is_its_files_one_feed_as_on_the_command_line(tmp_path):
+    """obook.convert('parts/*.itch', out): the pattern's files, sorted, one feed in pieces, as
+    ``obook convert 'parts/*.itch' out/`` reads them (not 'no such feed file')."""
+    whole = tmp_path / "day.itch"
+    write_itch(str(whole), 3000, 4)
+    data, at = whole.read_bytes(), 0
+    while at < len(data) // 2:                       # a message boundary near the middle
+        at += 2 + int.from_bytes(data[at:at + 2], "big")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "1.itch").write_bytes(data[:at])
+    (parts / "2.itch").write_bytes(data[at:])
+    want = convert(str(whole), tmp_path / "want", tables="bbo")["rows"]
+    got = convert(str(parts / "*.itch"), tmp_path / "got", tables="bbo")
+    assert got["rows"] == want and want["bbo"] > 0
+    assert got["source"]["name"] == "1.itch+2.itch"
+    assert pq.read_table(tmp_path / "got" / "bbo.parquet").equals(pq.read_table(tmp_path / "want" / "bbo.parquet"))
+    with pytest.raises(ObookError, match=r"nothing\*\.itch: no feed file matches$"):
+        convert(str(parts / "nothing*.itch"), tmp_path / "none", tables="bbo")
