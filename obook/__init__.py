@@ -157,7 +157,19 @@ def __getattr__(name):
     raise AttributeError(f"module 'obook' has no attribute {name!r}")
 
 
+#: every table's reader is ``obook.<table>``, and its polars scan ``obook.scan_<table>``
+#: (``obook.tables.tables()``; tests/test_front.py holds this list to it)
+_TABLES = ("bbo", "trades", "orders", "depth", "bars", "messages", "spread", "twas", "bbo_grid", "symbols",
+           "system_events", "trading_actions", "cross_trades", "mbp1", "mbp10", "audit", "gaps", "line_stats")
+
 __all__ = [
-    "bbo", "match", "simulate", "backtest", "listen", "trades", "orders", "depth", "audit", "bars", "mbp1", "mbp10", "symbols", "system_events", "trading_actions", "cross_trades", "gaps", "line_stats", "lines", "read_itch", "trades_schema", "orders_schema", "depth_schema", "connect", "scan_bbo", "scan_trades", "scan_orders", "scan_depth", "scan_messages", "convert", "scan_dataset", "bbo_schema", "itch_message_schema", "ObookError", "FeedError",
-    "TruncatedFeedError", "FormatError", "WorkerError", "OutputError", "__version__",
+    *_TABLES, *(f"scan_{t}" for t in _TABLES), "table", "match", "simulate", "backtest", "listen", "lines",
+    "read_itch", "bbo_schema", "trades_schema", "orders_schema", "depth_schema", "itch_message_schema", "connect",
+    "convert", "scan_dataset", "ObookError", "FeedError", "TruncatedFeedError", "FormatError", "WorkerError",
+    "OutputError", "__version__",
 ]
+
+
+def __dir__():
+    # the readers, scans and adapters appear on first use: a notebook's completion offers them before
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))

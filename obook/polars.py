@@ -28,8 +28,7 @@ from .errors import ObookError, name_as_given, open_as_given
 from .polars_release import replay_closed, replay_opened
 from .tables.runs import MATCH, SIMULATE
 
-__all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema",   # and scan_<table> for every table
-           "time_of_day"]
+__all__ = ["scan", "scan_match", "scan_simulate", "scan_backtest", "polars_schema", "time_of_day"]   # + scan_<table>
 
 _DAY_NS = 86_400_000_000_000
 
@@ -280,6 +279,20 @@ def _scan_function(name: str):
     scan_table.__module__ = __name__
     scan_table.__doc__ = f"A LazyFrame of ``obook.{name}``: {table(name).doc}\n\n{options_doc(name)}"
     return scan_table
+
+
+def _table_scans() -> list[str]:
+    from .tables import tables
+
+    return [f"scan_{t}" for t in tables()]
+
+
+__all__ += _table_scans()
+
+
+def __dir__():
+    # the scans of the tables appear on first use: a notebook's completion offers them before
+    return sorted(set(globals()) | set(__all__))
 
 
 def __getattr__(name: str):

@@ -44,3 +44,18 @@ def test_front_no_module_is_faked_into_sys_modules():
                "        (getattr(m, '__spec__', None) is None or not getattr(m, '__file__', None))]\n"
                "print(fake, obook.convert is obook.to_parquet.convert)")
     assert out == "[] True"
+
+
+def test_front_every_table_reader_and_scan_in_all_and_dir():
+    """``from obook import *`` and ``dir(obook)`` (a notebook's completion) offer every table's
+    reader and scan, ``obook.spread`` and ``obook.scan_bars`` as ``obook.bbo``."""
+    out = _run("import obook, obook.polars\n"
+               "from obook.tables import tables\n"
+               "want = set(tables()) | {'scan_' + t for t in tables()}\n"
+               "star = {}\n"
+               "exec('from obook import *', star)\n"
+               "polars_star = {}\n"
+               "exec('from obook.polars import *', polars_star)\n"
+               "print(sorted(want - set(obook.__all__)), sorted(want - set(dir(obook))), sorted(want - set(star)),\n"
+               "      sorted({'scan_' + t for t in tables()} - set(polars_star)))")
+    assert out == "[] [] [] []"
