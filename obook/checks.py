@@ -260,9 +260,11 @@ def no_file(path, what: str = "feed") -> str:
     return f"{os.fspath(path)}: no such {what} file"
 
 
-def not_a_file(path, what: str = "feed") -> str:
+def not_a_file(path, what: str = "feed", stream: bool | None = None) -> str:
     """Why ``path``, which is there but is no regular file, is no ``what`` file: a directory,
-    or another kind of node (a device, a named pipe, a socket)."""
+    or another kind of node (a device, a named pipe, a socket). ``stream``: whether the
+    caller reads a stream in its place (a named pipe's error then says how; default: a feed's
+    readers do)."""
     import os
 
     import stat
@@ -275,7 +277,7 @@ def not_a_file(path, what: str = "feed") -> str:
         fifo = False
     if fifo:        # its bytes are a stream, which a feed reader takes
         how = ("; read it as a stream (open(path, 'rb') in Python, stdin with --format on the command line)"
-               if what == "feed" else "")
+               if (what == "feed" if stream is None else stream) else "")
         return f"{os.fspath(path)}: a named pipe (FIFO), not {a_or_an(what)} file{how}"
     return f"{os.fspath(path)}: not a regular file"
 

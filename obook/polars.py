@@ -38,9 +38,10 @@ def polars_schema(schema: pa.Schema) -> pl.Schema:
     return pl.from_arrow(schema.empty_table()).schema
 
 
-def _check_path(path, what: str = "feed", one: bool = False) -> str:
+def _check_path(path, what: str = "feed", one: bool = False, stream: bool | None = None) -> str:
     """The full path of a file (a feed, or an order file as ``what`` says); ``one``: the
-    scan takes that one file (no list, no glob pattern), and its errors say so."""
+    scan takes that one file (no list, no glob pattern), and its errors say so; ``stream``:
+    whether the scan takes a stream in its place (default: a feed's scan does)."""
     if not isinstance(path, (str, os.PathLike)):
         takes = "text or a path (one file)" if one else \
             "text (a file, a glob pattern), a path or a list or tuple of them"
@@ -50,7 +51,7 @@ def _check_path(path, what: str = "feed", one: bool = False) -> str:
         raise ObookError(f"the {what} path is empty")
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(full):
-        raise ObookError(no_file(path, what) if not os.path.exists(full) else not_a_file(path, what))
+        raise ObookError(no_file(path, what) if not os.path.exists(full) else not_a_file(path, what, stream))
     return full
 
 
@@ -351,9 +352,9 @@ def _feed_files(feed) -> tuple:
 
     files = feed_source(feed)
     if isinstance(files, tuple):
-        full = tuple(map(_check_path, files))
+        full = tuple(_check_path(f, stream=False) for f in files)
         return full, ", ".join(full)
-    return _check_path(files), os.fspath(feed)
+    return _check_path(files, stream=False), os.fspath(feed)
 
 
 def scan_simulate(feed, orders, *, table: str = "fills", **options) -> pl.LazyFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import polars as pl
@@ -318,3 +319,17 @@ def test_scan_function_doc_lists_path_and_options_as_the_reader_does(name):
         assert "``path``: a feed file" in doc, doc
         for option in table(name).all_options():
             assert f"``{option}``: " in doc, (option, doc)
+
+
+@pytest.mark.parametrize("scan", ["simulate", "backtest"])
+def test_scan_simulate_or_backtest_of_a_named_pipe_error_offers_no_stream(tmp_path, scan):
+    """scan_simulate and scan_backtest read files only: a FIFO's error does not tell them to
+    read it as a stream, which they refuse."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    run = {"simulate": lambda: obook.polars.scan_simulate(str(fifo), str(fifo)),
+           "backtest": lambda: obook.polars.scan_backtest(str(fifo), "s.py:S")}[scan]
+    with pytest.raises(ObookError, match=r"^" + re.escape(f"{fifo}: a named pipe (FIFO), not a feed file") + "$"):
+        run()
