@@ -156,7 +156,8 @@ def header_misread(data: bytes):
         why = f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, not the header {expected}"
     else:
         why = f"is not the header {expected}"
-    return 1, f"not a CSV order feed: line 1 {shown!r} {why}; if the file is another format, pass --format"
+    return 1, (f"not a CSV order feed: line 1 {shown!r} {why}; if the file is another format, give it "
+               "(format=, --format on the command line)")
 
 
 def reference_csv_bbo(path_or_bytes, on_error: str = "raise"):

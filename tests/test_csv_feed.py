@@ -317,7 +317,7 @@ def test_csv_line_1_of_six_fields_other_names_error_on_line_1_names_expected_hea
     shown = header.decode().rstrip("\r\n")
     assert (lines, error) == ([], (1, f"not a CSV order feed: line 1 {shown!r} is not the header "
                                       "Time,Ticker,Order,T,Shares,Price (any case), then any columns more; if the "
-                                      "file is another format, pass --format"))
+                                      "file is another format, give it (format=, --format on the command line)"))
 
 
 @pytest.mark.parametrize("header", [HEADER, b"TIME, ticker ,Order,t,SHARES,price,MPID\n",

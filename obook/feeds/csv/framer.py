@@ -108,11 +108,14 @@ class CsvFramer(Framer):
         if _table_header(line):
             why = f"names a table's columns, not the header {expected}: is this a table rather than a feed?"
         elif len(fields) < FIELDS:
-            why = (f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, not the header {expected}; "
-                   "if the file is another format, pass --format")
+            why = f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, not the header {expected}; {_OTHER}"
         else:
-            why = f"is not the header {expected}; if the file is another format, pass --format"
+            why = f"is not the header {expected}; {_OTHER}"
         return FeedError(self.path, 1, f"not a CSV order feed: line 1 {shown!r} {why}", unit=self.unit)
+
+
+#: the way out of a header error, in the words of every front end
+_OTHER = "if the file is another format, give it (format=, --format on the command line)"
 
 
 def header_commas(buf) -> int:
