@@ -220,6 +220,11 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
             origin = feed_unit(source, format, "time_origin")
             time_unit_ns = int(feed_unit(source, format, "time_unit_ns"))
         except ObookError as e:
+            bare = getattr(e, "units_missing_in", None)
+            if bare is not None:
+                raise ObookError(f"{names_given(given).get(bare, bare)}: a Parquet file without obook's units "
+                                 "(obook.time_unit in its schema): give time_of_day the feed it came from, its "
+                                 "format= or time_unit_ns=") from None
             name_as_given(e, names_given(given))
             raise
         if origin == "epoch":

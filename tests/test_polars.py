@@ -333,3 +333,16 @@ def test_scan_simulate_or_backtest_of_a_named_pipe_error_offers_no_stream(tmp_pa
            "backtest": lambda: obook.polars.scan_backtest(str(fifo), "s.py:S")}[scan]
     with pytest.raises(ObookError, match=r"^" + re.escape(f"{fifo}: a named pipe (FIFO), not a feed file") + "$"):
         run()
+
+
+def test_time_of_day_parquet_without_units_error_in_python_words(small, tmp_path):
+    """A Parquet file polars wrote (no obook units in its schema): the error offers
+    time_of_day's own ways out, not SQL's (format := ..., obook_scaled_price)."""
+    from obook.polars import time_of_day
+
+    bare = tmp_path / "bare.parquet"
+    scan_bbo(small).sink_parquet(bare)
+    with pytest.raises(ObookError) as e:
+        time_of_day("time", str(bare))
+    assert str(e.value) == (f"{bare}: a Parquet file without obook's units (obook.time_unit in its schema): "
+                            "give time_of_day the feed it came from, its format= or time_unit_ns="), str(e.value)

@@ -116,10 +116,12 @@ def _parquet_units(source, fmt=None) -> dict | None:
                          "quantity_scale": int(meta["quantity_scale"]), "time_unit_ns": time_unit_ns(meta["time_unit"]),
                          "time_origin": meta.get("time_origin")}
             except (KeyError, ValueError):
-                raise ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
-                                 "obook.quantity_scale, obook.time_unit in its schema; "
-                                 "obook sql --output records none): give the feed it came from, its format "
-                                 "(format := 'csv' ...), or the scale to obook_scaled_price") from None
+                missing = ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
+                                     "obook.quantity_scale, obook.time_unit in its schema; "
+                                     "obook sql --output records none): give the feed it came from, its format "
+                                     "(format := 'csv' ...), or the scale to obook_scaled_price")
+                missing.units_missing_in = path     # (SQL's words: a front end with other ways out has its own)
+                raise missing from None
             if given is not None and meta.get("format") != given.name:
                 raise ObookError(f"{path}: format := {fmt!r} was given, but the file records the units of "
                                  f"format {meta.get('format')!r} (obook.format): leave format out (its units "
