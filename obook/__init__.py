@@ -29,7 +29,7 @@ _SUBMODULES = ("duckdb", "polars", "lobster", "dataset", "schema", "session", "f
                "simulation", "live", "tables", "klines", "backtest")
 
 
-def bbo(path, workers: int | None = None, format: str | None = None, on_error: str = "raise",
+def bbo(path, *, workers: int | None = None, format: str | None = None, on_error: str = "raise",
         stats: dict | None = None, date=None, tickers=None, prices: str = "int", filename: bool = False, **options):
     """Replay a feed and stream its BBO rows as a ``pyarrow.RecordBatchReader``.
 

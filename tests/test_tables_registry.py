@@ -360,9 +360,10 @@ def test_tables_itch_side_table_date_gives_its_timestamp_on_every_front_end_as_c
 
 @pytest.mark.parametrize("module, name, args, says", [
     ("obook", "trades", (2,), "trades() takes 1 positional argument but 2 were given"),
+    ("obook", "bbo", (2,), "bbo() takes 1 positional argument but 2 were given"),
     ("obook.polars", "scan_depth", (5, 2), "scan_depth() takes 1 positional argument but 3 were given"),
     ("obook", "bars", ("5 minutes", 2), "bars() takes 2 positional arguments but 3 were given"),
-], ids=["trades", "scan_depth", "bars"])
+], ids=["trades", "bbo", "scan_depth", "bars"])
 def test_front_function_too_many_positional_arguments_says_so_as_python_does(module, name, args, says):
     """An option given by position (``obook.trades(path, 2)``): Python's own words, the count right."""
     import importlib
