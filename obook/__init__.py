@@ -8,12 +8,12 @@ DuckDB, polars and Parquet.
 from __future__ import annotations
 
 import importlib
-import logging
 
+from . import _compile_notes
 from ._version import __version__
 from .errors import FeedError, FormatError, ObookError, OutputError, TruncatedFeedError, WorkerError
 
-logging.getLogger("obook").addHandler(logging.NullHandler())
+_compile_notes.install()    # a first compile is said on stderr; other warnings stay on the logger
 
 # Everything else loads on first use (``import obook`` loads no DuckDB, polars, numba or
 # kernels): the schemas, ``convert`` and the adapter modules ``obook.duckdb``,
