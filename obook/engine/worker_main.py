@@ -141,7 +141,9 @@ def warm(formats=()) -> None:
         ev = np.zeros((2, EV_WIDTH), dtype=np.int64)
         ev[0, 2:7] = (1, ACT_ADD, 1, 100, 10)
         ev[1, 2:7] = (1, 5, 1, 0, 0)  # ACT_DELETE
-        BookState().apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
+        books = BookState()
+        books.apply(ev, 2, np.zeros((4, ROW_WIDTH), dtype=np.int64))
+        _ = books.crossed_books     # (a property) each worker counts them at the end of a replay
         from ..feeds import formats as every_format, get_format
         chosen = every_format().values() if "*" in formats else [
             get_format(f) if isinstance(f, str) else f for f in formats if f]

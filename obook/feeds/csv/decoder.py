@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import csv_decode as K
-from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, WANT_TRADES
+from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_DUPLICATE_REF, ERR_UNKNOWN_REF, EV_REF, EV_WIDTH, WANT_TRADES
 from ..base import Decoder, DecodeResult, counts_by_type
 from .framer import FIELDS, header_commas
 
@@ -175,6 +175,13 @@ class CsvDecoder(Decoder):
         if self.tolerant:
             self.skipped = {SKIP_KINDS[s]: int(c) for s, c in enumerate(self.counts) if c}
         return DecodeResult(int(out[K.O_EVENTS]), names, error)
+
+    @classmethod
+    def warm(cls):
+        """Load the kernels a worker runs (the line decoder, the release of dead order keys,
+        the text tables' growth) before workers are forked from this process."""
+        cls("", 0, 1).decode(np.zeros(0, np.uint8), 2, np.zeros((1, EV_WIDTH), np.int64))
+        _Table(2).grow(1, 1, 0, 0, 64)
 
     def message_counts(self):
         return counts_by_type(self.types)
