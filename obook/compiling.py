@@ -391,6 +391,15 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
     return {name: took[name] for name in names}
 
 
+def cache_folder() -> str | None:
+    """The folder holding the machine code of the kernels of ``obook/_kernels``: beside the
+    sources, under ``NUMBA_CACHE_DIR``, or where a read-only install's cache went
+    (``obook/_kernels/cache_dirs.py``); None when numba caches them its own way."""
+    from .engine.books import K
+
+    return getattr(getattr(K.crossed_books, "_cache", None), "_cache_path", None)
+
+
 def _run_part(name: str, tmp: Path, took: dict, progress) -> None:
     start = time.perf_counter()
     part = tmp / name

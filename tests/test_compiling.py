@@ -100,3 +100,32 @@ def test_cli_compile_all_with_parts_refused_before_compiling(monkeypatch, capsys
     err = cli_error(capsys, "compile", "--all", "itch")
     assert "--all compiles every part; give it or the parts (itch), not both" in err
     assert asked == []
+
+
+def test_cli_compile_ends_naming_the_kernels_cache_folder(monkeypatch, capsys):
+    import os
+    import sys
+
+    from obook._kernels.cached_load import cache_dir_name
+    from obook.cli import main
+
+    monkeypatch.setattr(compiling, "compile_kernels", lambda parts, progress=None: {})
+    monkeypatch.setattr(sys, "argv", ["obook", "compile", "latency"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    folder = compiling.cache_folder()
+    assert last.startswith("compiled 1 part in ") and last.endswith(f"; the kernels are cached in {folder}")
+    assert os.path.basename(folder) == cache_dir_name() and os.path.isdir(folder)
+
+
+def test_cache_folder_numba_cache_dir_set_is_under_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", "from obook.compiling import cache_folder; print(cache_folder())"],
+                         capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip().startswith(str(tmp_path / "cache") + os.sep), out.stdout

@@ -16,10 +16,10 @@ def compile_(
 ) -> None:
     """Compile the numba kernels ahead of use (once after installing or upgrading obook; a few
     minutes on two cores). Without it each command compiles the kernels it needs the first
-    time it runs, and says so."""
+    time it runs, and says so. Ends by naming the folder numba caches the kernels in."""
     import time
 
-    from ..compiling import PARTS, compile_kernels
+    from ..compiling import PARTS, cache_folder, compile_kernels
     from ..errors import ObookError
 
     if all_ and parts:
@@ -32,5 +32,7 @@ def compile_(
         typer.echo(f"{name}: ready ({seconds:.1f} s)", err=True)
 
     compile_kernels(chosen, progress=said)
+    folder = cache_folder()
     typer.echo(f"compiled {len(chosen)} part{'s' if len(chosen) != 1 else ''} in "
-               f"{time.perf_counter() - start:.0f} s", err=True)
+               f"{time.perf_counter() - start:.0f} s" + (f"; the kernels are cached in {folder}" if folder else ""),
+               err=True)
