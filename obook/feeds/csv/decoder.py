@@ -178,10 +178,10 @@ class CsvDecoder(Decoder):
 
     @classmethod
     def warm(cls):
-        """Load the kernels a worker runs (the line decoder, the release of dead order keys,
-        the text tables' growth) before workers are forked from this process."""
+        """Load the kernels every worker runs (the line decoder, the release of dead order
+        keys) before workers are forked from this process; the text tables' growth loads
+        where a table grows."""
         cls("", 0, 1).decode(np.zeros(0, np.uint8), 2, np.zeros((1, EV_WIDTH), np.int64))
-        _Table(2).grow(1, 1, 0, 0, 64)
 
     def message_counts(self):
         return counts_by_type(self.types)
