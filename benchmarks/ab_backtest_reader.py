@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_backtest import FEED, ORDER, PERIOD, RESPONSE  # noqa: E402
@@ -18,6 +20,7 @@ from hftbacktest_support import obook_market_maker  # noqa: E402
 from obook.backtest import backtest, compiled  # noqa: E402
 from obook.live.risk import RiskGate  # noqa: E402
 
+answer_help(__doc__, 2)
 path, table = sys.argv[1], sys.argv[2]
 options = dict(feed_latency=FEED, order_latency=ORDER, response_latency=RESPONSE,
                risk=RiskGate(max_orders_per_second=100_000))

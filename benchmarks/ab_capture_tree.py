@@ -11,7 +11,10 @@ import statistics
 import subprocess
 import sys
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+answer_help(__doc__, 2)
 trees = {"old": sys.argv[3] if len(sys.argv) > 3 else "/tmp/old_tree",
          "new": sys.argv[4] if len(sys.argv) > 4 else HERE}
 code = r'''

@@ -5,6 +5,9 @@ Run it alternately with PYTHONPATH set to two trees (a ``git archive`` copy of t
 to compare them; prints "seconds rows"."""
 import sys, time
 import obook
+
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+answer_help(__doc__, 2)
 path, table = sys.argv[1], sys.argv[2]
 workers = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 con = obook.connect()

@@ -13,10 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main() -> None:
+    answer_help(__doc__)
     records = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 41
     import obook.backtest.columns as C

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -67,4 +69,5 @@ def main(records: int = 5_000_000, runs: int = 5) -> None:
 
 
 if __name__ == "__main__":
+    answer_help(__doc__)
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 5_000_000, int(sys.argv[2]) if len(sys.argv) > 2 else 5)

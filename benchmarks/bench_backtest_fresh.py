@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 
 def main(tree: str, runs: int = 3) -> None:
     tree = str(Path(tree).resolve())
@@ -42,4 +44,5 @@ def main(tree: str, runs: int = 3) -> None:
 
 
 if __name__ == "__main__":
+    answer_help(__doc__)
     main(sys.argv[1] if len(sys.argv) > 1 else ".", int(sys.argv[2]) if len(sys.argv) > 2 else 3)

@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -61,4 +63,5 @@ def main(rounds: int = 8) -> None:
 
 
 if __name__ == "__main__":
+    answer_help(__doc__)
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 8)

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 FEED, ORDER, RESPONSE, PERIOD = 1_000, 2_000, 3_000, 100_000     # ns
@@ -92,5 +94,6 @@ def main(records: int = 1_000_000, runs: int = 3, only: str = "") -> None:
 
 
 if __name__ == "__main__":
+    answer_help(__doc__)
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000, int(sys.argv[2]) if len(sys.argv) > 2 else 3,
          sys.argv[3] if len(sys.argv) > 3 else "")

@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from script_usage import answer_help     # (benchmarks/, the script's folder, is on sys.path)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
@@ -46,4 +48,5 @@ def main(records: int = 200_000, runs: int = 3) -> None:
 
 
 if __name__ == "__main__":
+    answer_help(__doc__)
     main(*(int(a) for a in sys.argv[1:3]))
