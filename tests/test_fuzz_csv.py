@@ -5,6 +5,7 @@ worker crash, a hang or unbounded memory (tests/fuzz_support.py)."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -45,7 +46,11 @@ def check(path, data: bytes, workers: int = 1, on_error: str = "raise"):
             assert stats["skipped"] == want_skipped
     else:
         assert isinstance(err, FeedError), err     # not a WorkerError: workers don't crash
-        assert (err.record, err.reason) == want_err
+        # (bytes another format's sniffer recognises, as '//SecurityIDSource=102': the error adds
+        # which, since the format was given; the reference knows no other format)
+        reason = re.sub(r" \(format 'csv' was given, and the file looks like '[\w-]+': leave format out or give that\)$",
+                        "", err.reason)
+        assert (err.record, reason) == want_err
     return rows, err
 
 

@@ -279,10 +279,10 @@ class Replay:
     def _name_the_format(self, e: FeedError) -> None:
         """A feed given a format that fails at its first record: the error adds the format the
         file looks like, when that is another one (the format was most likely wrong)."""
-        from ..feeds import detect_format
+        from ..feeds import SURE, detect_format
 
         try:
-            found = detect_format(self._input)
+            found = detect_format(self._input, least=SURE)      # (not a guess: random bytes look like none)
         except Exception:  # noqa: BLE001 - no format claims it: the error stands as it is
             return
         if found != self.format.name:

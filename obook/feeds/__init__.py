@@ -324,9 +324,10 @@ def _whole_table(path, kind: str) -> bool:
         return False
     return True
 
-def detect_format(path: str | Path) -> str:
+def detect_format(path: str | Path, least: int = 1) -> str:
     """The name of the registered format whose sniffer scores ``path`` highest (a path, a list
-    of paths, or a stream made ready by ``sources.headed``: its first bytes)."""
+    of paths, or a stream made ready by ``sources.headed``: its first bytes); ``least``: the
+    lowest score taken (:func:`detect_head`)."""
     from .sources import HeadedStream, is_stream, read_head, source_name, source_paths
 
     if is_stream(path):
@@ -337,11 +338,11 @@ def detect_format(path: str | Path) -> str:
             if path.failed is not None:     # its first read failed: that, not an empty feed
                 raise ObookError(f"{what}: reading it failed before its first byte: {path.failed}")
             raise FormatError(what, "the feed is empty (its format cannot be told)", formats())
-        return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what)
+        return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what, least)
     paths = source_paths(path)
     name = Path(paths[0]).name if paths else ""
     # the first file's bytes decide; the error names that file (not the list or the lines)
-    best = detect_head(name, read_head(path, SNIFF_BYTES), str(paths[0]) if paths else str(path))
+    best = detect_head(name, read_head(path, SNIFF_BYTES), str(paths[0]) if paths else str(path), least)
     for other in paths[1:]:
         _check_same_format(best, paths[0], other)
     return best
@@ -412,12 +413,18 @@ def refuse_table(what: str, head: bytes) -> None:
                          "or give the feed it came from")
 
 
-def detect_head(name: str, head: bytes, what: str | None = None) -> str:
+#: a sniffer's score of a feed it recognises by its bytes (lower ones: a guess, taken only
+#: when no format is surer)
+SURE = 80
+
+
+def detect_head(name: str, head: bytes, what: str | None = None, least: int = 1) -> str:
     """The name of the registered format whose sniffer scores (file ``name``, first bytes
-    ``head``) highest; ``what`` names the feed in the error when none does. A table file
-    (Parquet, Arrow: :func:`table_kind`) is an ObookError saying so, whatever its name."""
+    ``head``) highest, at least ``least`` (:data:`SURE`: a format recognised, not guessed);
+    ``what`` names the feed in the error when none does. A table file (Parquet, Arrow:
+    :func:`table_kind`) is an ObookError saying so, whatever its name."""
     refuse_table(what or name, head)
-    best, score = None, 0
+    best, score = None, least - 1
     for fmt in formats().values():
         s = fmt.sniff(name, head)
         if s > score:
