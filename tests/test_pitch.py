@@ -197,9 +197,9 @@ def test_pitch_executed_at_price_remaining_quantity_becomes_the_orders_size(tmp_
     bbo = obook.bbo(p, workers=workers).read_all().to_pylist()
     assert [(r["seq"], r["bid_qty"], r["bid_orders"], r["ask_qty"]) for r in bbo] == [
         (2, 300, 1, None), (3, 400, 2, None),
-        (4, 300, 2, None), (4, 600, 2, None),            # executed 100, then 500 instead of 200
-        (5, 550, 2, None), (5, 520, 2, None),            # executed 50, then 20 instead of 50
-        (6, 20, 1, None), (6, 60, 2, None),              # all 500 executed, then 40 back in the book
+        (4, 600, 2, None),                               # executed 100, then 500 instead of 200
+        (5, 520, 2, None),                               # executed 50, then 20 instead of 50
+        (6, 60, 2, None),                                # all 500 executed, then 40 back in the book
         (7, 60, 2, 70), (8, 60, 2, 40), (9, 20, 1, 40), (10, None, None, 40)]
     trades = obook.trades(p, workers=workers).read_all().to_pylist()
     assert [(r["price"], r["shares"], r["match"]) for r in trades] == [
@@ -210,6 +210,20 @@ def test_pitch_executed_at_price_remaining_quantity_becomes_the_orders_size(tmp_
         (4, "C", 11, 1_000_000, 100, 200, 0), (4, "M", 11, 1_000_000, 500, 500, 100),   # a refill: the back
         (5, "C", 12, 1_000_000, 50, 50, 0), (5, "X", 12, 1_000_000, 30, 20, 0),         # less: in its place
         (6, "C", 11, 1_000_000, 500, 0, None), (6, "M", 11, 1_000_000, 40, 40, 20)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_pitch_executed_at_price_with_another_remaining_one_bbo_and_depth_row_per_message(tmp_path, workers):
+    p = _feed(tmp_path, msg(TIME, 34_200),
+              msg(ADD_LONG, 1, 11, b"B", 300, b"ZVZZT ", 1_000_000, 1),
+              msg(ADD_LONG, 2, 12, b"S", 100, b"ZVZZT ", 1_000_500, 1),
+              msg(EXECUTED_AT_PRICE, 3, 11, 100, 500, 901, 1_000_000),  # 200 left, refilled to 500
+              msg(EXECUTED_AT_PRICE, 4, 11, 100, 50, 902, 1_000_000),   # 400 left, 50 remain
+              msg(EXECUTED_AT_PRICE, 5, 11, 50, 80, 903, 1_000_000))    # all taken, 80 back
+    bbo = obook.bbo(p, workers=workers).read_all().to_pylist()
+    assert [(r["seq"], r["bid_qty"]) for r in bbo] == [(2, 300), (3, 300), (4, 500), (5, 50), (6, 80)]
+    depth = obook.depth(p, workers=workers, levels=2).read_all().to_pylist()
+    assert [(r["seq"], r["bid_qty_1"]) for r in depth] == [(2, 300), (3, 300), (4, 500), (5, 50), (6, 80)]
 
 
 @pytest.mark.parametrize("flags, ahead", [(1, 200), (3, 0)])     # bit 1: Maintain Priority

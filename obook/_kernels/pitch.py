@@ -21,8 +21,8 @@ from .jit import njit
 from .hashtab import ht_drop, ht_find, ht_full, ht_home, ht_put
 from .prefetch import prefetch
 from .dbn import _le
-from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_MODIFY, ACT_PRINT, NEED_ROOM, NO_SIDE,
-                     TO_BACK, TYPE_SHIFT)
+from .layout import (ACT_ADD, ACT_CANCEL, ACT_DELETE, ACT_EXEC, ACT_MODIFY, ACT_PRINT, DEFER, NEED_ROOM,
+                     NO_SIDE, TO_BACK, TYPE_SHIFT)
 
 HEADER = 8
 #: every message obook reads: type -> (name, length, fields); a field is (name, offset,
@@ -481,7 +481,8 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
     secs[unit]: the unit's time in seconds (Time, Time Reference), kept across batches.
     syms, orders, execs: the symbol, live order and execution Tables (hashtab), kept too.
     One event a message, two for an Order Executed at Price whose remaining quantity is not
-    the order's size less the execution (the second sets the size). An id no live order has (or an add of a live id) is
+    the order's size less the execution (the second sets the size; the first is DEFER, so
+    the message gets one BBO and depth row, of the book after both). An id no live order has (or an add of a live id) is
     DEC_UNKNOWN (DEC_DUPLICATE), a price of 2**63 or more DEC_PRICE, an add's or a trade's
     side other than B or S DEC_SIDE: strict mode stops there (st[ST_BAD]); tolerant mode
     passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
@@ -654,6 +655,8 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                 if worker == 0:
                     skips[bad] += 1
             elif act != 0 and book >= 0:
+                if resize >= 0:
+                    act |= DEFER     # one message: its BBO and depth rows after the second event
                 _event(ev, ne, base_seq + i, tm, book, act, side, _LETTER[t], oid, shares, price, new_ref, match, aux)
                 ne += 1
                 if resize >= 0:
