@@ -155,3 +155,32 @@ def test_szse_vendor_one_security_of_a_shared_channel_gap_error_says_what_to_do(
     stats = {}
     assert obook.bbo(one, workers=1, format="szse-csv", on_error="skip", stats=stats).read_all().num_rows > 0
     assert stats["skipped"]["sequence gap"] > 0
+
+
+ORDERS_HEADER = "ApplSeqNum,Side,OrdType,Price,OrderQty,TransactTime,ChannelNo\n"
+TICKS_HEADER = "ApplSeqNum,BidApplSeqNum,OfferApplSeqNum,Price,Qty,ExecType,TransactTime,ChannelNo\n"
+
+
+@pytest.mark.parametrize("value", ["sNaN", "99999999999999999999", "1.000001"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_szse_vendor_csv_unreadable_value_rows_of_other_files_before_it_delivered(tmp_path, value, workers):
+    """A row whose value cannot be read ends the merged feed at its own place: the rows of the
+    other files merged before it are replayed first, and the error names its merged line."""
+    folder = tmp_path / "vendor"
+    folder.mkdir()
+    (folder / "000001_orders.csv").write_text(ORDERS_HEADER + "1,1,2,10.0000,1.00,20240105093000001,2011\n"
+                                              f"4,1,2,{value},1.00,20240105093000004,2011\n")
+    (folder / "000002_orders.csv").write_text(ORDERS_HEADER + "2,1,2,20.0000,1.00,20240105093000002,2011\n"
+                                              "3,2,2,21.0000,1.00,20240105093000003,2011\n")
+    for sec in ("000001", "000002"):
+        (folder / f"{sec}_ticks.csv").write_text(TICKS_HEADER)
+    files = sorted(str(p) for p in folder.iterdir())
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in obook.bbo(tuple(files), workers=workers, format="szse-csv"):
+            rows += b.to_pylist()
+    assert [r["seq"] for r in rows] == [1, 2, 3]
+    assert info.value.path == str(folder / "000001_orders.csv") and info.value.record == 3
+    assert "(line 4 of the merged feed)" in info.value.reason and info.value.feed_record == 4
+    err = cli_error("table", "bbo", "--format", "szse-csv", *files)
+    assert "000001_orders.csv: line 3: " in err and "(line 4 of the merged feed)" in err

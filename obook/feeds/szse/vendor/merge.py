@@ -106,8 +106,10 @@ def _columns(row: list, path: str):
 
 def _rows(path: str, opened: list | None = None, where: int | None = None):
     """(key, text log line) of one file, in file order; a row that cannot be read raises
-    FeedError naming the file and its line. The file's last line without a line end is cut
-    when it holds fewer fields than the header (or than a row needs): a TruncatedFeedError.
+    FeedError naming the file and its line, but one whose key (TransactTime, ChannelNo,
+    ApplSeqNum) reads gives that FeedError in place of its line (the merge ends there, at the
+    row's place). The file's last line without a line end is cut when it holds fewer fields
+    than the header (or than a row needs): a TruncatedFeedError.
     ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far).
     ``where``: (key, (where, line)) instead, the row's key and line number (see origin)."""
     sec = security_of(path)
@@ -134,10 +136,18 @@ def _rows(path: str, opened: list | None = None, where: int | None = None):
                 _check_last(row, header, 8 if ticks else 7, path, reader.line_num, last.start)
             try:
                 cells = get(row)
+                key = _key(cells, path, reader.line_num)
                 if where is not None:
-                    yield _key(cells, path, reader.line_num), (where, reader.line_num)
-                else:
-                    yield _line(sec, ticks, cells, path, reader.line_num)
+                    yield key, (where, reader.line_num)
+                    continue
+                try:
+                    line = _line(sec, ticks, cells, path, reader.line_num)[1]
+                except (FeedError, ValueError) as e:
+                    # a value that cannot be read: its error takes the row's place in the merge,
+                    # after the other files' rows that come before it
+                    line = e if isinstance(e, FeedError) else FeedError(
+                        path, reader.line_num, f"malformed row: {_shown(str(e))}", unit="line")
+                yield key, line
             except IndexError:
                 raise FeedError(path, reader.line_num, f"malformed row: {len(row)} fields, its header has {header}",
                                 unit="line") from None
@@ -246,6 +256,7 @@ class MergedReader:
         self._lines = (line for _, line in heapq.merge(*(_rows(p, self._opened) for p in paths),
                                                        key=lambda r: r[0]))
         self._buf = b""
+        self._given = 0         # lines of the merged log given so far
         self.deferred_error: ObookError | None = None
 
     def readinto(self, view) -> int:
@@ -253,9 +264,13 @@ class MergedReader:
             lines = []
             try:
                 for _, line in zip(range(4096), self._lines):
+                    if isinstance(line, FeedError):     # a row whose value cannot be read: the end
+                        self.deferred_error = _at_merged_line(line, self._given + len(lines) + 1)
+                        break
                     lines.append(line)
             except ObookError as e:
                 self.deferred_error = e
+            self._given += len(lines)
             if not lines:
                 break
             self._buf += ("\n".join(lines) + "\n").encode()
@@ -281,6 +296,13 @@ class MergedReader:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _at_merged_line(error: FeedError, line: int) -> FeedError:
+    """``error`` of a file's row with the row's line of the merged feed."""
+    out = FeedError(error.path, error.record, f"{error.reason} (line {line} of the merged feed)", unit="line")
+    out.feed_record = line
+    return out
 
 
 def paired(source):
