@@ -268,6 +268,16 @@ def test_pitch_sequence_gap_strict_error_tolerant_counted(tmp_path):
         obook.bbo(p, workers=1).read_all()
 
 
+def test_pitch_unit_sent_again_strict_error_says_it_repeats_messages(tmp_path):
+    body = b"".join(_adds())
+    unit = UNIT.pack(8 + len(body), 4, 1, 1) + body
+    p = tmp_path / "again.pitch"
+    p.write_bytes(unit + unit)
+    with pytest.raises(FeedError, match=r"message 5\b.*sequence gap on unit 1: expected 5, got 1 \(going back: "
+                                        r"messages 1 to 4 of the unit again"):
+        obook.bbo(p, workers=1).read_all()
+
+
 @pytest.mark.parametrize("cut, reason", [(30, "type 0x21 needs 34 bytes, has 30"), (None, "do not fill")])
 def test_pitch_malformed_unit_strict_names_message(tmp_path, cut, reason):
     adds = _adds()

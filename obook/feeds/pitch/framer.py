@@ -49,7 +49,13 @@ class PitchFramer(Framer):
         unit = int(buf[pos + 3]) if len(buf) > pos + 3 else 0
         if status == K.FRAME_GAP:
             got = int.from_bytes(bytes(buf[pos + 4:pos + 8]), "little")
-            return f"sequence gap on unit {unit}: expected {int(self.next_seq[unit])}, got {got}"
+            expected = int(self.next_seq[unit])
+            reason = f"sequence gap on unit {unit}: expected {expected}, got {got}"
+            if got < expected:
+                last = min(got + int(buf[pos + 2]), expected) - 1
+                which = f"message {got}" if last == got else f"messages {got} to {last}"
+                reason += f" (going back: {which} of the unit again: a unit sent twice, or the feed read again?)"
+            return reason
         if length < K.HEADER:
             return f"malformed unit: length {length} (a unit header is {K.HEADER} bytes)"
         p = pos + K.HEADER
