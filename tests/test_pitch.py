@@ -278,6 +278,35 @@ def test_pitch_unit_sent_again_strict_error_says_it_repeats_messages(tmp_path):
         obook.bbo(p, workers=1).read_all()
 
 
+def _unit(messages: list, count_from: int) -> bytes:
+    body = b"".join(messages)
+    return UNIT.pack(8 + len(body), len(messages), 1, count_from) + body
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("again", ["whole", "overlapping"])
+def test_pitch_unit_sent_again_tolerant_its_messages_seen_already_are_not_applied_again(tmp_path, workers, again):
+    """A tolerant replay counts a unit whose sequence goes back as a gap and applies only its
+    messages not seen before: an execution or a reduce does not take its shares twice."""
+    first = _unit(_adds(), 1)                                                   # messages 1-4
+    execs = [msg(EXECUTED, 8, 11, 100, 901), msg(REDUCE_SHORT, 9, 13, 40)]      # 5-6
+    later = msg(EXECUTED, 10, 12, 50, 902)                                       # 7
+    plain = tmp_path / "plain.pitch"
+    plain.write_bytes(first + _unit(execs, 5) + _unit([later], 7))
+    sent = tmp_path / "again.pitch"
+    # the executions' unit again, or a unit from message 6 on (6 again, 7 new)
+    repeat = _unit(execs, 5) if again == "whole" else _unit([execs[1], later], 6)
+    sent.write_bytes(first + _unit(execs, 5) + repeat + (_unit([later], 7) if again == "whole" else b""))
+    from obook.engine.replay import Replay
+
+    for table in ("bbo", "trades", "orders", "depth"):
+        want = getattr(obook, table)(plain, workers=workers).read_all().drop_columns(["seq"])
+        r = Replay(str(sent), workers=workers, on_error="skip", tables=(table,))
+        got = r.reader(table).read_all().drop_columns(["seq"])
+        assert got.to_pylist() == want.to_pylist(), table
+        assert r.stats["skipped"] == {"sequence gap": 1}, table
+
+
 @pytest.mark.parametrize("cut, reason", [(30, "type 0x21 needs 34 bytes, has 30"), (None, "do not fill")])
 def test_pitch_malformed_unit_strict_names_message(tmp_path, cut, reason):
     adds = _adds()

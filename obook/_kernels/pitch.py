@@ -194,9 +194,10 @@ ST_WIDTH = 14
 K_SYMBOL, K_ORDER, K_EXEC = range(3)
 
 #: a decoder's state as pitch_decode takes it: its counters (ST_*), each unit's time in
-#: seconds, the symbol, live order and execution Tables, the symbols first seen in the call
-#: and the tolerant mode's skips by status; all kept across batches
-Decoding = namedtuple("Decoding", ("st", "secs", "syms", "orders", "execs", "new_syms", "skips"))
+#: seconds, the symbol, live order and execution Tables, the symbols first seen in the call,
+#: the tolerant mode's skips by status and each unit's next sequence number (0: none seen
+#: yet); all kept across batches
+Decoding = namedtuple("Decoding", ("st", "secs", "syms", "orders", "execs", "new_syms", "skips", "next_seq"))
 
 
 @njit(cache=True, _nrt=False)
@@ -485,10 +486,12 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
     the message gets one BBO and depth row, of the book after both). An id no live order has (or an add of a live id) is
     DEC_UNKNOWN (DEC_DUPLICATE), a price of 2**63 or more DEC_PRICE, an add's or a trade's
     side other than B or S DEC_SIDE: strict mode stops there (st[ST_BAD]); tolerant mode
-    passes over the message, worker 0 counting it in skips. Returns a DEC_* status, or
-    NEED_ROOM (st[ST_ROOM]: the table to grow; resume from st).
+    passes over the message, worker 0 counting it in skips. A unit whose sequence goes back
+    (sent again; the framer counted it as a gap) has the messages next_seq[unit] says were
+    seen passed over: they keep their record numbers but change no book again. Returns a
+    DEC_* status, or NEED_ROOM (st[ST_ROOM]: the table to grow; resume from st).
     """
-    st, secs, syms, orders, execs, new_syms, skips = dec
+    st, secs, syms, orders, execs, new_syms, skips, next_seq = dec
     pos = st[ST_POS]
     k = st[ST_UK]
     resume = st[ST_K]
@@ -506,10 +509,12 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
         if unit_check(buf, pos, end, SIZES)[0] != FRAME_OK:
             pos = end                # a bad unit (tolerant mode): passed over, as the framer did
             continue
+        seq = _le(buf, pos + 4, 4)
+        seen = min(count, next_seq[unit] - seq) if seq != 0 and next_seq[unit] > seq else 0
         p = pos + HEADER
         _prefetch_unit(buf, p, count, orders)
         done = 0
-        while k + done < resume:     # a resumed call: these messages are decoded already
+        while k + done < resume or done < seen:     # decoded already (a resumed call), or seen
             p += np.int64(buf[p])
             done += 1
         while done < count:
@@ -669,6 +674,8 @@ def pitch_decode(buf, base_seq, worker, n_workers, ev, dec, strict, prints):
                     ne += 1
             p += ln
             done += 1
+        if seq != 0 and count > 0 and seq + count > next_seq[unit]:
+            next_seq[unit] = seq + count     # (once the unit is decoded: a resumed call sees it as before)
         k += count
         pos = end
     _stop(st, pos, k, k, ne)

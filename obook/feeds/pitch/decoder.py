@@ -37,6 +37,7 @@ class PitchDecoder(Decoder):
         # symbol -> (book, 0), order id -> (book * 2 + side, shares, price), execution id -> (book, 0)
         self._tables = [table(64, 2), table(1024, 3), table(64 if self.prints else 2, 2)]
         self._secs = np.zeros(256, np.int64)
+        self._next_seq = np.zeros(256, np.int64)     # each unit's next sequence number
         self._new = np.zeros(MAX_BATCH_RECORDS + 1, np.int64)
         self._st = np.zeros(K.ST_WIDTH, np.int64)
         self._skips = np.zeros(len(REASONS) + 1, np.int64)
@@ -57,7 +58,7 @@ class PitchDecoder(Decoder):
         st[K.ST_BOOKS] = len(self.tickers)
         while True:
             syms, orders, execs = self._tables      # growing replaces one
-            dec = K.Decoding(st, self._secs, syms, orders, execs, self._new, self._skips)
+            dec = K.Decoding(st, self._secs, syms, orders, execs, self._new, self._skips, self._next_seq)
             status = K.pitch_decode(buf, base_seq, self.worker, self.n_workers, events, dec, self.strict,
                                     self.prints)
             if status != NEED_ROOM:
