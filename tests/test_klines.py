@@ -136,3 +136,18 @@ def test_bars_bad_record_bars_of_the_trades_before_it_then_the_error(tmp_path):
     want = obook.bars(str(tmp_path / "clean.csv"), workers=1, interval="1 minute").read_all()
     assert want.num_rows > 0
     assert [b.to_pylist() for b in got] and sum((b.to_pylist() for b in got), []) == want.to_pylist()
+
+
+def test_bars_volume_past_int64_error_names_ticker_and_bar_not_a_wrapped_volume(tmp_path):
+    """ITCH cross (Q) shares are 8 bytes: two crosses of 2**62 shares in one bar sum past 2**63 - 1."""
+    from itch_builder import ItchBuilder
+
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    b.cross(1, 2**62, 1000, match=1)
+    b.cross(1, 2**62, 1000, match=2)
+    b.directory(2, "BBB")
+    b.cross(2, 5, 1000, match=3)
+    path = b.write(tmp_path / "q.itch")
+    with pytest.raises(ObookError, match=r"bars: the volume of AAA's bar at 34200000000000 .* past 2\^63 - 1"):
+        obook.bars(path, "1 minute", workers=1).read_all()
