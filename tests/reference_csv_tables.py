@@ -14,12 +14,14 @@ the feed's rules written out, the top levels recomputed from scratch after every
   ``E`` (what it executed), ``D`` (D and F: the shares it removed);
 * depth ``(seq, time, ticker, bids, asks)`` with ``levels`` ``(price, shares, orders)``
   a side, best first, None-padded, whenever they change;
-* error: None or ``(line, reason)``; the failing line gives no row.
+* error: None or ``(line, reason)``; the failing line gives no row. Line 1 and a cut last
+  line are judged as ``reference_csv.reference_csv_bbo`` judges them.
 """
 
 from __future__ import annotations
 
-from reference_csv import _Fail, _read, _text, data_lines, header_fields, parse_line
+from reference_csv import (_Fail, _read, _text, cut_last_line, data_lines, header_fields, header_misread,
+                           parse_line)
 from reference_tables import book_levels
 
 
@@ -27,7 +29,13 @@ def reference_csv_tables(path, levels: int = 10):
     books: dict[bytes, dict[bytes, list]] = {}
     trades, orders, depth = [], [], []
     data = _read(path)
+    misread = header_misread(data)
+    if misread is not None:
+        return trades, orders, depth, misread
+    cut = cut_last_line(data)
     for no, line in data_lines(data):
+        if cut is not None and no == cut[0]:
+            return trades, orders, depth, cut
         try:
             time, ticker, oid, typ, shares, price = parse_line(line, header_fields(data))
         except _Fail as e:

@@ -134,6 +134,15 @@ def test_csv_tables_failing_line_stop_at_same_line(tmp_path, workers):
 
 
 @pytest.mark.parametrize("workers", WORKERS)
+def test_csv_tables_last_line_cut_short_of_a_wide_header_error_like_reference(tmp_path, workers):
+    path = tmp_path / "cut.csv"
+    path.write_bytes(b"Time,Ticker,Order,T,Shares,Price,Venue\n1,AAA,a,B,5,1000,Q\n2,AAA,b,S,7,1100")
+    rt, ro, rd, err = check_all(path, workers)
+    assert err == (3, "the last line is cut: it has 6 of its header's 7 fields and no line end")
+    assert [r[0] for r in ro] == [2]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
 @pytest.mark.parametrize("seed,tickers", [(1, 3), (5, 40)])
 def test_csv_tables_generated_feed_match_reference(tmp_path, workers, seed, tickers):
     path = tmp_path / "gen.csv"
