@@ -242,6 +242,20 @@ def test_cancel_of_unknown_order_names_file_record_and_order(tmp_path):
     assert stats["skipped"] == {"unknown order ref": 1}
 
 
+@pytest.mark.parametrize("levels", [1, 10])
+def test_mbp_level_size_past_u32_error_names_record_after_rows_not_a_wrapped_size(tmp_path, levels):
+    """Databento's mbp sizes are 32-bit: two adds of 2**32 - 1 at one price make a level past it."""
+    big = 2**32 - 1
+    path = _raw(tmp_path, _mbo(oid=1, size=big) + _mbo(oid=2, size=5, price=99)
+                + _mbo(oid=3, size=big) + _mbo(oid=4, size=1, price=98))
+    got = []
+    with pytest.raises(FeedError) as e:
+        for batch in mbp(path, levels):
+            got += batch.to_pylist()
+    assert e.value.record == 3 and "past 2^32 - 1" in str(e.value) and str(path) in str(e.value)
+    assert [(r["seq"], r["bid_sz_00"]) for r in got] == [(1, big), (2, big)][:1 if levels == 1 else 2]
+
+
 def test_not_a_dbn_file_and_bad_version_are_feed_errors(tmp_path):
     path = tmp_path / "x.dbn"
     path.write_bytes(b"DBN\x07" + bytes(200))

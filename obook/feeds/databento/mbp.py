@@ -114,8 +114,12 @@ def _levels(batch: pa.RecordBatch, levels: int) -> np.ndarray:
 class MbpBuilder:
     """Turns groups of depth and trade rows into mbp batches, keeping each book's levels."""
 
-    def __init__(self, cursor: RecordCursor, levels: int):
+    def __init__(self, cursor: RecordCursor, levels: int, path: str = ""):
         self.cursor = cursor
+        self.path = path
+        #: a FeedError of the first row whose level size or count is past 2^32 - 1 (Databento's
+        #: mbp columns are 32-bit): the batch built stops before it, and the batches end there
+        self.error: FeedError | None = None
         self.levels = levels
         self.schema = mbp_schema(levels)
         self.books: dict[int, int] = {}
@@ -171,6 +175,7 @@ class MbpBuilder:
         K.mbp_rows(trade, self._book_index(iid), side, rec["price"].astype(np.int64), lv, self.state,
                    out, depth_col)
         price = rec["price"].astype(np.int64)
+        cut = self._past_u32(seq, out)
         arrays = [
             pa.array(seq), pa.array(rec["ts_recv"]), pa.array(rec["ts_event"]),
             pa.array(np.full(n, 1 if L == 1 else 10, np.uint8)), pa.array(rec["publisher_id"]),
@@ -186,17 +191,34 @@ class MbpBuilder:
                     v = out[:, (s * L + k) * 3 + c]
                     if c == 0:
                         arrays.append(pa.array(v, mask=v == K.UNDEF_PRICE))
-                    else:
-                        arrays.append(pa.array(v.astype(np.uint32)))
+                    else:      # (a value past 2^32 - 1 is in a row cut off below)
+                        arrays.append(pa.array(np.minimum(v, 0xFFFFFFFF).astype(np.uint32)))
         arrays.append(symbol)
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema).slice(0, cut)
+
+    def _past_u32(self, seq: np.ndarray, out: np.ndarray) -> int:
+        """The number of rows before the first whose level size or count is past 2^32 - 1
+        (all of them when none is); that row's error goes in ``error``."""
+        counts = np.ones(out.shape[1], bool)
+        counts[0::3] = False
+        past = (out[:, counts] > 0xFFFFFFFF).any(axis=1)
+        if not past.any():
+            return len(seq)
+        i = int(np.argmax(past))
+        cols = np.flatnonzero(counts)
+        c = int(cols[np.argmax(out[i, counts] > 0xFFFFFFFF)])
+        side, level, what = ("bid", "ask")[c // 3 // self.levels], c // 3 % self.levels, ("size", "count")[c % 3 - 1]
+        self.error = FeedError(self.path, int(seq[i]), f"the book's {side} level {level:02d} {what} is "
+                               f"{int(out[i, c])}, past 2^32 - 1, the most Databento's mbp {what} holds "
+                               f"(mbp{self.levels})", unit="record")
+        return i
 
 
-def mbp_batches(table_batches: Iterable, records: Iterator, levels: int) -> Iterator[pa.RecordBatch]:
+def mbp_batches(table_batches: Iterable, records: Iterator, levels: int, path: str = "") -> Iterator[pa.RecordBatch]:
     """The mbp-``levels`` batches of a replay's (table, batch) pairs (tables depth, then
     trades, with ``levels`` levels); ``records``: the feed's framed batches (the engine's
     ``iter_batches`` with a DbnFramer), read again in step for the record fields."""
-    builder = MbpBuilder(RecordCursor(iter(records)), levels)
+    builder = MbpBuilder(RecordCursor(iter(records)), levels, path)
     depth: list = []
     trades: list = []
     try:
@@ -206,18 +228,26 @@ def mbp_batches(table_batches: Iterable, records: Iterator, levels: int) -> Iter
                     out = builder.build(depth, trades)
                     if out is not None:
                         yield out
+                    if builder.error is not None:
+                        raise builder.error
                     depth, trades = [], []
                 depth.append(batch)
             elif table == "trades":
                 trades.append(batch)
-    except FeedError:          # a bad record: the rows of the records before it, then the error
+    except FeedError as e:     # a bad record: the rows of the records before it, then the error
+        if e is builder.error:
+            raise
         out = builder.build(depth, trades)
         if out is not None:
             yield out
+        if builder.error is not None and builder.error.record < (e.feed_record or 0):
+            raise builder.error from None
         raise
     out = builder.build(depth, trades)
     if out is not None:
         yield out
+    if builder.error is not None:
+        raise builder.error
 
 
 def table_schema(name: str) -> pa.Schema:

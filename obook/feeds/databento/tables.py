@@ -32,4 +32,5 @@ def reader(name: str, source, workers, on_error: str, replay) -> pa.RecordBatchR
                tables=("depth", "trades"), levels=levels)
     records = iter_batches(again, DbnFramer(source_name(again), "skip"))
     return pa.RecordBatchReader.from_batches(mbp_schema(levels),
-                                             mbp_batches(r.table_batches(), records, levels))
+                                             mbp_batches(r.table_batches(), records, levels,
+                                                                         r.path))
