@@ -256,6 +256,19 @@ def test_mbp_level_size_past_u32_error_names_record_after_rows_not_a_wrapped_siz
     assert [(r["seq"], r["bid_sz_00"]) for r in got] == [(1, big), (2, big)][:1 if levels == 1 else 2]
 
 
+def test_mbp_level_size_past_u32_in_second_file_of_a_feed_error_names_that_file(tmp_path):
+    big = 2**32 - 1
+    a, b = tmp_path / "a.dbn", tmp_path / "b.dbn"
+    a.write_bytes(metadata_bytes(3, [7]) + _mbo(oid=1, size=big) + _mbo(oid=2, size=5, price=99))
+    later = bytes(dbn.MBOMsg(publisher_id=1, instrument_id=7, ts_event=20, order_id=3, price=100, size=big,
+                             action=dbn.Action("A"), side=dbn.Side("B"), ts_recv=21, flags=0x80))
+    b.write_bytes(metadata_bytes(3, [7]) + later)
+    with pytest.raises(FeedError) as e:
+        obook.mbp10((a, b), workers=1).read_all()
+    assert (e.value.path, e.value.record, e.value.feed_record) == (str(b), 1, 3)
+    assert f"record 3 of {a}+{b}" in str(e.value)
+
+
 def test_not_a_dbn_file_and_bad_version_are_feed_errors(tmp_path):
     path = tmp_path / "x.dbn"
     path.write_bytes(b"DBN\x07" + bytes(200))

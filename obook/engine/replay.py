@@ -157,6 +157,12 @@ class Replay:
         batches = (b for t, b in self.table_batches() if t == table)
         return pa.RecordBatchReader.from_batches(self.schema(table), batches)
 
+    def locate_error(self, error: FeedError) -> FeedError:
+        """An error of a record of the joined feed (a table built from this replay's rows, the
+        record numbered by its ``seq``) naming the file of the feed that holds it."""
+        pieces = getattr(self, "_pieces", None)
+        return pieces.locate(error) if pieces is not None else error
+
     def schema(self, table: str = "bbo") -> pa.Schema:
         """The schema of a table of this replay (``timestamp`` after ``time`` when the
         session date is known)."""

@@ -114,9 +114,10 @@ def _levels(batch: pa.RecordBatch, levels: int) -> np.ndarray:
 class MbpBuilder:
     """Turns groups of depth and trade rows into mbp batches, keeping each book's levels."""
 
-    def __init__(self, cursor: RecordCursor, levels: int, path: str = ""):
+    def __init__(self, cursor: RecordCursor, levels: int, path: str = "", locate=None):
         self.cursor = cursor
         self.path = path
+        self.locate = locate or (lambda error: error)   # a feed in pieces: the error names its file
         #: a FeedError of the first row whose level size or count is past 2^32 - 1 (Databento's
         #: mbp columns are 32-bit): the batch built stops before it, and the batches end there
         self.error: FeedError | None = None
@@ -208,17 +209,19 @@ class MbpBuilder:
         cols = np.flatnonzero(counts)
         c = int(cols[np.argmax(out[i, counts] > 0xFFFFFFFF)])
         side, level, what = ("bid", "ask")[c // 3 // self.levels], c // 3 % self.levels, ("size", "count")[c % 3 - 1]
-        self.error = FeedError(self.path, int(seq[i]), f"the book's {side} level {level:02d} {what} is "
+        self.error = self.locate(FeedError(self.path, int(seq[i]), f"the book's {side} level {level:02d} {what} is "
                                f"{int(out[i, c])}, past 2^32 - 1, the most Databento's mbp {what} holds "
-                               f"(mbp{self.levels})", unit="record")
+                               f"(mbp{self.levels})", unit="record"))
         return i
 
 
-def mbp_batches(table_batches: Iterable, records: Iterator, levels: int, path: str = "") -> Iterator[pa.RecordBatch]:
+def mbp_batches(table_batches: Iterable, records: Iterator, levels: int, path: str = "",
+                locate=None) -> Iterator[pa.RecordBatch]:
     """The mbp-``levels`` batches of a replay's (table, batch) pairs (tables depth, then
     trades, with ``levels`` levels); ``records``: the feed's framed batches (the engine's
-    ``iter_batches`` with a DbnFramer), read again in step for the record fields."""
-    builder = MbpBuilder(RecordCursor(iter(records)), levels, path)
+    ``iter_batches`` with a DbnFramer), read again in step for the record fields; ``path``
+    names the feed and ``locate`` turns an error of the joined feed into one naming its file."""
+    builder = MbpBuilder(RecordCursor(iter(records)), levels, path, locate)
     depth: list = []
     trades: list = []
     try:
@@ -240,7 +243,7 @@ def mbp_batches(table_batches: Iterable, records: Iterator, levels: int, path: s
         out = builder.build(depth, trades)
         if out is not None:
             yield out
-        if builder.error is not None and builder.error.record < (e.feed_record or 0):
+        if builder.error is not None and builder.error.feed_record < (e.feed_record or 0):
             raise builder.error from None
         raise
     out = builder.build(depth, trades)

@@ -33,4 +33,4 @@ def reader(name: str, source, workers, on_error: str, replay) -> pa.RecordBatchR
     records = iter_batches(again, DbnFramer(source_name(again), "skip"))
     return pa.RecordBatchReader.from_batches(mbp_schema(levels),
                                              mbp_batches(r.table_batches(), records, levels,
-                                                                         r.path))
+                                                                         r.path, r.locate_error))
