@@ -266,7 +266,6 @@ def not_a_file(path, what: str = "feed", stream: bool | None = None) -> str:
     caller reads a stream in its place (a named pipe's error then says how; default: a feed's
     readers do)."""
     import os
-
     import stat
 
     if os.path.isdir(os.path.expanduser(path)):

@@ -103,13 +103,13 @@ def bars_table(trades: pa.Table, step: int) -> pa.Table:
     new[1:] = (inv[1:] != inv[:-1]) | (start[1:] != start[:-1])
     first = np.flatnonzero(new)
     last = np.append(first[1:], len(t)) - 1
-    volume = _volumes(qty, first)
-    past = np.flatnonzero(volume > (1 << 63) - 1)
-    if len(past):      # (ITCH cross shares are 8 bytes: a few big crosses sum past an int64)
+    sums = _sums_of_products(np.ones_like(qty), qty, first)     # (exact: no int64 sum wraps)
+    past = [i for i, v in enumerate(sums) if v > (1 << 63) - 1]
+    if past:      # (ITCH cross shares are 8 bytes: a few big crosses sum past an int64)
         k = first[past[0]]
         raise ObookError(f"bars: the volume of {codes[inv[k]] or '(no ticker)'}'s bar at {int(start[k])} is "
-                         f"{int(volume[past[0]])} shares, past 2^63 - 1, the most a bar's volume holds")
-    volume = volume.astype(np.int64)
+                         f"{sums[past[0]]} shares, past 2^63 - 1, the most a bar's volume holds")
+    volume = np.array(sums, np.int64)
     turnover = _sums_of_products(px, qty, first)
     arrays = [pa.array(codes[inv[first]].tolist(), pa.string()), pa.array(start[first]),
               pa.array(px[first]), pa.array(np.maximum.reduceat(px, first)),
@@ -118,14 +118,6 @@ def bars_table(trades: pa.Table, step: int) -> pa.Table:
               pa.array([t / max(v, 1) for t, v in zip(turnover, volume.tolist())], pa.float64()),
               pa.array(last - first + 1)]
     return pa.Table.from_arrays(arrays, schema=bars_schema)
-
-
-def _volumes(qty: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """sum(qty) per group starting at ``first``, exact: Python ints (an object array) when an
-    int64 sum could wrap."""
-    if len(qty) and int(np.abs(qty).max()) * len(qty) >= 1 << 63:
-        return np.add.reduceat(qty.astype(object), first)
-    return np.add.reduceat(qty, first)
 
 
 def _sums_of_products(px: np.ndarray, qty: np.ndarray, first: np.ndarray) -> list[int]:

@@ -123,6 +123,7 @@ class Replay:
             raise ObookError(f"{self.path}: a socket or live stream needs format=")
         self.format = resolve_format(format, path)
         self._input = path      # (what an error at the first record tells the format of)
+        self._pieces = None     # (a replay's files, where each begins: made as it starts)
         self.source = self.format.reading(path)   # e.g. a capture's lines read as one feed
         self.detected = format is None   # told from the file: a framer may refuse plain non-feeds
         # the session date (``date`` or the format's, e.g. a Nasdaq file name): then every
@@ -160,8 +161,7 @@ class Replay:
     def locate_error(self, error: FeedError) -> FeedError:
         """An error of a record of the joined feed (a table built from this replay's rows, the
         record numbered by its ``seq``) naming the file of the feed that holds it."""
-        pieces = getattr(self, "_pieces", None)
-        return pieces.locate(error) if pieces is not None else error
+        return self._pieces.locate(error) if self._pieces is not None else error
 
     def schema(self, table: str = "bbo") -> pa.Schema:
         """The schema of a table of this replay (``timestamp`` after ``time`` when the
