@@ -367,7 +367,6 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
                          "and are not compiled")
     from ._kernels import cached_load
 
-    cached_load.AHEAD = True        # (this process and the second one: the hint to run obook compile is moot)
     names = list(PARTS) if not parts else list(parts)
     unknown = [n for n in names if n not in PARTS]
     if unknown:
@@ -375,6 +374,7 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
     here, beside = _split(names)
     took: dict[str, float] = {}
     second = None
+    before, cached_load.AHEAD = cached_load.AHEAD, True    # (here, the hint to run obook compile is moot)
     try:
         with tempfile.TemporaryDirectory(prefix="obook-compile-") as tmp:
             for name in here:
@@ -386,6 +386,7 @@ def compile_kernels(parts=None, progress: Callable[[str, float], None] | None = 
             took.update(second.wait())
             second = None
     finally:
+        cached_load.AHEAD = before
         if second is not None:
             second.stop()
     return {name: took[name] for name in names}

@@ -254,6 +254,7 @@ def test_announce_compile_in_obook_compile_leaves_out_the_hint_to_run_it(monkeyp
 
     kernel = SimpleNamespace(__module__="obook._kernels.itch")
     monkeypatch.setattr(cached_load, "_announced", set())
+    monkeypatch.setattr(cached_load, "AHEAD", False)
     with caplog.at_level("WARNING", logger="obook"):
         cached_load._announce_compile(kernel)
     assert "'obook compile' compiles them all ahead" in caplog.text
