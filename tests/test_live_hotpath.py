@@ -80,6 +80,34 @@ def test_hot_listener_numba_strategy_in_loop_sends_offline_orders_venue_gets_all
     assert t2t.value_at(50) > 0
 
 
+def test_hot_listener_venue_rejecting_orders_counted_as_the_venue_counts(day):
+    """A venue that takes one live order at a time rejects most of JoinBidFast's: the loop
+    counts every rejection the venue counted and keeps the first one's UserRefNum and reason."""
+    from obook.live.strategy import TickToTrade
+
+    mod = _example()
+    venue = Venue(sessions=1, max_live_orders=1)
+    th = threading.Thread(target=venue.serve, kwargs={"timeout": 60}, daemon=True)
+    th.start()
+    try:
+        a, b, r = addresses()
+        gw = Gateway(*venue.address)
+        ttt = TickToTrade(mod.JoinBidFast, TICKERS, _risk(), gw)
+        lst = HotListener(a, b, r, tables=(), tick_to_trade=ttt, idle_timeout=10, retries=20)
+        with sending(day, a, b, r, rate=20_000, seed=4):
+            lst.run()
+        lst.close()
+    finally:
+        venue.stop()
+        th.join(timeout=10)
+    rejected = sum(venue.rejected.values())
+    assert rejected > 5 and gw.rejected == rejected
+    ref, reason = gw.first_rejected
+    assert reason == ouch.OTHER and ref in {o.ref for o in ttt.orders}
+    assert gw.rejections().startswith(f"venue {gw.where}: rejected {rejected} order message(s); the first, "
+                                      f"UserRefNum {ref}: other reason (0x000F)")
+
+
 def test_hot_loop_allocates_nothing_after_warm_up(day):
     from live_support import allocation_stats
     from obook._kernels import jit, live_arb, live_loop, live_orders

@@ -41,8 +41,8 @@ def day(tmp_path_factory):
 
 
 class _VenueThread:
-    def __init__(self, log_path=None):
-        self.venue = Venue(log_path=log_path, sessions=1)
+    def __init__(self, log_path=None, **options):
+        self.venue = Venue(log_path=log_path, sessions=1, **options)
         self.thread = threading.Thread(target=self.venue.serve, kwargs={"timeout": 60}, daemon=True)
         self.thread.start()
 
@@ -78,6 +78,22 @@ def test_strategy_live_and_offline_send_same_orders_venue_gets_all(day, tmp_path
     # every order answered: the venue stage has one sample per order
     venue_hist = ttt.venue_hists()[0]
     assert venue_hist.total == len({o.ref for o in ttt.orders})
+
+
+def test_strategy_python_loop_venue_rejecting_orders_counted_as_the_venue_counts(day):
+    """A venue that takes one live order at a time rejects most of JoinBid's orders: the
+    Python listener's gateway counts every rejection the venue counted."""
+    a, b, r = addresses()
+    with _VenueThread(max_live_orders=1) as venue:
+        ttt = TickToTrade(_join_bid(), TICKERS, _risk(), Gateway(*venue.address))
+        lst = Listener(a, b, r, tick_to_trade=ttt, idle_timeout=10, retries=20)
+        with sending(day, a, b, r, rate=20_000, seed=4):
+            for _ in lst.table_batches():
+                pass
+    gw, rejected = ttt.gateway, sum(venue.rejected.values())
+    assert rejected > 5 and gw.rejected == rejected
+    assert gw.first_rejected[0] in {o.ref for o in ttt.orders}
+    assert gw.rejections().startswith(f"venue {gw.where}: rejected {rejected} order message(s); the first")
 
 
 def test_risk_gate_refuses_size_notional_band_rate_and_counts():

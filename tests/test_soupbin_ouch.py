@@ -90,6 +90,25 @@ def test_gateway_venue_login_orders_heartbeats_logout(venue, tmp_path):
     assert venue.digest() == gw.digest()
 
 
+def test_gateway_venue_rejecting_orders_counted_first_one_said(venue):
+    gw = Gateway(*venue.address, username="obook", password="secret")
+    gw.send(ouch.Order("enter", "AAA", "B", 100, 10_000, 1))
+    gw.send(ouch.Order("enter", "AAA", "B", 100, 0, 2))         # no price: invalid price
+    gw.send(ouch.Order("cancel", "AAA", "B", 0, 0, 7))          # an order not live: other reason
+    gw.close()
+    assert gw.answers == 3 and gw.rejected == 2 and gw.first_rejected == (2, ouch.INVALID_PRICE)
+    assert gw.rejections() == (f"venue {gw.where}: rejected 2 order message(s); the first, UserRefNum 2: "
+                               "invalid price (0x001D)")
+    assert sum(venue.rejected.values()) == 2
+
+
+def test_gateway_venue_rejecting_nothing_says_nothing(venue):
+    gw = Gateway(*venue.address, username="obook", password="secret")
+    gw.send(ouch.Order("enter", "AAA", "B", 100, 10_000, 1))
+    gw.close()
+    assert (gw.answers, gw.rejected, gw.first_rejected, gw.rejections()) == (1, 0, None, None)
+
+
 def test_gateway_wrong_user_rejected(venue):
     with pytest.raises(ObookError, match="rejected"):
         Gateway(*venue.address, username="other", timeout=2)

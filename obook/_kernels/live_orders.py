@@ -1,12 +1,13 @@
 """The live loop's order side: the risk gate (the rules of obook.live.risk.RiskGate), OUCH 5.0
 Enter / Replace / Cancel encoded in a SoupBinTCP 'U' packet, and the venue's answers read
-back ('S' packets: the venue's receive stamp of each order)."""
+back ('S' packets: the venue's receive stamp of each order; Order Rejected counted, the first
+one's UserRefNum and reason kept)."""
 
 from .jit import njit
 from .latency import record
 from .live_layout import (H_T2T, H_VENUE, S_ANSWERS, S_BAND_BPS, S_MAX_NOTIONAL, S_MAX_QTY, S_MAX_RATE, S_REFUSED_BAND,
-                          S_REFUSED_NOTIONAL, S_REFUSED_PRICE, S_REFUSED_RATE, S_REFUSED_SIZE, S_RW_COUNT,
-                          S_RW_HEAD, S_VBUF_N, S_VENUE_BAD, S_VENUE_ENDED)
+                          S_REFUSED_NOTIONAL, S_REFUSED_PRICE, S_REFUSED_RATE, S_REFUSED_SIZE, S_REJECT_REASON,
+                          S_REJECT_REF, S_REJECTED, S_RW_COUNT, S_RW_HEAD, S_VBUF_N, S_VENUE_BAD, S_VENUE_ENDED)
 from .mold import _be
 
 K_ENTER, K_REPLACE, K_CANCEL = 1, 2, 3
@@ -129,6 +130,10 @@ def answers(S, vbuf, refs, hists):
                 refs[3, i] = stamp
                 record(hists[H_VENUE], stamp - refs[1, i])
                 record(hists[H_T2T], stamp - refs[2, i])
+            if vbuf[q] == 74:                    # 'J' Order Rejected: UserRefNum, then its reason
+                if S[S_REJECTED] == 0:
+                    S[S_REJECT_REF], S[S_REJECT_REASON] = ref, _be(vbuf, q + 13, 2)
+                S[S_REJECTED] += 1
             S[S_ANSWERS] += 1
         elif kind == 90:                         # 'Z' end of session
             S[S_VENUE_ENDED] = 1

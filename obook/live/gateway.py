@@ -1,7 +1,9 @@
 """The order gateway: OUCH 5.0 messages over a SoupBinTCP session (login, client
 heartbeats, logout) to a venue. It keeps every message sent (``digest()``: SHA-256 of their
 bytes, the orders' identity) and reads the venue's answers, whose Timestamp is the venue's
-receive stamp on the shared clock: ``venue_ns[ref]``.
+receive stamp on the shared clock: ``venue_ns[ref]``. Order Rejected answers are counted
+(``rejected``), the first one's UserRefNum and reason kept (``first_rejected``,
+``rejections()`` says both).
 
 A venue that ends the session or closes the connection once logged in is said at once (one
 warning naming it); the orders after it are kept (``unsent`` counts them), not sent: the
@@ -41,6 +43,8 @@ class Gateway:
         self.sent_ns: dict[int, int] = {}
         self.venue_ns: dict[int, int] = {}
         self.answers = 0
+        self.rejected = 0
+        self.first_rejected: tuple[int, int] | None = None     # (UserRefNum, reason code)
         self.ended = False
         self.unsent = 0             # orders after the venue closed the connection
         self.logged_in = False
@@ -110,6 +114,10 @@ class Gateway:
                 if kind == soupbin.SEQUENCED:
                     stamp, ref = ouch.response_stamp(payload)
                     self.venue_ns.setdefault(ref, stamp)
+                    if payload[:1] == b"J":
+                        reason = ouch.rejection_reason(payload)
+                        self.first_rejected = self.first_rejected or (ref, reason)
+                        self.rejected += 1
                     self.answers += 1
                 elif kind == soupbin.END_OF_SESSION:
                     self._closed_by_venue()
@@ -169,6 +177,15 @@ class Gateway:
             stop.set()
             th.join()
             self._last = now()
+
+    def rejections(self) -> str | None:
+        """What the venue rejected, in one line naming it and the first rejection; None
+        when it rejected nothing."""
+        if not self.rejected:
+            return None
+        ref, reason = self.first_rejected
+        return (f"venue {self.where}: rejected {self.rejected} order message(s); the first, UserRefNum {ref}: "
+                f"{ouch.reason_text(reason)}")
 
     def digest(self) -> str:
         return hashlib.sha256(b"".join(self.sent)).hexdigest()

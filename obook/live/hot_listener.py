@@ -267,7 +267,10 @@ class HotListener:
                 ttt._kernel_of.setdefault(int(ref), int(kernel))
                 if venue:
                     gw.venue_ns.setdefault(int(ref), int(venue))
-            gw.answers = int(self.loop.S[L.S_ANSWERS])
+            S = self.loop.S
+            gw.answers, gw.rejected = int(S[L.S_ANSWERS]), int(S[L.S_REJECTED])
+            if gw.rejected:
+                gw.first_rejected = (int(S[L.S_REJECT_REF]), int(S[L.S_REJECT_REASON]))
         assert isinstance(ttt, TickToTrade)
 
     # -- results -----------------------------------------------------------------------------

@@ -39,6 +39,9 @@ REJECTED = struct.Struct(">cQIH14s")
 
 # Order Rejected reasons (OUCH 5.0's codes)
 INVALID_SIDE, OTHER, INVALID_QUANTITY, INVALID_SYMBOL, INVALID_PRICE = 0x0009, 0x000F, 0x0013, 0x0017, 0x001D
+#: the words of the Order Rejected reasons above
+REASON_WORDS = {INVALID_SIDE: "invalid side", OTHER: "other reason", INVALID_QUANTITY: "invalid quantity",
+                INVALID_SYMBOL: "invalid symbol", INVALID_PRICE: "invalid price"}
 
 SIZES = {b"O": ENTER.size, b"U": REPLACE.size, b"X": CANCEL.size}
 
@@ -162,6 +165,19 @@ def canceled(ref: int, shares: int, stamp: int) -> bytes:
 def rejected(ref: int, reason: int, stamp: int) -> bytes:
     """Order Rejected of the message carrying UserRefNum ``ref``, stamped."""
     return REJECTED.pack(b"J", stamp, ref, reason, _clordid(ref))
+
+
+def rejection_reason(msg: bytes) -> int:
+    """The Reason code of an Order Rejected answer; an ObookError when it is too short to
+    carry one."""
+    if len(msg) < 15:
+        raise ObookError(f"OUCH answer of type {msg[:1]!r} and {len(msg)} bytes (at least 15 expected)")
+    return struct.unpack_from(">H", msg, 13)[0]
+
+
+def reason_text(code: int) -> str:
+    """An Order Rejected reason in words, its code after it: "invalid price (0x001D)"."""
+    return f"{REASON_WORDS.get(code, 'reason')} (0x{code:04X})"
 
 
 def response_stamp(msg: bytes) -> tuple[int, int]:

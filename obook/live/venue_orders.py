@@ -11,11 +11,6 @@ from collections import Counter
 
 from . import ouch
 
-#: the text counted for each Order Rejected reason
-REASONS = {ouch.INVALID_SIDE: "invalid side", ouch.INVALID_SYMBOL: "invalid symbol",
-           ouch.INVALID_QUANTITY: "invalid quantity", ouch.INVALID_PRICE: "invalid price"}
-
-
 class SessionOrders:
     """The session's live orders (UserRefNum -> side, symbol, shares) and the last
     UserRefNum it used. ``live_limit``: a shared one-element list, the live orders every
@@ -40,7 +35,7 @@ class SessionOrders:
         self.last_ref = o.ref          # a rejected UserRefNum is used too
         code = ouch.reject_reason(o)
         if code is not None:
-            return self._reject(o.ref, REASONS[code], stamp, code)
+            return self._reject(o.ref, ouch.REASON_WORDS[code], stamp, code)
         if o.kind == "enter":
             if self.live_limit[0] <= 0:
                 return self._reject(o.ref, "too many live orders", stamp)
