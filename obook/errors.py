@@ -105,13 +105,25 @@ def _rebuilt(cls, args, state):
     return e
 
 
+#: how a truncated record's reason starts, its byte offset next
+TRUNCATED_AT = "truncated record at byte offset "
+
+
 class TruncatedFeedError(FeedError):
     """The feed ends in the middle of a record."""
 
     def __init__(self, path: str, record: int | None, offset: int, reason: str | None = None, *,
                  unit: str = "message"):
         self.offset = offset
-        super().__init__(path, record, reason or f"truncated record at byte offset {offset}", unit=unit)
+        super().__init__(path, record, reason or f"{TRUNCATED_AT}{offset}", unit=unit)
+
+    def after_offset(self) -> str | None:
+        """What the reason says after a plain start, ``truncated record at byte offset N`` (N
+        this error's offset), for a caller that words the offset otherwise (of another file,
+        of the decompressed feed); None for a reason worded otherwise."""
+        head = f"{TRUNCATED_AT}{self.offset}"
+        rest = self.reason[len(head):]
+        return rest if self.reason.startswith(head) and not rest[:1].isdigit() else None
 
 
 class FormatError(ObookError):

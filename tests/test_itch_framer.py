@@ -100,3 +100,23 @@ def test_itch_framer_unknown_minority_in_later_batch_not_refused(tmp_path):
     path.write_bytes(b.bytes())
     rows, error = rows_and_error(path)
     assert error is None and len(rows) == JUDGED_AFTER
+
+
+@pytest.mark.parametrize("length", [65535, 37])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_itch_framer_length_past_the_end_error_names_its_record_and_says_so(tmp_path, length, on_error, workers):
+    """A frame whose 2-byte length runs past the end of the file (a wrong length, or the file
+    cut): the error names that frame's message and says its length runs past the end, after
+    the rows of every message before it."""
+    import struct
+
+    b = day(n=40)
+    bad = len(b) + 1
+    data = b.bytes() + struct.pack(">H", length) + b.bytes()[-36:]      # an add's 36 bytes follow it
+    path = tmp_path / "long.itch"
+    path.write_bytes(data)
+    rows, error = rows_and_error(path, workers, on_error)
+    assert rows == list(range(3, bad)) and error.record == bad and error.offset == len(b.bytes())
+    assert str(error) == (f"{path}: message {bad}: truncated record at byte offset {len(b.bytes())}: its length, "
+                          f"{length} bytes, runs past the end of the file (36 of them are there)")

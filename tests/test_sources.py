@@ -131,7 +131,9 @@ def test_sources_last_piece_cut_short_offset_is_the_files_own(itch, tmp_path):
     with pytest.raises(obook.TruncatedFeedError) as e:
         _rows([a, b])
     assert (e.value.path, e.value.record, e.value.offset) == (str(b), 6_001, offs[15_000] - cut)
-    assert str(e.value) == (f"{b}: message 6001: truncated record at byte offset {offs[15_000] - cut} "
+    length = struct.unpack_from(">H", data, offs[15_000])[0]
+    assert str(e.value) == (f"{b}: message 6001: truncated record at byte offset {offs[15_000] - cut}: its length, "
+                            f"{length} bytes, runs past the end of the file (3 of them are there) "
                             f"(message 15001 of {a}+{b})")
 
 

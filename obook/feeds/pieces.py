@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 
-from ..errors import FeedError, TruncatedFeedError
+from ..errors import TRUNCATED_AT, FeedError, TruncatedFeedError
 
 
 class Pieces:
@@ -54,8 +54,8 @@ class Pieces:
         where = f"{error.unit} {error.record} of {self.feed}"
         if type(error) is TruncatedFeedError:
             offset = error.offset - self.offsets[i]
-            default = error.reason == f"truncated record at byte offset {error.offset}"
-            reason = f"truncated record at byte offset {offset}" if default else error.reason
+            rest = error.after_offset()     # (the framer's words: the offset in the file)
+            reason = error.reason if rest is None else f"{TRUNCATED_AT}{offset}{rest}"
             out = TruncatedFeedError(self.paths[i], record, offset, f"{reason} ({where})", unit=error.unit)
         else:
             out = FeedError(self.paths[i], record, f"{error.reason} ({where})", unit=error.unit)

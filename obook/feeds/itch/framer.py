@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._kernels import itch as K
-from ...errors import FeedError, TruncatedFeedError
+from ...errors import TRUNCATED_AT, FeedError, TruncatedFeedError
 from ..base import Framer, FrameResult, counts_by_type
 
 #: the message types of ITCH 5.0 (those obook checks and the others it skips)
@@ -27,6 +27,17 @@ NOT_ITCH = "not ITCH 5.0"
 def type_name(t: int) -> str:
     """A type byte as its letter when printable, with its hex value."""
     return f"{chr(t)!r} (0x{t:02x})" if 0x20 < t < 0x7f else f"0x{t:02x}"
+
+
+def _past_the_end(buf, p: int, byte_offset: int) -> str | None:
+    """The reason of the frame at ``buf[p]`` that the end of ``buf`` (the feed's) cuts, when its
+    2-byte length is whole: that length runs past the end (a cut file, or a wrong length);
+    None (the plain truncated record) when the end cuts the length itself."""
+    if len(buf) - p < 2:
+        return None
+    ln = (int(buf[p]) << 8) | int(buf[p + 1])
+    return (f"{TRUNCATED_AT}{byte_offset + p}: its length, {ln} bytes, runs past the end of the file "
+            f"({len(buf) - p - 2} of them are there)")
 
 
 class ItchFramer(Framer):
@@ -79,7 +90,8 @@ class ItchFramer(Framer):
                 why = f"malformed frame: type {t!r} needs {K.SIZES[buf[p + 2]]} bytes, frame has {ln}"
             error = FeedError(self.path, base_seq + k, why, unit=self.unit)
         elif final and k < max_records and nbytes < len(buf):
-            error = TruncatedFeedError(self.path, base_seq + k, byte_offset + nbytes, unit=self.unit)
+            error = TruncatedFeedError(self.path, base_seq + k, byte_offset + nbytes,
+                                       _past_the_end(buf, nbytes, byte_offset), unit=self.unit)
         return FrameResult(k, nbytes, error)
 
     def _judge(self, buf, n, base_seq, unknown, ends_feed):
