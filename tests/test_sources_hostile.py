@@ -148,7 +148,8 @@ def _itch_day(n: int) -> bytes:
 @pytest.mark.parametrize("kind, keep", [("gz", 0.02), ("gz", 0.75), ("zst", 0.3), ("zst", 0.75)])
 def test_compressed_cut_feed_every_row_before_the_cut_then_its_record(tmp_path, kind, keep):
     """A compressed feed cut short gives the rows of every whole record it still holds
-    (those of the plain feed's prefix), then the error names the first record cut."""
+    (those of the plain feed's prefix), then the error names the first record cut, its
+    offset in the decompressed feed, and that the compressed stream is cut short in it."""
     day = _itch_day(40_000)
     blob = COMPRESS[kind][0](day)
     path = tmp_path / f"cut.itch.{kind}"
@@ -162,7 +163,24 @@ def test_compressed_cut_feed_every_row_before_the_cut_then_its_record(tmp_path, 
     want, prefix_error = batches_until_error(obook.bbo(prefix, workers=1))
     got, error = batches_until_error(obook.bbo(path, workers=1))
     assert sum(b.num_rows for b in got) == sum(b.num_rows for b in want) > 0
-    assert "truncated record" in str(error) and str(error).split(":", 1)[1] == str(prefix_error).split(":", 1)[1]
+    assert (error.record, error.offset) == (prefix_error.record, prefix_error.offset)
+    assert re.fullmatch(rf"{re.escape(str(path))}: message {error.record}: truncated record at byte offset "
+                        rf"{error.offset} of the decompressed feed: the compressed stream is cut short "
+                        rf"{len(held) - error.offset} bytes? into it \(.+\)", str(error)), str(error)
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_compressed_whole_stream_of_a_cut_record_error_says_offset_is_the_decompressed_feeds(tmp_path, kind):
+    """A whole gzip or zstd stream whose feed ends inside a record: the record's byte offset is
+    said to be the decompressed feed's (the file's own bytes are fewer)."""
+    day = _itch_day(3000)
+    data = day[:-5]                           # the last add: 31 of its 36 bytes
+    path = tmp_path / f"cut.itch.{kind}"
+    path.write_bytes(COMPRESS[kind][0](data))
+    got, error = batches_until_error(obook.bbo(path, workers=1))
+    assert sum(b.num_rows for b in got) > 0 and error.offset == len(day) - 38
+    assert str(error) == (f"{path}: message 3001: truncated record at byte offset {len(day) - 38} of the "
+                          "decompressed feed: its length, 36 bytes, runs past the end of the file (31 of them are there)")
 
 
 def test_zstd_cut_feed_rows_before_then_truncated_error(tmp_path):

@@ -31,7 +31,7 @@ from typing import Iterator
 import numpy as np
 
 from .._kernels.layout import MAX_BATCH_RECORDS
-from ..errors import FeedError, ObookError, TruncatedFeedError
+from ..errors import TRUNCATED_AT, FeedError, ObookError, TruncatedFeedError
 from .pieces import Pieces
 from .zstd_frames import Unzstd, ZstdUnits, is_zstd
 
@@ -633,6 +633,32 @@ def _cut_in_header(name: str, error: TruncatedFeedError, at: int, cause: Excepti
                               f"the decompressed feed ({cause}): {error.reason}", unit=unit)
 
 
+def _in_decompressed(error: TruncatedFeedError, cut: Exception | None, at: int) -> TruncatedFeedError:
+    """A framer's truncated record of a compressed feed (its reason the plain ``truncated
+    record at byte offset N``, then the framer's why): the offset said to be the decompressed
+    feed's, and, of a compressed stream cut short (``cut``, having given ``at`` bytes), that
+    the cut is what ends the record (the framer's why is about the bytes, not the stream)."""
+    rest = error.after_offset()
+    if rest is None:
+        return error
+    if cut is not None:
+        n = at - error.offset
+        rest = f": the compressed stream is cut short {n} byte{'s' * (n != 1)} into it ({cut})"
+    return TruncatedFeedError(error.path, error.record, error.offset,
+                              f"{TRUNCATED_AT}{error.offset} of the decompressed feed{rest}", unit=error.unit)
+
+
+def _compressed(reader) -> bool:
+    """Whether a reader gives the bytes of a compressed file or stream (gzip, zstd, zip)."""
+    for part in getattr(reader, "parts", ()):
+        inner = getattr(part, "f", part)                  # a stream, as the reader holds it
+        if isinstance(inner, HeadedStream):
+            inner = inner.raw
+        if isinstance(part, (_PieceReader, _ZipMember)) or isinstance(inner, _PieceReader):
+            return True
+    return False
+
+
 def _whole_lines(buf: np.ndarray, have: int) -> int:
     """The bytes of ``buf[:have]`` up to and with its last line end."""
     return buf[:have].tobytes().rfind(b"\n") + 1
@@ -709,6 +735,8 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
                     r.error = framer.damage(seq if r.error.record is None else r.error.record)
                 elif cut is not None and isinstance(r.error, TruncatedFeedError) and r.error.record is None:
                     r.error = _cut_in_header(name, r.error, offset + have - pos, cut, unit)
+                elif isinstance(r.error, TruncatedFeedError) and (cut is not None or _compressed(f)):
+                    r.error = _in_decompressed(r.error, cut, offset + have - pos)
                 yield Batch(data, seq, offset, r.n_records, r.error, source_pos, columns)
                 if r.error is not None:
                     return
