@@ -41,6 +41,9 @@ OVER_CANCEL = "over-cancel"
 ZERO_ADD = "zero-share add"
 MALFORMED = "malformed frame"
 TRUNCATED = "truncated"
+# a Q's 8-byte shares of 2^63 or more: an error of a replay that makes the trades table (its
+# shares are int64), at that record (reference_tables); the BBO never reads them
+SHARES_PAST_INT64 = "past 2^63 - 1"
 NOT_ITCH = "not ITCH 5.0"
 ITCH50 = set("SRHYLVWKJhAFECXDUPQBINO")
 JUDGED_AFTER = 64

@@ -13,8 +13,8 @@ Row layouts (see each function): plain tuples, ``None`` for a null.
 
 from __future__ import annotations
 
-from reference_itch import (DUPLICATE, MALFORMED, OVER_CANCEL, OVER_EXEC, SIZES, TRUNCATED,
-                            UNKNOWN, ZERO_ADD, _u, frames)
+from reference_itch import (DUPLICATE, MALFORMED, OVER_CANCEL, OVER_EXEC, SHARES_PAST_INT64, SIZES,
+                            TRUNCATED, UNKNOWN, ZERO_ADD, _u, frames)
 
 
 def book_levels(book: dict, levels: int) -> tuple[list, list]:
@@ -33,8 +33,10 @@ def book_levels(book: dict, levels: int) -> tuple[list, list]:
     return out[0], out[1]
 
 
-def _replay(path, levels: int = 10):
-    """One strict pass; returns ``(trades, orders, depth, error)``."""
+def _replay(path, levels: int = 10, with_trades: bool = True):
+    """One strict pass; returns ``(trades, orders, depth, error)``. ``with_trades``: the pass of
+    a replay that makes the trades table, which stops at a Q of 2^63 shares or more (its shares
+    are int64); without, they are not checked (the orders and depth of a replay without it)."""
     books: dict[int, dict] = {}
     tickers: dict[int, str] = {}
     last: dict[int, tuple] = {}
@@ -59,6 +61,8 @@ def _replay(path, levels: int = 10):
                                   _u(msg, 11, 8), _u(msg, 36, 8)))
             continue
         if typ == "Q":
+            if with_trades and _u(msg, 11, 8) >= 2**63:
+                return trades, orders, depth, (seq, SHARES_PAST_INT64)
             trades.append(head + ("Q", _u(msg, 27, 4), _u(msg, 11, 8), None, None, _u(msg, 31, 8)))
             continue
         if typ == "B":
@@ -133,9 +137,10 @@ def with_broken(trades: list, path) -> list:
     return [t + (t[4] != "B" and last.get(t[9], 0) > t[0],) for t in trades]
 
 
-def reference_all(path, levels: int = 10):
-    """``(trades, orders, depth, error)`` of one pass (the three functions below in one)."""
-    trades, orders, depth, error = _replay(path, levels)
+def reference_all(path, levels: int = 10, with_trades: bool = True):
+    """``(trades, orders, depth, error)`` of one pass (the three functions below in one);
+    ``with_trades`` False: the orders and depth of a replay without the trades table."""
+    trades, orders, depth, error = _replay(path, levels, with_trades)
     return with_broken(trades, path), orders, depth, error
 
 

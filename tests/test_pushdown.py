@@ -149,10 +149,10 @@ def test_itch_decode_wanted_skips_other_locates_py_func(tmp_path):
     buf = np.frombuffer(write_feed(tmp_path / "f.itch", msgs).read_bytes(), np.uint8)
     wanted = np.array([int.from_bytes(b"BBB     ", "big")], np.int64)
     keep = np.zeros(1 << 16, np.uint8)
-    (ne, nn), ev = _decode(buf, keep, wanted)
+    (ne, nn, _), ev = _decode(buf, keep, wanted)
     assert ne == 1 and ev[0, 0] == 4 and ev[0, 2] == 2 and nn == 1     # record 4, locate 2
     assert keep[1] == 0 and keep[2] == 1 and keep[3] == 0
-    (ne, nn), _ = _decode(buf, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
+    (ne, nn, _), _ = _decode(buf, np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
     assert ne == 3 and nn == 2                                          # no selection: every book
 
 
@@ -175,7 +175,7 @@ def test_itch_decode_two_workers_split_every_locate_once_py_func(tmp_path):
         ev = np.zeros((80, EV_WIDTH), np.int64)
         names = np.zeros((80, 2), np.int64)
         for kernel in (K.itch_decode, K.itch_decode.py_func):
-            ne, nn = kernel(buf, 1, w, K.owners(2), K.SIZES, ev, names, False,
+            ne, nn, _ = kernel(buf, 1, w, K.owners(2), K.SIZES, ev, names, False,
                             np.ones(1 << 16, np.uint8), np.zeros(0, np.int64))
             locs = sorted(int(x) for x in ev[:ne, 2])
             assert locs == sorted(int(x) for x in names[:nn, 0])

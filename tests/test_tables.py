@@ -9,7 +9,7 @@ from obook.errors import FeedError, TruncatedFeedError
 from obook.gen.itch import write_itch
 
 from itch_builder import ItchBuilder
-from reference_itch import reference_bbo
+from reference_itch import SHARES_PAST_INT64, reference_bbo
 from reference_tables import reference_all, replay_orders_table
 
 _cache = {}
@@ -450,6 +450,59 @@ def test_tables_failure_in_later_batch_delivers_every_earlier_row(tmp_path, day,
         expected, err = reference(path)
         rows, error = table(path, workers)
         assert rows == expected and error.record == err[0] == 40_001
+
+
+def cross_past_int64_feed(path, day, shares):
+    """The generated day, a Q of 2**63 - 1 shares (shown as it is), a Q of ``shares``, then an
+    add and a P that no trades replay delivers (at 17:00, after the day's: a bar of their own)."""
+    b = ItchBuilder(start_ts=17 * 3600 * 10**9)
+    b.cross(3, 2**63 - 1, 1_000_000, match=10**9)
+    b.cross(3, shares, 1_000_100, match=10**9 + 1)
+    b.add(3, 2**40, "B", 100, 990_000)
+    b.trade(3, 0, "S", 7, 990_000, match=10**9 + 2)
+    path.write_bytes(day.read_bytes() + b.bytes())
+    return path
+
+
+@pytest.mark.parametrize("shares", [2**63, 2**64 - 1])
+@pytest.mark.parametrize("workers", WORKERS)
+def test_trades_cross_shares_past_int64_error_names_record_after_every_earlier_row(tmp_path, day, workers, shares):
+    path = cross_past_int64_feed(tmp_path / "q.itch", day, shares)
+    expected, err = reference_trades(path)
+    assert err == (40_002, SHARES_PAST_INT64) and expected[-1][4:7] == ("Q", 1_000_000, 2**63 - 1)
+    rows, error = trades(path, workers)
+    assert rows == expected and same_error(error, err)
+    assert str(error) == (f"{path}: message 40002: cross trade (Q) of {shares} shares, past 2^63 - 1, the most "
+                          "the trades table's shares hold")
+    got, skip_error = collect(lambda: obook.trades(path, workers=workers, on_error="skip"), _trade_rows)
+    assert got == expected and str(skip_error) == str(error)
+
+
+def test_bars_cross_shares_past_int64_error_after_the_bars_before(tmp_path, day):
+    path = cross_past_int64_feed(tmp_path / "q.itch", day, 2**63)
+    bars, error = collect(lambda: obook.bars(path, "1 minute", workers=2), lambda b: b.to_pylist())
+    assert error.record == 40_002 and "past 2^63 - 1" in str(error)
+    assert bars and min(b["volume"] for b in bars) > 0 and max(b["volume"] for b in bars) == 2**63 - 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_tables_cross_shares_past_int64_no_error_without_trades_one_with_them(tmp_path, day, workers):
+    """Orders, depth and the BBO never read a Q's shares; a replay that makes trades too stops
+    every table at the Q."""
+    from obook.engine.replay import Replay
+
+    path = cross_past_int64_feed(tmp_path / "q.itch", day, 2**64 - 1)
+    _, exp_o, exp_d, err = reference_all(path, with_trades=False)
+    assert err is None
+    assert orders(path, workers) == (exp_o, None)
+    assert depth(path, workers) == (exp_d, None)
+    assert bbo(path, workers) == (reference_bbo(path)[0], None)
+    exp_t, exp_o, _, err = reference_all(path)
+    got = {"trades": [], "orders": []}
+    with pytest.raises(FeedError) as e:
+        for table, batch in Replay(path, workers=workers, tables=("orders", "trades")).table_batches():
+            got[table] += (_trade_rows if table == "trades" else _order_rows)(batch)
+    assert got == {"trades": exp_t, "orders": exp_o} and same_error(e.value, err)
 
 
 # ---------------------------------------------------------------- breaks bounded

@@ -40,6 +40,10 @@ assert _at("H", "stock") == R_STOCK
 FRAME_OK = 0
 FRAME_MALFORMED = 1
 
+# itch_decode's status
+DECODE_OK = 0
+DECODE_SHARES_PAST_INT64 = 1   # a Q's 8-byte shares of 2^63 or more (no int64 column holds them)
+
 
 if INTERPRETED:     # Python kernels: one call a field instead of numpy scalar shifts (~8x faster)
     def _be16(b, p):
@@ -137,7 +141,10 @@ def itch_decode(buf, base_seq, worker, owner, sizes, ev, names, prints, keep, wa
     names receives (locate, byte position of the 8-byte stock) of owned, kept 'R'
     messages. Malformed frames are skipped (the framer accounted for them). With
     prints, P, Q and B become ACT_PRINT events (for the trades table).
-    Returns (events, names).
+    Returns (events, names, status): DECODE_OK, or DECODE_SHARES_PAST_INT64 when a Q's
+    shares are 2^63 or more (with prints: the trades table's int64 shares cannot hold them);
+    decoding stops there, ev[events] holds that record's number (column 0) and its
+    shares (column 5, as int64 bits) and the events before it are returned.
     """
     pos = 0
     ne = 0
@@ -207,6 +214,9 @@ def itch_decode(buf, base_seq, worker, owner, sizes, ev, names, prints, keep, wa
         elif prints and t == T_Q:
             act = ACT_PRINT
             ev[ne, 5] = _be64(buf, m + Q_SHARES)
+            if ev[ne, 5] < 0:           # 2^63 or more (unsigned): no row
+                ev[ne, 0] = base_seq + k
+                return ne, nn, DECODE_SHARES_PAST_INT64
             ev[ne, 6] = _be32(buf, m + Q_PRICE)
             ev[ne, 8] = _be64(buf, m + Q_MATCH)
         elif prints and t == T_B:
@@ -219,7 +229,7 @@ def itch_decode(buf, base_seq, worker, owner, sizes, ev, names, prints, keep, wa
             ev[ne, 3] = act | (np.int64(t) << TYPE_SHIFT)
             ev[ne, 9] = aux
             ne += 1
-    return ne, nn
+    return ne, nn, DECODE_OK
 
 
 # field-presence bits of itch_messages

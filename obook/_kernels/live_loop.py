@@ -253,7 +253,7 @@ def _consume(fns, fds, S, arb, itch, bk, outs, ords, misc):
                 return RUN_MALFORMED
             S[S_MALFORMED] += 1
             continue
-        ne, nn = itch_decode(frame, r, 0, owner, sizes, ev, names, False, keep, wanted)
+        ne, nn, _ = itch_decode(frame, r, 0, owner, sizes, ev, names, False, keep, wanted)  # no prints: OK
         for k in range(nn):
             for j in range(8):
                 sym[names[k, 0], j] = frame[names[k, 1] + j]

@@ -27,12 +27,17 @@ class ItchDecoder(Decoder):
         return True
 
     def decode(self, buf, base_seq, events):
-        ne, nn = K.itch_decode(buf, base_seq, self.worker, self._owner, K.SIZES,
-                               events, self._names, bool(self.want & WANT_TRADES), self._keep, self._wanted)
+        ne, nn, status = K.itch_decode(buf, base_seq, self.worker, self._owner, K.SIZES, events, self._names,
+                                       bool(self.want & WANT_TRADES), self._keep, self._wanted)
         names = []
         for loc, p in self._names[:nn]:
             names.append((int(loc), bytes(buf[p:p + 8]).decode("latin-1").rstrip()))
-        return DecodeResult(ne, names)
+        error = None
+        if status == K.DECODE_SHARES_PAST_INT64:   # in either mode: no row can show the cross
+            shares = int(events[ne, 5]) & 0xFFFFFFFFFFFFFFFF
+            error = (int(events[ne, 0]), f"cross trade (Q) of {shares} shares, past 2^63 - 1, the most the "
+                                         "trades table's shares hold")
+        return DecodeResult(ne, names, error)
 
     @classmethod
     def warm(cls):
