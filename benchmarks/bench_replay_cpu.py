@@ -14,14 +14,11 @@ replays, and new/old ratios.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import median  # noqa: E402
+from common import median, run_clean  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -53,13 +50,7 @@ print(json.dumps({"file": obook.__file__, "total": total[1:], "kernel": kernel[1
 
 
 def run(feed: str, old: str, table: str, no_queue: bool = False) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-c", CHILD, feed, old, table, "1" if no_queue else "0"],
-                         capture_output=True, text=True,
-                         env=env, cwd="/")
-    if out.returncode:
-        raise RuntimeError(out.stderr[-2000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_clean(CHILD, feed, old, table, "1" if no_queue else "0")
 
 
 def main() -> None:
