@@ -59,7 +59,7 @@ def run_child(code: str, code_dir: str | None = None) -> dict:
 
 
 def run_clean(code: str, *args: str) -> dict:
-    """Run python ``code`` with ``args`` (``sys.argv[1:]``) in a fresh process from ``/`` without
+    """Run python ``code`` with ``args`` as its arguments in a fresh process from ``/`` without
     PYTHONPATH (the code puts the checkout it measures on its path); it prints one JSON line."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd="/")
