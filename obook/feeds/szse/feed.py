@@ -70,6 +70,10 @@ class _SzseFramer(Framer):
         self.last_appl = np.full(CHANNELS, -1, np.int64)
         self.cont = np.zeros(1, np.int64)
         self.nxt = np.zeros(CHANNELS, np.int64)
+        #: tolerant mode: the rejected records before the cut so far, and per channel how many
+        #: of them came before its last record (a gap they could hold is no gap: _skipped_gaps)
+        self.n_rejected = 0
+        self.rejected_at = np.zeros(CHANNELS, np.int64)
         self._alloc(1 << 16)
 
     def _alloc(self, n):
@@ -102,10 +106,6 @@ class _SzseFramer(Framer):
                 i = int(stop[0])
                 error = self._error(buf, base_seq, i)
                 limit = i
-            if self.on_error != "raise":
-                for i in bad[bad < limit]:
-                    key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
-                    self.skipped[key] = self.skipped.get(key, 0) + 1
         if error is None:
             error = lost
         rec = self.rec
@@ -114,10 +114,19 @@ class _SzseFramer(Framer):
             rec[:r, K.R_SEQ] -= first             # line indices for frame_check
         # a strict error ends the feed at its record: what follows it cannot continue a chain
         checked = r if error is None else int(np.searchsorted(rec[:r, K.R_SEQ], limit))
-        cut, gap, n_gaps = K.frame_check(rec, checked, n, limit, self.last_appl, self.on_error != "raise",
-                                         self.cont, self.nxt)
+        tolerant = self.on_error != "raise"
+        # tolerant: the rejected records (the next call frames those at and after the cut again)
+        rejected = bad[bad < limit] if tolerant else bad[:0]
+        before = self.last_appl[rec[:checked, K.R_CHAN]] if tolerant and (self.n_rejected or len(rejected)) else None
+        cut, gap, n_gaps = K.frame_check(rec, checked, n, limit, self.last_appl, tolerant, self.cont, self.nxt)
+        if before is not None:
+            rejected = rejected[rejected < cut]
+            n_gaps -= self._skipped_gaps(rec, checked, cut, rejected, before)
         if first:
             rec[:r, K.R_SEQ] += first
+        for i in rejected:
+            key = "unknown message type" if codes[i] == K.BAD_TYPE else "malformed record"
+            self.skipped[key] = self.skipped.get(key, 0) + 1
         if n_gaps:
             self.skipped["sequence gap"] = self.skipped.get("sequence gap", 0) + int(n_gaps)
         if gap >= 0:
@@ -133,6 +142,29 @@ class _SzseFramer(Framer):
         self._count(cut)
         rows = int(np.searchsorted(rec[:r, K.R_SEQ], first + cut))   # the rows of lines before the cut
         return FrameResult(int(cut), int(byte_of(cut)), error), rows
+
+    def _skipped_gaps(self, rec, checked, cut, rejected, before) -> int:
+        """Of the sequence gaps frame_check counted (tolerant mode) in the rows rec[:checked]
+        before line ``cut`` (R_SEQ: line indices), those the rejected records (line indices
+        ``rejected``, sorted) could hold: a rejected record's channel and ApplSeqNum are not
+        known, so a gap of k numbers in a channel after at least k rejected records since its
+        last record is their skip, counted once as theirs. ``before``: each row's channel's
+        last ApplSeqNum before this call. Updates n_rejected and rejected_at."""
+        rows = int(np.searchsorted(rec[:checked, K.R_SEQ], cut))
+        chan, appl = rec[:rows, K.R_CHAN], rec[:rows, K.R_APPL]
+        seen = self.n_rejected + np.searchsorted(rejected, rec[:rows, K.R_SEQ])  # rejected before each row
+        order = np.argsort(chan, kind="stable")
+        chan, appl, seen, before = chan[order], appl[order], seen[order], before[order]
+        head = np.ones(rows, bool)      # a channel's first row here: its last record came before
+        head[1:] = chan[1:] != chan[:-1]
+        prev_appl = np.where(head, before, np.roll(appl, 1))
+        prev_seen = np.where(head, self.rejected_at[chan], np.roll(seen, 1))
+        held = (prev_appl >= 0) & (appl > prev_appl + 1) & (appl - prev_appl - 1 <= seen - prev_seen)
+        tail = np.ones(rows, bool)
+        tail[:-1] = head[1:]
+        self.rejected_at[chan[tail]] = seen[tail]
+        self.n_rejected += len(rejected)
+        return int(held.sum())
 
     def _error(self, buf, base_seq, i):
         """The error of rejected record i."""
