@@ -184,3 +184,59 @@ def test_szse_vendor_csv_unreadable_value_rows_of_other_files_before_it_delivere
     assert "(line 4 of the merged feed)" in info.value.reason and info.value.feed_record == 4
     err = cli_error("table", "bbo", "--format", "szse-csv", *files)
     assert "000001_orders.csv: line 3: " in err and "(line 4 of the merged feed)" in err
+
+
+ROW = "{appl},1,2,{px},1.00,2024010509300000{appl},2011\n"
+#: an orders row 4 that cannot be read (a value, its merge key, its fields): (row, reason)
+UNREADABLE_ROWS = {
+    "price_snan": ROW.format(appl=4, px="sNaN"),
+    "price_20_digits": ROW.format(appl=4, px="9" * 20),
+    "qty_three_decimals": "4,1,2,10.0000,1.001,20240105093000004,2011\n",
+    "transacttime_not_a_time": "4,1,2,10.0000,1.00,20249999999999999,2011\n",
+    "applseqnum_not_an_integer": "4x,1,2,10.0000,1.00,20240105093000004,2011\n",
+    "channel_5000_digits": "4,1,2,10.0000,1.00,20240105093000004," + "7" * 5000 + "\n",
+    "fields_missing": "4,1,2,10.0000\n",
+    "field_over_128_kb": "4,1,2,\"" + "9" * 200_000 + "\",1.00,20240105093000004,2011\n",
+    "gbk_bytes": "4,1,2,10.0000,1.00,20240105093000004,2011,\udcc9\udcee\n",
+}
+
+
+def _day_with_row_4(tmp_path, row: str) -> list[str]:
+    folder = tmp_path / "vendor"
+    folder.mkdir()
+    text = ORDERS_HEADER + "".join(ROW.format(appl=a, px=px) for a, px in ((1, "10.0000"), (2, "10.0100"),
+                                                                             (3, "10.0200")))
+    text += row + ROW.format(appl=5, px="10.0300") + ROW.format(appl=6, px="10.0000")
+    (folder / "000001_orders.csv").write_bytes(text.encode("utf-8", "surrogateescape"))
+    (folder / "000001_ticks.csv").write_text(TICKS_HEADER)
+    return sorted(str(p) for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE_ROWS))
+@pytest.mark.parametrize("workers", [1, 2])
+def test_szse_vendor_csv_unreadable_row_tolerant_skipped_counted_rows_after_replayed(tmp_path, case, workers):
+    files = _day_with_row_4(tmp_path, UNREADABLE_ROWS[case])
+    stats: dict = {}
+    rows = obook.bbo(files, workers=workers, format="szse-csv", on_error="skip", stats=stats).read_all().to_pylist()
+    assert [r["seq"] for r in rows] == [1, 2, 3, 5]
+    assert stats["skipped"] == {"malformed record": 1}
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE_ROWS))
+def test_szse_vendor_csv_unreadable_row_strict_error_names_file_line(tmp_path, case):
+    files = _day_with_row_4(tmp_path, UNREADABLE_ROWS[case])
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in obook.bbo(files, workers=1, format="szse-csv"):
+            rows += b.to_pylist()
+    assert info.value.path.endswith("000001_orders.csv") and info.value.record == 5, info.value
+    assert [r["seq"] for r in rows] == [1, 2, 3]
+
+
+def test_szse_vendor_csv_unreadable_row_tolerant_cli_says_it_skipped(tmp_path):
+    from hostile_support import obook_cli
+
+    files = _day_with_row_4(tmp_path, UNREADABLE_ROWS["price_snan"])
+    r = obook_cli("bbo", "--format", "szse-csv", "--on-error", "skip", *files)
+    err = r.stderr.decode()
+    assert r.returncode == 0 and "skipped records: malformed record: 1" in err, err

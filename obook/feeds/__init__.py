@@ -118,9 +118,9 @@ class FeedFormat:
     side_tables: dict[str, str] = field(default_factory=dict)   # name -> lazy ref of a SideTable
     messages: str | None = None      # lazy ref of ``read(path, on_error) -> RecordBatchReader``
     prepass: str | None = None       # lazy ref of ``scan(path, framer, progress) -> breaks``
-    # lazy ref of ``merge(paths) -> reader`` that reads several files as one feed in the feed's
-    # own order (its sequence numbers); the reader has readinto(view), pos() (bytes of the
-    # files read) and close(). Without it, a list of files is concatenated in the given order.
+    # lazy ref of ``merge(paths, on_error) -> reader`` that reads several files as one feed in
+    # the feed's own order (its sequence numbers); the reader has readinto(view), pos() (bytes
+    # of the files read) and close(). Without it, a list of files is concatenated in the given order.
     # With feed_seq, the framer and the decoder number records (EV_SEQ, errors) by the
     # feed's own sequence numbers, which must increase along the feed.
     merge: str | None = None

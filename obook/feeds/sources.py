@@ -664,11 +664,11 @@ def _whole_lines(buf: np.ndarray, have: int) -> int:
     return buf[:have].tobytes().rfind(b"\n") + 1
 
 
-def _reader_of(source, merge):
+def _reader_of(source, merge, on_error: str = "raise"):
     if hasattr(source, "open_feed"):
         return source.open_feed()
     if merge is not None and source_paths(source):     # one file too: the hook reads it as the format's
-        return merge(source_paths(source))
+        return merge(source_paths(source), on_error)
     return open_source(source)
 
 
@@ -694,7 +694,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
     # a live source (``partial_reads``): each read returns what has arrived, whole records,
     # and they are framed at once; 0 bytes is the end of the feed
     live = bool(getattr(source, "partial_reads", False))
-    with _reader_of(source, merge) as f:
+    with _reader_of(source, merge, getattr(framer, "on_error", "raise")) as f:
         columns = getattr(f, "record_columns", None)
         paths = source_paths(source) if isinstance(f, Reader) else []
         by_piece = pieces is not None and len(paths) > 1 and len(f.parts) == len(paths)

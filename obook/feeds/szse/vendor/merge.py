@@ -104,12 +104,21 @@ def _columns(row: list, path: str):
     return kind == "ticks", itemgetter(*(names.index(c) for c in columns))
 
 
-def _rows(path: str, opened: list | None = None, where: int | None = None):
+#: a tolerant replay's line of the merged log in place of a row that cannot be read: a
+#: malformed line that the replay skips and counts (as it counts a bad line of the text log),
+#: keeping the merged feed's line numbers (``origin``)
+SKIPPED = "//?"
+
+
+def _rows(path: str, opened: list | None = None, where: int | None = None, tolerant: bool = False):
     """(key, text log line) of one file, in file order; a row that cannot be read raises
     FeedError naming the file and its line, but one whose key (TransactTime, ChannelNo,
     ApplSeqNum) reads gives that FeedError in place of its line (the merge ends there, at the
-    row's place). The file's last line without a line end is cut when it holds fewer fields
-    than the header (or than a row needs): a TruncatedFeedError.
+    row's place). ``tolerant``: such a row gives the line SKIPPED instead, at its key, or
+    after the file's row before it when its key does not read (the file's first row: before
+    every row). The file's last line without a line end is cut when it holds fewer fields
+    than the header (or than a row needs): a TruncatedFeedError, as is a line longer than
+    the cap, in either mode.
     ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far).
     ``where``: (key, (where, line)) instead, the row's key and line number (see origin)."""
     sec = security_of(path)
@@ -117,18 +126,28 @@ def _rows(path: str, opened: list | None = None, where: int | None = None):
         if opened is not None:
             opened.append(f)
         last = _LastLine()
-        reader = csv.reader(_text_lines(io.BufferedReader(_Raw(f)), path, last))
+        reader = csv.reader(_text_lines(io.BufferedReader(_Raw(f)), path, last, tolerant))
         get = None
+        key = (-1, -1, -1)      # (tolerant: the key of the file's last row read)
         while True:
+            not_utf8 = last.not_utf8
             try:
                 row = next(reader, None)
             except csv.Error as e:
-                raise FeedError(path, reader.line_num, f"malformed row: {e}", unit="line") from None
+                error = FeedError(path, reader.line_num, f"malformed row: {e}", unit="line")
+                if not tolerant or get is None:
+                    raise error from None
+                row = ()
             if row is None:
                 return
             if get is None:
+                if last.not_utf8:
+                    raise FeedError(path, 1, last.not_utf8_reason, unit="line")
                 ticks, get = _columns(row, path)
                 header = len(row)
+                continue
+            if row == () or last.not_utf8 != not_utf8:      # (tolerant) a row csv or UTF-8 refused
+                yield key, (where, reader.line_num) if where is not None else SKIPPED
                 continue
             if not row or (len(row) == 1 and not row[0].strip()):     # a blank line, or one of spaces
                 continue
@@ -145,20 +164,25 @@ def _rows(path: str, opened: list | None = None, where: int | None = None):
                 except (FeedError, ValueError) as e:
                     # a value that cannot be read: its error takes the row's place in the merge,
                     # after the other files' rows that come before it
-                    line = e if isinstance(e, FeedError) else FeedError(
+                    line = SKIPPED if tolerant else e if isinstance(e, FeedError) else FeedError(
                         path, reader.line_num, f"malformed row: {_shown(str(e))}", unit="line")
                 yield key, line
-            except IndexError:
-                raise FeedError(path, reader.line_num, f"malformed row: {len(row)} fields, its header has {header}",
-                                unit="line") from None
-            except ValueError as e:
-                raise FeedError(path, reader.line_num, f"malformed row: {_shown(str(e))}", unit="line") from None
+            except (IndexError, ValueError, FeedError) as e:
+                if tolerant:
+                    yield key, (where, reader.line_num) if where is not None else SKIPPED
+                    continue
+                if isinstance(e, FeedError):
+                    raise
+                why = (f"{len(row)} fields, its header has {header}" if isinstance(e, IndexError)
+                       else _shown(str(e)))
+                raise FeedError(path, reader.line_num, f"malformed row: {why}", unit="line") from None
 
 
-def origin(paths: list, record: int):
+def origin(paths: list, record: int, tolerant: bool = False):
     """(path, line) of record ``record`` of the files' merged feed (None past its end): the
-    files are merged again by their rows' keys alone, up to that record."""
-    merged = heapq.merge(*(_rows(p, where=i) for i, p in enumerate(paths)), key=lambda r: r[0])
+    files are merged again by their rows' keys alone, up to that record (``tolerant``: as a
+    tolerant replay merged them, its rows that cannot be read in their places)."""
+    merged = heapq.merge(*(_rows(p, where=i, tolerant=tolerant) for i, p in enumerate(paths)), key=lambda r: r[0])
     try:
         for _, (i, line) in itertools.islice(merged, record - 1, record):
             return paths[i], line
@@ -202,16 +226,21 @@ def _check_last(row: list, header: int, need: int, path: str, line: int, start: 
 
 class _LastLine:
     """Where the lines _text_lines gave end: ``open`` when the last one has no line end (the
-    file's last line), ``start`` its byte offset in the file."""
+    file's last line), ``start`` its byte offset in the file; ``not_utf8``: the lines so far
+    that were not UTF-8 (a tolerant read's), the reason of the last of them."""
 
     def __init__(self):
         self.open = False
         self.start = 0
+        self.not_utf8 = 0
+        self.not_utf8_reason = ""
 
 
-def _text_lines(raw, path: str, last: _LastLine | None = None):
+def _text_lines(raw, path: str, last: _LastLine | None = None, tolerant: bool = False):
     """The lines of a file as text (each with its newline), each checked to be UTF-8 and at
-    most MAX_LINE bytes long (a longer one is never held whole); ``last`` follows them."""
+    most MAX_LINE bytes long (a longer one is never held whole); ``last`` follows them.
+    ``tolerant`` (with ``last``): a line that is not UTF-8 is given with its bad bytes
+    replaced, and counted in ``last.not_utf8``."""
     from ...._kernels.l2_text import MAX_LINE
 
     n = 0
@@ -228,10 +257,15 @@ def _text_lines(raw, path: str, last: _LastLine | None = None):
         if len(line) > MAX_LINE:
             raise FeedError(path, n, f"line longer than {MAX_LINE} bytes", unit="line")
         try:
-            yield line.decode("utf-8")
+            text = line.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise FeedError(path, n, f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at column "
-                            f"{e.start + 1})", unit="line") from None
+            reason = f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at column {e.start + 1})"
+            if not tolerant or last is None:
+                raise FeedError(path, n, reason, unit="line") from None
+            last.not_utf8 += 1
+            last.not_utf8_reason = reason
+            text = line.decode("utf-8", "replace")
+        yield text
 
 
 class _Raw(io.RawIOBase):
@@ -250,11 +284,12 @@ class MergedReader:
     be read ends the merged log there: its error is ``deferred_error``, raised after the
     lines before it are replayed."""
 
-    def __init__(self, paths):
+    def __init__(self, paths, on_error: str = "raise"):
         self.paths = paths
+        self.tolerant = on_error != "raise"
         self._opened: list = []
-        self._lines = (line for _, line in heapq.merge(*(_rows(p, self._opened) for p in paths),
-                                                       key=lambda r: r[0]))
+        self._lines = (line for _, line in heapq.merge(*(_rows(p, self._opened, tolerant=self.tolerant)
+                                                         for p in paths), key=lambda r: r[0]))
         self._buf = b""
         self._given = 0         # lines of the merged log given so far
         self.deferred_error: ObookError | None = None
@@ -281,7 +316,7 @@ class MergedReader:
 
     def origin(self, record: int):
         """(path, line) of record ``record`` of the merged feed (see :func:`origin`)."""
-        return origin(self.paths, record)
+        return origin(self.paths, record, self.tolerant)
 
     def pos(self) -> int:
         """The bytes of the files read so far (their total is the files' size: a progress
@@ -334,5 +369,5 @@ def paired(source):
     return [str(p) for p in paths]
 
 
-def merge(paths) -> MergedReader:
-    return MergedReader([str(p) for p in paths])
+def merge(paths, on_error: str = "raise") -> MergedReader:
+    return MergedReader([str(p) for p in paths], on_error)
