@@ -304,17 +304,19 @@ def test_hot_listener_python_strategy_raises_strategy_error(day):
             pass
 
 
-@pytest.mark.parametrize("tables", [(), ("bbo",)])
-def test_hot_listener_ticker_not_in_the_session_warned_at_its_end(day, caplog, tables):
-    from obook.live.hot_listener import HotListener
+@pytest.mark.parametrize("loop, tables", [("compiled", ()), ("compiled", ("bbo",)), ("python", ("bbo",))])
+def test_listener_ticker_not_in_the_session_warned_at_its_end_by_either_loop(day, caplog, loop, tables):
+    from obook.live.listener import Listener
+    from obook.live.strategy import TickToTrade
 
     calls = []
     a, b, _ = addresses()
-    lst = HotListener(a, b, None, tables=tables, strategy=lambda top: calls.append(top.ticker),
-                      tickers=["AAA", "ZZZ", "QQQQ"], idle_timeout=10)
+    ttt = TickToTrade(lambda top: calls.append(top.ticker), ["AAA", "ZZZ", "QQQQ"])
+    lst = Listener(a, b, None, tables=tables, tick_to_trade=ttt, idle_timeout=10, loop=loop)
     with caplog.at_level("WARNING", logger="obook"), sending(day, a, b, None, rate=20_000, linger=0):
         for _ in lst.table_batches():
             pass
+    lst.close()     # (the front ends close it again: warned once)
     assert set(calls) == {"AAA"}
     assert [m for m in caplog.messages if "ticker" in m] == [
         "tickers QQQQ, ZZZ: not in the session's stock directory: the strategy was never called for them"]

@@ -124,6 +124,7 @@ class Replay:
         self.format = resolve_format(format, path)
         self._input = path      # (what an error at the first record tells the format of)
         self._pieces = None     # (a replay's files, where each begins: made as it starts)
+        self._named = None      # (the books' names: a Tickers, made as it starts)
         self.source = self.format.reading(path)   # e.g. a capture's lines read as one feed
         self.detected = format is None   # told from the file: a framer may refuse plain non-feeds
         # the session date (``date`` or the format's, e.g. a Nasdaq file name): then every
@@ -178,7 +179,7 @@ class Replay:
         framer = fmt.framer_class()(self.path, self.on_error)
         framer.detected = self.detected
         self._framer = framer
-        tickers = Tickers()
+        tickers = self._named = Tickers()
         self._pool = ColumnPool()
         self.stats = {"records": 0, "rows": 0, "skipped": {}, "complete": False,
                       "table_rows": {t: 0 for t in self.tables}}
@@ -309,11 +310,16 @@ class Replay:
             raise FeedError(self.path, None, f"the file changed while it was read: {', '.join(changed)}; "
                             "the rows so far are delivered, but replay a file once it is complete")
 
+    def tickers_named(self) -> set[str]:
+        """The tickers the feed has named so far (its books' names)."""
+        named = self._named
+        return set() if named is None else {raw.decode("utf-8", "replace") for raw in named.names.values()}
+
     def _check_tickers(self, tickers: Tickers) -> None:
         """A selected ticker the feed never named (no book of that name, no row)."""
         if not self.tickers:
             return
-        seen = {raw.decode("utf-8", "replace") for raw in tickers.names.values()}
+        seen = self.tickers_named()
         missing = [t for t in self.tickers if t not in seen]
         self.stats["missing_tickers"] = missing
         if missing:

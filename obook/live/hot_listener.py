@@ -222,10 +222,10 @@ class HotListener:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)
         self._close_sockets()
-        missing = self.loop.tickers_missing() if self._ended() else []
-        if missing:     # (the session ended: its directory is complete)
-            logging.getLogger("obook").warning("tickers %s: not in the session's stock directory: the strategy was "
-                                               "never called for them", ", ".join(missing))
+        if self._ended():       # (the session ended: its directory is complete)
+            from .strategy import warn_tickers_missing
+
+            warn_tickers_missing(self.loop.tickers_missing())
         if self.gateway is not None:
             self.loop.finish_venue(self.gateway.timeout)
         if self.ttt is not None:

@@ -41,6 +41,7 @@ class PythonListener:
             self.feed.close()
             raise
         self.ttt = tick_to_trade
+        self._warned = False
         if tick_to_trade is not None and tick_to_trade.gateway is not None:
             self.feed.tick = tick_to_trade.gateway.poll     # heartbeats while the feed is quiet
         self.book = Histogram("book")
@@ -94,6 +95,11 @@ class PythonListener:
 
     def close(self) -> None:
         self.feed.close()
+        if self.ttt is not None and self.ttt.tickers and self.replay.stats.get("complete") and not self._warned:
+            from .strategy import warn_tickers_missing      # (the session ended: its directory is complete)
+
+            self._warned = True     # (once: the front ends close it again)
+            warn_tickers_missing(sorted(self.ttt.tickers - self.replay.tickers_named()))
         if self.ttt is not None and self.ttt.gateway is not None:
             self.ttt.gateway.close()
 

@@ -221,6 +221,15 @@ class TickToTrade:
         return [venue, t2t]
 
 
+def warn_tickers_missing(missing) -> None:
+    """Log the subscribed tickers the ended session's stock directory never named."""
+    if missing:
+        import logging
+
+        logging.getLogger("obook").warning("tickers %s: not in the session's stock directory: the strategy was "
+                                           "never called for them", ", ".join(missing))
+
+
 def replay_orders(path, strategy, tickers=None, risk: RiskGate | None = None, gateway=None,
                   format: str = "itch", on_error: str = "raise") -> TickToTrade:
     """The same strategy, risk gate and gateway behind a file replay (offline). A feed of
