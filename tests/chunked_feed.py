@@ -66,9 +66,10 @@ FORMAT = dataclasses.replace(CSV, name="chunked-csv", decoder="chunked_feed:Chun
 
 # --------------------------------------------------------------------------- a merge hook
 
-def merge_by_time(paths):
+def merge_by_time(paths, on_error="raise"):
     """The merge hook of MERGED: the files' data lines merged by their Time column (the
-    feed's own order), one header first; a Reader-like object over the result."""
+    feed's own order), one header first; a Reader-like object over the result (``on_error``:
+    the replay's mode, unused: the framer skips what it skips)."""
     import heapq
     import io
 
