@@ -128,9 +128,14 @@ def _check_one_day(paths: tuple, fmt) -> None:
 
 
 def _feed_date(path, fmt) -> _dt.date | None:
-    """The session date the feed itself gives (its format's ``session_date``), or None."""
+    """The session date the feed itself gives (its format's ``session_date``), or None; of
+    files read as one feed, its first file's that gives one (an empty file gives none)."""
     if isinstance(path, (list, tuple)):
-        path = path[0] if path else None
+        for p in path:
+            day = _feed_date(p, fmt)
+            if day is not None:
+                return day
+        return None
     from .feeds.sources import HeadedStream
 
     if isinstance(path, HeadedStream):     # a stream: a day its first bytes tell (not a file name)

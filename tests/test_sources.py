@@ -222,6 +222,23 @@ def test_sources_list_of_two_formats_is_an_error_naming_the_odd_file(itch, tmp_p
         _rows(files)
 
 
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_sources_list_with_an_empty_file_format_from_the_others_same_rows(tmp_path, where):
+    from obook.gen.szse import text_line
+
+    lines = [text_line(dict(MsgType=192, SecurityID="000001", ChannelNo=1, ApplSeqNum=n, Price=100_000 + n,
+                            OrderQty=100, Side=49, OrdType=50, TransactTime=20240105_093000_000 + n))
+             for n in range(1, 41)]
+    whole, a, b, empty = tmp_path / "whole.log", tmp_path / "a.log", tmp_path / "b.log", tmp_path / "empty.log"
+    whole.write_text("\n".join(lines) + "\n")
+    a.write_text("\n".join(lines[:21]) + "\n")
+    b.write_text("\n".join(lines[21:]) + "\n")
+    empty.write_bytes(b"")
+    files = [a, b]
+    files.insert(where, empty)
+    assert _rows(files) == _rows(whole)
+
+
 def test_sources_csv_split_without_a_second_header_same_as_whole(tmp_path):
     lines = ["Time,Ticker,Order,T,Shares,Price"] + [f"{t},AAA,o{t},B,100,{990 + t % 5}" for t in range(1, 41)]
     whole, a, b = tmp_path / "whole.csv", tmp_path / "a.csv", tmp_path / "b.csv"

@@ -340,11 +340,15 @@ def detect_format(path: str | Path, least: int = 1) -> str:
             raise FormatError(what, "the feed is empty (its format cannot be told)", formats())
         return detect_head(Path(what).name, read_head(path, SNIFF_BYTES), what, least)
     paths = source_paths(path)
-    name = Path(paths[0]).name if paths else ""
-    # the first file's bytes decide; the error names that file (not the list or the lines)
-    best = detect_head(name, read_head(path, SNIFF_BYTES), str(paths[0]) if paths else str(path), least)
-    for other in paths[1:]:
-        _check_same_format(best, paths[0], other)
+    # the first file's bytes decide (of a list: the first file with bytes, as an empty one
+    # holds no record of any format); the error names that file (not the list or the lines)
+    first = next((p for p in paths if read_head(p, 1)), paths[0]) if len(paths) > 1 else None
+    name = Path(first or (paths[0] if paths else "")).name
+    best = detect_head(name, read_head(first or path, SNIFF_BYTES), str(first or (paths[0] if paths else path)),
+                       least)
+    for other in paths[1:] if first is None else paths:
+        if other is not first:
+            _check_same_format(best, first or paths[0], other)
     return best
 
 
@@ -375,7 +379,7 @@ def _check_same_format(best: str, first, other) -> None:
     fmt = get_format(best)
     name, head = Path(other).name, read_head(other, SNIFF_BYTES)
     refuse_table(str(other), head)
-    if fmt.sniff(name, head) > 0:
+    if not head or fmt.sniff(name, head) > 0:      # (an empty file: no record of any format)
         return
     try:
         looks = detect_head(name, head)
