@@ -240,3 +240,22 @@ def test_szse_vendor_csv_unreadable_row_tolerant_cli_says_it_skipped(tmp_path):
     r = obook_cli("bbo", "--format", "szse-csv", "--on-error", "skip", *files)
     err = r.stderr.decode()
     assert r.returncode == 0 and "skipped records: malformed record: 1" in err, err
+
+
+@pytest.mark.parametrize("row3", ["3,1,2,sNaN,1.00,20240105093000003,2011\n",
+                                  "3,\xd8,2,10.0200,1.00,20240105093000003,2011\n",
+                                  "3x,1,2,10.0200,1.00,20240105093000003,2011\n"])
+def test_szse_vendor_csv_unreadable_row_between_other_files_rows_tolerant_one_skip_no_gap(tmp_path, row3):
+    folder = tmp_path / "vendor"
+    folder.mkdir()
+    a = ORDERS_HEADER + ROW.format(appl=1, px="10.0000") + row3 + ROW.format(appl=5, px="10.0300")
+    (folder / "000001_orders.csv").write_bytes(a.encode("utf-8", "surrogateescape").replace(b"\xc3\x98", b"\xd8"))
+    (folder / "000002_orders.csv").write_text(ORDERS_HEADER + ROW.format(appl=2, px="20.0000")
+                                              + ROW.format(appl=4, px="20.0100"))
+    for sec in ("000001", "000002"):
+        (folder / f"{sec}_ticks.csv").write_text(TICKS_HEADER)
+    files = sorted(str(p) for p in folder.iterdir())
+    stats: dict = {}
+    rows = obook.bbo(files, workers=1, format="szse-csv", on_error="skip", stats=stats).read_all().to_pylist()
+    assert [r["seq"] for r in rows] == [1, 2, 4, 5]
+    assert stats["skipped"] == {"malformed record": 1}

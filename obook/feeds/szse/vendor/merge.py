@@ -77,6 +77,23 @@ def _key(cells: tuple, path: str, n: int) -> tuple:
     return t, int(cells[-1]), int(cells[0])
 
 
+def _best_key(row, get, last: tuple) -> tuple:
+    """The merge key of a row a tolerant replay skips: of (TransactTime, ChannelNo,
+    ApplSeqNum) those that read, the others the file's row before it's (``last``)."""
+    try:
+        cells = get(row)
+    except IndexError:
+        return last
+    out = []
+    for text, before, ok in zip((cells[-2], cells[-1], cells[0]), last, (stamp_ok, None, None)):
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        out.append(v if v is not None and (ok is None or ok(v)) else before)
+    return tuple(out)
+
+
 def _columns(row: list, path: str):
     """(ticks, getter of a row's cells in ORDER_COLUMNS / TICK_COLUMNS order) of a file's
     header row; a header that names neither kind's columns, or one of them twice, raises."""
@@ -114,9 +131,8 @@ def _rows(path: str, opened: list | None = None, where: int | None = None, toler
     """(key, text log line) of one file, in file order; a row that cannot be read raises
     FeedError naming the file and its line, but one whose key (TransactTime, ChannelNo,
     ApplSeqNum) reads gives that FeedError in place of its line (the merge ends there, at the
-    row's place). ``tolerant``: such a row gives the line SKIPPED instead, at its key, or
-    after the file's row before it when its key does not read (the file's first row: before
-    every row). The file's last line without a line end is cut when it holds fewer fields
+    row's place). ``tolerant``: such a row gives the line SKIPPED instead, at its key (the
+    parts of it that do not read: the file's row before it's, see _best_key). The file's last line without a line end is cut when it holds fewer fields
     than the header (or than a row needs): a TruncatedFeedError, as is a line longer than
     the cap, in either mode.
     ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far).
@@ -147,6 +163,7 @@ def _rows(path: str, opened: list | None = None, where: int | None = None, toler
                 header = len(row)
                 continue
             if row == () or last.not_utf8 != not_utf8:      # (tolerant) a row csv or UTF-8 refused
+                key = _best_key(row, get, key)
                 yield key, (where, reader.line_num) if where is not None else SKIPPED
                 continue
             if not row or (len(row) == 1 and not row[0].strip()):     # a blank line, or one of spaces
@@ -169,6 +186,7 @@ def _rows(path: str, opened: list | None = None, where: int | None = None, toler
                 yield key, line
             except (IndexError, ValueError, FeedError) as e:
                 if tolerant:
+                    key = _best_key(row, get, key)
                     yield key, (where, reader.line_num) if where is not None else SKIPPED
                     continue
                 if isinstance(e, FeedError):
