@@ -181,3 +181,22 @@ def test_szse_head_key_given_twice_strict_error_tolerant_counted(recs, tmp_path,
     stats = {}
     obook.bbo(p, workers=workers, on_error="skip", stats=stats).read_all()
     assert stats["skipped"]["malformed record"] == 1     # (its fills or cancel: unknown order refs)
+
+
+@pytest.mark.parametrize("fmt", ["szse", "sse"])
+def test_text_log_in_two_files_the_second_with_a_byte_order_mark_same_rows_as_whole(tmp_path, fmt):
+    from obook.gen.sse import write_sse
+
+    whole = tmp_path / "whole.log"
+    if fmt == "szse":
+        whole.write_text("\n".join(text_line(r) for r in generate(2000, securities=3, seed=5)) + "\n")
+    else:
+        write_sse(whole, 2000)
+    data = whole.read_bytes()
+    cut = data.index(b"\n", len(data) // 2) + 1
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_bytes(data[:cut])
+    b.write_bytes(b"\xef\xbb\xbf" + data[cut:])
+    for workers in (1, 2):
+        assert (obook.bbo((str(a), str(b)), workers=workers).read_all().to_pylist()
+                == obook.bbo(str(whole), workers=workers).read_all().to_pylist())

@@ -703,6 +703,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             pieces.add(paths[0], 1, 0)
         if pieces is not None and hasattr(f, "origin"):     # a merge: its records' files and lines
             pieces.origin = f.origin
+        starts_piece = False    # the next read is a later file's first bytes (by_piece)
         while not eof:
             if len(buf) - have < block_size:
                 grown = np.empty(2 * len(buf), dtype=np.uint8)
@@ -716,6 +717,12 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             piece_end = by_piece and eof and cut is None and f.more()
             eof = eof and not piece_end
             have += got
+            if starts_piece and got:
+                # a later file's first bytes at a line's start (the files' own start: a byte
+                # order mark an editor wrote there is passed over as at the feed's start)
+                starts_piece = False
+                if hasattr(framer, "piece_start") and (have == got or buf[have - got - 1] == 10):
+                    framer.piece_start(buf[have - got:have])
             if damaged:
                 # the bytes after the damage are lost: the records before it are the feed's
                 # last ones, the one it cuts is the error's (a cut line is no line)
@@ -748,6 +755,7 @@ def iter_batches(source, framer, block_size: int = BLOCK_SIZE,
             have = tail
             if piece_end:   # a record cut by a file's end counts as that file's
                 pieces.add(paths[f.i], seq + framer.records_in(buf[:tail]), piece_start)
+                starts_piece = True
         late = getattr(f, "deferred_error", None)    # a reader's error after its bytes (a merge's bad row)
         if late is not None:
             yield Batch(buf[:0], seq, offset, 0, late, f.pos())

@@ -114,6 +114,11 @@ class SseFramer(Framer):
         if n > self._orders.maxlen:
             self._orders = deque(self._orders, maxlen=n)
 
+    def piece_start(self, view) -> None:
+        """A later file of the feed begins ``view`` (at a line's start): its byte order mark
+        is passed over as the first file's."""
+        drop_bom(view)
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0:
             drop_bom(buf)

@@ -189,6 +189,11 @@ class SzseTextFramer(_SzseFramer):
         super()._alloc(n)
         self.heads = K.Heads(self.ends, self.codes, self.details, self.rec)
 
+    def piece_start(self, view) -> None:
+        """A later file of the feed begins ``view`` (at a line's start): its byte order mark
+        is passed over as the first file's."""
+        drop_bom(view)
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0:
             drop_bom(buf)
