@@ -568,3 +568,16 @@ def test_feed_path_symlink_loop_error_says_so_not_no_such_file(tmp_path, front):
         open_feed()
     assert f"{loop}: too many levels of symbolic links" in str(e.value)
     assert "no such" not in str(e.value)
+
+
+def test_sources_binary_feed_split_inside_a_record_format_detected_same_rows(tmp_path):
+    from obook.gen.szse import binary_record, generate
+
+    whole = tmp_path / "whole.bin"
+    whole.write_bytes(b"".join(binary_record(r) for r in generate(2000, securities=3, seed=5)
+                               if r["MsgType"] in (191, 192)))
+    data = whole.read_bytes()
+    a, b = tmp_path / "a.bin", tmp_path / "b.bin"
+    a.write_bytes(data[:len(data) // 2 + 7])     # the rest of a record starts the second file
+    b.write_bytes(data[len(data) // 2 + 7:])
+    assert _rows((a, b)) == _rows(whole)

@@ -372,8 +372,9 @@ def require_format(path, name: str, what: str) -> None:
 
 def _check_same_format(best: str, first, other) -> None:
     """Files read as one feed are one format: ``other`` (a later file of the list) must not
-    look like another format while it does not look like ``best`` at all. A part without a
-    header of its own (the rest of a split file) looks like none and passes."""
+    be recognised as another format (a score of SURE or more) while it does not look like
+    ``best`` at all. A part without a header of its own (the rest of a split file) is
+    recognised as none and passes."""
     from .sources import read_head
 
     fmt = get_format(best)
@@ -381,8 +382,8 @@ def _check_same_format(best: str, first, other) -> None:
     refuse_table(str(other), head)
     if not head or fmt.sniff(name, head) > 0:      # (an empty file: no record of any format)
         return
-    try:
-        looks = detect_head(name, head)
+    try:    # another format recognised, not guessed (ITCH guesses any bytes: a split record's rest)
+        looks = detect_head(name, head, least=SURE)
     except ObookError:
         return
     raise ObookError(f"{other}: format {looks}, but {first} is format {best}: the files of a list are one "
