@@ -259,3 +259,14 @@ def test_szse_vendor_csv_unreadable_row_between_other_files_rows_tolerant_one_sk
     rows = obook.bbo(files, workers=1, format="szse-csv", on_error="skip", stats=stats).read_all().to_pylist()
     assert [r["seq"] for r in rows] == [1, 2, 4, 5]
     assert stats["skipped"] == {"malformed record": 1}
+
+
+def test_szse_vendor_csv_cut_last_row_with_bytes_not_utf8_tolerant_still_cut_error(tmp_path):
+    from obook.errors import TruncatedFeedError
+
+    files = _day_with_row_4(tmp_path, "")
+    orders = next(f for f in files if f.endswith("_orders.csv"))
+    with open(orders, "ab") as f:
+        f.write(b"7,1,\xd8")
+    with pytest.raises(TruncatedFeedError, match="the last line is cut"):
+        obook.bbo(files, workers=1, format="szse-csv", on_error="skip").read_all()

@@ -132,9 +132,9 @@ def _rows(path: str, opened: list | None = None, where: int | None = None, toler
     FeedError naming the file and its line, but one whose key (TransactTime, ChannelNo,
     ApplSeqNum) reads gives that FeedError in place of its line (the merge ends there, at the
     row's place). ``tolerant``: such a row gives the line SKIPPED instead, at its key (the
-    parts of it that do not read: the file's row before it's, see _best_key). The file's last line without a line end is cut when it holds fewer fields
-    than the header (or than a row needs): a TruncatedFeedError, as is a line longer than
-    the cap, in either mode.
+    parts of it that do not read: the file's row before it's, see _best_key). The file's
+    last line without a line end is cut when it holds fewer fields than the header (or than
+    a row needs): a TruncatedFeedError, as is a line longer than the cap, in either mode.
     ``opened``: gets the file's reader (its ``pos()``: the file's bytes read so far).
     ``where``: (key, (where, line)) instead, the row's key and line number (see origin)."""
     sec = security_of(path)
@@ -162,14 +162,14 @@ def _rows(path: str, opened: list | None = None, where: int | None = None, toler
                 ticks, get = _columns(row, path)
                 header = len(row)
                 continue
+            if row != () and last.open and any(c.strip() for c in row):
+                _check_last(row, header, 8 if ticks else 7, path, reader.line_num, last.start)
             if row == () or last.not_utf8 != not_utf8:      # (tolerant) a row csv or UTF-8 refused
                 key = _best_key(row, get, key)
                 yield key, (where, reader.line_num) if where is not None else SKIPPED
                 continue
             if not row or (len(row) == 1 and not row[0].strip()):     # a blank line, or one of spaces
                 continue
-            if last.open and any(c.strip() for c in row):
-                _check_last(row, header, 8 if ticks else 7, path, reader.line_num, last.start)
             try:
                 cells = get(row)
                 key = _key(cells, path, reader.line_num)
