@@ -582,13 +582,13 @@ def _backtest_opener(table: str):
         from .backtest import Fees
         from .backtest.latency import parse_texts
         from .backtest.stream import backtest_reader
-        from .live.cli_run import load_strategy
+        from .backtest.arguments import load_backtest_strategy
         from .tables.runs import BACKTEST_FEES
 
         given = dict(given)
         latencies = parse_texts(*(given.pop(k) for k in ("feed_latency", "order_latency", "response_latency")))
         fees = Fees(*(given.pop(k) for k in BACKTEST_FEES))
-        return backtest_reader(feed, load_strategy(strategy, "obook_backtest: strategy"), table, **latencies,
+        return backtest_reader(feed, load_backtest_strategy(strategy, "obook_backtest: strategy"), table, **latencies,
                                fees=fees, **given)
     return open_backtest
 

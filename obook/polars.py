@@ -429,7 +429,7 @@ def scan_backtest(feed, strategy, *, table: str = "fills", **kwargs) -> pl.LazyF
     def run():
         s = strategy
         if isinstance(s, str):
-            from .live.cli_run import load_strategy
-            s = load_strategy(s, "strategy")
+            from .backtest.arguments import load_backtest_strategy
+            s = load_backtest_strategy(s, "strategy")
         return backtest_reader(full, s, table, **kwargs)
     return _scan(run, shapes[table], f"obook_backtest_{table}", detail)

@@ -490,3 +490,35 @@ def test_backtest_cli_output_folder_another_run_holds_one_error_line_nothing_wri
     assert err == (f"error: {out}: another run is writing its tables into this folder now; wait for it to end, "
                    "or give another folder\n")
     assert list(out.iterdir()) == []
+
+
+COMPILED = '''
+import numba
+import obook
+
+
+@numba.njit
+def _idle(call, lo, refkey, state, out):
+    return 0
+
+
+Idle = obook.backtest.compiled(_idle)
+
+
+def python_idle(top):
+    return []
+'''
+
+
+@pytest.mark.parametrize("name", ["Idle", "python_idle"])
+def test_backtest_cli_compiled_or_python_strategy_file_runs_and_warns_of_a_ticker_not_in_the_feed(tmp_path, caplog,
+                                                                                                   name):
+    (tmp_path / "c.py").write_text(COMPILED)
+    feed = tmp_path / "day.csv"
+    feed.write_text(DAY)
+    with caplog.at_level("WARNING", logger="obook"):
+        r = CliRunner().invoke(app, ["backtest", str(feed), "--strategy", f"{tmp_path / 'c.py'}:{name}",
+                                     "--format", "csv", "--tickers", "AAA,NOPE"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["orders"] == 0
+    assert "not in the feed: NOPE" in caplog.text

@@ -13,15 +13,22 @@ from .orders import INT64_MAX, shown
 RISK_FIELDS = ("max_qty", "max_notional", "max_orders_per_second", "band_bps")
 
 
+def load_backtest_strategy(spec: str, what: str = "--strategy"):
+    """A strategy's text ``FILE.py:NAME`` or ``module:NAME`` loaded as the live path loads it
+    (obook.live.cli_run.load_strategy), an ``obook.backtest.compiled(...)`` a strategy too."""
+    from ..live.cli_run import load_strategy
+    from . import CompiledStrategy
+
+    return load_strategy(spec, what, accept=(CompiledStrategy,))
+
+
 def strategy_object(strategy):
     """The strategy to run: text ``FILE.py:NAME`` or ``module:NAME`` is loaded (as the command
     line and DuckDB load it); a class, or what is no strategy, is an error."""
     from . import CompiledStrategy
 
     if isinstance(strategy, str):
-        from ..live.cli_run import load_strategy
-
-        return _looked_up(load_strategy(strategy, "strategy"))
+        return _looked_up(load_backtest_strategy(strategy, "strategy"))
     if isinstance(strategy, type):
         raise ObookError(f"strategy {strategy.__name__} is a class: give an instance ({strategy.__name__}()) "
                          "or its text FILE.py:NAME")

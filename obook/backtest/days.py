@@ -50,11 +50,11 @@ def feed_text(feed) -> str:
 def _one(path, strategy: str, kwargs: dict, option_names: dict | None = None):
     """One day: (tables, summary, stats), or the ObookError that stopped it (returned, not
     raised, so the caller knows which day failed and keeps the days before it)."""
-    from ..live.cli_run import load_strategy
     from . import TABLES, BacktestResult, backtest_named
+    from .arguments import load_backtest_strategy
 
     try:
-        r = backtest_named(path, load_strategy(strategy), option_names, **kwargs)
+        r = backtest_named(path, load_backtest_strategy(strategy), option_names, **kwargs)
     except ObookError as e:
         # what goes back to the caller's process must pickle: the partial result's tables made
         # now (not lazily)

@@ -84,9 +84,9 @@ def backtest(
       obook backtest day.itch --strategy join_bid.py:JoinBid --order-latency 50000 -o bt
     """
     from ..backtest import TABLES, Fees, StrategyError, backtest_named
+    from ..backtest.arguments import load_backtest_strategy
     from ..backtest.days import backtest_days, check_executor, day_name, one_feed_a_day
     from ..errors import ObookError
-    from ..live.cli_run import load_strategy
     from ..backtest.l2_input import is_l2
     from ..output import output_folder
     from .progress import file_progress
@@ -116,7 +116,8 @@ def backtest(
         try:
             if dates is None:
                 with file_progress(feeds[0], enabled=not is_l2(feeds[0])) as progress:
-                    r = backtest_named(feeds[0], load_strategy(strategy), FEED_OPTIONS, progress=progress, **kwargs)
+                    r = backtest_named(feeds[0], load_backtest_strategy(strategy), FEED_OPTIONS, progress=progress,
+                                       **kwargs)
             else:
                 r = backtest_days(feeds, strategy, processes=processes, dates=dates, executor=executor,
                                   option_names=FEED_OPTIONS, **kwargs)

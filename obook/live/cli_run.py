@@ -44,10 +44,11 @@ def _strategy_names(module) -> list[str]:
         isinstance(v, NumbaStrategy) or callable(v) and getattr(v, "__module__", None) == own))
 
 
-def load_strategy(spec: str, what: str = "--strategy"):
+def load_strategy(spec: str, what: str = "--strategy", accept: tuple = ()):
     """``FILE.py:NAME`` or ``module:NAME``; a class is instantiated without arguments. What
     is no strategy (no ``on_book`` / ``on_order`` / ``on_timer``, not callable, not a
-    ``numba_strategy``), or a file or module that fails to load, raises ObookError naming
+    ``numba_strategy``, not an instance of one of the classes ``accept``: a backtest's
+    compiled strategy), or a file or module that fails to load, raises ObookError naming
     ``what`` (the option or argument it was given as)."""
     from .strategy import raised
 
@@ -86,7 +87,7 @@ def load_strategy(spec: str, what: str = "--strategy"):
                              "(a strategy class is made without arguments)") from e
     from .fast_strategy import NumbaStrategy
 
-    if not (isinstance(obj, NumbaStrategy) or callable(obj)
+    if not (isinstance(obj, (NumbaStrategy, *accept)) or callable(obj)
             or any(hasattr(obj, m) for m in ("on_book", "on_order", "on_timer"))):
         raise ObookError(f"{what}: {where}:{name} is no strategy ({type(obj).__name__}: it has no on_book, "
                          "on_order or on_timer and is not callable)")
