@@ -911,8 +911,9 @@ def _unit(path_json, fmt, key):
         json.loads(path_json)
     except ValueError:
         raise ObookError(f"obook_unit: give the feed as to_json(path) (JSON text), not {path_json!r}") from None
+    source = _source(path_json)     # (a number, true: an error naming it, before any file is named)
     try:
-        return feed_unit(_source(path_json), fmt, key)
+        return feed_unit(source, fmt, key)
     except ObookError as e:
         name_as_given(e, _given_names(path_json))
         raise

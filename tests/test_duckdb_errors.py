@@ -121,3 +121,15 @@ def test_obook_unit_of_a_null_feed_is_an_obook_error_saying_to_give_the_path(cal
         assert "TypeError" not in str(got.value)
     finally:
         con.close()
+
+
+def test_obook_unit_null_key_raises_naming_null_not_none(tmp_path):
+    from frontend_feeds import write_small_feed
+
+    feed = write_small_feed(tmp_path / "small.itch")
+    con = od.connect()
+    try:
+        with pytest.raises(duckdb.Error, match=r"obook_unit: no unit NULL; choose from price_scale"):
+            con.execute(f"SELECT obook_unit(to_json('{feed}'), NULL, NULL)").fetchall()
+    finally:
+        con.close()

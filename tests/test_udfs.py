@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 import duckdb
@@ -126,3 +127,48 @@ def test_udfs_register_twice_on_one_database_is_harmless(con):
     cur = con.cursor()
     udfs.register(cur)
     assert cur.execute("SELECT obook_scaled_price(5, 10000)").fetchall() == [(Decimal("0.0005"),)]
+
+
+@pytest.mark.parametrize(("price", "shown"), [
+    ("true", "true (a BOOLEAN)"), ("'12'", "'12' (a VARCHAR)"), ("'x'", "'x' (a VARCHAR)"),
+    ("DATE '2026-01-02'", "2026-01-02 (a DATE)"),
+])
+def test_obook_price_not_an_integer_raises_naming_it_and_its_type(con, tmp_path, price, shown):
+    """true is no price 1 and text no price (as in Python): the error names the value as given."""
+    feed = write_small_feed(tmp_path / "small.itch")
+    with pytest.raises(duckdb.Error, match=r"obook_price: the price must be one of the feed's integer prices, "
+                                           rf"not {re.escape(shown)}"):
+        con.execute(f"SELECT obook_price({price}, '{feed}')").fetchall()
+
+
+def test_obook_price_past_64_bits_raises_naming_obook_price(con, tmp_path):
+    feed = write_small_feed(tmp_path / "small.itch")
+    with pytest.raises(duckdb.Error, match=r"obook_price: price 18446744073709551615 is beyond 64 bits"):
+        con.execute(f"SELECT obook_price(18446744073709551615, '{feed}')").fetchall()
+    assert con.execute(f"SELECT obook_price(NULL, '{feed}'), obook_price(CAST(NULL AS VARCHAR), '{feed}')"
+                       ).fetchall() == [(None, None)]
+
+
+@pytest.mark.parametrize(("price", "message"), [
+    ("'1.5'", r"the price must be a number \(the currency\), not '1\.5' \(a VARCHAR\)"),
+    ("true", r"the price must be a number \(the currency\), not true \(a BOOLEAN\)"),
+    ("'nan'::DOUBLE", r"price nan is not a finite number"),
+    ("'-inf'::DOUBLE", r"price -inf is not a finite number"),
+    ("1e30", r"a price of 2\^63 price units or more \(either sign\) does not fit BIGINT"),
+    ("-123456789012345678901234::DECIMAL(38,0)", r"a price of 2\^63 price units or more"),
+])
+def test_obook_ticks_not_a_finite_number_raises_naming_obook_ticks(con, tmp_path, price, message):
+    feed = write_small_feed(tmp_path / "small.itch")
+    with pytest.raises(duckdb.Error, match=rf"obook_ticks: {message}") as got:
+        con.execute(f"SELECT obook_ticks({price}, '{feed}')").fetchall()
+    assert "Conversion Error" not in str(got.value)
+    assert con.execute(f"SELECT obook_ticks(NULL, '{feed}'), obook_ticks(100.5::DOUBLE, '{feed}')"
+                       ).fetchall() == [(None, 1_005_000)]
+
+
+@pytest.mark.parametrize("feed", ["5", "true", "[1, 2]"])
+def test_obook_price_feed_not_text_raises_an_obook_error_naming_it(con, feed):
+    with pytest.raises(duckdb.Error, match=r"ObookError: the feed path must be text \(a file, a glob pattern\) "
+                                           r"or a list of them, not ") as got:
+        con.execute(f"SELECT obook_price(100, {feed})").fetchall()
+    assert "TypeError" not in str(got.value)

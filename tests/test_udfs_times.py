@@ -4,6 +4,7 @@ ms for CSV), in SQL (``obook_time_of_day(time, feed)``, ``obook_scaled_time``) a
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import duckdb
 import pyarrow as pa
@@ -153,3 +154,26 @@ def test_obook_time_of_day_parquet_without_time_origin_raises_naming_it_prices_s
     assert con.execute(f"SELECT obook_unit(to_json('{path}'), NULL, 'price_scale')").fetchall() == [("10000",)]
     with pytest.raises(duckdb.Error, match=rf"{path}: its schema records no obook.time_origin"):
         con.execute(f"SELECT obook_time_of_day(time, '{path}') FROM '{path}'").fetchall()
+
+
+@pytest.mark.parametrize(("time", "shown"), [
+    ("1.5", "1.5 (a DECIMAL(2,1))"), ("34200000.0::DOUBLE", "34200000.0 (a DOUBLE)"), ("-1", "-1"),
+    ("'34200000'", "'34200000'"), ("true", "true"), ("TIME '09:30:00'", "09:30:00"),
+])
+def test_obook_time_of_day_time_not_a_whole_feed_time_raises_naming_it(con, tmp_path, time, shown):
+    """1.5 is no ns and -1 no time of day: refused, never rounded to a clock time."""
+    feed = _csv(tmp_path)
+    with pytest.raises(duckdb.Error, match=r"obook_time_of_day: the time must be an integer from 0 in the feed's "
+                                           rf"time unit \(ns for ITCH, ms for CSV\), not {re.escape(shown)}") as got:
+        con.execute(f"SELECT obook_time_of_day({time}, '{feed}')").fetchall()
+    assert "Conversion Error" not in str(got.value)
+
+
+def test_obook_time_of_day_parquet_without_units_points_to_obook_scaled_time(con, tmp_path):
+    bare = tmp_path / "bare.parquet"        # a table of another tool: no units in its schema
+    pq.write_table(pa.table({"time": pa.array([34200003], pa.uint64())}), bare)
+    with pytest.raises(duckdb.Error, match=rf"{bare}: a Parquet file without obook's units .*"
+                                           r"or the unit to obook_scaled_time\(time, time_unit_ns\)$"):
+        con.execute(f"SELECT obook_time_of_day(time, '{bare}') FROM '{bare}'").fetchall()
+    with pytest.raises(duckdb.Error, match=r"or the scale to obook_scaled_price\(price, price_scale\)$"):
+        con.execute(f"SELECT obook_price(1, '{bare}')").fetchall()

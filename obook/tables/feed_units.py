@@ -20,7 +20,7 @@ def feed_unit(source, fmt, key) -> str:
     from ..feeds import resolve_format
     from .open import check_one_units, feeds
 
-    recorded = _parquet_units(source, fmt)
+    recorded = _parquet_units(source, fmt, key)
     if recorded is not None:        # Parquet files obook wrote: the units their schema records
         if key == "price_scale" and recorded["price_scale"] is None:
             raise ObookError(f"{recorded['path']}: its prices are {recorded['prices']} (obook.prices), "
@@ -73,7 +73,8 @@ def _format_units(f) -> dict:
 
 def _unit_value(values: dict, key, source=None) -> str:
     if key not in values:
-        raise ObookError(f"obook_unit: no unit {key!r}; choose from {', '.join(values)}")
+        raise ObookError(f"obook_unit: no unit {'NULL' if key is None else repr(key)}; "
+                         f"choose from {', '.join(values)}")
     if values[key] is None:         # (a Parquet file of an earlier obook that did not record it)
         raise ObookError(f"{source}: its schema records no obook.{key}: give the feed it came from")
     return str(values[key])
@@ -81,15 +82,21 @@ def _unit_value(values: dict, key, source=None) -> str:
 
 _units_seen: dict = {}
 
+#: what an error about a file without units offers for each unit: the function taking it as given
+_GIVEN_UNIT = {"price_scale": "the scale to obook_scaled_price(price, price_scale)",
+               "time_unit_ns": "the unit to obook_scaled_time(time, time_unit_ns)",
+               "time_origin": "the unit to obook_scaled_time(time, time_unit_ns)"}
 
-def _parquet_units(source, fmt=None) -> dict | None:
+
+def _parquet_units(source, fmt=None, key="price_scale") -> dict | None:
     """The units (price_scale, quantity_scale, time_unit_ns, time_origin) that Parquet files obook
     wrote record in their schema (``obook.tables.units``), when ``source`` names Parquet files
     (.parquet, .pq) alone; None otherwise. Files whose units differ are an error. A file that
     records none (``obook sql --output``'s) takes those of format ``fmt`` when it is given (the
     format of the feed it came from), else is an error; one that records them takes ``fmt`` only
     when it is the format the file records. Files of decimal or float prices (``obook.prices``)
-    have no price_scale of integers: None, with ``path`` and ``prices`` saying which."""
+    have no price_scale of integers: None, with ``path`` and ``prices`` saying which. ``key``: the
+    unit asked for, whose function with the unit given the error of a file without units names."""
     import pyarrow.parquet as pq
 
     from ..feeds import get_format
@@ -119,7 +126,7 @@ def _parquet_units(source, fmt=None) -> dict | None:
                 missing = ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
                                      "obook.quantity_scale, obook.time_unit in its schema; "
                                      "obook sql --output records none): give the feed it came from, its format "
-                                     "(format := 'csv' ...), or the scale to obook_scaled_price")
+                                     f"(format := 'csv' ...), or {_GIVEN_UNIT.get(key, _GIVEN_UNIT['price_scale'])}")
                 missing.units_missing_in = path     # (SQL's words: a front end with other ways out has its own)
                 raise missing from None
             if given is not None and meta.get("format") != given.name:
