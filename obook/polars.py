@@ -199,7 +199,8 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     ``time_unit_ns`` gives it (the schema's ``obook.time_unit``). ``time``: a column name or
     an expression. polars' ``Time`` holds ns: exact (DuckDB's TIME truncates to microseconds).
     A feed whose time counts from the epoch (Databento: use its ``timestamp``) is an error
-    now; a time at or past 24:00:00 is one when the frame is collected."""
+    now; a time at or past 24:00:00, or a column of no integer type, is one when the frame is
+    collected."""
     if (feed is None) == (time_unit_ns is None):
         raise ObookError("time_of_day: give the feed of the time (its unit is the feed's: ns for ITCH, ms for "
                          "CSV) or its time_unit_ns, one of them")
@@ -237,16 +238,20 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
 
     expr = pl.col(time) if isinstance(time, str) else time
     within = partial(_within_day, units=-(-_DAY_NS // time_unit_ns))
-    return (expr.cast(pl.Int64).map_batches(within, return_dtype=pl.Int64) * time_unit_ns).cast(pl.Time)
+    return (expr.map_batches(within, return_dtype=pl.Int64) * time_unit_ns).cast(pl.Time)
 
 
 def _within_day(times: pl.Series, units: int) -> pl.Series:
-    """``times`` as they are when each is under ``units`` (a day of the feed's unit): one at or
-    past 24:00:00 (or negative) is an error, checked before any product (none wraps)."""
+    """``times`` as Int64 when each is an integer under ``units`` (a day of the feed's unit): one at
+    or past 24:00:00 (or negative) is an error, checked before any product (none wraps); so is a
+    column of no integer type (1.5 is no feed time: never truncated to one)."""
+    if not (times.dtype.is_integer() or times.dtype == pl.Null):
+        raise ObookError(f"time_of_day: the time must be integers from 0 in the feed's time unit, not "
+                         f"{times.dtype} (column {times.name})")
     top, low = times.max(), times.min()
     if top is not None and (top >= units or low < 0):
         raise ObookError("time_of_day: a time at or past 24:00:00 (or before midnight) is not a time of day")
-    return times
+    return times.cast(pl.Int64)
 
 
 def _read_once(stream) -> Callable[[], None]:

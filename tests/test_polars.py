@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 
@@ -301,6 +302,20 @@ def test_time_of_day_a_time_past_midnight_raises_when_collected():
     frame = pl.DataFrame({"time": [57_599_999, 86_400_000]}).lazy().select(time_of_day(time_unit_ns=1_000_000))
     with pytest.raises(ObookError, match="past 24:00:00"):
         frame.collect()
+
+
+@pytest.mark.parametrize(("values", "dtype"), [([34_200_000.5], "Float64"), ([34_200_000.0], "Float64"),
+                                               (["09:30"], "String"), ([True], "Boolean")])
+def test_time_of_day_time_not_integers_raises_naming_the_dtype_never_truncated(values, dtype):
+    """1.5 is no feed time: refused when collected, as obook_time_of_day refuses it in SQL."""
+    from obook.polars import time_of_day
+
+    frame = pl.DataFrame({"time": values}).lazy().select(time_of_day(time_unit_ns=1_000_000))
+    with pytest.raises(ObookError, match=rf"time_of_day: the time must be integers from 0 in the feed's time unit, "
+                                         rf"not {dtype} \(column time\)"):
+        frame.collect()
+    nulls = pl.DataFrame({"time": [None, 5]}).lazy().select(time_of_day(time_unit_ns=1_000_000)).collect()
+    assert nulls.to_series().to_list() == [None, dt.time(0, 0, 0, 5000)]
 
 
 @pytest.mark.parametrize("table", ["bbo", "depth", "trades", "orders"])
