@@ -463,5 +463,30 @@ def test_cli_sql_unknown_option_error_lists_the_options_without_the_hidden_one(t
     day = tmp_path / "day.csv"
     write_csv(day, 50, 2, seed=1)
     r = _piped(f"SELECT * FROM obook_bbo('{day}', bogus := 1)")
-    assert r.returncode == 1 and "Candidate macros: obook_bbo(path, workers := NULL, format := NULL" in r.stderr, r.stderr
+    assert r.returncode == 1 and ("query failed: obook_bbo takes no option 'bogus'; it takes workers, format, on_error, "
+                                  "tickers, date, prices, filename") in r.stderr, r.stderr
     assert "__by_position" not in r.stderr
+
+
+@pytest.mark.parametrize(("call", "says"), [
+    ("FROM obook_twas({feed}, nope := 1)",
+     "obook_twas takes no option 'nope'; it takes start_time, end_time, workers, format, on_error, date, "
+     "tickers, prices, filename"),
+    ("FROM obook_bbo_grid({feed}, 60, start := 5, Tickers := 'AAA')",
+     "obook_bbo_grid takes no option 'start'; it takes every, start_time, end_time"),
+    ("SELECT obook_price(bid_px, {feed}, fromat := 'itch') FROM obook_bbo({feed})",
+     "obook_price takes no option 'fromat'; it takes price, feed, format"),
+    ("SELECT obook_time_of_day(time, {feed}, unit := 1) FROM obook_bbo({feed})",
+     "obook_time_of_day takes no option 'unit'; it takes time, feed, format"),
+])
+def test_cli_sql_unknown_option_of_an_obook_macro_named_as_typed(app, small, call, says):
+    result = CliRunner().invoke(app, ["sql", call.format(feed=f"'{small}'")])
+    assert isinstance(result.exception, ObookError), result.output
+    assert str(result.exception).startswith(f"query failed: {says}"), str(result.exception)
+    assert "\n" not in str(result.exception) and "__by_position" not in str(result.exception)
+
+
+def test_cli_sql_macro_arguments_wrong_without_an_unknown_name_keeps_duckdbs_text(app, small):
+    result = CliRunner().invoke(app, ["sql", "FROM obook_twas()"])
+    assert isinstance(result.exception, ObookError)
+    assert "Macro obook_twas() does not support the supplied arguments" in str(result.exception)

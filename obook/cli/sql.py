@@ -80,7 +80,7 @@ def run_query(con, query: str, style: Optional[str] = None, target: str = ""):
         return rel.to_arrow_reader(), json_columns
     except duckdb.Error as e:
         _raise_interrupt(e)
-        raise ObookError(f"query failed: {_first_line(e)}") from e
+        raise ObookError(f"query failed: {_unknown_option(query, str(e)) or _first_line(e)}") from e
 
 
 def _write_stdout(reader, style: str, json_columns: frozenset = frozenset()) -> int:
@@ -132,6 +132,45 @@ def _raise_interrupt(e: BaseException) -> None:
     code = re.fullmatch(r"SystemExit: (\d+)", last)
     if code:
         raise SystemExit(int(code.group(1))) from None
+
+
+_NOT_SUPPORTED = re.compile(r"Macro (obook_\w+)\(\) does not support the supplied arguments")
+
+
+def _unknown_option(query: str, text: str) -> str | None:
+    """DuckDB's binder error of an obook macro given an option it does not take (its text lists
+    the macro's parameters, not the name given) as an error naming that option as the query
+    typed it; None when the error is another or the query names no unknown option."""
+    found = _NOT_SUPPORTED.search(text)
+    if found is None:
+        return None
+    macro = found.group(1)
+    taken: list[str] = []       # the candidates' parameters in order (two for obook_time_of_day)
+    for params in re.findall(rf"^\s*{macro}\((.*)\)\s*$", text, re.MULTILINE):
+        for param in params.split(", "):
+            name = param.split(" := ")[0].strip()
+            if name and name not in taken and name not in ("path", "__by_position"):
+                taken.append(name)
+    lowered = {t.lower() for t in taken}
+    for args in _call_arguments(query, macro):
+        for given in re.findall(r"(?<![\w.])(\w+)\s*:=", args):
+            if given.lower() not in lowered:      # (DuckDB's names are case-insensitive)
+                return f"{macro} takes no option {given!r}; it takes {', '.join(taken)}"
+    return None
+
+
+def _call_arguments(query: str, macro: str) -> list[str]:
+    """The text inside the parentheses of each call of ``macro`` in ``query``, its quoted text
+    blanked out (a ``:=`` inside a string is no option)."""
+    blank = re.sub(r"'(?:[^']|'')*'", lambda m: "'" + " " * (len(m.group(0)) - 2) + "'", query)
+    calls = []
+    for start in re.finditer(rf"(?<![\w.]){macro}\s*\(", blank, re.IGNORECASE):
+        depth, i = 1, start.end()
+        while i < len(blank) and depth:
+            depth += {"(": 1, ")": -1}.get(blank[i], 0)
+            i += 1
+        calls.append(blank[start.end():i - 1])
+    return calls
 
 
 def _first_line(e: BaseException) -> str:
