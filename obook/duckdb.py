@@ -828,9 +828,13 @@ def _registry_macros(con, token: str, pool_size: int) -> None:
         ahead = [o for o in spec.positional if o in named]
         params = ", ".join([f"{o} := {named[o][0]}" for o in ahead] + [f"{_BY_POSITION} := NULL"]
                            + [f"{o} := {default}" for o, (default, _) in named.items() if o not in ahead])
-        values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t, _equals_hint(o) if o == options[0] else "")
+        # a name = value comparison lands, by position, in the first option only when that option
+        # comes by position (obook_bars' interval); else in __by_position, whose error says so: a
+        # true given by name (workers := true) is then no comparison, and its error says nothing of one
+        hinted = options[0] if options[0] in ahead else None
+        values = ", ".join(f"to_json({o})" if o in lists else _whole(o, t, _equals_hint(o) if o == hinted else "")
                            for o, (_, t) in named.items())
-        compared = _compared(options[0], OPTIONS[options[0]].sql_type)
+        compared = _compared(options[0], OPTIONS[options[0]].sql_type) if hinted else "false"
         call = f"{fn}({_path_json('path')}, {values}, {compared}, current_query_id())"
         con.execute(f"CREATE OR REPLACE TEMP MACRO obook_{name}(path, {params}) AS TABLE "
                     f"SELECT * FROM query_table(CASE WHEN {_BY_POSITION} IS NULL THEN {call} "

@@ -462,6 +462,16 @@ def test_obook_macro_first_option_given_right_error_about_another_has_no_equals_
     assert "no such feed file" in str(e.value) and "name := value" not in str(e.value)
 
 
+@pytest.mark.parametrize("call", ["obook_bbo('{f}', workers := true)", "obook_spread('{f}', workers := false)",
+                                  "obook_depth('{f}', workers := true)"])
+def test_obook_macro_first_option_given_true_by_name_error_has_no_comparison_hint(con, small, call):
+    """workers := true was typed by name: no comparison was passed by position (an argument by
+    position after path is refused on its own), so the error names the value alone."""
+    with pytest.raises(duckdb.Error) as e:
+        con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
+    assert "workers must be an integer, not " in str(e.value) and "comparison" not in str(e.value), str(e.value)
+
+
 @pytest.mark.parametrize("call", ["obook_bbo('{f}', workers := 0)", "obook_spread('{f}', workers := 0)"])
 def test_obook_macro_first_option_given_zero_with_colon_equals_has_no_equals_hint(con, small, call):
     with pytest.raises(duckdb.Error) as e:
