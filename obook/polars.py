@@ -194,7 +194,7 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     """A feed time (an integer since the session's midnight, in the feed's unit) as a polars
     ``Time`` of day: DuckDB's ``obook_time_of_day(time, feed)``. A LazyFrame drops the Arrow
     schema's units, so the unit is given: ``feed`` (the path given to ``scan_*``, a list or a
-    glob pattern, or Parquet files obook wrote; its format detected, or ``format``) reads it
+    glob pattern, or Parquet or Arrow files obook wrote; its format detected, or ``format``) reads it
     from the feed's units, ns for ITCH, PITCH, Shanghai and Shenzhen, ms for CSV;
     ``time_unit_ns`` gives it (the schema's ``obook.time_unit``). ``time``: a column name or
     an expression. polars' ``Time`` holds ns: exact (DuckDB's TIME truncates to microseconds).
@@ -223,7 +223,8 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
         except ObookError as e:
             bare = getattr(e, "units_missing_in", None)
             if bare is not None:
-                raise ObookError(f"{names_given(given).get(bare, bare)}: a Parquet file without obook's units "
+                kind = "a Parquet" if getattr(e, "units_file_kind", "Parquet") == "Parquet" else "an Arrow"
+                raise ObookError(f"{names_given(given).get(bare, bare)}: {kind} file without obook's units "
                                  "(obook.time_unit in its schema): give time_of_day the feed it came from, its "
                                  "format= or time_unit_ns=") from None
             name_as_given(e, names_given(given))

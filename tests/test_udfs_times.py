@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from decimal import Decimal
 
 import duckdb
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -177,3 +179,24 @@ def test_obook_time_of_day_parquet_without_units_points_to_obook_scaled_time(con
         con.execute(f"SELECT obook_time_of_day(time, '{bare}') FROM '{bare}'").fetchall()
     with pytest.raises(duckdb.Error, match=r"or the scale to obook_scaled_price\(price, price_scale\)$"):
         con.execute(f"SELECT obook_price(1, '{bare}')").fetchall()
+
+
+@pytest.mark.parametrize("name", ["bbo.arrow", "bbo.feather"])
+def test_obook_units_of_an_arrow_file_obook_wrote_read_from_its_schema(con, tmp_path, name):
+    """An Arrow IPC file of obook's (obook table -o, obook sql -o) records the units as a Parquet
+    file does: obook_time_of_day, obook_price and polars' time_of_day read them there."""
+    from obook.output import write_file
+    from obook.polars import time_of_day
+
+    path = tmp_path / name
+    write_file(obook.bbo(_csv(tmp_path), workers=1), path)
+    got = con.execute(f"SELECT obook_time_of_day(34200003, '{path}'), obook_price(1172400, '{path}'), "
+                      f"obook_unit(to_json('{path}'), NULL, 'time_unit_ns')").fetchall()
+    assert got == [(dt.time(9, 30, 0, 3000), Decimal("117.24"), "1000000")]
+    frame = pl.DataFrame({"time": [34_200_003]}).select(time_of_day("time", str(path)))
+    assert frame.to_series().to_list() == [dt.time(9, 30, 0, 3000)]
+    bare = tmp_path / f"bare{path.suffix}"       # no units in its schema: refused naming it
+    with pa.OSFile(str(bare), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("time", pa.uint64())])) as w:
+        w.write_table(pa.table({"time": pa.array([1], pa.uint64())}))
+    with pytest.raises(duckdb.Error, match=rf"{bare}: an Arrow file without obook's units"):
+        con.execute(f"SELECT obook_time_of_day(1, '{bare}')").fetchall()

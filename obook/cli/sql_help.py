@@ -68,7 +68,7 @@ _OTHERS = [
                                              "file's obook.price_scale)"),
         ("obook_scaled_ticks(price, scale)", "back"),
         ("obook_time_of_day(time, feed, format := NULL)", "a TIME of day, the unit the feed's (ns for ITCH, "
-                                                          "ms for CSV; feed: also Parquet files obook wrote)"),
+                                                          "ms for CSV; feed: also Parquet or Arrow files obook wrote)"),
         ("obook_scaled_time(time, time_unit_ns)", "a TIME of day, the unit given"),
         ("obook_time_of_day_ms(ms)", "from ms since midnight (CSV's time)"),
         ("obook_unit(to_json(path), format, key)", "the feed's unit, key: 'price_scale', 'quantity_scale', "

@@ -1,7 +1,7 @@
 """The units of a feed's tables (``obook.tables.units``) as the scalar functions read them:
 the DuckDB ``obook_unit`` (``obook_price``, ``obook_time_of_day`` ...) and the polars
-``obook.polars.time_of_day``, from the feed's format or from the schema of Parquet files
-obook wrote."""
+``obook.polars.time_of_day``, from the feed's format or from the schema of Parquet or Arrow
+files obook wrote."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from ..errors import ObookError
 
 def feed_unit(source, fmt, key) -> str:
     """A unit of the tables of ``source`` (a path or a list of paths, absolute; a glob pattern;
-    Parquet files obook wrote: the units their schema records) of format ``fmt`` (None:
+    Parquet or Arrow files obook wrote: the units their schema records) of format ``fmt`` (None:
     detected), as text: ``price_scale`` (a factor), ``quantity_scale``, ``time_unit_ns`` (ns
     per unit of ``time``), ``time_origin`` (``midnight`` or ``epoch``)."""
     from ..feeds import resolve_format
     from .open import check_one_units, feeds
 
     recorded = _parquet_units(source, fmt, key)
-    if recorded is not None:        # Parquet files obook wrote: the units their schema records
+    if recorded is not None:        # Parquet or Arrow files obook wrote: the units their schema records
         if key == "price_scale" and recorded["price_scale"] is None:
             raise ObookError(f"{recorded['path']}: its prices are {recorded['prices']} (obook.prices), "
                              "the currency already, not the feed's integers that obook_price and "
@@ -82,6 +82,23 @@ def _unit_value(values: dict, key, source=None) -> str:
 
 _units_seen: dict = {}
 
+#: the file names of tables obook writes whose schema records the units: Parquet, Arrow IPC
+_PARQUET = (".parquet", ".pq")
+_TABLE_FILES = _PARQUET + (".arrow", ".feather", ".ipc")
+
+
+def _arrow_schema(path: str) -> pa.Schema:
+    """The schema of an Arrow IPC file (obook writes the file format; a stream is read too)."""
+    import pyarrow.ipc as ipc
+
+    try:
+        with ipc.open_file(path) as reader:
+            return reader.schema
+    except pa.ArrowInvalid:
+        with ipc.open_stream(path) as reader:
+            return reader.schema
+
+
 #: what an error about a file without units offers for each unit: the function taking it as given
 _GIVEN_UNIT = {"price_scale": "the scale to obook_scaled_price(price, price_scale)",
                "time_unit_ns": "the unit to obook_scaled_time(time, time_unit_ns)",
@@ -89,10 +106,10 @@ _GIVEN_UNIT = {"price_scale": "the scale to obook_scaled_price(price, price_scal
 
 
 def _parquet_units(source, fmt=None, key="price_scale") -> dict | None:
-    """The units (price_scale, quantity_scale, time_unit_ns, time_origin) that Parquet files obook
-    wrote record in their schema (``obook.tables.units``), when ``source`` names Parquet files
-    (.parquet, .pq) alone; None otherwise. Files whose units differ are an error. A file that
-    records none (``obook sql --output``'s) takes those of format ``fmt`` when it is given (the
+    """The units (price_scale, quantity_scale, time_unit_ns, time_origin) that Parquet or Arrow IPC
+    files obook wrote record in their schema (``obook.tables.units``), when ``source`` names such
+    files (.parquet, .pq; .arrow, .feather, .ipc) alone; None otherwise. Files whose units differ
+    are an error. A file that records none (``obook sql --output``'s) takes those of format ``fmt`` when it is given (the
     format of the feed it came from), else is an error; one that records them takes ``fmt`` only
     when it is the format the file records. Files of decimal or float prices (``obook.prices``)
     have no price_scale of integers: None, with ``path`` and ``prices`` saying which. ``key``: the
@@ -104,16 +121,17 @@ def _parquet_units(source, fmt=None, key="price_scale") -> dict | None:
     from .units import time_unit_ns, units as meta_units
 
     items = source if isinstance(source, list) else [source]
-    if not items or not all(isinstance(p, str) and p.lower().endswith((".parquet", ".pq")) for p in items):
+    if not items or not all(isinstance(p, str) and p.lower().endswith(_TABLE_FILES) for p in items):
         return None
     given = get_format(fmt) if fmt else None
     paths = [p for item in items for p in (expand(item) if is_pattern(item) else [item])]
     found, not_int = None, {}
     for path in paths:
+        kind = "Parquet" if path.lower().endswith(_PARQUET) else "Arrow"
         try:
-            meta = meta_units(pq.read_schema(path))
+            meta = meta_units(pq.read_schema(path) if kind == "Parquet" else _arrow_schema(path))
         except (OSError, pa.ArrowException, UnicodeDecodeError) as e:
-            raise ObookError(f"{path}: cannot read its Parquet schema: {e}") from e
+            raise ObookError(f"{path}: cannot read its {kind} schema: {e}") from e
         if "time_unit" not in meta and given is not None:     # no units recorded: the format given
             units, prices = _format_units(given), "int"
         else:
@@ -123,11 +141,13 @@ def _parquet_units(source, fmt=None, key="price_scale") -> dict | None:
                          "quantity_scale": int(meta["quantity_scale"]), "time_unit_ns": time_unit_ns(meta["time_unit"]),
                          "time_origin": meta.get("time_origin")}
             except (KeyError, ValueError):
-                missing = ObookError(f"{path}: a Parquet file without obook's units (obook.price_scale, "
+                missing = ObookError(f"{path}: {'a Parquet' if kind == 'Parquet' else 'an Arrow'} file without "
+                                     "obook's units (obook.price_scale, "
                                      "obook.quantity_scale, obook.time_unit in its schema; "
                                      "obook sql --output records none): give the feed it came from, its format "
                                      f"(format := 'csv' ...), or {_GIVEN_UNIT.get(key, _GIVEN_UNIT['price_scale'])}")
                 missing.units_missing_in = path     # (SQL's words: a front end with other ways out has its own)
+                missing.units_file_kind = kind
                 raise missing from None
             if given is not None and meta.get("format") != given.name:
                 raise ObookError(f"{path}: format := {fmt!r} was given, but the file records the units of "
