@@ -53,11 +53,19 @@ CREATE OR REPLACE TEMP MACRO obook_time_of_day(time) AS
     (time, feed, format := NULL) AS
     obook_scaled_time(
         CASE WHEN time IS NULL THEN NULL
-             WHEN __obook_integer(time) AND TRY_CAST(time AS UBIGINT) IS NOT NULL THEN TRY_CAST(time AS UBIGINT)
+             WHEN NOT (__obook_integer(time) AND TRY_CAST(time AS UBIGINT) IS NOT NULL)
              -- 1.5 or -1 is no feed time: refused, never rounded to a clock time
-             ELSE error('obook_time_of_day: the time must be an integer from 0 in the feed''s time unit (ns for '
-                        || 'ITCH, ms for CSV), not ' || __obook_not_int(time)) END,
-        CASE WHEN obook_unit(to_json(feed), format, 'time_origin') = 'epoch'
-             THEN error('obook_time_of_day: the time of ' || CAST(to_json(feed) AS VARCHAR)
-                        || ' counts from the epoch, not midnight: use its timestamp column')
-             ELSE CAST(obook_unit(to_json(feed), format, 'time_unit_ns') AS BIGINT) END);
+             THEN error('obook_time_of_day: the time must be an integer from 0 in the feed''s time unit (ns for '
+                        || 'ITCH, ms for CSV), not ' || __obook_not_int(time))
+             WHEN TRY_CAST(time AS UBIGINT) > 86400000000000 // __obook_time_unit(feed, format)
+             THEN error('obook_time_of_day: time ' || CAST(time AS VARCHAR) || ' is past 24:00:00 in the feed''s '
+                        || 'time unit (' || CAST(__obook_time_unit(feed, format) AS VARCHAR) || ' ns): no time of day')
+             ELSE TRY_CAST(time AS UBIGINT) END,
+        __obook_time_unit(feed, format));
+-- __obook_time_unit(feed, format): ns per unit of the feed's time since midnight; a feed whose time
+-- counts from the epoch is an error naming its timestamp column.
+CREATE OR REPLACE TEMP MACRO __obook_time_unit(feed, format) AS
+    CASE WHEN obook_unit(to_json(feed), format, 'time_origin') = 'epoch'
+         THEN error('obook_time_of_day: the time of ' || CAST(to_json(feed) AS VARCHAR)
+                    || ' counts from the epoch, not midnight: use its timestamp column')
+         ELSE CAST(obook_unit(to_json(feed), format, 'time_unit_ns') AS BIGINT) END;

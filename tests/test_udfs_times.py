@@ -200,3 +200,12 @@ def test_obook_units_of_an_arrow_file_obook_wrote_read_from_its_schema(con, tmp_
         w.write_table(pa.table({"time": pa.array([1], pa.uint64())}))
     with pytest.raises(duckdb.Error, match=rf"{bare}: an Arrow file without obook's units"):
         con.execute(f"SELECT obook_time_of_day(1, '{bare}')").fetchall()
+
+
+@pytest.mark.parametrize(("time", "unit"), [("86400001", 1_000_000), ("18446744073709551615", 1_000_000)])
+def test_obook_time_of_day_past_midnight_raises_naming_the_time_and_obook_time_of_day(con, tmp_path, time, unit):
+    feed = _csv(tmp_path)
+    with pytest.raises(duckdb.Error, match=rf"obook_time_of_day: time {time} is past 24:00:00 in the feed's time "
+                                           rf"unit \({unit} ns\): no time of day"):
+        con.execute(f"SELECT obook_time_of_day({time}, '{feed}')").fetchall()
+    assert con.execute(f"SELECT obook_time_of_day(86400000, '{feed}')").fetchall() == [("24:00:00",)]
