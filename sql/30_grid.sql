@@ -68,7 +68,13 @@ grid AS (   -- at most 500,000,000 rows a file, points x tickers (a step of 1 ns
 ),
 g AS (
     SELECT t.file, t.ticker, grid.time,
-           timezone('UTC', make_timestamp_ns(CAST(grid.origin_ns + grid.time * grid.unit_ns AS BIGINT))) AS stamp
+           -- (a point past what ns timestamps hold is an error naming it, as in Python, not a cast error)
+           timezone('UTC', make_timestamp_ns(CASE
+               WHEN grid.origin_ns + CAST(grid.time AS HUGEINT) * grid.unit_ns
+                    NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+               THEN error('obook_bbo_grid: time ' || CAST(grid.time AS VARCHAR) || ' of ' || grid.file
+                          || ' gives an instant beyond 1677-2262, what ns timestamps hold')
+               ELSE CAST(grid.origin_ns + CAST(grid.time AS HUGEINT) * grid.unit_ns AS BIGINT) END)) AS stamp
     FROM (SELECT DISTINCT quote_file AS file, quote_ticker AS ticker FROM b) AS t JOIN grid USING (file)
 ),
 out AS (

@@ -199,3 +199,20 @@ def test_obook_analytics_macro_option_given_by_position_is_an_error_naming_its_o
                                         r"position: \S+ came " + re.escape(after)):
         con.execute(f"SELECT * FROM {call.format(f=small)}").fetchall()
     assert con.execute(f"SELECT count(*) FROM obook_bbo_grid('{small}', 60)").fetchall()[0][0] > 0
+
+
+def test_obook_bbo_grid_point_past_ns_timestamps_is_an_error_naming_it_as_in_python(con, small):
+    """A grid point whose instant (the session's midnight + time) is past 2262 has no ns
+    timestamp: an error naming the point and the file, as obook.bbo_grid raises, not a cast error."""
+    import obook
+
+    every, end = 3 * 10**18, (1 << 63) - 1
+    with pytest.raises(obook.ObookError, match="time 9000000000000000000 gives an instant beyond 1677-2262"):
+        obook.bbo_grid(small, every, start_time=0, end_time=end, date="2026-01-02", workers=1).read_all()
+    with pytest.raises(Exception, match=rf"obook_bbo_grid: time 9000000000000000000 of {re.escape(str(small))} "
+                                        "gives an instant beyond 1677-2262, what ns timestamps hold") as e:
+        con.execute(f"SELECT max(timestamp) FROM obook_bbo_grid('{small}', {every}, start_time := 0, "
+                    f"end_time := {end}, date := '2026-01-02')").fetchall()
+    assert "Conversion Error" not in str(e.value)
+    assert con.execute(f"SELECT count(*) FROM obook_bbo_grid('{small}', {every}, start_time := 0, "
+                       f"end_time := {end})").fetchall() == [(4 * 2,)]      # no session date: no instant
