@@ -145,18 +145,53 @@ def _unknown_option(query: str, text: str) -> str | None:
     if found is None:
         return None
     macro = found.group(1)
-    taken: list[str] = []       # the candidates' parameters in order (two for obook_time_of_day)
-    for params in re.findall(rf"^\s*{macro}\((.*)\)\s*$", text, re.MULTILINE):
-        for param in params.split(", "):
-            name = param.split(" := ")[0].strip()
-            if name and name not in taken and name not in ("path", "__by_position"):
-                taken.append(name)
+    # each candidate's parameters, (name, has a default), in order (two for obook_time_of_day)
+    candidates = [[(p.split(" := ")[0].strip(), " := " in p) for p in params.split(", ") if p.strip()]
+                  for params in re.findall(rf"^\s*{macro}\((.*)\)\s*$", text, re.MULTILINE)]
+    taken: list[str] = []
+    for name, _ in (p for c in candidates for p in c):
+        if name not in taken and name not in ("path", _HIDDEN_PARAMETER):
+            taken.append(name)
     lowered = {t.lower() for t in taken}
-    for args in _call_arguments(query, macro):
-        for given in re.findall(r"(?<![\w.])(\w+)\s*:=", args):
-            if given.lower() not in lowered:      # (DuckDB's names are case-insensitive)
-                return f"{macro} takes no option {given!r}; it takes {', '.join(taken)}"
+    calls = [_split_arguments(args) for args in _call_arguments(query, macro)]
+    for args in calls:
+        for given in (re.match(r"\s*(\w+)\s*:=", a) for a in args):
+            if given and given.group(1).lower() not in lowered:      # (DuckDB's names are case-insensitive)
+                return f"{macro} takes no option {given.group(1)!r}; it takes {', '.join(taken)}"
+    if not candidates:
+        return None
+    longest = max(candidates, key=len)
+    for args in calls:
+        by_position = [a for a in args if not re.match(r"\s*\w+\s*:=", a)]
+        named = {re.match(r"\s*(\w+)", a).group(1).lower() for a in args if a not in by_position}
+        n = len(by_position)
+        if n > len(longest):
+            shown = [name for name, _ in longest if name != _HIDDEN_PARAMETER]
+            return f"{macro} takes at most {len(shown)} arguments by position ({', '.join(shown)}), not {n}"
+        required = [name for name, default in longest if not default]
+        missing = [name for name in required[n:] if name.lower() not in named]
+        if missing and all(len([x for x, d in c if not d]) > n for c in candidates):
+            needs = required[0] if len(required) == 1 else f"{', '.join(required[:-1])} and {required[-1]}"
+            also = f", or {missing[0]} := ..." if missing[0] != required[0] else ""
+            return (f"{macro} needs {needs} (by position{also}); it was given {n} argument"
+                    f"{'' if n == 1 else 's'} by position")
     return None
+
+
+#: a table macro's parameter taking an argument given by position past its own (obook.duckdb's)
+_HIDDEN_PARAMETER = "__by_position"
+
+
+def _split_arguments(args: str) -> list[str]:
+    """A call's arguments (quoted text blanked) split at its top-level commas; none: []."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(args):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(args[start:i])
+            start = i + 1
+    parts.append(args[start:])
+    return [] if parts == [""] or (len(parts) == 1 and not parts[0].strip()) else parts
 
 
 def _call_arguments(query: str, macro: str) -> list[str]:
