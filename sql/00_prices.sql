@@ -21,7 +21,7 @@ CREATE OR REPLACE TEMP MACRO obook_price(price, feed, format := NULL) AS
          WHEN price IS NULL THEN NULL
          WHEN NOT __obook_integer(price)
          THEN error('obook_price: the price must be one of the feed''s integer prices, not '
-                    || __obook_shown(price) || ' (a ' || typeof(price) || ')')
+                    || __obook_shown(price) || __obook_typed(price))
          WHEN TRY_CAST(price AS BIGINT) IS NULL
          THEN error('obook_price: price ' || CAST(price AS VARCHAR) || ' is beyond 64 bits (a feed''s prices are '
                     || 'BIGINT)')
@@ -32,7 +32,7 @@ CREATE OR REPLACE TEMP MACRO obook_ticks(price, feed, format := NULL) AS
         CASE WHEN price IS NULL THEN NULL
              WHEN NOT __obook_number(price)
              THEN error('obook_ticks: the price must be a number (the currency), not '
-                        || __obook_shown(price) || ' (a ' || typeof(price) || ')')
+                        || __obook_shown(price) || __obook_typed(price))
              WHEN isnan(TRY_CAST(price AS DOUBLE)) OR isinf(TRY_CAST(price AS DOUBLE))
              THEN error('obook_ticks: price ' || CAST(price AS VARCHAR) || ' is not a finite number')
              -- past DECIMAL(38,18): far past the 2^63 price units of BIGINT at any scale

@@ -10,11 +10,15 @@ CREATE OR REPLACE TEMP MACRO __obook_number(value) AS
 CREATE OR REPLACE TEMP MACRO __obook_shown(value) AS
     CASE WHEN typeof(value) = 'VARCHAR' THEN chr(39) || CAST(value AS VARCHAR) || chr(39)
          ELSE coalesce(CAST(value AS VARCHAR), 'NULL') END;
+-- __obook_typed(value): ' (a DOUBLE)', ' (an INTEGER[])': the type an error names after a value.
+CREATE OR REPLACE TEMP MACRO __obook_typed(value) AS
+    ' (' || CASE WHEN left(typeof(value), 1) IN ('A', 'E', 'I', 'O', 'U') THEN 'an ' ELSE 'a ' END
+    || typeof(value) || ')';
 -- __obook_not_int(value): a value an integer option refuses, as its error shows it: a float or a
 -- decimal says its type (2.0 (a DOUBLE)), so that 2.0, a whole number, reads as refused for its type.
 CREATE OR REPLACE TEMP MACRO __obook_not_int(value) AS
     __obook_shown(value) || CASE WHEN typeof(value) IN ('FLOAT', 'DOUBLE') OR typeof(value) LIKE 'DECIMAL%'
-                                 THEN ' (a ' || typeof(value) || ')' ELSE '' END;
+                                 THEN __obook_typed(value) ELSE '' END;
 -- __obook_feed_time(value, what): a macro's start_time / end_time option as a feed time (UBIGINT),
 -- NULL as NULL; 1.5, 2.0, -1, 2^63, '5' or true is an error naming the option (``what``), never
 -- rounded (the times are computed as BIGINT, as in Python).

@@ -131,7 +131,7 @@ def test_udfs_register_twice_on_one_database_is_harmless(con):
 
 @pytest.mark.parametrize(("price", "shown"), [
     ("true", "true (a BOOLEAN)"), ("'12'", "'12' (a VARCHAR)"), ("'x'", "'x' (a VARCHAR)"),
-    ("DATE '2026-01-02'", "2026-01-02 (a DATE)"),
+    ("DATE '2026-01-02'", "2026-01-02 (a DATE)"), ("[1, 2]", "[1, 2] (an INTEGER[])"),
 ])
 def test_obook_price_not_an_integer_raises_naming_it_and_its_type(con, tmp_path, price, shown):
     """true is no price 1 and text no price (as in Python): the error names the value as given."""
