@@ -405,6 +405,19 @@ def test_szse_vendor_csv_header_not_naming_its_columns_error_names_file_and_what
     assert err.startswith(f"error: {bad}: line 1: ") and reason in err
 
 
+@pytest.mark.parametrize("given", [True, False])
+def test_szse_vendor_csv_empty_file_error_says_it_is_empty(tmp_path, given):
+    files = _vendor_day(tmp_path)
+    empty = tmp_path / "000009_orders.csv"
+    empty.write_bytes(b"")
+    fmt = {"format": "szse-csv"} if given else {}
+    with pytest.raises(FeedError, match="the file is empty: a Shenzhen vendor CSV file starts with its header line") as info:
+        obook.bbo([*files, empty], workers=1, **fmt).read_all()
+    assert info.value.path == str(empty)
+    err = cli_error("bbo", *(["--format", "szse-csv"] if given else []), *files, empty)
+    assert err.startswith(f"error: {empty}: feed: the file is empty"), err
+
+
 def _vendor_change(tmp_path, kind, line, change):
     """A vendor day whose first ``kind`` file has ``change`` applied to its line ``line``:
     (files, that file, rows of the day before the change, the changed row's record)."""

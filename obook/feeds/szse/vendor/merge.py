@@ -373,7 +373,10 @@ def paired(source):
     for p in paths:
         sec = security_of(p)
         try:
-            ticks, _ = _columns(read_head(str(p), 4096).split(b"\n")[0].decode("utf-8", "replace").split(","), str(p))
+            head = read_head(str(p), 4096)
+            if not head:
+                raise FeedError(str(p), None, "the file is empty: a Shenzhen vendor CSV file starts with its header line")
+            ticks, _ = _columns(head.split(b"\n")[0].decode("utf-8", "replace").split(","), str(p))
         except FeedError as e:
             e.feed = "+".join(str(q) for q in paths)    # one of several files: the error names it
             raise
