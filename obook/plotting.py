@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ObookError
+from .errors import ObookError, OutputError
 from .plotting_bins import BookRows, heatmap
 from .plotting_draw import _html, _matplotlib, _png
 
@@ -393,6 +393,8 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
     tp = trades.filter(trades.column("price").is_valid())
     try:
         grid, edges_p, edges_t = book.heatmap(scale, t0, t1, tp.column("price").to_numpy())
+    except OutputError:         # (the temporary file's: no word of the ticker)
+        raise
     except ObookError as e:
         raise ObookError(f"{ticker}: {e}") from None
     d["heat"] = {"grid": grid / shares, "prices": edges_p, "times": hours(edges_t.astype(np.int64))}

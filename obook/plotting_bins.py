@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ObookError
+from .errors import ObookError, OutputError
 
 TIME_BINS = 600        # columns of the heatmap
 
@@ -97,8 +97,8 @@ def heatmap(batches, levels: int, scale: float, t0: int, t1: int, traded=()) -> 
     return grid, np.linspace(lo, hi, rows + 1) / scale, edges_t
 
 
-def _unwritable(where, e: OSError) -> ObookError:
-    return ObookError(f"{where}: cannot write obook plot's temporary file of the book's rows "
+def _unwritable(where, e: OSError) -> OutputError:
+    return OutputError(f"{where}: cannot write obook plot's temporary file of the book's rows "
                       f"({e.strerror or e}); set TMPDIR to a folder with room")
 
 

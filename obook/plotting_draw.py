@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ObookError
+from .errors import ObookError, OutputError
 
 INSTALL = "obook plot needs matplotlib: pip install 'obook[plot]' (or pip install matplotlib)"
 
@@ -192,7 +192,7 @@ def _complete(out: Path, write, what: str) -> None:
     except (OSError, ValueError) as e:
         remove_quietly(tmp)
         why = getattr(e, "strerror", None) or str(e).replace(str(tmp), str(out))
-        raise ObookError(f"{out}: cannot write the {what}: {why}") from None
+        raise OutputError(f"{out}: cannot write the {what}: {why}") from None
     except BaseException:
         remove_quietly(tmp)
         raise

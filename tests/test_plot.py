@@ -717,3 +717,35 @@ def test_plot_cli_empty_feed_file_one_line_error_says_empty(tmp_path, capsys, mo
     err = cli_error(capsys, "plot", feed, tmp_path / "p.png", *k)
     assert err == f"error: {feed}: empty file: no record to draw\n"
     assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_picture_write_failure_output_error_names_the_picture(tmp_path):
+    import errno
+
+    from obook.errors import OutputError
+    from obook.plotting_draw import _complete
+
+    def full(tmp):
+        open(tmp, "wb").close()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OutputError, match=r"^.*p\.png: cannot write the picture: No space left on device$"):
+        _complete(tmp_path / "p.png", full, "picture")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_temporary_file_write_failure_output_error_without_the_ticker(tmp_path, monkeypatch):
+    import errno
+
+    from obook.errors import OutputError
+    from obook.plotting import plot
+    from obook.plotting_bins import BookRows, _unwritable
+
+    def full(self, *a, **kw):
+        raise _unwritable("/tmp", OSError(errno.ENOSPC, "No space left on device"))
+
+    monkeypatch.setattr(BookRows, "heatmap", full)
+    (tmp_path / "r.csv").write_text("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n")
+    with pytest.raises(OutputError) as e:
+        plot(tmp_path / "r.csv", tmp_path / "p.png", ticker="AAA", workers=1)
+    assert str(e.value).startswith("/tmp: cannot write obook plot's temporary file of the book's rows (No space")
