@@ -331,14 +331,22 @@ def _book_series(path, ticker, fmt, trades, start, end, interval, workers, level
         schema = depth.schema
     u = units(schema, fmt, path)
     window = None        # [start, end) in feed time: from the local midnight of the book's first row
+    resting = None       # the last row before the window's start: the book resting at the start
     with BookRows(levels) as book:
         for batch in depth:
             if batch.num_rows and (start is not None or end is not None):
                 if window is None:
                     first = local_midnight(int(batch.column("time")[0].as_py()), u)
                     window = (_shift(start, first), _shift(end, first))
+                if book.rows == 0 and window[0] is not None:
+                    resting = _last_before(batch, window[0], resting)
                 batch = _window(batch, *window)
+            if resting is not None and batch.num_rows:
+                book.add(resting)
+                resting = None
             book.add(batch)
+        if resting is not None:       # no change in the window: the book before it, throughout
+            book.add(resting)
         if trades is None:
             names = schemas["trades"].names
             trades = pa.Table.from_batches(kept, pa.schema([schemas["trades"].field(names.index(c))
@@ -348,6 +356,21 @@ def _book_series(path, ticker, fmt, trades, start, end, interval, workers, level
         if window is not None:
             trades = _window(trades, *window)
         return _drawn(ticker, fmt, u, interval, trades, book, start, end)
+
+
+def _last_before(batch, start: int, resting):
+    """The depth row of ``batch`` last before ``start`` (feed time), stamped ``start``: the
+    book the window opens on; ``resting`` (the one of the batches before) when it has none."""
+    import pyarrow as pa
+
+    t = batch.column("time").to_numpy().astype(np.int64)
+    before = np.flatnonzero(t < start)
+    if not len(before):
+        return resting
+    row = batch.slice(int(before[-1]), 1)
+    at = row.schema.get_field_index("time")
+    stamp = pa.array([start], row.schema.field(at).type)
+    return pa.RecordBatch.from_arrays([stamp if i == at else c for i, c in enumerate(row.columns)], schema=row.schema)
 
 
 def _depth_of(pairs, kept: list):
@@ -402,6 +425,8 @@ def _drawn(ticker, fmt, u: dict, interval, trades, book, start, end) -> dict:
     d["best"] = {}
     for side in ("bid", "ask"):
         times, prices = book.best(side)
+        if times[-1] < t1:      # the last price holds to the axis's end
+            times, prices = np.r_[times, t1], np.r_[prices, prices[-1]]
         d["best"][side] = (hours(times), prices / scale)
     d["trades"] = (hours(tp.column("time").to_numpy()), tp.column("price").to_numpy().astype(float) / scale)
     return d

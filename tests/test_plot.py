@@ -470,7 +470,7 @@ _EMPTIED = ("Time,Ticker,Order,T,Shares,Price\n34200001,AAA,17,B,100,1172400\n"
 def test_plot_window_of_an_empty_book_and_no_trade_one_line_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OBOOK_KERNELS", "python")      # (a tiny input: the command would set it)
     (tmp_path / "e.csv").write_text(_EMPTIED)
-    err = cli_error(capsys, "plot", tmp_path / "e.csv", tmp_path / "e.png", "-k", "AAA", "--start", "09:45")
+    err = cli_error(capsys, "plot", tmp_path / "e.csv", tmp_path / "e.png", "-k", "AAA", "--start", "09:47")
     assert err == "error: AAA: no price in the window: the book is empty throughout it and nothing trades\n"
 
 
@@ -478,7 +478,7 @@ def test_plot_series_empty_book_window_spans_its_trades_prices_and_times(tmp_pat
     from obook.plotting import _series
 
     (tmp_path / "e.csv").write_text(_EMPTIED + "35400000,AAA,x1,T,10,1172500\n")    # a trade at 09:50
-    d = _series(tmp_path / "e.csv", None, 35_100_000, None, "1 minute", "csv", 1, 5, None)
+    d = _series(tmp_path / "e.csv", None, 35_220_000, None, "1 minute", "csv", 1, 5, None)
     assert d["heat"]["grid"].sum() == 0
     assert d["heat"]["prices"][0] < 117.25 < d["heat"]["prices"][-1]
     assert d["t1"] > 9 + 50 / 60 and d["trades"][0][0] == pytest.approx(9 + 50 / 60)
@@ -717,6 +717,43 @@ def test_plot_cli_empty_feed_file_one_line_error_says_empty(tmp_path, capsys, mo
     err = cli_error(capsys, "plot", feed, tmp_path / "p.png", *k)
     assert err == f"error: {feed}: empty file: no record to draw\n"
     assert not (tmp_path / "p.png").exists()
+
+
+_RESTING = ("Time,Ticker,Order,T,Shares,Price\n34200000,AAA,b1,B,100,10000\n34200000,AAA,s1,S,300,10100\n"
+            "36000000,AAA,b2,B,50,10000\n")      # a book from 09:30, its next change at 10:00
+
+
+def test_plot_series_window_after_the_book_rests_draws_it_from_the_window_start(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "r.csv").write_text(_RESTING)
+    minute = 60_000
+    d = _series(tmp_path / "r.csv", "AAA", 35_100_000, 35_100_000 + 5 * minute, "1 minute", None, 1, 5, None)
+    grid = d["heat"]["grid"]
+    assert grid[:, 0].sum() == 400 and grid[:, -1].sum() == 400     # the bid's 100 and the ask's 300 throughout
+    for side, price in (("bid", 1.0), ("ask", 1.01)):
+        times, prices = d["best"][side]
+        assert times[0] == pytest.approx(d["t0"]) and times[-1] == pytest.approx(d["t1"])
+        assert list(prices) == [price] * len(prices)
+
+
+def test_plot_series_window_start_before_a_change_book_before_it_in_the_first_columns(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "r.csv").write_text(_RESTING)
+    d = _series(tmp_path / "r.csv", "AAA", 35_700_000, 36_300_000, "1 minute", None, 1, 5, None)   # 09:55 to 10:05
+    grid = d["heat"]["grid"]
+    assert grid[:, 0].sum() == 400 and grid[:, -1].sum() == 450
+    assert d["best"]["bid"][0][0] == pytest.approx(d["t0"])
+
+
+def test_plot_best_lines_without_a_change_in_the_last_columns_reach_the_window_end(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "r.csv").write_text(_RESTING)
+    d = _series(tmp_path / "r.csv", "AAA", None, 37_800_000, "1 minute", None, 1, 5, None)       # to 10:30
+    for side in ("bid", "ask"):
+        assert d["best"][side][0][-1] == pytest.approx(d["t1"]) == pytest.approx(10.5)
 
 
 def test_plot_picture_write_failure_output_error_names_the_picture(tmp_path):
