@@ -345,16 +345,16 @@ def _book_series(path, ticker, fmt, trades, start, end, interval, workers, level
                 book.add(resting)
                 resting = None
             book.add(batch)
-        if resting is not None:       # no change in the window: the book before it, throughout
-            book.add(resting)
         if trades is None:
             names = schemas["trades"].names
             trades = pa.Table.from_batches(kept, pa.schema([schemas["trades"].field(names.index(c))
                                                             for c in TRADE_COLUMNS]))
-        if book.rows == 0:
-            raise _no_book(ticker, start, end)
         if window is not None:
             trades = _window(trades, *window)
+        if resting is not None and (end is not None or trades.num_rows):
+            book.add(resting)   # no change in the window: the book before it, to the end (open: the last trade)
+        if book.rows == 0:
+            raise _no_book(ticker, start, end)
         return _drawn(ticker, fmt, u, interval, trades, book, start, end)
 
 

@@ -470,7 +470,8 @@ _EMPTIED = ("Time,Ticker,Order,T,Shares,Price\n34200001,AAA,17,B,100,1172400\n"
 def test_plot_window_of_an_empty_book_and_no_trade_one_line_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OBOOK_KERNELS", "python")      # (a tiny input: the command would set it)
     (tmp_path / "e.csv").write_text(_EMPTIED)
-    err = cli_error(capsys, "plot", tmp_path / "e.csv", tmp_path / "e.png", "-k", "AAA", "--start", "09:47")
+    err = cli_error(capsys, "plot", tmp_path / "e.csv", tmp_path / "e.png", "-k", "AAA", "--start", "09:47",
+                    "--end", "10:00")
     assert err == "error: AAA: no price in the window: the book is empty throughout it and nothing trades\n"
 
 
@@ -786,3 +787,20 @@ def test_plot_temporary_file_write_failure_output_error_without_the_ticker(tmp_p
     with pytest.raises(OutputError) as e:
         plot(tmp_path / "r.csv", tmp_path / "p.png", ticker="AAA", workers=1)
     assert str(e.value).startswith("/tmp: cannot write obook plot's temporary file of the book's rows (No space")
+
+
+def test_plot_series_open_window_after_the_last_change_and_trade_obook_error(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "r.csv").write_text(_RESTING)
+    with pytest.raises(ObookError, match="^AAA: no book rows in the window$"):     # (not an axis of 1 ms)
+        _series(tmp_path / "r.csv", "AAA", 36_600_000, None, "1 minute", None, 1, 5, None)
+
+
+def test_plot_series_open_window_after_the_last_change_resting_book_to_the_last_trade(tmp_path):
+    from obook.plotting import _series
+
+    (tmp_path / "r.csv").write_text(_RESTING + "37800000,AAA,t1,T,10,10050\n")     # a trade at 10:30
+    d = _series(tmp_path / "r.csv", "AAA", 36_600_000, None, "1 minute", None, 1, 5, None)   # from 10:10
+    assert d["t0"] == pytest.approx(10 + 10 / 60) and d["t1"] >= 10.5
+    assert d["heat"]["grid"][:, 0].sum() == 450 and d["heat"]["grid"][:, -1].sum() == 450
