@@ -349,3 +349,33 @@ def a_or_an(word: str) -> str:
 def a_feed(name: str) -> str:
     """``a pitch feed``, ``an itch feed``: a format's feed by its name, in a sentence."""
     return f"{a_or_an(name)} feed"
+
+
+def raise_fd_limit(wanted: int) -> int:
+    """Raise this process's soft descriptor limit towards ``wanted``; the limit obtained."""
+    try:
+        import resource
+    except ImportError:         # not a POSIX system: nothing to raise
+        return wanted
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            if target > soft:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+                soft = target
+        except (ValueError, OSError):
+            pass
+    return wanted if soft == resource.RLIM_INFINITY else soft
+
+
+def put_back_fd_limit(soft) -> None:
+    """The soft descriptor limit set back to ``soft`` (None: as it is), the hard one kept."""
+    if soft is None:
+        return
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    except (ValueError, OSError):       # (a limit below the files open now: kept raised)
+        pass

@@ -45,6 +45,9 @@ temporary names and renamed when the whole replay succeeded; a failing record ra
 where; with no row before it, no file is left, nor the folders the call made). A complete
 run removes the ``.partial`` files an earlier stopped one left under its names. A final
 name that is a folder is an ``OutputError`` before the replay (no ticker's files are written).
+Each ticker's two files are open through the whole replay: the soft limit of open files is
+raised for them (and put back after); more than the hard limit allows is an ``OutputError``
+before any folder is made.
 """
 
 from __future__ import annotations
@@ -120,12 +123,14 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     if day is None:
         raise ObookError(f"the session date of {feed} is unknown: name the file "
                          "MMDDYYYY.NASDAQ_ITCH50[.gz] or give the date (--date / date= YYYY-MM-DD)")
+    from .checks import put_back_fd_limit
     from .output import check_not_an_input, make_output_dir, new_folders, remove_new_folders
 
-    made = new_folders(outdir)
-    outdir = make_output_dir(outdir)
-    readers = []
+    soft = _room_for_files(2 * len(tickers))      # (before any folder is made)
+    readers, made = [], []
     try:
+        made = new_folders(outdir)
+        outdir = make_output_dir(outdir)
         for t in tickers:     # a folder under a final name, the feed itself: found before the replay
             for name in lobster_names(t, day, levels, start_ms, end_ms):
                 final = outdir / name
@@ -142,6 +147,30 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
                 reader.close()
             except Exception:  # noqa: BLE001 - closing after a failure; the first error wins
                 pass
+        put_back_fd_limit(soft)
+
+
+#: descriptors the replay holds besides the LOBSTER files (the feed, the workers' pipes and memory)
+_FD_RESERVE = 128
+
+
+def _room_for_files(files: int):
+    """Each ticker's two files are open through the whole replay: the soft limit of open
+    files raised for them (the one before returned, to put back; None: unchanged), an
+    ``OutputError`` when the hard limit does not allow them."""
+    from .checks import raise_fd_limit
+
+    try:
+        import resource
+    except ImportError:         # not a POSIX system: no such limit
+        return None
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    got = raise_fd_limit(files + _FD_RESERVE)
+    if got < files + _FD_RESERVE:
+        raise OutputError(f"{files // 2} tickers' LOBSTER files ({files}) are open together through the replay: "
+                          f"more than the open files limit allows ({got}, ulimit -n); ask for fewer tickers a call "
+                          "or raise the limit")
+    return None if got == before else before
 
 
 def _window(start_ms, end_ms) -> tuple[int, int]:

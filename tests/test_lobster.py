@@ -325,3 +325,35 @@ def test_lobster_ctrl_c_between_renames_names_every_file(tmp_path, monkeypatch, 
     assert renamed
     assert sorted(p.name for p in out.iterdir()) == [f"{t}_2020-01-02_34200000_57600000_{kind}_1.csv"
                                                      for t in ("AAPL", "MSFT") for kind in ("message", "orderbook")]
+
+
+@pytest.fixture
+def open_files_soft_limit():
+    """The soft limit of open files set to 64 for the test (the hard one as it is), put back after."""
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+    yield resource
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_lobster_more_files_than_the_open_files_soft_limit_written_limit_put_back(tmp_path, open_files_soft_limit):
+    resource = open_files_soft_limit
+    tickers = ["AAPL", "MSFT"] + [f"T{i}" for i in range(40)]        # 84 files open together
+    result = run_lobster(feed(tmp_path), tmp_path / "out", tickers, levels=1, workers=1)
+    assert result["AAPL"]["rows"] == 14 and result["T39"]["rows"] == 0
+    assert len(list((tmp_path / "out").iterdir())) == 84
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] == 64
+
+
+def test_lobster_more_files_than_the_open_files_hard_limit_output_error_no_folder(tmp_path, monkeypatch):
+    import resource
+
+    from obook.errors import OutputError
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (64, 64))
+    tickers = ["AAPL", "MSFT"] + [f"T{i}" for i in range(40)]
+    with pytest.raises(OutputError, match=r"^42 tickers' LOBSTER files \(84\) are open together through the replay: "
+                                          r"more than the open files limit allows \(64, ulimit -n\); "):
+        run_lobster(feed(tmp_path), tmp_path / "new" / "out", tickers, levels=1, workers=1)
+    assert not (tmp_path / "new").exists()

@@ -26,6 +26,7 @@ import threading
 import time
 from collections import Counter
 
+from ..checks import raise_fd_limit
 from ..errors import ObookError
 from . import soupbin
 from .accounts import authorised, check_account, read_accounts
@@ -68,23 +69,6 @@ def _drain(sock: socket.socket, most: int = 1 << 20) -> None:
         pass
 
 
-def _raise_fd_limit(wanted: int) -> int:
-    """Raise this process's soft descriptor limit towards ``wanted``; the limit obtained."""
-    try:
-        import resource
-    except ImportError:         # not a POSIX system: nothing to raise
-        return wanted
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (ValueError, OSError):
-            pass
-    return wanted if soft == resource.RLIM_INFINITY else soft
-
-
 class Venue:
     """Serve on ``host:port`` (port 0: a free one, see ``address``) until ``stop()`` or, with
     ``sessions``, after that many clients logged out. ``accounts``: username -> password
@@ -115,7 +99,7 @@ class Venue:
             raise ObookError(f"venue: idle_timeout {idle_timeout!r}: a number of seconds above 0")
         self.idle_timeout = idle_timeout
         self.max_output = max_output
-        limit = _raise_fd_limit(max_connections + _FD_MARGIN)
+        limit = raise_fd_limit(max_connections + _FD_MARGIN)
         self.max_connections = max(1, min(max_connections, limit - _FD_MARGIN))
         if self.max_connections < max_connections:
             log.warning("venue: at most %d connections (the descriptor limit is %d)", self.max_connections, limit)
