@@ -223,6 +223,16 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
             keep &= t < hi
         return keep
 
+    def held(t):
+        """(rows, times) of a line of values held until the next row (the best bid and ask,
+        the position, the equity): the window's rows, after the last row before its start
+        stamped at the start (the value held there), when the window's end is known."""
+        rows = np.flatnonzero(window(t))
+        before = np.flatnonzero(t < lo) if lo is not None and (hi is not None or len(rows)) else ()
+        if len(before):
+            return np.r_[before[-1], rows], np.r_[lo, t[rows]]
+        return rows, t[rows]
+
     def hours(t):
         return (np.asarray(t, dtype=np.int64) - midnight) * per_hour
 
@@ -230,20 +240,18 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     d = {"title": title, "tz": u["tz"], "instrument": name, "price": {}}
     times = []
     if bbo is not None and bbo.num_rows:
-        t = bbo.column("time").to_numpy().astype(np.int64)
-        keep = window(t)
+        rows, t = held(bbo.column("time").to_numpy().astype(np.int64))
         for side in ("bid", "ask"):
             px = _floats(bbo.column(f"{side}_px")) / scale
-            d["price"][side] = (hours(t[keep]), px[keep])
-        times.append(t[keep])
-    t = equity.column("time").to_numpy().astype(np.int64)
-    keep = window(t)
+            d["price"][side] = (hours(t), px[rows])
+        times.append(t)
+    rows, t = held(equity.column("time").to_numpy().astype(np.int64))
     if bbo is None:
-        d["price"]["mark"] = (hours(t[keep]), _floats(equity.column("mark"))[keep] / scale)
-    d["position"] = (hours(t[keep]), equity.column("position").to_numpy().astype(float)[keep] / shares)
+        d["price"]["mark"] = (hours(t), _floats(equity.column("mark"))[rows] / scale)
+    d["position"] = (hours(t), equity.column("position").to_numpy().astype(float)[rows] / shares)
     # money is price x quantity in the feed's integers: the currency once both are divided out
-    d["equity"] = (hours(t[keep]), _floats(equity.column("equity"))[keep] / (scale * shares))
-    times.append(t[keep])
+    d["equity"] = (hours(t), _floats(equity.column("equity"))[rows] / (scale * shares))
+    times.append(t)
     t = fills.column("time").to_numpy().astype(np.int64)
     keep = window(t)
     side = np.array(fills.column("side").to_pylist(), dtype=object)

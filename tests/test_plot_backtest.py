@@ -107,8 +107,9 @@ def test_plot_backtest_python_result_without_feed_draws_marks(run, tmp_path):
     d = backtest_series(r, format="csv", start=OPEN + 20_000)
     times = r.equity.column("time").to_numpy()
     keep = times >= OPEN + 20_000
-    assert np.allclose(d["price"]["mark"][1], [float(m) / 10_000 for m in r.equity.column("mark").to_pylist()
-                                               if m is not None][-keep.sum():])
+    marks = [float(m) / 10_000 for m in r.equity.column("mark").to_pylist() if m is not None]
+    assert np.allclose(d["price"]["mark"][1], marks[-keep.sum() - 1:])     # (the first: the mark held at the start)
+    assert d["price"]["mark"][0][0] * 3_600_000 == pytest.approx(OPEN + 20_000)
     first = min(d["buys"][0].min(), d["sells"][0].min())
     assert round(first * 3_600_000) >= OPEN + 20_000
     px = _pixels(plot_backtest(r, tmp_path / "r.png", format="csv", width=8, height=6, dpi=50))
@@ -462,3 +463,23 @@ def test_plot_backtest_api_window_not_times_of_a_day_or_empty_obook_error(run, t
     with pytest.raises(ObookError) as e:
         plot_backtest(run / "out", tmp_path / "b.png", **window)
     assert str(e.value) == says
+
+
+def test_plot_backtest_window_lines_start_from_the_values_held_at_its_start(run):
+    import pyarrow.parquet as pq
+
+    import obook
+    from obook.plotting_backtest import backtest_series
+
+    start = OPEN + 20_500                          # between two seconds' rows
+    d = backtest_series(run / "out", start=start, end=OPEN + 30_000)
+    equity = pq.read_table(run / "out" / "backtest.equity.parquet").to_pylist()
+    held = [e for e in equity if e["time"] < start][-1]
+    bbo = obook.bbo(str(run / "day.csv"), format="csv", tickers=["AAA"]).read_all().to_pylist()
+    book = [b for b in bbo if b["time"] < start][-1]
+    at = start / 3_600_000
+    assert d["position"][0][0] == pytest.approx(at) and d["position"][1][0] == held["position"]
+    assert d["equity"][0][0] == pytest.approx(at) and d["equity"][1][0] == pytest.approx(float(held["equity"]) / 10_000)
+    for side in ("bid", "ask"):
+        assert d["price"][side][0][0] == pytest.approx(at)
+        assert d["price"][side][1][0] == pytest.approx(book[f"{side}_px"] / 10_000)
