@@ -266,6 +266,11 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
         raise ObookError(f"{name}: nothing in the window")
     d["t0"] = float(hours(lo if lo is not None else every.min()))
     d["t1"] = float(hours(hi if hi is not None else every.max() + 1))
+    for line in (d["price"], d) if hi is not None else ():      # the held values to --end
+        for key in [k for k in line if k in ("bid", "ask", "mark", "position", "equity")]:
+            x, y = line[key]
+            if len(x) and x[-1] < d["t1"]:
+                line[key] = (np.r_[x, d["t1"]], np.r_[y, y[-1]])
     d["price_range"] = price_range([p for _, p in d["price"].values()], [d["buys"][1], d["sells"][1]])
     return d
 

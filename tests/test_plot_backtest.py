@@ -483,3 +483,12 @@ def test_plot_backtest_window_lines_start_from_the_values_held_at_its_start(run)
     for side in ("bid", "ask"):
         assert d["price"][side][0][0] == pytest.approx(at)
         assert d["price"][side][1][0] == pytest.approx(book[f"{side}_px"] / 10_000)
+
+
+def test_plot_backtest_window_held_lines_reach_the_window_end(run):
+    from obook.plotting_backtest import backtest_series
+
+    d = backtest_series(run / "out", start=OPEN + 10_000, end=OPEN + 90_000)      # past the day's last row
+    for x, y in (d["price"]["bid"], d["price"]["ask"], d["position"], d["equity"]):
+        assert x[-1] == pytest.approx(d["t1"]) == pytest.approx((OPEN + 90_000) / 3_600_000)
+        assert y[-1] == y[-2] or (np.isnan(y[-1]) and np.isnan(y[-2]))
