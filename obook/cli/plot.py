@@ -20,8 +20,8 @@ def _clock(option: str, text: Optional[str], unit_ns: int) -> Optional[int]:
         if not 2 <= len(parts) <= 3 or not all(0 <= p for p in parts) or not all(p < 60 for p in parts[1:]):
             raise ValueError
     except ValueError:
-        raise ObookError(f"{option}: a time of day is HH:MM or HH:MM:SS (minutes and seconds below 60), "
-                         f"not {text!r}") from None
+        raise ObookError(f"{option}: a time of day is HH:MM, HH:MM:SS or HH:MM:SS.fff (minutes and seconds "
+                         f"below 60), not {text!r}") from None
     seconds = parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) == 3 else 0)
     if seconds > 24 * 3600:
         raise ObookError(f"{option}: a time of day is between 00:00 and 24:00, not {text!r}")
@@ -45,8 +45,9 @@ def plot(
     ticker: Optional[str] = typer.Option(None, "--tickers", "-k",
                                          help="The security, one ticker (default: the one with the most trades); "
                                               "plot latency: the stages to draw (comma-separated, default all)."),
-    start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS]", help="Window start (time of day)."),
-    end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS]", help="Window end (time of day)."),
+    start: Optional[str] = typer.Option(None, "--start", metavar="HH:MM[:SS[.fff]]",
+                                        help="Window start (time of day)."),
+    end: Optional[str] = typer.Option(None, "--end", metavar="HH:MM[:SS[.fff]]", help="Window end (time of day)."),
     interval: str = typer.Option("1 minute", "--interval", "-i", help="Bar length, e.g. '1 minute', '5s'."),
     feed_format: Optional[str] = typer.Option(None, "--format", "-f", help="Feed format, in any case (default, or '': detected)."),
     levels: int = typer.Option(10, "--levels", "-l", min=1, max=50, help="Book levels a side in the heatmap."),
