@@ -110,6 +110,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
     from .feeds import resolve_format
     from .feeds.sources import check_source, source_name, source_paths
 
+    _not_a_stream(feed)
     check_source(feed)      # a missing feed: said before any folder is made
     # (a tuple is one feed in pieces: a capture's lines A and B)
     try:
@@ -148,6 +149,21 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
             except Exception:  # noqa: BLE001 - closing after a failure; the first error wins
                 pass
         put_back_fd_limit(soft)
+
+
+_TWICE = "LOBSTER output reads the feed twice (its trading actions first)"
+
+
+def _not_a_stream(feed) -> None:
+    """ObookError for a feed that is a stream, or a named pipe, rather than files: it is read twice."""
+    from .checks import not_a_file
+    from .feeds.sources import is_stream, source_name, source_paths
+
+    if is_stream(feed):
+        raise ObookError(f"{source_name(feed)}: a stream; {_TWICE}: give its file's path")
+    for p in source_paths(feed):
+        if os.path.exists(p) and not os.path.isfile(p) and not os.path.isdir(p):
+            raise ObookError(f"{not_a_file(p, stream=False)}; {_TWICE}: give a file")
 
 
 #: descriptors the replay holds besides the LOBSTER files (the feed, the workers' pipes and memory)

@@ -357,3 +357,23 @@ def test_lobster_more_files_than_the_open_files_hard_limit_output_error_no_folde
                                           r"more than the open files limit allows \(64, ulimit -n\); "):
         run_lobster(feed(tmp_path), tmp_path / "new" / "out", tickers, levels=1, workers=1)
     assert not (tmp_path / "new").exists()
+
+
+def test_lobster_stream_feed_obook_error_a_file_is_read_twice(tmp_path):
+    path = feed(tmp_path)
+    with open(path, "rb") as f:
+        with pytest.raises(ObookError, match=r"^.*01022020\.NASDAQ_ITCH50: a stream; LOBSTER output reads the feed "
+                                             r"twice \(its trading actions first\): give its file's path$"):
+            run_lobster(f, tmp_path / "out", ["AAPL"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_lobster_named_pipe_feed_obook_error_without_the_stream_hint(tmp_path):
+    import os
+
+    pipe = tmp_path / "feed.fifo"
+    os.mkfifo(pipe)
+    with pytest.raises(ObookError) as e:
+        run_lobster(pipe, tmp_path / "out", ["AAPL"], date="2020-01-02")
+    assert str(e.value) == (f"{pipe}: a named pipe (FIFO), not a feed file; LOBSTER output reads the feed twice "
+                            "(its trading actions first): give a file")
