@@ -276,11 +276,13 @@ def _series(path, ticker, start, end, interval, format, workers, levels, date, p
 
 def _not_empty(path) -> None:
     """ObookError when the feed is a file of no bytes, also once decompressed: its replay has
-    no record (said once, rather than a warning and then that it has no such security)."""
+    no record (said once, rather than a warning and then that it has no such security); or
+    when a path of it is no file (missing, a folder, a named pipe: read as a stream)."""
     import os
 
-    from .feeds.sources import read_head
+    from .feeds.sources import check_source, read_head
 
+    check_source(path)
     if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):
         try:
             empty = read_head(path, 1) == b""

@@ -804,3 +804,30 @@ def test_plot_series_open_window_after_the_last_change_resting_book_to_the_last_
     d = _series(tmp_path / "r.csv", "AAA", 36_600_000, None, "1 minute", None, 1, 5, None)   # from 10:10
     assert d["t0"] == pytest.approx(10 + 10 / 60) and d["t1"] >= 10.5
     assert d["heat"]["grid"][:, 0].sum() == 450 and d["heat"]["grid"][:, -1].sum() == 450
+
+
+def test_plot_cli_named_pipe_feed_one_line_error(day, tmp_path, capsys):
+    import os
+    import threading
+
+    pipe = tmp_path / "feed.fifo"
+    os.mkfifo(pipe)
+
+    def write():            # a writer on the pipe, as `cat day > feed.fifo &`
+        try:
+            fd = os.open(pipe, os.O_WRONLY)
+            try:
+                os.write(fd, day.read_bytes()[:4096])
+            finally:
+                os.close(fd)
+        except OSError:     # (the reader went: a broken pipe)
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        err = cli_error(capsys, "plot", pipe, tmp_path / "p.png", "-k", "000001")
+    finally:
+        os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))      # (lets a writer still waiting go)
+        writer.join(5)
+    assert err.startswith(f"error: {pipe}: a named pipe (FIFO), not a feed file; read it as a stream"), err

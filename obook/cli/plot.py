@@ -99,6 +99,7 @@ def plot(
         _backtest(out, picture[0] if picture else None, ticker, start, end, feed_format, date, price_feed)
         return
     from ..feeds import resolve_format
+    from ..feeds.sources import check_source
     from ..output import check_not_an_input
     from ..plotting import is_picture_name, plot as _plot
 
@@ -118,6 +119,7 @@ def plot(
                          "from); a feed's picture draws FEED")
     check_not_an_input(out, files, "picture")
     feed, feed_format = feed_source(files, feed_format)    # several files: one feed; -: stdin
+    check_source(feed)          # (a named pipe: not opened to tell its format, which would wait for a writer)
     fmt = resolve_format(feed_format, feed)
     if ticker is not None and "," in ticker:
         raise ObookError(f"--tickers: plot draws one security, not {ticker!r}")
