@@ -54,3 +54,30 @@ def test_plot_latency_html_picture_refused_names_the_pictures_that_are_pages(tmp
     assert err == (f"error: {tmp_path / 'p.html'}: the latency picture is drawn as .png, .svg or .pdf "
                    "(.html: a feed's or a backtest's picture)\n")
 
+
+
+def test_plot_latency_named_pipe_table_refused_without_opening_it(tmp_path):
+    import os
+    import threading
+
+    from obook.errors import ObookError
+    from obook.live.plot_latency import plot_latency
+
+    pipe = tmp_path / "latency.fifo"
+    os.mkfifo(pipe)
+    said = []
+
+    def draw():
+        try:
+            plot_latency(pipe, tmp_path / "p.png")
+        except ObookError as e:
+            said.append(str(e))
+
+    drawing = threading.Thread(target=draw, daemon=True)
+    drawing.start()
+    drawing.join(10)
+    if drawing.is_alive():      # waiting for a writer: one that writes nothing lets it go
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        drawing.join(10)
+    assert said == [f"{pipe}: a named pipe (FIFO), not a latency table (the Parquet file obook listen "
+                    "--latency-output TABLE writes)"]

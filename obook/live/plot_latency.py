@@ -98,6 +98,12 @@ def plot_latency(table_path, out, stages=None, width: float = 9.0, height: float
     if Path(table_path).is_dir():
         raise ObookError(f"{table_path}: is a folder, not a latency table (the Parquet file obook listen "
                          "--latency-output TABLE writes)")
+    if not Path(table_path).is_file():      # (opened, a named pipe would wait for a writer)
+        import stat
+
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(Path(table_path).stat().st_mode) else "a device or a socket"
+        raise ObookError(f"{table_path}: {kind}, not a latency table (the Parquet file obook listen "
+                         "--latency-output TABLE writes)")
     try:
         table = pq.read_table(table_path)
     except (OSError, ValueError) as e:
