@@ -152,8 +152,8 @@ def test_plot_backtest_cli_folder_of_no_run_refused_as_not_a_backtest_folder(tmp
 @pytest.mark.parametrize("args, message", [
     (["--start", "09:31", "--end", "09:30"], "--start 09:31 is not before --end 09:30"),
     (["--end", "25:00"], "between 00:00 and 24:00"),
-    (["--start", "09:30:nan"], "--start: a time of day is HH:MM or HH:MM:SS (minutes and seconds below 60), not "
-                               "'09:30:nan'"),
+    (["--start", "09:30:nan"], "--start: a time of day is HH:MM, HH:MM:SS or HH:MM:SS.fff (minutes and seconds "
+                               "below 60), not '09:30:nan'"),
     (["-k", "BBB"], "no instrument 'BBB'"),
 ])
 def test_plot_backtest_cli_bad_window_or_ticker_refused(run, tmp_path, capsys, args, message):
