@@ -4,6 +4,7 @@ refusal of a feed of mostly non-ITCH frames."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from obook.errors import FeedError
 from obook.feeds.mold.framer import LOST, MoldFramer
@@ -20,3 +21,47 @@ def test_mold_framer_lost_mark_before_most_frames_are_unknown_names_the_loss(tmp
     frames = b"\x00\x01" + bytes([LOST]) + b"".join(b"\x00\x0c" + b"z" + bytes(11) for _ in range(70))
     r = MoldFramer(str(tmp_path / "c.pcap")).frame(np.frombuffer(frames, np.uint8).copy(), 1, 0, True, 1 << 16)
     assert isinstance(r.error, FeedError) and r.error.record == 1 and "lost on every line" in r.error.reason
+
+
+def _capture_with(tmp_path, odd: bytes):
+    """A capture of an ITCH day on line A whose sixth message is ``odd``, and the plain ITCH
+    file of the same messages."""
+    import struct
+
+    from obook.gen.pcap import LINE_A, SESSION, _frame, _Writer
+
+    from itch_builder import ItchBuilder
+
+    b = ItchBuilder()
+    b.directory(1, "AAA")
+    for i in range(8):
+        b.add(1, 10 + i, "B" if i % 2 else "S", 100, 1_000_000 + (1 if i % 2 else 3) * 1000 + i)
+    data, msgs, pos = b.bytes(), [], 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 2], "big")
+        msgs.append(data[pos + 2:pos + 2 + n])
+        pos += 2 + n
+    msgs[5] = odd
+    w = _Writer(tmp_path / "odd.pcap", "pcap", False)
+    for i in range(0, len(msgs), 3):
+        part = msgs[i:i + 3]
+        payload = struct.pack(">10sQH", SESSION, i + 1, len(part)) + b"".join(struct.pack(">H", len(m)) + m for m in part)
+        w.write(1_796_029_200_000_000_000 + 50_400_000_000_000 + i * 1000, _frame(payload, LINE_A, False))
+    w.close()
+    plain = tmp_path / "odd.itch"
+    plain.write_bytes(b"".join(struct.pack(">H", len(m)) + m for m in msgs))
+    return tmp_path / "odd.pcap", plain
+
+
+@pytest.mark.parametrize("odd", [b"\x02hello world", b"\x02a\0b\0c\0d", b"\x02"])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_mold_framer_message_of_the_problem_mark_type_replays_as_plain_itch(tmp_path, odd, on_error):
+    """A message whose type byte is the stream's capture-problem mark (0x02, no ITCH type)
+    is skipped as the plain ITCH replay skips it: same rows, no forged problem, no crash."""
+    import obook
+
+    cap, plain = _capture_with(tmp_path, odd)
+    want = obook.orders(str(plain), workers=1, on_error=on_error).read_all()
+    got = obook.orders(str(cap), workers=1, on_error=on_error).read_all()
+    assert got.num_rows == want.num_rows > 0
+    assert got.select(want.schema.names).equals(want)

@@ -1,7 +1,8 @@
 """The framer of an arbitrated capture: ITCH frames, plus the stream's own marks.
 
-A 1-byte frame of type 0 is a message lost on every line; a frame of type 2 a capture
-problem (see ``stream``). Strict mode: the first of either is a FeedError after the
+A 1-byte frame of type 0 is a message lost on every line; a frame of type 2 holding the
+stream's ``PROBLEM_TAG`` a capture problem (see ``stream``); another frame of type 2 is a
+message of the capture, skipped as the ITCH replay skips a type it does not know. Strict mode: the first of either is a FeedError after the
 records before it (a lost range is named by its MoldUDP64 sequence numbers); tolerant mode:
 they are counted (``lost on every line``, ``capture problem``) and the replay goes on.
 """
@@ -33,8 +34,8 @@ class MoldFramer(ItchFramer):
             if lost:
                 self.skipped["lost on every line"] = self.skipped.get("lost on every line", 0) + lost
             if prob:
-                self.skipped["capture problem"] = self.skipped.get("capture problem", 0) + prob
                 for _k, _pos, _t, frame, _run in self._marks(buf, r.n_bytes, PROBLEM):
+                    self.skipped["capture problem"] = self.skipped.get("capture problem", 0) + 1
                     log.warning("%s (the messages before it are replayed)", problem_error(frame))
             return r
         mark = next(self._marks(buf, r.n_bytes, None), None)
@@ -57,12 +58,15 @@ class MoldFramer(ItchFramer):
 
     @staticmethod
     def _marks(buf, n_bytes, want):
-        """(record index, byte position, type, frame bytes, run of lost frames) of the marks."""
+        """(record index, byte position, type, frame bytes, run of lost frames) of the marks (a
+        frame of type 2 that is a message of the capture is none)."""
         pos = k = 0
         while pos + 3 <= n_bytes:
             ln = (int(buf[pos]) << 8) | int(buf[pos + 1])
             t = int(buf[pos + 2]) if ln else -1
-            if (t == LOST and ln == 1 and want in (None, LOST)) or (t == PROBLEM and want in (None, PROBLEM)):
+            if (t == LOST and ln == 1 and want in (None, LOST)) or (
+                    t == PROBLEM and want in (None, PROBLEM)
+                    and problem_error(bytes(buf[pos + 2:pos + 2 + ln])) is not None):
                 run = 0
                 if t == LOST:
                     q = pos

@@ -13,6 +13,7 @@ a FeedError (strict) or counts (tolerant).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,9 @@ from .sessions import majority_session
 log = logging.getLogger("obook")
 
 PROBLEM = 2          # type byte of a capture problem's frame
+#: what a capture problem's frame holds after its type byte, random per process: a message
+#: of type 0x02 in a packet (no ITCH type) is never taken for a problem
+PROBLEM_TAG = b"obook capture problem " + os.urandom(8).hex().encode() + b"\0"
 CHUNK_RECORDS = 1 << 16
 FILL_BYTES = 1 << 17     # holds one record at least (a frame is at most 2 + 65535 bytes)
 STAT_NAMES = STAT_KEYS     # a capture line's counts are the live arbiter's, in its order
@@ -242,7 +246,7 @@ class ArbitratedStream:
         if not self.arb.problems:
             return b""
         p = self.arb.problems[0]
-        text = f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
+        text = PROBLEM_TAG + f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
         return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
 
     def _decided_range(self):
@@ -357,7 +361,10 @@ def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
     return [pa.array(s.view(np.uint64)), line_col, pa.Array.from_buffers(TS_TYPE, n, [bits, pa.py_buffer(ts)], missing)]
 
 
-def problem_error(frame: bytes) -> FeedError:
-    """The FeedError a capture problem's frame (type 2) carries."""
-    path, record, unit, reason = frame[1:].decode("utf-8", "replace").split("\0", 3)
+def problem_error(frame: bytes) -> FeedError | None:
+    """The FeedError a capture problem's frame (type 2) carries; None for a frame of type 2
+    that is a message of the capture (no problem the stream wrote)."""
+    if not frame[1:].startswith(PROBLEM_TAG):
+        return None
+    path, record, unit, reason = frame[1 + len(PROBLEM_TAG):].decode("utf-8", "replace").split("\0", 3)
     return FeedError(path, int(record) if record.isdigit() else None, reason, unit=unit)
