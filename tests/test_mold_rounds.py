@@ -178,24 +178,34 @@ def test_rounds_capture_time_going_back_whole_decides_or_error(tmp_path, monkeyp
     assert (streamed.arb.stats == whole.stats).all()
 
 
-def test_rounds_early_end_of_session_later_messages_dropped_like_whole(tmp_path, monkeypatch):
+def test_rounds_early_end_of_session_later_messages_replayed_like_whole_and_live(tmp_path, monkeypatch):
     """An end of session at number 3 before a packet of numbers 3..5: both arbitrations
-    stop the stream at 2 (the later packet's offsets are written past the end safely)."""
+    replay messages 1 to 5, as the live arbiter delivers them (an end of session hides no
+    message a line delivered)."""
     import struct
 
+    from obook.feeds.mold.arbiter import Arbiter
     from obook.gen.pcap import SESSION, _frame, _Writer
 
     monkeypatch.setattr(R, "FIRST_ROUND", 2)
     msgs = [bytes([ord("S"), 0, 0]) + bytes(8) for _ in range(5)]
     a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
     _capture(a, [(10, 1, msgs[:2]), (30, 3, msgs[2:5])], LINE_A)
+    end = struct.pack(">10sQH", SESSION, 3, 0xFFFF)
     w = _Writer(b, "pcap", False)
-    w.write(20_000, _frame(struct.pack(">10sQH", SESSION, 3, 0xFFFF), LINE_B, False))
+    w.write(20_000, _frame(end, LINE_B, False))
     w.close()
     lines = obook.lines(a=f"{a}:{A}", b=f"{b}:{B}")
     whole, rounds, streamed, data = _both(lines)
-    assert whole.hi == 3 and streamed.arb.hi == 3
-    assert data == _read(ArbitratedStream(lines, whole)) == b"".join(b"\x00\x0b" + m for m in msgs[:2])
+    assert whole.hi == 6 and streamed.arb.hi == 6 and whole.gaps() == []
+    assert data == _read(ArbitratedStream(lines, whole)) == b"".join(b"\x00\x0b" + m for m in msgs)
+    live = Arbiter(SESSION)
+    for line, seq, part, ts in [(0, 1, msgs[:2], 10), (0, 3, msgs[2:5], 30)]:
+        live.packet(line, struct.pack(">10sQH", SESSION, seq, len(part)) + b"".join(
+            struct.pack(">H", len(m)) + m for m in part), ts)
+        if ts == 10:
+            live.packet(1, end, 20)
+    assert [m[3] for m in live.pop()] == msgs
 
 
 def _pending(rows):

@@ -320,3 +320,22 @@ def test_pcap_corrupted_bytes_error_or_rows_never_crash(day, tmp_path, kind):
                 obook.line_stats(obook.lines(a=f"{path}:{A}")).read_all()
             except obook.ObookError:
                 pass
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_pcap_end_of_session_before_later_messages_every_message_replayed(day, tmp_path, both):
+    """An end of session numbered 11 (line A, or both lines) arriving before the packets of
+    messages 11 to 40: the replay holds all 40, as a live line delivers them."""
+    d, itch = day
+    msgs = _itch_messages(itch, 40)
+    end = struct.pack(">10sQH", SESSION, 11, 0xFFFF)
+    packets = [(1000 + i, dst, _pkt(1 + i, msgs[i:i + 5])) for i in range(0, 10, 5) for dst in (LINE_A, LINE_B)]
+    packets += [(1020, LINE_A, end)] + ([(1021, LINE_B, end)] if both else [])
+    packets += [(1030 + i, dst, _pkt(1 + i, msgs[i:i + 5])) for i in range(10, 40, 5) for dst in (LINE_A, LINE_B)]
+    cap = tmp_path / "end.pcap"
+    _handmade(cap, packets)
+    plain = tmp_path / "first40.itch"
+    plain.write_bytes(b"".join(struct.pack(">H", len(m)) + m for m in msgs))
+    want = obook.orders(str(plain), workers=1).read_all()
+    _same(obook.orders(obook.lines(a=f"{cap}:{A}", b=f"{cap}:{B}"), workers=1).read_all(), want)
+    assert obook.gaps(str(cap)).read_all().num_rows == 0

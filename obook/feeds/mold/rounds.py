@@ -192,9 +192,7 @@ class Rounds:
         from .stream import Arbitration
 
         st = self._state
-        hi = int(st[M.R_TOP])
-        if st[M.R_END] > 0:
-            hi = min(hi, int(st[M.R_END]))
+        hi = int(st[M.R_TOP])            # an end of session hides no message (see stream.decide)
         s, w, n = self.seqs.arrays, self.winners.arrays, int(st[M.R_WON])
         M.recovered(s["have"], 1, hi, len(self.lines), self.stats)
         session = None

@@ -189,9 +189,9 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     who = np.full(hi + 1, -1, np.int64)
     have = np.zeros(hi + 1, np.uint8)
     line_next = np.full(n_lines, -1, np.int64)
+    # an end of session ends nothing a line delivered: its number only tells of messages lost
+    # before it (as in the live arbiter)
     end_seq = M.arbitrate(order, p_line, seq, count, ok, who, have, line_next, stats)
-    if end_seq > 0:
-        hi = min(hi, end_seq)
     M.recovered(have, 1, hi, n_lines, stats)
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
