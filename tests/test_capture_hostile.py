@@ -155,3 +155,22 @@ def test_capture_compressed_clear_error_says_decompress_it_first(tmp_path, compr
     other.write_bytes(gzip.compress(b"\x00" * 64) if compress == "gzip" else zstandard.ZstdCompressor().compress(b"\x00" * 64))
     said = cli_error("bbo", other, "--format", "itch-pcap")
     assert f"not a packet capture (no pcap or pcapng magic in its {compress} content)" in said and "decompress" not in said
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_capture_link_type_with_fcs_bits_read_as_ethernet(tmp_path, big):
+    """A pcap header's link type field holding Ethernet (1) in its low 16 bits and the frame
+    check sequence flag and length (4 bytes: 2 words) in its high bits: the frames, each ending
+    with its FCS, are Ethernet, replayed as without the bits."""
+    frames = [_frame(_packet(1, _messages()), LINE_A, False)]
+    clean = _pcap(tmp_path / "clean.pcap", frames)
+    path = tmp_path / "fcs.pcap"
+    w = _Writer(path, "pcap", big)
+    w.write(1_796_029_200_000_001_000, frames[0] + b"\xde\xad\xbe\xef")
+    w.close()
+    data = bytearray(path.read_bytes())
+    struct.pack_into(">I" if big else "<I", data, 20, 1 | 0x04000000 | (2 << 28))
+    path.write_bytes(bytes(data))
+    want = obook.bbo(clean, workers=1).read_all().drop_columns(["ts_recv"])
+    assert obook.bbo(path, workers=1).read_all().drop_columns(["ts_recv"]).equals(want)
+    assert want.num_rows == 2

@@ -90,7 +90,9 @@ class CaptureReader:
             if len(self.buf) < 24:
                 raise FeedError(path, 0, "the pcap global header is cut short", unit="record")
             self._big, self._frac_ns = PCAP_MAGICS[head[:4]]
-            self._link = struct.unpack((">" if self._big else "<") + "I", head[20:24])[0]
+            # the link type is the field's low 16 bits; the high ones may tell of a frame check
+            # sequence ending each frame (harmless: a datagram's bytes come from its IP length)
+            self._link = struct.unpack((">" if self._big else "<") + "I", head[20:24])[0] & 0xFFFF
             self._state = np.zeros(1, np.int64)
             self.pos = 24
         else:
