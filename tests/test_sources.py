@@ -581,3 +581,14 @@ def test_sources_binary_feed_split_inside_a_record_format_detected_same_rows(tmp
     a.write_bytes(data[:len(data) // 2 + 7])     # the rest of a record starts the second file
     b.write_bytes(data[len(data) // 2 + 7:])
     assert _rows((a, b)) == _rows(whole)
+
+
+def test_source_name_lines_in_one_capture_name_it_once(tmp_path):
+    """Two lines of one capture are one feed file: errors name it once, not ``a.pcap+a.pcap``."""
+    from obook.feeds.sources import source_name
+
+    one, other = tmp_path / "both.pcap", tmp_path / "b.pcap"
+    both = obook.lines(a=f"{one}:233.54.12.111:26477", b=f"{one}:233.54.12.112:26477")
+    assert source_name(both) == str(one)
+    two = obook.lines(a=f"{one}:233.54.12.111:26477", b=f"{other}:233.54.12.112:26477")
+    assert source_name(two) == f"{one}+{other}"

@@ -61,10 +61,11 @@ def source_paths(source) -> list[str]:
 
 
 def source_name(source) -> str:
-    """How errors name the feed: its path, the paths joined by ``+``, or the stream's name."""
+    """How errors name the feed: its path, the paths joined by ``+`` (each once: two lines of
+    one capture are one file), or the stream's name."""
     if is_stream(source):
         return str(getattr(source, "name", None) or f"<{type(source).__name__}>")
-    return "+".join(source_paths(source))
+    return "+".join(dict.fromkeys(source_paths(source)))
 
 
 def check_source(source) -> None:
