@@ -65,3 +65,40 @@ def test_mold_framer_message_of_the_problem_mark_type_replays_as_plain_itch(tmp_
     got = obook.orders(str(cap), workers=1, on_error=on_error).read_all()
     assert got.num_rows == want.num_rows > 0
     assert got.select(want.schema.names).equals(want)
+
+
+def test_mold_framer_lost_run_past_the_records_framed_named_whole(tmp_path):
+    """Three messages, then ten lost: framed five at a time, the error names the whole run
+    (4 to 13), not the part framed."""
+    frames = b"".join(b"\x00\x0c" + b"S" + bytes(11) for _ in range(3)) + b"\x00\x01\x00" * 10
+    r = MoldFramer(str(tmp_path / "c.pcap")).frame(np.frombuffer(frames, np.uint8).copy(), 1, 0, True, 5)
+    assert r.n_records == 3 and "messages 4 to 13 lost on every line" in r.error.reason
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_mold_framer_lost_run_longer_than_a_read_named_whole(tmp_path, on_error):
+    """Messages 6 to 99999 lost on every line (a heartbeat numbered 100000 after five
+    messages): a strict replay names the whole range as the gaps table does; a tolerant
+    replay counts every lost message."""
+    import struct
+
+    import obook
+    from obook.engine.replay import Replay
+    from obook.gen.pcap import LINE_A, SESSION, _frame, _Writer
+
+    msgs = [b"S" + bytes(11)] * 5
+    w = _Writer(tmp_path / "gap.pcap", "pcap", False)
+    t = 1_796_029_200_000_000_000 + 50_400_000_000_000
+    w.write(t, _frame(struct.pack(">10sQH", SESSION, 1, 5) + b"".join(b"\x00\x0c" + m for m in msgs), LINE_A, False))
+    w.write(t + 1000, _frame(struct.pack(">10sQH", SESSION, 100_000, 0), LINE_A, False))
+    w.close()
+    path = str(tmp_path / "gap.pcap")
+    assert [(g["first_seq"], g["last_seq"]) for g in obook.gaps(path).read_all().to_pylist()] == [(6, 99_999)]
+    if on_error == "raise":
+        with pytest.raises(obook.FeedError, match=r"message 6: messages 6 to 99999 lost on every line "
+                                                  r"\(MoldUDP64 sequence numbers 6\.\.99999\)$"):
+            obook.orders(path, workers=1).read_all()
+    else:
+        r = Replay(path, workers=1, on_error="skip")
+        r.reader().read_all()
+        assert r.stats["skipped"]["lost on every line"] == 99_994

@@ -2,14 +2,18 @@
 
 A 1-byte frame of type 0 is a message lost on every line; a frame of type 2 holding the
 stream's ``PROBLEM_TAG`` a capture problem (see ``stream``); another frame of type 2 is a
-message of the capture, skipped as the ITCH replay skips a type it does not know. Strict mode: the first of either is a FeedError after the
-records before it (a lost range is named by its MoldUDP64 sequence numbers); tolerant mode:
-they are counted (``lost on every line``, ``capture problem``) and the replay goes on.
+message of the capture, skipped as the ITCH replay skips a type it does not know. Strict
+mode: the first of either is a FeedError after the records before it (a lost range is named
+whole by its MoldUDP64 sequence numbers: the framer waits for the bytes of a run the read
+cuts, up to ``MAX_LOST_AHEAD``); tolerant mode: they are counted (``lost on every line``,
+``capture problem``) and the replay goes on.
 """
 
 from __future__ import annotations
 
 import logging
+
+import numpy as np
 
 from ..base import FrameResult
 from ..itch.framer import ItchFramer
@@ -17,6 +21,16 @@ from .stream import PROBLEM, problem_error
 
 log = logging.getLogger("obook")
 LOST = 0
+#: lost messages a strict replay reads ahead to name a lost range whole (3 bytes each)
+MAX_LOST_AHEAD = 1 << 22
+
+
+def _lost_run(buf, pos: int) -> int:
+    """The lost-message frames (00 01 00) one after the other from ``buf[pos]``."""
+    n = (len(buf) - pos) // 3
+    v = np.asarray(buf[pos:pos + 3 * n]).reshape(n, 3)
+    ok = (v[:, 0] == 0) & (v[:, 1] == 1) & (v[:, 2] == LOST)
+    return n if ok.all() else int(np.argmin(ok))
 
 
 class MoldFramer(ItchFramer):
@@ -43,8 +57,12 @@ class MoldFramer(ItchFramer):
             return r
         k, pos, typ, frame, run = mark
         if typ == LOST:
+            run = _lost_run(buf, pos)           # framed or not: the whole run read so far
+            open_ended = pos + 3 * (run + 1) > len(buf) and not final
+            if open_ended and run < MAX_LOST_AHEAD:
+                return FrameResult(k, pos, None)    # the records before it; the run again with more bytes
             last = base_seq + k + run - 1
-            more = "" if run > 1 or k + run < r.n_records else " (and maybe more)"
+            more = " (and maybe more)" if open_ended else ""
             what = f"message {base_seq + k}" if run == 1 else f"messages {base_seq + k} to {last}"
             error = self._error(base_seq + k, f"{what}{more} lost on every line (MoldUDP64 sequence "
                                               f"numbers {base_seq + k}..{last})")
