@@ -174,3 +174,28 @@ def test_capture_link_type_with_fcs_bits_read_as_ethernet(tmp_path, big):
     want = obook.bbo(clean, workers=1).read_all().drop_columns(["ts_recv"])
     assert obook.bbo(path, workers=1).read_all().drop_columns(["ts_recv"]).equals(want)
     assert want.num_rows == 2
+
+
+@pytest.mark.parametrize("first", ["arp", "other destination", "bad packet", "heartbeat of another line"])
+def test_capture_session_date_from_first_mold_packet_not_an_earlier_frame(tmp_path, first):
+    """A frame of the day before (New York) heads the capture: an ARP frame, a datagram to
+    another destination, a datagram too short for MoldUDP64, a packet of another line. The
+    rows' timestamps keep the date of the line's first MoldUDP64 packet."""
+    from obook.gen.pcap import LINE_B
+
+    day = 1_796_029_200_000_000_000 + 50_400_000_000_000          # 2026-11-30, 18:00 New York
+    before = day - 20 * 3600 * 1_000_000_000                        # 2026-11-29
+    head = {"arp": b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + bytes(28),
+            "other destination": _frame(b"z" * 30, ("10.1.1.1", 9999), False),
+            "bad packet": _frame(b"z" * 30, LINE_A, False),
+            "heartbeat of another line": _frame(struct.pack(">10sQH", b"OTHER00001", 7, 0), LINE_B, False)}[first]
+    clean, path = tmp_path / "clean.pcap", tmp_path / "x.pcap"
+    for p, frames in ((clean, []), (path, [(before, head)])):
+        w = _Writer(p, "pcap", False)
+        for t, frame in frames + [(day, _frame(_packet(1, _messages()), LINE_A, False))]:
+            w.write(t, frame)
+        w.close()
+    want = obook.bbo(obook.lines(a=f"{clean}:{A}"), workers=1).read_all()
+    got = obook.bbo(obook.lines(a=f"{path}:{A}"), workers=1).read_all()
+    assert want.num_rows == 2 and got.column("timestamp").equals(want.column("timestamp"))
+    assert str(want.column("timestamp")[0].as_py().date()) == "2026-11-30"

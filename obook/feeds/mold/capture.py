@@ -208,6 +208,36 @@ def ip_text(number: int) -> str:
     return ".".join(str(b) for b in int(number).to_bytes(4, "big"))
 
 
+#: datagrams looked at for a capture's first MoldUDP64 packet (its session date)
+FIRST_DATAGRAMS = 256
+
+
+def first_packet_time(path, ip: int | None = None, port: int | None = None) -> int | None:
+    """The capture time (UTC ns) of the first UDP datagram (to ``ip``:``port`` when given)
+    holding a well-formed MoldUDP64 packet of messages, among the first ``FIRST_DATAGRAMS``;
+    else of the first well-formed packet, else of the first datagram, else of the first
+    record (:func:`read_first_time`). A frame before them (ARP, another destination, a
+    capture started the day before) does not date the session."""
+    from ..._kernels import mold as M
+
+    arrays = [np.empty(FIRST_DATAGRAMS, np.int64) for _ in range(6)]
+    try:
+        reader = CaptureReader(path, ip, port)
+        n = reader.read_into(arrays)
+    except ObookError:          # no capture, cut short, no datagram to ip:port: said by the replay
+        n = 0
+    if not n:
+        return read_first_time(path)
+    ts, _ip, _port, poff, plen, _rec = (a[:n] for a in arrays)
+    seq, count, hi, lo, status = (np.empty(n, np.int64) for _ in range(5))
+    M.mold_headers(reader.buf, poff, plen, n, seq, count, hi, lo, status)
+    good = status == M.P_OK
+    for pick in (good & (count != 0) & (count != M.END_OF_SESSION), good):
+        if pick.any():
+            return int(ts[np.argmax(pick)])
+    return int(ts[0])
+
+
 def read_first_time(path) -> int | None:
     """The capture time (UTC ns) of a capture's first packet, reading its first blocks."""
     with open(path, "rb") as f:

@@ -92,14 +92,15 @@ LINE_STATS = SideTable("line_stats", LINE_STATS_SCHEMA, _own)
 
 
 def session_date(path):
-    """The New York date of the capture's first packet (None: no packet)."""
+    """The New York date of the first line's first MoldUDP64 packet (see
+    ``capture.first_packet_time``; None: no packet)."""
     import datetime as _dt
     from zoneinfo import ZoneInfo
 
-    from .capture import read_first_time
+    from .capture import first_packet_time
 
-    lines = as_lines(path)
-    ns = read_first_time(lines[0].path)
+    first = as_lines(path)[0]
+    ns = first_packet_time(first.path, first.ip, first.port)
     if ns is None:
         return None
     return _dt.datetime.fromtimestamp(ns / 1e9, ZoneInfo("America/New_York")).date()
