@@ -339,3 +339,32 @@ def test_pcap_end_of_session_before_later_messages_every_message_replayed(day, t
     want = obook.orders(str(plain), workers=1).read_all()
     _same(obook.orders(obook.lines(a=f"{cap}:{A}", b=f"{cap}:{B}"), workers=1).read_all(), want)
     assert obook.gaps(str(cap)).read_all().num_rows == 0
+
+
+def test_pcap_capture_cut_early_strict_error_names_the_cut_not_a_loss(day, tmp_path):
+    """Line A's capture is cut after its first packets; line B dropped some of the later
+    ones. A strict replay stops at the first of those with the cut (the capture, its record),
+    not 'lost on every line': they may be in the part of A not read. A tolerant one counts
+    the cut once and every lost message."""
+    from obook.engine.replay import Replay
+
+    d, itch = day
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    write_pcap(itch, a, b, seed=43, drop=0.05, dup=0, reorder=0)
+    data = a.read_bytes()
+    a.write_bytes(data[:len(data) // 10])                              # cut inside a record
+    src = _lines(a, b)
+    gaps = obook.gaps(src).read_all()
+    lost, first = int(pa.compute.sum(gaps.column("count")).as_py()), gaps.column("first_seq")[0].as_py()
+    assert lost > 0
+    with pytest.raises(obook.FeedError, match=r"a\.pcap: record \d+: the capture ends inside a record"):
+        obook.bbo(src, workers=1).read_all()
+    plain = _plain("bbo", itch)
+    rows = []
+    with pytest.raises(obook.FeedError):
+        for batch in obook.bbo(src, workers=2):
+            rows.append(batch)
+    assert sum(x.num_rows for x in rows) == plain.filter(pa.compute.less(plain.column("seq"), first)).num_rows > 0
+    r = Replay(src, workers=1, on_error="skip")
+    r.reader().read_all()
+    assert r.stats["skipped"]["capture problem"] == 1 and r.stats["skipped"]["lost on every line"] == lost

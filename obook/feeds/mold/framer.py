@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base import FrameResult
 from ..itch.framer import ItchFramer
-from .stream import PROBLEM, problem_error
+from .stream import PROBLEM, problem_error, problem_for_lost
 
 log = logging.getLogger("obook")
 LOST = 0
@@ -50,6 +50,8 @@ class MoldFramer(ItchFramer):
             if prob:
                 for _k, _pos, _t, frame, _run in self._marks(buf, r.n_bytes, PROBLEM):
                     self.skipped["capture problem"] = self.skipped.get("capture problem", 0) + 1
+                    if problem_for_lost(frame):
+                        self.skipped["lost on every line"] = self.skipped.get("lost on every line", 0) + 1
                     log.warning("%s (the messages before it are replayed)", problem_error(frame))
             return r
         mark = next(self._marks(buf, r.n_bytes, None), None)

@@ -224,6 +224,7 @@ class ArbitratedStream:
         self.arb = None
         self._rounds = None
         self._next = 1                   # the next sequence number to write
+        self._problem_at = None          # (number, frame): a capture problem written in a lost one's place
         self._out = np.zeros(0, np.uint8)
         self._at = 0
         self._view = None                # the last _decided_range (valid below its end)
@@ -236,17 +237,22 @@ class ArbitratedStream:
 
     def _decided(self, arb: Arbitration) -> None:
         self.arb = arb
-        self._tail = self._problem_frame()
+        at = _problem_number(arb)
+        frame = self._problem_frame(at > 0)
+        # a problem met before the end: its frame in a lost message's place, else after the last
+        self._problem_at, self._tail = ((at, frame), b"") if at else (None, frame)
         self._total = sum(len(c.buf) for c in arb.captures)
         lost = int((arb.who[1:arb.hi] < 0).sum())
         if lost:
             log.info("%s: %d messages lost on every line", "+".join(s.path for s in self.lines), lost)
 
-    def _problem_frame(self) -> bytes:
+    def _problem_frame(self, for_lost: bool) -> bytes:
+        """The frame of the first capture problem (``for_lost``: standing for a lost message)."""
         if not self.arb.problems:
             return b""
         p = self.arb.problems[0]
-        text = PROBLEM_TAG + f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
+        text = PROBLEM_TAG + (b"L" if for_lost else b"-") + \
+            f"{p.path}\0{p.record}\0{p.unit}\0{p.reason}".encode("utf-8", "replace")[:60000]
         return (len(text) + 1).to_bytes(2, "big") + bytes([PROBLEM]) + text
 
     def _decided_range(self):
@@ -277,6 +283,15 @@ class ArbitratedStream:
 
         bufs, who, p_file, p_off, p_seq, end = decided
         s1 = min(end, self._next + CHUNK_RECORDS)
+        if self._problem_at is not None:
+            at, frame = self._problem_at
+            if self._next == at:                 # the problem's frame in the lost message's place
+                if len(frame) > len(out):
+                    return 0
+                out[:len(frame)] = np.frombuffer(frame, np.uint8)
+                self._next, self._problem_at = at + 1, None
+                return len(frame)
+            s1 = min(s1, at)
         n, self._next = M.stream_write(bufs, self._next, s1, who, p_file, p_off, p_seq, out)
         return n
 
@@ -361,10 +376,29 @@ def record_columns(arb: Arbitration, seq: np.ndarray) -> list:
     return [pa.array(s.view(np.uint64)), line_col, pa.Array.from_buffers(TS_TYPE, n, [bits, pa.py_buffer(ts)], missing)]
 
 
+def _problem_number(arb: Arbitration) -> int:
+    """Where a capture problem (a cut, a corrupt record) is met: the first number lost on
+    every line after the last one the capture's lines delivered (it may be in the part of the
+    capture not read); 0: none, the problem follows the last message."""
+    f = next((i for i, c in enumerate(arb.captures) if c.problem is not None), None)
+    if f is None or arb.hi <= 1:
+        return 0
+    who = arb.who[1:arb.hi]
+    won = np.flatnonzero((who >= 0) & (arb.p_file[np.maximum(who, 0)] == f))
+    lost = np.flatnonzero(who < 0)
+    after = lost[lost > (won[-1] if len(won) else -1)]
+    return int(after[0]) + 1 if len(after) else 0
+
+
 def problem_error(frame: bytes) -> FeedError | None:
     """The FeedError a capture problem's frame (type 2) carries; None for a frame of type 2
     that is a message of the capture (no problem the stream wrote)."""
     if not frame[1:].startswith(PROBLEM_TAG):
         return None
-    path, record, unit, reason = frame[1 + len(PROBLEM_TAG):].decode("utf-8", "replace").split("\0", 3)
+    path, record, unit, reason = frame[2 + len(PROBLEM_TAG):].decode("utf-8", "replace").split("\0", 3)
     return FeedError(path, int(record) if record.isdigit() else None, reason, unit=unit)
+
+
+def problem_for_lost(frame: bytes) -> bool:
+    """Whether a capture problem's frame stands in a lost message's place (see ``_problem_number``)."""
+    return frame[1 + len(PROBLEM_TAG):2 + len(PROBLEM_TAG)] == b"L"
