@@ -46,10 +46,12 @@ def check(path, data: bytes, workers: int = 1, on_error: str = "raise"):
             assert stats["skipped"] == want_skipped
     else:
         assert isinstance(err, FeedError), err     # not a WorkerError: workers don't crash
-        # (bytes another format's sniffer recognises, as '//SecurityIDSource=102': the error adds
-        # which, since the format was given; the reference knows no other format)
-        reason = re.sub(r" \(format 'csv' was given, and the file looks like '[\w-]+': leave format out or give that\)$",
-                        "", err.reason)
+        # (bytes another format's sniffer recognises, as '//SecurityIDSource=102': the error names
+        # which, since the format was given, in place of its advice to give another format; the
+        # reference knows no other format)
+        reason, named = re.subn(r" \(format 'csv' was given, and the file looks like '[\w-]+': leave format out or "
+                                r"give that\)$", "", err.reason)
+        reason += getattr(err, "advice", "") if named else ""
         assert (err.record, reason) == want_err
     return rows, err
 

@@ -275,6 +275,35 @@ def test_replay_format_given_wrong_first_record_error_names_the_format_it_looks_
     assert e.value.reason.endswith("or give that)")
 
 
+@pytest.mark.parametrize(("kind", "given"), [("csv", "itch"), ("pitch", "itch")])
+def test_replay_format_given_wrong_error_past_first_record_names_the_format_it_looks_like(tmp_path, kind, given):
+    """Another format's bytes may frame as a few records of the one given before they fail."""
+    from obook.gen.csv import write_csv
+    from obook.gen.pitch import write_pitch
+
+    feed = tmp_path / f"day.{kind}"
+    (write_csv if kind == "csv" else write_pitch)(str(feed), 2000, 5)
+    with pytest.raises(FeedError) as e:
+        obook.bbo(feed, workers=1, format=given).read_all()
+    assert e.value.feed_record > 1
+    assert str(e.value).endswith(f"(format {given!r} was given, and the file looks like {kind!r}: leave format "
+                                 "out or give that)"), str(e.value)
+
+
+def test_replay_csv_given_to_another_format_says_the_format_once(tmp_path):
+    """The header error's general advice to give another format gives way to the one named."""
+    from obook.gen.pitch import write_pitch
+
+    feed = tmp_path / "day.pitch"
+    write_pitch(str(feed), 2000, 5)
+    with pytest.raises(FeedError) as e:
+        obook.bbo(feed, workers=1, format="csv").read_all()
+    assert "if the file is another format" not in str(e.value) and "another format" not in e.value.reason
+    assert str(e.value).endswith("has 1 field, not the header Time,Ticker,Order,T,Shares,Price (any case), then any "
+                                 "columns more (format 'csv' was given, and the file looks like 'pitch': leave format "
+                                 "out or give that)"), str(e.value)
+
+
 def test_replay_format_given_right_error_at_first_record_has_no_format_hint(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("Time,Ticker,Order,T,Shares,Price\n1,AAA,1,Q,100,10.0\n")

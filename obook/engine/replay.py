@@ -258,7 +258,7 @@ class Replay:
             if isinstance(e, FeedError) and self.observer is not None and self._watcher is None \
                     and not self.observed:
                 self._observed_so_far(engine, pending)      # the rows before the bad record
-            if isinstance(e, FeedError) and not self.detected and (e.feed_record or 0) <= 1:
+            if isinstance(e, FeedError) and not self.detected:
                 self._name_the_format(e)
             # the last batch holds the feed error: drop it, or error -> traceback -> this
             # frame -> error is a cycle keeping every array of the replay until a gc run
@@ -284,8 +284,10 @@ class Replay:
             self.observed = []
 
     def _name_the_format(self, e: FeedError) -> None:
-        """A feed given a format that fails at its first record: the error adds the format the
-        file looks like, when that is another one (the format was most likely wrong)."""
+        """A feed given a format that fails (at its first record, or later: another format's
+        bytes may frame as a few records): the error adds the format the file looks like, when
+        that is another one (the format was most likely wrong), in place of the error's general
+        advice (``advice``) to give another format."""
         from ..feeds import SURE, detect_format
 
         try:
@@ -295,8 +297,12 @@ class Replay:
         if found != self.format.name:
             hint = (f" (format {self.format.name!r} was given, and the file looks like {found!r}: leave format out "
                     "or give that)")
+            advice = getattr(e, "advice", "")
+            message = str(e)
+            if advice and e.reason.endswith(advice) and message.endswith(advice):
+                e.reason, message = e.reason[:-len(advice)], message[:-len(advice)]
             e.reason += hint
-            e.args = (str(e) + hint, *e.args[1:])
+            e.args = (message + hint, *e.args[1:])
 
     def _check_unchanged(self, stamps: list) -> None:
         """The files read are as they were when the replay began: a file written to while it

@@ -111,7 +111,9 @@ class CsvFramer(Framer):
             why = f"has {len(fields)} field{'' if len(fields) == 1 else 's'}, not the header {expected}; {_OTHER}"
         else:
             why = f"is not the header {expected}; {_OTHER}"
-        return FeedError(self.path, 1, f"not a CSV order feed: line 1 {shown!r} {why}", unit=self.unit)
+        error = FeedError(self.path, 1, f"not a CSV order feed: line 1 {shown!r} {why}", unit=self.unit)
+        error.advice = f"; {_OTHER}"    # (a replay that knows the format the file looks like names it instead)
+        return error
 
 
 #: the way out of a header error, in the words of every front end
