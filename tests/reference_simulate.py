@@ -297,9 +297,9 @@ class Reference:
         elif reason is None and act != "new" and (o is None or o.state != "resting"):
             reason = 1 if o is None else 2
         if reason is not None:
-            side = ins["side"] if act == "new" else None
-            self.event(at, book, oid, "rejected", side, ins.get("price"), max(ins.get("quantity") or 0, 0), 0, None,
-                       REASONS[reason], ins["row"])
+            side, price = (ins["side"], ins.get("price")) if act == "new" else (None, None)
+            qty = 0 if act == "cancel" else max(ins.get("quantity") or 0, 0)
+            self.event(at, book, oid, "rejected", side, price, qty, 0, None, REASONS[reason], ins["row"])
             return
         if act == "new":
             o = _Own(oid, book, ins["side"], None if ins["market"] else ins["price"], ins["quantity"], ins["tif"],
@@ -401,9 +401,11 @@ def simulate(records, seen, instructions, day_end=True, levels=0, continuous=Non
     for book in ref.inst:
         if book not in seen:
             for ins in pending.get(book, []):
+                new = ins["action"] == "new"
                 ref.event((None, 0, ins["arrival"]), book, ins["order_id"], "rejected",
-                          ins["side"] if ins["action"] == "new" else None, ins["price"],
-                          max(ins["quantity"] or 0, 0), 0, None, REASONS[6], ins["row"])
+                          ins["side"] if new else None, ins["price"] if new else None,
+                          0 if ins["action"] == "cancel" else max(ins["quantity"] or 0, 0), 0, None, REASONS[6],
+                          ins["row"])
                 ref.rows["events"][-1] = ((END, 0, ins["arrival"], ref.inst.index(book), ins["row"]),
                                           ref.rows["events"][-1][1])
             continue

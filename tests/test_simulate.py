@@ -454,3 +454,33 @@ def test_simulate_own_quantities_up_to_2_62_rest_with_exact_level_totals(tmp_pat
                           f"2,AAA,1,new,buy,limit,GTC,990,{2**62 - 200}\n3,AAA,2,new,buy,limit,GTC,990,100\n")
     r = simulate(feed, orders, format="csv", workers=1)
     assert max(r.table("bbo_with_own").column("bid_qty").to_pylist(), key=lambda q: q or 0) == 2**62
+
+
+def test_simulate_rejected_cancel_or_modify_price_is_null_as_match_gives_it(tmp_path):
+    """A rejected modify or cancel has no side and no price, whatever price its row carries,
+    and a cancel no quantity, for an unknown id or an instrument the feed never names (the
+    matching engine's events for the same rows); a rejected new order keeps the price it
+    was sent with."""
+    from obook.matching import match
+
+    rows = ("5,AAA,7,cancel,,,,990,5\n6,AAA,8,modify,,,,990,5\n7,AAA,1,new,buy,limit,GTC,990,10\n"
+            "8,AAA,1,cancel,,,,,\n9,AAA,1,cancel,,,,985,\n10,AAA,1,modify,,,,985,3\n11,AAA,1,new,buy,limit,GTC,990,10\n"
+            "12,ZZZ,3,cancel,,,,990,5\n13,ZZZ,3,modify,,,,990,5\n")
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n", rows)
+    r = simulate(feed, orders, format="csv", workers=1)
+    got = _rows(r.events, "order_id", "event", "side", "price", "quantity", "reason")
+    book = tmp_path / "book.csv"
+    book.write_text("time,instrument,order_id,action,side,type,tif,price,quantity\n"
+                    "1,AAA,9,new,sell,limit,GTC,1000,100\n" + rows)
+    m = match(str(book), instruments=["AAA"])
+    want = _rows(m.events.filter(pa.compute.not_equal(m.events["order_id"], 9)), "order_id", "event", "side",
+                 "price", "quantity", "reason")
+    rejected = [e for e in got if e[1] == "rejected"]
+    assert rejected == [e for e in want if e[1] == "rejected"]
+    assert rejected == [(7, "rejected", None, None, 0, "unknown order id"),
+                        (8, "rejected", None, None, 5, "unknown order id"),
+                        (1, "rejected", None, None, 0, "order is not live (filled, cancelled or expired)"),
+                        (1, "rejected", None, None, 3, "order is not live (filled, cancelled or expired)"),
+                        (1, "rejected", "buy", 990, 10, "duplicate order id"),
+                        (3, "rejected", None, None, 0, "unknown instrument"),
+                        (3, "rejected", None, None, 5, "unknown instrument")]

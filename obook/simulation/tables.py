@@ -19,7 +19,7 @@ from .._kernels.simulate_layout import (D_HEAD, E_AHEAD, E_KEY, E_KIND, E_PRICE,
                                         F_QTY, F_SIDE, F_TAKER, F_WIDTH, I_ACT, I_ARR, I_KEY,
                                         I_PRICE, I_QTY, I_ROW, I_SIDE, I_TB, K_ACCEPTED, K_CANCELLED, K_COUNT,
                                         K_EXPIRED, K_FILLED, K_MODIFIED, K_PHASE, K_REJECTED, K_SEQ, K_TB,
-                                        K_TIME, KIND_NAMES, NONE, OP_NEW, Q_ASK, Q_ASKQ, Q_BID,
+                                        K_TIME, KIND_NAMES, NONE, OP_CANCEL, OP_NEW, Q_ASK, Q_ASKQ, Q_BID,
                                         Q_BIDQ, Q_WIDTH, SIM_BBO_COLUMNS, SIM_EVENT_COLUMNS,
                                         SIM_FILL_COLUMNS, SIM_HEAD_COLUMNS, SORT_KEY)
 from ..schema import fields
@@ -103,7 +103,9 @@ def _unseen_rejections(own, seen: np.ndarray) -> np.ndarray:
         ev[:, K_SEQ], ev[:, K_TIME], ev[:, K_TB], ev[:, K_COUNT] = END_SEQ, ins[:, I_ARR], ins[:, I_TB], ins[:, I_ROW]
         ev[:, E_KEY], ev[:, E_KIND], ev[:, E_REASON] = ins[:, I_KEY], K_REJECTED, R_UNKNOWN_INSTRUMENT
         ev[:, E_SIDE] = np.where(ins[:, I_ACT] == OP_NEW, ins[:, I_SIDE], -1)
-        ev[:, E_PRICE], ev[:, E_QTY], ev[:, E_AHEAD], ev[:, E_ROW] = ins[:, I_PRICE], np.maximum(ins[:, I_QTY], 0), -1, ins[:, I_ROW]
+        # the quantity as the kernel's rejections give it: a new order's, a modify's new one, a cancel none
+        qty = np.where(ins[:, I_ACT] == OP_CANCEL, 0, np.maximum(ins[:, I_QTY], 0))
+        ev[:, E_PRICE], ev[:, E_QTY], ev[:, E_AHEAD], ev[:, E_ROW] = ins[:, I_PRICE], qty, -1, ins[:, I_ROW]
     return ev
 
 
@@ -153,9 +155,10 @@ def build_tables(own, observed: list, want_bbo: bool = True, depth_levels: int =
         pa.array(np.where(fl[:, F_TAKER] == 1, "taker", "maker").astype(object), pa.string()),
         pa.array(fl[:, F_PRIO] != 0)], schema=fills_schema)
     kind, side, price, ahead, row = ev[:, E_KIND], ev[:, E_SIDE], ev[:, E_PRICE], ev[:, E_AHEAD], ev[:, E_ROW]
+    no_price = (price < 0) | ((kind == K_REJECTED) & (side < 0))      # a rejected modify or cancel: as match gives it
     events = pa.Table.from_arrays(_head_cols(ev, names) + [
         pa.array(ids[ev[:, E_KEY]] if len(ev) else np.zeros(0, np.int64)), _KINDS.take(pa.array(kind)),
-        _SIDES.take(pa.array(np.maximum(side, 0), mask=side < 0)), pa.array(price, mask=price < 0),
+        _SIDES.take(pa.array(np.maximum(side, 0), mask=side < 0)), pa.array(price, mask=no_price),
         pa.array(ev[:, E_QTY]), pa.array(ev[:, E_REM]), pa.array(ahead, mask=ahead < 0),
         _REASONS.take(pa.array(ev[:, E_REASON])), pa.array(row, mask=row < 0)], schema=events_schema)
     cols = _head_cols(qb, names)
