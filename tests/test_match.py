@@ -249,12 +249,23 @@ def test_match_no_id_left_to_assign_is_an_error():
 
 
 def test_match_quantities_up_to_2_62_fill_or_kill_exact_beyond_is_an_error():
-    half = 2**61
+    half = 2**61 - 5                    # with the fill-or-kill's 10: 2**62 in all
     r = run([new(1, "sell", 101, half), new(2, "sell", 101, half), new(3, "buy", 101, 10, tif="FOK")])
     assert [e["event"] for e in r.events.to_pylist() if e["order_id"] == 3] == ["accepted", "filled"]
-    assert r.bbo.to_pylist()[-1]["ask_qty"] == 2**62 - 10
+    assert r.bbo.to_pylist()[-1]["ask_qty"] == 2**62 - 20
     with pytest.raises(ObookError, match="quantities of instrument 'AAA' sum to"):
         run([new(1, "sell", 101, 2**62), new(2, "sell", 101, 2**62), new(3, "buy", 101, 10, tif="FOK")])
+
+
+@pytest.mark.parametrize("quantities", [[2**62 + 1], [2**61, 2**61, 1], [5, 2**62 - 4]])
+def test_match_quantities_one_past_2_62_error_names_the_row(quantities):
+    """The limit is exact: one share past 2**62 is an error naming the row that passes it."""
+    rows = [new(i + 1, "sell", 101, q) for i, q in enumerate(quantities)]
+    with pytest.raises(ObookError, match=f"row {len(quantities)}: the quantities of instrument 'AAA' sum to "
+                                         "more than 2\\*\\*62"):
+        run(rows)
+    ok = run(rows[:-1] + [new(len(rows), "sell", 101, quantities[-1] - 1)])
+    assert ok.bbo.to_pylist()[-1]["ask_qty"] == 2**62
 
 
 # ------------------------------------------------------------------ bad instructions and rows

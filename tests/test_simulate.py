@@ -438,7 +438,8 @@ def test_simulate_feed_tables_one_name_is_that_table(tmp_path):
     assert one.table("bbo").equals(simulate(feed, orders, format="csv", workers=1, feed_tables=("bbo",)).table("bbo"))
 
 
-@pytest.mark.parametrize("quantities", [[2**63 - 1], [2**62, 2**62], [2**61, 10, 2**62]])
+@pytest.mark.parametrize("quantities", [[2**63 - 1], [2**62, 2**62], [2**61, 10, 2**62], [2**62 + 1],
+                                        [2**61, 2**61, 1]])
 def test_simulate_own_quantities_beyond_64_bit_level_totals_raise_naming_the_row(tmp_path, quantities):
     """Own shares beside the feed's at a level must fit 64 bits (bbo_with_own's bid_qty
     would wrap to a negative number): an instrument's quantities sum to at most 2**62."""

@@ -224,6 +224,32 @@ def _reasons(o, tick: int, known: np.ndarray) -> np.ndarray:
     return reason
 
 
+def check_totals(o, reason: np.ndarray, why: str) -> None:
+    """An error naming the first row by which an instrument's quantities (of its readable
+    ``new`` rows and modifies) sum to more than 2**62, exactly: a level's total, and a
+    fill-or-kill order's running sum of levels, must fit 64 bits (``why``)."""
+    sized = (reason == 0) & ((o.action == OP_NEW) | ((o.action == OP_MODIFY) & o.has_quantity)) & (o.quantity > 0)
+    rows = np.flatnonzero(sized)
+    if not len(rows):
+        return
+    rows = rows[np.argsort(o.book[rows], kind="stable")]
+    q = o.quantity[rows]
+    # the running sums of each book exactly, in two halves of 32 bits (neither sum can overflow)
+    first = np.r_[0, np.flatnonzero(np.diff(o.book[rows])) + 1]
+    counts = np.diff(np.r_[first, len(rows)])
+    halves = []
+    for part in (q >> 32, q & 0xFFFFFFFF):
+        run = np.cumsum(part)
+        halves.append(run - np.repeat(np.r_[0, run[first[1:] - 1]], counts))
+    hi, lo = halves
+    hi += lo >> 32                                      # the sum is hi * 2**32 + (lo & 0xFFFFFFFF)
+    over = rows[(hi > 1 << 30) | ((hi == 1 << 30) & ((lo & 0xFFFFFFFF) > 0))]
+    if len(over):
+        row = int(over.min())
+        raise ObookError(f"{o.name}: row {row + 1}: the quantities of instrument {o.instruments[o.book[row]]!r} sum "
+                         f"to more than 2**62 by this row ({why})")
+
+
 def plan(o, tick: int = 1, instruments=None) -> Prepared:
     """The instructions ``o`` prepared for the kernels, their rows made a chunk at a time by
     ``chunks()``: one pass over the input first (``SCAN`` rows at a time) finds what the
@@ -247,11 +273,8 @@ def plan(o, tick: int = 1, instruments=None) -> Prepared:
     width = hi_t - lo_t + 1
     base = (np.cumsum(width) - width).astype(np.int64)      # (no books: none)
     lv_price = (np.arange(int(width.sum()), dtype=np.int64) - np.repeat(base - lo_t, width)) * tick
-    total = s["total"]
-    if nb and total.max() > 2.0 ** 62:      # a level's total (and a fill-or-kill's running sum) stays within 64 bits
-        b = int(np.argmax(total))
-        raise ObookError(f"{o.name}: the quantities of instrument {o.instruments[b]!r} sum to "
-                         f"{total[b]:.3e}; at most 2**62 an instrument (a level's total must fit 64 bits)")
+    if nb and s["total"].max() > 2.0 ** 61:     # (a float sum: near the limit only, the exact one)
+        check_totals(o, s["reason"], "a level's total must fit 64 bits")
     top, missing = s["top"], s["missing"]
     if (top > np.iinfo(np.int64).max - missing).any():
         _assign_ids(o)                      # the error naming the first row left without an id

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._kernels.simulate_layout import (END_SEQ, I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
                                         I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
-                                        I_WIDTH, OP_MODIFY, OP_NEW)
+                                        I_WIDTH, OP_MODIFY)
 from ..checks import is_whole
 from ..errors import ObookError
 
@@ -226,28 +226,9 @@ def parse_latency(text: str | None, option: str = "latency"):
     return text
 
 
-def _check_totals(o, reason: np.ndarray) -> None:
-    """An error naming the first row by which an instrument's quantities (of its readable
-    ``new`` rows and modifies) sum to more than 2**62: a level's shares, the feed's and
-    yours, must fit 64 bits."""
-    sized = (reason == 0) & ((o.action == OP_NEW) | ((o.action == OP_MODIFY) & o.has_quantity)) & (o.quantity > 0)
-    rows = np.flatnonzero(sized)
-    if not len(rows):
-        return
-    rows = rows[np.argsort(o.book[rows], kind="stable")]
-    book, running = o.book[rows], np.cumsum(o.quantity[rows].astype(np.float64))
-    first = np.r_[0, np.flatnonzero(np.diff(book)) + 1]
-    running -= np.repeat(np.r_[0.0, running[first[1:] - 1]], np.diff(np.r_[first, len(rows)]))
-    over = rows[running > 2.0 ** 62]
-    if len(over):
-        row = int(over.min())
-        raise ObookError(f"{o.name}: row {row + 1}: the quantities of instrument {o.instruments[o.book[row]]!r} sum "
-                         "to more than 2**62 by this row (a level's shares must fit 64 bits)")
-
-
 def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
     """``o``: obook.feeds.orders.reader.Orders; ``unit_ns``: ns per unit of the feed's time."""
-    from ..matching.prepare import _assign_ids, _keys, _reasons
+    from ..matching.prepare import _assign_ids, _keys, _reasons, check_totals
 
     n = o.n
     reason = _reasons(o, 1, np.ones(len(o.instruments), bool))
@@ -264,7 +245,7 @@ def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
         row = int(np.flatnonzero(negative)[0])
         raise ObookError(f"{o.name}: row {row + 1}: price {int(o.price[row])} is negative (the simulation "
                          "takes prices of 0 and up)")
-    _check_totals(o, reason)
+    check_totals(o, reason, "a level's shares must fit 64 bits")
     arr = o.time + lat // unit_ns
     ins = np.zeros((n, I_WIDTH), np.int64)
     ins[:, I_ROW] = np.arange(1, n + 1)
