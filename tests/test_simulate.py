@@ -337,6 +337,20 @@ def test_simulate_negative_limit_price_raises_naming_the_row(tmp_path, price):
         simulate(feed, orders, format="csv", workers=1)
 
 
+def test_simulate_cancel_or_market_order_with_a_negative_price_is_read_as_match_reads_it(tmp_path):
+    """A cancel's and a market order's price is not read (no limit price): a negative one
+    there is no error; a modify's is its new limit, and is."""
+    feed, orders = _files(tmp_path, "1,AAA,a,S,100,1000\n",
+                          "2,AAA,1,new,buy,limit,GTC,990,10\n3,AAA,1,cancel,,,,-5,\n4,AAA,2,new,buy,market,IOC,-5,10\n")
+    r = simulate(feed, orders, format="csv", workers=1)
+    assert _rows(r.events, "order_id", "event", "price", "reason")[2:4] == [(1, "cancelled", 990, "cancel request"),
+                                                                           (2, "accepted", None, None)]
+    with open(orders, "a") as f:
+        f.write("5,AAA,2,modify,,,,-5,\n")
+    with pytest.raises(ObookError, match="orders.csv: row 4: price -5 is negative"):
+        simulate(feed, orders, format="csv", workers=1)
+
+
 def test_simulate_orders_as_a_path_object_errors_name_the_file(tmp_path):
     from pathlib import Path
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._kernels.simulate_layout import (END_SEQ, I_ACT, I_ARR, I_HAS_PRICE, I_KEY, I_MARKET, I_PRICE,
                                         I_PROBE, I_QTY, I_REASON, I_ROW, I_SIDE, I_TB, I_TIF,
-                                        I_WIDTH, OP_MODIFY)
+                                        I_WIDTH, OP_CANCEL, OP_MODIFY)
 from ..checks import is_whole
 from ..errors import ObookError
 
@@ -240,7 +240,7 @@ def prepare_own(o, unit_ns: int, lat: np.ndarray, horizon_ns: int) -> Own:
         row = int(np.flatnonzero((o.time > top) | (o.time < low))[0])
         raise ObookError(f"{o.name}: row {row + 1}: time {int(o.time[row])} is out of range: times from {low} "
                          f"to {top} are taken (up to 2**62 - 1 less a week's latency and the horizon)")
-    negative = o.has_price & ~o.market & (o.price < 0)
+    negative = o.has_price & ~o.market & (o.action != OP_CANCEL) & (o.price < 0)      # (a cancel's is not read)
     if negative.any():       # the simulation's rows keep -1 for "no price"; feeds' prices are >= 0
         row = int(np.flatnonzero(negative)[0])
         raise ObookError(f"{o.name}: row {row + 1}: price {int(o.price[row])} is negative (the simulation "
