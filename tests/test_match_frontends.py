@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -195,6 +196,18 @@ def test_cli_match_instruments_naming_none_is_an_error(tmp_path, capsys):
     p = tmp_path / "orders.csv"
     p.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,sell,100,5\n")
     assert "--instruments ',,' names no instrument" in cli_error(capsys, "match", p, "--instruments", ",,")
+
+
+@pytest.mark.parametrize("given", [[""], ["  ", ""], ("",)])
+def test_match_instruments_of_blank_names_only_is_an_error(tmp_path, given):
+    """A blank name is no instrument (a row without one cannot be read): a list of only
+    blank names names none, as the text ',,' does, in Python and in SQL."""
+    p = tmp_path / "orders.csv"
+    p.write_text("time,instrument,order_id,action,side,price,quantity\n1,AAA,1,new,sell,100,5\n")
+    with pytest.raises(obook.ObookError, match="names no instrument"):
+        obook.match(p, instruments=given)
+    with pytest.raises(duckdb.Error, match="names no instrument"):
+        obook.connect().sql(f"SELECT * FROM obook_match('{p}', instruments := {list(given)!r})").fetchall()
 
 
 def _rows(con, sql: str) -> pa.Table:

@@ -74,7 +74,8 @@ def _instruments(instruments):
     if isinstance(instruments, str):
         instruments = [i.strip() for i in instruments.split(",") if i.strip()]
     names = check_names("instruments", instruments)
-    if not names:       # every row would be rejected: a mistake, not a choice
+    if not any(n.strip() for n in names):       # every row would be rejected: a mistake, not a choice
+        # (a blank name is none: a row without an instrument cannot be read)
         shown = list(given) if isinstance(given, tuple) else given      # (SQL's [] comes as ())
         raise ObookError(f"instruments {shown!r} names no instrument; give at least one, or None for all")
     return names
