@@ -480,7 +480,7 @@ def sse(
 
 @app.command("orders")
 def orders(
-    out: Path = typer.Argument(..., metavar="OUT", help="Output file: .parquet, else CSV."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Output file: .parquet, else CSV (ends in .gz to gzip it, .zst for zstd)."),
     messages: int = typer.Option(1_100_000, "--messages", "-n", min=1, help="Instructions to write."),
     instruments: int = typer.Option(1, "--instruments", "-k", min=1, max=1_000_000,
                                     help="Instruments (S00001, S00002 ...)."),

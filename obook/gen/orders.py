@@ -93,7 +93,8 @@ def orders_table(n: int, instruments: int = 1, seed: int = SEED, dated: bool = F
 
 
 def write_orders(path, n: int, instruments: int = 1, seed: int = SEED, dated: bool = False) -> int:
-    """Write orders_table(...) to path (.parquet: Parquet, else CSV); returns n."""
+    """Write orders_table(...) to path (.parquet: Parquet, else CSV: gzipped when the name
+    ends in .gz, zstd-compressed when in .zst); returns n."""
     t = orders_table(n, instruments, seed, dated)
     path = Path(path)
     if path.suffix in (".parquet", ".pq"):
@@ -101,6 +102,10 @@ def write_orders(path, n: int, instruments: int = 1, seed: int = SEED, dated: bo
         pq.write_table(t, path)
     else:
         import pyarrow.csv as pcsv
-        pcsv.write_csv(t, path)
+
+        from . import open_output
+
+        with open_output(path) as f:
+            pcsv.write_csv(t, f)
     return n
 
