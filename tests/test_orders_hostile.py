@@ -527,6 +527,17 @@ def test_match_compressed_file_named_plain_csv_says_to_name_it(tmp_path, capsys,
     assert obook.match(str(named)).fills.num_rows == 1
 
 
+@pytest.mark.parametrize("ext, says", [(".gz", "named .gz but not gzip-compressed; name it without .gz"),
+                                       (".zst", "named .zst but not zstd-compressed; name it without .zst")])
+def test_match_plain_file_named_compressed_says_it_is_not(tmp_path, capsys, ext, says):
+    path = tmp_path / f"orders.csv{ext}"
+    path.write_text(HEADER + _BEFORE)
+    assert says in cli_error(capsys, "match", path)
+    feed = _write(tmp_path, "feed.csv", FEED_HEAD + "1,AAA,a,S,100,1000\n")
+    with pytest.raises(ObookError, match=says):
+        obook.simulate(feed, str(path), format="csv")
+
+
 @pytest.mark.parametrize("cell, says", [
     ("100.0", "row 2: price is not an integer: '100.0' (a whole number"),
     ('"1,000"', "row 2: price is not an integer: '1,000' (a whole number"),

@@ -173,6 +173,10 @@ def _read_csv(path: str) -> pa.Table:
         if magic.startswith(start) and not path.lower().endswith(ext):
             raise ObookError(f"{path}: cannot read the order file: {kind}-compressed; name it ending in {ext} "
                              f"(or decompress it)")
+        skippable = kind == "zstd" and magic[1:4] == b"\x2a\x4d\x18" and magic[:1] >= b"\x50"   # (a zstd frame)
+        if path.lower().endswith(ext) and magic and not magic.startswith(start) and not skippable:
+            raise ObookError(f"{path}: cannot read the order file: named {ext} but not {kind}-compressed; "
+                             f"name it without {ext}")
     with pa.input_stream(path, compression="detect") as f:
         head = f.read(1 << 16)
     if not head.strip():
