@@ -538,6 +538,26 @@ def test_match_plain_file_named_compressed_says_it_is_not(tmp_path, capsys, ext,
         obook.simulate(feed, str(path), format="csv")
 
 
+@pytest.mark.parametrize("compression", ["gzip", "zstd"])
+def test_match_compressed_file_cut_short_names_the_row_and_partial_holds_the_rows_before(tmp_path, capsys,
+                                                                                         compression):
+    """A compressed order file whose stream ends early: the rows of its whole lines are read
+    (the cut line, whatever its fields, is not), the error names the row it cuts."""
+    import pyarrow as pa
+
+    rows = "".join(f"{t},AAA,{t},new,{'sell' if t % 2 else 'buy'},limit,GTC,100,10,\n" for t in range(1, 10_001))
+    path = tmp_path / ("orders.csv" + {"gzip": ".gz", "zstd": ".zst"}[compression])
+    with pa.output_stream(str(path), compression=compression) as f:
+        f.write((HEADER + rows).encode())
+    path.write_bytes(path.read_bytes()[:-40])
+    with pytest.raises(obook.FeedError, match=r"row \d+: the file's compressed stream is cut short") as e:
+        obook.match(str(path))
+    cut = e.value.record            # (the last block is cut: the rows of those before are read)
+    assert 1000 < cut <= 10_000
+    assert e.value.partial.fills.num_rows == (cut - 1) // 2
+    assert f"row {cut}: the file's compressed stream is cut short" in cli_error(capsys, "match", path)
+
+
 @pytest.mark.parametrize("cell, says", [
     ("100.0", "row 2: price is not an integer: '100.0' (a whole number"),
     ('"1,000"', "row 2: price is not an integer: '1,000' (a whole number"),

@@ -129,7 +129,47 @@ def _read_path(path: str) -> pa.Table:
         raise ObookError(f"{path}: cannot read the order file: not UTF-8 text (byte {e.start} of a "
                          f"column name)") from e
     except (pa.ArrowInvalid, OSError) as e:
+        cut = _cut_short(path) if kind == "csv" else None
+        if cut is not None:
+            _read_cut(path, *cut)
         raise ObookError(f"{path}: cannot read the order file: {e}") from e
+
+
+def _cut_short(path: str):
+    """(the decompressed bytes, why) of a compressed file whose stream ends early or is
+    damaged, up to there; None for a plain file or one that decompresses whole."""
+    from ..sources import open_file
+
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if not any(magic.startswith(start) for start, _, _ in _COMPRESSED):
+        return None
+    stream, raw = open_file(path)
+    out, view = bytearray(), memoryview(bytearray(1 << 20))
+    try:
+        while True:
+            try:
+                n = stream.readinto(view)
+            except (OSError, EOFError) as e:     # (the decompressors' errors)
+                return bytes(out), e
+            if not n:
+                return None
+            out += view[:n]
+    finally:
+        raw.close()
+
+
+def _read_cut(path: str, data: bytes, why: Exception):
+    """The error of an order file cut short in its compressed stream: its whole lines are
+    read (an error of theirs comes first), the line the cut ends is not (its fields may
+    be cut to other values); the error names that row, the rows before it go with it."""
+    if b"\n" not in data.lstrip(b"\r\n"):
+        raise ObookError(f"{path}: cannot read the order file: its compressed stream is cut short before the "
+                         f"end of the header line ({why})")
+    before = _read_csv(path, data=data[:data.rindex(b"\n") + 1])
+    error = FeedError(path, before.num_rows + 1, f"the file's compressed stream is cut short at this row ({why})", unit=UNIT)
+    error.table_before = before
+    raise error
 
 
 def _as_feed(path: str) -> str | None:
@@ -156,15 +196,17 @@ def column_key(name: str) -> str:
 _COMPRESSED = ((b"\x1f\x8b", "gzip", ".gz"), (b"\x28\xb5\x2f\xfd", "zstd", ".zst"))
 
 
-def _read_csv(path: str) -> pa.Table:
+def _read_csv(path: str, data: bytes | None = None) -> pa.Table:
     """A CSV order file as a table: the known columns as text (only an empty field is null:
     an instrument named NA, nan or null stays a name), the others as pyarrow infers them.
     Comma-separated; a header without a comma but with semicolons or tabs gives the
     separator. Whitespace-only lines are skipped as blank ones are; a line of another
     number of fields than the header, or a value that is not UTF-8, is an error naming
-    its row."""
+    its row. ``data``: the file's (decompressed) bytes to read in its place."""
     import pyarrow.csv as pcsv
 
+    if data is not None:
+        return _csv_table(path, pa.py_buffer(data), pcsv)
     with open(path, "rb") as f:
         magic = f.read(4)
     if magic[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -177,7 +219,12 @@ def _read_csv(path: str) -> pa.Table:
         if path.lower().endswith(ext) and magic and not magic.startswith(start) and not skippable:
             raise ObookError(f"{path}: cannot read the order file: named {ext} but not {kind}-compressed; "
                              f"name it without {ext}")
-    with pa.input_stream(path, compression="detect") as f:
+    return _csv_table(path, path, pcsv)
+
+
+def _csv_table(path: str, whole, pcsv) -> pa.Table:
+    """:func:`_read_csv` of the file's bytes ``whole`` (its path, or a buffer)."""
+    with pa.input_stream(whole, compression="detect" if whole is path else None) as f:
         head = f.read(1 << 16)
     if not head.strip():
         raise ObookError(f"{path}: cannot read the order file: it is empty (no header line)")
@@ -189,8 +236,8 @@ def _read_csv(path: str) -> pa.Table:
             raise ObookError(f"{path}: cannot read the order file: {feed}") from None
     line, nl, _ = head.lstrip(b"\r\n").partition(b"\n")     # (empty lines before it are skipped)
     # the header from its own line (a header alone without a line end is one too)
-    first = pa.py_buffer(line + b"\n") if nl or len(head) < 1 << 16 else path
-    source = path if nl or len(head) == 1 << 16 else first
+    first = pa.py_buffer(line + b"\n") if nl or len(head) < 1 << 16 else whole
+    source = whole if nl or len(head) == 1 << 16 else first
     names = _bigger_blocks(lambda block: _header(first, pcsv, ",", block))
     delimiter = ","
     if len(names) == 1 and (";" in names[0] or "\t" in names[0]):
