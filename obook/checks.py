@@ -145,7 +145,7 @@ def check_tickers(tickers):
     return check_names("tickers", tickers, "a list of tickers (['AAPL', 'MSFT']) or text", "text")
 
 
-def ticker_names(tickers, name: str = "tickers") -> list[str] | None:
+def ticker_names(tickers, name: str = "--tickers / tickers=") -> list[str] | None:
     """``tickers`` (see :func:`check_tickers`) as a list of names in the order given (stripped,
     each once); None for None. Naming none ('', ',', []) is ``ObookError`` naming ``name``: it
     is no way to say every ticker."""
@@ -346,8 +346,15 @@ def a_or_an(word: str) -> str:
     return f"{'an' if word[:1].lower() in ('aefhilmnorsx' if spelled else 'aeiou') else 'a'} {word}"
 
 
+#: the formats whose names are read letter by letter (``an sse feed``, ``a csv feed``)
+_SPELLED = ("csv", "sse", "szse")
+
+
 def a_feed(name: str) -> str:
-    """``a pitch feed``, ``an itch feed``: a format's feed by its name, in a sentence."""
+    """``a pitch feed``, ``an itch feed``, ``an sse feed``: a format's feed by its name, in a
+    sentence."""
+    if name.split("-")[0] in _SPELLED:
+        return f"{a_or_an(name.upper())[:-len(name)]}{name} feed"
     return f"{a_or_an(name)} feed"
 
 

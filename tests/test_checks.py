@@ -173,3 +173,12 @@ def test_checks_a_or_an_letters_read_by_their_names_expected(word, said):
     from obook.checks import a_or_an
 
     assert a_or_an(word) == said
+
+
+@pytest.mark.parametrize(("name", "said"), [("sse", "an sse feed"), ("szse-bin", "an szse-bin feed"),
+                                            ("csv", "a csv feed"), ("itch", "an itch feed"),
+                                            ("pitch", "a pitch feed"), ("databento", "a databento feed")])
+def test_checks_a_feed_format_names_read_letter_by_letter_expected(name, said):
+    from obook.checks import a_feed
+
+    assert a_feed(name) == said

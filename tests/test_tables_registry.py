@@ -252,7 +252,7 @@ def test_tables_glob_over_40_days_counts_the_sum_of_single_days(tmp_path):
 def test_tables_list_of_feeds_of_other_units_is_a_clear_error(days, con):
     # Shanghai prices are in 1/1000 yuan, Shenzhen's in 1/10000: one table cannot hold both
     listed = [str(days["sse"]), str(days["szse"])]
-    with pytest.raises(ObookError, match=r"a szse feed, whose units .* are not those of .*a sse feed"):
+    with pytest.raises(ObookError, match=r"an szse feed, whose units .* are not those of .*an sse feed"):
         obook.bbo(listed, workers=1)
     with pytest.raises(duckdb.Error, match="one table holds one set of units"):
         con.execute(f"SELECT count(*) FROM obook_spread({listed!r}, workers := 1)").fetchall()
