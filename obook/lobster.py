@@ -97,7 +97,7 @@ def lobster(feed, outdir, tickers, levels: int = 10, workers: int | None = None,
 
     tickers = ticker_names(tickers)
     if not tickers:
-        raise ObookError("tickers: no ticker given; LOBSTER files are of the tickers asked for")
+        raise ObookError("--tickers / tickers=: no ticker given; LOBSTER files are of the tickers asked for")
     if not isinstance(outdir, (str, os.PathLike)) or not os.fspath(outdir):
         raise ObookError(f"outdir must be a folder's path, not {outdir!r}")
     if not is_integer(levels) or not 1 <= levels <= MAX_LEVELS:

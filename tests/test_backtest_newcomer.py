@@ -526,11 +526,11 @@ def test_backtest_tickers_naming_none_is_an_error_not_every_ticker(tmp_path, tic
     from obook.backtest import compiled
 
     day, s = _day(tmp_path), _strategies(tmp_path)
-    with pytest.raises(obook.ObookError, match="tickers: no ticker given"):
+    with pytest.raises(obook.ObookError, match="--tickers / tickers=: no ticker given"):
         obook.backtest(day, f"{s}:Join", tickers=tickers, format="csv")
-    with pytest.raises(obook.ObookError, match="tickers: no ticker given"):
+    with pytest.raises(obook.ObookError, match="--tickers / tickers=: no ticker given"):
         compiled(lambda: 0, tickers=tickers)
     if isinstance(tickers, str):
         q = f"SELECT count(*) FROM obook_backtest_orders('{day}', '{s}:Join', tickers := '{tickers}', format := 'csv')"
-        with pytest.raises(duckdb.Error, match="tickers: no ticker given"):
+        with pytest.raises(duckdb.Error, match="--tickers / tickers=: no ticker given"):
             obook.connect().sql(q).fetchall()

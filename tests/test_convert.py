@@ -341,12 +341,12 @@ def test_convert_table_the_format_lacks_error_lists_only_tables_convert_writes(t
 
 @pytest.mark.parametrize("given", ["", ",", " , "])
 def test_convert_tickers_naming_none_raises_as_every_reader_does(itch_day, tmp_path, given):
-    with pytest.raises(ObookError, match="tickers: no ticker given"):
+    with pytest.raises(ObookError, match="--tickers / tickers=: no ticker given"):
         convert(itch_day, tmp_path / "out", tables="bbo", tickers=given)
-    with pytest.raises(ObookError, match="tickers: no ticker given"):
+    with pytest.raises(ObookError, match="--tickers / tickers=: no ticker given"):
         obook.bbo(itch_day, tickers=given)
     result = CliRunner().invoke(app, ["convert", str(itch_day), str(tmp_path / "cli"), "-t", "bbo", "-k", given])
-    assert isinstance(result.exception, ObookError) and "no ticker given" in str(result.exception)
+    assert isinstance(result.exception, ObookError) and "--tickers / tickers=: no ticker given" in str(result.exception)
     assert not (tmp_path / "out").exists() and not (tmp_path / "cli").exists()
 
 

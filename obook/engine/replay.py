@@ -41,7 +41,7 @@ def ticker_tuple(tickers) -> tuple[str, ...] | None:
         tickers = tickers.split(",")
     chosen = tuple(sorted({str(t).strip() for t in tickers if str(t).strip()}))
     if not chosen:
-        raise ObookError("tickers: no ticker given")
+        raise ObookError("--tickers / tickers=: no ticker given")
     return chosen
 
 
