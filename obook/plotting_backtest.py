@@ -172,7 +172,7 @@ def backtest_series(run, feed=None, ticker=None, start=None, end=None, format=No
     if isinstance(run, (str, Path)):
         folder = Path(run)
         if not folder.is_dir():
-            raise ObookError(f"{run}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
+            raise ObookError(_not_a_run(run))
         tables, meta = _read_folder(folder)
     else:
         tables, meta = {name: getattr(run, name) for name in NEEDED}, {}
@@ -379,7 +379,7 @@ def run_format(folder, format=None, feed=None, date=None):
     if format is None and feed is None:
         path = Path(folder) / RUN_FILE
         if not Path(folder).is_dir() or not (path.is_file() or any(Path(folder).glob("backtest.*.parquet*"))):
-            raise ObookError(f"{folder}: not a backtest folder (obook backtest FEED --strategy ... -o DIR writes one)")
+            raise ObookError(_not_a_run(folder))
         format = _day_format(_run_json(path), date) if path.is_file() else None
         if format is None:
             raise ObookError(f"{folder}: no {RUN_FILE} naming the run's feed: give it with --feed")
@@ -412,3 +412,8 @@ def run_text(feeds: dict, format_name: str, strategy: str, tickers=None, formats
         doc["formats"] = {str(day): name for day, name in formats.items()}
     return json.dumps(doc, indent=1) + "\n"
 
+
+def _not_a_run(folder) -> str:
+    """The error of a backtest folder that is none: missing, a file, or without a run's tables."""
+    what = "no such folder" if not Path(folder).exists() else "not a backtest folder"
+    return f"{folder}: {what} (obook backtest FEED --strategy ... -o DIR writes one)"

@@ -184,6 +184,12 @@ def test_plot_backtest_cli_not_a_folder_refused(run, tmp_path, capsys):
     assert "not a backtest folder" in err
 
 
+def test_plot_backtest_cli_missing_folder_says_there_is_none(tmp_path, capsys):
+    err = cli_error(capsys, "plot", "backtest", tmp_path / "nothere", tmp_path / "x.png")
+    assert err.startswith(f"error: {tmp_path / 'nothere'}: no such folder (obook backtest FEED"), err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_plot_backtest_many_days_needs_a_date(tmp_path, capsys):
     days = [write_day(tmp_path / f"d{i}.csv", i, n=12) for i in (1, 2)]
     (tmp_path / "flip.py").write_text(STRATEGY)
