@@ -499,3 +499,23 @@ def test_simulate_rejected_cancel_or_modify_price_is_null_as_match_gives_it(tmp_
                         (1, "rejected", "buy", 990, 10, "duplicate order id"),
                         (3, "rejected", None, None, 0, "unknown instrument"),
                         (3, "rejected", None, None, 5, "unknown instrument")]
+
+
+def test_simulate_every_instruction_after_the_feeds_last_record_warns_of_the_time_unit(tmp_path, caplog):
+    """Orders stamped in ns against a millisecond feed all arrive after its last record: a
+    warning says so, naming the feed's unit; one instruction within the day says nothing."""
+    feed_lines = "1,AAA,a,S,100,1000\n2,AAA,b,B,100,990\n50,AAA,c,S,100,1001\n"
+    feed, orders = _files(tmp_path, feed_lines, "5000000,AAA,1,new,buy,limit,GTC,990,10\n"
+                                                "9000000,AAA,2,new,buy,limit,GTC,989,10\n")
+    with caplog.at_level("WARNING", logger="obook"):
+        simulate(feed, orders, format="csv", workers=1)
+    said = [r.getMessage() for r in caplog.records if "every instruction" in r.getMessage()]
+    assert said == [f"{orders}: every instruction arrives after the last record of its instrument (the feed's last "
+                    "time is 50): they rest until the day ends; the orders' times are in the feed's time unit (ms "
+                    "since midnight)"]
+    caplog.clear()
+    feed, orders = _files(tmp_path, feed_lines, "5,AAA,1,new,buy,limit,GTC,990,10\n"
+                                                "9000000,AAA,2,new,buy,limit,GTC,989,10\n")
+    with caplog.at_level("WARNING", logger="obook"):
+        simulate(feed, orders, format="csv", workers=1)
+    assert not [r for r in caplog.records if "every instruction" in r.getMessage()]

@@ -227,6 +227,7 @@ def simulated(given: dict, latency_name: str = "latency") -> SimResult:
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
     sim = stamped(build_tables(own, replay.observed, **want), stamp)
     _warn_unseen(own, replay.observed, o.name)
+    _warn_late(replay.observed, o.name, int(fmt.time_unit_ns))
     stats = dict(replay.stats)
     stats.update(own_instructions=own.n_rows, fills=sim["fills"].num_rows)
     return SimResult({**sim, **out}, stats)
@@ -284,3 +285,18 @@ def _warn_unseen(own, observed: list, name) -> None:
         logging.getLogger("obook").warning(
             "%s: the feed has no instrument %s: %s instructions are rejected (unknown instrument)",
             name or "<orders>", shown, "their" if len(unseen) > 1 else "its")
+
+
+def _warn_late(observed: list, name, unit_ns: int) -> None:
+    """A warning when every instruction of a book the feed showed arrives after that book's
+    last record: they only rest until the day ends, most often because the orders' times are
+    in another unit than the feed's."""
+    import logging
+
+    shown = sum(part["shown"] for part in observed)
+    if shown and sum(part["late"] for part in observed) == shown:
+        unit = {1: "ns", 1_000: "µs", 1_000_000: "ms", 1_000_000_000: "s"}.get(unit_ns, f"{unit_ns} ns")
+        logging.getLogger("obook").warning(
+            "%s: every instruction arrives after the last record of its instrument (the feed's last time is %d): "
+            "they rest until the day ends; the orders' times are in the feed's time unit (%s since midnight)",
+            name or "<orders>", max(part["last_time"] for part in observed), unit)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.simulate_layout import (B_ASKQ, B_BID, B_CALL, B_CFROM, B_CTO, B_END, B_HEAD, B_INS, B_NEXT, B_ODIRTY, B_PROBE, B_DIRTY,
-                                        B_RESTING, B_SEEN, B_TAIL, D_HEAD, ST_ND, W_BBO, W_DEPTH,
+                                        B_RESTING, B_SEEN, B_TAIL, B_TIME, D_HEAD, ST_ND, W_BBO, W_DEPTH,
                                         B_WIDTH, E_WIDTH, I_ARR, I_HAS_PRICE, I_PRICE, I_PROBE, I_QTY, I_ROW, I_TB,
                                         I_TIF, I_WIDTH, F_WIDTH, H_WIDTH, MID_WIDTH, NONE, O_WIDTH,
                                         OK, Q_WIDTH, QN_WIDTH, ROOM_HASH, ROOM_SHADOW, ST_NE, ST_NF, ST_NQ,
@@ -156,7 +156,10 @@ class SimWorker:
         seen = self.bk[:, B_SEEN] != 0
         # each instruction's mids come from the worker that ran its book
         mine = np.isin(self.ins[:, I_TB], np.flatnonzero(seen))
-        return {**rows, "seen": seen, "mid": self.mid[mine], "mid_rows": self.ins[mine, I_ROW]}
+        # the instructions arriving after their book's last record (all of them: a unit mistake?)
+        late = int((self.ins[mine, I_ARR] > self.bk[self.ins[mine, I_TB], B_TIME]).sum())
+        return {**rows, "seen": seen, "mid": self.mid[mine], "mid_rows": self.ins[mine, I_ROW],
+                "late": late, "shown": int(mine.sum()), "last_time": int(self.bk[seen, B_TIME].max(initial=0))}
 
 
 def shadow_book(books: int, levels: int) -> BookState:
