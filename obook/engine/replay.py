@@ -288,21 +288,19 @@ class Replay:
         bytes may frame as a few records): the error adds the format the file looks like, when
         that is another one (the format was most likely wrong), in place of the error's general
         advice (``advice``) to give another format."""
-        from ..feeds import SURE, detect_format
+        from ..feeds import other_format
 
-        try:
-            found = detect_format(self._input, least=SURE)      # (not a guess: random bytes look like none)
-        except Exception:  # noqa: BLE001 - no format claims it: the error stands as it is
+        found = other_format(self._input, self.format)
+        if found is None:
             return
-        if found != self.format.name:
-            hint = (f" (format {self.format.name!r} was given, and the file looks like {found!r}: leave format out "
-                    "or give that)")
-            advice = getattr(e, "advice", "")
-            message = str(e)
-            if advice and e.reason.endswith(advice) and message.endswith(advice):
-                e.reason, message = e.reason[:-len(advice)], message[:-len(advice)]
-            e.reason += hint
-            e.args = (message + hint, *e.args[1:])
+        hint = (f" (format {self.format.name!r} was given, and the file looks like {found!r}: leave format out "
+                "or give that)")
+        advice = getattr(e, "advice", "")
+        message = str(e)
+        if advice and e.reason.endswith(advice) and message.endswith(advice):
+            e.reason, message = e.reason[:-len(advice)], message[:-len(advice)]
+        e.reason += hint
+        e.args = (message + hint, *e.args[1:])
 
     def _check_unchanged(self, stamps: list) -> None:
         """The files read are as they were when the replay began: a file written to while it

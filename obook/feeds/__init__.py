@@ -352,6 +352,26 @@ def detect_format(path: str | Path, least: int = 1) -> str:
     return best
 
 
+def other_format(path, given: FeedFormat) -> str | None:
+    """The format a feed given as ``given`` looks like, when that is another one: recognised
+    from its first bytes (:data:`SURE`, not a guess) and ``given`` not sure of them too (a
+    variant of a format reads its bytes); None otherwise, or when they cannot be read."""
+    from .sources import is_stream, read_head, source_name, source_paths
+
+    try:
+        found = detect_format(path, least=SURE)
+        if found == given.name:
+            return None
+        paths = [path] if is_stream(path) else source_paths(path)
+        first = next((p for p in paths if read_head(p, 1)), paths[0])
+        name = Path(source_name(first) if is_stream(first) else first).name
+        if given.sniff(name, read_head(first, SNIFF_BYTES)) >= SURE:
+            return None
+    except Exception:  # noqa: BLE001 - no format claims it: there is nothing to name
+        return None
+    return found
+
+
 def require_format(path, name: str, what: str) -> None:
     """An ObookError when ``path`` is a feed of another format than ``name`` (``what``: what
     takes only that format; a table file is one too); a file no format claims passes (its
