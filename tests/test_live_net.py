@@ -249,8 +249,8 @@ def test_cli_listen_two_places_one_address_one_line_error(capsys, tmp_path, comm
     assert f"{option} {given[twin]} is {twin}'s address too" in err
 
 
-@pytest.mark.parametrize("fmt", ["csv", "pitch", "sse"])
-def test_cli_send_day_of_another_format_one_line_error_naming_it(capsys, tmp_path, fmt):
+@pytest.mark.parametrize(("fmt", "said"), [("csv", "a csv feed"), ("pitch", "a pitch feed"), ("sse", "an sse feed")])
+def test_cli_send_day_of_another_format_one_line_error_naming_it(capsys, tmp_path, fmt, said):
     from cli_support import cli_error
     from cli_support import cli_run as run
 
@@ -258,7 +258,7 @@ def test_cli_send_day_of_another_format_one_line_error_naming_it(capsys, tmp_pat
     assert run(capsys, "gen", fmt, day, "-n", "300")[0] == 0
     err = cli_error(capsys, "send", day, "--line-a", "127.0.0.1:39061", "--line-b", "127.0.0.1:39062",
                     "--linger", "0")
-    assert err == f"error: {day}: a {fmt} feed; obook send sends Nasdaq ITCH 5.0 days (BinaryFILE)\n"
+    assert err == f"error: {day}: {said}; obook send sends Nasdaq ITCH 5.0 days (BinaryFILE)\n"
 
 
 @pytest.mark.parametrize("where, says", [("adir", "is a folder"), ("nodir/lat.parquet", "no folder")])
