@@ -189,8 +189,9 @@ def run_listen(a: dict) -> None:
                 typer.echo(f"  line {line}: " + (", ".join(f"{k} {v}" for k, v in s.items() if v) or "nothing"), err=True)
             if ttt is not None:
                 typer.echo(f"orders: {len(ttt.orders)}, sha256 {ttt.digest()}", err=True)
-            if gw is not None and gw.rejections():
-                typer.echo(gw.rejections(), err=True)
+            rejected = gw.rejections() if gw is not None else None
+            if rejected:
+                typer.echo(rejected, err=True)
             if gw is not None and gw.ended:
                 typer.echo(f"venue {gw.where}: closed the connection; {gw.unsent} orders after it not sent", err=True)
             if a["latency"] or a["latency_output"]:

@@ -293,10 +293,11 @@ def _warn_late(observed: list, name, unit_ns: int) -> None:
     in another unit than the feed's."""
     import logging
 
+    from ..tables.units import time_unit_name
+
     shown = sum(part["shown"] for part in observed)
     if shown and sum(part["late"] for part in observed) == shown:
-        unit = {1: "ns", 1_000: "µs", 1_000_000: "ms", 1_000_000_000: "s"}.get(unit_ns, f"{unit_ns} ns")
         logging.getLogger("obook").warning(
             "%s: every instruction arrives after the last record of its instrument (the feed's last time is %d): "
             "they rest until the day ends; the orders' times are in the feed's time unit (%s since midnight)",
-            name or "<orders>", max(part["last_time"] for part in observed), unit)
+            name or "<orders>", max(part["last_time"] for part in observed), time_unit_name(unit_ns))

@@ -67,7 +67,7 @@ def metadata(spec, fmt, names, prices: str = "int") -> dict[bytes, bytes]:
         b"obook.quantity_columns": ",".join(matching(names, spec.quantities)).encode(),
         b"obook.time_columns": ",".join(n for n in spec.times if n in names).encode(),
         b"obook.duration_columns": ",".join(n for n in getattr(spec, "durations", ()) if n in names).encode(),
-        b"obook.time_unit": _UNITS.get(fmt.time_unit_ns, f"{fmt.time_unit_ns}ns").encode(),
+        b"obook.time_unit": time_unit_name(fmt.time_unit_ns).encode(),
         b"obook.time_origin": b"epoch" if fmt.epoch else b"midnight",
         b"obook.time_zone": fmt.tz.encode(),
     }
@@ -76,6 +76,11 @@ def metadata(spec, fmt, names, prices: str = "int") -> dict[bytes, bytes]:
 def units(schema: pa.Schema) -> dict[str, str]:
     """A table's units metadata as ``{key without "obook.": value}``."""
     return {k.decode()[6:]: v.decode() for k, v in (schema.metadata or {}).items() if k.startswith(b"obook.")}
+
+
+def time_unit_name(ns: int) -> str:
+    """The ``obook.time_unit`` value of a time unit of ``ns`` nanoseconds (``ms``, ``7ns``)."""
+    return _UNITS.get(ns, f"{ns}ns")
 
 
 def time_unit_ns(text: str) -> int:
