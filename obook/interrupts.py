@@ -24,14 +24,16 @@ raised: int | None = None
 
 def unwind_on_signals() -> None:
     """SIGINT raises KeyboardInterrupt, SIGTERM SystemExit(143) and SIGHUP (a closed terminal
-    or ssh session) SystemExit(129), each where it can unwind. A SIGHUP ignored already
-    (``nohup``) stays ignored. ``raised`` starts again at None."""
+    or ssh session) SystemExit(129), each where it can unwind. A SIGINT or SIGHUP ignored
+    already stays ignored, as Python leaves it: a command started in the background by a
+    script (``obook ... &``: the shell ignores Ctrl-C for it) or under ``nohup``. ``raised``
+    starts again at None."""
     global raised
     raised = None
     signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGINT, interrupted)
-    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
-        signal.signal(signal.SIGHUP, interrupted)
+    for s in (signal.SIGINT, signal.SIGHUP):
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, interrupted)
     sys.unraisablehook = dropped
 
 

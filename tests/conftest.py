@@ -1,10 +1,17 @@
 import os
+import signal
 from pathlib import Path
 
 import psutil
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# Tests send Ctrl-C to the commands they start, as a terminal would. A test run started in the
+# background by a script inherits Ctrl-C ignored, and passes that on to every process it
+# starts, which obook then keeps ignoring (as a background job should): give them the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def helper_pids() -> set[int]:

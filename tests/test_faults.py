@@ -554,6 +554,17 @@ def test_cli_sighup_ignored_by_nohup_stays_ignored():
     assert r.stdout == "True\n", r.stderr
 
 
+def test_cli_sigint_ignored_by_the_starting_shell_stays_ignored():
+    """A script's ``obook ... &`` starts with Ctrl-C ignored (the shell's choice for a
+    background job); the command keeps it ignored, as Python does, and SIGTERM still unwinds."""
+    code = ("import signal\n"
+            "from obook.interrupts import unwind_on_signals; unwind_on_signals()\n"
+            "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN, callable(signal.getsignal(signal.SIGTERM)))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert r.stdout == "True True\n", r.stderr
+
+
 def test_cli_sigterm_as_replay_starts_always_exits_143(big, tmp_path):
     """A SIGTERM just as the replay starts (numba loading kernels, workers forking) used to
     be dropped by an llvmlite callback, a finaliser or an after-fork hook (exit 0 after the
