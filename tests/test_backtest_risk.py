@@ -59,3 +59,42 @@ def test_backtest_risk_market_buy_into_a_wide_spread_sent_by_python_as_compiled(
         assert [(f["price"], f["quantity"], f["liquidity"]) for f in r.fills.to_pylist()] == [(1100, 10, "taker")]
     for name in ("orders", "events", "fills"):
         assert fast.table(name).to_pylist() == slow.table(name).to_pylist(), name
+
+
+class OnceAtBid:
+    """At the first book of ``ticker`` with both sides: a buy of ``quantity`` at the best bid."""
+
+    def __init__(self, ticker: str, quantity: int):
+        self.ticker, self.quantity, self.sent = ticker, quantity, False
+
+    def on_book(self, ctx):
+        bid, _, ask, _ = ctx.top()
+        if self.sent or bid is None or ask is None or ctx.instrument != self.ticker:
+            return None
+        self.sent = True
+        return [Order("enter", self.ticker, "B", self.quantity, bid, ref=1, tif="GTC")]
+
+
+def test_backtest_risk_default_gate_shanghai_round_lot_passes(tmp_path):
+    # Shanghai counts 1/1000 share: 100 shares are 100,000 of its quantity units, far under the
+    # default gate's 10,000 shares
+    from obook.gen.sse import write_sse
+
+    day = tmp_path / "2024-01-05.log"
+    write_sse(str(day), 400, 1)
+    r = backtest(str(day), OnceAtBid("600000", 100_000), tickers=["600000"])
+    assert r.orders.column("quantity").to_pylist() == [100_000]
+    assert r.orders.column("refused").to_pylist() == [None]
+
+
+def test_backtest_risk_default_gate_databento_order_of_100_dollars_passes(tmp_path):
+    # Databento counts 1e-9 dollars: 2,000 shares at about $100 are 2e14 price units x shares,
+    # $200,000, far under the default gate's notional
+    from obook.gen.databento import mbo_flow, write_dbn
+
+    day = tmp_path / "day.dbn"
+    write_dbn(str(day), mbo_flow(400, 1))
+    r = backtest(str(day), OnceAtBid("SYM0", 2_000), tickers=["SYM0"])
+    assert r.orders.column("quantity").to_pylist() == [2_000]
+    assert 50 * 10**9 < r.orders.column("price")[0].as_py() < 500 * 10**9
+    assert r.orders.column("refused").to_pylist() == [None]

@@ -293,7 +293,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     ``tickers`` attribute, else every instrument). Latencies in ns (obook.backtest.latency):
     an integer, a distribution drawn with ``seed``, or a recorded table. ``timer``: ns
     between timer calls. ``fees``: :class:`Fees`. ``risk``: an obook.live.risk.RiskGate
-    (the live defaults otherwise). ``interval``: seconds between equity samples and of the
+    (the live defaults otherwise, in the feed's units). ``interval``: seconds between equity samples and of the
     Sharpe ratio's returns. ``capital``: the return's denominator (price units x shares;
     default half the traded notional). ``queue``: "fifo" (order-level feeds: the feed's
     order ids) or an L2 queue model ("power:N", "power2:N", "power3:N", "log", "log2",
@@ -377,12 +377,13 @@ def prepared(o: dict, names: dict | None = None) -> "Run":
     from .._kernels.backtest_layout import SUB_TIMER
     from ..engine.replay import Replay
     from ..feeds import resolve_format
-    from .arguments import check_interval, check_timer_start_use
+    from .arguments import check_interval, check_timer_start_use, default_risk
     from .latency import pack
     from .worker import BacktestObserver
 
     fmt = resolve_format(o["format"], feed)
     unit_ns = int(fmt.time_unit_ns)
+    risk = risk if risk is not None else default_risk(fmt)
     fn, state, is_compiled, tickers, sub, period, t0 = _strategy_spec(strategy, tickers, on, timer, timer_start,
                                                                       unit_ns, names["timer"])
     if on is not None and not is_compiled:

@@ -181,18 +181,34 @@ def check_fees(fees):
 
 
 def check_risk(risk):
-    """None (the live defaults) or a risk gate (obook.live.risk.RiskGate) whose limits are
-    whole numbers of 64 bits."""
-    from ..live.risk import RiskGate
-
+    """None (the live defaults in the feed's units: :func:`default_risk`, once the feed's format
+    is known) or a risk gate (obook.live.risk.RiskGate) whose limits are whole numbers of 64 bits."""
     if risk is None:
-        return RiskGate()
+        return None
     if not callable(getattr(risk, "check", None)) or not all(hasattr(risk, f) for f in RISK_FIELDS):
         raise ObookError(f"risk must be an obook.live.risk.RiskGate(...), not {shown(risk)}")
     for f in RISK_FIELDS:
         _whole_in(f"risk {f}", getattr(risk, f), 0)
     return risk
 
+
+
+#: the decimals of a dollar in the price units the live gate's defaults count (ITCH's, obook listen's feed)
+_GATE_PRICE_DIGITS = 4
+
+
+def default_risk(fmt):
+    """The live risk gate's defaults (obook.live.risk.RiskGate(): 10,000 shares, a notional of
+    10,000 shares at $1,000,000, counted in ITCH's units) in the units of feed format ``fmt``:
+    the size times its quantity scale (Shanghai's 1/1000 share: 10,000,000), the notional in its
+    price and quantity units (Databento's 1e-9 dollar: at most 2^63 - 1, what the gate holds).
+    The rate and the band have no units."""
+    from ..live.risk import RiskGate
+
+    base = RiskGate()
+    qty = base.max_qty * fmt.quantity_scale
+    notional = base.max_notional * fmt.quantity_scale * 10 ** fmt.price_scale // 10 ** _GATE_PRICE_DIGITS
+    return RiskGate(max_qty=qty, max_notional=min(notional, (1 << 63) - 1))
 
 def check_queue(queue, name: str = "queue model") -> None:
     """None, fifo or an L2 queue model (obook.backtest.l2.parse_model), in any case; an error
