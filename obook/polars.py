@@ -199,13 +199,20 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     ``time_unit_ns`` gives it (the schema's ``obook.time_unit``). ``time``: a column name or
     an expression. polars' ``Time`` holds ns: exact (DuckDB's TIME truncates to microseconds).
     A feed whose time counts from the epoch (Databento: use its ``timestamp``) is an error
-    now; a time at or past 24:00:00, or a column of no integer type, is one when the frame is
+    now, and so is a duration column named as ``time`` (twas' ``quoted_time``: a length of time);
+    a time at or past 24:00:00, or a column of no integer type, is one when the frame is
     collected."""
     if (feed is None) == (time_unit_ns is None):
         raise ObookError("time_of_day: give the feed of the time (its unit is the feed's: ns for ITCH, ms for "
                          "CSV) or its time_unit_ns, one of them")
     if not isinstance(time, (str, pl.Expr)):
         raise ObookError(f"time_of_day: time must be a column's name or a polars expression, not {time!r}")
+    from .tables import tables
+
+    # a table's duration column (twas' quoted_time): a length of time, never a time of day
+    if isinstance(time, str) and any(time in spec.durations for spec in tables().values()):
+        raise ObookError(f"time_of_day: {time!r} is a length of time in the feed's time unit (a duration: "
+                         "obook.duration_columns), not a time since midnight: no time of day")
     if feed is not None:
         from .tables.feed_units import feed_unit
         from .tables.open import names_given
@@ -240,6 +247,7 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     expr = pl.col(time) if isinstance(time, str) else time
     within = partial(_within_day, units=-(-_DAY_NS // time_unit_ns))
     return (expr.map_batches(within, return_dtype=pl.Int64) * time_unit_ns).cast(pl.Time)
+
 
 
 def _within_day(times: pl.Series, units: int) -> pl.Series:

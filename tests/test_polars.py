@@ -361,3 +361,25 @@ def test_time_of_day_parquet_without_units_error_in_python_words(small, tmp_path
         time_of_day("time", str(bare))
     assert str(e.value) == (f"{bare}: a Parquet file without obook's units (obook.time_unit in its schema): "
                             "give time_of_day the feed it came from, its format= or time_unit_ns="), str(e.value)
+
+
+def test_time_of_day_twas_quoted_time_a_duration_raises(tmp_path):
+    """twas' quoted_time is a length of time (obook.duration_columns), no point in time: read
+    as a time of day it would be a clock time that means nothing, so it is refused, for the
+    feed as for a Parquet file of the table."""
+    from obook.gen.csv import write_csv
+    from obook.polars import time_of_day
+
+    feed = tmp_path / "2026-01-02.csv"
+    write_csv(feed, 3000, 4, seed=3)
+    table = tmp_path / "twas.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(obook.twas(str(feed), workers=1).read_all(), table)      # its units recorded
+    assert pq.read_schema(table).metadata[b"obook.duration_columns"] == b"quoted_time"
+    assert pl.read_parquet(table)["quoted_time"].max() > 0
+    for source in (str(feed), str(table)):
+        with pytest.raises(ObookError, match=r"^time_of_day: 'quoted_time' is a length of time"):
+            time_of_day("quoted_time", source)
+    # a time column of the same feed is still read
+    assert scan_bbo(str(feed), workers=1).select(time_of_day("time", str(feed))).collect().height > 0
