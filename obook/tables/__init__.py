@@ -125,7 +125,9 @@ _CORE = (
                   "currency), `quoted_time` with both sides quoted, `updates` (quoted BBO rows inside the "
                   "window), min and max spread. Each row's spread holds until the ticker's next row, the last until `end_time` (default: the feed's "
                   "last BBO time). A crossed book (a call auction's) counts as it is, a negative spread, and a "
-                  "break as the spread it leaves: `start_time` / `end_time` keep to continuous trading. A window "
+                  "break as the spread it leaves, its length in `quoted_time` (Shanghai's and Shenzhen's lunch, "
+                  "11:30 to 13:00, too): `start_time` / `end_time` keep to continuous trading, a window each side "
+                  "of a lunch (their `twas_ticks` weighted by `quoted_time`). A window "
                   "of no BBO row (`start_time` after the last BBO time with `end_time` defaulted, `end_time` "
                   "before the first) is an error. In DuckDB: the SQL macro `obook_twas`.", "analytics",
           ("start_time", "end_time") + REPLAY_OPTIONS, (), (), (), durations=("quoted_time",),
