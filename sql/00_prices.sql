@@ -4,7 +4,8 @@
 --                                                            even to a whole price unit (a DECIMAL,
 --                                                            or a DOUBLE of prices := 'float')
 --   feed is the path given to the table macro (a file, a list or a glob pattern); its units
---   (obook_unit: the price_scale of the schema metadata) give the scale. feed may also name
+--   (obook_unit: the price_scale of the schema metadata) give the scale (a format := the file is not,
+--   whose units differ, is an error). feed may also name
 --   Parquet or Arrow files obook wrote (obook convert, a pipeline's dataset: a file, a list or a glob
 --   pattern) of integer prices: the units their schema records give it (a file of decimal or float
 --   prices, the currency already, is an error).

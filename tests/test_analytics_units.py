@@ -415,3 +415,36 @@ def test_obook_ticks_of_a_parquet_file_of_currency_prices_is_an_error_naming_it(
                                                 r"\(obook.prices\), the currency already"):
             con.execute(query).fetchall()
     assert con.execute(f"SELECT obook_unit(to_json('{path}'), NULL, 'time_unit_ns')").fetchall() == [("1",)]
+
+
+def _sse(tmp_path):
+    from obook.gen.sse import write_sse
+
+    path = tmp_path / "2026-01-02.log"
+    write_sse(path, 300, 1)
+    return path
+
+
+@pytest.mark.parametrize("feed, given, looks", [("itch", "sse", "itch"), ("csv", "itch", "csv"),
+                                                ("dbn", "itch", "databento"), ("sse", "csv", "sse")])
+def test_unit_functions_format_whose_units_are_not_the_files_is_an_error(tmp_path, con, feed, given, looks):
+    """obook_price(price, feed, format := ...) and the time-of-day functions read the units of
+    the format given: one the file is not, whose units differ (an ITCH file read at Shanghai's
+    1/1000, a CSV file's ms read as ns), is an error naming both, as a table of it is, never a
+    number in the wrong units."""
+    from obook.polars import time_of_day
+
+    path = {"itch": _itch, "csv": _csv, "sse": _sse,
+            "dbn": lambda p: _dbn(p, "day.dbn", 100_000_000_000, 100_010_000_000)}[feed](tmp_path)
+    says = f"format '{given}' was given, and the file looks like '{looks}'"
+    for query in (f"SELECT obook_price(757100, '{path}', format := '{given}')",
+                  f"SELECT obook_ticks(75.71, '{path}', format := '{given}')",
+                  f"SELECT obook_time_of_day(34200000, '{path}', format := '{given}')"):
+        with pytest.raises(duckdb.Error, match=re.escape(says)):
+            con.execute(query).fetchall()
+    with pytest.raises(ObookError, match=re.escape(says)):
+        time_of_day("time", str(path), format=given)
+    # the format the file is: its units
+    right = {"itch": "itch", "csv": "csv", "sse": "sse", "dbn": "databento"}[feed]
+    assert con.execute(f"SELECT obook_price(1000, '{path}', format := '{right}')").fetchall() == [
+        (Decimal(1000) / {"itch": 10**4, "csv": 10**4, "sse": 10**3, "dbn": 10**9}[feed],)]

@@ -37,6 +37,8 @@ def feed_unit(source, fmt, key) -> str:
     values = _units_seen.get(known)
     if values is None:
         f = resolve_format(fmt, feed)
+        if fmt:
+            _check_given(f, feed)
         _check_header(f, feed)
         # the files' units are one set, as a table's (a price of the second read at the first's scale
         # would be off by their ratio)
@@ -46,6 +48,18 @@ def feed_unit(source, fmt, key) -> str:
             _units_seen.clear()
         _units_seen[known] = values
     return _unit_value(values, key)
+
+
+def _check_given(f, feed) -> None:
+    """A format given for a feed that looks like another one (recognised from its first bytes)
+    whose units differ is an error: the units would be the wrong format's (an ITCH file's prices
+    read at Shanghai's 1/1000, a CSV file's ms read as ns), where a table of the feed fails."""
+    from ..feeds import get_format, other_format
+
+    found = other_format(feed, f)
+    if found is not None and _format_units(get_format(found)) != _format_units(f):
+        raise ObookError(f"{feed}: format {f.name!r} was given, and the file looks like {found!r}, whose units "
+                         "(prices, quantities, times) differ: leave format out or give that")
 
 
 def _check_header(f, feed) -> None:
