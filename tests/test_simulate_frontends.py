@@ -518,3 +518,39 @@ def test_simulate_cli_bad_feed_record_partial_tables_replace_an_earlier_runs(tmp
     cli_error("simulate", bad, orders, "-w", "1", "--no-day-end", "-o", str(out))
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(f"{t}.parquet.partial" for t in ("fills", "events", "summary", "bbo_with_own", "bbo"))
+
+
+def test_simulate_own_tables_carry_the_feeds_units_into_parquet(tmp_path):
+    """fills, events, summary, bbo_with_own and depth_with_own are in the feed's units (a CSV
+    day: ms, prices in 1/10000): their schemas say so, as a replay table's and a backtest's, so
+    the unit functions read them from the files the command writes."""
+    import datetime as dt
+    from decimal import Decimal
+
+    feed, orders = _files(tmp_path)
+    r = obook.simulate(feed, orders, latency="lat", workers=1, own_tables=("bbo_with_own", "depth_with_own"),
+                       levels=2)
+    want = {"fills": ("price", "quantity", "time", ""), "events": ("price", "quantity,remaining,shares_ahead", "time", ""),
+            "summary": ("price,avg_price,mid_at_arrival,mid_later,vs_mid_at_arrival,vs_mid_later", "quantity,filled",
+                        "arrival,first_fill_time", "time_to_fill"),
+            "bbo_with_own": ("bid_px,ask_px", "bid_qty,ask_qty", "time", ""),
+            "depth_with_own": ("bid_px_1,bid_px_2,ask_px_1,ask_px_2", "bid_qty_1,bid_qty_2,ask_qty_1,ask_qty_2",
+                               "time", "")}
+    for name, (prices, quantities, times, durations) in want.items():
+        md = r.table(name).schema.metadata
+        assert (md[b"obook.format"], md[b"obook.price_scale"], md[b"obook.time_unit"]) == (b"csv", b"10000", b"ms"), name
+        got = tuple(md[b"obook." + k].decode() for k in (b"price_columns", b"quantity_columns", b"time_columns",
+                                                           b"duration_columns"))
+        assert got == (prices, quantities, times, durations), name
+    assert r.summary.schema.metadata[b"obook.table"] == b"sim_summary"
+    assert r.table("depth_with_own").schema.metadata[b"obook.levels"] == b"2"
+    res = CliRunner().invoke(app, ["simulate", feed, orders, "--latency", "lat", "-w", "1", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    fills = tmp_path / "out" / "fills.parquet"
+    con = obook.connect()
+    try:
+        got = con.execute(f"SELECT time, obook_time_of_day(time, '{fills}'), price, obook_price(price, '{fills}') "
+                          f"FROM '{fills}' ORDER BY time LIMIT 1").fetchall()
+    finally:
+        con.close()
+    assert got == [(9, dt.time(0, 0, 0, 9000), 1000, Decimal("0.1"))]

@@ -174,7 +174,7 @@ def simulated(given: dict, latency_name: str = "latency") -> SimResult:
     from .observer import SimObserver, warm
     from .prepare import latencies, prepare_own
     from .source import feed_source
-    from .tables import build_tables, stamped
+    from .tables import build_tables, stamped, with_units
 
     feed, orders, latency, seed, horizon, workers, format = (given[k] for k in (
         "feed", "orders", "latency", "seed", "horizon", "workers", "format"))
@@ -221,11 +221,11 @@ def simulated(given: dict, latency_name: str = "latency") -> SimResult:
     except FeedError as e:         # the tables of the records before the bad one
         if replay.observed and e.feed_record is not None:
             out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-            sim = stamped(build_tables(own, replay.observed, before=e.feed_record, **want), stamp)
+            sim = with_units(stamped(build_tables(own, replay.observed, before=e.feed_record, **want), stamp), fmt)
             e.partial = SimResult({**sim, **out}, dict(replay.stats))
         raise
     out = {t: pa.Table.from_batches(b, schema=replay.schema(t)) for t, b in got.items()}
-    sim = stamped(build_tables(own, replay.observed, **want), stamp)
+    sim = with_units(stamped(build_tables(own, replay.observed, **want), stamp), fmt)
     _warn_unseen(own, replay.observed, o.name)
     _warn_late(replay.observed, o.name, int(fmt.time_unit_ns))
     stats = dict(replay.stats)

@@ -82,6 +82,42 @@ def stamped(tables: dict, stamp) -> dict:
             for name, t in tables.items()}
 
 
+#: each own table's (price, quantity, feed time, duration, money) columns: the units metadata its
+#: schema carries (obook.tables.units), the feed's; the summary's averages and mids are in price
+#: units too, with decimals
+UNIT_COLUMNS = {
+    "fills": (("price",), ("quantity",), ("time",), (), ()),
+    "events": (("price",), ("quantity", "remaining", "shares_ahead"), ("time",), (), ()),
+    "summary": (("price", "avg_price", "mid_at_arrival", "mid_later", "vs_mid_at_arrival", "vs_mid_later"),
+                ("quantity", "filled"), ("arrival", "first_fill_time"), ("time_to_fill",), ("notional",)),
+    "bbo_with_own": (("bid_px", "ask_px"), ("bid_qty", "ask_qty"), ("time",), (), ()),
+    "depth_with_own": (("bid_px_*", "ask_px_*"), ("bid_qty_*", "ask_qty_*"), ("time",), (), ()),
+}
+
+
+def with_units(tables: dict, fmt) -> dict:
+    """The simulation's own tables with the units of feed format ``fmt`` in their schemas'
+    metadata (obook.tables.units: a replay table's keys, and ``obook.money_columns``), their
+    own ``obook.table`` and ``obook.levels`` kept; the feed's tables, which carry theirs, as they are."""
+    from types import SimpleNamespace
+
+    from ..tables.units import metadata
+
+    out = {}
+    for name, t in tables.items():
+        if name not in UNIT_COLUMNS:
+            out[name] = t
+            continue
+        prices, quantities, times, durations, amounts = UNIT_COLUMNS[name]
+        md = dict(t.schema.metadata or {})
+        spec = SimpleNamespace(name=md[b"obook.table"].decode(), prices=prices, quantities=quantities, times=times,
+                               durations=durations)
+        md.update(metadata(spec, fmt, t.schema.names))
+        md[b"obook.money_columns"] = ",".join(amounts).encode()
+        out[name] = t.replace_schema_metadata(md)
+    return out
+
+
 # built from numpy arrays: pyarrow's conversion of Python lists imports pandas
 _SIDES = pa.array(np.array(["buy", "sell"], object), pa.string())
 _KINDS = pa.array(np.array(list(KIND_NAMES), object), pa.string())

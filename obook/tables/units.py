@@ -24,7 +24,7 @@ key                         meaning
 ``obook.time_origin``       ``midnight`` (since the session's local midnight) or ``epoch`` (UTC)
 ``obook.time_zone``         the feed's time zone (its local midnight; ``timestamp`` is UTC)
 ``obook.levels``            depth tables only: the price levels a side
-``obook.money_columns``     backtest tables only: the columns of money (exact decimals of price
+``obook.money_columns``     backtest and simulate tables only: the columns of money (exact decimals of price
                             x quantity in the feed's units), comma-separated
 ==========================  ===================================================================
 """
