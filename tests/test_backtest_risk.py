@@ -88,7 +88,7 @@ def test_backtest_risk_default_gate_shanghai_round_lot_passes(tmp_path):
 
 
 def test_backtest_risk_default_gate_databento_order_of_100_dollars_passes(tmp_path):
-    # Databento counts 1e-9 dollars: 2,000 shares at about $100 are 2e14 price units x shares,
+    # Databento counts 1e-9 dollars: 2,000 shares at about $100 are 2e14 price units x quantity units,
     # $200,000, far under the default gate's notional
     from obook.gen.databento import mbo_flow, write_dbn
 

@@ -294,7 +294,7 @@ def backtest(feed, strategy, *, tickers=None, feed_latency=0, order_latency=0, r
     an integer, a distribution drawn with ``seed``, or a recorded table. ``timer``: ns
     between timer calls. ``fees``: :class:`Fees`. ``risk``: an obook.live.risk.RiskGate
     (the live defaults otherwise, in the feed's units). ``interval``: seconds between equity samples and of the
-    Sharpe ratio's returns. ``capital``: the return's denominator (price units x shares;
+    Sharpe ratio's returns. ``capital``: the return's denominator (price units x quantity units, the feed's, as pnl;
     default half the traded notional). ``queue``: "fifo" (order-level feeds: the feed's
     order ids) or an L2 queue model ("power:N", "power2:N", "power3:N", "log", "log2",
     "risk-averse"); an L2 input (obook.backtest.l2_input: mbp-1 / mbp-10 tables or DBN

@@ -137,7 +137,7 @@ def check_capital(capital, name: str = "capital"):
         return None
     if (isinstance(capital, bool) or not isinstance(capital, numbers.Real) or not math.isfinite(capital)
             or capital <= 0):
-        raise ObookError(f"{name} must be a number > 0 (price units x shares), not {shown(capital)}")
+        raise ObookError(f"{name} must be a number > 0 (price units x quantity units), not {shown(capital)}")
     return capital
 
 

@@ -62,7 +62,7 @@ def backtest(
                                                                           "first book event of its instruments; "
                                                                           "only with a timer)."),
     capital: Optional[float] = typer.Option(None, "--capital",
-                                            help="The return's denominator, price units x shares (default: half the "
+                                            help="The return's denominator, price units x quantity units (default: half the "
                                                  "traded notional)."),
     on_error: OnError = typer.Option(OnError.raise_, "--on-error",
                                      help="raise: a feed record that cannot be read stops the run; skip: such records "

@@ -75,7 +75,7 @@ BACKTEST = (
     Option("taker_fee", 0, "VARCHAR", "fee a share in the feed's price units (or bps with fee_per 'bps')"),
     Option("fee_per", "share", "VARCHAR", "what a fee is of", ("share", "bps")),
     Option("interval", 60.0, "DOUBLE", "seconds between equity samples and Sharpe returns"),
-    Option("capital", None, "DOUBLE", "the return's denominator, price units x shares (default: half the "
+    Option("capital", None, "DOUBLE", "the return's denominator, price units x quantity units (default: half the "
                                       "traded notional)"),
     Option("format", None, "VARCHAR", "the feed format, a name in any case (default, or '': detected)"),
     Option("date", None, "VARCHAR", "the session date YYYY-MM-DD (default: the format's)"),
