@@ -199,7 +199,7 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     ``time_unit_ns`` gives it (the schema's ``obook.time_unit``). ``time``: a column name or
     an expression. polars' ``Time`` holds ns: exact (DuckDB's TIME truncates to microseconds).
     A feed whose time counts from the epoch (Databento: use its ``timestamp``) is an error
-    now, and so is a duration column named as ``time`` (twas' ``quoted_time``: a length of time);
+    now, and so is a duration column given as ``time`` (twas' ``quoted_time``: a length of time);
     a time at or past 24:00:00, or a column of no integer type, is one when the frame is
     collected."""
     if (feed is None) == (time_unit_ns is None):
@@ -209,9 +209,10 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
         raise ObookError(f"time_of_day: time must be a column's name or a polars expression, not {time!r}")
     from .tables import tables
 
-    # a table's duration column (twas' quoted_time): a length of time, never a time of day
-    if isinstance(time, str) and any(time in spec.durations for spec in tables().values()):
-        raise ObookError(f"time_of_day: {time!r} is a length of time in the feed's time unit (a duration: "
+    # a table's duration column (twas' quoted_time), by name or pl.col: a length of time, never a time of day
+    column = time if isinstance(time, str) else time.meta.output_name() if time.meta.is_column() else None
+    if column is not None and any(column in spec.durations for spec in tables().values()):
+        raise ObookError(f"time_of_day: {column!r} is a length of time in the feed's time unit (a duration: "
                          "obook.duration_columns), not a time since midnight: no time of day")
     if feed is not None:
         from .tables.feed_units import feed_unit

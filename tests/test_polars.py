@@ -379,7 +379,8 @@ def test_time_of_day_twas_quoted_time_a_duration_raises(tmp_path):
     assert pq.read_schema(table).metadata[b"obook.duration_columns"] == b"quoted_time"
     assert pl.read_parquet(table)["quoted_time"].max() > 0
     for source in (str(feed), str(table)):
-        with pytest.raises(ObookError, match=r"^time_of_day: 'quoted_time' is a length of time"):
-            time_of_day("quoted_time", source)
+        for column in ("quoted_time", pl.col("quoted_time")):
+            with pytest.raises(ObookError, match=r"^time_of_day: 'quoted_time' is a length of time"):
+                time_of_day(column, source)
     # a time column of the same feed is still read
     assert scan_bbo(str(feed), workers=1).select(time_of_day("time", str(feed))).collect().height > 0
