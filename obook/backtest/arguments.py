@@ -192,7 +192,6 @@ def check_risk(risk):
     return risk
 
 
-
 #: the decimals of a dollar in the price units the live gate's defaults count (ITCH's, obook listen's feed)
 _GATE_PRICE_DIGITS = 4
 
@@ -209,6 +208,7 @@ def default_risk(fmt):
     qty = base.max_qty * fmt.quantity_scale
     notional = base.max_notional * fmt.quantity_scale * 10 ** fmt.price_scale // 10 ** _GATE_PRICE_DIGITS
     return RiskGate(max_qty=qty, max_notional=min(notional, (1 << 63) - 1))
+
 
 def check_queue(queue, name: str = "queue model") -> None:
     """None, fifo or an L2 queue model (obook.backtest.l2.parse_model), in any case; an error
