@@ -102,3 +102,30 @@ def test_mold_framer_lost_run_longer_than_a_read_named_whole(tmp_path, on_error)
         r = Replay(path, workers=1, on_error="skip")
         r.reader().read_all()
         assert r.stats["skipped"]["lost on every line"] == 99_994
+
+
+@pytest.mark.parametrize("odd", [b"\x00", b"\x00\x00", b"\x00\x01\x00"])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_mold_framer_message_of_the_lost_mark_byte_replays_as_plain_itch(tmp_path, odd, on_error, caplog):
+    """A message of the lines whose type byte is 0x00 (the lost-message mark's), the one byte
+    0x00 too, is skipped and told of as the plain ITCH replay does: same rows, no message
+    reported lost, no gap."""
+    import obook
+    from obook.engine.replay import Replay
+
+    cap, plain = _capture_with(tmp_path, odd)
+    want = obook.orders(str(plain), workers=1, on_error=on_error).read_all()
+    got = obook.orders(str(cap), workers=1, on_error=on_error).read_all()
+    assert got.num_rows == want.num_rows > 0
+    assert got.select(want.schema.names).equals(want)
+    assert obook.gaps(str(cap)).read_all().num_rows == 0
+    stats = {}
+    for path in (plain, cap):
+        r = Replay(str(path), workers=1, on_error=on_error)
+        with caplog.at_level("WARNING", logger="obook"):
+            r.reader().read_all()
+        stats[path] = r.stats
+    assert "lost on every line" not in stats[cap]["skipped"]
+    assert stats[cap]["messages_by_type"]["\x00"] == stats[plain]["messages_by_type"]["\x00"] == 1
+    assert f"{cap}: skipped 1 messages of types that are not ITCH 5.0 (0x00: 1); the first is message 6" \
+        in caplog.messages

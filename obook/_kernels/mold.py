@@ -5,7 +5,9 @@ arrival order (``arbitrate``: the first copy of each sequence number wins; the r
 replay that starts before the captures are read: ``line_headers``, ``round_order``,
 ``round_check``, ``round_apply``) and written out as a BinaryFILE ITCH stream in sequence
 order (``stream_write``, each message found in its packet): a message lost on every line becomes a 1-byte frame
-of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers. Never raise.
+of type 0 (``LOST``) so that record numbers stay MoldUDP64 sequence numbers, and a message of the lines
+that is that one byte 0x00 is written as the 2-byte frame body 00 00 (``ESCAPED``: an ITCH message of
+no known type either way), so the 1-byte frame 0x00 stands for a lost message only. Never raise.
 """
 
 import numpy as np
@@ -21,7 +23,8 @@ P_TRAILING = 3       # bytes after the counted messages (or after a heartbeat's 
 P_EMPTY = 4          # a message block of no bytes (no ITCH message is empty)
 
 END_OF_SESSION = 0xFFFF
-LOST = 0             # the type byte of a lost message's placeholder frame
+LOST = 0             # the type byte of a lost message's placeholder frame (its only byte)
+ESCAPED = 2          # the frame length a message of the lines that is the one byte 0x00 is written with
 
 # stats columns (per line)
 S_PACKETS, S_MESSAGES, S_DUPLICATES, S_GAPS, S_GAP_MESSAGES, S_RECOVERED_OTHER = 0, 1, 2, 3, 4, 5
@@ -300,12 +303,19 @@ def record_fields(seq, who, p_line, p_ts, offsets, chars, ts, valid):
     return len(seq) - k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _is_zero_byte(buf, q):
+    """Whether the message at buf[q] (its 2-byte length first) is the one byte 0x00."""
+    return buf[q] == 0 and buf[q + 1] == 1 and buf[q + 2] == LOST
+
+
 @njit(cache=True, nogil=True)
 def stream_write(bufs, s0, s1, who, p_file, p_off, p_seq, out):
     """Write the records s0..s1-1 to ``out`` in one pass, as many whole records as fit
     (``bufs``: a tuple of the files' bytes; ``who[s]``: the packet that delivered number s,
     whose payload is at ``p_off`` in file ``p_file`` and starts with number ``p_seq``; a lost
-    message is the frame 00 01 00); a packet's consecutive messages are copied as one run.
+    message is the frame 00 01 00, a message that is the byte 0x00 the frame 00 02 00 00);
+    a packet's consecutive messages are copied as one run.
     Returns (bytes written, the next record number)."""
     cap = len(out)
     a = 0
@@ -325,8 +335,20 @@ def stream_write(bufs, s0, s1, who, p_file, p_off, p_seq, out):
         q = p_off[p] + 20
         for _ in range(s - p_seq[p]):        # a run starting inside its packet (rare)
             q += 2 + _be(buf, q, 2)
+        if _is_zero_byte(buf, q):            # not the lost one's frame: escaped
+            if a + 2 + ESCAPED > cap:
+                break
+            out[a] = 0
+            out[a + 1] = ESCAPED
+            out[a + 2] = LOST
+            out[a + 3] = LOST
+            a += 2 + ESCAPED
+            s += 1
+            continue
         e = q
         while s < s1 and who[s] == p:
+            if _is_zero_byte(buf, e):
+                break
             ln = 2 + _be(buf, e, 2)
             if a + (e - q) + ln > cap:
                 break
@@ -336,6 +358,6 @@ def stream_write(bufs, s0, s1, who, p_file, p_off, p_seq, out):
             break
         copy_bytes(out, a, buf, q, e - q)   # inside both: the packet fit its payload (P_OK)
         a += e - q
-        if s < s1 and who[s] == p:          # out is full
+        if s < s1 and who[s] == p and not _is_zero_byte(buf, e):     # out is full
             break
     return a, s

@@ -1,8 +1,10 @@
 """The framer of an arbitrated capture: ITCH frames, plus the stream's own marks.
 
-A 1-byte frame of type 0 is a message lost on every line; a frame of type 2 holding the
-stream's ``PROBLEM_TAG`` a capture problem (see ``stream``); another frame of type 2 is a
-message of the capture, skipped as the ITCH replay skips a type it does not know. Strict
+A 1-byte frame of type 0 is a message lost on every line (a message of the lines that is the
+byte 0x00 comes as the frame 00 00, see ``obook._kernels.mold``); a frame of type 2 holding the
+stream's ``PROBLEM_TAG`` a capture problem (see ``stream``); another frame of type 0 or 2 is a
+message of the capture, skipped as the ITCH replay skips a type it does not know (and told of
+among them). Strict
 mode: the first of either is a FeedError after the records before it (a lost range is named
 whole by its MoldUDP64 sequence numbers: the framer waits for the bytes of a run the read
 cuts, up to ``MAX_LOST_AHEAD``); tolerant mode: they are counted (``lost on every line``,
@@ -33,15 +35,42 @@ def _lost_run(buf, pos: int) -> int:
     return n if ok.all() else int(np.argmin(ok))
 
 
+def _lost_frames(buf, n_bytes: int, n_frames: int):
+    """Of the ``n_frames`` whole frames of buf[:n_bytes]: how many are lost-message marks, and
+    the index of the first other frame of type 0 (-1: none)."""
+    from ..._kernels import mold as M
+
+    offsets = np.empty(n_frames + 1, np.int64)
+    k = M.frame_offsets(np.asarray(buf), n_bytes, offsets)
+    at = offsets[:k]
+    lengths = (np.asarray(buf)[at].astype(np.int64) << 8) | np.asarray(buf)[at + 1]
+    zero = (lengths > 0) & (np.asarray(buf)[np.minimum(at + 2, n_bytes - 1)] == LOST)
+    mark = zero & (lengths == 1)
+    other = np.flatnonzero(zero & ~mark)
+    return int(mark.sum()), int(other[0]) if len(other) else -1
+
+
 class MoldFramer(ItchFramer):
     unit = "message"
     known_types = ItchFramer.known_types + bytes([LOST, PROBLEM])
 
+    def __init__(self, path, on_error="raise"):
+        super().__init__(path, on_error)
+        self.zero_messages = 0            # messages of type 0x00 (not the lost-message marks)
+        self.first_zero = None            # the record of the first of them
+
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         lost0, prob0 = int(self.types[LOST]), int(self.types[PROBLEM])
         r = super().frame(buf, base_seq, byte_offset, final, max_records)
-        lost = int(self.types[LOST]) - lost0
+        zeros = int(self.types[LOST]) - lost0
         prob = int(self.types[PROBLEM]) - prob0
+        lost = 0
+        if zeros:
+            lost, first = _lost_frames(buf, r.n_bytes, r.n_records)
+            self.types[LOST] -= zeros - lost
+            self.zero_messages += zeros - lost
+            if first >= 0 and self.first_zero is None:
+                self.first_zero = base_seq + first
         if not (lost or prob):
             return r
         if self.on_error != "raise":
@@ -104,4 +133,25 @@ class MoldFramer(ItchFramer):
         counts = super().message_counts()
         counts.pop(chr(LOST), None)
         counts.pop(chr(PROBLEM), None)
+        if self.zero_messages:
+            counts[chr(LOST)] = self.zero_messages
         return counts
+
+    def unknown_types(self) -> dict[int, int]:
+        types = super().unknown_types()
+        if self.zero_messages:
+            types[LOST] = self.zero_messages
+        return dict(sorted(types.items()))
+
+    def notes(self) -> list[str]:
+        """The ITCH framer's note of the frames of unknown types, the messages of type 0x00 among them."""
+        if not self.zero_messages:
+            return super().notes()
+        kept = self.unknown, self.first_unknown
+        self.unknown += self.zero_messages
+        if self.first_unknown is None or self.first_zero < self.first_unknown[0]:
+            self.first_unknown = (self.first_zero, LOST)
+        try:
+            return super().notes()
+        finally:
+            self.unknown, self.first_unknown = kept
