@@ -108,8 +108,8 @@ def test_mold_framer_lost_run_longer_than_a_read_named_whole(tmp_path, on_error)
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
 def test_mold_framer_message_of_the_lost_mark_byte_replays_as_plain_itch(tmp_path, odd, on_error, caplog):
     """A message of the lines whose type byte is 0x00 (the lost-message mark's), the one byte
-    0x00 too, is skipped and told of as the plain ITCH replay does: same rows, no message
-    reported lost, no gap."""
+    0x00 too, is skipped and told of as the plain ITCH replay does: same rows and messages,
+    no message reported lost, no gap."""
     import obook
     from obook.engine.replay import Replay
 
@@ -119,6 +119,9 @@ def test_mold_framer_message_of_the_lost_mark_byte_replays_as_plain_itch(tmp_pat
     assert got.num_rows == want.num_rows > 0
     assert got.select(want.schema.names).equals(want)
     assert obook.gaps(str(cap)).read_all().num_rows == 0
+    if on_error == "raise":
+        types = [obook.messages(str(p)).read_all().column("type").to_pylist() for p in (plain, cap)]
+        assert types[0] == types[1] and types[1][5] == "\x00"
     stats = {}
     for path in (plain, cap):
         r = Replay(str(path), workers=1, on_error=on_error)

@@ -29,14 +29,27 @@ def _itch_side(path, names, on_error="raise", counts=None):
 
 
 def read_messages(path, on_error: str = "raise") -> pa.RecordBatchReader:
-    """The ITCH messages of the arbitrated lines (the stream's own marks left out)."""
+    """The ITCH messages of the arbitrated lines: the stream's own marks (records of types 0x00
+    and 0x02 that no line delivered: lost messages, a capture problem) left out, the lines'
+    messages of those types kept (as the plain ITCH reader keeps a type it does not know)."""
     from ..itch.messages import read_itch
 
-    reader = read_itch(as_lines(path), on_error)
+    lines = as_lines(path)
+    reader = read_itch(lines, on_error)
+    arb = []
 
     def batches():
         for b in reader:
-            yield b.filter(pc.invert(pc.is_in(b.column("type"), pa.array(["\x00", "\x02"]))))
+            marks = pc.is_in(b.column("type"), pa.array(["\x00", "\x02"]))
+            if pc.any(marks).as_py():
+                if not arb:
+                    arb.append(arbitrate(lines))
+                who, hi = arb[0].who, arb[0].hi
+                seq = b.column("seq").to_numpy().astype(np.int64)
+                delivered = (seq >= 1) & (seq < hi)
+                delivered[delivered] = who[seq[delivered]] >= 0
+                b = b.filter(pc.or_(pc.invert(marks), pa.array(delivered)))
+            yield b
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
