@@ -133,6 +133,35 @@ def test_arbiter_reorder_within_line_not_lost():
     assert arb.stats[0]["backwards"] == 0 and arb.stats[0]["gaps"] == 1
 
 
+@pytest.mark.parametrize("b_first", [False, True])
+def test_arbiter_late_copy_filling_own_gap_neither_backwards_nor_recovered(b_first):
+    """Line A sends 1-2, 5-6, then 3-4 late (reordered); line B's copy of 3-4 comes before or
+    after A's. Either way A received every number: one gap of 2, nothing recovered from B,
+    nothing backwards; a repeat of 5-6 on A is backwards."""
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 2), 1)
+    arb.packet(0, _pkt(5, 2), 2)
+    if b_first:
+        arb.packet(1, _pkt(3, 2), 3)
+    arb.packet(0, _pkt(3, 2), 4)
+    if not b_first:
+        arb.packet(1, _pkt(3, 2), 5)
+    a = arb.stats[0]
+    assert (a["gaps"], a["gap_messages"], a["recovered_other_line"], a["backwards"]) == (1, 2, 0, 0)
+    arb.packet(0, _pkt(5, 2), 6)
+    assert a["backwards"] == 1 and [m[0] for m in arb.pop()] == [1, 2, 3, 4, 5, 6]
+
+
+def test_arbiter_line_starting_late_counts_the_numbers_before_it_as_its_gap():
+    """Line B's first packet is number 3, after A delivered 1-2: B's sequence jumped from 1
+    (a gap of 2, recovered from A), wherever the delivery stood."""
+    arb = Arbiter(S)
+    arb.packet(0, _pkt(1, 2), 1)
+    arb.packet(1, _pkt(3, 2), 2)
+    b = arb.stats[1]
+    assert (b["gaps"], b["gap_messages"], b["recovered_other_line"]) == (1, 2, 2)
+
+
 def _reference(lines, n):
     """What must be delivered: every number some line holds, once, first arrival wins."""
     first = {}

@@ -293,6 +293,59 @@ def test_pcap_capture_arbitration_equals_streaming_arbiter(day):
     assert [(a, c) for a, c, _ in arb.gaps] == [(a, c) for a, c, *_ in cap.gaps()] == info["lost"]
 
 
+def _live_loop_stats(arrivals, packet):
+    """The compiled live loop's arbitration (``live_arb.packet``: compiled or py_func) fed the
+    datagrams (ts, line, _, payload) in order, the numbers missing at the end given up: its
+    per-line counts."""
+    from obook._kernels import live_arb
+    from obook._kernels import live_layout as L
+    from obook.live.hotpath import arbitration
+
+    S = np.zeros(L.S_WIDTH, np.int64)
+    S[L.S_NEXT] = S[L.S_HIGH] = 1
+    S[L.S_END] = -1
+    arb = arbitration(np.zeros(1 << 22, np.uint8), np.zeros((4, 1 << 16), np.int64))
+    buf = np.zeros(L.DGRAM, np.uint8)
+    for ts, line, _k, payload in arrivals:
+        buf[:len(payload)] = np.frombuffer(payload, np.uint8)
+        packet(S, line, buf, len(payload), ts, ts, arb)
+    out = np.zeros((64, 2), np.int64)
+    while live_arb.missing(S, arb[5], out):
+        live_arb.skip(S, out[0, 0], out[0, 1], 0, arb[0], arb[1], arb[2], arb[4], arb[5], arb[6], arb[7])
+    return arb[2]
+
+
+@pytest.mark.parametrize("seed,drop,reorder,both_gaps,delay_ns", [
+    (41, 0.1, 0.05, 2, 0), (42, 0.2, 0.0, 0, 10**9), (43, 0.15, 0.1, 3, 300_000)])
+def test_pcap_line_stats_equal_python_and_compiled_live_arbiters(day, seed, drop, reorder, both_gaps, delay_ns):
+    """The same generated packets (drops, duplicates, reordering, losses on both lines, line B
+    late) through the capture replay, the live side's Arbiter and the compiled live loop's
+    arbitration (compiled and as py_func): every line_stats count is the same."""
+    from obook._kernels import live_arb
+    from obook.feeds.mold.arbiter import STAT_KEYS, Arbiter
+    from reference_pcap import udp_datagrams
+
+    d, itch = day
+    a, b = d / f"ls{seed}a.pcap", d / f"ls{seed}b.pcap"
+    write_pcap(itch, a, b, seed=seed, drop=drop, dup=0.05, reorder=reorder, both_gaps=both_gaps, delay_ns=delay_ns)
+    arrivals = []
+    for line, (path, (addr, port)) in enumerate([(a, LINE_A), (b, LINE_B)]):
+        arrivals += [(ts, line, k, p) for k, (ts, ad, pt, p) in enumerate(udp_datagrams(path)) if (ad, pt) == (addr, port)]
+    arrivals.sort(key=lambda x: x[:3])
+    python = Arbiter()
+    for ts, line, _k, payload in arrivals:
+        python.packet(line, payload, ts)
+    for first, count in python.missing():
+        python.skip(first, count, 0)
+    capture = {r["line"]: r for r in obook.line_stats(_lines(a, b)).read_all().to_pylist()}
+    want = [{k: capture[name][k] for k in STAT_KEYS} for name in "AB"]
+    assert want[0]["gaps"] > 0 and want[1]["recovered_other_line"] > 0 and want[0]["backwards"] > 0
+    assert python.stats == want
+    for packet in (live_arb.packet, live_arb.packet.py_func):
+        loop = _live_loop_stats(arrivals, packet)
+        assert [dict(zip(STAT_KEYS, loop[i].tolist())) for i in range(2)] == want
+
+
 @pytest.mark.parametrize("kind", ["pcap", "pcapng"])
 def test_pcap_corrupted_bytes_error_or_rows_never_crash(day, tmp_path, kind):
     """Random bytes of a capture overwritten (headers, lengths, payloads) or the capture cut:

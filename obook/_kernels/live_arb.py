@@ -25,14 +25,18 @@ server answers for it (``probe``: a session heard only in heartbeats, every data
 has the numbers below its heartbeats' asked for); its held packets are then taken in arrival
 order, every other session's counted in ``wrong_session``. One stray packet never names it. A message ahead of a gap waits in ``pend_*`` (slot ``seq & pmask``); one too far ahead, or
 too long for a slot, is counted (``S_PEND_FULL``) and re-requested like a lost one. Per line
-the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns);
-``line_gap`` is each line's last own gap, for ``recovered_other_line``.
+the counts of ``obook.feeds.mold.arbiter`` (``stats``, the ``mold`` kernels' S_* columns), by
+its definitions: a line's sequence is followed from number 1; ``line_gap[line]`` holds its own
+gaps (``GAP_SLOTS`` ranges, the rows' last entry the bound of their ends), the re-request row the
+numbers no line delivered (given up, or answered by the server); a number in a line's gaps counts
+``recovered_other_line`` when another line's copy arrives first (or at the jump, when it came
+before), and a late copy on the line takes it back.
 """
 
 import numpy as np
 
 from .jit import njit
-from .live_layout import (C_DROPPED, C_HELD, C_HI, C_LAST, C_LO, C_PROBE_SEQ, C_PROBED, CHOICE_HELD, HP_COUNT,
+from .live_layout import (C_DROPPED, C_HELD, C_HI, C_LAST, C_LO, C_PROBE_SEQ, C_PROBED, CHOICE_HELD, GAP_SLOTS, HP_COUNT,
                           HP_LEN, HP_LINE, HP_ORDER, HP_SEQ, HP_TS, JUMP_CONFIRM, LINE_REQUEST, N_LINES, PEND_SLOT,
                           QUARANTINE_HELD, QUARANTINE_WINDOW, S_CANDIDATES, S_CHOICE_N, S_END, S_HIGH, S_H_BYTE,
                           S_H_REC, S_NEXT, S_PEND, S_PEND_FULL, S_Q_HELD, S_Q_MIN, S_Q_ORDER, S_SESSION_HI,
@@ -84,12 +88,98 @@ def deliver(S, src, at, nbytes, seq, line, ts, t, ring, recs, stats, line_gap):
     S[S_W_REC] = r
     if line == LINE_REQUEST:
         stats[line, S_RECOVERED_REQUEST] += 1
-    else:
-        for o in range(N_LINES - 1):
-            if o != line and line_gap[o, 0] <= seq < line_gap[o, 1]:
-                stats[o, S_RECOVERED_OTHER] += 1
+        _ranges_add(line_gap, LINE_REQUEST, seq, seq + 1)
     S[S_NEXT] = seq + 1
     return True
+
+
+# ---------------------------------------------------------------- ranges of numbers per line
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _ranges_add(g, row, a, b):
+    """Numbers a..b-1 into row ``row`` of ``g`` (one range extended when it ends at ``a``; a
+    free slot, else the lowest range's)."""
+    if a >= b:
+        return
+    free = -1
+    low = -1
+    for k in range(GAP_SLOTS):
+        lo, hi = g[row, k, 0], g[row, k, 1]
+        if lo >= hi:
+            if free < 0:
+                free = k
+            continue
+        if hi == a:
+            g[row, k, 1] = b
+            free = -2
+            break
+        if low < 0 or lo < g[row, low, 0]:
+            low = k
+    if free != -2:
+        k = free if free >= 0 else low
+        g[row, k, 0] = a
+        g[row, k, 1] = b
+    if b > g[row, GAP_SLOTS, 1]:
+        g[row, GAP_SLOTS, 1] = b
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _ranges_has(g, row, s):
+    if s >= g[row, GAP_SLOTS, 1]:
+        return False
+    for k in range(GAP_SLOTS):
+        if g[row, k, 0] <= s < g[row, k, 1]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _by_lines(S, g, a, b, pend_seq, pend_meta):
+    """How many of the numbers a..b-1 a line's copy brought first: below the next number to
+    deliver, those not given up nor answered by the re-request server; from it on, those held."""
+    nxt = S[S_NEXT]
+    n = 0
+    m = min(b, nxt)
+    if m > a:
+        n += m - a
+        for k in range(GAP_SLOTS):
+            x, y = max(a, g[LINE_REQUEST, k, 0]), min(m, g[LINE_REQUEST, k, 1])
+            if x < y:
+                n -= y - x
+    pmask = pend_seq.shape[0] - 1
+    for s in range(max(a, nxt), min(b, nxt + pmask + 1)):
+        slot = s & pmask
+        if pend_seq[slot] == s and pend_meta[slot, 0] != LINE_REQUEST:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _ranges_cut(S, g, row, a, b, pend_seq, pend_meta):
+    """Take a..b-1 out of row ``row``: (numbers taken out, how many of them a line's copy
+    brought first: ``_by_lines``)."""
+    cut = 0
+    by = 0
+    if a >= b:
+        return cut, by
+    for k in range(GAP_SLOTS):
+        lo, hi = g[row, k, 0], g[row, k, 1]
+        x, y = max(lo, a), min(hi, b)
+        if x >= y:
+            continue
+        cut += y - x
+        by += _by_lines(S, g, x, y, pend_seq, pend_meta)
+        if lo < x:
+            g[row, k, 1] = x
+            if y < hi:
+                _ranges_add(g, row, y, hi)
+        elif y < hi:
+            g[row, k, 0] = y
+        else:
+            g[row, k, 0] = 0
+            g[row, k, 1] = 0
+    return cut, by
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -109,27 +199,23 @@ def drain(S, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _follow(S, line, seq, end, stats, line_next, line_gap):
-    """The line's own sequence: a jump forward is one of its gaps, a late packet fills it."""
+def _follow(S, line, seq, end, stats, line_next, line_gap, pend_seq, pend_meta):
+    """The line's own sequence from number 1: a jump forward is one of its gaps (its numbers
+    another line brought already count as recovered), a late packet takes its numbers off
+    them (and off recovered), a packet below that fills none of them goes backwards."""
     expect = line_next[line]
-    nxt = S[S_NEXT]
     if expect < 0:
-        expect = nxt if seq >= nxt else seq
+        expect = 1
     if seq > expect:
         stats[line, S_GAPS] += 1
         stats[line, S_GAP_MESSAGES] += seq - expect
-        stats[line, S_RECOVERED_OTHER] += max(0, min(seq, nxt) - expect)
-        line_gap[line, 0] = max(expect, nxt)
-        line_gap[line, 1] = seq
+        stats[line, S_RECOVERED_OTHER] += _by_lines(S, line_gap, expect, seq, pend_seq, pend_meta)
+        _ranges_add(line_gap, line, expect, seq)
     elif seq < expect:
-        lo, hi = line_gap[line, 0], line_gap[line, 1]
-        if seq < hi and end > lo:          # fills (part of) its gap
-            if seq <= lo:
-                line_gap[line, 0] = min(hi, end)
-            else:
-                line_gap[line, 1] = seq
-        else:
+        cut, by = _ranges_cut(S, line_gap, line, seq, min(end, expect), pend_seq, pend_meta)
+        if cut == 0:
             stats[line, S_BACKWARDS] += 1
+        stats[line, S_RECOVERED_OTHER] -= by
     line_next[line] = max(expect, end)
 
 
@@ -399,6 +485,15 @@ def _count_wrong(i, cand, held, stats):
         stats[line, S_WRONG_SESSION] += cand[i, C_DROPPED + line]
 
 
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _recovered(line, s, stats, line_gap):
+    """Number ``s``'s first copy came on ``line``: recovered for the other lines whose gaps hold it."""
+    if line != LINE_REQUEST:
+        for o in range(N_LINES):
+            if o != line and o != LINE_REQUEST and _ranges_has(line_gap, o, s):
+                stats[o, S_RECOVERED_OTHER] += 1
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _take(S, line, buf, seq, c, ts, t, arb):
     """A well-formed packet of the session (header: ``seq``, count ``c``)."""
@@ -417,7 +512,7 @@ def _take(S, line, buf, seq, c, ts, t, arb):
         stats[line, S_MESSAGES] += n
     end = seq + n
     if line != LINE_REQUEST:
-        _follow(S, line, seq, end, stats, line_next, line_gap)
+        _follow(S, line, seq, end, stats, line_next, line_gap, pend_seq, pend_meta)
     if end > S[S_HIGH]:
         S[S_HIGH] = end
     if n == 0 and seq > S[S_HIGH]:
@@ -431,6 +526,7 @@ def _take(S, line, buf, seq, c, ts, t, arb):
         if s < nxt:
             stats[line, S_DUPLICATES] += 1
         elif s == nxt:
+            _recovered(line, s, stats, line_gap)
             if deliver(S, buf, q, nbytes, s, line, ts, t, ring, recs, stats, line_gap):
                 drain(S, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data)
         elif s - nxt > pmask or nbytes > PEND_SLOT:
@@ -440,6 +536,7 @@ def _take(S, line, buf, seq, c, ts, t, arb):
             if pend_seq[slot] == s:
                 stats[line, S_DUPLICATES] += 1
             else:
+                _recovered(line, s, stats, line_gap)
                 pend_seq[slot] = s
                 pend_meta[slot, 0] = line
                 pend_meta[slot, 1] = ts
@@ -484,6 +581,7 @@ def missing(S, pend_seq, out):
 def skip(S, first, count, t, ring, recs, stats, line_gap, pend_seq, pend_meta, pend_data):
     """Give up ``first .. first+count-1`` (the first missing range): delivery goes on after it."""
     if first == S[S_NEXT]:
+        _ranges_add(line_gap, LINE_REQUEST, first, first + count)
         S[S_NEXT] = first + count
         if S[S_HIGH] < first + count:
             S[S_HIGH] = first + count

@@ -65,6 +65,10 @@ DGRAM = 2048         # bytes a datagram may have (longer ones are truncated: bad
 CTL = 64             # control bytes a datagram (the kernel's receive stamp)
 PEND_BITS = 16       # messages held ahead of a gap
 PEND_SLOT = 128      # bytes a held message may have (2-byte length included)
+#: ranges of numbers kept per line (``live_arb``'s ``line_gap``): a line's own gaps (the numbers
+#: its jumps skipped, not received on it since); the re-request row: the numbers no line
+#: delivered (given up, or answered by the server). When full, the lowest range goes.
+GAP_SLOTS = 64
 PY_WIDTH = 9         # py_rows: seq, time, locate, bid px, qty, ask px, qty, kernel stamp, book stamp
 REF_BITS = 16        # orders' stamps kept by UserRefNum
 OUTBOX = 1 << 14     # bytes of orders gathered for one send (sent sooner when nearly full)

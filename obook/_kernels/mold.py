@@ -73,7 +73,9 @@ def mold_headers(buf, poff, plen, n, seq, count, sess_hi, sess_lo, status):
 @njit(cache=True, nogil=True, inline="always")
 def _take(w, line, s0, c, who, have, line_next, stats, end_seq):
     """One well-formed packet of the session, in arrival order: its new numbers go to ``w``
-    (``who``), the line's own sequence is followed. Returns (end-of-session number, numbers won)."""
+    (``who``), the line's own sequence is followed from number 1: a jump forward is a gap, a
+    packet below the line's next number that brings none of the numbers its jumps skipped
+    (``have``: bit per line) goes backwards. Returns (end-of-session number, numbers won)."""
     n = 0
     if c == 0 or c == END_OF_SESSION:
         stats[line, S_HEARTBEATS] += 1
@@ -82,19 +84,25 @@ def _take(w, line, s0, c, who, have, line_next, stats, end_seq):
     else:
         n = c
         stats[line, S_MESSAGES] += n
+    bit = np.uint8(1 << line)
     e = line_next[line]
     if e < 0:
-        e = s0          # a line starts where its first packet does
+        e = 1           # a line's sequence starts at the session's first number
     if s0 > e:
         stats[line, S_GAPS] += 1
         stats[line, S_GAP_MESSAGES] += s0 - e
-    elif s0 < e and n > 0:
-        stats[line, S_BACKWARDS] += 1
+    elif s0 < e:
+        fills = False
+        for s in range(s0, min(e, s0 + n)):
+            if have[s] & bit == 0:
+                fills = True
+                break
+        if not fills:
+            stats[line, S_BACKWARDS] += 1
     if s0 + n > e:
         line_next[line] = s0 + n
     else:
         line_next[line] = e
-    bit = np.uint8(1 << line)
     won = 0
     for s in range(s0, s0 + n):
         if who[s] < 0:
@@ -252,14 +260,15 @@ def round_apply(pend, order, m, state, who, have, line_next, stats, w_line, w_ts
 
 
 @njit(cache=True, nogil=True)
-def recovered(have, lo, hi, lines, stats):
-    """Per line: the numbers it never received that another line did."""
+def recovered(have, lo, hi, lines, line_next, stats):
+    """Per line: the numbers its jumps skipped (below its next number, ``line_next``) that it
+    never received and another line did."""
     for s in range(lo, hi):
         h = have[s]
         if h == 0:
             continue
         for line in range(lines):
-            if (h >> line) & 1 == 0:
+            if (h >> line) & 1 == 0 and s < line_next[line]:
                 stats[line, S_RECOVERED_OTHER] += 1
 
 @njit(cache=True, nogil=True)

@@ -59,10 +59,11 @@ def _libc_functions() -> np.ndarray:
 
 def arbitration(ring: np.ndarray, recs: np.ndarray) -> tuple:
     """The arbitration's arrays (``obook._kernels.live_arb``'s ``arb``) around the delivered
-    ring ``ring`` and its records ``recs``: per-line stats, each line's next number and last
-    gap, the messages held ahead of a gap, the sessions and packets held until one is chosen."""
+    ring ``ring`` and its records ``recs``: per-line stats, each line's next number and own
+    gaps (and the numbers no line delivered), the messages held ahead of a gap, the sessions
+    and packets held until one is chosen."""
     return (ring, recs, np.zeros((L.N_LINES, N_STATS), np.int64), np.full(L.N_LINES, -1, np.int64),
-            np.zeros((L.N_LINES, 2), np.int64), np.full(1 << L.PEND_BITS, -1, np.int64),
+            np.zeros((L.N_LINES, L.GAP_SLOTS + 1, 2), np.int64), np.full(1 << L.PEND_BITS, -1, np.int64),
             np.zeros((1 << L.PEND_BITS, 3), np.int64), np.zeros((1 << L.PEND_BITS, L.PEND_SLOT), np.uint8),
             np.zeros((L.CHOICE_SESSIONS, L.C_WIDTH), np.int64),
             np.zeros((L.CHOICE_SESSIONS * L.CHOICE_HELD, L.HP_WIDTH), np.int64),

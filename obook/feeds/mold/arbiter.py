@@ -14,13 +14,14 @@ Definitions (per line, :attr:`Arbiter.stats`):
 * ``duplicates``: messages received on the line that had already been received (on any line,
   or earlier on this one).
 * ``gaps``: how many times the line's own sequence jumped forward: a packet (or heartbeat)
-  whose sequence number is above the number the line should send next. ``gap_messages``:
-  the messages those jumps skipped. A skipped message that arrives later on the same line
-  (reordering) is taken off the line's gap again.
-* ``recovered_other_line``: messages in this line's gaps that another line delivered
-  (counted when they are delivered, or at the jump for those delivered before it).
-  Reordering within a line shows as a gap plus a late packet; the late packet takes its
-  messages off the line's gap if they were not delivered yet, else it counts as ``backwards``.
+  whose sequence number is above the number the line should send next (the session's first
+  number before its first packet). ``gap_messages``: the messages those jumps skipped. A
+  skipped message that arrives later on the same line (reordering) is taken off the line's
+  gaps again.
+* ``recovered_other_line``: the numbers in this line's gaps that it never received and
+  another line did (counted when another line's copy comes first, or at the jump for those
+  that came before it; a late copy on this line takes them back off). Reordering within a
+  line shows as a gap plus a late packet that fills it, whichever line delivered first.
 * ``recovered_request``: messages this line delivered first that came in a re-request
   answer: the live side passes ``requested=True`` for packets answering its re-requests.
   Those packets do not move the line's own sequence (they are not its regular stream).
@@ -35,8 +36,13 @@ Definitions (per line, :attr:`Arbiter.stats`):
   of them chain; the count is of those never taken in. They move neither the highest number
   seen nor the line's own sequence.
 * ``backwards``: packets whose sequence number is below the number the line should send next
-  and that fill none of its own gaps (a sequence number going backwards); their messages
-  are still delivered if new, else counted as duplicates.
+  and that fill none of its own gaps (a sequence number going backwards: a repeat, a stale
+  heartbeat); their messages are still delivered if new, else counted as duplicates.
+
+These counts do not hang on when numbers are delivered or given up: fed the same packets in
+the same order, a capture replay (``obook.feeds.mold.stream``) and the live loop count the
+same. A line's gaps more than ``sessions.WINDOW`` numbers below the next number to deliver
+are forgotten (a copy that late goes backwards).
 
 A gap of the arbiter (:meth:`Arbiter.missing`) is a sequence number not received on any line
 but below the highest one seen (a data packet's last message, a heartbeat's or an end of
@@ -53,7 +59,7 @@ from __future__ import annotations
 import bisect
 
 from .packets import END_OF_SESSION, MoldPacketError, decode_packet, session_name
-from .sessions import Quarantine, SessionChoice
+from .sessions import WINDOW, Quarantine, SessionChoice
 
 STAT_KEYS = ("packets", "messages", "duplicates", "gaps", "gap_messages", "recovered_other_line",
              "recovered_request", "heartbeats", "bad_packets", "wrong_session", "backwards", "implausible")
@@ -119,6 +125,14 @@ class _Ranges:
                 break
         return out
 
+    def cut(self, a: int, b: int) -> list[tuple[int, int]]:
+        """Take [a, b) out; returns the parts of it that were in the set."""
+        i = bisect.bisect_right(self.ends, a)
+        j = bisect.bisect_left(self.starts, b)
+        parts = [(max(s, a), min(e, b)) for s, e in zip(self.starts[i:j], self.ends[i:j]) if max(s, a) < min(e, b)]
+        self.remove(a, b)
+        return parts
+
     def overlap(self, a: int, b: int) -> int:
         i = bisect.bisect_right(self.ends, a)
         j = bisect.bisect_left(self.starts, b)
@@ -132,6 +146,7 @@ class Arbiter:
                  strict: bool = False):
         self.session = None if session is None else session_name(session)     # (never cut to 10)
         self.next_seq = first_seq        # the next sequence number to deliver
+        self.first_seq = first_seq
         self.lines = lines
         self.strict = strict
         self.high = first_seq            # every number below it exists (seen or implied)
@@ -142,6 +157,7 @@ class Arbiter:
         self._ready: list[tuple[int, int, int, bytes]] = []
         self._line_next = [None] * lines  # per line: the number it should send next
         self._line_gaps = [_Ranges() for _ in range(lines)]
+        self._by_line = _Ranges()        # numbers whose first copy came on a line (not a re-request)
         self._skipped = _Ranges()
         self._choice = SessionChoice() if self.session is None else None
         self._quarantine = Quarantine()
@@ -219,22 +235,31 @@ class Arbiter:
                 st["duplicates"] += 1
             else:
                 self._pending[s] = (line, ts_recv, msg, requested)
+                if not requested:
+                    self._by_line.add(s, s + 1)
+                    for other, gaps in enumerate(self._line_gaps):
+                        if other != line and gaps.overlap(s, s + 1):
+                            self.stats[other]["recovered_other_line"] += 1
 
     def _follow_line(self, line: int, seq: int, end: int, st: dict) -> None:
         """Track the line's own sequence: jumps forward are its gaps, late packets fill them."""
         expect = self._line_next[line]
         if expect is None:
-            expect = self.next_seq if seq >= self.next_seq else seq
+            expect = self.first_seq
+        gaps = self._line_gaps[line]
         if seq > expect:
             st["gaps"] += 1
             st["gap_messages"] += seq - expect
-            # the part already delivered came from another line; the rest is settled on delivery
-            st["recovered_other_line"] += max(0, min(seq, self.next_seq) - expect)
-            self._line_gaps[line].add(max(expect, self.next_seq), seq)
+            # the numbers another line brought already are recovered; the rest as they come
+            st["recovered_other_line"] += self._by_line.overlap(expect, seq)
+            gaps.add(expect, seq)
+            if gaps.starts[0] < self.next_seq - WINDOW:
+                gaps.remove(gaps.starts[0], self.next_seq - WINDOW)
         elif seq < expect:
-            filled = self._line_gaps[line].remove(seq, end)
+            filled = gaps.cut(seq, min(end, expect))
             if not filled:
                 st["backwards"] += 1
+            st["recovered_other_line"] -= sum(self._by_line.overlap(a, b) for a, b in filled)
         self._line_next[line] = max(expect, end)
 
     def _drain(self) -> None:
@@ -247,17 +272,11 @@ class Arbiter:
                 self._ready.append((nxt, line, ts, msg))
                 if requested:
                     self.stats[line]["recovered_request"] += 1
-                elif self.lines > 1:
-                    for other in range(self.lines):
-                        if other != line and self._line_gaps[other].remove(nxt, nxt + 1):
-                            self.stats[other]["recovered_other_line"] += 1
                 nxt += 1
                 continue
             if self._skipped and self._skipped.starts[0] <= nxt:
                 end = self._skipped.ends[0]
                 self._skipped.remove(self._skipped.starts[0], end)
-                for g in self._line_gaps:
-                    g.remove(nxt, end)
                 nxt = max(nxt, end)
                 continue
             break

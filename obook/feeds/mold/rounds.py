@@ -194,7 +194,7 @@ class Rounds:
         st = self._state
         hi = int(st[M.R_TOP])            # an end of session hides no message (see stream.decide)
         s, w, n = self.seqs.arrays, self.winners.arrays, int(st[M.R_WON])
-        M.recovered(s["have"], 1, hi, len(self.lines), self.stats)
+        M.recovered(s["have"], 1, hi, len(self.lines), self._line_next, self.stats)
         session = None
         if st[M.R_SESSION]:
             session = int(st[M.R_HI]).to_bytes(8, "big") + int(st[M.R_LO]).to_bytes(2, "big")

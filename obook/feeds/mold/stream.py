@@ -192,7 +192,7 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     # an end of session ends nothing a line delivered: its number only tells of messages lost
     # before it (as in the live arbiter)
     end_seq = M.arbitrate(order, p_line, seq, count, ok, who, have, line_next, stats)
-    M.recovered(have, 1, hi, n_lines, stats)
+    M.recovered(have, 1, hi, n_lines, line_next, stats)
     problems = [c.problem for c in captures if c.problem is not None]
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
     return Arbitration(lines_out, captures, who[:hi + 1], p_off, seq, p_file, p_line, p_ts, hi, end_seq, stats,
