@@ -181,3 +181,47 @@ def test_hot_listener_forged_far_numbers_counted_implausible_day_whole(day, on_g
     assert st["ended"] and st["gaps"] == []
     assert st["lines"]["A"]["implausible"] + st["lines"]["B"]["implausible"] == 3
     assert table.equals(obook.bbo(itch, workers=1).read_all())
+
+
+def _two_days(d, two_files: bool):
+    """A capture of two MoldUDP64 sessions, DAYONE0001 of 2026-11-30 then the longer
+    DAYTWO0001 of 2026-12-01 (lines A and B in it, or each line in a capture of its own), the
+    feed of the first alone and of the second alone, and the second's first record number."""
+    feeds, parts = [], []
+    for name, n, date, session in (("one", 2000, "2026-11-30", b"DAYONE0001"),
+                                   ("two", 4000, "2026-12-01", b"DAYTWO0001")):
+        write_itch(d / f"{name}.itch", n, 6, seed=len(name) + n)
+        a, b = d / f"{name}-a.pcap", (d / f"{name}-b.pcap" if two_files else None)
+        write_pcap(d / f"{name}.itch", a, b, seed=3, drop=0.02, date=date, session=session)
+        parts.append([open(p, "rb").read() for p in (a, b) if p is not None])
+        feeds.append(obook.lines(a=f"{a}:{A}", b=f"{b}:{B}") if two_files else str(a))
+    paths = [d / f"both-{line}.pcap" for line in "ab"[:len(parts[0])]]
+    for path, first, second in zip(paths, *parts):
+        path.write_bytes(first + second[HEADER:])
+    records, pos = 0, HEADER
+    while pos < len(parts[0][0]):
+        pos += 16 + struct.unpack_from("<I", parts[0][0], pos + 8)[0]
+        records += 1
+    both = obook.lines(a=f"{paths[0]}:{A}", b=f"{paths[1]}:{B}") if two_files else str(paths[0])
+    return both, paths[0], feeds, records + 1
+
+
+@pytest.mark.parametrize("two_files", [False, True])
+def test_pcap_second_session_of_another_day_strict_error_names_both_rows_keep_their_date(tmp_path, two_files):
+    """A capture of one day's session then the next day's, longer one: the replay follows the
+    session that dates it (the first), never the second's rows under the first's date; strict:
+    after the first session's rows, one error naming the capture, the second's first packet and
+    both sessions; tolerant: the second's packets counted as wrong_session."""
+    both, first_capture, (one, two), second_at = _two_days(tmp_path, two_files)
+    want = obook.bbo(one, workers=1).read_all()
+    assert str(want.column("timestamp")[0].as_py().date()) == "2026-11-30"
+    with pytest.raises(obook.FeedError) as err:
+        obook.bbo(both, workers=1).read_all()
+    assert str(err.value) == (f"{first_capture}: record {second_at}: a packet of MoldUDP64 session 'DAYTWO0001' of "
+                              f"2026-12-01, while the replay follows session 'DAYONE0001' of 2026-11-30: one "
+                              f"session is replayed (the other's packets are counted as wrong_session; give its "
+                              f"capture alone to replay it)")
+    got = obook.bbo(both, workers=1, on_error="skip").read_all()
+    assert got.select(want.schema.names).equals(want)
+    stats = obook.line_stats(both).read_all().to_pylist()
+    assert [s["wrong_session"] for s in stats] == [s["packets"] for s in obook.line_stats(two).read_all().to_pylist()]

@@ -208,17 +208,21 @@ def ip_text(number: int) -> str:
     return ".".join(str(b) for b in int(number).to_bytes(4, "big"))
 
 
-#: datagrams looked at for a capture's first MoldUDP64 packet (its session date)
+#: datagrams looked at for a capture's first MoldUDP64 packet (its session and date)
 FIRST_DATAGRAMS = 256
 
 
-def first_packet_time(path, ip: int | None = None, port: int | None = None) -> int | None:
-    """The capture time (UTC ns) of the first UDP datagram (to ``ip``:``port`` when given)
-    holding a well-formed MoldUDP64 packet of messages, among the first ``FIRST_DATAGRAMS``;
-    else of the first well-formed packet, else of the first datagram, else of the first
-    record (:func:`read_first_time`). A frame before them (ARP, another destination, a
-    capture started the day before) does not date the session."""
+def dating_packet(path, ip: int | None = None, port: int | None = None) -> tuple[int | None, bytes | None]:
+    """(capture time in UTC ns, session) of the packet that names and dates the session a
+    capture replays, among the first ``FIRST_DATAGRAMS`` UDP datagrams (to ``ip``:``port``
+    when given): the session is the one of most well-formed MoldUDP64 packets there (the
+    earliest on a tie: a stray packet of another session is outvoted), the time its first
+    packet of messages's, else its first packet's. Without a well-formed packet there: the
+    first datagram's time, else the first record's (:func:`read_first_time`), and no session.
+    A frame before them (ARP, another destination, a capture started the day before) does
+    not date the session."""
     from ..._kernels import mold as M
+    from .sessions import majority_session
 
     arrays = [np.empty(FIRST_DATAGRAMS, np.int64) for _ in range(6)]
     try:
@@ -227,15 +231,33 @@ def first_packet_time(path, ip: int | None = None, port: int | None = None) -> i
     except ObookError:          # no capture, cut short, no datagram to ip:port: said by the replay
         n = 0
     if not n:
-        return read_first_time(path)
+        return read_first_time(path), None
     ts, _ip, _port, poff, plen, _rec = (a[:n] for a in arrays)
     seq, count, hi, lo, status = (np.empty(n, np.int64) for _ in range(5))
     M.mold_headers(reader.buf, poff, plen, n, seq, count, hi, lo, status)
     good = status == M.P_OK
-    for pick in (good & (count != 0) & (count != M.END_OF_SESSION), good):
+    if not good.any():
+        return int(ts[0]), None
+    s_hi, s_lo, _n = majority_session(hi[good], lo[good], np.flatnonzero(good))
+    mine = good & (hi == s_hi) & (lo == s_lo)
+    session = s_hi.to_bytes(8, "big", signed=s_hi < 0) + s_lo.to_bytes(2, "big")
+    for pick in (mine & (count != 0) & (count != M.END_OF_SESSION), mine):
         if pick.any():
-            return int(ts[np.argmax(pick)])
-    return int(ts[0])
+            return int(ts[np.argmax(pick)]), session
+    return int(ts[0]), session      # (not reached: mine holds a packet)
+
+
+def first_packet_time(path, ip: int | None = None, port: int | None = None) -> int | None:
+    """The capture time (UTC ns) that dates the session a capture replays (:func:`dating_packet`)."""
+    return dating_packet(path, ip, port)[0]
+
+
+def new_york_date(ns: int):
+    """The New York date of a UTC ns time."""
+    import datetime as _dt
+    from zoneinfo import ZoneInfo
+
+    return _dt.datetime.fromtimestamp(ns / 1e9, ZoneInfo("America/New_York")).date()
 
 
 def read_first_time(path) -> int | None:

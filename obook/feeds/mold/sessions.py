@@ -13,8 +13,9 @@ header). Neither may decide what is replayed on the strength of one packet:
   everything seen is held aside (a bounded number of packets); it is taken in only when
   ``confirm`` held packets chain (each starting where the one before ends: the jump is a
   stream, not a stray header), and counted as ``implausible`` otherwise.
-* :func:`majority_session` (captures, which are read whole): the session of most
-  well-formed packets, the earliest on a tie.
+* :func:`majority_session` (captures): the session of most well-formed packets, the earliest
+  on a tie, among the first line's first datagrams (``capture.dating_packet``: the session
+  that dates the replay), else among all.
 """
 
 from __future__ import annotations

@@ -105,15 +105,10 @@ LINE_STATS = SideTable("line_stats", LINE_STATS_SCHEMA, _own)
 
 
 def session_date(path):
-    """The New York date of the first line's first MoldUDP64 packet (see
-    ``capture.first_packet_time``; None: no packet)."""
-    import datetime as _dt
-    from zoneinfo import ZoneInfo
-
-    from .capture import first_packet_time
+    """The New York date of the session the capture replays: its first MoldUDP64 packet on the
+    first line (see ``capture.dating_packet``; None: no packet)."""
+    from .capture import first_packet_time, new_york_date
 
     first = as_lines(path)[0]
     ns = first_packet_time(first.path, first.ip, first.port)
-    if ns is None:
-        return None
-    return _dt.datetime.fromtimestamp(ns / 1e9, ZoneInfo("America/New_York")).date()
+    return None if ns is None else new_york_date(ns)

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ...errors import FeedError, ObookError
 from .arbiter import STAT_KEYS
-from .capture import read_capture
+from .capture import PCAPNG_MAGIC, dating_packet, read_capture
 from .lines import LINE_NAMES, Lines
 from .sessions import majority_session
 
@@ -159,17 +159,24 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
         order = np.argsort(p_rec, kind="stable")
     session = None
     ok = good.astype(np.uint8)
-    if good.any():          # the session of most packets (a stale or stray one is outvoted)
+    if good.any():
+        # the session that dates the replay (of most packets at the first line's start: a
+        # stale or stray one is outvoted), else the session of most packets
         rank = np.empty(n, np.int64)
         rank[order] = np.arange(n)
-        hi_, lo_, n_sessions = majority_session(s_hi[good], s_lo[good], rank[good])
-        session = hi_.to_bytes(8, "big") + lo_.to_bytes(2, "big")
+        dated_ns, session = dating_packet(lines[0].path, lines[0].ip, lines[0].port)
+        if session is None:
+            hi_, lo_, _n = majority_session(s_hi[good], s_lo[good], rank[good])
+            session = _session_bytes(hi_, lo_)
+        hi_, lo_ = int.from_bytes(session[:8], "big", signed=True), int.from_bytes(session[8:], "big")
         wrong = good & ((s_hi != hi_) | (s_lo != lo_))
         stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
         ok[wrong] = 0
-        if n_sessions > 1:
-            _ignored_sessions("+".join(sorted({s.path for s in lines})), session.decode("ascii", "replace").strip(),
-                              int(wrong.sum()), n_sessions - 1)
+        if wrong.any():
+            n_sessions = len(np.unique(np.stack([s_hi[wrong], s_lo[wrong]], axis=1), axis=0))
+            _ignored_sessions("+".join(sorted({s.path for s in lines})), _session_text(session),
+                              int(wrong.sum()), n_sessions)
+            _other_day(captures, order, good & ~wrong, wrong, p_file, p_ts, p_rec, s_hi, s_lo, session, dated_ns)
     data = ok.astype(bool) & (count != 0) & (count != M.END_OF_SESSION)
     # a corrupt sequence number must not size the arrays: numbers beyond every message the
     # packets hold (x4, + 1 Mi) are implausible (counted, ignored); most of them so: a
@@ -197,6 +204,44 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
     lines_out = [(spec, ip, port) for spec, _f, _sel, ip, port in chosen]
     return Arbitration(lines_out, captures, who[:hi + 1], p_off, seq, p_file, p_line, p_ts, hi, end_seq, stats,
                        session, problems)
+
+
+def _session_bytes(hi: int, lo: int) -> bytes:
+    """A session's 10 bytes from its high (int64 of the first 8) and low (2) parts."""
+    return hi.to_bytes(8, "big", signed=True) + lo.to_bytes(2, "big")
+
+
+def _session_text(session: bytes) -> str:
+    return session.decode("ascii", "replace").strip()
+
+
+def _other_day(captures, order, mine, wrong, p_file, p_ts, p_rec, s_hi, s_lo, session, dated_ns) -> None:
+    """A packet of another session than the replayed one, after the replayed one's first packet
+    and dated another day (New York), is the capture's problem (at most one a capture, as a cut
+    is): a strict replay stops with it after the session's rows, a tolerant one counts it. Its
+    packets are not replayed (counted as wrong_session): the rows would carry the wrong date."""
+    from .capture import new_york_date
+
+    if dated_ns is None or not mine.any():
+        return
+    day = new_york_date(dated_ns)
+    arrival = np.empty(len(order), np.int64)
+    arrival[order] = np.arange(len(order))
+    start = arrival[mine].min()
+    later = np.flatnonzero(wrong & (arrival > start))
+    for p in later[np.argsort(arrival[later], kind="stable")]:
+        other = new_york_date(int(p_ts[p]))
+        if other == day:
+            continue
+        cap = captures[int(p_file[p])]
+        if cap.problem is None:
+            cap.problem = FeedError(
+                cap.path, int(p_rec[p]),
+                f"a packet of MoldUDP64 session {_session_text(_session_bytes(int(s_hi[p]), int(s_lo[p])))!r} "
+                f"of {other}, while the replay follows session {_session_text(session)!r} of {day}: one "
+                f"session is replayed (the other's packets are counted as wrong_session; give its capture "
+                f"alone to replay it)", unit="record" if cap.buf[:4].tobytes() != PCAPNG_MAGIC else "block")
+        return
 
 
 #: (captures, session, packets, sessions) already told of in this process
