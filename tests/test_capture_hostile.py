@@ -199,3 +199,15 @@ def test_capture_session_date_from_first_mold_packet_not_an_earlier_frame(tmp_pa
     got = obook.bbo(obook.lines(a=f"{path}:{A}"), workers=1).read_all()
     assert want.num_rows == 2 and got.column("timestamp").equals(want.column("timestamp"))
     assert str(want.column("timestamp")[0].as_py().date()) == "2026-11-30"
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_capture_session_of_bytes_above_0x7f_replays_not_a_traceback(tmp_path, named):
+    """A session whose first byte is 0x80 or more (its high part a negative int64): the
+    capture replays, whole or in rounds (a line named by address and port)."""
+    msgs = _messages()
+    payload = struct.pack(">10sQH", b"\xff" * 10, 1, len(msgs)) + b"".join(struct.pack(">H", len(m)) + m for m in msgs)
+    path = _pcap(tmp_path / "ff.pcap", [_frame(payload, LINE_A, False)])
+    src = obook.lines(a=f"{path}:{A}") if named else str(path)
+    assert obook.bbo(src, workers=1).read_all().num_rows == 2
+    assert obook.line_stats(src).read_all().to_pylist()[0]["messages"] == 3
