@@ -139,6 +139,28 @@ def test_stream_write_kernel_two_files_runs_inner_start_and_lost_frames(compiled
     assert n == 0 and nxt == 1
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_stream_write_kernel_zero_byte_messages_escaped_lost_frame_theirs_alone(compiled):
+    """Messages that are the byte 0x00 (first in their packet, in a row, last) are written as
+    the frame 00 02 00 00, so the frame 00 01 00 is a lost message's only; any output room
+    writes whole records and goes on where it stopped."""
+    from obook._kernels import mold as M
+
+    fn = M.stream_write if compiled else M.stream_write.py_func
+    msgs = [b"\x00", b"\x00", b"A", b"\x00", b"BB", b"\x00"]
+    a = np.frombuffer(bytes(20) + b"".join(len(m).to_bytes(2, "big") + m for m in msgs), np.uint8)
+    who = np.array([-1, 0, 0, 0, 0, 0, 0, -1], np.int64)          # numbers 1..6 packet 0; 7 lost
+    p_file, p_off, p_seq = np.array([0], np.int64), np.array([0], np.int64), np.array([1], np.int64)
+    want = b"\x00\x02\x00\x00" * 2 + b"\x00\x01A" + b"\x00\x02\x00\x00" + b"\x00\x02BB" + b"\x00\x02\x00\x00" + b"\x00\x01\x00"
+    for room in (64, 4, 5, 7):
+        got, s = b"", 1
+        while s < 8:
+            out = np.zeros(room, np.uint8)
+            n, s = fn((a,), s, 8, who, p_file, p_off, p_seq, out)
+            got += bytes(out[:n])
+        assert got == want, room
+
+
 def _capture(path, rows, dst):
     import struct
 
