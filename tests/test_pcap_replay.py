@@ -317,7 +317,7 @@ def _live_loop_stats(arrivals, packet):
 
 @pytest.mark.parametrize("seed,drop,reorder,both_gaps,delay_ns", [
     (41, 0.1, 0.05, 2, 0), (42, 0.2, 0.0, 0, 10**9), (43, 0.15, 0.1, 3, 300_000)])
-def test_pcap_line_stats_equal_python_and_compiled_live_arbiters(day, seed, drop, reorder, both_gaps, delay_ns):
+def test_pcap_line_stats_same_packets_equal_python_and_compiled_live_arbiters(day, seed, drop, reorder, both_gaps, delay_ns):
     """The same generated packets (drops, duplicates, reordering, losses on both lines, line B
     late) through the capture replay, the live side's Arbiter and the compiled live loop's
     arbitration (compiled and as py_func): every line_stats count is the same."""
