@@ -193,7 +193,7 @@ def _of_session(P, i, state):
 def round_check(pend, order, m, state):
     """Whether the round's datagrams can be published: no number that may be far (below 1 or
     past 4x the data messages so far + 1 Mi), no end of session before the frontier and no
-    well-formed packet of another session (the whole capture's majority chooses).
+    well-formed packet of another session (the session that dates the replay is the one kept).
     Returns (0 or R_STOP, data messages, highest number end) (nothing committed but the
     session). One pass: the bound is checked against the highest end after it."""
     data = state[R_DATA]
@@ -205,7 +205,7 @@ def round_check(pend, order, m, state):
         P = pend[order[j] >> _LINE_SHIFT]
         i = order[j] & mask
         if not _of_session(P, i, state):
-            stop = stop or P[F_STATUS, i] == P_OK     # another session: the majority decides
+            stop = stop or P[F_STATUS, i] == P_OK     # another session: the dating one is kept
             continue
         s0 = P[F_SEQ, i]
         c = P[F_COUNT, i]
