@@ -576,3 +576,40 @@ def test_cli_gen_onto_a_full_device_one_line_error_says_the_disk_is_full(capsys,
     if not stat.S_ISCHR(os.stat(out).st_mode):
         pytest.skip(f"{out} is no device here")
     assert cli_error(capsys, "gen", kind, out, "-n", "1000") == f"error: {out}: cannot write: No space left on device\n"
+
+
+def _files_open_under(pid: int, folder) -> list[str]:
+    """The paths of the files process ``pid`` holds open under ``folder`` (a deleted one too)."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:         # closed meanwhile
+            continue
+        if target.startswith(str(folder)):
+            out.append(target)
+    return out
+
+
+def test_gen_pitch_killed_outright_while_writing_its_itch_day_next_run_leaves_only_the_feed(tmp_path):
+    """`gen pitch` writes the ITCH day it translates to a file first; a run killed outright
+    (SIGKILL) then leaves nothing the next run to the same output does not remove."""
+    import signal
+    import time
+
+    out = tmp_path / "day.pitch"
+    p = subprocess.Popen([sys.executable, "-m", "obook", "gen", "pitch", str(out), "-n", "3000000"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not _files_open_under(p.pid, tmp_path) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert p.poll() is None, "gen pitch ended before it opened a file"
+        time.sleep(0.3)                 # well into writing the ITCH day
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+    r = _obook("gen", "pitch", out, "-n", "1000")
+    assert r.returncode == 0, r.stderr
+    left = sorted(str(x.relative_to(tmp_path)) for x in tmp_path.rglob("*"))
+    assert left == ["day.pitch"]

@@ -507,8 +507,8 @@ def write_itch(path, messages: int, stocks: int, seed: int = 0) -> int:
     """Write a synthetic ITCH 5.0 day of exactly ``messages`` messages to ``path``.
 
     ``path`` ending in ``.gz`` is gzipped (level 1, streamed, no name or time in the
-    gzip header, so the bytes are reproducible), in ``.zst`` zstd-compressed. Returns the
-    number of messages.
+    gzip header, so the bytes are reproducible), in ``.zst`` zstd-compressed; ``path`` may
+    be a file object open for writing bytes (written plain). Returns the number of messages.
     """
     messages, stocks = int(messages), int(stocks)
     if not 1 <= stocks <= 65535:

@@ -14,7 +14,6 @@ to 24 messages (seeded), all on unit 1, sequenced from 1.
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 import tempfile
@@ -169,13 +168,11 @@ def write_pitch(path, messages: int, stocks: int, seed: int = 0, date=None) -> i
     from .itch import write_itch
     from . import open_output
 
-    fd, tmp = tempfile.mkstemp(suffix=".itch", dir=Path(path).parent)
-    os.close(fd)
-    try:
-        write_itch(tmp, messages, stocks, seed)
-        data = translate_itch(Path(tmp).read_bytes(), seed, date)
-    finally:
-        os.unlink(tmp)
+    # the ITCH day goes to a file without a name: none is left behind by a run killed outright
+    with tempfile.TemporaryFile(suffix=".itch", dir=Path(path).parent) as itch:
+        write_itch(itch, messages, stocks, seed)
+        itch.seek(0)
+        data = translate_itch(itch.read(), seed, date)
     with open_output(path) as f:
         f.write(data)
     n, pos = 0, 0
