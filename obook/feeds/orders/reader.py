@@ -7,6 +7,8 @@ Every malformed value is found by a vectorized check; the error names the first 
 from __future__ import annotations
 
 import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,8 +224,30 @@ def _read_csv(path: str, data: bytes | None = None) -> pa.Table:
     return _csv_table(path, path, pcsv)
 
 
+@contextmanager
+def _signals_to_python():
+    """While inside (in the main thread): Ctrl-C, SIGTERM and SIGHUP go to Python's handlers,
+    not to pyarrow's. pyarrow's own (a handler it sets while it reads a CSV file, which turns
+    the signal into a request to stop) held back about one in ten that came during a read
+    with a handler of bad lines, until some later pyarrow call: a simulation ran to its end
+    and exited 0. Python raises the signal once pyarrow returns."""
+    if threading.current_thread() is not threading.main_thread():
+        yield       # pyarrow sets its handler in the main thread only
+        return
+    pa.enable_signal_handlers(False)
+    try:
+        yield
+    finally:
+        pa.enable_signal_handlers(True)     # (pyarrow's default; it has no way to ask)
+
+
 def _csv_table(path: str, whole, pcsv) -> pa.Table:
     """:func:`_read_csv` of the file's bytes ``whole`` (its path, or a buffer)."""
+    with _signals_to_python():
+        return _csv_table_read(path, whole, pcsv)
+
+
+def _csv_table_read(path: str, whole, pcsv) -> pa.Table:
     with pa.input_stream(whole, compression="detect" if whole is path else None) as f:
         head = f.read(1 << 16)
     if not head.strip():
