@@ -122,3 +122,58 @@ def test_text_log_byte_order_mark_read_as_the_log_without_it(tmp_path, fmt):
         assert want.num_rows and obook.table(name, marked, workers=1).read_all().equals(want), name
     with open(marked, "rb") as stream:
         assert obook.bbo(stream, workers=1).read_all().equals(obook.bbo(plain, workers=1).read_all())
+
+
+def _szse_binary_day(path):
+    from obook.gen.szse import binary_record, generate as szse_records
+
+    path.write_bytes(b"".join(binary_record(r) for r in szse_records(2000, seed=2)))
+    return path
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("fmt", ["szse", "sse"])
+def test_text_log_format_given_for_a_binary_feed_error_names_file_and_what_it_looks_like(tmp_path, fmt, on_error):
+    """A text log format given for a binary feed (Shenzhen's binary records) is an error at
+    line 1 naming the file, saying it is no text log and the format it looks like, in strict
+    and tolerant mode, never 0 rows without an error."""
+    path = _szse_binary_day(tmp_path / "sz.bin")
+    with pytest.raises(FeedError) as info:
+        obook.bbo(path, format=fmt, on_error=on_error, workers=1).read_all()
+    assert info.value.record == 1 and str(path) in str(info.value)
+    assert "not a text log: its first line holds binary data" in info.value.reason
+    assert "the file looks like 'szse-bin'" in str(info.value)
+    line = cli_error("bbo", path, "--format", fmt, "--on-error", on_error)
+    assert line.startswith(f"error: {path}: line 1: not a text log") and "looks like 'szse-bin'" in line
+
+
+@pytest.mark.parametrize("fmt", ["szse", "sse"])
+def test_text_log_format_given_for_a_file_of_no_format_error_says_it_is_no_text_log(tmp_path, fmt):
+    path = tmp_path / "blob.dat"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    for on_error in ("raise", "skip"):
+        with pytest.raises(FeedError) as info:
+            obook.trades(path, format=fmt, on_error=on_error, workers=1).read_all()
+        assert info.value.record == 1 and "not a text log" in info.value.reason
+
+
+@pytest.mark.parametrize("fmt", ["szse", "sse"])
+def test_text_log_line_of_binary_data_strict_error_names_line_tolerant_counted(tmp_path, fmt):
+    """A line of bytes no text has (a binary blob pasted or written into the log) is a
+    malformed line, not a line that carries nothing: strict, an error naming it after the rows
+    of the lines before it; tolerant, counted and the rest replayed."""
+    lines = [ln.encode() for ln in (_szse_lines(6) if fmt == "szse" else [_sse(n) for n in range(1, 7)])]
+    clean, damaged = tmp_path / "clean.log", tmp_path / "damaged.log"
+    clean.write_bytes(b"\n".join(lines) + b"\n")
+    damaged.write_bytes(b"\n".join(lines[:3] + [b"\x00\x01\xff\x10binary"] + lines[3:]) + b"\n")
+    rows = []
+    with pytest.raises(FeedError) as info:
+        for b in obook.bbo(damaged, workers=1):
+            rows += b.to_pylist()
+    assert info.value.record == 4 and "binary data, not a line of the log (byte 0x00 at column 1" in info.value.reason
+    assert [r["seq"] for r in rows] == [1, 2, 3]
+    stats: dict = {}
+    got = obook.bbo(damaged, workers=1, on_error="skip", stats=stats).read_all()
+    assert sum(stats["skipped"].values()) == 1 and "sequence gap" not in stats["skipped"]
+    assert got.drop_columns(["seq"]).equals(obook.bbo(clean, workers=1).read_all().drop_columns(["seq"]))
+

@@ -443,3 +443,61 @@ def test_sse_files_read_as_one_feed_book_error_keeps_its_event_order_record(day,
     assert obook_cli("convert", a, b, tmp_path / "out", "-t", "bbo").returncode == 1
     kept = pq.read_table(tmp_path / "out" / "bbo.parquet.partial")
     assert kept.select(rows[0].schema.names).to_batches() and kept.num_rows == sum(t.num_rows for t in rows)
+
+
+def _snapshot_damaged(day, tmp_path, damage):
+    """The day with its first continuous-trading snapshot of a bid damaged by ``damage(line)``
+    (bytes); returns (path, that line's number)."""
+    lines = day.read_bytes().split(b"\n")
+    k = next(i for i, ln in enumerate(lines) if b"MsgType=111" in ln and b"DataTimeStamp=93" in ln
+             and b"BidLevel[0].Price=0 " not in ln)
+    lines[k] = damage(lines[k])
+    p = tmp_path / "damaged.log"
+    p.write_bytes(b"\n".join(lines))
+    return p, k + 1
+
+
+SNAPSHOT_DAMAGE = {
+    "ff_in_a_value": (lambda ln: ln.replace(b"BidLevel[0].Qty=", b"BidLevel[0].Qty=1\xff", 1),
+                      "BidLevel[0].Qty is not an integer"),
+    "ff_in_a_key": (lambda ln: ln.replace(b"BidLevel[0].Qty=", b"Bi\xffLevel[0].Qty=", 1),
+                    "binary data, not a line of the log (byte 0xff at column"),
+    "nul_in_a_value": (lambda ln: ln.replace(b"TotalVolumeTrade=", b"TotalVolumeTrade=\x00", 1),
+                       "TotalVolumeTrade is not an integer"),
+    "negative_level": (lambda ln: ln.replace(b"AskLevel[0].Qty=", b"AskLevel[0].Qty=-", 1),
+                       "bad AskLevel[0].Qty -"),
+    "datatimestamp_hour_25": (lambda ln: ln.replace(b"DataTimeStamp=93", b"DataTimeStamp=253", 1),
+                              "bad DataTimeStamp 253"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SNAPSHOT_DAMAGE))
+def test_sse_snapshot_field_not_a_value_strict_error_names_line_rows_before(day, tmp_path, case):
+    """A snapshot whose compared field cannot be read (bytes no text has, a negative level, a
+    time of day that is none) is a malformed line, not a snapshot the audit compares a 0 of:
+    the audit's rows of the snapshots before it, then an error naming its line; bbo too."""
+    damage, reason = SNAPSHOT_DAMAGE[case]
+    p, line = _snapshot_damaged(day, tmp_path, damage)
+    clean = obook.audit(day, workers=1).read_all()
+    rows = []
+    with pytest.raises(FeedError) as e:
+        for b in obook.audit(p, workers=1):
+            rows.extend(b.to_pylist())
+    assert e.value.record == line and reason in e.value.reason and str(p) in str(e.value)
+    assert rows == clean.to_pylist()[:len(rows)]
+    with pytest.raises(FeedError) as e:
+        obook.bbo(p, workers=2).read_all()
+    assert e.value.record == line and reason in e.value.reason
+
+
+@pytest.mark.parametrize("case", sorted(SNAPSHOT_DAMAGE))
+def test_sse_snapshot_field_not_a_value_tolerant_no_audit_row_counted(day, tmp_path, case):
+    damage, _ = SNAPSHOT_DAMAGE[case]
+    p, line = _snapshot_damaged(day, tmp_path, damage)
+    clean = obook.audit(day, workers=1).read_all()
+    got = obook.audit(p, workers=1, on_error="skip").read_all()
+    assert got.to_pylist() == [r for r in clean.to_pylist() if r["seq"] != line]
+    assert got.num_rows == clean.num_rows - 1
+    stats = {}
+    bbo = obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
+    assert stats["skipped"] == {"malformed line": 1} and bbo.equals(obook.bbo(day, workers=1).read_all())

@@ -17,7 +17,7 @@ from .jit import njit
 from .l2_text import (K_BID_PX, K_BIDSEQ, K_BIZ, K_CHANNEL, K_DATATS, K_EXECTYPE, K_HIGH,
                       K_LASTPX, K_LASTQTY, K_LOW, K_MSGTYPE, K_NUMTRADES, K_OPEN, K_TOTVAL, K_TOTVOL, K_OFFERSEQ, K_ORDERNO, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID,
                       K_SIDE, K_TTIME, LINE_BAD_TOKEN, LINE_NOT_MESSAGE, LINE_OK, line_bounds, line_end,
-                      marker_lost, parse_line, parse_tokens)
+                      binary_at, marker_lost, parse_line, parse_tokens)
 from .layout import ACT_ADD, ACT_DELETE, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
 
 KIND_NONE = 0
@@ -31,6 +31,7 @@ BAD_TYPE = -5         # unknown MsgType (keys: the type)
 BAD_SECURITY = -6     # SecurityID not a number below 10**6
 BAD_CUT = -7          # the feed's last line, without a line end, is not a whole message (the framer's)
 BAD_MARKER = -8       # a message line without its leading // (l2_text.marker_lost)
+BAD_BINARY = -9       # a line holding bytes no text has (l2_text.binary_at)
 
 MAX_SECURITY = 1_000_000
 
@@ -42,6 +43,10 @@ ORDER_KEYS = np.array([K_SECID, K_CHANNEL, K_ORDERNO, K_PRICE, K_ORDERQTY, K_ORD
 TRADE_KEYS = np.array([K_SECID, K_CHANNEL, K_BIDSEQ, K_OFFERSEQ, K_LASTPX, K_LASTQTY, K_EXECTYPE,
                        K_TTIME, K_BIZ], np.int64)
 SNAP_KEYS = np.array([K_SECID, K_DATATS], np.int64)
+#: the other keys of a snapshot the audit compares (the day tallies, the 10 levels a side): one
+#: absent is 0 (an empty level), one present is an integer, not negative
+SNAP_VALUES = np.array([K_NUMTRADES, K_TOTVOL, K_TOTVAL, K_LASTPX, K_HIGH, K_LOW]
+                       + list(range(K_BID_PX, K_BID_PX + 40)), np.int64)
 
 
 @njit(cache=True, _nrt=False)
@@ -89,6 +94,15 @@ def classify(vals, have):
         c, k = _check(vals, have, SNAP_KEYS)
         if c != 0:
             return c, k
+        ts = vals[K_DATATS]         # HHMMSS
+        if not (0 <= ts < 240000 and ts // 100 % 100 < 60 and ts % 100 < 60):
+            return BAD_VALUE, K_DATATS
+        for j in range(SNAP_VALUES.shape[0]):
+            k = SNAP_VALUES[j]
+            if have[k] < 0:
+                return BAD_NUMBER, k
+            if have[k] > 0 and vals[k] < 0:
+                return BAD_VALUE, k
     else:
         return BAD_TYPE, t
     if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
@@ -122,11 +136,14 @@ def sse_scan(buf, n, final, max_lines, F, L):
         mtypes[k] = 0
         st, _ = parse_line(buf, p, e, khash, kid, vals, have)
         if st == LINE_NOT_MESSAGE:
-            kinds[k] = BAD_MARKER if marker_lost(buf, p, e) else KIND_NONE
+            kinds[k] = (BAD_MARKER if marker_lost(buf, p, e)
+                        else (BAD_BINARY if binary_at(buf, p, e) >= 0 else KIND_NONE))
         elif st == LINE_BAD_TOKEN:
             kinds[k] = BAD_TOKEN
         else:
             c, d = classify(vals, have)
+            if c == KIND_SNAPSHOT and binary_at(buf, p, e) >= 0:
+                c = BAD_BINARY          # (a damaged key reads as absent: the audit would compare a 0)
             kinds[k] = c
             mtypes[k] = vals[K_MSGTYPE] if have[K_MSGTYPE] > 0 else 0
             if c == KIND_EVENT:
@@ -302,7 +319,7 @@ def sse_snapshots(buf, n, final, base_seq, F, out, chan_of, stop, sec_time):
         st, _ = parse_line(buf, p, e, khash, kid, vals, have)
         if st == 0 and have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == 111:
             c, _d = classify(vals, have)
-            if c == KIND_SNAPSHOT:
+            if c == KIND_SNAPSHOT and binary_at(buf, p, e) < 0:
                 for j in range(out.shape[1]):
                     out[r, j] = 0
                 t = vals[K_DATATS]

@@ -34,7 +34,7 @@ from .jit import njit
 from .l2_text import (K_BIDSEQ, K_CHANNEL, K_EXECTYPE, K_LASTPX, K_LASTQTY, K_MSGLEN, K_MSGTYPE,
                       K_OFFERSEQ, K_ORDERQTY, K_ORDTYPE, K_PHASE, K_PRICE, K_SECID, K_SIDE, K_SOURCE,
                       K_TTIME, K_APPLSEQ, KLEN, KMASK, KWORD, LINE_OK, _fast_value, _is_key,
-                      line_bounds, line_end, marker_lost, parse_line, parse_tokens)
+                      binary_at, line_bounds, line_end, marker_lost, parse_line, parse_tokens)
 from .layout import (ACT_ADD, ACT_CANCEL, ACT_EXEC, CAGE_ADD, CAGE_LIVE, CAGED, DEFER, NOT_PRINTABLE,
                      OWN_BEST, TYPE_SHIFT)
 
@@ -98,6 +98,7 @@ BAD_TYPE = -5
 BAD_LENGTH = -6
 BAD_CUT = -7        # the feed's last line, without a line end, is not a whole record (the framer's)
 BAD_MARKER = -8     # a message line without its leading // (l2_text.marker_lost)
+BAD_BINARY = -9     # a line holding bytes no text has (l2_text.binary_at)
 NOT_MESSAGE = 1
 #: the most an incoming order's fills are summed to (int64): fills past its quantity leave no rest
 FILLED_MAX = (1 << 63) - 1
@@ -342,7 +343,8 @@ def text_heads(buf, p, n, final, k, max_lines, base_seq, F, H, r):
         if not ok:
             st, pos = parse_head(buf, a, e, khash, kid, vals, have)
             if st == 1:
-                codes[k - 1] = BAD_MARKER if marker_lost(buf, a, e) else NOT_MESSAGE
+                codes[k - 1] = (BAD_MARKER if marker_lost(buf, a, e)
+                                else (BAD_BINARY if binary_at(buf, a, e) >= 0 else NOT_MESSAGE))
                 continue
             if st == 2:
                 codes[k - 1] = BAD_TOKEN

@@ -3,11 +3,12 @@
 A line is a record (line numbers count every physical line). A line that starts
 with ``//`` is a message; any other line (blank, or the hex dump of the struct that
 may follow a message) carries nothing (the Shanghai and Shenzhen scans refuse one that
-starts like a message: ``marker_lost``). ``parse_line`` walks the tokens of one line and stores the
-integer values of the keys it knows (``KEYS``; the key text is matched by a hash of its
-length and bytes in a small open-addressing table built at import) in
-``vals[key id]`` with ``have[key id]`` = 1 (-1: the value is not an integer; 0:
-absent). Unknown keys are skipped. Arrays and scalars in, codes out; nothing raises.
+starts like a message, ``marker_lost``, and one holding bytes no text has, ``binary_at``).
+``parse_line`` walks the tokens of one line and stores the integer values of the keys it
+knows (``KEYS``; the key text is matched by a hash of its length and bytes in a small
+open-addressing table built at import) in ``vals[key id]`` with ``have[key id]`` = 1 (-1:
+the value is not an integer; 0: absent). Unknown keys are skipped. Arrays and scalars in,
+codes out; nothing raises.
 
 The framers' and decoders' entry kernels take that state as one ``Fields`` (the key table
 ``khash`` / ``kid`` and one line's ``vals`` / ``have``; ``fields()`` makes one).
@@ -431,6 +432,19 @@ def marker_lost(buf, a, b):
             return False
         i += 1
     return False
+
+
+@njit(cache=True, _nrt=False)
+def binary_at(buf, a, b):
+    """The position of the first byte in buf[a:b] that no text line holds (a control byte
+    other than tab, vertical tab, form feed and carriage return; DEL; 0xFF, which neither
+    UTF-8 nor GBK has), or -1: a line of such bytes is binary data (a binary feed read as
+    text, or damage), not a hex dump or a blank line to pass over."""
+    for i in range(a, b):
+        c = buf[i]
+        if (c < 32 and not (9 <= c <= 13)) or c == 127 or c == 255:
+            return i
+    return -1
 
 
 @njit(cache=True, _nrt=False)

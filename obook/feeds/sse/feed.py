@@ -29,7 +29,7 @@ from ..._kernels import l2_text
 from ..._kernels.l2_text import KEYS, fields, line_ends
 from ..._kernels.layout import BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason, drop_bom, marker_reason, number_reason
+from ..axsbe_lines import binary_reason, cut_reason, drop_bom, marker_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 #: lines scanned past a batch's end to be sure no later line precedes it
@@ -157,7 +157,10 @@ class SseFramer(Framer):
             if self._cut is not None:
                 kinds[n - 1] = K.BAD_CUT
         if self.on_error != "raise":      # a cut last line stops a tolerant replay too
-            skip = np.flatnonzero((kinds < 0) & (kinds != K.BAD_CUT))
+            stops = kinds == K.BAD_CUT
+            if byte_offset == 0 and kinds[0] == K.BAD_BINARY:
+                stops[0] = True           # binary data from the first line: no text log
+            skip = np.flatnonzero((kinds < 0) & ~stops)
             skipped = [skip_kind(int(k)) for k in kinds[skip]]
             kinds[skip] = K.KIND_NONE
         stop, error, out, placing = self._stop(buf, base_seq, byte_offset, n)
@@ -236,9 +239,10 @@ class SseFramer(Framer):
             error = TruncatedFeedError(self.path, base_seq + i, byte_offset + int(self.starts[i]), self._cut,
                                        unit=self.unit)
         elif kinds[i] < 0:
-            text = bytes(buf[self.starts[i]:self.ends[i]]).decode("utf-8", "replace")
-            error = FeedError(self.path, base_seq + i, bad_line_reason(int(kinds[i]), int(self.keys[i]), text),
-                              unit=self.unit)
+            line = bytes(buf[self.starts[i]:self.ends[i]])
+            why = (binary_reason(line, byte_offset == 0 and i == 0) if kinds[i] == K.BAD_BINARY
+                   else bad_line_reason(int(kinds[i]), int(self.keys[i]), line.decode("utf-8", "replace")))
+            error = FeedError(self.path, base_seq + i, why, unit=self.unit)
         elif len(again) and i == again[0]:
             error = self._again_error(base_seq + i, base_seq + int(earlier[0]), i)
         else:

@@ -26,7 +26,7 @@ from ..._kernels.l2_text import KEYS, fields
 from ..._kernels.layout import (BOOK_ERROR_NAMES, ERR_LEVEL_OVERFLOW, EV_BOOK, EV_REF, MAX_BATCH_RECORDS,
                                 OR_NEW_REF, OR_REF, OR_WIDTH, TR_REF)
 from ...errors import FeedError, TruncatedFeedError
-from ..axsbe_lines import cut_reason, drop_bom, marker_reason, number_reason
+from ..axsbe_lines import binary_reason, cut_reason, drop_bom, marker_reason, number_reason
 from ..base import Decoder, DecodeResult, Framer, FrameResult
 
 LOOKAHEAD = 4096
@@ -184,6 +184,7 @@ class SzseTextFramer(_SzseFramer):
         self._found = (0, 0, 0)    # (base_seq, lines, head rows) found at the front of the last buffer
         self.hdr = np.zeros(2, np.int64)
         self._cut = None           # (reason, byte offset) of the feed's last line when it is cut
+        self._at_start = True      # the buffer framed starts the feed
 
     def _alloc(self, n):
         super()._alloc(n)
@@ -197,6 +198,7 @@ class SzseTextFramer(_SzseFramer):
     def frame(self, buf, base_seq, byte_offset, final, max_records):
         if byte_offset == 0:
             drop_bom(buf)
+        self._at_start = byte_offset == 0
         want = max_records + self.lookahead
         if self.ends.shape[0] < want:
             self._alloc(want)
@@ -246,7 +248,16 @@ class SzseTextFramer(_SzseFramer):
     def _error(self, buf, base_seq, i):
         if self.codes[i] == K.BAD_CUT:
             return TruncatedFeedError(self.path, base_seq + i, self._cut[1], self._cut[0], unit=self.unit)
+        if self.codes[i] == K.BAD_BINARY:
+            a = 0 if i == 0 else int(self.ends[i - 1]) + 1
+            return FeedError(self.path, base_seq + i, binary_reason(bytes(buf[a:int(self.ends[i])]),
+                                                                    self._at_start and i == 0), unit=self.unit)
         return super()._error(buf, base_seq, i)
+
+    def _lost_framing(self, bad: np.ndarray, n: int) -> np.ndarray:
+        """Binary data on the feed's first line: the file is no text log, a tolerant replay
+        stops there too."""
+        return (bad == 0) & (self.codes[bad] == K.BAD_BINARY) & self._at_start
 
     def _count(self, cut):
         pass
