@@ -140,7 +140,8 @@ def szse_bbo(records: list[dict], trades: list | None = None) -> dict[str, list[
     incoming: the fills reduce the resting orders, its rest is added at its last fill
     (market orders at their first fill's price) unless its own cancel follows; an order
     with nothing following rests at once (a market one never); other fills reduce both
-    orders; a cancel reduces the order it names; an own-best order rests at its side's best.
+    orders; a cancel reduces the order it names; an own-best order rests at its side's best
+    (with that side empty it never rests, its cancel following or not).
     Securities lending orders are ignored.
 
     The ChiNext price cage (300xxx/301xxx, continuous trading 09:30-14:57): a limit order
@@ -215,11 +216,15 @@ def szse_bbo(records: list[dict], trades: list | None = None) -> dict[str, list[
         before = deferred.pop(tk) if tk in deferred else _bbo(book)
         steps = plan.get(i)
         if steps is None:
-            if m["MsgType"] == 192:
+            own = None
+            if m["MsgType"] == 192 and chr(m["OrdType"]) == "U":     # own best: the best of its own side
+                own = [o[1] for o in book.values() if o[0] == str(66 if m["Side"] == 49 else 83)]
+            if own == []:                        # none: the exchange cancels it, it never rests
+                steps = []
+            elif m["MsgType"] == 192:
                 px = m["Price"]
-                if chr(m["OrdType"]) == "U":     # own best: the best of its own side
-                    own = [o[1] for o in book.values() if o[0] == str(66 if m["Side"] == 49 else 83)]
-                    px = (max(own) if m["Side"] == 49 else min(own)) if own else px
+                if own:
+                    px = max(own) if m["Side"] == 49 else min(own)
                 if live and chr(m["OrdType"]) == "2" and _outside(book, last.get(tk), m["Side"], px):
                     steps = [("hold", m["ApplSeqNum"], m["Side"], px, m["OrderQty"])]
                 else:

@@ -12,6 +12,7 @@ from obook.errors import FeedError, ObookError
 from obook.gen.szse import binary_record, text_line, vendor_order, write_vendor
 
 from hostile_support import batches_until_error, cli_error
+from reference_l2 import bbo_by_ticker, szse_bbo
 
 STAMP = 20240105_093000_000
 
@@ -477,3 +478,44 @@ def test_szse_vendor_csv_file_name_without_security_id_is_refused(tmp_path, name
     odd = files[0].rename(files[0].with_name(name))
     with pytest.raises(ObookError, match="the file name must start with the security id"):
         obook.bbo([odd, *files[1:]], workers=1, format="szse-csv").read_all()
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("last", [False, True])
+def test_szse_own_best_on_an_empty_side_without_its_cancel_never_rests(tmp_path, binary, last):
+    """An own-best buy (Price 0) with no bid resting, its cancel missing (a damaged feed, or
+    the feed's last record): the exchange cancels such an order, so it never rests, never at
+    price 0; the orders after it replay as the reference does."""
+    recs = [_order(1, side=50, price=100_100), {**_order(2, price=0), "OrdType": 85}]
+    recs += [] if last else [_order(3, price=100_000), {**_order(4, price=0), "OrdType": 85}]
+    path = _write(tmp_path, recs, binary)
+    orders = obook.orders(path, workers=1).read_all().to_pylist()
+    assert [r["ref"] for r in orders] == ([1] if last else [1, 3, 4])
+    assert all(r["price"] > 0 for r in orders)
+    bbo = obook.bbo(path, workers=1).read_all()
+    assert 0 not in bbo.column("bid_px").to_pylist()
+    assert bbo_by_ticker(bbo) == szse_bbo(recs)
+    depth = obook.depth(path, workers=1).read_all()
+    assert 0 not in depth.column("bid_px_1").to_pylist()
+
+
+def test_szse_simulate_own_best_on_an_empty_side_without_its_cancel_gives_no_bid_to_sell_into(tmp_path):
+    """The simulator's view of the feed's book: an own-best buy on an empty bid whose cancel
+    does not follow never rests there, so a market sell after it finds no bid (cancelled
+    unfilled), never a fill at price 0."""
+    import csv
+
+    stamp = 20240105_093100_000
+    recs = [{**_order(1, side=50, price=100_100), "TransactTime": stamp + 1},
+            {**_order(2, price=0), "OrdType": 85, "TransactTime": stamp + 2},
+            {**_order(3, side=50, price=100_200), "TransactTime": stamp + 3}]
+    path = _write(tmp_path, recs)
+    last = obook.bbo(path, workers=1).read_all().column("time").to_pylist()[-1]
+    orders = tmp_path / "orders.csv"
+    with open(orders, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["time", "instrument", "order_id", "action", "side", "type", "tif", "price", "quantity"])
+        w.writerow([last + 1, "000001", 1, "new", "sell", "market", "IOC", "", 100])
+    r = obook.simulate(path, orders, latency=0)
+    assert r.fills.num_rows == 0
+    assert r.summary.select(["status", "filled"]).to_pylist() == [{"status": "cancelled", "filled": 0}]

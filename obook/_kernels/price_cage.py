@@ -3,7 +3,8 @@ of the book for the events that carry their bits (obook._kernels.layout: OWN_BES
 CAGE_ADD, CAGE_LIVE, CAGED); other events never reach them.
 
 - Own-best (OWN_BEST on an ACT_ADD, Shenzhen's order type 'U'): the order takes its own
-  side's best price at the add; the event's PRICE when that side is empty.
+  side's best price at the add; with that side empty the exchange cancels it: it is not
+  added (no orders row), whether or not its cancel follows in the feed.
 - ``cage[B, CG_WIDTH]``: per book its held orders, last trade price (0: none) and a
   crossed-entry flag; ``held[H, HW_WIDTH]``: the held orders (book, ref, side, price,
   shares, live) in arrival order; ``st[ST_HELD]`` counts the live ones.
@@ -45,10 +46,11 @@ ENTRY_OVERFLOW = -1         # enter_step: an entry that its level's total cannot
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def own_best_price(book, side, price, sides, pool, lv):
-    """An own-best order's price: its own side's best, else ``price``."""
+def own_best_price(book, side, sides, pool, lv):
+    """An own-best order's price: its own side's best; -1 when that side is empty (the
+    exchange cancels the order: it never rests)."""
     opx, _oq, on = side_best(book * 2 + side, sides, pool, lv)
-    return opx if on > 0 else price
+    return opx if on > 0 else -1
 
 
 @njit(cache=True, _nrt=False)

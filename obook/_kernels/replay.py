@@ -215,8 +215,10 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
         err = 0
         add = False
         price = ev[_u(i), 6]
+        gone = False                     # an own-best order on an empty side: never rests
         if act == ACT_ADD and word & OWN_BEST:   # own-best: at its own side's best
-            price = own_best_price(book, side, price, sides, pool, lv)
+            price = own_best_price(book, side, sides, pool, lv)
+            gone = price < 0
         hold = False                     # price cage: held outside the book
         if act == ACT_ADD and word & CAGE_ADD:
             hold = outside_cage(side, price, cage_ref(book, side, sides, pool, lv, cage))
@@ -229,7 +231,7 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
         elif hold:
             hold_order(book, ref, side, price, shares, cage, held, st)
         elif act == ACT_ADD or act == ACT_ADD_ZERO_OK:
-            add = True
+            add = not gone
         else:
             a = find_order(book, ref, lv, pages, page_dir, ov_key, ov_state, st)
             h = -1
@@ -327,7 +329,7 @@ def replay_events(ev, n, i, rows, nrow, skips, strict, books, rules, tables):
             if not (typ == 67 and word & NOT_PRINTABLE):
                 trade_row(ev, i, book, 67 if typ == 67 else 69, ev[_u(i), 9] if typ == 67 else rest_px,
                            shares, tside, ev[_u(i), 4], trades, nx)
-        if act != ACT_CLEAR and (err == 0 or changed_anyway(err, act)):
+        if act != ACT_CLEAR and not gone and (err == 0 or changed_anyway(err, act)):
             if want & WANT_ORDERS:
                 qs = qo = -1
                 if q_node >= 0:

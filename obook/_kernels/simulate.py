@@ -447,7 +447,9 @@ def feed_event(e, B, H, OO, BK, FL, EV, st, at, tb):
     if adds:
         if act == ACT_ADD and shares == 0:
             return
-        if e[EV_ACTION] & OWN_BEST and B.sides[2 * tb + side, 1] > 0:
+        if e[EV_ACTION] & OWN_BEST:
+            if B.sides[2 * tb + side, 1] <= 0:
+                return          # own-best on an empty side: the exchange cancels it, it never rests
             price = feed_best(B, 2 * tb + side)
     a = find(B, tb, ref)
     rest = adds             # then rest (the event's ref, or a replace's new one; side, price, shares)
