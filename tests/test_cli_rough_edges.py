@@ -231,12 +231,16 @@ def test_replay_empty_file_logs_no_records(tmp_path, caplog):
 
 
 @pytest.mark.parametrize("fmt", ["sse", "szse"])
-def test_replay_text_format_given_other_bytes_warns_no_message_of_the_format(tmp_path, feed, caplog, fmt):
+def test_replay_text_format_given_binary_feed_error_not_a_text_log_names_its_format(tmp_path, feed, caplog, fmt):
+    """A text log format given for a binary feed (ITCH): an error at line 1 saying the file
+    is no text log and the format it looks like, never 0 rows."""
     import obook
+    from obook.errors import FeedError
 
-    with caplog.at_level("WARNING", logger="obook"):
-        assert obook.bbo(feed, workers=1, format=fmt).read_all().num_rows == 0
-    assert f"holds a message of the format '{fmt}': is that the feed's format?" in caplog.text
+    with pytest.raises(FeedError) as info:
+        obook.bbo(feed, workers=1, format=fmt).read_all()
+    assert info.value.record == 1 and "not a text log" in info.value.reason
+    assert "the file looks like 'itch'" in str(info.value)
     caplog.clear()
     with caplog.at_level("WARNING", logger="obook"):     # a day of the format: no such warning
         assert obook.bbo(feed, workers=1).read_all().num_rows > 0
