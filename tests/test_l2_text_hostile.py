@@ -177,3 +177,40 @@ def test_text_log_line_of_binary_data_strict_error_names_line_tolerant_counted(t
     assert sum(stats["skipped"].values()) == 1 and "sequence gap" not in stats["skipped"]
     assert got.drop_columns(["seq"]).equals(obook.bbo(clean, workers=1).read_all().drop_columns(["seq"]))
 
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+@pytest.mark.parametrize("other", ["szse", "szse-bin"])
+def test_text_log_files_of_one_feed_one_of_another_format_given_format_error_names_it(tmp_path, other, on_error):
+    """Files of one feed with the format given: a later file of another format (a Shenzhen log
+    or binary feed after a Shanghai log) is an error naming it and both formats, as when the
+    format is detected; never its every line skipped as malformed in tolerant mode."""
+    from obook.errors import ObookError
+
+    sse = tmp_path / "sh.log"
+    sse.write_text("\n".join(_sse(n) for n in range(1, 5)) + "\n")
+    if other == "szse":
+        later = tmp_path / "sz.log"
+        later.write_text("\n".join(_szse_lines(4)) + "\n")
+    else:
+        later = _szse_binary_day(tmp_path / "sz.bin")
+    with pytest.raises(ObookError) as info:
+        obook.bbo((sse, later), format="sse", on_error=on_error, workers=1).read_all()
+    assert f"{later}: format {other}, but format 'sse' was given" in str(info.value)
+    assert f"format {other}, but format 'sse' was given" in cli_error("bbo", sse, later, "--format", "sse",
+                                                                      "--on-error", on_error)
+
+
+@pytest.mark.parametrize("given,other", [("sse", "szse"), ("szse", "sse")])
+def test_text_log_of_the_other_exchange_given_tolerant_every_line_skipped_is_an_error(tmp_path, given, other):
+    """A Shenzhen log given as Shanghai (or the other way) in tolerant mode: every line is
+    malformed for the format given; the replay ends in an error saying every record was
+    skipped and naming the format the file looks like, not 0 rows and exit 0."""
+    path = tmp_path / "day.log"
+    path.write_text("\n".join(_szse_lines(5) if other == "szse" else [_sse(n) for n in range(1, 6)]) + "\n")
+    with pytest.raises(FeedError) as info:
+        obook.bbo(path, format=given, on_error="skip", workers=1).read_all()
+    assert "every record was skipped" in info.value.reason and str(path) in str(info.value)
+    assert f"the file looks like '{other}'" in str(info.value)
+    line = cli_error("bbo", path, "--format", given, "--on-error", "skip")
+    assert "every record was skipped" in line and f"looks like '{other}'" in line
+

@@ -238,6 +238,8 @@ class Replay:
             self.stats.update(engine.state)
             types = framer.message_counts() or self.stats.get("messages_by_type") or {}
             self.stats["messages_by_type"] = dict(sorted(types.items()))
+            if counts and not types and not self.detected:
+                self._every_record_skipped(counts)
             self._check_tickers(tickers)
             self.stats["complete"] = True
             if self.stats["records"] == 0:
@@ -282,6 +284,16 @@ class Replay:
         except Exception as e:  # noqa: BLE001
             log.debug("%s: no observer rows after the bad record: %s", self.path, e)
             self.observed = []
+
+    def _every_record_skipped(self, counts: dict) -> None:
+        """A tolerant replay that skipped every record of a feed given a format the file is
+        not (it looks like another: :func:`obook.feeds.other_format`): a FeedError (which
+        :meth:`_name_the_format` ends with that format), not 0 rows and a count."""
+        from ..feeds import other_format
+
+        if other_format(self._input, self.format) is not None:
+            skipped = ", ".join(f"{k}: {v:,}" for k, v in sorted(counts.items()))
+            raise FeedError(self.path, None, f"every record was skipped ({skipped}), none replayed")
 
     def _name_the_format(self, e: FeedError) -> None:
         """A feed given a format that fails (at its first record, or later: another format's

@@ -271,6 +271,10 @@ def resolve_format(format, path) -> FeedFormat:
         return get_format(detect_format(path))
     fmt = get_format(format)
     _refuse_format_of_table(format, path)
+    if isinstance(path, (list, tuple)):
+        for other in path[1:]:      # (a file of another format: its lines would be skipped as bad)
+            if isinstance(other, (str, os.PathLike)) and os.path.isfile(other):
+                _check_same_format(fmt.name, None, os.fspath(other))
     return fmt
 
 
@@ -393,8 +397,8 @@ def require_format(path, name: str, what: str) -> None:
 def _check_same_format(best: str, first, other) -> None:
     """Files read as one feed are one format: ``other`` (a later file of the list) must not
     be recognised as another format (a score of SURE or more) while it does not look like
-    ``best`` at all. A part without a header of its own (the rest of a split file) is
-    recognised as none and passes."""
+    ``best`` at all (the format of the file ``first``; None: the format given). A part
+    without a header of its own (the rest of a split file) is recognised as none and passes."""
     from .sources import read_head
 
     fmt = get_format(best)
@@ -406,8 +410,8 @@ def _check_same_format(best: str, first, other) -> None:
         looks = detect_head(name, head, least=SURE)
     except ObookError:
         return
-    raise ObookError(f"{other}: format {looks}, but {first} is format {best}: the files of a list are one "
-                     "feed, in one format")
+    but = f"{first} is format {best}" if first is not None else f"format {best!r} was given"
+    raise ObookError(f"{other}: format {looks}, but {but}: the files of a list are one feed, in one format")
 
 
 #: the first bytes of table files that are no feed (obook's own Parquet and Arrow outputs
