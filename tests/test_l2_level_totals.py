@@ -229,7 +229,9 @@ def test_sse_audit_rebuilt_volume_past_int64_error_names_trade(tmp_path):
     trades = [(f"//SecurityIDSource=101 MsgType=191 SecurityID=600000 ChannelNo=1 BidApplSeqNum=9 "
                f"OfferApplSeqNum={n} LastPx={px} LastQty={HALF} ExecType=66 TransactTime={10000010 + n} "
                f"BizIndex={3 + n}") for n, px in enumerate((1_000_000, 1_001_000, 1_002_000), 1)]
-    snap = "//SecurityIDSource=101 MsgType=111 SecurityID=600000 ChannelNo=0 NumTrades=3 DataTimeStamp=100001"
+    snap = ("//SecurityIDSource=101 MsgType=111 SecurityID=600000 ChannelNo=0 NumTrades=3 DataTimeStamp=100001 "
+            "TotalVolumeTrade=0 TotalValueTrade=0 LastPx=0 HighPx=0 LowPx=0 "
+            + " ".join(f"{s}Level[{k}].{f}=0" for s in ("Bid", "Ask") for k in range(10) for f in ("Price", "Qty")))
     p = tmp_path / "sh.log"
     p.write_text("\n".join(orders + trades + [snap]) + "\n")
     assert obook.trades(p, workers=1).read_all().column("shares").to_pylist() == [HALF] * 3

@@ -166,16 +166,23 @@ def test_text_log_line_of_binary_data_strict_error_names_line_tolerant_counted(t
     clean, damaged = tmp_path / "clean.log", tmp_path / "damaged.log"
     clean.write_bytes(b"\n".join(lines) + b"\n")
     damaged.write_bytes(b"\n".join(lines[:3] + [b"\x00\x01\xff\x10binary"] + lines[3:]) + b"\n")
+    got = _line_4_strict_error_tolerant_one_skip(damaged, "binary data, not a line of the log (byte 0x00 at column 1")
+    assert got.drop_columns(["seq"]).equals(obook.bbo(clean, workers=1).read_all().drop_columns(["seq"]))
+
+
+def _line_4_strict_error_tolerant_one_skip(path, reason):
+    """Line 4 of the log ``path`` stops a strict replay (``reason``) after the rows of lines 1
+    to 3, and a tolerant one counts it once, no sequence gap: returns the tolerant BBO."""
     rows = []
     with pytest.raises(FeedError) as info:
-        for b in obook.bbo(damaged, workers=1):
+        for b in obook.bbo(path, workers=1):
             rows += b.to_pylist()
-    assert info.value.record == 4 and "binary data, not a line of the log (byte 0x00 at column 1" in info.value.reason
+    assert info.value.record == 4 and reason in info.value.reason
     assert [r["seq"] for r in rows] == [1, 2, 3]
     stats: dict = {}
-    got = obook.bbo(damaged, workers=1, on_error="skip", stats=stats).read_all()
+    got = obook.bbo(path, workers=1, on_error="skip", stats=stats).read_all()
     assert sum(stats["skipped"].values()) == 1 and "sequence gap" not in stats["skipped"]
-    assert got.drop_columns(["seq"]).equals(obook.bbo(clean, workers=1).read_all().drop_columns(["seq"]))
+    return got
 
 
 @pytest.mark.parametrize("on_error", ["raise", "skip"])
@@ -214,3 +221,16 @@ def test_text_log_of_the_other_exchange_given_tolerant_every_line_skipped_is_an_
     line = cli_error("bbo", path, "--format", given, "--on-error", "skip")
     assert "every record was skipped" in line and f"looks like '{other}'" in line
 
+
+@pytest.mark.parametrize("head", [" //", " /", "\t//", "  "])
+@pytest.mark.parametrize("fmt", ["szse", "sse"])
+def test_text_log_message_behind_spaces_strict_error_tolerant_counted(tmp_path, fmt, head):
+    """A message whose ``//`` is behind spaces, or damaged into a space (``" /Security..."``),
+    is a message that lost its marker: strict, an error naming its line after the rows of
+    the lines before it; tolerant, counted once, never passed over as a line of nothing."""
+    lines = _szse_lines(6) if fmt == "szse" else [_sse(n) for n in range(1, 7)]
+    lines[3] = head + lines[3][2:]
+    path = tmp_path / "day.log"
+    path.write_text("\n".join(lines) + "\n")
+    got = _line_4_strict_error_tolerant_one_skip(path, "a message without its leading '//'")
+    assert got.num_rows == 5

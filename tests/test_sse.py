@@ -460,8 +460,9 @@ def _snapshot_damaged(day, tmp_path, damage):
 SNAPSHOT_DAMAGE = {
     "ff_in_a_value": (lambda ln: ln.replace(b"BidLevel[0].Qty=", b"BidLevel[0].Qty=1\xff", 1),
                       "BidLevel[0].Qty is not an integer"),
-    "ff_in_a_key": (lambda ln: ln.replace(b"BidLevel[0].Qty=", b"Bi\xffLevel[0].Qty=", 1),
-                    "binary data, not a line of the log (byte 0xff at column"),
+    "ff_in_a_key": (lambda ln: ln.replace(b"BidLevel[0].Qty=", b"Bi\xffLevel[0].Qty=", 1), "no BidLevel[0].Qty"),
+    "cr_in_a_key": (lambda ln: ln.replace(b"AskLevel[8].Qty=", b"AskLevel\r8].Qty=", 1), "no AskLevel[8].Qty"),
+    "level_missing": (lambda ln: ln.replace(b" AskLevel[9].Price=", b" Ask=", 1), "no AskLevel[9].Price"),
     "nul_in_a_value": (lambda ln: ln.replace(b"TotalVolumeTrade=", b"TotalVolumeTrade=\x00", 1),
                        "TotalVolumeTrade is not an integer"),
     "negative_level": (lambda ln: ln.replace(b"AskLevel[0].Qty=", b"AskLevel[0].Qty=-", 1),
@@ -473,8 +474,9 @@ SNAPSHOT_DAMAGE = {
 
 @pytest.mark.parametrize("case", sorted(SNAPSHOT_DAMAGE))
 def test_sse_snapshot_field_not_a_value_strict_error_names_line_rows_before(day, tmp_path, case):
-    """A snapshot whose compared field cannot be read (bytes no text has, a negative level, a
-    time of day that is none) is a malformed line, not a snapshot the audit compares a 0 of:
+    """A snapshot whose compared field cannot be read (bytes no text has in a key or value, a
+    level missing, negative, a time of day that is none) is a malformed line, not a snapshot
+    the audit compares a 0 of:
     the audit's rows of the snapshots before it, then an error naming its line; bbo too."""
     damage, reason = SNAPSHOT_DAMAGE[case]
     p, line = _snapshot_damaged(day, tmp_path, damage)
@@ -501,3 +503,21 @@ def test_sse_snapshot_field_not_a_value_tolerant_no_audit_row_counted(day, tmp_p
     stats = {}
     bbo = obook.bbo(p, workers=1, on_error="skip", stats=stats).read_all()
     assert stats["skipped"] == {"malformed line": 1} and bbo.equals(obook.bbo(day, workers=1).read_all())
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_sse_snapshot_last_line_cut_between_its_levels_is_a_cut_line(day, tmp_path, on_error):
+    """A log cut inside its last snapshot right after a whole token (no line end, levels
+    missing) is a cut last line in both modes, not a snapshot of empty levels the audit
+    would compare."""
+    text = day.read_bytes()
+    k = text.rindex(b"//SecurityIDSource=101 MsgType=111 ")
+    cut = text.index(b"AskLevel[6].Price=", k)
+    p = tmp_path / "cut.log"
+    p.write_bytes(text[:cut])
+    line = text[:k].count(b"\n") + 1
+    for table in ("audit", "bbo"):
+        with pytest.raises(FeedError) as e:
+            obook.table(table, p, workers=1, on_error=on_error).read_all()
+        assert e.value.record == line and "the last line is cut" in e.value.reason
+        assert "no AskLevel[6].Price" in e.value.reason

@@ -138,8 +138,12 @@ def _event(sec, channel, biz, time, no, kind=65):
 
 
 def _snap(sec, stamp):
+    """A snapshot of one bid level, every other level empty, no trade yet."""
+    levels = {f"{s}Level[{k}].{f}": 0 for s in ("Bid", "Ask") for k in range(10) for f in ("Price", "Qty")}
+    levels.update({"BidLevel[0].Price": 10000, "BidLevel[0].Qty": 100000})
     return (f"//SecurityIDSource=101 MsgType=111 SecurityID={sec} ChannelNo=0 DataTimeStamp={stamp} "
-            "BidLevel[0].Price=10000 BidLevel[0].Qty=100000 NumTrades=0")
+            "NumTrades=0 TotalVolumeTrade=0 TotalValueTrade=0 LastPx=0 HighPx=0 LowPx=0 "
+            + " ".join(f"{k}={v}" for k, v in levels.items()))
 
 
 def test_sse_audit_book_error_later_event_of_another_security_of_its_channel_keeps_row(tmp_path):

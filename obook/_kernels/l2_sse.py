@@ -42,11 +42,11 @@ ORDER_KEYS = np.array([K_SECID, K_CHANNEL, K_ORDERNO, K_PRICE, K_ORDERQTY, K_ORD
                        K_TTIME, K_BIZ], np.int64)
 TRADE_KEYS = np.array([K_SECID, K_CHANNEL, K_BIDSEQ, K_OFFERSEQ, K_LASTPX, K_LASTQTY, K_EXECTYPE,
                        K_TTIME, K_BIZ], np.int64)
-SNAP_KEYS = np.array([K_SECID, K_DATATS], np.int64)
-#: the other keys of a snapshot the audit compares (the day tallies, the 10 levels a side): one
-#: absent is 0 (an empty level), one present is an integer, not negative
+#: the keys of a snapshot the audit compares besides its book and time (the day tallies, the
+#: 10 levels a side: every exchange snapshot has them all, an empty level as 0): not negative
 SNAP_VALUES = np.array([K_NUMTRADES, K_TOTVOL, K_TOTVAL, K_LASTPX, K_HIGH, K_LOW]
                        + list(range(K_BID_PX, K_BID_PX + 40)), np.int64)
+SNAP_KEYS = np.concatenate((np.array([K_SECID, K_DATATS], np.int64), SNAP_VALUES))
 
 
 @njit(cache=True, _nrt=False)
@@ -98,11 +98,8 @@ def classify(vals, have):
         if not (0 <= ts < 240000 and ts // 100 % 100 < 60 and ts % 100 < 60):
             return BAD_VALUE, K_DATATS
         for j in range(SNAP_VALUES.shape[0]):
-            k = SNAP_VALUES[j]
-            if have[k] < 0:
-                return BAD_NUMBER, k
-            if have[k] > 0 and vals[k] < 0:
-                return BAD_VALUE, k
+            if vals[SNAP_VALUES[j]] < 0:
+                return BAD_VALUE, SNAP_VALUES[j]
     else:
         return BAD_TYPE, t
     if vals[K_SECID] < 0 or vals[K_SECID] >= MAX_SECURITY:
@@ -142,8 +139,6 @@ def sse_scan(buf, n, final, max_lines, F, L):
             kinds[k] = BAD_TOKEN
         else:
             c, d = classify(vals, have)
-            if c == KIND_SNAPSHOT and binary_at(buf, p, e) >= 0:
-                c = BAD_BINARY          # (a damaged key reads as absent: the audit would compare a 0)
             kinds[k] = c
             mtypes[k] = vals[K_MSGTYPE] if have[K_MSGTYPE] > 0 else 0
             if c == KIND_EVENT:
@@ -319,7 +314,7 @@ def sse_snapshots(buf, n, final, base_seq, F, out, chan_of, stop, sec_time):
         st, _ = parse_line(buf, p, e, khash, kid, vals, have)
         if st == 0 and have[K_MSGTYPE] > 0 and vals[K_MSGTYPE] == 111:
             c, _d = classify(vals, have)
-            if c == KIND_SNAPSHOT and binary_at(buf, p, e) < 0:
+            if c == KIND_SNAPSHOT:
                 for j in range(out.shape[1]):
                     out[r, j] = 0
                 t = vals[K_DATATS]

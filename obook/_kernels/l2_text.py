@@ -415,9 +415,13 @@ def line_bounds(buf, a, b):
 @njit(cache=True, _nrt=False)
 def marker_lost(buf, a, b):
     """Whether the line buf[a:b], which does not start with ``//``, is a message that lost
-    its marker: it starts (after at most one ``/``) with a key and its ``=`` (a letter, then
-    letters, digits, ``_``, ``.``, ``[`` or ``]``). A hex dump starts with hex digits and a
-    space or ``:``, a blank line with nothing."""
+    its marker: it starts (after spaces or tabs, then at most two ``/``) with a key and its
+    ``=`` (a letter, then letters, digits, ``_``, ``.``, ``[`` or ``]``). A hex dump starts
+    with hex digits and a space or ``:``, a blank line with nothing."""
+    while a < b and (buf[a] == 32 or buf[a] == 9):
+        a += 1
+    if a < b and buf[a] == 47:
+        a += 1
     if a < b and buf[a] == 47:
         a += 1
     if a >= b or not ((65 <= buf[a] <= 90) or (97 <= buf[a] <= 122)):
