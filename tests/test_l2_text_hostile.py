@@ -222,15 +222,29 @@ def test_text_log_of_the_other_exchange_given_tolerant_every_line_skipped_is_an_
     assert "every record was skipped" in line and f"looks like '{other}'" in line
 
 
-@pytest.mark.parametrize("head", [" //", " /", "\t//", "  "])
+@pytest.mark.parametrize("head", [" //", " /", "\t//", "  ", "/\r", "\r/"])
 @pytest.mark.parametrize("fmt", ["szse", "sse"])
 def test_text_log_message_behind_spaces_strict_error_tolerant_counted(tmp_path, fmt, head):
-    """A message whose ``//`` is behind spaces, or damaged into a space (``" /Security..."``),
-    is a message that lost its marker: strict, an error naming its line after the rows of
-    the lines before it; tolerant, counted once, never passed over as a line of nothing."""
+    """A message whose ``//`` is behind spaces, or damaged into a space or a carriage return
+    (``" /Security..."``, ``"/\\rSecurity..."``), is a message that lost its marker: strict,
+    an error naming its line after the rows of the lines before it; tolerant, counted once,
+    never passed over as a line of nothing."""
     lines = _szse_lines(6) if fmt == "szse" else [_sse(n) for n in range(1, 7)]
     lines[3] = head + lines[3][2:]
     path = tmp_path / "day.log"
     path.write_text("\n".join(lines) + "\n")
     got = _line_4_strict_error_tolerant_one_skip(path, "a message without its leading '//'")
     assert got.num_rows == 5
+
+
+@pytest.mark.parametrize("joint", [b" ", b"=", b"x", b""])
+def test_sse_two_messages_on_one_line_strict_error_tolerant_counted(tmp_path, joint):
+    """Two Shanghai messages on one line (the line end between them lost, or damaged into a
+    space, '=' or a letter): the line is malformed, never read as its second message alone
+    (the first lost without a word)."""
+    lines = [_sse(n).encode() for n in range(1, 8)]
+    lines[3:5] = [lines[3] + joint + lines[4]]
+    path = tmp_path / "day.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    got = _line_4_strict_error_tolerant_one_skip(path, "malformed line: a second message at column")
+    assert got.num_rows == 5           # orders 1 to 3, 6 and 7

@@ -17,7 +17,7 @@ from .jit import njit
 from .l2_text import (K_BID_PX, K_BIDSEQ, K_BIZ, K_CHANNEL, K_DATATS, K_EXECTYPE, K_HIGH,
                       K_LASTPX, K_LASTQTY, K_LOW, K_MSGTYPE, K_NUMTRADES, K_OPEN, K_TOTVAL, K_TOTVOL, K_OFFERSEQ, K_ORDERNO, K_ORDERQTY, K_ORDTYPE, K_PRICE, K_SECID,
                       K_SIDE, K_TTIME, LINE_BAD_TOKEN, LINE_NOT_MESSAGE, LINE_OK, line_bounds, line_end,
-                      binary_at, marker_lost, parse_line, parse_tokens)
+                      binary_at, marker_at, marker_lost, parse_line, parse_tokens)
 from .layout import ACT_ADD, ACT_DELETE, ACT_EXEC, DEFER, NOT_PRINTABLE, TYPE_SHIFT
 
 KIND_NONE = 0
@@ -32,6 +32,7 @@ BAD_SECURITY = -6     # SecurityID not a number below 10**6
 BAD_CUT = -7          # the feed's last line, without a line end, is not a whole message (the framer's)
 BAD_MARKER = -8       # a message line without its leading // (l2_text.marker_lost)
 BAD_BINARY = -9       # a line holding bytes no text has (l2_text.binary_at)
+BAD_MERGED = -10      # a message line holding a second // (l2_text.marker_at): a line end lost
 
 MAX_SECURITY = 1_000_000
 
@@ -135,6 +136,8 @@ def sse_scan(buf, n, final, max_lines, F, L):
         if st == LINE_NOT_MESSAGE:
             kinds[k] = (BAD_MARKER if marker_lost(buf, p, e)
                         else (BAD_BINARY if binary_at(buf, p, e) >= 0 else KIND_NONE))
+        elif marker_at(buf, p + 2, e) >= 0:    # (two messages read as one: the first one lost)
+            kinds[k] = BAD_MERGED
         elif st == LINE_BAD_TOKEN:
             kinds[k] = BAD_TOKEN
         else:

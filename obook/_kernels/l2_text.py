@@ -415,14 +415,12 @@ def line_bounds(buf, a, b):
 @njit(cache=True, _nrt=False)
 def marker_lost(buf, a, b):
     """Whether the line buf[a:b], which does not start with ``//``, is a message that lost
-    its marker: it starts (after spaces or tabs, then at most two ``/``) with a key and its
-    ``=`` (a letter, then letters, digits, ``_``, ``.``, ``[`` or ``]``). A hex dump starts
-    with hex digits and a space or ``:``, a blank line with nothing."""
-    while a < b and (buf[a] == 32 or buf[a] == 9):
-        a += 1
-    if a < b and buf[a] == 47:
-        a += 1
-    if a < b and buf[a] == 47:
+    its marker: it starts (after at most three ``/``, spaces, tabs or carriage returns, a
+    damaged ``//`` among them) with a key and its ``=`` (a letter, then letters, digits,
+    ``_``, ``.``, ``[`` or ``]``). A hex dump starts with hex digits and a space or ``:``, a
+    blank line with nothing."""
+    e = min(a + 3, b)
+    while a < e and (buf[a] == 47 or buf[a] == 32 or buf[a] == 9 or buf[a] == 13):
         a += 1
     if a >= b or not ((65 <= buf[a] <= 90) or (97 <= buf[a] <= 122)):
         return False
@@ -447,6 +445,16 @@ def binary_at(buf, a, b):
     for i in range(a, b):
         c = buf[i]
         if (c < 32 and not (9 <= c <= 13)) or c == 127 or c == 255:
+            return i
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def marker_at(buf, a, b):
+    """The position of the first ``//`` in buf[a:b], or -1: inside a message line (past its
+    own marker) it starts a second message, whose line end was lost."""
+    for i in range(a, b - 1):
+        if buf[i] == 47 and buf[i + 1] == 47:
             return i
     return -1
 

@@ -58,6 +58,9 @@ def bad_line_reason(kind: int, detail: int, text: str) -> str:
         return "malformed line: a token without '='"
     if kind == K.BAD_MARKER:
         return marker_reason(text.encode())
+    if kind == K.BAD_MERGED:
+        return (f"malformed line: a second message at column {text.find('//', 2) + 1} (the line end "
+                "before it lost?)")
     if kind == K.BAD_TYPE:
         return f"unknown message type {detail}"
     name = KEY_NAMES.get(detail, str(detail))
