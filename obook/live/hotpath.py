@@ -348,8 +348,9 @@ class HotLoop:
         S = self.S
         if not S[L.S_SESSION_SET]:
             return None
-        raw = int(S[L.S_SESSION_HI]).to_bytes(8, "big", signed=True) + int(S[L.S_SESSION_LO]).to_bytes(2, "big")
-        return raw.decode("ascii", "replace").rstrip()
+        from ..feeds.mold.sessions import session_bytes
+
+        return session_bytes(S[L.S_SESSION_HI], S[L.S_SESSION_LO]).decode("ascii", "replace").rstrip()
 
     def _say_session(self) -> None:
         self._session_said = True

@@ -222,7 +222,7 @@ def dating_packet(path, ip: int | None = None, port: int | None = None) -> tuple
     A frame before them (ARP, another destination, a capture started the day before) does
     not date the session."""
     from ..._kernels import mold as M
-    from .sessions import majority_session
+    from .sessions import majority_session, session_bytes
 
     arrays = [np.empty(FIRST_DATAGRAMS, np.int64) for _ in range(6)]
     try:
@@ -240,7 +240,7 @@ def dating_packet(path, ip: int | None = None, port: int | None = None) -> tuple
         return int(ts[0]), None
     s_hi, s_lo, _n = majority_session(hi[good], lo[good], np.flatnonzero(good))
     mine = good & (hi == s_hi) & (lo == s_lo)
-    session = s_hi.to_bytes(8, "big", signed=s_hi < 0) + s_lo.to_bytes(2, "big")
+    session = session_bytes(s_hi, s_lo)
     for pick in (mine & (count != 0) & (count != M.END_OF_SESSION), mine):
         if pick.any():
             return int(ts[np.argmax(pick)]), session

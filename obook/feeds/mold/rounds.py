@@ -26,6 +26,7 @@ import numpy as np
 
 from ...errors import ObookError
 from .capture import CaptureReader, dating_packet
+from .sessions import session_bytes, session_halves
 from .stream import arbitrate
 
 FIRST_ROUND = 1 << 16        # datagrams a line in the first round (then doubling)
@@ -90,8 +91,7 @@ class Rounds:
         _ns, session = dating_packet(lines[0].path, lines[0].ip, lines[0].port)
         if session is not None:      # the session that dates the replay (another one stops the rounds)
             self._state[M.R_SESSION] = 1
-            self._state[M.R_HI] = int.from_bytes(session[:8], "big", signed=True)
-            self._state[M.R_LO] = int.from_bytes(session[8:], "big")
+            self._state[M.R_HI], self._state[M.R_LO] = session_halves(session)
         self._line_next = np.full(len(lines), -1, np.int64)
         self._order = np.empty(0, np.int64)
         self._thread = threading.Thread(target=self._run, name="obook-arbitrate", daemon=True)
@@ -202,7 +202,7 @@ class Rounds:
         M.recovered(s["have"], 1, hi, len(self.lines), self._line_next, self.stats)
         session = None
         if st[M.R_SESSION]:
-            session = int(st[M.R_HI]).to_bytes(8, "big", signed=True) + int(st[M.R_LO]).to_bytes(2, "big")
+            session = session_bytes(st[M.R_HI], st[M.R_LO])
         empty = [np.zeros(0, np.int64)] * 6          # the datagram arrays are not kept
         captures = [r.capture(empty) for r in self.readers]
         return Arbitration([(spec, spec.ip, spec.port) for spec in self.lines], captures, s["who"][:hi + 1],

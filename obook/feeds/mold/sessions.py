@@ -121,6 +121,17 @@ def _longest_chain(headers: set) -> int:
     return best
 
 
+def session_bytes(hi: int, lo: int) -> bytes:
+    """A session's 10 bytes from its halves as the kernels keep them: the first 8 as an int64,
+    the last 2 as a number."""
+    return int(hi).to_bytes(8, "big", signed=True) + int(lo).to_bytes(2, "big")
+
+
+def session_halves(session: bytes) -> tuple[int, int]:
+    """:func:`session_bytes` undone: (the first 8 bytes as an int64, the last 2 as a number)."""
+    return int.from_bytes(session[:8], "big", signed=True), int.from_bytes(session[8:10], "big")
+
+
 def majority_session(s_hi: np.ndarray, s_lo: np.ndarray, first_index: np.ndarray):
     """(session's high u64, low u16) of most packets among ``s_hi``/``s_lo`` (well-formed
     packets' session halves), the earliest (smallest ``first_index``) on a tie; and the

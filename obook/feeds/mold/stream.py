@@ -23,7 +23,7 @@ from ...errors import FeedError, ObookError
 from .arbiter import STAT_KEYS
 from .capture import PCAPNG_MAGIC, dating_packet, read_capture
 from .lines import LINE_NAMES, Lines
-from .sessions import majority_session
+from .sessions import majority_session, session_bytes, session_halves
 
 log = logging.getLogger("obook")
 
@@ -167,8 +167,8 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
         dated_ns, session = dating_packet(lines[0].path, lines[0].ip, lines[0].port)
         if session is None:
             hi_, lo_, _n = majority_session(s_hi[good], s_lo[good], rank[good])
-            session = _session_bytes(hi_, lo_)
-        hi_, lo_ = int.from_bytes(session[:8], "big", signed=True), int.from_bytes(session[8:], "big")
+            session = session_bytes(hi_, lo_)
+        hi_, lo_ = session_halves(session)
         wrong = good & ((s_hi != hi_) | (s_lo != lo_))
         stats[:, M.S_WRONG_SESSION] = np.bincount(p_line[wrong], minlength=n_lines)
         ok[wrong] = 0
@@ -206,11 +206,6 @@ def decide(lines: Lines, captures: list, chosen: list, headers: list | None = No
                        session, problems)
 
 
-def _session_bytes(hi: int, lo: int) -> bytes:
-    """A session's 10 bytes from its high (int64 of the first 8) and low (2) parts."""
-    return hi.to_bytes(8, "big", signed=True) + lo.to_bytes(2, "big")
-
-
 def _session_text(session: bytes) -> str:
     return session.decode("ascii", "replace").strip()
 
@@ -237,7 +232,7 @@ def _other_day(captures, order, mine, wrong, p_file, p_ts, p_rec, s_hi, s_lo, se
         if cap.problem is None:
             cap.problem = FeedError(
                 cap.path, int(p_rec[p]),
-                f"a packet of MoldUDP64 session {_session_text(_session_bytes(int(s_hi[p]), int(s_lo[p])))!r} "
+                f"a packet of MoldUDP64 session {_session_text(session_bytes(s_hi[p], s_lo[p]))!r} "
                 f"of {other}, while the replay follows session {_session_text(session)!r} of {day}: one "
                 f"session is replayed (the other's packets are counted as wrong_session; give its capture "
                 f"alone to replay it)", unit="record" if cap.buf[:4].tobytes() != PCAPNG_MAGIC else "block")
