@@ -250,7 +250,6 @@ def time_of_day(time: pl.Expr | str = "time", feed=None, *, format: str | None =
     return (expr.map_batches(within, return_dtype=pl.Int64) * time_unit_ns).cast(pl.Time)
 
 
-
 def _within_day(times: pl.Series, units: int) -> pl.Series:
     """``times`` as Int64 when each is an integer under ``units`` (a day of the feed's unit): one at
     or past 24:00:00 (or negative) is an error, checked before any product (none wraps); so is a

@@ -199,15 +199,15 @@ COLUMNS = {"orders": ORDER_COLUMNS, "events": EVENT_COLUMNS, "fills": FILL_COLUM
            "equity": EQUITY_COLUMNS}
 
 
-#: each table's (price, quantity, feed time, money) columns: the units metadata a run's tables
-#: carry (obook.tables.units, and ``obook.money_columns``: amounts in the feed's price units x
-#: its quantity units, / (price_scale x quantity_scale) for the currency)
+#: each table's (price, quantity, feed time, duration, money) columns: the units metadata a run's
+#: tables carry (obook.tables.units.run_metadata; money: amounts in the feed's price units x its
+#: quantity units, / (price_scale x quantity_scale) for the currency)
 UNIT_COLUMNS = {
-    "orders": (("price",), ("quantity",), ("sent", "arrival"), ()),
-    "events": (("price",), ("quantity", "remaining", "shares_ahead"), ("time",), ()),
-    "fills": (("price",), ("quantity",), ("time",), ("fee",)),
-    "positions": (("mark",), ("position", "bought", "sold"), (), ("cash", "fees", "equity")),
-    "equity": (("mark",), ("position",), ("time",), ("cash", "fees", "equity")),
+    "orders": (("price",), ("quantity",), ("sent", "arrival"), (), ()),
+    "events": (("price",), ("quantity", "remaining", "shares_ahead"), ("time",), (), ()),
+    "fills": (("price",), ("quantity",), ("time",), (), ("fee",)),
+    "positions": (("mark",), ("position", "bought", "sold"), (), (), ("cash", "fees", "equity")),
+    "equity": (("mark",), ("position",), ("time",), (), ("cash", "fees", "equity")),
 }
 
 
@@ -220,15 +220,9 @@ def with_units(t: pa.Table, name: str, fmt) -> pa.Table:
 def _units(name: str, fmt) -> dict:
     """The units metadata of the backtest table ``name`` of a feed of format ``fmt``: a
     replay table's (obook.tables.units), plus ``obook.money_columns``."""
-    from types import SimpleNamespace
+    from ..tables.units import run_metadata
 
-    from ..tables.units import metadata
-
-    prices, quantities, times, amounts = UNIT_COLUMNS[name]
-    spec = SimpleNamespace(name=f"backtest_{name}", prices=prices, quantities=quantities, times=times)
-    meta = metadata(spec, fmt, [n for n, *_ in COLUMNS[name]])
-    meta[b"obook.money_columns"] = ",".join(amounts).encode()
-    return meta
+    return run_metadata(f"backtest_{name}", fmt, [n for n, *_ in COLUMNS[name]], UNIT_COLUMNS[name])
 
 
 def schema(name: str, fmt=None) -> pa.Schema:

@@ -99,21 +99,15 @@ def with_units(tables: dict, fmt) -> dict:
     """The simulation's own tables with the units of feed format ``fmt`` in their schemas'
     metadata (obook.tables.units: a replay table's keys, and ``obook.money_columns``), their
     own ``obook.table`` and ``obook.levels`` kept; the feed's tables, which carry theirs, as they are."""
-    from types import SimpleNamespace
-
-    from ..tables.units import metadata
+    from ..tables.units import run_metadata
 
     out = {}
     for name, t in tables.items():
         if name not in UNIT_COLUMNS:
             out[name] = t
             continue
-        prices, quantities, times, durations, amounts = UNIT_COLUMNS[name]
         md = dict(t.schema.metadata or {})
-        spec = SimpleNamespace(name=md[b"obook.table"].decode(), prices=prices, quantities=quantities, times=times,
-                               durations=durations)
-        md.update(metadata(spec, fmt, t.schema.names))
-        md[b"obook.money_columns"] = ",".join(amounts).encode()
+        md.update(run_metadata(md[b"obook.table"].decode(), fmt, t.schema.names, UNIT_COLUMNS[name]))
         out[name] = t.replace_schema_metadata(md)
     return out
 

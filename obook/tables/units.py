@@ -73,6 +73,20 @@ def metadata(spec, fmt, names, prices: str = "int") -> dict[bytes, bytes]:
     }
 
 
+def run_metadata(table: str, fmt, names, columns) -> dict[bytes, bytes]:
+    """The units metadata of a run's table (a backtest's or a simulation's) named ``table`` of
+    feed format ``fmt`` whose columns are ``names``: ``columns`` is its (price, quantity, feed
+    time, duration, money) column names or patterns; :func:`metadata`'s keys, plus
+    ``obook.money_columns`` (amounts in the feed's price units x its quantity units)."""
+    from types import SimpleNamespace
+
+    prices, quantities, times, durations, amounts = columns
+    spec = SimpleNamespace(name=table, prices=prices, quantities=quantities, times=times, durations=durations)
+    meta = metadata(spec, fmt, names)
+    meta[b"obook.money_columns"] = ",".join(amounts).encode()
+    return meta
+
+
 def units(schema: pa.Schema) -> dict[str, str]:
     """A table's units metadata as ``{key without "obook.": value}``."""
     return {k.decode()[6:]: v.decode() for k, v in (schema.metadata or {}).items() if k.startswith(b"obook.")}
