@@ -55,8 +55,10 @@ def marker_reason(line: bytes) -> str:
 def binary_reason(line: bytes, first: bool = False) -> str:
     """The reason of a line holding a byte no text has (l2_text.binary_at): binary data, not
     a line of the log; ``first``: the feed's first line, a file that is no text log at all."""
-    at = next((i for i, c in enumerate(line) if (c < 32 and not 9 <= c <= 13) or c in (127, 255)), 0)
-    what = f"byte 0x{line[at]:02x} at column {at + 1} is not text" if at < len(line) else "bytes that are not text"
+    from .._kernels.l2_text import binary_at
+
+    at = binary_at.py_func(line, 0, len(line))       # (one line, in Python: the kernel's rule)
+    what = f"byte 0x{line[at]:02x} at column {at + 1} is not text" if at >= 0 else "bytes that are not text"
     if first:
         return f"not a text log: its first line holds binary data ({what})"
     return f"malformed line: binary data, not a line of the log ({what})"
